@@ -1,0 +1,14 @@
+"""Sub-command groups. Each module exposes `register(app)`; add new ones to COMMANDS."""
+
+from __future__ import annotations
+
+import importlib
+
+import typer
+
+COMMANDS: list[str] = []
+
+
+def register_all(app: typer.Typer) -> None:
+    for name in COMMANDS:
+        importlib.import_module(f"{__name__}.{name}").register(app)

@@ -1,0 +1,118 @@
+"""Findings as data: what is wrong, where, and which rule says so.
+
+Every check in turnspec (schema, rule, conformance check) reports through `Finding`, so
+the CLI, the JSON report and the pytest plugin all speak one shape. A `RuleInfo` is the
+catalogue entry users look up and select or ignore by ID (like ruff's rule codes).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+
+class Severity(enum.StrEnum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True, slots=True)
+class RuleInfo:
+    """A stable, documented check.
+
+    `id` never changes meaning once released; `section` names the spec section the rule
+    enforces so a user can read why it exists. `strict` rules are warnings that
+    `--strict` turns into errors (spec §10.3 tolerance is a reader's choice).
+    """
+
+    id: str
+    severity: Severity
+    section: str
+    summary: str
+    strict: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One violation: file, line, JSON pointer, rule, severity, message."""
+
+    path: str
+    line: int | None
+    pointer: str
+    rule: str
+    severity: Severity
+    message: str
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "path": self.path,
+            "line": self.line,
+            "pointer": self.pointer,
+            "rule": self.rule,
+            "severity": str(self.severity),
+            "message": self.message,
+        }
+
+    def format(self) -> str:
+        loc = self.path if self.line is None else f"{self.path}:{self.line}"
+        ptr = f" {self.pointer}" if self.pointer else ""
+        return f"{loc}:{ptr} {self.rule} {self.severity}: {self.message}"
+
+
+class RuleCatalog:
+    """An ordered set of `RuleInfo`, indexed by id."""
+
+    def __init__(self, rules: Iterable[RuleInfo] = ()) -> None:
+        self._rules: dict[str, RuleInfo] = {}
+        for r in rules:
+            self.add(r)
+
+    def add(self, info: RuleInfo) -> RuleInfo:
+        if info.id in self._rules and self._rules[info.id] != info:
+            raise ValueError(f"rule id {info.id} registered twice with different meanings")
+        self._rules[info.id] = info
+        return info
+
+    def __getitem__(self, rule_id: str) -> RuleInfo:
+        return self._rules[rule_id]
+
+    def __contains__(self, rule_id: object) -> bool:
+        return rule_id in self._rules
+
+    def __iter__(self) -> Iterator[RuleInfo]:
+        return iter(sorted(self._rules.values(), key=lambda r: r.id))
+
+    def __len__(self) -> int:
+        return len(self._rules)
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which rules run, ruff style: `select`/`ignore` take ids or id prefixes.
+
+    An empty `select` means every rule. `strict` promotes `RuleInfo.strict` warnings
+    to errors.
+    """
+
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    strict: bool = False
+    _cache: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
+
+    def enabled(self, rule_id: str) -> bool:
+        hit = self._cache.get(rule_id)
+        if hit is None:
+            best_sel = max((len(p) for p in self.select if rule_id.startswith(p)), default=-1)
+            best_ign = max((len(p) for p in self.ignore if rule_id.startswith(p)), default=-1)
+            if not self.select:
+                best_sel = 0
+            # The longer (more specific) prefix wins, as in ruff; ties go to ignore.
+            hit = best_sel >= 0 and best_sel > best_ign
+            self._cache[rule_id] = hit
+        return hit
+
+    def severity(self, info: RuleInfo) -> Severity:
+        if self.strict and info.strict:
+            return Severity.ERROR
+        return info.severity

@@ -1,0 +1,80 @@
+"""The rule catalogue of the canonical format (seed 003, metis canonical-message-format).
+
+IDs are stable: TS0xx input and schema, TS1xx one message, TS2xx across the messages
+of a session, TS3xx tool definitions and tool input, TS4xx costs, TS5xx the SQLite
+store. Sections cite `canonical-message-format.md` (§) unless they name another spec.
+"""
+
+from __future__ import annotations
+
+from ...findings import RuleCatalog, RuleInfo, Severity
+from ...jsonio import IO_RULES
+
+E, W = Severity.ERROR, Severity.WARNING
+
+UNKNOWN_METADATA = RuleInfo("TS010", W, "§10.3", "Unknown metadata field (tolerated; error under --strict)", strict=True)
+UNKNOWN_BLOCK = RuleInfo("TS011", W, "§10.3, §4.2.2", "Unknown content block type (tolerated; error under --strict)", strict=True)
+UNKNOWN_VERSION = RuleInfo("TS012", E, "§10.1", "schema_version not supported by this turnspec")
+SCHEMA = RuleInfo("TS020", E, "§4", "Document does not match its JSON Schema")
+
+EMPTY_CONTENT = RuleInfo("TS101", E, "§5.1.1", "user/assistant/tool message has no content blocks")
+ROLE_CONTENT = RuleInfo("TS102", E, "§5.1.3", "Content block not allowed for the message's role")
+TOOL_ONE_BLOCK = RuleInfo("TS103", E, "§5.1.3", "Tool message must hold exactly one tool_result block")
+ASSISTANT_MODEL = RuleInfo("TS104", E, "§5.3.1", "Complete assistant message lacks metadata.model or metadata.provider")
+ASSISTANT_ROUTING = RuleInfo("TS105", E, "§5.3.2", "Complete assistant message lacks metadata.routing")
+ASSISTANT_USAGE = RuleInfo("TS106", E, "§5.3.3", "Complete assistant message lacks metadata.usage")
+ROUTING_MODEL = RuleInfo("TS107", E, "§4.3", "routing.chosen_model differs from metadata.model")
+MODEL_ID = RuleInfo("TS108", E, "§6.3", "Model id is not `provider:model`")
+MODEL_PROVIDER = RuleInfo("TS109", E, "§6.3, §4.3", "Model id's provider differs from metadata.provider")
+TOOL_PARENT = RuleInfo("TS110", E, "§5.3.4", "Tool message lacks metadata.parent_tool_use_id")
+TOOL_PARENT_MATCH = RuleInfo("TS111", E, "§5.3.4", "parent_tool_use_id differs from the tool_result's tool_use_id")
+TOOL_ID_FORMAT = RuleInfo("TS112", E, "§6.2, §5.2.1", "Tool id is not a canonical `tu_<ULID>`")
+IMAGE_MEDIA_TYPE = RuleInfo("TS113", E, "§4.2", "Image media_type is not an image/* type")
+FILE_REF_PATH = RuleInfo("TS114", E, "§4.2", "file_ref path is absolute or escapes the workspace")
+CREATED_AT_REAL = RuleInfo("TS115", E, "§4.1", "created_at is not a real calendar date and time")
+BASE64_DATA = RuleInfo("TS116", E, "§4.2", "base64 image data is not valid base64")
+
+MESSAGE_ULID = RuleInfo("TS201", E, "§6.1", "Message id is not a ULID")
+MESSAGE_UNIQUE = RuleInfo("TS202", E, "§6.1", "Message id is not unique")
+MESSAGE_MONOTONIC = RuleInfo("TS203", E, "§6.1", "Message ids are not increasing within the session")
+CREATED_MONOTONIC = RuleInfo("TS204", E, "§4.1", "created_at goes backwards within the session")
+RESULT_UNPAIRED = RuleInfo("TS205", E, "§5.2.2", "tool_result answers no earlier tool_use of the same session")
+RESULT_DUPLICATE = RuleInfo("TS206", E, "§5.2.3", "tool_use answered more than once")
+TOOL_ID_REPEATED = RuleInfo("TS207", E, "§5.2.2, §6.2", "Tool id used by more than one tool_use")
+TOOL_UNANSWERED = RuleInfo("TS208", W, "§5.2.2", "tool_use never answered by end of input")
+
+TOOL_NAME = RuleInfo("TS301", E, "§4.4", "Tool name is not snake_case")
+TOOL_NAME_UNIQUE = RuleInfo("TS302", E, "§4.4", "Tool name defined more than once")
+TOOL_SCHEMA_SUBSET = RuleInfo("TS303", E, "§5.4", "input_schema uses a construct outside the allowed subset")
+TOOL_UNKNOWN = RuleInfo("TS304", E, "§4.4, §5.2.4", "tool_use names a tool that is not defined")
+TOOL_INPUT = RuleInfo("TS305", E, "§5.2.4", "tool_use input does not match the tool's input_schema")
+
+COST_MISMATCH = RuleInfo("TS401", E, "§6.4", "cost_usd differs from the price table's recomputation")
+PRICING_VERSION = RuleInfo("TS402", E, "§6.4", "pricing_version is not in the price table")
+PRICING_MODEL = RuleInfo("TS403", E, "§6.4", "Model has no price in that pricing_version")
+PRICING_BUCKET = RuleInfo("TS404", E, "§6.4", "Cached tokens used but the table has no rate for them")
+
+CATALOG = RuleCatalog(
+    [
+        *IO_RULES,
+        UNKNOWN_METADATA, UNKNOWN_BLOCK, UNKNOWN_VERSION, SCHEMA,
+        EMPTY_CONTENT, ROLE_CONTENT, TOOL_ONE_BLOCK, ASSISTANT_MODEL, ASSISTANT_ROUTING,
+        ASSISTANT_USAGE, ROUTING_MODEL, MODEL_ID, MODEL_PROVIDER, TOOL_PARENT, TOOL_PARENT_MATCH,
+        TOOL_ID_FORMAT, IMAGE_MEDIA_TYPE, FILE_REF_PATH, CREATED_AT_REAL, BASE64_DATA,
+        MESSAGE_ULID, MESSAGE_UNIQUE, MESSAGE_MONOTONIC, CREATED_MONOTONIC, RESULT_UNPAIRED,
+        RESULT_DUPLICATE, TOOL_ID_REPEATED, TOOL_UNANSWERED,
+        TOOL_NAME, TOOL_NAME_UNIQUE, TOOL_SCHEMA_SUBSET, TOOL_UNKNOWN, TOOL_INPUT,
+        COST_MISMATCH, PRICING_VERSION, PRICING_MODEL, PRICING_BUCKET,
+    ]
+)  # fmt: skip
+
+# §5.1.3 role/content compatibility
+ALLOWED_BLOCKS: dict[str, frozenset[str]] = {
+    "user": frozenset({"text", "image"}),
+    "assistant": frozenset({"text", "tool_use", "thinking", "redacted_thinking"}),
+    "tool": frozenset({"tool_result"}),
+    "system": frozenset({"text"}),
+}
+
+# §5.4: JSON Schema keywords a tool's input_schema must not use
+DISALLOWED_SCHEMA_KEYWORDS = ("$ref", "oneOf", "anyOf", "allOf", "not", "if", "then", "else", "patternProperties")

@@ -1,0 +1,278 @@
+"""Reading JSON and JSON Lines defensively, one record at a time.
+
+Bad input never raises: every problem becomes a located `Finding` and reading goes on
+with the next line. Lines are parsed with jiter, which rejects NaN/Infinity
+(`allow_inf_nan=False`), detects duplicate keys (`catch_duplicate_keys=True`, which
+orjson and the stdlib silently resolve to the last value) and bounds nesting depth
+without recursing in Python. Memory stays bounded by the longest line, and a line
+longer than `max_line_bytes` is skipped in chunks without being held.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import jiter
+
+from .findings import Finding, RuleInfo, Severity
+
+SECTION_JSONL = "jsonlines.org"
+
+INVALID_JSON = RuleInfo("TS001", Severity.ERROR, "RFC 8259 §2", "Input is not valid JSON")
+INVALID_UTF8 = RuleInfo("TS002", Severity.ERROR, "RFC 8259 §8.1", "Input is not valid UTF-8")
+BOM = RuleInfo("TS003", Severity.WARNING, "RFC 8259 §8.1", "File starts with a UTF-8 byte order mark")
+CRLF = RuleInfo("TS004", Severity.WARNING, SECTION_JSONL, "Lines end with CRLF instead of LF")
+BLANK_LINE = RuleInfo("TS005", Severity.WARNING, SECTION_JSONL, "Blank line in a JSON Lines file")
+DUPLICATE_KEY = RuleInfo("TS006", Severity.ERROR, "RFC 8259 §4", "Object has a duplicate key")
+NON_FINITE = RuleInfo("TS007", Severity.ERROR, "RFC 8259 §6", "NaN or Infinity is not JSON")
+TOO_LARGE = RuleInfo("TS008", Severity.ERROR, SECTION_JSONL, "Value nested too deep or line too long")
+TRUNCATED = RuleInfo("TS009", Severity.ERROR, SECTION_JSONL, "File ends in the middle of a value")
+
+IO_RULES = (INVALID_JSON, INVALID_UTF8, BOM, CRLF, BLANK_LINE, DUPLICATE_KEY, NON_FINITE, TOO_LARGE, TRUNCATED)
+
+DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
+_BOM = b"\xef\xbb\xbf"
+_POS = re.compile(r" at line (\d+) column (\d+)$")
+_NON_FINITE = re.compile(rb"-?(?:NaN|Infinity)")
+
+
+@dataclass(slots=True)
+class Record:
+    """One parsed JSON value and where it came from.
+
+    `pointer` is the JSON pointer of the value inside its file ("" for a line of a
+    `.jsonl` file or a whole `.json` file, "/3" for the fourth element of a list).
+    """
+
+    path: str
+    line: int
+    pointer: str
+    value: Any
+    size: int
+
+
+def _finding(path: str, line: int, info: RuleInfo, message: str, pointer: str = "") -> Finding:
+    return Finding(path, line, pointer, info.id, info.severity, message)
+
+
+def parse_error(
+    path: str, line_no: int, data: bytes, exc: ValueError, *, at_eof: bool, line_offset: int = 0
+) -> Finding:
+    """Turn a jiter error on `data` into a located finding with the right rule."""
+    text = str(exc)
+    m = _POS.search(text)
+    reason = text[: m.start()] if m else text
+    line = line_no + (int(m.group(1)) - 1 if m else 0) + line_offset
+    col = int(m.group(2)) if m else 0
+    where = f"column {col}"
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as u:
+        before = data[: u.start]
+        bad_line = line_no + line_offset + before.count(b"\n")
+        bad_col = u.start - (before.rfind(b"\n") + 1) + 1
+        return _finding(path, bad_line, INVALID_UTF8, f"invalid UTF-8 byte 0x{data[u.start]:02x} at column {bad_col}")
+    if reason.startswith("Detected duplicate key"):
+        return _finding(path, line, DUPLICATE_KEY, f"{reason} ({where}); parsers disagree on which value wins")
+    if reason.startswith("recursion limit exceeded"):
+        return _finding(path, line, TOO_LARGE, f"value nested deeper than the parser's limit ({where})")
+    if reason in ("expected value", "invalid number") and m:
+        # jiter points at (or just past) the start of the bad token
+        row = data.split(b"\n")[int(m.group(1)) - 1] if b"\n" in data else data
+        for start in (col - 1, col - 2):
+            if start >= 0 and _NON_FINITE.match(row, start):
+                token = _NON_FINITE.match(row, start).group().decode()  # type: ignore[union-attr]
+                return _finding(path, line, NON_FINITE, f"{token} at {where} is not a JSON number")
+    if reason.startswith("EOF while parsing") and at_eof:
+        return _finding(path, line, TRUNCATED, f"file ends inside a JSON value ({reason}, {where})")
+    return _finding(path, line, INVALID_JSON, f"{reason} ({where})")
+
+
+def parse(data: bytes) -> Any:
+    """Parse one JSON text strictly (raises ValueError with a position on bad input)."""
+    return jiter.from_json(data, allow_inf_nan=False, catch_duplicate_keys=True)
+
+
+def _skip_rest_of_line(f: IO[bytes], chunk: int = 1 << 20) -> bool:
+    """Consume up to and including the next newline; True if one was found."""
+    while True:
+        block = f.readline(chunk)
+        if not block:
+            return False
+        if block.endswith(b"\n"):
+            return True
+
+
+def read_jsonl(
+    path: Path | str, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, stream: IO[bytes] | None = None
+) -> Iterator[Record | Finding]:
+    """Yield one `Record` per line, or a `Finding` for each line that cannot be read."""
+    name = str(path)
+    f = stream if stream is not None else open(path, "rb")  # noqa: SIM115 - closed below
+    try:
+        line_no = 0
+        crlf_reported = False
+        while True:
+            raw = f.readline(max_line_bytes + 1)
+            if not raw:
+                return
+            line_no += 1
+            if len(raw) > max_line_bytes and not raw.endswith(b"\n"):
+                _skip_rest_of_line(f)
+                yield _finding(name, line_no, TOO_LARGE, f"line longer than {max_line_bytes} bytes; skipped")
+                continue
+            at_eof = not raw.endswith(b"\n")
+            data = raw[:-1] if not at_eof else raw
+            if data.endswith(b"\r"):
+                data = data[:-1]
+                if not crlf_reported:
+                    crlf_reported = True
+                    yield _finding(name, line_no, CRLF, "line ends with CRLF (reported once per file)")
+            if line_no == 1 and data.startswith(_BOM):
+                data = data[3:]
+                yield _finding(name, 1, BOM, "UTF-8 byte order mark at start of file; ignored")
+            if not data.strip():
+                yield _finding(name, line_no, BLANK_LINE, "blank line skipped")
+                continue
+            try:
+                value = parse(data)
+            except ValueError as exc:
+                yield parse_error(name, line_no, data, exc, at_eof=at_eof)
+                continue
+            yield Record(name, line_no, "", value, len(raw))
+    finally:
+        if stream is None:
+            f.close()
+
+
+_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{},]')
+_WS = b" \t\r\n"
+
+
+def _element_starts(data: bytes) -> list[int]:
+    """Byte offsets where each element of a top-level JSON array starts."""
+    starts: list[int] = []
+    depth = 0
+    for m in _TOKEN.finditer(data):
+        c = m.group()[:1]
+        if c in (b"[", b"{"):
+            depth += 1
+            opened_top = depth == 1
+        elif c in (b"]", b"}"):
+            depth -= 1
+            continue
+        elif c == b",":
+            opened_top = depth == 1
+        else:
+            continue
+        if opened_top:
+            i = m.end()
+            while i < len(data) and data[i] in _WS:
+                i += 1
+            starts.append(i)
+    return starts
+
+
+def read_jsonl(
+    path: Path | str, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, stream: IO[bytes] | None = None
+) -> Iterator[Record | Finding]:
+    """Yield one `Record` per line, or a `Finding` for each line that cannot be read."""
+    name = str(path)
+    f = stream if stream is not None else open(path, "rb")  # noqa: SIM115 - closed below
+    try:
+        line_no = 0
+        crlf_reported = False
+        while True:
+            raw = f.readline(max_line_bytes + 1)
+            if not raw:
+                return
+            line_no += 1
+            if len(raw) > max_line_bytes and not raw.endswith(b"\n"):
+                _skip_rest_of_line(f)
+                yield _finding(name, line_no, TOO_LARGE, f"line longer than {max_line_bytes} bytes; skipped")
+                continue
+            at_eof = not raw.endswith(b"\n")
+            data = raw[:-1] if not at_eof else raw
+            if data.endswith(b"\r"):
+                data = data[:-1]
+                if not crlf_reported:
+                    crlf_reported = True
+                    yield _finding(name, line_no, CRLF, "line ends with CRLF (reported once per file)")
+            if line_no == 1 and data.startswith(_BOM):
+                data = data[3:]
+                yield _finding(name, 1, BOM, "UTF-8 byte order mark at start of file; ignored")
+            if not data.strip():
+                yield _finding(name, line_no, BLANK_LINE, "blank line skipped")
+                continue
+            try:
+                value = parse(data)
+            except ValueError as exc:
+                yield parse_error(name, line_no, data, exc, at_eof=at_eof)
+                continue
+            yield Record(name, line_no, "", value, len(raw))
+    finally:
+        if stream is None:
+            f.close()
+
+
+_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{},]')
+_WS = b" \t\r\n"
+
+
+def _element_starts(data: bytes) -> list[int]:
+    """Byte offsets where each element of a top-level JSON array starts."""
+    starts: list[int] = []
+    depth = 0
+    for m in _TOKEN.finditer(data):
+        tok = m.group()
+        c = tok[:1]
+        if c in (b"[", b"{"):
+            depth += 1
+            if depth == 1:
+                continue
+        elif c in (b"]", b"}"):
+            depth -= 1
+            continue
+        elif c != b",":
+            continue
+        if depth == 1 and c in (b",", b"[", b"{"):
+            pass
+        if depth == 1:
+            i = m.end()
+            while i < len(data) and data[i] in _WS:
+                i += 1
+            starts.append(i)
+    return starts
+
+
+def read_json(path: Path | str, *, data: bytes | None = None) -> Iterator[Record | Finding]:
+    """Yield the records of a `.json` file: the document, or each element of a list."""
+    name = str(path)
+    if data is None:
+        data = Path(path).read_bytes()
+    if data.startswith(_BOM):
+        yield _finding(name, 1, BOM, "UTF-8 byte order mark at start of file; ignored")
+        data = data[3:]
+    if not data.strip():
+        yield _finding(name, 1, TRUNCATED, "file is empty")
+        return
+    try:
+        value = parse(data)
+    except ValueError as exc:
+        yield parse_error(name, 1, data, exc, at_eof=True)
+        return
+    if isinstance(value, list):
+        first = data.lstrip(_WS)[:1]
+        starts = _element_starts(data) if first == b"[" else []
+        line, pos = 1, 0
+        for i, item in enumerate(value):
+            if i < len(starts):
+                line += data.count(b"\n", pos, starts[i])
+                pos = starts[i]
+            yield Record(name, line, f"/{i}", item, 0)
+    else:
+        yield Record(name, 1, "", value, len(data))

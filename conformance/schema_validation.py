@@ -1,0 +1,230 @@
+"""Schema validation: a compiled fast path, python-jsonschema as the oracle.
+
+`jsonschema_rs` answers "valid?" for the common case at native speed; any document it
+rejects is validated again by python-jsonschema, the reference implementation, whose
+errors are turned into findings. tests/test_differential.py proves both engines return the
+same verdict on a corpus of valid and targeted invalid documents.
+
+Union errors are resolved the way a reader thinks about them: for a `oneOf`/`anyOf`
+whose branches are tagged by a discriminator (`type`), the branch the tag selects is the
+one reported, so `{"type": "text", "text": 5}` reads "TextBlock: /content/0/text:
+expected string, got integer" and not "is not valid under any of the given schemas".
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urljoin
+
+import jsonschema
+import jsonschema_rs
+from jsonschema.exceptions import ValidationError
+from referencing import Registry
+
+from .schemas import SchemaSet, registry_for
+
+_JSON_TYPES = {
+    dict: "object",
+    list: "array",
+    str: "string",
+    bool: "boolean",
+    int: "integer",
+    float: "number",
+    type(None): "null",
+}
+
+
+def json_type(value: object) -> str:
+    return _JSON_TYPES.get(type(value), type(value).__name__)
+
+
+@functools.lru_cache(maxsize=512)
+def ecma_regex(pattern: str) -> re.Pattern[str]:
+    """Compile an ECMA-262 `pattern` with Python's `re`, fixing two dialect gaps.
+
+    python-jsonschema hands patterns to `re.search` unchanged, so `$` also matches before
+    a final newline and `\\d`/`\\w` match non-ASCII digits and letters; ECMA-262 (which
+    JSON Schema names) and the Rust engines used by jsonschema-rs and pydantic do not.
+    A bare `$` becomes an end-of-input assertion and the pattern is compiled ASCII-only.
+    """
+    out: list[str] = []
+    i, in_class = 0, False
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\" and i + 1 < len(pattern):
+            out.append(pattern[i : i + 2])
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+        elif c == "$":
+            c = r"(?![\s\S])"
+        out.append(c)
+        i += 1
+    return re.compile("".join(out), re.ASCII)
+
+
+def _ecma_pattern(
+    validator: Any, pattern: str, instance: Any, schema: dict[str, Any]
+) -> Iterator[ValidationError]:
+    if isinstance(instance, str) and not ecma_regex(pattern).search(instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+OracleValidator = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator, {"pattern": _ecma_pattern}
+)
+
+
+_REQUIRED = re.compile(r"^('.*'|\".*\") is a required property$")
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaError:
+    """One schema violation: where in the instance, and what is wrong."""
+
+    pointer: str
+    message: str
+    keyword: str
+
+
+def pointer_of(path: Iterable[object]) -> str:
+    parts = [str(p).replace("~", "~0").replace("/", "~1") for p in path]
+    return "/" + "/".join(parts) if parts else ""
+
+
+class SchemaValidator:
+    """Validates instances against one root schema of a `SchemaSet`."""
+
+    def __init__(self, schemas: SchemaSet, root: str, *extra: SchemaSet, registry: Registry[Any] | None = None) -> None:
+        self.schemas = schemas
+        self.root_name = root
+        self.schema = schemas[root]
+        self.registry = registry or registry_for(schemas, *extra)
+        resources = [(uri, doc) for s in (schemas, *extra) for uri, doc in s.resources()]
+        self._fast = jsonschema_rs.validator_for(
+            self.schema,
+            registry=jsonschema_rs.Registry(resources),
+            validate_formats=False,
+        )
+        self._oracle = OracleValidator(self.schema, registry=self.registry)
+        self.title = str(self.schema.get("title", root))
+
+    def is_valid(self, instance: Any) -> bool:
+        """Fast verdict (compiled validator)."""
+        return bool(self._fast.is_valid(instance))
+
+    def oracle_is_valid(self, instance: Any) -> bool:
+        """Reference verdict (python-jsonschema)."""
+        return bool(self._oracle.is_valid(instance))
+
+    def errors(self, instance: Any) -> list[SchemaError]:
+        """Located, readable errors from the oracle (empty when valid)."""
+        out: list[SchemaError] = []
+        for err in self._oracle.iter_errors(instance):
+            for leaf, title in self._leaves(err, self.title):
+                out.append(self._describe(leaf, title))
+        out.sort(key=lambda e: e.pointer)
+        return out
+
+    # -- union resolution -------------------------------------------------------------
+
+    def _title_of(self, subschema: Any) -> str | None:
+        if not isinstance(subschema, dict):
+            return None
+        if "title" in subschema:
+            return str(subschema["title"])
+        ref = subschema.get("$ref")
+        if isinstance(ref, str) and not ref.startswith("#"):
+            try:
+                target = self.registry.contents(urljoin(self.schemas.base_uri, ref.split("#")[0]))
+            except Exception:  # an unresolvable ref only costs us the title
+                return None
+            if isinstance(target, dict) and "title" in target:
+                return str(target["title"])
+        return None
+
+    def _leaves(self, err: ValidationError, title: str) -> Iterator[tuple[ValidationError, str]]:
+        if err.validator not in ("oneOf", "anyOf") or not err.context:
+            yield err, title
+            return
+        by_branch: dict[int, list[ValidationError]] = {}
+        for sub in err.context:
+            by_branch.setdefault(int(sub.relative_schema_path[0]), []).append(sub)
+        branches = err.schema[err.validator] if isinstance(err.schema, dict) else []
+        disc = "type"
+        if isinstance(err.schema, dict) and isinstance(err.schema.get("discriminator"), dict):
+            disc = str(err.schema["discriminator"].get("propertyName", "type"))
+
+        def rejects_outright(errors: list[ValidationError]) -> bool:
+            for e in errors:
+                rel = list(e.relative_path)
+                if not rel and e.validator == "type":
+                    return True  # wrong JSON type for the whole branch (e.g. the null branch)
+                if rel == [disc] and e.validator in ("const", "enum", "pattern", "type"):
+                    return True  # the discriminator selects another branch
+            return False
+
+        chosen = [b for b, errs in by_branch.items() if not rejects_outright(errs)]
+        if len(chosen) == 1:
+            b = chosen[0]
+            branch_title = self._title_of(branches[b]) if b < len(branches) else None
+            for sub in by_branch[b]:
+                yield from self._leaves(sub, branch_title or title)
+            return
+        if isinstance(err.instance, dict) and disc not in err.instance:
+            yield _synthetic(err, f"missing `{disc}`: cannot tell which kind of {title} this is", "required"), title
+            return
+        yield err, title
+
+    def _describe(self, err: ValidationError, title: str) -> SchemaError:
+        path = list(err.absolute_path)
+        v, schema, inst = err.validator, err.schema, err.instance
+        where = f"{title}: "
+        if v == "required":
+            m = _REQUIRED.match(err.message)
+            name = ast.literal_eval(m.group(1)) if m else "?"
+            return SchemaError(pointer_of([*path, name]), f"{where}missing required field `{name}`", v)
+        if v == "additionalProperties" and isinstance(inst, dict):
+            known = set(schema.get("properties", {}))
+            extra = sorted(k for k in inst if k not in known)
+            name = extra[0] if extra else "?"
+            allowed = ", ".join(sorted(known))
+            more = f" (and {len(extra) - 1} more)" if len(extra) > 1 else ""
+            return SchemaError(pointer_of([*path, name]), f"{where}unknown field `{name}`{more}; allowed: {allowed}", v)
+        if v == "type":
+            expected = err.validator_value
+            exp = " or ".join(expected) if isinstance(expected, list) else str(expected)
+            msg = f"expected {exp}, got {json_type(inst)}"
+        elif v == "const":
+            msg = f"expected {err.validator_value!r}, got {_short(inst)}"
+        elif v == "enum":
+            msg = f"{_short(inst)} is not one of: {', '.join(map(str, err.validator_value))}"
+        elif v == "pattern":
+            what = schema.get("title") or "the required format"
+            msg = f"{_short(inst)} does not match {what} (pattern {err.validator_value})"
+        elif v == "minLength" and err.validator_value == 1:
+            msg = "must not be empty"
+        elif v in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength", "minItems", "maxItems"):
+            msg = f"{_short(inst)} violates {v} {err.validator_value}"
+        else:
+            msg = err.message
+        return SchemaError(pointer_of(path), where + msg, str(v))
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _synthetic(err: ValidationError, message: str, keyword: str) -> ValidationError:
+    new = ValidationError(message, validator=keyword, path=err.absolute_path, instance=err.instance, schema=err.schema)
+    new.validator = "synthetic"  # type: ignore[assignment]
+    return new
