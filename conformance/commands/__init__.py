@@ -6,7 +6,7 @@ import importlib
 
 import typer
 
-COMMANDS: list[str] = []
+COMMANDS: list[str] = ["convert"]
 
 
 def register_all(app: typer.Typer) -> None:
