@@ -24,7 +24,8 @@ from urllib.parse import urljoin
 import jsonschema
 import jsonschema_rs
 from jsonschema.exceptions import ValidationError
-from referencing import Registry
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
 
 from .schemas import SchemaSet, registry_for
 
@@ -114,7 +115,16 @@ class SchemaValidator:
             registry=jsonschema_rs.Registry(resources),
             validate_formats=False,
         )
-        self._oracle = OracleValidator(self.schema, registry=self.registry)
+        # python-jsonschema switches to the stock validator class whenever a resource
+        # declares `$schema` (Validator.evolve -> validator_for), which would drop the
+        # ECMA `pattern` above after the first cross-file $ref. The oracle's copies of
+        # the documents therefore omit `$schema`; every document is 2020-12 anyway.
+        oracle_registry = Registry().with_resources(
+            (uri, Resource.from_contents(_without_schema_key(doc), default_specification=DRAFT202012))
+            for s in (schemas, *extra)
+            for uri, doc in s.resources()
+        ).crawl()
+        self._oracle = OracleValidator(_without_schema_key(self.schema), registry=oracle_registry)
         self.title = str(self.schema.get("title", root))
 
     def is_valid(self, instance: Any) -> bool:
@@ -217,6 +227,10 @@ class SchemaValidator:
         else:
             msg = err.message
         return SchemaError(pointer_of(path), where + msg, str(v))
+
+
+def _without_schema_key(doc: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in doc.items() if k != "$schema"}
 
 
 def _short(value: Any, limit: int = 60) -> str:

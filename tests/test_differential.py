@@ -1,0 +1,188 @@
+"""Schema oracle, compiled fast path and generated models agree on every verdict.
+
+python-jsonschema is the reference. The corpus is the synthetic valid messages plus
+targeted invalid documents, each breaking one constraint pydantic's defaults get wrong
+(null in non-nullable optionals, "5" for 5, "true" for true, unknown keys, unions...).
+Where pydantic cannot express a schema rule exactly, the case is listed in
+KNOWN_DIFFERENCES with the reason, and the test asserts the difference is still there
+(so a generator upgrade that fixes it is noticed).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+from turnspec_models.canonical.v1.message import Message
+
+from conformance.schema_validation import SchemaValidator
+from conformance.schemas import schema_set
+from conformance.synthetic import messages
+
+VALIDATOR = SchemaValidator(schema_set("canonical", "v1"), "message.json")
+BASE = list(messages(40, seed=11))
+USER = next(m for m in BASE if m["role"] == "user")
+ASSISTANT = next(m for m in BASE if m["role"] == "assistant" and len(m["content"]) > 1)
+TOOL = next(m for m in BASE if m["role"] == "tool")
+
+
+def edit(base: dict[str, Any], fn: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    doc = copy.deepcopy(base)
+    fn(doc)
+    return doc
+
+
+def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
+    def f(doc: dict[str, Any]) -> None:
+        *parents, last = path.split("/")
+        node: Any = doc
+        for p in parents:
+            node = node[int(p)] if isinstance(node, list) else node[p]
+        if isinstance(node, list):
+            node[int(last)] = value
+        else:
+            node[last] = value
+
+    return f
+
+
+def _del(path: str) -> Callable[[dict[str, Any]], None]:
+    def f(doc: dict[str, Any]) -> None:
+        *parents, last = path.split("/")
+        node: Any = doc
+        for p in parents:
+            node = node[int(p)] if isinstance(node, list) else node[p]
+        del node[last]
+
+    return f
+
+
+USAGE = "metadata/usage"
+CASES: dict[str, tuple[dict[str, Any], bool]] = {
+    # (document, schema verdict expected)
+    "valid user": (USER, True),
+    "valid assistant": (ASSISTANT, True),
+    "valid tool": (TOOL, True),
+    "null status (not nullable)": (edit(USER, _set("metadata/status", None)), False),
+    "null is_error (not nullable)": (edit(TOOL, _set("content/0/is_error", None)), False),
+    "null cached_input_tokens": (edit(ASSISTANT, _set(f"{USAGE}/cached_input_tokens", None)), False),
+    "null model (nullable)": (edit(USER, _set("metadata/model", None)), True),
+    "null routing (nullable)": (edit(USER, _set("metadata/routing", None)), True),
+    "'5' for integer": (edit(ASSISTANT, _set(f"{USAGE}/input_tokens", "5")), False),
+    "true for integer": (edit(ASSISTANT, _set(f"{USAGE}/input_tokens", True)), False),
+    "float 5.5 for integer": (edit(ASSISTANT, _set(f"{USAGE}/input_tokens", 5.5)), False),
+    "'true' for boolean": (edit(TOOL, _set("content/0/is_error", "true")), False),
+    "1 for boolean": (edit(TOOL, _set("content/0/is_error", 1)), False),
+    "number for string": (edit(USER, _set("content/0/text", 5)), False),
+    "bytes-like list for string": (edit(USER, _set("session_id", ["s"])), False),
+    "negative tokens": (edit(ASSISTANT, _set(f"{USAGE}/output_tokens", -1)), False),
+    "empty id": (edit(USER, _set("id", "")), False),
+    "bad role": (edit(USER, _set("role", "robot")), False),
+    "bad status": (edit(USER, _set("metadata/status", "done")), False),
+    "bad routing mode": (edit(ASSISTANT, _set("metadata/routing/mode", "random")), False),
+    "confidence above 1": (edit(ASSISTANT, _set("metadata/routing/confidence", 1.5)), False),
+    "confidence int 1": (edit(ASSISTANT, _set("metadata/routing/confidence", 1)), True),
+    "confidence 0.5": (edit(ASSISTANT, _set("metadata/routing/confidence", 0.5)), True),
+    "timestamp without micros": (edit(USER, _set("created_at", "2026-05-08T12:00:00Z")), False),
+    "timestamp with offset": (edit(USER, _set("created_at", "2026-05-08T12:00:00.000000+00:00")), False),
+    "timestamp with trailing newline": (edit(USER, _set("created_at", "2026-05-08T12:00:00.000000Z\n")), False),
+    "cost as number": (edit(ASSISTANT, _set(f"{USAGE}/cost_usd", 0.5)), False),
+    "cost negative": (edit(ASSISTANT, _set(f"{USAGE}/cost_usd", "-0.5")), False),
+    "cost with trailing newline": (edit(ASSISTANT, _set(f"{USAGE}/cost_usd", "0.5\n")), False),
+    "missing required created_at": (edit(USER, _del("created_at")), False),
+    "missing usage latency": (edit(ASSISTANT, _del(f"{USAGE}/latency_ms")), False),
+    "unknown top-level key": (edit(USER, _set("extra", 1)), False),
+    "unknown key in text block": (edit(USER, _set("content/0/bogus", 1)), False),
+    "unknown key in usage": (edit(ASSISTANT, _set(f"{USAGE}/bogus", 1)), False),
+    "unknown metadata key (open model)": (edit(USER, _set("metadata/trace_id", "x")), True),
+    "unknown block type (tolerated)": (edit(USER, _set("content/0", {"type": "audio", "data": "AAAA"})), True),
+    "known type, malformed, not unknown": (edit(USER, _set("content/0", {"type": "text", "text": 5})), False),
+    "known type with trailing newline": (edit(USER, _set("content/0", {"type": "text\n", "x": 1})), True),
+    "block without type": (edit(USER, _set("content/0", {"text": "hi"})), False),
+    "block type not string": (edit(USER, _set("content/0", {"type": 5})), False),
+    "empty block type": (edit(USER, _set("content/0", {"type": ""})), False),
+    "tool_use input not object": (edit(ASSISTANT, _set("content/-1", None)), False),
+    "image kind bad": (
+        edit(USER, _set("content/0", {"type": "image", "source": {"kind": "ftp", "data": "x"}, "media_type": "image/png"})),
+        False,
+    ),
+    "image ok": (
+        edit(USER, _set("content/0", {"type": "image", "source": {"kind": "url", "data": "https://x/y.png"}, "media_type": "image/png"})),
+        True,
+    ),
+    "thinking null signature": (edit(ASSISTANT, _set("content/0", {"type": "thinking", "text": "t", "signature": None})), True),
+    "thinking int signature": (edit(ASSISTANT, _set("content/0", {"type": "thinking", "text": "t", "signature": 5})), False),
+    "nested unknown block in tool_result": (edit(TOOL, _set("content/0/content/0", {"type": "video", "url": "x"})), True),
+    "nested malformed block in tool_result": (edit(TOOL, _set("content/0/content/0", {"type": "text"})), False),
+    "schema_version 2": (edit(USER, _set("schema_version", 2)), False),
+    "schema_version true": (edit(USER, _set("schema_version", True)), False),
+    "provider_raw not object": (edit(USER, _set("metadata/provider_raw", [1])), False),
+    "provider_raw object": (edit(USER, _set("metadata/provider_raw", {"stop_reason": "end_turn"})), True),
+    "content not a list": (edit(USER, _set("content", {"type": "text", "text": "x"})), False),
+    "not an object": ([USER], False),
+}
+
+# Schema rules pydantic cannot express exactly, each with its reason.
+KNOWN_DIFFERENCES: dict[str, tuple[dict[str, Any], bool, bool]] = {
+    # (document, schema verdict, model verdict)
+    "5.0 for integer": (
+        # JSON Schema counts a float with zero fraction as an integer (2020-12 core §4.2.2);
+        # pydantic's StrictInt rejects every float.
+        edit(ASSISTANT, _set(f"{USAGE}/input_tokens", 5.0)),
+        True,
+        False,
+    ),
+    "schema_version 1.0": (edit(USER, _set("schema_version", 1.0)), True, False),
+}
+
+# the tool_use in ASSISTANT is its last block
+for name, (doc, verdict) in list(CASES.items()):
+    if name == "tool_use input not object":
+        d = copy.deepcopy(ASSISTANT)
+        d["content"][-1]["input"] = "not an object"
+        CASES[name] = (d, False)
+
+
+def model_verdict(doc: Any) -> bool:
+    try:
+        Message.model_validate(doc)
+    except ValidationError:
+        return False
+    return True
+
+
+def model_json_verdict(doc: Any) -> bool:
+    import orjson
+
+    try:
+        Message.model_validate_json(orjson.dumps(doc))
+    except ValidationError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_engines_agree(name: str) -> None:
+    doc, expected = CASES[name]
+    assert VALIDATOR.oracle_is_valid(doc) is expected, "oracle verdict"
+    assert VALIDATOR.is_valid(doc) is expected, "jsonschema-rs fast path disagrees with the oracle"
+    assert model_verdict(doc) is expected, "generated pydantic model (python mode) disagrees with the schema"
+    assert model_json_verdict(doc) is expected, "generated pydantic model (JSON mode) disagrees with the schema"
+
+
+@pytest.mark.parametrize("name", list(KNOWN_DIFFERENCES))
+def test_known_differences_still_hold(name: str) -> None:
+    doc, schema_verdict, model = KNOWN_DIFFERENCES[name]
+    assert VALIDATOR.oracle_is_valid(doc) is schema_verdict
+    assert VALIDATOR.is_valid(doc) is schema_verdict
+    assert model_verdict(doc) is model
+
+
+@pytest.mark.parametrize("doc", BASE, ids=lambda d: d["id"])
+def test_synthetic_corpus_is_valid_everywhere(doc: dict[str, Any]) -> None:
+    assert VALIDATOR.oracle_is_valid(doc)
+    assert VALIDATOR.is_valid(doc)
+    assert Message.model_validate(doc).model_dump(mode="json", exclude_unset=True) == doc
