@@ -1,0 +1,118 @@
+"""One violating and one passing case per canonical rule (fixtures in tests/rules/canonical).
+
+Each fixture is `valid.jsonl` with one deliberate defect; the table says where the defect
+is (line and JSON pointer), written by hand from the fixture, not from the validator.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conformance import Options, Selection, validate
+from conformance.formats.canonical.rules import CATALOG
+
+HERE = Path(__file__).parent / "rules" / "canonical"
+TOOLS = HERE / "tools.json"
+PRICING = HERE / "pricing.yaml"
+
+# rule -> (fixture, line, pointer, needs) ; needs: "tools" / "pricing" / None
+CASES: dict[str, tuple[str, int, str, str | None]] = {
+    "TS010": ("TS010.jsonl", 2, "/metadata/trace_id", None),
+    "TS011": ("TS011.jsonl", 2, "/content/1", None),
+    "TS012": ("TS012.jsonl", 2, "/schema_version", None),
+    "TS020": ("TS020.jsonl", 2, "/content/0/text", None),
+    "TS101": ("TS101.jsonl", 2, "/content", None),
+    "TS102": ("TS102.jsonl", 2, "/content/1", None),
+    "TS103": ("TS103.jsonl", 4, "/content", None),
+    "TS104": ("TS104.jsonl", 5, "/metadata", None),
+    "TS105": ("TS105.jsonl", 5, "/metadata/routing", None),
+    "TS106": ("TS106.jsonl", 5, "/metadata/usage", None),
+    "TS107": ("TS107.jsonl", 5, "/metadata/routing/chosen_model", None),
+    "TS108": ("TS108.jsonl", 5, "/metadata/model", None),
+    "TS109": ("TS109.jsonl", 5, "/metadata/provider", None),
+    "TS110": ("TS110.jsonl", 4, "/metadata/parent_tool_use_id", None),
+    "TS111": ("TS111.jsonl", 4, "/content/0/tool_use_id", None),
+    "TS112": ("TS112.jsonl", 3, "/content/2/id", None),
+    "TS113": ("TS113.jsonl", 2, "/content/1/media_type", None),
+    "TS114": ("TS114.jsonl", 2, "/content/1/source/data", None),
+    "TS115": ("TS115.jsonl", 2, "/created_at", None),
+    "TS116": ("TS116.jsonl", 2, "/content/1/source/data", None),
+    "TS201": ("TS201.jsonl", 2, "/id", None),
+    "TS202": ("TS202.jsonl", 6, "/id", None),
+    "TS203": ("TS203.jsonl", 3, "/id", None),
+    "TS204": ("TS204.jsonl", 3, "/created_at", None),
+    "TS205": ("TS205.jsonl", 4, "/content/0/tool_use_id", None),
+    "TS206": ("TS206.jsonl", 6, "/content/0/tool_use_id", None),
+    "TS207": ("TS207.jsonl", 6, "/content/2/id", None),
+    "TS208": ("TS208.jsonl", 3, "/content/2", None),
+    "TS301": ("TS301.json", 22, "/1/name", None),
+    "TS302": ("TS302.json", 22, "/1/name", None),
+    "TS303": ("TS303.json", 2, "/0/input_schema/properties/path/oneOf", None),
+    "TS304": ("TS304.jsonl", 3, "/content/2/name", "tools"),
+    "TS305": ("TS305.jsonl", 3, "/content/2/input/path", "tools"),
+    "TS401": ("TS401.jsonl", 5, "/metadata/usage/cost_usd", "pricing"),
+    "TS402": ("TS402.jsonl", 5, "/metadata/usage/pricing_version", "pricing"),
+    "TS403": ("TS403.jsonl", 5, "/metadata/model", "pricing"),
+    "TS404": ("TS404.jsonl", 5, "/metadata/usage/cached_input_tokens", "pricing"),
+}
+
+
+def run(path: Path, needs: str | None, **sel: object) -> list[tuple[str, int | None, str]]:
+    opts = Options(
+        selection=Selection(**sel),  # type: ignore[arg-type]
+        tools=TOOLS if needs == "tools" else None,
+        pricing=PRICING if needs == "pricing" else None,
+    )
+    return [(f.rule, f.line, f.pointer) for f in validate([path], opts).findings]
+
+
+@pytest.mark.parametrize("rule", list(CASES))
+def test_rule_fires_at_the_defect(rule: str) -> None:
+    fixture, line, pointer, needs = CASES[rule]
+    found = run(HERE / fixture, needs)
+    assert (rule, line, pointer) in found, found
+
+
+@pytest.mark.parametrize("rule", list(CASES))
+def test_rule_passes_on_valid_input(rule: str) -> None:
+    _, _, _, needs = CASES[rule]
+    assert run(HERE / "valid.jsonl", needs) == []
+
+
+@pytest.mark.parametrize("rule", list(CASES))
+def test_ignore_silences_only_that_rule(rule: str) -> None:
+    fixture, line, pointer, needs = CASES[rule]
+    found = run(HERE / fixture, needs, ignore=(rule,))
+    assert all(r != rule for r, _, _ in found)
+
+
+def test_every_rule_of_the_catalog_has_a_case() -> None:
+    io_rules = {r.id for r in CATALOG if r.id < "TS010"}  # covered in test_jsonio.py
+    assert {r.id for r in CATALOG} - io_rules == set(CASES)
+
+
+def test_strict_turns_tolerated_unknowns_into_errors() -> None:
+    opts = Options(selection=Selection(strict=True))
+    report = validate([HERE / "TS011.jsonl"], opts)
+    assert [f.severity for f in report.findings if f.rule == "TS011"] == ["error"]
+    assert report.exit_code == 1
+    relaxed = validate([HERE / "TS011.jsonl"])
+    assert relaxed.exit_code == 0 and relaxed.warnings == 1
+
+
+def test_partial_messages_skip_message_invariants() -> None:
+    # TS101 fixture with status partial: an empty streaming message is allowed (§5.1.5)
+    import json
+
+    lines = (HERE / "TS101.jsonl").read_text().splitlines()
+    msg = json.loads(lines[1])
+    msg["metadata"]["status"] = "partial"
+    lines[1] = json.dumps(msg)
+    path = HERE.parent.parent / ".tmp_partial.jsonl"
+    try:
+        path.write_text("\n".join(lines) + "\n")
+        assert [r for r, _, _ in run(path, None)] == []
+    finally:
+        path.unlink()
