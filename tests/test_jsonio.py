@@ -1,0 +1,125 @@
+"""Bad input: every problem is a located finding, reading continues, the input is untouched."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conformance import validate
+from conformance.jsonio import read_json, read_jsonl
+
+GOOD = (Path(__file__).parent / "rules" / "canonical" / "valid.jsonl").read_bytes().splitlines(keepends=True)
+
+
+def rules_by_line(path: Path) -> list[tuple[int | None, str]]:
+    return [(f.line, f.rule) for f in validate([path]).findings]
+
+
+def write(tmp_path: Path, data: bytes, name: str = "t.jsonl") -> Path:
+    p = tmp_path / name
+    p.write_bytes(data)
+    return p
+
+
+@pytest.mark.parametrize(
+    ("bad", "rule"),
+    [
+        (b'{"id": "x", "role": }\n', "TS001"),
+        (b'{"text": "caf\xe9"}\n', "TS002"),
+        (b'{"a": 1, "a": 2}\n', "TS006"),
+        (b'{"a": NaN}\n', "TS007"),
+        (b'{"a": -Infinity}\n', "TS007"),
+        (b'{"a": Infinity}\n', "TS007"),
+        (b"[" * 100_000 + b"\n", "TS008"),
+        (b"   \n", "TS005"),
+        (b"\n", "TS005"),
+    ],
+)
+def test_bad_line_is_located_and_reading_continues(tmp_path: Path, bad: bytes, rule: str) -> None:
+    data = GOOD[0] + GOOD[1] + bad + GOOD[2] + GOOD[3] + GOOD[4]
+    p = write(tmp_path, data)
+    found = rules_by_line(p)
+    assert (3, rule) in found, found
+    # the lines after the bad one were still read and validated
+    assert sum(1 for f in validate([p]).files for _ in [f]) == 1
+    assert validate([p]).files[0].records == 5
+
+
+def test_truncated_last_line(tmp_path: Path) -> None:
+    p = write(tmp_path, GOOD[0] + GOOD[1][: len(GOOD[1]) // 2])
+    assert rules_by_line(p) == [(2, "TS009")]
+
+
+def test_bom_and_crlf_are_warnings_and_content_still_validates(tmp_path: Path) -> None:
+    data = b"\xef\xbb\xbf" + b"".join(line.rstrip(b"\n") + b"\r\n" for line in GOOD)
+    p = write(tmp_path, data)
+    report = validate([p])
+    assert sorted((f.line, f.rule) for f in report.findings) == [(1, "TS003"), (1, "TS004")]
+    assert report.exit_code == 0 and report.files[0].records == 5
+
+
+def test_ten_megabyte_string_is_fine(tmp_path: Path) -> None:
+    msg = json.loads(GOOD[1])
+    msg["content"][0]["text"] = "x" * 10_000_000
+    p = write(tmp_path, GOOD[0] + json.dumps(msg).encode() + b"\n")
+    report = validate([p])
+    assert report.findings == [] and report.files[0].records == 2
+
+
+def test_line_longer_than_limit_is_skipped_without_holding_it(tmp_path: Path) -> None:
+    p = write(tmp_path, b'{"x": "' + b"y" * 5000 + b'"}\n' + GOOD[0])
+    items = list(read_jsonl(p, max_line_bytes=1000))
+    assert [getattr(i, "rule", "record") for i in items] == ["TS008", "record"]
+
+
+def test_deep_nesting_in_json_file(tmp_path: Path) -> None:
+    p = write(tmp_path, b"[" * 100_000 + b"]" * 100_000, "deep.json")
+    t0 = time.monotonic()
+    found = [getattr(i, "rule", None) for i in read_json(p)]
+    assert found == ["TS008"] and time.monotonic() - t0 < 5
+
+
+def test_invalid_utf8_position(tmp_path: Path) -> None:
+    p = write(tmp_path, b'{"a": "ok"}\n{"b": "\xff"}\n')
+    (finding,) = [f for f in validate([p]).findings if f.rule == "TS002"]
+    assert finding.line == 2 and "column 8" in finding.message
+
+
+def test_wrong_types_everywhere_never_crash(tmp_path: Path) -> None:
+    lines = [b"5", b'"s"', b"null", b"[]", b"true", b'{"content": 5}', b'{"metadata": []}', b'{"role": 1, "content": [1, null, "x"]}']
+    p = write(tmp_path, b"\n".join(lines) + b"\n")
+    report = validate([p])
+    assert {f.line for f in report.findings} == set(range(1, len(lines) + 1))
+    assert {f.rule for f in report.findings} == {"TS020"}
+
+
+def test_input_is_never_modified(tmp_path: Path) -> None:
+    p = write(tmp_path, b'{"a": NaN}\n' + GOOD[1] + b"\xff\n")
+    before = hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns
+    validate([p])
+    assert (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns) == before
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["t.jsonl"]
+
+
+def test_json_list_reports_element_lines(tmp_path: Path) -> None:
+    msgs = [json.loads(x) for x in GOOD]
+    msgs[3]["content"][0]["bogus"] = 1
+    p = write(tmp_path, json.dumps(msgs, indent=2).encode(), "list.json")
+    (f,) = [x for x in validate([p]).findings if x.rule == "TS020"]
+    text = p.read_text().splitlines()
+    assert f.pointer == "/3/content/0/bogus"
+    assert text[f.line - 1].strip() == "{" and '"id": "%s"' % msgs[3]["id"] in text[f.line]
+
+
+def test_cli_never_prints_a_traceback(tmp_path: Path) -> None:
+    p = write(tmp_path, b"\xff\xfe\x00garbage\n" + b"[" * 50_000 + b"\n")
+    r = subprocess.run([sys.executable, "-m", "conformance.cli", "validate", str(p)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1
+    assert "Traceback" not in r.stdout + r.stderr
+    assert "TS002" in r.stdout and "TS008" in r.stdout
