@@ -1,0 +1,334 @@
+"""The SQLite store of spec §9.1: tables, index, per-row validation and tool_calls.
+
+The database is opened read-only through a `mode=ro` URI, so validating never creates
+or modifies a file. Message rows are assembled into canonical messages and checked by the
+same schemas and rules as JSONL (reported as `<db>#messages:<rowid>` plus a JSON pointer
+into the assembled message). `created_at` columns hold microseconds since the Unix epoch
+(UTC), the precision §4.1 asks for.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from ...findings import Finding, RuleCatalog, RuleInfo, Selection, Severity
+from ...jsonio import Record, parse, parse_error
+from ..base import FileStats, Options, ProgressHook
+from ..canonical.checker import CanonicalRun
+from ..canonical.rules import CATALOG as CANONICAL_RULES
+
+E, W = Severity.ERROR, Severity.WARNING
+STORE_SCHEMA = RuleInfo("TS501", E, "§9.1", "Store lacks a table, column or index of the §9.1 schema")
+STORE_JSON = RuleInfo("TS502", E, "§9.1, §9.2", "content_json/metadata_json is not a JSON array/object")
+STORE_COLUMN = RuleInfo("TS503", E, "§9.1", "Column value has the wrong type or disagrees with the message")
+TOOLCALL_MISSING = RuleInfo("TS504", E, "§9.1, §9.2", "tool_use has no tool_calls row")
+TOOLCALL_FIELDS = RuleInfo("TS505", E, "§9.1", "tool_calls row disagrees with its tool_use (session, message, name)")
+TOOLCALL_RESULT = RuleInfo("TS506", E, "§9.1", "tool_calls.result_message_id is not the tool message answering it")
+TOOLCALL_STATUS = RuleInfo("TS507", E, "§9.1", "tool_calls.status disagrees with the messages")
+TOOLCALL_ORPHAN = RuleInfo("TS508", E, "§9.1", "tool_calls row has no tool_use in messages")
+FOREIGN_KEY = RuleInfo("TS509", E, "§9.1", "Foreign key does not resolve")
+STORE_OPEN = RuleInfo("TS510", E, "§9.1", "File is not a readable SQLite database")
+
+RULES = (STORE_SCHEMA, STORE_JSON, STORE_COLUMN, TOOLCALL_MISSING, TOOLCALL_FIELDS, TOOLCALL_RESULT, TOOLCALL_STATUS,
+         TOOLCALL_ORPHAN, FOREIGN_KEY, STORE_OPEN)  # fmt: skip
+
+# §9.1, verbatim: the DDL the converter writes and the validator expects
+DDL = """\
+CREATE TABLE sessions (
+  id TEXT PRIMARY KEY,
+  workspace_path TEXT NOT NULL,
+  active_model TEXT,
+  routing_policy_json TEXT,
+  schema_version INTEGER NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE TABLE messages (
+  id TEXT PRIMARY KEY,
+  session_id TEXT NOT NULL,
+  role TEXT NOT NULL,
+  content_json TEXT NOT NULL,
+  metadata_json TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  schema_version INTEGER NOT NULL,
+  FOREIGN KEY (session_id) REFERENCES sessions(id)
+);
+CREATE INDEX idx_messages_session_created ON messages(session_id, created_at);
+CREATE TABLE tool_calls (
+  id TEXT PRIMARY KEY,
+  session_id TEXT NOT NULL,
+  message_id TEXT NOT NULL,
+  result_message_id TEXT,
+  name TEXT NOT NULL,
+  status TEXT NOT NULL,
+  provider_id TEXT,
+  provider TEXT,
+  created_at INTEGER NOT NULL,
+  completed_at INTEGER,
+  FOREIGN KEY (session_id) REFERENCES sessions(id),
+  FOREIGN KEY (message_id) REFERENCES messages(id),
+  FOREIGN KEY (result_message_id) REFERENCES messages(id)
+);
+CREATE INDEX idx_tool_calls_session_status ON tool_calls(session_id, status);
+"""
+
+# table -> column -> (declared type, not null, primary key)
+EXPECTED: dict[str, dict[str, tuple[str, bool, bool]]] = {
+    "sessions": {
+        "id": ("TEXT", False, True), "workspace_path": ("TEXT", True, False), "active_model": ("TEXT", False, False),
+        "routing_policy_json": ("TEXT", False, False), "schema_version": ("INTEGER", True, False),
+        "created_at": ("INTEGER", True, False), "updated_at": ("INTEGER", True, False),
+    },
+    "messages": {
+        "id": ("TEXT", False, True), "session_id": ("TEXT", True, False), "role": ("TEXT", True, False),
+        "content_json": ("TEXT", True, False), "metadata_json": ("TEXT", True, False),
+        "created_at": ("INTEGER", True, False), "schema_version": ("INTEGER", True, False),
+    },
+    "tool_calls": {
+        "id": ("TEXT", False, True), "session_id": ("TEXT", True, False), "message_id": ("TEXT", True, False),
+        "result_message_id": ("TEXT", False, False), "name": ("TEXT", True, False), "status": ("TEXT", True, False),
+        "provider_id": ("TEXT", False, False), "provider": ("TEXT", False, False),
+        "created_at": ("INTEGER", True, False), "completed_at": ("INTEGER", False, False),
+    },
+}  # fmt: skip
+INDEXES = {"idx_messages_session_created": ("messages", ["session_id", "created_at"]),
+           "idx_tool_calls_session_status": ("tool_calls", ["session_id", "status"])}  # fmt: skip
+FOREIGN_KEYS = {("messages", "session_id", "sessions"), ("tool_calls", "session_id", "sessions"),
+                ("tool_calls", "message_id", "messages"), ("tool_calls", "result_message_id", "messages")}  # fmt: skip
+STATUSES = ("pending", "succeeded", "failed", "cancelled")
+MAGIC = b"SQLite format 3\x00"
+
+
+def micros_to_timestamp(value: int) -> str:
+    return (dt.datetime(1970, 1, 1, tzinfo=dt.UTC) + dt.timedelta(microseconds=value)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def timestamp_to_micros(text: str) -> int:
+    t = dt.datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=dt.UTC)
+    delta = t - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def open_readonly(path: Path) -> sqlite3.Connection:
+    """Open without any chance of creating or writing the file."""
+    uri = f"file:{quote(str(path.resolve()))}?mode=ro"
+    con = sqlite3.connect(uri, uri=True)
+    con.execute("PRAGMA query_only = ON")
+    return con
+
+
+class SqliteRun:
+    def __init__(self, options: Options) -> None:
+        self.options = options
+        self.sel: Selection = options.selection
+        self.canonical = CanonicalRun(options)
+
+    def _f(self, path: str, line: int | None, pointer: str, info: RuleInfo, message: str) -> Finding | None:
+        if not self.sel.enabled(info.id):
+            return None
+        return Finding(path, line, pointer, info.id, self.sel.severity(info), message)
+
+    def validate(self, path: Path, stats: FileStats, progress: ProgressHook | None = None) -> Iterator[Finding]:
+        name = str(path)
+        try:
+            con = open_readonly(path)
+            con.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.DatabaseError as exc:
+            f = self._f(name, None, "", STORE_OPEN, f"cannot open as SQLite read-only: {exc}")
+            if f:
+                yield f
+            return
+        try:
+            yield from self._validate(con, name, stats)
+        except sqlite3.DatabaseError as exc:
+            f = self._f(name, None, "", STORE_OPEN, f"database error while reading: {exc}")
+            if f:
+                yield f
+        finally:
+            con.close()
+
+    def finish(self) -> Iterator[Finding]:
+        yield from self.canonical.finish()
+
+    # -- structure --------------------------------------------------------------------
+
+    def _structure(self, con: sqlite3.Connection, name: str) -> Iterator[Finding | None]:
+        tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        for table, columns in EXPECTED.items():
+            if table not in tables:
+                yield self._f(name, None, f"/{table}", STORE_SCHEMA, f"table {table!r} is missing")
+                continue
+            info = {r[1]: (str(r[2]).upper(), bool(r[3]), bool(r[5])) for r in con.execute(f"PRAGMA table_info({table})")}
+            for col, (typ, notnull, pk) in columns.items():
+                got = info.get(col)
+                if got is None:
+                    yield self._f(name, None, f"/{table}/{col}", STORE_SCHEMA, f"column {table}.{col} is missing")
+                elif got[0] != typ or got[2] != pk or (notnull and not got[1]):
+                    yield self._f(name, None, f"/{table}/{col}", STORE_SCHEMA,
+                                  f"column {table}.{col} is {got[0]}{' NOT NULL' if got[1] else ''}{' PRIMARY KEY' if got[2] else ''}; §9.1 says {typ}{' NOT NULL' if notnull else ''}{' PRIMARY KEY' if pk else ''}")  # fmt: skip
+            fks = {(table, r[3], r[2]) for r in con.execute(f"PRAGMA foreign_key_list({table})")}
+            for fk in FOREIGN_KEYS:
+                if fk[0] == table and fk not in fks:
+                    yield self._f(name, None, f"/{table}/{fk[1]}", STORE_SCHEMA, f"{table}.{fk[1]} lacks FOREIGN KEY REFERENCES {fk[2]}(id)")
+        for idx, (table, cols) in INDEXES.items():
+            if table not in tables:
+                continue
+            got_cols = [r[2] for r in con.execute(f"PRAGMA index_info({idx})")]
+            if got_cols != cols:
+                yield self._f(name, None, f"/{table}", STORE_SCHEMA, f"index {idx} on {table}({', '.join(cols)}) is missing")
+
+    def _validate(self, con: sqlite3.Connection, name: str, stats: FileStats) -> Iterator[Finding]:
+        problems = [f for f in self._structure(con, name)]
+        yield from (f for f in problems if f is not None)
+        tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if not {"messages", "sessions", "tool_calls"} <= tables or any(f and f.pointer.count("/") == 2 and "missing" in f.message for f in problems):
+            return  # without the §9.1 columns the rows cannot be read meaningfully
+        session_ids = {r[0] for r in con.execute("SELECT id FROM sessions")}
+        where = f"{name}#messages"
+        uses: dict[str, tuple[str, str, str, int]] = {}  # tool id -> session, message, name, rowid
+        answers: dict[str, tuple[str, bool]] = {}  # tool id -> answering message id, is_error
+        message_ids: set[str] = set()
+        rows = con.execute("SELECT rowid, id, session_id, role, content_json, metadata_json, created_at, schema_version "
+                           "FROM messages ORDER BY session_id, created_at, id")  # fmt: skip
+        for rowid, mid, sid, role, content_json, metadata_json, created, version in rows:
+            stats.records += 1
+            message_ids.add(mid)
+            if sid not in session_ids:
+                f = self._f(where, rowid, "/session_id", FOREIGN_KEY, f"session {sid!r} is not in sessions")
+                if f:
+                    yield f
+            parsed: dict[str, Any] = {}
+            ok = True
+            for col, text in (("content", content_json), ("metadata", metadata_json)):
+                if not isinstance(text, str):
+                    f = self._f(where, rowid, f"/{col}", STORE_COLUMN, f"{col}_json is {type(text).__name__}, not TEXT")
+                    ok = False
+                else:
+                    try:
+                        parsed[col] = parse(text.encode("utf-8", "surrogatepass"))
+                    except ValueError as exc:
+                        pe = parse_error(where, rowid, text.encode("utf-8", "surrogatepass"), exc, at_eof=False)
+                        f = Finding(where, rowid, f"/{col}", pe.rule, pe.severity, f"{col}_json: {pe.message}") if self.sel.enabled(pe.rule) else None
+                        ok = False
+                    else:
+                        want = list if col == "content" else dict
+                        f = None
+                        if not isinstance(parsed[col], want):
+                            f = self._f(where, rowid, f"/{col}", STORE_JSON, f"{col}_json holds a JSON {type(parsed[col]).__name__}, not an {'array' if want is list else 'object'}")
+                            ok = False
+                if f:
+                    yield f
+            if not isinstance(created, int):
+                f = self._f(where, rowid, "/created_at", STORE_COLUMN, f"created_at is {created!r}, not integer microseconds")
+                if f:
+                    yield f
+                continue
+            if not ok:
+                continue
+            msg = {"id": mid, "session_id": sid, "role": role, "content": parsed["content"], "metadata": parsed["metadata"],
+                   "created_at": micros_to_timestamp(created), "schema_version": version}  # fmt: skip
+            yield from self.canonical.check_message(Record(where, rowid, "", msg, 0))
+            if parsed["metadata"].get("status") == "partial":
+                continue
+            for block in parsed["content"]:
+                if not isinstance(block, dict):
+                    continue
+                if block.get("type") == "tool_use" and isinstance(block.get("id"), str):
+                    uses[block["id"]] = (sid, mid, str(block.get("name")), rowid)
+                elif block.get("type") == "tool_result" and isinstance(block.get("tool_use_id"), str):
+                    answers.setdefault(block["tool_use_id"], (mid, bool(block.get("is_error", False))))
+        yield from (f for f in self._tool_calls(con, name, uses, answers, message_ids, session_ids) if f is not None)
+
+    def _tool_calls(self, con: sqlite3.Connection, name: str, uses: dict[str, tuple[str, str, str, int]],
+                    answers: dict[str, tuple[str, bool]], message_ids: set[str], session_ids: set[str]) -> Iterator[Finding | None]:  # fmt: skip
+        where = f"{name}#tool_calls"
+        seen: set[str] = set()
+        for rowid, tid, sid, mid, rid, tname, status in con.execute(
+            "SELECT rowid, id, session_id, message_id, result_message_id, name, status FROM tool_calls ORDER BY rowid"
+        ):
+            seen.add(tid)
+            for col, ref, pool in (("session_id", sid, session_ids), ("message_id", mid, message_ids), ("result_message_id", rid, message_ids)):
+                if ref is not None and ref not in pool:
+                    yield self._f(where, rowid, f"/{col}", FOREIGN_KEY, f"{col} {ref!r} does not resolve")
+            use = uses.get(tid)
+            if use is None:
+                yield self._f(where, rowid, "/id", TOOLCALL_ORPHAN, f"tool call {tid} has no tool_use block in messages")
+                continue
+            for col, want, got in (("session_id", use[0], sid), ("message_id", use[1], mid), ("name", use[2], tname)):
+                if want != got:
+                    yield self._f(where, rowid, f"/{col}", TOOLCALL_FIELDS, f"{col} is {got!r} but the tool_use says {want!r}")
+            answer = answers.get(tid)
+            if (answer[0] if answer else None) != rid:
+                yield self._f(where, rowid, "/result_message_id", TOOLCALL_RESULT,
+                              f"result_message_id is {rid!r} but {'message ' + repr(answer[0]) + ' answers it' if answer else 'no tool message answers it'}")  # fmt: skip
+            expected = "pending" if answer is None else ("failed" if answer[1] else "succeeded")
+            ok = status == expected or (status == "cancelled" and answer is None) or (status == "cancelled" and answer is not None and answer[1])
+            if status not in STATUSES or not ok:
+                yield self._f(where, rowid, "/status", TOOLCALL_STATUS, f"status is {status!r}; the messages say {expected!r}")
+        for tid, (_sid, _mid, _name, rowid) in uses.items():
+            if tid not in seen:
+                yield self._f(f"{name}#messages", rowid, "/content", TOOLCALL_MISSING, f"tool_use {tid} has no row in tool_calls")
+
+
+def convert_canonical_to_sqlite(src: Path, dst: Path, ctx: object) -> None:
+    """Write a conforming §9.1 store from canonical JSON/JSONL (fails on invalid input)."""
+    from ...api import validate
+    from ...errors import InputError
+    from ...jsonio import read_json, read_jsonl
+
+    report = validate([src], fmt="canonical")
+    if report.errors:
+        first = next(f for f in report.findings if f.severity == Severity.ERROR)
+        raise InputError(f"{src} is not valid canonical input ({report.errors} error(s)); first: {first.format()}")
+    items = read_jsonl(src) if src.suffix == ".jsonl" else read_json(src)
+    msgs = [i.value for i in items if isinstance(i, Record)]
+    con = sqlite3.connect(dst)
+    try:
+        con.executescript(DDL)
+        sessions: dict[str, dict[str, Any]] = {}
+        calls: dict[str, list[Any]] = {}
+        for m in msgs:
+            t = timestamp_to_micros(m["created_at"])
+            s = sessions.setdefault(m["session_id"], {"created": t, "updated": t, "model": None, "version": m["schema_version"]})
+            s["created"], s["updated"] = min(s["created"], t), max(s["updated"], t)
+            if m["role"] == "assistant" and m["metadata"].get("model"):
+                s["model"] = m["metadata"]["model"]
+            for b in m["content"]:
+                if b["type"] == "tool_use":
+                    calls[b["id"]] = [b["id"], m["session_id"], m["id"], None, b["name"], "pending", None, m["metadata"].get("provider"), t, None]
+                elif b["type"] == "tool_result" and b["tool_use_id"] in calls:
+                    c = calls[b["tool_use_id"]]
+                    c[3], c[5], c[9] = m["id"], "failed" if b.get("is_error") else "succeeded", t
+        con.executemany("INSERT INTO sessions VALUES (?, ?, ?, NULL, ?, ?, ?)",
+                        [(sid, ".", s["model"], s["version"], s["created"], s["updated"]) for sid, s in sessions.items()])  # fmt: skip
+        con.executemany("INSERT INTO messages VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        [(m["id"], m["session_id"], m["role"], json.dumps(m["content"], ensure_ascii=False),
+                          json.dumps(m["metadata"], ensure_ascii=False), timestamp_to_micros(m["created_at"]), m["schema_version"]) for m in msgs])  # fmt: skip
+        con.executemany("INSERT INTO tool_calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", list(calls.values()))
+        con.commit()
+    finally:
+        con.close()
+
+
+class SqliteFormat:
+    name = "sqlite"
+    rules = RuleCatalog([*RULES, *CANONICAL_RULES])
+    converters = {("canonical", "sqlite"): convert_canonical_to_sqlite}
+
+    def detect(self, path: Path) -> bool:
+        if not path.is_file():
+            return False
+        try:
+            with path.open("rb") as f:
+                return f.read(16) == MAGIC
+        except OSError:
+            return False
+
+    def start(self, options: Options) -> SqliteRun:
+        return SqliteRun(options)
