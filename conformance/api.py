@@ -1,16 +1,16 @@
 """The library API under `turnspec validate`: paths in, findings and a report out.
 
-    from conformance.api import validate
-    report = validate(["transcripts/"])
-    for f in report.findings: print(f.format())
+from conformance.api import validate
+report = validate(["transcripts/"])
+for f in report.findings: print(f.format())
 """
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-import os
 from pathlib import Path
 
 from .errors import InputError

@@ -18,7 +18,7 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColu
 from . import __version__
 from .api import Report, expand, iter_validate
 from .errors import InputError
-from .findings import Selection, Severity
+from .findings import Selection
 from .formats import Options, catalog
 
 app = typer.Typer(
@@ -82,7 +82,9 @@ def validate(
         def advance(n: int) -> None:
             bar.advance(task, n)
 
-        for finding in iter_validate([p for p, _ in units], options, fmt=fmt, files=report.files, progress=advance if show_progress else None):
+        for finding in iter_validate(
+            [p for p, _ in units], options, fmt=fmt, files=report.files, progress=advance if show_progress else None
+        ):
             report.findings.append(finding) if output == OutputFormat.json else _count(report, finding)
             if output == OutputFormat.text and not quiet:
                 out.write(finding.format() + "\n")
@@ -115,7 +117,21 @@ def rules(
     prefixes = _split(select)
     infos = [r for r in catalog() if not prefixes or r.id.startswith(prefixes)]
     if output == OutputFormat.json:
-        json.dump([{"id": r.id, "severity": str(r.severity), "section": r.section, "summary": r.summary, "strict": r.strict} for r in infos], sys.stdout, indent=2, ensure_ascii=False)
+        json.dump(
+            [
+                {
+                    "id": r.id,
+                    "severity": str(r.severity),
+                    "section": r.section,
+                    "summary": r.summary,
+                    "strict": r.strict,
+                }
+                for r in infos
+            ],
+            sys.stdout,
+            indent=2,
+            ensure_ascii=False,
+        )
         sys.stdout.write("\n")
         return
     for r in infos:

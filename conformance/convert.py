@@ -44,7 +44,9 @@ def converters() -> dict[tuple[str, str], Converter]:
     return out
 
 
-def convert(src_format: str, dst_format: str, src: Path, dst: Path, *, force: bool = False, validate_output: bool = True) -> list[Finding]:
+def convert(
+    src_format: str, dst_format: str, src: Path, dst: Path, *, force: bool = False, validate_output: bool = True
+) -> list[Finding]:
     """Convert `src` to `dst`; return the lossy-step warnings and output findings.
 
     Refuses to overwrite `dst` without `force`. The output is written next to `dst`
@@ -62,7 +64,7 @@ def convert(src_format: str, dst_format: str, src: Path, dst: Path, *, force: bo
     if dst.resolve() == src.resolve():
         raise InputError(f"{dst}: output would overwrite the input")
     ctx = ConvertContext()
-    parent = dst.parent if str(dst.parent) else Path(".")
+    parent = dst.parent if str(dst.parent) else Path()
     fd, tmp_name = tempfile.mkstemp(prefix=f".{dst.name}.", suffix=dst.suffix, dir=parent)
     os.close(fd)
     tmp = Path(tmp_name)
@@ -81,7 +83,7 @@ def convert(src_format: str, dst_format: str, src: Path, dst: Path, *, force: bo
                     f"converted output does not validate as {dst_format}: {first.rule} {first.pointer} {first.message} "
                     f"({len(out_findings)} error(s)); nothing written"
                 )
-        os.replace(tmp, dst)
+        tmp.replace(dst)
     finally:
         if tmp.exists():
             tmp.unlink()

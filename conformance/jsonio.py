@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import jiter
+import orjson
 
 from .findings import Finding, RuleInfo, Severity
 
@@ -93,7 +94,24 @@ def parse_error(
 
 
 def parse(data: bytes) -> Any:
-    """Parse one JSON text strictly (raises ValueError with a position on bad input)."""
+    """Parse one JSON text strictly (raises ValueError with a position on bad input).
+
+    The common case goes through orjson, the fastest parser, which however keeps the
+    last value of a duplicate key silently. Duplicates are caught without a second
+    parse: every `:` of a JSON text is either a key separator or a literal character
+    inside a string, and orjson writes both back one for one, so re-serialising a
+    document with no duplicate key gives exactly as many colons as the input. The one
+    way the input can hold a colon that does not count is a `\u003a` escape, so such
+    input (and anything orjson rejects, or a count mismatch) is parsed again by jiter,
+    which rejects NaN/Infinity and duplicate keys and reports the position.
+    """
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        pass
+    else:
+        if b"\\u003" not in data and data.count(b":") == orjson.dumps(value).count(b":"):
+            return value
     return jiter.from_json(data, allow_inf_nan=False, catch_duplicate_keys=True)
 
 
@@ -112,7 +130,7 @@ def read_jsonl(
 ) -> Iterator[Record | Finding]:
     """Yield one `Record` per line, or a `Finding` for each line that cannot be read."""
     name = str(path)
-    f = stream if stream is not None else open(path, "rb")  # noqa: SIM115 - closed below
+    f = stream if stream is not None else Path(path).open("rb")  # noqa: SIM115 - closed below
     try:
         line_no = 0
         crlf_reported = False

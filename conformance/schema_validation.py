@@ -72,14 +72,12 @@ def ecma_regex(pattern: str) -> re.Pattern[str]:
     return re.compile("".join(out), re.ASCII)
 
 
-def _ecma_pattern(
-    validator: Any, pattern: str, instance: Any, schema: dict[str, Any]
-) -> Iterator[ValidationError]:
+def _ecma_pattern(validator: Any, pattern: str, instance: Any, schema: dict[str, Any]) -> Iterator[ValidationError]:
     if isinstance(instance, str) and not ecma_regex(pattern).search(instance):
         yield ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
-OracleValidator = jsonschema.validators.extend(
+OracleValidator = jsonschema.validators.extend(  # type: ignore[no-untyped-call]
     jsonschema.Draft202012Validator, {"pattern": _ecma_pattern}
 )
 
@@ -119,11 +117,15 @@ class SchemaValidator:
         # declares `$schema` (Validator.evolve -> validator_for), which would drop the
         # ECMA `pattern` above after the first cross-file $ref. The oracle's copies of
         # the documents therefore omit `$schema`; every document is 2020-12 anyway.
-        oracle_registry = Registry().with_resources(
-            (uri, Resource.from_contents(_without_schema_key(doc), default_specification=DRAFT202012))
-            for s in (schemas, *extra)
-            for uri, doc in s.resources()
-        ).crawl()
+        oracle_registry = (
+            Registry()
+            .with_resources(
+                (uri, Resource.from_contents(_without_schema_key(doc), default_specification=DRAFT202012))
+                for s in (schemas, *extra)
+                for uri, doc in s.resources()
+            )
+            .crawl()
+        )
         self._oracle = OracleValidator(_without_schema_key(self.schema), registry=oracle_registry)
         self.title = str(self.schema.get("title", root))
 
@@ -196,7 +198,9 @@ class SchemaValidator:
 
     def _describe(self, err: ValidationError, title: str) -> SchemaError:
         path = list(err.absolute_path)
-        v, schema, inst = err.validator, err.schema, err.instance
+        v, inst = err.validator, err.instance
+        schema: dict[str, Any] = err.schema if isinstance(err.schema, dict) else {}
+        value: Any = err.validator_value
         where = f"{title}: "
         if v == "required":
             m = _REQUIRED.match(err.message)
@@ -216,13 +220,22 @@ class SchemaValidator:
         elif v == "const":
             msg = f"expected {err.validator_value!r}, got {_short(inst)}"
         elif v == "enum":
-            msg = f"{_short(inst)} is not one of: {', '.join(map(str, err.validator_value))}"
+            msg = f"{_short(inst)} is not one of: {', '.join(map(str, value))}"
         elif v == "pattern":
             what = schema.get("title") or "the required format"
             msg = f"{_short(inst)} does not match {what} (pattern {err.validator_value})"
         elif v == "minLength" and err.validator_value == 1:
             msg = "must not be empty"
-        elif v in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength", "minItems", "maxItems"):
+        elif v in (
+            "minimum",
+            "maximum",
+            "exclusiveMinimum",
+            "exclusiveMaximum",
+            "minLength",
+            "maxLength",
+            "minItems",
+            "maxItems",
+        ):
             msg = f"{_short(inst)} violates {v} {err.validator_value}"
         else:
             msg = err.message
@@ -240,5 +253,5 @@ def _short(value: Any, limit: int = 60) -> str:
 
 def _synthetic(err: ValidationError, message: str, keyword: str) -> ValidationError:
     new = ValidationError(message, validator=keyword, path=err.absolute_path, instance=err.instance, schema=err.schema)
-    new.validator = "synthetic"  # type: ignore[assignment]
+    new.validator = "synthetic"
     return new

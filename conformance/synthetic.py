@@ -18,11 +18,45 @@ from typing import Any
 import orjson
 from ulid import ULID
 
-_WORDS = (
-    "the model reads a file and returns its summary with some context about tools data "
-    "session routing provider über naïve cost tokens latency result error retry stream "
-    "block image thinking signature schema validation request response adapter — "
-).split()
+_WORDS = [
+    "the",
+    "model",
+    "reads",
+    "a",
+    "file",
+    "and",
+    "returns",
+    "its",
+    "summary",
+    "with",
+    "some",
+    "context",
+    "about",
+    "tools",
+    "data",
+    "session",
+    "routing",
+    "provider",
+    "über",
+    "naïve",
+    "cost",
+    "tokens",
+    "latency",
+    "result",
+    "error",
+    "retry",
+    "stream",
+    "block",
+    "image",
+    "thinking",
+    "signature",
+    "schema",
+    "validation",
+    "request",
+    "response",
+    "adapter",
+    "—",
+]
 
 MODELS = [("anthropic", "claude-sonnet-4-6", "3", "15"), ("openai", "gpt-5", "2.5", "10")]
 PNG_1PX = base64.b64encode(
@@ -62,11 +96,16 @@ def messages(n: int, *, seed: int = 7, session_len: int = 40) -> Iterator[dict[s
         session = f"sess_{r.randrange(16**8):08x}"
         provider, model, p_in, p_out = r.choice(MODELS)
         model_id = f"{provider}:{model}"
-        meta_assistant = lambda: {  # noqa: E731 - fresh dict per message
-            "model": model_id, "provider": provider,
-            "routing": {"mode": "default", "chosen_model": model_id, "reason": "workspace default"},
-            "usage": _usage(r, p_in, p_out),
-        }  # fmt: skip
+
+        def meta_assistant(
+            model_id: str = model_id, provider: str = provider, p_in: str = p_in, p_out: str = p_out
+        ) -> dict[str, Any]:
+            return {
+                "model": model_id, "provider": provider,
+                "routing": {"mode": "default", "chosen_model": model_id, "reason": "workspace default"},
+                "usage": _usage(r, p_in, p_out),
+            }  # fmt: skip
+
         plan: list[tuple[str, list[dict[str, Any]], dict[str, Any]]] = [
             ("system", [{"type": "text", "text": "You are a careful coding assistant. " + _text(r, 20, 60)}], {})
         ]
@@ -80,12 +119,22 @@ def messages(n: int, *, seed: int = 7, session_len: int = 40) -> Iterator[dict[s
                 tid = "tu_" + _ulid(clock_tid, r)
                 blocks: list[dict[str, Any]] = []
                 if provider == "anthropic" and r.random() < 0.5:
-                    blocks.append({"type": "thinking", "text": _text(r, 20, 120), "signature": base64.b64encode(r.randbytes(96)).decode()})
+                    blocks.append(
+                        {
+                            "type": "thinking",
+                            "text": _text(r, 20, 120),
+                            "signature": base64.b64encode(r.randbytes(96)).decode(),
+                        }
+                    )
                 blocks.append({"type": "text", "text": _text(r, 5, 30)})
                 blocks.append({"type": "tool_use", "id": tid, "name": r.choice(("read_file", "search_code", "run_tests")),
                                "input": {"path": f"src/{r.choice(_WORDS)}.py", "limit": r.randint(10, 400)}})  # fmt: skip
                 plan.append(("assistant", blocks, meta_assistant()))
-                result = {"type": "tool_result", "tool_use_id": tid, "content": [{"type": "text", "text": _text(r, 20, 300)}]}
+                result: dict[str, Any] = {
+                    "type": "tool_result",
+                    "tool_use_id": tid,
+                    "content": [{"type": "text", "text": _text(r, 20, 300)}],
+                }
                 if r.random() < 0.1:
                     result["is_error"] = True
                 plan.append(("tool", [result], {"parent_tool_use_id": tid}))

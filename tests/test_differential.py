@@ -106,16 +106,34 @@ CASES: dict[str, tuple[dict[str, Any], bool]] = {
     "empty block type": (edit(USER, _set("content/0", {"type": ""})), False),
     "tool_use input not object": (edit(ASSISTANT, _set("content/-1", None)), False),
     "image kind bad": (
-        edit(USER, _set("content/0", {"type": "image", "source": {"kind": "ftp", "data": "x"}, "media_type": "image/png"})),
+        edit(
+            USER,
+            _set("content/0", {"type": "image", "source": {"kind": "ftp", "data": "x"}, "media_type": "image/png"}),
+        ),
         False,
     ),
     "image ok": (
-        edit(USER, _set("content/0", {"type": "image", "source": {"kind": "url", "data": "https://x/y.png"}, "media_type": "image/png"})),
+        edit(
+            USER,
+            _set(
+                "content/0",
+                {"type": "image", "source": {"kind": "url", "data": "https://x/y.png"}, "media_type": "image/png"},
+            ),
+        ),
         True,
     ),
-    "thinking null signature": (edit(ASSISTANT, _set("content/0", {"type": "thinking", "text": "t", "signature": None})), True),
-    "thinking int signature": (edit(ASSISTANT, _set("content/0", {"type": "thinking", "text": "t", "signature": 5})), False),
-    "nested unknown block in tool_result": (edit(TOOL, _set("content/0/content/0", {"type": "video", "url": "x"})), True),
+    "thinking null signature": (
+        edit(ASSISTANT, _set("content/0", {"type": "thinking", "text": "t", "signature": None})),
+        True,
+    ),
+    "thinking int signature": (
+        edit(ASSISTANT, _set("content/0", {"type": "thinking", "text": "t", "signature": 5})),
+        False,
+    ),
+    "nested unknown block in tool_result": (
+        edit(TOOL, _set("content/0/content/0", {"type": "video", "url": "x"})),
+        True,
+    ),
     "nested malformed block in tool_result": (edit(TOOL, _set("content/0/content/0", {"type": "text"})), False),
     "schema_version 2": (edit(USER, _set("schema_version", 2)), False),
     "schema_version true": (edit(USER, _set("schema_version", True)), False),
@@ -139,11 +157,9 @@ KNOWN_DIFFERENCES: dict[str, tuple[dict[str, Any], bool, bool]] = {
 }
 
 # the tool_use in ASSISTANT is its last block
-for name, (doc, verdict) in list(CASES.items()):
-    if name == "tool_use input not object":
-        d = copy.deepcopy(ASSISTANT)
-        d["content"][-1]["input"] = "not an object"
-        CASES[name] = (d, False)
+_bad_input = copy.deepcopy(ASSISTANT)
+_bad_input["content"][-1]["input"] = "not an object"
+CASES["tool_use input not object"] = (_bad_input, False)
 
 
 def model_verdict(doc: Any) -> bool:

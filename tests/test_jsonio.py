@@ -92,7 +92,16 @@ def test_invalid_utf8_position(tmp_path: Path) -> None:
 
 
 def test_wrong_types_everywhere_never_crash(tmp_path: Path) -> None:
-    lines = [b"5", b'"s"', b"null", b"[]", b"true", b'{"content": 5}', b'{"metadata": []}', b'{"role": 1, "content": [1, null, "x"]}']
+    lines = [
+        b"5",
+        b'"s"',
+        b"null",
+        b"[]",
+        b"true",
+        b'{"content": 5}',
+        b'{"metadata": []}',
+        b'{"role": 1, "content": [1, null, "x"]}',
+    ]
     p = write(tmp_path, b"\n".join(lines) + b"\n")
     report = validate([p])
     assert {f.line for f in report.findings} == set(range(1, len(lines) + 1))
@@ -114,12 +123,51 @@ def test_json_list_reports_element_lines(tmp_path: Path) -> None:
     (f,) = [x for x in validate([p]).findings if x.rule == "TS020"]
     text = p.read_text().splitlines()
     assert f.pointer == "/3/content/0/bogus"
-    assert text[f.line - 1].strip() == "{" and '"id": "%s"' % msgs[3]["id"] in text[f.line]
+    assert text[f.line - 1].strip() == "{" and f'"id": "{msgs[3]["id"]}"' in text[f.line]
 
 
 def test_cli_never_prints_a_traceback(tmp_path: Path) -> None:
     p = write(tmp_path, b"\xff\xfe\x00garbage\n" + b"[" * 50_000 + b"\n")
-    r = subprocess.run([sys.executable, "-m", "conformance.cli", "validate", str(p)], capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "conformance.cli", "validate", str(p)], capture_output=True, text=True, timeout=60
+    )
     assert r.returncode == 1
     assert "Traceback" not in r.stdout + r.stderr
     assert "TS002" in r.stdout and "TS008" in r.stdout
+
+
+# -- the fast parser is as strict as jiter: property tests ---------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from conformance.jsonio import parse  # noqa: E402
+
+_keys = st.text(alphabet=st.sampled_from(list('ab:"\\ \u00e9\u2028')), min_size=0, max_size=4)
+_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**53), 2**53)
+    | st.text(alphabet=st.sampled_from(list('x:"\\{}[],\n\u00e9')), max_size=6)
+)
+_json = st.recursive(
+    _scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_keys, inner, max_size=4), max_leaves=20
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(doc=_json, indent=st.sampled_from([None, 1]), ascii_=st.booleans())
+def test_parse_equals_stdlib_without_duplicates(doc: object, indent: int | None, ascii_: bool) -> None:
+    text = json.dumps(doc, indent=indent, ensure_ascii=ascii_).encode()
+    assert parse(text) == doc
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(doc=st.dictionaries(_keys, _json, min_size=1, max_size=4), data=st.data(), ascii_=st.booleans())
+def test_parse_rejects_every_duplicate_key(doc: dict[str, object], data: st.DataObject, ascii_: bool) -> None:
+    key = data.draw(st.sampled_from(sorted(doc)))
+    body = json.dumps(doc, ensure_ascii=ascii_)
+    dup = json.dumps({key: data.draw(_json)}, ensure_ascii=ascii_)[1:-1]
+    text = (body[:-1] + ", " + dup + "}").encode()
+    with pytest.raises(ValueError, match="duplicate key"):
+        parse(text)

@@ -83,7 +83,7 @@ def test_rule_passes_on_valid_input(rule: str) -> None:
 
 @pytest.mark.parametrize("rule", list(CASES))
 def test_ignore_silences_only_that_rule(rule: str) -> None:
-    fixture, line, pointer, needs = CASES[rule]
+    fixture, _, _, needs = CASES[rule]
     found = run(HERE / fixture, needs, ignore=(rule,))
     assert all(r != rule for r, _, _ in found)
 
@@ -116,3 +116,13 @@ def test_partial_messages_skip_message_invariants() -> None:
         assert [r for r, _, _ in run(path, None)] == []
     finally:
         path.unlink()
+
+
+def test_invalid_tool_definition_is_a_schema_error(tmp_path: Path) -> None:
+    import json
+
+    tools = json.loads(TOOLS.read_text())
+    del tools[1]["side_effects"]
+    p = tmp_path / "tools.json"
+    p.write_text(json.dumps(tools, indent=2))
+    assert [(f.rule, f.pointer) for f in validate([p]).findings] == [("TS020", "/1/side_effects")]

@@ -44,19 +44,30 @@ def test_converted_store_is_valid_and_detected(store: Path) -> None:
 
 MUTATIONS = {
     "TS501": (["DROP INDEX idx_messages_session_created"], "/messages"),
-    "TS502": ([f"UPDATE messages SET content_json = '{{}}' WHERE id = '01JZ0000000000000000000002'"], "/content"),
+    "TS502": (["UPDATE messages SET content_json = '{}' WHERE id = '01JZ0000000000000000000002'"], "/content"),
     "TS503": (["UPDATE messages SET created_at = 'yesterday' WHERE id = '01JZ0000000000000000000002'"], "/created_at"),
     "TS504": ([f"DELETE FROM tool_calls WHERE id = '{TOOL_ID}'"], "/content"),
     "TS505": ([f"UPDATE tool_calls SET name = 'write_file' WHERE id = '{TOOL_ID}'"], "/name"),
-    "TS506": ([f"UPDATE tool_calls SET result_message_id = '01JZ0000000000000000000005' WHERE id = '{TOOL_ID}'"], "/result_message_id"),
+    "TS506": (
+        [f"UPDATE tool_calls SET result_message_id = '01JZ0000000000000000000005' WHERE id = '{TOOL_ID}'"],
+        "/result_message_id",
+    ),
     "TS507": ([f"UPDATE tool_calls SET status = 'pending' WHERE id = '{TOOL_ID}'"], "/status"),
-    "TS508": ([
-        "INSERT INTO tool_calls VALUES ('tu_01JZ0000000000000000000T09', 'sess_42', '01JZ0000000000000000000003', NULL,"
-        " 'ghost', 'pending', NULL, NULL, 0, NULL)"
-    ], "/id"),
+    "TS508": (
+        [
+            "INSERT INTO tool_calls VALUES ('tu_01JZ0000000000000000000T09', 'sess_42', '01JZ0000000000000000000003', NULL,"
+            " 'ghost', 'pending', NULL, NULL, 0, NULL)"
+        ],
+        "/id",
+    ),
     "TS509": (["UPDATE messages SET session_id = 'sess_404' WHERE id = '01JZ0000000000000000000001'"], "/session_id"),
     "TS001": (["UPDATE messages SET metadata_json = '{\"a\": ' WHERE id = '01JZ0000000000000000000002'"], "/metadata"),
-    "TS020": (["UPDATE messages SET content_json = '[{\"type\": \"text\", \"text\": 5}]' WHERE id = '01JZ0000000000000000000002'"], "/content/0/text"),
+    "TS020": (
+        [
+            'UPDATE messages SET content_json = \'[{"type": "text", "text": 5}]\' WHERE id = \'01JZ0000000000000000000002\''
+        ],
+        "/content/0/text",
+    ),
 }
 
 
@@ -79,7 +90,11 @@ def test_not_a_database(tmp_path: Path) -> None:
 def test_validation_never_writes(store: Path) -> None:
     before = hashlib.sha256(store.read_bytes()).hexdigest(), store.stat().st_mtime_ns, sorted(store.parent.iterdir())
     validate([store])
-    assert (hashlib.sha256(store.read_bytes()).hexdigest(), store.stat().st_mtime_ns, sorted(store.parent.iterdir())) == before
+    assert (
+        hashlib.sha256(store.read_bytes()).hexdigest(),
+        store.stat().st_mtime_ns,
+        sorted(store.parent.iterdir()),
+    ) == before
 
 
 def test_convert_refuses_to_overwrite(store: Path) -> None:

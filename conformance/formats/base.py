@@ -41,9 +41,7 @@ class FileStats:
 class FormatRun(Protocol):
     """One validation run of a format: state shared across the files of the run."""
 
-    def validate(
-        self, path: Path, stats: FileStats, progress: ProgressHook | None = None
-    ) -> Iterator[Finding]:
+    def validate(self, path: Path, stats: FileStats, progress: ProgressHook | None = None) -> Iterator[Finding]:
         """Validate one file (or directory unit) and yield its findings."""
 
     def finish(self) -> Iterator[Finding]:

@@ -27,6 +27,7 @@ from . import rules as R
 from .pricing import PriceTable, load_price_table
 from .tools import ToolSet, load_tools
 
+_BLOCKS_WITH_RULES = frozenset({"tool_use", "tool_result", "image"})
 _SNAKE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*\Z")
 
 
@@ -39,7 +40,7 @@ def _pattern(defs: dict[str, Any], name: str) -> re.Pattern[str]:
 class Session:
     last_id: str | None = None
     last_created: str | None = None
-    open_uses: dict[str, tuple[str, int, str]] = field(default_factory=dict)
+    open_uses: dict[str, tuple[str, int, str, int]] = field(default_factory=dict)
     answered: set[str] = field(default_factory=set)
 
 
@@ -97,7 +98,14 @@ class CanonicalRun:
                 if self.on.get(item.rule, sel.enabled(item.rule)):
                     info = R.CATALOG[item.rule]
                     if sel.severity(info) != item.severity:
-                        item = Finding(item.path, item.line, item.pointer, item.rule, sel.severity(info), item.message)
+                        item = Finding(
+                            item.path,
+                            item.line,
+                            item.pointer,
+                            item.rule,
+                            sel.severity(info),
+                            item.message,
+                        )
                     yield item
                 continue
             stats.records += 1
@@ -113,147 +121,269 @@ class CanonicalRun:
         if not self.on["TS208"]:
             return
         for sid, sess in self.sessions.items():
-            for tid, (path, line, ptr) in sess.open_uses.items():
+            for tid, (path, line, prefix, i) in sess.open_uses.items():
+                ptr = f"{prefix}/content/{i}"
                 yield Finding(path, line, ptr, "TS208", self.sel.severity(R.TOOL_UNANSWERED),
                               f"tool_use {tid} in session {sid} was never answered by a tool_result")  # fmt: skip
 
     # -- messages ---------------------------------------------------------------------
 
-    def check_message(self, rec: Record) -> Iterator[Finding]:
+    def check_message(self, rec: Record) -> list[Finding]:
+        """All findings for one message (a list, not a generator: this is the hot path)."""
+        out: list[Finding] = []
         msg = rec.value
         on = self.on
         version = msg.get("schema_version") if isinstance(msg, dict) else None
         if type(version) is int and version not in self.validators:
             if on["TS012"]:
                 known = ", ".join(map(str, sorted(self.validators)))
-                yield self._f(rec, "/schema_version", R.UNKNOWN_VERSION,
-                              f"schema_version {version} is not supported (this turnspec knows: {known}); upgrade turnspec or migrate the data")  # fmt: skip
-            return
+                out.append(self._f(rec, "/schema_version", R.UNKNOWN_VERSION,
+                              f"schema_version {version} is not supported (this turnspec knows: {known}); upgrade turnspec or migrate the data"))  # fmt: skip
+            return out
         n = version if type(version) is int else self.latest
         validator = self.validators[n]
         if not validator.is_valid(msg):
             if on["TS020"]:
                 for err in validator.errors(msg):
-                    yield self._f(rec, err.pointer, R.SCHEMA, err.message)
-            return
+                    out.append(self._f(rec, err.pointer, R.SCHEMA, err.message))
+            return out
         meta = msg["metadata"]
         if on["TS010"]:
             extra = meta.keys() - self.known_meta[n]
             for k in sorted(extra):
-                yield self._f(rec, "/metadata/" + k.replace("~", "~0").replace("/", "~1"), R.UNKNOWN_METADATA,
-                              f"unknown metadata field `{k}` (kept, but not part of schema v{n})")  # fmt: skip
-        yield from self._message_rules(rec, msg, meta, self.known_blocks[n])
-        yield from self._session_rules(rec, msg, meta)
+                out.append(self._f(rec, "/metadata/" + k.replace("~", "~0").replace("/", "~1"), R.UNKNOWN_METADATA,
+                              f"unknown metadata field `{k}` (kept, but not part of schema v{n})"))  # fmt: skip
+        self._message_rules(rec, msg, meta, self.known_blocks[n], out)
+        self._session_rules(rec, msg, meta, out)
+        return out
 
-    def _message_rules(self, rec: Record, msg: dict[str, Any], meta: dict[str, Any], known: frozenset[str]) -> Iterator[Finding]:
+    def _message_rules(
+        self,
+        rec: Record,
+        msg: dict[str, Any],
+        meta: dict[str, Any],
+        known: frozenset[str],
+        out: list[Finding],
+    ) -> None:
         on = self.on
         role: str = msg["role"]
         content: list[dict[str, Any]] = msg["content"]
         status = meta.get("status", "complete")
-        # unknown blocks are reported at any status (§10.3); nested ones too
+        partial = status == "partial"  # §5.1.5: a streaming message may break the rest
+        allowed = R.ALLOWED_BLOCKS[role]
         for i, block in enumerate(content):
             t = block["type"]
-            if t not in known:
+            if t not in known:  # reported at any status (§10.3)
                 if on["TS011"]:
-                    yield self._f(rec, f"/content/{i}", R.UNKNOWN_BLOCK, f"unknown content block type {t!r} skipped (§10.3)")
-            elif t == "tool_result":
-                for j, inner in enumerate(block["content"]):
-                    if inner["type"] not in known and on["TS011"]:
-                        yield self._f(rec, f"/content/{i}/content/{j}", R.UNKNOWN_BLOCK,
-                                      f"unknown content block type {inner['type']!r} skipped (§10.3)")  # fmt: skip
+                    out.append(
+                        self._f(
+                            rec,
+                            f"/content/{i}",
+                            R.UNKNOWN_BLOCK,
+                            f"unknown content block type {t!r} skipped (§10.3)",
+                        )
+                    )
+                continue
+            if partial:
+                continue
+            if t not in allowed and on["TS102"]:
+                out.append(self._f(rec, f"/content/{i}", R.ROLE_CONTENT,
+                              f"{t} block not allowed in a {role} message (allowed: {', '.join(sorted(allowed))})"))  # fmt: skip
+            if t in _BLOCKS_WITH_RULES:
+                self._block_rules(rec, f"/content/{i}", block, known, out)
         if on["TS115"]:
             try:
                 dt.datetime.fromisoformat(msg["created_at"][:-1])
             except ValueError:
-                yield self._f(rec, "/created_at", R.CREATED_AT_REAL, f"{msg['created_at']!r} is not a real date and time")
-        if status == "partial":
-            return  # §5.1.5: a message still streaming may violate the other invariants
+                out.append(
+                    self._f(
+                        rec,
+                        "/created_at",
+                        R.CREATED_AT_REAL,
+                        f"{msg['created_at']!r} is not a real date and time",
+                    )
+                )
+        if partial:
+            return
         if not content and role != "system" and on["TS101"]:
-            yield self._f(rec, "/content", R.EMPTY_CONTENT, f"{role} message has no content blocks (§5.1.1)")
-        allowed = R.ALLOWED_BLOCKS[role]
-        for i, block in enumerate(content):
-            t = block["type"]
-            if t not in known:
-                continue
-            if t not in allowed and on["TS102"]:
-                yield self._f(rec, f"/content/{i}", R.ROLE_CONTENT,
-                              f"{t} block not allowed in a {role} message (allowed: {', '.join(sorted(allowed))})")  # fmt: skip
-            yield from self._block_rules(rec, f"/content/{i}", block, known)
+            out.append(
+                self._f(
+                    rec,
+                    "/content",
+                    R.EMPTY_CONTENT,
+                    f"{role} message has no content blocks (§5.1.1)",
+                )
+            )
         if role == "tool":
             if len(content) != 1 and on["TS103"]:
-                yield self._f(rec, "/content", R.TOOL_ONE_BLOCK, f"tool message holds {len(content)} blocks; it must hold exactly one tool_result")
+                out.append(
+                    self._f(
+                        rec,
+                        "/content",
+                        R.TOOL_ONE_BLOCK,
+                        f"tool message holds {len(content)} blocks; it must hold exactly one tool_result",
+                    )
+                )
             parent = meta.get("parent_tool_use_id")
             if parent is None:
                 if on["TS110"]:
-                    yield self._f(rec, "/metadata/parent_tool_use_id", R.TOOL_PARENT, "tool message has no parent_tool_use_id")
+                    out.append(
+                        self._f(
+                            rec,
+                            "/metadata/parent_tool_use_id",
+                            R.TOOL_PARENT,
+                            "tool message has no parent_tool_use_id",
+                        )
+                    )
             elif on["TS111"]:
                 for i, block in enumerate(content):
                     if block["type"] == "tool_result" and block["tool_use_id"] != parent:
-                        yield self._f(rec, f"/content/{i}/tool_use_id", R.TOOL_PARENT_MATCH,
-                                      f"tool_result answers {block['tool_use_id']!r} but parent_tool_use_id is {parent!r}")  # fmt: skip
+                        out.append(self._f(rec, f"/content/{i}/tool_use_id", R.TOOL_PARENT_MATCH,
+                                      f"tool_result answers {block['tool_use_id']!r} but parent_tool_use_id is {parent!r}"))  # fmt: skip
         elif role == "assistant" and status == "complete":
             model, provider = meta.get("model"), meta.get("provider")
             if (model is None or provider is None) and on["TS104"]:
                 missing = " and ".join(k for k in ("model", "provider") if meta.get(k) is None)
-                yield self._f(rec, "/metadata", R.ASSISTANT_MODEL, f"complete assistant message has no {missing}")
+                out.append(
+                    self._f(
+                        rec,
+                        "/metadata",
+                        R.ASSISTANT_MODEL,
+                        f"complete assistant message has no {missing}",
+                    )
+                )
             routing = meta.get("routing")
             if routing is None:
                 if on["TS105"]:
-                    yield self._f(rec, "/metadata/routing", R.ASSISTANT_ROUTING, "complete assistant message has no routing record")
+                    out.append(
+                        self._f(
+                            rec,
+                            "/metadata/routing",
+                            R.ASSISTANT_ROUTING,
+                            "complete assistant message has no routing record",
+                        )
+                    )
             elif model is not None and routing["chosen_model"] != model and on["TS107"]:
-                yield self._f(rec, "/metadata/routing/chosen_model", R.ROUTING_MODEL,
-                              f"routing.chosen_model {routing['chosen_model']!r} differs from metadata.model {model!r}")  # fmt: skip
+                out.append(self._f(rec, "/metadata/routing/chosen_model", R.ROUTING_MODEL,
+                              f"routing.chosen_model {routing['chosen_model']!r} differs from metadata.model {model!r}"))  # fmt: skip
             if meta.get("usage") is None and on["TS106"]:
-                yield self._f(rec, "/metadata/usage", R.ASSISTANT_USAGE, "complete assistant message has no usage")
+                out.append(
+                    self._f(
+                        rec,
+                        "/metadata/usage",
+                        R.ASSISTANT_USAGE,
+                        "complete assistant message has no usage",
+                    )
+                )
         if role == "assistant" or meta.get("model") is not None:
-            yield from self._model_rules(rec, meta)
+            self._model_rules(rec, meta, out)
         if self.prices is not None and meta.get("usage") is not None:
-            yield from self.prices.check(self, rec, meta)
+            out.extend(self.prices.check(self, rec, meta))
 
-    def _model_rules(self, rec: Record, meta: dict[str, Any]) -> Iterator[Finding]:
+    def _model_rules(self, rec: Record, meta: dict[str, Any], out: list[Finding]) -> None:
         model = meta.get("model")
         if model is None:
             return
         if not self.re_model.match(model):
             if self.on["TS108"]:
-                yield self._f(rec, "/metadata/model", R.MODEL_ID, f"model id {model!r} is not `provider:model` (e.g. anthropic:claude-sonnet-4-6)")
+                out.append(
+                    self._f(
+                        rec,
+                        "/metadata/model",
+                        R.MODEL_ID,
+                        f"model id {model!r} is not `provider:model` (e.g. anthropic:claude-sonnet-4-6)",
+                    )
+                )
             return
         provider = meta.get("provider")
         if provider is not None and model.split(":", 1)[0] != provider and self.on["TS109"]:
-            yield self._f(rec, "/metadata/provider", R.MODEL_PROVIDER,
-                          f"model {model!r} belongs to provider {model.split(':', 1)[0]!r}, not {provider!r}")  # fmt: skip
+            out.append(self._f(rec, "/metadata/provider", R.MODEL_PROVIDER,
+                          f"model {model!r} belongs to provider {model.split(':', 1)[0]!r}, not {provider!r}"))  # fmt: skip
 
-    def _block_rules(self, rec: Record, ptr: str, block: dict[str, Any], known: frozenset[str]) -> Iterator[Finding]:
+    def _block_rules(
+        self,
+        rec: Record,
+        ptr: str,
+        block: dict[str, Any],
+        known: frozenset[str],
+        out: list[Finding],
+    ) -> None:
         on = self.on
         t = block["type"]
         if t == "tool_use":
             if not self.re_tool_id.match(block["id"]) and on["TS112"]:
-                yield self._f(rec, ptr + "/id", R.TOOL_ID_FORMAT, f"tool id {block['id']!r} is not tu_<ULID>")
+                out.append(
+                    self._f(
+                        rec,
+                        ptr + "/id",
+                        R.TOOL_ID_FORMAT,
+                        f"tool id {block['id']!r} is not tu_<ULID>",
+                    )
+                )
             if self.toolset is not None:
-                yield from self.toolset.check_use(self, rec, ptr, block)
+                out.extend(self.toolset.check_use(self, rec, ptr, block))
         elif t == "tool_result":
             if not self.re_tool_id.match(block["tool_use_id"]) and on["TS112"]:
-                yield self._f(rec, ptr + "/tool_use_id", R.TOOL_ID_FORMAT, f"tool id {block['tool_use_id']!r} is not tu_<ULID>")
+                out.append(
+                    self._f(
+                        rec,
+                        ptr + "/tool_use_id",
+                        R.TOOL_ID_FORMAT,
+                        f"tool id {block['tool_use_id']!r} is not tu_<ULID>",
+                    )
+                )
             for j, inner in enumerate(block["content"]):
-                if inner["type"] in known and inner["type"] != "tool_result":
-                    yield from self._block_rules(rec, f"{ptr}/content/{j}", inner, known)
+                it = inner["type"]
+                if it not in known:
+                    if on["TS011"]:
+                        out.append(
+                            self._f(
+                                rec,
+                                f"{ptr}/content/{j}",
+                                R.UNKNOWN_BLOCK,
+                                f"unknown content block type {it!r} skipped (§10.3)",
+                            )
+                        )
+                elif it in _BLOCKS_WITH_RULES and it != "tool_result":
+                    self._block_rules(rec, f"{ptr}/content/{j}", inner, known, out)
         elif t == "image":
             media = block["media_type"]
             if not media.startswith("image/") and on["TS113"]:
-                yield self._f(rec, ptr + "/media_type", R.IMAGE_MEDIA_TYPE, f"media_type {media!r} is not an image type")
+                out.append(
+                    self._f(
+                        rec,
+                        ptr + "/media_type",
+                        R.IMAGE_MEDIA_TYPE,
+                        f"media_type {media!r} is not an image type",
+                    )
+                )
             source = block["source"]
             kind, data = source["kind"], source["data"]
             if kind == "file_ref" and on["TS114"]:
                 problem = _file_ref_problem(data)
                 if problem:
-                    yield self._f(rec, ptr + "/source/data", R.FILE_REF_PATH, f"file_ref {data!r} {problem}")
+                    out.append(
+                        self._f(
+                            rec,
+                            ptr + "/source/data",
+                            R.FILE_REF_PATH,
+                            f"file_ref {data!r} {problem}",
+                        )
+                    )
             elif kind == "base64" and on["TS116"]:
                 try:
                     binascii.a2b_base64(data, strict_mode=True)
                 except (binascii.Error, ValueError) as exc:
-                    yield self._f(rec, ptr + "/source/data", R.BASE64_DATA, f"image data is not valid base64 ({exc})")
+                    out.append(
+                        self._f(
+                            rec,
+                            ptr + "/source/data",
+                            R.BASE64_DATA,
+                            f"image data is not valid base64 ({exc})",
+                        )
+                    )
 
-    def _session_rules(self, rec: Record, msg: dict[str, Any], meta: dict[str, Any]) -> Iterator[Finding]:
+    def _session_rules(self, rec: Record, msg: dict[str, Any], meta: dict[str, Any], out: list[Finding]) -> None:
         on = self.on
         mid: str = msg["id"]
         sid: str = msg["session_id"]
@@ -261,17 +391,31 @@ class CanonicalRun:
         if sess is None:
             sess = self.sessions[sid] = Session()
         if on["TS201"] and not self.re_ulid.match(mid):
-            yield self._f(rec, "/id", R.MESSAGE_ULID, f"message id {mid!r} is not a ULID")
+            out.append(self._f(rec, "/id", R.MESSAGE_ULID, f"message id {mid!r} is not a ULID"))
         if on["TS202"]:
             if mid in self.message_ids:
-                yield self._f(rec, "/id", R.MESSAGE_UNIQUE, f"message id {mid} appears more than once")
+                out.append(self._f(rec, "/id", R.MESSAGE_UNIQUE, f"message id {mid} appears more than once"))
             else:
                 self.message_ids.add(mid)
         if sess.last_id is not None and mid <= sess.last_id and on["TS203"]:
-            yield self._f(rec, "/id", R.MESSAGE_MONOTONIC, f"message id {mid} does not follow {sess.last_id} in session {sid}")
+            out.append(
+                self._f(
+                    rec,
+                    "/id",
+                    R.MESSAGE_MONOTONIC,
+                    f"message id {mid} does not follow {sess.last_id} in session {sid}",
+                )
+            )
         created: str = msg["created_at"]
         if sess.last_created is not None and created < sess.last_created and on["TS204"]:
-            yield self._f(rec, "/created_at", R.CREATED_MONOTONIC, f"created_at {created} is earlier than the previous message's {sess.last_created}")
+            out.append(
+                self._f(
+                    rec,
+                    "/created_at",
+                    R.CREATED_MONOTONIC,
+                    f"created_at {created} is earlier than the previous message's {sess.last_created}",
+                )
+            )
         sess.last_id, sess.last_created = mid, created
         if meta.get("status", "complete") == "partial":
             return
@@ -283,10 +427,17 @@ class CanonicalRun:
                 if owner is not None:
                     if on["TS207"]:
                         where = "this session" if owner == sid else f"session {owner}"
-                        yield self._f(rec, f"/content/{i}/id", R.TOOL_ID_REPEATED, f"tool id {tid} already used in {where}")
+                        out.append(
+                            self._f(
+                                rec,
+                                f"/content/{i}/id",
+                                R.TOOL_ID_REPEATED,
+                                f"tool id {tid} already used in {where}",
+                            )
+                        )
                     continue
                 self.tool_owner[tid] = sid
-                sess.open_uses[tid] = (rec.path, rec.line, f"{rec.pointer}/content/{i}")
+                sess.open_uses[tid] = (rec.path, rec.line, rec.pointer, i)
             elif t == "tool_result":
                 tid = block["tool_use_id"]
                 if tid in sess.open_uses:
@@ -294,11 +445,25 @@ class CanonicalRun:
                     sess.answered.add(tid)
                 elif tid in sess.answered:
                     if on["TS206"]:
-                        yield self._f(rec, f"/content/{i}/tool_use_id", R.RESULT_DUPLICATE, f"tool_use {tid} already has a result")
+                        out.append(
+                            self._f(
+                                rec,
+                                f"/content/{i}/tool_use_id",
+                                R.RESULT_DUPLICATE,
+                                f"tool_use {tid} already has a result",
+                            )
+                        )
                 elif on["TS205"]:
                     owner = self.tool_owner.get(tid)
                     why = f"it belongs to session {owner}" if owner else "no earlier tool_use has that id"
-                    yield self._f(rec, f"/content/{i}/tool_use_id", R.RESULT_UNPAIRED, f"tool_result answers {tid} but {why}")
+                    out.append(
+                        self._f(
+                            rec,
+                            f"/content/{i}/tool_use_id",
+                            R.RESULT_UNPAIRED,
+                            f"tool_result answers {tid} but {why}",
+                        )
+                    )
 
     # -- tool definitions -------------------------------------------------------------
 

@@ -50,7 +50,9 @@ class PriceTable:
         total = Decimal(usage["input_tokens"]) * rates["input_per_mtok_usd"]
         total += Decimal(usage["output_tokens"]) * rates["output_per_mtok_usd"]
         total += Decimal(usage.get("cached_input_tokens", 0)) * rates.get("cached_read_per_mtok_usd", Decimal(0))
-        total += Decimal(usage.get("cache_creation_input_tokens", 0)) * rates.get("cache_write_per_mtok_usd", Decimal(0))
+        total += Decimal(usage.get("cache_creation_input_tokens", 0)) * rates.get(
+            "cache_write_per_mtok_usd", Decimal(0)
+        )
         return total / MTOK
 
     def check(self, run: CanonicalRun, rec: Record, meta: dict[str, Any]) -> Iterator[Finding]:
@@ -61,17 +63,35 @@ class PriceTable:
         if table is None:
             if run.on["TS402"]:
                 known = ", ".join(sorted(self.versions))
-                yield run._f(rec, "/metadata/usage/pricing_version", R.PRICING_VERSION, f"pricing_version {version!r} is not in the price table (known: {known})")
+                yield run._f(
+                    rec,
+                    "/metadata/usage/pricing_version",
+                    R.PRICING_VERSION,
+                    f"pricing_version {version!r} is not in the price table (known: {known})",
+                )
             return
         if model is None or model not in table:
             if run.on["TS403"]:
-                yield run._f(rec, "/metadata/model", R.PRICING_MODEL, f"model {model!r} has no price in pricing_version {version!r}")
+                yield run._f(
+                    rec,
+                    "/metadata/model",
+                    R.PRICING_MODEL,
+                    f"model {model!r} has no price in pricing_version {version!r}",
+                )
             return
         rates = table[model]
-        for bucket, rate in (("cached_input_tokens", "cached_read_per_mtok_usd"), ("cache_creation_input_tokens", "cache_write_per_mtok_usd")):
+        for bucket, rate in (
+            ("cached_input_tokens", "cached_read_per_mtok_usd"),
+            ("cache_creation_input_tokens", "cache_write_per_mtok_usd"),
+        ):
             if usage.get(bucket, 0) and rate not in rates:
                 if run.on["TS404"]:
-                    yield run._f(rec, f"/metadata/usage/{bucket}", R.PRICING_BUCKET, f"{usage[bucket]} {bucket} but {version!r} has no {rate} for {model}")
+                    yield run._f(
+                        rec,
+                        f"/metadata/usage/{bucket}",
+                        R.PRICING_BUCKET,
+                        f"{usage[bucket]} {bucket} but {version!r} has no {rate} for {model}",
+                    )
                 return
         if not run.on["TS401"]:
             return
@@ -93,11 +113,13 @@ def load_price_table(path: Path) -> PriceTable:
         raise InputError(f"{path}: cannot read --pricing file: {exc.strerror}") from None
     try:
         if path.suffix in (".yaml", ".yml"):
-            doc = yaml.load(raw.decode("utf-8"), Loader=_DecimalLoader)  # noqa: S506 - a SafeLoader subclass
+            doc = yaml.load(raw.decode("utf-8"), Loader=_DecimalLoader)
         else:
             doc = jiter.from_json(raw, float_mode="decimal", catch_duplicate_keys=True, allow_inf_nan=False)
     except (ValueError, yaml.YAMLError) as exc:
-        raise InputError(f"{path}: --pricing file is not valid {'YAML' if path.suffix in ('.yaml', '.yml') else 'JSON'}: {exc}") from None
+        raise InputError(
+            f"{path}: --pricing file is not valid {'YAML' if path.suffix in ('.yaml', '.yml') else 'JSON'}: {exc}"
+        ) from None
     validator = SchemaValidator(schema_set("canonical", "v1"), "pricing-table.json")
     errors = validator.errors(doc)
     if errors:

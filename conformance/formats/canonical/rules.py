@@ -12,8 +12,12 @@ from ...jsonio import IO_RULES
 
 E, W = Severity.ERROR, Severity.WARNING
 
-UNKNOWN_METADATA = RuleInfo("TS010", W, "§10.3", "Unknown metadata field (tolerated; error under --strict)", strict=True)
-UNKNOWN_BLOCK = RuleInfo("TS011", W, "§10.3, §4.2.2", "Unknown content block type (tolerated; error under --strict)", strict=True)
+UNKNOWN_METADATA = RuleInfo(
+    "TS010", W, "§10.3", "Unknown metadata field (tolerated; error under --strict)", strict=True
+)
+UNKNOWN_BLOCK = RuleInfo(
+    "TS011", W, "§10.3, §4.2.2", "Unknown content block type (tolerated; error under --strict)", strict=True
+)
 UNKNOWN_VERSION = RuleInfo("TS012", E, "§10.1", "schema_version not supported by this turnspec")
 SCHEMA = RuleInfo("TS020", E, "§4", "Document does not match its JSON Schema")
 

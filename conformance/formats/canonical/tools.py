@@ -34,7 +34,10 @@ def subset_violations(schema: Any, ptr: str = "") -> Iterator[tuple[str, str]]:
         return
     for kw in R.DISALLOWED_SCHEMA_KEYWORDS:
         if kw in schema:
-            yield f"{ptr}/{kw.replace('~', '~0').replace('/', '~1')}", f"`{kw}` is not allowed in a tool input_schema (§5.4)"
+            yield (
+                f"{ptr}/{kw.replace('~', '~0').replace('/', '~1')}",
+                f"`{kw}` is not allowed in a tool input_schema (§5.4)",
+            )
     ap = schema.get("additionalProperties")
     if ap is not None and not isinstance(ap, bool):
         yield f"{ptr}/additionalProperties", "`additionalProperties` must be a boolean, not a schema (§5.4)"
@@ -52,7 +55,9 @@ def subset_violations(schema: Any, ptr: str = "") -> Iterator[tuple[str, str]]:
             yield from subset_violations(s, f"{ptr}/prefixItems/{i}")
 
 
-def definition_findings(run: CanonicalRun, rec: Record, tool: dict[str, Any], names: dict[str, tuple[str, int]]) -> Iterator[Finding]:
+def definition_findings(
+    run: CanonicalRun, rec: Record, tool: dict[str, Any], names: dict[str, tuple[str, int]]
+) -> Iterator[Finding]:
     name = tool["name"]
     if run.on["TS301"] and not _snake(name):
         yield run._f(rec, "/name", R.TOOL_NAME, f"tool name {name!r} is not snake_case")
@@ -128,9 +133,20 @@ def load_tools(path: Path, validator: SchemaValidator) -> ToolSet:
             raise InputError(f"{item.path}:{item.line}: tool {tool['name']!r} defined twice in --tools")
         tools[tool["name"]] = tool
         for ptr, why in subset_violations(tool["input_schema"], "/input_schema"):
-            ts.findings.append(Finding(item.path, item.line, item.pointer + ptr, R.TOOL_SCHEMA_SUBSET.id, R.TOOL_SCHEMA_SUBSET.severity, why))
+            ts.findings.append(
+                Finding(
+                    item.path,
+                    item.line,
+                    item.pointer + ptr,
+                    R.TOOL_SCHEMA_SUBSET.id,
+                    R.TOOL_SCHEMA_SUBSET.severity,
+                    why,
+                )
+            )
         try:
             jsonschema.Draft202012Validator.check_schema(tool["input_schema"])
         except jsonschema.SchemaError as exc:
-            raise InputError(f"{item.path}:{item.line}: tool {tool['name']!r}: input_schema is not a valid JSON Schema: {exc.message}") from None
+            raise InputError(
+                f"{item.path}:{item.line}: tool {tool['name']!r}: input_schema is not a valid JSON Schema: {exc.message}"
+            ) from None
     return ts

@@ -14,7 +14,7 @@ import json
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import quote
 
 from ...findings import Finding, RuleCatalog, RuleInfo, Selection, Severity
@@ -164,7 +164,9 @@ class SqliteRun:
             if table not in tables:
                 yield self._f(name, None, f"/{table}", STORE_SCHEMA, f"table {table!r} is missing")
                 continue
-            info = {r[1]: (str(r[2]).upper(), bool(r[3]), bool(r[5])) for r in con.execute(f"PRAGMA table_info({table})")}
+            info = {
+                r[1]: (str(r[2]).upper(), bool(r[3]), bool(r[5])) for r in con.execute(f"PRAGMA table_info({table})")
+            }
             for col, (typ, notnull, pk) in columns.items():
                 got = info.get(col)
                 if got is None:
@@ -175,19 +177,29 @@ class SqliteRun:
             fks = {(table, r[3], r[2]) for r in con.execute(f"PRAGMA foreign_key_list({table})")}
             for fk in FOREIGN_KEYS:
                 if fk[0] == table and fk not in fks:
-                    yield self._f(name, None, f"/{table}/{fk[1]}", STORE_SCHEMA, f"{table}.{fk[1]} lacks FOREIGN KEY REFERENCES {fk[2]}(id)")
+                    yield self._f(
+                        name,
+                        None,
+                        f"/{table}/{fk[1]}",
+                        STORE_SCHEMA,
+                        f"{table}.{fk[1]} lacks FOREIGN KEY REFERENCES {fk[2]}(id)",
+                    )
         for idx, (table, cols) in INDEXES.items():
             if table not in tables:
                 continue
             got_cols = [r[2] for r in con.execute(f"PRAGMA index_info({idx})")]
             if got_cols != cols:
-                yield self._f(name, None, f"/{table}", STORE_SCHEMA, f"index {idx} on {table}({', '.join(cols)}) is missing")
+                yield self._f(
+                    name, None, f"/{table}", STORE_SCHEMA, f"index {idx} on {table}({', '.join(cols)}) is missing"
+                )
 
     def _validate(self, con: sqlite3.Connection, name: str, stats: FileStats) -> Iterator[Finding]:
         problems = [f for f in self._structure(con, name)]
         yield from (f for f in problems if f is not None)
         tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if not {"messages", "sessions", "tool_calls"} <= tables or any(f and f.pointer.count("/") == 2 and "missing" in f.message for f in problems):
+        if not {"messages", "sessions", "tool_calls"} <= tables or any(
+            f and f.pointer.count("/") == 2 and "missing" in f.message for f in problems
+        ):
             return  # without the §9.1 columns the rows cannot be read meaningfully
         session_ids = {r[0] for r in con.execute("SELECT id FROM sessions")}
         where = f"{name}#messages"
@@ -214,18 +226,30 @@ class SqliteRun:
                         parsed[col] = parse(text.encode("utf-8", "surrogatepass"))
                     except ValueError as exc:
                         pe = parse_error(where, rowid, text.encode("utf-8", "surrogatepass"), exc, at_eof=False)
-                        f = Finding(where, rowid, f"/{col}", pe.rule, pe.severity, f"{col}_json: {pe.message}") if self.sel.enabled(pe.rule) else None
+                        f = (
+                            Finding(where, rowid, f"/{col}", pe.rule, pe.severity, f"{col}_json: {pe.message}")
+                            if self.sel.enabled(pe.rule)
+                            else None
+                        )
                         ok = False
                     else:
                         want = list if col == "content" else dict
                         f = None
                         if not isinstance(parsed[col], want):
-                            f = self._f(where, rowid, f"/{col}", STORE_JSON, f"{col}_json holds a JSON {type(parsed[col]).__name__}, not an {'array' if want is list else 'object'}")
+                            f = self._f(
+                                where,
+                                rowid,
+                                f"/{col}",
+                                STORE_JSON,
+                                f"{col}_json holds a JSON {type(parsed[col]).__name__}, not an {'array' if want is list else 'object'}",
+                            )
                             ok = False
                 if f:
                     yield f
             if not isinstance(created, int):
-                f = self._f(where, rowid, "/created_at", STORE_COLUMN, f"created_at is {created!r}, not integer microseconds")
+                f = self._f(
+                    where, rowid, "/created_at", STORE_COLUMN, f"created_at is {created!r}, not integer microseconds"
+                )
                 if f:
                     yield f
                 continue
@@ -253,27 +277,43 @@ class SqliteRun:
             "SELECT rowid, id, session_id, message_id, result_message_id, name, status FROM tool_calls ORDER BY rowid"
         ):
             seen.add(tid)
-            for col, ref, pool in (("session_id", sid, session_ids), ("message_id", mid, message_ids), ("result_message_id", rid, message_ids)):
+            for col, ref, pool in (
+                ("session_id", sid, session_ids),
+                ("message_id", mid, message_ids),
+                ("result_message_id", rid, message_ids),
+            ):
                 if ref is not None and ref not in pool:
                     yield self._f(where, rowid, f"/{col}", FOREIGN_KEY, f"{col} {ref!r} does not resolve")
             use = uses.get(tid)
             if use is None:
-                yield self._f(where, rowid, "/id", TOOLCALL_ORPHAN, f"tool call {tid} has no tool_use block in messages")
+                yield self._f(
+                    where, rowid, "/id", TOOLCALL_ORPHAN, f"tool call {tid} has no tool_use block in messages"
+                )
                 continue
             for col, want, got in (("session_id", use[0], sid), ("message_id", use[1], mid), ("name", use[2], tname)):
                 if want != got:
-                    yield self._f(where, rowid, f"/{col}", TOOLCALL_FIELDS, f"{col} is {got!r} but the tool_use says {want!r}")
+                    yield self._f(
+                        where, rowid, f"/{col}", TOOLCALL_FIELDS, f"{col} is {got!r} but the tool_use says {want!r}"
+                    )
             answer = answers.get(tid)
             if (answer[0] if answer else None) != rid:
                 yield self._f(where, rowid, "/result_message_id", TOOLCALL_RESULT,
                               f"result_message_id is {rid!r} but {'message ' + repr(answer[0]) + ' answers it' if answer else 'no tool message answers it'}")  # fmt: skip
             expected = "pending" if answer is None else ("failed" if answer[1] else "succeeded")
-            ok = status == expected or (status == "cancelled" and answer is None) or (status == "cancelled" and answer is not None and answer[1])
+            ok = (
+                status == expected
+                or (status == "cancelled" and answer is None)
+                or (status == "cancelled" and answer is not None and answer[1])
+            )
             if status not in STATUSES or not ok:
-                yield self._f(where, rowid, "/status", TOOLCALL_STATUS, f"status is {status!r}; the messages say {expected!r}")
+                yield self._f(
+                    where, rowid, "/status", TOOLCALL_STATUS, f"status is {status!r}; the messages say {expected!r}"
+                )
         for tid, (_sid, _mid, _name, rowid) in uses.items():
             if tid not in seen:
-                yield self._f(f"{name}#messages", rowid, "/content", TOOLCALL_MISSING, f"tool_use {tid} has no row in tool_calls")
+                yield self._f(
+                    f"{name}#messages", rowid, "/content", TOOLCALL_MISSING, f"tool_use {tid} has no row in tool_calls"
+                )
 
 
 def convert_canonical_to_sqlite(src: Path, dst: Path, ctx: object) -> None:
@@ -295,13 +335,26 @@ def convert_canonical_to_sqlite(src: Path, dst: Path, ctx: object) -> None:
         calls: dict[str, list[Any]] = {}
         for m in msgs:
             t = timestamp_to_micros(m["created_at"])
-            s = sessions.setdefault(m["session_id"], {"created": t, "updated": t, "model": None, "version": m["schema_version"]})
+            s = sessions.setdefault(
+                m["session_id"], {"created": t, "updated": t, "model": None, "version": m["schema_version"]}
+            )
             s["created"], s["updated"] = min(s["created"], t), max(s["updated"], t)
             if m["role"] == "assistant" and m["metadata"].get("model"):
                 s["model"] = m["metadata"]["model"]
             for b in m["content"]:
                 if b["type"] == "tool_use":
-                    calls[b["id"]] = [b["id"], m["session_id"], m["id"], None, b["name"], "pending", None, m["metadata"].get("provider"), t, None]
+                    calls[b["id"]] = [
+                        b["id"],
+                        m["session_id"],
+                        m["id"],
+                        None,
+                        b["name"],
+                        "pending",
+                        None,
+                        m["metadata"].get("provider"),
+                        t,
+                        None,
+                    ]
                 elif b["type"] == "tool_result" and b["tool_use_id"] in calls:
                     c = calls[b["tool_use_id"]]
                     c[3], c[5], c[9] = m["id"], "failed" if b.get("is_error") else "succeeded", t
@@ -319,7 +372,7 @@ def convert_canonical_to_sqlite(src: Path, dst: Path, ctx: object) -> None:
 class SqliteFormat:
     name = "sqlite"
     rules = RuleCatalog([*RULES, *CANONICAL_RULES])
-    converters = {("canonical", "sqlite"): convert_canonical_to_sqlite}
+    converters: ClassVar[dict[tuple[str, str], Any]] = {("canonical", "sqlite"): convert_canonical_to_sqlite}
 
     def detect(self, path: Path) -> bool:
         if not path.is_file():
