@@ -8,19 +8,10 @@ from typing import Annotated, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 from typing_extensions import TypeAliasType
 
-from . import (
-    ids,
-    image_block,
-    redacted_thinking_block,
-    text_block,
-    thinking_block,
-    tool_use_block,
-    unknown_block,
-)
+from . import ids, image_block, redacted_thinking_block, text_block, thinking_block, tool_use_block, unknown_block
 
 ContentBlock = TypeAliasType(
-    "ContentBlock",
-    Annotated[Union["KnownContentBlock", unknown_block.UnknownBlock], Field(title='ContentBlock')],
+    "ContentBlock", Annotated[Union["KnownContentBlock", unknown_block.UnknownBlock], Field(title='ContentBlock')]
 )
 """
 A known block, or an unknown one tolerated per spec §10.3. The two branches are disjoint on `type`.

@@ -19,8 +19,5 @@ class UnknownBlock(BaseModel):
     )
     type: Annotated[
         StrictStr,
-        Field(
-            min_length=1,
-            pattern='^(?!(?:text|tool_use|tool_result|image|thinking|redacted_thinking)(?![\\s\\S]))',
-        ),
+        Field(min_length=1, pattern='^(?!(?:text|tool_use|tool_result|image|thinking|redacted_thinking)(?![\\s\\S]))'),
     ]
