@@ -25,7 +25,10 @@ def expand(paths: Iterable[str | Path], fmt: str | None = None) -> list[tuple[Pa
     Directories are walked top-down in sorted order; a directory some format claims as
     one unit is not descended into.
     """
-    forced = get_format(fmt) if fmt else None
+    try:
+        forced = get_format(fmt) if fmt else None
+    except KeyError as exc:
+        raise InputError(str(exc.args[0])) from None
 
     def claim(p: Path) -> Format | None:
         if forced is not None:

@@ -1,0 +1,86 @@
+"""`turnspec` as a user runs it: exit codes, output formats, rule selection."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformance.cli import main
+
+RULES = Path(__file__).parent / "rules" / "canonical"
+EXAMPLES = Path(__file__).resolve().parents[1] / "conformance" / "data" / "examples"
+
+
+def test_bundled_example_is_valid(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", str(EXAMPLES)]) == 0
+    assert capsys.readouterr().out.startswith("OK: 0 error(s), 0 warning(s) in 1 file(s)")
+
+
+def test_violations_exit_1_with_located_lines(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", str(RULES / "TS020.jsonl")]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"{RULES / 'TS020.jsonl'}:2: /content/0/text TS020 error: TextBlock: expected string, got integer"
+    assert out[-1].startswith("FAIL: 1 error(s)")
+
+
+def test_warnings_alone_exit_0(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", str(RULES / "TS010.jsonl")]) == 0
+    assert main(["validate", "--strict", str(RULES / "TS010.jsonl")]) == 1
+
+
+def test_json_output_shape(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", "--output", "json", str(RULES / "TS205.jsonl"), str(RULES / "valid.jsonl")]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert set(doc) == {"files", "violations", "summary"}
+    assert [f["path"] for f in doc["files"]] == [str(RULES / "TS205.jsonl"), str(RULES / "valid.jsonl")]
+    v = next(x for x in doc["violations"] if x["rule"] == "TS205")
+    assert set(v) == {"path", "line", "pointer", "rule", "severity", "message"}
+    assert (v["line"], v["pointer"], v["severity"]) == (4, "/content/0/tool_use_id", "error")
+    assert doc["summary"]["records"] == 10 and doc["summary"]["errors"] >= 1
+
+
+def test_select_and_ignore_by_prefix(capsys: pytest.CaptureFixture[str]) -> None:
+    # the TS205 fixture also leaves its tool_use unanswered (TS208); both are TS2xx
+    assert main(["validate", str(RULES / "TS205.jsonl")]) == 1
+    assert main(["validate", "--ignore", "TS2", str(RULES / "TS205.jsonl")]) == 0
+    out = capsys.readouterr().out
+    assert "TS205" in out and out.strip().endswith("OK: 0 error(s), 0 warning(s) in 1 file(s), 5 record(s)")
+    assert main(["validate", "--select", "TS208", str(RULES / "TS205.jsonl")]) == 0
+    out = capsys.readouterr().out
+    assert "TS208" in out and "TS205" not in out and "TS111" not in out
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["validate", "/no/such/file.jsonl"],
+        ["validate", "--select", "ZZ9", str(RULES / "valid.jsonl")],
+        ["validate", "--output", "xml", str(RULES / "valid.jsonl")],
+        ["validate", "--format", "nope", str(RULES / "valid.jsonl")],
+        ["validate", "--tools", "/no/tools.json", str(RULES / "valid.jsonl")],
+        ["validate", "--pricing", str(RULES / "valid.jsonl"), str(RULES / "valid.jsonl")],
+        ["frobnicate"],
+    ],
+)
+def test_usage_errors_exit_2(argv: list[str]) -> None:
+    assert main(argv) == 2
+
+
+def test_rules_lists_every_rule_with_section(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["rules", "--output", "json"]) == 0
+    rules = json.loads(capsys.readouterr().out)
+    ids = [r["id"] for r in rules]
+    assert ids == sorted(ids) and len(ids) == len(set(ids))
+    assert all(r["section"] and r["summary"] and r["severity"] in ("error", "warning") for r in rules)
+    assert {"TS101", "TS208", "TS305", "TS401", "TS501"} <= set(ids)
+
+
+def test_console_script_runs_without_traceback(tmp_path: Path) -> None:
+    bad = tmp_path / "x.jsonl"
+    bad.write_bytes(b"{")
+    r = subprocess.run([sys.executable, "-m", "conformance.cli", "validate", str(bad)], capture_output=True, text=True)
+    assert r.returncode == 1 and "TS009" in r.stdout and "Traceback" not in r.stderr
