@@ -48,10 +48,10 @@ def test_select_and_ignore_by_prefix(capsys: pytest.CaptureFixture[str]) -> None
     assert main(["validate", str(RULES / "TS205.jsonl")]) == 1
     assert main(["validate", "--ignore", "TS2", str(RULES / "TS205.jsonl")]) == 0
     out = capsys.readouterr().out
-    assert "TS205" in out and out.strip().endswith("OK: 0 error(s), 0 warning(s) in 1 file(s), 5 record(s)")
+    assert " TS205 " in out and out.strip().endswith("OK: 0 error(s), 0 warning(s) in 1 file(s), 5 record(s)")
     assert main(["validate", "--select", "TS208", str(RULES / "TS205.jsonl")]) == 0
     out = capsys.readouterr().out
-    assert "TS208" in out and "TS205" not in out and "TS111" not in out
+    assert " TS208 " in out and " TS205 " not in out and " TS111 " not in out
 
 
 @pytest.mark.parametrize(
