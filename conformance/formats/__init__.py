@@ -7,11 +7,12 @@ from pathlib import Path
 from ..findings import RuleCatalog
 from .base import FileStats, Format, FormatRun, Options
 from .canonical import CanonicalFormat
+from .gpt2099 import Gpt2099Format
 
 
 def all_formats() -> list[Format]:
     """Every format, in detection order (the most specific first, canonical last)."""
-    return [CanonicalFormat()]
+    return [Gpt2099Format(), CanonicalFormat()]
 
 
 def get_format(name: str) -> Format:
