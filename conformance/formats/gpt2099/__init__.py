@@ -47,4 +47,14 @@ def resolve(path: Path, headishes: list[str] | None = None) -> dict[str, object]
     return load_thread(path).resolve(headishes)
 
 
-__all__ = ["CATALOG", "Gpt2099Format", "Gpt2099Run", "ResolveError", "Shape", "Thread", "deep_merge", "load_thread", "resolve"]
+__all__ = [
+    "CATALOG",
+    "Gpt2099Format",
+    "Gpt2099Run",
+    "ResolveError",
+    "Shape",
+    "Thread",
+    "deep_merge",
+    "load_thread",
+    "resolve",
+]

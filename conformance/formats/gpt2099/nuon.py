@@ -31,7 +31,17 @@ _NUMBER = re.compile(r"[+-]?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?\Z
 _NON_FINITE = frozenset({"inf", "-inf", "+inf", "NaN", "nan", "-nan", "infinity", "-infinity"})
 _DELIM = frozenset(" \t\r\n,;[]{}()\"'`")
 _KEY_DELIM = _DELIM | {":"}
-_SIMPLE_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "'": "'"}
+_SIMPLE_ESCAPES = {
+    '"': '"',
+    "\\": "\\",
+    "/": "/",
+    "b": "\b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "'": "'",
+}
 
 
 class NuonError(Exception):
@@ -103,7 +113,9 @@ class _Parser:
         if c in "]},;:),":
             raise self.fail("syntax", f"unexpected {c!r}")
         if c in "($":
-            raise self.fail("unsupported", f"{c!r} starts a Nushell expression, which NUON data cannot hold")
+            raise self.fail(
+                "unsupported", f"{c!r} starts a Nushell expression, which NUON data cannot hold"
+            )
         return self.bare_value()
 
     def record(self, depth: int) -> dict[str, Any]:
@@ -191,7 +203,9 @@ class _Parser:
             self.i += 1
             cells = self.items(depth + 1, False)
             if len(cells) != len(header):
-                raise self.fail("syntax", f"table row has {len(cells)} cells for {len(header)} columns", row_pos)
+                raise self.fail(
+                    "syntax", f"table row has {len(cells)} cells for {len(header)} columns", row_pos
+                )
             rows.append(dict(zip(header, cells, strict=True)))
 
     def string(self) -> str:
@@ -252,7 +266,7 @@ class _Parser:
             j += 1
         hashes = j - self.i - 1
         if j >= self.n or self.s[j] != "'":
-            return self.bare_value()  # a bareword that happens to start with r#
+            return str(self.bare_value())  # a bareword that happens to start with r#
         close = "'" + "#" * hashes
         end = self.s.find(close, j + 1)
         if end < 0:
@@ -281,7 +295,8 @@ class _Parser:
         if head[:1].isdigit() or ".." in word:
             raise self.fail(
                 "unsupported",
-                f"{word!r} is a Nushell literal (duration, file size, date or range) that JSON cannot hold",
+                f"{word!r} is a Nushell literal (duration, file size, date or range) "
+                "that JSON cannot hold",
                 start,
             )
         return word

@@ -8,12 +8,15 @@ Accepted files (the encoding is chosen by suffix, the shape by content):
 | `.jsonl` | one document per line; turn lines together form one thread |
 | `.nuon` | the same documents written in NUON (gpt2099's thread export), e.g. a table of turns |
 
-| shape | recognised by | schema |
-|---|---|---|
-| turn frames (a thread) | objects with `meta` or `topic: "gpt.turn"` | `turn-frame.json` |
-| thread records | objects with a 25-character `id`, `content`, no canonical keys | `thread-record.json` |
-| context window | an object with `messages` (a list) and at most `options` besides | `context-window.json` |
-| normalized response | an object whose `message` is an object, at most `role`, `mime_type` besides | `response.json` |
+Shapes, recognised by content, each with its root schema in `schemas/gpt2099/v1/`:
+
+- turn frames (a thread): objects with `meta` or `topic: "gpt.turn"` (`turn-frame.json`);
+- thread records: objects with a 25-character `id` and `content`, no canonical keys
+  (`thread-record.json`);
+- context window: an object with `messages` (a list) and at most `options` besides
+  (`context-window.json`);
+- normalized response: an object whose `message` is an object, with at most `role` and
+  `mime_type` besides (`response.json`).
 
 Detection never claims a canonical file: canonical messages have `session_id`,
 `metadata`, `schema_version` and 26-character ULIDs, none of which a gpt2099 turn has,
@@ -32,7 +35,16 @@ from typing import Any
 import jiter
 
 from ...findings import Finding, RuleInfo
-from ...jsonio import BOM, DUPLICATE_KEY, INVALID_UTF8, NON_FINITE, TOO_LARGE, Record, read_json, read_jsonl
+from ...jsonio import (
+    BOM,
+    DUPLICATE_KEY,
+    INVALID_UTF8,
+    NON_FINITE,
+    TOO_LARGE,
+    Record,
+    read_json,
+    read_jsonl,
+)
 from . import inherited
 from . import rules as R
 from .nuon import NuonError
@@ -53,7 +65,9 @@ def classify(value: Any) -> Shape | None:
     """The shape of one document or turn, or None when it is no gpt2099 shape."""
     if not isinstance(value, dict) or value.keys() & CANONICAL_KEYS:
         return None
-    if value.keys() & {"meta", "topic"} and (isinstance(value.get("meta"), dict) or value.get("topic") == "gpt.turn"):
+    if value.keys() & {"meta", "topic"} and (
+        isinstance(value.get("meta"), dict) or value.get("topic") == "gpt.turn"
+    ):
         return Shape.FRAMES
     # Provider wire requests also have `messages` (next to `model`, `max_tokens`, ...) and
     # are not ours; a context window has nothing but `messages` and `options`.
@@ -111,13 +125,22 @@ def read_nuon(path: Path) -> Iterator[Record | Finding]:
     name = str(path)
     data = path.read_bytes()
     if data.startswith(b"\xef\xbb\xbf"):
-        yield Finding(name, 1, "", BOM.id, BOM.severity, "UTF-8 byte order mark at start of file; ignored")
+        yield Finding(
+            name, 1, "", BOM.id, BOM.severity, "UTF-8 byte order mark at start of file; ignored"
+        )
         data = data[3:]
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as u:
         line = data.count(b"\n", 0, u.start) + 1
-        yield Finding(name, line, "", INVALID_UTF8.id, INVALID_UTF8.severity, f"invalid UTF-8 byte 0x{data[u.start]:02x}")
+        yield Finding(
+            name,
+            line,
+            "",
+            INVALID_UTF8.id,
+            INVALID_UTF8.severity,
+            f"invalid UTF-8 byte 0x{data[u.start]:02x}",
+        )
         return
     try:
         parsed = parse_nuon(text)
@@ -164,6 +187,14 @@ def turn_kind(values: list[Any]) -> Shape:
     return Shape.FRAMES
 
 
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def _continues(value: Any) -> list[str]:
     if isinstance(value, str):
         return [value]
@@ -174,20 +205,43 @@ def _continues(value: Any) -> list[str]:
 
 def make_turn(index: int, item: TurnItem) -> Turn:
     """A `Turn` from a frame or a record (schema-invalid ones keep what can be read)."""
-    v = item.rec.value if isinstance(item.rec.value, dict) else {}
+    v = _dict(item.rec.value)
     tid = v.get("id") if isinstance(v.get("id"), str) else None
-    content = v.get("content") if isinstance(v.get("content"), list) else []
+    content = _list(v.get("content"))
     if item.shape is Shape.FRAMES:
-        meta = v.get("meta") if isinstance(v.get("meta"), dict) else {}
+        meta = _dict(v.get("meta"))
         role = meta.get("role", "user")
         head = meta.get("head") if isinstance(meta.get("head"), str) else None
-        return Turn(index, tid, role if isinstance(role, str) else "user", content, inherited.delta(meta),
-                    meta.get("cache") is True, head, _continues(meta.get("continues")),
-                    path=item.rec.path, line=item.rec.line, pointer=item.rec.pointer, valid=item.valid, source=v)  # fmt: skip
-    opts = v.get("options") if isinstance(v.get("options"), dict) else {}
+        return Turn(
+            index,
+            tid,
+            role if isinstance(role, str) else "user",
+            content,
+            inherited.delta(meta),
+            meta.get("cache") is True,
+            head,
+            _continues(meta.get("continues")),
+            path=item.rec.path,
+            line=item.rec.line,
+            pointer=item.rec.pointer,
+            valid=item.valid,
+            source=v,
+        )
+    opts = _dict(v.get("options"))
     role = v.get("role", "user")
-    return Turn(index, tid, role if isinstance(role, str) else "user", content, opts, v.get("cache") is True,
-                path=item.rec.path, line=item.rec.line, pointer=item.rec.pointer, valid=item.valid, source=v)  # fmt: skip
+    return Turn(
+        index,
+        tid,
+        role if isinstance(role, str) else "user",
+        content,
+        opts,
+        v.get("cache") is True,
+        path=item.rec.path,
+        line=item.rec.line,
+        pointer=item.rec.pointer,
+        valid=item.valid,
+        source=v,
+    )
 
 
 def build_thread(items: list[TurnItem]) -> Thread:
@@ -201,18 +255,39 @@ def window_thread(rec: Record) -> Thread:
     turns = []
     for i, m in enumerate(v.get("messages", [])):
         m = m if isinstance(m, dict) else {}
-        turns.append(Turn(i, None, str(m.get("role", "user")), m.get("content") if isinstance(m.get("content"), list) else [],
-                          {}, m.get("cache") is True, path=rec.path, line=rec.line,
-                          pointer=f"{rec.pointer}/messages/{i}", source=m))  # fmt: skip
+        turns.append(
+            Turn(
+                i,
+                None,
+                str(m.get("role", "user")),
+                _list(m.get("content")),
+                {},
+                m.get("cache") is True,
+                path=rec.path,
+                line=rec.line,
+                pointer=f"{rec.pointer}/messages/{i}",
+                source=m,
+            )
+        )
     opts = v.get("options")
     return Thread(Shape.WINDOW, turns, options=opts if isinstance(opts, dict) else {})
 
 
 def response_thread(rec: Record) -> Thread:
-    msg = rec.value["message"]
-    content = msg.get("content") if isinstance(msg.get("content"), list) else []
-    turn = Turn(0, None, "assistant", content, {}, False, path=rec.path, line=rec.line,
-                pointer=f"{rec.pointer}/message", source=msg)  # fmt: skip
+    msg = _dict(rec.value["message"])
+    content = _list(msg.get("content"))
+    turn = Turn(
+        0,
+        None,
+        "assistant",
+        content,
+        {},
+        False,
+        path=rec.path,
+        line=rec.line,
+        pointer=f"{rec.pointer}/message",
+        source=msg,
+    )
     return Thread(Shape.RESPONSE, [turn])
 
 

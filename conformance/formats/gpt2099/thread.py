@@ -152,20 +152,34 @@ class Thread:
         if is_scru128(target):
             j = self.by_id.get(target.lower())
             if j is None:
-                return None, LinkProblem(t.index, pos, target, "unresolved", f"continues {target!r}: no turn has this id")
+                return None, LinkProblem(
+                    t.index, pos, target, "unresolved", f"continues {target!r}: no turn has this id"
+                )
             if j >= t.index:
                 what = "this turn itself" if j == t.index else "a later turn"
-                return j, LinkProblem(t.index, pos, target, "not_earlier", f"continues {target!r}, which is {what}")
+                return j, LinkProblem(
+                    t.index, pos, target, "not_earlier", f"continues {target!r}, which is {what}"
+                )
             return j, None
         marks = self.heads.get(target, [])
         earlier = [j for j in marks if j < t.index]
         if earlier:
             return earlier[-1], None
         if marks:
-            return marks[-1], LinkProblem(t.index, pos, target, "not_earlier",
-                                          f"continues bookmark {target!r}, which only later turns carry as head")  # fmt: skip
-        return None, LinkProblem(t.index, pos, target, "unresolved",
-                                 f"continues {target!r}: neither a SCRU128 turn id nor a bookmark (head) of any turn")  # fmt: skip
+            return marks[-1], LinkProblem(
+                t.index,
+                pos,
+                target,
+                "not_earlier",
+                f"continues bookmark {target!r}, which only later turns carry as head",
+            )
+        return None, LinkProblem(
+            t.index,
+            pos,
+            target,
+            "unresolved",
+            f"continues {target!r}: neither a SCRU128 turn id nor a bookmark (head) of any turn",
+        )
 
     def cycles(self) -> list[list[int]]:
         """Each `continues` cycle once, as the list of turn indices on it."""
@@ -215,14 +229,18 @@ class Thread:
         if not self.linked:
             self.link()
         if not self.linear and any(set(c) & self._reachable(starts) for c in self.cycles()):
-            raise ResolveError("the continues links from this head form a cycle; gpt2099 would never finish")
+            raise ResolveError(
+                "the continues links from this head form a cycle; gpt2099 would never finish"
+            )
         out: deque[int] = deque()
         stack: deque[int] = deque(starts)
         while stack:
             cur = stack.popleft()
             out.appendleft(cur)
             if len(out) > MAX_VISITS:
-                raise ResolveError(f"resolution visits more than {MAX_VISITS} turns (repeated diamonds); refusing")
+                raise ResolveError(
+                    f"resolution visits more than {MAX_VISITS} turns (repeated diamonds); refusing"
+                )
             stack.extend(self.turns[cur].parents)
         return list(out)
 
@@ -251,7 +269,9 @@ class Thread:
             raise ResolveError(f"a {self.shape} holds no thread to resolve")
         if not self.turns:
             raise ResolveError("the thread has no turns")
-        starts = [self.headish_to_index(h) for h in headishes] if headishes else [len(self.turns) - 1]
+        starts = (
+            [self.headish_to_index(h) for h in headishes] if headishes else [len(self.turns) - 1]
+        )
         return self.resolve_indices(starts)
 
     def leaves(self) -> list[int]:
@@ -320,7 +340,9 @@ def pair_tool_results(thread: Thread) -> list[Pairing]:
     for t in thread.turns:
         if t.valid:
             uses_by_turn[t.index] = [
-                (b, blk) for b, blk in enumerate(t.content) if isinstance(blk, dict) and blk.get("type") == "tool_use"
+                (b, blk)
+                for b, blk in enumerate(t.content)
+                if isinstance(blk, dict) and blk.get("type") == "tool_use"
             ]
     for t in thread.turns:
         if not t.valid:
