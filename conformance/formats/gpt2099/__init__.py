@@ -37,7 +37,7 @@ class Gpt2099Format:
 
 def load_thread(path: Path) -> Thread:
     """Read a thread file (frames or records); raise `InputError` on the first error."""
-    from .resolve import load_thread as _load
+    from .loading import load_thread as _load
 
     return _load(path)
 

@@ -8,6 +8,7 @@ Context windows and responses are checked one document at a time.
 from __future__ import annotations
 
 import binascii
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -38,14 +39,20 @@ ROOTS = {
 }
 
 
+@functools.cache
+def validators(version: str) -> dict[Shape, SchemaValidator]:
+    """One compiled validator per root schema (compiling costs more than validating a file)."""
+    s = schema_set("gpt2099", version)
+    return {shape: SchemaValidator(s, root) for shape, root in ROOTS.items()}
+
+
 class Gpt2099Run:
     """Validates gpt2099 files; no state crosses files."""
 
     def __init__(self, options: Options, version: str = "v1") -> None:
         self.options = options
         self.sel: Selection = options.selection
-        s = schema_set("gpt2099", version)
-        self.validators = {shape: SchemaValidator(s, root) for shape, root in ROOTS.items()}
+        self.validators = validators(version)
         self.on = {info.id: self.sel.enabled(info.id) for info in R.CATALOG}
 
     def _f(

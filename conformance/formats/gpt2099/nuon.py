@@ -79,7 +79,7 @@ class _Parser:
 
     def fail(self, kind: str, message: str, pos: int | None = None) -> NuonError:
         line, col = self.where(self.i if pos is None else pos)
-        return NuonError(kind, f"{message} (line {line}, column {col})", line, col)
+        return NuonError(kind, f"{message} at line {line}, column {col}", line, col)
 
     def skip(self, commas: bool = True) -> None:
         s, n = self.s, self.n
@@ -125,7 +125,7 @@ class _Parser:
         while True:
             self.skip()
             if self.i >= self.n:
-                raise self.fail("eof", "text ends inside a record opened", start)
+                raise self.fail("eof", "record never closed; it opens", start)
             if self.s[self.i] == "}":
                 self.i += 1
                 return out
@@ -215,7 +215,7 @@ class _Parser:
         if quote in "'`":
             end = self.s.find(quote, self.i)
             if end < 0:
-                raise self.fail("eof", "text ends inside a string opened", start)
+                raise self.fail("eof", "string never closed; it opens", start)
             self.i = end + 1
             return self.s[start + 1 : end]
         parts: list[str] = []
@@ -226,7 +226,7 @@ class _Parser:
                 j += 1
             parts.append(s[self.i : j])
             if j >= self.n:
-                raise self.fail("eof", "text ends inside a string opened", start)
+                raise self.fail("eof", "string never closed; it opens", start)
             if s[j] == '"':
                 self.i = j + 1
                 return "".join(parts)
@@ -270,7 +270,7 @@ class _Parser:
         close = "'" + "#" * hashes
         end = self.s.find(close, j + 1)
         if end < 0:
-            raise self.fail("eof", "text ends inside a raw string opened", start)
+            raise self.fail("eof", "raw string never closed; it opens", start)
         self.i = end + len(close)
         return self.s[j + 1 : end]
 
