@@ -118,6 +118,7 @@ class Thread:
     by_id: dict[str, int] = field(default_factory=dict)
     heads: dict[str, list[int]] = field(default_factory=dict)
     linked: bool = False
+    _cycles: list[list[int]] | None = None
 
     def __post_init__(self) -> None:
         for t in self.turns:
@@ -145,6 +146,7 @@ class Thread:
                     problems.append(problem)
                 if j is not None:
                     t.parents.append(j)
+        self._cycles = None
         self.linked = True
         return problems
 
@@ -185,6 +187,11 @@ class Thread:
         """Each `continues` cycle once, as the list of turn indices on it."""
         if not self.linked:
             self.link()
+        if self._cycles is None:
+            self._cycles = self._find_cycles()
+        return self._cycles
+
+    def _find_cycles(self) -> list[list[int]]:
         white, grey, black = 0, 1, 2
         color = [white] * len(self.turns)
         found: list[list[int]] = []
@@ -228,7 +235,8 @@ class Thread:
         """Turn indices of a context window, oldest first, as ctx.nu `id-to-turns` walks them."""
         if not self.linked:
             self.link()
-        if not self.linear and any(set(c) & self._reachable(starts) for c in self.cycles()):
+        cycles = [] if self.linear else self.cycles()
+        if cycles and any(set(c) & self._reachable(starts) for c in cycles):
             raise ResolveError(
                 "the continues links from this head form a cycle; gpt2099 would never finish"
             )
@@ -281,15 +289,23 @@ class Thread:
         continued = {p for t in self.turns for p in t.parents}
         return [t.index for t in self.turns if t.index not in continued]
 
-    def ancestors(self, i: int) -> list[int]:
-        """Turns in `i`'s context, nearest (latest in the file) first, each once."""
+    def is_ancestor(self, j: int, i: int) -> bool:
+        """Is turn `j` in turn `i`'s context? Walks only turns from `j` up to `i`."""
         if not self.linked:
             self.link()
         if self.linear:
-            return list(range(i - 1, -1, -1))
-        seen = self._reachable(self.turns[i].parents)
-        seen.discard(i)
-        return sorted(seen, reverse=True)
+            return j < i
+        seen: set[int] = set()
+        todo = [p for p in self.turns[i].parents if p >= j]
+        while todo:
+            cur = todo.pop()
+            if cur == j:
+                return True
+            if cur in seen:
+                continue
+            seen.add(cur)
+            todo.extend(p for p in self.turns[cur].parents if p >= j)
+        return False
 
 
 def deep_merge(old: Any, new: Any) -> Any:
@@ -332,41 +348,39 @@ def pair_tool_results(thread: Thread) -> list[Pairing]:
 
     With `tool_use_id`, the nearest earlier tool_use with that id; without one (older
     gpt2099 threads store no ids), the nearest earlier tool_use of the same `name` not
-    already answered by name. Earlier blocks of the result's own turn are searched first.
+    already answered by name. "Nearest" is the latest in the file among the result's own
+    earlier blocks and its ancestors. Candidates are found through an index, and the
+    ancestor test only walks the turns between the tool_use and the result, so a long
+    thread costs about what its tool calls span.
     """
-    out: list[Pairing] = []
-    claimed: set[tuple[int, int]] = set()
-    uses_by_turn: dict[int, list[tuple[int, dict[str, Any]]]] = {}
-    for t in thread.turns:
-        if t.valid:
-            uses_by_turn[t.index] = [
-                (b, blk)
-                for b, blk in enumerate(t.content)
-                if isinstance(blk, dict) and blk.get("type") == "tool_use"
-            ]
+    by_id: dict[Any, list[tuple[int, int]]] = {}
+    by_name: dict[Any, list[tuple[int, int]]] = {}
     for t in thread.turns:
         if not t.valid:
             continue
-        ancestors: list[int] | None = None
+        for b, blk in enumerate(t.content):
+            if isinstance(blk, dict) and blk.get("type") == "tool_use":
+                if isinstance(blk.get("id"), str):
+                    by_id.setdefault(blk["id"], []).append((t.index, b))
+                by_name.setdefault(blk.get("name"), []).append((t.index, b))
+    out: list[Pairing] = []
+    claimed: set[tuple[int, int]] = set()
+    for t in thread.turns:
+        if not t.valid:
+            continue
         for b, blk in enumerate(t.content):
             if not isinstance(blk, dict) or blk.get("type") != "tool_result":
                 continue
-            if ancestors is None:
-                ancestors = thread.ancestors(t.index)
             want_id = blk.get("tool_use_id")
             by = "id" if want_id is not None else "name"
+            pool = by_id.get(want_id, []) if by == "id" else by_name.get(blk.get("name"), [])
             found: tuple[int, int] | None = None
-            own = [(b2, u) for b2, u in uses_by_turn.get(t.index, []) if b2 < b]
-            for ti, uses in ((t.index, own), *((a, uses_by_turn.get(a, [])) for a in ancestors)):
-                for b2, use in reversed(uses):
-                    if by == "id":
-                        hit = use.get("id") == want_id
-                    else:
-                        hit = use.get("name") == blk.get("name") and (ti, b2) not in claimed
-                    if hit:
-                        found = (ti, b2)
-                        break
-                if found is not None:
+            for cand in reversed(pool):
+                ti, bi = cand
+                if (ti, bi) >= (t.index, b) or (by == "name" and cand in claimed):
+                    continue
+                if ti == t.index or thread.is_ancestor(ti, t.index):
+                    found = cand
                     break
             if found is not None and by == "name":
                 claimed.add(found)
