@@ -124,9 +124,8 @@ class Gpt2099Run:
                 yield self._f(rec.path, rec.line, rec.pointer + err.pointer, R.SCHEMA, err.message)
 
     def check_window(self, rec: Record) -> Iterator[Finding]:
-        errors = list(self._schema(rec, Shape.WINDOW))
-        yield from errors
-        if errors or not self.validators[Shape.WINDOW].is_valid(rec.value):
+        if not self.validators[Shape.WINDOW].is_valid(rec.value):
+            yield from self._schema(rec, Shape.WINDOW)
             return
         thread = window_thread(rec)
         for t in thread.turns:
