@@ -6,7 +6,7 @@ import importlib
 
 import typer
 
-COMMANDS: list[str] = ["convert"]
+COMMANDS: list[str] = ["convert", "gpt2099"]
 
 
 def register_all(app: typer.Typer) -> None:

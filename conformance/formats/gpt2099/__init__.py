@@ -1,0 +1,60 @@
+"""The gpt2099 format (seeds 000/001, cablehead/gpt2099.nu): threads of `gpt.turn` frames.
+
+A peer of the canonical format: its own schemas (`schemas/gpt2099/v1/`), rules (GPxxx),
+reader (JSON, JSON Lines and the NUON subset gpt2099 exports), `resolve` (a headish to the
+context window gpt2099 would send) and converters to and from canonical. See
+`reader` for the file shapes it accepts and how detection keeps off canonical files.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ...convert import Converter
+from ..base import Options
+from . import reader
+from .checker import Gpt2099Run
+from .rules import CATALOG
+from .thread import ResolveError, Shape, Thread, deep_merge
+
+
+class Gpt2099Format:
+    name = "gpt2099"
+    rules = CATALOG
+
+    def detect(self, path: Path) -> bool:
+        return reader.detect(path)
+
+    def start(self, options: Options) -> Gpt2099Run:
+        return Gpt2099Run(options)
+
+    @property
+    def converters(self) -> dict[tuple[str, str], Converter]:
+        from .convert import from_canonical, to_canonical
+
+        return {("gpt2099", "canonical"): to_canonical, ("canonical", "gpt2099"): from_canonical}
+
+
+def load_thread(path: Path) -> Thread:
+    """Read a thread file (frames or records); raise `InputError` on the first error."""
+    from .loading import load_thread as _load
+
+    return _load(path)
+
+
+def resolve(path: Path, headishes: list[str] | None = None) -> dict[str, object]:
+    """The context window `{messages, options}` gpt2099 builds for `headishes` in `path`."""
+    return load_thread(path).resolve(headishes)
+
+
+__all__ = [
+    "CATALOG",
+    "Gpt2099Format",
+    "Gpt2099Run",
+    "ResolveError",
+    "Shape",
+    "Thread",
+    "deep_merge",
+    "load_thread",
+    "resolve",
+]

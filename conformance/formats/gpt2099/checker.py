@@ -1,0 +1,341 @@
+"""Validation of gpt2099 files: shape, schema, then the rules.
+
+A thread is one file (gpt2099 threads do not span exports), so the cross-turn rules run
+when a file has been read, on the turns held in memory; threads are conversation-sized.
+Context windows and responses are checked one document at a time.
+"""
+
+from __future__ import annotations
+
+import binascii
+import functools
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ...findings import Finding, RuleInfo, Selection
+from ...jsonio import Record
+from ...schema_validation import SchemaValidator
+from ...schemas import schema_set
+from ..base import FileStats, Options, ProgressHook
+from . import inherited
+from . import rules as R
+from .reader import (
+    TurnItem,
+    build_thread,
+    classify,
+    read_items,
+    response_thread,
+    turn_kind,
+    window_thread,
+)
+from .thread import Shape, Thread, Turn, is_scru128, pair_tool_results, scru128_value
+
+ROOTS = {
+    Shape.FRAMES: "turn-frame.json",
+    Shape.RECORDS: "thread-record.json",
+    Shape.WINDOW: "context-window.json",
+    Shape.RESPONSE: "response.json",
+}
+
+
+@functools.cache
+def validators(version: str) -> dict[Shape, SchemaValidator]:
+    """One compiled validator per root schema (compiling costs more than validating a file)."""
+    s = schema_set("gpt2099", version)
+    return {shape: SchemaValidator(s, root) for shape, root in ROOTS.items()}
+
+
+class Gpt2099Run:
+    """Validates gpt2099 files; no state crosses files."""
+
+    def __init__(self, options: Options, version: str = "v1") -> None:
+        self.options = options
+        self.sel: Selection = options.selection
+        self.validators = validators(version)
+        self.on = {info.id: self.sel.enabled(info.id) for info in R.CATALOG}
+
+    def _f(
+        self, path: str, line: int | None, pointer: str, info: RuleInfo, message: str
+    ) -> Finding:
+        return Finding(path, line, pointer, info.id, self.sel.severity(info), message)
+
+    def _t(self, t: Turn, ptr: str, info: RuleInfo, message: str) -> Finding:
+        return self._f(t.path, t.line, t.pointer + ptr, info, message)
+
+    def validate(
+        self, path: Path, stats: FileStats, progress: ProgressHook | None = None
+    ) -> Iterator[Finding]:
+        pending: list[tuple[Record, Shape | None]] = []
+        for item in read_items(path, self.options.max_line_bytes):
+            if isinstance(item, Finding):
+                if self.on.get(item.rule, True):
+                    info = R.CATALOG[item.rule]
+                    yield Finding(
+                        item.path,
+                        item.line,
+                        item.pointer,
+                        item.rule,
+                        self.sel.severity(info),
+                        item.message,
+                    )
+                continue
+            stats.records += 1
+            if progress is not None and item.size:
+                progress(item.size)
+            shape = classify(item.value)
+            if shape is Shape.WINDOW:
+                yield from self.check_window(item)
+            elif shape is Shape.RESPONSE:
+                yield from self.check_response(item)
+            else:
+                pending.append((item, shape))
+        # In a file of turns, an object no shape claims is a broken turn: validate it as
+        # one (GP020, GP101) rather than calling it foreign.
+        is_thread = any(shape is not None for _, shape in pending)
+        turns = [
+            rec
+            for rec, shape in pending
+            if shape is not None or (is_thread and isinstance(rec.value, dict))
+        ]
+        for rec, shape in pending:
+            if (
+                shape is None
+                and not (is_thread and isinstance(rec.value, dict))
+                and self.on["GP010"]
+            ):
+                yield self._f(
+                    rec.path, rec.line, rec.pointer, R.NOT_GPT2099, _not_gpt2099(rec.value)
+                )
+        if turns:
+            yield from self.check_thread(turns)
+
+    def finish(self) -> Iterator[Finding]:
+        return iter(())
+
+    # -- documents ---------------------------------------------------------------------
+
+    def _schema(self, rec: Record, shape: Shape) -> Iterator[Finding]:
+        v = self.validators[shape]
+        if v.is_valid(rec.value):
+            return
+        if self.on["GP020"]:
+            for err in v.errors(rec.value):
+                yield self._f(rec.path, rec.line, rec.pointer + err.pointer, R.SCHEMA, err.message)
+
+    def check_window(self, rec: Record) -> Iterator[Finding]:
+        if not self.validators[Shape.WINDOW].is_valid(rec.value):
+            yield from self._schema(rec, Shape.WINDOW)
+            return
+        thread = window_thread(rec)
+        for t in thread.turns:
+            yield from self.block_rules(t)
+        yield from self.pairing_rules(thread)
+        if self.on["GP401"] and not _has_ptr(thread.options or {}):
+            yield self._f(
+                rec.path,
+                rec.line,
+                rec.pointer + "/options",
+                R.NO_PROVIDER_PTR,
+                "options has no provider_ptr; gpt2099 refuses to call a provider without one",
+            )
+
+    def check_response(self, rec: Record) -> Iterator[Finding]:
+        if not self.validators[Shape.RESPONSE].is_valid(rec.value):
+            yield from self._schema(rec, Shape.RESPONSE)
+            return
+        for t in response_thread(rec).turns:
+            yield from self.block_rules(t)
+
+    # -- threads -----------------------------------------------------------------------
+
+    def check_thread(self, recs: list[Record]) -> Iterator[Finding]:
+        kind = turn_kind([r.value for r in recs])
+        items: list[TurnItem] = []
+        for rec in recs:
+            shape = classify(rec.value)
+            if shape is not None and shape is not kind and not _bare_turn(rec.value):
+                if self.on["GP010"]:
+                    yield self._f(
+                        rec.path,
+                        rec.line,
+                        rec.pointer,
+                        R.NOT_GPT2099,
+                        f"a {shape} turn in a file of {kind}; "
+                        "one thread file holds one kind of turn",
+                    )
+                continue
+            valid = self.validators[kind].is_valid(rec.value)
+            if not valid:
+                yield from self._schema(rec, kind)
+            items.append(TurnItem(rec, kind, valid))
+        thread = build_thread(items)
+        seen: dict[str, Turn] = {}
+        for t in thread.turns:
+            yield from self.turn_rules(t, seen)
+            if t.valid:
+                yield from self.block_rules(t)
+        yield from self.link_rules(thread)
+        yield from self.pairing_rules(thread)
+        yield from self.provider_rules(thread)
+
+    def turn_rules(self, t: Turn, seen: dict[str, Turn]) -> Iterator[Finding]:
+        on = self.on
+        if t.id is not None:
+            if on["GP101"] and scru128_value(t.id) is None:
+                why = (
+                    "is above the largest SCRU128"
+                    if is_scru128(t.id)
+                    else "is not 25 base-36 characters"
+                )
+                yield self._t(t, "/id", R.TURN_ID, f"turn id {t.id!r} {why}")
+            key = t.id.lower()
+            first = seen.get(key)
+            if first is None:
+                seen[key] = t
+            elif on["GP102"]:
+                yield self._t(
+                    t, "/id", R.TURN_ID_UNIQUE, f"turn id {t.id} already used on line {first.line}"
+                )
+        meta = t.source.get("meta")
+        if isinstance(meta, dict):
+            names = inherited.present(meta)
+            if len(names) == 2 and on["GP012"]:
+                yield self._t(
+                    t,
+                    "/meta",
+                    R.OPTIONS_BOTH,
+                    "meta has both `options` and `inherited`; gpt2099 would read only one of them",
+                )
+            elif names == [inherited.CURRENT] and on["GP011"]:
+                yield self._t(
+                    t,
+                    "/meta/options",
+                    R.OPTIONS_OLD_NAME,
+                    "`options` is the current name; gpt2099 plans to rename it `inherited` "
+                    "(both are read)",
+                )
+            head = meta.get("head")
+            if isinstance(head, str) and is_scru128(head) and on["GP104"]:
+                yield self._t(
+                    t,
+                    "/meta/head",
+                    R.HEAD_LOOKS_LIKE_ID,
+                    f"bookmark {head!r} matches the SCRU128 pattern, "
+                    "so gpt2099 reads it as a turn id",
+                )
+
+    def block_rules(self, t: Turn) -> Iterator[Finding]:
+        on = self.on
+        for i, blk in enumerate(t.content):
+            if not isinstance(blk, dict):
+                continue
+            kind = blk.get("type")
+            if kind not in R.KNOWN_BLOCKS:
+                if on["GP013"]:
+                    yield self._t(
+                        t,
+                        f"/content/{i}",
+                        R.UNKNOWN_BLOCK,
+                        f"content block type {kind!r} is not one gpt2099 documents",
+                    )
+            elif kind == "document" and on["GP103"]:
+                data = blk["source"]["data"]
+                try:
+                    binascii.a2b_base64(data, strict_mode=True)
+                except (binascii.Error, ValueError) as exc:
+                    yield self._t(
+                        t,
+                        f"/content/{i}/source/data",
+                        R.DOCUMENT_BASE64,
+                        f"document data is not valid base64 ({exc})",
+                    )
+
+    def link_rules(self, thread: Thread) -> Iterator[Finding]:
+        problems = thread.link()
+        for p in problems:
+            t = thread.turns[p.turn]
+            info = R.CONTINUES_UNRESOLVED if p.kind == "unresolved" else R.CONTINUES_NOT_EARLIER
+            if self.on[info.id]:
+                ptr = "/meta/continues" + (
+                    f"/{p.position}"
+                    if isinstance(t.source.get("meta", {}).get("continues"), list)
+                    else ""
+                )
+                yield self._t(t, ptr, info, p.message)
+        if self.on["GP203"]:
+            for cycle in thread.cycles():
+                t = thread.turns[cycle[0]]
+                ids = " -> ".join(str(thread.turns[i].id) for i in [*cycle, cycle[0]])
+                yield self._t(t, "/meta/continues", R.CONTINUES_CYCLE, f"continues cycle: {ids}")
+
+    def pairing_rules(self, thread: Thread) -> Iterator[Finding]:
+        if not (self.on["GP301"] or self.on["GP302"]):
+            return
+        for p in pair_tool_results(thread):
+            ti, bi = p.result
+            t = thread.turns[ti]
+            blk = t.content[bi]
+            if p.use is None:
+                if self.on["GP301"]:
+                    what = (
+                        f"tool_use_id {blk['tool_use_id']!r}"
+                        if p.by == "id"
+                        else f"name {blk['name']!r} (it has no tool_use_id)"
+                    )
+                    yield self._t(
+                        t,
+                        f"/content/{bi}",
+                        R.RESULT_UNPAIRED,
+                        f"tool_result with {what} answers no earlier tool_use in its context",
+                    )
+                continue
+            use = thread.turns[p.use[0]].content[p.use[1]]
+            if p.by == "id" and use.get("name") != blk.get("name") and self.on["GP302"]:
+                yield self._t(
+                    t,
+                    f"/content/{bi}/name",
+                    R.RESULT_NAME,
+                    f"tool_result names {blk.get('name')!r} but tool_use "
+                    f"{blk['tool_use_id']!r} called {use.get('name')!r}",
+                )
+
+    def provider_rules(self, thread: Thread) -> Iterator[Finding]:
+        if not self.on["GP401"]:
+            return
+        from .thread import ResolveError
+
+        for leaf in thread.leaves():
+            t = thread.turns[leaf]
+            if not t.valid:
+                continue
+            try:
+                window = thread.resolve_indices([leaf])
+            except ResolveError:
+                continue  # a cycle is reported by GP203
+            if not _has_ptr(window["options"] or {}):
+                yield self._t(
+                    t,
+                    "",
+                    R.NO_PROVIDER_PTR,
+                    f"the thread ending at turn {t.id} resolves to options without provider_ptr; "
+                    "`gpt call` needs one",
+                )
+
+
+def _has_ptr(options: dict[str, Any]) -> bool:
+    ptr = options.get("provider_ptr")
+    return isinstance(ptr, str) and ptr != ""
+
+
+def _bare_turn(value: Any) -> bool:
+    """`{id, content}` alone is a valid frame and a valid record."""
+    return isinstance(value, dict) and not value.keys() - {"id", "content"}
+
+
+def _not_gpt2099(value: Any) -> str:
+    if isinstance(value, dict):
+        keys = ", ".join(sorted(value)[:8])
+        what = "a turn frame, thread record, context window or response"
+        return f"object with keys [{keys}] is not {what}"
+    return f"a {type(value).__name__} is not a gpt2099 document"

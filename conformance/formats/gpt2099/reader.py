@@ -1,0 +1,299 @@
+"""Reading gpt2099 files: which shapes exist on disk, how to recognise them, how to load them.
+
+Accepted files (the encoding is chosen by suffix, the shape by content):
+
+| encoding | holds |
+|---|---|
+| `.json` | one document (a context window, a response, one turn) or an array of turns |
+| `.jsonl` | one document per line; turn lines together form one thread |
+| `.nuon` | the same documents written in NUON (gpt2099's thread export), e.g. a table of turns |
+
+Shapes, recognised by content, each with its root schema in `schemas/gpt2099/v1/`:
+
+- turn frames (a thread): objects with `meta` or `topic: "gpt.turn"` (`turn-frame.json`);
+- thread records: objects with a 25-character `id` and `content`, no canonical keys
+  (`thread-record.json`);
+- context window: an object with `messages` (a list) and at most `options` besides
+  (`context-window.json`);
+- normalized response: an object whose `message` is an object, with at most `role` and
+  `mime_type` besides (`response.json`).
+
+Detection never claims a canonical file: canonical messages have `session_id`,
+`metadata`, `schema_version` and 26-character ULIDs, none of which a gpt2099 turn has,
+and no canonical document has `meta`, `messages` or `message`. Only the first 64 KiB are
+read, parsed in jiter's partial mode so a large file can still be recognised.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jiter
+
+from ...findings import Finding, RuleInfo
+from ...jsonio import (
+    BOM,
+    DUPLICATE_KEY,
+    INVALID_UTF8,
+    NON_FINITE,
+    TOO_LARGE,
+    Record,
+    read_json,
+    read_jsonl,
+)
+from . import inherited
+from . import rules as R
+from .nuon import NuonError
+from .nuon import parse as parse_nuon
+from .thread import Shape, Thread, Turn
+
+PEEK_BYTES = 64 * 1024
+SUFFIXES = (".json", ".jsonl", ".nuon")
+CANONICAL_KEYS = frozenset({"session_id", "metadata", "schema_version", "created_at"})
+FRAME_KEYS = frozenset({"meta", "topic", "hash", "ttl", "context_id"})
+RECORD_KEYS = frozenset({"role", "options", "cache"})
+WINDOW_KEYS = frozenset({"messages", "options"})
+RESPONSE_KEYS = frozenset({"message", "role", "mime_type"})
+_TURN_ID = re.compile(r"[0-9A-Za-z]{25}\Z")
+
+
+def classify(value: Any) -> Shape | None:
+    """The shape of one document or turn, or None when it is no gpt2099 shape."""
+    if not isinstance(value, dict) or value.keys() & CANONICAL_KEYS:
+        return None
+    if value.keys() & {"meta", "topic"} and (
+        isinstance(value.get("meta"), dict) or value.get("topic") == "gpt.turn"
+    ):
+        return Shape.FRAMES
+    # Provider wire requests also have `messages` (next to `model`, `max_tokens`, ...) and
+    # are not ours; a context window has nothing but `messages` and `options`.
+    if isinstance(value.get("messages"), list) and value.keys() <= WINDOW_KEYS:
+        return Shape.WINDOW
+    if isinstance(value.get("message"), dict) and value.keys() <= RESPONSE_KEYS:
+        return Shape.RESPONSE
+    if isinstance(value.get("id"), str) and _TURN_ID.match(value["id"]) and "content" in value:
+        return Shape.RECORDS
+    return None
+
+
+def _peek_value(path: Path) -> Any:
+    with path.open("rb") as f:
+        data = f.read(PEEK_BYTES)
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    if path.suffix == ".jsonl":
+        data = data.split(b"\n", 1)[0]
+    try:
+        value = jiter.from_json(data, partial_mode="trailing-strings")
+    except ValueError:
+        return None
+    if isinstance(value, list):
+        return value[0] if value else None
+    return value
+
+
+def detect(path: Path) -> bool:
+    """True for `.nuon` files and for JSON/JSONL whose first document has a gpt2099 shape."""
+    if path.suffix == ".nuon":
+        return path.is_file()
+    if path.suffix not in (".json", ".jsonl") or not path.is_file():
+        return False
+    try:
+        return classify(_peek_value(path)) is not None
+    except OSError:
+        return False
+
+
+# -- reading ----------------------------------------------------------------------------
+
+_NUON_RULES: dict[str, RuleInfo] = {
+    "syntax": R.NUON_SYNTAX,
+    "eof": R.NUON_SYNTAX,
+    "unsupported": R.NUON_UNSUPPORTED,
+    "duplicate": DUPLICATE_KEY,
+    "depth": TOO_LARGE,
+    "non_finite": NON_FINITE,
+}
+
+
+def read_nuon(path: Path) -> Iterator[Record | Finding]:
+    """The records of a `.nuon` file: each element of a top-level list, or the document."""
+    name = str(path)
+    data = path.read_bytes()
+    if data.startswith(b"\xef\xbb\xbf"):
+        yield Finding(
+            name, 1, "", BOM.id, BOM.severity, "UTF-8 byte order mark at start of file; ignored"
+        )
+        data = data[3:]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as u:
+        line = data.count(b"\n", 0, u.start) + 1
+        yield Finding(
+            name,
+            line,
+            "",
+            INVALID_UTF8.id,
+            INVALID_UTF8.severity,
+            f"invalid UTF-8 byte 0x{data[u.start]:02x}",
+        )
+        return
+    try:
+        parsed = parse_nuon(text)
+    except NuonError as e:
+        info = _NUON_RULES[e.kind]
+        yield Finding(name, e.line, "", info.id, info.severity, e.message)
+        return
+    if isinstance(parsed.value, list):
+        for i, (item, line) in enumerate(zip(parsed.value, parsed.item_lines, strict=True)):
+            yield Record(name, line, f"/{i}", item, 0)
+    else:
+        yield Record(name, 1, "", parsed.value, len(data))
+
+
+def read_items(path: Path, max_line_bytes: int) -> Iterator[Record | Finding]:
+    if path.suffix == ".nuon":
+        return read_nuon(path)
+    if path.suffix == ".jsonl":
+        return read_jsonl(path, max_line_bytes=max_line_bytes)
+    return read_json(path)
+
+
+# -- turns --------------------------------------------------------------------------------
+
+
+@dataclass
+class TurnItem:
+    """A turn document and the shape it was validated as."""
+
+    rec: Record
+    shape: Shape
+    valid: bool
+
+
+def turn_kind(values: list[Any]) -> Shape:
+    """Frames if any turn has a frame key; records if any has a record-only key; else frames.
+
+    A bare `{id, content}` is valid as either, so the file's other turns decide.
+    """
+    if any(isinstance(v, dict) and v.keys() & FRAME_KEYS for v in values):
+        return Shape.FRAMES
+    if any(isinstance(v, dict) and v.keys() & RECORD_KEYS for v in values):
+        return Shape.RECORDS
+    return Shape.FRAMES
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _continues(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [v for v in value if isinstance(v, str)]
+    return []
+
+
+def make_turn(index: int, item: TurnItem) -> Turn:
+    """A `Turn` from a frame or a record (schema-invalid ones keep what can be read)."""
+    v = _dict(item.rec.value)
+    tid = v.get("id") if isinstance(v.get("id"), str) else None
+    content = _list(v.get("content"))
+    if item.shape is Shape.FRAMES:
+        meta = _dict(v.get("meta"))
+        role = meta.get("role", "user")
+        head = meta.get("head") if isinstance(meta.get("head"), str) else None
+        return Turn(
+            index,
+            tid,
+            role if isinstance(role, str) else "user",
+            content,
+            inherited.delta(meta),
+            meta.get("cache") is True,
+            head,
+            _continues(meta.get("continues")),
+            path=item.rec.path,
+            line=item.rec.line,
+            pointer=item.rec.pointer,
+            valid=item.valid,
+            source=v,
+        )
+    opts = _dict(v.get("options"))
+    role = v.get("role", "user")
+    return Turn(
+        index,
+        tid,
+        role if isinstance(role, str) else "user",
+        content,
+        opts,
+        v.get("cache") is True,
+        path=item.rec.path,
+        line=item.rec.line,
+        pointer=item.rec.pointer,
+        valid=item.valid,
+        source=v,
+    )
+
+
+def build_thread(items: list[TurnItem]) -> Thread:
+    shape = items[0].shape if items else Shape.FRAMES
+    return Thread(shape, [make_turn(i, it) for i, it in enumerate(items)])
+
+
+def window_thread(rec: Record) -> Thread:
+    """A context window as a linear thread of its messages (for the block and pairing rules)."""
+    v = rec.value
+    turns = []
+    for i, m in enumerate(v.get("messages", [])):
+        m = m if isinstance(m, dict) else {}
+        turns.append(
+            Turn(
+                i,
+                None,
+                str(m.get("role", "user")),
+                _list(m.get("content")),
+                {},
+                m.get("cache") is True,
+                path=rec.path,
+                line=rec.line,
+                pointer=f"{rec.pointer}/messages/{i}",
+                source=m,
+            )
+        )
+    opts = v.get("options")
+    return Thread(Shape.WINDOW, turns, options=opts if isinstance(opts, dict) else {})
+
+
+def response_thread(rec: Record) -> Thread:
+    msg = _dict(rec.value["message"])
+    content = _list(msg.get("content"))
+    turn = Turn(
+        0,
+        None,
+        "assistant",
+        content,
+        {},
+        False,
+        path=rec.path,
+        line=rec.line,
+        pointer=f"{rec.pointer}/message",
+        source=msg,
+    )
+    return Thread(Shape.RESPONSE, [turn])
+
+
+class LoadError(Exception):
+    """A file that cannot be loaded as a gpt2099 thread (first finding attached)."""
+
+    def __init__(self, finding: Finding) -> None:
+        super().__init__(finding.format())
+        self.finding = finding
