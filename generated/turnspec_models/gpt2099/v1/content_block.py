@@ -13,8 +13,7 @@ from . import known_content_block, unknown_block
 ContentBlock = TypeAliasType(
     "ContentBlock",
     Annotated[
-        known_content_block.KnownContentBlock | unknown_block.UnknownBlock,
-        Field(title='ContentBlock'),
+        known_content_block.KnownContentBlock | unknown_block.UnknownBlock, Field(title='ContentBlock')
     ],
 )
 """

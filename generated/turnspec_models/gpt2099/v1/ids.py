@@ -14,14 +14,10 @@ Identifier encodings of gpt2099 (schemas.md "Identifiers"). The SCRU128 pattern 
 """
 
 
-Scru128 = TypeAliasType(
-    "Scru128", Annotated[StrictStr, Field(pattern='^[0-9A-Za-z]{25}$', title='Scru128')]
-)
+Scru128 = TypeAliasType("Scru128", Annotated[StrictStr, Field(pattern='^[0-9A-Za-z]{25}$', title='Scru128')])
 """
 SCRU128 turn id: 25 base-36 characters, case-insensitive (ctx.nu: `(?i)^[0-9a-z]{25}$`).
 """
 
 
-NonEmptyString = TypeAliasType(
-    "NonEmptyString", Annotated[StrictStr, Field(min_length=1, title='NonEmptyString')]
-)
+NonEmptyString = TypeAliasType("NonEmptyString", Annotated[StrictStr, Field(min_length=1, title='NonEmptyString')])

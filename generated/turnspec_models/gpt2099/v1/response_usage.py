@@ -8,9 +8,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
 from typing_extensions import TypeAliasType
 
-CacheCreationInputTokens = TypeAliasType(
-    "CacheCreationInputTokens", Annotated[StrictInt, Field(ge=0)]
-)
+CacheCreationInputTokens = TypeAliasType("CacheCreationInputTokens", Annotated[StrictInt, Field(ge=0)])
 
 
 CacheReadInputTokens = TypeAliasType("CacheReadInputTokens", Annotated[StrictInt, Field(ge=0)])

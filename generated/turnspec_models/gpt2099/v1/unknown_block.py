@@ -17,7 +17,4 @@ class UnknownBlock(BaseModel):
         extra='allow',
         regex_engine="python-re",
     )
-    type: Annotated[
-        StrictStr,
-        Field(min_length=1, pattern='^(?!(?:text|document|tool_use|tool_result)(?![\\s\\S]))'),
-    ]
+    type: Annotated[StrictStr, Field(min_length=1, pattern='^(?!(?:text|document|tool_use|tool_result)(?![\\s\\S]))')]
