@@ -13,23 +13,17 @@ from ..errors import InputError
 
 
 def register(app: typer.Typer) -> None:
-    group = typer.Typer(
-        help="gpt2099 threads: resolve a headish to its context window.", no_args_is_help=True
-    )
+    group = typer.Typer(help="gpt2099 threads: resolve a headish to its context window.", no_args_is_help=True)
 
     @group.command()
     def resolve(
         file: Annotated[
             Path,
-            typer.Argument(
-                help="Thread file: turn frames or thread records (.json, .jsonl, .nuon)"
-            ),
+            typer.Argument(help="Thread file: turn frames or thread records (.json, .jsonl, .nuon)"),
         ],
         headish: Annotated[
             list[str] | None,
-            typer.Argument(
-                help="Turn id(s) or bookmark(s); default: the last turn", show_default=False
-            ),
+            typer.Argument(help="Turn id(s) or bookmark(s); default: the last turn", show_default=False),
         ] = None,
     ) -> None:
         """Print the resolved context window {messages, options}, as `gpt ctx resolve` builds it."""

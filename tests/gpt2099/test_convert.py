@@ -27,9 +27,7 @@ def _docs(path: Path) -> list[Any]:
     return list(iter_turns(path))
 
 
-def _roundtrip(
-    src: Path, tmp: Path, back_suffix: str | None = None
-) -> tuple[Path, Path, list, list]:
+def _roundtrip(src: Path, tmp: Path, back_suffix: str | None = None) -> tuple[Path, Path, list, list]:
     mid = tmp / "canonical.jsonl"
     back = tmp / f"back{back_suffix or src.suffix}"
     there = convert("gpt2099", "canonical", src, mid)
@@ -63,11 +61,7 @@ def test_canonical_side_has_fresh_ids_and_keeps_originals(tmp_path: Path) -> Non
     assert len({m["session_id"] for m in msgs}) == 1
     use = msgs[1]["content"][1]
     assert use["id"].startswith("tu_") and ULID.match(use["id"][3:])
-    assert (
-        msgs[2]["content"][0]["tool_use_id"]
-        == use["id"]
-        == msgs[2]["metadata"]["parent_tool_use_id"]
-    )
+    assert msgs[2]["content"][0]["tool_use_id"] == use["id"] == msgs[2]["metadata"]["parent_tool_use_id"]
     raw = msgs[1]["metadata"]["provider_raw"]["gpt2099"]
     assert raw["envelope"]["id"] == "03f0aaaaaaaaaaaaaaaaaaab2"
     assert raw["blocks"]["1"] == {"set": {"id": "toolu_1"}}
@@ -112,16 +106,9 @@ def test_native_canonical_to_gpt2099(tmp_path: Path) -> None:
     out = tmp_path / "out.jsonl"
     lossy = convert("canonical", "gpt2099", src, out)
     assert [f for f in findings(out) if f.severity == "error"] == []
-    thinking = [
-        (i, j)
-        for i, m in enumerate(msgs)
-        for j, b in enumerate(m["content"])
-        if b["type"] == "thinking"
-    ]
+    thinking = [(i, j) for i, m in enumerate(msgs) for j, b in enumerate(m["content"]) if b["type"] == "thinking"]
     reported = [f for f in lossy if "thinking block" in f.message]
-    assert {(f.line, f.pointer) for f in reported} == {
-        (i + 1, f"/content/{j}") for i, j in thinking
-    }
+    assert {(f.line, f.pointer) for f in reported} == {(i + 1, f"/content/{j}") for i, j in thinking}
     frames = _docs(out)
     assert all(len(f["id"]) == 25 for f in frames)
     assert [f["id"] for f in frames] == sorted(f["id"] for f in frames)
@@ -169,9 +156,7 @@ def threads(draw: st.DrawFn) -> tuple[str, Any]:
         role = draw(st.sampled_from(["user", "assistant", "system"]))
         blocks: list[dict[str, Any]] = []
         for _ in range(draw(st.integers(0, 3))):
-            kind = draw(
-                st.sampled_from(["text", "cite", "doc", "pdf", "use", "result", "provider"])
-            )
+            kind = draw(st.sampled_from(["text", "cite", "doc", "pdf", "use", "result", "provider"]))
             if kind == "text":
                 blocks.append({"type": "text", "text": draw(_text)})
             elif kind == "cite":
@@ -217,9 +202,7 @@ def threads(draw: st.DrawFn) -> tuple[str, Any]:
                     res["content"].append({"type": "text", "text": "x", "mimeType": "text/plain"})
                 blocks.append(res)
             elif kind == "provider":
-                blocks.append(
-                    {"type": "server_tool_use", "id": "s", "name": "web_search", "input": {}}
-                )
+                blocks.append({"type": "server_tool_use", "id": "s", "name": "web_search", "input": {}})
         turn: dict[str, Any] = {"role": role, "content": blocks}
         if draw(st.booleans()):
             turn["cache"] = True
@@ -243,9 +226,7 @@ def threads(draw: st.DrawFn) -> tuple[str, Any]:
         meta: dict[str, Any] = {"role": t["role"], "content_type": "application/json"}
         parents = sorted(needs.get(i, set()))
         if i and draw(st.booleans()):
-            parents += [
-                p for p in draw(st.lists(st.integers(0, i - 1), max_size=2)) if p not in parents
-            ]
+            parents += [p for p in draw(st.lists(st.integers(0, i - 1), max_size=2)) if p not in parents]
         if len(parents) == 1 and draw(st.booleans()):
             meta["continues"] = _scru(parents[0])
         elif parents:

@@ -29,10 +29,7 @@ def _text(window: dict) -> list[str]:
 def _frames(tmp_path: Path, rows: list[tuple[str, dict, str]]) -> Path:
     p = tmp_path / "t.jsonl"
     p.write_text(
-        "".join(
-            json.dumps({"id": i, "meta": m, "content": [{"type": "text", "text": t}]}) + "\n"
-            for i, m, t in rows
-        )
+        "".join(json.dumps({"id": i, "meta": m, "content": [{"type": "text", "text": t}]}) + "\n" for i, m, t in rows)
     )
     return p
 

@@ -19,9 +19,7 @@ def _inputs(samples: Path) -> list[Path]:
 
 
 def _responses(samples: Path) -> list[Path]:
-    return sorted(
-        (samples / "gpt2099/providers/response-stream").glob("*/*/expected-aggregate.json")
-    )
+    return sorted((samples / "gpt2099/providers/response-stream").glob("*/*/expected-aggregate.json"))
 
 
 def test_every_context_window_input_validates(samples: Path) -> None:

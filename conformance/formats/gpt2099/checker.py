@@ -55,17 +55,13 @@ class Gpt2099Run:
         self.validators = validators(version)
         self.on = {info.id: self.sel.enabled(info.id) for info in R.CATALOG}
 
-    def _f(
-        self, path: str, line: int | None, pointer: str, info: RuleInfo, message: str
-    ) -> Finding:
+    def _f(self, path: str, line: int | None, pointer: str, info: RuleInfo, message: str) -> Finding:
         return Finding(path, line, pointer, info.id, self.sel.severity(info), message)
 
     def _t(self, t: Turn, ptr: str, info: RuleInfo, message: str) -> Finding:
         return self._f(t.path, t.line, t.pointer + ptr, info, message)
 
-    def validate(
-        self, path: Path, stats: FileStats, progress: ProgressHook | None = None
-    ) -> Iterator[Finding]:
+    def validate(self, path: Path, stats: FileStats, progress: ProgressHook | None = None) -> Iterator[Finding]:
         pending: list[tuple[Record, Shape | None]] = []
         for item in read_items(path, self.options.max_line_bytes):
             if isinstance(item, Finding):
@@ -93,20 +89,10 @@ class Gpt2099Run:
         # In a file of turns, an object no shape claims is a broken turn: validate it as
         # one (GP020, GP101) rather than calling it foreign.
         is_thread = any(shape is not None for _, shape in pending)
-        turns = [
-            rec
-            for rec, shape in pending
-            if shape is not None or (is_thread and isinstance(rec.value, dict))
-        ]
+        turns = [rec for rec, shape in pending if shape is not None or (is_thread and isinstance(rec.value, dict))]
         for rec, shape in pending:
-            if (
-                shape is None
-                and not (is_thread and isinstance(rec.value, dict))
-                and self.on["GP010"]
-            ):
-                yield self._f(
-                    rec.path, rec.line, rec.pointer, R.NOT_GPT2099, _not_gpt2099(rec.value)
-                )
+            if shape is None and not (is_thread and isinstance(rec.value, dict)) and self.on["GP010"]:
+                yield self._f(rec.path, rec.line, rec.pointer, R.NOT_GPT2099, _not_gpt2099(rec.value))
         if turns:
             yield from self.check_thread(turns)
 
@@ -161,8 +147,7 @@ class Gpt2099Run:
                         rec.line,
                         rec.pointer,
                         R.NOT_GPT2099,
-                        f"a {shape} turn in a file of {kind}; "
-                        "one thread file holds one kind of turn",
+                        f"a {shape} turn in a file of {kind}; one thread file holds one kind of turn",
                     )
                 continue
             valid = self.validators[kind].is_valid(rec.value)
@@ -183,20 +168,14 @@ class Gpt2099Run:
         on = self.on
         if t.id is not None:
             if on["GP101"] and scru128_value(t.id) is None:
-                why = (
-                    "is above the largest SCRU128"
-                    if is_scru128(t.id)
-                    else "is not 25 base-36 characters"
-                )
+                why = "is above the largest SCRU128" if is_scru128(t.id) else "is not 25 base-36 characters"
                 yield self._t(t, "/id", R.TURN_ID, f"turn id {t.id!r} {why}")
             key = t.id.lower()
             first = seen.get(key)
             if first is None:
                 seen[key] = t
             elif on["GP102"]:
-                yield self._t(
-                    t, "/id", R.TURN_ID_UNIQUE, f"turn id {t.id} already used on line {first.line}"
-                )
+                yield self._t(t, "/id", R.TURN_ID_UNIQUE, f"turn id {t.id} already used on line {first.line}")
         meta = t.source.get("meta")
         if isinstance(meta, dict):
             names = inherited.present(meta)
@@ -212,8 +191,7 @@ class Gpt2099Run:
                     t,
                     "/meta/options",
                     R.OPTIONS_OLD_NAME,
-                    "`options` is the current name; gpt2099 plans to rename it `inherited` "
-                    "(both are read)",
+                    "`options` is the current name; gpt2099 plans to rename it `inherited` (both are read)",
                 )
             head = meta.get("head")
             if isinstance(head, str) and is_scru128(head) and on["GP104"]:
@@ -221,8 +199,7 @@ class Gpt2099Run:
                     t,
                     "/meta/head",
                     R.HEAD_LOOKS_LIKE_ID,
-                    f"bookmark {head!r} matches the SCRU128 pattern, "
-                    "so gpt2099 reads it as a turn id",
+                    f"bookmark {head!r} matches the SCRU128 pattern, so gpt2099 reads it as a turn id",
                 )
 
     def block_rules(self, t: Turn) -> Iterator[Finding]:
@@ -258,9 +235,7 @@ class Gpt2099Run:
             info = R.CONTINUES_UNRESOLVED if p.kind == "unresolved" else R.CONTINUES_NOT_EARLIER
             if self.on[info.id]:
                 ptr = "/meta/continues" + (
-                    f"/{p.position}"
-                    if isinstance(t.source.get("meta", {}).get("continues"), list)
-                    else ""
+                    f"/{p.position}" if isinstance(t.source.get("meta", {}).get("continues"), list) else ""
                 )
                 yield self._t(t, ptr, info, p.message)
         if self.on["GP203"]:
@@ -318,8 +293,7 @@ class Gpt2099Run:
                     t,
                     "",
                     R.NO_PROVIDER_PTR,
-                    f"the thread ending at turn {t.id} resolves to options without provider_ptr; "
-                    "`gpt call` needs one",
+                    f"the thread ending at turn {t.id} resolves to options without provider_ptr; `gpt call` needs one",
                 )
 
 

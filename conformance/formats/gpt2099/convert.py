@@ -88,9 +88,7 @@ RAW = "gpt2099"
 _NO_COUNTERPART = "have no canonical counterpart; kept in provider_raw only"
 WRAP = "gpt2099_block"
 PROVIDER = "gpt2099"
-CANONICAL_KNOWN = frozenset(
-    {"text", "tool_use", "tool_result", "image", "thinking", "redacted_thinking"}
-)
+CANONICAL_KNOWN = frozenset({"text", "tool_use", "tool_result", "image", "thinking", "redacted_thinking"})
 _MEDIA = re.compile(r"[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*\Z")
 _SPACE = re.compile(r"\s+")
 
@@ -280,22 +278,13 @@ class _ToCanonical:
         if kind == "document":
             src = blk["source"]
             media = src["media_type"]
-            if (
-                "image" in allowed
-                and media.startswith("image/")
-                and _MEDIA.match(media)
-                and src["data"]
-            ):
+            if "image" in allowed and media.startswith("image/") and _MEDIA.match(media) and src["data"]:
                 return {
                     "type": "image",
                     "source": {"kind": "base64", "data": src["data"]},
                     "media_type": media,
                 }, None
-            where = (
-                "a canonical image only in a user message"
-                if media.startswith("image/")
-                else "no canonical block"
-            )
+            where = "a canonical image only in a user message" if media.startswith("image/") else "no canonical block"
             self.lossy(
                 t,
                 ptr,
@@ -349,14 +338,11 @@ class _ToCanonical:
         self.lossy(
             t,
             ptr,
-            f"{kind!r} block has no canonical counterpart; "
-            "kept as an unknown block canonical readers skip",
+            f"{kind!r} block has no canonical counterpart; kept as an unknown block canonical readers skip",
         )
         return copy.deepcopy(blk), None
 
-    def result_item(
-        self, t: Turn, ptr: str, item: dict[str, Any]
-    ) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    def result_item(self, t: Turn, ptr: str, item: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
         kind = item.get("type")
         if kind == "text" and isinstance(item.get("text"), str):
             extra = {k: v for k, v in item.items() if k not in ("type", "text")}
@@ -392,15 +378,13 @@ class _ToCanonical:
             self.lossy(
                 t,
                 ptr,
-                f"tool result item of type {kind!r} does not fit the canonical block; "
-                "wrapped as an unknown block",
+                f"tool result item of type {kind!r} does not fit the canonical block; wrapped as an unknown block",
             )
             return {"type": WRAP, "block": copy.deepcopy(item)}, None
         self.lossy(
             t,
             ptr,
-            f"tool result item of type {kind!r} has no canonical counterpart; "
-            "kept as an unknown block",
+            f"tool result item of type {kind!r} has no canonical counterpart; kept as an unknown block",
         )
         return copy.deepcopy(item), None
 
@@ -413,9 +397,7 @@ class _ToCanonical:
             summary = None
         summary = summary if isinstance(summary, dict) else {}
         name = summary.get("model")
-        name = (
-            _SPACE.sub("-", name.strip()) if isinstance(name, str) and name.strip() else "unknown"
-        )
+        name = _SPACE.sub("-", name.strip()) if isinstance(name, str) and name.strip() else "unknown"
         model = f"{PROVIDER}:{name}"
         src = summary.get("usage") if isinstance(summary.get("usage"), dict) else {}
         usage: dict[str, Any] = {
@@ -484,11 +466,7 @@ def _sessions(thread: Thread) -> dict[int, str]:
     out: dict[int, str] = {}
     for t in thread.turns:
         root = thread.turns[find(t.index)]
-        out[t.index] = (
-            f"{PROVIDER}-{root.key}"
-            if root.key is not None and thread.shape is not Shape.WINDOW
-            else fresh
-        )
+        out[t.index] = f"{PROVIDER}-{root.key}" if root.key is not None and thread.shape is not Shape.WINDOW else fresh
     return out
 
 
@@ -597,8 +575,7 @@ def _read_canonical(src: Path) -> list[_Msg]:
         if not validator.is_valid(rec.value):
             err = validator.errors(rec.value)[0]
             raise InputError(
-                f"{rec.path}:{rec.line}: {rec.pointer}{err.pointer} "
-                f"input is not a canonical message: {err.message}"
+                f"{rec.path}:{rec.line}: {rec.pointer}{err.pointer} input is not a canonical message: {err.message}"
             )
         pr = rec.value["metadata"].get("provider_raw")
         raw = pr.get(RAW) if isinstance(pr, dict) else None
@@ -656,8 +633,7 @@ class _FromCanonical:
                 self.lossy(
                     m,
                     ptr,
-                    f"image by {src['kind']} has no gpt2099 counterpart "
-                    "(documents are inline base64); dropped",
+                    f"image by {src['kind']} has no gpt2099 counterpart (documents are inline base64); dropped",
                 )
                 return None
             return {
@@ -691,9 +667,7 @@ class _FromCanonical:
             return out
         if kind in ("thinking", "redacted_thinking"):
             what = "text and signature" if kind == "thinking" else "data"
-            self.lossy(
-                m, ptr, f"{kind} block has no gpt2099 counterpart; dropped (its {what} are lost)"
-            )
+            self.lossy(m, ptr, f"{kind} block has no gpt2099 counterpart; dropped (its {what} are lost)")
             return None
         if kind == WRAP and isinstance(blk.get("block"), dict):
             return _unwrap(blk)
@@ -753,9 +727,7 @@ class _FromCanonical:
             if meta.get(k) is not None:
                 dropped.append(k)
         usage = meta.get("usage") or {}
-        dropped += [
-            f"usage.{k}" for k in ("cost_usd", "pricing_version", "latency_ms") if k in usage
-        ]
+        dropped += [f"usage.{k}" for k in ("cost_usd", "pricing_version", "latency_ms") if k in usage]
         if meta.get("status", "complete") != "complete":
             dropped.append(f"status {meta['status']!r}")
         pr = meta.get("provider_raw")
@@ -815,9 +787,7 @@ def from_canonical(src: Path, dst: Path, ctx: ConvertContext) -> None:
     if dst.suffix == ".nuon":
         raise InputError(f"{dst}: turnspec reads NUON but does not write it; use .json or .jsonl")
     msgs = _read_canonical(src)
-    names = {
-        b["id"]: b["name"] for m in msgs for b in m.value["content"] if b["type"] == "tool_use"
-    }
+    names = {b["id"]: b["name"] for m in msgs for b in m.value["content"] if b["type"] == "tool_use"}
     conv = _FromCanonical(ctx, names)
     groups = _groups(msgs)
     shapes = {g.raw.get("shape") for g in groups if g.raw is not None}
@@ -845,11 +815,7 @@ def from_canonical(src: Path, dst: Path, ctx: ConvertContext) -> None:
         docs = []
         for g in groups:
             env = g.first_with("envelope") if g.raw is not None else None
-            if (
-                g.raw is not None
-                and isinstance(env, dict)
-                and g.raw.get("shape") in (Shape.FRAMES, Shape.RECORDS)
-            ):
+            if g.raw is not None and isinstance(env, dict) and g.raw.get("shape") in (Shape.FRAMES, Shape.RECORDS):
                 turn = _rebuild(g, conv.content(g))
                 tid = turn.get("id")
                 sid = g.msgs[0].value["session_id"]
@@ -859,9 +825,7 @@ def from_canonical(src: Path, dst: Path, ctx: ConvertContext) -> None:
             else:
                 docs.append(conv.native_turn(g, shape))
     if dst.suffix != ".jsonl" and shape in (Shape.WINDOW, Shape.RESPONSE) and len(docs) > 1:
-        raise InputError(
-            f"{dst}: the input holds {len(docs)} {shape} documents; write them to a .jsonl file"
-        )
+        raise InputError(f"{dst}: the input holds {len(docs)} {shape} documents; write them to a .jsonl file")
     if dst.suffix == ".jsonl":
         _write(dst, docs, as_lines=True)
     elif shape in (Shape.WINDOW, Shape.RESPONSE):

@@ -23,9 +23,7 @@ def load_thread(path: Path) -> Thread:
     run = Gpt2099Run(Options(selection=Selection(select=_BLOCKING)))
     for f in run.validate(path, FileStats(str(path), "gpt2099")):
         if f.severity == Severity.ERROR:
-            raise InputError(
-                f"{f.format()}\n(`turnspec validate --format gpt2099 {path}` lists every problem)"
-            )
+            raise InputError(f"{f.format()}\n(`turnspec validate --format gpt2099 {path}` lists every problem)")
     recs = [r for r in read_items(path, Options().max_line_bytes) if not isinstance(r, Finding)]
     for r in recs:
         shape = classify(r.value)

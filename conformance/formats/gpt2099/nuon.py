@@ -113,9 +113,7 @@ class _Parser:
         if c in "]},;:),":
             raise self.fail("syntax", f"unexpected {c!r}")
         if c in "($":
-            raise self.fail(
-                "unsupported", f"{c!r} starts a Nushell expression, which NUON data cannot hold"
-            )
+            raise self.fail("unsupported", f"{c!r} starts a Nushell expression, which NUON data cannot hold")
         return self.bare_value()
 
     def record(self, depth: int) -> dict[str, Any]:
@@ -203,9 +201,7 @@ class _Parser:
             self.i += 1
             cells = self.items(depth + 1, False)
             if len(cells) != len(header):
-                raise self.fail(
-                    "syntax", f"table row has {len(cells)} cells for {len(header)} columns", row_pos
-                )
+                raise self.fail("syntax", f"table row has {len(cells)} cells for {len(header)} columns", row_pos)
             rows.append(dict(zip(header, cells, strict=True)))
 
     def string(self) -> str:
@@ -295,8 +291,7 @@ class _Parser:
         if head[:1].isdigit() or ".." in word:
             raise self.fail(
                 "unsupported",
-                f"{word!r} is a Nushell literal (duration, file size, date or range) "
-                "that JSON cannot hold",
+                f"{word!r} is a Nushell literal (duration, file size, date or range) that JSON cannot hold",
                 start,
             )
         return word

@@ -65,9 +65,7 @@ def classify(value: Any) -> Shape | None:
     """The shape of one document or turn, or None when it is no gpt2099 shape."""
     if not isinstance(value, dict) or value.keys() & CANONICAL_KEYS:
         return None
-    if value.keys() & {"meta", "topic"} and (
-        isinstance(value.get("meta"), dict) or value.get("topic") == "gpt.turn"
-    ):
+    if value.keys() & {"meta", "topic"} and (isinstance(value.get("meta"), dict) or value.get("topic") == "gpt.turn"):
         return Shape.FRAMES
     # Provider wire requests also have `messages` (next to `model`, `max_tokens`, ...) and
     # are not ours; a context window has nothing but `messages` and `options`.
@@ -125,9 +123,7 @@ def read_nuon(path: Path) -> Iterator[Record | Finding]:
     name = str(path)
     data = path.read_bytes()
     if data.startswith(b"\xef\xbb\xbf"):
-        yield Finding(
-            name, 1, "", BOM.id, BOM.severity, "UTF-8 byte order mark at start of file; ignored"
-        )
+        yield Finding(name, 1, "", BOM.id, BOM.severity, "UTF-8 byte order mark at start of file; ignored")
         data = data[3:]
     try:
         text = data.decode("utf-8")

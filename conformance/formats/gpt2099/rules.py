@@ -44,15 +44,11 @@ UNKNOWN_BLOCK = RuleInfo(
 )
 SCHEMA = RuleInfo("GP020", E, DOC, "Document does not match its gpt2099 JSON Schema")
 
-TURN_ID = RuleInfo(
-    "GP101", E, f"{DOC}#turn-ids", "Turn id is not a SCRU128 (25 base-36 characters)"
-)
+TURN_ID = RuleInfo("GP101", E, f"{DOC}#turn-ids", "Turn id is not a SCRU128 (25 base-36 characters)")
 TURN_ID_UNIQUE = RuleInfo(
     "GP102", E, f"{DOC}#turn-ids", "Turn id appears more than once (ids compare case-insensitively)"
 )
-DOCUMENT_BASE64 = RuleInfo(
-    "GP103", E, f"{DOC}#document-block", "Document block data is not valid base64"
-)
+DOCUMENT_BASE64 = RuleInfo("GP103", E, f"{DOC}#document-block", "Document block data is not valid base64")
 HEAD_LOOKS_LIKE_ID = RuleInfo(
     "GP104",
     E,
@@ -66,9 +62,7 @@ CONTINUES_UNRESOLVED = RuleInfo(
     f"{DOC}#headish",
     "continues target is neither a turn id nor a bookmark in the thread",
 )
-CONTINUES_NOT_EARLIER = RuleInfo(
-    "GP202", E, f"{DOC}#headish", "continues target resolves to this turn or a later one"
-)
+CONTINUES_NOT_EARLIER = RuleInfo("GP202", E, f"{DOC}#headish", "continues target resolves to this turn or a later one")
 CONTINUES_CYCLE = RuleInfo("GP203", E, f"{DOC}#headish", "continues links form a cycle")
 
 RESULT_UNPAIRED = RuleInfo(
@@ -77,9 +71,7 @@ RESULT_UNPAIRED = RuleInfo(
     f"{DOC}#tool-result-block",
     "tool_result pairs with no earlier tool_use in its context",
 )
-RESULT_NAME = RuleInfo(
-    "GP302", E, f"{DOC}#tool-result-block", "tool_result name differs from its tool_use's name"
-)
+RESULT_NAME = RuleInfo("GP302", E, f"{DOC}#tool-result-block", "tool_result name differs from its tool_use's name")
 
 NO_PROVIDER_PTR = RuleInfo(
     "GP401",

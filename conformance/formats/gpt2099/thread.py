@@ -159,9 +159,7 @@ class Thread:
                 )
             if j >= t.index:
                 what = "this turn itself" if j == t.index else "a later turn"
-                return j, LinkProblem(
-                    t.index, pos, target, "not_earlier", f"continues {target!r}, which is {what}"
-                )
+                return j, LinkProblem(t.index, pos, target, "not_earlier", f"continues {target!r}, which is {what}")
             return j, None
         marks = self.heads.get(target, [])
         earlier = [j for j in marks if j < t.index]
@@ -237,18 +235,14 @@ class Thread:
             self.link()
         cycles = [] if self.linear else self.cycles()
         if cycles and any(set(c) & self._reachable(starts) for c in cycles):
-            raise ResolveError(
-                "the continues links from this head form a cycle; gpt2099 would never finish"
-            )
+            raise ResolveError("the continues links from this head form a cycle; gpt2099 would never finish")
         out: deque[int] = deque()
         stack: deque[int] = deque(starts)
         while stack:
             cur = stack.popleft()
             out.appendleft(cur)
             if len(out) > MAX_VISITS:
-                raise ResolveError(
-                    f"resolution visits more than {MAX_VISITS} turns (repeated diamonds); refusing"
-                )
+                raise ResolveError(f"resolution visits more than {MAX_VISITS} turns (repeated diamonds); refusing")
             stack.extend(self.turns[cur].parents)
         return list(out)
 
@@ -277,9 +271,7 @@ class Thread:
             raise ResolveError(f"a {self.shape} holds no thread to resolve")
         if not self.turns:
             raise ResolveError("the thread has no turns")
-        starts = (
-            [self.headish_to_index(h) for h in headishes] if headishes else [len(self.turns) - 1]
-        )
+        starts = [self.headish_to_index(h) for h in headishes] if headishes else [len(self.turns) - 1]
         return self.resolve_indices(starts)
 
     def leaves(self) -> list[int]:
@@ -320,10 +312,7 @@ def deep_merge(old: Any, new: Any) -> Any:
             out[k] = deep_merge(out[k], v) if k in out else v
         return out
     if isinstance(old, list) and isinstance(new, list) and _records(old) and _records(new):
-        return [
-            b if a is None else a if b is None else deep_merge(a, b)
-            for a, b in zip_longest(old, new)
-        ]
+        return [b if a is None else a if b is None else deep_merge(a, b) for a, b in zip_longest(old, new)]
     return new
 
 
