@@ -39,6 +39,7 @@ from .base import (
     WireRequest,
     WireResponse,
     error_for_status,
+    estimated_usage,
     new_ulid,
     now_timestamp,
     parse_json_object,
@@ -468,13 +469,13 @@ class AnthropicAdapter(BaseAdapter):
         if isinstance(system, str):
             out.append(_message(sid, "system", [{"type": "text", "text": system}], {}))
         elif isinstance(system, list):
-            sys_extras = {
+            sysx = {
                 str(i): {k: v for k, v in b.items() if k not in ("type", "text")}
                 for i, b in enumerate(system)
             }
             meta = (
-                {"provider_raw": {self.name: {"blocks": {k: v for k, v in sys_extras.items() if v}}}}
-                if any(sys_extras.values())
+                {"provider_raw": {self.name: {"blocks": {k: v for k, v in sysx.items() if v}}}}
+                if any(sysx.values())
                 else {}
             )
             out.append(
@@ -590,12 +591,18 @@ class AnthropicAdapter(BaseAdapter):
         """Heuristic (see conformance.adapters.estimate). Images: (w*h)/750 after the API's
         resize to a 1568 px long edge; tools add the hidden tool-use system prompt."""
         n = 0
-        for m in messages:
+        last_assistant = max(
+            (i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=-1
+        )
+        for i, m in enumerate(messages):
             n += 4
             for b in m.get("content", []):
+                if b.get("type") == "thinking" and i == last_assistant:
+                    # the turn being continued with tool results keeps its thinking in context
+                    n += text_tokens(b.get("text", ""))
                 n += self._block_tokens(b)
         if tools:
-            n += 330 + sum(
+            n += 390 + sum(
                 json_tokens({k: t[k] for k in ("name", "description", "input_schema")})
                 for t in tools
             )
@@ -807,12 +814,13 @@ class _AnthropicStream:
                 yield from self.stop(k)
 
     def complete(self, stop_reason: str) -> StreamEvent:
+        usage = self.usage or estimated_usage(self.a.name, self.a.log, self.ctx, self.content)
         return {
             "type": "message_complete",
             "message_id": self.mid,
             "stop_reason": stop_reason,
             "final_content": [dict(b) for b in self.content],
-            "usage": dict(self.usage) if self.usage else None,
+            "usage": dict(usage) if usage else None,
         }
 
 

@@ -103,6 +103,9 @@ class RequestContext:
     latency_ms: int = 0
     pricing: PriceTable | None = None
     pricing_version: str | None = None
+    estimated_input_tokens: int | None = None
+    """The harness's pre-flight `estimate_input_tokens` of the request; lets a stream that
+    carries no usage still report estimated counts (adapter contract §7.2, last paragraph)."""
 
 
 @dataclass(frozen=True)
@@ -532,6 +535,37 @@ def log_block_dropped(
             "reason": reason,
         },
     )
+
+
+def estimated_usage(
+    adapter: str, log: logging.Logger, ctx: RequestContext, content: list[Block]
+) -> dict[str, int] | None:
+    """Usage for a response that carried none (contract §7.2): the pre-flight input estimate
+    and the streamed output, with the WARN line the contract asks for. None without an
+    input estimate: a count of 0 would look real."""
+    if ctx.estimated_input_tokens is None:
+        return None
+    from .estimate import json_tokens, text_tokens
+
+    out = 0
+    for b in content:
+        if b.get("type") in ("text", "thinking"):
+            out += text_tokens(str(b.get("text", "")))
+        elif b.get("type") == "tool_use":
+            out += json_tokens(b.get("input", {})) + 4
+    log.warning(
+        "%s: response carried no usage; estimated %d input / %d output tokens",
+        adapter,
+        ctx.estimated_input_tokens,
+        out,
+        extra={"event": "usage_estimated", "adapter": adapter, "session_id": ctx.session_id},
+    )
+    return {
+        "input_tokens": ctx.estimated_input_tokens,
+        "output_tokens": out,
+        "cached_input_tokens": 0,
+        "cache_creation_input_tokens": 0,
+    }
 
 
 def harness_usage(

@@ -18,7 +18,8 @@ import struct
 from collections.abc import Mapping
 from typing import Any
 
-_PIECE = re.compile(r"[A-Za-z]+|[0-9]+|[^\sA-Za-z0-9]")
+# punctuation runs merge in BPE vocabularies (`":"`, `"},{`), so up to three count as one
+_PIECE = re.compile(r"[A-Za-z]+|[0-9]+|[^\sA-Za-z0-9]{1,3}")
 
 
 def text_tokens(text: str) -> int:

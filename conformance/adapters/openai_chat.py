@@ -36,6 +36,7 @@ from .base import (
     WireRequest,
     WireResponse,
     error_for_status,
+    estimated_usage,
     new_ulid,
     now_timestamp,
     parse_json_object,
@@ -579,8 +580,11 @@ class OpenAIChatAdapter(BaseAdapter):
             for b in m.get("content", []):
                 n += self._block_tokens(b)
         if tools:
-            n += 12 + sum(
-                8 + json_tokens(t["input_schema"]) + text_tokens(t["name"] + " " + t["description"])
+            # the model sees tools as a compact TypeScript-like namespace, about 60% of
+            # their JSON, plus name and description
+            n += 8 + sum(
+                json_tokens(t["input_schema"]) * 3 // 5
+                + text_tokens(t["name"] + " " + t["description"])
                 for t in tools
             )
         return n
@@ -752,12 +756,13 @@ class _ChatStream:
             parsed = parse_json_object(text)
             if parsed is not None:
                 self.content[k]["input"] = parsed
+        usage = self.usage or estimated_usage(self.a.name, self.a.log, self.ctx, self.content)
         return {
             "type": "message_complete",
             "message_id": self.mid,
             "stop_reason": stop_reason,
             "final_content": [dict(b) for b in self.content],
-            "usage": dict(self.usage) if self.usage else None,
+            "usage": dict(usage) if usage else None,
         }
 
 
