@@ -113,7 +113,9 @@ def rules(
 ) -> None:
     """List every rule: id, severity, spec section, summary."""
     prefixes = _split(select)
-    infos = [r for r in catalog() if not prefixes or r.id.startswith(prefixes)]
+    from .suite.rules import CATALOG as SUITE_CATALOG
+
+    infos = [r for r in [*catalog(), *SUITE_CATALOG] if not prefixes or r.id.startswith(prefixes)]
     if output == OutputFormat.json:
         json.dump([{"id": r.id, "severity": str(r.severity), "section": r.section, "summary": r.summary, "strict": r.strict} for r in infos], sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")

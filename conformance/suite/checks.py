@@ -192,6 +192,14 @@ def message_from_events(
             "metadata": meta, "created_at": "2026-05-08T12:00:00.000000Z", "schema_version": 1}  # fmt: skip
 
 
+def shape(s: AdapterUnderTest, a: Adapter, label: str, body: Any) -> Iterator[Outcome]:
+    """TC104 on one rendered body (only for wire APIs the suite knows)."""
+    if getattr(a, "wire_api", None) not in W.REQUEST_SHAPES:
+        return
+    problems = W.shape_problems(a.wire_api, body)
+    yield _o(R.WIRE_SHAPE, s, "fail" if problems else "pass", f"{label} ({a.name})", "; ".join(problems[:3]))
+
+
 # ------------------------------------------------------------------------------------------
 # TC001
 
@@ -559,7 +567,7 @@ def _same_request(a: Any, b: Any) -> bool:
 # TC102, TC802, TC701 over recorded requests
 
 
-@check(R.REQUEST_VALID, R.REQUEST_ROUND_TRIP, R.ESTIMATE)
+@check(R.REQUEST_VALID, R.REQUEST_ROUND_TRIP, R.ESTIMATE, R.WIRE_SHAPE)
 def recorded_requests(env: Env) -> Iterator[Outcome]:
     for s in env.subjects:
         a = s.adapter
@@ -588,6 +596,7 @@ def recorded_requests(env: Env) -> Iterator[Outcome]:
             except Exception as exc:  # noqa: BLE001
                 yield _o(R.REQUEST_ROUND_TRIP, s, "fail", it.label, crash(exc))
                 continue
+            yield from shape(s, a, it.label, rendered)
             d = W.diff(W.normalize(api, it.request_body), W.normalize(api, rendered))
             yield _o(R.REQUEST_ROUND_TRIP, s, "fail" if d else "pass", it.label, "; ".join(d[:4]))
 
@@ -1013,7 +1022,7 @@ def _calls(messages: list[Message]) -> list[tuple[str, str, str]]:
     ]
 
 
-@check(R.REPLAY_PRESERVED, R.REPLAY_PAIRED, R.REPLAY_SYSTEM, R.REPLAY_DROPPED, R.REPLAY_SIGNATURE)
+@check(R.REPLAY_PRESERVED, R.REPLAY_PAIRED, R.REPLAY_SYSTEM, R.REPLAY_DROPPED, R.REPLAY_SIGNATURE, R.WIRE_SHAPE)
 def cross_provider(env: Env) -> Iterator[Outcome]:
     under = {s.name: s for s in env.subjects}
     everyone: list[Adapter] = [s.adapter for s in env.subjects] + list(env.peers)
@@ -1057,6 +1066,7 @@ def _replay(src: Adapter, dst: Adapter, owner: AdapterUnderTest, pair: str) -> I
         yield _o(R.REPLAY_PRESERVED, owner, "fail", pair, crash(exc))
         return
     text = body_text(wire.body)
+    yield from shape(owner, dst, pair, wire.body)
     back = None
     if has_request_reader(dst):
         try:
@@ -1161,7 +1171,7 @@ def _replay(src: Adapter, dst: Adapter, owner: AdapterUnderTest, pair: str) -> I
 # TC5xx capability honesty
 
 
-@check(R.CAPS_CARRIED, R.CAPS_DROPPED)
+@check(R.CAPS_CARRIED, R.CAPS_DROPPED, R.WIRE_SHAPE)
 def capability_honesty(env: Env) -> Iterator[Outcome]:
     for s in env.subjects:
         a = s.adapter
@@ -1175,6 +1185,7 @@ def capability_honesty(env: Env) -> Iterator[Outcome]:
             yield _o(R.CAPS_CARRIED, s, "fail", "script", crash(exc))
             continue
         text = body_text(wire.body)
+        yield from shape(s, a, "script", wire.body)
         by_type: dict[str, list[tuple[Message, dict[str, Any]]]] = {}
         for m in msgs:
             for b in m["content"]:

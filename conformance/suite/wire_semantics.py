@@ -14,6 +14,7 @@ pair) straight from a wire body, so the suite does not rely only on an adapter's
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -207,3 +208,76 @@ def provider_id_problem(api: str | None, provider_id: str) -> str | None:
     if api == "openai-chat-completions" and not 0 < len(provider_id) <= 40:
         return f"{provider_id!r} is {len(provider_id)} characters; OpenAI allows at most 40"
     return None
+
+
+# Minimal request shapes of the two known APIs (TC104): the structure their references
+# document, enough to catch a malformed body (arguments not a string, a tool result
+# without its id, a role the API does not have). Kept here rather than under schemas/:
+# they describe third-party wire formats the suite checks, not a turnspec format.
+_STR = {"type": "string"}
+_ANTHROPIC_BLOCK = {
+    "type": "object",
+    "required": ["type"],
+    "properties": {"type": _STR},
+    "allOf": [
+        {"if": {"properties": {"type": {"const": "text"}}}, "then": {"required": ["text"], "properties": {"text": _STR}}},
+        {"if": {"properties": {"type": {"const": "image"}}}, "then": {"required": ["source"], "properties": {"source": {"type": "object", "required": ["type"]}}}},
+        {"if": {"properties": {"type": {"const": "tool_use"}}},
+         "then": {"required": ["id", "name", "input"], "properties": {"id": {"type": "string", "pattern": "^[a-zA-Z0-9_-]+$"}, "name": _STR, "input": {"type": "object"}}}},
+        {"if": {"properties": {"type": {"const": "tool_result"}}},
+         "then": {"required": ["tool_use_id"], "properties": {"tool_use_id": {"type": "string", "pattern": "^[a-zA-Z0-9_-]+$"}, "content": {"type": ["string", "array"]}, "is_error": {"type": "boolean"}}}},
+        {"if": {"properties": {"type": {"const": "thinking"}}}, "then": {"required": ["thinking", "signature"], "properties": {"thinking": _STR, "signature": _STR}}},
+        {"if": {"properties": {"type": {"const": "redacted_thinking"}}}, "then": {"required": ["data"], "properties": {"data": _STR}}},
+    ],
+}  # fmt: skip
+REQUEST_SHAPES: dict[str, dict[str, Any]] = {
+    "anthropic-messages": {
+        "type": "object",
+        "required": ["model", "max_tokens", "messages"],
+        "properties": {
+            "model": _STR,
+            "max_tokens": {"type": "integer", "minimum": 1},
+            "system": {"type": ["string", "array"], "items": {"type": "object", "required": ["type", "text"]}},
+            "messages": {"type": "array", "items": {"type": "object", "required": ["role", "content"], "properties": {
+                "role": {"enum": ["user", "assistant"]},
+                "content": {"type": ["string", "array"], "items": _ANTHROPIC_BLOCK}}}},
+            "tools": {"type": "array", "items": {"type": "object", "required": ["name"]}},
+            "stream": {"type": "boolean"},
+            "stop_sequences": {"type": "array", "items": _STR},
+        },
+    },
+    "openai-chat-completions": {
+        "type": "object",
+        "required": ["model", "messages"],
+        "properties": {
+            "model": _STR,
+            "messages": {"type": "array", "items": {"type": "object", "required": ["role"], "properties": {
+                "role": {"enum": ["system", "developer", "user", "assistant", "tool", "function"]},
+                "content": {"type": ["string", "array", "null"]},
+                "tool_call_id": {"type": "string", "maxLength": 40},
+                "tool_calls": {"type": "array", "items": {"type": "object", "required": ["id", "type", "function"], "properties": {
+                    "id": {"type": "string", "minLength": 1, "maxLength": 40},
+                    "type": {"const": "function"},
+                    "function": {"type": "object", "required": ["name", "arguments"], "properties": {"name": _STR, "arguments": _STR}}}}}},
+                "allOf": [{"if": {"properties": {"role": {"const": "tool"}}}, "then": {"required": ["tool_call_id", "content"]}}]}},
+            "tools": {"type": "array", "items": {"type": "object", "required": ["type", "function"], "properties": {
+                "function": {"type": "object", "required": ["name"], "properties": {"parameters": {"type": "object"}}}}}},
+            "stream": {"type": "boolean"},
+        },
+    },
+}  # fmt: skip
+
+
+@functools.lru_cache(maxsize=8)
+def _shape_validator(api: str) -> Any:
+    import jsonschema
+
+    return jsonschema.Draft202012Validator(REQUEST_SHAPES[api])
+
+
+def shape_problems(api: str | None, body: Any) -> list[str]:
+    """Where `body` departs from the documented request shape of `api` (known APIs only)."""
+    if str(api) not in REQUEST_SHAPES:
+        return []
+    v = _shape_validator(str(api))
+    return [f"/{'/'.join(map(str, e.absolute_path))}: {e.message[:120]}" for e in v.iter_errors(body)][:5]
