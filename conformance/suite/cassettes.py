@@ -56,6 +56,12 @@ class Interaction:
     content_type: str
     response_text: str
     response_json: Any = None
+    headers: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def synthetic(self) -> bool:
+        """Hand-written (cassettes/build.py), so its token counts are not evidence."""
+        return "x-turnspec-synthetic" in self.headers
 
     @property
     def label(self) -> str:
@@ -136,7 +142,7 @@ def _interaction(label: str, i: int, req: Any, resp: dict[str, Any]) -> Interact
     string = resp["body"]["string"]
     text = string.decode("utf-8", errors="replace") if isinstance(string, bytes) else str(string)
     inter = Interaction(
-        label, i, str(req.uri), api_of(str(req.uri)), body, int(resp["status"]["code"]), ctype, text
+        label, i, str(req.uri), api_of(str(req.uri)), body, int(resp["status"]["code"]), ctype, text, headers=headers
     )
     if not inter.is_stream:
         try:

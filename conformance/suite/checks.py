@@ -618,6 +618,9 @@ def _estimate(env: Env, s: AdapterUnderTest, it: Interaction) -> Iterator[Outcom
     if not usage:
         yield _o(R.ESTIMATE, s, "skip", it.label, "response records no usage")
         return
+    if it.synthetic:
+        yield _o(R.ESTIMATE, s, "skip", it.label, "hand-written cassette: its token counts are not a recording")
+        return
     actual = (
         int(usage.get("input_tokens", 0))
         + int(usage.get("cached_input_tokens", 0))

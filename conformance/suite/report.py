@@ -21,6 +21,18 @@ def _info(rule: str) -> tuple[str, str]:
     return "", ""
 
 
+def skipped_interactions(report: SuiteReport) -> list[tuple[str, str]]:
+    """Recorded interactions no adapter serves: reported, never dropped silently (TC800)."""
+    return [(o.subject, o.message) for o in report.outcomes if o.rule == "TC800" and o.status == "skip"]
+
+
+def _skip_summary(report: SuiteReport) -> list[str]:
+    counts: dict[str, int] = {}
+    for _, why in skipped_interactions(report):
+        counts[why] = counts.get(why, 0) + 1
+    return [f"{n} x {why}" for why, n in sorted(counts.items(), key=lambda kv: -kv[1])]
+
+
 def as_dict(report: SuiteReport) -> dict[str, Any]:
     matrix: dict[str, dict[str, str]] = {}
     for r in report.results:
@@ -35,6 +47,7 @@ def as_dict(report: SuiteReport) -> dict[str, Any]:
             for r in report.results
         ],  # fmt: skip
         "cross_provider": report.pairs,
+        "skipped_interactions": [{"interaction": i, "reason": why} for i, why in skipped_interactions(report)],
         "estimate_tolerance": {"relative": ESTIMATE_REL_TOLERANCE, "absolute_tokens": ESTIMATE_ABS_TOLERANCE},
         "accepted_request_differences": ACCEPTED_DIFFERENCES,
         "summary": {
@@ -63,6 +76,10 @@ def to_text(report: SuiteReport, *, verbose: bool = False) -> str:
             if r.status == "fail" or (verbose and r.status == "skip"):
                 for why in r.reasons[: 10 if r.status == "fail" else 3]:
                     lines.append(f"      - {why}")
+    skipped = _skip_summary(report)
+    if skipped:
+        lines.append(f"skipped recorded interactions ({len(skipped_interactions(report))}):")
+        lines.extend(f"  - {line}" for line in skipped)
     d = as_dict(report)["summary"]
     verdict = "FAIL" if report.exit_code else "OK"
     lines.append(f"{verdict}: {d['passed']} passed, {d['failed']} failed, {d['skipped']} skipped (rule x adapter) "
@@ -105,6 +122,9 @@ def to_markdown(report: SuiteReport) -> str:
             out.append(f"| {src} | " + " | ".join(row) + " |")
     if notes:
         out += ["", "## Reasons", "", *notes]
+    skipped = skipped_interactions(report)
+    if skipped:
+        out += ["", f"## Skipped recorded interactions ({len(skipped)})", "", *[f"- {line}" for line in _skip_summary(report)]]
     d = as_dict(report)["summary"]
     out += ["", f"{d['passed']} passed, {d['failed']} failed, {d['skipped']} skipped; {d['cassettes']} cassettes; {d['elapsed_s']} s", ""]
     return "\n".join(out)
