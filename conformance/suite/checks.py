@@ -991,14 +991,17 @@ def _recorded_ids(env: Env, s: AdapterUnderTest) -> Iterator[Outcome]:
 
 
 def produced_through(a: Adapter) -> tuple[list[Message], list[ToolDefinition]]:
-    """The script as adapter `a` would hand it on: serialized and read back when it can."""
+    """A session whose assistant turns provider `a` issued (seed 003 §8.3).
+
+    The script is stamped with `a`'s provider and model, thinking signed by it included
+    (what `a`'s provider returns, whether or not adapter `a` can send thinking back), and
+    it has been serialized through `a` once, so `a`'s tool-id map holds its calls as a live
+    session's would.
+    """
     msgs, tools = conversation(a.provider)
-    if not has_request_reader(a):
-        return msgs, tools
     with capture_warnings():
-        wire = a.to_wire(msgs, tools, opts(a))
-    back = a.from_wire_request(wire.body, session_id=msgs[0]["session_id"])  # type: ignore[attr-defined]
-    return back.messages, back.tools or tools
+        a.to_wire(copy.deepcopy(msgs), tools, opts(a))
+    return msgs, tools
 
 
 def _texts(messages: list[Message]) -> list[str]:
