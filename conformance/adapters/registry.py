@@ -24,7 +24,10 @@ def available() -> dict[str, str]:
 
 def _instantiate(obj: Any, ref: str) -> Adapter:
     if isinstance(obj, type) or (callable(obj) and not hasattr(obj, "to_wire")):
-        obj = obj()
+        try:
+            obj = obj()
+        except Exception as exc:  # a factory that needs arguments is not an adapter reference
+            raise InputError(f"{ref}: not a turnspec adapter (calling it failed: {exc})") from None
     missing = [
         a
         for a in (

@@ -1041,6 +1041,8 @@ def cross_provider(env: Env) -> Iterator[Outcome]:
             results = list(_replay(src, dst, owner, pair))
             env.pairs[pair] = {}
             for o in results:
+                if not env.sel.enabled(o.rule):
+                    continue
                 prev = env.pairs[pair].get(o.rule)
                 env.pairs[pair][o.rule] = (
                     "fail"
