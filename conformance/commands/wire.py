@@ -93,3 +93,27 @@ def register(app: typer.Typer) -> None:
             sys.stdout.write(json.dumps(ev, ensure_ascii=False) + "\n")
         if parsed.message is not None:
             sys.stdout.write(json.dumps(parsed.message, ensure_ascii=False, indent=None if parsed.events else 2) + "\n")
+
+    @wire.command()
+    def record(
+        conversation: Annotated[Path, typer.Argument(help="Canonical messages (.jsonl or .json) to send")],
+        cassette: Annotated[Path, typer.Argument(help="Cassette to append the exchange to (vcrpy YAML)")],
+        adapter: Annotated[str, typer.Option("--adapter", "-a", help="Registered adapter name or module:attr")],
+        model: Annotated[str | None, typer.Option(help="Canonical model id")] = None,
+        stream: Annotated[bool, typer.Option(help="Record a streaming response")] = False,
+        max_tokens: Annotated[int | None, typer.Option(help="max output tokens")] = None,
+        base_url: Annotated[str | None, typer.Option(help="Provider base URL (default: the API's)")] = None,
+        key_env: Annotated[str | None, typer.Option(help="Environment variable holding the API key")] = None,
+    ) -> None:
+        """Send the rendered request to the provider and record it (auth and account ids scrubbed)."""
+        from ..adapters import debug, registry
+        from ..adapters.base import AdapterOptions
+        from ..suite.record import record as do_record
+
+        a = registry.load(adapter)
+        messages, tools = debug.read_conversation(conversation)
+        with _stderr_warnings():
+            options = AdapterOptions(model=model or debug.default_model(a, messages), stream=stream, max_output_tokens=max_tokens)
+            req = a.to_wire(messages, tools, options)
+        status = do_record(req, str(a.wire_api), cassette, base_url=base_url, key_env=key_env)
+        sys.stderr.write(f"recorded HTTP {status} into {cassette}\n")
