@@ -1,4 +1,4 @@
-"""Mutant adapters: each is a reference adapter with one planted bug, and the TC rule that must catch it.
+"""Mutant adapters: a reference adapter with one planted bug each, and the rule that must catch it.
 
 tests/test_mutants.py runs the whole suite on every mutant and requires the expected rule
 to fail (kill rate 100%), while the unmutated reference adapters pass everything.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from conformance.adapters.anthropic import AnthropicAdapter
 from conformance.adapters.base import (
@@ -34,8 +34,17 @@ class WarnMissingField(OpenAIChatAdapter):
     """The WARN line lacks message_id."""
 
     def drop(self, message: Message, index: int | None, block_type: str, reason: str) -> None:
-        self.log.warning("dropped %s", block_type, extra={"event": "block_dropped", "session_id": message["session_id"],
-                                                         "block_type": block_type, "adapter": self.name, "reason": reason})  # fmt: skip
+        self.log.warning(
+            "dropped %s",
+            block_type,
+            extra={
+                "event": "block_dropped",
+                "session_id": message["session_id"],
+                "block_type": block_type,
+                "adapter": self.name,
+                "reason": reason,
+            },
+        )
 
 
 class _SharedIdMap(ToolIdMap):
@@ -72,22 +81,32 @@ class SystemLeftInMessages(AnthropicAdapter):
         return None
 
     def messages_to_wire(self, messages: list[Message]) -> list[dict[str, Any]]:
-        system = [{"role": "system", "content": [{"type": "text", "text": b["text"]} for b in m["content"]]}
-                  for m in messages if m["role"] == "system"]  # fmt: skip
+        system = [
+            {
+                "role": "system",
+                "content": [{"type": "text", "text": b["text"]} for b in m["content"]],
+            }
+            for m in messages
+            if m["role"] == "system"
+        ]
         return system + super().messages_to_wire(messages)
 
 
 class ImagesDeclaredButDropped(AnthropicAdapter):
     """Declares supports_images but never sends an image."""
 
-    def image_to_wire(self, message: Message, index: int, block: Block, extra: Mapping[str, Any]) -> None:
+    def image_to_wire(
+        self, message: Message, index: int, block: Block, extra: Mapping[str, Any]
+    ) -> None:
         return None
 
 
 class StreamIndexBackwards(AnthropicAdapter):
     """Holds a thinking block's signature back and emits it at the end, at the old index."""
 
-    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+    def stream_response(
+        self, chunks: Iterable[bytes | str], context: RequestContext
+    ) -> Iterator[StreamEvent]:
         held: list[StreamEvent] = []
         for e in super().stream_response(chunks, context):
             if e["type"] == "thinking_delta" and e.get("signature"):
@@ -149,14 +168,18 @@ class ProviderIdAsCanonical(OpenAIChatAdapter):
 class StreamNoToolEnd(OpenAIChatAdapter):
     """Never emits tool_use_end."""
 
-    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+    def stream_response(
+        self, chunks: Iterable[bytes | str], context: RequestContext
+    ) -> Iterator[StreamEvent]:
         return (e for e in super().stream_response(chunks, context) if e["type"] != "tool_use_end")
 
 
 class FinalInputEmpty(AnthropicAdapter):
     """tool_use_end carries {} whatever the deltas spelled."""
 
-    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+    def stream_response(
+        self, chunks: Iterable[bytes | str], context: RequestContext
+    ) -> Iterator[StreamEvent]:
         for e in super().stream_response(chunks, context):
             yield {**e, "final_input": {}} if e["type"] == "tool_use_end" else e
 
@@ -171,7 +194,9 @@ class ForgetsProviderIds(AnthropicAdapter):
 class ErrorsParsedAsMessages(OpenAIChatAdapter):
     """Treats an HTTP error body as an empty completion."""
 
-    def from_wire_response(self, response: WireResponse | dict[str, Any], request_context: RequestContext) -> Message:
+    def from_wire_response(
+        self, response: WireResponse | dict[str, Any], request_context: RequestContext
+    ) -> Message:
         if isinstance(response, WireResponse) and response.status >= 400:
             return self.assemble(request_context, [], wire_model=None, token_usage={})
         return super().from_wire_response(response, request_context)
@@ -198,7 +223,9 @@ class ThinkingLeakedAsText(OpenAIChatAdapter):
 class CapabilitiesIncomplete(OpenAIChatAdapter):
     """AdapterCapabilities without max_context_tokens."""
 
-    capabilities = {k: v for k, v in OpenAIChatAdapter.capabilities.items() if k != "max_context_tokens"}
+    capabilities: ClassVar[Mapping[str, Any]] = {
+        k: v for k, v in OpenAIChatAdapter.capabilities.items() if k != "max_context_tokens"
+    }
 
 
 class RoundTripLosesOptions(AnthropicAdapter):
@@ -214,7 +241,9 @@ class RoundTripLosesOptions(AnthropicAdapter):
 class ChunkBoundaryBlind(OpenAIChatAdapter):
     """Parses each byte chunk as if it held whole SSE events."""
 
-    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+    def stream_response(
+        self, chunks: Iterable[bytes | str], context: RequestContext
+    ) -> Iterator[StreamEvent]:
         parts = [c.decode() if isinstance(c, bytes) else c for c in chunks]
         whole = [p for p in parts if p.endswith("\n\n")]
         return super().stream_response(whole, context)
@@ -223,7 +252,9 @@ class ChunkBoundaryBlind(OpenAIChatAdapter):
 class StreamUsageDropped(OpenAIChatAdapter):
     """message_complete carries no usage although the stream sent it."""
 
-    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+    def stream_response(
+        self, chunks: Iterable[bytes | str], context: RequestContext
+    ) -> Iterator[StreamEvent]:
         for e in super().stream_response(chunks, context):
             yield {**e, "usage": None} if e["type"] == "message_complete" else e
 

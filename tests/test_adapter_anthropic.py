@@ -1,3 +1,4 @@
+# ruff: noqa: E501 - recorded-format fixtures and sample paths
 """The Anthropic reference adapter against the Messages API shapes it documents."""
 
 from __future__ import annotations
@@ -87,15 +88,33 @@ def test_critical_block_fails_with_specific_error():
 
 
 RESPONSE = {
-    "id": "msg_01A", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5-20250929",
+    "id": "msg_01A",
+    "type": "message",
+    "role": "assistant",
+    "model": "claude-sonnet-4-5-20250929",
     "content": [
         {"type": "thinking", "thinking": "Let me look.", "signature": "EqQBsig=="},
-        {"type": "text", "text": "Reading it.", "citations": [{"type": "char_location", "cited_text": "x"}]},
-        {"type": "tool_use", "id": "toolu_01XYZ", "name": "read_file", "input": {"path": "README.md"}},
+        {
+            "type": "text",
+            "text": "Reading it.",
+            "citations": [{"type": "char_location", "cited_text": "x"}],
+        },
+        {
+            "type": "tool_use",
+            "id": "toolu_01XYZ",
+            "name": "read_file",
+            "input": {"path": "README.md"},
+        },
     ],
-    "stop_reason": "tool_use", "stop_sequence": None,
-    "usage": {"input_tokens": 120, "output_tokens": 40, "cache_read_input_tokens": 7, "cache_creation_input_tokens": 3},
-}  # fmt: skip
+    "stop_reason": "tool_use",
+    "stop_sequence": None,
+    "usage": {
+        "input_tokens": 120,
+        "output_tokens": 40,
+        "cache_read_input_tokens": 7,
+        "cache_creation_input_tokens": 3,
+    },
+}
 
 
 def test_response_parses_to_valid_message_and_ids_round_trip():
@@ -116,9 +135,21 @@ def test_response_parses_to_valid_message_and_ids_round_trip():
     )
     assert msg["metadata"]["model"] == "anthropic:claude-sonnet-4-5-20250929"
     # serializing back restores the provider id, the signature and the citation
-    result = {"id": "01KZZZZZZZZZZZZZZZZZZZZZZZ", "session_id": "sess_1", "role": "tool", "created_at": msg["created_at"], "schema_version": 1,
-              "content": [{"type": "tool_result", "tool_use_id": tu["id"], "content": [{"type": "text", "text": "hi"}]}],
-              "metadata": {"parent_tool_use_id": tu["id"]}}  # fmt: skip
+    result = {
+        "id": "01KZZZZZZZZZZZZZZZZZZZZZZZ",
+        "session_id": "sess_1",
+        "role": "tool",
+        "created_at": msg["created_at"],
+        "schema_version": 1,
+        "content": [
+            {
+                "type": "tool_result",
+                "tool_use_id": tu["id"],
+                "content": [{"type": "text", "text": "hi"}],
+            }
+        ],
+        "metadata": {"parent_tool_use_id": tu["id"]},
+    }
     body = a.to_wire([msg, result], [], OPTS).body
     assert body["messages"][0]["content"] == RESPONSE["content"]
     assert body["messages"][1]["content"][0]["tool_use_id"] == "toolu_01XYZ"
@@ -244,16 +275,30 @@ def test_stream_events_and_aggregate(size):
 def test_request_round_trip_keeps_provider_fields():
     a = AnthropicAdapter()
     body = {
-        "model": "claude-haiku-4-5", "max_tokens": 100, "temperature": 0.5, "thinking": {"type": "enabled", "budget_tokens": 1024},
+        "model": "claude-haiku-4-5",
+        "max_tokens": 100,
+        "temperature": 0.5,
+        "thinking": {"type": "enabled", "budget_tokens": 1024},
         "system": [{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}],
         "messages": [
             {"role": "user", "content": "Hi"},
-            {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_A", "name": "t", "input": {}}]},
-            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_A", "content": "ok"},
-                                         {"type": "text", "text": "and?"}]},
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "toolu_A", "name": "t", "input": {}}],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "toolu_A", "content": "ok"},
+                    {"type": "text", "text": "and?"},
+                ],
+            },
         ],
-        "tools": [{"name": "t", "description": "", "input_schema": {"type": "object"}}, {"type": "web_search_20250305", "name": "web_search"}],
-    }  # fmt: skip
+        "tools": [
+            {"name": "t", "description": "", "input_schema": {"type": "object"}},
+            {"type": "web_search_20250305", "name": "web_search"},
+        ],
+    }
     parsed = a.from_wire_request(body)
     assert [m["role"] for m in parsed.messages] == ["system", "user", "assistant", "tool", "user"]
     back = a.to_wire(parsed.messages, parsed.tools, parsed.options).body

@@ -36,8 +36,14 @@ def test_request_shape(caplog):
         and wm[3]["role"] == "tool"
         and wm[3]["content"] == mark("result-1")
     )
-    assert body["tools"][0] == {"type": "function", "function": {"name": "read_file", "description": "Read a file of the workspace",
-                                                                 "parameters": tools[0]["input_schema"]}}  # fmt: skip
+    assert body["tools"][0] == {
+        "type": "function",
+        "function": {
+            "name": "read_file",
+            "description": "Read a file of the workspace",
+            "parameters": tools[0]["input_schema"],
+        },
+    }
     text = json.dumps(body)
     assert mark("thinking") not in text and mark("redacted-anthropic") not in text
     drops = sorted(
@@ -69,15 +75,39 @@ def test_structured_output_is_carried():
 
 
 RESPONSE = {
-    "id": "chatcmpl-1", "object": "chat.completion", "model": "gpt-4o-2024-08-06",
-    "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
-        "role": "assistant", "content": None, "refusal": None,
-        "tool_calls": [
-            {"id": "call_a", "type": "function", "function": {"name": "read_file", "arguments": "{\"path\": \"a\"}"}},
-            {"id": "call_b", "type": "function", "function": {"name": "read_file", "arguments": "{\"path\": \"b\"}"}},
-        ]}}],
-    "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120, "prompt_tokens_details": {"cached_tokens": 64}},
-}  # fmt: skip
+    "id": "chatcmpl-1",
+    "object": "chat.completion",
+    "model": "gpt-4o-2024-08-06",
+    "choices": [
+        {
+            "index": 0,
+            "finish_reason": "tool_calls",
+            "message": {
+                "role": "assistant",
+                "content": None,
+                "refusal": None,
+                "tool_calls": [
+                    {
+                        "id": "call_a",
+                        "type": "function",
+                        "function": {"name": "read_file", "arguments": '{"path": "a"}'},
+                    },
+                    {
+                        "id": "call_b",
+                        "type": "function",
+                        "function": {"name": "read_file", "arguments": '{"path": "b"}'},
+                    },
+                ],
+            },
+        }
+    ],
+    "usage": {
+        "prompt_tokens": 100,
+        "completion_tokens": 20,
+        "total_tokens": 120,
+        "prompt_tokens_details": {"cached_tokens": 64},
+    },
+}
 
 
 def test_response_parse_and_usage_buckets():
@@ -119,15 +149,89 @@ def _sse(chunks):
     return "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
 
 
-PARALLEL = _sse([
-    {"id": "c", "model": "gpt-4o", "choices": [{"index": 0, "delta": {"role": "assistant", "content": None}}]},
-    {"id": "c", "model": "gpt-4o", "choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "call_a", "type": "function", "function": {"name": "read_file", "arguments": ""}}]}}]},
-    {"id": "c", "model": "gpt-4o", "choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": "{\"path\": "}}]}}]},
-    {"id": "c", "model": "gpt-4o", "choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": "\"a\"}"}}]}}]},
-    {"id": "c", "model": "gpt-4o", "choices": [{"index": 0, "delta": {"tool_calls": [{"index": 1, "id": "call_b", "type": "function", "function": {"name": "read_file", "arguments": "{\"path\": \"b\"}"}}]}}]},
-    {"id": "c", "model": "gpt-4o", "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
-    {"id": "c", "model": "gpt-4o", "choices": [], "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120, "prompt_tokens_details": {"cached_tokens": 64}}},
-])  # fmt: skip
+PARALLEL = _sse(
+    [
+        {
+            "id": "c",
+            "model": "gpt-4o",
+            "choices": [{"index": 0, "delta": {"role": "assistant", "content": None}}],
+        },
+        {
+            "id": "c",
+            "model": "gpt-4o",
+            "choices": [
+                {
+                    "index": 0,
+                    "delta": {
+                        "tool_calls": [
+                            {
+                                "index": 0,
+                                "id": "call_a",
+                                "type": "function",
+                                "function": {"name": "read_file", "arguments": ""},
+                            }
+                        ]
+                    },
+                }
+            ],
+        },
+        {
+            "id": "c",
+            "model": "gpt-4o",
+            "choices": [
+                {
+                    "index": 0,
+                    "delta": {"tool_calls": [{"index": 0, "function": {"arguments": '{"path": '}}]},
+                }
+            ],
+        },
+        {
+            "id": "c",
+            "model": "gpt-4o",
+            "choices": [
+                {
+                    "index": 0,
+                    "delta": {"tool_calls": [{"index": 0, "function": {"arguments": '"a"}'}}]},
+                }
+            ],
+        },
+        {
+            "id": "c",
+            "model": "gpt-4o",
+            "choices": [
+                {
+                    "index": 0,
+                    "delta": {
+                        "tool_calls": [
+                            {
+                                "index": 1,
+                                "id": "call_b",
+                                "type": "function",
+                                "function": {"name": "read_file", "arguments": '{"path": "b"}'},
+                            }
+                        ]
+                    },
+                }
+            ],
+        },
+        {
+            "id": "c",
+            "model": "gpt-4o",
+            "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}],
+        },
+        {
+            "id": "c",
+            "model": "gpt-4o",
+            "choices": [],
+            "usage": {
+                "prompt_tokens": 100,
+                "completion_tokens": 20,
+                "total_tokens": 120,
+                "prompt_tokens_details": {"cached_tokens": 64},
+            },
+        },
+    ]
+)
 
 
 def test_parallel_tool_stream_keeps_index_order_and_matches_non_streaming():
@@ -150,12 +254,44 @@ def test_parallel_tool_stream_keeps_index_order_and_matches_non_streaming():
 
 def test_request_round_trip():
     a = OpenAIChatAdapter()
-    body = {"model": "gpt-4o", "n": 1, "tool_choice": "auto", "messages": [
-        {"role": "developer", "content": "Be brief."},
-        {"role": "user", "content": [{"type": "text", "text": "look"}, {"type": "image_url", "image_url": {"url": "https://x/y.png", "detail": "low"}}]},
-        {"role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
-        {"role": "tool", "tool_call_id": "call_1", "content": "done"},
-    ], "tools": [{"type": "function", "function": {"name": "f", "description": "", "parameters": {"type": "object"}, "strict": True}}]}  # fmt: skip
+    body = {
+        "model": "gpt-4o",
+        "n": 1,
+        "tool_choice": "auto",
+        "messages": [
+            {"role": "developer", "content": "Be brief."},
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "look"},
+                    {"type": "image_url", "image_url": {"url": "https://x/y.png", "detail": "low"}},
+                ],
+            },
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "call_1",
+                        "type": "function",
+                        "function": {"name": "f", "arguments": "{}"},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "call_1", "content": "done"},
+        ],
+        "tools": [
+            {
+                "type": "function",
+                "function": {
+                    "name": "f",
+                    "description": "",
+                    "parameters": {"type": "object"},
+                    "strict": True,
+                },
+            }
+        ],
+    }
     parsed = a.from_wire_request(body)
     assert [m["role"] for m in parsed.messages] == ["system", "user", "assistant", "tool"]
     assert a.to_wire(parsed.messages, parsed.tools, parsed.options).body == body

@@ -14,7 +14,17 @@ from typing import Any
 from ..errors import InputError
 from ..findings import Finding, Severity
 from ..jsonio import read_json, read_jsonl
-from .base import Adapter, AdapterOptions, Message, RequestContext, StreamEvent, ToolDefinition, WireResponse, harness_usage, now_timestamp
+from .base import (
+    Adapter,
+    AdapterOptions,
+    Message,
+    RequestContext,
+    StreamEvent,
+    ToolDefinition,
+    WireResponse,
+    harness_usage,
+    now_timestamp,
+)
 
 
 def read_conversation(path: Path) -> tuple[list[Message], list[ToolDefinition]]:
@@ -40,14 +50,27 @@ def default_model(adapter: Adapter, messages: list[Message]) -> str:
     """The model of the latest assistant turn of this provider, else `<provider>:default`."""
     for m in reversed(messages):
         meta = m.get("metadata") or {}
-        if m.get("role") == "assistant" and meta.get("provider") == adapter.provider and meta.get("model"):
+        if (
+            m.get("role") == "assistant"
+            and meta.get("provider") == adapter.provider
+            and meta.get("model")
+        ):
             return str(meta["model"])
     return f"{adapter.provider}:default"
 
 
-def render(adapter: Adapter, messages: list[Message], tools: list[ToolDefinition], *, model: str | None = None,
-           stream: bool = False, max_tokens: int | None = None) -> dict[str, Any]:  # fmt: skip
-    options = AdapterOptions(model=model or default_model(adapter, messages), stream=stream, max_output_tokens=max_tokens)
+def render(
+    adapter: Adapter,
+    messages: list[Message],
+    tools: list[ToolDefinition],
+    *,
+    model: str | None = None,
+    stream: bool = False,
+    max_tokens: int | None = None,
+) -> dict[str, Any]:
+    options = AdapterOptions(
+        model=model or default_model(adapter, messages), stream=stream, max_output_tokens=max_tokens
+    )
     req = adapter.to_wire(messages, tools, options)
     return {"method": req.method, "path": req.path, "headers": dict(req.headers), "body": req.body}
 
@@ -62,7 +85,14 @@ def looks_like_sse(text: str) -> bool:
     return text.lstrip().startswith(("event:", "data:", ":"))
 
 
-def parse(adapter: Adapter, text: str, *, stream: bool = False, status: int = 200, session_id: str = "sess_wire_parse") -> Parsed:
+def parse(
+    adapter: Adapter,
+    text: str,
+    *,
+    stream: bool = False,
+    status: int = 200,
+    session_id: str = "sess_wire_parse",
+) -> Parsed:
     """A response body (JSON) or an SSE stream -> canonical message (and events)."""
     ctx = RequestContext(session_id=session_id)
     if stream or looks_like_sse(text):
@@ -73,12 +103,24 @@ def parse(adapter: Adapter, text: str, *, stream: bool = False, status: int = 20
         if start is not None and done is not None:
             model = str(start["model"])
             usage = done.get("usage")
-            message = {"id": start["message_id"], "session_id": session_id, "role": "assistant",
-                       "content": done["final_content"] or [{"type": "text", "text": ""}],
-                       "metadata": {"model": model, "provider": adapter.provider,
-                                    "routing": {"mode": "default", "chosen_model": model, "reason": "turnspec wire parse"},
-                                    "usage": harness_usage(usage, model, ctx) if usage else None},
-                       "created_at": now_timestamp(), "schema_version": 1}  # fmt: skip
+            message = {
+                "id": start["message_id"],
+                "session_id": session_id,
+                "role": "assistant",
+                "content": done["final_content"] or [{"type": "text", "text": ""}],
+                "metadata": {
+                    "model": model,
+                    "provider": adapter.provider,
+                    "routing": {
+                        "mode": "default",
+                        "chosen_model": model,
+                        "reason": "turnspec wire parse",
+                    },
+                    "usage": harness_usage(usage, model, ctx) if usage else None,
+                },
+                "created_at": now_timestamp(),
+                "schema_version": 1,
+            }
         return Parsed(message, events)
     try:
         body = json.loads(text)

@@ -27,15 +27,39 @@ def _split(values: list[str] | None) -> tuple[str, ...]:
 def register(app: typer.Typer) -> None:
     @app.command()
     def conform(
-        refs: Annotated[list[str] | None, typer.Argument(help="Adapters: registered names or module:attr (default: every registered adapter)", show_default=False)] = None,
-        output: Annotated[ConformOutput, typer.Option("--output", "-o", help="Report format")] = ConformOutput.text,
-        cassettes: Annotated[list[Path] | None, typer.Option(help="Cassette folder: <DIR>/<adapter name>/*.yaml, or a folder of one adapter's cassettes")] = None,
-        samples: Annotated[Path | None, typer.Option(help="Third-party recordings to replay (default ../shared/samples/wire when present)")] = None,
-        no_samples: Annotated[bool, typer.Option("--no-samples", help="Do not replay the third-party recordings")] = False,
-        select: Annotated[list[str] | None, typer.Option(help="Only these TC ids or prefixes")] = None,
-        ignore: Annotated[list[str] | None, typer.Option(help="Skip these TC ids or prefixes")] = None,
-        report: Annotated[Path | None, typer.Option(help="Also write the report to this file")] = None,
-        verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Text output lists skip reasons too")] = False,
+        refs: Annotated[
+            list[str] | None,
+            typer.Argument(
+                help="Adapters: registered names or module:attr (default: all registered)",
+                show_default=False,
+            ),
+        ] = None,
+        output: Annotated[
+            ConformOutput, typer.Option("--output", "-o", help="Report format")
+        ] = ConformOutput.text,
+        cassettes: Annotated[
+            list[Path] | None,
+            typer.Option(help="Cassettes: <DIR>/<adapter>/*.yaml, or one adapter's folder"),
+        ] = None,
+        samples: Annotated[
+            Path | None,
+            typer.Option(help="Third-party recordings to replay (default ../shared/samples/wire)"),
+        ] = None,
+        no_samples: Annotated[
+            bool, typer.Option("--no-samples", help="Do not replay the third-party recordings")
+        ] = False,
+        select: Annotated[
+            list[str] | None, typer.Option(help="Only these TC ids or prefixes")
+        ] = None,
+        ignore: Annotated[
+            list[str] | None, typer.Option(help="Skip these TC ids or prefixes")
+        ] = None,
+        report: Annotated[
+            Path | None, typer.Option(help="Also write the report to this file")
+        ] = None,
+        verbose: Annotated[
+            bool, typer.Option("--verbose", "-v", help="Text output lists skip reasons too")
+        ] = False,
     ) -> None:
         """Run the adapter conformance suite; exit 0 when every check passes, 1 otherwise."""
         from ..suite.report import RENDERERS
@@ -45,13 +69,21 @@ def register(app: typer.Typer) -> None:
         sel = Selection(select=_split(select), ignore=_split(ignore))
         for prefix in sel.select + sel.ignore:
             if not any(r.id.startswith(prefix) for r in CATALOG):
-                raise InputError(f"--select/--ignore: no TC rule starts with {prefix!r} (see `turnspec rules --select TC`)")
+                raise InputError(
+                    f"--select/--ignore: no TC rule starts with {prefix!r} (see `turnspec rules "
+                    "--select TC`)"
+                )
         for c in cassettes or []:
             if not c.is_dir():
                 raise InputError(f"--cassettes {c}: not a directory")
         if samples is not None and not samples.is_dir():
             raise InputError(f"--samples {samples}: not a directory")
-        config = SuiteConfig.for_refs(refs or [], cassettes=cassettes or [], samples=None if no_samples else (samples or "default"), selection=sel)
+        config = SuiteConfig.for_refs(
+            refs or [],
+            cassettes=cassettes or [],
+            samples=None if no_samples else (samples or "default"),
+            selection=sel,
+        )
         result = run(config)
         if output == ConformOutput.text:
             text = RENDERERS["text"](result, verbose=verbose)  # type: ignore[call-arg]
@@ -59,5 +91,7 @@ def register(app: typer.Typer) -> None:
             text = RENDERERS[output.value](result)
         sys.stdout.write(text)
         if report is not None:
-            report.write_text(text if output != ConformOutput.text else RENDERERS["md"](result), encoding="utf-8")
+            report.write_text(
+                text if output != ConformOutput.text else RENDERERS["md"](result), encoding="utf-8"
+            )
         raise typer.Exit(result.exit_code)

@@ -142,7 +142,15 @@ def _interaction(label: str, i: int, req: Any, resp: dict[str, Any]) -> Interact
     string = resp["body"]["string"]
     text = string.decode("utf-8", errors="replace") if isinstance(string, bytes) else str(string)
     inter = Interaction(
-        label, i, str(req.uri), api_of(str(req.uri)), body, int(resp["status"]["code"]), ctype, text, headers=headers
+        label,
+        i,
+        str(req.uri),
+        api_of(str(req.uri)),
+        body,
+        int(resp["status"]["code"]),
+        ctype,
+        text,
+        headers=headers,
     )
     if not inter.is_stream:
         try:

@@ -30,7 +30,7 @@ from ..adapters.base import (
     is_canonical_tool_id,
     parse_json_object,
 )
-from ..findings import Selection
+from ..findings import RuleInfo, Selection
 from ..formats.canonical.memory import validate_messages
 from ..schema_validation import SchemaValidator
 from ..schemas import schema_set
@@ -61,7 +61,7 @@ class Check:
 CHECKS: list[Check] = []
 
 
-def check(*rules: R.RuleInfo) -> Callable[[CheckFn], CheckFn]:
+def check(*rules: RuleInfo) -> Callable[[CheckFn], CheckFn]:
     def deco(fn: CheckFn) -> CheckFn:
         CHECKS.append(Check(fn.__name__, tuple(r.id for r in rules), fn))
         return fn
@@ -96,7 +96,7 @@ class Env:
 
 
 def _o(
-    rule: R.RuleInfo, s: AdapterUnderTest | str, status: Status, subject: str, message: str = ""
+    rule: RuleInfo, s: AdapterUnderTest | str, status: Status, subject: str, message: str = ""
 ) -> Outcome:
     return Outcome(rule.id, s if isinstance(s, str) else s.name, status, subject, message)
 
@@ -130,8 +130,13 @@ def errors_of(
 def drop_records(
     records: list[logging.LogRecord], block_type: str, message_id: str | None = None
 ) -> list[logging.LogRecord]:
-    return [r for r in records if r.levelno == logging.WARNING and getattr(r, "block_type", None) == block_type
-            and (message_id is None or getattr(r, "message_id", None) == message_id)]  # fmt: skip
+    return [
+        r
+        for r in records
+        if r.levelno == logging.WARNING
+        and getattr(r, "block_type", None) == block_type
+        and (message_id is None or getattr(r, "message_id", None) == message_id)
+    ]
 
 
 def drop_problem(
@@ -144,7 +149,10 @@ def drop_problem(
         if getattr(r, "message_id", msg["id"]) == msg["id"]
     ]
     if len(found) != 1:
-        return f"{len(found)} WARNING records with block_type={block_type!r} for message {msg['id']} (want exactly 1)"
+        n, mid = len(found), msg["id"]
+        return (
+            f"{n} WARNING records with block_type={block_type!r} for message {mid} (want exactly 1)"
+        )
     r = found[0]
     missing = [f for f in DROP_FIELDS if not getattr(r, f, None)]
     if missing:
@@ -183,13 +191,23 @@ def message_from_events(
     model = str(start.get("model") or f"{a.provider}:unknown")
     content = list(done.get("final_content") or []) or [{"type": "text", "text": ""}]
     usage = done.get("usage")
-    meta: dict[str, Any] = {"model": model, "provider": a.provider,
-                            "routing": {"mode": "default", "chosen_model": model, "reason": "turnspec conform"},
-                            "usage": harness_usage(usage, model, ctx) if usage is not None else None}  # fmt: skip
+    meta: dict[str, Any] = {
+        "model": model,
+        "provider": a.provider,
+        "routing": {"mode": "default", "chosen_model": model, "reason": "turnspec conform"},
+        "usage": harness_usage(usage, model, ctx) if usage is not None else None,
+    }
     if done.get("stop_reason") in ("cancelled", "error"):
         meta["status"] = done["stop_reason"]
-    return {"id": str(start["message_id"]), "session_id": ctx.session_id, "role": "assistant", "content": content,
-            "metadata": meta, "created_at": "2026-05-08T12:00:00.000000Z", "schema_version": 1}  # fmt: skip
+    return {
+        "id": str(start["message_id"]),
+        "session_id": ctx.session_id,
+        "role": "assistant",
+        "content": content,
+        "metadata": meta,
+        "created_at": "2026-05-08T12:00:00.000000Z",
+        "schema_version": 1,
+    }
 
 
 def shape(s: AdapterUnderTest, a: Adapter, label: str, body: Any) -> Iterator[Outcome]:
@@ -197,7 +215,13 @@ def shape(s: AdapterUnderTest, a: Adapter, label: str, body: Any) -> Iterator[Ou
     if getattr(a, "wire_api", None) not in W.REQUEST_SHAPES:
         return
     problems = W.shape_problems(a.wire_api, body)
-    yield _o(R.WIRE_SHAPE, s, "fail" if problems else "pass", f"{label} ({a.name})", "; ".join(problems[:3]))
+    yield _o(
+        R.WIRE_SHAPE,
+        s,
+        "fail" if problems else "pass",
+        f"{label} ({a.name})",
+        "; ".join(problems[:3]),
+    )
 
 
 # ------------------------------------------------------------------------------------------
@@ -226,8 +250,18 @@ def capabilities(env: Env) -> Iterator[Outcome]:
 # TC101, TC103, TC301, TC801 over recorded responses; TC6xx over recorded streams
 
 
-@check(R.RESPONSE_VALID, R.EVENTS_VALID, R.TOOL_ID_CANONICAL, R.ERROR_CLASSIFIED, R.STREAM_ORDER, R.STREAM_INDEX,
-       R.STREAM_TOOL, R.STREAM_FINAL_INPUT, R.STREAM_AGGREGATE, R.STREAM_CHUNKING)  # fmt: skip
+@check(
+    R.RESPONSE_VALID,
+    R.EVENTS_VALID,
+    R.TOOL_ID_CANONICAL,
+    R.ERROR_CLASSIFIED,
+    R.STREAM_ORDER,
+    R.STREAM_INDEX,
+    R.STREAM_TOOL,
+    R.STREAM_FINAL_INPUT,
+    R.STREAM_AGGREGATE,
+    R.STREAM_CHUNKING,
+)
 def recorded_responses(env: Env) -> Iterator[Outcome]:
     ev_validator = env.validator("stream-event.json")
     for s in env.subjects:
@@ -245,7 +279,7 @@ def recorded_responses(env: Env) -> Iterator[Outcome]:
                 continue
             try:
                 msg = a.from_wire_response(WireResponse(it.response_json, it.status), ctx)
-            except Exception as exc:  # noqa: BLE001 - any failure on a documented 2xx body is the finding
+            except Exception as exc:
                 yield _o(R.RESPONSE_VALID, s, "fail", it.label, crash(exc))
                 continue
             errs = errors_of([msg])
@@ -262,7 +296,7 @@ def _preflight(a: Adapter, it: Interaction) -> int | None:
     try:
         parsed = a.from_wire_request(it.request_body, session_id="sess_preflight")  # type: ignore[attr-defined]
         return int(a.estimate_input_tokens(parsed.messages, parsed.tools))
-    except Exception:  # noqa: BLE001 - TC102 reports unreadable requests
+    except Exception:
         return None
 
 
@@ -309,7 +343,7 @@ def _error_response(s: AdapterUnderTest, it: Interaction, ctx: RequestContext) -
             if ok
             else f"HTTP {it.status} raised error_class {cls!r}, want one of {sorted(want)}",
         )
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         yield _o(R.ERROR_CLASSIFIED, s, "fail", it.label, crash(exc))
     else:
         yield _o(
@@ -327,7 +361,7 @@ def _stream(
     a = s.adapter
     try:
         events, err = parse_stream(a, it.response_text, ctx)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         for rule in (R.RESPONSE_VALID, R.STREAM_ORDER):
             yield _o(rule, s, "fail", it.label, crash(exc))
         return
@@ -360,7 +394,7 @@ def _stream(
             replace(ctx, message_id=events[0]["message_id"] if events else None),
             chunk=7,
         )
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         yield _o(R.STREAM_CHUNKING, s, "fail", it.label, crash(exc))
         return
     same = _strip_ids(again) == _strip_ids(events)
@@ -468,7 +502,8 @@ def stream_invariants(
             for key, val in blk.items():
                 if want.get(key) != val:
                     mism.append(
-                        f"block {k} {key}: deltas give {json.dumps(val)[:50]}, final_content has {json.dumps(want.get(key))[:50]}"
+                        f"block {k} {key}: deltas give {json.dumps(val)[:50]}, final_content has "
+                        f"{json.dumps(want.get(key))[:50]}"
                     )
         yield _o(R.STREAM_AGGREGATE, s, "fail" if mism else "pass", label, "; ".join(mism[:3]))
 
@@ -517,15 +552,16 @@ def stream_equals_parse(env: Env) -> Iterator[Outcome]:
                 sid = f"sess_pair_{abs(hash(st.label)) % 10**9}"
                 try:
                     msg = a.from_wire_response(WireResponse(twin.response_json), ctx_for(sid))
-                    events, err = parse_stream(a, st.response_text, ctx_for(sid))
-                except Exception as exc:  # noqa: BLE001
+                    events, _ = parse_stream(a, st.response_text, ctx_for(sid))
+                except Exception as exc:
                     yield _o(R.STREAM_EQUALS_PARSE, s, "fail", st.label, crash(exc))
                     continue
                 done = next((e for e in events if e.get("type") == "message_complete"), {})
                 problems = []
                 if done.get("final_content") != msg["content"]:
                     problems.append(
-                        f"stream content {json.dumps(done.get('final_content'))[:120]} != parse {json.dumps(msg['content'])[:120]}"
+                        f"stream content {json.dumps(done.get('final_content'))[:120]} != parse "
+                        f"{json.dumps(msg['content'])[:120]}"
                     )
                 usage = msg["metadata"].get("usage") or {}
                 su = done.get("usage") or {}
@@ -586,14 +622,14 @@ def recorded_requests(env: Env) -> Iterator[Outcome]:
             sid = f"sess_req_{abs(hash(it.label)) % 10**9}"
             try:
                 parsed = a.from_wire_request(it.request_body, session_id=sid)  # type: ignore[attr-defined]
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 yield _o(R.REQUEST_VALID, s, "fail", it.label, crash(exc))
                 continue
             errs = errors_of(parsed.messages, HISTORY_IGNORE)
             yield _o(R.REQUEST_VALID, s, "fail" if errs else "pass", it.label, "; ".join(errs[:5]))
             try:
                 rendered = a.to_wire(parsed.messages, parsed.tools, parsed.options).body
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 yield _o(R.REQUEST_ROUND_TRIP, s, "fail", it.label, crash(exc))
                 continue
             yield from shape(s, a, it.label, rendered)
@@ -613,13 +649,19 @@ def _estimate(env: Env, s: AdapterUnderTest, it: Interaction) -> Iterator[Outcom
             usage = a.from_wire_response(WireResponse(it.response_json), ctx_for(sid))[
                 "metadata"
             ].get("usage")
-    except Exception:  # noqa: BLE001 - TC101 reports broken responses
+    except Exception:
         return
     if not usage:
         yield _o(R.ESTIMATE, s, "skip", it.label, "response records no usage")
         return
     if it.synthetic:
-        yield _o(R.ESTIMATE, s, "skip", it.label, "hand-written cassette: its token counts are not a recording")
+        yield _o(
+            R.ESTIMATE,
+            s,
+            "skip",
+            it.label,
+            "hand-written cassette: its token counts are not a recording",
+        )
         return
     actual = (
         int(usage.get("input_tokens", 0))
@@ -638,7 +680,7 @@ def _estimate(env: Env, s: AdapterUnderTest, it: Interaction) -> Iterator[Outcom
     try:
         parsed = a.from_wire_request(it.request_body, session_id=sid)  # type: ignore[attr-defined]
         est = a.estimate_input_tokens(parsed.messages, parsed.tools)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         yield _o(R.ESTIMATE, s, "fail", it.label, crash(exc))
         return
     opaque = [
@@ -671,7 +713,8 @@ def _estimate(env: Env, s: AdapterUnderTest, it: Interaction) -> Iterator[Outcom
             s,
             "skip",
             it.label,
-            "request holds documents, server tools or URL images whose token cost is not knowable offline",
+            "request holds documents, server tools or URL images whose token cost is not knowable "
+            "offline",
         )
         return
     tol = max(R.ESTIMATE_REL_TOLERANCE * actual, R.ESTIMATE_ABS_TOLERANCE)
@@ -787,8 +830,12 @@ def lossy(env: Env) -> Iterator[Outcome]:
         a = s.adapter
         caps = a.capabilities
         for btype, role, block, marker in lossy_probes(a):
-            msgs, tools = conversation(a.provider, thinking=bool(caps.get("supports_thinking")), images=bool(caps.get("supports_images")),
-                                       tools=bool(caps.get("supports_tools")))  # fmt: skip
+            msgs, tools = conversation(
+                a.provider,
+                thinking=bool(caps.get("supports_thinking")),
+                images=bool(caps.get("supports_images")),
+                tools=bool(caps.get("supports_tools")),
+            )
             target = [m for m in msgs if m["role"] == role][-1]
             target["content"].append(copy.deepcopy(block))
             index = len(target["content"]) - 1
@@ -796,7 +843,7 @@ def lossy(env: Env) -> Iterator[Outcome]:
             try:
                 with capture_warnings() as recs:
                     req = a.to_wire(msgs, tools, opts(a))
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 yield _o(R.LOSSY_WARN, s, "fail", label, crash(exc))
                 continue
             problem = drop_problem(recs, btype, target, a)
@@ -820,9 +867,16 @@ def lossy(env: Env) -> Iterator[Outcome]:
                     getattr(exc, "block_type", None) == btype
                     and getattr(exc, "message_id", None) == target["id"]
                 )
-                yield _o(R.LOSSY_CRITICAL, s, "pass" if ok else "fail", label,
-                         "" if ok else f"{type(exc).__name__} without block_type={btype!r} and message_id of the block")  # fmt: skip
-            except Exception as exc:  # noqa: BLE001
+                yield _o(
+                    R.LOSSY_CRITICAL,
+                    s,
+                    "pass" if ok else "fail",
+                    label,
+                    ""
+                    if ok
+                    else f"{type(exc).__name__} lacks block_type={btype!r} or the message_id",
+                )
+            except Exception as exc:
                 yield _o(R.LOSSY_CRITICAL, s, "fail", label, crash(exc))
             else:
                 yield _o(
@@ -867,7 +921,7 @@ def _script_ids(s: AdapterUnderTest) -> Iterator[Outcome]:
         with capture_warnings():
             first = a.to_wire(msgs, tools, opts(a))
             second = a.to_wire(copy.deepcopy(msgs), tools, opts(a))
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         yield _o(R.TOOL_ID_RULES, s, "fail", "script", crash(exc))
         return
     m = a.tool_id_map(sid)
@@ -899,7 +953,8 @@ def _script_ids(s: AdapterUnderTest) -> Iterator[Outcome]:
     for c, p in zip(cids, pids, strict=True):
         if p is not None and text.count(json.dumps(p)) < 2:
             paired.append(
-                f"provider id {p} of {c} appears {text.count(json.dumps(p))} time(s) on the wire, want use + result"
+                f"provider id {p} of {c} appears {text.count(json.dumps(p))} time(s) on the wire, "
+                "want use + result"
             )
     facts = W.inspect(api, first.body)
     if facts is not None and facts.unpaired_results:
@@ -907,7 +962,7 @@ def _script_ids(s: AdapterUnderTest) -> Iterator[Outcome]:
     if has_request_reader(a):
         try:
             back = a.from_wire_request(first.body, session_id=sid)  # type: ignore[attr-defined]
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             paired.append(crash(exc))
         else:
             got_uses = [
@@ -936,7 +991,7 @@ def _recorded_ids(env: Env, s: AdapterUnderTest) -> Iterator[Outcome]:
         try:
             msg = a.from_wire_response(WireResponse(it.response_json), ctx_for(sid))
             again = a.from_wire_response(WireResponse(it.response_json), ctx_for(sid))
-        except Exception:  # noqa: BLE001 - reported by TC101
+        except Exception:
             continue
         uses = [b for b in msg["content"] if b.get("type") == "tool_use"]
         if not uses:
@@ -961,7 +1016,7 @@ def _recorded_ids(env: Env, s: AdapterUnderTest) -> Iterator[Outcome]:
         try:
             with capture_warnings():
                 wire = a.to_wire(b.messages, [], opts(a))
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             yield _o(R.TOOL_ID_RESTORED, s, "fail", it.label, crash(exc))
             continue
         text, raw = body_text(wire.body), json.dumps(it.response_json, ensure_ascii=False)
@@ -982,8 +1037,19 @@ def _recorded_ids(env: Env, s: AdapterUnderTest) -> Iterator[Outcome]:
         ]
         pairs = m.pairs()
         inj = len({c for c, _ in pairs}) == len(pairs) == len({p for _, p in pairs})
-        yield _o(R.TOOL_ID_INJECTIVE, s, "pass" if stable and inj else "fail", it.label,
-                 "" if stable and inj else ("parsing twice gave other canonical ids" if not stable else f"map not injective: {pairs}"))  # fmt: skip
+        yield _o(
+            R.TOOL_ID_INJECTIVE,
+            s,
+            "pass" if stable and inj else "fail",
+            it.label,
+            ""
+            if stable and inj
+            else (
+                "parsing twice gave other canonical ids"
+                if not stable
+                else f"map not injective: {pairs}"
+            ),
+        )
 
 
 # ------------------------------------------------------------------------------------------
@@ -1028,7 +1094,14 @@ def _calls(messages: list[Message]) -> list[tuple[str, str, str]]:
     ]
 
 
-@check(R.REPLAY_PRESERVED, R.REPLAY_PAIRED, R.REPLAY_SYSTEM, R.REPLAY_DROPPED, R.REPLAY_SIGNATURE, R.WIRE_SHAPE)
+@check(
+    R.REPLAY_PRESERVED,
+    R.REPLAY_PAIRED,
+    R.REPLAY_SYSTEM,
+    R.REPLAY_DROPPED,
+    R.REPLAY_SIGNATURE,
+    R.WIRE_SHAPE,
+)
 def cross_provider(env: Env) -> Iterator[Outcome]:
     under = {s.name: s for s in env.subjects}
     everyone: list[Adapter] = [s.adapter for s in env.subjects] + list(env.peers)
@@ -1057,7 +1130,7 @@ def cross_provider(env: Env) -> Iterator[Outcome]:
 def _replay(src: Adapter, dst: Adapter, owner: AdapterUnderTest, pair: str) -> Iterator[Outcome]:
     try:
         conv, tools = produced_through(src)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         yield _o(
             R.REPLAY_PRESERVED,
             owner,
@@ -1070,7 +1143,7 @@ def _replay(src: Adapter, dst: Adapter, owner: AdapterUnderTest, pair: str) -> I
     try:
         with capture_warnings() as recs:
             wire = dst.to_wire(conv, tools, opts(dst))
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         yield _o(R.REPLAY_PRESERVED, owner, "fail", pair, crash(exc))
         return
     text = body_text(wire.body)
@@ -1079,7 +1152,7 @@ def _replay(src: Adapter, dst: Adapter, owner: AdapterUnderTest, pair: str) -> I
     if has_request_reader(dst):
         try:
             back = dst.from_wire_request(wire.body, session_id=conv[0]["session_id"]).messages  # type: ignore[attr-defined]
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             yield _o(R.REPLAY_PRESERVED, owner, "fail", pair, f"reading the wire back {crash(exc)}")
     caps = dst.capabilities
     # TC401
@@ -1098,9 +1171,10 @@ def _replay(src: Adapter, dst: Adapter, owner: AdapterUnderTest, pair: str) -> I
     # TC402
     facts = W.inspect(api, wire.body)
     paired = []
-    if facts is not None:
-        if facts.unpaired_results or sorted(facts.tool_result_ids) != sorted(facts.tool_use_ids):
-            paired.append(f"wire calls {facts.tool_use_ids} vs results {facts.tool_result_ids}")
+    if facts is not None and (
+        facts.unpaired_results or sorted(facts.tool_result_ids) != sorted(facts.tool_use_ids)
+    ):
+        paired.append(f"wire calls {facts.tool_use_ids} vs results {facts.tool_result_ids}")
     if back is not None:
         errs = [
             f.format()
@@ -1130,7 +1204,8 @@ def _replay(src: Adapter, dst: Adapter, owner: AdapterUnderTest, pair: str) -> I
         )
         if got_text != want_sys or (got and back[0]["role"] != "system"):
             sp.append(
-                f"system read back as {got_text[:60]!r} (first message {back[0]['role'] if back else None}), want {want_sys[:60]!r} first"
+                f"system read back as {got_text[:60]!r} (first message "
+                f"{back[0]['role'] if back else None}), want {want_sys[:60]!r} first"
             )
     if facts is not None and caps.get("supports_system_prompt"):
         if caps.get("supports_system_messages_in_list"):
@@ -1139,11 +1214,13 @@ def _replay(src: Adapter, dst: Adapter, owner: AdapterUnderTest, pair: str) -> I
         else:
             if facts.system_in_messages:
                 sp.append(
-                    f"role system left in messages at {facts.system_in_messages}; {dst.name} takes a hoisted system prompt"
+                    f"role system left in messages at {facts.system_in_messages}; {dst.name} "
+                    "takes a hoisted system prompt"
                 )
             if facts.system_top_level != want_sys:
                 sp.append(
-                    f"top-level system is {str(facts.system_top_level)[:60]!r}, want {want_sys[:60]!r}"
+                    f"top-level system is {str(facts.system_top_level)[:60]!r}, want "
+                    f"{want_sys[:60]!r}"
                 )
     yield _o(R.REPLAY_SYSTEM, owner, "fail" if sp else "pass", pair, "; ".join(sp[:3]))
     # TC404 / TC405
@@ -1179,6 +1256,32 @@ def _replay(src: Adapter, dst: Adapter, owner: AdapterUnderTest, pair: str) -> I
 # TC5xx capability honesty
 
 
+def _feature(
+    s: AdapterUnderTest,
+    a: Adapter,
+    text: str,
+    recs: list[logging.LogRecord],
+    by_type: dict[str, list[tuple[Message, dict[str, Any]]]],
+    cap: str,
+    markers: list[str],
+    blocks: list[str],
+) -> Iterator[Outcome]:
+    """TC501 when `cap` is declared true (markers on the wire), else TC502 (absent, WARNed)."""
+    if a.capabilities.get(cap):
+        missing = [mk for mk in markers if mk not in text]
+        why = f"declared true but not on the wire: {missing[:3]}" if missing else ""
+        yield _o(R.CAPS_CARRIED, s, "fail" if missing else "pass", cap, why)
+        return
+    leaked = [mk for mk in markers if mk in text]
+    problems = [f"declared false but on the wire: {leaked[:3]}"] if leaked else []
+    for t in blocks:
+        for m, _ in by_type.get(t, []):
+            p = drop_problem(recs, t, m, a)
+            if p:
+                problems.append(f"{t}: {p}")
+    yield _o(R.CAPS_DROPPED, s, "fail" if problems else "pass", cap, "; ".join(problems[:3]))
+
+
 @check(R.CAPS_CARRIED, R.CAPS_DROPPED, R.WIRE_SHAPE)
 def capability_honesty(env: Env) -> Iterator[Outcome]:
     for s in env.subjects:
@@ -1189,7 +1292,7 @@ def capability_honesty(env: Env) -> Iterator[Outcome]:
         try:
             with capture_warnings() as recs:
                 wire = a.to_wire(msgs, tools, opts(a, output_schema=schema))
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             yield _o(R.CAPS_CARRIED, s, "fail", "script", crash(exc))
             continue
         text = body_text(wire.body)
@@ -1200,29 +1303,13 @@ def capability_honesty(env: Env) -> Iterator[Outcome]:
                 by_type.setdefault(b["type"], []).append((m, b))
 
         def feature(cap: str, markers: list[str], blocks: list[str]) -> Iterator[Outcome]:
-            if caps.get(cap):
-                missing = [mk for mk in markers if mk not in text]
-                yield _o(
-                    R.CAPS_CARRIED,
-                    s,
-                    "fail" if missing else "pass",
-                    cap,
-                    f"declared true but not on the wire: {missing[:3]}" if missing else "",
-                )
-                return
-            leaked = [mk for mk in markers if mk in text]
-            problems = [f"declared false but on the wire: {leaked[:3]}"] if leaked else []
-            for t in blocks:
-                for m, _ in by_type.get(t, []):
-                    p = drop_problem(recs, t, m, a)
-                    if p:
-                        problems.append(f"{t}: {p}")
-            yield _o(
-                R.CAPS_DROPPED, s, "fail" if problems else "pass", cap, "; ".join(problems[:3])
-            )
+            return _feature(s, a, text, recs, by_type, cap, markers, blocks)  # noqa: B023 - used at once
 
-        yield from feature("supports_thinking", [mark("thinking"), mark(f"signature-{a.provider}"), mark(f"redacted-{a.provider}")],
-                           ["thinking", "redacted_thinking"])  # fmt: skip
+        yield from feature(
+            "supports_thinking",
+            [mark("thinking"), mark(f"signature-{a.provider}"), mark(f"redacted-{a.provider}")],
+            ["thinking", "redacted_thinking"],
+        )
         yield from feature("supports_images", [PNG_2PX], ["image"])
         yield from feature(
             "supports_tools",
@@ -1249,8 +1336,19 @@ def capability_honesty(env: Env) -> Iterator[Outcome]:
                 for r in recs
             )
             ok = not leaked and warned
-            yield _o(R.CAPS_DROPPED, s, "pass" if ok else "fail", "supports_structured_output",
-                     "" if ok else ("output_schema sent although declared false" if leaked else "output_schema dropped without a WARNING"))  # fmt: skip
+            yield _o(
+                R.CAPS_DROPPED,
+                s,
+                "pass" if ok else "fail",
+                "supports_structured_output",
+                ""
+                if ok
+                else (
+                    "output_schema sent although declared false"
+                    if leaked
+                    else "output_schema dropped without a WARNING"
+                ),
+            )
         if caps.get("supports_images"):
             for media in caps.get("accepted_image_media_types") or []:
                 b = Builder(session_id=msgs[0]["session_id"] + "_img")
@@ -1269,7 +1367,7 @@ def capability_honesty(env: Env) -> Iterator[Outcome]:
                 try:
                     with capture_warnings():
                         w = a.to_wire(b.messages, [], opts(a))
-                except Exception as exc:  # noqa: BLE001
+                except Exception as exc:
                     yield _o(R.CAPS_CARRIED, s, "fail", f"image {media}", crash(exc))
                     continue
                 ok = data in body_text(w.body)
@@ -1286,7 +1384,7 @@ def capability_honesty(env: Env) -> Iterator[Outcome]:
             try:
                 w1 = a.to_wire(msgs[:3], [], opts(a, stream=True))
                 w0 = a.to_wire(msgs[:3], [], opts(a, stream=False))
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 yield _o(R.CAPS_CARRIED, s, "fail", "supports_streaming", crash(exc))
             else:
                 ok = (

@@ -22,13 +22,32 @@ _REPORT = pytest.StashKey[SuiteReport]()
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("turnspec", "turnspec adapter conformance")
-    group.addoption("--turnspec-adapter", action="append", default=[], metavar="REF",
-                    help="Adapter to check: a registered name or module:attr (repeatable)")  # fmt: skip
-    group.addoption("--turnspec-cassettes", action="append", default=[], metavar="DIR",
-                    help="Cassette folder (<DIR>/<adapter>/*.yaml or one adapter's folder)")  # fmt: skip
-    group.addoption("--turnspec-samples", default=None, metavar="DIR",
-                    help="Third-party recordings to replay; 'none' for none (default ../shared/samples/wire)")  # fmt: skip
-    group.addoption("--turnspec-select", default="", metavar="IDS", help="Only these TC ids or prefixes (comma-separated)")
+    group.addoption(
+        "--turnspec-adapter",
+        action="append",
+        default=[],
+        metavar="REF",
+        help="Adapter to check: a registered name or module:attr (repeatable)",
+    )
+    group.addoption(
+        "--turnspec-cassettes",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="Cassette folder (<DIR>/<adapter>/*.yaml or one adapter's folder)",
+    )
+    group.addoption(
+        "--turnspec-samples",
+        default=None,
+        metavar="DIR",
+        help="Third-party recordings to replay; 'none' for none (default ../shared/samples/wire)",
+    )
+    group.addoption(
+        "--turnspec-select",
+        default="",
+        metavar="IDS",
+        help="Only these TC ids or prefixes (comma-separated)",
+    )
 
 
 class TurnspecFailure(Exception):
@@ -70,12 +89,25 @@ def _selection(config: pytest.Config) -> Selection:
 
 def _config(config: pytest.Config) -> SuiteConfig:
     samples_opt = config.getoption("turnspec_samples")
-    samples: Path | None = default_samples() if samples_opt is None else None if samples_opt == "none" else Path(samples_opt)
+    samples: Path | None = (
+        default_samples()
+        if samples_opt is None
+        else None
+        if samples_opt == "none"
+        else Path(samples_opt)
+    )
     cassettes = [Path(p) for p in config.getoption("turnspec_cassettes")]
-    return SuiteConfig.for_refs(config.getoption("turnspec_adapter"), cassettes=cassettes, samples=samples, selection=_selection(config))
+    return SuiteConfig.for_refs(
+        config.getoption("turnspec_adapter"),
+        cassettes=cassettes,
+        samples=samples,
+        selection=_selection(config),
+    )
 
 
-def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
     refs = config.getoption("turnspec_adapter")
     if not refs:
         return
@@ -87,4 +119,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         for info in CATALOG:
             if info.id == "TC800" or not sel.enabled(info.id):
                 continue
-            items.append(TurnspecItem.from_parent(session, name=f"turnspec[{name}-{info.id}]", rule=info.id, adapter=name))
+            items.append(
+                TurnspecItem.from_parent(
+                    session, name=f"turnspec[{name}-{info.id}]", rule=info.id, adapter=name
+                )
+            )

@@ -23,7 +23,9 @@ def _info(rule: str) -> tuple[str, str]:
 
 def skipped_interactions(report: SuiteReport) -> list[tuple[str, str]]:
     """Recorded interactions no adapter serves: reported, never dropped silently (TC800)."""
-    return [(o.subject, o.message) for o in report.outcomes if o.rule == "TC800" and o.status == "skip"]
+    return [
+        (o.subject, o.message) for o in report.outcomes if o.rule == "TC800" and o.status == "skip"
+    ]
 
 
 def _skip_summary(report: SuiteReport) -> list[str]:
@@ -39,16 +41,30 @@ def as_dict(report: SuiteReport) -> dict[str, Any]:
         matrix.setdefault(r.rule, {})[r.adapter] = r.status
     return {
         "adapters": report.adapters,
-        "rules": [{"id": rid, "section": _info(rid)[0], "summary": _info(rid)[1]} for rid in matrix],
+        "rules": [
+            {"id": rid, "section": _info(rid)[0], "summary": _info(rid)[1]} for rid in matrix
+        ],
         "matrix": matrix,
         "results": [
-            {"rule": r.rule, "adapter": r.adapter, "status": r.status, "passed": r.passed, "failed": r.failed,
-             "skipped": r.skipped, "reasons": r.reasons}
+            {
+                "rule": r.rule,
+                "adapter": r.adapter,
+                "status": r.status,
+                "passed": r.passed,
+                "failed": r.failed,
+                "skipped": r.skipped,
+                "reasons": r.reasons,
+            }
             for r in report.results
-        ],  # fmt: skip
+        ],
         "cross_provider": report.pairs,
-        "skipped_interactions": [{"interaction": i, "reason": why} for i, why in skipped_interactions(report)],
-        "estimate_tolerance": {"relative": ESTIMATE_REL_TOLERANCE, "absolute_tokens": ESTIMATE_ABS_TOLERANCE},
+        "skipped_interactions": [
+            {"interaction": i, "reason": why} for i, why in skipped_interactions(report)
+        ],
+        "estimate_tolerance": {
+            "relative": ESTIMATE_REL_TOLERANCE,
+            "absolute_tokens": ESTIMATE_ABS_TOLERANCE,
+        },
         "accepted_request_differences": ACCEPTED_DIFFERENCES,
         "summary": {
             "failed": len(report.failed),
@@ -82,8 +98,11 @@ def to_text(report: SuiteReport, *, verbose: bool = False) -> str:
         lines.extend(f"  - {line}" for line in skipped)
     d = as_dict(report)["summary"]
     verdict = "FAIL" if report.exit_code else "OK"
-    lines.append(f"{verdict}: {d['passed']} passed, {d['failed']} failed, {d['skipped']} skipped (rule x adapter) "
-                 f"over {d['cassettes']} cassette(s) in {d['elapsed_s']} s")  # fmt: skip
+    lines.append(
+        f"{verdict}: {d['passed']} passed, {d['failed']} failed, {d['skipped']} skipped (rule x "
+        "adapter) "
+        f"over {d['cassettes']} cassette(s) in {d['elapsed_s']} s"
+    )
     return "\n".join(lines) + "\n"
 
 
@@ -92,8 +111,12 @@ def _cell(text: str) -> str:
 
 
 def to_markdown(report: SuiteReport) -> str:
-    out = ["# turnspec conform", "", "| rule | section | check | " + " | ".join(report.adapters) + " |",
-           "|---|---|---|" + "---|" * len(report.adapters)]  # fmt: skip
+    out = [
+        "# turnspec conform",
+        "",
+        "| rule | section | check | " + " | ".join(report.adapters) + " |",
+        "|---|---|---|" + "---|" * len(report.adapters),
+    ]
     by = {(r.rule, r.adapter): r for r in report.results}
     notes: list[str] = []
     for rid in dict.fromkeys(r.rule for r in report.results):
@@ -106,27 +129,52 @@ def to_markdown(report: SuiteReport) -> str:
                 continue
             cell = MD_MARK[r.status]
             if r.status != "pass" and r.reasons:
-                notes.append(f"{len(notes) + 1}. **{rid} / {a}**: " + _cell("; ".join(r.reasons[:3])))
+                notes.append(
+                    f"{len(notes) + 1}. **{rid} / {a}**: " + _cell("; ".join(r.reasons[:3]))
+                )
                 cell += f" [{len(notes)}]"
             cells.append(cell)
         out.append(f"| {rid} | {_cell(section)} | {_cell(summary)} | " + " | ".join(cells) + " |")
     if report.pairs:
-        names = sorted({p.split("→")[0] for p in report.pairs} | {p.split("→")[1] for p in report.pairs})
-        out += ["", "## Cross-provider replay (rows: produced by, columns: serialized through)", "",
-                "| from \\ to | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]  # fmt: skip
+        names = sorted(
+            {p.split("→")[0] for p in report.pairs} | {p.split("→")[1] for p in report.pairs}
+        )
+        out += [
+            "",
+            "## Cross-provider replay (rows: produced by, columns: serialized through)",
+            "",
+            "| from \\ to | " + " | ".join(names) + " |",
+            "|---|" + "---|" * len(names),
+        ]
         for src in names:
             row = []
             for dst in names:
                 st = report.pairs.get(f"{src}→{dst}")
-                row.append("" if st is None else ("❌ " + ",".join(k for k, v in st.items() if v == "fail")) if "fail" in st.values() else "✅")
+                row.append(
+                    ""
+                    if st is None
+                    else ("❌ " + ",".join(k for k, v in st.items() if v == "fail"))
+                    if "fail" in st.values()
+                    else "✅"
+                )
             out.append(f"| {src} | " + " | ".join(row) + " |")
     if notes:
         out += ["", "## Reasons", "", *notes]
     skipped = skipped_interactions(report)
     if skipped:
-        out += ["", f"## Skipped recorded interactions ({len(skipped)})", "", *[f"- {line}" for line in _skip_summary(report)]]
+        out += [
+            "",
+            f"## Skipped recorded interactions ({len(skipped)})",
+            "",
+            *[f"- {line}" for line in _skip_summary(report)],
+        ]
     d = as_dict(report)["summary"]
-    out += ["", f"{d['passed']} passed, {d['failed']} failed, {d['skipped']} skipped; {d['cassettes']} cassettes; {d['elapsed_s']} s", ""]
+    out += [
+        "",
+        f"{d['passed']} passed, {d['failed']} failed, {d['skipped']} skipped; {d['cassettes']} "
+        f"cassettes; {d['elapsed_s']} s",
+        "",
+    ]
     return "\n".join(out)
 
 
@@ -134,10 +182,18 @@ def to_junit(report: SuiteReport) -> str:
     root = ET.Element("testsuites", name="turnspec conform")
     for a in report.adapters:
         rs = [r for r in report.results if r.adapter == a]
-        suite = ET.SubElement(root, "testsuite", name=a, tests=str(len(rs)),
-                              failures=str(sum(r.status == "fail" for r in rs)), skipped=str(sum(r.status == "skip" for r in rs)))  # fmt: skip
+        suite = ET.SubElement(
+            root,
+            "testsuite",
+            name=a,
+            tests=str(len(rs)),
+            failures=str(sum(r.status == "fail" for r in rs)),
+            skipped=str(sum(r.status == "skip" for r in rs)),
+        )
         for r in rs:
-            case = ET.SubElement(suite, "testcase", classname=f"turnspec.{a}", name=f"{r.rule} {_info(r.rule)[1]}")
+            case = ET.SubElement(
+                suite, "testcase", classname=f"turnspec.{a}", name=f"{r.rule} {_info(r.rule)[1]}"
+            )
             if r.status == "fail":
                 f = ET.SubElement(case, "failure", message=f"{r.failed} case(s) failed")
                 f.text = "\n".join(r.reasons)

@@ -21,7 +21,9 @@ RESPONSE_VALID = RuleInfo(
     "TC101", E, "§5, §7.1", "Parsed responses validate (schemas and TS rules)"
 )
 REQUEST_VALID = RuleInfo("TC102", E, "§5, §7.1", "Messages read back from a wire request validate")
-WIRE_SHAPE = RuleInfo("TC104", E, "contract §4.2, §4.3", "Rendered requests have the provider's documented shape")
+WIRE_SHAPE = RuleInfo(
+    "TC104", E, "contract §4.2, §4.3", "Rendered requests have the provider's documented shape"
+)
 EVENTS_VALID = RuleInfo(
     "TC103", E, "§7.4, streaming §5.3", "Stream events validate against stream-event.json"
 )
@@ -125,16 +127,38 @@ REQUEST_ROUND_TRIP = RuleInfo(
 CATALOG = RuleCatalog(
     [
         CAPABILITIES,
-        RESPONSE_VALID, REQUEST_VALID, EVENTS_VALID, WIRE_SHAPE,
-        LOSSY_WARN, LOSSY_ABSENT, LOSSY_CRITICAL,
-        TOOL_ID_CANONICAL, TOOL_ID_RESTORED, TOOL_ID_INJECTIVE, TOOL_ID_RULES, TOOL_ID_PAIRED,
-        REPLAY_PRESERVED, REPLAY_PAIRED, REPLAY_SYSTEM, REPLAY_DROPPED, REPLAY_SIGNATURE,
-        CAPS_CARRIED, CAPS_DROPPED,
-        STREAM_ORDER, STREAM_INDEX, STREAM_TOOL, STREAM_FINAL_INPUT, STREAM_AGGREGATE, STREAM_EQUALS_PARSE, STREAM_CHUNKING,
+        RESPONSE_VALID,
+        REQUEST_VALID,
+        EVENTS_VALID,
+        WIRE_SHAPE,
+        LOSSY_WARN,
+        LOSSY_ABSENT,
+        LOSSY_CRITICAL,
+        TOOL_ID_CANONICAL,
+        TOOL_ID_RESTORED,
+        TOOL_ID_INJECTIVE,
+        TOOL_ID_RULES,
+        TOOL_ID_PAIRED,
+        REPLAY_PRESERVED,
+        REPLAY_PAIRED,
+        REPLAY_SYSTEM,
+        REPLAY_DROPPED,
+        REPLAY_SIGNATURE,
+        CAPS_CARRIED,
+        CAPS_DROPPED,
+        STREAM_ORDER,
+        STREAM_INDEX,
+        STREAM_TOOL,
+        STREAM_FINAL_INPUT,
+        STREAM_AGGREGATE,
+        STREAM_EQUALS_PARSE,
+        STREAM_CHUNKING,
         ESTIMATE,
-        CASSETTE_API, ERROR_CLASSIFIED, REQUEST_ROUND_TRIP,
+        CASSETTE_API,
+        ERROR_CLASSIFIED,
+        REQUEST_ROUND_TRIP,
     ]
-)  # fmt: skip
+)
 
 # TC701: an offline heuristic cannot meet the contract's ±10% (that assumes a real
 # tokenizer); the suite holds estimates to this band, calibrated on recorded usage.

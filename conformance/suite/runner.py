@@ -62,25 +62,20 @@ def network_blocked() -> Iterator[None]:
     def refuse(*_: Any, **__: Any) -> Any:
         raise NetworkBlockedError("turnspec conform: network access is blocked during replay")
 
-    saved = (
-        socket.socket.connect,
-        socket.socket.connect_ex,
-        socket.create_connection,
-        socket.getaddrinfo,
-    )
-    socket.socket.connect = refuse  # type: ignore[method-assign]
-    socket.socket.connect_ex = refuse  # type: ignore[method-assign]
-    socket.create_connection = refuse
-    socket.getaddrinfo = refuse
+    targets: list[tuple[Any, str]] = [
+        (socket.socket, "connect"),
+        (socket.socket, "connect_ex"),
+        (socket, "create_connection"),
+        (socket, "getaddrinfo"),
+    ]
+    saved = [(obj, name, getattr(obj, name)) for obj, name in targets]
+    for obj, name in targets:
+        setattr(obj, name, refuse)
     try:
         yield
     finally:
-        (
-            socket.socket.connect,
-            socket.socket.connect_ex,
-            socket.create_connection,
-            socket.getaddrinfo,
-        ) = saved  # type: ignore[method-assign]
+        for obj, name, original in saved:
+            setattr(obj, name, original)
 
 
 class WarningCapture(logging.Handler):
@@ -158,8 +153,15 @@ class SuiteConfig:
     selection: Selection = field(default_factory=Selection)
 
     @classmethod
-    def for_refs(cls, refs: Iterable[str], *, cassettes: Iterable[Path] = (), samples: Path | None | Literal["default"] = "default",
-                 selection: Selection | None = None, peers: bool = True) -> SuiteConfig:  # fmt: skip
+    def for_refs(
+        cls,
+        refs: Iterable[str],
+        *,
+        cassettes: Iterable[Path] = (),
+        samples: Path | Literal["default"] | None = "default",
+        selection: Selection | None = None,
+        peers: bool = True,
+    ) -> SuiteConfig:
         """Adapters by reference; the cross-provider matrix also takes every registered adapter."""
         refs = list(refs) or sorted(registry.available())
         roots = [p for p in [*cassettes, default_cassette_root()] if p is not None]
@@ -182,8 +184,15 @@ class SuiteConfig:
         )
 
     @classmethod
-    def for_adapter(cls, adapter: Adapter, *, cassette_dirs: Iterable[Path] = (), samples: Path | None = None,
-                    selection: Selection | None = None, peers: bool = True) -> SuiteConfig:  # fmt: skip
+    def for_adapter(
+        cls,
+        adapter: Adapter,
+        *,
+        cassette_dirs: Iterable[Path] = (),
+        samples: Path | None = None,
+        selection: Selection | None = None,
+        peers: bool = True,
+    ) -> SuiteConfig:
         subject = AdapterUnderTest(
             getattr(adapter, "name", "adapter"), adapter, list(cassette_dirs)
         )
@@ -282,8 +291,14 @@ def run(config: SuiteConfig, *, progress: Callable[[str], None] | None = None) -
     results = [r for r in results if (r.adapter == SUITE_SUBJECT) == (r.rule == "TC800")]
     if any(o.adapter == SUITE_SUBJECT for o in outcomes):
         names.append(SUITE_SUBJECT)
-    return SuiteReport(names, results, outcomes, env.pairs, time.perf_counter() - started,
-                       cassettes_read=len(samples) + sum(len(v) for v in own.values()))  # fmt: skip
+    return SuiteReport(
+        names,
+        results,
+        outcomes,
+        env.pairs,
+        time.perf_counter() - started,
+        cassettes_read=len(samples) + sum(len(v) for v in own.values()),
+    )
 
 
 def interactions(cassettes: Iterable[Cassette]) -> Iterator[Interaction]:

@@ -61,21 +61,33 @@ STANDARD: list[tuple[str, str, str | None]] = [
     ("TC801", "test_tc801_errors_classified", None),
     ("TC802", "test_tc802_request_round_trip", None),
 ]
-CAPABILITIES = ("supports_thinking", "supports_images", "supports_tools", "supports_system_prompt", "supports_structured_output",
-                "supports_streaming", "supports_streaming_tool_calls", "supports_parallel_tool_calls")  # fmt: skip
+CAPABILITIES = (
+    "supports_thinking",
+    "supports_images",
+    "supports_tools",
+    "supports_system_prompt",
+    "supports_structured_output",
+    "supports_streaming",
+    "supports_streaming_tool_calls",
+    "supports_parallel_tool_calls",
+)
 
 
 def _xfail_reason(fn: Any) -> str | None:
     for mark in getattr(fn, "pytestmark", []):
-        if mark.name == "xfail" and (mark.kwargs.get("reason") or (mark.args and isinstance(mark.args[-1], str))):
+        if mark.name == "xfail" and (
+            mark.kwargs.get("reason") or (mark.args and isinstance(mark.args[-1], str))
+        ):
             return str(mark.kwargs.get("reason") or mark.args[-1])
     return None
 
 
 def _silent_override(name: str) -> Callable[[Any], None]:
     def test(self: Any) -> None:
-        pytest.fail(f"{type(self).__name__}.{name} overrides a turnspec standard test without "
-                    f"@pytest.mark.xfail(reason=...): say why the check does not apply")  # fmt: skip
+        pytest.fail(
+            f"{type(self).__name__}.{name} overrides a turnspec standard test without "
+            f"@pytest.mark.xfail(reason=...): say why the check does not apply"
+        )
 
     test.__name__ = name
     return test
@@ -131,7 +143,12 @@ class AdapterConformanceTests:
         cls = type(self)
         report = AdapterConformanceTests._reports.get(cls)
         if report is None:
-            config = SuiteConfig.for_adapter(self.adapter, cassette_dirs=self.cassette_dirs, samples=self.samples, peers=self.cross_provider)
+            config = SuiteConfig.for_adapter(
+                self.adapter,
+                cassette_dirs=self.cassette_dirs,
+                samples=self.samples,
+                peers=self.cross_provider,
+            )
             report = AdapterConformanceTests._reports[cls] = run(config)
         return report
 
@@ -148,19 +165,26 @@ class AdapterConformanceTests:
         if result is None:
             pytest.skip(f"{rule} did not run")
         if result.status == "fail":
-            pytest.fail(f"{rule} failed:\n" + "\n".join(f"  - {r}" for r in result.reasons), pytrace=False)
+            pytest.fail(
+                f"{rule} failed:\n" + "\n".join(f"  - {r}" for r in result.reasons), pytrace=False
+            )
         if result.status == "skip":
             pytest.skip("; ".join(result.reasons[:3]))
 
     def test_capabilities_match_expectations(self) -> None:
         """Expectations the subclass states equal what the adapter declares (§7.2 honesty)."""
         caps = self.adapter.capabilities
-        wrong = [f"{n}: expected {getattr(self, n)}, declared {caps.get(n)}" for n in CAPABILITIES
-                 if getattr(self, n) is not None and bool(getattr(self, n)) != bool(caps.get(n))]  # fmt: skip
+        wrong = [
+            f"{n}: expected {getattr(self, n)}, declared {caps.get(n)}"
+            for n in CAPABILITIES
+            if getattr(self, n) is not None and bool(getattr(self, n)) != bool(caps.get(n))
+        ]
         assert not wrong, "; ".join(wrong)
 
 
-def _make(rule: str, name: str, capability: str | None) -> Callable[[AdapterConformanceTests], None]:
+def _make(
+    rule: str, name: str, capability: str | None
+) -> Callable[[AdapterConformanceTests], None]:
     def test(self: AdapterConformanceTests) -> None:
         self._check(rule, capability)
 

@@ -13,6 +13,7 @@ pair) straight from a wire body, so the suite does not rely only on an adapter's
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import json
@@ -21,17 +22,21 @@ from typing import Any
 
 ACCEPTED_DIFFERENCES: dict[str, list[str]] = {
     "anthropic-messages": [
-        "`content` given as a string equals a list holding one text block (the Messages API documents the string as shorthand), for messages and for tool_result content",
-        "consecutive messages of the same role are merged (the API combines consecutive same-role turns)",
+        "`content` given as a string equals a list holding one text block (the Messages API "
+        "documents the string as shorthand), for messages and for tool_result content",
+        "consecutive messages of the same role are merged (the API combines consecutive same-role "
+        "turns)",
         "`is_error: false` equals an absent `is_error` (false is the default)",
         "`stream: false` equals an absent `stream` (false is the default)",
-        'a tool `description` of "" equals an absent one (canonical ToolDefinition requires the field)',
+        'a tool `description` of "" equals an absent one (canonical ToolDefinition requires it)',
         "`system` given as a string equals a list holding one text block",
     ],
     "openai-chat-completions": [
         "a `content` string equals a list holding one text part (user, system, tool messages)",
-        "`function.arguments` strings are compared as the JSON objects they encode (canonical input is an object; whitespace and key order are not semantic)",
-        "`stream_options.include_usage: true` is added to streaming requests (adapter contract §7.2 requires requesting usage)",
+        "`function.arguments` strings are compared as the JSON objects they encode (canonical "
+        "input is an object; whitespace and key order are not semantic)",
+        "`stream_options.include_usage: true` is added to streaming requests (adapter contract "
+        "§7.2 requires requesting usage)",
         "`stream: false` equals an absent `stream`",
         'assistant `content` of "", null or absent are equal when the message has tool_calls',
         'a tool `description` of "" equals an absent one',
@@ -104,10 +109,8 @@ def _openai(b: dict[str, Any]) -> dict[str, Any]:
             for call in m.get("tool_calls") or []:
                 fn = call.get("function") or {}
                 if isinstance(fn.get("arguments"), str):
-                    try:
+                    with contextlib.suppress(ValueError):
                         fn["arguments"] = json.loads(fn["arguments"])
-                    except ValueError:
-                        pass
     _strip_description(b.get("tools"), "function")
     return b
 
@@ -135,10 +138,8 @@ def _diff(a: Any, b: Any, path: str, out: list[str]) -> None:
             out.append(f"{path}: {len(a)} items recorded, {len(b)} rendered")
         for i, (x, y) in enumerate(zip(a, b, strict=False)):
             _diff(x, y, f"{path}/{i}", out)
-    elif (
-        a != b
-        or type(a) is not type(b)
-        and not (isinstance(a, int | float) and isinstance(b, int | float))
+    elif a != b or (
+        type(a) is not type(b) and not (isinstance(a, int | float) and isinstance(b, int | float))
     ):
         out.append(f"{path}: recorded {json.dumps(a)[:60]}, rendered {json.dumps(b)[:60]}")
 
@@ -220,16 +221,52 @@ _ANTHROPIC_BLOCK = {
     "required": ["type"],
     "properties": {"type": _STR},
     "allOf": [
-        {"if": {"properties": {"type": {"const": "text"}}}, "then": {"required": ["text"], "properties": {"text": _STR}}},
-        {"if": {"properties": {"type": {"const": "image"}}}, "then": {"required": ["source"], "properties": {"source": {"type": "object", "required": ["type"]}}}},
-        {"if": {"properties": {"type": {"const": "tool_use"}}},
-         "then": {"required": ["id", "name", "input"], "properties": {"id": {"type": "string", "pattern": "^[a-zA-Z0-9_-]+$"}, "name": _STR, "input": {"type": "object"}}}},
-        {"if": {"properties": {"type": {"const": "tool_result"}}},
-         "then": {"required": ["tool_use_id"], "properties": {"tool_use_id": {"type": "string", "pattern": "^[a-zA-Z0-9_-]+$"}, "content": {"type": ["string", "array"]}, "is_error": {"type": "boolean"}}}},
-        {"if": {"properties": {"type": {"const": "thinking"}}}, "then": {"required": ["thinking", "signature"], "properties": {"thinking": _STR, "signature": _STR}}},
-        {"if": {"properties": {"type": {"const": "redacted_thinking"}}}, "then": {"required": ["data"], "properties": {"data": _STR}}},
+        {
+            "if": {"properties": {"type": {"const": "text"}}},
+            "then": {"required": ["text"], "properties": {"text": _STR}},
+        },
+        {
+            "if": {"properties": {"type": {"const": "image"}}},
+            "then": {
+                "required": ["source"],
+                "properties": {"source": {"type": "object", "required": ["type"]}},
+            },
+        },
+        {
+            "if": {"properties": {"type": {"const": "tool_use"}}},
+            "then": {
+                "required": ["id", "name", "input"],
+                "properties": {
+                    "id": {"type": "string", "pattern": "^[a-zA-Z0-9_-]+$"},
+                    "name": _STR,
+                    "input": {"type": "object"},
+                },
+            },
+        },
+        {
+            "if": {"properties": {"type": {"const": "tool_result"}}},
+            "then": {
+                "required": ["tool_use_id"],
+                "properties": {
+                    "tool_use_id": {"type": "string", "pattern": "^[a-zA-Z0-9_-]+$"},
+                    "content": {"type": ["string", "array"]},
+                    "is_error": {"type": "boolean"},
+                },
+            },
+        },
+        {
+            "if": {"properties": {"type": {"const": "thinking"}}},
+            "then": {
+                "required": ["thinking", "signature"],
+                "properties": {"thinking": _STR, "signature": _STR},
+            },
+        },
+        {
+            "if": {"properties": {"type": {"const": "redacted_thinking"}}},
+            "then": {"required": ["data"], "properties": {"data": _STR}},
+        },
     ],
-}  # fmt: skip
+}
 REQUEST_SHAPES: dict[str, dict[str, Any]] = {
     "anthropic-messages": {
         "type": "object",
@@ -237,10 +274,21 @@ REQUEST_SHAPES: dict[str, dict[str, Any]] = {
         "properties": {
             "model": _STR,
             "max_tokens": {"type": "integer", "minimum": 1},
-            "system": {"type": ["string", "array"], "items": {"type": "object", "required": ["type", "text"]}},
-            "messages": {"type": "array", "items": {"type": "object", "required": ["role", "content"], "properties": {
-                "role": {"enum": ["user", "assistant"]},
-                "content": {"type": ["string", "array"], "items": _ANTHROPIC_BLOCK}}}},
+            "system": {
+                "type": ["string", "array"],
+                "items": {"type": "object", "required": ["type", "text"]},
+            },
+            "messages": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["role", "content"],
+                    "properties": {
+                        "role": {"enum": ["user", "assistant"]},
+                        "content": {"type": ["string", "array"], "items": _ANTHROPIC_BLOCK},
+                    },
+                },
+            },
             "tools": {"type": "array", "items": {"type": "object", "required": ["name"]}},
             "stream": {"type": "boolean"},
             "stop_sequences": {"type": "array", "items": _STR},
@@ -251,21 +299,60 @@ REQUEST_SHAPES: dict[str, dict[str, Any]] = {
         "required": ["model", "messages"],
         "properties": {
             "model": _STR,
-            "messages": {"type": "array", "items": {"type": "object", "required": ["role"], "properties": {
-                "role": {"enum": ["system", "developer", "user", "assistant", "tool", "function"]},
-                "content": {"type": ["string", "array", "null"]},
-                "tool_call_id": {"type": "string", "maxLength": 40},
-                "tool_calls": {"type": "array", "items": {"type": "object", "required": ["id", "type", "function"], "properties": {
-                    "id": {"type": "string", "minLength": 1, "maxLength": 40},
-                    "type": {"const": "function"},
-                    "function": {"type": "object", "required": ["name", "arguments"], "properties": {"name": _STR, "arguments": _STR}}}}}},
-                "allOf": [{"if": {"properties": {"role": {"const": "tool"}}}, "then": {"required": ["tool_call_id", "content"]}}]}},
-            "tools": {"type": "array", "items": {"type": "object", "required": ["type", "function"], "properties": {
-                "function": {"type": "object", "required": ["name"], "properties": {"parameters": {"type": "object"}}}}}},
+            "messages": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["role"],
+                    "properties": {
+                        "role": {
+                            "enum": ["system", "developer", "user", "assistant", "tool", "function"]
+                        },
+                        "content": {"type": ["string", "array", "null"]},
+                        "tool_call_id": {"type": "string", "maxLength": 40},
+                        "tool_calls": {
+                            "type": "array",
+                            "items": {
+                                "type": "object",
+                                "required": ["id", "type", "function"],
+                                "properties": {
+                                    "id": {"type": "string", "minLength": 1, "maxLength": 40},
+                                    "type": {"const": "function"},
+                                    "function": {
+                                        "type": "object",
+                                        "required": ["name", "arguments"],
+                                        "properties": {"name": _STR, "arguments": _STR},
+                                    },
+                                },
+                            },
+                        },
+                    },
+                    "allOf": [
+                        {
+                            "if": {"properties": {"role": {"const": "tool"}}},
+                            "then": {"required": ["tool_call_id", "content"]},
+                        }
+                    ],
+                },
+            },
+            "tools": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["type", "function"],
+                    "properties": {
+                        "function": {
+                            "type": "object",
+                            "required": ["name"],
+                            "properties": {"parameters": {"type": "object"}},
+                        }
+                    },
+                },
+            },
             "stream": {"type": "boolean"},
         },
     },
-}  # fmt: skip
+}
 
 
 @functools.lru_cache(maxsize=8)
@@ -280,4 +367,6 @@ def shape_problems(api: str | None, body: Any) -> list[str]:
     if str(api) not in REQUEST_SHAPES:
         return []
     v = _shape_validator(str(api))
-    return [f"/{'/'.join(map(str, e.absolute_path))}: {e.message[:120]}" for e in v.iter_errors(body)][:5]
+    return [
+        f"/{'/'.join(map(str, e.absolute_path))}: {e.message[:120]}" for e in v.iter_errors(body)
+    ][:5]
