@@ -180,3 +180,11 @@ def test_rules_command_lists_tc_rules(capsys):
     assert main(["rules", "--select", "TC"]) == 0
     out = capsys.readouterr().out
     assert "TC201" in out and "§4.2.2, §7.3" in out and "TS101" not in out
+
+
+def test_broken_own_cassette_fails_the_run(tmp_path, capsys):
+    (tmp_path / "anthropic").mkdir()
+    (tmp_path / "anthropic" / "x.yaml").write_text("interactions: [ {request: \n", encoding="utf-8")
+    rc = main(["conform", "anthropic", "--cassettes", str(tmp_path), "--no-samples", "--select", "TC8"])
+    out = capsys.readouterr().out
+    assert rc == 1 and "anthropic/x.yaml: cannot read cassette" in out

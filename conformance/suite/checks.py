@@ -752,10 +752,10 @@ def cassette_apis(env: Env) -> Iterator[Outcome]:
                     it.label,
                     f"{what}: no registered adapter serves it",
                 )
-    for name, cs in env.own.items():
+    for cs in env.own.values():
         for c in cs:
             if c.error:
-                yield _o(R.CASSETTE_API, name, "fail", c.label, c.error)
+                yield _o(R.CASSETTE_API, SUITE_SUBJECT, "fail", c.label, c.error)
 
 
 # ------------------------------------------------------------------------------------------
