@@ -115,7 +115,9 @@ def rules(
 ) -> None:
     """List every rule: id, severity, spec section, summary."""
     prefixes = _split(select)
-    infos = [r for r in catalog() if not prefixes or r.id.startswith(prefixes)]
+    from .suite.rules import CATALOG as SUITE_CATALOG
+
+    infos = [r for r in [*catalog(), *SUITE_CATALOG] if not prefixes or r.id.startswith(prefixes)]
     if output == OutputFormat.json:
         json.dump(
             [

@@ -1,0 +1,854 @@
+"""The Anthropic Messages API adapter (adapter contract §4.2, §5.1; seed 003 §7).
+
+Wire format as documented at platform.claude.com/docs (Messages API, streaming, extended
+thinking, vision, tool use):
+
+- SYSTEM messages are hoisted into the top-level `system` parameter (spec §3.3, contract
+  §4.1.2), concatenated with a blank line.
+- TOOL messages become `tool_result` blocks inside a `user` message; consecutive tool
+  messages share one user message, as parallel tool results must.
+- `thinking` blocks go back with their `signature` and `redacted_thinking` with its `data`
+  byte for byte, but only on messages this provider issued (`metadata.provider ==
+  "anthropic"`): the API answers a foreign or missing signature with a 400, so those
+  blocks are dropped with the §7.3 WARN line.
+- Fields with no canonical home (`cache_control`, text `citations`, the message id and
+  stop reason, server-tool blocks) ride in `metadata.provider_raw["anthropic"]` and are
+  restored when this adapter serializes the message again (spec §6.5).
+"""
+
+from __future__ import annotations
+
+import json
+import mimetypes
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, ClassVar
+
+from .base import (
+    AdapterError,
+    AdapterOptions,
+    BaseAdapter,
+    Block,
+    Message,
+    ParsedRequest,
+    RequestContext,
+    StreamEvent,
+    ToolDefinition,
+    WireBody,
+    WireFormatError,
+    WireRequest,
+    WireResponse,
+    error_for_status,
+    estimated_usage,
+    new_ulid,
+    now_timestamp,
+    parse_json_object,
+    sse_events,
+)
+from .estimate import image_block_size, json_tokens, text_tokens
+
+ANTHROPIC_VERSION = "2023-06-01"
+DEFAULT_MAX_TOKENS = 4096
+IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
+_STOP = {
+    "end_turn": "end_turn",
+    "max_tokens": "max_tokens",
+    "stop_sequence": "stop_sequence",
+    "tool_use": "tool_use",
+    "pause_turn": "end_turn",
+    "refusal": "end_turn",
+    "model_context_window_exceeded": "max_tokens",
+}
+# error.type hints of adapter contract §6.2
+_ERROR_HINT = {
+    "overloaded_error": "rate_limit",
+    "rate_limit_error": "rate_limit",
+    "authentication_error": "auth",
+    "permission_error": "auth",
+    "api_error": "server_error",
+    "not_found_error": "invalid_request",
+    "request_too_large": "context_overflow",
+}
+_CANONICAL_KEYS = {
+    "text": {"type", "text"},
+    "thinking": {"type", "thinking", "signature"},
+    "redacted_thinking": {"type", "data"},
+    "tool_use": {"type", "id", "name", "input"},
+    "image": {"type", "source"},
+    "tool_result": {"type", "tool_use_id", "content", "is_error"},
+}
+
+
+class AnthropicAdapter(BaseAdapter):
+    """Canonical <-> Anthropic Messages API (`POST /v1/messages`)."""
+
+    name: ClassVar[str] = "anthropic"
+    provider: ClassVar[str] = "anthropic"
+    wire_api: ClassVar[str] = "anthropic-messages"
+    provider_tool_id: ClassVar[re.Pattern[str]] = re.compile(r"^[a-zA-Z0-9_-]+$")
+    capabilities: ClassVar[Mapping[str, Any]] = {
+        "supports_thinking": True,
+        "supports_images": True,
+        "supports_tools": True,
+        "supports_system_prompt": True,
+        # Anthropic has no strict response schema in this adapter (contract §11.6): declared false
+        "supports_structured_output": False,
+        "supports_streaming": True,
+        "supports_streaming_tool_calls": True,
+        "supports_parallel_tool_calls": True,
+        "supports_prompt_caching": True,
+        "supports_system_messages_in_list": False,
+        "max_context_tokens": 200_000,
+        "max_output_tokens": 64_000,
+        "accepted_image_media_types": list(IMAGE_TYPES),
+    }
+
+    def new_provider_tool_id(self) -> str:
+        return "toolu_" + new_ulid()
+
+    # -- canonical -> wire --------------------------------------------------------------
+
+    def to_wire(
+        self, messages: list[Message], tools: list[ToolDefinition], options: AdapterOptions
+    ) -> WireRequest:
+        body: WireBody = {
+            "model": options.wire_model,
+            "max_tokens": options.max_output_tokens or DEFAULT_MAX_TOKENS,
+        }
+        system = self.system_to_wire(messages, options)
+        if system is not None:
+            body["system"] = system
+        body["messages"] = self.messages_to_wire(messages)
+        wire_tools = [self.tool_to_wire(t, options) for t in tools] + [
+            dict(t) for t in options.provider_tools
+        ]
+        if wire_tools:
+            body["tools"] = wire_tools
+        if options.stop_sequences:
+            body["stop_sequences"] = list(options.stop_sequences)
+        if options.temperature is not None:
+            body["temperature"] = options.temperature
+        if options.stream:
+            body["stream"] = True
+        if options.output_schema is not None:
+            self.warn_option(
+                "output_schema", "supports_structured_output is false for the Anthropic adapter"
+            )
+        for k, v in options.extra.items():
+            body.setdefault(k, v)
+        return WireRequest(
+            "POST",
+            "/v1/messages",
+            {"anthropic-version": ANTHROPIC_VERSION, "content-type": "application/json"},
+            body,
+        )
+
+    def system_to_wire(
+        self, messages: list[Message], options: AdapterOptions
+    ) -> str | list[Block] | None:
+        """Hoist every SYSTEM message (contract §4.1.2); as blocks when the request had blocks."""
+        blocks: list[Block] = []
+        for m in messages:
+            if m.get("role") != "system":
+                continue
+            extras = self.own_raw(m).get("blocks", {})
+            for i, b in enumerate(m.get("content", [])):
+                if b.get("type") != "text":
+                    self.drop(m, i, str(b.get("type")), "system prompts carry text only")
+                    continue
+                blocks.append({"type": "text", "text": b["text"], **extras.get(str(i), {})})
+        if not blocks:
+            return None
+        if (options.provider_raw.get(self.name) or {}).get("system_as_blocks"):
+            return blocks
+        if any(len(b) > 2 for b in blocks):
+            return blocks  # cache_control or other block fields need the block form
+        return "\n\n".join(b["text"] for b in blocks)
+
+    def messages_to_wire(self, messages: list[Message]) -> list[WireBody]:
+        out: list[WireBody] = []
+        for m in messages:
+            role = m.get("role")
+            if role == "system":
+                continue
+            if role == "tool":
+                content = self.tool_message_to_wire(m)
+                wire_role = "user"
+                # parallel tool results share one user message (consecutive tool messages)
+                if content and out and out[-1]["role"] == "user" and out[-1].get("_tools"):
+                    out[-1]["content"].extend(content)
+                    continue
+            else:
+                content = [
+                    w
+                    for i, b in enumerate(m.get("content", []))
+                    if (w := self.block_to_wire(m, i, b)) is not None
+                ]
+                wire_role = "assistant" if role == "assistant" else "user"
+            if not content:
+                continue  # every block was dropped (and logged): never send an empty message
+            wire: WireBody = {"role": wire_role, "content": content}
+            if role == "tool":
+                wire["_tools"] = True
+            out.append(wire)
+        for w in out:
+            w.pop("_tools", None)
+        return out
+
+    def block_to_wire(self, message: Message, index: int, block: Block) -> Block | None:
+        t = block.get("type")
+        extra = self.own_raw(message).get("blocks", {}).get(str(index), {})
+        sid = str(message.get("session_id", ""))
+        if t == "text":
+            return {"type": "text", "text": block["text"], **extra}
+        if t == "image":
+            return self.image_to_wire(message, index, block, extra)
+        if t == "tool_use":
+            pid = self.tool_id_map(sid).provider_for(block["id"])
+            return {
+                "type": "tool_use",
+                "id": pid,
+                "name": block["name"],
+                "input": block["input"],
+                **extra,
+            }
+        if t == "thinking":
+            why = self.foreign_reason(message, "thinking")
+            if why is None and not block.get("signature"):
+                why = "unsigned thinking block (the API requires the signature it issued)"
+            if why:
+                self.drop(message, index, "thinking", why)
+                return None
+            return {
+                "type": "thinking",
+                "thinking": block["text"],
+                "signature": block["signature"],
+                **extra,
+            }
+        if t == "redacted_thinking":
+            why = self.foreign_reason(message, "redacted_thinking")
+            if why:
+                self.drop(message, index, "redacted_thinking", why)
+                return None
+            return {"type": "redacted_thinking", "data": block["data"], **extra}
+        if (
+            isinstance(t, str)
+            and t.startswith(f"{self.name}:")
+            and isinstance(block.get("raw"), dict)
+        ):
+            return dict(
+                block["raw"]
+            )  # a native block this adapter parsed earlier (document, server tools)
+        self.drop(
+            message,
+            index,
+            str(t),
+            f"no Anthropic Messages equivalent for a {t} block in a {message.get('role')} message",
+        )
+        return None
+
+    def foreign_reason(self, message: Message, what: str) -> str | None:
+        provider = (message.get("metadata") or {}).get("provider")
+        if provider != self.provider:
+            who = provider or "an unknown provider"
+            return f"{what} issued by {who}; Anthropic rejects signatures it did not issue"
+        return None
+
+    def image_to_wire(
+        self, message: Message, index: int, block: Block, extra: Mapping[str, Any]
+    ) -> Block | None:
+        source, media = block["source"], block["media_type"]
+        if source["kind"] == "file_ref":
+            self.drop(
+                message,
+                index,
+                "image",
+                "file_ref images must be inlined by the harness (adapters do no I/O)",
+            )
+            return None
+        if source["kind"] == "base64" and media not in IMAGE_TYPES:
+            self.drop(
+                message,
+                index,
+                "image",
+                f"media type {media} is not accepted (accepted: {', '.join(IMAGE_TYPES)})",
+            )
+            return None
+        if source["kind"] == "url":
+            return {"type": "image", "source": {"type": "url", "url": source["data"]}, **extra}
+        return {
+            "type": "image",
+            "source": {"type": "base64", "media_type": media, "data": source["data"]},
+            **extra,
+        }
+
+    def tool_message_to_wire(self, message: Message) -> list[Block]:
+        out: list[Block] = []
+        sid = str(message.get("session_id", ""))
+        extras = self.own_raw(message).get("blocks", {})
+        for i, block in enumerate(message.get("content", [])):
+            if block.get("type") != "tool_result":
+                self.drop(
+                    message,
+                    i,
+                    str(block.get("type")),
+                    "a tool message carries tool_result blocks only",
+                )
+                continue
+            inner: list[Block] = []
+            for j, b in enumerate(block.get("content", [])):
+                if b.get("type") == "text":
+                    inner.append({"type": "text", "text": b["text"]})
+                elif b.get("type") == "image":
+                    img = self.image_to_wire(message, i, b, {})
+                    if img is not None:
+                        inner.append(img)
+                elif str(b.get("type")).startswith(f"{self.name}:") and isinstance(
+                    b.get("raw"), dict
+                ):
+                    inner.append(dict(b["raw"]))
+                else:
+                    self.drop(
+                        message,
+                        i,
+                        str(b.get("type")),
+                        f"tool_result content {j} has no Anthropic equivalent",
+                    )
+            wire: Block = {
+                "type": "tool_result",
+                "tool_use_id": self.tool_id_map(sid).provider_for(block["tool_use_id"]),
+                "content": inner,
+            }
+            if block.get("is_error"):
+                wire["is_error"] = True
+            wire.update(extras.get(str(i), {}))
+            out.append(wire)
+        return out
+
+    def tool_to_wire(self, tool: ToolDefinition, options: AdapterOptions) -> WireBody:
+        extra = ((options.provider_raw.get(self.name) or {}).get("tool_extras") or {}).get(
+            tool["name"], {}
+        )
+        return {
+            "name": tool["name"],
+            "description": tool["description"],
+            "input_schema": tool["input_schema"],
+            **extra,
+        }
+
+    # -- wire -> canonical (responses) --------------------------------------------------
+
+    def from_wire_response(
+        self, response: WireResponse | WireBody, request_context: RequestContext
+    ) -> Message:
+        resp = response if isinstance(response, WireResponse) else WireResponse(response)
+        body = resp.body
+        if resp.status >= 400 or (isinstance(body, dict) and body.get("type") == "error"):
+            raise self.classify_error(resp.status if resp.status >= 400 else 500, body)
+        if not isinstance(body, dict) or not isinstance(body.get("content"), list):
+            raise WireFormatError(
+                "Anthropic response has no `content` list", provider_status=resp.status
+            )
+        sid = request_context.session_id
+        content: list[Block] = []
+        extras: dict[str, Any] = {}
+        for block in body["content"]:
+            canon, extra = self.block_from_wire(sid, block)
+            if canon is None:
+                continue
+            if extra:
+                extras[str(len(content))] = extra
+            content.append(canon)
+        raw: dict[str, Any] = {
+            k: body[k] for k in ("id", "stop_reason", "stop_sequence") if body.get(k) is not None
+        }
+        if extras:
+            raw["blocks"] = extras
+        usage = self.usage_from_wire(body.get("usage"))
+        return self.assemble(
+            request_context,
+            content,
+            wire_model=body.get("model"),
+            token_usage=usage,
+            provider_raw=raw,
+        )
+
+    def block_from_wire(self, session_id: str, block: Any) -> tuple[Block | None, dict[str, Any]]:
+        """One wire block -> (canonical block, fields to keep in provider_raw)."""
+        if not isinstance(block, dict) or not isinstance(block.get("type"), str):
+            raise WireFormatError(f"content block is not an object with a type: {block!r:.80}")
+        t = block["type"]
+        extra = {k: v for k, v in block.items() if k not in _CANONICAL_KEYS.get(t, block.keys())}
+        if t == "text":
+            return {"type": "text", "text": str(block.get("text", ""))}, extra
+        if t == "thinking":
+            return {
+                "type": "thinking",
+                "text": str(block.get("thinking", "")),
+                "signature": block.get("signature") or None,
+            }, extra
+        if t == "redacted_thinking":
+            return {"type": "redacted_thinking", "data": str(block.get("data", ""))}, extra
+        if t == "tool_use":
+            cid = self.tool_id_map(session_id).canonical_for(str(block["id"]))
+            inp = block.get("input")
+            return {
+                "type": "tool_use",
+                "id": cid,
+                "name": str(block["name"]),
+                "input": inp if isinstance(inp, dict) else {},
+            }, extra
+        if t == "image":
+            src = block.get("source") or {}
+            if src.get("type") == "base64":
+                return {
+                    "type": "image",
+                    "source": {"kind": "base64", "data": src["data"]},
+                    "media_type": src["media_type"],
+                }, extra
+            if src.get("type") == "url":
+                media = mimetypes.guess_type(str(src["url"]).split("?")[0])[0] or "image/jpeg"
+                return {
+                    "type": "image",
+                    "source": {"kind": "url", "data": src["url"]},
+                    "media_type": media,
+                }, extra
+        # documents, server tools, search results: kept whole as a namespaced unknown block (§10.3)
+        return {"type": f"{self.name}:{t}", "raw": block}, {}
+
+    def usage_from_wire(self, usage: Any) -> dict[str, int] | None:
+        """Anthropic usage -> TokenUsage (contract §7.2): cache_read -> cached_input_tokens."""
+        if not isinstance(usage, dict):
+            return None
+        return {
+            "input_tokens": int(usage.get("input_tokens") or 0),
+            "output_tokens": int(usage.get("output_tokens") or 0),
+            "cached_input_tokens": int(usage.get("cache_read_input_tokens") or 0),
+            "cache_creation_input_tokens": int(usage.get("cache_creation_input_tokens") or 0),
+        }
+
+    def classify_error(self, status: int, body: Any) -> AdapterError:
+        """Adapter contract §6.2: HTTP status, refined by Anthropic's `error.type`."""
+        err = body.get("error") if isinstance(body, dict) else None
+        etype = err.get("type") if isinstance(err, dict) else None
+        msg = str(err.get("message")) if isinstance(err, dict) else str(body)[:200]
+        hint = _ERROR_HINT.get(str(etype))
+        if etype == "invalid_request_error" and re.search(
+            r"context|tokens exceeds|too long", msg, re.I
+        ):
+            hint = "context_overflow"
+        return error_for_status(status, f"{etype or 'error'}: {msg}", hint=hint)
+
+    # -- streaming --------------------------------------------------------------------------
+
+    def stream_response(
+        self, chunks: Iterable[bytes | str], context: RequestContext
+    ) -> Iterator[StreamEvent]:
+        """SSE bytes -> canonical events (contract §5.1 table, streaming-protocol §5.3).
+
+        The canonical `content_block_index` is the block's position in `final_content`, so it
+        never decreases whatever the provider sends. A thinking block's signature arrives as
+        `signature_delta`; it is emitted on a final `thinking_delta` at the block's stop.
+        """
+        return _AnthropicStream(self, context).run(chunks)
+
+    # -- wire -> canonical (requests) -----------------------------------------------------
+
+    def from_wire_request(self, body: WireBody, *, session_id: str | None = None) -> ParsedRequest:
+        """A recorded request body -> canonical messages, tools and options.
+
+        History messages get fresh ids and timestamps (the wire has none), assistant turns
+        are attributed to this provider and the request's model, and tool ids go through the
+        session map so rendering back restores the provider's ids.
+        """
+        sid = session_id or "sess_" + new_ulid().lower()
+        model = f"{self.provider}:{body.get('model', 'unknown')}"
+        out: list[Message] = []
+        system = body.get("system")
+        opt_raw: dict[str, Any] = {}
+        if isinstance(system, str):
+            out.append(_message(sid, "system", [{"type": "text", "text": system}], {}))
+        elif isinstance(system, list):
+            sysx = {
+                str(i): {k: v for k, v in b.items() if k not in ("type", "text")}
+                for i, b in enumerate(system)
+            }
+            meta = (
+                {"provider_raw": {self.name: {"blocks": {k: v for k, v in sysx.items() if v}}}}
+                if any(sysx.values())
+                else {}
+            )
+            out.append(
+                _message(
+                    sid,
+                    "system",
+                    [{"type": "text", "text": str(b.get("text", ""))} for b in system],
+                    meta,
+                )
+            )
+            opt_raw["system_as_blocks"] = True
+        for wm in body.get("messages", []):
+            role, content = wm.get("role"), wm.get("content")
+            blocks = (
+                [{"type": "text", "text": content}]
+                if isinstance(content, str)
+                else list(content or [])
+            )
+            if role == "assistant":
+                canon: list[Block] = []
+                extras: dict[str, Any] = {}
+                for b in blocks:
+                    c, extra = self.block_from_wire(sid, b)
+                    if c is not None:
+                        if extra:
+                            extras[str(len(canon))] = extra
+                        canon.append(c)
+                ameta: dict[str, Any] = {"model": model, "provider": self.provider}
+                if extras:
+                    ameta["provider_raw"] = {self.name: {"blocks": extras}}
+                out.append(_message(sid, "assistant", canon, ameta))
+                continue
+            pending: list[Block] = []
+            pending_extra: dict[str, Any] = {}
+            for b in blocks:
+                if b.get("type") == "tool_result":
+                    if pending:
+                        out.append(_user(sid, pending, pending_extra, self.name))
+                        pending, pending_extra = [], {}
+                    out.append(self.tool_result_from_wire(sid, b))
+                else:
+                    c, extra = self.block_from_wire(sid, b)
+                    if c is not None:
+                        if extra:
+                            pending_extra[str(len(pending))] = extra
+                        pending.append(c)
+            if pending:
+                out.append(_user(sid, pending, pending_extra, self.name))
+        tools: list[ToolDefinition] = []
+        native: list[Mapping[str, Any]] = []
+        tool_extras: dict[str, Any] = {}
+        for t in body.get("tools", []) or []:
+            if "input_schema" in t and t.get("type") in (None, "custom"):
+                tools.append(
+                    {
+                        "name": t["name"],
+                        "description": t.get("description", ""),
+                        "input_schema": t["input_schema"],
+                        "side_effects": "execute",
+                    }
+                )
+                extra = {
+                    k: v for k, v in t.items() if k not in ("name", "description", "input_schema")
+                }
+                if extra:
+                    tool_extras[t["name"]] = extra
+            else:
+                native.append(t)
+        if tool_extras:
+            opt_raw["tool_extras"] = tool_extras
+        known = {
+            "model",
+            "max_tokens",
+            "system",
+            "messages",
+            "tools",
+            "stop_sequences",
+            "temperature",
+            "stream",
+        }
+        options = AdapterOptions(
+            model=model,
+            max_output_tokens=body.get("max_tokens"),
+            temperature=body.get("temperature"),
+            stop_sequences=tuple(body.get("stop_sequences") or ()),
+            stream=bool(body.get("stream")),
+            extra={k: v for k, v in body.items() if k not in known},
+            provider_tools=tuple(native),
+            provider_raw={self.name: opt_raw} if opt_raw else {},
+        )
+        return ParsedRequest(out, tools, options)
+
+    def tool_result_from_wire(self, sid: str, block: Block) -> Message:
+        cid = self.tool_id_map(sid).canonical_for(str(block["tool_use_id"]))
+        raw = block.get("content", "")
+        inner: list[Block] = []
+        for b in [{"type": "text", "text": raw}] if isinstance(raw, str) else raw:
+            c, _ = self.block_from_wire(sid, b)
+            if c is not None:
+                inner.append(c)
+        result: Block = {"type": "tool_result", "tool_use_id": cid, "content": inner}
+        if block.get("is_error"):
+            result["is_error"] = True
+        extra = {k: v for k, v in block.items() if k not in _CANONICAL_KEYS["tool_result"]}
+        meta: dict[str, Any] = {"parent_tool_use_id": cid}
+        if extra:
+            meta["provider_raw"] = {self.name: {"blocks": {"0": extra}}}
+        return _message(sid, "tool", [result], meta)
+
+    # -- estimates ------------------------------------------------------------------------
+
+    def estimate_input_tokens(self, messages: list[Message], tools: list[ToolDefinition]) -> int:
+        """Heuristic (see conformance.adapters.estimate). Images: (w*h)/750 after the API's
+        resize to a 1568 px long edge; tools add the hidden tool-use system prompt."""
+        n = 0
+        last_assistant = max(
+            (i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=-1
+        )
+        for i, m in enumerate(messages):
+            n += 4
+            for b in m.get("content", []):
+                if b.get("type") == "thinking" and i == last_assistant:
+                    # the turn being continued with tool results keeps its thinking in context
+                    n += text_tokens(b.get("text", ""))
+                n += self._block_tokens(b)
+        if tools:
+            n += 390 + sum(
+                json_tokens({k: t[k] for k in ("name", "description", "input_schema")})
+                for t in tools
+            )
+        return n
+
+    def _block_tokens(self, b: Block) -> int:
+        t = b.get("type")
+        if t == "text":
+            return text_tokens(b["text"])
+        if t == "thinking":
+            return 0  # earlier turns' thinking is stripped from the context window by the API
+        if t == "tool_use":
+            return 12 + json_tokens(b["input"])
+        if t == "tool_result":
+            return 8 + sum(self._block_tokens(x) for x in b.get("content", []))
+        if t == "image":
+            size = image_block_size(b)
+            if size is None:
+                return 1200
+            w, h = size
+            scale = min(1.0, 1568 / max(w, h, 1))
+            return max(1, int(w * scale) * int(h * scale) // 750)
+        return 0
+
+
+class _AnthropicStream:
+    """State of one Anthropic SSE stream being translated."""
+
+    def __init__(self, adapter: AnthropicAdapter, ctx: RequestContext) -> None:
+        self.a = adapter
+        self.ctx = ctx
+        self.mid = ctx.message_id or new_ulid()
+        self.content: list[Block] = []
+        self.by_wire_index: dict[int, int] = {}
+        self.partial: dict[int, str] = {}
+        self.usage: dict[str, int] | None = None
+        self.stop_reason = "end_turn"
+        self.model = ctx.model or f"{adapter.provider}:unknown"
+        self.started = self.done = False
+
+    def run(self, chunks: Iterable[bytes | str]) -> Iterator[StreamEvent]:
+        for ev in sse_events(chunks):
+            if ev.event == "ping" or not ev.data.strip():
+                continue
+            try:
+                data = json.loads(ev.data)
+            except ValueError as exc:
+                raise WireFormatError(f"SSE data is not JSON: {ev.data[:80]!r}") from exc
+            yield from self.handle(data)
+            if self.done:
+                return
+        if not self.done:
+            yield from self.close_open()
+            yield self.complete("error")
+            raise WireFormatError("Anthropic stream ended before message_stop")
+
+    def handle(self, data: dict[str, Any]) -> Iterator[StreamEvent]:
+        t = data.get("type")
+        mid = self.mid
+        if t == "message_start":
+            msg = data.get("message") or {}
+            if msg.get("model"):
+                self.model = f"{self.a.provider}:{msg['model']}"
+            self.usage = self.a.usage_from_wire(msg.get("usage"))
+            self.started = True
+            yield {
+                "type": "message_start",
+                "message_id": mid,
+                "role": "assistant",
+                "model": self.model,
+            }
+        elif t == "content_block_start":
+            block = data.get("content_block") or {}
+            k = len(self.content)
+            self.by_wire_index[int(data.get("index", k))] = k
+            canon, _ = self.a.block_from_wire(self.ctx.session_id, block)
+            assert canon is not None
+            self.content.append(canon)
+            if canon["type"] == "tool_use":
+                self.partial[k] = ""
+                yield {
+                    "type": "tool_use_start",
+                    "message_id": mid,
+                    "content_block_index": k,
+                    "tool_use_id": canon["id"],
+                    "tool_name": canon["name"],
+                }
+            elif canon["type"] == "text" and canon["text"]:
+                yield {
+                    "type": "text_delta",
+                    "message_id": mid,
+                    "content_block_index": k,
+                    "text": canon["text"],
+                }
+            elif canon["type"] == "thinking":
+                canon["signature"] = canon.get("signature") or None
+                if canon["text"]:
+                    yield {
+                        "type": "thinking_delta",
+                        "message_id": mid,
+                        "content_block_index": k,
+                        "text": canon["text"],
+                    }
+            elif canon["type"].startswith(f"{self.a.name}:"):
+                self.partial[k] = ""
+        elif t == "content_block_delta":
+            at = self.by_wire_index.get(int(data.get("index", -1)))
+            if at is None:
+                raise WireFormatError("content_block_delta for a block that never started")
+            yield from self.delta(at, data.get("delta") or {})
+        elif t == "content_block_stop":
+            at = self.by_wire_index.get(int(data.get("index", -1)))
+            if at is not None:
+                yield from self.stop(at)
+        elif t == "message_delta":
+            delta = data.get("delta") or {}
+            if delta.get("stop_reason"):
+                self.stop_reason = _STOP.get(delta["stop_reason"], "end_turn")
+            u = data.get("usage")
+            if isinstance(u, dict):
+                # message_delta usage is cumulative and may repeat or omit the input counts
+                merged = {**_raw_usage(self.usage), **{k: v for k, v in u.items() if v is not None}}
+                self.usage = self.a.usage_from_wire(merged)
+                yield {"type": "usage_update", "message_id": mid, "usage": dict(self.usage or {})}
+        elif t == "message_stop":
+            yield self.complete(self.stop_reason)
+            self.done = True
+        elif t == "error":
+            err = self.a.classify_error(500, data)
+            yield from self.close_open()
+            yield {
+                "type": "error",
+                "message_id": mid,
+                "error_class": err.error_class,
+                "message": str(err),
+                "provider_status": None,
+            }
+            yield self.complete("error")
+            self.done = True
+            raise err
+
+    def delta(self, k: int, delta: dict[str, Any]) -> Iterator[StreamEvent]:
+        block = self.content[k]
+        dt = delta.get("type")
+        mid = self.mid
+        if dt == "text_delta" and block["type"] == "text":
+            block["text"] += delta.get("text", "")
+            yield {
+                "type": "text_delta",
+                "message_id": mid,
+                "content_block_index": k,
+                "text": delta.get("text", ""),
+            }
+        elif dt == "thinking_delta" and block["type"] == "thinking":
+            block["text"] += delta.get("thinking", "")
+            yield {
+                "type": "thinking_delta",
+                "message_id": mid,
+                "content_block_index": k,
+                "text": delta.get("thinking", ""),
+                "signature": None,
+            }
+        elif dt == "signature_delta" and block["type"] == "thinking":
+            block["signature"] = (block.get("signature") or "") + delta.get("signature", "")
+        elif dt == "input_json_delta":
+            self.partial[k] = self.partial.get(k, "") + delta.get("partial_json", "")
+            if block["type"] == "tool_use":
+                yield {
+                    "type": "tool_use_input_delta",
+                    "message_id": mid,
+                    "content_block_index": k,
+                    "tool_use_id": block["id"],
+                    "partial_json": delta.get("partial_json", ""),
+                }
+        elif dt == "citations_delta" and block["type"] == "text":
+            pass  # no canonical field or event; non-streaming parses keep them in provider_raw
+        elif block["type"].startswith(f"{self.a.name}:"):
+            pass
+
+    def stop(self, k: int) -> Iterator[StreamEvent]:
+        block = self.content[k]
+        if block["type"] == "tool_use" and k in self.partial:
+            text = self.partial.pop(k)
+            parsed = parse_json_object(text) if text else block["input"]
+            block["input"] = parsed if parsed is not None else {}
+            yield {
+                "type": "tool_use_end",
+                "message_id": self.mid,
+                "content_block_index": k,
+                "tool_use_id": block["id"],
+                "final_input": block["input"],
+            }
+        elif block["type"] == "thinking":
+            yield {
+                "type": "thinking_delta",
+                "message_id": self.mid,
+                "content_block_index": k,
+                "text": "",
+                "signature": block.get("signature"),
+            }
+        elif block["type"].startswith(f"{self.a.name}:") and self.partial.get(k):
+            parsed = parse_json_object(self.partial.pop(k))
+            if parsed is not None:
+                block["raw"] = {**block["raw"], "input": parsed}
+
+    def close_open(self) -> Iterator[StreamEvent]:
+        for k in sorted(self.partial):
+            if self.content[k]["type"] == "tool_use":
+                yield from self.stop(k)
+
+    def complete(self, stop_reason: str) -> StreamEvent:
+        usage = self.usage or estimated_usage(self.a.name, self.a.log, self.ctx, self.content)
+        return {
+            "type": "message_complete",
+            "message_id": self.mid,
+            "stop_reason": stop_reason,
+            "final_content": [dict(b) for b in self.content],
+            "usage": dict(usage) if usage else None,
+        }
+
+
+def _raw_usage(usage: Mapping[str, int] | None) -> dict[str, int]:
+    """TokenUsage back to Anthropic's names, so a message_delta can be merged over it."""
+    if not usage:
+        return {}
+    return {
+        "input_tokens": usage.get("input_tokens", 0),
+        "output_tokens": usage.get("output_tokens", 0),
+        "cache_read_input_tokens": usage.get("cached_input_tokens", 0),
+        "cache_creation_input_tokens": usage.get("cache_creation_input_tokens", 0),
+    }
+
+
+def _message(sid: str, role: str, content: list[Block], meta: dict[str, Any]) -> Message:
+    return {
+        "id": new_ulid(),
+        "session_id": sid,
+        "role": role,
+        "content": content,
+        "metadata": meta,
+        "created_at": now_timestamp(),
+        "schema_version": 1,
+    }
+
+
+def _user(sid: str, blocks: list[Block], extras: dict[str, Any], name: str) -> Message:
+    return _message(
+        sid, "user", blocks, {"provider_raw": {name: {"blocks": extras}}} if extras else {}
+    )

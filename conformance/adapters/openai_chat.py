@@ -1,0 +1,788 @@
+"""The OpenAI Chat Completions adapter (adapter contract §4.3, §5.1; seed 003 §7, §8.3).
+
+Wire format as documented at platform.openai.com/docs/api-reference/chat:
+
+- SYSTEM messages become the first `role: system` message (concatenated with a blank line;
+  `developer` when the recorded request used that role).
+- Tool calls are `tool_calls[]` on the assistant message with `function.arguments` a
+  JSON string; results are `role: tool` messages with `tool_call_id`.
+- Images are `image_url` parts (base64 as a `data:` URL). Chat Completions tool messages
+  take text only, so an image inside a tool_result is dropped with the §7.3 WARN line.
+- Thinking and redacted thinking are always dropped with WARN (contract §4.3: OpenAI
+  reasoning is not mapped in v1); `is_error` has no wire field and is reported the same way.
+- Streaming requests ask for usage (`stream_options.include_usage`, contract §7.2).
+"""
+
+from __future__ import annotations
+
+import json
+import mimetypes
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, ClassVar
+
+from .base import (
+    AdapterError,
+    AdapterOptions,
+    BaseAdapter,
+    Block,
+    Message,
+    ParsedRequest,
+    RequestContext,
+    StreamEvent,
+    ToolDefinition,
+    WireBody,
+    WireFormatError,
+    WireRequest,
+    WireResponse,
+    error_for_status,
+    estimated_usage,
+    new_ulid,
+    now_timestamp,
+    parse_json_object,
+    sse_events,
+)
+from .estimate import image_block_size, json_tokens, text_tokens
+
+IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
+_STOP = {
+    "stop": "end_turn",
+    "length": "max_tokens",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "content_filter": "end_turn",
+}
+_ERROR_CODE = {
+    "rate_limit_exceeded": "rate_limit",
+    "insufficient_quota": "rate_limit",
+    "context_length_exceeded": "context_overflow",
+    "invalid_api_key": "auth",
+}
+_DATA_URL = re.compile(r"data:(?P<media>[^;,]+);base64,(?P<data>.*)\Z", re.S)
+_MESSAGE_KEYS = {"role", "content", "tool_calls", "tool_call_id"}
+
+
+class OpenAIChatAdapter(BaseAdapter):
+    """Canonical <-> OpenAI Chat Completions (`POST /v1/chat/completions`)."""
+
+    name: ClassVar[str] = "openai-chat"
+    provider: ClassVar[str] = "openai"
+    wire_api: ClassVar[str] = "openai-chat-completions"
+    provider_tool_id: ClassVar[re.Pattern[str]] = re.compile(r"^.{1,40}$", re.S)
+    capabilities: ClassVar[Mapping[str, Any]] = {
+        "supports_thinking": False,
+        "supports_images": True,
+        "supports_tools": True,
+        "supports_system_prompt": True,
+        "supports_structured_output": True,
+        "supports_streaming": True,
+        "supports_streaming_tool_calls": True,
+        "supports_parallel_tool_calls": True,
+        "supports_prompt_caching": True,
+        "supports_system_messages_in_list": True,
+        "max_context_tokens": 128_000,
+        "max_output_tokens": 16_384,
+        "accepted_image_media_types": list(IMAGE_TYPES),
+    }
+
+    def new_provider_tool_id(self) -> str:
+        return "call_" + new_ulid()
+
+    # -- canonical -> wire --------------------------------------------------------------
+
+    def to_wire(
+        self, messages: list[Message], tools: list[ToolDefinition], options: AdapterOptions
+    ) -> WireRequest:
+        body: WireBody = {"model": options.wire_model, "messages": self.messages_to_wire(messages)}
+        if tools:
+            body["tools"] = [self.tool_to_wire(t, options) for t in tools] + [
+                dict(t) for t in options.provider_tools
+            ]
+        elif options.provider_tools:
+            body["tools"] = [dict(t) for t in options.provider_tools]
+        if options.max_output_tokens is not None:
+            body["max_completion_tokens"] = options.max_output_tokens
+        if options.stop_sequences:
+            body["stop"] = list(options.stop_sequences)
+        if options.temperature is not None:
+            body["temperature"] = options.temperature
+        if options.stream:
+            body["stream"] = True
+            body["stream_options"] = {"include_usage": True}
+        if options.output_schema is not None:
+            fmt = (options.provider_raw.get(self.name) or {}).get("json_schema") or {
+                "name": "output",
+                "strict": True,
+            }
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {**fmt, "schema": dict(options.output_schema)},
+            }
+        for k, v in options.extra.items():
+            if k == "stream_options" and options.stream:
+                body[k] = {**v, "include_usage": True}
+            else:
+                body.setdefault(k, v)
+        return WireRequest(
+            "POST", "/v1/chat/completions", {"content-type": "application/json"}, body
+        )
+
+    def messages_to_wire(self, messages: list[Message]) -> list[WireBody]:
+        out: list[WireBody] = []
+        system = self.system_to_wire(messages)
+        if system is not None:
+            out.append(system)
+        for m in messages:
+            role = m.get("role")
+            if role == "system":
+                continue
+            wire = {
+                "user": self.user_to_wire,
+                "assistant": self.assistant_to_wire,
+                "tool": self.tool_to_wire_message,
+            }.get(str(role))
+            if wire is None:
+                continue
+            out.extend(wire(m))
+        return out
+
+    def system_to_wire(self, messages: list[Message]) -> WireBody | None:
+        """Every SYSTEM message, concatenated into the first message (contract §4.3)."""
+        texts: list[str] = []
+        role = "system"
+        extra: dict[str, Any] = {}
+        for m in messages:
+            if m.get("role") != "system":
+                continue
+            raw = self.own_raw(m)
+            role = raw.get("role", role)
+            extra.update(raw.get("message", {}))
+            for i, b in enumerate(m.get("content", [])):
+                if b.get("type") == "text":
+                    texts.append(b["text"])
+                else:
+                    self.drop(m, i, str(b.get("type")), "system prompts carry text only")
+        if not texts:
+            return None
+        return {"role": role, "content": "\n\n".join(texts), **extra}
+
+    def user_to_wire(self, message: Message) -> list[WireBody]:
+        parts: list[Block] = []
+        raw = self.own_raw(message)
+        for i, b in enumerate(message.get("content", [])):
+            t = b.get("type")
+            if t == "text":
+                parts.append({"type": "text", "text": b["text"]})
+            elif t == "image":
+                part = self.image_to_wire(message, i, b)
+                if part is not None:
+                    parts.append(part)
+            elif (
+                isinstance(t, str)
+                and t.startswith(f"{self.name}:")
+                and isinstance(b.get("raw"), dict)
+            ):
+                parts.append(dict(b["raw"]))
+            else:
+                self.drop(
+                    message,
+                    i,
+                    str(t),
+                    f"no Chat Completions equivalent for a {t} block in a user message",
+                )
+        if not parts:
+            return []
+        content: Any = (
+            parts[0]["text"]
+            if len(parts) == 1 and parts[0]["type"] == "text" and not raw.get("parts")
+            else parts
+        )
+        return [{"role": "user", "content": content, **raw.get("message", {})}]
+
+    def image_to_wire(self, message: Message, index: int, block: Block) -> Block | None:
+        source, media = block["source"], block["media_type"]
+        if source["kind"] == "file_ref":
+            self.drop(
+                message,
+                index,
+                "image",
+                "file_ref images must be inlined by the harness (adapters do no I/O)",
+            )
+            return None
+        if source["kind"] == "base64" and media not in IMAGE_TYPES:
+            self.drop(
+                message,
+                index,
+                "image",
+                f"media type {media} is not accepted (accepted: {', '.join(IMAGE_TYPES)})",
+            )
+            return None
+        url = source["data"] if source["kind"] == "url" else f"data:{media};base64,{source['data']}"
+        detail = (self.own_raw(message).get("image_detail") or {}).get(str(index))
+        return {
+            "type": "image_url",
+            "image_url": {"url": url, **({"detail": detail} if detail else {})},
+        }
+
+    def assistant_to_wire(self, message: Message) -> list[WireBody]:
+        texts: list[str] = []
+        calls: list[WireBody] = []
+        sid = str(message.get("session_id", ""))
+        for i, b in enumerate(message.get("content", [])):
+            t = b.get("type")
+            if t == "text":
+                texts.append(b["text"])
+            elif t == "tool_use":
+                calls.append(self.tool_call_to_wire(sid, b))
+            elif t in ("thinking", "redacted_thinking"):
+                self.drop(
+                    message,
+                    i,
+                    str(t),
+                    "Chat Completions has no thinking blocks (adapter contract §4.3)",
+                )
+            else:
+                self.drop(
+                    message,
+                    i,
+                    str(t),
+                    f"no Chat Completions equivalent for a {t} block in an assistant message",
+                )
+        if not texts and not calls:
+            return []
+        raw = self.own_raw(message)
+        wire: WireBody = {"role": "assistant"}
+        if len(texts) > 1:
+            wire["content"] = [{"type": "text", "text": t} for t in texts]
+        else:
+            wire["content"] = texts[0] if texts else None
+        if calls:
+            wire["tool_calls"] = calls
+        wire.update(raw.get("message", {}))
+        return [wire]
+
+    def tool_call_to_wire(self, session_id: str, block: Block) -> WireBody:
+        pid = self.tool_id_map(session_id).provider_for(block["id"])
+        return {
+            "id": pid,
+            "type": "function",
+            "function": {"name": block["name"], "arguments": self.arguments(block["input"])},
+        }
+
+    def arguments(self, value: Mapping[str, Any]) -> str:
+        """`function.arguments` is a JSON string (contract §4.1.1)."""
+        return json.dumps(value, ensure_ascii=False)
+
+    def tool_to_wire_message(self, message: Message) -> list[WireBody]:
+        out: list[WireBody] = []
+        sid = str(message.get("session_id", ""))
+        for i, block in enumerate(message.get("content", [])):
+            if block.get("type") != "tool_result":
+                self.drop(
+                    message,
+                    i,
+                    str(block.get("type")),
+                    "a tool message carries tool_result blocks only",
+                )
+                continue
+            texts: list[str] = []
+            for b in block.get("content", []):
+                if b.get("type") == "text":
+                    texts.append(b["text"])
+                else:
+                    self.drop(
+                        message,
+                        i,
+                        str(b.get("type")),
+                        f"Chat Completions tool messages take text only, not {b.get('type')}",
+                    )
+            if block.get("is_error"):
+                self.log.warning(
+                    "%s: tool_result is_error of message %s has no wire field",
+                    self.name,
+                    message.get("id"),
+                    extra={
+                        "event": "field_dropped",
+                        "adapter": self.name,
+                        "session_id": sid,
+                        "message_id": message.get("id"),
+                        "field": "is_error",
+                        "reason": "Chat Completions tool messages have no error flag",
+                    },
+                )
+            content: Any = (
+                texts[0] if len(texts) == 1 else [{"type": "text", "text": t} for t in texts]
+            )
+            out.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": self.tool_id_map(sid).provider_for(block["tool_use_id"]),
+                    "content": content,
+                }
+            )
+        return out
+
+    def tool_to_wire(self, tool: ToolDefinition, options: AdapterOptions) -> WireBody:
+        extra = ((options.provider_raw.get(self.name) or {}).get("tool_extras") or {}).get(
+            tool["name"], {}
+        )
+        fn = {
+            "name": tool["name"],
+            "description": tool["description"],
+            "parameters": tool["input_schema"],
+            **extra,
+        }
+        return {"type": "function", "function": fn}
+
+    # -- wire -> canonical (responses) --------------------------------------------------
+
+    def from_wire_response(
+        self, response: WireResponse | WireBody, request_context: RequestContext
+    ) -> Message:
+        resp = response if isinstance(response, WireResponse) else WireResponse(response)
+        body = resp.body
+        if resp.status >= 400 or (
+            isinstance(body, dict) and "error" in body and "choices" not in body
+        ):
+            raise self.classify_error(resp.status if resp.status >= 400 else 500, body)
+        if (
+            not isinstance(body, dict)
+            or not isinstance(body.get("choices"), list)
+            or not body["choices"]
+        ):
+            raise WireFormatError(
+                "Chat Completions response has no choices", provider_status=resp.status
+            )
+        if len(body["choices"]) > 1:
+            self.log.warning(
+                "%s: %d choices; the canonical message keeps choice 0",
+                self.name,
+                len(body["choices"]),
+                extra={"event": "choices_dropped", "adapter": self.name},
+            )
+        choice = body["choices"][0]
+        msg = choice.get("message") or {}
+        sid = request_context.session_id
+        content = self.content_from_wire(sid, msg)
+        raw: dict[str, Any] = {
+            k: body[k] for k in ("id", "system_fingerprint") if body.get(k) is not None
+        }
+        if choice.get("finish_reason") is not None:
+            raw["finish_reason"] = choice["finish_reason"]
+        extra = {k: v for k, v in msg.items() if k not in _MESSAGE_KEYS}
+        if extra:
+            raw["message"] = extra
+        return self.assemble(
+            request_context,
+            content,
+            wire_model=body.get("model"),
+            token_usage=self.usage_from_wire(body.get("usage")),
+            provider_raw=raw,
+        )
+
+    def content_from_wire(self, session_id: str, msg: Mapping[str, Any]) -> list[Block]:
+        content: list[Block] = []
+        c = msg.get("content")
+        if isinstance(c, str) and c:
+            content.append({"type": "text", "text": c})
+        elif isinstance(c, list):
+            content.extend(
+                {"type": "text", "text": str(p.get("text", ""))}
+                for p in c
+                if isinstance(p, dict) and p.get("type") == "text"
+            )
+        for call in msg.get("tool_calls") or []:
+            content.append(self.tool_call_from_wire(session_id, call))
+        return content
+
+    def tool_call_from_wire(self, session_id: str, call: Mapping[str, Any]) -> Block:
+        fn = call.get("function") or {}
+        args = fn.get("arguments")
+        parsed = args if isinstance(args, dict) else parse_json_object(str(args or ""))
+        if parsed is None:
+            raise WireFormatError(
+                f"tool call {call.get('id')} arguments are not a JSON object: {str(args)[:80]!r}"
+            )
+        cid = self.tool_id_map(session_id).canonical_for(str(call.get("id")))
+        return {"type": "tool_use", "id": cid, "name": str(fn.get("name", "")), "input": parsed}
+
+    def usage_from_wire(self, usage: Any) -> dict[str, int] | None:
+        """Chat usage -> TokenUsage (contract §7.2; disjoint buckets: input = prompt - cached)."""
+        if not isinstance(usage, dict):
+            return None
+        cached = int(((usage.get("prompt_tokens_details") or {}).get("cached_tokens")) or 0)
+        return {
+            "input_tokens": max(0, int(usage.get("prompt_tokens") or 0) - cached),
+            "output_tokens": int(usage.get("completion_tokens") or 0),
+            "cached_input_tokens": cached,
+            "cache_creation_input_tokens": 0,
+        }
+
+    def classify_error(self, status: int, body: Any) -> AdapterError:
+        """Adapter contract §6.2: HTTP status, refined by `error.code` / `error.type`."""
+        err = body.get("error") if isinstance(body, dict) else None
+        code = err.get("code") if isinstance(err, dict) else None
+        etype = err.get("type") if isinstance(err, dict) else None
+        msg = str(err.get("message")) if isinstance(err, dict) else str(body)[:200]
+        hint = _ERROR_CODE.get(str(code)) or ("server_error" if etype == "server_error" else None)
+        return error_for_status(status, f"{code or etype or 'error'}: {msg}", hint=hint)
+
+    # -- streaming --------------------------------------------------------------------------
+
+    def stream_response(
+        self, chunks: Iterable[bytes | str], context: RequestContext
+    ) -> Iterator[StreamEvent]:
+        """SSE `data:` chunks ending `[DONE]` -> canonical events (contract §5.1 table).
+
+        A tool call's `tool_use_end` is emitted when the next block starts or at the end of
+        the stream, not all together at `finish_reason`: with parallel calls that would move
+        `content_block_index` backwards (contract §5.2 invariant 5).
+        """
+        return _ChatStream(self, context).run(chunks)
+
+    # -- wire -> canonical (requests) -----------------------------------------------------
+
+    def from_wire_request(self, body: WireBody, *, session_id: str | None = None) -> ParsedRequest:
+        sid = session_id or "sess_" + new_ulid().lower()
+        model = f"{self.provider}:{body.get('model', 'unknown')}"
+        out: list[Message] = []
+        for wm in body.get("messages", []):
+            role = wm.get("role")
+            extra = {k: v for k, v in wm.items() if k not in _MESSAGE_KEYS}
+            raw: dict[str, Any] = {"message": extra} if extra else {}
+            c = wm.get("content")
+            if role in ("system", "developer"):
+                text = c if isinstance(c, str) else "".join(str(p.get("text", "")) for p in c or [])
+                if role == "developer":
+                    raw["role"] = "developer"
+                out.append(
+                    _message(sid, "system", [{"type": "text", "text": text}], raw, self.name)
+                )
+            elif role == "user":
+                blocks: list[Block] = []
+                details: dict[str, str] = {}
+                parts: list[dict[str, Any]] = (
+                    [{"type": "text", "text": c}] if isinstance(c, str) else list(c or [])
+                )
+                for p in parts:
+                    if p.get("type") == "text":
+                        blocks.append({"type": "text", "text": p["text"]})
+                    elif p.get("type") == "image_url":
+                        blocks.append(self.image_from_wire(p["image_url"]))
+                        if p["image_url"].get("detail"):
+                            details[str(len(blocks) - 1)] = p["image_url"]["detail"]
+                    else:
+                        blocks.append({"type": f"{self.name}:{p.get('type')}", "raw": p})
+                if details:
+                    raw["image_detail"] = details
+                if isinstance(c, list) and len(blocks) == 1 and blocks[0]["type"] == "text":
+                    raw["parts"] = True
+                out.append(_message(sid, "user", blocks, raw, self.name))
+            elif role == "assistant":
+                blocks = self.content_from_wire(sid, wm)
+                meta_extra = {"model": model, "provider": self.provider}
+                if not blocks:
+                    blocks = [{"type": "text", "text": ""}]
+                out.append(_message(sid, "assistant", blocks, raw, self.name, meta_extra))
+            elif role == "tool":
+                cid = self.tool_id_map(sid).canonical_for(str(wm.get("tool_call_id")))
+                text = c if isinstance(c, str) else "".join(str(p.get("text", "")) for p in c or [])
+                result = {
+                    "type": "tool_result",
+                    "tool_use_id": cid,
+                    "content": [{"type": "text", "text": text}],
+                }
+                out.append(
+                    _message(sid, "tool", [result], raw, self.name, {"parent_tool_use_id": cid})
+                )
+        tools: list[ToolDefinition] = []
+        native: list[Mapping[str, Any]] = []
+        tool_extras: dict[str, Any] = {}
+        for t in body.get("tools", []) or []:
+            fn = t.get("function") if t.get("type") == "function" else None
+            if isinstance(fn, dict) and "name" in fn:
+                tools.append(
+                    {
+                        "name": fn["name"],
+                        "description": fn.get("description", ""),
+                        "input_schema": fn.get("parameters")
+                        or {"type": "object", "properties": {}},
+                        "side_effects": "execute",
+                    }
+                )
+                extra = {
+                    k: v for k, v in fn.items() if k not in ("name", "description", "parameters")
+                }
+                if extra:
+                    tool_extras[fn["name"]] = extra
+            else:
+                native.append(t)
+        opt_raw: dict[str, Any] = {"tool_extras": tool_extras} if tool_extras else {}
+        output_schema = None
+        rf = body.get("response_format")
+        if (
+            isinstance(rf, dict)
+            and rf.get("type") == "json_schema"
+            and isinstance(rf.get("json_schema"), dict)
+        ):
+            js = dict(rf["json_schema"])
+            output_schema = js.pop("schema", None)
+            opt_raw["json_schema"] = js
+        known = {
+            "model",
+            "messages",
+            "tools",
+            "max_completion_tokens",
+            "stop",
+            "temperature",
+            "stream",
+        }
+        if output_schema is not None:
+            known.add("response_format")
+        extra_opts = {k: v for k, v in body.items() if k not in known}
+        stop = body.get("stop")
+        return ParsedRequest(
+            out,
+            tools,
+            AdapterOptions(
+                model=model,
+                max_output_tokens=body.get("max_completion_tokens"),
+                temperature=body.get("temperature"),
+                stop_sequences=(stop,) if isinstance(stop, str) else tuple(stop or ()),
+                stream=bool(body.get("stream")),
+                output_schema=output_schema,
+                extra=extra_opts,
+                provider_tools=tuple(native),
+                provider_raw={self.name: opt_raw} if opt_raw else {},
+            ),
+        )
+
+    def image_from_wire(self, image_url: Mapping[str, Any]) -> Block:
+        url = str(image_url.get("url", ""))
+        m = _DATA_URL.match(url)
+        if m:
+            return {
+                "type": "image",
+                "source": {"kind": "base64", "data": m["data"]},
+                "media_type": m["media"],
+            }
+        media = mimetypes.guess_type(url.split("?")[0])[0] or "image/jpeg"
+        return {"type": "image", "source": {"kind": "url", "data": url}, "media_type": media}
+
+    # -- estimates ------------------------------------------------------------------------
+
+    def estimate_input_tokens(self, messages: list[Message], tools: list[ToolDefinition]) -> int:
+        """Heuristic (conformance.adapters.estimate): 4 tokens framing per message, images by
+        OpenAI's 512 px tiles (85 + 170 per tile), tools as their JSON plus framing."""
+        n = 3
+        for m in messages:
+            n += 4
+            for b in m.get("content", []):
+                n += self._block_tokens(b)
+        if tools:
+            # the model sees tools as a compact TypeScript-like namespace, about 60% of
+            # their JSON, plus name and description
+            n += 8 + sum(
+                json_tokens(t["input_schema"]) * 3 // 5
+                + text_tokens(t["name"] + " " + t["description"])
+                for t in tools
+            )
+        return n
+
+    def _block_tokens(self, b: Block) -> int:
+        t = b.get("type")
+        if t == "text":
+            return text_tokens(b["text"])
+        if t == "tool_use":
+            return 10 + json_tokens(b["input"])
+        if t == "tool_result":
+            return 4 + sum(self._block_tokens(x) for x in b.get("content", []))
+        if t == "image":
+            size = image_block_size(b)
+            if size is None:
+                return 765
+            scale = min(1.0, 2048 / max(*size, 1))
+            w, h = size[0] * scale, size[1] * scale
+            scale = min(1.0, 768 / max(1, min(w, h)))
+            tiles = (-(-int(w * scale) // 512)) * (-(-int(h * scale) // 512))
+            return 85 + 170 * tiles
+        return 0
+
+
+class _ChatStream:
+    """State of one Chat Completions SSE stream being translated."""
+
+    def __init__(self, adapter: OpenAIChatAdapter, ctx: RequestContext) -> None:
+        self.a = adapter
+        self.ctx = ctx
+        self.mid = ctx.message_id or new_ulid()
+        self.content: list[Block] = []
+        self.text_at: int | None = None
+        self.calls: dict[int, int] = {}  # wire tool_calls index -> canonical block index
+        self.args: dict[int, str] = {}
+        self.open_call: int | None = None
+        self.last_index = 0
+        self.usage: dict[str, int] | None = None
+        self.model = ctx.model or f"{adapter.provider}:unknown"
+        self.stop_reason: str | None = None
+        self.started = False
+
+    def run(self, chunks: Iterable[bytes | str]) -> Iterator[StreamEvent]:
+        for ev in sse_events(chunks):
+            data = ev.data.strip()
+            if not data:
+                continue
+            if data == "[DONE]":
+                break
+            try:
+                obj = json.loads(data)
+            except ValueError as exc:
+                raise WireFormatError(f"SSE data is not JSON: {data[:80]!r}") from exc
+            if isinstance(obj, dict) and "error" in obj and "choices" not in obj:
+                err = self.a.classify_error(500, obj)
+                yield from self.start()
+                yield from self.end_call()
+                yield {
+                    "type": "error",
+                    "message_id": self.mid,
+                    "error_class": err.error_class,
+                    "message": str(err),
+                    "provider_status": None,
+                }
+                yield self.complete("error")
+                raise err
+            yield from self.chunk(obj)
+        yield from self.start()
+        yield from self.end_call()
+        yield self.complete(self.stop_reason or "end_turn")
+
+    def start(self) -> Iterator[StreamEvent]:
+        if not self.started:
+            self.started = True
+            yield {
+                "type": "message_start",
+                "message_id": self.mid,
+                "role": "assistant",
+                "model": self.model,
+            }
+
+    def chunk(self, obj: dict[str, Any]) -> Iterator[StreamEvent]:
+        if obj.get("model"):
+            self.model = f"{self.a.provider}:{obj['model']}"
+        yield from self.start()
+        for choice in obj.get("choices") or []:
+            if choice.get("index", 0) != 0:
+                continue
+            delta = choice.get("delta") or {}
+            text = delta.get("content")
+            if isinstance(text, str) and text:
+                yield from self.text(text)
+            for call in delta.get("tool_calls") or []:
+                yield from self.tool_call(call)
+            if choice.get("finish_reason"):
+                self.stop_reason = _STOP.get(choice["finish_reason"], "end_turn")
+        usage = self.a.usage_from_wire(obj.get("usage"))
+        if usage is not None:
+            self.usage = usage
+            yield {"type": "usage_update", "message_id": self.mid, "usage": dict(usage)}
+
+    def text(self, text: str) -> Iterator[StreamEvent]:
+        if self.text_at is None or self.text_at != len(self.content) - 1:
+            yield from self.end_call()
+            self.text_at = len(self.content)
+            self.content.append({"type": "text", "text": ""})
+        self.content[self.text_at]["text"] += text
+        yield {
+            "type": "text_delta",
+            "message_id": self.mid,
+            "content_block_index": self.text_at,
+            "text": text,
+        }
+
+    def tool_call(self, call: Mapping[str, Any]) -> Iterator[StreamEvent]:
+        wi = int(call.get("index", 0))
+        fn = call.get("function") or {}
+        k = self.calls.get(wi)
+        if k is None:
+            yield from self.end_call()
+            k = self.calls[wi] = len(self.content)
+            cid = self.a.tool_id_map(self.ctx.session_id).canonical_for(
+                str(call.get("id") or f"index-{wi}")
+            )
+            self.content.append(
+                {"type": "tool_use", "id": cid, "name": str(fn.get("name") or ""), "input": {}}
+            )
+            self.args[k] = ""
+            self.open_call = k
+            yield {
+                "type": "tool_use_start",
+                "message_id": self.mid,
+                "content_block_index": k,
+                "tool_use_id": cid,
+                "tool_name": self.content[k]["name"],
+            }
+        frag = fn.get("arguments")
+        if isinstance(frag, str) and frag:
+            self.args[k] += frag
+            if k == self.open_call:
+                yield {
+                    "type": "tool_use_input_delta",
+                    "message_id": self.mid,
+                    "content_block_index": k,
+                    "tool_use_id": self.content[k]["id"],
+                    "partial_json": frag,
+                }
+
+    def end_call(self) -> Iterator[StreamEvent]:
+        k, self.open_call = self.open_call, None
+        if k is None:
+            return
+        block = self.content[k]
+        parsed = parse_json_object(self.args[k])
+        block["input"] = parsed if parsed is not None else {}
+        yield {
+            "type": "tool_use_end",
+            "message_id": self.mid,
+            "content_block_index": k,
+            "tool_use_id": block["id"],
+            "final_input": block["input"],
+        }
+
+    def complete(self, stop_reason: str) -> StreamEvent:
+        for (
+            k,
+            text,
+        ) in self.args.items():  # calls whose fragments kept arriving after they were closed
+            parsed = parse_json_object(text)
+            if parsed is not None:
+                self.content[k]["input"] = parsed
+        usage = self.usage or estimated_usage(self.a.name, self.a.log, self.ctx, self.content)
+        return {
+            "type": "message_complete",
+            "message_id": self.mid,
+            "stop_reason": stop_reason,
+            "final_content": [dict(b) for b in self.content],
+            "usage": dict(usage) if usage else None,
+        }
+
+
+def _message(
+    sid: str,
+    role: str,
+    content: list[Block],
+    raw: dict[str, Any],
+    name: str,
+    meta: dict[str, Any] | None = None,
+) -> Message:
+    metadata: dict[str, Any] = dict(meta or {})
+    if raw:
+        metadata["provider_raw"] = {name: raw}
+    return {
+        "id": new_ulid(),
+        "session_id": sid,
+        "role": role,
+        "content": content,
+        "metadata": metadata,
+        "created_at": now_timestamp(),
+        "schema_version": 1,
+    }

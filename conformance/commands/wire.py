@@ -1,0 +1,178 @@
+"""`turnspec wire render|parse`: a shell over conformance.adapters.debug."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..errors import InputError
+
+
+class _Stderr(logging.Handler):
+    """Writes to whatever sys.stderr is at emit time."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        sys.stderr.write(self.format(record) + "\n")
+
+
+@contextlib.contextmanager
+def _stderr_warnings() -> Iterator[None]:
+    """Adapters' WARN lines (dropped blocks) go to stderr, so stdout stays pure JSON."""
+    handler = _Stderr(logging.WARNING)
+    handler.setFormatter(logging.Formatter("turnspec: %(levelname)s %(message)s"))
+    logger = logging.getLogger("turnspec.adapters")
+    old = logger.propagate
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = old
+
+
+def register(app: typer.Typer) -> None:
+    wire = typer.Typer(
+        help="Render canonical messages to a provider request, or parse a provider response.",
+        no_args_is_help=True,
+    )
+    app.add_typer(wire, name="wire")
+
+    @wire.command()
+    def render(
+        conversation: Annotated[
+            Path,
+            typer.Argument(
+                help="Canonical messages (.jsonl or .json); tool definitions may be mixed in"
+            ),
+        ],
+        adapter: Annotated[
+            str, typer.Option("--adapter", "-a", help="Registered adapter name or module:attr")
+        ],
+        model: Annotated[
+            str | None,
+            typer.Option(
+                help="Canonical model id (default: the latest assistant turn's of this provider)"
+            ),
+        ] = None,
+        stream: Annotated[bool, typer.Option(help="Render a streaming request")] = False,
+        max_tokens: Annotated[int | None, typer.Option(help="max output tokens")] = None,
+    ) -> None:
+        """Print the wire request (method, path, headers, body) the adapter builds."""
+        from ..adapters import debug, registry
+        from ..adapters.base import AdapterError
+
+        a = registry.load(adapter)
+        messages, tools = debug.read_conversation(conversation)
+        try:
+            with _stderr_warnings():
+                out = debug.render(
+                    a, messages, tools, model=model, stream=stream, max_tokens=max_tokens
+                )
+        except AdapterError as exc:
+            sys.stderr.write(f"turnspec: {type(exc).__name__} ({exc.error_class}): {exc}\n")
+            raise typer.Exit(1) from None
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(
+                f"{conversation}: the adapter could not render these messages "
+                f"({type(exc).__name__}: {exc}); run `turnspec validate` on the file"
+            ) from None
+        json.dump(out, sys.stdout, indent=2, ensure_ascii=False)
+        sys.stdout.write("\n")
+
+    @wire.command()
+    def parse(
+        response: Annotated[
+            Path, typer.Argument(help="Response body (JSON) or SSE text; '-' reads stdin")
+        ],
+        adapter: Annotated[
+            str, typer.Option("--adapter", "-a", help="Registered adapter name or module:attr")
+        ],
+        stream: Annotated[
+            bool,
+            typer.Option(
+                help="Treat the input as an SSE stream (detected when it starts with event:/data:)"
+            ),
+        ] = False,
+        status: Annotated[
+            int, typer.Option(help="HTTP status the body came with (error bodies are classified)")
+        ] = 200,
+    ) -> None:
+        """Print the canonical message (for streams, the canonical events as JSON lines first)."""
+        from ..adapters import debug, registry
+        from ..adapters.base import AdapterError
+
+        a = registry.load(adapter)
+        try:
+            text = (
+                sys.stdin.read() if str(response) == "-" else response.read_text(encoding="utf-8")
+            )
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(f"{response}: cannot read: {exc}") from None
+        try:
+            with _stderr_warnings():
+                parsed = debug.parse(a, text, stream=stream, status=status)
+        except AdapterError as exc:
+            sys.stdout.write(
+                json.dumps(
+                    {
+                        "error_class": exc.error_class,
+                        "error": type(exc).__name__,
+                        "message": str(exc),
+                    }
+                )
+                + "\n"
+            )
+            raise typer.Exit(1) from None
+        for ev in parsed.events:
+            sys.stdout.write(json.dumps(ev, ensure_ascii=False) + "\n")
+        if parsed.message is not None:
+            sys.stdout.write(
+                json.dumps(parsed.message, ensure_ascii=False, indent=None if parsed.events else 2)
+                + "\n"
+            )
+
+    @wire.command()
+    def record(
+        conversation: Annotated[
+            Path, typer.Argument(help="Canonical messages (.jsonl or .json) to send")
+        ],
+        cassette: Annotated[
+            Path, typer.Argument(help="Cassette to append the exchange to (vcrpy YAML)")
+        ],
+        adapter: Annotated[
+            str, typer.Option("--adapter", "-a", help="Registered adapter name or module:attr")
+        ],
+        model: Annotated[str | None, typer.Option(help="Canonical model id")] = None,
+        stream: Annotated[bool, typer.Option(help="Record a streaming response")] = False,
+        max_tokens: Annotated[int | None, typer.Option(help="max output tokens")] = None,
+        base_url: Annotated[
+            str | None, typer.Option(help="Provider base URL (default: the API's)")
+        ] = None,
+        key_env: Annotated[
+            str | None, typer.Option(help="Environment variable holding the API key")
+        ] = None,
+    ) -> None:
+        """Send the rendered request to the provider and record it (auth, account ids scrubbed)."""
+        from ..adapters import debug, registry
+        from ..adapters.base import AdapterOptions
+        from ..suite.record import record as do_record
+
+        a = registry.load(adapter)
+        messages, tools = debug.read_conversation(conversation)
+        with _stderr_warnings():
+            options = AdapterOptions(
+                model=model or debug.default_model(a, messages),
+                stream=stream,
+                max_output_tokens=max_tokens,
+            )
+            req = a.to_wire(messages, tools, options)
+        status = do_record(req, str(a.wire_api), cassette, base_url=base_url, key_env=key_env)
+        sys.stderr.write(f"recorded HTTP {status} into {cassette}\n")

@@ -1,0 +1,206 @@
+"""Rendering a SuiteReport: text for terminals, JSON and Markdown matrices, JUnit XML for CI."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from typing import Any
+
+from .rules import CATALOG, ESTIMATE_ABS_TOLERANCE, ESTIMATE_REL_TOLERANCE
+from .runner import SuiteReport
+from .wire_semantics import ACCEPTED_DIFFERENCES
+
+MARK = {"pass": "pass", "fail": "FAIL", "skip": "skip"}
+MD_MARK = {"pass": "✅ pass", "fail": "❌ fail", "skip": "⏭ skip"}
+
+
+def _info(rule: str) -> tuple[str, str]:
+    if rule in CATALOG:
+        info = CATALOG[rule]
+        return info.section, info.summary
+    return "", ""
+
+
+def skipped_interactions(report: SuiteReport) -> list[tuple[str, str]]:
+    """Recorded interactions no adapter serves: reported, never dropped silently (TC800)."""
+    return [
+        (o.subject, o.message) for o in report.outcomes if o.rule == "TC800" and o.status == "skip"
+    ]
+
+
+def _skip_summary(report: SuiteReport) -> list[str]:
+    counts: dict[str, int] = {}
+    for _, why in skipped_interactions(report):
+        counts[why] = counts.get(why, 0) + 1
+    return [f"{n} x {why}" for why, n in sorted(counts.items(), key=lambda kv: -kv[1])]
+
+
+def as_dict(report: SuiteReport) -> dict[str, Any]:
+    matrix: dict[str, dict[str, str]] = {}
+    for r in report.results:
+        matrix.setdefault(r.rule, {})[r.adapter] = r.status
+    return {
+        "adapters": report.adapters,
+        "rules": [
+            {"id": rid, "section": _info(rid)[0], "summary": _info(rid)[1]} for rid in matrix
+        ],
+        "matrix": matrix,
+        "results": [
+            {
+                "rule": r.rule,
+                "adapter": r.adapter,
+                "status": r.status,
+                "passed": r.passed,
+                "failed": r.failed,
+                "skipped": r.skipped,
+                "reasons": r.reasons,
+            }
+            for r in report.results
+        ],
+        "cross_provider": report.pairs,
+        "skipped_interactions": [
+            {"interaction": i, "reason": why} for i, why in skipped_interactions(report)
+        ],
+        "estimate_tolerance": {
+            "relative": ESTIMATE_REL_TOLERANCE,
+            "absolute_tokens": ESTIMATE_ABS_TOLERANCE,
+        },
+        "accepted_request_differences": ACCEPTED_DIFFERENCES,
+        "summary": {
+            "failed": len(report.failed),
+            "passed": sum(1 for r in report.results if r.status == "pass"),
+            "skipped": sum(1 for r in report.results if r.status == "skip"),
+            "cassettes": report.cassettes_read,
+            "elapsed_s": round(report.elapsed_s, 2),
+        },
+    }
+
+
+def to_json(report: SuiteReport) -> str:
+    return json.dumps(as_dict(report), indent=2, ensure_ascii=False) + "\n"
+
+
+def to_text(report: SuiteReport, *, verbose: bool = False) -> str:
+    lines: list[str] = []
+    for a in report.adapters:
+        lines.append(f"{a}")
+        for r in report.results:
+            if r.adapter != a:
+                continue
+            counts = f"{r.passed} passed, {r.failed} failed, {r.skipped} skipped"
+            lines.append(f"  {r.rule} {MARK[r.status]:4}  {_info(r.rule)[1]}  ({counts})")
+            if r.status == "fail" or (verbose and r.status == "skip"):
+                for why in r.reasons[: 10 if r.status == "fail" else 3]:
+                    lines.append(f"      - {why}")
+    skipped = _skip_summary(report)
+    if skipped:
+        lines.append(f"skipped recorded interactions ({len(skipped_interactions(report))}):")
+        lines.extend(f"  - {line}" for line in skipped)
+    d = as_dict(report)["summary"]
+    verdict = "FAIL" if report.exit_code else "OK"
+    lines.append(
+        f"{verdict}: {d['passed']} passed, {d['failed']} failed, {d['skipped']} skipped (rule x "
+        "adapter) "
+        f"over {d['cassettes']} cassette(s) in {d['elapsed_s']} s"
+    )
+    return "\n".join(lines) + "\n"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def to_markdown(report: SuiteReport) -> str:
+    out = [
+        "# turnspec conform",
+        "",
+        "| rule | section | check | " + " | ".join(report.adapters) + " |",
+        "|---|---|---|" + "---|" * len(report.adapters),
+    ]
+    by = {(r.rule, r.adapter): r for r in report.results}
+    notes: list[str] = []
+    for rid in dict.fromkeys(r.rule for r in report.results):
+        section, summary = _info(rid)
+        cells = []
+        for a in report.adapters:
+            r = by.get((rid, a))
+            if r is None:
+                cells.append("")
+                continue
+            cell = MD_MARK[r.status]
+            if r.status != "pass" and r.reasons:
+                notes.append(
+                    f"{len(notes) + 1}. **{rid} / {a}**: " + _cell("; ".join(r.reasons[:3]))
+                )
+                cell += f" [{len(notes)}]"
+            cells.append(cell)
+        out.append(f"| {rid} | {_cell(section)} | {_cell(summary)} | " + " | ".join(cells) + " |")
+    if report.pairs:
+        names = sorted(
+            {p.split("→")[0] for p in report.pairs} | {p.split("→")[1] for p in report.pairs}
+        )
+        out += [
+            "",
+            "## Cross-provider replay (rows: produced by, columns: serialized through)",
+            "",
+            "| from \\ to | " + " | ".join(names) + " |",
+            "|---|" + "---|" * len(names),
+        ]
+        for src in names:
+            row = []
+            for dst in names:
+                st = report.pairs.get(f"{src}→{dst}")
+                row.append(
+                    ""
+                    if st is None
+                    else ("❌ " + ",".join(k for k, v in st.items() if v == "fail"))
+                    if "fail" in st.values()
+                    else "✅"
+                )
+            out.append(f"| {src} | " + " | ".join(row) + " |")
+    if notes:
+        out += ["", "## Reasons", "", *notes]
+    skipped = skipped_interactions(report)
+    if skipped:
+        out += [
+            "",
+            f"## Skipped recorded interactions ({len(skipped)})",
+            "",
+            *[f"- {line}" for line in _skip_summary(report)],
+        ]
+    d = as_dict(report)["summary"]
+    out += [
+        "",
+        f"{d['passed']} passed, {d['failed']} failed, {d['skipped']} skipped; {d['cassettes']} "
+        f"cassettes; {d['elapsed_s']} s",
+        "",
+    ]
+    return "\n".join(out)
+
+
+def to_junit(report: SuiteReport) -> str:
+    root = ET.Element("testsuites", name="turnspec conform")
+    for a in report.adapters:
+        rs = [r for r in report.results if r.adapter == a]
+        suite = ET.SubElement(
+            root,
+            "testsuite",
+            name=a,
+            tests=str(len(rs)),
+            failures=str(sum(r.status == "fail" for r in rs)),
+            skipped=str(sum(r.status == "skip" for r in rs)),
+        )
+        for r in rs:
+            case = ET.SubElement(
+                suite, "testcase", classname=f"turnspec.{a}", name=f"{r.rule} {_info(r.rule)[1]}"
+            )
+            if r.status == "fail":
+                f = ET.SubElement(case, "failure", message=f"{r.failed} case(s) failed")
+                f.text = "\n".join(r.reasons)
+            elif r.status == "skip":
+                ET.SubElement(case, "skipped", message="; ".join(r.reasons[:3]))
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+RENDERERS = {"text": to_text, "json": to_json, "md": to_markdown, "junit": to_junit}

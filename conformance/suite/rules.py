@@ -1,0 +1,166 @@
+"""The conformance suite's checks: stable TC ids, each citing the spec section it enforces.
+
+Sections cite seed 003 (`canonical-message-format.md`, "§") unless they name the adapter
+contract (`provider-adapter-contract.md`, "contract §") or the streaming protocol
+(`streaming-protocol.md`, "streaming §"). TC0xx contract shape, TC1xx output invariants,
+TC2xx lossy projection, TC3xx tool ids, TC4xx cross-provider replay, TC5xx capability
+honesty, TC6xx streaming, TC7xx token estimates, TC8xx recorded traffic.
+"""
+
+from __future__ import annotations
+
+from ..findings import RuleCatalog, RuleInfo, Severity
+
+E = Severity.ERROR
+
+CAPABILITIES = RuleInfo(
+    "TC001", E, "§7.2, contract §3.4", "Adapter declares valid AdapterCapabilities and its identity"
+)
+
+RESPONSE_VALID = RuleInfo(
+    "TC101", E, "§5, §7.1", "Parsed responses validate (schemas and TS rules)"
+)
+REQUEST_VALID = RuleInfo("TC102", E, "§5, §7.1", "Messages read back from a wire request validate")
+WIRE_SHAPE = RuleInfo(
+    "TC104", E, "contract §4.2, §4.3", "Rendered requests have the provider's documented shape"
+)
+EVENTS_VALID = RuleInfo(
+    "TC103", E, "§7.4, streaming §5.3", "Stream events validate against stream-event.json"
+)
+
+LOSSY_WARN = RuleInfo(
+    "TC201", E, "§4.2.2, §7.3", "Dropped block logs exactly one WARNING with the five fields"
+)
+LOSSY_ABSENT = RuleInfo(
+    "TC202", E, "§7.3, contract §4.4", "Dropped block is absent from the wire, never partial"
+)
+LOSSY_CRITICAL = RuleInfo(
+    "TC203", E, "§4.2.2", "Unrepresentable critical block fails with CriticalBlockError"
+)
+
+TOOL_ID_CANONICAL = RuleInfo(
+    "TC301", E, "§6.2, §5.2.1", "Parsed provider tool ids become canonical tu_<ULID>"
+)
+TOOL_ID_RESTORED = RuleInfo(
+    "TC302", E, "§6.2", "Serializing back to the provider restores its tool id"
+)
+TOOL_ID_INJECTIVE = RuleInfo("TC303", E, "§6.2", "Tool-id map is injective and stable across calls")
+TOOL_ID_RULES = RuleInfo(
+    "TC304", E, "§6.2, contract §4.1.1", "Generated provider tool ids satisfy the provider's rules"
+)
+TOOL_ID_PAIRED = RuleInfo(
+    "TC305", E, "§6.2, §5.2.2", "tool_use and its tool_result carry the same mapped id"
+)
+
+REPLAY_PRESERVED = RuleInfo(
+    "TC401", E, "§8.3, §2.1.2", "Cross-provider replay preserves text and tool calls"
+)
+REPLAY_PAIRED = RuleInfo(
+    "TC402", E, "§8.3, §5.2.2", "Cross-provider replay pairs every tool_result with its call"
+)
+REPLAY_SYSTEM = RuleInfo(
+    "TC403",
+    E,
+    "§3.3, contract §4.1.2",
+    "System prompt hoisted or placed as the target provider needs",
+)
+REPLAY_DROPPED = RuleInfo(
+    "TC404", E, "§7.3, §8.3", "Blocks the target cannot carry are dropped with WARN"
+)
+REPLAY_SIGNATURE = RuleInfo(
+    "TC405", E, "§6.5, §7.3", "Thinking signatures go back only to the provider that issued them"
+)
+
+CAPS_CARRIED = RuleInfo(
+    "TC501", E, "§7.2, contract §3.4", "Declared-true capabilities reach the wire"
+)
+CAPS_DROPPED = RuleInfo(
+    "TC502", E, "§7.2, §7.3", "Declared-false capabilities are dropped with WARN"
+)
+
+STREAM_ORDER = RuleInfo(
+    "TC601",
+    E,
+    "contract §5.2.1, §5.2.4",
+    "Stream starts with message_start and ends with message_complete",
+)
+STREAM_INDEX = RuleInfo("TC602", E, "contract §5.2.5", "content_block_index never decreases")
+STREAM_TOOL = RuleInfo(
+    "TC603", E, "contract §5.2.2", "Each tool_use has one start, its deltas, one end"
+)
+STREAM_FINAL_INPUT = RuleInfo(
+    "TC604",
+    E,
+    "contract §5.2.3, §5.4",
+    "tool_use_end.final_input is the JSON object the deltas spell",
+)
+STREAM_AGGREGATE = RuleInfo(
+    "TC605", E, "streaming §5.3, §5.4", "Deltas add up to message_complete.final_content"
+)
+STREAM_EQUALS_PARSE = RuleInfo(
+    "TC606",
+    E,
+    "contract §10.1.14, streaming §5.1",
+    "Stream aggregate equals the non-streaming parse",
+)
+STREAM_CHUNKING = RuleInfo(
+    "TC607", E, "contract §5.1", "Splitting the byte stream differently yields the same events"
+)
+
+ESTIMATE = RuleInfo(
+    "TC701",
+    E,
+    "contract §3.1",
+    "estimate_input_tokens within the stated tolerance of recorded usage",
+)
+
+CASSETTE_API = RuleInfo(
+    "TC800", E, "§11.2", "Recorded interaction is of an API some adapter serves (else skipped)"
+)
+ERROR_CLASSIFIED = RuleInfo(
+    "TC801", E, "contract §6.1-§6.3", "Error responses raise a classified AdapterError"
+)
+REQUEST_ROUND_TRIP = RuleInfo(
+    "TC802", E, "§2.1.1, §11.1.1", "Recorded request read and rendered back matches semantically"
+)
+
+CATALOG = RuleCatalog(
+    [
+        CAPABILITIES,
+        RESPONSE_VALID,
+        REQUEST_VALID,
+        EVENTS_VALID,
+        WIRE_SHAPE,
+        LOSSY_WARN,
+        LOSSY_ABSENT,
+        LOSSY_CRITICAL,
+        TOOL_ID_CANONICAL,
+        TOOL_ID_RESTORED,
+        TOOL_ID_INJECTIVE,
+        TOOL_ID_RULES,
+        TOOL_ID_PAIRED,
+        REPLAY_PRESERVED,
+        REPLAY_PAIRED,
+        REPLAY_SYSTEM,
+        REPLAY_DROPPED,
+        REPLAY_SIGNATURE,
+        CAPS_CARRIED,
+        CAPS_DROPPED,
+        STREAM_ORDER,
+        STREAM_INDEX,
+        STREAM_TOOL,
+        STREAM_FINAL_INPUT,
+        STREAM_AGGREGATE,
+        STREAM_EQUALS_PARSE,
+        STREAM_CHUNKING,
+        ESTIMATE,
+        CASSETTE_API,
+        ERROR_CLASSIFIED,
+        REQUEST_ROUND_TRIP,
+    ]
+)
+
+# TC701: an offline heuristic cannot meet the contract's ±10% (that assumes a real
+# tokenizer); the suite holds estimates to this band, calibrated on recorded usage.
+ESTIMATE_REL_TOLERANCE = 0.35
+ESTIMATE_ABS_TOLERANCE = 60

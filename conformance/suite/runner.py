@@ -1,0 +1,306 @@
+"""Running the conformance checks: adapters and cassettes in, a rule x adapter matrix out.
+
+    from conformance.suite.runner import SuiteConfig, run
+    report = run(SuiteConfig.for_refs(["anthropic", "openai-chat"]))
+    print(report.exit_code)
+
+Every check yields `Outcome`s (one per case: a cassette interaction, an adapter pair, a
+dropped block); they are folded into one `RuleResult` per (rule, adapter): failed when any
+case failed, passed when any passed, skipped (with the reasons) otherwise. The run blocks
+the network: adapters are pure translation, and a replay must never reach a provider.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import socket
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from ..adapters import registry
+from ..adapters.base import Adapter
+from ..findings import Selection
+from .cassettes import Cassette, Interaction, iter_cassettes
+from .rules import CATALOG
+
+Status = Literal["pass", "fail", "skip"]
+SUITE_SUBJECT = "(cassettes)"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    rule: str
+    adapter: str
+    status: Status
+    subject: str
+    message: str = ""
+
+
+@dataclass
+class RuleResult:
+    rule: str
+    adapter: str
+    status: Status
+    passed: int = 0
+    failed: int = 0
+    skipped: int = 0
+    reasons: list[str] = field(default_factory=list)
+
+
+class NetworkBlockedError(OSError):
+    pass
+
+
+@contextlib.contextmanager
+def network_blocked() -> Iterator[None]:
+    """Any socket connect or DNS lookup during the block raises (replay is offline)."""
+
+    def refuse(*_: Any, **__: Any) -> Any:
+        raise NetworkBlockedError("turnspec conform: network access is blocked during replay")
+
+    targets: list[tuple[Any, str]] = [
+        (socket.socket, "connect"),
+        (socket.socket, "connect_ex"),
+        (socket, "create_connection"),
+        (socket, "getaddrinfo"),
+    ]
+    saved = [(obj, name, getattr(obj, name)) for obj, name in targets]
+    for obj, name in targets:
+        setattr(obj, name, refuse)
+    try:
+        yield
+    finally:
+        for obj, name, original in saved:
+            setattr(obj, name, original)
+
+
+class WarningCapture(logging.Handler):
+    """Collects WARNING and above from every logger while installed on the root logger."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+@contextlib.contextmanager
+def capture_warnings() -> Iterator[list[logging.LogRecord]]:
+    root = logging.getLogger()
+    handler = WarningCapture()
+    old_level = root.level
+    if root.level > logging.WARNING or root.level == logging.NOTSET:
+        root.setLevel(logging.WARNING)
+    root.addHandler(handler)
+    # adapters' loggers must not swallow records before they reach the root
+    blocked = [lg for lg in _adapter_loggers() if not lg.propagate]
+    for lg in blocked:
+        lg.propagate = True
+    try:
+        yield handler.records
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(old_level)
+        for lg in blocked:
+            lg.propagate = False
+
+
+def _adapter_loggers() -> list[logging.Logger]:
+    return [
+        lg
+        for name, lg in logging.Logger.manager.loggerDict.items()
+        if isinstance(lg, logging.Logger) and name.startswith("turnspec")
+    ]
+
+
+@dataclass
+class AdapterUnderTest:
+    ref: str
+    adapter: Adapter
+    cassette_dirs: list[Path] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return str(self.adapter.name)
+
+
+def default_cassette_root() -> Path | None:
+    """The project's own cassettes: `cassettes/` of a checkout, or `_cassettes` in a wheel."""
+    here = Path(__file__).resolve().parents[1]
+    for candidate in (here / "_cassettes", here.parent / "cassettes"):
+        if candidate.is_dir():
+            return candidate
+    return None
+
+
+def default_samples() -> Path | None:
+    """`../shared/samples/wire` beside the project checkout, when present."""
+    here = Path(__file__).resolve().parents[2]
+    p = here.parent / "shared" / "samples" / "wire"
+    return p if p.is_dir() else None
+
+
+@dataclass
+class SuiteConfig:
+    subjects: list[AdapterUnderTest]
+    peers: list[Adapter] = field(default_factory=list)
+    samples: Path | None = None
+    selection: Selection = field(default_factory=Selection)
+
+    @classmethod
+    def for_refs(
+        cls,
+        refs: Iterable[str],
+        *,
+        cassettes: Iterable[Path] = (),
+        samples: Path | Literal["default"] | None = "default",
+        selection: Selection | None = None,
+        peers: bool = True,
+    ) -> SuiteConfig:
+        """Adapters by reference; the cross-provider matrix also takes every registered adapter."""
+        refs = list(refs) or sorted(registry.available())
+        roots = [p for p in [*cassettes, default_cassette_root()] if p is not None]
+        subjects = []
+        for ref in refs:
+            a = registry.load(ref)
+            dirs = [r / a.name for r in roots if (r / a.name).is_dir()]
+            dirs += [r for r in cassettes if r.is_dir() and not any(r.glob("*/")) and r not in dirs]
+            subjects.append(AdapterUnderTest(ref, a, dirs))
+        names = {s.name for s in subjects}
+        peer_list = (
+            [registry.load(n) for n in sorted(registry.available()) if peers] if peers else []
+        )
+        peer_list = [p for p in peer_list if p.name not in names]
+        return cls(
+            subjects,
+            peer_list,
+            default_samples() if samples == "default" else samples,
+            selection or Selection(),
+        )
+
+    @classmethod
+    def for_adapter(
+        cls,
+        adapter: Adapter,
+        *,
+        cassette_dirs: Iterable[Path] = (),
+        samples: Path | None = None,
+        selection: Selection | None = None,
+        peers: bool = True,
+    ) -> SuiteConfig:
+        subject = AdapterUnderTest(
+            getattr(adapter, "name", "adapter"), adapter, list(cassette_dirs)
+        )
+        peer_list = [registry.load(n) for n in sorted(registry.available())] if peers else []
+        peer_list = [p for p in peer_list if p.name != subject.name]
+        return cls([subject], peer_list, samples, selection or Selection())
+
+
+@dataclass
+class SuiteReport:
+    adapters: list[str]
+    results: list[RuleResult]
+    outcomes: list[Outcome]
+    pairs: dict[str, dict[str, Status]]
+    elapsed_s: float
+    cassettes_read: int = 0
+
+    @property
+    def failed(self) -> list[RuleResult]:
+        return [r for r in self.results if r.status == "fail"]
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.failed else 0
+
+    def result(self, rule: str, adapter: str) -> RuleResult | None:
+        for r in self.results:
+            if r.rule == rule and r.adapter == adapter:
+                return r
+        return None
+
+
+def fold(
+    outcomes: Iterable[Outcome], rules: Iterable[str], adapters: Iterable[str]
+) -> list[RuleResult]:
+    table: dict[tuple[str, str], RuleResult] = {}
+    failures: dict[tuple[str, str], list[str]] = {}
+    for rule in rules:
+        for a in adapters:
+            table[(rule, a)] = RuleResult(rule, a, "skip")
+    for o in outcomes:
+        r = table.get((o.rule, o.adapter))
+        if r is None:
+            r = table[(o.rule, o.adapter)] = RuleResult(o.rule, o.adapter, "skip")
+        if o.status == "fail":
+            r.failed += 1
+            failures.setdefault((o.rule, o.adapter), []).append(f"{o.subject}: {o.message}")
+        elif o.status == "pass":
+            r.passed += 1
+        else:
+            r.skipped += 1
+            text = o.message if o.subject in ("", "-") else f"{o.subject}: {o.message}"
+            if o.message and text not in r.reasons and len(r.reasons) < 100:
+                r.reasons.append(text)
+    for key, r in table.items():
+        r.status = "fail" if r.failed else "pass" if r.passed else "skip"
+        if r.status == "fail":
+            r.reasons = failures[key][:50]
+        elif r.status == "skip" and not r.reasons:
+            r.reasons.append("no case applies to this adapter")
+    return sorted(table.values(), key=lambda r: (r.rule, r.adapter))
+
+
+def load_cassettes(dirs: Iterable[Path]) -> list[Cassette]:
+    out: list[Cassette] = []
+    for d in dirs:
+        for c in iter_cassettes(d):
+            c.label = f"{d.name}/{c.label}" if d.is_dir() else c.label
+            out.append(c)
+    return out
+
+
+def run(config: SuiteConfig, *, progress: Callable[[str], None] | None = None) -> SuiteReport:
+    from . import checks
+
+    started = time.perf_counter()
+    sel = config.selection
+    samples = load_cassettes([config.samples]) if config.samples is not None else []
+    outcomes: list[Outcome] = []
+    # the run's own capture keeps adapters' WARN lines (expected: the checks provoke them)
+    # off stderr; each check captures what it inspects
+    with network_blocked(), capture_warnings():
+        own = {s.name: load_cassettes(s.cassette_dirs) for s in config.subjects}
+        env = checks.Env(config.subjects, config.peers, own, samples, sel)
+        for check in checks.CHECKS:
+            if not any(sel.enabled(r) for r in check.rules):
+                continue
+            if progress:
+                progress(check.name)
+            for o in check.fn(env):
+                if sel.enabled(o.rule):
+                    outcomes.append(o)
+    names = [s.name for s in config.subjects]
+    rules = [r.id for r in CATALOG if sel.enabled(r.id)]
+    results = fold(outcomes, rules, names)
+    results = [r for r in results if (r.adapter == SUITE_SUBJECT) == (r.rule == "TC800")]
+    if any(o.adapter == SUITE_SUBJECT for o in outcomes):
+        names.append(SUITE_SUBJECT)
+    return SuiteReport(
+        names,
+        results,
+        outcomes,
+        env.pairs,
+        time.perf_counter() - started,
+        cassettes_read=len(samples) + sum(len(v) for v in own.values()),
+    )
+
+
+def interactions(cassettes: Iterable[Cassette]) -> Iterator[Interaction]:
+    for c in cassettes:
+        yield from c.interactions

@@ -1,0 +1,184 @@
+"""Canonical conversations the checks send through adapters.
+
+Every block carries a unique marker string, so a check can tell whether a block reached
+the wire (its marker is in the serialized body) without knowing the provider's format.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any
+
+from ulid import ULID
+
+from ..adapters.base import Message, ToolDefinition
+
+# a 2x2 PNG (real header, so image-size estimates work)
+PNG_2PX = base64.b64encode(
+    bytes.fromhex(
+        "89504e470d0a1a0a0000000d49484452000000020000000208060000007fa87d63"
+        "0000001549444154789c63f8cfc0f09f8181e1ff7f0606000b6d02fe2f07a8d40000000049454e44ae426082"
+    )
+).decode()
+
+TOOLS: list[ToolDefinition] = [
+    {
+        "name": "read_file",
+        "description": "Read a file of the workspace",
+        "side_effects": "read",
+        "input_schema": {
+            "type": "object",
+            "properties": {"path": {"type": "string"}, "limit": {"type": "integer"}},
+            "required": ["path"],
+        },
+    },
+    {
+        "name": "search_code",
+        "description": "Search the code",
+        "side_effects": "none",
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "query": {"type": "string"},
+                "flags": {"type": "array", "items": {"type": "string"}},
+            },
+        },
+    },
+]
+
+
+@dataclass
+class Builder:
+    """Appends valid canonical messages with monotonic ULIDs and timestamps."""
+
+    session_id: str = field(default_factory=lambda: "sess_" + str(ULID()).lower())
+    messages: list[Message] = field(default_factory=list)
+    _clock: int = 1_778_241_600_000_000
+
+    def add(self, role: str, content: list[dict[str, Any]], **meta: Any) -> Message:
+        self._clock += 1_000_000
+        ms = self._clock // 1000
+        mid = str(ULID.from_bytes(ms.to_bytes(6, "big") + len(self.messages).to_bytes(10, "big")))
+        ts = dt.datetime.fromtimestamp(self._clock / 1e6, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        m: Message = {
+            "id": mid,
+            "session_id": self.session_id,
+            "role": role,
+            "content": content,
+            "metadata": dict(meta),
+            "created_at": ts,
+            "schema_version": 1,
+        }
+        self.messages.append(m)
+        return m
+
+    def tool_id(self) -> str:
+        self._clock += 1000
+        return "tu_" + str(ULID.from_bytes((self._clock // 1000).to_bytes(6, "big") + b"\x07" * 10))
+
+    def assistant(self, provider: str, model: str, content: list[dict[str, Any]]) -> Message:
+        mid = f"{provider}:{model}"
+        return self.add(
+            "assistant",
+            content,
+            model=mid,
+            provider=provider,
+            routing={"mode": "default", "chosen_model": mid, "reason": "conformance script"},
+            usage={
+                "input_tokens": 10,
+                "output_tokens": 5,
+                "cost_usd": "0",
+                "pricing_version": "unpriced",
+                "latency_ms": 1,
+            },
+        )
+
+
+def mark(tag: str) -> str:
+    return f"MARK-{tag}-7f3a"
+
+
+def conversation(
+    provider: str = "anthropic",
+    model: str = "model-a",
+    *,
+    thinking: bool = True,
+    images: bool = True,
+    tools: bool = True,
+) -> tuple[list[Message], list[ToolDefinition]]:
+    """A session produced on `provider`: two system prompts, images, thinking with a signature
+    issued by `provider`, redacted thinking, two parallel tool calls and their results."""
+    b = Builder()
+    b.add("system", [{"type": "text", "text": mark("system-1")}])
+    b.add("system", [{"type": "text", "text": mark("system-2")}])
+    user: list[dict[str, Any]] = [{"type": "text", "text": mark("user-1")}]
+    if images:
+        user.append(
+            {
+                "type": "image",
+                "source": {"kind": "base64", "data": PNG_2PX},
+                "media_type": "image/png",
+            }
+        )
+    b.add("user", user)
+    first: list[dict[str, Any]] = []
+    if thinking:
+        first.append(
+            {
+                "type": "thinking",
+                "text": mark("thinking"),
+                "signature": mark(f"signature-{provider}"),
+            }
+        )
+    first.append({"type": "text", "text": mark("assistant-1")})
+    if tools:
+        t1, t2 = b.tool_id(), b.tool_id()
+        first.append(
+            {
+                "type": "tool_use",
+                "id": t1,
+                "name": "read_file",
+                "input": {"path": mark("path"), "limit": 3},
+            }
+        )
+        first.append(
+            {
+                "type": "tool_use",
+                "id": t2,
+                "name": "search_code",
+                "input": {"query": mark("query"), "flags": ["i", "w"]},
+            }
+        )
+    b.assistant(provider, model, first)
+    if tools:
+        b.add(
+            "tool",
+            [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": t1,
+                    "content": [{"type": "text", "text": mark("result-1")}],
+                }
+            ],
+            parent_tool_use_id=t1,
+        )
+        b.add(
+            "tool",
+            [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": t2,
+                    "content": [{"type": "text", "text": mark("result-2")}],
+                }
+            ],
+            parent_tool_use_id=t2,
+        )
+    second: list[dict[str, Any]] = []
+    if thinking:
+        second.append({"type": "redacted_thinking", "data": mark(f"redacted-{provider}")})
+    second.append({"type": "text", "text": mark("assistant-2")})
+    b.assistant(provider, model, second)
+    b.add("user", [{"type": "text", "text": mark("user-2")}])
+    return b.messages, (TOOLS if tools else [])

@@ -1,0 +1,287 @@
+"""Mutant adapters: a reference adapter with one planted bug each, and the rule that must catch it.
+
+tests/test_mutants.py runs the whole suite on every mutant and requires the expected rule
+to fail (kill rate 100%), while the unmutated reference adapters pass everything.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, ClassVar
+
+from conformance.adapters.anthropic import AnthropicAdapter
+from conformance.adapters.base import (
+    Block,
+    Message,
+    RequestContext,
+    StreamEvent,
+    ToolDefinition,
+    ToolIdMap,
+    WireResponse,
+)
+from conformance.adapters.openai_chat import OpenAIChatAdapter
+
+
+class SilentDrop(OpenAIChatAdapter):
+    """Drops thinking without the WARN line (§7.3 forbids silent loss)."""
+
+    def drop(self, message: Message, index: int | None, block_type: str, reason: str) -> None:
+        return None
+
+
+class WarnMissingField(OpenAIChatAdapter):
+    """The WARN line lacks message_id."""
+
+    def drop(self, message: Message, index: int | None, block_type: str, reason: str) -> None:
+        self.log.warning(
+            "dropped %s",
+            block_type,
+            extra={
+                "event": "block_dropped",
+                "session_id": message["session_id"],
+                "block_type": block_type,
+                "adapter": self.name,
+                "reason": reason,
+            },
+        )
+
+
+class _SharedIdMap(ToolIdMap):
+    def provider_for(self, canonical_id: str) -> str:
+        self._to_provider[canonical_id] = "toolu_shared"
+        self._to_canonical["toolu_shared"] = canonical_id
+        return "toolu_shared"
+
+
+class ReusedProviderId(AnthropicAdapter):
+    """One provider id for every canonical id (the map is not injective)."""
+
+    def tool_id_map(self, session_id: str) -> ToolIdMap:
+        m = self._maps.get(session_id)
+        if m is None:
+            m = self._maps[session_id] = _SharedIdMap(self.provider, self.new_provider_tool_id)
+        return m
+
+
+class UnpairedAfterSwap(OpenAIChatAdapter):
+    """Tool results get a fresh provider id instead of the one their call was sent with."""
+
+    def tool_to_wire_message(self, message: Message) -> list[dict[str, Any]]:
+        out = super().tool_to_wire_message(message)
+        for m in out:
+            m["tool_call_id"] = self.new_provider_tool_id()
+        return out
+
+
+class SystemLeftInMessages(AnthropicAdapter):
+    """Leaves SYSTEM messages in `messages` instead of hoisting them."""
+
+    def system_to_wire(self, messages: list[Message], options: Any) -> None:
+        return None
+
+    def messages_to_wire(self, messages: list[Message]) -> list[dict[str, Any]]:
+        system = [
+            {
+                "role": "system",
+                "content": [{"type": "text", "text": b["text"]} for b in m["content"]],
+            }
+            for m in messages
+            if m["role"] == "system"
+        ]
+        return system + super().messages_to_wire(messages)
+
+
+class ImagesDeclaredButDropped(AnthropicAdapter):
+    """Declares supports_images but never sends an image."""
+
+    def image_to_wire(
+        self, message: Message, index: int, block: Block, extra: Mapping[str, Any]
+    ) -> None:
+        return None
+
+
+class StreamIndexBackwards(AnthropicAdapter):
+    """Holds a thinking block's signature back and emits it at the end, at the old index."""
+
+    def stream_response(
+        self, chunks: Iterable[bytes | str], context: RequestContext
+    ) -> Iterator[StreamEvent]:
+        held: list[StreamEvent] = []
+        for e in super().stream_response(chunks, context):
+            if e["type"] == "thinking_delta" and e.get("signature"):
+                held.append(e)
+                continue
+            if e["type"] == "message_complete":
+                yield from held
+            yield e
+
+
+class ArgumentsNotStringified(OpenAIChatAdapter):
+    """`function.arguments` sent as an object, not a JSON string."""
+
+    def arguments(self, value: Mapping[str, Any]) -> Any:
+        return dict(value)
+
+
+class UsageMissing(AnthropicAdapter):
+    """Parses responses without their token usage."""
+
+    def usage_from_wire(self, usage: Any) -> None:
+        return None
+
+
+class ForeignSignatureSent(AnthropicAdapter):
+    """Sends thinking signed by another provider back to Anthropic (a 400 in production)."""
+
+    def foreign_reason(self, message: Message, what: str) -> None:
+        return None
+
+
+class RedactedDataAltered(AnthropicAdapter):
+    """Restores redacted_thinking data with its whitespace trimmed and case changed."""
+
+    def block_to_wire(self, message: Message, index: int, block: Block) -> Block | None:
+        out = super().block_to_wire(message, index, block)
+        if out is not None and out.get("type") == "redacted_thinking":
+            out = {**out, "data": out["data"].strip().lower()}
+        return out
+
+
+class CriticalIgnored(OpenAIChatAdapter):
+    """Drops critical blocks like any other instead of failing the request."""
+
+    def drop(self, message: Message, index: int | None, block_type: str, reason: str) -> None:
+        meta = dict(message.get("metadata") or {})
+        meta.pop("critical", None)
+        super().drop({**message, "metadata": meta}, index, block_type, reason)
+
+
+class ProviderIdAsCanonical(OpenAIChatAdapter):
+    """Keeps the provider's `call_...` id as the canonical tool id."""
+
+    def tool_call_from_wire(self, session_id: str, call: Mapping[str, Any]) -> Block:
+        block = super().tool_call_from_wire(session_id, call)
+        return {**block, "id": str(call.get("id"))}
+
+
+class StreamNoToolEnd(OpenAIChatAdapter):
+    """Never emits tool_use_end."""
+
+    def stream_response(
+        self, chunks: Iterable[bytes | str], context: RequestContext
+    ) -> Iterator[StreamEvent]:
+        return (e for e in super().stream_response(chunks, context) if e["type"] != "tool_use_end")
+
+
+class FinalInputEmpty(AnthropicAdapter):
+    """tool_use_end carries {} whatever the deltas spelled."""
+
+    def stream_response(
+        self, chunks: Iterable[bytes | str], context: RequestContext
+    ) -> Iterator[StreamEvent]:
+        for e in super().stream_response(chunks, context):
+            yield {**e, "final_input": {}} if e["type"] == "tool_use_end" else e
+
+
+class ForgetsProviderIds(AnthropicAdapter):
+    """Each call starts a new tool-id map, so ids parsed earlier are not restored."""
+
+    def tool_id_map(self, session_id: str) -> ToolIdMap:
+        return ToolIdMap(self.provider, self.new_provider_tool_id)
+
+
+class ErrorsParsedAsMessages(OpenAIChatAdapter):
+    """Treats an HTTP error body as an empty completion."""
+
+    def from_wire_response(
+        self, response: WireResponse | dict[str, Any], request_context: RequestContext
+    ) -> Message:
+        if isinstance(response, WireResponse) and response.status >= 400:
+            return self.assemble(request_context, [], wire_model=None, token_usage={})
+        return super().from_wire_response(response, request_context)
+
+
+class EstimateZero(OpenAIChatAdapter):
+    """estimate_input_tokens always answers 0."""
+
+    def estimate_input_tokens(self, messages: list[Message], tools: list[ToolDefinition]) -> int:
+        return 0
+
+
+class ThinkingLeakedAsText(OpenAIChatAdapter):
+    """Logs the drop but sends the thinking text as assistant text (a partial block)."""
+
+    def assistant_to_wire(self, message: Message) -> list[dict[str, Any]]:
+        out = super().assistant_to_wire(message)
+        thoughts = [b["text"] for b in message["content"] if b["type"] == "thinking"]
+        if out and thoughts:
+            out[0]["content"] = json.dumps(thoughts) + (out[0].get("content") or "")
+        return out
+
+
+class CapabilitiesIncomplete(OpenAIChatAdapter):
+    """AdapterCapabilities without max_context_tokens."""
+
+    capabilities: ClassVar[Mapping[str, Any]] = {
+        k: v for k, v in OpenAIChatAdapter.capabilities.items() if k != "max_context_tokens"
+    }
+
+
+class RoundTripLosesOptions(AnthropicAdapter):
+    """from_wire_request forgets provider-specific request fields (thinking, tool_choice...)."""
+
+    def from_wire_request(self, body: dict[str, Any], *, session_id: str | None = None) -> Any:
+        from dataclasses import replace
+
+        parsed = super().from_wire_request(body, session_id=session_id)
+        return replace(parsed, options=replace(parsed.options, extra={}))
+
+
+class ChunkBoundaryBlind(OpenAIChatAdapter):
+    """Parses each byte chunk as if it held whole SSE events."""
+
+    def stream_response(
+        self, chunks: Iterable[bytes | str], context: RequestContext
+    ) -> Iterator[StreamEvent]:
+        parts = [c.decode() if isinstance(c, bytes) else c for c in chunks]
+        whole = [p for p in parts if p.endswith("\n\n")]
+        return super().stream_response(whole, context)
+
+
+class StreamUsageDropped(OpenAIChatAdapter):
+    """message_complete carries no usage although the stream sent it."""
+
+    def stream_response(
+        self, chunks: Iterable[bytes | str], context: RequestContext
+    ) -> Iterator[StreamEvent]:
+        for e in super().stream_response(chunks, context):
+            yield {**e, "usage": None} if e["type"] == "message_complete" else e
+
+
+# mutant -> the rule that must fail
+MUTANTS: dict[type, str] = {
+    SilentDrop: "TC201",
+    WarnMissingField: "TC201",
+    ReusedProviderId: "TC303",
+    UnpairedAfterSwap: "TC305",
+    SystemLeftInMessages: "TC403",
+    ImagesDeclaredButDropped: "TC501",
+    StreamIndexBackwards: "TC602",
+    ArgumentsNotStringified: "TC104",
+    UsageMissing: "TC101",
+    ForeignSignatureSent: "TC405",
+    RedactedDataAltered: "TC405",
+    CriticalIgnored: "TC203",
+    ProviderIdAsCanonical: "TC301",
+    StreamNoToolEnd: "TC603",
+    FinalInputEmpty: "TC604",
+    ForgetsProviderIds: "TC302",
+    ErrorsParsedAsMessages: "TC801",
+    EstimateZero: "TC701",
+    ThinkingLeakedAsText: "TC202",
+    CapabilitiesIncomplete: "TC001",
+    RoundTripLosesOptions: "TC802",
+    ChunkBoundaryBlind: "TC607",
+    StreamUsageDropped: "TC606",
+}
