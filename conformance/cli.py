@@ -117,7 +117,8 @@ def rules(
     prefixes = _split(select)
     from .suite.rules import CATALOG as SUITE_CATALOG
 
-    infos = [r for r in [*catalog(), *SUITE_CATALOG] if not prefixes or r.id.startswith(prefixes)]
+    every = sorted([*catalog(), *SUITE_CATALOG], key=lambda r: r.id)
+    infos = [r for r in every if not prefixes or r.id.startswith(prefixes)]
     if output == OutputFormat.json:
         json.dump(
             [
