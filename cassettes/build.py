@@ -1,4 +1,3 @@
-# ruff: noqa: E501 - fixture data reads better unwrapped
 """Writes the project's own cassettes (cassettes/<adapter>/*.yaml) with vcrpy's serializer.
 
 These are hand-written, not recordings: each request is what the reference adapter renders
@@ -53,13 +52,8 @@ def _sse_response(text: str) -> dict[str, Any]:
 
 
 def write(path: Path, pairs: list[tuple[str, dict[str, Any], dict[str, Any]]]) -> None:
-    reqs = [
-        Request("POST", uri, json.dumps(body), {"content-type": ["application/json"]})
-        for uri, body, _ in pairs
-    ]
-    data = serialize.serialize(
-        {"requests": reqs, "responses": [r for _, _, r in pairs]}, yamlserializer
-    )
+    reqs = [Request("POST", uri, json.dumps(body), {"content-type": ["application/json"]}) for uri, body, _ in pairs]
+    data = serialize.serialize({"requests": reqs, "responses": [r for _, _, r in pairs]}, yamlserializer)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(data, encoding="utf-8")
 
@@ -497,11 +491,7 @@ def openai_sse(resp: dict[str, Any]) -> str:
                     "choices": [
                         {
                             "index": 0,
-                            "delta": {
-                                "tool_calls": [
-                                    {"index": i, "function": {"arguments": args[k : k + 7]}}
-                                ]
-                            },
+                            "delta": {"tool_calls": [{"index": i, "function": {"arguments": args[k : k + 7]}}]},
                             "logprobs": None,
                             "finish_reason": None,
                         }

@@ -95,18 +95,14 @@ class SystemLeftInMessages(AnthropicAdapter):
 class ImagesDeclaredButDropped(AnthropicAdapter):
     """Declares supports_images but never sends an image."""
 
-    def image_to_wire(
-        self, message: Message, index: int, block: Block, extra: Mapping[str, Any]
-    ) -> None:
+    def image_to_wire(self, message: Message, index: int, block: Block, extra: Mapping[str, Any]) -> None:
         return None
 
 
 class StreamIndexBackwards(AnthropicAdapter):
     """Holds a thinking block's signature back and emits it at the end, at the old index."""
 
-    def stream_response(
-        self, chunks: Iterable[bytes | str], context: RequestContext
-    ) -> Iterator[StreamEvent]:
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
         held: list[StreamEvent] = []
         for e in super().stream_response(chunks, context):
             if e["type"] == "thinking_delta" and e.get("signature"):
@@ -168,18 +164,14 @@ class ProviderIdAsCanonical(OpenAIChatAdapter):
 class StreamNoToolEnd(OpenAIChatAdapter):
     """Never emits tool_use_end."""
 
-    def stream_response(
-        self, chunks: Iterable[bytes | str], context: RequestContext
-    ) -> Iterator[StreamEvent]:
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
         return (e for e in super().stream_response(chunks, context) if e["type"] != "tool_use_end")
 
 
 class FinalInputEmpty(AnthropicAdapter):
     """tool_use_end carries {} whatever the deltas spelled."""
 
-    def stream_response(
-        self, chunks: Iterable[bytes | str], context: RequestContext
-    ) -> Iterator[StreamEvent]:
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
         for e in super().stream_response(chunks, context):
             yield {**e, "final_input": {}} if e["type"] == "tool_use_end" else e
 
@@ -194,9 +186,7 @@ class ForgetsProviderIds(AnthropicAdapter):
 class ErrorsParsedAsMessages(OpenAIChatAdapter):
     """Treats an HTTP error body as an empty completion."""
 
-    def from_wire_response(
-        self, response: WireResponse | dict[str, Any], request_context: RequestContext
-    ) -> Message:
+    def from_wire_response(self, response: WireResponse | dict[str, Any], request_context: RequestContext) -> Message:
         if isinstance(response, WireResponse) and response.status >= 400:
             return self.assemble(request_context, [], wire_model=None, token_usage={})
         return super().from_wire_response(response, request_context)
@@ -241,9 +231,7 @@ class RoundTripLosesOptions(AnthropicAdapter):
 class ChunkBoundaryBlind(OpenAIChatAdapter):
     """Parses each byte chunk as if it held whole SSE events."""
 
-    def stream_response(
-        self, chunks: Iterable[bytes | str], context: RequestContext
-    ) -> Iterator[StreamEvent]:
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
         parts = [c.decode() if isinstance(c, bytes) else c for c in chunks]
         whole = [p for p in parts if p.endswith("\n\n")]
         return super().stream_response(whole, context)
@@ -252,9 +240,7 @@ class ChunkBoundaryBlind(OpenAIChatAdapter):
 class StreamUsageDropped(OpenAIChatAdapter):
     """message_complete carries no usage although the stream sent it."""
 
-    def stream_response(
-        self, chunks: Iterable[bytes | str], context: RequestContext
-    ) -> Iterator[StreamEvent]:
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
         for e in super().stream_response(chunks, context):
             yield {**e, "usage": None} if e["type"] == "message_complete" else e
 

@@ -1,4 +1,3 @@
-# ruff: noqa: E501 - recorded-format fixtures and sample paths
 """The Anthropic reference adapter against the Messages API shapes it documents."""
 
 from __future__ import annotations
@@ -39,9 +38,7 @@ def test_tool_results_share_one_user_message_with_mapped_ids():
     msgs, tools = conversation("anthropic")
     body = wire(msgs, tools, a)
     uses = [b for m in body["messages"] for b in m["content"] if b["type"] == "tool_use"]
-    results_msg = [
-        m for m in body["messages"] if any(b["type"] == "tool_result" for b in m["content"])
-    ]
+    results_msg = [m for m in body["messages"] if any(b["type"] == "tool_result" for b in m["content"])]
     assert len(results_msg) == 1 and results_msg[0]["role"] == "user"
     assert [b["tool_use_id"] for b in results_msg[0]["content"]] == [u["id"] for u in uses]
     for u in uses:
@@ -54,9 +51,7 @@ def test_own_thinking_and_redacted_thinking_restored_exactly():
     body = wire(msgs, tools)
     blocks = [b for m in body["messages"] for b in m["content"]]
     thinking = [b for b in blocks if b["type"] == "thinking"]
-    assert thinking == [
-        {"type": "thinking", "thinking": mark("thinking"), "signature": mark("signature-anthropic")}
-    ]
+    assert thinking == [{"type": "thinking", "thinking": mark("thinking"), "signature": mark("signature-anthropic")}]
     assert [b for b in blocks if b["type"] == "redacted_thinking"] == [
         {"type": "redacted_thinking", "data": mark("redacted-anthropic")}
     ]
@@ -71,11 +66,7 @@ def test_foreign_thinking_dropped_with_one_warn_each(caplog):
     drops = [r for r in caplog.records if getattr(r, "event", None) == "block_dropped"]
     assert sorted(r.block_type for r in drops) == ["redacted_thinking", "thinking"]
     for r in drops:
-        assert (
-            r.levelno == logging.WARNING
-            and r.adapter == "anthropic"
-            and r.session_id == msgs[0]["session_id"]
-        )
+        assert r.levelno == logging.WARNING and r.adapter == "anthropic" and r.session_id == msgs[0]["session_id"]
         assert r.message_id in {m["id"] for m in msgs} and "openai" in r.reason
 
 
@@ -129,10 +120,7 @@ def test_response_parses_to_valid_message_and_ids_round_trip():
         "text": "Let me look.",
         "signature": "EqQBsig==",
     }
-    assert (
-        msg["metadata"]["usage"]["cached_input_tokens"] == 7
-        and msg["metadata"]["usage"]["input_tokens"] == 120
-    )
+    assert msg["metadata"]["usage"]["cached_input_tokens"] == 7 and msg["metadata"]["usage"]["input_tokens"] == 120
     assert msg["metadata"]["model"] == "anthropic:claude-sonnet-4-5-20250929"
     # serializing back restores the provider id, the signature and the citation
     result = {
@@ -153,9 +141,7 @@ def test_response_parses_to_valid_message_and_ids_round_trip():
     body = a.to_wire([msg, result], [], OPTS).body
     assert body["messages"][0]["content"] == RESPONSE["content"]
     assert body["messages"][1]["content"][0]["tool_use_id"] == "toolu_01XYZ"
-    assert (
-        a.from_wire_response(RESPONSE, ctx)["content"][2]["id"] == tu["id"]
-    )  # stable across calls
+    assert a.from_wire_response(RESPONSE, ctx)["content"][2]["id"] == tu["id"]  # stable across calls
 
 
 def test_errors_are_classified():
@@ -302,11 +288,7 @@ def test_request_round_trip_keeps_provider_fields():
     parsed = a.from_wire_request(body)
     assert [m["role"] for m in parsed.messages] == ["system", "user", "assistant", "tool", "user"]
     back = a.to_wire(parsed.messages, parsed.tools, parsed.options).body
-    assert (
-        back["system"] == body["system"]
-        and back["thinking"] == body["thinking"]
-        and back["tools"] == body["tools"]
-    )
+    assert back["system"] == body["system"] and back["thinking"] == body["thinking"] and back["tools"] == body["tools"]
     assert back["messages"][2] == {
         "role": "user",
         "content": [

@@ -31,11 +31,7 @@ def test_request_shape(caplog):
     assert all(isinstance(c["function"]["arguments"], str) for c in calls)
     assert json.loads(calls[0]["function"]["arguments"]) == {"path": mark("path"), "limit": 3}
     assert [m["tool_call_id"] for m in wm[3:5]] == [c["id"] for c in calls]
-    assert (
-        all(len(c["id"]) <= 40 for c in calls)
-        and wm[3]["role"] == "tool"
-        and wm[3]["content"] == mark("result-1")
-    )
+    assert all(len(c["id"]) <= 40 for c in calls) and wm[3]["role"] == "tool" and wm[3]["content"] == mark("result-1")
     assert body["tools"][0] == {
         "type": "function",
         "function": {
@@ -46,31 +42,20 @@ def test_request_shape(caplog):
     }
     text = json.dumps(body)
     assert mark("thinking") not in text and mark("redacted-anthropic") not in text
-    drops = sorted(
-        (r.block_type, r.adapter)
-        for r in caplog.records
-        if getattr(r, "event", None) == "block_dropped"
-    )
+    drops = sorted((r.block_type, r.adapter) for r in caplog.records if getattr(r, "event", None) == "block_dropped")
     assert drops == [("redacted_thinking", "openai-chat"), ("thinking", "openai-chat")]
 
 
 def test_streaming_request_asks_for_usage():
-    body = (
-        OpenAIChatAdapter().to_wire([], [], AdapterOptions(model="openai:gpt-4o", stream=True)).body
-    )
+    body = OpenAIChatAdapter().to_wire([], [], AdapterOptions(model="openai:gpt-4o", stream=True)).body
     assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
 
 
 def test_structured_output_is_carried():
     schema = {"type": "object", "properties": {"a": {"type": "string"}}}
-    body = (
-        OpenAIChatAdapter()
-        .to_wire([], [], AdapterOptions(model="openai:gpt-4o", output_schema=schema))
-        .body
-    )
+    body = OpenAIChatAdapter().to_wire([], [], AdapterOptions(model="openai:gpt-4o", output_schema=schema)).body
     assert (
-        body["response_format"]["type"] == "json_schema"
-        and body["response_format"]["json_schema"]["schema"] == schema
+        body["response_format"]["type"] == "json_schema" and body["response_format"]["json_schema"]["schema"] == schema
     )
 
 
@@ -241,15 +226,9 @@ def test_parallel_tool_stream_keeps_index_order_and_matches_non_streaming():
     idx = [e["content_block_index"] for e in events if "content_block_index" in e]
     assert idx == sorted(idx)
     kinds = [e["type"] for e in events]
-    assert (
-        kinds.count("tool_use_start") == 2
-        and kinds.count("tool_use_end") == 2
-        and kinds[-1] == "message_complete"
-    )
+    assert kinds.count("tool_use_start") == 2 and kinds.count("tool_use_end") == 2 and kinds[-1] == "message_complete"
     assert events[-1]["final_content"] == a.from_wire_response(RESPONSE, ctx)["content"]
-    assert (
-        events[-1]["usage"]["cached_input_tokens"] == 64 and events[-1]["stop_reason"] == "tool_use"
-    )
+    assert events[-1]["usage"]["cached_input_tokens"] == 64 and events[-1]["stop_reason"] == "tool_use"
 
 
 def test_request_round_trip():

@@ -1,4 +1,3 @@
-# ruff: noqa: E501 - recorded-format fixtures and sample paths
 """`turnspec conform`, the runner and the report formats, plus the checks mutants cannot reach."""
 
 from __future__ import annotations
@@ -40,9 +39,9 @@ def test_full_suite_on_both_adapters_and_all_cassettes(samples, capsys):
     assert rc == 0, [r for r in report["results"] if r["status"] == "fail"]
     assert report["summary"]["failed"] == 0 and report["summary"]["cassettes"] >= 90
     for a in ("anthropic", "openai-chat"):
-        assert all(
-            report["matrix"][rule][a] == "pass" for rule in report["matrix"] if rule != "TC800"
-        ), report["matrix"]
+        assert all(report["matrix"][rule][a] == "pass" for rule in report["matrix"] if rule != "TC800"), report[
+            "matrix"
+        ]
     assert set(report["cross_provider"]) == {
         "anthropic→anthropic",
         "anthropic→openai-chat",
@@ -80,11 +79,7 @@ def test_report_formats(fmt, capsys):
     if fmt == "junit":
         root = ET.fromstring(out.split("?>", 1)[1])
         suite = root.find("testsuite")
-        assert (
-            suite is not None
-            and suite.get("name") == "openai-chat"
-            and suite.get("failures") == "0"
-        )
+        assert suite is not None and suite.get("name") == "openai-chat" and suite.get("failures") == "0"
         assert {c.get("name", "")[:5] for c in suite.iter("testcase")} >= {"TC201", "TC305"}
     elif fmt == "md":
         assert "| TC201 |" in out and "✅ pass" in out and "## Cross-provider replay" not in out
@@ -98,16 +93,10 @@ def test_markdown_lists_reasons_for_failures():
     sys.path.insert(0, str(ROOT / "tests"))
     from mutants import SystemLeftInMessages
 
-    report = run(
-        SuiteConfig.for_adapter(
-            SystemLeftInMessages(), samples=None, selection=Selection(select=("TC403",))
-        )
-    )
+    report = run(SuiteConfig.for_adapter(SystemLeftInMessages(), samples=None, selection=Selection(select=("TC403",))))
     md = to_markdown(report)
     assert "❌ fail [1]" in md and "role system left in messages" in md
-    assert (
-        "| openai-chat | ❌ TC403 |" in md
-    )  # cross-provider row: openai-chat's session into the mutant
+    assert "| openai-chat | ❌ TC403 |" in md  # cross-provider row: openai-chat's session into the mutant
 
 
 def test_network_is_blocked_during_replay():
@@ -122,9 +111,7 @@ def test_tc601_stream_order_violations():
         {"type": "message_start", "message_id": "m"},
         {"type": "message_complete", "message_id": "m", "final_content": []},
     ]
-    assert {o.status for o in checks.stream_invariants("x", "s", good) if o.rule == "TC601"} == {
-        "pass"
-    }
+    assert {o.status for o in checks.stream_invariants("x", "s", good) if o.rule == "TC601"} == {"pass"}
     for bad in (
         good[1:],
         [
@@ -133,9 +120,7 @@ def test_tc601_stream_order_violations():
         ],
         [good[0], {**good[1], "message_id": "other"}],
     ):
-        assert [o.status for o in checks.stream_invariants("x", "s", bad) if o.rule == "TC601"] == [
-            "fail"
-        ]
+        assert [o.status for o in checks.stream_invariants("x", "s", bad) if o.rule == "TC601"] == ["fail"]
 
 
 def test_tc800_broken_cassette_fails_and_unknown_api_is_skipped(tmp_path):
@@ -147,11 +132,7 @@ def test_tc800_broken_cassette_fails_and_unknown_api_is_skipped(tmp_path):
         encoding="utf-8",
     )
     assert load_cassette(tmp_path / "wire" / "broken.yaml").error
-    report = run(
-        SuiteConfig.for_refs(
-            ["anthropic"], samples=tmp_path / "wire", selection=Selection(select=("TC800",))
-        )
-    )
+    report = run(SuiteConfig.for_refs(["anthropic"], samples=tmp_path / "wire", selection=Selection(select=("TC800",))))
     r = report.result("TC800", "(cassettes)")
     assert r is not None and r.status == "fail" and "broken.yaml" in r.reasons[0]
     skipped = [o for o in report.outcomes if o.status == "skip"]
@@ -161,16 +142,11 @@ def test_tc800_broken_cassette_fails_and_unknown_api_is_skipped(tmp_path):
 def test_sample_variants_are_read(samples):
     """Plain vcrpy, gzip !!binary, parsed_body and SSE bodies all decode to JSON or SSE text."""
     wire = samples / "wire"
-    gz = load_cassette(
-        wire / "simonw__llm/tests/cassettes/test_tools/test_tool_use_chain_of_two_calls.yaml"
-    )
+    gz = load_cassette(wire / "simonw__llm/tests/cassettes/test_tools/test_tool_use_chain_of_two_calls.yaml")
     parsed = load_cassette(
-        wire
-        / "pydantic__pydantic-ai/tests/models/cassettes/test_anthropic/test_anthropic_tool_with_thinking.yaml"
+        wire / "pydantic__pydantic-ai/tests/models/cassettes/test_anthropic/test_anthropic_tool_with_thinking.yaml"
     )
-    sse = load_cassette(
-        wire / "simonw__llm-anthropic/tests/cassettes/test_anthropic/test_thinking_prompt.yaml"
-    )
+    sse = load_cassette(wire / "simonw__llm-anthropic/tests/cassettes/test_anthropic/test_thinking_prompt.yaml")
     assert gz.error is None and isinstance(gz.interactions[0].response_json, dict)
     assert parsed.interactions[1].request_body["messages"][1]["content"][0]["type"] == "thinking"
     assert sse.interactions[0].is_stream and "message_start" in sse.interactions[0].response_text

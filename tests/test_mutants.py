@@ -41,9 +41,7 @@ def run_mutant(cls: type, rule: str) -> SuiteReport:
 def test_mutant_is_killed_by_expected_rule(cls, rule):
     report = run_mutant(cls, rule)
     result = report.result(rule, cls.name)
-    assert result is not None and result.status == "fail", (
-        f"{cls.__name__} survived {rule}: {result}"
-    )
+    assert result is not None and result.status == "fail", f"{cls.__name__} survived {rule}: {result}"
     assert result.reasons, "a failure must say why"
 
 
@@ -63,9 +61,5 @@ def test_kill_rate_is_total():
 def test_reference_adapters_pass_what_kills_mutants(name):
     """The same selections on the unmutated adapters pass (no rule fails everything)."""
     rules = sorted({r for c, r in MUTANTS.items() if c.name == name and r != "TC701"})
-    report = run(
-        SuiteConfig.for_refs([name], samples=None, selection=Selection(select=tuple(rules)))
-    )
-    assert {r.rule: r.status for r in report.results if r.adapter == name} == dict.fromkeys(
-        rules, "pass"
-    )
+    report = run(SuiteConfig.for_refs([name], samples=None, selection=Selection(select=tuple(rules))))
+    assert {r.rule: r.status for r in report.results if r.adapter == name} == dict.fromkeys(rules, "pass")

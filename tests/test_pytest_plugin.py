@@ -47,9 +47,7 @@ class Silent(OpenAIChatAdapter):
         "TC201",
     )
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(
-        ["*TC201 (§4.2.2, §7.3)*", "*0 WARNING records with block_type='thinking'*"]
-    )
+    result.stdout.fnmatch_lines(["*TC201 (§4.2.2, §7.3)*", "*0 WARNING records with block_type='thinking'*"])
 
 
 BASE = """
@@ -72,15 +70,11 @@ def test_base_class_passes_reference_adapter_and_skips_with_reasons(pytester):
     result = pytester.runpytest("-p", "no:cacheprovider", "-rs")
     outcomes = result.parseoutcomes()
     assert outcomes.get("failed", 0) == 0 and outcomes["passed"] >= 25
-    result.stdout.fnmatch_lines(
-        ["*SKIPPED*hand-written cassette: its token counts are not a recording*"]
-    )
+    result.stdout.fnmatch_lines(["*SKIPPED*hand-written cassette: its token counts are not a recording*"])
 
 
 def test_capability_off_skips_with_reason(pytester):
-    pytester.makepyfile(
-        BASE.format(extra="supports_streaming = False\n    supports_streaming_tool_calls = False")
-    )
+    pytester.makepyfile(BASE.format(extra="supports_streaming = False\n    supports_streaming_tool_calls = False"))
     result = pytester.runpytest("-p", "no:cacheprovider", "-rs", "-k", "tc60 or capabilities_match")
     result.stdout.fnmatch_lines(["*SKIPPED*supports_streaming is off for this adapter*"])
     result.assert_outcomes(failed=1, skipped=7)  # the expectation contradicts the declaration
@@ -95,6 +89,4 @@ def test_silent_override_fails_and_xfail_with_reason_is_allowed(pytester):
     pytester.makepyfile(BASE.format(extra=extra))
     result = pytester.runpytest("-p", "no:cacheprovider", "-k", "tc202 or tc701")
     result.assert_outcomes(failed=1, xfailed=1)
-    result.stdout.fnmatch_lines(
-        ["*overrides a turnspec standard test without @pytest.mark.xfail(reason=...)*"]
-    )
+    result.stdout.fnmatch_lines(["*overrides a turnspec standard test without @pytest.mark.xfail(reason=...)*"])

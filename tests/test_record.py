@@ -63,20 +63,11 @@ def test_record_scrubs_auth_and_account_ids(server, tmp_path, monkeypatch, capsy
     conv = tmp_path / "c.jsonl"
     conv.write_text("".join(json.dumps(m) + "\n" for m in msgs), encoding="utf-8")
     out = tmp_path / "cassettes" / "openai-chat" / "rec.yaml"
-    assert (
-        main(["wire", "record", "-a", "openai-chat", "--base-url", server, str(conv), str(out)])
-        == 0
-    )
-    assert (
-        Handler.seen and Handler.seen[-1]["authorization"] == f"Bearer {SECRET}"
-    )  # the key was sent...
+    assert main(["wire", "record", "-a", "openai-chat", "--base-url", server, str(conv), str(out)]) == 0
+    assert Handler.seen and Handler.seen[-1]["authorization"] == f"Bearer {SECRET}"  # the key was sent...
     text = out.read_text(encoding="utf-8")
     assert SECRET not in text and "authorization" not in text.lower()  # ...but never written
-    assert (
-        "org-AbCdEf123456" not in text
-        and "set-cookie" not in text.lower()
-        and "org-REDACTED" in text
-    )
+    assert "org-AbCdEf123456" not in text and "set-cookie" not in text.lower() and "org-REDACTED" in text
     it = load_cassette(out).interactions[0]
     assert (
         it.api == "openai-chat-completions"

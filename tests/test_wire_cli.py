@@ -50,9 +50,7 @@ def test_parse_stream_prints_events_then_a_valid_message(tmp_path, capsys):
 def test_parse_error_body_is_classified(tmp_path, capsys):
     p = tmp_path / "err.json"
     p.write_text(
-        json.dumps(
-            {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
-        ),
+        json.dumps({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
         encoding="utf-8",
     )
     assert main(["wire", "parse", "-a", "anthropic", "--status", "529", str(p)]) == 1

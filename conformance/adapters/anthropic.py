@@ -108,9 +108,7 @@ class AnthropicAdapter(BaseAdapter):
 
     # -- canonical -> wire --------------------------------------------------------------
 
-    def to_wire(
-        self, messages: list[Message], tools: list[ToolDefinition], options: AdapterOptions
-    ) -> WireRequest:
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: AdapterOptions) -> WireRequest:
         body: WireBody = {
             "model": options.wire_model,
             "max_tokens": options.max_output_tokens or DEFAULT_MAX_TOKENS,
@@ -119,9 +117,7 @@ class AnthropicAdapter(BaseAdapter):
         if system is not None:
             body["system"] = system
         body["messages"] = self.messages_to_wire(messages)
-        wire_tools = [self.tool_to_wire(t, options) for t in tools] + [
-            dict(t) for t in options.provider_tools
-        ]
+        wire_tools = [self.tool_to_wire(t, options) for t in tools] + [dict(t) for t in options.provider_tools]
         if wire_tools:
             body["tools"] = wire_tools
         if options.stop_sequences:
@@ -131,9 +127,7 @@ class AnthropicAdapter(BaseAdapter):
         if options.stream:
             body["stream"] = True
         if options.output_schema is not None:
-            self.warn_option(
-                "output_schema", "supports_structured_output is false for the Anthropic adapter"
-            )
+            self.warn_option("output_schema", "supports_structured_output is false for the Anthropic adapter")
         for k, v in options.extra.items():
             body.setdefault(k, v)
         return WireRequest(
@@ -143,9 +137,7 @@ class AnthropicAdapter(BaseAdapter):
             body,
         )
 
-    def system_to_wire(
-        self, messages: list[Message], options: AdapterOptions
-    ) -> str | list[Block] | None:
+    def system_to_wire(self, messages: list[Message], options: AdapterOptions) -> str | list[Block] | None:
         """Hoist every SYSTEM message (contract §4.1.2); as blocks when the request had blocks."""
         blocks: list[Block] = []
         for m in messages:
@@ -180,9 +172,7 @@ class AnthropicAdapter(BaseAdapter):
                     continue
             else:
                 content = [
-                    w
-                    for i, b in enumerate(m.get("content", []))
-                    if (w := self.block_to_wire(m, i, b)) is not None
+                    w for i, b in enumerate(m.get("content", [])) if (w := self.block_to_wire(m, i, b)) is not None
                 ]
                 wire_role = "assistant" if role == "assistant" else "user"
             if not content:
@@ -231,14 +221,8 @@ class AnthropicAdapter(BaseAdapter):
                 self.drop(message, index, "redacted_thinking", why)
                 return None
             return {"type": "redacted_thinking", "data": block["data"], **extra}
-        if (
-            isinstance(t, str)
-            and t.startswith(f"{self.name}:")
-            and isinstance(block.get("raw"), dict)
-        ):
-            return dict(
-                block["raw"]
-            )  # a native block this adapter parsed earlier (document, server tools)
+        if isinstance(t, str) and t.startswith(f"{self.name}:") and isinstance(block.get("raw"), dict):
+            return dict(block["raw"])  # a native block this adapter parsed earlier (document, server tools)
         self.drop(
             message,
             index,
@@ -254,9 +238,7 @@ class AnthropicAdapter(BaseAdapter):
             return f"{what} issued by {who}; Anthropic rejects signatures it did not issue"
         return None
 
-    def image_to_wire(
-        self, message: Message, index: int, block: Block, extra: Mapping[str, Any]
-    ) -> Block | None:
+    def image_to_wire(self, message: Message, index: int, block: Block, extra: Mapping[str, Any]) -> Block | None:
         source, media = block["source"], block["media_type"]
         if source["kind"] == "file_ref":
             self.drop(
@@ -303,9 +285,7 @@ class AnthropicAdapter(BaseAdapter):
                     img = self.image_to_wire(message, i, b, {})
                     if img is not None:
                         inner.append(img)
-                elif str(b.get("type")).startswith(f"{self.name}:") and isinstance(
-                    b.get("raw"), dict
-                ):
+                elif str(b.get("type")).startswith(f"{self.name}:") and isinstance(b.get("raw"), dict):
                     inner.append(dict(b["raw"]))
                 else:
                     self.drop(
@@ -326,9 +306,7 @@ class AnthropicAdapter(BaseAdapter):
         return out
 
     def tool_to_wire(self, tool: ToolDefinition, options: AdapterOptions) -> WireBody:
-        extra = ((options.provider_raw.get(self.name) or {}).get("tool_extras") or {}).get(
-            tool["name"], {}
-        )
+        extra = ((options.provider_raw.get(self.name) or {}).get("tool_extras") or {}).get(tool["name"], {})
         return {
             "name": tool["name"],
             "description": tool["description"],
@@ -338,17 +316,13 @@ class AnthropicAdapter(BaseAdapter):
 
     # -- wire -> canonical (responses) --------------------------------------------------
 
-    def from_wire_response(
-        self, response: WireResponse | WireBody, request_context: RequestContext
-    ) -> Message:
+    def from_wire_response(self, response: WireResponse | WireBody, request_context: RequestContext) -> Message:
         resp = response if isinstance(response, WireResponse) else WireResponse(response)
         body = resp.body
         if resp.status >= 400 or (isinstance(body, dict) and body.get("type") == "error"):
             raise self.classify_error(resp.status if resp.status >= 400 else 500, body)
         if not isinstance(body, dict) or not isinstance(body.get("content"), list):
-            raise WireFormatError(
-                "Anthropic response has no `content` list", provider_status=resp.status
-            )
+            raise WireFormatError("Anthropic response has no `content` list", provider_status=resp.status)
         sid = request_context.session_id
         content: list[Block] = []
         extras: dict[str, Any] = {}
@@ -359,9 +333,7 @@ class AnthropicAdapter(BaseAdapter):
             if extra:
                 extras[str(len(content))] = extra
             content.append(canon)
-        raw: dict[str, Any] = {
-            k: body[k] for k in ("id", "stop_reason", "stop_sequence") if body.get(k) is not None
-        }
+        raw: dict[str, Any] = {k: body[k] for k in ("id", "stop_reason", "stop_sequence") if body.get(k) is not None}
         if extras:
             raw["blocks"] = extras
         usage = self.usage_from_wire(body.get("usage"))
@@ -433,17 +405,13 @@ class AnthropicAdapter(BaseAdapter):
         etype = err.get("type") if isinstance(err, dict) else None
         msg = str(err.get("message")) if isinstance(err, dict) else str(body)[:200]
         hint = _ERROR_HINT.get(str(etype))
-        if etype == "invalid_request_error" and re.search(
-            r"context|tokens exceeds|too long", msg, re.I
-        ):
+        if etype == "invalid_request_error" and re.search(r"context|tokens exceeds|too long", msg, re.I):
             hint = "context_overflow"
         return error_for_status(status, f"{etype or 'error'}: {msg}", hint=hint)
 
     # -- streaming --------------------------------------------------------------------------
 
-    def stream_response(
-        self, chunks: Iterable[bytes | str], context: RequestContext
-    ) -> Iterator[StreamEvent]:
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
         """SSE bytes -> canonical events (contract §5.1 table, streaming-protocol §5.3).
 
         The canonical `content_block_index` is the block's position in `final_content`, so it
@@ -469,10 +437,7 @@ class AnthropicAdapter(BaseAdapter):
         if isinstance(system, str):
             out.append(_message(sid, "system", [{"type": "text", "text": system}], {}))
         elif isinstance(system, list):
-            sysx = {
-                str(i): {k: v for k, v in b.items() if k not in ("type", "text")}
-                for i, b in enumerate(system)
-            }
+            sysx = {str(i): {k: v for k, v in b.items() if k not in ("type", "text")} for i, b in enumerate(system)}
             meta = (
                 {"provider_raw": {self.name: {"blocks": {k: v for k, v in sysx.items() if v}}}}
                 if any(sysx.values())
@@ -489,11 +454,7 @@ class AnthropicAdapter(BaseAdapter):
             opt_raw["system_as_blocks"] = True
         for wm in body.get("messages", []):
             role, content = wm.get("role"), wm.get("content")
-            blocks = (
-                [{"type": "text", "text": content}]
-                if isinstance(content, str)
-                else list(content or [])
-            )
+            blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
             if role == "assistant":
                 canon: list[Block] = []
                 extras: dict[str, Any] = {}
@@ -537,9 +498,7 @@ class AnthropicAdapter(BaseAdapter):
                         "side_effects": "execute",
                     }
                 )
-                extra = {
-                    k: v for k, v in t.items() if k not in ("name", "description", "input_schema")
-                }
+                extra = {k: v for k, v in t.items() if k not in ("name", "description", "input_schema")}
                 if extra:
                     tool_extras[t["name"]] = extra
             else:
@@ -591,9 +550,7 @@ class AnthropicAdapter(BaseAdapter):
         """Heuristic (see conformance.adapters.estimate). Images: (w*h)/750 after the API's
         resize to a 1568 px long edge; tools add the hidden tool-use system prompt."""
         n = 0
-        last_assistant = max(
-            (i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=-1
-        )
+        last_assistant = max((i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=-1)
         for i, m in enumerate(messages):
             n += 4
             for b in m.get("content", []):
@@ -602,10 +559,7 @@ class AnthropicAdapter(BaseAdapter):
                     n += text_tokens(b.get("text", ""))
                 n += self._block_tokens(b)
         if tools:
-            n += 390 + sum(
-                json_tokens({k: t[k] for k in ("name", "description", "input_schema")})
-                for t in tools
-            )
+            n += 390 + sum(json_tokens({k: t[k] for k in ("name", "description", "input_schema")}) for t in tools)
         return n
 
     def _block_tokens(self, b: Block) -> int:
@@ -849,6 +803,4 @@ def _message(sid: str, role: str, content: list[Block], meta: dict[str, Any]) ->
 
 
 def _user(sid: str, blocks: list[Block], extras: dict[str, Any], name: str) -> Message:
-    return _message(
-        sid, "user", blocks, {"provider_raw": {name: {"blocks": extras}}} if extras else {}
-    )
+    return _message(sid, "user", blocks, {"provider_raw": {name: {"blocks": extras}}} if extras else {})

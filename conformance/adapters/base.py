@@ -163,9 +163,7 @@ class AdapterError(Exception):
 class RateLimitError(AdapterError):
     error_class = "rate_limit"
 
-    def __init__(
-        self, message: str, *, retry_after_seconds: float | None = None, **kw: Any
-    ) -> None:
+    def __init__(self, message: str, *, retry_after_seconds: float | None = None, **kw: Any) -> None:
         super().__init__(message, **kw)
         self.retry_after_seconds = retry_after_seconds
 
@@ -206,12 +204,8 @@ class CriticalBlockError(InvalidRequestError):
     Carries the same fields as the WARN line a non-critical drop writes.
     """
 
-    def __init__(
-        self, *, adapter: str, session_id: str, message_id: str, block_type: str, reason: str
-    ) -> None:
-        super().__init__(
-            f"{adapter}: critical {block_type} block of message {message_id} not sendable: {reason}"
-        )
+    def __init__(self, *, adapter: str, session_id: str, message_id: str, block_type: str, reason: str) -> None:
+        super().__init__(f"{adapter}: critical {block_type} block of message {message_id} not sendable: {reason}")
         self.adapter = adapter
         self.session_id = session_id
         self.message_id = message_id
@@ -246,13 +240,7 @@ def error_for_status(status: int, message: str, *, hint: str | None = None) -> A
         return by_hint[hint](message, provider_status=status)
     cls = _BY_STATUS.get(status)
     if cls is None:
-        cls = (
-            ServerError
-            if status >= 500
-            else InvalidRequestError
-            if 400 <= status < 500
-            else AdapterError
-        )
+        cls = ServerError if status >= 500 else InvalidRequestError if 400 <= status < 500 else AdapterError
     return cls(
         message,
         provider_status=status,
@@ -304,9 +292,7 @@ class ToolIdMap:
         if have_p == provider_id and have_c == canonical_id:
             return
         if have_p is not None or have_c is not None:
-            raise ValueError(
-                f"{self.provider}: cannot bind {canonical_id} <-> {provider_id}: one side is mapped"
-            )
+            raise ValueError(f"{self.provider}: cannot bind {canonical_id} <-> {provider_id}: one side is mapped")
         self._to_provider[canonical_id] = provider_id
         self._to_canonical[provider_id] = canonical_id
 
@@ -356,21 +342,13 @@ class Adapter(Protocol):
     capabilities: Mapping[str, Any]
     provider_tool_id: re.Pattern[str]
 
-    def to_wire(
-        self, messages: list[Message], tools: list[ToolDefinition], options: AdapterOptions
-    ) -> WireRequest: ...
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: AdapterOptions) -> WireRequest: ...
 
-    def from_wire_response(
-        self, response: WireResponse | WireBody, request_context: RequestContext
-    ) -> Message: ...
+    def from_wire_response(self, response: WireResponse | WireBody, request_context: RequestContext) -> Message: ...
 
-    def stream_response(
-        self, chunks: Iterable[bytes | str], context: RequestContext
-    ) -> Iterator[StreamEvent]: ...
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]: ...
 
-    def estimate_input_tokens(
-        self, messages: list[Message], tools: list[ToolDefinition]
-    ) -> int: ...
+    def estimate_input_tokens(self, messages: list[Message], tools: list[ToolDefinition]) -> int: ...
 
     def tool_id_map(self, session_id: str) -> ToolIdMap: ...
 
@@ -414,9 +392,7 @@ class BaseAdapter(abc.ABC):
         """
         sid, mid = str(message.get("session_id", "")), str(message.get("id", ""))
         critical = (message.get("metadata") or {}).get("critical")
-        if critical is True or (
-            isinstance(critical, list) and index is not None and index in critical
-        ):
+        if critical is True or (isinstance(critical, list) and index is not None and index in critical):
             raise CriticalBlockError(
                 adapter=self.name,
                 session_id=sid,
@@ -467,11 +443,7 @@ class BaseAdapter(abc.ABC):
         records routing mode `default` and prices the call from `ctx.pricing` when given,
         else cost "0" under pricing_version "unpriced" (an explicit zero, spec §6.4).
         """
-        model = (
-            f"{self.provider}:{wire_model}"
-            if wire_model
-            else (ctx.model or f"{self.provider}:unknown")
-        )
+        model = f"{self.provider}:{wire_model}" if wire_model else (ctx.model or f"{self.provider}:unknown")
         meta: dict[str, Any] = {
             "model": model,
             "provider": self.provider,
@@ -568,9 +540,7 @@ def estimated_usage(
     }
 
 
-def harness_usage(
-    token_usage: Mapping[str, int], model: str, ctx: RequestContext
-) -> dict[str, Any]:
+def harness_usage(token_usage: Mapping[str, int], model: str, ctx: RequestContext) -> dict[str, Any]:
     """canonical Usage from TokenUsage: cost from the core's price table, or an explicit 0."""
     usage: dict[str, Any] = {
         "input_tokens": int(token_usage.get("input_tokens", 0)),
@@ -677,9 +647,7 @@ def parse_json_object(text: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def message_from_stream(
-    events: Iterable[StreamEvent], ctx: RequestContext, adapter: BaseAdapter
-) -> Message:
+def message_from_stream(events: Iterable[StreamEvent], ctx: RequestContext, adapter: BaseAdapter) -> Message:
     """The canonical message a harness stores after a stream (message_complete is authoritative)."""
     model: str | None = None
     for ev in events:

@@ -50,11 +50,7 @@ def default_model(adapter: Adapter, messages: list[Message]) -> str:
     """The model of the latest assistant turn of this provider, else `<provider>:default`."""
     for m in reversed(messages):
         meta = m.get("metadata") or {}
-        if (
-            m.get("role") == "assistant"
-            and meta.get("provider") == adapter.provider
-            and meta.get("model")
-        ):
+        if m.get("role") == "assistant" and meta.get("provider") == adapter.provider and meta.get("model"):
             return str(meta["model"])
     return f"{adapter.provider}:default"
 

@@ -44,9 +44,7 @@ def json_tokens(value: Any) -> int:
 def image_size(data_b64: str) -> tuple[int, int] | None:
     """(width, height) from a base64 PNG, GIF, WebP or JPEG header; None when unknown."""
     try:
-        head = base64.b64decode(
-            data_b64[:65536] + "=" * (-len(data_b64[:65536]) % 4), validate=False
-        )
+        head = base64.b64decode(data_b64[:65536] + "=" * (-len(data_b64[:65536]) % 4), validate=False)
     except (binascii.Error, ValueError):
         return None
     if head[:8] == b"\x89PNG\r\n\x1a\n" and len(head) >= 24:

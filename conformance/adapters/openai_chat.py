@@ -90,14 +90,10 @@ class OpenAIChatAdapter(BaseAdapter):
 
     # -- canonical -> wire --------------------------------------------------------------
 
-    def to_wire(
-        self, messages: list[Message], tools: list[ToolDefinition], options: AdapterOptions
-    ) -> WireRequest:
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: AdapterOptions) -> WireRequest:
         body: WireBody = {"model": options.wire_model, "messages": self.messages_to_wire(messages)}
         if tools:
-            body["tools"] = [self.tool_to_wire(t, options) for t in tools] + [
-                dict(t) for t in options.provider_tools
-            ]
+            body["tools"] = [self.tool_to_wire(t, options) for t in tools] + [dict(t) for t in options.provider_tools]
         elif options.provider_tools:
             body["tools"] = [dict(t) for t in options.provider_tools]
         if options.max_output_tokens is not None:
@@ -123,9 +119,7 @@ class OpenAIChatAdapter(BaseAdapter):
                 body[k] = {**v, "include_usage": True}
             else:
                 body.setdefault(k, v)
-        return WireRequest(
-            "POST", "/v1/chat/completions", {"content-type": "application/json"}, body
-        )
+        return WireRequest("POST", "/v1/chat/completions", {"content-type": "application/json"}, body)
 
     def messages_to_wire(self, messages: list[Message]) -> list[WireBody]:
         out: list[WireBody] = []
@@ -177,11 +171,7 @@ class OpenAIChatAdapter(BaseAdapter):
                 part = self.image_to_wire(message, i, b)
                 if part is not None:
                     parts.append(part)
-            elif (
-                isinstance(t, str)
-                and t.startswith(f"{self.name}:")
-                and isinstance(b.get("raw"), dict)
-            ):
+            elif isinstance(t, str) and t.startswith(f"{self.name}:") and isinstance(b.get("raw"), dict):
                 parts.append(dict(b["raw"]))
             else:
                 self.drop(
@@ -193,9 +183,7 @@ class OpenAIChatAdapter(BaseAdapter):
         if not parts:
             return []
         content: Any = (
-            parts[0]["text"]
-            if len(parts) == 1 and parts[0]["type"] == "text" and not raw.get("parts")
-            else parts
+            parts[0]["text"] if len(parts) == 1 and parts[0]["type"] == "text" and not raw.get("parts") else parts
         )
         return [{"role": "user", "content": content, **raw.get("message", {})}]
 
@@ -310,9 +298,7 @@ class OpenAIChatAdapter(BaseAdapter):
                         "reason": "Chat Completions tool messages have no error flag",
                     },
                 )
-            content: Any = (
-                texts[0] if len(texts) == 1 else [{"type": "text", "text": t} for t in texts]
-            )
+            content: Any = texts[0] if len(texts) == 1 else [{"type": "text", "text": t} for t in texts]
             out.append(
                 {
                     "role": "tool",
@@ -323,9 +309,7 @@ class OpenAIChatAdapter(BaseAdapter):
         return out
 
     def tool_to_wire(self, tool: ToolDefinition, options: AdapterOptions) -> WireBody:
-        extra = ((options.provider_raw.get(self.name) or {}).get("tool_extras") or {}).get(
-            tool["name"], {}
-        )
+        extra = ((options.provider_raw.get(self.name) or {}).get("tool_extras") or {}).get(tool["name"], {})
         fn = {
             "name": tool["name"],
             "description": tool["description"],
@@ -336,23 +320,13 @@ class OpenAIChatAdapter(BaseAdapter):
 
     # -- wire -> canonical (responses) --------------------------------------------------
 
-    def from_wire_response(
-        self, response: WireResponse | WireBody, request_context: RequestContext
-    ) -> Message:
+    def from_wire_response(self, response: WireResponse | WireBody, request_context: RequestContext) -> Message:
         resp = response if isinstance(response, WireResponse) else WireResponse(response)
         body = resp.body
-        if resp.status >= 400 or (
-            isinstance(body, dict) and "error" in body and "choices" not in body
-        ):
+        if resp.status >= 400 or (isinstance(body, dict) and "error" in body and "choices" not in body):
             raise self.classify_error(resp.status if resp.status >= 400 else 500, body)
-        if (
-            not isinstance(body, dict)
-            or not isinstance(body.get("choices"), list)
-            or not body["choices"]
-        ):
-            raise WireFormatError(
-                "Chat Completions response has no choices", provider_status=resp.status
-            )
+        if not isinstance(body, dict) or not isinstance(body.get("choices"), list) or not body["choices"]:
+            raise WireFormatError("Chat Completions response has no choices", provider_status=resp.status)
         if len(body["choices"]) > 1:
             self.log.warning(
                 "%s: %d choices; the canonical message keeps choice 0",
@@ -364,9 +338,7 @@ class OpenAIChatAdapter(BaseAdapter):
         msg = choice.get("message") or {}
         sid = request_context.session_id
         content = self.content_from_wire(sid, msg)
-        raw: dict[str, Any] = {
-            k: body[k] for k in ("id", "system_fingerprint") if body.get(k) is not None
-        }
+        raw: dict[str, Any] = {k: body[k] for k in ("id", "system_fingerprint") if body.get(k) is not None}
         if choice.get("finish_reason") is not None:
             raw["finish_reason"] = choice["finish_reason"]
         extra = {k: v for k, v in msg.items() if k not in _MESSAGE_KEYS}
@@ -400,9 +372,7 @@ class OpenAIChatAdapter(BaseAdapter):
         args = fn.get("arguments")
         parsed = args if isinstance(args, dict) else parse_json_object(str(args or ""))
         if parsed is None:
-            raise WireFormatError(
-                f"tool call {call.get('id')} arguments are not a JSON object: {str(args)[:80]!r}"
-            )
+            raise WireFormatError(f"tool call {call.get('id')} arguments are not a JSON object: {str(args)[:80]!r}")
         cid = self.tool_id_map(session_id).canonical_for(str(call.get("id")))
         return {"type": "tool_use", "id": cid, "name": str(fn.get("name", "")), "input": parsed}
 
@@ -429,9 +399,7 @@ class OpenAIChatAdapter(BaseAdapter):
 
     # -- streaming --------------------------------------------------------------------------
 
-    def stream_response(
-        self, chunks: Iterable[bytes | str], context: RequestContext
-    ) -> Iterator[StreamEvent]:
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
         """SSE `data:` chunks ending `[DONE]` -> canonical events (contract §5.1 table).
 
         A tool call's `tool_use_end` is emitted when the next block starts or at the end of
@@ -455,15 +423,11 @@ class OpenAIChatAdapter(BaseAdapter):
                 text = c if isinstance(c, str) else "".join(str(p.get("text", "")) for p in c or [])
                 if role == "developer":
                     raw["role"] = "developer"
-                out.append(
-                    _message(sid, "system", [{"type": "text", "text": text}], raw, self.name)
-                )
+                out.append(_message(sid, "system", [{"type": "text", "text": text}], raw, self.name))
             elif role == "user":
                 blocks: list[Block] = []
                 details: dict[str, str] = {}
-                parts: list[dict[str, Any]] = (
-                    [{"type": "text", "text": c}] if isinstance(c, str) else list(c or [])
-                )
+                parts: list[dict[str, Any]] = [{"type": "text", "text": c}] if isinstance(c, str) else list(c or [])
                 for p in parts:
                     if p.get("type") == "text":
                         blocks.append({"type": "text", "text": p["text"]})
@@ -492,9 +456,7 @@ class OpenAIChatAdapter(BaseAdapter):
                     "tool_use_id": cid,
                     "content": [{"type": "text", "text": text}],
                 }
-                out.append(
-                    _message(sid, "tool", [result], raw, self.name, {"parent_tool_use_id": cid})
-                )
+                out.append(_message(sid, "tool", [result], raw, self.name, {"parent_tool_use_id": cid}))
         tools: list[ToolDefinition] = []
         native: list[Mapping[str, Any]] = []
         tool_extras: dict[str, Any] = {}
@@ -505,14 +467,11 @@ class OpenAIChatAdapter(BaseAdapter):
                     {
                         "name": fn["name"],
                         "description": fn.get("description", ""),
-                        "input_schema": fn.get("parameters")
-                        or {"type": "object", "properties": {}},
+                        "input_schema": fn.get("parameters") or {"type": "object", "properties": {}},
                         "side_effects": "execute",
                     }
                 )
-                extra = {
-                    k: v for k, v in fn.items() if k not in ("name", "description", "parameters")
-                }
+                extra = {k: v for k, v in fn.items() if k not in ("name", "description", "parameters")}
                 if extra:
                     tool_extras[fn["name"]] = extra
             else:
@@ -520,11 +479,7 @@ class OpenAIChatAdapter(BaseAdapter):
         opt_raw: dict[str, Any] = {"tool_extras": tool_extras} if tool_extras else {}
         output_schema = None
         rf = body.get("response_format")
-        if (
-            isinstance(rf, dict)
-            and rf.get("type") == "json_schema"
-            and isinstance(rf.get("json_schema"), dict)
-        ):
+        if isinstance(rf, dict) and rf.get("type") == "json_schema" and isinstance(rf.get("json_schema"), dict):
             js = dict(rf["json_schema"])
             output_schema = js.pop("schema", None)
             opt_raw["json_schema"] = js
@@ -583,9 +538,7 @@ class OpenAIChatAdapter(BaseAdapter):
             # the model sees tools as a compact TypeScript-like namespace, about 60% of
             # their JSON, plus name and description
             n += 8 + sum(
-                json_tokens(t["input_schema"]) * 3 // 5
-                + text_tokens(t["name"] + " " + t["description"])
-                for t in tools
+                json_tokens(t["input_schema"]) * 3 // 5 + text_tokens(t["name"] + " " + t["description"]) for t in tools
             )
         return n
 
@@ -706,12 +659,8 @@ class _ChatStream:
         if k is None:
             yield from self.end_call()
             k = self.calls[wi] = len(self.content)
-            cid = self.a.tool_id_map(self.ctx.session_id).canonical_for(
-                str(call.get("id") or f"index-{wi}")
-            )
-            self.content.append(
-                {"type": "tool_use", "id": cid, "name": str(fn.get("name") or ""), "input": {}}
-            )
+            cid = self.a.tool_id_map(self.ctx.session_id).canonical_for(str(call.get("id") or f"index-{wi}"))
+            self.content.append({"type": "tool_use", "id": cid, "name": str(fn.get("name") or ""), "input": {}})
             self.args[k] = ""
             self.open_call = k
             yield {

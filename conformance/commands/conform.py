@@ -34,9 +34,7 @@ def register(app: typer.Typer) -> None:
                 show_default=False,
             ),
         ] = None,
-        output: Annotated[
-            ConformOutput, typer.Option("--output", "-o", help="Report format")
-        ] = ConformOutput.text,
+        output: Annotated[ConformOutput, typer.Option("--output", "-o", help="Report format")] = ConformOutput.text,
         cassettes: Annotated[
             list[Path] | None,
             typer.Option(help="Cassettes: <DIR>/<adapter>/*.yaml, or one adapter's folder"),
@@ -48,18 +46,10 @@ def register(app: typer.Typer) -> None:
         no_samples: Annotated[
             bool, typer.Option("--no-samples", help="Do not replay the third-party recordings")
         ] = False,
-        select: Annotated[
-            list[str] | None, typer.Option(help="Only these TC ids or prefixes")
-        ] = None,
-        ignore: Annotated[
-            list[str] | None, typer.Option(help="Skip these TC ids or prefixes")
-        ] = None,
-        report: Annotated[
-            Path | None, typer.Option(help="Also write the report to this file")
-        ] = None,
-        verbose: Annotated[
-            bool, typer.Option("--verbose", "-v", help="Text output lists skip reasons too")
-        ] = False,
+        select: Annotated[list[str] | None, typer.Option(help="Only these TC ids or prefixes")] = None,
+        ignore: Annotated[list[str] | None, typer.Option(help="Skip these TC ids or prefixes")] = None,
+        report: Annotated[Path | None, typer.Option(help="Also write the report to this file")] = None,
+        verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Text output lists skip reasons too")] = False,
     ) -> None:
         """Run the adapter conformance suite; exit 0 when every check passes, 1 otherwise."""
         from ..suite.report import RENDERERS
@@ -70,8 +60,7 @@ def register(app: typer.Typer) -> None:
         for prefix in sel.select + sel.ignore:
             if not any(r.id.startswith(prefix) for r in CATALOG):
                 raise InputError(
-                    f"--select/--ignore: no TC rule starts with {prefix!r} (see `turnspec rules "
-                    "--select TC`)"
+                    f"--select/--ignore: no TC rule starts with {prefix!r} (see `turnspec rules --select TC`)"
                 )
         for c in cassettes or []:
             if not c.is_dir():
@@ -91,7 +80,5 @@ def register(app: typer.Typer) -> None:
             text = RENDERERS[output.value](result)
         sys.stdout.write(text)
         if report is not None:
-            report.write_text(
-                text if output != ConformOutput.text else RENDERERS["md"](result), encoding="utf-8"
-            )
+            report.write_text(text if output != ConformOutput.text else RENDERERS["md"](result), encoding="utf-8")
         raise typer.Exit(result.exit_code)

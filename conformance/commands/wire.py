@@ -49,18 +49,12 @@ def register(app: typer.Typer) -> None:
     def render(
         conversation: Annotated[
             Path,
-            typer.Argument(
-                help="Canonical messages (.jsonl or .json); tool definitions may be mixed in"
-            ),
+            typer.Argument(help="Canonical messages (.jsonl or .json); tool definitions may be mixed in"),
         ],
-        adapter: Annotated[
-            str, typer.Option("--adapter", "-a", help="Registered adapter name or module:attr")
-        ],
+        adapter: Annotated[str, typer.Option("--adapter", "-a", help="Registered adapter name or module:attr")],
         model: Annotated[
             str | None,
-            typer.Option(
-                help="Canonical model id (default: the latest assistant turn's of this provider)"
-            ),
+            typer.Option(help="Canonical model id (default: the latest assistant turn's of this provider)"),
         ] = None,
         stream: Annotated[bool, typer.Option(help="Render a streaming request")] = False,
         max_tokens: Annotated[int | None, typer.Option(help="max output tokens")] = None,
@@ -73,9 +67,7 @@ def register(app: typer.Typer) -> None:
         messages, tools = debug.read_conversation(conversation)
         try:
             with _stderr_warnings():
-                out = debug.render(
-                    a, messages, tools, model=model, stream=stream, max_tokens=max_tokens
-                )
+                out = debug.render(a, messages, tools, model=model, stream=stream, max_tokens=max_tokens)
         except AdapterError as exc:
             sys.stderr.write(f"turnspec: {type(exc).__name__} ({exc.error_class}): {exc}\n")
             raise typer.Exit(1) from None
@@ -89,21 +81,13 @@ def register(app: typer.Typer) -> None:
 
     @wire.command()
     def parse(
-        response: Annotated[
-            Path, typer.Argument(help="Response body (JSON) or SSE text; '-' reads stdin")
-        ],
-        adapter: Annotated[
-            str, typer.Option("--adapter", "-a", help="Registered adapter name or module:attr")
-        ],
+        response: Annotated[Path, typer.Argument(help="Response body (JSON) or SSE text; '-' reads stdin")],
+        adapter: Annotated[str, typer.Option("--adapter", "-a", help="Registered adapter name or module:attr")],
         stream: Annotated[
             bool,
-            typer.Option(
-                help="Treat the input as an SSE stream (detected when it starts with event:/data:)"
-            ),
+            typer.Option(help="Treat the input as an SSE stream (detected when it starts with event:/data:)"),
         ] = False,
-        status: Annotated[
-            int, typer.Option(help="HTTP status the body came with (error bodies are classified)")
-        ] = 200,
+        status: Annotated[int, typer.Option(help="HTTP status the body came with (error bodies are classified)")] = 200,
     ) -> None:
         """Print the canonical message (for streams, the canonical events as JSON lines first)."""
         from ..adapters import debug, registry
@@ -111,9 +95,7 @@ def register(app: typer.Typer) -> None:
 
         a = registry.load(adapter)
         try:
-            text = (
-                sys.stdin.read() if str(response) == "-" else response.read_text(encoding="utf-8")
-            )
+            text = sys.stdin.read() if str(response) == "-" else response.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise InputError(f"{response}: cannot read: {exc}") from None
         try:
@@ -134,31 +116,18 @@ def register(app: typer.Typer) -> None:
         for ev in parsed.events:
             sys.stdout.write(json.dumps(ev, ensure_ascii=False) + "\n")
         if parsed.message is not None:
-            sys.stdout.write(
-                json.dumps(parsed.message, ensure_ascii=False, indent=None if parsed.events else 2)
-                + "\n"
-            )
+            sys.stdout.write(json.dumps(parsed.message, ensure_ascii=False, indent=None if parsed.events else 2) + "\n")
 
     @wire.command()
     def record(
-        conversation: Annotated[
-            Path, typer.Argument(help="Canonical messages (.jsonl or .json) to send")
-        ],
-        cassette: Annotated[
-            Path, typer.Argument(help="Cassette to append the exchange to (vcrpy YAML)")
-        ],
-        adapter: Annotated[
-            str, typer.Option("--adapter", "-a", help="Registered adapter name or module:attr")
-        ],
+        conversation: Annotated[Path, typer.Argument(help="Canonical messages (.jsonl or .json) to send")],
+        cassette: Annotated[Path, typer.Argument(help="Cassette to append the exchange to (vcrpy YAML)")],
+        adapter: Annotated[str, typer.Option("--adapter", "-a", help="Registered adapter name or module:attr")],
         model: Annotated[str | None, typer.Option(help="Canonical model id")] = None,
         stream: Annotated[bool, typer.Option(help="Record a streaming response")] = False,
         max_tokens: Annotated[int | None, typer.Option(help="max output tokens")] = None,
-        base_url: Annotated[
-            str | None, typer.Option(help="Provider base URL (default: the API's)")
-        ] = None,
-        key_env: Annotated[
-            str | None, typer.Option(help="Environment variable holding the API key")
-        ] = None,
+        base_url: Annotated[str | None, typer.Option(help="Provider base URL (default: the API's)")] = None,
+        key_env: Annotated[str | None, typer.Option(help="Environment variable holding the API key")] = None,
     ) -> None:
         """Send the rendered request to the provider and record it (auth, account ids scrubbed)."""
         from ..adapters import debug, registry

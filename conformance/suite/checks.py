@@ -95,9 +95,7 @@ class Env:
         return v
 
 
-def _o(
-    rule: RuleInfo, s: AdapterUnderTest | str, status: Status, subject: str, message: str = ""
-) -> Outcome:
+def _o(rule: RuleInfo, s: AdapterUnderTest | str, status: Status, subject: str, message: str = "") -> Outcome:
     return Outcome(rule.id, s if isinstance(s, str) else s.name, status, subject, message)
 
 
@@ -117,14 +115,8 @@ def has_request_reader(a: Adapter) -> bool:
     return callable(getattr(a, "from_wire_request", None))
 
 
-def errors_of(
-    messages: list[Message], sel: Selection | None = None, finish: bool = False
-) -> list[str]:
-    return [
-        f.format()
-        for f in validate_messages(messages, selection=sel, finish=finish)
-        if f.severity == "error"
-    ]
+def errors_of(messages: list[Message], sel: Selection | None = None, finish: bool = False) -> list[str]:
+    return [f.format() for f in validate_messages(messages, selection=sel, finish=finish) if f.severity == "error"]
 
 
 def drop_records(
@@ -139,20 +131,12 @@ def drop_records(
     ]
 
 
-def drop_problem(
-    records: list[logging.LogRecord], block_type: str, msg: Message, adapter: Adapter
-) -> str | None:
+def drop_problem(records: list[logging.LogRecord], block_type: str, msg: Message, adapter: Adapter) -> str | None:
     """None when exactly one well-formed WARNING record reports dropping this block."""
-    found = [
-        r
-        for r in drop_records(records, block_type)
-        if getattr(r, "message_id", msg["id"]) == msg["id"]
-    ]
+    found = [r for r in drop_records(records, block_type) if getattr(r, "message_id", msg["id"]) == msg["id"]]
     if len(found) != 1:
         n, mid = len(found), msg["id"]
-        return (
-            f"{n} WARNING records with block_type={block_type!r} for message {mid} (want exactly 1)"
-        )
+        return f"{n} WARNING records with block_type={block_type!r} for message {mid} (want exactly 1)"
     r = found[0]
     missing = [f for f in DROP_FIELDS if not getattr(r, f, None)]
     if missing:
@@ -180,9 +164,7 @@ def parse_stream(
     return events, None
 
 
-def message_from_events(
-    a: Adapter, events: list[StreamEvent], ctx: RequestContext
-) -> Message | None:
+def message_from_events(a: Adapter, events: list[StreamEvent], ctx: RequestContext) -> Message | None:
     """The message a harness stores after a stream (generic: uses no adapter internals)."""
     start = next((e for e in events if e.get("type") == "message_start"), None)
     done = next((e for e in events if e.get("type") == "message_complete"), None)
@@ -241,9 +223,7 @@ def capabilities(env: Env) -> Iterator[Outcome]:
                 problems.append(f"adapter.{attr} is not a non-empty string")
         if not hasattr(getattr(a, "provider_tool_id", None), "match"):
             problems.append("adapter.provider_tool_id is not a compiled regex")
-        yield _o(
-            R.CAPABILITIES, s, "fail" if problems else "pass", "capabilities", "; ".join(problems)
-        )
+        yield _o(R.CAPABILITIES, s, "fail" if problems else "pass", "capabilities", "; ".join(problems))
 
 
 # ------------------------------------------------------------------------------------------
@@ -300,9 +280,7 @@ def _preflight(a: Adapter, it: Interaction) -> int | None:
         return None
 
 
-def _tool_ids_canonical(
-    s: AdapterUnderTest, label: str, content: list[dict[str, Any]]
-) -> Iterator[Outcome]:
+def _tool_ids_canonical(s: AdapterUnderTest, label: str, content: list[dict[str, Any]]) -> Iterator[Outcome]:
     ids = [b.get("id") for b in content if isinstance(b, dict) and b.get("type") == "tool_use"]
     if ids:
         bad = [i for i in ids if not (isinstance(i, str) and is_canonical_tool_id(i))]
@@ -339,9 +317,7 @@ def _error_response(s: AdapterUnderTest, it: Interaction, ctx: RequestContext) -
             s,
             "pass" if ok else "fail",
             it.label,
-            ""
-            if ok
-            else f"HTTP {it.status} raised error_class {cls!r}, want one of {sorted(want)}",
+            "" if ok else f"HTTP {it.status} raised error_class {cls!r}, want one of {sorted(want)}",
         )
     except Exception as exc:
         yield _o(R.ERROR_CLASSIFIED, s, "fail", it.label, crash(exc))
@@ -365,11 +341,7 @@ def _stream(
         for rule in (R.RESPONSE_VALID, R.STREAM_ORDER):
             yield _o(rule, s, "fail", it.label, crash(exc))
         return
-    bad = [
-        f"event {i} ({e.get('type')}): {v.errors(e)[0].message}"
-        for i, e in enumerate(events)
-        if not v.is_valid(e)
-    ]
+    bad = [f"event {i} ({e.get('type')}): {v.errors(e)[0].message}" for i, e in enumerate(events) if not v.is_valid(e)]
     yield _o(R.EVENTS_VALID, s, "fail" if bad else "pass", it.label, "; ".join(bad[:3]))
     if err is not None and not any(e.get("type") == "error" for e in events):
         yield _o(
@@ -411,9 +383,7 @@ def _strip_ids(events: list[StreamEvent]) -> list[StreamEvent]:
     return [{k: v for k, v in e.items() if k != "message_id"} for e in events]
 
 
-def stream_invariants(
-    s: AdapterUnderTest | str, label: str, events: list[StreamEvent]
-) -> Iterator[Outcome]:
+def stream_invariants(s: AdapterUnderTest | str, label: str, events: list[StreamEvent]) -> Iterator[Outcome]:
     """TC601-TC605 on one event sequence."""
     kinds = [e.get("type") for e in events]
     problems = []
@@ -475,9 +445,7 @@ def stream_invariants(
         fproblems = []
         for tid, st in tools.items():
             if not isinstance(st["final"], dict):
-                fproblems.append(
-                    f"{tid}: final_input is {type(st['final']).__name__}, not an object"
-                )
+                fproblems.append(f"{tid}: final_input is {type(st['final']).__name__}, not an object")
             elif st["json"].strip():
                 spelled = parse_json_object(st["json"])
                 if spelled is not None and spelled != st["final"]:
@@ -543,9 +511,7 @@ def stream_equals_parse(env: Env) -> Iterator[Outcome]:
             plain = [it for it in c.interactions if not it.is_stream and it.status < 400]
             streams = [it for it in c.interactions if it.is_stream and it.status < 400]
             for st in streams:
-                twin = next(
-                    (p for p in plain if _same_request(st.request_body, p.request_body)), None
-                )
+                twin = next((p for p in plain if _same_request(st.request_body, p.request_body)), None)
                 if twin is None:
                     continue
                 found = True
@@ -594,9 +560,7 @@ def _same_request(a: Any, b: Any) -> bool:
     if not isinstance(a, dict) or not isinstance(b, dict):
         return False
     drop = ("stream", "stream_options")
-    return {k: v for k, v in a.items() if k not in drop} == {
-        k: v for k, v in b.items() if k not in drop
-    }
+    return {k: v for k, v in a.items() if k not in drop} == {k: v for k, v in b.items() if k not in drop}
 
 
 # ------------------------------------------------------------------------------------------
@@ -609,9 +573,7 @@ def recorded_requests(env: Env) -> Iterator[Outcome]:
         a = s.adapter
         if not has_request_reader(a):
             for rule in (R.REQUEST_VALID, R.REQUEST_ROUND_TRIP):
-                yield _o(
-                    rule, s, "skip", "-", "adapter has no from_wire_request (optional extension)"
-                )
+                yield _o(rule, s, "skip", "-", "adapter has no from_wire_request (optional extension)")
         api = getattr(a, "wire_api", None)
         for it in env.recorded(s):
             if not isinstance(it.request_body, dict) or it.status >= 400:
@@ -646,9 +608,7 @@ def _estimate(env: Env, s: AdapterUnderTest, it: Interaction) -> Iterator[Outcom
             done = next((e for e in events if e.get("type") == "message_complete"), {})
             usage = done.get("usage")
         else:
-            usage = a.from_wire_response(WireResponse(it.response_json), ctx_for(sid))[
-                "metadata"
-            ].get("usage")
+            usage = a.from_wire_response(WireResponse(it.response_json), ctx_for(sid))["metadata"].get("usage")
     except Exception:
         return
     if not usage:
@@ -687,14 +647,10 @@ def _estimate(env: Env, s: AdapterUnderTest, it: Interaction) -> Iterator[Outcom
         b
         for m in parsed.messages
         for b in m["content"]
-        if b.get("type")
-        not in ("text", "image", "tool_use", "tool_result", "thinking", "redacted_thinking")
+        if b.get("type") not in ("text", "image", "tool_use", "tool_result", "thinking", "redacted_thinking")
     ]
     url_images = [
-        b
-        for m in parsed.messages
-        for b in m["content"]
-        if b.get("type") == "image" and b["source"]["kind"] == "url"
+        b for m in parsed.messages for b in m["content"] if b.get("type") == "image" and b["source"]["kind"] == "url"
     ]
     host = it.uri.split("/")[2] if it.uri.count("/") >= 2 else ""
     home = PROVIDER_HOSTS.get(str(getattr(a, "wire_api", "")))
@@ -713,8 +669,7 @@ def _estimate(env: Env, s: AdapterUnderTest, it: Interaction) -> Iterator[Outcom
             s,
             "skip",
             it.label,
-            "request holds documents, server tools or URL images whose token cost is not knowable "
-            "offline",
+            "request holds documents, server tools or URL images whose token cost is not knowable offline",
         )
         return
     tol = max(R.ESTIMATE_REL_TOLERANCE * actual, R.ESTIMATE_ABS_TOLERANCE)
@@ -863,18 +818,13 @@ def lossy(env: Env) -> Iterator[Outcome]:
                 with capture_warnings():
                     a.to_wire(crit, tools, opts(a))
             except AdapterError as exc:
-                ok = (
-                    getattr(exc, "block_type", None) == btype
-                    and getattr(exc, "message_id", None) == target["id"]
-                )
+                ok = getattr(exc, "block_type", None) == btype and getattr(exc, "message_id", None) == target["id"]
                 yield _o(
                     R.LOSSY_CRITICAL,
                     s,
                     "pass" if ok else "fail",
                     label,
-                    ""
-                    if ok
-                    else f"{type(exc).__name__} lacks block_type={btype!r} or the message_id",
+                    "" if ok else f"{type(exc).__name__} lacks block_type={btype!r} or the message_id",
                 )
             except Exception as exc:
                 yield _o(R.LOSSY_CRITICAL, s, "fail", label, crash(exc))
@@ -892,9 +842,7 @@ def lossy(env: Env) -> Iterator[Outcome]:
 # TC3xx tool ids
 
 
-@check(
-    R.TOOL_ID_RESTORED, R.TOOL_ID_INJECTIVE, R.TOOL_ID_RULES, R.TOOL_ID_PAIRED, R.TOOL_ID_CANONICAL
-)
+@check(R.TOOL_ID_RESTORED, R.TOOL_ID_INJECTIVE, R.TOOL_ID_RULES, R.TOOL_ID_PAIRED, R.TOOL_ID_CANONICAL)
 def tool_ids(env: Env) -> Iterator[Outcome]:
     for s in env.subjects:
         a = s.adapter
@@ -953,8 +901,7 @@ def _script_ids(s: AdapterUnderTest) -> Iterator[Outcome]:
     for c, p in zip(cids, pids, strict=True):
         if p is not None and text.count(json.dumps(p)) < 2:
             paired.append(
-                f"provider id {p} of {c} appears {text.count(json.dumps(p))} time(s) on the wire, "
-                "want use + result"
+                f"provider id {p} of {c} appears {text.count(json.dumps(p))} time(s) on the wire, want use + result"
             )
     facts = W.inspect(api, first.body)
     if facts is not None and facts.unpaired_results:
@@ -965,19 +912,12 @@ def _script_ids(s: AdapterUnderTest) -> Iterator[Outcome]:
         except Exception as exc:
             paired.append(crash(exc))
         else:
-            got_uses = [
-                b["id"] for mm in back.messages for b in mm["content"] if b["type"] == "tool_use"
-            ]
+            got_uses = [b["id"] for mm in back.messages for b in mm["content"] if b["type"] == "tool_use"]
             got_results = [
-                b["tool_use_id"]
-                for mm in back.messages
-                for b in mm["content"]
-                if b["type"] == "tool_result"
+                b["tool_use_id"] for mm in back.messages for b in mm["content"] if b["type"] == "tool_result"
             ]
             if got_uses != cids or got_results != cids:
-                paired.append(
-                    f"read back: uses {got_uses}, results {got_results}, want {cids} for both"
-                )
+                paired.append(f"read back: uses {got_uses}, results {got_results}, want {cids} for both")
     yield _o(R.TOOL_ID_PAIRED, s, "fail" if paired else "pass", "script", "; ".join(paired[:3]))
 
 
@@ -1024,17 +964,11 @@ def _recorded_ids(env: Env, s: AdapterUnderTest) -> Iterator[Outcome]:
         for u in uses:
             p = m.get_provider(u["id"])
             if p is None or json.dumps(p) not in raw:
-                problems.append(
-                    f"{u['id']} maps to {p!r}, which is not the id in the recorded response"
-                )
+                problems.append(f"{u['id']} maps to {p!r}, which is not the id in the recorded response")
             elif text.count(json.dumps(p)) < 2:
                 problems.append(f"provider id {p} not restored on both the call and its result")
-        yield _o(
-            R.TOOL_ID_RESTORED, s, "fail" if problems else "pass", it.label, "; ".join(problems[:3])
-        )
-        stable = [u["id"] for u in uses] == [
-            x["id"] for x in again["content"] if x.get("type") == "tool_use"
-        ]
+        yield _o(R.TOOL_ID_RESTORED, s, "fail" if problems else "pass", it.label, "; ".join(problems[:3]))
+        stable = [u["id"] for u in uses] == [x["id"] for x in again["content"] if x.get("type") == "tool_use"]
         pairs = m.pairs()
         inj = len({c for c, _ in pairs}) == len(pairs) == len({p for _, p in pairs})
         yield _o(
@@ -1044,11 +978,7 @@ def _recorded_ids(env: Env, s: AdapterUnderTest) -> Iterator[Outcome]:
             it.label,
             ""
             if stable and inj
-            else (
-                "parsing twice gave other canonical ids"
-                if not stable
-                else f"map not injective: {pairs}"
-            ),
+            else ("parsing twice gave other canonical ids" if not stable else f"map not injective: {pairs}"),
         )
 
 
@@ -1079,9 +1009,7 @@ def _texts(messages: list[Message]) -> list[str]:
             if b.get("type") == "text":
                 out.append(b["text"])
             elif b.get("type") == "tool_result":
-                out.extend(
-                    x.get("text", "") for x in b.get("content", []) if x.get("type") == "text"
-                )
+                out.extend(x.get("text", "") for x in b.get("content", []) if x.get("type") == "text")
     return [t for t in out if t]
 
 
@@ -1118,11 +1046,7 @@ def cross_provider(env: Env) -> Iterator[Outcome]:
                     continue
                 prev = env.pairs[pair].get(o.rule)
                 env.pairs[pair][o.rule] = (
-                    "fail"
-                    if "fail" in (prev, o.status)
-                    else o.status
-                    if prev in (None, "skip")
-                    else prev
+                    "fail" if "fail" in (prev, o.status) else o.status if prev in (None, "skip") else prev
                 )
                 yield o
 
@@ -1171,16 +1095,12 @@ def _replay(src: Adapter, dst: Adapter, owner: AdapterUnderTest, pair: str) -> I
     # TC402
     facts = W.inspect(api, wire.body)
     paired = []
-    if facts is not None and (
-        facts.unpaired_results or sorted(facts.tool_result_ids) != sorted(facts.tool_use_ids)
-    ):
+    if facts is not None and (facts.unpaired_results or sorted(facts.tool_result_ids) != sorted(facts.tool_use_ids)):
         paired.append(f"wire calls {facts.tool_use_ids} vs results {facts.tool_result_ids}")
     if back is not None:
         errs = [
             f.format()
-            for f in validate_messages(
-                back, selection=Selection(select=("TS205", "TS206", "TS208", "TS111"))
-            )
+            for f in validate_messages(back, selection=Selection(select=("TS205", "TS206", "TS208", "TS111")))
         ]
         paired += errs
     if facts is None and back is None:
@@ -1188,20 +1108,12 @@ def _replay(src: Adapter, dst: Adapter, owner: AdapterUnderTest, pair: str) -> I
     else:
         yield _o(R.REPLAY_PAIRED, owner, "fail" if paired else "pass", pair, "; ".join(paired[:3]))
     # TC403
-    systems = [
-        b["text"]
-        for m in conv
-        if m["role"] == "system"
-        for b in m["content"]
-        if b.get("type") == "text"
-    ]
+    systems = [b["text"] for m in conv if m["role"] == "system" for b in m["content"] if b.get("type") == "text"]
     want_sys = "\n\n".join(systems)
     sp = []
     if back is not None and caps.get("supports_system_prompt"):
         got = [m for m in back if m["role"] == "system"]
-        got_text = "\n\n".join(
-            b["text"] for m in got for b in m["content"] if b.get("type") == "text"
-        )
+        got_text = "\n\n".join(b["text"] for m in got for b in m["content"] if b.get("type") == "text")
         if got_text != want_sys or (got and back[0]["role"] != "system"):
             sp.append(
                 f"system read back as {got_text[:60]!r} (first message "
@@ -1218,10 +1130,7 @@ def _replay(src: Adapter, dst: Adapter, owner: AdapterUnderTest, pair: str) -> I
                     "takes a hoisted system prompt"
                 )
             if facts.system_top_level != want_sys:
-                sp.append(
-                    f"top-level system is {str(facts.system_top_level)[:60]!r}, want "
-                    f"{want_sys[:60]!r}"
-                )
+                sp.append(f"top-level system is {str(facts.system_top_level)[:60]!r}, want {want_sys[:60]!r}")
     yield _o(R.REPLAY_SYSTEM, owner, "fail" if sp else "pass", pair, "; ".join(sp[:3]))
     # TC404 / TC405
     dropped = []
@@ -1316,9 +1225,7 @@ def capability_honesty(env: Env) -> Iterator[Outcome]:
             [mark("path"), mark("query"), mark("result-1"), "read_file"],
             ["tool_use", "tool_result"],
         )
-        yield from feature(
-            "supports_system_prompt", [mark("system-1"), mark("system-2")], ["system"]
-        )
+        yield from feature("supports_system_prompt", [mark("system-1"), mark("system-2")], ["system"])
         if caps.get("supports_structured_output"):
             ok = mark("schema") in text
             yield _o(
@@ -1331,8 +1238,7 @@ def capability_honesty(env: Env) -> Iterator[Outcome]:
         else:
             leaked = mark("schema") in text
             warned = any(
-                r.levelno == logging.WARNING
-                and "output_schema" in (str(getattr(r, "option", "")) + r.getMessage())
+                r.levelno == logging.WARNING and "output_schema" in (str(getattr(r, "option", "")) + r.getMessage())
                 for r in recs
             )
             ok = not leaked and warned
@@ -1376,9 +1282,7 @@ def capability_honesty(env: Env) -> Iterator[Outcome]:
                     s,
                     "pass" if ok else "fail",
                     f"image {media}",
-                    ""
-                    if ok
-                    else f"{media} is declared accepted but the image did not reach the wire",
+                    "" if ok else f"{media} is declared accepted but the image did not reach the wire",
                 )
         if caps.get("supports_streaming"):
             try:

@@ -90,11 +90,7 @@ def _selection(config: pytest.Config) -> Selection:
 def _config(config: pytest.Config) -> SuiteConfig:
     samples_opt = config.getoption("turnspec_samples")
     samples: Path | None = (
-        default_samples()
-        if samples_opt is None
-        else None
-        if samples_opt == "none"
-        else Path(samples_opt)
+        default_samples() if samples_opt is None else None if samples_opt == "none" else Path(samples_opt)
     )
     cassettes = [Path(p) for p in config.getoption("turnspec_cassettes")]
     return SuiteConfig.for_refs(
@@ -105,9 +101,7 @@ def _config(config: pytest.Config) -> SuiteConfig:
     )
 
 
-def pytest_collection_modifyitems(
-    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
-) -> None:
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     refs = config.getoption("turnspec_adapter")
     if not refs:
         return
@@ -120,7 +114,5 @@ def pytest_collection_modifyitems(
             if info.id == "TC800" or not sel.enabled(info.id):
                 continue
             items.append(
-                TurnspecItem.from_parent(
-                    session, name=f"turnspec[{name}-{info.id}]", rule=info.id, adapter=name
-                )
+                TurnspecItem.from_parent(session, name=f"turnspec[{name}-{info.id}]", rule=info.id, adapter=name)
             )

@@ -33,9 +33,7 @@ class Endpoint:
 
 
 ENDPOINTS: dict[str, Endpoint] = {
-    "anthropic-messages": Endpoint(
-        "https://api.anthropic.com", "ANTHROPIC_API_KEY", lambda k: {"x-api-key": k}
-    ),
+    "anthropic-messages": Endpoint("https://api.anthropic.com", "ANTHROPIC_API_KEY", lambda k: {"x-api-key": k}),
     "openai-chat-completions": Endpoint(
         "https://api.openai.com", "OPENAI_API_KEY", lambda k: {"authorization": f"Bearer {k}"}
     ),
@@ -67,9 +65,7 @@ _ACCOUNT_IDS = [
 
 def scrub_response(response: dict[str, Any]) -> dict[str, Any]:
     response["headers"] = {
-        k: v
-        for k, v in response.get("headers", {}).items()
-        if k.lower() not in SECRET_RESPONSE_HEADERS
+        k: v for k, v in response.get("headers", {}).items() if k.lower() not in SECRET_RESPONSE_HEADERS
     }
     body = response.get("body", {}).get("string")
     if isinstance(body, bytes):
@@ -90,9 +86,7 @@ def record(
     """Send `request`, append the exchange to `cassette`; returns the HTTP status."""
     ep = ENDPOINTS.get(wire_api)
     if ep is None and (base_url is None or key_env is None):
-        raise InputError(
-            f"no endpoint known for wire API {wire_api!r}: pass --base-url and --key-env"
-        )
+        raise InputError(f"no endpoint known for wire API {wire_api!r}: pass --base-url and --key-env")
     url = (base_url or (ep.base_url if ep else "")).rstrip("/") + request.path
     env = key_env or (ep.key_env if ep else "")
     key = os.environ.get(env)
@@ -105,9 +99,7 @@ def record(
         before_record_response=scrub_response,
         decode_compressed_response=True,
     )
-    req = urllib.request.Request(
-        url, data=json.dumps(request.body).encode(), headers=headers, method=request.method
-    )
+    req = urllib.request.Request(url, data=json.dumps(request.body).encode(), headers=headers, method=request.method)
     cassette.parent.mkdir(parents=True, exist_ok=True)
     with recorder.use_cassette(str(cassette)):
         try:

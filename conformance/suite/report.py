@@ -23,9 +23,7 @@ def _info(rule: str) -> tuple[str, str]:
 
 def skipped_interactions(report: SuiteReport) -> list[tuple[str, str]]:
     """Recorded interactions no adapter serves: reported, never dropped silently (TC800)."""
-    return [
-        (o.subject, o.message) for o in report.outcomes if o.rule == "TC800" and o.status == "skip"
-    ]
+    return [(o.subject, o.message) for o in report.outcomes if o.rule == "TC800" and o.status == "skip"]
 
 
 def _skip_summary(report: SuiteReport) -> list[str]:
@@ -41,9 +39,7 @@ def as_dict(report: SuiteReport) -> dict[str, Any]:
         matrix.setdefault(r.rule, {})[r.adapter] = r.status
     return {
         "adapters": report.adapters,
-        "rules": [
-            {"id": rid, "section": _info(rid)[0], "summary": _info(rid)[1]} for rid in matrix
-        ],
+        "rules": [{"id": rid, "section": _info(rid)[0], "summary": _info(rid)[1]} for rid in matrix],
         "matrix": matrix,
         "results": [
             {
@@ -58,9 +54,7 @@ def as_dict(report: SuiteReport) -> dict[str, Any]:
             for r in report.results
         ],
         "cross_provider": report.pairs,
-        "skipped_interactions": [
-            {"interaction": i, "reason": why} for i, why in skipped_interactions(report)
-        ],
+        "skipped_interactions": [{"interaction": i, "reason": why} for i, why in skipped_interactions(report)],
         "estimate_tolerance": {
             "relative": ESTIMATE_REL_TOLERANCE,
             "absolute_tokens": ESTIMATE_ABS_TOLERANCE,
@@ -129,16 +123,12 @@ def to_markdown(report: SuiteReport) -> str:
                 continue
             cell = MD_MARK[r.status]
             if r.status != "pass" and r.reasons:
-                notes.append(
-                    f"{len(notes) + 1}. **{rid} / {a}**: " + _cell("; ".join(r.reasons[:3]))
-                )
+                notes.append(f"{len(notes) + 1}. **{rid} / {a}**: " + _cell("; ".join(r.reasons[:3])))
                 cell += f" [{len(notes)}]"
             cells.append(cell)
         out.append(f"| {rid} | {_cell(section)} | {_cell(summary)} | " + " | ".join(cells) + " |")
     if report.pairs:
-        names = sorted(
-            {p.split("→")[0] for p in report.pairs} | {p.split("→")[1] for p in report.pairs}
-        )
+        names = sorted({p.split("→")[0] for p in report.pairs} | {p.split("→")[1] for p in report.pairs})
         out += [
             "",
             "## Cross-provider replay (rows: produced by, columns: serialized through)",
@@ -191,9 +181,7 @@ def to_junit(report: SuiteReport) -> str:
             skipped=str(sum(r.status == "skip" for r in rs)),
         )
         for r in rs:
-            case = ET.SubElement(
-                suite, "testcase", classname=f"turnspec.{a}", name=f"{r.rule} {_info(r.rule)[1]}"
-            )
+            case = ET.SubElement(suite, "testcase", classname=f"turnspec.{a}", name=f"{r.rule} {_info(r.rule)[1]}")
             if r.status == "fail":
                 f = ET.SubElement(case, "failure", message=f"{r.failed} case(s) failed")
                 f.text = "\n".join(r.reasons)

@@ -17,66 +17,38 @@ CAPABILITIES = RuleInfo(
     "TC001", E, "§7.2, contract §3.4", "Adapter declares valid AdapterCapabilities and its identity"
 )
 
-RESPONSE_VALID = RuleInfo(
-    "TC101", E, "§5, §7.1", "Parsed responses validate (schemas and TS rules)"
-)
+RESPONSE_VALID = RuleInfo("TC101", E, "§5, §7.1", "Parsed responses validate (schemas and TS rules)")
 REQUEST_VALID = RuleInfo("TC102", E, "§5, §7.1", "Messages read back from a wire request validate")
-WIRE_SHAPE = RuleInfo(
-    "TC104", E, "contract §4.2, §4.3", "Rendered requests have the provider's documented shape"
-)
-EVENTS_VALID = RuleInfo(
-    "TC103", E, "§7.4, streaming §5.3", "Stream events validate against stream-event.json"
-)
+WIRE_SHAPE = RuleInfo("TC104", E, "contract §4.2, §4.3", "Rendered requests have the provider's documented shape")
+EVENTS_VALID = RuleInfo("TC103", E, "§7.4, streaming §5.3", "Stream events validate against stream-event.json")
 
-LOSSY_WARN = RuleInfo(
-    "TC201", E, "§4.2.2, §7.3", "Dropped block logs exactly one WARNING with the five fields"
-)
-LOSSY_ABSENT = RuleInfo(
-    "TC202", E, "§7.3, contract §4.4", "Dropped block is absent from the wire, never partial"
-)
-LOSSY_CRITICAL = RuleInfo(
-    "TC203", E, "§4.2.2", "Unrepresentable critical block fails with CriticalBlockError"
-)
+LOSSY_WARN = RuleInfo("TC201", E, "§4.2.2, §7.3", "Dropped block logs exactly one WARNING with the five fields")
+LOSSY_ABSENT = RuleInfo("TC202", E, "§7.3, contract §4.4", "Dropped block is absent from the wire, never partial")
+LOSSY_CRITICAL = RuleInfo("TC203", E, "§4.2.2", "Unrepresentable critical block fails with CriticalBlockError")
 
-TOOL_ID_CANONICAL = RuleInfo(
-    "TC301", E, "§6.2, §5.2.1", "Parsed provider tool ids become canonical tu_<ULID>"
-)
-TOOL_ID_RESTORED = RuleInfo(
-    "TC302", E, "§6.2", "Serializing back to the provider restores its tool id"
-)
+TOOL_ID_CANONICAL = RuleInfo("TC301", E, "§6.2, §5.2.1", "Parsed provider tool ids become canonical tu_<ULID>")
+TOOL_ID_RESTORED = RuleInfo("TC302", E, "§6.2", "Serializing back to the provider restores its tool id")
 TOOL_ID_INJECTIVE = RuleInfo("TC303", E, "§6.2", "Tool-id map is injective and stable across calls")
 TOOL_ID_RULES = RuleInfo(
     "TC304", E, "§6.2, contract §4.1.1", "Generated provider tool ids satisfy the provider's rules"
 )
-TOOL_ID_PAIRED = RuleInfo(
-    "TC305", E, "§6.2, §5.2.2", "tool_use and its tool_result carry the same mapped id"
-)
+TOOL_ID_PAIRED = RuleInfo("TC305", E, "§6.2, §5.2.2", "tool_use and its tool_result carry the same mapped id")
 
-REPLAY_PRESERVED = RuleInfo(
-    "TC401", E, "§8.3, §2.1.2", "Cross-provider replay preserves text and tool calls"
-)
-REPLAY_PAIRED = RuleInfo(
-    "TC402", E, "§8.3, §5.2.2", "Cross-provider replay pairs every tool_result with its call"
-)
+REPLAY_PRESERVED = RuleInfo("TC401", E, "§8.3, §2.1.2", "Cross-provider replay preserves text and tool calls")
+REPLAY_PAIRED = RuleInfo("TC402", E, "§8.3, §5.2.2", "Cross-provider replay pairs every tool_result with its call")
 REPLAY_SYSTEM = RuleInfo(
     "TC403",
     E,
     "§3.3, contract §4.1.2",
     "System prompt hoisted or placed as the target provider needs",
 )
-REPLAY_DROPPED = RuleInfo(
-    "TC404", E, "§7.3, §8.3", "Blocks the target cannot carry are dropped with WARN"
-)
+REPLAY_DROPPED = RuleInfo("TC404", E, "§7.3, §8.3", "Blocks the target cannot carry are dropped with WARN")
 REPLAY_SIGNATURE = RuleInfo(
     "TC405", E, "§6.5, §7.3", "Thinking signatures go back only to the provider that issued them"
 )
 
-CAPS_CARRIED = RuleInfo(
-    "TC501", E, "§7.2, contract §3.4", "Declared-true capabilities reach the wire"
-)
-CAPS_DROPPED = RuleInfo(
-    "TC502", E, "§7.2, §7.3", "Declared-false capabilities are dropped with WARN"
-)
+CAPS_CARRIED = RuleInfo("TC501", E, "§7.2, contract §3.4", "Declared-true capabilities reach the wire")
+CAPS_DROPPED = RuleInfo("TC502", E, "§7.2, §7.3", "Declared-false capabilities are dropped with WARN")
 
 STREAM_ORDER = RuleInfo(
     "TC601",
@@ -85,27 +57,21 @@ STREAM_ORDER = RuleInfo(
     "Stream starts with message_start and ends with message_complete",
 )
 STREAM_INDEX = RuleInfo("TC602", E, "contract §5.2.5", "content_block_index never decreases")
-STREAM_TOOL = RuleInfo(
-    "TC603", E, "contract §5.2.2", "Each tool_use has one start, its deltas, one end"
-)
+STREAM_TOOL = RuleInfo("TC603", E, "contract §5.2.2", "Each tool_use has one start, its deltas, one end")
 STREAM_FINAL_INPUT = RuleInfo(
     "TC604",
     E,
     "contract §5.2.3, §5.4",
     "tool_use_end.final_input is the JSON object the deltas spell",
 )
-STREAM_AGGREGATE = RuleInfo(
-    "TC605", E, "streaming §5.3, §5.4", "Deltas add up to message_complete.final_content"
-)
+STREAM_AGGREGATE = RuleInfo("TC605", E, "streaming §5.3, §5.4", "Deltas add up to message_complete.final_content")
 STREAM_EQUALS_PARSE = RuleInfo(
     "TC606",
     E,
     "contract §10.1.14, streaming §5.1",
     "Stream aggregate equals the non-streaming parse",
 )
-STREAM_CHUNKING = RuleInfo(
-    "TC607", E, "contract §5.1", "Splitting the byte stream differently yields the same events"
-)
+STREAM_CHUNKING = RuleInfo("TC607", E, "contract §5.1", "Splitting the byte stream differently yields the same events")
 
 ESTIMATE = RuleInfo(
     "TC701",
@@ -114,12 +80,8 @@ ESTIMATE = RuleInfo(
     "estimate_input_tokens within the stated tolerance of recorded usage",
 )
 
-CASSETTE_API = RuleInfo(
-    "TC800", E, "§11.2", "Recorded interaction is of an API some adapter serves (else skipped)"
-)
-ERROR_CLASSIFIED = RuleInfo(
-    "TC801", E, "contract §6.1-§6.3", "Error responses raise a classified AdapterError"
-)
+CASSETTE_API = RuleInfo("TC800", E, "§11.2", "Recorded interaction is of an API some adapter serves (else skipped)")
+ERROR_CLASSIFIED = RuleInfo("TC801", E, "contract §6.1-§6.3", "Error responses raise a classified AdapterError")
 REQUEST_ROUND_TRIP = RuleInfo(
     "TC802", E, "§2.1.1, §11.1.1", "Recorded request read and rendered back matches semantically"
 )

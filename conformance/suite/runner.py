@@ -172,9 +172,7 @@ class SuiteConfig:
             dirs += [r for r in cassettes if r.is_dir() and not any(r.glob("*/")) and r not in dirs]
             subjects.append(AdapterUnderTest(ref, a, dirs))
         names = {s.name for s in subjects}
-        peer_list = (
-            [registry.load(n) for n in sorted(registry.available()) if peers] if peers else []
-        )
+        peer_list = [registry.load(n) for n in sorted(registry.available()) if peers] if peers else []
         peer_list = [p for p in peer_list if p.name not in names]
         return cls(
             subjects,
@@ -193,9 +191,7 @@ class SuiteConfig:
         selection: Selection | None = None,
         peers: bool = True,
     ) -> SuiteConfig:
-        subject = AdapterUnderTest(
-            getattr(adapter, "name", "adapter"), adapter, list(cassette_dirs)
-        )
+        subject = AdapterUnderTest(getattr(adapter, "name", "adapter"), adapter, list(cassette_dirs))
         peer_list = [registry.load(n) for n in sorted(registry.available())] if peers else []
         peer_list = [p for p in peer_list if p.name != subject.name]
         return cls([subject], peer_list, samples, selection or Selection())
@@ -225,9 +221,7 @@ class SuiteReport:
         return None
 
 
-def fold(
-    outcomes: Iterable[Outcome], rules: Iterable[str], adapters: Iterable[str]
-) -> list[RuleResult]:
+def fold(outcomes: Iterable[Outcome], rules: Iterable[str], adapters: Iterable[str]) -> list[RuleResult]:
     table: dict[tuple[str, str], RuleResult] = {}
     failures: dict[tuple[str, str], list[str]] = {}
     for rule in rules:

@@ -75,9 +75,7 @@ CAPABILITIES = (
 
 def _xfail_reason(fn: Any) -> str | None:
     for mark in getattr(fn, "pytestmark", []):
-        if mark.name == "xfail" and (
-            mark.kwargs.get("reason") or (mark.args and isinstance(mark.args[-1], str))
-        ):
+        if mark.name == "xfail" and (mark.kwargs.get("reason") or (mark.args and isinstance(mark.args[-1], str))):
             return str(mark.kwargs.get("reason") or mark.args[-1])
     return None
 
@@ -165,9 +163,7 @@ class AdapterConformanceTests:
         if result is None:
             pytest.skip(f"{rule} did not run")
         if result.status == "fail":
-            pytest.fail(
-                f"{rule} failed:\n" + "\n".join(f"  - {r}" for r in result.reasons), pytrace=False
-            )
+            pytest.fail(f"{rule} failed:\n" + "\n".join(f"  - {r}" for r in result.reasons), pytrace=False)
         if result.status == "skip":
             pytest.skip("; ".join(result.reasons[:3]))
 
@@ -182,9 +178,7 @@ class AdapterConformanceTests:
         assert not wrong, "; ".join(wrong)
 
 
-def _make(
-    rule: str, name: str, capability: str | None
-) -> Callable[[AdapterConformanceTests], None]:
+def _make(rule: str, name: str, capability: str | None) -> Callable[[AdapterConformanceTests], None]:
     def test(self: AdapterConformanceTests) -> None:
         self._check(rule, capability)
 

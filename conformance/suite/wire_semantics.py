@@ -24,8 +24,7 @@ ACCEPTED_DIFFERENCES: dict[str, list[str]] = {
     "anthropic-messages": [
         "`content` given as a string equals a list holding one text block (the Messages API "
         "documents the string as shorthand), for messages and for tool_result content",
-        "consecutive messages of the same role are merged (the API combines consecutive same-role "
-        "turns)",
+        "consecutive messages of the same role are merged (the API combines consecutive same-role turns)",
         "`is_error: false` equals an absent `is_error` (false is the default)",
         "`stream: false` equals an absent `stream` (false is the default)",
         'a tool `description` of "" equals an absent one (canonical ToolDefinition requires it)',
@@ -138,9 +137,7 @@ def _diff(a: Any, b: Any, path: str, out: list[str]) -> None:
             out.append(f"{path}: {len(a)} items recorded, {len(b)} rendered")
         for i, (x, y) in enumerate(zip(a, b, strict=False)):
             _diff(x, y, f"{path}/{i}", out)
-    elif a != b or (
-        type(a) is not type(b) and not (isinstance(a, int | float) and isinstance(b, int | float))
-    ):
+    elif a != b or (type(a) is not type(b) and not (isinstance(a, int | float) and isinstance(b, int | float))):
         out.append(f"{path}: recorded {json.dumps(a)[:60]}, rendered {json.dumps(b)[:60]}")
 
 
@@ -163,11 +160,7 @@ def inspect(api: str | None, body: Any) -> WireFacts | None:
     if api == "anthropic-messages":
         s = body.get("system")
         facts.system_top_level = (
-            s
-            if isinstance(s, str)
-            else "\n\n".join(str(x.get("text", "")) for x in s)
-            if isinstance(s, list)
-            else None
+            s if isinstance(s, str) else "\n\n".join(str(x.get("text", "")) for x in s) if isinstance(s, list) else None
         )
         seen: set[str] = set()
         for i, m in enumerate(msgs):
@@ -305,9 +298,7 @@ REQUEST_SHAPES: dict[str, dict[str, Any]] = {
                     "type": "object",
                     "required": ["role"],
                     "properties": {
-                        "role": {
-                            "enum": ["system", "developer", "user", "assistant", "tool", "function"]
-                        },
+                        "role": {"enum": ["system", "developer", "user", "assistant", "tool", "function"]},
                         "content": {"type": ["string", "array", "null"]},
                         "tool_call_id": {"type": "string", "maxLength": 40},
                         "tool_calls": {
@@ -367,6 +358,4 @@ def shape_problems(api: str | None, body: Any) -> list[str]:
     if str(api) not in REQUEST_SHAPES:
         return []
     v = _shape_validator(str(api))
-    return [
-        f"/{'/'.join(map(str, e.absolute_path))}: {e.message[:120]}" for e in v.iter_errors(body)
-    ][:5]
+    return [f"/{'/'.join(map(str, e.absolute_path))}: {e.message[:120]}" for e in v.iter_errors(body)][:5]
