@@ -7,11 +7,12 @@ from pathlib import Path
 from ..findings import RuleCatalog
 from .base import FileStats, Format, FormatRun, Options
 from .canonical import CanonicalFormat
+from .geppetto import GeppettoFormat
 
 
 def all_formats() -> list[Format]:
     """Every format, in detection order (the most specific first, canonical last)."""
-    return [CanonicalFormat()]
+    return [GeppettoFormat(), CanonicalFormat()]
 
 
 def get_format(name: str) -> Format:
