@@ -209,8 +209,7 @@ def _residue(
         r["payload"] = (
             {k: v for k, v in p.items() if k not in set(drop)} if isinstance(p, dict) else p
         )
-    r["_"] = {"kind": kind, "n": n, **flags}
-    return r
+    return {"block": r, "x": {"kind": kind, "n": n, **flags}}
 
 
 def _image_to_canonical(
@@ -219,7 +218,7 @@ def _image_to_canonical(
     """(canonical image block or None, residue) for one geppetto image map."""
     if not isinstance(img, dict):
         out.loss(ptr, "image entry is not a mapping; dropped")
-        return None, {"_": {"dropped": True}, "raw": img}
+        return None, {"image": img, "x": {"dropped": True}}
     media = img.get("media_type") if isinstance(img.get("media_type"), str) else None
     field_name = (
         "url"
@@ -231,7 +230,7 @@ def _image_to_canonical(
     if field_name is None:
         what = "a provider file_id" if "file_id" in img else "no url or content"
         out.loss(ptr, f"image has {what}; canonical images need bytes or a URL; dropped")
-        return None, {**img, "_": {"dropped": True}}
+        return None, {"image": img, "x": {"dropped": True}}
     value: str = img[field_name]
     marker: dict[str, Any] = {"from": field_name}
     m = _DATA_URL.match(value)
@@ -247,23 +246,25 @@ def _image_to_canonical(
         media = media or mimetypes.guess_type(urlsplit(value).path)[0]
     else:
         kind, data = "base64", value
+    if not data.strip():
+        out.loss(f"{ptr}/{field_name}", "image has an empty url or content; dropped")
+        return None, {"image": img, "x": {"dropped": True}}
     if kind == "base64":
         compact = "".join(data.split())
         raw = _strict_b64(compact)
         if raw is None:
             out.loss(f"{ptr}/{field_name}", "image data is not valid base64; dropped")
-            return None, {**img, "_": {"dropped": True}}
+            return None, {"image": img, "x": {"dropped": True}}
         media = media or _sniff(raw)
         if compact != data:
             marker["orig"] = value
         data = compact
     if media is None or not _IMAGE_MEDIA.match(media.lower()):
         out.loss(ptr, f"image media type {media!r} is not a known image/* type; dropped")
-        return None, {**img, "_": {"dropped": True}}
+        return None, {"image": img, "x": {"dropped": True}}
     if "media_type" not in img:
-        marker["media"] = media
-    residue = {k: v for k, v in img.items() if k != field_name}
-    residue["_"] = marker
+        marker["media"] = media.lower()
+    residue = {"image": {k: v for k, v in img.items() if k != field_name}, "x": marker}
     block = {"type": "image", "source": {"kind": kind, "data": data}, "media_type": media.lower()}
     return block, residue
 
@@ -290,8 +291,8 @@ def _content_of(
                 if blk is not None:
                     content.append(blk)
                 kept.append(rest)
-            residue["payload"]["images"] = kept
-            residue["_"]["n"] = len(content)
+            residue["block"]["payload"]["images"] = kept
+            residue["x"]["n"] = len(content)
         return content, residue
     if kind == "reasoning":
         flags = {}
@@ -325,9 +326,8 @@ def _content_of(
             )
         residue = _residue(block, kind, drop, flags, 1)
         if "sig" in flags:
-            residue["metadata"] = {
-                k: v for k, v in residue["metadata"].items() if k != SIGNATURE_KEY
-            }
+            rb = residue["block"]
+            rb["metadata"] = {k: v for k, v in rb["metadata"].items() if k != SIGNATURE_KEY}
         return [thinking], residue
     if kind == "tool_call":
         tid = out.ids.tool()
@@ -609,12 +609,13 @@ def _ordered(block: dict[str, Any]) -> dict[str, Any]:
 
 def _aligned(residues: Any, content: list[dict[str, Any]]) -> bool:
     if not isinstance(residues, list) or not all(
-        isinstance(r, dict) and isinstance(r.get("_"), dict) for r in residues
+        isinstance(r, dict) and isinstance(r.get("x"), dict) and isinstance(r.get("block"), dict)
+        for r in residues
     ):
         return False
     i = 0
     for r in residues:
-        kind, n = r["_"].get("kind"), r["_"].get("n")
+        kind, n = r["x"].get("kind"), r["x"].get("n")
         if not isinstance(n, int) or n < 1 or i + n > len(content):
             return False
         types = [c["type"] for c in content[i : i + n]]
@@ -629,9 +630,9 @@ def _aligned(residues: Any, content: list[dict[str, Any]]) -> bool:
 
 def _restore_block(r: dict[str, Any], content: list[dict[str, Any]], st: _In) -> dict[str, Any]:
     """A geppetto block from its residue and its (possibly edited) canonical content."""
-    flags = r["_"]
+    flags = r["x"]
     kind = flags["kind"]
-    block = {k: v for k, v in r.items() if k != "_"}
+    block = dict(r["block"])
     block.setdefault("kind", kind)
     payload = block.get("payload")
     p: dict[str, Any] = dict(payload) if isinstance(payload, dict) else {}
@@ -689,17 +690,17 @@ def _restore_images(residues: Any, images: list[dict[str, Any]]) -> list[Any] | 
     out: list[Any] = []
     queue = list(images)
     for r in residues:
-        marker = r.get("_") if isinstance(r, dict) else None
-        if not isinstance(marker, dict):
+        marker = r.get("x") if isinstance(r, dict) else None
+        if not isinstance(marker, dict) or "image" not in r:
             out.append(r)
             continue
         if marker.get("dropped"):
-            out.append(r["raw"] if "raw" in r else {k: v for k, v in r.items() if k != "_"})
+            out.append(r["image"])
             continue
-        if not queue:
+        if not queue or not isinstance(r["image"], dict):
             continue
         c = queue.pop(0)
-        img = {k: v for k, v in r.items() if k != "_"}
+        img = dict(r["image"])
         data = c["source"]["data"]
         field_name = marker.get("from", "content")
         if marker.get("binary"):
@@ -934,7 +935,7 @@ def messages_to_turn(
         elif raw is not None and _aligned(raw.get("blocks"), msg["content"]):
             i = 0
             for r in raw["blocks"]:
-                k = r["_"]["n"]
+                k = r["x"]["n"]
                 blocks.append(_restore_block(r, msg["content"][i : i + k], st))
                 i += k
         else:

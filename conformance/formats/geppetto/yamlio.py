@@ -183,6 +183,14 @@ class _Builder:
 
     # -- where the next node goes ---------------------------------------------------
 
+    def _mark(self, pointer: str | None, line: int) -> None:
+        """Record where `pointer` is: a mapping value at its key's line, else its own."""
+        if pointer is None:
+            return
+        top = self.stack[-1] if self.stack else None
+        keyed = top is not None and isinstance(top.value, dict)
+        self.lines[pointer] = top.key_line if keyed and top is not None else line
+
     def _slot(self) -> tuple[str | None, bool]:
         """(pointer of the next node, whether it is a mapping key)."""
         if not self.stack:
@@ -298,8 +306,7 @@ class _Builder:
                     "(geppetto's typed keys cannot store NaN or Infinity)",
                 )
             )
-        if pointer is not None:
-            self.lines[pointer] = line
+        self._mark(pointer, line)
         if ev.anchor:
             self.anchors[ev.anchor] = (value, 1)
         self._count(1, line, pointer or "", False)
@@ -332,8 +339,7 @@ class _Builder:
                 )
             self._key(value, True, False, line)
             return
-        if pointer is not None:
-            self.lines[pointer] = line
+        self._mark(pointer, line)
         self._count(weight, line, pointer or "", True)
         self._put(value, weight, line)
 
@@ -358,8 +364,7 @@ class _Builder:
                     "a mapping or sequence used as a mapping key cannot be read by geppetto",
                 )
             )
-        if pointer is not None:
-            self.lines[pointer] = line
+        self._mark(pointer, line)
         container: dict[str, Any] | list[Any] = {} if isinstance(ev, yaml.MappingStartEvent) else []
         self.stack.append(_Frame(container, None if is_key else pointer, ev.anchor, line))
         self._count(1, line, pointer or "", False)
@@ -543,6 +548,19 @@ for _first, _regex, _tag in (
     Dumper.add_implicit_resolver(
         TAG + _tag, re.compile(_regex.pattern.replace(r"\Z", "$")), list(_first)
     )
+
+
+_BREAKS = frozenset("\x85\u2028\u2029\ufeff")
+
+
+def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
+    # PyYAML writes NEL, LS, PS (and a BOM) raw in plain and single-quoted scalars,
+    # where a reader folds them into spaces; double quotes escape them (\N, \L, \P).
+    style = '"' if not _BREAKS.isdisjoint(data) else None
+    return dumper.represent_scalar(TAG + "str", data, style=style)
+
+
+Dumper.add_representer(str, _represent_str)
 
 
 def _represent_binary(dumper: yaml.SafeDumper, data: Binary) -> yaml.ScalarNode:
