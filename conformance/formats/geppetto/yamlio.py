@@ -68,8 +68,13 @@ def escape(token: str) -> str:
     return token.replace("~", "~0").replace("/", "~1")
 
 
+_NOT_STR_FIRST = frozenset("0123456789+-.~nNtTfF")
+
+
 def resolve_plain(text: str) -> Any:
     """The value of an untagged plain scalar under the YAML 1.2 core schema."""
+    if text and text[0] not in _NOT_STR_FIRST:
+        return text  # fast path: no core-schema form starts with another character
     if _NULL.match(text):
         return None
     if _BOOL.match(text):
@@ -525,7 +530,10 @@ def read_yaml(
 # -- writing ---------------------------------------------------------------------------
 
 
-class Dumper(yaml.SafeDumper):
+_DumperBase: type = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml's emitter if built
+
+
+class Dumper(_DumperBase):  # type: ignore[misc]
     """A SafeDumper that quotes every string a YAML 1.1 *or* 1.2 reader would not read back
     as a string (`0o17`, `.NaN`, `yes`, ...), so geppetto (go-yaml v3, YAML 1.2) and
     PyYAML both read the written file exactly. Shared values are written in full, never
