@@ -362,6 +362,27 @@ def test_native_canonical_maps_to_geppetto_shapes() -> None:
     assert len(first_of_message) == len(session)
 
 
+def test_unknown_blocks_and_empty_messages_are_dropped_and_reported() -> None:
+    session = synthetic_session(6, 2)
+    session[1]["content"].insert(0, {"type": "audio", "data": "..."})
+    session.append(
+        {
+            **session[-1],
+            "id": "7ZZZZZZZZZZZZZZZZZZZZZZZZZ",
+            "content": [],
+            "metadata": {**session[-1]["metadata"], "status": "partial"},
+        }
+    )
+    assert [f for f in canonical_findings(session) if f.severity == Severity.ERROR] == []
+    turn, losses = messages_to_turn(session, ids())
+    dropped = [(x.record, x.pointer) for x in losses if not x.pointer.endswith("/signature")]
+    assert dropped == [
+        (1, "/content/0"),
+        (len(session) - 1, ""),
+    ]
+    assert geppetto_errors(turn) == []
+
+
 def test_refuses_several_sessions(tmp_path: Path) -> None:
     msgs = list(synthetic.messages(80, seed=1, session_len=40))
     assert len({m["session_id"] for m in msgs}) == 2

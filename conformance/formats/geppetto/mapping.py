@@ -30,11 +30,12 @@ What is reported
     geppetto `other` blocks, reasoning `encrypted_content`, a reasoning `summary` next to
     visible text, tool args that are not an object, unmappable images; canonical thinking
     signatures for non-Gemini providers, redacted_thinking, file_ref images, images in
-    tool results, tool definitions, empty system placeholders. Bookkeeping without a
-    field on the other side (item ids, correlation, provider settings, routing) is kept in
-    the round-trip store and not reported. GE901 when canonical requires a value geppetto
-    does not record (routing, pricing_version, and model/usage when no inference_result
-    exists); the written value is named in the message.
+    tool results, unknown block types, tool definitions, messages without content.
+    Bookkeeping without a field on the other side (item ids, correlation, provider
+    settings, routing) is kept in the round-trip store and not reported. GE901 when
+    canonical requires a value geppetto does not record (routing, pricing_version, and
+    model/usage when no inference_result exists); the written value is named in the
+    message.
 """
 
 from __future__ import annotations
@@ -754,15 +755,32 @@ def _result_from_meta(meta: dict[str, Any], has_tool_use: bool) -> dict[str, Any
     return ir if len(ir) > 1 else None
 
 
+_NATIVE = {
+    "system": frozenset({"text"}),
+    "user": frozenset({"text", "image"}),
+    "assistant": frozenset({"text", "thinking", "tool_use", "redacted_thinking"}),
+    "tool": frozenset({"tool_result"}),
+}
+
+
 def _native_blocks(msg: dict[str, Any], ptr: str, st: _In) -> list[dict[str, Any]]:
     """geppetto blocks for a canonical message that did not come from geppetto."""
     role: str = msg["role"]
     meta: dict[str, Any] = msg["metadata"]
-    content: list[dict[str, Any]] = msg["content"]
+    content: list[dict[str, Any]] = []
+    where: list[int] = []  # index of each kept block in the message
+    for j, c in enumerate(msg["content"]):
+        if c["type"] in _NATIVE[role]:
+            content.append(c)
+            where.append(j)
+        else:  # unknown block types are tolerated by canonical readers (§10.3)
+            st.loss(f"{ptr}/content/{j}", f"{c['type']} block has no geppetto equivalent; dropped")
+    if not content:
+        what = "an empty system message (a placeholder)" if role == "system" else f"{role} message"
+        st.loss(ptr, f"{what} without content has no geppetto block; dropped")
+        return []
     out: list[dict[str, Any]] = []
     if role == "system":
-        if not content:
-            st.loss(ptr, "empty system message (a placeholder) has no geppetto block; dropped")
         out = [
             {
                 "id": st.ids.uuid(),
@@ -773,7 +791,7 @@ def _native_blocks(msg: dict[str, Any], ptr: str, st: _In) -> list[dict[str, Any
             for c in content
         ]
     elif role == "user":
-        out = _user_blocks(content, ptr, st)
+        out = _user_blocks(content, where, ptr, st)
     elif role == "tool":
         for j, c in enumerate(content):
             texts = []
@@ -782,7 +800,7 @@ def _native_blocks(msg: dict[str, Any], ptr: str, st: _In) -> list[dict[str, Any
                     texts.append(inner["text"])
                 else:
                     st.loss(
-                        f"{ptr}/content/{j}/content/{k}",
+                        f"{ptr}/content/{where[j]}/content/{k}",
                         f"{inner['type']} block in a tool result has no geppetto field; dropped",
                     )
             joined = "\n".join(texts)
@@ -818,9 +836,9 @@ def _native_blocks(msg: dict[str, Any], ptr: str, st: _In) -> list[dict[str, Any
                         b["metadata"] = {SIGNATURE_KEY: sig}
                     else:
                         st.loss(
-                            f"{ptr}/content/{j}/signature",
-                            "thinking signature has no geppetto field for this provider; "
-                            f"geppetto will not replay it (kept under {CANONICAL_KEY})",
+                            f"{ptr}/content/{where[j]}/signature",
+                            f"thinking signature of provider {meta.get('provider')!r} has no "
+                            "geppetto field (only Gemini's has one); dropped",
                         )
             elif t == "tool_use":
                 st.calls[c["id"]] = c["id"]
@@ -829,16 +847,10 @@ def _native_blocks(msg: dict[str, Any], ptr: str, st: _In) -> list[dict[str, Any
                     "kind": "tool_call",
                     "payload": {"id": c["id"], "name": c["name"], "args": c["input"]},
                 }
-            elif t == "redacted_thinking":
+            else:  # redacted_thinking
                 st.loss(
-                    f"{ptr}/content/{j}",
+                    f"{ptr}/content/{where[j]}",
                     "redacted_thinking (opaque provider data) has no geppetto block; dropped",
-                )
-                continue
-            else:
-                st.loss(
-                    f"{ptr}/content/{j}",
-                    f"{t} block is not allowed in an assistant message; dropped",
                 )
                 continue
             if result is not None:
@@ -853,7 +865,9 @@ def _native_blocks(msg: dict[str, Any], ptr: str, st: _In) -> list[dict[str, Any
     return [_ordered(b) for b in out]
 
 
-def _user_blocks(content: list[dict[str, Any]], ptr: str, st: _In) -> list[dict[str, Any]]:
+def _user_blocks(
+    content: list[dict[str, Any]], where: list[int], ptr: str, st: _In
+) -> list[dict[str, Any]]:
     """One user block per text block, each with the images that follow it."""
     blocks: list[dict[str, Any]] = []
     leading: list[dict[str, Any]] = []
@@ -871,7 +885,7 @@ def _user_blocks(content: list[dict[str, Any]], ptr: str, st: _In) -> list[dict[
         src = c["source"]
         if src["kind"] == "file_ref":
             st.loss(
-                f"{ptr}/content/{j}",
+                f"{ptr}/content/{where[j]}",
                 "file_ref image (a workspace path) has no geppetto form; dropped",
             )
             continue
@@ -883,7 +897,7 @@ def _user_blocks(content: list[dict[str, Any]], ptr: str, st: _In) -> list[dict[
     if leading:
         if blocks:
             st.loss(
-                f"{ptr}/content/0",
+                f"{ptr}/content/{where[0]}",
                 "images before the first text block move after it "
                 "(a geppetto user block holds text, then images)",
             )
