@@ -9,6 +9,9 @@ The older llm-runner fixture wrapper (`version: 1`, `turn:`, `followups:`) is re
 by its `turn` key: its turn is checked like a Turn file and each follow-up like a block.
 Tool pairing covers the seed turn only, since the runner interleaves generated blocks
 with the follow-ups.
+
+A YAML file is read whole (YAML has no record boundary to stream on), so
+`Options.max_line_bytes`, the bound on the largest unit read at once, bounds its size.
 """
 
 from __future__ import annotations

@@ -57,6 +57,7 @@ from urllib.parse import urlsplit
 from ulid import ULID
 
 from ...findings import RuleInfo
+from ...schemas import schema_set
 from . import rules as R
 from .yamlio import Binary, escape
 
@@ -68,13 +69,17 @@ RAW = "geppetto"
 RAW_VERSION = 1
 SYNTH_PRICING = "unknown"
 
-_KINDS = ("system", "user", "llm_text", "tool_call", "tool_use", "reasoning", "other")
+_KINDS = tuple(schema_set("geppetto", "v1")["block-kind.json"]["enum"])
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _MODEL_CHARS = re.compile(r"[^a-z0-9_.-]")
 _DATA_URL = re.compile(r"data:([^;,]*)((?:;[^;,]*)*?);base64,", re.IGNORECASE)
 # status <-> finish_class (turns.InferenceFinishClass, canonical §4.3 MessageStatus)
 _STATUS = {"interrupted": "cancelled", "error": "error"}
 _FINISH = {"cancelled": "interrupted", "error": "error", "partial": "unknown"}
 _IMAGE_MEDIA = re.compile(r"image/[a-z0-9][a-z0-9!#$&^_.+-]*\Z")  # canonical image-block.json
+# Python's built-in extension table only, so a guess does not depend on the machine's
+# /etc/mime.types.
+_MIMES = mimetypes.MimeTypes(filenames=())
 _MAGIC = ((b"\x89PNG", "image/png"), (b"\xff\xd8\xff", "image/jpeg"), (b"GIF8", "image/gif"))
 
 
@@ -110,7 +115,8 @@ class IdSource:
         return out
 
     def message(self) -> tuple[str, str]:
-        created = dt.datetime.fromtimestamp(self.us / 1e6, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        when = _EPOCH + dt.timedelta(microseconds=self.us)  # integer arithmetic: exact µs
+        created = when.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         return self._ulid(), created
 
     def tool(self) -> str:
@@ -244,7 +250,7 @@ def _image_to_canonical(
         media = media or (m.group(1).lower() or None)
     elif field_name == "url":
         kind, data = "url", value
-        media = media or mimetypes.guess_type(urlsplit(value).path)[0]
+        media = media or _MIMES.guess_type(urlsplit(value).path)[0]
     else:
         kind, data = "base64", value
     if not data.strip():
@@ -429,14 +435,11 @@ def _assistant_meta(result: Any, stored: Any, first_ptr: str, out: _Out) -> dict
                 first_ptr, f"model {model!r} contains whitespace; canonical model id is {clean!r}"
             )
             model_id = clean
-    usage_in = ir.get("usage") if isinstance(ir.get("usage"), dict) else None
-    if usage_in is None:
-        synth.append("usage tokens 0")
-        usage_in = {}
-    usage: dict[str, Any] = {
-        "input_tokens": usage_in.get("input_tokens", 0),
-        "output_tokens": usage_in.get("output_tokens", 0),
-    }
+    usage_in: dict[str, Any] = ir["usage"] if isinstance(ir.get("usage"), dict) else {}
+    missing = [n for n in ("input_tokens", "output_tokens") if n not in usage_in]
+    if missing:
+        synth.append(" and ".join(missing) + " 0")
+    usage: dict[str, Any] = {n: usage_in.get(n, 0) for n in ("input_tokens", "output_tokens")}
     cached = usage_in.get("cache_read_input_tokens") or usage_in.get("cached_tokens")
     if cached:
         usage["cached_input_tokens"] = cached
