@@ -592,7 +592,7 @@ def turns(draw: st.DrawFn) -> dict[str, Any]:
     return turn
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(turns(), st.integers(0, 2**32))
 def test_geppetto_to_canonical_and_back_is_the_identity(turn: dict[str, Any], seed: int) -> None:
     assert geppetto_errors(turn) == []

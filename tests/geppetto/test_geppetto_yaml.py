@@ -241,7 +241,7 @@ def _same(a: Any, b: Any) -> bool:
     return bool(a == b) and type(a) is type(b) if not isinstance(a, (dict, list)) else a == b
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(json_values)
 def test_dump_reads_back_identically_here_and_in_pyyaml(value: Any) -> None:
     text = dump({"v": value})
