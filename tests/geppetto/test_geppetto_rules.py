@@ -94,3 +94,16 @@ def test_rules_cite_sections_and_have_stable_prefixes() -> None:
     for info in CATALOG:
         assert info.id.startswith("GE") and len(info.id) == 5
         assert info.section and info.summary
+
+
+def test_cli_detects_the_format_and_can_be_forced(capsys: pytest.CaptureFixture[str]) -> None:
+    from conformance.cli import main
+
+    assert main(["validate", str(FIXTURES / "GE101_good.yaml")]) == 0
+    assert main(["validate", str(FIXTURES / "GE101_bad.yaml")]) == 1
+    out = capsys.readouterr().out
+    assert "GE101_bad.yaml:11: /blocks/1/role GE101 error" in out
+    # comments only: no `blocks:` to detect, so only --format reads it
+    assert main(["validate", str(FIXTURES / "GE005_bad.yaml")]) == 2
+    assert main(["validate", "--format", "geppetto", str(FIXTURES / "GE005_bad.yaml")]) == 1
+    assert "Traceback" not in capsys.readouterr().err
