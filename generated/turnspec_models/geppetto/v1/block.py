@@ -8,15 +8,7 @@ from typing import Annotated
 from pydantic import Field
 from typing_extensions import TypeAliasType
 
-from . import (
-    llm_text_block,
-    other_block,
-    reasoning_block,
-    system_block,
-    tool_call_block,
-    tool_use_block,
-    user_block,
-)
+from . import llm_text_block, other_block, reasoning_block, system_block, tool_call_block, tool_use_block, user_block
 
 Block = TypeAliasType(
     "Block",

@@ -18,16 +18,12 @@ class BlockMetadata(BaseModel):
     model_config = ConfigDict(
         extra='allow',
     )
-    geppetto_claude_original_content_v1: Annotated[
-        Any | None, Field(alias='geppetto.claude_original_content@v1')
-    ] = None
-    geppetto_tool_calls_v1: Annotated[Any | None, Field(alias='geppetto.tool_calls@v1')] = None
-    geppetto_middleware_v1: Annotated[StrictStr | None, Field(alias='geppetto.middleware@v1')] = (
+    geppetto_claude_original_content_v1: Annotated[Any | None, Field(alias='geppetto.claude_original_content@v1')] = (
         None
     )
-    geppetto_agentmode_tag_v1: Annotated[
-        StrictStr | None, Field(alias='geppetto.agentmode_tag@v1')
-    ] = None
+    geppetto_tool_calls_v1: Annotated[Any | None, Field(alias='geppetto.tool_calls@v1')] = None
+    geppetto_middleware_v1: Annotated[StrictStr | None, Field(alias='geppetto.middleware@v1')] = None
+    geppetto_agentmode_tag_v1: Annotated[StrictStr | None, Field(alias='geppetto.agentmode_tag@v1')] = None
     geppetto_agentmode_v1: Annotated[StrictStr | None, Field(alias='geppetto.agentmode@v1')] = None
     geppetto_inference_result_v1: Annotated[
         inference_result.InferenceResult | None, Field(alias='geppetto.inference_result@v1')

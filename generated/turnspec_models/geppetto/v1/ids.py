@@ -15,16 +15,11 @@ Named string formats of geppetto Turn YAML (seed 004 "Turns and Blocks in Geppet
 
 
 KeyId = TypeAliasType(
-    "KeyId",
-    Annotated[
-        StrictStr, Field(pattern='^[A-Za-z0-9_-]+[.][A-Za-z0-9_.-]+@v[1-9][0-9]*$', title='KeyId')
-    ],
+    "KeyId", Annotated[StrictStr, Field(pattern='^[A-Za-z0-9_-]+[.][A-Za-z0-9_.-]+@v[1-9][0-9]*$', title='KeyId')]
 )
 """
 A typed-key identity `namespace.name@vN` ("Typed Keys"; geppetto turns.NewKeyString: non-empty namespace and name, version >= 1). geppetto reads any string key, so the rule engine warns (GE201) instead of rejecting.
 """
 
 
-NonEmptyString = TypeAliasType(
-    "NonEmptyString", Annotated[StrictStr, Field(min_length=1, title='NonEmptyString')]
-)
+NonEmptyString = TypeAliasType("NonEmptyString", Annotated[StrictStr, Field(min_length=1, title='NonEmptyString')])

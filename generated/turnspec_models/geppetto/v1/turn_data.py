@@ -16,15 +16,11 @@ class TurnData(BaseModel):
     model_config = ConfigDict(
         extra='allow',
     )
-    geppetto_tool_config_v1: Annotated[
-        dict[str, Any] | None, Field(alias='geppetto.tool_config@v1')
-    ] = None
+    geppetto_tool_config_v1: Annotated[dict[str, Any] | None, Field(alias='geppetto.tool_config@v1')] = None
     """
     engine.ToolConfig (enabled, tool_choice, max_parallel_tools, execution_timeout, ...).
     """
-    geppetto_tool_definitions_v1: Annotated[
-        Any | None, Field(alias='geppetto.tool_definitions@v1')
-    ] = None
+    geppetto_tool_definitions_v1: Annotated[Any | None, Field(alias='geppetto.tool_definitions@v1')] = None
     """
     engine.ToolDefinitions.
     """
@@ -34,9 +30,7 @@ class TurnData(BaseModel):
     """
     engine.StructuredOutputConfig.
     """
-    geppetto_inference_config_v1: Annotated[
-        dict[str, Any] | None, Field(alias='geppetto.inference_config@v1')
-    ] = None
+    geppetto_inference_config_v1: Annotated[dict[str, Any] | None, Field(alias='geppetto.inference_config@v1')] = None
     """
     engine.InferenceConfig.
     """
@@ -55,9 +49,7 @@ class TurnData(BaseModel):
     geppetto_agent_mode_allowed_tools_v1: Annotated[
         list[StrictStr] | None, Field(alias='geppetto.agent_mode_allowed_tools@v1')
     ] = None
-    geppetto_agent_mode_v1: Annotated[StrictStr | None, Field(alias='geppetto.agent_mode@v1')] = (
-        None
-    )
+    geppetto_agent_mode_v1: Annotated[StrictStr | None, Field(alias='geppetto.agent_mode@v1')] = None
     geppetto_responses_server_tools_v1: Annotated[
         list[Any] | None, Field(alias='geppetto.responses_server_tools@v1')
     ] = None

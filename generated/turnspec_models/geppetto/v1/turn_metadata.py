@@ -20,17 +20,11 @@ class TurnMetadata(BaseModel):
     )
     geppetto_provider_v1: Annotated[StrictStr | None, Field(alias='geppetto.provider@v1')] = None
     geppetto_runtime_v1: Annotated[Any | None, Field(alias='geppetto.runtime@v1')] = None
-    geppetto_session_id_v1: Annotated[StrictStr | None, Field(alias='geppetto.session_id@v1')] = (
-        None
-    )
-    geppetto_inference_id_v1: Annotated[
-        StrictStr | None, Field(alias='geppetto.inference_id@v1')
-    ] = None
+    geppetto_session_id_v1: Annotated[StrictStr | None, Field(alias='geppetto.session_id@v1')] = None
+    geppetto_inference_id_v1: Annotated[StrictStr | None, Field(alias='geppetto.inference_id@v1')] = None
     geppetto_trace_id_v1: Annotated[StrictStr | None, Field(alias='geppetto.trace_id@v1')] = None
     geppetto_usage_v1: Annotated[Any | None, Field(alias='geppetto.usage@v1')] = None
-    geppetto_stop_reason_v1: Annotated[StrictStr | None, Field(alias='geppetto.stop_reason@v1')] = (
-        None
-    )
+    geppetto_stop_reason_v1: Annotated[StrictStr | None, Field(alias='geppetto.stop_reason@v1')] = None
     geppetto_model_v1: Annotated[StrictStr | None, Field(alias='geppetto.model@v1')] = None
     geppetto_inference_result_v1: Annotated[
         inference_result.InferenceResult | None, Field(alias='geppetto.inference_result@v1')
