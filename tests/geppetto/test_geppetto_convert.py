@@ -51,11 +51,7 @@ def geppetto_run() -> GeppettoRun:
 
 def geppetto_errors(turn: dict[str, Any]) -> list[str]:
     run = geppetto_run()
-    return [
-        f.format()
-        for f in run.check_document(Document("mem", turn, {}, 1))
-        if f.severity == Severity.ERROR
-    ]
+    return [f.format() for f in run.check_document(Document("mem", turn, {}, 1)) if f.severity == Severity.ERROR]
 
 
 def canonical_findings(messages: list[dict[str, Any]]) -> list[Finding]:
@@ -132,11 +128,7 @@ def test_tool_turn_to_canonical_groups_one_inference_and_reports_each_lossy_step
         ("GE900", 36, "/blocks/4"),
     ]
     synth = [f for f in findings if f.rule == "GE901"]
-    assert (
-        len(synth) == 1
-        and synth[0].pointer == "/blocks/1"
-        and "pricing_version" in synth[0].message
-    )
+    assert len(synth) == 1 and synth[0].pointer == "/blocks/1" and "pricing_version" in synth[0].message
     messages = [orjson.loads(line) for line in dst.read_bytes().splitlines()]
     assert [m["role"] for m in messages] == ["user", "assistant", "tool"]
     assistant = messages[1]
@@ -265,9 +257,7 @@ def test_summary_only_reasoning_and_non_object_args() -> None:
     assert messages[0]["content"][1]["input"] == {}
     assert messages[1]["content"][0]["is_error"] is True
     assert messages[1]["content"][0]["content"] == [{"type": "text", "text": "boom"}]
-    assert [loss.pointer for loss in losses if loss.rule.id == "GE900"] == [
-        "/blocks/1/payload/args"
-    ]
+    assert [loss.pointer for loss in losses if loss.rule.id == "GE900"] == ["/blocks/1/payload/args"]
     assert messages_to_turn(messages, ids())[0] == turn
 
 
@@ -335,16 +325,8 @@ def test_canonical_to_geppetto_and_back_keeps_content_and_metadata() -> None:
             if a["type"] == "thinking" and a.get("signature"):
                 a = {k: v for k, v in a.items() if k != "signature"}  # reported lossy above
             assert a == b
-        meta_old = {
-            k: v
-            for k, v in old["metadata"].items()
-            if k not in ("provider_raw", "parent_tool_use_id")
-        }
-        meta_new = {
-            k: v
-            for k, v in new["metadata"].items()
-            if k not in ("provider_raw", "parent_tool_use_id")
-        }
+        meta_old = {k: v for k, v in old["metadata"].items() if k not in ("provider_raw", "parent_tool_use_id")}
+        meta_new = {k: v for k, v in new["metadata"].items() if k not in ("provider_raw", "parent_tool_use_id")}
         assert meta_new == meta_old
     assert [f for f in canonical_findings(again) if f.severity == Severity.ERROR] == []
 
@@ -399,9 +381,7 @@ def test_cli_convert_and_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixt
     assert main(["convert", "--from", "geppetto", "--to", "canonical", str(src), str(dst)]) == 0
     err = capsys.readouterr().err
     assert "GE900" in err and "wrote" in err
-    assert (
-        main(["convert", "--from", "geppetto", "--to", "canonical", str(src), str(dst)]) == 2
-    )  # exists
+    assert main(["convert", "--from", "geppetto", "--to", "canonical", str(src), str(dst)]) == 2  # exists
     assert "Traceback" not in capsys.readouterr().err
 
 
@@ -423,11 +403,7 @@ TEXT = st.text(max_size=30)
 KEY = st.text(alphabet=string.ascii_lowercase + "_", min_size=1, max_size=8)
 ID = st.text(alphabet=string.ascii_letters + string.digits + "-_", min_size=1, max_size=10)
 JSON = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers(-(2**53), 2**53)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | TEXT,
+    st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.floats(allow_nan=False, allow_infinity=False) | TEXT,
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),
     max_leaves=8,
 )
@@ -530,9 +506,7 @@ def turns(draw: st.DrawFn) -> dict[str, Any]:
                 p["text"] = draw(TEXT)
             if draw(st.booleans()):
                 p["summary"] = draw(
-                    st.lists(
-                        st.builds(lambda t: {"type": "summary_text", "text": t}, TEXT), max_size=2
-                    )
+                    st.lists(st.builds(lambda t: {"type": "summary_text", "text": t}, TEXT), max_size=2)
                 )
             if draw(st.booleans()):
                 p["encrypted_content"] = draw(TEXT)
@@ -605,15 +579,9 @@ def test_geppetto_to_canonical_and_back_is_the_identity(turn: dict[str, Any], se
         for i, b in enumerate(turn["blocks"])
         if isinstance(b.get("payload"), dict) and b["payload"].get("encrypted_content")
     ]
-    assert [
-        loss.pointer for loss in losses if loss.pointer.endswith("/encrypted_content")
-    ] == encrypted
-    others = [
-        f"/blocks/{i}" for i, b in enumerate(turn["blocks"]) if b["kind"] in ("other", "widget")
-    ]
-    assert [
-        loss.pointer for loss in losses if loss.rule.id == "GE900" and loss.pointer in others
-    ] == others
+    assert [loss.pointer for loss in losses if loss.pointer.endswith("/encrypted_content")] == encrypted
+    others = [f"/blocks/{i}" for i, b in enumerate(turn["blocks"]) if b["kind"] in ("other", "widget")]
+    assert [loss.pointer for loss in losses if loss.rule.id == "GE900" and loss.pointer in others] == others
     wire = [orjson.loads(orjson.dumps(m)) for m in messages]
     back, back_losses = messages_to_turn(wire, ids(seed + 1))
     assert back_losses == []

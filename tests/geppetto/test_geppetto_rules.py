@@ -41,11 +41,7 @@ def test_fixture(path: Path) -> None:
         return
     hits = [f for f in report.findings if f.rule == rule]
     assert hits, f"expected {rule}, got {[f.format() for f in report.findings]}"
-    located = [
-        f
-        for f in hits
-        if (line is None or f.line == line) and (pointer is None or f.pointer == pointer)
-    ]
+    located = [f for f in hits if (line is None or f.line == line) and (pointer is None or f.pointer == pointer)]
     assert located, f"{rule} expected at line {line} {pointer}, got {[f.format() for f in hits]}"
     assert located[0].severity == CATALOG[rule].severity
 
@@ -79,11 +75,7 @@ def test_unknown_kind_is_validated_as_other_and_known_spelling_as_its_kind(tmp_p
     unknown = validate([FIXTURES / "GE011_unknown.yaml"], fmt="geppetto")
     assert {f.rule for f in unknown.findings} == {"GE011"}
     # ... while `LLM_Text` reads as llm_text, whose payload needs `text`
-    text = (
-        (FIXTURES / "GE011_bad.yaml")
-        .read_text()
-        .replace("      text: hello\n", "      words: hello\n")
-    )
+    text = (FIXTURES / "GE011_bad.yaml").read_text().replace("      text: hello\n", "      words: hello\n")
     tmp = tmp_path / "kind.yaml"
     tmp.write_text(text)
     report = validate([tmp], fmt="geppetto")

@@ -47,9 +47,7 @@ def test_every_real_turn_file_validates_by_detection(gep: Path) -> None:
 
 def test_the_only_warning_on_real_data_is_the_genuinely_pending_call(gep: Path) -> None:
     report = validate(turn_files(gep), fmt="geppetto")
-    assert {(Path(f.path).name, f.rule) for f in report.findings} == {
-        ("tool-call-gemini-2.5-flash-turn.yaml", "GE304")
-    }
+    assert {(Path(f.path).name, f.rule) for f in report.findings} == {("tool-call-gemini-2.5-flash-turn.yaml", "GE304")}
 
 
 def test_the_fixture_wrapper_is_recognised_and_its_turn_checked(gep: Path) -> None:

@@ -35,8 +35,7 @@ def rules(findings: list[Finding]) -> list[str]:
 
 def test_scalars_resolve_as_yaml_1_2_core_like_go_yaml_v3() -> None:
     doc, findings = read(
-        "a: yes\nb: 0o17\nc: 2024-01-01\nd: 012\ne: 0x1F\nf: ~\n"
-        "g: True\nh: '5'\ni: 1.5e3\nj: on\nk: !!str 7\n"
+        "a: yes\nb: 0o17\nc: 2024-01-01\nd: 012\ne: 0x1F\nf: ~\ng: True\nh: '5'\ni: 1.5e3\nj: on\nk: !!str 7\n"
     )
     assert findings == [] and doc is not None
     assert doc.value == {
@@ -55,9 +54,7 @@ def test_scalars_resolve_as_yaml_1_2_core_like_go_yaml_v3() -> None:
 
 
 def test_every_pointer_has_the_line_of_its_key_or_item() -> None:
-    doc, _ = read(
-        "id: t\nblocks:\n  - kind: user\n    payload:\n      text: hi\n\n  - kind: llm_text\n"
-    )
+    doc, _ = read("id: t\nblocks:\n  - kind: user\n    payload:\n      text: hi\n\n  - kind: llm_text\n")
     assert doc is not None
     assert doc.line("/id") == 1
     assert doc.line("/blocks") == 2
@@ -227,10 +224,7 @@ json_values = st.recursive(
     | st.floats(allow_nan=False, allow_infinity=False)
     | st.text()
     | st.sampled_from(TRICKY),
-    lambda inner: (
-        st.lists(inner, max_size=4)
-        | st.dictionaries(st.text() | st.sampled_from(TRICKY), inner, max_size=4)
-    ),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text() | st.sampled_from(TRICKY), inner, max_size=4),
     max_leaves=20,
 )
 

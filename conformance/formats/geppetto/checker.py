@@ -110,9 +110,7 @@ class GeppettoRun:
     def _f(self, doc: Document, ptr: str, info: RuleInfo, message: str) -> Finding:
         return Finding(doc.path, doc.line(ptr), ptr, info.id, self.sel.severity(info), message)
 
-    def validate(
-        self, path: Path, stats: FileStats, progress: ProgressHook | None = None
-    ) -> Iterator[Finding]:
+    def validate(self, path: Path, stats: FileStats, progress: ProgressHook | None = None) -> Iterator[Finding]:
         for item in read_yaml(path, max_bytes=self.options.max_line_bytes):
             if isinstance(item, Finding):
                 if self.on[item.rule]:
@@ -120,9 +118,7 @@ class GeppettoRun:
                     yield (
                         item
                         if sev == item.severity
-                        else Finding(
-                            item.path, item.line, item.pointer, item.rule, sev, item.message
-                        )
+                        else Finding(item.path, item.line, item.pointer, item.rule, sev, item.message)
                     )
                 continue
             yield from self.check_document(item, stats)
@@ -201,8 +197,7 @@ class GeppettoRun:
                     doc,
                     f"{ptr}/{escape(k)}",
                     R.UNKNOWN_FIELD,
-                    f"{what} field `{k}` is ignored by geppetto's serde "
-                    f"(known: {', '.join(sorted(known))})",
+                    f"{what} field `{k}` is ignored by geppetto's serde (known: {', '.join(sorted(known))})",
                 )
 
     def _version(self, doc: Document, obj: dict[str, Any], ptr: str) -> Iterator[Finding]:
@@ -217,9 +212,7 @@ class GeppettoRun:
 
     # -- turns ------------------------------------------------------------------------
 
-    def check_turn(
-        self, doc: Document, turn: Any, ptr: str, stats: FileStats | None = None
-    ) -> Iterator[Finding]:
+    def check_turn(self, doc: Document, turn: Any, ptr: str, stats: FileStats | None = None) -> Iterator[Finding]:
         if not isinstance(turn, dict):
             return
         on = self.on
@@ -257,9 +250,7 @@ class GeppettoRun:
         if on["GE305"]:
             yield from self._finish_class(doc, turn, ptr, tools)
 
-    def _finish_class(
-        self, doc: Document, turn: dict[str, Any], ptr: str, tools: _Tools
-    ) -> Iterator[Finding]:
+    def _finish_class(self, doc: Document, turn: dict[str, Any], ptr: str, tools: _Tools) -> Iterator[Finding]:
         meta = turn.get("metadata")
         result = meta.get(RESULT_KEY) if isinstance(meta, dict) else None
         fc = result.get("finish_class") if isinstance(result, dict) else None
@@ -281,9 +272,7 @@ class GeppettoRun:
                 + ", ".join(map(repr, pending)),
             )
 
-    def _pairing(
-        self, doc: Document, block: Any, ptr: str, tools: _Tools, all_calls: set[str]
-    ) -> Iterator[Finding]:
+    def _pairing(self, doc: Document, block: Any, ptr: str, tools: _Tools, all_calls: set[str]) -> Iterator[Finding]:
         if not isinstance(block, dict) or not isinstance(block.get("payload"), dict):
             return
         kind = self.vocab.read_kind(block.get("kind"))
@@ -298,8 +287,7 @@ class GeppettoRun:
                         doc,
                         f"{ptr}/payload/id",
                         R.CALL_ID_REPEATED,
-                        f"tool call id {tid!r} already used by the tool_call at "
-                        f"{tools.calls[tid] or '/'}",
+                        f"tool call id {tid!r} already used by the tool_call at {tools.calls[tid] or '/'}",
                     )
                 return
             tools.calls[tid] = ptr
@@ -314,20 +302,12 @@ class GeppettoRun:
         elif tid in tools.calls:
             tools.answered.add(tid)
         elif on["GE301"]:
-            why = (
-                "its tool_call comes later in the turn"
-                if tid in all_calls
-                else "no tool_call has that id"
-            )
-            yield self._f(
-                doc, f"{ptr}/payload/id", R.RESULT_UNPAIRED, f"tool_use answers {tid!r} but {why}"
-            )
+            why = "its tool_call comes later in the turn" if tid in all_calls else "no tool_call has that id"
+            yield self._f(doc, f"{ptr}/payload/id", R.RESULT_UNPAIRED, f"tool_use answers {tid!r} but {why}")
 
     # -- blocks -----------------------------------------------------------------------
 
-    def check_block(
-        self, doc: Document, block: Any, ptr: str, ids: dict[str, str]
-    ) -> Iterator[Finding]:
+    def check_block(self, doc: Document, block: Any, ptr: str, ids: dict[str, str]) -> Iterator[Finding]:
         if not isinstance(block, dict):
             return
         on = self.on
@@ -366,8 +346,7 @@ class GeppettoRun:
                         doc,
                         f"{ptr}/payload/{escape(k)}",
                         R.UNKNOWN_PAYLOAD_KEY,
-                        f"payload key `{k}` is not known for {kind} blocks "
-                        f"(known: {', '.join(sorted(keys))})",
+                        f"payload key `{k}` is not known for {kind} blocks (known: {', '.join(sorted(keys))})",
                     )
         meta = block.get("metadata")
         yield from self._keys(doc, meta, f"{ptr}/metadata", "Block.Metadata")
@@ -378,8 +357,7 @@ class GeppettoRun:
                     doc,
                     f"{ptr}/metadata/{escape(RESULT_KEY)}",
                     R.RESULT_ON_INPUT,
-                    f"a {kind} block carries {RESULT_KEY}; geppetto projects it only onto "
-                    "blocks the model generated",
+                    f"a {kind} block carries {RESULT_KEY}; geppetto projects it only onto blocks the model generated",
                 )
 
     def _role(self, doc: Document, ptr: str, kind: str, role: str) -> Iterator[Finding]:
@@ -393,14 +371,11 @@ class GeppettoRun:
                     doc,
                     ptr,
                     R.ROLE_MISSING,
-                    f"{kind} block has no role "
-                    f"(geppetto's builders write role {next(iter(allowed))!r})",
+                    f"{kind} block has no role (geppetto's builders write role {next(iter(allowed))!r})",
                 )
             return
         if r not in allowed and self.on["GE101"]:
-            ok = " or ".join(repr(a) for a in sorted(allowed) if a) + (
-                " or none" if "" in allowed else ""
-            )
+            ok = " or ".join(repr(a) for a in sorted(allowed) if a) + (" or none" if "" in allowed else "")
             yield self._f(
                 doc,
                 f"{ptr}/role",
@@ -421,18 +396,11 @@ class GeppettoRun:
                         doc,
                         kptr,
                         R.KEY_FORM,
-                        f"{family} key {key!r} is not `namespace.name@vN`; "
-                        "geppetto's typed keys never read it",
+                        f"{family} key {key!r} is not `namespace.name@vN`; geppetto's typed keys never read it",
                     )
                 continue
-            if (
-                key.startswith("geppetto.")
-                and key not in self.vocab.store_keys[family]
-                and on["GE202"]
-            ):
-                elsewhere = [
-                    f for f, keys in self.vocab.store_keys.items() if key in keys and f != family
-                ]
+            if key.startswith("geppetto.") and key not in self.vocab.store_keys[family] and on["GE202"]:
+                elsewhere = [f for f, keys in self.vocab.store_keys.items() if key in keys and f != family]
                 hint = f" (it is a {elsewhere[0]} key)" if elsewhere else ""
                 yield self._f(
                     doc,

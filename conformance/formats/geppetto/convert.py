@@ -42,11 +42,7 @@ def load_turn(src: Path) -> Document:
                 errors.append(item)
             continue
         doc = item
-        errors += [
-            f
-            for f in run.check_document(item, FileStats(str(src), "geppetto"))
-            if f.severity == Severity.ERROR
-        ]
+        errors += [f for f in run.check_document(item, FileStats(str(src), "geppetto")) if f.severity == Severity.ERROR]
     if errors:
         raise _refuse(src, "geppetto", errors)
     assert doc is not None

@@ -189,9 +189,7 @@ class _Out:
     def loss(self, pointer: str, message: str, rule: RuleInfo = R.LOSSY) -> None:
         self.losses.append(Loss(pointer, message, rule))
 
-    def emit(
-        self, role: str, content: list[dict[str, Any]], meta: dict[str, Any], raw: dict[str, Any]
-    ) -> None:
+    def emit(self, role: str, content: list[dict[str, Any]], meta: dict[str, Any], raw: dict[str, Any]) -> None:
         if self.carry:
             raw["before"] = self.carry
             self.carry = []
@@ -204,35 +202,25 @@ class _Out:
         )  # fmt: skip
 
 
-def _residue(
-    block: dict[str, Any], kind: str, drop: Iterable[str], flags: dict[str, Any], n: int
-) -> dict[str, Any]:
+def _residue(block: dict[str, Any], kind: str, drop: Iterable[str], flags: dict[str, Any], n: int) -> dict[str, Any]:
     """The block minus what its canonical content carries (see module docstring)."""
     r = {k: v for k, v in block.items() if k != "payload"}
     if r.get("kind") == kind:
         del r["kind"]
     if "payload" in block:
         p = block["payload"]
-        r["payload"] = (
-            {k: v for k, v in p.items() if k not in set(drop)} if isinstance(p, dict) else p
-        )
+        r["payload"] = {k: v for k, v in p.items() if k not in set(drop)} if isinstance(p, dict) else p
     return {"block": r, "x": {"kind": kind, "n": n, **flags}}
 
 
-def _image_to_canonical(
-    img: Any, ptr: str, out: _Out
-) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+def _image_to_canonical(img: Any, ptr: str, out: _Out) -> tuple[dict[str, Any] | None, dict[str, Any]]:
     """(canonical image block or None, residue) for one geppetto image map."""
     if not isinstance(img, dict):
         out.loss(ptr, "image entry is not a mapping; dropped")
         return None, {"image": img, "x": {"dropped": True}}
     media = img.get("media_type") if isinstance(img.get("media_type"), str) else None
     field_name = (
-        "url"
-        if isinstance(img.get("url"), str)
-        else "content"
-        if isinstance(img.get("content"), str)
-        else None
+        "url" if isinstance(img.get("url"), str) else "content" if isinstance(img.get("content"), str) else None
     )
     if field_name is None:
         what = "a provider file_id" if "file_id" in img else "no url or content"
@@ -276,9 +264,7 @@ def _image_to_canonical(
     return block, residue
 
 
-def _content_of(
-    block: dict[str, Any], kind: str, ptr: str, out: _Out
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def _content_of(block: dict[str, Any], kind: str, ptr: str, out: _Out) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Canonical content blocks for one geppetto block, and the block's residue."""
     p = block.get("payload")
     p = p if isinstance(p, dict) else {}
@@ -310,14 +296,11 @@ def _content_of(
             if p.get("summary"):
                 out.loss(
                     f"{pp}/summary",
-                    "reasoning summary has no canonical field next to the visible text; "
-                    "kept only in provider_raw",
+                    "reasoning summary has no canonical field next to the visible text; kept only in provider_raw",
                 )
         else:
             parts = [
-                e["text"]
-                for e in p.get("summary") or []
-                if isinstance(e, dict) and isinstance(e.get("text"), str)
+                e["text"] for e in p.get("summary") or [] if isinstance(e, dict) and isinstance(e.get("text"), str)
             ]
             text = "\n\n".join(parts)
             flags["text"] = "summary" if parts else "absent"
@@ -328,8 +311,7 @@ def _content_of(
         if p.get("encrypted_content"):
             out.loss(
                 f"{pp}/encrypted_content",
-                "reasoning encrypted_content (opaque provider state) has no canonical field; "
-                "kept only in provider_raw",
+                "reasoning encrypted_content (opaque provider state) has no canonical field; kept only in provider_raw",
             )
         residue = _residue(block, kind, drop, flags, 1)
         if "sig" in flags:
@@ -431,9 +413,7 @@ def _assistant_meta(result: Any, stored: Any, first_ptr: str, out: _Out) -> dict
         model_id = model if model.startswith(provider + ":") else f"{provider}:{model}"
         clean = re.sub(r"\s", "_", model_id)
         if clean != model_id:
-            out.loss(
-                first_ptr, f"model {model!r} contains whitespace; canonical model id is {clean!r}"
-            )
+            out.loss(first_ptr, f"model {model!r} contains whitespace; canonical model id is {clean!r}")
             model_id = clean
     usage_in: dict[str, Any] = ir["usage"] if isinstance(ir.get("usage"), dict) else {}
     missing = [n for n in ("input_tokens", "output_tokens") if n not in usage_in]
@@ -484,9 +464,7 @@ def _stored(block: dict[str, Any]) -> Any:
     return meta.get(CANONICAL_KEY) if isinstance(meta, dict) else None
 
 
-def turn_to_messages(
-    turn: dict[str, Any], ids: IdSource | None = None
-) -> tuple[list[dict[str, Any]], list[Loss]]:
+def turn_to_messages(turn: dict[str, Any], ids: IdSource | None = None) -> tuple[list[dict[str, Any]], list[Loss]]:
     """Canonical messages for a valid geppetto `turn`, and the steps to report."""
     ids = ids or IdSource()
     tmeta: dict[str, Any] = turn["metadata"] if isinstance(turn.get("metadata"), dict) else {}
@@ -507,8 +485,7 @@ def turn_to_messages(
         if kind == "other":
             out.loss(
                 ptr,
-                f"{block.get('kind')!r} block has no canonical equivalent; "
-                "kept only in provider_raw",
+                f"{block.get('kind')!r} block has no canonical equivalent; kept only in provider_raw",
             )
             out.carry.append(block)
             i += 1
@@ -613,8 +590,7 @@ def _ordered(block: dict[str, Any]) -> dict[str, Any]:
 
 def _aligned(residues: Any, content: list[dict[str, Any]]) -> bool:
     if not isinstance(residues, list) or not all(
-        isinstance(r, dict) and isinstance(r.get("x"), dict) and isinstance(r.get("block"), dict)
-        for r in residues
+        isinstance(r, dict) and isinstance(r.get("x"), dict) and isinstance(r.get("block"), dict) for r in residues
     ):
         return False
     i = 0
@@ -650,9 +626,7 @@ def _restore_block(r: dict[str, Any], content: list[dict[str, Any]], st: _In) ->
     elif kind == "reasoning":
         mode = flags.get("text")
         derived = "\n\n".join(
-            e["text"]
-            for e in p.get("summary") or []
-            if isinstance(e, dict) and isinstance(e.get("text"), str)
+            e["text"] for e in p.get("summary") or [] if isinstance(e, dict) and isinstance(e.get("text"), str)
         )
         if mode is None or c0["text"] != (derived if mode == "summary" else ""):
             p["text"] = c0["text"]
@@ -663,9 +637,7 @@ def _restore_block(r: dict[str, Any], content: list[dict[str, Any]], st: _In) ->
         st.calls[c0["id"]] = p.get("id", c0["id"])
         p["name"] = c0["name"]
         inp = c0["input"]
-        kept = (flags.get("args") == "absent" and inp == {}) or (
-            "args" in p and (_object_from(p["args"]) or {}) == inp
-        )
+        kept = (flags.get("args") == "absent" and inp == {}) or ("args" in p and (_object_from(p["args"]) or {}) == inp)
         if not kept:
             p["args"] = inp
     elif kind == "tool_use":
@@ -739,9 +711,7 @@ def _result_from_meta(meta: dict[str, Any], has_tool_use: bool) -> dict[str, Any
         ir["provider"] = provider
     if isinstance(model, str):
         ir["model"] = (
-            model.split(":", 1)[1]
-            if isinstance(provider, str) and model.startswith(provider + ":")
-            else model
+            model.split(":", 1)[1] if isinstance(provider, str) and model.startswith(provider + ":") else model
         )
     status = meta.get("status", "complete")
     ir["finish_class"] = _FINISH.get(status, "tool_calls_pending" if has_tool_use else "completed")
@@ -868,9 +838,7 @@ def _native_blocks(msg: dict[str, Any], ptr: str, st: _In) -> list[dict[str, Any
     return [_ordered(b) for b in out]
 
 
-def _user_blocks(
-    content: list[dict[str, Any]], where: list[int], ptr: str, st: _In
-) -> list[dict[str, Any]]:
+def _user_blocks(content: list[dict[str, Any]], where: list[int], ptr: str, st: _In) -> list[dict[str, Any]]:
     """One user block per text block, each with the images that follow it."""
     blocks: list[dict[str, Any]] = []
     leading: list[dict[str, Any]] = []
@@ -901,15 +869,13 @@ def _user_blocks(
         if blocks:
             st.loss(
                 f"{ptr}/content/{where[0]}",
-                "images before the first text block move after it "
-                "(a geppetto user block holds text, then images)",
+                "images before the first text block move after it (a geppetto user block holds text, then images)",
             )
             blocks[0]["payload"]["images"] = leading + blocks[0]["payload"].get("images", [])
         else:
             st.loss(
                 ptr,
-                "user message has images but no text; geppetto user blocks need text: "
-                "wrote text ''",
+                "user message has images but no text; geppetto user blocks need text: wrote text ''",
                 R.SYNTHESIZED,
             )
             blocks.append(
@@ -923,9 +889,7 @@ def _user_blocks(
     return blocks
 
 
-def messages_to_turn(
-    messages: list[dict[str, Any]], ids: IdSource | None = None
-) -> tuple[dict[str, Any], list[Loss]]:
+def messages_to_turn(messages: list[dict[str, Any]], ids: IdSource | None = None) -> tuple[dict[str, Any], list[Loss]]:
     """A geppetto turn for valid canonical messages of one session, and the steps to report.
 
     Loss pointers are relative to the message; `Loss.record` is the message's index.

@@ -26,13 +26,9 @@ DUPLICATE_KEY = RuleInfo(
     "YAML 1.2.2 §3.2.1.1",
     "Mapping has a duplicate key (geppetto's reader refuses the file)",
 )
-TOO_LARGE = RuleInfo(
-    "GE004", E, "YAML 1.2.2 §7.1", "Document too large, nested too deep, or aliases expand too far"
-)
+TOO_LARGE = RuleInfo("GE004", E, "YAML 1.2.2 §7.1", "Document too large, nested too deep, or aliases expand too far")
 EMPTY = RuleInfo("GE005", E, 'turns "Serialization (YAML)"', "File holds no YAML document")
-EXTRA_DOCUMENTS = RuleInfo(
-    "GE006", W, "YAML 1.2.2 §9.2", "More than one YAML document; geppetto reads only the first"
-)
+EXTRA_DOCUMENTS = RuleInfo("GE006", W, "YAML 1.2.2 §9.2", "More than one YAML document; geppetto reads only the first")
 NOT_JSON = RuleInfo(
     "GE007",
     E,
@@ -53,19 +49,11 @@ UNKNOWN_KIND = RuleInfo(
     "Block kind not written as geppetto writes it (unknown kinds read as `other`)",
     strict=True,
 )
-UNKNOWN_VERSION = RuleInfo(
-    "GE012", E, 'turns "Serialization (YAML)"', "Document `version` other than 1"
-)
-SCHEMA = RuleInfo(
-    "GE020", E, 'turns "Serialization (YAML)"', "Document does not match its JSON Schema"
-)
+UNKNOWN_VERSION = RuleInfo("GE012", E, 'turns "Serialization (YAML)"', "Document `version` other than 1")
+SCHEMA = RuleInfo("GE020", E, 'turns "Serialization (YAML)"', "Document does not match its JSON Schema")
 
-ROLE_KIND = RuleInfo(
-    "GE101", E, 'turns "Block Kinds", "Engine Mapping"', "Block role contradicts its kind"
-)
-ROLE_MISSING = RuleInfo(
-    "GE102", W, 'turns "Serialization (YAML)"', "system or user block has no role"
-)
+ROLE_KIND = RuleInfo("GE101", E, 'turns "Block Kinds", "Engine Mapping"', "Block role contradicts its kind")
+ROLE_MISSING = RuleInfo("GE102", W, 'turns "Serialization (YAML)"', "system or user block has no role")
 UNKNOWN_PAYLOAD_KEY = RuleInfo(
     "GE103",
     W,
@@ -73,13 +61,9 @@ UNKNOWN_PAYLOAD_KEY = RuleInfo(
     "Payload key not known for the block's kind (error under --strict)",
     strict=True,
 )
-BLOCK_ID_REPEATED = RuleInfo(
-    "GE104", W, 'turns "Type Definitions"', "Block id used by more than one block of the turn"
-)
+BLOCK_ID_REPEATED = RuleInfo("GE104", W, 'turns "Type Definitions"', "Block id used by more than one block of the turn")
 
-KEY_FORM = RuleInfo(
-    "GE201", W, 'turns "Typed Keys"', "Metadata or data key is not `namespace.name@vN`"
-)
+KEY_FORM = RuleInfo("GE201", W, 'turns "Typed Keys"', "Metadata or data key is not `namespace.name@vN`")
 UNKNOWN_GEPPETTO_KEY = RuleInfo(
     "GE202",
     W,
@@ -94,18 +78,10 @@ RESULT_ON_INPUT = RuleInfo(
     "inference_result projected onto a block the model did not generate",
 )
 
-RESULT_UNPAIRED = RuleInfo(
-    "GE301", E, 'turns "Tool Workflow"', "tool_use answers no earlier tool_call of the turn"
-)
-CALL_ID_REPEATED = RuleInfo(
-    "GE302", E, 'turns "Tool Workflow"', "Tool call id used by more than one tool_call"
-)
-RESULT_DUPLICATE = RuleInfo(
-    "GE303", E, 'turns "Tool Workflow"', "tool_call answered by more than one tool_use"
-)
-CALL_PENDING = RuleInfo(
-    "GE304", W, 'turns "Tool Workflow"', "tool_call is pending: no tool_use has its id"
-)
+RESULT_UNPAIRED = RuleInfo("GE301", E, 'turns "Tool Workflow"', "tool_use answers no earlier tool_call of the turn")
+CALL_ID_REPEATED = RuleInfo("GE302", E, 'turns "Tool Workflow"', "Tool call id used by more than one tool_call")
+RESULT_DUPLICATE = RuleInfo("GE303", E, 'turns "Tool Workflow"', "tool_call answered by more than one tool_use")
+CALL_PENDING = RuleInfo("GE304", W, 'turns "Tool Workflow"', "tool_call is pending: no tool_use has its id")
 FINISH_CLASS = RuleInfo(
     "GE305",
     W,
@@ -113,9 +89,7 @@ FINISH_CLASS = RuleInfo(
     "Turn finish_class disagrees with the pending tool calls",
 )
 
-LOSSY = RuleInfo(
-    "GE900", W, "canonical §7.3", "Conversion dropped content the target format cannot hold"
-)
+LOSSY = RuleInfo("GE900", W, "canonical §7.3", "Conversion dropped content the target format cannot hold")
 SYNTHESIZED = RuleInfo(
     "GE901",
     W,

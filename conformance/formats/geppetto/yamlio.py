@@ -230,9 +230,7 @@ class _Builder:
             return  # reported when the key was read; the first value stays
         top.value[top.key or ""] = value
 
-    def _key(
-        self, text: str, is_string: bool, plain: bool, line: int, *, report: bool = True
-    ) -> None:
+    def _key(self, text: str, is_string: bool, plain: bool, line: int, *, report: bool = True) -> None:
         top = self.stack[-1]
         assert isinstance(top.value, dict)
         where = "" if top.pointer is None else top.pointer
@@ -260,8 +258,7 @@ class _Builder:
                     R.DUPLICATE_KEY,
                     line,
                     ptr,
-                    f"mapping key {text!r} appears more than once{since}; "
-                    "geppetto's YAML reader refuses the file",
+                    f"mapping key {text!r} appears more than once{since}; geppetto's YAML reader refuses the file",
                 )
             )
 
@@ -296,9 +293,7 @@ class _Builder:
             raise _Abort(self.finding(R.INVALID_YAML, line, pointer or "", str(exc))) from None
         if is_key:
             plain = bool(ev.implicit[0]) and tag is None
-            self._key(
-                text if not isinstance(value, str) else value, isinstance(value, str), plain, line
-            )
+            self._key(text if not isinstance(value, str) else value, isinstance(value, str), plain, line)
             self._count(1, line, "", False)
             return
         if isinstance(value, float) and not math.isfinite(value):
@@ -307,8 +302,7 @@ class _Builder:
                     R.NOT_JSON,
                     line,
                     pointer or "",
-                    f"{text} is not a JSON number "
-                    "(geppetto's typed keys cannot store NaN or Infinity)",
+                    f"{text} is not a JSON number (geppetto's typed keys cannot store NaN or Infinity)",
                 )
             )
         self._mark(pointer, line)
@@ -328,9 +322,7 @@ class _Builder:
                 if open_anchor
                 else "is not defined before this point"
             )
-            raise _Abort(
-                self.finding(R.INVALID_YAML, line, pointer or "", f"alias *{ev.anchor} {why}")
-            )
+            raise _Abort(self.finding(R.INVALID_YAML, line, pointer or "", f"alias *{ev.anchor} {why}"))
         value, weight = hit
         if is_key:
             if not isinstance(value, str):
@@ -381,11 +373,7 @@ class _Builder:
             self._merge(frame, value)
         if frame.anchor:
             self.anchors[frame.anchor] = (value, frame.weight)
-        if (
-            self.stack
-            and self.stack[-1].key_pending is False
-            and isinstance(self.stack[-1].value, dict)
-        ):
+        if self.stack and self.stack[-1].key_pending is False and isinstance(self.stack[-1].value, dict):
             # the finished collection was a mapping key: keep its text form, reported above
             self._key(
                 "<mapping>" if isinstance(value, dict) else "<sequence>",
@@ -453,9 +441,7 @@ def _syntax_finding(name: str, text: str, exc: yaml.YAMLError) -> Finding:
     return Finding(name, line, "", R.INVALID_YAML.id, R.INVALID_YAML.severity, f"{msg}{col}")
 
 
-def read_yaml(
-    path: Path | str, *, max_bytes: int, data: bytes | None = None
-) -> Iterator[Document | Finding]:
+def read_yaml(path: Path | str, *, max_bytes: int, data: bytes | None = None) -> Iterator[Document | Finding]:
     """Yield the findings of reading `path`, then its first document (if it has one).
 
     geppetto's serde (go-yaml `Unmarshal`) reads only a file's first document, so further
@@ -520,9 +506,7 @@ def read_yaml(
             close()
     yield from b.findings
     if docs == 0 or not b.done or b.root is None:
-        yield b.finding(
-            R.EMPTY, first_line, "", "the file holds no YAML document (an empty file is not a Turn)"
-        )
+        yield b.finding(R.EMPTY, first_line, "", "the file holds no YAML document (an empty file is not a Turn)")
         return
     yield Document(name, b.root, b.lines, first_line)
 
@@ -553,9 +537,7 @@ for _first, _regex, _tag in (
     ("~nN", _NULL, "null"),
     ("tTfF", _BOOL, "bool"),
 ):
-    Dumper.add_implicit_resolver(
-        TAG + _tag, re.compile(_regex.pattern.replace(r"\Z", "$")), list(_first)
-    )
+    Dumper.add_implicit_resolver(TAG + _tag, re.compile(_regex.pattern.replace(r"\Z", "$")), list(_first))
 
 
 _BREAKS = frozenset("\x85\u2028\u2029\ufeff")
