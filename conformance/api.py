@@ -19,11 +19,15 @@ from .formats import FileStats, Format, FormatRun, Options, detect_format, get_f
 from .formats.base import ProgressHook
 
 
-def expand(paths: Iterable[str | Path], fmt: str | None = None) -> list[tuple[Path, Format]]:
+def expand(
+    paths: Iterable[str | Path], fmt: str | None = None, skipped: list[Path] | None = None
+) -> list[tuple[Path, Format]]:
     """Files (and directory units, such as a chibi context) to validate, with their format.
 
     Directories are walked top-down in sorted order; a directory some format claims as
-    one unit is not descended into.
+    one unit is not descended into, and files no format claims go to `skipped` (the
+    report lists them, so nothing is passed over silently). A `.json`/`.jsonl` file named
+    explicitly is validated as canonical when no format claims it.
     """
     try:
         forced = get_format(fmt) if fmt else None
@@ -41,6 +45,8 @@ def expand(paths: Iterable[str | Path], fmt: str | None = None) -> list[tuple[Pa
         if not top.exists():
             raise InputError(f"{top}: no such file or directory")
         unit = claim(top)
+        if unit is None and top.is_file() and top.suffix in (".json", ".jsonl"):
+            unit = get_format("canonical")
         if unit is not None:
             out.append((top, unit))
             continue
@@ -62,6 +68,8 @@ def expand(paths: Iterable[str | Path], fmt: str | None = None) -> list[tuple[Pa
                 u = forced if forced is not None and forced.detect(f) else (None if forced else detect_format(f))
                 if u is not None:
                     out.append((f, u))
+                elif skipped is not None:
+                    skipped.append(f)
     return out
 
 
@@ -69,6 +77,7 @@ def expand(paths: Iterable[str | Path], fmt: str | None = None) -> list[tuple[Pa
 class Report:
     files: list[FileStats] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
 
     @property
     def errors(self) -> int:
@@ -85,6 +94,7 @@ class Report:
     def summary(self) -> dict[str, object]:
         return {
             "files": len(self.files),
+            "skipped_files": len(self.skipped),
             "records": sum(s.records for s in self.files),
             "errors": self.errors,
             "warnings": self.warnings,
@@ -95,7 +105,7 @@ class Report:
         return {
             "files": [{"path": s.path, "format": s.format, "records": s.records, **s.extra} for s in self.files],
             "violations": [f.as_dict() for f in self.findings],
-            "summary": self.summary(),
+            "summary": {**self.summary(), "skipped": self.skipped},
         }
 
 
@@ -106,10 +116,11 @@ def iter_validate(
     fmt: str | None = None,
     files: list[FileStats] | None = None,
     progress: ProgressHook | None = None,
+    skipped: list[Path] | None = None,
 ) -> Iterator[Finding]:
     """Stream the findings of every input; `files` (if given) receives per-file stats."""
     options = options or Options()
-    units = expand(paths, fmt)
+    units = expand(paths, fmt, skipped)
     runs: dict[str, FormatRun] = {}
     for path, f in units:
         run = runs.get(f.name)
@@ -126,5 +137,7 @@ def iter_validate(
 def validate(paths: Iterable[str | Path], options: Options | None = None, *, fmt: str | None = None) -> Report:
     """Validate `paths` and collect everything into a `Report`."""
     report = Report()
-    report.findings = list(iter_validate(paths, options, fmt=fmt, files=report.files))
+    skipped: list[Path] = []
+    report.findings = list(iter_validate(paths, options, fmt=fmt, files=report.files, skipped=skipped))
+    report.skipped = [str(p) for p in skipped]
     return report

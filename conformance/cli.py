@@ -68,8 +68,9 @@ def validate(
     sel = Selection(select=_split(select), ignore=_split(ignore), strict=strict)
     _check_rule_ids(sel.select + sel.ignore)
     options = Options(selection=sel, tools=tools, pricing=pricing)
-    units = expand(paths, fmt)
-    report = Report()
+    skipped: list[Path] = []
+    units = expand(paths, fmt, skipped)
+    report = Report(skipped=[str(p) for p in skipped])
     total = sum(p.stat().st_size for p, _ in units if p.is_file())
     show_progress = sys.stderr.isatty() and total >= PROGRESS_MIN_BYTES
     out = sys.stdout
@@ -97,6 +98,8 @@ def validate(
             f"{'FAIL' if report.exit_code else 'OK'}: {s['errors']} error(s), {s['warnings']} warning(s) "
             f"in {s['files']} file(s), {s['records']} record(s)\n"
         )
+        if report.skipped:
+            out.write(f"skipped {len(report.skipped)} file(s) in no known format, e.g. {report.skipped[0]}\n")
     raise typer.Exit(report.exit_code)
 
 

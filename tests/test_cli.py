@@ -84,3 +84,16 @@ def test_console_script_runs_without_traceback(tmp_path: Path) -> None:
     bad.write_bytes(b"{")
     r = subprocess.run([sys.executable, "-m", "conformance.cli", "validate", str(bad)], capture_output=True, text=True)
     assert r.returncode == 1 and "TS009" in r.stdout and "Traceback" not in r.stderr
+
+
+def test_directory_walk_skips_unrelated_json_visibly(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "config.json").write_text('{"theme": "dark"}')
+    (tmp_path / "openai-request.json").write_text('{"model": "gpt-5", "messages": [{"role": "user", "content": "hi"}]}')
+    (tmp_path / "broken.json").write_text('{"role": ')
+    (tmp_path / "t.jsonl").write_bytes((RULES / "valid.jsonl").read_bytes())
+    assert main(["validate", "--output", "json", str(tmp_path)]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert [Path(f["path"]).name for f in doc["files"]] == ["broken.json", "t.jsonl"]
+    assert sorted(Path(p).name for p in doc["summary"]["skipped"]) == ["config.json", "openai-request.json"]
+    # named explicitly, an unrelated .json is validated as canonical (and fails)
+    assert main(["validate", str(tmp_path / "config.json")]) == 1

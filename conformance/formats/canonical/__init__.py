@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ...jsonio import parse
 from ..base import Options
 from .checker import CanonicalRun
 from .rules import CATALOG
+
+_PEEK = 64 * 1024
 
 
 class CanonicalFormat:
@@ -14,7 +17,31 @@ class CanonicalFormat:
     rules = CATALOG
 
     def detect(self, path: Path) -> bool:
-        return path.suffix in (".json", ".jsonl")
+        """Any `.jsonl`; a `.json` that mentions canonical keys, or that is not JSON at all.
+
+        In a directory walk this keeps unrelated JSON (configs, provider requests) out of
+        the run, while a broken file is still claimed and reported. A file named on the
+        command line is validated as canonical whatever it holds (see `api.expand`).
+        """
+        if path.suffix == ".jsonl":
+            return True
+        if path.suffix != ".json" or not path.is_file():
+            return False
+        try:
+            with path.open("rb") as f:
+                head = f.read(_PEEK)
+                more = bool(f.read(1))
+        except OSError:
+            return True  # let validation report the I/O problem
+        if any(k in head for k in (b'"schema_version"', b'"session_id"', b'"side_effects"')):
+            return True
+        if more:
+            return False
+        try:
+            parse(head)
+        except ValueError:
+            return True
+        return False
 
     def start(self, options: Options) -> CanonicalRun:
         return CanonicalRun(options)
