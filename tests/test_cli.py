@@ -97,3 +97,26 @@ def test_directory_walk_skips_unrelated_json_visibly(tmp_path: Path, capsys: pyt
     assert sorted(Path(p).name for p in doc["summary"]["skipped"]) == ["config.json", "openai-request.json"]
     # named explicitly, an unrelated .json is validated as canonical (and fails)
     assert main(["validate", str(tmp_path / "config.json")]) == 1
+
+
+def test_progress_bar_on_a_terminal_for_large_input(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import conformance.cli as cli
+
+    advanced: list[int] = []
+    real = cli.Progress.advance
+
+    def spy(self: object, task: object, n: float = 1) -> None:
+        advanced.append(int(n))
+        real(self, task, n)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(cli, "PROGRESS_MIN_BYTES", 1)
+    monkeypatch.setattr(cli.sys.stderr, "isatty", lambda: True)
+    monkeypatch.setattr(cli.Progress, "advance", spy)
+    assert main(["validate", str(RULES / "valid.jsonl")]) == 0
+    assert sum(advanced) == (RULES / "valid.jsonl").stat().st_size
+    monkeypatch.setattr(cli.sys.stderr, "isatty", lambda: False)
+    advanced.clear()
+    assert main(["validate", str(RULES / "valid.jsonl")]) == 0
+    assert advanced == []
