@@ -7,11 +7,12 @@ from pathlib import Path
 from ..findings import RuleCatalog
 from .base import FileStats, Format, FormatRun, Options
 from .canonical import CanonicalFormat
+from .chibi import chibi_formats
 
 
 def all_formats() -> list[Format]:
     """Every format, in detection order (the most specific first, canonical last)."""
-    return [CanonicalFormat()]
+    return [*chibi_formats(), CanonicalFormat()]
 
 
 def get_format(name: str) -> Format:
