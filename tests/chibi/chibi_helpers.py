@@ -13,7 +13,9 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def read_lines(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    # split on LF only: str.splitlines() would also split inside strings at U+0085, U+2028, ...
+    text = path.read_text(encoding="utf-8")
+    return [json.loads(line) for line in text.split("\n") if line.strip()]
 
 
 def write_lines(path: Path, values: list[Any]) -> None:

@@ -38,7 +38,9 @@ def entry(rel: str, index: int, fn: Callable[[dict[str, Any]], None]) -> Callabl
     return mutate
 
 
-def lines(rel: str, fn: Callable[[list[dict[str, Any]]], None], context_too: bool = True) -> Callable[[Path], None]:
+def lines(
+    rel: str, fn: Callable[[list[dict[str, Any]]], None], context_too: bool = True
+) -> Callable[[Path], None]:
     """Edit the list of entries of a file (and context.jsonl the same way for legacy09)."""
 
     def mutate(d: Path) -> None:
@@ -73,12 +75,17 @@ def _raw(rel: str, text: str) -> Callable[[Path], None]:
 
 
 def _orphan(d: Path) -> None:
-    shutil.copy(d / "transcript" / PART, d / "transcript" / "partitions" / "1767300000-1767300001.jsonl")
+    shutil.copy(
+        d / "transcript" / PART, d / "transcript" / "partitions" / "1767300000-1767300001.jsonl"
+    )
 
 
 def _rename_bloom(d: Path) -> None:
     (d / "transcript" / BLOOM).rename(d / "transcript" / "partitions" / "filter.bloom")
-    edit_json(d / "transcript" / "manifest.json", lambda m: m["partitions"][0].update(bloom_file="partitions/filter.bloom"))
+    edit_json(
+        d / "transcript" / "manifest.json",
+        lambda m: m["partitions"][0].update(bloom_file="partitions/filter.bloom"),
+    )
 
 
 def _zero_bloom(d: Path) -> None:
@@ -90,49 +97,89 @@ def _context_lines(fn: Callable[[list[dict[str, Any]]], None]) -> Callable[[Path
 
 
 def _spc_in_context(v: list[dict[str, Any]]) -> None:
-    v.append({"id": "7a1c2d3e-4f50-4617-8293-a4b5c6d7e8f9", "timestamp": 1767229400, "from": "system",
-              "to": "default", "content": "You are chibi.", "entry_type": "system_prompt_changed"})  # fmt: skip
+    v.append(
+        {
+            "id": "7a1c2d3e-4f50-4617-8293-a4b5c6d7e8f9",
+            "timestamp": 1767229400,
+            "from": "system",
+            "to": "default",
+            "content": "You are chibi.",
+            "entry_type": "system_prompt_changed",
+        }
+    )
 
 
 # rule -> (fixture, mutation, the exact rules the mutation triggers)
 CASES: dict[str, tuple[str, Callable[[Path], None], set[str]]] = {
     "CB020": ("default", entry("active.jsonl", 3, set_("content", 5)), {"CB020"}),
     "CB021": ("default", manifest(lambda m: m.pop("rotation_policy")), {"CB021"}),
-    "CB022": ("default", lines("inbox.jsonl", lambda v: v[0].update(priority="high"), context_too=False), {"CB022"}),
+    "CB022": (
+        "default",
+        lines("inbox.jsonl", lambda v: v[0].update(priority="high"), context_too=False),
+        {"CB022"},
+    ),
     "CB023": ("default", _raw("context_meta.json", '{"last_combined_prompt": 5}'), {"CB023"}),
-    "CB024": ("default", lines("requests.jsonl", lambda v: v[0].update(request="POST /chat"), context_too=False), {"CB024"}),
+    "CB024": (
+        "default",
+        lines("requests.jsonl", lambda v: v[0].update(request="POST /chat"), context_too=False),
+        {"CB024"},
+    ),
     "CB025": ("default", _raw(f"transcript/{BLOOM}", '{"bits": "AAEC", "hasher": {}}'), {"CB025"}),
     "CB030": ("legacy09", entry("active.jsonl", 1, set_("role", "user")), {"CB030"}),
     "CB101": ("default", entry("active.jsonl", 1, set_("id", "msg-0001")), {"CB101"}),
-    "CB102": ("legacy09", lines("transcript/active.jsonl", lambda v: v[3].update(id=v[2]["id"])), {"CB102"}),
+    "CB102": (
+        "legacy09",
+        lines("transcript/active.jsonl", lambda v: v[3].update(id=v[2]["id"])),
+        {"CB102"},
+    ),
     "CB103": ("default", entry("active.jsonl", 3, set_("timestamp", 1767229305.0)), {"CB103"}),
     "CB104": ("default", entry("active.jsonl", 0, set_("content", "Compacted")), {"CB104"}),
     "CB105": ("default", entry("active.jsonl", 0, set_("metadata", {})), {"CB105"}),
     "CB106": ("default", entry("active.jsonl", 2, set_("content", "over to you")), {"CB106"}),
     "CB201": ("legacy09", lines("transcript/active.jsonl", lambda v: v.pop(5)), {"CB201"}),
-    "CB202": ("legacy09", entry("active.jsonl", 5, set_("tool_call_id", "call_other")), {"CB201", "CB202"}),
+    "CB202": (
+        "legacy09",
+        entry("active.jsonl", 5, set_("tool_call_id", "call_other")),
+        {"CB201", "CB202"},
+    ),
     "CB203": ("legacy09", lines("transcript/active.jsonl", _dup_result), {"CB203"}),
     "CB204": ("legacy09", lines("transcript/active.jsonl", _dup_call), {"CB204"}),
     "CB205": ("legacy09", entry("active.jsonl", 7, set_("entry_type", "tool_result")), {"CB205"}),
     "CB206": ("legacy09", entry("active.jsonl", 5, set_("from", "shell")), {"CB206"}),
     "CB210": ("default", _context_lines(_spc_in_context), {"CB210", "CB212"}),
     "CB211": ("default", _context_lines(lambda v: v.pop(0)), {"CB211", "CB212"}),
-    "CB212": ("default", _context_lines(lambda v: v[3].update(content="edited by hand")), {"CB212"}),
+    "CB212": (
+        "default",
+        _context_lines(lambda v: v[3].update(content="edited by hand")),
+        {"CB212"},
+    ),
     "CB301": ("default", lambda d: (d / "transcript" / PART).unlink(), {"CB301"}),
     "CB302": ("default", manifest(lambda m: m["partitions"][0].update(entry_count=9)), {"CB302"}),
-    "CB303": ("default", manifest(lambda m: m["partitions"][0].update(end_ts=1767225700)), {"CB303", "CB312"}),
+    "CB303": (
+        "default",
+        manifest(lambda m: m["partitions"][0].update(end_ts=1767225700)),
+        {"CB303", "CB312"},
+    ),
     "CB304": ("default", entry("active.jsonl", 0, set_("timestamp", 1767225610)), {"CB304"}),
-    "CB305": ("default", lambda d: (d / "transcript" / "active.jsonl").unlink(), {"CB305", "CB212"}),
+    "CB305": (
+        "default",
+        lambda d: (d / "transcript" / "active.jsonl").unlink(),
+        {"CB305", "CB212"},
+    ),
     "CB306": ("default", manifest(lambda m: m.update(active_partition=PART)), {"CB306", "CB212"}),
     "CB307": ("default", manifest(lambda m: m["partitions"][0].update(token_count=5)), {"CB307"}),
     "CB308": ("default", _orphan, {"CB308"}),
     "CB309": ("default", lambda d: (d / "transcript" / BLOOM).unlink(), {"CB309"}),
-    "CB310": ("default", manifest(lambda m: m["partitions"][0].update(bloom_file="../../../etc/passwd")), {"CB310", "CB312"}),
+    "CB310": (
+        "default",
+        manifest(lambda m: m["partitions"][0].update(bloom_file="../../../etc/passwd")),
+        {"CB310", "CB312"},
+    ),
     "CB311": ("default", manifest(lambda m: m.update(version=2)), {"CB311"}),
     "CB312": ("default", _rename_bloom, {"CB312"}),
     "CB320": ("default", manifest(lambda m: m["rotation_policy"].update(max_entries=7)), {"CB320"}),
     "CB330": ("default", _zero_bloom, {"CB330"}),
-}  # fmt: skip
+}
 
 
 def test_every_rule_has_a_case() -> None:
@@ -152,7 +199,10 @@ def test_vocabulary_is_reported() -> None:
     vocab = {Path(f.path).name: f.extra["vocabulary"] for f in report.files}
     assert vocab == {"default": "v0.10", "legacy09": "v0.9"}
     d = report.as_dict()["files"]
-    assert {f["path"].rsplit("/", 1)[-1]: f["transcript_entries"] for f in d} == {"default": 13, "legacy09": 8}
+    assert {f["path"].rsplit("/", 1)[-1]: f["transcript_entries"] for f in d} == {
+        "default": 13,
+        "legacy09": 8,
+    }
 
 
 @pytest.mark.parametrize("rule", sorted(CASES))
@@ -191,7 +241,7 @@ def test_timestamp_in_milliseconds(ctx_copy: Callable[[str], Path]) -> None:
 def test_pinned_vocabulary() -> None:
     report = check(FIXTURES / "default", fmt="chibi-v0.9")
     assert rules_of(report) == {"CB031"}
-    assert len(report.findings) == 7  # 4 control_transfer + 3 messages with role/flow_control
+    assert len(report.findings) == 7  # 3 control_transfer entries + 4 messages with `role`
     assert check(FIXTURES / "default", fmt="chibi-v0.10").findings == []
     assert rules_of(check(FIXTURES / "legacy09", fmt="chibi-v0.10")) == {"CB031"}
 
@@ -256,7 +306,9 @@ def test_invalid_utf8_and_garbage(ctx_copy: Callable[[str], Path]) -> None:
     assert ("CB022", "inbox.jsonl", 1) in got
     assert ("TS005", "inbox.jsonl", 2) in got
     assert {r for r, n, _ in got if n == "inbox.jsonl"} >= {"CB022", "TS005"}
-    assert any(r in ("TS008", "TS009", "TS001") and n == "inbox.jsonl" and ln == 3 for r, n, ln in got)
+    assert any(
+        r in ("TS008", "TS009", "TS001") and n == "inbox.jsonl" and ln == 3 for r, n, ln in got
+    )
     # chibi cannot load a context whose manifest does not parse: no partition is judged
     assert not {"CB308", "CB212", "CB301"} & {r for r, _, _ in got}
 
@@ -265,7 +317,9 @@ def test_manifest_paths_are_not_followed(ctx_copy: Callable[[str], Path], tmp_pa
     secret = tmp_path / "secret.jsonl"
     secret.write_text('{"not": "chibi"}\n', encoding="utf-8")
     d = ctx_copy("default")
-    edit_json(d / "transcript" / "manifest.json", lambda m: m["partitions"][0].update(file=str(secret)))
+    edit_json(
+        d / "transcript" / "manifest.json", lambda m: m["partitions"][0].update(file=str(secret))
+    )
     report = check(d)
     assert "CB310" in rules_of(report)
     assert not any(f.path == str(secret) for f in report.findings)
@@ -282,13 +336,24 @@ def test_doc_examples(samples: Path) -> None:
         by_file.setdefault(Path(f.path).name, []).append((f.rule, f.line))
     # the v0.10 doc elides four ids as "..."; both docs list an inbox entry among the entries
     assert sorted(by_file["doc-examples.v0.10.jsonl"]) == sorted(
-        [("CB101", 5), ("CB101", 6), ("CB101", 7), ("CB101", 8), ("CB102", 6), ("CB102", 7), ("CB102", 8), ("CB020", 12)]
+        [
+            ("CB101", 5),
+            ("CB101", 6),
+            ("CB101", 7),
+            ("CB101", 8),
+            ("CB102", 6),
+            ("CB102", 7),
+            ("CB102", 8),
+            ("CB020", 12),
+        ]
     )
     assert by_file["doc-examples.v0.9.jsonl"] == [("CB020", 10)]
     assert "manifest.constructed-from-unit-test.json" not in by_file
     assert "manifest.default-fresh.constructed.json" not in by_file
     vocab = {Path(f.path).name: f.extra.get("vocabulary") for f in report.files}
-    assert vocab["doc-examples.v0.9.jsonl"] == "v0.9" and vocab["doc-examples.v0.10.jsonl"] == "v0.10"
+    assert (
+        vocab["doc-examples.v0.9.jsonl"] == "v0.9" and vocab["doc-examples.v0.10.jsonl"] == "v0.10"
+    )
     assert {f.format for f in report.files} == {"chibi"}
 
 
@@ -329,15 +394,24 @@ def test_detection_does_not_steal_canonical(tmp_path: Path) -> None:
     assert detect_format(canon).name == "canonical"  # type: ignore[union-attr]
     tricky = tmp_path / "tricky.jsonl"
     msg = json.loads(canon.read_text().splitlines()[0])
-    msg["content"] = [{"type": "text", "text": '{"id":"x","timestamp":1,"from":"a","entry_type":"message"}'}]
+    msg["content"] = [
+        {"type": "text", "text": '{"id":"x","timestamp":1,"from":"a","entry_type":"message"}'}
+    ]
     tricky.write_text(json.dumps(msg) + "\n")
     assert detect_format(tricky).name == "canonical"  # type: ignore[union-attr]
 
 
 def test_detection_of_chibi_files(tmp_path: Path) -> None:
     d = FIXTURES / "default"
-    for p in (d, d / "transcript", d / "context.jsonl", d / "inbox.jsonl", d / "requests.jsonl",
-              d / "context_meta.json", d / "transcript" / "manifest.json"):  # fmt: skip
+    for p in (
+        d,
+        d / "transcript",
+        d / "context.jsonl",
+        d / "inbox.jsonl",
+        d / "requests.jsonl",
+        d / "context_meta.json",
+        d / "transcript" / "manifest.json",
+    ):
         assert detect_format(p).name == "chibi", p  # type: ignore[union-attr]
     # a first line longer than the peek is recognised by serde's field order
     long = tmp_path / "long.jsonl"

@@ -53,7 +53,7 @@ from ...jsonio import Record, parse, read_json, read_jsonl
 from ...schema_validation import SchemaValidator
 from ...schemas import schema_set
 from . import rules as R
-from .checker import token_estimate
+from .checker import token_estimate, vocabulary_of
 from .reader import Layout, layout_of, peek_kind, safe_join
 
 PLACEHOLDER_MODEL = "unknown:unknown"
@@ -528,6 +528,7 @@ class CanonicalToChibi:
         self.answered: set[str] = set()
         self.context: dict[str, Any] | None = None
         self.context_at: tuple[str, int, str] = ("", 0, "")
+        self.v09 = False
         self.name = "default"
 
     def run(self, records: list[Record]) -> None:
@@ -539,6 +540,8 @@ class CanonicalToChibi:
                 f"({', '.join(sessions[:5])}); a chibi context holds one"
             )
         provs = [self._provenance(rec, m) for rec, m in msgs]
+        vocabularies = {vocabulary_of(p["entry"]) for p in provs if p is not None}
+        self.v09 = "v0.9" in vocabularies and "v0.10" not in vocabularies  # new entries match
         for (rec, _), p in zip(msgs, provs, strict=True):
             if p is not None and "context" in p:
                 self.context = p["context"]
@@ -674,12 +677,14 @@ class CanonicalToChibi:
             t, ptr = b["type"], f"/content/{i}"
             if t == "text" and role in ("user", "assistant"):
                 user = role == "user"
+                # v0.9 marks no role: the assistant is the entry addressed `to: "user"`
+                extra = {} if self.v09 else {"role": "user" if user else "agent"}
                 entry(
                     "message",
                     "user" if user else self.name,
                     self.name if user else "user",
                     b["text"],
-                    role="user" if user else "agent",
+                    **extra,
                 )
             elif t == "text" and role == "system":
                 entry("system_prompt_changed", "system", self.name, b["text"])
