@@ -495,3 +495,14 @@ def test_synthetic_canonical_sessions_convert(seed: int, tmp_path: Path) -> None
     assert len(read_lines(tmp_path / "again.jsonl")) == len(
         read_lines(tmp_path / "ctx" / "transcript" / "active.jsonl")
     )
+
+
+def test_invalid_directory_output_is_refused_and_removed(tmp_path: Path) -> None:
+    canon = tmp_path / "c.jsonl"
+    convert("chibi", "canonical", FIXTURES / "legacy09", canon)
+    messages = read_lines(canon)
+    messages[1]["metadata"]["provider_raw"]["chibi"]["entry"]["id"] = "not-a-uuid"
+    write_lines(canon, messages)
+    with pytest.raises(InputError, match="CB101"):
+        convert("canonical", "chibi", canon, tmp_path / "out")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.jsonl"]

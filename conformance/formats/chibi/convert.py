@@ -38,6 +38,7 @@ import datetime as dt
 import json
 import os
 import re
+import shutil
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -911,7 +912,28 @@ def canonical_to_chibi(src: Path, dst: Path, ctx: ConvertContext) -> None:
     records = _records(items, "a canonical file")
     conv = CanonicalToChibi(ctx, v)
     conv.run(records)
-    conv.write(dst)
+    try:
+        conv.write(dst)
+        if dst.is_dir():
+            _refuse_invalid(dst)
+    except BaseException:
+        # conformance.convert cleans up a failed output with Path.unlink, which cannot
+        # remove a directory: remove it here so a refusal leaves nothing behind
+        if dst.is_dir():
+            shutil.rmtree(dst)
+        raise
+
+
+def _refuse_invalid(dst: Path) -> None:
+    from ...api import validate  # the API sits above the formats; imported when used
+
+    errors = [f for f in validate([dst], fmt="chibi").findings if f.severity == "error"]
+    if errors:
+        first = errors[0]
+        raise InputError(
+            f"converted output does not validate as chibi: {first.rule} {first.pointer} "
+            f"{first.message} ({len(errors)} error(s)); nothing written"
+        )
 
 
 __all__ = ["canonical_to_chibi", "chibi_to_canonical", "message_role"]
