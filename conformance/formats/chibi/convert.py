@@ -120,10 +120,8 @@ def _checked(v: SchemaValidator, rec: Record, what: str) -> dict[str, Any]:
 
 
 def _dump(value: Any) -> str:
-    try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    except UnicodeEncodeError:  # pragma: no cover - json.dumps builds str; kept for clarity
-        return json.dumps(value, separators=(",", ":"))
+    """Compact JSON as serde_json writes it (non-ASCII kept as is)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def _write_lines(path: Path, values: list[dict[str, Any]]) -> None:
