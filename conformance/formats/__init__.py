@@ -7,6 +7,7 @@ from pathlib import Path
 from ..findings import RuleCatalog
 from .base import FileStats, Format, FormatRun, Options
 from .canonical import CanonicalFormat
+from .chibi import chibi_formats
 from .geppetto import GeppettoFormat
 from .gpt2099 import Gpt2099Format
 from .sqlite import SqliteFormat
@@ -14,7 +15,7 @@ from .sqlite import SqliteFormat
 
 def all_formats() -> list[Format]:
     """Every format, in detection order (the most specific first, canonical last)."""
-    return [SqliteFormat(), Gpt2099Format(), GeppettoFormat(), CanonicalFormat()]
+    return [SqliteFormat(), *chibi_formats(), Gpt2099Format(), GeppettoFormat(), CanonicalFormat()]
 
 
 def get_format(name: str) -> Format:

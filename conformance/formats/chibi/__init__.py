@@ -1,0 +1,60 @@
+"""The chibi format (seed 002): a chibi context directory, validated as one unit.
+
+chibi (emesal/chibi) keeps each context in a directory: a partitioned, append-only
+transcript, the derived context window `context.jsonl`, and small side files (see
+`reader`). Two entry vocabularies exist in the published docs: v0.9 records call_user
+hand-offs as `flow_control_call`/`flow_control_result` pairs, v0.10 as `control_transfer`
+entries plus `role` and `flow_control` fields. Both validate; the report's
+`vocabulary` says which one a unit uses (`v0.9`, `v0.10`, `mixed`, or `either` when it
+uses only entries both share). The formats `chibi-v0.9` and `chibi-v0.10` pin one
+vocabulary: entries of the other are errors (CB031).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ...convert import Converter
+from ..base import Options
+from .checker import ChibiRun
+from .convert import canonical_to_chibi, chibi_to_canonical
+from .reader import layout_of, peek_kind
+from .rules import CATALOG
+
+VOCABULARIES = ("v0.9", "v0.10")
+
+
+class ChibiFormat:
+    """A chibi context directory (or transcript/ directory), or one chibi file."""
+
+    rules = CATALOG
+
+    def __init__(self, vocabulary: str | None = None) -> None:
+        if vocabulary is not None and vocabulary not in VOCABULARIES:
+            raise ValueError(
+                f"unknown chibi vocabulary {vocabulary!r} (known: {', '.join(VOCABULARIES)})"
+            )
+        self.vocabulary = vocabulary
+        self.name = "chibi" if vocabulary is None else f"chibi-{vocabulary}"
+        self.converters: dict[tuple[str, str], Converter] = (
+            {("chibi", "canonical"): chibi_to_canonical, ("canonical", "chibi"): canonical_to_chibi}
+            if vocabulary is None
+            else {}
+        )
+
+    def detect(self, path: Path) -> bool:
+        """A context directory as one unit, or a file whose content is unmistakably chibi."""
+        if path.is_dir():
+            return layout_of(path) is not None
+        return peek_kind(path) is not None
+
+    def start(self, options: Options) -> ChibiRun:
+        return ChibiRun(options, self.vocabulary)
+
+
+def chibi_formats() -> list[ChibiFormat]:
+    """`chibi` (either vocabulary) first, then the two vocabulary-pinning variants."""
+    return [ChibiFormat(), *(ChibiFormat(v) for v in VOCABULARIES)]
+
+
+__all__ = ["CATALOG", "ChibiFormat", "ChibiRun", "chibi_formats"]

@@ -1,0 +1,992 @@
+"""Validation of chibi contexts: a context directory is checked as one unit.
+
+The transcript partitions are read in the order chibi reads them (the manifest's
+archived partitions oldest first, then the active partition), so cross-entry rules see
+one sequence: id uniqueness (CB102), call/result pairing (CB2xx), and the entries from
+the last anchor on, which context.jsonl must equal (CB212). Memory holds one small
+record per open tool call and per id, and the entries since the last anchor (the
+context window, which chibi itself holds in memory).
+
+Single chibi files (an entries .jsonl, inbox.jsonl, requests.jsonl, manifest.json,
+context_meta.json, a .bloom) are validated on their own when named directly; checks
+that need the rest of the directory (partition contents, derivation) are then skipped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Generator, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from ...findings import Finding, RuleInfo, Selection
+from ...jsonio import IO_RULES, Record, read_json, read_jsonl
+from ...schema_validation import SchemaValidator
+from ...schemas import schema_set
+from ..base import FileStats, Options, ProgressHook
+from . import rules as R
+from .reader import (
+    Kind,
+    Layout,
+    content_bytes,
+    has_certain_term,
+    layout_of,
+    peek_kind,
+    safe_join,
+    walk_ints,
+)
+
+_IO = {info.id: info for info in IO_RULES}
+DEFAULT_BYTES_PER_TOKEN = 3  # chibi-core partition.rs DEFAULT_BYTES_PER_TOKEN
+
+CheckGen = Generator[Finding, None, bool]
+
+
+@dataclass
+class Call:
+    entry_type: str
+    to: str
+    path: str
+    line: int
+
+
+@dataclass
+class Sequence:
+    """State across the entries of one transcript (or one entries file)."""
+
+    pairs: bool
+    ids: dict[str, tuple[str, int]] = field(default_factory=dict)
+    open: dict[str, Call] = field(default_factory=dict)
+    answered: set[str] = field(default_factory=set)
+    first_v09: tuple[str, int] | None = None
+    first_v010: tuple[str, int] | None = None
+    mixed_reported: bool = False
+
+    @property
+    def vocabulary(self) -> str:
+        if self.first_v09 and self.first_v010:
+            return "mixed"
+        if self.first_v09:
+            return "v0.9"
+        if self.first_v010:
+            return "v0.10"
+        return "either"
+
+
+@dataclass
+class Part:
+    """What one partition file held."""
+
+    rel: str
+    path: Path | None
+    records: int = 0
+    timestamps: list[int] = field(default_factory=list)
+    lengths: list[int] = field(default_factory=list)
+    has_term: bool = False
+    unreadable: bool = False
+
+
+def vocabulary_of(entry: dict[str, Any]) -> str | None:
+    """ "v0.9", "v0.10", or None for an entry both vocabularies share."""
+    et = entry.get("entry_type")
+    if et in R.V09_TYPES:
+        return "v0.9"
+    if et in R.V010_TYPES or any(k in entry for k in R.V010_FIELDS):
+        return "v0.10"
+    return None
+
+
+def token_estimate(lengths: list[int], bytes_per_token: int) -> int:
+    """chibi's estimate: each entry's content bytes / bytes_per_token, rounded up."""
+    return sum(-(-n // bytes_per_token) for n in lengths)
+
+
+def bytes_per_token_range(lengths: list[int], token_count: int) -> tuple[int, int] | None:
+    """The (smallest, largest) bytes_per_token giving `token_count`, or None if none does.
+
+    The estimate never grows with bytes_per_token, so both ends are found by bisection.
+    Beyond the longest content every value gives the same estimate; `largest` is then
+    capped at longest + 1.
+    """
+    top = max(lengths, default=0) + 1
+
+    def first(pred_le: int) -> int:
+        lo, hi = 1, top
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if token_estimate(lengths, mid) <= pred_le:
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo
+
+    small = first(token_count)
+    if token_estimate(lengths, small) != token_count:
+        return None
+    large = first(token_count - 1) - 1 if token_estimate(lengths, top) < token_count else top
+    return small, max(small, large)
+
+
+class ChibiRun:
+    """Validates chibi units and files; one run may hold several contexts."""
+
+    def __init__(self, options: Options, vocabulary: str | None = None) -> None:
+        self.options = options
+        self.sel: Selection = options.selection
+        self.pinned = vocabulary
+        s = schema_set("chibi", "v1")
+        self.entry_schema = SchemaValidator(s, "entry.json")
+        self.manifest_schema = SchemaValidator(s, "manifest.json")
+        self.inbox_schema = SchemaValidator(s, "inbox-entry.json")
+        self.meta_schema = SchemaValidator(s, "context-meta.json")
+        self.request_schema = SchemaValidator(s, "request-log-entry.json")
+        self.bloom_schema = SchemaValidator(s, "bloom-filter.json")
+        self.re_uuid = re.compile(
+            str(s["ids.json"]["$defs"]["uuid"]["pattern"]).replace("$", r"\Z")
+        )
+        self.on = {info.id: self.sel.enabled(info.id) for info in R.CATALOG}
+
+    # -- plumbing ---------------------------------------------------------------------
+
+    def f(
+        self, path: str, line: int | None, pointer: str, info: RuleInfo, message: str
+    ) -> Iterator[Finding]:
+        if self.on[info.id]:
+            yield Finding(path, line, pointer, info.id, self.sel.severity(info), message)
+
+    def _io(self, item: Finding) -> Iterator[Finding]:
+        info = _IO.get(item.rule)
+        if info is None or not self.on.get(item.rule, True):
+            return
+        sev = self.sel.severity(info)
+        yield (
+            item
+            if sev == item.severity
+            else Finding(item.path, item.line, item.pointer, item.rule, sev, item.message)
+        )
+
+    def _records(
+        self,
+        items: Iterator[Record | Finding],
+        stats: FileStats,
+        progress: ProgressHook | None,
+        bad: list[bool] | None = None,
+    ) -> Generator[Finding, None, list[Record]]:
+        """Collect the records of a file, passing its read errors on."""
+        out: list[Record] = []
+        for item in items:
+            if isinstance(item, Finding):
+                if bad is not None and item.severity == "error":
+                    bad[0] = True
+                yield from self._io(item)
+                continue
+            stats.records += 1
+            if progress is not None and item.size:
+                progress(item.size)
+            out.append(item)
+        return out
+
+    def _jsonl(self, path: Path) -> Iterator[Record | Finding]:
+        return read_jsonl(path, max_line_bytes=self.options.max_line_bytes)
+
+    def _schema(
+        self, v: SchemaValidator, rec: Record, info: RuleInfo
+    ) -> Generator[Finding, None, bool]:
+        if v.is_valid(rec.value):
+            return True
+        if self.on[info.id]:
+            for err in v.errors(rec.value):
+                yield Finding(
+                    rec.path,
+                    rec.line,
+                    rec.pointer + err.pointer,
+                    info.id,
+                    self.sel.severity(info),
+                    err.message,
+                )
+        return False
+
+    # -- entry point ------------------------------------------------------------------
+
+    def validate(
+        self, path: Path, stats: FileStats, progress: ProgressHook | None = None
+    ) -> Iterator[Finding]:
+        if path.is_dir():
+            layout = layout_of(path)
+            if layout is not None:
+                yield from DirectoryCheck(self, layout, stats, progress).run()
+            return
+        kind = peek_kind(path) or _kind_by_name(path)
+        if kind == "entries":
+            yield from self.entries_file(path, stats, progress)
+        elif kind == "inbox":
+            yield from self.inbox_file(path, stats, progress)
+        elif kind == "requests":
+            yield from self.requests_file(path, stats, progress)
+        elif kind == "manifest":
+            records = yield from self._records(read_json(path), stats, progress)
+            for rec in records:
+                yield from self.manifest_rules(rec, None)
+        elif kind == "context_meta":
+            yield from self.meta_file(path, stats, progress)
+        else:
+            yield from self.bloom_file(path, stats, None)
+
+    def finish(self) -> Iterator[Finding]:
+        return iter(())
+
+    # -- entries ----------------------------------------------------------------------
+
+    def check_entry(self, rec: Record, seq: Sequence) -> CheckGen:
+        """Every rule about one entry, and its part of the sequence rules."""
+        ok = yield from self._schema(self.entry_schema, rec, R.ENTRY_SCHEMA)
+        if not ok:
+            return False
+        e: dict[str, Any] = rec.value
+        p, ln = rec.path, rec.line
+        eid, et = e["id"], e["entry_type"]
+        if not self.re_uuid.match(eid):
+            yield from self.f(p, ln, "/id", R.ID_UUID, f"id {eid!r} is not a UUID")
+        seen = seq.ids.get(eid)
+        if seen is not None:
+            yield from self.f(
+                p, ln, "/id", R.ID_UNIQUE, f"id {eid} already used at {seen[0]}:{seen[1]}"
+            )
+        else:
+            seq.ids[eid] = (p, ln)
+        yield from self.timestamp_rules(rec, e["timestamp"])
+        if et in R.ANCHORS:
+            want = R.ANCHOR_CONTENT[et]
+            if e["from"] != "system" or e["content"] != want:
+                yield from self.f(
+                    p,
+                    ln,
+                    "",
+                    R.ANCHOR_FORM,
+                    f"{et} anchor must come from 'system' with content {want!r} (has from "
+                    f"{e['from']!r}, content {_short(e['content'])})",
+                )
+            if et == "compaction" and (e.get("metadata") or {}).get("summary") is None:
+                yield from self.f(
+                    p,
+                    ln,
+                    "/metadata",
+                    R.COMPACTION_SUMMARY,
+                    "compaction anchor has no metadata.summary",
+                )
+        elif et == "control_transfer" and (e["content"] != "" or e.get("flow_control") is not True):
+            yield from self.f(
+                p,
+                ln,
+                "",
+                R.TRANSFER_FORM,
+                "control_transfer must have empty content and flow_control: true (has "
+                f"content {_short(e['content'])}, flow_control {e.get('flow_control')!r})",
+            )
+        yield from self._vocabulary(rec, e, seq)
+        if seq.pairs:
+            yield from self._pairing(rec, e, seq)
+        return True
+
+    def timestamp_rules(self, rec: Record, ts: Any) -> Iterator[Finding]:
+        if type(ts) is not int:
+            yield from self.f(
+                rec.path,
+                rec.line,
+                "/timestamp",
+                R.TIMESTAMP_SECONDS,
+                f"timestamp {ts!r} is not an integer literal (serde reads u64)",
+            )
+        elif ts > R.MAX_SECONDS:
+            yield from self.f(
+                rec.path,
+                rec.line,
+                "/timestamp",
+                R.TIMESTAMP_SECONDS,
+                f"timestamp {ts} is after the year 9999 as seconds; milliseconds?",
+            )
+
+    def _vocabulary(self, rec: Record, e: dict[str, Any], seq: Sequence) -> Iterator[Finding]:
+        vocab = vocabulary_of(e)
+        if vocab is None:
+            return
+        where = (rec.path, rec.line)
+        if vocab == "v0.9" and seq.first_v09 is None:
+            seq.first_v09 = where
+        elif vocab == "v0.10" and seq.first_v010 is None:
+            seq.first_v010 = where
+        if self.pinned is not None:
+            if vocab != self.pinned:
+                yield from self.f(
+                    rec.path,
+                    rec.line,
+                    "",
+                    R.PINNED_VOCABULARY,
+                    f"{_construct(e)} (the {vocab} vocabulary), but --format pins {self.pinned}",
+                )
+            return
+        if seq.first_v09 and seq.first_v010 and not seq.mixed_reported:
+            seq.mixed_reported = True
+            other = seq.first_v010 if vocab == "v0.9" else seq.first_v09
+            assert other is not None
+            yield from self.f(
+                rec.path,
+                rec.line,
+                "",
+                R.MIXED_VOCABULARY,
+                f"{_construct(e)} (the {vocab} vocabulary), but {other[0]}:{other[1]} uses "
+                "the other "
+                "vocabulary (a context that outlived an upgrade?)",
+            )
+
+    def _pairing(self, rec: Record, e: dict[str, Any], seq: Sequence) -> Iterator[Finding]:
+        et = e["entry_type"]
+        if et in R.PAIRS:
+            tcid = e["tool_call_id"]
+            prev = seq.open.get(tcid)
+            if prev is not None:
+                yield from self.f(
+                    rec.path,
+                    rec.line,
+                    "/tool_call_id",
+                    R.CALL_ID_REUSED,
+                    f"tool_call_id {tcid!r} reused while the {prev.entry_type} at "
+                    f"{prev.path}:{prev.line} has no result",
+                )
+            seq.open[tcid] = Call(et, e["to"], rec.path, rec.line)
+            seq.answered.discard(tcid)
+        elif et in R.RESULTS:
+            tcid = e["tool_call_id"]
+            call = seq.open.pop(tcid, None)
+            if call is None:
+                if tcid in seq.answered:
+                    yield from self.f(
+                        rec.path,
+                        rec.line,
+                        "/tool_call_id",
+                        R.RESULT_DUPLICATE,
+                        f"call {tcid!r} already has a result",
+                    )
+                else:
+                    yield from self.f(
+                        rec.path,
+                        rec.line,
+                        "/tool_call_id",
+                        R.RESULT_UNPAIRED,
+                        f"{et} answers {tcid!r} but no earlier call has that id",
+                    )
+                return
+            seq.answered.add(tcid)
+            if R.PAIRS[call.entry_type] != et:
+                yield from self.f(
+                    rec.path,
+                    rec.line,
+                    "/entry_type",
+                    R.RESULT_KIND,
+                    f"{et} answers the {call.entry_type} at {call.path}:{call.line}; "
+                    f"expected {R.PAIRS[call.entry_type]}",
+                )
+            if e["from"] != call.to:
+                yield from self.f(
+                    rec.path,
+                    rec.line,
+                    "/from",
+                    R.RESULT_TOOL,
+                    f"result comes from {e['from']!r} but its call at "
+                    f"{call.path}:{call.line} went to {call.to!r}",
+                )
+
+    def finish_sequence(self, seq: Sequence) -> Iterator[Finding]:
+        if not seq.pairs:
+            return
+        for tcid, call in seq.open.items():
+            yield from self.f(
+                call.path,
+                call.line,
+                "/tool_call_id",
+                R.CALL_UNANSWERED,
+                f"{call.entry_type} {tcid!r} never gets a result",
+            )
+
+    def entries_file(
+        self, path: Path, stats: FileStats, progress: ProgressHook | None
+    ) -> Iterator[Finding]:
+        # a partition checked alone may answer calls of its neighbours: pairing needs the unit
+        partial = path.parent.name == "partitions" or path.name == "active.jsonl"
+        seq = Sequence(pairs=not partial)
+        is_context = path.name == "context.jsonl"
+        first = True
+        for item in self._jsonl(path):
+            if isinstance(item, Finding):
+                yield from self._io(item)
+                continue
+            stats.records += 1
+            if progress is not None and item.size:
+                progress(item.size)
+            ok = yield from self.check_entry(item, seq)
+            if is_context:
+                yield from self.context_structure(item, first, ok)
+            first = False
+        yield from self.finish_sequence(seq)
+        stats.extra["vocabulary"] = seq.vocabulary
+        stats.extra["entries"] = stats.records
+
+    def context_structure(self, rec: Record, first: bool, valid: bool) -> Iterator[Finding]:
+        et = rec.value.get("entry_type") if isinstance(rec.value, dict) else None
+        if first and et not in R.ANCHORS:
+            yield from self.f(
+                rec.path,
+                rec.line,
+                "/entry_type",
+                R.CONTEXT_ANCHOR,
+                f"context.jsonl starts with {et!r}, not an anchor (context_created, "
+                "compaction, archival)",
+            )
+        if et == "system_prompt_changed":
+            yield from self.f(
+                rec.path,
+                rec.line,
+                "/entry_type",
+                R.CONTEXT_PROMPT_CHANGE,
+                "system_prompt_changed belongs to the transcript only",
+            )
+
+    # -- other files --------------------------------------------------------------------
+
+    def inbox_file(
+        self, path: Path, stats: FileStats, progress: ProgressHook | None
+    ) -> Iterator[Finding]:
+        records = yield from self._records(self._jsonl(path), stats, progress)
+        for rec in records:
+            ok = yield from self._schema(self.inbox_schema, rec, R.INBOX_SCHEMA)
+            if ok:
+                if not self.re_uuid.match(rec.value["id"]):
+                    yield from self.f(
+                        rec.path,
+                        rec.line,
+                        "/id",
+                        R.ID_UUID,
+                        f"id {rec.value['id']!r} is not a UUID",
+                    )
+                yield from self.timestamp_rules(rec, rec.value["timestamp"])
+
+    def requests_file(
+        self, path: Path, stats: FileStats, progress: ProgressHook | None
+    ) -> Iterator[Finding]:
+        records = yield from self._records(self._jsonl(path), stats, progress)
+        for rec in records:
+            ok = yield from self._schema(self.request_schema, rec, R.REQUEST_SCHEMA)
+            if ok:
+                yield from self.timestamp_rules(rec, rec.value["timestamp"])
+
+    def meta_file(
+        self, path: Path, stats: FileStats, progress: ProgressHook | None
+    ) -> Iterator[Finding]:
+        records = yield from self._records(read_json(path), stats, progress)
+        for rec in records:
+            yield from self._schema(self.meta_schema, rec, R.META_SCHEMA)
+
+    def bloom_file(self, path: Path, stats: FileStats, part: Part | None) -> Iterator[Finding]:
+        records = yield from self._records(read_json(path), stats, None)
+        for rec in records:
+            ok = yield from self._schema(self.bloom_schema, rec, R.BLOOM_SCHEMA)
+            if ok and part is not None and part.has_term and not any(walk_ints(rec.value["bits"])):
+                yield from self.f(
+                    rec.path,
+                    rec.line,
+                    "/bits",
+                    R.BLOOM_EMPTY,
+                    f"no bit is set, but {part.rel} holds searchable terms (every inserted "
+                    "term sets bits)",
+                )
+
+    # -- manifest -----------------------------------------------------------------------
+
+    def manifest_rules(
+        self, rec: Record, transcript: Path | None
+    ) -> Generator[Finding, None, dict[str, Any] | None]:
+        """Schema and the checks that need only the manifest itself; the manifest if usable."""
+        ok = yield from self._schema(self.manifest_schema, rec, R.MANIFEST_SCHEMA)
+        if not ok:
+            return None
+        m: dict[str, Any] = rec.value
+        p, ln = rec.path, rec.line
+        if m["version"] != 1:
+            yield from self.f(
+                p,
+                ln,
+                "/version",
+                R.MANIFEST_VERSION,
+                f"manifest version {m['version']} is not 1, the only version chibi writes",
+            )
+        base = transcript or Path()
+        active = m["active_partition"]
+        if safe_join(base, active) is None:
+            yield from self.f(
+                p,
+                ln,
+                "/active_partition",
+                R.PATH_ESCAPES,
+                f"{active!r} is absolute or leaves transcript/; not followed",
+            )
+        prev_end: int | None = None
+        for i, part in enumerate(m["partitions"]):
+            ptr = f"/partitions/{i}"
+            for key in ("file", "bloom_file"):
+                rel = part.get(key)
+                if rel is not None and safe_join(base, rel) is None:
+                    yield from self.f(
+                        p,
+                        ln,
+                        f"{ptr}/{key}",
+                        R.PATH_ESCAPES,
+                        f"{rel!r} is absolute or leaves transcript/; not followed",
+                    )
+            if part["file"] == active:
+                yield from self.f(
+                    p,
+                    ln,
+                    f"{ptr}/file",
+                    R.ACTIVE_ARCHIVED,
+                    f"{active!r} is both the active partition and archived partition {i}",
+                )
+            start, end = part["start_ts"], part["end_ts"]
+            if start > end:
+                yield from self.f(
+                    p,
+                    ln,
+                    ptr,
+                    R.PARTITION_ORDER,
+                    f"start_ts {start} is after end_ts {end} (the clock went backwards?)",
+                )
+            if prev_end is not None and start < prev_end:
+                yield from self.f(
+                    p,
+                    ln,
+                    f"{ptr}/start_ts",
+                    R.PARTITION_ORDER,
+                    f"starts at {start}, before the previous partition ends ({prev_end})",
+                )
+            prev_end = max(end, prev_end) if prev_end is not None else end
+            want = f"partitions/{start}-{end}.jsonl"
+            if part["file"] != want:
+                yield from self.f(
+                    p,
+                    ln,
+                    f"{ptr}/file",
+                    R.FILE_NAMES,
+                    f"{part['file']!r} should be named {want!r} after its time range",
+                )
+            bloom, twin = part.get("bloom_file"), bloom_name(part["file"])
+            if bloom is not None and bloom != twin:
+                yield from self.f(
+                    p,
+                    ln,
+                    f"{ptr}/bloom_file",
+                    R.FILE_NAMES,
+                    f"{bloom!r} should be {twin!r}, the partition's file with a .bloom extension",
+                )
+        return m
+
+
+def bloom_name(file: str) -> str:
+    """The bloom file chibi writes for a partition file (Rust `Path::with_extension("bloom")`)."""
+    try:
+        return str(PurePosixPath(file).with_suffix(".bloom"))
+    except ValueError:
+        return file + ".bloom"
+
+
+def _kind_by_name(path: Path) -> Kind:
+    if path.suffix == ".bloom":
+        return "bloom"
+    if path.name == "inbox.jsonl":
+        return "inbox"
+    if path.name == "requests.jsonl":
+        return "requests"
+    if path.name == "context_meta.json":
+        return "context_meta"
+    return "manifest" if path.suffix == ".json" else "entries"
+
+
+def _short(value: Any, limit: int = 40) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _construct(e: dict[str, Any]) -> str:
+    et = e.get("entry_type")
+    if et in R.V09_TYPES or et in R.V010_TYPES:
+        return f"entry type {et}"
+    fields = [f"`{k}`" for k in R.V010_FIELDS if k in e]
+    return f"{et} entry with {' and '.join(fields)}" if fields else f"entry type {et}"
+
+
+class DirectoryCheck:
+    """One context (or transcript/) directory, validated as a unit."""
+
+    def __init__(
+        self, run: ChibiRun, layout: Layout, stats: FileStats, progress: ProgressHook | None
+    ) -> None:
+        self.chk = run
+        self.L = layout
+        self.stats = stats
+        self.progress = progress
+        self.seq = Sequence(pairs=True)
+        self.derived: list[Record] = []
+        self.anchor: Record | None = None
+        self.derivable = True
+        self.entries = 0
+
+    def run(self) -> Iterator[Finding]:
+        r, L = self.chk, self.L
+        manifest: dict[str, Any] | None = None
+        mrec: Record | None = None
+        if L.manifest.is_file():
+            records = yield from r._records(read_json(L.manifest), self.stats, None)
+            for rec in records:
+                mrec = rec
+                manifest = yield from r.manifest_rules(rec, L.transcript)
+            if manifest is None:
+                self.derivable = False  # chibi cannot load this context at all
+        parts: list[Part] = []
+        if manifest is not None:
+            for meta in manifest["partitions"]:
+                parts.append(Part(meta["file"], safe_join(L.transcript, meta["file"])))
+            active_rel = manifest["active_partition"]
+        else:
+            active_rel = (
+                "context.jsonl"
+                if not (L.transcript / "active.jsonl").exists()
+                and (L.transcript / "context.jsonl").is_file()
+                else "active.jsonl"
+            )
+        active = Part(active_rel, safe_join(L.transcript, active_rel))
+        archived = {p.rel for p in parts}
+        for part in parts if active.rel in archived else [*parts, active]:  # CB306: read once
+            yield from self.read_partition(part)
+        yield from r.finish_sequence(self.seq)
+        if manifest is not None and mrec is not None:
+            yield from self.manifest_vs_files(mrec, manifest, parts, active)
+        listed = {p.rel for p in parts} | {active.rel}
+        judged = manifest is not None or not L.manifest.is_file()  # else chibi cannot load it
+        for rel in L.partition_files if judged else []:
+            if rel not in listed:
+                why = (
+                    "the manifest does not list it"
+                    if manifest is not None
+                    else "there is no manifest.json, so chibi reads only the active partition"
+                )
+                yield from r.f(
+                    str(L.transcript / rel),
+                    None,
+                    "",
+                    R.PARTITION_ORPHAN,
+                    f"{rel} is invisible to chibi: {why}",
+                )
+        yield from self.context_jsonl()
+        yield from self.context_files()
+        self.stats.extra.update(
+            vocabulary=self.seq.vocabulary,
+            context=L.name,
+            transcript_entries=self.entries,
+            partitions=len(parts),
+        )
+
+    # -- transcript -------------------------------------------------------------------
+
+    def read_partition(self, part: Part) -> Iterator[Finding]:
+        if part.path is None or not part.path.is_file():
+            return
+        r = self.chk
+        for item in r._jsonl(part.path):
+            if isinstance(item, Finding):
+                if item.severity == "error":
+                    part.unreadable = True
+                    self.derivable = False
+                yield from r._io(item)
+                continue
+            self.stats.records += 1
+            if self.progress is not None and item.size:
+                self.progress(item.size)
+            part.records += 1
+            self.entries += 1
+            v = item.value
+            if isinstance(v, dict):
+                ts, content = v.get("timestamp"), v.get("content")
+                if type(ts) is int:
+                    part.timestamps.append(ts)
+                part.lengths.append(content_bytes(content))
+                if isinstance(content, str) and not part.has_term and has_certain_term(content):
+                    part.has_term = True
+            yield from r.check_entry(item, self.seq)
+            et = v.get("entry_type") if isinstance(v, dict) else None
+            if et in R.ANCHORS:
+                self.anchor = item
+                self.derived = []
+            elif et != "system_prompt_changed":
+                self.derived.append(item)
+
+    def manifest_vs_files(
+        self, mrec: Record, m: dict[str, Any], parts: list[Part], active: Part
+    ) -> Iterator[Finding]:
+        r = self.chk
+        p, ln = mrec.path, mrec.line
+        policy = m["rotation_policy"]
+        bpt_seen: list[int] = []
+        for i, (meta, part) in enumerate(zip(m["partitions"], parts, strict=True)):
+            ptr = f"/partitions/{i}"
+            if part.path is None:
+                continue  # CB310 already reported
+            if not part.path.is_file():
+                yield from r.f(
+                    p, ln, f"{ptr}/file", R.PARTITION_MISSING, f"{part.rel} does not exist"
+                )
+                continue
+            if part.unreadable:
+                continue
+            if meta["entry_count"] != part.records:
+                yield from r.f(
+                    p,
+                    ln,
+                    f"{ptr}/entry_count",
+                    R.PARTITION_COUNT,
+                    f"entry_count {meta['entry_count']} but {part.rel} holds "
+                    f"{part.records} entries",
+                )
+            if part.timestamps and len(part.timestamps) == part.records:
+                first, last = part.timestamps[0], part.timestamps[-1]
+                if (meta["start_ts"], meta["end_ts"]) != (first, last):
+                    yield from r.f(
+                        p,
+                        ln,
+                        ptr,
+                        R.PARTITION_RANGE,
+                        f"start_ts/end_ts {meta['start_ts']}-{meta['end_ts']} but "
+                        f"{part.rel} runs {first}-{last}",
+                    )
+            bpt: int | None = None
+            tc = meta.get("token_count")
+            if tc is not None:
+                found = bytes_per_token_range(part.lengths, tc)
+                if found is None:
+                    yield from r.f(
+                        p,
+                        ln,
+                        f"{ptr}/token_count",
+                        R.PARTITION_TOKENS,
+                        f"token_count {tc}: no bytes_per_token turns {part.rel}'s contents "
+                        "into that estimate "
+                        "(default 3 gives "
+                        f"{token_estimate(part.lengths, DEFAULT_BYTES_PER_TOKEN)})",
+                    )
+                else:
+                    bpt = found[1]
+                    bpt_seen.append(bpt)
+            yield from self.rotation(p, ln, ptr, part, policy, bpt, archived=True)
+            bloom = meta.get("bloom_file")
+            if bloom is not None:
+                bpath = safe_join(self.L.transcript, bloom)
+                if bpath is None:
+                    continue
+                if not bpath.is_file():
+                    yield from r.f(
+                        p,
+                        ln,
+                        f"{ptr}/bloom_file",
+                        R.BLOOM_MISSING,
+                        f"{bloom} does not exist (chibi then scans the partition)",
+                    )
+                else:
+                    yield from r.bloom_file(bpath, self.stats, part)
+        prev_end = m["partitions"][-1]["end_ts"] if m["partitions"] else None
+        if active.rel in {x.rel for x in parts} or active.unreadable:
+            return  # CB306 / a read error already says what is wrong
+        if active.path is not None and active.path.is_file():
+            if prev_end is not None and active.timestamps and active.timestamps[0] < prev_end:
+                yield from r.f(
+                    p,
+                    ln,
+                    "/active_partition",
+                    R.PARTITION_ORDER,
+                    f"{active.rel} starts at {active.timestamps[0]}, before the last "
+                    f"archived partition ends ({prev_end})",
+                )
+            bpt = max(bpt_seen) if bpt_seen else None
+            yield from self.rotation(
+                p, ln, "/active_partition", active, policy, bpt, archived=False
+            )
+        elif active.path is not None:
+            yield from r.f(
+                p,
+                ln,
+                "/active_partition",
+                R.ACTIVE_MISSING,
+                f"{active.rel} does not exist (chibi creates it on the next append; "
+                "expected only right after a rotation)",
+            )
+
+    def rotation(
+        self,
+        p: str,
+        ln: int,
+        ptr: str,
+        part: Part,
+        policy: dict[str, Any],
+        bpt: int | None,
+        *,
+        archived: bool,
+    ) -> Iterator[Finding]:
+        """Thresholds chibi checks after every append (partition.rs needs_rotation).
+
+        An archived partition rotated after its last append, so every prefix without
+        its last entry was under every threshold; the active partition passed the check
+        after its last append. Age is measured between entry timestamps (chibi uses the
+        clock at append time, which an entry's own timestamp approximates from below).
+        """
+        n = len(part.timestamps) if len(part.timestamps) == part.records else None
+        kept = part.lengths[:-1] if archived else part.lengths
+        over: list[str] = []
+        limit = policy["max_entries"]
+        if (archived and part.records > limit) or (not archived and part.records >= limit):
+            over.append(f"{part.records} entries (max_entries {limit})")
+        max_tokens = policy.get("max_tokens")
+        if max_tokens is not None and (bpt is not None or not archived):
+            b = bpt if bpt is not None else DEFAULT_BYTES_PER_TOKEN
+            est = token_estimate(kept, b)
+            if est >= max_tokens:
+                what = "before its last entry" if archived else "in all"
+                over.append(f"~{est} tokens {what} at {b} bytes/token (max_tokens {max_tokens})")
+        if n:
+            ts = part.timestamps[:-1] if archived else part.timestamps
+            if ts and ts[-1] - ts[0] >= policy["max_age_seconds"]:
+                over.append(
+                    f"{ts[-1] - ts[0]} s between entries (max_age_seconds "
+                    f"{policy['max_age_seconds']})"
+                )
+        if over:
+            when = (
+                "should have rotated before its last entry"
+                if archived
+                else "should have rotated already"
+            )
+            yield from self.chk.f(p, ln, ptr, R.ROTATION, f"{part.rel} {when}: {'; '.join(over)}")
+
+    # -- context.jsonl and the other files --------------------------------------------------
+
+    def context_jsonl(self) -> Iterator[Finding]:
+        path = self.L.context_jsonl
+        if path is None:
+            return
+        r = self.chk
+        bad = [False]
+        records = yield from r._records(r._jsonl(path), self.stats, self.progress, bad)
+        for i, rec in enumerate(records):
+            valid = yield from r._schema(r.entry_schema, rec, R.ENTRY_SCHEMA)
+            yield from r.context_structure(rec, i == 0, valid)
+        if not self.derivable or bad[0] or not records:
+            return
+        yield from self.derivation(records)
+
+    def derivation(self, ctx: list[Record]) -> Iterator[Finding]:
+        """context.jsonl = [last anchor] + later entries without system_prompt_changed."""
+        r = self.chk
+        want: list[Record | None] = [self.anchor, *self.derived]
+        head = ctx[0].value
+        if self.anchor is None:
+            if not (isinstance(head, dict) and head.get("entry_type") == "context_created"):
+                yield from r.f(
+                    ctx[0].path,
+                    ctx[0].line,
+                    "",
+                    R.CONTEXT_DERIVATION,
+                    "the transcript has no anchor, so chibi starts context.jsonl with a "
+                    "new context_created anchor",
+                )
+                return
+        elif not _same_anchor(head, self.anchor.value):
+            a = self.anchor
+            yield from r.f(
+                ctx[0].path,
+                ctx[0].line,
+                "",
+                R.CONTEXT_DERIVATION,
+                f"entry 0 is not the transcript's last anchor ({a.value.get('entry_type')} "
+                f"{a.value.get('id')} at {a.path}:{a.line})",
+            )
+            return
+        for i in range(1, max(len(ctx), len(want))):
+            if i >= len(ctx):
+                src = want[i]
+                assert src is not None
+                yield from r.f(
+                    ctx[-1].path,
+                    ctx[-1].line,
+                    "",
+                    R.CONTEXT_DERIVATION,
+                    f"context.jsonl ends after {len(ctx)} entries; the transcript "
+                    f"continues with {src.value.get('id')} at {src.path}:{src.line} "
+                    f"({len(want) - len(ctx)} missing)",
+                )
+                return
+            if i >= len(want):
+                yield from r.f(
+                    ctx[i].path,
+                    ctx[i].line,
+                    "",
+                    R.CONTEXT_DERIVATION,
+                    f"context.jsonl has {len(ctx) - len(want)} entries more than the "
+                    "transcript after its last anchor",
+                )
+                return
+            src = want[i]
+            assert src is not None
+            if ctx[i].value != src.value:
+                yield from r.f(
+                    ctx[i].path,
+                    ctx[i].line,
+                    _diff_pointer(ctx[i].value, src.value),
+                    R.CONTEXT_DERIVATION,
+                    "differs from transcript entry "
+                    f"{src.value.get('id') if isinstance(src.value, dict) else '?'} at "
+                    f"{src.path}:{src.line}",
+                )
+                return
+
+    def context_files(self) -> Iterator[Finding]:
+        r, L = self.chk, self.L
+        inbox = L.context_file("inbox.jsonl")
+        if inbox is not None:
+            yield from r.inbox_file(inbox, self.stats, self.progress)
+        meta = L.context_file("context_meta.json")
+        if meta is not None:
+            yield from r.meta_file(meta, self.stats, self.progress)
+        requests = L.context_file("requests.jsonl")
+        if requests is not None:
+            yield from r.requests_file(requests, self.stats, self.progress)
+
+
+def _same_anchor(ctx: Any, anchor: dict[str, Any]) -> bool:
+    """context.jsonl's entry 0 is the anchor itself, or a copy naming it (transcript_anchor_id)."""
+    if ctx == anchor:
+        return True
+    if not isinstance(ctx, dict):
+        return False
+    ref = (ctx.get("metadata") or {}).get("transcript_anchor_id")
+    same = all(ctx.get(k) == anchor.get(k) for k in ("entry_type", "from", "to", "content"))
+    summary = (ctx.get("metadata") or {}).get("summary") == (anchor.get("metadata") or {}).get(
+        "summary"
+    )
+    return bool(ref == anchor.get("id") and same and summary)
+
+
+def _diff_pointer(a: Any, b: Any) -> str:
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(a.keys() | b.keys()):
+            if a.get(k) != b.get(k) or (k in a) != (k in b):
+                return "/" + str(k).replace("~", "~0").replace("/", "~1")
+    return ""
+
+
+__all__ = ["ChibiRun", "bloom_name", "bytes_per_token_range", "token_estimate", "vocabulary_of"]

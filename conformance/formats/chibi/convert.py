@@ -1,0 +1,937 @@
+"""Conversion between chibi contexts and canonical messages.
+
+chibi -> canonical: every transcript entry becomes one canonical message, in transcript
+order, so the mapping is invertible entry by entry:
+
+    message (user / agent / system)  -> user / assistant / system message, one text block
+    tool_call                        -> assistant message, one tool_use block
+    tool_result                      -> tool message, one tool_result block
+    anchors, flow_control_call/_result, control_transfer, system_prompt_changed
+                                     -> an empty system message (canonical §5.1.2's
+                                        placeholder): chibi keeps these out of the
+                                        messages it sends the model, and canonical has
+                                        no equivalent (lossy, reported)
+
+Messages get fresh ULIDs and tool ids `tu_<ULID>`; created_at is the entry's timestamp,
+clamped so it never goes backwards (reported). chibi records no model, provider,
+routing or usage, which canonical requires on complete assistant messages (§5.3.1-3):
+those are written as placeholders (`unknown:unknown`, zero usage), reported, and listed
+in the provenance.
+
+Round-trip provenance lives in `metadata.provider_raw.chibi` (schema
+`schemas/chibi/v1/canonical-provenance.json`): the chibi entry's fields (its id, its
+tool_call_id, who it was from and to, ...), the partition file that held it, and on the
+first message the directory-level data (context name, manifest, context_meta, inbox).
+provider_raw is chosen over new metadata keys because the canonical spec defines it for
+exactly this (an opaque round-trip aid that only its writer reads, §4.3, §5.3.5), so
+canonical readers neither warn (TS010) nor act on it.
+
+canonical -> chibi writes a context directory (or, when the output name ends in
+`.jsonl`, a single transcript file). Messages carrying provenance are restored exactly;
+other messages map the other way round (v0.10 vocabulary), and whatever chibi cannot
+hold (images, thinking, routing and usage, sub-second times, errors flags) is reported.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+import shutil
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ulid import ULID
+
+from ...convert import ConvertContext
+from ...errors import InputError
+from ...findings import Finding
+from ...jsonio import Record, parse, read_json, read_jsonl
+from ...schema_validation import SchemaValidator
+from ...schemas import schema_set
+from . import rules as R
+from .checker import token_estimate, vocabulary_of
+from .reader import Layout, layout_of, peek_kind, safe_join
+
+PLACEHOLDER_MODEL = "unknown:unknown"
+PLACEHOLDER_PROVIDER = "unknown"
+CARRIED = frozenset(R.ANCHORS | R.V09_TYPES | R.V010_TYPES | {"system_prompt_changed"})
+CONTEXT_NAME = re.compile(r"[A-Za-z0-9_-]+\Z")
+# chibi-core partition.rs defaults, used when a fresh conversion rotates
+DEFAULT_POLICY: dict[str, Any] = {
+    "max_entries": 1000,
+    "max_age_seconds": 30 * 24 * 3600,
+    "max_tokens": 100_000,
+}
+DEFAULT_BYTES_PER_TOKEN = 3
+ENTRY_ORDER = (
+    "id",
+    "timestamp",
+    "from",
+    "to",
+    "content",
+    "entry_type",
+    "metadata",
+    "tool_call_id",
+    "role",
+    "flow_control",
+)
+
+
+def _validators() -> dict[str, SchemaValidator]:
+    c = schema_set("chibi", "v1")
+    return {
+        "entry": SchemaValidator(c, "entry.json"),
+        "manifest": SchemaValidator(c, "manifest.json"),
+        "inbox": SchemaValidator(c, "inbox-entry.json"),
+        "meta": SchemaValidator(c, "context-meta.json"),
+        "provenance": SchemaValidator(c, "canonical-provenance.json"),
+        "message": SchemaValidator(schema_set("canonical", "v1"), "message.json"),
+    }
+
+
+def _records(items: Iterator[Record | Finding], what: str) -> list[Record]:
+    out: list[Record] = []
+    for item in items:
+        if isinstance(item, Finding):
+            if item.severity == "error":
+                raise InputError(
+                    f"{item.path}:{item.line}: {item.message} ({item.rule}); cannot "
+                    f"convert {what} that does not parse"
+                )
+            continue
+        out.append(item)
+    return out
+
+
+def _checked(v: SchemaValidator, rec: Record, what: str) -> dict[str, Any]:
+    if not v.is_valid(rec.value):
+        err = v.errors(rec.value)[0]
+        raise InputError(
+            f"{rec.path}:{rec.line}: {what} is invalid at {err.pointer or '/'}: "
+            f"{err.message}; run `turnspec validate` first"
+        )
+    value: dict[str, Any] = rec.value
+    return value
+
+
+def _dump(value: Any) -> str:
+    """Compact JSON as serde_json writes it (non-ASCII kept as is)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _write_lines(path: Path, values: list[dict[str, Any]]) -> None:
+    with path.open("wb") as f:
+        for v in values:
+            line = _dump(v)
+            try:
+                data = line.encode("utf-8")
+            except UnicodeEncodeError:  # lone surrogates: escape them instead of writing bad UTF-8
+                data = json.dumps(v, separators=(",", ":")).encode("ascii")
+            f.write(data + b"\n")
+
+
+def _write_json(path: Path, value: Any) -> None:
+    path.write_text(_dump(value), encoding="utf-8")
+
+
+# -- chibi -> canonical ---------------------------------------------------------------------
+
+
+@dataclass
+class SourceEntry:
+    value: dict[str, Any]
+    path: str
+    line: int
+    partition: str | None
+
+
+@dataclass
+class Source:
+    name: str
+    entries: list[SourceEntry] = field(default_factory=list)
+    context: dict[str, Any] | None = None
+
+
+def load_source(src: Path, ctx: ConvertContext, v: dict[str, SchemaValidator]) -> Source:
+    layout = layout_of(src) if src.is_dir() else None
+    if layout is not None:
+        return _load_directory(layout, ctx, v)
+    if src.is_dir():
+        raise InputError(
+            f"{src}: not a chibi context directory (no transcript/ with manifest.json or "
+            "active.jsonl)"
+        )
+    if peek_kind(src) != "entries":
+        raise InputError(f"{src}: give a chibi context directory or a file of transcript entries")
+    source = Source(name="")
+    source.entries = [
+        SourceEntry(_checked(v["entry"], rec, "entry"), rec.path, rec.line, None)
+        for rec in _records(read_jsonl(src), "a file")
+    ]
+    source.name = _guess_name(source.entries) or (
+        src.stem if CONTEXT_NAME.match(src.stem) else "default"
+    )
+    return source
+
+
+def _guess_name(entries: list[SourceEntry]) -> str | None:
+    for e in entries:
+        if e.value["entry_type"] in R.ANCHORS:
+            return str(e.value["to"])
+    for e in entries:
+        if e.value["entry_type"] == "tool_call":
+            return str(e.value["from"])
+    return None
+
+
+def _load_directory(L: Layout, ctx: ConvertContext, v: dict[str, SchemaValidator]) -> Source:
+    source = Source(name=L.name)
+    context: dict[str, Any] = {"name": L.name}
+    manifest: dict[str, Any] | None = None
+    if L.manifest.is_file():
+        manifest = _checked(
+            v["manifest"], _records(read_json(L.manifest), "a manifest")[0], "manifest.json"
+        )
+        context["manifest"] = manifest
+        files = [p["file"] for p in manifest["partitions"]] + [manifest["active_partition"]]
+    else:
+        legacy = (
+            not (L.transcript / "active.jsonl").exists()
+            and (L.transcript / "context.jsonl").is_file()
+        )
+        files = ["context.jsonl" if legacy else "active.jsonl"]
+    for rel in files:
+        path = safe_join(L.transcript, rel)
+        if path is None:
+            raise InputError(f"{L.manifest}: {rel!r} escapes transcript/ (CB310); not followed")
+        if not path.is_file():
+            continue
+        for rec in _records(read_jsonl(path), "a partition"):
+            source.entries.append(
+                SourceEntry(_checked(v["entry"], rec, "entry"), rec.path, rec.line, rel)
+            )
+    for i, p in enumerate(manifest["partitions"] if manifest else []):
+        if p.get("bloom_file"):
+            ctx.lossy(
+                str(L.manifest),
+                1,
+                f"/partitions/{i}/bloom_file",
+                f"bloom filter {p['bloom_file']} is not carried (fastbloom's random "
+                "SipHash keys cannot be rebuilt); converting back writes none",
+            )
+    derived = _derive(source.entries)
+    ctx_path = L.context_jsonl
+    if ctx_path is not None:
+        records = _records(read_jsonl(ctx_path), "context.jsonl")
+        values = [r.value for r in records]
+        if (
+            derived[0] is None
+            and values
+            and isinstance(values[0], dict)
+            and values[0].get("entry_type") == "context_created"
+        ):
+            context["context_anchor"] = _checked(v["entry"], records[0], "context.jsonl anchor")
+            derived[0] = values[0]
+        if values != derived:
+            ctx.lossy(
+                str(ctx_path),
+                None,
+                "",
+                "context.jsonl is not the derivation of the transcript (stale?); the "
+                "output follows the transcript and converting back rebuilds context.jsonl from it",
+            )
+    inbox = L.context_file("inbox.jsonl")
+    if inbox is not None:
+        context["inbox"] = []
+        for rec in _records(read_jsonl(inbox), "inbox.jsonl"):
+            context["inbox"].append(_checked(v["inbox"], rec, "inbox entry"))
+            ctx.lossy(
+                rec.path,
+                rec.line,
+                "",
+                "inbox entry (an undelivered message from another context) is not part of "
+                "the conversation; kept only in provider_raw of the first message",
+            )
+    meta = L.context_file("context_meta.json")
+    if meta is not None:
+        context["context_meta"] = _checked(
+            v["meta"], _records(read_json(meta), "context_meta.json")[0], "context_meta.json"
+        )
+        ctx.lossy(
+            str(meta),
+            1,
+            "",
+            "context_meta.json (last combined system prompt) has no canonical field; kept "
+            "only in provider_raw of the first message",
+        )
+    requests = L.context_file("requests.jsonl")
+    if requests is not None:
+        ctx.lossy(
+            str(requests),
+            None,
+            "",
+            "requests.jsonl (debug log of API request bodies) is not converted",
+        )
+    source.context = context
+    if not source.entries and len(context) > 1:
+        ctx.lossy(
+            str(L.transcript),
+            None,
+            "",
+            "the transcript is empty, so no message carries the manifest, inbox or context_meta",
+        )
+    return source
+
+
+def _derive(entries: list[SourceEntry]) -> list[dict[str, Any] | None]:
+    """TF §Context Rebuilding; entry 0 is None when the transcript has no anchor."""
+    start: int | None = None
+    for i, e in enumerate(entries):
+        if e.value["entry_type"] in R.ANCHORS:
+            start = i
+    head: list[dict[str, Any] | None] = [entries[start].value if start is not None else None]
+    rest = entries[start + 1 :] if start is not None else entries
+    return head + [e.value for e in rest if e.value["entry_type"] != "system_prompt_changed"]
+
+
+class Clock:
+    """Monotonic ULIDs and created_at from entry timestamps (canonical §6.1, §4.1)."""
+
+    def __init__(self) -> None:
+        self.last_id = -1
+        self.last_seconds = 0
+
+    def seconds(self, ts: int) -> int:
+        self.last_seconds = max(ts, self.last_seconds)
+        return self.last_seconds
+
+    def ulid(self, seconds: int) -> str:
+        value = ((seconds * 1000) << 80) | int.from_bytes(os.urandom(10), "big")
+        if value <= self.last_id:
+            value = self.last_id + 1
+        self.last_id = value
+        return str(ULID.from_int(value))
+
+
+def rfc3339(seconds: int) -> str:
+    d = dt.datetime.fromtimestamp(seconds, dt.UTC)
+    return (
+        f"{d.year:04d}-{d.month:02d}-{d.day:02d}T{d.hour:02d}:{d.minute:02d}:{d.second:02d}.000000Z"
+    )
+
+
+def _placeholder_metadata() -> dict[str, Any]:
+    return {
+        "model": PLACEHOLDER_MODEL,
+        "provider": PLACEHOLDER_PROVIDER,
+        "routing": {
+            "mode": "default",
+            "chosen_model": PLACEHOLDER_MODEL,
+            "reason": "converted from chibi, which records no model or routing",
+        },
+        "usage": {
+            "input_tokens": 0,
+            "output_tokens": 0,
+            "cost_usd": "0",
+            "pricing_version": "unknown",
+            "latency_ms": 0,
+        },
+    }
+
+
+def message_role(e: dict[str, Any], context_name: str) -> str:
+    """Canonical role of a chibi `message` entry.
+
+    v0.10 writes `role` (`agent` is the assistant); older entries fall back on the
+    addressing chibi used: the assistant wrote `to: "user"` (v0.9), or came from the
+    context itself.
+    """
+    role = e.get("role")
+    if role is not None:
+        return {"user": "user", "agent": "assistant", "system": "system"}[role]
+    if e["to"] == "user" or e["from"] == context_name:
+        return "assistant"
+    return "user"
+
+
+def chibi_to_canonical(src: Path, dst: Path, ctx: ConvertContext) -> None:
+    """`turnspec convert --from chibi --to canonical SRC DST`.
+
+    SRC is a context directory (or transcript/ directory) or a file of entries.
+    """
+    v = _validators()
+    source = load_source(src, ctx, v)
+    clock = Clock()
+    open_calls: dict[str, str] = {}
+    answered: set[str] = set()
+    out: list[dict[str, Any]] = []
+    for se in source.entries:
+        e, where = se.value, (se.path, se.line)
+        ts = e["timestamp"]
+        if type(ts) is not int or ts > R.MAX_SECONDS:
+            raise InputError(
+                f"{se.path}:{se.line}: timestamp {ts!r} is not integer Unix seconds "
+                "(CB103); cannot map it to created_at"
+            )
+        seconds = clock.seconds(ts)
+        if seconds != ts:
+            ctx.lossy(
+                *where,
+                "/timestamp",
+                f"timestamp {ts} is earlier than a previous entry's; created_at clamped to "
+                f"{rfc3339(seconds)} (canonical §4.1 needs order)",
+            )
+        et = e["entry_type"]
+        prov: dict[str, Any] = {
+            "version": 1,
+            "entry": {k: val for k, val in e.items() if k != "content"},
+        }
+        if se.partition is not None:
+            prov["partition"] = se.partition
+        if not out and source.context is not None:
+            prov["context"] = source.context
+        meta: dict[str, Any] = {}
+        if et == "message":
+            role = message_role(e, source.name)
+            content: list[dict[str, Any]] = [{"type": "text", "text": e["content"]}]
+        elif et == "tool_call":
+            role = "assistant"
+            tool_id = "tu_" + clock.ulid(seconds)
+            tcid = e["tool_call_id"]
+            open_calls[tcid] = tool_id
+            answered.discard(tcid)
+            args = _arguments(e["content"])
+            if args is None:
+                ctx.lossy(
+                    *where,
+                    "/content",
+                    "tool arguments are not a JSON object; tool_use.input is {} and the "
+                    "text is kept in provider_raw",
+                )
+                args = {}
+                prov["entry"]["content"] = e["content"]
+            elif _dump(args) != e["content"]:
+                prov["entry"]["content"] = e["content"]  # keeps the exact text (spacing, key order)
+            name = e["to"]
+            if not name:
+                ctx.lossy(*where, "/to", "tool call names no tool; tool_use.name is 'unnamed_tool'")
+                name = "unnamed_tool"
+            content = [{"type": "tool_use", "id": tool_id, "name": name, "input": args}]
+        elif et == "tool_result":
+            role = "tool"
+            tcid = e["tool_call_id"]
+            tool_id_or_none = open_calls.pop(tcid, None)
+            if tool_id_or_none is None:
+                why = "already answered" if tcid in answered else "answers no earlier tool_call"
+                raise InputError(
+                    f"{se.path}:{se.line}: tool_result {tcid!r} {why}; canonical requires "
+                    "every result to answer one tool_use (§5.2.2)"
+                )
+            answered.add(tcid)
+            content = [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": tool_id_or_none,
+                    "content": [{"type": "text", "text": e["content"]}],
+                }
+            ]
+            meta["parent_tool_use_id"] = tool_id_or_none
+        else:
+            role, content = "system", []
+            prov["entry"]["content"] = e["content"]
+            ctx.lossy(
+                *where,
+                "",
+                f"{et} entry has no canonical equivalent (chibi keeps it out of the "
+                "model's messages); "
+                "written as an empty system message, the entry kept in provider_raw",
+            )
+        if role == "assistant":
+            meta.update(_placeholder_metadata())
+            prov["placeholders"] = ["model", "provider", "routing", "usage"]
+            ctx.lossy(
+                *where,
+                "",
+                "chibi records no model, provider, routing or usage; placeholders written "
+                "(canonical §5.3.1-3 require them)",
+            )
+        meta["provider_raw"] = {"chibi": prov}
+        out.append(
+            {
+                "id": clock.ulid(seconds),
+                "session_id": source.name,
+                "role": role,
+                "content": content,
+                "metadata": meta,
+                "created_at": rfc3339(seconds),
+                "schema_version": 1,
+            }
+        )
+    _write_lines(dst, out)
+
+
+def _arguments(text: str) -> dict[str, Any] | None:
+    try:
+        value = parse(text.encode("utf-8", "surrogatepass"))
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+# -- canonical -> chibi ---------------------------------------------------------------------
+
+
+@dataclass
+class Built:
+    entry: dict[str, Any]
+    partition: str | None
+
+
+def _ordered(fields: dict[str, Any], content: str) -> dict[str, Any]:
+    """An entry in serde's field order (the order chibi writes)."""
+    merged = dict(fields)
+    merged["content"] = content
+    known = [k for k in ENTRY_ORDER if k in merged]
+    return {k: merged[k] for k in known + [k for k in merged if k not in ENTRY_ORDER]}
+
+
+def _seconds(created_at: str) -> tuple[int, bool]:
+    """Whole Unix seconds of a canonical created_at, and whether a fraction was dropped."""
+    try:
+        d = dt.datetime.strptime(created_at, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=dt.UTC)
+    except ValueError as exc:
+        raise InputError(f"created_at {created_at!r} is not a real date and time (TS115)") from exc
+    seconds = int(d.replace(microsecond=0).timestamp())
+    if seconds < 0:
+        raise InputError(
+            f"created_at {created_at!r} is before 1970; chibi timestamps are unsigned seconds"
+        )
+    return seconds, d.microsecond != 0
+
+
+def _texts(blocks: list[dict[str, Any]]) -> str:
+    return "\n".join(b["text"] for b in blocks if b.get("type") == "text")
+
+
+class CanonicalToChibi:
+    def __init__(self, ctx: ConvertContext, v: dict[str, SchemaValidator]) -> None:
+        self.ctx = ctx
+        self.v = v
+        self.out: list[Built] = []
+        self.tool_names: dict[str, str] = {}
+        self.answered: set[str] = set()
+        self.context: dict[str, Any] | None = None
+        self.context_at: tuple[str, int, str] = ("", 0, "")
+        self.v09 = False
+        self.name = "default"
+
+    def run(self, records: list[Record]) -> None:
+        msgs = [(rec, _checked(self.v["message"], rec, "canonical message")) for rec in records]
+        sessions = sorted({m["session_id"] for _, m in msgs})
+        if len(sessions) > 1:
+            raise InputError(
+                f"{records[0].path}: holds {len(sessions)} sessions "
+                f"({', '.join(sessions[:5])}); a chibi context holds one"
+            )
+        provs = [self._provenance(rec, m) for rec, m in msgs]
+        vocabularies = {vocabulary_of(p["entry"]) for p in provs if p is not None}
+        self.v09 = "v0.9" in vocabularies and "v0.10" not in vocabularies  # new entries match
+        for (rec, _), p in zip(msgs, provs, strict=True):
+            if p is not None and "context" in p:
+                self.context = p["context"]
+                self.context_at = (rec.path, rec.line, "/metadata/provider_raw/chibi/context")
+                break
+        if self.context is not None:
+            self.name = self.context["name"]
+        elif sessions and CONTEXT_NAME.match(sessions[0]):
+            self.name = sessions[0]
+        elif sessions:
+            self.ctx.lossy(
+                records[0].path,
+                records[0].line,
+                "/session_id",
+                f"session_id {sessions[0]!r} is not a chibi context name (letters, digits, "
+                "- and _); the context is named 'default'",
+            )
+        for _, m in msgs:
+            for b in m["content"]:
+                if b["type"] == "tool_use":
+                    self.tool_names[b["id"]] = b["name"]
+                elif b["type"] == "tool_result":
+                    self.answered.add(b["tool_use_id"])
+        if msgs and all(p is None for p in provs):
+            first = _seconds(msgs[0][1]["created_at"])[0]
+            # chibi starts every new context with this anchor (state/mod.rs save_context)
+            self.out.append(Built(_anchor(self.name, first), None))
+        for (rec, m), prov in zip(msgs, provs, strict=True):
+            if prov is not None:
+                self.restore(rec, m, prov)
+            else:
+                self.fresh(rec, m)
+
+    def _provenance(self, rec: Record, m: dict[str, Any]) -> dict[str, Any] | None:
+        raw = (m["metadata"].get("provider_raw") or {}).get("chibi")
+        if raw is None:
+            return None
+        if not self.v["provenance"].is_valid(raw):
+            err = self.v["provenance"].errors(raw)[0]
+            self.ctx.lossy(
+                rec.path,
+                rec.line,
+                "/metadata/provider_raw/chibi" + err.pointer,
+                f"provider_raw.chibi is not turnspec's chibi provenance ({err.message}); ignored",
+            )
+            return None
+        prov: dict[str, Any] = raw
+        return prov
+
+    def restore(self, rec: Record, m: dict[str, Any], prov: dict[str, Any]) -> None:
+        fields: dict[str, Any] = dict(prov["entry"])
+        et = fields["entry_type"]
+        blocks = m["content"]
+        used = 0
+        if "content" in fields:
+            content = fields.pop("content")
+            if et == "tool_call" and blocks and blocks[0]["type"] == "tool_use":
+                used = 1
+                args = _arguments(content)
+                if args is not None and args != blocks[0]["input"]:
+                    content = _dump(blocks[0]["input"])  # the canonical input was edited
+        elif et == "tool_call" and blocks and blocks[0]["type"] == "tool_use":
+            content, used = _dump(blocks[0]["input"]), 1
+        elif et == "tool_result" and blocks and blocks[0]["type"] == "tool_result":
+            content, used = _texts(blocks[0]["content"]), 1
+        else:
+            content, used = _texts(blocks[:1]), min(1, len(blocks))
+        for i in range(used, len(blocks)):
+            self.ctx.lossy(
+                rec.path,
+                rec.line,
+                f"/content/{i}",
+                f"{blocks[i]['type']} block added after conversion from chibi is not "
+                f"carried back into the {et} entry",
+            )
+        self._assistant_metadata(rec, m, placeholders=set(prov.get("placeholders", [])))
+        self.out.append(Built(_ordered(fields, content), prov.get("partition")))
+
+    def _assistant_metadata(self, rec: Record, m: dict[str, Any], placeholders: set[str]) -> None:
+        meta = m["metadata"]
+        lost = [
+            k
+            for k in ("model", "provider", "routing", "usage", "user_id", "team_id")
+            if meta.get(k) is not None and k not in placeholders
+        ]
+        status = meta.get("status", "complete")
+        if status != "complete":
+            lost.append(f"status {status!r}")
+        if lost:
+            self.ctx.lossy(
+                rec.path,
+                rec.line,
+                "/metadata",
+                f"chibi entries have no field for {', '.join(lost)}; dropped",
+            )
+
+    def fresh(self, rec: Record, m: dict[str, Any]) -> None:
+        seconds, fractional = _seconds(m["created_at"])
+        if fractional:
+            self.ctx.lossy(
+                rec.path,
+                rec.line,
+                "/created_at",
+                "chibi timestamps are whole seconds; the sub-second part of created_at is dropped",
+            )
+        self._assistant_metadata(rec, m, placeholders=set())
+        try:
+            first_id = str(ULID.from_str(m["id"]).to_uuid())
+        except ValueError:
+            first_id = str(uuid.uuid4())
+            self.ctx.lossy(
+                rec.path,
+                rec.line,
+                "/id",
+                f"message id {m['id']!r} is not a ULID, so it cannot become the entry's "
+                "UUID; a new id is used",
+            )
+        role = m["role"]
+        ids = iter([first_id])
+
+        def entry(et: str, frm: str, to: str, content: str, **extra: Any) -> None:
+            fields = {
+                "id": next(ids, None) or str(uuid.uuid4()),
+                "timestamp": seconds,
+                "from": frm,
+                "to": to,
+                "entry_type": et,
+                **extra,
+            }
+            self.out.append(Built(_ordered(fields, content), None))
+
+        for i, b in enumerate(m["content"]):
+            t, ptr = b["type"], f"/content/{i}"
+            if t == "text" and role in ("user", "assistant"):
+                user = role == "user"
+                # v0.9 marks no role: the assistant is the entry addressed `to: "user"`
+                extra = {} if self.v09 else {"role": "user" if user else "agent"}
+                entry(
+                    "message",
+                    "user" if user else self.name,
+                    self.name if user else "user",
+                    b["text"],
+                    **extra,
+                )
+            elif t == "text" and role == "system":
+                entry("system_prompt_changed", "system", self.name, b["text"])
+            elif t == "tool_use":
+                if b["id"] not in self.answered:
+                    self.ctx.lossy(
+                        rec.path,
+                        rec.line,
+                        ptr,
+                        f"tool_use {b['id']} is never answered, and chibi requires a "
+                        "result for every call; dropped",
+                    )
+                    continue
+                entry("tool_call", self.name, b["name"], _dump(b["input"]), tool_call_id=b["id"])
+            elif t == "tool_result":
+                name = self.tool_names.get(b["tool_use_id"])
+                if name is None:
+                    raise InputError(
+                        f"{rec.path}:{rec.line}: tool_result answers {b['tool_use_id']!r}, "
+                        "which no tool_use in the file has (TS205)"
+                    )
+                inner = b["content"]
+                if sum(1 for x in inner if x.get("type") == "text") > 1:
+                    self.ctx.lossy(
+                        rec.path,
+                        rec.line,
+                        ptr + "/content",
+                        "chibi tool results are one string; the text blocks are joined "
+                        "with newlines",
+                    )
+                for j, x in enumerate(inner):
+                    if x.get("type") != "text":
+                        self.ctx.lossy(
+                            rec.path,
+                            rec.line,
+                            f"{ptr}/content/{j}",
+                            f"{x.get('type')} block in a tool result has no chibi "
+                            "equivalent; dropped",
+                        )
+                if b.get("is_error"):
+                    self.ctx.lossy(
+                        rec.path,
+                        rec.line,
+                        ptr + "/is_error",
+                        "chibi tool results carry no error flag; is_error dropped",
+                    )
+                entry("tool_result", name, self.name, _texts(inner), tool_call_id=b["tool_use_id"])
+            else:
+                what = "thinking block and its signature" if t == "thinking" else f"{t} block"
+                self.ctx.lossy(rec.path, rec.line, ptr, f"{what} has no chibi equivalent; dropped")
+        if not m["content"]:
+            self.ctx.lossy(
+                rec.path, rec.line, "/content", f"empty {role} message has no chibi entry; dropped"
+            )
+
+    # -- output ---------------------------------------------------------------------------
+
+    def write(self, dst: Path) -> None:
+        entries = [b.entry for b in self.out]
+        if dst.name.endswith(".jsonl"):
+            if self.context is not None and len(self.context) > 1:
+                self.ctx.lossy(
+                    *self.context_at,
+                    "a single transcript file holds no manifest, inbox or context_meta; "
+                    "they are not written",
+                )
+            _write_lines(dst, entries)
+            return
+        transcript = dst / "transcript"
+        transcript.mkdir(parents=True)
+        manifest = self._partition(transcript)
+        if manifest is not None:
+            _write_json(transcript / "manifest.json", manifest)
+        _write_lines(dst / "context.jsonl", self._context_window())
+        ctxd = self.context or {}
+        if "context_meta" in ctxd:
+            _write_json(dst / "context_meta.json", ctxd["context_meta"])
+        if "inbox" in ctxd:
+            _write_lines(dst / "inbox.jsonl", ctxd["inbox"])
+
+    def _partition(self, transcript: Path) -> dict[str, Any] | None:
+        stashed = (self.context or {}).get("manifest")
+        if stashed is None:
+            return self._rotate_fresh(transcript)
+        metas = {p["file"]: p for p in stashed["partitions"]}
+        groups: dict[str, list[dict[str, Any]]] = {f: [] for f in metas}
+        active: list[dict[str, Any]] = []
+        for b in self.out:
+            groups.get(b.partition or "", active).append(b.entry)
+        manifest = {k: ([] if k == "partitions" else v) for k, v in stashed.items()}
+        for rel, entries in groups.items():
+            if not entries:
+                continue
+            old = metas[rel]
+            start, end = entries[0]["timestamp"], entries[-1]["timestamp"]
+            same = (old["entry_count"], old["start_ts"], old["end_ts"]) == (
+                len(entries),
+                start,
+                end,
+            )
+            meta = (
+                dict(old)
+                if same
+                else {
+                    "file": f"partitions/{start}-{end}.jsonl",
+                    "start_ts": start,
+                    "end_ts": end,
+                    "entry_count": len(entries),
+                    "token_count": token_estimate(
+                        [len(e["content"].encode("utf-8", "surrogatepass")) for e in entries],
+                        DEFAULT_BYTES_PER_TOKEN,
+                    ),
+                }
+            )
+            if meta.pop("bloom_file", None) is not None:
+                at_path, at_line, at_ptr = self.context_at
+                self.ctx.lossy(
+                    at_path,
+                    at_line,
+                    f"{at_ptr}/manifest/partitions/{list(metas).index(rel)}/bloom_file",
+                    f"no bloom filter is written for {meta['file']} (chibi's search then "
+                    "scans the partition)",
+                )
+            path = safe_join(transcript, meta["file"])
+            if path is None:
+                raise InputError(
+                    f"provenance names partition {meta['file']!r}, which leaves transcript/"
+                )
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _write_lines(path, entries)
+            manifest["partitions"].append(meta)
+        active_path = safe_join(transcript, manifest["active_partition"])
+        if active_path is None:
+            raise InputError(
+                f"provenance names active partition {manifest['active_partition']!r}, "
+                "which leaves transcript/"
+            )
+        if active or not manifest["partitions"]:
+            _write_lines(active_path, active)
+        return manifest
+
+    def _rotate_fresh(self, transcript: Path) -> dict[str, Any] | None:
+        """Partition as chibi would have with its default policy (rotate after each append)."""
+        p = DEFAULT_POLICY
+        partitions: list[dict[str, Any]] = []
+        active: list[dict[str, Any]] = []
+        tokens = 0
+        for b in self.out:
+            active.append(b.entry)
+            tokens += token_estimate(
+                [len(b.entry["content"].encode("utf-8", "surrogatepass"))], DEFAULT_BYTES_PER_TOKEN
+            )
+            age = active[-1]["timestamp"] - active[0]["timestamp"]
+            if (
+                len(active) >= p["max_entries"]
+                or tokens >= p["max_tokens"]
+                or age >= p["max_age_seconds"]
+            ):
+                start, end = active[0]["timestamp"], active[-1]["timestamp"]
+                rel = f"partitions/{start}-{end}.jsonl"
+                if any(x["file"] == rel for x in partitions):
+                    raise InputError(
+                        f"two partitions would both be named {rel} (chibi would overwrite "
+                        "one); cannot write this transcript"
+                    )
+                (transcript / "partitions").mkdir(exist_ok=True)
+                _write_lines(transcript / rel, active)
+                partitions.append(
+                    {
+                        "file": rel,
+                        "start_ts": start,
+                        "end_ts": end,
+                        "entry_count": len(active),
+                        "token_count": tokens,
+                    }
+                )
+                active, tokens = [], 0
+        _write_lines(transcript / "active.jsonl", active)
+        if not partitions:
+            return None
+        return {
+            "version": 1,
+            "active_partition": "active.jsonl",
+            "partitions": partitions,
+            "rotation_policy": dict(p),
+        }
+
+    def _context_window(self) -> list[dict[str, Any]]:
+        entries = [b.entry for b in self.out]
+        start = max(
+            (i for i, e in enumerate(entries) if e["entry_type"] in R.ANCHORS), default=None
+        )
+        if start is None:
+            stashed = (self.context or {}).get("context_anchor")
+            head = stashed or _anchor(self.name, entries[0]["timestamp"] if entries else 0)
+            rest = entries
+        else:
+            head, rest = entries[start], entries[start + 1 :]
+        return [head, *(e for e in rest if e["entry_type"] != "system_prompt_changed")]
+
+
+def _anchor(name: str, seconds: int) -> dict[str, Any]:
+    return _ordered(
+        {
+            "id": str(uuid.uuid4()),
+            "timestamp": seconds,
+            "from": "system",
+            "to": name,
+            "entry_type": "context_created",
+        },
+        R.ANCHOR_CONTENT["context_created"],
+    )
+
+
+def canonical_to_chibi(src: Path, dst: Path, ctx: ConvertContext) -> None:
+    """`turnspec convert --from canonical --to chibi SRC DST`.
+
+    DST becomes a context directory, or a single transcript file if it ends in .jsonl.
+    """
+    if src.is_dir():
+        raise InputError(f"{src}: give one canonical .jsonl or .json file")
+    v = _validators()
+    items = read_jsonl(src) if src.suffix == ".jsonl" else read_json(src)
+    records = _records(items, "a canonical file")
+    conv = CanonicalToChibi(ctx, v)
+    conv.run(records)
+    try:
+        conv.write(dst)
+        if dst.is_dir():
+            _refuse_invalid(dst)
+    except BaseException:
+        # conformance.convert cleans up a failed output with Path.unlink, which cannot
+        # remove a directory: remove it here so a refusal leaves nothing behind
+        if dst.is_dir():
+            shutil.rmtree(dst)
+        raise
+
+
+def _refuse_invalid(dst: Path) -> None:
+    from ...api import validate  # the API sits above the formats; imported when used
+
+    errors = [f for f in validate([dst], fmt="chibi").findings if f.severity == "error"]
+    if errors:
+        first = errors[0]
+        raise InputError(
+            f"converted output does not validate as chibi: {first.rule} {first.pointer} "
+            f"{first.message} ({len(errors)} error(s)); nothing written"
+        )
+
+
+__all__ = ["canonical_to_chibi", "chibi_to_canonical", "message_role"]
