@@ -8,17 +8,13 @@ from typing import Annotated, Any, Union
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
 from typing_extensions import TypeAliasType
 
-Words1 = TypeAliasType(
-    "Words1", Annotated[StrictInt, Field(ge=0, le=18446744073709551615, title='BloomWords')]
-)
+Words1 = TypeAliasType("Words1", Annotated[StrictInt, Field(ge=0, le=18446744073709551615, title='BloomWords')])
 """
 u64 words, possibly nested in serde structs/sequences (BlockedBitVec).
 """
 
 
-Words = TypeAliasType(
-    "Words", Annotated[Union[Words1, "list[Words]", "dict[str, Words]"], Field(title='BloomWords')]
-)
+Words = TypeAliasType("Words", Annotated[Union[Words1, "list[Words]", "dict[str, Words]"], Field(title='BloomWords')])
 """
 u64 words, possibly nested in serde structs/sequences (BlockedBitVec).
 """

@@ -22,9 +22,7 @@ Unix timestamp in whole seconds since the epoch (`timestamp: u64`, §Fields). Ru
 """
 
 
-Count = TypeAliasType(
-    "Count", Annotated[StrictInt, Field(ge=0, le=18446744073709551615, title='Count')]
-)
+Count = TypeAliasType("Count", Annotated[StrictInt, Field(ge=0, le=18446744073709551615, title='Count')])
 """
 A Rust `usize` count (64-bit targets).
 """
@@ -34,10 +32,7 @@ Uuid = TypeAliasType(
     "Uuid",
     Annotated[
         StrictStr,
-        Field(
-            pattern='^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',
-            title='Uuid',
-        ),
+        Field(pattern='^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$', title='Uuid'),
     ],
 )
 """
