@@ -66,9 +66,7 @@ def test_fixture_round_trip(name: str, tmp_path: Path) -> None:
 def test_canonical_output_shape(tmp_path: Path) -> None:
     canon, _, there, _ = round_trip(FIXTURES / "default", tmp_path)
     messages = read_lines(canon)
-    entries = read_lines(
-        FIXTURES / "default" / "transcript" / "partitions" / "1767225600-1767225666.jsonl"
-    )
+    entries = read_lines(FIXTURES / "default" / "transcript" / "partitions" / "1767225600-1767225666.jsonl")
     entries += read_lines(FIXTURES / "default" / "transcript" / "active.jsonl")
     assert len(messages) == len(entries)
     assert [m["id"] for m in messages] == sorted(m["id"] for m in messages)  # monotonic ULIDs
@@ -90,32 +88,18 @@ def test_canonical_output_shape(tmp_path: Path) -> None:
     ]
     use = messages[4]["content"][0]
     assert (
-        use["type"] == "tool_use"
-        and use["id"].startswith("tu_")
-        and use["input"] == {"path": "Cargo.toml", "lines": 5}
+        use["type"] == "tool_use" and use["id"].startswith("tu_") and use["input"] == {"path": "Cargo.toml", "lines": 5}
     )
-    assert (
-        messages[5]["content"][0]["tool_use_id"]
-        == use["id"]
-        == messages[5]["metadata"]["parent_tool_use_id"]
-    )
+    assert messages[5]["content"][0]["tool_use_id"] == use["id"] == messages[5]["metadata"]["parent_tool_use_id"]
     original = messages[4]["metadata"]["provider_raw"]["chibi"]["entry"]
-    assert (
-        original["tool_call_id"] == entries[4]["tool_call_id"]
-        and original["id"] == entries[4]["id"]
-    )
+    assert original["tool_call_id"] == entries[4]["tool_call_id"] and original["id"] == entries[4]["id"]
     assert messages[0]["created_at"] == "2026-01-01T00:00:00.000000Z"
     # the canonical validator accepts it without any finding (provider_raw is not TS010)
     assert check(canon).findings == []
     kinds = Counter(
-        f.message.split(" entry")[0] if "no canonical equivalent" in f.message else f.message[:25]
-        for f in there
+        f.message.split(" entry")[0] if "no canonical equivalent" in f.message else f.message[:25] for f in there
     )
-    assert (
-        kinds["control_transfer"] == 3
-        and kinds["context_created"] == 1
-        and kinds["compaction"] == 1
-    )
+    assert kinds["control_transfer"] == 3 and kinds["context_created"] == 1 and kinds["compaction"] == 1
     assert kinds["system_prompt_changed"] == 2
     assert kinds["chibi records no model, p"] == 3  # the assistant messages and the tool call
 
@@ -149,11 +133,7 @@ def test_samples_round_trip(samples: Path, tmp_path: Path) -> None:
     for name in ("doc-examples.v0.9.jsonl", "doc-examples.v0.10.jsonl"):
         values = read_lines(samples / "chibi" / name)
         # the docs list an inbox entry among the entries, and v0.10 elides four ids as "..."
-        entries = [
-            dict(v, id=str(uuid.uuid4())) if v["id"] == "..." else v
-            for v in values
-            if "entry_type" in v
-        ]
+        entries = [dict(v, id=str(uuid.uuid4())) if v["id"] == "..." else v for v in values if "entry_type" in v]
         src = tmp_path / name
         write_lines(src, entries)
         canon, back = tmp_path / f"{name}.canonical.jsonl", tmp_path / f"{name}.back.jsonl"
@@ -172,16 +152,12 @@ def test_single_file_round_trip_and_cli(tmp_path: Path, capsys: pytest.CaptureFi
     assert back.read_bytes() == src.read_bytes()
     err = capsys.readouterr().err
     assert "flow_control_call entry has no canonical equivalent" in err
-    assert (
-        main(["convert", "--from", "chibi", "--to", "canonical", str(src), str(canon)]) == 2
-    )  # exists
+    assert main(["convert", "--from", "chibi", "--to", "canonical", str(src), str(canon)]) == 2  # exists
 
 
 def test_canonical_to_chibi_fresh(tmp_path: Path) -> None:
     messages = read_lines(EXAMPLE)
-    sid = next(
-        m["session_id"] for m in messages if any(b["type"] == "thinking" for b in m["content"])
-    )
+    sid = next(m["session_id"] for m in messages if any(b["type"] == "thinking" for b in m["content"]))
     session = [m for m in messages if m["session_id"] == sid]
     src = tmp_path / "session.jsonl"
     write_lines(src, session)
@@ -193,12 +169,7 @@ def test_canonical_to_chibi_fresh(tmp_path: Path) -> None:
     assert entries[0]["entry_type"] == "context_created"  # chibi starts every context so
     # a message's first entry keeps its ULID's 128 bits as the UUID
     assert str(ULID.from_uuid(uuid.UUID(entries[1]["id"]))) == session[0]["id"]
-    thinking = [
-        (i, j)
-        for i, m in enumerate(session)
-        for j, b in enumerate(m["content"])
-        if b["type"] == "thinking"
-    ]
+    thinking = [(i, j) for i, m in enumerate(session) for j, b in enumerate(m["content"]) if b["type"] == "thinking"]
     dropped = {(f.line, f.pointer) for f in lossy if f.message.startswith("thinking block")}
     assert dropped == {(i + 1, f"/content/{j}") for i, j in thinking}
     assert thinking
@@ -247,11 +218,7 @@ def test_tampered_provenance_is_ignored(tmp_path: Path) -> None:
     write_lines(canon, messages)
     lossy = convert("canonical", "chibi", canon, tmp_path / "back")
     hit = [f for f in lossy if "provider_raw.chibi is not" in f.message]
-    assert (
-        len(hit) == 1
-        and hit[0].line == 2
-        and hit[0].pointer.startswith("/metadata/provider_raw/chibi")
-    )
+    assert len(hit) == 1 and hit[0].line == 2 and hit[0].pointer.startswith("/metadata/provider_raw/chibi")
     assert check(tmp_path / "back").findings == []
 
 
@@ -362,9 +329,7 @@ def transcripts(draw: st.DrawFn) -> list[dict[str, Any]]:
     return out
 
 
-def write_context(
-    root: Path, entries: list[dict[str, Any]], cuts: list[int], extras: dict[str, Any]
-) -> Path:
+def write_context(root: Path, entries: list[dict[str, Any]], cuts: list[int], extras: dict[str, Any]) -> Path:
     """A chibi context directory holding `entries`, rotated after the indexes in `cuts`."""
     ctx = root / "ctx"
     t = ctx / "transcript"
@@ -401,11 +366,7 @@ def write_context(
             )
         )
     start = max(
-        (
-            i
-            for i, e in enumerate(entries)
-            if e["entry_type"] in ("context_created", "compaction", "archival")
-        ),
+        (i for i, e in enumerate(entries) if e["entry_type"] in ("context_created", "compaction", "archival")),
         default=None,
     )
     head = (

@@ -38,9 +38,7 @@ def entry(rel: str, index: int, fn: Callable[[dict[str, Any]], None]) -> Callabl
     return mutate
 
 
-def lines(
-    rel: str, fn: Callable[[list[dict[str, Any]]], None], context_too: bool = True
-) -> Callable[[Path], None]:
+def lines(rel: str, fn: Callable[[list[dict[str, Any]]], None], context_too: bool = True) -> Callable[[Path], None]:
     """Edit the list of entries of a file (and context.jsonl the same way for legacy09)."""
 
     def mutate(d: Path) -> None:
@@ -75,9 +73,7 @@ def _raw(rel: str, text: str) -> Callable[[Path], None]:
 
 
 def _orphan(d: Path) -> None:
-    shutil.copy(
-        d / "transcript" / PART, d / "transcript" / "partitions" / "1767300000-1767300001.jsonl"
-    )
+    shutil.copy(d / "transcript" / PART, d / "transcript" / "partitions" / "1767300000-1767300001.jsonl")
 
 
 def _rename_bloom(d: Path) -> None:
@@ -306,9 +302,7 @@ def test_invalid_utf8_and_garbage(ctx_copy: Callable[[str], Path]) -> None:
     assert ("CB022", "inbox.jsonl", 1) in got
     assert ("TS005", "inbox.jsonl", 2) in got
     assert {r for r, n, _ in got if n == "inbox.jsonl"} >= {"CB022", "TS005"}
-    assert any(
-        r in ("TS008", "TS009", "TS001") and n == "inbox.jsonl" and ln == 3 for r, n, ln in got
-    )
+    assert any(r in ("TS008", "TS009", "TS001") and n == "inbox.jsonl" and ln == 3 for r, n, ln in got)
     # chibi cannot load a context whose manifest does not parse: no partition is judged
     assert not {"CB308", "CB212", "CB301"} & {r for r, _, _ in got}
 
@@ -317,9 +311,7 @@ def test_manifest_paths_are_not_followed(ctx_copy: Callable[[str], Path], tmp_pa
     secret = tmp_path / "secret.jsonl"
     secret.write_text('{"not": "chibi"}\n', encoding="utf-8")
     d = ctx_copy("default")
-    edit_json(
-        d / "transcript" / "manifest.json", lambda m: m["partitions"][0].update(file=str(secret))
-    )
+    edit_json(d / "transcript" / "manifest.json", lambda m: m["partitions"][0].update(file=str(secret)))
     report = check(d)
     assert "CB310" in rules_of(report)
     assert not any(f.path == str(secret) for f in report.findings)
@@ -351,9 +343,7 @@ def test_doc_examples(samples: Path) -> None:
     assert "manifest.constructed-from-unit-test.json" not in by_file
     assert "manifest.default-fresh.constructed.json" not in by_file
     vocab = {Path(f.path).name: f.extra.get("vocabulary") for f in report.files}
-    assert (
-        vocab["doc-examples.v0.9.jsonl"] == "v0.9" and vocab["doc-examples.v0.10.jsonl"] == "v0.10"
-    )
+    assert vocab["doc-examples.v0.9.jsonl"] == "v0.9" and vocab["doc-examples.v0.10.jsonl"] == "v0.10"
     assert {f.format for f in report.files} == {"chibi"}
 
 
@@ -394,9 +384,7 @@ def test_detection_does_not_steal_canonical(tmp_path: Path) -> None:
     assert detect_format(canon).name == "canonical"  # type: ignore[union-attr]
     tricky = tmp_path / "tricky.jsonl"
     msg = json.loads(canon.read_text().splitlines()[0])
-    msg["content"] = [
-        {"type": "text", "text": '{"id":"x","timestamp":1,"from":"a","entry_type":"message"}'}
-    ]
+    msg["content"] = [{"type": "text", "text": '{"id":"x","timestamp":1,"from":"a","entry_type":"message"}'}]
     tricky.write_text(json.dumps(msg) + "\n")
     assert detect_format(tricky).name == "canonical"  # type: ignore[union-attr]
 

@@ -31,9 +31,7 @@ class ChibiFormat:
 
     def __init__(self, vocabulary: str | None = None) -> None:
         if vocabulary is not None and vocabulary not in VOCABULARIES:
-            raise ValueError(
-                f"unknown chibi vocabulary {vocabulary!r} (known: {', '.join(VOCABULARIES)})"
-            )
+            raise ValueError(f"unknown chibi vocabulary {vocabulary!r} (known: {', '.join(VOCABULARIES)})")
         self.vocabulary = vocabulary
         self.name = "chibi" if vocabulary is None else f"chibi-{vocabulary}"
         self.converters: dict[tuple[str, str], Converter] = (

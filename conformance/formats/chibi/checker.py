@@ -142,16 +142,12 @@ class ChibiRun:
         self.meta_schema = SchemaValidator(s, "context-meta.json")
         self.request_schema = SchemaValidator(s, "request-log-entry.json")
         self.bloom_schema = SchemaValidator(s, "bloom-filter.json")
-        self.re_uuid = re.compile(
-            str(s["ids.json"]["$defs"]["uuid"]["pattern"]).replace("$", r"\Z")
-        )
+        self.re_uuid = re.compile(str(s["ids.json"]["$defs"]["uuid"]["pattern"]).replace("$", r"\Z"))
         self.on = {info.id: self.sel.enabled(info.id) for info in R.CATALOG}
 
     # -- plumbing ---------------------------------------------------------------------
 
-    def f(
-        self, path: str, line: int | None, pointer: str, info: RuleInfo, message: str
-    ) -> Iterator[Finding]:
+    def f(self, path: str, line: int | None, pointer: str, info: RuleInfo, message: str) -> Iterator[Finding]:
         if self.on[info.id]:
             yield Finding(path, line, pointer, info.id, self.sel.severity(info), message)
 
@@ -161,9 +157,7 @@ class ChibiRun:
             return
         sev = self.sel.severity(info)
         yield (
-            item
-            if sev == item.severity
-            else Finding(item.path, item.line, item.pointer, item.rule, sev, item.message)
+            item if sev == item.severity else Finding(item.path, item.line, item.pointer, item.rule, sev, item.message)
         )
 
     def _records(
@@ -190,9 +184,7 @@ class ChibiRun:
     def _jsonl(self, path: Path) -> Iterator[Record | Finding]:
         return read_jsonl(path, max_line_bytes=self.options.max_line_bytes)
 
-    def _schema(
-        self, v: SchemaValidator, rec: Record, info: RuleInfo
-    ) -> Generator[Finding, None, bool]:
+    def _schema(self, v: SchemaValidator, rec: Record, info: RuleInfo) -> Generator[Finding, None, bool]:
         if v.is_valid(rec.value):
             return True
         if self.on[info.id]:
@@ -209,9 +201,7 @@ class ChibiRun:
 
     # -- entry point ------------------------------------------------------------------
 
-    def validate(
-        self, path: Path, stats: FileStats, progress: ProgressHook | None = None
-    ) -> Iterator[Finding]:
+    def validate(self, path: Path, stats: FileStats, progress: ProgressHook | None = None) -> Iterator[Finding]:
         if path.is_dir():
             layout = layout_of(path)
             if layout is not None:
@@ -250,9 +240,7 @@ class ChibiRun:
             yield from self.f(p, ln, "/id", R.ID_UUID, f"id {eid!r} is not a UUID")
         seen = seq.ids.get(eid)
         if seen is not None:
-            yield from self.f(
-                p, ln, "/id", R.ID_UNIQUE, f"id {eid} already used at {seen[0]}:{seen[1]}"
-            )
+            yield from self.f(p, ln, "/id", R.ID_UNIQUE, f"id {eid} already used at {seen[0]}:{seen[1]}")
         else:
             seq.ids[eid] = (p, ln)
         yield from self.timestamp_rules(rec, e["timestamp"])
@@ -393,8 +381,7 @@ class ChibiRun:
                     rec.line,
                     "/from",
                     R.RESULT_TOOL,
-                    f"result comes from {e['from']!r} but its call at "
-                    f"{call.path}:{call.line} went to {call.to!r}",
+                    f"result comes from {e['from']!r} but its call at {call.path}:{call.line} went to {call.to!r}",
                 )
 
     def finish_sequence(self, seq: Sequence) -> Iterator[Finding]:
@@ -409,9 +396,7 @@ class ChibiRun:
                 f"{call.entry_type} {tcid!r} never gets a result",
             )
 
-    def entries_file(
-        self, path: Path, stats: FileStats, progress: ProgressHook | None
-    ) -> Iterator[Finding]:
+    def entries_file(self, path: Path, stats: FileStats, progress: ProgressHook | None) -> Iterator[Finding]:
         # a partition checked alone may answer calls of its neighbours: pairing needs the unit
         partial = path.parent.name == "partitions" or path.name == "active.jsonl"
         seq = Sequence(pairs=not partial)
@@ -440,8 +425,7 @@ class ChibiRun:
                 rec.line,
                 "/entry_type",
                 R.CONTEXT_ANCHOR,
-                f"context.jsonl starts with {et!r}, not an anchor (context_created, "
-                "compaction, archival)",
+                f"context.jsonl starts with {et!r}, not an anchor (context_created, compaction, archival)",
             )
         if et == "system_prompt_changed":
             yield from self.f(
@@ -454,9 +438,7 @@ class ChibiRun:
 
     # -- other files --------------------------------------------------------------------
 
-    def inbox_file(
-        self, path: Path, stats: FileStats, progress: ProgressHook | None
-    ) -> Iterator[Finding]:
+    def inbox_file(self, path: Path, stats: FileStats, progress: ProgressHook | None) -> Iterator[Finding]:
         records = yield from self._records(self._jsonl(path), stats, progress)
         for rec in records:
             ok = yield from self._schema(self.inbox_schema, rec, R.INBOX_SCHEMA)
@@ -471,18 +453,14 @@ class ChibiRun:
                     )
                 yield from self.timestamp_rules(rec, rec.value["timestamp"])
 
-    def requests_file(
-        self, path: Path, stats: FileStats, progress: ProgressHook | None
-    ) -> Iterator[Finding]:
+    def requests_file(self, path: Path, stats: FileStats, progress: ProgressHook | None) -> Iterator[Finding]:
         records = yield from self._records(self._jsonl(path), stats, progress)
         for rec in records:
             ok = yield from self._schema(self.request_schema, rec, R.REQUEST_SCHEMA)
             if ok:
                 yield from self.timestamp_rules(rec, rec.value["timestamp"])
 
-    def meta_file(
-        self, path: Path, stats: FileStats, progress: ProgressHook | None
-    ) -> Iterator[Finding]:
+    def meta_file(self, path: Path, stats: FileStats, progress: ProgressHook | None) -> Iterator[Finding]:
         records = yield from self._records(read_json(path), stats, progress)
         for rec in records:
             yield from self._schema(self.meta_schema, rec, R.META_SCHEMA)
@@ -497,15 +475,12 @@ class ChibiRun:
                     rec.line,
                     "/bits",
                     R.BLOOM_EMPTY,
-                    f"no bit is set, but {part.rel} holds searchable terms (every inserted "
-                    "term sets bits)",
+                    f"no bit is set, but {part.rel} holds searchable terms (every inserted term sets bits)",
                 )
 
     # -- manifest -----------------------------------------------------------------------
 
-    def manifest_rules(
-        self, rec: Record, transcript: Path | None
-    ) -> Generator[Finding, None, dict[str, Any] | None]:
+    def manifest_rules(self, rec: Record, transcript: Path | None) -> Generator[Finding, None, dict[str, Any] | None]:
         """Schema and the checks that need only the manifest itself; the manifest if usable."""
         ok = yield from self._schema(self.manifest_schema, rec, R.MANIFEST_SCHEMA)
         if not ok:
@@ -626,9 +601,7 @@ def _construct(e: dict[str, Any]) -> str:
 class DirectoryCheck:
     """One context (or transcript/) directory, validated as a unit."""
 
-    def __init__(
-        self, run: ChibiRun, layout: Layout, stats: FileStats, progress: ProgressHook | None
-    ) -> None:
+    def __init__(self, run: ChibiRun, layout: Layout, stats: FileStats, progress: ProgressHook | None) -> None:
         self.chk = run
         self.L = layout
         self.stats = stats
@@ -658,8 +631,7 @@ class DirectoryCheck:
         else:
             active_rel = (
                 "context.jsonl"
-                if not (L.transcript / "active.jsonl").exists()
-                and (L.transcript / "context.jsonl").is_file()
+                if not (L.transcript / "active.jsonl").exists() and (L.transcript / "context.jsonl").is_file()
                 else "active.jsonl"
             )
         active = Part(active_rel, safe_join(L.transcript, active_rel))
@@ -728,9 +700,7 @@ class DirectoryCheck:
             elif et != "system_prompt_changed":
                 self.derived.append(item)
 
-    def manifest_vs_files(
-        self, mrec: Record, m: dict[str, Any], parts: list[Part], active: Part
-    ) -> Iterator[Finding]:
+    def manifest_vs_files(self, mrec: Record, m: dict[str, Any], parts: list[Part], active: Part) -> Iterator[Finding]:
         r = self.chk
         p, ln = mrec.path, mrec.line
         policy = m["rotation_policy"]
@@ -740,9 +710,7 @@ class DirectoryCheck:
             if part.path is None:
                 continue  # CB310 already reported
             if not part.path.is_file():
-                yield from r.f(
-                    p, ln, f"{ptr}/file", R.PARTITION_MISSING, f"{part.rel} does not exist"
-                )
+                yield from r.f(p, ln, f"{ptr}/file", R.PARTITION_MISSING, f"{part.rel} does not exist")
                 continue
             if part.unreadable:
                 continue
@@ -752,8 +720,7 @@ class DirectoryCheck:
                     ln,
                     f"{ptr}/entry_count",
                     R.PARTITION_COUNT,
-                    f"entry_count {meta['entry_count']} but {part.rel} holds "
-                    f"{part.records} entries",
+                    f"entry_count {meta['entry_count']} but {part.rel} holds {part.records} entries",
                 )
             if part.timestamps and len(part.timestamps) == part.records:
                 first, last = part.timestamps[0], part.timestamps[-1]
@@ -763,8 +730,7 @@ class DirectoryCheck:
                         ln,
                         ptr,
                         R.PARTITION_RANGE,
-                        f"start_ts/end_ts {meta['start_ts']}-{meta['end_ts']} but "
-                        f"{part.rel} runs {first}-{last}",
+                        f"start_ts/end_ts {meta['start_ts']}-{meta['end_ts']} but {part.rel} runs {first}-{last}",
                     )
             bpt: int | None = None
             tc = meta.get("token_count")
@@ -814,9 +780,7 @@ class DirectoryCheck:
                     f"archived partition ends ({prev_end})",
                 )
             bpt = max(bpt_seen) if bpt_seen else None
-            yield from self.rotation(
-                p, ln, "/active_partition", active, policy, bpt, archived=False
-            )
+            yield from self.rotation(p, ln, "/active_partition", active, policy, bpt, archived=False)
         elif active.path is not None:
             yield from r.f(
                 p,
@@ -861,16 +825,9 @@ class DirectoryCheck:
         if n:
             ts = part.timestamps[:-1] if archived else part.timestamps
             if ts and ts[-1] - ts[0] >= policy["max_age_seconds"]:
-                over.append(
-                    f"{ts[-1] - ts[0]} s between entries (max_age_seconds "
-                    f"{policy['max_age_seconds']})"
-                )
+                over.append(f"{ts[-1] - ts[0]} s between entries (max_age_seconds {policy['max_age_seconds']})")
         if over:
-            when = (
-                "should have rotated before its last entry"
-                if archived
-                else "should have rotated already"
-            )
+            when = "should have rotated before its last entry" if archived else "should have rotated already"
             yield from self.chk.f(p, ln, ptr, R.ROTATION, f"{part.rel} {when}: {'; '.join(over)}")
 
     # -- context.jsonl and the other files --------------------------------------------------
@@ -901,8 +858,7 @@ class DirectoryCheck:
                     ctx[0].line,
                     "",
                     R.CONTEXT_DERIVATION,
-                    "the transcript has no anchor, so chibi starts context.jsonl with a "
-                    "new context_created anchor",
+                    "the transcript has no anchor, so chibi starts context.jsonl with a new context_created anchor",
                 )
                 return
         elif not _same_anchor(head, self.anchor.value):
@@ -936,8 +892,7 @@ class DirectoryCheck:
                     ctx[i].line,
                     "",
                     R.CONTEXT_DERIVATION,
-                    f"context.jsonl has {len(ctx) - len(want)} entries more than the "
-                    "transcript after its last anchor",
+                    f"context.jsonl has {len(ctx) - len(want)} entries more than the transcript after its last anchor",
                 )
                 return
             src = want[i]
@@ -975,9 +930,7 @@ def _same_anchor(ctx: Any, anchor: dict[str, Any]) -> bool:
         return False
     ref = (ctx.get("metadata") or {}).get("transcript_anchor_id")
     same = all(ctx.get(k) == anchor.get(k) for k in ("entry_type", "from", "to", "content"))
-    summary = (ctx.get("metadata") or {}).get("summary") == (anchor.get("metadata") or {}).get(
-        "summary"
-    )
+    summary = (ctx.get("metadata") or {}).get("summary") == (anchor.get("metadata") or {}).get("summary")
     return bool(ref == anchor.get("id") and same and summary)
 
 

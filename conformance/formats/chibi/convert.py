@@ -100,8 +100,7 @@ def _records(items: Iterator[Record | Finding], what: str) -> list[Record]:
         if isinstance(item, Finding):
             if item.severity == "error":
                 raise InputError(
-                    f"{item.path}:{item.line}: {item.message} ({item.rule}); cannot "
-                    f"convert {what} that does not parse"
+                    f"{item.path}:{item.line}: {item.message} ({item.rule}); cannot convert {what} that does not parse"
                 )
             continue
         out.append(item)
@@ -162,10 +161,7 @@ def load_source(src: Path, ctx: ConvertContext, v: dict[str, SchemaValidator]) -
     if layout is not None:
         return _load_directory(layout, ctx, v)
     if src.is_dir():
-        raise InputError(
-            f"{src}: not a chibi context directory (no transcript/ with manifest.json or "
-            "active.jsonl)"
-        )
+        raise InputError(f"{src}: not a chibi context directory (no transcript/ with manifest.json or active.jsonl)")
     if peek_kind(src) != "entries":
         raise InputError(f"{src}: give a chibi context directory or a file of transcript entries")
     source = Source(name="")
@@ -173,9 +169,7 @@ def load_source(src: Path, ctx: ConvertContext, v: dict[str, SchemaValidator]) -
         SourceEntry(_checked(v["entry"], rec, "entry"), rec.path, rec.line, None)
         for rec in _records(read_jsonl(src), "a file")
     ]
-    source.name = _guess_name(source.entries) or (
-        src.stem if CONTEXT_NAME.match(src.stem) else "default"
-    )
+    source.name = _guess_name(source.entries) or (src.stem if CONTEXT_NAME.match(src.stem) else "default")
     return source
 
 
@@ -194,16 +188,11 @@ def _load_directory(L: Layout, ctx: ConvertContext, v: dict[str, SchemaValidator
     context: dict[str, Any] = {"name": L.name}
     manifest: dict[str, Any] | None = None
     if L.manifest.is_file():
-        manifest = _checked(
-            v["manifest"], _records(read_json(L.manifest), "a manifest")[0], "manifest.json"
-        )
+        manifest = _checked(v["manifest"], _records(read_json(L.manifest), "a manifest")[0], "manifest.json")
         context["manifest"] = manifest
         files = [p["file"] for p in manifest["partitions"]] + [manifest["active_partition"]]
     else:
-        legacy = (
-            not (L.transcript / "active.jsonl").exists()
-            and (L.transcript / "context.jsonl").is_file()
-        )
+        legacy = not (L.transcript / "active.jsonl").exists() and (L.transcript / "context.jsonl").is_file()
         files = ["context.jsonl" if legacy else "active.jsonl"]
     for rel in files:
         path = safe_join(L.transcript, rel)
@@ -212,9 +201,7 @@ def _load_directory(L: Layout, ctx: ConvertContext, v: dict[str, SchemaValidator
         if not path.is_file():
             continue
         for rec in _records(read_jsonl(path), "a partition"):
-            source.entries.append(
-                SourceEntry(_checked(v["entry"], rec, "entry"), rec.path, rec.line, rel)
-            )
+            source.entries.append(SourceEntry(_checked(v["entry"], rec, "entry"), rec.path, rec.line, rel))
     for i, p in enumerate(manifest["partitions"] if manifest else []):
         if p.get("bloom_file"):
             ctx.lossy(
@@ -320,9 +307,7 @@ class Clock:
 
 def rfc3339(seconds: int) -> str:
     d = dt.datetime.fromtimestamp(seconds, dt.UTC)
-    return (
-        f"{d.year:04d}-{d.month:02d}-{d.day:02d}T{d.hour:02d}:{d.minute:02d}:{d.second:02d}.000000Z"
-    )
+    return f"{d.year:04d}-{d.month:02d}-{d.day:02d}T{d.hour:02d}:{d.minute:02d}:{d.second:02d}.000000Z"
 
 
 def _placeholder_metadata() -> dict[str, Any]:
@@ -410,8 +395,7 @@ def chibi_to_canonical(src: Path, dst: Path, ctx: ConvertContext) -> None:
                 ctx.lossy(
                     *where,
                     "/content",
-                    "tool arguments are not a JSON object; tool_use.input is {} and the "
-                    "text is kept in provider_raw",
+                    "tool arguments are not a JSON object; tool_use.input is {} and the text is kept in provider_raw",
                 )
                 args = {}
                 prov["entry"]["content"] = e["content"]
@@ -508,9 +492,7 @@ def _seconds(created_at: str) -> tuple[int, bool]:
         raise InputError(f"created_at {created_at!r} is not a real date and time (TS115)") from exc
     seconds = int(d.replace(microsecond=0).timestamp())
     if seconds < 0:
-        raise InputError(
-            f"created_at {created_at!r} is before 1970; chibi timestamps are unsigned seconds"
-        )
+        raise InputError(f"created_at {created_at!r} is before 1970; chibi timestamps are unsigned seconds")
     return seconds, d.microsecond != 0
 
 
@@ -613,8 +595,7 @@ class CanonicalToChibi:
                 rec.path,
                 rec.line,
                 f"/content/{i}",
-                f"{blocks[i]['type']} block added after conversion from chibi is not "
-                f"carried back into the {et} entry",
+                f"{blocks[i]['type']} block added after conversion from chibi is not carried back into the {et} entry",
             )
         self._assistant_metadata(rec, m, placeholders=set(prov.get("placeholders", [])))
         self.out.append(Built(_ordered(fields, content), prov.get("partition")))
@@ -655,8 +636,7 @@ class CanonicalToChibi:
                 rec.path,
                 rec.line,
                 "/id",
-                f"message id {m['id']!r} is not a ULID, so it cannot become the entry's "
-                "UUID; a new id is used",
+                f"message id {m['id']!r} is not a ULID, so it cannot become the entry's UUID; a new id is used",
             )
         role = m["role"]
         ids = iter([first_id])
@@ -693,8 +673,7 @@ class CanonicalToChibi:
                         rec.path,
                         rec.line,
                         ptr,
-                        f"tool_use {b['id']} is never answered, and chibi requires a "
-                        "result for every call; dropped",
+                        f"tool_use {b['id']} is never answered, and chibi requires a result for every call; dropped",
                     )
                     continue
                 entry("tool_call", self.name, b["name"], _dump(b["input"]), tool_call_id=b["id"])
@@ -711,8 +690,7 @@ class CanonicalToChibi:
                         rec.path,
                         rec.line,
                         ptr + "/content",
-                        "chibi tool results are one string; the text blocks are joined "
-                        "with newlines",
+                        "chibi tool results are one string; the text blocks are joined with newlines",
                     )
                 for j, x in enumerate(inner):
                     if x.get("type") != "text":
@@ -720,8 +698,7 @@ class CanonicalToChibi:
                             rec.path,
                             rec.line,
                             f"{ptr}/content/{j}",
-                            f"{x.get('type')} block in a tool result has no chibi "
-                            "equivalent; dropped",
+                            f"{x.get('type')} block in a tool result has no chibi equivalent; dropped",
                         )
                 if b.get("is_error"):
                     self.ctx.lossy(
@@ -735,9 +712,7 @@ class CanonicalToChibi:
                 what = "thinking block and its signature" if t == "thinking" else f"{t} block"
                 self.ctx.lossy(rec.path, rec.line, ptr, f"{what} has no chibi equivalent; dropped")
         if not m["content"]:
-            self.ctx.lossy(
-                rec.path, rec.line, "/content", f"empty {role} message has no chibi entry; dropped"
-            )
+            self.ctx.lossy(rec.path, rec.line, "/content", f"empty {role} message has no chibi entry; dropped")
 
     # -- output ---------------------------------------------------------------------------
 
@@ -747,8 +722,7 @@ class CanonicalToChibi:
             if self.context is not None and len(self.context) > 1:
                 self.ctx.lossy(
                     *self.context_at,
-                    "a single transcript file holds no manifest, inbox or context_meta; "
-                    "they are not written",
+                    "a single transcript file holds no manifest, inbox or context_meta; they are not written",
                 )
             _write_lines(dst, entries)
             return
@@ -804,22 +778,18 @@ class CanonicalToChibi:
                     at_path,
                     at_line,
                     f"{at_ptr}/manifest/partitions/{list(metas).index(rel)}/bloom_file",
-                    f"no bloom filter is written for {meta['file']} (chibi's search then "
-                    "scans the partition)",
+                    f"no bloom filter is written for {meta['file']} (chibi's search then scans the partition)",
                 )
             path = safe_join(transcript, meta["file"])
             if path is None:
-                raise InputError(
-                    f"provenance names partition {meta['file']!r}, which leaves transcript/"
-                )
+                raise InputError(f"provenance names partition {meta['file']!r}, which leaves transcript/")
             path.parent.mkdir(parents=True, exist_ok=True)
             _write_lines(path, entries)
             manifest["partitions"].append(meta)
         active_path = safe_join(transcript, manifest["active_partition"])
         if active_path is None:
             raise InputError(
-                f"provenance names active partition {manifest['active_partition']!r}, "
-                "which leaves transcript/"
+                f"provenance names active partition {manifest['active_partition']!r}, which leaves transcript/"
             )
         if active or not manifest["partitions"]:
             _write_lines(active_path, active)
@@ -837,11 +807,7 @@ class CanonicalToChibi:
                 [len(b.entry["content"].encode("utf-8", "surrogatepass"))], DEFAULT_BYTES_PER_TOKEN
             )
             age = active[-1]["timestamp"] - active[0]["timestamp"]
-            if (
-                len(active) >= p["max_entries"]
-                or tokens >= p["max_tokens"]
-                or age >= p["max_age_seconds"]
-            ):
+            if len(active) >= p["max_entries"] or tokens >= p["max_tokens"] or age >= p["max_age_seconds"]:
                 start, end = active[0]["timestamp"], active[-1]["timestamp"]
                 rel = f"partitions/{start}-{end}.jsonl"
                 if any(x["file"] == rel for x in partitions):
@@ -873,9 +839,7 @@ class CanonicalToChibi:
 
     def _context_window(self) -> list[dict[str, Any]]:
         entries = [b.entry for b in self.out]
-        start = max(
-            (i for i, e in enumerate(entries) if e["entry_type"] in R.ANCHORS), default=None
-        )
+        start = max((i for i, e in enumerate(entries) if e["entry_type"] in R.ANCHORS), default=None)
         if start is None:
             stashed = (self.context or {}).get("context_anchor")
             head = stashed or _anchor(self.name, entries[0]["timestamp"] if entries else 0)

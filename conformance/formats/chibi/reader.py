@@ -33,9 +33,7 @@ Kind = Literal["entries", "inbox", "requests", "manifest", "context_meta", "bloo
 
 _BOM = b"\xef\xbb\xbf"
 # serde_json writes TranscriptEntry fields in struct order: id, timestamp, from, ...
-_ENTRY_PREFIX = re.compile(
-    rb'^\{\s*"id"\s*:\s*"(?:[^"\\]|\\.)*"\s*,\s*"timestamp"\s*:\s*[0-9]+\s*,\s*"from"\s*:'
-)
+_ENTRY_PREFIX = re.compile(rb'^\{\s*"id"\s*:\s*"(?:[^"\\]|\\.)*"\s*,\s*"timestamp"\s*:\s*[0-9]+\s*,\s*"from"\s*:')
 _MANIFEST_KEYS = (
     re.compile(rb'(?<!\\)"active_partition"\s*:'),
     re.compile(rb'(?<!\\)"rotation_policy"\s*:'),

@@ -16,21 +16,11 @@ from ...jsonio import IO_RULES
 E, W = Severity.ERROR, Severity.WARNING
 
 ENTRY_SCHEMA = RuleInfo("CB020", E, "TF §Entry Format", "Entry does not match its JSON Schema")
-MANIFEST_SCHEMA = RuleInfo(
-    "CB021", E, "partition.rs Manifest", "manifest.json does not match its JSON Schema"
-)
-INBOX_SCHEMA = RuleInfo(
-    "CB022", E, "TF §Inbox Format", "Inbox entry does not match its JSON Schema"
-)
-META_SCHEMA = RuleInfo(
-    "CB023", E, "context.rs ContextMeta", "context_meta.json does not match its JSON Schema"
-)
-REQUEST_SCHEMA = RuleInfo(
-    "CB024", E, "TF §Debug Files", "requests.jsonl record does not match its JSON Schema"
-)
-BLOOM_SCHEMA = RuleInfo(
-    "CB025", E, "partition.rs bloom", "Bloom file is not a fastbloom filter (shape check)"
-)
+MANIFEST_SCHEMA = RuleInfo("CB021", E, "partition.rs Manifest", "manifest.json does not match its JSON Schema")
+INBOX_SCHEMA = RuleInfo("CB022", E, "TF §Inbox Format", "Inbox entry does not match its JSON Schema")
+META_SCHEMA = RuleInfo("CB023", E, "context.rs ContextMeta", "context_meta.json does not match its JSON Schema")
+REQUEST_SCHEMA = RuleInfo("CB024", E, "TF §Debug Files", "requests.jsonl record does not match its JSON Schema")
+BLOOM_SCHEMA = RuleInfo("CB025", E, "partition.rs bloom", "Bloom file is not a fastbloom filter (shape check)")
 MIXED_VOCABULARY = RuleInfo(
     "CB030",
     W,
@@ -44,15 +34,9 @@ PINNED_VOCABULARY = RuleInfo(
 
 ID_UUID = RuleInfo("CB101", E, "TF §Fields (id)", "Entry id is not a UUID")
 ID_UNIQUE = RuleInfo("CB102", E, "TF §Fields (id)", "Entry id is not unique within the transcript")
-TIMESTAMP_SECONDS = RuleInfo(
-    "CB103", E, "TF §Fields (timestamp)", "timestamp is not integer Unix seconds"
-)
-ANCHOR_FORM = RuleInfo(
-    "CB104", E, "TF §Anchor Types", "Anchor is not from `system` with its fixed content"
-)
-COMPACTION_SUMMARY = RuleInfo(
-    "CB105", E, "TF §Metadata Structure", "Compaction anchor has no metadata.summary"
-)
+TIMESTAMP_SECONDS = RuleInfo("CB103", E, "TF §Fields (timestamp)", "timestamp is not integer Unix seconds")
+ANCHOR_FORM = RuleInfo("CB104", E, "TF §Anchor Types", "Anchor is not from `system` with its fixed content")
+COMPACTION_SUMMARY = RuleInfo("CB105", E, "TF §Metadata Structure", "Compaction anchor has no metadata.summary")
 TRANSFER_FORM = RuleInfo(
     "CB106",
     E,
@@ -60,12 +44,8 @@ TRANSFER_FORM = RuleInfo(
     "control_transfer carries content or lacks flow_control: true",
 )
 
-CALL_UNANSWERED = RuleInfo(
-    "CB201", E, "TF §Fields (tool_call_id)", "Tool or flow-control call has no result"
-)
-RESULT_UNPAIRED = RuleInfo(
-    "CB202", E, "TF §Fields (tool_call_id)", "Result answers no earlier call"
-)
+CALL_UNANSWERED = RuleInfo("CB201", E, "TF §Fields (tool_call_id)", "Tool or flow-control call has no result")
+RESULT_UNPAIRED = RuleInfo("CB202", E, "TF §Fields (tool_call_id)", "Result answers no earlier call")
 RESULT_DUPLICATE = RuleInfo("CB203", E, "TF §Fields (tool_call_id)", "Call answered more than once")
 CALL_ID_REUSED = RuleInfo(
     "CB204",
@@ -73,15 +53,9 @@ CALL_ID_REUSED = RuleInfo(
     "TF §Fields (tool_call_id)",
     "tool_call_id reused while an earlier call with it is open",
 )
-RESULT_KIND = RuleInfo(
-    "CB205", E, "TF §Entry Types", "Result kind differs from its call's (tool vs flow-control)"
-)
-RESULT_TOOL = RuleInfo(
-    "CB206", E, "TF §Conversation Types", "Result does not come `from` the tool its call went `to`"
-)
-CONTEXT_PROMPT_CHANGE = RuleInfo(
-    "CB210", E, "TF §System Types", "system_prompt_changed entry in context.jsonl"
-)
+RESULT_KIND = RuleInfo("CB205", E, "TF §Entry Types", "Result kind differs from its call's (tool vs flow-control)")
+RESULT_TOOL = RuleInfo("CB206", E, "TF §Conversation Types", "Result does not come `from` the tool its call went `to`")
+CONTEXT_PROMPT_CHANGE = RuleInfo("CB210", E, "TF §System Types", "system_prompt_changed entry in context.jsonl")
 CONTEXT_ANCHOR = RuleInfo("CB211", E, "TF §context.jsonl", "context.jsonl entry 0 is not an anchor")
 CONTEXT_DERIVATION = RuleInfo(
     "CB212",
@@ -90,46 +64,28 @@ CONTEXT_DERIVATION = RuleInfo(
     "context.jsonl differs from its derivation from the transcript",
 )
 
-PARTITION_MISSING = RuleInfo(
-    "CB301", E, "TF §File Roles", "Partition listed in the manifest does not exist"
-)
-PARTITION_COUNT = RuleInfo(
-    "CB302", E, "partition.rs PartitionMeta", "entry_count differs from the partition's entries"
-)
+PARTITION_MISSING = RuleInfo("CB301", E, "TF §File Roles", "Partition listed in the manifest does not exist")
+PARTITION_COUNT = RuleInfo("CB302", E, "partition.rs PartitionMeta", "entry_count differs from the partition's entries")
 PARTITION_RANGE = RuleInfo(
     "CB303",
     E,
     "partition.rs PartitionMeta",
     "start_ts/end_ts differ from the partition's first/last entry",
 )
-PARTITION_ORDER = RuleInfo(
-    "CB304", E, "TF §File Roles", "Partition time ranges out of order or overlapping"
-)
-ACTIVE_MISSING = RuleInfo(
-    "CB305", W, "TF §File Roles", "Active partition named in the manifest does not exist"
-)
-ACTIVE_ARCHIVED = RuleInfo(
-    "CB306", E, "partition.rs Manifest", "Active partition is also listed as archived"
-)
+PARTITION_ORDER = RuleInfo("CB304", E, "TF §File Roles", "Partition time ranges out of order or overlapping")
+ACTIVE_MISSING = RuleInfo("CB305", W, "TF §File Roles", "Active partition named in the manifest does not exist")
+ACTIVE_ARCHIVED = RuleInfo("CB306", E, "partition.rs Manifest", "Active partition is also listed as archived")
 PARTITION_TOKENS = RuleInfo(
     "CB307",
     E,
     "partition.rs estimate_tokens",
     "token_count is not the estimate for any bytes_per_token",
 )
-PARTITION_ORPHAN = RuleInfo(
-    "CB308", W, "TF §File Roles", "Partition file on disk is not listed in the manifest"
-)
-BLOOM_MISSING = RuleInfo(
-    "CB309", W, "TF §File Roles", "bloom_file listed in the manifest does not exist"
-)
-PATH_ESCAPES = RuleInfo(
-    "CB310", E, "partition.rs Manifest", "Manifest path is absolute or escapes transcript/"
-)
+PARTITION_ORPHAN = RuleInfo("CB308", W, "TF §File Roles", "Partition file on disk is not listed in the manifest")
+BLOOM_MISSING = RuleInfo("CB309", W, "TF §File Roles", "bloom_file listed in the manifest does not exist")
+PATH_ESCAPES = RuleInfo("CB310", E, "partition.rs Manifest", "Manifest path is absolute or escapes transcript/")
 MANIFEST_VERSION = RuleInfo("CB311", E, "partition.rs Manifest", "Manifest version is not 1")
-FILE_NAMES = RuleInfo(
-    "CB312", W, "partition.rs rotate", "Partition or bloom file not named after its time range"
-)
+FILE_NAMES = RuleInfo("CB312", W, "partition.rs rotate", "Partition or bloom file not named after its time range")
 ROTATION = RuleInfo(
     "CB320",
     W,
@@ -137,9 +93,7 @@ ROTATION = RuleInfo(
     "Partition exceeds a rotation threshold of the manifest's policy",
     strict=True,
 )
-BLOOM_EMPTY = RuleInfo(
-    "CB330", E, "partition.rs bloom", "Bloom filter has no bit set although its partition has terms"
-)
+BLOOM_EMPTY = RuleInfo("CB330", E, "partition.rs bloom", "Bloom filter has no bit set although its partition has terms")
 
 CATALOG = RuleCatalog(
     [
