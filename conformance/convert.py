@@ -10,6 +10,7 @@ so a failed conversion never leaves a partial file) and reports every lossy step
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -61,8 +62,10 @@ def convert(
         raise InputError(f"{src}: no such file or directory")
     if dst.exists() and not force:
         raise InputError(f"{dst}: exists; pass --force to overwrite")
-    if dst.resolve() == src.resolve():
-        raise InputError(f"{dst}: output would overwrite the input")
+    if dst.resolve() == src.resolve() or src.resolve() in dst.resolve().parents:
+        raise InputError(f"{dst}: output would overwrite (or sit inside) the input")
+    if not dst.parent.exists():
+        raise InputError(f"{dst.parent}: output folder does not exist")
     ctx = ConvertContext()
     parent = dst.parent if str(dst.parent) else Path()
     fd, tmp_name = tempfile.mkstemp(prefix=f".{dst.name}.", suffix=dst.suffix, dir=parent)
@@ -83,8 +86,31 @@ def convert(
                     f"converted output does not validate as {dst_format}: {first.rule} {first.pointer} {first.message} "
                     f"({len(out_findings)} error(s)); nothing written"
                 )
-        tmp.replace(dst)
+        _replace(tmp, dst)
     finally:
-        if tmp.exists():
-            tmp.unlink()
+        _remove(tmp)
     return ctx.findings
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif path.exists() or path.is_symlink():
+        path.unlink()
+
+
+def _replace(new: Path, dst: Path) -> None:
+    """Move `new` to `dst`; an existing directory at `dst` is moved aside first, so the
+    old output stays whole until the new one is in place (rename cannot replace a
+    non-empty directory)."""
+    if dst.is_dir() and not dst.is_symlink():
+        aside = dst.with_name(f".{dst.name}.old-{os.getpid()}")
+        dst.rename(aside)
+        try:
+            new.rename(dst)
+        except OSError:
+            aside.rename(dst)
+            raise
+        shutil.rmtree(aside)
+    else:
+        new.replace(dst)
