@@ -14,7 +14,7 @@ VALID = Path(__file__).parent / "rules" / "canonical" / "valid.jsonl"
 
 
 def test_unknown_pair_lists_available(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="available: .*canonical->sqlite"):
+    with pytest.raises(InputError, match=r"available: .*canonical->sqlite"):
         convert("sqlite", "geppetto", VALID, tmp_path / "x")
 
 
