@@ -17,15 +17,14 @@ class CanonicalFormat:
     rules = CATALOG
 
     def detect(self, path: Path) -> bool:
-        """Any `.jsonl`; a `.json` that mentions canonical keys, or that is not JSON at all.
+        """A `.json`/`.jsonl` whose start mentions canonical keys, or is not JSON at all.
 
-        In a directory walk this keeps unrelated JSON (configs, provider requests) out of
-        the run, while a broken file is still claimed and reported. A file named on the
-        command line is validated as canonical whatever it holds (see `api.expand`).
+        In a directory walk this keeps unrelated JSON (configs, provider requests and
+        stream recordings) out of the run, while a broken file is still claimed and
+        reported. A file named on the command line is validated as canonical whatever it
+        holds (see `api.expand`).
         """
-        if path.suffix == ".jsonl":
-            return True
-        if path.suffix != ".json" or not path.is_file():
+        if path.suffix not in (".json", ".jsonl") or not path.is_file():
             return False
         try:
             with path.open("rb") as f:
@@ -33,12 +32,17 @@ class CanonicalFormat:
                 more = bool(f.read(1))
         except OSError:
             return True  # let validation report the I/O problem
+        if path.suffix == ".jsonl":
+            first = next((line for line in head.splitlines() if line.strip()), b"")
+            if not first:
+                return True
+            head, more = first, len(first) == len(head.rstrip()) and more
         if any(k in head for k in (b'"schema_version"', b'"session_id"', b'"side_effects"')):
             return True
         if more:
             return False
         try:
-            parse(head)
+            parse(head.lstrip(b"\xef\xbb\xbf"))
         except ValueError:
             return True
         return False
