@@ -24,7 +24,8 @@ from urllib.parse import urljoin
 import jsonschema
 import jsonschema_rs
 from jsonschema.exceptions import ValidationError
-from referencing import Registry
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
 
 from .schemas import SchemaSet, registry_for
 
@@ -83,6 +84,32 @@ OracleValidator = jsonschema.validators.extend(
 )
 
 
+def _undialected(doc: Any) -> Any:
+    return {k: v for k, v in doc.items() if k != "$schema"} if isinstance(doc, dict) else doc
+
+
+def oracle_registry(*sets: SchemaSet) -> Registry[Any]:
+    """The registry the oracle resolves `$ref`s through: every document minus `$schema`.
+
+    python-jsonschema re-picks the validator class from `$schema` each time it enters
+    a resource (`evolve` calls `validator_for`), which would swap `OracleValidator` for
+    the stock class, and its `re.search` reading of `pattern`, below the first
+    cross-file `$ref` (`"0.1\n"` would pass as a decimal_usd). Without `$schema` the
+    current class is kept; every project schema is 2020-12 (the default) anyway.
+    """
+    resources = [
+        (uri, Resource.from_contents(_undialected(doc), default_specification=DRAFT202012))
+        for s in sets
+        for uri, doc in s.resources()
+    ]
+    return Registry().with_resources(resources).crawl()
+
+
+def oracle_for(schema: Any, *sets: SchemaSet, registry: Registry[Any] | None = None, **kw: Any) -> Any:
+    """A reference validator for `schema` (e.g. `{"$ref": uri}`) over `sets`."""
+    return OracleValidator(_undialected(schema), registry=registry or oracle_registry(*sets), **kw)
+
+
 _REQUIRED = re.compile(r"^('.*'|\".*\") is a required property$")
 
 
@@ -114,7 +141,7 @@ class SchemaValidator:
             registry=jsonschema_rs.Registry(resources),
             validate_formats=False,
         )
-        self._oracle = OracleValidator(self.schema, registry=self.registry)
+        self._oracle = oracle_for(self.schema, schemas, *extra)
         self.title = str(self.schema.get("title", root))
 
     def is_valid(self, instance: Any) -> bool:

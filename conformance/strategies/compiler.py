@@ -120,6 +120,7 @@ class Compiler:
         (`uri#pointer`) to a strategy used instead of the compiled one."""
         self.graph = SchemaGraph(schemas, *extra, registry=registry)
         self.schemas = schemas
+        self.sets = (schemas, *extra)
         self.max_recursion = max_recursion
         self.dictionary = tuple(dict.fromkeys((*dictionary_of(schemas, *extra), *dictionary)))
         self.extras = extras
@@ -373,9 +374,10 @@ class Compiler:
         s = st.one_of([x for _, x in built]) if len(built) > 1 else built[0][1]
         if n.one_of is not None and len(built) > 1 and not _disjoint(n):
             # oneOf without provably disjoint branches: keep values exactly one accepts
-            from ..schema_validation import OracleValidator
+            from ..schema_validation import oracle_for, oracle_registry
 
-            checks = [OracleValidator({"$ref": b.loc}, registry=self.graph.registry) for b in n.union]
+            reg = oracle_registry(*self.sets)
+            checks = [oracle_for({"$ref": b.loc}, registry=reg) for b in n.union]
             s = s.filter(lambda v: sum(1 for c in checks if c.is_valid(v)) == 1)
         return s
 

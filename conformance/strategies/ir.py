@@ -474,3 +474,25 @@ def branch_tag(branch: Node, disc: str) -> Any:
     if prop is not None and prop.enum is not None and len(prop.enum) == 1 and disc in branch.required:
         return prop.enum[0]
     return None
+
+
+def union_discriminator(n: Node) -> str | None:
+    """The property that tells a union's branches apart: the `discriminator` hint, or
+    else a property every (nested) branch requires, as `type` in `anyOf[known, unknown]`."""
+    if n.discriminator is not None:
+        return n.discriminator
+    if n.union is None:
+        return None
+    common: set[str] | None = None
+    todo = list(n.union)
+    while todo:
+        b = todo.pop()
+        if b.union is not None and not b.required:
+            todo.extend(b.union)
+            continue
+        if b.types is not None and "object" not in b.types:
+            return None
+        common = set(b.required) if common is None else common & b.required
+    if common and len(common) == 1:
+        return next(iter(common))
+    return None
