@@ -175,7 +175,7 @@ KITCHEN = _set(
             "kind": {"$ref": "shapes.json"},
             "labels": {"type": "object", "propertyNames": {"pattern": "^[a-z]+$"}, "additionalProperties": {"type": "boolean"}},
         },
-        "required": ["pair", "kind"],
+        "required": ["pair", "kind", "tags"],
         "dependentRequired": {"card": ["cvc"]},
         "additionalProperties": False,
     },
