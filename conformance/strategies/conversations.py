@@ -113,6 +113,7 @@ def conversations(
         model = draw(model_ids)
         provider = model.split(":", 1)[0]
         out: list[dict[str, Any]] = []
+        serial = [0]
 
         def emit(role: str, content: list[dict[str, Any]], meta: dict[str, Any]) -> None:
             nonlocal clock
@@ -144,7 +145,8 @@ def conversations(
             calls = []
             for _ in range(n_calls):
                 call = draw(tool_use)
-                call["id"] = "tu_" + _ulid(clock, draw(st.integers(0, 2**80 - 1)))  # TS112
+                serial[0] += 1  # distinct even when two draws agree (TS207)
+                call["id"] = "tu_" + _ulid(clock, (draw(st.integers(0, 2**79)) + serial[0]) % 2**80)  # TS112
                 calls.append(call)
             emit("assistant", content + calls, assistant_meta())
             for call in calls:  # each answered once, in the same session (TS205-TS208)
