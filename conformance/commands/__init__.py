@@ -6,7 +6,7 @@ import importlib
 
 import typer
 
-COMMANDS: list[str] = ["convert"]
+COMMANDS: list[str] = ["convert", "migrate", "schema"]
 
 
 def register_all(app: typer.Typer) -> None:

@@ -114,17 +114,34 @@ class Compiler:
         dictionary: Iterable[str] = (),
         extras: bool = True,
         overrides: dict[str, Strategy] | None = None,
+        route: Sequence[tuple[str, str, str]] = (),
     ) -> None:
         """`extras` generates unknown keys where the content model is open (§10.3
         tolerance is part of the format); `overrides` maps a schema location
-        (`uri#pointer`) to a strategy used instead of the compiled one."""
+        (`uri#pointer`) to a strategy used instead of the compiled one; `route` steers
+        generation towards one place of the schema: `(loc, "property", name)` makes that
+        property present, `(loc, "items", "")` that array non-empty, `(loc, "branch",
+        branch_loc)` picks that union branch (schema diff uses it to reach a change)."""
         self.graph = SchemaGraph(schemas, *extra, registry=registry)
         self.schemas = schemas
         self.sets = (schemas, *extra)
         self.max_recursion = max_recursion
-        self.dictionary = tuple(dict.fromkeys((*dictionary_of(schemas, *extra), *dictionary)))
+        self.dictionary = dictionary_of(schemas, *extra)
+        # given words are drawn as often as the schema's own: they are the boundary a
+        # caller is looking for (a newer revision's vocabulary, say)
+        self.focus = tuple(w for w in dict.fromkeys(dictionary) if w not in set(self.dictionary))
         self.extras = extras
         self.overrides = overrides or {}
+        self.route_props: dict[str, set[str]] = {}
+        self.route_arrays: set[str] = set()
+        self.route_branches: dict[str, str] = {}
+        for loc, kind, key in route:
+            if kind == "property":
+                self.route_props.setdefault(loc, set()).add(key)
+            elif kind == "items":
+                self.route_arrays.add(loc)
+            elif kind == "branch":
+                self.route_branches[loc] = key
         self._memo: dict[tuple[int, tuple[tuple[int, int], ...]], Strategy | None] = {}
         self._cyclic: set[int] | None = None
         self._root: Node | None = None
@@ -261,10 +278,12 @@ class Compiler:
                 # reach the upper bound sometimes: boundaries are where schemas differ
                 edge = st.integers(max(lo, hi - 2), hi).map(lambda k: "a" * k)
                 base = st.one_of(base, edge)
-        words = [w for w in self.dictionary if check(w)]
-        if words:
-            return st.one_of(base, st.sampled_from(words))
-        return base
+        options = [base]
+        for vocabulary in (self.dictionary, self.focus):
+            words = [w for w in vocabulary if check(w)]
+            if words:
+                options.append(st.sampled_from(words))
+        return st.one_of(options) if len(options) > 1 else base
 
     def _array(self, n: Node, stack: tuple[Node, ...]) -> Strategy | None:
         prefix: list[Strategy] = []
@@ -274,6 +293,8 @@ class Compiler:
                 break  # a prefix item that cannot be built caps the array before it
             prefix.append(s)
         lo, hi = n.min_items, n.max_items
+        if n.loc in self.route_arrays:
+            lo = max(lo, 1)
         if len(prefix) < len(n.prefix_items):
             hi = len(prefix) if hi is None else min(hi, len(prefix))
         if lo > (hi if hi is not None else lo):
@@ -312,7 +333,8 @@ class Compiler:
     def _object(self, n: Node, stack: tuple[Node, ...]) -> Strategy | None:
         required: dict[str, Strategy] = {}
         optional: dict[str, Strategy] = {}
-        for k in sorted(n.required):
+        wanted = n.required | {k for k in self.route_props.get(n.loc, ()) if k in n.properties or n.additional is not False}
+        for k in sorted(wanted):
             sub = n.properties.get(k)
             if sub is None:
                 s = self._additional_value(n, k, stack)
@@ -359,10 +381,11 @@ class Compiler:
             if keys is None:
                 return None
         else:
-            words = [w for w in self.dictionary if w not in known]
             keys = st.text(min_size=1, max_size=12)
-            if words:
-                keys = st.one_of(keys, st.sampled_from(words))
+            for vocabulary in (self.dictionary, self.focus):
+                words = [w for w in vocabulary if w not in known]
+                if words:
+                    keys = st.one_of(keys, st.sampled_from(words))
         keys = keys.filter(lambda k: isinstance(k, str) and k not in known)
         return st.dictionaries(keys, values, max_size=2)
 
@@ -371,6 +394,9 @@ class Compiler:
         built = [(b, s) for b in n.union if (s := self._build(b, stack)) is not None]
         if not built:
             return None
+        chosen = self.route_branches.get(n.loc)
+        if chosen is not None and any(b.loc == chosen for b, _ in built):
+            built = [(b, s) for b, s in built if b.loc == chosen]
         s = st.one_of([x for _, x in built]) if len(built) > 1 else built[0][1]
         if n.one_of is not None and len(built) > 1 and not _disjoint(n):
             # oneOf without provably disjoint branches: keep values exactly one accepts
