@@ -29,6 +29,7 @@ apart by a discriminator is never proved by structure.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import enum
 import json
@@ -161,8 +162,18 @@ class _Walker:
     def add(
         self, pointer: str, kind: str, detail: str, backward: str | None, forward: str | None
     ) -> None:
-        self.changes.append(Change(self.root, pointer or "/", kind, detail, proof_backward=backward, proof_forward=forward,
-                                   route_old=tuple(self._old), route_new=tuple(self._new)))  # fmt: skip
+        self.changes.append(
+            Change(
+                self.root,
+                pointer or "/",
+                kind,
+                detail,
+                proof_backward=backward,
+                proof_forward=forward,
+                route_old=tuple(self._old),
+                route_new=tuple(self._new),
+            )
+        )
 
     def _via(self, old: tuple[str, str, str] | None, new: tuple[str, str, str] | None) -> _Step:
         return _Step(self, old, new)
@@ -225,13 +236,27 @@ class _Walker:
                     self.compare(b, nkeys[k], ptr)
             else:
                 with self._via((old.loc, "branch", b.loc) if old.union else None, None):
-                    self.add(ptr, "branch-removed", f"union branch {_name(b)} removed", None,
-                         "every branch of the new union is a branch of the old one" if disjoint else None)  # fmt: skip
+                    self.add(
+                        ptr,
+                        "branch-removed",
+                        f"union branch {_name(b)} removed",
+                        None,
+                        "every branch of the new union is a branch of the old one"
+                        if disjoint
+                        else None,
+                    )
         for k, b in nkeys.items():
             if k not in okeys:
                 with self._via(None, (new.loc, "branch", b.loc) if new.union else None):
-                    self.add(ptr, "branch-added", f"union branch {_name(b)} added",
-                         "every branch of the old union is a branch of the new one" if disjoint else None, None)  # fmt: skip
+                    self.add(
+                        ptr,
+                        "branch-added",
+                        f"union branch {_name(b)} added",
+                        "every branch of the old union is a branch of the new one"
+                        if disjoint
+                        else None,
+                        None,
+                    )
 
     # scalars ----------------------------------------------------------------------
 
@@ -246,9 +271,17 @@ class _Walker:
             narrowed = ot is None or (
                 nt is not None and set(nt) <= set(ot) | ({"integer"} if "number" in ot else set())
             )
-            self.add(ptr, "type-widened" if widened and not narrowed else "type-narrowed" if narrowed and not widened else "type-changed",
-                     f"type {sorted(ot_all)} -> {sorted(nt_all)}",
-                     "new types include the old" if widened else None, "old types include the new" if narrowed else None)  # fmt: skip
+            self.add(
+                ptr,
+                "type-widened"
+                if widened and not narrowed
+                else "type-narrowed"
+                if narrowed and not widened
+                else "type-changed",
+                f"type {sorted(ot_all)} -> {sorted(nt_all)}",
+                "new types include the old" if widened else None,
+                "old types include the new" if narrowed else None,
+            )
         if not _enum_eq(old.enum, new.enum):
             o, n = old.enum, new.enum
             wider = n is None or (
@@ -257,17 +290,34 @@ class _Walker:
             narrower = o is None or (
                 n is not None and all(any(json_equal(x, y) for y in o) for x in n)
             )
-            kind = ("const-changed" if old.is_const and new.is_const else
-                    "enum-widened" if wider and not narrower else "enum-narrowed" if narrower and not wider else "enum-changed")  # fmt: skip
-            self.add(ptr, kind, f"allowed values {_vals(o)} -> {_vals(n)}",
-                     "every old value is still allowed" if wider else None, "every new value was allowed" if narrower else None)  # fmt: skip
+            kind = (
+                "const-changed"
+                if old.is_const and new.is_const
+                else "enum-widened"
+                if wider and not narrower
+                else "enum-narrowed"
+                if narrower and not wider
+                else "enum-changed"
+            )
+            self.add(
+                ptr,
+                kind,
+                f"allowed values {_vals(o)} -> {_vals(n)}",
+                "every old value is still allowed" if wider else None,
+                "every new value was allowed" if narrower else None,
+            )
         for attr, label, lower in (
-            ("min_length", "minLength", True), ("max_length", "maxLength", False),
-            ("minimum", "minimum", True), ("maximum", "maximum", False),
-            ("exclusive_minimum", "exclusiveMinimum", True), ("exclusive_maximum", "exclusiveMaximum", False),
-            ("min_items", "minItems", True), ("max_items", "maxItems", False),
-            ("min_properties", "minProperties", True), ("max_properties", "maxProperties", False),
-        ):  # fmt: skip
+            ("min_length", "minLength", True),
+            ("max_length", "maxLength", False),
+            ("minimum", "minimum", True),
+            ("maximum", "maximum", False),
+            ("exclusive_minimum", "exclusiveMinimum", True),
+            ("exclusive_maximum", "exclusiveMaximum", False),
+            ("min_items", "minItems", True),
+            ("max_items", "maxItems", False),
+            ("min_properties", "minProperties", True),
+            ("max_properties", "maxProperties", False),
+        ):
             a, b = getattr(old, attr), getattr(new, attr)
             if a == b:
                 continue
@@ -277,9 +327,13 @@ class _Walker:
             else:
                 relaxed = b is None or (a is not None and b >= a)
             kind = f"{label}-{'relaxed' if relaxed else 'tightened'}"
-            self.add(ptr, kind, f"{label} {a} -> {b}",
-                     f"{label} {b} admits every value {label} {a} did" if relaxed else None,
-                     None if relaxed else f"{label} {b} admits only values {label} {a} did")  # fmt: skip
+            self.add(
+                ptr,
+                kind,
+                f"{label} {a} -> {b}",
+                f"{label} {b} admits every value {label} {a} did" if relaxed else None,
+                None if relaxed else f"{label} {b} admits only values {label} {a} did",
+            )
         if old.pattern != new.pattern:
             if new.pattern is None:
                 self.add(
@@ -302,9 +356,13 @@ class _Walker:
                     ptr, "pattern-changed", f"pattern {old.pattern} -> {new.pattern}", None, None
                 )
         if old.multiple_of != new.multiple_of:
-            self.add(ptr, "multipleOf-changed", f"multipleOf {old.multiple_of} -> {new.multiple_of}",
-                     "no multipleOf constrains new data" if new.multiple_of is None else None,
-                     "the new multipleOf only adds a constraint" if old.multiple_of is None else None)  # fmt: skip
+            self.add(
+                ptr,
+                "multipleOf-changed",
+                f"multipleOf {old.multiple_of} -> {new.multiple_of}",
+                "no multipleOf constrains new data" if new.multiple_of is None else None,
+                "the new multipleOf only adds a constraint" if old.multiple_of is None else None,
+            )
 
     # arrays -----------------------------------------------------------------------
 
@@ -317,9 +375,13 @@ class _Walker:
         with self._via((old.loc, "items", ""), (new.loc, "items", "")):
             self._sub(old.items, new.items, _ptr(ptr, "*"), "items")
         if old.unique_items != new.unique_items:
-            self.add(ptr, "uniqueItems-added" if new.unique_items else "uniqueItems-removed", "uniqueItems changed",
-                     None if new.unique_items else "duplicates are allowed again",
-                     "uniqueness only adds a constraint" if new.unique_items else None)  # fmt: skip
+            self.add(
+                ptr,
+                "uniqueItems-added" if new.unique_items else "uniqueItems-removed",
+                "uniqueItems changed",
+                None if new.unique_items else "duplicates are allowed again",
+                "uniqueness only adds a constraint" if new.unique_items else None,
+            )
 
     # objects ----------------------------------------------------------------------
 
@@ -336,14 +398,30 @@ class _Walker:
             if a is not None and b is not None:
                 self.compare(a, b, at)
             elif b is not None:  # added
-                self.add(at, "property-added", f"property {name!r} added",
-                         f"old objects were closed, so old data never holds {name!r}" if old.additional is False else None,
-                         f"old objects were open, so old readers accept {name!r}" if old.additional is True else None)  # fmt: skip
+                self.add(
+                    at,
+                    "property-added",
+                    f"property {name!r} added",
+                    f"old objects were closed, so old data never holds {name!r}"
+                    if old.additional is False
+                    else None,
+                    f"old objects were open, so old readers accept {name!r}"
+                    if old.additional is True
+                    else None,
+                )
             else:  # removed
                 assert a is not None
-                self.add(at, "property-removed", f"property {name!r} removed",
-                         f"new objects are open, so new readers accept {name!r}" if new.additional is True else None,
-                         f"new objects are closed, so new data never holds {name!r}" if new.additional is False else None)  # fmt: skip
+                self.add(
+                    at,
+                    "property-removed",
+                    f"property {name!r} removed",
+                    f"new objects are open, so new readers accept {name!r}"
+                    if new.additional is True
+                    else None,
+                    f"new objects are closed, so new data never holds {name!r}"
+                    if new.additional is False
+                    else None,
+                )
 
     def _object_rest(self, old: Node, new: Node, ptr: str) -> None:
         for name in sorted(old.required ^ new.required):
@@ -369,13 +447,21 @@ class _Walker:
             self.compare(a, b, _ptr(ptr, "*"))
         elif a is not b and not (a is True and b is True):
             kind = "closed" if b is False else "opened" if b is True else "additional-changed"
-            self.add(_ptr(ptr, "*"), kind, f"additionalProperties {_ap(a)} -> {_ap(b)}",
-                     "new readers accept any other field" if b is True else None,
-                     "new data holds no other field" if b is False else None)  # fmt: skip
+            self.add(
+                _ptr(ptr, "*"),
+                kind,
+                f"additionalProperties {_ap(a)} -> {_ap(b)}",
+                "new readers accept any other field" if b is True else None,
+                "new data holds no other field" if b is False else None,
+            )
         if (old.property_names is None) != (new.property_names is None):
-            self.add(ptr, "propertyNames-changed", "propertyNames added or removed",
-                     "names are no longer constrained" if new.property_names is None else None,
-                     "names only gained a constraint" if old.property_names is None else None)  # fmt: skip
+            self.add(
+                ptr,
+                "propertyNames-changed",
+                "propertyNames added or removed",
+                "names are no longer constrained" if new.property_names is None else None,
+                "names only gained a constraint" if old.property_names is None else None,
+            )
         elif old.property_names is not None and new.property_names is not None:
             self.compare(old.property_names, new.property_names, _ptr(ptr, "*"))
         if old.dependent_required != new.dependent_required:
@@ -385,8 +471,13 @@ class _Walker:
         if isinstance(a, Node) and isinstance(b, Node):
             self.compare(a, b, ptr)
         elif a is not b:
-            self.add(ptr, f"{what}-changed", f"{what} {_ap(a)} -> {_ap(b)}",
-                     "new accepts anything here" if b is True else None, "new accepts nothing here" if b is False else None)  # fmt: skip
+            self.add(
+                ptr,
+                f"{what}-changed",
+                f"{what} {_ap(a)} -> {_ap(b)}",
+                "new accepts anything here" if b is True else None,
+                "new accepts nothing here" if b is False else None,
+            )
 
 
 class _Step:
@@ -475,8 +566,13 @@ def _search(
             return False
         return any(_related(change.pointer, e.pointer) for e in rejects.validator.errors(doc))
 
-    @settings(max_examples=examples, deadline=None, database=None, phases=[Phase.generate],
-              suppress_health_check=list(HealthCheck))  # fmt: skip
+    @settings(
+        max_examples=examples,
+        deadline=None,
+        database=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
     @given(accepts.towards(route))
     def run(doc: Any) -> None:
         tried[0] += 1
@@ -484,10 +580,8 @@ def _search(
             found.append(doc)
             raise _Found  # raised on hypothesis' replay too: the verdict is deterministic
 
-    try:
+    with contextlib.suppress(_Found):
         run()
-    except _Found:
-        pass
     if not found:
         return None, tried[0]
     return _shrink(found[0], fits), tried[0]
@@ -604,14 +698,28 @@ def diff(old: SchemaSet, new: SchemaSet, roots: list[str], *, examples: int = 20
     result = DiffResult()
     for root in roots:
         if root not in new.documents:
-            result.changes.append(Change(root, "", "root-removed", f"{root} has no counterpart",
-                                         Evidence(False, "structure", f"new readers have no schema for {root}"),
-                                         Evidence(True, "structure", "new data holds no such document")))  # fmt: skip
+            result.changes.append(
+                Change(
+                    root,
+                    "",
+                    "root-removed",
+                    f"{root} has no counterpart",
+                    Evidence(False, "structure", f"new readers have no schema for {root}"),
+                    Evidence(True, "structure", "new data holds no such document"),
+                )
+            )
             continue
         if root not in old.documents:
-            result.changes.append(Change(root, "", "root-added", f"{root} is new",
-                                         Evidence(True, "structure", "old data holds no such document"),
-                                         Evidence(False, "structure", f"old readers have no schema for {root}")))  # fmt: skip
+            result.changes.append(
+                Change(
+                    root,
+                    "",
+                    "root-added",
+                    f"{root} is new",
+                    Evidence(True, "structure", "old data holds no such document"),
+                    Evidence(False, "structure", f"old readers have no schema for {root}"),
+                )
+            )
             continue
         try:
             walker = _Walker(root)

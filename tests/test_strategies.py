@@ -12,28 +12,44 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import random
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import orjson
 import pytest
-from hypothesis import HealthCheck, Phase, find, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from conformance.api import validate
 from conformance.schema_validation import SchemaValidator, oracle_for
 from conformance.schemas import SchemaSet, schema_set, versions
-from conformance.strategies import UnsupportedSchema, conversations, documents, invalid_documents
+from conformance.strategies import (
+    UnsupportedSchema,
+    conversations,
+    documents,
+    invalid_documents,
+    sample,
+)
 from conformance.strategies.compiler import Compiler
 from conformance.strategies.ir import json_equal
 from conformance.strategies.models import error_pointers, model_for
 from conformance.strategies.mutations import Mutator
 
-FAST = settings(max_examples=40, deadline=None, database=None, suppress_health_check=list(HealthCheck))
-ROOTS = ["message.json", "tool-definition.json", "stream-event.json", "pricing-table.json", "adapter-capabilities.json"]
+FAST = settings(
+    max_examples=40, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+)
+ROOTS = [
+    "message.json",
+    "tool-definition.json",
+    "stream-event.json",
+    "pricing-table.json",
+    "adapter-capabilities.json",
+]
 VERSIONS = versions("canonical")
 
 
@@ -85,7 +101,10 @@ def test_invalid_documents_rejected_at_labelled_pointer(root: str, version: str)
         if inv.keyword == "discriminator":
             # a smart (non-tagged) pydantic union reports each branch's complaint below
             # the block, never the block itself
-            assert any(p == inv.pointer or p.startswith(inv.pointer + "/") for p in pointers), (inv, pointers)
+            assert any(p == inv.pointer or p.startswith(inv.pointer + "/") for p in pointers), (
+                inv,
+                pointers,
+            )
         else:
             assert inv.pointer in pointers, (inv, pointers)
 
@@ -102,7 +121,16 @@ def test_invalid_catalogue_breaks_each_kind_of_constraint() -> None:
         seen.add(inv.keyword)
 
     check()
-    assert seen >= {"required", "type", "enum", "const", "additionalProperties", "minLength", "pattern", "discriminator"}
+    assert seen >= {
+        "required",
+        "type",
+        "enum",
+        "const",
+        "additionalProperties",
+        "minLength",
+        "pattern",
+        "discriminator",
+    }
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -157,23 +185,44 @@ def _set(**docs: dict[str, Any]) -> SchemaSet:
     named = {}
     for name, doc in docs.items():
         fname = name.replace("_", "-") + ".json"
-        named[fname] = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": BASE + fname, **doc}
-    return SchemaSet("test", "v1", Path("."), named)
+        named[fname] = {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$id": BASE + fname,
+            **doc,
+        }
+    return SchemaSet("test", "v1", Path(), named)
 
 
 KITCHEN = _set(
     root={
         "type": "object",
         "properties": {
-            "pair": {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string", "maxLength": 3}], "items": False, "minItems": 1},
-            "tags": {"type": "array", "items": {"enum": ["a", "b", "c", "d"]}, "uniqueItems": True, "maxItems": 3},
+            "pair": {
+                "type": "array",
+                "prefixItems": [{"type": "integer"}, {"type": "string", "maxLength": 3}],
+                "items": False,
+                "minItems": 1,
+            },
+            "tags": {
+                "type": "array",
+                "items": {"enum": ["a", "b", "c", "d"]},
+                "uniqueItems": True,
+                "maxItems": 3,
+            },
             "step": {"type": "integer", "multipleOf": 5, "exclusiveMinimum": 0, "maximum": 50},
             "ratio": {"type": "number", "exclusiveMaximum": 1, "minimum": 0},
             "when": {"type": "string", "format": "date-time"},
+            "day": {"type": "string", "format": "date"},
+            "uid": {"type": "string", "format": "uuid"},
+            "mail": {"type": "string", "format": "email"},
             "card": {"type": "string"},
             "cvc": {"type": "string", "pattern": "^[0-9]{3}$"},
             "kind": {"$ref": "shapes.json"},
-            "labels": {"type": "object", "propertyNames": {"pattern": "^[a-z]+$"}, "additionalProperties": {"type": "boolean"}},
+            "labels": {
+                "type": "object",
+                "propertyNames": {"pattern": "^[a-z]+$"},
+                "additionalProperties": {"type": "boolean"},
+            },
         },
         "required": ["pair", "kind", "tags"],
         "dependentRequired": {"card": ["cvc"]},
@@ -181,17 +230,46 @@ KITCHEN = _set(
     },
     shapes={
         "oneOf": [
-            {"type": "object", "properties": {"type": {"const": "circle"}, "r": {"type": "number", "minimum": 0}}, "required": ["type", "r"], "additionalProperties": False},
-            {"type": "object", "properties": {"type": {"const": "square"}, "side": {"type": "integer", "minimum": 1}}, "required": ["type", "side"], "additionalProperties": False},
+            {
+                "type": "object",
+                "properties": {"type": {"const": "circle"}, "r": {"type": "number", "minimum": 0}},
+                "required": ["type", "r"],
+                "additionalProperties": False,
+            },
+            {
+                "type": "object",
+                "properties": {
+                    "type": {"const": "square"},
+                    "side": {"type": "integer", "minimum": 1},
+                },
+                "required": ["type", "side"],
+                "additionalProperties": False,
+            },
         ],
-        "discriminator": {"propertyName": "type", "mapping": {"circle": "#/oneOf/0", "square": "#/oneOf/1"}},
+        "discriminator": {
+            "propertyName": "type",
+            "mapping": {"circle": "#/oneOf/0", "square": "#/oneOf/1"},
+        },
     },
 )
 
 
 def _stock(schemas: SchemaSet, root: str) -> Any:
     # the reference validator with ECMA patterns, and format assertions on
-    return oracle_for(schemas[root], schemas, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+    return oracle_for(
+        schemas[root], schemas, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
+    )
+
+
+def _kitchen_errors(doc: Any) -> list[str]:
+    # python-jsonschema checks date-time only with an extra package: check it here
+    errors = [e.message for e in _stock(KITCHEN, "root.json").iter_errors(doc)]
+    if isinstance(doc, dict) and isinstance(doc.get("when"), str):
+        try:
+            dt.datetime.fromisoformat(doc["when"].replace("Z", "+00:00"))
+        except ValueError:
+            errors.append(f"when: {doc['when']!r} is not a date-time")
+    return errors
 
 
 def _locations(errors: Any) -> set[str]:
@@ -203,12 +281,10 @@ def _locations(errors: Any) -> set[str]:
 
 
 def test_kitchen_sink_keywords_generate_valid_data() -> None:
-    stock = _stock(KITCHEN, "root.json")
-
     @settings(FAST, max_examples=150)
     @given(Compiler(KITCHEN).valid("root.json"))
     def check(doc: Any) -> None:
-        errors = [e.message for e in stock.iter_errors(doc)]
+        errors = _kitchen_errors(doc)
         assert not errors, (doc, errors)
 
     check()
@@ -226,11 +302,26 @@ def test_kitchen_sink_mutations_are_rejected_where_labelled() -> None:
         assert errors, inv
         where = _locations(errors)  # union errors hold their branches' errors as context
         # python-jsonschema locates missing/unknown keys at their object
-        parent = inv.pointer.rsplit("/", 1)[0] if inv.keyword in ("required", "additionalProperties") else inv.pointer
+        parent = (
+            inv.pointer.rsplit("/", 1)[0]
+            if inv.keyword in ("required", "additionalProperties")
+            else inv.pointer
+        )
         assert where & {inv.pointer, parent}, (inv, [e.message for e in errors])
 
     check()
-    assert seen >= {"items", "maxLength", "minimum", "exclusiveMinimum", "exclusiveMaximum", "uniqueItems", "discriminator", "minItems", "pattern", "dependentRequired"}
+    assert seen >= {
+        "items",
+        "maxLength",
+        "minimum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "uniqueItems",
+        "discriminator",
+        "minItems",
+        "pattern",
+        "dependentRequired",
+    }
 
 
 @pytest.mark.parametrize(
@@ -260,7 +351,9 @@ def test_unresolvable_ref_fails_at_build_time() -> None:
 
 def test_recursion_is_bounded() -> None:
     def depth(blocks: list[dict[str, Any]]) -> int:
-        return max((1 + depth(b["content"]) for b in blocks if b.get("type") == "tool_result"), default=0)
+        return max(
+            (1 + depth(b["content"]) for b in blocks if b.get("type") == "tool_result"), default=0
+        )
 
     @settings(FAST, max_examples=60)
     @given(Compiler(schema_set("canonical", "v1"), max_recursion=1).valid("message.json"))
@@ -283,6 +376,32 @@ def test_schema_change_changes_the_data() -> None:
         assert len(block["text"]) <= 3
 
     check()
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("root", ROOTS)
+def test_sampler_documents_are_valid(root: str, version: str) -> None:
+    schemas = schema_set("canonical", version)
+    validator = SchemaValidator(schemas, root)
+    model = model_for(schemas, root)
+    docs = list(sample(root, 300, seed=3, version=version))
+    assert docs == list(sample(root, 300, seed=3, version=version))  # seeded
+    for doc in docs:
+        assert validator.is_valid(doc), validator.errors(doc)
+        assert json_equal(
+            model.dump_python(model.validate_python(doc), mode="json", exclude_unset=True), doc
+        )
+    for doc in docs[:30]:
+        assert validator.oracle_is_valid(doc)
+
+
+def test_sampler_honours_kitchen_sink_keywords() -> None:
+    from conformance.strategies.sampler import Sampler
+
+    sampler, r = Sampler(Compiler(KITCHEN)), random.Random(1)
+    for _ in range(300):
+        doc = sampler.sample("root.json", r)
+        assert not _kitchen_errors(doc), doc
 
 
 def test_strategies_draw_quickly() -> None:

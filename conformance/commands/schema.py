@@ -20,9 +20,11 @@ def register(app: typer.Typer) -> None:
         old: Annotated[Path, typer.Argument(help="Old schema file, or folder of schema files")],
         new: Annotated[Path, typer.Argument(help="New schema file, or folder")],
         output: Annotated[str, typer.Option("--output", "-o", help="text or json")] = "text",
-        examples: Annotated[int, typer.Option(help="Documents generated per undecided direction")] = 200,
+        examples: Annotated[
+            int, typer.Option(help="Documents generated per undecided direction")
+        ] = 200,
     ) -> None:
-        """Classify each change as FULL, BACKWARD, FORWARD or BREAKING, with evidence; exit 1 on BREAKING."""
+        """Classify changes as FULL, BACKWARD, FORWARD or BREAKING (exit 1 on BREAKING)."""
         if output not in ("text", "json"):
             raise typer.BadParameter("--output must be text or json")
         result = diff_paths(old, new, examples=examples)

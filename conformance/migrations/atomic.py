@@ -17,7 +17,7 @@ def atomic_write(path: Path, chunks: Iterable[bytes]) -> None:
     file system) and takes the old file's permission bits when there is one. On any
     error the temporary file is removed and `path` is left as it was.
     """
-    parent = path.parent if str(path.parent) else Path(".")
+    parent = path.parent if str(path.parent) else Path()
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
     tmp = Path(tmp_name)
     try:
@@ -27,8 +27,8 @@ def atomic_write(path: Path, chunks: Iterable[bytes]) -> None:
             f.flush()
             os.fsync(f.fileno())
         if path.exists():
-            os.chmod(tmp, path.stat().st_mode & 0o7777)
-        os.replace(tmp, path)
+            tmp.chmod(path.stat().st_mode & 0o7777)
+        tmp.replace(path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()

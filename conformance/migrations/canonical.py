@@ -56,7 +56,9 @@ def _check_blocks(blocks: Any, where: str, role: str | None) -> None:
         if b.get("type") == "audio":
             problem = _audio_problem(b, role)
             if problem:
-                raise MigrationError(f"{where}/{i}", f"block typed 'audio' predates revision 2 and {problem}")
+                raise MigrationError(
+                    f"{where}/{i}", f"block typed 'audio' predates revision 2 and {problem}"
+                )
         elif b.get("type") == "tool_result":
             _check_blocks(b.get("content"), f"{where}/{i}/content", None)
 
@@ -64,14 +66,22 @@ def _check_blocks(blocks: Any, where: str, role: str | None) -> None:
 def forward(doc: Any) -> Any:
     """Revision 1 -> 2: the identity, or a refusal (see module docstring)."""
     if isinstance(doc, dict):
-        _check_blocks(doc.get("content"), "/content", doc.get("role") if isinstance(doc.get("role"), str) else None)
+        _check_blocks(
+            doc.get("content"),
+            "/content",
+            doc.get("role") if isinstance(doc.get("role"), str) else None,
+        )
         meta = doc.get("metadata")
         if isinstance(meta, dict) and "stop_reason" in meta:
             node = _validator("message-metadata.json").schema["properties"]["stop_reason"]
             value = meta["stop_reason"]
             allowed = node["anyOf"][0]["enum"]
             if not (value is None or value in allowed):
-                raise MigrationError("/metadata/stop_reason", f"metadata field stop_reason predates revision 2 and holds {value!r}, not one of {', '.join(allowed)} or null")
+                raise MigrationError(
+                    "/metadata/stop_reason",
+                    f"metadata field stop_reason predates revision 2 and holds {value!r}, "
+                    f"not one of {', '.join(allowed)} or null",
+                )
     return doc
 
 
@@ -81,8 +91,17 @@ def backward(doc: Any) -> Any:
 
 
 def detect(doc: Any) -> int:
-    """Revision 2 when the message uses revision-2 content, else 1 (both say schema_version 1)."""
+    """Revision 2 when the message uses well-formed revision-2 content, else 1.
+
+    Both revisions say schema_version 1, so the shape decides; content that only looks
+    like revision 2 (an `audio` block revision 2 would reject) is revision-1 content,
+    which `forward` then refuses, with its location.
+    """
     if not isinstance(doc, dict):
+        return 1
+    try:
+        forward(doc)
+    except MigrationError:
         return 1
     meta = doc.get("metadata")
     if isinstance(meta, dict) and "stop_reason" in meta:
@@ -90,7 +109,11 @@ def detect(doc: Any) -> int:
 
     def has_audio(blocks: Any) -> bool:
         return isinstance(blocks, list) and any(
-            isinstance(b, dict) and (b.get("type") == "audio" or (b.get("type") == "tool_result" and has_audio(b.get("content"))))
+            isinstance(b, dict)
+            and (
+                b.get("type") == "audio"
+                or (b.get("type") == "tool_result" and has_audio(b.get("content")))
+            )
             for b in blocks
         )
 
@@ -103,9 +126,19 @@ MIGRATION = Migration(
     forward=forward,
     backward=backward,
     lossless=True,
-    summary="additive revision 2: audio content block, metadata.stop_reason (schema_version stays 1, §10.2)",
+    summary="additive revision 2: audio block, metadata.stop_reason (schema_version stays 1)",
     changes=(
-        Change("/content/*", "block-type-added", "`audio` block (AudioBlock: source, media_type audio/*, transcript) in user and assistant messages"),
-        Change("/metadata/stop_reason", "field-added", "optional `stop_reason`: end_turn, max_tokens, stop_sequence, tool_use, cancelled, error, or null"),
+        Change(
+            "/content/*",
+            "block-type-added",
+            "`audio` block (AudioBlock: source, media_type audio/*, transcript), "
+            "in user and assistant messages",
+        ),
+        Change(
+            "/metadata/stop_reason",
+            "field-added",
+            "optional `stop_reason`: end_turn, max_tokens, stop_sequence, tool_use, "
+            "cancelled, error, or null",
+        ),
     ),
 )

@@ -32,7 +32,9 @@ def _rename(turn: Any, old: str, new: str) -> Any:
     if old not in rec:
         return turn
     if new in rec:
-        raise MigrationError(f"{where}/{new}", f"turn has both `{old}` and `{new}`; renaming would drop one")
+        raise MigrationError(
+            f"{where}/{new}", f"turn has both `{old}` and `{new}`; renaming would drop one"
+        )
     renamed = {(new if k == old else k): v for k, v in rec.items()}  # keeps key order
     return {**turn, "meta": renamed} if where else renamed
 
@@ -63,5 +65,11 @@ MIGRATION = Migration(
     backward=backward,
     lossless=True,
     summary="rename the turn attribute `options` to `inherited` (gpt2099 schemas.md)",
-    changes=(Change("/meta/options", "field-renamed", "`options` -> `inherited` (thread records: top-level `options`)"),),
+    changes=(
+        Change(
+            "/meta/options",
+            "field-renamed",
+            "`options` -> `inherited` (thread records: top-level `options`)",
+        ),
+    ),
 )

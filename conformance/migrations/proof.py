@@ -15,6 +15,7 @@ generated too), every migration must:
 
 from __future__ import annotations
 
+import contextlib
 import copy
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -83,11 +84,13 @@ def check(m: Migration, spec: ProofSpec, doc: Any) -> str | None:
     target = _validator(spec.format, m.target, spec.root)
     if not target.is_valid(out):
         errors = target.errors(out)
-        return f"migrated document invalid under revision {m.target}: {errors[0].pointer} {errors[0].message}"
+        first = f"{errors[0].pointer} {errors[0].message}" if errors else ""
+        return f"migrated document invalid under revision {m.target}: {first}"
     if spec.verdict is not None:
         old, new = spec.verdict(m.source, doc), spec.verdict(m.target, out)
         if old != new:
-            return f"rule verdict changed: only before {sorted(old - new)}, only after {sorted(new - old)}"
+            gone, added = sorted(old - new), sorted(new - old)
+            return f"rule verdict changed: only before {gone}, only after {added}"
     if m.lossless:
         assert m.backward is not None
         snapshot = _json(out)
@@ -131,13 +134,21 @@ class ProofResult:
         return self.reason is None
 
 
-def prove(m: Migration, spec: ProofSpec | None = None, *, max_examples: int = 200, shrink: bool = True) -> ProofResult:
+def prove(
+    m: Migration, spec: ProofSpec | None = None, *, max_examples: int = 200, shrink: bool = True
+) -> ProofResult:
     """Run the proof; a failure comes back shrunk to a small counterexample."""
     spec = spec or SPECS[m.format]
     result = ProofResult(m, 0, 0)
     phases = [Phase.generate, Phase.shrink] if shrink else [Phase.generate]
 
-    @settings(max_examples=max_examples, deadline=None, database=None, phases=phases, suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=max_examples,
+        deadline=None,
+        database=None,
+        phases=phases,
+        suppress_health_check=list(HealthCheck),
+    )
     @given(source_documents(m, spec))
     def run(doc: Any) -> None:
         result.examples += 1
@@ -150,8 +161,6 @@ def prove(m: Migration, spec: ProofSpec | None = None, *, max_examples: int = 20
             result.counterexample, result.reason = doc, reason
             raise AssertionError(reason)
 
-    try:
+    with contextlib.suppress(AssertionError):
         run()
-    except AssertionError:
-        pass
     return result

@@ -32,7 +32,11 @@ RootChooser = Callable[[Any], str]
 # which schema file a record of each format is validated against after migration;
 # formats without schemas for the target revision skip that check
 ROOTS: dict[str, RootChooser] = {
-    "canonical": lambda doc: "tool-definition.json" if isinstance(doc, dict) and "input_schema" in doc and "role" not in doc else "message.json",
+    "canonical": lambda doc: (
+        "tool-definition.json"
+        if isinstance(doc, dict) and "input_schema" in doc and "role" not in doc
+        else "message.json"
+    ),
 }
 
 
@@ -61,7 +65,9 @@ def _finding(rec: Record, pointer: str, info: RuleInfo, message: str) -> Finding
     return Finding(rec.path, rec.line, rec.pointer + pointer, info.id, info.severity, message)
 
 
-def migrate_record(registry: MigrationRegistry, fmt: str, rec: Record, target: int, source: int | None) -> tuple[Any, list[Finding]]:
+def migrate_record(
+    registry: MigrationRegistry, fmt: str, rec: Record, target: int, source: int | None
+) -> tuple[Any, list[Finding]]:
     """One record migrated (or the findings that stop it)."""
     doc = rec.value
     try:
@@ -128,7 +134,9 @@ def migrate_file(
     if jsonl:
         chunks = [orjson.dumps(d) + b"\n" for d in migrated]
     else:
-        chunks = [orjson.dumps(migrated[0] if single else migrated, option=orjson.OPT_INDENT_2) + b"\n"]
+        chunks = [
+            orjson.dumps(migrated[0] if single else migrated, option=orjson.OPT_INDENT_2) + b"\n"
+        ]
     dest = src if in_place else out
     if dest is None:
         result.output = b"".join(chunks)

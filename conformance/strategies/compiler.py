@@ -56,14 +56,18 @@ def json_values(max_leaves: int = 6) -> Strategy:
     )
     return st.recursive(
         scalars,
-        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+        lambda inner: (
+            st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+        ),
         max_leaves=max_leaves,
     )
 
 
 _FORMATS: dict[str, Callable[[], Strategy]] = {
     "date-time": lambda: st.datetimes(
-        min_value=dt.datetime(1970, 1, 1), max_value=dt.datetime(2999, 12, 31), timezones=st.just(dt.UTC)
+        min_value=dt.datetime(1970, 1, 1),
+        max_value=dt.datetime(2999, 12, 31),
+        timezones=st.just(dt.UTC),
     ).map(lambda d: d.isoformat().replace("+00:00", "Z")),
     "date": lambda: st.dates().map(lambda d: d.isoformat()),
     "time": lambda: st.times().map(lambda t: t.isoformat() + "Z"),
@@ -159,7 +163,9 @@ class Compiler:
         self._cyclic = _cyclic_nodes(self.graph, node)
         s = self._build(node, ())
         if s is None:
-            raise UnsupportedSchema(node.loc, "no finite document satisfies this schema within the recursion bound")
+            raise UnsupportedSchema(
+                node.loc, "no finite document satisfies this schema within the recursion bound"
+            )
         return s
 
     # -- building ---------------------------------------------------------------------
@@ -171,9 +177,15 @@ class Compiler:
             if count > self.max_recursion:
                 return None
             stack = (*stack, n)
-            key = (id(n), tuple(sorted((id(x), sum(1 for y in stack if y is x)) for x in set(stack))))
+            key = (
+                id(n),
+                tuple(sorted((id(x), sum(1 for y in stack if y is x)) for x in set(stack))),
+            )
         else:
-            key = (id(n), tuple(sorted((id(x), sum(1 for y in stack if y is x)) for x in set(stack))))
+            key = (
+                id(n),
+                tuple(sorted((id(x), sum(1 for y in stack if y is x)) for x in set(stack))),
+            )
         if key in self._memo:
             return self._memo[key]
         self._memo[key] = None  # a cycle not through a cyclic node cannot happen; guard anyway
@@ -259,7 +271,12 @@ class Compiler:
         if lo is not None and hi is not None and (lo > hi or (lo == hi and (excl_lo or excl_hi))):
             return None
         return st.floats(
-            min_value=lo, max_value=hi, exclude_min=excl_lo, exclude_max=excl_hi, allow_nan=False, allow_infinity=False
+            min_value=lo,
+            max_value=hi,
+            exclude_min=excl_lo,
+            exclude_max=excl_hi,
+            allow_nan=False,
+            allow_infinity=False,
         ).filter(lambda v: not v.is_integer())  # integral values come from _integer
 
     def _string(self, n: Node) -> Strategy | None:
@@ -273,13 +290,16 @@ class Compiler:
         elif n.pattern is not None:
             base = _regex_strategy(n.pattern).filter(check)
         else:
-            base = st.text(min_size=lo, max_size=hi if hi is not None else max(lo, DEFAULT_MAX_TEXT))
+            base = st.text(
+                min_size=lo, max_size=hi if hi is not None else max(lo, DEFAULT_MAX_TEXT)
+            )
             if hi is not None and hi > 4 * DEFAULT_MAX_TEXT:
                 # reach the upper bound sometimes: boundaries are where schemas differ
                 edge = st.integers(max(lo, hi - 2), hi).map(lambda k: "a" * k)
                 base = st.one_of(base, edge)
         options = [base]
-        for vocabulary in (self.dictionary, self.focus):
+        # dictionary words are not checked against `format`, so formatted strings skip them
+        for vocabulary in () if n.format in _FORMATS else (self.dictionary, self.focus):
             words = [w for w in vocabulary if check(w)]
             if words:
                 options.append(st.sampled_from(words))
@@ -307,7 +327,9 @@ class Compiler:
             rest = json_values()
         else:
             rest = self._build(n.items, stack)
-        max_rest = 0 if rest is None else (DEFAULT_MAX_ITEMS if hi is None else max(0, hi - len(prefix)))
+        max_rest = (
+            0 if rest is None else (DEFAULT_MAX_ITEMS if hi is None else max(0, hi - len(prefix)))
+        )
         min_rest = max(0, lo - len(prefix))
         if min_rest > max_rest:
             return None
@@ -324,7 +346,9 @@ class Compiler:
         if not prefix:
             if rest is None:
                 return st.just([]).map(list) if lo == 0 else None
-            return st.lists(rest, min_size=lo, max_size=max_rest, unique_by=json_key if unique else None)
+            return st.lists(
+                rest, min_size=lo, max_size=max_rest, unique_by=json_key if unique else None
+            )
         s = arrays()
         if unique:
             s = s.filter(lambda xs: len({json_key(x) for x in xs}) == len(xs))
@@ -333,13 +357,14 @@ class Compiler:
     def _object(self, n: Node, stack: tuple[Node, ...]) -> Strategy | None:
         required: dict[str, Strategy] = {}
         optional: dict[str, Strategy] = {}
-        wanted = n.required | {k for k in self.route_props.get(n.loc, ()) if k in n.properties or n.additional is not False}
+        wanted = n.required | {
+            k
+            for k in self.route_props.get(n.loc, ())
+            if k in n.properties or n.additional is not False
+        }
         for k in sorted(wanted):
             sub = n.properties.get(k)
-            if sub is None:
-                s = self._additional_value(n, k, stack)
-            else:
-                s = self._build(sub, stack)
+            s = self._additional_value(n, k, stack) if sub is None else self._build(sub, stack)
             if s is None:
                 return None
             required[k] = s
@@ -351,7 +376,11 @@ class Compiler:
                 optional[k] = s
             elif any(k in deps for deps in n.dependent_required.values()):
                 return None  # too rare to be worth the bookkeeping; none of our schemas do it
-        base = st.fixed_dictionaries(required, optional=optional) if optional else st.fixed_dictionaries(required)
+        base = (
+            st.fixed_dictionaries(required, optional=optional)
+            if optional
+            else st.fixed_dictionaries(required)
+        )
         extra = self._extras(n, stack)
         s = base if extra is None else st.builds(_joined, base, extra)
         if n.dependent_required:
@@ -421,7 +450,11 @@ def _scalar_ok(n: Node, v: Any) -> bool:
     # a const/enum member must also meet the node's type, if any
     from .ir import json_type
 
-    return n.types is None or n.allows(json_type(v)) or (json_type(v) == "integer" and "number" in n.types)
+    return (
+        n.types is None
+        or n.allows(json_type(v))
+        or (json_type(v) == "integer" and "number" in n.types)
+    )
 
 
 def _string_check(n: Node) -> Callable[[Any], bool]:

@@ -40,7 +40,9 @@ def _ulid(micros: int, rand: int) -> str:
 _SEGMENT = st.from_regex(r"\A[a-z0-9_][a-z0-9_.-]{0,11}\Z").filter(lambda s: s not in (".", ".."))
 _SOURCES: dict[str, st.SearchStrategy[str]] = {
     "base64": st.binary(min_size=1, max_size=48).map(lambda b: base64.b64encode(b).decode()),
-    "url": st.lists(_SEGMENT, min_size=1, max_size=3).map(lambda p: "https://example.com/" + "/".join(p)),
+    "url": st.lists(_SEGMENT, min_size=1, max_size=3).map(
+        lambda p: "https://example.com/" + "/".join(p)
+    ),
     "file_ref": st.lists(_SEGMENT, min_size=1, max_size=3).map("/".join),
 }
 _MEDIA = {
@@ -55,7 +57,9 @@ _ROLE_BLOCKS = {  # spec §5.1.3, plus the v2 audio block for users and assistan
 
 
 @st.composite
-def _media_block(draw: st.DrawFn, base: st.SearchStrategy[dict[str, Any]], kind: str) -> dict[str, Any]:
+def _media_block(
+    draw: st.DrawFn, base: st.SearchStrategy[dict[str, Any]], kind: str
+) -> dict[str, Any]:
     block = draw(base)
     src_kind = draw(st.sampled_from(sorted(_SOURCES)))
     block["source"] = {"kind": src_kind, "data": draw(_SOURCES[src_kind])}
@@ -81,7 +85,9 @@ def conversations(
     from . import compiler
 
     c = compiler("canonical", version)
-    known = set(schema_set("canonical", version)["known-content-block.json"]["discriminator"]["mapping"])
+    known = set(
+        schema_set("canonical", version)["known-content-block.json"]["discriminator"]["mapping"]
+    )
     allowed = known if blocks is None else known & set(blocks)
     if "text" not in allowed:
         raise ValueError("conversations need text blocks (system and tool messages hold text)")
@@ -99,7 +105,11 @@ def conversations(
     usage = c.valid("usage.json")
     routing = c.valid("routing-decision-record.json")
     metadata_fields = set(schema_set("canonical", version)["message-metadata.json"]["properties"])
-    stop_reasons = c.for_node(c.node("message-metadata.json").properties["stop_reason"]) if "stop_reason" in metadata_fields else None
+    stop_reasons = (
+        c.for_node(c.node("message-metadata.json").properties["stop_reason"])
+        if "stop_reason" in metadata_fields
+        else None
+    )
     tool_calls = max_tool_calls if "tool_use" in allowed and "tool_result" in allowed else 0
     tool_use = c.valid("tool-use-block.json")
 
@@ -119,17 +129,35 @@ def conversations(
             nonlocal clock
             clock += draw(st.integers(*_STEP))
             mid = _ulid(clock, draw(st.integers(0, 2**80 - 1)))
-            out.append({"id": mid, "session_id": sid, "role": role, "content": content, "metadata": meta,
-                        "created_at": _ts(clock), "schema_version": 1})  # fmt: skip
+            out.append(
+                {
+                    "id": mid,
+                    "session_id": sid,
+                    "role": role,
+                    "content": content,
+                    "metadata": meta,
+                    "created_at": _ts(clock),
+                    "schema_version": 1,
+                }
+            )
 
         def blocks_for(role: str, lo: int, hi: int) -> list[dict[str, Any]]:
             ks = kinds(role)
-            return draw(st.lists(st.sampled_from(ks).flatmap(lambda k: block_st[k]), min_size=lo, max_size=hi))
+            return draw(
+                st.lists(
+                    st.sampled_from(ks).flatmap(lambda k: block_st[k]), min_size=lo, max_size=hi
+                )
+            )
 
         def assistant_meta() -> dict[str, Any]:
             record = draw(routing)
             record["chosen_model"] = model  # TS107
-            meta: dict[str, Any] = {"model": model, "provider": provider, "routing": record, "usage": draw(usage)}
+            meta: dict[str, Any] = {
+                "model": model,
+                "provider": provider,
+                "routing": record,
+                "usage": draw(usage),
+            }
             if draw(st.booleans()):
                 meta["status"] = "complete"
             if stop_reasons is not None and draw(st.booleans()):
@@ -146,12 +174,17 @@ def conversations(
             for _ in range(n_calls):
                 call = draw(tool_use)
                 serial[0] += 1  # distinct even when two draws agree (TS207)
-                call["id"] = "tu_" + _ulid(clock, (draw(st.integers(0, 2**79)) + serial[0]) % 2**80)  # TS112
+                call["id"] = "tu_" + _ulid(
+                    clock, (draw(st.integers(0, 2**79)) + serial[0]) % 2**80
+                )  # TS112
                 calls.append(call)
             emit("assistant", content + calls, assistant_meta())
             for call in calls:  # each answered once, in the same session (TS205-TS208)
-                result: dict[str, Any] = {"type": "tool_result", "tool_use_id": call["id"],
-                                          "content": draw(st.lists(block_st["text"], max_size=2))}  # fmt: skip
+                result: dict[str, Any] = {
+                    "type": "tool_result",
+                    "tool_use_id": call["id"],
+                    "content": draw(st.lists(block_st["text"], max_size=2)),
+                }
                 if draw(st.booleans()):
                     result["is_error"] = draw(st.booleans())
                 emit("tool", [result], {"parent_tool_use_id": call["id"]})
@@ -160,3 +193,25 @@ def conversations(
         return out
 
     return session()
+
+
+def blocks_for(capabilities: Any) -> set[str]:
+    """The block types an adapter can carry, from its AdapterCapabilities (spec §7.2;
+    a mapping or an object with those attributes): pass the result as `blocks=`."""
+
+    def cap(name: str) -> bool:
+        v = (
+            capabilities.get(name)
+            if isinstance(capabilities, dict)
+            else getattr(capabilities, name, None)
+        )
+        return bool(v)
+
+    out = {"text"}
+    if cap("supports_thinking"):
+        out |= {"thinking", "redacted_thinking"}
+    if cap("supports_images"):
+        out.add("image")
+    if cap("supports_tools"):
+        out |= {"tool_use", "tool_result"}
+    return out

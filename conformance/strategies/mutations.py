@@ -125,14 +125,22 @@ class Mutator:
                     m = cands[(start + k) % len(cands)]
                     out = _apply(doc, m.path, m.new)
                     if self._guarded(out, m):
-                        return Invalid(out, m.pointer, m.keyword, m.detail, m.schema, self._ambiguous(m))
+                        return Invalid(
+                            out, m.pointer, m.keyword, m.detail, m.schema, self._ambiguous(m)
+                        )
             reject()
 
         return invalid()
 
     # -- which node produced each value ---------------------------------------------
 
-    def annotate(self, node: Node, value: Any, path: Path = (), unions: tuple[tuple[Path, Node, int], ...] = ()) -> Iterator[_Site]:
+    def annotate(
+        self,
+        node: Node,
+        value: Any,
+        path: Path = (),
+        unions: tuple[tuple[Path, Node, int], ...] = (),
+    ) -> Iterator[_Site]:
         while node.union is not None:
             idx = self._branch_of(node, value)
             if idx is None:
@@ -149,12 +157,11 @@ class Mutator:
                     yield from self.annotate(sub, v, (*path, k), unions)
         elif isinstance(value, list):
             for i, v in enumerate(value):
-                if i < len(node.prefix_items):
-                    sub: Node | bool = node.prefix_items[i]
-                else:
-                    sub = node.items
-                if isinstance(sub, Node):
-                    yield from self.annotate(sub, v, (*path, i), unions)
+                item: Node | bool = (
+                    node.prefix_items[i] if i < len(node.prefix_items) else node.items
+                )
+                if isinstance(item, Node):
+                    yield from self.annotate(item, v, (*path, i), unions)
 
     def _branch_of(self, node: Node, value: Any) -> int | None:
         assert node.union is not None
@@ -193,11 +200,29 @@ class Mutator:
         n, v, path = site.node, site.value, site.path
         here = pointer_of(path)
 
-        def mk(at: Path, new: Any, keyword: str, detail: str, pointer: str | None = None) -> _Mutation:
+        def mk(
+            at: Path, new: Any, keyword: str, detail: str, pointer: str | None = None
+        ) -> _Mutation:
             disc = self._discriminated(site, at)
             if disc is not None:
-                return _Mutation(at, new, pointer_of(disc), "discriminator", f"{detail} (the union's discriminator)", n.loc, site)
-            return _Mutation(at, new, pointer if pointer is not None else pointer_of(at), keyword, detail, n.loc, site)
+                return _Mutation(
+                    at,
+                    new,
+                    pointer_of(disc),
+                    "discriminator",
+                    f"{detail} (the union's discriminator)",
+                    n.loc,
+                    site,
+                )
+            return _Mutation(
+                at,
+                new,
+                pointer if pointer is not None else pointer_of(at),
+                keyword,
+                detail,
+                n.loc,
+                site,
+            )
 
         # wrong JSON type
         if n.types is not None or n.enum is not None:
@@ -214,7 +239,12 @@ class Mutator:
         if n.enum is not None:
             other = _outside_enum(v, n.enum)
             if other is not _DELETE:
-                yield mk(path, other, "const" if n.is_const else "enum", f"{_short(v)} replaced by {_short(other)}")
+                yield mk(
+                    path,
+                    other,
+                    "const" if n.is_const else "enum",
+                    f"{_short(v)} replaced by {_short(other)}",
+                )
         if isinstance(v, str):
             yield from self._string(site, mk)
         elif isinstance(v, int | float) and not isinstance(v, bool):
@@ -228,11 +258,19 @@ class Mutator:
             if n.additional is False:
                 key = "x_turnspec_unknown"
                 if n.property_names is None and key not in n.properties:
-                    yield mk((*path, key), 1, "additionalProperties", f"unknown field {key!r} added")
+                    yield mk(
+                        (*path, key), 1, "additionalProperties", f"unknown field {key!r} added"
+                    )
             for k, deps in n.dependent_required.items():
                 for d in deps:
                     if k in v and d in v and d not in n.required:
-                        yield mk((*path, d), _DELETE, "dependentRequired", f"{d!r} removed though {k!r} is present", pointer=here)
+                        yield mk(
+                            (*path, d),
+                            _DELETE,
+                            "dependentRequired",
+                            f"{d!r} removed though {k!r} is present",
+                            pointer=here,
+                        )
 
     def _ambiguous(self, m: _Mutation) -> str | None:
         for upath, unode, _ in reversed(m.site.unions):
@@ -257,14 +295,30 @@ class Mutator:
         if n.enum is not None:
             return
         if n.min_length > 0:
-            yield mk(path, v[: n.min_length - 1], "minLength", f"shortened to {n.min_length - 1} (minLength {n.min_length})")
+            yield mk(
+                path,
+                v[: n.min_length - 1],
+                "minLength",
+                f"shortened to {n.min_length - 1} (minLength {n.min_length})",
+            )
         if n.max_length is not None:
-            yield mk(path, (v + "a" * (n.max_length + 1))[: n.max_length + 1], "maxLength",
-                     f"lengthened to {n.max_length + 1} (maxLength {n.max_length})")  # fmt: skip
+            yield mk(
+                path,
+                (v + "a" * (n.max_length + 1))[: n.max_length + 1],
+                "maxLength",
+                f"lengthened to {n.max_length + 1} (maxLength {n.max_length})",
+            )
         if n.pattern is not None:
             rx = ecma_regex(n.pattern)
             hi = n.max_length if n.max_length is not None else 10**9
-            for cand in (v + "\n", "!" + v, v + "!", "!" * max(1, n.min_length), " " * max(1, n.min_length), v[:-1]):
+            for cand in (
+                v + "\n",
+                "!" + v,
+                v + "!",
+                "!" * max(1, n.min_length),
+                " " * max(1, n.min_length),
+                v[:-1],
+            ):
                 if not rx.search(cand) and n.min_length <= len(cand) <= hi:
                     yield mk(path, cand, "pattern", f"{_short(cand)} does not match {n.pattern}")
                     break
@@ -285,22 +339,56 @@ class Mutator:
             yield mk(path, _num(below(n.minimum)), "minimum", f"crossed minimum {n.minimum} by one")
         if n.maximum is not None:
             yield mk(path, _num(above(n.maximum)), "maximum", f"crossed maximum {n.maximum} by one")
-        if n.exclusive_minimum is not None and (not integral or float(n.exclusive_minimum).is_integer()):
-            yield mk(path, _num(n.exclusive_minimum), "exclusiveMinimum", f"equal to exclusiveMinimum {n.exclusive_minimum}")
-        if n.exclusive_maximum is not None and (not integral or float(n.exclusive_maximum).is_integer()):
-            yield mk(path, _num(n.exclusive_maximum), "exclusiveMaximum", f"equal to exclusiveMaximum {n.exclusive_maximum}")
+        if n.exclusive_minimum is not None and (
+            not integral or float(n.exclusive_minimum).is_integer()
+        ):
+            yield mk(
+                path,
+                _num(n.exclusive_minimum),
+                "exclusiveMinimum",
+                f"equal to exclusiveMinimum {n.exclusive_minimum}",
+            )
+        if n.exclusive_maximum is not None and (
+            not integral or float(n.exclusive_maximum).is_integer()
+        ):
+            yield mk(
+                path,
+                _num(n.exclusive_maximum),
+                "exclusiveMaximum",
+                f"equal to exclusiveMaximum {n.exclusive_maximum}",
+            )
 
     def _array(self, site: _Site, mk: Callable[..., _Mutation]) -> Iterator[_Mutation]:
         n, v, path = site.node, site.value, site.path
         if n.min_items > 0:
-            yield mk(path, copy.deepcopy(v[: n.min_items - 1]), "minItems", f"cut to {n.min_items - 1} items (minItems {n.min_items})")
+            yield mk(
+                path,
+                copy.deepcopy(v[: n.min_items - 1]),
+                "minItems",
+                f"cut to {n.min_items - 1} items (minItems {n.min_items})",
+            )
         if n.max_items is not None and v:
-            longer = copy.deepcopy(v) + [copy.deepcopy(v[-1]) for _ in range(n.max_items + 1 - len(v))]
-            yield mk(path, longer, "maxItems", f"grown to {n.max_items + 1} items (maxItems {n.max_items})")
+            longer = copy.deepcopy(v) + [
+                copy.deepcopy(v[-1]) for _ in range(n.max_items + 1 - len(v))
+            ]
+            yield mk(
+                path,
+                longer,
+                "maxItems",
+                f"grown to {n.max_items + 1} items (maxItems {n.max_items})",
+            )
         if n.unique_items and v and (n.max_items is None or len(v) < n.max_items):
-            yield mk(path, [*copy.deepcopy(v), copy.deepcopy(v[0])], "uniqueItems", "first item repeated")
-        if n.items is False and len(v) == len(n.prefix_items) and (n.max_items is None or len(v) < n.max_items):
-            yield mk(path, [*copy.deepcopy(v), 0], "items", f"item {len(v)} added past the closed tuple")
+            yield mk(
+                path, [*copy.deepcopy(v), copy.deepcopy(v[0])], "uniqueItems", "first item repeated"
+            )
+        if (
+            n.items is False
+            and len(v) == len(n.prefix_items)
+            and (n.max_items is None or len(v) < n.max_items)
+        ):
+            yield mk(
+                path, [*copy.deepcopy(v), 0], "items", f"item {len(v)} added past the closed tuple"
+            )
 
 
 def _num(x: float) -> int | float:
@@ -313,7 +401,9 @@ def _outside_enum(v: Any, enum: tuple[Any, ...]) -> Any:
     if t == "string":
         cands = [v + "_x", v + "x", "x" + v, "zz"]
     elif t in ("integer", "number"):
-        top = max((e for e in enum if isinstance(e, int | float) and not isinstance(e, bool)), default=0)
+        top = max(
+            (e for e in enum if isinstance(e, int | float) and not isinstance(e, bool)), default=0
+        )
         cands = [top + 1, -1]
     elif t == "boolean":
         cands = [not v]
