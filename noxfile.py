@@ -95,7 +95,8 @@ def _diff(a: Path, b: Path) -> list[str]:
 def generate_check(session: nox.Session) -> None:
     """Fail when generated/ differs from a fresh generation."""
     session.install(CODEGEN)
-    with tempfile.TemporaryDirectory() as tmp:
+    # inside the checkout, so the formatter finds the same pyproject.toml settings
+    with tempfile.TemporaryDirectory(dir=ROOT, prefix=".generate-check-") as tmp:
         _generate_into(session, Path(tmp))
         diffs = _diff(GENERATED / PACKAGE, Path(tmp) / PACKAGE)
     if diffs:
