@@ -8,14 +8,17 @@ from typing import Annotated
 
 import typer
 
+from ..errors import InputError
 from ..migrations import default_registry, migrate_file
 
 
 def register(app: typer.Typer) -> None:
     @app.command()
     def migrate(
-        src: Annotated[Path, typer.Argument(help="Input .json or .jsonl file")],
-        to: Annotated[int, typer.Option("--to", help="Target schema revision (e.g. 2)")],
+        src: Annotated[Path | None, typer.Argument(help="Input .json or .jsonl file")] = None,
+        to: Annotated[
+            int | None, typer.Option("--to", help="Target schema revision (e.g. 2)")
+        ] = None,
         out: Annotated[
             Path | None,
             typer.Option("--output", "-o", help="Write here (default: print to stdout)"),
@@ -45,6 +48,8 @@ def register(app: typer.Typer) -> None:
                 for c in m.changes:
                     sys.stdout.write(f"    {c.kind:18} {c.pointer:24} {c.description}\n")
             return
+        if src is None or to is None:
+            raise InputError("give an input file and --to N (or --list)")
         result = migrate_file(
             src, to, fmt=fmt, out=out, in_place=in_place, source=from_, force=force
         )
