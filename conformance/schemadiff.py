@@ -393,35 +393,34 @@ class _Walker:
 
     def _property(self, old: Node, new: Node, ptr: str, name: str) -> None:
         at = _ptr(ptr, name)
-        if True:
-            a, b = old.properties.get(name), new.properties.get(name)
-            if a is not None and b is not None:
-                self.compare(a, b, at)
-            elif b is not None:  # added
-                self.add(
-                    at,
-                    "property-added",
-                    f"property {name!r} added",
-                    f"old objects were closed, so old data never holds {name!r}"
-                    if old.additional is False
-                    else None,
-                    f"old objects were open, so old readers accept {name!r}"
-                    if old.additional is True
-                    else None,
-                )
-            else:  # removed
-                assert a is not None
-                self.add(
-                    at,
-                    "property-removed",
-                    f"property {name!r} removed",
-                    f"new objects are open, so new readers accept {name!r}"
-                    if new.additional is True
-                    else None,
-                    f"new objects are closed, so new data never holds {name!r}"
-                    if new.additional is False
-                    else None,
-                )
+        a, b = old.properties.get(name), new.properties.get(name)
+        if a is not None and b is not None:
+            self.compare(a, b, at)
+        elif b is not None:  # added
+            self.add(
+                at,
+                "property-added",
+                f"property {name!r} added",
+                f"old objects were closed, so old data never holds {name!r}"
+                if old.additional is False
+                else None,
+                f"old objects were open, so old readers accept {name!r}"
+                if old.additional is True
+                else None,
+            )
+        else:  # removed
+            assert a is not None
+            self.add(
+                at,
+                "property-removed",
+                f"property {name!r} removed",
+                f"new objects are open, so new readers accept {name!r}"
+                if new.additional is True
+                else None,
+                f"new objects are closed, so new data never holds {name!r}"
+                if new.additional is False
+                else None,
+            )
 
     def _object_rest(self, old: Node, new: Node, ptr: str) -> None:
         for name in sorted(old.required ^ new.required):

@@ -9,8 +9,6 @@ from typing import Annotated
 
 import typer
 
-from ..schemadiff import Compat, diff_paths, render_text
-
 
 def register(app: typer.Typer) -> None:
     schema = typer.Typer(help="Schema maintenance: compare revisions.", no_args_is_help=True)
@@ -25,6 +23,8 @@ def register(app: typer.Typer) -> None:
         ] = 200,
     ) -> None:
         """Classify changes as FULL, BACKWARD, FORWARD or BREAKING (exit 1 on BREAKING)."""
+        from ..schemadiff import Compat, diff_paths, render_text  # hypothesis loads only here
+
         if output not in ("text", "json"):
             raise typer.BadParameter("--output must be text or json")
         result = diff_paths(old, new, examples=examples)

@@ -172,20 +172,14 @@ class Compiler:
 
     def _build(self, n: Node, stack: tuple[Node, ...]) -> Strategy | None:
         assert self._cyclic is not None
+        # only nodes on a cycle are counted on the path; the memo key is the node plus
+        # how often each of them has been entered, so unrolled copies stay distinct
         if id(n) in self._cyclic:
-            count = sum(1 for x in stack if x is n)
-            if count > self.max_recursion:
+            if sum(1 for x in stack if x is n) > self.max_recursion:
                 return None
             stack = (*stack, n)
-            key = (
-                id(n),
-                tuple(sorted((id(x), sum(1 for y in stack if y is x)) for x in set(stack))),
-            )
-        else:
-            key = (
-                id(n),
-                tuple(sorted((id(x), sum(1 for y in stack if y is x)) for x in set(stack))),
-            )
+        counts = tuple(sorted((id(x), sum(1 for y in stack if y is x)) for x in set(stack)))
+        key = (id(n), counts)
         if key in self._memo:
             return self._memo[key]
         self._memo[key] = None  # a cycle not through a cyclic node cannot happen; guard anyway
