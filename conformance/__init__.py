@@ -8,8 +8,8 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from .api import Report, iter_validate, validate
-from .findings import Finding, RuleInfo, Selection, Severity
-from .formats import Options
+from .api import Report, iter_validate, validate  # noqa: E402
+from .findings import Finding, RuleInfo, Selection, Severity  # noqa: E402
+from .formats import Options  # noqa: E402
 
 __all__ = ["Finding", "Options", "Report", "RuleInfo", "Selection", "Severity", "__version__", "iter_validate", "validate"]

@@ -7,10 +7,10 @@
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+import os
 from pathlib import Path
 
 from .errors import InputError

@@ -13,18 +13,12 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    DownloadColumn,
-    Progress,
-    TimeRemainingColumn,
-    TransferSpeedColumn,
-)
+from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn, TransferSpeedColumn
 
 from . import __version__
 from .api import Report, expand, iter_validate
 from .errors import InputError
-from .findings import Selection
+from .findings import Selection, Severity
 from .formats import Options, catalog
 
 app = typer.Typer(

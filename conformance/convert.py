@@ -62,7 +62,7 @@ def convert(src_format: str, dst_format: str, src: Path, dst: Path, *, force: bo
     if dst.resolve() == src.resolve():
         raise InputError(f"{dst}: output would overwrite the input")
     ctx = ConvertContext()
-    parent = dst.parent if str(dst.parent) else Path()
+    parent = dst.parent if str(dst.parent) else Path(".")
     fd, tmp_name = tempfile.mkstemp(prefix=f".{dst.name}.", suffix=dst.suffix, dir=parent)
     os.close(fd)
     tmp = Path(tmp_name)

@@ -105,9 +105,7 @@ def oracle_registry(*sets: SchemaSet) -> Registry[Any]:
     return Registry().with_resources(resources).crawl()
 
 
-def oracle_for(
-    schema: Any, *sets: SchemaSet, registry: Registry[Any] | None = None, **kw: Any
-) -> Any:
+def oracle_for(schema: Any, *sets: SchemaSet, registry: Registry[Any] | None = None, **kw: Any) -> Any:
     """A reference validator for `schema` (e.g. `{"$ref": uri}`) over `sets`."""
     return OracleValidator(_undialected(schema), registry=registry or oracle_registry(*sets), **kw)
 
@@ -132,13 +130,7 @@ def pointer_of(path: Iterable[object]) -> str:
 class SchemaValidator:
     """Validates instances against one root schema of a `SchemaSet`."""
 
-    def __init__(
-        self,
-        schemas: SchemaSet,
-        root: str,
-        *extra: SchemaSet,
-        registry: Registry[Any] | None = None,
-    ) -> None:
+    def __init__(self, schemas: SchemaSet, root: str, *extra: SchemaSet, registry: Registry[Any] | None = None) -> None:
         self.schemas = schemas
         self.root_name = root
         self.schema = schemas[root]
@@ -215,12 +207,7 @@ class SchemaValidator:
                 yield from self._leaves(sub, branch_title or title)
             return
         if isinstance(err.instance, dict) and disc not in err.instance:
-            yield (
-                _synthetic(
-                    err, f"missing `{disc}`: cannot tell which kind of {title} this is", "required"
-                ),
-                title,
-            )
+            yield _synthetic(err, f"missing `{disc}`: cannot tell which kind of {title} this is", "required"), title
             return
         yield err, title
 
@@ -231,20 +218,14 @@ class SchemaValidator:
         if v == "required":
             m = _REQUIRED.match(err.message)
             name = ast.literal_eval(m.group(1)) if m else "?"
-            return SchemaError(
-                pointer_of([*path, name]), f"{where}missing required field `{name}`", v
-            )
+            return SchemaError(pointer_of([*path, name]), f"{where}missing required field `{name}`", v)
         if v == "additionalProperties" and isinstance(inst, dict):
             known = set(schema.get("properties", {}))
             extra = sorted(k for k in inst if k not in known)
             name = extra[0] if extra else "?"
             allowed = ", ".join(sorted(known))
             more = f" (and {len(extra) - 1} more)" if len(extra) > 1 else ""
-            return SchemaError(
-                pointer_of([*path, name]),
-                f"{where}unknown field `{name}`{more}; allowed: {allowed}",
-                v,
-            )
+            return SchemaError(pointer_of([*path, name]), f"{where}unknown field `{name}`{more}; allowed: {allowed}", v)
         if v == "type":
             expected = err.validator_value
             exp = " or ".join(expected) if isinstance(expected, list) else str(expected)
@@ -258,16 +239,7 @@ class SchemaValidator:
             msg = f"{_short(inst)} does not match {what} (pattern {err.validator_value})"
         elif v == "minLength" and err.validator_value == 1:
             msg = "must not be empty"
-        elif v in (
-            "minimum",
-            "maximum",
-            "exclusiveMinimum",
-            "exclusiveMaximum",
-            "minLength",
-            "maxLength",
-            "minItems",
-            "maxItems",
-        ):
+        elif v in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength", "minItems", "maxItems"):
             msg = f"{_short(inst)} violates {v} {err.validator_value}"
         else:
             msg = err.message
@@ -280,8 +252,6 @@ def _short(value: Any, limit: int = 60) -> str:
 
 
 def _synthetic(err: ValidationError, message: str, keyword: str) -> ValidationError:
-    new = ValidationError(
-        message, validator=keyword, path=err.absolute_path, instance=err.instance, schema=err.schema
-    )
+    new = ValidationError(message, validator=keyword, path=err.absolute_path, instance=err.instance, schema=err.schema)
     new.validator = "synthetic"  # type: ignore[assignment]
     return new

@@ -18,7 +18,11 @@ from typing import Any
 import orjson
 from ulid import ULID
 
-_WORDS = ["the", "model", "reads", "a", "file", "and", "returns", "its", "summary", "with", "some", "context", "about", "tools", "data", "session", "routing", "provider", "über", "naïve", "cost", "tokens", "latency", "result", "error", "retry", "stream", "block", "image", "thinking", "signature", "schema", "validation", "request", "response", "adapter", "—"]
+_WORDS = (
+    "the model reads a file and returns its summary with some context about tools data "
+    "session routing provider über naïve cost tokens latency result error retry stream "
+    "block image thinking signature schema validation request response adapter — "
+).split()
 
 MODELS = [("anthropic", "claude-sonnet-4-6", "3", "15"), ("openai", "gpt-5", "2.5", "10")]
 PNG_1PX = base64.b64encode(

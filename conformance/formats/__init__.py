@@ -42,13 +42,4 @@ def catalog() -> RuleCatalog:
     return out
 
 
-__all__ = [
-    "FileStats",
-    "Format",
-    "FormatRun",
-    "Options",
-    "all_formats",
-    "catalog",
-    "detect_format",
-    "get_format",
-]
+__all__ = ["FileStats", "Format", "FormatRun", "Options", "all_formats", "catalog", "detect_format", "get_format"]

@@ -55,15 +55,12 @@ class CanonicalRun:
         # (§10.2), so each major is read with the newest revision declaring it
         self.revision: dict[int, str] = {}
         for rev in revisions if revisions is not None else versions("canonical"):
-            major = schema_set("canonical", rev)["message.json"]["properties"]["schema_version"][
-                "const"
-            ]
+            major = schema_set("canonical", rev)["message.json"]["properties"]["schema_version"]["const"]
             self.revision[int(major)] = rev
         if not self.revision:
             raise ValueError("no canonical schema revision to read with")
         self.validators: dict[int, SchemaValidator] = {
-            n: SchemaValidator(schema_set("canonical", rev), "message.json")
-            for n, rev in self.revision.items()
+            n: SchemaValidator(schema_set("canonical", rev), "message.json") for n, rev in self.revision.items()
         }
         self.latest = max(self.validators)
         s1 = schema_set("canonical", self.revision[self.latest])
@@ -77,19 +74,13 @@ class CanonicalRun:
         for n, rev in self.revision.items():
             s = schema_set("canonical", rev)
             self.known_meta[n] = frozenset(s["message-metadata.json"]["properties"])
-            self.known_blocks[n] = frozenset(
-                s["known-content-block.json"]["discriminator"]["mapping"]
-            )
+            self.known_blocks[n] = frozenset(s["known-content-block.json"]["discriminator"]["mapping"])
         self.on = {info.id: self.sel.enabled(info.id) for info in R.CATALOG}
         self.sessions: dict[str, Session] = {}
         self.tool_owner: dict[str, str] = {}
         self.message_ids: set[str] = set()
-        self.toolset: ToolSet | None = (
-            load_tools(options.tools, self.tooldef) if options.tools else None
-        )
-        self.prices: PriceTable | None = (
-            load_price_table(options.pricing) if options.pricing else None
-        )
+        self.toolset: ToolSet | None = load_tools(options.tools, self.tooldef) if options.tools else None
+        self.prices: PriceTable | None = load_price_table(options.pricing) if options.pricing else None
         self.tool_names: dict[str, tuple[str, int]] = {}
         self._pending: list[Finding] = []
         if self.toolset is not None:
@@ -99,13 +90,9 @@ class CanonicalRun:
     # -- plumbing ---------------------------------------------------------------------
 
     def _f(self, rec: Record, ptr: str, info: RuleInfo, message: str) -> Finding:
-        return Finding(
-            rec.path, rec.line, rec.pointer + ptr, info.id, self.sel.severity(info), message
-        )
+        return Finding(rec.path, rec.line, rec.pointer + ptr, info.id, self.sel.severity(info), message)
 
-    def validate(
-        self, path: Path, stats: FileStats, progress: ProgressHook | None = None
-    ) -> Iterator[Finding]:
+    def validate(self, path: Path, stats: FileStats, progress: ProgressHook | None = None) -> Iterator[Finding]:
         if path.suffix == ".jsonl":
             items = read_jsonl(path, max_line_bytes=self.options.max_line_bytes)
         else:
@@ -119,14 +106,7 @@ class CanonicalRun:
                 if self.on.get(item.rule, sel.enabled(item.rule)):
                     info = R.CATALOG[item.rule]
                     if sel.severity(info) != item.severity:
-                        item = Finding(
-                            item.path,
-                            item.line,
-                            item.pointer,
-                            item.rule,
-                            sel.severity(info),
-                            item.message,
-                        )
+                        item = Finding(item.path, item.line, item.pointer, item.rule, sel.severity(info), item.message)
                     yield item
                 continue
             stats.records += 1
@@ -174,9 +154,7 @@ class CanonicalRun:
         yield from self._message_rules(rec, msg, meta, self.known_blocks[n])
         yield from self._session_rules(rec, msg, meta)
 
-    def _message_rules(
-        self, rec: Record, msg: dict[str, Any], meta: dict[str, Any], known: frozenset[str]
-    ) -> Iterator[Finding]:
+    def _message_rules(self, rec: Record, msg: dict[str, Any], meta: dict[str, Any], known: frozenset[str]) -> Iterator[Finding]:
         on = self.on
         role: str = msg["role"]
         content: list[dict[str, Any]] = msg["content"]
@@ -186,12 +164,7 @@ class CanonicalRun:
             t = block["type"]
             if t not in known:
                 if on["TS011"]:
-                    yield self._f(
-                        rec,
-                        f"/content/{i}",
-                        R.UNKNOWN_BLOCK,
-                        f"unknown content block type {t!r} skipped (§10.3)",
-                    )
+                    yield self._f(rec, f"/content/{i}", R.UNKNOWN_BLOCK, f"unknown content block type {t!r} skipped (§10.3)")
             elif t == "tool_result":
                 for j, inner in enumerate(block["content"]):
                     if inner["type"] not in known and on["TS011"]:
@@ -201,18 +174,11 @@ class CanonicalRun:
             try:
                 dt.datetime.fromisoformat(msg["created_at"][:-1])
             except ValueError:
-                yield self._f(
-                    rec,
-                    "/created_at",
-                    R.CREATED_AT_REAL,
-                    f"{msg['created_at']!r} is not a real date and time",
-                )
+                yield self._f(rec, "/created_at", R.CREATED_AT_REAL, f"{msg['created_at']!r} is not a real date and time")
         if status == "partial":
             return  # §5.1.5: a message still streaming may violate the other invariants
         if not content and role != "system" and on["TS101"]:
-            yield self._f(
-                rec, "/content", R.EMPTY_CONTENT, f"{role} message has no content blocks (§5.1.1)"
-            )
+            yield self._f(rec, "/content", R.EMPTY_CONTENT, f"{role} message has no content blocks (§5.1.1)")
         allowed = R.ALLOWED_BLOCKS[role]
         for i, block in enumerate(content):
             t = block["type"]
@@ -224,21 +190,11 @@ class CanonicalRun:
             yield from self._block_rules(rec, f"/content/{i}", block, known)
         if role == "tool":
             if len(content) != 1 and on["TS103"]:
-                yield self._f(
-                    rec,
-                    "/content",
-                    R.TOOL_ONE_BLOCK,
-                    f"tool message holds {len(content)} blocks; it must hold exactly one tool_result",
-                )
+                yield self._f(rec, "/content", R.TOOL_ONE_BLOCK, f"tool message holds {len(content)} blocks; it must hold exactly one tool_result")
             parent = meta.get("parent_tool_use_id")
             if parent is None:
                 if on["TS110"]:
-                    yield self._f(
-                        rec,
-                        "/metadata/parent_tool_use_id",
-                        R.TOOL_PARENT,
-                        "tool message has no parent_tool_use_id",
-                    )
+                    yield self._f(rec, "/metadata/parent_tool_use_id", R.TOOL_PARENT, "tool message has no parent_tool_use_id")
             elif on["TS111"]:
                 for i, block in enumerate(content):
                     if block["type"] == "tool_result" and block["tool_use_id"] != parent:
@@ -248,31 +204,16 @@ class CanonicalRun:
             model, provider = meta.get("model"), meta.get("provider")
             if (model is None or provider is None) and on["TS104"]:
                 missing = " and ".join(k for k in ("model", "provider") if meta.get(k) is None)
-                yield self._f(
-                    rec,
-                    "/metadata",
-                    R.ASSISTANT_MODEL,
-                    f"complete assistant message has no {missing}",
-                )
+                yield self._f(rec, "/metadata", R.ASSISTANT_MODEL, f"complete assistant message has no {missing}")
             routing = meta.get("routing")
             if routing is None:
                 if on["TS105"]:
-                    yield self._f(
-                        rec,
-                        "/metadata/routing",
-                        R.ASSISTANT_ROUTING,
-                        "complete assistant message has no routing record",
-                    )
+                    yield self._f(rec, "/metadata/routing", R.ASSISTANT_ROUTING, "complete assistant message has no routing record")
             elif model is not None and routing["chosen_model"] != model and on["TS107"]:
                 yield self._f(rec, "/metadata/routing/chosen_model", R.ROUTING_MODEL,
                               f"routing.chosen_model {routing['chosen_model']!r} differs from metadata.model {model!r}")  # fmt: skip
             if meta.get("usage") is None and on["TS106"]:
-                yield self._f(
-                    rec,
-                    "/metadata/usage",
-                    R.ASSISTANT_USAGE,
-                    "complete assistant message has no usage",
-                )
+                yield self._f(rec, "/metadata/usage", R.ASSISTANT_USAGE, "complete assistant message has no usage")
         if role == "assistant" or meta.get("model") is not None:
             yield from self._model_rules(rec, meta)
         if self.prices is not None and meta.get("usage") is not None:
@@ -284,72 +225,44 @@ class CanonicalRun:
             return
         if not self.re_model.match(model):
             if self.on["TS108"]:
-                yield self._f(
-                    rec,
-                    "/metadata/model",
-                    R.MODEL_ID,
-                    f"model id {model!r} is not `provider:model` (e.g. anthropic:claude-sonnet-4-6)",
-                )
+                yield self._f(rec, "/metadata/model", R.MODEL_ID, f"model id {model!r} is not `provider:model` (e.g. anthropic:claude-sonnet-4-6)")
             return
         provider = meta.get("provider")
         if provider is not None and model.split(":", 1)[0] != provider and self.on["TS109"]:
             yield self._f(rec, "/metadata/provider", R.MODEL_PROVIDER,
                           f"model {model!r} belongs to provider {model.split(':', 1)[0]!r}, not {provider!r}")  # fmt: skip
 
-    def _block_rules(
-        self, rec: Record, ptr: str, block: dict[str, Any], known: frozenset[str]
-    ) -> Iterator[Finding]:
+    def _block_rules(self, rec: Record, ptr: str, block: dict[str, Any], known: frozenset[str]) -> Iterator[Finding]:
         on = self.on
         t = block["type"]
         if t == "tool_use":
             if not self.re_tool_id.match(block["id"]) and on["TS112"]:
-                yield self._f(
-                    rec, ptr + "/id", R.TOOL_ID_FORMAT, f"tool id {block['id']!r} is not tu_<ULID>"
-                )
+                yield self._f(rec, ptr + "/id", R.TOOL_ID_FORMAT, f"tool id {block['id']!r} is not tu_<ULID>")
             if self.toolset is not None:
                 yield from self.toolset.check_use(self, rec, ptr, block)
         elif t == "tool_result":
             if not self.re_tool_id.match(block["tool_use_id"]) and on["TS112"]:
-                yield self._f(
-                    rec,
-                    ptr + "/tool_use_id",
-                    R.TOOL_ID_FORMAT,
-                    f"tool id {block['tool_use_id']!r} is not tu_<ULID>",
-                )
+                yield self._f(rec, ptr + "/tool_use_id", R.TOOL_ID_FORMAT, f"tool id {block['tool_use_id']!r} is not tu_<ULID>")
             for j, inner in enumerate(block["content"]):
                 if inner["type"] in known and inner["type"] != "tool_result":
                     yield from self._block_rules(rec, f"{ptr}/content/{j}", inner, known)
         elif t in ("image", "audio"):
             media = block["media_type"]
             if t == "image" and not media.startswith("image/") and on["TS113"]:
-                yield self._f(
-                    rec,
-                    ptr + "/media_type",
-                    R.IMAGE_MEDIA_TYPE,
-                    f"media_type {media!r} is not an image type",
-                )
+                yield self._f(rec, ptr + "/media_type", R.IMAGE_MEDIA_TYPE, f"media_type {media!r} is not an image type")
             source = block["source"]
             kind, data = source["kind"], source["data"]
             if kind == "file_ref" and on["TS114"]:
                 problem = _file_ref_problem(data)
                 if problem:
-                    yield self._f(
-                        rec, ptr + "/source/data", R.FILE_REF_PATH, f"file_ref {data!r} {problem}"
-                    )
+                    yield self._f(rec, ptr + "/source/data", R.FILE_REF_PATH, f"file_ref {data!r} {problem}")
             elif kind == "base64" and on["TS116"]:
                 try:
                     binascii.a2b_base64(data, strict_mode=True)
                 except (binascii.Error, ValueError) as exc:
-                    yield self._f(
-                        rec,
-                        ptr + "/source/data",
-                        R.BASE64_DATA,
-                        f"{t} data is not valid base64 ({exc})",
-                    )
+                    yield self._f(rec, ptr + "/source/data", R.BASE64_DATA, f"{t} data is not valid base64 ({exc})")
 
-    def _session_rules(
-        self, rec: Record, msg: dict[str, Any], meta: dict[str, Any]
-    ) -> Iterator[Finding]:
+    def _session_rules(self, rec: Record, msg: dict[str, Any], meta: dict[str, Any]) -> Iterator[Finding]:
         on = self.on
         mid: str = msg["id"]
         sid: str = msg["session_id"]
@@ -360,26 +273,14 @@ class CanonicalRun:
             yield self._f(rec, "/id", R.MESSAGE_ULID, f"message id {mid!r} is not a ULID")
         if on["TS202"]:
             if mid in self.message_ids:
-                yield self._f(
-                    rec, "/id", R.MESSAGE_UNIQUE, f"message id {mid} appears more than once"
-                )
+                yield self._f(rec, "/id", R.MESSAGE_UNIQUE, f"message id {mid} appears more than once")
             else:
                 self.message_ids.add(mid)
         if sess.last_id is not None and mid <= sess.last_id and on["TS203"]:
-            yield self._f(
-                rec,
-                "/id",
-                R.MESSAGE_MONOTONIC,
-                f"message id {mid} does not follow {sess.last_id} in session {sid}",
-            )
+            yield self._f(rec, "/id", R.MESSAGE_MONOTONIC, f"message id {mid} does not follow {sess.last_id} in session {sid}")
         created: str = msg["created_at"]
         if sess.last_created is not None and created < sess.last_created and on["TS204"]:
-            yield self._f(
-                rec,
-                "/created_at",
-                R.CREATED_MONOTONIC,
-                f"created_at {created} is earlier than the previous message's {sess.last_created}",
-            )
+            yield self._f(rec, "/created_at", R.CREATED_MONOTONIC, f"created_at {created} is earlier than the previous message's {sess.last_created}")
         sess.last_id, sess.last_created = mid, created
         if meta.get("status", "complete") == "partial":
             return
@@ -391,12 +292,7 @@ class CanonicalRun:
                 if owner is not None:
                     if on["TS207"]:
                         where = "this session" if owner == sid else f"session {owner}"
-                        yield self._f(
-                            rec,
-                            f"/content/{i}/id",
-                            R.TOOL_ID_REPEATED,
-                            f"tool id {tid} already used in {where}",
-                        )
+                        yield self._f(rec, f"/content/{i}/id", R.TOOL_ID_REPEATED, f"tool id {tid} already used in {where}")
                     continue
                 self.tool_owner[tid] = sid
                 sess.open_uses[tid] = (rec.path, rec.line, f"{rec.pointer}/content/{i}")
@@ -407,25 +303,11 @@ class CanonicalRun:
                     sess.answered.add(tid)
                 elif tid in sess.answered:
                     if on["TS206"]:
-                        yield self._f(
-                            rec,
-                            f"/content/{i}/tool_use_id",
-                            R.RESULT_DUPLICATE,
-                            f"tool_use {tid} already has a result",
-                        )
+                        yield self._f(rec, f"/content/{i}/tool_use_id", R.RESULT_DUPLICATE, f"tool_use {tid} already has a result")
                 elif on["TS205"]:
                     owner = self.tool_owner.get(tid)
-                    why = (
-                        f"it belongs to session {owner}"
-                        if owner
-                        else "no earlier tool_use has that id"
-                    )
-                    yield self._f(
-                        rec,
-                        f"/content/{i}/tool_use_id",
-                        R.RESULT_UNPAIRED,
-                        f"tool_result answers {tid} but {why}",
-                    )
+                    why = f"it belongs to session {owner}" if owner else "no earlier tool_use has that id"
+                    yield self._f(rec, f"/content/{i}/tool_use_id", R.RESULT_UNPAIRED, f"tool_result answers {tid} but {why}")
 
     # -- tool definitions -------------------------------------------------------------
 
@@ -443,11 +325,7 @@ class CanonicalRun:
 
 def _file_ref_problem(data: str) -> str | None:
     """Why a file_ref path is not workspace-relative (None when it is)."""
-    if (
-        data.startswith(("/", "\\", "~"))
-        or PureWindowsPath(data).drive
-        or PureWindowsPath(data).is_absolute()
-    ):
+    if data.startswith(("/", "\\", "~")) or PureWindowsPath(data).drive or PureWindowsPath(data).is_absolute():
         return "is an absolute path; file_ref paths are workspace-relative"
     parts = PurePosixPath(data.replace("\\", "/")).parts
     if ".." in parts:

@@ -93,7 +93,7 @@ def load_price_table(path: Path) -> PriceTable:
         raise InputError(f"{path}: cannot read --pricing file: {exc.strerror}") from None
     try:
         if path.suffix in (".yaml", ".yml"):
-            doc = yaml.load(raw.decode("utf-8"), Loader=_DecimalLoader)
+            doc = yaml.load(raw.decode("utf-8"), Loader=_DecimalLoader)  # noqa: S506 - a SafeLoader subclass
         else:
             doc = jiter.from_json(raw, float_mode="decimal", catch_duplicate_keys=True, allow_inf_nan=False)
     except (ValueError, yaml.YAMLError) as exc:
