@@ -82,6 +82,32 @@ OracleValidator = jsonschema.validators.extend(  # type: ignore[no-untyped-call]
 )
 
 
+def _undialected(doc: Any) -> Any:
+    return {k: v for k, v in doc.items() if k != "$schema"} if isinstance(doc, dict) else doc
+
+
+def oracle_registry(*sets: SchemaSet) -> Registry[Any]:
+    """The registry the oracle resolves `$ref`s through: every document minus `$schema`.
+
+    python-jsonschema re-picks the validator class from `$schema` each time it enters
+    a resource (`evolve` calls `validator_for`), which would swap `OracleValidator` for
+    the stock class, and its `re.search` reading of `pattern`, below the first
+    cross-file `$ref` (`"0.1\n"` would pass as a decimal_usd). Without `$schema` the
+    current class is kept; every project schema is 2020-12 (the default) anyway.
+    """
+    resources = [
+        (uri, Resource.from_contents(_undialected(doc), default_specification=DRAFT202012))
+        for s in sets
+        for uri, doc in s.resources()
+    ]
+    return Registry().with_resources(resources).crawl()
+
+
+def oracle_for(schema: Any, *sets: SchemaSet, registry: Registry[Any] | None = None, **kw: Any) -> Any:
+    """A reference validator for `schema` (e.g. `{"$ref": uri}`) over `sets`."""
+    return OracleValidator(_undialected(schema), registry=registry or oracle_registry(*sets), **kw)
+
+
 _REQUIRED = re.compile(r"^('.*'|\".*\") is a required property$")
 
 
@@ -113,20 +139,7 @@ class SchemaValidator:
             registry=jsonschema_rs.Registry(resources),
             validate_formats=False,
         )
-        # python-jsonschema switches to the stock validator class whenever a resource
-        # declares `$schema` (Validator.evolve -> validator_for), which would drop the
-        # ECMA `pattern` above after the first cross-file $ref. The oracle's copies of
-        # the documents therefore omit `$schema`; every document is 2020-12 anyway.
-        oracle_registry = (
-            Registry()
-            .with_resources(
-                (uri, Resource.from_contents(_without_schema_key(doc), default_specification=DRAFT202012))
-                for s in (schemas, *extra)
-                for uri, doc in s.resources()
-            )
-            .crawl()
-        )
-        self._oracle = OracleValidator(_without_schema_key(self.schema), registry=oracle_registry)
+        self._oracle = oracle_for(self.schema, schemas, *extra)
         self.title = str(self.schema.get("title", root))
 
     def is_valid(self, instance: Any) -> bool:
@@ -240,10 +253,6 @@ class SchemaValidator:
         else:
             msg = err.message
         return SchemaError(pointer_of(path), where + msg, str(v))
-
-
-def _without_schema_key(doc: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in doc.items() if k != "$schema"}
 
 
 def _short(value: Any, limit: int = 60) -> str:

@@ -35,10 +35,14 @@ def detect_format(path: Path) -> Format | None:
 
 def catalog() -> RuleCatalog:
     """Every rule of every format."""
+    from ..migrations.rules import CATALOG as MIGRATION_RULES
+
     out = RuleCatalog()
     for f in all_formats():
         for info in f.rules:
             out.add(info)
+    for info in MIGRATION_RULES:
+        out.add(info)
     return out
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import binascii
 import datetime as dt
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
@@ -27,7 +27,7 @@ from . import rules as R
 from .pricing import PriceTable, load_price_table
 from .tools import ToolSet, load_tools
 
-_BLOCKS_WITH_RULES = frozenset({"tool_use", "tool_result", "image"})
+_BLOCKS_WITH_RULES = frozenset({"tool_use", "tool_result", "image", "audio"})
 _SNAKE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*\Z")
 
 
@@ -47,15 +47,25 @@ class Session:
 class CanonicalRun:
     """Validates canonical messages (and tool definitions) across the files of one run."""
 
-    def __init__(self, options: Options) -> None:
+    def __init__(self, options: Options, revisions: Sequence[str] | None = None) -> None:
+        """`revisions` pins the schema revisions this reader knows (default: all shipped);
+        `CanonicalRun(options, revisions=["v1"])` reads as a revision-1 reader would."""
         self.options = options
         self.sel: Selection = options.selection
-        self.validators: dict[int, SchemaValidator] = {}
-        for v in versions("canonical"):
-            if v[1:].isdigit():
-                self.validators[int(v[1:])] = SchemaValidator(schema_set("canonical", v), "message.json")
+        # schema_version is the spec's major version (§10.1); additive revisions keep it
+        # (§10.2), so each major is read with the newest revision declaring it
+        self.revision: dict[int, str] = {}
+        for rev in revisions if revisions is not None else versions("canonical"):
+            sv = schema_set("canonical", rev)["message.json"]["properties"]["schema_version"]
+            major = sv["const"] if "const" in sv else sv["minimum"]
+            self.revision[int(major)] = rev
+        if not self.revision:
+            raise ValueError("no canonical schema revision to read with")
+        self.validators: dict[int, SchemaValidator] = {
+            n: SchemaValidator(schema_set("canonical", rev), "message.json") for n, rev in self.revision.items()
+        }
         self.latest = max(self.validators)
-        s1 = schema_set("canonical", f"v{self.latest}")
+        s1 = schema_set("canonical", self.revision[self.latest])
         self.tooldef = SchemaValidator(s1, "tool-definition.json")
         defs = s1["ids.json"]["$defs"]
         self.re_ulid = _pattern(defs, "ulid")
@@ -63,8 +73,8 @@ class CanonicalRun:
         self.re_model = _pattern(defs, "model_id")
         self.known_meta: dict[int, frozenset[str]] = {}
         self.known_blocks: dict[int, frozenset[str]] = {}
-        for n in self.validators:
-            s = schema_set("canonical", f"v{n}")
+        for n, rev in self.revision.items():
+            s = schema_set("canonical", rev)
             self.known_meta[n] = frozenset(s["message-metadata.json"]["properties"])
             self.known_blocks[n] = frozenset(s["known-content-block.json"]["discriminator"]["mapping"])
         self.on = {info.id: self.sel.enabled(info.id) for info in R.CATALOG}
@@ -152,7 +162,7 @@ class CanonicalRun:
             extra = meta.keys() - self.known_meta[n]
             for k in sorted(extra):
                 out.append(self._f(rec, "/metadata/" + k.replace("~", "~0").replace("/", "~1"), R.UNKNOWN_METADATA,
-                              f"unknown metadata field `{k}` (kept, but not part of schema v{n})"))  # fmt: skip
+                              f"unknown metadata field `{k}` (kept, but not part of schema {self.revision[n]})"))  # fmt: skip
         self._message_rules(rec, msg, meta, self.known_blocks[n], out)
         self._session_rules(rec, msg, meta, out)
         return out
@@ -346,9 +356,9 @@ class CanonicalRun:
                         )
                 elif it in _BLOCKS_WITH_RULES and it != "tool_result":
                     self._block_rules(rec, f"{ptr}/content/{j}", inner, known, out)
-        elif t == "image":
+        elif t in ("image", "audio"):
             media = block["media_type"]
-            if not media.startswith("image/") and on["TS113"]:
+            if t == "image" and not media.startswith("image/") and on["TS113"]:
                 out.append(
                     self._f(
                         rec,
@@ -379,7 +389,7 @@ class CanonicalRun:
                             rec,
                             ptr + "/source/data",
                             R.BASE64_DATA,
-                            f"image data is not valid base64 ({exc})",
+                            f"{t} data is not valid base64 ({exc})",
                         )
                     )
 

@@ -36,7 +36,7 @@ TOOL_ID_FORMAT = RuleInfo("TS112", E, "§6.2, §5.2.1", "Tool id is not a canoni
 IMAGE_MEDIA_TYPE = RuleInfo("TS113", E, "§4.2", "Image media_type is not an image/* type")
 FILE_REF_PATH = RuleInfo("TS114", E, "§4.2", "file_ref path is absolute or escapes the workspace")
 CREATED_AT_REAL = RuleInfo("TS115", E, "§4.1", "created_at is not a real calendar date and time")
-BASE64_DATA = RuleInfo("TS116", E, "§4.2", "base64 image data is not valid base64")
+BASE64_DATA = RuleInfo("TS116", E, "§4.2", "base64 image (or audio) data is not valid base64")
 
 MESSAGE_ULID = RuleInfo("TS201", E, "§6.1", "Message id is not a ULID")
 MESSAGE_UNIQUE = RuleInfo("TS202", E, "§6.1", "Message id is not unique")
@@ -72,10 +72,12 @@ CATALOG = RuleCatalog(
     ]
 )  # fmt: skip
 
-# §5.1.3 role/content compatibility
+# §5.1.3 role/content compatibility; `audio` (schema revision 2, §4.2.2) joins images for
+# users and is also an assistant output (speech replies). A revision-1 reader never sees
+# it here: to it, audio is an unknown block (TS011).
 ALLOWED_BLOCKS: dict[str, frozenset[str]] = {
-    "user": frozenset({"text", "image"}),
-    "assistant": frozenset({"text", "tool_use", "thinking", "redacted_thinking"}),
+    "user": frozenset({"text", "image", "audio"}),
+    "assistant": frozenset({"text", "tool_use", "thinking", "redacted_thinking", "audio"}),
     "tool": frozenset({"tool_result"}),
     "system": frozenset({"text"}),
 }

@@ -1,0 +1,40 @@
+"""Schema migrations: a registry of pure, declared, fuzz-proven document transforms.
+
+    from conformance.migrations import default_registry
+    reg = default_registry()
+    turn = reg.migrate("gpt2099", {"role": "user", "options": {...}}, target=2)
+
+`migrate_file` (and `turnspec migrate IN --to N`) applies them to whole files and never
+rewrites the input unless asked to (`in_place`), and then only by atomic rename.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from . import canonical, gpt2099
+from .registry import Change, Migration, MigrationError, MigrationRegistry, Step
+from .run import MigrationResult, migrate_file
+
+
+@functools.cache
+def default_registry() -> MigrationRegistry:
+    """The migrations turnspec ships (a fresh registry per process, never mutated)."""
+    reg = MigrationRegistry()
+    reg.register(canonical.MIGRATION)
+    reg.register_detector("canonical", canonical.detect)
+    reg.register(gpt2099.MIGRATION)
+    reg.register_detector("gpt2099", gpt2099.detect)
+    return reg
+
+
+__all__ = [
+    "Change",
+    "Migration",
+    "MigrationError",
+    "MigrationRegistry",
+    "MigrationResult",
+    "Step",
+    "default_registry",
+    "migrate_file",
+]

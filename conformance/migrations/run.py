@@ -1,0 +1,146 @@
+"""Migrating whole files: `turnspec migrate IN --to N [-o OUT | --in-place]`.
+
+Records are read defensively (conformance.jsonio: every bad line is a located finding),
+each is migrated by the registry's steps and validated under the target revision, and
+the output is written to a temporary file first. Only when no record failed is it moved
+into place (`OUT`, or `IN` itself with `in_place`); otherwise nothing is written and the
+findings say why. Without an output path the result is returned as bytes (the CLI
+prints it), so the input is never rewritten by accident.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ..errors import InputError
+from ..findings import Finding, RuleInfo, Severity
+from ..jsonio import Record, read_json, read_jsonl
+from ..schema_validation import SchemaValidator
+from ..schemas import schema_set
+from . import rules as R
+from .atomic import atomic_write
+from .registry import MigrationError, MigrationRegistry
+
+RootChooser = Callable[[Any], str]
+
+# which schema file a record of each format is validated against after migration;
+# formats without schemas for the target revision skip that check
+ROOTS: dict[str, RootChooser] = {
+    "canonical": lambda doc: (
+        "tool-definition.json"
+        if isinstance(doc, dict) and "input_schema" in doc and "role" not in doc
+        else "message.json"
+    ),
+}
+
+
+@dataclass
+class MigrationResult:
+    findings: list[Finding] = field(default_factory=list)
+    records: int = 0
+    changed: int = 0
+    written: Path | None = None
+    output: bytes | None = None  # the migrated file, when no path was given
+
+    @property
+    def ok(self) -> bool:
+        return not any(f.severity == Severity.ERROR for f in self.findings)
+
+
+@functools.cache
+def _validator(fmt: str, revision: int, root: str) -> SchemaValidator | None:
+    try:
+        return SchemaValidator(schema_set(fmt, f"v{revision}"), root)
+    except KeyError:
+        return None
+
+
+def _finding(rec: Record, pointer: str, info: RuleInfo, message: str) -> Finding:
+    return Finding(rec.path, rec.line, rec.pointer + pointer, info.id, info.severity, message)
+
+
+def migrate_record(
+    registry: MigrationRegistry, fmt: str, rec: Record, target: int, source: int | None
+) -> tuple[Any, list[Finding]]:
+    """One record migrated (or the findings that stop it)."""
+    doc = rec.value
+    try:
+        src = registry.detect(fmt, doc) if source is None else source
+        steps = registry.path(fmt, src, target)
+    except LookupError as exc:
+        return None, [_finding(rec, "", R.NO_PATH, str(exc))]
+    try:
+        for step in steps:
+            doc = step.apply(doc)
+    except MigrationError as exc:
+        return None, [_finding(rec, exc.pointer, R.REFUSED, exc.message)]
+    chooser = ROOTS.get(fmt)
+    v = _validator(fmt, target, chooser(doc)) if chooser else None
+    if v is not None and not v.is_valid(doc):
+        return None, [_finding(rec, e.pointer, R.INVALID_OUTPUT, e.message) for e in v.errors(doc)]
+    return doc, []
+
+
+def migrate_file(
+    src: Path,
+    target: int,
+    *,
+    fmt: str = "canonical",
+    out: Path | None = None,
+    in_place: bool = False,
+    source: int | None = None,
+    force: bool = False,
+    registry: MigrationRegistry | None = None,
+) -> MigrationResult:
+    """Migrate every record of `src` to revision `target` (see the module docstring)."""
+    from . import default_registry
+
+    reg = registry or default_registry()
+    if fmt not in reg.formats():
+        raise InputError(f"no migrations for format {fmt!r} (known: {', '.join(reg.formats())})")
+    if not src.is_file():
+        raise InputError(f"{src}: no such file")
+    if in_place and out is not None:
+        raise InputError("give either -o OUT or --in-place, not both")
+    if out is not None:
+        if out.exists() and out.resolve() == src.resolve():
+            raise InputError(f"{out}: is the input; pass --in-place to rewrite it (atomically)")
+        if out.exists() and not force:
+            raise InputError(f"{out}: exists; pass --force to overwrite")
+    result = MigrationResult()
+    jsonl = src.suffix != ".json"
+    items: Iterator[Record | Finding] = read_jsonl(src) if jsonl else read_json(src)
+    migrated: list[Any] = []
+    single = False
+    for item in items:
+        if isinstance(item, Finding):
+            result.findings.append(item)
+            continue
+        result.records += 1
+        single = single or item.pointer == ""
+        doc, problems = migrate_record(reg, fmt, item, target, source)
+        result.findings += problems
+        if not problems:
+            result.changed += doc != item.value or type(doc) is not type(item.value)
+            migrated.append(doc)
+    if not result.ok:
+        return result
+    if jsonl:
+        chunks = [orjson.dumps(d) + b"\n" for d in migrated]
+    else:
+        chunks = [
+            orjson.dumps(migrated[0] if single else migrated, option=orjson.OPT_INDENT_2) + b"\n"
+        ]
+    dest = src if in_place else out
+    if dest is None:
+        result.output = b"".join(chunks)
+        return result
+    atomic_write(dest, chunks)
+    result.written = dest
+    return result
