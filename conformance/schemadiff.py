@@ -159,9 +159,7 @@ class _Walker:
         self._old: list[tuple[str, str, str]] = []
         self._new: list[tuple[str, str, str]] = []
 
-    def add(
-        self, pointer: str, kind: str, detail: str, backward: str | None, forward: str | None
-    ) -> None:
+    def add(self, pointer: str, kind: str, detail: str, backward: str | None, forward: str | None) -> None:
         self.changes.append(
             Change(
                 self.root,
@@ -241,9 +239,7 @@ class _Walker:
                         "branch-removed",
                         f"union branch {_name(b)} removed",
                         None,
-                        "every branch of the new union is a branch of the old one"
-                        if disjoint
-                        else None,
+                        "every branch of the new union is a branch of the old one" if disjoint else None,
                     )
         for k, b in nkeys.items():
             if k not in okeys:
@@ -252,9 +248,7 @@ class _Walker:
                         ptr,
                         "branch-added",
                         f"union branch {_name(b)} added",
-                        "every branch of the old union is a branch of the new one"
-                        if disjoint
-                        else None,
+                        "every branch of the old union is a branch of the new one" if disjoint else None,
                         None,
                     )
 
@@ -265,9 +259,7 @@ class _Walker:
         if ot != nt:
             ot_all = set(ot) if ot is not None else {"*"}
             nt_all = set(nt) if nt is not None else {"*"}
-            widened = nt is None or (
-                ot is not None and set(ot) <= set(nt) | ({"integer"} if "number" in nt else set())
-            )
+            widened = nt is None or (ot is not None and set(ot) <= set(nt) | ({"integer"} if "number" in nt else set()))
             narrowed = ot is None or (
                 nt is not None and set(nt) <= set(ot) | ({"integer"} if "number" in ot else set())
             )
@@ -284,12 +276,8 @@ class _Walker:
             )
         if not _enum_eq(old.enum, new.enum):
             o, n = old.enum, new.enum
-            wider = n is None or (
-                o is not None and all(any(json_equal(x, y) for y in n) for x in o)
-            )
-            narrower = o is None or (
-                n is not None and all(any(json_equal(x, y) for y in o) for x in n)
-            )
+            wider = n is None or (o is not None and all(any(json_equal(x, y) for y in n) for x in o))
+            narrower = o is None or (n is not None and all(any(json_equal(x, y) for y in o) for x in n))
             kind = (
                 "const-changed"
                 if old.is_const and new.is_const
@@ -352,9 +340,7 @@ class _Walker:
                     "the new pattern only adds a constraint",
                 )
             else:
-                self.add(
-                    ptr, "pattern-changed", f"pattern {old.pattern} -> {new.pattern}", None, None
-                )
+                self.add(ptr, "pattern-changed", f"pattern {old.pattern} -> {new.pattern}", None, None)
         if old.multiple_of != new.multiple_of:
             self.add(
                 ptr,
@@ -401,12 +387,8 @@ class _Walker:
                 at,
                 "property-added",
                 f"property {name!r} added",
-                f"old objects were closed, so old data never holds {name!r}"
-                if old.additional is False
-                else None,
-                f"old objects were open, so old readers accept {name!r}"
-                if old.additional is True
-                else None,
+                f"old objects were closed, so old data never holds {name!r}" if old.additional is False else None,
+                f"old objects were open, so old readers accept {name!r}" if old.additional is True else None,
             )
         else:  # removed
             assert a is not None
@@ -414,12 +396,8 @@ class _Walker:
                 at,
                 "property-removed",
                 f"property {name!r} removed",
-                f"new objects are open, so new readers accept {name!r}"
-                if new.additional is True
-                else None,
-                f"new objects are closed, so new data never holds {name!r}"
-                if new.additional is False
-                else None,
+                f"new objects are open, so new readers accept {name!r}" if new.additional is True else None,
+                f"new objects are closed, so new data never holds {name!r}" if new.additional is False else None,
             )
 
     def _object_rest(self, old: Node, new: Node, ptr: str) -> None:
@@ -482,9 +460,7 @@ class _Walker:
 class _Step:
     """Context manager: one step down the route to the nodes being compared."""
 
-    def __init__(
-        self, w: _Walker, old: tuple[str, str, str] | None, new: tuple[str, str, str] | None
-    ) -> None:
+    def __init__(self, w: _Walker, old: tuple[str, str, str] | None, new: tuple[str, str, str] | None) -> None:
         self.w, self.old, self.new = w, old, new
 
     def __enter__(self) -> None:
@@ -640,16 +616,10 @@ def decide(change: Change, old: _Side, new: _Side, examples: int) -> None:
             else:
                 witness, tried = _search(new, old, change, change.route_new, examples)
             if witness is not None:
-                who = (
-                    "old accepts, new rejects"
-                    if direction == "backward"
-                    else "new accepts, old rejects"
-                )
+                who = "old accepts, new rejects" if direction == "backward" else "new accepts, old rejects"
                 ev = Evidence(False, "witness", who, witness)
             else:
-                ev = Evidence(
-                    True, "fuzz", f"no witness in {tried} generated documents (not a proof)"
-                )
+                ev = Evidence(True, "fuzz", f"no witness in {tried} generated documents (not a proof)")
         setattr(change, direction, ev)
 
 
@@ -754,11 +724,7 @@ def render_text(result: DiffResult) -> str:
         lines.append(f"{c.compat!s:9} {c.kind:22} {c.root}#{c.pointer}  {c.detail}")
         for name, ev in (("backward", c.backward), ("forward", c.forward)):
             mark = "holds" if ev.holds else "FAILS"
-            extra = (
-                f": {json.dumps(ev.witness, ensure_ascii=False)[:200]}"
-                if ev.by == "witness"
-                else ""
-            )
+            extra = f": {json.dumps(ev.witness, ensure_ascii=False)[:200]}" if ev.by == "witness" else ""
             lines.append(f"          {name:8} {mark:5} by {ev.by}: {ev.detail}{extra}")
     lines.append(f"verdict: {result.verdict} ({len(result.changes)} change(s))")
     return "\n".join(lines) + "\n"

@@ -32,9 +32,7 @@ def _round_trip() -> Any:
     return fn
 
 
-@pytest.mark.parametrize(
-    "ep", ADAPTERS or [None], ids=[e.name for e in ADAPTERS] or ["no-adapters"]
-)
+@pytest.mark.parametrize("ep", ADAPTERS or [None], ids=[e.name for e in ADAPTERS] or ["no-adapters"])
 def test_conversations_survive_adapter_round_trip(ep: EntryPoint | None) -> None:
     if ep is None:
         pytest.skip("no adapter registered under the entry-point group turnspec.adapters")
@@ -43,9 +41,7 @@ def test_conversations_survive_adapter_round_trip(ep: EntryPoint | None) -> None
     adapter = adapter() if isinstance(adapter, type) else adapter
     caps = getattr(adapter, "capabilities", {})
 
-    @settings(
-        max_examples=25, deadline=None, database=None, suppress_health_check=list(HealthCheck)
-    )
+    @settings(max_examples=25, deadline=None, database=None, suppress_health_check=list(HealthCheck))
     @given(conversations(blocks=blocks_for(caps), max_turns=3))
     def check(session: list[dict[str, Any]]) -> None:
         errors = [f for f in round_trip(adapter, session) if f.severity == Severity.ERROR]

@@ -21,9 +21,7 @@ from conformance.formats.canonical.checker import CanonicalRun
 from conformance.strategies import conversations, documents
 
 DATA = Path(__file__).parent / "data" / "canonical_v2"
-FAST = settings(
-    max_examples=30, deadline=None, database=None, suppress_health_check=list(HealthCheck)
-)
+FAST = settings(max_examples=30, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 
 
 def read(path: Path, revisions: list[str] | None = None) -> list[Finding]:
@@ -90,9 +88,7 @@ def test_unknown_schema_version_is_reported_clearly(tmp_path: Path) -> None:
     msg["schema_version"] = 2
     for revisions in (None, ["v1"]):
         findings = read(write(tmp_path, [msg]), revisions)
-        assert [(f.rule, f.pointer, f.severity) for f in findings] == [
-            ("TS012", "/schema_version", Severity.ERROR)
-        ]
+        assert [(f.rule, f.pointer, f.severity) for f in findings] == [("TS012", "/schema_version", Severity.ERROR)]
         assert "knows: 1" in findings[0].message
 
 
@@ -106,9 +102,7 @@ def test_audio_follows_the_role_and_source_rules(tmp_path: Path) -> None:
     abs_ref["content"][1]["source"] = {"kind": "file_ref", "data": "/etc/passwd"}
     for msg, rule in ((system, "TS102"), (bad_b64, "TS116"), (abs_ref, "TS114")):
         findings = read(write(tmp_path, [msg]))
-        assert [(f.rule, f.severity) for f in findings] == [(rule, Severity.ERROR)], [
-            f.format() for f in findings
-        ]
+        assert [(f.rule, f.severity) for f in findings] == [(rule, Severity.ERROR)], [f.format() for f in findings]
         # a revision-1 reader skips the unknown block instead
         assert {f.rule for f in read(write(tmp_path, [msg]), ["v1"])} == {"TS011"}
 
@@ -123,7 +117,5 @@ def test_audio_media_type_must_be_audio(tmp_path: Path) -> None:
 def test_stop_reason_is_checked_by_revision2(tmp_path: Path) -> None:
     msg = json.loads((DATA / "audio-session.jsonl").read_text().splitlines()[1])
     msg["metadata"]["stop_reason"] = "finished"
-    assert [(f.rule, f.pointer) for f in read(write(tmp_path, [msg]))] == [
-        ("TS020", "/metadata/stop_reason")
-    ]
+    assert [(f.rule, f.pointer) for f in read(write(tmp_path, [msg]))] == [("TS020", "/metadata/stop_reason")]
     assert sorted(f.rule for f in read(write(tmp_path, [msg]), ["v1"])) == ["TS010", "TS011"]

@@ -28,9 +28,7 @@ from conformance.migrations.atomic import atomic_write
 from conformance.migrations.proof import SPECS, check, prove, source_documents
 
 DATA = Path(__file__).parent / "data" / "migrations"
-FAST = settings(
-    max_examples=60, deadline=None, database=None, suppress_health_check=list(HealthCheck)
-)
+FAST = settings(max_examples=60, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 
 
 # -- registry --------------------------------------------------------------------------
@@ -67,9 +65,7 @@ def test_one_way_migration_has_no_path_back() -> None:
 
 def test_every_migration_declares_its_changes() -> None:
     for m in default_registry():
-        assert m.changes and all(
-            c.pointer.startswith("/") and c.kind and c.description for c in m.changes
-        )
+        assert m.changes and all(c.pointer.startswith("/") and c.kind and c.description for c in m.changes)
 
 
 # -- gpt2099: options -> inherited (dict level; schema proof wired after the merge) ---------
@@ -130,9 +126,9 @@ json_values = st.recursive(
 turns = st.dictionaries(
     st.sampled_from(["id", "role", "content", "options", "head", "continues", "cache"]), json_values
 ).map(lambda d: d) | st.dictionaries(st.sampled_from(["id", "topic"]), json_values).flatmap(
-    lambda top: st.dictionaries(
-        st.sampled_from(["role", "options", "head", "cache"]), json_values
-    ).map(lambda meta: {**top, "meta": meta})
+    lambda top: st.dictionaries(st.sampled_from(["role", "options", "head", "cache"]), json_values).map(
+        lambda meta: {**top, "meta": meta}
+    )
 )
 
 
@@ -170,9 +166,7 @@ def test_canonical_proof_would_catch_a_naive_identity() -> None:
     )
     result = prove(naive, max_examples=400, shrink=False)
     assert not result.ok
-    assert "invalid under revision 2" in str(result.reason) or "verdict changed" in str(
-        result.reason
-    )
+    assert "invalid under revision 2" in str(result.reason) or "verdict changed" in str(result.reason)
 
 
 def test_canonical_proof_would_catch_a_verdict_change() -> None:
@@ -280,9 +274,7 @@ def test_gpt2099_file_migration_in_place(tmp_path: Path) -> None:
     src.chmod(0o640)
     result = migrate_file(src, 2, fmt="gpt2099", in_place=True)
     assert result.ok and result.written == src and result.changed == 1
-    assert [json.loads(x) for x in src.read_text().splitlines()] == [
-        gpt2099.forward(t) for t in turns
-    ]
+    assert [json.loads(x) for x in src.read_text().splitlines()] == [gpt2099.forward(t) for t in turns]
     assert src.stat().st_mode & 0o777 == 0o640
     assert migrate_file(src, 1, fmt="gpt2099", in_place=True).ok
     assert [json.loads(x) for x in src.read_text().splitlines()] == turns

@@ -203,23 +203,15 @@ def test_canonical_v1_to_v2_is_forward_compatible() -> None:
     # data that already used the names `audio` / `stop_reason` for something else
     from conformance.schemas import schema_set
 
-    result = diff(
-        schema_set("canonical", "v1"), schema_set("canonical", "v2"), ["message.json"], examples=100
-    )
+    result = diff(schema_set("canonical", "v1"), schema_set("canonical", "v2"), ["message.json"], examples=100)
     assert result.verdict == Compat.FORWARD
     kinds = {(c.kind, c.pointer): c for c in result.changes}
     assert kinds[("branch-added", "/content/*")].compat == Compat.FULL
     stop = kinds[("property-added", "/metadata/stop_reason")]
     assert stop.forward is not None and stop.forward.by == "structure"
-    assert (
-        stop.backward is not None
-        and not stop.backward.holds
-        and "stop_reason" in stop.backward.witness["metadata"]
-    )
+    assert stop.backward is not None and not stop.backward.holds and "stop_reason" in stop.backward.witness["metadata"]
     audio = kinds[("pattern-changed", "/content/*/type")]
-    assert audio.backward is not None and any(
-        b.get("type") == "audio" for b in audio.backward.witness["content"]
-    )
+    assert audio.backward is not None and any(b.get("type") == "audio" for b in audio.backward.witness["content"])
 
 
 def _write(tmp_path: Path, name: str, doc: dict[str, Any]) -> Path:

@@ -40,9 +40,7 @@ from conformance.strategies.ir import json_equal
 from conformance.strategies.models import error_pointers, model_for
 from conformance.strategies.mutations import Mutator
 
-FAST = settings(
-    max_examples=40, deadline=None, database=None, suppress_health_check=list(HealthCheck)
-)
+FAST = settings(max_examples=40, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 ROOTS = [
     "message.json",
     "tool-definition.json",
@@ -256,9 +254,7 @@ KITCHEN = _set(
 
 def _stock(schemas: SchemaSet, root: str) -> Any:
     # the reference validator with ECMA patterns, and format assertions on
-    return oracle_for(
-        schemas[root], schemas, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
-    )
+    return oracle_for(schemas[root], schemas, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
 
 
 def _kitchen_errors(doc: Any) -> list[str]:
@@ -302,11 +298,7 @@ def test_kitchen_sink_mutations_are_rejected_where_labelled() -> None:
         assert errors, inv
         where = _locations(errors)  # union errors hold their branches' errors as context
         # python-jsonschema locates missing/unknown keys at their object
-        parent = (
-            inv.pointer.rsplit("/", 1)[0]
-            if inv.keyword in ("required", "additionalProperties")
-            else inv.pointer
-        )
+        parent = inv.pointer.rsplit("/", 1)[0] if inv.keyword in ("required", "additionalProperties") else inv.pointer
         assert where & {inv.pointer, parent}, (inv, [e.message for e in errors])
 
     check()
@@ -351,9 +343,7 @@ def test_unresolvable_ref_fails_at_build_time() -> None:
 
 def test_recursion_is_bounded() -> None:
     def depth(blocks: list[dict[str, Any]]) -> int:
-        return max(
-            (1 + depth(b["content"]) for b in blocks if b.get("type") == "tool_result"), default=0
-        )
+        return max((1 + depth(b["content"]) for b in blocks if b.get("type") == "tool_result"), default=0)
 
     @settings(FAST, max_examples=60)
     @given(Compiler(schema_set("canonical", "v1"), max_recursion=1).valid("message.json"))
@@ -388,9 +378,7 @@ def test_sampler_documents_are_valid(root: str, version: str) -> None:
     assert docs == list(sample(root, 300, seed=3, version=version))  # seeded
     for doc in docs:
         assert validator.is_valid(doc), validator.errors(doc)
-        assert json_equal(
-            model.dump_python(model.validate_python(doc), mode="json", exclude_unset=True), doc
-        )
+        assert json_equal(model.dump_python(model.validate_python(doc), mode="json", exclude_unset=True), doc)
     for doc in docs[:30]:
         assert validator.oracle_is_valid(doc)
 

@@ -16,9 +16,7 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def migrate(
         src: Annotated[Path | None, typer.Argument(help="Input .json or .jsonl file")] = None,
-        to: Annotated[
-            int | None, typer.Option("--to", help="Target schema revision (e.g. 2)")
-        ] = None,
+        to: Annotated[int | None, typer.Option("--to", help="Target schema revision (e.g. 2)")] = None,
         out: Annotated[
             Path | None,
             typer.Option("--output", "-o", help="Write here (default: print to stdout)"),
@@ -32,39 +30,28 @@ def register(app: typer.Typer) -> None:
             typer.Option("--from", help="Source revision (default: detected per record)"),
         ] = None,
         force: Annotated[bool, typer.Option(help="Overwrite an existing OUT")] = False,
-        list_: Annotated[
-            bool, typer.Option("--list", help="List the registered migrations and exit")
-        ] = False,
+        list_: Annotated[bool, typer.Option("--list", help="List the registered migrations and exit")] = False,
     ) -> None:
         """Migrate records between schema revisions; writes nothing unless all records migrate."""
         if list_:
             for m in default_registry():
-                back = (
-                    "lossless both ways"
-                    if m.lossless
-                    else ("reversible" if m.backward else "one way")
-                )
+                back = "lossless both ways" if m.lossless else ("reversible" if m.backward else "one way")
                 sys.stdout.write(f"{m.format} {m.source} -> {m.target} ({back}): {m.summary}\n")
                 for c in m.changes:
                     sys.stdout.write(f"    {c.kind:18} {c.pointer:24} {c.description}\n")
             return
         if src is None or to is None:
             raise InputError("give an input file and --to N (or --list)")
-        result = migrate_file(
-            src, to, fmt=fmt, out=out, in_place=in_place, source=from_, force=force
-        )
+        result = migrate_file(src, to, fmt=fmt, out=out, in_place=in_place, source=from_, force=force)
         for f in result.findings:
             sys.stderr.write(f.format() + "\n")
         if not result.ok:
             sys.stderr.write(
-                f"FAIL: nothing written ({len(result.findings)} finding(s) "
-                f"in {result.records} record(s))\n"
+                f"FAIL: nothing written ({len(result.findings)} finding(s) in {result.records} record(s))\n"
             )
             raise typer.Exit(1)
         if result.output is not None:
             sys.stdout.buffer.write(result.output)
             sys.stdout.flush()
         where = f"wrote {result.written}" if result.written else "printed"
-        sys.stderr.write(
-            f"{where}: {result.records} record(s) at revision {to}, {result.changed} changed\n"
-        )
+        sys.stderr.write(f"{where}: {result.records} record(s) at revision {to}, {result.changed} changed\n")

@@ -18,9 +18,7 @@ def register(app: typer.Typer) -> None:
         old: Annotated[Path, typer.Argument(help="Old schema file, or folder of schema files")],
         new: Annotated[Path, typer.Argument(help="New schema file, or folder")],
         output: Annotated[str, typer.Option("--output", "-o", help="text or json")] = "text",
-        examples: Annotated[
-            int, typer.Option(help="Documents generated per undecided direction")
-        ] = 200,
+        examples: Annotated[int, typer.Option(help="Documents generated per undecided direction")] = 200,
     ) -> None:
         """Classify changes as FULL, BACKWARD, FORWARD or BREAKING (exit 1 on BREAKING)."""
         from ..schemadiff import Compat, diff_paths, render_text  # hypothesis loads only here

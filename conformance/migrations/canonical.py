@@ -56,9 +56,7 @@ def _check_blocks(blocks: Any, where: str, role: str | None) -> None:
         if b.get("type") == "audio":
             problem = _audio_problem(b, role)
             if problem:
-                raise MigrationError(
-                    f"{where}/{i}", f"block typed 'audio' predates revision 2 and {problem}"
-                )
+                raise MigrationError(f"{where}/{i}", f"block typed 'audio' predates revision 2 and {problem}")
         elif b.get("type") == "tool_result":
             _check_blocks(b.get("content"), f"{where}/{i}/content", None)
 
@@ -110,10 +108,7 @@ def detect(doc: Any) -> int:
     def has_audio(blocks: Any) -> bool:
         return isinstance(blocks, list) and any(
             isinstance(b, dict)
-            and (
-                b.get("type") == "audio"
-                or (b.get("type") == "tool_result" and has_audio(b.get("content")))
-            )
+            and (b.get("type") == "audio" or (b.get("type") == "tool_result" and has_audio(b.get("content"))))
             for b in blocks
         )
 
@@ -131,14 +126,12 @@ MIGRATION = Migration(
         Change(
             "/content/*",
             "block-type-added",
-            "`audio` block (AudioBlock: source, media_type audio/*, transcript), "
-            "in user and assistant messages",
+            "`audio` block (AudioBlock: source, media_type audio/*, transcript), in user and assistant messages",
         ),
         Change(
             "/metadata/stop_reason",
             "field-added",
-            "optional `stop_reason`: end_turn, max_tokens, stop_sequence, tool_use, "
-            "cancelled, error, or null",
+            "optional `stop_reason`: end_turn, max_tokens, stop_sequence, tool_use, cancelled, error, or null",
         ),
     ),
 )

@@ -32,9 +32,7 @@ def _rename(turn: Any, old: str, new: str) -> Any:
     if old not in rec:
         return turn
     if new in rec:
-        raise MigrationError(
-            f"{where}/{new}", f"turn has both `{old}` and `{new}`; renaming would drop one"
-        )
+        raise MigrationError(f"{where}/{new}", f"turn has both `{old}` and `{new}`; renaming would drop one")
     renamed = {(new if k == old else k): v for k, v in rec.items()}  # keeps key order
     return {**turn, "meta": renamed} if where else renamed
 

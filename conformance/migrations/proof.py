@@ -134,9 +134,7 @@ class ProofResult:
         return self.reason is None
 
 
-def prove(
-    m: Migration, spec: ProofSpec | None = None, *, max_examples: int = 200, shrink: bool = True
-) -> ProofResult:
+def prove(m: Migration, spec: ProofSpec | None = None, *, max_examples: int = 200, shrink: bool = True) -> ProofResult:
     """Run the proof; a failure comes back shrunk to a small counterexample."""
     spec = spec or SPECS[m.format]
     result = ProofResult(m, 0, 0)

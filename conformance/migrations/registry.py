@@ -57,9 +57,7 @@ class Migration:
 
     def __post_init__(self) -> None:
         if self.lossless and self.backward is None:
-            raise ValueError(
-                f"{self.format} {self.source}->{self.target}: lossless needs a backward function"
-            )
+            raise ValueError(f"{self.format} {self.source}->{self.target}: lossless needs a backward function")
 
 
 @dataclass(frozen=True)
@@ -107,9 +105,7 @@ class MigrationRegistry:
         return sorted({m.format for m in self.migrations.values()})
 
     def revisions(self, fmt: str) -> list[int]:
-        found = {
-            r for m in self.migrations.values() if m.format == fmt for r in (m.source, m.target)
-        }
+        found = {r for m in self.migrations.values() if m.format == fmt for r in (m.source, m.target)}
         return sorted(found)
 
     def detect(self, fmt: str, doc: Any) -> int:

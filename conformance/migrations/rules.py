@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from ..findings import RuleCatalog, RuleInfo, Severity
 
-NO_PATH = RuleInfo(
-    "TM001", Severity.ERROR, "§10.2", "No migration path from the document's revision to the target"
-)
+NO_PATH = RuleInfo("TM001", Severity.ERROR, "§10.2", "No migration path from the document's revision to the target")
 REFUSED = RuleInfo(
     "TM002",
     Severity.ERROR,

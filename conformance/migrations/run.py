@@ -134,9 +134,7 @@ def migrate_file(
     if jsonl:
         chunks = [orjson.dumps(d) + b"\n" for d in migrated]
     else:
-        chunks = [
-            orjson.dumps(migrated[0] if single else migrated, option=orjson.OPT_INDENT_2) + b"\n"
-        ]
+        chunks = [orjson.dumps(migrated[0] if single else migrated, option=orjson.OPT_INDENT_2) + b"\n"]
     dest = src if in_place else out
     if dest is None:
         result.output = b"".join(chunks)

@@ -38,9 +38,7 @@ def compiler(fmt: str = "canonical", version: str = "v1") -> Compiler:
     return Compiler(schema_set(fmt, version))
 
 
-def documents(
-    root: str = "message.json", *, fmt: str = "canonical", version: str = "v1"
-) -> SearchStrategy[Any]:
+def documents(root: str = "message.json", *, fmt: str = "canonical", version: str = "v1") -> SearchStrategy[Any]:
     """Documents valid under `schemas/<fmt>/<version>/<root>`."""
     return compiler(fmt, version).valid(root)
 

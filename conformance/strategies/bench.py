@@ -35,9 +35,7 @@ def sampler_rate(seconds: float, root: str = "message.json", version: str = "v1"
             doc = sampler.sample(root, r)
             n += 1
             if not validator.is_valid(doc):
-                raise AssertionError(
-                    f"sampler produced an invalid document: {validator.errors(doc)[:3]}"
-                )
+                raise AssertionError(f"sampler produced an invalid document: {validator.errors(doc)[:3]}")
     return n / elapsed
 
 

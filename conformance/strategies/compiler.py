@@ -56,9 +56,7 @@ def json_values(max_leaves: int = 6) -> Strategy:
     )
     return st.recursive(
         scalars,
-        lambda inner: (
-            st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
-        ),
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
         max_leaves=max_leaves,
     )
 
@@ -163,9 +161,7 @@ class Compiler:
         self._cyclic = _cyclic_nodes(self.graph, node)
         s = self._build(node, ())
         if s is None:
-            raise UnsupportedSchema(
-                node.loc, "no finite document satisfies this schema within the recursion bound"
-            )
+            raise UnsupportedSchema(node.loc, "no finite document satisfies this schema within the recursion bound")
         return s
 
     # -- building ---------------------------------------------------------------------
@@ -284,9 +280,7 @@ class Compiler:
         elif n.pattern is not None:
             base = _regex_strategy(n.pattern).filter(check)
         else:
-            base = st.text(
-                min_size=lo, max_size=hi if hi is not None else max(lo, DEFAULT_MAX_TEXT)
-            )
+            base = st.text(min_size=lo, max_size=hi if hi is not None else max(lo, DEFAULT_MAX_TEXT))
             if hi is not None and hi > 4 * DEFAULT_MAX_TEXT:
                 # reach the upper bound sometimes: boundaries are where schemas differ
                 edge = st.integers(max(lo, hi - 2), hi).map(lambda k: "a" * k)
@@ -321,9 +315,7 @@ class Compiler:
             rest = json_values()
         else:
             rest = self._build(n.items, stack)
-        max_rest = (
-            0 if rest is None else (DEFAULT_MAX_ITEMS if hi is None else max(0, hi - len(prefix)))
-        )
+        max_rest = 0 if rest is None else (DEFAULT_MAX_ITEMS if hi is None else max(0, hi - len(prefix)))
         min_rest = max(0, lo - len(prefix))
         if min_rest > max_rest:
             return None
@@ -340,9 +332,7 @@ class Compiler:
         if not prefix:
             if rest is None:
                 return st.just([]).map(list) if lo == 0 else None
-            return st.lists(
-                rest, min_size=lo, max_size=max_rest, unique_by=json_key if unique else None
-            )
+            return st.lists(rest, min_size=lo, max_size=max_rest, unique_by=json_key if unique else None)
         s = arrays()
         if unique:
             s = s.filter(lambda xs: len({json_key(x) for x in xs}) == len(xs))
@@ -352,9 +342,7 @@ class Compiler:
         required: dict[str, Strategy] = {}
         optional: dict[str, Strategy] = {}
         wanted = n.required | {
-            k
-            for k in self.route_props.get(n.loc, ())
-            if k in n.properties or n.additional is not False
+            k for k in self.route_props.get(n.loc, ()) if k in n.properties or n.additional is not False
         }
         for k in sorted(wanted):
             sub = n.properties.get(k)
@@ -370,11 +358,7 @@ class Compiler:
                 optional[k] = s
             elif any(k in deps for deps in n.dependent_required.values()):
                 return None  # too rare to be worth the bookkeeping; none of our schemas do it
-        base = (
-            st.fixed_dictionaries(required, optional=optional)
-            if optional
-            else st.fixed_dictionaries(required)
-        )
+        base = st.fixed_dictionaries(required, optional=optional) if optional else st.fixed_dictionaries(required)
         extra = self._extras(n, stack)
         s = base if extra is None else st.builds(_joined, base, extra)
         if n.dependent_required:
@@ -444,11 +428,7 @@ def _scalar_ok(n: Node, v: Any) -> bool:
     # a const/enum member must also meet the node's type, if any
     from .ir import json_type
 
-    return (
-        n.types is None
-        or n.allows(json_type(v))
-        or (json_type(v) == "integer" and "number" in n.types)
-    )
+    return n.types is None or n.allows(json_type(v)) or (json_type(v) == "integer" and "number" in n.types)
 
 
 def _string_check(n: Node) -> Callable[[Any], bool]:

@@ -40,9 +40,7 @@ def _ulid(micros: int, rand: int) -> str:
 _SEGMENT = st.from_regex(r"\A[a-z0-9_][a-z0-9_.-]{0,11}\Z").filter(lambda s: s not in (".", ".."))
 _SOURCES: dict[str, st.SearchStrategy[str]] = {
     "base64": st.binary(min_size=1, max_size=48).map(lambda b: base64.b64encode(b).decode()),
-    "url": st.lists(_SEGMENT, min_size=1, max_size=3).map(
-        lambda p: "https://example.com/" + "/".join(p)
-    ),
+    "url": st.lists(_SEGMENT, min_size=1, max_size=3).map(lambda p: "https://example.com/" + "/".join(p)),
     "file_ref": st.lists(_SEGMENT, min_size=1, max_size=3).map("/".join),
 }
 _MEDIA = {
@@ -57,9 +55,7 @@ _ROLE_BLOCKS = {  # spec §5.1.3, plus the v2 audio block for users and assistan
 
 
 @st.composite
-def _media_block(
-    draw: st.DrawFn, base: st.SearchStrategy[dict[str, Any]], kind: str
-) -> dict[str, Any]:
+def _media_block(draw: st.DrawFn, base: st.SearchStrategy[dict[str, Any]], kind: str) -> dict[str, Any]:
     block = draw(base)
     src_kind = draw(st.sampled_from(sorted(_SOURCES)))
     block["source"] = {"kind": src_kind, "data": draw(_SOURCES[src_kind])}
@@ -85,9 +81,7 @@ def conversations(
     from . import compiler
 
     c = compiler("canonical", version)
-    known = set(
-        schema_set("canonical", version)["known-content-block.json"]["discriminator"]["mapping"]
-    )
+    known = set(schema_set("canonical", version)["known-content-block.json"]["discriminator"]["mapping"])
     allowed = known if blocks is None else known & set(blocks)
     if "text" not in allowed:
         raise ValueError("conversations need text blocks (system and tool messages hold text)")
@@ -143,11 +137,7 @@ def conversations(
 
         def blocks_for(role: str, lo: int, hi: int) -> list[dict[str, Any]]:
             ks = kinds(role)
-            return draw(
-                st.lists(
-                    st.sampled_from(ks).flatmap(lambda k: block_st[k]), min_size=lo, max_size=hi
-                )
-            )
+            return draw(st.lists(st.sampled_from(ks).flatmap(lambda k: block_st[k]), min_size=lo, max_size=hi))
 
         def assistant_meta() -> dict[str, Any]:
             record = draw(routing)
@@ -174,9 +164,7 @@ def conversations(
             for _ in range(n_calls):
                 call = draw(tool_use)
                 serial[0] += 1  # distinct even when two draws agree (TS207)
-                call["id"] = "tu_" + _ulid(
-                    clock, (draw(st.integers(0, 2**79)) + serial[0]) % 2**80
-                )  # TS112
+                call["id"] = "tu_" + _ulid(clock, (draw(st.integers(0, 2**79)) + serial[0]) % 2**80)  # TS112
                 calls.append(call)
             emit("assistant", content + calls, assistant_meta())
             for call in calls:  # each answered once, in the same session (TS205-TS208)
@@ -200,11 +188,7 @@ def blocks_for(capabilities: Any) -> set[str]:
     a mapping or an object with those attributes): pass the result as `blocks=`."""
 
     def cap(name: str) -> bool:
-        v = (
-            capabilities.get(name)
-            if isinstance(capabilities, dict)
-            else getattr(capabilities, name, None)
-        )
+        v = capabilities.get(name) if isinstance(capabilities, dict) else getattr(capabilities, name, None)
         return bool(v)
 
     out = {"text"}

@@ -208,9 +208,7 @@ def _escape(token: str) -> str:
 class SchemaGraph:
     """Builds (and caches) the `Node` of every schema location of some schema sets."""
 
-    def __init__(
-        self, schemas: SchemaSet, *extra: SchemaSet, registry: Registry[Any] | None = None
-    ) -> None:
+    def __init__(self, schemas: SchemaSet, *extra: SchemaSet, registry: Registry[Any] | None = None) -> None:
         self.schemas = schemas
         self.registry = registry or registry_for(schemas, *extra)
         self._nodes: dict[str, Node] = {}
@@ -245,19 +243,14 @@ class SchemaGraph:
             n = self._nodes[loc] = Node(loc, never=True, raw=schema)
             return n
         if not isinstance(schema, dict):
-            raise UnsupportedSchema(
-                loc, f"a schema must be an object or a boolean, not {type(schema).__name__}"
-            )
+            raise UnsupportedSchema(loc, f"a schema must be an object or a boolean, not {type(schema).__name__}")
         for key in schema:
             if key not in SUPPORTED and key not in ANNOTATIONS and not key.startswith("x-"):
                 raise UnsupportedSchema(
                     loc,
-                    f"keyword {key!r} is not supported by turnspec strategies; "
-                    "generated data could violate it",
+                    f"keyword {key!r} is not supported by turnspec strategies; generated data could violate it",
                 )
-        if "$ref" in schema and all(
-            k == "$ref" or k in ANNOTATIONS or k.startswith("x-") for k in schema
-        ):
+        if "$ref" in schema and all(k == "$ref" or k in ANNOTATIONS or k.startswith("x-") for k in schema):
             # a bare $ref (plus annotations) is an alias: share the target node, so a
             # cycle closes on the same object
             target = self._ref(schema["$ref"], base, loc)
@@ -277,14 +270,9 @@ class SchemaGraph:
                 _merge_into(n, part)
             for kw in ("anyOf", "oneOf"):
                 if kw in schema:
-                    branches = [
-                        self.node(sub, base, f"{pointer}/{kw}/{i}")
-                        for i, sub in enumerate(schema[kw])
-                    ]
+                    branches = [self.node(sub, base, f"{pointer}/{kw}/{i}") for i, sub in enumerate(schema[kw])]
                     if n.union is not None:
-                        raise UnsupportedSchema(
-                            loc, "both anyOf and oneOf (or a union under $ref/allOf) on one schema"
-                        )
+                        raise UnsupportedSchema(loc, "both anyOf and oneOf (or a union under $ref/allOf) on one schema")
                     own = _constraints_only(n)
                     if not own.is_trivial():
                         branches = [_merged(own, b) for b in branches]
@@ -303,15 +291,11 @@ class SchemaGraph:
         target = urljoin(base, ref)
         uri, fragment = urldefrag(target)
         if fragment and not fragment.startswith("/"):
-            raise UnsupportedSchema(
-                loc, f"$ref to an anchor ({ref!r}) is not supported; use a JSON pointer"
-            )
+            raise UnsupportedSchema(loc, f"$ref to an anchor ({ref!r}) is not supported; use a JSON pointer")
         try:
             resolved = self.registry.resolver(base_uri=base).lookup(ref)
         except Exception as exc:  # referencing raises several Unresolvable subclasses
-            raise UnsupportedSchema(
-                loc, f"$ref {ref!r} does not resolve offline ({type(exc).__name__})"
-            ) from exc
+            raise UnsupportedSchema(loc, f"$ref {ref!r} does not resolve offline ({type(exc).__name__})") from exc
         tloc = f"{uri}#{fragment}"
         if tloc in self._building and loc not in self._building:
             return self._nodes[tloc]  # a bare $ref closing a cycle: the node being built
@@ -349,33 +333,23 @@ class SchemaGraph:
             if kw in s:
                 v = s[kw]
                 if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
-                    raise UnsupportedSchema(
-                        loc, f"{kw} must be a finite number (2020-12), got {v!r}"
-                    )
+                    raise UnsupportedSchema(loc, f"{kw} must be a finite number (2020-12), got {v!r}")
                 setattr(n, attr, v)
-        n.prefix_items = [
-            self.node(x, base, f"{ptr}/prefixItems/{i}")
-            for i, x in enumerate(s.get("prefixItems", ()))
-        ]
+        n.prefix_items = [self.node(x, base, f"{ptr}/prefixItems/{i}") for i, x in enumerate(s.get("prefixItems", ()))]
         if "items" in s:
             it = s["items"]
             if isinstance(it, list):
-                raise UnsupportedSchema(
-                    loc, "array-form `items` is draft 2019-09 and earlier; use prefixItems"
-                )
+                raise UnsupportedSchema(loc, "array-form `items` is draft 2019-09 and earlier; use prefixItems")
             n.items = self._sub_or_bool(it, base, f"{ptr}/items")
         n.min_items = int(s.get("minItems", 0))
         n.max_items = s.get("maxItems")
         n.unique_items = bool(s.get("uniqueItems", False))
         n.properties = {
-            k: self.node(v, base, f"{ptr}/properties/{_escape(k)}")
-            for k, v in s.get("properties", {}).items()
+            k: self.node(v, base, f"{ptr}/properties/{_escape(k)}") for k, v in s.get("properties", {}).items()
         }
         n.required = frozenset(s.get("required", ()))
         if "additionalProperties" in s:
-            n.additional = self._sub_or_bool(
-                s["additionalProperties"], base, f"{ptr}/additionalProperties"
-            )
+            n.additional = self._sub_or_bool(s["additionalProperties"], base, f"{ptr}/additionalProperties")
         if "propertyNames" in s:
             n.property_names = self.node(s["propertyNames"], base, f"{ptr}/propertyNames")
         n.min_properties = int(s.get("minProperties", 0))
@@ -508,9 +482,7 @@ def _merge_into(n: Node, other: Node) -> None:
     if other.types is not None:
         n.types = other.types if n.types is None else _meet_types(n.types, other.types)
     if other.enum is not None:
-        n.enum = (
-            other.enum if n.enum is None else tuple(v for v in n.enum if _json_in(v, other.enum))
-        )
+        n.enum = other.enum if n.enum is None else tuple(v for v in n.enum if _json_in(v, other.enum))
         n.is_const = n.is_const or other.is_const
     n.min_length = max(n.min_length, other.min_length)
     n.max_length = _min_opt(n.max_length, other.max_length)
@@ -522,9 +494,7 @@ def _merge_into(n: Node, other: Node) -> None:
     n.exclusive_maximum = _min_opt(n.exclusive_maximum, other.exclusive_maximum)
     n.multiple_of = _one(n, "multipleOf", n.multiple_of, other.multiple_of)
     if other.prefix_items or n.prefix_items:
-        n.prefix_items = (
-            _one(n, "prefixItems", n.prefix_items or None, other.prefix_items or None) or []
-        )
+        n.prefix_items = _one(n, "prefixItems", n.prefix_items or None, other.prefix_items or None) or []
     if other.items is not True:
         n.items = other.items if n.items is True else _one(n, "items", n.items, other.items)
     n.min_items = max(n.min_items, other.min_items)
@@ -532,13 +502,9 @@ def _merge_into(n: Node, other: Node) -> None:
     n.unique_items = n.unique_items or other.unique_items
     if other.properties:
         if n.properties and (n.additional is not True or other.additional is not True):
-            raise UnsupportedSchema(
-                n.loc, "allOf/$ref merging two object shapes with closed content models"
-            )
+            raise UnsupportedSchema(n.loc, "allOf/$ref merging two object shapes with closed content models")
         for k, v in other.properties.items():
-            n.properties[k] = (
-                v if k not in n.properties else _one(n, f"properties/{k}", n.properties[k], v)
-            )
+            n.properties[k] = v if k not in n.properties else _one(n, f"properties/{k}", n.properties[k], v)
     n.required = n.required | other.required
     if other.additional is not True:
         n.additional = (
@@ -555,9 +521,7 @@ def _merge_into(n: Node, other: Node) -> None:
         if n.union is not None:
             raise UnsupportedSchema(n.loc, "two unions meet through $ref/allOf")
         own = _constraints_only(n)
-        branches = (
-            [_merged(own, b) for b in other.union] if not own.is_trivial() else list(other.union)
-        )
+        branches = [_merged(own, b) for b in other.union] if not own.is_trivial() else list(other.union)
         if other.one_of is not None:
             n.one_of = branches
         else:
@@ -577,9 +541,7 @@ def _one(n: Node, what: str, a: Any, b: Any) -> Any:
         return b
     if b is None or a is b or a == b:
         return a
-    raise UnsupportedSchema(
-        n.loc, f"allOf/$ref with two different `{what}` constraints cannot be intersected"
-    )
+    raise UnsupportedSchema(n.loc, f"allOf/$ref with two different `{what}` constraints cannot be intersected")
 
 
 def _min_opt(a: Any, b: Any) -> Any:
@@ -593,12 +555,7 @@ def _max_opt(a: Any, b: Any) -> Any:
 def branch_tag(branch: Node, disc: str) -> Any:
     """The discriminator value that selects `branch` (its property's const), or None."""
     prop = branch.properties.get(disc)
-    if (
-        prop is not None
-        and prop.enum is not None
-        and len(prop.enum) == 1
-        and disc in branch.required
-    ):
+    if prop is not None and prop.enum is not None and len(prop.enum) == 1 and disc in branch.required:
         return prop.enum[0]
     return None
 

@@ -21,9 +21,7 @@ from .ir import _escape
 def model_for(schemas: SchemaSet, root: str) -> TypeAdapter[Any]:
     """A TypeAdapter for the generated model of `root` (e.g. `message.json`)."""
     module_name = root.removesuffix(".json").replace("-", "_")
-    module = importlib.import_module(
-        f"turnspec_models.{schemas.format}.{schemas.version}.{module_name}"
-    )
+    module = importlib.import_module(f"turnspec_models.{schemas.format}.{schemas.version}.{module_name}")
     title = schemas[root].get("title")
     if not isinstance(title, str) or not hasattr(module, title):
         raise LookupError(f"no generated model {title!r} in {module.__name__}")

@@ -125,9 +125,7 @@ class Mutator:
                     m = cands[(start + k) % len(cands)]
                     out = _apply(doc, m.path, m.new)
                     if self._guarded(out, m):
-                        return Invalid(
-                            out, m.pointer, m.keyword, m.detail, m.schema, self._ambiguous(m)
-                        )
+                        return Invalid(out, m.pointer, m.keyword, m.detail, m.schema, self._ambiguous(m))
             reject()
 
         return invalid()
@@ -157,9 +155,7 @@ class Mutator:
                     yield from self.annotate(sub, v, (*path, k), unions)
         elif isinstance(value, list):
             for i, v in enumerate(value):
-                item: Node | bool = (
-                    node.prefix_items[i] if i < len(node.prefix_items) else node.items
-                )
+                item: Node | bool = node.prefix_items[i] if i < len(node.prefix_items) else node.items
                 if isinstance(item, Node):
                     yield from self.annotate(item, v, (*path, i), unions)
 
@@ -200,9 +196,7 @@ class Mutator:
         n, v, path = site.node, site.value, site.path
         here = pointer_of(path)
 
-        def mk(
-            at: Path, new: Any, keyword: str, detail: str, pointer: str | None = None
-        ) -> _Mutation:
+        def mk(at: Path, new: Any, keyword: str, detail: str, pointer: str | None = None) -> _Mutation:
             disc = self._discriminated(site, at)
             if disc is not None:
                 return _Mutation(
@@ -258,9 +252,7 @@ class Mutator:
             if n.additional is False:
                 key = "x_turnspec_unknown"
                 if n.property_names is None and key not in n.properties:
-                    yield mk(
-                        (*path, key), 1, "additionalProperties", f"unknown field {key!r} added"
-                    )
+                    yield mk((*path, key), 1, "additionalProperties", f"unknown field {key!r} added")
             for k, deps in n.dependent_required.items():
                 for d in deps:
                     if k in v and d in v and d not in n.required:
@@ -339,18 +331,14 @@ class Mutator:
             yield mk(path, _num(below(n.minimum)), "minimum", f"crossed minimum {n.minimum} by one")
         if n.maximum is not None:
             yield mk(path, _num(above(n.maximum)), "maximum", f"crossed maximum {n.maximum} by one")
-        if n.exclusive_minimum is not None and (
-            not integral or float(n.exclusive_minimum).is_integer()
-        ):
+        if n.exclusive_minimum is not None and (not integral or float(n.exclusive_minimum).is_integer()):
             yield mk(
                 path,
                 _num(n.exclusive_minimum),
                 "exclusiveMinimum",
                 f"equal to exclusiveMinimum {n.exclusive_minimum}",
             )
-        if n.exclusive_maximum is not None and (
-            not integral or float(n.exclusive_maximum).is_integer()
-        ):
+        if n.exclusive_maximum is not None and (not integral or float(n.exclusive_maximum).is_integer()):
             yield mk(
                 path,
                 _num(n.exclusive_maximum),
@@ -368,9 +356,7 @@ class Mutator:
                 f"cut to {n.min_items - 1} items (minItems {n.min_items})",
             )
         if n.max_items is not None and v:
-            longer = copy.deepcopy(v) + [
-                copy.deepcopy(v[-1]) for _ in range(n.max_items + 1 - len(v))
-            ]
+            longer = copy.deepcopy(v) + [copy.deepcopy(v[-1]) for _ in range(n.max_items + 1 - len(v))]
             yield mk(
                 path,
                 longer,
@@ -378,17 +364,9 @@ class Mutator:
                 f"grown to {n.max_items + 1} items (maxItems {n.max_items})",
             )
         if n.unique_items and v and (n.max_items is None or len(v) < n.max_items):
-            yield mk(
-                path, [*copy.deepcopy(v), copy.deepcopy(v[0])], "uniqueItems", "first item repeated"
-            )
-        if (
-            n.items is False
-            and len(v) == len(n.prefix_items)
-            and (n.max_items is None or len(v) < n.max_items)
-        ):
-            yield mk(
-                path, [*copy.deepcopy(v), 0], "items", f"item {len(v)} added past the closed tuple"
-            )
+            yield mk(path, [*copy.deepcopy(v), copy.deepcopy(v[0])], "uniqueItems", "first item repeated")
+        if n.items is False and len(v) == len(n.prefix_items) and (n.max_items is None or len(v) < n.max_items):
+            yield mk(path, [*copy.deepcopy(v), 0], "items", f"item {len(v)} added past the closed tuple")
 
 
 def _num(x: float) -> int | float:
@@ -401,9 +379,7 @@ def _outside_enum(v: Any, enum: tuple[Any, ...]) -> Any:
     if t == "string":
         cands = [v + "_x", v + "x", "x" + v, "zz"]
     elif t in ("integer", "number"):
-        top = max(
-            (e for e in enum if isinstance(e, int | float) and not isinstance(e, bool)), default=0
-        )
+        top = max((e for e in enum if isinstance(e, int | float) and not isinstance(e, bool)), default=0)
         cands = [top + 1, -1]
     elif t == "boolean":
         cands = [not v]

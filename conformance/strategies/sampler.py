@@ -42,9 +42,7 @@ _CATEGORIES = {
 
 
 def _datetime(r: random.Random) -> str:
-    d = dt.datetime(1970, 1, 1, tzinfo=dt.UTC) + dt.timedelta(
-        microseconds=r.randrange(32_503_680_000_000_000)
-    )
+    d = dt.datetime(1970, 1, 1, tzinfo=dt.UTC) + dt.timedelta(microseconds=r.randrange(32_503_680_000_000_000))
     return d.isoformat().replace("+00:00", "Z")
 
 
@@ -52,15 +50,11 @@ _FORMATS: dict[str, Callable[[random.Random], str]] = {
     "date-time": _datetime,
     "date": lambda r: _datetime(r)[:10],
     "time": lambda r: _datetime(r)[11:],
-    "email": lambda r: f"{_text(r, 1, 8).strip() or 'a'}@example.com".replace(" ", "_").replace(
-        ":", "_"
-    ),
+    "email": lambda r: f"{_text(r, 1, 8).strip() or 'a'}@example.com".replace(" ", "_").replace(":", "_"),
     "uuid": lambda r: str(uuid.UUID(int=r.getrandbits(128), version=4)),
     "ipv4": lambda r: ".".join(str(r.randrange(256)) for _ in range(4)),
     "ipv6": lambda r: str(ipaddress.IPv6Address(r.getrandbits(128))),
-    "uri": lambda r: (
-        "https://example.com/" + "".join(r.choices(string.ascii_lowercase, k=r.randint(0, 10)))
-    ),
+    "uri": lambda r: "https://example.com/" + "".join(r.choices(string.ascii_lowercase, k=r.randint(0, 10))),
 }
 
 
@@ -180,9 +174,7 @@ class Sampler:
                 return self._node(node, r, ())
             except _Impossible:
                 continue
-        raise UnsupportedSchema(
-            node.loc, "could not sample a finite document within the recursion bound"
-        )
+        raise UnsupportedSchema(node.loc, "could not sample a finite document within the recursion bound")
 
     def _node(self, n: Node, r: random.Random, stack: tuple[Node, ...]) -> Any:
         if sum(1 for x in stack if x is n) > self.c.max_recursion + 1:
@@ -226,9 +218,7 @@ class Sampler:
         for b in n.union:
             check = self._oracles.get(b.loc)
             if check is None:
-                check = self._oracles[b.loc] = oracle_for(
-                    {"$ref": b.loc}, registry=self._registry
-                ).is_valid
+                check = self._oracles[b.loc] = oracle_for({"$ref": b.loc}, registry=self._registry).is_valid
             hits += bool(check(v))
         return hits == 1
 
@@ -254,11 +244,7 @@ class Sampler:
                 return ilo
             if x < 0.2:
                 return ihi
-            return (
-                r.randint(max(ilo, -10_000), min(ihi, 10**9))
-                if max(ilo, -10_000) <= min(ihi, 10**9)
-                else ilo
-            )
+            return r.randint(max(ilo, -10_000), min(ihi, 10**9)) if max(ilo, -10_000) <= min(ihi, 10**9) else ilo
         v = r.uniform(lo, hi)
         return v if lo <= v <= hi else lo
 
@@ -331,8 +317,6 @@ class Sampler:
         for k, deps in n.dependent_required.items():
             if k in out and any(d not in out for d in deps):
                 raise _Impossible
-        if len(out) < n.min_properties or (
-            n.max_properties is not None and len(out) > n.max_properties
-        ):
+        if len(out) < n.min_properties or (n.max_properties is not None and len(out) > n.max_properties):
             raise _Impossible
         return out

@@ -20,8 +20,7 @@ from . import (
 )
 
 ContentBlock = TypeAliasType(
-    "ContentBlock",
-    Annotated[Union["KnownContentBlock", unknown_block.UnknownBlock], Field(title='ContentBlock')],
+    "ContentBlock", Annotated[Union["KnownContentBlock", unknown_block.UnknownBlock], Field(title='ContentBlock')]
 )
 """
 A known block, or an unknown one tolerated per spec §10.3. The two branches are disjoint on `type`.

@@ -9,8 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, Strict
 from typing_extensions import TypeAliasType
 
 AcceptedImageMediaType = TypeAliasType(
-    "AcceptedImageMediaType",
-    Annotated[StrictStr, Field(pattern='^image/[a-z0-9][a-z0-9!#$&^_.+-]*$')],
+    "AcceptedImageMediaType", Annotated[StrictStr, Field(pattern='^image/[a-z0-9][a-z0-9!#$&^_.+-]*$')]
 )
 
 

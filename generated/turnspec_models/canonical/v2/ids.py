@@ -14,17 +14,14 @@ Identifier and scalar encodings of the canonical format (spec §4, §6). These a
 """
 
 
-Ulid = TypeAliasType(
-    "Ulid", Annotated[StrictStr, Field(pattern='^[0-7][0-9A-HJKMNP-TV-Z]{25}$', title='Ulid')]
-)
+Ulid = TypeAliasType("Ulid", Annotated[StrictStr, Field(pattern='^[0-7][0-9A-HJKMNP-TV-Z]{25}$', title='Ulid')])
 """
 Crockford base32 ULID, 26 characters, first character 0-7 (spec §6.1).
 """
 
 
 ToolUseId = TypeAliasType(
-    "ToolUseId",
-    Annotated[StrictStr, Field(pattern='^tu_[0-7][0-9A-HJKMNP-TV-Z]{25}$', title='ToolUseId')],
+    "ToolUseId", Annotated[StrictStr, Field(pattern='^tu_[0-7][0-9A-HJKMNP-TV-Z]{25}$', title='ToolUseId')]
 )
 """
 Canonical tool call id `tu_<ULID>` (spec §6.2).
@@ -32,8 +29,7 @@ Canonical tool call id `tu_<ULID>` (spec §6.2).
 
 
 ModelId = TypeAliasType(
-    "ModelId",
-    Annotated[StrictStr, Field(pattern='^[a-z0-9][a-z0-9_.-]*:[^\\s]+$', title='ModelId')],
+    "ModelId", Annotated[StrictStr, Field(pattern='^[a-z0-9][a-z0-9_.-]*:[^\\s]+$', title='ModelId')]
 )
 """
 Canonical model id `<provider>:<model_name>` (spec §6.3). The model name may itself contain ':' or '/' (openrouter:deepseek/deepseek-v3).
@@ -56,14 +52,11 @@ RFC 3339 UTC timestamp with exactly six fractional digits and a Z suffix, e.g. 2
 
 
 DecimalUsd = TypeAliasType(
-    "DecimalUsd",
-    Annotated[StrictStr, Field(pattern='^(0|[1-9][0-9]*)(\\.[0-9]+)?$', title='DecimalUsd')],
+    "DecimalUsd", Annotated[StrictStr, Field(pattern='^(0|[1-9][0-9]*)(\\.[0-9]+)?$', title='DecimalUsd')]
 )
 """
 A non-negative decimal number written as a JSON string so no float rounding can touch it (spec §4.3 Usage.cost_usd is a Decimal).
 """
 
 
-NonEmptyString = TypeAliasType(
-    "NonEmptyString", Annotated[StrictStr, Field(min_length=1, title='NonEmptyString')]
-)
+NonEmptyString = TypeAliasType("NonEmptyString", Annotated[StrictStr, Field(min_length=1, title='NonEmptyString')])

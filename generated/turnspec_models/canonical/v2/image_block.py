@@ -20,6 +20,4 @@ class ImageBlock(BaseModel):
     )
     type: Literal['image']
     source: image_source.ImageSource
-    media_type: Annotated[
-        StrictStr, Field(pattern='^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$')
-    ]
+    media_type: Annotated[StrictStr, Field(pattern='^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$')]

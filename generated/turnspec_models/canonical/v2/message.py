@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
 from . import ids, message_metadata
 from . import role as role_1
@@ -29,7 +29,7 @@ class Message(BaseModel):
     content: list[ContentBlock]
     metadata: message_metadata.MessageMetadata
     created_at: ids.Timestamp
-    schema_version: Literal[1]
+    schema_version: Annotated[StrictInt, Field(ge=1, le=1)]
     """
-    Major version of the spec the message conforms to (§10.1). Additive revisions keep it (§10.2): revision 2 data says 1.
+    Major version of the spec the message conforms to (§10.1). Additive revisions keep it (§10.2): revision 2 data says 1. Written as a bound rather than `const: 1`, which generates `Literal[1]`, and pydantic lets `true` through a Literal[1].
     """

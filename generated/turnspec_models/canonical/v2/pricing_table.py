@@ -72,9 +72,7 @@ Local price table (spec §6.4). A file holds one table or a list of tables, one 
 """
 
 
-PricingTable = TypeAliasType(
-    "PricingTable", Annotated[PriceTableVersion | PricingTable1, Field(title='PricingTable')]
-)
+PricingTable = TypeAliasType("PricingTable", Annotated[PriceTableVersion | PricingTable1, Field(title='PricingTable')])
 """
 Local price table (spec §6.4). A file holds one table or a list of tables, one per pricing_version; costs are recomputed from it with Decimal arithmetic.
 """
