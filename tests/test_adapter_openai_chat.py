@@ -274,3 +274,26 @@ def test_request_round_trip():
     parsed = a.from_wire_request(body)
     assert [m["role"] for m in parsed.messages] == ["system", "user", "assistant", "tool"]
     assert a.to_wire(parsed.messages, parsed.tools, parsed.options).body == body
+
+
+def test_tool_result_with_several_text_blocks_survives_the_round_trip():
+    # found by tests/test_adapter_fuzz.py: text parts were joined into one block on the way back
+    a = OpenAIChatAdapter()
+    tid = "tu_01JZ0000000000000000000T01"
+    base = {"session_id": "s", "schema_version": 1}
+    meta = {"model": "openai:gpt-5", "provider": "openai"}
+    msgs = [
+        {**base, "id": "01JZ0000000000000000000001", "role": "user", "content": [{"type": "text", "text": "go"}],
+         "metadata": {}, "created_at": "2026-05-08T12:00:01.000000Z"},
+        {**base, "id": "01JZ0000000000000000000002", "role": "assistant",
+         "content": [{"type": "tool_use", "id": tid, "name": "f", "input": {}}], "metadata": meta,
+         "created_at": "2026-05-08T12:00:02.000000Z"},
+        {**base, "id": "01JZ0000000000000000000003", "role": "tool",
+         "content": [{"type": "tool_result", "tool_use_id": tid, "content": [{"type": "text", "text": "0"}, {"type": "text", "text": "0"}]}],
+         "metadata": {"parent_tool_use_id": tid}, "created_at": "2026-05-08T12:00:03.000000Z"},
+    ]  # fmt: skip
+    wire = a.to_wire(msgs, [], AdapterOptions(model="openai:gpt-5", max_output_tokens=10))
+    tool = wire.body["messages"][-1]
+    assert tool["content"] == [{"type": "text", "text": "0"}, {"type": "text", "text": "0"}]
+    back = a.from_wire_request(wire.body, session_id="s").messages
+    assert back[-1]["content"][0]["content"] == [{"type": "text", "text": "0"}, {"type": "text", "text": "0"}]

@@ -450,11 +450,16 @@ class OpenAIChatAdapter(BaseAdapter):
                 out.append(_message(sid, "assistant", blocks, raw, self.name, meta_extra))
             elif role == "tool":
                 cid = self.tool_id_map(sid).canonical_for(str(wm.get("tool_call_id")))
-                text = c if isinstance(c, str) else "".join(str(p.get("text", "")) for p in c or [])
+                # a list of text parts is how to_wire sends several text blocks: one block each
+                parts = (
+                    [{"type": "text", "text": c}]
+                    if isinstance(c, str)
+                    else [{"type": "text", "text": str(p.get("text", ""))} for p in c or [] if isinstance(p, dict)]
+                )
                 result = {
                     "type": "tool_result",
                     "tool_use_id": cid,
-                    "content": [{"type": "text", "text": text}],
+                    "content": parts,
                 }
                 out.append(_message(sid, "tool", [result], raw, self.name, {"parent_tool_use_id": cid}))
         tools: list[ToolDefinition] = []

@@ -346,7 +346,7 @@ def test_native_canonical_maps_to_geppetto_shapes() -> None:
 
 def test_unknown_blocks_and_empty_messages_are_dropped_and_reported() -> None:
     session = synthetic_session(6, 2)
-    session[1]["content"].insert(0, {"type": "audio", "data": "..."})
+    session[1]["content"].insert(0, {"type": "video", "data": "..."})  # unknown to every revision
     session.append(
         {
             **session[-1],
