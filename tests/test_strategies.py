@@ -113,7 +113,7 @@ def test_invalid_catalogue_breaks_each_kind_of_constraint() -> None:
     # each kind of break the message schema allows is actually drawn
     seen: set[str] = set()
 
-    @settings(FAST, max_examples=150, phases=[Phase.generate], derandomize=True)
+    @settings(FAST, max_examples=300, phases=[Phase.generate], derandomize=True)
     @given(invalid_documents("message.json"))
     def check(inv: Any) -> None:
         seen.add(inv.keyword)

@@ -163,8 +163,8 @@ def conversations(
             calls = []
             for _ in range(n_calls):
                 call = draw(tool_use)
-                serial[0] += 1  # distinct even when two draws agree (TS207)
-                call["id"] = "tu_" + _ulid(clock, (draw(st.integers(0, 2**79)) + serial[0]) % 2**80)  # TS112
+                serial[0] += 1  # the serial in the high bits keeps ids distinct within the session (TS207)
+                call["id"] = "tu_" + _ulid(clock, (serial[0] << 48) | draw(st.integers(0, 2**48 - 1)))  # TS112
                 calls.append(call)
             emit("assistant", content + calls, assistant_meta())
             for call in calls:  # each answered once, in the same session (TS205-TS208)
