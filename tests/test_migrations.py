@@ -71,7 +71,7 @@ def test_every_migration_declares_its_changes() -> None:
 # -- gpt2099: options -> inherited (dict level; schema proof wired after the merge) ---------
 
 
-def test_gpt2099_rename_on_a_frame_and_a_thread_record() -> None:
+def test_gpt2099_rename_on_a_frame_only() -> None:
     frame = {
         "id": "03dvnby7v8s90z5n0ku88i9wv",
         "topic": "gpt.turn",
@@ -93,16 +93,10 @@ def test_gpt2099_rename_on_a_frame_and_a_thread_record() -> None:
     }
     assert list(out["meta"]) == ["role", "inherited", "head"]  # key order kept
     assert "options" in frame["meta"]  # pure: the argument is untouched
+    assert gpt2099.detect(frame) == 1 and gpt2099.detect(out) == 2
+    # "in stored frames" (schemas.md): a thread record's `options` is its delta, not renamed
     record = {"id": "x", "role": "user", "content": [], "options": {"search": True}, "cache": False}
-    assert gpt2099.forward(record) == {
-        "id": "x",
-        "role": "user",
-        "content": [],
-        "inherited": {"search": True},
-        "cache": False,
-    }
-    assert gpt2099.backward(gpt2099.forward(record)) == record
-    assert gpt2099.detect(record) == 1 and gpt2099.detect(gpt2099.forward(record)) == 2
+    assert gpt2099.forward(record) == record and gpt2099.detect(record) == 1
 
 
 def test_gpt2099_turn_without_options_is_unchanged() -> None:
@@ -115,7 +109,7 @@ def test_gpt2099_refuses_a_turn_with_both_names() -> None:
         gpt2099.forward({"meta": {"options": {}, "inherited": {"search": True}}})
     assert exc.value.pointer == "/meta/inherited"
     with pytest.raises(MigrationError):
-        gpt2099.backward({"options": {}, "inherited": {}})
+        gpt2099.backward({"meta": {"options": {}, "inherited": {}}})
 
 
 json_values = st.recursive(
@@ -138,8 +132,10 @@ def test_gpt2099_rename_is_pure_and_lossless(turn: dict[str, Any]) -> None:
     before = copy.deepcopy(turn)
     out = gpt2099.forward(turn)
     assert turn == before
-    rec = out.get("meta", out) if isinstance(out.get("meta"), dict) else out
-    assert "options" not in rec
+    if isinstance(turn.get("meta"), dict):
+        assert "options" not in out["meta"]
+    else:
+        assert out == turn  # only stored frames are renamed
     assert gpt2099.backward(out) == turn
 
 
@@ -267,8 +263,8 @@ def test_refused_records_write_nothing(tmp_path: Path) -> None:
 def test_gpt2099_file_migration_in_place(tmp_path: Path) -> None:
     src = tmp_path / "turns.jsonl"
     turns = [
-        {"id": "a", "role": "user", "options": {"provider_ptr": "nano"}},
-        {"id": "b", "role": "assistant"},
+        {"id": "a", "topic": "gpt.turn", "meta": {"role": "user", "options": {"provider_ptr": "nano"}}, "content": []},
+        {"id": "b", "topic": "gpt.turn", "meta": {"role": "assistant"}, "content": []},
     ]
     src.write_text("".join(json.dumps(t) + "\n" for t in turns))
     src.chmod(0o640)
@@ -282,7 +278,7 @@ def test_gpt2099_file_migration_in_place(tmp_path: Path) -> None:
 
 def test_bad_input_is_a_located_finding(tmp_path: Path) -> None:
     src = tmp_path / "in.jsonl"
-    src.write_text('{"role": "user", "content": []}\n{"role": \n')
+    src.write_text('{"id": "03dvnby7v8s90z5n0ku88i9wv", "role": "user", "content": []}\n{"role": \n')
     result = migrate_file(src, 2, fmt="gpt2099", out=tmp_path / "out.jsonl")
     assert not result.ok and {f.rule for f in result.findings} <= {"TS001", "TS009"}
     assert not (tmp_path / "out.jsonl").exists()
@@ -323,3 +319,36 @@ def test_migration_rules_are_listed(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["rules", "--select", "TM"]) == 0
     out = capsys.readouterr().out
     assert all(r in out for r in ("TM001", "TM002", "TM003"))
+
+
+# -- gpt2099 schema proof: revision 1 (`options`) -> revision 2 (`inherited`) ------------
+
+
+def test_gpt2099_migration_fuzz_proof_on_frames_and_records() -> None:
+    from conformance.migrations.proof import GPT2099_RECORDS, SPECS, prove
+
+    for spec in (SPECS["gpt2099"], GPT2099_RECORDS):  # records: the identity must hold too
+        result = prove(gpt2099.MIGRATION, spec, max_examples=60)
+        assert result.ok, (spec.root, result.reason, result.counterexample)
+        assert result.examples >= 30
+
+
+def test_gpt2099_revision2_schema_refuses_the_old_name() -> None:
+    from conformance.schema_validation import SchemaValidator
+    from conformance.schemas import schema_set
+
+    v1 = SchemaValidator(schema_set("gpt2099", "v1"), "turn-frame.json")
+    v2 = SchemaValidator(schema_set("gpt2099", "v2"), "turn-frame.json")
+    old = {"id": "03dvnbyn9773nub0dkxcm5k0o", "meta": {"role": "user", "options": {"search": True}}, "content": []}
+    new = gpt2099.forward(old)
+    assert v1.is_valid(old) and v1.is_valid(new)  # revision 1 reads both names
+    assert not v2.is_valid(old) and v2.is_valid(new)
+    assert [e.pointer for e in v2.errors(old)] == ["/meta"]
+
+
+def test_gpt2099_proof_catches_a_broken_rename() -> None:
+    from conformance.migrations.proof import SPECS, prove
+
+    broken = Migration("gpt2099", 1, lambda d: d, (), "forgets to rename", backward=lambda d: d, lossless=True)
+    result = prove(broken, SPECS["gpt2099"], max_examples=200, shrink=False)
+    assert not result.ok and "invalid under revision 2" in (result.reason or "")

@@ -1,11 +1,13 @@
 """gpt2099 revision 1 <-> 2: the planned `options` -> `inherited` rename.
 
 gpt2099's schema doc says the turn attribute "currently named options" (the options
-deep-merged down a thread) will be renamed `inherited` (gpt2099 schemas.md, "Conversation
-Turn Schema"; note at its end). The function works on one stored turn: a `gpt.turn`
-frame (`{id, topic, meta: {...}}`, renamed inside `meta`) or a thread record / meta
-record (`{id, role, content, options, ...}`, renamed at top level). The rename is
-lossless both ways; a turn holding both names is refused, since either direction
+deep-merged down a thread) will be renamed `inherited`, and its closing note scopes the
+rename: "the field currently named "options" in stored frames" (gpt2099 schemas.md,
+"Conversation Turn Schema" and the final note). So the function renames inside the `meta`
+of a stored `gpt.turn` frame and leaves everything else alone: thread records (ctx.nu's
+internal `{id, role, content, options, cache}`) and context windows keep `options`,
+which names the delta or the merged record there, not the stored attribute. The rename
+is lossless both ways; a frame holding both names is refused, since either direction
 would have to drop one.
 """
 
@@ -18,23 +20,20 @@ from .registry import Change, Migration, MigrationError
 OLD, NEW = "options", "inherited"
 
 
-def _record(turn: dict[str, Any]) -> tuple[dict[str, Any], str]:
-    meta = turn.get("meta")
-    if isinstance(meta, dict):
-        return meta, "/meta"
-    return turn, ""
+def _meta(turn: Any) -> dict[str, Any] | None:
+    """The meta record of a stored frame, or None for anything that is not a frame."""
+    meta = turn.get("meta") if isinstance(turn, dict) else None
+    return meta if isinstance(meta, dict) else None
 
 
 def _rename(turn: Any, old: str, new: str) -> Any:
-    if not isinstance(turn, dict):
+    meta = _meta(turn)
+    if meta is None or old not in meta:
         return turn
-    rec, where = _record(turn)
-    if old not in rec:
-        return turn
-    if new in rec:
-        raise MigrationError(f"{where}/{new}", f"turn has both `{old}` and `{new}`; renaming would drop one")
-    renamed = {(new if k == old else k): v for k, v in rec.items()}  # keeps key order
-    return {**turn, "meta": renamed} if where else renamed
+    if new in meta:
+        raise MigrationError(f"/meta/{new}", f"frame has both `{old}` and `{new}`; renaming would drop one")
+    renamed = {(new if k == old else k): v for k, v in meta.items()}  # keeps key order
+    return {**turn, "meta": renamed}
 
 
 def forward(turn: Any) -> Any:
@@ -48,12 +47,9 @@ def backward(turn: Any) -> Any:
 
 
 def detect(turn: Any) -> int:
-    """2 when the turn says `inherited`, else 1 (a turn with neither reads the same in both)."""
-    if isinstance(turn, dict):
-        rec, _ = _record(turn)
-        if NEW in rec and OLD not in rec:
-            return 2
-    return 1
+    """2 when the frame says `inherited`, else 1 (a turn with neither reads the same in both)."""
+    meta = _meta(turn)
+    return 2 if meta is not None and NEW in meta and OLD not in meta else 1
 
 
 MIGRATION = Migration(
@@ -67,7 +63,7 @@ MIGRATION = Migration(
         Change(
             "/meta/options",
             "field-renamed",
-            "`options` -> `inherited` (thread records: top-level `options`)",
+            "`options` -> `inherited` in stored frames (thread records and windows keep `options`)",
         ),
     ),
 )

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
 
 from ..schema_validation import SchemaValidator
@@ -40,6 +40,9 @@ class ProofSpec:
     format: str
     root: str
     verdict: Verdict | None = None
+    detect: Callable[[Any], int] | None = None
+    """When given, only documents this detector reads as revision N are revision-N
+    documents (a gpt2099 revision-1 frame that already says `inherited` is read as 2)."""
 
 
 def canonical_verdict(revision: int, doc: Any) -> frozenset[tuple[str, str]]:
@@ -61,11 +64,31 @@ def canonical_verdict(revision: int, doc: Any) -> frozenset[tuple[str, str]]:
 
 _runs: dict[int, Any] = {}
 
+
+def _gpt2099_detect(doc: Any) -> int:
+    from . import gpt2099
+
+    return gpt2099.detect(doc)
+
+
+def gpt2099_verdict(revision: int, doc: Any) -> frozenset[tuple[str, str]]:
+    """The errors a gpt2099 reader of schema revision `revision` reports for a one-turn thread."""
+    from ..findings import Severity
+    from ..formats.base import Options
+    from ..formats.gpt2099.checker import Gpt2099Run
+    from ..jsonio import Record
+
+    run = Gpt2099Run(Options(), version=f"v{revision}")
+    found = run.check_thread([Record("<doc>", 1, "", doc, 0)])
+    return frozenset((f.rule, f.pointer) for f in found if f.severity == Severity.ERROR)
+
+
 SPECS: dict[str, ProofSpec] = {
     "canonical": ProofSpec("canonical", "message.json", canonical_verdict),
-    # gpt2099: the lead adds ProofSpec("gpt2099", "<turn schema>.json") once
-    # schemas/gpt2099/v1 and v2 exist (see the branch report)
+    # stored turns are gpt.turn frames; thread records have their own spec below
+    "gpt2099": ProofSpec("gpt2099", "turn-frame.json", gpt2099_verdict, _gpt2099_detect),
 }
+GPT2099_RECORDS = ProofSpec("gpt2099", "thread-record.json", gpt2099_verdict, _gpt2099_detect)
 
 
 def _json(doc: Any) -> bytes:
@@ -149,6 +172,8 @@ def prove(m: Migration, spec: ProofSpec | None = None, *, max_examples: int = 20
     )
     @given(source_documents(m, spec))
     def run(doc: Any) -> None:
+        if spec.detect is not None:
+            assume(spec.detect(doc) == m.source)
         result.examples += 1
         try:
             m.forward(copy.deepcopy(doc))

@@ -37,6 +37,10 @@ ROOTS: dict[str, RootChooser] = {
         if isinstance(doc, dict) and "input_schema" in doc and "role" not in doc
         else "message.json"
     ),
+    # a stored turn is a gpt.turn frame (meta inside); a thread record carries role/content at the top
+    "gpt2099": lambda doc: (
+        "turn-frame.json" if isinstance(doc, dict) and ("meta" in doc or "topic" in doc) else "thread-record.json"
+    ),
 }
 
 
