@@ -7,7 +7,9 @@ comparable across machines even when the absolute numbers are not:
 - validate (schema only): `turnspec validate --select TS0` (reading, strict JSON parse
   with duplicate-key detection, schema by version, tolerance warnings);
 - validate (all rules): every rule, plus `--tools` and `--pricing` so TS3xx/TS4xx run;
-- python-jsonschema: the reference oracle alone, on a sample (it is ~100x slower).
+- python-jsonschema: the reference oracle alone, on a sample (it is ~100x slower);
+- strategies: valid canonical messages generated per second from the schemas
+  (`conformance.strategies.bench`; target >= 1,000/s).
 """
 
 from __future__ import annotations
@@ -87,6 +89,9 @@ def run(n: int, repeat: int, sample: int, out: Path | None) -> dict[str, object]
             docs = [orjson.loads(next(fh)) for _ in range(sample)]
         t_oracle, _ = _timed(lambda: sum(validator.oracle_is_valid(d) for d in docs), 1)
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    from .strategies import bench as strategies_bench
+
+    gen = strategies_bench(seconds=3.0)
     floor_rate = n / t_floor
     result: dict[str, object] = {
         "messages": n,
@@ -101,6 +106,7 @@ def run(n: int, repeat: int, sample: int, out: Path | None) -> dict[str, object]
         "ratio_all_rules_vs_floor": round((n / t_rules) / floor_rate, 3),
         "ratio_python_jsonschema_vs_floor": round((sample / t_oracle) / floor_rate, 4),
         "max_rss_mb": round(rss_mb),
+        **{f"strategies_{k}": round(v, 1) for k, v in gen.items()},
     }
     if out:
         out.mkdir(parents=True, exist_ok=True)
