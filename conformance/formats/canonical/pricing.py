@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from .checker import CanonicalRun
 
 MTOK = Decimal(1_000_000)
+_ZERO = Decimal(0)
+_HALF_UNIT: dict[int, Decimal] = {}  # decimal places -> half a unit in the last place
 
 
 class _DecimalLoader(yaml.SafeLoader):
@@ -46,14 +48,18 @@ class PriceTable:
     versions: dict[str, dict[str, dict[str, Decimal]]]
 
     def cost(self, version: str, model: str, usage: dict[str, Any]) -> Decimal:
+        """The exact cost of `usage` (Decimal times int is exact; `scaleb` divides by 10^6 exactly)."""
         rates = self.versions[version][model]
-        total = Decimal(usage["input_tokens"]) * rates["input_per_mtok_usd"]
-        total += Decimal(usage["output_tokens"]) * rates["output_per_mtok_usd"]
-        total += Decimal(usage.get("cached_input_tokens", 0)) * rates.get("cached_read_per_mtok_usd", Decimal(0))
-        total += Decimal(usage.get("cache_creation_input_tokens", 0)) * rates.get(
-            "cache_write_per_mtok_usd", Decimal(0)
+        total = (
+            rates["input_per_mtok_usd"] * usage["input_tokens"] + rates["output_per_mtok_usd"] * usage["output_tokens"]
         )
-        return total / MTOK
+        cached = usage.get("cached_input_tokens", 0)
+        if cached:
+            total += rates.get("cached_read_per_mtok_usd", _ZERO) * cached
+        created = usage.get("cache_creation_input_tokens", 0)
+        if created:
+            total += rates.get("cache_write_per_mtok_usd", _ZERO) * created
+        return total.scaleb(-6)
 
     def check(self, run: CanonicalRun, rec: Record, meta: dict[str, Any]) -> Iterator[Finding]:
         usage = meta["usage"]
@@ -95,11 +101,14 @@ class PriceTable:
                 return
         if not run.on["TS401"]:
             return
-        stored = Decimal(usage["cost_usd"])
+        text: str = usage["cost_usd"]
+        stored = Decimal(text)
         exact = self.cost(version, model, usage)
-        exponent = stored.as_tuple().exponent
-        places = -exponent if isinstance(exponent, int) and exponent < 0 else 0
-        tolerance = Decimal(1).scaleb(-places) / 2
+        dot = text.find(".")
+        places = len(text) - dot - 1 if dot >= 0 else 0
+        tolerance = _HALF_UNIT.get(places)
+        if tolerance is None:
+            tolerance = _HALF_UNIT[places] = Decimal(5).scaleb(-places - 1)
         if abs(stored - exact) > tolerance:
             yield run._f(rec, "/metadata/usage/cost_usd", R.COST_MISMATCH,
                          f"cost_usd {usage['cost_usd']} but the {version} table gives {exact.normalize():f} for {model}")  # fmt: skip
