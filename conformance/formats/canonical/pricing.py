@@ -50,13 +50,13 @@ class PriceTable:
     def cost(self, version: str, model: str, usage: dict[str, Any]) -> Decimal:
         """The exact cost of `usage` (Decimal times int is exact; `scaleb` divides by 10^6 exactly)."""
         rates = self.versions[version][model]
-        total = (
-            rates["input_per_mtok_usd"] * usage["input_tokens"] + rates["output_per_mtok_usd"] * usage["output_tokens"]
-        )
-        cached = usage.get("cached_input_tokens", 0)
+        n_in: int = usage["input_tokens"]
+        n_out: int = usage["output_tokens"]
+        total = rates["input_per_mtok_usd"] * n_in + rates["output_per_mtok_usd"] * n_out
+        cached: int = usage.get("cached_input_tokens", 0)
         if cached:
             total += rates.get("cached_read_per_mtok_usd", _ZERO) * cached
-        created = usage.get("cache_creation_input_tokens", 0)
+        created: int = usage.get("cache_creation_input_tokens", 0)
         if created:
             total += rates.get("cache_write_per_mtok_usd", _ZERO) * created
         return total.scaleb(-6)
