@@ -35,16 +35,17 @@ def expand(
         raise InputError(str(exc.args[0])) from None
 
     def claim(p: Path) -> Format | None:
+        """The format of a path met in a directory walk (one `detect` per format asked)."""
         if forced is not None:
-            # a forced format takes any file given by name, and directories it claims
-            return forced if p.is_file() or forced.detect(p) else None
+            return forced if forced.detect(p) else None
         return detect_format(p)
 
     out: list[tuple[Path, Format]] = []
     for top in map(Path, paths):
         if not top.exists():
             raise InputError(f"{top}: no such file or directory")
-        unit = claim(top)
+        # a path named explicitly: a forced format takes any file; canonical is the fallback
+        unit = forced if forced is not None and top.is_file() else claim(top)
         if unit is None and top.is_file() and top.suffix in (".json", ".jsonl"):
             unit = get_format("canonical")
         if unit is not None:
@@ -58,14 +59,14 @@ def expand(
             keep = []
             for d in dirs:
                 u = claim(here / d)
-                if u is not None and u.detect(here / d):
+                if u is not None:
                     out.append((here / d, u))
                 else:
                     keep.append(d)
             dirs[:] = keep
             for n in sorted(names):
                 f = here / n
-                u = forced if forced is not None and forced.detect(f) else (None if forced else detect_format(f))
+                u = claim(f)
                 if u is not None:
                     out.append((f, u))
                 elif skipped is not None:
@@ -75,17 +76,29 @@ def expand(
 
 @dataclass
 class Report:
+    """What a run found. `add(finding, keep=False)` counts without storing, which is how the
+    CLI's streaming text output keeps memory flat on huge inputs."""
+
     files: list[FileStats] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    counts: Counter[tuple[str, Severity]] = field(default_factory=Counter)
+
+    def add(self, finding: Finding, *, keep: bool = True) -> None:
+        self.counts[(finding.rule, finding.severity)] += 1
+        if keep:
+            self.findings.append(finding)
+
+    def _count(self, severity: Severity) -> int:
+        return sum(n for (_, sev), n in self.counts.items() if sev == severity)
 
     @property
     def errors(self) -> int:
-        return sum(1 for f in self.findings if f.severity == Severity.ERROR)
+        return self._count(Severity.ERROR)
 
     @property
     def warnings(self) -> int:
-        return sum(1 for f in self.findings if f.severity == Severity.WARNING)
+        return self._count(Severity.WARNING)
 
     @property
     def exit_code(self) -> int:
@@ -98,7 +111,7 @@ class Report:
             "records": sum(s.records for s in self.files),
             "errors": self.errors,
             "warnings": self.warnings,
-            "by_rule": dict(sorted(Counter(f.rule for f in self.findings).items())),
+            "by_rule": dict(sorted(_by_rule(self.counts).items())),
         }
 
     def as_dict(self) -> dict[str, object]:
@@ -107,6 +120,13 @@ class Report:
             "violations": [f.as_dict() for f in self.findings],
             "summary": {**self.summary(), "skipped": self.skipped},
         }
+
+
+def _by_rule(counts: Counter[tuple[str, Severity]]) -> dict[str, int]:
+    out: Counter[str] = Counter()
+    for (rule, _), n in counts.items():
+        out[rule] += n
+    return dict(out)
 
 
 def iter_validate(
@@ -138,6 +158,7 @@ def validate(paths: Iterable[str | Path], options: Options | None = None, *, fmt
     """Validate `paths` and collect everything into a `Report`."""
     report = Report()
     skipped: list[Path] = []
-    report.findings = list(iter_validate(paths, options, fmt=fmt, files=report.files, skipped=skipped))
+    for finding in iter_validate(paths, options, fmt=fmt, files=report.files, skipped=skipped):
+        report.add(finding)
     report.skipped = [str(p) for p in skipped]
     return report

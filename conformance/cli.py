@@ -86,7 +86,7 @@ def validate(
         for finding in iter_validate(
             [p for p, _ in units], options, fmt=fmt, files=report.files, progress=advance if show_progress else None
         ):
-            report.findings.append(finding) if output == OutputFormat.json else _count(report, finding)
+            report.add(finding, keep=output == OutputFormat.json)
             if output == OutputFormat.text and not quiet:
                 out.write(finding.format() + "\n")
     if output == OutputFormat.json:
@@ -101,14 +101,6 @@ def validate(
         if report.skipped:
             out.write(f"skipped {len(report.skipped)} file(s) in no known format, e.g. {report.skipped[0]}\n")
     raise typer.Exit(report.exit_code)
-
-
-def _count(report: Report, finding: object) -> None:
-    # text output streams findings; keep only what the summary needs
-    from .findings import Finding
-
-    assert isinstance(finding, Finding)
-    report.findings.append(Finding("", None, "", finding.rule, finding.severity, ""))
 
 
 @app.command()

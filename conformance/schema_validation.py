@@ -27,7 +27,7 @@ from jsonschema.exceptions import ValidationError
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
-from .schemas import SchemaSet, registry_for
+from .schemas import SchemaSet
 
 _JSON_TYPES = {
     dict: "object",
@@ -128,18 +128,19 @@ def pointer_of(path: Iterable[object]) -> str:
 class SchemaValidator:
     """Validates instances against one root schema of a `SchemaSet`."""
 
-    def __init__(self, schemas: SchemaSet, root: str, *extra: SchemaSet, registry: Registry[Any] | None = None) -> None:
+    def __init__(self, schemas: SchemaSet, root: str, *extra: SchemaSet) -> None:
         self.schemas = schemas
         self.root_name = root
         self.schema = schemas[root]
-        self.registry = registry or registry_for(schemas, *extra)
+        # the oracle's registry also serves `_title_of` (stripping `$schema` keeps titles)
+        self.registry = oracle_registry(schemas, *extra)
         resources = [(uri, doc) for s in (schemas, *extra) for uri, doc in s.resources()]
         self._fast = jsonschema_rs.validator_for(
             self.schema,
             registry=jsonschema_rs.Registry(resources),
             validate_formats=False,
         )
-        self._oracle = oracle_for(self.schema, schemas, *extra)
+        self._oracle = oracle_for(self.schema, registry=self.registry)
         self.title = str(self.schema.get("title", root))
 
     def is_valid(self, instance: Any) -> bool:

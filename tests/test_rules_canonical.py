@@ -126,3 +126,28 @@ def test_invalid_tool_definition_is_a_schema_error(tmp_path: Path) -> None:
     p = tmp_path / "tools.json"
     p.write_text(json.dumps(tools, indent=2))
     assert [(f.rule, f.pointer) for f in validate([p]).findings] == [("TS020", "/1/side_effects")]
+
+
+@pytest.mark.parametrize(
+    ("cost", "ok"),
+    [
+        ("0.000654", True),  # exact: 8 x $3/M + 42 x $15/M
+        ("0.00065", True),  # the exact cost rounded at the stored precision
+        ("0.0007", True),
+        ("0.001", True),
+        ("0.00066", False),  # one unit off at its own precision
+        ("0.0006", False),
+        ("0.000", False),
+    ],
+)
+def test_cost_is_checked_at_the_stored_precision(tmp_path: Path, cost: str, ok: bool) -> None:
+    import json
+
+    lines = (HERE / "valid.jsonl").read_text().splitlines()
+    msg = json.loads(lines[4])
+    msg["metadata"]["usage"]["cost_usd"] = cost
+    lines[4] = json.dumps(msg)
+    p = tmp_path / "cost.jsonl"
+    p.write_text("\n".join(lines) + "\n")
+    found = [r for r, _, _ in run(p, "pricing")]
+    assert ("TS401" not in found) is ok, found

@@ -25,10 +25,9 @@ from ...schemas import schema_set, versions
 from ..base import FileStats, Options, ProgressHook
 from . import rules as R
 from .pricing import PriceTable, load_price_table
-from .tools import ToolSet, load_tools
+from .tools import ToolSet, definition_findings, load_tools
 
 _BLOCKS_WITH_RULES = frozenset({"tool_use", "tool_result", "image", "audio"})
-_SNAKE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*\Z")
 
 
 def _pattern(defs: dict[str, Any], name: str) -> re.Pattern[str]:
@@ -484,8 +483,6 @@ class CanonicalRun:
                 for err in self.tooldef.errors(tool):
                     yield self._f(rec, err.pointer, R.SCHEMA, err.message)
             return
-        from .tools import definition_findings
-
         yield from definition_findings(self, rec, tool, self.tool_names)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,7 @@ from . import rules as R
 if TYPE_CHECKING:
     from .checker import CanonicalRun
 
+_SNAKE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*\Z")
 # keywords whose values are subschemas (or lists/maps of them) in the §5.4 subset
 _SCHEMA_MAPS = ("properties", "$defs", "definitions", "dependentSchemas")
 _SCHEMA_VALUES = ("items", "additionalItems", "contains", "propertyNames", "unevaluatedItems", "unevaluatedProperties")
@@ -74,8 +76,6 @@ def definition_findings(
 
 
 def _snake(name: str) -> bool:
-    from .checker import _SNAKE
-
     return bool(_SNAKE.match(name))
 
 

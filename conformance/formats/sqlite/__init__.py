@@ -318,16 +318,23 @@ class SqliteRun:
 
 def convert_canonical_to_sqlite(src: Path, dst: Path, ctx: object) -> None:
     """Write a conforming §9.1 store from canonical JSON/JSONL (fails on invalid input)."""
-    from ...api import validate
     from ...errors import InputError
     from ...jsonio import read_json, read_jsonl
 
-    report = validate([src], fmt="canonical")
-    if report.errors:
-        first = next(f for f in report.findings if f.severity == Severity.ERROR)
-        raise InputError(f"{src} is not valid canonical input ({report.errors} error(s)); first: {first.format()}")
-    items = read_jsonl(src) if src.suffix == ".jsonl" else read_json(src)
-    msgs = [i.value for i in items if isinstance(i, Record)]
+    # one pass: each record is checked by the canonical rules as it is read
+    run = CanonicalRun(Options())
+    msgs: list[dict[str, Any]] = []
+    errors: list[Finding] = []
+    for item in read_jsonl(src) if src.suffix == ".jsonl" else read_json(src):
+        if isinstance(item, Record):
+            msgs.append(item.value)
+            found = run.check_message(item)
+        else:
+            found = [item]
+        errors += [f for f in found if f.severity == Severity.ERROR]
+    errors += [f for f in run.finish() if f.severity == Severity.ERROR]
+    if errors:
+        raise InputError(f"{src} is not valid canonical input ({len(errors)} error(s)); first: {errors[0].format()}")
     con = sqlite3.connect(dst)
     try:
         con.executescript(DDL)
