@@ -1,0 +1,118 @@
+"""The `WireApi` record: one frozen value per provider wire API.
+
+Fields are facts from the provider's documentation (cite them in `docs`), never derived
+from an adapter. The suite, the cassette reader and the CLI read only these records, so
+an API the project has no adapter for is still recognised, attributed and schema-checked.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+JsonBody = Mapping[str, Any]
+
+
+class Framing(enum.StrEnum):
+    """How a streamed response body is cut into events."""
+
+    SSE = "sse"  # text/event-stream: `event:`/`data:` lines, blank-line separated
+    NDJSON = "ndjson"  # one JSON object per line (Ollama)
+    JSON_ARRAY = "json-array"  # one JSON array streamed element by element (Gemini without alt=sse)
+
+
+@dataclass(frozen=True, slots=True)
+class Located:
+    """A value found in a wire body, with the RFC 6901 JSON pointer it sits at."""
+
+    pointer: str
+    value: Any
+
+
+def _nothing(_body: JsonBody) -> list[Located]:
+    return []
+
+
+def _no_value(_body: JsonBody) -> Any:
+    return None
+
+
+Probe = Callable[[JsonBody], list[Located]]
+
+
+@dataclass(frozen=True)
+class Probes:
+    """Where the API carries things, per its docs. Each probe reads a decoded JSON body.
+
+    Request probes take a request body; response probes take a non-streamed response body.
+    A probe the API has no field for keeps the default (finds nothing). Checks use these
+    to look at the field the API uses, never by searching a serialized body for a string.
+    """
+
+    # request side
+    system: Probe = _nothing  # system prompt text(s)
+    thinking_text: Probe = _nothing  # thinking / reasoning text sent back
+    signatures: Probe = _nothing  # opaque thinking state: signature, encrypted_content, thoughtSignature
+    redacted_thinking: Probe = _nothing  # redacted thinking payloads
+    tool_use_ids: Probe = _nothing  # ids of tool calls in the history
+    tool_result_ids: Probe = _nothing  # ids a tool result answers
+    tool_result_errors: Probe = _nothing  # value: bool, whether that tool result is marked as an error
+    images: Probe = _nothing  # value: {"kind": "base64"|"url", "media_type": str|None, "data"|"url": str}
+    # response side
+    response_stop_reason: Callable[[JsonBody], Any] = _no_value  # the raw provider value
+    response_usage: Callable[[JsonBody], Any] = _no_value  # {"input": int, "output": int, "cache_read": int, "cache_write": int}
+
+
+@dataclass(frozen=True)
+class ToolIdRule:
+    """Which tool-call ids the API accepts in a request (docs or observed error bodies)."""
+
+    pattern: re.Pattern[str] | None = None  # None: any string
+    max_length: int | None = None
+    issued_by_provider: bool = True  # False: the API issues no ids (the adapter must mint them)
+
+    def accepts(self, value: str) -> bool:
+        if self.max_length is not None and len(value) > self.max_length:
+            return False
+        return self.pattern is None or self.pattern.fullmatch(value) is not None
+
+
+@dataclass(frozen=True)
+class Carries:
+    """What the wire format can express at all (independent of any adapter's choices)."""
+
+    system_prompt: bool = True
+    thinking_text: bool = False
+    thinking_signature: bool = False
+    redacted_thinking: bool = False
+    images_base64: bool = False
+    images_url: bool = False
+    tool_result_error: bool = False  # an explicit error flag on tool results
+    cache_read_tokens: bool = False
+    cache_write_tokens: bool = False
+    parallel_tool_calls: bool = False
+
+
+@dataclass(frozen=True)
+class WireApi:
+    """One provider wire API. `name` is stable and used in reports and cassette folders."""
+
+    name: str  # e.g. "anthropic-messages"
+    title: str  # e.g. "Anthropic Messages API"
+    docs: tuple[str, ...]  # documentation URLs the record (and its schemas) were written from
+    request_paths: tuple[re.Pattern[str], ...]  # matched with .search() against the request URL path
+    framing: Framing  # the framing of its streamed responses
+    is_streaming: Callable[[str, JsonBody | None], bool]  # (url, request body) -> was a stream asked for
+    schema_dir: str  # folder under schemas/wire/ holding request/response/stream-event schemas
+    hosts: tuple[str, ...] = ()  # the provider's own hosts (empty: any host); compatible servers differ
+    chat: bool = True  # False for endpoints that are not an LLM chat turn (count_tokens, embeddings)
+    tool_ids: ToolIdRule = field(default_factory=ToolIdRule)
+    carries: Carries = field(default_factory=Carries)
+    probes: Probes = field(default_factory=Probes)
+    stop_reasons: Mapping[str, str] = field(default_factory=dict)  # raw provider value -> canonical stop_reason
+
+    def matches(self, path: str) -> bool:
+        return any(p.search(path) for p in self.request_paths)

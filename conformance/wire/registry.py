@@ -1,0 +1,25 @@
+"""Every known wire API, most specific path first. Adding one: a module and a line here."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from .api import WireApi
+
+APIS: tuple[WireApi, ...] = ()
+
+
+def api_for_url(url: str) -> WireApi | None:
+    """The record whose request paths match `url`, or None: never forced onto a near match."""
+    path = urlsplit(url).path or url
+    for api in APIS:
+        if api.matches(path):
+            return api
+    return None
+
+
+def get(name: str) -> WireApi:
+    for api in APIS:
+        if api.name == name:
+            return api
+    raise KeyError(f"unknown wire API {name!r} (known: {', '.join(a.name for a in APIS)})")
