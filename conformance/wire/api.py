@@ -104,7 +104,7 @@ class WireApi:
     title: str  # e.g. "Anthropic Messages API"
     docs: tuple[str, ...]  # documentation URLs the record (and its schemas) were written from
     request_paths: tuple[re.Pattern[str], ...]  # matched with .search() against the request URL path
-    framing: Framing  # the framing of its streamed responses
+    framing: Framing  # the framing of its streamed responses (see `framing_by_url` for APIs with two)
     is_streaming: Callable[[str, JsonBody | None], bool]  # (url, request body) -> was a stream asked for
     schema_dir: str  # folder under schemas/wire/ holding request/response/stream-event schemas
     hosts: tuple[str, ...] = ()  # the provider's own hosts (empty: any host); compatible servers differ
@@ -113,6 +113,11 @@ class WireApi:
     carries: Carries = field(default_factory=Carries)
     probes: Probes = field(default_factory=Probes)
     stop_reasons: Mapping[str, str] = field(default_factory=dict)  # raw provider value -> canonical stop_reason
+    # APIs whose framing depends on the URL (Gemini: SSE with `alt=sse`, a JSON array without)
+    framing_by_url: Callable[[str], Framing] | None = None
 
     def matches(self, path: str) -> bool:
         return any(p.search(path) for p in self.request_paths)
+
+    def framing_for(self, url: str) -> Framing:
+        return self.framing_by_url(url) if self.framing_by_url is not None else self.framing
