@@ -55,9 +55,7 @@ def canonical_verdict(revision: int, doc: Any) -> frozenset[tuple[str, str]]:
     run = _runs.get(revision)
     if run is None:
         run = _runs[revision] = CanonicalRun(Options(), revisions=[f"v{revision}"])
-    run.sessions.clear()
-    run.message_ids.clear()
-    run.tool_owner.clear()
+    run.reset()
     found = run.check_message(Record("<doc>", 1, "", doc, 0))
     return frozenset((f.rule, f.pointer) for f in found if f.severity == Severity.ERROR)
 

@@ -6,24 +6,19 @@ never through a float, so 0.30 stays 0.30.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import jiter
 import yaml
 
 from ...errors import InputError
-from ...findings import Finding
-from ...jsonio import Record
 from ...schema_validation import SchemaValidator
 from ...schemas import schema_set
 from . import rules as R
-
-if TYPE_CHECKING:
-    from .checker import CanonicalRun
+from .engine import MESSAGE, Context, Emit, MessageView, Prices
 
 MTOK = Decimal(1_000_000)
 _ZERO = Decimal(0)
@@ -61,57 +56,86 @@ class PriceTable:
             total += rates.get("cache_write_per_mtok_usd", _ZERO) * created
         return total.scaleb(-6)
 
-    def check(self, run: CanonicalRun, rec: Record, meta: dict[str, Any]) -> Iterator[Finding]:
-        usage = meta["usage"]
-        version = usage["pricing_version"]
-        model = meta.get("model")
-        table = self.versions.get(version)
-        if table is None:
-            if run.on["TS402"]:
-                known = ", ".join(sorted(self.versions))
-                yield run._f(
-                    rec,
-                    "/metadata/usage/pricing_version",
-                    R.PRICING_VERSION,
-                    f"pricing_version {version!r} is not in the price table (known: {known})",
-                )
+    def rates(self, usage: dict[str, Any], model: Any) -> dict[str, Decimal] | None:
+        table = self.versions.get(usage["pricing_version"])
+        return None if table is None or model not in table else table[model]
+
+
+_BUCKETS = (
+    ("cached_input_tokens", "cached_read_per_mtok_usd"),
+    ("cache_creation_input_tokens", "cache_write_per_mtok_usd"),
+)
+
+
+def _priced(ctx: Context, m: MessageView) -> tuple[Prices, dict[str, Any]] | None:
+    if ctx.prices is None or m.meta.get("usage") is None:
+        return None
+    return ctx.prices, m.meta["usage"]
+
+
+@MESSAGE.register(R.PRICING_VERSION)
+def pricing_version(ctx: Context, m: MessageView, emit: Emit) -> None:
+    hit = _priced(ctx, m)
+    if hit is None:
+        return
+    prices, usage = hit
+    version = usage["pricing_version"]
+    if version not in prices.versions:
+        known = ", ".join(sorted(prices.versions))
+        emit(m.rec, "/metadata/usage/pricing_version", R.PRICING_VERSION,
+             f"pricing_version {version!r} is not in the price table (known: {known})")  # fmt: skip
+
+
+@MESSAGE.register(R.PRICING_MODEL)
+def pricing_model(ctx: Context, m: MessageView, emit: Emit) -> None:
+    hit = _priced(ctx, m)
+    if hit is None:
+        return
+    prices, usage = hit
+    version, model = usage["pricing_version"], m.meta.get("model")
+    if version in prices.versions and model not in prices.versions[version]:
+        emit(m.rec, "/metadata/model", R.PRICING_MODEL, f"model {model!r} has no price in pricing_version {version!r}")
+
+
+@MESSAGE.register(R.PRICING_BUCKET)
+def pricing_bucket(ctx: Context, m: MessageView, emit: Emit) -> None:
+    hit = _priced(ctx, m)
+    if hit is None:
+        return
+    prices, usage = hit
+    rates = prices.rates(usage, m.meta.get("model"))
+    if rates is None:
+        return
+    for bucket, rate in _BUCKETS:
+        if usage.get(bucket, 0) and rate not in rates:
+            emit(m.rec, f"/metadata/usage/{bucket}", R.PRICING_BUCKET,
+                 f"{usage[bucket]} {bucket} but {usage['pricing_version']!r} has no {rate} for {m.meta['model']}")  # fmt: skip
             return
-        if model is None or model not in table:
-            if run.on["TS403"]:
-                yield run._f(
-                    rec,
-                    "/metadata/model",
-                    R.PRICING_MODEL,
-                    f"model {model!r} has no price in pricing_version {version!r}",
-                )
-            return
-        rates = table[model]
-        for bucket, rate in (
-            ("cached_input_tokens", "cached_read_per_mtok_usd"),
-            ("cache_creation_input_tokens", "cache_write_per_mtok_usd"),
-        ):
-            if usage.get(bucket, 0) and rate not in rates:
-                if run.on["TS404"]:
-                    yield run._f(
-                        rec,
-                        f"/metadata/usage/{bucket}",
-                        R.PRICING_BUCKET,
-                        f"{usage[bucket]} {bucket} but {version!r} has no {rate} for {model}",
-                    )
-                return
-        if not run.on["TS401"]:
-            return
-        text: str = usage["cost_usd"]
-        stored = Decimal(text)
-        exact = self.cost(version, model, usage)
-        dot = text.find(".")
-        places = len(text) - dot - 1 if dot >= 0 else 0
-        tolerance = _HALF_UNIT.get(places)
-        if tolerance is None:
-            tolerance = _HALF_UNIT[places] = Decimal(5).scaleb(-places - 1)
-        if abs(stored - exact) > tolerance:
-            yield run._f(rec, "/metadata/usage/cost_usd", R.COST_MISMATCH,
-                         f"cost_usd {usage['cost_usd']} but the {version} table gives {exact.normalize():f} for {model}")  # fmt: skip
+
+
+@MESSAGE.register(R.COST_MISMATCH)
+def cost_mismatch(ctx: Context, m: MessageView, emit: Emit) -> None:
+    hit = _priced(ctx, m)
+    if hit is None:
+        return
+    prices, usage = hit
+    model = m.meta.get("model")
+    rates = prices.rates(usage, model)
+    if rates is None or any(usage.get(b, 0) and r not in rates for b, r in _BUCKETS):
+        return  # TS402/TS403/TS404: nothing to recompute with
+    model = str(model)
+    text: str = usage["cost_usd"]
+    stored = Decimal(text)
+    version = usage["pricing_version"]
+    exact = prices.cost(version, model, usage)
+    dot = text.find(".")
+    places = len(text) - dot - 1 if dot >= 0 else 0
+    tolerance = _HALF_UNIT.get(places)
+    if tolerance is None:
+        tolerance = _HALF_UNIT[places] = Decimal(5).scaleb(-places - 1)
+    if abs(stored - exact) > tolerance:
+        emit(m.rec, "/metadata/usage/cost_usd", R.COST_MISMATCH,
+             f"cost_usd {usage['cost_usd']} but the {version} table gives {exact.normalize():f} for {model}")  # fmt: skip
 
 
 def load_price_table(path: Path) -> PriceTable:

@@ -58,6 +58,11 @@ PRICING_VERSION = RuleInfo("TS402", E, "§6.4", "pricing_version is not in the p
 PRICING_MODEL = RuleInfo("TS403", E, "§6.4", "Model has no price in that pricing_version")
 PRICING_BUCKET = RuleInfo("TS404", E, "§6.4", "Cached tokens used but the table has no rate for them")
 
+# Emitted by conversions into and out of the canonical format (conformance/convert.py
+# defines the same value; the catalogue accepts an identical re-registration), listed
+# here so `turnspec rules` shows it.
+LOSSY = RuleInfo("TS900", W, "§7.3", "Conversion dropped or changed information")
+
 CATALOG = RuleCatalog(
     [
         *IO_RULES,
@@ -69,6 +74,7 @@ CATALOG = RuleCatalog(
         RESULT_DUPLICATE, TOOL_ID_REPEATED, TOOL_UNANSWERED,
         TOOL_NAME, TOOL_NAME_UNIQUE, TOOL_SCHEMA_SUBSET, TOOL_UNKNOWN, TOOL_INPUT,
         COST_MISMATCH, PRICING_VERSION, PRICING_MODEL, PRICING_BUCKET,
+        LOSSY,
     ]
 )  # fmt: skip
 

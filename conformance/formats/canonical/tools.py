@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import jsonschema
 import jsonschema_rs
@@ -16,9 +16,7 @@ from ...findings import Finding
 from ...jsonio import Record, read_json, read_jsonl
 from ...schema_validation import OracleValidator, SchemaValidator, pointer_of
 from . import rules as R
-
-if TYPE_CHECKING:
-    from .checker import CanonicalRun
+from .engine import BLOCK, DEFINITION, TOOLS_FILE, Context, Emit, MessageView, RunState
 
 _SNAKE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*\Z")
 # keywords whose values are subschemas (or lists/maps of them) in the §5.4 subset
@@ -57,59 +55,76 @@ def subset_violations(schema: Any, ptr: str = "") -> Iterator[tuple[str, str]]:
             yield from subset_violations(s, f"{ptr}/prefixItems/{i}")
 
 
-def definition_findings(
-    run: CanonicalRun, rec: Record, tool: dict[str, Any], names: dict[str, tuple[str, int]]
-) -> Iterator[Finding]:
-    name = tool["name"]
-    if run.on["TS301"] and not _snake(name):
-        yield run._f(rec, "/name", R.TOOL_NAME, f"tool name {name!r} is not snake_case")
-    if run.on["TS302"]:
-        first = names.get(name)
-        if first is not None and first != (rec.path, rec.line):
-            where = "--tools" if first[0] == "--tools" else f"{first[0]}:{first[1]}"
-            yield run._f(rec, "/name", R.TOOL_NAME_UNIQUE, f"tool {name!r} already defined at {where}")
-        else:
-            names[name] = (rec.path, rec.line)
-    if run.on["TS303"]:
-        for ptr, why in subset_violations(tool["input_schema"], "/input_schema"):
-            yield run._f(rec, ptr, R.TOOL_SCHEMA_SUBSET, why)
+@DEFINITION.register(R.TOOL_NAME)
+def tool_name(rec: Record, tool: dict[str, Any], state: RunState, emit: Emit) -> None:
+    if not _snake(tool["name"]):
+        emit(rec, "/name", R.TOOL_NAME, f"tool name {tool['name']!r} is not snake_case")
+
+
+@DEFINITION.register(R.TOOL_NAME_UNIQUE)
+def tool_name_unique(rec: Record, tool: dict[str, Any], state: RunState, emit: Emit) -> None:
+    first = state.tool_names.get(tool["name"])
+    if first is not None and first != (rec.path, rec.line):
+        where = "--tools" if first[0] == "--tools" else f"{first[0]}:{first[1]}"
+        emit(rec, "/name", R.TOOL_NAME_UNIQUE, f"tool {tool['name']!r} already defined at {where}")
+
+
+@DEFINITION.register(R.TOOL_SCHEMA_SUBSET)
+@TOOLS_FILE.register(R.TOOL_SCHEMA_SUBSET)
+def tool_schema_subset(rec: Record, tool: dict[str, Any], state: RunState, emit: Emit) -> None:
+    for ptr, why in subset_violations(tool["input_schema"], "/input_schema"):
+        emit(rec, ptr, R.TOOL_SCHEMA_SUBSET, why)
 
 
 def _snake(name: str) -> bool:
     return bool(_SNAKE.match(name))
 
 
+@BLOCK.register(R.TOOL_UNKNOWN, blocks=("tool_use",))
+def tool_unknown(ctx: Context, m: MessageView, ptr: str, block: dict[str, Any], emit: Emit) -> None:
+    if ctx.toolset is not None and block["name"] not in ctx.toolset.tools:
+        emit(m.rec, ptr + "/name", R.TOOL_UNKNOWN, f"no tool named {block['name']!r} in --tools")
+
+
+@BLOCK.register(R.TOOL_INPUT, blocks=("tool_use",))
+def tool_input(ctx: Context, m: MessageView, ptr: str, block: dict[str, Any], emit: Emit) -> None:
+    if ctx.toolset is None or block["name"] not in ctx.toolset.tools:
+        return
+    name = block["name"]
+    fast, oracle, problem = ctx.toolset.validators(name)
+    if problem is not None:
+        emit(m.rec, ptr + "/input", R.TOOL_INPUT, f"tool {name!r} has an unusable input_schema: {problem}")
+        return
+    if fast is None or fast.is_valid(block["input"]):
+        return
+    for err in oracle.iter_errors(block["input"]):
+        emit(m.rec, ptr + "/input" + pointer_of(err.absolute_path), R.TOOL_INPUT, f"{name}: {err.message}")
+
+
 @dataclass
 class ToolSet:
-    """Tools given with --tools: their input validators and the findings of the file."""
+    """Tools given with --tools: the definitions (and their records), validators built lazily.
+
+    The validators are a cache of the definitions, not state a rule could change: the
+    first use of a tool compiles its input_schema once (an unusable one is remembered
+    as the problem to report at each use).
+    """
 
     tools: dict[str, dict[str, Any]]
-    findings: list[Finding] = field(default_factory=list)
-    _fast: dict[str, Any] = field(default_factory=dict)
-    _oracle: dict[str, Any] = field(default_factory=dict)
+    records: list[Record] = field(default_factory=list)
+    _compiled: dict[str, tuple[Any, Any, str | None]] = field(default_factory=dict)
 
-    def check_use(self, run: CanonicalRun, rec: Record, ptr: str, block: dict[str, Any]) -> Iterator[Finding]:
-        name = block["name"]
-        tool = self.tools.get(name)
-        if tool is None:
-            if run.on["TS304"]:
-                yield run._f(rec, ptr + "/name", R.TOOL_UNKNOWN, f"no tool named {name!r} in --tools")
-            return
-        if not run.on["TS305"]:
-            return
-        fast = self._fast.get(name)
-        if fast is None:
+    def validators(self, name: str) -> tuple[Any, Any, str | None]:
+        """(fast validator, oracle, problem) for tool `name`'s input_schema."""
+        hit = self._compiled.get(name)
+        if hit is None:
+            schema = self.tools[name]["input_schema"]
             try:
-                fast = self._fast[name] = jsonschema_rs.validator_for(tool["input_schema"], validate_formats=False)
-                self._oracle[name] = OracleValidator(tool["input_schema"])
+                hit = (jsonschema_rs.validator_for(schema, validate_formats=False), OracleValidator(schema), None)
             except Exception as exc:  # an unusable schema is reported, never raised
-                yield run._f(rec, ptr + "/input", R.TOOL_INPUT, f"tool {name!r} has an unusable input_schema: {exc}")
-                self._fast[name] = False
-                return
-        if fast is False or fast.is_valid(block["input"]):
-            return
-        for err in self._oracle[name].iter_errors(block["input"]):
-            yield run._f(rec, ptr + "/input" + pointer_of(err.absolute_path), R.TOOL_INPUT, f"{name}: {err.message}")
+                hit = (None, None, str(exc))
+            self._compiled[name] = hit
+        return hit
 
 
 def load_tools(path: Path, validator: SchemaValidator) -> ToolSet:
@@ -132,17 +147,7 @@ def load_tools(path: Path, validator: SchemaValidator) -> ToolSet:
         if tool["name"] in tools:
             raise InputError(f"{item.path}:{item.line}: tool {tool['name']!r} defined twice in --tools")
         tools[tool["name"]] = tool
-        for ptr, why in subset_violations(tool["input_schema"], "/input_schema"):
-            ts.findings.append(
-                Finding(
-                    item.path,
-                    item.line,
-                    item.pointer + ptr,
-                    R.TOOL_SCHEMA_SUBSET.id,
-                    R.TOOL_SCHEMA_SUBSET.severity,
-                    why,
-                )
-            )
+        ts.records.append(item)
         try:
             jsonschema.Draft202012Validator.check_schema(tool["input_schema"])
         except jsonschema.SchemaError as exc:

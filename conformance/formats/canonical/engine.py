@@ -1,0 +1,218 @@
+"""The rule engine of the canonical format: rules only emit, one driver selects and locates.
+
+A rule is a plain function registered under exactly one `RuleInfo`. It receives what it
+checks (a `MessageView`, a content block, a tool definition, the public `RunState`) and
+an `Emit` callback, and reports with `emit(record, pointer, RULE, message)`; it never
+builds a `Finding`, never decides severity and never looks at the selection. The
+`Driver` is the one place where `--select/--ignore` and `--strict` are applied: it keeps
+only the rules whose id is selected, so an unselected rule is never called (its work is
+skipped, not just its finding), and it turns each emission into a located `Finding`
+with the severity the selection gives it. This is the shape of python-jsonschema's
+keyword functions, which yield errors while the validator attaches paths.
+
+Adding a rule = its `RuleInfo` in `rules.py` (the catalogue) + one decorated function in
+the module of its family (`invariants.py`, `tools.py`, `pricing.py`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any, Generic, Protocol, TypeVar
+
+from ...findings import Finding, RuleInfo, Selection, Severity
+from ...jsonio import Record
+
+
+class Tools(Protocol):
+    """The `--tools` definitions as rules see them (implemented by `tools.ToolSet`)."""
+
+    @property
+    def tools(self) -> dict[str, dict[str, Any]]: ...
+
+    def validators(self, name: str) -> tuple[Any, Any, str | None]: ...
+
+
+class Prices(Protocol):
+    """A price table as rules see it (implemented by `pricing.PriceTable`); the rule
+    families import this module, never the reverse, so these are protocols."""
+
+    @property
+    def versions(self) -> dict[str, dict[str, dict[str, Decimal]]]: ...
+
+    def rates(self, usage: dict[str, Any], model: Any) -> dict[str, Decimal] | None: ...
+
+    def cost(self, version: str, model: str, usage: dict[str, Any]) -> Decimal: ...
+
+
+Emit = Callable[[Record, str, RuleInfo, str], None]
+"""`emit(record, pointer, RULE, message)`: `pointer` is relative to the record's own."""
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """What the run was given, read-only for every rule: id formats, tools, prices."""
+
+    re_ulid: re.Pattern[str]
+    re_tool_id: re.Pattern[str]
+    re_model: re.Pattern[str]
+    toolset: Tools | None = None
+    prices: Prices | None = None
+
+
+@dataclass(slots=True)
+class MessageView:
+    """One schema-valid message, with the fields every rule reads already picked out.
+
+    `complete` is §5.1.5: the message invariants (§5) are validated only at
+    `status: complete`; partial, cancelled and errored messages may break them.
+    `known` is the set of block types the reading revision defines (others are §10.3
+    unknown blocks).
+    """
+
+    rec: Record
+    msg: dict[str, Any]
+    meta: dict[str, Any]
+    role: str
+    content: list[dict[str, Any]]
+    status: str
+    known: frozenset[str]
+    revision: str
+    known_meta: frozenset[str]
+
+    @property
+    def complete(self) -> bool:
+        """True when the §5 invariants apply to this message (§5.1.5)."""
+        return self.status != "partial"
+
+
+@dataclass
+class Session:
+    """What the cross-message rules need to remember of one session."""
+
+    last_id: str | None = None
+    last_created: str | None = None
+    last_created_key: tuple[Any, ...] | None = None
+    # tool id -> (path, line, pointer of the message, block index) of uses awaiting a result
+    open_uses: dict[str, tuple[str, int, str, int]] = field(default_factory=dict)
+    answered: set[str] = field(default_factory=set)
+    # uses of non-complete messages (§5.1.5): a result may answer them, none is required
+    optional_uses: set[str] = field(default_factory=set)
+
+
+@dataclass
+class RunState:
+    """Cross-message state of a run. Rules read it; only the driver updates it."""
+
+    sessions: dict[str, Session] = field(default_factory=dict)
+    tool_owner: dict[str, str] = field(default_factory=dict)  # tool id -> session id
+    message_ids: set[str] = field(default_factory=set)
+    tool_names: dict[str, tuple[str, int]] = field(default_factory=dict)  # name -> first definition
+
+    def session(self, sid: str) -> Session:
+        s = self.sessions.get(sid)
+        if s is None:
+            s = self.sessions[sid] = Session()
+        return s
+
+
+MessageRule = Callable[[Context, MessageView, Emit], None]
+BlockRule = Callable[[Context, MessageView, str, dict[str, Any], Emit], None]
+SessionRule = Callable[[Context, MessageView, Session, RunState, Emit], None]
+SessionBlockRule = Callable[[Context, MessageView, int, dict[str, Any], Session, RunState, Emit], None]
+DefinitionRule = Callable[[Record, dict[str, Any], RunState, Emit], None]
+FinishRule = Callable[[RunState, Emit], None]
+
+F = TypeVar("F")
+
+
+@dataclass
+class Family(Generic[F]):
+    """Rules of one kind, each registered under one `RuleInfo` (and block types)."""
+
+    rules: list[tuple[RuleInfo, frozenset[str], F]] = field(default_factory=list)
+
+    def register(self, info: RuleInfo, blocks: tuple[str, ...] = ()) -> Callable[[F], F]:
+        def deco(fn: F) -> F:
+            self.rules.append((info, frozenset(blocks), fn))
+            return fn
+
+        return deco
+
+    def enabled(self, sel: Selection) -> list[tuple[RuleInfo, frozenset[str], F]]:
+        # in id order, whatever order the modules were imported in (same input, same output)
+        return sorted((r for r in self.rules if sel.enabled(r[0].id)), key=lambda r: r[0].id)
+
+
+MESSAGE: Family[MessageRule] = Family()
+"""Rules on one schema-valid message (any status; a rule checks `view.complete` itself)."""
+BLOCK: Family[BlockRule] = Family()
+"""Rules on one known content block of a complete message (and blocks inside a tool_result)."""
+SESSION: Family[SessionRule] = Family()
+"""Rules on a message against its session's state, before the state takes the message."""
+SESSION_BLOCK: Family[SessionBlockRule] = Family()
+"""Rules on the tool_use/tool_result blocks of a complete message against the session."""
+DEFINITION: Family[DefinitionRule] = Family()
+"""Rules on one schema-valid tool definition (a record of a tools file)."""
+TOOLS_FILE: Family[DefinitionRule] = Family()
+"""Rules on the definitions of the `--tools` file."""
+FINISH: Family[FinishRule] = Family()
+"""Rules known only at end of input."""
+
+FAMILIES: tuple[Family[Any], ...] = (MESSAGE, BLOCK, SESSION, SESSION_BLOCK, DEFINITION, TOOLS_FILE, FINISH)
+
+
+def registered_rules() -> set[str]:
+    """Every rule id some registered function can emit (for the catalogue test)."""
+    return {info.id for fam in FAMILIES for info, _, _ in fam.rules}
+
+
+class Driver:
+    """Selection, severity and location, in one place.
+
+    `emit` appends to `out`, which the run drains after each record; rules never see it.
+    Emission re-checks the selection (a cached dict lookup), so a helper shared by two
+    rules can never leak a finding of the unselected one.
+    """
+
+    def __init__(self, selection: Selection) -> None:
+        self.sel = selection
+        self.out: list[Finding] = []
+        self._severity: dict[str, Severity] = {}  # rule id -> severity under this selection
+        self.message = MESSAGE.enabled(selection)
+        self.session = SESSION.enabled(selection)
+        self.session_block = SESSION_BLOCK.enabled(selection)
+        self.definition = DEFINITION.enabled(selection)
+        self.tools_file = TOOLS_FILE.enabled(selection)
+        self.finish = FINISH.enabled(selection)
+        by_type: dict[str, list[BlockRule]] = {}
+        for _info, types, fn in BLOCK.enabled(selection):
+            for t in types:
+                by_type.setdefault(t, []).append(fn)
+        self.block: dict[str, list[BlockRule]] = by_type
+
+    def enabled(self, rule_id: str) -> bool:
+        return self.sel.enabled(rule_id)
+
+    def emit(self, rec: Record, pointer: str, info: RuleInfo, message: str) -> None:
+        sev = self._severity.get(info.id)
+        if sev is None:
+            if not self.sel.enabled(info.id):
+                return  # a shared helper may emit for a rule the user ignored
+            sev = self._severity[info.id] = self.sel.severity(info)
+        self.out.append(Finding(rec.path, rec.line, rec.pointer + pointer, info.id, sev, message))
+
+    def passthrough(self, finding: Finding, info: RuleInfo) -> None:
+        """A finding made by the reader (TS001-TS009): selected and re-graded here too."""
+        if not self.sel.enabled(finding.rule):
+            return
+        sev = self.sel.severity(info)
+        if sev != finding.severity:
+            finding = Finding(finding.path, finding.line, finding.pointer, finding.rule, sev, finding.message)
+        self.out.append(finding)
+
+    def drain(self) -> list[Finding]:
+        out, self.out = self.out, []
+        return out

@@ -1,0 +1,269 @@
+"""Rules on messages (TS010-TS116) and sessions (TS201-TS208): one function per rule.
+
+Each function receives what it checks and an `emit` callback (see `engine.py`); it
+never looks at the selection, builds a `Finding` or changes the run's state.
+"""
+
+from __future__ import annotations
+
+import binascii
+import datetime as dt
+from pathlib import PurePosixPath, PureWindowsPath
+from typing import Any
+
+from ...jsonio import Record
+from . import rules as R
+from .engine import BLOCK, FINISH, MESSAGE, SESSION, SESSION_BLOCK, Context, Emit, MessageView, RunState, Session
+
+
+def _esc(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+# -- forward compatibility (§10.3) ----------------------------------------------------
+
+
+@MESSAGE.register(R.UNKNOWN_METADATA)
+def unknown_metadata(ctx: Context, m: MessageView, emit: Emit) -> None:
+    for k in sorted(m.meta.keys() - m.known_meta):
+        emit(m.rec, "/metadata/" + _esc(k), R.UNKNOWN_METADATA,
+             f"unknown metadata field `{k}` (kept, but not part of schema {m.revision})")  # fmt: skip
+
+
+@MESSAGE.register(R.UNKNOWN_BLOCK)
+def unknown_block(ctx: Context, m: MessageView, emit: Emit) -> None:
+    """Reported at any status (§10.3), at the top level and inside tool_result content."""
+    for i, block in enumerate(m.content):
+        t = block["type"]
+        if t not in m.known:
+            emit(m.rec, f"/content/{i}", R.UNKNOWN_BLOCK, f"unknown content block type {t!r} skipped (§10.3)")
+        elif t == "tool_result" and m.complete:
+            for j, inner in enumerate(block["content"]):
+                it = inner["type"]
+                if it not in m.known:
+                    emit(m.rec, f"/content/{i}/content/{j}", R.UNKNOWN_BLOCK,
+                         f"unknown content block type {it!r} skipped (§10.3)")  # fmt: skip
+
+
+# -- one message (§4, §5.1, §5.3, §6.3) -----------------------------------------------
+
+
+@MESSAGE.register(R.ROLE_CONTENT)
+def role_content(ctx: Context, m: MessageView, emit: Emit) -> None:
+    if not m.complete:
+        return
+    allowed = R.ALLOWED_BLOCKS[m.role]
+    for i, block in enumerate(m.content):
+        t = block["type"]
+        if t in m.known and t not in allowed:
+            emit(m.rec, f"/content/{i}", R.ROLE_CONTENT,
+                 f"{t} block not allowed in a {m.role} message (allowed: {', '.join(sorted(allowed))})")  # fmt: skip
+
+
+@MESSAGE.register(R.CREATED_AT_REAL)
+def created_at_real(ctx: Context, m: MessageView, emit: Emit) -> None:
+    created = m.msg["created_at"]
+    try:
+        dt.datetime.fromisoformat(created[:-1])
+    except ValueError:
+        emit(m.rec, "/created_at", R.CREATED_AT_REAL, f"{created!r} is not a real date and time")
+
+
+@MESSAGE.register(R.EMPTY_CONTENT)
+def empty_content(ctx: Context, m: MessageView, emit: Emit) -> None:
+    if m.complete and not m.content and m.role != "system":
+        emit(m.rec, "/content", R.EMPTY_CONTENT, f"{m.role} message has no content blocks (§5.1.1)")
+
+
+@MESSAGE.register(R.TOOL_ONE_BLOCK)
+def tool_one_block(ctx: Context, m: MessageView, emit: Emit) -> None:
+    if m.complete and m.role == "tool" and len(m.content) != 1:
+        emit(m.rec, "/content", R.TOOL_ONE_BLOCK,
+             f"tool message holds {len(m.content)} blocks; it must hold exactly one tool_result")  # fmt: skip
+
+
+@MESSAGE.register(R.TOOL_PARENT)
+def tool_parent(ctx: Context, m: MessageView, emit: Emit) -> None:
+    if m.complete and m.role == "tool" and m.meta.get("parent_tool_use_id") is None:
+        emit(m.rec, "/metadata/parent_tool_use_id", R.TOOL_PARENT, "tool message has no parent_tool_use_id")
+
+
+@MESSAGE.register(R.TOOL_PARENT_MATCH)
+def tool_parent_match(ctx: Context, m: MessageView, emit: Emit) -> None:
+    parent = m.meta.get("parent_tool_use_id")
+    if not m.complete or m.role != "tool" or parent is None:
+        return
+    for i, block in enumerate(m.content):
+        if block["type"] == "tool_result" and block["tool_use_id"] != parent:
+            emit(m.rec, f"/content/{i}/tool_use_id", R.TOOL_PARENT_MATCH,
+                 f"tool_result answers {block['tool_use_id']!r} but parent_tool_use_id is {parent!r}")  # fmt: skip
+
+
+def _complete_assistant(m: MessageView) -> bool:
+    return m.role == "assistant" and m.status == "complete"
+
+
+@MESSAGE.register(R.ASSISTANT_MODEL)
+def assistant_model(ctx: Context, m: MessageView, emit: Emit) -> None:
+    if _complete_assistant(m) and (m.meta.get("model") is None or m.meta.get("provider") is None):
+        missing = " and ".join(k for k in ("model", "provider") if m.meta.get(k) is None)
+        emit(m.rec, "/metadata", R.ASSISTANT_MODEL, f"complete assistant message has no {missing}")
+
+
+@MESSAGE.register(R.ASSISTANT_ROUTING)
+def assistant_routing(ctx: Context, m: MessageView, emit: Emit) -> None:
+    if _complete_assistant(m) and m.meta.get("routing") is None:
+        emit(m.rec, "/metadata/routing", R.ASSISTANT_ROUTING, "complete assistant message has no routing record")
+
+
+@MESSAGE.register(R.ROUTING_MODEL)
+def routing_model(ctx: Context, m: MessageView, emit: Emit) -> None:
+    routing, model = m.meta.get("routing"), m.meta.get("model")
+    if _complete_assistant(m) and routing is not None and model is not None and routing["chosen_model"] != model:
+        emit(m.rec, "/metadata/routing/chosen_model", R.ROUTING_MODEL,
+             f"routing.chosen_model {routing['chosen_model']!r} differs from metadata.model {model!r}")  # fmt: skip
+
+
+@MESSAGE.register(R.ASSISTANT_USAGE)
+def assistant_usage(ctx: Context, m: MessageView, emit: Emit) -> None:
+    if _complete_assistant(m) and m.meta.get("usage") is None:
+        emit(m.rec, "/metadata/usage", R.ASSISTANT_USAGE, "complete assistant message has no usage")
+
+
+@MESSAGE.register(R.MODEL_ID)
+def model_id(ctx: Context, m: MessageView, emit: Emit) -> None:
+    model = m.meta.get("model")
+    if model is not None and not ctx.re_model.match(model):
+        emit(m.rec, "/metadata/model", R.MODEL_ID,
+             f"model id {model!r} is not `provider:model` (e.g. anthropic:claude-sonnet-4-6)")  # fmt: skip
+
+
+@MESSAGE.register(R.MODEL_PROVIDER)
+def model_provider(ctx: Context, m: MessageView, emit: Emit) -> None:
+    model, provider = m.meta.get("model"), m.meta.get("provider")
+    if model is None or provider is None or not ctx.re_model.match(model):
+        return
+    owner = model.split(":", 1)[0]
+    if owner != provider:
+        emit(m.rec, "/metadata/provider", R.MODEL_PROVIDER,
+             f"model {model!r} belongs to provider {owner!r}, not {provider!r}")  # fmt: skip
+
+
+# -- content blocks (run by the driver on each known block of a complete message) -----
+
+
+@BLOCK.register(R.TOOL_ID_FORMAT, blocks=("tool_use", "tool_result"))
+def tool_id_format(ctx: Context, m: MessageView, ptr: str, block: dict[str, Any], emit: Emit) -> None:
+    key = "id" if block["type"] == "tool_use" else "tool_use_id"
+    if not ctx.re_tool_id.match(block[key]):
+        emit(m.rec, f"{ptr}/{key}", R.TOOL_ID_FORMAT, f"tool id {block[key]!r} is not tu_<ULID>")
+
+
+@BLOCK.register(R.IMAGE_MEDIA_TYPE, blocks=("image",))
+def image_media_type(ctx: Context, m: MessageView, ptr: str, block: dict[str, Any], emit: Emit) -> None:
+    media = block["media_type"]
+    if not media.startswith("image/"):
+        emit(m.rec, ptr + "/media_type", R.IMAGE_MEDIA_TYPE, f"media_type {media!r} is not an image type")
+
+
+@BLOCK.register(R.FILE_REF_PATH, blocks=("image", "audio"))
+def file_ref_path(ctx: Context, m: MessageView, ptr: str, block: dict[str, Any], emit: Emit) -> None:
+    source = block["source"]
+    if source["kind"] == "file_ref":
+        problem = file_ref_problem(source["data"])
+        if problem:
+            emit(m.rec, ptr + "/source/data", R.FILE_REF_PATH, f"file_ref {source['data']!r} {problem}")
+
+
+@BLOCK.register(R.BASE64_DATA, blocks=("image", "audio"))
+def base64_data(ctx: Context, m: MessageView, ptr: str, block: dict[str, Any], emit: Emit) -> None:
+    source = block["source"]
+    if source["kind"] == "base64":
+        try:
+            binascii.a2b_base64(source["data"], strict_mode=True)
+        except (binascii.Error, ValueError) as exc:
+            emit(m.rec, ptr + "/source/data", R.BASE64_DATA, f"{block['type']} data is not valid base64 ({exc})")
+
+
+def file_ref_problem(data: str) -> str | None:
+    """Why a file_ref path is not workspace-relative (None when it is)."""
+    if data.startswith(("/", "\\", "~")) or PureWindowsPath(data).drive or PureWindowsPath(data).is_absolute():
+        return "is an absolute path; file_ref paths are workspace-relative"
+    parts = PurePosixPath(data.replace("\\", "/")).parts
+    if ".." in parts:
+        return "contains a `..` segment and could escape the workspace"
+    return None
+
+
+# -- sessions (§6.1, §5.2) ------------------------------------------------------------
+
+
+@SESSION.register(R.MESSAGE_ULID)
+def message_ulid(ctx: Context, m: MessageView, sess: Session, state: RunState, emit: Emit) -> None:
+    if not ctx.re_ulid.match(m.msg["id"]):
+        emit(m.rec, "/id", R.MESSAGE_ULID, f"message id {m.msg['id']!r} is not a ULID")
+
+
+@SESSION.register(R.MESSAGE_UNIQUE)
+def message_unique(ctx: Context, m: MessageView, sess: Session, state: RunState, emit: Emit) -> None:
+    if m.msg["id"] in state.message_ids:
+        emit(m.rec, "/id", R.MESSAGE_UNIQUE, f"message id {m.msg['id']} appears more than once")
+
+
+@SESSION.register(R.MESSAGE_MONOTONIC)
+def message_monotonic(ctx: Context, m: MessageView, sess: Session, state: RunState, emit: Emit) -> None:
+    mid = m.msg["id"]
+    if sess.last_id is not None and mid <= sess.last_id:
+        emit(m.rec, "/id", R.MESSAGE_MONOTONIC,
+             f"message id {mid} does not follow {sess.last_id} in session {m.msg['session_id']}")  # fmt: skip
+
+
+@SESSION.register(R.CREATED_MONOTONIC)
+def created_monotonic(ctx: Context, m: MessageView, sess: Session, state: RunState, emit: Emit) -> None:
+    created = m.msg["created_at"]
+    if sess.last_created is not None and created < sess.last_created:
+        emit(m.rec, "/created_at", R.CREATED_MONOTONIC,
+             f"created_at {created} is earlier than the previous message's {sess.last_created}")  # fmt: skip
+
+
+@SESSION_BLOCK.register(R.TOOL_ID_REPEATED)
+def tool_id_repeated(
+    ctx: Context, m: MessageView, i: int, block: dict[str, Any], sess: Session, state: RunState, emit: Emit
+) -> None:
+    if block["type"] != "tool_use":
+        return
+    owner = state.tool_owner.get(block["id"])
+    if owner is not None:
+        where = "this session" if owner == m.msg["session_id"] else f"session {owner}"
+        emit(m.rec, f"/content/{i}/id", R.TOOL_ID_REPEATED, f"tool id {block['id']} already used in {where}")
+
+
+@SESSION_BLOCK.register(R.RESULT_DUPLICATE)
+def result_duplicate(
+    ctx: Context, m: MessageView, i: int, block: dict[str, Any], sess: Session, state: RunState, emit: Emit
+) -> None:
+    tid = block.get("tool_use_id")
+    if block["type"] == "tool_result" and tid not in sess.open_uses and tid in sess.answered:
+        emit(m.rec, f"/content/{i}/tool_use_id", R.RESULT_DUPLICATE, f"tool_use {tid} already has a result")
+
+
+@SESSION_BLOCK.register(R.RESULT_UNPAIRED)
+def result_unpaired(
+    ctx: Context, m: MessageView, i: int, block: dict[str, Any], sess: Session, state: RunState, emit: Emit
+) -> None:
+    if block["type"] != "tool_result":
+        return
+    tid = block["tool_use_id"]
+    if tid in sess.open_uses or tid in sess.answered or tid in sess.optional_uses:
+        return
+    owner = state.tool_owner.get(tid)
+    why = f"it belongs to session {owner}" if owner else "no earlier tool_use has that id"
+    emit(m.rec, f"/content/{i}/tool_use_id", R.RESULT_UNPAIRED, f"tool_result answers {tid} but {why}")
+
+
+@FINISH.register(R.TOOL_UNANSWERED)
+def tool_unanswered(state: RunState, emit: Emit) -> None:
+    for sid, sess in state.sessions.items():
+        for tid, (path, line, prefix, i) in sess.open_uses.items():
+            emit(Record(path, line, prefix, None, 0), f"/content/{i}", R.TOOL_UNANSWERED,
+                 f"tool_use {tid} in session {sid} was never answered by a tool_result")  # fmt: skip
