@@ -20,6 +20,7 @@ from .api import Report, expand, iter_validate
 from .errors import InputError
 from .findings import Selection
 from .formats import Options, catalog
+from .schemas import versions
 
 app = typer.Typer(
     name="turnspec",
@@ -63,11 +64,19 @@ def validate(
     tools: Annotated[Path | None, typer.Option(help="ToolDefinition file: check tool_use names and input")] = None,
     pricing: Annotated[Path | None, typer.Option(help="Price table (YAML/JSON): recompute cost_usd")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the summary")] = False,
+    revision: Annotated[
+        list[str] | None,
+        typer.Option(help="Canonical schema revision to read with (default: v1, the spec as published; v2 is drafted)"),
+    ] = None,
 ) -> None:
     """Validate transcripts; report each violation with file, line, JSON pointer and rule."""
     sel = Selection(select=_split(select), ignore=_split(ignore), strict=strict)
     _check_rule_ids(sel.select + sel.ignore)
-    options = Options(selection=sel, tools=tools, pricing=pricing)
+    revisions = _split(revision)
+    for rev in revisions:
+        if rev not in versions("canonical"):
+            raise InputError(f"--revision: unknown canonical revision {rev!r} (known: {', '.join(versions('canonical'))})")
+    options = Options(selection=sel, tools=tools, pricing=pricing, revisions=revisions)
     skipped: list[Path] = []
     units = expand(paths, fmt, skipped)
     report = Report(skipped=[str(p) for p in skipped])

@@ -24,7 +24,8 @@ DATA = Path(__file__).parent / "data" / "canonical_v2"
 FAST = settings(max_examples=30, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 
 
-def read(path: Path, revisions: list[str] | None = None) -> list[Finding]:
+def read(path: Path, revisions: tuple[str, ...] | None = ("v2",)) -> list[Finding]:
+    """Findings of a revision-2 reader (opt-in since issue 9), or of `revisions`."""
     run = CanonicalRun(Options(), revisions=revisions)
     return [*run.validate(path, FileStats(str(path), "canonical")), *run.finish()]
 
@@ -40,7 +41,7 @@ def test_revision2_reader_accepts_audio_session() -> None:
 
 
 def test_revision1_reader_accepts_audio_session_with_warnings() -> None:
-    findings = read(DATA / "audio-session.jsonl", ["v1"])
+    findings = read(DATA / "audio-session.jsonl", ("v1",))
     assert {(f.line, f.pointer, f.rule) for f in findings} == {
         (1, "/content/1", "TS011"),
         (2, "/content/1", "TS011"),
@@ -59,7 +60,7 @@ def test_revision1_reader_accepts_generated_revision2_sessions(tmp_path: Path) -
     def check(session: list[dict[str, Any]]) -> None:
         path = write(tmp_path, session)
         assert read(path) == []
-        findings = read(path, ["v1"])
+        findings = read(path, ("v1",))
         assert {f.rule for f in findings} <= {"TS010", "TS011"}, [f.format() for f in findings]
         assert all(f.severity == Severity.WARNING for f in findings)
         seen.update(f.rule for f in findings)
@@ -86,7 +87,7 @@ def test_revision1_reader_schema_accepts_every_revision2_message() -> None:
 def test_unknown_schema_version_is_reported_clearly(tmp_path: Path) -> None:
     msg = json.loads((DATA / "audio-session.jsonl").read_text().splitlines()[0])
     msg["schema_version"] = 2
-    for revisions in (None, ["v1"]):
+    for revisions in (("v2",), ("v1",), None):
         findings = read(write(tmp_path, [msg]), revisions)
         assert [(f.rule, f.pointer, f.severity) for f in findings] == [("TS012", "/schema_version", Severity.ERROR)]
         assert "knows: 1" in findings[0].message
@@ -104,7 +105,7 @@ def test_audio_follows_the_role_and_source_rules(tmp_path: Path) -> None:
         findings = read(write(tmp_path, [msg]))
         assert [(f.rule, f.severity) for f in findings] == [(rule, Severity.ERROR)], [f.format() for f in findings]
         # a revision-1 reader skips the unknown block instead
-        assert {f.rule for f in read(write(tmp_path, [msg]), ["v1"])} == {"TS011"}
+        assert {f.rule for f in read(write(tmp_path, [msg]), ("v1",))} == {"TS011"}
 
 
 def test_audio_media_type_must_be_audio(tmp_path: Path) -> None:
@@ -118,4 +119,26 @@ def test_stop_reason_is_checked_by_revision2(tmp_path: Path) -> None:
     msg = json.loads((DATA / "audio-session.jsonl").read_text().splitlines()[1])
     msg["metadata"]["stop_reason"] = "finished"
     assert [(f.rule, f.pointer) for f in read(write(tmp_path, [msg]))] == [("TS020", "/metadata/stop_reason")]
-    assert sorted(f.rule for f in read(write(tmp_path, [msg]), ["v1"])) == ["TS010", "TS011"]
+    assert sorted(f.rule for f in read(write(tmp_path, [msg]), ("v1",))) == ["TS010", "TS011"]
+
+
+def test_default_reader_is_the_published_spec_and_tolerates_other_audio_shapes(tmp_path: Path) -> None:
+    """Issue 9: a spec v1.1 transcript whose `audio` block has another shape than the
+    drafted revision 2 passes the default reader (§10.3 unknown block, a warning); the
+    drafted revision is opt-in (`--revision v2`, `revisions=`) and rejects it."""
+    from typer.testing import CliRunner
+
+    from conformance import validate
+    from conformance.cli import app, main
+
+    msg = json.loads((DATA / "audio-session.jsonl").read_text().splitlines()[0])
+    msg["content"][1] = {"type": "audio", "format": "wav", "transcript": "hi", "bytes": 12}
+    path = write(tmp_path, [msg])
+    assert [(f.rule, f.severity) for f in read(path, None)] == [("TS011", Severity.WARNING)]
+    assert [f.rule for f in validate([path]).findings] == ["TS011"]
+    assert "TS020" in {f.rule for f in read(path, ("v2",))}
+    runner = CliRunner()
+    assert runner.invoke(app, ["validate", str(path)]).exit_code == 0
+    v2 = runner.invoke(app, ["validate", "--revision", "v2", str(path)])
+    assert v2.exit_code == 1 and "TS020" in v2.stdout
+    assert main(["validate", "--revision", "v9", str(path)]) == 2

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from conformance import Options, Selection, validate
+from conformance.errors import InputError
 from conformance.formats.canonical.rules import CATALOG
 
 HERE = Path(__file__).parent / "rules" / "canonical"
@@ -220,3 +221,136 @@ def test_unselected_rules_are_not_evaluated(monkeypatch: pytest.MonkeyPatch) -> 
     called.clear()
     run(HERE / "TS103.jsonl", "pricing", ignore=("TS1", "TS4"))
     assert called and not any(c.startswith(("TS1", "TS4")) for c in called)
+
+
+# -- hostile side files and values (issue 9) ------------------------------------------
+
+_RATES = 'pricing_version: "2026-05-08"\nmodels:\n  anthropic:claude-sonnet-4-6:\n    input_per_mtok_usd: {v}\n    output_per_mtok_usd: 15.00\n'
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "says"),
+    [
+        (_RATES.format(v=".nan"), 4, "not a finite number"),
+        (_RATES.format(v=".inf"), 4, "not a finite number"),
+        (_RATES.format(v="-.Inf"), 4, "not a finite number"),
+        (_RATES.format(v="190:20:30.15"), None, "/models/anthropic:claude-sonnet-4-6/input_per_mtok_usd"),
+        (_RATES.format(v="1e999999999"), None, "not a finite decimal between"),
+        (_RATES + "    input_per_mtok_usd: 4\n", 6, "duplicate key 'input_per_mtok_usd'"),
+        (
+            "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+            + "".join(
+                f"{n}: &{n} [{', '.join(['*' + p] * 10)}]\n"
+                for p, n in zip("abcdefg", "bcdefgh", strict=True)
+            ),
+            None,
+            "aliases expand to more than",
+        ),
+        ("x: [" * 300 + "]" * 300, None, "nested deeper than"),
+        ("pricing_version: [unclosed\n", 2, "not valid YAML"),
+    ],
+)
+def test_hostile_pricing_yaml_is_one_located_line(tmp_path: Path, text: str, line: int | None, says: str) -> None:
+    from conformance.cli import main
+
+    p = tmp_path / "p.yaml"
+    p.write_text(text)
+    with pytest.raises(InputError) as exc:
+        validate([HERE / "valid.jsonl"], Options(pricing=p))
+    msg = str(exc.value)
+    assert "\n" not in msg and msg.startswith(str(p)) and says in msg, msg
+    if line is not None:
+        assert msg.startswith(f"{p}:{line}: "), msg
+    assert main(["validate", "--pricing", str(p), str(HERE / "valid.jsonl")]) == 2
+
+
+def test_pricing_json_out_of_range_and_duplicates_are_located(tmp_path: Path) -> None:
+    p = tmp_path / "p.json"
+    rates = '"input_per_mtok_usd": 1e999999999, "output_per_mtok_usd": 1'
+    p.write_text('{"pricing_version": "v", "models": {"a:b": {' + rates + "}}}")
+    with pytest.raises(InputError, match=r"/models/a:b/input_per_mtok_usd: rate"):
+        validate([HERE / "valid.jsonl"], Options(pricing=p))
+    p.write_text('{"pricing_version": "v", "pricing_version": "w", "models": {}}')
+    with pytest.raises(InputError, match="duplicate key"):
+        validate([HERE / "valid.jsonl"], Options(pricing=p))
+
+
+def test_yaml_rates_are_exact_decimals_never_floats() -> None:
+    from decimal import Decimal
+
+    from conformance.formats.canonical.pricing import load_price_table
+
+    table = load_price_table(PRICING)
+    rates = table.versions["2026-05-08"]["anthropic:claude-sonnet-4-6"]
+    assert rates["cached_read_per_mtok_usd"] == Decimal("0.30")
+    assert all(type(r) is Decimal for r in rates.values())
+    # 0.1 + 0.2 style: exact in Decimal, off in binary floating point
+    usage = {"input_tokens": 1, "output_tokens": 0, "cached_input_tokens": 2}
+    assert table.cost("2026-05-08", "anthropic:claude-sonnet-4-6", usage) == Decimal("0.0000036")
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dir", "dev"])
+@pytest.mark.parametrize("flag", ["pricing", "tools"])
+def test_side_files_that_are_not_regular_files_are_refused(tmp_path: Path, kind: str, flag: str) -> None:
+    import os
+
+    if kind == "fifo":
+        target = tmp_path / f"side.{'yaml' if flag == 'pricing' else 'json'}"
+        os.mkfifo(target)
+    elif kind == "dir":
+        target = tmp_path / "side.json"
+        target.mkdir()
+    else:
+        target = Path("/dev/zero")
+        if not target.exists():
+            pytest.skip("no /dev/zero on this system")
+    with pytest.raises(InputError, match="not a regular file|is a directory"):
+        validate([HERE / "valid.jsonl"], Options(**{flag: target}))  # type: ignore[arg-type]
+
+
+def test_huge_token_counts_never_crash(tmp_path: Path) -> None:
+    import json
+
+    lines = (HERE / "valid.jsonl").read_text().splitlines()
+    msg = json.loads(lines[2])
+    msg["metadata"]["usage"]["input_tokens"] = 10**400
+    lines[2] = json.dumps(msg)
+    p = tmp_path / "big.jsonl"
+    p.write_text("\n".join(lines) + "\n")
+    found = validate([p], Options(pricing=PRICING)).findings
+    assert [(f.rule, f.line) for f in found] == [("TS401", 3)]
+    # 10**400 x $3/M + 42 x $15/M, exactly (a 28-digit context would round the cents away)
+    assert "3" + "0" * 394 + ".00063 " in found[0].message
+
+
+@pytest.mark.parametrize("depth", [300, 600, 1000])
+def test_deep_json_never_hits_a_recursion_limit(tmp_path: Path, depth: int) -> None:
+    import json
+
+    lines = (HERE / "valid.jsonl").read_text().splitlines()
+    deep = '{"a":' * depth + "1" + "}" * depth
+    lines[2] = lines[2].replace('"metadata": {', '"metadata": {"provider_raw": ' + deep + ", ", 1)
+    p = tmp_path / "deep.jsonl"
+    p.write_text("\n".join(lines) + "\n")
+    found = validate([p]).findings
+    assert ("TS008", 3) in [(f.rule, f.line) for f in found]
+    schema = '{"type": "object", "properties": {"a": ' * depth + "{}" + "}}" * depth
+    tools = json.loads(TOOLS.read_text())
+    t = tmp_path / "tools.json"
+    t.write_text(json.dumps(tools)[:-1] + ', {"name": "deep", "description": "d", "side_effects": "none", '
+                 f'"input_schema": {schema}}}]')  # fmt: skip
+    assert "TS008" in {f.rule for f in validate([t]).findings}
+    with pytest.raises(InputError, match="nested deeper"):
+        validate([HERE / "valid.jsonl"], Options(tools=t))
+
+
+def test_deep_but_parseable_tool_schemas_are_walked_iteratively() -> None:
+    import sys
+
+    from conformance.formats.canonical.tools import subset_violations
+
+    schema: dict[str, object] = {"oneOf": []}
+    for _ in range(sys.getrecursionlimit() * 2):
+        schema = {"type": "object", "properties": {"a": schema}}
+    found = list(subset_violations(schema))
+    assert len(found) == 1 and found[0][0].endswith("/properties/a/oneOf")

@@ -26,6 +26,8 @@ class Options:
     tools: Path | None = None
     pricing: Path | None = None
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+    # schema revisions to read with (e.g. ("v2",)); empty = the spec as published (v1)
+    revisions: tuple[str, ...] = ()
 
 
 @dataclass

@@ -48,7 +48,7 @@ class CanonicalFormat:
         return False
 
     def start(self, options: Options) -> CanonicalRun:
-        return CanonicalRun(options)
+        return CanonicalRun(options, revisions=options.revisions or None)
 
 
 __all__ = ["CATALOG", "CanonicalFormat", "CanonicalRun"]

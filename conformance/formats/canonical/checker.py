@@ -34,6 +34,11 @@ def _pattern(defs: dict[str, Any], name: str) -> re.Pattern[str]:
     return re.compile(str(defs[name]["pattern"]).replace("$", r"\Z"))
 
 
+PUBLISHED: tuple[str, ...] = ("v1",)
+"""The canonical schema revisions of the spec as published (metis canonical-message-format
+v1.1); the default reader uses these and nothing this project drafted."""
+
+
 class CanonicalRun:
     """Validates canonical messages (and tool definitions) across the files of one run.
 
@@ -42,14 +47,18 @@ class CanonicalRun:
     """
 
     def __init__(self, options: Options, revisions: Sequence[str] | None = None) -> None:
-        """`revisions` pins the schema revisions this reader knows (default: all shipped);
-        `CanonicalRun(options, revisions=["v1"])` reads as a revision-1 reader would."""
+        """`revisions` are the schema revisions this reader knows. The default is the spec
+        as published (`PUBLISHED`, revision 1); revisions this project drafted beyond it
+        (revision 2: the `audio` block, `metadata.stop_reason`) are opt-in:
+        `CanonicalRun(options, revisions=["v2"])`, `turnspec validate --revision v2`."""
         self.options = options
         self.sel: Selection = options.selection
         # schema_version is the spec's major version (§10.1); additive revisions keep it
         # (§10.2), so each major is read with the newest revision declaring it
         self.revision: dict[int, str] = {}
-        for rev in revisions if revisions is not None else versions("canonical"):
+        for rev in revisions if revisions is not None else PUBLISHED:
+            if rev not in versions("canonical"):
+                raise ValueError(f"unknown canonical schema revision {rev!r}")
             sv = schema_set("canonical", rev)["message.json"]["properties"]["schema_version"]
             major = sv["const"] if "const" in sv else sv["minimum"]
             self.revision[int(major)] = rev

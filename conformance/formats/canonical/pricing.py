@@ -7,33 +7,25 @@ never through a float, so 0.30 stays 0.30.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+import decimal
+from decimal import Decimal, InvalidOperation, localcontext
 from pathlib import Path
 from typing import Any
 
 import jiter
-import yaml
 
+from ... import yamlio
 from ...errors import InputError
 from ...schema_validation import SchemaValidator
 from ...schemas import schema_set
 from . import rules as R
 from .engine import MESSAGE, Context, Emit, MessageView, Prices
+from .files import read_regular
 
 MTOK = Decimal(1_000_000)
+_EXACT = decimal.Context(prec=decimal.MAX_PREC, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN)
 _ZERO = Decimal(0)
 _HALF_UNIT: dict[int, Decimal] = {}  # decimal places -> half a unit in the last place
-
-
-class _DecimalLoader(yaml.SafeLoader):
-    """SafeLoader that reads floats as Decimal (PyYAML would make them binary floats)."""
-
-
-def _decimal(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Decimal:
-    return Decimal(str(loader.construct_scalar(node)).replace("_", ""))
-
-
-_DecimalLoader.add_constructor("tag:yaml.org,2002:float", _decimal)
 
 
 @dataclass(frozen=True)
@@ -43,7 +35,13 @@ class PriceTable:
     versions: dict[str, dict[str, dict[str, Decimal]]]
 
     def cost(self, version: str, model: str, usage: dict[str, Any]) -> Decimal:
-        """The exact cost of `usage` (Decimal times int is exact; `scaleb` divides by 10^6 exactly)."""
+        """The exact cost of `usage`: products and sums of exact values in a context whose
+        precision cannot round (token counts may be any JSON integer, 10**400 included),
+        and `scaleb` divides by 10^6 exactly."""
+        with localcontext(_EXACT):
+            return self._cost(version, model, usage)
+
+    def _cost(self, version: str, model: str, usage: dict[str, Any]) -> Decimal:
         rates = self.versions[version][model]
         n_in: int = usage["input_tokens"]
         n_out: int = usage["output_tokens"]
@@ -133,26 +131,56 @@ def cost_mismatch(ctx: Context, m: MessageView, emit: Emit) -> None:
     tolerance = _HALF_UNIT.get(places)
     if tolerance is None:
         tolerance = _HALF_UNIT[places] = Decimal(5).scaleb(-places - 1)
-    if abs(stored - exact) > tolerance:
-        emit(m.rec, "/metadata/usage/cost_usd", R.COST_MISMATCH,
-             f"cost_usd {usage['cost_usd']} but the {version} table gives {exact.normalize():f} for {model}")  # fmt: skip
+    with localcontext(_EXACT):
+        if abs(stored - exact) > tolerance:
+            emit(m.rec, "/metadata/usage/cost_usd", R.COST_MISMATCH,
+                 f"cost_usd {usage['cost_usd']} but the {version} table gives {exact.normalize():f} for {model}")  # fmt: skip
+
+
+RATE_EXPONENT_RANGE = (-30, 12)
+"""A rate in USD per million tokens between 1e-30 and 1e12 (or zero): anything outside is
+a typo or an attack (`1e999999999`), and would overflow Decimal arithmetic."""
+
+
+def _rate(value: Any) -> Decimal | None:
+    """A rate as an exact Decimal (from a Decimal, an int, or a decimal string), or None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (Decimal, int)):
+        d = Decimal(value)
+    elif isinstance(value, str):
+        try:
+            d = Decimal(value)
+        except InvalidOperation:
+            return None
+    else:
+        return None  # a float never reaches here: both readers give Decimal
+    if not d.is_finite() or d < 0:
+        return None
+    if d and not RATE_EXPONENT_RANGE[0] <= d.adjusted() <= RATE_EXPONENT_RANGE[1]:
+        return None
+    return d
 
 
 def load_price_table(path: Path) -> PriceTable:
-    """Read and validate a price table file (YAML or JSON); problems -> InputError."""
+    """Read and validate a price table file (YAML or JSON); problems -> one-line InputError.
+
+    The file must be a regular file (read bounded, see `files.py`); YAML goes through the
+    bounded reader (`conformance/yamlio.py`: no alias bombs, duplicate keys refused, YAML
+    1.2 scalars, numbers as Decimal from their text, `.nan`/`.inf` refused); JSON through
+    jiter with Decimal numbers, duplicate keys and NaN refused.
+    """
+    raw = read_regular(path, "--pricing")
+    is_yaml = path.suffix in (".yaml", ".yml")
     try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read --pricing file: {exc.strerror}") from None
-    try:
-        if path.suffix in (".yaml", ".yml"):
-            doc = yaml.load(raw.decode("utf-8"), Loader=_DecimalLoader)
+        if is_yaml:
+            doc = yamlio.load(raw.decode("utf-8"), decimal=True)
         else:
             doc = jiter.from_json(raw, float_mode="decimal", catch_duplicate_keys=True, allow_inf_nan=False)
-    except (ValueError, yaml.YAMLError) as exc:
-        raise InputError(
-            f"{path}: --pricing file is not valid {'YAML' if path.suffix in ('.yaml', '.yml') else 'JSON'}: {exc}"
-        ) from None
+    except yamlio.YamlError as exc:
+        raise InputError(f"{path}:{exc.line}: {exc.pointer or '/'}: --pricing file: {exc.reason}") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: --pricing file is not valid {'YAML' if is_yaml else 'JSON'}: {exc}") from None
     validator = SchemaValidator(schema_set("canonical", "v1"), "pricing-table.json")
     errors = validator.errors(doc)
     if errors:
@@ -160,13 +188,20 @@ def load_price_table(path: Path) -> PriceTable:
         raise InputError(f"{path}: {e.pointer or '/'}: not a price table: {e.message}")
     tables = doc if isinstance(doc, list) else [doc]
     versions: dict[str, dict[str, dict[str, Decimal]]] = {}
-    for t in tables:
+    for i, t in enumerate(tables):
+        at = f"/{i}" if isinstance(doc, list) else ""
         if t["pricing_version"] in versions:
-            raise InputError(f"{path}: pricing_version {t['pricing_version']!r} appears twice")
-        try:
-            versions[str(t["pricing_version"])] = {
-                model: {k: Decimal(str(v)) for k, v in rates.items()} for model, rates in t["models"].items()
-            }
-        except InvalidOperation:
-            raise InputError(f"{path}: a rate is not a decimal number") from None
+            raise InputError(f"{path}: {at}/pricing_version: pricing_version {t['pricing_version']!r} appears twice")
+        models: dict[str, dict[str, Decimal]] = {}
+        for model, rates in t["models"].items():
+            models[model] = {}
+            for k, v in rates.items():
+                d = _rate(v)
+                if d is None:
+                    ptr = f"{at}/models/{model.replace('~', '~0').replace('/', '~1')}/{k}"
+                    raise InputError(
+                        f"{path}: {ptr}: rate {str(v)[:40]} is not a finite decimal between 1e-30 and 1e12 (or 0)"
+                    )
+                models[model][k] = d
+        versions[str(t["pricing_version"])] = models
     return PriceTable(versions)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from ...jsonio import Record, read_json, read_jsonl
 from ...schema_validation import OracleValidator, SchemaValidator, pointer_of
 from . import rules as R
 from .engine import BLOCK, DEFINITION, TOOLS_FILE, Context, Emit, MessageView, RunState
+from .files import read_regular
 
 _SNAKE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*\Z")
 # keywords whose values are subschemas (or lists/maps of them) in the §5.4 subset
@@ -28,31 +30,38 @@ def subset_violations(schema: Any, ptr: str = "") -> Iterator[tuple[str, str]]:
     """(pointer, reason) for every construct of `schema` outside the §5.4 subset.
 
     Walks schema positions only, so a property *named* `not` is fine while a `not`
-    keyword is not.
+    keyword is not. The walk is iterative (an explicit stack), so no nesting depth can
+    exhaust Python's recursion limit.
     """
-    if not isinstance(schema, dict):
-        return
-    for kw in R.DISALLOWED_SCHEMA_KEYWORDS:
-        if kw in schema:
-            yield (
-                f"{ptr}/{kw.replace('~', '~0').replace('/', '~1')}",
-                f"`{kw}` is not allowed in a tool input_schema (§5.4)",
-            )
-    ap = schema.get("additionalProperties")
-    if ap is not None and not isinstance(ap, bool):
-        yield f"{ptr}/additionalProperties", "`additionalProperties` must be a boolean, not a schema (§5.4)"
-    for kw in _SCHEMA_MAPS:
-        sub = schema.get(kw)
-        if isinstance(sub, dict):
-            for name, s in sub.items():
-                yield from subset_violations(s, f"{ptr}/{kw}/{name.replace('~', '~0').replace('/', '~1')}")
-    for kw in _SCHEMA_VALUES:
-        if kw in schema:
-            yield from subset_violations(schema[kw], f"{ptr}/{kw}")
-    items = schema.get("prefixItems")
-    if isinstance(items, list):
-        for i, s in enumerate(items):
-            yield from subset_violations(s, f"{ptr}/prefixItems/{i}")
+    stack: list[tuple[Any, str]] = [(schema, ptr)]
+    while stack:
+        node, at = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        found: list[tuple[str, str]] = []
+        for kw in R.DISALLOWED_SCHEMA_KEYWORDS:
+            if kw in node:
+                found.append((f"{at}/{_esc(kw)}", f"`{kw}` is not allowed in a tool input_schema (§5.4)"))
+        ap = node.get("additionalProperties")
+        if ap is not None and not isinstance(ap, bool):
+            found.append((f"{at}/additionalProperties", "`additionalProperties` must be a boolean, not a schema (§5.4)"))
+        yield from found
+        children: list[tuple[Any, str]] = []
+        for kw in _SCHEMA_MAPS:
+            sub = node.get(kw)
+            if isinstance(sub, dict):
+                children.extend((s, f"{at}/{kw}/{_esc(name)}") for name, s in sub.items())
+        for kw in _SCHEMA_VALUES:
+            if kw in node:
+                children.append((node[kw], f"{at}/{kw}"))
+        items = node.get("prefixItems")
+        if isinstance(items, list):
+            children.extend((s, f"{at}/prefixItems/{i}") for i, s in enumerate(items))
+        stack.extend(reversed(children))  # depth-first, in document order
+
+
+def _esc(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
 
 
 @DEFINITION.register(R.TOOL_NAME)
@@ -129,9 +138,8 @@ class ToolSet:
 
 def load_tools(path: Path, validator: SchemaValidator) -> ToolSet:
     """Read a --tools file (.json list/object or .jsonl); unreadable or invalid -> InputError."""
-    if not path.is_file():
-        raise InputError(f"{path}: --tools file not found")
-    items = read_jsonl(path) if path.suffix == ".jsonl" else read_json(path)
+    data = read_regular(path, "--tools")
+    items = read_jsonl(path, stream=io.BytesIO(data)) if path.suffix == ".jsonl" else read_json(path, data=data)
     tools: dict[str, dict[str, Any]] = {}
     ts = ToolSet(tools)
     for item in items:
