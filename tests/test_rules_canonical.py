@@ -239,10 +239,7 @@ _RATES = 'pricing_version: "2026-05-08"\nmodels:\n  anthropic:claude-sonnet-4-6:
         (_RATES + "    input_per_mtok_usd: 4\n", 6, "duplicate key 'input_per_mtok_usd'"),
         (
             "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
-            + "".join(
-                f"{n}: &{n} [{', '.join(['*' + p] * 10)}]\n"
-                for p, n in zip("abcdefg", "bcdefgh", strict=True)
-            ),
+            + "".join(f"{n}: &{n} [{', '.join(['*' + p] * 10)}]\n" for p, n in zip("abcdefg", "bcdefgh", strict=True)),
             None,
             "aliases expand to more than",
         ),
@@ -304,7 +301,7 @@ def test_side_files_that_are_not_regular_files_are_refused(tmp_path: Path, kind:
         target = Path("/dev/zero")
         if not target.exists():
             pytest.skip("no /dev/zero on this system")
-    with pytest.raises(InputError, match="not a regular file|is a directory"):
+    with pytest.raises(InputError, match=r"not a regular file|is a directory"):
         validate([HERE / "valid.jsonl"], Options(**{flag: target}))  # type: ignore[arg-type]
 
 

@@ -6,8 +6,8 @@ never through a float, so 0.30 stays 0.30.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 import decimal
+from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation, localcontext
 from pathlib import Path
 from typing import Any

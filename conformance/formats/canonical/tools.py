@@ -44,7 +44,9 @@ def subset_violations(schema: Any, ptr: str = "") -> Iterator[tuple[str, str]]:
                 found.append((f"{at}/{_esc(kw)}", f"`{kw}` is not allowed in a tool input_schema (§5.4)"))
         ap = node.get("additionalProperties")
         if ap is not None and not isinstance(ap, bool):
-            found.append((f"{at}/additionalProperties", "`additionalProperties` must be a boolean, not a schema (§5.4)"))
+            found.append(
+                (f"{at}/additionalProperties", "`additionalProperties` must be a boolean, not a schema (§5.4)")
+            )
         yield from found
         children: list[tuple[Any, str]] = []
         for kw in _SCHEMA_MAPS:
