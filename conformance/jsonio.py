@@ -54,6 +54,10 @@ class Record:
     pointer: str
     value: Any
     size: int
+    # the JSON text `value` was parsed from (the line, or the whole `.json` document, in
+    # which `pointer` locates it); empty for values made in memory. Rules that must read
+    # a number exactly (cost_usd as a Decimal, never through a float) re-read it here.
+    raw: bytes = b""
 
 
 def _finding(path: str, line: int, info: RuleInfo, message: str, pointer: str = "") -> Finding:
@@ -165,7 +169,7 @@ def read_jsonl(
             except ValueError as exc:
                 yield parse_error(name, line_no, data, exc, at_eof=at_eof)
                 continue
-            yield Record(name, line_no, "", value, len(raw))
+            yield Record(name, line_no, "", value, len(raw), data)
     finally:
         if stream is None:
             f.close()
@@ -223,6 +227,6 @@ def read_json(path: Path | str, *, data: bytes | None = None) -> Iterator[Record
             if i < len(starts):
                 line += data.count(b"\n", pos, starts[i])
                 pos = starts[i]
-            yield Record(name, line, f"/{i}", item, 0)
+            yield Record(name, line, f"/{i}", item, 0, data)
     else:
-        yield Record(name, 1, "", value, len(data))
+        yield Record(name, 1, "", value, len(data), data)

@@ -16,12 +16,14 @@ from __future__ import annotations
 import base64
 import datetime as dt
 from collections.abc import Collection
+from decimal import Decimal
 from typing import Any
 
 from hypothesis import strategies as st
 from ulid import ULID
 
 from ..schemas import schema_set
+from .compiler import Compiler
 
 # 2001-09-09 .. 2100-01-01 in microseconds: real dates (TS115) with room to advance
 _START = (1_000_000_000_000_000, 4_000_000_000_000_000)
@@ -37,6 +39,8 @@ def _ulid(micros: int, rand: int) -> str:
     return str(ULID.from_bytes((micros // 1000).to_bytes(6, "big") + rand.to_bytes(10, "big")))
 
 
+_TOOL_NAMES = st.from_regex(r"\A[a-z][a-z0-9]{0,8}(?:_[a-z0-9]{1,6}){0,2}\Z")
+_COSTS = st.integers(0, 10**9).map(lambda n: f"{Decimal(n).scaleb(-6):f}")
 _SEGMENT = st.from_regex(r"\A[a-z0-9_][a-z0-9_.-]{0,11}\Z").filter(lambda s: s not in (".", ".."))
 _SOURCES: dict[str, st.SearchStrategy[str]] = {
     "base64": st.binary(min_size=1, max_size=48).map(lambda b: base64.b64encode(b).decode()),
@@ -78,9 +82,9 @@ def conversations(
     declare: leave out "thinking" for a provider without it; leave out "tool_use" for
     no tool calls); `system` forces a leading system message on or off.
     """
-    from . import compiler
-
-    c = compiler("canonical", version)
+    # no unknown keys where the schemas are open: these sessions carry no finding, and
+    # §10.2 additive fields are a warning (TS010)
+    c = Compiler(schema_set("canonical", version), extras=False)
     known = set(schema_set("canonical", version)["known-content-block.json"]["discriminator"]["mapping"])
     allowed = known if blocks is None else known & set(blocks)
     if "text" not in allowed:
@@ -146,12 +150,14 @@ def conversations(
                 "model": model,
                 "provider": provider,
                 "routing": record,
-                "usage": draw(usage),
+                "usage": {**draw(usage), "cost_usd": draw(_COSTS)},  # TS118: the canonical encoding
             }
             if draw(st.booleans()):
                 meta["status"] = "complete"
             if stop_reasons is not None and draw(st.booleans()):
                 meta["stop_reason"] = draw(stop_reasons)
+                if meta["stop_reason"] == "cancelled":
+                    meta["status"] = "cancelled"  # TS119 (streaming §6.2.6)
             return meta
 
         if system if system is not None else draw(st.booleans()):
@@ -163,6 +169,7 @@ def conversations(
             calls = []
             for _ in range(n_calls):
                 call = draw(tool_use)
+                call["name"] = draw(_TOOL_NAMES)  # TS306: canonical names are snake_case
                 serial[0] += 1  # the serial in the high bits keeps ids distinct within the session (TS207)
                 call["id"] = "tu_" + _ulid(clock, (serial[0] << 48) | draw(st.integers(0, 2**48 - 1)))  # TS112
                 calls.append(call)

@@ -23,6 +23,7 @@ from ..base import FileStats, Options, ProgressHook
 from . import rules as R
 from .engine import Context, Driver, MessageView, RunState, Session
 from .invariants import file_ref_problem as _file_ref_problem  # noqa: F401  (migrations use it)
+from .invariants import parse_created_at
 from .pricing import load_price_table  # importing a rule family registers its rules
 from .tools import load_tools
 
@@ -30,8 +31,9 @@ _NESTED = frozenset({"image", "audio", "tool_use"})  # block types whose rules a
 
 
 def _pattern(defs: dict[str, Any], name: str) -> re.Pattern[str]:
-    # id formats come from ids.json, so the schema stays the single source of truth
-    return re.compile(str(defs[name]["pattern"]).replace("$", r"\Z"))
+    # id formats come from ids.json, so the schema stays the single source of truth; its
+    # patterns end in `(?![\s\S])`, which Python and ECMA-262 both read as end of input
+    return re.compile(str(defs[name]["pattern"]))
 
 
 PUBLISHED: tuple[str, ...] = ("v1",)
@@ -71,12 +73,21 @@ class CanonicalRun:
         s1 = schema_set("canonical", self.revision[self.latest])
         self.tooldef = SchemaValidator(s1, "tool-definition.json")
         defs = s1["ids.json"]["$defs"]
-        self.known_meta: dict[int, frozenset[str]] = {}
         self.known_blocks: dict[int, frozenset[str]] = {}
+        self.fields: dict[int, dict[str, frozenset[str]]] = {}
         for n, rev in self.revision.items():
             s = schema_set("canonical", rev)
-            self.known_meta[n] = frozenset(s["message-metadata.json"]["properties"])
-            self.known_blocks[n] = frozenset(s["known-content-block.json"]["discriminator"]["mapping"])
+            mapping: dict[str, str] = s["known-content-block.json"]["discriminator"]["mapping"]
+            self.known_blocks[n] = frozenset(mapping)
+            props = {
+                "message": "message.json",
+                "metadata": "message-metadata.json",
+                "usage": "usage.json",
+                "routing": "routing-decision-record.json",
+                "source": "image-source.json",
+                **{f"block:{t}": doc for t, doc in mapping.items()},
+            }
+            self.fields[n] = {kind: frozenset(s[doc]["properties"]) for kind, doc in props.items()}
         self.driver = Driver(self.sel)
         self.state = RunState()
         toolset = load_tools(options.tools, self.tooldef) if options.tools else None
@@ -150,7 +161,7 @@ class CanonicalRun:
         meta = msg["metadata"]
         view = MessageView(
             rec, msg, meta, msg["role"], msg["content"], meta.get("status", "complete"),
-            self.known_blocks[n], self.revision[n], self.known_meta[n],
+            self.known_blocks[n], self.revision[n], self.fields[n],
         )  # fmt: skip
         ctx, emit = self.ctx, d.emit
         for _info, _, fn in d.message:
@@ -185,7 +196,10 @@ class CanonicalRun:
             fn(ctx, view, sess, state, emit)
         if self._track_ids:
             state.message_ids.add(mid)
-        sess.last_id, sess.last_created = mid, msg["created_at"]
+        sess.last_id = mid
+        at = parse_created_at(msg["created_at"])
+        if at is not None:
+            sess.last_created, sess.last_created_at = msg["created_at"], at
         for i, block in enumerate(view.content):
             t = block.get("type")
             if t != "tool_use" and t != "tool_result":
@@ -215,11 +229,10 @@ class CanonicalRun:
 def _update(view: MessageView, i: int, block: dict[str, Any], sess: Session, state: RunState) -> None:
     """The session takes one tool_use/tool_result block (after the rules have seen it)."""
     sid: str = view.msg["session_id"]
-    if not view.complete:
+    if not view.complete and block["type"] == "tool_use":
         # §5.1.5: a partial/cancelled/errored call may be answered, but need not be, and
         # its id is not taken (the complete version of the message may follow)
-        if block["type"] == "tool_use":
-            sess.optional_uses.add(block["id"])
+        sess.optional_uses.add(block["id"])
         return
     if block["type"] == "tool_use":
         tid = block["id"]

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from decimal import Decimal
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -80,12 +81,16 @@ class MessageView:
     status: str
     known: frozenset[str]
     revision: str
-    known_meta: frozenset[str]
+    # object kind -> the fields the reading revision defines ("message", "metadata",
+    # "usage", "routing", "source", "block:<type>"); others are additive (§10.2)
+    fields: dict[str, frozenset[str]]
 
     @property
     def complete(self) -> bool:
-        """True when the §5 invariants apply to this message (§5.1.5)."""
-        return self.status != "partial"
+        """True when the §5 invariants apply to this message: only at `status: complete`
+        (§5.1.5 "Validation runs only at status: COMPLETE"); partial, cancelled and
+        errored messages may break them."""
+        return self.status == "complete"
 
 
 @dataclass
@@ -94,7 +99,7 @@ class Session:
 
     last_id: str | None = None
     last_created: str | None = None
-    last_created_key: tuple[Any, ...] | None = None
+    last_created_at: datetime | None = None  # parsed, so `Z` and `+00:00` compare right
     # tool id -> (path, line, pointer of the message, block index) of uses awaiting a result
     open_uses: dict[str, tuple[str, int, str, int]] = field(default_factory=dict)
     answered: set[str] = field(default_factory=set)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import binascii
 import datetime as dt
+import re
 from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any
 
@@ -24,10 +25,44 @@ def _esc(key: str) -> str:
 
 
 @MESSAGE.register(R.UNKNOWN_METADATA)
-def unknown_metadata(ctx: Context, m: MessageView, emit: Emit) -> None:
-    for k in sorted(m.meta.keys() - m.known_meta):
-        emit(m.rec, "/metadata/" + _esc(k), R.UNKNOWN_METADATA,
+def unknown_fields(ctx: Context, m: MessageView, emit: Emit) -> None:
+    """Fields the revision does not define, wherever the message's own objects are open:
+    the message, its metadata (and usage, routing beneath it), known blocks and their
+    sources. Additive changes need no version bump (§10.2) and readers tolerate them
+    (§10.3). `provider_raw` is opaque (§6.5) and unknown blocks are TS011's."""
+    f, rec = m.fields, m.rec
+    for k in sorted(m.msg.keys() - f["message"]):
+        emit(
+            rec,
+            "/" + _esc(k),
+            R.UNKNOWN_METADATA,
+            f"unknown message field `{k}` (kept, but not part of schema {m.revision})",
+        )
+    for k in sorted(m.meta.keys() - f["metadata"]):
+        emit(rec, "/metadata/" + _esc(k), R.UNKNOWN_METADATA,
              f"unknown metadata field `{k}` (kept, but not part of schema {m.revision})")  # fmt: skip
+    for key, kind in (("usage", "usage"), ("routing", "routing")):
+        sub = m.meta.get(key)
+        if isinstance(sub, dict):
+            for k in sorted(sub.keys() - f[kind]):
+                emit(rec, f"/metadata/{key}/{_esc(k)}", R.UNKNOWN_METADATA,
+                     f"unknown {key} field `{k}` (kept, but not part of schema {m.revision})")  # fmt: skip
+    stack = [(f"/content/{i}", b) for i, b in enumerate(m.content)]
+    while stack:
+        ptr, block = stack.pop(0)
+        known = f.get("block:" + block["type"])
+        if known is None:
+            continue  # an unknown block (TS011)
+        for k in sorted(block.keys() - known):
+            emit(rec, f"{ptr}/{_esc(k)}", R.UNKNOWN_METADATA,
+                 f"unknown field `{k}` in a {block['type']} block (kept, but not part of schema {m.revision})")  # fmt: skip
+        source = block.get("source")
+        if isinstance(source, dict):
+            for k in sorted(source.keys() - f["source"]):
+                emit(rec, f"{ptr}/source/{_esc(k)}", R.UNKNOWN_METADATA,
+                     f"unknown source field `{k}` (kept, but not part of schema {m.revision})")  # fmt: skip
+        if block["type"] == "tool_result":
+            stack.extend((f"{ptr}/content/{j}", b) for j, b in enumerate(block["content"]))
 
 
 @MESSAGE.register(R.UNKNOWN_BLOCK)
@@ -60,13 +95,48 @@ def role_content(ctx: Context, m: MessageView, emit: Emit) -> None:
                  f"{t} block not allowed in a {m.role} message (allowed: {', '.join(sorted(allowed))})")  # fmt: skip
 
 
+def parse_created_at(text: str) -> dt.datetime | None:
+    """The instant of a schema-valid `created_at` (`Z` or `+00:00`), None if not a real one."""
+    try:
+        return dt.datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
+    except ValueError:
+        return None
+
+
 @MESSAGE.register(R.CREATED_AT_REAL)
 def created_at_real(ctx: Context, m: MessageView, emit: Emit) -> None:
     created = m.msg["created_at"]
-    try:
-        dt.datetime.fromisoformat(created[:-1])
-    except ValueError:
+    if parse_created_at(created) is None:
         emit(m.rec, "/created_at", R.CREATED_AT_REAL, f"{created!r} is not a real date and time")
+
+
+@MESSAGE.register(R.CREATED_AT_ENCODING)
+def created_at_encoding(ctx: Context, m: MessageView, emit: Emit) -> None:
+    created = m.msg["created_at"]
+    if not _CANONICAL_TIME.match(created):
+        emit(m.rec, "/created_at", R.CREATED_AT_ENCODING,
+             f"{created!r} is valid RFC 3339 UTC; the canonical encoding has six fraction digits and `Z`")  # fmt: skip
+
+
+_CANONICAL_TIME = re.compile(r"[0-9T:-]{19}\.[0-9]{6}Z\Z")
+
+
+@MESSAGE.register(R.COST_ENCODING)
+def cost_encoding(ctx: Context, m: MessageView, emit: Emit) -> None:
+    usage = m.meta.get("usage")
+    if not isinstance(usage, dict) or "cost_usd" not in usage:
+        return
+    cost = usage["cost_usd"]
+    if not isinstance(cost, str) or "e" in cost or "E" in cost:
+        emit(m.rec, "/metadata/usage/cost_usd", R.COST_ENCODING,
+             f"cost_usd {cost!r} is read exactly, but a plain decimal string (e.g. \"0.000654\") is the canonical encoding")  # fmt: skip
+
+
+@MESSAGE.register(R.CANCELLED_STATUS)
+def cancelled_status(ctx: Context, m: MessageView, emit: Emit) -> None:
+    if m.meta.get("stop_reason") == "cancelled" and m.status != "cancelled":
+        emit(m.rec, "/metadata/status", R.CANCELLED_STATUS,
+             f"stop_reason is cancelled but status is {m.status!r}; a cancelled message has status cancelled")  # fmt: skip
 
 
 @MESSAGE.register(R.EMPTY_CONTENT)
@@ -77,9 +147,13 @@ def empty_content(ctx: Context, m: MessageView, emit: Emit) -> None:
 
 @MESSAGE.register(R.TOOL_ONE_BLOCK)
 def tool_one_block(ctx: Context, m: MessageView, emit: Emit) -> None:
-    if m.complete and m.role == "tool" and len(m.content) != 1:
-        emit(m.rec, "/content", R.TOOL_ONE_BLOCK,
-             f"tool message holds {len(m.content)} blocks; it must hold exactly one tool_result")  # fmt: skip
+    if not m.complete or m.role != "tool":
+        return
+    n = sum(1 for b in m.content if b["type"] in m.known)  # unknown blocks are skipped (§10.3)
+    if n != 1:
+        emit(
+            m.rec, "/content", R.TOOL_ONE_BLOCK, f"tool message holds {n} blocks; it must hold exactly one tool_result"
+        )
 
 
 @MESSAGE.register(R.TOOL_PARENT)
@@ -162,7 +236,7 @@ def tool_id_format(ctx: Context, m: MessageView, ptr: str, block: dict[str, Any]
 @BLOCK.register(R.IMAGE_MEDIA_TYPE, blocks=("image",))
 def image_media_type(ctx: Context, m: MessageView, ptr: str, block: dict[str, Any], emit: Emit) -> None:
     media = block["media_type"]
-    if not media.startswith("image/"):
+    if not media.lower().startswith("image/"):  # media types are case-insensitive (RFC 6838 §4.2)
         emit(m.rec, ptr + "/media_type", R.IMAGE_MEDIA_TYPE, f"media_type {media!r} is not an image type")
 
 
@@ -221,7 +295,8 @@ def message_monotonic(ctx: Context, m: MessageView, sess: Session, state: RunSta
 @SESSION.register(R.CREATED_MONOTONIC)
 def created_monotonic(ctx: Context, m: MessageView, sess: Session, state: RunState, emit: Emit) -> None:
     created = m.msg["created_at"]
-    if sess.last_created is not None and created < sess.last_created:
+    at = parse_created_at(created)
+    if at is not None and sess.last_created_at is not None and at < sess.last_created_at:
         emit(m.rec, "/created_at", R.CREATED_MONOTONIC,
              f"created_at {created} is earlier than the previous message's {sess.last_created}")  # fmt: skip
 

@@ -7,6 +7,7 @@ never through a float, so 0.30 stays 0.30.
 from __future__ import annotations
 
 import decimal
+import functools
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation, localcontext
 from pathlib import Path
@@ -25,7 +26,6 @@ from .files import read_regular
 MTOK = Decimal(1_000_000)
 _EXACT = decimal.Context(prec=decimal.MAX_PREC, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN)
 _ZERO = Decimal(0)
-_HALF_UNIT: dict[int, Decimal] = {}  # decimal places -> half a unit in the last place
 
 
 @dataclass(frozen=True)
@@ -113,6 +113,10 @@ def pricing_bucket(ctx: Context, m: MessageView, emit: Emit) -> None:
 
 @MESSAGE.register(R.COST_MISMATCH)
 def cost_mismatch(ctx: Context, m: MessageView, emit: Emit) -> None:
+    """§6.4: costs are computed by the core from the price table, so the stored cost is
+    the table's exact recomputation, at the table's own precision (the rates' decimal
+    places plus six for "per million"): `"0"` for $0.375 is wrong, and so is a cost
+    rounded to fewer places than the table gives."""
     hit = _priced(ctx, m)
     if hit is None:
         return
@@ -122,19 +126,48 @@ def cost_mismatch(ctx: Context, m: MessageView, emit: Emit) -> None:
     if rates is None or any(usage.get(b, 0) and r not in rates for b, r in _BUCKETS):
         return  # TS402/TS403/TS404: nothing to recompute with
     model = str(model)
-    text: str = usage["cost_usd"]
-    stored = Decimal(text)
+    stored = exact_cost(m)
+    if stored is None:
+        return  # not a number at all: the schema said so
     version = usage["pricing_version"]
     exact = prices.cost(version, model, usage)
-    dot = text.find(".")
-    places = len(text) - dot - 1 if dot >= 0 else 0
-    tolerance = _HALF_UNIT.get(places)
-    if tolerance is None:
-        tolerance = _HALF_UNIT[places] = Decimal(5).scaleb(-places - 1)
     with localcontext(_EXACT):
-        if abs(stored - exact) > tolerance:
+        if stored != exact:
             emit(m.rec, "/metadata/usage/cost_usd", R.COST_MISMATCH,
-                 f"cost_usd {usage['cost_usd']} but the {version} table gives {exact.normalize():f} for {model}")  # fmt: skip
+                 f"cost_usd {_show(usage['cost_usd'], stored)} but the {version} table gives exactly {exact.normalize():f} for {model}")  # fmt: skip
+
+
+def _show(value: Any, exact: Decimal) -> str:
+    return value if isinstance(value, str) else f"{exact:f}"
+
+
+def exact_cost(m: MessageView) -> Decimal | None:
+    """`cost_usd` as an exact Decimal: a string by its text, a JSON number by the text it
+    was written with (re-read from the record's JSON with Decimal numbers, never through
+    a float); a float made in memory (no text) by its shortest repr."""
+    value = m.meta["usage"]["cost_usd"]
+    with localcontext(_EXACT):
+        if isinstance(value, str):
+            try:
+                return Decimal(value)
+            except InvalidOperation:
+                return None
+        if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
+            return None
+        if isinstance(value, float) and m.rec.raw:
+            doc = _decimal_document(m.rec.raw)
+            for token in (m.rec.pointer + "/metadata/usage/cost_usd").split("/")[1:]:
+                key = token.replace("~1", "/").replace("~0", "~")
+                doc = doc[int(key)] if isinstance(doc, list) else doc[key]
+            if isinstance(doc, (Decimal, int)):
+                return Decimal(doc)
+        return Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
+
+
+@functools.lru_cache(maxsize=1)
+def _decimal_document(raw: bytes) -> Any:
+    # one parse per line (or per .json document: its messages share the bytes object)
+    return jiter.from_json(raw, float_mode="decimal")
 
 
 RATE_EXPONENT_RANGE = (-30, 12)

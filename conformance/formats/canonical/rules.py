@@ -13,7 +13,11 @@ from ...jsonio import IO_RULES
 E, W = Severity.ERROR, Severity.WARNING
 
 UNKNOWN_METADATA = RuleInfo(
-    "TS010", W, "§10.3", "Unknown metadata field (tolerated; error under --strict)", strict=True
+    "TS010",
+    W,
+    "§10.2, §10.3",
+    "Unknown field in a message, its metadata (at any depth) or a known block (tolerated; error under --strict)",
+    strict=True,
 )
 UNKNOWN_BLOCK = RuleInfo(
     "TS011", W, "§10.3, §4.2.2", "Unknown content block type (tolerated; error under --strict)", strict=True
@@ -23,7 +27,9 @@ SCHEMA = RuleInfo("TS020", E, "§4", "Document does not match its JSON Schema")
 
 EMPTY_CONTENT = RuleInfo("TS101", E, "§5.1.1", "user/assistant/tool message has no content blocks")
 ROLE_CONTENT = RuleInfo("TS102", E, "§5.1.3", "Content block not allowed for the message's role")
-TOOL_ONE_BLOCK = RuleInfo("TS103", E, "§5.1.3", "Tool message must hold exactly one tool_result block")
+TOOL_ONE_BLOCK = RuleInfo(
+    "TS103", E, "§5.1.3", "Tool message must hold exactly one tool_result block (unknown blocks aside)"
+)
 ASSISTANT_MODEL = RuleInfo("TS104", E, "§5.3.1", "Complete assistant message lacks metadata.model or metadata.provider")
 ASSISTANT_ROUTING = RuleInfo("TS105", E, "§5.3.2", "Complete assistant message lacks metadata.routing")
 ASSISTANT_USAGE = RuleInfo("TS106", E, "§5.3.3", "Complete assistant message lacks metadata.usage")
@@ -33,15 +39,26 @@ MODEL_PROVIDER = RuleInfo("TS109", E, "§6.3, §4.3", "Model id's provider diffe
 TOOL_PARENT = RuleInfo("TS110", E, "§5.3.4", "Tool message lacks metadata.parent_tool_use_id")
 TOOL_PARENT_MATCH = RuleInfo("TS111", E, "§5.3.4", "parent_tool_use_id differs from the tool_result's tool_use_id")
 TOOL_ID_FORMAT = RuleInfo("TS112", E, "§6.2, §5.2.1", "Tool id is not a canonical `tu_<ULID>`")
-IMAGE_MEDIA_TYPE = RuleInfo("TS113", E, "§4.2", "Image media_type is not an image/* type")
+IMAGE_MEDIA_TYPE = RuleInfo("TS113", E, "§4.2", "Image media_type is not an image/* type (case-insensitive)")
 FILE_REF_PATH = RuleInfo("TS114", E, "§4.2", "file_ref path is absolute or escapes the workspace")
 CREATED_AT_REAL = RuleInfo("TS115", E, "§4.1", "created_at is not a real calendar date and time")
 BASE64_DATA = RuleInfo("TS116", E, "§4.2", "base64 image (or audio) data is not valid base64")
+CREATED_AT_ENCODING = RuleInfo(
+    "TS117", W, "§4.1", "created_at is valid but not in the canonical encoding (6 fraction digits, Z)", strict=True
+)
+COST_ENCODING = RuleInfo(
+    "TS118", W, "§4.3", "cost_usd is a JSON number or exponent form, not a plain decimal string", strict=True
+)
+CANCELLED_STATUS = RuleInfo(
+    "TS119", E, "streaming §6.2.6, §4.3", "Message with stop_reason cancelled does not have status cancelled"
+)
 
 MESSAGE_ULID = RuleInfo("TS201", E, "§6.1", "Message id is not a ULID")
 MESSAGE_UNIQUE = RuleInfo("TS202", E, "§6.1", "Message id is not unique")
 MESSAGE_MONOTONIC = RuleInfo("TS203", E, "§6.1", "Message ids are not increasing within the session")
-CREATED_MONOTONIC = RuleInfo("TS204", E, "§4.1", "created_at goes backwards within the session")
+CREATED_MONOTONIC = RuleInfo(
+    "TS204", W, "§6.1, §4.1", "created_at goes backwards within the session (only ids must be monotonic)"
+)
 RESULT_UNPAIRED = RuleInfo("TS205", E, "§5.2.2", "tool_result answers no earlier tool_use of the same session")
 RESULT_DUPLICATE = RuleInfo("TS206", E, "§5.2.3", "tool_use answered more than once")
 TOOL_ID_REPEATED = RuleInfo("TS207", E, "§5.2.2, §6.2", "Tool id used by more than one tool_use")
@@ -52,11 +69,16 @@ TOOL_NAME_UNIQUE = RuleInfo("TS302", E, "§4.4", "Tool name defined more than on
 TOOL_SCHEMA_SUBSET = RuleInfo("TS303", E, "§5.4", "input_schema uses a construct outside the allowed subset")
 TOOL_UNKNOWN = RuleInfo("TS304", E, "§4.4, §5.2.4", "tool_use names a tool that is not defined")
 TOOL_INPUT = RuleInfo("TS305", E, "§5.2.4", "tool_use input does not match the tool's input_schema")
+TOOL_USE_NAME = RuleInfo(
+    "TS306", E, "§4.2", "tool_use name is not a canonical tool name (snake_case, no provider prefix)"
+)
 
-COST_MISMATCH = RuleInfo("TS401", E, "§6.4", "cost_usd differs from the price table's recomputation")
+COST_MISMATCH = RuleInfo("TS401", E, "§6.4", "cost_usd differs from the price table's exact recomputation")
 PRICING_VERSION = RuleInfo("TS402", E, "§6.4", "pricing_version is not in the price table")
 PRICING_MODEL = RuleInfo("TS403", E, "§6.4", "Model has no price in that pricing_version")
-PRICING_BUCKET = RuleInfo("TS404", E, "§6.4", "Cached tokens used but the table has no rate for them")
+PRICING_BUCKET = RuleInfo(
+    "TS404", W, "§6.4", "Cached tokens used but the table has no rate for them (cost_usd not verified)"
+)
 
 # Emitted by conversions into and out of the canonical format (conformance/convert.py
 # defines the same value; the catalogue accepts an identical re-registration), listed
@@ -70,9 +92,10 @@ CATALOG = RuleCatalog(
         EMPTY_CONTENT, ROLE_CONTENT, TOOL_ONE_BLOCK, ASSISTANT_MODEL, ASSISTANT_ROUTING,
         ASSISTANT_USAGE, ROUTING_MODEL, MODEL_ID, MODEL_PROVIDER, TOOL_PARENT, TOOL_PARENT_MATCH,
         TOOL_ID_FORMAT, IMAGE_MEDIA_TYPE, FILE_REF_PATH, CREATED_AT_REAL, BASE64_DATA,
+        CREATED_AT_ENCODING, COST_ENCODING, CANCELLED_STATUS,
         MESSAGE_ULID, MESSAGE_UNIQUE, MESSAGE_MONOTONIC, CREATED_MONOTONIC, RESULT_UNPAIRED,
         RESULT_DUPLICATE, TOOL_ID_REPEATED, TOOL_UNANSWERED,
-        TOOL_NAME, TOOL_NAME_UNIQUE, TOOL_SCHEMA_SUBSET, TOOL_UNKNOWN, TOOL_INPUT,
+        TOOL_NAME, TOOL_NAME_UNIQUE, TOOL_SCHEMA_SUBSET, TOOL_UNKNOWN, TOOL_INPUT, TOOL_USE_NAME,
         COST_MISMATCH, PRICING_VERSION, PRICING_MODEL, PRICING_BUCKET,
         LOSSY,
     ]

@@ -21,9 +21,24 @@ from .engine import BLOCK, DEFINITION, TOOLS_FILE, Context, Emit, MessageView, R
 from .files import read_regular
 
 _SNAKE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*\Z")
-# keywords whose values are subschemas (or lists/maps of them) in the §5.4 subset
-_SCHEMA_MAPS = ("properties", "$defs", "definitions", "dependentSchemas")
-_SCHEMA_VALUES = ("items", "additionalItems", "contains", "propertyNames", "unevaluatedItems", "unevaluatedProperties")
+
+# §5.4 as an allow-list. Allowed: basic types, enum, required, properties, items,
+# description, basic format annotations, and additionalProperties as a boolean.
+# Annotation keywords that never change what validates (title, default, examples,
+# $comment, deprecated, readOnly, writeOnly) and `$schema` naming the dialect are also
+# accepted: they do not widen or narrow the subset. Everything else is outside it,
+# whether the spec names it as disallowed ($ref, oneOf, ...) or not at all (pattern,
+# const, prefixItems, dependentSchemas, unevaluatedProperties, minimum, ...).
+ALLOWED_KEYWORDS = frozenset({"type", "enum", "required", "properties", "items", "description", "format",
+                              "additionalProperties"})  # fmt: skip
+ANNOTATIONS = frozenset({"title", "default", "examples", "$comment", "deprecated", "readOnly", "writeOnly", "$schema"})
+BASIC_TYPES = frozenset({"string", "number", "integer", "boolean", "null", "object", "array"})
+# keywords whose values are subschemas (or lists/maps of them), walked to report what is
+# inside them too, whether or not the keyword itself is allowed
+_SCHEMA_MAPS = ("properties", "$defs", "definitions", "dependentSchemas", "patternProperties")
+_SCHEMA_VALUES = ("items", "additionalItems", "contains", "propertyNames", "unevaluatedItems",
+                  "unevaluatedProperties", "additionalProperties", "not", "if", "then", "else")  # fmt: skip
+_SCHEMA_LISTS = ("prefixItems", "allOf", "anyOf", "oneOf")
 
 
 def subset_violations(schema: Any, ptr: str = "") -> Iterator[tuple[str, str]]:
@@ -37,16 +52,25 @@ def subset_violations(schema: Any, ptr: str = "") -> Iterator[tuple[str, str]]:
     while stack:
         node, at = stack.pop()
         if not isinstance(node, dict):
-            continue
+            continue  # `true`/`false` subschemas: nothing to check
         found: list[tuple[str, str]] = []
-        for kw in R.DISALLOWED_SCHEMA_KEYWORDS:
-            if kw in node:
-                found.append((f"{at}/{_esc(kw)}", f"`{kw}` is not allowed in a tool input_schema (§5.4)"))
+        for kw in node:
+            if kw in ALLOWED_KEYWORDS or kw in ANNOTATIONS:
+                continue
+            why = "is not allowed" if kw in R.DISALLOWED_SCHEMA_KEYWORDS else "is outside the allowed subset"
+            found.append((f"{at}/{_esc(kw)}", f"`{kw}` {why} in a tool input_schema (§5.4)"))
         ap = node.get("additionalProperties")
         if ap is not None and not isinstance(ap, bool):
             found.append(
                 (f"{at}/additionalProperties", "`additionalProperties` must be a boolean, not a schema (§5.4)")
             )
+        t = node.get("type")
+        for name in t if isinstance(t, list) else [t] if t is not None else []:
+            if name not in BASIC_TYPES:
+                found.append((f"{at}/type", f"type {name!r} is not a basic JSON type (§5.4)"))
+        items = node.get("items")
+        if isinstance(items, list):
+            found.append((f"{at}/items", "array-form `items` (a tuple) is outside the allowed subset (§5.4)"))
         yield from found
         children: list[tuple[Any, str]] = []
         for kw in _SCHEMA_MAPS:
@@ -54,11 +78,15 @@ def subset_violations(schema: Any, ptr: str = "") -> Iterator[tuple[str, str]]:
             if isinstance(sub, dict):
                 children.extend((s, f"{at}/{kw}/{_esc(name)}") for name, s in sub.items())
         for kw in _SCHEMA_VALUES:
-            if kw in node:
-                children.append((node[kw], f"{at}/{kw}"))
-        items = node.get("prefixItems")
-        if isinstance(items, list):
-            children.extend((s, f"{at}/prefixItems/{i}") for i, s in enumerate(items))
+            sub = node.get(kw)
+            if isinstance(sub, list) and kw == "items":
+                children.extend((s, f"{at}/items/{i}") for i, s in enumerate(sub))
+            elif sub is not None:
+                children.append((sub, f"{at}/{kw}"))
+        for kw in _SCHEMA_LISTS:
+            sub = node.get(kw)
+            if isinstance(sub, list):
+                children.extend((s, f"{at}/{kw}/{i}") for i, s in enumerate(sub))
         stack.extend(reversed(children))  # depth-first, in document order
 
 
@@ -89,6 +117,16 @@ def tool_schema_subset(rec: Record, tool: dict[str, Any], state: RunState, emit:
 
 def _snake(name: str) -> bool:
     return bool(_SNAKE.match(name))
+
+
+@BLOCK.register(R.TOOL_USE_NAME, blocks=("tool_use",))
+def tool_use_name(ctx: Context, m: MessageView, ptr: str, block: dict[str, Any], emit: Emit) -> None:
+    """§4.2: `name` is the canonical tool name, "snake_case, no provider prefix"; this
+    needs no --tools (a provider's `functions.ReadFile` never reaches canonical data)."""
+    name = block["name"]
+    if not _snake(name):
+        prefix = " (a provider prefix?)" if "." in name or ":" in name or "/" in name else ""
+        emit(m.rec, ptr + "/name", R.TOOL_USE_NAME, f"tool_use name {name!r} is not snake_case{prefix}")
 
 
 @BLOCK.register(R.TOOL_UNKNOWN, blocks=("tool_use",))

@@ -5,23 +5,29 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt
+from pydantic import BaseModel, Field, StrictFloat, StrictInt
+from typing_extensions import TypeAliasType
 
 from . import ids
+
+CostUsd = TypeAliasType("CostUsd", Annotated[StrictFloat, Field(ge=0.0)])
+"""
+USD, a Decimal (spec §4.3). Recommended encoding: a plain decimal string; a JSON number or an exponent form is read exactly (from its text, never through a float) and reported as a warning (TS118).
+"""
 
 
 class Usage(BaseModel):
     """
-    Resource accounting of one assistant message (spec §4.3). cost_usd is computed locally from the price table named by pricing_version (§6.4), encoded as a decimal string.
+    Resource accounting of one assistant message (spec §4.3). cost_usd is computed locally from the price table named by pricing_version (§6.4) (a Decimal, best written as a decimal string). Open to additive fields (§10.2, §10.3): a field this revision does not define is tolerated and reported as a warning (TS010).
     """
 
-    model_config = ConfigDict(
-        extra='forbid',
-    )
     input_tokens: Annotated[StrictInt, Field(ge=0)]
     output_tokens: Annotated[StrictInt, Field(ge=0)]
     cached_input_tokens: Annotated[StrictInt, Field(ge=0)] = 0
     cache_creation_input_tokens: Annotated[StrictInt, Field(ge=0)] = 0
-    cost_usd: ids.DecimalUsd
+    cost_usd: ids.DecimalUsd | ids.DecimalUsdExponent | CostUsd
+    """
+    USD, a Decimal (spec §4.3). Recommended encoding: a plain decimal string; a JSON number or an exponent form is read exactly (from its text, never through a float) and reported as a warning (TS118).
+    """
     pricing_version: ids.NonEmptyString
     latency_ms: Annotated[StrictInt, Field(ge=0)]

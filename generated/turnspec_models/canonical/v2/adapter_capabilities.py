@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
+from re import compile
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 from typing_extensions import TypeAliasType
 
 AcceptedImageMediaType = TypeAliasType(
-    "AcceptedImageMediaType", Annotated[StrictStr, Field(pattern='^image/[a-z0-9][a-z0-9!#$&^_.+-]*$')]
+    "AcceptedImageMediaType",
+    Annotated[StrictStr, Field(pattern=compile('^image/[a-z0-9][a-z0-9!#$&^_.+-]*(?![\\s\\S])'))],
 )
 
 

@@ -12,13 +12,15 @@ from . import image_source
 
 class AudioBlock(BaseModel):
     """
-    Audio input or output (spec §4.2.2, §12.2: audio becomes its own block type). Allowed in user and assistant messages (revision 2). `transcript` is the provider's text rendering when it returns one.
+    Audio input or output (spec §4.2.2, §12.2: audio becomes its own block type). Allowed in user and assistant messages (revision 2). `transcript` is the provider's text rendering when it returns one. Open to additive fields (§10.2, §10.3): a field this revision does not define is tolerated and reported as a warning (TS010).
     """
 
     model_config = ConfigDict(
-        extra='forbid',
+        regex_engine="python-re",
     )
     type: Literal['audio']
     source: image_source.ImageSource
-    media_type: Annotated[StrictStr, Field(pattern='^audio/[a-z0-9][a-z0-9!#$&^_.+-]*$')]
+    media_type: Annotated[
+        StrictStr, Field(pattern='^[Aa][Uu][Dd][Ii][Oo]/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*(?![\\s\\S])')
+    ]
     transcript: StrictStr | None = None

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from re import compile
 from typing import Annotated, Any
 
 from pydantic import Field, StrictStr
@@ -14,14 +15,17 @@ Identifier and scalar encodings of the canonical format (spec §4, §6). These a
 """
 
 
-Ulid = TypeAliasType("Ulid", Annotated[StrictStr, Field(pattern='^[0-7][0-9A-HJKMNP-TV-Z]{25}$', title='Ulid')])
+Ulid = TypeAliasType(
+    "Ulid", Annotated[StrictStr, Field(pattern=compile('^[0-7][0-9A-HJKMNP-TV-Z]{25}(?![\\s\\S])'), title='Ulid')]
+)
 """
 Crockford base32 ULID, 26 characters, first character 0-7 (spec §6.1).
 """
 
 
 ToolUseId = TypeAliasType(
-    "ToolUseId", Annotated[StrictStr, Field(pattern='^tu_[0-7][0-9A-HJKMNP-TV-Z]{25}$', title='ToolUseId')]
+    "ToolUseId",
+    Annotated[StrictStr, Field(pattern=compile('^tu_[0-7][0-9A-HJKMNP-TV-Z]{25}(?![\\s\\S])'), title='ToolUseId')],
 )
 """
 Canonical tool call id `tu_<ULID>` (spec §6.2).
@@ -29,7 +33,8 @@ Canonical tool call id `tu_<ULID>` (spec §6.2).
 
 
 ModelId = TypeAliasType(
-    "ModelId", Annotated[StrictStr, Field(pattern='^[a-z0-9][a-z0-9_.-]*:[^\\s]+$', title='ModelId')]
+    "ModelId",
+    Annotated[StrictStr, Field(pattern=compile('^[a-z0-9][a-z0-9_.-]*:[^\\s]+(?![\\s\\S])'), title='ModelId')],
 )
 """
 Canonical model id `<provider>:<model_name>` (spec §6.3). The model name may itself contain ':' or '/' (openrouter:deepseek/deepseek-v3).
@@ -41,18 +46,21 @@ Timestamp = TypeAliasType(
     Annotated[
         StrictStr,
         Field(
-            pattern='^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:([0-5][0-9]|60)\\.[0-9]{6}Z$',
+            pattern=compile(
+                '^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:([0-5][0-9]|60)(\\.[0-9]{1,6})?(Z|\\+00:00)(?![\\s\\S])'
+            ),
             title='Timestamp',
         ),
     ],
 )
 """
-RFC 3339 UTC timestamp with exactly six fractional digits and a Z suffix, e.g. 2026-05-08T12:00:00.123456Z (spec §4.1: microsecond precision UTC).
+RFC 3339 UTC timestamp of at most microsecond precision (spec §4.1): `Z` or `+00:00`, 0 to 6 fractional digits, as Python's isoformat() writes it. The canonical encoding (six digits and `Z`, e.g. 2026-05-08T12:00:00.123456Z) is recommended; the rule engine warns on others (TS117).
 """
 
 
 DecimalUsd = TypeAliasType(
-    "DecimalUsd", Annotated[StrictStr, Field(pattern='^(0|[1-9][0-9]*)(\\.[0-9]+)?$', title='DecimalUsd')]
+    "DecimalUsd",
+    Annotated[StrictStr, Field(pattern=compile('^(0|[1-9][0-9]*)(\\.[0-9]+)?(?![\\s\\S])'), title='DecimalUsd')],
 )
 """
 A non-negative decimal number written as a JSON string so no float rounding can touch it (spec §4.3 Usage.cost_usd is a Decimal).
@@ -60,3 +68,15 @@ A non-negative decimal number written as a JSON string so no float rounding can 
 
 
 NonEmptyString = TypeAliasType("NonEmptyString", Annotated[StrictStr, Field(min_length=1, title='NonEmptyString')])
+
+
+DecimalUsdExponent = TypeAliasType(
+    "DecimalUsdExponent",
+    Annotated[
+        StrictStr,
+        Field(pattern=compile('^(0|[1-9][0-9]*)(\\.[0-9]+)?[eE][-+]?[0-9]+(?![\\s\\S])'), title='DecimalUsdExponent'),
+    ],
+)
+"""
+A non-negative decimal in exponent form, written as a JSON string (e.g. 6.54E-4).
+"""

@@ -12,12 +12,17 @@ from . import image_source
 
 class ImageBlock(BaseModel):
     """
-    An image (spec §4.2). media_type is an IANA media type; the rule engine checks it is image/*.
+    An image (spec §4.2). media_type is an IANA media type; the rule engine checks it is image/*. Open to additive fields (§10.2, §10.3): a field this revision does not define is tolerated and reported as a warning (TS010).
     """
 
     model_config = ConfigDict(
-        extra='forbid',
+        regex_engine="python-re",
     )
     type: Literal['image']
     source: image_source.ImageSource
-    media_type: Annotated[StrictStr, Field(pattern='^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$')]
+    media_type: Annotated[
+        StrictStr, Field(pattern='^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*(?![\\s\\S])')
+    ]
+    """
+    IANA media type; type and subtype are case-insensitive (RFC 6838 §4.2), so image/PNG is image/png.
+    """

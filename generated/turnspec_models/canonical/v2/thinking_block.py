@@ -5,17 +5,14 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, StrictStr
+from pydantic import BaseModel, StrictStr
 
 
 class ThinkingBlock(BaseModel):
     """
-    Extended reasoning text (spec §4.2). `signature` is the issuing provider's opaque token; it is only ever sent back to that provider.
+    Extended reasoning text (spec §4.2). `signature` is the issuing provider's opaque token; it is only ever sent back to that provider. Open to additive fields (§10.2, §10.3): a field this revision does not define is tolerated and reported as a warning (TS010).
     """
 
-    model_config = ConfigDict(
-        extra='forbid',
-    )
     type: Literal['thinking']
     text: StrictStr
     signature: StrictStr | None = None
