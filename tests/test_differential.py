@@ -14,15 +14,21 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
+import jsonschema
 import pytest
 from pydantic import ValidationError
 from turnspec_models.canonical.v1.message import Message
 
 from conformance.schema_validation import SchemaValidator
-from conformance.schemas import schema_set
+from conformance.schemas import registry_for, schema_set
 from conformance.synthetic import messages
 
 VALIDATOR = SchemaValidator(schema_set("canonical", "v1"), "message.json")
+# the stock reference implementation, with no pattern fix: the schemas must mean the
+# same to it (Python `re`) as to jsonschema-rs (Rust regex, ECMA-262 anchors)
+STOCK = jsonschema.Draft202012Validator(
+    schema_set("canonical", "v1")["message.json"], registry=registry_for(schema_set("canonical", "v1"))
+)
 BASE = list(messages(40, seed=11))
 USER = next(m for m in BASE if m["role"] == "user")
 ASSISTANT = next(m for m in BASE if m["role"] == "assistant" and len(m["content"]) > 1)
@@ -86,17 +92,29 @@ CASES: dict[str, tuple[dict[str, Any], bool]] = {
     "confidence above 1": (edit(ASSISTANT, _set("metadata/routing/confidence", 1.5)), False),
     "confidence int 1": (edit(ASSISTANT, _set("metadata/routing/confidence", 1)), True),
     "confidence 0.5": (edit(ASSISTANT, _set("metadata/routing/confidence", 0.5)), True),
-    "timestamp without micros": (edit(USER, _set("created_at", "2026-05-08T12:00:00Z")), False),
-    "timestamp with offset": (edit(USER, _set("created_at", "2026-05-08T12:00:00.000000+00:00")), False),
+    # issue 16 reversed five verdicts below: any RFC 3339 UTC time up to microseconds is
+    # valid (the canonical encoding is a TS117 warning), cost_usd may be a JSON number
+    # (TS118 warning), and messages, blocks and usage are open to additive fields
+    # (§10.2/§10.3, TS010 warning)
+    "timestamp without micros": (edit(USER, _set("created_at", "2026-05-08T12:00:00Z")), True),
+    "timestamp with offset": (edit(USER, _set("created_at", "2026-05-08T12:00:00.000000+00:00")), True),
+    "timestamp with 3 digits": (edit(USER, _set("created_at", "2026-05-08T12:00:00.123+00:00")), True),
+    "timestamp with 7 digits": (edit(USER, _set("created_at", "2026-05-08T12:00:00.1234567Z")), False),
+    "timestamp with +01:00": (edit(USER, _set("created_at", "2026-05-08T12:00:00+01:00")), False),
     "timestamp with trailing newline": (edit(USER, _set("created_at", "2026-05-08T12:00:00.000000Z\n")), False),
-    "cost as number": (edit(ASSISTANT, _set(f"{USAGE}/cost_usd", 0.5)), False),
+    "timestamp Z+newline short": (edit(USER, _set("created_at", "2026-05-08T12:00:00Z\n")), False),
+    "cost as number": (edit(ASSISTANT, _set(f"{USAGE}/cost_usd", 0.5)), True),
+    "cost as exponent string": (edit(ASSISTANT, _set(f"{USAGE}/cost_usd", "6.54E-4")), True),
+    "cost exponent with trailing newline": (edit(ASSISTANT, _set(f"{USAGE}/cost_usd", "6.54E-4\n")), False),
+    "cost negative number": (edit(ASSISTANT, _set(f"{USAGE}/cost_usd", -0.5)), False),
     "cost negative": (edit(ASSISTANT, _set(f"{USAGE}/cost_usd", "-0.5")), False),
     "cost with trailing newline": (edit(ASSISTANT, _set(f"{USAGE}/cost_usd", "0.5\n")), False),
     "missing required created_at": (edit(USER, _del("created_at")), False),
     "missing usage latency": (edit(ASSISTANT, _del(f"{USAGE}/latency_ms")), False),
-    "unknown top-level key": (edit(USER, _set("extra", 1)), False),
-    "unknown key in text block": (edit(USER, _set("content/0/bogus", 1)), False),
-    "unknown key in usage": (edit(ASSISTANT, _set(f"{USAGE}/bogus", 1)), False),
+    "unknown top-level key": (edit(USER, _set("extra", 1)), True),
+    "unknown key in text block": (edit(USER, _set("content/0/bogus", 1)), True),
+    "unknown key in usage": (edit(ASSISTANT, _set(f"{USAGE}/bogus", 1)), True),
+    "known key of wrong type beside unknown ones": (edit(USER, _set("content/0", {"type": "text", "text": 5, "x": 1})), False),
     "unknown metadata key (open model)": (edit(USER, _set("metadata/trace_id", "x")), True),
     "unknown block type (tolerated)": (edit(USER, _set("content/0", {"type": "audio", "data": "AAAA"})), True),
     "known type, malformed, not unknown": (edit(USER, _set("content/0", {"type": "text", "text": 5})), False),
@@ -109,6 +127,26 @@ CASES: dict[str, tuple[dict[str, Any], bool]] = {
         edit(
             USER,
             _set("content/0", {"type": "image", "source": {"kind": "ftp", "data": "x"}, "media_type": "image/png"}),
+        ),
+        False,
+    ),
+    "image media type upper case": (
+        edit(
+            USER,
+            _set(
+                "content/0",
+                {"type": "image", "source": {"kind": "url", "data": "https://x/y.png"}, "media_type": "image/PNG"},
+            ),
+        ),
+        True,
+    ),
+    "image media type with trailing newline": (
+        edit(
+            USER,
+            _set(
+                "content/0",
+                {"type": "image", "source": {"kind": "url", "data": "https://x/y.png"}, "media_type": "image/png\n"},
+            ),
         ),
         False,
     ),
@@ -187,6 +225,53 @@ def test_engines_agree(name: str) -> None:
     assert VALIDATOR.is_valid(doc) is expected, "jsonschema-rs fast path disagrees with the oracle"
     assert model_verdict(doc) is expected, "generated pydantic model (python mode) disagrees with the schema"
     assert model_json_verdict(doc) is expected, "generated pydantic model (JSON mode) disagrees with the schema"
+    assert STOCK.is_valid(doc) is expected, "stock python-jsonschema (Python `re`, no pattern fix) disagrees"
+
+
+def test_stock_engine_is_really_stock() -> None:
+    # the proof above only counts if STOCK reads patterns with Python's `re.search`:
+    # a bare `$` there also matches before a final newline
+    probe = jsonschema.Draft202012Validator({"type": "string", "pattern": "^a$"})
+    assert type(STOCK) is jsonschema.Draft202012Validator
+    assert probe.is_valid("a\n")
+
+
+def test_no_schema_pattern_uses_a_bare_dollar() -> None:
+    """Issue 14: a pattern must mean the same in ECMA-262 and Python `re`; `$` does not
+    (Python also matches before a final newline), `(?![\\s\\S])` does."""
+    from conformance.schemas import versions
+
+    bad = []
+    for rev in versions("canonical"):
+        for uri, doc in schema_set("canonical", rev).resources():
+            stack: list[Any] = [doc]
+            while stack:
+                node = stack.pop()
+                if isinstance(node, dict):
+                    pat = node.get("pattern")
+                    if isinstance(pat, str) and _bare_dollar(pat):
+                        bad.append((uri, pat))
+                    stack.extend(node.values())
+                elif isinstance(node, list):
+                    stack.extend(node)
+    assert bad == []
+
+
+def _bare_dollar(pattern: str) -> bool:
+    i, in_class = 0, False
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+        elif c == "$":
+            return True
+        i += 1
+    return False
 
 
 @pytest.mark.parametrize("name", list(KNOWN_DIFFERENCES))
@@ -194,6 +279,7 @@ def test_known_differences_still_hold(name: str) -> None:
     doc, schema_verdict, model = KNOWN_DIFFERENCES[name]
     assert VALIDATOR.oracle_is_valid(doc) is schema_verdict
     assert VALIDATOR.is_valid(doc) is schema_verdict
+    assert STOCK.is_valid(doc) is schema_verdict
     assert model_verdict(doc) is model
 
 
@@ -201,4 +287,5 @@ def test_known_differences_still_hold(name: str) -> None:
 def test_synthetic_corpus_is_valid_everywhere(doc: dict[str, Any]) -> None:
     assert VALIDATOR.oracle_is_valid(doc)
     assert VALIDATOR.is_valid(doc)
+    assert STOCK.is_valid(doc)
     assert Message.model_validate(doc).model_dump(mode="json", exclude_unset=True) == doc
