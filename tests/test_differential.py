@@ -114,7 +114,10 @@ CASES: dict[str, tuple[dict[str, Any], bool]] = {
     "unknown top-level key": (edit(USER, _set("extra", 1)), True),
     "unknown key in text block": (edit(USER, _set("content/0/bogus", 1)), True),
     "unknown key in usage": (edit(ASSISTANT, _set(f"{USAGE}/bogus", 1)), True),
-    "known key of wrong type beside unknown ones": (edit(USER, _set("content/0", {"type": "text", "text": 5, "x": 1})), False),
+    "known key of wrong type beside unknown ones": (
+        edit(USER, _set("content/0", {"type": "text", "text": 5, "x": 1})),
+        False,
+    ),
     "unknown metadata key (open model)": (edit(USER, _set("metadata/trace_id", "x")), True),
     "unknown block type (tolerated)": (edit(USER, _set("content/0", {"type": "audio", "data": "AAAA"})), True),
     "known type, malformed, not unknown": (edit(USER, _set("content/0", {"type": "text", "text": 5})), False),

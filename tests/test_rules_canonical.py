@@ -580,3 +580,26 @@ def test_tool_use_names_are_canonical_without_tools(tmp_path: Path, name: str, o
     assert (found == []) is ok, found
     if not ok:
         assert found == [("TS306", "/content/2/name")]
+
+
+def test_failed_tool_call_without_result_message_passes_ts507(tmp_path: Path) -> None:
+    """A `failed` tool call may have no result message (issue 16); `pending` is still
+    what a store says of a call the messages never answered."""
+    import sqlite3
+
+    from conformance.convert import convert
+
+    db = tmp_path / "store.db"
+    assert convert("canonical", "sqlite", HERE / "valid.jsonl", db) == []
+    con = sqlite3.connect(db)
+    con.execute("DELETE FROM messages WHERE id = '01JZ0000000000000000000004'")
+    con.execute("UPDATE tool_calls SET status = 'failed', result_message_id = NULL")
+    con.commit()
+    con.close()
+    rules = {(f.rule, f.severity) for f in validate([db]).findings}
+    assert ("TS507", "error") not in rules and ("TS208", "warning") in rules
+    con = sqlite3.connect(db)
+    con.execute("UPDATE tool_calls SET status = 'succeeded'")
+    con.commit()
+    con.close()
+    assert "TS507" in {f.rule for f in validate([db]).findings}
