@@ -277,6 +277,18 @@ def _bare_dollar(pattern: str) -> bool:
     return False
 
 
+@pytest.mark.parametrize("name", [n for n, (_, ok) in CASES.items() if not ok and isinstance(CASES[n][0], dict)])
+def test_schema_rejections_are_ts020_findings(name: str) -> None:
+    """What the schema engines reject, `turnspec validate` reports as TS020 (located)."""
+    from conformance.formats.base import Options
+    from conformance.formats.canonical.checker import CanonicalRun
+    from conformance.jsonio import Record
+
+    doc, _ = CASES[name]
+    found = CanonicalRun(Options()).check_message(Record("<doc>", 1, "", doc, 0))
+    assert "TS020" in {f.rule for f in found} or "TS012" in {f.rule for f in found}, found
+
+
 @pytest.mark.parametrize("name", list(KNOWN_DIFFERENCES))
 def test_known_differences_still_hold(name: str) -> None:
     doc, schema_verdict, model = KNOWN_DIFFERENCES[name]

@@ -401,6 +401,8 @@ def test_real_turns_round_trip_exactly(samples: Path, tmp_path: Path) -> None:
 
 TEXT = st.text(max_size=30)
 KEY = st.text(alphabet=string.ascii_lowercase + "_", min_size=1, max_size=8)
+# canonical tool names are snake_case (spec §4.2, TS306)
+TOOL_NAME = st.from_regex(r"\A[a-z][a-z0-9]{0,5}(?:_[a-z0-9]{1,4}){0,2}\Z")
 ID = st.text(alphabet=string.ascii_letters + string.digits + "-_", min_size=1, max_size=10)
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.floats(allow_nan=False, allow_infinity=False) | TEXT,
@@ -514,7 +516,7 @@ def turns(draw: st.DrawFn) -> dict[str, Any]:
             n_calls += 1
             cid = f"call{n_calls}-" + draw(ID)
             pending.append(cid)
-            p.update(id=cid, name=draw(KEY))
+            p.update(id=cid, name=draw(TOOL_NAME))
             args = draw(st.sampled_from(["dict", "json", "list", "absent", "null", "text"]))
             if args != "absent":
                 p["args"] = {
