@@ -21,6 +21,12 @@ from .engine import BLOCK, DEFINITION, TOOLS_FILE, Context, Emit, MessageView, R
 from .files import read_regular
 
 _SNAKE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*\Z")
+# a tool_use name (§4.2 "snake_case, no provider prefix"): lowercase ASCII letters, digits
+# and underscores, starting with a letter. Runs of underscores are allowed here, unlike
+# in a definition's name (TS301): MCP-style namespaced names (`fs___read_file`, as
+# gpt2099 writes them) are snake_case words, not a provider prefix; `functions.ReadFile`,
+# `mcp:read_file` and `ReadFile` are not.
+_USE_NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
 
 # §5.4 as an allow-list. Allowed: basic types, enum, required, properties, items,
 # description, basic format annotations, and additionalProperties as a boolean.
@@ -124,7 +130,7 @@ def tool_use_name(ctx: Context, m: MessageView, ptr: str, block: dict[str, Any],
     """§4.2: `name` is the canonical tool name, "snake_case, no provider prefix"; this
     needs no --tools (a provider's `functions.ReadFile` never reaches canonical data)."""
     name = block["name"]
-    if not _snake(name):
+    if not _USE_NAME.match(name):
         prefix = " (a provider prefix?)" if "." in name or ":" in name or "/" in name else ""
         emit(m.rec, ptr + "/name", R.TOOL_USE_NAME, f"tool_use name {name!r} is not snake_case{prefix}")
 

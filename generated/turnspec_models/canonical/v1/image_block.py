@@ -16,6 +16,7 @@ class ImageBlock(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra='allow',
         regex_engine="python-re",
     )
     type: Literal['image']

@@ -6,7 +6,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import BaseModel, Field, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
 
 class Kind(StrEnum):
@@ -20,5 +20,8 @@ class ImageSource(BaseModel):
     Where image bytes come from (spec §4.2): inline base64, a URL, or a workspace-relative path (file_ref). Open to additive fields (§10.2, §10.3): a field this revision does not define is tolerated and reported as a warning (TS010).
     """
 
+    model_config = ConfigDict(
+        extra='allow',
+    )
     kind: Kind
     data: Annotated[StrictStr, Field(min_length=1)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, Field, StrictInt
+from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
 from . import ids, message_metadata
 from . import role as role_1
@@ -17,6 +17,9 @@ class Message(BaseModel):
     One message of a session: a role and an ordered list of typed content blocks (spec §4.1). Encoded as one JSON object; in .jsonl files one per line. Open to additive fields (§10.2, §10.3): a field this revision does not define is tolerated and reported as a warning (TS010).
     """
 
+    model_config = ConfigDict(
+        extra='allow',
+    )
     id: ids.NonEmptyString
     """
     ULID, monotonic per session (§6.1; checked by the rule engine).

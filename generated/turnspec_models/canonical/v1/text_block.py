@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, StrictStr
+from pydantic import BaseModel, ConfigDict, StrictStr
 
 
 class TextBlock(BaseModel):
@@ -13,5 +13,8 @@ class TextBlock(BaseModel):
     Plain text (spec §4.2). Open to additive fields (§10.2, §10.3): a field this revision does not define is tolerated and reported as a warning (TS010).
     """
 
+    model_config = ConfigDict(
+        extra='allow',
+    )
     type: Literal['text']
     text: StrictStr

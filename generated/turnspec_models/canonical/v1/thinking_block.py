@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, StrictStr
+from pydantic import BaseModel, ConfigDict, StrictStr
 
 
 class ThinkingBlock(BaseModel):
@@ -13,6 +13,9 @@ class ThinkingBlock(BaseModel):
     Extended reasoning text (spec §4.2). `signature` is the issuing provider's opaque token; it is only ever sent back to that provider. Open to additive fields (§10.2, §10.3): a field this revision does not define is tolerated and reported as a warning (TS010).
     """
 
+    model_config = ConfigDict(
+        extra='allow',
+    )
     type: Literal['thinking']
     text: StrictStr
     signature: StrictStr | None = None

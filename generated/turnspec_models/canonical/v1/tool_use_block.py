@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from . import ids
 
@@ -15,6 +15,9 @@ class ToolUseBlock(BaseModel):
     A tool call made by the assistant (spec §4.2). `id` is the canonical id (§6.2), never the provider's. Open to additive fields (§10.2, §10.3): a field this revision does not define is tolerated and reported as a warning (TS010).
     """
 
+    model_config = ConfigDict(
+        extra='allow',
+    )
     type: Literal['tool_use']
     id: ids.NonEmptyString
     name: ids.NonEmptyString

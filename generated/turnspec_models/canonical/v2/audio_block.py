@@ -16,6 +16,7 @@ class AudioBlock(BaseModel):
     """
 
     model_config = ConfigDict(
+        extra='allow',
         regex_engine="python-re",
     )
     type: Literal['audio']

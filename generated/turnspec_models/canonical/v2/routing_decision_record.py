@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, Field, StrictFloat, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictStr
 from typing_extensions import TypeAliasType
 
 from . import ids, routing_mode
@@ -18,6 +18,9 @@ class RoutingDecisionRecord(BaseModel):
     Compact summary of the routing decision for an assistant message (spec §4.3). chosen_model echoes metadata.model. Open to additive fields (§10.2, §10.3): a field this revision does not define is tolerated and reported as a warning (TS010).
     """
 
+    model_config = ConfigDict(
+        extra='allow',
+    )
     mode: routing_mode.RoutingMode
     chosen_model: ids.NonEmptyString
     reason: StrictStr

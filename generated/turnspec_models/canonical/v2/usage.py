@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, Field, StrictFloat, StrictInt
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt
 from typing_extensions import TypeAliasType
 
 from . import ids
@@ -21,6 +21,9 @@ class Usage(BaseModel):
     Resource accounting of one assistant message (spec §4.3). cost_usd is computed locally from the price table named by pricing_version (§6.4) (a Decimal, best written as a decimal string). Open to additive fields (§10.2, §10.3): a field this revision does not define is tolerated and reported as a warning (TS010).
     """
 
+    model_config = ConfigDict(
+        extra='allow',
+    )
     input_tokens: Annotated[StrictInt, Field(ge=0)]
     output_tokens: Annotated[StrictInt, Field(ge=0)]
     cached_input_tokens: Annotated[StrictInt, Field(ge=0)] = 0
