@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ...findings import Finding, Selection
@@ -17,13 +17,15 @@ def validate_messages(
     label: str = "<memory>",
     selection: Selection | None = None,
     finish: bool = True,
+    revisions: Sequence[str] | None = None,
 ) -> list[Finding]:
     """Every finding the validator reports for `messages`, located as `label` + `/<index>`.
 
     The messages form one run, so the cross-message rules (pairing, monotonic ids) apply;
-    `finish=False` skips end-of-input rules (an unanswered trailing tool call).
+    `finish=False` skips end-of-input rules (an unanswered trailing tool call);
+    `revisions` opts into drafted schema revisions (default: the spec as published, v1).
     """
-    run = CanonicalRun(Options(selection=selection or Selection()))
+    run = CanonicalRun(Options(selection=selection or Selection()), revisions=revisions)
     out: list[Finding] = []
     for i, m in enumerate(messages):
         rec = Record(label, i + 1, f"/{i}", m, 0)
