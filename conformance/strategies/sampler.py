@@ -72,7 +72,9 @@ class _Regex:
         except re.error as exc:
             raise UnsupportedSchema(pattern, f"pattern does not compile: {exc}") from exc
         self.free_start = not pattern.startswith("^")
-        self.free_end = not (pattern.endswith("$") and not pattern.endswith("\\$"))
+        # `$`, or `(?![\s\S])` (end of input in ECMA-262 and Python alike, issue 14)
+        end_anchored = (pattern.endswith("$") and not pattern.endswith("\\$")) or pattern.endswith(r"(?![\s\S])")
+        self.free_end = not end_anchored
 
     def sample(self, r: random.Random) -> str:
         out: list[str] = []
