@@ -603,3 +603,20 @@ def test_failed_tool_call_without_result_message_passes_ts507(tmp_path: Path) ->
     con.commit()
     con.close()
     assert "TS507" in {f.rule for f in validate([db]).findings}
+
+
+def test_rule_modules_do_not_import_the_run() -> None:
+    """Issue 10: rules never reach the run (no checker <-> pricing/tools cycle, not even
+    under TYPE_CHECKING), and no rule calls a private helper of it."""
+    import ast
+
+    import conformance.formats.canonical as pkg
+
+    root = Path(pkg.__file__).parent
+    for name in ("engine.py", "invariants.py", "tools.py", "pricing.py", "rules.py", "files.py"):
+        text = (root / name).read_text(encoding="utf-8")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.ImportFrom):
+                assert node.module not in ("checker", "formats.canonical.checker"), (name, node.module)
+                assert not (node.level and node.module == "checker"), name
+        assert "run._f" not in text and 'on["' not in text, name
