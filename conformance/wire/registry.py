@@ -5,8 +5,9 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from .api import WireApi
+from .gemini import GEMINI
 
-APIS: tuple[WireApi, ...] = ()
+APIS: tuple[WireApi, ...] = (GEMINI,)
 
 
 def api_for_url(url: str) -> WireApi | None:
