@@ -126,9 +126,7 @@ def _system(body: JsonBody) -> list[Located]:
 
 
 def _thinking_text(body: JsonBody) -> list[Located]:
-    return [
-        Located(f"{at}/text", p["text"]) for at, p in _parts(body) if p.get("thought") is True and "text" in p
-    ]
+    return [Located(f"{at}/text", p["text"]) for at, p in _parts(body) if p.get("thought") is True and "text" in p]
 
 
 def _signatures(body: JsonBody) -> list[Located]:
