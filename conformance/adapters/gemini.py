@@ -150,7 +150,6 @@ class GeminiAdapter(BaseAdapter):
     def __init__(self) -> None:
         super().__init__()
         self._names: dict[str, dict[str, str]] = {}  # session -> canonical call id -> function name
-        self._derived: dict[str, dict[str, int]] = {}  # session -> derivation key -> times seen
 
     def new_provider_tool_id(self) -> str:
         return "call_" + new_ulid()
@@ -158,13 +157,17 @@ class GeminiAdapter(BaseAdapter):
     # -- tool ids ---------------------------------------------------------------------------
 
     def call_id_from_wire(self, sid: str, wire_id: Any, *key: Any) -> str:
-        """The canonical id of a wire functionCall: mapped from its id, or derived when it has none."""
+        """The canonical id of a wire functionCall: mapped from its id, or derived when it has none.
+
+        Derived ids are a pure function of the session and `key` (where the call sits: the
+        response id or request position, the call's ordinal, its name and arguments), so
+        parsing the same body twice gives the same ids. Two id-less responses without a
+        `responseId` holding the same call at the same position would share an id: the
+        API gives nothing else to tell them apart.
+        """
         if isinstance(wire_id, str) and wire_id:
             return self.tool_id_map(sid).canonical_for(wire_id)
-        base = json.dumps([str(k) for k in key])
-        seen = self._derived.setdefault(sid, {})
-        n = seen[base] = seen.get(base, 0) + 1
-        cid = ids.derived_tool_id(0, sid, base, n)
+        cid = ids.derived_tool_id(0, sid, *(str(k) for k in key))
         self.tool_id_map(sid).bind(cid, NO_ID + cid)
         return cid
 
@@ -182,9 +185,12 @@ class GeminiAdapter(BaseAdapter):
         if system is not None:
             body["systemInstruction"] = system
         decls = [self.tool_to_wire(t, raw) for t in tools]
-        wire_tools: list[Any] = [{"functionDeclarations": decls}] if decls else []
+        dkey = (raw.get("tool_extras") or {}).get("_declarations_key", "functionDeclarations")
+        wire_tools: list[Any] = [{dkey: decls}] if decls else []
         wire_tools += [dict(t) for t in options.provider_tools]
-        if wire_tools:
+        if len(wire_tools) == 1 and raw.get("tools_object"):
+            body["tools"] = wire_tools[0]  # recorded as one object, which the API also accepts
+        elif wire_tools:
             body["tools"] = wire_tools
         config: dict[str, Any] = {}
         if options.max_output_tokens is not None:
@@ -285,7 +291,10 @@ class GeminiAdapter(BaseAdapter):
             part = self.block_to_part(message, i, b)
             if part is None:
                 continue
-            part.update(extras.get(str(i), {}).get("extra", {}))
+            kept = extras.get(str(i), {})
+            if kept.get("key") and len(part) == 1:
+                part = {kept["key"]: next(iter(part.values()))}
+            part.update(kept.get("extra", {}))
             if pending_sig is not None:
                 part["thoughtSignature"] = pending_sig
                 pending_sig = None
@@ -360,7 +369,7 @@ class GeminiAdapter(BaseAdapter):
             wid = self.wire_call_id(sid, cid)
             if wid is not None:
                 fr["id"] = wid
-            out.append({"functionResponse": fr, **extra.get("extra", {})})
+            out.append({extra.get("key", "functionResponse"): fr, **extra.get("extra", {})})
         return out
 
     def tool_to_wire(self, tool: ToolDefinition, raw: Mapping[str, Any]) -> WireBody:
@@ -581,8 +590,11 @@ class GeminiAdapter(BaseAdapter):
             if kind == "functionCall":
                 calls += 1
             own = {k: v for k, v in rest.items() if kind is None or field(rest, kind)[0] != k}
-            if kind is not None and own:
-                extras[str(len(blocks))] = {"extra": own}
+            keep: dict[str, Any] = {"extra": own} if kind is not None and own else {}
+            if kind is not None and field(p, kind)[0] != kind:
+                keep["key"] = field(p, kind)[0]  # a snake_case spelling goes back as it came
+            if keep:
+                extras[str(len(blocks))] = keep
             blocks.append(block)
         return blocks, extras
 
@@ -637,21 +649,27 @@ class GeminiAdapter(BaseAdapter):
         extra: dict[str, Any] = {"name": name}
         if not (isinstance(response, dict) and _plain_response(response)):
             extra["response"] = response
-        own = {k: v for k, v in part.items() if k != key}  # the snake_case spelling is sent camelCase
+        own = {k: v for k, v in part.items() if k != key}
+        if key != "functionResponse":
+            extra["key"] = key  # a snake_case spelling goes back as it came
         if own:
             extra["extra"] = own
         meta: dict[str, Any] = {"parent_tool_use_id": cid, "provider_raw": {self.name: {"parts": {"0": extra}}}}
         return _message(sid, "tool", [result], meta)
 
     def tools_from_wire(self, wire: Any) -> tuple[list[ToolDefinition], list[Mapping[str, Any]], dict[str, Any]]:
+        """Function declarations -> canonical tools; other tools (googleSearch, codeExecution,
+        ...) stay provider tools, sent back verbatim."""
         tools: list[ToolDefinition] = []
         native: list[Mapping[str, Any]] = []
         extras: dict[str, Any] = {}
         for t in [wire] if isinstance(wire, dict) else wire or []:
             dkey, decls = field(t, "functionDeclarations") if isinstance(t, dict) else ("", None)
-            if not isinstance(decls, list) or len(t) != 1 or dkey != "functionDeclarations":
+            if not isinstance(decls, list) or len(t) != 1:
                 native.append(t)
                 continue
+            if dkey != "functionDeclarations":
+                extras["_declarations_key"] = dkey
             for d in decls:
                 skey = next(
                     (k for k in ("parametersJsonSchema", "parameters_json_schema", "parameters") if k in d), None
