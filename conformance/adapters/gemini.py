@@ -409,6 +409,15 @@ class GeminiAdapter(BaseAdapter):
             status=status,
         )
 
+    def stop_reason(self, body: Mapping[str, Any]) -> str:
+        """The canonical stop reason of a non-streamed response body (a stream reports it on
+        `message_complete`): finishReason per the record's map, STOP with function calls as
+        tool_use, a blocked prompt (no candidates, promptFeedback.blockReason) as error."""
+        acc = _Accumulator(self, RequestContext(session_id="stop-reason"))
+        for _ in acc.chunk(body, 0):
+            pass
+        return acc.stop_reason()
+
     def usage_from_wire(self, usage: Any) -> dict[str, int] | None:
         u = usage_of(usage)
         if u is None:
@@ -925,10 +934,16 @@ class _GeminiStream:
         head = b""
         for c in it:
             head += c.encode() if isinstance(c, str) else c
-            if head.lstrip():
-                break
+            if head.lstrip()[:1] == b"[" or len(head.lstrip()) >= 6:
+                break  # enough to tell the framing (`[` or an SSE field name)
         rest = _chain([head], it)
-        source = _json_array(rest) if head.lstrip().startswith(b"[") else self._sse(rest)
+        lead = head.lstrip()
+        if lead.startswith(b"["):
+            source = _json_array(rest)
+        elif not lead or lead.startswith((b"data", b"event", b"id", b"retry", b":")):
+            source = self._sse(rest)
+        else:
+            raise WireFormatError(f"event 0: the body is neither a JSON array nor Server-Sent Events: {lead[:40]!r}")
         for position, obj in source:
             self.events = position + 1
             if not isinstance(obj, dict):
@@ -949,7 +964,8 @@ class _GeminiStream:
         if self.acc.finish_reason is None and self.acc.block_reason is None:
             yield from self.start({})
             yield self.acc.complete("error")
-            raise WireFormatError(f"stream ended after event {self.events - 1} without a finishReason (cut short)")
+            where = f"after event {self.events - 1}" if self.events else "with no event"
+            raise WireFormatError(f"stream ended {where} without a finishReason (cut short)")
         yield self.acc.complete(self.acc.stop_reason())
 
     def start(self, obj: Mapping[str, Any]) -> Iterator[StreamEvent]:
