@@ -31,6 +31,10 @@ Mapping (canonical <-> wire):
   an empty text part carrying it when nothing follows, as the API does at a stream's end).
   Signatures are Gemini's opaque state: thinking issued by another provider (checked on
   `metadata.provider`) is dropped with the §7.3 WARN line, as is redacted thinking.
+  Gemini 3 rejects function calls of the current turn that carry no signature; for calls
+  another provider issued, `provider_raw={"gemini": {"foreign_call_signature":
+  "skip_thought_signature_validator"}}` sends the placeholder the thought-signatures page
+  documents (opt-in: the default sends no signature Gemini did not issue).
 - Function calls may carry no id (older models). Their canonical `tu_` id is derived
   deterministically (conformance.ids) from the session, the response id, the call's
   position, name and arguments, and bound in the tool-id map to a provider key that is
@@ -80,6 +84,7 @@ from .base import (
     WireResponse,
     error_for_status,
     estimated_usage,
+    message_from_stream,
     new_ulid,
     now_timestamp,
     sse_events,
@@ -150,6 +155,7 @@ class GeminiAdapter(BaseAdapter):
     def __init__(self) -> None:
         super().__init__()
         self._names: dict[str, dict[str, str]] = {}  # session -> canonical call id -> function name
+        self._foreign_signature: str | None = None  # set per to_wire from provider_raw (opt-in)
 
     def new_provider_tool_id(self) -> str:
         return "call_" + new_ulid()
@@ -180,6 +186,7 @@ class GeminiAdapter(BaseAdapter):
 
     def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: AdapterOptions) -> WireRequest:
         raw = options.provider_raw.get(self.name) or {}
+        self._foreign_signature = raw.get("foreign_call_signature")
         body: WireBody = {"contents": self.contents_to_wire(messages)}
         system = self.system_to_wire(messages, raw)
         if system is not None:
@@ -301,6 +308,13 @@ class GeminiAdapter(BaseAdapter):
             parts.append(part)
         if pending_sig is not None:
             parts.append({"text": "", "thoughtSignature": pending_sig})
+        foreign = message.get("role") == "assistant" and self.foreign_reason(message) is not None
+        if foreign and self._foreign_signature:
+            # opt-in: Gemini 3 rejects a function call of the current turn without a signature;
+            # the thought-signatures docs give placeholder values for calls it did not issue
+            first = next((p for p in parts if "functionCall" in p), None)
+            if first is not None and "thoughtSignature" not in first:
+                first["thoughtSignature"] = self._foreign_signature
         return parts
 
     def foreign_reason(self, message: Message) -> str | None:
@@ -386,8 +400,6 @@ class GeminiAdapter(BaseAdapter):
             raise self.classify_error(resp.status if resp.status >= 400 else 500, body, resp.headers)
         if isinstance(body, list):
             # a JSON-array stream already decoded by the caller: aggregate it like a stream
-            from .base import message_from_stream  # function-level: keeps the module header to what parsing needs
-
             return message_from_stream(self.stream_response([json.dumps(body)], request_context), request_context, self)
         if not isinstance(body, dict):
             raise WireFormatError("Gemini response is not a JSON object", provider_status=resp.status)
