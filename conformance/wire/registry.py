@@ -5,8 +5,12 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from .api import WireApi
+from .ollama import OLLAMA_CHAT, OLLAMA_GENERATE
 
-APIS: tuple[WireApi, ...] = ()
+APIS: tuple[WireApi, ...] = (
+    OLLAMA_CHAT,
+    OLLAMA_GENERATE,
+)
 
 
 def api_for_url(url: str) -> WireApi | None:
