@@ -293,6 +293,8 @@ class OllamaAdapter(BaseAdapter):
             parts[0]["thinking"] = "\n\n".join(thinking)
         if calls:
             parts[-1]["tool_calls"] = calls
+        if raw.get("no_content") and len(parts) == 1 and parts[0]["content"] == "":
+            del parts[0]["content"]  # the documented tool-call history message has none
         extra_keys = raw.get("message") or {}
         if extra_keys:
             parts[-1].update(extra_keys)
@@ -542,6 +544,8 @@ class OllamaAdapter(BaseAdapter):
             raw: dict[str, Any] = {"message": extra} if extra else {}
             text = wm.get("content")
             text = text if isinstance(text, str) else ""
+            if "content" not in wm and role != "tool":
+                raw["no_content"] = True
             if role != "tool":
                 last_tool = None
             if role in ("system", "user", "assistant"):
