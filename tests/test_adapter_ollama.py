@@ -159,7 +159,8 @@ def test_load_and_unload_replies():
     ]["done_reason"] == ("unload")
     events = stream(a, own("load.yaml", 0), ctx())
     check_events(events)
-    assert events[-1]["stop_reason"] == "end_turn" and events[-1]["final_content"] == []
+    assert events[-1]["stop_reason"] == "end_turn"
+    assert events[-1]["final_content"] == [{"type": "text", "text": ""}]
 
 
 def test_parallel_tool_calls():
@@ -336,6 +337,13 @@ def test_chunking_does_not_change_events():
         whole = stream(a, it, ctx("s", "01JB0000000000000000000001"))
         for size in (1, 7, 64):  # splits UTF-8 sequences ("°") and lines anywhere
             assert stream(a, it, ctx("s", "01JB0000000000000000000001"), size) == whole
+        # without a harness message id the ids come from the reply itself: the same again
+        bare = [{k: v for k, v in e.items() if k != "message_id"} for e in stream(a, it, ctx("s2"))]
+        cut = [
+            {k: v for k, v in e.items() if k != "message_id"}
+            for e in stream(a, it, ctx("s2", "01JB0000000000000000000005"), 7)
+        ]
+        assert bare == cut
 
 
 def test_own_streams_equal_their_non_streamed_twins():
@@ -354,7 +362,7 @@ def test_own_streams_equal_their_non_streamed_twins():
             c = ctx(f"sess_{st.label}", "01JB0000000000000000000002")
             msg = a.from_wire_response(WireResponse(twin.response_json), c)
             done = stream(a, st, c)[-1]
-            assert done["final_content"] == [b for b in msg["content"] if b != {"type": "text", "text": ""}], st.label
+            assert done["final_content"] == msg["content"], st.label
             for k in ("input_tokens", "output_tokens"):
                 assert (done["usage"] or {}).get(k) == (msg["metadata"]["usage"] or {}).get(k), st.label
     assert pairs >= 6

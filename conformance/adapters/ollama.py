@@ -417,7 +417,7 @@ class OllamaAdapter(BaseAdapter):
                 "Ollama chat response has done: false (a stream line, not a response)", provider_status=resp.status
             )
         sid = request_context.session_id
-        anchor = request_context.message_id or body.get("created_at")
+        anchor = body.get("created_at") or request_context.message_id
         content = self.content_from_wire(sid, body["message"], anchor)
         raw: dict[str, Any] = {k: body[k] for k in ("created_at", "done_reason") if body.get(k) is not None}
         return self.assemble(
@@ -442,8 +442,8 @@ class OllamaAdapter(BaseAdapter):
     def call_key(self, call: Mapping[str, Any], anchor: Any, position: str) -> str:
         """The provider id of a call: its `id`, else a hash of where and what it is.
 
-        `anchor` names the reply the call belongs to: the harness's message id when the
-        request context has one, else the reply's `created_at`. Parsing one reply twice
+        `anchor` names the reply the call belongs to: its `created_at` (nanoseconds), else
+        the harness's message id. Parsing one reply twice, or its bytes cut differently,
         gives one id; two replies with the same call never share one.
         """
         if isinstance(call.get("id"), str) and call["id"]:
@@ -851,7 +851,7 @@ class _OllamaStream:
 
     def tool_call(self, call: Any) -> Iterator[StreamEvent]:
         """A streamed call arrives whole: start, its arguments as one delta, end."""
-        anchor = self.ctx.message_id or self.created_at
+        anchor = self.created_at or self.ctx.message_id
         block = self.a.tool_call_from_wire(self.ctx.session_id, call, anchor, f"r{self.calls}")
         self.calls += 1
         self.open = None
@@ -881,11 +881,13 @@ class _OllamaStream:
 
     def complete(self, stop_reason: str, usage: Mapping[str, int] | None) -> StreamEvent:
         usage = usage or estimated_usage(self.a.name, self.a.log, self.ctx, self.content)
+        # an empty reply (a model load) is one empty text block, as the non-streamed parse
+        final = [dict(b) for b in self.content] or [{"type": "text", "text": ""}]
         return {
             "type": "message_complete",
             "message_id": self.mid,
             "stop_reason": stop_reason,
-            "final_content": [dict(b) for b in self.content],
+            "final_content": final,
             "usage": dict(usage) if usage else None,
         }
 
