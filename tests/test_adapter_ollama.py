@@ -330,6 +330,37 @@ def test_strict_ndjson(text, where):
         list(OllamaAdapter().stream_response([text.encode()], ctx()))
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"model": "m", "messages": {"role": "user"}},
+        {"model": "m", "messages": ["hi"]},
+        {"model": "m", "messages": [{"role": "user", "content": "x", "images": "aGk="}]},
+        {"model": "m", "messages": [{"role": "assistant", "content": "", "tool_calls": {"function": {}}}]},
+        {"model": "m", "messages": [{"role": "assistant", "content": "", "tool_calls": [{"function": "f"}]}]},
+    ],
+)
+def test_hostile_request_bodies_raise_wire_format_error(body):
+    with pytest.raises(WireFormatError, match=r"messages|function"):
+        OllamaAdapter().from_wire_request(body, session_id="s")
+
+
+def test_hostile_response_bodies_raise_wire_format_error():
+    a = OllamaAdapter()
+    for body in (
+        {"model": "m", "message": "hi", "done": True},
+        {"model": "m", "message": {"content": "", "tool_calls": {"x": 1}}, "done": True},
+        {
+            "model": "m",
+            "message": {"content": "", "tool_calls": [{"function": {"name": "f", "arguments": [1]}}]},
+            "done": True,
+        },
+        {"model": "m", "message": {"content": "x"}, "done": False},
+    ):
+        with pytest.raises(WireFormatError):
+            a.from_wire_response(WireResponse(body), ctx())
+
+
 def test_chunking_does_not_change_events():
     a = OllamaAdapter()
     for name, i in (("tools.yaml", 3), ("thinking.yaml", 1), ("text.yaml", 1)):

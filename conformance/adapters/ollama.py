@@ -435,7 +435,10 @@ class OllamaAdapter(BaseAdapter):
             content.append({"type": "thinking", "text": msg["thinking"], "signature": None})
         if isinstance(msg.get("content"), str) and msg["content"]:
             content.append({"type": "text", "text": msg["content"]})
-        for j, call in enumerate(msg.get("tool_calls") or []):
+        calls = msg.get("tool_calls") or []
+        if not isinstance(calls, list):
+            raise WireFormatError("/message/tool_calls is not an array")
+        for j, call in enumerate(calls):
             content.append(self.tool_call_from_wire(sid, call, anchor, f"r{j}"))
         return content
 
@@ -536,9 +539,17 @@ class OllamaAdapter(BaseAdapter):
         saw_call = False
         ids_on_wire = False
         last_tool: tuple[str, Message] | None = None  # (tool_call_id, message) for split results
-        for i, wm in enumerate(body.get("messages") or []):
+        wire_messages = body.get("messages")
+        if wire_messages is None:
+            wire_messages = []
+        if not isinstance(wire_messages, list):
+            raise WireFormatError("/messages is not an array")
+        for i, wm in enumerate(wire_messages):
             if not isinstance(wm, dict):
                 raise WireFormatError(f"/messages/{i} is not an object")
+            for key in ("images", "tool_calls"):
+                if wm.get(key) is not None and not isinstance(wm[key], list):
+                    raise WireFormatError(f"/messages/{i}/{key} is not an array")
             role = wm.get("role")
             extra = {k: v for k, v in wm.items() if k not in _MESSAGE_KEYS}
             raw: dict[str, Any] = {"message": extra} if extra else {}
@@ -820,7 +831,10 @@ class _OllamaStream:
             yield from self.delta("thinking", msg["thinking"])
         if isinstance(msg.get("content"), str) and msg["content"]:
             yield from self.delta("text", msg["content"])
-        for call in msg.get("tool_calls") or []:
+        calls = msg.get("tool_calls") or []
+        if not isinstance(calls, list):
+            raise WireFormatError(f"NDJSON line {n}: `message.tool_calls` is not an array")
+        for call in calls:
             yield from self.tool_call(call)
         if "done" not in obj or not isinstance(obj["done"], bool):
             raise WireFormatError(f"NDJSON line {n} has no boolean `done`")
