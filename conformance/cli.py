@@ -117,6 +117,11 @@ err_console = Console(stderr=True, markup=False, emoji=False, highlight=False, s
 FormatName = enum.StrEnum("FormatName", {f.name: f.name for f in all_formats()})  # type: ignore[misc]
 
 
+def _choices(kind: type[enum.StrEnum]) -> str:
+    """`one of a, b, c`: the choices of an option, in its help text (wrapped at spaces)."""
+    return "one of " + ", ".join(m.value for m in kind)
+
+
 def error(message: str) -> None:
     """One line on stderr, `turnspec: <message>`, whatever the message holds."""
     sys.stderr.write(f"turnspec: {' '.join(message.splitlines())}\n")
@@ -166,10 +171,15 @@ def validate(
         typer.Argument(help="Files or directories (.json, .jsonl, ...); '-' reads standard input", show_default=False),
     ],
     output: Annotated[OutputFormat, typer.Option("--output", "-o", help="Report format")] = OutputFormat.text,
-    strict: Annotated[bool, typer.Option(help="Treat tolerated unknowns (§10.3) as errors")] = False,
+    strict: Annotated[bool, typer.Option("--strict", help="Treat tolerated unknowns (§10.3) as errors")] = False,
     select: Annotated[list[str] | None, typer.Option(help="Only these rule ids or prefixes (comma-separated)")] = None,
     ignore: Annotated[list[str] | None, typer.Option(help="Skip these rule ids or prefixes")] = None,
-    fmt: Annotated[FormatName | None, typer.Option("--format", help="Force a format instead of detecting it")] = None,
+    fmt: Annotated[
+        FormatName | None,
+        typer.Option(
+            "--format", metavar="FORMAT", help=f"Force a format instead of detecting it: {_choices(FormatName)}"
+        ),
+    ] = None,
     tools: Annotated[Path | None, typer.Option(help="ToolDefinition file: check tool_use names and input")] = None,
     pricing: Annotated[Path | None, typer.Option(help="Price table (YAML/JSON): recompute cost_usd")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the summary")] = False,

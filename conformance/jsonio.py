@@ -192,8 +192,13 @@ def parse(data: bytes) -> Any:
     except orjson.JSONDecodeError:
         pass
     else:
-        if b"\\u003" not in data and data.count(b":") == orjson.dumps(value).count(b":"):
-            return value
+        try:
+            again = orjson.dumps(value)
+        except orjson.JSONEncodeError:  # nested deeper than orjson writes (or an int past 64 bits)
+            pass
+        else:
+            if b"\\u003" not in data and data.count(b":") == again.count(b":"):
+                return value
     return jiter.from_json(data, allow_inf_nan=False, catch_duplicate_keys=True)
 
 

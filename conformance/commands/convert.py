@@ -20,13 +20,19 @@ ToFormat = enum.StrEnum("ToFormat", {b: b for b in dict.fromkeys(b for _, b in _
 _CANONICAL = FromFormat("canonical")
 
 
+def _choices(kind: type[enum.StrEnum]) -> str:
+    return "one of " + ", ".join(m.value for m in kind)
+
+
 def register(app: typer.Typer) -> None:
     @app.command()
     def convert(
         src: Annotated[Path, typer.Argument(help="Input file or directory")],
         dst: Annotated[Path, typer.Argument(help="Output path (never the input, inside it or around it)")],
-        to: Annotated[ToFormat, typer.Option("--to", help="Target format")],
-        from_: Annotated[FromFormat, typer.Option("--from", help="Source format")] = _CANONICAL,
+        to: Annotated[ToFormat, typer.Option("--to", metavar="FORMAT", help=f"Target format: {_choices(ToFormat)}")],
+        from_: Annotated[
+            FromFormat, typer.Option("--from", metavar="FORMAT", help=f"Source format: {_choices(FromFormat)}")
+        ] = _CANONICAL,
         force: Annotated[bool, typer.Option("--force", help="Replace an existing output")] = False,
     ) -> None:
         """Convert between formats; every lossy step is reported with its location."""

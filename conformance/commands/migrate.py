@@ -29,7 +29,12 @@ def register(app: typer.Typer) -> None:
         in_place: Annotated[
             bool, typer.Option("--in-place", help="Rewrite the input, atomically, once complete")
         ] = False,
-        fmt: Annotated[MigrateFormat, typer.Option("--format", help="Format of the records")] = _CANONICAL,
+        fmt: Annotated[
+            MigrateFormat,
+            typer.Option(
+                "--format", metavar="FORMAT", help="Format of the records: one of " + ", ".join(MigrateFormat)
+            ),
+        ] = _CANONICAL,
         from_: Annotated[
             int | None,
             typer.Option("--from", help="Source revision (default: detected per record)", min=1),
