@@ -6,6 +6,7 @@ Exit codes: 0 valid (warnings allowed), 1 violations, 2 usage or I/O error.
 from __future__ import annotations
 
 import enum
+import functools
 import json
 import sys
 import typing
@@ -23,6 +24,7 @@ from .api import Report, expand, iter_validate
 from .errors import InputError
 from .findings import Selection
 from .formats import Options, all_formats, catalog
+from .jsonio import check_input
 
 
 class _Argument(TyperArgument):
@@ -190,6 +192,12 @@ def validate(
     """Validate transcripts; report each violation with file, line, JSON pointer and rule."""
     sel = Selection(select=_split(select), ignore=_split(ignore), strict=strict)
     _check_rule_ids(sel.select + sel.ignore)
+    for flag, given in (("--tools", tools), ("--pricing", pricing)):
+        if given is not None:
+            try:
+                check_input(given)  # a regular file: never a FIFO or device (read later, once)
+            except InputError as exc:
+                raise InputError(f"{flag} {exc}") from None
     options = Options(selection=sel, tools=tools, pricing=pricing)
     fmt_name = fmt.value if fmt is not None else None
     skipped: list[Path] = []
@@ -296,17 +304,21 @@ def version() -> None:
     sys.stdout.write(f"turnspec {__version__}\n")
 
 
-def _register_commands() -> None:
-    from .commands import register_all
+@functools.cache
+def command() -> click.Command:
+    """The click command of the whole CLI, built once per process (sub-commands registered
+    here: `commands` imports this module's app; building it from the typer app is the
+    slow part of a call, so repeated `main()` calls, as in tests, share it)."""
+    from .commands import register_all  # the sub-command modules sit above this one
 
     register_all(app)
+    return typer.main.get_command(app)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the app, turning every expected failure into a message and exit 2."""
-    _register_commands()
     try:
-        rc = app(args=argv, standalone_mode=False)
+        rc = command().main(args=argv, prog_name="turnspec", standalone_mode=False)
         return rc if isinstance(rc, int) else 0
     except typer.Exit as e:
         return int(e.exit_code)

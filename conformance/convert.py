@@ -62,7 +62,11 @@ def convert(
     check_output(dst, [src], force=force)
     ctx = ConvertContext()
     with staged(dst) as tmp:
-        fn(src, tmp, ctx)
+        try:
+            fn(src, tmp, ctx)
+        except OSError as exc:  # e.g. a folder where the source format wants a file
+            where = exc.filename if exc.filename and not str(exc.filename).startswith(str(tmp)) else src
+            raise InputError(f"{where}: cannot read as {src_format}: {exc.strerror or exc}") from None
         if validate_output:
             from .api import validate  # the API layer sits above the engines: imported at call time
 

@@ -697,7 +697,7 @@ def load(path: Path, *, exclude: frozenset[str] = frozenset()) -> tuple[SchemaSe
         folder, roots = path, None
     else:
         folder, roots = path.parent, [path.name]
-    schemas = _load_set(folder, exclude=exclude - {path.name})
+    schemas = _load_set(folder, exclude=exclude - {path.name}, root=None if roots is None else path)
     if roots is not None:  # siblings that are other copies of the root (same $id) are not its $ref targets
         root_id = schemas.documents[path.name].get("$id")
         docs = {
@@ -741,13 +741,38 @@ def _private_hypothesis_home() -> Iterator[None]:
             hypothesis_configuration.set_hypothesis_home_dir(before)
 
 
-def diff(old: SchemaSet, new: SchemaSet, roots: list[str], *, examples: int = 200) -> DiffResult:
-    """Compare `roots` of two schema sets; see the module docstring."""
+Files = dict[str, Path]
+
+
+def _graph(schemas: SchemaSet, root: str, files: Files) -> Any:
+    """The root node of one side; a schema the strategies cannot honour is an error
+    naming its file and the pointer in it (not its registry URI)."""
+    try:
+        return SchemaGraph(schemas).root(root)
+    except UnsupportedSchema as exc:
+        uri, _, pointer = exc.location.partition("#")
+        reason = str(exc)[len(exc.location) + 2 :]
+        for name, doc in schemas.documents.items():
+            if doc.get("$id", schemas.uri(name)) == uri:
+                raise InputError(f"{files.get(name, schemas.folder / name)}: {pointer or '/'}: {reason}") from None
+        raise InputError(f"{schemas.folder}: {exc}") from None
+
+
+def diff(
+    old: SchemaSet,
+    new: SchemaSet,
+    roots: list[str],
+    *,
+    examples: int = 200,
+    files: tuple[Files, Files] = ({}, {}),
+) -> DiffResult:
+    """Compare `roots` of two schema sets; see the module docstring. `files` maps each
+    side's document names to the files they came from, for error messages."""
     with _private_hypothesis_home():
-        return _diff(old, new, roots, examples=examples)
+        return _diff(old, new, roots, examples=examples, files=files)
 
 
-def _diff(old: SchemaSet, new: SchemaSet, roots: list[str], *, examples: int) -> DiffResult:
+def _diff(old: SchemaSet, new: SchemaSet, roots: list[str], *, examples: int, files: tuple[Files, Files]) -> DiffResult:
     result = DiffResult()
     for root in roots:
         if root not in new.documents:
@@ -776,7 +801,7 @@ def _diff(old: SchemaSet, new: SchemaSet, roots: list[str], *, examples: int) ->
             continue
         try:
             walker = _Walker(root)
-            walker.compare(SchemaGraph(old).root(root), SchemaGraph(new).root(root), "")
+            walker.compare(_graph(old, root, files[0]), _graph(new, root, files[1]), "")
             if not walker.changes:
                 continue
             o, n = _Side(old, root, new), _Side(new, root, old)
@@ -809,11 +834,13 @@ def diff_paths(old: Path, new: Path, *, examples: int = 200) -> DiffResult:
         docs = {k: v for k, v in new_set.documents.items() if k != new_roots[0]}
         docs[roots[0]] = new_set.documents[new_roots[0]]
         new_set = SchemaSet(new_set.format, new_set.version, new_set.folder, docs)
+        files: tuple[Files, Files] = ({roots[0]: old}, {roots[0]: new})
     else:
         old_set, old_roots = load(old)
         new_set, new_roots = load(new)
         roots = list(dict.fromkeys([*old_roots, *new_roots]))
-    return diff(old_set, new_set, roots, examples=examples)
+        files = ({}, {})
+    return diff(old_set, new_set, roots, examples=examples, files=files)
 
 
 def render_text(result: DiffResult) -> str:

@@ -75,10 +75,15 @@ def load_schema_file(path: Path) -> dict[str, Any]:
     return doc
 
 
-def _load_set(folder: Path, *, exclude: frozenset[str] = frozenset()) -> SchemaSet:
-    """Every `*.json` file of `folder` (but the names in `exclude`), by file name."""
+def _load_set(folder: Path, *, exclude: frozenset[str] = frozenset(), root: Path | None = None) -> SchemaSet:
+    """Every `*.json` file of `folder` (but the names in `exclude`), by file name; `root`,
+    a file of `folder`, is read first whatever its name."""
     docs: dict[str, dict[str, Any]] = {}
+    if root is not None:
+        docs[root.name] = load_schema_file(root)
     for p in sorted(folder.glob("*.json")):
+        if p.name in docs:
+            continue
         if p.name not in exclude:
             docs[p.name] = load_schema_file(p)
     if not docs:
