@@ -11,12 +11,12 @@ import json
 import sys
 import typing
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
-import click
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn, TransferSpeedColumn
+from typer import _click as click  # typer vendors click: its classes are the ones typer builds
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
 from . import __version__
@@ -51,7 +51,7 @@ class _Option(TyperOption):
         if self.metavar is not None or self.type_descriptor.is_choice:
             return super().display_type_rich(ctx)
         desc = self.type_descriptor
-        element = desc.annotation
+        element: Any = desc.annotation
         if typing.get_origin(element) is list:
             element = typing.get_args(element)[0]
         return "PATH" if desc.is_path else "N" if element is int else "TEXT"
@@ -76,14 +76,14 @@ def _tidy(cmd: click.Command) -> None:
         _tidy(sub)
 
 
-def _bare_help(option: click.Option | None) -> click.Option | None:
+def _bare_help(option: TyperOption | None) -> TyperOption | None:
     if option is not None:
-        option.display_type_rich = _no_type  # type: ignore[attr-defined]
+        option.display_type_rich = _no_type  # type: ignore[method-assign]
     return option
 
 
 class _Command(TyperCommand):
-    def get_help_option(self, ctx: click.Context) -> click.Option | None:
+    def get_help_option(self, ctx: click.Context) -> TyperOption | None:
         return _bare_help(super().get_help_option(ctx))
 
 
@@ -96,7 +96,7 @@ class _Group(TyperGroup):
             _tidy(cmd)
         return cmd
 
-    def get_help_option(self, ctx: click.Context) -> click.Option | None:
+    def get_help_option(self, ctx: click.Context) -> TyperOption | None:
         return _bare_help(super().get_help_option(ctx))
 
     def get_params(self, ctx: click.Context) -> list[click.Parameter]:
