@@ -205,3 +205,24 @@ def test_version_flag_and_help_choices(capsys: pytest.CaptureFixture[str]) -> No
         flat = "".join(c for c in out if not c.isspace() and c != "│")  # the help table wraps long cells
         assert all(m in flat for m in must), (argv, out)
         assert "<bool>" not in out and "{" not in out and "<list[" not in out and "<path>" not in out, out
+
+
+def test_unreadable_subfolder_is_reported_and_the_rest_checked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "t.jsonl").write_bytes((RULES / "TS020.jsonl").read_bytes())
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    real_scandir = os.scandir
+
+    def scandir(path: object = ".") -> object:  # what os.walk meets in a folder it may not list (root may)
+        if str(path) == str(locked):
+            raise PermissionError(13, "Permission denied", str(locked))
+        return real_scandir(path)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    assert main(["validate", str(tmp_path)]) == 2
+    cap = capsys.readouterr()
+    assert " TS020 " in cap.out
+    assert cap.err == f"turnspec: {locked}: cannot read folder: Permission denied\n"

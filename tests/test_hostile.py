@@ -161,6 +161,10 @@ COMMANDS: dict[str, Argv] = {
         f"convert-from-{f}": _argv("convert", "--from", f, "--to", "canonical", "{path}", "{out}/r.jsonl")
         for f in TARGETS
     },
+    # outputs aimed at the input's own folder, with --force: refused, nothing touched
+    "convert-into-input-folder": _argv("convert", "--to", "sqlite", "--force", "{path}", "{tree}"),
+    "convert-over-input": _argv("convert", "--to", "chibi", "--force", "{path}", "{path}"),
+    "migrate-into-input-folder": _argv("migrate", "{path}", "--to", "2", "--force", "-o", "{tree}"),
     "migrate": lambda c: ["migrate", str(c.path), "--to", "2"],
     "migrate-output": lambda c: ["migrate", str(c.path), "--to", "2", "-o", str(c.out / "m.jsonl")],
     "migrate-gpt2099": lambda c: ["migrate", "--format", "gpt2099", str(c.path), "--to", "2"],
@@ -171,6 +175,7 @@ COMMANDS: dict[str, Argv] = {
     "wire-parse-openai-chat": lambda c: ["wire", "parse", str(c.path), "--adapter", "openai-chat"],
     "wire-render": lambda c: ["wire", "render", str(c.path), "--adapter", "anthropic"],
     "conform-cassettes": lambda c: ["conform", "anthropic", "--cassettes", str(c.tree), "--no-samples"],
+    "rules": _argv("rules", "--select", "TS0"),
 }
 
 # Cases that fail because of code outside the CLI/I-O/engine area, as rules over the
