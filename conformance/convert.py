@@ -71,6 +71,8 @@ def convert(
             from .api import validate  # the API layer sits above the engines: imported at call time
 
             report = validate([tmp], fmt=dst_format)
+            if report.problems:
+                raise InputError(f"converted output cannot be read back: {report.problems[0]}; nothing written")
             out_findings = [f for f in report.findings if f.severity == Severity.ERROR]
             if out_findings:
                 first = out_findings[0]

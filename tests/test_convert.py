@@ -158,3 +158,9 @@ def test_impossible_date_is_a_located_refusal(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"t\.jsonl:2"):
         convert("canonical", "sqlite", src, tmp_path / "s.db")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.jsonl"]
+
+
+def test_sqlite_output_is_byte_identical_across_runs(tmp_path: Path) -> None:
+    convert("canonical", "sqlite", VALID, tmp_path / "a.db")
+    convert("canonical", "sqlite", VALID, tmp_path / "b.db")
+    assert (tmp_path / "a.db").read_bytes() == (tmp_path / "b.db").read_bytes()
