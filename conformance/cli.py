@@ -5,9 +5,11 @@ Exit codes: 0 valid (warnings allowed), 1 violations, 2 usage or I/O error.
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import functools
 import json
+import os
 import sys
 import typing
 from pathlib import Path
@@ -327,7 +329,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:
+    except BrokenPipeError:  # `turnspec ... | head`: stop quietly, and let exit's final flush go nowhere
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except Exception as e:  # usage errors and anything unexpected: a message, never a traceback
         # typer vendors click; its usage errors are recognised by their interface
