@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 
 from ..errors import InputError
+from ..jsonio import read_input
 
 
 class _Stderr(logging.Handler):
@@ -95,7 +96,8 @@ def register(app: typer.Typer) -> None:
 
         a = registry.load(adapter)
         try:
-            text = sys.stdin.read() if str(response) == "-" else response.read_text(encoding="utf-8")
+            # a regular file, bounded (never a FIFO or device); '-' is stdin
+            text = sys.stdin.read() if str(response) == "-" else read_input(response).decode("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise InputError(f"{response}: cannot read: {exc}") from None
         try:

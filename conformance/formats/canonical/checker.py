@@ -94,7 +94,7 @@ class CanonicalRun:
         return Finding(rec.path, rec.line, rec.pointer + ptr, info.id, self.sel.severity(info), message)
 
     def validate(self, path: Path, stats: FileStats, progress: ProgressHook | None = None) -> Iterator[Finding]:
-        if path.suffix == ".jsonl":
+        if path.suffix == ".jsonl" or str(path) == "-":  # standard input is JSON Lines
             items = read_jsonl(path, max_line_bytes=self.options.max_line_bytes)
         else:
             items = read_json(path)
