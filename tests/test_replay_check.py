@@ -397,3 +397,19 @@ def test_chibi_context_is_converted_and_checked(capsys: pytest.CaptureFixture[st
     data = json.loads(out)
     assert data["sessions"] and not data["input_errors"]
     assert {s["target"] for s in data["sessions"]} == set(reference_adapters())
+
+
+def test_cli_sarif_and_github_outputs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    p = write(tmp_path, msg("user", text(), IMAGE))
+    fake = "tests.test_replay_check:no_images_adapter"
+    rc, out, _ = cli(capsys, str(p), "--to", fake, "-o", "sarif")
+    assert rc == 1
+    [result] = json.loads(out)["runs"][0]["results"]
+    assert result["ruleId"] == "RC001" and result["locations"][0]["physicalLocation"]["region"]["startLine"] == 1
+    summary = tmp_path.parent / f"{tmp_path.name}-summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    rc, out, _ = cli(capsys, str(p), "--to", fake, "-o", "github")
+    assert rc == 1 and out.startswith("::error file=") and "RC001" in out
+    assert "| RC001 | error | 1 |" in summary.read_text()

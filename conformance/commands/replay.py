@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import os
 import sys
 from collections import Counter
 from pathlib import Path
@@ -17,6 +18,16 @@ from ..errors import InputError
 class ReplayOutput(enum.StrEnum):
     text = "text"
     json = "json"
+    sarif = "sarif"
+    github = "github"
+
+
+def write_step_summary(markdown: str) -> None:
+    """Append to `$GITHUB_STEP_SUMMARY` when the runner set it (GitHub's documented way)."""
+    target = os.environ.get("GITHUB_STEP_SUMMARY")
+    if target:
+        with open(target, "a", encoding="utf-8") as f:  # noqa: PTH123 - appending is the protocol
+            f.write(markdown)
 
 
 def register(app: typer.Typer) -> None:
@@ -63,7 +74,18 @@ def register(app: typer.Typer) -> None:
         summary = ReplaySummary()
         out = sys.stdout
         verdicts = replay_check(paths, targets, fmt=fmt, source_provider=source, strict=strict, summary=summary)
-        if output == ReplayOutput.json:
+        if output in (ReplayOutput.sarif, ReplayOutput.github):
+            # function-level import: only these two outputs need the CI renderers
+            from ..replay import CATALOG
+            from ..reporting import step_summary, to_github, to_sarif
+
+            found = [f for v in verdicts for f in v.findings] + summary.problems
+            if output == ReplayOutput.sarif:
+                out.write(orjson.dumps(to_sarif(found, CATALOG), option=orjson.OPT_INDENT_2).decode() + "\n")
+            else:
+                out.write(to_github(found))
+                write_step_summary(step_summary(found, CATALOG, title="turnspec replay-check"))
+        elif output == ReplayOutput.json:
             out.write('{"sessions": [')
             for i, v in enumerate(verdicts):
                 out.write(("," if i else "") + "\n  " + orjson.dumps(v.as_dict()).decode())
