@@ -12,7 +12,6 @@ import warnings
 from pathlib import Path
 
 import pytest
-
 from turnspec_models.canonical.v1.message import Message
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -80,3 +79,14 @@ def test_a_consumer_type_checks_under_mypy_strict_with_narrowing(tmp_path: Path)
     )  # fmt: skip
     lines = [line for line in done.stdout.splitlines() if ": error:" in line]
     assert len(lines) == 1 and "consumer.py:19" in lines[0] and "int" in lines[0], done.stdout
+
+
+def test_the_models_only_distribution_needs_only_pydantic_and_ships_the_generated_package() -> None:
+    import tomllib
+
+    meta = tomllib.loads((ROOT / "packaging" / "turnspec-models" / "pyproject.toml").read_text())
+    assert [d.split(">")[0].split("=")[0].strip() for d in meta["project"]["dependencies"]] == ["pydantic"]
+    for table in ("wheel", "sdist"):
+        [(src, dst)] = meta["tool"]["hatch"]["build"]["targets"][table]["force-include"].items()
+        assert dst == "turnspec_models"
+        assert ((ROOT / "packaging" / "turnspec-models" / src).resolve() / "canonical" / "v1" / "message.py").is_file()
