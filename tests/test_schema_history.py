@@ -1,0 +1,52 @@
+"""`schema diff --against REV`: the old side read from git, the working tree only read."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conformance.errors import InputError
+from conformance.schema_history import at_revision
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+
+
+def git(cwd: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True, capture_output=True
+    )
+
+
+def repo(tmp_path: Path) -> Path:
+    d = tmp_path / "r" / "schemas"
+    d.mkdir(parents=True)
+    (d / "a.json").write_text(json.dumps({"type": "object", "properties": {"b": {"$ref": "b.json"}}}))
+    (d / "b.json").write_text(json.dumps({"type": "string", "maxLength": 10}))
+    git(tmp_path / "r", "init", "-q")
+    git(tmp_path / "r", "add", ".")
+    git(tmp_path / "r", "commit", "-qm", "one")
+    return d
+
+
+def test_the_old_file_comes_with_its_siblings_and_is_removed_after(tmp_path: Path) -> None:
+    d = repo(tmp_path)
+    (d / "b.json").write_text(json.dumps({"type": "string", "maxLength": 5}))
+    with at_revision("HEAD", d / "a.json") as old:
+        assert old is not None and old.name == "a.json"
+        assert json.loads((old.parent / "b.json").read_text())["maxLength"] == 10
+        kept = old.parent
+    assert not kept.exists()
+    assert json.loads((d / "b.json").read_text())["maxLength"] == 5  # the working tree untouched
+
+
+def test_a_new_file_has_no_old_side_and_a_bad_revision_is_one_line(tmp_path: Path) -> None:
+    d = repo(tmp_path)
+    (d / "c.json").write_text("{}")
+    with at_revision("HEAD", d / "c.json") as old:
+        assert old is None
+    with pytest.raises(InputError, match="git"), at_revision("no-such-rev", d / "a.json"):
+        pass
