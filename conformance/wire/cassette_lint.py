@@ -26,10 +26,8 @@ import base64
 import binascii
 import gzip
 import json
-import os
 import re
 import stat
-import tempfile
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -42,6 +40,7 @@ import yaml
 
 from ..errors import InputError
 from ..findings import Finding, RuleCatalog, RuleInfo, Severity
+from ..outputs import check_output, write_bytes
 
 E = Severity.ERROR
 CREDENTIAL_HEADER = RuleInfo("CL001", E, "§11.2", "Credential header recorded (Authorization, x-api-key, ...)")
@@ -359,13 +358,6 @@ def fix(path: Path, hits: list[Hit]) -> list[str]:
         elif isinstance(value, dict | list):  # a parsed_body mapping: scrub every string in it
             parent[last] = json.loads(json.dumps(value).replace(json.dumps(h.secret)[1:-1], REDACTED))
     text = yaml.safe_dump(data, default_flow_style=False, sort_keys=False, allow_unicode=True, width=4096)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        Path(tmp).chmod(stat.S_IMODE(path.stat().st_mode))
-        Path(tmp).replace(path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    check_output(path, [], in_place=True)
+    write_bytes(path, [text.encode("utf-8")])  # atomic, keeps the cassette's mode
     return problems
