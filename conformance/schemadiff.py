@@ -45,6 +45,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from .errors import InputError
+from .findings import Finding, RuleCatalog, RuleInfo, Severity
 from .jsonio import check_input
 from .outputs import real
 from .schema_validation import SchemaValidator
@@ -854,3 +855,30 @@ def render_text(result: DiffResult) -> str:
             lines.append(f"          {name:8} {mark:5} by {ev.by}: {ev.detail}{extra}")
     lines.append(f"verdict: {result.verdict} ({len(result.changes)} change(s))")
     return "\n".join(lines) + "\n"
+
+
+# -- findings for CI outputs (SARIF, GitHub annotations) ----------------------------
+
+SD_BREAKING = RuleInfo(
+    "SD001", Severity.ERROR, "§10.2", "Schema change is BREAKING: old and new readers each reject the other's data"
+)
+SD_BACKWARD = RuleInfo(
+    "SD002", Severity.WARNING, "§10.2", "Schema change is BACKWARD only: old readers may reject new data"
+)
+SD_FORWARD = RuleInfo(
+    "SD003", Severity.WARNING, "§10.2", "Schema change is FORWARD only: new readers may reject old data"
+)
+CATALOG = RuleCatalog([SD_BREAKING, SD_BACKWARD, SD_FORWARD])
+_RULE_OF = {Compat.BREAKING: SD_BREAKING, Compat.BACKWARD: SD_BACKWARD, Compat.FORWARD: SD_FORWARD}
+
+
+def findings(result: DiffResult, new: Path) -> list[Finding]:
+    """One finding per change that is not FULL, located in the new schema (file, pointer)."""
+    out: list[Finding] = []
+    for c in result.changes:
+        rule = _RULE_OF.get(c.compat)
+        if rule is None:
+            continue
+        where = new / c.root if new.is_dir() else new
+        out.append(Finding(str(where), None, c.pointer, rule.id, rule.severity, f"{c.kind}: {c.detail} ({c.compat})"))
+    return out

@@ -50,3 +50,46 @@ def test_a_new_file_has_no_old_side_and_a_bad_revision_is_one_line(tmp_path: Pat
         assert old is None
     with pytest.raises(InputError, match="git"), at_revision("no-such-rev", d / "a.json"):
         pass
+
+
+def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    from conformance.cli import main
+
+    rc = main(list(args))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_diff_against_head_fails_a_breaking_change_and_passes_a_full_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    d = repo(tmp_path)
+    rc, out, _ = cli(capsys, "schema", "diff", "--against", "HEAD", str(d / "a.json"), str(d / "b.json"))
+    assert rc == 0, out
+    (d / "b.json").write_text(json.dumps({"type": "integer"}))  # string -> integer: nothing carries over
+    rc, out, _ = cli(capsys, "schema", "diff", "--against", "HEAD", str(d / "b.json"), "-o", "sarif")
+    assert rc == 1, out
+    [result] = json.loads(out)["runs"][0]["results"]
+    assert result["ruleId"] == "SD001" and result["locations"][0]["physicalLocation"]["artifactLocation"][
+        "uri"
+    ].endswith("b.json")
+    (d / "new.json").write_text(json.dumps({"type": "string"}))
+    rc, out, _ = cli(capsys, "schema", "diff", "--against", "HEAD", str(d / "new.json"))
+    assert rc == 0
+
+
+def test_export_files_and_bundle_atomically(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from conformance.schema_bundle import bundle
+    from conformance.schemas import schema_set
+
+    rc, _, err = cli(capsys, "schema", "export", str(tmp_path / "out"))
+    assert rc == 0, err
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == sorted(schema_set("canonical", "v1").documents)
+    assert json.loads((tmp_path / "out" / "message.json").read_text()) == schema_set("canonical", "v1")["message.json"]
+    rc, _, err = cli(capsys, "schema", "export", "--bundle", str(tmp_path / "b.json"))
+    assert rc == 0 and json.loads((tmp_path / "b.json").read_text()) == bundle("canonical", "v1")
+    rc, _, err = cli(capsys, "schema", "export", "--bundle", str(tmp_path / "b.json"))
+    assert rc == 2 and "--force" in err
+    rc, _, err = cli(capsys, "schema", "export", "--format", "nope", str(tmp_path / "x"))
+    assert rc == 2 and "canonical" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b.json", "out"]
