@@ -5,8 +5,9 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from .api import WireApi
+from .openai_responses import OPENAI_RESPONSES
 
-APIS: tuple[WireApi, ...] = ()
+APIS: tuple[WireApi, ...] = (OPENAI_RESPONSES,)
 
 
 def api_for_url(url: str) -> WireApi | None:
