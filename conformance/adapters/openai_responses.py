@@ -746,20 +746,40 @@ class OpenAIResponsesAdapter(BaseAdapter):
 
     # -- estimates ------------------------------------------------------------------------
 
+    # calibration of estimate_input_tokens on the recorded /v1/responses traffic in
+    # ../shared/samples/wire (tests/test_adapter_openai_responses.py reports the error)
+    EST_BASE: ClassVar[int] = 3
+    EST_PER_MESSAGE: ClassVar[int] = 3
+    EST_TOOLS_BASE: ClassVar[int] = 6
+    EST_PER_TOOL: ClassVar[int] = 0
+    EST_SCHEMA_NUM: ClassVar[int] = 3
+    EST_SCHEMA_DEN: ClassVar[int] = 5
+    EST_ENC_OVERHEAD: ClassVar[int] = 1000
+    EST_ENC_CHARS_PER_TOKEN: ClassVar[float] = 5.5
+
     def estimate_input_tokens(self, messages: list[Message], tools: list[ToolDefinition]) -> int:
         """Tokenizer-free estimate (conformance.adapters.estimate), calibrated on recorded
-        `/v1/responses` traffic: framing per item, images by OpenAI's 512 px tiles, function
-        tools as their JSON plus framing, and earlier turns' reasoning not re-counted (the
-        API drops reasoning items from context except right before a function call output).
+        `/v1/responses` traffic: framing per message, images by OpenAI's 512 px tiles,
+        function tools as their JSON plus framing. Reasoning sent back counts only after
+        the last user message (the API drops earlier turns' reasoning from context), and
+        then by the size of its `encrypted_content` (about 5.5 characters per reasoning
+        token over a fixed envelope; its summary text is not counted separately).
+        Output of built-in tools (web search results) is invisible here and not estimated.
         """
-        n = 4
-        for m in messages:
-            n += 4
+        last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
+        n = self.EST_BASE
+        for i, m in enumerate(messages):
+            n += self.EST_PER_MESSAGE
             for b in m.get("content", []):
+                if b.get("type") == "thinking" and i > last_user and b.get("signature"):
+                    size = len(str(b["signature"])) - self.EST_ENC_OVERHEAD
+                    n += max(0, int(size / self.EST_ENC_CHARS_PER_TOKEN))
                 n += self._block_tokens(b)
         if tools:
-            n += 8 + sum(
-                json_tokens(t["input_schema"]) * 3 // 5 + text_tokens(t["name"] + " " + t["description"]) + 6
+            n += self.EST_TOOLS_BASE + sum(
+                json_tokens(t["input_schema"]) * self.EST_SCHEMA_NUM // self.EST_SCHEMA_DEN
+                + text_tokens(t["name"] + " " + t["description"])
+                + self.EST_PER_TOOL
                 for t in tools
             )
         return n
