@@ -530,7 +530,7 @@ class OpenAIResponsesAdapter(BaseAdapter):
 
     # -- errors -----------------------------------------------------------------------------
 
-    def classify_error(self, status: int, body: Any, headers: Mapping[str, str] | None = None) -> AdapterError:
+    def classify_error(self, status: int, body: Any, headers: Mapping[str, Any] | None = None) -> AdapterError:
         """Adapter contract §6.2: HTTP status, refined by `error.code` / `error.type`."""
         err = body.get("error") if isinstance(body, dict) else None
         if not isinstance(err, dict):
@@ -653,7 +653,7 @@ class OpenAIResponsesAdapter(BaseAdapter):
         if isinstance(fmt, dict) and fmt.get("type") == "json_schema" and isinstance(fmt.get("schema"), dict):
             output_schema = fmt["schema"]
             opt_raw["format"] = _extras(fmt, "type", "schema")
-            opt_raw["text"] = _extras(text, "format")
+            opt_raw["text"] = _extras(text, "format") if isinstance(text, dict) else {}
             known.add("text")
         if not isinstance(body.get("instructions"), str):
             known.discard("instructions")
@@ -808,14 +808,14 @@ def _input_text(text: str) -> Block:
     return {"type": "input_text", "text": text}
 
 
-def _request_id(headers: Mapping[str, str] | None) -> str | None:
+def _request_id(headers: Mapping[str, Any] | None) -> str | None:
     for k, v in (headers or {}).items():
         if k.lower() == "x-request-id":
             return str(v[0] if isinstance(v, list) and v else v)
     return None
 
 
-def _retry_after(headers: Mapping[str, str] | None) -> float | None:
+def _retry_after(headers: Mapping[str, Any] | None) -> float | None:
     h = {k.lower(): (v[0] if isinstance(v, list) and v else v) for k, v in (headers or {}).items()}
     try:
         if h.get("retry-after-ms") is not None:
@@ -926,16 +926,16 @@ class _ResponsesStream:
                 yield from self.text(k, initial)
         elif t in ("response.output_text.delta", "response.refusal.delta"):
             oi, ci = self.index(data), self.index(data, "content_index")
-            k = self.parts.get((oi, ci))
-            if k is None:
+            at = self.parts.get((oi, ci))
+            if at is None:
                 raise self.fail(f"{t} for output {oi} part {ci}, which was never added")
-            yield from self.text(k, str(data.get("delta", "")))
+            yield from self.text(at, str(data.get("delta", "")))
         elif t in ("response.output_text.done", "response.refusal.done"):
             oi, ci = self.index(data), self.index(data, "content_index")
-            k = self.parts.get((oi, ci))
-            if k is None:
+            at = self.parts.get((oi, ci))
+            if at is None:
                 raise self.fail(f"{t} for output {oi} part {ci}, which was never added")
-            yield from self.settle_text(k, str(data.get("text", data.get("refusal", ""))))
+            yield from self.settle_text(at, str(data.get("text", data.get("refusal", ""))))
         elif t == "response.function_call_arguments.delta":
             k = self.block(data, "tool_use")
             frag = str(data.get("delta", ""))
@@ -978,8 +978,8 @@ class _ResponsesStream:
             yield self.complete(self.a.stop_reason(resp, self.content))
             self.done = True
         elif t == "response.failed":
-            resp = data.get("response") if isinstance(data.get("response"), dict) else {}
-            yield from self.abort(self.a.failed_error(resp.get("error")))
+            failed = data.get("response")
+            yield from self.abort(self.a.failed_error(failed.get("error") if isinstance(failed, dict) else None))
         # other documented events (annotations, built-in tool progress, reasoning_text,
         # *.done of parts already settled) carry nothing the canonical stream has
 
