@@ -657,3 +657,52 @@ def test_estimate_is_calibrated_on_real_usage(samples):
     median, p95 = statistics.median(errors), errors[round(0.95 * (len(errors) - 1))]
     print(f"openai-responses estimate: n={len(errors)} median {median:.3f} p95 {p95:.3f}")
     assert len(errors) >= 30 and median <= 0.10 and p95 <= 0.25
+
+
+@pytest.mark.parametrize(
+    ("body", "pattern"),
+    [
+        ({"id": "resp_1", "object": "response", "status": "completed"}, "no `output` list"),
+        ({"id": "resp_1", "status": "completed", "output": ["text"]}, "not an object with a type"),
+        ({"id": "resp_1", "status": "queued", "output": []}, "background responses are polled by the caller"),
+        (
+            {
+                "id": "resp_1",
+                "status": "completed",
+                "output": [{"type": "function_call", "call_id": "call_1", "name": "f", "arguments": "[1]"}],
+            },
+            "arguments are not a JSON object",
+        ),
+        ([1, 2], "no `output` list"),
+    ],
+)
+def test_malformed_bodies_are_wire_format_errors(body, pattern):
+    with pytest.raises(WireFormatError, match=pattern):
+        OpenAIResponsesAdapter().from_wire_response(WireResponse(body), ctx())
+
+
+def test_failed_response_body_raises_the_classified_error():
+    body = {
+        "id": "resp_1",
+        "object": "response",
+        "status": "failed",
+        "output": [],
+        "error": {"code": "invalid_image_url", "message": "Timeout while downloading image."},
+    }
+    with pytest.raises(InvalidRequestError, match="invalid_image_url") as e:
+        OpenAIResponsesAdapter().from_wire_response(WireResponse(body, headers={"x-request-id": "req_9"}), ctx())
+    assert e.value.request_id == "req_9" and not e.value.retryable
+
+
+def test_unknown_output_items_round_trip_verbatim():
+    a = OpenAIResponsesAdapter()
+    search = {
+        "type": "web_search_call",
+        "id": "ws_1",
+        "status": "completed",
+        "action": {"type": "search", "query": "x"},
+    }
+    body = {"id": "resp_1", "object": "response", "status": "completed", "model": "gpt-5", "output": [search]}
+    m = a.from_wire_response(WireResponse(body), ctx())
+    assert m["content"] == [{"type": "openai-responses:web_search_call", "raw": search}]
+    assert a.to_wire([m], [], OPTS).body["input"] == [search]
