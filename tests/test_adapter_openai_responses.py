@@ -706,3 +706,18 @@ def test_unknown_output_items_round_trip_verbatim():
     m = a.from_wire_response(WireResponse(body), ctx())
     assert m["content"] == [{"type": "openai-responses:web_search_call", "raw": search}]
     assert a.to_wire([m], [], OPTS).body["input"] == [search]
+
+
+def test_reasoning_text_content_is_thinking_when_there_is_no_summary():
+    a = OpenAIResponsesAdapter()
+    item = {
+        "type": "reasoning",
+        "id": "rs_1",
+        "summary": [],
+        "content": [{"type": "reasoning_text", "text": "The user greets me; reply briefly."}],
+    }
+    body = {"id": "resp_1", "object": "response", "status": "completed", "model": "gpt-oss-120b", "output": [item]}
+    m = a.from_wire_response(WireResponse(body), ctx())
+    assert m["content"] == [{"type": "thinking", "text": "The user greets me; reply briefly.", "signature": None}]
+    # sent back as it came: the stored item id, no summary invented from the content
+    assert a.to_wire([m], [], OPTS).body["input"] == [item]

@@ -114,10 +114,14 @@ def _kind(item: Mapping[str, Any]) -> str:
     return t if isinstance(t, str) else "message" if "role" in item else ""
 
 
-def _summary_text(summary: Any) -> str:
-    return "\n\n".join(
-        str(p.get("text", "")) for p in summary or [] if isinstance(p, dict) and p.get("type") == "summary_text"
-    )
+def _summary_text(summary: Any, part: str = "summary_text") -> str:
+    return "\n\n".join(str(p.get("text", "")) for p in summary or [] if isinstance(p, dict) and p.get("type") == part)
+
+
+def _reasoning_text(item: Mapping[str, Any]) -> str:
+    """A reasoning item's visible text: its summary, else its `reasoning_text` content (open
+    models return the raw chain of thought there instead of a summary)."""
+    return _summary_text(item.get("summary")) or _summary_text(item.get("content"), "reasoning_text")
 
 
 class OpenAIResponsesAdapter(BaseAdapter):
@@ -334,7 +338,7 @@ class OpenAIResponsesAdapter(BaseAdapter):
             )
             return None
         summary = r.get("summary")
-        if not (isinstance(summary, list) and _summary_text(summary) == block["text"]):
+        if not (isinstance(summary, list) and _reasoning_text({**item, "summary": summary}) == block["text"]):
             summary = [{"type": "summary_text", "text": block["text"]}] if block["text"] else []
         wire: WireBody = {"type": "reasoning", **item, "summary": summary}
         if signature:
@@ -505,7 +509,7 @@ class OpenAIResponsesAdapter(BaseAdapter):
             sig = item.get("encrypted_content")
             block: Block = {
                 "type": "thinking",
-                "text": _summary_text(item.get("summary")),
+                "text": _reasoning_text(item),
                 "signature": sig if isinstance(sig, str) and sig else None,
             }
             extra = {
@@ -915,8 +919,10 @@ class _ResponsesStream:
             yield from self.item_added(self.index(data), data.get("item"))
         elif t == "response.content_part.added":
             oi, ci = self.index(data), self.index(data, "content_index")
-            if self.kinds.get(oi) != "message":
-                raise self.fail(f"content part for output {oi}, which is not a message item")
+            if oi not in self.kinds:
+                raise self.fail(f"content part for output {oi}, which was never added")
+            if self.kinds[oi] != "message":
+                return  # e.g. reasoning_text parts of a reasoning item: not canonical text
             part = data.get("part") or {}
             k = len(self.content)
             self.content.append({"type": "text", "text": ""})
