@@ -172,7 +172,8 @@ def response_stop_reason(body: JsonBody) -> Any:
 
 def response_usage(body: JsonBody) -> Any:
     """Usage in TokenUsage's disjoint buckets (adapter contract §7.2): `input` excludes the
-    cached tokens OpenAI counts inside `input_tokens`; `reasoning` is part of `output`."""
+    cached tokens OpenAI counts inside `input_tokens`; reasoning tokens are part of `output`
+    (see `response_reasoning_tokens`)."""
     u = body.get("usage") if isinstance(body, dict) else None
     if not isinstance(u, dict):
         return None
@@ -182,8 +183,14 @@ def response_usage(body: JsonBody) -> Any:
         "output": int(u.get("output_tokens") or 0),
         "cache_read": cached,
         "cache_write": 0,
-        "reasoning": int((u.get("output_tokens_details") or {}).get("reasoning_tokens") or 0),
     }
+
+
+def response_reasoning_tokens(body: JsonBody) -> list[Located]:
+    """`usage.output_tokens_details.reasoning_tokens`: the part of `output` spent reasoning."""
+    u = body.get("usage") if isinstance(body, dict) else None
+    n = (u.get("output_tokens_details") or {}).get("reasoning_tokens") if isinstance(u, dict) else None
+    return [Located("/usage/output_tokens_details/reasoning_tokens", n)] if isinstance(n, int) else []
 
 
 def _terminal(events: list[Any]) -> dict[str, Any] | None:

@@ -5,9 +5,16 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from .api import WireApi
+from .gemini import GEMINI
+from .ollama import OLLAMA_CHAT, OLLAMA_GENERATE
 from .openai_responses import OPENAI_RESPONSES
 
-APIS: tuple[WireApi, ...] = (OPENAI_RESPONSES,)
+APIS: tuple[WireApi, ...] = (
+    OLLAMA_CHAT,
+    OLLAMA_GENERATE,
+    GEMINI,
+    OPENAI_RESPONSES,
+)
 
 
 def api_for_url(url: str) -> WireApi | None:
