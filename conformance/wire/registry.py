@@ -7,11 +7,13 @@ from urllib.parse import urlsplit
 from .api import WireApi
 from .gemini import GEMINI
 from .ollama import OLLAMA_CHAT, OLLAMA_GENERATE
+from .openai_responses import OPENAI_RESPONSES
 
 APIS: tuple[WireApi, ...] = (
     OLLAMA_CHAT,
     OLLAMA_GENERATE,
     GEMINI,
+    OPENAI_RESPONSES,
 )
 
 
