@@ -24,7 +24,7 @@ from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 from . import __version__
 from .api import Report, expand, iter_validate
 from .errors import InputError
-from .findings import Selection
+from .findings import Finding, RuleCatalog, RuleInfo, Selection, Severity
 from .formats import Options, all_formats, catalog
 from .jsonio import check_input
 
@@ -139,6 +139,14 @@ class OutputFormat(enum.StrEnum):
     json = "json"
 
 
+class ValidateOutput(enum.StrEnum):
+    text = "text"
+    json = "json"
+    sarif = "sarif"
+    github = "github"
+    junit = "junit"
+
+
 def _split(values: list[str] | None) -> tuple[str, ...]:
     out: list[str] = []
     for v in values or []:
@@ -174,7 +182,7 @@ def validate(
         list[Path],
         typer.Argument(help="Files or directories (.json, .jsonl, ...); '-' reads standard input", show_default=False),
     ],
-    output: Annotated[OutputFormat, typer.Option("--output", "-o", help="Report format")] = OutputFormat.text,
+    output: Annotated[ValidateOutput, typer.Option("--output", "-o", help="Report format")] = ValidateOutput.text,
     strict: Annotated[bool, typer.Option("--strict", help="Treat tolerated unknowns (§10.3) as errors")] = False,
     select: Annotated[list[str] | None, typer.Option(help="Only these rule ids or prefixes (comma-separated)")] = None,
     ignore: Annotated[list[str] | None, typer.Option(help="Skip these rule ids or prefixes")] = None,
@@ -237,17 +245,19 @@ def validate(
             problems=report.problems,
             units=units,
         ):
-            report.add(finding, keep=output == OutputFormat.json)
-            if output == OutputFormat.text and not quiet:
+            report.add(finding, keep=output != ValidateOutput.text)
+            if output == ValidateOutput.text and not quiet:
                 out.write(finding.format() + "\n")
             for message in report.problems[seen:]:
                 error(message)
             seen = len(report.problems)
     for message in report.problems[seen:]:
         error(message)
-    if output == OutputFormat.json:
+    if output == ValidateOutput.json:
         json.dump(report.as_dict(), out, indent=2, ensure_ascii=False)
         out.write("\n")
+    elif output in (ValidateOutput.sarif, ValidateOutput.github, ValidateOutput.junit):
+        _ci_output(output, report)
     else:
         s = report.summary()
         unreadable = f", {len(report.problems)} unreadable" if report.problems else ""
@@ -265,6 +275,47 @@ def validate(
     raise typer.Exit(report.exit_code)
 
 
+# an input that could not be read at all (missing, not a regular file, unreadable): exit 2
+UNREADABLE = RuleInfo(
+    "TS000", Severity.ERROR, "§9", "Input cannot be read (missing, not a regular file, or unreadable)"
+)
+
+
+def _ci_output(output: ValidateOutput, report: Report) -> None:
+    """SARIF, GitHub annotations (+ step summary) or JUnit for a validation report."""
+    # function-level import: the CI renderers are needed only for these outputs
+    from .reporting import step_summary, to_github, to_junit, to_sarif
+
+    problems = [Finding(p.split(": ", 1)[0], None, "", UNREADABLE.id, UNREADABLE.severity, p) for p in report.problems]
+    found = [*report.findings, *problems]
+    if output == ValidateOutput.sarif:
+        json.dump(to_sarif(found, every_rule()), sys.stdout, indent=2, ensure_ascii=False)
+        sys.stdout.write("\n")
+    elif output == ValidateOutput.github:
+        sys.stdout.write(to_github(found))
+        summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
+        if summary_file:
+            with open(summary_file, "a", encoding="utf-8") as f:  # noqa: PTH123 - appending is GitHub's protocol
+                f.write(step_summary(found, every_rule(), title="turnspec validate"))
+    else:
+        sys.stdout.write(to_junit(found, [f.path for f in report.files], name="turnspec validate"))
+
+
+def every_rule() -> RuleCatalog:
+    """Every rule and check turnspec can report: formats, suite, replay-check, cassette lint, schema diff."""
+    # function-level imports: each catalogue's package is loaded only when rules are listed
+    from .replay.rules import CATALOG as REPLAY_CATALOG
+    from .schemadiff_rules import CATALOG as SCHEMA_DIFF_CATALOG
+    from .suite.rules import CATALOG as SUITE_CATALOG
+    from .wire.cassette_lint import CATALOG as CASSETTE_CATALOG
+
+    out = RuleCatalog([UNREADABLE])
+    for part in (catalog(), SUITE_CATALOG, REPLAY_CATALOG, CASSETTE_CATALOG, SCHEMA_DIFF_CATALOG):
+        for info in part:
+            out.add(info)
+    return out
+
+
 @app.command()
 def rules(
     output: Annotated[OutputFormat, typer.Option("--output", "-o")] = OutputFormat.text,
@@ -272,9 +323,7 @@ def rules(
 ) -> None:
     """List every rule: id, severity, spec section, summary."""
     prefixes = _split(select)
-    from .suite.rules import CATALOG as SUITE_CATALOG
-
-    every = sorted([*catalog(), *SUITE_CATALOG], key=lambda r: r.id)
+    every = list(every_rule())
     infos = [r for r in every if not prefixes or r.id.startswith(prefixes)]
     if output == OutputFormat.json:
         json.dump(

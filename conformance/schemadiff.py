@@ -45,10 +45,11 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from .errors import InputError
-from .findings import Finding, RuleCatalog, RuleInfo, Severity
+from .findings import Finding
 from .jsonio import check_input
 from .outputs import real
 from .schema_validation import SchemaValidator
+from .schemadiff_rules import SD_BACKWARD, SD_BREAKING, SD_FORWARD
 from .schemas import SchemaSet, _load_set
 from .strategies.compiler import Compiler, dictionary_of
 from .strategies.ir import (
@@ -859,16 +860,6 @@ def render_text(result: DiffResult) -> str:
 
 # -- findings for CI outputs (SARIF, GitHub annotations) ----------------------------
 
-SD_BREAKING = RuleInfo(
-    "SD001", Severity.ERROR, "§10.2", "Schema change is BREAKING: old and new readers each reject the other's data"
-)
-SD_BACKWARD = RuleInfo(
-    "SD002", Severity.WARNING, "§10.2", "Schema change is BACKWARD only: old readers may reject new data"
-)
-SD_FORWARD = RuleInfo(
-    "SD003", Severity.WARNING, "§10.2", "Schema change is FORWARD only: new readers may reject old data"
-)
-CATALOG = RuleCatalog([SD_BREAKING, SD_BACKWARD, SD_FORWARD])
 _RULE_OF = {Compat.BREAKING: SD_BREAKING, Compat.BACKWARD: SD_BACKWARD, Compat.FORWARD: SD_FORWARD}
 
 

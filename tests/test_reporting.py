@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 from importlib.resources import files
+from pathlib import Path
 
 import jsonschema
 import pytest
@@ -110,3 +111,33 @@ def test_junit_one_case_per_file_failures_for_errors() -> None:
     assert cases["dir/a b.jsonl"].find("failure") is None and cases["dir/a b.jsonl"].find("system-out") is not None
     assert cases["clean.jsonl"].find("failure") is None
     assert cases["store.db"].find("failure") is not None
+
+
+def test_validate_sarif_github_junit_outputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from conformance.cli import main
+
+    bad = tmp_path / "t.jsonl"
+    bad.write_text('{"id": 5}\n{"oops"\n')
+    assert main(["validate", str(bad), "-o", "sarif"]) == 1
+    log = json.loads(capsys.readouterr().out)
+    jsonschema.Draft4Validator(sarif_schema()).validate(log)
+    results = log["runs"][0]["results"]
+    assert {r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in results} == {1, 2}
+    rule_ids = {r["id"] for r in log["runs"][0]["tool"]["driver"]["rules"]}
+    assert {r["ruleId"] for r in results} <= rule_ids
+    assert main(["validate", str(bad), "-o", "github"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("::error file=") and ",line=2," in out
+    assert main(["validate", str(bad), str(tmp_path / "missing.jsonl"), "-o", "junit"]) == 2
+    root = ET.fromstring(capsys.readouterr().out.split("?>", 1)[1])
+    names = {c.get("name") for c in root.iter("testcase")}
+    assert str(bad) in names and str(tmp_path / "missing.jsonl") in names
+
+
+def test_rules_lists_every_catalogue(capsys: pytest.CaptureFixture[str]) -> None:
+    from conformance.cli import main
+
+    assert main(["rules", "-o", "json"]) == 0
+    ids = {r["id"] for r in json.loads(capsys.readouterr().out)}
+    for prefix in ("TS0", "TS1", "TC", "RC", "CL", "SD", "GP", "CB", "GE"):
+        assert any(i.startswith(prefix) for i in ids), prefix

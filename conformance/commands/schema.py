@@ -46,7 +46,8 @@ def register(app: typer.Typer) -> None:
         """Classify changes as FULL, BACKWARD, FORWARD or BREAKING (exit 1 on BREAKING)."""
         # function-level import: hypothesis (witness search) loads only when a diff runs
         from ..schema_history import at_revision
-        from ..schemadiff import CATALOG, Compat, DiffResult, diff_paths, findings, render_text, weakest
+        from ..schemadiff import Compat, DiffResult, diff_paths, findings, render_text, weakest
+        from ..schemadiff_rules import CATALOG
 
         pairs: list[tuple[str, DiffResult, Path]] = []
         if against is None:
