@@ -4,9 +4,15 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
+from .anthropic_messages import ANTHROPIC_COUNT_TOKENS, ANTHROPIC_MESSAGES
 from .api import WireApi
+from .openai_chat import OPENAI_CHAT
 
-APIS: tuple[WireApi, ...] = ()
+APIS: tuple[WireApi, ...] = (
+    ANTHROPIC_COUNT_TOKENS,  # before messages: most specific first
+    ANTHROPIC_MESSAGES,
+    OPENAI_CHAT,
+)
 
 
 def api_for_url(url: str) -> WireApi | None:
