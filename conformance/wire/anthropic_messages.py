@@ -119,6 +119,7 @@ def _images(body: JsonBody) -> list[Located]:
         if b.get("type") != "image" or not isinstance(b.get("source"), dict):
             continue
         src = b["source"]
+        value: dict[str, Any]
         if src.get("type") == "base64":
             value = {"kind": "base64", "media_type": src.get("media_type"), "data": src.get("data")}
         elif src.get("type") == "url":

@@ -112,6 +112,7 @@ def _images(body: JsonBody) -> list[Located]:
             if not isinstance(url, str):
                 continue
             data = parse_data_url(url)
+            value: dict[str, Any]
             if data is not None:
                 value = {"kind": "base64", "media_type": data[0], "data": data[1]}
             else:
