@@ -298,7 +298,8 @@ class OpenAIChatAdapter(BaseAdapter):
                         "reason": "Chat Completions tool messages have no error flag",
                     },
                 )
-            content: Any = texts[0] if len(texts) == 1 else [{"type": "text", "text": t} for t in texts]
+            # a string, or a non-empty list of text parts (the API rejects `[]`)
+            content: Any = texts[0] if len(texts) == 1 else [{"type": "text", "text": t} for t in texts] or ""
             out.append(
                 {
                     "role": "tool",
@@ -452,7 +453,7 @@ class OpenAIChatAdapter(BaseAdapter):
                 cid = self.tool_id_map(sid).canonical_for(str(wm.get("tool_call_id")))
                 # a list of text parts is how to_wire sends several text blocks: one block each
                 parts = (
-                    [{"type": "text", "text": c}]
+                    ([{"type": "text", "text": c}] if c else [])
                     if isinstance(c, str)
                     else [{"type": "text", "text": str(p.get("text", ""))} for p in c or [] if isinstance(p, dict)]
                 )
