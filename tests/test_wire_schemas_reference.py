@@ -233,8 +233,8 @@ API_DIR = {"anthropic-messages": "anthropic-messages", "anthropic-count-tokens":
 API_DIR["openai-chat-completions"] = "openai-chat"
 
 
-def _samples() -> Iterator[tuple[str, WireApi, Any]]:
-    for c in iter_cassettes(SAMPLES):
+def _samples(root: Path = SAMPLES) -> Iterator[tuple[str, WireApi, Any]]:
+    for c in iter_cassettes(root):
         for it in c.interactions:
             api = registry.api_for_url(it.uri)
             if api is None or api.name not in API_DIR:
@@ -251,11 +251,13 @@ def _stream_bodies(text: str) -> Iterator[Any]:
             yield json.loads(data)
 
 
-def test_real_recordings_validate():
-    if not SAMPLES.is_dir():
-        pytest.skip(f"shared samples not present at {SAMPLES}")
+@pytest.mark.parametrize("root", [SAMPLES, ROOT / "cassettes"], ids=["shared-samples", "own-cassettes"])
+def test_recordings_validate(root):
+    """Real recordings, and the project's hand-written cassettes: both agree with the docs' schemas."""
+    if not root.is_dir():
+        pytest.skip(f"recordings not present at {root}")
     seen, bad = 0, []
-    for label, api, it in _samples():
+    for label, api, it in _samples(root):
         d = API_DIR[api.name]
         if isinstance(it.request_body, dict):
             seen += 1
@@ -271,5 +273,5 @@ def test_real_recordings_validate():
         elif isinstance(it.response_json, dict):
             seen += 1
             bad += [f"{label} {p}" for p in problems(d, "response", it.response_json)]
-    assert seen > 50, f"only {seen} bodies found"
+    assert seen > 50, f"only {seen} bodies found under {root}"
     assert bad == [], "\n".join(bad[:20])
