@@ -847,10 +847,11 @@ class _AnthropicStream:
     def stop(self, k: int) -> Iterator[StreamEvent]:
         block = self.content[k]
         if block["type"] == "tool_use" and k in self.partial:
-            text = self.partial.pop(k)
+            text = self.partial[k]
             parsed = parse_json_object(text) if text.strip() else dict(block["input"])
             if parsed is None:
                 raise _Malformed(f"tool_use {block['id']} input is not a JSON object: {text[:80]!r}")
+            del self.partial[k]
             block["input"] = parsed
             yield {
                 "type": "tool_use_end",
