@@ -645,3 +645,12 @@ def test_data_url_image_goes_as_base64_and_media_types_are_case_insensitive():
     }
     body = a.to_wire([_img({"kind": "base64", "data": "iVBORw0KGgo="}, "image/PNG")], [], OPTS).body
     assert body["messages"][0]["content"][0]["source"]["media_type"] == "image/png"
+
+
+@pytest.mark.parametrize("bad_input", ['{"path": "README.md"}', None, [1]])
+def test_tool_use_input_that_is_not_an_object_is_a_wire_error(bad_input):
+    body = json.loads(json.dumps(RESPONSE))
+    body["content"][2]["input"] = bad_input
+    with pytest.raises(WireFormatError) as e:
+        AnthropicAdapter().from_wire_response(body, RequestContext("s"))
+    assert "toolu_01XYZ" in str(e.value)

@@ -371,14 +371,13 @@ class AnthropicAdapter(BaseAdapter):
         if t == "redacted_thinking":
             return {"type": "redacted_thinking", "data": str(block.get("data", ""))}, extra
         if t == "tool_use":
-            cid = self.tool_id_map(session_id).canonical_for(str(block["id"]))
             inp = block.get("input")
-            return {
-                "type": "tool_use",
-                "id": cid,
-                "name": str(block["name"]),
-                "input": inp if isinstance(inp, dict) else {},
-            }, extra
+            if not isinstance(inp, dict):  # never invent {} for input the API documents as an object
+                raise WireFormatError(f"tool_use {block.get('id')!r} input is not a JSON object: {inp!r:.80}")
+            if not isinstance(block.get("id"), str) or not isinstance(block.get("name"), str):
+                raise WireFormatError(f"tool_use block without a string id and name: {block!r:.80}")
+            cid = self.tool_id_map(session_id).canonical_for(block["id"])
+            return {"type": "tool_use", "id": cid, "name": block["name"], "input": inp}, extra
         if t == "image":
             src = block.get("source") or {}
             if src.get("type") == "base64":
