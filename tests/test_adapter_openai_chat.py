@@ -526,7 +526,8 @@ def _call(index, id_=None, name=None, args=None):
 @pytest.mark.parametrize(
     ("text", "where", "what"),
     [
-        (_DONE, "event 2", "[DONE] with no chunk"),
+        (_DONE, "event 1", "[DONE] with no chunk"),
+        ("\n\n" + _DONE, "event 1", "[DONE] with no chunk"),
         (_HI + _chunk({"content": "!"}, index=1) + _DONE, "event 2", "several choices"),
         (_HI, "event 2", "ended before data: [DONE]"),
         (_HI + _chunk(finish="stop"), "event 3", "ended before data: [DONE]"),

@@ -257,3 +257,24 @@ def test_records_are_json_facts():
     for api in (ANTHROPIC_MESSAGES, OPENAI_CHAT):
         assert api.docs and all(d.startswith("https://") for d in api.docs)
         json.dumps(dict(api.stop_reasons))
+
+
+def test_reference_adapters_declare_what_their_wire_api_can_carry():
+    """An adapter's declared capabilities never exceed what the documented wire format carries."""
+    from conformance.adapters import AnthropicAdapter, OpenAIChatAdapter
+
+    for adapter in (AnthropicAdapter(), OpenAIChatAdapter()):
+        api = registry.get(adapter.wire_api)
+        caps, carries = adapter.capabilities, api.carries
+        assert api.chat and api.matches("/v1/messages" if api.name.startswith("anthropic") else "/v1/chat/completions")
+        if caps["supports_thinking"]:
+            assert carries.thinking_text and carries.thinking_signature
+        if caps["supports_images"]:
+            assert carries.images_base64
+        if caps["supports_parallel_tool_calls"]:
+            assert carries.parallel_tool_calls
+        if caps["supports_prompt_caching"]:
+            assert carries.cache_read_tokens
+        assert caps["supports_system_prompt"] == carries.system_prompt
+        for tool_id in (adapter.new_provider_tool_id() for _ in range(5)):
+            assert api.tool_ids.accepts(tool_id), tool_id

@@ -638,7 +638,7 @@ class _ChatStream:
         raise self.error(what)
 
     def run(self, chunks: Iterable[bytes | str]) -> Iterator[StreamEvent]:
-        done = False
+        done, done_at = False, 0
         for ev in sse_events(chunks):
             self.position += 1
             data = ev.data.strip()
@@ -648,6 +648,7 @@ class _ChatStream:
                 yield from self.fail("data after [DONE]")
             if data == "[DONE]":
                 done = True
+                done_at = self.position
                 continue
             try:
                 obj = json.loads(data)
@@ -679,6 +680,7 @@ class _ChatStream:
         if not done:
             yield from self.fail("stream ended before data: [DONE]")
         if not self.chunks:
+            self.position = done_at
             raise self.error("data: [DONE] with no chunk before it")
         if self.stop_reason is None:
             # complete ([DONE] arrived) but no finish_reason: some compatible routers omit it
