@@ -654,3 +654,19 @@ def test_tool_use_input_that_is_not_an_object_is_a_wire_error(bad_input):
     with pytest.raises(WireFormatError) as e:
         AnthropicAdapter().from_wire_response(body, RequestContext("s"))
     assert "toolu_01XYZ" in str(e.value)
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        _START + "event: x\ndata: " + "[" * 100_000 + "]" * 100_000 + "\n\n",
+        _START
+        + 'event: message_delta\ndata: {"type": "message_delta", "delta": {}, "usage": {"output_tokens": NaN}}\n\n',
+        _START + _tool(["[" * 100_000]) + _END,
+    ],
+    ids=["deep-data", "nan", "deep-input"],
+)
+def test_hostile_stream_bodies_are_wire_errors_not_crashes(hostile):
+    with pytest.raises(WireFormatError) as e:
+        list(AnthropicAdapter().stream_response([hostile], ctx()))
+    assert "event 2" in str(e.value) or "event 4" in str(e.value), str(e.value)

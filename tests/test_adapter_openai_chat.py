@@ -532,7 +532,7 @@ def _call(index, id_=None, name=None, args=None):
         (_HI, "event 2", "ended before data: [DONE]"),
         (_HI + _chunk(finish="stop"), "event 3", "ended before data: [DONE]"),
         (_HI + _chunk(finish="stop") + _DONE + _HI, "event 4", "after [DONE]"),
-        (_call(0, "call_1", "f", '{"a": ') + _chunk(finish="tool_calls") + _DONE, "event 4", "not a JSON object"),
+        (_call(0, "call_1", "f", '{"a": ') + _chunk(finish="tool_calls") + _DONE, "event 2", "not a JSON object"),
         (_call(0, "call_1", "f", "[1]") + _call(1, "call_2", "g", "{}"), "event 2", "not a JSON object"),
         (_call(0, None, "f", "{}"), "event 1", "without an id"),
         (_call(-1, "call_1", "f", "{}"), "event 1", "index -1"),
@@ -578,3 +578,19 @@ def test_fragment_for_a_closed_tool_call_is_an_error():
     with pytest.raises(WireFormatError) as e:
         stream(text)
     assert "event 3" in str(e.value) and "continues after" in str(e.value)
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        "data: " + "[" * 100_000 + "]" * 100_000 + "\n\n",
+        'data: {"id": "c", "choices": [], "usage": {"prompt_tokens": NaN}}\n\n',
+        _call(0, "call_1", "f", "[" * 100_000) + _chunk(finish="tool_calls") + _DONE,
+        _call(0, "call_1", "f", '{"a": 1, "a": 2}') + _chunk(finish="tool_calls") + _DONE,
+    ],
+    ids=["deep-data", "nan", "deep-arguments", "duplicate-key-arguments"],
+)
+def test_hostile_stream_bodies_are_wire_errors_not_crashes(hostile):
+    with pytest.raises(WireFormatError) as e:
+        stream(hostile)
+    assert "event 1" in str(e.value) or "event 2" in str(e.value), str(e.value)

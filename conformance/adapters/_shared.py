@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..jsonio import parse as parse_json
 from .base import AdapterError, RateLimitError
 
 # Neither Anthropic nor Chat Completions carries a media type for a URL image. A URL image an
@@ -33,3 +34,23 @@ def finish_error(exc: AdapterError, status: int, request_id: str | None, retry_a
             exc.retry_after_seconds = float(retry_after)
         except ValueError:
             exc.retry_after_seconds = None  # an HTTP-date: the harness reads the header itself
+
+
+def json_object(text: str) -> dict[str, Any] | None:
+    """`text` as a JSON object, or None: strict (no NaN, no duplicate keys) and bounded in
+    depth, so hostile tool arguments or SSE data never recurse or crash (the core parser)."""
+    if not text.strip():
+        return {}
+    try:
+        value = parse_json(text.encode("utf-8", errors="surrogatepass"))
+    except (ValueError, UnicodeEncodeError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def json_value(text: str) -> Any:
+    """One JSON text, strictly; raises ValueError (never RecursionError) on bad input."""
+    try:
+        return parse_json(text.encode("utf-8", errors="surrogatepass"))
+    except UnicodeEncodeError as exc:
+        raise ValueError(str(exc)) from exc

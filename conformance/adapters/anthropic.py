@@ -18,14 +18,13 @@ thinking, vision, tool use):
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
 from ..wire.anthropic_messages import ANTHROPIC_MESSAGES
 from ..wire.openai_chat import parse_data_url
-from ._shared import URL_IMAGE_MEDIA_TYPE, finish_error, header
+from ._shared import URL_IMAGE_MEDIA_TYPE, finish_error, header, json_object, json_value
 from .base import (
     AdapterError,
     AdapterOptions,
@@ -44,7 +43,6 @@ from .base import (
     estimated_usage,
     new_ulid,
     now_timestamp,
-    parse_json_object,
     sse_events,
 )
 from .estimate import image_block_size, json_tokens, text_tokens
@@ -649,7 +647,7 @@ class _AnthropicStream:
             if not ev.data.strip():
                 continue
             try:
-                data = json.loads(ev.data)
+                data = json_value(ev.data)
             except ValueError:
                 yield from self.fail(f"SSE data is not JSON: {ev.data[:80]!r}")
                 return
@@ -847,7 +845,7 @@ class _AnthropicStream:
         block = self.content[k]
         if block["type"] == "tool_use" and k in self.partial:
             text = self.partial[k]
-            parsed = parse_json_object(text) if text.strip() else dict(block["input"])
+            parsed = json_object(text) if text.strip() else dict(block["input"])
             if parsed is None:
                 raise _Malformed(f"tool_use {block['id']} input is not a JSON object: {text[:80]!r}")
             del self.partial[k]
@@ -870,7 +868,7 @@ class _AnthropicStream:
             }
         elif block["type"].startswith(f"{self.a.name}:") and self.partial.get(k):
             text = self.partial.pop(k)
-            parsed = parse_json_object(text)
+            parsed = json_object(text)
             if parsed is None:
                 raise _Malformed(f"{block['type']} input is not a JSON object: {text[:80]!r}")
             block["raw"] = {**block["raw"], "input": parsed}

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
 from ..wire.openai_chat import OPENAI_CHAT, parse_data_url
-from ._shared import URL_IMAGE_MEDIA_TYPE, finish_error
+from ._shared import URL_IMAGE_MEDIA_TYPE, finish_error, json_object, json_value
 from .base import (
     AdapterError,
     AdapterOptions,
@@ -40,7 +40,6 @@ from .base import (
     estimated_usage,
     new_ulid,
     now_timestamp,
-    parse_json_object,
     sse_events,
 )
 from .estimate import image_block_size, json_tokens, text_tokens
@@ -374,7 +373,7 @@ class OpenAIChatAdapter(BaseAdapter):
     def tool_call_from_wire(self, session_id: str, call: Mapping[str, Any]) -> Block:
         fn = call.get("function") or {}
         args = fn.get("arguments")
-        parsed = args if isinstance(args, dict) else parse_json_object(str(args or ""))
+        parsed = args if isinstance(args, dict) else json_object(str(args or ""))
         if parsed is None:
             raise WireFormatError(f"tool call {call.get('id')} arguments are not a JSON object: {str(args)[:80]!r}")
         cid = self.tool_id_map(session_id).canonical_for(str(call.get("id")))
@@ -651,7 +650,7 @@ class _ChatStream:
                 done_at = self.position
                 continue
             try:
-                obj = json.loads(data)
+                obj = json_value(data)
             except ValueError:
                 yield from self.fail(f"SSE data is not JSON: {data[:80]!r}")
                 return
@@ -735,6 +734,7 @@ class _ChatStream:
                 yield from self.tool_call(call)
             if choice.get("finish_reason"):
                 self.stop_reason = self.a.stop_reason_of(choice["finish_reason"])
+                yield from self.end_call()  # contract §5.1: tool.use_end at finish_reason
         usage = self.a.usage_from_wire(obj.get("usage"))
         if usage is not None:
             self.usage = usage
@@ -793,7 +793,7 @@ class _ChatStream:
         if k is None:
             return
         block = self.content[k]
-        parsed = parse_json_object(self.args[k])
+        parsed = json_object(self.args[k])
         if parsed is None:
             raise _Malformed(f"tool call {block['name']!r} arguments are not a JSON object: {self.args[k][:80]!r}")
         self.open_call = None
