@@ -356,9 +356,8 @@ def test_every_stop_reason_parsed_and_streamed(name, i, raw, canonical):
     msg = a.from_wire_response(WireResponse(it(name, i).response_json), ctx())
     assert msg["metadata"]["provider_raw"]["anthropic"]["stop_reason"] == raw
     assert a.stop_reason_of(raw) == canonical == ANTHROPIC_MESSAGES.stop_reasons[raw]
-    if name != "stops" or i < 4:  # every streamed twin
-        done = stream(it(name, i + 1))[-1]
-        assert done["type"] == "message_complete" and done["stop_reason"] == canonical
+    done = stream(it(name, i + 1))[-1]  # every answer has its streamed twin
+    assert done["type"] == "message_complete" and done["stop_reason"] == canonical
 
 
 def test_parallel_tool_calls_cassette_parse_and_stream():
@@ -449,12 +448,13 @@ def test_image_cassettes_base64_url_and_tool_result_image():
     a = AnthropicAdapter()
     b64 = a.from_wire_request(it("image", 0).request_body, session_id="s1").messages[0]["content"][0]
     assert b64["source"]["kind"] == "base64" and b64["media_type"] == "image/png"
-    url = a.from_wire_request(it("image", 1).request_body, session_id="s2").messages[0]["content"][0]
+    assert stream(it("image", 1))[-1]["final_content"] == [{"type": "text", "text": "The image is a single red pixel."}]
+    url = a.from_wire_request(it("image", 2).request_body, session_id="s2").messages[0]["content"][0]
     assert url["source"] == {
         "kind": "url",
         "data": "https://upload.wikimedia.org/wikipedia/commons/a/a7/Camponotus_flavomarginatus_ant.jpg",
     }
-    tool = a.from_wire_request(it("image", 3).request_body, session_id="s3").messages[-1]
+    tool = a.from_wire_request(it("image", 4).request_body, session_id="s3").messages[-1]
     assert [b["type"] for b in tool["content"][0]["content"]] == ["text", "image"]
 
 

@@ -332,7 +332,8 @@ def stream(text, sid="sess_c", adapter=None):
     [
         ("text", 0, "stop", "end_turn"),
         ("text", 2, "length", "max_tokens"),
-        ("text", 5, "content_filter", "end_turn"),
+        ("text", 4, "stop", "end_turn"),  # a matched stop sequence also reads "stop"
+        ("text", 6, "content_filter", "end_turn"),
         ("tools", 0, "tool_calls", "tool_use"),
     ],
 )
@@ -418,6 +419,9 @@ def test_image_cassettes_url_and_data_url():
     assert img["source"]["kind"] == "base64" and img["media_type"] == "image/png"
     back = a.to_wire(b64.messages, [], b64.options).body
     assert back["messages"][0]["content"][1]["image_url"]["detail"] == "low"
+    assert stream(it("image", 3).response_text)[-1]["final_content"] == [
+        {"type": "text", "text": "A single red pixel."}
+    ]
 
 
 def test_data_url_with_parameters_reads_back_as_base64_and_url_media_is_kept():
