@@ -18,6 +18,7 @@ RETRYABLE = ("rate_limit", "server_error", "network")
 
 
 def header(headers: Mapping[str, Any], name: str) -> str | None:
+    """One header value from a lower-cased mapping (vcrpy stores values as lists)."""
     value = headers.get(name)
     if isinstance(value, list | tuple):
         value = value[0] if value else None

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
 from ..wire.openai_chat import OPENAI_CHAT, parse_data_url
-from ._shared import URL_IMAGE_MEDIA_TYPE, finish_error, json_object, json_value
+from ._shared import URL_IMAGE_MEDIA_TYPE, finish_error, header, json_object, json_value
 from .base import (
     AdapterError,
     AdapterOptions,
@@ -401,15 +401,15 @@ class OpenAIChatAdapter(BaseAdapter):
         msg = str(err.get("message")) if isinstance(err, dict) else str(body)[:200]
         hint = _ERROR_CODE.get(str(code)) or ("server_error" if etype == "server_error" else None)
         exc = error_for_status(status, f"{code or etype or 'error'}: {msg}", hint=hint)
-        h = {str(k).lower(): (v[0] if isinstance(v, list | tuple) and v else v) for k, v in (headers or {}).items()}
-        retry = h.get("retry-after")
-        if retry is None and h.get("retry-after-ms") is not None:
+        h = {str(k).lower(): v for k, v in (headers or {}).items()}
+        retry = header(h, "retry-after")
+        ms = header(h, "retry-after-ms")
+        if retry is None and ms is not None:
             try:
-                retry = str(float(h["retry-after-ms"]) / 1000)
+                retry = str(float(ms) / 1000)
             except ValueError:
                 retry = None
-        rid = h.get("x-request-id")
-        finish_error(exc, status, str(rid) if rid is not None else None, str(retry) if retry is not None else None)
+        finish_error(exc, status, header(h, "x-request-id"), retry)
         return exc
 
     def stop_reason_of(self, raw: Any) -> str:
