@@ -63,7 +63,9 @@ class Probes:
     images: Probe = _nothing  # value: {"kind": "base64"|"url", "media_type": str|None, "data"|"url": str}
     # response side
     response_stop_reason: Callable[[JsonBody], Any] = _no_value  # the raw provider value
-    response_usage: Callable[[JsonBody], Any] = _no_value  # {"input": int, "output": int, "cache_read": int, "cache_write": int}
+    response_usage: Callable[[JsonBody], Any] = (
+        _no_value  # {"input": int, "output": int, "cache_read": int, "cache_write": int}
+    )
 
 
 @dataclass(frozen=True)

@@ -6,12 +6,17 @@ from urllib.parse import urlsplit
 
 from .anthropic_messages import ANTHROPIC_COUNT_TOKENS, ANTHROPIC_MESSAGES
 from .api import WireApi
+from .gemini import GEMINI
+from .ollama import OLLAMA_CHAT, OLLAMA_GENERATE
 from .openai_chat import OPENAI_CHAT
 
 APIS: tuple[WireApi, ...] = (
     ANTHROPIC_COUNT_TOKENS,  # before messages: most specific first
     ANTHROPIC_MESSAGES,
     OPENAI_CHAT,
+    OLLAMA_CHAT,
+    OLLAMA_GENERATE,
+    GEMINI,
 )
 
 
