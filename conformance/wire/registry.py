@@ -4,12 +4,17 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
+from .anthropic_messages import ANTHROPIC_COUNT_TOKENS, ANTHROPIC_MESSAGES
 from .api import WireApi
 from .gemini import GEMINI
 from .ollama import OLLAMA_CHAT, OLLAMA_GENERATE
+from .openai_chat import OPENAI_CHAT
 from .openai_responses import OPENAI_RESPONSES
 
 APIS: tuple[WireApi, ...] = (
+    ANTHROPIC_COUNT_TOKENS,  # before messages: most specific first
+    ANTHROPIC_MESSAGES,
+    OPENAI_CHAT,
     OLLAMA_CHAT,
     OLLAMA_GENERATE,
     GEMINI,
