@@ -52,6 +52,7 @@ def register(app: typer.Typer) -> None:
         verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Text output lists skip reasons too")] = False,
     ) -> None:
         """Run the adapter conformance suite; exit 0 when every check passes, 1 otherwise."""
+        # imported when the command runs: the suite (vcrpy, the checks) is not loaded for other commands
         from ..suite.report import RENDERERS
         from ..suite.rules import CATALOG
         from ..suite.runner import SuiteConfig, run

@@ -60,6 +60,7 @@ def register(app: typer.Typer) -> None:
         max_tokens: Annotated[int | None, typer.Option(help="max output tokens")] = None,
     ) -> None:
         """Print the wire request (method, path, headers, body) the adapter builds."""
+        # imported when the command runs: adapters and vcrpy are not loaded for other commands
         from ..adapters import debug, registry
         from ..adapters.base import AdapterError
 
@@ -90,6 +91,7 @@ def register(app: typer.Typer) -> None:
         status: Annotated[int, typer.Option(help="HTTP status the body came with (error bodies are classified)")] = 200,
     ) -> None:
         """Print the canonical message (for streams, the canonical events as JSON lines first)."""
+        # imported when the command runs: adapters and vcrpy are not loaded for other commands
         from ..adapters import debug, registry
         from ..adapters.base import AdapterError
 
@@ -130,6 +132,7 @@ def register(app: typer.Typer) -> None:
         key_env: Annotated[str | None, typer.Option(help="Environment variable holding the API key")] = None,
     ) -> None:
         """Send the rendered request to the provider and record it (auth, account ids scrubbed)."""
+        # imported when the command runs: adapters and vcrpy are not loaded for other commands
         from ..adapters import debug, registry
         from ..adapters.base import AdapterOptions
         from ..suite.record import record as do_record

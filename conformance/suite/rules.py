@@ -122,6 +122,60 @@ CATALOG = RuleCatalog(
     ]
 )
 
+# The base test class (`suite.testing`) makes one standard test per rule of the catalogue
+# (TC800 judges cassettes, not an adapter): `test_<id>_<slug>`, skipped when the adapter
+# declares false the capability the rule needs. Both live here, beside the rules.
+TEST_SLUGS: dict[str, str] = {
+    "TC001": "capabilities_declared",
+    "TC101": "responses_validate",
+    "TC102": "requests_read_back_validate",
+    "TC103": "stream_events_validate",
+    "TC104": "wire_request_shape",
+    "TC201": "dropped_block_warns",
+    "TC202": "dropped_block_absent",
+    "TC203": "critical_block_fails",
+    "TC301": "parsed_tool_ids_canonical",
+    "TC302": "provider_tool_ids_restored",
+    "TC303": "tool_id_map_injective",
+    "TC304": "provider_tool_id_rules",
+    "TC305": "tool_use_and_result_paired",
+    "TC401": "replay_preserves_content",
+    "TC402": "replay_pairs_results",
+    "TC403": "replay_system_placement",
+    "TC404": "replay_drops_with_warn",
+    "TC405": "thinking_signatures",
+    "TC501": "declared_capabilities_carried",
+    "TC502": "undeclared_capabilities_dropped",
+    "TC601": "stream_order",
+    "TC602": "stream_index_monotonic",
+    "TC603": "stream_tool_events",
+    "TC604": "stream_final_input",
+    "TC605": "stream_aggregate",
+    "TC606": "stream_equals_parse",
+    "TC607": "stream_chunking",
+    "TC701": "token_estimate",
+    "TC801": "errors_classified",
+    "TC802": "request_round_trip",
+}
+NEEDS: dict[str, str] = {
+    "TC103": "supports_streaming",
+    "TC301": "supports_tools",
+    "TC302": "supports_tools",
+    "TC303": "supports_tools",
+    "TC304": "supports_tools",
+    "TC305": "supports_tools",
+    "TC601": "supports_streaming",
+    "TC602": "supports_streaming",
+    "TC603": "supports_streaming_tool_calls",
+    "TC604": "supports_streaming_tool_calls",
+    "TC605": "supports_streaming",
+    "TC606": "supports_streaming",
+    "TC607": "supports_streaming",
+}
+"""Rule -> the capability it needs (the rule's cases exercise that capability)."""
+SUITE_ONLY = ("TC800",)
+"""Rules about the recordings, not an adapter: no standard test."""
+
 # TC701: an offline heuristic cannot meet the contract's ±10% (that assumes a real
 # tokenizer); the suite holds estimates to this band, calibrated on recorded usage.
 ESTIMATE_REL_TOLERANCE = 0.35

@@ -12,121 +12,34 @@ the network: adapters are pure translation, and a replay must never reach a prov
 
 from __future__ import annotations
 
-import contextlib
-import logging
-import socket
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from ..adapters import registry
-from ..adapters.base import Adapter
+from ..adapters.protocol import Adapter
 from ..findings import Selection
+from . import checks
+from .capture import NetworkBlockedError, capture_warnings, network_blocked
 from .cassettes import Cassette, Interaction, iter_cassettes
+from .outcome import SUITE_SUBJECT, AdapterUnderTest, Outcome, RuleResult, Status
 from .rules import CATALOG
 
-Status = Literal["pass", "fail", "skip"]
-SUITE_SUBJECT = "(cassettes)"
-
-
-@dataclass(frozen=True)
-class Outcome:
-    rule: str
-    adapter: str
-    status: Status
-    subject: str
-    message: str = ""
-
-
-@dataclass
-class RuleResult:
-    rule: str
-    adapter: str
-    status: Status
-    passed: int = 0
-    failed: int = 0
-    skipped: int = 0
-    reasons: list[str] = field(default_factory=list)
-
-
-class NetworkBlockedError(OSError):
-    pass
-
-
-@contextlib.contextmanager
-def network_blocked() -> Iterator[None]:
-    """Any socket connect or DNS lookup during the block raises (replay is offline)."""
-
-    def refuse(*_: Any, **__: Any) -> Any:
-        raise NetworkBlockedError("turnspec conform: network access is blocked during replay")
-
-    targets: list[tuple[Any, str]] = [
-        (socket.socket, "connect"),
-        (socket.socket, "connect_ex"),
-        (socket, "create_connection"),
-        (socket, "getaddrinfo"),
-    ]
-    saved = [(obj, name, getattr(obj, name)) for obj, name in targets]
-    for obj, name in targets:
-        setattr(obj, name, refuse)
-    try:
-        yield
-    finally:
-        for obj, name, original in saved:
-            setattr(obj, name, original)
-
-
-class WarningCapture(logging.Handler):
-    """Collects WARNING and above from every logger while installed on the root logger."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.records: list[logging.LogRecord] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.records.append(record)
-
-
-@contextlib.contextmanager
-def capture_warnings() -> Iterator[list[logging.LogRecord]]:
-    root = logging.getLogger()
-    handler = WarningCapture()
-    old_level = root.level
-    if root.level > logging.WARNING or root.level == logging.NOTSET:
-        root.setLevel(logging.WARNING)
-    root.addHandler(handler)
-    # adapters' loggers must not swallow records before they reach the root
-    blocked = [lg for lg in _adapter_loggers() if not lg.propagate]
-    for lg in blocked:
-        lg.propagate = True
-    try:
-        yield handler.records
-    finally:
-        root.removeHandler(handler)
-        root.setLevel(old_level)
-        for lg in blocked:
-            lg.propagate = False
-
-
-def _adapter_loggers() -> list[logging.Logger]:
-    return [
-        lg
-        for name, lg in logging.Logger.manager.loggerDict.items()
-        if isinstance(lg, logging.Logger) and name.startswith("turnspec")
-    ]
-
-
-@dataclass
-class AdapterUnderTest:
-    ref: str
-    adapter: Adapter
-    cassette_dirs: list[Path] = field(default_factory=list)
-
-    @property
-    def name(self) -> str:
-        return str(self.adapter.name)
+__all__ = [
+    "SUITE_SUBJECT",
+    "AdapterUnderTest",
+    "NetworkBlockedError",
+    "Outcome",
+    "RuleResult",
+    "Status",
+    "SuiteConfig",
+    "SuiteReport",
+    "capture_warnings",
+    "network_blocked",
+    "run",
+]
 
 
 def default_cassette_root() -> Path | None:
@@ -191,7 +104,7 @@ class SuiteConfig:
         selection: Selection | None = None,
         peers: bool = True,
     ) -> SuiteConfig:
-        subject = AdapterUnderTest(getattr(adapter, "name", "adapter"), adapter, list(cassette_dirs))
+        subject = AdapterUnderTest(str(adapter.name), adapter, list(cassette_dirs))
         peer_list = [registry.load(n) for n in sorted(registry.available())] if peers else []
         peer_list = [p for p in peer_list if p.name != subject.name]
         return cls([subject], peer_list, samples, selection or Selection())
@@ -260,8 +173,6 @@ def load_cassettes(dirs: Iterable[Path]) -> list[Cassette]:
 
 
 def run(config: SuiteConfig, *, progress: Callable[[str], None] | None = None) -> SuiteReport:
-    from . import checks
-
     started = time.perf_counter()
     sel = config.selection
     samples = load_cassettes([config.samples]) if config.samples is not None else []
