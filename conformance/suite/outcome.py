@@ -45,6 +45,7 @@ class RuleResult:
     failed: int = 0
     skipped: int = 0
     reasons: list[str] = field(default_factory=list)
+    skip_reasons: list[str] = field(default_factory=list)  # why cases were skipped, even when others ran
     capabilities: dict[str, int] = field(default_factory=dict)  # capability -> cases run exercising it
 
     @property

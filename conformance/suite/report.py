@@ -50,9 +50,14 @@ def as_dict(report: SuiteReport) -> dict[str, Any]:
                 "failed": r.failed,
                 "skipped": r.skipped,
                 "reasons": r.reasons,
+                "cases_run": r.cases_run,
+                "cases_skipped": r.skipped,
+                "skip_reasons": r.skip_reasons,
+                "capabilities_exercised": r.capabilities,
             }
             for r in report.results
         ],
+        "capabilities": report.capabilities,
         "cross_provider": report.pairs,
         "skipped_interactions": [{"interaction": i, "reason": why} for i, why in skipped_interactions(report)],
         "estimate_tolerance": {
@@ -66,6 +71,9 @@ def as_dict(report: SuiteReport) -> dict[str, Any]:
             "failed": len(report.failed),
             "passed": sum(1 for r in report.results if r.status == "pass"),
             "skipped": sum(1 for r in report.results if r.status == "skip"),
+            "cases_run": sum(r.cases_run for r in report.results),
+            "cases_skipped": sum(r.skipped for r in report.results),
+            "unexercised_capabilities": [f"{a}.{c}" for a, c in report.unexercised],
             "cassettes": report.cassettes_read,
             "elapsed_s": round(report.elapsed_s, 2),
         },

@@ -17,6 +17,10 @@ CAPABILITIES = RuleInfo(
     "TC001", E, "§7.2, contract §3.4", "Adapter declares valid AdapterCapabilities and its identity"
 )
 
+EXERCISED = RuleInfo(
+    "TC002", E, "§7.2, contract §3.4", "Every capability declared true is exercised by at least one case"
+)
+
 RESPONSE_VALID = RuleInfo("TC101", E, "§5, §7.1", "Parsed responses validate (schemas and TS rules)")
 REQUEST_VALID = RuleInfo("TC102", E, "§5, §7.1", "Messages read back from a wire request validate")
 WIRE_SHAPE = RuleInfo("TC104", E, "contract §4.2, §4.3", "Rendered requests have the provider's documented shape")
@@ -86,9 +90,19 @@ REQUEST_ROUND_TRIP = RuleInfo(
     "TC802", E, "§2.1.1, §11.1.1", "Recorded request read and rendered back matches semantically"
 )
 
+IMAGES_KEPT = RuleInfo(
+    "TC901", E, "§4.2, §8.3", "Image source kind, media type and bytes survive the wire and read-back"
+)
+TOOL_ERROR_KEPT = RuleInfo("TC902", E, "§4.2, §8.3", "tool_result is_error reaches the wire's error flag and read-back")
+STOP_REASON = RuleInfo("TC903", E, "contract §3.3", "Streamed stop_reason equals the recorded one (record's mapping)")
+USAGE_RECORDED = RuleInfo(
+    "TC904", E, "contract §7.2", "Parsed usage (input, output, cache read/write) equals the recorded body"
+)
+
 CATALOG = RuleCatalog(
     [
         CAPABILITIES,
+        EXERCISED,
         RESPONSE_VALID,
         REQUEST_VALID,
         EVENTS_VALID,
@@ -119,6 +133,10 @@ CATALOG = RuleCatalog(
         CASSETTE_API,
         ERROR_CLASSIFIED,
         REQUEST_ROUND_TRIP,
+        IMAGES_KEPT,
+        TOOL_ERROR_KEPT,
+        STOP_REASON,
+        USAGE_RECORDED,
     ]
 )
 
@@ -127,6 +145,7 @@ CATALOG = RuleCatalog(
 # declares false the capability the rule needs. Both live here, beside the rules.
 TEST_SLUGS: dict[str, str] = {
     "TC001": "capabilities_declared",
+    "TC002": "declared_capabilities_exercised",
     "TC101": "responses_validate",
     "TC102": "requests_read_back_validate",
     "TC103": "stream_events_validate",
@@ -156,8 +175,14 @@ TEST_SLUGS: dict[str, str] = {
     "TC701": "token_estimate",
     "TC801": "errors_classified",
     "TC802": "request_round_trip",
+    "TC901": "images_kept",
+    "TC902": "tool_errors_kept",
+    "TC903": "stop_reason_recorded",
+    "TC904": "usage_recorded",
 }
 NEEDS: dict[str, str] = {
+    "TC901": "supports_images",
+    "TC902": "supports_tools",
     "TC103": "supports_streaming",
     "TC301": "supports_tools",
     "TC302": "supports_tools",
@@ -174,6 +199,33 @@ NEEDS: dict[str, str] = {
 }
 """Rule -> the capability it needs (the rule's cases exercise that capability)."""
 SUITE_ONLY = ("TC800",)
+BOOLEAN_CAPABILITIES = (
+    "supports_thinking",
+    "supports_images",
+    "supports_tools",
+    "supports_system_prompt",
+    "supports_structured_output",
+    "supports_streaming",
+    "supports_streaming_tool_calls",
+    "supports_parallel_tool_calls",
+    "supports_prompt_caching",
+    "supports_system_messages_in_list",
+)
+"""The boolean fields of schemas/canonical/v1/adapter-capabilities.json (a test proves the
+two agree); TC002 asks each one declared true to be exercised."""
+CAPABILITY_CASES: dict[str, str] = {
+    "supports_thinking": "TC501 on the script; TC405 on replay",
+    "supports_images": "TC501 on the script; TC901 image read-back",
+    "supports_tools": "TC3xx, TC501",
+    "supports_system_prompt": "TC403, TC501",
+    "supports_structured_output": "TC501 output_schema",
+    "supports_streaming": "TC6xx over recorded streams: add a streamed cassette",
+    "supports_streaming_tool_calls": "TC603/TC604 over a recorded stream with tool calls",
+    "supports_parallel_tool_calls": "TC301 over a recorded response with two or more tool calls",
+    "supports_prompt_caching": "TC904 over a recorded response with cached tokens > 0",
+    "supports_system_messages_in_list": "TC403 on replay",
+}
+"""Where a capability's cases come from: the hint TC002 prints when none ran."""
 """Rules about the recordings, not an adapter: no standard test."""
 
 # TC701: an offline heuristic cannot meet the contract's ±10% (that assumes a real

@@ -25,7 +25,7 @@ from . import checks
 from .capture import NetworkBlockedError, capture_warnings, network_blocked
 from .cassettes import Cassette, Interaction, iter_cassettes
 from .outcome import SUITE_SUBJECT, AdapterUnderTest, Outcome, RuleResult, Status
-from .rules import CATALOG
+from .rules import BOOLEAN_CAPABILITIES, CAPABILITY_CASES, CATALOG, EXERCISED, NEEDS
 
 __all__ = [
     "SUITE_SUBJECT",
@@ -118,14 +118,27 @@ class SuiteReport:
     pairs: dict[str, dict[str, Status]]
     elapsed_s: float
     cassettes_read: int = 0
+    # adapter -> declared-true capability -> cases run that exercised it
+    capabilities: dict[str, dict[str, int]] = field(default_factory=dict)
+    fail_on_skip: bool = False
 
     @property
     def failed(self) -> list[RuleResult]:
         return [r for r in self.results if r.status == "fail"]
 
     @property
+    def skipped(self) -> list[RuleResult]:
+        """Rules an adapter under test did not run at all (TC800 is about the recordings)."""
+        return [r for r in self.results if r.status == "skip" and r.adapter != SUITE_SUBJECT]
+
+    @property
+    def unexercised(self) -> list[tuple[str, str]]:
+        """(adapter, capability) declared true that no case exercised."""
+        return [(a, c) for a, caps in self.capabilities.items() for c, n in caps.items() if n == 0]
+
+    @property
     def exit_code(self) -> int:
-        return 1 if self.failed else 0
+        return 1 if self.failed or (self.fail_on_skip and self.skipped) else 0
 
     def result(self, rule: str, adapter: str) -> RuleResult | None:
         for r in self.results:
@@ -144,6 +157,9 @@ def fold(outcomes: Iterable[Outcome], rules: Iterable[str], adapters: Iterable[s
         r = table.get((o.rule, o.adapter))
         if r is None:
             r = table[(o.rule, o.adapter)] = RuleResult(o.rule, o.adapter, "skip")
+        cap = capability_of(o)
+        if cap is not None and o.status != "skip":
+            r.capabilities[cap] = r.capabilities.get(cap, 0) + 1
         if o.status == "fail":
             r.failed += 1
             failures.setdefault((o.rule, o.adapter), []).append(f"{o.subject}: {o.message}")
@@ -154,6 +170,8 @@ def fold(outcomes: Iterable[Outcome], rules: Iterable[str], adapters: Iterable[s
             text = o.message if o.subject in ("", "-") else f"{o.subject}: {o.message}"
             if o.message and text not in r.reasons and len(r.reasons) < 100:
                 r.reasons.append(text)
+            if o.message and text not in r.skip_reasons and len(r.skip_reasons) < 100:
+                r.skip_reasons.append(text)
     for key, r in table.items():
         r.status = "fail" if r.failed else "pass" if r.passed else "skip"
         if r.status == "fail":
@@ -172,7 +190,44 @@ def load_cassettes(dirs: Iterable[Path]) -> list[Cassette]:
     return out
 
 
-def run(config: SuiteConfig, *, progress: Callable[[str], None] | None = None) -> SuiteReport:
+def capability_of(o: Outcome) -> str | None:
+    """The capability a case exercised: its own tag, a TC501/TC502 case named after the
+    capability, or the capability its rule needs."""
+    if o.capability:
+        return o.capability
+    if o.subject in BOOLEAN_CAPABILITIES:
+        return o.subject
+    return NEEDS.get(o.rule)
+
+
+def capability_gate(
+    subjects: list[AdapterUnderTest], outcomes: list[Outcome]
+) -> tuple[list[Outcome], dict[str, dict[str, int]]]:
+    """TC002: every boolean capability an adapter declares true is exercised by a case that
+    ran (passed or failed); a declaration no case checked is a silent pass, so it fails."""
+    counts: dict[str, dict[str, int]] = {}
+    gate: list[Outcome] = []
+    for s in subjects:
+        declared = [c for c in BOOLEAN_CAPABILITIES if s.adapter.capabilities.get(c) is True]
+        mine = counts[s.name] = dict.fromkeys(declared, 0)
+        for o in outcomes:
+            cap = capability_of(o)
+            if o.adapter == s.name and o.status != "skip" and cap in mine:
+                mine[cap] += 1
+        for c in declared:
+            ok = mine[c] > 0
+            msg = (
+                ""
+                if ok
+                else f"declared true, but no case exercised it ({CAPABILITY_CASES.get(c, 'no check covers it')})"
+            )
+            gate.append(Outcome(EXERCISED.id, s.name, "pass" if ok else "fail", c, msg, c))
+    return gate, counts
+
+
+def run(
+    config: SuiteConfig, *, progress: Callable[[str], None] | None = None, fail_on_skip: bool = False
+) -> SuiteReport:
     started = time.perf_counter()
     sel = config.selection
     samples = load_cassettes([config.samples]) if config.samples is not None else []
@@ -190,6 +245,9 @@ def run(config: SuiteConfig, *, progress: Callable[[str], None] | None = None) -
             for o in check.fn(env):
                 if sel.enabled(o.rule):
                     outcomes.append(o)
+    gate, counts = capability_gate(config.subjects, outcomes)
+    if sel.enabled(EXERCISED.id):
+        outcomes.extend(gate)
     names = [s.name for s in config.subjects]
     rules = [r.id for r in CATALOG if sel.enabled(r.id)]
     results = fold(outcomes, rules, names)
@@ -203,6 +261,8 @@ def run(config: SuiteConfig, *, progress: Callable[[str], None] | None = None) -
         env.pairs,
         time.perf_counter() - started,
         cassettes_read=len(samples) + sum(len(v) for v in own.values()),
+        capabilities=counts,
+        fail_on_skip=fail_on_skip,
     )
 
 

@@ -44,6 +44,10 @@ def _no_stream_value(_events: list[Any]) -> Any:
     return None
 
 
+def _unknown(_event: Any) -> bool | None:
+    return None
+
+
 Probe = Callable[[JsonBody], list[Located]]
 
 
@@ -74,6 +78,11 @@ class Probes:
     # (SSE `data:` payloads, NDJSON lines or JSON-array elements; see wire.framing.json_events)
     stream_stop_reason: Callable[[list[Any]], Any] = _no_stream_value  # the raw provider value
     stream_usage: Callable[[list[Any]], Any] = _no_stream_value  # same keys as response_usage
+    # one decoded stream event -> whether it is the event that opens the stream (exactly once,
+    # first: Anthropic `message_start`) / closes it (nothing may follow: `message_stop`);
+    # None where the API has no such event (the default)
+    stream_opens: Callable[[Any], bool | None] = _unknown
+    stream_closes: Callable[[Any], bool | None] = _unknown
 
 
 @dataclass(frozen=True)

@@ -149,6 +149,8 @@ ANTHROPIC = WireApi(
         response_usage=lambda b: _a_usage(b.get("usage")),
         stream_stop_reason=_a_stream_stop,
         stream_usage=_a_stream_usage,
+        stream_opens=lambda e: isinstance(e, dict) and e.get("type") == "message_start",
+        stream_closes=lambda e: isinstance(e, dict) and e.get("type") == "message_stop",
     ),
     stop_reasons={
         "end_turn": "end_turn",

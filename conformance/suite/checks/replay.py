@@ -155,13 +155,15 @@ def _replay(src: Adapter, dst: Adapter, owner: AdapterUnderTest, pair: str) -> I
                 )
             if facts.system_top_level != want_sys:
                 sp.append(f"top-level system is {str(facts.system_top_level)[:60]!r}, want {want_sys[:60]!r}")
-    yield o(R.REPLAY_SYSTEM, owner, "fail" if sp else "pass", pair, "; ".join(sp[:3]))
+    sys_cap = "supports_system_messages_in_list" if caps.get("supports_system_messages_in_list") else None
+    yield o(R.REPLAY_SYSTEM, owner, "fail" if sp else "pass", pair, "; ".join(sp[:3]), sys_cap)
     # TC404 / TC405: thinking state goes back only to the provider that issued it, in the
     # field the API carries it in (located by the record's probes); elsewhere it is dropped
     # with a WARN line. What the API cannot carry at all (a signature on Ollama) is not asked for.
     dropped, sig = _thinking_and_images(src, dst, api, conv, wire.body, text, recs)
     yield o(R.REPLAY_DROPPED, owner, "fail" if dropped else "pass", pair, "; ".join(dropped[:3]))
-    yield o(R.REPLAY_SIGNATURE, owner, "fail" if sig else "pass", pair, "; ".join(sig[:3]))
+    think_cap = "supports_thinking" if caps.get("supports_thinking") and src.provider == dst.provider else None
+    yield o(R.REPLAY_SIGNATURE, owner, "fail" if sig else "pass", pair, "; ".join(sig[:3]), think_cap)
 
 
 def _values(found: list[Any]) -> set[str]:

@@ -77,6 +77,7 @@ def _tool_ids_canonical(s: AdapterUnderTest, label: str, content: list[dict[str,
             "fail" if bad else "pass",
             label,
             f"not tu_<ULID>: {bad}" if bad else "",
+            "supports_parallel_tool_calls" if len(ids) > 1 else "supports_tools",
         )
 
 
