@@ -245,6 +245,94 @@ class StreamUsageDropped(OpenAIChatAdapter):
             yield {**e, "usage": None} if e["type"] == "message_complete" else e
 
 
+# -- semantics the record's probes locate (TC901-TC904, TC501 by field) ------------------
+
+
+class DataUrlReadBackAsUrl(OpenAIChatAdapter):
+    """Reads a `data:` URL image back as a url-kind image (then sent on as a URL)."""
+
+    def image_from_wire(self, image_url: Mapping[str, Any]) -> Block:
+        url = str(image_url.get("url", ""))
+        return {"type": "image", "source": {"kind": "url", "data": url}, "media_type": "image/png"}
+
+
+class ImageMediaTypeLost(AnthropicAdapter):
+    """Sends every base64 image as image/jpeg, whatever its media type."""
+
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: Any) -> Any:
+        req = super().to_wire(messages, tools, options)
+        for m in req.body.get("messages", []):
+            for b in m.get("content") if isinstance(m.get("content"), list) else []:
+                src = b.get("source") if isinstance(b, dict) else None
+                if isinstance(src, dict) and src.get("type") == "base64":
+                    src["media_type"] = "image/jpeg"
+        return req
+
+
+class IsErrorDropped(AnthropicAdapter):
+    """Forgets `is_error` when reading a tool result back."""
+
+    def tool_result_from_wire(self, sid: str, block: Block) -> Message:
+        msg = super().tool_result_from_wire(sid, block)
+        msg["content"][0].pop("is_error", None)
+        return msg
+
+
+class IsErrorNotSent(AnthropicAdapter):
+    """Never sets the wire's `is_error` flag."""
+
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: Any) -> Any:
+        req = super().to_wire(messages, tools, options)
+        for m in req.body.get("messages", []):
+            for b in m.get("content") if isinstance(m.get("content"), list) else []:
+                if isinstance(b, dict):
+                    b.pop("is_error", None)
+        return req
+
+
+class StopReasonAlwaysEndTurn(AnthropicAdapter):
+    """Streams `end_turn` whatever the provider said (tool_use, max_tokens...)."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        for e in super().stream_response(chunks, context):
+            yield {**e, "stop_reason": "end_turn"} if e["type"] == "message_complete" else e
+
+
+class CachedCountedTwice(OpenAIChatAdapter):
+    """Counts cached prompt tokens in input_tokens too (they are billed twice)."""
+
+    def usage_from_wire(self, usage: Any) -> dict[str, int] | None:
+        u = super().usage_from_wire(usage)
+        if u is not None:
+            u["input_tokens"] += u["cached_input_tokens"]
+        return u
+
+
+class OutputTokensOffByOne(AnthropicAdapter):
+    """Reports one output token more than the provider counted."""
+
+    def usage_from_wire(self, usage: Any) -> dict[str, int] | None:
+        u = super().usage_from_wire(usage)
+        if u is not None:
+            u["output_tokens"] += 1
+        return u
+
+
+class SignatureInWrongField(AnthropicAdapter):
+    """Sends the thinking signature inside a text block instead of the `signature` field
+    (a marker search of the whole body passed this; the field probe does not)."""
+
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: Any) -> Any:
+        req = super().to_wire(messages, tools, options)
+        for m in req.body.get("messages", []):
+            content = m.get("content") if isinstance(m.get("content"), list) else []
+            for b in list(content):
+                if isinstance(b, dict) and b.get("type") == "thinking" and b.get("signature"):
+                    content.append({"type": "text", "text": b["signature"]})
+                    b["signature"] = "moved"
+        return req
+
+
 # mutant -> the rule that must fail
 MUTANTS: dict[type, str] = {
     SilentDrop: "TC201",
@@ -270,4 +358,14 @@ MUTANTS: dict[type, str] = {
     RoundTripLosesOptions: "TC802",
     ChunkBoundaryBlind: "TC607",
     StreamUsageDropped: "TC606",
+    DataUrlReadBackAsUrl: "TC901",
+    ImageMediaTypeLost: "TC901",
+    IsErrorDropped: "TC902",
+    IsErrorNotSent: "TC902",
+    StopReasonAlwaysEndTurn: "TC903",
+    CachedCountedTwice: "TC904",
+    OutputTokensOffByOne: "TC904",
+    SignatureInWrongField: "TC501",
 }
+# rules whose cases come from real recordings (the project's cassettes cannot kill them)
+NEEDS_SAMPLES = ("TC701", "TC904")

@@ -218,6 +218,14 @@ def parse(
         body = loads_strict(text)
     except ValueError as exc:
         raise InputError(f"response is neither JSON nor a stream: {exc}") from None
+    if api is not None:
+        # the independent oracle: the body must be what the provider documents
+        v = wire_schemas.validator(api, "error" if status >= 400 else "response")
+        if v is not None and not v.is_valid(body):
+            e = v.errors(body)[0]
+            raise WireFormatError(
+                f"{e.pointer or '/'}: {e.message} ({api.name} {'error' if status >= 400 else 'response'} schema)"
+            )
     return Parsed(adapter.from_wire_response(WireResponse(body, status), ctx), [])
 
 

@@ -31,6 +31,7 @@ class Outcome:
     subject: str
     message: str = ""
     capability: str | None = None
+    measure: float | None = None  # a number the case measured (TC701: relative estimate error)
 
 
 @dataclass

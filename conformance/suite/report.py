@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+import statistics
 import xml.etree.ElementTree as ET
 from typing import Any
 
@@ -31,6 +33,30 @@ def _skip_summary(report: SuiteReport) -> list[str]:
     for _, why in skipped_interactions(report):
         counts[why] = counts.get(why, 0) + 1
     return [f"{n} x {why}" for why, n in sorted(counts.items(), key=lambda kv: -kv[1])]
+
+
+def _quantile(sorted_values: list[float], q: float) -> float:
+    """Nearest-rank quantile (q in 0..1) of a sorted, non-empty list."""
+    k = max(0, min(len(sorted_values) - 1, math.ceil(q * len(sorted_values)) - 1))
+    return sorted_values[k]
+
+
+def estimate_distribution(report: SuiteReport) -> dict[str, dict[str, Any]]:
+    """TC701 per adapter: how far estimates were from recorded usage (relative error),
+    as a distribution, so a band that only passes because it is wide shows."""
+    out: dict[str, dict[str, Any]] = {}
+    for a in report.adapters:
+        errs = sorted(
+            abs(o.measure) for o in report.outcomes if o.rule == "TC701" and o.adapter == a and o.measure is not None
+        )
+        if errs:
+            out[a] = {
+                "cases": len(errs),
+                "median_abs_relative_error": round(statistics.median(errs), 4),
+                "p95_abs_relative_error": round(_quantile(errs, 0.95), 4),
+                "max_abs_relative_error": round(errs[-1], 4),
+            }
+    return out
 
 
 def as_dict(report: SuiteReport) -> dict[str, Any]:
@@ -64,6 +90,7 @@ def as_dict(report: SuiteReport) -> dict[str, Any]:
             "relative": ESTIMATE_REL_TOLERANCE,
             "absolute_tokens": ESTIMATE_ABS_TOLERANCE,
         },
+        "estimate_error": estimate_distribution(report),
         "accepted_request_differences": {
             a.name: list(a.accepted_differences) for a in wire_registry.APIS if a.accepted_differences
         },
@@ -86,6 +113,7 @@ def to_json(report: SuiteReport) -> str:
 
 def to_text(report: SuiteReport, *, verbose: bool = False) -> str:
     lines: list[str] = []
+    estimates = estimate_distribution(report)
     for a in report.adapters:
         lines.append(f"{a}")
         for r in report.results:
@@ -96,6 +124,18 @@ def to_text(report: SuiteReport, *, verbose: bool = False) -> str:
             if r.status == "fail" or (verbose and r.status == "skip"):
                 for why in r.reasons[: 10 if r.status == "fail" else 3]:
                     lines.append(f"      - {why}")
+        caps = report.capabilities.get(a)
+        if caps:
+            lines.append(
+                "  capabilities declared true, cases run: "
+                + ", ".join(f"{c} {n}" + (" (none!)" if n == 0 else "") for c, n in caps.items())
+            )
+        est = estimates.get(a)
+        if est:
+            lines.append(
+                f"  TC701 estimate error over {est['cases']} recordings: median {est['median_abs_relative_error']:.0%}, "
+                f"p95 {est['p95_abs_relative_error']:.0%}"
+            )
     skipped = _skip_summary(report)
     if skipped:
         lines.append(f"skipped recorded interactions ({len(skipped_interactions(report))}):")

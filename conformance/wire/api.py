@@ -141,6 +141,9 @@ class WireApi:
     # the top-level request field holding the conversation turns (`messages`, Gemini's
     # `contents`, Responses' `input`): a probe pointer under it is "in the history"
     history_key: str = "messages"
+    # TC701's band for a tokenizer-free estimate against this provider's counts: (relative,
+    # absolute tokens), calibrated on recorded usage; None takes the suite's default band
+    estimate_tolerance: tuple[float, int] | None = None
     accepted_differences: tuple[str, ...] = ()
 
     def matches(self, path: str) -> bool:

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ...adapters.protocol import WireResponse
+from ...wire.api import WireApi
 from .. import rules as R
 from ..cassettes import Interaction
 from ..outcome import AdapterUnderTest, Outcome
@@ -127,15 +128,25 @@ def _estimate(env: Env, s: AdapterUnderTest, it: Interaction) -> Iterator[Outcom
             "request holds documents, server tools or URL images whose token cost is not knowable offline",
         )
         return
-    tol = max(R.ESTIMATE_REL_TOLERANCE * actual, R.ESTIMATE_ABS_TOLERANCE)
+    rel, absolute = estimate_tolerance(wire)
+    tol = max(rel * actual, absolute)
     ok = abs(est - actual) <= tol
-    yield o(
-        R.ESTIMATE,
-        s,
+    err = (est - actual) / actual if actual else 0.0
+    yield Outcome(
+        R.ESTIMATE.id,
+        s.name,
         "pass" if ok else "fail",
         it.label,
-        "" if ok else f"estimate {est} vs recorded {actual} (tolerance ±{tol:.0f})",
+        "" if ok else f"estimate {est} vs recorded {actual} (tolerance ±{tol:.0f}: {rel:.0%} or {absolute} tokens)",
+        measure=err,
     )
+
+
+def estimate_tolerance(api: WireApi | None) -> tuple[float, int]:
+    """(relative, absolute tokens) TC701 allows: the record's calibrated band, else the suite's."""
+    if api is not None and api.estimate_tolerance is not None:
+        return api.estimate_tolerance
+    return R.ESTIMATE_REL_TOLERANCE, R.ESTIMATE_ABS_TOLERANCE
 
 
 def diff(a: Any, b: Any, path: str = "") -> list[str]:
