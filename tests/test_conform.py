@@ -170,3 +170,100 @@ def test_broken_own_cassette_fails_the_run(tmp_path, capsys):
     rc = main(["conform", "anthropic", "--cassettes", str(tmp_path), "--no-samples", "--select", "TC8"])
     out = capsys.readouterr().out
     assert rc == 1 and "anthropic/x.yaml: cannot read cassette" in out
+
+
+def _gemini_and_generate(folder: Path) -> None:
+    folder.mkdir()
+    for name, uri in (
+        ("gen.yaml", "http://127.0.0.1:11434/api/generate"),
+        ("odd.yaml", "https://example.com/v2/complete"),
+    ):
+        (folder / name).write_text(
+            "interactions:\n- request: {body: '{}', headers: {}, method: POST, uri: '" + uri + "'}\n"
+            "  response: {body: {string: '{}'}, headers: {}, status: {code: 200, message: OK}}\nversion: 1\n",
+            encoding="utf-8",
+        )
+
+
+def test_unknown_endpoints_are_skipped_with_a_reason_never_a_near_match(tmp_path):
+    _gemini_and_generate(tmp_path / "wire")
+    report = run(SuiteConfig.for_refs(["anthropic"], samples=tmp_path / "wire", selection=Selection(select=("TC800",))))
+    reasons = sorted(o.message for o in report.outcomes if o.rule == "TC800")
+    assert reasons == [
+        "unknown endpoint http://127.0.0.1:11434/api/generate: no WireApi record matches it",
+        "unknown endpoint https://example.com/v2/complete: no WireApi record matches it",
+    ]
+
+
+def test_report_never_overwrites_an_input_or_an_existing_file(tmp_path, capsys):
+    own = tmp_path / "own"
+    (own / "anthropic").mkdir(parents=True)
+    cassette = own / "anthropic" / "text.yaml"
+    cassette.write_bytes((ROOT / "cassettes/anthropic/text.yaml").read_bytes())
+    before = cassette.read_bytes()
+    args = ["conform", "anthropic", "--cassettes", str(own), "--no-samples", "--select", "TC101"]
+    assert main([*args, "--report", str(cassette), "--force"]) == 2
+    assert "inside or around the input" in capsys.readouterr().err.replace("\n", " ")
+    assert cassette.read_bytes() == before
+    out = tmp_path / "report.md"
+    out.write_text("mine", encoding="utf-8")
+    assert main([*args, "--report", str(out)]) == 2
+    assert "exists; pass --force" in capsys.readouterr().err.replace("\n", " ")
+    assert out.read_text(encoding="utf-8") == "mine"
+    assert main([*args, "--report", str(out), "--force"]) == 0
+    assert out.read_text(encoding="utf-8").startswith("# turnspec conform")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["own", "report.md"]  # no temporary file left
+
+
+def test_a_declared_capability_no_case_exercised_fails_or_errors_when_strict(tmp_path, capsys, monkeypatch):
+    """Anthropic declares prompt caching; a cassette set without cached tokens cannot show it."""
+    import conformance.suite.runner as runner
+
+    (tmp_path / "anthropic").mkdir()
+    (tmp_path / "anthropic" / "image.yaml").write_bytes((ROOT / "cassettes/anthropic/image.yaml").read_bytes())
+    assert 'cache_read_input_tokens": 0' in (tmp_path / "anthropic" / "image.yaml").read_text()
+    monkeypatch.setattr(runner, "default_cassette_root", lambda: None)
+    args = ["conform", "anthropic", "--cassettes", str(tmp_path), "--no-samples", "--select", "TC002,TC904"]
+    assert main([*args, "--output", "json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    gate = next(r for r in report["results"] if r["rule"] == "TC002")
+    assert gate["status"] == "fail"
+    assert gate["reasons"] == [
+        "supports_prompt_caching: declared true, but no case exercised it (cases come from TC904)"
+    ]
+    assert report["summary"]["unexercised_capabilities"] == ["anthropic.supports_prompt_caching"]
+    assert main([*args, "--strict"]) == 2
+    assert "--strict" in capsys.readouterr().err
+
+
+def test_json_report_says_cases_run_skipped_and_capabilities_per_check(capsys):
+    assert main(["conform", "openai-chat", "--no-samples", "--select", "TC1,TC3,TC9", "--output", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    by_rule = {r["rule"]: r for r in report["results"]}
+    t301 = by_rule["TC301"]
+    assert t301["cases_run"] == t301["passed"] + t301["failed"] > 0
+    assert set(t301["capabilities_exercised"]) <= {"supports_tools", "supports_parallel_tool_calls"}
+    t902 = by_rule["TC902"]
+    assert t902["status"] == "skip" and t902["cases_run"] == 0 and t902["cases_skipped"] == 1
+    assert t902["skip_reasons"] == ["tool errors: openai-chat-completions has no tool-result error flag"]
+    assert by_rule["TC901"]["capabilities_exercised"] == {"supports_images": 2}
+
+
+def test_fail_on_skip_gates_ci(capsys):
+    args = ["conform", "openai-chat", "--no-samples", "--select", "TC902"]
+    assert main(args) == 0
+    assert main([*args, "--fail-on-skip"]) == 1
+
+
+def test_base_class_capabilities_and_tests_come_from_the_catalogue():
+    from conformance.schemas import schema_set
+    from conformance.suite import rules as R
+    from conformance.suite import testing
+
+    props = schema_set("canonical", "v1")["adapter-capabilities.json"]["properties"]
+    booleans = tuple(k for k, v in props.items() if v.get("type") == "boolean")
+    assert testing.CAPABILITIES == booleans == R.BOOLEAN_CAPABILITIES
+    assert {rule for rule, _, _ in testing.STANDARD} == {r.id for r in R.CATALOG} - set(R.SUITE_ONLY)
+    for rule, name, cap in testing.STANDARD:
+        assert name.startswith(f"test_{rule.lower()}") and hasattr(testing.AdapterConformanceTests, name)
+        assert cap is None or cap in booleans

@@ -213,19 +213,20 @@ BOOLEAN_CAPABILITIES = (
 )
 """The boolean fields of schemas/canonical/v1/adapter-capabilities.json (a test proves the
 two agree); TC002 asks each one declared true to be exercised."""
-CAPABILITY_CASES: dict[str, str] = {
-    "supports_thinking": "TC501 on the script; TC405 on replay",
-    "supports_images": "TC501 on the script; TC901 image read-back",
-    "supports_tools": "TC3xx, TC501",
-    "supports_system_prompt": "TC403, TC501",
-    "supports_structured_output": "TC501 output_schema",
-    "supports_streaming": "TC6xx over recorded streams: add a streamed cassette",
-    "supports_streaming_tool_calls": "TC603/TC604 over a recorded stream with tool calls",
-    "supports_parallel_tool_calls": "TC301 over a recorded response with two or more tool calls",
-    "supports_prompt_caching": "TC904 over a recorded response with cached tokens > 0",
-    "supports_system_messages_in_list": "TC403 on replay",
+EXERCISERS: dict[str, tuple[str, ...]] = {
+    "supports_thinking": ("TC501", "TC405"),
+    "supports_images": ("TC501", "TC901"),
+    "supports_tools": ("TC301", "TC302", "TC303", "TC304", "TC305", "TC501", "TC902"),
+    "supports_system_prompt": ("TC501", "TC403"),
+    "supports_structured_output": ("TC501",),
+    "supports_streaming": ("TC103", "TC601", "TC602", "TC605", "TC606", "TC607", "TC903", "TC501"),
+    "supports_streaming_tool_calls": ("TC603", "TC604"),
+    "supports_parallel_tool_calls": ("TC301",),
+    "supports_prompt_caching": ("TC904",),
+    "supports_system_messages_in_list": ("TC403",),
 }
-"""Where a capability's cases come from: the hint TC002 prints when none ran."""
+"""The rules whose cases exercise a capability. TC002 judges a capability only when all of
+them ran (a --select that leaves one out cannot tell), and names them when none had a case."""
 """Rules about the recordings, not an adapter: no standard test."""
 
 # TC701: an offline heuristic cannot meet the contract's ±10% (that assumes a real

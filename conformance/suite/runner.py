@@ -25,7 +25,7 @@ from . import checks
 from .capture import NetworkBlockedError, capture_warnings, network_blocked
 from .cassettes import Cassette, Interaction, iter_cassettes
 from .outcome import SUITE_SUBJECT, AdapterUnderTest, Outcome, RuleResult, Status
-from .rules import BOOLEAN_CAPABILITIES, CAPABILITY_CASES, CATALOG, EXERCISED, NEEDS
+from .rules import BOOLEAN_CAPABILITIES, CATALOG, EXERCISED, EXERCISERS, NEEDS
 
 __all__ = [
     "SUITE_SUBJECT",
@@ -134,7 +134,7 @@ class SuiteReport:
     @property
     def unexercised(self) -> list[tuple[str, str]]:
         """(adapter, capability) declared true that no case exercised."""
-        return [(a, c) for a, caps in self.capabilities.items() for c, n in caps.items() if n == 0]
+        return [(o.adapter, o.subject) for o in self.outcomes if o.rule == EXERCISED.id and o.status == "fail"]
 
     @property
     def exit_code(self) -> int:
@@ -201,7 +201,7 @@ def capability_of(o: Outcome) -> str | None:
 
 
 def capability_gate(
-    subjects: list[AdapterUnderTest], outcomes: list[Outcome]
+    subjects: list[AdapterUnderTest], outcomes: list[Outcome], sel: Selection
 ) -> tuple[list[Outcome], dict[str, dict[str, int]]]:
     """TC002: every boolean capability an adapter declares true is exercised by a case that
     ran (passed or failed); a declaration no case checked is a silent pass, so it fails."""
@@ -215,12 +215,13 @@ def capability_gate(
             if o.adapter == s.name and o.status != "skip" and cap in mine:
                 mine[cap] += 1
         for c in declared:
+            rules = EXERCISERS.get(c, ())
+            if not all(sel.enabled(r) for r in rules):
+                gate.append(Outcome(EXERCISED.id, s.name, "skip", c, f"not all of {', '.join(rules)} selected"))
+                continue
             ok = mine[c] > 0
-            msg = (
-                ""
-                if ok
-                else f"declared true, but no case exercised it ({CAPABILITY_CASES.get(c, 'no check covers it')})"
-            )
+            how = ", ".join(rules) or "no check covers it"
+            msg = "" if ok else f"declared true, but no case exercised it (cases come from {how})"
             gate.append(Outcome(EXERCISED.id, s.name, "pass" if ok else "fail", c, msg, c))
     return gate, counts
 
@@ -245,7 +246,7 @@ def run(
             for o in check.fn(env):
                 if sel.enabled(o.rule):
                     outcomes.append(o)
-    gate, counts = capability_gate(config.subjects, outcomes)
+    gate, counts = capability_gate(config.subjects, outcomes, sel)
     if sel.enabled(EXERCISED.id):
         outcomes.extend(gate)
     names = [s.name for s in config.subjects]
