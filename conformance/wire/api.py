@@ -144,6 +144,9 @@ class WireApi:
     # TC701's band for a tokenizer-free estimate against this provider's counts: (relative,
     # absolute tokens), calibrated on recorded usage; None takes the suite's default band
     estimate_tolerance: tuple[float, int] | None = None
+    # a schema folder outside the package, for a record a third party registers (None: the
+    # package's schemas/wire/<schema_dir>/)
+    schema_path: str | None = None
     accepted_differences: tuple[str, ...] = ()
 
     def matches(self, path: str) -> bool:

@@ -34,7 +34,7 @@ def _set_at(folder: Path) -> SchemaSet | None:
 
 
 def folder_for(api: WireApi) -> Path:
-    return wire_root() / api.schema_dir
+    return Path(api.schema_path) if api.schema_path else wire_root() / api.schema_dir
 
 
 def schema_set_for(api: WireApi) -> SchemaSet | None:
