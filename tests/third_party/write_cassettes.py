@@ -8,9 +8,10 @@ from pathlib import Path
 
 import yaml
 
+from conformance.suite.scripts import PNG_2PX as PNG  # a real 2x2 PNG
+
 OUT = Path("tests/third_party/cassettes/cohere")
 URI = "https://api.cohere.com/v2/chat"
-from conformance.suite.scripts import PNG_2PX as PNG  # a real 2x2 PNG
 
 
 def inter(req, status, body, stream=False):
