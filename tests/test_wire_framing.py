@@ -172,3 +172,20 @@ def test_nan_and_deep_bodies_are_not_json(tmp_path):
     assert it.response_json is None
     p.write_text(_cassette("https://api.example.com/v1/x", '{"a": NaN}', "application/json"))
     assert load_cassette(p).interactions[0].response_json is None
+
+
+def test_cassette_walk_reads_only_regular_files(tmp_path):
+    import os
+
+    from conformance.suite.cassettes import iter_cassettes
+
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "ok.yaml").write_text("interactions: []\nversion: 1\n", encoding="utf-8")
+    os.mkfifo(tmp_path / "fifo.yaml")
+    (tmp_path / "dev.yaml").symlink_to("/dev/zero")
+    got = {c.label: c.error for c in iter_cassettes(tmp_path)}
+    assert got == {
+        "dev.yaml": "cannot read cassette: not a regular file",
+        "fifo.yaml": "cannot read cassette: not a regular file",
+        "sub/ok.yaml": None,
+    }

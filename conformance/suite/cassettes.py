@@ -21,6 +21,7 @@ expansion (a billion-laughs cassette is refused before PyYAML builds it).
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -258,5 +259,17 @@ def iter_cassettes(root: Path) -> Iterator[Cassette]:
     if root.is_file():
         yield load_cassette(root, root.name)
         return
-    for p in sorted([*root.rglob("*.yaml"), *root.rglob("*.yml")]):
+    found: list[Path] = []
+    unreadable: list[tuple[Path, str]] = []
+
+    def walk_error(exc: OSError) -> None:
+        where = Path(exc.filename) if exc.filename else root
+        unreadable.append((where, exc.strerror or str(exc)))
+
+    for folder, _dirs, files in os.walk(root, onerror=walk_error):  # never follows symlinked folders
+        found += [Path(folder) / f for f in files if f.endswith((".yaml", ".yml"))]
+    for where, why in unreadable:
+        label = str(where.relative_to(root)) if where.is_relative_to(root) else str(where)
+        yield Cassette(where, label, error=f"cannot read folder: {why}")
+    for p in sorted(found):
         yield load_cassette(p, str(p.relative_to(root)))
