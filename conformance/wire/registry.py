@@ -5,8 +5,14 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from .api import WireApi
+from .gemini import GEMINI
+from .ollama import OLLAMA_CHAT, OLLAMA_GENERATE
 
-APIS: tuple[WireApi, ...] = ()
+APIS: tuple[WireApi, ...] = (
+    OLLAMA_CHAT,
+    OLLAMA_GENERATE,
+    GEMINI,
+)
 
 
 def api_for_url(url: str) -> WireApi | None:
