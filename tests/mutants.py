@@ -374,18 +374,14 @@ class CohereDataUrlAsUrl(CohereAdapter):
         }
 
 
-class CohereSystemTurnsSplit(CohereAdapter):
-    """Sends each system message as its own turn instead of one first system turn."""
+class CohereSystemAfterUser(CohereAdapter):
+    """Moves the system turn behind the first user turn (Cohere reads it as mid-conversation)."""
 
     def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: Any) -> Any:
         req = super().to_wire(messages, tools, options)
-        out = []
-        for m in req.body["messages"]:
-            if m["role"] == "system" and len(m.get("content", [])) > 1:
-                out.extend({"role": "system", "content": [p]} for p in m["content"])
-            else:
-                out.append(m)
-        req.body["messages"] = out
+        ms = req.body["messages"]
+        if len(ms) > 1 and ms[0]["role"] == "system":
+            ms[0], ms[1] = ms[1], ms[0]
         return req
 
 
@@ -468,7 +464,7 @@ MUTANTS: dict[type, str] = {
     CohereStopReasonIgnored: "TC903",
     CohereStreamUsageDropped: "TC606",
     CohereDataUrlAsUrl: "TC901",
-    CohereSystemTurnsSplit: "TC403",
+    CohereSystemAfterUser: "TC403",
     CohereArgumentsAsObject: "TC104",
     CohereForgetsToolIds: "TC302",
     CohereSilentDrop: "TC201",

@@ -291,8 +291,6 @@ def _path_only(name: str, title: str, pattern: str, framing: Framing = Framing.S
 OTHERS = (
     _path_only("anthropic-count-tokens", "Anthropic token counting", r"/v1/messages/count_tokens/?$", chat=False),
     _path_only("openai-responses", "OpenAI Responses API", r"/v1/responses/?$"),
-    _path_only("gemini-generate-content", "Gemini generateContent", r":(stream)?[gG]enerateContent$"),
-    _path_only("ollama-chat", "Ollama chat API", r"/api/chat/?$", Framing.NDJSON),
 )
 
 RECORDS: tuple[WireApi, ...] = (ANTHROPIC, OPENAI_CHAT, *OTHERS)

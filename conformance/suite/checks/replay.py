@@ -145,8 +145,10 @@ def _replay(src: Adapter, dst: Adapter, owner: AdapterUnderTest, pair: str) -> I
             )
     if facts is not None and caps.get("supports_system_prompt"):
         if caps.get("supports_system_messages_in_list"):
-            if facts.system_in_messages != [0]:
-                sp.append(f"system messages at wire positions {facts.system_in_messages}, want [0]")
+            # the API takes system turns in its list: they must open the conversation, in order
+            k = len(facts.system_in_messages)
+            if not k or facts.system_in_messages != list(range(k)):
+                sp.append(f"system messages at wire positions {facts.system_in_messages}, want the first turn(s)")
         else:
             if facts.system_in_messages:
                 sp.append(
