@@ -266,6 +266,15 @@ def test_json_report_says_cases_run_skipped_and_capabilities_per_check(capsys):
     assert t902["status"] == "skip" and t902["cases_run"] == 0 and t902["cases_skipped"] == 1
     assert t902["skip_reasons"] == ["tool errors: openai-chat-completions has no tool-result error flag"]
     assert by_rule["TC901"]["capabilities_exercised"] == {"supports_images": 2}
+    assert [c["capability"] for c in by_rule["TC901"]["cases"]] == ["supports_images", "supports_images"]
+    assert by_rule["TC902"]["cases"] == [
+        {
+            "subject": "tool errors",
+            "status": "skip",
+            "capability": "supports_tools",
+            "message": "openai-chat-completions has no tool-result error flag",
+        }
+    ]
 
 
 def test_fail_on_skip_gates_ci(capsys):

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..wire import registry as wire_registry
 from .rules import CATALOG, ESTIMATE_ABS_TOLERANCE, ESTIMATE_REL_TOLERANCE
-from .runner import SuiteReport
+from .runner import SuiteReport, capability_of
 
 MARK = {"pass": "pass", "fail": "FAIL", "skip": "skip"}
 MD_MARK = {"pass": "✅ pass", "fail": "❌ fail", "skip": "⏭ skip"}
@@ -59,7 +59,20 @@ def estimate_distribution(report: SuiteReport) -> dict[str, dict[str, Any]]:
     return out
 
 
+def _cases(report: SuiteReport) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """Every case of every (rule, adapter): what it was run on, its status, the capability
+    it exercised, and its message (why it failed or was skipped)."""
+    out: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for o in report.outcomes:
+        case: dict[str, Any] = {"subject": o.subject, "status": o.status, "capability": capability_of(o)}
+        if o.message:
+            case["message"] = o.message
+        out.setdefault((o.rule, o.adapter), []).append(case)
+    return out
+
+
 def as_dict(report: SuiteReport) -> dict[str, Any]:
+    cases = _cases(report)
     matrix: dict[str, dict[str, str]] = {}
     for r in report.results:
         matrix.setdefault(r.rule, {})[r.adapter] = r.status
@@ -80,6 +93,7 @@ def as_dict(report: SuiteReport) -> dict[str, Any]:
                 "cases_skipped": r.skipped,
                 "skip_reasons": r.skip_reasons,
                 "capabilities_exercised": r.capabilities,
+                "cases": cases.get((r.rule, r.adapter), []),
             }
             for r in report.results
         ],
