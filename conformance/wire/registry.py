@@ -31,6 +31,19 @@ def api_for_url(url: str) -> WireApi | None:
     return None
 
 
+def register(api: WireApi) -> None:
+    """Add a record at run time (a third-party adapter's wire API): one call beside the
+    adapter, the way the built-in records are one line in APIS. Registering the same record
+    again is a no-op; another record under a known name is refused."""
+    global APIS
+    for have in APIS:
+        if have.name == api.name:
+            if have is api:
+                return
+            raise ValueError(f"a wire API named {api.name!r} is already registered")
+    APIS = (api, *APIS)
+
+
 def get(name: str) -> WireApi:
     for api in APIS:
         if api.name == name:
