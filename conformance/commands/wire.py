@@ -13,7 +13,6 @@ from typing import Annotated
 import typer
 
 from ..errors import InputError
-from ..jsonio import read_input
 
 
 class _Stderr(logging.Handler):
