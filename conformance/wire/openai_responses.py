@@ -249,6 +249,8 @@ OPENAI_RESPONSES = WireApi(
         images=images,
         response_stop_reason=response_stop_reason,
         response_usage=response_usage,
+        stream_stop_reason=stream_stop_reason,
+        stream_usage=stream_usage,
     ),
     stop_reasons={
         "completed": "end_turn",
