@@ -17,17 +17,46 @@ from .errors import InputError
 from .findings import Finding, Severity
 from .formats import FileStats, Format, FormatRun, Options, detect_format, get_format
 from .formats.base import ProgressHook
+from .jsonio import check_input
+
+STDIN = "-"
+
+
+def _problem(problems: list[str] | None, message: str) -> None:
+    """Record an input that cannot be read; without a list to record it in, stop."""
+    if problems is None:
+        raise InputError(message)
+    problems.append(message)
+
+
+def _readable(p: Path, problems: list[str] | None) -> bool:
+    """True for a regular file or a folder; anything else is recorded as a problem
+    (FIFOs, devices, sockets, dangling links, symlink loops), never opened."""
+    try:
+        check_input(p, allow_dir=True)
+    except InputError as exc:
+        _problem(problems, str(exc))
+        return False
+    return True
 
 
 def expand(
-    paths: Iterable[str | Path], fmt: str | None = None, skipped: list[Path] | None = None
+    paths: Iterable[str | Path],
+    fmt: str | None = None,
+    skipped: list[Path] | None = None,
+    problems: list[str] | None = None,
 ) -> list[tuple[Path, Format]]:
     """Files (and directory units, such as a chibi context) to validate, with their format.
 
     Directories are walked top-down in sorted order; a directory some format claims as
     one unit is not descended into, and files no format claims go to `skipped` (the
     report lists them, so nothing is passed over silently). A `.json`/`.jsonl` file named
-    explicitly is validated as canonical when no format claims it.
+    explicitly is validated as canonical when no format claims it; `-` is standard input
+    (canonical JSON Lines unless `fmt` says otherwise).
+
+    Only regular files and folders are looked at. A path that cannot be read (missing,
+    a FIFO or device, a symlink loop, an unreadable folder) goes to `problems`, and the
+    rest is still expanded; without a `problems` list the first one raises `InputError`.
     """
     try:
         forced = get_format(fmt) if fmt else None
@@ -42,8 +71,11 @@ def expand(
 
     out: list[tuple[Path, Format]] = []
     for top in map(Path, paths):
-        if not top.exists():
-            raise InputError(f"{top}: no such file or directory")
+        if str(top) == STDIN:
+            out.append((top, forced or get_format("canonical")))
+            continue
+        if not _readable(top, problems):
+            continue
         # a path named explicitly: a forced format takes any file; canonical is the fallback
         unit = forced if forced is not None and top.is_file() else claim(top)
         if unit is None and top.is_file() and top.suffix in (".json", ".jsonl"):
@@ -52,12 +84,20 @@ def expand(
             out.append((top, unit))
             continue
         if not top.is_dir():
-            raise InputError(f"{top}: cannot tell which format this is; pass --format")
-        for root, dirs, names in os.walk(top):
+            _problem(problems, f"{top}: cannot tell which format this is; pass --format")
+            continue
+
+        def unreadable(exc: OSError) -> None:
+            _problem(problems, f"{exc.filename}: cannot read folder: {exc.strerror or exc}")
+
+        for root, dirs, names in os.walk(top, onerror=unreadable):
             dirs.sort()
             here = Path(root)
             keep = []
             for d in dirs:
+                if (here / d).is_symlink():  # a linked folder is not walked (os.walk's default); say so
+                    names.append(d)
+                    continue
                 u = claim(here / d)
                 if u is not None:
                     out.append((here / d, u))
@@ -66,6 +106,8 @@ def expand(
             dirs[:] = keep
             for n in sorted(names):
                 f = here / n
+                if not _readable(f, problems):
+                    continue
                 u = claim(f)
                 if u is not None:
                     out.append((f, u))
@@ -82,6 +124,7 @@ class Report:
     files: list[FileStats] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # inputs that could not be read (exit 2)
     counts: Counter[tuple[str, Severity]] = field(default_factory=Counter)
 
     def add(self, finding: Finding, *, keep: bool = True) -> None:
@@ -102,12 +145,14 @@ class Report:
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.errors else 0
+        """2 when an input could not be read, else 1 on any error, else 0."""
+        return 2 if self.problems else 1 if self.errors else 0
 
     def summary(self) -> dict[str, object]:
         return {
             "files": len(self.files),
             "skipped_files": len(self.skipped),
+            "unreadable": len(self.problems),
             "records": sum(s.records for s in self.files),
             "errors": self.errors,
             "warnings": self.warnings,
@@ -118,7 +163,7 @@ class Report:
         return {
             "files": [{"path": s.path, "format": s.format, "records": s.records, **s.extra} for s in self.files],
             "violations": [f.as_dict() for f in self.findings],
-            "summary": {**self.summary(), "skipped": self.skipped},
+            "summary": {**self.summary(), "skipped": self.skipped, "problems": self.problems},
         }
 
 
@@ -137,10 +182,18 @@ def iter_validate(
     files: list[FileStats] | None = None,
     progress: ProgressHook | None = None,
     skipped: list[Path] | None = None,
+    problems: list[str] | None = None,
+    units: list[tuple[Path, Format]] | None = None,
 ) -> Iterator[Finding]:
-    """Stream the findings of every input; `files` (if given) receives per-file stats."""
+    """Stream the findings of every input; `files` (if given) receives per-file stats.
+
+    With a `problems` list, an input that cannot be read (see `expand`) is recorded
+    there and the others are still validated; without one it raises `InputError`.
+    `units` skips the expansion when the caller already made it.
+    """
     options = options or Options()
-    units = expand(paths, fmt, skipped)
+    if units is None:
+        units = expand(paths, fmt, skipped, problems)
     runs: dict[str, FormatRun] = {}
     for path, f in units:
         run = runs.get(f.name)
@@ -149,16 +202,22 @@ def iter_validate(
         stats = FileStats(str(path), f.name)
         if files is not None:
             files.append(stats)
-        yield from run.validate(path, stats, progress)
+        try:
+            yield from run.validate(path, stats, progress)
+        except InputError as exc:
+            _problem(problems, str(exc))
     for run in runs.values():
         yield from run.finish()
 
 
 def validate(paths: Iterable[str | Path], options: Options | None = None, *, fmt: str | None = None) -> Report:
-    """Validate `paths` and collect everything into a `Report`."""
+    """Validate `paths` and collect everything into a `Report` (unreadable inputs in
+    `report.problems`, and exit code 2)."""
     report = Report()
     skipped: list[Path] = []
-    for finding in iter_validate(paths, options, fmt=fmt, files=report.files, skipped=skipped):
+    for finding in iter_validate(
+        paths, options, fmt=fmt, files=report.files, skipped=skipped, problems=report.problems
+    ):
         report.add(finding)
     report.skipped = [str(p) for p in skipped]
     return report

@@ -5,22 +5,107 @@ Exit codes: 0 valid (warnings allowed), 1 violations, 2 usage or I/O error.
 
 from __future__ import annotations
 
+import contextlib
 import enum
+import functools
 import json
+import os
 import sys
+import typing
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn, TransferSpeedColumn
+from typer import _click as click  # typer vendors click: its classes are the ones typer builds
+from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
 from . import __version__
 from .api import Report, expand, iter_validate
 from .errors import InputError
-from .findings import Selection
-from .formats import Options, catalog
+from .findings import Finding, RuleCatalog, RuleInfo, Selection, Severity
+from .formats import Options, all_formats, catalog
+from .jsonio import check_input
 from .schemas import versions
+
+
+class _Argument(TyperArgument):
+    """An argument shown as `PATH...` in usage and help, without a type column."""
+
+    def _usage_display_name(self) -> str:
+        name = self.display_name_raw.upper()
+        name = name if self.required else f"[{name}]"
+        return name + ("..." if self.nargs != 1 else "")
+
+    def _rich_display_name(self) -> str:
+        return self._usage_display_name()
+
+    def display_type_rich(self, ctx: click.Context) -> str | None:
+        return None
+
+
+class _Option(TyperOption):
+    """An option shown with its choices (`<text|json>`) or a plain metavar; flags bare."""
+
+    def display_type_rich(self, ctx: click.Context) -> str | None:
+        if self.is_flag or self.count:
+            return None
+        if self.metavar is not None or self.type_descriptor.is_choice:
+            return super().display_type_rich(ctx)
+        desc = self.type_descriptor
+        element: Any = desc.annotation
+        if typing.get_origin(element) is list:
+            element = typing.get_args(element)[0]
+        return "PATH" if desc.is_path else "N" if element is int else "TEXT"
+
+
+def _no_type(ctx: click.Context) -> str | None:
+    return None
+
+
+def _tidy(cmd: click.Command) -> None:
+    """Give every parameter of `cmd` (and of its sub-commands) the plain help display."""
+    for p in cmd.params:
+        if type(p) is TyperArgument:
+            p.__class__ = _Argument
+        elif type(p) is TyperOption:
+            p.__class__ = _Option
+    if type(cmd) is TyperCommand:
+        cmd.__class__ = _Command
+    elif type(cmd) is TyperGroup:
+        cmd.__class__ = _Group
+    for sub in getattr(cmd, "commands", {}).values():
+        _tidy(sub)
+
+
+def _bare_help(option: TyperOption | None) -> TyperOption | None:
+    if option is not None:
+        option.display_type_rich = _no_type  # type: ignore[method-assign]
+    return option
+
+
+class _Command(TyperCommand):
+    def get_help_option(self, ctx: click.Context) -> TyperOption | None:
+        return _bare_help(super().get_help_option(ctx))
+
+
+class _Group(TyperGroup):
+    """Tidies the help of whichever command is asked for (and its own `--help`)."""
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        cmd = super().get_command(ctx, cmd_name)
+        if cmd is not None:
+            _tidy(cmd)
+        return cmd
+
+    def get_help_option(self, ctx: click.Context) -> TyperOption | None:
+        return _bare_help(super().get_help_option(ctx))
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        _tidy(self)
+        return super().get_params(ctx)
+
 
 app = typer.Typer(
     name="turnspec",
@@ -28,8 +113,24 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    cls=_Group,
 )
-err_console = Console(stderr=True)
+# names and messages come from users' files: printed literally (no markup, no emoji,
+# no highlighting), and never hard-wrapped when the output is not a terminal
+err_console = Console(stderr=True, markup=False, emoji=False, highlight=False, soft_wrap=True)
+
+FormatName = enum.StrEnum("FormatName", {f.name: f.name for f in all_formats()})  # type: ignore[misc]
+
+
+def _choices(kind: type[enum.StrEnum]) -> str:
+    """`one of a, b, c`: the choices of an option, in its help text (wrapped at spaces)."""
+    return "one of " + ", ".join(m.value for m in kind)
+
+
+def error(message: str) -> None:
+    """One line on stderr, `turnspec: <message>`, whatever the message holds."""
+    sys.stderr.write(f"turnspec: {' '.join(message.splitlines())}\n")
+
 
 PROGRESS_MIN_BYTES = 32 * 1024 * 1024
 
@@ -37,6 +138,14 @@ PROGRESS_MIN_BYTES = 32 * 1024 * 1024
 class OutputFormat(enum.StrEnum):
     text = "text"
     json = "json"
+
+
+class ValidateOutput(enum.StrEnum):
+    text = "text"
+    json = "json"
+    sarif = "sarif"
+    github = "github"
+    junit = "junit"
 
 
 def _split(values: list[str] | None) -> tuple[str, ...]:
@@ -53,14 +162,37 @@ def _check_rule_ids(ids: tuple[str, ...]) -> None:
             raise InputError(f"--select/--ignore: no rule id starts with {prefix!r} (see `turnspec rules`)")
 
 
+def _version(value: bool) -> None:
+    if value:
+        sys.stdout.write(f"turnspec {__version__}\n")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", help="Print the version and exit", callback=_version, is_eager=True)
+    ] = False,
+) -> None:
+    """Validate LLM conversation transcripts and check provider adapters against the canonical format."""
+
+
 @app.command()
 def validate(
-    paths: Annotated[list[Path], typer.Argument(help="Files or directories (.json, .jsonl, ...)", show_default=False)],
-    output: Annotated[OutputFormat, typer.Option("--output", "-o", help="Report format")] = OutputFormat.text,
-    strict: Annotated[bool, typer.Option(help="Treat tolerated unknowns (§10.3) as errors")] = False,
+    paths: Annotated[
+        list[Path],
+        typer.Argument(help="Files or directories (.json, .jsonl, ...); '-' reads standard input", show_default=False),
+    ],
+    output: Annotated[ValidateOutput, typer.Option("--output", "-o", help="Report format")] = ValidateOutput.text,
+    strict: Annotated[bool, typer.Option("--strict", help="Treat tolerated unknowns (§10.3) as errors")] = False,
     select: Annotated[list[str] | None, typer.Option(help="Only these rule ids or prefixes (comma-separated)")] = None,
     ignore: Annotated[list[str] | None, typer.Option(help="Skip these rule ids or prefixes")] = None,
-    fmt: Annotated[str | None, typer.Option("--format", help="Force a format instead of detecting it")] = None,
+    fmt: Annotated[
+        FormatName | None,
+        typer.Option(
+            "--format", metavar="FORMAT", help=f"Force a format instead of detecting it: {_choices(FormatName)}"
+        ),
+    ] = None,
     tools: Annotated[Path | None, typer.Option(help="ToolDefinition file: check tool_use names and input")] = None,
     pricing: Annotated[Path | None, typer.Option(help="Price table (YAML/JSON): recompute cost_usd")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the summary")] = False,
@@ -68,18 +200,39 @@ def validate(
         list[str] | None,
         typer.Option(help="Canonical schema revision to read with (default: v1, the spec as published; v2 is drafted)"),
     ] = None,
+    show_skipped: Annotated[
+        bool, typer.Option("--show-skipped", help="List every file the walk skipped (no known format)")
+    ] = False,
 ) -> None:
     """Validate transcripts; report each violation with file, line, JSON pointer and rule."""
     sel = Selection(select=_split(select), ignore=_split(ignore), strict=strict)
     _check_rule_ids(sel.select + sel.ignore)
+    for flag, given in (("--tools", tools), ("--pricing", pricing)):
+        if given is not None:
+            try:
+                check_input(given)  # a regular file: never a FIFO or device (read later, once)
+            except InputError as exc:
+                raise InputError(f"{flag} {exc}") from None
     revisions = _split(revision)
     for rev in revisions:
         if rev not in versions("canonical"):
             raise InputError(f"--revision: unknown canonical revision {rev!r} (known: {', '.join(versions('canonical'))})")
     options = Options(selection=sel, tools=tools, pricing=pricing, revisions=revisions)
+    fmt_name = fmt.value if fmt is not None else None
     skipped: list[Path] = []
-    units = expand(paths, fmt, skipped)
-    report = Report(skipped=[str(p) for p in skipped])
+    report = Report()
+    units = expand(paths, fmt_name, skipped, report.problems)
+    report.skipped = [str(p) for p in skipped]
+    for message in report.problems:
+        error(message)
+    seen = len(report.problems)
+    if not units:
+        if not report.problems:
+            error(
+                f"no file in a known format in {', '.join(map(str, paths))}"
+                f" ({len(skipped)} file(s) skipped); pass --format to choose one"
+            )
+        raise typer.Exit(2)
     total = sum(p.stat().st_size for p, _ in units if p.is_file())
     show_progress = sys.stderr.isatty() and total >= PROGRESS_MIN_BYTES
     out = sys.stdout
@@ -93,23 +246,83 @@ def validate(
             bar.advance(task, n)
 
         for finding in iter_validate(
-            [p for p, _ in units], options, fmt=fmt, files=report.files, progress=advance if show_progress else None
+            [],
+            options,
+            fmt=fmt_name,
+            files=report.files,
+            progress=advance if show_progress else None,
+            problems=report.problems,
+            units=units,
         ):
-            report.add(finding, keep=output == OutputFormat.json)
-            if output == OutputFormat.text and not quiet:
+            report.add(finding, keep=output != ValidateOutput.text)
+            if output == ValidateOutput.text and not quiet:
                 out.write(finding.format() + "\n")
-    if output == OutputFormat.json:
+            for message in report.problems[seen:]:
+                error(message)
+            seen = len(report.problems)
+    for message in report.problems[seen:]:
+        error(message)
+    if output == ValidateOutput.json:
         json.dump(report.as_dict(), out, indent=2, ensure_ascii=False)
         out.write("\n")
+    elif output in (ValidateOutput.sarif, ValidateOutput.github, ValidateOutput.junit):
+        _ci_output(output, report)
     else:
         s = report.summary()
+        unreadable = f", {len(report.problems)} unreadable" if report.problems else ""
         out.write(
             f"{'FAIL' if report.exit_code else 'OK'}: {s['errors']} error(s), {s['warnings']} warning(s) "
-            f"in {s['files']} file(s), {s['records']} record(s)\n"
+            f"in {s['files']} file(s), {s['records']} record(s){unreadable}\n"
         )
-        if report.skipped:
-            out.write(f"skipped {len(report.skipped)} file(s) in no known format, e.g. {report.skipped[0]}\n")
+        if report.skipped and show_skipped:
+            out.writelines(f"skipped (no known format): {p}\n" for p in report.skipped)
+        elif report.skipped:
+            out.write(
+                f"skipped {len(report.skipped)} file(s) in no known format, e.g. {report.skipped[0]}"
+                " (--show-skipped lists them)\n"
+            )
     raise typer.Exit(report.exit_code)
+
+
+# an input that could not be read at all (missing, not a regular file, unreadable): exit 2
+UNREADABLE = RuleInfo(
+    "TS000", Severity.ERROR, "§9", "Input cannot be read (missing, not a regular file, or unreadable)"
+)
+
+
+def _ci_output(output: ValidateOutput, report: Report) -> None:
+    """SARIF, GitHub annotations (+ step summary) or JUnit for a validation report."""
+    # function-level import: the CI renderers are needed only for these outputs
+    from .reporting import step_summary, to_github, to_junit, to_sarif
+
+    problems = [Finding(p.split(": ", 1)[0], None, "", UNREADABLE.id, UNREADABLE.severity, p) for p in report.problems]
+    found = [*report.findings, *problems]
+    if output == ValidateOutput.sarif:
+        json.dump(to_sarif(found, every_rule()), sys.stdout, indent=2, ensure_ascii=False)
+        sys.stdout.write("\n")
+    elif output == ValidateOutput.github:
+        sys.stdout.write(to_github(found))
+        summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
+        if summary_file:
+            with open(summary_file, "a", encoding="utf-8") as f:  # noqa: PTH123 - appending is GitHub's protocol
+                f.write(step_summary(found, every_rule(), title="turnspec validate"))
+    else:
+        sys.stdout.write(to_junit(found, [f.path for f in report.files], name="turnspec validate"))
+
+
+def every_rule() -> RuleCatalog:
+    """Every rule and check turnspec can report: formats, suite, replay-check, cassette lint, schema diff."""
+    # function-level imports: each catalogue's package is loaded only when rules are listed
+    from .replay.rules import CATALOG as REPLAY_CATALOG
+    from .schemadiff_rules import CATALOG as SCHEMA_DIFF_CATALOG
+    from .suite.rules import CATALOG as SUITE_CATALOG
+    from .wire.cassette_lint import CATALOG as CASSETTE_CATALOG
+
+    out = RuleCatalog([UNREADABLE])
+    for part in (catalog(), SUITE_CATALOG, REPLAY_CATALOG, CASSETTE_CATALOG, SCHEMA_DIFF_CATALOG):
+        for info in part:
+            out.add(info)
+    return out
 
 
 @app.command()
@@ -119,9 +332,7 @@ def rules(
 ) -> None:
     """List every rule: id, severity, spec section, summary."""
     prefixes = _split(select)
-    from .suite.rules import CATALOG as SUITE_CATALOG
-
-    every = sorted([*catalog(), *SUITE_CATALOG], key=lambda r: r.id)
+    every = list(every_rule())
     infos = [r for r in every if not prefixes or r.id.startswith(prefixes)]
     if output == OutputFormat.json:
         json.dump(
@@ -153,26 +364,32 @@ def version() -> None:
     sys.stdout.write(f"turnspec {__version__}\n")
 
 
-def _register_commands() -> None:
-    from .commands import register_all
+@functools.cache
+def command() -> click.Command:
+    """The click command of the whole CLI, built once per process (sub-commands registered
+    here: `commands` imports this module's app; building it from the typer app is the
+    slow part of a call, so repeated `main()` calls, as in tests, share it)."""
+    from .commands import register_all  # the sub-command modules sit above this one
 
     register_all(app)
+    return typer.main.get_command(app)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the app, turning every expected failure into a message and exit 2."""
-    _register_commands()
     try:
-        rc = app(args=argv, standalone_mode=False)
+        rc = command().main(args=argv, prog_name="turnspec", standalone_mode=False)
         return rc if isinstance(rc, int) else 0
     except typer.Exit as e:
         return int(e.exit_code)
     except InputError as e:
-        err_console.print(f"[bold red]turnspec:[/] {e}", highlight=False, markup=True)
+        error(str(e))
         return 2
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:
+    except BrokenPipeError:  # `turnspec ... | head`: stop quietly, and let exit's final flush go nowhere
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except Exception as e:  # usage errors and anything unexpected: a message, never a traceback
         # typer vendors click; its usage errors are recognised by their interface
@@ -182,7 +399,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         if type(e).__name__ == "Abort":
             return 130
-        err_console.print(f"[bold red]turnspec: internal error:[/] {type(e).__name__}: {e}", highlight=False)
+        error(f"internal error: {type(e).__name__}: {e} (please report this)")
         return 3
 
 

@@ -10,7 +10,12 @@ longer than `max_line_bytes` is skipped in chunks without being held.
 
 from __future__ import annotations
 
+import io
+import json
+import os
 import re
+import stat
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +24,7 @@ from typing import IO, Any
 import jiter
 import orjson
 
+from .errors import InputError
 from .findings import Finding, RuleInfo, Severity
 
 SECTION_JSONL = "jsonlines.org"
@@ -36,6 +42,7 @@ TRUNCATED = RuleInfo("TS009", Severity.ERROR, SECTION_JSONL, "File ends in the m
 IO_RULES = (INVALID_JSON, INVALID_UTF8, BOM, CRLF, BLANK_LINE, DUPLICATE_KEY, NON_FINITE, TOO_LARGE, TRUNCATED)
 
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
+DEFAULT_MAX_FILE_BYTES = 512 * 1024 * 1024  # a whole-document read (.json, schema, options file)
 _BOM = b"\xef\xbb\xbf"
 _POS = re.compile(r" at line (\d+) column (\d+)$")
 _NON_FINITE = re.compile(rb"-?(?:NaN|Infinity)")
@@ -58,6 +65,81 @@ class Record:
     # which `pointer` locates it); empty for values made in memory. Rules that must read
     # a number exactly (cost_usd as a Decimal, never through a float) re-read it here.
     raw: bytes = b""
+
+
+# -- opening inputs: only regular files (and folders where a unit is a folder) ---------
+
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISDIR, "a folder"),
+)
+
+
+def _kind(mode: int) -> str:
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def _os_error(path: Path | str, exc: OSError) -> InputError:
+    if isinstance(exc, FileNotFoundError):
+        return InputError(f"{path}: no such file or directory")
+    return InputError(f"{path}: cannot read: {exc.strerror or exc}")
+
+
+def check_input(path: Path | str, *, allow_dir: bool = False) -> os.stat_result:
+    """`stat` an input (following symlinks) and refuse anything but a regular file (or a
+    folder, with `allow_dir`), without opening it: opening a FIFO for reading blocks
+    until a writer comes, and a device such as /dev/zero never ends."""
+    try:
+        st = Path(path).stat()
+    except OSError as exc:  # missing, symlink loop, permission on a parent, name too long
+        raise _os_error(path, exc) from None
+    if stat.S_ISREG(st.st_mode) or (allow_dir and stat.S_ISDIR(st.st_mode)):
+        return st
+    wanted = "a regular file or a folder" if allow_dir else "a regular file"
+    raise InputError(f"{path}: is {_kind(st.st_mode)}, not {wanted}; not read")
+
+
+def open_input(path: Path | str) -> IO[bytes]:
+    """Open a regular file for reading, or raise a one-line `InputError` naming it.
+
+    The type is checked with `stat` first and again on the open descriptor (opened
+    non-blocking, so a FIFO swapped in between the two cannot hang the open). `-` is
+    standard input, read up to `DEFAULT_MAX_FILE_BYTES`.
+    """
+    if str(path) == "-":
+        data = sys.stdin.buffer.read(DEFAULT_MAX_FILE_BYTES + 1)
+        if len(data) > DEFAULT_MAX_FILE_BYTES:
+            raise InputError(f"-: standard input is larger than {DEFAULT_MAX_FILE_BYTES} bytes; not read")
+        return io.BytesIO(data)
+    check_input(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise _os_error(path, exc) from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise InputError(f"{path}: is {_kind(st.st_mode)}, not a regular file; not read")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_input(path: Path | str, *, limit: int = DEFAULT_MAX_FILE_BYTES) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes (else a one-line `InputError`)."""
+    with open_input(path) as f:
+        try:
+            data = f.read(limit + 1)
+        except OSError as exc:
+            raise _os_error(path, exc) from None
+    if len(data) > limit:
+        raise InputError(f"{path}: larger than {limit} bytes; not read")
+    return data
 
 
 def _finding(path: str, line: int, info: RuleInfo, message: str, pointer: str = "") -> Finding:
@@ -116,10 +198,11 @@ def parse(data: bytes) -> Any:
     else:
         try:
             again = orjson.dumps(value)
-        except TypeError:  # orjson writes 255 levels but reads 1024: jiter decides (TS008)
-            again = b""
-        if again and b"\\u003" not in data and data.count(b":") == again.count(b":"):
-            return value
+        except orjson.JSONEncodeError:  # nested deeper than orjson writes (or an int past 64 bits)
+            pass
+        else:
+            if b"\\u003" not in data and data.count(b":") == again.count(b":"):
+                return value
     return jiter.from_json(data, allow_inf_nan=False, catch_duplicate_keys=True)
 
 
@@ -138,7 +221,7 @@ def read_jsonl(
 ) -> Iterator[Record | Finding]:
     """Yield one `Record` per line, or a `Finding` for each line that cannot be read."""
     name = str(path)
-    f = stream if stream is not None else Path(path).open("rb")  # noqa: SIM115 - closed below
+    f = stream if stream is not None else open_input(path)
     try:
         line_no = 0
         crlf_reported = False
@@ -175,6 +258,23 @@ def read_jsonl(
             f.close()
 
 
+def dumps(value: Any, *, indent: bool = False) -> bytes:
+    """Serialise `value` as compact (or 2-space indented) UTF-8 JSON, byte for byte what
+    orjson writes; integers beyond 64 bits (which jiter reads and orjson cannot write)
+    go through the standard library, which writes the same text for everything else."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2 if indent else 0)
+    except orjson.JSONEncodeError:
+        try:
+            text = json.dumps(
+                value, ensure_ascii=False, allow_nan=False, indent=2 if indent else None,
+                separators=(",", ": ") if indent else (",", ":"),
+            )  # fmt: skip
+        except ValueError as exc:  # an integer past Python's str() digit limit
+            raise InputError(f"cannot write this value as JSON: {exc}") from None
+        return text.encode("utf-8", "surrogatepass")
+
+
 _TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{},]')
 _WS = b" \t\r\n"
 
@@ -207,7 +307,7 @@ def read_json(path: Path | str, *, data: bytes | None = None) -> Iterator[Record
     """Yield the records of a `.json` file: the document, or each element of a list."""
     name = str(path)
     if data is None:
-        data = Path(path).read_bytes()
+        data = read_input(path)
     if data.startswith(_BOM):
         yield _finding(name, 1, BOM, "UTF-8 byte order mark at start of file; ignored")
         data = data[3:]

@@ -33,15 +33,23 @@ import contextlib
 import copy
 import enum
 import json
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import configuration as hypothesis_configuration
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
 
 from .errors import InputError
+from .findings import Finding
+from .jsonio import check_input
+from .outputs import real
 from .schema_validation import SchemaValidator
+from .schemadiff_rules import SD_BACKWARD, SD_BREAKING, SD_FORWARD
 from .schemas import SchemaSet, _load_set
 from .strategies.compiler import Compiler, dictionary_of
 from .strategies.ir import (
@@ -627,19 +635,78 @@ def decide(change: Change, old: _Side, new: _Side, examples: int) -> None:
 # -- entry points ------------------------------------------------------------------
 
 
-def load(path: Path) -> tuple[SchemaSet, list[str]]:
+# Work bounds: `schema diff` compares schemas people write by hand (the canonical set has
+# a few hundred nodes); past these it refuses with a message instead of running for minutes.
+MAX_NODES = 20_000  # JSON objects and arrays over all files of a set
+MAX_ENUM = 5_000  # values of one enum
+MAX_DEPTH = 64  # nesting of one schema file
+MAX_EXAMPLES = 100_000
+
+
+def _budget(path: Path, doc: Any) -> int:
+    """Count the containers of `doc` iteratively, refusing deep nesting and huge enums."""
+    count = 0
+    stack: list[tuple[Any, int, str]] = [(doc, 1, "")]
+    while stack:
+        node, depth, ptr = stack.pop()
+        if depth > MAX_DEPTH:
+            raise InputError(f"{path}: {ptr or '/'}: nested deeper than {MAX_DEPTH} levels; schema diff refuses it")
+        count += 1
+        if count > MAX_NODES:
+            raise InputError(f"{path}: more than {MAX_NODES} schema nodes; schema diff refuses a schema this large")
+        items = node.items() if isinstance(node, dict) else enumerate(node)
+        for k, v in items:
+            if k == "enum" and isinstance(v, list) and len(v) > MAX_ENUM and isinstance(node, dict):
+                raise InputError(
+                    f"{path}: {ptr}/enum: {len(v)} values (more than {MAX_ENUM}); schema diff refuses an enum this large"
+                )
+            if isinstance(v, (dict, list)):
+                stack.append((v, depth + 1, _ptr(ptr, str(k))))
+    return count
+
+
+def _check(folder: Path, schemas: SchemaSet) -> None:
+    """Refuse what would make the comparison unbounded or meaningless, naming the file:
+    too large or deep, not a 2020-12 schema (`"type": 123`, an invalid pattern), or two
+    files of one set sharing an `$id` (the registry could hold only one of them)."""
+    total = 0
+    ids: dict[str, str] = {}
+    checker = Draft202012Validator(Draft202012Validator.META_SCHEMA, format_checker=Draft202012Validator.FORMAT_CHECKER)
+    for name, doc in schemas.documents.items():
+        path = folder / name
+        total += _budget(path, doc)
+        if total > MAX_NODES:
+            raise InputError(
+                f"{folder}: more than {MAX_NODES} schema nodes in all; schema diff refuses a set this large"
+            )
+        error = best_match(checker.iter_errors(doc))
+        if error is not None:
+            where = "/" + "/".join(str(p) for p in error.absolute_path)
+            raise InputError(f"{path}: {where}: not a valid JSON Schema 2020-12: {error.message[:200]}")
+        uri = doc.get("$id", schemas.uri(name))
+        if isinstance(uri, str) and uri in ids:
+            raise InputError(f"{path}: has the same $id as {folder / ids[uri]} ({uri}); one set cannot hold both")
+        if isinstance(uri, str):
+            ids[uri] = name
+
+
+def load(path: Path, *, exclude: frozenset[str] = frozenset()) -> tuple[SchemaSet, list[str]]:
     """A schema set and its roots from a folder (every file no other file references)
-    or from one file (that file, with its folder for `$ref`s)."""
+    or from one file (that file, with the other files of its folder for `$ref`s, but
+    those in `exclude`)."""
+    check_input(path, allow_dir=True)
     if path.is_dir():
         folder, roots = path, None
-    elif path.is_file():
-        folder, roots = path.parent, [path.name]
     else:
-        raise InputError(f"{path}: no such file or directory")
-    try:
-        schemas = _load_set(folder)
-    except (ValueError, FileNotFoundError, json.JSONDecodeError) as exc:
-        raise InputError(f"{folder}: {exc}") from exc
+        folder, roots = path.parent, [path.name]
+    schemas = _load_set(folder, exclude=exclude - {path.name}, root=None if roots is None else path)
+    if roots is not None:  # siblings that are other copies of the root (same $id) are not its $ref targets
+        root_id = schemas.documents[path.name].get("$id")
+        docs = {
+            n: d for n, d in schemas.documents.items() if n == path.name or root_id is None or d.get("$id") != root_id
+        }
+        schemas = SchemaSet(schemas.format, schemas.version, schemas.folder, docs)
+    _check(folder, schemas)
     return schemas, roots if roots is not None else entry_points(schemas)
 
 
@@ -663,8 +730,51 @@ def entry_points(schemas: SchemaSet) -> list[str]:
     return [n for n in schemas.documents if n not in referenced]
 
 
-def diff(old: SchemaSet, new: SchemaSet, roots: list[str], *, examples: int = 200) -> DiffResult:
-    """Compare `roots` of two schema sets; see the module docstring."""
+@contextlib.contextmanager
+def _private_hypothesis_home() -> Iterator[None]:
+    """Hypothesis keeps caches under `.hypothesis/` in the working directory; a diff
+    writes nothing there: its storage goes to a private temporary folder, removed after."""
+    before = getattr(hypothesis_configuration, "__hypothesis_home_directory", None)
+    with tempfile.TemporaryDirectory(prefix="turnspec-hypothesis-") as home:
+        hypothesis_configuration.set_hypothesis_home_dir(home)
+        try:
+            yield
+        finally:
+            hypothesis_configuration.set_hypothesis_home_dir(before)
+
+
+Files = dict[str, Path]
+
+
+def _graph(schemas: SchemaSet, root: str, files: Files) -> Any:
+    """The root node of one side; a schema the strategies cannot honour is an error
+    naming its file and the pointer in it (not its registry URI)."""
+    try:
+        return SchemaGraph(schemas).root(root)
+    except UnsupportedSchema as exc:
+        uri, _, pointer = exc.location.partition("#")
+        reason = str(exc)[len(exc.location) + 2 :]
+        for name, doc in schemas.documents.items():
+            if doc.get("$id", schemas.uri(name)) == uri:
+                raise InputError(f"{files.get(name, schemas.folder / name)}: {pointer or '/'}: {reason}") from None
+        raise InputError(f"{schemas.folder}: {exc}") from None
+
+
+def diff(
+    old: SchemaSet,
+    new: SchemaSet,
+    roots: list[str],
+    *,
+    examples: int = 200,
+    files: tuple[Files, Files] = ({}, {}),
+) -> DiffResult:
+    """Compare `roots` of two schema sets; see the module docstring. `files` maps each
+    side's document names to the files they came from, for error messages."""
+    with _private_hypothesis_home():
+        return _diff(old, new, roots, examples=examples, files=files)
+
+
+def _diff(old: SchemaSet, new: SchemaSet, roots: list[str], *, examples: int, files: tuple[Files, Files]) -> DiffResult:
     result = DiffResult()
     for root in roots:
         if root not in new.documents:
@@ -693,7 +803,7 @@ def diff(old: SchemaSet, new: SchemaSet, roots: list[str], *, examples: int = 20
             continue
         try:
             walker = _Walker(root)
-            walker.compare(SchemaGraph(old).root(root), SchemaGraph(new).root(root), "")
+            walker.compare(_graph(old, root, files[0]), _graph(new, root, files[1]), "")
             if not walker.changes:
                 continue
             o, n = _Side(old, root, new), _Side(new, root, old)
@@ -706,16 +816,33 @@ def diff(old: SchemaSet, new: SchemaSet, roots: list[str], *, examples: int = 20
 
 
 def diff_paths(old: Path, new: Path, *, examples: int = 200) -> DiffResult:
-    old_set, old_roots = load(old)
-    new_set, new_roots = load(new)
+    """Compare two files (or two folders) by position, never by registry identity.
+
+    Two revisions of one schema share its `$id` (git HEAD vs the working tree), and may
+    sit in one folder (`x.json` beside `x.old.json`): each side is a set of its own,
+    read from its own folder without the other side's file, and in a file diff the new
+    file takes the old file's name, so the two documents meet at the same position.
+    """
+    if not 0 <= examples <= MAX_EXAMPLES:
+        raise InputError(f"--examples {examples}: give a number from 0 to {MAX_EXAMPLES}")
+    check_input(old, allow_dir=True)
+    check_input(new, allow_dir=True)
     if old.is_file() != new.is_file():
-        raise InputError("compare a file with a file, or a folder with a folder")
+        raise InputError(f"{old}, {new}: compare a file with a file, or a folder with a folder")
     if old.is_file():
-        roots = old_roots
-        new_set.documents.setdefault(old_roots[0], new_set.documents[new_roots[0]])
+        same_folder = real(old.parent) == real(new.parent)
+        old_set, roots = load(old, exclude=frozenset({new.name}) if same_folder else frozenset())
+        new_set, new_roots = load(new, exclude=frozenset({old.name}) if same_folder else frozenset())
+        docs = {k: v for k, v in new_set.documents.items() if k != new_roots[0]}
+        docs[roots[0]] = new_set.documents[new_roots[0]]
+        new_set = SchemaSet(new_set.format, new_set.version, new_set.folder, docs)
+        files: tuple[Files, Files] = ({roots[0]: old}, {roots[0]: new})
     else:
+        old_set, old_roots = load(old)
+        new_set, new_roots = load(new)
         roots = list(dict.fromkeys([*old_roots, *new_roots]))
-    return diff(old_set, new_set, roots, examples=examples)
+        files = ({}, {})
+    return diff(old_set, new_set, roots, examples=examples, files=files)
 
 
 def render_text(result: DiffResult) -> str:
@@ -729,3 +856,20 @@ def render_text(result: DiffResult) -> str:
             lines.append(f"          {name:8} {mark:5} by {ev.by}: {ev.detail}{extra}")
     lines.append(f"verdict: {result.verdict} ({len(result.changes)} change(s))")
     return "\n".join(lines) + "\n"
+
+
+# -- findings for CI outputs (SARIF, GitHub annotations) ----------------------------
+
+_RULE_OF = {Compat.BREAKING: SD_BREAKING, Compat.BACKWARD: SD_BACKWARD, Compat.FORWARD: SD_FORWARD}
+
+
+def findings(result: DiffResult, new: Path) -> list[Finding]:
+    """One finding per change that is not FULL, located in the new schema (file, pointer)."""
+    out: list[Finding] = []
+    for c in result.changes:
+        rule = _RULE_OF.get(c.compat)
+        if rule is None:
+            continue
+        where = new / c.root if new.is_dir() else new
+        out.append(Finding(str(where), None, c.pointer, rule.id, rule.severity, f"{c.kind}: {c.detail} ({c.compat})"))
+    return out

@@ -10,7 +10,6 @@ nothing is ever fetched: a `$ref` to an unregistered URI fails with
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +17,9 @@ from typing import Any
 
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
+
+from .errors import InputError
+from .jsonio import parse, parse_error, read_input
 
 BASE_URI = "https://turnspec.dev/schemas/"
 
@@ -55,15 +57,37 @@ class SchemaSet:
             yield doc.get("$id", self.uri(name)), doc
 
 
-def _load_set(folder: Path) -> SchemaSet:
+MAX_SCHEMA_BYTES = 8 * 1024 * 1024
+
+
+def load_schema_file(path: Path) -> dict[str, Any]:
+    """One schema file, read strictly: a regular file of at most `MAX_SCHEMA_BYTES`, valid
+    JSON without duplicate keys or NaN, holding an object. Every problem is a one-line
+    `InputError` naming the file (and line and column where the parser gives them)."""
+    data = read_input(path, limit=MAX_SCHEMA_BYTES)
+    try:
+        doc = parse(data)
+    except ValueError as exc:
+        f = parse_error(str(path), 1, data, exc, at_eof=True)
+        raise InputError(f"{path}:{f.line}: {f.message}") from None
+    if not isinstance(doc, dict):
+        raise InputError(f"{path}: a schema file must hold a JSON object")
+    return doc
+
+
+def _load_set(folder: Path, *, exclude: frozenset[str] = frozenset(), root: Path | None = None) -> SchemaSet:
+    """Every `*.json` file of `folder` (but the names in `exclude`), by file name; `root`,
+    a file of `folder`, is read first whatever its name."""
     docs: dict[str, dict[str, Any]] = {}
+    if root is not None:
+        docs[root.name] = load_schema_file(root)
     for p in sorted(folder.glob("*.json")):
-        doc = json.loads(p.read_text(encoding="utf-8"))
-        if not isinstance(doc, dict):
-            raise ValueError(f"{p}: a schema file must hold a JSON object")
-        docs[p.name] = doc
+        if p.name in docs:
+            continue
+        if p.name not in exclude:
+            docs[p.name] = load_schema_file(p)
     if not docs:
-        raise FileNotFoundError(f"no schemas in {folder}")
+        raise InputError(f"{folder}: no schema files (*.json) in this folder")
     return SchemaSet(folder.parent.name, folder.name, folder, docs)
 
 

@@ -10,6 +10,8 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
+from third_party.cohere_adapter import CohereAdapter
+
 from conformance.adapters.anthropic import AnthropicAdapter
 from conformance.adapters.base import (
     Block,
@@ -245,6 +247,186 @@ class StreamUsageDropped(OpenAIChatAdapter):
             yield {**e, "usage": None} if e["type"] == "message_complete" else e
 
 
+# -- semantics the record's probes locate (TC901-TC904, TC501 by field) ------------------
+
+
+class DataUrlReadBackAsUrl(OpenAIChatAdapter):
+    """Reads a `data:` URL image back as a url-kind image (then sent on as a URL)."""
+
+    def image_from_wire(self, image_url: Mapping[str, Any]) -> Block:
+        url = str(image_url.get("url", ""))
+        return {"type": "image", "source": {"kind": "url", "data": url}, "media_type": "image/png"}
+
+
+class ImageMediaTypeLost(AnthropicAdapter):
+    """Sends every base64 image as image/jpeg, whatever its media type."""
+
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: Any) -> Any:
+        req = super().to_wire(messages, tools, options)
+        for m in req.body.get("messages", []):
+            for b in m.get("content") if isinstance(m.get("content"), list) else []:
+                src = b.get("source") if isinstance(b, dict) else None
+                if isinstance(src, dict) and src.get("type") == "base64":
+                    src["media_type"] = "image/jpeg"
+        return req
+
+
+class IsErrorDropped(AnthropicAdapter):
+    """Forgets `is_error` when reading a tool result back."""
+
+    def tool_result_from_wire(self, sid: str, block: Block) -> Message:
+        msg = super().tool_result_from_wire(sid, block)
+        msg["content"][0].pop("is_error", None)
+        return msg
+
+
+class IsErrorNotSent(AnthropicAdapter):
+    """Never sets the wire's `is_error` flag."""
+
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: Any) -> Any:
+        req = super().to_wire(messages, tools, options)
+        for m in req.body.get("messages", []):
+            for b in m.get("content") if isinstance(m.get("content"), list) else []:
+                if isinstance(b, dict):
+                    b.pop("is_error", None)
+        return req
+
+
+class StopReasonAlwaysEndTurn(AnthropicAdapter):
+    """Streams `end_turn` whatever the provider said (tool_use, max_tokens...)."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        for e in super().stream_response(chunks, context):
+            yield {**e, "stop_reason": "end_turn"} if e["type"] == "message_complete" else e
+
+
+class CachedCountedTwice(OpenAIChatAdapter):
+    """Counts cached prompt tokens in input_tokens too (they are billed twice)."""
+
+    def usage_from_wire(self, usage: Any) -> dict[str, int] | None:
+        u = super().usage_from_wire(usage)
+        if u is not None:
+            u["input_tokens"] += u["cached_input_tokens"]
+        return u
+
+
+class OutputTokensOffByOne(AnthropicAdapter):
+    """Reports one output token more than the provider counted."""
+
+    def usage_from_wire(self, usage: Any) -> dict[str, int] | None:
+        u = super().usage_from_wire(usage)
+        if u is not None:
+            u["output_tokens"] += 1
+        return u
+
+
+class SignatureInWrongField(AnthropicAdapter):
+    """Sends the thinking signature inside a text block instead of the `signature` field
+    (a marker search of the whole body passed this; the field probe does not)."""
+
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: Any) -> Any:
+        req = super().to_wire(messages, tools, options)
+        for m in req.body.get("messages", []):
+            content = m.get("content") if isinstance(m.get("content"), list) else []
+            for b in list(content):
+                if isinstance(b, dict) and b.get("type") == "thinking" and b.get("signature"):
+                    content.append({"type": "text", "text": b["signature"]})
+                    b["signature"] = "moved"
+        return req
+
+
+# -- a third API: the Cohere Chat v2 adapter of tests/third_party, written from Cohere's docs
+
+
+class CohereStreamLosesLastDelta(CohereAdapter):
+    """Forgets to emit the last text delta of a stream (final_content is still right)."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        events = list(super().stream_response(chunks, context))
+        last = max((i for i, e in enumerate(events) if e["type"] == "text_delta"), default=None)
+        return iter([e for i, e in enumerate(events) if i != last])
+
+
+class CohereStopReasonIgnored(CohereAdapter):
+    """Streams end_turn whatever message-end's finish_reason says."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        for e in super().stream_response(chunks, context):
+            yield {**e, "stop_reason": "end_turn"} if e["type"] == "message_complete" else e
+
+
+class CohereStreamUsageDropped(CohereAdapter):
+    """message_complete carries no usage although message-end sent it."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        for e in super().stream_response(chunks, context):
+            yield {**e, "usage": None} if e["type"] == "message_complete" else e
+
+
+class CohereDataUrlAsUrl(CohereAdapter):
+    """Reads a base64 `data:` URL back as a url-kind image."""
+
+    def _image_from_wire(self, image_url: Mapping[str, Any]) -> Block:
+        return {
+            "type": "image",
+            "source": {"kind": "url", "data": str(image_url.get("url", ""))},
+            "media_type": "image/png",
+        }
+
+
+class CohereSystemAfterUser(CohereAdapter):
+    """Moves the system turn behind the first user turn (Cohere reads it as mid-conversation)."""
+
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: Any) -> Any:
+        req = super().to_wire(messages, tools, options)
+        ms = req.body["messages"]
+        if len(ms) > 1 and ms[0]["role"] == "system":
+            ms[0], ms[1] = ms[1], ms[0]
+        return req
+
+
+class CohereArgumentsAsObject(CohereAdapter):
+    """Sends `function.arguments` as an object; Cohere documents a JSON string."""
+
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: Any) -> Any:
+        req = super().to_wire(messages, tools, options)
+        for m in req.body["messages"]:
+            for c in m.get("tool_calls", []):
+                c["function"]["arguments"] = json.loads(c["function"]["arguments"])
+        return req
+
+
+class CohereForgetsToolIds(CohereAdapter):
+    """A fresh tool-id map per call: ids Cohere issued are not restored on the way back."""
+
+    def tool_id_map(self, session_id: str) -> ToolIdMap:
+        return ToolIdMap(self.provider, self.new_provider_tool_id)
+
+
+class CohereSilentDrop(CohereAdapter):
+    """Drops blocks Cohere cannot carry without the WARN line."""
+
+    def drop(self, message: Message, index: int | None, block_type: str, reason: str) -> None:
+        return None
+
+
+class CohereErrorsAsMessages(CohereAdapter):
+    """Parses an HTTP error body as an empty reply."""
+
+    def from_wire_response(self, response: WireResponse | dict[str, Any], request_context: RequestContext) -> Message:
+        if isinstance(response, WireResponse) and response.status >= 400:
+            return self.assemble(request_context, [], wire_model=None, token_usage={})
+        return super().from_wire_response(response, request_context)
+
+
+class CohereChunkBoundaryBlind(CohereAdapter):
+    """Parses each byte chunk as if it held whole SSE events."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        parts = [c.decode(errors="replace") if isinstance(c, bytes) else c for c in chunks]
+        return super().stream_response([p for p in parts if p.endswith("\n\n")], context)
+
+
 # mutant -> the rule that must fail
 MUTANTS: dict[type, str] = {
     SilentDrop: "TC201",
@@ -270,4 +452,26 @@ MUTANTS: dict[type, str] = {
     RoundTripLosesOptions: "TC802",
     ChunkBoundaryBlind: "TC607",
     StreamUsageDropped: "TC606",
+    DataUrlReadBackAsUrl: "TC901",
+    ImageMediaTypeLost: "TC901",
+    IsErrorDropped: "TC902",
+    IsErrorNotSent: "TC902",
+    StopReasonAlwaysEndTurn: "TC903",
+    CachedCountedTwice: "TC904",
+    OutputTokensOffByOne: "TC904",
+    SignatureInWrongField: "TC501",
+    CohereStreamLosesLastDelta: "TC605",
+    CohereStopReasonIgnored: "TC903",
+    CohereStreamUsageDropped: "TC606",
+    CohereDataUrlAsUrl: "TC901",
+    CohereSystemAfterUser: "TC403",
+    CohereArgumentsAsObject: "TC104",
+    CohereForgetsToolIds: "TC302",
+    CohereSilentDrop: "TC201",
+    CohereErrorsAsMessages: "TC801",
+    CohereChunkBoundaryBlind: "TC607",
 }
+# rules whose cases come from real recordings (the project's cassettes cannot kill them)
+NEEDS_SAMPLES = ("TC701", "TC904")
+# where each adapter's own cassettes live (the project's for its adapters)
+CASSETTES = {"cohere-chat": "tests/third_party/cassettes/cohere"}

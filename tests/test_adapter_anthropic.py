@@ -308,3 +308,365 @@ def test_estimate_counts_tools_and_images():
     plain = a.estimate_input_tokens(msgs, [])
     assert a.estimate_input_tokens(msgs, tools) > plain + 300
     assert plain > 0
+
+
+# -- the project's own cassettes (hand-written from Anthropic's documented examples) -----------
+
+from pathlib import Path  # noqa: E402
+
+from conformance.adapters.base import (  # noqa: E402
+    AuthError,
+    ContextOverflowError,
+    InvalidRequestError,
+    ServerError,
+    WireFormatError,
+)
+from conformance.suite.cassettes import load_cassette  # noqa: E402
+from conformance.wire.anthropic_messages import ANTHROPIC_MESSAGES  # noqa: E402
+
+CASSETTES = Path(__file__).resolve().parent.parent / "cassettes" / "anthropic"
+
+
+def it(name, i):
+    return load_cassette(CASSETTES / f"{name}.yaml").interactions[i]
+
+
+def ctx(sid="sess_c"):
+    return RequestContext(session_id=sid, message_id="01KZZZZZZZZZZZZZZZZZZZZZZZ")
+
+
+def stream(interaction, sid="sess_c", adapter=None):
+    return list((adapter or AnthropicAdapter()).stream_response([interaction.response_text.encode()], ctx(sid)))
+
+
+@pytest.mark.parametrize(
+    ("name", "i", "raw", "canonical"),
+    [
+        ("text", 0, "end_turn", "end_turn"),
+        ("text", 2, "max_tokens", "max_tokens"),
+        ("text", 4, "stop_sequence", "stop_sequence"),
+        ("tools", 0, "tool_use", "tool_use"),
+        ("stops", 0, "pause_turn", "end_turn"),
+        ("stops", 2, "refusal", "end_turn"),
+        ("stops", 4, "model_context_window_exceeded", "max_tokens"),
+    ],
+)
+def test_every_stop_reason_parsed_and_streamed(name, i, raw, canonical):
+    a = AnthropicAdapter()
+    msg = a.from_wire_response(WireResponse(it(name, i).response_json), ctx())
+    assert msg["metadata"]["provider_raw"]["anthropic"]["stop_reason"] == raw
+    assert a.stop_reason_of(raw) == canonical == ANTHROPIC_MESSAGES.stop_reasons[raw]
+    done = stream(it(name, i + 1))[-1]  # every answer has its streamed twin
+    assert done["type"] == "message_complete" and done["stop_reason"] == canonical
+
+
+def test_parallel_tool_calls_cassette_parse_and_stream():
+    a = AnthropicAdapter()
+    msg = a.from_wire_response(WireResponse(it("tools", 0).response_json), ctx())
+    assert [b["type"] for b in msg["content"]] == ["text", "tool_use", "tool_use"]
+    assert [b["input"] for b in msg["content"][1:]] == [
+        {"location": "San Francisco, CA", "unit": "celsius"},
+        {"location": "New York, NY", "unit": "celsius"},
+    ]
+    events = stream(it("tools", 1), adapter=a)
+    # literal fragments, in order, including the empty first one the API sends
+    assert [e["partial_json"] for e in events if e["type"] == "tool_use_input_delta"] == [
+        "",
+        '{"location": "San Fra',
+        'ncisco, CA", "unit": "celsius"}',
+        '{"location": "New York, NY", ',
+        '"unit": "celsius"}',
+    ]
+    assert events[-1]["final_content"] == msg["content"]  # same session: same canonical ids
+    assert events[-1]["usage"] == {
+        "input_tokens": 472,
+        "output_tokens": 121,
+        "cached_input_tokens": 0,
+        "cache_creation_input_tokens": 0,
+    }
+
+
+def test_tool_result_is_error_reaches_the_wire_and_survives_read_back():
+    a = AnthropicAdapter()
+    body = it("tools", 2).request_body
+    parsed = a.from_wire_request(body, session_id="sess_err")
+    results = [m["content"][0] for m in parsed.messages if m["role"] == "tool"]
+    assert [r.get("is_error", False) for r in results] == [False, True]
+    assert results[1]["content"] == [
+        {"type": "text", "text": "ConnectionError: the weather service API is not available (HTTP 500)"}
+    ]
+    back = a.to_wire(parsed.messages, parsed.tools, parsed.options).body
+    located = ANTHROPIC_MESSAGES.probes.tool_result_errors(back)
+    assert [x.value for x in located] == [False, True]
+    assert located[1].pointer == "/messages/2/content/1/is_error"
+
+
+def test_thinking_signature_and_redacted_thinking_cassettes():
+    a = AnthropicAdapter()
+    msg = a.from_wire_response(WireResponse(it("thinking", 0).response_json), ctx())
+    sig = it("thinking", 0).response_json["content"][0]["signature"]
+    assert msg["content"][0]["type"] == "thinking" and msg["content"][0]["signature"] == sig
+    events = stream(it("thinking", 1))
+    thinking = [e for e in events if e["type"] == "thinking_delta"]
+    # the signature only on the block's final delta (streaming-protocol §5.3)
+    assert [e["signature"] for e in thinking] == [None, None, sig]
+    assert "".join(e["text"] for e in thinking) == msg["content"][0]["text"]
+    red = a.from_wire_response(WireResponse(it("thinking", 2).response_json), ctx())
+    assert red["content"][0] == {
+        "type": "redacted_thinking",
+        "data": it("thinking", 2).response_json["content"][0]["data"],
+    }
+    assert stream(it("thinking", 3))[-1]["final_content"][0] == red["content"][0]
+    # history with a signed thinking block and redacted thinking goes back byte for byte
+    body = it("thinking", 4).request_body
+    parsed = a.from_wire_request(body, session_id="sess_think")
+    back = a.to_wire(parsed.messages, parsed.tools, parsed.options).body
+    assert [x.value for x in ANTHROPIC_MESSAGES.probes.signatures(back)] == [sig]
+    assert ANTHROPIC_MESSAGES.probes.redacted_thinking(back)[0].value == body["messages"][1]["content"][1]["data"]
+
+
+def test_cached_token_usage_is_mapped_not_double_counted():
+    a = AnthropicAdapter()
+    write = a.from_wire_response(WireResponse(it("cache", 0).response_json), ctx())["metadata"]["usage"]
+    read = a.from_wire_response(WireResponse(it("cache", 1).response_json), ctx())["metadata"]["usage"]
+    assert (write["input_tokens"], write["cached_input_tokens"], write["cache_creation_input_tokens"]) == (
+        21,
+        0,
+        188086,
+    )
+    assert (read["input_tokens"], read["cached_input_tokens"], read["cache_creation_input_tokens"]) == (19, 188086, 0)
+    done = stream(it("cache", 2))[-1]
+    assert done["usage"] == {
+        "input_tokens": 19,
+        "output_tokens": 27,
+        "cached_input_tokens": 188086,
+        "cache_creation_input_tokens": 0,
+    }
+
+
+def test_image_cassettes_base64_url_and_tool_result_image():
+    a = AnthropicAdapter()
+    b64 = a.from_wire_request(it("image", 0).request_body, session_id="s1").messages[0]["content"][0]
+    assert b64["source"]["kind"] == "base64" and b64["media_type"] == "image/png"
+    assert stream(it("image", 1))[-1]["final_content"] == [{"type": "text", "text": "The image is a single red pixel."}]
+    url = a.from_wire_request(it("image", 2).request_body, session_id="s2").messages[0]["content"][0]
+    assert url["source"] == {
+        "kind": "url",
+        "data": "https://upload.wikimedia.org/wikipedia/commons/a/a7/Camponotus_flavomarginatus_ant.jpg",
+    }
+    tool = a.from_wire_request(it("image", 4).request_body, session_id="s3").messages[-1]
+    assert [b["type"] for b in tool["content"][0]["content"]] == ["text", "image"]
+
+
+@pytest.mark.parametrize(
+    ("i", "cls", "error_class", "retryable"),
+    [
+        (0, InvalidRequestError, "invalid_request", False),
+        (1, ContextOverflowError, "context_overflow", False),
+        (2, AuthError, "auth", False),
+        (3, InvalidRequestError, "invalid_request", False),  # 402 billing_error
+        (4, AuthError, "auth", False),
+        (5, InvalidRequestError, "invalid_request", False),
+        (6, ContextOverflowError, "context_overflow", False),  # 413 request_too_large
+        (7, RateLimitError, "rate_limit", True),
+        (8, ServerError, "server_error", True),
+        (9, ServerError, "server_error", True),  # 504 timeout_error
+        (10, RateLimitError, "rate_limit", True),  # 529 overloaded_error
+    ],
+)
+def test_http_errors_raise_the_documented_subclass_with_fields(i, cls, error_class, retryable):
+    rec = it("errors", i)
+    with pytest.raises(cls) as e:
+        AnthropicAdapter().from_wire_response(WireResponse(rec.response_json, rec.status), ctx())
+    err = e.value
+    assert type(err) is cls and err.error_class == error_class and err.retryable is retryable
+    assert err.provider_status == rec.status
+    assert err.request_id == f"req_011CErr{rec.status}AbCdEfGhIjKlMn"  # from the documented body field
+
+
+def test_retry_after_header_and_request_id_header():
+    rec = it("errors", 7)
+    body = {k: v for k, v in rec.response_json.items() if k != "request_id"}
+    with pytest.raises(RateLimitError) as e:
+        AnthropicAdapter().from_wire_response(
+            WireResponse(body, 429, {"Retry-After": "17", "request-id": "req_hdr"}), ctx()
+        )
+    assert e.value.retry_after_seconds == 17.0 and e.value.request_id == "req_hdr"
+
+
+def test_mid_stream_error_event_closes_then_raises():
+    events = []
+    with pytest.raises(RateLimitError):
+        for ev in AnthropicAdapter().stream_response([it("errors", 11).response_text], ctx()):
+            events.append(ev)
+    assert [e["type"] for e in events][-2:] == ["error", "message_complete"]
+    assert events[-1]["stop_reason"] == "error"
+    assert events[-1]["final_content"] == [{"type": "text", "text": "Once upon a time"}]
+
+
+# -- strict stream parsing -------------------------------------------------------------------
+
+_START = 'event: message_start\ndata: {"type": "message_start", "message": {"id": "m", "type": "message", "role": "assistant", "model": "claude-x", "content": [], "stop_reason": null, "usage": {"input_tokens": 3, "output_tokens": 1}}}\n\n'
+
+
+def _ev(obj):
+    return f"event: {obj['type']}\ndata: {json.dumps(obj)}\n\n"
+
+
+_TEXT = (
+    _ev({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})
+    + _ev({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hi"}})
+    + _ev({"type": "content_block_stop", "index": 0})
+)
+_END = _ev({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 2}}) + _ev(
+    {"type": "message_stop"}
+)
+
+
+def _tool(partials):
+    out = _ev(
+        {
+            "type": "content_block_start",
+            "index": 0,
+            "content_block": {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}},
+        }
+    )
+    for p in partials:
+        out += _ev(
+            {"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": p}}
+        )
+    return out + _ev({"type": "content_block_stop", "index": 0})
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "what"),
+    [
+        (_START + _TEXT + _END + _ev({"type": "message_stop"}), "event 7", "after message_stop"),
+        (_START + _TEXT + _END + _TEXT, "event 7", "after message_stop"),
+        (_START + _START + _TEXT + _END, "event 2", "second message_start"),
+        (
+            _START
+            + _ev({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})
+            + _ev({"type": "content_block_delta", "index": 0, "delta": {"type": "shout_delta", "text": "x"}}),
+            "event 3",
+            "unknown delta type",
+        ),
+        (
+            _START + _ev({"type": "content_block_start", "index": -1, "content_block": {"type": "text", "text": ""}}),
+            "event 2",
+            "index -1",
+        ),
+        (_START + _TEXT, "event 5", "ended before message_stop"),
+        (_START + _tool(['{"a": ', "1"]) + _END, "event 5", "not a JSON object"),
+        (_START + _tool(["[1, 2]"]) + _END, "event 4", "not a JSON object"),
+        (_TEXT + _END, "event 1", "before message_start"),
+        (
+            _START
+            + _ev({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})
+            + _ev(
+                {"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "{}"}}
+            ),
+            "event 3",
+            "input_json_delta for a text block",
+        ),
+        (
+            _START + _ev({"type": "content_block_delta", "index": 4, "delta": {"type": "text_delta", "text": "x"}}),
+            "event 2",
+            "never started",
+        ),
+        (_START + _TEXT + _ev({"type": "content_block_stop", "index": 0}), "event 5", "already stopped"),
+    ],
+)
+def test_malformed_streams_are_located_wire_errors(text, where, what):
+    events = []
+    with pytest.raises(WireFormatError) as e:
+        for ev in AnthropicAdapter().stream_response([text.encode()], ctx()):
+            events.append(ev)
+    assert where in str(e.value) and what in str(e.value), str(e.value)
+    if events:  # contract §6.5: a started stream closes with message_complete(error) first
+        assert events[-1]["type"] == "message_complete"
+        # trailing events after a complete message fail without rewriting it
+        assert events[-1]["stop_reason"] == ("end_turn" if "after message_stop" in what else "error")
+        assert all(b.get("input") != {} for b in events[-1]["final_content"] if b["type"] == "tool_use")
+
+
+def test_unknown_event_types_and_pings_are_tolerated():
+    text = _START + _ev({"type": "ping"}) + _ev({"type": "future_event", "x": 1}) + _TEXT + _END
+    events = list(AnthropicAdapter().stream_response([text], ctx()))
+    assert events[-1]["final_content"] == [{"type": "text", "text": "Hi"}]
+
+
+# -- images -----------------------------------------------------------------------------------
+
+
+def _img(source, media):
+    return {
+        "id": "01KZZZZZZZZZZZZZZZZZZZZZZ0",
+        "session_id": "sess_img",
+        "role": "user",
+        "created_at": "2026-01-01T00:00:00.000000Z",
+        "schema_version": 1,
+        "metadata": {},
+        "content": [{"type": "image", "source": source, "media_type": media}],
+    }
+
+
+def test_url_image_media_type_is_kept_not_guessed_from_the_extension():
+    a = AnthropicAdapter()
+    msg = _img({"kind": "url", "data": "https://example.com/0.m"}, "image/webp")
+    body = a.to_wire([msg], [], OPTS).body
+    assert body["messages"][0]["content"][0]["source"] == {"type": "url", "url": "https://example.com/0.m"}
+    back = a.from_wire_request(body, session_id="sess_img").messages[0]["content"][0]
+    assert back["media_type"] == "image/webp"  # as rendered, not a Mathematica type from `.m`
+    fresh = AnthropicAdapter().from_wire_request(body, session_id="sess_img").messages[0]["content"][0]
+    assert fresh["media_type"] == "image/jpeg"  # the documented placeholder for an unseen URL
+    other = a.from_wire_request(
+        {
+            **body,
+            "messages": [
+                {
+                    "role": "user",
+                    "content": [{"type": "image", "source": {"type": "url", "url": "https://e.com/x.png"}}],
+                }
+            ],
+        },
+        session_id="sess_img",
+    )
+    assert other.messages[0]["content"][0]["media_type"] == "image/jpeg"  # not image/png from `.png`
+
+
+def test_data_url_image_goes_as_base64_and_media_types_are_case_insensitive():
+    a = AnthropicAdapter()
+    body = a.to_wire([_img({"kind": "url", "data": "data:image/PNG;base64,iVBORw0KGgo="}, "image/png")], [], OPTS).body
+    assert body["messages"][0]["content"][0]["source"] == {
+        "type": "base64",
+        "media_type": "image/png",
+        "data": "iVBORw0KGgo=",
+    }
+    body = a.to_wire([_img({"kind": "base64", "data": "iVBORw0KGgo="}, "image/PNG")], [], OPTS).body
+    assert body["messages"][0]["content"][0]["source"]["media_type"] == "image/png"
+
+
+@pytest.mark.parametrize("bad_input", ['{"path": "README.md"}', None, [1]])
+def test_tool_use_input_that_is_not_an_object_is_a_wire_error(bad_input):
+    body = json.loads(json.dumps(RESPONSE))
+    body["content"][2]["input"] = bad_input
+    with pytest.raises(WireFormatError) as e:
+        AnthropicAdapter().from_wire_response(body, RequestContext("s"))
+    assert "toolu_01XYZ" in str(e.value)
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        _START + "event: x\ndata: " + "[" * 100_000 + "]" * 100_000 + "\n\n",
+        _START
+        + 'event: message_delta\ndata: {"type": "message_delta", "delta": {}, "usage": {"output_tokens": NaN}}\n\n',
+        _START + _tool(["[" * 100_000]) + _END,
+    ],
+    ids=["deep-data", "nan", "deep-input"],
+)
+def test_hostile_stream_bodies_are_wire_errors_not_crashes(hostile):
+    with pytest.raises(WireFormatError) as e:
+        list(AnthropicAdapter().stream_response([hostile], ctx()))
+    assert "event 2" in str(e.value) or "event 4" in str(e.value), str(e.value)

@@ -297,3 +297,304 @@ def test_tool_result_with_several_text_blocks_survives_the_round_trip():
     assert tool["content"] == [{"type": "text", "text": "0"}, {"type": "text", "text": "0"}]
     back = a.from_wire_request(wire.body, session_id="s").messages
     assert back[-1]["content"][0]["content"] == [{"type": "text", "text": "0"}, {"type": "text", "text": "0"}]
+
+
+# -- the project's own cassettes (hand-written from OpenAI's documented examples) --------------
+
+from pathlib import Path  # noqa: E402
+
+from conformance.adapters.base import (  # noqa: E402
+    InvalidRequestError,
+    RateLimitError,
+    ServerError,
+    WireFormatError,
+)
+from conformance.suite.cassettes import load_cassette  # noqa: E402
+from conformance.wire.openai_chat import OPENAI_CHAT  # noqa: E402
+
+CASSETTES = Path(__file__).resolve().parent.parent / "cassettes" / "openai-chat"
+
+
+def it(name, i):
+    return load_cassette(CASSETTES / f"{name}.yaml").interactions[i]
+
+
+def ctx(sid="sess_c"):
+    return RequestContext(session_id=sid, message_id="01KZZZZZZZZZZZZZZZZZZZZZZZ")
+
+
+def stream(text, sid="sess_c", adapter=None):
+    return list((adapter or OpenAIChatAdapter()).stream_response([text.encode()], ctx(sid)))
+
+
+@pytest.mark.parametrize(
+    ("name", "i", "raw", "canonical"),
+    [
+        ("text", 0, "stop", "end_turn"),
+        ("text", 2, "length", "max_tokens"),
+        ("text", 4, "stop", "end_turn"),  # a matched stop sequence also reads "stop"
+        ("text", 6, "content_filter", "end_turn"),
+        ("tools", 0, "tool_calls", "tool_use"),
+    ],
+)
+def test_every_finish_reason_parsed_and_streamed(name, i, raw, canonical):
+    a = OpenAIChatAdapter()
+    msg = a.from_wire_response(WireResponse(it(name, i).response_json), ctx())
+    assert msg["metadata"]["provider_raw"]["openai-chat"]["finish_reason"] == raw
+    assert a.stop_reason_of(raw) == canonical == OPENAI_CHAT.stop_reasons[raw]
+    done = stream(it(name, i + 1).response_text)[-1]
+    assert done["type"] == "message_complete" and done["stop_reason"] == canonical
+    assert [b["type"] for b in done["final_content"]] == [b["type"] for b in msg["content"]]
+
+
+def test_parallel_tool_call_stream_gives_literal_fragments_and_the_parsed_calls():
+    a = OpenAIChatAdapter()
+    msg = a.from_wire_response(WireResponse(it("tools", 0).response_json), ctx())
+    events = stream(it("tools", 1).response_text, adapter=a)
+    assert [e["partial_json"] for e in events if e["type"] == "tool_use_input_delta"] == [
+        '{"location":',
+        '"Paris, France"}',
+        '{"location":"Bogota,',
+        ' Colombia"}',
+    ]
+    ends = [e["final_input"] for e in events if e["type"] == "tool_use_end"]
+    assert ends == [{"location": "Paris, France"}, {"location": "Bogota, Colombia"}]
+    assert events[-1]["final_content"] == msg["content"]  # same session, same canonical ids
+
+
+def test_tool_error_result_has_no_wire_flag_and_is_logged(caplog):
+    a = OpenAIChatAdapter()
+    parsed = a.from_wire_request(it("tools", 2).request_body, session_id="sess_t")
+    results = [m for m in parsed.messages if m["role"] == "tool"]
+    assert results[1]["content"][0]["content"] == [
+        {"type": "text", "text": "Error: the weather service is unavailable (HTTP 503)"}
+    ]
+    results[1]["content"][0]["is_error"] = True
+    with caplog.at_level(logging.WARNING):
+        body = a.to_wire(parsed.messages, parsed.tools, parsed.options).body
+    assert OPENAI_CHAT.probes.tool_result_errors(body) == [] and not OPENAI_CHAT.carries.tool_result_error
+    assert any(getattr(r, "field", None) == "is_error" for r in caplog.records)
+    assert body["messages"][3] == {
+        "role": "tool",
+        "tool_call_id": "call_67890abc",
+        "content": "Error: the weather service is unavailable (HTTP 503)",
+    }
+
+
+def test_cached_tokens_are_taken_out_of_prompt_tokens():
+    """Upstream: `prompt_tokens` includes `cached_tokens` (prompt caching guide). The contract
+    §7.2 text maps prompt_tokens -> input_tokens directly, which counts the cached tokens twice
+    when the core prices input + cached; this adapter follows upstream (disjoint buckets)."""
+    a = OpenAIChatAdapter()
+    u = a.from_wire_response(WireResponse(it("cache", 0).response_json), ctx())["metadata"]["usage"]
+    assert (u["input_tokens"], u["cached_input_tokens"], u["cache_creation_input_tokens"], u["output_tokens"]) == (
+        86,
+        1920,
+        0,
+        300,
+    )
+    assert stream(it("cache", 1).response_text)[-1]["usage"] == {
+        "input_tokens": 86,
+        "output_tokens": 300,
+        "cached_input_tokens": 1920,
+        "cache_creation_input_tokens": 0,
+    }
+    reasoning = a.from_wire_response(WireResponse(it("cache", 2).response_json), ctx())
+    assert reasoning["metadata"]["usage"]["output_tokens"] == 205  # reasoning tokens are output tokens
+    assert [b["type"] for b in reasoning["content"]] == ["text"]  # no thinking on this wire
+
+
+def test_streaming_requests_ask_for_usage_even_with_other_stream_options():
+    opts = AdapterOptions(model="openai:gpt-4o", stream=True, extra={"stream_options": {"include_obfuscation": False}})
+    body = OpenAIChatAdapter().to_wire([], [], opts).body
+    assert body["stream_options"] == {"include_obfuscation": False, "include_usage": True}
+
+
+def test_image_cassettes_url_and_data_url():
+    a = OpenAIChatAdapter()
+    url = a.from_wire_request(it("image", 0).request_body, session_id="s1").messages[0]["content"][1]
+    assert url["source"]["kind"] == "url" and url["media_type"] == "image/jpeg"  # placeholder, not a guess
+    b64 = a.from_wire_request(it("image", 2).request_body, session_id="s2")
+    img = b64.messages[0]["content"][1]
+    assert img["source"]["kind"] == "base64" and img["media_type"] == "image/png"
+    back = a.to_wire(b64.messages, [], b64.options).body
+    assert back["messages"][0]["content"][1]["image_url"]["detail"] == "low"
+    assert stream(it("image", 3).response_text)[-1]["final_content"] == [
+        {"type": "text", "text": "A single red pixel."}
+    ]
+
+
+def test_data_url_with_parameters_reads_back_as_base64_and_url_media_is_kept():
+    a = OpenAIChatAdapter()
+    parsed = a.from_wire_request(
+        {
+            "model": "gpt-4o",
+            "messages": [
+                {
+                    "role": "user",
+                    "content": [{"type": "image_url", "image_url": {"url": "data:image/png;name=a.png;base64,AAAA"}}],
+                }
+            ],
+        },
+        session_id="s",
+    )
+    assert parsed.messages[0]["content"][0] == {
+        "type": "image",
+        "source": {"kind": "base64", "data": "AAAA"},
+        "media_type": "image/png",
+    }
+    msg = {
+        "id": "01KZZZZZZZZZZZZZZZZZZZZZZ0",
+        "session_id": "s",
+        "role": "user",
+        "created_at": "2026-01-01T00:00:00.000000Z",
+        "schema_version": 1,
+        "metadata": {},
+        "content": [
+            {"type": "image", "source": {"kind": "url", "data": "https://example.com/0.m"}, "media_type": "image/gif"}
+        ],
+    }
+    body = a.to_wire([msg], [], OPTS).body
+    back = a.from_wire_request(body, session_id="s").messages[0]["content"][0]
+    assert back["media_type"] == "image/gif"  # as rendered; `.m` would guess a Mathematica type
+
+
+def test_empty_tool_result_renders_a_string_not_an_empty_list():
+    a = OpenAIChatAdapter()
+    msgs, tools = conversation("openai")
+    for m in msgs:
+        if m["role"] == "tool":
+            m["content"][0]["content"] = []
+    body = a.to_wire(msgs, tools, OPTS).body
+    assert [m["content"] for m in body["messages"] if m["role"] == "tool"] == ["", ""]
+
+
+@pytest.mark.parametrize(
+    ("i", "cls", "error_class", "retryable"),
+    [
+        (0, InvalidRequestError, "invalid_request", False),
+        (1, ContextOverflowError, "context_overflow", False),
+        (2, AuthError, "auth", False),
+        (3, AuthError, "auth", False),
+        (4, InvalidRequestError, "invalid_request", False),
+        (5, RateLimitError, "rate_limit", True),
+        (6, RateLimitError, "rate_limit", True),
+        (7, ServerError, "server_error", True),
+        (8, ServerError, "server_error", True),
+    ],
+)
+def test_http_errors_raise_the_documented_subclass_with_fields(i, cls, error_class, retryable):
+    rec = it("errors", i)
+    headers = {k: v[0] for k, v in rec.headers.items()}
+    with pytest.raises(cls) as e:
+        OpenAIChatAdapter().from_wire_response(WireResponse(rec.response_json, rec.status, headers), ctx())
+    err = e.value
+    assert type(err) is cls and err.error_class == error_class and err.retryable is retryable
+    assert err.provider_status == rec.status and err.request_id == f"req_{rec.status}c0ffee0123456789abcdef0123"
+    if i == 5:
+        assert err.retry_after_seconds == 0.2  # retry-after-ms: 200
+
+
+def test_mid_stream_error_closes_then_raises():
+    events = []
+    with pytest.raises(ServerError):
+        for ev in OpenAIChatAdapter().stream_response([it("errors", 9).response_text], ctx()):
+            events.append(ev)
+    assert [e["type"] for e in events][-2:] == ["error", "message_complete"]
+    assert events[-1]["stop_reason"] == "error" and events[-1]["final_content"] == [
+        {"type": "text", "text": "Once upon a time"}
+    ]
+
+
+# -- strict stream parsing -------------------------------------------------------------------
+
+
+def _chunk(delta=None, finish=None, index=0, usage=None, choices=True):
+    body = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o"}
+    body["choices"] = [{"index": index, "delta": delta or {}, "finish_reason": finish}] if choices else []
+    if usage is not None:
+        body["usage"] = usage
+    return f"data: {json.dumps(body)}\n\n"
+
+
+_DONE = "data: [DONE]\n\n"
+_HI = _chunk({"role": "assistant", "content": "Hi"})
+
+
+def _call(index, id_=None, name=None, args=None):
+    fn = {k: v for k, v in (("name", name), ("arguments", args)) if v is not None}
+    call = {"index": index, **({"id": id_, "type": "function"} if id_ else {}), "function": fn}
+    return _chunk({"tool_calls": [call]})
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "what"),
+    [
+        (_DONE, "event 1", "[DONE] with no chunk"),
+        ("\n\n" + _DONE, "event 1", "[DONE] with no chunk"),
+        (_HI + _chunk({"content": "!"}, index=1) + _DONE, "event 2", "several choices"),
+        (_HI, "event 2", "ended before data: [DONE]"),
+        (_HI + _chunk(finish="stop"), "event 3", "ended before data: [DONE]"),
+        (_HI + _chunk(finish="stop") + _DONE + _HI, "event 4", "after [DONE]"),
+        (_call(0, "call_1", "f", '{"a": ') + _chunk(finish="tool_calls") + _DONE, "event 2", "not a JSON object"),
+        (_call(0, "call_1", "f", "[1]") + _call(1, "call_2", "g", "{}"), "event 2", "not a JSON object"),
+        (_call(0, None, "f", "{}"), "event 1", "without an id"),
+        (_call(-1, "call_1", "f", "{}"), "event 1", "index -1"),
+        (
+            _call(0, "call_1", "f", '{"a"') + _call(1, "call_2", "g", "{}"),
+            "event 2",
+            "not a JSON object",
+        ),
+        (_HI + _chunk(finish="stop") + _chunk({"content": "more"}) + _DONE, "event 3", "after finish_reason"),
+        ("data: {not json}\n\n", "event 1", "not JSON"),
+    ],
+)
+def test_malformed_streams_are_located_wire_errors(text, where, what):
+    events = []
+    with pytest.raises(WireFormatError) as e:
+        for ev in OpenAIChatAdapter().stream_response([text.encode()], ctx()):
+            events.append(ev)
+    assert where in str(e.value) and what in str(e.value), str(e.value)
+    if events:
+        assert events[-1]["type"] == "message_complete" and events[-1]["stop_reason"] == "error"
+        # broken arguments are never turned into {}
+        assert all(b["input"] != {} for b in events[-1]["final_content"] if b["type"] == "tool_use")
+
+
+def test_complete_stream_without_finish_reason_is_read_with_a_warning(caplog):
+    with caplog.at_level(logging.WARNING):
+        events = stream(_call(0, "call_1", "f", '{"a": 1}') + _DONE)
+    assert events[-1]["stop_reason"] == "tool_use"
+    assert events[-1]["final_content"][0]["input"] == {"a": 1}
+    assert any(getattr(r, "event", None) == "finish_reason_missing" for r in caplog.records)
+
+
+def test_tool_call_continuing_after_the_next_started_is_an_error():
+    text = _call(0, "call_1", "f", '{"a":') + _call(1, "call_2", "g", "{}") + _call(0, None, None, " 1}")
+    with pytest.raises(WireFormatError) as e:
+        stream(text)
+    # the first call's arguments were already incomplete when the second call started
+    assert "event 2" in str(e.value)
+
+
+def test_fragment_for_a_closed_tool_call_is_an_error():
+    text = _call(0, "call_1", "f", '{"a": 1}') + _call(1, "call_2", "g", "{}") + _call(0, None, None, " ")
+    with pytest.raises(WireFormatError) as e:
+        stream(text)
+    assert "event 3" in str(e.value) and "continues after" in str(e.value)
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        "data: " + "[" * 100_000 + "]" * 100_000 + "\n\n",
+        'data: {"id": "c", "choices": [], "usage": {"prompt_tokens": NaN}}\n\n',
+        _call(0, "call_1", "f", "[" * 100_000) + _chunk(finish="tool_calls") + _DONE,
+        _call(0, "call_1", "f", '{"a": 1, "a": 2}') + _chunk(finish="tool_calls") + _DONE,
+    ],
+    ids=["deep-data", "nan", "deep-arguments", "duplicate-key-arguments"],
+)
+def test_hostile_stream_bodies_are_wire_errors_not_crashes(hostile):
+    with pytest.raises(WireFormatError) as e:
+        stream(hostile)
+    assert "event 1" in str(e.value) or "event 2" in str(e.value), str(e.value)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -120,3 +121,108 @@ def test_progress_bar_on_a_terminal_for_large_input(
     advanced.clear()
     assert main(["validate", str(RULES / "valid.jsonl")]) == 0
     assert advanced == []
+
+
+# -- hostile names, unreadable inputs, friction (issue 9) -------------------------------
+
+
+@pytest.mark.parametrize("name", ["[/x].jsonl", "[red]r.jsonl", "a:b:c.jsonl", ":smile:.jsonl"])
+def test_names_are_printed_literally(tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str) -> None:
+    p = tmp_path / name
+    p.parent.mkdir(exist_ok=True)  # `[/x].jsonl` is `x].jsonl` in a folder named `[`
+    p.write_bytes(b"{\n")
+    assert main(["validate", str(p)]) == 1
+    assert capsys.readouterr().out.startswith(f"{p}:1: ")
+    missing = tmp_path / ("gone-" + name)
+    assert main(["validate", str(missing)]) == 2
+    assert capsys.readouterr().err == f"turnspec: {missing}: no such file or directory\n"
+
+
+def test_error_lines_are_not_wrapped(tmp_path: Path) -> None:
+    deep = tmp_path / ("x" * 120) / ("y" * 120)
+    r = subprocess.run(
+        [sys.executable, "-m", "conformance.cli", "validate", str(deep / "t.jsonl")], capture_output=True, text=True
+    )
+    assert r.returncode == 2 and r.stderr == f"turnspec: {deep / 't.jsonl'}: no such file or directory\n"
+
+
+def test_missing_and_unreadable_paths_reported_rest_checked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    good = tmp_path / "d" / "t.jsonl"
+    good.parent.mkdir()
+    good.write_bytes((RULES / "TS020.jsonl").read_bytes())
+    os.mkfifo(tmp_path / "d" / "pipe.jsonl")
+    (tmp_path / "d" / "zero.jsonl").symlink_to("/dev/zero")
+    (tmp_path / "d" / "loop.jsonl").symlink_to(tmp_path / "d" / "loop.jsonl")
+    assert main(["validate", str(tmp_path / "nope.jsonl"), str(tmp_path / "d")]) == 2
+    cap = capsys.readouterr()
+    assert " TS020 " in cap.out  # the readable file was still checked
+    err = cap.err.splitlines()
+    assert err[0] == f"turnspec: {tmp_path / 'nope.jsonl'}: no such file or directory"
+    assert any(line.startswith(f"turnspec: {tmp_path / 'd' / 'pipe.jsonl'}: is a FIFO") for line in err)
+    assert any(line.startswith(f"turnspec: {tmp_path / 'd' / 'zero.jsonl'}: is a character device") for line in err)
+    assert any(line.startswith(f"turnspec: {tmp_path / 'd' / 'loop.jsonl'}: cannot read") for line in err)
+
+
+def test_stdin_dash(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import io
+
+    class Stdin:
+        buffer = io.BytesIO((RULES / "TS020.jsonl").read_bytes())
+
+    monkeypatch.setattr(sys, "stdin", Stdin)
+    assert main(["validate", "-"]) == 1
+    assert capsys.readouterr().out.splitlines()[0].startswith("-:2: /content/0/text TS020 error")
+
+
+def test_walk_recognising_nothing_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "notes.txt").write_text("hi")
+    assert main(["validate", str(tmp_path)]) == 2
+    assert "no file in a known format" in capsys.readouterr().err
+
+
+def test_skipped_files_counted_and_listed_on_request(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "a.txt").write_text("x")
+    (tmp_path / "b.txt").write_text("x")
+    (tmp_path / "t.jsonl").write_bytes((RULES / "valid.jsonl").read_bytes())
+    assert main(["validate", str(tmp_path)]) == 0
+    assert "skipped 2 file(s)" in capsys.readouterr().out
+    assert main(["validate", "--show-skipped", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert f"skipped (no known format): {tmp_path / 'a.txt'}" in out and str(tmp_path / "b.txt") in out
+
+
+def test_version_flag_and_help_choices(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.startswith("turnspec ")
+    for argv, must in (
+        (["validate", "--help"], ["canonical", "sqlite", "text|json"]),
+        (["convert", "--help"], ["--from", "--to", "sqlite", "chibi"]),
+        (["migrate", "--help"], ["gpt2099"]),
+        (["schema", "diff", "--help"], ["text|json"]),
+    ):
+        assert main(argv) == 0
+        out = capsys.readouterr().out
+        flat = "".join(c for c in out if not c.isspace() and c != "│")  # the help table wraps long cells
+        assert all(m in flat for m in must), (argv, out)
+        assert "<bool>" not in out and "{" not in out and "<list[" not in out and "<path>" not in out, out
+
+
+def test_unreadable_subfolder_is_reported_and_the_rest_checked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "t.jsonl").write_bytes((RULES / "TS020.jsonl").read_bytes())
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    real_scandir = os.scandir
+
+    def scandir(path: object = ".") -> object:  # what os.walk meets in a folder it may not list (root may)
+        if str(path) == str(locked):
+            raise PermissionError(13, "Permission denied", str(locked))
+        return real_scandir(path)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    assert main(["validate", str(tmp_path)]) == 2
+    cap = capsys.readouterr()
+    assert " TS020 " in cap.out
+    assert cap.err == f"turnspec: {locked}: cannot read folder: Permission denied\n"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -51,3 +52,115 @@ def test_failed_converter_leaves_nothing(tmp_path: Path, monkeypatch: pytest.Mon
     with pytest.raises(InputError, match="gave up"):
         convert("canonical", "chibi", VALID, tmp_path / "ctx")
     assert list(tmp_path.iterdir()) == []
+
+
+# -- output safety (issue 9: nothing lost) ----------------------------------------------
+
+
+def _tree(root: Path) -> dict[str, tuple[bytes | None, int]]:
+    """Every path under `root` with its bytes (None for a folder) and mtime."""
+    out: dict[str, tuple[bytes | None, int]] = {}
+    for p in sorted(root.rglob("*")):
+        out[str(p.relative_to(root))] = (None if p.is_dir() else p.read_bytes(), p.stat().st_mtime_ns)
+    return out
+
+
+@pytest.mark.parametrize("to", ["sqlite", "chibi", "canonical-from-sqlite"])
+def test_output_that_contains_the_input_is_refused_even_with_force(tmp_path: Path, to: str) -> None:
+    d = tmp_path / "d"
+    d.mkdir()
+    if to == "canonical-from-sqlite":
+        src, pair = d / "s.db", ("sqlite", "canonical")
+        convert("canonical", "sqlite", VALID, src)
+    else:
+        src, pair = d / "t.jsonl", ("canonical", to)
+        src.write_bytes(VALID.read_bytes())
+    before = _tree(tmp_path)
+    for dst in (d, tmp_path, src, src / "x", d / "." / src.name):
+        with pytest.raises(InputError, match=r"contains the input|inside the input|overwrite"):
+            convert(*pair, src, dst, force=True)
+    assert _tree(tmp_path) == before
+
+
+def test_symlinked_output_cannot_smuggle_the_input_in(tmp_path: Path) -> None:
+    d = tmp_path / "d"
+    d.mkdir()
+    src = d / "t.jsonl"
+    src.write_bytes(VALID.read_bytes())
+    (tmp_path / "alias").symlink_to(d)
+    (tmp_path / "same.jsonl").symlink_to(src)
+    before = _tree(tmp_path)
+    with pytest.raises(InputError, match="contains the input"):
+        convert("canonical", "sqlite", src, tmp_path / "alias", force=True)
+    with pytest.raises(InputError, match="overwrite"):
+        convert("canonical", "chibi", src, tmp_path / "same.jsonl", force=True)
+    assert _tree(tmp_path) == before
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o027])
+def test_outputs_get_the_umask_mode(tmp_path: Path, umask: int) -> None:
+    old = os.umask(umask)
+    try:
+        convert("canonical", "sqlite", VALID, tmp_path / "s.db")
+        convert("sqlite", "canonical", tmp_path / "s.db", tmp_path / "back.jsonl")
+    finally:
+        os.umask(old)
+    for name in ("s.db", "back.jsonl"):
+        assert (tmp_path / name).stat().st_mode & 0o777 == 0o666 & ~umask
+
+
+def test_output_folder_problems_are_one_line_errors(tmp_path: Path) -> None:
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    with pytest.raises(InputError, match="is not a folder"):
+        convert("canonical", "sqlite", VALID, afile / "out.db")
+    with pytest.raises(InputError, match="does not exist"):
+        convert("canonical", "sqlite", VALID, tmp_path / "no" / "out.db")
+    if os.geteuid() != 0:  # root writes anywhere
+        ro = tmp_path / "ro"
+        ro.mkdir()
+        ro.chmod(0o555)
+        try:
+            with pytest.raises(InputError, match="not writable"):
+                convert("canonical", "sqlite", VALID, ro / "out.db")
+        finally:
+            ro.chmod(0o755)
+
+
+def test_output_over_a_fifo_is_refused(tmp_path: Path) -> None:
+    fifo = tmp_path / "out.db"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError, match="not a regular file or a folder"):
+        convert("canonical", "sqlite", VALID, fifo, force=True)
+
+
+def test_non_regular_input_is_refused_without_opening_it(tmp_path: Path) -> None:
+    fifo = tmp_path / "in.jsonl"
+    os.mkfifo(fifo)  # opening it for reading would block forever
+    with pytest.raises(InputError, match="FIFO"):
+        convert("canonical", "sqlite", fifo, tmp_path / "out.db")
+    (tmp_path / "zero.jsonl").symlink_to("/dev/zero")
+    with pytest.raises(InputError, match="character device"):
+        convert("canonical", "sqlite", tmp_path / "zero.jsonl", tmp_path / "out.db")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl", "zero.jsonl"]
+
+
+def test_sqlite_round_trip_is_byte_identical_and_deterministic(tmp_path: Path) -> None:
+    convert("canonical", "sqlite", VALID, tmp_path / "s.db")
+    assert convert("sqlite", "canonical", tmp_path / "s.db", tmp_path / "a.jsonl") == []
+    convert("sqlite", "canonical", tmp_path / "s.db", tmp_path / "b.jsonl")
+    assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes() == VALID.read_bytes()
+
+
+def test_impossible_date_is_a_located_refusal(tmp_path: Path) -> None:
+    src = tmp_path / "t.jsonl"
+    src.write_text(VALID.read_text().replace("2026-05-08T12:00:02.000000Z", "2026-02-30T12:00:02.000000Z"))
+    with pytest.raises(InputError, match=r"t\.jsonl:2"):
+        convert("canonical", "sqlite", src, tmp_path / "s.db")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.jsonl"]
+
+
+def test_sqlite_output_is_byte_identical_across_runs(tmp_path: Path) -> None:
+    convert("canonical", "sqlite", VALID, tmp_path / "a.db")
+    convert("canonical", "sqlite", VALID, tmp_path / "b.db")
+    assert (tmp_path / "a.db").read_bytes() == (tmp_path / "b.db").read_bytes()

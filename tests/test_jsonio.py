@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 import sys
 import time
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from conformance import validate
+from conformance.findings import Finding
 from conformance.jsonio import read_json, read_jsonl
 
 GOOD = (Path(__file__).parent / "rules" / "canonical" / "valid.jsonl").read_bytes().splitlines(keepends=True)
@@ -172,3 +174,44 @@ def test_parse_rejects_every_duplicate_key(doc: dict[str, object], data: st.Data
     text = (body[:-1] + ", " + dup + "}").encode()
     with pytest.raises(ValueError, match="duplicate key"):
         parse(text)
+
+
+# -- only regular files are read, every read bounded (issue 9) --------------------------
+
+
+def test_fifo_device_and_loop_are_refused_without_blocking(tmp_path: Path) -> None:
+    from conformance.errors import InputError
+    from conformance.jsonio import check_input, read_input
+
+    fifo = tmp_path / "p.jsonl"
+    os.mkfifo(fifo)  # no writer: opening it for reading would block forever
+    (tmp_path / "zero.jsonl").symlink_to("/dev/zero")
+    (tmp_path / "loop.jsonl").symlink_to(tmp_path / "loop.jsonl")
+    for name, kind in (("p.jsonl", "FIFO"), ("zero.jsonl", "character device"), ("loop.jsonl", "cannot read")):
+        with pytest.raises(InputError, match=kind) as exc:
+            list(read_jsonl(tmp_path / name))
+        assert str(exc.value).startswith(str(tmp_path / name))
+        with pytest.raises(InputError, match=kind):
+            list(read_json(tmp_path / name))
+    with pytest.raises(InputError, match="folder"):
+        check_input(tmp_path)
+    big = tmp_path / "big.json"
+    big.write_bytes(b" " * 2000)
+    with pytest.raises(InputError, match="larger than 1000 bytes"):
+        read_input(big, limit=1000)
+
+
+def test_nesting_past_orjson_writer_limit_is_a_finding_not_a_crash(tmp_path: Path) -> None:
+    for depth in (300, 1000):
+        p = tmp_path / f"d{depth}.jsonl"
+        p.write_bytes(b'{"a":' * depth + b"1" + b"}" * depth + b"\n")
+        (item,) = list(read_jsonl(p))
+        assert isinstance(item, Finding) and item.rule == "TS008"
+
+
+def test_dumps_writes_big_integers_like_the_stdlib() -> None:
+    from conformance.jsonio import dumps
+
+    assert dumps({"n": 10**400, "s": "é"}) == ('{"n":' + str(10**400) + ',"s":"é"}').encode()
+    assert dumps([1, {"a": 2}]) == b'[1,{"a":2}]'
+    assert dumps({"a": [1, 2**70]}, indent=True) == json.dumps({"a": [1, 2**70]}, indent=2).encode()

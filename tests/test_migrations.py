@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -352,3 +353,39 @@ def test_gpt2099_proof_catches_a_broken_rename() -> None:
     broken = Migration("gpt2099", 1, lambda d: d, (), "forgets to rename", backward=lambda d: d, lossless=True)
     result = prove(broken, SPECS["gpt2099"], max_examples=200, shrink=False)
     assert not result.ok and "invalid under revision 2" in (result.reason or "")
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077])
+def test_migrate_output_gets_the_umask_mode_not_0600(tmp_path: Path, umask: int) -> None:
+    src = tmp_path / "in.jsonl"
+    src.write_bytes((DATA / "v1-session.jsonl").read_bytes())
+    old = os.umask(umask)
+    try:
+        assert migrate_file(src, 2, out=tmp_path / "out.jsonl").ok
+    finally:
+        os.umask(old)
+    assert (tmp_path / "out.jsonl").stat().st_mode & 0o777 == 0o666 & ~umask
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl", "out.jsonl"]
+
+
+def test_migrate_refuses_outputs_around_the_input(tmp_path: Path) -> None:
+    src = tmp_path / "in.jsonl"
+    src.write_bytes((DATA / "v1-session.jsonl").read_bytes())
+    with pytest.raises(InputError, match="contains the input"):
+        migrate_file(src, 2, out=tmp_path, force=True)
+    with pytest.raises(InputError, match="does not exist"):
+        migrate_file(src, 2, out=tmp_path / "no" / "out.jsonl")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl"]
+
+
+def test_migrate_writes_integers_beyond_64_bits(tmp_path: Path) -> None:
+    src = tmp_path / "in.jsonl"
+    line = (DATA / "v1-session.jsonl").read_text().splitlines()[0]
+    doc = json.loads(line)
+    doc["metadata"]["usage"] = {"input_tokens": 10**400, "output_tokens": 1}
+    src.write_text(json.dumps(doc) + "\n")
+    result = migrate_file(src, 2, out=tmp_path / "out.jsonl")
+    if result.ok:  # the target schema may bound token counts; either way: no crash, no partial file
+        assert json.loads((tmp_path / "out.jsonl").read_text())["metadata"]["usage"]["input_tokens"] == 10**400
+    else:
+        assert not (tmp_path / "out.jsonl").exists()

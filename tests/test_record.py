@@ -82,3 +82,46 @@ def test_record_without_key_is_a_usage_error(tmp_path, monkeypatch):
     conv.write_text("".join(json.dumps(m) + "\n" for m in msgs), encoding="utf-8")
     assert main(["wire", "record", "-a", "anthropic", str(conv), str(tmp_path / "x.yaml")]) == 2
     assert not (tmp_path / "x.yaml").exists()
+
+
+def _conv(tmp_path):
+    msgs, _ = conversation("openai", thinking=False, images=False, tools=False)
+    conv = tmp_path / "c.jsonl"
+    conv.write_text("".join(json.dumps(m) + "\n" for m in msgs), encoding="utf-8")
+    return conv
+
+
+def test_record_on_connection_refused_is_one_line(tmp_path, monkeypatch, capsys):
+    import socket
+
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    with socket.socket() as s:  # a port nothing listens on: bind, read the port, close
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    out = tmp_path / "rec.yaml"
+    rc = main(
+        [
+            "wire",
+            "record",
+            "-a",
+            "openai-chat",
+            "--base-url",
+            f"http://127.0.0.1:{port}",
+            str(_conv(tmp_path)),
+            str(out),
+        ]
+    )
+    err = capsys.readouterr().err.replace("\n", "")
+    assert rc == 2 and "cannot reach the provider" in err and "Traceback" not in err
+    assert not out.exists()
+
+
+def test_record_refuses_an_existing_non_cassette(tmp_path, monkeypatch, capsys, server):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    out = tmp_path / "notes.yaml"
+    out.write_text("just: some\nnotes: [1, 2]\n", encoding="utf-8")
+    before = out.read_bytes()
+    rc = main(["wire", "record", "-a", "openai-chat", "--base-url", server, str(_conv(tmp_path)), str(out)])
+    err = capsys.readouterr().err.replace("\n", "")  # the CLI wraps long error lines on a narrow console
+    assert rc == 2 and str(out) in err and "refusing to append" in err
+    assert out.read_bytes() == before

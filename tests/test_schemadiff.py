@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ import pytest
 
 from conformance.cli import main
 from conformance.schema_validation import SchemaValidator
-from conformance.schemadiff import Compat, diff, weakest
+from conformance.schemadiff import Compat, diff, diff_paths, weakest
 from conformance.schemas import SchemaSet, schema_root
 
 ID = "https://turnspec.dev/schemas/test/v1/root.json"
@@ -247,3 +248,107 @@ def test_cli_compares_shipped_folders(capsys: pytest.CaptureFixture[str]) -> Non
 def test_cli_reports_missing_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["schema", "diff", str(tmp_path / "nope"), str(tmp_path / "nope2")]) == 2
     assert "no such file" in " ".join(capsys.readouterr().err.split())  # rich wraps lines
+
+
+# -- two revisions of one schema share its $id (issue 9, held-out defect) ---------------
+
+
+@pytest.mark.parametrize("layout", ["one folder", "two folders"])
+@pytest.mark.parametrize(("name", "edit", "expected"), EDITS, ids=[e[0] for e in EDITS])
+def test_shared_id_files_are_diffed_by_position(
+    tmp_path: Path, layout: str, name: str, edit: Edit, expected: Compat
+) -> None:
+    new_doc = copy.deepcopy(BASE)
+    edit(new_doc)
+    assert new_doc["$id"] == BASE["$id"]  # git HEAD vs working tree: one $id
+    if layout == "one folder":
+        old, new = tmp_path / "root.old.json", tmp_path / "root.json"
+    else:
+        (tmp_path / "head").mkdir()
+        (tmp_path / "work").mkdir()
+        old, new = tmp_path / "head" / "root.json", tmp_path / "work" / "root.json"
+    old.write_text(json.dumps(BASE))
+    new.write_text(json.dumps(new_doc))
+    result = diff_paths(old, new, examples=60)
+    assert result.verdict == expected, json.dumps(result.as_dict(), indent=1, default=str)[:2000]
+    assert bool(result.changes) == (name not in ("no change", "description only"))
+    if layout == "one folder":  # and the other way round: the reverse edit swaps the directions
+        back = diff_paths(new, old, examples=60).verdict
+        assert (back.backward, back.forward) == (expected.forward, expected.backward)
+
+
+def test_diff_writes_nothing_in_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    old = _write(tmp_path, "old", BASE)
+    narrowed = copy.deepcopy(BASE)
+    props(narrowed)["kind"]["enum"].remove("c")
+    new = _write(tmp_path, "new", narrowed)
+    monkeypatch.chdir(cwd)
+    assert main(["schema", "diff", str(old), str(new), "--examples", "30"]) == 0
+    assert list(cwd.iterdir()) == []
+
+
+def _hostile(tmp_path: Path, name: str) -> Path:
+    """A hostile schema file, or folder entry, in a folder of its own."""
+    folder = tmp_path / "bad"
+    folder.mkdir()
+    target = folder / "root.json"
+    deep: dict[str, Any] = {}
+    cur = deep
+    for _ in range(400):
+        cur["items"] = {}
+        cur = cur["items"]
+    content: Any = {
+        "type 123": {"type": 123},
+        "invalid pattern": {"type": "string", "pattern": "([a-"},
+        "deep": deep,
+        "huge enum": {"enum": list(range(200_000))},
+        "huge schema": {"type": "object", "properties": {f"p{i}": {"type": "string"} for i in range(30_000)}},
+        "not an object": [1, 2],
+        "duplicate key": None,
+        "folder named x.json": None,
+        "fifo": None,
+    }[name]
+    if name == "duplicate key":
+        target.write_text('{"type": "string", "type": "integer"}')
+    elif name == "folder named x.json":
+        target.mkdir()
+    elif name == "fifo":
+        os.mkfifo(target)
+    else:
+        target.write_text(json.dumps(content))
+    return target
+
+
+HOSTILE = ["type 123", "invalid pattern", "deep", "huge enum", "huge schema", "not an object", "duplicate key",
+           "folder named x.json", "fifo"]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", HOSTILE)
+@pytest.mark.parametrize("as_folder", [False, True])
+def test_hostile_schemas_are_one_line_errors_naming_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str, as_folder: bool
+) -> None:
+    bad = _hostile(tmp_path, case)
+    good = _write(tmp_path, "good", BASE)
+    if as_folder:
+        (bad.parent / "other.json").write_text(json.dumps({"type": "string"}))
+        argv = ["schema", "diff", str(good.parent), str(bad.parent)]
+    elif case == "folder named x.json":
+        argv = ["schema", "diff", str(good.parent / "root.json"), str(bad.parent / "other.json")]
+        (bad.parent / "other.json").write_text(json.dumps({"type": "string"}))  # the folder is a sibling
+    else:
+        argv = ["schema", "diff", str(good), str(bad)]
+    assert main([*argv, "--examples", "5"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "internal error" not in err
+    assert str(bad) in err
+
+
+def test_examples_out_of_range_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    good = _write(tmp_path, "good", BASE)
+    assert main(["schema", "diff", str(good), str(good), "--examples", "-5"]) == 2
+    assert "--examples" in capsys.readouterr().err

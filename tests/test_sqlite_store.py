@@ -108,3 +108,95 @@ def test_convert_refuses_invalid_input_and_leaves_nothing(tmp_path: Path) -> Non
     with pytest.raises(InputError):
         convert("canonical", "sqlite", bad, tmp_path / "out.db")
     assert list(tmp_path.iterdir()) == []
+
+
+# -- WAL stores, hostile values (issue 9) ---------------------------------------------
+
+
+def _listing(folder: Path) -> list[tuple[str, str, int]]:
+    return [
+        (p.name, hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns) for p in sorted(folder.iterdir())
+    ]
+
+
+def _wal_snapshot(store: Path, dest: Path, *sql: str) -> Path:
+    """A copy of `store` in WAL mode whose last committed transaction lives only in the
+    -wal file (as after a crash, or while a writer holds the store open)."""
+    con = sqlite3.connect(store)
+    assert con.execute("PRAGMA journal_mode=WAL").fetchone()[0] == "wal"
+    con.execute("PRAGMA wal_autocheckpoint=0")
+    for s in sql:
+        con.execute(s)
+    con.commit()
+    dest.mkdir()
+    for side in ("", "-wal", "-shm"):
+        src = Path(f"{store}{side}")
+        if src.exists():
+            (dest / src.name).write_bytes(src.read_bytes())
+    con.close()
+    assert (dest / "store.db-wal").stat().st_size > 0
+    return dest / "store.db"
+
+
+@pytest.mark.parametrize("keep_shm", [True, False])
+def test_wal_store_committed_data_seen_and_nothing_created(store: Path, tmp_path: Path, keep_shm: bool) -> None:
+    sql = "UPDATE messages SET content_json = '{}' WHERE id = '01JZ0000000000000000000002'"
+    db = _wal_snapshot(store, tmp_path / "snap", sql)
+    if not keep_shm:
+        Path(f"{db}-shm").unlink()
+    # the main file alone still holds the old, valid row: the change is only in the -wal
+    con = sqlite3.connect(f"file:{db}?mode=ro&immutable=1", uri=True)
+    assert (
+        con.execute("SELECT content_json FROM messages WHERE id = '01JZ0000000000000000000002'").fetchone()[0] != "{}"
+    )
+    con.close()
+    before = _listing(db.parent)
+    assert ("TS502", "/content") in found(db)
+    assert _listing(db.parent) == before
+
+
+def test_wal_mode_store_without_wal_file_creates_nothing(store: Path) -> None:
+    con = sqlite3.connect(store)
+    con.execute("PRAGMA journal_mode=WAL")
+    con.close()  # a clean close checkpoints and removes -wal/-shm; the header says WAL
+    assert sorted(p.name for p in store.parent.iterdir()) == ["store.db"]
+    before = _listing(store.parent)
+    assert found(store) == []
+    assert _listing(store.parent) == before
+
+
+HOSTILE_VALUES = {
+    "created_at 2**62": ("UPDATE messages SET created_at = 4611686018427387904 WHERE rowid = 2", "/created_at"),
+    "created_at int64 max": ("UPDATE messages SET created_at = 9223372036854775807 WHERE rowid = 2", "/created_at"),
+    "created_at int64 min": ("UPDATE messages SET created_at = -9223372036854775808 WHERE rowid = 2", "/created_at"),
+    "created_at year 12000": ("UPDATE messages SET created_at = 316559692800000000 WHERE rowid = 2", "/created_at"),
+    "created_at BLOB": ("UPDATE messages SET created_at = x'00ff' WHERE rowid = 2", "/created_at"),
+    "id BLOB": ("UPDATE messages SET id = x'0102' WHERE rowid = 2", "/id"),
+    "role BLOB": ("UPDATE messages SET role = x'ff' WHERE rowid = 2", "/role"),
+    "session BLOB": ("UPDATE messages SET session_id = x'ff' WHERE rowid = 2", "/session_id"),
+    "content not UTF-8": ("UPDATE messages SET content_json = CAST(x'5bff5d' AS TEXT) WHERE rowid = 2", "/content"),
+}
+
+
+@pytest.mark.parametrize("case", list(HOSTILE_VALUES))
+def test_out_of_range_and_blob_values_are_located_findings(store: Path, case: str) -> None:
+    sql, pointer = HOSTILE_VALUES[case]
+    findings = validate([mutate(store, sql)]).findings
+    assert any(f.rule == "TS503" and f.pointer == pointer and f.line == 2 for f in findings), findings
+
+
+def test_year_one_and_year_9999_round_trip(store: Path, tmp_path: Path) -> None:
+    from conformance.formats.sqlite import MAX_MICROS, MIN_MICROS, micros_to_timestamp, timestamp_to_micros
+
+    assert micros_to_timestamp(MIN_MICROS) == "0001-01-01T00:00:00.000000Z"
+    assert micros_to_timestamp(MAX_MICROS) == "9999-12-31T23:59:59.999999Z"
+    assert timestamp_to_micros(micros_to_timestamp(MIN_MICROS)) == MIN_MICROS
+
+
+def test_convert_reads_wal_store_back(store: Path, tmp_path: Path) -> None:
+    sql = "UPDATE messages SET metadata_json = '{\"x\": 1}' WHERE id = '01JZ0000000000000000000002'"
+    db = _wal_snapshot(store, tmp_path / "snap", sql)
+    before = _listing(db.parent)
+    convert("sqlite", "canonical", db, tmp_path / "back.jsonl")
+    assert '"metadata": {"x": 1}' in (tmp_path / "back.jsonl").read_text().splitlines()[1]
+    assert _listing(db.parent) == before

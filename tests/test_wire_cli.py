@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from conformance.cli import main
 from conformance.formats.canonical.memory import validate_messages
 from conformance.suite.cassettes import load_cassette
@@ -66,3 +68,104 @@ def test_bad_inputs_exit_2(tmp_path, capsys):
     notjson.write_text("hello", encoding="utf-8")
     assert main(["wire", "parse", "-a", "anthropic", str(notjson)]) == 2
     assert main(["wire", "render", "-a", "nope", str(bad)]) == 2
+
+
+def _sse(*events: dict) -> str:
+    return "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
+
+
+_START = {
+    "type": "message_start",
+    "message": {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "content": [],
+        "model": "claude-x",
+        "stop_reason": None,
+        "usage": {"input_tokens": 5, "output_tokens": 1},
+    },
+}
+_BLOCK = [
+    {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+    {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hi"}},
+]
+_END = [
+    {"type": "content_block_stop", "index": 0},
+    {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 3}},
+    {"type": "message_stop"},
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "where"),
+    [
+        ("done-only", "data: [DONE]\n\n", "cut before its end"),
+        ("cut", _sse(_START, *_BLOCK), "cut before its end"),
+        ("after-stop", _sse(_START, *_BLOCK, *_END, *_BLOCK), "event 6, line 19: an event after the stream's closing"),
+        ("second-start", _sse(_START, _START, *_BLOCK, *_END), "event 1, line 4: a second opening event"),
+        ("json-body", json.dumps({"type": "message", "content": []}), "no server-sent event"),
+        (
+            "nan",
+            _sse(_START).replace('"input_tokens": 5', '"input_tokens": NaN'),
+            "event 0, line 1: event data is not JSON",
+        ),
+    ],
+)
+def test_parse_refuses_malformed_streams_with_their_position(tmp_path, capsys, name, text, where):
+    p = tmp_path / f"{name}.txt"
+    p.write_text(text, encoding="utf-8")
+    assert main(["wire", "parse", "-a", "anthropic", "--stream", str(p)]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith(f"turnspec: {p}: ") and where in err and "Traceback" not in err
+
+
+def test_parse_accepts_the_well_formed_stream(tmp_path, capsys):
+    p = tmp_path / "ok.txt"
+    p.write_text(_sse(_START, *_BLOCK, *_END), encoding="utf-8")
+    assert main(["wire", "parse", "-a", "anthropic", "--stream", str(p)]) == 0
+    assert json.loads(capsys.readouterr().out.splitlines()[-1])["content"] == [{"type": "text", "text": "Hi"}]
+
+
+def test_parse_of_deep_or_nan_json_bodies_is_a_located_input_error(tmp_path, capsys):
+    for body in ("[" * 100_000 + "]" * 100_000, '{"a": NaN}'):
+        p = tmp_path / "b.json"
+        p.write_text(body, encoding="utf-8")
+        assert main(["wire", "parse", "-a", "anthropic", str(p)]) == 2
+        err = capsys.readouterr().err
+        assert str(p) in err.replace("\n", "") and "Traceback" not in err
+
+
+def test_render_non_list_content_is_one_line(tmp_path, capsys):
+    msgs, _ = conversation("anthropic", thinking=False, images=False, tools=False)
+    msgs[1]["content"] = "hello"
+    p = tmp_path / "c.jsonl"
+    p.write_text("".join(json.dumps(m) + "\n" for m in msgs), encoding="utf-8")
+    assert main(["wire", "render", "-a", "anthropic", str(p)]) == 2
+    err = capsys.readouterr().err.replace("\n", "")
+    assert f"{p}:2: /content: not a list of content blocks" in err
+
+
+@pytest.mark.parametrize(
+    "ref",
+    [
+        ":",
+        "x:",
+        ":y",
+        "conformance.cli:main",
+        "json:dumps",
+        "os:system",
+        "conformance.adapters.base:BaseAdapter",
+        "a b:c",
+    ],
+)
+def test_adapter_references_are_checked_before_calling(tmp_path, capsys, ref, monkeypatch):
+    import conformance.cli
+
+    called = []
+    monkeypatch.setattr(conformance.cli, "main", lambda *a, **k: called.append(a) or 0)
+    monkeypatch.setattr("os.system", lambda *a: called.append(a) or 0)
+    assert main(["wire", "render", "-a", ref, str(_conv(tmp_path))]) == 2
+    err = capsys.readouterr().err.replace("\n", " ")
+    assert called == []
+    assert "not a turnspec adapter" in err or "an adapter reference is" in err or "is abstract" in err

@@ -18,12 +18,13 @@ thinking, vision, tool use):
 
 from __future__ import annotations
 
-import json
-import mimetypes
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
+from ..wire.anthropic_messages import ANTHROPIC_MESSAGES
+from ..wire.openai_chat import parse_data_url
+from ._shared import URL_IMAGE_MEDIA_TYPE, finish_error, header, json_object, json_value
 from .base import (
     AdapterError,
     AdapterOptions,
@@ -42,7 +43,6 @@ from .base import (
     estimated_usage,
     new_ulid,
     now_timestamp,
-    parse_json_object,
     sse_events,
 )
 from .estimate import image_block_size, json_tokens, text_tokens
@@ -50,15 +50,8 @@ from .estimate import image_block_size, json_tokens, text_tokens
 ANTHROPIC_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096
 IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
-_STOP = {
-    "end_turn": "end_turn",
-    "max_tokens": "max_tokens",
-    "stop_sequence": "stop_sequence",
-    "tool_use": "tool_use",
-    "pause_turn": "end_turn",
-    "refusal": "end_turn",
-    "model_context_window_exceeded": "max_tokens",
-}
+# raw stop_reason -> canonical StopReason: the wire record's table, written from the docs
+_STOP = ANTHROPIC_MESSAGES.stop_reasons
 # error.type hints of adapter contract §6.2
 _ERROR_HINT = {
     "overloaded_error": "rate_limit",
@@ -102,6 +95,10 @@ class AnthropicAdapter(BaseAdapter):
         "max_output_tokens": 64_000,
         "accepted_image_media_types": list(IMAGE_TYPES),
     }
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._url_media: dict[tuple[str, str], str] = {}  # (session, url) -> media type rendered
 
     def new_provider_tool_id(self) -> str:
         return "toolu_" + new_ulid()
@@ -238,8 +235,17 @@ class AnthropicAdapter(BaseAdapter):
             return f"{what} issued by {who}; Anthropic rejects signatures it did not issue"
         return None
 
+    def url_media_type(self, session_id: str, url: str) -> str:
+        """The media type a URL image had when this adapter rendered it in this session
+        (the wire drops it), else the documented placeholder: never a guess from the URL."""
+        return self._url_media.get((session_id, url), URL_IMAGE_MEDIA_TYPE)
+
     def image_to_wire(self, message: Message, index: int, block: Block, extra: Mapping[str, Any]) -> Block | None:
-        source, media = block["source"], block["media_type"]
+        source, media = dict(block["source"]), str(block["media_type"]).lower()  # IANA types are case-insensitive
+        if source["kind"] == "url":
+            data = parse_data_url(str(source["data"]))
+            if data is not None:  # inline bytes in a data: URL go as base64 (the API fetches only http(s))
+                source, media = {"kind": "base64", "data": data[1]}, data[0]
         if source["kind"] == "file_ref":
             self.drop(
                 message,
@@ -257,6 +263,7 @@ class AnthropicAdapter(BaseAdapter):
             )
             return None
         if source["kind"] == "url":
+            self._url_media[(str(message.get("session_id", "")), str(source["data"]))] = media
             return {"type": "image", "source": {"type": "url", "url": source["data"]}, **extra}
         return {
             "type": "image",
@@ -320,7 +327,7 @@ class AnthropicAdapter(BaseAdapter):
         resp = response if isinstance(response, WireResponse) else WireResponse(response)
         body = resp.body
         if resp.status >= 400 or (isinstance(body, dict) and body.get("type") == "error"):
-            raise self.classify_error(resp.status if resp.status >= 400 else 500, body)
+            raise self.classify_error(resp.status if resp.status >= 400 else 500, body, resp.headers)
         if not isinstance(body, dict) or not isinstance(body.get("content"), list):
             raise WireFormatError("Anthropic response has no `content` list", provider_status=resp.status)
         sid = request_context.session_id
@@ -362,31 +369,51 @@ class AnthropicAdapter(BaseAdapter):
         if t == "redacted_thinking":
             return {"type": "redacted_thinking", "data": str(block.get("data", ""))}, extra
         if t == "tool_use":
-            cid = self.tool_id_map(session_id).canonical_for(str(block["id"]))
             inp = block.get("input")
-            return {
-                "type": "tool_use",
-                "id": cid,
-                "name": str(block["name"]),
-                "input": inp if isinstance(inp, dict) else {},
-            }, extra
+            if not isinstance(inp, dict):  # never invent {} for input the API documents as an object
+                raise WireFormatError(f"tool_use {block.get('id')!r} input is not a JSON object: {inp!r:.80}")
+            if not isinstance(block.get("id"), str) or not isinstance(block.get("name"), str):
+                raise WireFormatError(f"tool_use block without a string id and name: {block!r:.80}")
+            cid = self.tool_id_map(session_id).canonical_for(block["id"])
+            return {"type": "tool_use", "id": cid, "name": block["name"], "input": inp}, extra
         if t == "image":
             src = block.get("source") or {}
             if src.get("type") == "base64":
                 return {
                     "type": "image",
                     "source": {"kind": "base64", "data": src["data"]},
-                    "media_type": src["media_type"],
+                    "media_type": str(src["media_type"]).lower(),
                 }, extra
             if src.get("type") == "url":
-                media = mimetypes.guess_type(str(src["url"]).split("?")[0])[0] or "image/jpeg"
+                url = str(src["url"])
+                data = parse_data_url(url)
+                if data is not None:  # a data: URL is inline bytes, whatever field carried it
+                    return {
+                        "type": "image",
+                        "source": {"kind": "base64", "data": data[1]},
+                        "media_type": data[0],
+                    }, extra
                 return {
                     "type": "image",
-                    "source": {"kind": "url", "data": src["url"]},
-                    "media_type": media,
+                    "source": {"kind": "url", "data": url},
+                    "media_type": self.url_media_type(session_id, url),
                 }, extra
         # documents, server tools, search results: kept whole as a namespaced unknown block (§10.3)
         return {"type": f"{self.name}:{t}", "raw": block}, {}
+
+    def stop_reason_of(self, raw: Any) -> str:
+        """A provider stop_reason -> canonical (the wire record's table); an undocumented value
+        reads as end_turn with a WARN line, since the docs say new values may be added."""
+        found = _STOP.get(str(raw))
+        if found is None:
+            self.log.warning(
+                "%s: undocumented stop_reason %r read as end_turn",
+                self.name,
+                raw,
+                extra={"event": "unknown_stop_reason", "adapter": self.name, "stop_reason": raw},
+            )
+            return "end_turn"
+        return found
 
     def usage_from_wire(self, usage: Any) -> dict[str, int] | None:
         """Anthropic usage -> TokenUsage (contract §7.2): cache_read -> cached_input_tokens."""
@@ -399,15 +426,21 @@ class AnthropicAdapter(BaseAdapter):
             "cache_creation_input_tokens": int(usage.get("cache_creation_input_tokens") or 0),
         }
 
-    def classify_error(self, status: int, body: Any) -> AdapterError:
-        """Adapter contract §6.2: HTTP status, refined by Anthropic's `error.type`."""
+    def classify_error(self, status: int, body: Any, headers: Mapping[str, Any] | None = None) -> AdapterError:
+        """Adapter contract §6.2-§6.3: the most specific subclass from the HTTP status refined by
+        Anthropic's `error.type`, with `retryable` by class, the provider status, the request id
+        (the body's `request_id` or the `request-id` header) and a `retry-after` hint."""
         err = body.get("error") if isinstance(body, dict) else None
         etype = err.get("type") if isinstance(err, dict) else None
         msg = str(err.get("message")) if isinstance(err, dict) else str(body)[:200]
         hint = _ERROR_HINT.get(str(etype))
         if etype == "invalid_request_error" and re.search(r"context|tokens exceeds|too long", msg, re.I):
             hint = "context_overflow"
-        return error_for_status(status, f"{etype or 'error'}: {msg}", hint=hint)
+        exc = error_for_status(status, f"{etype or 'error'}: {msg}", hint=hint)
+        h = {str(k).lower(): v for k, v in (headers or {}).items()}
+        rid = body.get("request_id") if isinstance(body, dict) else None
+        finish_error(exc, status, rid or header(h, "request-id"), header(h, "retry-after"))
+        return exc
 
     # -- streaming --------------------------------------------------------------------------
 
@@ -583,7 +616,16 @@ class AnthropicAdapter(BaseAdapter):
 
 
 class _AnthropicStream:
-    """State of one Anthropic SSE stream being translated."""
+    """State of one Anthropic SSE stream being translated.
+
+    Strict about the documented event flow ("Streaming messages"): one message_start first;
+    content blocks started once at a non-negative index, then deltas of their own kind, then
+    a stop; message_delta; message_stop last. Anything else (an event after message_stop, a
+    second message_start, an unknown delta type, a negative index, tool input that is not a
+    JSON object, a stream that ends before message_stop) is a `WireFormatError` naming the
+    event's position, raised after `message_complete` with `stop_reason: error` (contract §6.5).
+    Unknown *event* types are skipped: the docs say new ones may be added.
+    """
 
     def __init__(self, adapter: AnthropicAdapter, ctx: RequestContext) -> None:
         self.a = adapter
@@ -591,102 +633,83 @@ class _AnthropicStream:
         self.mid = ctx.message_id or new_ulid()
         self.content: list[Block] = []
         self.by_wire_index: dict[int, int] = {}
+        self.stopped: set[int] = set()
         self.partial: dict[int, str] = {}
         self.usage: dict[str, int] | None = None
         self.stop_reason = "end_turn"
         self.model = ctx.model or f"{adapter.provider}:unknown"
         self.started = self.done = False
+        self.position = 0  # 1-based number of the SSE event being handled
 
     def run(self, chunks: Iterable[bytes | str]) -> Iterator[StreamEvent]:
         for ev in sse_events(chunks):
-            if ev.event == "ping" or not ev.data.strip():
+            self.position += 1
+            if not ev.data.strip():
                 continue
             try:
-                data = json.loads(ev.data)
-            except ValueError as exc:
-                raise WireFormatError(f"SSE data is not JSON: {ev.data[:80]!r}") from exc
-            yield from self.handle(data)
+                data = json_value(ev.data)
+            except ValueError:
+                yield from self.fail(f"SSE data is not JSON: {ev.data[:80]!r}")
+                return
+            if not isinstance(data, dict) or not isinstance(data.get("type"), str):
+                yield from self.fail("SSE data is not an event object with a `type`")
+                return
+            if data["type"] == "ping":
+                continue
             if self.done:
+                raise self.error(f"{data['type']} after message_stop")
+            try:
+                yield from self.handle(data)
+            except _Malformed as exc:
+                yield from self.fail(str(exc))
                 return
         if not self.done:
-            yield from self.close_open()
-            yield self.complete("error")
-            raise WireFormatError("Anthropic stream ended before message_stop")
+            self.position += 1
+            yield from self.fail("stream ended before message_stop")
+
+    def error(self, what: str) -> WireFormatError:
+        return WireFormatError(f"Anthropic stream event {self.position}: {what}")
+
+    def fail(self, what: str) -> Iterator[StreamEvent]:
+        """Contract §6.5: close with message_complete(stop_reason=error), then raise."""
+        if self.started and not self.done:
+            self.done = True
+            yield self.complete("error", final=False)
+        raise self.error(what)
+
+    def index(self, data: Mapping[str, Any]) -> int:
+        i = data.get("index")
+        if not isinstance(i, int) or isinstance(i, bool) or i < 0:
+            raise _Malformed(f"{data.get('type')} has index {i!r}, not a non-negative integer")
+        return i
+
+    def open_block(self, data: Mapping[str, Any]) -> int:
+        i = self.index(data)
+        k = self.by_wire_index.get(i)
+        if k is None:
+            raise _Malformed(f"{data.get('type')} for block {i}, which never started")
+        if k in self.stopped:
+            raise _Malformed(f"{data.get('type')} for block {i}, which already stopped")
+        return k
 
     def handle(self, data: dict[str, Any]) -> Iterator[StreamEvent]:
-        t = data.get("type")
+        t = data["type"]
         mid = self.mid
         if t == "message_start":
-            msg = data.get("message") or {}
+            if self.started:
+                raise _Malformed("a second message_start")
+            msg = data.get("message")
+            if not isinstance(msg, dict):
+                raise _Malformed("message_start has no `message` object")
             if msg.get("model"):
                 self.model = f"{self.a.provider}:{msg['model']}"
             self.usage = self.a.usage_from_wire(msg.get("usage"))
             self.started = True
-            yield {
-                "type": "message_start",
-                "message_id": mid,
-                "role": "assistant",
-                "model": self.model,
-            }
-        elif t == "content_block_start":
-            block = data.get("content_block") or {}
-            k = len(self.content)
-            self.by_wire_index[int(data.get("index", k))] = k
-            canon, _ = self.a.block_from_wire(self.ctx.session_id, block)
-            assert canon is not None
-            self.content.append(canon)
-            if canon["type"] == "tool_use":
-                self.partial[k] = ""
-                yield {
-                    "type": "tool_use_start",
-                    "message_id": mid,
-                    "content_block_index": k,
-                    "tool_use_id": canon["id"],
-                    "tool_name": canon["name"],
-                }
-            elif canon["type"] == "text" and canon["text"]:
-                yield {
-                    "type": "text_delta",
-                    "message_id": mid,
-                    "content_block_index": k,
-                    "text": canon["text"],
-                }
-            elif canon["type"] == "thinking":
-                canon["signature"] = canon.get("signature") or None
-                if canon["text"]:
-                    yield {
-                        "type": "thinking_delta",
-                        "message_id": mid,
-                        "content_block_index": k,
-                        "text": canon["text"],
-                    }
-            elif canon["type"].startswith(f"{self.a.name}:"):
-                self.partial[k] = ""
-        elif t == "content_block_delta":
-            at = self.by_wire_index.get(int(data.get("index", -1)))
-            if at is None:
-                raise WireFormatError("content_block_delta for a block that never started")
-            yield from self.delta(at, data.get("delta") or {})
-        elif t == "content_block_stop":
-            at = self.by_wire_index.get(int(data.get("index", -1)))
-            if at is not None:
-                yield from self.stop(at)
-        elif t == "message_delta":
-            delta = data.get("delta") or {}
-            if delta.get("stop_reason"):
-                self.stop_reason = _STOP.get(delta["stop_reason"], "end_turn")
-            u = data.get("usage")
-            if isinstance(u, dict):
-                # message_delta usage is cumulative and may repeat or omit the input counts
-                merged = {**_raw_usage(self.usage), **{k: v for k, v in u.items() if v is not None}}
-                self.usage = self.a.usage_from_wire(merged)
-                yield {"type": "usage_update", "message_id": mid, "usage": dict(self.usage or {})}
-        elif t == "message_stop":
-            yield self.complete(self.stop_reason)
-            self.done = True
-        elif t == "error":
+            yield {"type": "message_start", "message_id": mid, "role": "assistant", "model": self.model}
+            return
+        if t == "error":
             err = self.a.classify_error(500, data)
-            yield from self.close_open()
+            yield from self.start_implicitly()
             yield {
                 "type": "error",
                 "message_id": mid,
@@ -694,54 +717,139 @@ class _AnthropicStream:
                 "message": str(err),
                 "provider_status": None,
             }
-            yield self.complete("error")
             self.done = True
+            yield self.complete("error", final=False)
             raise err
+        if t not in _EVENTS:
+            return  # a newer event type: the docs ask clients to tolerate them
+        if not self.started:
+            raise _Malformed(f"{t} before message_start")
+        if t == "content_block_start":
+            i = self.index(data)
+            if i in self.by_wire_index:
+                raise _Malformed(f"content_block_start for block {i}, which already started")
+            block = data.get("content_block")
+            if not isinstance(block, dict):
+                raise _Malformed("content_block_start has no `content_block` object")
+            canon, _ = self.a.block_from_wire(self.ctx.session_id, block)
+            if canon is None:
+                raise _Malformed(f"content_block_start of an unreadable {block.get('type')} block")
+            k = len(self.content)
+            self.by_wire_index[i] = k
+            self.content.append(canon)
+            yield from self.block_started(k, canon)
+        elif t == "content_block_delta":
+            k = self.open_block(data)
+            delta = data.get("delta")
+            if not isinstance(delta, dict):
+                raise _Malformed("content_block_delta has no `delta` object")
+            yield from self.delta(k, delta)
+        elif t == "content_block_stop":
+            k = self.open_block(data)
+            self.stopped.add(k)
+            yield from self.stop(k)
+        elif t == "message_delta":
+            delta = data.get("delta") or {}
+            if delta.get("stop_reason"):
+                self.stop_reason = self.a.stop_reason_of(delta["stop_reason"])
+            u = data.get("usage")
+            if isinstance(u, dict):
+                # message_delta usage is cumulative and may repeat or omit the input counts
+                merged = {**_raw_usage(self.usage), **{k: v for k, v in u.items() if v is not None}}
+                self.usage = self.a.usage_from_wire(merged)
+                yield {"type": "usage_update", "message_id": mid, "usage": dict(self.usage or {})}
+        elif t == "message_stop":
+            unclosed = sorted(set(self.by_wire_index) - {i for i, k in self.by_wire_index.items() if k in self.stopped})
+            if unclosed:
+                raise _Malformed(f"message_stop with block(s) {unclosed} never stopped")
+            self.done = True
+            yield self.complete(self.stop_reason)
+
+    def start_implicitly(self) -> Iterator[StreamEvent]:
+        if not self.started:
+            self.started = True
+            yield {"type": "message_start", "message_id": self.mid, "role": "assistant", "model": self.model}
+
+    def block_started(self, k: int, canon: Block) -> Iterator[StreamEvent]:
+        mid = self.mid
+        if canon["type"] == "tool_use":
+            self.partial[k] = ""
+            yield {
+                "type": "tool_use_start",
+                "message_id": mid,
+                "content_block_index": k,
+                "tool_use_id": canon["id"],
+                "tool_name": canon["name"],
+            }
+        elif canon["type"] == "text" and canon["text"]:
+            yield {"type": "text_delta", "message_id": mid, "content_block_index": k, "text": canon["text"]}
+        elif canon["type"] == "thinking":
+            canon["signature"] = canon.get("signature") or None
+            if canon["text"]:
+                yield {
+                    "type": "thinking_delta",
+                    "message_id": mid,
+                    "content_block_index": k,
+                    "text": canon["text"],
+                    "signature": None,
+                }
+        elif canon["type"].startswith(f"{self.a.name}:"):
+            self.partial[k] = ""
 
     def delta(self, k: int, delta: dict[str, Any]) -> Iterator[StreamEvent]:
         block = self.content[k]
-        dt = delta.get("type")
+        bt, dt = block["type"], delta.get("type")
+        field = _DELTA_FIELD.get(str(dt))
+        if field is None:
+            raise _Malformed(f"unknown delta type {dt!r}")
+        raw_value = delta.get(field)
+        if dt == "citations_delta":
+            raw_value = ""  # a citation object: not streamed as text
+        if not isinstance(raw_value, str):
+            raise _Malformed(f"{dt} without a string `{field}`")
+        value: str = raw_value
         mid = self.mid
-        if dt == "text_delta" and block["type"] == "text":
-            block["text"] += delta.get("text", "")
-            yield {
-                "type": "text_delta",
-                "message_id": mid,
-                "content_block_index": k,
-                "text": delta.get("text", ""),
-            }
-        elif dt == "thinking_delta" and block["type"] == "thinking":
-            block["text"] += delta.get("thinking", "")
+        native = bt.startswith(f"{self.a.name}:")
+        if dt == "text_delta" and bt == "text":
+            block["text"] += value
+            yield {"type": "text_delta", "message_id": mid, "content_block_index": k, "text": value}
+        elif dt == "thinking_delta" and bt == "thinking":
+            block["text"] += value
             yield {
                 "type": "thinking_delta",
                 "message_id": mid,
                 "content_block_index": k,
-                "text": delta.get("thinking", ""),
+                "text": value,
                 "signature": None,
             }
-        elif dt == "signature_delta" and block["type"] == "thinking":
-            block["signature"] = (block.get("signature") or "") + delta.get("signature", "")
-        elif dt == "input_json_delta":
-            self.partial[k] = self.partial.get(k, "") + delta.get("partial_json", "")
-            if block["type"] == "tool_use":
+        elif dt == "signature_delta" and bt == "thinking":
+            block["signature"] = (block.get("signature") or "") + value
+        elif dt == "input_json_delta" and (bt == "tool_use" or native):
+            self.partial[k] = self.partial.get(k, "") + value
+            if bt == "tool_use":
                 yield {
                     "type": "tool_use_input_delta",
                     "message_id": mid,
                     "content_block_index": k,
                     "tool_use_id": block["id"],
-                    "partial_json": delta.get("partial_json", ""),
+                    "partial_json": value,  # the literal fragment (contract §5.4)
                 }
-        elif dt == "citations_delta" and block["type"] == "text":
+        elif dt == "citations_delta" and bt == "text":
             pass  # no canonical field or event; non-streaming parses keep them in provider_raw
-        elif block["type"].startswith(f"{self.a.name}:"):
-            pass
+        elif native:
+            pass  # a server-tool or other native block: kept whole in `raw`
+        else:
+            raise _Malformed(f"{dt} for a {bt} block")
 
     def stop(self, k: int) -> Iterator[StreamEvent]:
         block = self.content[k]
         if block["type"] == "tool_use" and k in self.partial:
-            text = self.partial.pop(k)
-            parsed = parse_json_object(text) if text else block["input"]
-            block["input"] = parsed if parsed is not None else {}
+            text = self.partial[k]
+            parsed = json_object(text) if text.strip() else dict(block["input"])
+            if parsed is None:
+                raise _Malformed(f"tool_use {block['id']} input is not a JSON object: {text[:80]!r}")
+            del self.partial[k]
+            block["input"] = parsed
             yield {
                 "type": "tool_use_end",
                 "message_id": self.mid,
@@ -750,6 +858,7 @@ class _AnthropicStream:
                 "final_input": block["input"],
             }
         elif block["type"] == "thinking":
+            # the signature rides only on the block's final delta (streaming-protocol §5.3)
             yield {
                 "type": "thinking_delta",
                 "message_id": self.mid,
@@ -758,24 +867,42 @@ class _AnthropicStream:
                 "signature": block.get("signature"),
             }
         elif block["type"].startswith(f"{self.a.name}:") and self.partial.get(k):
-            parsed = parse_json_object(self.partial.pop(k))
-            if parsed is not None:
-                block["raw"] = {**block["raw"], "input": parsed}
+            text = self.partial.pop(k)
+            parsed = json_object(text)
+            if parsed is None:
+                raise _Malformed(f"{block['type']} input is not a JSON object: {text[:80]!r}")
+            block["raw"] = {**block["raw"], "input": parsed}
 
-    def close_open(self) -> Iterator[StreamEvent]:
-        for k in sorted(self.partial):
-            if self.content[k]["type"] == "tool_use":
-                yield from self.stop(k)
-
-    def complete(self, stop_reason: str) -> StreamEvent:
+    def complete(self, stop_reason: str, *, final: bool = True) -> StreamEvent:
+        content = [dict(b) for b in self.content]
+        if not final:
+            # a failed stream: tool calls whose input never completed are not invented as {}
+            content = [b for k, b in enumerate(content) if not (b["type"] == "tool_use" and k in self.partial)]
         usage = self.usage or estimated_usage(self.a.name, self.a.log, self.ctx, self.content)
         return {
             "type": "message_complete",
             "message_id": self.mid,
             "stop_reason": stop_reason,
-            "final_content": [dict(b) for b in self.content],
+            "final_content": content,
             "usage": dict(usage) if usage else None,
         }
+
+
+class _Malformed(Exception):
+    """A stream event that breaks the documented flow (becomes a located WireFormatError)."""
+
+
+_EVENTS = frozenset(
+    {"content_block_start", "content_block_delta", "content_block_stop", "message_delta", "message_stop"}
+)
+# documented delta types -> the field carrying their payload
+_DELTA_FIELD = {
+    "text_delta": "text",
+    "thinking_delta": "thinking",
+    "signature_delta": "signature",
+    "input_json_delta": "partial_json",
+    "citations_delta": "citation",
+}
 
 
 def _raw_usage(usage: Mapping[str, int] | None) -> dict[str, int]:

@@ -6,7 +6,6 @@ Adapter authors use these to see what their adapter sends and reads; the tests u
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,10 @@ from typing import Any
 from ..errors import InputError
 from ..findings import Finding, Severity
 from ..jsonio import read_json, read_jsonl
+from ..wire import registry as wire_registry
+from ..wire import schemas as wire_schemas
+from ..wire.api import Framing, Probes, WireApi
+from ..wire.framing import FramingError, json_events, loads_strict, looks_framed
 from .base import (
     Adapter,
     AdapterOptions,
@@ -21,9 +24,11 @@ from .base import (
     RequestContext,
     StreamEvent,
     ToolDefinition,
+    WireFormatError,
     WireResponse,
     harness_usage,
     now_timestamp,
+    sse_events,
 )
 
 
@@ -42,6 +47,13 @@ def read_conversation(path: Path) -> tuple[list[Message], list[ToolDefinition]]:
         v = item.value
         if not isinstance(v, dict):
             raise InputError(f"{path}:{item.line}: {item.pointer or '/'}: not a message object")
+        is_tool = "input_schema" in v and "role" not in v
+        content = v.get("content")
+        if not is_tool and not (isinstance(content, list) and all(isinstance(b, dict) for b in content)):
+            raise InputError(
+                f"{path}:{item.line}: {item.pointer}/content: not a list of content blocks; "
+                "run `turnspec validate` on the file"
+            )
         (tools if "input_schema" in v and "role" not in v else messages).append(v)
     return messages, tools
 
@@ -81,6 +93,85 @@ def looks_like_sse(text: str) -> bool:
     return text.lstrip().startswith(("event:", "data:", ":"))
 
 
+def _record(adapter: Adapter) -> WireApi | None:
+    try:
+        return wire_registry.get(str(adapter.wire_api))
+    except KeyError:
+        return None
+
+
+def check_stream_framing(text: str, api: WireApi | None) -> None:
+    """The wire-level strictness `wire parse` applies before the adapter sees a stream.
+
+    Raises a located `WireFormatError` when the body is not the API's framing (a JSON body
+    given --stream decodes to no event), an event is not JSON (SSE `[DONE]` excepted), an
+    event breaks the API's stream-event schema, or the stream ends without the stop reason
+    every complete stream of the API carries (a cut stream, `data: [DONE]` alone).
+    """
+    framing = api.framing if api is not None else Framing.SSE
+    chunks = [text.encode()]
+    values: list[Any] = []
+    lines: list[int] = []  # the line of each value's event
+    try:
+        if framing is Framing.SSE:
+            sse = list(sse_events(chunks))
+            if not sse:
+                raise WireFormatError("no server-sent event in the body (a JSON body given --stream?)")
+            for ev in sse:
+                if ev.data.strip() == "[DONE]":
+                    continue
+                try:
+                    values.append(loads_strict(ev.data))
+                    lines.append(ev.line)
+                except ValueError as exc:
+                    raise WireFormatError(f"event data is not JSON: {exc}", event=ev.index, line=ev.line) from None
+        else:
+            decoded = list(json_events(framing, chunks))
+            values, lines = [e.value for e in decoded], [e.line for e in decoded]
+            if not values:
+                raise WireFormatError(f"no {framing.value} event in the body")
+    except FramingError as exc:
+        raise WireFormatError(exc.reason, event=exc.event, line=exc.line) from None
+    if api is None:
+        return
+
+    def at(k: int) -> dict[str, int | None]:
+        return {"event": k, "line": lines[k] if 0 <= k < len(lines) else None}
+
+    v = wire_schemas.validator(api, "stream-event")
+    if v is not None:
+        for k, value in enumerate(values):
+            if not v.is_valid(value):
+                e = v.errors(value)[0]
+                raise WireFormatError(f"{e.pointer or '/'}: {e.message} ({api.name} stream-event schema)", **at(k))
+    opens = [k for k, value in enumerate(values) if api.probes.stream_opens(value)]
+    if opens and opens[0] != 0:
+        raise WireFormatError("the stream's opening event is not its first", **at(opens[0]))
+    if len(opens) > 1:
+        raise WireFormatError("a second opening event", **at(opens[1]))
+    closes = [k for k, value in enumerate(values) if api.probes.stream_closes(value)]
+    if closes and closes[0] != len(values) - 1:
+        raise WireFormatError("an event after the stream's closing event", **at(closes[0] + 1))
+    if api.probes.stream_closes is not Probes().stream_closes and not closes:
+        raise WireFormatError(f"stream ended without its closing event: cut before its end ({api.name})")
+    probe = api.probes.stream_stop_reason
+    if probe is not Probes().stream_stop_reason and probe(values) is None:
+        raise WireFormatError(f"stream ended without a stop reason: cut before its end ({api.name})")
+
+
+def check_event_sequence(events: list[StreamEvent]) -> None:
+    """The canonical events an adapter made from a stream: one message_start first, one
+    message_complete last (streaming §5.2); anything else is a located WireFormatError."""
+    kinds = [e.get("type") for e in events]
+    if not kinds:
+        raise WireFormatError("the adapter made no canonical event from the stream")
+    if kinds[0] != "message_start" or kinds.count("message_start") != 1:
+        raise WireFormatError(f"canonical events do not start with exactly one message_start: {kinds[:3]}")
+    if kinds[-1] != "message_complete" or kinds.count("message_complete") != 1:
+        at = kinds.index("message_complete") if "message_complete" in kinds else None
+        raise WireFormatError("canonical events do not end with exactly one message_complete", event=at)
+
+
 def parse(
     adapter: Adapter,
     text: str,
@@ -89,40 +180,62 @@ def parse(
     status: int = 200,
     session_id: str = "sess_wire_parse",
 ) -> Parsed:
-    """A response body (JSON) or an SSE stream -> canonical message (and events)."""
+    """A response body (JSON) or a stream (the API's framing) -> canonical message (and events).
+
+    Strict: a malformed stream raises a `WireFormatError` locating the offending event; a
+    body that is not JSON (or JSON with NaN, or nested past the bound) is an InputError.
+    """
     ctx = RequestContext(session_id=session_id)
-    if stream or looks_like_sse(text):
+    api = _record(adapter)
+    framing = api.framing if api is not None else Framing.SSE
+    if stream or (status < 400 and looks_framed(framing, text)) or looks_like_sse(text):
+        check_stream_framing(text, api)
         events = list(adapter.stream_response([text.encode()], ctx))
-        start = next((e for e in events if e["type"] == "message_start"), None)
-        done = next((e for e in events if e["type"] == "message_complete"), None)
-        message = None
-        if start is not None and done is not None:
-            model = str(start["model"])
-            usage = done.get("usage")
-            message = {
-                "id": start["message_id"],
-                "session_id": session_id,
-                "role": "assistant",
-                "content": done["final_content"] or [{"type": "text", "text": ""}],
-                "metadata": {
-                    "model": model,
-                    "provider": adapter.provider,
-                    "routing": {
-                        "mode": "default",
-                        "chosen_model": model,
-                        "reason": "turnspec wire parse",
-                    },
-                    "usage": harness_usage(usage, model, ctx) if usage else None,
+        check_event_sequence(events)
+        start, done = events[0], events[-1]
+        model = str(start["model"])
+        usage = done.get("usage")
+        message = {
+            "id": start["message_id"],
+            "session_id": session_id,
+            "role": "assistant",
+            "content": done["final_content"] or [{"type": "text", "text": ""}],
+            "metadata": {
+                "model": model,
+                "provider": adapter.provider,
+                "routing": {
+                    "mode": "default",
+                    "chosen_model": model,
+                    "reason": "turnspec wire parse",
                 },
-                "created_at": now_timestamp(),
-                "schema_version": 1,
-            }
+                "usage": harness_usage(usage, model, ctx) if usage else None,
+            },
+            "created_at": now_timestamp(),
+            "schema_version": 1,
+        }
         return Parsed(message, events)
     try:
-        body = json.loads(text)
+        body = loads_strict(text)
     except ValueError as exc:
-        raise InputError(f"response is neither JSON nor SSE: {exc}") from None
+        raise InputError(f"response is neither JSON nor a stream: {exc}") from None
+    if api is not None:
+        # the independent oracle: the body must be what the provider documents
+        v = wire_schemas.validator(api, "error" if status >= 400 else "response")
+        if v is not None and not v.is_valid(body):
+            e = v.errors(body)[0]
+            raise WireFormatError(
+                f"{e.pointer or '/'}: {e.message} ({api.name} {'error' if status >= 400 else 'response'} schema)"
+            )
     return Parsed(adapter.from_wire_response(WireResponse(body, status), ctx), [])
 
 
-__all__ = ["Parsed", "default_model", "looks_like_sse", "parse", "read_conversation", "render"]
+__all__ = [
+    "Parsed",
+    "check_event_sequence",
+    "check_stream_framing",
+    "default_model",
+    "looks_like_sse",
+    "parse",
+    "read_conversation",
+    "render",
+]

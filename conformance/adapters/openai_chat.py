@@ -16,11 +16,12 @@ Wire format as documented at platform.openai.com/docs/api-reference/chat:
 from __future__ import annotations
 
 import json
-import mimetypes
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
+from ..wire.openai_chat import OPENAI_CHAT, parse_data_url
+from ._shared import URL_IMAGE_MEDIA_TYPE, finish_error, header, json_object, json_value
 from .base import (
     AdapterError,
     AdapterOptions,
@@ -39,26 +40,19 @@ from .base import (
     estimated_usage,
     new_ulid,
     now_timestamp,
-    parse_json_object,
     sse_events,
 )
 from .estimate import image_block_size, json_tokens, text_tokens
 
 IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
-_STOP = {
-    "stop": "end_turn",
-    "length": "max_tokens",
-    "tool_calls": "tool_use",
-    "function_call": "tool_use",
-    "content_filter": "end_turn",
-}
+# raw finish_reason -> canonical StopReason: the wire record's table, written from the docs
+_STOP = OPENAI_CHAT.stop_reasons
 _ERROR_CODE = {
     "rate_limit_exceeded": "rate_limit",
     "insufficient_quota": "rate_limit",
     "context_length_exceeded": "context_overflow",
     "invalid_api_key": "auth",
 }
-_DATA_URL = re.compile(r"data:(?P<media>[^;,]+);base64,(?P<data>.*)\Z", re.S)
 _MESSAGE_KEYS = {"role", "content", "tool_calls", "tool_call_id"}
 
 
@@ -84,6 +78,10 @@ class OpenAIChatAdapter(BaseAdapter):
         "max_output_tokens": 16_384,
         "accepted_image_media_types": list(IMAGE_TYPES),
     }
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._url_media: dict[tuple[str, str], str] = {}  # (session, url) -> media type rendered
 
     def new_provider_tool_id(self) -> str:
         return "call_" + new_ulid()
@@ -188,7 +186,7 @@ class OpenAIChatAdapter(BaseAdapter):
         return [{"role": "user", "content": content, **raw.get("message", {})}]
 
     def image_to_wire(self, message: Message, index: int, block: Block) -> Block | None:
-        source, media = block["source"], block["media_type"]
+        source, media = block["source"], str(block["media_type"]).lower()  # IANA types are case-insensitive
         if source["kind"] == "file_ref":
             self.drop(
                 message,
@@ -205,7 +203,11 @@ class OpenAIChatAdapter(BaseAdapter):
                 f"media type {media} is not accepted (accepted: {', '.join(IMAGE_TYPES)})",
             )
             return None
-        url = source["data"] if source["kind"] == "url" else f"data:{media};base64,{source['data']}"
+        if source["kind"] == "url":
+            url = str(source["data"])
+            self._url_media[(str(message.get("session_id", "")), url)] = media
+        else:
+            url = f"data:{media};base64,{source['data']}"
         detail = (self.own_raw(message).get("image_detail") or {}).get(str(index))
         return {
             "type": "image_url",
@@ -298,7 +300,8 @@ class OpenAIChatAdapter(BaseAdapter):
                         "reason": "Chat Completions tool messages have no error flag",
                     },
                 )
-            content: Any = texts[0] if len(texts) == 1 else [{"type": "text", "text": t} for t in texts]
+            # a string, or a non-empty list of text parts (the API rejects `[]`)
+            content: Any = texts[0] if len(texts) == 1 else [{"type": "text", "text": t} for t in texts] or ""
             out.append(
                 {
                     "role": "tool",
@@ -324,7 +327,7 @@ class OpenAIChatAdapter(BaseAdapter):
         resp = response if isinstance(response, WireResponse) else WireResponse(response)
         body = resp.body
         if resp.status >= 400 or (isinstance(body, dict) and "error" in body and "choices" not in body):
-            raise self.classify_error(resp.status if resp.status >= 400 else 500, body)
+            raise self.classify_error(resp.status if resp.status >= 400 else 500, body, resp.headers)
         if not isinstance(body, dict) or not isinstance(body.get("choices"), list) or not body["choices"]:
             raise WireFormatError("Chat Completions response has no choices", provider_status=resp.status)
         if len(body["choices"]) > 1:
@@ -370,7 +373,7 @@ class OpenAIChatAdapter(BaseAdapter):
     def tool_call_from_wire(self, session_id: str, call: Mapping[str, Any]) -> Block:
         fn = call.get("function") or {}
         args = fn.get("arguments")
-        parsed = args if isinstance(args, dict) else parse_json_object(str(args or ""))
+        parsed = args if isinstance(args, dict) else json_object(str(args or ""))
         if parsed is None:
             raise WireFormatError(f"tool call {call.get('id')} arguments are not a JSON object: {str(args)[:80]!r}")
         cid = self.tool_id_map(session_id).canonical_for(str(call.get("id")))
@@ -388,14 +391,40 @@ class OpenAIChatAdapter(BaseAdapter):
             "cache_creation_input_tokens": 0,
         }
 
-    def classify_error(self, status: int, body: Any) -> AdapterError:
-        """Adapter contract §6.2: HTTP status, refined by `error.code` / `error.type`."""
+    def classify_error(self, status: int, body: Any, headers: Mapping[str, Any] | None = None) -> AdapterError:
+        """Adapter contract §6.2-§6.3: the most specific subclass from the HTTP status refined by
+        `error.code` / `error.type`, with `retryable` by class, the provider status, the
+        `x-request-id` header and a `retry-after` / `retry-after-ms` hint."""
         err = body.get("error") if isinstance(body, dict) else None
         code = err.get("code") if isinstance(err, dict) else None
         etype = err.get("type") if isinstance(err, dict) else None
         msg = str(err.get("message")) if isinstance(err, dict) else str(body)[:200]
         hint = _ERROR_CODE.get(str(code)) or ("server_error" if etype == "server_error" else None)
-        return error_for_status(status, f"{code or etype or 'error'}: {msg}", hint=hint)
+        exc = error_for_status(status, f"{code or etype or 'error'}: {msg}", hint=hint)
+        h = {str(k).lower(): v for k, v in (headers or {}).items()}
+        retry = header(h, "retry-after")
+        ms = header(h, "retry-after-ms")
+        if retry is None and ms is not None:
+            try:
+                retry = str(float(ms) / 1000)
+            except ValueError:
+                retry = None
+        finish_error(exc, status, header(h, "x-request-id"), retry)
+        return exc
+
+    def stop_reason_of(self, raw: Any) -> str:
+        """A finish_reason -> canonical (the wire record's table); an undocumented value reads
+        as end_turn with a WARN line."""
+        found = _STOP.get(str(raw))
+        if found is None:
+            self.log.warning(
+                "%s: undocumented finish_reason %r read as end_turn",
+                self.name,
+                raw,
+                extra={"event": "unknown_stop_reason", "adapter": self.name, "stop_reason": raw},
+            )
+            return "end_turn"
+        return found
 
     # -- streaming --------------------------------------------------------------------------
 
@@ -432,7 +461,7 @@ class OpenAIChatAdapter(BaseAdapter):
                     if p.get("type") == "text":
                         blocks.append({"type": "text", "text": p["text"]})
                     elif p.get("type") == "image_url":
-                        blocks.append(self.image_from_wire(p["image_url"]))
+                        blocks.append(self.image_from_wire(p["image_url"], sid))
                         if p["image_url"].get("detail"):
                             details[str(len(blocks) - 1)] = p["image_url"]["detail"]
                     else:
@@ -452,7 +481,7 @@ class OpenAIChatAdapter(BaseAdapter):
                 cid = self.tool_id_map(sid).canonical_for(str(wm.get("tool_call_id")))
                 # a list of text parts is how to_wire sends several text blocks: one block each
                 parts = (
-                    [{"type": "text", "text": c}]
+                    ([{"type": "text", "text": c}] if c else [])
                     if isinstance(c, str)
                     else [{"type": "text", "text": str(p.get("text", ""))} for p in c or [] if isinstance(p, dict)]
                 )
@@ -517,16 +546,16 @@ class OpenAIChatAdapter(BaseAdapter):
             ),
         )
 
-    def image_from_wire(self, image_url: Mapping[str, Any]) -> Block:
+    def image_from_wire(self, image_url: Mapping[str, Any], session_id: str = "") -> Block:
+        """A base64 `data:` URL reads back as a base64 image (RFC 2397; parameters allowed).
+        Any other URL is a url-kind image whose media type is the one this adapter rendered
+        it with in this session, else the documented placeholder: never a guess from the
+        URL's file extension (the wire does not carry one)."""
         url = str(image_url.get("url", ""))
-        m = _DATA_URL.match(url)
-        if m:
-            return {
-                "type": "image",
-                "source": {"kind": "base64", "data": m["data"]},
-                "media_type": m["media"],
-            }
-        media = mimetypes.guess_type(url.split("?")[0])[0] or "image/jpeg"
+        data = parse_data_url(url)
+        if data is not None:
+            return {"type": "image", "source": {"kind": "base64", "data": data[1]}, "media_type": data[0]}
+        media = self._url_media.get((session_id, url), URL_IMAGE_MEDIA_TYPE)
         return {"type": "image", "source": {"kind": "url", "data": url}, "media_type": media}
 
     # -- estimates ------------------------------------------------------------------------
@@ -568,7 +597,18 @@ class OpenAIChatAdapter(BaseAdapter):
 
 
 class _ChatStream:
-    """State of one Chat Completions SSE stream being translated."""
+    """State of one Chat Completions SSE stream being translated.
+
+    Strict about the documented stream ("Streaming" in the API reference): chunks of one
+    choice (index 0), a `finish_reason` on the last content chunk, an optional usage chunk
+    with empty `choices`, then `data: [DONE]`. Several choices, `[DONE]` with no chunk before
+    it, a stream cut before `[DONE]`, data after `[DONE]`, content after `finish_reason`, a
+    tool call that starts without an id or continues after the next one started, and
+    arguments that are not a JSON object are `WireFormatError`s naming the event's position,
+    raised after `message_complete` with `stop_reason: error` (contract §6.5). A complete
+    stream (`[DONE]` seen) without any `finish_reason`, as some compatible routers send, is
+    read as tool_use/end_turn with a WARN line.
+    """
 
     def __init__(self, adapter: OpenAIChatAdapter, ctx: RequestContext) -> None:
         self.a = adapter
@@ -579,27 +619,47 @@ class _ChatStream:
         self.calls: dict[int, int] = {}  # wire tool_calls index -> canonical block index
         self.args: dict[int, str] = {}
         self.open_call: int | None = None
-        self.last_index = 0
+        self.closed: set[int] = set()
         self.usage: dict[str, int] | None = None
         self.model = ctx.model or f"{adapter.provider}:unknown"
         self.stop_reason: str | None = None
-        self.started = False
+        self.started = self.finished = False
+        self.chunks = 0
+        self.position = 0
+
+    def error(self, what: str) -> WireFormatError:
+        return WireFormatError(f"Chat Completions stream event {self.position}: {what}")
+
+    def fail(self, what: str) -> Iterator[StreamEvent]:
+        if self.started and not self.finished:
+            self.finished = True
+            yield self.complete("error", final=False)
+        raise self.error(what)
 
     def run(self, chunks: Iterable[bytes | str]) -> Iterator[StreamEvent]:
+        done, done_at = False, 0
         for ev in sse_events(chunks):
+            self.position += 1
             data = ev.data.strip()
             if not data:
                 continue
+            if done:
+                yield from self.fail("data after [DONE]")
             if data == "[DONE]":
-                break
+                done = True
+                done_at = self.position
+                continue
             try:
-                obj = json.loads(data)
-            except ValueError as exc:
-                raise WireFormatError(f"SSE data is not JSON: {data[:80]!r}") from exc
-            if isinstance(obj, dict) and "error" in obj and "choices" not in obj:
+                obj = json_value(data)
+            except ValueError:
+                yield from self.fail(f"SSE data is not JSON: {data[:80]!r}")
+                return
+            if not isinstance(obj, dict):
+                yield from self.fail("SSE data is not a JSON object")
+                return
+            if "error" in obj and "choices" not in obj:
                 err = self.a.classify_error(500, obj)
                 yield from self.start()
-                yield from self.end_call()
                 yield {
                     "type": "error",
                     "message_id": self.mid,
@@ -607,38 +667,74 @@ class _ChatStream:
                     "message": str(err),
                     "provider_status": None,
                 }
-                yield self.complete("error")
+                self.finished = True
+                yield self.complete("error", final=False)
                 raise err
-            yield from self.chunk(obj)
-        yield from self.start()
-        yield from self.end_call()
+            try:
+                yield from self.chunk(obj)
+            except _Malformed as exc:
+                yield from self.fail(str(exc))
+                return
+        self.position += 1
+        if not done:
+            yield from self.fail("stream ended before data: [DONE]")
+        if not self.chunks:
+            self.position = done_at
+            raise self.error("data: [DONE] with no chunk before it")
+        if self.stop_reason is None:
+            # complete ([DONE] arrived) but no finish_reason: some compatible routers omit it
+            self.stop_reason = "tool_use" if self.calls else "end_turn"
+            self.a.log.warning(
+                "%s: stream ended with [DONE] but no finish_reason; read as %s",
+                self.a.name,
+                self.stop_reason,
+                extra={"event": "finish_reason_missing", "adapter": self.a.name, "session_id": self.ctx.session_id},
+            )
+        try:
+            end = list(self.end_call())
+        except _Malformed as exc:
+            yield from self.fail(str(exc))
+            return
+        yield from end
+        self.finished = True
         yield self.complete(self.stop_reason or "end_turn")
 
     def start(self) -> Iterator[StreamEvent]:
         if not self.started:
             self.started = True
-            yield {
-                "type": "message_start",
-                "message_id": self.mid,
-                "role": "assistant",
-                "model": self.model,
-            }
+            yield {"type": "message_start", "message_id": self.mid, "role": "assistant", "model": self.model}
 
     def chunk(self, obj: dict[str, Any]) -> Iterator[StreamEvent]:
-        if obj.get("model"):
+        self.chunks += 1
+        if obj.get("model") and not self.started:
             self.model = f"{self.a.provider}:{obj['model']}"
         yield from self.start()
-        for choice in obj.get("choices") or []:
+        choices = obj.get("choices")
+        if choices is None:
+            choices = []
+        if not isinstance(choices, list):
+            raise _Malformed("`choices` is not a list")
+        for choice in choices:
+            if not isinstance(choice, dict):
+                raise _Malformed("a choice is not an object")
             if choice.get("index", 0) != 0:
-                continue
+                raise _Malformed(
+                    f"choice {choice.get('index')!r}: several choices (n > 1) cannot make one canonical message"
+                )
             delta = choice.get("delta") or {}
+            if self.stop_reason is not None and (delta.get("content") or delta.get("tool_calls")):
+                raise _Malformed("content after finish_reason")
             text = delta.get("content")
             if isinstance(text, str) and text:
                 yield from self.text(text)
-            for call in delta.get("tool_calls") or []:
+            calls = delta.get("tool_calls") or []
+            if not isinstance(calls, list):
+                raise _Malformed("delta.tool_calls is not a list")
+            for call in calls:
                 yield from self.tool_call(call)
             if choice.get("finish_reason"):
-                self.stop_reason = _STOP.get(choice["finish_reason"], "end_turn")
+                self.stop_reason = self.a.stop_reason_of(choice["finish_reason"])
+                yield from self.end_call()  # contract §5.1: tool.use_end at finish_reason
         usage = self.a.usage_from_wire(obj.get("usage"))
         if usage is not None:
             self.usage = usage
@@ -650,21 +746,22 @@ class _ChatStream:
             self.text_at = len(self.content)
             self.content.append({"type": "text", "text": ""})
         self.content[self.text_at]["text"] += text
-        yield {
-            "type": "text_delta",
-            "message_id": self.mid,
-            "content_block_index": self.text_at,
-            "text": text,
-        }
+        yield {"type": "text_delta", "message_id": self.mid, "content_block_index": self.text_at, "text": text}
 
-    def tool_call(self, call: Mapping[str, Any]) -> Iterator[StreamEvent]:
-        wi = int(call.get("index", 0))
+    def tool_call(self, call: Any) -> Iterator[StreamEvent]:
+        if not isinstance(call, dict):
+            raise _Malformed("a tool call delta is not an object")
+        wi = call.get("index")
+        if not isinstance(wi, int) or isinstance(wi, bool) or wi < 0:
+            raise _Malformed(f"tool call index {wi!r} is not a non-negative integer")
         fn = call.get("function") or {}
         k = self.calls.get(wi)
         if k is None:
+            if not isinstance(call.get("id"), str) or not call["id"]:
+                raise _Malformed(f"tool call {wi} starts without an id")
             yield from self.end_call()
             k = self.calls[wi] = len(self.content)
-            cid = self.a.tool_id_map(self.ctx.session_id).canonical_for(str(call.get("id") or f"index-{wi}"))
+            cid = self.a.tool_id_map(self.ctx.session_id).canonical_for(call["id"])
             self.content.append({"type": "tool_use", "id": cid, "name": str(fn.get("name") or ""), "input": {}})
             self.args[k] = ""
             self.open_call = k
@@ -676,24 +773,32 @@ class _ChatStream:
                 "tool_name": self.content[k]["name"],
             }
         frag = fn.get("arguments")
-        if isinstance(frag, str) and frag:
-            self.args[k] += frag
-            if k == self.open_call:
-                yield {
-                    "type": "tool_use_input_delta",
-                    "message_id": self.mid,
-                    "content_block_index": k,
-                    "tool_use_id": self.content[k]["id"],
-                    "partial_json": frag,
-                }
+        if frag is None or frag == "":
+            return
+        if not isinstance(frag, str):
+            raise _Malformed(f"tool call {wi} arguments fragment is not a string")
+        if k != self.open_call:
+            raise _Malformed(f"tool call {wi} continues after the next content started")
+        self.args[k] += frag
+        yield {
+            "type": "tool_use_input_delta",
+            "message_id": self.mid,
+            "content_block_index": k,
+            "tool_use_id": self.content[k]["id"],
+            "partial_json": frag,  # the literal fragment (contract §5.4)
+        }
 
     def end_call(self) -> Iterator[StreamEvent]:
-        k, self.open_call = self.open_call, None
+        k = self.open_call
         if k is None:
             return
         block = self.content[k]
-        parsed = parse_json_object(self.args[k])
-        block["input"] = parsed if parsed is not None else {}
+        parsed = json_object(self.args[k])
+        if parsed is None:
+            raise _Malformed(f"tool call {block['name']!r} arguments are not a JSON object: {self.args[k][:80]!r}")
+        self.open_call = None
+        self.closed.add(k)
+        block["input"] = parsed
         yield {
             "type": "tool_use_end",
             "message_id": self.mid,
@@ -702,22 +807,22 @@ class _ChatStream:
             "final_input": block["input"],
         }
 
-    def complete(self, stop_reason: str) -> StreamEvent:
-        for (
-            k,
-            text,
-        ) in self.args.items():  # calls whose fragments kept arriving after they were closed
-            parsed = parse_json_object(text)
-            if parsed is not None:
-                self.content[k]["input"] = parsed
+    def complete(self, stop_reason: str, *, final: bool = True) -> StreamEvent:
+        content = [dict(b) for b in self.content]
+        if not final:  # tool calls whose arguments never completed are not invented as {}
+            content = [b for k, b in enumerate(content) if not (b["type"] == "tool_use" and k not in self.closed)]
         usage = self.usage or estimated_usage(self.a.name, self.a.log, self.ctx, self.content)
         return {
             "type": "message_complete",
             "message_id": self.mid,
             "stop_reason": stop_reason,
-            "final_content": [dict(b) for b in self.content],
+            "final_content": content,
             "usage": dict(usage) if usage else None,
         }
+
+
+class _Malformed(Exception):
+    """A chunk that breaks the documented stream (becomes a located WireFormatError)."""
 
 
 def _message(

@@ -8,6 +8,8 @@ per-session tool-id maps of one run never leak into another.
 from __future__ import annotations
 
 import importlib
+import inspect
+import typing
 from importlib.metadata import entry_points
 from typing import Any
 
@@ -22,38 +24,96 @@ def available() -> dict[str, str]:
     return {ep.name: ep.value for ep in entry_points(group=GROUP)}
 
 
+PROTOCOL = (
+    "name",
+    "provider",
+    "wire_api",
+    "capabilities",
+    "to_wire",
+    "from_wire_response",
+    "from_wire_request",
+    "stream_response",
+    "estimate_input_tokens",
+    "tool_id_map",
+)
+"""What an object needs to be used as an adapter (the `Adapter` protocol's members)."""
+
+
+def _missing(obj: Any) -> list[str]:
+    # `name` and friends may be set in __init__, so a class is judged by its methods only
+    members = PROTOCOL if not isinstance(obj, type) else PROTOCOL[4:]
+    return [m for m in members if not hasattr(obj, m)]
+
+
+def _adapter_class(obj: Any, ref: str) -> type | None:
+    """The adapter class `obj` builds, checked without calling anything: `obj` itself when
+    it is a class, else the class its return annotation names. None when neither holds."""
+    if isinstance(obj, type):
+        return obj
+    if not (inspect.isfunction(obj) or inspect.ismethod(obj)):
+        return None
+    try:
+        hints = typing.get_type_hints(obj)
+    except Exception:  # an annotation that does not resolve says nothing usable
+        return None
+    ret = hints.get("return")
+    return ret if isinstance(ret, type) else None
+
+
 def _instantiate(obj: Any, ref: str) -> Adapter:
-    if isinstance(obj, type) or (callable(obj) and not hasattr(obj, "to_wire")):
-        try:
-            obj = obj()
-        except Exception as exc:  # a factory that needs arguments is not an adapter reference
-            raise InputError(f"{ref}: not a turnspec adapter (calling it failed: {exc})") from None
-    missing = [
-        a
-        for a in (
-            "name",
-            "capabilities",
-            "to_wire",
-            "from_wire_response",
-            "stream_response",
-            "estimate_input_tokens",
-            "tool_id_map",
+    """An adapter from an instance, a class or an annotated zero-argument factory.
+
+    Nothing is called before it is known to build an adapter: a class must have the
+    protocol's methods and take no required argument; a function must be annotated as
+    returning such a class and take no required argument. Anything else (a CLI's `main`,
+    a module) is refused with a one-line error.
+    """
+    if not isinstance(obj, type) and (not callable(obj) or hasattr(obj, "to_wire")):  # an instance
+        missing = _missing(obj)
+        if missing:
+            raise InputError(f"{ref}: not a turnspec adapter (missing {', '.join(missing)})")
+        return obj  # type: ignore[no-any-return]
+    cls = _adapter_class(obj, ref)
+    if cls is None:
+        raise InputError(
+            f"{ref}: not a turnspec adapter (a callable must be an adapter class, or a factory "
+            "annotated as returning one)"
         )
-        if not hasattr(obj, a)
-    ]
+    missing = _missing(cls)
+    if missing:
+        raise InputError(f"{ref}: not a turnspec adapter ({cls.__name__} lacks {', '.join(missing)})")
+    if inspect.isabstract(cls):
+        raise InputError(f"{ref}: {cls.__name__} is abstract")
+    try:
+        inspect.signature(obj).bind()
+    except TypeError:
+        raise InputError(
+            f"{ref}: {getattr(obj, '__name__', ref)} needs arguments; pass a zero-argument factory"
+        ) from None
+    except ValueError:
+        pass  # no signature to inspect (a builtin): the protocol check above is what we have
+    try:
+        made = obj()
+    except Exception as exc:
+        raise InputError(f"{ref}: building the adapter failed: {type(exc).__name__}: {exc}") from None
+    missing = _missing(made)
     if missing:
         raise InputError(f"{ref}: not a turnspec adapter (missing {', '.join(missing)})")
-    return obj  # type: ignore[no-any-return]
+    return made  # type: ignore[no-any-return]
 
 
 def load(ref: str) -> Adapter:
     """An adapter from a registered name (`anthropic`) or a `module:attr` reference."""
     if ":" in ref:
         module, _, attr = ref.partition(":")
+        if not module or not attr or any(not p.isidentifier() for p in (*module.split("."), *attr.split("."))):
+            raise InputError(f"{ref!r}: an adapter reference is a registered name or module:attr")
         try:
             obj: Any = importlib.import_module(module)
         except ImportError as exc:
             raise InputError(f"{ref}: cannot import {module}: {exc}") from None
+        except Exception as exc:  # importing runs the module's code; its failure is the reference's
+            raise InputError(f"{ref}: importing {module} failed: {type(exc).__name__}: {exc}") from None
         for part in attr.split("."):
             try:
                 obj = getattr(obj, part)

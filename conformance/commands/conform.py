@@ -11,6 +11,7 @@ import typer
 
 from ..errors import InputError
 from ..findings import Selection
+from ..migrations.atomic import atomic_write
 
 
 class ConformOutput(enum.StrEnum):
@@ -22,6 +23,24 @@ class ConformOutput(enum.StrEnum):
 
 def _split(values: list[str] | None) -> tuple[str, ...]:
     return tuple(x.strip() for v in values or [] for x in v.split(",") if x.strip())
+
+
+def _check_report_path(report: Path, inputs: list[Path], *, force: bool) -> None:
+    """Refuse a report path that is, holds or sits inside an input, and an existing file
+    unless --force: a report must never replace a cassette or anything else unasked."""
+    target = report.resolve()
+    for root in inputs:
+        r = root.resolve()
+        if target == r or r in target.parents or target in r.parents:
+            raise InputError(f"--report {report}: inside or around the input {root}; write the report elsewhere")
+    if report.is_dir():
+        raise InputError(f"--report {report}: is a directory")
+    if (report.exists() or report.is_symlink()) and not force:
+        raise InputError(f"--report {report}: exists; pass --force to replace it")
+    if report.exists() and not report.is_file():
+        raise InputError(f"--report {report}: not a regular file")
+    if not report.parent.resolve().is_dir():
+        raise InputError(f"--report {report}: its folder does not exist")
 
 
 def register(app: typer.Typer) -> None:
@@ -48,13 +67,25 @@ def register(app: typer.Typer) -> None:
         ] = False,
         select: Annotated[list[str] | None, typer.Option(help="Only these TC ids or prefixes")] = None,
         ignore: Annotated[list[str] | None, typer.Option(help="Skip these TC ids or prefixes")] = None,
-        report: Annotated[Path | None, typer.Option(help="Also write the report to this file")] = None,
+        report: Annotated[
+            Path | None,
+            typer.Option(help="Also write the report to this file (never an input; --force to replace one)"),
+        ] = None,
+        force: Annotated[bool, typer.Option("--force", help="Replace an existing --report file")] = False,
+        fail_on_skip: Annotated[
+            bool, typer.Option("--fail-on-skip", help="Exit 1 when any rule of an adapter was skipped (CI gate)")
+        ] = False,
+        strict: Annotated[
+            bool,
+            typer.Option(help="A capability declared true that no case exercised is an error (exit 2), not a failure"),
+        ] = False,
         verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Text output lists skip reasons too")] = False,
     ) -> None:
         """Run the adapter conformance suite; exit 0 when every check passes, 1 otherwise."""
+        # imported when the command runs: the suite (vcrpy, the checks) is not loaded for other commands
         from ..suite.report import RENDERERS
         from ..suite.rules import CATALOG
-        from ..suite.runner import SuiteConfig, run
+        from ..suite.runner import SuiteConfig, default_cassette_root, default_samples, run
 
         sel = Selection(select=_split(select), ignore=_split(ignore))
         for prefix in sel.select + sel.ignore:
@@ -67,18 +98,33 @@ def register(app: typer.Typer) -> None:
                 raise InputError(f"--cassettes {c}: not a directory")
         if samples is not None and not samples.is_dir():
             raise InputError(f"--samples {samples}: not a directory")
+        default_samples_dir = None if no_samples else (samples or default_samples())
+        inputs = [p for p in (*(cassettes or []), default_samples_dir, default_cassette_root()) if p is not None]
+        if report is not None:
+            _check_report_path(report, inputs, force=force)
         config = SuiteConfig.for_refs(
             refs or [],
             cassettes=cassettes or [],
             samples=None if no_samples else (samples or "default"),
             selection=sel,
         )
-        result = run(config)
+        result = run(config, fail_on_skip=fail_on_skip)
         if output == ConformOutput.text:
             text = RENDERERS["text"](result, verbose=verbose)  # type: ignore[call-arg]
         else:
             text = RENDERERS[output.value](result)
         sys.stdout.write(text)
         if report is not None:
-            report.write_text(text if output != ConformOutput.text else RENDERERS["md"](result), encoding="utf-8")
+            body = text if output != ConformOutput.text else RENDERERS["md"](result)
+            try:
+                atomic_write(report, [body.encode("utf-8")])
+            except OSError as exc:
+                raise InputError(f"--report {report}: cannot write: {exc.strerror or exc}") from None
+        if strict and result.unexercised:
+            sys.stderr.write(
+                "turnspec: --strict: capabilities declared true that no case exercised: "
+                + ", ".join(f"{a}.{c}" for a, c in result.unexercised)
+                + "\n"
+            )
+            raise typer.Exit(2)
         raise typer.Exit(result.exit_code)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -9,19 +10,33 @@ from typing import Annotated
 import typer
 
 from ..convert import convert as do_convert
+from ..convert import converters
+
+_PAIRS = sorted(converters())
+# the formats a conversion can start from / end in, listed as choices in --help
+FromFormat = enum.StrEnum("FromFormat", {a: a for a in dict.fromkeys(a for a, _ in _PAIRS)})  # type: ignore[misc]
+ToFormat = enum.StrEnum("ToFormat", {b: b for b in dict.fromkeys(b for _, b in _PAIRS)})  # type: ignore[misc]
+
+_CANONICAL = FromFormat("canonical")
+
+
+def _choices(kind: type[enum.StrEnum]) -> str:
+    return "one of " + ", ".join(m.value for m in kind)
 
 
 def register(app: typer.Typer) -> None:
     @app.command()
     def convert(
         src: Annotated[Path, typer.Argument(help="Input file or directory")],
-        dst: Annotated[Path, typer.Argument(help="Output path (never the input)")],
-        to: Annotated[str, typer.Option("--to", help="Target format")],
-        from_: Annotated[str, typer.Option("--from", help="Source format")] = "canonical",
-        force: Annotated[bool, typer.Option(help="Overwrite an existing output")] = False,
+        dst: Annotated[Path, typer.Argument(help="Output path (never the input, inside it or around it)")],
+        to: Annotated[ToFormat, typer.Option("--to", metavar="FORMAT", help=f"Target format: {_choices(ToFormat)}")],
+        from_: Annotated[
+            FromFormat, typer.Option("--from", metavar="FORMAT", help=f"Source format: {_choices(FromFormat)}")
+        ] = _CANONICAL,
+        force: Annotated[bool, typer.Option("--force", help="Replace an existing output")] = False,
     ) -> None:
         """Convert between formats; every lossy step is reported with its location."""
-        findings = do_convert(from_, to, src, dst, force=force)
+        findings = do_convert(from_.value, to.value, src, dst, force=force)
         for f in findings:
             sys.stderr.write(f.format() + "\n")
         sys.stderr.write(f"wrote {dst} ({len(findings)} lossy step(s) reported)\n")

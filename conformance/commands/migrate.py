@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -11,12 +12,16 @@ import typer
 from ..errors import InputError
 from ..migrations import default_registry, migrate_file
 
+MigrateFormat = enum.StrEnum("MigrateFormat", {f: f for f in default_registry().formats()})  # type: ignore[misc]
+
+_CANONICAL = MigrateFormat("canonical")
+
 
 def register(app: typer.Typer) -> None:
     @app.command()
     def migrate(
         src: Annotated[Path | None, typer.Argument(help="Input .json or .jsonl file")] = None,
-        to: Annotated[int | None, typer.Option("--to", help="Target schema revision (e.g. 2)")] = None,
+        to: Annotated[int | None, typer.Option("--to", help="Target schema revision (e.g. 2)", min=1)] = None,
         out: Annotated[
             Path | None,
             typer.Option("--output", "-o", help="Write here (default: print to stdout)"),
@@ -24,12 +29,17 @@ def register(app: typer.Typer) -> None:
         in_place: Annotated[
             bool, typer.Option("--in-place", help="Rewrite the input, atomically, once complete")
         ] = False,
-        fmt: Annotated[str, typer.Option("--format", help="Format of the records")] = "canonical",
+        fmt: Annotated[
+            MigrateFormat,
+            typer.Option(
+                "--format", metavar="FORMAT", help="Format of the records: one of " + ", ".join(MigrateFormat)
+            ),
+        ] = _CANONICAL,
         from_: Annotated[
             int | None,
-            typer.Option("--from", help="Source revision (default: detected per record)"),
+            typer.Option("--from", help="Source revision (default: detected per record)", min=1),
         ] = None,
-        force: Annotated[bool, typer.Option(help="Overwrite an existing OUT")] = False,
+        force: Annotated[bool, typer.Option("--force", help="Replace an existing OUT")] = False,
         list_: Annotated[bool, typer.Option("--list", help="List the registered migrations and exit")] = False,
     ) -> None:
         """Migrate records between schema revisions; writes nothing unless all records migrate."""
@@ -42,7 +52,7 @@ def register(app: typer.Typer) -> None:
             return
         if src is None or to is None:
             raise InputError("give an input file and --to N (or --list)")
-        result = migrate_file(src, to, fmt=fmt, out=out, in_place=in_place, source=from_, force=force)
+        result = migrate_file(src, to, fmt=fmt.value, out=out, in_place=in_place, source=from_, force=force)
         for f in result.findings:
             sys.stderr.write(f.format() + "\n")
         if not result.ok:

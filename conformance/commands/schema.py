@@ -1,36 +1,119 @@
-"""`turnspec schema diff OLD NEW`: a shell over conformance.schemadiff."""
+"""`turnspec schema diff|export`: shells over conformance.schemadiff and conformance.schema_bundle."""
 
 from __future__ import annotations
 
+import enum
 import json
 import sys
 from pathlib import Path
 from typing import Annotated
 
+import orjson
 import typer
+
+from ..errors import InputError
+
+
+class DiffOutput(enum.StrEnum):
+    text = "text"
+    json = "json"
+    sarif = "sarif"
+    github = "github"
 
 
 def register(app: typer.Typer) -> None:
-    schema = typer.Typer(help="Schema maintenance: compare revisions.", no_args_is_help=True)
+    schema = typer.Typer(help="Schema maintenance: compare revisions, export schemas.", no_args_is_help=True)
 
     @schema.command("diff")
     def diff_cmd(
-        old: Annotated[Path, typer.Argument(help="Old schema file, or folder of schema files")],
-        new: Annotated[Path, typer.Argument(help="New schema file, or folder")],
-        output: Annotated[str, typer.Option("--output", "-o", help="text or json")] = "text",
-        examples: Annotated[int, typer.Option(help="Documents generated per undecided direction")] = 200,
+        paths: Annotated[
+            list[Path],
+            typer.Argument(
+                help="OLD NEW (files or folders); with --against, the schema files to check", show_default=False
+            ),
+        ],
+        against: Annotated[
+            str | None,
+            typer.Option(
+                "--against", help="Compare each PATH with itself at this git revision (e.g. HEAD)", show_default=False
+            ),
+        ] = None,
+        output: Annotated[DiffOutput, typer.Option("--output", "-o", help="Report format")] = DiffOutput.text,
+        examples: Annotated[
+            int, typer.Option(help="Documents generated per undecided direction", min=0, max=100_000)
+        ] = 200,
     ) -> None:
         """Classify changes as FULL, BACKWARD, FORWARD or BREAKING (exit 1 on BREAKING)."""
-        from ..schemadiff import Compat, diff_paths, render_text  # hypothesis loads only here
+        # function-level import: hypothesis (witness search) loads only when a diff runs
+        from ..schema_history import at_revision
+        from ..schemadiff import Compat, DiffResult, diff_paths, findings, render_text, weakest
+        from ..schemadiff_rules import CATALOG
 
-        if output not in ("text", "json"):
-            raise typer.BadParameter("--output must be text or json")
-        result = diff_paths(old, new, examples=examples)
-        if output == "json":
-            json.dump(result.as_dict(), sys.stdout, indent=2, ensure_ascii=False)
-            sys.stdout.write("\n")
+        pairs: list[tuple[str, DiffResult, Path]] = []
+        if against is None:
+            if len(paths) != 2:
+                raise InputError("schema diff: give OLD and NEW, or --against REV with the files to check")
+            pairs.append((f"{paths[0]} -> {paths[1]}", diff_paths(paths[0], paths[1], examples=examples), paths[1]))
         else:
-            sys.stdout.write(render_text(result))
-        raise typer.Exit(1 if result.verdict == Compat.BREAKING else 0)
+            for p in paths:
+                with at_revision(against, p) as old:
+                    if old is None:
+                        continue  # new at this revision: nothing it could break
+                    pairs.append((f"{p} ({against} -> working tree)", diff_paths(old, p, examples=examples), p))
+        verdicts = [r.verdict for _, r, _ in pairs]
+        found = [f for _, r, new in pairs for f in findings(r, new)]
+        if output == DiffOutput.json:
+            body = pairs[0][1].as_dict() if against is None else {
+                "verdict": str(weakest(verdicts)),
+                "files": {label: r.as_dict() for label, r, _ in pairs},
+            }  # fmt: skip
+            json.dump(body, sys.stdout, indent=2, ensure_ascii=False)
+            sys.stdout.write("\n")
+        elif output in (DiffOutput.sarif, DiffOutput.github):
+            from ..reporting import to_github, to_sarif  # function-level import: CI outputs only
+
+            if output == DiffOutput.sarif:
+                sys.stdout.write(orjson.dumps(to_sarif(found, CATALOG), option=orjson.OPT_INDENT_2).decode() + "\n")
+            else:
+                sys.stdout.write(to_github(found))
+        else:
+            for label, r, _ in pairs:
+                if against is not None:
+                    sys.stdout.write(f"{label}\n")
+                sys.stdout.write(render_text(r))
+        raise typer.Exit(1 if Compat.BREAKING in verdicts else 0)
+
+    @schema.command("export")
+    def export_cmd(
+        out: Annotated[Path, typer.Argument(help="A folder (files) or a .json file (--bundle)", show_default=False)],
+        fmt: Annotated[
+            str, typer.Option("--format", help="Schema family: canonical, gpt2099, chibi, geppetto")
+        ] = "canonical",
+        revision: Annotated[
+            str | None, typer.Option("--revision", help="e.g. v1 (default: the published revision)", show_default=False)
+        ] = None,
+        bundle_: Annotated[bool, typer.Option("--bundle", help="One self-contained 2020-12 document ($defs)")] = False,
+        force: Annotated[bool, typer.Option("--force", help="Replace an existing output")] = False,
+    ) -> None:
+        """Write the JSON Schemas for another repository: the files of one revision, or one bundle."""
+        # function-level imports: only this command reads the schema tree and writes
+        from ..outputs import check_output, staged
+        from ..schema_bundle import bundle, default_revision, families
+        from ..schemas import schema_set, versions
+
+        if fmt not in families():
+            raise InputError(f"--format {fmt}: no such schema family (known: {', '.join(families())})")
+        rev = revision or default_revision(fmt)
+        if rev not in versions(fmt):
+            raise InputError(f"--revision {rev}: {fmt} has {', '.join(versions(fmt))}")
+        check_output(out, [], force=force)
+        with staged(out) as tmp:
+            if bundle_:
+                tmp.write_bytes(orjson.dumps(bundle(fmt, rev), option=orjson.OPT_INDENT_2) + b"\n")
+            else:
+                tmp.mkdir()
+                for name, doc in sorted(schema_set(fmt, rev).documents.items()):
+                    (tmp / name).write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n")
+        sys.stderr.write(f"wrote {fmt} {rev} {'bundle' if bundle_ else 'schemas'} to {out}\n")
 
     app.add_typer(schema, name="schema")

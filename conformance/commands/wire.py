@@ -38,6 +38,31 @@ def _stderr_warnings() -> Iterator[None]:
         logger.propagate = old
 
 
+MAX_BODY_BYTES = 64 * 1024 * 1024
+
+
+def _read_body(path: Path) -> str:
+    """A response body from a regular file or stdin, bounded; anything else is an InputError."""
+    if str(path) == "-":
+        data = sys.stdin.buffer.read(MAX_BODY_BYTES + 1)
+        name = "<stdin>"
+    else:
+        name = str(path)
+        try:
+            if not path.is_file():
+                raise InputError(f"{name}: not a regular file" if path.exists() else f"{name}: no such file")
+            with path.open("rb") as f:
+                data = f.read(MAX_BODY_BYTES + 1)
+        except OSError as exc:
+            raise InputError(f"{name}: cannot read: {exc.strerror or exc}") from None
+    if len(data) > MAX_BODY_BYTES:
+        raise InputError(f"{name}: larger than {MAX_BODY_BYTES} bytes")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{name}: not UTF-8 (byte {exc.start})") from None
+
+
 def register(app: typer.Typer) -> None:
     wire = typer.Typer(
         help="Render canonical messages to a provider request, or parse a provider response.",
@@ -60,6 +85,7 @@ def register(app: typer.Typer) -> None:
         max_tokens: Annotated[int | None, typer.Option(help="max output tokens")] = None,
     ) -> None:
         """Print the wire request (method, path, headers, body) the adapter builds."""
+        # imported when the command runs: adapters and vcrpy are not loaded for other commands
         from ..adapters import debug, registry
         from ..adapters.base import AdapterError
 
@@ -71,7 +97,7 @@ def register(app: typer.Typer) -> None:
         except AdapterError as exc:
             sys.stderr.write(f"turnspec: {type(exc).__name__} ({exc.error_class}): {exc}\n")
             raise typer.Exit(1) from None
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
             raise InputError(
                 f"{conversation}: the adapter could not render these messages "
                 f"({type(exc).__name__}: {exc}); run `turnspec validate` on the file"
@@ -90,29 +116,29 @@ def register(app: typer.Typer) -> None:
         status: Annotated[int, typer.Option(help="HTTP status the body came with (error bodies are classified)")] = 200,
     ) -> None:
         """Print the canonical message (for streams, the canonical events as JSON lines first)."""
+        # imported when the command runs: adapters and vcrpy are not loaded for other commands
         from ..adapters import debug, registry
-        from ..adapters.base import AdapterError
+        from ..adapters.base import AdapterError, WireFormatError
 
         a = registry.load(adapter)
-        try:
-            text = sys.stdin.read() if str(response) == "-" else response.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InputError(f"{response}: cannot read: {exc}") from None
+        name = "<stdin>" if str(response) == "-" else str(response)
+        text = _read_body(response)
         try:
             with _stderr_warnings():
                 parsed = debug.parse(a, text, stream=stream, status=status)
-        except AdapterError as exc:
-            sys.stdout.write(
-                json.dumps(
-                    {
-                        "error_class": exc.error_class,
-                        "error": type(exc).__name__,
-                        "message": str(exc),
-                    }
-                )
-                + "\n"
-            )
+        except WireFormatError as exc:
+            where = f"{exc.location}: " if exc.location else ""
+            sys.stderr.write(f"turnspec: {name}: {where}{exc}\n")
             raise typer.Exit(1) from None
+        except AdapterError as exc:
+            # an error body is classified, as asked: the class is the output, the line says so
+            sys.stdout.write(
+                json.dumps({"error_class": exc.error_class, "error": type(exc).__name__, "message": str(exc)}) + "\n"
+            )
+            sys.stderr.write(f"turnspec: {name}: HTTP {status}: {type(exc).__name__} ({exc.error_class}): {exc}\n")
+            raise typer.Exit(1) from None
+        except InputError as exc:
+            raise InputError(f"{name}: {exc}") from None
         for ev in parsed.events:
             sys.stdout.write(json.dumps(ev, ensure_ascii=False) + "\n")
         if parsed.message is not None:
@@ -130,6 +156,7 @@ def register(app: typer.Typer) -> None:
         key_env: Annotated[str | None, typer.Option(help="Environment variable holding the API key")] = None,
     ) -> None:
         """Send the rendered request to the provider and record it (auth, account ids scrubbed)."""
+        # imported when the command runs: adapters and vcrpy are not loaded for other commands
         from ..adapters import debug, registry
         from ..adapters.base import AdapterOptions
         from ..suite.record import record as do_record

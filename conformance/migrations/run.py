@@ -16,15 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from ..errors import InputError
 from ..findings import Finding, RuleInfo, Severity
-from ..jsonio import Record, read_json, read_jsonl
+from ..jsonio import Record, check_input, dumps, read_json, read_jsonl
+from ..outputs import check_output, real, write_bytes
 from ..schema_validation import SchemaValidator
 from ..schemas import schema_set
 from . import rules as R
-from .atomic import atomic_write
 from .registry import MigrationError, MigrationRegistry
 
 RootChooser = Callable[[Any], str]
@@ -108,15 +106,15 @@ def migrate_file(
     reg = registry or default_registry()
     if fmt not in reg.formats():
         raise InputError(f"no migrations for format {fmt!r} (known: {', '.join(reg.formats())})")
-    if not src.is_file():
-        raise InputError(f"{src}: no such file")
+    check_input(src)
     if in_place and out is not None:
         raise InputError("give either -o OUT or --in-place, not both")
     if out is not None:
-        if out.exists() and out.resolve() == src.resolve():
+        if real(out) == real(src):
             raise InputError(f"{out}: is the input; pass --in-place to rewrite it (atomically)")
-        if out.exists() and not force:
-            raise InputError(f"{out}: exists; pass --force to overwrite")
+        check_output(out, [src], force=force)
+    elif in_place:
+        check_output(src, [src], in_place=True)
     result = MigrationResult()
     jsonl = src.suffix != ".json"
     items: Iterator[Record | Finding] = read_jsonl(src) if jsonl else read_json(src)
@@ -136,13 +134,13 @@ def migrate_file(
     if not result.ok:
         return result
     if jsonl:
-        chunks = [orjson.dumps(d) + b"\n" for d in migrated]
+        chunks = [dumps(d) + b"\n" for d in migrated]
     else:
-        chunks = [orjson.dumps(migrated[0] if single else migrated, option=orjson.OPT_INDENT_2) + b"\n"]
+        chunks = [dumps(migrated[0] if single else migrated, indent=True) + b"\n"]
     dest = src if in_place else out
     if dest is None:
         result.output = b"".join(chunks)
         return result
-    atomic_write(dest, chunks)
+    write_bytes(dest, chunks)
     result.written = dest
     return result

@@ -7,14 +7,21 @@ pre-pass vcrpy cannot do: pydantic-ai's cassettes store JSON bodies as YAML mapp
 `parsed_body` (its tests/json_body_serializer.py), which `Request(**dict)` rejects; those
 bodies are turned back into JSON strings first, as that serializer does on load.
 
+Each interaction is attributed to a wire API by the `WireApi` records
+(`conformance.wire.registry.api_for_url`): an endpoint no record matches stays
+unattributed (`api` None) and is skipped with a reason, never forced onto a near match.
+Whether a response is a stream, and how it is framed, comes from the record too.
+
 Bad cassettes never raise out of here: a file that cannot be read becomes a `Cassette`
-with `error` set, which the suite reports as a failed TC800 case.
+with `error` set (one line: the file, and the line where YAML says), which the suite
+reports as a failed TC800 case. Reading is bounded: file size, YAML nesting and alias
+expansion (a billion-laughs cassette is refused before PyYAML builds it).
 """
 
 from __future__ import annotations
 
 import json
-import re
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,22 +32,68 @@ from vcr import serialize
 from vcr.filters import decode_response
 from vcr.serializers import yamlserializer
 
-# request URL path -> wire API (the names adapters declare as `wire_api`)
-API_BY_PATH: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"/v1/messages/count_tokens"), "anthropic-count-tokens"),
-    (re.compile(r"/v1/messages(\?|$)"), "anthropic-messages"),
-    (re.compile(r"/chat/completions(\?|$)"), "openai-chat-completions"),
-    (re.compile(r"/v1/responses(\?|$)"), "openai-responses"),
-    (re.compile(r":(stream)?[gG]enerateContent"), "gemini-generate-content"),
-    (re.compile(r"/api/(chat|generate)(\?|$)"), "ollama-native"),
-]
+from ..wire import registry
+from ..wire.api import Framing, WireApi
+from ..wire.framing import loads_strict, looks_framed
+
+MAX_CASSETTE_BYTES = 256 * 1024 * 1024
+MAX_YAML_DEPTH = 200
+MAX_YAML_NODES = 5_000_000
+"""Nodes a cassette may hold once its aliases are expanded (bounds billion laughs)."""
+
+try:  # libyaml's parser when PyYAML was built with it
+    _Loader: type = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - depends on the PyYAML build
+    _Loader = yaml.SafeLoader
 
 
 def api_of(uri: str) -> str | None:
-    for pattern, api in API_BY_PATH:
-        if pattern.search(uri):
-            return api
-    return None
+    """The name of the wire API whose record matches `uri`, or None."""
+    api = registry.api_for_url(uri)
+    return api.name if api is not None else None
+
+
+class CassetteError(ValueError):
+    pass
+
+
+def check_yaml_bounds(text: str) -> None:
+    """Refuse, before construction, YAML whose nesting or expanded aliases exceed the bounds.
+
+    Walks PyYAML's event stream (no recursion, nothing built), counting for every anchor
+    the nodes it stands for, so an alias costs what it expands to.
+    """
+    sizes: dict[str, int] = {}
+    stack: list[list[Any]] = [[None, 0]]  # [anchor, expanded nodes so far]
+    try:
+        for ev in yaml.parse(text, Loader=_Loader):
+            line = ev.start_mark.line + 1 if ev.start_mark is not None else 0
+            if isinstance(ev, yaml.CollectionStartEvent):
+                stack.append([ev.anchor, 1])
+                if len(stack) > MAX_YAML_DEPTH:
+                    raise CassetteError(f"line {line}: YAML nested deeper than {MAX_YAML_DEPTH} levels")
+                continue
+            if isinstance(ev, yaml.CollectionEndEvent):
+                anchor, n = stack.pop()
+                if anchor:
+                    sizes[anchor] = n
+            elif isinstance(ev, yaml.ScalarEvent):
+                n = 1
+                if ev.anchor:
+                    sizes[ev.anchor] = 1
+            elif isinstance(ev, yaml.AliasEvent):
+                n = sizes.get(str(ev.anchor), 1)
+            else:
+                continue
+            stack[-1][1] += n
+            if stack[-1][1] > MAX_YAML_NODES:
+                raise CassetteError(
+                    f"line {line}: aliases expand to more than {MAX_YAML_NODES} nodes (a billion-laughs file?)"
+                )
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}: " if mark is not None else ""
+        raise CassetteError(f"{where}not YAML: {getattr(exc, 'problem', None) or exc}") from None
 
 
 @dataclass
@@ -68,15 +121,42 @@ class Interaction:
         return f"{self.cassette}#{self.index}"
 
     @property
-    def is_stream(self) -> bool:
+    def wire(self) -> WireApi | None:
+        """The record of this interaction's wire API (None: no record matches the URL)."""
+        return registry.get(self.api) if self.api is not None else None
+
+    @property
+    def framing(self) -> Framing | None:
+        """How the response is framed when it is a stream, else None.
+
+        The content type decides when it says (`text/event-stream`, `application/x-ndjson`);
+        otherwise the record's framing for this URL, when the recorded request asked for a
+        stream and the body starts the way that framing does.
+        """
         if "event-stream" in self.content_type:
-            return True
-        head = self.response_text.lstrip()[:200]
-        return head.startswith(("event:", "data:"))
+            return Framing.SSE
+        if "ndjson" in self.content_type:
+            return Framing.NDJSON
+        w = self.wire
+        if w is not None:
+            framing = w.framing_for(self.uri)
+            body = self.request_body if isinstance(self.request_body, dict) else None
+            if w.is_streaming(self.uri, body) and looks_framed(framing, self.response_text):
+                return framing
+            return None
+        return Framing.SSE if looks_framed(Framing.SSE, self.response_text) else None
+
+    @property
+    def is_stream(self) -> bool:
+        return self.framing is not None
 
     @property
     def request_stream(self) -> bool:
-        return isinstance(self.request_body, dict) and bool(self.request_body.get("stream"))
+        w = self.wire
+        body = self.request_body if isinstance(self.request_body, dict) else None
+        if w is not None:
+            return w.is_streaming(self.uri, body)
+        return bool(body and body.get("stream"))
 
 
 @dataclass
@@ -111,13 +191,27 @@ def load_cassette(path: Path, label: str | None = None) -> Cassette:
     label = label or str(path)
     cas = Cassette(path, label)
     try:
-        data = yamlserializer.deserialize(path.read_text(encoding="utf-8"))
+        if not path.is_file():
+            raise CassetteError("not a regular file")
+        if path.stat().st_size > MAX_CASSETTE_BYTES:
+            raise CassetteError(f"larger than {MAX_CASSETTE_BYTES} bytes")
+        text = path.read_text(encoding="utf-8")
+        check_yaml_bounds(text)
+        data = yamlserializer.deserialize(text)
         if not isinstance(data, dict) or "interactions" not in data:
             raise ValueError("not a vcrpy cassette (no `interactions`)")
         _unparse_bodies(data)
         requests, responses = serialize.deserialize("", _Serializer(data))[:2]
-    except (OSError, UnicodeDecodeError, ValueError, TypeError, KeyError, yaml.YAMLError) as exc:
+    except CassetteError as exc:
         cas.error = f"cannot read cassette: {exc}"
+        return cas
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}: " if mark is not None else ""
+        cas.error = f"cannot read cassette: {where}{getattr(exc, 'problem', None) or type(exc).__name__}"
+        return cas
+    except (OSError, UnicodeDecodeError, ValueError, TypeError, KeyError, AttributeError) as exc:
+        cas.error = f"cannot read cassette: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
         return cas
     for i, (req, resp) in enumerate(zip(requests, responses, strict=True)):
         try:
@@ -133,8 +227,8 @@ def _interaction(label: str, i: int, req: Any, resp: dict[str, Any]) -> Interact
     body: Any = None
     if raw:
         try:
-            body = json.loads(raw)
-        except ValueError:
+            body = loads_strict(raw)
+        except (ValueError, UnicodeDecodeError):
             body = None
     headers = {k.lower(): v for k, v in (resp.get("headers") or {}).items()}
     ctype = headers.get("content-type", [""])
@@ -154,7 +248,7 @@ def _interaction(label: str, i: int, req: Any, resp: dict[str, Any]) -> Interact
     )
     if not inter.is_stream:
         try:
-            inter.response_json = json.loads(text) if text.strip() else None
+            inter.response_json = loads_strict(text) if text.strip() else None
         except ValueError:
             inter.response_json = None
     return inter
@@ -165,5 +259,17 @@ def iter_cassettes(root: Path) -> Iterator[Cassette]:
     if root.is_file():
         yield load_cassette(root, root.name)
         return
-    for p in sorted([*root.rglob("*.yaml"), *root.rglob("*.yml")]):
+    found: list[Path] = []
+    unreadable: list[tuple[Path, str]] = []
+
+    def walk_error(exc: OSError) -> None:
+        where = Path(exc.filename) if exc.filename else root
+        unreadable.append((where, exc.strerror or str(exc)))
+
+    for folder, _dirs, files in os.walk(root, onerror=walk_error):  # never follows symlinked folders
+        found += [Path(folder) / f for f in files if f.endswith((".yaml", ".yml"))]
+    for where, why in unreadable:
+        label = str(where.relative_to(root)) if where.is_relative_to(root) else str(where)
+        yield Cassette(where, label, error=f"cannot read folder: {why}")
+    for p in sorted(found):
         yield load_cassette(p, str(p.relative_to(root)))

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from ..adapters import registry
 from ..findings import Selection
 from .rules import CATALOG
 from .runner import SuiteConfig, SuiteReport, default_samples, run
@@ -105,7 +106,6 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     refs = config.getoption("turnspec_adapter")
     if not refs:
         return
-    from ..adapters import registry
 
     sel = _selection(config)
     for ref in refs:

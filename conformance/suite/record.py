@@ -23,6 +23,7 @@ import vcr
 
 from ..adapters.base import WireRequest
 from ..errors import InputError
+from .cassettes import load_cassette
 
 
 @dataclass(frozen=True)
@@ -100,12 +101,26 @@ def record(
         decode_compressed_response=True,
     )
     req = urllib.request.Request(url, data=json.dumps(request.body).encode(), headers=headers, method=request.method)
-    cassette.parent.mkdir(parents=True, exist_ok=True)
-    with recorder.use_cassette(str(cassette)):
-        try:
-            with urllib.request.urlopen(req, timeout=600) as resp:
-                resp.read()
-                return int(resp.status)
-        except urllib.error.HTTPError as exc:  # error answers are recorded too (TC801 uses them)
-            exc.read()
-            return int(exc.code)
+    if cassette.exists():
+        # appending to something that is not a cassette would make vcrpy rewrite or crash on it
+        if not cassette.is_file():
+            raise InputError(f"{cassette}: not a regular file")
+        existing = load_cassette(cassette)
+        if existing.error:
+            raise InputError(f"{cassette}: {existing.error}; refusing to append to it")
+    try:
+        cassette.parent.mkdir(parents=True, exist_ok=True)  # the path the user named for the cassette
+        with recorder.use_cassette(str(cassette)):
+            try:
+                with urllib.request.urlopen(req, timeout=600) as resp:
+                    resp.read()
+                    return int(resp.status)
+            except urllib.error.HTTPError as exc:  # error answers are recorded too (TC801 uses them)
+                exc.read()
+                return int(exc.code)
+    except urllib.error.URLError as exc:
+        raise InputError(f"{url}: cannot reach the provider: {exc.reason}") from None
+    except (ConnectionError, TimeoutError) as exc:
+        raise InputError(f"{url}: cannot reach the provider: {exc.strerror or exc}") from None
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{cassette}: recording failed: {type(exc).__name__}: {exc}") from None

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import math
+import statistics
 import xml.etree.ElementTree as ET
 from typing import Any
 
+from ..wire import registry as wire_registry
 from .rules import CATALOG, ESTIMATE_ABS_TOLERANCE, ESTIMATE_REL_TOLERANCE
-from .runner import SuiteReport
-from .wire_semantics import ACCEPTED_DIFFERENCES
+from .runner import SuiteReport, capability_of
 
 MARK = {"pass": "pass", "fail": "FAIL", "skip": "skip"}
 MD_MARK = {"pass": "✅ pass", "fail": "❌ fail", "skip": "⏭ skip"}
@@ -33,7 +35,44 @@ def _skip_summary(report: SuiteReport) -> list[str]:
     return [f"{n} x {why}" for why, n in sorted(counts.items(), key=lambda kv: -kv[1])]
 
 
+def _quantile(sorted_values: list[float], q: float) -> float:
+    """Nearest-rank quantile (q in 0..1) of a sorted, non-empty list."""
+    k = max(0, min(len(sorted_values) - 1, math.ceil(q * len(sorted_values)) - 1))
+    return sorted_values[k]
+
+
+def estimate_distribution(report: SuiteReport) -> dict[str, dict[str, Any]]:
+    """TC701 per adapter: how far estimates were from recorded usage (relative error),
+    as a distribution, so a band that only passes because it is wide shows."""
+    out: dict[str, dict[str, Any]] = {}
+    for a in report.adapters:
+        errs = sorted(
+            abs(o.measure) for o in report.outcomes if o.rule == "TC701" and o.adapter == a and o.measure is not None
+        )
+        if errs:
+            out[a] = {
+                "cases": len(errs),
+                "median_abs_relative_error": round(statistics.median(errs), 4),
+                "p95_abs_relative_error": round(_quantile(errs, 0.95), 4),
+                "max_abs_relative_error": round(errs[-1], 4),
+            }
+    return out
+
+
+def _cases(report: SuiteReport) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """Every case of every (rule, adapter): what it was run on, its status, the capability
+    it exercised, and its message (why it failed or was skipped)."""
+    out: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for o in report.outcomes:
+        case: dict[str, Any] = {"subject": o.subject, "status": o.status, "capability": capability_of(o)}
+        if o.message:
+            case["message"] = o.message
+        out.setdefault((o.rule, o.adapter), []).append(case)
+    return out
+
+
 def as_dict(report: SuiteReport) -> dict[str, Any]:
+    cases = _cases(report)
     matrix: dict[str, dict[str, str]] = {}
     for r in report.results:
         matrix.setdefault(r.rule, {})[r.adapter] = r.status
@@ -50,20 +89,32 @@ def as_dict(report: SuiteReport) -> dict[str, Any]:
                 "failed": r.failed,
                 "skipped": r.skipped,
                 "reasons": r.reasons,
+                "cases_run": r.cases_run,
+                "cases_skipped": r.skipped,
+                "skip_reasons": r.skip_reasons,
+                "capabilities_exercised": r.capabilities,
+                "cases": cases.get((r.rule, r.adapter), []),
             }
             for r in report.results
         ],
+        "capabilities": report.capabilities,
         "cross_provider": report.pairs,
         "skipped_interactions": [{"interaction": i, "reason": why} for i, why in skipped_interactions(report)],
         "estimate_tolerance": {
             "relative": ESTIMATE_REL_TOLERANCE,
             "absolute_tokens": ESTIMATE_ABS_TOLERANCE,
         },
-        "accepted_request_differences": ACCEPTED_DIFFERENCES,
+        "estimate_error": estimate_distribution(report),
+        "accepted_request_differences": {
+            a.name: list(a.accepted_differences) for a in wire_registry.APIS if a.accepted_differences
+        },
         "summary": {
             "failed": len(report.failed),
             "passed": sum(1 for r in report.results if r.status == "pass"),
             "skipped": sum(1 for r in report.results if r.status == "skip"),
+            "cases_run": sum(r.cases_run for r in report.results),
+            "cases_skipped": sum(r.skipped for r in report.results),
+            "unexercised_capabilities": [f"{a}.{c}" for a, c in report.unexercised],
             "cassettes": report.cassettes_read,
             "elapsed_s": round(report.elapsed_s, 2),
         },
@@ -76,6 +127,7 @@ def to_json(report: SuiteReport) -> str:
 
 def to_text(report: SuiteReport, *, verbose: bool = False) -> str:
     lines: list[str] = []
+    estimates = estimate_distribution(report)
     for a in report.adapters:
         lines.append(f"{a}")
         for r in report.results:
@@ -86,6 +138,18 @@ def to_text(report: SuiteReport, *, verbose: bool = False) -> str:
             if r.status == "fail" or (verbose and r.status == "skip"):
                 for why in r.reasons[: 10 if r.status == "fail" else 3]:
                     lines.append(f"      - {why}")
+        caps = report.capabilities.get(a)
+        if caps:
+            lines.append(
+                "  capabilities declared true, cases run: "
+                + ", ".join(f"{c} {n}" + (" (none!)" if n == 0 else "") for c, n in caps.items())
+            )
+        est = estimates.get(a)
+        if est:
+            lines.append(
+                f"  TC701 estimate error over {est['cases']} recordings: median {est['median_abs_relative_error']:.0%}, "
+                f"p95 {est['p95_abs_relative_error']:.0%}"
+            )
     skipped = _skip_summary(report)
     if skipped:
         lines.append(f"skipped recorded interactions ({len(skipped_interactions(report))}):")

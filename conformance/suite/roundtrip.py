@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from typing import Any
 
 from ..adapters.base import Adapter, Message, ToolDefinition
 from ..findings import Finding, RuleInfo
 from ..formats.canonical.memory import validate_messages
 from . import rules as R
-from .checks import HISTORY_IGNORE, _calls, _texts, crash, has_request_reader, opts
-from .runner import capture_warnings
+from .capture import capture_warnings
+from .checks.common import HISTORY_IGNORE, calls_of, crash, opts, read_request, texts_of
 
 
 def round_trip(adapter: Adapter, messages: list[Message], tools: Sequence[ToolDefinition] = ()) -> list[Finding]:
@@ -35,18 +34,18 @@ def round_trip(adapter: Adapter, messages: list[Message], tools: Sequence[ToolDe
     except Exception as exc:
         fail(R.REPLAY_PRESERVED, f"to_wire {crash(exc)}")
         return out
-    if not has_request_reader(adapter):
-        return out  # nothing to read back; the cassette and replay checks cover such adapters
     try:
-        read: Any = adapter.from_wire_request(wire.body, session_id=messages[0]["session_id"])  # type: ignore[attr-defined]
-        back: list[Message] = read.messages
+        read = read_request(adapter, wire.body, messages[0]["session_id"])
     except Exception as exc:
         fail(R.REPLAY_PRESERVED, f"from_wire_request {crash(exc)}")
         return out
-    if _texts(back) != _texts(messages):
-        fail(R.REPLAY_PRESERVED, f"texts differ after the round trip: {_texts(back)[:3]} != {_texts(messages)[:3]}")
-    if adapter.capabilities.get("supports_tools") and _calls(back) != _calls(messages):
-        fail(R.REPLAY_PRESERVED, f"tool calls differ after the round trip: {_calls(back)} != {_calls(messages)}")
+    if read is None:
+        return out  # nothing to read back; the cassette and replay checks cover such adapters
+    back: list[Message] = read.messages
+    if texts_of(back) != texts_of(messages):
+        fail(R.REPLAY_PRESERVED, f"texts differ after the round trip: {texts_of(back)[:3]} != {texts_of(messages)[:3]}")
+    if adapter.capabilities.get("supports_tools") and calls_of(back) != calls_of(messages):
+        fail(R.REPLAY_PRESERVED, f"tool calls differ after the round trip: {calls_of(back)} != {calls_of(messages)}")
     for f in validate_messages(back, selection=HISTORY_IGNORE):
         if f.severity == "error":
             fail(R.REQUEST_VALID, f"{f.rule} {f.pointer}: {f.message}")

@@ -17,6 +17,10 @@ CAPABILITIES = RuleInfo(
     "TC001", E, "§7.2, contract §3.4", "Adapter declares valid AdapterCapabilities and its identity"
 )
 
+EXERCISED = RuleInfo(
+    "TC002", E, "§7.2, contract §3.4", "Every capability declared true is exercised by at least one case"
+)
+
 RESPONSE_VALID = RuleInfo("TC101", E, "§5, §7.1", "Parsed responses validate (schemas and TS rules)")
 REQUEST_VALID = RuleInfo("TC102", E, "§5, §7.1", "Messages read back from a wire request validate")
 WIRE_SHAPE = RuleInfo("TC104", E, "contract §4.2, §4.3", "Rendered requests have the provider's documented shape")
@@ -86,9 +90,19 @@ REQUEST_ROUND_TRIP = RuleInfo(
     "TC802", E, "§2.1.1, §11.1.1", "Recorded request read and rendered back matches semantically"
 )
 
+IMAGES_KEPT = RuleInfo(
+    "TC901", E, "§4.2, §8.3", "Image source kind, media type and bytes survive the wire and read-back"
+)
+TOOL_ERROR_KEPT = RuleInfo("TC902", E, "§4.2, §8.3", "tool_result is_error reaches the wire's error flag and read-back")
+STOP_REASON = RuleInfo("TC903", E, "contract §3.3", "Streamed stop_reason equals the recorded one (record's mapping)")
+USAGE_RECORDED = RuleInfo(
+    "TC904", E, "contract §7.2", "Parsed usage (input, output, cache read/write) equals the recorded body"
+)
+
 CATALOG = RuleCatalog(
     [
         CAPABILITIES,
+        EXERCISED,
         RESPONSE_VALID,
         REQUEST_VALID,
         EVENTS_VALID,
@@ -119,8 +133,101 @@ CATALOG = RuleCatalog(
         CASSETTE_API,
         ERROR_CLASSIFIED,
         REQUEST_ROUND_TRIP,
+        IMAGES_KEPT,
+        TOOL_ERROR_KEPT,
+        STOP_REASON,
+        USAGE_RECORDED,
     ]
 )
+
+# The base test class (`suite.testing`) makes one standard test per rule of the catalogue
+# (TC800 judges cassettes, not an adapter): `test_<id>_<slug>`, skipped when the adapter
+# declares false the capability the rule needs. Both live here, beside the rules.
+TEST_SLUGS: dict[str, str] = {
+    "TC001": "capabilities_declared",
+    "TC002": "declared_capabilities_exercised",
+    "TC101": "responses_validate",
+    "TC102": "requests_read_back_validate",
+    "TC103": "stream_events_validate",
+    "TC104": "wire_request_shape",
+    "TC201": "dropped_block_warns",
+    "TC202": "dropped_block_absent",
+    "TC203": "critical_block_fails",
+    "TC301": "parsed_tool_ids_canonical",
+    "TC302": "provider_tool_ids_restored",
+    "TC303": "tool_id_map_injective",
+    "TC304": "provider_tool_id_rules",
+    "TC305": "tool_use_and_result_paired",
+    "TC401": "replay_preserves_content",
+    "TC402": "replay_pairs_results",
+    "TC403": "replay_system_placement",
+    "TC404": "replay_drops_with_warn",
+    "TC405": "thinking_signatures",
+    "TC501": "declared_capabilities_carried",
+    "TC502": "undeclared_capabilities_dropped",
+    "TC601": "stream_order",
+    "TC602": "stream_index_monotonic",
+    "TC603": "stream_tool_events",
+    "TC604": "stream_final_input",
+    "TC605": "stream_aggregate",
+    "TC606": "stream_equals_parse",
+    "TC607": "stream_chunking",
+    "TC701": "token_estimate",
+    "TC801": "errors_classified",
+    "TC802": "request_round_trip",
+    "TC901": "images_kept",
+    "TC902": "tool_errors_kept",
+    "TC903": "stop_reason_recorded",
+    "TC904": "usage_recorded",
+}
+NEEDS: dict[str, str] = {
+    "TC901": "supports_images",
+    "TC902": "supports_tools",
+    "TC103": "supports_streaming",
+    "TC301": "supports_tools",
+    "TC302": "supports_tools",
+    "TC303": "supports_tools",
+    "TC304": "supports_tools",
+    "TC305": "supports_tools",
+    "TC601": "supports_streaming",
+    "TC602": "supports_streaming",
+    "TC603": "supports_streaming_tool_calls",
+    "TC604": "supports_streaming_tool_calls",
+    "TC605": "supports_streaming",
+    "TC606": "supports_streaming",
+    "TC607": "supports_streaming",
+}
+"""Rule -> the capability it needs (the rule's cases exercise that capability)."""
+SUITE_ONLY = ("TC800",)
+BOOLEAN_CAPABILITIES = (
+    "supports_thinking",
+    "supports_images",
+    "supports_tools",
+    "supports_system_prompt",
+    "supports_structured_output",
+    "supports_streaming",
+    "supports_streaming_tool_calls",
+    "supports_parallel_tool_calls",
+    "supports_prompt_caching",
+    "supports_system_messages_in_list",
+)
+"""The boolean fields of schemas/canonical/v1/adapter-capabilities.json (a test proves the
+two agree); TC002 asks each one declared true to be exercised."""
+EXERCISERS: dict[str, tuple[str, ...]] = {
+    "supports_thinking": ("TC501", "TC405"),
+    "supports_images": ("TC501", "TC901"),
+    "supports_tools": ("TC301", "TC302", "TC303", "TC304", "TC305", "TC501", "TC902"),
+    "supports_system_prompt": ("TC501", "TC403"),
+    "supports_structured_output": ("TC501",),
+    "supports_streaming": ("TC103", "TC601", "TC602", "TC605", "TC606", "TC607", "TC903", "TC501"),
+    "supports_streaming_tool_calls": ("TC603", "TC604"),
+    "supports_parallel_tool_calls": ("TC301",),
+    "supports_prompt_caching": ("TC904",),
+    "supports_system_messages_in_list": ("TC403",),
+}
+"""The rules whose cases exercise a capability. TC002 judges a capability only when all of
+them ran (a --select that leaves one out cannot tell), and names them when none had a case."""
+"""Rules about the recordings, not an adapter: no standard test."""
 
 # TC701: an offline heuristic cannot meet the contract's ±10% (that assumes a real
 # tokenizer); the suite holds estimates to this band, calibrated on recorded usage.

@@ -12,121 +12,34 @@ the network: adapters are pure translation, and a replay must never reach a prov
 
 from __future__ import annotations
 
-import contextlib
-import logging
-import socket
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from ..adapters import registry
-from ..adapters.base import Adapter
+from ..adapters.protocol import Adapter
 from ..findings import Selection
+from . import checks
+from .capture import NetworkBlockedError, capture_warnings, network_blocked
 from .cassettes import Cassette, Interaction, iter_cassettes
-from .rules import CATALOG
+from .outcome import SUITE_SUBJECT, AdapterUnderTest, Outcome, RuleResult, Status
+from .rules import BOOLEAN_CAPABILITIES, CATALOG, EXERCISED, EXERCISERS, NEEDS
 
-Status = Literal["pass", "fail", "skip"]
-SUITE_SUBJECT = "(cassettes)"
-
-
-@dataclass(frozen=True)
-class Outcome:
-    rule: str
-    adapter: str
-    status: Status
-    subject: str
-    message: str = ""
-
-
-@dataclass
-class RuleResult:
-    rule: str
-    adapter: str
-    status: Status
-    passed: int = 0
-    failed: int = 0
-    skipped: int = 0
-    reasons: list[str] = field(default_factory=list)
-
-
-class NetworkBlockedError(OSError):
-    pass
-
-
-@contextlib.contextmanager
-def network_blocked() -> Iterator[None]:
-    """Any socket connect or DNS lookup during the block raises (replay is offline)."""
-
-    def refuse(*_: Any, **__: Any) -> Any:
-        raise NetworkBlockedError("turnspec conform: network access is blocked during replay")
-
-    targets: list[tuple[Any, str]] = [
-        (socket.socket, "connect"),
-        (socket.socket, "connect_ex"),
-        (socket, "create_connection"),
-        (socket, "getaddrinfo"),
-    ]
-    saved = [(obj, name, getattr(obj, name)) for obj, name in targets]
-    for obj, name in targets:
-        setattr(obj, name, refuse)
-    try:
-        yield
-    finally:
-        for obj, name, original in saved:
-            setattr(obj, name, original)
-
-
-class WarningCapture(logging.Handler):
-    """Collects WARNING and above from every logger while installed on the root logger."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.records: list[logging.LogRecord] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.records.append(record)
-
-
-@contextlib.contextmanager
-def capture_warnings() -> Iterator[list[logging.LogRecord]]:
-    root = logging.getLogger()
-    handler = WarningCapture()
-    old_level = root.level
-    if root.level > logging.WARNING or root.level == logging.NOTSET:
-        root.setLevel(logging.WARNING)
-    root.addHandler(handler)
-    # adapters' loggers must not swallow records before they reach the root
-    blocked = [lg for lg in _adapter_loggers() if not lg.propagate]
-    for lg in blocked:
-        lg.propagate = True
-    try:
-        yield handler.records
-    finally:
-        root.removeHandler(handler)
-        root.setLevel(old_level)
-        for lg in blocked:
-            lg.propagate = False
-
-
-def _adapter_loggers() -> list[logging.Logger]:
-    return [
-        lg
-        for name, lg in logging.Logger.manager.loggerDict.items()
-        if isinstance(lg, logging.Logger) and name.startswith("turnspec")
-    ]
-
-
-@dataclass
-class AdapterUnderTest:
-    ref: str
-    adapter: Adapter
-    cassette_dirs: list[Path] = field(default_factory=list)
-
-    @property
-    def name(self) -> str:
-        return str(self.adapter.name)
+__all__ = [
+    "SUITE_SUBJECT",
+    "AdapterUnderTest",
+    "NetworkBlockedError",
+    "Outcome",
+    "RuleResult",
+    "Status",
+    "SuiteConfig",
+    "SuiteReport",
+    "capture_warnings",
+    "network_blocked",
+    "run",
+]
 
 
 def default_cassette_root() -> Path | None:
@@ -191,7 +104,7 @@ class SuiteConfig:
         selection: Selection | None = None,
         peers: bool = True,
     ) -> SuiteConfig:
-        subject = AdapterUnderTest(getattr(adapter, "name", "adapter"), adapter, list(cassette_dirs))
+        subject = AdapterUnderTest(str(adapter.name), adapter, list(cassette_dirs))
         peer_list = [registry.load(n) for n in sorted(registry.available())] if peers else []
         peer_list = [p for p in peer_list if p.name != subject.name]
         return cls([subject], peer_list, samples, selection or Selection())
@@ -205,14 +118,27 @@ class SuiteReport:
     pairs: dict[str, dict[str, Status]]
     elapsed_s: float
     cassettes_read: int = 0
+    # adapter -> declared-true capability -> cases run that exercised it
+    capabilities: dict[str, dict[str, int]] = field(default_factory=dict)
+    fail_on_skip: bool = False
 
     @property
     def failed(self) -> list[RuleResult]:
         return [r for r in self.results if r.status == "fail"]
 
     @property
+    def skipped(self) -> list[RuleResult]:
+        """Rules an adapter under test did not run at all (TC800 is about the recordings)."""
+        return [r for r in self.results if r.status == "skip" and r.adapter != SUITE_SUBJECT]
+
+    @property
+    def unexercised(self) -> list[tuple[str, str]]:
+        """(adapter, capability) declared true that no case exercised."""
+        return [(o.adapter, o.subject) for o in self.outcomes if o.rule == EXERCISED.id and o.status == "fail"]
+
+    @property
     def exit_code(self) -> int:
-        return 1 if self.failed else 0
+        return 1 if self.failed or (self.fail_on_skip and self.skipped) else 0
 
     def result(self, rule: str, adapter: str) -> RuleResult | None:
         for r in self.results:
@@ -231,6 +157,9 @@ def fold(outcomes: Iterable[Outcome], rules: Iterable[str], adapters: Iterable[s
         r = table.get((o.rule, o.adapter))
         if r is None:
             r = table[(o.rule, o.adapter)] = RuleResult(o.rule, o.adapter, "skip")
+        cap = capability_of(o)
+        if cap is not None and o.status != "skip":
+            r.capabilities[cap] = r.capabilities.get(cap, 0) + 1
         if o.status == "fail":
             r.failed += 1
             failures.setdefault((o.rule, o.adapter), []).append(f"{o.subject}: {o.message}")
@@ -241,6 +170,8 @@ def fold(outcomes: Iterable[Outcome], rules: Iterable[str], adapters: Iterable[s
             text = o.message if o.subject in ("", "-") else f"{o.subject}: {o.message}"
             if o.message and text not in r.reasons and len(r.reasons) < 100:
                 r.reasons.append(text)
+            if o.message and text not in r.skip_reasons and len(r.skip_reasons) < 100:
+                r.skip_reasons.append(text)
     for key, r in table.items():
         r.status = "fail" if r.failed else "pass" if r.passed else "skip"
         if r.status == "fail":
@@ -259,9 +190,45 @@ def load_cassettes(dirs: Iterable[Path]) -> list[Cassette]:
     return out
 
 
-def run(config: SuiteConfig, *, progress: Callable[[str], None] | None = None) -> SuiteReport:
-    from . import checks
+def capability_of(o: Outcome) -> str | None:
+    """The capability a case exercised: its own tag, a TC501/TC502 case named after the
+    capability, or the capability its rule needs."""
+    if o.capability:
+        return o.capability
+    if o.subject in BOOLEAN_CAPABILITIES:
+        return o.subject
+    return NEEDS.get(o.rule)
 
+
+def capability_gate(
+    subjects: list[AdapterUnderTest], outcomes: list[Outcome], sel: Selection
+) -> tuple[list[Outcome], dict[str, dict[str, int]]]:
+    """TC002: every boolean capability an adapter declares true is exercised by a case that
+    ran (passed or failed); a declaration no case checked is a silent pass, so it fails."""
+    counts: dict[str, dict[str, int]] = {}
+    gate: list[Outcome] = []
+    for s in subjects:
+        declared = [c for c in BOOLEAN_CAPABILITIES if s.adapter.capabilities.get(c) is True]
+        mine = counts[s.name] = dict.fromkeys(declared, 0)
+        for o in outcomes:
+            cap = capability_of(o)
+            if o.adapter == s.name and o.status != "skip" and cap in mine:
+                mine[cap] += 1
+        for c in declared:
+            rules = EXERCISERS.get(c, ())
+            if not all(sel.enabled(r) for r in rules):
+                gate.append(Outcome(EXERCISED.id, s.name, "skip", c, f"not all of {', '.join(rules)} selected"))
+                continue
+            ok = mine[c] > 0
+            how = ", ".join(rules) or "no check covers it"
+            msg = "" if ok else f"declared true, but no case exercised it (cases come from {how})"
+            gate.append(Outcome(EXERCISED.id, s.name, "pass" if ok else "fail", c, msg, c))
+    return gate, counts
+
+
+def run(
+    config: SuiteConfig, *, progress: Callable[[str], None] | None = None, fail_on_skip: bool = False
+) -> SuiteReport:
     started = time.perf_counter()
     sel = config.selection
     samples = load_cassettes([config.samples]) if config.samples is not None else []
@@ -279,6 +246,9 @@ def run(config: SuiteConfig, *, progress: Callable[[str], None] | None = None) -
             for o in check.fn(env):
                 if sel.enabled(o.rule):
                     outcomes.append(o)
+    gate, counts = capability_gate(config.subjects, outcomes, sel)
+    if sel.enabled(EXERCISED.id):
+        outcomes.extend(gate)
     names = [s.name for s in config.subjects]
     rules = [r.id for r in CATALOG if sel.enabled(r.id)]
     results = fold(outcomes, rules, names)
@@ -292,6 +262,8 @@ def run(config: SuiteConfig, *, progress: Callable[[str], None] | None = None) -
         env.pairs,
         time.perf_counter() - started,
         cassettes_read=len(samples) + sum(len(v) for v in own.values()),
+        capabilities=counts,
+        fail_on_skip=fail_on_skip,
     )
 
 

@@ -25,52 +25,31 @@ from typing import Any, ClassVar
 
 import pytest
 
-from ..adapters.base import Adapter
-from .runner import SuiteConfig, SuiteReport, default_cassette_root, run
+from ..adapters.protocol import Adapter
+from ..schemas import schema_set
+from .rules import CATALOG, NEEDS, SUITE_ONLY, TEST_SLUGS
+from .runner import SuiteConfig, SuiteReport, default_cassette_root, default_samples, run
 
-# (rule, test name, capability the test needs or None)
-STANDARD: list[tuple[str, str, str | None]] = [
-    ("TC001", "test_tc001_capabilities_declared", None),
-    ("TC101", "test_tc101_responses_validate", None),
-    ("TC102", "test_tc102_requests_read_back_validate", None),
-    ("TC103", "test_tc103_stream_events_validate", "supports_streaming"),
-    ("TC104", "test_tc104_wire_request_shape", None),
-    ("TC201", "test_tc201_dropped_block_warns", None),
-    ("TC202", "test_tc202_dropped_block_absent", None),
-    ("TC203", "test_tc203_critical_block_fails", None),
-    ("TC301", "test_tc301_parsed_tool_ids_canonical", "supports_tools"),
-    ("TC302", "test_tc302_provider_tool_ids_restored", "supports_tools"),
-    ("TC303", "test_tc303_tool_id_map_injective", "supports_tools"),
-    ("TC304", "test_tc304_provider_tool_id_rules", "supports_tools"),
-    ("TC305", "test_tc305_tool_use_and_result_paired", "supports_tools"),
-    ("TC401", "test_tc401_replay_preserves_content", None),
-    ("TC402", "test_tc402_replay_pairs_results", None),
-    ("TC403", "test_tc403_replay_system_placement", None),
-    ("TC404", "test_tc404_replay_drops_with_warn", None),
-    ("TC405", "test_tc405_thinking_signatures", None),
-    ("TC501", "test_tc501_declared_capabilities_carried", None),
-    ("TC502", "test_tc502_undeclared_capabilities_dropped", None),
-    ("TC601", "test_tc601_stream_order", "supports_streaming"),
-    ("TC602", "test_tc602_stream_index_monotonic", "supports_streaming"),
-    ("TC603", "test_tc603_stream_tool_events", "supports_streaming_tool_calls"),
-    ("TC604", "test_tc604_stream_final_input", "supports_streaming_tool_calls"),
-    ("TC605", "test_tc605_stream_aggregate", "supports_streaming"),
-    ("TC606", "test_tc606_stream_equals_parse", "supports_streaming"),
-    ("TC607", "test_tc607_stream_chunking", "supports_streaming"),
-    ("TC701", "test_tc701_token_estimate", None),
-    ("TC801", "test_tc801_errors_classified", None),
-    ("TC802", "test_tc802_request_round_trip", None),
-]
-CAPABILITIES = (
-    "supports_thinking",
-    "supports_images",
-    "supports_tools",
-    "supports_system_prompt",
-    "supports_structured_output",
-    "supports_streaming",
-    "supports_streaming_tool_calls",
-    "supports_parallel_tool_calls",
-)
+
+def _standard() -> list[tuple[str, str, str | None]]:
+    """(rule, test name, capability the test needs or None): one per catalogue rule."""
+    out = []
+    for r in CATALOG:
+        if r.id in SUITE_ONLY:
+            continue
+        slug = TEST_SLUGS.get(r.id)
+        out.append((r.id, f"test_{r.id.lower()}_{slug}" if slug else f"test_{r.id.lower()}", NEEDS.get(r.id)))
+    return out
+
+
+def _capabilities() -> tuple[str, ...]:
+    """The boolean capabilities of schemas/canonical/v1/adapter-capabilities.json."""
+    props = schema_set("canonical", "v1")["adapter-capabilities.json"].get("properties", {})
+    return tuple(k for k, v in props.items() if isinstance(v, dict) and v.get("type") == "boolean")
+
+
+STANDARD: list[tuple[str, str, str | None]] = _standard()
+CAPABILITIES: tuple[str, ...] = _capabilities()
 
 
 def _xfail_reason(fn: Any) -> str | None:
@@ -117,23 +96,20 @@ class AdapterConformanceTests:
 
     @property
     def samples(self) -> Path | None:
-        """Third-party recordings to replay (cassettes of the adapter's wire API are used)."""
-        return None
+        """Third-party recordings to replay (cassettes of the adapter's wire API are used).
+
+        The default is what `turnspec conform` and the pytest plugin replay
+        (`../shared/samples/wire` when present), so the three entry points run the same cases.
+        """
+        return default_samples()
 
     @property
     def cross_provider(self) -> bool:
         """Replay sessions of every registered adapter through this one (TC4xx)."""
         return True
 
-    # capability expectations: None takes the adapter's declaration; a bool must match it
-    supports_thinking: bool | None = None
-    supports_images: bool | None = None
-    supports_tools: bool | None = None
-    supports_system_prompt: bool | None = None
-    supports_structured_output: bool | None = None
-    supports_streaming: bool | None = None
-    supports_streaming_tool_calls: bool | None = None
-    supports_parallel_tool_calls: bool | None = None
+    # capability expectations (one class attribute per boolean of adapter-capabilities.json,
+    # set below): None takes the adapter's declaration; a bool must match it
 
     # -- machinery -------------------------------------------------------------------------
 
@@ -182,8 +158,6 @@ def _make(rule: str, name: str, capability: str | None) -> Callable[[AdapterConf
     def test(self: AdapterConformanceTests) -> None:
         self._check(rule, capability)
 
-    from .rules import CATALOG
-
     test.__name__ = name
     test.__doc__ = f"{rule}: {CATALOG[rule].summary} ({CATALOG[rule].section})"
     return test
@@ -191,3 +165,5 @@ def _make(rule: str, name: str, capability: str | None) -> Callable[[AdapterConf
 
 for _rule, _name, _cap in STANDARD:
     setattr(AdapterConformanceTests, _name, _make(_rule, _name, _cap))
+for _capability_name in CAPABILITIES:
+    setattr(AdapterConformanceTests, _capability_name, None)

@@ -40,6 +40,14 @@ def _no_value(_body: JsonBody) -> Any:
     return None
 
 
+def _no_stream_value(_events: list[Any]) -> Any:
+    return None
+
+
+def _unknown(_event: Any) -> bool | None:
+    return None
+
+
 Probe = Callable[[JsonBody], list[Located]]
 
 
@@ -63,7 +71,18 @@ class Probes:
     images: Probe = _nothing  # value: {"kind": "base64"|"url", "media_type": str|None, "data"|"url": str}
     # response side
     response_stop_reason: Callable[[JsonBody], Any] = _no_value  # the raw provider value
-    response_usage: Callable[[JsonBody], Any] = _no_value  # {"input": int, "output": int, "cache_read": int, "cache_write": int}
+    response_usage: Callable[[JsonBody], Any] = (
+        _no_value  # {"input": int, "output": int, "cache_read": int, "cache_write": int}
+    )
+    # stream side: the decoded JSON events of one streamed response, in order
+    # (SSE `data:` payloads, NDJSON lines or JSON-array elements; see wire.framing.json_events)
+    stream_stop_reason: Callable[[list[Any]], Any] = _no_stream_value  # the raw provider value
+    stream_usage: Callable[[list[Any]], Any] = _no_stream_value  # same keys as response_usage
+    # one decoded stream event -> whether it is the event that opens the stream (exactly once,
+    # first: Anthropic `message_start`) / closes it (nothing may follow: `message_stop`);
+    # None where the API has no such event (the default)
+    stream_opens: Callable[[Any], bool | None] = _unknown
+    stream_closes: Callable[[Any], bool | None] = _unknown
 
 
 @dataclass(frozen=True)
@@ -115,6 +134,20 @@ class WireApi:
     stop_reasons: Mapping[str, str] = field(default_factory=dict)  # raw provider value -> canonical stop_reason
     # APIs whose framing depends on the URL (Gemini: SSE with `alt=sse`, a JSON array without)
     framing_by_url: Callable[[str], Framing] | None = None
+    # Request bodies the provider treats alike, made equal (TC802 compares a recorded request
+    # with the same request read into canonical form and rendered back); each step is named,
+    # with its reason, in `accepted_differences`. None: bodies are compared exactly.
+    normalize_request: Callable[[JsonBody], JsonBody] | None = None
+    # the top-level request field holding the conversation turns (`messages`, Gemini's
+    # `contents`, Responses' `input`): a probe pointer under it is "in the history"
+    history_key: str = "messages"
+    # TC701's band for a tokenizer-free estimate against this provider's counts: (relative,
+    # absolute tokens), calibrated on recorded usage; None takes the suite's default band
+    estimate_tolerance: tuple[float, int] | None = None
+    # a schema folder outside the package, for a record a third party registers (None: the
+    # package's schemas/wire/<schema_dir>/)
+    schema_path: str | None = None
+    accepted_differences: tuple[str, ...] = ()
 
     def matches(self, path: str) -> bool:
         return any(p.search(path) for p in self.request_paths)

@@ -4,9 +4,22 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
+from .anthropic_messages import ANTHROPIC_COUNT_TOKENS, ANTHROPIC_MESSAGES
 from .api import WireApi
+from .gemini import GEMINI
+from .ollama import OLLAMA_CHAT, OLLAMA_GENERATE
+from .openai_chat import OPENAI_CHAT
+from .openai_responses import OPENAI_RESPONSES
 
-APIS: tuple[WireApi, ...] = ()
+APIS: tuple[WireApi, ...] = (
+    ANTHROPIC_COUNT_TOKENS,  # before messages: most specific first
+    ANTHROPIC_MESSAGES,
+    OPENAI_CHAT,
+    OLLAMA_CHAT,
+    OLLAMA_GENERATE,
+    GEMINI,
+    OPENAI_RESPONSES,
+)
 
 
 def api_for_url(url: str) -> WireApi | None:
@@ -16,6 +29,19 @@ def api_for_url(url: str) -> WireApi | None:
         if api.matches(path):
             return api
     return None
+
+
+def register(api: WireApi) -> None:
+    """Add a record at run time (a third-party adapter's wire API): one call beside the
+    adapter, the way the built-in records are one line in APIS. Registering the same record
+    again is a no-op; another record under a known name is refused."""
+    global APIS
+    for have in APIS:
+        if have.name == api.name:
+            if have is api:
+                return
+            raise ValueError(f"a wire API named {api.name!r} is already registered")
+    APIS = (api, *APIS)
 
 
 def get(name: str) -> WireApi:

@@ -113,7 +113,7 @@ class CanonicalRun:
         self.state = RunState(tool_names={k: v for k, v in names.items() if v[0] == "--tools"})
 
     def validate(self, path: Path, stats: FileStats, progress: ProgressHook | None = None) -> Iterator[Finding]:
-        if path.suffix == ".jsonl":
+        if path.suffix == ".jsonl" or str(path) == "-":  # standard input is JSON Lines
             items = read_jsonl(path, max_line_bytes=self.options.max_line_bytes)
         else:
             items = read_json(path)

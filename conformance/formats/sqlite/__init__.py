@@ -1,7 +1,10 @@
 """The SQLite store of spec §9.1: tables, index, per-row validation and tool_calls.
 
-The database is opened read-only through a `mode=ro` URI, so validating never creates
-or modifies a file. Message rows are assembled into canonical messages and checked by the
+Validating never creates or modifies a file, and still sees every committed transaction:
+a store with no `-wal`/`-journal` beside it is opened `mode=ro&immutable=1` (SQLite then
+takes no lock and creates no `-wal`/`-shm`); a store with one is copied, with its
+sidecar, into a private temporary folder, and the copy is opened, so SQLite replays the
+committed frames of the write-ahead log there and never beside the user's file. Message rows are assembled into canonical messages and checked by the
 same schemas and rules as JSONL (reported as `<db>#messages:<rowid>` plus a JSON pointer
 into the assembled message). `created_at` columns hold microseconds since the Unix epoch
 (UTC), the precision §4.1 asks for.
@@ -9,16 +12,21 @@ into the assembled message). `created_at` columns hold microseconds since the Un
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
+import os
+import shutil
 import sqlite3
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import quote
 
+from ...errors import InputError
 from ...findings import Finding, RuleCatalog, RuleInfo, Selection, Severity
-from ...jsonio import Record, parse, parse_error
+from ...jsonio import Record, check_input, parse, parse_error, read_json, read_jsonl
 from ..base import FileStats, Options, ProgressHook
 from ..canonical.checker import CanonicalRun
 from ..canonical.rules import CATALOG as CANONICAL_RULES
@@ -106,7 +114,9 @@ MAGIC = b"SQLite format 3\x00"
 
 
 def micros_to_timestamp(value: int) -> str:
-    return (dt.datetime(1970, 1, 1, tzinfo=dt.UTC) + dt.timedelta(microseconds=value)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    """§4.1 text of a microsecond count (`MIN_MICROS <= value <= MAX_MICROS`)."""
+    t = dt.datetime(1970, 1, 1, tzinfo=dt.UTC) + dt.timedelta(microseconds=value)
+    return f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}.{t.microsecond:06d}Z"
 
 
 def timestamp_to_micros(text: str) -> int:
@@ -115,12 +125,56 @@ def timestamp_to_micros(text: str) -> int:
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
 
 
-def open_readonly(path: Path) -> sqlite3.Connection:
-    """Open without any chance of creating or writing the file."""
-    uri = f"file:{quote(str(path.resolve()))}?mode=ro"
+# the range of microsecond timestamps a §4.1 timestamp can spell (years 0001-9999)
+MIN_MICROS = -62_135_596_800_000_000
+MAX_MICROS = 253_402_300_799_999_999
+SIDECARS = ("-wal", "-journal")
+
+
+def _text(raw: bytes) -> str | bytes:
+    """TEXT columns: a str, or the raw bytes when they are not UTF-8 (reported, not raised)."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw
+
+
+def _connect(uri: str) -> sqlite3.Connection:
     con = sqlite3.connect(uri, uri=True)
+    con.text_factory = _text
     con.execute("PRAGMA query_only = ON")
     return con
+
+
+@contextlib.contextmanager
+def open_store(path: Path) -> Iterator[sqlite3.Connection]:
+    """Open a store for reading without creating or changing any file beside it (see the
+    module docstring); committed transactions still in a `-wal` file are seen."""
+    real = path.resolve()
+    sidecars = [Path(f"{real}{s}") for s in SIDECARS if os.path.lexists(f"{real}{s}")]
+    if not sidecars:
+        con = _connect(f"file:{quote(str(real))}?mode=ro&immutable=1")
+        try:
+            yield con
+        finally:
+            con.close()
+        return
+    with tempfile.TemporaryDirectory(prefix="turnspec-sqlite-") as tmp:
+        copy = Path(tmp) / "store.db"
+        for source, target in ((real, copy), *((p, Path(f"{copy}{p.name[len(real.name) :]}")) for p in sidecars)):
+            check_input(source)
+            shutil.copyfile(source, target)
+        con = _connect(f"file:{quote(str(copy))}?mode=rw")
+        try:
+            yield con
+        finally:
+            con.close()
+
+
+def open_readonly(path: Path) -> sqlite3.Connection:
+    """Open a store that has no `-wal`/`-journal` without any chance of writing beside it
+    (`open_store` also handles stores that have one)."""
+    return _connect(f"file:{quote(str(path.resolve()))}?mode=ro&immutable=1")
 
 
 class SqliteRun:
@@ -136,22 +190,26 @@ class SqliteRun:
 
     def validate(self, path: Path, stats: FileStats, progress: ProgressHook | None = None) -> Iterator[Finding]:
         name = str(path)
+        check_input(path)
         try:
-            con = open_readonly(path)
-            con.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        except sqlite3.DatabaseError as exc:
+            with open_store(path) as con:
+                try:
+                    con.execute("SELECT count(*) FROM sqlite_master").fetchone()
+                except sqlite3.DatabaseError as exc:
+                    f = self._f(name, None, "", STORE_OPEN, f"cannot open as SQLite read-only: {exc}")
+                    if f:
+                        yield f
+                    return
+                try:
+                    yield from self._validate(con, name, stats)
+                except sqlite3.DatabaseError as exc:
+                    f = self._f(name, None, "", STORE_OPEN, f"database error while reading: {exc}")
+                    if f:
+                        yield f
+        except (sqlite3.DatabaseError, OSError) as exc:
             f = self._f(name, None, "", STORE_OPEN, f"cannot open as SQLite read-only: {exc}")
             if f:
                 yield f
-            return
-        try:
-            yield from self._validate(con, name, stats)
-        except sqlite3.DatabaseError as exc:
-            f = self._f(name, None, "", STORE_OPEN, f"database error while reading: {exc}")
-            if f:
-                yield f
-        finally:
-            con.close()
 
     def finish(self) -> Iterator[Finding]:
         yield from self.canonical.finish()
@@ -211,6 +269,17 @@ class SqliteRun:
         for rowid, mid, sid, role, content_json, metadata_json, created, version in rows:
             stats.records += 1
             message_ids.add(mid)
+            odd = [
+                (col, v)
+                for col, v in (("id", mid), ("session_id", sid), ("role", role), ("schema_version", version))
+                if isinstance(v, bytes)
+            ]
+            if odd:
+                for col, v in odd:
+                    f = self._f(where, rowid, f"/{col}", STORE_COLUMN, f"{col} is a BLOB ({len(v)} bytes), not TEXT")
+                    if f:
+                        yield f
+                continue
             if sid not in session_ids:
                 f = self._f(where, rowid, "/session_id", FOREIGN_KEY, f"session {sid!r} is not in sessions")
                 if f:
@@ -219,7 +288,8 @@ class SqliteRun:
             ok = True
             for col, text in (("content", content_json), ("metadata", metadata_json)):
                 if not isinstance(text, str):
-                    f = self._f(where, rowid, f"/{col}", STORE_COLUMN, f"{col}_json is {type(text).__name__}, not TEXT")
+                    kind = "not UTF-8 text or a BLOB" if isinstance(text, bytes) else type(text).__name__
+                    f = self._f(where, rowid, f"/{col}", STORE_COLUMN, f"{col}_json is {kind}, not TEXT")
                     ok = False
                 else:
                     try:
@@ -247,9 +317,18 @@ class SqliteRun:
                 if f:
                     yield f
             if not isinstance(created, int):
+                shown = f"a BLOB ({len(created)} bytes)" if isinstance(created, bytes) else repr(created)
                 f = self._f(
-                    where, rowid, "/created_at", STORE_COLUMN, f"created_at is {created!r}, not integer microseconds"
+                    where, rowid, "/created_at", STORE_COLUMN, f"created_at is {shown}, not integer microseconds"
                 )
+                if f:
+                    yield f
+                continue
+            if not MIN_MICROS <= created <= MAX_MICROS:
+                f = self._f(
+                    where, rowid, "/created_at", STORE_COLUMN,
+                    f"created_at {created} is outside years 0001-9999 in microseconds since 1970",
+                )  # fmt: skip
                 if f:
                     yield f
                 continue
@@ -319,17 +398,23 @@ class SqliteRun:
 
 def convert_canonical_to_sqlite(src: Path, dst: Path, ctx: object) -> None:
     """Write a conforming §9.1 store from canonical JSON/JSONL (fails on invalid input)."""
-    from ...errors import InputError
-    from ...jsonio import read_json, read_jsonl
-
     # one pass: each record is checked by the canonical rules as it is read
     run = CanonicalRun(Options())
     msgs: list[dict[str, Any]] = []
     errors: list[Finding] = []
+    times: dict[int, int] = {}  # id(message) -> created_at in microseconds
     for item in read_jsonl(src) if src.suffix == ".jsonl" else read_json(src):
         if isinstance(item, Record):
             msgs.append(item.value)
-            found = run.check_message(item)
+            found = list(run.check_message(item))
+            if isinstance(item.value, dict) and not any(f.severity == Severity.ERROR for f in found):
+                try:
+                    times[id(item.value)] = timestamp_to_micros(item.value["created_at"])
+                except (ValueError, TypeError, KeyError):
+                    raise InputError(
+                        f"{item.path}:{item.line}: {item.pointer}/created_at: "
+                        f"{item.value.get('created_at')!r} is not a real date and time"
+                    ) from None
         else:
             found = [item]
         errors += [f for f in found if f.severity == Severity.ERROR]
@@ -342,7 +427,7 @@ def convert_canonical_to_sqlite(src: Path, dst: Path, ctx: object) -> None:
         sessions: dict[str, dict[str, Any]] = {}
         calls: dict[str, list[Any]] = {}
         for m in msgs:
-            t = timestamp_to_micros(m["created_at"])
+            t = times[id(m)]
             s = sessions.setdefault(
                 m["session_id"], {"created": t, "updated": t, "model": None, "version": m["schema_version"]}
             )
@@ -370,20 +455,60 @@ def convert_canonical_to_sqlite(src: Path, dst: Path, ctx: object) -> None:
                         [(sid, ".", s["model"], s["version"], s["created"], s["updated"]) for sid, s in sessions.items()])  # fmt: skip
         con.executemany("INSERT INTO messages VALUES (?, ?, ?, ?, ?, ?, ?)",
                         [(m["id"], m["session_id"], m["role"], json.dumps(m["content"], ensure_ascii=False),
-                          json.dumps(m["metadata"], ensure_ascii=False), timestamp_to_micros(m["created_at"]), m["schema_version"]) for m in msgs])  # fmt: skip
+                          json.dumps(m["metadata"], ensure_ascii=False), times[id(m)], m["schema_version"]) for m in msgs])  # fmt: skip
         con.executemany("INSERT INTO tool_calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", list(calls.values()))
         con.commit()
     finally:
         con.close()
 
 
+def convert_sqlite_to_canonical(src: Path, dst: Path, ctx: Any) -> None:
+    """Read a §9.1 store back as canonical JSON Lines, one message per row in insertion
+    (rowid) order, so the same store always gives the same bytes. The store must
+    validate; what the messages cannot hold (a session's workspace path and routing
+    policy, a tool call's provider id) is reported as a lossy step."""
+    run = SqliteRun(Options())
+    stats = FileStats(str(src), "sqlite")
+    errors = [f for f in [*run.validate(src, stats), *run.finish()] if f.severity == Severity.ERROR]
+    if errors:
+        raise InputError(f"{src} is not a valid §9.1 store ({len(errors)} error(s)); first: {errors[0].format()}")
+    with open_store(src) as con, dst.open("x", encoding="utf-8", newline="\n") as out:
+        for rowid, sid, workspace, policy in con.execute(
+            "SELECT rowid, id, workspace_path, routing_policy_json FROM sessions ORDER BY rowid"
+        ):
+            if workspace not in (".", ""):
+                ctx.lossy(f"{src}#sessions", rowid, "/workspace_path",
+                          f"session {sid}: workspace_path {workspace!r} has no place in a canonical message")  # fmt: skip
+            if policy is not None:
+                ctx.lossy(f"{src}#sessions", rowid, "/routing_policy_json",
+                          f"session {sid}: routing_policy_json has no place in a canonical message")  # fmt: skip
+        for rowid, tid, provider_id in con.execute(
+            "SELECT rowid, id, provider_id FROM tool_calls WHERE provider_id IS NOT NULL ORDER BY rowid"
+        ):
+            ctx.lossy(f"{src}#tool_calls", rowid, "/provider_id",
+                      f"tool call {tid}: provider_id {provider_id!r} has no place in a canonical message")  # fmt: skip
+        for mid, sid, role, content_json, metadata_json, created, version in con.execute(
+            "SELECT id, session_id, role, content_json, metadata_json, created_at, schema_version "
+            "FROM messages ORDER BY rowid"
+        ):
+            msg = {"id": mid, "session_id": sid, "role": role, "content": parse(content_json.encode("utf-8", "surrogatepass")),
+                   "metadata": parse(metadata_json.encode("utf-8", "surrogatepass")),
+                   "created_at": micros_to_timestamp(created), "schema_version": version}  # fmt: skip
+            out.write(json.dumps(msg, ensure_ascii=False) + "\n")
+
+
 class SqliteFormat:
     name = "sqlite"
     rules = RuleCatalog([*RULES, *CANONICAL_RULES])
-    converters: ClassVar[dict[tuple[str, str], Any]] = {("canonical", "sqlite"): convert_canonical_to_sqlite}
+    converters: ClassVar[dict[tuple[str, str], Any]] = {
+        ("canonical", "sqlite"): convert_canonical_to_sqlite,
+        ("sqlite", "canonical"): convert_sqlite_to_canonical,
+    }
 
     def detect(self, path: Path) -> bool:
-        if not path.is_file():
+        try:
+            check_input(path)
+        except InputError:
             return False
         try:
             with path.open("rb") as f:

@@ -38,7 +38,7 @@ class MessageMetadata(BaseModel):
     routing: routing_decision_record.RoutingDecisionRecord | None = None
     usage: usage_1.Usage | None = None
     parent_tool_use_id: StrictStr | None = None
-    status: message_status.MessageStatus = 'complete'
+    status: message_status.MessageStatus = message_status.MessageStatus.complete
     provider_raw: dict[str, Any] | None = None
     user_id: StrictStr | None = None
     team_id: StrictStr | None = None

@@ -21,7 +21,7 @@ class ThreadRecord(BaseModel):
     """
     SCRU128 (GP101).
     """
-    role: role_1.Role = 'user'
+    role: role_1.Role = role_1.Role.user
     content: list[content_block.ContentBlock]
     options: inherited_options.InheritedOptions | None = None
     cache: StrictBool = False

@@ -19,7 +19,7 @@ class TurnMeta(BaseModel):
     model_config = ConfigDict(
         extra='allow',
     )
-    role: role_1.Role = 'user'
+    role: role_1.Role = role_1.Role.user
     options: Any | None = None
     inherited: inherited_options.InheritedOptions | None = None
     head: ids.NonEmptyString | None = None

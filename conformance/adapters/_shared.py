@@ -1,0 +1,57 @@
+"""Helpers the two reference adapters share beyond `base` (kept out of `base`, which is the
+contract module third-party adapters import)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..jsonio import parse as parse_json
+from .base import AdapterError, RateLimitError
+
+# Neither Anthropic nor Chat Completions carries a media type for a URL image. A URL image an
+# adapter did not render itself in the session reads back with this placeholder: never a guess
+# from the URL's file extension (`0.m` is not an image type).
+URL_IMAGE_MEDIA_TYPE = "image/jpeg"
+# adapter contract §6.4: the transient classes
+RETRYABLE = ("rate_limit", "server_error", "network")
+
+
+def header(headers: Mapping[str, Any], name: str) -> str | None:
+    """One header value from a lower-cased mapping (vcrpy stores values as lists)."""
+    value = headers.get(name)
+    if isinstance(value, list | tuple):
+        value = value[0] if value else None
+    return str(value) if value is not None else None
+
+
+def finish_error(exc: AdapterError, status: int, request_id: str | None, retry_after: str | None) -> None:
+    """Fill the contract §6.3 fields `error_for_status` leaves unset on a hinted class."""
+    exc.provider_status = status
+    exc.retryable = exc.error_class in RETRYABLE
+    exc.request_id = request_id
+    if isinstance(exc, RateLimitError) and retry_after is not None:
+        try:
+            exc.retry_after_seconds = float(retry_after)
+        except ValueError:
+            exc.retry_after_seconds = None  # an HTTP-date: the harness reads the header itself
+
+
+def json_object(text: str) -> dict[str, Any] | None:
+    """`text` as a JSON object, or None: strict (no NaN, no duplicate keys) and bounded in
+    depth, so hostile tool arguments or SSE data never recurse or crash (the core parser)."""
+    if not text.strip():
+        return {}
+    try:
+        value = parse_json(text.encode("utf-8", errors="surrogatepass"))
+    except (ValueError, UnicodeEncodeError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def json_value(text: str) -> Any:
+    """One JSON text, strictly; raises ValueError (never RecursionError) on bad input."""
+    try:
+        return parse_json(text.encode("utf-8", errors="surrogatepass"))
+    except UnicodeEncodeError as exc:
+        raise ValueError(str(exc)) from exc

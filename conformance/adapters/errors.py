@@ -1,0 +1,142 @@
+"""Adapter failures (adapter contract §6): one class per error class of §6.1, the default
+HTTP status mapping of §6.2, and the two errors the contract adds: a critical block that
+cannot be sent (§4.2.2, §7.3) and a provider body that breaks its documented format."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+# adapter contract §6.1
+ERROR_CLASSES = (
+    "rate_limit",
+    "auth",
+    "server_error",
+    "network",
+    "context_overflow",
+    "invalid_request",
+    "cancelled",
+    "other",
+)
+
+
+class AdapterError(Exception):
+    """Base of every adapter failure; `error_class` is one of adapter contract §6.1."""
+
+    error_class: ClassVar[str] = "other"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider_status: int | None = None,
+        request_id: str | None = None,
+        retryable: bool = False,
+    ) -> None:
+        super().__init__(message)
+        self.provider_message = message
+        self.provider_status = provider_status
+        self.request_id = request_id
+        self.retryable = retryable
+
+
+class RateLimitError(AdapterError):
+    error_class = "rate_limit"
+
+    def __init__(self, message: str, *, retry_after_seconds: float | None = None, **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.retry_after_seconds = retry_after_seconds
+
+
+class AuthError(AdapterError):
+    error_class = "auth"
+
+
+class ServerError(AdapterError):
+    error_class = "server_error"
+
+
+class NetworkError(AdapterError):
+    error_class = "network"
+
+
+class ContextOverflowError(AdapterError):
+    error_class = "context_overflow"
+
+
+class InvalidRequestError(AdapterError):
+    error_class = "invalid_request"
+
+
+class CancelledError(AdapterError):
+    error_class = "cancelled"
+
+
+class WireFormatError(AdapterError):
+    """The provider's body is not what its API documents (a truncated stream, a missing field).
+
+    `event` (0-based) and `line` (1-based) locate the offending stream event when the body
+    was a stream, so a command can print `file: event 3, line 12: ...`.
+    """
+
+    error_class = "other"
+
+    def __init__(self, message: str, *, event: int | None = None, line: int | None = None, **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.event = event
+        self.line = line
+
+    @property
+    def location(self) -> str:
+        """`event N, line L` (what is known of it), or ""."""
+        parts = [f"event {self.event}" if self.event is not None else "", f"line {self.line}" if self.line else ""]
+        return ", ".join(p for p in parts if p)
+
+
+class CriticalBlockError(InvalidRequestError):
+    """A block the provider cannot carry was marked critical, so the request fails (§4.2.2, §7.3).
+
+    Carries the same fields as the WARN line a non-critical drop writes.
+    """
+
+    def __init__(self, *, adapter: str, session_id: str, message_id: str, block_type: str, reason: str) -> None:
+        super().__init__(f"{adapter}: critical {block_type} block of message {message_id} not sendable: {reason}")
+        self.adapter = adapter
+        self.session_id = session_id
+        self.message_id = message_id
+        self.block_type = block_type
+        self.reason = reason
+
+
+_BY_STATUS: dict[int, type[AdapterError]] = {
+    401: AuthError,
+    403: AuthError,
+    408: NetworkError,
+    413: ContextOverflowError,
+    429: RateLimitError,
+}
+
+
+def error_for_status(status: int, message: str, *, hint: str | None = None) -> AdapterError:
+    """The adapter contract §6.2 default mapping of an HTTP status, refined by a class hint."""
+    by_hint = {
+        c.error_class: c
+        for c in (
+            RateLimitError,
+            AuthError,
+            ServerError,
+            NetworkError,
+            ContextOverflowError,
+            InvalidRequestError,
+            CancelledError,
+        )
+    }
+    if hint in by_hint:
+        return by_hint[hint](message, provider_status=status)
+    cls = _BY_STATUS.get(status)
+    if cls is None:
+        cls = ServerError if status >= 500 else InvalidRequestError if 400 <= status < 500 else AdapterError
+    return cls(
+        message,
+        provider_status=status,
+        retryable=cls in (RateLimitError, ServerError, NetworkError),
+    )

@@ -1,0 +1,147 @@
+"""The adapter contract (seed 003 §7.1, adapter contract §3-§7): the types an adapter speaks
+and the structural `Adapter` protocol the conformance suite checks.
+
+An adapter is *pure translation*: canonical messages (plain dicts valid under
+`schemas/canonical/v1/message.json`) to a provider's wire request, and wire responses and
+stream chunks back to canonical messages and `StreamEvent` dicts. It never opens a
+connection; the harness (a session manager, or the conformance suite replaying cassettes)
+owns transport, retries, routing and pricing. Keeping HTTP out is what lets one suite check
+every adapter offline against recorded traffic.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from ..formats.canonical.pricing import PriceTable
+    from .toolids import ToolIdMap
+
+Message = dict[str, Any]
+"""A canonical message: a dict valid under schemas/canonical/v1/message.json."""
+Block = dict[str, Any]
+ToolDefinition = dict[str, Any]
+StreamEvent = dict[str, Any]
+"""A dict valid under schemas/canonical/v1/stream-event.json."""
+WireBody = dict[str, Any]
+
+# adapter contract §3.3 StopReason
+STOP_REASONS = ("end_turn", "max_tokens", "stop_sequence", "tool_use", "cancelled", "error")
+
+
+# -- requests, responses, options ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AdapterOptions:
+    """What a request asks for beyond the messages and tools (adapter contract §3.3).
+
+    `extra` holds provider-specific top-level request fields sent verbatim (§3.2: adapter
+    options are a permission for provider knobs such as Anthropic's `thinking` or OpenAI's
+    `tool_choice`; core code never reads them). `provider_tools` are provider-native tool
+    definitions that have no canonical form (Anthropic's server tools) and are appended to
+    the wire `tools` verbatim. `provider_raw` is request-level round-trip data keyed by
+    adapter name, read only by the adapter that wrote it (spec §6.5).
+    """
+
+    model: str
+    max_output_tokens: int | None = None
+    temperature: float | None = None
+    stop_sequences: tuple[str, ...] = ()
+    stream: bool = False
+    output_schema: Mapping[str, Any] | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    provider_tools: tuple[Mapping[str, Any], ...] = ()
+    provider_raw: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def wire_model(self) -> str:
+        """The provider's model name: `anthropic:claude-x` -> `claude-x`."""
+        return self.model.split(":", 1)[1] if ":" in self.model else self.model
+
+
+@dataclass(frozen=True)
+class RequestContext:
+    """What the harness knows about a call that the wire response does not say.
+
+    Message ids are the core's (spec §6.1), so the harness passes the id of the assistant
+    message being produced; when it does not, one is generated here as a harness would.
+    `pricing` is the core's price table (spec §6.4): adapters never price, the harness does.
+    """
+
+    session_id: str
+    message_id: str | None = None
+    request_id: str | None = None
+    model: str | None = None
+    created_at: str | None = None
+    latency_ms: int = 0
+    pricing: PriceTable | None = None
+    pricing_version: str | None = None
+    estimated_input_tokens: int | None = None
+    """The harness's pre-flight `estimate_input_tokens` of the request; lets a stream that
+    carries no usage still report estimated counts (adapter contract §7.2, last paragraph)."""
+
+
+@dataclass(frozen=True)
+class WireRequest:
+    """An HTTP request the harness sends: method, path under the provider's base URL, headers
+    (never credentials: the harness adds those), JSON body."""
+
+    method: str
+    path: str
+    headers: Mapping[str, str]
+    body: WireBody
+
+
+@dataclass(frozen=True)
+class WireResponse:
+    """A provider's answer: HTTP status, headers and the decoded JSON body."""
+
+    body: Any
+    status: int = 200
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ParsedRequest:
+    """What `from_wire_request` returns: the canonical form of a recorded request."""
+
+    messages: list[Message]
+    tools: list[ToolDefinition]
+    options: AdapterOptions
+
+
+# -- the protocol -------------------------------------------------------------------------
+
+
+@runtime_checkable
+class Adapter(Protocol):
+    """What the conformance suite checks (seed 003 §7.1 plus the §6.2 map).
+
+    `from_wire_request` reads a recorded (or rendered) request body back into canonical
+    form; the suite uses it for the request round trip (TC102, TC802), the pre-flight
+    token estimate of recorded requests (TC701) and to read a replayed history back
+    (TC4xx). An adapter that cannot read requests raises `NotImplementedError` from it,
+    and those checks skip with that reason.
+    """
+
+    name: str
+    provider: str
+    wire_api: str
+    capabilities: Mapping[str, Any]
+    provider_tool_id: re.Pattern[str]
+
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: AdapterOptions) -> WireRequest: ...
+
+    def from_wire_response(self, response: WireResponse | WireBody, request_context: RequestContext) -> Message: ...
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]: ...
+
+    def from_wire_request(self, body: WireBody, *, session_id: str | None = None) -> ParsedRequest: ...
+
+    def estimate_input_tokens(self, messages: list[Message], tools: list[ToolDefinition]) -> int: ...
+
+    def tool_id_map(self, session_id: str) -> ToolIdMap: ...

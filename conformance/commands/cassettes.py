@@ -1,0 +1,90 @@
+"""`turnspec cassettes lint`: a shell over conformance.wire.cassette_lint."""
+
+from __future__ import annotations
+
+import enum
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import orjson
+import typer
+
+from ..errors import InputError
+from ..findings import Finding
+
+
+class LintOutput(enum.StrEnum):
+    text = "text"
+    json = "json"
+    sarif = "sarif"
+    github = "github"
+
+
+def register(app: typer.Typer) -> None:
+    group = typer.Typer(help="Recorded HTTP cassettes (vcrpy YAML).", no_args_is_help=True)
+    app.add_typer(group, name="cassettes")
+
+    @group.command("lint")
+    def lint_cmd(
+        paths: Annotated[
+            list[Path], typer.Argument(help="Cassette files or folders (*.yaml, *.yml)", show_default=False)
+        ],
+        fix: Annotated[
+            bool, typer.Option("--fix", help="Scrub what is found (with --in-place; alone: show what would change)")
+        ] = False,
+        in_place: Annotated[
+            bool, typer.Option("--in-place", help="With --fix: rewrite the cassettes, atomically")
+        ] = False,
+        output: Annotated[LintOutput, typer.Option("--output", "-o", help="Report format")] = LintOutput.text,
+    ) -> None:
+        """Find secrets in cassettes: credentials, provider API keys, bearer tokens, account ids, cookies,
+        signed URLs, unscrubbed request-body fields. Exit 0 clean, 1 found, 2 unreadable input."""
+        # function-level import: the linter loads detect-secrets' plugins, which --help does not need
+        from ..wire.cassette_lint import CATALOG, iter_cassettes, lint
+        from ..wire.cassette_lint import fix as scrub
+
+        if in_place and not fix:
+            raise InputError("--in-place goes with --fix")
+        findings: list[Finding] = []
+        unreadable: list[str] = []
+        unfixed: list[str] = []
+        files = list(iter_cassettes(paths))
+        if not files:
+            raise InputError("no cassette (*.yaml, *.yml) under the given paths")
+        for path in files:
+            try:
+                hits = lint(path)
+            except InputError as exc:
+                unreadable.append(str(exc))
+                continue
+            findings.extend(h.finding for h in hits)
+            if fix and in_place and hits:
+                unfixed.extend(scrub(path, hits))
+        out = sys.stdout
+        if output == LintOutput.json:
+            body = {"files": len(files), "findings": [f.as_dict() for f in findings], "unreadable": unreadable,
+                    "fixed": bool(fix and in_place), "not_fixed": unfixed}  # fmt: skip
+            out.write(orjson.dumps(body, option=orjson.OPT_INDENT_2).decode() + "\n")
+        elif output == LintOutput.sarif:
+            # function-level import: only this output needs the SARIF renderer
+            from ..reporting import to_sarif
+
+            out.write(orjson.dumps(to_sarif(findings, CATALOG), option=orjson.OPT_INDENT_2).decode() + "\n")
+        elif output == LintOutput.github:
+            from ..reporting import to_github  # function-level import: only this output needs it
+
+            out.write(to_github(findings))
+        else:
+            verb = "scrubbed" if fix and in_place else ("would scrub" if fix else "found")
+            for f in findings:
+                out.write(f"{f.format()}\n")
+            for line in unfixed:
+                out.write(f"not scrubbed: {line}\n")
+            out.write(f"{verb} {len(findings)} secret(s) in {len(files)} cassette(s)\n")
+        for line in unreadable:
+            sys.stderr.write(f"turnspec: {line}\n")
+        if unreadable:
+            raise typer.Exit(2)
+        if unfixed or (findings and not (fix and in_place)):
+            raise typer.Exit(1)

@@ -1,0 +1,120 @@
+"""`turnspec replay-check`: a shell over conformance.replay."""
+
+from __future__ import annotations
+
+import enum
+import os
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Annotated
+
+import orjson
+import typer
+
+from ..errors import InputError
+
+
+class ReplayOutput(enum.StrEnum):
+    text = "text"
+    json = "json"
+    sarif = "sarif"
+    github = "github"
+
+
+def write_step_summary(markdown: str) -> None:
+    """Append to `$GITHUB_STEP_SUMMARY` when the runner set it (GitHub's documented way)."""
+    target = os.environ.get("GITHUB_STEP_SUMMARY")
+    if target:
+        with open(target, "a", encoding="utf-8") as f:  # noqa: PTH123 - appending is the protocol
+            f.write(markdown)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("replay-check")
+    def replay_check_cmd(
+        paths: Annotated[
+            list[Path],
+            typer.Argument(
+                help="Transcripts: canonical .jsonl/.json, a .db store, or any format turnspec converts",
+                show_default=False,
+            ),
+        ],
+        to: Annotated[
+            list[str] | None, typer.Option("--to", help="Target ADAPTER[:MODEL] (repeatable)", show_default=False)
+        ] = None,
+        matrix: Annotated[
+            bool, typer.Option("--matrix", help="Every registered adapter as a target; print the matrix")
+        ] = False,
+        source: Annotated[
+            str | None,
+            typer.Option("--from", help="Provider of messages that name none (for provenance)", show_default=False),
+        ] = None,
+        fmt: Annotated[
+            str | None, typer.Option("--format", help="Input format when it cannot be detected", show_default=False)
+        ] = None,
+        output: Annotated[ReplayOutput, typer.Option("--output", "-o", help="Report format")] = ReplayOutput.text,
+        strict: Annotated[bool, typer.Option("--strict", help="A lossy session fails like a refused one")] = False,
+        verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Text output lists ok sessions too")] = False,
+    ) -> None:
+        """Would each stored session survive a swap to the target adapter? No network: the history is only rendered.
+
+        Exit 0 when every session is ok or lossy, 1 when any is refused (or lossy with --strict), 2 on usage errors.
+        """
+        # function-level import: loading adapters and formats is the command's work, not --help's
+        from ..adapters import registry as adapter_registry
+        from ..replay import LOSSY, OK, REFUSED, ReplaySummary, replay_check, target
+
+        specs = list(to or [])
+        if matrix:
+            specs += [n for n in sorted(adapter_registry.available()) if n not in specs]
+        if not specs:
+            raise InputError("replay-check: name a target with --to ADAPTER[:MODEL], or pass --matrix")
+        targets = [target(s) for s in specs]
+        summary = ReplaySummary()
+        out = sys.stdout
+        verdicts = replay_check(paths, targets, fmt=fmt, source_provider=source, strict=strict, summary=summary)
+        if output in (ReplayOutput.sarif, ReplayOutput.github):
+            # function-level import: only these two outputs need the CI renderers
+            from ..replay import CATALOG
+            from ..reporting import step_summary, to_github, to_sarif
+
+            found = [f for v in verdicts for f in v.findings] + summary.problems
+            if output == ReplayOutput.sarif:
+                out.write(orjson.dumps(to_sarif(found, CATALOG), option=orjson.OPT_INDENT_2).decode() + "\n")
+            else:
+                out.write(to_github(found))
+                write_step_summary(step_summary(found, CATALOG, title="turnspec replay-check"))
+        elif output == ReplayOutput.json:
+            out.write('{"sessions": [')
+            for i, v in enumerate(verdicts):
+                out.write(("," if i else "") + "\n  " + orjson.dumps(v.as_dict()).decode())
+            body = {
+                "summary": {t: {k: c.get(k, 0) for k in (OK, LOSSY, REFUSED)} for t, c in summary.counts.items()},
+                "input_errors": [f.as_dict() for f in summary.problems],
+                "skipped": summary.skipped,
+            }
+            tail = orjson.dumps(body, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode()
+            out.write("\n],\n" + tail[1:].lstrip("\n") + "\n")
+        else:
+            for v in verdicts:
+                if v.verdict == OK and not verbose:
+                    continue
+                where = v.path if v.line is None else f"{v.path}:{v.line}"
+                part = f" (part {v.part})" if v.part > 1 else ""
+                out.write(f"{where}: session {v.session_id}{part} -> {v.target}: {v.verdict}\n")
+                for f in v.findings:
+                    out.write(f"  {f.format()}\n")
+            for f in summary.problems:
+                out.write(f"{f.format()}\n")
+            for p in summary.skipped:
+                out.write(f"skipped (not a transcript turnspec reads): {p}\n")
+            width = max([len(t.label) for t in targets] + [6])
+            out.write(f"\n{'target':<{width}}  {'ok':>6}  {'lossy':>6}  {'refused':>7}\n")
+            for t in [x.label for x in targets]:
+                c = summary.counts.get(t) or Counter()
+                out.write(f"{t:<{width}}  {c.get(OK, 0):>6}  {c.get(LOSSY, 0):>6}  {c.get(REFUSED, 0):>7}\n")
+        if summary.problems:
+            raise typer.Exit(2)
+        if summary.refused or (strict and summary.lossy):
+            raise typer.Exit(1)

@@ -1,0 +1,174 @@
+"""Findings for CI systems: SARIF 2.1.0, GitHub workflow annotations, JUnit XML.
+
+Every checking command (`validate`, `conform`, `schema diff`, `replay-check`) reports
+`Finding`s with rule ids from a `RuleCatalog`, so one renderer per CI format serves them
+all. Locations carry the file, the line and the JSON pointer; the rule metadata carries
+the one-line summary and the spec section the rule enforces.
+
+- SARIF: OASIS SARIF 2.1.0 (https://docs.oasis-open.org/sarif/sarif/v2.1.0/), the format
+  GitHub code scanning uploads. The JSON pointer is the result's logical location and a
+  `jsonPointer` property, since SARIF regions are text positions.
+- GitHub: workflow commands (`::error file=...,line=...,title=...::message`), escaped as
+  the runner's toolkit escapes them, capped at GitHub's 10 error and 10 warning
+  annotations per step (the rest are counted in a final notice), plus a step-summary
+  markdown table for `$GITHUB_STEP_SUMMARY`.
+- JUnit: one test case per input file, one failure per error finding, for CI systems
+  that read JUnit XML (GitLab, Jenkins, Azure).
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+from urllib.parse import quote
+
+from .findings import Finding, RuleCatalog, RuleInfo, Severity
+
+SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+INFORMATION_URI = "https://turnspec.dev/"
+try:
+    TOOL_VERSION = version("turnspec")
+except PackageNotFoundError:  # run from a source tree that was never installed
+    TOOL_VERSION = "0+unknown"
+GITHUB_CAP_PER_LEVEL = 10  # GitHub shows at most 10 error and 10 warning annotations per step
+
+
+def _artifact(path: str) -> tuple[str, str | None]:
+    """A finding path as a relative URI; `store.db#messages` keeps the table as a fragment."""
+    base, sep, fragment = path.partition("#")
+    return quote(base.replace("\\", "/"), safe="/.-_~"), (fragment if sep else None)
+
+
+def _rule_entry(info: RuleInfo) -> dict[str, Any]:
+    return {
+        "id": info.id,
+        "name": info.id,
+        "shortDescription": {"text": info.summary},
+        "fullDescription": {"text": f"{info.summary} (spec {info.section})"},
+        "help": {
+            "text": f"{info.id}: {info.summary}. Enforces spec {info.section}. List every rule: `turnspec rules`."
+        },
+        "defaultConfiguration": {"level": "error" if info.severity == Severity.ERROR else "warning"},
+        "properties": {"section": info.section, "strict": info.strict},
+    }
+
+
+def to_sarif(findings: Iterable[Finding], catalog: RuleCatalog, *, tool: str = "turnspec") -> dict[str, Any]:
+    """A SARIF 2.1.0 log with one run; rules listed are those the results use, sorted by id."""
+    listed = list(findings)
+    used = sorted({f.rule for f in listed})
+    rules = [_rule_entry(catalog[r]) if r in catalog else {"id": r, "name": r} for r in used]
+    index = {r: i for i, r in enumerate(used)}
+    results: list[dict[str, Any]] = []
+    for f in listed:
+        uri, fragment = _artifact(f.path)
+        physical: dict[str, Any] = {"artifactLocation": {"uri": uri}}
+        if f.line is not None and f.line >= 1:
+            physical["region"] = {"startLine": f.line}
+        location: dict[str, Any] = {"physicalLocation": physical}
+        logical = [{"fullyQualifiedName": f"{fragment}{f.pointer}" if fragment else f.pointer or "/"}]
+        location["logicalLocations"] = logical
+        results.append(
+            {
+                "ruleId": f.rule,
+                "ruleIndex": index[f.rule],
+                "level": "error" if f.severity == Severity.ERROR else "warning",
+                "message": {"text": f.message},
+                "locations": [location],
+                "properties": {"jsonPointer": f.pointer, **({"table": fragment} if fragment else {})},
+            }
+        )
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": tool,
+                        "version": TOOL_VERSION,
+                        "informationUri": INFORMATION_URI,
+                        "rules": rules,
+                    }
+                },
+                "columnKind": "unicodeCodePoints",
+                "results": results,
+            }
+        ],
+    }
+
+
+def _escape_data(s: str) -> str:
+    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(s: str) -> str:
+    return _escape_data(s).replace(":", "%3A").replace(",", "%2C")
+
+
+def to_github(findings: Iterable[Finding]) -> str:
+    """Workflow-command annotations, at most 10 per level; the rest are counted in a notice."""
+    lines: list[str] = []
+    shown: Counter[str] = Counter()
+    hidden: Counter[str] = Counter()
+    for f in findings:
+        level = "error" if f.severity == Severity.ERROR else "warning"
+        if shown[level] >= GITHUB_CAP_PER_LEVEL:
+            hidden[level] += 1
+            continue
+        shown[level] += 1
+        props = [f"file={_escape_property(f.path.partition('#')[0])}"]
+        if f.line is not None and f.line >= 1:
+            props.append(f"line={f.line}")
+        props.append(f"title={_escape_property(f'{f.rule} {f.pointer}'.strip())}")
+        lines.append(f"::{level} {','.join(props)}::{_escape_data(f.message)}")
+    if hidden:
+        more = ", ".join(f"{n} more {lvl}(s)" for lvl, n in sorted(hidden.items()))
+        lines.append(f"::notice title=turnspec::{more} not annotated (GitHub shows 10 per level); see the job log")
+    return "".join(line + "\n" for line in lines)
+
+
+def step_summary(findings: Sequence[Finding], catalog: RuleCatalog, *, title: str = "turnspec") -> str:
+    """Markdown for `$GITHUB_STEP_SUMMARY`: counts per rule, then the first findings."""
+    counts = Counter((f.rule, str(f.severity)) for f in findings)
+    out = [f"## {title}", ""]
+    if not findings:
+        return "\n".join([*out, "No findings.", ""])
+    out += ["| rule | severity | count | summary |", "|---|---|---:|---|"]
+    for (rule, sev), n in sorted(counts.items()):
+        summary = catalog[rule].summary if rule in catalog else ""
+        out.append(f"| {rule} | {sev} | {n} | {summary} |")
+    out += ["", "| location | rule | message |", "|---|---|---|"]
+    for f in findings[:50]:
+        loc = f"{f.path}:{f.line}" if f.line is not None else f.path
+        msg = f.message.replace("|", "\\|").replace("\n", " ")
+        out.append(f"| `{loc}` `{f.pointer}` | {f.rule} | {msg} |")
+    if len(findings) > 50:
+        out.append(f"\n{len(findings) - 50} more finding(s) in the job log.")
+    return "\n".join([*out, ""])
+
+
+def to_junit(findings: Iterable[Finding], files: Iterable[str], *, name: str = "turnspec") -> str:
+    """One test case per input file; each error finding is a failure of its file's case."""
+    by_file: dict[str, list[Finding]] = {p: [] for p in files}
+    for f in findings:
+        by_file.setdefault(f.path.partition("#")[0], []).append(f)
+    root = ET.Element("testsuites", name=name)
+    errors = {p: [f for f in fs if f.severity == Severity.ERROR] for p, fs in by_file.items()}
+    suite = ET.SubElement(
+        root, "testsuite", name=name, tests=str(len(by_file)), failures=str(sum(1 for e in errors.values() if e))
+    )
+    for path, fs in by_file.items():
+        case = ET.SubElement(suite, "testcase", classname=name, name=path)
+        if errors[path]:
+            fail = ET.SubElement(case, "failure", message=f"{len(errors[path])} error(s)")
+            fail.text = "\n".join(f.format() for f in errors[path])
+        warnings = [f for f in fs if f.severity != Severity.ERROR]
+        if warnings:
+            out = ET.SubElement(case, "system-out")
+            out.text = "\n".join(f.format() for f in warnings)
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"

@@ -1,0 +1,238 @@
+"""What every check family shares: the environment a check reads, the `check` decorator,
+and helpers to call an adapter and judge what comes back.
+
+Checks judge adapters from the outside: what reached the wire (located through the wire
+API's `WireApi` record and validated against its independent schemas), what the
+validator says about parsed messages, the WARNING records logged, the events streamed.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...adapters.base import AdapterError, harness_usage
+from ...adapters.protocol import (
+    Adapter,
+    AdapterOptions,
+    Message,
+    ParsedRequest,
+    RequestContext,
+    StreamEvent,
+    WireBody,
+)
+from ...findings import RuleInfo, Selection
+from ...formats.canonical.memory import validate_messages
+from ...schema_validation import SchemaValidator
+from ...schemas import schema_set
+from ...wire import registry
+from ...wire import schemas as wire_schemas
+from ...wire.api import WireApi
+from .. import rules as R
+from ..cassettes import Cassette, Interaction
+from ..outcome import AdapterUnderTest, Outcome, Status
+
+CheckFn = Callable[["Env"], Iterator[Outcome]]
+DROP_FIELDS = ("session_id", "message_id", "block_type", "adapter", "reason")
+# what a request read back from the wire cannot have: routing and usage of past turns
+HISTORY_IGNORE = Selection(ignore=("TS105", "TS106"))
+
+
+@dataclass(frozen=True)
+class Check:
+    """One check function and the rules it yields outcomes for (a family module exports it)."""
+
+    name: str
+    rules: tuple[str, ...]
+    fn: CheckFn
+
+
+def check(*rules: RuleInfo) -> Callable[[CheckFn], Check]:
+    def deco(fn: CheckFn) -> Check:
+        return Check(fn.__name__, tuple(r.id for r in rules), fn)
+
+    return deco
+
+
+@dataclass
+class Env:
+    subjects: list[AdapterUnderTest]
+    peers: list[Adapter]
+    own: dict[str, list[Cassette]]
+    samples: list[Cassette]
+    sel: Selection
+    pairs: dict[str, dict[str, Status]] = field(default_factory=dict)
+    _validators: dict[str, SchemaValidator] = field(default_factory=dict)
+
+    def recorded(self, s: AdapterUnderTest) -> Iterator[Interaction]:
+        """Own cassettes (any API) then samples of the adapter's wire API."""
+        for c in self.own.get(s.name, []):
+            yield from c.interactions
+        for c in self.samples:
+            for it in c.interactions:
+                if it.api == s.adapter.wire_api:
+                    yield it
+
+    def validator(self, name: str) -> SchemaValidator:
+        v = self._validators.get(name)
+        if v is None:
+            v = self._validators[name] = SchemaValidator(schema_set("canonical", "v1"), name)
+        return v
+
+
+def wire_api_of(a: Adapter) -> WireApi | None:
+    """The record of the wire API the adapter declares, or None when no record has that name."""
+    try:
+        return registry.get(str(a.wire_api))
+    except KeyError:
+        return None
+
+
+def o(
+    rule: RuleInfo,
+    s: AdapterUnderTest | str,
+    status: Status,
+    subject: str,
+    message: str = "",
+    capability: str | None = None,
+) -> Outcome:
+    return Outcome(rule.id, s if isinstance(s, str) else s.name, status, subject, message, capability)
+
+
+def opts(a: Adapter, **kw: Any) -> AdapterOptions:
+    return AdapterOptions(model=f"{a.provider}:conformance-model", max_output_tokens=256, **kw)
+
+
+def body_text(body: Any) -> str:
+    return json.dumps(body, ensure_ascii=False)
+
+
+def crash(exc: BaseException) -> str:
+    return f"crashed: {type(exc).__name__}: {exc}"
+
+
+NO_REQUEST_READER = "adapter does not read requests (from_wire_request raised NotImplementedError)"
+
+
+def read_request(a: Adapter, body: WireBody, session_id: str) -> ParsedRequest | None:
+    """`a.from_wire_request(body)`, or None when the adapter says it cannot read requests."""
+    try:
+        return a.from_wire_request(body, session_id=session_id)
+    except NotImplementedError:
+        return None
+
+
+def errors_of(messages: list[Message], sel: Selection | None = None, finish: bool = False) -> list[str]:
+    return [f.format() for f in validate_messages(messages, selection=sel, finish=finish) if f.severity == "error"]
+
+
+def drop_records(
+    records: list[logging.LogRecord], block_type: str, message_id: str | None = None
+) -> list[logging.LogRecord]:
+    return [
+        r
+        for r in records
+        if r.levelno == logging.WARNING
+        and getattr(r, "block_type", None) == block_type
+        and (message_id is None or getattr(r, "message_id", None) == message_id)
+    ]
+
+
+def drop_problem(records: list[logging.LogRecord], block_type: str, msg: Message, adapter: Adapter) -> str | None:
+    """None when exactly one well-formed WARNING record reports dropping this block."""
+    found = [r for r in drop_records(records, block_type) if getattr(r, "message_id", msg["id"]) == msg["id"]]
+    if len(found) != 1:
+        n, mid = len(found), msg["id"]
+        return f"{n} WARNING records with block_type={block_type!r} for message {mid} (want exactly 1)"
+    r = found[0]
+    missing = [f for f in DROP_FIELDS if not getattr(r, f, None)]
+    if missing:
+        return f"WARNING record lacks {', '.join(missing)}"
+    want = {"session_id": msg["session_id"], "message_id": msg["id"], "adapter": adapter.name}
+    wrong = [f"{k}={getattr(r, k)!r} (want {v!r})" for k, v in want.items() if getattr(r, k) != v]
+    return "; ".join(wrong) or None
+
+
+def ctx_for(session_id: str, model: str | None = None) -> RequestContext:
+    return RequestContext(session_id=session_id, model=model)
+
+
+def parse_stream(
+    a: Adapter, text: str | bytes, ctx: RequestContext, chunk: int | None = None
+) -> tuple[list[StreamEvent], AdapterError | None]:
+    raw = text.encode() if isinstance(text, str) else text
+    pieces = [raw] if chunk is None else [raw[i : i + chunk] for i in range(0, len(raw), chunk)]
+    events: list[StreamEvent] = []
+    try:
+        for ev in a.stream_response(pieces, ctx):
+            events.append(ev)
+    except AdapterError as exc:
+        return events, exc
+    return events, None
+
+
+def message_from_events(a: Adapter, events: list[StreamEvent], ctx: RequestContext) -> Message | None:
+    """The message a harness stores after a stream (generic: uses no adapter internals)."""
+    start = next((e for e in events if e.get("type") == "message_start"), None)
+    done = next((e for e in events if e.get("type") == "message_complete"), None)
+    if start is None or done is None:
+        return None
+    model = str(start.get("model") or f"{a.provider}:unknown")
+    content = list(done.get("final_content") or []) or [{"type": "text", "text": ""}]
+    usage = done.get("usage")
+    meta: dict[str, Any] = {
+        "model": model,
+        "provider": a.provider,
+        "routing": {"mode": "default", "chosen_model": model, "reason": "turnspec conform"},
+        "usage": harness_usage(usage, model, ctx) if usage is not None else None,
+    }
+    if done.get("stop_reason") in ("cancelled", "error"):
+        meta["status"] = done["stop_reason"]
+    return {
+        "id": str(start["message_id"]),
+        "session_id": ctx.session_id,
+        "role": "assistant",
+        "content": content,
+        "metadata": meta,
+        "created_at": "2026-05-08T12:00:00.000000Z",
+        "schema_version": 1,
+    }
+
+
+def shape(s: AdapterUnderTest, a: Adapter, label: str, body: Any) -> Iterator[Outcome]:
+    """TC104 on one rendered body: valid under the wire API's independent request schema."""
+    api = wire_api_of(a)
+    if api is None:
+        yield o(R.WIRE_SHAPE, s, "skip", label, f"no WireApi record named {a.wire_api!r}")
+        return
+    v = wire_schemas.validator(api, "request")
+    if v is None:
+        yield o(R.WIRE_SHAPE, s, "skip", label, wire_schemas.missing_reason(api, "request"))
+        return
+    problems = [f"{e.pointer or '/'}: {e.message[:120]}" for e in v.errors(body)] if not v.is_valid(body) else []
+    yield o(R.WIRE_SHAPE, s, "fail" if problems else "pass", f"{label} ({a.name})", "; ".join(problems[:3]))
+
+
+def texts_of(messages: list[Message]) -> list[str]:
+    out = []
+    for m in messages:
+        if m["role"] == "system":
+            continue
+        for b in m["content"]:
+            if b.get("type") == "text":
+                out.append(b["text"])
+            elif b.get("type") == "tool_result":
+                out.extend(x.get("text", "") for x in b.get("content", []) if x.get("type") == "text")
+    return [t for t in out if t]
+
+
+def calls_of(messages: list[Message]) -> list[tuple[str, str, str]]:
+    return [
+        (b["id"], b["name"], json.dumps(b["input"], sort_keys=True))
+        for m in messages
+        for b in m["content"]
+        if b.get("type") == "tool_use"
+    ]

@@ -1,0 +1,227 @@
+"""TC501-TC502: capability honesty (declared true: carried; declared false: dropped with a WARN)."""
+
+from __future__ import annotations
+
+import base64
+import logging
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from ...adapters.protocol import Adapter, Message
+from ...wire.api import Located, WireApi
+from .. import rules as R
+from ..capture import capture_warnings
+from ..outcome import AdapterUnderTest, Outcome
+from ..scripts import PNG_2PX, Builder, conversation, mark
+from .common import Env, body_text, check, crash, drop_problem, o, opts, shape, wire_api_of
+
+# (what to look for, the probe that locates it, whether the API can carry it at all)
+Want = tuple[str, Callable[[Any], list[Located]], bool]
+
+
+def _wanted(api: WireApi, cap: str, provider: str) -> list[Want]:
+    """What the script sends for `cap`, and where the record says the API carries it."""
+    p, c = api.probes, api.carries
+    if cap == "supports_thinking":
+        return [
+            (mark("thinking"), p.thinking_text, c.thinking_text),
+            (mark(f"signature-{provider}"), p.signatures, c.thinking_signature),
+            (mark(f"redacted-{provider}"), p.redacted_thinking, c.redacted_thinking),
+        ]
+    if cap == "supports_images":
+        return [
+            (
+                PNG_2PX,
+                lambda b: [Located(x.pointer, str((x.value or {}).get("data"))) for x in p.images(b)],
+                c.images_base64,
+            )
+        ]
+    if cap == "supports_system_prompt":
+        return [(mark("system-1"), p.system, c.system_prompt), (mark("system-2"), p.system, c.system_prompt)]
+    return []
+
+
+def _feature(
+    s: AdapterUnderTest,
+    a: Adapter,
+    body: Any,
+    text: str,
+    recs: list[logging.LogRecord],
+    by_type: dict[str, list[tuple[Message, dict[str, Any]]]],
+    cap: str,
+    markers: list[str],
+    blocks: list[str],
+) -> Iterator[Outcome]:
+    """TC501 when `cap` is declared true (in the field the API carries it in), else TC502
+    (absent from the whole body, and WARNed)."""
+    if a.capabilities.get(cap):
+        yield from _carried(s, a, body, cap)
+        return
+    leaked = [mk for mk in markers if mk in text]
+    problems = [f"declared false but on the wire: {leaked[:3]}"] if leaked else []
+    for t in blocks:
+        for m, _ in by_type.get(t, []):
+            p = drop_problem(recs, t, m, a)
+            if p:
+                problems.append(f"{t}: {p}")
+    yield o(R.CAPS_DROPPED, s, "fail" if problems else "pass", cap, "; ".join(problems[:3]))
+
+
+def _carried(s: AdapterUnderTest, a: Adapter, body: Any, cap: str) -> Iterator[Outcome]:
+    api = wire_api_of(a)
+    if cap == "supports_tools":
+        yield from _tools_carried(s, a, api, body)
+        return
+    if api is None:
+        yield o(R.CAPS_CARRIED, s, "skip", cap, f"no WireApi record named {a.wire_api!r} locates the fields", cap)
+        return
+    missing: list[str] = []
+    leaked: list[str] = []
+    for value, probe, expressible in _wanted(api, cap, a.provider):
+        found = [x for x in probe(body) if value in str(x.value)] if isinstance(body, dict) else []
+        if expressible and not found:
+            missing.append(value)
+        elif not expressible and found:
+            leaked.append(value)
+    problems = []
+    if missing:
+        problems.append(f"declared true but not in the fields {api.name} carries it in: {missing[:3]}")
+    if leaked:
+        problems.append(f"{api.name} cannot carry {leaked[:3]}, yet it is on the wire")
+    yield o(R.CAPS_CARRIED, s, "fail" if problems else "pass", cap, "; ".join(problems), cap)
+
+
+def _tools_carried(s: AdapterUnderTest, a: Adapter, api: WireApi | None, body: Any) -> Iterator[Outcome]:
+    """Every call and result of the script on the wire (by the record's id probes), with
+    the names and inputs the adapter reads back."""
+    msgs, _ = conversation(a.provider)
+    uses = [b for m in msgs for b in m["content"] if b["type"] == "tool_use"]
+    results = [b for m in msgs for b in m["content"] if b["type"] == "tool_result"]
+    problems = []
+    if api is not None and isinstance(body, dict):
+        got_uses, got_results = api.probes.tool_use_ids(body), api.probes.tool_result_ids(body)
+        if len(got_uses) != len(uses) or len(got_results) != len(results):
+            problems.append(
+                f"{len(got_uses)} tool calls and {len(got_results)} results in {api.name}'s fields, "
+                f"want {len(uses)} and {len(results)}"
+            )
+    elif api is None:
+        yield o(
+            R.CAPS_CARRIED, s, "skip", "supports_tools", f"no WireApi record named {a.wire_api!r}", "supports_tools"
+        )
+        return
+    yield o(R.CAPS_CARRIED, s, "fail" if problems else "pass", "supports_tools", "; ".join(problems), "supports_tools")
+
+
+@check(R.CAPS_CARRIED, R.CAPS_DROPPED, R.WIRE_SHAPE)
+def capability_honesty(env: Env) -> Iterator[Outcome]:
+    for s in env.subjects:
+        a = s.adapter
+        caps = a.capabilities
+        msgs, tools = conversation(a.provider)
+        schema = {"type": "object", "description": mark("schema"), "properties": {}}
+        try:
+            with capture_warnings() as recs:
+                wire = a.to_wire(msgs, tools, opts(a, output_schema=schema))
+        except Exception as exc:
+            yield o(R.CAPS_CARRIED, s, "fail", "script", crash(exc))
+            continue
+        text = body_text(wire.body)
+        yield from shape(s, a, "script", wire.body)
+        by_type: dict[str, list[tuple[Message, dict[str, Any]]]] = {}
+        for m in msgs:
+            for b in m["content"]:
+                by_type.setdefault(b["type"], []).append((m, b))
+
+        def feature(cap: str, markers: list[str], blocks: list[str]) -> Iterator[Outcome]:
+            return _feature(s, a, wire.body, text, recs, by_type, cap, markers, blocks)  # noqa: B023 - used at once
+
+        yield from feature(
+            "supports_thinking",
+            [mark("thinking"), mark(f"signature-{a.provider}"), mark(f"redacted-{a.provider}")],
+            ["thinking", "redacted_thinking"],
+        )
+        yield from feature("supports_images", [PNG_2PX], ["image"])
+        yield from feature(
+            "supports_tools",
+            [mark("path"), mark("query"), mark("result-1"), "read_file"],
+            ["tool_use", "tool_result"],
+        )
+        yield from feature("supports_system_prompt", [mark("system-1"), mark("system-2")], ["system"])
+        if caps.get("supports_structured_output"):
+            ok = mark("schema") in text
+            yield o(
+                R.CAPS_CARRIED,
+                s,
+                "pass" if ok else "fail",
+                "supports_structured_output",
+                "" if ok else "output_schema not on the wire",
+            )
+        else:
+            leaked = mark("schema") in text
+            warned = any(
+                r.levelno == logging.WARNING and "output_schema" in (str(getattr(r, "option", "")) + r.getMessage())
+                for r in recs
+            )
+            ok = not leaked and warned
+            yield o(
+                R.CAPS_DROPPED,
+                s,
+                "pass" if ok else "fail",
+                "supports_structured_output",
+                ""
+                if ok
+                else (
+                    "output_schema sent although declared false"
+                    if leaked
+                    else "output_schema dropped without a WARNING"
+                ),
+            )
+        if caps.get("supports_images"):
+            for media in caps.get("accepted_image_media_types") or []:
+                b = Builder(session_id=msgs[0]["session_id"] + "_img")
+                data = base64.b64encode(mark(f"image {media}").encode()).decode()
+                b.add(
+                    "user",
+                    [
+                        {"type": "text", "text": "look"},
+                        {
+                            "type": "image",
+                            "source": {"kind": "base64", "data": data},
+                            "media_type": media,
+                        },
+                    ],
+                )
+                try:
+                    with capture_warnings():
+                        w = a.to_wire(b.messages, [], opts(a))
+                except Exception as exc:
+                    yield o(R.CAPS_CARRIED, s, "fail", f"image {media}", crash(exc))
+                    continue
+                ok = data in body_text(w.body)
+                yield o(
+                    R.CAPS_CARRIED,
+                    s,
+                    "pass" if ok else "fail",
+                    f"image {media}",
+                    "" if ok else f"{media} is declared accepted but the image did not reach the wire",
+                )
+        if caps.get("supports_streaming"):
+            try:
+                w1 = a.to_wire(msgs[:3], [], opts(a, stream=True))
+                w0 = a.to_wire(msgs[:3], [], opts(a, stream=False))
+            except Exception as exc:
+                yield o(R.CAPS_CARRIED, s, "fail", "supports_streaming", crash(exc))
+            else:
+                ok = (
+                    body_text(w1.body) != body_text(w0.body)
+                    or dict(w1.headers) != dict(w0.headers)
+                    or w1.path != w0.path
+                )
+                yield o(
+                    R.CAPS_CARRIED,
+                    s,
+                    "pass" if ok else "fail",
+                    "supports_streaming",
+                    "" if ok else "stream=True renders the same request as stream=False",
+                )

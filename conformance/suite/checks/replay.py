@@ -1,0 +1,232 @@
+"""TC401-TC405: cross-provider replay (N x N), a session produced through one adapter sent through another."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from ...adapters.protocol import Adapter, Message, ToolDefinition
+from ...findings import Selection
+from ...formats.canonical.memory import validate_messages
+from ...wire import facts as wire_facts
+from ...wire.api import WireApi
+from .. import rules as R
+from ..capture import capture_warnings
+from ..outcome import AdapterUnderTest, Outcome
+from ..scripts import conversation
+from .common import (
+    Env,
+    body_text,
+    calls_of,
+    check,
+    crash,
+    drop_problem,
+    o,
+    opts,
+    read_request,
+    shape,
+    texts_of,
+    wire_api_of,
+)
+
+
+def produced_through(a: Adapter) -> tuple[list[Message], list[ToolDefinition]]:
+    """A session whose assistant turns provider `a` issued (seed 003 §8.3).
+
+    The script is stamped with `a`'s provider and model, thinking signed by it included
+    (what `a`'s provider returns, whether or not adapter `a` can send thinking back), and
+    it has been serialized through `a` once, so `a`'s tool-id map holds its calls as a live
+    session's would.
+    """
+    msgs, tools = conversation(a.provider)
+    with capture_warnings():
+        a.to_wire(copy.deepcopy(msgs), tools, opts(a))
+    return msgs, tools
+
+
+@check(
+    R.REPLAY_PRESERVED,
+    R.REPLAY_PAIRED,
+    R.REPLAY_SYSTEM,
+    R.REPLAY_DROPPED,
+    R.REPLAY_SIGNATURE,
+    R.WIRE_SHAPE,
+)
+def cross_provider(env: Env) -> Iterator[Outcome]:
+    under = {s.name: s for s in env.subjects}
+    everyone: list[Adapter] = [s.adapter for s in env.subjects] + list(env.peers)
+    for src in everyone:
+        for dst in everyone:
+            if src.name not in under and dst.name not in under:
+                continue
+            owner = under.get(dst.name) or under[src.name]
+            pair = f"{src.name}→{dst.name}"
+            results = list(_replay(src, dst, owner, pair))
+            env.pairs[pair] = {}
+            for out in results:
+                if not env.sel.enabled(out.rule):
+                    continue
+                prev = env.pairs[pair].get(out.rule)
+                env.pairs[pair][out.rule] = (
+                    "fail" if "fail" in (prev, out.status) else out.status if prev in (None, "skip") else prev
+                )
+                yield out
+
+
+def _replay(src: Adapter, dst: Adapter, owner: AdapterUnderTest, pair: str) -> Iterator[Outcome]:
+    try:
+        conv, tools = produced_through(src)
+    except Exception as exc:
+        yield o(
+            R.REPLAY_PRESERVED,
+            owner,
+            "fail",
+            pair,
+            f"producing the conversation through {src.name} {crash(exc)}",
+        )
+        return
+    api = wire_api_of(dst)
+    try:
+        with capture_warnings() as recs:
+            wire = dst.to_wire(conv, tools, opts(dst))
+    except Exception as exc:
+        yield o(R.REPLAY_PRESERVED, owner, "fail", pair, crash(exc))
+        return
+    text = body_text(wire.body)
+    yield from shape(owner, dst, pair, wire.body)
+    back: list[Message] | None = None
+    try:
+        read = read_request(dst, wire.body, conv[0]["session_id"])
+        back = read.messages if read is not None else None
+    except Exception as exc:
+        yield o(R.REPLAY_PRESERVED, owner, "fail", pair, f"reading the wire back {crash(exc)}")
+    caps = dst.capabilities
+    # TC401
+    problems = []
+    want_texts = texts_of(conv)
+    if back is not None:
+        if texts_of(back) != want_texts:
+            problems.append(f"texts {texts_of(back)[:4]}... != {want_texts[:4]}...")
+        if caps.get("supports_tools") and calls_of(back) != calls_of(conv):
+            problems.append(f"tool calls {calls_of(back)} != {calls_of(conv)}")
+    else:
+        pos = [text.find(json.dumps(t)[1:-1]) for t in want_texts]
+        if -1 in pos or pos != sorted(pos):
+            problems.append("texts missing from the wire or out of order")
+    yield o(R.REPLAY_PRESERVED, owner, "fail" if problems else "pass", pair, "; ".join(problems))
+    # TC402
+    facts = wire_facts.inspect(api, wire.body) if api is not None else None
+    paired = []
+    if facts is not None and (facts.unpaired_results or sorted(facts.tool_result_ids) != sorted(facts.tool_use_ids)):
+        paired.append(f"wire calls {facts.tool_use_ids} vs results {facts.tool_result_ids}")
+    if back is not None:
+        errs = [
+            f.format()
+            for f in validate_messages(back, selection=Selection(select=("TS205", "TS206", "TS208", "TS111")))
+        ]
+        paired += errs
+    if facts is None and back is None:
+        yield o(R.REPLAY_PAIRED, owner, "skip", pair, "unknown wire API and no from_wire_request")
+    else:
+        yield o(R.REPLAY_PAIRED, owner, "fail" if paired else "pass", pair, "; ".join(paired[:3]))
+    # TC403
+    systems = [b["text"] for m in conv if m["role"] == "system" for b in m["content"] if b.get("type") == "text"]
+    want_sys = "\n\n".join(systems)
+    sp = []
+    if back is not None and caps.get("supports_system_prompt"):
+        got = [m for m in back if m["role"] == "system"]
+        got_text = "\n\n".join(b["text"] for m in got for b in m["content"] if b.get("type") == "text")
+        if got_text != want_sys or (got and back[0]["role"] != "system"):
+            sp.append(
+                f"system read back as {got_text[:60]!r} (first message "
+                f"{back[0]['role'] if back else None}), want {want_sys[:60]!r} first"
+            )
+    if facts is not None and caps.get("supports_system_prompt"):
+        if caps.get("supports_system_messages_in_list"):
+            # the API takes system turns in its list: they must open the conversation, in order
+            k = len(facts.system_in_messages)
+            if not k or facts.system_in_messages != list(range(k)):
+                sp.append(f"system messages at wire positions {facts.system_in_messages}, want the first turn(s)")
+        else:
+            if facts.system_in_messages:
+                sp.append(
+                    f"role system left in messages at {facts.system_in_messages}; {dst.name} "
+                    "takes a hoisted system prompt"
+                )
+            if facts.system_top_level != want_sys:
+                sp.append(f"top-level system is {str(facts.system_top_level)[:60]!r}, want {want_sys[:60]!r}")
+    sys_cap = "supports_system_messages_in_list" if caps.get("supports_system_messages_in_list") else None
+    yield o(R.REPLAY_SYSTEM, owner, "fail" if sp else "pass", pair, "; ".join(sp[:3]), sys_cap)
+    # TC404 / TC405: thinking state goes back only to the provider that issued it, in the
+    # field the API carries it in (located by the record's probes); elsewhere it is dropped
+    # with a WARN line. What the API cannot carry at all (a signature on Ollama) is not asked for.
+    dropped, sig = _thinking_and_images(src, dst, api, conv, wire.body, text, recs)
+    yield o(R.REPLAY_DROPPED, owner, "fail" if dropped else "pass", pair, "; ".join(dropped[:3]))
+    think_cap = "supports_thinking" if caps.get("supports_thinking") and src.provider == dst.provider else None
+    yield o(R.REPLAY_SIGNATURE, owner, "fail" if sig else "pass", pair, "; ".join(sig[:3]), think_cap)
+
+
+def _values(found: list[Any]) -> set[str]:
+    return {str(x.value) for x in found}
+
+
+def _thinking_and_images(
+    src: Adapter,
+    dst: Adapter,
+    api: WireApi | None,
+    conv: list[Message],
+    body: Any,
+    text: str,
+    recs: list[Any],
+) -> tuple[list[str], list[str]]:
+    caps = dst.capabilities
+    dropped: list[str] = []
+    sig: list[str] = []
+    same = src.provider == dst.provider
+    located = isinstance(body, dict) and api is not None
+    sigs_on_wire = _values(api.probes.signatures(body)) if located and api else set()
+    redacted_on_wire = _values(api.probes.redacted_thinking(body)) if located and api else set()
+    thinking_on_wire = _values(api.probes.thinking_text(body)) if located and api else set()
+    for m in conv:
+        for b in m["content"]:
+            t = b.get("type")
+            if t in ("thinking", "redacted_thinking"):
+                # what this API can express at all: a signature / a redacted payload
+                expressible = api is not None and (
+                    api.carries.thinking_signature if t == "thinking" else api.carries.redacted_thinking
+                )
+                opaque = b.get("signature") if t == "thinking" else b.get("data")
+                carried = bool(caps.get("supports_thinking")) and same and (expressible or t == "thinking")
+                # a foreign or undeclared opaque value must not reach the wire anywhere (a leak
+                # is a leak wherever it lands, so this side reads the whole body)
+                leaked = bool(opaque) and str(opaque) in text
+                if carried and t == "thinking" and api is not None:
+                    if expressible and opaque and str(opaque) not in sigs_on_wire:
+                        sig.append(
+                            f"thinking signature issued by {src.provider} not in the field "
+                            f"{api.name} carries signatures in"
+                        )
+                    if api.carries.thinking_text and b.get("text") and str(b["text"]) not in thinking_on_wire:
+                        sig.append(f"thinking text issued by {src.provider} not sent back to {dst.name}")
+                    if not expressible and leaked:
+                        sig.append(f"{api.name} carries no thinking signature, yet it reached the wire")
+                elif carried and api is not None:
+                    if str(opaque) not in redacted_on_wire:
+                        sig.append(f"redacted thinking issued by {src.provider} not sent back to {dst.name} intact")
+                elif carried and api is None and not leaked:
+                    sig.append(f"{t} issued by {src.provider} not sent back to {dst.name}")
+                if not carried:
+                    if leaked:
+                        sig.append(f"{t} signed by {src.provider} sent to {dst.name}")
+                    p = drop_problem(recs, t, m, dst)
+                    if p:
+                        dropped.append(f"{t}: {p}")
+            elif t == "image" and not caps.get("supports_images"):
+                if b["source"]["data"] in text:
+                    dropped.append("image reached a wire that declares supports_images false")
+                p = drop_problem(recs, "image", m, dst)
+                if p:
+                    dropped.append(f"image: {p}")
+    return dropped, sig

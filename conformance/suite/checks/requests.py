@@ -1,0 +1,183 @@
+"""TC102, TC802, TC104 and TC701 over recorded requests."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from ...adapters.protocol import WireResponse
+from ...wire.api import WireApi
+from .. import rules as R
+from ..cassettes import Interaction
+from ..outcome import AdapterUnderTest, Outcome
+from .common import (
+    HISTORY_IGNORE,
+    NO_REQUEST_READER,
+    Env,
+    check,
+    crash,
+    ctx_for,
+    errors_of,
+    o,
+    parse_stream,
+    read_request,
+    shape,
+    wire_api_of,
+)
+
+
+@check(R.REQUEST_VALID, R.REQUEST_ROUND_TRIP, R.ESTIMATE, R.WIRE_SHAPE)
+def recorded_requests(env: Env) -> Iterator[Outcome]:
+    for s in env.subjects:
+        a = s.adapter
+        api = wire_api_of(a)
+        normalize = api.normalize_request if api is not None and api.normalize_request else dict
+        for it in env.recorded(s):
+            if not isinstance(it.request_body, dict) or it.status >= 400:
+                continue
+            yield from _estimate(env, s, it)
+            sid = f"sess_req_{abs(hash(it.label)) % 10**9}"
+            try:
+                parsed = read_request(a, it.request_body, sid)
+            except Exception as exc:
+                yield o(R.REQUEST_VALID, s, "fail", it.label, crash(exc))
+                continue
+            if parsed is None:
+                for rule in (R.REQUEST_VALID, R.REQUEST_ROUND_TRIP):
+                    yield o(rule, s, "skip", it.label, NO_REQUEST_READER)
+                continue
+            errs = errors_of(parsed.messages, HISTORY_IGNORE)
+            yield o(R.REQUEST_VALID, s, "fail" if errs else "pass", it.label, "; ".join(errs[:5]))
+            try:
+                rendered = a.to_wire(parsed.messages, parsed.tools, parsed.options).body
+            except Exception as exc:
+                yield o(R.REQUEST_ROUND_TRIP, s, "fail", it.label, crash(exc))
+                continue
+            host = it.uri.split("/")[2] if it.uri.count("/") >= 2 else ""
+            if api is not None and api.hosts and host not in api.hosts:
+                # a compatible server's recording carries that server's extensions (an Ollama
+                # Cloud `reasoning` field), which the round trip must keep: the provider's own
+                # schema judges only requests recorded against the provider
+                yield o(R.WIRE_SHAPE, s, "skip", it.label, f"recorded against {host}, not {api.title}'s own hosts")
+            else:
+                yield from shape(s, a, it.label, rendered)
+            d = diff(normalize(it.request_body), normalize(rendered) if isinstance(rendered, dict) else rendered)
+            yield o(R.REQUEST_ROUND_TRIP, s, "fail" if d else "pass", it.label, "; ".join(d[:4]))
+
+
+def _estimate(env: Env, s: AdapterUnderTest, it: Interaction) -> Iterator[Outcome]:
+    a = s.adapter
+    sid = f"sess_est_{abs(hash(it.label)) % 10**9}"
+    try:
+        if it.is_stream:
+            events, _ = parse_stream(a, it.response_text, ctx_for(sid))
+            done = next((e for e in events if e.get("type") == "message_complete"), {})
+            usage = done.get("usage")
+        else:
+            usage = a.from_wire_response(WireResponse(it.response_json), ctx_for(sid))["metadata"].get("usage")
+    except Exception:
+        return
+    if not usage:
+        yield o(R.ESTIMATE, s, "skip", it.label, "response records no usage")
+        return
+    if it.synthetic:
+        yield o(
+            R.ESTIMATE,
+            s,
+            "skip",
+            it.label,
+            "hand-written cassette: its token counts are not a recording",
+        )
+        return
+    actual = (
+        int(usage.get("input_tokens", 0))
+        + int(usage.get("cached_input_tokens", 0))
+        + int(usage.get("cache_creation_input_tokens", 0))
+    )
+    try:
+        parsed = read_request(a, it.request_body, sid)
+        est = a.estimate_input_tokens(parsed.messages, parsed.tools) if parsed is not None else 0
+    except Exception as exc:
+        yield o(R.ESTIMATE, s, "fail", it.label, crash(exc))
+        return
+    if parsed is None:
+        yield o(R.ESTIMATE, s, "skip", it.label, NO_REQUEST_READER + ": the recorded request cannot be estimated")
+        return
+    opaque = [
+        b
+        for m in parsed.messages
+        for b in m["content"]
+        if b.get("type") not in ("text", "image", "tool_use", "tool_result", "thinking", "redacted_thinking")
+    ]
+    url_images = [
+        b for m in parsed.messages for b in m["content"] if b.get("type") == "image" and b["source"]["kind"] == "url"
+    ]
+    host = it.uri.split("/")[2] if it.uri.count("/") >= 2 else ""
+    wire = wire_api_of(a)
+    homes = wire.hosts if wire is not None else ()
+    # TC701 compares estimates with the provider's own tokenizer, not with compatible servers
+    if homes and host not in homes:
+        yield o(
+            R.ESTIMATE,
+            s,
+            "skip",
+            it.label,
+            f"served by {host}, whose models tokenize differently from {' / '.join(homes)}'s",
+        )
+        return
+    if opaque or url_images or parsed.options.provider_tools:
+        yield o(
+            R.ESTIMATE,
+            s,
+            "skip",
+            it.label,
+            "request holds documents, server tools or URL images whose token cost is not knowable offline",
+        )
+        return
+    rel, absolute = estimate_tolerance(wire)
+    tol = max(rel * actual, absolute)
+    ok = abs(est - actual) <= tol
+    err = (est - actual) / actual if actual else 0.0
+    yield Outcome(
+        R.ESTIMATE.id,
+        s.name,
+        "pass" if ok else "fail",
+        it.label,
+        "" if ok else f"estimate {est} vs recorded {actual} (tolerance ±{tol:.0f}: {rel:.0%} or {absolute} tokens)",
+        measure=err,
+    )
+
+
+def estimate_tolerance(api: WireApi | None) -> tuple[float, int]:
+    """(relative, absolute tokens) TC701 allows: the record's calibrated band, else the suite's."""
+    if api is not None and api.estimate_tolerance is not None:
+        return api.estimate_tolerance
+    return R.ESTIMATE_REL_TOLERANCE, R.ESTIMATE_ABS_TOLERANCE
+
+
+def diff(a: Any, b: Any, path: str = "") -> list[str]:
+    """Paths where two JSON values differ (first 20)."""
+    out: list[str] = []
+    _diff(a, b, path, out)
+    return out[:20]
+
+
+def _diff(a: Any, b: Any, path: str, out: list[str]) -> None:
+    if len(out) >= 20:
+        return
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(set(a) | set(b)):
+            if k not in a:
+                out.append(f"{path}/{k}: only in rendered ({json.dumps(b[k])[:60]})")
+            elif k not in b:
+                out.append(f"{path}/{k}: missing from rendered (recorded {json.dumps(a[k])[:60]})")
+            else:
+                _diff(a[k], b[k], f"{path}/{k}", out)
+    elif isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            out.append(f"{path}: {len(a)} items recorded, {len(b)} rendered")
+        for i, (x, y) in enumerate(zip(a, b, strict=False)):
+            _diff(x, y, f"{path}/{i}", out)
+    elif a != b or (type(a) is not type(b) and not (isinstance(a, int | float) and isinstance(b, int | float))):
+        out.append(f"{path}: recorded {json.dumps(a)[:60]}, rendered {json.dumps(b)[:60]}")

@@ -1,0 +1,167 @@
+"""TC101, TC103, TC301, TC801 over recorded responses; recorded streams go through the stream checks."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+from ...adapters.errors import ERROR_CLASSES, AdapterError
+from ...adapters.protocol import Adapter, RequestContext, WireResponse
+from ...adapters.toolids import is_canonical_tool_id
+from ...schema_validation import SchemaValidator
+from .. import rules as R
+from ..cassettes import Interaction
+from ..outcome import AdapterUnderTest, Outcome
+from .common import Env, check, crash, ctx_for, errors_of, message_from_events, o, parse_stream, read_request
+from .streams import stream_invariants, strip_ids
+
+
+@check(
+    R.RESPONSE_VALID,
+    R.EVENTS_VALID,
+    R.TOOL_ID_CANONICAL,
+    R.ERROR_CLASSIFIED,
+    R.STREAM_ORDER,
+    R.STREAM_INDEX,
+    R.STREAM_TOOL,
+    R.STREAM_FINAL_INPUT,
+    R.STREAM_AGGREGATE,
+    R.STREAM_CHUNKING,
+)
+def recorded_responses(env: Env) -> Iterator[Outcome]:
+    ev_validator = env.validator("stream-event.json")
+    for s in env.subjects:
+        a = s.adapter
+        seen = 0
+        for it in env.recorded(s):
+            seen += 1
+            ctx = ctx_for(f"sess_conform_{abs(hash(it.label)) % 10**9}")
+            ctx = replace(ctx, estimated_input_tokens=_preflight(a, it))
+            if it.status >= 400:
+                yield from _error_response(s, it, ctx)
+                continue
+            if it.is_stream:
+                yield from _stream(env, s, it, ctx, ev_validator)
+                continue
+            try:
+                msg = a.from_wire_response(WireResponse(it.response_json, it.status), ctx)
+            except Exception as exc:
+                yield o(R.RESPONSE_VALID, s, "fail", it.label, crash(exc))
+                continue
+            errs = errors_of([msg])
+            yield o(R.RESPONSE_VALID, s, "fail" if errs else "pass", it.label, "; ".join(errs[:5]))
+            yield from _tool_ids_canonical(s, it.label, msg.get("content", []))
+        if not seen:
+            yield o(R.RESPONSE_VALID, s, "skip", "-", "no cassettes for this adapter's wire API")
+
+
+def _preflight(a: Adapter, it: Interaction) -> int | None:
+    """What a harness estimates before sending the recorded request (None when it cannot)."""
+    if not isinstance(it.request_body, dict):
+        return None
+    try:
+        parsed = read_request(a, it.request_body, "sess_preflight")
+        return int(a.estimate_input_tokens(parsed.messages, parsed.tools)) if parsed is not None else None
+    except Exception:
+        return None
+
+
+def _tool_ids_canonical(s: AdapterUnderTest, label: str, content: list[dict[str, Any]]) -> Iterator[Outcome]:
+    ids = [b.get("id") for b in content if isinstance(b, dict) and b.get("type") == "tool_use"]
+    if ids:
+        bad = [i for i in ids if not (isinstance(i, str) and is_canonical_tool_id(i))]
+        yield o(
+            R.TOOL_ID_CANONICAL,
+            s,
+            "fail" if bad else "pass",
+            label,
+            f"not tu_<ULID>: {bad}" if bad else "",
+            "supports_parallel_tool_calls" if len(ids) > 1 else "supports_tools",
+        )
+
+
+def _error_response(s: AdapterUnderTest, it: Interaction, ctx: RequestContext) -> Iterator[Outcome]:
+    want = {
+        401: {"auth"},
+        403: {"auth"},
+        408: {"network"},
+        413: {"context_overflow"},
+        429: {"rate_limit"},
+    }.get(it.status)
+    if want is None:
+        want = (
+            {"server_error", "rate_limit"}
+            if it.status >= 500
+            else {"invalid_request", "context_overflow", "auth", "rate_limit"}
+        )
+    try:
+        s.adapter.from_wire_response(WireResponse(it.response_json, it.status), ctx)
+    except AdapterError as exc:
+        cls = getattr(exc, "error_class", None)
+        ok = cls in ERROR_CLASSES and cls in want
+        yield o(
+            R.ERROR_CLASSIFIED,
+            s,
+            "pass" if ok else "fail",
+            it.label,
+            "" if ok else f"HTTP {it.status} raised error_class {cls!r}, want one of {sorted(want)}",
+        )
+    except Exception as exc:
+        yield o(R.ERROR_CLASSIFIED, s, "fail", it.label, crash(exc))
+    else:
+        yield o(
+            R.ERROR_CLASSIFIED,
+            s,
+            "fail",
+            it.label,
+            f"HTTP {it.status} parsed as a message instead of raising AdapterError",
+        )
+
+
+def _stream(
+    env: Env, s: AdapterUnderTest, it: Interaction, ctx: RequestContext, v: SchemaValidator
+) -> Iterator[Outcome]:
+    a = s.adapter
+    try:
+        events, err = parse_stream(a, it.response_text, ctx)
+    except Exception as exc:
+        for rule in (R.RESPONSE_VALID, R.STREAM_ORDER):
+            yield o(rule, s, "fail", it.label, crash(exc))
+        return
+    bad = [f"event {i} ({e.get('type')}): {v.errors(e)[0].message}" for i, e in enumerate(events) if not v.is_valid(e)]
+    yield o(R.EVENTS_VALID, s, "fail" if bad else "pass", it.label, "; ".join(bad[:3]))
+    if err is not None and not any(e.get("type") == "error" for e in events):
+        yield o(
+            R.STREAM_ORDER,
+            s,
+            "fail",
+            it.label,
+            f"stream raised {type(err).__name__} without an error event: {err}",
+        )
+        return
+    yield from stream_invariants(s, it.label, events)
+    msg = message_from_events(a, events, ctx)
+    if msg is not None:
+        errs = errors_of([msg])
+        yield o(R.RESPONSE_VALID, s, "fail" if errs else "pass", it.label, "; ".join(errs[:5]))
+        yield from _tool_ids_canonical(s, it.label, msg["content"])
+    # TC607: the same bytes cut into 7-byte chunks must give the same events
+    try:
+        again, _ = parse_stream(
+            a,
+            it.response_text,
+            replace(ctx, message_id=events[0]["message_id"] if events else None),
+            chunk=7,
+        )
+    except Exception as exc:
+        yield o(R.STREAM_CHUNKING, s, "fail", it.label, crash(exc))
+        return
+    same = strip_ids(again) == strip_ids(events)
+    yield o(
+        R.STREAM_CHUNKING,
+        s,
+        "pass" if same else "fail",
+        it.label,
+        "" if same else "7-byte chunks gave different events than one chunk",
+    )

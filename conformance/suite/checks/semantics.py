@@ -1,0 +1,252 @@
+"""TC901-TC904: semantics the invariant checks do not compare, read through the wire API's
+record (its probes locate the field the API uses; its `carries` says what it can express).
+
+- TC901 image blocks: source kind, media type and bytes on the wire and after read-back
+  (a `data:` URL must come back as base64, never as a url-kind image).
+- TC902 tool-result errors: `is_error` reaches the API's error flag and survives read-back.
+- TC903 stop reason: what the adapter streams equals the recorded one, mapped by the record.
+- TC904 usage: input, output, cache read and cache write equal the recorded body.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from ...adapters.protocol import Adapter, Message, WireResponse
+from ...wire.api import Framing, WireApi
+from ...wire.framing import FramingError, json_events
+from .. import rules as R
+from ..capture import capture_warnings
+from ..cassettes import Interaction
+from ..outcome import AdapterUnderTest, Outcome
+from ..scripts import PNG_2PX, Builder, mark
+from .common import Check, Env, check, crash, ctx_for, o, opts, parse_stream, read_request, wire_api_of
+
+IMAGE_URL = "https://example.com/turnspec/cat.png"
+USAGE_KEYS = (
+    ("input", "input_tokens"),
+    ("output", "output_tokens"),
+    ("cache_read", "cached_input_tokens"),
+    ("cache_write", "cache_creation_input_tokens"),
+)
+
+
+def _images_script(a: Adapter, api: WireApi) -> tuple[Builder, list[dict[str, Any]]]:
+    b = Builder()
+    blocks: list[dict[str, Any]] = [
+        {"type": "image", "source": {"kind": "base64", "data": PNG_2PX}, "media_type": "image/png"}
+    ]
+    if api.carries.images_url:
+        blocks.append({"type": "image", "source": {"kind": "url", "data": IMAGE_URL}, "media_type": "image/png"})
+    b.add("user", [{"type": "text", "text": mark("look")}, *blocks])
+    return b, blocks
+
+
+def _same_image(want: dict[str, Any], got: dict[str, Any]) -> str | None:
+    src = want["source"]
+    if got.get("kind") != src["kind"]:
+        return f"{src['kind']} image became {got.get('kind')}"
+    if src["kind"] == "base64":
+        if got.get("data") != src["data"]:
+            return "base64 bytes differ"
+        if got.get("media_type") not in (None, want["media_type"]):
+            return f"media type {want['media_type']} became {got.get('media_type')}"
+    elif got.get("url", got.get("data")) != src["data"]:
+        return f"url {src['data']} became {got.get('url', got.get('data'))}"
+    return None
+
+
+@check(R.IMAGES_KEPT)
+def images(env: Env) -> Iterator[Outcome]:
+    for s in env.subjects:
+        a, api = s.adapter, wire_api_of(s.adapter)
+        cap = "supports_images"
+        if not a.capabilities.get(cap):
+            yield o(R.IMAGES_KEPT, s, "skip", "images", "supports_images is false")
+            continue
+        if api is None:
+            yield o(R.IMAGES_KEPT, s, "skip", "images", f"no WireApi record named {a.wire_api!r}")
+            continue
+        b, blocks = _images_script(a, api)
+        try:
+            with capture_warnings():
+                wire = a.to_wire(b.messages, [], opts(a))
+        except Exception as exc:
+            yield o(R.IMAGES_KEPT, s, "fail", "images", crash(exc), cap)
+            continue
+        on_wire = [x.value for x in api.probes.images(wire.body)] if isinstance(wire.body, dict) else []
+        problems = []
+        if len(on_wire) != len(blocks):
+            problems.append(f"{len(on_wire)} images in {api.name}'s fields, want {len(blocks)}")
+        else:
+            problems += [p for w, g in zip(blocks, on_wire, strict=True) if (p := _same_image(w, g or {}))]
+        yield o(R.IMAGES_KEPT, s, "fail" if problems else "pass", "images on the wire", "; ".join(problems), cap)
+        try:
+            back = read_request(a, wire.body, b.session_id)
+        except Exception as exc:
+            yield o(R.IMAGES_KEPT, s, "fail", "images read back", crash(exc), cap)
+            continue
+        if back is None:
+            continue
+        got = [x for m in back.messages for x in m["content"] if x.get("type") == "image"]
+        rb = []
+        if len(got) != len(blocks):
+            rb.append(f"{len(got)} images read back, want {len(blocks)}")
+        for w, g in zip(blocks, got, strict=False):
+            p = _same_image(w, {**g.get("source", {}), "media_type": g.get("media_type")})
+            if p:
+                rb.append(p)
+            elif g.get("media_type") != w["media_type"]:
+                rb.append(f"media type {w['media_type']} read back as {g.get('media_type')}")
+        yield o(R.IMAGES_KEPT, s, "fail" if rb else "pass", "images read back", "; ".join(rb[:3]), cap)
+
+
+@check(R.TOOL_ERROR_KEPT)
+def tool_errors(env: Env) -> Iterator[Outcome]:
+    for s in env.subjects:
+        a, api = s.adapter, wire_api_of(s.adapter)
+        if not a.capabilities.get("supports_tools"):
+            yield o(R.TOOL_ERROR_KEPT, s, "skip", "tool errors", "supports_tools is false")
+            continue
+        if api is None or not api.carries.tool_result_error:
+            why = (
+                f"no WireApi record named {a.wire_api!r}"
+                if api is None
+                else f"{api.name} has no tool-result error flag"
+            )
+            yield o(R.TOOL_ERROR_KEPT, s, "skip", "tool errors", why)
+            continue
+        b = Builder()
+        b.add("user", [{"type": "text", "text": mark("go")}])
+        ids = [b.tool_id(), b.tool_id()]
+        uses = [
+            {"type": "tool_use", "id": i, "name": "read_file", "input": {"path": mark(str(k))}}
+            for k, i in enumerate(ids)
+        ]
+        b.assistant(a.provider, "conformance-model", uses)
+        for i, err in zip(ids, (True, False), strict=True):
+            b.add(
+                "tool",
+                [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": i,
+                        "content": [{"type": "text", "text": "out"}],
+                        "is_error": err,
+                    }
+                ],
+                parent_tool_use_id=i,
+            )
+        try:
+            with capture_warnings():
+                wire = a.to_wire(b.messages, [], opts(a))
+        except Exception as exc:
+            yield o(R.TOOL_ERROR_KEPT, s, "fail", "tool errors", crash(exc), "supports_tools")
+            continue
+        flags = [bool(x.value) for x in api.probes.tool_result_errors(wire.body)] if isinstance(wire.body, dict) else []
+        problems = [] if flags == [True, False] else [f"{api.name} error flags {flags}, want [True, False]"]
+        try:
+            back = read_request(a, wire.body, b.session_id)
+        except Exception as exc:
+            problems.append(f"reading back {crash(exc)}")
+            back = None
+        if back is not None:
+            got = [
+                bool(x.get("is_error")) for m in back.messages for x in m["content"] if x.get("type") == "tool_result"
+            ]
+            if got != [True, False]:
+                problems.append(f"is_error read back as {got}, want [True, False]")
+        yield o(
+            R.TOOL_ERROR_KEPT, s, "fail" if problems else "pass", "tool errors", "; ".join(problems), "supports_tools"
+        )
+
+
+def wire_events(it: Interaction) -> list[Any] | None:
+    """The decoded JSON events of a recorded stream (None when it cannot be decoded)."""
+    framing = it.framing or Framing.SSE
+    try:
+        return [e.value for e in json_events(framing, [it.response_text.encode()])]
+    except FramingError:
+        return None
+
+
+def _usage_problems(recorded: Any, usage: dict[str, Any] | None) -> list[str]:
+    if not isinstance(recorded, dict):
+        return []
+    if usage is None:
+        return ["the recording has usage, the parsed message none"]
+    return [
+        f"{mine}: parsed {usage.get(mine, 0)}, recorded {recorded.get(theirs, 0)}"
+        for theirs, mine in USAGE_KEYS
+        if int(usage.get(mine, 0) or 0) != int(recorded.get(theirs, 0) or 0)
+    ]
+
+
+def _cache_cap(recorded: Any) -> str | None:
+    if isinstance(recorded, dict) and (recorded.get("cache_read") or recorded.get("cache_write")):
+        return "supports_prompt_caching"
+    return None
+
+
+@check(R.STOP_REASON, R.USAGE_RECORDED)
+def recorded_semantics(env: Env) -> Iterator[Outcome]:
+    for s in env.subjects:
+        a = s.adapter
+        for it in env.recorded(s):
+            api = it.wire
+            if it.status >= 400 or api is None or api.name != a.wire_api:
+                continue
+            sid = f"sess_sem_{abs(hash(it.label)) % 10**9}"
+            if it.is_stream:
+                yield from _stream_semantics(s, a, api, it, sid)
+                continue
+            if not isinstance(it.response_json, dict):
+                continue
+            try:
+                msg: Message = a.from_wire_response(WireResponse(it.response_json), ctx_for(sid))
+            except Exception:
+                continue  # TC101 reports it
+            recorded = api.probes.response_usage(it.response_json)
+            if recorded is None:
+                yield o(R.USAGE_RECORDED, s, "skip", it.label, f"no usage located in the recorded {api.name} body")
+            elif it.synthetic and not _cache_cap(recorded):
+                yield o(R.USAGE_RECORDED, s, "skip", it.label, "hand-written cassette without cache accounting")
+            else:
+                p = _usage_problems(recorded, (msg.get("metadata") or {}).get("usage"))
+                yield o(R.USAGE_RECORDED, s, "fail" if p else "pass", it.label, "; ".join(p), _cache_cap(recorded))
+            yield o(R.STOP_REASON, s, "skip", it.label, "a canonical v1 message carries no stop reason (streams do)")
+
+
+def _stream_semantics(s: AdapterUnderTest, a: Adapter, api: WireApi, it: Interaction, sid: str) -> Iterator[Outcome]:
+    values = wire_events(it)
+    if values is None:
+        return  # the stream checks report undecodable streams
+    try:
+        events, _ = parse_stream(a, it.response_text, ctx_for(sid))
+    except Exception:
+        return
+    done = next((e for e in events if e.get("type") == "message_complete"), None)
+    if done is None:
+        return  # TC601 reports it
+    raw = api.probes.stream_stop_reason(values)
+    want = api.stop_reasons.get(str(raw)) if raw is not None else None
+    if raw is None:
+        yield o(R.STOP_REASON, s, "skip", it.label, f"no stop reason located in the recorded {api.name} stream")
+    elif want is None:
+        yield o(
+            R.STOP_REASON, s, "skip", it.label, f"{api.name} stop reason {raw!r} has no canonical mapping in the record"
+        )
+    else:
+        ok = done.get("stop_reason") == want
+        msg = "" if ok else f"streamed stop_reason {done.get('stop_reason')!r}, recorded {raw!r} = {want!r}"
+        yield o(R.STOP_REASON, s, "pass" if ok else "fail", it.label, msg, "supports_streaming")
+    recorded = api.probes.stream_usage(values)
+    if recorded is None:
+        yield o(R.USAGE_RECORDED, s, "skip", it.label, f"no usage located in the recorded {api.name} stream")
+        return
+    p = _usage_problems(recorded, done.get("usage"))
+    yield o(R.USAGE_RECORDED, s, "fail" if p else "pass", it.label, "; ".join(p), _cache_cap(recorded))
+
+
+CHECKS: tuple[Check, ...] = (images, tool_errors, recorded_semantics)

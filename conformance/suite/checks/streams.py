@@ -1,0 +1,193 @@
+"""TC601-TC607: stream invariants on one event sequence, and TC606 (the same content streamed and not streamed)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from ...adapters.protocol import StreamEvent, WireResponse
+from ...adapters.streams import parse_json_object
+from .. import rules as R
+from ..outcome import AdapterUnderTest, Outcome
+from .common import Env, check, crash, ctx_for, o, parse_stream
+
+
+def strip_ids(events: list[StreamEvent]) -> list[StreamEvent]:
+    return [{k: v for k, v in e.items() if k != "message_id"} for e in events]
+
+
+def stream_invariants(s: AdapterUnderTest | str, label: str, events: list[StreamEvent]) -> Iterator[Outcome]:
+    """TC601-TC605 on one event sequence."""
+    kinds = [e.get("type") for e in events]
+    problems = []
+    if not events or kinds[0] != "message_start":
+        problems.append(f"first event is {kinds[0] if kinds else 'nothing'}, not message_start")
+    if kinds.count("message_start") != 1:
+        problems.append(f"{kinds.count('message_start')} message_start events")
+    if kinds.count("message_complete") != 1 or (kinds and kinds[-1] != "message_complete"):
+        problems.append("message_complete is not the one last event")
+    if len({e.get("message_id") for e in events}) > 1:
+        problems.append("events carry different message_ids")
+    yield o(R.STREAM_ORDER, s, "fail" if problems else "pass", label, "; ".join(problems))
+    last = -1
+    back = []
+    for i, e in enumerate(events):
+        k = e.get("content_block_index")
+        if isinstance(k, int):
+            if k < last:
+                back.append(f"event {i} ({e['type']}) index {k} after {last}")
+            last = max(last, k)
+    yield o(R.STREAM_INDEX, s, "fail" if back else "pass", label, "; ".join(back[:3]))
+    tools: dict[str, dict[str, Any]] = {}
+    tproblems: list[str] = []
+    for i, e in enumerate(events):
+        t = e.get("type")
+        if t not in ("tool_use_start", "tool_use_input_delta", "tool_use_end"):
+            continue
+        tid = str(e.get("tool_use_id"))
+        st = tools.setdefault(
+            tid,
+            {
+                "start": 0,
+                "end": 0,
+                "index": e.get("content_block_index"),
+                "json": "",
+                "final": None,
+            },
+        )
+        if e.get("content_block_index") != st["index"]:
+            tproblems.append(f"{tid}: events at different content_block_index")
+        if t == "tool_use_start":
+            st["start"] += 1
+            if st["start"] > 1 or st["end"]:
+                tproblems.append(f"{tid}: extra tool_use_start at event {i}")
+        elif t == "tool_use_input_delta":
+            if not st["start"] or st["end"]:
+                tproblems.append(f"{tid}: input delta outside start..end at event {i}")
+            st["json"] += str(e.get("partial_json", ""))
+        else:
+            st["end"] += 1
+            if not st["start"] or st["end"] > 1:
+                tproblems.append(f"{tid}: tool_use_end without one start before it (event {i})")
+            st["final"] = e.get("final_input")
+    for tid, st in tools.items():
+        if st["start"] != 1 or st["end"] != 1:
+            tproblems.append(f"{tid}: {st['start']} starts and {st['end']} ends")
+    if tools:
+        yield o(R.STREAM_TOOL, s, "fail" if tproblems else "pass", label, "; ".join(tproblems[:3]))
+        fproblems = []
+        for tid, st in tools.items():
+            if not isinstance(st["final"], dict):
+                fproblems.append(f"{tid}: final_input is {type(st['final']).__name__}, not an object")
+            elif st["json"].strip():
+                spelled = parse_json_object(st["json"])
+                if spelled is not None and spelled != st["final"]:
+                    fproblems.append(f"{tid}: final_input differs from the JSON its deltas spell")
+        yield o(
+            R.STREAM_FINAL_INPUT,
+            s,
+            "fail" if fproblems else "pass",
+            label,
+            "; ".join(fproblems[:3]),
+        )
+    done = next((e for e in events if e.get("type") == "message_complete"), None)
+    if done is not None:
+        agg = aggregate(events)
+        final = done.get("final_content") or []
+        mism = []
+        for k, blk in agg.items():
+            if k >= len(final):
+                mism.append(f"block {k} streamed but absent from final_content")
+                continue
+            want = final[k]
+            for key, val in blk.items():
+                if want.get(key) != val:
+                    mism.append(
+                        f"block {k} {key}: deltas give {json.dumps(val)[:50]}, final_content has "
+                        f"{json.dumps(want.get(key))[:50]}"
+                    )
+        yield o(R.STREAM_AGGREGATE, s, "fail" if mism else "pass", label, "; ".join(mism[:3]))
+
+
+def aggregate(events: list[StreamEvent]) -> dict[int, dict[str, Any]]:
+    """What a client reconstructs from the deltas alone (streaming §5.4)."""
+    out: dict[int, dict[str, Any]] = {}
+    for e in events:
+        t, k = e.get("type"), e.get("content_block_index")
+        if not isinstance(k, int):
+            continue
+        if t == "text_delta":
+            b = out.setdefault(k, {"type": "text", "text": ""})
+            b["text"] = b.get("text", "") + str(e.get("text", ""))
+        elif t == "thinking_delta":
+            b = out.setdefault(k, {"type": "thinking", "text": ""})
+            b["text"] = b.get("text", "") + str(e.get("text", ""))
+            if e.get("signature"):
+                b["signature"] = e["signature"]
+        elif t == "tool_use_start":
+            out[k] = {"type": "tool_use", "id": e.get("tool_use_id"), "name": e.get("tool_name")}
+        elif t == "tool_use_end":
+            out.setdefault(k, {})["input"] = e.get("final_input")
+    return out
+
+
+@check(R.STREAM_EQUALS_PARSE)
+def stream_equals_parse(env: Env) -> Iterator[Outcome]:
+    for s in env.subjects:
+        a = s.adapter
+        found = False
+        for c in env.own.get(s.name, []):
+            plain = [it for it in c.interactions if not it.is_stream and it.status < 400]
+            streams = [it for it in c.interactions if it.is_stream and it.status < 400]
+            for st in streams:
+                twin = next((p for p in plain if same_request(st.request_body, p.request_body)), None)
+                if twin is None:
+                    continue
+                found = True
+                sid = f"sess_pair_{abs(hash(st.label)) % 10**9}"
+                try:
+                    msg = a.from_wire_response(WireResponse(twin.response_json), ctx_for(sid))
+                    events, _ = parse_stream(a, st.response_text, ctx_for(sid))
+                except Exception as exc:
+                    yield o(R.STREAM_EQUALS_PARSE, s, "fail", st.label, crash(exc))
+                    continue
+                done = next((e for e in events if e.get("type") == "message_complete"), {})
+                problems = []
+                if done.get("final_content") != msg["content"]:
+                    problems.append(
+                        f"stream content {json.dumps(done.get('final_content'))[:120]} != parse "
+                        f"{json.dumps(msg['content'])[:120]}"
+                    )
+                usage = msg["metadata"].get("usage") or {}
+                su = done.get("usage") or {}
+                for k in (
+                    "input_tokens",
+                    "output_tokens",
+                    "cached_input_tokens",
+                    "cache_creation_input_tokens",
+                ):
+                    if su.get(k, 0) != usage.get(k, 0):
+                        problems.append(f"usage.{k}: stream {su.get(k)} != parse {usage.get(k)}")
+                yield o(
+                    R.STREAM_EQUALS_PARSE,
+                    s,
+                    "fail" if problems else "pass",
+                    st.label,
+                    "; ".join(problems[:3]),
+                )
+        if not found:
+            yield o(
+                R.STREAM_EQUALS_PARSE,
+                s,
+                "skip",
+                "-",
+                "no cassette records the same content streamed and not streamed",
+            )
+
+
+def same_request(a: Any, b: Any) -> bool:
+    if not isinstance(a, dict) or not isinstance(b, dict):
+        return False
+    drop = ("stream", "stream_options")
+    return {k: v for k, v in a.items() if k not in drop} == {k: v for k, v in b.items() if k not in drop}

@@ -1,0 +1,164 @@
+"""TC302-TC305: tool ids restored, injective, within the provider's rules, paired."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterator
+
+from ...adapters.protocol import WireResponse
+from ...wire import facts as wire_facts
+from .. import rules as R
+from ..capture import capture_warnings
+from ..outcome import AdapterUnderTest, Outcome
+from ..scripts import Builder, conversation
+from .common import Env, body_text, check, crash, ctx_for, o, opts, read_request, wire_api_of
+
+
+@check(R.TOOL_ID_RESTORED, R.TOOL_ID_INJECTIVE, R.TOOL_ID_RULES, R.TOOL_ID_PAIRED, R.TOOL_ID_CANONICAL)
+def tool_ids(env: Env) -> Iterator[Outcome]:
+    for s in env.subjects:
+        a = s.adapter
+        if not a.capabilities.get("supports_tools"):
+            for rule in (
+                R.TOOL_ID_RESTORED,
+                R.TOOL_ID_INJECTIVE,
+                R.TOOL_ID_RULES,
+                R.TOOL_ID_PAIRED,
+            ):
+                yield o(rule, s, "skip", "-", "supports_tools is false")
+            continue
+        yield from _script_ids(s)
+        yield from _recorded_ids(env, s)
+
+
+def _script_ids(s: AdapterUnderTest) -> Iterator[Outcome]:
+    a = s.adapter
+    api = wire_api_of(a)
+    msgs, tools = conversation(a.provider)
+    sid = msgs[0]["session_id"]
+    cids = [b["id"] for m in msgs for b in m["content"] if b["type"] == "tool_use"]
+    try:
+        with capture_warnings():
+            first = a.to_wire(msgs, tools, opts(a))
+            second = a.to_wire(copy.deepcopy(msgs), tools, opts(a))
+    except Exception as exc:
+        yield o(R.TOOL_ID_RULES, s, "fail", "script", crash(exc))
+        return
+    m = a.tool_id_map(sid)
+    pids = [m.get_provider(c) for c in cids]
+    text = body_text(first.body)
+    problems = []
+    for c, p in zip(cids, pids, strict=True):
+        if p is None:
+            problems.append(f"{c} has no provider id in the session map after to_wire")
+            continue
+        if not a.provider_tool_id.match(p):
+            problems.append(f"{p!r} does not match the adapter's own provider_tool_id")
+        if api is not None and not api.tool_ids.accepts(p):
+            problems.append(f"{p!r} is not a tool id {api.title} accepts ({api.name} record)")
+    if len(set(pids)) != len(pids):
+        problems.append(f"two canonical ids got the same provider id: {pids}")
+    yield o(R.TOOL_ID_RULES, s, "fail" if problems else "pass", "script", "; ".join(problems[:3]))
+    # TC303: stable across calls and injective
+    inj = []
+    if body_text(second.body) != text:
+        inj.append("serializing the same conversation twice gave different wire bodies")
+    pairs = m.pairs()
+    if len({c for c, _ in pairs}) != len(pairs) or len({p for _, p in pairs}) != len(pairs):
+        inj.append(f"map is not injective: {pairs}")
+    yield o(R.TOOL_ID_INJECTIVE, s, "fail" if inj else "pass", "script", "; ".join(inj))
+    # TC305: use and result carry the same id
+    paired = []
+    for c, p in zip(cids, pids, strict=True):
+        if p is not None and text.count(json.dumps(p)) < 2:
+            paired.append(
+                f"provider id {p} of {c} appears {text.count(json.dumps(p))} time(s) on the wire, want use + result"
+            )
+    facts = wire_facts.inspect(api, first.body) if api is not None else None
+    if facts is not None and facts.unpaired_results:
+        paired.append(f"tool results answer ids no earlier call carries: {facts.unpaired_results}")
+    try:
+        back = read_request(a, first.body, sid)
+    except Exception as exc:
+        paired.append(crash(exc))
+    else:
+        if back is not None:
+            got_uses = [b["id"] for mm in back.messages for b in mm["content"] if b["type"] == "tool_use"]
+            got_results = [
+                b["tool_use_id"] for mm in back.messages for b in mm["content"] if b["type"] == "tool_result"
+            ]
+            if got_uses != cids or got_results != cids:
+                paired.append(f"read back: uses {got_uses}, results {got_results}, want {cids} for both")
+    yield o(R.TOOL_ID_PAIRED, s, "fail" if paired else "pass", "script", "; ".join(paired[:3]))
+
+
+def _recorded_ids(env: Env, s: AdapterUnderTest) -> Iterator[Outcome]:
+    """Parse recorded tool calls, serialize them back: the provider's ids must return."""
+    a = s.adapter
+    api = wire_api_of(a)
+    for it in env.recorded(s):
+        if it.status >= 400 or it.is_stream or not isinstance(it.response_json, dict):
+            continue
+        sid = f"sess_ids_{abs(hash(it.label)) % 10**9}"
+        try:
+            msg = a.from_wire_response(WireResponse(it.response_json), ctx_for(sid))
+            again = a.from_wire_response(WireResponse(it.response_json), ctx_for(sid))
+        except Exception:
+            continue
+        uses = [b for b in msg["content"] if b.get("type") == "tool_use"]
+        if not uses:
+            continue
+        m = a.tool_id_map(sid)
+        b = Builder(session_id=sid)
+        b.add("user", [{"type": "text", "text": "go"}])
+        msg["id"] = b.add("assistant", [])["id"]
+        b.messages[-1] = msg
+        for u in uses:
+            b.add(
+                "tool",
+                [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": u["id"],
+                        "content": [{"type": "text", "text": "ok"}],
+                    }
+                ],
+                parent_tool_use_id=u["id"],
+            )
+        try:
+            with capture_warnings():
+                wire = a.to_wire(b.messages, [], opts(a))
+        except Exception as exc:
+            yield o(R.TOOL_ID_RESTORED, s, "fail", it.label, crash(exc))
+            continue
+        text, raw = body_text(wire.body), json.dumps(it.response_json, ensure_ascii=False)
+        problems = []
+        minted = 0
+        for u in uses:
+            p = m.get_provider(u["id"])
+            if p is not None and json.dumps(p) not in raw and api is not None and not api.tool_ids.issued_by_provider:
+                # the API issued no id for this call (its record says it need not): nothing to
+                # restore, and whether a minted id goes on the wire is the adapter's (TC305 pairs)
+                minted += 1
+            elif p is None or json.dumps(p) not in raw:
+                problems.append(f"{u['id']} maps to {p!r}, which is not the id in the recorded response")
+            elif text.count(json.dumps(p)) < 2:
+                problems.append(f"provider id {p} not restored on both the call and its result")
+        if minted == len(uses) and not problems:
+            why = f"{api.name if api else a.wire_api} issued no tool ids in this response (its record says it need not)"
+            yield o(R.TOOL_ID_RESTORED, s, "skip", it.label, why)
+        else:
+            yield o(R.TOOL_ID_RESTORED, s, "fail" if problems else "pass", it.label, "; ".join(problems[:3]))
+        stable = [u["id"] for u in uses] == [x["id"] for x in again["content"] if x.get("type") == "tool_use"]
+        pairs = m.pairs()
+        inj = len({c for c, _ in pairs}) == len(pairs) == len({p for _, p in pairs})
+        yield o(
+            R.TOOL_ID_INJECTIVE,
+            s,
+            "pass" if stable and inj else "fail",
+            it.label,
+            ""
+            if stable and inj
+            else ("parsing twice gave other canonical ids" if not stable else f"map not injective: {pairs}"),
+        )

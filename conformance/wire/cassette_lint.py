@@ -1,0 +1,363 @@
+"""`turnspec cassettes lint`: secrets and unscrubbed data in recorded HTTP cassettes.
+
+Cassettes are committed to public repositories; the Anthropic, OpenAI and Google clients
+put credentials in headers (`x-api-key`, `Authorization: Bearer`, `x-goog-api-key`) or the
+query (`?key=`), and responses carry account identifiers (`openai-organization`,
+`openai-project`, `anthropic-organization-id`) and cookies. This linter reads a cassette
+as YAML *nodes* (so every finding has its line, and alias expansion is counted before
+anything is built: a billion-laughs file is refused, not expanded) and looks at:
+
+- headers by name: credentials (CL001), account/org/project ids (CL004), cookies (CL005);
+- every string (headers, URI, bodies, `!!binary` bodies after gzip): provider API keys
+  (CL002; the LLM providers' documented key shapes, which detect-secrets lacks), bearer
+  tokens (CL003), org/project ids (CL004), signed URLs (CL006), and the credential
+  shapes of detect-secrets' regex plugins (AWS, GitHub, Slack, Stripe, private keys,
+  JWTs, basic auth in URLs, ...: CL008);
+- request bodies by key: `api_key`, `access_token`, `password`, ... with a value (CL007).
+
+A value that says it was scrubbed (`REDACTED`, `<API_KEY>`, `dummy`, `***`, ...) passes.
+`fix()` scrubs what was found and writes the file atomically; a `!!binary` body is not
+rewritten (re-record it with a filter instead), which is reported.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import gzip
+import json
+import re
+import stat
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+import yaml
+
+from ..errors import InputError
+from ..findings import Finding, RuleCatalog, RuleInfo, Severity
+from ..outputs import check_output, write_bytes
+
+E = Severity.ERROR
+CREDENTIAL_HEADER = RuleInfo("CL001", E, "§11.2", "Credential header recorded (Authorization, x-api-key, ...)")
+PROVIDER_KEY = RuleInfo("CL002", E, "§11.2", "Provider API key in the cassette")
+BEARER = RuleInfo("CL003", E, "§11.2", "Bearer token in the cassette")
+ACCOUNT_ID = RuleInfo("CL004", E, "§11.2", "Account, organization or project id recorded")
+COOKIE = RuleInfo("CL005", E, "§11.2", "Cookie recorded")
+SIGNED_URL = RuleInfo("CL006", E, "§11.2", "Signed URL (a credential in its query) recorded")
+BODY_SECRET = RuleInfo("CL007", E, "§11.2", "Unscrubbed secret field in a request body")
+OTHER_SECRET = RuleInfo("CL008", E, "§11.2", "Credential of a known shape (detect-secrets plugin)")
+UNREADABLE = RuleInfo("CL009", E, "§11.2", "Cassette cannot be read")
+CATALOG = RuleCatalog(
+    [CREDENTIAL_HEADER, PROVIDER_KEY, BEARER, ACCOUNT_ID, COOKIE, SIGNED_URL, BODY_SECRET, OTHER_SECRET, UNREADABLE]
+)
+
+MAX_BYTES = 64 * 1024 * 1024
+MAX_NODE_VISITS = 2_000_000  # alias expansion budget: a billion-laughs file stops here
+MAX_INFLATED = 64 * 1024 * 1024
+REDACTED = "REDACTED"
+
+CREDENTIAL_HEADERS = frozenset(
+    {
+        "authorization",
+        "proxy-authorization",
+        "x-api-key",
+        "api-key",
+        "x-goog-api-key",
+        "openai-api-key",
+        "anthropic-api-key",
+        "x-auth-token",
+        "x-amz-security-token",
+    }
+)
+ACCOUNT_HEADERS = frozenset(
+    {
+        "openai-organization",
+        "openai-project",
+        "anthropic-organization-id",
+        "x-goog-user-project",
+        "x-openai-organization",
+        "cf-access-client-id",
+    }
+)
+COOKIE_HEADERS = frozenset({"cookie", "set-cookie"})
+QUERY_KEYS = frozenset({"key", "api_key", "apikey", "api-key", "access_token", "token", "auth"})
+SIGNATURE_QUERY = frozenset({"x-amz-signature", "x-goog-signature", "signature", "sig", "x-amz-credential"})
+BODY_KEYS = re.compile(
+    r"(?i)^(?:api[_-]?key|access[_-]?token|refresh[_-]?token|secret|client[_-]?secret|password|authorization)$"
+)
+# The LLM providers' documented key shapes (Anthropic console, OpenAI, Google AI Studio,
+# Groq, xAI, Hugging Face): detect-secrets has no plugin for most of them.
+PROVIDER_KEYS = re.compile(
+    r"sk-ant-(?:api|admin)\d\d-[A-Za-z0-9_-]{20,}"
+    r"|sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,}"
+    r"|\bsk-[A-Za-z0-9]{32,}\b"
+    r"|AIza[0-9A-Za-z_-]{35}"
+    r"|\bgsk_[A-Za-z0-9]{40,}"
+    r"|\bxai-[A-Za-z0-9]{40,}"
+    r"|\bhf_[A-Za-z]{30,}"
+)
+BEARER_RE = re.compile(r"(?i)\bbearer\s+([A-Za-z0-9._~+/=-]{8,})")
+ACCOUNT_RE = re.compile(r"\borg-[A-Za-z0-9]{20,}\b|\bproj_[A-Za-z0-9]{20,}\b")
+SIGNED_URL_RE = re.compile(r"(?i)https?://[^\s\"']+[?&](?:x-amz-signature|x-goog-signature|signature|sig)=[^&\s\"']+")
+SCRUBBED = re.compile(
+    r"(?i)redacted|scrubbed|filtered|dummy|placeholder|fake|mock|example|xxxx|\*\*\*|<[^>]+>|\{\{.+\}\}|^\s*$"
+)
+DETECT_SECRETS_PLUGINS = (  # regex plugins only: the entropy and keyword plugins flag every thinking signature
+    "AWSKeyDetector", "ArtifactoryDetector", "AzureStorageKeyDetector", "BasicAuthDetector",
+    "DiscordBotTokenDetector", "GitHubTokenDetector", "GitLabTokenDetector", "JwtTokenDetector",
+    "MailchimpDetector", "NpmDetector", "OpenAIDetector", "PrivateKeyDetector", "PypiTokenDetector",
+    "SendGridDetector", "SlackDetector", "SquareOAuthDetector", "StripeDetector",
+    "TelegramBotTokenDetector", "TwilioKeyDetector",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One finding and how to scrub it: `path` into the loaded data, `secret` the text to replace
+    (None: replace the whole value)."""
+
+    finding: Finding
+    path: tuple[str | int, ...]
+    secret: str | None
+    binary: bool = False
+
+
+def is_scrubbed(value: str) -> bool:
+    return SCRUBBED.search(value) is not None
+
+
+@cache
+def _patterns() -> list[tuple[str, re.Pattern[str]]]:
+    """detect-secrets' regex plugins as (kind, pattern): their `analyze_string` yields only a
+    pattern's first group (for GitHub tokens, the prefix `ghp`), so the matches are taken
+    here whole, to report and scrub the full secret."""
+    # function-level import: detect-secrets loads its plugin registry on import (slow), needed only here
+    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+
+    out: list[tuple[str, re.Pattern[str]]] = []
+    plugin: Any
+    for plugin in get_mapping_from_secret_type_to_class().values():
+        if plugin.__name__ in DETECT_SECRETS_PLUGINS:
+            kind = plugin.__name__.removesuffix("Detector")
+            out.extend((kind, rx) for rx in getattr(plugin, "denylist", ()))
+    return out
+
+
+def _read(path: Path) -> str:
+    try:
+        st = path.stat()
+    except OSError as exc:
+        raise InputError(f"{path}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise InputError(f"{path}: not a regular file")
+    if st.st_size > MAX_BYTES:
+        raise InputError(f"{path}: larger than {MAX_BYTES} bytes; not a cassette")
+    try:
+        with path.open("rb") as f:
+            data = f.read(MAX_BYTES + 1)
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise InputError(f"{path}: {exc.strerror or exc}") from None
+
+
+def _compose(path: Path, text: str) -> yaml.Node:
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        raise InputError(f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from None
+    if node is None:
+        raise InputError(f"{path}: empty file")
+    # count visits with aliases expanded, without building anything
+    visits, stack = 0, [node]
+    while stack:
+        n = stack.pop()
+        visits += 1
+        if visits > MAX_NODE_VISITS:
+            raise InputError(f"{path}: YAML aliases expand past {MAX_NODE_VISITS} nodes; refused (alias bomb?)")
+        if isinstance(n, yaml.SequenceNode):
+            stack.extend(n.value)
+        elif isinstance(n, yaml.MappingNode):
+            for k, v in n.value:
+                stack.extend((k, v))
+    return node
+
+
+def _inflate(raw: bytes) -> bytes:
+    if raw[:2] != b"\x1f\x8b":
+        return raw
+    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    out = d.decompress(raw, MAX_INFLATED + 1)
+    if len(out) > MAX_INFLATED:
+        raise ValueError("gzip body inflates past the limit")
+    return out
+
+
+class _Linter:
+    def __init__(self, path: Path) -> None:
+        self.name = str(path)
+        self.hits: list[Hit] = []
+
+    def hit(self, rule: RuleInfo, node: yaml.Node, path: tuple[str | int, ...], message: str,
+            secret: str | None = None, *, binary: bool = False, inner: str = "") -> None:  # fmt: skip
+        pointer = "".join(f"/{str(p).replace('~', '~0').replace('/', '~1')}" for p in path) + inner
+        f = Finding(self.name, node.start_mark.line + 1, pointer, rule.id, rule.severity, message)
+        self.hits.append(Hit(f, path, secret, binary))
+
+    def walk(self, node: yaml.Node, path: tuple[str | int, ...] = ()) -> None:
+        stack: list[tuple[yaml.Node, tuple[str | int, ...]]] = [(node, path)]
+        while stack:
+            n, p = stack.pop()
+            if isinstance(n, yaml.MappingNode):
+                for k, v in reversed(n.value):
+                    key = k.value if isinstance(k, yaml.ScalarNode) else "?"
+                    if p and p[-1] == "headers" and isinstance(key, str):
+                        self.header(key, v, (*p, key))
+                    if key == "uri" and isinstance(v, yaml.ScalarNode):
+                        self.uri(v, (*p, key))
+                    if key in ("body", "parsed_body") and len(p) >= 1 and p[-1] == "request":
+                        self.request_body(v, (*p, key))
+                    stack.append((v, (*p, key)))
+            elif isinstance(n, yaml.SequenceNode):
+                for i, v in reversed(list(enumerate(n.value))):
+                    stack.append((v, (*p, i)))
+            elif isinstance(n, yaml.ScalarNode):
+                self.scalar(n, p)
+
+    def header(self, name: str, node: yaml.Node, path: tuple[str | int, ...]) -> None:
+        low = name.lower()
+        values = [
+            v for v in (node.value if isinstance(node, yaml.SequenceNode) else [node]) if isinstance(v, yaml.ScalarNode)
+        ]
+        for i, v in enumerate(values):
+            text = str(v.value)
+            at = (*path, i) if isinstance(node, yaml.SequenceNode) else path
+            if is_scrubbed(text.removeprefix("Bearer ").removeprefix("bearer ")):
+                continue
+            if low in CREDENTIAL_HEADERS:
+                self.hit(CREDENTIAL_HEADER, v, at, f"header {name} holds a credential; scrub it (vcrpy filter_headers)")
+            elif low in ACCOUNT_HEADERS:
+                self.hit(ACCOUNT_ID, v, at, f"header {name} identifies the recording account; scrub it")
+            elif low in COOKIE_HEADERS:
+                self.hit(COOKIE, v, at, f"header {name} holds a cookie; scrub it")
+
+    def uri(self, node: yaml.ScalarNode, path: tuple[str | int, ...]) -> None:
+        for k, v in parse_qsl(urlsplit(str(node.value)).query, keep_blank_values=False):
+            if is_scrubbed(v):
+                continue
+            if k.lower() in QUERY_KEYS:
+                self.hit(PROVIDER_KEY, node, path, f"query parameter {k}= holds a credential", secret=v)
+            elif k.lower() in SIGNATURE_QUERY:
+                self.hit(SIGNED_URL, node, path, f"query parameter {k}= signs the URL", secret=v)
+
+    def request_body(self, node: yaml.Node, path: tuple[str | int, ...]) -> None:
+        body: Any = None
+        if isinstance(node, yaml.ScalarNode) and isinstance(node.value, str):
+            try:
+                body = json.loads(node.value)
+            except ValueError:
+                return
+        elif isinstance(node, yaml.MappingNode):
+            body = yaml.safe_load(yaml.serialize(node))  # bounded: _compose counted the node graph
+        stack: list[tuple[Any, str]] = [(body, "")]
+        while stack:
+            v, ptr = stack.pop()
+            if isinstance(v, dict):
+                for k, x in v.items():
+                    kp = f"{ptr}/{str(k).replace('~', '~0').replace('/', '~1')}"
+                    if BODY_KEYS.match(str(k)) and isinstance(x, str) and not is_scrubbed(x):
+                        self.hit(BODY_SECRET, node, path, f"request body field {k!r} holds a value; scrub it",
+                                 secret=x, inner=kp if isinstance(node, yaml.ScalarNode) else "")  # fmt: skip
+                    stack.append((x, kp))
+            elif isinstance(v, list):
+                stack.extend((x, f"{ptr}/{i}") for i, x in enumerate(v))
+
+    def scalar(self, node: yaml.ScalarNode, path: tuple[str | int, ...]) -> None:
+        value = node.value
+        binary = node.tag == "tag:yaml.org,2002:binary"
+        if binary:
+            try:
+                value = _inflate(base64.b64decode(value)).decode("utf-8", "replace")
+            except (binascii.Error, ValueError, EOFError, zlib.error, gzip.BadGzipFile):
+                return
+        if not isinstance(value, str) or len(value) < 8:
+            return
+        self.text(node, path, value, binary)
+
+    def text(self, node: yaml.ScalarNode, path: tuple[str | int, ...], value: str, binary: bool) -> None:
+        for m in PROVIDER_KEYS.finditer(value):
+            if not is_scrubbed(m.group(0)):
+                self.hit(PROVIDER_KEY, node, path, f"provider API key {m.group(0)[:10]}...", m.group(0), binary=binary)
+        for m in BEARER_RE.finditer(value):
+            if not is_scrubbed(m.group(1)) and path[-2:-1] != ("authorization",) and path[-1:] != ("authorization",):
+                self.hit(BEARER, node, path, "bearer token", m.group(1), binary=binary)
+        for m in ACCOUNT_RE.finditer(value):
+            self.hit(ACCOUNT_ID, node, path, f"account id {m.group(0)[:8]}...", m.group(0), binary=binary)
+        for m in SIGNED_URL_RE.finditer(value):
+            self.hit(SIGNED_URL, node, path, "signed URL", m.group(0), binary=binary)
+        seen = {h.secret for h in self.hits if h.path == path}
+        for kind, rx in _patterns():
+            for m in rx.finditer(value):
+                # a pattern that captures (AWS secret keys in context) names the secret in group 1
+                secret = m.group(1) if rx.groups and m.group(1) and len(m.group(1)) >= 8 else m.group(0)
+                if secret not in seen and not is_scrubbed(secret):
+                    seen.add(secret)
+                    self.hit(OTHER_SECRET, node, path, f"{kind} credential", secret, binary=binary)
+
+
+def lint(path: Path) -> list[Hit]:
+    """Every secret found in one cassette, in file order. Unreadable input raises InputError."""
+    text = _read(path)
+    node = _compose(path, text)
+    linter = _Linter(path)
+    linter.walk(node)
+    # one report per place: a header also matched by a string pattern is one finding
+    out: dict[tuple[tuple[str | int, ...], str | None], Hit] = {}
+    for h in linter.hits:
+        key = (h.path, None) if h.secret is None else (h.path, h.secret)
+        if (h.path, None) in out and h.secret is not None:
+            continue
+        out.setdefault(key, h)
+    return sorted(out.values(), key=lambda h: (h.finding.line or 0, h.finding.pointer, h.finding.rule))
+
+
+def iter_cassettes(paths: list[Path]) -> Iterator[Path]:
+    for p in paths:
+        if p.is_dir() and not p.is_symlink():
+            yield from sorted(q for q in p.rglob("*") if q.suffix in (".yaml", ".yml") and q.is_file())
+        else:
+            yield p
+
+
+def fix(path: Path, hits: list[Hit]) -> list[str]:
+    """Scrub `hits` in `path`, atomically; returns what could not be scrubbed (binary bodies)."""
+    problems = [f"{h.finding.path}:{h.finding.line}: {h.finding.rule} inside a !!binary body; re-record with a filter"
+                for h in hits if h.binary]  # fmt: skip
+    todo = [h for h in hits if not h.binary]
+    if not todo:
+        return problems
+    data = yaml.safe_load(_read(path))  # bounded: lint() composed and counted it first
+    for h in todo:
+        parent: Any = data
+        for key in h.path[:-1]:
+            parent = parent[key]
+        last = h.path[-1]
+        value = parent[last]
+        if h.secret is None:
+            parent[last] = REDACTED
+        elif isinstance(value, str):
+            parent[last] = value.replace(h.secret, REDACTED)
+        elif isinstance(value, dict | list):  # a parsed_body mapping: scrub every string in it
+            parent[last] = json.loads(json.dumps(value).replace(json.dumps(h.secret)[1:-1], REDACTED))
+    text = yaml.safe_dump(data, default_flow_style=False, sort_keys=False, allow_unicode=True, width=4096)
+    check_output(path, [], in_place=True)
+    write_bytes(path, [text.encode("utf-8")])  # atomic, keeps the cassette's mode
+    return problems

@@ -1,0 +1,265 @@
+"""The Gemini API `models.generateContent` / `models.streamGenerateContent`, as data.
+
+Written from Google's documentation (URLs in `DOCS`), not from the reference adapter:
+
+- The model and the streaming choice live in the URL, not the body:
+  `POST /v1beta/models/{model}:generateContent` answers one `GenerateContentResponse`;
+  `POST .../{model}:streamGenerateContent` answers a stream of them, as Server-Sent Events
+  (`data:` lines) with the query parameter `alt=sse`, otherwise as one JSON array streamed
+  element by element. Vertex AI serves the same methods under
+  `/v1*/projects/{p}/locations/{l}/publishers/google/models/{model}:...`.
+- Request: `contents[]` of `{role: "user"|"model", parts[]}`; `systemInstruction` is a
+  Content whose parts carry text only. A Part is one of `text` (with `thought: true` for a
+  thought summary), `inlineData {mimeType, data (base64)}`, `fileData {mimeType, fileUri}`,
+  `functionCall {id?, name, args}`, `functionResponse {id?, name, response}`, and any part
+  may carry `thoughtSignature` (opaque; "pass it back exactly as received"). The JSON
+  mapping of the protos also accepts snake_case names (`function_call`, `inline_data`,
+  `system_instruction`, ...), which real clients send; probes read both spellings.
+- `functionCall.id` is optional: "If populated, the client to execute the functionCall and
+  return the response with the matching id". Older models never populate it; a response
+  without ids is paired by name and order. Clients may send their own ids.
+- A failed function call is reported with an `error` key in `functionResponse.response`
+  ("Use 'output' key to specify function output and 'error' key to specify error
+  details"): that key is the tool-result error flag of this API.
+- Response: `candidates[0].finishReason` (the `FinishReason` enum) and `usageMetadata`:
+  `promptTokenCount` *includes* `cachedContentTokenCount` (docs: "When cachedContent is
+  set, this is still the total effective prompt size"), `candidatesTokenCount` excludes
+  `thoughtsTokenCount`, and `toolUsePromptTokenCount` counts built-in tool results fed
+  back as input. Canonical buckets are disjoint, so input = prompt + toolUse - cached and
+  output = candidates + thoughts. Gemini reports no cache-write count (explicit caches are
+  created by a separate `cachedContents` call).
+- Errors are `{"error": {"code", "message", "status"}}` with gRPC status names.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from .api import Carries, Framing, JsonBody, Located, Probes, ToolIdRule, WireApi
+
+DOCS = (
+    "https://ai.google.dev/api/generate-content",
+    "https://ai.google.dev/api/caching#Content",
+    "https://ai.google.dev/gemini-api/docs/text-generation",
+    "https://ai.google.dev/gemini-api/docs/function-calling",
+    "https://ai.google.dev/gemini-api/docs/thinking",
+    "https://ai.google.dev/gemini-api/docs/thought-signatures",
+    "https://ai.google.dev/gemini-api/docs/image-understanding",
+    "https://ai.google.dev/gemini-api/docs/caching",
+    "https://ai.google.dev/gemini-api/docs/troubleshooting",
+    "https://googleapis.github.io/js-genai/release_docs/enums/types.FinishReason.html",
+    "https://googleapis.github.io/js-genai/release_docs/classes/types.GenerateContentResponseUsageMetadata.html",
+)
+
+# raw `finishReason` -> canonical StopReason. Gemini reports STOP both for a natural end
+# and a stop sequence, and also when the turn ends in function calls: an adapter refines
+# STOP to `tool_use` when the candidate holds functionCall parts (the docs' finishMessage
+# reads "Model generated function call(s).").
+STOP_REASONS: dict[str, str] = {
+    "STOP": "end_turn",
+    "MAX_TOKENS": "max_tokens",
+    # content withheld by a filter: a finished turn, as OpenAI's content_filter and
+    # Anthropic's refusal are mapped by the reference adapters
+    "SAFETY": "end_turn",
+    "RECITATION": "end_turn",
+    "LANGUAGE": "end_turn",
+    "BLOCKLIST": "end_turn",
+    "PROHIBITED_CONTENT": "end_turn",
+    "SPII": "end_turn",
+    "IMAGE_SAFETY": "end_turn",
+    "IMAGE_PROHIBITED_CONTENT": "end_turn",
+    "IMAGE_RECITATION": "end_turn",
+    "IMAGE_OTHER": "end_turn",
+    "NO_IMAGE": "end_turn",
+    "MODEL_ARMOR": "end_turn",
+    "OTHER": "end_turn",
+    "FINISH_REASON_UNSPECIFIED": "end_turn",
+    # the model produced a tool call the API could not accept: the turn failed
+    "MALFORMED_FUNCTION_CALL": "error",
+    "UNEXPECTED_TOOL_CALL": "error",
+    "TOO_MANY_TOOL_CALLS": "error",
+    "MISSING_THOUGHT_SIGNATURE": "error",
+}
+
+_METHOD = re.compile(r":(generateContent|streamGenerateContent)$")
+
+
+def field(obj: Mapping[str, Any], camel: str) -> tuple[str, Any]:
+    """(key used, value) of a proto-JSON field sent as camelCase or snake_case."""
+    if camel in obj:
+        return camel, obj[camel]
+    snake = re.sub(r"[A-Z]", lambda m: "_" + m.group().lower(), camel)
+    if snake in obj:
+        return snake, obj[snake]
+    return camel, None
+
+
+def _parts(body: JsonBody) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(pointer, part) for every part of every content in `contents`."""
+    contents = body.get("contents")
+    if not isinstance(contents, list):
+        return
+    for i, c in enumerate(contents):
+        parts = c.get("parts") if isinstance(c, dict) else None
+        if not isinstance(parts, list):
+            continue
+        for j, p in enumerate(parts):
+            if isinstance(p, dict):
+                yield f"/contents/{i}/parts/{j}", p
+
+
+def _system(body: JsonBody) -> list[Located]:
+    key, si = field(body, "systemInstruction")
+    if isinstance(si, str):  # the REST surface also takes a bare string
+        return [Located(f"/{key}", si)]
+    parts = si.get("parts") if isinstance(si, dict) else None
+    if not isinstance(parts, list):
+        return []
+    return [
+        Located(f"/{key}/parts/{j}/text", p["text"])
+        for j, p in enumerate(parts)
+        if isinstance(p, dict) and isinstance(p.get("text"), str)
+    ]
+
+
+def _thinking_text(body: JsonBody) -> list[Located]:
+    return [Located(f"{at}/text", p["text"]) for at, p in _parts(body) if p.get("thought") is True and "text" in p]
+
+
+def _signatures(body: JsonBody) -> list[Located]:
+    out: list[Located] = []
+    for at, p in _parts(body):
+        key, sig = field(p, "thoughtSignature")
+        if isinstance(sig, str):
+            out.append(Located(f"{at}/{key}", sig))
+    return out
+
+
+def _ids(kind: str) -> Any:
+    def probe(body: JsonBody) -> list[Located]:
+        out: list[Located] = []
+        for at, p in _parts(body):
+            key, obj = field(p, kind)
+            if isinstance(obj, dict) and isinstance(obj.get("id"), str):
+                out.append(Located(f"{at}/{key}/id", obj["id"]))
+        return out
+
+    return probe
+
+
+def _tool_result_errors(body: JsonBody) -> list[Located]:
+    """One value per functionResponse: whether its `response` reports an `error`."""
+    out: list[Located] = []
+    for at, p in _parts(body):
+        key, fr = field(p, "functionResponse")
+        if isinstance(fr, dict):
+            resp = fr.get("response")
+            out.append(Located(f"{at}/{key}/response", isinstance(resp, dict) and "error" in resp))
+    return out
+
+
+def _images(body: JsonBody) -> list[Located]:
+    out: list[Located] = []
+    for at, p in _parts(body):
+        key, inline = field(p, "inlineData")
+        if isinstance(inline, dict):
+            media = field(inline, "mimeType")[1]
+            if isinstance(media, str) and media.startswith("image/"):
+                value = {"kind": "base64", "media_type": media, "data": inline.get("data")}
+                out.append(Located(f"{at}/{key}", value))
+            continue
+        key, fd = field(p, "fileData")
+        if isinstance(fd, dict):
+            media = field(fd, "mimeType")[1]
+            if media is None or (isinstance(media, str) and media.startswith("image/")):
+                out.append(Located(f"{at}/{key}", {"kind": "url", "media_type": media, "url": field(fd, "fileUri")[1]}))
+    return out
+
+
+def _stop_reason(body: JsonBody) -> Any:
+    cands = body.get("candidates")
+    if isinstance(cands, list) and cands and isinstance(cands[0], dict):
+        return cands[0].get("finishReason")
+    return None
+
+
+def usage_of(usage: Any) -> dict[str, int] | None:
+    """`usageMetadata` -> the four canonical buckets (disjoint: cached is taken out of input)."""
+    if not isinstance(usage, dict):
+        return None
+    prompt = int(usage.get("promptTokenCount") or 0) + int(usage.get("toolUsePromptTokenCount") or 0)
+    cached = int(usage.get("cachedContentTokenCount") or 0)
+    return {
+        "input": max(0, prompt - cached),
+        "output": int(usage.get("candidatesTokenCount") or 0) + int(usage.get("thoughtsTokenCount") or 0),
+        "cache_read": cached,
+        "cache_write": 0,
+    }
+
+
+def _usage(body: JsonBody) -> Any:
+    return usage_of(body.get("usageMetadata"))
+
+
+def _method(url: str) -> str | None:
+    m = _METHOD.search(urlsplit(url).path or url)
+    return m.group(1) if m else None
+
+
+def is_streaming(url: str, _body: JsonBody | None = None) -> bool:
+    """Streaming is the method in the URL; the body has no stream flag."""
+    return _method(url) == "streamGenerateContent"
+
+
+def framing_by_url(url: str) -> Framing:
+    """SSE with `alt=sse`, otherwise the streamed JSON array."""
+    alt = parse_qs(urlsplit(url).query).get("alt", [])
+    return Framing.SSE if "sse" in alt else Framing.JSON_ARRAY
+
+
+def model_of(url: str) -> str | None:
+    """The `{model}` of `.../models/{model}:method` (None when the URL has none)."""
+    m = re.search(r"/models/([^/:]+):[A-Za-z]+$", urlsplit(url).path or url)
+    return m.group(1) if m else None
+
+
+GEMINI = WireApi(
+    name="gemini-generate-content",
+    title="Gemini API generateContent / streamGenerateContent",
+    docs=DOCS,
+    request_paths=(_METHOD,),
+    framing=Framing.SSE,
+    is_streaming=is_streaming,
+    schema_dir="gemini",
+    hosts=("generativelanguage.googleapis.com", "aiplatform.googleapis.com"),
+    # ids are optional and, when the API issues them, opaque strings; clients may send any
+    tool_ids=ToolIdRule(pattern=None, issued_by_provider=False),
+    carries=Carries(
+        system_prompt=True,
+        thinking_text=True,
+        thinking_signature=True,
+        redacted_thinking=False,
+        images_base64=True,
+        images_url=True,
+        tool_result_error=True,
+        cache_read_tokens=True,
+        cache_write_tokens=False,
+        parallel_tool_calls=True,
+    ),
+    probes=Probes(
+        system=_system,
+        thinking_text=_thinking_text,
+        signatures=_signatures,
+        tool_use_ids=_ids("functionCall"),
+        tool_result_ids=_ids("functionResponse"),
+        tool_result_errors=_tool_result_errors,
+        images=_images,
+        response_stop_reason=_stop_reason,
+        response_usage=_usage,
+    ),
+    stop_reasons=STOP_REASONS,
+    framing_by_url=framing_by_url,
+)

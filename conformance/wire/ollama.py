@@ -1,0 +1,184 @@
+"""Ollama's native chat API (`POST /api/chat`) and, for attribution only, `POST /api/generate`.
+
+Facts from Ollama's documentation, not from any adapter:
+
+- https://github.com/ollama/ollama/blob/main/docs/api.md ("Generate a chat completion":
+  messages with role system/user/assistant/tool, base64 `images`, `tool_calls` whose
+  `function.arguments` is a JSON object and carries no id, `done_reason` values `stop`,
+  `length`, `load`, `unload`; `prompt_eval_count` / `eval_count`; streaming on by default)
+- https://docs.ollama.com/api/chat (OpenAPI: `think`, `message.thinking`, `stream` default true)
+- https://docs.ollama.com/capabilities/thinking (thinking text, no signature or opaque state)
+- https://docs.ollama.com/capabilities/tool-calling (`tool_name` on tool messages, parallel
+  calls answered in order, streamed tool calls arrive whole)
+- https://docs.ollama.com/capabilities/streaming (NDJSON, `application/x-ndjson`)
+- https://docs.ollama.com/api/errors (`{"error": "..."}` bodies; a mid-stream error is an
+  NDJSON line with only `error`; status codes 400, 404, 429, 500, 502)
+
+`/api/generate` is a completion endpoint (a `prompt` string, no message list): it is
+recorded so recordings of it are attributed to Ollama and skipped with a reason, never
+forced onto the chat adapter.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .api import Carries, Framing, JsonBody, Located, Probes, ToolIdRule, WireApi
+
+DOCS = (
+    "https://github.com/ollama/ollama/blob/main/docs/api.md#generate-a-chat-completion",
+    "https://docs.ollama.com/api/chat",
+    "https://docs.ollama.com/capabilities/thinking",
+    "https://docs.ollama.com/capabilities/tool-calling",
+    "https://docs.ollama.com/capabilities/streaming",
+    "https://docs.ollama.com/api/errors",
+)
+
+
+def _streaming(_url: str, body: JsonBody | None) -> bool:
+    """`stream` defaults to true in Ollama (docs: "Streaming can be disabled using `"stream": false`")."""
+    if not isinstance(body, dict):
+        return True
+    value = body.get("stream", True)
+    return value is not False
+
+
+def _messages(body: JsonBody) -> list[tuple[int, dict[str, Any]]]:
+    msgs = body.get("messages")
+    if not isinstance(msgs, list):
+        return []
+    return [(i, m) for i, m in enumerate(msgs) if isinstance(m, dict)]
+
+
+def _system(body: JsonBody) -> list[Located]:
+    return [
+        Located(f"/messages/{i}/content", m.get("content"))
+        for i, m in _messages(body)
+        if m.get("role") == "system" and isinstance(m.get("content"), str)
+    ]
+
+
+def _thinking(body: JsonBody) -> list[Located]:
+    return [
+        Located(f"/messages/{i}/thinking", m["thinking"])
+        for i, m in _messages(body)
+        if isinstance(m.get("thinking"), str) and m["thinking"]
+    ]
+
+
+def _calls(body: JsonBody) -> list[tuple[int, int, dict[str, Any]]]:
+    out = []
+    for i, m in _messages(body):
+        if m.get("role") != "assistant":
+            continue
+        for j, c in enumerate(m.get("tool_calls") or []):
+            if isinstance(c, dict):
+                out.append((i, j, c))
+    return out
+
+
+def _tool_use_ids(body: JsonBody) -> list[Located]:
+    """Ids of tool calls: `id` when the call carries one (newer servers), else the call's
+    position, which is how Ollama itself pairs a tool message with its call."""
+    return [
+        Located(f"/messages/{i}/tool_calls/{j}" + ("/id" if "id" in c else ""), c.get("id") or f"{i}.{j}")
+        for i, j, c in _calls(body)
+    ]
+
+
+def _tool_result_ids(body: JsonBody) -> list[Located]:
+    """What each tool message answers: `tool_call_id` when present, else the pending call
+    of the latest assistant message in order (Ollama's documented pairing)."""
+    out: list[Located] = []
+    pending: list[str] = []
+    for i, m in _messages(body):
+        role = m.get("role")
+        if role == "assistant":
+            pending = [
+                c.get("id") or f"{i}.{j}" for j, c in enumerate(m.get("tool_calls") or []) if isinstance(c, dict)
+            ]
+        elif role == "tool":
+            if isinstance(m.get("tool_call_id"), str):
+                out.append(Located(f"/messages/{i}/tool_call_id", m["tool_call_id"]))
+                if m["tool_call_id"] in pending:
+                    pending.remove(m["tool_call_id"])
+            else:
+                out.append(Located(f"/messages/{i}", pending.pop(0) if pending else None))
+    return out
+
+
+def _images(body: JsonBody) -> list[Located]:
+    out = []
+    for i, m in _messages(body):
+        for k, img in enumerate(m.get("images") or []):
+            if isinstance(img, str):
+                out.append(Located(f"/messages/{i}/images/{k}", {"kind": "base64", "media_type": None, "data": img}))
+    return out
+
+
+def _stop_reason(body: JsonBody) -> Any:
+    return body.get("done_reason") if isinstance(body, dict) else None
+
+
+def _usage(body: JsonBody) -> Any:
+    if not isinstance(body, dict) or ("prompt_eval_count" not in body and "eval_count" not in body):
+        return None
+    return {
+        "input": int(body.get("prompt_eval_count") or 0),
+        "output": int(body.get("eval_count") or 0),
+        "cache_read": 0,
+        "cache_write": 0,
+    }
+
+
+OLLAMA_CHAT = WireApi(
+    name="ollama-chat",
+    title="Ollama chat API (/api/chat)",
+    docs=DOCS,
+    request_paths=(re.compile(r"/api/chat/?$"),),
+    framing=Framing.NDJSON,
+    is_streaming=_streaming,
+    schema_dir="ollama-chat",
+    hosts=("localhost:11434", "127.0.0.1:11434", "ollama.com"),
+    chat=True,
+    # the documented tool_calls carry no id; newer servers may add `id`, any string
+    tool_ids=ToolIdRule(pattern=None, max_length=None, issued_by_provider=False),
+    carries=Carries(
+        system_prompt=True,
+        thinking_text=True,
+        thinking_signature=False,
+        redacted_thinking=False,
+        images_base64=True,
+        images_url=False,
+        tool_result_error=False,
+        cache_read_tokens=False,
+        cache_write_tokens=False,
+        parallel_tool_calls=True,
+    ),
+    probes=Probes(
+        system=_system,
+        thinking_text=_thinking,
+        tool_use_ids=_tool_use_ids,
+        tool_result_ids=_tool_result_ids,
+        images=_images,
+        response_stop_reason=_stop_reason,
+        response_usage=_usage,
+    ),
+    # `stop` also ends a turn with tool calls and one cut by a stop sequence: the wire does
+    # not tell these apart (a reply with tool_calls is mapped to tool_use by the adapter)
+    stop_reasons={"stop": "end_turn", "length": "max_tokens", "load": "end_turn", "unload": "end_turn"},
+)
+
+OLLAMA_GENERATE = WireApi(
+    name="ollama-generate",
+    title="Ollama completion API (/api/generate, not a chat turn)",
+    docs=("https://github.com/ollama/ollama/blob/main/docs/api.md#generate-a-completion",),
+    request_paths=(re.compile(r"/api/generate/?$"),),
+    framing=Framing.NDJSON,
+    is_streaming=_streaming,
+    schema_dir="ollama-generate",
+    hosts=("localhost:11434", "127.0.0.1:11434", "ollama.com"),
+    chat=False,
+    stop_reasons={"stop": "end_turn", "length": "max_tokens", "load": "end_turn", "unload": "end_turn"},
+)

@@ -1,0 +1,209 @@
+"""The OpenAI Chat Completions API (`POST /v1/chat/completions`), as data.
+
+Written from OpenAI's API reference (URLs in `DOCS`), not from the reference adapter:
+
+- Request: `messages[]` with roles `developer`/`system` (content a string or text parts),
+  `user` (a string or parts: `text`, `image_url` `{url, detail?}` where `url` is an
+  `https:` URL or a `data:<media type>;base64,...` URL, `input_audio`, `file`),
+  `assistant` (`content`, `refusal`, `tool_calls[]` of `{id, type: function, function:
+  {name, arguments: JSON string}}`) and `tool` (`tool_call_id`, `content`). A tool message
+  has no error flag, and the API has no thinking/signature field: reasoning models keep
+  their reasoning server-side (`usage.completion_tokens_details.reasoning_tokens`).
+- Response: `choices[].finish_reason` is stop, length, tool_calls, content_filter or the
+  deprecated function_call; `usage` has `prompt_tokens`, `completion_tokens`,
+  `prompt_tokens_details.cached_tokens`. `prompt_tokens` INCLUDES the cached tokens
+  ("Prompt caching": cached_tokens is the part of the prompt served from cache), so the
+  canonical disjoint `input` bucket is `prompt_tokens - cached_tokens`.
+- Streams are SSE `data:` lines ending `data: [DONE]` when `stream: true`; usage arrives
+  in a last chunk with empty `choices` only when `stream_options.include_usage` is true.
+- Tool call ids: the API rejects a `tool_call_id` longer than 40 characters.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from . import equivalence
+from .api import Carries, Framing, JsonBody, Located, Probes, ToolIdRule, WireApi
+
+DOCS = (
+    "https://platform.openai.com/docs/api-reference/chat/create",
+    "https://platform.openai.com/docs/api-reference/chat/object",
+    "https://platform.openai.com/docs/api-reference/chat-streaming/streaming",
+    "https://platform.openai.com/docs/guides/function-calling",
+    "https://platform.openai.com/docs/guides/images-vision",
+    "https://platform.openai.com/docs/guides/prompt-caching",
+    "https://platform.openai.com/docs/guides/error-codes",
+)
+
+# raw `finish_reason` -> canonical StopReason. "stop" covers both a natural stop and a
+# matched stop sequence: the API does not say which, so it reads as end_turn.
+STOP_REASONS: dict[str, str] = {
+    "stop": "end_turn",
+    "length": "max_tokens",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",  # deprecated functions API
+    "content_filter": "end_turn",  # content omitted by the filter; the turn still completed
+}
+
+_DATA_URL = re.compile(r"data:(?P<media>[^;,]*)(?P<params>(;[^;,]*)*);base64,(?P<data>.*)\Z", re.S)
+
+
+def parse_data_url(url: str) -> tuple[str, str] | None:
+    """(media type, base64 payload) of a base64 `data:` URL (RFC 2397), else None."""
+    m = _DATA_URL.match(url)
+    if m is None:
+        return None
+    return m["media"].lower(), m["data"]
+
+
+def _messages(body: JsonBody) -> Iterator[tuple[int, dict[str, Any]]]:
+    messages = body.get("messages")
+    if isinstance(messages, list):
+        for i, m in enumerate(messages):
+            if isinstance(m, dict):
+                yield i, m
+
+
+def _system(body: JsonBody) -> list[Located]:
+    out: list[Located] = []
+    for i, m in _messages(body):
+        if m.get("role") not in ("system", "developer"):
+            continue
+        c = m.get("content")
+        if isinstance(c, str):
+            out.append(Located(f"/messages/{i}/content", c))
+        elif isinstance(c, list):
+            out += [
+                Located(f"/messages/{i}/content/{j}/text", p["text"])
+                for j, p in enumerate(c)
+                if isinstance(p, dict) and isinstance(p.get("text"), str)
+            ]
+    return out
+
+
+def _tool_use_ids(body: JsonBody) -> list[Located]:
+    out: list[Located] = []
+    for i, m in _messages(body):
+        calls = m.get("tool_calls") if m.get("role") == "assistant" else None
+        for k, call in enumerate(calls if isinstance(calls, list) else []):
+            if isinstance(call, dict) and isinstance(call.get("id"), str):
+                out.append(Located(f"/messages/{i}/tool_calls/{k}/id", call["id"]))
+    return out
+
+
+def _tool_result_ids(body: JsonBody) -> list[Located]:
+    return [
+        Located(f"/messages/{i}/tool_call_id", m["tool_call_id"])
+        for i, m in _messages(body)
+        if m.get("role") == "tool" and isinstance(m.get("tool_call_id"), str)
+    ]
+
+
+def _images(body: JsonBody) -> list[Located]:
+    out: list[Located] = []
+    for i, m in _messages(body):
+        c = m.get("content")
+        for j, p in enumerate(c if isinstance(c, list) else []):
+            if not isinstance(p, dict) or p.get("type") != "image_url" or not isinstance(p.get("image_url"), dict):
+                continue
+            url = p["image_url"].get("url")
+            if not isinstance(url, str):
+                continue
+            data = parse_data_url(url)
+            value: dict[str, Any]
+            if data is not None:
+                value = {"kind": "base64", "media_type": data[0], "data": data[1]}
+            else:
+                value = {"kind": "url", "media_type": None, "url": url}
+            out.append(Located(f"/messages/{i}/content/{j}/image_url/url", value))
+    return out
+
+
+def _stop_reason(body: JsonBody) -> Any:
+    choices = body.get("choices")
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        return choices[0].get("finish_reason")
+    return None
+
+
+def usage_of(usage: Any) -> dict[str, int] | None:
+    """Chat `usage` -> the four canonical buckets; cached tokens taken out of `prompt_tokens`."""
+    if not isinstance(usage, dict):
+        return None
+    details = usage.get("prompt_tokens_details")
+    cached = int((details.get("cached_tokens") if isinstance(details, dict) else 0) or 0)
+    return {
+        "input": max(0, int(usage.get("prompt_tokens") or 0) - cached),
+        "output": int(usage.get("completion_tokens") or 0),
+        "cache_read": cached,
+        "cache_write": 0,  # the API does not report cache writes
+    }
+
+
+def _usage(body: JsonBody) -> Any:
+    return usage_of(body.get("usage"))
+
+
+def _stream_stop_reason(events: list[Any]) -> Any:
+    for e in events:
+        choices = e.get("choices") if isinstance(e, dict) else None
+        for c in choices if isinstance(choices, list) else []:
+            if isinstance(c, dict) and c.get("finish_reason"):
+                return c["finish_reason"]
+    return None
+
+
+def _stream_usage(events: list[Any]) -> Any:
+    """The last chunk (empty `choices`) carries usage when `stream_options.include_usage` is set."""
+    for e in events:
+        if isinstance(e, dict) and isinstance(e.get("usage"), dict):
+            return usage_of(e["usage"])
+    return None
+
+
+def _streaming(_url: str, body: JsonBody | None) -> bool:
+    return isinstance(body, dict) and body.get("stream") is True
+
+
+OPENAI_CHAT = WireApi(
+    name="openai-chat-completions",
+    title="OpenAI Chat Completions API",
+    docs=DOCS,
+    # also Azure (`/openai/deployments/<d>/chat/completions`) and compatible servers
+    request_paths=(re.compile(r"/chat/completions/?$"),),
+    framing=Framing.SSE,
+    is_streaming=_streaming,
+    schema_dir="openai-chat",
+    hosts=("api.openai.com",),
+    tool_ids=ToolIdRule(max_length=40),
+    carries=Carries(
+        system_prompt=True,
+        thinking_text=False,
+        thinking_signature=False,
+        redacted_thinking=False,
+        images_base64=True,
+        images_url=True,
+        tool_result_error=False,
+        cache_read_tokens=True,
+        cache_write_tokens=False,
+        parallel_tool_calls=True,
+    ),
+    probes=Probes(
+        system=_system,
+        tool_use_ids=_tool_use_ids,
+        tool_result_ids=_tool_result_ids,
+        images=_images,
+        response_stop_reason=_stop_reason,
+        response_usage=_usage,
+        stream_stop_reason=_stream_stop_reason,
+        stream_usage=_stream_usage,
+    ),
+    stop_reasons=STOP_REASONS,
+    normalize_request=equivalence.openai_chat,
+    accepted_differences=equivalence.OPENAI_CHAT_DIFFERENCES,
+    # calibrated on the shared samples (20 recordings): |error| median 12%, p95 31%
+    estimate_tolerance=(0.20, 35),
+)

@@ -1,0 +1,264 @@
+"""The OpenAI Responses API (`POST /v1/responses`) as a `WireApi` record.
+
+Written from OpenAI's documentation, independently of any adapter:
+
+- Create a model response (request body, input items, the Response object):
+  https://platform.openai.com/docs/api-reference/responses/create
+  https://developers.openai.com/api/reference/resources/responses/methods/create
+- Streaming events (`response.created` ... `response.completed`, `error`):
+  https://platform.openai.com/docs/api-reference/responses-streaming
+  https://developers.openai.com/api/reference/resources/beta/subresources/responses/streaming-events
+- Reasoning items, `include: ["reasoning.encrypted_content"]`, summaries:
+  https://platform.openai.com/docs/guides/reasoning
+- Function calling (`function_call` items with `call_id`, `function_call_output`):
+  https://platform.openai.com/docs/guides/function-calling
+- Images (`input_image` with a URL or a base64 `data:` URL, `detail`):
+  https://platform.openai.com/docs/guides/images-vision
+- Error bodies and codes: https://platform.openai.com/docs/guides/error-codes
+
+Facts the record states: requests go to `/v1/responses` (also under compatible base URLs
+such as Azure's `/openai/v1/responses`); a stream is asked for with the body's `stream:
+true` and arrives as SSE whose `event:` names equal the JSON `type`; there is no `[DONE]`
+sentinel, the stream ends with `response.completed`, `response.incomplete` or
+`response.failed`. `call_id` (at most 64 characters) links a `function_call` to its
+`function_call_output`; the item `id` (`fc_...`) is a different, storage-side identifier.
+The system prompt is the top-level `instructions` string or a `system`/`developer`
+message among the input items. Reasoning is carried as `reasoning` items: summary text
+(`summary[].text`) and the opaque `encrypted_content`. Tool outputs have no error flag.
+Usage reports `input_tokens` *including* `input_tokens_details.cached_tokens`, and
+`output_tokens` including `output_tokens_details.reasoning_tokens`; cache writes are not
+reported.
+
+The stop reason of a Response is its `status` plus `incomplete_details.reason`; OpenAI has
+no separate "tool use" stop value, so the probe reports `completed+function_call` when a
+completed response's output holds a function call (a derivation from two documented
+fields, named so in `stop_reasons`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from .api import Carries, Framing, JsonBody, Located, Probes, ToolIdRule, WireApi
+
+DOCS = (
+    "https://platform.openai.com/docs/api-reference/responses/create",
+    "https://developers.openai.com/api/reference/resources/responses/methods/create",
+    "https://platform.openai.com/docs/api-reference/responses-streaming",
+    "https://developers.openai.com/api/reference/resources/beta/subresources/responses/streaming-events",
+    "https://platform.openai.com/docs/guides/reasoning",
+    "https://platform.openai.com/docs/guides/function-calling",
+    "https://platform.openai.com/docs/guides/images-vision",
+    "https://platform.openai.com/docs/guides/error-codes",
+)
+
+_DATA_URL = re.compile(r"data:(?P<media>[^;,]+);base64,(?P<data>.*)\Z", re.S)
+
+
+def _items(body: JsonBody) -> Iterator[tuple[int, dict[str, Any]]]:
+    inp = body.get("input")
+    if isinstance(inp, list):
+        for i, item in enumerate(inp):
+            if isinstance(item, dict):
+                yield i, item
+
+
+def _kind(item: dict[str, Any]) -> str:
+    """An input item's kind: `type`, or `message` for the easy form (role + content, no type)."""
+    t = item.get("type")
+    return str(t) if isinstance(t, str) else "message" if "role" in item else ""
+
+
+def system(body: JsonBody) -> list[Located]:
+    out: list[Located] = []
+    if isinstance(body.get("instructions"), str):
+        out.append(Located("/instructions", body["instructions"]))
+    for i, item in _items(body):
+        if _kind(item) != "message" or item.get("role") not in ("system", "developer"):
+            continue
+        c = item.get("content")
+        if isinstance(c, str):
+            out.append(Located(f"/input/{i}/content", c))
+        elif isinstance(c, list):
+            out.extend(
+                Located(f"/input/{i}/content/{j}/text", p["text"])
+                for j, p in enumerate(c)
+                if isinstance(p, dict) and isinstance(p.get("text"), str)
+            )
+    return out
+
+
+def thinking_text(body: JsonBody) -> list[Located]:
+    out: list[Located] = []
+    for i, item in _items(body):
+        if _kind(item) != "reasoning":
+            continue
+        for j, part in enumerate(item.get("summary") or []):
+            if isinstance(part, dict) and isinstance(part.get("text"), str):
+                out.append(Located(f"/input/{i}/summary/{j}/text", part["text"]))
+    return out
+
+
+def signatures(body: JsonBody) -> list[Located]:
+    return [
+        Located(f"/input/{i}/encrypted_content", item["encrypted_content"])
+        for i, item in _items(body)
+        if _kind(item) == "reasoning" and isinstance(item.get("encrypted_content"), str)
+    ]
+
+
+def tool_use_ids(body: JsonBody) -> list[Located]:
+    return [
+        Located(f"/input/{i}/call_id", item.get("call_id"))
+        for i, item in _items(body)
+        if _kind(item) == "function_call"
+    ]
+
+
+def tool_result_ids(body: JsonBody) -> list[Located]:
+    return [
+        Located(f"/input/{i}/call_id", item.get("call_id"))
+        for i, item in _items(body)
+        if _kind(item) == "function_call_output"
+    ]
+
+
+def _image(pointer: str, part: dict[str, Any]) -> Located | None:
+    if part.get("type") != "input_image":
+        return None
+    url = part.get("image_url")
+    if isinstance(url, str):
+        m = _DATA_URL.match(url)
+        if m:
+            return Located(pointer, {"kind": "base64", "media_type": m["media"], "data": m["data"]})
+        return Located(pointer, {"kind": "url", "media_type": None, "url": url})
+    if isinstance(part.get("file_id"), str):
+        return Located(pointer, {"kind": "file_id", "media_type": None, "file_id": part["file_id"]})
+    return None
+
+
+def images(body: JsonBody) -> list[Located]:
+    """`input_image` parts of messages and of list-form `function_call_output.output`."""
+    out: list[Located] = []
+    for i, item in _items(body):
+        kind = _kind(item)
+        key = "content" if kind == "message" else "output" if kind == "function_call_output" else None
+        parts = item.get(key) if key else None
+        if not isinstance(parts, list):
+            continue
+        for j, part in enumerate(parts):
+            if isinstance(part, dict) and (found := _image(f"/input/{i}/{key}/{j}", part)) is not None:
+                out.append(found)
+    return out
+
+
+def _stop(response: JsonBody) -> Any:
+    status = response.get("status")
+    if status == "incomplete":
+        return (response.get("incomplete_details") or {}).get("reason") or "incomplete"
+    if status == "completed" and any(
+        isinstance(o, dict) and o.get("type") == "function_call" for o in response.get("output") or []
+    ):
+        return "completed+function_call"
+    return status
+
+
+def response_stop_reason(body: JsonBody) -> Any:
+    """`status`, refined by `incomplete_details.reason` (see the module docstring)."""
+    return _stop(body) if isinstance(body, dict) else None
+
+
+def response_usage(body: JsonBody) -> Any:
+    """Usage in TokenUsage's disjoint buckets (adapter contract §7.2): `input` excludes the
+    cached tokens OpenAI counts inside `input_tokens`; reasoning tokens are part of `output`
+    (see `response_reasoning_tokens`)."""
+    u = body.get("usage") if isinstance(body, dict) else None
+    if not isinstance(u, dict):
+        return None
+    cached = int((u.get("input_tokens_details") or {}).get("cached_tokens") or 0)
+    return {
+        "input": int(u.get("input_tokens") or 0) - cached,
+        "output": int(u.get("output_tokens") or 0),
+        "cache_read": cached,
+        "cache_write": 0,
+    }
+
+
+def response_reasoning_tokens(body: JsonBody) -> list[Located]:
+    """`usage.output_tokens_details.reasoning_tokens`: the part of `output` spent reasoning."""
+    u = body.get("usage") if isinstance(body, dict) else None
+    n = (u.get("output_tokens_details") or {}).get("reasoning_tokens") if isinstance(u, dict) else None
+    return [Located("/usage/output_tokens_details/reasoning_tokens", n)] if isinstance(n, int) else []
+
+
+def _terminal(events: list[Any]) -> dict[str, Any] | None:
+    for ev in reversed(events):
+        if isinstance(ev, dict) and ev.get("type") in ("response.completed", "response.incomplete", "response.failed"):
+            resp = ev.get("response")
+            return resp if isinstance(resp, dict) else None
+    return None
+
+
+def stream_stop_reason(events: list[Any]) -> Any:
+    """The stop reason of a stream: its terminal event's `response` (decoded `data:` payloads)."""
+    if any(isinstance(ev, dict) and ev.get("type") == "error" for ev in events):
+        return "failed"
+    resp = _terminal(events)
+    return _stop(resp) if resp is not None else None
+
+
+def stream_usage(events: list[Any]) -> Any:
+    resp = _terminal(events)
+    return response_usage(resp) if resp is not None else None
+
+
+def is_streaming(_url: str, body: JsonBody | None) -> bool:
+    return isinstance(body, dict) and body.get("stream") is True
+
+
+OPENAI_RESPONSES = WireApi(
+    name="openai-responses",
+    title="OpenAI Responses API",
+    docs=DOCS,
+    request_paths=(re.compile(r"(?:^|/)responses/?\Z"),),
+    framing=Framing.SSE,
+    is_streaming=is_streaming,
+    schema_dir="openai-responses",
+    hosts=("api.openai.com",),
+    tool_ids=ToolIdRule(pattern=None, max_length=64, issued_by_provider=True),
+    carries=Carries(
+        system_prompt=True,
+        thinking_text=True,  # reasoning summaries
+        thinking_signature=True,  # reasoning.encrypted_content
+        redacted_thinking=False,
+        images_base64=True,
+        images_url=True,
+        tool_result_error=False,
+        cache_read_tokens=True,
+        cache_write_tokens=False,
+        parallel_tool_calls=True,
+    ),
+    probes=Probes(
+        system=system,
+        thinking_text=thinking_text,
+        signatures=signatures,
+        tool_use_ids=tool_use_ids,
+        tool_result_ids=tool_result_ids,
+        images=images,
+        response_stop_reason=response_stop_reason,
+        response_usage=response_usage,
+        stream_stop_reason=stream_stop_reason,
+        stream_usage=stream_usage,
+    ),
+    stop_reasons={
+        "completed": "end_turn",
+        "completed+function_call": "tool_use",
+        "max_output_tokens": "max_tokens",
+        "content_filter": "end_turn",
+        "incomplete": "max_tokens",
+        "failed": "error",
+        "cancelled": "cancelled",
+    },
+)

@@ -1,0 +1,64 @@
+"""The independent oracle: JSON Schemas of each wire API, under `schemas/wire/<schema_dir>/`.
+
+Written from the providers' documentation (each file cites its source URL), never derived
+from an adapter's output. Files: `request.json`, `response.json`, `stream-event.json`,
+`error.json`; an API may lack some (a check that needs a missing one skips with that
+reason). They ship in the wheel with the canonical schemas (`schemas/` is force-included
+as `conformance/_schemas`), are loaded offline into one `referencing` registry per API
+(cross-file `$ref`s resolve by `$id`, nothing is fetched) and validated by the core's
+`SchemaValidator`, so errors carry the same JSON pointers as every other finding.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+from ..schema_validation import SchemaValidator
+from ..schemas import SchemaSet, _load_set, schema_root
+from .api import WireApi
+
+KINDS = ("request", "response", "stream-event", "error")
+
+
+def wire_root() -> Path:
+    """Where the wire schemas live: `schemas/wire/` of a checkout, `_schemas/wire/` of a wheel."""
+    return schema_root() / "wire"
+
+
+@functools.cache
+def _set_at(folder: Path) -> SchemaSet | None:
+    if not folder.is_dir() or not any(folder.glob("*.json")):
+        return None
+    return _load_set(folder)
+
+
+def folder_for(api: WireApi) -> Path:
+    return Path(api.schema_path) if api.schema_path else wire_root() / api.schema_dir
+
+
+def schema_set_for(api: WireApi) -> SchemaSet | None:
+    """The API's schema folder as a set, or None when the record has no schemas yet."""
+    return _set_at(folder_for(api))
+
+
+@functools.cache
+def _validator(folder: Path, file: str) -> SchemaValidator:
+    s = _set_at(folder)
+    assert s is not None
+    return SchemaValidator(s, file)
+
+
+def validator(api: WireApi, kind: str) -> SchemaValidator | None:
+    """A validator of `kind` (one of KINDS) bodies of `api`, or None without that schema."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown wire schema kind {kind!r} (known: {', '.join(KINDS)})")
+    folder = folder_for(api)
+    s = _set_at(folder)
+    if s is None or f"{kind}.json" not in s.documents:
+        return None
+    return _validator(folder, f"{kind}.json")
+
+
+def missing_reason(api: WireApi, kind: str) -> str:
+    return f"{api.name}: no {kind} schema under schemas/wire/{api.schema_dir}/ yet"

@@ -1,0 +1,92 @@
+"""The generated pydantic models as another repository uses them: typed (PEP 561),
+warning-free round trips, and a models-only install that needs only pydantic."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+import warnings
+from pathlib import Path
+
+import pytest
+from turnspec_models.canonical.v1.message import Message
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "conformance" / "data" / "examples" / "session.jsonl"
+
+
+def test_models_ship_py_typed() -> None:
+    import turnspec_models
+
+    assert (Path(turnspec_models.__file__).parent / "py.typed").is_file()
+
+
+def test_dumping_a_message_with_defaulted_fields_does_not_warn() -> None:
+    line = json.loads(EXAMPLE.read_text().splitlines()[2])
+    line["metadata"].pop("status", None)  # defaulted by the model
+    msg = Message.model_validate(line)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        dumped = msg.model_dump(mode="json")
+        msg.model_dump_json()
+    assert dumped["metadata"]["status"] == "complete"
+
+
+def test_round_trip_with_exclude_unset_gives_back_the_stored_line() -> None:
+    for raw in EXAMPLE.read_text().splitlines()[:20]:
+        doc = json.loads(raw)
+        back = json.loads(Message.model_validate_json(raw).model_dump_json(exclude_unset=True, by_alias=True))
+        assert back == doc
+
+
+MYPY = shutil.which("mypy", path=str(Path(sys.executable).parent))
+
+
+@pytest.mark.skipif(MYPY is None, reason="mypy is not installed (pip install -e '.[test]' installs it)")
+def test_a_consumer_type_checks_under_mypy_strict_with_narrowing(tmp_path: Path) -> None:
+    consumer = tmp_path / "consumer.py"
+    consumer.write_text(
+        textwrap.dedent(
+            """
+            from turnspec_models.canonical.v1.message import Message
+            from turnspec_models.canonical.v1.text_block import TextBlock
+            from turnspec_models.canonical.v1.tool_use_block import ToolUseBlock
+
+
+            def texts(m: Message) -> list[str]:
+                out: list[str] = []
+                for block in m.content:
+                    # `block` is the union of the block types; isinstance narrows it
+                    if isinstance(block, TextBlock):
+                        out.append(block.text)
+                    elif isinstance(block, ToolUseBlock):
+                        out.append(block.name)
+                return out
+
+
+            def bad(m: Message) -> int:
+                return m.id  # a str is not an int: mypy must say so
+            """
+        )
+    )
+    assert MYPY is not None
+    done = subprocess.run(
+        [MYPY, "--strict", "--no-incremental", "--cache-dir", str(tmp_path / ".mypy"), str(consumer)],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    )  # fmt: skip
+    lines = [line for line in done.stdout.splitlines() if ": error:" in line]
+    assert len(lines) == 1 and "consumer.py:19" in lines[0] and "int" in lines[0], done.stdout
+
+
+def test_the_models_only_distribution_needs_only_pydantic_and_ships_the_generated_package() -> None:
+    import tomllib
+
+    meta = tomllib.loads((ROOT / "packaging" / "turnspec-models" / "pyproject.toml").read_text())
+    assert [d.split(">")[0].split("=")[0].strip() for d in meta["project"]["dependencies"]] == ["pydantic"]
+    for table in ("wheel", "sdist"):
+        [(src, dst)] = meta["tool"]["hatch"]["build"]["targets"][table]["force-include"].items()
+        assert dst == "turnspec_models"
+        assert ((ROOT / "packaging" / "turnspec-models" / src).resolve() / "canonical" / "v1" / "message.py").is_file()
