@@ -192,10 +192,6 @@ def known_failure(klass: str, command: str) -> str | None:
             return "adapters (adapters/debug.py): json.loads of a 1000-deep body raises RecursionError"
         if klass in _WIRE_UNNAMED or (command.endswith("openai-chat") and klass.startswith("number-")):
             return "adapters (commands/wire.py, adapters/debug.py): wire parse errors do not name the file"
-    if (klass, command) == ("empty", "validate-tools"):
-        return "tools loading (formats/canonical/tools.py): an empty --tools file is zero tools, not an error"
-    if (klass, command) == ("yaml-alias-bomb", "validate-pricing"):
-        return "pricing loading (formats/canonical/pricing.py): YAML aliases expanded without bound"
     if (klass, command) == ("yaml-alias-bomb", "conform-cassettes"):
         return "suite (conform): a YAML file that is not a cassette fails TC800 without naming it in text output"
     if (klass, command) == ("number-10**400", "convert-to-gpt2099"):

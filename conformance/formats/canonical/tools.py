@@ -208,4 +208,6 @@ def load_tools(path: Path, validator: SchemaValidator) -> ToolSet:
             raise InputError(
                 f"{item.path}:{item.line}: tool {tool['name']!r}: input_schema is not a valid JSON Schema: {exc.message}"
             ) from None
+    if not tools:
+        raise InputError(f"{path}: --tools file holds no tool definitions")
     return ts
