@@ -20,6 +20,7 @@ from .api import Report, expand, iter_validate
 from .errors import InputError
 from .findings import Selection
 from .formats import Options, catalog
+from .migrations.rules import CATALOG as MIGRATION_RULES
 
 app = typer.Typer(
     name="turnspec",
@@ -46,7 +47,7 @@ def _split(values: list[str] | None) -> tuple[str, ...]:
 
 
 def _check_rule_ids(ids: tuple[str, ...]) -> None:
-    known = [r.id for r in catalog()]
+    known = [r.id for r in catalog()] + [r.id for r in MIGRATION_RULES]
     for prefix in ids:
         if not any(k.startswith(prefix) for k in known):
             raise InputError(f"--select/--ignore: no rule id starts with {prefix!r} (see `turnspec rules`)")
@@ -112,7 +113,7 @@ def rules(
     prefixes = _split(select)
     from .suite.rules import CATALOG as SUITE_CATALOG
 
-    every = sorted([*catalog(), *SUITE_CATALOG], key=lambda r: r.id)
+    every = sorted([*catalog(), *MIGRATION_RULES, *SUITE_CATALOG], key=lambda r: r.id)
     infos = [r for r in every if not prefixes or r.id.startswith(prefixes)]
     if output == OutputFormat.json:
         json.dump(

@@ -12,36 +12,20 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from .convertkit import LOSSY, ConvertContext, Converter
 from .errors import InputError
-from .findings import Finding, RuleInfo, Severity
-
-LOSSY = RuleInfo("TS900", Severity.WARNING, "§7.3", "Conversion dropped or changed information")
-
-
-@dataclass
-class ConvertContext:
-    """What a converter may report. `lossy` is a warning; `fail` aborts the conversion."""
-
-    findings: list[Finding] = field(default_factory=list)
-
-    def lossy(self, path: str, line: int | None, pointer: str, message: str, rule: RuleInfo = LOSSY) -> None:
-        self.findings.append(Finding(path, line, pointer, rule.id, rule.severity, message))
-
-
-Converter = Callable[[Path, Path, ConvertContext], None]
+from .findings import Finding, Severity
 
 
 def converters() -> dict[tuple[str, str], Converter]:
     """Every registered converter, from all formats."""
-    from .formats import all_formats
+    from .formats import all_formats  # the engine sits above the formats; imported when used (cheap CLI start)
 
     out: dict[tuple[str, str], Converter] = {}
     for f in all_formats():
-        out.update(getattr(f, "converters", {}))
+        out.update(f.converters)
     return out
 
 
@@ -76,7 +60,7 @@ def convert(
         fn(src, tmp, ctx)
         out_findings: list[Finding] = []
         if validate_output:
-            from .api import validate
+            from .api import validate  # output validation runs the whole API; imported when used
 
             report = validate([tmp], fmt=dst_format)
             out_findings = [f for f in report.findings if f.severity == Severity.ERROR]
@@ -114,3 +98,6 @@ def _replace(new: Path, dst: Path) -> None:
         shutil.rmtree(aside)
     else:
         new.replace(dst)
+
+
+__all__ = ["LOSSY", "ConvertContext", "Converter", "convert", "converters"]

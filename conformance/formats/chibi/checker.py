@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from ...convertkit import short
 from ...findings import Finding, RuleInfo, Selection
 from ...jsonio import IO_RULES, Record, read_json, read_jsonl
 from ...schema_validation import SchemaValidator
@@ -253,7 +254,7 @@ class ChibiRun:
                     "",
                     R.ANCHOR_FORM,
                     f"{et} anchor must come from 'system' with content {want!r} (has from "
-                    f"{e['from']!r}, content {_short(e['content'])})",
+                    f"{e['from']!r}, content {short(e['content'])})",
                 )
             if et == "compaction" and (e.get("metadata") or {}).get("summary") is None:
                 yield from self.f(
@@ -270,7 +271,7 @@ class ChibiRun:
                 "",
                 R.TRANSFER_FORM,
                 "control_transfer must have empty content and flow_control: true (has "
-                f"content {_short(e['content'])}, flow_control {e.get('flow_control')!r})",
+                f"content {short(e['content'])}, flow_control {e.get('flow_control')!r})",
             )
         yield from self._vocabulary(rec, e, seq)
         if seq.pairs:
@@ -583,11 +584,6 @@ def _kind_by_name(path: Path) -> Kind:
     if path.name == "context_meta.json":
         return "context_meta"
     return "manifest" if path.suffix == ".json" else "entries"
-
-
-def _short(value: Any, limit: int = 40) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _construct(e: dict[str, Any]) -> str:

@@ -5,8 +5,9 @@ geppetto -> canonical
     images) and tool_use (a `tool` message with one tool_result) blocks one message each;
     consecutive model-generated blocks (llm_text, reasoning, tool_call) that carry the same
     `geppetto.inference_result@v1` are one assistant message, since they came from one
-    inference and its usage must be counted once. Messages get fresh ULIDs and tool calls
-    fresh `tu_<ULID>` ids (canonical §6.1, §6.2).
+    inference and its usage must be counted once. Messages get ULIDs and tool calls
+    `tu_<ULID>` ids derived from the input (canonical §6.1, §6.2; see `IdSource`); a tool
+    call id that already is a canonical tool id is kept.
 
     Everything canonical has no field for is kept for the way back in each message's
     `metadata.provider_raw.geppetto`: per block its id, role, original tool call id,
@@ -42,11 +43,11 @@ from __future__ import annotations
 
 import binascii
 import datetime as dt
+import hashlib
 import json
 import mimetypes
 import random
 import re
-import time
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -54,9 +55,9 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 from urllib.parse import urlsplit
 
-from ulid import ULID
-
+from ...convertkit import IdMint, short
 from ...findings import RuleInfo
+from ...ids import is_tool_id
 from ...schemas import schema_set
 from . import rules as R
 from .yamlio import Binary, escape
@@ -95,23 +96,32 @@ class Loss:
 
 
 class IdSource:
-    """Fresh, strictly increasing ULIDs and timestamps (canonical §6.1), and block UUIDs.
+    """Strictly increasing ULIDs and timestamps (canonical §6.1), and block UUIDs.
 
-    Monotonic as in the ULID spec: one random value per run, incremented per id, under a
-    millisecond clock that also advances per id, so ids sort in creation order even when
-    many are made within one millisecond. Pass `rng` and `now_us` for reproducible output.
+    geppetto records no time, so created_at counts up from `now_us`, one microsecond per
+    message, and ULIDs carry that time (`conformance.convertkit.IdMint`, so they sort in
+    creation order). `IdSource.of(data)` is the conversions' source: a pure function of the
+    input bytes (same input, same output) starting at the Unix epoch, which the converter
+    reports as a placeholder. `IdSource(rng, now_us)` is for tests and callers that choose.
     """
 
     def __init__(self, rng: random.Random | None = None, now_us: int | None = None) -> None:
-        self.rng = rng or random.SystemRandom()
-        self.us = now_us if now_us is not None else time.time_ns() // 1000
-        self.rand = self.rng.getrandbits(79)
+        self.rng = rng or random.Random(0)
+        self.us = now_us if now_us is not None else 0
+        self.mint = IdMint(self.rng.getrandbits(79))
+        self.derived = now_us is None
+        """True when times are placeholders (counting from the epoch), not given by the caller."""
+        self.minted_session = False
+
+    @classmethod
+    def of(cls, data: bytes) -> IdSource:
+        """Ids and times derived from `data` (the input), starting at the epoch."""
+        seed = int.from_bytes(hashlib.blake2b(data, digest_size=16).digest(), "big")
+        return cls(random.Random(seed))
 
     def _ulid(self) -> str:
-        ms = self.us // 1000
-        out = str(ULID.from_bytes(ms.to_bytes(6, "big") + self.rand.to_bytes(10, "big")))
+        out = self.mint.ulid(self.us // 1000, self.us)
         self.us += 1
-        self.rand += 1
         return out
 
     def message(self) -> tuple[str, str]:
@@ -123,6 +133,7 @@ class IdSource:
         return "tu_" + self._ulid()
 
     def session(self) -> str:
+        self.minted_session = True
         return "sess_" + self._ulid()
 
     def uuid(self) -> str:
@@ -319,7 +330,9 @@ def _content_of(block: dict[str, Any], kind: str, ptr: str, out: _Out) -> tuple[
             rb["metadata"] = {k: v for k, v in rb["metadata"].items() if k != SIGNATURE_KEY}
         return [thinking], residue
     if kind == "tool_call":
-        tid = out.ids.tool()
+        kept = p.get("id")
+        # a call id that is already a canonical tool id (it came from canonical) is kept
+        tid = kept if isinstance(kept, str) and is_tool_id(kept) and kept not in out.calls.values() else out.ids.tool()
         out.calls[p["id"]] = tid
         args = p.get("args")
         inp = _object_from(args)
@@ -332,7 +345,7 @@ def _content_of(block: dict[str, Any], kind: str, ptr: str, out: _Out) -> tuple[
         elif inp is None and args is not None:
             out.loss(
                 f"{pp}/args",
-                f"tool args {_short(args)} is not a JSON object; canonical input is {{}} "
+                f"tool args {short(args)} is not a JSON object; canonical input is {{}} "
                 "(original kept in provider_raw)",
             )
         return [{"type": "tool_use", "id": tid, "name": p["name"], "input": inp or {}}], _residue(
@@ -371,11 +384,6 @@ def _content_of(block: dict[str, Any], kind: str, ptr: str, out: _Out) -> tuple[
 
 
 _ABSENT: Any = object()
-
-
-def _short(value: Any, limit: int = 40) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _provider(raw: Any) -> str | None:

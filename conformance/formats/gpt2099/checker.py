@@ -29,7 +29,7 @@ from .reader import (
     turn_kind,
     window_thread,
 )
-from .thread import Shape, Thread, Turn, is_scru128, pair_tool_results, scru128_value
+from .thread import ResolveError, Shape, Thread, Turn, is_scru128, pair_tool_results, scru128_value
 
 ROOTS = {
     Shape.FRAMES: "turn-frame.json",
@@ -278,8 +278,6 @@ class Gpt2099Run:
     def provider_rules(self, thread: Thread) -> Iterator[Finding]:
         if not self.on["GP401"]:
             return
-        from .thread import ResolveError
-
         for leaf in thread.leaves():
             t = thread.turns[leaf]
             if not t.valid:

@@ -380,6 +380,8 @@ class SqliteFormat:
     name = "sqlite"
     rules = RuleCatalog([*RULES, *CANONICAL_RULES])
     converters: ClassVar[dict[tuple[str, str], Any]] = {("canonical", "sqlite"): convert_canonical_to_sqlite}
+    schema_family = None  # the §9.1 DDL is its schema; rows hold canonical messages
+    migrations = False
 
     def detect(self, path: Path) -> bool:
         if not path.is_file():
