@@ -145,9 +145,10 @@ def refuse_invalid(src: Path, fmt: str, findings: Iterable[Finding]) -> None:
     if errors:
         first = errors[0]
         where = first.path if first.line is None else f"{first.path}:{first.line}"
+        at = f"{where} {first.pointer}" if first.pointer else where
         raise InputError(
-            f"{src} does not validate as {fmt} ({len(errors)} error(s); first: {where} "
-            f"{first.pointer} {first.rule} {first.message}); fix it or run `turnspec validate` first"
+            f"{src} does not validate as {fmt} ({len(errors)} error(s); first: {at} "
+            f"{first.rule} {first.message}); fix it or run `turnspec validate` first"
         )
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from ...convertkit import short
 from ...findings import Finding, RuleInfo, Selection
-from ...jsonio import IO_RULES, Record, read_json, read_jsonl
+from ...jsonio import IO_RULES, Record, read_jsonl
 from ...schema_validation import SchemaValidator
 from ...schemas import schema_set
 from ..base import FileStats, Options, ProgressHook
@@ -34,6 +34,7 @@ from .reader import (
     has_certain_term,
     layout_of,
     peek_kind,
+    read_document,
     safe_join,
     walk_ints,
 )
@@ -216,7 +217,7 @@ class ChibiRun:
         elif kind == "requests":
             yield from self.requests_file(path, stats, progress)
         elif kind == "manifest":
-            records = yield from self._records(read_json(path), stats, progress)
+            records = yield from self._records(read_document(path), stats, progress)
             for rec in records:
                 yield from self.manifest_rules(rec, None)
         elif kind == "context_meta":
@@ -462,12 +463,12 @@ class ChibiRun:
                 yield from self.timestamp_rules(rec, rec.value["timestamp"])
 
     def meta_file(self, path: Path, stats: FileStats, progress: ProgressHook | None) -> Iterator[Finding]:
-        records = yield from self._records(read_json(path), stats, progress)
+        records = yield from self._records(read_document(path), stats, progress)
         for rec in records:
             yield from self._schema(self.meta_schema, rec, R.META_SCHEMA)
 
     def bloom_file(self, path: Path, stats: FileStats, part: Part | None) -> Iterator[Finding]:
-        records = yield from self._records(read_json(path), stats, None)
+        records = yield from self._records(read_document(path), stats, None)
         for rec in records:
             ok = yield from self._schema(self.bloom_schema, rec, R.BLOOM_SCHEMA)
             if ok and part is not None and part.has_term and not any(walk_ints(rec.value["bits"])):
@@ -613,7 +614,7 @@ class DirectoryCheck:
         manifest: dict[str, Any] | None = None
         mrec: Record | None = None
         if L.manifest.is_file():
-            records = yield from r._records(read_json(L.manifest), self.stats, None)
+            records = yield from r._records(read_document(L.manifest), self.stats, None)
             for rec in records:
                 mrec = rec
                 manifest = yield from r.manifest_rules(rec, L.transcript)

@@ -45,16 +45,17 @@ from typing import Any
 from ulid import ULID
 
 from ... import ids
-from ...convertkit import ConvertContext, IdMint, created_at_micros
+from ...convertkit import ConvertContext, IdMint, created_at_micros, validated
 from ...convertkit import rfc3339 as kit_rfc3339
 from ...errors import InputError
 from ...findings import Finding
 from ...jsonio import Record, parse, read_json, read_jsonl
 from ...schema_validation import SchemaValidator
 from ...schemas import schema_set
+from ..base import FileStats, Options
 from . import rules as R
-from .checker import token_estimate, vocabulary_of
-from .reader import Layout, layout_of, peek_kind, safe_join
+from .checker import ChibiRun, token_estimate, vocabulary_of
+from .reader import Layout, layout_of, peek_kind, read_document, safe_join
 
 PLACEHOLDER_MODEL = "unknown:unknown"
 PLACEHOLDER_PROVIDER = "unknown"
@@ -187,7 +188,7 @@ def _load_directory(L: Layout, ctx: ConvertContext, v: dict[str, SchemaValidator
     context: dict[str, Any] = {"name": L.name}
     manifest: dict[str, Any] | None = None
     if L.manifest.is_file():
-        manifest = _checked(v["manifest"], _records(read_json(L.manifest), "a manifest")[0], "manifest.json")
+        manifest = _checked(v["manifest"], _records(read_document(L.manifest), "a manifest")[0], "manifest.json")
         context["manifest"] = manifest
         files = [p["file"] for p in manifest["partitions"]] + [manifest["active_partition"]]
     else:
@@ -346,6 +347,9 @@ def chibi_to_canonical(src: Path, dst: Path, ctx: ConvertContext) -> None:
 
     SRC is a context directory (or transcript/ directory) or a file of entries.
     """
+    # a conversion refuses what `turnspec validate` rejects (missing or repeated partitions,
+    # FIFOs, duplicate ids, ...): it never converts a context it would silently lose part of
+    validated(src, "chibi", ChibiRun(Options()), FileStats(str(src), "chibi"))
     v = _validators()
     source = load_source(src, ctx, v)
     clock = Clock()

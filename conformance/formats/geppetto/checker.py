@@ -28,7 +28,7 @@ from ...schema_validation import SchemaValidator
 from ...schemas import SchemaSet, schema_set
 from ..base import FileStats, Options, ProgressHook
 from . import rules as R
-from .yamlio import Document, escape, read_yaml
+from .yamlio import Document, escape, plain, read_yaml
 
 VERSION = "v1"
 RESULT_KEY = "geppetto.inference_result@v1"
@@ -153,6 +153,7 @@ class GeppettoRun:
         yield from self.check_turn(doc, value, "", stats)
 
     def _schema(self, doc: Document, validator: SchemaValidator, value: Any) -> Iterator[Finding]:
+        value = plain(value)  # a !!binary scalar is a string to the schema
         if validator.is_valid(value) or not self.on["GE020"]:
             return
         for err in validator.errors(value):
