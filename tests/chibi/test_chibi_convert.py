@@ -193,7 +193,7 @@ def test_chibi_to_canonical_refuses_unpaired_result(tmp_path: Path) -> None:
     values[5]["tool_call_id"] = "nobody"
     src = tmp_path / "t.jsonl"
     write_lines(src, values)
-    with pytest.raises(InputError, match="CB202 tool_result answers .nobody. but no earlier call"):
+    with pytest.raises(InputError, match=r"CB202 tool_result answers .nobody. but no earlier call"):
         convert("chibi", "canonical", src, tmp_path / "c.jsonl")
     assert not (tmp_path / "c.jsonl").exists()
 

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from chibi_helpers import check, read_lines, write_lines
 
+from conformance.cli import main
 from conformance.convert import convert
 from conformance.errors import InputError
-from conformance.cli import main
 
 
 def _errors(path: Path) -> list[str]:

@@ -46,6 +46,6 @@ def test_one_date_check_for_every_target(target: str, tmp_path: Path) -> None:
     src = tmp_path / "bad-date.jsonl"
     src.write_bytes(b"".join(orjson.dumps(m) + b"\n" for m in session))
     out = tmp_path / ("out.db" if target == "sqlite" else "out")
-    with pytest.raises(InputError, match="TS115|not a real date"):
+    with pytest.raises(InputError, match=r"TS115|not a real date"):
         convert("canonical", target, src, out)
     assert not out.exists()
