@@ -175,6 +175,10 @@ CASES: dict[str, tuple[str, Callable[[Path], None], set[str]]] = {
     "CB312": ("default", _rename_bloom, {"CB312"}),
     "CB320": ("default", manifest(lambda m: m["rotation_policy"].update(max_entries=7)), {"CB320"}),
     "CB330": ("default", _zero_bloom, {"CB330"}),
+    # issue 17: tolerated with a warning (an unknown type is skipped, as chibi skips it)
+    "CB026": ("default", entry("active.jsonl", 3, set_("entry_type", "handoff_v2")), {"CB026"}),
+    "CB027": ("default", entry("active.jsonl", 3, set_("written_by", "chibi 0.6")), {"CB027"}),
+    "CB213": ("default", _raw(".dirty", ""), {"CB213"}),
 }
 
 

@@ -61,6 +61,8 @@ class Sequence:
     ids: dict[str, tuple[str, int]] = field(default_factory=dict)
     open: dict[str, Call] = field(default_factory=dict)
     answered: set[str] = field(default_factory=set)
+    positional: list[Call] = field(default_factory=list)
+    """Open calls without a tool_call_id (older chibi), which chibi pairs by position."""
     first_v09: tuple[str, int] | None = None
     first_v010: tuple[str, int] | None = None
     mixed_reported: bool = False
@@ -230,9 +232,29 @@ class ChibiRun:
 
     # -- entries ----------------------------------------------------------------------
 
+    def _entry_schema(self, rec: Record) -> CheckGen:
+        """CB020, tolerant the way chibi is: an entry type it does not know is skipped
+        (CB026) and fields it does not know are ignored (CB027), since entries are
+        append-only and outlive the versions that wrote them."""
+        v = rec.value
+        et = v.get("entry_type") if isinstance(v, dict) else None
+        if isinstance(et, str) and et not in R.KNOWN_TYPES:
+            yield from self.f(
+                rec.path, rec.line, "/entry_type", R.ENTRY_UNKNOWN_TYPE, f"entry type {et!r} is not one chibi documents"
+            )
+            return False
+        if self.entry_schema.is_valid(v):
+            return True
+        errors = self.entry_schema.errors(v)
+        if errors and all(e.keyword in ("additionalProperties", "unevaluatedProperties") for e in errors):
+            for err in errors:
+                yield from self.f(rec.path, rec.line, rec.pointer + err.pointer, R.ENTRY_UNKNOWN_FIELD, err.message)
+            return True
+        return (yield from self._schema(self.entry_schema, rec, R.ENTRY_SCHEMA))
+
     def check_entry(self, rec: Record, seq: Sequence) -> CheckGen:
         """Every rule about one entry, and its part of the sequence rules."""
-        ok = yield from self._schema(self.entry_schema, rec, R.ENTRY_SCHEMA)
+        ok = yield from self._entry_schema(rec)
         if not ok:
             return False
         e: dict[str, Any] = rec.value
@@ -332,6 +354,9 @@ class ChibiRun:
 
     def _pairing(self, rec: Record, e: dict[str, Any], seq: Sequence) -> Iterator[Finding]:
         et = e["entry_type"]
+        if (et in R.PAIRS or et in R.RESULTS) and "tool_call_id" not in e:
+            yield from self._positional(rec, e, seq)
+            return
         if et in R.PAIRS:
             tcid = e["tool_call_id"]
             prev = seq.open.get(tcid)
@@ -386,9 +411,54 @@ class ChibiRun:
                     f"result comes from {e['from']!r} but its call at {call.path}:{call.line} went to {call.to!r}",
                 )
 
+    def _positional(self, rec: Record, e: dict[str, Any], seq: Sequence) -> Iterator[Finding]:
+        """TF §Fields: tool_call_id is optional; without it a result answers the oldest
+        open call that has none, as chibi pairs them."""
+        et = e["entry_type"]
+        if et in R.PAIRS:
+            seq.positional.append(Call(et, e["to"], rec.path, rec.line))
+            return
+        if not seq.positional:
+            if seq.pairs:
+                yield from self.f(
+                    rec.path,
+                    rec.line,
+                    "",
+                    R.RESULT_UNPAIRED,
+                    f"{et} has no tool_call_id and follows no open call without one (chibi pairs these by position)",
+                )
+            return
+        call = seq.positional.pop(0)
+        if R.PAIRS[call.entry_type] != et:
+            yield from self.f(
+                rec.path,
+                rec.line,
+                "/entry_type",
+                R.RESULT_KIND,
+                f"{et} answers (by position) the {call.entry_type} at {call.path}:{call.line}; "
+                f"expected {R.PAIRS[call.entry_type]}",
+            )
+        if e["from"] != call.to:
+            yield from self.f(
+                rec.path,
+                rec.line,
+                "/from",
+                R.RESULT_TOOL,
+                f"result comes from {e['from']!r} but its call (by position) at {call.path}:{call.line} "
+                f"went to {call.to!r}",
+            )
+
     def finish_sequence(self, seq: Sequence) -> Iterator[Finding]:
         if not seq.pairs:
             return
+        for call in seq.positional:
+            yield from self.f(
+                call.path,
+                call.line,
+                "",
+                R.CALL_UNANSWERED,
+                f"{call.entry_type} without a tool_call_id never gets a result",
+            )
         for tcid, call in seq.open.items():
             yield from self.f(
                 call.path,
@@ -419,9 +489,9 @@ class ChibiRun:
         stats.extra["vocabulary"] = seq.vocabulary
         stats.extra["entries"] = stats.records
 
-    def context_structure(self, rec: Record, first: bool, valid: bool) -> Iterator[Finding]:
+    def context_structure(self, rec: Record, first: bool, valid: bool, stale: bool = False) -> Iterator[Finding]:
         et = rec.value.get("entry_type") if isinstance(rec.value, dict) else None
-        if first and et not in R.ANCHORS:
+        if first and et not in R.ANCHORS and not stale:
             yield from self.f(
                 rec.path,
                 rec.line,
@@ -835,10 +905,23 @@ class DirectoryCheck:
             return
         r = self.chk
         bad = [False]
+        # chibi marks a context whose context.jsonl it will rebuild (after a rolling
+        # compaction it writes the anchor to the transcript only) with `<context>/.dirty`
+        stale = (self.L.root / ".dirty").exists()
         records = yield from r._records(r._jsonl(path), self.stats, self.progress, bad)
         for i, rec in enumerate(records):
-            valid = yield from r._schema(r.entry_schema, rec, R.ENTRY_SCHEMA)
-            yield from r.context_structure(rec, i == 0, valid)
+            valid = yield from r._entry_schema(rec)
+            yield from r.context_structure(rec, i == 0, valid, stale)
+        if stale:
+            yield from r.f(
+                str(path),
+                None,
+                "",
+                R.CONTEXT_STALE,
+                f"{self.L.root / '.dirty'} marks context.jsonl stale: chibi rebuilds it from the transcript "
+                "on next load, so it is not compared with its derivation",
+            )
+            return
         if not self.derivable or bad[0] or not records:
             return
         yield from self.derivation(records)
