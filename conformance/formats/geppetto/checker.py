@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...convertkit import short
 from ...findings import Finding, RuleInfo, Selection
 from ...schema_validation import SchemaValidator
 from ...schemas import SchemaSet, schema_set
@@ -203,12 +204,12 @@ class GeppettoRun:
 
     def _version(self, doc: Document, obj: dict[str, Any], ptr: str) -> Iterator[Finding]:
         v = obj.get("version")
-        if type(v) is int and v != 1 and self.on["GE012"]:
+        if "version" in obj and not (type(v) is int and v == 1) and self.on["GE012"]:
             yield self._f(
                 doc,
                 f"{ptr}/version",
                 R.UNKNOWN_VERSION,
-                f"version {v} is not supported (only 1 exists; geppetto ignores the field)",
+                f"version {short(v)} is not 1, the only version documented; geppetto's serde ignores the field",
             )
 
     # -- turns ------------------------------------------------------------------------

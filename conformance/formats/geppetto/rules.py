@@ -49,7 +49,9 @@ UNKNOWN_KIND = RuleInfo(
     "Block kind not written as geppetto writes it (unknown kinds read as `other`)",
     strict=True,
 )
-UNKNOWN_VERSION = RuleInfo("GE012", E, 'turns "Serialization (YAML)"', "Document `version` other than 1")
+UNKNOWN_VERSION = RuleInfo(
+    "GE012", W, 'turns "Serialization (YAML)"; geppetto serde (reads no version)', "Document `version` other than 1"
+)
 SCHEMA = RuleInfo("GE020", E, 'turns "Serialization (YAML)"', "Document does not match its JSON Schema")
 
 ROLE_KIND = RuleInfo("GE101", E, 'turns "Block Kinds", "Engine Mapping"', "Block role contradicts its kind")

@@ -1,0 +1,63 @@
+"""Issue 17, gpt2099: file order is not time order, and hash-only frames are frames."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conformance.api import validate
+from conformance.convert import convert
+
+IDS = ["03d4q1qhbhm9bkl8pqvn2bqv1", "03d4q1qhbhm9bkl8pqvn2bqv2", "03d4q1qhbhm9bkl8pqvn2bqv3"]
+
+
+def _frames() -> list[dict[str, object]]:
+    return [
+        {"id": IDS[0], "topic": "gpt.turn", "meta": {"role": "user", "inherited": {"provider_ptr": "m"}},
+         "content": [{"type": "text", "text": "hi"}]},
+        {"id": IDS[1], "topic": "gpt.turn", "meta": {"role": "assistant", "continues": [IDS[0]]},
+         "content": [{"type": "text", "text": "hello"}]},
+        {"id": IDS[2], "topic": "gpt.turn", "meta": {"role": "user", "continues": [IDS[1]]},
+         "content": [{"type": "text", "text": "bye"}]},
+    ]  # fmt: skip
+
+
+def _write(path: Path, frames: list[dict[str, object]]) -> Path:
+    path.write_text("".join(json.dumps(f) + "\n" for f in frames))
+    return path
+
+
+def _errors(path: Path) -> list[str]:
+    return [f.rule for f in validate([path], fmt="gpt2099").findings if f.severity == "error"]
+
+
+@pytest.mark.parametrize("order", [[0, 1, 2], [2, 1, 0], [1, 2, 0]])
+def test_a_head_first_export_validates_and_converts_in_time_order(order: list[int], tmp_path: Path) -> None:
+    frames = _frames()
+    src = _write(tmp_path / "t.jsonl", [frames[i] for i in order])
+    assert _errors(src) == []
+    out = tmp_path / "c.jsonl"
+    convert("gpt2099", "canonical", src, out)
+    texts = [json.loads(line)["content"][0]["text"] for line in out.read_text().splitlines()]
+    assert texts == ["hi", "hello", "bye"]
+
+
+def test_a_continues_to_a_later_id_is_still_an_error(tmp_path: Path) -> None:
+    frames = _frames()
+    frames[0]["meta"] = {"role": "user", "continues": [IDS[2]]}
+    assert "GP202" in _errors(_write(tmp_path / "t.jsonl", frames))
+
+
+def test_hash_only_frames_are_valid(tmp_path: Path) -> None:
+    frames = _frames()
+    del frames[1]["content"]
+    frames[1]["hash"] = "sha256-Ey6dWr1Kuh9X3Yk7Hqf+2WrC7gX6aHqJ3e4sJm9sN8I="
+    assert _errors(_write(tmp_path / "t.jsonl", frames)) == []
+
+
+def test_a_frame_with_neither_content_nor_hash_is_an_error(tmp_path: Path) -> None:
+    frames = _frames()
+    del frames[1]["content"]
+    assert "GP020" in _errors(_write(tmp_path / "t.jsonl", frames))
