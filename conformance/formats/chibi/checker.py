@@ -22,7 +22,7 @@ from typing import Any
 
 from ...convertkit import short
 from ...findings import Finding, RuleInfo, Selection
-from ...jsonio import IO_RULES, Record, read_jsonl
+from ...jsonio import IO_RULES, Record, parse, read_jsonl
 from ...schema_validation import SchemaValidator
 from ...schemas import schema_set
 from ..base import FileStats, Options, ProgressHook
@@ -63,6 +63,15 @@ class Sequence:
     answered: set[str] = field(default_factory=set)
     positional: list[Call] = field(default_factory=list)
     """Open calls without a tool_call_id (older chibi), which chibi pairs by position."""
+    context: str | None = None
+    """The context's name, for the from/to rules: the `to` of the first anchor (chibi
+    starts every context with one). The directory's name is not used: copies and
+    renamed contexts keep the name their entries were written with."""
+    in_context: bool = False
+    """The entries are context.jsonl's."""
+    flow: Record | None = None
+    """A v0.10 flow-control message still waiting for its control_transfer."""
+    flow_seen: bool = False
     first_v09: tuple[str, int] | None = None
     first_v010: tuple[str, int] | None = None
     mixed_reported: bool = False
@@ -296,6 +305,7 @@ class ChibiRun:
                 "control_transfer must have empty content and flow_control: true (has "
                 f"content {short(e['content'])}, flow_control {e.get('flow_control')!r})",
             )
+        yield from self._documented(rec, e, seq)
         yield from self._vocabulary(rec, e, seq)
         if seq.pairs:
             yield from self._pairing(rec, e, seq)
@@ -411,6 +421,73 @@ class ChibiRun:
                     f"result comes from {e['from']!r} but its call at {call.path}:{call.line} went to {call.to!r}",
                 )
 
+    def _documented(self, rec: Record, e: dict[str, Any], seq: Sequence) -> Iterator[Finding]:
+        """CB107-CB110: tool arguments, addressing, v0.10 flow-control pairs, anchor refs."""
+        p, ln, et = rec.path, rec.line, e["entry_type"]
+        if et == "tool_call":
+            try:
+                parse(e["content"].encode("utf-8", "surrogatepass"))
+            except ValueError:
+                yield from self.f(
+                    p, ln, "/content", R.TOOL_ARGS_JSON, f"tool arguments {short(e['content'])} are not JSON"
+                )
+        if seq.context is None and et in R.ANCHORS and isinstance(e["to"], str):
+            seq.context = e["to"]
+        ctx = seq.context
+        if ctx is not None:
+            wrong = None
+            if et == "tool_call" and e["from"] != ctx:
+                wrong = ("/from", f"tool_call comes from {e['from']!r}, not from the context {ctx!r}")
+            elif et == "tool_result" and e["to"] != ctx:
+                wrong = ("/to", f"tool_result goes to {e['to']!r}, not to the context {ctx!r}")
+            elif et in R.ANCHORS and e["to"] != ctx:
+                wrong = ("/to", f"{et} anchor goes to {e['to']!r}, not to the context {ctx!r}")
+            elif et == "message" and ctx not in (e["from"], e["to"]):
+                wrong = ("", f"message from {e['from']!r} to {e['to']!r}: neither is the context {ctx!r}")
+            if wrong is not None:
+                yield from self.f(p, ln, wrong[0], R.ADDRESSING, wrong[1])
+        # TF §Flow Control Types: a flow-control message and then its control_transfer, same direction
+        waiting = seq.flow
+        seq.flow = None
+        if et == "control_transfer":
+            w = waiting.value if waiting is not None else None
+            if w is None or (w["from"], w["to"]) != (e["from"], e["to"]):
+                what = (
+                    f"follows the flow-control message at {waiting.path}:{waiting.line} from {w['from']!r} to {w['to']!r}"
+                    if waiting is not None and w is not None
+                    else "follows no flow-control message"
+                )
+                # a file checked alone may start after the message it pairs with
+                if seq.flow_seen or not (seq.in_context or not seq.pairs):
+                    yield from self.f(
+                        p, ln, "", R.FLOW_PAIRING, f"control_transfer from {e['from']!r} to {e['to']!r} {what}"
+                    )
+        elif waiting is not None:
+            yield from self._flow_unpaired(waiting)
+        if et == "message" and e.get("flow_control") is True:
+            seq.flow = rec
+        seq.flow_seen = True
+        meta = e.get("metadata")
+        if isinstance(meta, dict) and "transcript_anchor_id" in meta and not (seq.in_context and et in R.ANCHORS):
+            where = "a transcript entry" if not seq.in_context else f"a {et} entry"
+            yield from self.f(
+                p,
+                ln,
+                "/metadata/transcript_anchor_id",
+                R.ANCHOR_REF_PLACEMENT,
+                f"transcript_anchor_id on {where}; it belongs to context.jsonl's anchor only",
+            )
+
+    def _flow_unpaired(self, rec: Record) -> Iterator[Finding]:
+        v = rec.value
+        yield from self.f(
+            rec.path,
+            rec.line,
+            "",
+            R.FLOW_PAIRING,
+            f"flow-control message from {v['from']!r} to {v['to']!r} is not followed by its control_transfer",
+        )
+
     def _positional(self, rec: Record, e: dict[str, Any], seq: Sequence) -> Iterator[Finding]:
         """TF §Fields: tool_call_id is optional; without it a result answers the oldest
         open call that has none, as chibi pairs them."""
@@ -449,6 +526,8 @@ class ChibiRun:
             )
 
     def finish_sequence(self, seq: Sequence) -> Iterator[Finding]:
+        # a flow-control message last in the file is not reported: chibi writes the
+        # control_transfer right after it, and the end of a file is where a write is cut
         if not seq.pairs:
             return
         for call in seq.positional:
@@ -471,8 +550,8 @@ class ChibiRun:
     def entries_file(self, path: Path, stats: FileStats, progress: ProgressHook | None) -> Iterator[Finding]:
         # a partition checked alone may answer calls of its neighbours: pairing needs the unit
         partial = path.parent.name == "partitions" or path.name == "active.jsonl"
-        seq = Sequence(pairs=not partial)
         is_context = path.name == "context.jsonl"
+        seq = Sequence(pairs=not partial, in_context=is_context)
         first = True
         for item in self._jsonl(path):
             if isinstance(item, Finding):
@@ -498,6 +577,14 @@ class ChibiRun:
                 "/entry_type",
                 R.CONTEXT_ANCHOR,
                 f"context.jsonl starts with {et!r}, not an anchor (context_created, compaction, archival)",
+            )
+        if not first and et in R.ANCHORS:
+            yield from self.f(
+                rec.path,
+                rec.line,
+                "/entry_type",
+                R.CONTEXT_SECOND_ANCHOR,
+                f"{et} anchor after entry 0: context.jsonl holds only the last anchor and what follows it",
             )
         if et == "system_prompt_changed":
             yield from self.f(
@@ -912,6 +999,15 @@ class DirectoryCheck:
         for i, rec in enumerate(records):
             valid = yield from r._entry_schema(rec)
             yield from r.context_structure(rec, i == 0, valid, stale)
+            meta = rec.value.get("metadata") if valid else None
+            if isinstance(meta, dict) and "transcript_anchor_id" in meta and rec.value["entry_type"] not in R.ANCHORS:
+                yield from r.f(
+                    rec.path,
+                    rec.line,
+                    "/metadata/transcript_anchor_id",
+                    R.ANCHOR_REF_PLACEMENT,
+                    f"transcript_anchor_id on a {rec.value['entry_type']} entry; it belongs to context.jsonl's anchor only",
+                )
         if stale:
             yield from r.f(
                 str(path),

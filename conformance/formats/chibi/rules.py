@@ -56,6 +56,30 @@ TRANSFER_FORM = RuleInfo(
     "control_transfer carries content or lacks flow_control: true",
 )
 
+TOOL_ARGS_JSON = RuleInfo(
+    "CB107",
+    W,
+    "TF §Fields (content: tool arguments); chibi writes arguments as a JSON string",
+    "tool_call content is not JSON",
+)
+ADDRESSING = RuleInfo(
+    "CB108",
+    E,
+    "TF §Conversation Types, §Anchor Types (from/to tables)",
+    "from/to does not name the context where the docs say it must",
+)
+FLOW_PAIRING = RuleInfo(
+    "CB109",
+    E,
+    "TF §Flow Control Types (Directions), §User Prompt, §Call User",
+    "Flow-control message and its control_transfer do not come as a pair in the same direction",
+)
+ANCHOR_REF_PLACEMENT = RuleInfo(
+    "CB110",
+    E,
+    "TF §Metadata Structure (transcript_anchor_id: context.jsonl anchors)",
+    "metadata.transcript_anchor_id outside a context.jsonl anchor",
+)
 CALL_UNANSWERED = RuleInfo("CB201", E, "TF §Fields (tool_call_id)", "Tool or flow-control call has no result")
 RESULT_UNPAIRED = RuleInfo("CB202", E, "TF §Fields (tool_call_id)", "Result answers no earlier call")
 RESULT_DUPLICATE = RuleInfo("CB203", E, "TF §Fields (tool_call_id)", "Call answered more than once")
@@ -74,6 +98,9 @@ CONTEXT_DERIVATION = RuleInfo(
     E,
     "TF §Context Rebuilding",
     "context.jsonl differs from its derivation from the transcript",
+)
+CONTEXT_SECOND_ANCHOR = RuleInfo(
+    "CB214", E, "TF §context.jsonl (Structure), §Context Rebuilding", "Anchor after entry 0 of context.jsonl"
 )
 CONTEXT_STALE = RuleInfo(
     "CB213",
@@ -119,6 +146,7 @@ CATALOG = RuleCatalog(
         ENTRY_SCHEMA, ENTRY_UNKNOWN_TYPE, ENTRY_UNKNOWN_FIELD, MANIFEST_SCHEMA, INBOX_SCHEMA, META_SCHEMA, REQUEST_SCHEMA, BLOOM_SCHEMA,
         MIXED_VOCABULARY, PINNED_VOCABULARY,
         ID_UUID, ID_UNIQUE, TIMESTAMP_SECONDS, ANCHOR_FORM, COMPACTION_SUMMARY, TRANSFER_FORM,
+        TOOL_ARGS_JSON, ADDRESSING, FLOW_PAIRING, ANCHOR_REF_PLACEMENT, CONTEXT_SECOND_ANCHOR,
         CALL_UNANSWERED, RESULT_UNPAIRED, RESULT_DUPLICATE, CALL_ID_REUSED, RESULT_KIND,
         RESULT_TOOL,
         CONTEXT_PROMPT_CHANGE, CONTEXT_ANCHOR, CONTEXT_DERIVATION, CONTEXT_STALE,
