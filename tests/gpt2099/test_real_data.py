@@ -61,3 +61,37 @@ def test_a_frame_with_neither_content_nor_hash_is_an_error(tmp_path: Path) -> No
     frames = _frames()
     del frames[1]["content"]
     assert "GP020" in _errors(_write(tmp_path / "t.jsonl", frames))
+
+
+# -- conversions report what only provider_raw keeps (issue 17) --------------------------
+
+
+def _lossy(tmp_path: Path, frames: list[dict[str, object]]) -> list[tuple[int | None, str, str]]:
+    src = _write(tmp_path / "t.jsonl", frames)
+    return [(f.line, f.pointer, f.message) for f in convert("gpt2099", "canonical", src, tmp_path / "c.jsonl")]
+
+
+def test_inherited_options_and_cache_are_reported(tmp_path: Path) -> None:
+    frames = _frames()
+    frames[2]["meta"] = {"role": "user", "continues": [IDS[1]], "cache": True}
+    lossy = _lossy(tmp_path, frames)
+    assert [(ln, ptr) for ln, ptr, msg in lossy if "inherited options (provider_ptr)" in msg] == [(1, "/meta")]
+    assert [(ln, ptr) for ln, ptr, msg in lossy if "cache flag" in msg] == [(3, "/meta/cache")]
+
+
+def test_a_branching_thread_is_reported(tmp_path: Path) -> None:
+    frames = _frames()
+    frames[2]["meta"] = {"role": "user", "continues": [IDS[0]]}  # a second continuation of turn 1
+    lossy = _lossy(tmp_path, frames)
+    assert [(ln, ptr) for ln, ptr, msg in lossy if "branches here (2 turns" in msg] == [(1, "")]
+    linear = tmp_path / "linear"
+    linear.mkdir()
+    assert not [m for _, _, m in _lossy(linear, _frames()) if "branches" in m]
+
+
+def test_stop_reason_other_than_end_turn_is_reported(tmp_path: Path) -> None:
+    frames = _frames()
+    frames[1]["meta"] = {"role": "assistant", "continues": [IDS[0]],
+                         "message": {"model": "claude", "stop_reason": "max_tokens"}}  # fmt: skip
+    lossy = _lossy(tmp_path, frames)
+    assert [ln for ln, _, msg in lossy if "stop_reason 'max_tokens'" in msg] == [2]

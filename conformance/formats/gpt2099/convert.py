@@ -62,7 +62,7 @@ from typing import Any
 import orjson
 
 from ... import ids
-from ...convertkit import ConvertContext, IdMint, created_at_micros, rfc3339, validated
+from ...convertkit import ConvertContext, IdMint, created_at_micros, rfc3339, short, validated
 from ...errors import InputError
 from ...findings import Finding, Severity
 from ...jsonio import Record, read_json, read_jsonl
@@ -184,6 +184,19 @@ class _ToCanonical:
         }
         tool_ids: dict[tuple[int, int], str] = {}
         sessions = _sessions(thread, self.digest, n)
+        children: dict[int, list[int]] = {}
+        for t in thread.turns:
+            for p in t.parents:
+                children.setdefault(p, []).append(t.index)
+        for p, kids in sorted(children.items()):
+            if len(kids) > 1:
+                self.lossy(
+                    thread.turns[p],
+                    "",
+                    f"the thread branches here ({len(kids)} turns continue this one): a canonical session is "
+                    "one line, so the branches share one session in time order; each turn's `continues` is "
+                    "kept only in provider_raw",
+                )
         timeless = next((t for t in thread.turns if _ms(t) is None), None)
         if timeless is not None:
             self.lossy(
@@ -218,6 +231,16 @@ class _ToCanonical:
         if run or not parts:
             parts.append((t.role, run))
         us = self.clock.micros(_ms(t))
+        where = "/meta" if u.shape is Shape.FRAMES else ""
+        if t.delta:
+            self.lossy(
+                t,
+                where,
+                f"inherited options ({', '.join(sorted(t.delta))}) have no canonical field: kept only in "
+                "provider_raw, which canonical readers do not read",
+            )
+        if t.cache:
+            self.lossy(t, where + "/cache", "the cache flag has no canonical field: kept only in provider_raw")
         for k, (role, blocks) in enumerate(parts):
             raw: dict[str, Any] = {"shape": str(u.shape), "unit": n, "turn": t.index}
             if k == 0:
@@ -405,6 +428,15 @@ class _ToCanonical:
         else:
             summary = None
         summary = summary if isinstance(summary, dict) else {}
+        stop = summary.get("stop_reason")
+        if stop is not None and stop not in ("end_turn", "tool_use"):
+            self.lossy(
+                t,
+                "",
+                f"stop_reason {short(stop)} has no canonical v1 status (complete, partial, cancelled, error "
+                "describe generation, not why it stopped); status is complete and the reason is kept only "
+                "in provider_raw",
+            )
         name = summary.get("model")
         name = _SPACE.sub("-", name.strip()) if isinstance(name, str) and name.strip() else "unknown"
         model = f"{PROVIDER}:{name}"
