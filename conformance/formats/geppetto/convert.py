@@ -58,7 +58,7 @@ def to_canonical(src: Path, dst: Path, ctx: ConvertContext, ids: IdSource | None
     messages, losses = turn_to_messages(doc.value, ids)
     for loss in losses:
         ctx.lossy(str(src), doc.line(loss.pointer), loss.pointer, loss.message, loss.rule)
-    if ids.derived and messages:
+    if ids.derived and ids.minted_time and messages:
         ctx.lossy(
             str(src),
             None,

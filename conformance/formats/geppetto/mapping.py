@@ -55,7 +55,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 from urllib.parse import urlsplit
 
-from ...convertkit import IdMint, short
+from ...convertkit import IdMint, created_at_micros, short
 from ...findings import RuleInfo
 from ...ids import is_tool_id
 from ...schemas import schema_set
@@ -66,6 +66,8 @@ RESULT_KEY = "geppetto.inference_result@v1"
 SESSION_KEY = "geppetto.session_id@v1"
 SIGNATURE_KEY = "gemini.thought_signature@v1"
 CANONICAL_KEY = "turnspec.canonical_message@v1"
+# a canonical message's id and created_at, on its first block (geppetto records neither)
+IDS_KEY = "turnspec.canonical_ids@v1"
 RAW = "geppetto"
 RAW_VERSION = 1
 SYNTH_PRICING = "unknown"
@@ -112,6 +114,8 @@ class IdSource:
         self.derived = now_us is None
         """True when times are placeholders (counting from the epoch), not given by the caller."""
         self.minted_session = False
+        self.minted_time = False
+        """True once a message got a time counted by this source (not one it kept)."""
 
     @classmethod
     def of(cls, data: bytes) -> IdSource:
@@ -124,7 +128,26 @@ class IdSource:
         self.us += 1
         return out
 
+    def keep(self, kept: Any) -> tuple[str, str] | None:
+        """A canonical message's own id and created_at (IDS_KEY) when they still sort
+        after everything minted so far, else None (fresh ones are minted)."""
+        if (
+            not isinstance(kept, dict)
+            or not isinstance(kept.get("id"), str)
+            or not isinstance(kept.get("created_at"), str)
+        ):
+            return None
+        try:
+            us = created_at_micros(kept["created_at"])
+        except ValueError:
+            return None
+        if us < self.us or self.mint.keep(kept["id"]) is None:
+            return None
+        self.us = us + 1
+        return kept["id"], kept["created_at"]
+
     def message(self) -> tuple[str, str]:
+        self.minted_time = True
         when = _EPOCH + dt.timedelta(microseconds=self.us)  # integer arithmetic: exact µs
         created = when.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         return self._ulid(), created
@@ -200,13 +223,15 @@ class _Out:
     def loss(self, pointer: str, message: str, rule: RuleInfo = R.LOSSY) -> None:
         self.losses.append(Loss(pointer, message, rule))
 
-    def emit(self, role: str, content: list[dict[str, Any]], meta: dict[str, Any], raw: dict[str, Any]) -> None:
+    def emit(
+        self, role: str, content: list[dict[str, Any]], meta: dict[str, Any], raw: dict[str, Any], kept: Any = None
+    ) -> None:
         if self.carry:
             raw["before"] = self.carry
             self.carry = []
         raw = {"v": RAW_VERSION, **raw}
         meta = {**meta, "provider_raw": {**(meta.get("provider_raw") or {}), RAW: raw}}
-        mid, created = self.ids.message()
+        mid, created = self.ids.keep(kept) or self.ids.message()
         self.messages.append(
             {"id": mid, "session_id": self.session_id, "role": role, "content": content,
              "metadata": meta, "created_at": created, "schema_version": 1}
@@ -459,12 +484,24 @@ def _assistant_meta(result: Any, stored: Any, first_ptr: str, out: _Out) -> dict
     status = _STATUS.get(str(ir.get("finish_class")))
     if status is not None:
         meta["status"] = status
+    if ir.get("finish_class") == "max_tokens" or ir.get("truncated") is True:
+        why = "finish_class 'max_tokens'" if ir.get("finish_class") == "max_tokens" else "truncated: true"
+        out.loss(
+            first_ptr,
+            f"the output was cut off ({why}); canonical v1 has no status for that (complete, partial, "
+            "cancelled, error), so status is complete and the inference result is kept only in provider_raw",
+        )
     out.loss(
         first_ptr,
         "canonical requires what geppetto does not record; wrote " + ", ".join(synth),
         R.SYNTHESIZED,
     )
     return meta
+
+
+def _kept_ids(block: dict[str, Any]) -> Any:
+    meta = block.get("metadata")
+    return meta.get(IDS_KEY) if isinstance(meta, dict) else None
 
 
 def _stored(block: dict[str, Any]) -> Any:
@@ -511,7 +548,7 @@ def turn_to_messages(turn: dict[str, Any], ids: IdSource | None = None) -> tuple
                 result = tmeta.get(RESULT_KEY)
             used.append(result)
             meta = _assistant_meta(result, _stored(block), ptr, out)
-            out.emit("assistant", content, meta, {**raw, "blocks": residues})
+            out.emit("assistant", content, meta, {**raw, "blocks": residues}, _kept_ids(blocks[i]))
             i = end
             continue
         content, residue = _content_of(block, kind, ptr, out)
@@ -520,7 +557,7 @@ def turn_to_messages(turn: dict[str, Any], ids: IdSource | None = None) -> tuple
         role = {"system": "system", "user": "user", "tool_use": "tool"}[kind]
         if kind == "tool_use":
             meta["parent_tool_use_id"] = content[0]["tool_use_id"]
-        out.emit(role, content, meta, {**raw, "blocks": [residue]})
+        out.emit(role, content, meta, {**raw, "blocks": [residue]}, _kept_ids(block))
         i += 1
     outcome = tmeta.get(RESULT_KEY)
     if isinstance(outcome, dict) and outcome not in used:
@@ -842,7 +879,8 @@ def _native_blocks(msg: dict[str, Any], ptr: str, st: _In) -> list[dict[str, Any
         other_raw = {k: v for k, v in (meta.get("provider_raw") or {}).items() if k != RAW}
         if other_raw:
             stored["provider_raw"] = other_raw
-        out[0]["metadata"] = {**(out[0].get("metadata") or {}), CANONICAL_KEY: stored}
+        ids = {"id": msg["id"], "created_at": msg["created_at"]}
+        out[0]["metadata"] = {**(out[0].get("metadata") or {}), CANONICAL_KEY: stored, IDS_KEY: ids}
     return [_ordered(b) for b in out]
 
 
