@@ -95,3 +95,32 @@ def test_stop_reason_other_than_end_turn_is_reported(tmp_path: Path) -> None:
                          "message": {"model": "claude", "stop_reason": "max_tokens"}}  # fmt: skip
     lossy = _lossy(tmp_path, frames)
     assert [ln for ln, _, msg in lossy if "stop_reason 'max_tokens'" in msg] == [2]
+
+
+# -- document turns and MIME syntax (issue 17) -------------------------------------------
+
+DOC_BLOCK = {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": "aGk="}}
+
+
+@pytest.mark.parametrize(
+    ("meta", "content", "rules"),
+    [
+        ({"type": "document", "content_type": "application/pdf"}, [DOC_BLOCK], []),
+        ({"type": "document"}, [DOC_BLOCK], ["GP105"]),
+        ({"type": "document", "content_type": "application/pdf"}, [DOC_BLOCK, DOC_BLOCK], ["GP105"]),
+        ({"type": "document", "content_type": "application/pdf"}, [{"type": "text", "text": "x"}], ["GP105"]),
+        ({"content_type": "application json"}, [{"type": "text", "text": "x"}], ["GP106"]),
+        ({"content_type": "text/markdown; charset=utf-8"}, [{"type": "text", "text": "x"}], []),
+        ({}, [{**DOC_BLOCK, "source": {**DOC_BLOCK["source"], "media_type": "/pdf"}}], ["GP106"]),
+    ],
+)
+def test_document_turns(meta: dict[str, object], content: list[object], rules: list[str], tmp_path: Path) -> None:
+    frame = {"id": IDS[0], "topic": "gpt.turn", "meta": {"role": "user", "inherited": {"provider_ptr": "m"}, **meta},
+             "content": content}  # fmt: skip
+    assert _errors(_write(tmp_path / "t.jsonl", [frame])) == rules
+
+
+def test_a_hash_only_document_turn_needs_no_inline_block(tmp_path: Path) -> None:
+    frame = {"id": IDS[0], "topic": "gpt.turn", "hash": "sha256-x",
+             "meta": {"role": "user", "type": "document", "content_type": "application/pdf"}}  # fmt: skip
+    assert _errors(_write(tmp_path / "t.jsonl", [frame])) == []
