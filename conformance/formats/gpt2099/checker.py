@@ -95,9 +95,7 @@ class Gpt2099Run:
             kind = artefact_kind([rec.value for rec, _ in pending])
             if kind is not None:
                 if self.on["GP014"]:
-                    yield self._f(
-                        str(path), None, "", R.NOT_A_CONVERSATION, f"{kind}: holds no conversation; not checked"
-                    )
+                    yield self._f(str(path), 1, "", R.NOT_A_CONVERSATION, f"{kind}: holds no conversation; not checked")
                 return
         turns = [rec for rec, shape in pending if shape is not None or (is_thread and isinstance(rec.value, dict))]
         for rec, shape in pending:
@@ -210,15 +208,14 @@ class Gpt2099Run:
                 docs = [b for b in t.content if isinstance(b, dict) and b.get("type") == "document"]
                 if not isinstance(ct, str):
                     yield self._t(t, "/meta", R.DOCUMENT_TURN, "document turn has no content_type")
-                elif "hash" not in t.source or "content" in t.source:
-                    if len(t.content) != 1 or len(docs) != 1:
-                        yield self._t(
-                            t,
-                            "/content",
-                            R.DOCUMENT_TURN,
-                            f"document turn holds {len(t.content)} block(s), {len(docs)} of them document(s); "
-                            "an uploaded file is one document block",
-                        )
+                elif ("hash" not in t.source or "content" in t.source) and (len(t.content) != 1 or len(docs) != 1):
+                    yield self._t(
+                        t,
+                        "/content",
+                        R.DOCUMENT_TURN,
+                        f"document turn holds {len(t.content)} block(s), {len(docs)} of them document(s); "
+                        "an uploaded file is one document block",
+                    )
             head = meta.get("head")
             if isinstance(head, str) and is_scru128(head) and on["GP104"]:
                 yield self._t(
