@@ -112,3 +112,27 @@ def test_old_and_unknown_entries_are_tolerated_with_a_warning(
     convert("chibi", "canonical", ctx, out)
     convert("canonical", "chibi", out, back)
     assert read_lines(back / "transcript" / part.relative_to(ctx / "transcript"))[i] == lines[i]
+
+
+# -- field-level constraints enforced only through the schema rule (CB020) ---------------
+
+
+@pytest.mark.parametrize(
+    ("index", "field", "value", "pointer"),
+    [
+        (1, "role", "assistant", "/role"),  # chibi's roles are user, agent, system
+        (1, "flow_control", "yes", "/flow_control"),
+        (1, "timestamp", -5, "/timestamp"),
+        (2, "content", 7, "/content"),
+    ],
+)
+def test_schema_only_field_constraints(
+    ctx_copy: Callable[[str], Path], index: int, field: str, value: object, pointer: str
+) -> None:
+    ctx = ctx_copy("default")
+    path = ctx / "transcript" / "active.jsonl"
+    lines = read_lines(path)
+    lines[index][field] = value
+    write_lines(path, lines)
+    hits = [f for f in check(ctx).findings if f.path == str(path) and f.rule == "CB020"]
+    assert hits and any(f.pointer.startswith(pointer) for f in hits), [(f.rule, f.pointer) for f in hits]

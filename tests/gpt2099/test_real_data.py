@@ -124,3 +124,30 @@ def test_a_hash_only_document_turn_needs_no_inline_block(tmp_path: Path) -> None
     frame = {"id": IDS[0], "topic": "gpt.turn", "hash": "sha256-x",
              "meta": {"role": "user", "type": "document", "content_type": "application/pdf"}}  # fmt: skip
     assert _errors(_write(tmp_path / "t.jsonl", [frame])) == []
+
+
+# -- field-level constraints enforced only through the schema rule (GP020) ---------------
+
+
+@pytest.mark.parametrize(
+    ("block", "pointer"),
+    [
+        ({"type": "tool_use", "id": "t1", "name": "read", "input": "path=x"}, "/content/0/input"),
+        ({"type": "tool_use", "id": "t1", "input": {}}, "/content/0"),
+        ({"type": "document", "source": {"type": "url", "media_type": "image/png", "data": "aGk="}},
+         "/content/0/source/type"),
+        ({"type": "text"}, "/content/0"),
+    ],
+)  # fmt: skip
+def test_schema_only_field_constraints(block: dict[str, object], pointer: str, tmp_path: Path) -> None:
+    frames = _frames()
+    frames[1]["content"] = [block]
+    src = _write(tmp_path / "t.jsonl", frames)
+    hits = [f for f in validate([src], fmt="gpt2099").findings if f.rule == "GP020"]
+    assert hits and any(f.pointer.startswith(pointer) for f in hits), [f.pointer for f in hits]
+
+
+def test_role_outside_the_enum_is_a_schema_error(tmp_path: Path) -> None:
+    frames = _frames()
+    frames[1]["meta"] = {"role": "model", "continues": [IDS[0]]}
+    assert "GP020" in _errors(_write(tmp_path / "t.jsonl", frames))
