@@ -355,9 +355,13 @@ def _content_of(block: dict[str, Any], kind: str, ptr: str, out: _Out) -> tuple[
             rb["metadata"] = {k: v for k, v in rb["metadata"].items() if k != SIGNATURE_KEY}
         return [thinking], residue
     if kind == "tool_call":
-        kept = p.get("id")
+        call_id = p.get("id")
         # a call id that is already a canonical tool id (it came from canonical) is kept
-        tid = kept if isinstance(kept, str) and is_tool_id(kept) and kept not in out.calls.values() else out.ids.tool()
+        tid = (
+            call_id
+            if isinstance(call_id, str) and is_tool_id(call_id) and call_id not in out.calls.values()
+            else out.ids.tool()
+        )
         out.calls[p["id"]] = tid
         args = p.get("args")
         inp = _object_from(args)
