@@ -90,6 +90,12 @@ FINISH_CLASS = RuleInfo(
     'turns "Canonical Inference Result On Turn Metadata"',
     "Turn finish_class disagrees with the pending tool calls",
 )
+SESSION_GROWTH = RuleInfo(
+    "GE306",
+    W,
+    'turns "How Turns Grow Across a Conversation", "Multi-turn Sessions"',
+    "Turn file of a session does not extend the session's previous turn (a turn is a clone plus new blocks)",
+)
 
 LOSSY = RuleInfo("GE900", W, "canonical §7.3", "Conversion dropped content the target format cannot hold")
 SYNTHESIZED = RuleInfo(
@@ -124,6 +130,7 @@ CATALOG = RuleCatalog(
         RESULT_DUPLICATE,
         CALL_PENDING,
         FINISH_CLASS,
+        SESSION_GROWTH,
         LOSSY,
         SYNTHESIZED,
     ]
