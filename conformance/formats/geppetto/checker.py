@@ -250,8 +250,8 @@ class GeppettoRun:
             stats.records += len(blocks)
             meta = turn.get("metadata")
             sid = meta.get(SESSION_KEY) if isinstance(meta, dict) else None
-            bids = [b.get("id") for b in blocks if isinstance(b, dict)]
-            if isinstance(sid, str) and sid and len(bids) == len(blocks) and all(isinstance(i, str) for i in bids):
+            bids = [b["id"] for b in blocks if isinstance(b, dict) and isinstance(b.get("id"), str)]
+            if isinstance(sid, str) and sid and len(bids) == len(blocks):
                 self.sessions.setdefault(sid, []).append((doc, bids))
         ids: dict[str, str] = {}
         tools = _Tools()
