@@ -9,38 +9,22 @@ validation succeed, so a failed conversion never leaves a partial file) and repo
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from .convertkit import LOSSY, ConvertContext, Converter
 from .errors import InputError
-from .findings import Finding, RuleInfo, Severity
+from .findings import Finding, Severity
 from .jsonio import check_input
 from .outputs import check_output, staged
-
-LOSSY = RuleInfo("TS900", Severity.WARNING, "§7.3", "Conversion dropped or changed information")
-
-
-@dataclass
-class ConvertContext:
-    """What a converter may report. `lossy` is a warning; `fail` aborts the conversion."""
-
-    findings: list[Finding] = field(default_factory=list)
-
-    def lossy(self, path: str, line: int | None, pointer: str, message: str, rule: RuleInfo = LOSSY) -> None:
-        self.findings.append(Finding(path, line, pointer, rule.id, rule.severity, message))
-
-
-Converter = Callable[[Path, Path, ConvertContext], None]
 
 
 def converters() -> dict[tuple[str, str], Converter]:
     """Every registered converter, from all formats."""
-    from .formats import all_formats
+    from .formats import all_formats  # the engine sits above the formats; imported when used (cheap CLI start)
 
     out: dict[tuple[str, str], Converter] = {}
     for f in all_formats():
-        out.update(getattr(f, "converters", {}))
+        out.update(f.converters)
     return out
 
 
@@ -81,3 +65,6 @@ def convert(
                     f"({len(out_findings)} error(s)); nothing written"
                 )
     return ctx.findings
+
+
+__all__ = ["LOSSY", "ConvertContext", "Converter", "convert", "converters"]
