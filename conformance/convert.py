@@ -28,6 +28,19 @@ def converters() -> dict[tuple[str, str], Converter]:
     return out
 
 
+def _validate_output(fmt: str, path: Path) -> list[Finding]:
+    """The target format's own findings on the staged output (what `turnspec validate
+    --format FMT` reports), run through the format registry, not the API above."""
+    # function-level import: the engine sits above the formats; imported when used (cheap CLI start)
+    from .formats import FileStats, Options, get_format
+
+    run = get_format(fmt).start(Options())
+    try:
+        return [*run.validate(path, FileStats(str(path), fmt)), *run.finish()]
+    except InputError as exc:
+        raise InputError(f"converted output cannot be read back: {exc}; nothing written") from None
+
+
 def convert(
     src_format: str, dst_format: str, src: Path, dst: Path, *, force: bool = False, validate_output: bool = True
 ) -> list[Finding]:
@@ -52,12 +65,7 @@ def convert(
             where = exc.filename if exc.filename and not str(exc.filename).startswith(str(tmp)) else src
             raise InputError(f"{where}: cannot read as {src_format}: {exc.strerror or exc}") from None
         if validate_output:
-            from .api import validate  # the API layer sits above the engines: imported at call time
-
-            report = validate([tmp], fmt=dst_format)
-            if report.problems:
-                raise InputError(f"converted output cannot be read back: {report.problems[0]}; nothing written")
-            out_findings = [f for f in report.findings if f.severity == Severity.ERROR]
+            out_findings = [f for f in _validate_output(dst_format, tmp) if f.severity == Severity.ERROR]
             if out_findings:
                 first = out_findings[0]
                 raise InputError(
