@@ -17,11 +17,12 @@ def tests(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff (lint + format check) and mypy --strict on the hand-written package."""
+    """ruff (lint + format check), mypy --strict, and the import-layer contracts (.importlinter)."""
     session.install("-e", ".[dev]")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
     session.run("mypy")
+    session.run("lint-imports")
 
 
 @nox.session

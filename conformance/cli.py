@@ -27,6 +27,7 @@ from .errors import InputError
 from .findings import Finding, RuleCatalog, RuleInfo, Selection, Severity
 from .formats import Options, all_formats, catalog
 from .jsonio import check_input
+from .migrations.rules import CATALOG as MIGRATION_RULES
 from .schemas import versions
 
 
@@ -156,7 +157,7 @@ def _split(values: list[str] | None) -> tuple[str, ...]:
 
 
 def _check_rule_ids(ids: tuple[str, ...]) -> None:
-    known = [r.id for r in catalog()]
+    known = [r.id for r in catalog()] + [r.id for r in MIGRATION_RULES]
     for prefix in ids:
         if not any(k.startswith(prefix) for k in known):
             raise InputError(f"--select/--ignore: no rule id starts with {prefix!r} (see `turnspec rules`)")
@@ -319,7 +320,7 @@ def every_rule() -> RuleCatalog:
     from .wire.cassette_lint import CATALOG as CASSETTE_CATALOG
 
     out = RuleCatalog([UNREADABLE])
-    for part in (catalog(), SUITE_CATALOG, REPLAY_CATALOG, CASSETTE_CATALOG, SCHEMA_DIFF_CATALOG):
+    for part in (catalog(), MIGRATION_RULES, SUITE_CATALOG, REPLAY_CATALOG, CASSETTE_CATALOG, SCHEMA_DIFF_CATALOG):
         for info in part:
             out.add(info)
     return out

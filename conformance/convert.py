@@ -9,39 +9,36 @@ validation succeed, so a failed conversion never leaves a partial file) and repo
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from .convertkit import LOSSY, ConvertContext, Converter
 from .errors import InputError
-from .findings import Finding, RuleInfo, Severity
+from .findings import Finding, Severity
 from .jsonio import check_input
 from .outputs import check_output, staged
-
-LOSSY = RuleInfo("TS900", Severity.WARNING, "§7.3", "Conversion dropped or changed information")
-
-
-@dataclass
-class ConvertContext:
-    """What a converter may report. `lossy` is a warning; `fail` aborts the conversion."""
-
-    findings: list[Finding] = field(default_factory=list)
-
-    def lossy(self, path: str, line: int | None, pointer: str, message: str, rule: RuleInfo = LOSSY) -> None:
-        self.findings.append(Finding(path, line, pointer, rule.id, rule.severity, message))
-
-
-Converter = Callable[[Path, Path, ConvertContext], None]
 
 
 def converters() -> dict[tuple[str, str], Converter]:
     """Every registered converter, from all formats."""
-    from .formats import all_formats
+    from .formats import all_formats  # the engine sits above the formats; imported when used (cheap CLI start)
 
     out: dict[tuple[str, str], Converter] = {}
     for f in all_formats():
-        out.update(getattr(f, "converters", {}))
+        out.update(f.converters)
     return out
+
+
+def _validate_output(fmt: str, path: Path) -> list[Finding]:
+    """The target format's own findings on the staged output (what `turnspec validate
+    --format FMT` reports), run through the format registry, not the API above."""
+    # function-level import: the engine sits above the formats; imported when used (cheap CLI start)
+    from .formats import FileStats, Options, get_format
+
+    run = get_format(fmt).start(Options())
+    try:
+        return [*run.validate(path, FileStats(str(path), fmt)), *run.finish()]
+    except InputError as exc:
+        raise InputError(f"converted output cannot be read back: {exc}; nothing written") from None
 
 
 def convert(
@@ -68,12 +65,7 @@ def convert(
             where = exc.filename if exc.filename and not str(exc.filename).startswith(str(tmp)) else src
             raise InputError(f"{where}: cannot read as {src_format}: {exc.strerror or exc}") from None
         if validate_output:
-            from .api import validate  # the API layer sits above the engines: imported at call time
-
-            report = validate([tmp], fmt=dst_format)
-            if report.problems:
-                raise InputError(f"converted output cannot be read back: {report.problems[0]}; nothing written")
-            out_findings = [f for f in report.findings if f.severity == Severity.ERROR]
+            out_findings = [f for f in _validate_output(dst_format, tmp) if f.severity == Severity.ERROR]
             if out_findings:
                 first = out_findings[0]
                 raise InputError(
@@ -81,3 +73,6 @@ def convert(
                     f"({len(out_findings)} error(s)); nothing written"
                 )
     return ctx.findings
+
+
+__all__ = ["LOSSY", "ConvertContext", "Converter", "convert", "converters"]

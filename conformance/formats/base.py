@@ -1,17 +1,31 @@
-"""What every format plugs into: options, and the per-file validation protocol.
+"""What every format plugs into: options, and the `Format` protocol.
 
-Formats are peers (canonical, sqlite, gpt2099, chibi, geppetto): each module exposes a
-`Format` with its rules, a `detect` that recognises its files, and a `validate` that
-yields findings for one input path. `conformance.api` drives them; the CLI is a shell.
+Formats are peers (canonical, sqlite, gpt2099, chibi, geppetto): each package exposes one
+`Format` value that declares everything the engines above need, so none of them asks a
+format anything with `getattr` or names a format by hand:
+
+- `name`, `detect` (the detector) and `start` (the reader and validator, one run);
+- `rules`: its rule catalogue (every rule it can emit, with its spec section);
+- `converters`: its converters, keyed by `(from, to)` (see `conformance.convertkit`);
+- `schema_family`: the folder under `schemas/` that holds its schemas (None: none);
+- `migrations`: whether the migration engine holds migrations between its schema
+  revisions. Migrations register per format in `conformance.migrations` (the engine,
+  above the formats), keyed by this format's `name`; a format never imports them.
+
+A format imports core (`conformance.jsonio`, `findings`, `schemas`, `schema_validation`,
+`ids`, `convertkit`), the canonical format (core: everything speaks it) and this module;
+never another peer format, an engine, the API or the CLI. Adding a format = one package
+plus one line in `formats/__init__.py`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from ..convertkit import Converter
 from ..findings import Finding, RuleCatalog, Selection
 from ..jsonio import DEFAULT_MAX_LINE_BYTES
 
@@ -51,8 +65,27 @@ class FormatRun(Protocol):
 
 
 class Format(Protocol):
-    name: str
-    rules: RuleCatalog
+    """One format, as the engines, the API and the CLI see it (module docstring)."""
+
+    @property
+    def name(self) -> str:
+        """The name users give `--format`, `--from` and `--to`."""
+
+    @property
+    def rules(self) -> RuleCatalog:
+        """Every rule this format can emit."""
+
+    @property
+    def converters(self) -> Mapping[tuple[str, str], Converter]:
+        """`(from, to) -> converter`; empty when the format converts nothing."""
+
+    @property
+    def schema_family(self) -> str | None:
+        """The `schemas/<family>/` folder of this format's schemas, or None."""
+
+    @property
+    def migrations(self) -> bool:
+        """True when `conformance.migrations` registers migrations for this format."""
 
     def detect(self, path: Path) -> bool:
         """True when `path` looks like this format (cheap: name and first bytes)."""

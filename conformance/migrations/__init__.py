@@ -16,19 +16,26 @@ from . import canonical, gpt2099
 from .registry import Change, Migration, MigrationError, MigrationRegistry, Step
 from .run import MigrationResult, migrate_file
 
+# Migrations register per format, keyed by the format's name (formats never import this
+# engine; a format says it has migrations with `Format.migrations`). One line per format.
+PER_FORMAT = {
+    "canonical": canonical,
+    "gpt2099": gpt2099,
+}
+
 
 @functools.cache
 def default_registry() -> MigrationRegistry:
     """The migrations turnspec ships (a fresh registry per process, never mutated)."""
     reg = MigrationRegistry()
-    reg.register(canonical.MIGRATION)
-    reg.register_detector("canonical", canonical.detect)
-    reg.register(gpt2099.MIGRATION)
-    reg.register_detector("gpt2099", gpt2099.detect)
+    for name, module in PER_FORMAT.items():
+        reg.register(module.MIGRATION)
+        reg.register_detector(name, module.detect)
     return reg
 
 
 __all__ = [
+    "PER_FORMAT",
     "Change",
     "Migration",
     "MigrationError",

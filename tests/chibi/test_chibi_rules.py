@@ -175,6 +175,20 @@ CASES: dict[str, tuple[str, Callable[[Path], None], set[str]]] = {
     "CB312": ("default", _rename_bloom, {"CB312"}),
     "CB320": ("default", manifest(lambda m: m["rotation_policy"].update(max_entries=7)), {"CB320"}),
     "CB330": ("default", _zero_bloom, {"CB330"}),
+    # issue 17: tolerated with a warning (an unknown type is skipped, as chibi skips it)
+    "CB026": ("default", entry("active.jsonl", 3, set_("entry_type", "handoff_v2")), {"CB026"}),
+    "CB027": ("default", entry("active.jsonl", 3, set_("written_by", "chibi 0.6")), {"CB027"}),
+    "CB213": ("default", _raw(".dirty", ""), {"CB213"}),
+    # issue 17: documented rules checked
+    "CB107": ("legacy09", entry("active.jsonl", 4, set_("content", "path=Cargo.toml")), {"CB107"}),
+    "CB108": ("legacy09", entry("active.jsonl", 5, set_("to", "elsewhere")), {"CB108"}),
+    "CB109": ("default", entry("active.jsonl", 2, set_("to", "bob")), {"CB109"}),
+    "CB110": ("default", entry("active.jsonl", 3, set_("metadata", {"transcript_anchor_id": "x"})), {"CB110"}),
+    "CB214": (
+        "default",
+        _context_lines(lambda v: v.append({**v[0], "id": "3f1c2d3e-4f50-4617-8293-a4b5c6d7e8f0"})),
+        {"CB214", "CB212"},
+    ),
 }
 
 

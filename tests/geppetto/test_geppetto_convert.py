@@ -127,8 +127,11 @@ def test_tool_turn_to_canonical_groups_one_inference_and_reports_each_lossy_step
         ("GE900", 13, "/blocks/1/payload/encrypted_content"),
         ("GE900", 36, "/blocks/4"),
     ]
-    synth = [f for f in findings if f.rule == "GE901"]
+    synth = [f for f in findings if f.rule == "GE901" and f.pointer.startswith("/blocks")]
     assert len(synth) == 1 and synth[0].pointer == "/blocks/1" and "pricing_version" in synth[0].message
+    # issue 17: the invented created_at and session_id are reported (the turn has neither)
+    invented = [f.message for f in findings if f.rule == "GE901" and not f.pointer.startswith("/blocks")]
+    assert len(invented) == 2 and "created_at is a placeholder" in invented[0] and "names no session" in invented[1]
     messages = [orjson.loads(line) for line in dst.read_bytes().splitlines()]
     assert [m["role"] for m in messages] == ["user", "assistant", "tool"]
     assistant = messages[1]

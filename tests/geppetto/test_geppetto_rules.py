@@ -51,6 +51,8 @@ def test_every_rule_has_a_violating_and_a_passing_fixture() -> None:
     for info in CATALOG:
         if info.id.startswith("GE9"):
             continue  # conversion rules: tests/geppetto/test_geppetto_convert.py
+        if info.id == "GE306":
+            continue  # a rule across turn files: tests/geppetto/test_geppetto_sessions.py
         assert f"{info.id}_bad" in names, f"no violating fixture for {info.id}"
         assert f"{info.id}_good" in names, f"no passing fixture for {info.id}"
 

@@ -90,7 +90,11 @@ def test_each_lossy_step_is_reported_once_with_its_location(tmp_path: Path) -> N
     }
     src = tmp_path / "w.json"
     src.write_text(json.dumps(window))
-    lossy = convert("gpt2099", "canonical", src, tmp_path / "c.jsonl")
+    every = convert("gpt2099", "canonical", src, tmp_path / "c.jsonl")
+    # issue 9: a context window carries no time; that created_at is invented is said once
+    timeless = [f for f in every if "carry no time" in f.message]
+    assert [(f.pointer, f.line) for f in timeless] == [("/messages/0", 1)]
+    lossy = [f for f in every if f not in timeless]
     by_ptr = {f.pointer: f for f in lossy}
     assert sorted(by_ptr) == ["/messages/0/content/0", "/messages/1", "/messages/1/content/0"]
     assert len(lossy) == 3

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import ClassVar
 
+from ...convertkit import Converter
 from ...jsonio import parse
 from ..base import Options
 from .checker import CanonicalRun
@@ -15,6 +17,9 @@ _PEEK = 64 * 1024
 class CanonicalFormat:
     name = "canonical"
     rules = CATALOG
+    schema_family = "canonical"
+    migrations = True  # conformance/migrations/canonical.py: revision 1 <-> 2
+    converters: ClassVar[dict[tuple[str, str], Converter]] = {}  # the other formats declare theirs to and from canonical
 
     def detect(self, path: Path) -> bool:
         """A `.json`/`.jsonl` whose start mentions canonical keys, or is not JSON at all.

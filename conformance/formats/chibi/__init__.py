@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...convert import Converter
+from ...convertkit import Converter
 from ..base import Options
 from .checker import ChibiRun
 from .convert import canonical_to_chibi, chibi_to_canonical
@@ -28,6 +28,8 @@ class ChibiFormat:
     """A chibi context directory (or transcript/ directory), or one chibi file."""
 
     rules = CATALOG
+    schema_family = "chibi"
+    migrations = False
 
     def __init__(self, vocabulary: str | None = None) -> None:
         if vocabulary is not None and vocabulary not in VOCABULARIES:

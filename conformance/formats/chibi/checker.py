@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from ...convertkit import short
 from ...findings import Finding, RuleInfo, Selection
-from ...jsonio import IO_RULES, Record, read_json, read_jsonl
+from ...jsonio import IO_RULES, Record, parse, read_jsonl
 from ...schema_validation import SchemaValidator
 from ...schemas import schema_set
 from ..base import FileStats, Options, ProgressHook
@@ -33,6 +34,7 @@ from .reader import (
     has_certain_term,
     layout_of,
     peek_kind,
+    read_document,
     safe_join,
     walk_ints,
 )
@@ -59,6 +61,17 @@ class Sequence:
     ids: dict[str, tuple[str, int]] = field(default_factory=dict)
     open: dict[str, Call] = field(default_factory=dict)
     answered: set[str] = field(default_factory=set)
+    positional: list[Call] = field(default_factory=list)
+    """Open calls without a tool_call_id (older chibi), which chibi pairs by position."""
+    context: str | None = None
+    """The context's name, for the from/to rules: the `to` of the first anchor (chibi
+    starts every context with one). The directory's name is not used: copies and
+    renamed contexts keep the name their entries were written with."""
+    in_context: bool = False
+    """The entries are context.jsonl's."""
+    flow: Record | None = None
+    """A v0.10 flow-control message still waiting for its control_transfer."""
+    flow_seen: bool = False
     first_v09: tuple[str, int] | None = None
     first_v010: tuple[str, int] | None = None
     mixed_reported: bool = False
@@ -215,7 +228,7 @@ class ChibiRun:
         elif kind == "requests":
             yield from self.requests_file(path, stats, progress)
         elif kind == "manifest":
-            records = yield from self._records(read_json(path), stats, progress)
+            records = yield from self._records(read_document(path), stats, progress)
             for rec in records:
                 yield from self.manifest_rules(rec, None)
         elif kind == "context_meta":
@@ -228,9 +241,29 @@ class ChibiRun:
 
     # -- entries ----------------------------------------------------------------------
 
+    def _entry_schema(self, rec: Record) -> CheckGen:
+        """CB020, tolerant the way chibi is: an entry type it does not know is skipped
+        (CB026) and fields it does not know are ignored (CB027), since entries are
+        append-only and outlive the versions that wrote them."""
+        v = rec.value
+        et = v.get("entry_type") if isinstance(v, dict) else None
+        if isinstance(et, str) and et not in R.KNOWN_TYPES:
+            yield from self.f(
+                rec.path, rec.line, "/entry_type", R.ENTRY_UNKNOWN_TYPE, f"entry type {et!r} is not one chibi documents"
+            )
+            return False
+        if self.entry_schema.is_valid(v):
+            return True
+        errors = self.entry_schema.errors(v)
+        if errors and all(e.keyword in ("additionalProperties", "unevaluatedProperties") for e in errors):
+            for err in errors:
+                yield from self.f(rec.path, rec.line, rec.pointer + err.pointer, R.ENTRY_UNKNOWN_FIELD, err.message)
+            return True
+        return (yield from self._schema(self.entry_schema, rec, R.ENTRY_SCHEMA))
+
     def check_entry(self, rec: Record, seq: Sequence) -> CheckGen:
         """Every rule about one entry, and its part of the sequence rules."""
-        ok = yield from self._schema(self.entry_schema, rec, R.ENTRY_SCHEMA)
+        ok = yield from self._entry_schema(rec)
         if not ok:
             return False
         e: dict[str, Any] = rec.value
@@ -253,7 +286,7 @@ class ChibiRun:
                     "",
                     R.ANCHOR_FORM,
                     f"{et} anchor must come from 'system' with content {want!r} (has from "
-                    f"{e['from']!r}, content {_short(e['content'])})",
+                    f"{e['from']!r}, content {short(e['content'])})",
                 )
             if et == "compaction" and (e.get("metadata") or {}).get("summary") is None:
                 yield from self.f(
@@ -270,8 +303,9 @@ class ChibiRun:
                 "",
                 R.TRANSFER_FORM,
                 "control_transfer must have empty content and flow_control: true (has "
-                f"content {_short(e['content'])}, flow_control {e.get('flow_control')!r})",
+                f"content {short(e['content'])}, flow_control {e.get('flow_control')!r})",
             )
+        yield from self._documented(rec, e, seq)
         yield from self._vocabulary(rec, e, seq)
         if seq.pairs:
             yield from self._pairing(rec, e, seq)
@@ -330,6 +364,9 @@ class ChibiRun:
 
     def _pairing(self, rec: Record, e: dict[str, Any], seq: Sequence) -> Iterator[Finding]:
         et = e["entry_type"]
+        if (et in R.PAIRS or et in R.RESULTS) and "tool_call_id" not in e:
+            yield from self._positional(rec, e, seq)
+            return
         if et in R.PAIRS:
             tcid = e["tool_call_id"]
             prev = seq.open.get(tcid)
@@ -384,9 +421,123 @@ class ChibiRun:
                     f"result comes from {e['from']!r} but its call at {call.path}:{call.line} went to {call.to!r}",
                 )
 
+    def _documented(self, rec: Record, e: dict[str, Any], seq: Sequence) -> Iterator[Finding]:
+        """CB107-CB110: tool arguments, addressing, v0.10 flow-control pairs, anchor refs."""
+        p, ln, et = rec.path, rec.line, e["entry_type"]
+        if et == "tool_call":
+            try:
+                parse(e["content"].encode("utf-8", "surrogatepass"))
+            except ValueError:
+                yield from self.f(
+                    p, ln, "/content", R.TOOL_ARGS_JSON, f"tool arguments {short(e['content'])} are not JSON"
+                )
+        if seq.context is None and et in R.ANCHORS and isinstance(e["to"], str):
+            seq.context = e["to"]
+        ctx = seq.context
+        if ctx is not None:
+            wrong = None
+            if et == "tool_call" and e["from"] != ctx:
+                wrong = ("/from", f"tool_call comes from {e['from']!r}, not from the context {ctx!r}")
+            elif et == "tool_result" and e["to"] != ctx:
+                wrong = ("/to", f"tool_result goes to {e['to']!r}, not to the context {ctx!r}")
+            elif et in R.ANCHORS and e["to"] != ctx:
+                wrong = ("/to", f"{et} anchor goes to {e['to']!r}, not to the context {ctx!r}")
+            elif et == "message" and ctx not in (e["from"], e["to"]):
+                wrong = ("", f"message from {e['from']!r} to {e['to']!r}: neither is the context {ctx!r}")
+            if wrong is not None:
+                yield from self.f(p, ln, wrong[0], R.ADDRESSING, wrong[1])
+        # TF §Flow Control Types: a flow-control message and then its control_transfer, same direction
+        waiting = seq.flow
+        seq.flow = None
+        if et == "control_transfer":
+            w = waiting.value if waiting is not None else None
+            if w is None or (w["from"], w["to"]) != (e["from"], e["to"]):
+                what = (
+                    f"follows the flow-control message at {waiting.path}:{waiting.line} from {w['from']!r} to {w['to']!r}"
+                    if waiting is not None and w is not None
+                    else "follows no flow-control message"
+                )
+                # a file checked alone may start after the message it pairs with
+                if seq.flow_seen or not (seq.in_context or not seq.pairs):
+                    yield from self.f(
+                        p, ln, "", R.FLOW_PAIRING, f"control_transfer from {e['from']!r} to {e['to']!r} {what}"
+                    )
+        elif waiting is not None:
+            yield from self._flow_unpaired(waiting)
+        if et == "message" and e.get("flow_control") is True:
+            seq.flow = rec
+        seq.flow_seen = True
+        meta = e.get("metadata")
+        if isinstance(meta, dict) and "transcript_anchor_id" in meta and not (seq.in_context and et in R.ANCHORS):
+            where = "a transcript entry" if not seq.in_context else f"a {et} entry"
+            yield from self.f(
+                p,
+                ln,
+                "/metadata/transcript_anchor_id",
+                R.ANCHOR_REF_PLACEMENT,
+                f"transcript_anchor_id on {where}; it belongs to context.jsonl's anchor only",
+            )
+
+    def _flow_unpaired(self, rec: Record) -> Iterator[Finding]:
+        v = rec.value
+        yield from self.f(
+            rec.path,
+            rec.line,
+            "",
+            R.FLOW_PAIRING,
+            f"flow-control message from {v['from']!r} to {v['to']!r} is not followed by its control_transfer",
+        )
+
+    def _positional(self, rec: Record, e: dict[str, Any], seq: Sequence) -> Iterator[Finding]:
+        """TF §Fields: tool_call_id is optional; without it a result answers the oldest
+        open call that has none, as chibi pairs them."""
+        et = e["entry_type"]
+        if et in R.PAIRS:
+            seq.positional.append(Call(et, e["to"], rec.path, rec.line))
+            return
+        if not seq.positional:
+            if seq.pairs:
+                yield from self.f(
+                    rec.path,
+                    rec.line,
+                    "",
+                    R.RESULT_UNPAIRED,
+                    f"{et} has no tool_call_id and follows no open call without one (chibi pairs these by position)",
+                )
+            return
+        call = seq.positional.pop(0)
+        if R.PAIRS[call.entry_type] != et:
+            yield from self.f(
+                rec.path,
+                rec.line,
+                "/entry_type",
+                R.RESULT_KIND,
+                f"{et} answers (by position) the {call.entry_type} at {call.path}:{call.line}; "
+                f"expected {R.PAIRS[call.entry_type]}",
+            )
+        if e["from"] != call.to:
+            yield from self.f(
+                rec.path,
+                rec.line,
+                "/from",
+                R.RESULT_TOOL,
+                f"result comes from {e['from']!r} but its call (by position) at {call.path}:{call.line} "
+                f"went to {call.to!r}",
+            )
+
     def finish_sequence(self, seq: Sequence) -> Iterator[Finding]:
+        # a flow-control message last in the file is not reported: chibi writes the
+        # control_transfer right after it, and the end of a file is where a write is cut
         if not seq.pairs:
             return
+        for call in seq.positional:
+            yield from self.f(
+                call.path,
+                call.line,
+                "",
+                R.CALL_UNANSWERED,
+                f"{call.entry_type} without a tool_call_id never gets a result",
+            )
         for tcid, call in seq.open.items():
             yield from self.f(
                 call.path,
@@ -399,8 +550,8 @@ class ChibiRun:
     def entries_file(self, path: Path, stats: FileStats, progress: ProgressHook | None) -> Iterator[Finding]:
         # a partition checked alone may answer calls of its neighbours: pairing needs the unit
         partial = path.parent.name == "partitions" or path.name == "active.jsonl"
-        seq = Sequence(pairs=not partial)
         is_context = path.name == "context.jsonl"
+        seq = Sequence(pairs=not partial, in_context=is_context)
         first = True
         for item in self._jsonl(path):
             if isinstance(item, Finding):
@@ -417,15 +568,23 @@ class ChibiRun:
         stats.extra["vocabulary"] = seq.vocabulary
         stats.extra["entries"] = stats.records
 
-    def context_structure(self, rec: Record, first: bool, valid: bool) -> Iterator[Finding]:
+    def context_structure(self, rec: Record, first: bool, valid: bool, stale: bool = False) -> Iterator[Finding]:
         et = rec.value.get("entry_type") if isinstance(rec.value, dict) else None
-        if first and et not in R.ANCHORS:
+        if first and et not in R.ANCHORS and not stale:
             yield from self.f(
                 rec.path,
                 rec.line,
                 "/entry_type",
                 R.CONTEXT_ANCHOR,
                 f"context.jsonl starts with {et!r}, not an anchor (context_created, compaction, archival)",
+            )
+        if not first and et in R.ANCHORS:
+            yield from self.f(
+                rec.path,
+                rec.line,
+                "/entry_type",
+                R.CONTEXT_SECOND_ANCHOR,
+                f"{et} anchor after entry 0: context.jsonl holds only the last anchor and what follows it",
             )
         if et == "system_prompt_changed":
             yield from self.f(
@@ -461,12 +620,12 @@ class ChibiRun:
                 yield from self.timestamp_rules(rec, rec.value["timestamp"])
 
     def meta_file(self, path: Path, stats: FileStats, progress: ProgressHook | None) -> Iterator[Finding]:
-        records = yield from self._records(read_json(path), stats, progress)
+        records = yield from self._records(read_document(path), stats, progress)
         for rec in records:
             yield from self._schema(self.meta_schema, rec, R.META_SCHEMA)
 
     def bloom_file(self, path: Path, stats: FileStats, part: Part | None) -> Iterator[Finding]:
-        records = yield from self._records(read_json(path), stats, None)
+        records = yield from self._records(read_document(path), stats, None)
         for rec in records:
             ok = yield from self._schema(self.bloom_schema, rec, R.BLOOM_SCHEMA)
             if ok and part is not None and part.has_term and not any(walk_ints(rec.value["bits"])):
@@ -585,11 +744,6 @@ def _kind_by_name(path: Path) -> Kind:
     return "manifest" if path.suffix == ".json" else "entries"
 
 
-def _short(value: Any, limit: int = 40) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def _construct(e: dict[str, Any]) -> str:
     et = e.get("entry_type")
     if et in R.V09_TYPES or et in R.V010_TYPES:
@@ -617,7 +771,7 @@ class DirectoryCheck:
         manifest: dict[str, Any] | None = None
         mrec: Record | None = None
         if L.manifest.is_file():
-            records = yield from r._records(read_json(L.manifest), self.stats, None)
+            records = yield from r._records(read_document(L.manifest), self.stats, None)
             for rec in records:
                 mrec = rec
                 manifest = yield from r.manifest_rules(rec, L.transcript)
@@ -838,10 +992,32 @@ class DirectoryCheck:
             return
         r = self.chk
         bad = [False]
+        # chibi marks a context whose context.jsonl it will rebuild (after a rolling
+        # compaction it writes the anchor to the transcript only) with `<context>/.dirty`
+        stale = (self.L.root / ".dirty").exists()
         records = yield from r._records(r._jsonl(path), self.stats, self.progress, bad)
         for i, rec in enumerate(records):
-            valid = yield from r._schema(r.entry_schema, rec, R.ENTRY_SCHEMA)
-            yield from r.context_structure(rec, i == 0, valid)
+            valid = yield from r._entry_schema(rec)
+            yield from r.context_structure(rec, i == 0, valid, stale)
+            meta = rec.value.get("metadata") if valid else None
+            if isinstance(meta, dict) and "transcript_anchor_id" in meta and rec.value["entry_type"] not in R.ANCHORS:
+                yield from r.f(
+                    rec.path,
+                    rec.line,
+                    "/metadata/transcript_anchor_id",
+                    R.ANCHOR_REF_PLACEMENT,
+                    f"transcript_anchor_id on a {rec.value['entry_type']} entry; it belongs to context.jsonl's anchor only",
+                )
+        if stale:
+            yield from r.f(
+                str(path),
+                None,
+                "",
+                R.CONTEXT_STALE,
+                f"{self.L.root / '.dirty'} marks context.jsonl stale: chibi rebuilds it from the transcript "
+                "on next load, so it is not compared with its derivation",
+            )
+            return
         if not self.derivable or bad[0] or not records:
             return
         yield from self.derivation(records)

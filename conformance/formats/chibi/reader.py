@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ...jsonio import parse
+from ...findings import Finding
+from ...jsonio import Record, parse, read_json
 
 PEEK_BYTES = 64 * 1024
 
@@ -220,3 +221,20 @@ def walk_ints(value: object) -> Iterator[int]:
             stack.extend(v)
         elif isinstance(v, dict):
             stack.extend(v.values())
+
+
+def read_document(path: Path) -> Iterator[Record | Finding]:
+    """A `.json` file that holds one value (manifest.json, context_meta.json, a .bloom) as
+    one record. `jsonio.read_json` reads a top-level array as a list of records, which
+    would make a manifest of `[]` hold nothing to check; here it is one value, so the
+    schema reports it (it is not an object)."""
+    data = path.read_bytes()
+    if data.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"[":
+        try:
+            value = parse(data.removeprefix(b"\xef\xbb\xbf"))
+        except ValueError:
+            pass
+        else:
+            yield Record(str(path), 1, "", value, len(data))
+            return
+    yield from read_json(path, data=data)

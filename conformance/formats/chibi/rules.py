@@ -16,6 +16,18 @@ from ...jsonio import IO_RULES
 E, W = Severity.ERROR, Severity.WARNING
 
 ENTRY_SCHEMA = RuleInfo("CB020", E, "TF §Entry Format", "Entry does not match its JSON Schema")
+ENTRY_UNKNOWN_TYPE = RuleInfo(
+    "CB026",
+    W,
+    "TF §transcript/ (append-only, never modified); TF §Entry Types",
+    "Entry type chibi does not document (an older or newer chibi wrote it; chibi skips it)",
+)
+ENTRY_UNKNOWN_FIELD = RuleInfo(
+    "CB027",
+    W,
+    "TF §transcript/ (append-only, never modified); TF §Fields",
+    "Entry field chibi does not document (an older chibi wrote it; serde ignores it)",
+)
 MANIFEST_SCHEMA = RuleInfo("CB021", E, "partition.rs Manifest", "manifest.json does not match its JSON Schema")
 INBOX_SCHEMA = RuleInfo("CB022", E, "TF §Inbox Format", "Inbox entry does not match its JSON Schema")
 META_SCHEMA = RuleInfo("CB023", E, "context.rs ContextMeta", "context_meta.json does not match its JSON Schema")
@@ -44,6 +56,30 @@ TRANSFER_FORM = RuleInfo(
     "control_transfer carries content or lacks flow_control: true",
 )
 
+TOOL_ARGS_JSON = RuleInfo(
+    "CB107",
+    W,
+    "TF §Fields (content: tool arguments); chibi writes arguments as a JSON string",
+    "tool_call content is not JSON",
+)
+ADDRESSING = RuleInfo(
+    "CB108",
+    E,
+    "TF §Conversation Types, §Anchor Types (from/to tables)",
+    "from/to does not name the context where the docs say it must",
+)
+FLOW_PAIRING = RuleInfo(
+    "CB109",
+    E,
+    "TF §Flow Control Types (Directions), §User Prompt, §Call User",
+    "Flow-control message and its control_transfer do not come as a pair in the same direction",
+)
+ANCHOR_REF_PLACEMENT = RuleInfo(
+    "CB110",
+    E,
+    "TF §Metadata Structure (transcript_anchor_id: context.jsonl anchors)",
+    "metadata.transcript_anchor_id outside a context.jsonl anchor",
+)
 CALL_UNANSWERED = RuleInfo("CB201", E, "TF §Fields (tool_call_id)", "Tool or flow-control call has no result")
 RESULT_UNPAIRED = RuleInfo("CB202", E, "TF §Fields (tool_call_id)", "Result answers no earlier call")
 RESULT_DUPLICATE = RuleInfo("CB203", E, "TF §Fields (tool_call_id)", "Call answered more than once")
@@ -62,6 +98,15 @@ CONTEXT_DERIVATION = RuleInfo(
     E,
     "TF §Context Rebuilding",
     "context.jsonl differs from its derivation from the transcript",
+)
+CONTEXT_SECOND_ANCHOR = RuleInfo(
+    "CB214", E, "TF §context.jsonl (Structure), §Context Rebuilding", "Anchor after entry 0 of context.jsonl"
+)
+CONTEXT_STALE = RuleInfo(
+    "CB213",
+    W,
+    "TF §context.jsonl (rebuilt automatically when stale); chibi-core state/paths.rs dirty_marker_file",
+    "context.jsonl is marked stale (.dirty): chibi rebuilds it from the transcript on next load",
 )
 
 PARTITION_MISSING = RuleInfo("CB301", E, "TF §File Roles", "Partition listed in the manifest does not exist")
@@ -98,12 +143,13 @@ BLOOM_EMPTY = RuleInfo("CB330", E, "partition.rs bloom", "Bloom filter has no bi
 CATALOG = RuleCatalog(
     [
         *IO_RULES,
-        ENTRY_SCHEMA, MANIFEST_SCHEMA, INBOX_SCHEMA, META_SCHEMA, REQUEST_SCHEMA, BLOOM_SCHEMA,
+        ENTRY_SCHEMA, ENTRY_UNKNOWN_TYPE, ENTRY_UNKNOWN_FIELD, MANIFEST_SCHEMA, INBOX_SCHEMA, META_SCHEMA, REQUEST_SCHEMA, BLOOM_SCHEMA,
         MIXED_VOCABULARY, PINNED_VOCABULARY,
         ID_UUID, ID_UNIQUE, TIMESTAMP_SECONDS, ANCHOR_FORM, COMPACTION_SUMMARY, TRANSFER_FORM,
+        TOOL_ARGS_JSON, ADDRESSING, FLOW_PAIRING, ANCHOR_REF_PLACEMENT, CONTEXT_SECOND_ANCHOR,
         CALL_UNANSWERED, RESULT_UNPAIRED, RESULT_DUPLICATE, CALL_ID_REUSED, RESULT_KIND,
         RESULT_TOOL,
-        CONTEXT_PROMPT_CHANGE, CONTEXT_ANCHOR, CONTEXT_DERIVATION,
+        CONTEXT_PROMPT_CHANGE, CONTEXT_ANCHOR, CONTEXT_DERIVATION, CONTEXT_STALE,
         PARTITION_MISSING, PARTITION_COUNT, PARTITION_RANGE, PARTITION_ORDER, ACTIVE_MISSING,
         ACTIVE_ARCHIVED, PARTITION_TOKENS, PARTITION_ORPHAN, BLOOM_MISSING, PATH_ESCAPES,
         MANIFEST_VERSION, FILE_NAMES, ROTATION, BLOOM_EMPTY,
@@ -123,6 +169,9 @@ PAIRS: dict[str, str] = {"tool_call": "tool_result", "flow_control_call": "flow_
 RESULTS: dict[str, str] = {v: k for k, v in PAIRS.items()}
 V09_TYPES = frozenset({"flow_control_call", "flow_control_result"})
 V010_TYPES = frozenset({"control_transfer"})
+KNOWN_TYPES = frozenset(
+    {"message", "tool_call", "tool_result", "system_prompt_changed"} | ANCHORS | V09_TYPES | V010_TYPES
+)
 V010_FIELDS = ("role", "flow_control")
 
 # Unix seconds of 9999-12-31T23:59:59Z: a larger `timestamp` is almost surely milliseconds

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import ClassVar
 
+from ...convertkit import Converter
 from ..base import Options
 from .checker import GeppettoRun
+from .convert import from_canonical, to_canonical
 from .rules import CATALOG
 
 PEEK_BYTES = 64 * 1024
@@ -17,14 +20,12 @@ _SHAPE = re.compile(rb"(?m)^(?:blocks|turn)[ \t]*:")
 class GeppettoFormat:
     name = "geppetto"
     rules = CATALOG
-
-    def __init__(self) -> None:
-        from .convert import from_canonical, to_canonical
-
-        self.converters = {
-            ("geppetto", "canonical"): to_canonical,
-            ("canonical", "geppetto"): from_canonical,
-        }
+    schema_family = "geppetto"
+    migrations = False
+    converters: ClassVar[dict[tuple[str, str], Converter]] = {
+        ("geppetto", "canonical"): to_canonical,
+        ("canonical", "geppetto"): from_canonical,
+    }
 
     def detect(self, path: Path) -> bool:
         """A `.yaml`/`.yml` file whose first 64 KiB show a top-level `blocks:` or `turn:`."""

@@ -17,18 +17,20 @@ A YAML file is read whole (YAML has no record boundary to stream on), so
 from __future__ import annotations
 
 import contextlib
+import itertools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...convertkit import short
 from ...findings import Finding, RuleInfo, Selection
 from ...schema_validation import SchemaValidator
 from ...schemas import SchemaSet, schema_set
 from ..base import FileStats, Options, ProgressHook
 from . import rules as R
-from .yamlio import Document, escape, read_yaml
+from .yamlio import Document, escape, plain, read_yaml
 
 VERSION = "v1"
 RESULT_KEY = "geppetto.inference_result@v1"
@@ -93,6 +95,9 @@ class _Tools:
     answered: set[str] = field(default_factory=set)
 
 
+SESSION_KEY = "geppetto.session_id@v1"  # KeyTurnMetaSessionID (seed 004 "Turn Metadata")
+
+
 class GeppettoRun:
     """Validates geppetto Turn YAML files (and llm-runner fixtures)."""
 
@@ -104,6 +109,8 @@ class GeppettoRun:
         self.turn_schema = SchemaValidator(s, "turn.json")
         self.fixture_schema = SchemaValidator(s, "fixture.json")
         self.on = {info.id: self.sel.enabled(info.id) for info in R.CATALOG}
+        # session id -> (turn file, its block ids) of every turn file of the run, for GE306
+        self.sessions: dict[str, list[tuple[Document, list[str]]]] = {}
 
     # -- plumbing ---------------------------------------------------------------------
 
@@ -127,7 +134,22 @@ class GeppettoRun:
                 progress(path.stat().st_size)
 
     def finish(self) -> Iterator[Finding]:
-        return iter(())
+        """GE306: the turn files of one session, shortest first, each extend the previous
+        (by block id: middleware may edit a block's content, not replace the history)."""
+        if not self.on["GE306"]:
+            return
+        for sid, turns in self.sessions.items():
+            ordered = sorted(turns, key=lambda t: (len(t[1]), t[0].path))
+            for (prev_doc, prev), (doc, ids) in itertools.pairwise(ordered):
+                if ids[: len(prev)] != prev:
+                    at = next((i for i, (a, b) in enumerate(zip(prev, ids, strict=False)) if a != b), len(ids))
+                    yield self._f(
+                        doc,
+                        f"/blocks/{at}" if at < len(ids) else "/blocks",
+                        R.SESSION_GROWTH,
+                        f"session {sid!r}: this turn does not start with the {len(prev)} block(s) of "
+                        f"{prev_doc.path}, the session's previous turn (they differ from block {at} on)",
+                    )
 
     # -- documents --------------------------------------------------------------------
 
@@ -153,6 +175,7 @@ class GeppettoRun:
         yield from self.check_turn(doc, value, "", stats)
 
     def _schema(self, doc: Document, validator: SchemaValidator, value: Any) -> Iterator[Finding]:
+        value = plain(value)  # a !!binary scalar is a string to the schema
         if validator.is_valid(value) or not self.on["GE020"]:
             return
         for err in validator.errors(value):
@@ -202,12 +225,12 @@ class GeppettoRun:
 
     def _version(self, doc: Document, obj: dict[str, Any], ptr: str) -> Iterator[Finding]:
         v = obj.get("version")
-        if type(v) is int and v != 1 and self.on["GE012"]:
+        if "version" in obj and not (type(v) is int and v == 1) and self.on["GE012"]:
             yield self._f(
                 doc,
                 f"{ptr}/version",
                 R.UNKNOWN_VERSION,
-                f"version {v} is not supported (only 1 exists; geppetto ignores the field)",
+                f"version {short(v)} is not 1, the only version documented; geppetto's serde ignores the field",
             )
 
     # -- turns ------------------------------------------------------------------------
@@ -225,6 +248,11 @@ class GeppettoRun:
             return
         if stats is not None:
             stats.records += len(blocks)
+            meta = turn.get("metadata")
+            sid = meta.get(SESSION_KEY) if isinstance(meta, dict) else None
+            bids = [b["id"] for b in blocks if isinstance(b, dict) and isinstance(b.get("id"), str)]
+            if isinstance(sid, str) and sid and len(bids) == len(blocks):
+                self.sessions.setdefault(sid, []).append((doc, bids))
         ids: dict[str, str] = {}
         tools = _Tools()
         all_calls = {

@@ -13,22 +13,16 @@ from typing import Any
 
 import orjson
 
-from ...convert import ConvertContext
+from ...convertkit import ConvertContext, is_tool_definition, refuse_invalid, validated
 from ...errors import InputError
 from ...findings import Finding, Severity
 from ...jsonio import Record, read_json, read_jsonl
 from ..base import FileStats, Options
+from ..canonical.checker import CanonicalRun
+from . import rules as R
 from .checker import GeppettoRun, is_fixture
-from .mapping import IdSource, messages_to_turn, turn_to_messages
+from .mapping import SESSION_KEY, IdSource, messages_to_turn, turn_to_messages
 from .yamlio import Document, dump, read_yaml
-
-
-def _refuse(src: Path, fmt: str, errors: list[Finding]) -> InputError:
-    first = errors[0]
-    return InputError(
-        f"{src} does not validate as {fmt} ({len(errors)} error(s); first: line {first.line} "
-        f"{first.pointer} {first.rule} {first.message}); fix it or run `turnspec validate` first"
-    )
 
 
 def load_turn(src: Path) -> Document:
@@ -43,8 +37,7 @@ def load_turn(src: Path) -> Document:
             continue
         doc = item
         errors += [f for f in run.check_document(item, FileStats(str(src), "geppetto")) if f.severity == Severity.ERROR]
-    if errors:
-        raise _refuse(src, "geppetto", errors)
+    refuse_invalid(src, "geppetto", errors)
     assert doc is not None
     if is_fixture(doc.value):
         raise InputError(
@@ -54,11 +47,34 @@ def load_turn(src: Path) -> Document:
     return doc
 
 
+def _derived_ids(src: Path) -> IdSource:
+    """Ids and times derived from the input's bytes (same input, same output)."""
+    return IdSource.of(src.read_bytes())
+
+
 def to_canonical(src: Path, dst: Path, ctx: ConvertContext, ids: IdSource | None = None) -> None:
     doc = load_turn(src)
+    ids = ids if ids is not None else _derived_ids(src)
     messages, losses = turn_to_messages(doc.value, ids)
     for loss in losses:
         ctx.lossy(str(src), doc.line(loss.pointer), loss.pointer, loss.message, loss.rule)
+    if ids.derived and ids.minted_time and messages:
+        ctx.lossy(
+            str(src),
+            None,
+            "",
+            f"geppetto records no time: created_at is a placeholder counting up from {messages[0]['created_at']} "
+            "(one microsecond per message) and message ids carry that time",
+            R.SYNTHESIZED,
+        )
+    if ids.minted_session and messages:
+        ctx.lossy(
+            str(src),
+            None,
+            "/metadata",
+            f"the turn names no session ({SESSION_KEY}); session_id {messages[0]['session_id']} is derived from the input",
+            R.SYNTHESIZED,
+        )
     if dst.suffix == ".json":
         dst.write_bytes(orjson.dumps(messages, option=orjson.OPT_INDENT_2) + b"\n")
     else:
@@ -67,12 +83,7 @@ def to_canonical(src: Path, dst: Path, ctx: ConvertContext, ids: IdSource | None
 
 def load_messages(src: Path) -> list[Record]:
     """The records of a valid canonical file holding one session, or InputError."""
-    from ...api import validate
-
-    report = validate([src], fmt="canonical")
-    errors = [f for f in report.findings if f.severity == Severity.ERROR]
-    if errors:
-        raise _refuse(src, "canonical", errors)
+    validated(src, "canonical", CanonicalRun(Options()), FileStats(str(src), "canonical"))
     items = read_jsonl(src) if src.suffix == ".jsonl" else read_json(src)
     return [r for r in items if isinstance(r, Record)]
 
@@ -82,7 +93,7 @@ def from_canonical(src: Path, dst: Path, ctx: ConvertContext, ids: IdSource | No
     messages: list[Record] = []
     for rec in records:
         v: Any = rec.value
-        if isinstance(v, dict) and "input_schema" in v and "role" not in v:
+        if is_tool_definition(v):
             ctx.lossy(
                 rec.path,
                 rec.line,
@@ -98,7 +109,7 @@ def from_canonical(src: Path, dst: Path, ctx: ConvertContext, ids: IdSource | No
             f"{', ...' if len(sessions) > 3 else ''}); "
             "a geppetto Turn file holds one: split the file by session_id first"
         )
-    turn, losses = messages_to_turn([r.value for r in messages], ids)
+    turn, losses = messages_to_turn([r.value for r in messages], ids if ids is not None else _derived_ids(src))
     for loss in losses:
         rec = messages[loss.record]
         ctx.lossy(rec.path, rec.line, rec.pointer + loss.pointer, loss.message, loss.rule)

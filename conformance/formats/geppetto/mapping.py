@@ -5,8 +5,9 @@ geppetto -> canonical
     images) and tool_use (a `tool` message with one tool_result) blocks one message each;
     consecutive model-generated blocks (llm_text, reasoning, tool_call) that carry the same
     `geppetto.inference_result@v1` are one assistant message, since they came from one
-    inference and its usage must be counted once. Messages get fresh ULIDs and tool calls
-    fresh `tu_<ULID>` ids (canonical §6.1, §6.2).
+    inference and its usage must be counted once. Messages get ULIDs and tool calls
+    `tu_<ULID>` ids derived from the input (canonical §6.1, §6.2; see `IdSource`); a tool
+    call id that already is a canonical tool id is kept.
 
     Everything canonical has no field for is kept for the way back in each message's
     `metadata.provider_raw.geppetto`: per block its id, role, original tool call id,
@@ -42,11 +43,11 @@ from __future__ import annotations
 
 import binascii
 import datetime as dt
+import hashlib
 import json
 import mimetypes
 import random
 import re
-import time
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -54,9 +55,9 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 from urllib.parse import urlsplit
 
-from ulid import ULID
-
+from ...convertkit import IdMint, created_at_micros, short
 from ...findings import RuleInfo
+from ...ids import is_tool_id
 from ...schemas import schema_set
 from . import rules as R
 from .yamlio import Binary, escape
@@ -65,6 +66,8 @@ RESULT_KEY = "geppetto.inference_result@v1"
 SESSION_KEY = "geppetto.session_id@v1"
 SIGNATURE_KEY = "gemini.thought_signature@v1"
 CANONICAL_KEY = "turnspec.canonical_message@v1"
+# a canonical message's id and created_at, on its first block (geppetto records neither)
+IDS_KEY = "turnspec.canonical_ids@v1"
 RAW = "geppetto"
 RAW_VERSION = 1
 SYNTH_PRICING = "unknown"
@@ -95,26 +98,56 @@ class Loss:
 
 
 class IdSource:
-    """Fresh, strictly increasing ULIDs and timestamps (canonical §6.1), and block UUIDs.
+    """Strictly increasing ULIDs and timestamps (canonical §6.1), and block UUIDs.
 
-    Monotonic as in the ULID spec: one random value per run, incremented per id, under a
-    millisecond clock that also advances per id, so ids sort in creation order even when
-    many are made within one millisecond. Pass `rng` and `now_us` for reproducible output.
+    geppetto records no time, so created_at counts up from `now_us`, one microsecond per
+    message, and ULIDs carry that time (`conformance.convertkit.IdMint`, so they sort in
+    creation order). `IdSource.of(data)` is the conversions' source: a pure function of the
+    input bytes (same input, same output) starting at the Unix epoch, which the converter
+    reports as a placeholder. `IdSource(rng, now_us)` is for tests and callers that choose.
     """
 
     def __init__(self, rng: random.Random | None = None, now_us: int | None = None) -> None:
-        self.rng = rng or random.SystemRandom()
-        self.us = now_us if now_us is not None else time.time_ns() // 1000
-        self.rand = self.rng.getrandbits(79)
+        self.rng = rng or random.Random(0)
+        self.us = now_us if now_us is not None else 0
+        self.mint = IdMint(self.rng.getrandbits(79))
+        self.derived = now_us is None
+        """True when times are placeholders (counting from the epoch), not given by the caller."""
+        self.minted_session = False
+        self.minted_time = False
+        """True once a message got a time counted by this source (not one it kept)."""
+
+    @classmethod
+    def of(cls, data: bytes) -> IdSource:
+        """Ids and times derived from `data` (the input), starting at the epoch."""
+        seed = int.from_bytes(hashlib.blake2b(data, digest_size=16).digest(), "big")
+        return cls(random.Random(seed))
 
     def _ulid(self) -> str:
-        ms = self.us // 1000
-        out = str(ULID.from_bytes(ms.to_bytes(6, "big") + self.rand.to_bytes(10, "big")))
+        out = self.mint.ulid(self.us // 1000, self.us)
         self.us += 1
-        self.rand += 1
         return out
 
+    def keep(self, kept: Any) -> tuple[str, str] | None:
+        """A canonical message's own id and created_at (IDS_KEY) when they still sort
+        after everything minted so far, else None (fresh ones are minted)."""
+        if (
+            not isinstance(kept, dict)
+            or not isinstance(kept.get("id"), str)
+            or not isinstance(kept.get("created_at"), str)
+        ):
+            return None
+        try:
+            us = created_at_micros(kept["created_at"])
+        except ValueError:
+            return None
+        if us < self.us or self.mint.keep(kept["id"]) is None:
+            return None
+        self.us = us + 1
+        return kept["id"], kept["created_at"]
+
     def message(self) -> tuple[str, str]:
+        self.minted_time = True
         when = _EPOCH + dt.timedelta(microseconds=self.us)  # integer arithmetic: exact µs
         created = when.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         return self._ulid(), created
@@ -123,6 +156,7 @@ class IdSource:
         return "tu_" + self._ulid()
 
     def session(self) -> str:
+        self.minted_session = True
         return "sess_" + self._ulid()
 
     def uuid(self) -> str:
@@ -189,13 +223,15 @@ class _Out:
     def loss(self, pointer: str, message: str, rule: RuleInfo = R.LOSSY) -> None:
         self.losses.append(Loss(pointer, message, rule))
 
-    def emit(self, role: str, content: list[dict[str, Any]], meta: dict[str, Any], raw: dict[str, Any]) -> None:
+    def emit(
+        self, role: str, content: list[dict[str, Any]], meta: dict[str, Any], raw: dict[str, Any], kept: Any = None
+    ) -> None:
         if self.carry:
             raw["before"] = self.carry
             self.carry = []
         raw = {"v": RAW_VERSION, **raw}
         meta = {**meta, "provider_raw": {**(meta.get("provider_raw") or {}), RAW: raw}}
-        mid, created = self.ids.message()
+        mid, created = self.ids.keep(kept) or self.ids.message()
         self.messages.append(
             {"id": mid, "session_id": self.session_id, "role": role, "content": content,
              "metadata": meta, "created_at": created, "schema_version": 1}
@@ -319,7 +355,13 @@ def _content_of(block: dict[str, Any], kind: str, ptr: str, out: _Out) -> tuple[
             rb["metadata"] = {k: v for k, v in rb["metadata"].items() if k != SIGNATURE_KEY}
         return [thinking], residue
     if kind == "tool_call":
-        tid = out.ids.tool()
+        call_id = p.get("id")
+        # a call id that is already a canonical tool id (it came from canonical) is kept
+        tid = (
+            call_id
+            if isinstance(call_id, str) and is_tool_id(call_id) and call_id not in out.calls.values()
+            else out.ids.tool()
+        )
         out.calls[p["id"]] = tid
         args = p.get("args")
         inp = _object_from(args)
@@ -332,7 +374,7 @@ def _content_of(block: dict[str, Any], kind: str, ptr: str, out: _Out) -> tuple[
         elif inp is None and args is not None:
             out.loss(
                 f"{pp}/args",
-                f"tool args {_short(args)} is not a JSON object; canonical input is {{}} "
+                f"tool args {short(args)} is not a JSON object; canonical input is {{}} "
                 "(original kept in provider_raw)",
             )
         return [{"type": "tool_use", "id": tid, "name": p["name"], "input": inp or {}}], _residue(
@@ -371,11 +413,6 @@ def _content_of(block: dict[str, Any], kind: str, ptr: str, out: _Out) -> tuple[
 
 
 _ABSENT: Any = object()
-
-
-def _short(value: Any, limit: int = 40) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _provider(raw: Any) -> str | None:
@@ -451,12 +488,24 @@ def _assistant_meta(result: Any, stored: Any, first_ptr: str, out: _Out) -> dict
     status = _STATUS.get(str(ir.get("finish_class")))
     if status is not None:
         meta["status"] = status
+    if ir.get("finish_class") == "max_tokens" or ir.get("truncated") is True:
+        why = "finish_class 'max_tokens'" if ir.get("finish_class") == "max_tokens" else "truncated: true"
+        out.loss(
+            first_ptr,
+            f"the output was cut off ({why}); canonical v1 has no status for that (complete, partial, "
+            "cancelled, error), so status is complete and the inference result is kept only in provider_raw",
+        )
     out.loss(
         first_ptr,
         "canonical requires what geppetto does not record; wrote " + ", ".join(synth),
         R.SYNTHESIZED,
     )
     return meta
+
+
+def _kept_ids(block: dict[str, Any]) -> Any:
+    meta = block.get("metadata")
+    return meta.get(IDS_KEY) if isinstance(meta, dict) else None
 
 
 def _stored(block: dict[str, Any]) -> Any:
@@ -503,7 +552,7 @@ def turn_to_messages(turn: dict[str, Any], ids: IdSource | None = None) -> tuple
                 result = tmeta.get(RESULT_KEY)
             used.append(result)
             meta = _assistant_meta(result, _stored(block), ptr, out)
-            out.emit("assistant", content, meta, {**raw, "blocks": residues})
+            out.emit("assistant", content, meta, {**raw, "blocks": residues}, _kept_ids(blocks[i]))
             i = end
             continue
         content, residue = _content_of(block, kind, ptr, out)
@@ -512,7 +561,7 @@ def turn_to_messages(turn: dict[str, Any], ids: IdSource | None = None) -> tuple
         role = {"system": "system", "user": "user", "tool_use": "tool"}[kind]
         if kind == "tool_use":
             meta["parent_tool_use_id"] = content[0]["tool_use_id"]
-        out.emit(role, content, meta, {**raw, "blocks": [residue]})
+        out.emit(role, content, meta, {**raw, "blocks": [residue]}, _kept_ids(block))
         i += 1
     outcome = tmeta.get(RESULT_KEY)
     if isinstance(outcome, dict) and outcome not in used:
@@ -834,7 +883,8 @@ def _native_blocks(msg: dict[str, Any], ptr: str, st: _In) -> list[dict[str, Any
         other_raw = {k: v for k, v in (meta.get("provider_raw") or {}).items() if k != RAW}
         if other_raw:
             stored["provider_raw"] = other_raw
-        out[0]["metadata"] = {**(out[0].get("metadata") or {}), CANONICAL_KEY: stored}
+        ids = {"id": msg["id"], "created_at": msg["created_at"]}
+        out[0]["metadata"] = {**(out[0].get("metadata") or {}), CANONICAL_KEY: stored, IDS_KEY: ids}
     return [_ordered(b) for b in out]
 
 

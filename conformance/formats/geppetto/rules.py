@@ -49,7 +49,9 @@ UNKNOWN_KIND = RuleInfo(
     "Block kind not written as geppetto writes it (unknown kinds read as `other`)",
     strict=True,
 )
-UNKNOWN_VERSION = RuleInfo("GE012", E, 'turns "Serialization (YAML)"', "Document `version` other than 1")
+UNKNOWN_VERSION = RuleInfo(
+    "GE012", W, 'turns "Serialization (YAML)"; geppetto serde (reads no version)', "Document `version` other than 1"
+)
 SCHEMA = RuleInfo("GE020", E, 'turns "Serialization (YAML)"', "Document does not match its JSON Schema")
 
 ROLE_KIND = RuleInfo("GE101", E, 'turns "Block Kinds", "Engine Mapping"', "Block role contradicts its kind")
@@ -88,6 +90,12 @@ FINISH_CLASS = RuleInfo(
     'turns "Canonical Inference Result On Turn Metadata"',
     "Turn finish_class disagrees with the pending tool calls",
 )
+SESSION_GROWTH = RuleInfo(
+    "GE306",
+    W,
+    'turns "How Turns Grow Across a Conversation", "Multi-turn Sessions"',
+    "Turn file of a session does not extend the session's previous turn (a turn is a clone plus new blocks)",
+)
 
 LOSSY = RuleInfo("GE900", W, "canonical §7.3", "Conversion dropped content the target format cannot hold")
 SYNTHESIZED = RuleInfo(
@@ -122,6 +130,7 @@ CATALOG = RuleCatalog(
         RESULT_DUPLICATE,
         CALL_PENDING,
         FINISH_CLASS,
+        SESSION_GROWTH,
         LOSSY,
         SYNTHESIZED,
     ]

@@ -126,6 +126,18 @@ class Binary(str):
     __slots__ = ()
 
 
+def plain(value: Any) -> Any:
+    """`value` with every `Binary` as a plain `str`, for validators that accept only exact
+    JSON types (jsonschema-rs). Depth is bounded by the reader (MAX_DEPTH)."""
+    if type(value) is Binary:
+        return str(value)
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value
+
+
 @dataclass(slots=True)
 class Document:
     """The first YAML document of a file, with a line for every JSON pointer in it."""

@@ -9,11 +9,14 @@ context window gpt2099 would send) and converters to and from canonical. See
 from __future__ import annotations
 
 from pathlib import Path
+from typing import ClassVar
 
-from ...convert import Converter
+from ...convertkit import Converter
 from ..base import Options
 from . import reader
 from .checker import Gpt2099Run
+from .convert import from_canonical, to_canonical
+from .loading import load_thread as _load
 from .rules import CATALOG
 from .thread import ResolveError, Shape, Thread, deep_merge
 
@@ -21,6 +24,12 @@ from .thread import ResolveError, Shape, Thread, deep_merge
 class Gpt2099Format:
     name = "gpt2099"
     rules = CATALOG
+    schema_family = "gpt2099"
+    migrations = True  # conformance/migrations/gpt2099.py: inherited <-> options
+    converters: ClassVar[dict[tuple[str, str], Converter]] = {
+        ("gpt2099", "canonical"): to_canonical,
+        ("canonical", "gpt2099"): from_canonical,
+    }
 
     def detect(self, path: Path) -> bool:
         return reader.detect(path)
@@ -28,17 +37,9 @@ class Gpt2099Format:
     def start(self, options: Options) -> Gpt2099Run:
         return Gpt2099Run(options)
 
-    @property
-    def converters(self) -> dict[tuple[str, str], Converter]:
-        from .convert import from_canonical, to_canonical
-
-        return {("gpt2099", "canonical"): to_canonical, ("canonical", "gpt2099"): from_canonical}
-
 
 def load_thread(path: Path) -> Thread:
     """Read a thread file (frames or records); raise `InputError` on the first error."""
-    from .loading import load_thread as _load
-
     return _load(path)
 
 

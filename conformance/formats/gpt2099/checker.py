@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import binascii
 import functools
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ...convertkit import short
 from ...findings import Finding, RuleInfo, Selection
 from ...jsonio import Record
 from ...schema_validation import SchemaValidator
@@ -29,7 +31,7 @@ from .reader import (
     turn_kind,
     window_thread,
 )
-from .thread import Shape, Thread, Turn, is_scru128, pair_tool_results, scru128_value
+from .thread import ResolveError, Shape, Thread, Turn, is_scru128, pair_tool_results, scru128_value
 
 ROOTS = {
     Shape.FRAMES: "turn-frame.json",
@@ -89,6 +91,12 @@ class Gpt2099Run:
         # In a file of turns, an object no shape claims is a broken turn: validate it as
         # one (GP020, GP101) rather than calling it foreign.
         is_thread = any(shape is not None for _, shape in pending)
+        if not is_thread and pending and len(pending) == stats.records:
+            kind = artefact_kind([rec.value for rec, _ in pending])
+            if kind is not None:
+                if self.on["GP014"]:
+                    yield self._f(str(path), 1, "", R.NOT_A_CONVERSATION, f"{kind}: holds no conversation; not checked")
+                return
         turns = [rec for rec, shape in pending if shape is not None or (is_thread and isinstance(rec.value, dict))]
         for rec, shape in pending:
             if shape is None and not (is_thread and isinstance(rec.value, dict)) and self.on["GP010"]:
@@ -193,6 +201,21 @@ class Gpt2099Run:
                     R.OPTIONS_OLD_NAME,
                     "`options` is the current name; gpt2099 plans to rename it `inherited` (both are read)",
                 )
+            ct = meta.get("content_type")
+            if isinstance(ct, str) and not R.MIME.match(ct) and on["GP106"]:
+                yield self._t(t, "/meta/content_type", R.MIME_SYNTAX, f"content_type {short(ct)} is not type/subtype")
+            if meta.get("type") == "document" and on["GP105"]:
+                docs = [b for b in t.content if isinstance(b, dict) and b.get("type") == "document"]
+                if not isinstance(ct, str):
+                    yield self._t(t, "/meta", R.DOCUMENT_TURN, "document turn has no content_type")
+                elif ("hash" not in t.source or "content" in t.source) and (len(t.content) != 1 or len(docs) != 1):
+                    yield self._t(
+                        t,
+                        "/content",
+                        R.DOCUMENT_TURN,
+                        f"document turn holds {len(t.content)} block(s), {len(docs)} of them document(s); "
+                        "an uploaded file is one document block",
+                    )
             head = meta.get("head")
             if isinstance(head, str) and is_scru128(head) and on["GP104"]:
                 yield self._t(
@@ -216,7 +239,14 @@ class Gpt2099Run:
                         R.UNKNOWN_BLOCK,
                         f"content block type {kind!r} is not one gpt2099 documents",
                     )
-            elif kind == "document" and on["GP103"]:
+            elif kind == "document" and on["GP106"] and not R.MIME.match(str(blk["source"]["media_type"])):
+                yield self._t(
+                    t,
+                    f"/content/{i}/source/media_type",
+                    R.MIME_SYNTAX,
+                    f"media_type {short(blk['source']['media_type'])} is not type/subtype",
+                )
+            if kind == "document" and on["GP103"]:
                 data = blk["source"]["data"]
                 try:
                     binascii.a2b_base64(data, strict_mode=True)
@@ -278,8 +308,6 @@ class Gpt2099Run:
     def provider_rules(self, thread: Thread) -> Iterator[Finding]:
         if not self.on["GP401"]:
             return
-        from .thread import ResolveError
-
         for leaf in thread.leaves():
             t = thread.turns[leaf]
             if not t.valid:
@@ -305,6 +333,33 @@ def _has_ptr(options: dict[str, Any]) -> bool:
 def _bare_turn(value: Any) -> bool:
     """`{id, content}` alone is a valid frame and a valid record."""
     return isinstance(value, dict) and not value.keys() - {"id", "content"}
+
+
+_STREAM_TYPES = re.compile(r"(message|content)[_-]|ping\Z|error\Z|citation|tool[_-]")
+
+
+def artefact_kind(values: list[Any]) -> str | None:
+    """What a file of gpt2099's provider tests holds when it is not a conversation: an
+    MCP tool list (`{name, inputSchema}`), recorded provider stream events (Anthropic and
+    Cohere `type` events, OpenAI-style `chat.completion.chunk`s, Gemini `candidates`), or
+    gpt2099's streamer view (`{type: text | tool_use, ...}` deltas)."""
+    if not values or not all(isinstance(v, dict) for v in values):
+        return None
+    if all("name" in v and "inputSchema" in v for v in values):
+        return "an MCP tool list"
+    if all(
+        ("choices" in v and "id" in v)
+        or "candidates" in v
+        or (isinstance(v.get("type"), str) and _STREAM_TYPES.match(v["type"]))
+        for v in values
+    ):
+        return "recorded provider stream events"
+    streamer = {"type", "content", "name", "id"}
+    if all(set(v) <= streamer for v in values) and any(
+        v.get("type") in ("text", "tool_use", "thinking") for v in values
+    ):
+        return "gpt2099's streamer view (incremental deltas)"
+    return None
 
 
 def _not_gpt2099(value: Any) -> str:

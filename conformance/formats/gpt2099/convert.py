@@ -52,19 +52,17 @@ canonical -> gpt2099
 from __future__ import annotations
 
 import copy
-import datetime as dt
-import os
+import hashlib
 import re
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
-from ulid import ULID
 
-from ...convert import ConvertContext
+from ... import ids
+from ...convertkit import ConvertContext, IdMint, created_at_micros, rfc3339, short, validated
 from ...errors import InputError
 from ...findings import Finding, Severity
 from ...jsonio import Record, read_json, read_jsonl
@@ -72,6 +70,7 @@ from ...schema_validation import SchemaValidator
 from ...schemas import schema_set
 from ..base import FileStats, Options
 from ..canonical import rules as CR
+from ..canonical.checker import CanonicalRun
 from .checker import Gpt2099Run
 from .reader import (
     TurnItem,
@@ -97,32 +96,34 @@ _SPACE = re.compile(r"\s+")
 
 
 class Clock:
-    """Fresh monotonic ids: ULIDs (canonical) and SCRU128s (gpt2099), and timestamps.
+    """Monotonic ids derived from the input: ULIDs (canonical) and SCRU128s (gpt2099), and
+    timestamps. Same input, same output (`convertkit.IdMint`, `conformance.ids.derived`).
 
     Time comes from the source when it has one (a SCRU128's milliseconds, a canonical
-    `created_at`) and never goes backwards, so ids increase in output order (§6.1).
+    `created_at`) and never goes backwards, so ids increase in output order (§6.1). Where
+    the source has none, time counts up from the Unix epoch and the caller reports it.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *salt: str | int) -> None:
+        self.salt = salt
         self.last_us = 0
-        self.last_ulid = 0
+        self.mint = IdMint(*salt)
         self.last_scru = 0
 
     def micros(self, ms: int | None) -> int:
-        us = ms * 1000 if ms is not None else time.time_ns() // 1000
+        us = ms * 1000 if ms is not None else self.last_us + 1
         self.last_us = max(us, self.last_us + 1)
         return self.last_us
 
-    def ulid(self, us: int) -> str:
-        v = ((us // 1000) << 80) | int.from_bytes(os.urandom(10), "big")
-        self.last_ulid = v = max(v, self.last_ulid + 1)
-        return str(ULID.from_int(v))
+    def ulid(self, us: int, *parts: str | int) -> str:
+        return self.mint.ulid(us // 1000, *parts)
 
-    def scru128(self, ms: int) -> str:
+    def scru128(self, ms: int, *parts: str | int) -> str:
         # SCRU128 = 48-bit ms timestamp, 24+24-bit counters, 32-bit entropy, as 25 base-36
-        # digits. Fresh counters and entropy at the message's own time; the scru128 package's
-        # generator only stamps the current time, which would lose the timeline.
-        v = (ms << 80) | int.from_bytes(os.urandom(10), "big")
+        # digits: counters and entropy derived from the message, at its own time (the
+        # scru128 package's generator stamps the current time, which would lose the timeline).
+        h = hashlib.blake2b(repr((self.salt, parts)).encode(), digest_size=10).digest()
+        v = (ms << 80) | int.from_bytes(h, "big")
         self.last_scru = v = max(v, self.last_scru + 1)
         digits = "0123456789abcdefghijklmnopqrstuvwxyz"
         out = []
@@ -133,15 +134,14 @@ class Clock:
 
 
 def _timestamp(us: int) -> str:
-    return dt.datetime.fromtimestamp(us / 1e6, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return rfc3339(us)
 
 
 def _micros_of(created_at: str) -> int | None:
     try:
-        t = dt.datetime.fromisoformat(created_at.replace("Z", "+00:00"))
+        return created_at_micros(created_at)
     except ValueError:
         return None
-    return int(t.timestamp()) * 1_000_000 + t.microsecond
 
 
 # -- gpt2099 -> canonical ----------------------------------------------------------------
@@ -160,6 +160,7 @@ class _Unit:
 class _ToCanonical:
     path: str
     ctx: ConvertContext
+    digest: str = ""
     clock: Clock = field(default_factory=Clock)
     out: list[dict[str, Any]] = field(default_factory=list)
     canon_uses: set[tuple[int, int]] = field(default_factory=set)
@@ -182,7 +183,28 @@ class _ToCanonical:
             if isinstance(blk, dict) and blk.get("type") == "tool_use"
         }
         tool_ids: dict[tuple[int, int], str] = {}
-        sessions = _sessions(thread)
+        sessions = _sessions(thread, self.digest, n)
+        children: dict[int, list[int]] = {}
+        for t in thread.turns:
+            for p in t.parents:
+                children.setdefault(p, []).append(t.index)
+        for p, kids in sorted(children.items()):
+            if len(kids) > 1:
+                self.lossy(
+                    thread.turns[p],
+                    "",
+                    f"the thread branches here ({len(kids)} turns continue this one): a canonical session is "
+                    "one line, so the branches share one session in time order; each turn's `continues` is "
+                    "kept only in provider_raw",
+                )
+        timeless = next((t for t in thread.turns if _ms(t) is None), None)
+        if timeless is not None:
+            self.lossy(
+                timeless,
+                "",
+                "turns without a SCRU128 id carry no time: created_at counts up from the previous "
+                "message's (from the Unix epoch when none has one), and ids carry that time",
+            )
         for t in thread.turns:
             self.turn(n, u, t, sessions[t.index], pairs, tool_ids)
 
@@ -209,6 +231,16 @@ class _ToCanonical:
         if run or not parts:
             parts.append((t.role, run))
         us = self.clock.micros(_ms(t))
+        where = "/meta" if u.shape is Shape.FRAMES else ""
+        if t.delta:
+            self.lossy(
+                t,
+                where,
+                f"inherited options ({', '.join(sorted(t.delta))}) have no canonical field: kept only in "
+                "provider_raw, which canonical readers do not read",
+            )
+        if t.cache:
+            self.lossy(t, where + "/cache", "the cache flag has no canonical field: kept only in provider_raw")
         for k, (role, blocks) in enumerate(parts):
             raw: dict[str, Any] = {"shape": str(u.shape), "unit": n, "turn": t.index}
             if k == 0:
@@ -241,7 +273,7 @@ class _ToCanonical:
             meta["provider_raw"] = {RAW: raw}
             self.out.append(
                 {
-                    "id": self.clock.ulid(us),
+                    "id": self.clock.ulid(us, n, t.index, k),
                     "session_id": session,
                     "role": role,
                     "content": content,
@@ -292,7 +324,7 @@ class _ToCanonical:
             )
             return copy.deepcopy(blk), None
         if kind == "tool_use" and (t.index, i) in self.canon_uses:
-            tid = tool_ids[(t.index, i)] = "tu_" + self.clock.ulid(self.clock.last_us)
+            tid = tool_ids[(t.index, i)] = "tu_" + self.clock.ulid(self.clock.last_us, "tool", t.index, i)
             restore = {"set": {"id": blk["id"]}} if "id" in blk else {"unset": ["id"]}
             return {
                 "type": "tool_use",
@@ -396,6 +428,15 @@ class _ToCanonical:
         else:
             summary = None
         summary = summary if isinstance(summary, dict) else {}
+        stop = summary.get("stop_reason")
+        if stop is not None and stop not in ("end_turn", "tool_use"):
+            self.lossy(
+                t,
+                "",
+                f"stop_reason {short(stop)} has no canonical v1 status (complete, partial, cancelled, error "
+                "describe generation, not why it stopped); status is complete and the reason is kept only "
+                "in provider_raw",
+            )
         name = summary.get("model")
         name = _SPACE.sub("-", name.strip()) if isinstance(name, str) and name.strip() else "unknown"
         model = f"{PROVIDER}:{name}"
@@ -447,7 +488,7 @@ def _envelope(u: _Unit, t: Turn) -> dict[str, Any]:
     return {k: copy.deepcopy(v) for k, v in t.source.items() if k != "content"}
 
 
-def _sessions(thread: Thread) -> dict[int, str]:
+def _sessions(thread: Thread, digest: str, unit: int) -> dict[int, str]:
     """Session id per turn: connected parts of the continues graph, named by their first turn."""
     parent = list(range(len(thread.turns)))
 
@@ -462,7 +503,8 @@ def _sessions(thread: Thread) -> dict[int, str]:
             a, b = find(t.index), find(p)
             if a != b:
                 parent[max(a, b)] = min(a, b)
-    fresh = f"{PROVIDER}-{str(ULID()).lower()}"
+    first_ms = next((ms for t in thread.turns if (ms := _ms(t)) is not None), 0)
+    fresh = f"{PROVIDER}-{ids.derived(first_ms, 'session', digest, unit).lower()}"
     out: dict[int, str] = {}
     for t in thread.turns:
         root = thread.turns[find(t.index)]
@@ -516,7 +558,8 @@ def _write(dst: Path, docs: list[Any], *, as_lines: bool) -> None:
 def to_canonical(src: Path, dst: Path, ctx: ConvertContext) -> None:
     """gpt2099 file -> canonical JSON Lines (`.jsonl`) or JSON array (any other suffix)."""
     units = _load_units(src)
-    conv = _ToCanonical(str(src), ctx)
+    digest = hashlib.blake2b(src.read_bytes(), digest_size=16).hexdigest()
+    conv = _ToCanonical(str(src), ctx, digest, Clock(digest))
     for n, u in enumerate(units):
         if u.shape is Shape.WINDOW and not u.thread.turns:
             ctx.lossy(
@@ -564,6 +607,8 @@ class _Group:
 
 
 def _read_canonical(src: Path) -> list[_Msg]:
+    # what `turnspec validate` rejects is refused (one date check, TS115, for every target)
+    validated(src, "canonical", CanonicalRun(Options()), FileStats(str(src), "canonical"))
     items = read_jsonl(src) if src.suffix == ".jsonl" else read_json(src)
     validator = SchemaValidator(schema_set("canonical", "v1"), "message.json")
     out: list[_Msg] = []
@@ -694,8 +739,8 @@ class _FromCanonical:
         first = g.msgs[0]
         v = first.value
         role = "user" if v["role"] == "tool" else v["role"]
-        us = _micros_of(v["created_at"]) or self.clock.micros(None)
-        tid = self.clock.scru128(us // 1000)
+        us = _micros_of(v["created_at"])
+        tid = self.clock.scru128((us if us is not None else self.clock.micros(None)) // 1000, v["id"])
         content = self.content(g)
         for m in g.msgs:
             self.report_metadata(m)

@@ -27,6 +27,8 @@ from typing import Any
 
 MAX_DEPTH = 200
 
+# Python refuses to parse integers of more than 4300 digits; no JSON reader holds one either
+MAX_NUMBER_CHARS = 4000
 _NUMBER = re.compile(r"[+-]?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?\Z")
 _NON_FINITE = frozenset({"inf", "-inf", "+inf", "NaN", "nan", "-nan", "infinity", "-infinity"})
 _DELIM = frozenset(" \t\r\n,;[]{}()\"'`")
@@ -284,7 +286,16 @@ class _Parser:
         if word == "null":
             return None
         if _NUMBER.match(word):
-            return float(word) if any(ch in word for ch in ".eE") else int(word)
+            if len(word) > MAX_NUMBER_CHARS:
+                raise self.fail(
+                    "unsupported",
+                    f"number of {len(word)} characters is longer than any JSON reader holds (at most {MAX_NUMBER_CHARS})",
+                    start,
+                )
+            number = float(word) if any(ch in word for ch in ".eE") else int(word)
+            if number in (float("inf"), float("-inf")):
+                raise self.fail("non_finite", f"{word} is beyond the range of a JSON number (a 64-bit float)", start)
+            return number
         if word in _NON_FINITE:
             raise self.fail("non_finite", f"{word} is not a JSON number", start)
         head = word.lstrip("+-")

@@ -49,7 +49,7 @@ from . import inherited
 from . import rules as R
 from .nuon import NuonError
 from .nuon import parse as parse_nuon
-from .thread import Shape, Thread, Turn
+from .thread import Shape, Thread, Turn, scru128_value
 
 PEEK_BYTES = 64 * 1024
 SUFFIXES = (".json", ".jsonl", ".nuon")
@@ -241,8 +241,21 @@ def make_turn(index: int, item: TurnItem) -> Turn:
 
 
 def build_thread(items: list[TurnItem]) -> Thread:
+    """The turns of a file in time order. File order is not time order (an export may list
+    the head first); SCRU128 ids are time-ordered, so when every turn has one the thread is
+    ordered by them (ties keep file order). Otherwise the file's order is all there is."""
     shape = items[0].shape if items else Shape.FRAMES
+    keys = [_time_key(it) for it in items]
+    if items and all(k is not None for k in keys):
+        order = sorted(range(len(items)), key=lambda i: (keys[i], i))
+        items = [items[i] for i in order]
     return Thread(shape, [make_turn(i, it) for i, it in enumerate(items)])
+
+
+def _time_key(item: TurnItem) -> int | None:
+    v = item.rec.value
+    tid = v.get("id") if isinstance(v, dict) else None
+    return scru128_value(tid) if isinstance(tid, str) else None
 
 
 def window_thread(rec: Record) -> Thread:

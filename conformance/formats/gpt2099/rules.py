@@ -9,6 +9,8 @@ ids (TS001-TS009), so `--ignore TS00` means the same for every format.
 
 from __future__ import annotations
 
+import re
+
 from ...findings import RuleCatalog, RuleInfo, Severity
 from ...jsonio import IO_RULES
 
@@ -42,6 +44,13 @@ UNKNOWN_BLOCK = RuleInfo(
     "Content block of an undocumented type (tolerated; error under --strict)",
     strict=True,
 )
+NOT_A_CONVERSATION = RuleInfo(
+    "GP014",
+    W,
+    "provider-api.md (prepare-request, response streams); gpt2099 tests/fixtures",
+    "File is a gpt2099 artefact that holds no conversation (MCP tool list, provider stream events, "
+    "streamer view); not checked",
+)
 SCHEMA = RuleInfo("GP020", E, DOC, "Document does not match its gpt2099 JSON Schema")
 
 TURN_ID = RuleInfo("GP101", E, f"{DOC}#turn-ids", "Turn id is not a SCRU128 (25 base-36 characters)")
@@ -73,6 +82,18 @@ RESULT_UNPAIRED = RuleInfo(
 )
 RESULT_NAME = RuleInfo("GP302", E, f"{DOC}#tool-result-block", "tool_result name differs from its tool_use's name")
 
+DOCUMENT_TURN = RuleInfo(
+    "GP105",
+    E,
+    f"{DOC}#document-specific-fields",
+    "Document turn (meta.type: document) lacks content_type or holds other than one document block",
+)
+MIME_SYNTAX = RuleInfo(
+    "GP106",
+    E,
+    f"{DOC}#document-specific-fields; RFC 6838 §4.2",
+    "content_type or media_type is not a MIME type (type/subtype)",
+)
 NO_PROVIDER_PTR = RuleInfo(
     "GP401",
     W,
@@ -89,10 +110,13 @@ CATALOG = RuleCatalog(
         OPTIONS_OLD_NAME,
         OPTIONS_BOTH,
         UNKNOWN_BLOCK,
+        NOT_A_CONVERSATION,
         SCHEMA,
         TURN_ID,
         TURN_ID_UNIQUE,
         DOCUMENT_BASE64,
+        DOCUMENT_TURN,
+        MIME_SYNTAX,
         HEAD_LOOKS_LIKE_ID,
         CONTINUES_UNRESOLVED,
         CONTINUES_NOT_EARLIER,
@@ -104,3 +128,5 @@ CATALOG = RuleCatalog(
 )
 
 KNOWN_BLOCKS = frozenset({"text", "document", "tool_use", "tool_result"})
+# RFC 6838 §4.2 restricted-name, as type "/" subtype (parameters after ";" allowed)
+MIME = re.compile(r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}(?:\s*;\s*[^;]+)*\Z")

@@ -504,6 +504,8 @@ class SqliteFormat:
         ("canonical", "sqlite"): convert_canonical_to_sqlite,
         ("sqlite", "canonical"): convert_sqlite_to_canonical,
     }
+    schema_family = None  # the §9.1 DDL is its schema; rows hold canonical messages
+    migrations = False
 
     def detect(self, path: Path) -> bool:
         try:

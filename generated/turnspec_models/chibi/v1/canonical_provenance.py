@@ -4,13 +4,13 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 
 from . import context_meta as context_meta_1
 from . import entry as entry_1
-from . import entry_metadata, ids, inbox_entry
+from . import ids, inbox_entry
 from . import manifest as manifest_1
 from . import role as role_1
 
@@ -24,11 +24,11 @@ class Placeholder(Enum):
 
 class ProvenanceEntry(BaseModel):
     """
-    The chibi entry's fields; `content` only when the canonical message does not carry it verbatim.
+    The chibi entry's fields; `content` only when the canonical message does not carry it verbatim. Fields chibi does not document (written by older versions) are kept too.
     """
 
     model_config = ConfigDict(
-        extra='forbid',
+        extra='allow',
     )
     id: StrictStr
     timestamp: ids.UnixSeconds
@@ -36,10 +36,21 @@ class ProvenanceEntry(BaseModel):
     to: StrictStr
     content: StrictStr | None = None
     entry_type: StrictStr
-    metadata: entry_metadata.EntryMetadata | None = None
+    metadata: dict[str, Any] | None = None
+    """
+    The entry's metadata as written (entry-metadata.json documents the keys chibi writes today; older keys are kept too).
+    """
     tool_call_id: StrictStr | None = None
     role: role_1.EntryRole | None = None
     flow_control: StrictBool | None = None
+
+
+class CarriedEntry(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    entry: ProvenanceEntry
+    partition: StrictStr | None = None
 
 
 class ProvenanceContext(BaseModel):
@@ -72,6 +83,18 @@ class CanonicalProvenance(BaseModel):
     partition: StrictStr | None = None
     """
     The transcript file that held the entry, relative to transcript/ (`active.jsonl`, `partitions/<start>-<end>.jsonl`).
+    """
+    before: list[CarriedEntry] | None = None
+    """
+    Entries without a canonical equivalent (anchors, control transfers, v0.9 flow-control records, entry types chibi itself ignores) that preceded this entry in the transcript: carried here rather than written as empty messages, so converting back restores them in place.
+    """
+    after: list[CarriedEntry] | None = None
+    """
+    Like `before`, for entries after the last converted entry (on the last message only).
+    """
+    joined: list[CarriedEntry] | None = None
+    """
+    Entries that canonical -> chibi wrote for the later blocks of this one canonical message (their ids derive from the message id), joined back into it: one entry per further content block, in order.
     """
     placeholders: list[Placeholder] | None = None
     """

@@ -40,7 +40,7 @@ class ToolCallEntry(BaseModel):
     """
     Optional metadata (§Metadata Structure).
     """
-    tool_call_id: StrictStr
+    tool_call_id: StrictStr | None = None
     """
-    Correlates a call with its result (§Fields `tool_call_id`).
+    Correlates a call with its result (§Fields `tool_call_id`: "Optional; present on tool_call and tool_result entries to correlate pairs"). Older chibi wrote none; chibi then pairs a call and a result by position.
     """

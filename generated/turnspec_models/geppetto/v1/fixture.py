@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, StrictInt
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
 
 from . import block
 from . import turn as turn_1
@@ -17,6 +19,9 @@ class Fixture(BaseModel):
     model_config = ConfigDict(
         extra='allow',
     )
-    version: StrictInt | None = None
+    version: Any | None = None
+    """
+    Optional document version: the doc shows `version: 1`; geppetto's serde neither writes nor reads it, so any value is accepted (GE012 warns when it is not 1).
+    """
     turn: turn_1.Turn
     followups: list[block.Block] | None = None

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, StrictStr
 
 from . import block, turn_data, turn_metadata
 
@@ -16,9 +18,9 @@ class Turn(BaseModel):
     model_config = ConfigDict(
         extra='allow',
     )
-    version: StrictInt | None = None
+    version: Any | None = None
     """
-    Optional document version; only 1 exists (GE012).
+    Optional document version: the doc shows `version: 1`; geppetto's serde neither writes nor reads it, so any value is accepted (GE012 warns when it is not 1).
     """
     id: StrictStr | None = None
     blocks: list[block.Block]

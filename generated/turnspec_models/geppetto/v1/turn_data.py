@@ -5,7 +5,52 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
+from typing_extensions import TypeAliasType
+
+ExecutionTimeout = TypeAliasType(
+    "ExecutionTimeout", Annotated[StrictStr, Field(pattern='^([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$')]
+)
+"""
+A Go duration: `2s` in YAML fixtures (ToolConfig.UnmarshalJSON) or nanoseconds.
+"""
+
+
+ExecutionTimeout1 = TypeAliasType("ExecutionTimeout1", Annotated[StrictInt, Field(ge=0)])
+"""
+A Go duration: `2s` in YAML fixtures (ToolConfig.UnmarshalJSON) or nanoseconds.
+"""
+
+
+class GeppettoToolConfigV1(BaseModel):
+    """
+    engine.ToolConfig (seed 004 "Typed Keys", "Tool Configuration"): the documented fields are typed; others are kept (geppetto's struct has more than the doc shows).
+    """
+
+    enabled: StrictBool | None = None
+    tool_choice: StrictStr | None = None
+    """
+    engine.ToolChoice (e.g. `auto`).
+    """
+    max_parallel_tools: Annotated[StrictInt | None, Field(ge=0)] = None
+    execution_timeout: ExecutionTimeout | ExecutionTimeout1 | None = None
+    """
+    A Go duration: `2s` in YAML fixtures (ToolConfig.UnmarshalJSON) or nanoseconds.
+    """
+
+
+class GeppettoStructuredOutputConfigV1(BaseModel):
+    """
+    engine.StructuredOutputConfig (seed 004 "Typed Keys"): mode, name, schema, strict are typed; others are kept.
+    """
+
+    mode: StrictStr | None = None
+    """
+    engine.StructuredOutputMode (e.g. `json_schema`).
+    """
+    name: StrictStr | None = None
+    schema_: Annotated[dict[str, Any] | None, Field(alias='schema')] = None
+    strict: StrictBool | None = None
 
 
 class TurnData(BaseModel):
@@ -16,19 +61,19 @@ class TurnData(BaseModel):
     model_config = ConfigDict(
         extra='allow',
     )
-    geppetto_tool_config_v1: Annotated[dict[str, Any] | None, Field(alias='geppetto.tool_config@v1')] = None
+    geppetto_tool_config_v1: Annotated[GeppettoToolConfigV1 | None, Field(alias='geppetto.tool_config@v1')] = None
     """
-    engine.ToolConfig (enabled, tool_choice, max_parallel_tools, execution_timeout, ...).
+    engine.ToolConfig (seed 004 "Typed Keys", "Tool Configuration"): the documented fields are typed; others are kept (geppetto's struct has more than the doc shows).
     """
     geppetto_tool_definitions_v1: Annotated[Any | None, Field(alias='geppetto.tool_definitions@v1')] = None
     """
     engine.ToolDefinitions.
     """
     geppetto_structured_output_config_v1: Annotated[
-        dict[str, Any] | None, Field(alias='geppetto.structured_output_config@v1')
+        GeppettoStructuredOutputConfigV1 | None, Field(alias='geppetto.structured_output_config@v1')
     ] = None
     """
-    engine.StructuredOutputConfig.
+    engine.StructuredOutputConfig (seed 004 "Typed Keys"): mode, name, schema, strict are typed; others are kept.
     """
     geppetto_inference_config_v1: Annotated[dict[str, Any] | None, Field(alias='geppetto.inference_config@v1')] = None
     """

@@ -3,16 +3,17 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictStr
+from typing_extensions import TypeAliasType
 
 from . import content_block, ids, turn_meta
 
 
-class TurnFrame(BaseModel):
+class TurnFrame1(BaseModel):
     """
-    One `gpt.turn` frame as turnspec reads it: the cross.stream frame (`id`, `topic`, `hash`, `meta`, `ttl`, `context_id`) with its content-addressed content inlined under `content`, decoded the way ctx.nu `frame-to-turn` decodes it (content blocks). A file of frames is a thread.
+    One `gpt.turn` frame as turnspec reads it: the cross.stream frame (`id`, `topic`, `hash`, `meta`, `ttl`, `context_id`) with its content-addressed content inlined under `content`, decoded the way ctx.nu `frame-to-turn` decodes it (content blocks). A file of frames is a thread. A frame that carries only `hash` (its content stored by address in cross.stream's CAS and not inlined) is a valid frame; its content is then not checked.
     """
 
     model_config = ConfigDict(
@@ -31,3 +32,32 @@ class TurnFrame(BaseModel):
     ttl: Any | None = None
     context_id: StrictStr | None = None
     content: list[content_block.ContentBlock]
+
+
+class TurnFrame2(BaseModel):
+    """
+    One `gpt.turn` frame as turnspec reads it: the cross.stream frame (`id`, `topic`, `hash`, `meta`, `ttl`, `context_id`) with its content-addressed content inlined under `content`, decoded the way ctx.nu `frame-to-turn` decodes it (content blocks). A file of frames is a thread. A frame that carries only `hash` (its content stored by address in cross.stream's CAS and not inlined) is a valid frame; its content is then not checked.
+    """
+
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    id: ids.NonEmptyString
+    """
+    SCRU128 (GP101).
+    """
+    topic: Literal['gpt.turn'] | None = None
+    hash: StrictStr
+    """
+    Content address of the stored content (ssri).
+    """
+    meta: turn_meta.TurnMeta | None = None
+    ttl: Any | None = None
+    context_id: StrictStr | None = None
+    content: list[content_block.ContentBlock] | None = None
+
+
+TurnFrame = TypeAliasType("TurnFrame", Annotated[TurnFrame1 | TurnFrame2, Field(title='TurnFrame')])
+"""
+One `gpt.turn` frame as turnspec reads it: the cross.stream frame (`id`, `topic`, `hash`, `meta`, `ttl`, `context_id`) with its content-addressed content inlined under `content`, decoded the way ctx.nu `frame-to-turn` decodes it (content blocks). A file of frames is a thread. A frame that carries only `hash` (its content stored by address in cross.stream's CAS and not inlined) is a valid frame; its content is then not checked.
+"""

@@ -1,0 +1,187 @@
+"""The conversion kit: what every format's converters share (core; formats import it).
+
+A converter is a function `(src, dst, ctx) -> None` that a format declares in its
+`converters` mapping, keyed by `(from, to)` (see `formats.base.Format`). It writes `dst`
+(a temporary path the engine in `conformance.convert` moves into place once the output
+validated) and reports every lossy step through `ctx.lossy(...)`, once per occurrence,
+with its location.
+
+The kit holds the pieces converters would otherwise each write their own way:
+
+- ids: `IdMint`, strictly increasing ULIDs (and `tu_` tool ids) derived from the input
+  through `conformance.ids.derived`, so the same input converts to the same bytes;
+- time: `created_at_micros` (the one check that a canonical `created_at` is a real date
+  and time, used by every converter that reads canonical), `rfc3339`;
+- refusal: `refuse_invalid`, which runs a format's own validator over a converter's
+  input and refuses it on the first error (a conversion never accepts what `validate`
+  rejects);
+- `short` (a value shortened for a message) and `is_tool_definition`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from . import ids
+from .errors import InputError
+from .findings import Finding, RuleInfo, Severity
+
+LOSSY = RuleInfo("TS900", Severity.WARNING, "§7.3", "Conversion dropped or changed information")
+
+
+@dataclass
+class ConvertContext:
+    """What a converter may report. `lossy` is a warning; raising `InputError` aborts."""
+
+    findings: list[Finding] = field(default_factory=list)
+
+    def lossy(self, path: str, line: int | None, pointer: str, message: str, rule: RuleInfo = LOSSY) -> None:
+        self.findings.append(Finding(path, line, pointer, rule.id, rule.severity, message))
+
+
+Converter = Callable[[Path, Path, ConvertContext], None]
+
+
+# -- ids ---------------------------------------------------------------------------------
+
+
+class IdMint:
+    """Strictly increasing ULIDs derived from the input (canonical §6.1).
+
+    `ulid(ms, *parts)` is `ids.derived(ms, *parts)` unless that would not sort after the
+    previous id, in which case it is the previous id plus one: still a pure function of
+    the sequence of calls, so a conversion stays byte-for-byte reproducible. `parts`
+    should name what the id is for (a source id, a line, a serial).
+    """
+
+    def __init__(self, *salt: str | int) -> None:
+        self.salt = salt
+        self.last = -1
+
+    def ulid(self, ms: int, *parts: str | bytes | int) -> str:
+        value = _decode(ids.derived(ms, *self.salt, *parts))
+        if value <= self.last:
+            value = self.last + 1
+        self.last = value
+        return ids.encode(value)
+
+    def keep(self, ulid: str) -> str | None:
+        """`ulid` itself when it sorts after every id minted so far (it then becomes the
+        last one), else None: lets a converter restore an id the source carried."""
+        if not ids.is_ulid(ulid):
+            return None
+        value = _decode(ulid)
+        if value <= self.last:
+            return None
+        self.last = value
+        return ulid
+
+    def tool_id(self, ms: int, *parts: str | bytes | int) -> str:
+        return "tu_" + self.ulid(ms, "tool", *parts)
+
+
+_CROCKFORD = {c: i for i, c in enumerate("0123456789ABCDEFGHJKMNPQRSTVWXYZ")}
+
+
+def _decode(ulid: str) -> int:
+    value = 0
+    for c in ulid:
+        value = value * 32 + _CROCKFORD[c]
+    return value
+
+
+def ulid_millis(ulid: str) -> int:
+    """The time part of a ULID, in milliseconds since the epoch."""
+    return _decode(ulid) >> 80
+
+
+# -- time --------------------------------------------------------------------------------
+
+# canonical §4.1: RFC 3339, UTC, microsecond precision
+_CREATED_AT = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})\.([0-9]{6})Z\Z")
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+
+def created_at_micros(value: str) -> int:
+    """Microseconds since the epoch of a canonical `created_at`; ValueError when it is not
+    `YYYY-MM-DDTHH:MM:SS.ffffffZ` naming a real date and time (2026-02-30 is not one).
+    The one date check every converter that reads canonical uses."""
+    m = _CREATED_AT.match(value)
+    if m is None:
+        raise ValueError(f"created_at {value!r} is not RFC 3339 UTC with microseconds (canonical §4.1)")
+    y, mo, d, h, mi, s, us = (int(g) for g in m.groups())
+    try:
+        when = dt.datetime(y, mo, d, h, mi, s, us, tzinfo=dt.UTC)
+    except ValueError as exc:
+        raise ValueError(f"created_at {value!r} is not a real date and time (TS115)") from exc
+    delta = when - _EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def rfc3339(micros: int) -> str:
+    """A canonical `created_at` (§4.1) for microseconds since the epoch."""
+    when = _EPOCH + dt.timedelta(microseconds=micros)
+    return when.strftime("%Y-%m-%dT%H:%M:%S.%fZ").rjust(27, "0")
+
+
+# -- refusal -----------------------------------------------------------------------------
+
+
+class _Run(Protocol):
+    def validate(self, path: Path, stats: Any, progress: Any = None) -> Iterator[Finding]: ...
+
+    def finish(self) -> Iterator[Finding]: ...
+
+
+def refuse_invalid(src: Path, fmt: str, findings: Iterable[Finding]) -> None:
+    """InputError naming the first error among `findings` (a converter's input that
+    `turnspec validate` rejects); nothing when there is none."""
+    errors = [f for f in findings if f.severity == Severity.ERROR]
+    if errors:
+        first = errors[0]
+        where = first.path if first.line is None else f"{first.path}:{first.line}"
+        at = f"{where} {first.pointer}" if first.pointer else where
+        raise InputError(
+            f"{src} does not validate as {fmt} ({len(errors)} error(s); first: {at} "
+            f"{first.rule} {first.message}); fix it or run `turnspec validate` first"
+        )
+
+
+def validated(src: Path, fmt: str, run: _Run, stats: Any) -> None:
+    """Run a format's validator over `src` (a converter's input) and refuse it on errors."""
+    refuse_invalid(src, fmt, [*run.validate(src, stats), *run.finish()])
+
+
+# -- small helpers -----------------------------------------------------------------------
+
+
+def short(value: Any, limit: int = 40) -> str:
+    """`repr(value)` cut to `limit` characters, for messages."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def is_tool_definition(value: Any) -> bool:
+    """A canonical ToolDefinition (§5.4) rather than a message: it has an `input_schema`
+    and no `role`. Files of canonical records may mix the two."""
+    return isinstance(value, dict) and "input_schema" in value and "role" not in value
+
+
+__all__ = [
+    "LOSSY",
+    "ConvertContext",
+    "Converter",
+    "IdMint",
+    "created_at_micros",
+    "is_tool_definition",
+    "refuse_invalid",
+    "rfc3339",
+    "short",
+    "ulid_millis",
+    "validated",
+]

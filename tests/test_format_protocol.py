@@ -1,0 +1,186 @@
+"""The Format protocol and the peer-format layering (issue 10, format part).
+
+Every format declares its converters, schema family and migrations; no format imports
+another peer format or anything above the formats (engines, API, CLI); function-level
+imports say why; one ULID source (`conformance.ids`) and one conversion kit.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from conformance import convertkit
+from conformance.convert import converters
+from conformance.formats import all_formats
+from conformance.migrations import PER_FORMAT, default_registry
+
+ROOT = Path(__file__).resolve().parents[1]
+PKG = ROOT / "conformance"
+PEERS = ("gpt2099", "chibi", "geppetto", "sqlite")
+# the layers above the formats: engines, wire records, adapters, suite, API, CLI
+ABOVE = ("convert", "migrations", "wire", "adapters", "suite", "api", "cli", "commands", "cassettes", "bench")
+MINE = [PKG / "formats" / n for n in ("gpt2099", "chibi", "geppetto")]
+
+
+def _imports(path: Path) -> list[tuple[str, int, bool]]:
+    """(absolute module, line, at function level) for every import in `path`."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    package = parts if path.name == "__init__.py" else parts[:-1]
+    top = {id(n) for n in tree.body} | {id(n) for s in tree.body if isinstance(s, ast.If) for n in s.body}
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            mod = ".".join([*base, node.module] if node.module else base)
+            names = [mod] + [f"{mod}.{a.name}" for a in node.names]
+            for n in names:
+                out.append((n, node.lineno, id(node) not in top))
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                out.append((a.name, node.lineno, id(node) not in top))
+    return out
+
+
+def _files(dirs: list[Path]) -> list[Path]:
+    return [p for d in dirs for p in sorted(d.rglob("*.py"))]
+
+
+@pytest.mark.parametrize("path", _files(MINE), ids=lambda p: str(p.relative_to(PKG)))
+def test_a_format_imports_no_peer_and_nothing_above(path: Path) -> None:
+    own = path.relative_to(PKG / "formats").parts[0]
+    bad = []
+    for mod, line, _ in _imports(path):
+        parts = mod.split(".")
+        if parts[0] != "conformance" or len(parts) < 2:
+            continue
+        if parts[1] in ABOVE or (parts[1] == "formats" and len(parts) > 2 and parts[2] in PEERS and parts[2] != own):
+            bad.append(f"{path.name}:{line} imports {mod}")
+    assert bad == []
+
+
+@pytest.mark.parametrize(
+    "path", [*_files(MINE), PKG / "formats" / "__init__.py", PKG / "formats" / "base.py", PKG / "convertkit.py"]
+)
+def test_function_level_imports_state_their_reason(path: Path) -> None:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    silent = [f"{path.name}:{line}" for mod, line, nested in _imports(path) if nested and "#" not in lines[line - 1]]
+    assert sorted(set(silent)) == []
+
+
+def test_formats_package_does_not_import_the_migration_engine() -> None:
+    for path in (PKG / "formats" / "__init__.py", PKG / "formats" / "base.py"):
+        assert not [m for m, _, _ in _imports(path) if m.startswith("conformance.migrations")]
+
+
+def test_every_format_declares_the_protocol() -> None:
+    table = converters()
+    for f in all_formats():
+        assert isinstance(f.name, str) and len(f.rules) > 0
+        assert isinstance(dict(f.converters), dict)
+        for (a, b), fn in f.converters.items():
+            assert f.name in (a, b) and table[(a, b)] is fn
+        if f.schema_family is not None:
+            assert (ROOT / "schemas" / f.schema_family).is_dir(), f.name
+        assert f.migrations == (f.name in PER_FORMAT), f.name
+    # every migration registers under a format's name
+    names = {f.name for f in all_formats()}
+    assert set(default_registry().formats()) <= names and set(PER_FORMAT) <= names
+
+
+def test_one_ulid_source() -> None:
+    """No module of the formats or the synthetic generator mints ULIDs itself."""
+    minting = ("ULID()", "ULID.from_int", "ULID.from_bytes", "uuid4(", "os.urandom", "time.time")
+    for path in [*_files(MINE), PKG / "synthetic.py"]:
+        text = path.read_text(encoding="utf-8")
+        assert [m for m in minting if m in text] == [], path
+
+
+def test_id_mint_is_monotonic_and_deterministic() -> None:
+    a, b = convertkit.IdMint("x"), convertkit.IdMint("x")
+    first = [a.ulid(1000, i) for i in range(50)] + [a.ulid(5, "older")]
+    assert first == [b.ulid(1000, i) for i in range(50)] + [b.ulid(5, "older")]
+    assert first == sorted(first) and len(set(first)) == len(first)
+    assert convertkit.ulid_millis(first[0]) == 1000
+    assert a.keep(first[0]) is None  # not after the last one
+    later = convertkit.IdMint("x").ulid(9_999_999, "later")
+    assert a.keep(later) == later
+
+
+@pytest.mark.parametrize(
+    ("value", "ok"),
+    [
+        ("2026-02-28T23:59:59.999999Z", True),
+        ("2024-02-29T00:00:00.000000Z", True),
+        ("2026-02-30T00:00:00.000000Z", False),
+        ("2026-13-01T00:00:00.000000Z", False),
+        ("2026-01-01T24:00:00.000000Z", False),
+        ("2026-01-01T00:00:00Z", False),
+        ("2026-01-01T00:00:00.000000+00:00", False),
+    ],
+)
+def test_one_date_check(value: str, ok: bool) -> None:
+    if ok:
+        assert convertkit.rfc3339(convertkit.created_at_micros(value)) == value
+    else:
+        with pytest.raises(ValueError):
+            convertkit.created_at_micros(value)
+
+
+def test_tool_definition_predicate() -> None:
+    assert convertkit.is_tool_definition({"name": "t", "input_schema": {}})
+    assert not convertkit.is_tool_definition({"role": "user", "input_schema": {}})
+    assert not convertkit.is_tool_definition([])
+
+
+# -- same input, same output (issue 9) --------------------------------------------------
+
+FIX = ROOT / "tests"
+
+
+def _tree(path: Path) -> dict[str, bytes]:
+    if path.is_file():
+        return {"": path.read_bytes()}
+    return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
+
+
+def _canonical_session(tmp: Path) -> Path:
+    import orjson  # test data only
+
+    from conformance.synthetic import messages
+
+    msgs = list(messages(40, seed=5))
+    session = [m for m in msgs if m["session_id"] == msgs[0]["session_id"]]
+    src = tmp / "session.jsonl"
+    src.write_bytes(b"".join(orjson.dumps(m) + b"\n" for m in session))
+    return src
+
+
+@pytest.mark.parametrize(
+    ("src_fmt", "dst_fmt", "source", "suffix"),
+    [
+        ("chibi", "canonical", FIX / "chibi" / "fixtures" / "default", ".jsonl"),
+        ("chibi", "canonical", FIX / "chibi" / "fixtures" / "legacy09", ".jsonl"),
+        ("geppetto", "canonical", FIX / "geppetto" / "fixtures" / "GE202_store.yaml", ".jsonl"),
+        ("canonical", "chibi", None, ""),
+        ("canonical", "gpt2099", None, ".jsonl"),
+        ("canonical", "geppetto", None, ".yaml"),
+    ],
+)
+def test_conversion_is_deterministic(
+    src_fmt: str, dst_fmt: str, source: Path | None, suffix: str, tmp_path: Path
+) -> None:
+    from conformance.convert import convert
+
+    src = source if source is not None else _canonical_session(tmp_path)
+    outs = []
+    for n in (1, 2):
+        dst = tmp_path / f"out{n}{suffix}"
+        findings = convert(src_fmt, dst_fmt, src, dst)
+        outs.append((_tree(dst), [(f.path, f.line, f.pointer, f.message) for f in findings]))
+    assert outs[0] == outs[1]
