@@ -190,8 +190,6 @@ def known_failure(klass: str, command: str) -> str | None:
         return "pricing loading (formats/canonical/pricing.py): YAML aliases expanded without bound"
     if (klass, command) == ("yaml-alias-bomb", "conform-cassettes"):
         return "suite (conform): a YAML file that is not a cassette fails TC800 without naming it in text output"
-    if (klass, command) == ("number-10**400", "convert-to-gpt2099"):
-        return "gpt2099 converter (formats/gpt2099/convert.py): orjson cannot write ints past 64 bits"
     return None
 
 
