@@ -178,24 +178,14 @@ COMMANDS: dict[str, Argv] = {
     "rules": _argv("rules", "--select", "TS0"),
 }
 
-# Cases that fail because of code outside the CLI/I-O/engine area, as rules over the
-# matrix; the lead fixes them at merge (strict: an xfail that starts passing fails, so
-# the rules stay true).
-_WIRE_UNNAMED = {"malformed-json", "truncated", "huge-line", "deep-300", "unreadable", "odd-name-[/x]",
-                 "odd-name-[red]", "odd-name-colons", "yaml-alias-bomb", "empty"}  # fmt: skip
+# Cases known to fail, as rules over the matrix (strict: an xfail that starts passing
+# fails, so the rules stay true and are removed as the code is fixed).
 
 
 def known_failure(klass: str, command: str) -> str | None:
     """Why a case is expected to fail today (None: it must pass)."""
-    if command.startswith("wire-parse-"):
-        if klass == "deep-1000":
-            return "adapters (adapters/debug.py): json.loads of a 1000-deep body raises RecursionError"
-        if klass in _WIRE_UNNAMED or (command.endswith("openai-chat") and klass.startswith("number-")):
-            return "adapters (commands/wire.py, adapters/debug.py): wire parse errors do not name the file"
     if (klass, command) == ("yaml-alias-bomb", "conform-cassettes"):
         return "suite (conform): a YAML file that is not a cassette fails TC800 without naming it in text output"
-    if (klass, command) == ("number-10**400", "convert-to-gpt2099"):
-        return "gpt2099 converter (formats/gpt2099/convert.py): orjson cannot write ints past 64 bits"
     return None
 
 

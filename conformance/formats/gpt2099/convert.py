@@ -59,13 +59,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from ... import ids
 from ...convertkit import ConvertContext, IdMint, created_at_micros, rfc3339, short, validated
 from ...errors import InputError
 from ...findings import Finding, Severity
-from ...jsonio import Record, read_json, read_jsonl
+from ...jsonio import Record, dumps, read_json, read_jsonl
 from ...schema_validation import SchemaValidator
 from ...schemas import schema_set
 from ..base import FileStats, Options
@@ -544,14 +542,9 @@ def _write(dst: Path, docs: list[Any], *, as_lines: bool) -> None:
     with dst.open("wb") as f:
         if as_lines:
             for d in docs:
-                f.write(orjson.dumps(d) + b"\n")
+                f.write(dumps(d) + b"\n")
         else:
-            f.write(
-                orjson.dumps(
-                    docs[0] if len(docs) == 1 and not isinstance(docs[0], list) else docs,
-                    option=orjson.OPT_INDENT_2,
-                )
-            )
+            f.write(dumps(docs[0] if len(docs) == 1 and not isinstance(docs[0], list) else docs, indent=True))
             f.write(b"\n")
 
 
@@ -573,7 +566,7 @@ def to_canonical(src: Path, dst: Path, ctx: ConvertContext) -> None:
         _write(dst, conv.out, as_lines=True)
     else:
         with dst.open("wb") as f:
-            f.write(orjson.dumps(conv.out, option=orjson.OPT_INDENT_2) + b"\n")
+            f.write(dumps(conv.out, indent=True) + b"\n")
 
 
 # -- canonical -> gpt2099 ------------------------------------------------------------------
@@ -877,7 +870,7 @@ def from_canonical(src: Path, dst: Path, ctx: ConvertContext) -> None:
         _write(dst, docs, as_lines=False)
     else:
         with dst.open("wb") as f:
-            f.write(orjson.dumps(docs, option=orjson.OPT_INDENT_2) + b"\n")
+            f.write(dumps(docs, indent=True) + b"\n")
 
 
 def _rebuild(g: _Group, content: list[dict[str, Any]]) -> dict[str, Any]:
