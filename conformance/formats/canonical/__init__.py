@@ -19,7 +19,9 @@ class CanonicalFormat:
     rules = CATALOG
     schema_family = "canonical"
     migrations = True  # conformance/migrations/canonical.py: revision 1 <-> 2
-    converters: ClassVar[dict[tuple[str, str], Converter]] = {}  # the other formats declare theirs to and from canonical
+    converters: ClassVar[
+        dict[tuple[str, str], Converter]
+    ] = {}  # the other formats declare theirs to and from canonical
 
     def detect(self, path: Path) -> bool:
         """A `.json`/`.jsonl` whose start mentions canonical keys, or is not JSON at all.
