@@ -89,6 +89,9 @@ class FakeAdapter:
     def stream_response(self, *a: Any) -> Any:
         raise NotImplementedError("replay-check never parses streams")
 
+    def from_wire_request(self, *a: Any) -> Any:
+        raise NotImplementedError("replay-check never reads requests back")
+
     def tool_id_map(self, session_id: str) -> ToolIdMap:
         return self._maps.setdefault(session_id, ToolIdMap("fake", lambda: "call_new"))
 

@@ -21,7 +21,7 @@ from typing import Any
 import jsonschema
 import orjson
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
@@ -292,9 +292,9 @@ def test_kitchen_sink_keywords_generate_valid_data() -> None:
 def test_kitchen_sink_mutations_are_rejected_where_labelled() -> None:
     stock = _stock(KITCHEN, "root.json")
     seen: set[str] = set()
+    wanted = {"items", "maxLength", "minimum", "exclusiveMinimum", "exclusiveMaximum", "uniqueItems",
+              "discriminator", "minItems", "pattern", "dependentRequired"}  # fmt: skip
 
-    @settings(FAST, max_examples=400, derandomize=True)
-    @given(Mutator(Compiler(KITCHEN), "root.json").strategy())
     def check(inv: Any) -> None:
         seen.add(inv.keyword)
         errors = list(stock.iter_errors(inv.document))
@@ -304,19 +304,14 @@ def test_kitchen_sink_mutations_are_rejected_where_labelled() -> None:
         parent = inv.pointer.rsplit("/", 1)[0] if inv.keyword in ("required", "additionalProperties") else inv.pointer
         assert where & {inv.pointer, parent}, (inv, [e.message for e in errors])
 
-    check()
-    assert seen >= {
-        "items",
-        "maxLength",
-        "minimum",
-        "exclusiveMinimum",
-        "exclusiveMaximum",
-        "uniqueItems",
-        "discriminator",
-        "minItems",
-        "pattern",
-        "dependentRequired",
-    }
+    # every labelled kind must be reachable: a run of 400 draws reaches them all almost
+    # always, and a fixed list of seeds (each run deterministic) makes "almost" certain
+    for n in range(4):
+        strategy = Mutator(Compiler(KITCHEN), "root.json").strategy()
+        seed(n)(settings(FAST, max_examples=400)(given(strategy)(check)))()
+        if seen >= wanted:
+            break
+    assert seen >= wanted, wanted - seen
 
 
 @pytest.mark.parametrize(
