@@ -217,7 +217,9 @@ def validate(
     revisions = _split(revision)
     for rev in revisions:
         if rev not in versions("canonical"):
-            raise InputError(f"--revision: unknown canonical revision {rev!r} (known: {', '.join(versions('canonical'))})")
+            raise InputError(
+                f"--revision: unknown canonical revision {rev!r} (known: {', '.join(versions('canonical'))})"
+            )
     options = Options(selection=sel, tools=tools, pricing=pricing, revisions=revisions)
     fmt_name = fmt.value if fmt is not None else None
     skipped: list[Path] = []
