@@ -29,7 +29,8 @@ def _validator(name: str) -> SchemaValidator:
 
 
 def _audio_problem(block: dict[str, Any], role: str | None) -> str | None:
-    from ..formats.canonical.checker import _file_ref_problem
+    # function-level import: the canonical rule modules load only when a migration checks audio
+    from ..formats.canonical.invariants import file_ref_problem
 
     if not _validator("audio-block.json").is_valid(block):
         errors = _validator("audio-block.json").errors(block)
@@ -37,7 +38,7 @@ def _audio_problem(block: dict[str, Any], role: str | None) -> str | None:
     if role is not None and role not in AUDIO_ROLES:
         return f"is not allowed in a {role} message in revision 2"
     src = block["source"]
-    if src["kind"] == "file_ref" and _file_ref_problem(src["data"]):
+    if src["kind"] == "file_ref" and file_ref_problem(src["data"]):
         return "has a file_ref revision 2 rejects"
     if src["kind"] == "base64":
         try:

@@ -22,7 +22,6 @@ from ...schemas import schema_set, versions
 from ..base import FileStats, Options, ProgressHook
 from . import rules as R
 from .engine import Context, Driver, MessageView, RunState, Session
-from .invariants import file_ref_problem as _file_ref_problem  # noqa: F401  (migrations use it)
 from .invariants import parse_created_at
 from .pricing import load_price_table  # importing a rule family registers its rules
 from .tools import load_tools
