@@ -184,8 +184,6 @@ COMMANDS: dict[str, Argv] = {
 
 def known_failure(klass: str, command: str) -> str | None:
     """Why a case is expected to fail today (None: it must pass)."""
-    if (klass, command) == ("yaml-alias-bomb", "conform-cassettes"):
-        return "suite (conform): a YAML file that is not a cassette fails TC800 without naming it in text output"
     return None
 
 

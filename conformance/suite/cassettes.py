@@ -203,15 +203,16 @@ def load_cassette(path: Path, label: str | None = None) -> Cassette:
         _unparse_bodies(data)
         requests, responses = serialize.deserialize("", _Serializer(data))[:2]
     except CassetteError as exc:
-        cas.error = f"cannot read cassette: {exc}"
+        cas.error = f"cannot read cassette {path}: {exc}"
         return cas
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}: " if mark is not None else ""
-        cas.error = f"cannot read cassette: {where}{getattr(exc, 'problem', None) or type(exc).__name__}"
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        cas.error = f"cannot read cassette {where}: {getattr(exc, 'problem', None) or type(exc).__name__}"
         return cas
     except (OSError, UnicodeDecodeError, ValueError, TypeError, KeyError, AttributeError) as exc:
-        cas.error = f"cannot read cassette: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        cas.error = f"cannot read cassette {path}: {first}"
         return cas
     for i, (req, resp) in enumerate(zip(requests, responses, strict=True)):
         try:
