@@ -295,3 +295,33 @@ def test_base_class_capabilities_and_tests_come_from_the_catalogue():
     for rule, name, cap in testing.STANDARD:
         assert name.startswith(f"test_{rule.lower()}") and hasattr(testing.AdapterConformanceTests, name)
         assert cap is None or cap in booleans
+
+
+def test_html_report_is_self_contained_with_the_replay_matrix(capsys):
+    """`--output html`: one page, no external asset or script, a cell per ordered pair."""
+    from html.parser import HTMLParser
+
+    assert main(["conform", "anthropic", "openai-chat", "--no-samples", "--output", "html"]) in (0, 1)
+    page = capsys.readouterr().out
+
+    class Cells(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.tags: list[tuple[str, dict[str, str | None]]] = []
+
+        def handle_starttag(self, tag, attrs):
+            self.tags.append((tag, dict(attrs)))
+
+    p = Cells()
+    p.feed(page)
+    assert not [t for t, a in p.tags if t == "script" or (t in ("link", "img") and a)]
+    matrix = page.split("<h2>Cross-provider replay</h2>", 1)[1].split("</table>", 1)[0]
+    rows = matrix.count("<tr>") - 1  # less the header row
+    names = ("anthropic", "openai-chat")
+    assert rows >= len(names)
+    for a in names:
+        assert f"<th>{a}</th>" in matrix
+    # a pair is run when the adapter under test is on either side (the others are peers)
+    assert matrix.count('class="pass"') + matrix.count('class="fail"') == rows * rows - (rows - len(names)) ** 2
+    for anchor in {a["href"] for t, a in p.tags if t == "a" and a.get("href", "").startswith("#r")}:
+        assert f'id="{anchor[1:]}"' in page

@@ -19,6 +19,7 @@ class ConformOutput(enum.StrEnum):
     json = "json"
     junit = "junit"
     md = "md"
+    html = "html"
 
 
 def _split(values: list[str] | None) -> tuple[str, ...]:

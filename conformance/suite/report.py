@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import statistics
@@ -255,4 +256,87 @@ def to_junit(report: SuiteReport) -> str:
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 
 
-RENDERERS = {"text": to_text, "json": to_json, "md": to_markdown, "junit": to_junit}
+_HTML_STYLE = """
+body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#1b1f24}
+table{border-collapse:collapse;margin:1em 0}th,td{border:1px solid #d0d7de;padding:4px 8px;text-align:left}
+th{background:#f6f8fa}td.pass{background:#dafbe1}td.fail{background:#ffebe9;font-weight:600}
+td.skip{background:#f6f8fa;color:#57606a}td a{color:inherit}ol li{margin:.3em 0}code{font-size:12px}
+"""
+
+
+def to_html(report: SuiteReport) -> str:
+    """A self-contained page, Bowtie-style: the check x adapter table and the N x N replay
+    matrix, one cell per pair with its verdict, each failing or skipped cell linking to
+    its reasons below. No script, no external asset."""
+    esc = html.escape
+    by = {(r.rule, r.adapter): r for r in report.results}
+    reasons: list[tuple[str, list[str]]] = []
+
+    def link(title: str, lines: list[str]) -> str:
+        reasons.append((title, lines))
+        return f' <a href="#r{len(reasons)}">[{len(reasons)}]</a>'
+
+    rows = []
+    for rid in dict.fromkeys(r.rule for r in report.results):
+        section, summary = _info(rid)
+        cells = []
+        for a in report.adapters:
+            r = by.get((rid, a))
+            if r is None:
+                cells.append("<td></td>")
+                continue
+            note = link(f"{rid} / {a}", r.reasons[:20]) if r.status != "pass" and r.reasons else ""
+            counts = f"{r.passed}/{r.passed + r.failed}" + (f", {r.skipped} skipped" if r.skipped else "")
+            cells.append(f'<td class="{r.status}" title="{esc(counts)}">{esc(MARK[r.status])}{note}</td>')
+        rows.append(f"<tr><th>{esc(rid)}</th><td>{esc(section)}</td><td>{esc(summary)}</td>{''.join(cells)}</tr>")
+    out = [
+        "<!doctype html>",
+        '<html lang="en"><head><meta charset="utf-8"><title>turnspec conform</title>',
+        f"<style>{_HTML_STYLE}</style></head><body>",
+        "<h1>turnspec conform</h1>",
+        "<h2>Checks</h2><table><tr><th>rule</th><th>section</th><th>check</th>"
+        + "".join(f"<th>{esc(a)}</th>" for a in report.adapters)
+        + "</tr>",
+        *rows,
+        "</table>",
+    ]
+    if report.pairs:
+        names = sorted({p.split("→")[0] for p in report.pairs} | {p.split("→")[1] for p in report.pairs})
+        out.append(
+            "<h2>Cross-provider replay</h2><p>Rows: the adapter that produced the history; columns: the adapter it is replayed through.</p>"
+        )
+        out.append("<table><tr><th>from \\ to</th>" + "".join(f"<th>{esc(n)}</th>" for n in names) + "</tr>")
+        for src in names:
+            cells = []
+            for dst in names:
+                pair = f"{src}→{dst}"
+                st = report.pairs.get(pair)
+                if st is None:
+                    cells.append("<td></td>")
+                    continue
+                failed = [k for k, v in st.items() if v == "fail"]
+                if failed:
+                    why = [
+                        f"{o.rule}: {o.message}" for o in report.outcomes if pair in o.subject and o.status == "fail"
+                    ]
+                    cells.append(f'<td class="fail">FAIL {esc(",".join(failed))}{link(pair, why[:20] or failed)}</td>')
+                else:
+                    cells.append('<td class="pass">pass</td>')
+            out.append(f"<tr><th>{esc(src)}</th>{''.join(cells)}</tr>")
+        out.append("</table>")
+    if reasons:
+        out.append("<h2>Reasons</h2><ol>")
+        for i, (title, lines) in enumerate(reasons, 1):
+            items = "".join(f"<li><code>{esc(x)}</code></li>" for x in lines)
+            out.append(f'<li id="r{i}"><b>{esc(title)}</b><ul>{items}</ul></li>')
+        out.append("</ol>")
+    skipped = skipped_interactions(report)
+    if skipped:
+        out.append(f"<h2>Skipped recorded interactions ({len(skipped)})</h2><ul>")
+        out += [f"<li>{esc(line)}</li>" for line in _skip_summary(report)]
+        out.append("</ul>")
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"
+
+
+RENDERERS = {"text": to_text, "json": to_json, "md": to_markdown, "junit": to_junit, "html": to_html}
