@@ -27,6 +27,7 @@ def register(app: typer.Typer) -> None:
         ] = None,
     ) -> None:
         """Print the resolved context window {messages, options}, as `gpt ctx resolve` builds it."""
+        # function-level imports: the gpt2099 format loads only when this command runs
         from ..formats.gpt2099 import ResolveError
         from ..formats.gpt2099 import resolve as do_resolve
 

@@ -47,6 +47,7 @@ class ProofSpec:
 
 def canonical_verdict(revision: int, doc: Any) -> frozenset[tuple[str, str]]:
     """The errors a reader of schema revision `revision` reports for one message."""
+    # function-level imports: the proof loads a format's checker only when it judges that format
     from ..findings import Severity
     from ..formats.base import Options
     from ..formats.canonical.checker import CanonicalRun
@@ -64,13 +65,14 @@ _runs: dict[int, Any] = {}
 
 
 def _gpt2099_detect(doc: Any) -> int:
-    from . import gpt2099
+    from . import gpt2099  # function-level import: the gpt2099 migration loads only for its proof
 
     return gpt2099.detect(doc)
 
 
 def gpt2099_verdict(revision: int, doc: Any) -> frozenset[tuple[str, str]]:
     """The errors a gpt2099 reader of schema revision `revision` reports for a one-turn thread."""
+    # function-level imports: the proof loads a format's checker only when it judges that format
     from ..findings import Severity
     from ..formats.base import Options
     from ..formats.gpt2099.checker import Gpt2099Run
@@ -135,7 +137,7 @@ def _validator(fmt: str, revision: int, root: str) -> SchemaValidator:
 
 def source_documents(m: Migration, spec: ProofSpec) -> st.SearchStrategy[Any]:
     """Documents valid under revision N, with revision N+1's vocabulary mixed in."""
-    from ..strategies.compiler import Compiler, dictionary_of
+    from ..strategies.compiler import Compiler, dictionary_of  # function-level: hypothesis loads only to prove
 
     source = schema_set(m.format, f"v{m.source}")
     target = schema_set(m.format, f"v{m.target}")

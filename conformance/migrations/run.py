@@ -101,7 +101,7 @@ def migrate_file(
     registry: MigrationRegistry | None = None,
 ) -> MigrationResult:
     """Migrate every record of `src` to revision `target` (see the module docstring)."""
-    from . import default_registry
+    from . import default_registry  # function-level: the package __init__ imports this module
 
     reg = registry or default_registry()
     if fmt not in reg.formats():

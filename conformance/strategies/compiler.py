@@ -472,7 +472,7 @@ def _disjoint(n: Node) -> bool:
 
 def _cyclic_nodes(graph: SchemaGraph, start: Node) -> set[int]:
     """Ids of the nodes that lie on a cycle reachable from `start` (Tarjan's SCCs)."""
-    from .ir import children
+    from .ir import children  # function-level: ir imports this module's helpers at load time
 
     index: dict[int, int] = {}
     low: dict[int, int] = {}
