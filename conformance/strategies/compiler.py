@@ -33,7 +33,7 @@ from referencing import Registry
 
 from ..schema_validation import ecma_regex
 from ..schemas import SchemaSet
-from .ir import Node, SchemaGraph, UnsupportedSchema, branch_tag, json_key
+from .ir import Node, SchemaGraph, UnsupportedSchema, branch_tag, children, json_key
 
 # RFC 7493 (I-JSON) §2.2: integers outside ±(2**53 - 1) are not interoperable, and
 # orjson refuses integers wider than 64 bits; unbounded integer schemas stay inside.
@@ -472,8 +472,6 @@ def _disjoint(n: Node) -> bool:
 
 def _cyclic_nodes(graph: SchemaGraph, start: Node) -> set[int]:
     """Ids of the nodes that lie on a cycle reachable from `start` (Tarjan's SCCs)."""
-    from .ir import children  # function-level: ir imports this module's helpers at load time
-
     index: dict[int, int] = {}
     low: dict[int, int] = {}
     on: set[int] = set()
