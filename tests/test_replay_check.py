@@ -416,3 +416,32 @@ def test_cli_sarif_and_github_outputs(
     rc, out, _ = cli(capsys, str(p), "--to", fake, "-o", "github")
     assert rc == 1 and out.startswith("::error file=") and "RC001" in out
     assert "| RC001 | error | 1 |" in summary.read_text()
+
+
+@pytest.mark.parametrize("name", reference_adapters())
+def test_every_reference_adapter_refuses_what_it_declares_it_cannot_take(tmp_path: Path, name: str) -> None:
+    """Refusals follow each adapter's own declarations (§7.2), whatever they are: a media
+    type outside `accepted_image_media_types`, a history past `max_context_tokens` by the
+    adapter's own estimate, and a critical block it cannot carry (§4.2.2)."""
+    t = target(name)
+    caps = t.adapter.capabilities
+    caps = caps.model_dump() if hasattr(caps, "model_dump") else dict(caps)
+    odd = {**IMAGE, "media_type": "image/x-turnspec-unknown"}
+    [v] = list(replay_check([write(tmp_path, msg("user", text(), odd), name="img.jsonl")], [t]))
+    assert ("RC002" if caps["supports_images"] else "RC001") in rules_of(v)
+    assert v.verdict == REFUSED
+
+    words = " ".join(["lorem"] * 2000)
+    need = caps["max_context_tokens"] // t.adapter.estimate_input_tokens([msg("user", text(words))], []) + 2
+    long = [msg("user" if i % 2 == 0 else "assistant", text(words)) for i in range(min(need, 20_000))]
+    [v] = list(replay_check([write(tmp_path, *long, name="long.jsonl")], [t]))
+    assert "RC005" in rules_of(v) and v.verdict == REFUSED
+
+    unknown = {"type": "hologram", "data": "..."}
+    critical = msg("user", text(), unknown)
+    critical["metadata"]["critical"] = True
+    [v] = list(replay_check([write(tmp_path, critical, name="crit.jsonl")], [t]))
+    assert rules_of(v) == ["RC006"] and v.verdict == REFUSED
+    del critical["metadata"]["critical"]
+    [v] = list(replay_check([write(tmp_path, critical, name="lossy.jsonl")], [t]))
+    assert rules_of(v) == ["RC101"] and v.verdict == LOSSY
