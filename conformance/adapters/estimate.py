@@ -89,3 +89,17 @@ def image_block_size(block: Mapping[str, Any]) -> tuple[int, int] | None:
     if source.get("kind") == "base64":
         return image_size(str(source.get("data", "")))
     return None
+
+
+def openai_image_tokens(block: Mapping[str, Any]) -> int:
+    """OpenAI's documented image cost at detail "high": fit in 2048x2048, shortest side to
+    768, then 85 + 170 per 512-pixel tile; 765 (a 1024x1024 image) when the size is unknown.
+    Chat Completions and Responses price images the same way."""
+    size = image_block_size(block)
+    if size is None:
+        return 765
+    scale = min(1.0, 2048 / max(*size, 1))
+    w, h = size[0] * scale, size[1] * scale
+    scale = min(1.0, 768 / max(1, min(w, h)))
+    tiles = (-(-int(w * scale) // 512)) * (-(-int(h * scale) // 512))
+    return 85 + 170 * tiles

@@ -42,7 +42,7 @@ from .base import (
     now_timestamp,
     sse_events,
 )
-from .estimate import image_block_size, json_tokens, text_tokens
+from .estimate import json_tokens, openai_image_tokens, text_tokens
 
 IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
 # raw finish_reason -> canonical StopReason: the wire record's table, written from the docs
@@ -585,14 +585,7 @@ class OpenAIChatAdapter(BaseAdapter):
         if t == "tool_result":
             return 4 + sum(self._block_tokens(x) for x in b.get("content", []))
         if t == "image":
-            size = image_block_size(b)
-            if size is None:
-                return 765
-            scale = min(1.0, 2048 / max(*size, 1))
-            w, h = size[0] * scale, size[1] * scale
-            scale = min(1.0, 768 / max(1, min(w, h)))
-            tiles = (-(-int(w * scale) // 512)) * (-(-int(h * scale) // 512))
-            return 85 + 170 * tiles
+            return openai_image_tokens(b)
         return 0
 
 

@@ -75,7 +75,7 @@ from .base import (
     parse_json_object,
     sse_events,
 )
-from .estimate import image_block_size, json_tokens, text_tokens
+from .estimate import json_tokens, openai_image_tokens, text_tokens
 
 PATH = "/v1/responses"
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/webp", "image/gif")
@@ -797,14 +797,7 @@ class OpenAIResponsesAdapter(BaseAdapter):
         if t == "tool_result":
             return 6 + sum(self._block_tokens(x) for x in b.get("content", []))
         if t == "image":
-            size = image_block_size(b)
-            if size is None:
-                return 765
-            scale = min(1.0, 2048 / max(*size, 1))
-            w, h = size[0] * scale, size[1] * scale
-            scale = min(1.0, 768 / max(1, min(w, h)))
-            tiles = (-(-int(w * scale) // 512)) * (-(-int(h * scale) // 512))
-            return 85 + 170 * tiles
+            return openai_image_tokens(b)
         return 0
 
 
