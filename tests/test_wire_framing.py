@@ -185,7 +185,7 @@ def test_cassette_walk_reads_only_regular_files(tmp_path):
     (tmp_path / "dev.yaml").symlink_to("/dev/zero")
     got = {c.label: c.error for c in iter_cassettes(tmp_path)}
     assert got == {
-        "dev.yaml": "cannot read cassette: not a regular file",
-        "fifo.yaml": "cannot read cassette: not a regular file",
+        "dev.yaml": f"cannot read cassette {tmp_path / 'dev.yaml'}: not a regular file",
+        "fifo.yaml": f"cannot read cassette {tmp_path / 'fifo.yaml'}: not a regular file",
         "sub/ok.yaml": None,
     }
