@@ -141,3 +141,19 @@ def test_rules_lists_every_catalogue(capsys: pytest.CaptureFixture[str]) -> None
     ids = {r["id"] for r in json.loads(capsys.readouterr().out)}
     for prefix in ("TS0", "TS1", "TC", "RC", "CL", "SD", "GP", "CB", "GE"):
         assert any(i.startswith(prefix) for i in ids), prefix
+
+
+def test_conform_sarif_and_github_name_the_failing_rule(capsys: pytest.CaptureFixture[str]) -> None:
+    """A planted defect (tests/mutants.py SilentDrop: drops blocks without the §7.3 WARN)
+    comes out of `conform -o sarif` as a TC201 result that validates against OASIS."""
+    from conformance.cli import main
+
+    ref = "tests.mutants:SilentDrop"
+    assert main(["conform", ref, "--no-samples", "--select", "TC2", "-o", "sarif"]) == 1
+    log = json.loads(capsys.readouterr().out)
+    jsonschema.Draft4Validator(sarif_schema()).validate(log)
+    rules = {r["ruleId"] for r in log["runs"][0]["results"]}
+    assert "TC201" in rules
+    assert main(["conform", ref, "--no-samples", "--select", "TC2", "-o", "github"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("::error ") and "title=TC201" in out

@@ -20,6 +20,8 @@ class ConformOutput(enum.StrEnum):
     junit = "junit"
     md = "md"
     html = "html"
+    sarif = "sarif"
+    github = "github"
 
 
 def _split(values: list[str] | None) -> tuple[str, ...]:

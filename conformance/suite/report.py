@@ -9,6 +9,8 @@ import statistics
 import xml.etree.ElementTree as ET
 from typing import Any
 
+from .. import reporting
+from ..findings import Finding, Severity
 from ..wire import registry as wire_registry
 from .rules import CATALOG, ESTIMATE_ABS_TOLERANCE, ESTIMATE_REL_TOLERANCE
 from .runner import SuiteReport, capability_of
@@ -339,4 +341,35 @@ def to_html(report: SuiteReport) -> str:
     return "\n".join(out) + "\n"
 
 
-RENDERERS = {"text": to_text, "json": to_json, "md": to_markdown, "junit": to_junit, "html": to_html}
+def findings(report: SuiteReport) -> list[Finding]:
+    """Each failing case as a Finding, for the CI renderers: located at the recording it
+    replayed (`<cassette>#<n>` keeps the interaction as the pointer), else at the adapter."""
+    out: list[Finding] = []
+    for o in report.outcomes:
+        if o.status != "fail":
+            continue
+        base, sep, rest = o.subject.partition("#")
+        where = base if sep and base.endswith((".yaml", ".yml")) else f"adapter:{o.adapter}"
+        pointer = f"/interactions/{rest.split(' ')[0]}" if sep and rest.split(" ")[0].isdigit() else ""
+        message = f"{o.adapter}: {o.subject}: {o.message}" if o.message else f"{o.adapter}: {o.subject}"
+        out.append(Finding(where, None, pointer, o.rule, Severity.ERROR, message))
+    return out
+
+
+def to_sarif(report: SuiteReport) -> str:
+    return json.dumps(reporting.to_sarif(findings(report), CATALOG), indent=2, ensure_ascii=False) + "\n"
+
+
+def to_github(report: SuiteReport) -> str:
+    return reporting.to_github(findings(report))
+
+
+RENDERERS = {
+    "text": to_text,
+    "json": to_json,
+    "md": to_markdown,
+    "junit": to_junit,
+    "html": to_html,
+    "sarif": to_sarif,
+    "github": to_github,
+}
