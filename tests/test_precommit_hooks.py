@@ -1,0 +1,88 @@
+"""The pre-commit hooks in .pre-commit-hooks.yaml, run by pre-commit itself (`try-repo`)
+on a scratch repository, as another project would run them.
+
+pre-commit builds the hooks' environment by pip-installing this checkout once (shared by
+the tests through one PRE_COMMIT_HOME); that needs the package index, as any pre-commit
+user's first run does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PRE_COMMIT = shutil.which("pre-commit", path=str(Path(sys.executable).parent))
+EXAMPLE = ROOT / "conformance" / "data" / "examples" / "session.jsonl"
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(PRE_COMMIT is None or shutil.which("git") is None, reason="pre-commit or git is not installed"),
+]
+
+
+def git(cwd: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True, capture_output=True
+    )
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("pre-commit-home")
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Iterator[Path]:
+    p = tmp_path / "proj"
+    (p / "schemas").mkdir(parents=True)
+    (p / "cassettes").mkdir()
+    (p / "schemas" / "s.json").write_text(json.dumps({"type": "string", "maxLength": 10}))
+    git(p, "init", "-q")
+    git(p, "add", ".")
+    git(p, "commit", "-qm", "start")
+    yield p
+
+
+def hook(home: Path, project: Path, hook_id: str, *files: str) -> subprocess.CompletedProcess[str]:
+    assert PRE_COMMIT is not None
+    env = {**os.environ, "PRE_COMMIT_HOME": str(home)}
+    return subprocess.run(
+        [PRE_COMMIT, "try-repo", str(ROOT), hook_id, "--files", *files],
+        cwd=project, env=env, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+
+
+def test_validate_hook_passes_a_valid_transcript_and_fails_a_broken_one(home: Path, project: Path) -> None:
+    shutil.copy(EXAMPLE, project / "ok.jsonl")
+    (project / "bad.jsonl").write_text('{"role": "user"}\n')
+    assert hook(home, project, "turnspec-validate", "ok.jsonl").returncode == 0
+    done = hook(home, project, "turnspec-validate", "bad.jsonl")
+    assert done.returncode == 1 and "bad.jsonl:1" in done.stdout, done.stdout[-2000:]
+
+
+def test_schema_diff_hook_stops_a_breaking_change_only(home: Path, project: Path) -> None:
+    s = project / "schemas" / "s.json"
+    s.write_text(json.dumps({"type": "string", "maxLength": 20}))  # relaxed: old data still valid
+    relaxed = hook(home, project, "turnspec-schema-diff", "schemas/s.json")
+    s.write_text(json.dumps({"type": "integer"}))
+    breaking = hook(home, project, "turnspec-schema-diff", "schemas/s.json")
+    assert breaking.returncode == 1 and "BREAKING" in breaking.stdout, breaking.stdout[-2000:]
+    assert "BREAKING" not in relaxed.stdout, relaxed.stdout[-2000:]
+
+
+def test_cassettes_hook_finds_a_planted_key(home: Path, project: Path) -> None:
+    key = "sk-ant-api03-" + "Ab3x" * 24
+    c = project / "cassettes" / "c.yaml"
+    c.write_text(f"interactions:\n- request:\n    headers:\n      x-api-key:\n      - {key}\n")
+    done = hook(home, project, "turnspec-cassettes", "cassettes/c.yaml")
+    assert done.returncode == 1 and "CL001" in done.stdout, done.stdout[-2000:]
+    c.write_text("interactions:\n- request:\n    headers:\n      x-api-key:\n      - REDACTED\n")
+    assert hook(home, project, "turnspec-cassettes", "cassettes/c.yaml").returncode == 0
