@@ -74,8 +74,8 @@ def test_schema_diff_hook_stops_a_breaking_change_only(home: Path, project: Path
     relaxed = hook(home, project, "turnspec-schema-diff", "schemas/s.json")
     s.write_text(json.dumps({"type": "integer"}))
     breaking = hook(home, project, "turnspec-schema-diff", "schemas/s.json")
-    assert breaking.returncode == 1 and "BREAKING" in breaking.stdout, breaking.stdout[-2000:]
-    assert "BREAKING" not in relaxed.stdout, relaxed.stdout[-2000:]
+    assert breaking.returncode == 1 and "verdict: BREAKING" in breaking.stdout, breaking.stdout[-2000:]
+    assert relaxed.returncode == 0 and "verdict: BREAKING" not in relaxed.stdout, relaxed.stdout[-2000:]
 
 
 def test_cassettes_hook_finds_a_planted_key(home: Path, project: Path) -> None:
