@@ -42,7 +42,7 @@ from .base import (
     error_for_status,
     estimated_usage,
     new_ulid,
-    now_timestamp,
+    request_message,
     sse_events,
 )
 from .estimate import image_block_size, json_tokens, text_tokens
@@ -917,16 +917,7 @@ def _raw_usage(usage: Mapping[str, int] | None) -> dict[str, int]:
     }
 
 
-def _message(sid: str, role: str, content: list[Block], meta: dict[str, Any]) -> Message:
-    return {
-        "id": new_ulid(),
-        "session_id": sid,
-        "role": role,
-        "content": content,
-        "metadata": meta,
-        "created_at": now_timestamp(),
-        "schema_version": 1,
-    }
+_message = request_message  # the shared reader-side constructor (base.request_message)
 
 
 def _user(sid: str, blocks: list[Block], extras: dict[str, Any], name: str) -> Message:

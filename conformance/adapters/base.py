@@ -103,6 +103,7 @@ __all__ = [
     "new_ulid",
     "now_timestamp",
     "parse_json_object",
+    "request_message",
     "sse_events",
 ]
 
@@ -112,6 +113,21 @@ LOGGER_NAME = "turnspec.adapters"
 def now_timestamp() -> str:
     """RFC 3339 UTC with microseconds, as `created_at` requires (spec §4.1)."""
     return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def request_message(sid: str, role: str, content: list[Block], meta: dict[str, Any]) -> Message:
+    """A canonical message read back from a wire request (`from_wire_request`): the wire
+    carries no message ids or times, so the harness mints them (spec §6.1), as it would
+    for a message it had never seen."""
+    return {
+        "id": new_ulid(),
+        "session_id": sid,
+        "role": role,
+        "content": content,
+        "metadata": meta,
+        "created_at": now_timestamp(),
+        "schema_version": 1,
+    }
 
 
 class BaseAdapter(abc.ABC):

@@ -86,7 +86,7 @@ from .base import (
     estimated_usage,
     message_from_stream,
     new_ulid,
-    now_timestamp,
+    request_message,
     sse_events,
 )
 from .estimate import image_block_size, json_tokens, text_tokens
@@ -1084,13 +1084,4 @@ def _json_array(chunks: Iterable[bytes]) -> Iterator[tuple[int, Any]]:
         raise fail("the stream ended without the closing `]`")
 
 
-def _message(sid: str, role: str, content: list[Block], meta: dict[str, Any]) -> Message:
-    return {
-        "id": new_ulid(),
-        "session_id": sid,
-        "role": role,
-        "content": content,
-        "metadata": meta,
-        "created_at": now_timestamp(),
-        "schema_version": 1,
-    }
+_message = request_message  # the shared reader-side constructor (base.request_message)

@@ -71,7 +71,7 @@ from .base import (
     error_for_status,
     estimated_usage,
     new_ulid,
-    now_timestamp,
+    request_message,
 )
 from .estimate import json_tokens, text_tokens
 
@@ -906,13 +906,4 @@ class _OllamaStream:
         }
 
 
-def _message(sid: str, role: str, content: list[Block], meta: dict[str, Any]) -> Message:
-    return {
-        "id": new_ulid(),
-        "session_id": sid,
-        "role": role,
-        "content": content,
-        "metadata": meta,
-        "created_at": now_timestamp(),
-        "schema_version": 1,
-    }
+_message = request_message  # the shared reader-side constructor (base.request_message)

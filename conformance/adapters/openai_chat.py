@@ -39,7 +39,7 @@ from .base import (
     error_for_status,
     estimated_usage,
     new_ulid,
-    now_timestamp,
+    request_message,
     sse_events,
 )
 from .estimate import json_tokens, openai_image_tokens, text_tokens
@@ -829,12 +829,4 @@ def _message(
     metadata: dict[str, Any] = dict(meta or {})
     if raw:
         metadata["provider_raw"] = {name: raw}
-    return {
-        "id": new_ulid(),
-        "session_id": sid,
-        "role": role,
-        "content": content,
-        "metadata": metadata,
-        "created_at": now_timestamp(),
-        "schema_version": 1,
-    }
+    return request_message(sid, role, content, metadata)

@@ -71,8 +71,8 @@ from .base import (
     error_for_status,
     estimated_usage,
     new_ulid,
-    now_timestamp,
     parse_json_object,
+    request_message,
     sse_events,
 )
 from .estimate import json_tokens, openai_image_tokens, text_tokens
@@ -1149,13 +1149,4 @@ class _ResponsesStream:
         }
 
 
-def _message(sid: str, role: str, content: list[Block], meta: dict[str, Any]) -> Message:
-    return {
-        "id": new_ulid(),
-        "session_id": sid,
-        "role": role,
-        "content": content,
-        "metadata": meta,
-        "created_at": now_timestamp(),
-        "schema_version": 1,
-    }
+_message = request_message  # the shared reader-side constructor (base.request_message)
