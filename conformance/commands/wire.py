@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 
 from ..errors import InputError
+from ..jsonio import read_input
 
 
 class _Stderr(logging.Handler):
@@ -42,25 +43,12 @@ MAX_BODY_BYTES = 64 * 1024 * 1024
 
 
 def _read_body(path: Path) -> str:
-    """A response body from a regular file or stdin, bounded; anything else is an InputError."""
-    if str(path) == "-":
-        data = sys.stdin.buffer.read(MAX_BODY_BYTES + 1)
-        name = "<stdin>"
-    else:
-        name = str(path)
-        try:
-            if not path.is_file():
-                raise InputError(f"{name}: not a regular file" if path.exists() else f"{name}: no such file")
-            with path.open("rb") as f:
-                data = f.read(MAX_BODY_BYTES + 1)
-        except OSError as exc:
-            raise InputError(f"{name}: cannot read: {exc.strerror or exc}") from None
-    if len(data) > MAX_BODY_BYTES:
-        raise InputError(f"{name}: larger than {MAX_BODY_BYTES} bytes")
+    """A response body from a regular file or stdin ('-'), bounded (`jsonio.read_input`)."""
+    data = read_input(path, limit=MAX_BODY_BYTES)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InputError(f"{name}: not UTF-8 (byte {exc.start})") from None
+        raise InputError(f"{'<stdin>' if str(path) == '-' else path}: not UTF-8 (byte {exc.start})") from None
 
 
 def register(app: typer.Typer) -> None:

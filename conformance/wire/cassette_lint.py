@@ -27,7 +27,6 @@ import binascii
 import gzip
 import json
 import re
-import stat
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -40,6 +39,7 @@ import yaml
 
 from ..errors import InputError
 from ..findings import Finding, RuleCatalog, RuleInfo, Severity
+from ..jsonio import read_input
 from ..outputs import check_output, write_bytes
 
 E = Severity.ERROR
@@ -149,22 +149,11 @@ def _patterns() -> list[tuple[str, re.Pattern[str]]]:
 
 
 def _read(path: Path) -> str:
+    data = read_input(path, limit=MAX_BYTES)  # regular files only, stat-ed first, bounded
     try:
-        st = path.stat()
-    except OSError as exc:
-        raise InputError(f"{path}: {exc.strerror or exc}") from None
-    if not stat.S_ISREG(st.st_mode):
-        raise InputError(f"{path}: not a regular file")
-    if st.st_size > MAX_BYTES:
-        raise InputError(f"{path}: larger than {MAX_BYTES} bytes; not a cassette")
-    try:
-        with path.open("rb") as f:
-            data = f.read(MAX_BYTES + 1)
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    except OSError as exc:
-        raise InputError(f"{path}: {exc.strerror or exc}") from None
 
 
 def _compose(path: Path, text: str) -> yaml.Node:
