@@ -30,6 +30,7 @@ from .base import (
     AdapterOptions,
     BaseAdapter,
     Block,
+    CancellableStreams,
     Message,
     ParsedRequest,
     RequestContext,
@@ -72,7 +73,7 @@ _CANONICAL_KEYS = {
 }
 
 
-class AnthropicAdapter(BaseAdapter):
+class AnthropicAdapter(CancellableStreams, BaseAdapter):
     """Canonical <-> Anthropic Messages API (`POST /v1/messages`)."""
 
     name: ClassVar[str] = "anthropic"
@@ -451,7 +452,8 @@ class AnthropicAdapter(BaseAdapter):
         never decreases whatever the provider sends. A thinking block's signature arrives as
         `signature_delta`; it is emitted on a final `thinking_delta` at the block's stop.
         """
-        return _AnthropicStream(self, context).run(chunks)
+        st = _AnthropicStream(self, context)
+        return self.cancellable(context, st.run(chunks), lambda: st.content)
 
     # -- wire -> canonical (requests) -----------------------------------------------------
 

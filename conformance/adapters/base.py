@@ -18,7 +18,7 @@ import abc
 import datetime as dt
 import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from decimal import Decimal
 from typing import Any, ClassVar
 
@@ -52,8 +52,10 @@ from .protocol import (
     WireResponse,
 )
 from .streams import (
+    CancelToken,
     SseDecoder,
     SseEvent,
+    cancellable_events,
     json_array_events,
     message_from_stream,
     ndjson_events,
@@ -249,6 +251,58 @@ class BaseAdapter(abc.ABC):
         raw = (message.get("metadata") or {}).get("provider_raw") or {}
         mine = raw.get(self.name) if isinstance(raw, dict) else None
         return mine if isinstance(mine, dict) else {}
+
+
+class CancellableStreams:
+    """The optional `cancel(request_id)` of contract §3.1 for a `BaseAdapter` whose
+    `stream_response` returns `self.cancellable(context, events)` (the five reference
+    adapters). Opt-in: an adapter without `cancel` gets TC611 skipped with that reason."""
+
+    name: ClassVar[str]
+    log: logging.Logger
+
+    @property
+    def _streams(self) -> dict[str, CancelToken]:
+        table: dict[str, CancelToken] | None = self.__dict__.get("_cancel_tokens")
+        if table is None:
+            table = self.__dict__["_cancel_tokens"] = {}
+        return table
+
+    def cancel(self, request_id: str) -> bool:
+        """Abort the stream of `request_id` (its `RequestContext.request_id`): its iterator,
+        at its next step, closes open tool calls and yields message_complete(cancelled),
+        then stops. The harness aborts the HTTP request itself (adapters own no transport).
+        True when the stream was in flight; False when it had completed or is unknown.
+        Idempotent."""
+        token = self._streams.get(request_id)
+        if token is None or token.done:
+            return False
+        token.cancelled = True
+        return True
+
+    def cancellable(
+        self,
+        ctx: RequestContext,
+        events: Iterator[StreamEvent],
+        snapshot: Callable[[], list[Block]] | None = None,
+    ) -> Iterator[StreamEvent]:
+        """`events` made cancellable through `cancel(ctx.request_id)` (as is, without an id);
+        `snapshot()` is the stream's content so far (for blocks streamed without deltas)."""
+        if ctx.request_id is None:
+            return events
+        token = self._streams[ctx.request_id] = CancelToken()
+
+        def run() -> Iterator[StreamEvent]:
+            try:
+                yield from cancellable_events(
+                    events, token, ctx, lambda content: estimated_usage(self.name, self.log, ctx, content), snapshot
+                )
+            finally:
+                token.done = True
+                if self._streams.get(str(ctx.request_id)) is token:
+                    del self._streams[str(ctx.request_id)]
+
+        return run()
 
 
 def log_block_dropped(

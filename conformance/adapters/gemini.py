@@ -69,6 +69,7 @@ from .base import (
     AuthError,
     BaseAdapter,
     Block,
+    CancellableStreams,
     ContextOverflowError,
     InvalidRequestError,
     Message,
@@ -124,7 +125,7 @@ def _part_kind(part: Mapping[str, Any]) -> str | None:
     return None
 
 
-class GeminiAdapter(BaseAdapter):
+class GeminiAdapter(CancellableStreams, BaseAdapter):
     """Canonical <-> Gemini API `generateContent` / `streamGenerateContent`."""
 
     name: ClassVar[str] = "gemini"
@@ -479,7 +480,8 @@ class GeminiAdapter(BaseAdapter):
         """Either framing -> canonical events. SSE (`alt=sse`) or the JSON array is told by the
         body's first byte (`[` opens the array); both are parsed incrementally and strictly:
         a malformed or cut stream raises WireFormatError naming the event position."""
-        return _GeminiStream(self, context).run(chunks)
+        st = _GeminiStream(self, context)
+        return self.cancellable(context, st.run(chunks), lambda: st.acc.content)
 
     # -- wire -> canonical (requests) -----------------------------------------------------
 

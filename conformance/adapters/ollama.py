@@ -58,6 +58,7 @@ from .base import (
     AdapterOptions,
     BaseAdapter,
     Block,
+    CancellableStreams,
     Message,
     ParsedRequest,
     RequestContext,
@@ -151,7 +152,7 @@ class OllamaToolIdMap(ToolIdMap):
         return found
 
 
-class OllamaAdapter(BaseAdapter):
+class OllamaAdapter(CancellableStreams, BaseAdapter):
     """Canonical <-> Ollama native chat (`POST /api/chat`)."""
 
     name: ClassVar[str] = "ollama"
@@ -518,7 +519,8 @@ class OllamaAdapter(BaseAdapter):
         `{"error": ...}` line (docs.ollama.com/api/errors) yields an error event and
         message_complete("error"), then raises the classified error.
         """
-        return _OllamaStream(self, context).run(chunks)
+        st = _OllamaStream(self, context)
+        return self.cancellable(context, st.run(chunks), lambda: st.content)
 
     # -- wire -> canonical (requests) -----------------------------------------------------
 

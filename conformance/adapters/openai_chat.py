@@ -27,6 +27,7 @@ from .base import (
     AdapterOptions,
     BaseAdapter,
     Block,
+    CancellableStreams,
     Message,
     ParsedRequest,
     RequestContext,
@@ -56,7 +57,7 @@ _ERROR_CODE = {
 _MESSAGE_KEYS = {"role", "content", "tool_calls", "tool_call_id"}
 
 
-class OpenAIChatAdapter(BaseAdapter):
+class OpenAIChatAdapter(CancellableStreams, BaseAdapter):
     """Canonical <-> OpenAI Chat Completions (`POST /v1/chat/completions`)."""
 
     name: ClassVar[str] = "openai-chat"
@@ -435,7 +436,8 @@ class OpenAIChatAdapter(BaseAdapter):
         the stream, not all together at `finish_reason`: with parallel calls that would move
         `content_block_index` backwards (contract §5.2 invariant 5).
         """
-        return _ChatStream(self, context).run(chunks)
+        st = _ChatStream(self, context)
+        return self.cancellable(context, st.run(chunks), lambda: st.content)
 
     # -- wire -> canonical (requests) -----------------------------------------------------
 

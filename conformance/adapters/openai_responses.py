@@ -58,6 +58,7 @@ from .base import (
     AdapterOptions,
     BaseAdapter,
     Block,
+    CancellableStreams,
     Message,
     ParsedRequest,
     RateLimitError,
@@ -124,7 +125,7 @@ def _reasoning_text(item: Mapping[str, Any]) -> str:
     return _summary_text(item.get("summary")) or _summary_text(item.get("content"), "reasoning_text")
 
 
-class OpenAIResponsesAdapter(BaseAdapter):
+class OpenAIResponsesAdapter(CancellableStreams, BaseAdapter):
     """Canonical <-> OpenAI Responses API (`POST /v1/responses`)."""
 
     name: ClassVar[str] = "openai-responses"
@@ -577,7 +578,8 @@ class OpenAIResponsesAdapter(BaseAdapter):
         was added, and the stream must end with response.completed / .incomplete / .failed.
         Anything else raises WireFormatError naming the event's position.
         """
-        return _ResponsesStream(self, context).run(chunks)
+        st = _ResponsesStream(self, context)
+        return self.cancellable(context, st.run(chunks), lambda: st.content)
 
     # -- wire -> canonical (requests) -----------------------------------------------------
 

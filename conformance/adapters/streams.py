@@ -9,7 +9,7 @@ adapters); this module only turns their `FramingError` into the adapter contract
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -17,21 +17,78 @@ from ..wire.api import Framing
 from ..wire.framing import FramingError, JsonEvent, SseDecoder, SseEvent, json_events
 from ..wire.framing import sse_events as _sse_events
 from .errors import WireFormatError
-from .protocol import Message, RequestContext, StreamEvent
+from .protocol import Block, Message, RequestContext, StreamEvent
+from .toolids import new_ulid
 
 if TYPE_CHECKING:
     from .base import BaseAdapter
 
 __all__ = [
+    "CancelToken",
     "JsonEvent",
     "SseDecoder",
     "SseEvent",
+    "cancellable_events",
     "json_array_events",
     "message_from_stream",
     "ndjson_events",
     "parse_json_object",
     "sse_events",
+    "stream_vocabulary",
+    "to_canonical_names",
 ]
+
+# -- the two spellings of the event names ------------------------------------------------
+#
+# Canonical §7.4 spells the events `text_delta`, `tool_use_start`, ..., `message_complete`,
+# `usage_update`, `error` (and has no start event); the adapter contract (§5.1-§5.4) and the
+# streaming protocol (§5.3) spell them `message.start`, `text.delta`, `tool.use_start`, ...,
+# `message.complete` (and have no usage or error event). The specs conflict; an adapter may
+# follow either, consistently within one stream. `message_start` is the underscore spelling
+# of the streaming protocol's `message.start` (what stream-event.json and the reference
+# adapters emit): accepted in the underscore vocabulary, required by neither.
+
+UNDERSCORE = "canonical §7.4"
+DOTTED = "streaming §5.3"
+DOTTED_NAMES: dict[str, str] = {
+    "message.start": "message_start",
+    "text.delta": "text_delta",
+    "thinking.delta": "thinking_delta",
+    "tool.use_start": "tool_use_start",
+    "tool.use_input_delta": "tool_use_input_delta",
+    "tool.use_end": "tool_use_end",
+    "message.complete": "message_complete",
+}
+"""Streaming §5.3 name -> the canonical §7.4 (underscore) name of the same event."""
+UNDERSCORE_NAMES = frozenset({*DOTTED_NAMES.values(), "usage_update"})
+"""Names only the underscore vocabulary has (`error` is spelled alike in both: neutral)."""
+
+
+def stream_vocabulary(events: Iterable[StreamEvent]) -> tuple[str | None, list[str]]:
+    """Which spelling a stream follows (None when no event tells) and the events that use
+    the other one: `(vocabulary, ["event 3 (text_delta) after message.start", ...])`."""
+    vocab: str | None = None
+    first = ""
+    mixed: list[str] = []
+    for i, e in enumerate(events):
+        t = e.get("type") if isinstance(e, dict) else None
+        kind = DOTTED if t in DOTTED_NAMES else UNDERSCORE if t in UNDERSCORE_NAMES else None
+        if kind is None:
+            continue
+        if vocab is None:
+            vocab, first = kind, str(t)
+        elif kind != vocab:
+            mixed.append(f"event {i} ({t}) in a stream that began with {first} ({vocab})")
+    return vocab, mixed
+
+
+def to_canonical_names(events: Iterable[StreamEvent]) -> list[StreamEvent]:
+    """The events with streaming §5.3 names respelled as canonical §7.4 names (payloads kept)."""
+    out: list[StreamEvent] = []
+    for e in events:
+        t = e.get("type") if isinstance(e, dict) else None
+        out.append({**e, "type": DOTTED_NAMES[t]} if isinstance(t, str) and t in DOTTED_NAMES else e)
+    return out
 
 
 def _located(exc: FramingError) -> WireFormatError:
@@ -73,12 +130,14 @@ def parse_json_object(text: str) -> dict[str, Any] | None:
 
 def message_from_stream(events: Iterable[StreamEvent], ctx: RequestContext, adapter: BaseAdapter) -> Message:
     """The canonical message a harness stores after a stream (message_complete is authoritative)."""
-    model: str | None = None
-    for ev in events:
+    model: str | None = ctx.model
+    for ev in to_canonical_names(events):
         if ev["type"] == "message_start":
             model = ev.get("model")
             ctx = replace(ctx, message_id=ev["message_id"])
         elif ev["type"] == "message_complete":
+            if ctx.message_id is None and ev.get("message_id"):
+                ctx = replace(ctx, message_id=ev["message_id"])  # canonical §7.4 has no start event
             wire_model = model.split(":", 1)[1] if model and ":" in model else model
             status = {"cancelled": "cancelled", "error": "error"}.get(ev["stop_reason"], "complete")
             return adapter.assemble(
@@ -89,3 +148,112 @@ def message_from_stream(events: Iterable[StreamEvent], ctx: RequestContext, adap
                 status=status,
             )
     raise WireFormatError("stream ended without message_complete")
+
+
+# -- cancellation (contract §3.1 `cancel`, §5.3; streaming §6.2.1) -------------------------
+
+
+class CancelToken:
+    """The cancel state of one in-flight stream, shared by the adapter's `cancel` and the
+    stream iterator. A flag, read between events: setting it from another thread is safe."""
+
+    __slots__ = ("cancelled", "done")
+
+    def __init__(self) -> None:
+        self.cancelled = False
+        self.done = False
+
+
+def cancellable_events(
+    events: Iterator[StreamEvent],
+    token: CancelToken,
+    ctx: RequestContext,
+    usage_if_none: Any = None,
+    snapshot: Callable[[], list[Block]] | None = None,
+) -> Iterator[StreamEvent]:
+    """`events` (an adapter's canonical events) until `token` is cancelled, then the closing
+    sequence of contract §5.3 / streaming §6.2.1: one `tool_use_end` per tool call started
+    and not ended (`final_input` is the JSON object its deltas spell, or `{}`), then one
+    `message_complete` with `stop_reason: cancelled` and the content the deltas built, then
+    the end of iteration (no error is raised: the cancel was asked for).
+
+    The partial content is rebuilt from the canonical deltas alone (streaming §5.4), so
+    this works over any adapter's events; a block that reached the client without a delta
+    (e.g. Anthropic's redacted thinking) is taken from `snapshot()` (the adapter's own
+    content so far) when given, else left out. Nothing the inner iterator yields or
+    raises after the cancel is passed on. `usage_if_none(content)` gives the usage when no
+    `usage_update` arrived (the reference adapters' estimate, contract §7.2)."""
+    mid = ctx.message_id
+    blocks: dict[int, Block] = {}
+    partial: dict[int, str] = {}
+    open_tools: dict[int, Block] = {}
+    usage: Any = None
+    try:
+        while True:
+            if token.cancelled:
+                break
+            try:
+                ev = next(events)
+            except StopIteration:
+                return
+            except Exception:
+                if token.cancelled:
+                    break
+                raise
+            if token.cancelled:
+                break
+            t = ev.get("type")
+            mid = ev.get("message_id") or mid
+            k = ev.get("content_block_index")
+            if t == "usage_update":
+                usage = ev.get("usage")
+            elif t == "text_delta" and isinstance(k, int):
+                b = blocks.setdefault(k, {"type": "text", "text": ""})
+                b["text"] = str(b.get("text", "")) + str(ev.get("text", ""))
+            elif t == "thinking_delta" and isinstance(k, int):
+                b = blocks.setdefault(k, {"type": "thinking", "text": "", "signature": None})
+                b["text"] = str(b.get("text", "")) + str(ev.get("text", ""))
+                if ev.get("signature"):
+                    b["signature"] = ev["signature"]
+            elif t == "tool_use_start" and isinstance(k, int):
+                blocks[k] = open_tools[k] = {"type": "tool_use", "id": ev.get("tool_use_id"), "name": ev.get("tool_name"), "input": {}}  # fmt: skip
+                partial[k] = ""
+            elif t == "tool_use_input_delta" and isinstance(k, int):
+                partial[k] = partial.get(k, "") + str(ev.get("partial_json", ""))
+            elif t == "tool_use_end" and isinstance(k, int):
+                if k in blocks and isinstance(ev.get("final_input"), dict):
+                    blocks[k]["input"] = ev["final_input"]
+                open_tools.pop(k, None)
+            elif t == "message_complete":
+                token.done = True
+            yield ev
+    finally:
+        close = getattr(events, "close", None)
+        if callable(close):
+            close()
+    token.done = True
+    mid = mid or new_ulid()
+    for k, b in sorted(open_tools.items()):
+        b["input"] = parse_json_object(partial.get(k, "")) or {}
+        yield {
+            "type": "tool_use_end",
+            "message_id": mid,
+            "content_block_index": k,
+            "tool_use_id": b["id"],
+            "final_input": b["input"],
+        }
+    if snapshot is not None and blocks:
+        have = snapshot()
+        for k in range(max(blocks)):
+            if k not in blocks and k < len(have):
+                blocks[k] = dict(have[k])
+    content = [blocks[k] for k in sorted(blocks)]
+    if usage is None and usage_if_none is not None:
+        usage = usage_if_none(content)
+    yield {
+        "type": "message_complete",
+        "message_id": mid,
+        "stop_reason": "cancelled",
+        "final_content": content,
+        "usage": dict(usage) if usage else None,
+    }

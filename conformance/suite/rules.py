@@ -57,8 +57,8 @@ CAPS_DROPPED = RuleInfo("TC502", E, "§7.2, §7.3", "Declared-false capabilities
 STREAM_ORDER = RuleInfo(
     "TC601",
     E,
-    "contract §5.2.1, §5.2.4",
-    "Stream starts with message_start and ends with message_complete",
+    "contract §5.2.1, §5.2.4, §6.5",
+    "Stream ends with one message_complete (stop_reason error before a raise); a start event comes first",
 )
 STREAM_INDEX = RuleInfo("TC602", E, "contract §5.2.5", "content_block_index never decreases")
 STREAM_TOOL = RuleInfo("TC603", E, "contract §5.2.2", "Each tool_use has one start, its deltas, one end")
@@ -76,6 +76,21 @@ STREAM_EQUALS_PARSE = RuleInfo(
     "Stream aggregate equals the non-streaming parse",
 )
 STREAM_CHUNKING = RuleInfo("TC607", E, "contract §5.1", "Splitting the byte stream differently yields the same events")
+STREAM_VOCABULARY = RuleInfo(
+    "TC608", E, "§7.4, streaming §5.3", "Stream events follow one naming, canonical §7.4 or streaming §5.3, never a mix"
+)
+STREAM_LITERAL_JSON = RuleInfo(
+    "TC609", E, "contract §5.4, §10.1.7", "tool_use_input_delta.partial_json are the provider's literal fragments"
+)
+STREAM_SIGNATURE_LAST = RuleInfo(
+    "TC610", E, "streaming §5.3", "A thinking signature rides only on the block's final thinking_delta"
+)
+STREAM_CANCEL = RuleInfo(
+    "TC611",
+    E,
+    "contract §5.3, §10.1.12, streaming §6.2.1",
+    "cancel(request_id) closes open tool calls ({} if unparsable) and ends with message_complete(cancelled)",
+)
 
 ESTIMATE = RuleInfo(
     "TC701",
@@ -137,6 +152,10 @@ CATALOG = RuleCatalog(
         TOOL_ERROR_KEPT,
         STOP_REASON,
         USAGE_RECORDED,
+        STREAM_VOCABULARY,
+        STREAM_LITERAL_JSON,
+        STREAM_SIGNATURE_LAST,
+        STREAM_CANCEL,
     ]
 )
 
@@ -179,6 +198,10 @@ TEST_SLUGS: dict[str, str] = {
     "TC902": "tool_errors_kept",
     "TC903": "stop_reason_recorded",
     "TC904": "usage_recorded",
+    "TC608": "stream_one_vocabulary",
+    "TC609": "stream_partial_json_literal",
+    "TC610": "stream_signature_on_final_delta",
+    "TC611": "stream_cancel",
 }
 NEEDS: dict[str, str] = {
     "TC901": "supports_images",
@@ -196,6 +219,10 @@ NEEDS: dict[str, str] = {
     "TC605": "supports_streaming",
     "TC606": "supports_streaming",
     "TC607": "supports_streaming",
+    "TC608": "supports_streaming",
+    "TC609": "supports_streaming_tool_calls",
+    "TC610": "supports_thinking",
+    "TC611": "supports_streaming",
 }
 """Rule -> the capability it needs (the rule's cases exercise that capability)."""
 SUITE_ONLY = ("TC800",)

@@ -183,6 +183,22 @@ def _stream_stop_reason(events: list[Any]) -> Any:
     return None
 
 
+def _stream_tool_fragments(events: list[Any]) -> list[list[str]] | None:
+    """`input_json_delta.partial_json` of each `tool_use` block, by the block's `index`
+    ("Streaming messages": content_block_start, then content_block_delta events)."""
+    calls: dict[Any, list[str]] = {}
+    for e in events:
+        if not isinstance(e, dict):
+            continue
+        if e.get("type") == "content_block_start" and (e.get("content_block") or {}).get("type") == "tool_use":
+            calls[e.get("index")] = []
+        elif e.get("type") == "content_block_delta" and e.get("index") in calls:
+            delta = e.get("delta") or {}
+            if delta.get("type") == "input_json_delta" and isinstance(delta.get("partial_json"), str):
+                calls[e.get("index")].append(delta["partial_json"])
+    return list(calls.values())
+
+
 def _streaming(_url: str, body: JsonBody | None) -> bool:
     return isinstance(body, dict) and body.get("stream") is True
 
@@ -224,6 +240,7 @@ ANTHROPIC_MESSAGES = WireApi(
         stream_usage=_stream_usage,
         stream_opens=lambda e: isinstance(e, dict) and e.get("type") == "message_start",
         stream_closes=lambda e: isinstance(e, dict) and e.get("type") == "message_stop",
+        stream_tool_fragments=_stream_tool_fragments,
     ),
     stop_reasons=STOP_REASONS,
     normalize_request=equivalence.anthropic_messages,

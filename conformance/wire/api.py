@@ -48,6 +48,10 @@ def _unknown(_event: Any) -> bool | None:
     return None
 
 
+def _no_fragments(_events: list[Any]) -> list[list[str]] | None:
+    return None
+
+
 Probe = Callable[[JsonBody], list[Located]]
 
 
@@ -83,6 +87,10 @@ class Probes:
     # None where the API has no such event (the default)
     stream_opens: Callable[[Any], bool | None] = _unknown
     stream_closes: Callable[[Any], bool | None] = _unknown
+    # the tool-input JSON fragments the provider streamed, one list per tool call in the
+    # order the calls opened (contract §5.4: `partial_json` is the literal fragment); None
+    # where the API sends tool input whole (Gemini, Ollama) or the record does not say
+    stream_tool_fragments: Callable[[list[Any]], list[list[str]] | None] = _no_fragments
 
 
 @dataclass(frozen=True)

@@ -164,6 +164,27 @@ def _stream_usage(events: list[Any]) -> Any:
     return None
 
 
+def _stream_tool_fragments(events: list[Any]) -> list[list[str]] | None:
+    """`choices[0].delta.tool_calls[].function.arguments` fragments, one list per tool call
+    (keyed by the call's `index`; its first chunk carries the `id`)."""
+    calls: dict[Any, list[str]] = {}
+    for e in events:
+        choices = e.get("choices") if isinstance(e, dict) else None
+        for c in choices if isinstance(choices, list) else []:
+            if not isinstance(c, dict) or c.get("index", 0) != 0:
+                continue
+            for tc in (c.get("delta") or {}).get("tool_calls") or []:
+                if not isinstance(tc, dict):
+                    continue
+                frag = (tc.get("function") or {}).get("arguments")
+                key = tc.get("index")
+                if key not in calls:
+                    calls[key] = []
+                if isinstance(frag, str):
+                    calls[key].append(frag)
+    return list(calls.values())
+
+
 def _streaming(_url: str, body: JsonBody | None) -> bool:
     return isinstance(body, dict) and body.get("stream") is True
 
@@ -200,6 +221,7 @@ OPENAI_CHAT = WireApi(
         response_usage=_usage,
         stream_stop_reason=_stream_stop_reason,
         stream_usage=_stream_usage,
+        stream_tool_fragments=_stream_tool_fragments,
     ),
     stop_reasons=STOP_REASONS,
     normalize_request=equivalence.openai_chat,

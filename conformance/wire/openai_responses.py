@@ -214,6 +214,22 @@ def stream_usage(events: list[Any]) -> Any:
     return response_usage(resp) if resp is not None else None
 
 
+def stream_tool_fragments(events: list[Any]) -> list[list[str]] | None:
+    """`response.function_call_arguments.delta` fragments, one list per `function_call`
+    output item (by `item_id`, in the order the items were added)."""
+    calls: dict[Any, list[str]] = {}
+    for ev in events:
+        if not isinstance(ev, dict):
+            continue
+        if ev.get("type") == "response.output_item.added":
+            item = ev.get("item") or {}
+            if isinstance(item, dict) and item.get("type") == "function_call":
+                calls[item.get("id")] = []
+        elif ev.get("type") == "response.function_call_arguments.delta" and isinstance(ev.get("delta"), str):
+            calls.setdefault(ev.get("item_id"), []).append(ev["delta"])
+    return list(calls.values())
+
+
 def is_streaming(_url: str, body: JsonBody | None) -> bool:
     return isinstance(body, dict) and body.get("stream") is True
 
@@ -251,6 +267,7 @@ OPENAI_RESPONSES = WireApi(
         response_usage=response_usage,
         stream_stop_reason=stream_stop_reason,
         stream_usage=stream_usage,
+        stream_tool_fragments=stream_tool_fragments,
     ),
     stop_reasons={
         "completed": "end_turn",

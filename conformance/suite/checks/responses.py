@@ -1,4 +1,5 @@
-"""TC101, TC103, TC301, TC801 over recorded responses; recorded streams go through the stream checks."""
+"""TC101, TC103, TC301, TC801 over recorded responses; recorded streams go through the stream checks
+(TC601-TC605, TC607-TC610)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,14 @@ from typing import Any
 
 from ...adapters.errors import ERROR_CLASSES, AdapterError
 from ...adapters.protocol import Adapter, RequestContext, WireResponse
+from ...adapters.streams import stream_vocabulary, to_canonical_names
 from ...adapters.toolids import is_canonical_tool_id
 from ...schema_validation import SchemaValidator
 from .. import rules as R
 from ..cassettes import Interaction
 from ..outcome import AdapterUnderTest, Outcome
 from .common import Env, check, crash, ctx_for, errors_of, message_from_events, o, parse_stream, read_request
-from .streams import stream_invariants, strip_ids
+from .streams import literal_fragments, signature_on_final_delta, stream_invariants, strip_ids
 
 
 @check(
@@ -28,6 +30,9 @@ from .streams import stream_invariants, strip_ids
     R.STREAM_FINAL_INPUT,
     R.STREAM_AGGREGATE,
     R.STREAM_CHUNKING,
+    R.STREAM_VOCABULARY,
+    R.STREAM_SIGNATURE_LAST,
+    R.STREAM_LITERAL_JSON,
 )
 def recorded_responses(env: Env) -> Iterator[Outcome]:
     ev_validator = env.validator("stream-event.json")
@@ -124,23 +129,40 @@ def _stream(
 ) -> Iterator[Outcome]:
     a = s.adapter
     try:
-        events, err = parse_stream(a, it.response_text, ctx)
+        named, err = parse_stream(a, it.response_text, ctx, raw_names=True)
     except Exception as exc:
         for rule in (R.RESPONSE_VALID, R.STREAM_ORDER):
             yield o(rule, s, "fail", it.label, crash(exc))
         return
+    # TC608: one vocabulary per stream (canonical §7.4 or streaming §5.3); then one spelling
+    vocab, mixed = stream_vocabulary(named)
+    if vocab is not None:
+        yield o(R.STREAM_VOCABULARY, s, "fail" if mixed else "pass", it.label, "; ".join(mixed[:3]))
+    events = to_canonical_names(named)
     bad = [f"event {i} ({e.get('type')}): {v.errors(e)[0].message}" for i, e in enumerate(events) if not v.is_valid(e)]
     yield o(R.EVENTS_VALID, s, "fail" if bad else "pass", it.label, "; ".join(bad[:3]))
-    if err is not None and not any(e.get("type") == "error" for e in events):
-        yield o(
-            R.STREAM_ORDER,
-            s,
-            "fail",
-            it.label,
-            f"stream raised {type(err).__name__} without an error event: {err}",
-        )
-        return
-    yield from stream_invariants(s, it.label, events)
+    if err is not None:
+        # contract §6.5: a failing stream yields message_complete(stop_reason: error), then
+        # raises; an `error` event (canonical §7.4) may come before it but is not required
+        last = events[-1] if events else None
+        if last is not None and (last.get("type") != "message_complete" or last.get("stop_reason") != "error"):
+            got = f"{last.get('type')} (stop_reason {last.get('stop_reason')!r})" if last else "nothing"
+            yield o(
+                R.STREAM_ORDER,
+                s,
+                "fail",
+                it.label,
+                f"stream raised {type(err).__name__} after {got}, not after message_complete with "
+                f"stop_reason error (contract §6.5): {err}",
+            )
+            return
+        if last is None:
+            yield o(R.STREAM_ORDER, s, "pass", it.label)  # failed before any event: nothing to close
+            return
+    yield from stream_invariants(s, it.label, events, vocab)
+    yield from signature_on_final_delta(s, it.label, events)
+    if err is None:
+        yield from literal_fragments(s, a, it, events)
     msg = message_from_events(a, events, ctx)
     if msg is not None:
         errs = errors_of([msg])

@@ -1,4 +1,5 @@
-"""TC601-TC607: stream invariants on one event sequence, and TC606 (the same content streamed and not streamed)."""
+"""TC601-TC605, TC609, TC610: stream invariants on one event sequence; TC606 (the same content
+streamed and not streamed)."""
 
 from __future__ import annotations
 
@@ -6,25 +7,36 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from ...adapters.protocol import StreamEvent, WireResponse
-from ...adapters.streams import parse_json_object
+from ...adapters.protocol import Adapter, StreamEvent, WireResponse
+from ...adapters.streams import DOTTED, parse_json_object
+from ...wire.api import Framing
+from ...wire.framing import FramingError, json_events
 from .. import rules as R
+from ..cassettes import Interaction
 from ..outcome import AdapterUnderTest, Outcome
-from .common import Env, check, crash, ctx_for, o, parse_stream
+from .common import Env, check, crash, ctx_for, o, parse_stream, wire_api_of
 
 
 def strip_ids(events: list[StreamEvent]) -> list[StreamEvent]:
     return [{k: v for k, v in e.items() if k != "message_id"} for e in events]
 
 
-def stream_invariants(s: AdapterUnderTest | str, label: str, events: list[StreamEvent]) -> Iterator[Outcome]:
-    """TC601-TC605 on one event sequence."""
+def stream_invariants(
+    s: AdapterUnderTest | str, label: str, events: list[StreamEvent], vocabulary: str | None = None
+) -> Iterator[Outcome]:
+    """TC601-TC605 on one event sequence (canonical §7.4 names; `vocabulary` is the one the
+    adapter used). A start event is required in the streaming §5.3 names (`message.start`,
+    contract §5.2.1) and optional in the canonical §7.4 names, which define none; when
+    present it comes first, once."""
     kinds = [e.get("type") for e in events]
     problems = []
-    if not events or kinds[0] != "message_start":
-        problems.append(f"first event is {kinds[0] if kinds else 'nothing'}, not message_start")
-    if kinds.count("message_start") != 1:
-        problems.append(f"{kinds.count('message_start')} message_start events")
+    starts = kinds.count("message_start")
+    if vocabulary == DOTTED and not starts:
+        problems.append("no message.start (streaming §5.3, contract §5.2.1: it precedes every delta)")
+    if starts > 1:
+        problems.append(f"{starts} start events")
+    if starts and kinds[0] != "message_start":
+        problems.append(f"first event is {kinds[0]}, not the start event")
     if kinds.count("message_complete") != 1 or (kinds and kinds[-1] != "message_complete"):
         problems.append("message_complete is not the one last event")
     if len({e.get("message_id") for e in events}) > 1:
@@ -191,3 +203,77 @@ def same_request(a: Any, b: Any) -> bool:
         return False
     drop = ("stream", "stream_options")
     return {k: v for k, v in a.items() if k not in drop} == {k: v for k, v in b.items() if k not in drop}
+
+
+def signature_on_final_delta(s: AdapterUnderTest | str, label: str, events: list[StreamEvent]) -> Iterator[Outcome]:
+    """TC610 (streaming §5.3 thinking.delta): `signature` is populated only on the final
+    delta of its block; an earlier delta carries null (or nothing)."""
+    by_block: dict[int, list[int]] = {}
+    for i, e in enumerate(events):
+        k = e.get("content_block_index")
+        if e.get("type") == "thinking_delta" and isinstance(k, int):
+            by_block.setdefault(k, []).append(i)
+    if not by_block:
+        return
+    early = [
+        f"block {k}: event {i} carries a signature but is not the block's final thinking_delta"
+        for k, idx in by_block.items()
+        for i in idx[:-1]
+        if events[i].get("signature")
+    ]
+    yield o(R.STREAM_SIGNATURE_LAST, s, "fail" if early else "pass", label, "; ".join(early[:3]), "supports_thinking")
+
+
+def wire_values(it: Interaction) -> list[Any] | None:
+    """The decoded JSON events of a recorded stream (None when it cannot be decoded)."""
+    try:
+        return [e.value for e in json_events(it.framing or Framing.SSE, [it.response_text.encode()])]
+    except FramingError:
+        return None
+
+
+def literal_fragments(s: AdapterUnderTest, a: Adapter, it: Interaction, events: list[StreamEvent]) -> Iterator[Outcome]:
+    """TC609 (contract §5.4, §10.1.7): each tool call's `partial_json` deltas are the
+    fragments the provider streamed for it, as the record's `stream_tool_fragments` probe
+    reads them from the recorded stream (empty fragments aside: they carry nothing)."""
+    order: list[str] = []
+    mine: dict[str, list[str]] = {}
+    for e in events:
+        tid = str(e.get("tool_use_id"))
+        if e.get("type") == "tool_use_start":
+            order.append(tid)
+            mine[tid] = []
+        elif e.get("type") == "tool_use_input_delta":
+            mine.setdefault(tid, []).append(str(e.get("partial_json", "")))
+    if not order:
+        return
+    api = wire_api_of(a)
+    if api is None or (it.wire is not None and it.wire.name != api.name):
+        return
+    values = wire_values(it)
+    wire = api.probes.stream_tool_fragments(values) if values is not None else None
+    if wire is None:
+        why = "stream not decodable" if values is None else f"{api.name} streams tool input whole (no fragments)"
+        yield o(R.STREAM_LITERAL_JSON, s, "skip", it.label, why)
+        return
+    problems = []
+    if len(wire) != len(order):
+        problems.append(f"{len(wire)} tool calls streamed on the wire, {len(order)} tool_use_start events")
+    for n, (tid, frags) in enumerate(zip(order, wire, strict=False)):
+        got, want = [f for f in mine[tid] if f], [f for f in frags if f]
+        if got != want:
+            first = next(
+                (i for i, (x, y) in enumerate(zip(got, want, strict=False)) if x != y), min(len(got), len(want))
+            )
+            problems.append(
+                f"call {n} ({tid}): {len(got)} partial_json fragments, provider sent {len(want)}; first difference "
+                f"at fragment {first}: {json.dumps(got[first : first + 1])[:60]} vs {json.dumps(want[first : first + 1])[:60]}"
+            )
+    yield o(
+        R.STREAM_LITERAL_JSON,
+        s,
+        "fail" if problems else "pass",
+        it.label,
+        "; ".join(problems[:3]),
+        "supports_streaming_tool_calls",
+    )
