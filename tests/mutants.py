@@ -427,6 +427,86 @@ class CohereChunkBoundaryBlind(CohereAdapter):
         return super().stream_response([p for p in parts if p.endswith("\n\n")], context)
 
 
+
+# -- streams: vocabularies, §6.5 close, literal fragments, signatures, cancellation ------
+
+
+class MixedEventNames(AnthropicAdapter):
+    """Spells text deltas the streaming protocol's way (`text.delta`) and the rest the
+    canonical §7.4 way: two vocabularies in one stream."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        for e in super().stream_response(chunks, context):
+            yield {**e, "type": "text.delta"} if e["type"] == "text_delta" else e
+
+
+class RaisesWithoutClosing(AnthropicAdapter):
+    """On a mid-stream error, raises without the message_complete(stop_reason: error) that
+    contract §6.5 puts before the raise (it still sends the `error` event)."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        for e in super().stream_response(chunks, context):
+            if e["type"] == "message_complete" and e.get("stop_reason") == "error":
+                continue
+            yield e
+
+
+class PartialJsonReassembled(OpenAIChatAdapter):
+    """Emits each tool call's input as one reassembled `partial_json` at the end instead of
+    the provider's fragments (final_input stays right)."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        held: dict[str, StreamEvent] = {}
+        for e in super().stream_response(chunks, context):
+            if e["type"] == "tool_use_input_delta":
+                h = held.setdefault(e["tool_use_id"], {**e, "partial_json": ""})
+                h["partial_json"] += e["partial_json"]
+                continue
+            if e["type"] == "tool_use_end" and e["tool_use_id"] in held:
+                yield held.pop(e["tool_use_id"])
+            yield e
+
+
+class SignatureOnEveryDelta(AnthropicAdapter):
+    """Puts the thinking signature on every thinking delta of the block, not only the last."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        events = list(super().stream_response(chunks, context))
+        final = {e["content_block_index"]: e.get("signature") for e in events if e["type"] == "thinking_delta"}
+        for e in events:
+            if e["type"] == "thinking_delta" and final.get(e["content_block_index"]):
+                e = {**e, "signature": final[e["content_block_index"]]}
+            yield e
+
+
+class CancelledAsEndTurn(AnthropicAdapter):
+    """After cancel, closes the stream as if it had ended normally (stop_reason end_turn)."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        for e in super().stream_response(chunks, context):
+            if e["type"] == "message_complete" and e.get("stop_reason") == "cancelled":
+                e = {**e, "stop_reason": "end_turn"}
+            yield e
+
+
+class CancelIgnored(OpenAIChatAdapter):
+    """cancel() answers True but the stream runs on to its end."""
+
+    def cancel(self, request_id: str) -> bool:
+        return True
+
+
+class CancelLeavesToolOpen(OpenAIChatAdapter):
+    """After cancel, the in-flight tool call gets no tool_use_end (contract §5.3.3)."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        for e in super().stream_response(chunks, context):
+            token = self._streams.get(str(context.request_id))
+            if e["type"] == "tool_use_end" and token is not None and token.cancelled:
+                continue
+            yield e
+
+
 # mutant -> the rule that must fail
 MUTANTS: dict[type, str] = {
     SilentDrop: "TC201",
@@ -470,6 +550,13 @@ MUTANTS: dict[type, str] = {
     CohereSilentDrop: "TC201",
     CohereErrorsAsMessages: "TC801",
     CohereChunkBoundaryBlind: "TC607",
+    MixedEventNames: "TC608",
+    RaisesWithoutClosing: "TC601",
+    PartialJsonReassembled: "TC609",
+    SignatureOnEveryDelta: "TC610",
+    CancelledAsEndTurn: "TC611",
+    CancelIgnored: "TC611",
+    CancelLeavesToolOpen: "TC611",
 }
 # rules whose cases come from real recordings (the project's cassettes cannot kill them)
 NEEDS_SAMPLES = ("TC701", "TC904")

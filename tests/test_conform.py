@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance.adapters.streams import DOTTED
 from conformance.cli import main
 from conformance.findings import Selection
 from conformance.suite import checks
@@ -121,8 +122,11 @@ def test_tc601_stream_order_violations():
         {"type": "message_complete", "message_id": "m", "final_content": []},
     ]
     assert {o.status for o in checks.stream_invariants("x", "s", good) if o.rule == "TC601"} == {"pass"}
+    # no start event: canonical §7.4 defines none; the streaming §5.3 names require message.start
+    assert [o.status for o in checks.stream_invariants("x", "s", good[1:]) if o.rule == "TC601"] == ["pass"]
+    assert [o.status for o in checks.stream_invariants("x", "s", good[1:], DOTTED) if o.rule == "TC601"] == ["fail"]
     for bad in (
-        good[1:],
+        [good[1], good[0]],
         [
             *good,
             {"type": "text_delta", "message_id": "m", "content_block_index": 0, "text": "late"},

@@ -60,8 +60,10 @@ DOTTED_NAMES: dict[str, str] = {
     "message.complete": "message_complete",
 }
 """Streaming §5.3 name -> the canonical §7.4 (underscore) name of the same event."""
-UNDERSCORE_NAMES = frozenset({*DOTTED_NAMES.values(), "usage_update"})
-"""Names only the underscore vocabulary has (`error` is spelled alike in both: neutral)."""
+UNDERSCORE_NAMES = frozenset(DOTTED_NAMES.values())
+"""The underscore spellings of the events both specs name. `usage_update` and `error` have
+one spelling only (canonical §7.4; the streaming protocol names no such event), so they
+tell no vocabulary and are accepted in either."""
 
 
 def stream_vocabulary(events: Iterable[StreamEvent]) -> tuple[str | None, list[str]]:

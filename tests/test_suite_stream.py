@@ -1,0 +1,214 @@
+"""Stream checks read the specs as written (issue 16): either event vocabulary, the §6.5
+close of a failing stream, literal partial_json, the signature on the final delta, and
+cancellation through the optional `cancel(request_id)` hook (TC601, TC608-TC611)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from third_party.cohere_adapter import CohereAdapter
+
+from conformance.adapters.anthropic import AnthropicAdapter
+from conformance.adapters.openai_chat import OpenAIChatAdapter
+from conformance.adapters.protocol import RequestContext, StreamEvent
+from conformance.adapters.streams import DOTTED, DOTTED_NAMES, UNDERSCORE, stream_vocabulary
+from conformance.findings import Selection
+from conformance.suite import checks
+from conformance.suite.cassettes import load_cassette
+from conformance.suite.checks.cancel import NO_HOOK
+from conformance.suite.runner import SuiteConfig, SuiteReport, run
+
+ROOT = Path(__file__).resolve().parents[1]
+STREAM_RULES = ("TC601", "TC602", "TC603", "TC604", "TC605", "TC607", "TC608", "TC609", "TC610", "TC611")
+TO_DOTTED = {v: k for k, v in DOTTED_NAMES.items()}
+
+
+def _run(adapter: object, rules: Iterable[str], cassettes: str | None = None) -> SuiteReport:
+    name = str(adapter.name)  # type: ignore[attr-defined]
+    return run(
+        SuiteConfig.for_adapter(
+            adapter,  # type: ignore[arg-type]
+            cassette_dirs=[ROOT / (cassettes or f"cassettes/{name}")],
+            selection=Selection(select=tuple(rules)),
+            peers=False,
+        )
+    )
+
+
+def _statuses(report: SuiteReport, name: str) -> dict[str, str]:
+    return {r.rule: r.status for r in report.results if r.adapter == name}
+
+
+# -- TC608 / TC601: the two vocabularies -------------------------------------------------
+
+
+class DottedAnthropic(AnthropicAdapter):
+    """Follows the adapter contract and streaming protocol names throughout."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        for e in super().stream_response(chunks, context):
+            yield {**e, "type": TO_DOTTED.get(e["type"], e["type"])}
+
+
+class DottedOpenAIChat(OpenAIChatAdapter):
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        for e in super().stream_response(chunks, context):
+            yield {**e, "type": TO_DOTTED.get(e["type"], e["type"])}
+
+
+class CanonicalNoStart(AnthropicAdapter):
+    """Follows canonical §7.4 to the letter: no start event (it defines none)."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        return (e for e in super().stream_response(chunks, context) if e["type"] != "message_start")
+
+
+class DottedNoStart(DottedAnthropic):
+    """Streaming §5.3 names without `message.start`, which that vocabulary requires."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        return (e for e in super().stream_response(chunks, context) if e["type"] != "message.start")
+
+
+class ClosesWithoutErrorEvent(AnthropicAdapter):
+    """A failing stream: message_complete(stop_reason: error) then the raise, no `error` event."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        return (e for e in super().stream_response(chunks, context) if e["type"] != "error")
+
+
+@pytest.mark.parametrize("cls", [DottedAnthropic, DottedOpenAIChat])
+def test_an_adapter_following_the_streaming_protocol_names_passes_every_stream_check(cls):
+    report = _run(cls(), STREAM_RULES)
+    got = _statuses(report, cls.name)
+    assert got.get("TC608") == "pass"
+    assert "fail" not in got.values(), [r.reasons for r in report.results if r.status == "fail"]
+
+
+def test_an_adapter_following_canonical_7_4_needs_no_start_event():
+    assert _statuses(_run(CanonicalNoStart(), ("TC601", "TC605", "TC611")), "anthropic") == {
+        "TC601": "pass",
+        "TC605": "pass",
+        "TC611": "pass",
+    }
+
+
+def test_the_streaming_protocol_names_require_message_start():
+    result = _run(DottedNoStart(), ("TC601",)).result("TC601", "anthropic")
+    assert result is not None and result.status == "fail"
+    assert any("no message.start" in r for r in result.reasons)
+
+
+def test_a_failing_stream_closed_by_message_complete_error_needs_no_error_event():
+    """Contract §6.5: message_complete(stop_reason: error), then the raise; TC601 passes."""
+    report = _run(ClosesWithoutErrorEvent(), ("TC601",))
+    assert report.result("TC601", "anthropic").status == "pass"  # type: ignore[union-attr]
+
+
+def test_vocabulary_detection_and_mixing():
+    under = [{"type": "text_delta"}, {"type": "error"}, {"type": "message_complete"}]
+    dotted = [{"type": "message.start"}, {"type": "text.delta"}, {"type": "error"}, {"type": "message.complete"}]
+    assert stream_vocabulary(under) == (UNDERSCORE, [])
+    assert stream_vocabulary(dotted) == (DOTTED, [])
+    assert stream_vocabulary([{"type": "error"}]) == (None, [])
+    assert stream_vocabulary([{"type": "message.start"}, {"type": "usage_update"}]) == (DOTTED, [])
+    vocab, mixed = stream_vocabulary([{"type": "message.start"}, {"type": "text_delta"}, {"type": "tool.use_end"}])
+    assert vocab == DOTTED and mixed == ["event 1 (text_delta) in a stream that began with message.start (streaming §5.3)"]
+
+
+def test_tc601_start_event_rules_per_vocabulary():
+    start = {"type": "message_start", "message_id": "m"}
+    done = {"type": "message_complete", "message_id": "m", "final_content": []}
+
+    def tc601(events: list[StreamEvent], vocab: str | None) -> list[str]:
+        return [o.status for o in checks.stream_invariants("x", "s", events, vocab) if o.rule == "TC601"]
+
+    assert tc601([done], UNDERSCORE) == ["pass"]
+    assert tc601([start, done], UNDERSCORE) == ["pass"]
+    assert tc601([done], DOTTED) == ["fail"]
+    assert tc601([done, start], UNDERSCORE) == ["fail"]
+    assert tc601([start, start, done], UNDERSCORE) == ["fail"]
+
+
+# -- TC609 / TC610 ---------------------------------------------------------------------
+
+
+def test_partial_json_is_compared_with_the_recorded_fragments():
+    """The reference adapter's deltas equal the fragments the record's probe reads."""
+    from conformance.wire.openai_chat import OPENAI_CHAT
+
+    cassette = load_cassette(ROOT / "cassettes/openai-chat/tools.yaml")
+    streams = [it for it in cassette.interactions if it.is_stream]
+    assert streams
+    wire = checks.streams.wire_values(streams[0])
+    assert wire is not None
+    fragments = OPENAI_CHAT.probes.stream_tool_fragments(wire)
+    assert fragments and all(isinstance(f, str) for call in fragments for f in call)
+    events, _ = checks.parse_stream(OpenAIChatAdapter(), streams[0].response_text, checks.ctx_for("s"))
+    mine = [e["partial_json"] for e in events if e["type"] == "tool_use_input_delta" and e["partial_json"]]
+    assert mine == [f for call in fragments for f in call if f]
+
+
+def test_signature_only_on_the_final_thinking_delta():
+    def ev(k: int, sig: str | None) -> StreamEvent:
+        return {"type": "thinking_delta", "message_id": "m", "content_block_index": k, "text": "t", "signature": sig}
+
+    def tc610(events: list[StreamEvent]) -> list[str]:
+        return [o.status for o in checks.streams.signature_on_final_delta("x", "s", events)]
+
+    assert tc610([ev(0, None), ev(0, None), ev(0, "sig")]) == ["pass"]
+    assert tc610([ev(0, "sig"), ev(0, "sig")]) == ["fail"]
+    assert tc610([ev(0, None), ev(1, "sig"), ev(0, "sig")]) == ["pass"]
+    assert tc610([]) == []
+
+
+# -- TC611: cancellation ---------------------------------------------------------------
+
+
+def test_an_adapter_without_a_cancel_hook_is_skipped_with_the_reason():
+    report = _run(CohereAdapter(), ("TC611",), "tests/third_party/cassettes/cohere")
+    result = report.result("TC611", "cohere-chat")
+    assert result is not None and result.status == "skip"
+    assert any(NO_HOOK in r for r in result.skip_reasons)
+
+
+def _tool_stream() -> str:
+    cassette = load_cassette(ROOT / "cassettes/anthropic/tools.yaml")
+    return next(it.response_text for it in cassette.interactions if it.is_stream and "input_json_delta" in it.response_text)
+
+
+def test_cancel_mid_tool_input_closes_the_call_with_empty_input_and_stops():
+    """Contract §9.4: a tool call in flight whose partial JSON does not parse ends with {}."""
+    a = AnthropicAdapter()
+    ctx = replace(checks.ctx_for("sess_cancel"), request_id="req_1")
+    text = _tool_stream().encode()
+    events = a.stream_response((text[i : i + 16] for i in range(0, len(text), 16)), ctx)
+    seen: list[StreamEvent] = []
+    for e in events:
+        seen.append(e)
+        if e["type"] == "tool_use_input_delta" and e["partial_json"].strip():
+            break
+    assert a.cancel("req_1") is True
+    assert a.cancel("req_1") is True  # idempotent while the stream is in flight
+    rest = list(events)
+    assert [e["type"] for e in rest] == ["tool_use_end", "message_complete"]
+    assert rest[0]["final_input"] == {} and rest[0]["tool_use_id"] == seen[-1]["tool_use_id"]
+    done = rest[-1]
+    assert done["stop_reason"] == "cancelled"
+    tool = next(b for b in done["final_content"] if b["type"] == "tool_use")
+    assert tool["input"] == {} and tool["id"] == seen[-1]["tool_use_id"]
+    assert a.cancel("req_1") is False  # completed
+    assert a.cancel("req_unknown") is False
+
+
+def test_a_stream_without_request_id_or_never_cancelled_is_unchanged():
+    a = AnthropicAdapter()
+    text = _tool_stream()
+    plain = list(a.stream_response([text], checks.ctx_for("s", None)))
+    ctx = replace(checks.ctx_for("s"), request_id="req_2", message_id=plain[0]["message_id"])
+    with_id = list(a.stream_response([text], ctx))
+    assert with_id == plain
+    assert plain[-1]["stop_reason"] != "cancelled"
