@@ -200,3 +200,47 @@ def test_convert_reads_wal_store_back(store: Path, tmp_path: Path) -> None:
     convert("sqlite", "canonical", db, tmp_path / "back.jsonl")
     assert '"metadata": {"x": 1}' in (tmp_path / "back.jsonl").read_text().splitlines()[1]
     assert _listing(db.parent) == before
+
+
+# -- cancelled tool calls (streaming §6.2.6, issue 16) -------------------------------------
+
+
+def _cancelled_session(tmp_path: Path) -> Path:
+    """valid.jsonl with one more turn: an assistant message cancelled mid tool input
+    (contract §5.3.3: the in-flight call keeps `{}`), never answered."""
+    import json
+
+    lines = VALID.read_text(encoding="utf-8").splitlines()
+    last = json.loads(lines[-1])
+    extra = {
+        **last,
+        "id": "01JZ0000000000000000000006",
+        "content": [
+            {"type": "text", "text": "Let me also read"},
+            {"type": "tool_use", "id": "tu_01JZ0000000000000000000T06", "name": "read_file", "input": {}},
+        ],
+        "metadata": {**last["metadata"], "status": "cancelled"},
+        "created_at": "2026-05-08T12:00:06.000000Z",
+    }
+    src = tmp_path / "cancelled.jsonl"
+    src.write_text("\n".join([*lines, json.dumps(extra)]) + "\n", encoding="utf-8")
+    return src
+
+
+def test_converter_writes_cancelled_for_a_cancelled_messages_tool_call(tmp_path: Path) -> None:
+    db = tmp_path / "c.db"
+    assert convert("canonical", "sqlite", _cancelled_session(tmp_path), db) == []
+    con = sqlite3.connect(db)
+    status = con.execute("SELECT status FROM tool_calls WHERE id = 'tu_01JZ0000000000000000000T06'").fetchone()
+    con.close()
+    assert status == ("cancelled",)
+    assert found(db) == []
+
+
+@pytest.mark.parametrize("status", ["pending", "failed"])
+def test_ts507_a_cancelled_tool_call_stored_as_pending_is_an_error(tmp_path: Path, status: str) -> None:
+    """streaming §6.2.6: "Any cancelled tool calls get `status: cancelled` in the tool_calls table"."""
+    db = tmp_path / "c.db"
+    convert("canonical", "sqlite", _cancelled_session(tmp_path), db)
+    mutate(db, f"UPDATE tool_calls SET status = '{status}' WHERE id = 'tu_01JZ0000000000000000000T06'")
+    assert ("TS507", "/status") in found(db)

@@ -38,7 +38,7 @@ STORE_COLUMN = RuleInfo("TS503", E, "§9.1", "Column value has the wrong type or
 TOOLCALL_MISSING = RuleInfo("TS504", E, "§9.1, §9.2", "tool_use has no tool_calls row")
 TOOLCALL_FIELDS = RuleInfo("TS505", E, "§9.1", "tool_calls row disagrees with its tool_use (session, message, name)")
 TOOLCALL_RESULT = RuleInfo("TS506", E, "§9.1", "tool_calls.result_message_id is not the tool message answering it")
-TOOLCALL_STATUS = RuleInfo("TS507", E, "§9.1", "tool_calls.status disagrees with the messages")
+TOOLCALL_STATUS = RuleInfo("TS507", E, "§9.1, streaming §6.2.6", "tool_calls.status disagrees with the messages")
 TOOLCALL_ORPHAN = RuleInfo("TS508", E, "§9.1", "tool_calls row has no tool_use in messages")
 FOREIGN_KEY = RuleInfo("TS509", E, "§9.1", "Foreign key does not resolve")
 STORE_OPEN = RuleInfo("TS510", E, "§9.1", "File is not a readable SQLite database")
@@ -263,6 +263,7 @@ class SqliteRun:
         where = f"{name}#messages"
         uses: dict[str, tuple[str, str, str, int]] = {}  # tool id -> session, message, name, rowid
         answers: dict[str, tuple[str, bool]] = {}  # tool id -> answering message id, is_error
+        cancelled: set[str] = set()  # tool ids of tool_use blocks in cancelled messages (streaming §6.2.6)
         message_ids: set[str] = set()
         rows = con.execute("SELECT rowid, id, session_id, role, content_json, metadata_json, created_at, schema_version "
                            "FROM messages ORDER BY session_id, created_at, id")  # fmt: skip
@@ -344,12 +345,15 @@ class SqliteRun:
                     continue
                 if block.get("type") == "tool_use" and isinstance(block.get("id"), str):
                     uses[block["id"]] = (sid, mid, str(block.get("name")), rowid)
+                    if parsed["metadata"].get("status") == "cancelled":
+                        cancelled.add(block["id"])
                 elif block.get("type") == "tool_result" and isinstance(block.get("tool_use_id"), str):
                     answers.setdefault(block["tool_use_id"], (mid, bool(block.get("is_error", False))))
-        yield from (f for f in self._tool_calls(con, name, uses, answers, message_ids, session_ids) if f is not None)
+        yield from (f for f in self._tool_calls(con, name, uses, answers, message_ids, session_ids, cancelled) if f is not None)  # fmt: skip
 
     def _tool_calls(self, con: sqlite3.Connection, name: str, uses: dict[str, tuple[str, str, str, int]],
-                    answers: dict[str, tuple[str, bool]], message_ids: set[str], session_ids: set[str]) -> Iterator[Finding | None]:  # fmt: skip
+                    answers: dict[str, tuple[str, bool]], message_ids: set[str], session_ids: set[str],
+                    cancelled: set[str]) -> Iterator[Finding | None]:  # fmt: skip
         where = f"{name}#tool_calls"
         seen: set[str] = set()
         for rowid, tid, sid, mid, rid, tname, status in con.execute(
@@ -379,12 +383,19 @@ class SqliteRun:
                 yield self._f(where, rowid, "/result_message_id", TOOLCALL_RESULT,
                               f"result_message_id is {rid!r} but {'message ' + repr(answer[0]) + ' answers it' if answer else 'no tool message answers it'}")  # fmt: skip
             expected = "pending" if answer is None else ("failed" if answer[1] else "succeeded")
-            ok = (
-                status == expected
-                or (status == "cancelled" and answer is None)
-                or (status == "failed" and answer is None)  # a failed call may have no result (issue 16)
-                or (status == "cancelled" and answer is not None and answer[1])
-            )
+            if answer is None and tid in cancelled:
+                # streaming §6.2.6: "Any cancelled tool calls get `status: cancelled` in the
+                # `tool_calls` table": a call of a cancelled message never answered is
+                # cancelled, not pending (nor failed)
+                expected = "cancelled"
+                ok = status == "cancelled"
+            else:
+                ok = (
+                    status == expected
+                    or (status == "cancelled" and answer is None)
+                    or (status == "failed" and answer is None)  # a failed call may have no result (issue 16)
+                    or (status == "cancelled" and answer is not None and answer[1])
+                )
             if status not in STATUSES or not ok:
                 yield self._f(
                     where, rowid, "/status", TOOLCALL_STATUS, f"status is {status!r}; the messages say {expected!r}"
@@ -442,7 +453,8 @@ def convert_canonical_to_sqlite(src: Path, dst: Path, ctx: object) -> None:
                         m["id"],
                         None,
                         b["name"],
-                        "pending",
+                        # streaming §6.2.6: a call of a cancelled message is cancelled
+                        "cancelled" if m["metadata"].get("status") == "cancelled" else "pending",
                         None,
                         m["metadata"].get("provider"),
                         t,
