@@ -507,6 +507,17 @@ class CancelLeavesToolOpen(OpenAIChatAdapter):
             yield e
 
 
+
+class ThinkingRejectedWithCrash(OpenAIChatAdapter):
+    """Declares thinking false and, instead of dropping it or failing with the documented
+    AdapterError (contract §4.4), crashes with a bare exception."""
+
+    def drop(self, message: Message, index: int | None, block_type: str, reason: str) -> None:
+        if block_type in ("thinking", "redacted_thinking"):
+            raise RuntimeError(f"cannot render {block_type}")
+        super().drop(message, index, block_type, reason)
+
+
 # mutant -> the rule that must fail
 MUTANTS: dict[type, str] = {
     SilentDrop: "TC201",
@@ -557,6 +568,7 @@ MUTANTS: dict[type, str] = {
     CancelledAsEndTurn: "TC611",
     CancelIgnored: "TC611",
     CancelLeavesToolOpen: "TC611",
+    ThinkingRejectedWithCrash: "TC502",
 }
 # rules whose cases come from real recordings (the project's cassettes cannot kill them)
 NEEDS_SAMPLES = ("TC701", "TC904")

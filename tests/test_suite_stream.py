@@ -13,7 +13,8 @@ from third_party.cohere_adapter import CohereAdapter
 
 from conformance.adapters.anthropic import AnthropicAdapter
 from conformance.adapters.openai_chat import OpenAIChatAdapter
-from conformance.adapters.protocol import RequestContext, StreamEvent
+from conformance.adapters.errors import InvalidRequestError
+from conformance.adapters.protocol import Message, RequestContext, StreamEvent
 from conformance.adapters.streams import DOTTED, DOTTED_NAMES, UNDERSCORE, stream_vocabulary
 from conformance.findings import Selection
 from conformance.suite import checks
@@ -212,3 +213,23 @@ def test_a_stream_without_request_id_or_never_cancelled_is_unchanged():
     with_id = list(a.stream_response([text], ctx))
     assert with_id == plain
     assert plain[-1]["stop_reason"] != "cancelled"
+
+
+# -- contract §4.4: a declared-false capability may be dropped cleanly or fail --------------
+
+
+class ThinkingRejectedCleanly(OpenAIChatAdapter):
+    """Declares thinking false and refuses it with the documented error instead of dropping it."""
+
+    def drop(self, message: Message, index: int | None, block_type: str, reason: str) -> None:
+        if block_type in ("thinking", "redacted_thinking"):
+            raise InvalidRequestError(f"{self.name} cannot carry {block_type}: {reason}")
+        super().drop(message, index, block_type, reason)
+
+
+def test_a_declared_false_capability_that_fails_cleanly_is_not_a_crash():
+    report = _run(ThinkingRejectedCleanly(), ("TC501", "TC502", "TC104"))
+    got = _statuses(report, "openai-chat")
+    assert got == {"TC501": "pass", "TC502": "pass", "TC104": "pass"}, [r.reasons for r in report.results]
+    tc502 = report.result("TC502", "openai-chat")
+    assert tc502 is not None and tc502.capabilities.get("supports_thinking")

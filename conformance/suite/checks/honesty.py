@@ -7,6 +7,7 @@ import logging
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from ...adapters.errors import AdapterError
 from ...adapters.protocol import Adapter, Message
 from ...wire.api import Located, WireApi
 from .. import rules as R
@@ -113,70 +114,144 @@ def _tools_carried(s: AdapterUnderTest, a: Adapter, api: WireApi | None, body: A
     yield o(R.CAPS_CARRIED, s, "fail" if problems else "pass", "supports_tools", "; ".join(problems), "supports_tools")
 
 
+FEATURES = (
+    "supports_thinking",
+    "supports_images",
+    "supports_tools",
+    "supports_system_prompt",
+    "supports_structured_output",
+)
+"""The capabilities the script exercises by content (their blocks, messages or option)."""
+
+
+def _script(a: Adapter, without: frozenset[str]) -> tuple[list[Message], list[dict[str, Any]], dict[str, Any] | None]:
+    """The capability script, without the features of the capabilities in `without`."""
+    msgs, tools = conversation(
+        a.provider,
+        thinking="supports_thinking" not in without,
+        images="supports_images" not in without,
+        tools="supports_tools" not in without,
+    )
+    if "supports_system_prompt" in without:
+        msgs = [m for m in msgs if m["role"] != "system"]
+    schema = None
+    if "supports_structured_output" not in without:
+        schema = {"type": "object", "description": mark("schema"), "properties": {}}
+    return msgs, tools, schema
+
+
+def _judge(
+    s: AdapterUnderTest,
+    a: Adapter,
+    msgs: list[Message],
+    body: Any,
+    recs: list[logging.LogRecord],
+    only: frozenset[str] | None = None,
+) -> Iterator[Outcome]:
+    """TC501/TC502 for each feature of the script (of `only` when given) on one rendered body."""
+    caps = a.capabilities
+    text = body_text(body)
+    by_type: dict[str, list[tuple[Message, dict[str, Any]]]] = {}
+    for m in msgs:
+        for b in m["content"]:
+            by_type.setdefault(b["type"], []).append((m, b))
+    features = (
+        (
+            "supports_thinking",
+            [mark("thinking"), mark(f"signature-{a.provider}"), mark(f"redacted-{a.provider}")],
+            ["thinking", "redacted_thinking"],
+        ),
+        ("supports_images", [PNG_2PX], ["image"]),
+        ("supports_tools", [mark("path"), mark("query"), mark("result-1"), "read_file"], ["tool_use", "tool_result"]),
+        ("supports_system_prompt", [mark("system-1"), mark("system-2")], ["system"]),
+    )
+    for cap, markers, blocks in features:
+        if only is None or cap in only:
+            yield from _feature(s, a, body, text, recs, by_type, cap, markers, blocks)
+    if only is not None and "supports_structured_output" not in only:
+        return
+    if caps.get("supports_structured_output"):
+        ok = mark("schema") in text
+        yield o(
+            R.CAPS_CARRIED,
+            s,
+            "pass" if ok else "fail",
+            "supports_structured_output",
+            "" if ok else "output_schema not on the wire",
+        )
+    else:
+        leaked = mark("schema") in text
+        warned = any(
+            r.levelno == logging.WARNING and "output_schema" in (str(getattr(r, "option", "")) + r.getMessage())
+            for r in recs
+        )
+        ok = not leaked and warned
+        yield o(
+            R.CAPS_DROPPED,
+            s,
+            "pass" if ok else "fail",
+            "supports_structured_output",
+            ""
+            if ok
+            else (
+                "output_schema sent although declared false" if leaked else "output_schema dropped without a WARNING"
+            ),
+        )
+
+
+def _one_at_a_time(s: AdapterUnderTest, a: Adapter) -> Iterator[Outcome]:
+    """The whole script failed to render: contract §4.4 lets a declared-false
+    capability "drop cleanly or fail", so each declared-false feature is rendered alone
+    (with every declared-true one): the documented `AdapterError` is a clean failure
+    (TC502 passes), any other exception a crash. The declared-true features are judged
+    on the script without the declared-false ones (TC501)."""
+    false = frozenset(c for c in FEATURES if not a.capabilities.get(c))
+    msgs, tools, schema = _script(a, false)
+    try:
+        with capture_warnings() as recs:
+            wire = a.to_wire(msgs, tools, opts(a, output_schema=schema))
+    except Exception as exc:
+        yield o(R.CAPS_CARRIED, s, "fail", "script", crash(exc))
+        return
+    yield from shape(s, a, "script", wire.body)
+    yield from _judge(s, a, msgs, wire.body, recs, frozenset(FEATURES) - false)
+    for cap in sorted(false):
+        msgs, tools, schema = _script(a, false - {cap})
+        try:
+            with capture_warnings() as recs:
+                wire = a.to_wire(msgs, tools, opts(a, output_schema=schema))
+        except AdapterError as exc:
+            yield o(R.CAPS_DROPPED, s, "pass", cap, f"failed cleanly (contract §4.4): {type(exc).__name__}")
+            continue
+        except Exception as exc:
+            yield o(
+                R.CAPS_DROPPED,
+                s,
+                "fail",
+                cap,
+                f"{crash(exc)} (contract §4.4: drop cleanly or fail with the documented AdapterError)",
+            )
+            continue
+        yield from _judge(s, a, msgs, wire.body, recs, frozenset({cap}))
+
+
 @check(R.CAPS_CARRIED, R.CAPS_DROPPED, R.WIRE_SHAPE)
 def capability_honesty(env: Env) -> Iterator[Outcome]:
     for s in env.subjects:
         a = s.adapter
         caps = a.capabilities
-        msgs, tools = conversation(a.provider)
-        schema = {"type": "object", "description": mark("schema"), "properties": {}}
+        msgs, tools, schema = _script(a, frozenset())
         try:
             with capture_warnings() as recs:
                 wire = a.to_wire(msgs, tools, opts(a, output_schema=schema))
         except Exception as exc:
-            yield o(R.CAPS_CARRIED, s, "fail", "script", crash(exc))
-            continue
-        text = body_text(wire.body)
-        yield from shape(s, a, "script", wire.body)
-        by_type: dict[str, list[tuple[Message, dict[str, Any]]]] = {}
-        for m in msgs:
-            for b in m["content"]:
-                by_type.setdefault(b["type"], []).append((m, b))
-
-        def feature(cap: str, markers: list[str], blocks: list[str]) -> Iterator[Outcome]:
-            return _feature(s, a, wire.body, text, recs, by_type, cap, markers, blocks)  # noqa: B023 - used at once
-
-        yield from feature(
-            "supports_thinking",
-            [mark("thinking"), mark(f"signature-{a.provider}"), mark(f"redacted-{a.provider}")],
-            ["thinking", "redacted_thinking"],
-        )
-        yield from feature("supports_images", [PNG_2PX], ["image"])
-        yield from feature(
-            "supports_tools",
-            [mark("path"), mark("query"), mark("result-1"), "read_file"],
-            ["tool_use", "tool_result"],
-        )
-        yield from feature("supports_system_prompt", [mark("system-1"), mark("system-2")], ["system"])
-        if caps.get("supports_structured_output"):
-            ok = mark("schema") in text
-            yield o(
-                R.CAPS_CARRIED,
-                s,
-                "pass" if ok else "fail",
-                "supports_structured_output",
-                "" if ok else "output_schema not on the wire",
-            )
+            if all(caps.get(c) for c in FEATURES):
+                yield o(R.CAPS_CARRIED, s, "fail", "script", crash(exc))
+                continue
+            yield from _one_at_a_time(s, a)
         else:
-            leaked = mark("schema") in text
-            warned = any(
-                r.levelno == logging.WARNING and "output_schema" in (str(getattr(r, "option", "")) + r.getMessage())
-                for r in recs
-            )
-            ok = not leaked and warned
-            yield o(
-                R.CAPS_DROPPED,
-                s,
-                "pass" if ok else "fail",
-                "supports_structured_output",
-                ""
-                if ok
-                else (
-                    "output_schema sent although declared false"
-                    if leaked
-                    else "output_schema dropped without a WARNING"
-                ),
-            )
+            yield from shape(s, a, "script", wire.body)
+            yield from _judge(s, a, msgs, wire.body, recs)
         if caps.get("supports_images"):
             for media in caps.get("accepted_image_media_types") or []:
                 b = Builder(session_id=msgs[0]["session_id"] + "_img")
@@ -207,9 +282,11 @@ def capability_honesty(env: Env) -> Iterator[Outcome]:
                     "" if ok else f"{media} is declared accepted but the image did not reach the wire",
                 )
         if caps.get("supports_streaming"):
+            # the script without declared-false features: one may fail cleanly (contract §4.4)
+            plain = _script(a, frozenset(c for c in FEATURES if not caps.get(c)))[0][:3]
             try:
-                w1 = a.to_wire(msgs[:3], [], opts(a, stream=True))
-                w0 = a.to_wire(msgs[:3], [], opts(a, stream=False))
+                w1 = a.to_wire(plain, [], opts(a, stream=True))
+                w0 = a.to_wire(plain, [], opts(a, stream=False))
             except Exception as exc:
                 yield o(R.CAPS_CARRIED, s, "fail", "supports_streaming", crash(exc))
             else:
