@@ -427,7 +427,6 @@ class CohereChunkBoundaryBlind(CohereAdapter):
         return super().stream_response([p for p in parts if p.endswith("\n\n")], context)
 
 
-
 # -- streams: vocabularies, §6.5 close, literal fragments, signatures, cancellation ------
 
 
@@ -505,7 +504,6 @@ class CancelLeavesToolOpen(OpenAIChatAdapter):
             if e["type"] == "tool_use_end" and token is not None and token.cancelled:
                 continue
             yield e
-
 
 
 class ThinkingRejectedWithCrash(OpenAIChatAdapter):

@@ -84,7 +84,7 @@ def test_capability_off_skips_with_reason(pytester):
     pytester.makepyfile(BASE.format(extra="supports_streaming = False\n    supports_streaming_tool_calls = False"))
     result = pytester.runpytest("-p", "no:cacheprovider", "-rs", "-k", "tc60 or capabilities_match")
     result.stdout.fnmatch_lines(["*SKIPPED*supports_streaming is off for this adapter*"])
-    result.assert_outcomes(failed=1, skipped=7)  # the expectation contradicts the declaration
+    result.assert_outcomes(failed=1, skipped=9)  # the expectation contradicts the declaration
 
 
 def test_silent_override_fails_and_xfail_with_reason_is_allowed(pytester):

@@ -12,8 +12,8 @@ import pytest
 from third_party.cohere_adapter import CohereAdapter
 
 from conformance.adapters.anthropic import AnthropicAdapter
-from conformance.adapters.openai_chat import OpenAIChatAdapter
 from conformance.adapters.errors import InvalidRequestError
+from conformance.adapters.openai_chat import OpenAIChatAdapter
 from conformance.adapters.protocol import Message, RequestContext, StreamEvent
 from conformance.adapters.streams import DOTTED, DOTTED_NAMES, UNDERSCORE, stream_vocabulary
 from conformance.findings import Selection
@@ -117,7 +117,9 @@ def test_vocabulary_detection_and_mixing():
     assert stream_vocabulary([{"type": "error"}]) == (None, [])
     assert stream_vocabulary([{"type": "message.start"}, {"type": "usage_update"}]) == (DOTTED, [])
     vocab, mixed = stream_vocabulary([{"type": "message.start"}, {"type": "text_delta"}, {"type": "tool.use_end"}])
-    assert vocab == DOTTED and mixed == ["event 1 (text_delta) in a stream that began with message.start (streaming §5.3)"]
+    assert vocab == DOTTED and mixed == [
+        "event 1 (text_delta) in a stream that began with message.start (streaming §5.3)"
+    ]
 
 
 def test_tc601_start_event_rules_per_vocabulary():
@@ -178,7 +180,9 @@ def test_an_adapter_without_a_cancel_hook_is_skipped_with_the_reason():
 
 def _tool_stream() -> str:
     cassette = load_cassette(ROOT / "cassettes/anthropic/tools.yaml")
-    return next(it.response_text for it in cassette.interactions if it.is_stream and "input_json_delta" in it.response_text)
+    return next(
+        it.response_text for it in cassette.interactions if it.is_stream and "input_json_delta" in it.response_text
+    )
 
 
 def test_cancel_mid_tool_input_closes_the_call_with_empty_input_and_stops():

@@ -165,6 +165,10 @@ class CancelToken:
         self.cancelled = False
         self.done = False
 
+    def is_cancelled(self) -> bool:
+        """The flag, read afresh (another thread may set it while the stream waits)."""
+        return self.cancelled
+
 
 def cancellable_events(
     events: Iterator[StreamEvent],
@@ -192,17 +196,17 @@ def cancellable_events(
     usage: Any = None
     try:
         while True:
-            if token.cancelled:
+            if token.is_cancelled():
                 break
             try:
                 ev = next(events)
             except StopIteration:
                 return
             except Exception:
-                if token.cancelled:
+                if token.is_cancelled():
                     break
                 raise
-            if token.cancelled:
+            if token.is_cancelled():
                 break
             t = ev.get("type")
             mid = ev.get("message_id") or mid

@@ -253,7 +253,11 @@ def literal_fragments(s: AdapterUnderTest, a: Adapter, it: Interaction, events: 
     values = wire_values(it)
     wire = api.probes.stream_tool_fragments(values) if values is not None else None
     if wire is None:
-        why = "stream not decodable" if values is None else f"{api.name} streams tool input whole (no fragments)"
+        why = (
+            "stream not decodable"
+            if values is None
+            else f"{api.name}'s record locates no tool-input fragments (the API sends input whole, or no probe)"
+        )
         yield o(R.STREAM_LITERAL_JSON, s, "skip", it.label, why)
         return
     problems = []
