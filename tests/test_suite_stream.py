@@ -237,3 +237,22 @@ def test_a_declared_false_capability_that_fails_cleanly_is_not_a_crash():
     assert got == {"TC501": "pass", "TC502": "pass", "TC104": "pass"}, [r.reasons for r in report.results]
     tc502 = report.result("TC502", "openai-chat")
     assert tc502 is not None and tc502.capabilities.get("supports_thinking")
+
+
+def test_wire_parse_reads_either_vocabulary_and_refuses_a_mix():
+    from conformance.adapters import debug
+    from conformance.adapters.errors import WireFormatError
+    from mutants import MixedEventNames
+
+    text = _tool_stream()
+    plain = debug.parse(AnthropicAdapter(), text, stream=True)
+    dotted = debug.parse(DottedAnthropic(), text, stream=True)
+    no_start = debug.parse(CanonicalNoStart(), text, stream=True)
+
+    def content(parsed: debug.Parsed) -> list[dict[str, object]]:
+        return [{k: v for k, v in b.items() if k != "id"} for b in parsed.message["content"]]  # fresh tool ids
+
+    assert content(dotted) == content(plain) == content(no_start)
+    assert dotted.message["id"] == dotted.events[-1]["message_id"]
+    with pytest.raises(WireFormatError, match="two vocabularies"):
+        debug.parse(MixedEventNames(), text, stream=True)

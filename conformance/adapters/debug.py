@@ -30,6 +30,7 @@ from .base import (
     now_timestamp,
     sse_events,
 )
+from .streams import DOTTED, stream_vocabulary, to_canonical_names
 
 
 def read_conversation(path: Path) -> tuple[list[Message], list[ToolDefinition]]:
@@ -160,12 +161,18 @@ def check_stream_framing(text: str, api: WireApi | None) -> None:
 
 
 def check_event_sequence(events: list[StreamEvent]) -> None:
-    """The canonical events an adapter made from a stream: one message_start first, one
-    message_complete last (streaming §5.2); anything else is a located WireFormatError."""
-    kinds = [e.get("type") for e in events]
+    """The canonical events an adapter made from a stream (either vocabulary, respelled in
+    the canonical §7.4 names): one start event first when there is one (required with the
+    streaming §5.3 names, contract §5.2.1), one message_complete last; anything else is a
+    located WireFormatError."""
+    vocab, mixed = stream_vocabulary(events)
+    if mixed:
+        raise WireFormatError(f"event names of two vocabularies: {mixed[0]}")
+    kinds = [e.get("type") for e in to_canonical_names(events)]
     if not kinds:
         raise WireFormatError("the adapter made no canonical event from the stream")
-    if kinds[0] != "message_start" or kinds.count("message_start") != 1:
+    starts = kinds.count("message_start")
+    if starts > 1 or (starts and kinds[0] != "message_start") or (vocab == DOTTED and not starts):
         raise WireFormatError(f"canonical events do not start with exactly one message_start: {kinds[:3]}")
     if kinds[-1] != "message_complete" or kinds.count("message_complete") != 1:
         at = kinds.index("message_complete") if "message_complete" in kinds else None
@@ -192,7 +199,10 @@ def parse(
         check_stream_framing(text, api)
         events = list(adapter.stream_response([text.encode()], ctx))
         check_event_sequence(events)
-        start, done = events[0], events[-1]
+        named = to_canonical_names(events)
+        start, done = named[0], named[-1]
+        if start.get("type") != "message_start":  # canonical §7.4 has no start event
+            start = {"message_id": done.get("message_id"), "model": default_model(adapter, [])}
         model = str(start["model"])
         usage = done.get("usage")
         message = {
