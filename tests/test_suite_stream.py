@@ -256,3 +256,14 @@ def test_wire_parse_reads_either_vocabulary_and_refuses_a_mix():
     assert dotted.message["id"] == dotted.events[-1]["message_id"]
     with pytest.raises(WireFormatError, match="two vocabularies"):
         debug.parse(MixedEventNames(), text, stream=True)
+
+
+class CancelRaises(AnthropicAdapter):
+    def cancel(self, request_id: str) -> bool:
+        raise RuntimeError("boom")
+
+
+def test_a_cancel_hook_that_raises_fails_tc611_and_never_crashes_the_suite():
+    result = _run(CancelRaises(), ("TC611",)).result("TC611", "anthropic")
+    assert result is not None and result.status == "fail"
+    assert all("crashed: RuntimeError: boom" in r for r in result.reasons)

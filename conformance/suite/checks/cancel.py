@@ -83,7 +83,10 @@ def _case(
         before = [next(stream) for _ in range(cut)]
     except Exception as exc:
         return o(R.STREAM_CANCEL, s, "fail", label, crash(exc))
-    answered = cancel(rid)
+    try:
+        answered = cancel(rid)
+    except Exception as exc:
+        return o(R.STREAM_CANCEL, s, "fail", label, f"cancel({rid!r}) {crash(exc)}")
     after: list[StreamEvent] = []
     limit = len(before) + 64
     try:
@@ -100,8 +103,12 @@ def _case(
     problems = _judge(to_canonical_names(before), to_canonical_names(after))
     if answered is not True:
         problems.insert(0, f"cancel({rid!r}) returned {answered!r} for a stream in flight (want True)")
-    if cancel(rid) is not False:
-        problems.append("cancel after the stream ended did not return False (contract §3.1)")
+    try:
+        again = cancel(rid)
+    except Exception as exc:
+        again = crash(exc)
+    if again is not False:
+        problems.append(f"cancel after the stream ended returned {again!r}, not False (contract §3.1)")
     msg = message_from_events(a, before + after, ctx)
     if msg is not None and not problems:
         if (msg.get("metadata") or {}).get("status") != "cancelled":
