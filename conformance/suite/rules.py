@@ -52,7 +52,9 @@ REPLAY_SIGNATURE = RuleInfo(
 )
 
 CAPS_CARRIED = RuleInfo("TC501", E, "§7.2, contract §3.4", "Declared-true capabilities reach the wire")
-CAPS_DROPPED = RuleInfo("TC502", E, "§7.2, §7.3", "Declared-false capabilities are dropped with WARN")
+CAPS_DROPPED = RuleInfo(
+    "TC502", E, "§7.2, §7.3, contract §4.4", "Declared-false capabilities are dropped with WARN or fail cleanly"
+)
 
 STREAM_ORDER = RuleInfo(
     "TC601",
