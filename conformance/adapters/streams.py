@@ -68,7 +68,7 @@ tell no vocabulary and are accepted in either."""
 
 def stream_vocabulary(events: Iterable[StreamEvent]) -> tuple[str | None, list[str]]:
     """Which spelling a stream follows (None when no event tells) and the events that use
-    the other one: `(vocabulary, ["event 3 (text_delta) after message.start", ...])`."""
+    the other one: `(DOTTED, ["event 3 (text_delta) in a stream that began with message.start (...)"])`."""
     vocab: str | None = None
     first = ""
     mixed: list[str] = []
@@ -174,7 +174,7 @@ def cancellable_events(
     events: Iterator[StreamEvent],
     token: CancelToken,
     ctx: RequestContext,
-    usage_if_none: Any = None,
+    usage_if_none: Callable[[list[Block]], dict[str, int] | None] | None = None,
     snapshot: Callable[[], list[Block]] | None = None,
 ) -> Iterator[StreamEvent]:
     """`events` (an adapter's canonical events) until `token` is cancelled, then the closing
