@@ -9,10 +9,12 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from mutants import MixedEventNames
 from third_party.cohere_adapter import CohereAdapter
 
+from conformance.adapters import debug
 from conformance.adapters.anthropic import AnthropicAdapter
-from conformance.adapters.errors import InvalidRequestError
+from conformance.adapters.errors import InvalidRequestError, WireFormatError
 from conformance.adapters.openai_chat import OpenAIChatAdapter
 from conformance.adapters.protocol import Message, RequestContext, StreamEvent
 from conformance.adapters.streams import DOTTED, DOTTED_NAMES, UNDERSCORE, stream_vocabulary
@@ -21,6 +23,7 @@ from conformance.suite import checks
 from conformance.suite.cassettes import load_cassette
 from conformance.suite.checks.cancel import NO_HOOK
 from conformance.suite.runner import SuiteConfig, SuiteReport, run
+from conformance.wire.openai_chat import OPENAI_CHAT
 
 ROOT = Path(__file__).resolve().parents[1]
 STREAM_RULES = ("TC601", "TC602", "TC603", "TC604", "TC605", "TC607", "TC608", "TC609", "TC610", "TC611")
@@ -141,8 +144,6 @@ def test_tc601_start_event_rules_per_vocabulary():
 
 def test_partial_json_is_compared_with_the_recorded_fragments():
     """The reference adapter's deltas equal the fragments the record's probe reads."""
-    from conformance.wire.openai_chat import OPENAI_CHAT
-
     cassette = load_cassette(ROOT / "cassettes/openai-chat/tools.yaml")
     streams = [it for it in cassette.interactions if it.is_stream]
     assert streams
@@ -240,10 +241,6 @@ def test_a_declared_false_capability_that_fails_cleanly_is_not_a_crash():
 
 
 def test_wire_parse_reads_either_vocabulary_and_refuses_a_mix():
-    from conformance.adapters import debug
-    from conformance.adapters.errors import WireFormatError
-    from mutants import MixedEventNames
-
     text = _tool_stream()
     plain = debug.parse(AnthropicAdapter(), text, stream=True)
     dotted = debug.parse(DottedAnthropic(), text, stream=True)
