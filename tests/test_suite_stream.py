@@ -264,3 +264,37 @@ def test_a_cancel_hook_that_raises_fails_tc611_and_never_crashes_the_suite():
     result = _run(CancelRaises(), ("TC611",)).result("TC611", "anthropic")
     assert result is not None and result.status == "fail"
     assert all("crashed: RuntimeError: boom" in r for r in result.reasons)
+
+
+def test_cancel_before_the_first_event_closes_an_empty_message():
+    a = OpenAIChatAdapter()
+    ctx = replace(checks.ctx_for("s"), request_id="req_early", message_id="01JZ0000000000000000000009")
+    events = a.stream_response([_tool_stream()], ctx)
+    assert a.cancel("req_early") is True
+    assert list(events) == [
+        {
+            "type": "message_complete",
+            "message_id": "01JZ0000000000000000000009",
+            "stop_reason": "cancelled",
+            "final_content": [],
+            "usage": None,
+        }
+    ]
+
+
+def test_cancel_while_the_adapter_waits_for_bytes_then_the_harness_aborts():
+    """The harness calls cancel while the adapter is blocked reading, then aborts the HTTP
+    stream (the chunk source ends early): the cut stream is not reported as a failure."""
+    a = AnthropicAdapter()
+    text = _tool_stream().encode()
+    cut = text.index(b"input_json_delta") + 40  # inside the first tool-input delta's event
+
+    def chunks() -> Iterator[bytes]:
+        yield text[:cut]
+        assert a.cancel("req_wait") is True  # arrives while the adapter asks for more bytes
+        # ...and the harness aborts: no more bytes
+
+    ctx = replace(checks.ctx_for("s"), request_id="req_wait")
+    events = list(a.stream_response(chunks(), ctx))
+    assert events[-1]["type"] == "message_complete" and events[-1]["stop_reason"] == "cancelled"
+    assert [e["type"] for e in events].count("tool_use_start") == [e["type"] for e in events].count("tool_use_end")
