@@ -145,3 +145,20 @@ class Adapter(Protocol):
     def estimate_input_tokens(self, messages: list[Message], tools: list[ToolDefinition]) -> int: ...
 
     def tool_id_map(self, session_id: str) -> ToolIdMap: ...
+
+
+@runtime_checkable
+class CancellableAdapter(Protocol):
+    """The optional cancel hook of adapter contract §3.1, as this project's pure-translation
+    adapters can offer it (the harness owns the HTTP request and aborts it itself).
+
+    `cancel(request_id)` names a stream by the `RequestContext.request_id` it was started
+    with. After it, the stream iterator, at its next step, yields `tool_use_end` for each
+    tool call in flight (`final_input`: what its deltas spell as a JSON object, else `{}`)
+    and one `message_complete` with `stop_reason: cancelled` and the partial content, then
+    stops without raising (contract §5.3, streaming §6.2.1). It returns True when the stream
+    was in flight, False when it had completed or is unknown; it is idempotent. An adapter
+    without it gets TC611 skipped with that reason. `base.CancellableStreams` implements it.
+    """
+
+    def cancel(self, request_id: str) -> bool: ...

@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import Any
 
 from ...adapters.errors import AdapterError
-from ...adapters.protocol import Adapter, StreamEvent
+from ...adapters.protocol import Adapter, CancellableAdapter, StreamEvent
 from ...adapters.streams import parse_json_object, to_canonical_names
 from .. import rules as R
 from ..outcome import AdapterUnderTest, Outcome
@@ -50,10 +50,10 @@ def cancellation(env: Env) -> Iterator[Outcome]:
         a = s.adapter
         if not a.capabilities.get("supports_streaming"):
             continue
-        cancel = getattr(a, "cancel", None)
-        if not callable(cancel):
+        if not isinstance(a, CancellableAdapter):
             yield o(R.STREAM_CANCEL, s, "skip", "-", NO_HOOK)
             continue
+        cancel = a.cancel
         n = 0
         for it in env.recorded(s):
             if not it.is_stream or it.status >= 400 or (it.wire is not None and it.wire.name != a.wire_api):
