@@ -244,3 +244,14 @@ def test_ts507_a_cancelled_tool_call_stored_as_pending_is_an_error(tmp_path: Pat
     convert("canonical", "sqlite", _cancelled_session(tmp_path), db)
     mutate(db, f"UPDATE tool_calls SET status = '{status}' WHERE id = 'tu_01JZ0000000000000000000T06'")
     assert ("TS507", "/status") in found(db)
+
+
+def test_ts119_applies_to_store_rows(store: Path) -> None:
+    """streaming §6.2.6 through the row's canonical rules: a stop_reason of cancelled on a
+    message whose status is not cancelled is reported at the row."""
+    db = mutate(
+        store,
+        "UPDATE messages SET metadata_json = json_set(metadata_json, '$.stop_reason', 'cancelled')"
+        " WHERE id = '01JZ0000000000000000000005'",
+    )
+    assert ("TS119", "/metadata/status") in found(db)
