@@ -134,22 +134,69 @@ class GeppettoRun:
                 progress(path.stat().st_size)
 
     def finish(self) -> Iterator[Finding]:
-        """GE306: the turn files of one session, shortest first, each extend the previous
-        (by block id: middleware may edit a block's content, not replace the history)."""
+        """GE306: the turn files of one session form one history, each extending the previous.
+
+        The order comes from the data, not from file names or sizes: geppetto writes no
+        timestamp on a turn and its ids are random UUIDs, but a session's next turn is a
+        clone of the latest plus new blocks (seed 004 "How Turns Grow Across a
+        Conversation"), so turn B follows turn A when A's block ids are a prefix of B's
+        (by id: middleware may edit a block's content, not replace the history). Each turn's
+        predecessor is the longest turn it extends; the session's history is the longest
+        chain of such links; every turn off that chain (a fork, or a turn extending none of
+        the others) is reported where it leaves the history.
+        """
         if not self.on["GE306"]:
             return
         for sid, turns in self.sessions.items():
-            ordered = sorted(turns, key=lambda t: (len(t[1]), t[0].path))
-            for (prev_doc, prev), (doc, ids) in itertools.pairwise(ordered):
-                if ids[: len(prev)] != prev:
-                    at = next((i for i, (a, b) in enumerate(zip(prev, ids, strict=False)) if a != b), len(ids))
-                    yield self._f(
-                        doc,
-                        f"/blocks/{at}" if at < len(ids) else "/blocks",
-                        R.SESSION_GROWTH,
-                        f"session {sid!r}: this turn does not start with the {len(prev)} block(s) of "
-                        f"{prev_doc.path}, the session's previous turn (they differ from block {at} on)",
-                    )
+            yield from self._session_growth(sid, turns)
+
+    def _session_growth(self, sid: str, turns: list[tuple[Document, list[str]]]) -> Iterator[Finding]:
+        # (blocks, path) breaks ties only: identical snapshots, and equally long chains.
+        order = sorted(range(len(turns)), key=lambda i: (len(turns[i][1]), turns[i][0].path))
+        rank = {i: pos for pos, i in enumerate(order)}
+        parent: dict[int, int | None] = {}
+        depth: dict[int, int] = {}
+        root: dict[int, int] = {}
+        for pos, i in enumerate(order):
+            ids = turns[i][1]
+            # order is by length, so the last earlier turn that is a prefix is the longest one
+            prefixes = [j for j in order[:pos] if ids[: len(turns[j][1])] == turns[j][1]]
+            up = prefixes[-1] if prefixes else None
+            parent[i] = up
+            depth[i] = 1 + (depth[up] if up is not None else 0)
+            root[i] = root[up] if up is not None else i
+        # the longest chain; among equally long ones, the one starting with the shortest
+        # turn (the session's first prompt), then the one ending with the most blocks
+        tip = max(order, key=lambda i: (depth[i], -rank[root[i]], rank[i]))
+        chain: list[int] = []
+        node: int | None = tip
+        while node is not None:
+            chain.append(node)
+            node = parent[node]
+        chain.reverse()
+        on_chain = set(chain)
+        history = " -> ".join(turns[i][0].path for i in chain)
+        for i in order:
+            if i in on_chain:
+                continue
+            doc, ids = turns[i]
+
+            def shared(j: int, ids: list[str] = ids) -> int:
+                other = turns[j][1]
+                return next(
+                    (k for k, (a, b) in enumerate(zip(ids, other, strict=False)) if a != b), min(len(ids), len(other))
+                )
+
+            best = max(chain, key=lambda j: (shared(j), -rank[j]))
+            at = shared(best)
+            yield self._f(
+                doc,
+                f"/blocks/{at}" if at < len(ids) else "/blocks",
+                R.SESSION_GROWTH,
+                f"session {sid!r}: this turn is not on the session's history ({history}, ordered by which "
+                f"turn extends which): it shares its first {at} block(s) with {turns[best][0].path} and "
+                f"differs from block {at} on",
+            )
 
     # -- documents --------------------------------------------------------------------
 
@@ -242,6 +289,7 @@ class GeppettoRun:
         yield from self._fields(doc, turn, ptr, self.vocab.turn_fields, "turn")
         yield from self._version(doc, turn, ptr)
         yield from self._keys(doc, turn.get("metadata"), f"{ptr}/metadata", "Turn.Metadata")
+        yield from self._deprecated_keys(doc, turn.get("metadata"), f"{ptr}/metadata")
         yield from self._keys(doc, turn.get("data"), f"{ptr}/data", "Turn.Data")
         blocks = turn.get("blocks")
         if not isinstance(blocks, list):
@@ -389,6 +437,15 @@ class GeppettoRun:
                 )
 
     def _role(self, doc: Document, ptr: str, kind: str, role: str) -> Iterator[Finding]:
+        if kind == "other":
+            if role.strip() not in R.OTHER_ROLES and self.on["GE105"]:
+                yield self._f(
+                    doc,
+                    f"{ptr}/role",
+                    R.OTHER_ROLE,
+                    f"other block with role {role!r}: Block.Role is one of 'user', 'assistant', 'system' or none",
+                )
+            return
         allowed = R.ALLOWED_ROLES.get(kind)
         if allowed is None:
             return
@@ -410,6 +467,20 @@ class GeppettoRun:
                 R.ROLE_KIND,
                 f"role {role!r} contradicts kind {kind!r} (expected {ok})",
             )
+
+    def _deprecated_keys(self, doc: Document, meta: Any, ptr: str) -> Iterator[Finding]:
+        if not isinstance(meta, dict) or not self.on["GE204"]:
+            return
+        for key in meta:
+            field_name = R.DEPRECATED_TURN_KEYS.get(key)
+            if field_name is not None:
+                yield self._f(
+                    doc,
+                    f"{ptr}/{escape(key)}",
+                    R.DEPRECATED_TURN_KEY,
+                    f"{key!r} is a compatibility scalar geppetto no longer mirrors onto turn metadata; "
+                    f"{RESULT_KEY} ({field_name}) is the only canonical inference metadata",
+                )
 
     def _keys(self, doc: Document, store: Any, ptr: str, family: str) -> Iterator[Finding]:
         if not isinstance(store, dict):
