@@ -17,7 +17,6 @@ A YAML file is read whole (YAML has no record boundary to stream on), so
 from __future__ import annotations
 
 import contextlib
-import itertools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
