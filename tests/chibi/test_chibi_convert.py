@@ -475,3 +475,22 @@ def test_invalid_directory_output_is_refused_and_removed(tmp_path: Path) -> None
     with pytest.raises(InputError, match="CB101"):
         convert("canonical", "chibi", canon, tmp_path / "out")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.jsonl"]
+
+
+def test_a_pre_partition_context_converts_and_comes_back_in_the_layout_chibi_migrates_it_to(
+    tmp_path: Path,
+) -> None:
+    # chibi before 0.5.1 kept one transcript.jsonl beside context.jsonl (upgrade notes,
+    # "0.5.0 -> 0.5.1"); it was ignored, so converting produced nothing from it
+    old = tmp_path / "default"
+    old.mkdir()
+    entries = FIXTURES / "legacy09" / "transcript" / "active.jsonl"
+    (old / "transcript.jsonl").write_bytes(entries.read_bytes())
+    (old / "context.jsonl").write_bytes((FIXTURES / "legacy09" / "context.jsonl").read_bytes())
+    canon, back = tmp_path / "c.jsonl", tmp_path / "back"
+    convert("chibi", "canonical", old, canon)
+    (tmp_path / "ref").mkdir()
+    round_trip(FIXTURES / "legacy09", tmp_path / "ref")
+    assert len(read_lines(canon)) == len(read_lines(tmp_path / "ref" / "canonical.jsonl")) > 0
+    convert("canonical", "chibi", canon, back)
+    assert (back / "transcript" / "active.jsonl").read_bytes() == entries.read_bytes()

@@ -84,6 +84,12 @@ def _rename_bloom(d: Path) -> None:
     )
 
 
+def _pre_partition(d: Path) -> None:
+    """chibi before 0.5.1: the transcript is one transcript.jsonl beside context.jsonl."""
+    (d / "transcript" / "active.jsonl").rename(d / "transcript.jsonl")
+    (d / "transcript").rmdir()
+
+
 def _zero_bloom(d: Path) -> None:
     edit_json(d / "transcript" / BLOOM, lambda b: b.update(bits={"bits": [0] * 8}))
 
@@ -179,6 +185,8 @@ CASES: dict[str, tuple[str, Callable[[Path], None], set[str]]] = {
     "CB026": ("default", entry("active.jsonl", 3, set_("entry_type", "handoff_v2")), {"CB026"}),
     "CB027": ("default", entry("active.jsonl", 3, set_("written_by", "chibi 0.6")), {"CB027"}),
     "CB213": ("default", _raw(".dirty", ""), {"CB213"}),
+    # issue 17: the pre-partition layout is read (the transcript is no longer ignored)
+    "CB313": ("legacy09", _pre_partition, {"CB313"}),
     # issue 17: documented rules checked
     "CB107": ("legacy09", entry("active.jsonl", 4, set_("content", "path=Cargo.toml")), {"CB107"}),
     "CB108": ("legacy09", entry("active.jsonl", 5, set_("to", "elsewhere")), {"CB108"}),
@@ -437,3 +445,16 @@ def test_bytes_per_token_range() -> None:
     assert bytes_per_token_range(lengths, 2) is None
     assert bytes_per_token_range(lengths, 19) is None
     assert bytes_per_token_range([], 0) == (1, 1)
+
+
+def test_a_pre_partition_transcript_is_read_as_the_only_partition(ctx_copy: Callable[[str], Path]) -> None:
+    d = ctx_copy("legacy09")
+    _pre_partition(d)
+    report = check(d)
+    assert rules_of(report) == {"CB313"}
+    assert report.as_dict()["files"][0]["transcript_entries"] == 8  # read, not skipped
+    # and its entries are checked: a repeated id in it is found
+    values = read_lines(d / "transcript.jsonl")
+    values[2]["id"] = values[1]["id"]
+    write_lines(d / "transcript.jsonl", values)
+    assert "CB102" in rules_of(check(d))

@@ -789,6 +789,17 @@ class DirectoryCheck:
                 else "active.jsonl"
             )
         active = Part(active_rel, safe_join(L.transcript, active_rel))
+        legacy = L.legacy_transcript if manifest is None else None
+        if legacy is not None:
+            active = Part(f"../{legacy.name}", legacy)
+            yield from r.f(
+                str(legacy),
+                None,
+                "",
+                R.LEGACY_LAYOUT,
+                f"{legacy.name} is chibi's pre-partition transcript (before 0.5.1): read as the "
+                "only partition; chibi moves it into transcript/ on next load",
+            )
         archived = {p.rel for p in parts}
         for part in parts if active.rel in archived else [*parts, active]:  # CB306: read once
             yield from self.read_partition(part)

@@ -211,7 +211,8 @@ def _load_directory(L: Layout, ctx: ConvertContext, v: dict[str, SchemaValidator
     else:
         legacy = not (L.transcript / "active.jsonl").exists() and (L.transcript / "context.jsonl").is_file()
         files = ["context.jsonl" if legacy else "active.jsonl"]
-    for rel in files:
+    pre_partition = L.legacy_transcript if manifest is None else None
+    for rel in files if pre_partition is None else []:
         path = safe_join(L.transcript, rel)
         if path is None:
             raise InputError(f"{L.manifest}: {rel!r} escapes transcript/ (CB310); not followed")
@@ -219,6 +220,13 @@ def _load_directory(L: Layout, ctx: ConvertContext, v: dict[str, SchemaValidator
             continue
         for rec in _records(read_jsonl(path), "a partition"):
             source.entries.append(SourceEntry(_checked_entry(v["entry"], rec), rec.path, rec.line, rel))
+    if pre_partition is not None:
+        # chibi before 0.5.1: one transcript.jsonl, migrated by chibi to transcript/active.jsonl
+        # on load; its entries are read against today's entry schema (no doc of that era
+        # describes another), and the partition provenance names active.jsonl, where chibi
+        # moves them, so converting back writes the layout chibi itself would.
+        for rec in _records(read_jsonl(pre_partition), "a pre-partition transcript.jsonl"):
+            source.entries.append(SourceEntry(_checked_entry(v["entry"], rec), rec.path, rec.line, "active.jsonl"))
     for i, p in enumerate(manifest["partitions"] if manifest else []):
         if p.get("bloom_file"):
             ctx.lossy(
