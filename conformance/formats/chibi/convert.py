@@ -777,6 +777,12 @@ class CanonicalToChibi:
         status = meta.get("status", "complete")
         if status != "complete":
             lost.append(f"status {status!r}")
+        # a tool message's parent is the call its result answers, which chibi's pairing keeps
+        answered = {b.get("tool_use_id") for b in m["content"] if b.get("type") == "tool_result"}
+        parent = meta.get("parent_tool_use_id")
+        if parent is not None and parent not in answered:
+            lost.append("parent_tool_use_id")
+        lost += [f"provider_raw.{k}" for k in (meta.get("provider_raw") or {}) if k != "chibi"]
         if lost:
             self.ctx.lossy(
                 rec.path,
