@@ -90,6 +90,30 @@ def _pre_partition(d: Path) -> None:
     (d / "transcript").rmdir()
 
 
+def _wordless_partition_with_bits(d: Path) -> None:
+    """An earlier partition whose entries hold no word chibi indexes ("?" and "!"), with a
+    bloom file that has bits set: chibi would have built an all-zero filter for it."""
+    t = d / "transcript"
+    entries = [
+        {"id": "6f1c2d3e-4f50-4617-8293-a4b5c6d7e801", "timestamp": 1767225500, "from": "alice", "to": "default",
+         "content": "?", "entry_type": "message", "role": "user"},
+        {"id": "6f1c2d3e-4f50-4617-8293-a4b5c6d7e802", "timestamp": 1767225501, "from": "default", "to": "alice",
+         "content": "!", "entry_type": "message", "role": "agent"},
+    ]  # fmt: skip
+    write_lines(t / "partitions" / "1767225500-1767225501.jsonl", entries)
+    shutil.copy(t / BLOOM, t / "partitions" / "1767225500-1767225501.bloom")
+
+    def add(m: dict[str, Any]) -> None:
+        m["partitions"].insert(
+            0,
+            {**m["partitions"][0], "file": "partitions/1767225500-1767225501.jsonl",
+             "bloom_file": "partitions/1767225500-1767225501.bloom", "start_ts": 1767225500,
+             "end_ts": 1767225501, "entry_count": 2, "token_count": 2},
+        )  # fmt: skip
+
+    edit_json(t / "manifest.json", add)
+
+
 def _zero_bloom(d: Path) -> None:
     edit_json(d / "transcript" / BLOOM, lambda b: b.update(bits={"bits": [0] * 8}))
 
@@ -181,6 +205,8 @@ CASES: dict[str, tuple[str, Callable[[Path], None], set[str]]] = {
     "CB312": ("default", _rename_bloom, {"CB312"}),
     "CB320": ("default", manifest(lambda m: m["rotation_policy"].update(max_entries=7)), {"CB320"}),
     "CB330": ("default", _zero_bloom, {"CB330"}),
+    # issue 17: bloom content beyond shape (a filter with bits for a partition without words)
+    "CB331": ("default", _wordless_partition_with_bits, {"CB331"}),
     # issue 17: tolerated with a warning (an unknown type is skipped, as chibi skips it)
     "CB026": ("default", entry("active.jsonl", 3, set_("entry_type", "handoff_v2")), {"CB026"}),
     "CB027": ("default", entry("active.jsonl", 3, set_("written_by", "chibi 0.6")), {"CB027"}),
@@ -458,3 +484,19 @@ def test_a_pre_partition_transcript_is_read_as_the_only_partition(ctx_copy: Call
     values[2]["id"] = values[1]["id"]
     write_lines(d / "transcript.jsonl", values)
     assert "CB102" in rules_of(check(d))
+
+
+@pytest.mark.parametrize(("content", "fires"), [("?", True), ("é", False), ("ab", False), ("a b", True)])
+def test_a_bloom_is_foreign_only_when_its_partition_surely_has_no_word(
+    ctx_copy: Callable[[str], Path], content: str, fires: bool
+) -> None:
+    # chibi's tokenizer keeps alphanumeric runs of 2+ bytes; a non-ASCII character may be
+    # one alone (Rust and Python classify some differently), so it never counts as wordless
+    d = ctx_copy("default")
+    _wordless_partition_with_bits(d)
+    part = d / "transcript" / "partitions" / "1767225500-1767225501.jsonl"
+    values = read_lines(part)
+    values[0]["content"] = content
+    write_lines(part, values)
+    fired = [f for f in check(d).findings if f.rule == "CB331"]
+    assert bool(fired) is fires

@@ -224,6 +224,13 @@ def has_certain_term(text: str) -> bool:
     return _ASCII_TERM.search(text) is not None
 
 
+def may_have_term(text: str) -> bool:
+    """False only if chibi's bloom tokenizer surely indexes no term of `text`: no ASCII
+    alphanumeric run of 2+ characters, and no non-ASCII character (one may be alphanumeric
+    to Rust and is 2+ bytes long on its own)."""
+    return _ASCII_TERM.search(text) is not None or not text.isascii()
+
+
 def walk_ints(value: object) -> Iterator[int]:
     """Every integer leaf of a JSON value (iteratively: depth is bounded by jiter)."""
     stack = [value]

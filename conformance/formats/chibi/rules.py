@@ -145,6 +145,12 @@ ROTATION = RuleInfo(
     strict=True,
 )
 BLOOM_EMPTY = RuleInfo("CB330", E, "partition.rs bloom", "Bloom filter has no bit set although its partition has terms")
+BLOOM_FOREIGN = RuleInfo(
+    "CB331",
+    E,
+    "partition.rs build_bloom_filter, tokenize (the filter holds the content's words only)",
+    "Bloom filter has bits set although its partition holds no searchable term",
+)
 
 CATALOG = RuleCatalog(
     [
@@ -158,7 +164,7 @@ CATALOG = RuleCatalog(
         CONTEXT_PROMPT_CHANGE, CONTEXT_ANCHOR, CONTEXT_DERIVATION, CONTEXT_STALE,
         PARTITION_MISSING, PARTITION_COUNT, PARTITION_RANGE, PARTITION_ORDER, ACTIVE_MISSING,
         ACTIVE_ARCHIVED, PARTITION_TOKENS, PARTITION_ORPHAN, BLOOM_MISSING, PATH_ESCAPES,
-        MANIFEST_VERSION, FILE_NAMES, LEGACY_LAYOUT, ROTATION, BLOOM_EMPTY,
+        MANIFEST_VERSION, FILE_NAMES, LEGACY_LAYOUT, ROTATION, BLOOM_EMPTY, BLOOM_FOREIGN,
     ]
 )  # fmt: skip
 
