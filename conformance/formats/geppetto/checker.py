@@ -156,14 +156,25 @@ class GeppettoRun:
         parent: dict[int, int | None] = {}
         depth: dict[int, int] = {}
         root: dict[int, int] = {}
-        for pos, i in enumerate(order):
+        # (length, hash of the block ids) -> earlier turns with exactly those ids: each turn
+        # finds its longest earlier prefix in time linear in its block count, not in the
+        # number of turns (hash hits are compared, so a collision never links two turns)
+        seen: dict[tuple[int, int], list[int]] = {}
+        for i in order:
             ids = turns[i][1]
-            # order is by length, so the last earlier turn that is a prefix is the longest one
-            prefixes = [j for j in order[:pos] if ids[: len(turns[j][1])] == turns[j][1]]
-            up = prefixes[-1] if prefixes else None
+            hashes = [0]
+            for bid in ids:
+                hashes.append(hash((hashes[-1], bid)))
+            up: int | None = None
+            for k in range(len(ids), -1, -1):
+                # the latest earlier turn holding exactly these k ids (ties: order)
+                up = next((j for j in reversed(seen.get((k, hashes[k]), [])) if turns[j][1] == ids[:k]), None)
+                if up is not None:
+                    break
             parent[i] = up
             depth[i] = 1 + (depth[up] if up is not None else 0)
             root[i] = root[up] if up is not None else i
+            seen.setdefault((len(ids), hashes[-1]), []).append(i)
         # the longest chain; among equally long ones, the one starting with the shortest
         # turn (the session's first prompt), then the one ending with the most blocks
         tip = max(order, key=lambda i: (depth[i], -rank[root[i]], rank[i]))
@@ -175,19 +186,18 @@ class GeppettoRun:
         chain.reverse()
         on_chain = set(chain)
         history = " -> ".join(turns[i][0].path for i in chain)
+        tip_ids = turns[tip][1]
         for i in order:
             if i in on_chain:
                 continue
             doc, ids = turns[i]
-
-            def shared(j: int, ids: list[str] = ids) -> int:
-                other = turns[j][1]
-                return next(
-                    (k for k, (a, b) in enumerate(zip(ids, other, strict=False)) if a != b), min(len(ids), len(other))
-                )
-
-            best = max(chain, key=lambda j: (shared(j), -rank[j]))
-            at = shared(best)
+            # every chain turn is a prefix of the tip, so a turn shares with chain turn j
+            # min(its common prefix with the tip, len(j)) blocks: the first chain turn at
+            # least that long is the one it leaves the history at
+            at = next(
+                (k for k, (a, b) in enumerate(zip(ids, tip_ids, strict=False)) if a != b), min(len(ids), len(tip_ids))
+            )
+            best = next(j for j in chain if len(turns[j][1]) >= at)
             yield self._f(
                 doc,
                 f"/blocks/{at}" if at < len(ids) else "/blocks",
