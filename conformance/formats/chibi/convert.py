@@ -221,10 +221,10 @@ def _load_directory(L: Layout, ctx: ConvertContext, v: dict[str, SchemaValidator
         for rec in _records(read_jsonl(path), "a partition"):
             source.entries.append(SourceEntry(_checked_entry(v["entry"], rec), rec.path, rec.line, rel))
     if pre_partition is not None:
-        # chibi before 0.5.1: one transcript.jsonl, migrated by chibi to transcript/active.jsonl
-        # on load; its entries are read against today's entry schema (no doc of that era
-        # describes another), and the partition provenance names active.jsonl, where chibi
-        # moves them, so converting back writes the layout chibi itself would.
+        # chibi before 0.5.1: one transcript.jsonl, which chibi migrates into transcript/ on
+        # load (upgrade notes, "0.5.0 -> 0.5.1"); its entries are read against today's entry
+        # schema (no doc of that era describes another). The provenance names active.jsonl,
+        # so converting back writes today's layout, not the old file.
         for rec in _records(read_jsonl(pre_partition), "a pre-partition transcript.jsonl"):
             source.entries.append(SourceEntry(_checked_entry(v["entry"], rec), rec.path, rec.line, "active.jsonl"))
     for i, p in enumerate(manifest["partitions"] if manifest else []):
