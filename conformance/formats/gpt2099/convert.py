@@ -776,8 +776,9 @@ class _FromCanonical:
         us = _micros_of(v["created_at"])
         tid = self.clock.scru128((us if us is not None else self.clock.micros(None)) // 1000, v["id"])
         content = self.content(g)
+        new_session = v["session_id"] not in self.last_turn
         for m in g.msgs:
-            self.report_metadata(m)
+            self.report_metadata(m, new_session and m is first)
         if shape is Shape.RECORDS:
             return {"id": tid, "role": role, "content": content}
         meta: dict[str, Any] = {"role": role, "content_type": "application/json"}
@@ -791,10 +792,16 @@ class _FromCanonical:
                 meta["message"] = summary
         return {"id": tid, "topic": "gpt.turn", "meta": meta, "content": content}
 
-    def report_metadata(self, m: _Msg) -> None:
+    def report_metadata(self, m: _Msg, first_of_session: bool = False) -> None:
         v = m.value
         meta = v["metadata"]
-        dropped = []
+        dropped = [f"message id {v['id']!r} (the turn gets a SCRU128 id of its time)"]
+        if first_of_session:
+            dropped.append(f"session_id {v['session_id']!r} (a session is a chain of `continues`)")
+        # a tool message's parent is the call its result answers, which tool_use_id keeps
+        answered = {b.get("tool_use_id") for b in v["content"] if b.get("type") == "tool_result"}
+        if meta.get("parent_tool_use_id") is not None and meta["parent_tool_use_id"] not in answered:
+            dropped.append("parent_tool_use_id")
         if _micros_of(v["created_at"]) is not None and (_micros_of(v["created_at"]) or 0) % 1000:
             dropped.append("created_at below the millisecond (the turn id keeps milliseconds)")
         model = meta.get("model")
