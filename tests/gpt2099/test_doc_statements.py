@@ -153,3 +153,19 @@ def test_thread_records_follow_the_thread_record_schema(edit: Edit, pointer: str
     errors = _errors(tmp_path, "records.json", broken)
     assert errors and {rule for rule, _ in errors} == {"GP020"}
     assert any(ptr.startswith(pointer) for _, ptr in errors), errors
+
+
+def test_a_bookmark_may_span_branches_of_one_thread_but_not_two_threads(tmp_path: Path) -> None:
+    # schemas.md "Bookmarks": unique within the history, and inherited down the thread,
+    # so the branches of one thread share it (GP204 stays silent) ...
+    frames = _thread()
+    branch = copy.deepcopy(frames[1])
+    branch["id"] = "03f0aaaaaaaaaaaaaaaaaaae5"
+    branch["meta"]["continues"] = [frames[0]["id"]]
+    path = tmp_path / "branches.jsonl"
+    path.write_text("".join(json.dumps(v) + "\n" for v in [*frames, branch]), encoding="utf-8")
+    assert "GP204" not in {f.rule for f in validate([path], fmt="gpt2099").findings}
+    # ... while an unrelated thread under the same name is reported once, where it starts
+    fixture = FIXTURES / "GP204-bookmark.jsonl"
+    hits = [(f.rule, f.line, f.pointer) for f in validate([fixture], fmt="gpt2099").findings]
+    assert hits == [("GP204", 3, "/meta/head")]
