@@ -475,3 +475,47 @@ def test_invalid_directory_output_is_refused_and_removed(tmp_path: Path) -> None
     with pytest.raises(InputError, match="CB101"):
         convert("canonical", "chibi", canon, tmp_path / "out")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.jsonl"]
+
+
+def test_a_pre_partition_context_converts_and_comes_back_in_the_layout_chibi_migrates_it_to(
+    tmp_path: Path,
+) -> None:
+    # chibi before 0.5.1 kept one transcript.jsonl beside context.jsonl (upgrade notes,
+    # "0.5.0 -> 0.5.1"); it was ignored, so converting produced nothing from it
+    old = tmp_path / "default"
+    old.mkdir()
+    entries = FIXTURES / "legacy09" / "transcript" / "active.jsonl"
+    (old / "transcript.jsonl").write_bytes(entries.read_bytes())
+    (old / "context.jsonl").write_bytes((FIXTURES / "legacy09" / "context.jsonl").read_bytes())
+    canon, back = tmp_path / "c.jsonl", tmp_path / "back"
+    convert("chibi", "canonical", old, canon)
+    (tmp_path / "ref").mkdir()
+    round_trip(FIXTURES / "legacy09", tmp_path / "ref")
+    assert len(read_lines(canon)) == len(read_lines(tmp_path / "ref" / "canonical.jsonl")) > 0
+    convert("canonical", "chibi", canon, back)
+    assert (back / "transcript" / "active.jsonl").read_bytes() == entries.read_bytes()
+
+
+def test_canonical_metadata_chibi_cannot_hold_is_named_field_by_field(tmp_path: Path) -> None:
+    # issue 17: every metadata value chibi has no field for is named in the message's one
+    # lossy line, including another provider's provider_raw and a parent_tool_use_id that
+    # chibi's tool pairing does not imply; a tool message's parent (its own call) is kept
+    user = {
+        "id": str(ULID()),
+        "session_id": "default",
+        "role": "user",
+        "content": [{"type": "text", "text": "hi"}],
+        "metadata": {"parent_tool_use_id": "tu_outer", "provider_raw": {"anthropic": {"x": 1}}},
+        "created_at": "2026-01-01T00:00:00.000000Z",
+        "schema_version": 1,
+    }
+    src = tmp_path / "in.jsonl"
+    write_lines(src, [user])
+    lost = [f for f in convert("canonical", "chibi", src, tmp_path / "out") if "no field for" in f.message]
+    assert [(f.line, f.pointer) for f in lost] == [(1, "/metadata")]
+    assert "parent_tool_use_id" in lost[0].message and "provider_raw.anthropic" in lost[0].message
+    # the fixture's tool messages carry parent_tool_use_id = the call they answer: not a loss
+    (tmp_path / "rt").mkdir()
+    canon, _, _, again = round_trip(FIXTURES / "default", tmp_path / "rt")
+    tool_parents = [m for m in read_lines(canon) if m["metadata"].get("parent_tool_use_id")]
+    assert tool_parents and not [f for f in again if "parent_tool_use_id" in f.message]

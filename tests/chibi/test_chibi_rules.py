@@ -84,6 +84,36 @@ def _rename_bloom(d: Path) -> None:
     )
 
 
+def _pre_partition(d: Path) -> None:
+    """chibi before 0.5.1: the transcript is one transcript.jsonl beside context.jsonl."""
+    (d / "transcript" / "active.jsonl").rename(d / "transcript.jsonl")
+    (d / "transcript").rmdir()
+
+
+def _wordless_partition_with_bits(d: Path) -> None:
+    """An earlier partition whose entries hold no word chibi indexes ("?" and "!"), with a
+    bloom file that has bits set: chibi would have built an all-zero filter for it."""
+    t = d / "transcript"
+    entries = [
+        {"id": "6f1c2d3e-4f50-4617-8293-a4b5c6d7e801", "timestamp": 1767225500, "from": "alice", "to": "default",
+         "content": "?", "entry_type": "message", "role": "user"},
+        {"id": "6f1c2d3e-4f50-4617-8293-a4b5c6d7e802", "timestamp": 1767225501, "from": "default", "to": "alice",
+         "content": "!", "entry_type": "message", "role": "agent"},
+    ]  # fmt: skip
+    write_lines(t / "partitions" / "1767225500-1767225501.jsonl", entries)
+    shutil.copy(t / BLOOM, t / "partitions" / "1767225500-1767225501.bloom")
+
+    def add(m: dict[str, Any]) -> None:
+        m["partitions"].insert(
+            0,
+            {**m["partitions"][0], "file": "partitions/1767225500-1767225501.jsonl",
+             "bloom_file": "partitions/1767225500-1767225501.bloom", "start_ts": 1767225500,
+             "end_ts": 1767225501, "entry_count": 2, "token_count": 2},
+        )  # fmt: skip
+
+    edit_json(t / "manifest.json", add)
+
+
 def _zero_bloom(d: Path) -> None:
     edit_json(d / "transcript" / BLOOM, lambda b: b.update(bits={"bits": [0] * 8}))
 
@@ -175,10 +205,14 @@ CASES: dict[str, tuple[str, Callable[[Path], None], set[str]]] = {
     "CB312": ("default", _rename_bloom, {"CB312"}),
     "CB320": ("default", manifest(lambda m: m["rotation_policy"].update(max_entries=7)), {"CB320"}),
     "CB330": ("default", _zero_bloom, {"CB330"}),
+    # issue 17: bloom content beyond shape (a filter with bits for a partition without words)
+    "CB331": ("default", _wordless_partition_with_bits, {"CB331"}),
     # issue 17: tolerated with a warning (an unknown type is skipped, as chibi skips it)
     "CB026": ("default", entry("active.jsonl", 3, set_("entry_type", "handoff_v2")), {"CB026"}),
     "CB027": ("default", entry("active.jsonl", 3, set_("written_by", "chibi 0.6")), {"CB027"}),
     "CB213": ("default", _raw(".dirty", ""), {"CB213"}),
+    # issue 17: the pre-partition layout is read (the transcript is no longer ignored)
+    "CB313": ("legacy09", _pre_partition, {"CB313"}),
     # issue 17: documented rules checked
     "CB107": ("legacy09", entry("active.jsonl", 4, set_("content", "path=Cargo.toml")), {"CB107"}),
     "CB108": ("legacy09", entry("active.jsonl", 5, set_("to", "elsewhere")), {"CB108"}),
@@ -437,3 +471,32 @@ def test_bytes_per_token_range() -> None:
     assert bytes_per_token_range(lengths, 2) is None
     assert bytes_per_token_range(lengths, 19) is None
     assert bytes_per_token_range([], 0) == (1, 1)
+
+
+def test_a_pre_partition_transcript_is_read_as_the_only_partition(ctx_copy: Callable[[str], Path]) -> None:
+    d = ctx_copy("legacy09")
+    _pre_partition(d)
+    report = check(d)
+    assert rules_of(report) == {"CB313"}
+    assert report.as_dict()["files"][0]["transcript_entries"] == 8  # read, not skipped
+    # and its entries are checked: a repeated id in it is found
+    values = read_lines(d / "transcript.jsonl")
+    values[2]["id"] = values[1]["id"]
+    write_lines(d / "transcript.jsonl", values)
+    assert "CB102" in rules_of(check(d))
+
+
+@pytest.mark.parametrize(("content", "fires"), [("?", True), ("é", False), ("ab", False), ("a b", True)])
+def test_a_bloom_is_foreign_only_when_its_partition_surely_has_no_word(
+    ctx_copy: Callable[[str], Path], content: str, fires: bool
+) -> None:
+    # chibi's tokenizer keeps alphanumeric runs of 2+ bytes; a non-ASCII character may be
+    # one alone (Rust and Python classify some differently), so it never counts as wordless
+    d = ctx_copy("default")
+    _wordless_partition_with_bits(d)
+    part = d / "transcript" / "partitions" / "1767225500-1767225501.jsonl"
+    values = read_lines(part)
+    values[0]["content"] = content
+    write_lines(part, values)
+    fired = [f for f in check(d).findings if f.rule == "CB331"]
+    assert bool(fired) is fires

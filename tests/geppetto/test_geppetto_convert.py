@@ -593,3 +593,26 @@ def test_geppetto_to_canonical_and_back_is_the_identity(turn: dict[str, Any], se
     assert back == turn
     reread = list(read_yaml("mem.yaml", max_bytes=1 << 26, data=dump(back).encode()))
     assert [d.value for d in reread if isinstance(d, Document)] == [turn]
+
+
+def test_turn_data_and_metadata_only_provider_raw_keeps_are_reported_once(tmp_path: Path) -> None:
+    # issue 17: like gpt2099's inherited options, a turn's tool config and annotations
+    # have no canonical field; the session id (session_id) and inference result are mapped
+    src = tmp_path / "t.yaml"
+    src.write_text(
+        "blocks:\n  - kind: user\n    role: user\n    payload: {text: hi}\n"
+        "metadata:\n  geppetto.session_id@v1: s1\n  geppetto.trace_id@v1: tr-1\n"
+        "data:\n  geppetto.tool_config@v1: {enabled: true}\n"
+    )
+    found = [
+        f for f in convert("geppetto", "canonical", src, tmp_path / "c.jsonl") if "no canonical field" in f.message
+    ]
+    assert [(f.rule, f.pointer) for f in found] == [("GE900", "/data")]
+    assert "turn data.geppetto.tool_config@v1, metadata.geppetto.trace_id@v1 have" in found[0].message
+    bare = tmp_path / "bare.yaml"
+    bare.write_text(
+        "blocks:\n  - kind: user\n    role: user\n    payload: {text: hi}\nmetadata:\n  geppetto.session_id@v1: s1\n"
+    )
+    assert not [
+        f for f in convert("geppetto", "canonical", bare, tmp_path / "b.jsonl") if "no canonical field" in f.message
+    ]

@@ -270,3 +270,19 @@ def test_property_round_trip(tmp_path: Path, case: tuple[str, Any]) -> None:
     convert("gpt2099", "canonical", src, mid)  # raises unless the output validates
     convert("canonical", "gpt2099", mid, back)
     assert _docs(back) == _docs(src)
+
+
+def test_native_canonical_ids_and_session_are_reported_where_they_are_dropped(tmp_path: Path) -> None:
+    # issue 17: a canonical message id and its session id have no gpt2099 field (turn ids
+    # are SCRU128s of the time; a session is a `continues` chain): said once each, located
+    msgs = list(messages(12, seed=5))
+    src = tmp_path / "in.jsonl"
+    src.write_bytes(b"".join(orjson.dumps(m) + b"\n" for m in msgs))
+    lossy = [f for f in convert("canonical", "gpt2099", src, tmp_path / "out.jsonl") if f.pointer == "/metadata"]
+    assert len(lossy) == len(msgs) and [f.line for f in lossy] == list(range(1, len(msgs) + 1))
+    assert all(f"message id {m['id']!r}" in f.message for f, m in zip(lossy, msgs, strict=True))
+    first = {}
+    for i, m in enumerate(msgs):
+        first.setdefault(m["session_id"], i)
+    said = [i for i, f in enumerate(lossy) if "session_id" in f.message]
+    assert said == sorted(first.values())

@@ -151,3 +151,22 @@ def test_role_outside_the_enum_is_a_schema_error(tmp_path: Path) -> None:
     frames = _frames()
     frames[1]["meta"] = {"role": "model", "continues": [IDS[0]]}
     assert "GP020" in _errors(_write(tmp_path / "t.jsonl", frames))
+
+
+def test_turn_fields_only_provider_raw_keeps_are_reported_once_per_turn(tmp_path: Path) -> None:
+    frames = _frames()
+    frames[0]["ttl"] = "forever"
+    frames[0]["meta"] = {**frames[0]["meta"], "head": "work", "document_name": "a.pdf"}  # type: ignore[dict-item]
+    frames[1]["meta"] = {"role": "assistant", "continues": [IDS[0]],
+                         "message": {"id": "msg_1", "model": "claude", "stop_reason": "end_turn",
+                                     "usage": {"input_tokens": 1, "output_tokens": 2, "service_tier": "standard"}}}  # fmt: skip
+    lossy = [(ln, ptr, msg) for ln, ptr, msg in _lossy(tmp_path, frames) if "kept only in provider_raw" in msg]
+    lossy = [x for x in lossy if "inherited options" not in x[2]]
+    assert [(ln, ptr) for ln, ptr, _ in lossy] == [(1, ""), (2, "")]
+    assert "meta.document_name, meta.head, ttl have no canonical field" in lossy[0][2]
+    assert "message.id, message.usage.service_tier have no canonical field" in lossy[1][2]
+    # a turn with nothing but mapped fields reports nothing of the kind
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    plain_msgs = [m for _, _, m in _lossy(plain, _frames()) if "no canonical field" in m]
+    assert plain_msgs and all(m.startswith("inherited options") for m in plain_msgs)

@@ -27,6 +27,7 @@ CASES = {
     "GP201": ("GP201-unresolved.jsonl", "/meta/continues/1", "thread-valid.jsonl"),
     "GP202": ("GP202-later.jsonl", "/meta/continues/0", "thread-valid.jsonl"),
     "GP203": ("GP203-cycle.jsonl", "/meta/continues", "thread-valid.jsonl"),
+    "GP204": ("GP204-bookmark.jsonl", "/meta/head", "thread-valid.jsonl"),
     "GP301": ("GP301-unpaired.jsonl", "/content/0", "thread-valid.jsonl"),
     "GP302": ("GP302-name.jsonl", "/content/0/name", "thread-valid.jsonl"),
     "GP401": ("GP401-no-ptr.jsonl", "", "thread-valid.jsonl"),

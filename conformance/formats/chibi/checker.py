@@ -33,6 +33,7 @@ from .reader import (
     content_bytes,
     has_certain_term,
     layout_of,
+    may_have_term,
     peek_kind,
     read_document,
     safe_join,
@@ -97,6 +98,7 @@ class Part:
     timestamps: list[int] = field(default_factory=list)
     lengths: list[int] = field(default_factory=list)
     has_term: bool = False
+    maybe_term: bool = False  # False: surely no term (reader.may_have_term)
     unreadable: bool = False
 
 
@@ -636,6 +638,17 @@ class ChibiRun:
                     R.BLOOM_EMPTY,
                     f"no bit is set, but {part.rel} holds searchable terms (every inserted term sets bits)",
                 )
+            elif ok and part is not None and not part.unreadable and not part.maybe_term:
+                bits = sum(int(v).bit_count() for v in walk_ints(rec.value["bits"]))
+                if bits:
+                    yield from self.f(
+                        rec.path,
+                        rec.line,
+                        "/bits",
+                        R.BLOOM_FOREIGN,
+                        f"{bits} bit(s) set, but {part.rel} holds no searchable term (chibi builds the "
+                        "filter from the content's words only, so an empty word list sets none)",
+                    )
 
     # -- manifest -----------------------------------------------------------------------
 
@@ -789,6 +802,17 @@ class DirectoryCheck:
                 else "active.jsonl"
             )
         active = Part(active_rel, safe_join(L.transcript, active_rel))
+        legacy = L.legacy_transcript if manifest is None else None
+        if legacy is not None:
+            active = Part(f"../{legacy.name}", legacy)
+            yield from r.f(
+                str(legacy),
+                None,
+                "",
+                R.LEGACY_LAYOUT,
+                f"{legacy.name} is chibi's pre-partition transcript (before 0.5.1): read as the "
+                "only partition; chibi moves it into transcript/ on next load",
+            )
         archived = {p.rel for p in parts}
         for part in parts if active.rel in archived else [*parts, active]:  # CB306: read once
             yield from self.read_partition(part)
@@ -846,6 +870,8 @@ class DirectoryCheck:
                 part.lengths.append(content_bytes(content))
                 if isinstance(content, str) and not part.has_term and has_certain_term(content):
                     part.has_term = True
+                if not isinstance(content, str) or (not part.maybe_term and may_have_term(content)):
+                    part.maybe_term = True
             yield from r.check_entry(item, self.seq)
             et = v.get("entry_type") if isinstance(v, dict) else None
             if et in R.ANCHORS:

@@ -211,7 +211,8 @@ def _load_directory(L: Layout, ctx: ConvertContext, v: dict[str, SchemaValidator
     else:
         legacy = not (L.transcript / "active.jsonl").exists() and (L.transcript / "context.jsonl").is_file()
         files = ["context.jsonl" if legacy else "active.jsonl"]
-    for rel in files:
+    pre_partition = L.legacy_transcript if manifest is None else None
+    for rel in files if pre_partition is None else []:
         path = safe_join(L.transcript, rel)
         if path is None:
             raise InputError(f"{L.manifest}: {rel!r} escapes transcript/ (CB310); not followed")
@@ -219,6 +220,13 @@ def _load_directory(L: Layout, ctx: ConvertContext, v: dict[str, SchemaValidator
             continue
         for rec in _records(read_jsonl(path), "a partition"):
             source.entries.append(SourceEntry(_checked_entry(v["entry"], rec), rec.path, rec.line, rel))
+    if pre_partition is not None:
+        # chibi before 0.5.1: one transcript.jsonl, which chibi migrates into transcript/ on
+        # load (upgrade notes, "0.5.0 -> 0.5.1"); its entries are read against today's entry
+        # schema (no doc of that era describes another). The provenance names active.jsonl,
+        # so converting back writes today's layout, not the old file.
+        for rec in _records(read_jsonl(pre_partition), "a pre-partition transcript.jsonl"):
+            source.entries.append(SourceEntry(_checked_entry(v["entry"], rec), rec.path, rec.line, "active.jsonl"))
     for i, p in enumerate(manifest["partitions"] if manifest else []):
         if p.get("bloom_file"):
             ctx.lossy(
@@ -769,6 +777,12 @@ class CanonicalToChibi:
         status = meta.get("status", "complete")
         if status != "complete":
             lost.append(f"status {status!r}")
+        # a tool message's parent is the call its result answers, which chibi's pairing keeps
+        answered = {b.get("tool_use_id") for b in m["content"] if b.get("type") == "tool_result"}
+        parent = meta.get("parent_tool_use_id")
+        if parent is not None and parent not in answered:
+            lost.append("parent_tool_use_id")
+        lost += [f"provider_raw.{k}" for k in (meta.get("provider_raw") or {}) if k != "chibi"]
         if lost:
             self.ctx.lossy(
                 rec.path,

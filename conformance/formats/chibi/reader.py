@@ -116,6 +116,9 @@ def peek_kind(path: Path) -> Kind | None:
     return None
 
 
+LEGACY_TRANSCRIPT = "transcript.jsonl"
+
+
 @dataclass
 class Layout:
     """The files of one chibi unit (a context directory, or a transcript/ directory)."""
@@ -137,6 +140,16 @@ class Layout:
     @property
     def context_jsonl(self) -> Path | None:
         return self.context_file("context.jsonl")
+
+    @property
+    def legacy_transcript(self) -> Path | None:
+        """The pre-partition `transcript.jsonl` beside context.jsonl, when no transcript/
+        exists: chibi before 0.5.1 kept the whole transcript in that one file and migrates
+        it to transcript/ on load (emesal/chibi docs/upgrade-notes.md, "0.5.0 -> 0.5.1")."""
+        p = self.root / LEGACY_TRANSCRIPT
+        if self.has_context_files and not self.transcript.exists() and p.is_file() and peek_kind(p) == "entries":
+            return p
+        return None
 
     def bloom_files(self) -> list[Path]:
         d = self.transcript / "partitions"
@@ -162,6 +175,9 @@ def layout_of(path: Path) -> Layout | None:
     ctx = path / "context.jsonl"
     if ctx.is_file() and peek_kind(ctx) == "entries" and not t.exists():
         return _layout(path, t, True)  # a context that has not written its transcript yet
+    legacy = path / LEGACY_TRANSCRIPT
+    if legacy.is_file() and peek_kind(legacy) == "entries" and not t.exists():
+        return _layout(path, t, True)  # the pre-partition layout (Layout.legacy_transcript)
     if path.name == "transcript" and _is_transcript_dir(path):
         return _layout(path.parent, path, False)
     return None
@@ -206,6 +222,13 @@ def has_certain_term(text: str) -> bool:
     Python, so only ASCII runs, which both agree on, count as certain.
     """
     return _ASCII_TERM.search(text) is not None
+
+
+def may_have_term(text: str) -> bool:
+    """False only if chibi's bloom tokenizer surely indexes no term of `text`: no ASCII
+    alphanumeric run of 2+ characters, and no non-ASCII character (one may be alphanumeric
+    to Rust and is 2+ bytes long on its own)."""
+    return _ASCII_TERM.search(text) is not None or not text.isascii()
 
 
 def walk_ints(value: object) -> Iterator[int]:

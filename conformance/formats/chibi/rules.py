@@ -131,6 +131,12 @@ BLOOM_MISSING = RuleInfo("CB309", W, "TF §File Roles", "bloom_file listed in th
 PATH_ESCAPES = RuleInfo("CB310", E, "partition.rs Manifest", "Manifest path is absolute or escapes transcript/")
 MANIFEST_VERSION = RuleInfo("CB311", E, "partition.rs Manifest", "Manifest version is not 1")
 FILE_NAMES = RuleInfo("CB312", W, "partition.rs rotate", "Partition or bloom file not named after its time range")
+LEGACY_LAYOUT = RuleInfo(
+    "CB313",
+    W,
+    'emesal/chibi docs/upgrade-notes.md "0.5.0 -> 0.5.1" (transcript.jsonl migrated to partitions)',
+    "Context keeps its transcript in the pre-partition transcript.jsonl; chibi migrates it on load",
+)
 ROTATION = RuleInfo(
     "CB320",
     W,
@@ -139,6 +145,14 @@ ROTATION = RuleInfo(
     strict=True,
 )
 BLOOM_EMPTY = RuleInfo("CB330", E, "partition.rs bloom", "Bloom filter has no bit set although its partition has terms")
+# A warning, not an error: partition.rs's module header still calls the filter one "for
+# fast ID lookups", so an older chibi may have indexed more than the content's words.
+BLOOM_FOREIGN = RuleInfo(
+    "CB331",
+    W,
+    "partition.rs build_bloom_filter, tokenize (the filter holds the content's words only)",
+    "Bloom filter has bits set although its partition holds no searchable term",
+)
 
 CATALOG = RuleCatalog(
     [
@@ -152,7 +166,7 @@ CATALOG = RuleCatalog(
         CONTEXT_PROMPT_CHANGE, CONTEXT_ANCHOR, CONTEXT_DERIVATION, CONTEXT_STALE,
         PARTITION_MISSING, PARTITION_COUNT, PARTITION_RANGE, PARTITION_ORDER, ACTIVE_MISSING,
         ACTIVE_ARCHIVED, PARTITION_TOKENS, PARTITION_ORPHAN, BLOOM_MISSING, PATH_ESCAPES,
-        MANIFEST_VERSION, FILE_NAMES, ROTATION, BLOOM_EMPTY,
+        MANIFEST_VERSION, FILE_NAMES, LEGACY_LAYOUT, ROTATION, BLOOM_EMPTY, BLOOM_FOREIGN,
     ]
 )  # fmt: skip
 

@@ -17,7 +17,6 @@ A YAML file is read whole (YAML has no record boundary to stream on), so
 from __future__ import annotations
 
 import contextlib
-import itertools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -134,22 +133,79 @@ class GeppettoRun:
                 progress(path.stat().st_size)
 
     def finish(self) -> Iterator[Finding]:
-        """GE306: the turn files of one session, shortest first, each extend the previous
-        (by block id: middleware may edit a block's content, not replace the history)."""
+        """GE306: the turn files of one session form one history, each extending the previous.
+
+        The order comes from the data, not from file names or sizes: geppetto writes no
+        timestamp on a turn and its ids are random UUIDs, but a session's next turn is a
+        clone of the latest plus new blocks (seed 004 "How Turns Grow Across a
+        Conversation"), so turn B follows turn A when A's block ids are a prefix of B's
+        (by id: middleware may edit a block's content, not replace the history). Each turn's
+        predecessor is the longest turn it extends; the session's history is the longest
+        chain of such links; every turn off that chain (a fork, or a turn extending none of
+        the others) is reported where it leaves the history.
+        """
         if not self.on["GE306"]:
             return
         for sid, turns in self.sessions.items():
-            ordered = sorted(turns, key=lambda t: (len(t[1]), t[0].path))
-            for (prev_doc, prev), (doc, ids) in itertools.pairwise(ordered):
-                if ids[: len(prev)] != prev:
-                    at = next((i for i, (a, b) in enumerate(zip(prev, ids, strict=False)) if a != b), len(ids))
-                    yield self._f(
-                        doc,
-                        f"/blocks/{at}" if at < len(ids) else "/blocks",
-                        R.SESSION_GROWTH,
-                        f"session {sid!r}: this turn does not start with the {len(prev)} block(s) of "
-                        f"{prev_doc.path}, the session's previous turn (they differ from block {at} on)",
-                    )
+            yield from self._session_growth(sid, turns)
+
+    def _session_growth(self, sid: str, turns: list[tuple[Document, list[str]]]) -> Iterator[Finding]:
+        # (blocks, path) breaks ties only: identical snapshots, and equally long chains.
+        order = sorted(range(len(turns)), key=lambda i: (len(turns[i][1]), turns[i][0].path))
+        rank = {i: pos for pos, i in enumerate(order)}
+        parent: dict[int, int | None] = {}
+        depth: dict[int, int] = {}
+        root: dict[int, int] = {}
+        # (length, hash of the block ids) -> earlier turns with exactly those ids: each turn
+        # finds its longest earlier prefix in time linear in its block count, not in the
+        # number of turns (hash hits are compared, so a collision never links two turns)
+        seen: dict[tuple[int, int], list[int]] = {}
+        for i in order:
+            ids = turns[i][1]
+            hashes = [0]
+            for bid in ids:
+                hashes.append(hash((hashes[-1], bid)))
+            up: int | None = None
+            for k in range(len(ids), -1, -1):
+                # the latest earlier turn holding exactly these k ids (ties: order)
+                up = next((j for j in reversed(seen.get((k, hashes[k]), [])) if turns[j][1] == ids[:k]), None)
+                if up is not None:
+                    break
+            parent[i] = up
+            depth[i] = 1 + (depth[up] if up is not None else 0)
+            root[i] = root[up] if up is not None else i
+            seen.setdefault((len(ids), hashes[-1]), []).append(i)
+        # the longest chain; among equally long ones, the one starting with the shortest
+        # turn (the session's first prompt), then the one ending with the most blocks
+        tip = max(order, key=lambda i: (depth[i], -rank[root[i]], rank[i]))
+        chain: list[int] = []
+        node: int | None = tip
+        while node is not None:
+            chain.append(node)
+            node = parent[node]
+        chain.reverse()
+        on_chain = set(chain)
+        history = " -> ".join(turns[i][0].path for i in chain)
+        tip_ids = turns[tip][1]
+        for i in order:
+            if i in on_chain:
+                continue
+            doc, ids = turns[i]
+            # every chain turn is a prefix of the tip, so a turn shares with chain turn j
+            # min(its common prefix with the tip, len(j)) blocks: the first chain turn at
+            # least that long is the one it leaves the history at
+            at = next(
+                (k for k, (a, b) in enumerate(zip(ids, tip_ids, strict=False)) if a != b), min(len(ids), len(tip_ids))
+            )
+            best = next(j for j in chain if len(turns[j][1]) >= at)
+            yield self._f(
+                doc,
+                f"/blocks/{at}" if at < len(ids) else "/blocks",
+                R.SESSION_GROWTH,
+                f"session {sid!r}: this turn is not on the session's history ({history}, ordered by which "
+                f"turn extends which): it shares its first {at} block(s) with {turns[best][0].path} and "
+                f"differs from block {at} on",
+            )
 
     # -- documents --------------------------------------------------------------------
 
@@ -242,6 +298,7 @@ class GeppettoRun:
         yield from self._fields(doc, turn, ptr, self.vocab.turn_fields, "turn")
         yield from self._version(doc, turn, ptr)
         yield from self._keys(doc, turn.get("metadata"), f"{ptr}/metadata", "Turn.Metadata")
+        yield from self._deprecated_keys(doc, turn.get("metadata"), f"{ptr}/metadata")
         yield from self._keys(doc, turn.get("data"), f"{ptr}/data", "Turn.Data")
         blocks = turn.get("blocks")
         if not isinstance(blocks, list):
@@ -389,6 +446,15 @@ class GeppettoRun:
                 )
 
     def _role(self, doc: Document, ptr: str, kind: str, role: str) -> Iterator[Finding]:
+        if kind == "other":
+            if role.strip() not in R.OTHER_ROLES and self.on["GE105"]:
+                yield self._f(
+                    doc,
+                    f"{ptr}/role",
+                    R.OTHER_ROLE,
+                    f"other block with role {role!r}: Block.Role is one of 'user', 'assistant', 'system' or none",
+                )
+            return
         allowed = R.ALLOWED_ROLES.get(kind)
         if allowed is None:
             return
@@ -410,6 +476,20 @@ class GeppettoRun:
                 R.ROLE_KIND,
                 f"role {role!r} contradicts kind {kind!r} (expected {ok})",
             )
+
+    def _deprecated_keys(self, doc: Document, meta: Any, ptr: str) -> Iterator[Finding]:
+        if not isinstance(meta, dict) or not self.on["GE204"]:
+            return
+        for key in meta:
+            field_name = R.DEPRECATED_TURN_KEYS.get(key)
+            if field_name is not None:
+                yield self._f(
+                    doc,
+                    f"{ptr}/{escape(key)}",
+                    R.DEPRECATED_TURN_KEY,
+                    f"{key!r} is a compatibility scalar geppetto no longer mirrors onto turn metadata; "
+                    f"{RESULT_KEY} ({field_name}) is the only canonical inference metadata",
+                )
 
     def _keys(self, doc: Document, store: Any, ptr: str, family: str) -> Iterator[Finding]:
         if not isinstance(store, dict):

@@ -32,8 +32,10 @@ What is reported
     visible text, tool args that are not an object, unmappable images; canonical thinking
     signatures for non-Gemini providers, redacted_thinking, file_ref images, images in
     tool results, unknown block types, tool definitions, messages without content.
-    Bookkeeping without a field on the other side (item ids, correlation, provider
-    settings, routing) is kept in the round-trip store and not reported. GE901 when
+    Turn-level data and metadata other than the session id and the inference result
+    (tool config, trace ids, runtime) are reported once per turn, kept only in the
+    round-trip store. Block-level bookkeeping without a field on the other side (item
+    ids, correlation, provider settings, routing) is kept there and not reported. GE901 when
     canonical requires a value geppetto does not record (routing, pricing_version, and
     model/usage when no inference_result exists); the written value is named in the
     message.
@@ -563,6 +565,18 @@ def turn_to_messages(turn: dict[str, Any], ids: IdSource | None = None) -> tuple
             meta["parent_tool_use_id"] = content[0]["tool_use_id"]
         out.emit(role, content, meta, {**raw, "blocks": [residue]}, _kept_ids(block))
         i += 1
+    data = turn.get("data")
+    config = [f"data.{k}" for k in (data if isinstance(data, dict) else {})]
+    config += [f"metadata.{k}" for k in tmeta if k not in (SESSION_KEY, RESULT_KEY)]
+    if config:
+        # turn-level settings and annotations (tool config, trace ids, ...): canonical
+        # messages have no turn record, so like gpt2099's inherited options they are
+        # reported once per turn; block-level bookkeeping is not (module docstring)
+        out.loss(
+            "/data" if config[0].startswith("data.") else "/metadata",
+            f"turn {', '.join(sorted(config))} {'has' if len(config) == 1 else 'have'} no canonical field: "
+            "kept only in provider_raw, which canonical readers do not read",
+        )
     outcome = tmeta.get(RESULT_KEY)
     if isinstance(outcome, dict) and outcome not in used:
         out.loss(

@@ -64,6 +64,12 @@ UNKNOWN_PAYLOAD_KEY = RuleInfo(
     strict=True,
 )
 BLOCK_ID_REPEATED = RuleInfo("GE104", W, 'turns "Type Definitions"', "Block id used by more than one block of the turn")
+OTHER_ROLE = RuleInfo(
+    "GE105",
+    W,
+    'turns "Type Definitions" (Block.Role: "user", "assistant", "system"), "Block Kinds" (Other)',
+    "`other` block with a role outside the documented user, assistant, system",
+)
 
 KEY_FORM = RuleInfo("GE201", W, 'turns "Typed Keys"', "Metadata or data key is not `namespace.name@vN`")
 UNKNOWN_GEPPETTO_KEY = RuleInfo(
@@ -72,6 +78,12 @@ UNKNOWN_GEPPETTO_KEY = RuleInfo(
     'turns "Typed Keys"',
     "`geppetto.` key not defined for that store (error under --strict)",
     strict=True,
+)
+DEPRECATED_TURN_KEY = RuleInfo(
+    "GE204",
+    W,
+    'turns "Canonical Inference Result On Turn Metadata"',
+    "Turn metadata carries a provider/model/stop_reason/usage scalar geppetto no longer mirrors (read inference_result)",
 )
 RESULT_ON_INPUT = RuleInfo(
     "GE203",
@@ -122,8 +134,10 @@ CATALOG = RuleCatalog(
         ROLE_MISSING,
         UNKNOWN_PAYLOAD_KEY,
         BLOCK_ID_REPEATED,
+        OTHER_ROLE,
         KEY_FORM,
         UNKNOWN_GEPPETTO_KEY,
+        DEPRECATED_TURN_KEY,
         RESULT_ON_INPUT,
         RESULT_UNPAIRED,
         CALL_ID_REPEATED,
@@ -140,7 +154,7 @@ CATALOG = RuleCatalog(
 # "Engine Mapping" (a tool result is a `tool` message for OpenAI and a user-role
 # tool_result block for Claude), geppetto's builders (NewToolCallBlock/NewToolUseBlock set
 # no role; serde synthesizes `assistant` for llm_text) and its Gemini engine (reasoning
-# blocks carry role assistant). `other` varies and is not checked.
+# blocks carry role assistant). `other` varies: GE105 checks it against OTHER_ROLES.
 ALLOWED_ROLES: dict[str, frozenset[str]] = {
     "system": frozenset({"system"}),
     "user": frozenset({"user"}),
@@ -152,3 +166,18 @@ ALLOWED_ROLES: dict[str, frozenset[str]] = {
 
 # Kinds whose blocks a model generates (the inference_result projection targets).
 GENERATED_KINDS = frozenset({"llm_text", "tool_call", "reasoning"})
+
+# Roles an `other` block may carry: the Block.Role values of seed 004 "Type Definitions"
+# (`Role string // Optional: "user", "assistant", "system"`), or none.
+OTHER_ROLES = frozenset({"", "user", "assistant", "system"})
+
+# Turn.Metadata keys seed 004 retired: "`InferenceResult` is the only canonical inference
+# metadata contract. Provider/model/stop-reason/usage compatibility scalars are no longer
+# mirrored onto turn metadata." (section "Canonical Inference Result On Turn Metadata").
+# The keys stay defined (geppetto_codegen.yaml), so older turns still read; GE204 warns.
+DEPRECATED_TURN_KEYS: dict[str, str] = {
+    "geppetto.provider@v1": "provider",
+    "geppetto.model@v1": "model",
+    "geppetto.stop_reason@v1": "stop_reason",
+    "geppetto.usage@v1": "usage",
+}

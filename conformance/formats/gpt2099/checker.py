@@ -169,6 +169,7 @@ class Gpt2099Run:
             if t.valid:
                 yield from self.block_rules(t)
         yield from self.link_rules(thread)
+        yield from self.bookmark_rules(thread)
         yield from self.pairing_rules(thread)
         yield from self.provider_rules(thread)
 
@@ -273,6 +274,42 @@ class Gpt2099Run:
                 t = thread.turns[cycle[0]]
                 ids = " -> ".join(str(thread.turns[i].id) for i in [*cycle, cycle[0]])
                 yield self._t(t, "/meta/continues", R.CONTINUES_CYCLE, f"continues cycle: {ids}")
+
+    def bookmark_rules(self, thread: Thread) -> Iterator[Finding]:
+        """GP204: one bookmark names one thread. Turns of one thread (connected by
+        `continues`, branches included, since a head is inherited down every branch) may
+        share it; turns of unrelated threads may not: gpt2099 resolves a bookmark to the
+        last turn carrying it, so the other thread is no longer reachable by that name."""
+        if not self.on["GP204"] or not any(len(v) > 1 for v in thread.heads.values()):
+            return
+        comp = list(range(len(thread.turns)))
+
+        def find(i: int) -> int:
+            while comp[i] != i:
+                comp[i] = comp[comp[i]]
+                i = comp[i]
+            return i
+
+        for t in thread.turns:
+            for p in t.parents:
+                a, b = find(t.index), find(p)
+                if a != b:
+                    comp[max(a, b)] = min(a, b)
+        for head, members in sorted(thread.heads.items()):
+            first_of: dict[int, int] = {}
+            for i in sorted(members):
+                first_of.setdefault(find(i), i)
+            owner = min(first_of.values())
+            for i in sorted(first_of.values()):
+                if i == owner:
+                    continue
+                yield self._t(
+                    thread.turns[i],
+                    "/meta/head",
+                    R.BOOKMARK_REUSED,
+                    f"bookmark {head!r} already names another thread (turn {thread.turns[owner].id}); "
+                    "a bookmark names one thread, and gpt2099 resolves it to the last turn carrying it",
+                )
 
     def pairing_rules(self, thread: Thread) -> Iterator[Finding]:
         if not (self.on["GP301"] or self.on["GP302"]):

@@ -239,6 +239,14 @@ class _ToCanonical:
             )
         if t.cache:
             self.lossy(t, where + "/cache", "the cache flag has no canonical field: kept only in provider_raw")
+        kept = _raw_only_fields(u, t)
+        if kept:
+            self.lossy(
+                t,
+                "",
+                f"{', '.join(kept)} {'has' if len(kept) == 1 else 'have'} no canonical field: kept only in "
+                "provider_raw, which canonical readers do not read",
+            )
         for k, (role, blocks) in enumerate(parts):
             raw: dict[str, Any] = {"shape": str(u.shape), "unit": n, "turn": t.index}
             if k == 0:
@@ -476,6 +484,39 @@ def _count(v: Any) -> int:
 
 def _ms(t: Turn) -> int | None:
     return scru128_millis(t.id) if t.id is not None else None
+
+
+# Turn fields the conversion maps or reports elsewhere: role, the inherited options and
+# cache (reported above), continues (the session and its order; branching is reported),
+# the content, and of the response summary its model, usage counts and stop_reason.
+_MAPPED_FRAME = frozenset({"id", "topic", "hash", "meta", "content"})
+_MAPPED_META = frozenset({"role", "options", "inherited", "cache", "continues", "message"})
+_MAPPED_MESSAGE = frozenset({"role", "content", "model", "usage", "stop_reason"})
+_MAPPED_USAGE = frozenset({"input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"})
+
+
+def _raw_only_fields(u: _Unit, t: Turn) -> list[str]:
+    """Fields of a turn that only provider_raw keeps (`head`, the document fields, the
+    response id, cross.stream's `ttl`/`context_id`, ...), named by their path, sorted."""
+    src = t.source if isinstance(t.source, dict) else {}
+    out: list[str] = []
+    if u.shape is Shape.FRAMES:
+        out += [k for k in src if k not in _MAPPED_FRAME]
+        raw_meta = src.get("meta")
+        meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
+        out += [f"meta.{k}" for k in meta if k not in _MAPPED_META]
+        summary = meta.get("message")
+    elif u.shape is Shape.RESPONSE:
+        out += [k for k in u.doc if k not in ("message", "role", "mime_type")]
+        summary = src
+    else:
+        summary = None
+    if isinstance(summary, dict):
+        out += [f"message.{k}" for k in summary if k not in _MAPPED_MESSAGE]
+        usage = summary.get("usage")
+        if isinstance(usage, dict):
+            out += [f"message.usage.{k}" for k in usage if k not in _MAPPED_USAGE]
+    return sorted(out)
 
 
 def _envelope(u: _Unit, t: Turn) -> dict[str, Any]:
@@ -735,8 +776,9 @@ class _FromCanonical:
         us = _micros_of(v["created_at"])
         tid = self.clock.scru128((us if us is not None else self.clock.micros(None)) // 1000, v["id"])
         content = self.content(g)
+        new_session = v["session_id"] not in self.last_turn
         for m in g.msgs:
-            self.report_metadata(m)
+            self.report_metadata(m, new_session and m is first)
         if shape is Shape.RECORDS:
             return {"id": tid, "role": role, "content": content}
         meta: dict[str, Any] = {"role": role, "content_type": "application/json"}
@@ -750,10 +792,16 @@ class _FromCanonical:
                 meta["message"] = summary
         return {"id": tid, "topic": "gpt.turn", "meta": meta, "content": content}
 
-    def report_metadata(self, m: _Msg) -> None:
+    def report_metadata(self, m: _Msg, first_of_session: bool = False) -> None:
         v = m.value
         meta = v["metadata"]
-        dropped = []
+        dropped = [f"message id {v['id']!r} (the turn gets a SCRU128 id of its time)"]
+        if first_of_session:
+            dropped.append(f"session_id {v['session_id']!r} (a session is a chain of `continues`)")
+        # a tool message's parent is the call its result answers, which tool_use_id keeps
+        answered = {b.get("tool_use_id") for b in v["content"] if b.get("type") == "tool_result"}
+        if meta.get("parent_tool_use_id") is not None and meta["parent_tool_use_id"] not in answered:
+            dropped.append("parent_tool_use_id")
         if _micros_of(v["created_at"]) is not None and (_micros_of(v["created_at"]) or 0) % 1000:
             dropped.append("created_at below the millisecond (the turn id keeps milliseconds)")
         model = meta.get("model")

@@ -73,6 +73,12 @@ CONTINUES_UNRESOLVED = RuleInfo(
 )
 CONTINUES_NOT_EARLIER = RuleInfo("GP202", E, f"{DOC}#headish", "continues target resolves to this turn or a later one")
 CONTINUES_CYCLE = RuleInfo("GP203", E, f"{DOC}#headish", "continues links form a cycle")
+BOOKMARK_REUSED = RuleInfo(
+    "GP204",
+    W,
+    f"{DOC}#bookmarks",
+    "Bookmark (head) also names turns of an unrelated thread; bookmarks are unique in the history",
+)
 
 RESULT_UNPAIRED = RuleInfo(
     "GP301",
@@ -121,6 +127,7 @@ CATALOG = RuleCatalog(
         CONTINUES_UNRESOLVED,
         CONTINUES_NOT_EARLIER,
         CONTINUES_CYCLE,
+        BOOKMARK_REUSED,
         RESULT_UNPAIRED,
         RESULT_NAME,
         NO_PROVIDER_PTR,
