@@ -14,9 +14,11 @@ from third_party.cohere_adapter import CohereAdapter
 
 from conformance.adapters.anthropic import AnthropicAdapter
 from conformance.adapters.base import (
+    AdapterError,
     Block,
     Message,
     RequestContext,
+    ServerError,
     StreamEvent,
     ToolDefinition,
     ToolIdMap,
@@ -427,6 +429,49 @@ class CohereChunkBoundaryBlind(CohereAdapter):
         return super().stream_response([p for p in parts if p.endswith("\n\n")], context)
 
 
+# -- issue 16 part B: error classification by subclass and fields (contract §6.2-§6.4) --
+
+
+class ErrorBaseClassOnly(AnthropicAdapter):
+    """Raises the AdapterError base carrying the right `error_class` string (not the subclass)."""
+
+    def classify_error(self, status: int, body: Any, headers: Mapping[str, Any] | None = None) -> AdapterError:
+        exc = super().classify_error(status, body, headers)
+        plain = AdapterError(
+            str(exc), provider_status=exc.provider_status, request_id=exc.request_id, retryable=exc.retryable
+        )
+        plain.error_class = exc.error_class  # type: ignore[misc]
+        return plain
+
+
+class ErrorRequestIdLost(OpenAIChatAdapter):
+    """Forgets the request id of the response (x-request-id)."""
+
+    def classify_error(self, status: int, body: Any, headers: Mapping[str, Any] | None = None) -> AdapterError:
+        exc = super().classify_error(status, body, headers)
+        exc.request_id = None
+        return exc
+
+
+class OverloadedAsServerError(AnthropicAdapter):
+    """Classifies Anthropic's 529 `overloaded_error` as server_error (§6.2: RATE_LIMIT)."""
+
+    def classify_error(self, status: int, body: Any, headers: Mapping[str, Any] | None = None) -> AdapterError:
+        exc = super().classify_error(status, body, headers)
+        if exc.error_class == "rate_limit" and status >= 500:
+            return ServerError(str(exc), provider_status=status, request_id=exc.request_id, retryable=True)
+        return exc
+
+
+class ErrorNeverRetryable(OpenAIChatAdapter):
+    """Says `retryable=False` for every class, transient ones too (§6.4)."""
+
+    def classify_error(self, status: int, body: Any, headers: Mapping[str, Any] | None = None) -> AdapterError:
+        exc = super().classify_error(status, body, headers)
+        exc.retryable = False
+        return exc
+
+
 # mutant -> the rule that must fail
 MUTANTS: dict[type, str] = {
     SilentDrop: "TC201",
@@ -470,6 +515,10 @@ MUTANTS: dict[type, str] = {
     CohereSilentDrop: "TC201",
     CohereErrorsAsMessages: "TC801",
     CohereChunkBoundaryBlind: "TC607",
+    ErrorBaseClassOnly: "TC801",
+    ErrorRequestIdLost: "TC801",
+    OverloadedAsServerError: "TC801",
+    ErrorNeverRetryable: "TC801",
 }
 # rules whose cases come from real recordings (the project's cassettes cannot kill them)
 NEEDS_SAMPLES = ("TC701", "TC904")

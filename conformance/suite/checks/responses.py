@@ -6,13 +6,14 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
-from ...adapters.errors import ERROR_CLASSES, AdapterError
+from ...adapters.errors import AdapterError
 from ...adapters.protocol import Adapter, RequestContext, WireResponse
 from ...adapters.toolids import is_canonical_tool_id
 from ...schema_validation import SchemaValidator
 from .. import rules as R
 from ..cassettes import Interaction
 from ..outcome import AdapterUnderTest, Outcome
+from . import errors as error_oracle
 from .common import Env, check, crash, ctx_for, errors_of, message_from_events, o, parse_stream, read_request
 from .streams import stream_invariants, strip_ids
 
@@ -82,30 +83,14 @@ def _tool_ids_canonical(s: AdapterUnderTest, label: str, content: list[dict[str,
 
 
 def _error_response(s: AdapterUnderTest, it: Interaction, ctx: RequestContext) -> Iterator[Outcome]:
-    want = {
-        401: {"auth"},
-        403: {"auth"},
-        408: {"network"},
-        413: {"context_overflow"},
-        429: {"rate_limit"},
-    }.get(it.status)
-    if want is None:
-        want = (
-            {"server_error", "rate_limit"}
-            if it.status >= 500
-            else {"invalid_request", "context_overflow", "auth", "rate_limit"}
-        )
+    """TC801: the exact §6.3 subclass and fields the contract's table gives (see `errors`)."""
+    api = it.wire.name if it.wire is not None else str(s.adapter.wire_api)
     try:
-        s.adapter.from_wire_response(WireResponse(it.response_json, it.status), ctx)
+        s.adapter.from_wire_response(WireResponse(it.response_json, it.status, dict(it.headers)), ctx)
     except AdapterError as exc:
-        cls = getattr(exc, "error_class", None)
-        ok = cls in ERROR_CLASSES and cls in want
+        p = error_oracle.problems(exc, api, it.status, it.response_json, it.headers)
         yield o(
-            R.ERROR_CLASSIFIED,
-            s,
-            "pass" if ok else "fail",
-            it.label,
-            "" if ok else f"HTTP {it.status} raised error_class {cls!r}, want one of {sorted(want)}",
+            R.ERROR_CLASSIFIED, s, "fail" if p else "pass", it.label, f"HTTP {it.status}: " + "; ".join(p) if p else ""
         )
     except Exception as exc:
         yield o(R.ERROR_CLASSIFIED, s, "fail", it.label, crash(exc))
