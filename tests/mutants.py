@@ -472,6 +472,31 @@ class ErrorNeverRetryable(OpenAIChatAdapter):
         return exc
 
 
+# -- canonical §6.5: provider_raw is read only by the adapter that wrote it (TC406) ------
+
+
+class RawFromAnyProvider(OpenAIChatAdapter):
+    """Reads the first provider_raw entry of a message, whichever adapter wrote it."""
+
+    def own_raw(self, message: Message) -> dict[str, Any]:
+        raw = (message.get("metadata") or {}).get("provider_raw") or {}
+        first = next(iter(raw.values()), None) if isinstance(raw, dict) else None
+        return first if isinstance(first, dict) else {}
+
+
+class RawNotStorable(OpenAIChatAdapter):
+    """Stashes the response's `created` time as a datetime: not JSON, so not storable (§9.1)."""
+
+    def from_wire_response(self, response: WireResponse | dict[str, Any], request_context: RequestContext) -> Message:
+        import datetime as dt  # only this mutant needs it
+
+        msg = super().from_wire_response(response, request_context)
+        body = response.body if isinstance(response, WireResponse) else response
+        raw = msg["metadata"].setdefault("provider_raw", {}).setdefault(self.name, {})
+        raw["created"] = dt.datetime.fromtimestamp(int(body.get("created") or 0), dt.UTC)
+        return msg
+
+
 # mutant -> the rule that must fail
 MUTANTS: dict[type, str] = {
     SilentDrop: "TC201",
@@ -519,6 +544,8 @@ MUTANTS: dict[type, str] = {
     ErrorRequestIdLost: "TC801",
     OverloadedAsServerError: "TC801",
     ErrorNeverRetryable: "TC801",
+    RawFromAnyProvider: "TC406",
+    RawNotStorable: "TC406",
 }
 # rules whose cases come from real recordings (the project's cassettes cannot kill them)
 NEEDS_SAMPLES = ("TC701", "TC904")

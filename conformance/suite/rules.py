@@ -98,6 +98,12 @@ STOP_REASON = RuleInfo("TC903", E, "contract §3.3", "Streamed stop_reason equal
 USAGE_RECORDED = RuleInfo(
     "TC904", E, "contract §7.2", "Parsed usage (input, output, cache read/write) equals the recorded body"
 )
+PROVIDER_RAW_ISOLATED = RuleInfo(
+    "TC406",
+    E,
+    "§6.5, §9.1",
+    "Another adapter's provider_raw changes nothing in the request; the adapter's own survives storage",
+)
 
 CATALOG = RuleCatalog(
     [
@@ -137,6 +143,7 @@ CATALOG = RuleCatalog(
         TOOL_ERROR_KEPT,
         STOP_REASON,
         USAGE_RECORDED,
+        PROVIDER_RAW_ISOLATED,
     ]
 )
 
@@ -179,6 +186,7 @@ TEST_SLUGS: dict[str, str] = {
     "TC902": "tool_errors_kept",
     "TC903": "stop_reason_recorded",
     "TC904": "usage_recorded",
+    "TC406": "provider_raw_isolated",
 }
 NEEDS: dict[str, str] = {
     "TC901": "supports_images",

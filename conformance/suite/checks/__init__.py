@@ -6,7 +6,19 @@ new module) and one line here. Rules live in `suite/rules.py` (the catalogue).
 
 from __future__ import annotations
 
-from . import capabilities, cassette_apis, honesty, lossy, replay, requests, responses, semantics, streams, tool_ids
+from . import (
+    capabilities,
+    cassette_apis,
+    honesty,
+    lossy,
+    provider_raw,
+    replay,
+    requests,
+    responses,
+    semantics,
+    streams,
+    tool_ids,
+)
 from .common import (
     DROP_FIELDS,
     HISTORY_IGNORE,
@@ -42,6 +54,7 @@ CHECKS: tuple[Check, ...] = (
     replay.cross_provider,
     honesty.capability_honesty,
     *semantics.CHECKS,
+    provider_raw.provider_raw,
 )
 
 # the public names of the former suite/checks.py module, for code written against it
