@@ -497,6 +497,40 @@ class RawNotStorable(OpenAIChatAdapter):
         return msg
 
 
+# -- canonical §7.2 capability honesty, probed (TC503) --------------------------------
+
+
+class StreamToolDeltasWithheld(AnthropicAdapter):
+    """Declares supports_streaming_tool_calls but streams no tool_use_input_delta."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        return (e for e in super().stream_response(chunks, context) if e["type"] != "tool_use_input_delta")
+
+
+class ParallelReadBackFirstOnly(OpenAIChatAdapter):
+    """Reads back only the first tool call of an assistant turn."""
+
+    def from_wire_request(self, body: dict[str, Any], *, session_id: str | None = None) -> Any:
+        parsed = super().from_wire_request(body, session_id=session_id)
+        for m in parsed.messages:
+            uses = [b for b in m["content"] if b.get("type") == "tool_use"]
+            m["content"] = [b for b in m["content"] if b.get("type") != "tool_use" or b is uses[0]]
+        return parsed
+
+
+class OutputLimitOverContext(OpenAIChatAdapter):
+    """Declares more output tokens than its context window holds."""
+
+    capabilities: ClassVar[Mapping[str, Any]] = {**OpenAIChatAdapter.capabilities, "max_output_tokens": 200_000}
+
+
+class EstimateCapped(OpenAIChatAdapter):
+    """Caps its estimate at 4096 tokens, so no history ever overflows the declared window."""
+
+    def estimate_input_tokens(self, messages: list[Message], tools: list[ToolDefinition]) -> int:
+        return min(super().estimate_input_tokens(messages, tools), 4096)
+
+
 # mutant -> the rule that must fail
 MUTANTS: dict[type, str] = {
     SilentDrop: "TC201",
@@ -546,6 +580,10 @@ MUTANTS: dict[type, str] = {
     ErrorNeverRetryable: "TC801",
     RawFromAnyProvider: "TC406",
     RawNotStorable: "TC406",
+    StreamToolDeltasWithheld: "TC503",
+    ParallelReadBackFirstOnly: "TC503",
+    OutputLimitOverContext: "TC503",
+    EstimateCapped: "TC503",
 }
 # rules whose cases come from real recordings (the project's cassettes cannot kill them)
 NEEDS_SAMPLES = ("TC701", "TC904")

@@ -176,3 +176,168 @@ def test_the_default_marker_is_no_unknown_field_but_others_are() -> None:
     assert [f.rule for f in validate_messages([m])] == []
     m["metadata"]["x_must_send"] = [1]
     assert [(f.rule, f.pointer.rsplit("/", 1)[-1]) for f in validate_messages([m])] == [("TS010", "x_must_send")]
+
+
+# -- contract §6.2-§6.4: TC801's oracle is the contract's table --------------------------
+
+
+@pytest.mark.parametrize(
+    ("api", "status", "body", "want"),
+    [
+        # the status column
+        ("ollama-chat", 401, {"error": "no"}, "auth"),
+        ("ollama-chat", 403, {"error": "no"}, "auth"),
+        ("ollama-chat", 408, {"error": "slow"}, "network"),
+        ("ollama-chat", 413, {"error": "big"}, "context_overflow"),
+        ("ollama-chat", 429, {"error": "slow down"}, "rate_limit"),
+        ("ollama-chat", 503, {"error": "down"}, "server_error"),
+        ("ollama-chat", 529, {"error": "busy"}, "server_error"),
+        ("ollama-chat", 404, {"error": "model not found"}, "invalid_request"),
+        ("ollama-chat", 400, {"error": "the context length exceeded"}, "context_overflow"),  # 400 remap
+        # Anthropic's error.type
+        ("anthropic-messages", 529, {"error": {"type": "overloaded_error", "message": "Overloaded"}}, "rate_limit"),
+        ("anthropic-messages", 500, {"error": {"type": "overloaded_error", "message": "x"}}, "rate_limit"),
+        ("anthropic-messages", 400, {"error": {"type": "permission_error", "message": "x"}}, "auth"),
+        (
+            "anthropic-messages",
+            400,
+            {"error": {"type": "invalid_request_error", "message": "prompt: tokens exceeds"}},
+            "context_overflow",
+        ),
+        (
+            "anthropic-messages",
+            400,
+            {"error": {"type": "invalid_request_error", "message": "max_tokens"}},
+            "invalid_request",
+        ),
+        ("anthropic-messages", 418, {"error": {"type": "api_error", "message": "x"}}, "server_error"),
+        # OpenAI's error.code / error.type
+        ("openai-chat-completions", 400, {"error": {"code": "context_length_exceeded"}}, "context_overflow"),
+        ("openai-chat-completions", 400, {"error": {"code": "invalid_api_key"}}, "auth"),
+        ("openai-responses", 400, {"error": {"code": "rate_limit_exceeded"}}, "rate_limit"),
+        ("openai-responses", 400, {"error": {"type": "server_error", "code": None}}, "server_error"),
+    ],
+)
+def test_tc801_expected_class_follows_the_contract_table(api: str, status: int, body: Any, want: str) -> None:
+    from conformance.suite.checks.errors import expected_class
+
+    assert expected_class(api, status, body) == want
+
+
+def test_tc801_problems_name_subclass_retryable_status_and_request_id() -> None:
+    from conformance.adapters.errors import AdapterError, RateLimitError
+    from conformance.suite.checks.errors import problems
+
+    body = {"error": {"type": "rate_limit_error", "message": "slow"}, "request_id": "req_1"}
+    headers = {"retry-after": ["17"]}
+    good = RateLimitError("slow", retry_after_seconds=17.0, provider_status=429, request_id="req_1", retryable=True)
+    assert problems(good, "anthropic-messages", 429, body, headers) == []
+    plain = AdapterError("slow", provider_status=429, request_id="req_1", retryable=True)
+    plain.error_class = "rate_limit"  # type: ignore[misc]
+    assert any("want a RateLimitError" in p for p in problems(plain, "anthropic-messages", 429, body, headers))
+    lost = RateLimitError("slow", retry_after_seconds=17.0, provider_status=429, retryable=True)
+    assert any("request_id" in p for p in problems(lost, "anthropic-messages", 429, body, headers))
+    wrong = RateLimitError("slow", retry_after_seconds=17.0, provider_status=500, request_id="req_1", retryable=False)
+    got = problems(wrong, "anthropic-messages", 429, body, headers)
+    assert any("retryable=False" in p for p in got) and any("provider_status=500" in p for p in got)
+    no_hint = RateLimitError("slow", provider_status=429, request_id="req_1", retryable=True)
+    assert any("retry_after_seconds" in p for p in problems(no_hint, "anthropic-messages", 429, body, headers))
+
+
+# -- canonical §6.5: provider_raw (TC406) ------------------------------------------------
+
+
+def test_tc406_first_difference_is_a_json_pointer() -> None:
+    from conformance.suite.checks.provider_raw import first_difference
+
+    assert first_difference({"a": [1, {"b/c": 2}]}, {"a": [1, {"b/c": 3}]}) == "/a/1/b~1c"
+    assert first_difference({"a": [1]}, {"a": [1, 2]}) == "/a/1"
+    assert first_difference({"a": 1}, {"a": 1, "x": 0}) == "/x"
+    assert first_difference({"a": 1}, {"a": 1}) is None
+    assert first_difference([1], ["1"]) == "/0"
+
+
+def test_tc406_passes_on_every_reference_adapter_with_cases_that_consult_their_own_raw() -> None:
+    report = run(SuiteConfig.for_refs([], samples=None, selection=Selection(select=("TC406",))))
+    assert {r.adapter: r.status for r in report.results} == dict.fromkeys(report.adapters, "pass")
+    # the cases are not vacuous: another subject's messages and re-keyed entries were rendered
+    subjects = [o.subject for o in report.outcomes if o.rule == "TC406"]
+    assert any(" as " in x for x in subjects) and any("'s " in x for x in subjects)
+
+
+# -- canonical §7.2 capability honesty, probed (TC503) ----------------------------------
+
+
+class ParallelDeclaredFalse(OpenAIChatAdapter):
+    """Declares no parallel tool calls yet renders them paired: neither a lie nor a half turn."""
+
+    capabilities: ClassVar[Mapping[str, Any]] = {
+        **OpenAIChatAdapter.capabilities,
+        "supports_parallel_tool_calls": False,
+    }
+
+
+class ParallelDeclaredFalseFailsCleanly(ParallelDeclaredFalse):
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: AdapterOptions) -> WireRequest:
+        from conformance.adapters.errors import InvalidRequestError
+
+        if any(sum(b.get("type") == "tool_use" for b in m["content"]) > 1 for m in messages):
+            raise InvalidRequestError("one tool call per turn")
+        return super().to_wire(messages, tools, options)
+
+
+class ParallelDeclaredFalseCrashes(ParallelDeclaredFalse):
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: AdapterOptions) -> WireRequest:
+        if any(sum(b.get("type") == "tool_use" for b in m["content"]) > 1 for m in messages):
+            raise KeyError("tool_calls")
+        return super().to_wire(messages, tools, options)
+
+
+class ParallelDeclaredFalseHalfSent(ParallelDeclaredFalse):
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: AdapterOptions) -> WireRequest:
+        req = super().to_wire(messages, tools, options)
+        for m in req.body["messages"]:
+            if len(m.get("tool_calls") or []) > 1:
+                m["tool_calls"] = m["tool_calls"][:1]
+        return req
+
+
+@pytest.mark.parametrize(
+    ("cls", "want"),
+    [
+        (ParallelDeclaredFalse, "pass"),
+        (ParallelDeclaredFalseFailsCleanly, "pass"),
+        (ParallelDeclaredFalseCrashes, "fail"),
+        (ParallelDeclaredFalseHalfSent, "fail"),
+    ],
+)
+def test_tc503_parallel_calls_declared_false_drop_or_fail_cleanly(cls: type, want: str) -> None:
+    report = _run(cls(), "TC503")
+    [case] = [o for o in report.outcomes if o.rule == "TC503" and o.subject.startswith("parallel calls")]
+    assert case.status == want, case
+
+
+def test_tc503_streamed_tool_calls_declared_false_arrive_whole() -> None:
+    """Gemini declares supports_streaming_tool_calls false (its stream sends calls whole)."""
+    from conformance.adapters.gemini import GeminiAdapter
+
+    report = run(SuiteConfig.for_refs(["gemini"], selection=Selection(select=("TC503",))))
+    streamed = [o for o in report.outcomes if o.rule == "TC503" and "streamed tool calls" in o.subject]
+    assert GeminiAdapter.capabilities["supports_streaming_tool_calls"] is False
+    assert streamed and all(o.status == "pass" and o.capability is None for o in streamed)
+
+
+def test_tc002_counts_tc503_cases_for_the_capabilities_it_probes() -> None:
+    from conformance.suite.rules import EXERCISERS
+
+    for cap in ("supports_streaming_tool_calls", "supports_parallel_tool_calls", "supports_prompt_caching"):
+        assert "TC503" in EXERCISERS[cap]
+    report = run(SuiteConfig.for_refs(["anthropic"], selection=Selection(select=("TC503", "TC002"))))
+    gate = {o.subject: o.status for o in report.outcomes if o.rule == "TC002"}
+    assert gate["supports_parallel_tool_calls"] == gate["supports_prompt_caching"] == "skip"  # not all exercisers ran
+    exercised = report.result("TC503", "anthropic")
+    assert exercised is not None and set(exercised.capabilities) >= {
+        "supports_parallel_tool_calls",
+        "supports_streaming_tool_calls",
+        "supports_prompt_caching",
+    }

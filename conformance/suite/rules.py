@@ -98,6 +98,12 @@ STOP_REASON = RuleInfo("TC903", E, "contract §3.3", "Streamed stop_reason equal
 USAGE_RECORDED = RuleInfo(
     "TC904", E, "contract §7.2", "Parsed usage (input, output, cache read/write) equals the recorded body"
 )
+CAPS_PROBED = RuleInfo(
+    "TC503",
+    E,
+    "§7.2, contract §3.4, §4.4",
+    "Parallel and streamed tool calls, prompt caching and token limits hold when probed",
+)
 PROVIDER_RAW_ISOLATED = RuleInfo(
     "TC406",
     E,
@@ -144,6 +150,7 @@ CATALOG = RuleCatalog(
         STOP_REASON,
         USAGE_RECORDED,
         PROVIDER_RAW_ISOLATED,
+        CAPS_PROBED,
     ]
 )
 
@@ -187,6 +194,7 @@ TEST_SLUGS: dict[str, str] = {
     "TC903": "stop_reason_recorded",
     "TC904": "usage_recorded",
     "TC406": "provider_raw_isolated",
+    "TC503": "capabilities_probed",
 }
 NEEDS: dict[str, str] = {
     "TC901": "supports_images",
@@ -228,9 +236,9 @@ EXERCISERS: dict[str, tuple[str, ...]] = {
     "supports_system_prompt": ("TC501", "TC403"),
     "supports_structured_output": ("TC501",),
     "supports_streaming": ("TC103", "TC601", "TC602", "TC605", "TC606", "TC607", "TC903", "TC501"),
-    "supports_streaming_tool_calls": ("TC603", "TC604"),
-    "supports_parallel_tool_calls": ("TC301",),
-    "supports_prompt_caching": ("TC904",),
+    "supports_streaming_tool_calls": ("TC603", "TC604", "TC503"),
+    "supports_parallel_tool_calls": ("TC301", "TC503"),
+    "supports_prompt_caching": ("TC904", "TC503"),
     "supports_system_messages_in_list": ("TC403",),
 }
 """The rules whose cases exercise a capability. TC002 judges a capability only when all of

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from . import (
     capabilities,
+    capability_probes,
     cassette_apis,
     honesty,
     lossy,
@@ -55,6 +56,7 @@ CHECKS: tuple[Check, ...] = (
     honesty.capability_honesty,
     *semantics.CHECKS,
     provider_raw.provider_raw,
+    capability_probes.capability_probes,
 )
 
 # the public names of the former suite/checks.py module, for code written against it
