@@ -531,6 +531,70 @@ class EstimateCapped(OpenAIChatAdapter):
         return min(super().estimate_input_tokens(messages, tools), 4096)
 
 
+# -- rules that had no failing test (issue 16): TC102, TC103, TC304, TC401, TC402, TC404, TC502
+
+
+class ReadBackToolMessageUnlinked(AnthropicAdapter):
+    """Reads tool results back without metadata.parent_tool_use_id (TS110 on read-back)."""
+
+    def from_wire_request(self, body: dict[str, Any], *, session_id: str | None = None) -> Any:
+        parsed = super().from_wire_request(body, session_id=session_id)
+        for m in parsed.messages:
+            if m["role"] == "tool":
+                m["metadata"].pop("parent_tool_use_id", None)
+        return parsed
+
+
+class StreamIndexAsText(OpenAIChatAdapter):
+    """Streams content_block_index as a string ("0"), which stream-event.json does not allow."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        for e in super().stream_response(chunks, context):
+            yield {**e, "content_block_index": str(e["content_block_index"])} if "content_block_index" in e else e
+
+
+class ProviderIdBreaksRule(AnthropicAdapter):
+    """Mints tool ids with a dot and a slash, outside Anthropic's ^[a-zA-Z0-9_-]+$."""
+
+    def new_provider_tool_id(self) -> str:
+        return "toolu.x/" + super().new_provider_tool_id()[6:]
+
+
+class ReplayLosesToolInput(OpenAIChatAdapter):
+    """Reads tool calls back with an empty input (a replayed call no longer says what it did)."""
+
+    def from_wire_request(self, body: dict[str, Any], *, session_id: str | None = None) -> Any:
+        parsed = super().from_wire_request(body, session_id=session_id)
+        for m in parsed.messages:
+            m["content"] = [{**b, "input": {}} if b.get("type") == "tool_use" else b for b in m["content"]]
+        return parsed
+
+
+class ReplayResultsUnpaired(OpenAIChatAdapter):
+    """After a swap, sends tool results under ids no call on the wire carries."""
+
+    def tool_to_wire_message(self, message: Message) -> list[dict[str, Any]]:
+        out = super().tool_to_wire_message(message)
+        for m in out:
+            m["tool_call_id"] = "call_" + m["tool_call_id"][::-1]
+        return out
+
+
+class ForeignThinkingDroppedSilently(AnthropicAdapter):
+    """Drops another provider's thinking without the WARN line (own lossy drops still warn)."""
+
+    def drop(self, message: Message, index: int | None, block_type: str, reason: str) -> None:
+        if block_type in ("thinking", "redacted_thinking") and "issued by" in reason:
+            return None
+        super().drop(message, index, block_type, reason)
+
+
+class ImagesDeclaredFalseButSent(OpenAIChatAdapter):
+    """Declares supports_images false, yet still renders images onto the wire."""
+
+    capabilities: ClassVar[Mapping[str, Any]] = {**OpenAIChatAdapter.capabilities, "supports_images": False}
+
+
 # mutant -> the rule that must fail
 MUTANTS: dict[type, str] = {
     SilentDrop: "TC201",
@@ -584,6 +648,13 @@ MUTANTS: dict[type, str] = {
     ParallelReadBackFirstOnly: "TC503",
     OutputLimitOverContext: "TC503",
     EstimateCapped: "TC503",
+    ReadBackToolMessageUnlinked: "TC102",
+    StreamIndexAsText: "TC103",
+    ProviderIdBreaksRule: "TC304",
+    ReplayLosesToolInput: "TC401",
+    ReplayResultsUnpaired: "TC402",
+    ForeignThinkingDroppedSilently: "TC404",
+    ImagesDeclaredFalseButSent: "TC502",
 }
 # rules whose cases come from real recordings (the project's cassettes cannot kill them)
 NEEDS_SAMPLES = ("TC701", "TC904")

@@ -341,3 +341,27 @@ def test_tc002_counts_tc503_cases_for_the_capabilities_it_probes() -> None:
         "supports_streaming_tool_calls",
         "supports_prompt_caching",
     }
+
+
+# -- TM003 (§10.2): a migration whose output does not validate under the target ----------
+
+
+def test_tm003_a_migration_writing_invalid_output_is_refused_and_writes_nothing(tmp_path: Path) -> None:
+    from conformance.migrations import Migration, MigrationRegistry, migrate_file
+
+    def lose_session(doc: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in doc.items() if k != "session_id"}
+
+    reg = MigrationRegistry()
+    reg.register(Migration("canonical", 1, lose_session, (), "drops session_id"))
+    reg.register_detector("canonical", lambda d: 1)
+    src = write(tmp_path, msg("user", text()), msg("assistant", text(), provider="anthropic"), name="in.jsonl")
+    out = tmp_path / "out.jsonl"
+    result = migrate_file(src, 2, out=out, registry=reg)
+    assert not result.ok and not out.exists()
+    assert {(f.rule, f.line) for f in result.findings} == {("TM003", 1), ("TM003", 2)}
+    # the same file through a migration that keeps the field migrates cleanly
+    reg_ok = MigrationRegistry()
+    reg_ok.register(Migration("canonical", 1, lambda d: d, (), "identity"))
+    reg_ok.register_detector("canonical", lambda d: 1)
+    assert migrate_file(src, 2, out=out, registry=reg_ok).ok
