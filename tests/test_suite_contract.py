@@ -137,10 +137,16 @@ def test_pytest_plugin_and_base_class_take_the_key(pytester: pytest.Pytester) ->
             samples = None
             cross_provider = False
             critical_key = "x_must_send"
+
+        class TestDefaultKey(AdapterConformanceTests):
+            adapter = HardCoded()
+            samples = None
+            cross_provider = False
         """
     )
     result = pytester.runpytest("-p", "no:randomly", "-k", "tc203", "-q")
-    result.assert_outcomes(failed=1)
+    result.assert_outcomes(failed=1, passed=1)
+    assert "TestKeyed::test_tc203" in result.stdout.str() and "metadata.x_must_send" in result.stdout.str()
     result = pytester.runpytest(
         "-p", "no:randomly", "--turnspec-adapter", "openai-chat", "--turnspec-samples", "none",
         "--turnspec-select", "TC203", "--turnspec-critical-key", "x_must_send", "-q", "-k", "turnspec",

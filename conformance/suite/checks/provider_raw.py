@@ -120,6 +120,8 @@ def _case(a: Adapter, it: Interaction) -> Case | None:
     msgs = list(parsed.messages) if parsed is not None else []
     tools = list(parsed.tools) if parsed is not None else []
     options = parsed.options if parsed is not None else opts(a)
+    # the messages' provider_raw is what is judged: request-level options (and their own
+    # provider_raw, TC802's business) are left out so they cannot mask a difference
     options = AdapterOptions(model=options.model, max_output_tokens=options.max_output_tokens or 256)
     if it.status < 400 and not it.is_stream and isinstance(it.response_json, dict):
         try:
