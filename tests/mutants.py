@@ -595,6 +595,13 @@ class ImagesDeclaredFalseButSent(OpenAIChatAdapter):
     capabilities: ClassVar[Mapping[str, Any]] = {**OpenAIChatAdapter.capabilities, "supports_images": False}
 
 
+class OwnRawIgnored(AnthropicAdapter):
+    """Never consults its own provider_raw (§6.5), so cache_control and system blocks are lost."""
+
+    def own_raw(self, message: Message) -> dict[str, Any]:
+        return {}
+
+
 # mutant -> the rule that must fail
 MUTANTS: dict[type, str] = {
     SilentDrop: "TC201",
@@ -644,6 +651,7 @@ MUTANTS: dict[type, str] = {
     ErrorNeverRetryable: "TC801",
     RawFromAnyProvider: "TC406",
     RawNotStorable: "TC406",
+    OwnRawIgnored: "TC802",
     StreamToolDeltasWithheld: "TC503",
     ParallelReadBackFirstOnly: "TC503",
     OutputLimitOverContext: "TC503",
