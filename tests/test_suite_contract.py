@@ -40,8 +40,7 @@ def _run(adapter: Any, *rules: str, **kw: Any) -> SuiteReport:
 
 
 def _status(report: SuiteReport, rule: str) -> str:
-    r = report.results and next(x for x in report.results if x.rule == rule)
-    assert r
+    [r] = [x for x in report.results if x.rule == rule]
     return r.status
 
 
@@ -230,6 +229,17 @@ def test_tc801_expected_class_follows_the_contract_table(api: str, status: int, 
     assert expected_class(api, status, body) == want
 
 
+@pytest.mark.parametrize(
+    "body", [None, "x", 5, [1], {"error": 5}, {"error": {"details": 5}}, {"error": {"details": ["x", 3]}}]
+)
+def test_tc801_oracle_reads_any_recorded_body_without_crashing(body: Any) -> None:
+    from conformance.suite.checks.errors import expected_class, recorded_retry_after
+
+    for api in ("anthropic-messages", "openai-responses", "gemini-generate-content", "ollama-chat"):
+        assert expected_class(api, 400, body) == "invalid_request"
+        assert recorded_retry_after(body, {"retry-after": ["Wed, 21 Oct 2026 07:28:00 GMT"]}) is None
+
+
 def test_tc801_problems_name_subclass_retryable_status_and_request_id() -> None:
     from conformance.adapters.errors import AdapterError, RateLimitError
     from conformance.suite.checks.errors import problems
@@ -371,3 +381,16 @@ def test_tm003_a_migration_writing_invalid_output_is_refused_and_writes_nothing(
     reg_ok.register(Migration("canonical", 1, lambda d: d, (), "identity"))
     reg_ok.register_detector("canonical", lambda d: 1)
     assert migrate_file(src, 2, out=out, registry=reg_ok).ok
+
+
+class HugeWindow(OpenAIChatAdapter):
+    """Declares a window no overflow probe is built for (a hostile or future value)."""
+
+    capabilities: ClassVar[Mapping[str, Any]] = {**OpenAIChatAdapter.capabilities, "max_context_tokens": 10**12}
+
+
+def test_tc503_limits_probe_is_bounded_for_a_huge_declared_window() -> None:
+    report = _run(HugeWindow(), "TC503")
+    cases = {o.subject: o for o in report.outcomes if o.rule == "TC503" and o.subject.startswith("limits")}
+    assert cases["limits"].status == "pass"
+    assert cases["limits (overflow)"].status == "skip" and "4194304" in cases["limits (overflow)"].message

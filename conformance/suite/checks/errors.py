@@ -67,6 +67,12 @@ _OVERFLOW = re.compile(
 )
 
 
+def _details(err: dict[str, Any]) -> list[dict[str, Any]]:
+    """Google's `error.details` objects (a recording may hold anything there)."""
+    details = err.get("details")
+    return [d for d in details if isinstance(d, dict)] if isinstance(details, list) else []
+
+
 def status_default(status: int) -> str:
     """§6.2's default class of an HTTP status."""
     if status in _BY_STATUS:
@@ -105,7 +111,7 @@ def expected_class(api: str, status: int, body: Any) -> str:
             hint = "server_error"
         return hint or default
     if api.startswith("gemini"):
-        reasons = {str(d.get("reason")) for d in err.get("details") or [] if isinstance(d, dict)}
+        reasons = {str(d.get("reason")) for d in _details(err)}
         if "API_KEY_INVALID" in reasons:
             return "auth"
     if default == "invalid_request" and _OVERFLOW.search(_message(body)):
@@ -137,8 +143,8 @@ def recorded_retry_after(body: Any, headers: Mapping[str, Any]) -> float | None:
                 return float(raw) / scale
             except ValueError:
                 return None  # an HTTP-date: the harness reads the header itself
-    for d in _error_object(body).get("details") or []:
-        if isinstance(d, dict) and str(d.get("@type", "")).endswith("google.rpc.RetryInfo"):
+    for d in _details(_error_object(body)):
+        if str(d.get("@type", "")).endswith("google.rpc.RetryInfo"):
             m = re.fullmatch(r"(\d+(?:\.\d+)?)s", str(d.get("retryDelay", "")))
             if m:
                 return float(m.group(1))
