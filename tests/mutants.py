@@ -602,6 +602,18 @@ class OwnRawIgnored(AnthropicAdapter):
         return {}
 
 
+class OptionsRawFromAnyProvider(OpenAIChatAdapter):
+    """Takes the request-level provider_raw of whichever adapter is named first in the options."""
+
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: Any) -> Any:
+        from dataclasses import replace  # only this mutant needs it
+
+        raw = dict(options.provider_raw)
+        if raw and self.name not in raw:
+            options = replace(options, provider_raw={self.name: next(iter(raw.values()))})
+        return super().to_wire(messages, tools, options)
+
+
 # mutant -> the rule that must fail
 MUTANTS: dict[type, str] = {
     SilentDrop: "TC201",
@@ -652,6 +664,7 @@ MUTANTS: dict[type, str] = {
     RawFromAnyProvider: "TC406",
     RawNotStorable: "TC406",
     OwnRawIgnored: "TC802",
+    OptionsRawFromAnyProvider: "TC406",
     StreamToolDeltasWithheld: "TC503",
     ParallelReadBackFirstOnly: "TC503",
     OutputLimitOverContext: "TC503",

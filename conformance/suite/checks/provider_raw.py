@@ -10,9 +10,11 @@ the adapter's own reading of its recordings (`from_wire_request` of recorded req
 adapter itself writes and consults:
 
 - isolation: the same messages with each `provider_raw` entry re-keyed to another
-  adapter's name (and that adapter's own entries beside it) must render exactly the
-  request the messages render with no `provider_raw` at all; a difference is a field of
-  the body (reported by JSON pointer) that another adapter's round-trip data changed;
+  adapter's name must render exactly the request the messages render with no
+  `provider_raw` at all; so must another subject's messages with the entries that adapter
+  wrote, and the request-level entry (`AdapterOptions.provider_raw`) re-keyed; a
+  difference is a field of the body (reported by JSON pointer) that another adapter's
+  round-trip data changed;
 - the adapter's own entry survives storage: §9.1 stores metadata as JSON, so the entry is
   JSON data and the message read back from its JSON renders the same request.
 """
@@ -21,7 +23,8 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from typing import Any
 
 from ...adapters.protocol import Adapter, AdapterOptions, Message, ToolDefinition, WireResponse
@@ -32,8 +35,10 @@ from ..outcome import AdapterUnderTest, Outcome
 from .common import Env, check, crash, ctx_for, o, opts, read_request
 
 MAX_CASES = 12  # recordings per adapter whose messages carry provider_raw
-SCAN = 200  # recordings read to find them
-Case = tuple[str, list[Message], list[ToolDefinition], AdapterOptions]
+SCAN = 400  # recordings read to find them
+# label, messages, tools, options, and the adapter's own request-level entry
+# (`AdapterOptions.provider_raw[name]`, what `from_wire_request` read off the recording)
+Case = tuple[str, list[Message], list[ToolDefinition], AdapterOptions, dict[str, Any]]
 OTHER = "x-turnspec-other-adapter"  # a name no adapter has, when there are no peers
 
 
@@ -87,25 +92,38 @@ def _render(a: Adapter, msgs: list[Message], tools: list[ToolDefinition], option
 
 
 def _cases(s: AdapterUnderTest, env: Env) -> list[Case]:
-    """(label, messages, tools, options) read from the adapter's recordings whose messages
-    carry provider_raw: those where the adapter's own entry changes the request first (they
-    are what a foreign reader would get wrong), at most MAX_CASES."""
+    """Cases read from the adapter's recordings: up to MAX_CASES whose messages carry
+    provider_raw (those where the adapter's own entry changes the request first: they are
+    what a foreign reader would get wrong), and up to MAX_CASES more whose request carries a
+    request-level entry that changes the request (one that changes nothing cannot show a
+    foreign reader)."""
     a = s.adapter
     consulted: list[Case] = []
     other: list[Case] = []
-    for it in env.recorded(s):
-        if len(consulted) >= MAX_CASES or len(consulted) + len(other) >= SCAN:
+    with_options: list[Case] = []
+    for n, it in enumerate(env.recorded(s)):
+        if n >= SCAN or (len(consulted) >= MAX_CASES and len(with_options) >= MAX_CASES):
             break
         case = _case(a, it)
-        if case is None or not any(_raw(m) for m in case[1]):
+        if case is None:
             continue
-        _, msgs, tools, options = case
+        _, msgs, tools, options, req_raw = case
+        if req_raw and len(with_options) < MAX_CASES:
+            try:
+                own = replace(options, provider_raw={a.name: req_raw})
+                if _render(a, msgs, tools, own) != _render(a, msgs, tools, options):
+                    with_options.append(case)  # the adapter consults this entry
+            except Exception:
+                with_options.append(case)  # the check reports the crash
+        if not any(_raw(m) for m in msgs) or len(consulted) >= MAX_CASES:
+            continue
         try:
             changed = _render(a, msgs, tools, options) != _render(a, _with_raw(msgs, lambda r: {}), tools, options)
         except Exception:
             changed = True  # the check reports the crash
         (consulted if changed else other).append(case)
-    return (consulted + other)[:MAX_CASES]
+    picked = (consulted + other)[:MAX_CASES]
+    return picked + [c for c in with_options if c not in picked]
 
 
 def _case(a: Adapter, it: Interaction) -> Case | None:
@@ -120,6 +138,8 @@ def _case(a: Adapter, it: Interaction) -> Case | None:
     msgs = list(parsed.messages) if parsed is not None else []
     tools = list(parsed.tools) if parsed is not None else []
     options = parsed.options if parsed is not None else opts(a)
+    mine = options.provider_raw.get(a.name) if isinstance(options.provider_raw, Mapping) else None
+    req_raw = dict(mine) if isinstance(mine, Mapping) else {}
     # the messages' provider_raw is what is judged: request-level options (and their own
     # provider_raw, TC802's business) are left out so they cannot mask a difference
     options = AdapterOptions(model=options.model, max_output_tokens=options.max_output_tokens or 256)
@@ -140,10 +160,41 @@ def _case(a: Adapter, it: Interaction) -> Case | None:
             }
             msgs = [user]
         msgs = [*msgs, {**reply, "session_id": sid}]
-    return it.label, msgs, tools, options
+    return it.label, msgs, tools, options, req_raw
 
 
 PEER_CASES = 3  # another subject's recordings rendered through this adapter
+
+
+def _options_isolated(
+    s: AdapterUnderTest,
+    a: Adapter,
+    label: str,
+    msgs: list[Message],
+    tools: list[ToolDefinition],
+    options: AdapterOptions,
+    req_raw: dict[str, Any],
+    others: list[str],
+) -> Iterator[Outcome]:
+    """The request-level entry (`AdapterOptions.provider_raw`, keyed by adapter name) re-keyed
+    to another adapter changes nothing either."""
+    if not req_raw:
+        return
+    try:
+        bare = _render(a, msgs, tools, options)
+    except Exception as exc:
+        yield o(R.PROVIDER_RAW_ISOLATED, s, "fail", f"{label} options", crash(exc))
+        return
+    for other in others:
+        sub = f"{label} options as {other}'s"
+        try:
+            got = _render(a, msgs, tools, replace(options, provider_raw={other: copy.deepcopy(req_raw)}))
+        except Exception as exc:
+            yield o(R.PROVIDER_RAW_ISOLATED, s, "fail", sub, crash(exc))
+            continue
+        d = first_difference(bare, got)
+        msg = f"AdapterOptions.provider_raw keyed {other!r} changed the request at {d}" if d else ""
+        yield o(R.PROVIDER_RAW_ISOLATED, s, "fail" if d else "pass", sub, msg)
 
 
 @check(R.PROVIDER_RAW_ISOLATED)
@@ -158,7 +209,7 @@ def provider_raw(env: Env) -> Iterator[Outcome]:
         for peer in env.subjects:
             if peer.name == a.name:
                 continue
-            for label, msgs, tools, _ in cases[peer.name][:PEER_CASES]:
+            for label, msgs, tools, _, _ in cases[peer.name][:PEER_CASES]:
                 ran = True
                 subject = f"{peer.name}'s {label}"
                 try:
@@ -170,8 +221,9 @@ def provider_raw(env: Env) -> Iterator[Outcome]:
                 d = first_difference(bare, got)
                 msg = f"{peer.name}'s provider_raw changed the request at {d}" if d else ""
                 yield o(R.PROVIDER_RAW_ISOLATED, s, "fail" if d else "pass", subject, msg)
-        for label, msgs, tools, options in cases[s.name]:
+        for label, msgs, tools, options, req_raw in cases[s.name]:
             ran = True
+            yield from _options_isolated(s, a, label, msgs, tools, options, req_raw, others)
             try:
                 bare = _render(a, _with_raw(msgs, lambda r: {}), tools, options)
                 own = _render(a, msgs, tools, options)
