@@ -614,6 +614,16 @@ class OptionsRawFromAnyProvider(OpenAIChatAdapter):
         return super().to_wire(messages, tools, options)
 
 
+class CacheWritesForgotten(AnthropicAdapter):
+    """Declares prompt caching but parses cache writes as 0."""
+
+    def usage_from_wire(self, usage: Any) -> dict[str, int] | None:
+        u = super().usage_from_wire(usage)
+        if u is not None:
+            u["cache_creation_input_tokens"] = 0
+        return u
+
+
 # mutant -> the rule that must fail
 MUTANTS: dict[type, str] = {
     SilentDrop: "TC201",
@@ -669,6 +679,7 @@ MUTANTS: dict[type, str] = {
     ParallelReadBackFirstOnly: "TC503",
     OutputLimitOverContext: "TC503",
     EstimateCapped: "TC503",
+    CacheWritesForgotten: "TC503",
     ReadBackToolMessageUnlinked: "TC102",
     StreamIndexAsText: "TC103",
     ProviderIdBreaksRule: "TC304",

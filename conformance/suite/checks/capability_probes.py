@@ -117,11 +117,16 @@ def _recorded(s: AdapterUnderTest, env: Env) -> Iterator[Outcome]:
             continue
         sid = f"sess_probe_{abs(hash(it.label)) % 10**9}"
         if it.is_stream:
-            yield from _stream_case(s, a, it.label, it.response_text, sid, shown)
+            try:
+                events, err = parse_stream(a, it.response_text, ctx_for(sid))
+            except Exception:
+                continue  # the stream checks report crashes
+            yield from _stream_case(s, a, it.label, events, err, shown)
             values = wire_events(it)
             usage = api.probes.stream_usage(values) if values is not None else None
             if usage is not None and caps.get(CACHING):
-                yield from _cache_case(s, a, it.label, usage, None, it.response_text, sid, shown)
+                done = next((e for e in events if _kind(e) == "message_complete"), None)
+                yield from _cache_case(s, it.label, usage, done.get("usage") if done else None, shown)
             continue
         if not isinstance(it.response_json, dict):
             continue
@@ -135,19 +140,20 @@ def _recorded(s: AdapterUnderTest, env: Env) -> Iterator[Outcome]:
             yield o(R.CAPS_PROBED, s, "pass", f"{it.label} ({n} calls in one reply)", "", PARALLEL)
         usage = api.probes.response_usage(it.response_json)
         if usage is not None and caps.get(CACHING):
-            yield from _cache_case(s, a, it.label, usage, msg, None, sid, shown)
+            yield from _cache_case(s, it.label, usage, (msg.get("metadata") or {}).get("usage"), shown)
     for cap, n in shown.items():
         if caps.get(cap) and not n:
             yield o(R.CAPS_PROBED, s, "skip", f"{cap} recorded", "no recording shows it")
 
 
 def _stream_case(
-    s: AdapterUnderTest, a: Adapter, label: str, text: str, sid: str, shown: dict[str, int]
+    s: AdapterUnderTest,
+    a: Adapter,
+    label: str,
+    events: list[StreamEvent],
+    err: AdapterError | None,
+    shown: dict[str, int],
 ) -> Iterator[Outcome]:
-    try:
-        events, err = parse_stream(a, text, ctx_for(sid))
-    except Exception:
-        return  # the stream checks report crashes
     starts = [e for e in events if _kind(e) == "tool_use_start"]
     if not starts:
         return
@@ -175,27 +181,17 @@ def _stream_case(
     )
 
 
-def _cache_case(
-    s: AdapterUnderTest,
-    a: Adapter,
-    label: str,
-    recorded: Any,
-    msg: Message | None,
-    stream_text: str | None,
-    sid: str,
-    shown: dict[str, int],
-) -> Iterator[Outcome]:
+def _count(v: Any) -> int | None:
+    """A token count (absent is 0); None for anything else, so it never equals a count."""
+    if v is None:
+        return 0
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def _cache_case(s: AdapterUnderTest, label: str, recorded: Any, usage: Any, shown: dict[str, int]) -> Iterator[Outcome]:
+    """The parsed usage (a message's, or message_complete's) against the recorded cache counts."""
     if not isinstance(recorded, dict) or not (recorded.get("cache_read") or recorded.get("cache_write")):
         return
-    if msg is not None:
-        usage = (msg.get("metadata") or {}).get("usage")
-    else:
-        try:
-            events, _ = parse_stream(a, stream_text or "", ctx_for(sid))
-        except Exception:
-            return
-        done = next((e for e in events if _kind(e) == "message_complete"), None)
-        usage = done.get("usage") if done else None
     shown[CACHING] += 1
     if not isinstance(usage, dict):
         yield o(
@@ -205,7 +201,7 @@ def _cache_case(
     wrong = [
         f"{mine} {usage.get(mine, 0)}, recorded {recorded.get(theirs, 0)}"
         for theirs, mine in CACHE_KEYS
-        if int(usage.get(mine, 0) or 0) != int(recorded.get(theirs, 0) or 0)
+        if _count(usage.get(mine)) != _count(recorded.get(theirs))
     ]
     yield o(R.CAPS_PROBED, s, "fail" if wrong else "pass", f"{label} (cache)", "; ".join(wrong), CACHING)
 
