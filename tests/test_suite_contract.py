@@ -21,7 +21,7 @@ import pytest
 from test_replay_check import msg, rules_of, text, write
 
 from conformance.adapters.openai_chat import OpenAIChatAdapter
-from conformance.adapters.protocol import AdapterOptions, Message, ToolDefinition, WireRequest
+from conformance.adapters.protocol import AdapterOptions, Message, ToolDefinition, WireRequest, WireResponse
 from conformance.cli import main
 from conformance.findings import Selection
 from conformance.formats.canonical.markers import DEFAULT_CRITICAL_KEY
@@ -394,3 +394,24 @@ def test_tc503_limits_probe_is_bounded_for_a_huge_declared_window() -> None:
     cases = {o.subject: o for o in report.outcomes if o.rule == "TC503" and o.subject.startswith("limits")}
     assert cases["limits"].status == "pass"
     assert cases["limits (overflow)"].status == "skip" and "4194304" in cases["limits (overflow)"].message
+
+
+class GarbageReadings(OpenAIChatAdapter):
+    """Reads responses as a string and requests as messages that are not objects."""
+
+    def from_wire_response(self, response: Any, request_context: Any) -> Any:
+        if isinstance(response, WireResponse) and response.status >= 400:
+            return super().from_wire_response(response, request_context)
+        return "not a message"
+
+    def from_wire_request(self, body: dict[str, Any], *, session_id: str | None = None) -> Any:
+        parsed = super().from_wire_request(body, session_id=session_id)
+        return replace(parsed, messages=[None, *parsed.messages[:1]])
+
+
+def test_new_checks_survive_an_adapter_returning_garbage() -> None:
+    """A malformed reading is TC101/TC802's failure; TC406 and TC503 never crash the run."""
+    cassettes = Path(__file__).resolve().parents[1] / "cassettes" / "openai-chat"
+    report = _run(GarbageReadings(), "TC406", "TC503", "TC801", cassette_dirs=[cassettes])
+    assert {r.rule for r in report.results} == {"TC406", "TC503", "TC801"}
+    assert _status(report, "TC801") == "pass"

@@ -94,11 +94,15 @@ def _parallel_render(s: AdapterUnderTest, a: Adapter) -> Iterator[Outcome]:
         problems.append(f"reading back {crash(exc)}")
         back = None
     if back is not None:
-        turns = [
-            [b for b in m["content"] if b.get("type") == "tool_use"]
-            for m in back.messages
-            if m["role"] == "assistant" and any(b.get("type") == "tool_use" for b in m["content"])
-        ]
+        try:
+            turns = [
+                [b for b in m["content"] if b.get("type") == "tool_use"]
+                for m in back.messages
+                if m["role"] == "assistant" and any(b.get("type") == "tool_use" for b in m["content"])
+            ]
+        except (AttributeError, KeyError, TypeError) as exc:
+            problems.append(f"read back malformed messages: {crash(exc)}")
+            turns = [[None] * len(calls)]
         if [len(t) for t in turns] != [len(calls)]:
             problems.append(
                 f"read back as assistant turns holding {[len(t) for t in turns]} calls, want one with {len(calls)}"
@@ -134,7 +138,9 @@ def _recorded(s: AdapterUnderTest, env: Env) -> Iterator[Outcome]:
             msg = a.from_wire_response(WireResponse(it.response_json), ctx_for(sid))
         except Exception:
             continue  # TC101 reports it
-        n = sum(1 for b in msg.get("content", []) if b.get("type") == "tool_use")
+        if not isinstance(msg, dict) or not isinstance(msg.get("content"), list):
+            continue  # TC101 reports a malformed message
+        n = sum(1 for b in msg["content"] if isinstance(b, dict) and b.get("type") == "tool_use")
         if n >= 2 and caps.get(PARALLEL):
             shown[PARALLEL] += 1
             yield o(R.CAPS_PROBED, s, "pass", f"{it.label} ({n} calls in one reply)", "", PARALLEL)

@@ -104,7 +104,10 @@ def _cases(s: AdapterUnderTest, env: Env) -> list[Case]:
     for n, it in enumerate(env.recorded(s)):
         if n >= SCAN or (len(consulted) >= MAX_CASES and len(with_options) >= MAX_CASES):
             break
-        case = _case(a, it)
+        try:
+            case = _case(a, it)
+        except (AttributeError, KeyError, TypeError, ValueError):
+            continue  # a malformed reading: TC101 / TC802 report it
         if case is None:
             continue
         _, msgs, tools, options, req_raw = case
@@ -136,6 +139,8 @@ def _case(a: Adapter, it: Interaction) -> Case | None:
     except Exception:
         return None  # TC802 reports what cannot be read
     msgs = list(parsed.messages) if parsed is not None else []
+    if not all(isinstance(m, dict) and isinstance(m.get("metadata", {}), dict) for m in msgs):
+        return None  # not messages: TC102 reports it
     tools = list(parsed.tools) if parsed is not None else []
     options = parsed.options if parsed is not None else opts(a)
     mine = options.provider_raw.get(a.name) if isinstance(options.provider_raw, Mapping) else None
@@ -145,8 +150,10 @@ def _case(a: Adapter, it: Interaction) -> Case | None:
     options = AdapterOptions(model=options.model, max_output_tokens=options.max_output_tokens or 256)
     if it.status < 400 and not it.is_stream and isinstance(it.response_json, dict):
         try:
-            reply = a.from_wire_response(WireResponse(it.response_json, it.status), ctx_for(sid))
+            reply: Any = a.from_wire_response(WireResponse(it.response_json, it.status), ctx_for(sid))
         except Exception:
+            return None  # TC101 reports it
+        if not isinstance(reply, dict) or not isinstance(reply.get("metadata", {}), dict):
             return None  # TC101 reports it
         if not msgs:
             user = {

@@ -52,7 +52,8 @@ def recorded_responses(env: Env) -> Iterator[Outcome]:
                 continue
             errs = errors_of([msg])
             yield o(R.RESPONSE_VALID, s, "fail" if errs else "pass", it.label, "; ".join(errs[:5]))
-            yield from _tool_ids_canonical(s, it.label, msg.get("content", []))
+            content = msg.get("content") if isinstance(msg, dict) else None  # a non-message failed TC101 above
+            yield from _tool_ids_canonical(s, it.label, content if isinstance(content, list) else [])
         if not seen:
             yield o(R.RESPONSE_VALID, s, "skip", "-", "no cassettes for this adapter's wire API")
 
