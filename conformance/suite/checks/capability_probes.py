@@ -150,6 +150,9 @@ def _recorded(s: AdapterUnderTest, env: Env) -> Iterator[Outcome]:
     for cap, n in shown.items():
         if caps.get(cap) and not n:
             yield o(R.CAPS_PROBED, s, "skip", f"{cap} recorded", "no recording shows it")
+    if not caps.get(CACHING):
+        why = "canonical requests carry no cache marker to drop; usage is TC904's"
+        yield o(R.CAPS_PROBED, s, "skip", f"{CACHING} declared false", why)
 
 
 def _stream_case(
