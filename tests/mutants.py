@@ -14,9 +14,11 @@ from third_party.cohere_adapter import CohereAdapter
 
 from conformance.adapters.anthropic import AnthropicAdapter
 from conformance.adapters.base import (
+    AdapterError,
     Block,
     Message,
     RequestContext,
+    ServerError,
     StreamEvent,
     ToolDefinition,
     ToolIdMap,
@@ -516,6 +518,201 @@ class ThinkingRejectedWithCrash(OpenAIChatAdapter):
         super().drop(message, index, block_type, reason)
 
 
+# -- issue 16 part B: error classification by subclass and fields (contract §6.2-§6.4) --
+
+
+class ErrorBaseClassOnly(AnthropicAdapter):
+    """Raises the AdapterError base carrying the right `error_class` string (not the subclass)."""
+
+    def classify_error(self, status: int, body: Any, headers: Mapping[str, Any] | None = None) -> AdapterError:
+        exc = super().classify_error(status, body, headers)
+        plain = AdapterError(
+            str(exc), provider_status=exc.provider_status, request_id=exc.request_id, retryable=exc.retryable
+        )
+        plain.error_class = exc.error_class  # type: ignore[misc]
+        return plain
+
+
+class ErrorRequestIdLost(OpenAIChatAdapter):
+    """Forgets the request id of the response (x-request-id)."""
+
+    def classify_error(self, status: int, body: Any, headers: Mapping[str, Any] | None = None) -> AdapterError:
+        exc = super().classify_error(status, body, headers)
+        exc.request_id = None
+        return exc
+
+
+class OverloadedAsServerError(AnthropicAdapter):
+    """Classifies Anthropic's 529 `overloaded_error` as server_error (§6.2: RATE_LIMIT)."""
+
+    def classify_error(self, status: int, body: Any, headers: Mapping[str, Any] | None = None) -> AdapterError:
+        exc = super().classify_error(status, body, headers)
+        if exc.error_class == "rate_limit" and status >= 500:
+            return ServerError(str(exc), provider_status=status, request_id=exc.request_id, retryable=True)
+        return exc
+
+
+class ErrorNeverRetryable(OpenAIChatAdapter):
+    """Says `retryable=False` for every class, transient ones too (§6.4)."""
+
+    def classify_error(self, status: int, body: Any, headers: Mapping[str, Any] | None = None) -> AdapterError:
+        exc = super().classify_error(status, body, headers)
+        exc.retryable = False
+        return exc
+
+
+# -- canonical §6.5: provider_raw is read only by the adapter that wrote it (TC406) ------
+
+
+class RawFromAnyProvider(OpenAIChatAdapter):
+    """Reads the first provider_raw entry of a message, whichever adapter wrote it."""
+
+    def own_raw(self, message: Message) -> dict[str, Any]:
+        raw = (message.get("metadata") or {}).get("provider_raw") or {}
+        first = next(iter(raw.values()), None) if isinstance(raw, dict) else None
+        return first if isinstance(first, dict) else {}
+
+
+class RawNotStorable(OpenAIChatAdapter):
+    """Stashes the response's `created` time as a datetime: not JSON, so not storable (§9.1)."""
+
+    def from_wire_response(self, response: WireResponse | dict[str, Any], request_context: RequestContext) -> Message:
+        import datetime as dt  # only this mutant needs it
+
+        msg = super().from_wire_response(response, request_context)
+        body = response.body if isinstance(response, WireResponse) else response
+        raw = msg["metadata"].setdefault("provider_raw", {}).setdefault(self.name, {})
+        raw["created"] = dt.datetime.fromtimestamp(int(body.get("created") or 0), dt.UTC)
+        return msg
+
+
+# -- canonical §7.2 capability honesty, probed (TC503) --------------------------------
+
+
+class StreamToolDeltasWithheld(AnthropicAdapter):
+    """Declares supports_streaming_tool_calls but streams no tool_use_input_delta."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        return (e for e in super().stream_response(chunks, context) if e["type"] != "tool_use_input_delta")
+
+
+class ParallelReadBackFirstOnly(OpenAIChatAdapter):
+    """Reads back only the first tool call of an assistant turn."""
+
+    def from_wire_request(self, body: dict[str, Any], *, session_id: str | None = None) -> Any:
+        parsed = super().from_wire_request(body, session_id=session_id)
+        for m in parsed.messages:
+            uses = [b for b in m["content"] if b.get("type") == "tool_use"]
+            m["content"] = [b for b in m["content"] if b.get("type") != "tool_use" or b is uses[0]]
+        return parsed
+
+
+class OutputLimitOverContext(OpenAIChatAdapter):
+    """Declares more output tokens than its context window holds."""
+
+    capabilities: ClassVar[Mapping[str, Any]] = {**OpenAIChatAdapter.capabilities, "max_output_tokens": 200_000}
+
+
+class EstimateCapped(OpenAIChatAdapter):
+    """Caps its estimate at 4096 tokens, so no history ever overflows the declared window."""
+
+    def estimate_input_tokens(self, messages: list[Message], tools: list[ToolDefinition]) -> int:
+        return min(super().estimate_input_tokens(messages, tools), 4096)
+
+
+# -- rules that had no failing test (issue 16): TC102, TC103, TC304, TC401, TC402, TC404, TC502
+
+
+class ReadBackToolMessageUnlinked(AnthropicAdapter):
+    """Reads tool results back without metadata.parent_tool_use_id (TS110 on read-back)."""
+
+    def from_wire_request(self, body: dict[str, Any], *, session_id: str | None = None) -> Any:
+        parsed = super().from_wire_request(body, session_id=session_id)
+        for m in parsed.messages:
+            if m["role"] == "tool":
+                m["metadata"].pop("parent_tool_use_id", None)
+        return parsed
+
+
+class StreamIndexAsText(OpenAIChatAdapter):
+    """Streams content_block_index as a string ("0"), which stream-event.json does not allow."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        for e in super().stream_response(chunks, context):
+            yield {**e, "content_block_index": str(e["content_block_index"])} if "content_block_index" in e else e
+
+
+class ProviderIdBreaksRule(AnthropicAdapter):
+    """Mints tool ids with a dot and a slash, outside Anthropic's ^[a-zA-Z0-9_-]+$."""
+
+    def new_provider_tool_id(self) -> str:
+        return "toolu.x/" + super().new_provider_tool_id()[6:]
+
+
+class ReplayLosesToolInput(OpenAIChatAdapter):
+    """Reads tool calls back with an empty input (a replayed call no longer says what it did)."""
+
+    def from_wire_request(self, body: dict[str, Any], *, session_id: str | None = None) -> Any:
+        parsed = super().from_wire_request(body, session_id=session_id)
+        for m in parsed.messages:
+            m["content"] = [{**b, "input": {}} if b.get("type") == "tool_use" else b for b in m["content"]]
+        return parsed
+
+
+class ReplayResultsUnpaired(OpenAIChatAdapter):
+    """After a swap, sends tool results under ids no call on the wire carries."""
+
+    def tool_to_wire_message(self, message: Message) -> list[dict[str, Any]]:
+        out = super().tool_to_wire_message(message)
+        for m in out:
+            m["tool_call_id"] = "call_" + m["tool_call_id"][::-1]
+        return out
+
+
+class ForeignThinkingDroppedSilently(AnthropicAdapter):
+    """Drops another provider's thinking without the WARN line (own lossy drops still warn)."""
+
+    def drop(self, message: Message, index: int | None, block_type: str, reason: str) -> None:
+        if block_type in ("thinking", "redacted_thinking") and "issued by" in reason:
+            return None
+        super().drop(message, index, block_type, reason)
+
+
+class ImagesDeclaredFalseButSent(OpenAIChatAdapter):
+    """Declares supports_images false, yet still renders images onto the wire."""
+
+    capabilities: ClassVar[Mapping[str, Any]] = {**OpenAIChatAdapter.capabilities, "supports_images": False}
+
+
+class OwnRawIgnored(AnthropicAdapter):
+    """Never consults its own provider_raw (§6.5), so cache_control and system blocks are lost."""
+
+    def own_raw(self, message: Message) -> dict[str, Any]:
+        return {}
+
+
+class OptionsRawFromAnyProvider(OpenAIChatAdapter):
+    """Takes the request-level provider_raw of whichever adapter is named first in the options."""
+
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: Any) -> Any:
+        from dataclasses import replace  # only this mutant needs it
+
+        raw = dict(options.provider_raw)
+        if raw and self.name not in raw:
+            options = replace(options, provider_raw={self.name: next(iter(raw.values()))})
+        return super().to_wire(messages, tools, options)
+
+
+class CacheWritesForgotten(AnthropicAdapter):
+    """Declares prompt caching but parses cache writes as 0."""
+
+    def usage_from_wire(self, usage: Any) -> dict[str, int] | None:
+        u = super().usage_from_wire(usage)
+        if u is not None:
+            u["cache_creation_input_tokens"] = 0
+        return u
+
+
 # mutant -> the rule that must fail
 MUTANTS: dict[type, str] = {
     SilentDrop: "TC201",
@@ -567,6 +764,26 @@ MUTANTS: dict[type, str] = {
     CancelIgnored: "TC611",
     CancelLeavesToolOpen: "TC611",
     ThinkingRejectedWithCrash: "TC502",
+    ErrorBaseClassOnly: "TC801",
+    ErrorRequestIdLost: "TC801",
+    OverloadedAsServerError: "TC801",
+    ErrorNeverRetryable: "TC801",
+    RawFromAnyProvider: "TC406",
+    RawNotStorable: "TC406",
+    OwnRawIgnored: "TC802",
+    OptionsRawFromAnyProvider: "TC406",
+    StreamToolDeltasWithheld: "TC503",
+    ParallelReadBackFirstOnly: "TC503",
+    OutputLimitOverContext: "TC503",
+    EstimateCapped: "TC503",
+    CacheWritesForgotten: "TC503",
+    ReadBackToolMessageUnlinked: "TC102",
+    StreamIndexAsText: "TC103",
+    ProviderIdBreaksRule: "TC304",
+    ReplayLosesToolInput: "TC401",
+    ReplayResultsUnpaired: "TC402",
+    ForeignThinkingDroppedSilently: "TC404",
+    ImagesDeclaredFalseButSent: "TC502",
 }
 # rules whose cases come from real recordings (the project's cassettes cannot kill them)
 NEEDS_SAMPLES = ("TC701", "TC904")

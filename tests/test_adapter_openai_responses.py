@@ -440,7 +440,7 @@ def test_failed_and_error_streams_raise_after_message_complete():
         ("errors.yaml#1", InvalidRequestError, False),
         ("errors.yaml#2", AuthError, False),
         ("errors.yaml#3", RateLimitError, True),
-        ("errors.yaml#4", RateLimitError, False),  # insufficient_quota: retrying does not help
+        ("errors.yaml#4", RateLimitError, True),  # insufficient_quota: a 429 is RATE_LIMIT, transient (contract §6.4)
         ("errors.yaml#5", ServerError, True),
     ],
 )

@@ -247,13 +247,13 @@ def test_a_declared_capability_no_case_exercised_fails_or_errors_when_strict(tmp
     (tmp_path / "anthropic" / "image.yaml").write_bytes((ROOT / "cassettes/anthropic/image.yaml").read_bytes())
     assert "cache_read_input_tokens" not in (tmp_path / "anthropic" / "image.yaml").read_text()
     monkeypatch.setattr(runner, "default_cassette_root", lambda: None)
-    args = ["conform", "anthropic", "--cassettes", str(tmp_path), "--no-samples", "--select", "TC002,TC904"]
+    args = ["conform", "anthropic", "--cassettes", str(tmp_path), "--no-samples", "--select", "TC002,TC904,TC503"]
     assert main([*args, "--output", "json"]) == 1
     report = json.loads(capsys.readouterr().out)
     gate = next(r for r in report["results"] if r["rule"] == "TC002")
     assert gate["status"] == "fail"
     assert gate["reasons"] == [
-        "supports_prompt_caching: declared true, but no case exercised it (cases come from TC904)"
+        "supports_prompt_caching: declared true, but no case exercised it (cases come from TC904, TC503)"
     ]
     assert report["summary"]["unexercised_capabilities"] == ["anthropic.supports_prompt_caching"]
     assert main([*args, "--strict"]) == 2

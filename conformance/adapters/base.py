@@ -15,13 +15,16 @@ X` keeps working for adapters written against it.
 from __future__ import annotations
 
 import abc
+import contextvars
 import datetime as dt
+import functools
 import logging
 import re
 from collections.abc import Callable, Iterator, Mapping
 from decimal import Decimal
 from typing import Any, ClassVar
 
+from ..formats.canonical.markers import DEFAULT_CRITICAL_KEY
 from .errors import (
     ERROR_CLASSES,
     AdapterError,
@@ -132,8 +135,37 @@ def request_message(sid: str, role: str, content: list[Block], meta: dict[str, A
     }
 
 
+# the critical-block key of the `to_wire` call in progress (AdapterOptions.critical_key);
+# a context variable, so concurrent calls with different keys never see each other's
+_CRITICAL_KEY: contextvars.ContextVar[str] = contextvars.ContextVar(
+    "turnspec_critical_key", default=DEFAULT_CRITICAL_KEY
+)
+
+
+def _with_critical_key(fn: Callable[..., WireRequest]) -> Callable[..., WireRequest]:
+    """Wrap a subclass's `to_wire` so `drop` reads the call's `options.critical_key`
+    without every helper between them passing the options along."""
+
+    @functools.wraps(fn)
+    def to_wire(
+        self: Any, messages: list[Message], tools: list[ToolDefinition], options: AdapterOptions
+    ) -> WireRequest:
+        token = _CRITICAL_KEY.set(str(getattr(options, "critical_key", DEFAULT_CRITICAL_KEY)))
+        try:
+            return fn(self, messages, tools, options)
+        finally:
+            _CRITICAL_KEY.reset(token)
+
+    return to_wire
+
+
 class BaseAdapter(abc.ABC):
     """Helpers the reference adapters share; third-party adapters may use or ignore it."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "to_wire" in cls.__dict__:
+            cls.to_wire = _with_critical_key(cls.__dict__["to_wire"])  # type: ignore[attr-defined]
 
     name: ClassVar[str]
     provider: ClassVar[str]
@@ -162,12 +194,13 @@ class BaseAdapter(abc.ABC):
     def drop(self, message: Message, index: int | None, block_type: str, reason: str) -> None:
         """Drop an unrepresentable block: one WARN line, or CriticalBlockError when critical.
 
-        A block is critical when the message's `metadata.critical` is true (every block) or
-        a list holding the block's content index (spec §4.2.2: "fails the request if marked
-        critical via metadata").
+        A block is critical when the message's `metadata[critical_key]` is true (every
+        block) or a list holding the block's content index (spec §4.2.2: "fails the request
+        if marked critical via metadata"). The key is the `to_wire` call's
+        `options.critical_key` (default `critical`).
         """
         sid, mid = str(message.get("session_id", "")), str(message.get("id", ""))
-        critical = (message.get("metadata") or {}).get("critical")
+        critical = (message.get("metadata") or {}).get(_CRITICAL_KEY.get())
         if critical is True or (isinstance(critical, list) and index is not None and index in critical):
             raise CriticalBlockError(
                 adapter=self.name,

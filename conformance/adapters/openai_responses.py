@@ -547,11 +547,10 @@ class OpenAIResponsesAdapter(CancellableStreams, BaseAdapter):
             hint = "context_overflow"
         exc = error_for_status(status, f"{code or etype or 'error'}: {msg}", hint=hint)
         exc.request_id = _request_id(headers)
-        # retrying does not refill a quota; the other transient classes are retryable
-        exc.retryable = exc.error_class in ("rate_limit", "server_error", "network") and "insufficient_quota" not in (
-            code,
-            etype,
-        )
+        # contract §6.4: `retryable` says the class is transient (rate_limit, server_error,
+        # network), even for `insufficient_quota`: §6.2 maps every 429 to RATE_LIMIT and names
+        # no adjustment for it (the error's message says the quota is spent)
+        exc.retryable = exc.error_class in ("rate_limit", "server_error", "network")
         if isinstance(exc, RateLimitError):
             exc.retry_after_seconds = _retry_after(headers)
         return exc

@@ -16,6 +16,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from ..formats.canonical.markers import DEFAULT_CRITICAL_KEY
+
 if TYPE_CHECKING:
     from ..formats.canonical.pricing import PriceTable
     from .toolids import ToolIdMap
@@ -44,7 +46,10 @@ class AdapterOptions:
     `tool_choice`; core code never reads them). `provider_tools` are provider-native tool
     definitions that have no canonical form (Anthropic's server tools) and are appended to
     the wire `tools` verbatim. `provider_raw` is request-level round-trip data keyed by
-    adapter name, read only by the adapter that wrote it (spec §6.5).
+    adapter name, read only by the adapter that wrote it (spec §6.5). `critical_key` is the
+    metadata key that marks blocks critical (spec §4.2.2 names none; see
+    `formats.canonical.markers`): a block so marked that the provider cannot carry fails
+    the request instead of being dropped.
     """
 
     model: str
@@ -56,6 +61,7 @@ class AdapterOptions:
     extra: Mapping[str, Any] = field(default_factory=dict)
     provider_tools: tuple[Mapping[str, Any], ...] = ()
     provider_raw: Mapping[str, Any] = field(default_factory=dict)
+    critical_key: str = DEFAULT_CRITICAL_KEY
 
     @property
     def wire_model(self) -> str:

@@ -11,6 +11,7 @@ import typer
 
 from ..errors import InputError
 from ..findings import Selection
+from ..formats.canonical.markers import DEFAULT_CRITICAL_KEY
 from ..migrations.atomic import atomic_write
 
 
@@ -83,6 +84,10 @@ def register(app: typer.Typer) -> None:
             typer.Option(help="A capability declared true that no case exercised is an error (exit 2), not a failure"),
         ] = False,
         verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Text output lists skip reasons too")] = False,
+        critical_key: Annotated[
+            str,
+            typer.Option(help="Metadata key that marks a block critical (§4.2.2 names none; TC203 plants it)"),
+        ] = DEFAULT_CRITICAL_KEY,
     ) -> None:
         """Run the adapter conformance suite; exit 0 when every check passes, 1 otherwise."""
         # imported when the command runs: the suite (vcrpy, the checks) is not loaded for other commands
@@ -96,6 +101,8 @@ def register(app: typer.Typer) -> None:
                 raise InputError(
                     f"--select/--ignore: no TC rule starts with {prefix!r} (see `turnspec rules --select TC`)"
                 )
+        if not critical_key:
+            raise InputError("--critical-key: an empty key marks nothing")
         for c in cassettes or []:
             if not c.is_dir():
                 raise InputError(f"--cassettes {c}: not a directory")
@@ -110,6 +117,7 @@ def register(app: typer.Typer) -> None:
             cassettes=cassettes or [],
             samples=None if no_samples else (samples or "default"),
             selection=sel,
+            critical_key=critical_key,
         )
         result = run(config, fail_on_skip=fail_on_skip)
         if output == ConformOutput.text:

@@ -13,6 +13,7 @@ import orjson
 import typer
 
 from ..errors import InputError
+from ..formats.canonical.markers import DEFAULT_CRITICAL_KEY
 
 
 class ReplayOutput(enum.StrEnum):
@@ -56,6 +57,9 @@ def register(app: typer.Typer) -> None:
         output: Annotated[ReplayOutput, typer.Option("--output", "-o", help="Report format")] = ReplayOutput.text,
         strict: Annotated[bool, typer.Option("--strict", help="A lossy session fails like a refused one")] = False,
         verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Text output lists ok sessions too")] = False,
+        critical_key: Annotated[
+            str, typer.Option(help="Metadata key the sessions mark critical blocks with (§4.2.2 names none)")
+        ] = DEFAULT_CRITICAL_KEY,
     ) -> None:
         """Would each stored session survive a swap to the target adapter? No network: the history is only rendered.
 
@@ -68,12 +72,16 @@ def register(app: typer.Typer) -> None:
         specs = list(to or [])
         if matrix:
             specs += [n for n in sorted(adapter_registry.available()) if n not in specs]
+        if not critical_key:
+            raise InputError("--critical-key: an empty key marks nothing")
         if not specs:
             raise InputError("replay-check: name a target with --to ADAPTER[:MODEL], or pass --matrix")
         targets = [target(s) for s in specs]
         summary = ReplaySummary()
         out = sys.stdout
-        verdicts = replay_check(paths, targets, fmt=fmt, source_provider=source, strict=strict, summary=summary)
+        verdicts = replay_check(
+            paths, targets, fmt=fmt, source_provider=source, strict=strict, summary=summary, critical_key=critical_key
+        )
         if output in (ReplayOutput.sarif, ReplayOutput.github):
             # function-level import: only these two outputs need the CI renderers
             from ..replay import CATALOG

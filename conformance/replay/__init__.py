@@ -18,6 +18,7 @@ from ..adapters import registry as adapter_registry
 from ..errors import InputError
 from ..findings import Finding
 from ..formats import detect_format, get_format
+from ..formats.canonical.markers import DEFAULT_CRITICAL_KEY
 from .check import LOSSY, OK, REFUSED, Target, Verdict, check_session
 from .rules import CATALOG, INPUT_UNREADABLE
 from .sessions import Located, Session, SessionReader
@@ -150,6 +151,7 @@ def replay_check(
     source_provider: str | None = None,
     strict: bool = False,
     summary: ReplaySummary | None = None,
+    critical_key: str = DEFAULT_CRITICAL_KEY,
 ) -> Iterator[Verdict]:
     """One verdict per (session, target), in input order; `summary` collects the counts."""
     summary = summary if summary is not None else ReplaySummary()
@@ -161,7 +163,14 @@ def replay_check(
             if checked % _FRESH_ADAPTER_EVERY == 0:
                 targets = [_fresh(t) for t in targets]
             for t in targets:
-                v = check_session(session, t, reader.tools, source_provider=source_provider, strict=strict)
+                v = check_session(
+                    session,
+                    t,
+                    reader.tools,
+                    source_provider=source_provider,
+                    strict=strict,
+                    critical_key=critical_key,
+                )
                 summary.add(v)
                 yield v
         summary.problems.extend(reader.problems)

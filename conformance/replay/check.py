@@ -25,6 +25,7 @@ from typing import Any
 
 from ..adapters.base import Adapter, AdapterOptions, CriticalBlockError
 from ..findings import Finding, RuleInfo, Severity
+from ..formats.canonical.markers import DEFAULT_CRITICAL_KEY
 from ..wire import registry as wire_registry
 from ..wire.api import WireApi
 from . import rules as R
@@ -117,8 +118,13 @@ def check_session(
     *,
     source_provider: str | None = None,
     strict: bool = False,
+    critical_key: str = DEFAULT_CRITICAL_KEY,
 ) -> Verdict:
-    """The verdict for replaying `session` onto `target` (see module docstring)."""
+    """The verdict for replaying `session` onto `target` (see module docstring).
+
+    `critical_key` is the metadata key the stored sessions mark critical blocks with
+    (§4.2.2 names none); the target's `to_wire` receives it as `AdapterOptions.critical_key`.
+    """
     msgs = [m.message for m in session.messages]
     first = session.messages[0]
     v = Verdict(session.id, session.part, target.label, first.path, first.line, len(msgs))
@@ -137,7 +143,7 @@ def check_session(
         if isinstance(limit, int) and estimate > limit:
             emit(first, "", R.CONTEXT_TOO_LONG,
                  f"{target.label} estimates {estimate} input tokens; max_context_tokens is {limit}")  # fmt: skip
-    body = _render(session, target, msgs, tools, emit, by_id)
+    body = _render(session, target, msgs, tools, emit, by_id, critical_key)
     if body is not None:
         api = wire_api_of(target.adapter)
         if api is not None:
@@ -212,6 +218,7 @@ def _render(
     tools: list[dict[str, Any]],
     emit: _Emitter,
     by_id: Mapping[str, Located],
+    critical_key: str = DEFAULT_CRITICAL_KEY,
 ) -> Any:
     """`to_wire` with the §7.3 WARN lines captured; the request body, or None when it failed."""
     capture = _Capture()
@@ -222,7 +229,7 @@ def _render(
     root.setLevel(min(old_level, logging.WARNING) if old_level else logging.WARNING)
     first = session.messages[0]
     try:
-        request = target.adapter.to_wire(msgs, tools, AdapterOptions(model=target.model))
+        request = target.adapter.to_wire(msgs, tools, AdapterOptions(model=target.model, critical_key=critical_key))
     except CriticalBlockError as exc:
         at = by_id.get(exc.message_id, first)
         emit(at, "", R.CRITICAL_DROP, f"{target.label}: critical {exc.block_type} block: {exc.reason}")

@@ -15,6 +15,7 @@ import pytest
 
 from ..adapters import registry
 from ..findings import Selection
+from ..formats.canonical.markers import DEFAULT_CRITICAL_KEY
 from .rules import CATALOG
 from .runner import SuiteConfig, SuiteReport, default_samples, run
 
@@ -48,6 +49,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default="",
         metavar="IDS",
         help="Only these TC ids or prefixes (comma-separated)",
+    )
+    group.addoption(
+        "--turnspec-critical-key",
+        default=DEFAULT_CRITICAL_KEY,
+        metavar="KEY",
+        help="Metadata key that marks a block critical (spec §4.2.2 names none; TC203 plants it)",
     )
 
 
@@ -99,6 +106,7 @@ def _config(config: pytest.Config) -> SuiteConfig:
         cassettes=cassettes,
         samples=samples,
         selection=_selection(config),
+        critical_key=str(config.getoption("turnspec_critical_key") or DEFAULT_CRITICAL_KEY),
     )
 
 

@@ -101,6 +101,7 @@ def as_dict(report: SuiteReport) -> dict[str, Any]:
             for r in report.results
         ],
         "capabilities": report.capabilities,
+        "capability_declaration": report.declarations,
         "cross_provider": report.pairs,
         "skipped_interactions": [{"interaction": i, "reason": why} for i, why in skipped_interactions(report)],
         "estimate_tolerance": {
@@ -141,6 +142,8 @@ def to_text(report: SuiteReport, *, verbose: bool = False) -> str:
             if r.status == "fail" or (verbose and r.status == "skip"):
                 for why in r.reasons[: 10 if r.status == "fail" else 3]:
                     lines.append(f"      - {why}")
+        if a in report.declarations:
+            lines.append(f"  capabilities declared per {report.declarations[a]}")
         caps = report.capabilities.get(a)
         if caps:
             lines.append(

@@ -115,6 +115,18 @@ STOP_REASON = RuleInfo("TC903", E, "contract §3.3", "Streamed stop_reason equal
 USAGE_RECORDED = RuleInfo(
     "TC904", E, "contract §7.2", "Parsed usage (input, output, cache read/write) equals the recorded body"
 )
+CAPS_PROBED = RuleInfo(
+    "TC503",
+    E,
+    "§7.2, contract §3.4, §4.4",
+    "Parallel and streamed tool calls, prompt caching and token limits hold when probed",
+)
+PROVIDER_RAW_ISOLATED = RuleInfo(
+    "TC406",
+    E,
+    "§6.5, §9.1",
+    "Another adapter's provider_raw changes nothing in the request; the adapter's own survives storage",
+)
 
 CATALOG = RuleCatalog(
     [
@@ -158,6 +170,8 @@ CATALOG = RuleCatalog(
         STREAM_LITERAL_JSON,
         STREAM_SIGNATURE_LAST,
         STREAM_CANCEL,
+        PROVIDER_RAW_ISOLATED,
+        CAPS_PROBED,
     ]
 )
 
@@ -204,6 +218,8 @@ TEST_SLUGS: dict[str, str] = {
     "TC609": "stream_partial_json_literal",
     "TC610": "stream_signature_on_final_delta",
     "TC611": "stream_cancel",
+    "TC406": "provider_raw_isolated",
+    "TC503": "capabilities_probed",
 }
 NEEDS: dict[str, str] = {
     "TC901": "supports_images",
@@ -249,9 +265,9 @@ EXERCISERS: dict[str, tuple[str, ...]] = {
     "supports_system_prompt": ("TC501", "TC403"),
     "supports_structured_output": ("TC501",),
     "supports_streaming": ("TC103", "TC601", "TC602", "TC605", "TC606", "TC607", "TC903", "TC501"),
-    "supports_streaming_tool_calls": ("TC603", "TC604"),
-    "supports_parallel_tool_calls": ("TC301",),
-    "supports_prompt_caching": ("TC904",),
+    "supports_streaming_tool_calls": ("TC603", "TC604", "TC503"),
+    "supports_parallel_tool_calls": ("TC301", "TC503"),
+    "supports_prompt_caching": ("TC904", "TC503"),
     "supports_system_messages_in_list": ("TC403",),
 }
 """The rules whose cases exercise a capability. TC002 judges a capability only when all of

@@ -13,7 +13,7 @@ the network: adapters are pure translation, and a replay must never reach a prov
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -21,9 +21,11 @@ from typing import Literal
 from ..adapters import registry
 from ..adapters.protocol import Adapter
 from ..findings import Selection
+from ..formats.canonical.markers import DEFAULT_CRITICAL_KEY
 from . import checks
 from .capture import NetworkBlockedError, capture_warnings, network_blocked
 from .cassettes import Cassette, Interaction, iter_cassettes
+from .checks.capabilities import declaration_of
 from .outcome import SUITE_SUBJECT, AdapterUnderTest, Outcome, RuleResult, Status
 from .rules import BOOLEAN_CAPABILITIES, CATALOG, EXERCISED, EXERCISERS, NEEDS
 
@@ -64,6 +66,8 @@ class SuiteConfig:
     peers: list[Adapter] = field(default_factory=list)
     samples: Path | None = None
     selection: Selection = field(default_factory=Selection)
+    # the metadata key that marks a block critical (§4.2.2 names none; TC203 plants it)
+    critical_key: str = DEFAULT_CRITICAL_KEY
 
     @classmethod
     def for_refs(
@@ -74,6 +78,7 @@ class SuiteConfig:
         samples: Path | Literal["default"] | None = "default",
         selection: Selection | None = None,
         peers: bool = True,
+        critical_key: str = DEFAULT_CRITICAL_KEY,
     ) -> SuiteConfig:
         """Adapters by reference; the cross-provider matrix also takes every registered adapter."""
         refs = list(refs) or sorted(registry.available())
@@ -92,6 +97,7 @@ class SuiteConfig:
             peer_list,
             default_samples() if samples == "default" else samples,
             selection or Selection(),
+            critical_key,
         )
 
     @classmethod
@@ -103,11 +109,12 @@ class SuiteConfig:
         samples: Path | None = None,
         selection: Selection | None = None,
         peers: bool = True,
+        critical_key: str = DEFAULT_CRITICAL_KEY,
     ) -> SuiteConfig:
         subject = AdapterUnderTest(str(adapter.name), adapter, list(cassette_dirs))
         peer_list = [registry.load(n) for n in sorted(registry.available())] if peers else []
         peer_list = [p for p in peer_list if p.name != subject.name]
-        return cls([subject], peer_list, samples, selection or Selection())
+        return cls([subject], peer_list, samples, selection or Selection(), critical_key)
 
 
 @dataclass
@@ -121,6 +128,8 @@ class SuiteReport:
     # adapter -> declared-true capability -> cases run that exercised it
     capabilities: dict[str, dict[str, int]] = field(default_factory=dict)
     fail_on_skip: bool = False
+    # adapter -> which capability list it declares (TC001: contract §3.4 or canonical §7.2)
+    declarations: dict[str, str] = field(default_factory=dict)
 
     @property
     def failed(self) -> list[RuleResult]:
@@ -237,7 +246,7 @@ def run(
     # off stderr; each check captures what it inspects
     with network_blocked(), capture_warnings():
         own = {s.name: load_cassettes(s.cassette_dirs) for s in config.subjects}
-        env = checks.Env(config.subjects, config.peers, own, samples, sel)
+        env = checks.Env(config.subjects, config.peers, own, samples, sel, critical_key=config.critical_key)
         for check in checks.CHECKS:
             if not any(sel.enabled(r) for r in check.rules):
                 continue
@@ -264,7 +273,14 @@ def run(
         cassettes_read=len(samples) + sum(len(v) for v in own.values()),
         capabilities=counts,
         fail_on_skip=fail_on_skip,
+        declarations={s.name: declaration_of(_caps(s.adapter)) for s in config.subjects},
     )
+
+
+def _caps(a: Adapter) -> dict[str, object]:
+    """The declared capabilities as a dict, whatever an untrusted adapter put there (TC001 judges them)."""
+    caps = getattr(a, "capabilities", None)
+    return dict(caps) if isinstance(caps, Mapping) else {}
 
 
 def interactions(cassettes: Iterable[Cassette]) -> Iterator[Interaction]:

@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 import pytest
 
 from ..adapters.protocol import Adapter
+from ..formats.canonical.markers import DEFAULT_CRITICAL_KEY
 from ..schemas import schema_set
 from .rules import CATALOG, NEEDS, SUITE_ONLY, TEST_SLUGS
 from .runner import SuiteConfig, SuiteReport, default_cassette_root, default_samples, run
@@ -104,6 +105,12 @@ class AdapterConformanceTests:
         return default_samples()
 
     @property
+    def critical_key(self) -> str:
+        """The metadata key the adapter reads to mark a block critical (spec §4.2.2 names
+        none; TC203 plants it and passes it as `AdapterOptions.critical_key`)."""
+        return DEFAULT_CRITICAL_KEY
+
+    @property
     def cross_provider(self) -> bool:
         """Replay sessions of every registered adapter through this one (TC4xx)."""
         return True
@@ -122,6 +129,7 @@ class AdapterConformanceTests:
                 cassette_dirs=self.cassette_dirs,
                 samples=self.samples,
                 peers=self.cross_provider,
+                critical_key=self.critical_key,
             )
             report = AdapterConformanceTests._reports[cls] = run(config)
         return report

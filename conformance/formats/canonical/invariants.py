@@ -15,6 +15,7 @@ from typing import Any
 from ...jsonio import Record
 from . import rules as R
 from .engine import BLOCK, FINISH, MESSAGE, SESSION, SESSION_BLOCK, Context, Emit, MessageView, RunState, Session
+from .markers import DEFAULT_CRITICAL_KEY
 
 
 def _esc(key: str) -> str:
@@ -29,7 +30,9 @@ def unknown_fields(ctx: Context, m: MessageView, emit: Emit) -> None:
     """Fields the revision does not define, wherever the message's own objects are open:
     the message, its metadata (and usage, routing beneath it), known blocks and their
     sources. Additive changes need no version bump (§10.2) and readers tolerate them
-    (§10.3). `provider_raw` is opaque (§6.5) and unknown blocks are TS011's."""
+    (§10.3). `provider_raw` is opaque (§6.5) and unknown blocks are TS011's. The default
+    critical-block marker (`markers.DEFAULT_CRITICAL_KEY`, §4.2.2 "marked critical via
+    metadata") is a key this project documents, so it is not reported."""
     f, rec = m.fields, m.rec
     for k in sorted(m.msg.keys() - f["message"]):
         emit(
@@ -38,7 +41,7 @@ def unknown_fields(ctx: Context, m: MessageView, emit: Emit) -> None:
             R.UNKNOWN_METADATA,
             f"unknown message field `{k}` (kept, but not part of schema {m.revision})",
         )
-    for k in sorted(m.meta.keys() - f["metadata"]):
+    for k in sorted(m.meta.keys() - f["metadata"] - {DEFAULT_CRITICAL_KEY}):
         emit(rec, "/metadata/" + _esc(k), R.UNKNOWN_METADATA,
              f"unknown metadata field `{k}` (kept, but not part of schema {m.revision})")  # fmt: skip
     for key, kind in (("usage", "usage"), ("routing", "routing")):

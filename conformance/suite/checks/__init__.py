@@ -9,9 +9,11 @@ from __future__ import annotations
 from . import (
     cancel,
     capabilities,
+    capability_probes,
     cassette_apis,
     honesty,
     lossy,
+    provider_raw,
     replay,
     requests,
     responses,
@@ -55,6 +57,8 @@ CHECKS: tuple[Check, ...] = (
     honesty.capability_honesty,
     *semantics.CHECKS,
     cancel.cancellation,
+    provider_raw.provider_raw,
+    capability_probes.capability_probes,
 )
 
 # the public names of the former suite/checks.py module, for code written against it

@@ -26,6 +26,7 @@ from ...adapters.protocol import (
 )
 from ...adapters.streams import to_canonical_names
 from ...findings import RuleInfo, Selection
+from ...formats.canonical.markers import DEFAULT_CRITICAL_KEY
 from ...formats.canonical.memory import validate_messages
 from ...schema_validation import SchemaValidator
 from ...schemas import schema_set
@@ -66,6 +67,7 @@ class Env:
     samples: list[Cassette]
     sel: Selection
     pairs: dict[str, dict[str, Status]] = field(default_factory=dict)
+    critical_key: str = DEFAULT_CRITICAL_KEY  # the metadata key TC203 marks a block critical with
     _validators: dict[str, SchemaValidator] = field(default_factory=dict)
 
     def recorded(self, s: AdapterUnderTest) -> Iterator[Interaction]:

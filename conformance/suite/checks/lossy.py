@@ -112,10 +112,10 @@ def lossy(env: Env) -> Iterator[Outcome]:
             )
             crit = copy.deepcopy(msgs)
             tgt = next(m for m in crit if m["id"] == target["id"])
-            tgt["metadata"]["critical"] = [index]
+            tgt["metadata"][env.critical_key] = [index]
             try:
                 with capture_warnings():
-                    a.to_wire(crit, tools, opts(a))
+                    a.to_wire(crit, tools, opts(a, critical_key=env.critical_key))
             except AdapterError as exc:
                 ok = getattr(exc, "block_type", None) == btype and getattr(exc, "message_id", None) == target["id"]
                 yield o(
@@ -133,5 +133,5 @@ def lossy(env: Env) -> Iterator[Outcome]:
                     s,
                     "fail",
                     label,
-                    "critical block dropped and the request still rendered",
+                    f"block marked critical (metadata.{env.critical_key}) dropped and the request still rendered",
                 )

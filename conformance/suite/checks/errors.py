@@ -1,0 +1,177 @@
+"""TC801's oracle: what the adapter contract §6.2-§6.4 says a recorded error response must raise.
+
+Read from the recording alone (never from the adapter under test):
+
+- the class: §6.2's HTTP status table, then its provider-body adjustments (Anthropic's
+  `error.type`, OpenAI's `error.code` / `error.type`); an API the contract gives no body
+  convention for keeps the status default, except the table's general remap of a 4xx whose
+  body says the context overflowed, and Google's documented `API_KEY_INVALID` reason;
+- the exception: the §6.3 subclass of that class (`isinstance`, not a name or a set);
+- `retryable`: true exactly for the transient classes of §6.4 (rate_limit, server_error,
+  network), the signal §6.4 asks for "so the caller knows it was a transient class";
+- `provider_status`: the HTTP status; `request_id`: the one the recording carries (the
+  body's `request_id`, the `request-id` or `x-request-id` header), when it carries one;
+- `RateLimitError.retry_after_seconds`: the recorded hint (`retry-after` seconds,
+  `retry-after-ms`, Google's `RetryInfo.retryDelay`), when there is one.
+
+Reading beyond the contract's text (upstream changed since it was written): Anthropic's
+context overflow now reads "prompt is too long: N tokens > M maximum", which has neither
+"context" nor "tokens exceeds", so "prompt is too long" counts as well.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ...adapters.errors import (
+    AdapterError,
+    AuthError,
+    CancelledError,
+    ContextOverflowError,
+    InvalidRequestError,
+    NetworkError,
+    RateLimitError,
+    ServerError,
+)
+
+SUBCLASS: dict[str, type[AdapterError]] = {
+    "rate_limit": RateLimitError,
+    "auth": AuthError,
+    "server_error": ServerError,
+    "network": NetworkError,
+    "context_overflow": ContextOverflowError,
+    "invalid_request": InvalidRequestError,
+    "cancelled": CancelledError,
+}
+"""Contract §6.3: the subclass of each §6.1 class (`other` has none but the base)."""
+TRANSIENT = ("rate_limit", "server_error", "network")  # contract §6.4 retryable classes
+_BY_STATUS = {401: "auth", 403: "auth", 408: "network", 413: "context_overflow", 429: "rate_limit"}
+_ANTHROPIC = {
+    "overloaded_error": "rate_limit",
+    "rate_limit_error": "rate_limit",
+    "authentication_error": "auth",
+    "permission_error": "auth",
+    "api_error": "server_error",
+}
+_ANTHROPIC_OVERFLOW = re.compile(r"context|tokens exceeds|prompt is too long", re.I)
+_OPENAI_CODE = {
+    "rate_limit_exceeded": "rate_limit",
+    "context_length_exceeded": "context_overflow",
+    "invalid_api_key": "auth",
+}
+# "Some providers use 400 with body indicating overflow; remap." (§6.2, 413 row)
+_OVERFLOW = re.compile(
+    r"context (?:length|window)|maximum context|token count .{0,40}exceeds|tokens? exceeds|too many tokens", re.I
+)
+
+
+def _details(err: dict[str, Any]) -> list[dict[str, Any]]:
+    """Google's `error.details` objects (a recording may hold anything there)."""
+    details = err.get("details")
+    return [d for d in details if isinstance(d, dict)] if isinstance(details, list) else []
+
+
+def status_default(status: int) -> str:
+    """§6.2's default class of an HTTP status."""
+    if status in _BY_STATUS:
+        return _BY_STATUS[status]
+    if status >= 500:
+        return "server_error"
+    return "invalid_request" if 400 <= status < 500 else "other"
+
+
+def _error_object(body: Any) -> dict[str, Any]:
+    err = body.get("error") if isinstance(body, dict) else None
+    return err if isinstance(err, dict) else {}
+
+
+def _message(body: Any) -> str:
+    err = _error_object(body)
+    if err:
+        return str(err.get("message") or "")
+    if isinstance(body, dict):
+        return str(body.get("error") or body.get("message") or "")
+    return str(body or "")
+
+
+def expected_class(api: str, status: int, body: Any) -> str:
+    """The §6.1 class the contract's table gives a recorded error of `api`."""
+    default = status_default(status)
+    err = _error_object(body)
+    if api.startswith("anthropic"):
+        etype = str(err.get("type") or "")
+        if etype == "invalid_request_error" and _ANTHROPIC_OVERFLOW.search(_message(body)):
+            return "context_overflow"
+        return _ANTHROPIC.get(etype, default)
+    if api.startswith("openai"):
+        hint = _OPENAI_CODE.get(str(err.get("code") or ""))
+        if hint is None and err.get("type") == "server_error":
+            hint = "server_error"
+        return hint or default
+    if api.startswith("gemini"):
+        reasons = {str(d.get("reason")) for d in _details(err)}
+        if "API_KEY_INVALID" in reasons:
+            return "auth"
+    if default == "invalid_request" and _OVERFLOW.search(_message(body)):
+        return "context_overflow"
+    return default
+
+
+def _header(headers: Mapping[str, Any], name: str) -> str | None:
+    for k, v in headers.items():
+        if str(k).lower() == name:
+            if isinstance(v, list | tuple):
+                v = v[0] if v else None
+            return None if v is None else str(v)
+    return None
+
+
+def recorded_request_id(body: Any, headers: Mapping[str, Any]) -> str | None:
+    rid = body.get("request_id") if isinstance(body, dict) else None
+    if isinstance(rid, str) and rid:
+        return rid
+    return _header(headers, "request-id") or _header(headers, "x-request-id")
+
+
+def recorded_retry_after(body: Any, headers: Mapping[str, Any]) -> float | None:
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        raw = _header(headers, name)
+        if raw is not None:
+            try:
+                return float(raw) / scale
+            except ValueError:
+                return None  # an HTTP-date: the harness reads the header itself
+    for d in _details(_error_object(body)):
+        if str(d.get("@type", "")).endswith("google.rpc.RetryInfo"):
+            m = re.fullmatch(r"(\d+(?:\.\d+)?)s", str(d.get("retryDelay", "")))
+            if m:
+                return float(m.group(1))
+    return None
+
+
+def problems(exc: BaseException, api: str, status: int, body: Any, headers: Mapping[str, Any]) -> list[str]:
+    """What the raised exception gets wrong against the contract (empty when nothing)."""
+    want = expected_class(api, status, body)
+    out: list[str] = []
+    cls = getattr(exc, "error_class", None)
+    sub = SUBCLASS.get(want, AdapterError)
+    if cls != want:
+        out.append(f"error_class {cls!r}, want {want!r}")
+    if not isinstance(exc, sub):
+        out.append(f"raised {type(exc).__name__}, want a {sub.__name__} (contract §6.3)")
+    retryable = getattr(exc, "retryable", None)
+    if retryable is not (want in TRANSIENT):
+        out.append(f"retryable={retryable!r}, want {want in TRANSIENT} for {want} (contract §6.4)")
+    if getattr(exc, "provider_status", None) != status:
+        out.append(f"provider_status={getattr(exc, 'provider_status', None)!r}, want {status}")
+    rid = recorded_request_id(body, headers)
+    if rid is not None and getattr(exc, "request_id", None) != rid:
+        out.append(f"request_id={getattr(exc, 'request_id', None)!r}, the recording's is {rid!r}")
+    if not isinstance(getattr(exc, "provider_message", None), str):
+        out.append("provider_message is not a string")
+    hint = recorded_retry_after(body, headers)
+    if want == "rate_limit" and hint is not None and getattr(exc, "retry_after_seconds", None) != hint:
+        out.append(f"retry_after_seconds={getattr(exc, 'retry_after_seconds', None)!r}, recorded hint {hint}")
+    return out
