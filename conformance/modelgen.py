@@ -293,9 +293,12 @@ class _Emitter:
             meta = _meta(min_length=n.min_length or None, max_length=n.max_length, pattern=n.pattern)
             return self._scalar(n, "str", meta, ["str"])
         if t in ("integer", "number"):
-            meta = _meta(
-                ge=n.minimum, le=n.maximum, gt=n.exclusive_minimum, lt=n.exclusive_maximum, multiple_of=n.multiple_of
-            )
+            bounds = {"ge": n.minimum, "le": n.maximum, "gt": n.exclusive_minimum, "lt": n.exclusive_maximum}
+            if self.target == "msgspec":
+                # msgspec refuses integer bounds outside int64 (a named known difference:
+                # such a bound is left unchecked, e.g. chibi's 64-bit bloom words)
+                bounds = {k: v for k, v in bounds.items() if v is None or -(2**63) <= v < 2**63}
+            meta = _meta(**bounds, multiple_of=n.multiple_of)
             base = "int" if t == "integer" else "float"
             return self._scalar(n, base, meta, ["int"] if t == "integer" else ["int", "float"])
         if t == "boolean":
@@ -372,7 +375,7 @@ class _Emitter:
             tags = [branch_tag(b, n.discriminator) for b in n.union]
             if all(t is not None for t in tags):
                 self.guards.append((name, n.discriminator, tags))
-        native = self.target != "msgspec" or self._native(n.union, branches)
+        native = self.target != "msgspec" or (not recursive and self._native(n.union, branches))
         if native and not (n.title or top or recursive):
             # an untitled union nothing refers back to is written inline (`str | None`)
             del self.names[id(n)]
@@ -549,8 +552,9 @@ _HOW = {
         "unknown block, two constrained strings) are decoded by `dec_hook` in two steps: builtins\n"
         "first, then the one matching branch through msgspec.convert; mypy sees the plain union.\n"
         "Known differences: a float with zero fraction (5.0) is not an int to msgspec (JSON Schema\n"
-        "says it is); uniqueItems and propertyNames are not checked; additive fields of open\n"
-        "objects are accepted but not kept. Narrow a content block with\n"
+        "says it is); uniqueItems, propertyNames and integer bounds beyond int64 are not checked;\n"
+        "additive fields of open"
+        " objects are accepted but not kept. Narrow a content block with\n"
         "`isinstance(block, UnknownBlock)` first, then on `block.type`."
     ),
 }
@@ -585,6 +589,8 @@ def _render(e: _Emitter, root: str | None) -> str:
     for kind, i in e.order:
         if kind == "alias":
             name, expr, doc = e.aliases[i]
+            if re.search(rf"\b{name}\b", expr):
+                expr = repr(expr)  # recursive: a string, which mypy reads as the same alias
             out.append(f"\n{name}: TypeAlias = {expr}\n" + _docstring(doc, ""))
         else:
             out.append(_render_union(e.unions[i]))
@@ -620,7 +626,7 @@ def _render_class(t: str, c: _Class) -> str:
         functional = any(not f.key.isidentifier() or keyword.iskeyword(f.key) for f in c.fields)
         items = [(f.key, f.annotation if f.required else f"NotRequired[{f.annotation}]") for f in c.fields]
         if functional:
-            inner = ", ".join(f"{k!r}: {a}" for k, a in items)
+            inner = ", ".join(f"{k!r}: {a!r}" for k, a in items)
             return f"\n\n{c.name} = TypedDict({c.name!r}, {{{inner}}})\n" + _docstring(c.doc, "")
         body = [f"    {k}: {a}\n" for k, a in items]
         head = f"\n\nclass {c.name}(TypedDict):\n"
@@ -645,6 +651,8 @@ def _render_class(t: str, c: _Class) -> str:
                 body.append(f"    {f.attr}: {f.annotation}{tail}\n")
                 continue
             ann = f.annotation if f.has_default else f"{f.annotation} | UnsetType"
+            if f.annotation == "Never":
+                ann = "UnsetType"  # a property the schema forbids (`false`): only absence decodes
             if f.has_default and isinstance(f.default, list | dict) and f.default:
                 dflt = f"msgspec.field(default_factory=lambda: {f.default!r}" + (f", name={f.key!r})" if rename else ")")
             elif f.has_default:
@@ -665,39 +673,54 @@ def _default(value: Any, factory: str) -> str:
 
 
 def _render_union(u: _Union) -> str:
-    tag = "None" if u.tag is None else f"({u.tag[0]!r}, {{{', '.join(f'{k!r}: {v}' for k, v in u.tag[1].items())}}})"
+    tag, table = (None, "{}") if u.tag is None else (u.tag[0], "{" + ", ".join(f"{k!r}: {v}" for k, v in u.tag[1].items()) + "}")
     return (
         f"\n\nif TYPE_CHECKING:\n    {u.name}: TypeAlias = {' | '.join(dict.fromkeys(u.branches))}\n"
         f"else:\n\n    class {u.name}(_Union):\n"
         + (_docstring(u.doc, "        ") + "\n" if u.doc else "")
-        + f"        branches = ({''.join(r + ', ' for r in u.runtime)})\n"
-        f"        instances = ({''.join(c + ', ' for c in dict.fromkeys(u.checks))})\n"
-        f"        one = {u.one!r}\n"
-        f"        tag = {tag}\n"
+        + f"        one = {u.one!r}\n"
+        f"        tag = {tag!r}\n\n"
+        f"        @staticmethod\n        def options() -> tuple[Any, ...]:\n"
+        f"            return ({''.join(r + ', ' for r in u.runtime)})\n\n"
+        f"        @staticmethod\n        def tags() -> dict[Any, Any]:\n            return {table}\n\n"
+        f"        @staticmethod\n        def kinds() -> tuple[type, ...]:\n"
+        f"            return ({''.join(c + ', ' for c in dict.fromkeys(u.checks))})\n"
     )
 
 
 _MSGSPEC_UNION = '''
 class _UnionMeta(type):
     def __instancecheck__(cls, obj: object) -> bool:
-        instances: tuple[type, ...] = getattr(cls, "instances", ())
-        return isinstance(obj, instances)
+        kinds: tuple[type, ...] = getattr(cls, "kinds")()
+        return isinstance(obj, kinds)
 
 
 class _Union(metaclass=_UnionMeta):
     """A union msgspec cannot decode by itself, decoded by `dec_hook`: the branch its
     tag names, or else the first (anyOf) or the only (oneOf) branch that converts."""
 
-    branches: ClassVar[tuple[Any, ...]] = ()
-    instances: ClassVar[tuple[type, ...]] = ()
     one: ClassVar[bool] = False
-    tag: ClassVar[tuple[str, dict[Any, Any]] | None] = None
+    tag: ClassVar[str | None] = None
+
+    # functions, not attributes: a branch may be defined further down (or be the union)
+    @staticmethod
+    def options() -> tuple[Any, ...]:
+        return ()
+
+    @staticmethod
+    def tags() -> dict[Any, Any]:
+        return {}
+
+    @staticmethod
+    def kinds() -> tuple[type, ...]:
+        return ()
 
     @classmethod
     def decode(cls, obj: Any) -> Any:
-        candidates = cls.branches
-        if cls.tag is not None:
-            key, table = cls.tag
+        candidates = cls.options()
+        key = cls.tag
+        if key is not None:
+            table = cls.tags()
             value = obj.get(key) if isinstance(obj, dict) else None
             branch = table.get(value) if type(value) in (str, int) else None
             if branch is None:
@@ -749,7 +772,8 @@ def validate_json(data: str | bytes) -> {root}:
 @cache
 def _registry() -> Registry[Any]:
     doc = json.loads((Path(__file__).parent / "bundle.json").read_text(encoding="utf-8"))
-    return Registry().with_resource(doc["$id"], Resource.from_contents(doc)).crawl()
+    registry: Registry[Any] = Registry().with_resource(doc["$id"], Resource.from_contents(doc)).crawl()
+    return registry
 
 
 @cache
