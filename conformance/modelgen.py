@@ -42,6 +42,7 @@ atomically by the command through `conformance.outputs`.
 
 from __future__ import annotations
 
+import ast
 import json
 import keyword
 import re
@@ -130,9 +131,7 @@ def write_tree(root: Path, files: dict[str, bytes]) -> None:
 
 
 def _pydantic(fmt: str, rev: str) -> dict[str, bytes]:
-    exe = shutil.which("datamodel-codegen", path=str(Path(sys.executable).parent)) or shutil.which(
-        "datamodel-codegen"
-    )
+    exe = shutil.which("datamodel-codegen", path=str(Path(sys.executable).parent)) or shutil.which("datamodel-codegen")
     if exe is None:
         raise InputError(
             "--target pydantic needs datamodel-code-generator==0.89.0 (pip install 'turnspec[test]' "
@@ -499,7 +498,7 @@ def _pytype(v: Any) -> str:
 
 def _lit(spec: str) -> Any:
     """A conversion spec back from its literal (specs nest)."""
-    return None if spec == "None" else eval(spec, {"__builtins__": {}})  # noqa: S307 - our own repr() of tuples
+    return ast.literal_eval(spec)
 
 
 def _meta(**kw: Any) -> str:
@@ -580,8 +579,7 @@ def _render(e: _Emitter, root: str | None) -> str:
     else:
         out.append(
             "from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Never, TypeAlias\n\n"
-            "import msgspec\nfrom msgspec import UNSET, UnsetType\n\n"
-            + _MSGSPEC_UNION
+            "import msgspec\nfrom msgspec import UNSET, UnsetType\n\n" + _MSGSPEC_UNION
         )
     for c in e.classes:
         out.append(_render_class(t, c))
@@ -654,7 +652,9 @@ def _render_class(t: str, c: _Class) -> str:
             if f.annotation == "Never":
                 ann = "UnsetType"  # a property the schema forbids (`false`): only absence decodes
             if f.has_default and isinstance(f.default, list | dict) and f.default:
-                dflt = f"msgspec.field(default_factory=lambda: {f.default!r}" + (f", name={f.key!r})" if rename else ")")
+                dflt = f"msgspec.field(default_factory=lambda: {f.default!r}" + (
+                    f", name={f.key!r})" if rename else ")"
+                )
             elif f.has_default:
                 dflt = f"msgspec.field(default={f.default!r}, name={f.key!r})" if rename else repr(f.default)
             else:
@@ -673,7 +673,9 @@ def _default(value: Any, factory: str) -> str:
 
 
 def _render_union(u: _Union) -> str:
-    tag, table = (None, "{}") if u.tag is None else (u.tag[0], "{" + ", ".join(f"{k!r}: {v}" for k, v in u.tag[1].items()) + "}")
+    tag, table = (
+        (None, "{}") if u.tag is None else (u.tag[0], "{" + ", ".join(f"{k!r}: {v}" for k, v in u.tag[1].items()) + "}")
+    )
     return (
         f"\n\nif TYPE_CHECKING:\n    {u.name}: TypeAlias = {' | '.join(dict.fromkeys(u.branches))}\n"
         f"else:\n\n    class {u.name}(_Union):\n"
