@@ -45,6 +45,7 @@ from __future__ import annotations
 import ast
 import json
 import keyword
+import os
 import re
 import shutil
 import subprocess
@@ -53,13 +54,15 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urljoin
 
 from .errors import InputError
 from .schema_bundle import bundle, default_revision, families
 from .schemas import schema_root, schema_set, versions
 from .strategies.ir import Node, SchemaGraph, branch_tag
 
-TARGETS = ("pydantic", "typeddict", "dataclasses", "msgspec")
+PYTHON_TARGETS = ("pydantic", "typeddict", "dataclasses", "msgspec")
+TARGETS = (*PYTHON_TARGETS, "typescript")
 PRIMARY = {"canonical": "message.json", "gpt2099": "turn-frame.json", "chibi": "entry.json", "geppetto": "turn.json"}
 # Options chosen so the models accept exactly what the schemas accept (see
 # tests/test_differential.py): strict scalar types (no "5" -> 5 coercion), null only
@@ -109,6 +112,8 @@ def generate(target: str, fmt: str = "canonical", revision: str | None = None) -
     rev = resolve(fmt, revision)
     if target == "pydantic":
         return _pydantic(fmt, rev)
+    if target == "typescript":
+        return _typescript(fmt, rev)
     if target not in TARGETS:
         raise InputError(f"--target {target}: known targets are {', '.join(TARGETS)}")
     emitter = _Emitter(target, fmt, rev)
@@ -863,3 +868,74 @@ def convert(obj: object) -> {root}:
     return result
 ''',
 }
+
+
+# -- TypeScript: json-schema-to-typescript over the bundle ------------------------------
+
+TS_GENERATOR = "json-schema-to-typescript@16"
+
+
+def local_bundle(fmt: str, revision: str) -> dict[str, Any]:
+    """The bundle with every `$ref` rewritten to a local `#/$defs/<file>...` pointer and
+    the embedded `$id`s dropped. The validating meaning is the same (each `$ref` still
+    names the same schema); the form is the one JSON Schema tools without 2020-12
+    embedded-resource support read (json-schema-to-typescript's ref parser resolves a
+    relative `$ref` against the file system, not against the enclosing `$id`)."""
+    doc = bundle(fmt, revision)
+    ids = {sub["$id"]: name for name, sub in doc["$defs"].items()}
+
+    def fix(node: Any, base: str) -> Any:
+        if isinstance(node, dict):
+            out: dict[str, Any] = {}
+            for k, v in node.items():
+                if k == "$ref" and isinstance(v, str):
+                    uri, _, frag = urljoin(base, v).partition("#")
+                    name = ids.get(uri)
+                    out[k] = f"#/$defs/{_escape_pointer(name)}{frag}" if name is not None else v
+                elif k in ("$id", "$schema"):
+                    continue
+                else:
+                    out[k] = fix(v, base)
+            return out
+        if isinstance(node, list):
+            return [fix(v, base) for v in node]
+        return node
+
+    out: dict[str, Any] = {k: v for k, v in doc.items() if k not in ("$defs", "$ref")}
+    if "$ref" in doc:
+        out["$ref"] = f"#/$defs/{_escape_pointer(ids[doc['$ref']])}"
+    out["$defs"] = {name: fix(sub, sub["$id"]) for name, sub in doc["$defs"].items()}
+    return out
+
+
+def _escape_pointer(token: str) -> str:
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+def json2ts() -> str | None:
+    """The json-schema-to-typescript CLI: $TURNSPEC_JSON2TS, or `json2ts` on PATH."""
+    env = os.environ.get("TURNSPEC_JSON2TS")
+    if env:
+        return env if Path(env).is_file() else None
+    return shutil.which("json2ts")
+
+
+def _typescript(fmt: str, rev: str) -> dict[str, bytes]:
+    exe = json2ts()
+    if exe is None or shutil.which("node") is None:
+        raise InputError(
+            f"--target typescript needs node and {TS_GENERATOR} (npm install -g {TS_GENERATOR}, "
+            "or TURNSPEC_JSON2TS=path/to/node_modules/.bin/json2ts)"
+        )
+    with tempfile.TemporaryDirectory(prefix="turnspec-ts-") as tmp:
+        src, dst = Path(tmp) / "bundle.json", Path(tmp) / "index.d.ts"
+        src.write_text(json.dumps(local_bundle(fmt, rev), indent=2))
+        cmd = [exe, "--input", str(src), "--output", str(dst), "--cwd", tmp, "--unreachableDefinitions"]
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=300)
+        if proc.returncode != 0 or not dst.is_file():
+            last = (proc.stderr.strip().splitlines() or ["no message"])[-1]
+            raise InputError(f"json2ts failed on {fmt} {rev}: {last}")
+        types = dst.read_bytes()
+    # the schema beside the types: TypeScript types check nothing at run time, a
+    # 2020-12 validator (e.g. ajv's Ajv2020) over bundle.json does
+    return {"index.d.ts": types, "bundle.json": json.dumps(bundle(fmt, rev), indent=2).encode() + b"\n"}

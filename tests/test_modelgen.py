@@ -13,6 +13,7 @@ cases of tests/test_differential.py. A disagreement must be a named known differ
 from __future__ import annotations
 
 import importlib
+import os
 import shutil
 import subprocess
 import sys
@@ -26,7 +27,8 @@ import pytest
 from test_differential import CASES, KNOWN_DIFFERENCES, VALIDATOR
 
 from conformance.cli import main
-from conformance.modelgen import TARGETS, generate
+from conformance.modelgen import PYTHON_TARGETS as TARGETS
+from conformance.modelgen import generate, json2ts
 from conformance.strategies import compiler, sample
 from conformance.strategies.ir import json_equal
 from conformance.strategies.mutations import Mutator
@@ -315,3 +317,73 @@ def _assert_contains(big: Any, small: Any) -> None:
     else:
         # JSON equality: msgspec reads a `number` field as a float (0 becomes 0.0)
         assert json_equal(big, small), (big, small)
+
+
+JSON2TS = json2ts()
+TSC = os.environ.get("TURNSPEC_TSC") or shutil.which("tsc")
+needs_json2ts = pytest.mark.skipif(
+    JSON2TS is None or shutil.which("node") is None,
+    reason="json-schema-to-typescript is not installed (npm install -g json-schema-to-typescript@16, "
+    "or TURNSPEC_JSON2TS=.../node_modules/.bin/json2ts); Python CI does not need npm",
+)
+
+
+@needs_json2ts
+def test_typescript_types_from_the_bundle(tmp_path: Path) -> None:
+    out = tmp_path / "ts"
+    assert main(["models", "--target", "typescript", str(out)]) == 0
+    files = generate("typescript")
+    assert files == generate("typescript"), "json2ts output is not deterministic"
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == files
+    text = files["index.d.ts"].decode()
+    # every titled object schema of the revision is an interface, every union a type
+    from conformance.schemas import schema_set
+
+    for name, doc in schema_set("canonical", "v1").documents.items():
+        title = doc.get("title")
+        if doc.get("type") == "object":
+            assert f"export interface {title} {{" in text, name
+        elif "anyOf" in doc or "oneOf" in doc:
+            assert f"export type {title} =" in text, name
+    assert "export type ContentBlock = KnownContentBlock | UnknownBlock;" in text
+    assert 'type: "text";' in text
+    if TSC is None:
+        pytest.skip("tsc is not installed (npm install -g typescript); the types were generated but not compiled")
+    (tmp_path / "consumer.ts").write_text(
+        textwrap.dedent(
+            """
+            import type { ContentBlock, KnownContentBlock, Message } from "./ts/index";
+
+            const KNOWN = new Set(["text", "tool_use", "tool_result", "image", "thinking", "redacted_thinking"]);
+            function isKnown(b: ContentBlock): b is KnownContentBlock {
+              return KNOWN.has(b.type);
+            }
+            export function texts(m: Message): string[] {
+              const out: string[] = [];
+              for (const b of m.content) {
+                if (!isKnown(b)) continue;
+                if (b.type === "text") out.push(b.text);
+                else if (b.type === "tool_use") out.push(b.name);
+              }
+              return out;
+            }
+            """
+        )
+    )
+    (tmp_path / "wrong.ts").write_text(
+        'import type { Message } from "./ts/index";\n'
+        "export function wrong(m: Message): string {\n"
+        "  const b = m.content[0];\n"
+        '  return b.type === "text" ? b.text : "";\n'
+        "}\n"
+    )
+    proc = subprocess.run(
+        [TSC, "--strict", "--noEmit", "--target", "es2020", "--skipLibCheck", "consumer.ts", "wrong.ts"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    errors = [line for line in proc.stdout.splitlines() if "error TS" in line]
+    # narrowed through the guard: fine; not narrowed: the unknown block's fields are `unknown`
+    assert errors and all(line.startswith("wrong.ts(4,") for line in errors), proc.stdout

@@ -14,7 +14,7 @@ def register(app: typer.Typer) -> None:
     def models_cmd(
         out: Annotated[Path, typer.Argument(help="The package folder to write (its name is the import name)")],
         target: Annotated[
-            str, typer.Option("--target", help="pydantic | typeddict | dataclasses | msgspec")
+            str, typer.Option("--target", help="pydantic | typeddict | dataclasses | msgspec | typescript")
         ] = "pydantic",
         fmt: Annotated[
             str, typer.Option("--format", help="Schema family: canonical, gpt2099, chibi, geppetto")
