@@ -58,6 +58,7 @@ from urllib.parse import urljoin
 
 from .errors import InputError
 from .schema_bundle import bundle, default_revision, families
+from .schema_validation import ecma_regex
 from .schemas import schema_root, schema_set, versions
 from .strategies.ir import Node, SchemaGraph, branch_tag
 
@@ -119,7 +120,7 @@ def generate(target: str, fmt: str = "canonical", revision: str | None = None) -
     emitter = _Emitter(target, fmt, rev)
     files = {"__init__.py": emitter.module().encode(), "py.typed": b""}
     if target in ("typeddict", "dataclasses"):
-        files["bundle.json"] = json.dumps(bundle(fmt, rev), indent=2, sort_keys=False).encode() + b"\n"
+        files["bundle.json"] = _bundle_bytes(fmt, rev)
     return files
 
 
@@ -135,6 +136,28 @@ def write_tree(root: Path, files: dict[str, bytes]) -> None:
 # -- pydantic: the pinned datamodel-code-generator ------------------------------------
 
 
+def python_pattern(pattern: str) -> str:
+    """`pattern` as Python's `re` must read it to mean what ECMA-262 (and the project's
+    oracle) means: a bare `$` becomes an end-of-input assertion, and `\\d`/`\\w`/`\\b`
+    are ASCII-only (`(?a)`). The canonical schemas are already written this way; peer
+    formats' schemas quote upstream patterns with `$`."""
+    translated = ecma_regex(pattern).pattern
+    return ("(?a)" + translated) if re.search(r"\\[dDwWbB]", translated) else translated
+
+
+def neutral_patterns(doc: Any) -> Any:
+    """`doc` with every `pattern` rewritten by `python_pattern` (same meaning in ECMA-262
+    and Python's `re`, so stock python-jsonschema agrees with every other validator)."""
+    if isinstance(doc, dict):
+        return {
+            k: (python_pattern(v) if k == "pattern" and isinstance(v, str) else neutral_patterns(v))
+            for k, v in doc.items()
+        }
+    if isinstance(doc, list):
+        return [neutral_patterns(v) for v in doc]
+    return doc
+
+
 def _pydantic(fmt: str, rev: str) -> dict[str, bytes]:
     exe = shutil.which("datamodel-codegen", path=str(Path(sys.executable).parent)) or shutil.which("datamodel-codegen")
     if exe is None:
@@ -146,8 +169,13 @@ def _pydantic(fmt: str, rev: str) -> dict[str, bytes]:
     # length from a pyproject.toml above its output, which would make output depend on
     # where OUT is
     with tempfile.TemporaryDirectory(prefix="turnspec-models-") as tmp:
-        out = Path(tmp) / "pkg"
-        cmd = [exe, "--input", str(source_folder(fmt, rev)), "--output", str(out), *PYDANTIC_ARGS]
+        # input preparation: the schema files with dialect-neutral patterns (pydantic
+        # reads them with Python's `re` wherever they need a lookaround)
+        src, out = Path(tmp) / "schemas", Path(tmp) / "pkg"
+        src.mkdir()
+        for name, doc in sorted(schema_set(fmt, rev).documents.items()):
+            (src / name).write_text(json.dumps(neutral_patterns(doc), indent=2, ensure_ascii=False), encoding="utf-8")
+        cmd = [exe, "--input", str(src), "--output", str(out), *PYDANTIC_ARGS]
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if proc.returncode != 0:
             last = (proc.stderr.strip().splitlines() or ["no message"])[-1]
@@ -207,14 +235,18 @@ class _Emitter:
         self.conv_of: dict[str, str] = {}  # dataclasses: name -> conversion spec
         self.union_convs: list[tuple[str, Any]] = []  # dataclasses: union -> ((location, spec), ...)
         self.hits: set[str] = set()  # names looked up again (a cycle may close on them)
+        self.refined: list[tuple[str, str, str, str, bool, dict[str, Any]]] = []  # msgspec
         self.root_loc = ""
+        self.titles: set[str] = set()  # titles of the files and definitions, kept for them
 
     # -- naming ------------------------------------------------------------------------
 
-    def _fresh(self, want: str) -> str:
+    def _fresh(self, want: str, titled: bool = True) -> str:
         base = _camel(want) or "Model"
         name, i = base, 2
-        while name in self.used or keyword.iskeyword(name) or name in _RESERVED:
+        # a name made from a hint never takes the title of a schema file or definition
+        taken = self.used | (self.titles if not titled else set())
+        while name in taken or keyword.iskeyword(name) or name in _RESERVED:
             name, i = f"{base}{i}", i + 1
         self.used.add(name)
         return name
@@ -234,7 +266,9 @@ class _Emitter:
         return out
 
     def module(self) -> str:
-        for node, hint in self.roots():
+        roots = self.roots()
+        self.titles = {_camel(n.title) for n, _ in roots if n.title}
+        for node, hint in roots:
             self.expr(node, hint, top=True)
         primary = PRIMARY.get(self.fmt)
         root_name = None
@@ -281,29 +315,45 @@ class _Emitter:
         return name
 
     def _single(self, n: Node, t: str, hint: str, top: bool = False) -> str:
+        if self.target == "msgspec" and (
+            n.prefix_items
+            or n.dependent_required
+            or (n.properties and (n.min_properties or n.max_properties is not None))
+        ):
+            raise InputError(
+                f"{n.loc}: the msgspec target cannot express prefixItems, dependentRequired or min/maxProperties on a model yet"
+            )
         if t == "object":
             if n.properties or (n.title is not None and n.additional is False):
                 return self._class(n, hint)
             value = self.expr(n.additional, hint + "Value") if isinstance(n.additional, Node) else "Any"
             if n.additional is False:
                 value = "Never"
-            return f"dict[str, {value}]"
+            key = self.expr(n.property_names, hint + "Key") if n.property_names is not None else "str"
+            meta = _meta(min_length=n.min_properties or None, max_length=n.max_properties)
+            return self._scalar(n, f"dict[{key}, {value}]", meta, ["dict"])
         if t == "array":
             item = self.expr(n.items, hint + "Item") if isinstance(n.items, Node) else "Any"
             base = f"list[{item}]"
             meta = _meta(min_length=n.min_items or None, max_length=n.max_items)
+            if n.unique_items and self.target == "msgspec":
+                return self._refined(n, hint, base, meta, unique=True, bounds={})
             return self._scalar(n, base, meta, ["list"])
         if t == "string":
-            meta = _meta(min_length=n.min_length or None, max_length=n.max_length, pattern=n.pattern)
+            pattern = python_pattern(n.pattern) if n.pattern is not None else None
+            meta = _meta(min_length=n.min_length or None, max_length=n.max_length, pattern=pattern)
             return self._scalar(n, "str", meta, ["str"])
         if t in ("integer", "number"):
             bounds = {"ge": n.minimum, "le": n.maximum, "gt": n.exclusive_minimum, "lt": n.exclusive_maximum}
-            if self.target == "msgspec":
-                # msgspec refuses integer bounds outside int64 (a named known difference:
-                # such a bound is left unchecked, e.g. chibi's 64-bit bloom words)
-                bounds = {k: v for k, v in bounds.items() if v is None or -(2**63) <= v < 2**63}
-            meta = _meta(**bounds, multiple_of=n.multiple_of)
             base = "int" if t == "integer" else "float"
+            if self.target == "msgspec":
+                # msgspec refuses integer bounds outside int64: those are checked after decoding
+                wide = {k: v for k, v in bounds.items() if v is not None and not -(2**63) <= v < 2**63}
+                if wide:
+                    narrow = {k: v for k, v in bounds.items() if k not in wide}
+                    meta = _meta(**narrow, multiple_of=n.multiple_of)
+                    return self._refined(n, hint, base, meta, unique=False, bounds=wide)
+            meta = _meta(**bounds, multiple_of=n.multiple_of)
             return self._scalar(n, base, meta, ["int"] if t == "integer" else ["int", "float"])
         if t == "boolean":
             return "bool"
@@ -315,8 +365,21 @@ class _Emitter:
         expr = f"Annotated[{base}, msgspec.Meta({meta})]"
         return self._alias_if_titled(n, expr, checks)
 
+    def _refined(self, n: Node, hint: str, base: str, meta: str, *, unique: bool, bounds: dict[str, Any]) -> str:
+        """msgspec: a constraint msgspec.Meta cannot hold (uniqueItems, an integer bound
+        beyond int64), checked by dec_hook after msgspec decoded the base type."""
+        name = self._fresh(n.title or hint, n.title is not None)
+        self.names[id(n)] = name
+        runtime = f"Annotated[{base}, msgspec.Meta({meta})]" if meta else base
+        kind = "list" if base.startswith("list[") else base
+        self.refined.append((name, _doc(n), runtime, kind, unique, bounds))
+        self.order.append(("refined", len(self.refined) - 1))
+        self.runtime_of[name] = name
+        self.check_of[name] = [name]
+        return name
+
     def _class(self, n: Node, hint: str) -> str:
-        name = self._fresh(n.title or hint)
+        name = self._fresh(n.title or hint, n.title is not None)
         self.names[id(n)] = name
         self.runtime_of[name] = name
         self.check_of[name] = [name]
@@ -365,7 +428,7 @@ class _Emitter:
 
     def _union(self, n: Node, hint: str, top: bool) -> str:
         assert n.union is not None
-        name = self._fresh(n.title or hint)
+        name = self._fresh(n.title or hint, n.title is not None)
         self.names[id(n)] = name
         if self.target == "dataclasses":
             self.conv_of[name] = repr(("n", name))
@@ -428,7 +491,7 @@ class _Emitter:
         kind (one str-like, one array, one object-like...)."""
         seen: set[str] = set()
         for b, e in zip(branches, exprs, strict=True):
-            if any(u.name == e for u in self.unions) or e == "Any":
+            if any(u.name == e for u in self.unions) or any(r[0] == e for r in self.refined) or e == "Any":
                 return False
             if b.union is not None:
                 return False
@@ -556,9 +619,9 @@ _HOW = {
         "unknown block, two constrained strings) are decoded by `dec_hook` in two steps: builtins\n"
         "first, then the one matching branch through msgspec.convert; mypy sees the plain union.\n"
         "Known differences: a float with zero fraction (5.0) is not an int to msgspec (JSON Schema\n"
-        "says it is); uniqueItems, propertyNames and integer bounds beyond int64 are not checked;\n"
-        "additive fields of open"
-        " objects are accepted but not kept. Narrow a content block with\n"
+        "says it is); additive fields of open objects are accepted but not kept. uniqueItems and\n"
+        "integer bounds beyond int64 are checked by `dec_hook` after msgspec decoded the value.\n"
+        "Narrow a content block with\n"
         "`isinstance(block, UnknownBlock)` first, then on `block.type`."
     ),
 }
@@ -595,6 +658,8 @@ def _render(e: _Emitter, root: str | None) -> str:
             if re.search(rf"\b{name}\b", expr):
                 expr = repr(expr)  # recursive: a string, which mypy reads as the same alias
             out.append(f"\n{name}: TypeAlias = {expr}\n" + _docstring(doc, ""))
+        elif kind == "refined":
+            out.append(_render_refined(*e.refined[i]))
         else:
             out.append(_render_union(e.unions[i]))
     out.append(_TAIL[t].format(root=root or "Any", extra=EXTRA))
@@ -695,6 +760,18 @@ def _render_union(u: _Union) -> str:
     )
 
 
+def _render_refined(name: str, doc: str, runtime: str, kind: str, unique: bool, bounds: dict[str, Any]) -> str:
+    return (
+        f"\n\nif TYPE_CHECKING:\n    {name}: TypeAlias = {runtime}\n"
+        f"else:\n\n    class {name}(_Refined):\n"
+        + (_docstring(doc, "        ") + "\n" if doc else "")
+        + f"        unique = {unique!r}\n"
+        f"        bounds = {bounds!r}\n\n"
+        f"        @staticmethod\n        def options() -> tuple[Any, ...]:\n            return ({runtime},)\n\n"
+        f"        @staticmethod\n        def kinds() -> tuple[type, ...]:\n            return ({kind},)\n"
+    )
+
+
 _MSGSPEC_UNION = '''
 class _UnionMeta(type):
     def __instancecheck__(cls, obj: object) -> bool:
@@ -749,6 +826,37 @@ class _Union(metaclass=_UnionMeta):
         if found:
             raise ValueError(f"{cls.__name__}: matches {len(found)} branches of a oneOf")
         raise ValueError(f"{cls.__name__}: no branch matches ({'; '.join(errors)})")
+
+
+def _json_key(v: Any) -> Any:
+    if isinstance(v, bool) or v is None or isinstance(v, str):
+        return (type(v).__name__, v)
+    if isinstance(v, int | float):
+        return ("n", v)
+    if isinstance(v, list | tuple):
+        return ("a", tuple(_json_key(x) for x in v))
+    if isinstance(v, dict):
+        return ("o", tuple(sorted((k, _json_key(x)) for k, x in v.items())))
+    return ("o", _json_key(msgspec.to_builtins(v)))
+
+
+class _Refined(_Union):
+    """A type with a constraint msgspec.Meta cannot hold (uniqueItems, an integer bound
+    beyond int64): msgspec decodes the base type, then `decode` checks the rest."""
+
+    unique: ClassVar[bool] = False
+    bounds: ClassVar[dict[str, int | float]] = {}
+
+    @classmethod
+    def decode(cls, obj: Any) -> Any:
+        value = msgspec.convert(obj, cls.options()[0], dec_hook=dec_hook)
+        if cls.unique and len({_json_key(v) for v in value}) != len(value):
+            raise ValueError("items are not unique")
+        for op, bound in cls.bounds.items():
+            ok = {"ge": value >= bound, "le": value <= bound, "gt": value > bound, "lt": value < bound}[op]
+            if not ok:
+                raise ValueError(f"expected a value {op} {bound}")
+        return value
 
 '''
 
@@ -938,4 +1046,10 @@ def _typescript(fmt: str, rev: str) -> dict[str, bytes]:
         types = dst.read_bytes()
     # the schema beside the types: TypeScript types check nothing at run time, a
     # 2020-12 validator (e.g. ajv's Ajv2020) over bundle.json does
-    return {"index.d.ts": types, "bundle.json": json.dumps(bundle(fmt, rev), indent=2).encode() + b"\n"}
+    return {"index.d.ts": types, "bundle.json": _bundle_bytes(fmt, rev)}
+
+
+def _bundle_bytes(fmt: str, rev: str) -> bytes:
+    """The bundle shipped beside the models: patterns dialect-neutral, so stock
+    python-jsonschema (and any ECMA-262 validator) reads it as the oracle does."""
+    return json.dumps(neutral_patterns(bundle(fmt, rev)), indent=2, ensure_ascii=False).encode() + b"\n"
