@@ -130,7 +130,7 @@ def _ints(doc: Any) -> Any:
 
 
 def _has_integral_float(doc: Any) -> bool:
-    return _ints(doc) != doc or repr(_ints(doc)) != repr(doc)
+    return repr(_ints(doc)) != repr(doc)  # 5.0 == 5 in Python: compare the spelling
 
 
 CORPUS = corpus()
