@@ -136,6 +136,16 @@ def write_tree(root: Path, files: dict[str, bytes]) -> None:
 # -- pydantic: the pinned datamodel-code-generator ------------------------------------
 
 
+def _run(cmd: list[str], what: str) -> subprocess.CompletedProcess[str]:
+    """Run a generator with a time limit; a hang or a missing program is a one-line error."""
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=600)
+    except subprocess.TimeoutExpired:
+        raise InputError(f"{what} did not finish within 600 s") from None
+    except OSError as exc:
+        raise InputError(f"{what} could not run: {exc.strerror or exc}") from None
+
+
 def python_pattern(pattern: str) -> str:
     """`pattern` as Python's `re` must read it to mean what ECMA-262 (and the project's
     oracle) means: a bare `$` becomes an end-of-input assertion, and `\\d`/`\\w`/`\\b`
@@ -176,7 +186,7 @@ def _pydantic(fmt: str, rev: str) -> dict[str, bytes]:
         for name, doc in sorted(schema_set(fmt, rev).documents.items()):
             (src / name).write_text(json.dumps(neutral_patterns(doc), indent=2, ensure_ascii=False), encoding="utf-8")
         cmd = [exe, "--input", str(src), "--output", str(out), *PYDANTIC_ARGS]
-        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        proc = _run(cmd, "datamodel-codegen")
         if proc.returncode != 0:
             last = (proc.stderr.strip().splitlines() or ["no message"])[-1]
             raise InputError(f"datamodel-codegen failed on {fmt} {rev}: {last}")
@@ -1039,7 +1049,7 @@ def _typescript(fmt: str, rev: str) -> dict[str, bytes]:
         src, dst = Path(tmp) / "bundle.json", Path(tmp) / "index.d.ts"
         src.write_text(json.dumps(local_bundle(fmt, rev), indent=2))
         cmd = [exe, "--input", str(src), "--output", str(dst), "--cwd", tmp, "--unreachableDefinitions"]
-        proc = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=300)
+        proc = _run(cmd, "json2ts")
         if proc.returncode != 0 or not dst.is_file():
             last = (proc.stderr.strip().splitlines() or ["no message"])[-1]
             raise InputError(f"json2ts failed on {fmt} {rev}: {last}")

@@ -521,3 +521,31 @@ def test_deep_documents(packages: dict[str, Any]) -> None:
     for target in packages:
         if target != "__root__":
             assert verdict(target, packages)(deep) is (target != "pydantic"), target
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_invalid_documents_strategy_is_rejected_by_every_target(target: str, packages: dict[str, Any]) -> None:
+    """The public hypothesis strategy (`invalid_documents`), as an adapter author would use
+    it against the models: every labelled one-constraint break is rejected."""
+    from hypothesis import HealthCheck, Phase, given, settings
+
+    from conformance.strategies import Invalid, invalid_documents
+
+    if target not in packages:
+        pytest.skip("datamodel-code-generator is not installed ([test] extra)")
+    run = verdict(target, packages)
+
+    @settings(
+        max_examples=30,
+        deadline=None,
+        database=None,
+        derandomize=True,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(invalid_documents())
+    def prop(bad: Invalid) -> None:
+        assert not VALIDATOR.oracle_is_valid(bad.document)
+        assert not run(bad.document), bad
+
+    prop()
