@@ -7,7 +7,8 @@ package's `decode` (msgspec.json.decode with its dec_hook), TypedDict `validate`
 dataclasses `from_dict`. The corpus is the generated one (`conformance.strategies`: seeded
 valid messages and every guarded one-constraint mutant of each), plus the hand-written
 cases of tests/test_differential.py. A disagreement must be a named known difference
-(KNOWN below), which is asserted to still hold, so a fix is noticed.
+(KNOWN below; pydantic's uniqueItems and depth-200 limits in their own tests), each
+asserted to still hold, so a fix is noticed.
 """
 
 from __future__ import annotations
@@ -23,14 +24,21 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import jsonschema
+import msgspec
 import orjson
+import pydantic
 import pytest
+from hypothesis import HealthCheck, Phase, given, settings
 from test_differential import CASES, KNOWN_DIFFERENCES, VALIDATOR
 
 from conformance.cli import main
 from conformance.modelgen import PYTHON_TARGETS as TARGETS
-from conformance.modelgen import generate, json2ts
-from conformance.strategies import compiler, sample
+from conformance.modelgen import generate, json2ts, neutral_patterns, source_folder, write_tree
+from conformance.schema_bundle import bundle, families
+from conformance.schema_validation import SchemaValidator
+from conformance.schemas import schema_set, versions
+from conformance.strategies import Invalid, compiler, invalid_documents, sample
 from conformance.strategies.ir import json_equal
 from conformance.strategies.mutations import Mutator
 
@@ -70,8 +78,6 @@ def packages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any
 def verdict(target: str, mods: dict[str, Any]) -> Callable[[Any], bool]:
     mod = mods[target]
     if target == "pydantic":
-        import pydantic  # function-level: only this target needs it here
-
         message = importlib.import_module(f"{mod.__name__}.message").Message
 
         def run(doc: Any) -> bool:
@@ -83,7 +89,6 @@ def verdict(target: str, mods: dict[str, Any]) -> Callable[[Any], bool]:
 
         return run
     if target == "msgspec":
-        import msgspec  # function-level: only this target needs it
 
         def run_ms(doc: Any) -> bool:
             try:
@@ -93,7 +98,6 @@ def verdict(target: str, mods: dict[str, Any]) -> Callable[[Any], bool]:
             return True
 
         return run_ms
-    import jsonschema
 
     fn = mod.validate if target == "typeddict" else mod.from_dict
 
@@ -279,7 +283,6 @@ def test_command_refuses_bad_targets_inputs_and_existing_outputs(
     assert main(["models", "--target", "msgspec", "--revision", "v9", str(tmp_path / "y")]) == 2
     assert "v9" in capsys.readouterr().err and not (tmp_path / "y").exists()
     # never into an input: the schema folder the models come from
-    from conformance.modelgen import source_folder
 
     inside = source_folder("canonical", "v1") / "models"
     assert main(["models", "--target", "msgspec", str(inside)]) == 2
@@ -289,7 +292,6 @@ def test_command_refuses_bad_targets_inputs_and_existing_outputs(
 def test_valid_documents_round_trip(packages: dict[str, Any]) -> None:
     """Decoding keeps the data: msgspec gives back the document (its defaults are omitted
     when equal), dataclasses give back the document with schema defaults filled in."""
-    import msgspec
 
     ms, dc = packages["msgspec"], packages["dataclasses"]
     valid = [d for name, d in CORPUS if name.startswith("valid")]
@@ -338,7 +340,6 @@ def test_typescript_types_from_the_bundle(tmp_path: Path) -> None:
     assert {p.name: p.read_bytes() for p in out.iterdir()} == files
     text = files["index.d.ts"].decode()
     # every titled object schema of the revision is an interface, every union a type
-    from conformance.schemas import schema_set
 
     for name, doc in schema_set("canonical", "v1").documents.items():
         title = doc.get("title")
@@ -392,7 +393,6 @@ def test_typescript_types_from_the_bundle(tmp_path: Path) -> None:
 
 def _roots(fmt: str, rev: str) -> list[tuple[str, str]]:
     """(file, title) of every schema file that is a type (ids.json only holds $defs)."""
-    from conformance.schemas import schema_set
 
     docs = schema_set(fmt, rev).documents
     return [
@@ -407,8 +407,6 @@ def _small_corpus(fmt: str, rev: str, root: str) -> list[Any]:
 
 
 def _every_root() -> list[Any]:
-    from conformance.schema_bundle import families
-    from conformance.schemas import versions
 
     return [pytest.param(fmt, rev, id=f"{fmt}-{rev}") for fmt in families() for rev in versions(fmt)]
 
@@ -417,11 +415,6 @@ def _every_root() -> list[Any]:
 def test_msgspec_agrees_on_every_root_of_every_family(fmt: str, rev: str, tmp_path: Path) -> None:
     """Closed objects (stream events, tool definitions), uniqueItems, propertyNames, 64-bit
     bounds, recursive unions: every root type of every revision, decoded by msgspec."""
-    import msgspec
-
-    from conformance.modelgen import write_tree
-    from conformance.schema_validation import SchemaValidator
-    from conformance.schemas import schema_set
 
     name = f"ms_{fmt}_{rev}"
     write_tree(tmp_path / name, generate("msgspec", fmt, rev))
@@ -455,10 +448,6 @@ def test_msgspec_agrees_on_every_root_of_every_family(fmt: str, rev: str, tmp_pa
 def _relaxed(fmt: str, rev: str, root: str, keyword: str) -> Callable[[Any], bool]:
     """The schema of `root` without `keyword`: the verdict a target with that named
     known difference must give (stock python-jsonschema over the bundle)."""
-    import jsonschema
-
-    from conformance.modelgen import neutral_patterns
-    from conformance.schema_bundle import bundle
 
     def strip(x: Any) -> Any:
         if isinstance(x, dict):
@@ -479,10 +468,6 @@ def test_pydantic_agrees_on_every_canonical_root(packages: dict[str, Any]) -> No
     verdicts agree."""
     if "pydantic" not in packages:
         pytest.skip("datamodel-code-generator is not installed ([test] extra)")
-    import pydantic
-
-    from conformance.schema_validation import SchemaValidator
-    from conformance.schemas import schema_set
 
     total, known = 0, 0
     for root, title in _roots("canonical", "v1"):
@@ -527,9 +512,6 @@ def test_deep_documents(packages: dict[str, Any]) -> None:
 def test_invalid_documents_strategy_is_rejected_by_every_target(target: str, packages: dict[str, Any]) -> None:
     """The public hypothesis strategy (`invalid_documents`), as an adapter author would use
     it against the models: every labelled one-constraint break is rejected."""
-    from hypothesis import HealthCheck, Phase, given, settings
-
-    from conformance.strategies import Invalid, invalid_documents
 
     if target not in packages:
         pytest.skip("datamodel-code-generator is not installed ([test] extra)")
