@@ -57,14 +57,13 @@ from typing import Any
 from urllib.parse import urljoin
 
 from .errors import InputError
-from .schema_bundle import bundle, default_revision, families
+from .schema_bundle import PRIMARY, bundle, default_revision, families
 from .schema_validation import ecma_regex
 from .schemas import schema_root, schema_set, versions
 from .strategies.ir import Node, SchemaGraph, branch_tag
 
 PYTHON_TARGETS = ("pydantic", "typeddict", "dataclasses", "msgspec")
 TARGETS = (*PYTHON_TARGETS, "typescript")
-PRIMARY = {"canonical": "message.json", "gpt2099": "turn-frame.json", "chibi": "entry.json", "geppetto": "turn.json"}
 # Options chosen so the models accept exactly what the schemas accept (see
 # tests/test_differential.py): strict scalar types (no "5" -> 5 coercion), null only
 # where the schema says so, extra keys per additionalProperties, discriminated unions.
@@ -90,6 +89,7 @@ PYDANTIC_ARGS = [
     # `status` must not warn PydanticSerializationUnexpectedValue
     "--deserialize-default-values", "enum",
 ]  # fmt: skip
+
 EXTRA = "extra_properties"  # the dataclasses field that keeps additive (unknown) keys
 
 
@@ -561,8 +561,8 @@ def _attr(key: str, taken: set[str]) -> str:
     attr = re.sub(r"\W", "_", key) or "field"
     if attr[0].isdigit():
         attr = "f_" + attr
-    if keyword.iskeyword(attr) or attr.startswith("__"):
-        attr += "_"
+    if keyword.iskeyword(attr) or attr.startswith("__") or attr in _RESERVED:
+        attr += "_"  # a class body must not shadow the names its defaults use (field, UNSET)
     while attr in taken:
         attr += "_"
     return attr
