@@ -6,7 +6,7 @@ import importlib
 
 import typer
 
-COMMANDS: list[str] = ["convert", "gpt2099", "conform", "wire", "migrate", "schema", "replay", "cassettes"]
+COMMANDS: list[str] = ["convert", "gpt2099", "conform", "wire", "migrate", "schema", "replay", "cassettes", "models"]
 
 
 def register_all(app: typer.Typer) -> None:

@@ -130,6 +130,15 @@ class Mutator:
 
         return invalid()
 
+    def each(self, doc: Any) -> Iterator[Invalid]:
+        """Every one-constraint break of the valid `doc` the catalogue has (the guarded
+        ones), in a fixed order: a deterministic mutant corpus without hypothesis."""
+        for site in self.annotate(self.root, doc):
+            for m in self.mutations(site):
+                out = _apply(doc, m.path, m.new)
+                if self._guarded(out, m):
+                    yield Invalid(out, m.pointer, m.keyword, m.detail, m.schema, self._ambiguous(m))
+
     # -- which node produced each value ---------------------------------------------
 
     def annotate(
