@@ -13,7 +13,18 @@ from ...schema_validation import SchemaValidator
 from .. import rules as R
 from ..cassettes import Interaction
 from ..outcome import AdapterUnderTest, Outcome
-from .common import Env, check, crash, ctx_for, errors_of, message_from_events, o, parse_stream, read_request
+from .common import (
+    Env,
+    check,
+    crash,
+    ctx_for,
+    errors_of,
+    estimate_of,
+    message_from_events,
+    o,
+    parse_stream,
+    read_request,
+)
 from .streams import stream_invariants, strip_ids
 
 
@@ -61,8 +72,8 @@ def _preflight(a: Adapter, it: Interaction) -> int | None:
     if not isinstance(it.request_body, dict):
         return None
     try:
-        parsed = read_request(a, it.request_body, "sess_preflight")
-        return int(a.estimate_input_tokens(parsed.messages, parsed.tools)) if parsed is not None else None
+        parsed = read_request(a, it.request_body, "sess_preflight", url=it.uri)
+        return estimate_of(a, parsed) if parsed is not None else None
     except Exception:
         return None
 
