@@ -337,6 +337,15 @@ class SignatureInWrongField(AnthropicAdapter):
         return req
 
 
+class StreamUsageNotRequested(OpenAIChatAdapter):
+    """Streams without `stream_options.include_usage` (Chat Completions then sends no usage)."""
+
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: Any) -> Any:
+        req = super().to_wire(messages, tools, options)
+        req.body.pop("stream_options", None)
+        return req
+
+
 # -- a third API: the Cohere Chat v2 adapter of tests/third_party, written from Cohere's docs
 
 
@@ -587,6 +596,7 @@ MUTANTS: dict[type, str] = {
     CachedCountedTwice: "TC904",
     OutputTokensOffByOne: "TC904",
     SignatureInWrongField: "TC501",
+    StreamUsageNotRequested: "TC905",
     CohereStreamLosesLastDelta: "TC605",
     CohereStopReasonIgnored: "TC903",
     CohereStreamUsageDropped: "TC606",

@@ -98,6 +98,12 @@ STOP_REASON = RuleInfo("TC903", E, "contract §3.3", "Streamed stop_reason equal
 USAGE_RECORDED = RuleInfo(
     "TC904", E, "contract §7.2", "Parsed usage (input, output, cache read/write) equals the recorded body"
 )
+STREAM_USAGE_REQUESTED = RuleInfo(
+    "TC905",
+    E,
+    "contract §7.2",
+    "Streaming requests ask for usage where the API's record says usage must be requested",
+)
 
 CATALOG = RuleCatalog(
     [
@@ -137,6 +143,7 @@ CATALOG = RuleCatalog(
         TOOL_ERROR_KEPT,
         STOP_REASON,
         USAGE_RECORDED,
+        STREAM_USAGE_REQUESTED,
     ]
 )
 
@@ -179,6 +186,7 @@ TEST_SLUGS: dict[str, str] = {
     "TC902": "tool_errors_kept",
     "TC903": "stop_reason_recorded",
     "TC904": "usage_recorded",
+    "TC905": "stream_requests_usage",
 }
 NEEDS: dict[str, str] = {
     "TC901": "supports_images",
@@ -196,6 +204,7 @@ NEEDS: dict[str, str] = {
     "TC605": "supports_streaming",
     "TC606": "supports_streaming",
     "TC607": "supports_streaming",
+    "TC905": "supports_streaming",
 }
 """Rule -> the capability it needs (the rule's cases exercise that capability)."""
 SUITE_ONLY = ("TC800",)

@@ -6,6 +6,8 @@ record (its probes locate the field the API uses; its `carries` says what it can
 - TC902 tool-result errors: `is_error` reaches the API's error flag and survives read-back.
 - TC903 stop reason: what the adapter streams equals the recorded one, mapped by the record.
 - TC904 usage: input, output, cache read and cache write equal the recorded body.
+- TC905 usage requested: a streaming request carries the field the record says makes the
+  API report usage (adapter contract §7.2: "Adapters MUST request usage in streaming mode").
 """
 
 from __future__ import annotations
@@ -249,4 +251,32 @@ def _stream_semantics(s: AdapterUnderTest, a: Adapter, api: WireApi, it: Interac
     yield o(R.USAGE_RECORDED, s, "fail" if p else "pass", it.label, "; ".join(p), _cache_cap(recorded))
 
 
-CHECKS: tuple[Check, ...] = (images, tool_errors, recorded_semantics)
+@check(R.STREAM_USAGE_REQUESTED)
+def stream_usage_requested(env: Env) -> Iterator[Outcome]:
+    for s in env.subjects:
+        a = s.adapter
+        api = wire_api_of(a)
+        cap = "supports_streaming"
+        if api is None:
+            yield o(R.STREAM_USAGE_REQUESTED, s, "skip", "stream", f"no WireApi record named {a.wire_api!r}", cap)
+            continue
+        if api.stream_usage_request is None:
+            why = f"{api.name} reports usage on every stream (its record names no field to ask for it)"
+            yield o(R.STREAM_USAGE_REQUESTED, s, "skip", "stream", why, cap)
+            continue
+        b = Builder()
+        b.add("user", [{"type": "text", "text": mark("count me")}])
+        for label, extra in (("stream", {}), ("stream with other stream options", {"stream_options": {}})):
+            try:
+                with capture_warnings():
+                    body = a.to_wire(b.messages, [], opts(a, stream=True, extra=extra)).body
+            except Exception as exc:
+                yield o(R.STREAM_USAGE_REQUESTED, s, "fail", label, crash(exc), cap)
+                continue
+            asked = api.stream_usage_requested(body) if isinstance(body, dict) else False
+            pointer, want = api.stream_usage_request
+            msg = "" if asked else f"streaming request lacks {pointer} = {want!r}: {api.name} then reports no usage"
+            yield o(R.STREAM_USAGE_REQUESTED, s, "pass" if asked else "fail", label, msg, cap)
+
+
+CHECKS: tuple[Check, ...] = (images, tool_errors, recorded_semantics, stream_usage_requested)
