@@ -144,6 +144,11 @@ class WireApi:
     # TC701's band for a tokenizer-free estimate against this provider's counts: (relative,
     # absolute tokens), calibrated on recorded usage; None takes the suite's default band
     estimate_tolerance: tuple[float, int] | None = None
+    # the provider's own input count includes cache reads (OpenAI `prompt_tokens` /
+    # `input_tokens`, Gemini `promptTokenCount`), so contract §7.2's literal mapping of it to
+    # `input_tokens` is a second valid reading beside the disjoint one (TC904 accepts either,
+    # one per adapter); False where input already excludes them (Anthropic)
+    cached_in_input: bool = False
     # (RFC 6901 pointer, value) a streaming request must carry for the stream to report usage
     # (OpenAI Chat Completions: `/stream_options/include_usage` true); None: the API reports
     # usage on every stream. Adapter contract §7.2: adapters MUST request usage when streaming.
