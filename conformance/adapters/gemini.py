@@ -44,9 +44,13 @@ Mapping (canonical <-> wire):
 - A tool result is `functionResponse.response = {"output": text}`, or `{"error": text}`
   when `is_error` (the documented keys); any other recorded response object is kept in
   `provider_raw` and restored. Images inside tool results are dropped with WARN.
-- Usage: input = promptTokenCount + toolUsePromptTokenCount - cachedContentTokenCount,
-  output = candidatesTokenCount + thoughtsTokenCount, cached_input = cachedContentTokenCount
-  (adapter contract §7.2; disjoint buckets as the canonical usage has them).
+- Usage (the contract's §7.2 names no Gemini mapping; this follows `UsageMetadata` in the
+  API reference): input = promptTokenCount + toolUsePromptTokenCount -
+  cachedContentTokenCount (promptTokenCount includes the cached content), output =
+  candidatesTokenCount + thoughtsTokenCount (thoughts are billed as output but not counted
+  in candidates), cached_input = cachedContentTokenCount, cache creation 0 (explicit caches
+  are created by a separate call). Disjoint buckets, as for OpenAI; every chunk of a stream
+  carries cumulative usageMetadata, nothing to request.
 - Stop reasons per `conformance.wire.gemini.STOP_REASONS`; STOP with functionCall parts is
   `tool_use`.
 """

@@ -41,8 +41,13 @@ Mapping:
 - Stop reasons: `completed` -> end_turn (tool_use when the output holds a function call),
   `incomplete` for `max_output_tokens` -> max_tokens, for `content_filter` -> end_turn,
   `failed` -> the classified error is raised, `cancelled` -> cancelled.
-- Usage: `input_tokens` includes `input_tokens_details.cached_tokens`; the canonical buckets
-  are disjoint, so input = input_tokens - cached. Reasoning tokens are part of output.
+- Usage (contract §7.2, which names Chat Completions' fields; the Responses API renamed
+  them upstream): `input_tokens` (the contract's `prompt_tokens`) includes
+  `input_tokens_details.cached_tokens`; the canonical buckets are disjoint (see the
+  openai-chat adapter for why), so input = input_tokens - cached, cached_input = cached,
+  output = `output_tokens` (reasoning tokens, `output_tokens_details.reasoning_tokens`, are
+  part of it), cache creation 0. Every stream reports usage on `response.completed`: there
+  is no `stream_options.include_usage` to ask for it with.
 """
 
 from __future__ import annotations

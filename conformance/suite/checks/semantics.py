@@ -303,7 +303,11 @@ def stream_usage_requested(env: Env) -> Iterator[Outcome]:
             continue
         b = Builder()
         b.add("user", [{"type": "text", "text": mark("count me")}])
-        for label, extra in (("stream", {}), ("stream with other stream options", {"stream_options": {}})):
+        cases: tuple[tuple[str, dict[str, Any]], ...] = (
+            ("stream", {}),
+            ("stream with other stream options", {"stream_options": {}}),
+        )
+        for label, extra in cases:
             try:
                 with capture_warnings():
                     body = a.to_wire(b.messages, [], opts(a, stream=True, extra=extra)).body
