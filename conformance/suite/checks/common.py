@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...adapters.base import AdapterError, harness_usage
+from ...adapters.estimate import estimate_for_model
 from ...adapters.protocol import (
     Adapter,
     AdapterOptions,
@@ -140,11 +141,8 @@ def read_request(a: Adapter, body: WireBody, session_id: str, url: str | None = 
 
 def estimate_of(a: Adapter, parsed: ParsedRequest) -> int:
     """`a.estimate_input_tokens` of a read request, told the request's model when the
-    adapter's estimator takes a `model` keyword (an optional extension of the protocol:
-    what a provider counts can differ by model, e.g. Gemini's thought signatures)."""
-    if _accepts(a.estimate_input_tokens, "model"):
-        return int(a.estimate_input_tokens(parsed.messages, parsed.tools, model=parsed.options.model))  # type: ignore[call-arg]
-    return int(a.estimate_input_tokens(parsed.messages, parsed.tools))
+    adapter's estimator takes a `model` keyword (`adapters.estimate.estimate_for_model`)."""
+    return estimate_for_model(a, parsed.messages, parsed.tools, parsed.options.model)
 
 
 def errors_of(messages: list[Message], sel: Selection | None = None, finish: bool = False) -> list[str]:
