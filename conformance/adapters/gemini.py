@@ -131,6 +131,12 @@ def _part_kind(part: Mapping[str, Any]) -> str | None:
 SIGNATURE_NOT_COUNTED = ("gemini-2.5-pro",)
 """Models whose promptTokenCount leaves out thought signatures sent back (see
 `GeminiAdapter.estimate_input_tokens`)."""
+DECLARATIONS_CHEAP = ("gemini-2.0-",)
+"""Models whose promptTokenCount charges function declarations about 2 tokens plus a
+quarter of their JSON, not 6 plus three fifths as 2.5 and 3 do: the first turn of
+pydantic-ai's test_google_tool_output (gemini-2.0-flash, two tools) counted 20 tokens for
+them and test_multiple_agent_tool_calls (gemini-2.0-flash-exp, one tool) 14, where the
+2.5/3 rule says 49 and 34."""
 
 
 class GeminiAdapter(BaseAdapter):
@@ -732,8 +738,9 @@ class GeminiAdapter(BaseAdapter):
         error distribution).
 
         What the recordings show: about one token of framing per content; a function
-        declaration costs about 6 tokens plus 3/5 of its JSON (Gemini 2.0 counts less,
-        2.5 and 3 more: a tokenizer-free estimate cannot tell); thought-summary text sent
+        declaration costs about 6 tokens plus 3/5 of its JSON on Gemini 2.5 and 3, and 2
+        plus 1/4 on Gemini 2.0 (`DECLARATIONS_CHEAP`; without a model the 2.5/3 rule, the
+        costlier); thought-summary text sent
         back is not counted. Images cost 258 tokens per 768 px tile (one tile when both
         sides are <= 384 px), per the image understanding docs; an image of unknown size
         (a URL) counts 4 tiles.
@@ -757,9 +764,11 @@ class GeminiAdapter(BaseAdapter):
             n += 1
             for b in m.get("content", []):
                 n += self._block_tokens(b, signature_chars_per_token)
+        # per tool: (fixed, numerator, denominator) of its declaration's JSON tokens
+        fixed, num, den = (2, 1, 4) if wire_model.startswith(DECLARATIONS_CHEAP) else (6, 3, 5)
         if tools:
             n += sum(
-                6 + (json_tokens(t["input_schema"]) + text_tokens(t["name"] + " " + t["description"])) * 3 // 5
+                fixed + (json_tokens(t["input_schema"]) + text_tokens(t["name"] + " " + t["description"])) * num // den
                 for t in tools
             )
         return n
