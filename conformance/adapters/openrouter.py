@@ -66,7 +66,8 @@ class OpenRouterChatAdapter(OpenAIChatAdapter):
         details: list[dict[str, Any]] = []
         sid = str(message.get("session_id", ""))
         raw = self.own_raw(message)
-        info = raw.get("reasoning") if isinstance(raw.get("reasoning"), dict) else {}
+        stored = raw.get("reasoning")
+        info: dict[str, Any] = stored if isinstance(stored, dict) else {}
         kept: list[Any] = list(info.get("details") or [])
         foreign = (message.get("metadata") or {}).get("provider") != self.provider
         for i, b in enumerate(message.get("content", [])):
