@@ -58,6 +58,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
+from ._shared import URL_IMAGE_MEDIA_TYPE
 from .base import (
     AdapterError,
     AdapterOptions,
@@ -153,6 +154,10 @@ class OpenAIResponsesAdapter(BaseAdapter):
         "max_output_tokens": 128_000,
         "accepted_image_media_types": list(IMAGE_TYPES),
     }
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._url_media: dict[tuple[str, str], str] = {}  # (session, url) -> media type rendered
 
     def new_provider_tool_id(self) -> str:
         return "call_" + new_ulid()
@@ -265,6 +270,8 @@ class OpenAIResponsesAdapter(BaseAdapter):
             )
             return None
         url = source["data"] if source["kind"] == "url" else f"data:{media};base64,{source['data']}"
+        if source["kind"] == "url":
+            self._url_media[(str(message.get("session_id", "")), str(url))] = str(media)
         part: Block = {"type": "input_image", "image_url": url}
         k = key if key is not None else str(index)
         if k not in details:
@@ -699,7 +706,7 @@ class OpenAIResponsesAdapter(BaseAdapter):
                     blocks.append({"type": "text", "text": str(part.get("text", ""))})
                 elif isinstance(part, dict) and part.get("type") == "input_image" and self._image_part(part):
                     details[str(len(blocks))] = part.get("detail")
-                    blocks.append(self.image_from_wire(part))
+                    blocks.append(self.image_from_wire(part, sid))
                 else:
                     blocks.append({"type": f"{self.name}:{part.get('type')}", "raw": part})
             if details:
@@ -730,7 +737,7 @@ class OpenAIResponsesAdapter(BaseAdapter):
                     inner.append({"type": "text", "text": str(part.get("text", ""))})
                 elif isinstance(part, dict) and part.get("type") == "input_image" and self._image_part(part):
                     details[str(len(inner))] = part.get("detail")
-                    inner.append(self.image_from_wire(part))
+                    inner.append(self.image_from_wire(part, sid))
                 else:
                     inner.append({"type": f"{self.name}:{part.get('type')}", "raw": part})
             if details:
@@ -745,12 +752,20 @@ class OpenAIResponsesAdapter(BaseAdapter):
     def _image_part(part: Mapping[str, Any]) -> bool:
         return isinstance(part.get("image_url"), str) and bool(part["image_url"])
 
-    def image_from_wire(self, part: Mapping[str, Any]) -> Block:
+    def image_from_wire(self, part: Mapping[str, Any], session_id: str = "") -> Block:
+        """A base64 `data:` URL reads back as a base64 image. Any other URL is a url-kind
+        image whose media type is the one this adapter rendered it with in this session,
+        else the image type its file extension names, else the placeholder image/jpeg: the
+        wire carries no media type, and an extension naming no image type (`.txt`) must not
+        make the block invalid (TS113)."""
         url = str(part.get("image_url", ""))
         m = _DATA_URL.match(url)
         if m:
             return {"type": "image", "source": {"kind": "base64", "data": m["data"]}, "media_type": m["media"]}
-        media = mimetypes.guess_type(url.split("?")[0])[0] or "image/jpeg"
+        media = self._url_media.get((session_id, url))
+        if media is None:
+            guess = mimetypes.guess_type(url.split("?")[0])[0]
+            media = guess if guess in IMAGE_TYPES else URL_IMAGE_MEDIA_TYPE
         return {"type": "image", "source": {"kind": "url", "data": url}, "media_type": media}
 
     # -- estimates ------------------------------------------------------------------------
