@@ -7,12 +7,13 @@ conform conformance.adapters.openrouter:OpenRouterChatAdapter`, whose own casset
 facts are the record `conformance.wire.openrouter.OPENROUTER_CHAT`, written from
 OpenRouter's docs:
 
-- https://openrouter.ai/docs/use-cases/reasoning-tokens ("Reasoning Tokens": the
-  `reasoning` string, the `reasoning_details` array and its three types, "Preserving
-  reasoning blocks": send `reasoning_details` back unmodified, in order)
-- https://openrouter.ai/docs/api-reference/chat-completion and
-  https://openrouter.ai/docs/api-reference/streaming (`delta.reasoning`,
-  `delta.reasoning_details`)
+- https://openrouter.ai/docs/guides/best-practices/reasoning-tokens ("Reasoning Tokens":
+  the `reasoning` string, the `reasoning_details` array and its three types, "Preserving
+  reasoning blocks": send `reasoning_details` back unmodified, in order; streamed as
+  `delta.reasoning` / `delta.reasoning_details`)
+- https://openrouter.ai/docs/agent-sdk/typescript/api-reference/models/reasoningdetailunion
+  (`reasoning.text` {text, signature}, `reasoning.summary` {summary}, `reasoning.encrypted`
+  {data}; each with optional id, format, index)
 
 Mapping (canonical <-> wire), in both response parse, stream and request read-back:
 

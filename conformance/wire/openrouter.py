@@ -28,10 +28,10 @@ from .openai_chat import DOCS as OPENAI_DOCS
 from .openai_chat import OPENAI_CHAT, STOP_REASONS, _messages
 
 DOCS = (
-    "https://openrouter.ai/docs/api-reference/chat-completion",
-    "https://openrouter.ai/docs/use-cases/reasoning-tokens",
+    "https://openrouter.ai/docs/guides/best-practices/reasoning-tokens",
+    "https://openrouter.ai/docs/client-sdks/python/components/reasoningdetail",
+    "https://openrouter.ai/docs/agent-sdk/typescript/api-reference/models/reasoningdetailunion",
     "https://openrouter.ai/docs/api-reference/streaming",
-    "https://openrouter.ai/docs/use-cases/usage-accounting",
     "https://openrouter.ai/docs/api-reference/errors",
     *OPENAI_DOCS,
 )
