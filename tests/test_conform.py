@@ -7,6 +7,7 @@ import socket
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -382,3 +383,38 @@ def test_tc701_skips_recordings_whose_usage_is_not_comparable_and_only_those(sam
         assert "205 input tokens that no part of the request carries" in skipped[label]
     excluded = [r for r in skipped.values() if r.startswith("recorded usage is not comparable")]
     assert len(excluded) == len(USAGE_NOT_COMPARABLE) == 2
+
+
+def test_the_not_comparable_evidence_holds_in_the_recordings(samples):
+    """The facts TC701's exclusion reason states, read from the recordings themselves: the
+    same gpt-4o snapshot, the same strict tool and a same-sized question counted 255 in
+    March 2025 and 40 in October 2025, while the bodies sent are what the recorded
+    content-length says (nothing was edited after recording)."""
+    import yaml  # the raw cassettes, to read headers and parsed bodies as recorded
+
+    from conformance.adapters.openai_responses import OpenAIResponsesAdapter
+
+    base = samples / "wire/pydantic__pydantic-ai/tests/models/cassettes/test_openai_responses"
+    march = yaml.safe_load((base / "test_openai_responses_stream.yaml").read_text())["interactions"][0]
+    october = yaml.safe_load((base / "test_openai_responses_model_simple_response_with_tool_call.yaml").read_text())[
+        "interactions"
+    ][0]
+    bodies = [march["request"]["parsed_body"], october["request"]["parsed_body"]]
+    for it, body in zip((march, october), bodies, strict=True):
+        compact = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+        assert int(it["request"]["headers"]["content-length"][0]) == len(compact)
+    tool = [{k: t[k] for k in ("name", "parameters", "strict", "type")} for t in bodies[0]["tools"]]
+    assert tool == [{k: t[k] for k in ("name", "parameters", "strict", "type")} for t in bodies[1]["tools"]]
+    assert march["response"]["body"]["string"].count('"model":"gpt-4o-2024-08-06"') >= 1
+    assert october["response"]["parsed_body"]["model"] == "gpt-4o-2024-08-06"
+    assert '"input_tokens":255' in march["response"]["body"]["string"]
+    assert october["response"]["parsed_body"]["usage"]["input_tokens"] == 40
+    # the adapter's own estimates of the two requests differ by a few tokens, not by 215
+    a = OpenAIResponsesAdapter()
+    est = [a.estimate_input_tokens(*_read(a, b)) for b in bodies]
+    assert abs(est[0] - est[1]) <= 5, est
+
+
+def _read(a: Any, body: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    parsed = a.from_wire_request(body, session_id="sess_evidence")
+    return parsed.messages, parsed.tools
