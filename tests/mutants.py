@@ -24,7 +24,10 @@ from conformance.adapters.base import (
     ToolIdMap,
     WireResponse,
 )
+from conformance.adapters.gemini import GeminiAdapter
+from conformance.adapters.ollama import OllamaAdapter
 from conformance.adapters.openai_chat import OpenAIChatAdapter
+from conformance.adapters.openai_responses import OpenAIResponsesAdapter
 
 
 class SilentDrop(OpenAIChatAdapter):
@@ -302,8 +305,31 @@ class StopReasonAlwaysEndTurn(AnthropicAdapter):
             yield {**e, "stop_reason": "end_turn"} if e["type"] == "message_complete" else e
 
 
-class CachedCountedTwice(OpenAIChatAdapter):
-    """Counts cached prompt tokens in input_tokens too (they are billed twice)."""
+class CachedTokensLost(OpenAIChatAdapter):
+    """Ignores prompt_tokens_details.cached_tokens: cached tokens vanish from the usage
+    (wrong under both readings TC904 accepts)."""
+
+    def usage_from_wire(self, usage: Any) -> dict[str, int] | None:
+        u = super().usage_from_wire(usage)
+        if u is not None:
+            u["cached_input_tokens"] = 0
+        return u
+
+
+class UsageReadingMixed(OpenAIResponsesAdapter):
+    """Maps usage literally (input includes cached) in responses but disjointly in streams."""
+
+    def from_wire_response(self, response: WireResponse | dict[str, Any], request_context: RequestContext) -> Message:
+        m = super().from_wire_response(response, request_context)
+        usage = (m.get("metadata") or {}).get("usage")
+        if isinstance(usage, dict):
+            usage["input_tokens"] += usage.get("cached_input_tokens", 0)
+        return m
+
+
+class LiteralContractUsage(OpenAIChatAdapter):
+    """Not a defect: contract §7.2's literal mapping, `prompt_tokens` -> `input_tokens`
+    (cached tokens stay inside it). TC904 must accept it (tests/test_mutants.py)."""
 
     def usage_from_wire(self, usage: Any) -> dict[str, int] | None:
         u = super().usage_from_wire(usage)
@@ -334,6 +360,15 @@ class SignatureInWrongField(AnthropicAdapter):
                 if isinstance(b, dict) and b.get("type") == "thinking" and b.get("signature"):
                     content.append({"type": "text", "text": b["signature"]})
                     b["signature"] = "moved"
+        return req
+
+
+class StreamUsageNotRequested(OpenAIChatAdapter):
+    """Streams without `stream_options.include_usage` (Chat Completions then sends no usage)."""
+
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: Any) -> Any:
+        req = super().to_wire(messages, tools, options)
+        req.body.pop("stream_options", None)
         return req
 
 
@@ -713,6 +748,131 @@ class CacheWritesForgotten(AnthropicAdapter):
         return u
 
 
+# -- Gemini generateContent: planted defects in the gemini reference adapter ---------------
+
+
+class GeminiSilentDrop(GeminiAdapter):
+    """Drops blocks Gemini cannot carry (redacted thinking, foreign signatures) without WARN."""
+
+    def drop(self, message: Message, index: int | None, block_type: str, reason: str) -> None:
+        return None
+
+
+class GeminiCriticalIgnored(GeminiAdapter):
+    """Drops critical blocks like any other instead of failing the request."""
+
+    def drop(self, message: Message, index: int | None, block_type: str, reason: str) -> None:
+        meta = {k: v for k, v in (message.get("metadata") or {}).items() if k != "critical"}
+        super().drop({**message, "metadata": meta}, index, block_type, reason)
+
+
+class GeminiSystemDropped(GeminiAdapter):
+    """Never sends `systemInstruction` (the system prompt is lost)."""
+
+    def system_to_wire(self, messages: list[Message], raw: Mapping[str, Any]) -> dict[str, Any] | None:
+        return None
+
+
+class GeminiErrorsAsMessages(GeminiAdapter):
+    """Treats an HTTP error body as an empty reply."""
+
+    def from_wire_response(self, response: WireResponse | dict[str, Any], request_context: RequestContext) -> Message:
+        if isinstance(response, WireResponse) and response.status >= 400:
+            return self.assemble(request_context, [], wire_model=None, token_usage={})
+        return super().from_wire_response(response, request_context)
+
+
+class GeminiStopAlwaysEndTurn(GeminiAdapter):
+    """Streams `end_turn` whatever finishReason said (MAX_TOKENS, SAFETY, function calls...)."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        for e in super().stream_response(chunks, context):
+            yield {**e, "stop_reason": "end_turn"} if e["type"] == "message_complete" else e
+
+
+class GeminiThoughtsNotBilled(GeminiAdapter):
+    """Leaves thoughtsTokenCount out of output_tokens (Google bills thoughts as output)."""
+
+    def usage_from_wire(self, usage: Any) -> dict[str, int] | None:
+        u = super().usage_from_wire(usage)
+        if u is not None and isinstance(usage, dict):
+            u["output_tokens"] -= int(usage.get("thoughtsTokenCount") or 0)
+        return u
+
+
+class GeminiEstimateZero(GeminiAdapter):
+    """estimate_input_tokens always answers 0."""
+
+    def estimate_input_tokens(
+        self, messages: list[Message], tools: list[ToolDefinition], model: str | None = None
+    ) -> int:
+        return 0
+
+
+class GeminiChunkBoundaryBlind(GeminiAdapter):
+    """Parses each byte chunk as if it held whole SSE events."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        parts = [c.decode(errors="replace") if isinstance(c, bytes) else c for c in chunks]
+        return super().stream_response([p for p in parts if p.endswith("\n\n") or p.rstrip().endswith("]")], context)
+
+
+# -- Ollama /api/chat: planted defects in the ollama reference adapter ----------------------
+
+
+class OllamaSilentDrop(OllamaAdapter):
+    """Drops blocks Ollama cannot carry without the WARN line."""
+
+    def drop(self, message: Message, index: int | None, block_type: str, reason: str) -> None:
+        return None
+
+
+class OllamaSystemDropped(OllamaAdapter):
+    """Leaves system messages out of `messages`."""
+
+    def messages_to_wire(self, messages: list[Message], *, with_ids: bool = True) -> list[dict[str, Any]]:
+        return super().messages_to_wire([m for m in messages if m.get("role") != "system"], with_ids=with_ids)
+
+
+class OllamaErrorsAsMessages(OllamaAdapter):
+    """Treats an HTTP error body as an empty reply."""
+
+    def from_wire_response(self, response: WireResponse | dict[str, Any], request_context: RequestContext) -> Message:
+        if isinstance(response, WireResponse) and response.status >= 400:
+            return self.assemble(request_context, [], wire_model=None, token_usage={})
+        return super().from_wire_response(response, request_context)
+
+
+class OllamaImagesNotSent(OllamaAdapter):
+    """Declares supports_images but never puts an image in `images`."""
+
+    def image_to_wire(self, message: Message, index: int, block: Block) -> str | None:
+        return None
+
+
+class OllamaStopAlwaysEndTurn(OllamaAdapter):
+    """Streams `end_turn` whatever done_reason said (length, tool calls)."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        for e in super().stream_response(chunks, context):
+            yield {**e, "stop_reason": "end_turn"} if e["type"] == "message_complete" else e
+
+
+class OllamaPromptCountAsOutput(OllamaAdapter):
+    """Swaps prompt_eval_count and eval_count."""
+
+    def usage_from_wire(self, body: Mapping[str, Any]) -> dict[str, int] | None:
+        u = super().usage_from_wire(body)
+        if u is not None:
+            u["input_tokens"], u["output_tokens"] = u["output_tokens"], u["input_tokens"]
+        return u
+
+
+# No OllamaEstimateZero: the three real Ollama recordings count 17-44 prompt tokens, inside
+# TC701's absolute band of 60, so a zero estimate passes them (TC701 cannot kill it until a
+# longer Ollama recording exists).
+
+
 # mutant -> the rule that must fail
 MUTANTS: dict[type, str] = {
     SilentDrop: "TC201",
@@ -743,9 +903,11 @@ MUTANTS: dict[type, str] = {
     IsErrorDropped: "TC902",
     IsErrorNotSent: "TC902",
     StopReasonAlwaysEndTurn: "TC903",
-    CachedCountedTwice: "TC904",
+    CachedTokensLost: "TC904",
+    UsageReadingMixed: "TC904",
     OutputTokensOffByOne: "TC904",
     SignatureInWrongField: "TC501",
+    StreamUsageNotRequested: "TC905",
     CohereStreamLosesLastDelta: "TC605",
     CohereStopReasonIgnored: "TC903",
     CohereStreamUsageDropped: "TC606",
@@ -784,6 +946,20 @@ MUTANTS: dict[type, str] = {
     ReplayResultsUnpaired: "TC402",
     ForeignThinkingDroppedSilently: "TC404",
     ImagesDeclaredFalseButSent: "TC502",
+    GeminiSilentDrop: "TC201",
+    GeminiCriticalIgnored: "TC203",
+    GeminiSystemDropped: "TC403",
+    GeminiErrorsAsMessages: "TC801",
+    GeminiStopAlwaysEndTurn: "TC903",
+    GeminiThoughtsNotBilled: "TC904",
+    GeminiEstimateZero: "TC701",
+    GeminiChunkBoundaryBlind: "TC607",
+    OllamaSilentDrop: "TC201",
+    OllamaSystemDropped: "TC403",
+    OllamaErrorsAsMessages: "TC801",
+    OllamaImagesNotSent: "TC501",
+    OllamaStopAlwaysEndTurn: "TC903",
+    OllamaPromptCountAsOutput: "TC904",
 }
 # rules whose cases come from real recordings (the project's cassettes cannot kill them)
 NEEDS_SAMPLES = ("TC701", "TC904")

@@ -41,7 +41,7 @@ from conformance.strategies import blocks_for, conversations
 from conformance.suite import round_trip
 from conformance.suite.cassettes import Interaction, iter_cassettes
 from conformance.suite.checks import HISTORY_IGNORE
-from conformance.suite.scripts import PNG_2PX, conversation, mark
+from conformance.suite.scripts import PNG_2PX, Builder, conversation, mark
 from conformance.wire import registry as wire_registry
 from conformance.wire.openai_responses import OPENAI_RESPONSES, response_reasoning_tokens
 
@@ -877,3 +877,32 @@ def test_unmutated_adapter_passes_what_kills_the_mutants():
     # TC405 in this suite version also wants redacted_thinking carried between two adapters of
     # the same provider; the Responses API has none (issue 11). Foreign signatures never pass:
     assert not any("sent to openai-responses" in r for r in status["TC405"].reasons)
+
+
+def test_url_image_media_type_is_never_a_non_image_guess():
+    """Hypothesis found it: `https://example.com/0.a` read back as media type text/vnd.a
+    (TS113). The wire carries no media type: the type rendered in the session comes back,
+    else an image type the extension names, else the image/jpeg placeholder."""
+    a = OpenAIResponsesAdapter()
+    read = a.from_wire_request(
+        {
+            "model": "gpt-5",
+            "input": [
+                {"role": "user", "content": [{"type": "input_image", "image_url": "https://example.com/0.a"}]},
+                {"role": "user", "content": [{"type": "input_image", "image_url": "https://example.com/b.webp"}]},
+            ],
+        },
+        session_id="sess_guess",
+    )
+    images = [m["content"][0] for m in read.messages]
+    assert [i["media_type"] for i in images] == ["image/jpeg", "image/webp"]
+    assert not [f for f in validate_messages(read.messages) if f.severity == "error"]
+    # rendered in this session as image/gif: read back as image/gif, whatever the extension
+    b = Builder(session_id="sess_same")
+    b.add(
+        "user",
+        [{"type": "image", "source": {"kind": "url", "data": "https://example.com/c.txt"}, "media_type": "image/gif"}],
+    )
+    body = a.to_wire(b.messages, [], OPTS).body
+    back = a.from_wire_request(body, session_id="sess_same").messages[0]["content"][0]
+    assert back["media_type"] == "image/gif"

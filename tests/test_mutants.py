@@ -57,7 +57,7 @@ def test_kill_rate_is_total():
     assert survivors == []
 
 
-@pytest.mark.parametrize("name", ["anthropic", "openai-chat", "cohere-chat"])
+@pytest.mark.parametrize("name", ["anthropic", "openai-chat", "gemini", "ollama", "cohere-chat"])
 def test_reference_adapters_pass_what_kills_mutants(name):
     """The same selections on the unmutated adapters pass (no rule fails everything)."""
     rules = sorted({r for c, r in MUTANTS.items() if c.name == name and r not in NEEDS_SAMPLES})
@@ -71,3 +71,22 @@ def test_reference_adapters_pass_what_kills_mutants(name):
         config = SuiteConfig.for_refs([name], samples=None, selection=Selection(select=tuple(rules)))
     report = run(config)
     assert {r.rule: r.status for r in report.results if r.adapter == name} == dict.fromkeys(rules, "pass")
+
+
+def test_tc904_accepts_the_contracts_literal_usage_mapping(samples):
+    """Contract §7.2 maps OpenAI `prompt_tokens` to `input_tokens` (cached tokens inside);
+    §7.1's cost formula wants disjoint buckets. The reference adapters keep them disjoint, and
+    TC904 accepts an adapter that follows the contract's text instead, as long as it keeps to it."""
+    from mutants import LiteralContractUsage  # the one non-defect in that module
+
+    report = run(
+        SuiteConfig.for_adapter(
+            LiteralContractUsage(),
+            cassette_dirs=[ROOT / "cassettes/openai-chat"],
+            samples=samples / "wire",
+            selection=Selection(select=("TC904",)),
+        )
+    )
+    result = report.result("TC904", "openai-chat")
+    assert result is not None and result.status == "pass", result
+    assert result.capabilities.get("supports_prompt_caching", 0) >= 1, "a case with cached tokens ran"

@@ -14,6 +14,12 @@ thinking, vision, tool use):
 - Fields with no canonical home (`cache_control`, text `citations`, the message id and
   stop reason, server-tool blocks) ride in `metadata.provider_raw["anthropic"]` and are
   restored when this adapter serializes the message again (spec §6.5).
+- Usage (contract §7.2, "map directly"): `input_tokens`, `output_tokens`,
+  `cache_read_input_tokens` -> `cached_input_tokens`, `cache_creation_input_tokens` as is.
+  Difference upstream since the contract: Anthropic now also splits cache writes by TTL
+  (`usage.cache_creation.ephemeral_5m_input_tokens` / `ephemeral_1h_input_tokens`, priced
+  1.25x and 2x the input rate); the canonical TokenUsage has one cache-write bucket, so
+  `cache_creation_input_tokens` (their sum) is what is reported and the split is not kept.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import inspect
 import json
 import re
 import struct
@@ -103,3 +104,18 @@ def openai_image_tokens(block: Mapping[str, Any]) -> int:
     scale = min(1.0, 768 / max(1, min(w, h)))
     tiles = (-(-int(w * scale) // 512)) * (-(-int(h * scale) // 512))
     return 85 + 170 * tiles
+
+
+def estimate_for_model(adapter: Any, messages: list[Any], tools: list[Any], model: str | None) -> int:
+    """`adapter.estimate_input_tokens(messages, tools)`, told `model` when the estimator takes
+    a `model` keyword: an optional extension of the protocol, for providers whose counts
+    differ by model (Gemini's thought signatures). Estimators without it are called as the
+    protocol says."""
+    fn = adapter.estimate_input_tokens
+    try:
+        takes_model = "model" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):  # no signature to read (a builtin): call it as the protocol says
+        takes_model = False
+    if takes_model and model is not None:
+        return int(fn(messages, tools, model=model))
+    return int(fn(messages, tools))

@@ -44,9 +44,13 @@ Mapping (canonical <-> wire):
 - A tool result is `functionResponse.response = {"output": text}`, or `{"error": text}`
   when `is_error` (the documented keys); any other recorded response object is kept in
   `provider_raw` and restored. Images inside tool results are dropped with WARN.
-- Usage: input = promptTokenCount + toolUsePromptTokenCount - cachedContentTokenCount,
-  output = candidatesTokenCount + thoughtsTokenCount, cached_input = cachedContentTokenCount
-  (adapter contract §7.2; disjoint buckets as the canonical usage has them).
+- Usage (the contract's §7.2 names no Gemini mapping; this follows `UsageMetadata` in the
+  API reference): input = promptTokenCount + toolUsePromptTokenCount -
+  cachedContentTokenCount (promptTokenCount includes the cached content), output =
+  candidatesTokenCount + thoughtsTokenCount (thoughts are billed as output but not counted
+  in candidates), cached_input = cachedContentTokenCount, cache creation 0 (explicit caches
+  are created by a separate call). Disjoint buckets, as for OpenAI; every chunk of a stream
+  carries cumulative usageMetadata, nothing to request.
 - Stop reasons per `conformance.wire.gemini.STOP_REASONS`; STOP with functionCall parts is
   `tool_use`.
 """
@@ -123,6 +127,17 @@ def _part_kind(part: Mapping[str, Any]) -> str | None:
         if field(part, k)[1] is not None:
             return k
     return None
+
+
+SIGNATURE_NOT_COUNTED = ("gemini-2.5-pro",)
+"""Models whose promptTokenCount leaves out thought signatures sent back (see
+`GeminiAdapter.estimate_input_tokens`)."""
+DECLARATIONS_CHEAP = ("gemini-2.0-",)
+"""Models whose promptTokenCount charges function declarations about 2 tokens plus a
+quarter of their JSON, not 6 plus three fifths as 2.5 and 3 do: the first turn of
+pydantic-ai's test_google_tool_output (gemini-2.0-flash, two tools) counted 20 tokens for
+them and test_multiple_agent_tool_calls (gemini-2.0-flash-exp, one tool) 14, where the
+2.5/3 rule says 49 and 34."""
 
 
 class GeminiAdapter(CancellableStreams, BaseAdapter):
@@ -717,42 +732,60 @@ class GeminiAdapter(CancellableStreams, BaseAdapter):
 
     # -- estimates ------------------------------------------------------------------------
 
-    def estimate_input_tokens(self, messages: list[Message], tools: list[ToolDefinition]) -> int:
+    def estimate_input_tokens(
+        self, messages: list[Message], tools: list[ToolDefinition], model: str | None = None
+    ) -> int:
         """Heuristic (conformance.adapters.estimate), calibrated on the recorded
         promptTokenCount of real Gemini traffic (tests/test_adapter_gemini.py reports the
         error distribution).
 
         What the recordings show: about one token of framing per content; a function
-        declaration costs about 6 tokens plus 3/5 of its JSON (Gemini 2.0 counts less,
-        2.5 and 3 more: a tokenizer-free estimate cannot tell); a `thoughtSignature` sent
-        back is re-read as the model's earlier thoughts, at about one token per 8 base64
-        characters (gemini-2.5-pro appears not to count it), while thought-summary text is
-        not counted. Images cost 258 tokens per
-        768 px tile (one tile when both sides are <= 384 px), per the image understanding
-        docs; an image of unknown size (a URL) counts 4 tiles.
+        declaration costs about 6 tokens plus 3/5 of its JSON on Gemini 2.5 and 3, and 2
+        plus 1/4 on Gemini 2.0 (`DECLARATIONS_CHEAP`; without a model the 2.5/3 rule, the
+        costlier); thought-summary text sent
+        back is not counted. Images cost 258 tokens per 768 px tile (one tile when both
+        sides are <= 384 px), per the image understanding docs; an image of unknown size
+        (a URL) counts 4 tiles.
+
+        A `thoughtSignature` sent back is counted by some models and not by others, so the
+        estimate depends on `model` (the request's model, `gemini:NAME` or `NAME`; the model
+        is in Gemini's URL, not its body). Gemini 3 and gemini-2.5-flash re-read it as the
+        model's earlier thoughts, at about one token per 6-9 base64 characters (counted
+        here as one per 8). gemini-2.5-pro does not count it: in pydantic-ai's
+        test_google_model_retry recording, sending back a 716-character signature with a
+        call and its error result raised promptTokenCount from 57 to 109 (+52, about what
+        the call and result alone cost), and a further 1156-character signature with a
+        second call and result raised it by 33. The thought-signatures page says nothing
+        on billing, so this follows the recordings. With no model known, signatures count
+        (the costlier reading, safe for a pre-flight context check).
         """
+        wire_model = (model or "").split(":", 1)[-1]
+        signature_chars_per_token = 0 if wire_model.startswith(SIGNATURE_NOT_COUNTED) else 8
         n = 0
         for m in messages:
             n += 1
             for b in m.get("content", []):
-                n += self._block_tokens(b)
+                n += self._block_tokens(b, signature_chars_per_token)
+        # per tool: (fixed, numerator, denominator) of its declaration's JSON tokens
+        fixed, num, den = (2, 1, 4) if wire_model.startswith(DECLARATIONS_CHEAP) else (6, 3, 5)
         if tools:
             n += sum(
-                6 + (json_tokens(t["input_schema"]) + text_tokens(t["name"] + " " + t["description"])) * 3 // 5
+                fixed + (json_tokens(t["input_schema"]) + text_tokens(t["name"] + " " + t["description"])) * num // den
                 for t in tools
             )
         return n
 
-    def _block_tokens(self, b: Block) -> int:
+    def _block_tokens(self, b: Block, signature_chars_per_token: int) -> int:
         t = b.get("type")
         if t == "text":
             return text_tokens(b["text"])
         if t == "thinking":
-            return len(b.get("signature") or "") // 8
+            sig = len(b.get("signature") or "")
+            return sig // signature_chars_per_token if signature_chars_per_token else 0
         if t == "tool_use":
             return 2 + text_tokens(b["name"]) + json_tokens(b["input"])
         if t == "tool_result":
-            return 4 + sum(self._block_tokens(x) for x in b.get("content", []))
+            return 4 + sum(self._block_tokens(x, signature_chars_per_token) for x in b.get("content", []))
         if t == "image":
             size = image_block_size(b)
             if size is None:

@@ -34,8 +34,11 @@ How the canonical format maps onto it:
 - `tool_result.is_error` has no wire field: it is reported with a WARN.
 - `done_reason`: `stop` -> end_turn (tool_use when the reply has tool calls), `length` ->
   max_tokens, `load`/`unload` (empty model (un)load replies) -> end_turn.
-- Usage: `prompt_eval_count` -> input_tokens, `eval_count` -> output_tokens; Ollama reports
-  no cache accounting (a prompt prefix reused from its KV cache is simply not counted).
+- Usage (the contract's §7.2 names no Ollama mapping; this follows Ollama's API docs):
+  `prompt_eval_count` -> input_tokens, `eval_count` -> output_tokens, on the final
+  `done: true` line of a stream (always sent, nothing to request); Ollama reports no cache
+  accounting (a prompt prefix reused from its KV cache is simply not counted), so both
+  cache buckets are 0.
 - `stream` defaults to true in Ollama, so every rendered request says `stream` explicitly.
 """
 

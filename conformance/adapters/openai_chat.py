@@ -10,7 +10,15 @@ Wire format as documented at platform.openai.com/docs/api-reference/chat:
   take text only, so an image inside a tool_result is dropped with the §7.3 WARN line.
 - Thinking and redacted thinking are always dropped with WARN (contract §4.3: OpenAI
   reasoning is not mapped in v1); `is_error` has no wire field and is reported the same way.
-- Streaming requests ask for usage (`stream_options.include_usage`, contract §7.2).
+- Streaming requests ask for usage (`stream_options.include_usage`, contract §7.2; TC905
+  checks it through the record's `stream_usage_request`), also when the caller passes other
+  `stream_options`.
+- Usage (contract §7.2): `completion_tokens` -> output_tokens, `prompt_tokens_details.
+  cached_tokens` -> cached_input_tokens, cache creation 0. The contract maps `prompt_tokens`
+  -> input_tokens, but OpenAI counts cached tokens inside `prompt_tokens` and §7.1's cost
+  formula prices input and cached tokens apart, so the literal mapping bills cached tokens
+  twice: this adapter reports input_tokens = prompt_tokens - cached_tokens (disjoint
+  buckets, as Anthropic's usage already is). TC904 accepts either reading, one per adapter.
 """
 
 from __future__ import annotations

@@ -41,8 +41,13 @@ Mapping:
 - Stop reasons: `completed` -> end_turn (tool_use when the output holds a function call),
   `incomplete` for `max_output_tokens` -> max_tokens, for `content_filter` -> end_turn,
   `failed` -> the classified error is raised, `cancelled` -> cancelled.
-- Usage: `input_tokens` includes `input_tokens_details.cached_tokens`; the canonical buckets
-  are disjoint, so input = input_tokens - cached. Reasoning tokens are part of output.
+- Usage (contract §7.2, which names Chat Completions' fields; the Responses API renamed
+  them upstream): `input_tokens` (the contract's `prompt_tokens`) includes
+  `input_tokens_details.cached_tokens`; the canonical buckets are disjoint (see the
+  openai-chat adapter for why), so input = input_tokens - cached, cached_input = cached,
+  output = `output_tokens` (reasoning tokens, `output_tokens_details.reasoning_tokens`, are
+  part of it), cache creation 0. Every stream reports usage on `response.completed`: there
+  is no `stream_options.include_usage` to ask for it with.
 """
 
 from __future__ import annotations
@@ -53,6 +58,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
+from ._shared import URL_IMAGE_MEDIA_TYPE
 from .base import (
     AdapterError,
     AdapterOptions,
@@ -149,6 +155,10 @@ class OpenAIResponsesAdapter(CancellableStreams, BaseAdapter):
         "max_output_tokens": 128_000,
         "accepted_image_media_types": list(IMAGE_TYPES),
     }
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._url_media: dict[tuple[str, str], str] = {}  # (session, url) -> media type rendered
 
     def new_provider_tool_id(self) -> str:
         return "call_" + new_ulid()
@@ -261,6 +271,8 @@ class OpenAIResponsesAdapter(CancellableStreams, BaseAdapter):
             )
             return None
         url = source["data"] if source["kind"] == "url" else f"data:{media};base64,{source['data']}"
+        if source["kind"] == "url":
+            self._url_media[(str(message.get("session_id", "")), str(url))] = str(media)
         part: Block = {"type": "input_image", "image_url": url}
         k = key if key is not None else str(index)
         if k not in details:
@@ -695,7 +707,7 @@ class OpenAIResponsesAdapter(CancellableStreams, BaseAdapter):
                     blocks.append({"type": "text", "text": str(part.get("text", ""))})
                 elif isinstance(part, dict) and part.get("type") == "input_image" and self._image_part(part):
                     details[str(len(blocks))] = part.get("detail")
-                    blocks.append(self.image_from_wire(part))
+                    blocks.append(self.image_from_wire(part, sid))
                 else:
                     blocks.append({"type": f"{self.name}:{part.get('type')}", "raw": part})
             if details:
@@ -726,7 +738,7 @@ class OpenAIResponsesAdapter(CancellableStreams, BaseAdapter):
                     inner.append({"type": "text", "text": str(part.get("text", ""))})
                 elif isinstance(part, dict) and part.get("type") == "input_image" and self._image_part(part):
                     details[str(len(inner))] = part.get("detail")
-                    inner.append(self.image_from_wire(part))
+                    inner.append(self.image_from_wire(part, sid))
                 else:
                     inner.append({"type": f"{self.name}:{part.get('type')}", "raw": part})
             if details:
@@ -741,12 +753,20 @@ class OpenAIResponsesAdapter(CancellableStreams, BaseAdapter):
     def _image_part(part: Mapping[str, Any]) -> bool:
         return isinstance(part.get("image_url"), str) and bool(part["image_url"])
 
-    def image_from_wire(self, part: Mapping[str, Any]) -> Block:
+    def image_from_wire(self, part: Mapping[str, Any], session_id: str = "") -> Block:
+        """A base64 `data:` URL reads back as a base64 image. Any other URL is a url-kind
+        image whose media type is the one this adapter rendered it with in this session,
+        else the image type its file extension names, else the placeholder image/jpeg: the
+        wire carries no media type, and an extension naming no image type (`.txt`) must not
+        make the block invalid (TS113)."""
         url = str(part.get("image_url", ""))
         m = _DATA_URL.match(url)
         if m:
             return {"type": "image", "source": {"kind": "base64", "data": m["data"]}, "media_type": m["media"]}
-        media = mimetypes.guess_type(url.split("?")[0])[0] or "image/jpeg"
+        media = self._url_media.get((session_id, url))
+        if media is None:
+            guess = mimetypes.guess_type(url.split("?")[0])[0]
+            media = guess if guess in IMAGE_TYPES else URL_IMAGE_MEDIA_TYPE
         return {"type": "image", "source": {"kind": "url", "data": url}, "media_type": media}
 
     # -- estimates ------------------------------------------------------------------------

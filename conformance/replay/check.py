@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..adapters.base import Adapter, AdapterOptions, CriticalBlockError
+from ..adapters.estimate import estimate_for_model
 from ..findings import Finding, RuleInfo, Severity
 from ..formats.canonical.markers import DEFAULT_CRITICAL_KEY
 from ..wire import registry as wire_registry
@@ -135,7 +136,7 @@ def check_session(
     foreign = list(_capability_refusals(session, caps, emit, provider, source_provider))
     tools = list(tools or [])
     try:
-        estimate = target.adapter.estimate_input_tokens(msgs, tools)
+        estimate = estimate_for_model(target.adapter, msgs, tools, target.model)
     except Exception as exc:  # a third-party estimator's failure is reported, not raised
         emit(first, "", R.RENDER_FAILED, f"{target.label}: estimate_input_tokens failed: {type(exc).__name__}: {exc}")
     else:

@@ -127,6 +127,12 @@ PROVIDER_RAW_ISOLATED = RuleInfo(
     "§6.5, §9.1",
     "Another adapter's provider_raw changes nothing in the request; the adapter's own survives storage",
 )
+STREAM_USAGE_REQUESTED = RuleInfo(
+    "TC905",
+    E,
+    "contract §7.2",
+    "Streaming requests ask for usage where the API's record says usage must be requested",
+)
 
 CATALOG = RuleCatalog(
     [
@@ -172,6 +178,7 @@ CATALOG = RuleCatalog(
         STREAM_CANCEL,
         PROVIDER_RAW_ISOLATED,
         CAPS_PROBED,
+        STREAM_USAGE_REQUESTED,
     ]
 )
 
@@ -220,6 +227,7 @@ TEST_SLUGS: dict[str, str] = {
     "TC611": "stream_cancel",
     "TC406": "provider_raw_isolated",
     "TC503": "capabilities_probed",
+    "TC905": "stream_requests_usage",
 }
 NEEDS: dict[str, str] = {
     "TC901": "supports_images",
@@ -241,6 +249,7 @@ NEEDS: dict[str, str] = {
     "TC609": "supports_streaming_tool_calls",
     "TC610": "supports_thinking",
     "TC611": "supports_streaming",
+    "TC905": "supports_streaming",
 }
 """Rule -> the capability it needs (the rule's cases exercise that capability)."""
 SUITE_ONLY = ("TC800",)

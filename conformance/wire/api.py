@@ -152,10 +152,36 @@ class WireApi:
     # TC701's band for a tokenizer-free estimate against this provider's counts: (relative,
     # absolute tokens), calibrated on recorded usage; None takes the suite's default band
     estimate_tolerance: tuple[float, int] | None = None
+    # the provider's own input count includes cache reads (OpenAI `prompt_tokens` /
+    # `input_tokens`, Gemini `promptTokenCount`), so contract §7.2's literal mapping of it to
+    # `input_tokens` is a second valid reading beside the disjoint one (TC904 accepts either,
+    # one per adapter); False where input already excludes them (Anthropic)
+    cached_in_input: bool = False
+    # (RFC 6901 pointer, value) a streaming request must carry for the stream to report usage
+    # (OpenAI Chat Completions: `/stream_options/include_usage` true); None: the API reports
+    # usage on every stream. Adapter contract §7.2: adapters MUST request usage when streaming.
+    stream_usage_request: tuple[str, Any] | None = None
     # a schema folder outside the package, for a record a third party registers (None: the
     # package's schemas/wire/<schema_dir>/)
     schema_path: str | None = None
     accepted_differences: tuple[str, ...] = ()
+
+    def stream_usage_requested(self, body: JsonBody) -> bool | None:
+        """Whether a streaming request `body` asks for usage as `stream_usage_request` says
+        (None when the API needs no such field)."""
+        if self.stream_usage_request is None:
+            return None
+        pointer, want = self.stream_usage_request
+        node: Any = body
+        for token in pointer.split("/")[1:]:
+            key = token.replace("~1", "/").replace("~0", "~")
+            if isinstance(node, Mapping) and key in node:
+                node = node[key]
+            elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
+                node = node[int(key)]
+            else:
+                return False
+        return bool(node == want and type(node) is type(want))
 
     def matches(self, path: str) -> bool:
         return any(p.search(path) for p in self.request_paths)

@@ -78,6 +78,7 @@ STOP_REASONS: dict[str, str] = {
     "OTHER": "end_turn",
     "FINISH_REASON_UNSPECIFIED": "end_turn",
     # the model produced a tool call the API could not accept: the turn failed
+    "STOP (with functionCall parts)": "tool_use",  # STOP_WITH_CALLS, the stream probe's value
     "MALFORMED_FUNCTION_CALL": "error",
     "UNEXPECTED_TOOL_CALL": "error",
     "TOO_MANY_TOOL_CALLS": "error",
@@ -204,6 +205,43 @@ def _usage(body: JsonBody) -> Any:
     return usage_of(body.get("usageMetadata"))
 
 
+STOP_WITH_CALLS = "STOP (with functionCall parts)"
+"""The raw stop value the stream probe reports for a STOP turn that carried functionCall
+parts: the function-calling page has the client run the calls and answer, which is the
+canonical `tool_use` (finishReason itself says STOP)."""
+
+
+def _candidate_parts(event: Any) -> list[Any]:
+    cands = event.get("candidates") if isinstance(event, dict) else None
+    if not isinstance(cands, list) or not cands or not isinstance(cands[0], dict):
+        return []
+    content = cands[0].get("content")
+    parts = content.get("parts") if isinstance(content, dict) else None
+    return parts if isinstance(parts, list) else []
+
+
+def _stream_stop_reason(events: list[Any]) -> Any:
+    """The last finishReason of a stream (each chunk is a GenerateContentResponse)."""
+    finish = None
+    calls = False
+    for ev in events:
+        raw = _stop_reason(ev) if isinstance(ev, dict) else None
+        finish = raw if raw is not None else finish
+        calls = calls or any(
+            isinstance(p, dict) and field(p, "functionCall")[1] is not None for p in _candidate_parts(ev)
+        )
+    return STOP_WITH_CALLS if finish == "STOP" and calls else finish
+
+
+def _stream_usage(events: list[Any]) -> Any:
+    """The last chunk's usageMetadata: the counts are cumulative, the last one is final."""
+    usage = None
+    for ev in events:
+        if isinstance(ev, dict) and isinstance(ev.get("usageMetadata"), dict):
+            usage = ev["usageMetadata"]
+    return usage_of(usage)
+
+
 def _method(url: str) -> str | None:
     m = _METHOD.search(urlsplit(url).path or url)
     return m.group(1) if m else None
@@ -259,7 +297,12 @@ GEMINI = WireApi(
         images=_images,
         response_stop_reason=_stop_reason,
         response_usage=_usage,
+        stream_stop_reason=_stream_stop_reason,
+        stream_usage=_stream_usage,
     ),
     stop_reasons=STOP_REASONS,
     framing_by_url=framing_by_url,
+    # "promptTokenCount: ... When cachedContent is set, this is still the total effective
+    # prompt size meaning this includes the number of tokens in the cached content"
+    cached_in_input=True,
 )

@@ -132,6 +132,27 @@ def _usage(body: JsonBody) -> Any:
     }
 
 
+def _stream_stop_reason(events: list[Any]) -> Any:
+    """done_reason of the final line (`done: true`); a turn that streamed `tool_calls` ends
+    with `stop` too, and is reported as `stop (with tool_calls)` (the client runs the calls)."""
+    finish = None
+    calls = False
+    for ev in events:
+        if not isinstance(ev, dict):
+            continue
+        msg = ev.get("message")
+        calls = calls or bool(isinstance(msg, dict) and msg.get("tool_calls"))
+        if ev.get("done") is True:
+            finish = ev.get("done_reason")
+    return "stop (with tool_calls)" if finish == "stop" and calls else finish
+
+
+def _stream_usage(events: list[Any]) -> Any:
+    """The counts of the final line (`done: true`)."""
+    last = next((ev for ev in reversed(events) if isinstance(ev, dict) and ev.get("done") is True), None)
+    return _usage(last) if last is not None else None
+
+
 OLLAMA_CHAT = WireApi(
     name="ollama-chat",
     title="Ollama chat API (/api/chat)",
@@ -164,10 +185,18 @@ OLLAMA_CHAT = WireApi(
         images=_images,
         response_stop_reason=_stop_reason,
         response_usage=_usage,
+        stream_stop_reason=_stream_stop_reason,
+        stream_usage=_stream_usage,
     ),
     # `stop` also ends a turn with tool calls and one cut by a stop sequence: the wire does
     # not tell these apart (a reply with tool_calls is mapped to tool_use by the adapter)
-    stop_reasons={"stop": "end_turn", "length": "max_tokens", "load": "end_turn", "unload": "end_turn"},
+    stop_reasons={
+        "stop": "end_turn",
+        "stop (with tool_calls)": "tool_use",
+        "length": "max_tokens",
+        "load": "end_turn",
+        "unload": "end_turn",
+    },
 )
 
 OLLAMA_GENERATE = WireApi(

@@ -224,6 +224,12 @@ OPENAI_CHAT = WireApi(
         stream_tool_fragments=_stream_tool_fragments,
     ),
     stop_reasons=STOP_REASONS,
+    # "include_usage: If set, an additional chunk will be streamed before the data: [DONE]
+    # message ... [with] the token usage statistics for the entire request" (chat/create,
+    # stream_options); without it a stream reports no usage at all
+    stream_usage_request=("/stream_options/include_usage", True),
+    # "cached_tokens: Cached tokens present in the prompt" (prompt_tokens_details)
+    cached_in_input=True,
     normalize_request=equivalence.openai_chat,
     accepted_differences=equivalence.OPENAI_CHAT_DIFFERENCES,
     # calibrated on the shared samples (20 recordings): |error| median 12%, p95 31%

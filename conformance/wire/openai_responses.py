@@ -278,4 +278,6 @@ OPENAI_RESPONSES = WireApi(
         "failed": "error",
         "cancelled": "cancelled",
     },
+    # usage.input_tokens_details.cached_tokens is part of usage.input_tokens
+    cached_in_input=True,
 )

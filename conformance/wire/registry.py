@@ -10,10 +10,12 @@ from .gemini import GEMINI
 from .ollama import OLLAMA_CHAT, OLLAMA_GENERATE
 from .openai_chat import OPENAI_CHAT
 from .openai_responses import OPENAI_RESPONSES
+from .openrouter import OPENROUTER_CHAT
 
 APIS: tuple[WireApi, ...] = (
     ANTHROPIC_COUNT_TOKENS,  # before messages: most specific first
     ANTHROPIC_MESSAGES,
+    OPENROUTER_CHAT,  # before chat completions: its path is the more specific
     OPENAI_CHAT,
     OLLAMA_CHAT,
     OLLAMA_GENERATE,

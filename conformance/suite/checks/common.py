@@ -8,6 +8,7 @@ validator says about parsed messages, the WARNING records logged, the events str
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 from collections.abc import Callable, Iterator
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...adapters.base import AdapterError, harness_usage
+from ...adapters.estimate import estimate_for_model
 from ...adapters.protocol import (
     Adapter,
     AdapterOptions,
@@ -120,12 +122,30 @@ def crash(exc: BaseException) -> str:
 NO_REQUEST_READER = "adapter does not read requests (from_wire_request raised NotImplementedError)"
 
 
-def read_request(a: Adapter, body: WireBody, session_id: str) -> ParsedRequest | None:
-    """`a.from_wire_request(body)`, or None when the adapter says it cannot read requests."""
+def _accepts(fn: Callable[..., Any], keyword: str) -> bool:
     try:
+        return keyword in inspect.signature(fn).parameters
+    except (TypeError, ValueError):  # no signature to read (a builtin): assume the protocol's
+        return False
+
+
+def read_request(a: Adapter, body: WireBody, session_id: str, url: str | None = None) -> ParsedRequest | None:
+    """`a.from_wire_request(body)`, or None when the adapter says it cannot read requests.
+
+    `url` goes along when the adapter's reader takes it (an optional extension: Gemini
+    keeps the model in the URL, not the body)."""
+    try:
+        if url is not None and _accepts(a.from_wire_request, "url"):
+            return a.from_wire_request(body, session_id=session_id, url=url)  # type: ignore[call-arg]
         return a.from_wire_request(body, session_id=session_id)
     except NotImplementedError:
         return None
+
+
+def estimate_of(a: Adapter, parsed: ParsedRequest) -> int:
+    """`a.estimate_input_tokens` of a read request, told the request's model when the
+    adapter's estimator takes a `model` keyword (`adapters.estimate.estimate_for_model`)."""
+    return estimate_for_model(a, parsed.messages, parsed.tools, parsed.options.model)
 
 
 def errors_of(messages: list[Message], sel: Selection | None = None, finish: bool = False) -> list[str]:

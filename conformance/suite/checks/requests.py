@@ -19,6 +19,7 @@ from .common import (
     crash,
     ctx_for,
     errors_of,
+    estimate_of,
     o,
     parse_stream,
     read_request,
@@ -95,9 +96,13 @@ def _estimate(env: Env, s: AdapterUnderTest, it: Interaction) -> Iterator[Outcom
         + int(usage.get("cached_input_tokens", 0))
         + int(usage.get("cache_creation_input_tokens", 0))
     )
+    reason = USAGE_NOT_COMPARABLE.get(it.label)
+    if reason is not None:
+        yield o(R.ESTIMATE, s, "skip", it.label, f"recorded usage is not comparable to the request: {reason}")
+        return
     try:
-        parsed = read_request(a, it.request_body, sid)
-        est = a.estimate_input_tokens(parsed.messages, parsed.tools) if parsed is not None else 0
+        parsed = read_request(a, it.request_body, sid, url=it.uri)
+        est = estimate_of(a, parsed) if parsed is not None else 0
     except Exception as exc:
         yield o(R.ESTIMATE, s, "fail", it.label, crash(exc))
         return
@@ -147,6 +152,29 @@ def _estimate(env: Env, s: AdapterUnderTest, it: Interaction) -> Iterator[Outcom
         "" if ok else f"estimate {est} vs recorded {actual} (tolerance ±{tol:.0f}: {rel:.0%} or {absolute} tokens)",
         measure=err,
     )
+
+
+_GPT4O_MARCH_2025 = (
+    "its usage counts about 205 input tokens that no part of the request carries (estimate "
+    "47/76 vs recorded 255/278, a constant gap). The same model snapshot (gpt-4o-2024-08-06) "
+    "with the same strict get_capital tool and a same-sized question counted 40 in October "
+    "2025 (test_openai_responses_model_simple_response_with_tool_call.yaml#0, estimate 45); "
+    "the one other request of the same day (test_openai_responses_image_url_input.yaml, "
+    "also `instructions: \"\"`) counted 663 for 'hello' and a 540x360 image that OpenAI's "
+    "tile rule prices at 425, about 230 over. The recorded content-length equals the body, so "
+    "the surplus is a server-side prompt of March 2025, not request content"
+)
+USAGE_NOT_COMPARABLE: dict[str, str] = {
+    "pydantic__pydantic-ai/tests/models/cassettes/test_openai_responses/test_openai_responses_stream.yaml#0": (
+        _GPT4O_MARCH_2025
+    ),
+    "pydantic__pydantic-ai/tests/models/cassettes/test_openai_responses/test_openai_responses_stream.yaml#1": (
+        _GPT4O_MARCH_2025
+    ),
+}
+"""Recorded interactions (by label) whose usage TC701 cannot compare with an estimate of the
+recorded request, each with the evidence read from the recordings. TC701 skips them with the
+reason; it never passes them."""
 
 
 def estimate_tolerance(api: WireApi | None) -> tuple[float, int]:

@@ -16,7 +16,18 @@ from .. import rules as R
 from ..cassettes import Interaction
 from ..outcome import AdapterUnderTest, Outcome
 from . import errors as error_oracle
-from .common import Env, check, crash, ctx_for, errors_of, message_from_events, o, parse_stream, read_request
+from .common import (
+    Env,
+    check,
+    crash,
+    ctx_for,
+    errors_of,
+    estimate_of,
+    message_from_events,
+    o,
+    parse_stream,
+    read_request,
+)
 from .streams import literal_fragments, signature_on_final_delta, stream_invariants, strip_ids
 
 
@@ -68,8 +79,8 @@ def _preflight(a: Adapter, it: Interaction) -> int | None:
     if not isinstance(it.request_body, dict):
         return None
     try:
-        parsed = read_request(a, it.request_body, "sess_preflight")
-        return int(a.estimate_input_tokens(parsed.messages, parsed.tools)) if parsed is not None else None
+        parsed = read_request(a, it.request_body, "sess_preflight", url=it.uri)
+        return estimate_of(a, parsed) if parsed is not None else None
     except Exception:
         return None
 

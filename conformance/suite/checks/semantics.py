@@ -6,6 +6,8 @@ record (its probes locate the field the API uses; its `carries` says what it can
 - TC902 tool-result errors: `is_error` reaches the API's error flag and survives read-back.
 - TC903 stop reason: what the adapter streams equals the recorded one, mapped by the record.
 - TC904 usage: input, output, cache read and cache write equal the recorded body.
+- TC905 usage requested: a streaming request carries the field the record says makes the
+  API report usage (adapter contract §7.2: "Adapters MUST request usage in streaming mode").
 """
 
 from __future__ import annotations
@@ -171,16 +173,43 @@ def wire_events(it: Interaction) -> list[Any] | None:
         return None
 
 
-def _usage_problems(recorded: Any, usage: dict[str, Any] | None) -> list[str]:
+DISJOINT = "disjoint (input excludes cache reads)"
+INCLUSIVE = "the contract's literal mapping (input includes cache reads)"
+
+
+def _usage_problems(
+    recorded: Any, usage: dict[str, Any] | None, api: WireApi | None = None, readings: set[str] | None = None
+) -> list[str]:
+    """What differs between the parsed usage and the recorded one; empty when they agree.
+
+    The record's usage is disjoint (cache reads taken out of input, as §7.1's cost formula
+    prices them apart). Where the provider's own input count includes cache reads
+    (`WireApi.cached_in_input`: OpenAI's `prompt_tokens`, Gemini's `promptTokenCount`),
+    contract §7.2's literal mapping (`prompt_tokens` -> `input_tokens`) is accepted too; the
+    reading a case matched is added to `readings` (an adapter must keep to one).
+    """
     if not isinstance(recorded, dict):
         return []
     if usage is None:
         return ["the recording has usage, the parsed message none"]
-    return [
-        f"{mine}: parsed {usage.get(mine, 0)}, recorded {recorded.get(theirs, 0)}"
-        for theirs, mine in USAGE_KEYS
-        if int(usage.get(mine, 0) or 0) != int(recorded.get(theirs, 0) or 0)
-    ]
+
+    def problems(want: dict[str, Any]) -> list[str]:
+        return [
+            f"{mine}: parsed {usage.get(mine, 0)}, recorded {want.get(theirs, 0)}"
+            for theirs, mine in USAGE_KEYS
+            if int(usage.get(mine, 0) or 0) != int(want.get(theirs, 0) or 0)
+        ]
+
+    disjoint = problems(recorded)
+    cached = int(recorded.get("cache_read", 0) or 0)
+    if api is None or not api.cached_in_input or not cached:
+        return disjoint
+    inclusive = problems({**recorded, "input": int(recorded.get("input", 0) or 0) + cached})
+    if readings is not None:
+        readings.update(r for r, p in ((DISJOINT, disjoint), (INCLUSIVE, inclusive)) if not p)
+    if disjoint and inclusive:
+        return [f"{'; '.join(disjoint)} (nor {INCLUSIVE}: {'; '.join(inclusive)})"]
+    return []
 
 
 def _cache_cap(recorded: Any) -> str | None:
@@ -193,32 +222,42 @@ def _cache_cap(recorded: Any) -> str | None:
 def recorded_semantics(env: Env) -> Iterator[Outcome]:
     for s in env.subjects:
         a = s.adapter
-        for it in env.recorded(s):
-            api = it.wire
-            if it.status >= 400 or api is None or api.name != a.wire_api:
-                continue
-            sid = f"sess_sem_{abs(hash(it.label)) % 10**9}"
-            if it.is_stream:
-                yield from _stream_semantics(s, a, api, it, sid)
-                continue
-            if not isinstance(it.response_json, dict):
-                continue
-            try:
-                msg: Message = a.from_wire_response(WireResponse(it.response_json), ctx_for(sid))
-            except Exception:
-                continue  # TC101 reports it
-            recorded = api.probes.response_usage(it.response_json)
-            if recorded is None:
-                yield o(R.USAGE_RECORDED, s, "skip", it.label, f"no usage located in the recorded {api.name} body")
-            elif it.synthetic and not _cache_cap(recorded):
-                yield o(R.USAGE_RECORDED, s, "skip", it.label, "hand-written cassette without cache accounting")
-            else:
-                p = _usage_problems(recorded, (msg.get("metadata") or {}).get("usage"))
-                yield o(R.USAGE_RECORDED, s, "fail" if p else "pass", it.label, "; ".join(p), _cache_cap(recorded))
-            yield o(R.STOP_REASON, s, "skip", it.label, "a canonical v1 message carries no stop reason (streams do)")
+        readings: set[str] = set()
+        yield from _recorded_semantics(env, s, a, readings)
+        if len(readings) > 1:
+            why = f"some cases follow {DISJOINT}, others {INCLUSIVE}: an adapter keeps to one reading"
+            yield o(R.USAGE_RECORDED, s, "fail", "usage reading", why, "supports_prompt_caching")
 
 
-def _stream_semantics(s: AdapterUnderTest, a: Adapter, api: WireApi, it: Interaction, sid: str) -> Iterator[Outcome]:
+def _recorded_semantics(env: Env, s: AdapterUnderTest, a: Adapter, readings: set[str]) -> Iterator[Outcome]:
+    for it in env.recorded(s):
+        api = it.wire
+        if it.status >= 400 or api is None or api.name != a.wire_api:
+            continue
+        sid = f"sess_sem_{abs(hash(it.label)) % 10**9}"
+        if it.is_stream:
+            yield from _stream_semantics(s, a, api, it, sid, readings)
+            continue
+        if not isinstance(it.response_json, dict):
+            continue
+        try:
+            msg: Message = a.from_wire_response(WireResponse(it.response_json), ctx_for(sid))
+        except Exception:
+            continue  # TC101 reports it
+        recorded = api.probes.response_usage(it.response_json)
+        if recorded is None:
+            yield o(R.USAGE_RECORDED, s, "skip", it.label, f"no usage located in the recorded {api.name} body")
+        elif it.synthetic and not _cache_cap(recorded):
+            yield o(R.USAGE_RECORDED, s, "skip", it.label, "hand-written cassette without cache accounting")
+        else:
+            p = _usage_problems(recorded, (msg.get("metadata") or {}).get("usage"), api, readings)
+            yield o(R.USAGE_RECORDED, s, "fail" if p else "pass", it.label, "; ".join(p), _cache_cap(recorded))
+        yield o(R.STOP_REASON, s, "skip", it.label, "a canonical v1 message carries no stop reason (streams do)")
+
+
+def _stream_semantics(
+    s: AdapterUnderTest, a: Adapter, api: WireApi, it: Interaction, sid: str, readings: set[str]
+) -> Iterator[Outcome]:
     values = wire_events(it)
     if values is None:
         return  # the stream checks report undecodable streams
@@ -245,8 +284,40 @@ def _stream_semantics(s: AdapterUnderTest, a: Adapter, api: WireApi, it: Interac
     if recorded is None:
         yield o(R.USAGE_RECORDED, s, "skip", it.label, f"no usage located in the recorded {api.name} stream")
         return
-    p = _usage_problems(recorded, done.get("usage"))
+    p = _usage_problems(recorded, done.get("usage"), api, readings)
     yield o(R.USAGE_RECORDED, s, "fail" if p else "pass", it.label, "; ".join(p), _cache_cap(recorded))
 
 
-CHECKS: tuple[Check, ...] = (images, tool_errors, recorded_semantics)
+@check(R.STREAM_USAGE_REQUESTED)
+def stream_usage_requested(env: Env) -> Iterator[Outcome]:
+    for s in env.subjects:
+        a = s.adapter
+        api = wire_api_of(a)
+        cap = "supports_streaming"
+        if api is None:
+            yield o(R.STREAM_USAGE_REQUESTED, s, "skip", "stream", f"no WireApi record named {a.wire_api!r}", cap)
+            continue
+        if api.stream_usage_request is None:
+            why = f"{api.name} reports usage on every stream (its record names no field to ask for it)"
+            yield o(R.STREAM_USAGE_REQUESTED, s, "skip", "stream", why, cap)
+            continue
+        b = Builder()
+        b.add("user", [{"type": "text", "text": mark("count me")}])
+        cases: tuple[tuple[str, dict[str, Any]], ...] = (
+            ("stream", {}),
+            ("stream with other stream options", {"stream_options": {}}),
+        )
+        for label, extra in cases:
+            try:
+                with capture_warnings():
+                    body = a.to_wire(b.messages, [], opts(a, stream=True, extra=extra)).body
+            except Exception as exc:
+                yield o(R.STREAM_USAGE_REQUESTED, s, "fail", label, crash(exc), cap)
+                continue
+            asked = api.stream_usage_requested(body) if isinstance(body, dict) else False
+            pointer, want = api.stream_usage_request
+            msg = "" if asked else f"streaming request lacks {pointer} = {want!r}: {api.name} then reports no usage"
+            yield o(R.STREAM_USAGE_REQUESTED, s, "pass" if asked else "fail", label, msg, cap)
+
+
+CHECKS: tuple[Check, ...] = (images, tool_errors, recorded_semantics, stream_usage_requested)

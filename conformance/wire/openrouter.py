@@ -1,0 +1,109 @@
+"""OpenRouter's Chat Completions (`POST https://openrouter.ai/api/v1/chat/completions`), as data.
+
+OpenRouter speaks OpenAI's Chat Completions (the record `conformance.wire.openai_chat`
+holds those facts and its probes are reused here) plus reasoning, written from OpenRouter's
+docs (URLs in `DOCS`), not from the adapter:
+
+- Response `choices[].message` (and stream `choices[].delta`) may carry `reasoning` (the
+  reasoning text as one string) and `reasoning_details`: an array of objects typed
+  `reasoning.text` (`text`, optional `signature`), `reasoning.summary` (`summary`) or
+  `reasoning.encrypted` (`data`), each with optional `id`, `format` (which provider's
+  reasoning it is, e.g. `anthropic-claude-v1`, `openai-responses-v1`, `google-gemini-v1`,
+  `unknown`) and `index` (its position; stream deltas of one detail share it).
+- "Preserving reasoning blocks": to continue a conversation with reasoning (tool use with
+  Anthropic or Gemini models), send the assistant message's `reasoning_details` back
+  unmodified, in the order received.
+- Requests may add OpenRouter's own top-level fields (`reasoning` config, `usage`,
+  `provider`, `models`, `transforms`, `plugins`, ...).
+- Usage is OpenAI's shape; `prompt_tokens` includes `prompt_tokens_details.cached_tokens`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .api import Carries, Framing, JsonBody, Located, Probes, ToolIdRule, WireApi
+from .openai_chat import DOCS as OPENAI_DOCS
+from .openai_chat import OPENAI_CHAT, STOP_REASONS, _messages
+
+DOCS = (
+    "https://openrouter.ai/docs/guides/best-practices/reasoning-tokens",
+    "https://openrouter.ai/docs/client-sdks/python/components/reasoningdetail",
+    "https://openrouter.ai/docs/agent-sdk/typescript/api-reference/models/reasoningdetailunion",
+    "https://openrouter.ai/docs/api-reference/streaming",
+    "https://openrouter.ai/docs/api-reference/errors",
+    *OPENAI_DOCS,
+)
+DETAIL_TYPES = ("reasoning.text", "reasoning.summary", "reasoning.encrypted")
+
+
+def _details(body: JsonBody, kind: str, field: str) -> list[Located]:
+    """`field` of every `kind` entry of an assistant message's `reasoning_details`."""
+    out: list[Located] = []
+    for i, m in _messages(body):
+        if m.get("role") != "assistant" or not isinstance(m.get("reasoning_details"), list):
+            continue
+        for j, d in enumerate(m["reasoning_details"]):
+            if isinstance(d, dict) and d.get("type") == kind and isinstance(d.get(field), str) and d[field]:
+                out.append(Located(f"/messages/{i}/reasoning_details/{j}/{field}", d[field]))
+    return out
+
+
+def _thinking_text(body: JsonBody) -> list[Located]:
+    return _details(body, "reasoning.text", "text") + _details(body, "reasoning.summary", "summary")
+
+
+def _signatures(body: JsonBody) -> list[Located]:
+    return _details(body, "reasoning.text", "signature")
+
+
+def _redacted(body: JsonBody) -> list[Located]:
+    return _details(body, "reasoning.encrypted", "data")
+
+
+def _streaming(_url: str, body: JsonBody | None) -> bool:
+    return isinstance(body, dict) and body.get("stream") is True
+
+
+_chat: Any = OPENAI_CHAT.probes
+
+OPENROUTER_CHAT = WireApi(
+    name="openrouter-chat-completions",
+    title="OpenRouter Chat Completions API (OpenAI's, plus reasoning)",
+    docs=DOCS,
+    request_paths=(re.compile(r"/api/v1/chat/completions/?$"),),
+    framing=Framing.SSE,
+    is_streaming=_streaming,
+    schema_dir="openrouter-chat",
+    hosts=("openrouter.ai",),
+    # ids are the upstream provider's (toolu_..., call_...), passed through
+    tool_ids=ToolIdRule(pattern=None, max_length=None),
+    carries=Carries(
+        system_prompt=True,
+        thinking_text=True,
+        thinking_signature=True,
+        redacted_thinking=True,  # reasoning.encrypted
+        images_base64=True,
+        images_url=True,
+        tool_result_error=False,
+        cache_read_tokens=True,
+        cache_write_tokens=False,
+        parallel_tool_calls=True,
+    ),
+    probes=Probes(
+        system=_chat.system,
+        thinking_text=_thinking_text,
+        signatures=_signatures,
+        redacted_thinking=_redacted,
+        tool_use_ids=_chat.tool_use_ids,
+        tool_result_ids=_chat.tool_result_ids,
+        images=_chat.images,
+        response_stop_reason=_chat.response_stop_reason,
+        response_usage=_chat.response_usage,
+        stream_stop_reason=_chat.stream_stop_reason,
+        stream_usage=_chat.stream_usage,
+    ),
+    stop_reasons=STOP_REASONS,
+    cached_in_input=True,
+)

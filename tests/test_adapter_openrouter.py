@@ -1,0 +1,268 @@
+"""The opt-in OpenRouter variant of the openai-chat adapter: reasoning / reasoning_details.
+
+Expectations are written by hand from cassettes/openrouter (themselves written from
+OpenRouter's documented shapes, "Reasoning Tokens"), never copied from the adapter.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from conformance.adapters.anthropic import AnthropicAdapter
+from conformance.adapters.base import AdapterOptions, RequestContext, WireResponse, message_from_stream
+from conformance.adapters.openrouter import OpenRouterChatAdapter
+from conformance.findings import Selection, Severity
+from conformance.strategies import blocks_for, conversations
+from conformance.suite import round_trip
+from conformance.suite.cassettes import Interaction, load_cassette
+from conformance.suite.runner import SuiteConfig, run
+from conformance.suite.scripts import Builder
+
+ROOT = Path(__file__).resolve().parents[1]
+CASSETTES = ROOT / "cassettes" / "openrouter"
+OPTS = AdapterOptions(model="openrouter:anthropic/claude-sonnet-4")
+SIG_PREFIX = "ErUBCkYIBRgCIkCo4wbs"
+ENC_PREFIX = "gAAAAABoZ2Uj"
+
+
+def its(name: str) -> list[Interaction]:
+    cas = load_cassette(CASSETTES / name, name)
+    assert cas.error is None, cas.error
+    return cas.interactions
+
+
+def ctx() -> RequestContext:
+    return RequestContext(session_id="sess_openrouter", message_id="01KR3QB1DS0W3GE1R70W3GE1R7")
+
+
+def stream(a: OpenRouterChatAdapter, it: Interaction) -> list[dict[str, Any]]:
+    raw = it.response_text.encode()
+    return list(a.stream_response([raw[i : i + 11] for i in range(0, len(raw), 11)], ctx()))
+
+
+def test_reasoning_text_with_signature_becomes_signed_thinking_before_the_call() -> None:
+    m = OpenRouterChatAdapter().from_wire_response(WireResponse(its("reasoning.yaml")[0].response_json), ctx())
+    thinking, call = m["content"]
+    assert thinking["type"] == "thinking"
+    assert (
+        thinking["text"] == "The user wants the weather in Boston. I should call get_weather with location Boston, MA."
+    )
+    assert thinking["signature"].startswith(SIG_PREFIX)
+    assert call["type"] == "tool_use" and call["name"] == "get_weather" and call["input"] == {"location": "Boston, MA"}
+    assert m["metadata"]["provider"] == "openrouter"
+    # the detail's format and index are kept for the way back; the reasoning fields are not
+    # duplicated in the verbatim message extras
+    raw = m["metadata"]["provider_raw"]["openrouter"]
+    assert raw["reasoning"]["details"] == [{"type": "reasoning.text", "format": "anthropic-claude-v1", "index": 0}]
+    assert "reasoning" not in raw.get("message", {}) and "reasoning_details" not in raw.get("message", {})
+
+
+def test_summary_and_encrypted_become_thinking_and_redacted_thinking() -> None:
+    m = OpenRouterChatAdapter().from_wire_response(WireResponse(its("reasoning.yaml")[2].response_json), ctx())
+    summary, redacted, text = m["content"]
+    assert summary == {
+        "type": "thinking",
+        "text": "**Reporting the weather**\n\nThe tool says 22 degrees and sunny; I will say so.",
+        "signature": None,
+    }
+    assert redacted["type"] == "redacted_thinking" and redacted["data"].startswith(ENC_PREFIX)
+    assert text == {"type": "text", "text": "It is sunny in Boston today, 22 °C."}
+
+
+def test_plain_reasoning_string_is_one_unsigned_thinking_block_and_goes_back_as_a_string() -> None:
+    a = OpenRouterChatAdapter()
+    m = a.from_wire_response(WireResponse(its("reasoning.yaml")[4].response_json), ctx())
+    assert m["content"] == [
+        {"type": "thinking", "text": "2 plus 2 is 4.", "signature": None},
+        {"type": "text", "text": "4"},
+    ]
+    b = Builder(session_id="sess_openrouter")
+    b.add("user", [{"type": "text", "text": "What is 2+2?"}])
+    wire = a.to_wire([*b.messages, m], [], OPTS).body["messages"][-1]
+    assert wire == {"role": "assistant", "content": "4", "reasoning": "2 plus 2 is 4."}
+
+
+def test_reasoning_details_go_back_unmodified_in_the_next_request() -> None:
+    """OpenRouter's "Preserving reasoning blocks": the recorded second request carries the
+    first answer's reasoning_details as they came; reading it and rendering it back
+    gives the same entries (type, text, signature, format, index)."""
+    a = OpenRouterChatAdapter()
+    recorded = its("reasoning.yaml")[2].request_body
+    parsed = a.from_wire_request(recorded, session_id="sess_rt")
+    body = a.to_wire(parsed.messages, parsed.tools, parsed.options).body
+    assert body["messages"][1]["reasoning_details"] == recorded["messages"][1]["reasoning_details"]
+    assert "reasoning" not in body["messages"][1]
+
+
+def test_foreign_thinking_is_dropped_with_the_warn_line(caplog: pytest.LogCaptureFixture) -> None:
+    anthropic_turn = AnthropicAdapter().from_wire_response(
+        WireResponse(
+            {
+                "id": "msg_01",
+                "type": "message",
+                "role": "assistant",
+                "model": "claude-sonnet-4-5",
+                "content": [
+                    {"type": "thinking", "thinking": "Let me think.", "signature": "EqQBCgIYAhIM1gbcDa9GJwZA"},
+                    {"type": "text", "text": "Hi."},
+                ],
+                "stop_reason": "end_turn",
+                "usage": {"input_tokens": 10, "output_tokens": 5},
+            }
+        ),
+        ctx(),
+    )
+    b = Builder(session_id="sess_openrouter")
+    b.add("user", [{"type": "text", "text": "Hello"}])
+    with caplog.at_level(logging.WARNING):
+        wire = OpenRouterChatAdapter().to_wire([*b.messages, anthropic_turn], [], OPTS).body["messages"][-1]
+    assert wire == {"role": "assistant", "content": "Hi."}
+    drops = [r for r in caplog.records if getattr(r, "block_type", None) == "thinking"]
+    assert len(drops) == 1 and "issued by anthropic" in drops[0].getMessage()
+
+
+def test_stream_puts_the_signature_on_the_thinking_blocks_final_delta_only() -> None:
+    a = OpenRouterChatAdapter()
+    events = stream(a, its("reasoning.yaml")[1])
+    thinking = [e for e in events if e["type"] == "thinking_delta"]
+    assert "".join(e["text"] for e in thinking) == (
+        "The user wants the weather in Boston. I should call get_weather with location Boston, MA."
+    )
+    assert [e["signature"] is not None for e in thinking] == [False] * (len(thinking) - 1) + [True]
+    assert thinking[-1]["text"] == "" and thinking[-1]["signature"].startswith(SIG_PREFIX)
+    # the thinking block closes before the tool call starts
+    order = [e["type"] for e in events]
+    assert order.index("tool_use_start") > max(i for i, t in enumerate(order) if t == "thinking_delta")
+
+
+def test_stream_aggregate_equals_the_parse_for_summary_and_encrypted() -> None:
+    a = OpenRouterChatAdapter()
+    streamed = message_from_stream(iter(stream(a, its("reasoning.yaml")[3])), ctx(), a)
+    parsed = a.from_wire_response(WireResponse(its("reasoning.yaml")[2].response_json), ctx())
+    assert streamed["content"] == parsed["content"]
+    assert [b["type"] for b in streamed["content"]] == ["thinking", "redacted_thinking", "text"]
+
+
+def test_conform_passes_on_its_own_cassettes() -> None:
+    report = run(SuiteConfig.for_adapter(OpenRouterChatAdapter(), cassette_dirs=[CASSETTES], samples=None))
+    failed = [(r.rule, r.reasons[:2]) for r in report.results if r.status == "fail"]
+    assert failed == []
+    thinking = report.capabilities.get("openrouter", {}).get("supports_thinking", 0)
+    assert thinking > 0, "thinking was exercised"
+
+
+@settings(max_examples=25, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(conversations(blocks=blocks_for(OpenRouterChatAdapter.capabilities), max_turns=3))
+def test_conversations_survive_the_round_trip(session: list[dict[str, Any]]) -> None:
+    errors = [f for f in round_trip(OpenRouterChatAdapter(), session) if f.severity == Severity.ERROR]
+    assert not errors, [f.format() for f in errors]
+
+
+# -- planted defects: each variant fails the suite rule aimed at it ------------------------
+
+
+class ReasoningIgnored(OpenRouterChatAdapter):
+    """Reads messages as plain Chat Completions: reasoning_details never become blocks."""
+
+    def content_from_wire(self, session_id: str, msg: Any) -> Any:
+        return super(OpenRouterChatAdapter, self).content_from_wire(session_id, msg)
+
+
+class SignatureNotSentBack(OpenRouterChatAdapter):
+    """Sends reasoning.text entries back without their signature."""
+
+    def assistant_to_wire(self, message: Any) -> Any:
+        out = super().assistant_to_wire(message)
+        for m in out:
+            for d in m.get("reasoning_details") or []:
+                d.pop("signature", None)
+        return out
+
+
+class EncryptedReadAsText(OpenRouterChatAdapter):
+    """Reads reasoning.encrypted data as thinking text (it then goes back as reasoning.text)."""
+
+    def content_from_wire(self, session_id: str, msg: Any) -> Any:
+        out = super().content_from_wire(session_id, msg)
+        return [
+            {"type": "thinking", "text": b["data"], "signature": None} if b["type"] == "redacted_thinking" else b
+            for b in out
+        ]
+
+
+class StreamSignatureLost(OpenRouterChatAdapter):
+    """Streams never carry the signature (the streamed message cannot go back)."""
+
+    def stream_response(self, chunks: Any, context: RequestContext) -> Any:
+        for e in super().stream_response(chunks, context):
+            if e["type"] == "thinking_delta":
+                e = {**e, "signature": None}
+            elif e["type"] == "message_complete":
+                e = {
+                    **e,
+                    "final_content": [
+                        {**b, "signature": None} if b["type"] == "thinking" else b for b in e["final_content"]
+                    ],
+                }
+            yield e
+
+
+class ForeignReasoningSent(OpenRouterChatAdapter):
+    """Sends any provider's thinking as reasoning_details (another issuer's signature leaks)."""
+
+    def assistant_to_wire(self, message: Any) -> Any:
+        own = {**message, "metadata": {**(message.get("metadata") or {}), "provider": "openrouter"}}
+        return super().assistant_to_wire(own)
+
+
+SUITE_KILLS: dict[type[OpenRouterChatAdapter], str] = {
+    ReasoningIgnored: "TC802",
+    SignatureNotSentBack: "TC802",
+    EncryptedReadAsText: "TC802",
+    StreamSignatureLost: "TC606",
+    ForeignReasoningSent: "TC405",
+}
+
+
+@pytest.mark.parametrize(("cls", "rule"), list(SUITE_KILLS.items()), ids=[c.__name__ for c in SUITE_KILLS])
+def test_planted_defect_is_killed_by_the_suite(cls: type[OpenRouterChatAdapter], rule: str) -> None:
+    mutant = cls()
+    report = run(
+        SuiteConfig.for_adapter(mutant, cassette_dirs=[CASSETTES], samples=None, selection=Selection(select=(rule,)))
+    )
+    result = report.result(rule, mutant.name)
+    assert result is not None and result.status == "fail", f"{cls.__name__} survived {rule}"
+    assert result.reasons
+
+
+def test_unmutated_adapter_passes_what_kills_the_mutants() -> None:
+    rules = tuple(sorted(set(SUITE_KILLS.values())))
+    a = OpenRouterChatAdapter()
+    report = run(SuiteConfig.for_adapter(a, cassette_dirs=[CASSETTES], samples=None, selection=Selection(select=rules)))
+    assert {r.rule: r.status for r in report.results if r.adapter == a.name} == dict.fromkeys(rules, "pass")
+
+
+def test_the_cassettes_are_the_documented_shapes() -> None:
+    """Every OpenRouter response body and stream chunk of the cassettes validates against
+    the wire schemas written from OpenRouter's docs (an oracle independent of the adapter)."""
+    from conformance.wire import schemas as wire_schemas  # the wire schema loader, only here
+    from conformance.wire.openrouter import OPENROUTER_CHAT
+
+    response = wire_schemas.validator(OPENROUTER_CHAT, "response")
+    chunk = wire_schemas.validator(OPENROUTER_CHAT, "stream-event")
+    request = wire_schemas.validator(OPENROUTER_CHAT, "request")
+    assert response is not None and chunk is not None and request is not None
+    for it in its("reasoning.yaml") + its("tools.yaml"):
+        assert request.errors(it.request_body) == [], it.label
+        if it.is_stream:
+            for line in it.response_text.splitlines():
+                if line.startswith("data: {"):
+                    assert chunk.errors(json.loads(line[6:])) == [], it.label
+        else:
+            assert response.errors(it.response_json) == [], it.label
