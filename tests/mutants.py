@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from third_party.cohere_adapter import CohereAdapter
@@ -369,6 +370,32 @@ class StreamUsageNotRequested(OpenAIChatAdapter):
     def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: Any) -> Any:
         req = super().to_wire(messages, tools, options)
         req.body.pop("stream_options", None)
+        return req
+
+
+class MaxTokensIgnored(AnthropicAdapter):
+    """Sends its own default `max_tokens` whatever the request asks (contract §3.3: honour it)."""
+
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: Any) -> Any:
+        return super().to_wire(messages, tools, replace(options, max_output_tokens=None))
+
+
+class FirstStopSequenceOnly(OpenAIChatAdapter):
+    """Keeps only the first stop sequence, as a string (`stop` accepts one; the others are lost)."""
+
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: Any) -> Any:
+        req = super().to_wire(messages, tools, options)
+        if isinstance(req.body.get("stop"), list):
+            req.body["stop"] = req.body["stop"][0]
+        return req
+
+
+class CohereTemperatureDropped(CohereAdapter):
+    """Never sends `temperature`."""
+
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: Any) -> Any:
+        req = super().to_wire(messages, tools, options)
+        req.body.pop("temperature", None)
         return req
 
 
@@ -908,6 +935,9 @@ MUTANTS: dict[type, str] = {
     OutputTokensOffByOne: "TC904",
     SignatureInWrongField: "TC501",
     StreamUsageNotRequested: "TC905",
+    MaxTokensIgnored: "TC105",
+    FirstStopSequenceOnly: "TC105",
+    CohereTemperatureDropped: "TC105",
     CohereStreamLosesLastDelta: "TC605",
     CohereStopReasonIgnored: "TC903",
     CohereStreamUsageDropped: "TC606",

@@ -24,6 +24,12 @@ EXERCISED = RuleInfo(
 RESPONSE_VALID = RuleInfo("TC101", E, "§5, §7.1", "Parsed responses validate (schemas and TS rules)")
 REQUEST_VALID = RuleInfo("TC102", E, "§5, §7.1", "Messages read back from a wire request validate")
 WIRE_SHAPE = RuleInfo("TC104", E, "contract §4.2, §4.3", "Rendered requests have the provider's documented shape")
+REQUEST_OPTIONS = RuleInfo(
+    "TC105",
+    E,
+    "contract §3.3, §4.2, §4.3",
+    "max_output_tokens, stop_sequences and temperature reach the API's request fields",
+)
 EVENTS_VALID = RuleInfo("TC103", E, "§7.4, streaming §5.3", "Stream events validate against stream-event.json")
 
 LOSSY_WARN = RuleInfo("TC201", E, "§4.2.2, §7.3", "Dropped block logs exactly one WARNING with the five fields")
@@ -142,6 +148,7 @@ CATALOG = RuleCatalog(
         REQUEST_VALID,
         EVENTS_VALID,
         WIRE_SHAPE,
+        REQUEST_OPTIONS,
         LOSSY_WARN,
         LOSSY_ABSENT,
         LOSSY_CRITICAL,
@@ -192,6 +199,7 @@ TEST_SLUGS: dict[str, str] = {
     "TC102": "requests_read_back_validate",
     "TC103": "stream_events_validate",
     "TC104": "wire_request_shape",
+    "TC105": "request_options_on_wire",
     "TC201": "dropped_block_warns",
     "TC202": "dropped_block_absent",
     "TC203": "critical_block_fails",

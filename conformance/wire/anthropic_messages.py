@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from . import equivalence
-from .api import Carries, Framing, JsonBody, Located, Probe, Probes, ToolIdRule, WireApi
+from .api import Carries, Framing, JsonBody, Located, Probe, Probes, ToolIdRule, WireApi, option_fields
 
 DOCS = (
     "https://platform.claude.com/docs/en/api/messages/create",
@@ -241,6 +241,10 @@ ANTHROPIC_MESSAGES = WireApi(
         stream_opens=lambda e: isinstance(e, dict) and e.get("type") == "message_start",
         stream_closes=lambda e: isinstance(e, dict) and e.get("type") == "message_stop",
         stream_tool_fragments=_stream_tool_fragments,
+        # "max_tokens", "stop_sequences", "temperature" (messages/create body parameters)
+        request_options=option_fields(
+            max_output_tokens="/max_tokens", stop_sequences="/stop_sequences", temperature="/temperature"
+        ),
     ),
     stop_reasons=STOP_REASONS,
     normalize_request=equivalence.anthropic_messages,

@@ -53,6 +53,28 @@ def _no_fragments(_events: list[Any]) -> list[list[str]] | None:
 
 
 Probe = Callable[[JsonBody], list[Located]]
+OptionsProbe = Callable[[JsonBody], dict[str, Located] | None]
+
+
+def _no_options(_body: JsonBody) -> dict[str, Located] | None:
+    return None
+
+
+def option_fields(**pointers: str) -> OptionsProbe:
+    """A `request_options` probe: each option name (`max_output_tokens`, `stop_sequences`,
+    `temperature`) -> the RFC 6901 pointer of the request field the API keeps it in; the
+    probe answers the value there, None when the body has none."""
+
+    def probe(body: JsonBody) -> dict[str, Located] | None:
+        out: dict[str, Located] = {}
+        for name, pointer in pointers.items():
+            value: Any = body
+            for part in pointer.split("/")[1:]:
+                value = value.get(part) if isinstance(value, Mapping) else None
+            out[name] = Located(pointer, value)
+        return out
+
+    return probe
 
 
 @dataclass(frozen=True)
@@ -91,6 +113,10 @@ class Probes:
     # order the calls opened (contract §5.4: `partial_json` is the literal fragment); None
     # where the API sends tool input whole (Gemini, Ollama) or the record does not say
     stream_tool_fragments: Callable[[list[Any]], list[list[str]] | None] = _no_fragments
+    # request side again: where the request keeps the generation options of contract §3.3
+    # (`max_output_tokens`, `stop_sequences`, `temperature`), only those the API has a field
+    # for (see `option_fields`); None where the record does not say
+    request_options: OptionsProbe = _no_options
 
 
 @dataclass(frozen=True)

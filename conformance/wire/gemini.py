@@ -38,7 +38,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from .api import Carries, Framing, JsonBody, Located, Probes, ToolIdRule, WireApi
+from .api import Carries, Framing, JsonBody, Located, Probes, ToolIdRule, WireApi, option_fields
 
 DOCS = (
     "https://ai.google.dev/api/generate-content",
@@ -299,6 +299,12 @@ GEMINI = WireApi(
         response_usage=_usage,
         stream_stop_reason=_stream_stop_reason,
         stream_usage=_stream_usage,
+        # GenerationConfig: "maxOutputTokens", "stopSequences", "temperature"
+        request_options=option_fields(
+            max_output_tokens="/generationConfig/maxOutputTokens",
+            stop_sequences="/generationConfig/stopSequences",
+            temperature="/generationConfig/temperature",
+        ),
     ),
     stop_reasons=STOP_REASONS,
     framing_by_url=framing_by_url,

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .api import Carries, Framing, JsonBody, Located, Probes, ToolIdRule, WireApi
+from .api import Carries, Framing, JsonBody, Located, Probes, ToolIdRule, WireApi, option_fields
 
 DOCS = (
     "https://github.com/ollama/ollama/blob/main/docs/api.md#generate-a-chat-completion",
@@ -187,6 +187,10 @@ OLLAMA_CHAT = WireApi(
         response_usage=_usage,
         stream_stop_reason=_stream_stop_reason,
         stream_usage=_stream_usage,
+        # `options` holds the Modelfile parameters: `num_predict`, `stop`, `temperature`
+        request_options=option_fields(
+            max_output_tokens="/options/num_predict", stop_sequences="/options/stop", temperature="/options/temperature"
+        ),
     ),
     # `stop` also ends a turn with tool calls and one cut by a stop sequence: the wire does
     # not tell these apart (a reply with tool_calls is mapped to tool_use by the adapter)

@@ -189,6 +189,17 @@ def _streaming(_url: str, body: JsonBody | None) -> bool:
     return isinstance(body, dict) and body.get("stream") is True
 
 
+def _request_options(body: JsonBody) -> dict[str, Located]:
+    """`max_completion_tokens` (or the deprecated `max_tokens`, which the API still takes),
+    `stop` (a string or up to 4 strings) and `temperature` (chat/create)."""
+    limit = "max_completion_tokens" if "max_completion_tokens" in body or "max_tokens" not in body else "max_tokens"
+    return {
+        "max_output_tokens": Located(f"/{limit}", body.get(limit)),
+        "stop_sequences": Located("/stop", body.get("stop")),
+        "temperature": Located("/temperature", body.get("temperature")),
+    }
+
+
 OPENAI_CHAT = WireApi(
     name="openai-chat-completions",
     title="OpenAI Chat Completions API",
@@ -222,6 +233,7 @@ OPENAI_CHAT = WireApi(
         stream_stop_reason=_stream_stop_reason,
         stream_usage=_stream_usage,
         stream_tool_fragments=_stream_tool_fragments,
+        request_options=_request_options,
     ),
     stop_reasons=STOP_REASONS,
     # "include_usage: If set, an additional chunk will be streamed before the data: [DONE]

@@ -49,7 +49,7 @@ from conformance.adapters.base import (
 )
 from conformance.adapters.estimate import json_tokens, text_tokens
 from conformance.wire import registry
-from conformance.wire.api import Carries, Framing, JsonBody, Located, Probes, WireApi
+from conformance.wire.api import Carries, Framing, JsonBody, Located, Probes, WireApi, option_fields
 
 IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
 _DATA_URL = re.compile(r"data:(?P<media>[^;,]+);base64,(?P<data>.*)\Z", re.S)
@@ -181,6 +181,10 @@ COHERE_CHAT = WireApi(
         stream_usage=lambda evs: _usage(_end(evs).get("usage")),
         stream_opens=lambda e: isinstance(e, dict) and e.get("type") == "message-start",
         stream_closes=lambda e: isinstance(e, dict) and e.get("type") == "message-end",
+        # v2 chat body parameters "max_tokens", "stop_sequences", "temperature"
+        request_options=option_fields(
+            max_output_tokens="/max_tokens", stop_sequences="/stop_sequences", temperature="/temperature"
+        ),
     ),
     stop_reasons=dict(_STOP),
     normalize_request=_normalize,

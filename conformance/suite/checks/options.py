@@ -1,0 +1,77 @@
+"""TC105: the generation options of the contract's CanonicalRequest reach the wire.
+
+Contract §3.3: `max_output_tokens` is "required; adapter must honor", and §4.2/§4.3 place it
+with `stop_sequences` and `temperature` in the provider's request (`max_tokens`,
+`stop_sequences`, `temperature` on Anthropic; `max_completion_tokens`, `stop`, `temperature`
+on OpenAI). A one-message script is rendered with chosen values, streamed and not; the
+API's record locates each option's field (`Probes.request_options`, written from the
+provider's docs), and the value there must be the one asked for. Only the options the API
+has a field for are judged (the Responses API has no stop sequences); an API whose record
+locates none is skipped with that reason. A string `stop` is one stop sequence (OpenAI
+accepts both forms).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from ...adapters.protocol import AdapterOptions
+from .. import rules as R
+from ..capture import capture_warnings
+from ..outcome import Outcome
+from ..scripts import Builder
+from .common import Env, check, crash, o, wire_api_of
+
+WANT: dict[str, Any] = {
+    "max_output_tokens": 321,
+    "stop_sequences": ["zq-stop-one", "zq-stop-two"],
+    "temperature": 0.25,
+}
+
+
+def _as_asked(name: str, value: Any) -> Any:
+    if name == "stop_sequences" and isinstance(value, str):
+        return [value]
+    return value
+
+
+@check(R.REQUEST_OPTIONS)
+def request_options(env: Env) -> Iterator[Outcome]:
+    for s in env.subjects:
+        a = s.adapter
+        api = wire_api_of(a)
+        b = Builder(session_id="sess_options")
+        b.add("user", [{"type": "text", "text": "Say hi."}])
+        for stream in (False, True):
+            label = "options (stream)" if stream else "options"
+            if stream and not a.capabilities.get("supports_streaming"):
+                continue
+            options = AdapterOptions(
+                model=f"{a.provider}:conformance-model",
+                max_output_tokens=WANT["max_output_tokens"],
+                stop_sequences=tuple(WANT["stop_sequences"]),
+                temperature=WANT["temperature"],
+                stream=stream,
+            )
+            try:
+                with capture_warnings():
+                    body = a.to_wire(b.messages, [], options).body
+            except Exception as exc:
+                yield o(R.REQUEST_OPTIONS, s, "fail", label, crash(exc))
+                continue
+            found = api.probes.request_options(body) if api is not None and isinstance(body, dict) else None
+            if not found:
+                why = (
+                    f"no WireApi record named {a.wire_api!r}"
+                    if api is None
+                    else f"{api.name}'s record locates no option fields"
+                )
+                yield o(R.REQUEST_OPTIONS, s, "skip", label, why)
+                continue
+            problems = [
+                f"{name} {WANT[name]!r} asked, wire {at.pointer} carries {at.value!r} (contract §3.3, §4.2-§4.3)"
+                for name, at in found.items()
+                if _as_asked(name, at.value) != WANT[name]
+            ]
+            yield o(R.REQUEST_OPTIONS, s, "fail" if problems else "pass", label, "; ".join(problems))
