@@ -373,6 +373,26 @@ class StreamUsageNotRequested(OpenAIChatAdapter):
         return req
 
 
+class StreamErrorAsServerError(AnthropicAdapter):
+    """Raises a ServerError for any mid-stream error (`overloaded_error` is a rate limit, contract §6.2)."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        try:
+            yield from super().stream_response(chunks, context)
+        except AdapterError as exc:
+            raise ServerError(str(exc), provider_status=exc.provider_status, retryable=True) from exc
+
+
+class StreamErrorSwallowed(AnthropicAdapter):
+    """Closes a failing stream with `message_complete(error)` and never raises (contract §6.5.3)."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        try:
+            yield from super().stream_response(chunks, context)
+        except AdapterError:
+            return
+
+
 class MaxTokensIgnored(AnthropicAdapter):
     """Sends its own default `max_tokens` whatever the request asks (contract §3.3: honour it)."""
 
@@ -936,6 +956,8 @@ MUTANTS: dict[type, str] = {
     SignatureInWrongField: "TC501",
     StreamUsageNotRequested: "TC905",
     MaxTokensIgnored: "TC105",
+    StreamErrorAsServerError: "TC801",
+    StreamErrorSwallowed: "TC801",
     FirstStopSequenceOnly: "TC105",
     CohereTemperatureDropped: "TC105",
     CohereStreamLosesLastDelta: "TC605",

@@ -108,7 +108,12 @@ ESTIMATE = RuleInfo(
 )
 
 CASSETTE_API = RuleInfo("TC800", E, "§11.2", "Recorded interaction is of an API some adapter serves (else skipped)")
-ERROR_CLASSIFIED = RuleInfo("TC801", E, "contract §6.1-§6.3", "Error responses raise a classified AdapterError")
+ERROR_CLASSIFIED = RuleInfo(
+    "TC801",
+    E,
+    "contract §6.1-§6.3, §6.5.3",
+    "Error responses and errors reported mid-stream raise a classified AdapterError",
+)
 REQUEST_ROUND_TRIP = RuleInfo(
     "TC802", E, "§2.1.1, §11.1.1", "Recorded request read and rendered back matches semantically"
 )

@@ -241,6 +241,8 @@ ANTHROPIC_MESSAGES = WireApi(
         stream_opens=lambda e: isinstance(e, dict) and e.get("type") == "message_start",
         stream_closes=lambda e: isinstance(e, dict) and e.get("type") == "message_stop",
         stream_tool_fragments=_stream_tool_fragments,
+        # "we may occasionally send errors in the event stream", e.g. `overloaded_error`
+        stream_error=lambda evs: next((e for e in evs if isinstance(e, dict) and e.get("type") == "error"), None),
         # "max_tokens", "stop_sequences", "temperature" (messages/create body parameters)
         request_options=option_fields(
             max_output_tokens="/max_tokens", stop_sequences="/stop_sequences", temperature="/temperature"

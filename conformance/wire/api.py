@@ -113,6 +113,10 @@ class Probes:
     # order the calls opened (contract §5.4: `partial_json` is the literal fragment); None
     # where the API sends tool input whole (Gemini, Ollama) or the record does not say
     stream_tool_fragments: Callable[[list[Any]], list[list[str]] | None] = _no_fragments
+    # the error a stream reports after it started (Anthropic's `error` event), as an error
+    # body of the API's (`{"error": {...}}`); None when the stream reports none or the record
+    # does not say
+    stream_error: Callable[[list[Any]], Any] = _no_stream_value
     # request side again: where the request keeps the generation options of contract §3.3
     # (`max_output_tokens`, `stop_sequences`, `temperature`), only those the API has a field
     # for (see `option_fields`); None where the record does not say

@@ -119,6 +119,39 @@ def expected_class(api: str, status: int, body: Any) -> str:
     return default
 
 
+def hinted_class(api: str, body: Any) -> str | None:
+    """The class §6.2's provider-body adjustments alone give an error body (Anthropic's
+    `error.type`, OpenAI's `error.code` / `error.type`), None when they give none. A
+    mid-stream error has no HTTP status of its own (the stream began with a 200), so only
+    the body can classify it."""
+    err = _error_object(body)
+    if api.startswith("anthropic"):
+        etype = str(err.get("type") or "")
+        if etype == "invalid_request_error" and _ANTHROPIC_OVERFLOW.search(_message(body)):
+            return "context_overflow"
+        return _ANTHROPIC.get(etype)
+    if api.startswith("openai"):
+        hint = _OPENAI_CODE.get(str(err.get("code") or ""))
+        return hint or ("server_error" if err.get("type") == "server_error" else None)
+    return None
+
+
+def stream_problems(exc: BaseException, want: str) -> list[str]:
+    """What an exception raised after a stream's error event gets wrong (contract §6.5.3:
+    "the appropriate AdapterError subclass"; §6.3 subclass, §6.4 retryable)."""
+    out: list[str] = []
+    if getattr(exc, "error_class", None) != want:
+        out.append(f"error_class {getattr(exc, 'error_class', None)!r}, want {want!r}")
+    sub = SUBCLASS.get(want, AdapterError)
+    if not isinstance(exc, sub):
+        out.append(f"raised {type(exc).__name__}, want a {sub.__name__} (contract §6.3, §6.5.3)")
+    if getattr(exc, "retryable", None) is not (want in TRANSIENT):
+        out.append(
+            f"retryable={getattr(exc, 'retryable', None)!r}, want {want in TRANSIENT} for {want} (contract §6.4)"
+        )
+    return out
+
+
 def _header(headers: Mapping[str, Any], name: str) -> str | None:
     for k, v in headers.items():
         if str(k).lower() == name:

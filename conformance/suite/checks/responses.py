@@ -27,8 +27,9 @@ from .common import (
     o,
     parse_stream,
     read_request,
+    wire_api_of,
 )
-from .streams import literal_fragments, signature_on_final_delta, stream_invariants, strip_ids
+from .streams import literal_fragments, signature_on_final_delta, stream_invariants, strip_ids, wire_values
 
 
 @check(
@@ -121,6 +122,36 @@ def _error_response(s: AdapterUnderTest, it: Interaction, ctx: RequestContext) -
         )
 
 
+def _stream_error(s: AdapterUnderTest, it: Interaction, err: AdapterError | None) -> Iterator[Outcome]:
+    """TC801 on a recorded stream that reports an error after it began (the record's
+    `stream_error` probe): contract §6.5.3 asks the adapter to raise "the appropriate
+    AdapterError subclass" after the final event. The stream began with HTTP 200, so the
+    class is what §6.2's provider-body adjustments give the error body; a body they give no
+    class is skipped, never guessed."""
+    api = wire_api_of(s.adapter)
+    if api is None or (it.wire is not None and it.wire.name != api.name):
+        return
+    values = wire_values(it)
+    body = api.probes.stream_error(values) if values is not None else None
+    if body is None:
+        return
+    if err is None:
+        yield o(
+            R.ERROR_CLASSIFIED,
+            s,
+            "fail",
+            it.label,
+            "the recorded stream reports an error mid-stream, and the adapter raised no AdapterError (contract §6.5.3)",
+        )
+        return
+    want = error_oracle.hinted_class(api.name, body)
+    if want is None:
+        yield o(R.ERROR_CLASSIFIED, s, "skip", it.label, "mid-stream error body: §6.2 gives its class no hint")
+        return
+    p = error_oracle.stream_problems(err, want)
+    yield o(R.ERROR_CLASSIFIED, s, "fail" if p else "pass", it.label, "mid-stream error: " + "; ".join(p) if p else "")
+
+
 def _stream(
     env: Env, s: AdapterUnderTest, it: Interaction, ctx: RequestContext, v: SchemaValidator
 ) -> Iterator[Outcome]:
@@ -138,6 +169,7 @@ def _stream(
     events = to_canonical_names(named)
     bad = [f"event {i} ({e.get('type')}): {v.errors(e)[0].message}" for i, e in enumerate(events) if not v.is_valid(e)]
     yield o(R.EVENTS_VALID, s, "fail" if bad else "pass", it.label, "; ".join(bad[:3]))
+    yield from _stream_error(s, it, err)
     if err is not None:
         # contract §6.5: a failing stream yields message_complete(stop_reason: error), then
         # raises; an `error` event (canonical §7.4) may come before it but is not required
