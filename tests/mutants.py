@@ -7,6 +7,7 @@ to fail (kill rate 100%), while the unmutated reference adapters pass everything
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 from typing import Any, ClassVar
@@ -391,6 +392,26 @@ class StreamErrorSwallowed(AnthropicAdapter):
             yield from super().stream_response(chunks, context)
         except AdapterError:
             return
+
+
+class UsageZeroWhenMissing(OpenAIChatAdapter):
+    """A stream that carried no usage gets zero counts, silently (contract §7.2 allows an
+    estimate with a WARN line, not invented numbers)."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        for ev in super().stream_response(chunks, replace(context, estimated_input_tokens=None)):
+            if ev.get("type") in ("message_complete", "message.complete") and not ev.get("usage"):
+                ev = {**ev, "usage": {"input_tokens": 0, "output_tokens": 0}}
+            yield ev
+
+
+class EstimateWithoutWarn(OllamaAdapter):
+    """Estimates missing usage but logs nothing (its WARN line goes to a disabled logger)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.log = logging.getLogger("mutant.silent")
+        self.log.disabled = True
 
 
 class MaxTokensIgnored(AnthropicAdapter):
@@ -956,6 +977,8 @@ MUTANTS: dict[type, str] = {
     SignatureInWrongField: "TC501",
     StreamUsageNotRequested: "TC905",
     MaxTokensIgnored: "TC105",
+    UsageZeroWhenMissing: "TC906",
+    EstimateWithoutWarn: "TC906",
     StreamErrorAsServerError: "TC801",
     StreamErrorSwallowed: "TC801",
     FirstStopSequenceOnly: "TC105",

@@ -138,6 +138,12 @@ PROVIDER_RAW_ISOLATED = RuleInfo(
     "§6.5, §9.1",
     "Another adapter's provider_raw changes nothing in the request; the adapter's own survives storage",
 )
+USAGE_ESTIMATED = RuleInfo(
+    "TC906",
+    E,
+    "contract §7.2",
+    "Usage a response lacks is reported as none, or estimated with a WARN line noting it",
+)
 STREAM_USAGE_REQUESTED = RuleInfo(
     "TC905",
     E,
@@ -191,6 +197,7 @@ CATALOG = RuleCatalog(
         PROVIDER_RAW_ISOLATED,
         CAPS_PROBED,
         STREAM_USAGE_REQUESTED,
+        USAGE_ESTIMATED,
     ]
 )
 
@@ -241,6 +248,7 @@ TEST_SLUGS: dict[str, str] = {
     "TC406": "provider_raw_isolated",
     "TC503": "capabilities_probed",
     "TC905": "stream_requests_usage",
+    "TC906": "missing_usage_estimated_with_warn",
 }
 NEEDS: dict[str, str] = {
     "TC901": "supports_images",

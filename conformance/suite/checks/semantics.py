@@ -8,15 +8,20 @@ record (its probes locate the field the API uses; its `carries` says what it can
 - TC904 usage: input, output, cache read and cache write equal the recorded body.
 - TC905 usage requested: a streaming request carries the field the record says makes the
   API report usage (adapter contract §7.2: "Adapters MUST request usage in streaming mode").
+- TC906 usage the recording lacks: reported as none, or estimated as §7.2's last paragraph
+  allows (input = the harness's pre-flight `estimate_input_tokens`, handed over in
+  `RequestContext.estimated_input_tokens`) with a WARN line noting the estimate.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
+from dataclasses import fields, replace
 from typing import Any
 
 from ...adapters.protocol import Adapter, Message, WireResponse
-from ...wire.api import Framing, WireApi
+from ...wire.api import Framing, Probes, WireApi
 from ...wire.framing import FramingError, json_events
 from .. import rules as R
 from ..capture import capture_warnings
@@ -320,4 +325,81 @@ def stream_usage_requested(env: Env) -> Iterator[Outcome]:
             yield o(R.STREAM_USAGE_REQUESTED, s, "pass" if asked else "fail", label, msg, cap)
 
 
-CHECKS: tuple[Check, ...] = (images, tool_errors, recorded_semantics, stream_usage_requested)
+PREFLIGHT_ESTIMATE = 4321  # what the harness says estimate_input_tokens gave (TC906)
+_PROBE_DEFAULTS = {f.name: f.default for f in fields(Probes)}
+
+
+def _locates(api: WireApi, probe: str) -> bool:
+    """Whether the record has a probe of its own for this (else "none found" means nothing)."""
+    return getattr(api.probes, probe) is not _PROBE_DEFAULTS[probe]
+
+
+def _noted(records: list[logging.LogRecord]) -> bool:
+    return any(
+        r.levelno >= logging.WARNING and "estimat" in f"{r.getMessage()} {getattr(r, 'event', '')}".lower()
+        for r in records
+    )
+
+
+@check(R.USAGE_ESTIMATED)
+def missing_usage(env: Env) -> Iterator[Outcome]:
+    """TC906 (contract §7.2): "If usage is unavailable ... the adapter MAY set input_tokens and
+    output_tokens to estimate_input_tokens()'s output and the streamed-token count
+    respectively, with a WARN log noting the estimation." On each recording whose usage the
+    record's probe does not find, parsed with a pre-flight estimate at hand: no usage passes
+    (the estimate is a MAY); usage passes only with the harness's estimate as input_tokens
+    and a WARNING record that notes the estimate (its message or `event` says "estimat")."""
+    for s in env.subjects:
+        a = s.adapter
+        judged = 0
+        for it in env.recorded(s):
+            api = it.wire
+            if it.status >= 400 or api is None or api.name != a.wire_api:
+                continue
+            ctx = replace(
+                ctx_for(f"sess_nousage_{abs(hash(it.label)) % 10**9}"), estimated_input_tokens=PREFLIGHT_ESTIMATE
+            )
+            usage: Any = None
+            try:
+                if it.is_stream:
+                    values = wire_events(it)
+                    if (
+                        values is None
+                        or not _locates(api, "stream_usage")
+                        or api.probes.stream_usage(values) is not None
+                    ):
+                        continue
+                    with capture_warnings() as records:
+                        events, _ = parse_stream(a, it.response_text, ctx)
+                    done = next((e for e in events if e.get("type") == "message_complete"), None)
+                    if done is None:
+                        continue  # TC601 reports it
+                    usage = done.get("usage")
+                else:
+                    body = it.response_json
+                    if not isinstance(body, dict) or not _locates(api, "response_usage"):
+                        continue
+                    if api.probes.response_usage(body) is not None:
+                        continue
+                    with capture_warnings() as records:
+                        msg = a.from_wire_response(WireResponse(body), ctx)
+                    usage = (msg.get("metadata") or {}).get("usage")
+            except Exception:
+                continue  # TC101 / TC601 report it
+            problems = []
+            if usage:
+                if not isinstance(usage, dict) or usage.get("input_tokens") != PREFLIGHT_ESTIMATE:
+                    got = usage.get("input_tokens") if isinstance(usage, dict) else usage
+                    problems.append(
+                        f"input_tokens {got!r} reported for a response without usage; the estimate handed over was "
+                        f"{PREFLIGHT_ESTIMATE} (contract §7.2: estimate_input_tokens()'s output)"
+                    )
+                if not _noted(records):
+                    problems.append("usage estimated without a WARN line noting the estimation (contract §7.2)")
+            judged += 1
+            yield o(R.USAGE_ESTIMATED, s, "fail" if problems else "pass", it.label, "; ".join(problems))
+        if not judged:
+            yield o(R.USAGE_ESTIMATED, s, "skip", "-", "every recording carries usage (or the record locates none)")
+
+
+CHECKS: tuple[Check, ...] = (images, tool_errors, recorded_semantics, stream_usage_requested, missing_usage)
