@@ -414,6 +414,19 @@ class EstimateWithoutWarn(OllamaAdapter):
         self.log.disabled = True
 
 
+class CumulativeTextDeltas(AnthropicAdapter):
+    """Each text delta carries the block's text so far, not the new chunk (streaming §5.3)."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        so_far: dict[int, str] = {}
+        for ev in super().stream_response(chunks, context):
+            if ev.get("type") in ("text_delta", "text.delta"):
+                k = int(ev["content_block_index"])
+                so_far[k] = so_far.get(k, "") + str(ev["text"])
+                ev = {**ev, "text": so_far[k]}
+            yield ev
+
+
 class MaxTokensIgnored(AnthropicAdapter):
     """Sends its own default `max_tokens` whatever the request asks (contract §3.3: honour it)."""
 
@@ -977,6 +990,7 @@ MUTANTS: dict[type, str] = {
     SignatureInWrongField: "TC501",
     StreamUsageNotRequested: "TC905",
     MaxTokensIgnored: "TC105",
+    CumulativeTextDeltas: "TC605",
     UsageZeroWhenMissing: "TC906",
     EstimateWithoutWarn: "TC906",
     StreamErrorAsServerError: "TC801",
