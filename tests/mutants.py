@@ -427,6 +427,16 @@ class CumulativeTextDeltas(AnthropicAdapter):
             yield ev
 
 
+class RequestedModelReported(AnthropicAdapter):
+    """Reports the model the request asked for, not the one the response says served it."""
+
+    def from_wire_response(self, response: WireResponse, context: RequestContext) -> Message:
+        msg = super().from_wire_response(response, context)
+        if context.model:
+            msg["metadata"]["model"] = context.model
+        return msg
+
+
 class MaxTokensIgnored(AnthropicAdapter):
     """Sends its own default `max_tokens` whatever the request asks (contract §3.3: honour it)."""
 
@@ -990,6 +1000,7 @@ MUTANTS: dict[type, str] = {
     SignatureInWrongField: "TC501",
     StreamUsageNotRequested: "TC905",
     MaxTokensIgnored: "TC105",
+    RequestedModelReported: "TC907",
     CumulativeTextDeltas: "TC605",
     UsageZeroWhenMissing: "TC906",
     EstimateWithoutWarn: "TC906",

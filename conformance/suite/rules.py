@@ -138,6 +138,9 @@ PROVIDER_RAW_ISOLATED = RuleInfo(
     "§6.5, §9.1",
     "Another adapter's provider_raw changes nothing in the request; the adapter's own survives storage",
 )
+SERVED_MODEL = RuleInfo(
+    "TC907", E, "contract §3.3", "The parsed model is the one the response names as having served the call"
+)
 USAGE_ESTIMATED = RuleInfo(
     "TC906",
     E,
@@ -198,6 +201,7 @@ CATALOG = RuleCatalog(
         CAPS_PROBED,
         STREAM_USAGE_REQUESTED,
         USAGE_ESTIMATED,
+        SERVED_MODEL,
     ]
 )
 
@@ -249,6 +253,7 @@ TEST_SLUGS: dict[str, str] = {
     "TC503": "capabilities_probed",
     "TC905": "stream_requests_usage",
     "TC906": "missing_usage_estimated_with_warn",
+    "TC907": "served_model",
 }
 NEEDS: dict[str, str] = {
     "TC901": "supports_images",

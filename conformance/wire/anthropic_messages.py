@@ -23,7 +23,19 @@ from collections.abc import Iterator
 from typing import Any
 
 from . import equivalence
-from .api import Carries, Framing, JsonBody, Located, Probe, Probes, ToolIdRule, WireApi, option_fields
+from .api import (
+    Carries,
+    Framing,
+    JsonBody,
+    Located,
+    Probe,
+    Probes,
+    ToolIdRule,
+    WireApi,
+    first_string_at,
+    option_fields,
+    string_at,
+)
 
 DOCS = (
     "https://platform.claude.com/docs/en/api/messages/create",
@@ -243,6 +255,8 @@ ANTHROPIC_MESSAGES = WireApi(
         stream_tool_fragments=_stream_tool_fragments,
         # "we may occasionally send errors in the event stream", e.g. `overloaded_error`
         stream_error=lambda evs: next((e for e in evs if isinstance(e, dict) and e.get("type") == "error"), None),
+        response_model=string_at("/model"),
+        stream_model=first_string_at("/message/model"),  # message_start's message
         # "max_tokens", "stop_sequences", "temperature" (messages/create body parameters)
         request_options=option_fields(
             max_output_tokens="/max_tokens", stop_sequences="/stop_sequences", temperature="/temperature"

@@ -66,15 +66,33 @@ def option_fields(**pointers: str) -> OptionsProbe:
     probe answers the value there, None when the body has none."""
 
     def probe(body: JsonBody) -> dict[str, Located] | None:
-        out: dict[str, Located] = {}
-        for name, pointer in pointers.items():
-            value: Any = body
-            for part in pointer.split("/")[1:]:
-                value = value.get(part) if isinstance(value, Mapping) else None
-            out[name] = Located(pointer, value)
-        return out
+        return {name: Located(pointer, value_at(body, pointer)) for name, pointer in pointers.items()}
 
     return probe
+
+
+def value_at(body: Any, pointer: str) -> Any:
+    """The value at an RFC 6901 pointer of object keys (None when any step is missing)."""
+    value: Any = body
+    for part in pointer.split("/")[1:]:
+        value = value.get(part) if isinstance(value, Mapping) else None
+    return value
+
+
+def string_at(pointer: str) -> Callable[[JsonBody], Any]:
+    """A response probe: the string at `pointer`, None when there is none."""
+
+    def probe(body: JsonBody) -> Any:
+        value = value_at(body, pointer)
+        return value if isinstance(value, str) and value else None
+
+    return probe
+
+
+def first_string_at(pointer: str) -> Callable[[list[Any]], Any]:
+    """A stream probe: the string at `pointer` in the first event that has one."""
+    one = string_at(pointer)
+    return lambda events: next((v for e in events if (v := one(e)) is not None), None)
 
 
 @dataclass(frozen=True)
@@ -117,6 +135,10 @@ class Probes:
     # body of the API's (`{"error": {...}}`); None when the stream reports none or the record
     # does not say
     stream_error: Callable[[list[Any]], Any] = _no_stream_value
+    # the model that served the call, as the response (or the stream) names it (contract §3.3:
+    # "the actual model that served the call")
+    response_model: Callable[[JsonBody], Any] = _no_value
+    stream_model: Callable[[list[Any]], Any] = _no_stream_value
     # request side again: where the request keeps the generation options of contract §3.3
     # (`max_output_tokens`, `stop_sequences`, `temperature`), only those the API has a field
     # for (see `option_fields`); None where the record does not say

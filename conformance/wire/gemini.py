@@ -38,7 +38,18 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from .api import Carries, Framing, JsonBody, Located, Probes, ToolIdRule, WireApi, option_fields
+from .api import (
+    Carries,
+    Framing,
+    JsonBody,
+    Located,
+    Probes,
+    ToolIdRule,
+    WireApi,
+    first_string_at,
+    option_fields,
+    string_at,
+)
 
 DOCS = (
     "https://ai.google.dev/api/generate-content",
@@ -299,6 +310,8 @@ GEMINI = WireApi(
         response_usage=_usage,
         stream_stop_reason=_stream_stop_reason,
         stream_usage=_stream_usage,
+        response_model=string_at("/modelVersion"),  # "The model version used to generate the response"
+        stream_model=first_string_at("/modelVersion"),
         # GenerationConfig: "maxOutputTokens", "stopSequences", "temperature"
         request_options=option_fields(
             max_output_tokens="/generationConfig/maxOutputTokens",

@@ -24,7 +24,18 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .api import Carries, Framing, JsonBody, Located, Probes, ToolIdRule, WireApi, option_fields
+from .api import (
+    Carries,
+    Framing,
+    JsonBody,
+    Located,
+    Probes,
+    ToolIdRule,
+    WireApi,
+    first_string_at,
+    option_fields,
+    string_at,
+)
 
 DOCS = (
     "https://github.com/ollama/ollama/blob/main/docs/api.md#generate-a-chat-completion",
@@ -187,6 +198,8 @@ OLLAMA_CHAT = WireApi(
         response_usage=_usage,
         stream_stop_reason=_stream_stop_reason,
         stream_usage=_stream_usage,
+        response_model=string_at("/model"),
+        stream_model=first_string_at("/model"),
         # `options` holds the Modelfile parameters: `num_predict`, `stop`, `temperature`
         request_options=option_fields(
             max_output_tokens="/options/num_predict", stop_sequences="/options/stop", temperature="/options/temperature"

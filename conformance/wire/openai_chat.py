@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from . import equivalence
-from .api import Carries, Framing, JsonBody, Located, Probes, ToolIdRule, WireApi
+from .api import Carries, Framing, JsonBody, Located, Probes, ToolIdRule, WireApi, first_string_at, string_at
 
 DOCS = (
     "https://platform.openai.com/docs/api-reference/chat/create",
@@ -233,6 +233,8 @@ OPENAI_CHAT = WireApi(
         stream_stop_reason=_stream_stop_reason,
         stream_usage=_stream_usage,
         stream_tool_fragments=_stream_tool_fragments,
+        response_model=string_at("/model"),
+        stream_model=first_string_at("/model"),  # every chunk names it
         request_options=_request_options,
     ),
     stop_reasons=STOP_REASONS,

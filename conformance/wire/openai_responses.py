@@ -41,7 +41,18 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from .api import Carries, Framing, JsonBody, Located, Probes, ToolIdRule, WireApi, option_fields
+from .api import (
+    Carries,
+    Framing,
+    JsonBody,
+    Located,
+    Probes,
+    ToolIdRule,
+    WireApi,
+    first_string_at,
+    option_fields,
+    string_at,
+)
 
 DOCS = (
     "https://platform.openai.com/docs/api-reference/responses/create",
@@ -268,6 +279,8 @@ OPENAI_RESPONSES = WireApi(
         stream_stop_reason=stream_stop_reason,
         stream_usage=stream_usage,
         stream_tool_fragments=stream_tool_fragments,
+        response_model=string_at("/model"),
+        stream_model=first_string_at("/response/model"),  # response.created's response
         # "max_output_tokens", "temperature" (responses/create); the API has no stop sequences
         request_options=option_fields(max_output_tokens="/max_output_tokens", temperature="/temperature"),
     ),

@@ -8,6 +8,8 @@ record (its probes locate the field the API uses; its `carries` says what it can
 - TC904 usage: input, output, cache read and cache write equal the recorded body.
 - TC905 usage requested: a streaming request carries the field the record says makes the
   API report usage (adapter contract §7.2: "Adapters MUST request usage in streaming mode").
+- TC907 model: the message's model is the one the response names as having served the call
+  (contract §3.3), not the one requested.
 - TC906 usage the recording lacks: reported as none, or estimated as §7.2's last paragraph
   allows (input = the harness's pre-flight `estimate_input_tokens`, handed over in
   `RequestContext.estimated_input_tokens`) with a WARN line noting the estimate.
@@ -402,4 +404,68 @@ def missing_usage(env: Env) -> Iterator[Outcome]:
             yield o(R.USAGE_ESTIMATED, s, "skip", "-", "every recording carries usage (or the record locates none)")
 
 
-CHECKS: tuple[Check, ...] = (images, tool_errors, recorded_semantics, stream_usage_requested, missing_usage)
+REQUESTED_MODEL = "conformance-requested-model"  # what the harness says was asked for (TC907)
+
+
+def _served(provider: str, got: Any, named: str) -> bool:
+    return got in (f"{provider}:{named}", f"{provider}:{named.removeprefix('models/')}")
+
+
+@check(R.SERVED_MODEL)
+def served_model(env: Env) -> Iterator[Outcome]:
+    """TC907 (contract §3.3, CanonicalResponse.model: "the actual model that served the
+    call"): on each recording whose response (or stream) names a model, located by the
+    record's `response_model` / `stream_model` probe, the parsed message's
+    `metadata.model` (a stream's start event `model`) is `<provider>:<that name>` while the
+    request context names another. A stream with no start event (canonical §7.4 defines
+    none) leaves the model to the harness and is not judged."""
+    for s in env.subjects:
+        a = s.adapter
+        judged = 0
+        for it in env.recorded(s):
+            api = it.wire
+            if it.status >= 400 or api is None or api.name != a.wire_api:
+                continue
+            ctx = ctx_for(f"sess_model_{abs(hash(it.label)) % 10**9}", model=f"{a.provider}:{REQUESTED_MODEL}")
+            try:
+                if it.is_stream:
+                    values = wire_events(it)
+                    named = api.probes.stream_model(values) if values is not None else None
+                    if named is None:
+                        continue
+                    events, _ = parse_stream(a, it.response_text, ctx)
+                    start = next((e for e in events if e.get("type") == "message_start"), None)
+                    if start is None:
+                        continue
+                    got, where = start.get("model"), "message_start.model"
+                else:
+                    body = it.response_json
+                    named = api.probes.response_model(body) if isinstance(body, dict) else None
+                    if named is None:
+                        continue
+                    msg = a.from_wire_response(WireResponse(body), ctx)
+                    got, where = (msg.get("metadata") or {}).get("model"), "metadata.model"
+            except Exception:
+                continue  # TC101 / TC601 report it
+            judged += 1
+            ok = _served(a.provider, got, str(named))
+            why = "" if ok else f"{where} is {got!r}; the response names {named!r} as the model that served the call"
+            yield o(R.SERVED_MODEL, s, "pass" if ok else "fail", it.label, why + (" (contract §3.3)" if why else ""))
+        if not judged:
+            yield o(
+                R.SERVED_MODEL,
+                s,
+                "skip",
+                "-",
+                "no recording names the model that served it (or the record locates none)",
+            )
+
+
+CHECKS: tuple[Check, ...] = (
+    images,
+    tool_errors,
+    recorded_semantics,
+    stream_usage_requested,
+    missing_usage,
+    served_model,
+)
