@@ -227,6 +227,8 @@ def _load_directory(L: Layout, ctx: ConvertContext, v: dict[str, SchemaValidator
         # so converting back writes today's layout, not the old file.
         for rec in _records(read_jsonl(pre_partition), "a pre-partition transcript.jsonl"):
             source.entries.append(SourceEntry(_checked_entry(v["entry"], rec), rec.path, rec.line, "active.jsonl"))
+    if manifest is not None:
+        _report_manifest(L.manifest, manifest, ctx)
     for i, p in enumerate(manifest["partitions"] if manifest else []):
         if p.get("bloom_file"):
             ctx.lossy(
@@ -283,12 +285,14 @@ def _load_directory(L: Layout, ctx: ConvertContext, v: dict[str, SchemaValidator
         )
     requests = L.context_file("requests.jsonl")
     if requests is not None:
-        ctx.lossy(
-            str(requests),
-            None,
-            "",
-            "requests.jsonl (debug log of API request bodies) is not converted",
-        )
+        # each record is a whole API request body that no message keeps: reported line by line
+        for rec in _records(read_jsonl(requests), "requests.jsonl"):
+            ctx.lossy(
+                rec.path,
+                rec.line,
+                "/request",
+                "requests.jsonl record (debug log of one API request body) is not converted; dropped",
+            )
     source.context = context
     if not source.entries and len(context) > 1:
         ctx.lossy(
@@ -298,6 +302,31 @@ def _load_directory(L: Layout, ctx: ConvertContext, v: dict[str, SchemaValidator
             "the transcript is empty, so no message carries the manifest, inbox or context_meta",
         )
     return source
+
+
+def _report_manifest(path: Path, manifest: dict[str, Any], ctx: ConvertContext) -> None:
+    """The manifest travels in provider_raw of the first message and the partition of each
+    entry in its message's provenance; canonical readers see neither, so the rotation
+    policy and each archived partition's boundaries and counts are reported once each."""
+    policy = manifest.get("rotation_policy")
+    if isinstance(policy, dict):
+        limits = ", ".join(f"{k} {policy[k]}" for k in sorted(policy))
+        ctx.lossy(
+            str(path),
+            1,
+            "/rotation_policy",
+            f"rotation policy ({limits}) has no canonical field; kept only in provider_raw of the first message",
+        )
+    for i, p in enumerate(manifest["partitions"]):
+        ctx.lossy(
+            str(path),
+            1,
+            f"/partitions/{i}",
+            f"archived partition {p.get('file')} (timestamps {p.get('start_ts')}-{p.get('end_ts')}, "
+            f"{p.get('entry_count')} entries, {p.get('prompt_count')} prompts, {p.get('token_count')} tokens) "
+            "and which entries lived in it have no canonical field; kept only in provider_raw "
+            "(the manifest on the first message, the partition on each message)",
+        )
 
 
 def _derive(entries: list[SourceEntry]) -> list[dict[str, Any] | None]:
@@ -459,11 +488,26 @@ class ToCanonical:
         if se.partition is not None:
             prov["partition"] = se.partition
         meta: dict[str, Any] = {}
+        if e.get("flow_control") is True:
+            self.ctx.lossy(
+                *where,
+                "/flow_control",
+                f"flow-control marker on a {et} entry (it hands control over, TF §Flow Control Types) "
+                "has no canonical field; kept only in provider_raw",
+            )
         if et == "message":
             role = message_role(e, self.source.name)
             content: list[dict[str, Any]] = [{"type": "text", "text": e["content"]}]
             if role == "user" and e["from"] not in (self.source.name, "user", "system"):
                 meta["user_id"] = e["from"]  # TF §Fields: `from` is the username
+            if role == "assistant" and e["to"] != "user":
+                # v0.9's literal "user" only marks the reply (message_role); a name is an addressee
+                self.ctx.lossy(
+                    *where,
+                    "/to",
+                    f"agent message addressed to {e['to']!r}: canonical records no addressee; "
+                    "kept only in provider_raw",
+                )
         elif et == "system_prompt_changed":
             role, content = "system", [{"type": "text", "text": e["content"]}]
         elif et == "compaction":
