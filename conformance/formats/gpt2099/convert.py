@@ -79,7 +79,7 @@ from .reader import (
     turn_kind,
     window_thread,
 )
-from .thread import Shape, Thread, Turn, pair_tool_results, scru128_millis
+from .thread import Shape, Thread, Turn, is_scru128, pair_tool_results, scru128_millis
 
 RAW = "gpt2099"
 _NO_COUNTERPART = "have no canonical counterpart; kept in provider_raw only"
@@ -239,6 +239,8 @@ class _ToCanonical:
             )
         if t.cache:
             self.lossy(t, where + "/cache", "the cache flag has no canonical field: kept only in provider_raw")
+        if u.shape is Shape.FRAMES:
+            self.bookmarks(u.thread, t)
         kept = _raw_only_fields(u, t)
         if kept:
             self.lossy(
@@ -289,6 +291,24 @@ class _ToCanonical:
                 }
             )
             us = self.clock.micros(us // 1000)
+
+    def bookmarks(self, thread: Thread, t: Turn) -> None:
+        """A `continues` that names a bookmark: the session and its order keep the link, but
+        not that it named a bookmark (and which), so each is reported where it is."""
+        meta = t.source.get("meta") if isinstance(t.source, dict) else None
+        listed = isinstance(meta, dict) and isinstance(meta.get("continues"), list)
+        for pos, target in enumerate(t.continues):
+            if is_scru128(target):
+                continue
+            # resolved as Thread.link does: the last earlier turn carrying it as head
+            earlier = [j for j in thread.heads.get(target, []) if j < t.index]
+            to = f" (turn {thread.turns[earlier[-1]].id})" if earlier else ""
+            self.lossy(
+                t,
+                "/meta/continues" + (f"/{pos}" if listed else ""),
+                f"continues names the bookmark {target!r}{to}, not a turn id; canonical keeps the link as "
+                "the session's order, the bookmark name only in provider_raw",
+            )
 
     def block(
         self,
@@ -489,7 +509,7 @@ def _ms(t: Turn) -> int | None:
 # Turn fields the conversion maps or reports elsewhere: role, the inherited options and
 # cache (reported above), continues (the session and its order; branching is reported),
 # the content, and of the response summary its model, usage counts and stop_reason.
-_MAPPED_FRAME = frozenset({"id", "topic", "hash", "meta", "content"})
+_MAPPED_FRAME = frozenset({"id", "meta", "content"})  # `topic` and `hash` are reported
 _MAPPED_META = frozenset({"role", "options", "inherited", "cache", "continues", "message"})
 _MAPPED_MESSAGE = frozenset({"role", "content", "model", "usage", "stop_reason"})
 _MAPPED_USAGE = frozenset({"input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"})
@@ -507,7 +527,7 @@ def _raw_only_fields(u: _Unit, t: Turn) -> list[str]:
         out += [f"meta.{k}" for k in meta if k not in _MAPPED_META]
         summary = meta.get("message")
     elif u.shape is Shape.RESPONSE:
-        out += [k for k in u.doc if k not in ("message", "role", "mime_type")]
+        out += [k for k in u.doc if k != "message"]  # the top-level role and mime_type too
         summary = src
     else:
         summary = None
