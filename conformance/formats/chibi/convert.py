@@ -56,7 +56,7 @@ from ...schema_validation import SchemaValidator
 from ...schemas import schema_set
 from ..base import FileStats, Options
 from . import rules as R
-from .checker import ChibiRun, token_estimate, vocabulary_of
+from .checker import ChibiRun, read_prompt, token_estimate, vocabulary_of
 from .reader import Layout, layout_of, peek_kind, read_document, safe_join
 
 PLACEHOLDER_MODEL = "unknown:unknown"
@@ -283,6 +283,20 @@ def _load_directory(L: Layout, ctx: ConvertContext, v: dict[str, SchemaValidator
             "context_meta.json (last combined system prompt) has no canonical field; kept "
             "only in provider_raw of the first message",
         )
+    prompt = L.context_file("system_prompt.md")
+    if prompt is not None:
+        # the transcript's system_prompt_changed entries become system messages; the file is
+        # lost only when none of them holds its text (the last one is what chibi recorded)
+        text, _ = read_prompt(prompt, Options().max_line_bytes)
+        recorded = [e.value["content"] for e in source.entries if e.value["entry_type"] == "system_prompt_changed"]
+        if text is None or not recorded or text.strip() != recorded[-1].strip():
+            ctx.lossy(
+                str(prompt),
+                1,
+                "",
+                "system_prompt.md (the prompt chibi injects next) is not converted: the transcript's last "
+                "system_prompt_changed does not hold it",
+            )
     requests = L.context_file("requests.jsonl")
     if requests is not None:
         # each record is a whole API request body that no message keeps: reported line by line
