@@ -34,9 +34,7 @@ def test_flow_control_markers_and_addressees_are_reported_where_they_are(tmp_pat
         for name, line, e in entries
         if e.get("flow_control") is True and e["entry_type"] != "control_transfer"
     }
-    addressed = {
-        (name, line) for name, line, e in entries if e["entry_type"] == "message" and e.get("role") == "agent"
-    }
+    addressed = {(name, line) for name, line, e in entries if e["entry_type"] == "message" and e.get("role") == "agent"}
     assert len(flow) == 3 and len(addressed) == 2  # the fixture has both kinds
     assert {(Path(f.path).name, f.line) for f in found if f.pointer == "/flow_control"} == flow
     assert len([f for f in found if f.pointer == "/flow_control"]) == len(flow)

@@ -52,7 +52,9 @@ def test_a_prompt_the_transcript_does_not_hold_is_a_warning_and_a_reported_loss(
     assert says in found[0].message
     if b"\xff" not in prompt:
         assert "active.jsonl:5" in found[0].message  # where the last recorded prompt is
-    lossy = [f for f in convert("chibi", "canonical", ctx, tmp_path / "c.jsonl") if Path(f.path).name == "system_prompt.md"]
+    lossy = [
+        f for f in convert("chibi", "canonical", ctx, tmp_path / "c.jsonl") if Path(f.path).name == "system_prompt.md"
+    ]
     assert len(lossy) == 1 and "not converted" in lossy[0].message
 
 

@@ -31,7 +31,7 @@ ENTRY_UNKNOWN_FIELD = RuleInfo(
 FLOW_FALSE_WRITTEN = RuleInfo(
     "CB028",
     W,
-    "TF §Fields (HEAD: flow_control \"Omitted when false\")",
+    'TF §Fields (HEAD: flow_control "Omitted when false")',
     "flow_control: false is written; chibi omits the field when false (it reads the same as absent)",
 )
 MANIFEST_SCHEMA = RuleInfo("CB021", E, "partition.rs Manifest", "manifest.json does not match its JSON Schema")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import binascii
 import functools
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any

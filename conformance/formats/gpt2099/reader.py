@@ -109,8 +109,7 @@ def artefact_kind(values: list[Any]) -> str | None:
     ):
         return "tools"
     if all(
-        isinstance(v, dict)
-        and (("choices" in v and "id" in v) or "candidates" in v or _raw_event_type(v.get("type")))
+        isinstance(v, dict) and (("choices" in v and "id" in v) or "candidates" in v or _raw_event_type(v.get("type")))
         for v in values
     ):
         return "events"
