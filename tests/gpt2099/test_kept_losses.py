@@ -48,16 +48,16 @@ def test_topic_and_hash_are_reported_once_per_frame(tmp_path: Path) -> None:
 
 
 def test_a_response_s_top_level_role_and_mime_type_are_reported(tmp_path: Path) -> None:
-    response = {
-        "message": {"role": "assistant", "content": [{"type": "text", "text": "hi"}],
-                    "model": "claude-sonnet-4", "stop_reason": "end_turn"},
-        "role": "assistant",
-        "mime_type": "application/json",
-    }  # fmt: skip
+    message: dict[str, object] = {"role": "assistant", "content": [{"type": "text", "text": "hi"}],
+                                  "model": "claude-sonnet-4", "stop_reason": "end_turn"}  # fmt: skip
+    response: dict[str, object] = {"message": message, "role": "assistant", "mime_type": "application/json"}
     kept = [(ln, ptr, m) for ln, ptr, m in _lossy(tmp_path, [response]) if "no canonical field" in m]
-    assert [(ln, ptr) for ln, ptr, _ in kept] == [(1, "/message")]
+    assert [(ln, ptr) for ln, ptr, _ in kept] == [(1, "")]  # beside the message, at the document
     assert kept[0][2].startswith("mime_type, role have no canonical field")
-    bare = {"message": response["message"]}
+    with_id = {**response, "message": {**message, "id": "msg_1"}}
+    kept = [(ln, ptr, m) for ln, ptr, m in _lossy(tmp_path, [with_id]) if "no canonical field" in m]
+    assert [(ptr, m.split(" ha")[0]) for _, ptr, m in kept] == [("", "mime_type, role"), ("/message", "message.id")]
+    bare: dict[str, object] = {"message": message}
     assert [m for _, _, m in _lossy(tmp_path, [bare]) if "no canonical field" in m] == []
 
 

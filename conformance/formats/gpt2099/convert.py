@@ -242,13 +242,19 @@ class _ToCanonical:
         if u.shape is Shape.FRAMES:
             self.bookmarks(u.thread, t)
         kept = _raw_only_fields(u, t)
-        if kept:
-            self.lossy(
-                t,
-                "",
-                f"{', '.join(kept)} {'has' if len(kept) == 1 else 'have'} no canonical field: kept only in "
-                "provider_raw, which canonical readers do not read",
+        # a response's own fields (`role`, `mime_type`) sit beside its `message`, the turn
+        outer = [k for k in kept if "." not in k] if u.shape is Shape.RESPONSE else []
+        for names, ptr in ((outer, t.pointer.removesuffix("/message")), ([k for k in kept if k not in outer], None)):
+            if not names:
+                continue
+            message = (
+                f"{', '.join(names)} {'has' if len(names) == 1 else 'have'} no canonical field: kept only in "
+                "provider_raw, which canonical readers do not read"
             )
+            if ptr is None:
+                self.lossy(t, "", message)
+            else:
+                self.ctx.lossy(t.path, t.line, ptr, message)
         for k, (role, blocks) in enumerate(parts):
             raw: dict[str, Any] = {"shape": str(u.shape), "unit": n, "turn": t.index}
             if k == 0:
