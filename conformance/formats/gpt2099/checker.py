@@ -150,8 +150,10 @@ class Gpt2099Run:
         event's shape; a content that is not a string; content appended to no block."""
         started = False
         for rec in recs:
-            yield from self._artefact_schema(rec, "streamer-event.json")
             e = rec.value
+            if e is None:  # "or null for events that should be ignored"
+                continue
+            yield from self._artefact_schema(rec, "streamer-event.json")
             if not isinstance(e, dict):
                 continue
             if isinstance(e.get("type"), str):

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
 class StreamerEvent(BaseModel):
     """
-    One event of gpt2099's streamer view (provider-api.md "response_stream_streamer": `{type: string, name?: string, content?: string}`, or null for an ignored event). An event without `type` appends its `content` to the current block (the doc's comment on `content`); gpt2099's own providers also write the tool call `id` beside `name`. A `content` that is not a string is a warning (GP015), not a schema error: gpt2099's Gemini streamer emits a tool call's arguments as one record.
+    One event of gpt2099's streamer view (provider-api.md "response_stream_streamer": `{type: string, name?: string, content?: string}`; a null line, the doc's ignored event, is accepted by the checker without this schema). An event without `type` appends its `content` to the current block (the doc's comment on `content`); gpt2099's own providers also write the tool call `id` beside `name`. A `content` that is not a string is a warning (GP015), not a schema error: gpt2099's Gemini streamer emits a tool call's arguments as one record.
     """
 
     model_config = ConfigDict(
