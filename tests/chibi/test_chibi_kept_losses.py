@@ -87,3 +87,19 @@ def test_the_report_is_deterministic(tmp_path: Path) -> None:
         return [(f.path, f.line, f.pointer, f.message) for f in _convert(FIXTURES / "default", tmp_path)]
 
     assert lines() == lines()
+
+
+def test_fields_an_older_chibi_wrote_are_reported_where_they_are(tmp_path: Path) -> None:
+    src = tmp_path / "t.jsonl"
+    write_lines(
+        src,
+        [
+            {"id": "550e8400-e29b-41d4-a716-446655440000", "timestamp": 1705123456, "from": "alice",
+             "to": "default", "content": "hi", "entry_type": "message", "written_by": "chibi 0.6"},
+            {"id": "550e8400-e29b-41d4-a716-446655440001", "timestamp": 1705123460, "from": "system",
+             "to": "default", "content": "Be brief.", "entry_type": "system_prompt_changed",
+             "metadata": {"hash": "abc"}},
+        ],
+    )  # fmt: skip
+    found = [f for f in convert("chibi", "canonical", src, tmp_path / "c.jsonl") if "does not document" in f.message]
+    assert [(f.line, f.pointer) for f in found] == [(1, "/written_by"), (2, "/metadata/hash")]

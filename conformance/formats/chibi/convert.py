@@ -24,7 +24,11 @@ tool_call_id, who it was from and to, ...), the partition file that held it, and
 first message the directory-level data (context name, manifest, context_meta, inbox).
 provider_raw is chosen over new metadata keys because the canonical spec defines it for
 exactly this (an opaque round-trip aid that only its writer reads, §4.3, §5.3.5), so
-canonical readers neither warn (TS010) nor act on it.
+canonical readers neither warn (TS010) nor act on it. What only provider_raw keeps is
+reported once, where it is: the manifest's rotation policy and each archived partition
+(its boundaries, counts, and which entries lived in it), an agent message's addressee
+(`to`, other than v0.9's literal "user"), each `flow_control: true` marker, and a
+system_prompt.md the transcript does not hold; requests.jsonl is dropped, line by line.
 
 canonical -> chibi writes a context directory (or, when the output name ends in
 `.jsonl`, a single transcript file). Messages carrying provenance are restored exactly;
@@ -502,6 +506,13 @@ class ToCanonical:
         if se.partition is not None:
             prov["partition"] = se.partition
         meta: dict[str, Any] = {}
+        for ptr in _undocumented(e):
+            self.ctx.lossy(
+                *where,
+                ptr,
+                f"{ptr[1:].replace('/', '.')} (a field chibi does not document, CB027) has no canonical field; "
+                "kept only in provider_raw",
+            )
         if e.get("flow_control") is True:
             self.ctx.lossy(
                 *where,
@@ -645,6 +656,20 @@ class ToCanonical:
         }
         self.out.append(message)
         self.joined = {"message": message, "id": mid, "seconds": seconds, "serial": 1} if restored else None
+
+
+# entry fields the mapping reads (TF §Fields); the rest is what an older chibi wrote
+_DOCUMENTED = frozenset(ENTRY_ORDER)
+
+
+def _undocumented(e: dict[str, Any]) -> list[str]:
+    """Pointers of an entry's fields chibi does not document (CB027 tolerates them), and of
+    its metadata keys other than a compaction's `summary` (TF §Metadata Structure)."""
+    out = [f"/{k}" for k in sorted(e) if k not in _DOCUMENTED]
+    meta = e.get("metadata")
+    if isinstance(meta, dict):
+        out += [f"/metadata/{k}" for k in sorted(meta) if not (k == "summary" and e["entry_type"] == "compaction")]
+    return out
 
 
 def _summary(e: dict[str, Any]) -> str | None:

@@ -16,6 +16,10 @@ gpt2099 -> canonical
     there (a tool_use in a user turn, a provider `thinking` block) wrapped as
     `{"type": "gpt2099_block", "block": ...}`. Each such step is reported (TS900).
 
+    Fields only provider_raw keeps are reported once per turn, by name (a frame's `topic`
+    and `hash`, `head`, the document fields, a response's `role`/`mime_type` beside its
+    message, ...), and each `continues` that named a bookmark rather than a turn id.
+
     gpt2099 records no routing, cost or latency, and no provider beside the model name, so a
     complete assistant message gets `provider: "gpt2099"`, `model: "gpt2099:<model>"`, a
     routing record and zero-cost usage that say so; each is reported.
