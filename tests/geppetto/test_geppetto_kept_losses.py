@@ -88,3 +88,8 @@ def test_the_report_is_deterministic(tmp_path: Path) -> None:
 def test_a_plain_turn_reports_none_of_these(tmp_path: Path) -> None:
     plain = "blocks:\n  - kind: user\n    role: user\n    payload: {text: hi}\n"
     assert _lossy(tmp_path, plain) == []
+
+
+def test_fields_geppetto_s_serde_ignores_are_reported_where_they_are(tmp_path: Path) -> None:
+    text = "note: exported\nblocks:\n  - kind: user\n    role: user\n    payload: {text: hi}\n    seen: true\n"
+    assert [(line, pointer) for line, pointer, _ in _lossy(tmp_path, text)] == [(6, "/blocks/0/seen"), (1, "/note")]

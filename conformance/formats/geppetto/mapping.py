@@ -35,7 +35,8 @@ What is reported
     Turn-level data and metadata other than the session id and the inference result
     (tool config, trace ids, runtime) are reported once per turn, kept only in the
     round-trip store. Block-level fields without a canonical field are kept there too and
-    reported once each, with their location, as kept only in provider_raw: payload keys
+    reported once each, with their location, as kept only in provider_raw: turn and block
+    fields geppetto's serde ignores, payload keys
     canonical content does not carry (tool_call `correlation`, `item_id`, ...), block
     metadata keys (`middleware`, `agentmode`, `openai_responses.*@v1`, ...) and the
     inference_result fields beyond provider, model, usage, cost, duration and finish class
@@ -518,6 +519,8 @@ _MAPPED_PAYLOAD = {
     "tool_call": frozenset({"id", "name", "args"}),
     "tool_use": frozenset({"id", "result", "error"}),
 }
+# a Block's fields (seed 004 "Type Definitions"); `id` and `role` are replaced by the message's
+_BLOCK_FIELDS = frozenset({"id", "kind", "role", "payload", "metadata"})
 # block metadata keys mapped to canonical fields, or written by turnspec itself
 _MAPPED_META = frozenset({RESULT_KEY, SIGNATURE_KEY, CANONICAL_KEY, IDS_KEY})
 # inference_result fields canonical metadata carries (§4.3, §5.3); `truncated` and a
@@ -529,6 +532,11 @@ def _report_kept(block: dict[str, Any], kind: str, ptr: str, out: _Out, in_group
     """Report each field of `block` that canonical has no field for and that only
     provider_raw keeps: payload keys, then block metadata keys (sorted, so the report
     is deterministic). The inference_result of a group is reported by _report_result."""
+    for key in sorted(k for k in block if k not in _BLOCK_FIELDS):
+        out.loss(
+            f"{ptr}/{escape(key)}",
+            f"block field {key!r} (geppetto's serde ignores it, GE010) has no canonical field; kept only in provider_raw",
+        )
     p = block.get("payload")
     if isinstance(p, dict):
         for key in sorted(k for k in p if k not in _MAPPED_PAYLOAD[kind]):
@@ -629,6 +637,11 @@ def turn_to_messages(turn: dict[str, Any], ids: IdSource | None = None) -> tuple
             meta["parent_tool_use_id"] = content[0]["tool_use_id"]
         out.emit(role, content, meta, {**raw, "blocks": [residue]}, _kept_ids(block))
         i += 1
+    for key in sorted(k for k in turn if k not in ("id", "blocks", "metadata", "data", "version")):
+        out.loss(
+            f"/{escape(key)}",
+            f"turn field {key!r} (geppetto's serde ignores it, GE010) has no canonical field; kept only in provider_raw",
+        )
     data = turn.get("data")
     config = [f"data.{k}" for k in (data if isinstance(data, dict) else {})]
     config += [f"metadata.{k}" for k in tmeta if k not in (SESSION_KEY, RESULT_KEY)]
