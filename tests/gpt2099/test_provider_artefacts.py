@@ -10,6 +10,9 @@ from pathlib import Path
 import pytest
 
 from conformance.api import expand, validate
+from conformance.convert import convert
+from conformance.errors import InputError
+from conformance.formats.gpt2099 import resolve
 
 TOOL = {"name": "read_file", "description": "Read a file",
         "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}  # fmt: skip
@@ -107,3 +110,26 @@ def test_the_real_tool_lists_and_streamer_views_are_read_and_valid(samples: Path
         ("tool-use", "GP015", "/content")
     ]
     assert "gemini" in report.findings[0].path
+
+
+@pytest.mark.parametrize(
+    ("name", "lines", "what"),
+    [
+        ("tools.json", None, "an MCP tool list"),
+        ("expected-streamer.jsonl", [{"type": "text", "content": ""}, {"content": "Hi"}], "streamer view"),
+        ("events.jsonl", [{"type": "message_start", "message": {}}, {"type": "ping"}], "provider stream events"),
+    ],
+)
+def test_an_artefact_is_neither_converted_nor_resolved(
+    name: str, lines: list[object] | None, what: str, tmp_path: Path
+) -> None:
+    src = tmp_path / name
+    if lines is None:
+        src.write_text(json.dumps([TOOL]))
+    else:
+        src.write_text("".join(json.dumps(v) + "\n" for v in lines))
+    with pytest.raises(InputError, match=what):
+        convert("gpt2099", "canonical", src, tmp_path / "c.jsonl")
+    assert not (tmp_path / "c.jsonl").exists()
+    with pytest.raises(InputError, match=what):
+        resolve(src)

@@ -76,6 +76,7 @@ from ..canonical.checker import CanonicalRun
 from .checker import Gpt2099Run
 from .reader import (
     TurnItem,
+    artefact_of_file,
     build_thread,
     classify,
     read_items,
@@ -589,9 +590,11 @@ def _load_units(src: Path) -> list[_Unit]:
     units: list[_Unit] = []
     turns: list[Record] = []
     thread_at: int | None = None
-    for rec in read_items(src, Options().max_line_bytes):
-        if isinstance(rec, Finding):
-            continue
+    recs = [r for r in read_items(src, Options().max_line_bytes) if not isinstance(r, Finding)]
+    artefact = artefact_of_file([r.value for r in recs])
+    if artefact is not None:
+        raise InputError(f"{src} holds {artefact}, not a conversation; nothing to convert")
+    for rec in recs:
         shape = classify(rec.value)
         if shape is Shape.WINDOW:
             units.append(_Unit(shape, window_thread(rec), rec.value))

@@ -122,6 +122,15 @@ def artefact_kind(values: list[Any]) -> str | None:
     return None
 
 
+def artefact_of_file(values: list[Any]) -> str | None:
+    """The ARTEFACTS description when a file's documents are a provider-API artefact (no
+    document has a conversation shape), else None: converters and `resolve` refuse it."""
+    if any(classify(v) is not None for v in values):
+        return None
+    kind = artefact_kind(values)
+    return ARTEFACTS[kind] if kind is not None else None
+
+
 def _raw_event_type(t: Any) -> bool:
     return isinstance(t, str) and t != "tool_use" and _STREAM_TYPES.match(t) is not None
 
