@@ -108,9 +108,11 @@ def test_lossy_steps_are_located_once_each(tmp_path: Path) -> None:
     assert len(located) == len(set(located))
     names = Counter(Path(f.path).name for f in there)
     assert names == {
-        "1767225600-1767225666.jsonl": 5,  # issue 17: the prompt and the summary are messages now
-        "active.jsonl": 2,
-        "manifest.json": 1,
+        # issue 17: the prompt and the summary are messages now; each flow_control marker and
+        # each agent message's addressee (`to`) is reported where it is
+        "1767225600-1767225666.jsonl": 5 + 2 + 1,
+        "active.jsonl": 2 + 1 + 1,
+        "manifest.json": 3,  # bloom filter, rotation policy, the archived partition
         "inbox.jsonl": 1,
         "context_meta.json": 1,
         "requests.jsonl": 1,

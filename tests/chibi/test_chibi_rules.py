@@ -211,6 +211,9 @@ CASES: dict[str, tuple[str, Callable[[Path], None], set[str]]] = {
     "CB026": ("default", entry("active.jsonl", 3, set_("entry_type", "handoff_v2")), {"CB026"}),
     "CB027": ("default", entry("active.jsonl", 3, set_("written_by", "chibi 0.6")), {"CB027"}),
     "CB213": ("default", _raw(".dirty", ""), {"CB213"}),
+    # issue 17: CHB-27 (a written false reads the same) and CHB-40 (system_prompt.md is read)
+    "CB028": ("default", entry("active.jsonl", 3, set_("flow_control", False)), {"CB028"}),
+    "CB215": ("default", _raw("system_prompt.md", "You are chibi. Be terse.\n"), {"CB215"}),
     # issue 17: the pre-partition layout is read (the transcript is no longer ignored)
     "CB313": ("legacy09", _pre_partition, {"CB313"}),
     # issue 17: documented rules checked

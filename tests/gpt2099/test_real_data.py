@@ -162,11 +162,13 @@ def test_turn_fields_only_provider_raw_keeps_are_reported_once_per_turn(tmp_path
                                      "usage": {"input_tokens": 1, "output_tokens": 2, "service_tier": "standard"}}}  # fmt: skip
     lossy = [(ln, ptr, msg) for ln, ptr, msg in _lossy(tmp_path, frames) if "kept only in provider_raw" in msg]
     lossy = [x for x in lossy if "inherited options" not in x[2]]
-    assert [(ln, ptr) for ln, ptr, _ in lossy] == [(1, ""), (2, "")]
-    assert "meta.document_name, meta.head, ttl have no canonical field" in lossy[0][2]
-    assert "message.id, message.usage.service_tier have no canonical field" in lossy[1][2]
-    # a turn with nothing but mapped fields reports nothing of the kind
+    # every frame's `topic` is reported too (issue 17: only provider_raw keeps it)
+    assert [(ln, ptr) for ln, ptr, _ in lossy] == [(1, ""), (2, ""), (3, "")]
+    assert "meta.document_name, meta.head, topic, ttl have no canonical field" in lossy[0][2]
+    assert "message.id, message.usage.service_tier, topic have no canonical field" in lossy[1][2]
+    assert "topic has no canonical field" in lossy[2][2]
+    # a turn with nothing but mapped fields (and its topic) reports nothing else of the kind
     plain = tmp_path / "plain"
     plain.mkdir()
     plain_msgs = [m for _, _, m in _lossy(plain, _frames()) if "no canonical field" in m]
-    assert plain_msgs and all(m.startswith("inherited options") for m in plain_msgs)
+    assert plain_msgs and all(m.startswith(("inherited options", "topic has")) for m in plain_msgs)

@@ -16,7 +16,9 @@ CASES = {
     "GP011": ("GP011-options.jsonl", "/meta/options", "thread-valid.jsonl"),
     "GP012": ("GP012-both.jsonl", "/meta", "thread-valid.jsonl"),
     "GP013": ("GP013-unknown-block.jsonl", "/content/0", "thread-valid.jsonl"),
-    "GP014": ("GP014-mcp-tools.json", "", "thread-valid.jsonl"),
+    "GP014": ("GP014-provider-events.jsonl", "", "tools-valid.json"),
+    "GP015": ("GP015-streamer-content.jsonl", "/content", "streamer-valid.jsonl"),
+    "GP016": ("GP016-streamer-no-block.jsonl", "", "streamer-valid.jsonl"),
     "GP020": ("GP020-schema.jsonl", "/content/0/text", "thread-valid.jsonl"),
     "GP101": ("GP101-bad-id.jsonl", "/id", "thread-valid.jsonl"),
     "GP102": ("GP102-dup-id.jsonl", "/id", "thread-valid.jsonl"),
@@ -66,6 +68,8 @@ def test_valid_fixtures_have_no_errors() -> None:
         "thread-valid.nuon",
         "window-valid.json",
         "response-valid.json",
+        "tools-valid.json",
+        "streamer-valid.jsonl",
     ):
         errors = [f for f in findings(FIXTURES / name) if f.severity == "error"]
         assert errors == [], name

@@ -53,6 +53,10 @@ def test_normalized_responses_validate(samples: Path) -> None:
 def test_detection_claims_only_gpt2099_shapes(samples: Path) -> None:
     claimed = {p for p, f in expand([samples]) if f.name == "gpt2099"}
     expected = {*_inputs(samples), *_responses(samples), samples / "gpt2099/threads-messages.nuon"}
+    # issue 17 (GPA-03, GPA-06): tool lists and streamer views are read as gpt2099 too;
+    # recorded provider events and the expected wire requests stay unclaimed
+    providers = samples / "gpt2099/providers"
+    expected |= {*(providers / "tools").glob("*.json"), *providers.glob("response-stream/*/*/expected-streamer.jsonl")}
     assert claimed == expected
 
 

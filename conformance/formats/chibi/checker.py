@@ -279,6 +279,14 @@ class ChibiRun:
         else:
             seq.ids[eid] = (p, ln)
         yield from self.timestamp_rules(rec, e["timestamp"])
+        if e.get("flow_control") is False and et != "control_transfer":  # a transfer's false is CB106
+            yield from self.f(
+                p,
+                ln,
+                "/flow_control",
+                R.FLOW_FALSE_WRITTEN,
+                "flow_control: false is written; chibi omits the field when false (it reads the same as absent)",
+            )
         if et in R.ANCHORS:
             want = R.ANCHOR_CONTENT[et]
             if e["from"] != "system" or e["content"] != want:
@@ -778,6 +786,7 @@ class DirectoryCheck:
         self.anchor: Record | None = None
         self.derivable = True
         self.entries = 0
+        self.prompt: Record | None = None  # the last system_prompt_changed entry
 
     def run(self) -> Iterator[Finding]:
         r, L = self.chk, self.L
@@ -874,6 +883,8 @@ class DirectoryCheck:
                     part.maybe_term = True
             yield from r.check_entry(item, self.seq)
             et = v.get("entry_type") if isinstance(v, dict) else None
+            if et == "system_prompt_changed":
+                self.prompt = item
             if et in R.ANCHORS:
                 self.anchor = item
                 self.derived = []
@@ -1122,6 +1133,44 @@ class DirectoryCheck:
         requests = L.context_file("requests.jsonl")
         if requests is not None:
             yield from r.requests_file(requests, self.stats, self.progress)
+        prompt = L.context_file("system_prompt.md")
+        if prompt is not None and self.entries and r.on["CB215"]:
+            yield from self.system_prompt(prompt)
+
+    def system_prompt(self, path: Path) -> Iterator[Finding]:
+        """CB215: the prompt chibi injects next is system_prompt.md (TF §Context
+        Rebuilding); the transcript records each prompt in a system_prompt_changed entry.
+        Compared without surrounding whitespace (an editor's final newline)."""
+        text, why = read_prompt(path, self.chk.options.max_line_bytes)
+        last = self.prompt
+        recorded = last.value.get("content") if last is not None and isinstance(last.value, dict) else None
+        if text is not None and isinstance(recorded, str) and text.strip() == recorded.strip():
+            return
+        if text is None:
+            what = f"cannot be compared: {why}"
+        elif last is None:
+            what = "is not recorded: the transcript has no system_prompt_changed entry"
+        else:
+            what = f"differs from the last system_prompt_changed ({last.path}:{last.line})"
+        yield from self.chk.f(
+            str(path),
+            1,
+            "",
+            R.PROMPT_NOT_RECORDED,
+            f"system_prompt.md, the prompt chibi injects next, {what}; the transcript does not hold it",
+        )
+
+
+def read_prompt(path: Path, limit: int) -> tuple[str | None, str]:
+    """The text of a system_prompt.md, or None and why not (larger than `limit`, not UTF-8)."""
+    with path.open("rb") as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        return None, f"larger than {limit} bytes"
+    try:
+        return data.decode("utf-8"), ""
+    except UnicodeDecodeError as u:
+        return None, f"not UTF-8 (byte {u.start})"
 
 
 def _same_anchor(ctx: Any, anchor: dict[str, Any]) -> bool:

@@ -24,7 +24,11 @@ tool_call_id, who it was from and to, ...), the partition file that held it, and
 first message the directory-level data (context name, manifest, context_meta, inbox).
 provider_raw is chosen over new metadata keys because the canonical spec defines it for
 exactly this (an opaque round-trip aid that only its writer reads, §4.3, §5.3.5), so
-canonical readers neither warn (TS010) nor act on it.
+canonical readers neither warn (TS010) nor act on it. What only provider_raw keeps is
+reported once, where it is: the manifest's rotation policy and each archived partition
+(its boundaries, counts, and which entries lived in it), an agent message's addressee
+(`to`, other than v0.9's literal "user"), each `flow_control: true` marker, and a
+system_prompt.md the transcript does not hold; requests.jsonl is dropped, line by line.
 
 canonical -> chibi writes a context directory (or, when the output name ends in
 `.jsonl`, a single transcript file). Messages carrying provenance are restored exactly;
@@ -56,7 +60,7 @@ from ...schema_validation import SchemaValidator
 from ...schemas import schema_set
 from ..base import FileStats, Options
 from . import rules as R
-from .checker import ChibiRun, token_estimate, vocabulary_of
+from .checker import ChibiRun, read_prompt, token_estimate, vocabulary_of
 from .reader import Layout, layout_of, peek_kind, read_document, safe_join
 
 PLACEHOLDER_MODEL = "unknown:unknown"
@@ -227,6 +231,8 @@ def _load_directory(L: Layout, ctx: ConvertContext, v: dict[str, SchemaValidator
         # so converting back writes today's layout, not the old file.
         for rec in _records(read_jsonl(pre_partition), "a pre-partition transcript.jsonl"):
             source.entries.append(SourceEntry(_checked_entry(v["entry"], rec), rec.path, rec.line, "active.jsonl"))
+    if manifest is not None:
+        _report_manifest(L.manifest, manifest, ctx)
     for i, p in enumerate(manifest["partitions"] if manifest else []):
         if p.get("bloom_file"):
             ctx.lossy(
@@ -281,14 +287,30 @@ def _load_directory(L: Layout, ctx: ConvertContext, v: dict[str, SchemaValidator
             "context_meta.json (last combined system prompt) has no canonical field; kept "
             "only in provider_raw of the first message",
         )
+    prompt = L.context_file("system_prompt.md")
+    if prompt is not None:
+        # the transcript's system_prompt_changed entries become system messages; the file is
+        # lost only when none of them holds its text (the last one is what chibi recorded)
+        text, _ = read_prompt(prompt, Options().max_line_bytes)
+        recorded = [e.value["content"] for e in source.entries if e.value["entry_type"] == "system_prompt_changed"]
+        if text is None or not recorded or text.strip() != recorded[-1].strip():
+            ctx.lossy(
+                str(prompt),
+                1,
+                "",
+                "system_prompt.md (the prompt chibi injects next) is not converted: the transcript's last "
+                "system_prompt_changed does not hold it",
+            )
     requests = L.context_file("requests.jsonl")
     if requests is not None:
-        ctx.lossy(
-            str(requests),
-            None,
-            "",
-            "requests.jsonl (debug log of API request bodies) is not converted",
-        )
+        # each record is a whole API request body that no message keeps: reported line by line
+        for rec in _records(read_jsonl(requests), "requests.jsonl"):
+            ctx.lossy(
+                rec.path,
+                rec.line,
+                "/request",
+                "requests.jsonl record (debug log of one API request body) is not converted; dropped",
+            )
     source.context = context
     if not source.entries and len(context) > 1:
         ctx.lossy(
@@ -298,6 +320,31 @@ def _load_directory(L: Layout, ctx: ConvertContext, v: dict[str, SchemaValidator
             "the transcript is empty, so no message carries the manifest, inbox or context_meta",
         )
     return source
+
+
+def _report_manifest(path: Path, manifest: dict[str, Any], ctx: ConvertContext) -> None:
+    """The manifest travels in provider_raw of the first message and the partition of each
+    entry in its message's provenance; canonical readers see neither, so the rotation
+    policy and each archived partition's boundaries and counts are reported once each."""
+    policy = manifest.get("rotation_policy")
+    if isinstance(policy, dict):
+        limits = ", ".join(f"{k} {policy[k]}" for k in sorted(policy))
+        ctx.lossy(
+            str(path),
+            1,
+            "/rotation_policy",
+            f"rotation policy ({limits}) has no canonical field; kept only in provider_raw of the first message",
+        )
+    for i, p in enumerate(manifest["partitions"]):
+        ctx.lossy(
+            str(path),
+            1,
+            f"/partitions/{i}",
+            f"archived partition {p.get('file')} (timestamps {p.get('start_ts')}-{p.get('end_ts')}, "
+            f"{p.get('entry_count')} entries, {p.get('prompt_count')} prompts, {p.get('token_count')} tokens) "
+            "and which entries lived in it have no canonical field; kept only in provider_raw "
+            "(the manifest on the first message, the partition on each message)",
+        )
 
 
 def _derive(entries: list[SourceEntry]) -> list[dict[str, Any] | None]:
@@ -459,11 +506,33 @@ class ToCanonical:
         if se.partition is not None:
             prov["partition"] = se.partition
         meta: dict[str, Any] = {}
+        for ptr in _undocumented(e):
+            self.ctx.lossy(
+                *where,
+                ptr,
+                f"{ptr[1:].replace('/', '.')} (a field chibi does not document, CB027) has no canonical field; "
+                "kept only in provider_raw",
+            )
+        if e.get("flow_control") is True:
+            self.ctx.lossy(
+                *where,
+                "/flow_control",
+                f"flow-control marker on a {et} entry (it hands control over, TF §Flow Control Types) "
+                "has no canonical field; kept only in provider_raw",
+            )
         if et == "message":
             role = message_role(e, self.source.name)
             content: list[dict[str, Any]] = [{"type": "text", "text": e["content"]}]
             if role == "user" and e["from"] not in (self.source.name, "user", "system"):
                 meta["user_id"] = e["from"]  # TF §Fields: `from` is the username
+            if role == "assistant" and e["to"] != "user":
+                # v0.9's literal "user" only marks the reply (message_role); a name is an addressee
+                self.ctx.lossy(
+                    *where,
+                    "/to",
+                    f"agent message addressed to {e['to']!r}: canonical records no addressee; "
+                    "kept only in provider_raw",
+                )
         elif et == "system_prompt_changed":
             role, content = "system", [{"type": "text", "text": e["content"]}]
         elif et == "compaction":
@@ -587,6 +656,20 @@ class ToCanonical:
         }
         self.out.append(message)
         self.joined = {"message": message, "id": mid, "seconds": seconds, "serial": 1} if restored else None
+
+
+# entry fields the mapping reads (TF §Fields); the rest is what an older chibi wrote
+_DOCUMENTED = frozenset(ENTRY_ORDER)
+
+
+def _undocumented(e: dict[str, Any]) -> list[str]:
+    """Pointers of an entry's fields chibi does not document (CB027 tolerates them), and of
+    its metadata keys other than a compaction's `summary` (TF §Metadata Structure)."""
+    out = [f"/{k}" for k in sorted(e) if k not in _DOCUMENTED]
+    meta = e.get("metadata")
+    if isinstance(meta, dict):
+        out += [f"/metadata/{k}" for k in sorted(meta) if not (k == "summary" and e["entry_type"] == "compaction")]
+    return out
 
 
 def _summary(e: dict[str, Any]) -> str | None:

@@ -28,6 +28,12 @@ ENTRY_UNKNOWN_FIELD = RuleInfo(
     "TF §transcript/ (append-only, never modified); TF §Fields",
     "Entry field chibi does not document (an older chibi wrote it; serde ignores it)",
 )
+FLOW_FALSE_WRITTEN = RuleInfo(
+    "CB028",
+    W,
+    'TF §Fields (HEAD: flow_control "Omitted when false")',
+    "flow_control: false is written; chibi omits the field when false (it reads the same as absent)",
+)
 MANIFEST_SCHEMA = RuleInfo("CB021", E, "partition.rs Manifest", "manifest.json does not match its JSON Schema")
 INBOX_SCHEMA = RuleInfo("CB022", E, "TF §Inbox Format", "Inbox entry does not match its JSON Schema")
 META_SCHEMA = RuleInfo("CB023", E, "context.rs ContextMeta", "context_meta.json does not match its JSON Schema")
@@ -102,6 +108,12 @@ CONTEXT_DERIVATION = RuleInfo(
 CONTEXT_SECOND_ANCHOR = RuleInfo(
     "CB214", E, "TF §context.jsonl (Structure), §Context Rebuilding", "Anchor after entry 0 of context.jsonl"
 )
+PROMPT_NOT_RECORDED = RuleInfo(
+    "CB215",
+    W,
+    "TF §context.jsonl (Note), §Context Rebuilding, §System Types (system_prompt_changed)",
+    "system_prompt.md (the source of truth) is not the prompt the transcript last recorded",
+)
 CONTEXT_STALE = RuleInfo(
     "CB213",
     W,
@@ -157,13 +169,13 @@ BLOOM_FOREIGN = RuleInfo(
 CATALOG = RuleCatalog(
     [
         *IO_RULES,
-        ENTRY_SCHEMA, ENTRY_UNKNOWN_TYPE, ENTRY_UNKNOWN_FIELD, MANIFEST_SCHEMA, INBOX_SCHEMA, META_SCHEMA, REQUEST_SCHEMA, BLOOM_SCHEMA,
+        ENTRY_SCHEMA, ENTRY_UNKNOWN_TYPE, ENTRY_UNKNOWN_FIELD, FLOW_FALSE_WRITTEN, MANIFEST_SCHEMA, INBOX_SCHEMA, META_SCHEMA, REQUEST_SCHEMA, BLOOM_SCHEMA,
         MIXED_VOCABULARY, PINNED_VOCABULARY,
         ID_UUID, ID_UNIQUE, TIMESTAMP_SECONDS, ANCHOR_FORM, COMPACTION_SUMMARY, TRANSFER_FORM,
         TOOL_ARGS_JSON, ADDRESSING, FLOW_PAIRING, ANCHOR_REF_PLACEMENT, CONTEXT_SECOND_ANCHOR,
         CALL_UNANSWERED, RESULT_UNPAIRED, RESULT_DUPLICATE, CALL_ID_REUSED, RESULT_KIND,
         RESULT_TOOL,
-        CONTEXT_PROMPT_CHANGE, CONTEXT_ANCHOR, CONTEXT_DERIVATION, CONTEXT_STALE,
+        CONTEXT_PROMPT_CHANGE, CONTEXT_ANCHOR, CONTEXT_DERIVATION, CONTEXT_STALE, PROMPT_NOT_RECORDED,
         PARTITION_MISSING, PARTITION_COUNT, PARTITION_RANGE, PARTITION_ORDER, ACTIVE_MISSING,
         ACTIVE_ARCHIVED, PARTITION_TOKENS, PARTITION_ORPHAN, BLOOM_MISSING, PATH_ESCAPES,
         MANIFEST_VERSION, FILE_NAMES, LEGACY_LAYOUT, ROTATION, BLOOM_EMPTY, BLOOM_FOREIGN,

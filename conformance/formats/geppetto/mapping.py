@@ -34,8 +34,13 @@ What is reported
     tool results, unknown block types, tool definitions, messages without content.
     Turn-level data and metadata other than the session id and the inference result
     (tool config, trace ids, runtime) are reported once per turn, kept only in the
-    round-trip store. Block-level bookkeeping without a field on the other side (item
-    ids, correlation, provider settings, routing) is kept there and not reported. GE901 when
+    round-trip store. Block-level fields without a canonical field are kept there too and
+    reported once each, with their location, as kept only in provider_raw: turn and block
+    fields geppetto's serde ignores, payload keys
+    canonical content does not carry (tool_call `correlation`, `item_id`, ...), block
+    metadata keys (`middleware`, `agentmode`, `openai_responses.*@v1`, ...) and the
+    inference_result fields beyond provider, model, usage, cost, duration and finish class
+    (`stop_reason`, `response_id`, `extra`, ...), one line per inference result. GE901 when
     canonical requires a value geppetto does not record (routing, pricing_version, and
     model/usage when no inference_result exists); the written value is named in the
     message.
@@ -505,6 +510,65 @@ def _assistant_meta(result: Any, stored: Any, first_ptr: str, out: _Out) -> dict
     return meta
 
 
+# payload keys whose content canonical carries, or that _content_of reports itself
+_MAPPED_PAYLOAD = {
+    "system": frozenset({"text"}),
+    "llm_text": frozenset({"text"}),
+    "user": frozenset({"text", "images"}),
+    "reasoning": frozenset({"text", "summary", "encrypted_content"}),
+    "tool_call": frozenset({"id", "name", "args"}),
+    "tool_use": frozenset({"id", "result", "error"}),
+}
+# a Block's fields (seed 004 "Type Definitions"); `id` and `role` are replaced by the message's
+_BLOCK_FIELDS = frozenset({"id", "kind", "role", "payload", "metadata"})
+# block metadata keys mapped to canonical fields, or written by turnspec itself
+_MAPPED_META = frozenset({RESULT_KEY, SIGNATURE_KEY, CANONICAL_KEY, IDS_KEY})
+# inference_result fields canonical metadata carries (§4.3, §5.3); `truncated` and a
+# cut-off finish class are reported by _assistant_meta
+_MAPPED_RESULT = frozenset({"provider", "model", "usage", "cost", "duration_ms", "finish_class", "truncated"})
+
+
+def _report_kept(block: dict[str, Any], kind: str, ptr: str, out: _Out, in_group: bool) -> None:
+    """Report each field of `block` that canonical has no field for and that only
+    provider_raw keeps: payload keys, then block metadata keys (sorted, so the report
+    is deterministic). The inference_result of a group is reported by _report_result."""
+    for key in sorted(k for k in block if k not in _BLOCK_FIELDS):
+        out.loss(
+            f"{ptr}/{escape(key)}",
+            f"block field {key!r} (geppetto's serde ignores it, GE010) has no canonical field; kept only in provider_raw",
+        )
+    p = block.get("payload")
+    if isinstance(p, dict):
+        for key in sorted(k for k in p if k not in _MAPPED_PAYLOAD[kind]):
+            out.loss(
+                f"{ptr}/payload/{escape(key)}",
+                f"{kind} payload {key!r} has no canonical field; kept only in provider_raw",
+            )
+    meta = block.get("metadata")
+    if isinstance(meta, dict):
+        skip = _MAPPED_META if in_group else _MAPPED_META - {RESULT_KEY}
+        for key in sorted(k for k in meta if k not in skip):
+            out.loss(
+                f"{ptr}/metadata/{escape(key)}",
+                f"{kind} block metadata {key!r} has no canonical field; kept only in provider_raw",
+            )
+
+
+def _report_result(result: Any, pointer: str, out: _Out) -> None:
+    """One line for the fields of an inference_result canonical has no field for."""
+    if not isinstance(result, dict):
+        return
+    extra = [k for k in result if k not in _MAPPED_RESULT]  # usage is closed (GE020)
+    if not extra:
+        return
+    shown = [f"{k} {short(result[k], 30)}" if k == "stop_reason" else k for k in sorted(extra)]
+    out.loss(
+        pointer,
+        f"inference_result {', '.join(shown)} {'has' if len(extra) == 1 else 'have'} no canonical field; "
+        "kept only in provider_raw",
+    )
+
+
 def _kept_ids(block: dict[str, Any]) -> Any:
     meta = block.get("metadata")
     return meta.get(IDS_KEY) if isinstance(meta, dict) else None
@@ -546,18 +610,26 @@ def turn_to_messages(turn: dict[str, Any], ids: IdSource | None = None) -> tuple
             content: list[dict[str, Any]] = []
             residues = []
             for j in range(i, end):
-                c, r = _content_of(blocks[j], read_kind(blocks[j].get("kind")), f"/blocks/{j}", out)
+                kind_j = read_kind(blocks[j].get("kind"))
+                c, r = _content_of(blocks[j], kind_j, f"/blocks/{j}", out)
+                _report_kept(blocks[j], kind_j, f"/blocks/{j}", out, True)
                 content += c
                 residues.append(r)
             result = (blocks[i].get("metadata") or {}).get(RESULT_KEY)
+            result_ptr = f"{ptr}/metadata/{escape(RESULT_KEY)}"
             if result is None and i == last_group:
                 result = tmeta.get(RESULT_KEY)
+                result_ptr = f"/metadata/{escape(RESULT_KEY)}"
             used.append(result)
+            if not isinstance(_stored(block), dict):
+                # a message that came from canonical: its inference_result is turnspec's projection
+                _report_result(result, result_ptr, out)
             meta = _assistant_meta(result, _stored(block), ptr, out)
             out.emit("assistant", content, meta, {**raw, "blocks": residues}, _kept_ids(blocks[i]))
             i = end
             continue
         content, residue = _content_of(block, kind, ptr, out)
+        _report_kept(block, kind, ptr, out, False)
         stored = _stored(block)
         meta = {k: v for k, v in stored.items()} if isinstance(stored, dict) else {}
         role = {"system": "system", "user": "user", "tool_use": "tool"}[kind]
@@ -565,6 +637,11 @@ def turn_to_messages(turn: dict[str, Any], ids: IdSource | None = None) -> tuple
             meta["parent_tool_use_id"] = content[0]["tool_use_id"]
         out.emit(role, content, meta, {**raw, "blocks": [residue]}, _kept_ids(block))
         i += 1
+    for key in sorted(k for k in turn if k not in ("id", "blocks", "metadata", "data", "version")):
+        out.loss(
+            f"/{escape(key)}",
+            f"turn field {key!r} (geppetto's serde ignores it, GE010) has no canonical field; kept only in provider_raw",
+        )
     data = turn.get("data")
     config = [f"data.{k}" for k in (data if isinstance(data, dict) else {})]
     config += [f"metadata.{k}" for k in tmeta if k not in (SESSION_KEY, RESULT_KEY)]

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import binascii
 import functools
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,9 @@ from ..base import FileStats, Options, ProgressHook
 from . import inherited
 from . import rules as R
 from .reader import (
+    ARTEFACTS,
     TurnItem,
+    artefact_kind,
     build_thread,
     classify,
     read_items,
@@ -48,12 +49,20 @@ def validators(version: str) -> dict[Shape, SchemaValidator]:
     return {shape: SchemaValidator(s, root) for shape, root in ROOTS.items()}
 
 
+@functools.cache
+def artefact_validators(version: str) -> dict[str, SchemaValidator]:
+    """The provider-API artefacts gpt2099's docs give a shape: tool lists, streamer views."""
+    s = schema_set("gpt2099", version)
+    return {root: SchemaValidator(s, root) for root in ("tool-definition.json", "streamer-event.json")}
+
+
 class Gpt2099Run:
     """Validates gpt2099 files; no state crosses files."""
 
     def __init__(self, options: Options, version: str = "v1") -> None:
         self.options = options
         self.sel: Selection = options.selection
+        self.version = version
         self.validators = validators(version)
         self.on = {info.id: self.sel.enabled(info.id) for info in R.CATALOG}
 
@@ -93,9 +102,17 @@ class Gpt2099Run:
         is_thread = any(shape is not None for _, shape in pending)
         if not is_thread and pending and len(pending) == stats.records:
             kind = artefact_kind([rec.value for rec, _ in pending])
+            if kind == "tools":
+                yield from self.check_tools([rec for rec, _ in pending])
+                return
+            if kind == "streamer":
+                yield from self.check_streamer([rec for rec, _ in pending])
+                return
             if kind is not None:
                 if self.on["GP014"]:
-                    yield self._f(str(path), 1, "", R.NOT_A_CONVERSATION, f"{kind}: holds no conversation; not checked")
+                    yield self._f(
+                        str(path), 1, "", R.NOT_A_CONVERSATION, f"{ARTEFACTS[kind]}: holds no conversation; not checked"
+                    )
                 return
         turns = [rec for rec, shape in pending if shape is not None or (is_thread and isinstance(rec.value, dict))]
         for rec, shape in pending:
@@ -116,6 +133,49 @@ class Gpt2099Run:
         if self.on["GP020"]:
             for err in v.errors(rec.value):
                 yield self._f(rec.path, rec.line, rec.pointer + err.pointer, R.SCHEMA, err.message)
+
+    def _artefact_schema(self, rec: Record, root: str) -> Iterator[Finding]:
+        v = artefact_validators(self.version)[root]
+        if self.on["GP020"] and not v.is_valid(rec.value):
+            for err in v.errors(rec.value):
+                yield self._f(rec.path, rec.line, rec.pointer + err.pointer, R.SCHEMA, err.message)
+
+    def check_tools(self, recs: list[Record]) -> Iterator[Finding]:
+        """A tool list `prepare-request` takes (provider-api.md): each entry's shape."""
+        for rec in recs:
+            yield from self._artefact_schema(rec, "tool-definition.json")
+
+    def check_streamer(self, recs: list[Record]) -> Iterator[Finding]:
+        """gpt2099's streamer view (provider-api.md `response_stream_streamer`): each
+        event's shape; a content that is not a string; content appended to no block."""
+        started = False
+        for rec in recs:
+            e = rec.value
+            if e is None:  # "or null for events that should be ignored"
+                continue
+            yield from self._artefact_schema(rec, "streamer-event.json")
+            if not isinstance(e, dict):
+                continue
+            if isinstance(e.get("type"), str):
+                started = True
+            if "content" in e and not isinstance(e["content"], str) and self.on["GP015"]:
+                yield self._f(
+                    rec.path,
+                    rec.line,
+                    rec.pointer + "/content",
+                    R.STREAMER_CONTENT,
+                    f"content is {_JSON_KIND.get(type(e['content']), 'not a string')}; the doc says a string "
+                    "to append to the block",
+                )
+            if "type" not in e and "content" in e and not started and self.on["GP016"]:
+                yield self._f(
+                    rec.path,
+                    rec.line,
+                    rec.pointer,
+                    R.STREAMER_NO_BLOCK,
+                    f"content {short(e['content'])} appends to the current block, but no event with a `type` "
+                    "started one",
+                )
 
     def check_window(self, rec: Record) -> Iterator[Finding]:
         if not self.validators[Shape.WINDOW].is_valid(rec.value):
@@ -372,31 +432,7 @@ def _bare_turn(value: Any) -> bool:
     return isinstance(value, dict) and not value.keys() - {"id", "content"}
 
 
-_STREAM_TYPES = re.compile(r"(message|content)[_-]|ping\Z|error\Z|citation|tool[_-]")
-
-
-def artefact_kind(values: list[Any]) -> str | None:
-    """What a file of gpt2099's provider tests holds when it is not a conversation: an
-    MCP tool list (`{name, inputSchema}`), recorded provider stream events (Anthropic and
-    Cohere `type` events, OpenAI-style `chat.completion.chunk`s, Gemini `candidates`), or
-    gpt2099's streamer view (`{type: text | tool_use, ...}` deltas)."""
-    if not values or not all(isinstance(v, dict) for v in values):
-        return None
-    if all("name" in v and "inputSchema" in v for v in values):
-        return "an MCP tool list"
-    if all(
-        ("choices" in v and "id" in v)
-        or "candidates" in v
-        or (isinstance(v.get("type"), str) and _STREAM_TYPES.match(v["type"]))
-        for v in values
-    ):
-        return "recorded provider stream events"
-    streamer = {"type", "content", "name", "id"}
-    if all(set(v) <= streamer for v in values) and any(
-        v.get("type") in ("text", "tool_use", "thinking") for v in values
-    ):
-        return "gpt2099's streamer view (incremental deltas)"
-    return None
+_JSON_KIND = {dict: "an object", list: "an array", int: "a number", float: "a number", bool: "a boolean"}
 
 
 def _not_gpt2099(value: Any) -> str:

@@ -16,6 +16,10 @@ gpt2099 -> canonical
     there (a tool_use in a user turn, a provider `thinking` block) wrapped as
     `{"type": "gpt2099_block", "block": ...}`. Each such step is reported (TS900).
 
+    Fields only provider_raw keeps are reported once per turn, by name (a frame's `topic`
+    and `hash`, `head`, the document fields, a response's `role`/`mime_type` beside its
+    message, ...), and each `continues` that named a bookmark rather than a turn id.
+
     gpt2099 records no routing, cost or latency, and no provider beside the model name, so a
     complete assistant message gets `provider: "gpt2099"`, `model: "gpt2099:<model>"`, a
     routing record and zero-cost usage that say so; each is reported.
@@ -72,6 +76,7 @@ from ..canonical.checker import CanonicalRun
 from .checker import Gpt2099Run
 from .reader import (
     TurnItem,
+    artefact_of_file,
     build_thread,
     classify,
     read_items,
@@ -79,7 +84,7 @@ from .reader import (
     turn_kind,
     window_thread,
 )
-from .thread import Shape, Thread, Turn, pair_tool_results, scru128_millis
+from .thread import Shape, Thread, Turn, is_scru128, pair_tool_results, scru128_millis
 
 RAW = "gpt2099"
 _NO_COUNTERPART = "have no canonical counterpart; kept in provider_raw only"
@@ -239,14 +244,22 @@ class _ToCanonical:
             )
         if t.cache:
             self.lossy(t, where + "/cache", "the cache flag has no canonical field: kept only in provider_raw")
+        if u.shape is Shape.FRAMES:
+            self.bookmarks(u.thread, t)
         kept = _raw_only_fields(u, t)
-        if kept:
-            self.lossy(
-                t,
-                "",
-                f"{', '.join(kept)} {'has' if len(kept) == 1 else 'have'} no canonical field: kept only in "
-                "provider_raw, which canonical readers do not read",
+        # a response's own fields (`role`, `mime_type`) sit beside its `message`, the turn
+        outer = [k for k in kept if "." not in k] if u.shape is Shape.RESPONSE else []
+        for names, ptr in ((outer, t.pointer.removesuffix("/message")), ([k for k in kept if k not in outer], None)):
+            if not names:
+                continue
+            message = (
+                f"{', '.join(names)} {'has' if len(names) == 1 else 'have'} no canonical field: kept only in "
+                "provider_raw, which canonical readers do not read"
             )
+            if ptr is None:
+                self.lossy(t, "", message)
+            else:
+                self.ctx.lossy(t.path, t.line, ptr, message)
         for k, (role, blocks) in enumerate(parts):
             raw: dict[str, Any] = {"shape": str(u.shape), "unit": n, "turn": t.index}
             if k == 0:
@@ -289,6 +302,24 @@ class _ToCanonical:
                 }
             )
             us = self.clock.micros(us // 1000)
+
+    def bookmarks(self, thread: Thread, t: Turn) -> None:
+        """A `continues` that names a bookmark: the session and its order keep the link, but
+        not that it named a bookmark (and which), so each is reported where it is."""
+        meta = t.source.get("meta") if isinstance(t.source, dict) else None
+        listed = isinstance(meta, dict) and isinstance(meta.get("continues"), list)
+        for pos, target in enumerate(t.continues):
+            if is_scru128(target):
+                continue
+            # resolved as Thread.link does: the last earlier turn carrying it as head
+            earlier = [j for j in thread.heads.get(target, []) if j < t.index]
+            to = f" (turn {thread.turns[earlier[-1]].id})" if earlier else ""
+            self.lossy(
+                t,
+                "/meta/continues" + (f"/{pos}" if listed else ""),
+                f"continues names the bookmark {target!r}{to}, not a turn id; canonical keeps the link as "
+                "the session's order, the bookmark name only in provider_raw",
+            )
 
     def block(
         self,
@@ -489,7 +520,7 @@ def _ms(t: Turn) -> int | None:
 # Turn fields the conversion maps or reports elsewhere: role, the inherited options and
 # cache (reported above), continues (the session and its order; branching is reported),
 # the content, and of the response summary its model, usage counts and stop_reason.
-_MAPPED_FRAME = frozenset({"id", "topic", "hash", "meta", "content"})
+_MAPPED_FRAME = frozenset({"id", "meta", "content"})  # `topic` and `hash` are reported
 _MAPPED_META = frozenset({"role", "options", "inherited", "cache", "continues", "message"})
 _MAPPED_MESSAGE = frozenset({"role", "content", "model", "usage", "stop_reason"})
 _MAPPED_USAGE = frozenset({"input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"})
@@ -507,7 +538,7 @@ def _raw_only_fields(u: _Unit, t: Turn) -> list[str]:
         out += [f"meta.{k}" for k in meta if k not in _MAPPED_META]
         summary = meta.get("message")
     elif u.shape is Shape.RESPONSE:
-        out += [k for k in u.doc if k not in ("message", "role", "mime_type")]
+        out += [k for k in u.doc if k != "message"]  # the top-level role and mime_type too
         summary = src
     else:
         summary = None
@@ -559,9 +590,11 @@ def _load_units(src: Path) -> list[_Unit]:
     units: list[_Unit] = []
     turns: list[Record] = []
     thread_at: int | None = None
-    for rec in read_items(src, Options().max_line_bytes):
-        if isinstance(rec, Finding):
-            continue
+    recs = [r for r in read_items(src, Options().max_line_bytes) if not isinstance(r, Finding)]
+    artefact = artefact_of_file([r.value for r in recs])
+    if artefact is not None:
+        raise InputError(f"{src} holds {artefact}, not a conversation; nothing to convert")
+    for rec in recs:
         shape = classify(rec.value)
         if shape is Shape.WINDOW:
             units.append(_Unit(shape, window_thread(rec), rec.value))

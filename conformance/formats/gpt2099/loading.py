@@ -8,7 +8,7 @@ from ...errors import InputError
 from ...findings import Finding, Selection, Severity
 from ..base import FileStats, Options
 from .checker import Gpt2099Run
-from .reader import TurnItem, build_thread, classify, read_items, turn_kind
+from .reader import TurnItem, artefact_of_file, build_thread, classify, read_items, turn_kind
 from .thread import Shape, Thread
 
 # Only what makes the turns unreadable or unlinkable stops resolution; the other findings
@@ -25,6 +25,9 @@ def load_thread(path: Path) -> Thread:
         if f.severity == Severity.ERROR:
             raise InputError(f"{f.format()}\n(`turnspec validate --format gpt2099 {path}` lists every problem)")
     recs = [r for r in read_items(path, Options().max_line_bytes) if not isinstance(r, Finding)]
+    artefact = artefact_of_file([r.value for r in recs])
+    if artefact is not None:
+        raise InputError(f"{path}: holds {artefact}, not a thread of turns; nothing to resolve")
     for r in recs:
         shape = classify(r.value)
         if shape in (Shape.WINDOW, Shape.RESPONSE):

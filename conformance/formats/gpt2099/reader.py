@@ -78,6 +78,70 @@ def classify(value: Any) -> Shape | None:
     return None
 
 
+# -- provider-API artefacts ------------------------------------------------------------
+
+# a raw provider event's `type` (Anthropic, Cohere); gpt2099's streamer types are others
+_STREAM_TYPES = re.compile(r"(message|content)[_-]|ping\Z|error\Z|citation|tool[_-]")
+STREAMER_KEYS = frozenset({"type", "content", "name", "id"})
+ARTEFACTS = {
+    "tools": "an MCP tool list",
+    "streamer": "gpt2099's streamer view (incremental deltas)",
+    "events": "recorded provider stream events",
+}
+
+
+def _streamer_event(v: Any) -> bool:
+    return isinstance(v, dict) and v.keys() <= STREAMER_KEYS
+
+
+def artefact_kind(values: list[Any]) -> str | None:
+    """What a file of gpt2099's provider tests holds when it is not a conversation (a key
+    of ARTEFACTS): a tool list `prepare-request` takes (`{name, inputSchema}`), gpt2099's
+    streamer view (`{type?, name?, content?}` or null, provider-api.md
+    `response_stream_streamer`), or recorded provider stream events (Anthropic and Cohere
+    `type` events, OpenAI-style `chat.completion.chunk`s, Gemini `candidates`)."""
+    if not values:
+        return None
+    # a tool list: every entry has a `name` or an `inputSchema` (a missing one is then a
+    # schema error at that entry, not a reason to read the file as something else)
+    if all(isinstance(v, dict) and v.keys() & {"name", "inputSchema"} for v in values) and any(
+        "name" in v and "inputSchema" in v for v in values
+    ):
+        return "tools"
+    if all(
+        isinstance(v, dict) and (("choices" in v and "id" in v) or "candidates" in v or _raw_event_type(v.get("type")))
+        for v in values
+    ):
+        return "events"
+    # a streamer view: events or nulls, each with a key of the documented shape (or none);
+    # a key beside them is then a schema error at that event (GP020)
+    if all(v is None or (isinstance(v, dict) and (not v or v.keys() & STREAMER_KEYS)) for v in values) and any(
+        isinstance(v, dict) and v.get("type") in ("text", "tool_use", "thinking") for v in values
+    ):
+        return "streamer"
+    return None
+
+
+def artefact_of_file(values: list[Any]) -> str | None:
+    """The ARTEFACTS description when a file's documents are a provider-API artefact (no
+    document has a conversation shape), else None: converters and `resolve` refuse it."""
+    if any(classify(v) is not None for v in values):
+        return None
+    kind = artefact_kind(values)
+    return ARTEFACTS[kind] if kind is not None else None
+
+
+def _raw_event_type(t: Any) -> bool:
+    return isinstance(t, str) and t != "tool_use" and _STREAM_TYPES.match(t) is not None
+
+
+def _artefact_start(value: Any) -> bool:
+    """A first document that starts a tool list or a streamer view (detection)."""
+    if isinstance(value, dict) and "name" in value and "inputSchema" in value:
+        return True
+    return _streamer_event(value) and isinstance(value.get("type"), str) and not _raw_event_type(value["type"])
+
+
 def _peek_value(path: Path) -> Any:
     with path.open("rb") as f:
         data = f.read(PEEK_BYTES)
@@ -95,15 +159,17 @@ def _peek_value(path: Path) -> Any:
 
 
 def detect(path: Path) -> bool:
-    """True for `.nuon` files and for JSON/JSONL whose first document has a gpt2099 shape."""
+    """True for `.nuon` files and for JSON/JSONL whose first document has a gpt2099 shape
+    or starts a tool list or streamer view (provider-api.md gives both a shape)."""
     if path.suffix == ".nuon":
         return path.is_file()
     if path.suffix not in (".json", ".jsonl") or not path.is_file():
         return False
     try:
-        return classify(_peek_value(path)) is not None
+        first = _peek_value(path)
     except OSError:
         return False
+    return classify(first) is not None or _artefact_start(first)
 
 
 # -- reading ----------------------------------------------------------------------------

@@ -47,9 +47,23 @@ UNKNOWN_BLOCK = RuleInfo(
 NOT_A_CONVERSATION = RuleInfo(
     "GP014",
     W,
-    "provider-api.md (prepare-request, response streams); gpt2099 tests/fixtures",
-    "File is a gpt2099 artefact that holds no conversation (MCP tool list, provider stream events, "
-    "streamer view); not checked",
+    "provider-api.md (call); gpt2099 tests/fixtures",
+    "File is a recording of a provider's own stream events (another API's wire traffic), which holds "
+    "no conversation; not checked",
+)
+API = "provider-api.md"
+STREAMER_CONTENT = RuleInfo(
+    "GP015",
+    W,
+    f"{API}#response_stream_streamer",
+    "Streamer event content is not a string (the doc: `content?: string`; tolerated, as gpt2099's Gemini "
+    "streamer writes tool arguments as a record)",
+)
+STREAMER_NO_BLOCK = RuleInfo(
+    "GP016",
+    W,
+    f"{API}#response_stream_streamer",
+    "Streamer event without `type` appends content to the current block, but no block has started",
 )
 SCHEMA = RuleInfo("GP020", E, DOC, "Document does not match its gpt2099 JSON Schema")
 
@@ -117,6 +131,8 @@ CATALOG = RuleCatalog(
         OPTIONS_BOTH,
         UNKNOWN_BLOCK,
         NOT_A_CONVERSATION,
+        STREAMER_CONTENT,
+        STREAMER_NO_BLOCK,
         SCHEMA,
         TURN_ID,
         TURN_ID_UNIQUE,
