@@ -157,8 +157,19 @@ class ProofResult:
         return self.reason is None
 
 
-def prove(m: Migration, spec: ProofSpec | None = None, *, max_examples: int = 200, shrink: bool = True) -> ProofResult:
-    """Run the proof; a failure comes back shrunk to a small counterexample."""
+def prove(
+    m: Migration,
+    spec: ProofSpec | None = None,
+    *,
+    max_examples: int = 200,
+    shrink: bool = True,
+    derandomize: bool = False,
+) -> ProofResult:
+    """Run the proof; a failure comes back shrunk to a small counterexample.
+
+    `derandomize=True` draws the same documents on every run (hypothesis derives the seed
+    from the test): what a test that expects the proof to *fail* needs, so that it cannot
+    pass or fail by the luck of a random seed."""
     spec = spec or SPECS[m.format]
     result = ProofResult(m, 0, 0)
     phases = [Phase.generate, Phase.shrink] if shrink else [Phase.generate]
@@ -167,6 +178,7 @@ def prove(m: Migration, spec: ProofSpec | None = None, *, max_examples: int = 20
         max_examples=max_examples,
         deadline=None,
         database=None,
+        derandomize=derandomize,
         phases=phases,
         suppress_health_check=list(HealthCheck),
     )
