@@ -133,6 +133,11 @@ class CanonicalRun:
             else:
                 yield from self.check_message(item)
 
+    def take_pending(self) -> list[Finding]:
+        """The findings of the `--tools` file, once: the first file of the run reports them."""
+        out, self._pending = self._pending, []
+        return out
+
     def finish(self) -> Iterator[Finding]:
         for _info, _, fn in self.driver.finish:
             fn(self.state, self.driver.emit)
