@@ -18,9 +18,11 @@ from .findings import Finding, Severity
 from .formats import FileStats, Format, FormatRun, Options, detect_format, get_format
 from .formats.base import ProgressHook
 from .jsonio import check_input
-from .parallel.engine import DEFAULT_CHUNK_BYTES, validate_units
+from .parallel.engine import DEFAULT_CHUNK_BYTES, default_jobs, validate_units
 
 STDIN = "-"
+
+__all__ = ["Report", "default_jobs", "expand", "iter_validate", "validate"]
 
 
 def _problem(problems: list[str] | None, message: str) -> None:

@@ -31,7 +31,7 @@ from ..formats.base import Options
 from ..formats.canonical import CanonicalFormat, CanonicalRun
 from ..formats.canonical import rules as R
 from ..formats.canonical.engine import SessionFacts
-from ..jsonio import BLANK_LINE, Record, open_input, read_json, read_jsonl
+from ..jsonio import BLANK_LINE, DEFAULT_MAX_FILE_BYTES, Record, open_input, read_json, read_jsonl
 
 Opener = Callable[[str], IO[bytes]]
 """Opens a task's path for binary reading (local files, or fsspec URLs on Ray)."""
@@ -140,7 +140,9 @@ def run_task(task: Task, options: Options, opener: Opener = open_local) -> bytes
     try:
         if task.whole:
             with opener(task.path) as f:
-                data = f.read()
+                data = f.read(DEFAULT_MAX_FILE_BYTES + 1)
+            if len(data) > DEFAULT_MAX_FILE_BYTES:  # as `jsonio.read_input` says it
+                raise InputError(f"{task.path}: larger than {DEFAULT_MAX_FILE_BYTES} bytes; not read")
             items, lines = list(_items(run, read_json(task.path, data=data), synthetic=False)), 0
         else:
             with opener(task.path) as f:
