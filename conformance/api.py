@@ -203,12 +203,13 @@ def iter_validate(
     (`conformance.parallel`).
     """
     options = options or Options()
+    paths = list(paths)
     if units is None:
         units = expand(paths, fmt, skipped, problems)
     if jobs > 1 or resume is not None:
         yield from validate_units(
             units, options, jobs=jobs, resume=resume, chunk_bytes=chunk_bytes or DEFAULT_CHUNK_BYTES,
-            files=files, progress=progress, problems=problems,
+            files=files, progress=progress, problems=problems, inputs=[str(p) for p in paths],
         )  # fmt: skip
         return
     runs: dict[str, FormatRun] = {}

@@ -286,12 +286,12 @@ def validate(
             from .parallel.ray_engine import validate_ray
 
             found = validate_ray(
-                units, options, address=ray_address, jobs=jobs, resume=resume, chunk_bytes=chunk_bytes,
+                units, options, inputs=paths, address=ray_address, jobs=jobs, resume=resume, chunk_bytes=chunk_bytes,
                 files=report.files, progress=advance if show_progress else None, problems=report.problems,
             )  # fmt: skip
         else:
             found = iter_validate(
-                [], options, fmt=fmt_name, files=report.files, progress=advance if show_progress else None,
+                paths, options, fmt=fmt_name, files=report.files, progress=advance if show_progress else None,
                 problems=report.problems, units=units, jobs=jobs or default_jobs(), resume=resume,
                 chunk_bytes=chunk_bytes,
             )  # fmt: skip

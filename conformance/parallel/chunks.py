@@ -19,6 +19,10 @@ middle of the file; the blank-line finding it makes is dropped here.
 from __future__ import annotations
 
 import json
+import multiprocessing
+import multiprocessing.connection
+import os
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields
 from typing import IO, Any
@@ -127,6 +131,20 @@ def canonical_run(options: Options) -> CanonicalRun:
     if _RUN is None or _RUN[0] != options:
         _RUN = (options, CanonicalFormat().start(options))
     return _RUN[1]
+
+
+def worker_init(options: Options) -> None:
+    """A worker process's start: build the run, and exit when the process that started
+    it dies (killed, out of memory), instead of living on as an orphan."""
+    canonical_run(options)
+    parent = multiprocessing.parent_process()
+    if parent is not None and parent.sentinel is not None:
+        threading.Thread(target=_exit_with, args=(parent.sentinel,), daemon=True).start()
+
+
+def _exit_with(sentinel: int) -> None:
+    multiprocessing.connection.wait([sentinel])
+    os._exit(1)
 
 
 def open_local(path: str) -> IO[bytes]:

@@ -75,12 +75,12 @@ class Processes:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
-        from .chunks import canonical_run
+        from .chunks import worker_init
 
         ctx = multiprocessing.get_context("forkserver")
         ctx.set_forkserver_preload(["conformance.parallel.chunks"])
         self.options = options
-        self.pool = ProcessPoolExecutor(jobs, mp_context=ctx, initializer=canonical_run, initargs=(options,))
+        self.pool = ProcessPoolExecutor(jobs, mp_context=ctx, initializer=worker_init, initargs=(options,))
 
     def submit(self, task: Task) -> Thunk:
         fut = self.pool.submit(run_task, task, self.options)
@@ -286,9 +286,11 @@ def validate_units(
     files: list[FileStats] | None = None,
     progress: ProgressHook | None = None,
     problems: list[str] | None = None,
+    inputs: Sequence[str] = (),
 ) -> Iterator[Finding]:
-    """`run_units` on local worker processes (`--jobs`), with an optional `--resume` store."""
-    store = ResumeStore(resume, options, [str(p) for p, _ in units]) if resume is not None else None
+    """`run_units` on local worker processes (`--jobs`), with an optional `--resume` store
+    (which may not overlap `inputs`, the paths the user named, nor any unit)."""
+    store = ResumeStore(resume, options, [*inputs, *(str(p) for p, _ in units)]) if resume is not None else None
     yield from run_units(
         units,
         options,

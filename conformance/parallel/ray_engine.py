@@ -231,10 +231,12 @@ def validate_ray(
     files: list[FileStats] | None = None,
     progress: ProgressHook | None = None,
     problems: list[str] | None = None,
+    inputs: Sequence[str] = (),
 ) -> Iterator[Finding]:
     """The findings of `units` (local paths and URLs), the local engine's report."""
     n = jobs or default_jobs()
-    store = ResumeStore(resume, options, [str(p) for p, _ in units]) if resume is not None else None
+    named = [*inputs, *(str(p) for p, _ in units)]
+    store = ResumeStore(resume, options, named) if resume is not None else None
 
     def backend(n_tasks: int) -> Backend:
         ray, started = start_ray(address, n)
