@@ -28,6 +28,8 @@ import orjson
 
 from .api import Report, default_jobs, expand, validate
 from .formats import Options
+from .parallel.chunks import canonical_run, plan, run_task
+from .parallel.engine import run_units
 from .synthetic import PRICING_YAML, jsonl_lines
 
 TOOLS = [
@@ -79,6 +81,34 @@ def run(n: int, repeat: int, ray: bool, ray_cpus: int, chunk_mb: float) -> dict[
             "jobs1_msgs_per_s": round(n / t1),
             "ratio_jobs1_vs_floor": round(t_floor / t1, 3),
         }
+        # the split of the work, measured in this one process (so not disturbed by other
+        # load): the local phase of every task, and the session phase over their results
+        tasks = [t for _, u in expand([data]) for t in plan(str(data), data.stat().st_size, True, chunk)]
+        canonical_run(options)
+        t0 = time.process_time()
+        results = [run_task(t, options) for t in tasks]
+        t_local = time.process_time() - t0
+
+        class Replay:
+            def __init__(self) -> None:
+                self.it = iter(results)
+
+            def submit(self, task: object) -> Callable[[], bytes]:
+                got = next(self.it)
+                return lambda: got
+
+            def close(self) -> None:
+                pass
+
+        t0 = time.process_time()
+        for _ in run_units(expand([data]), options, lambda n, b: Replay(), chunk_bytes=chunk):
+            pass
+        t_session = time.process_time() - t0
+        result["cpu_local_phase_s"] = round(t_local, 3)
+        result["cpu_session_phase_s"] = round(t_session, 3)
+        # on 2 free cores the run takes at least max(session, (local + session) / 2)
+        bound = max(t_session, (t_local + t_session) / 2)
+        result["cpu_bound_scaling_2_cores"] = round(t1 / bound, 2)
         for jobs in sorted({2, default_jobs()}):
             t, got = _best(local(jobs), repeat)
             if got != want:
@@ -116,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--messages", type=int, default=100_000)
     ap.add_argument("--repeat", type=int, default=2)
-    ap.add_argument("--chunk-mb", type=float, default=8.0)
+    ap.add_argument("--chunk-mb", type=float, default=4.0)
     ap.add_argument("--ray", action="store_true", help="also measure --engine ray (needs the [ray] extra)")
     ap.add_argument("--ray-cpus", type=int, default=2)
     args = ap.parse_args(argv)

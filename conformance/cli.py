@@ -221,7 +221,7 @@ def validate(
         typer.Option(help="Keep each finished part of the run in this folder; a rerun continues from it"),
     ] = None,
     chunk_bytes: Annotated[
-        int | None, typer.Option("--chunk-bytes", min=1, help="Bytes of a large file per task (default 8 MiB)")
+        int | None, typer.Option("--chunk-bytes", min=1, help="Bytes of a large file per task (default 4 MiB)")
     ] = None,
     engine: Annotated[
         Engine, typer.Option("--engine", help="Where to run: local processes, or Ray (the [ray] extra)")

@@ -31,7 +31,7 @@ from ..jsonio import CRLF, Record
 from .chunks import Task, decode_facts, finding, plan, run_task
 from .store import ResumeStore
 
-DEFAULT_CHUNK_BYTES = 8 * 1024 * 1024
+DEFAULT_CHUNK_BYTES = 4 * 1024 * 1024
 
 
 def default_jobs() -> int:
@@ -106,6 +106,7 @@ class Planned:
 
     tasks: list[Task]
     stamp: str
+    size: int
 
 
 Stat = Callable[[str], tuple[int, str] | None]
@@ -129,7 +130,7 @@ def _problem(problems: list[str] | None, message: str) -> None:
 def run_units(
     units: Sequence[tuple[str | Path, Format]],
     options: Options,
-    backend: Callable[[int], Backend],
+    backend: Callable[[int, int], Backend],
     *,
     chunk_bytes: int = DEFAULT_CHUNK_BYTES,
     store: ResumeStore | None = None,
@@ -141,8 +142,8 @@ def run_units(
 ) -> Iterator[Finding]:
     """The findings of `units`, identical to `api.iter_validate` over them.
 
-    `backend(n_tasks)` makes the backend once the tasks are known (so a run with one
-    task can stay in this process); `window` tasks per backend slot run ahead.
+    `backend(n_tasks, n_bytes)` makes the backend once the tasks are known (so a small
+    run can stay in this process); `window` tasks per backend slot run ahead.
     """
     plans: list[Planned | None] = []
     for path, f in units:
@@ -153,9 +154,10 @@ def run_units(
             continue
         size, stamp = info
         jsonl = name.endswith(".jsonl")
-        plans.append(Planned(plan(name, size, jsonl, chunk_bytes), stamp))
+        plans.append(Planned(plan(name, size, jsonl, chunk_bytes), stamp, size))
     queue = [(t, p.stamp) for p in plans if p is not None for t in p.tasks]
-    pipe = _Pipeline(queue, backend(len(queue)), store, window)
+    n_bytes = sum(p.size for p in plans if p is not None)
+    pipe = _Pipeline(queue, backend(len(queue), n_bytes), store, window)
     try:
         runs: dict[str, FormatRun] = {}
         for (path, f), planned in zip(units, plans, strict=True):
@@ -265,11 +267,16 @@ class _Pipeline:
         self.backend.close()
 
 
-def processes(jobs: int, options: Options) -> Callable[[int], Backend]:
-    """The backend of `--jobs`: worker processes when there is more than one task."""
+MIN_SHARED_BYTES = 1024 * 1024
+"""Below this much input (or two tasks' worth, if less), starting worker processes costs
+more than it saves: the tasks run in this process."""
 
-    def make(n_tasks: int) -> Backend:
-        if jobs <= 1 or n_tasks <= 1:
+
+def processes(jobs: int, options: Options, chunk_bytes: int) -> Callable[[int, int], Backend]:
+    """The backend of `--jobs`: worker processes when there is enough work to share."""
+
+    def make(n_tasks: int, n_bytes: int) -> Backend:
+        if jobs <= 1 or n_tasks <= 1 or n_bytes < min(MIN_SHARED_BYTES, 2 * chunk_bytes):
             return InProcess(options)
         return Processes(min(jobs, n_tasks), options)
 
@@ -294,7 +301,7 @@ def validate_units(
     yield from run_units(
         units,
         options,
-        processes(jobs, options),
+        processes(jobs, options, chunk_bytes),
         chunk_bytes=chunk_bytes,
         store=store,
         window=2 * max(1, jobs),

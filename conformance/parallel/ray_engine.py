@@ -238,7 +238,7 @@ def validate_ray(
     named = [*inputs, *(str(p) for p, _ in units)]
     store = ResumeStore(resume, options, named) if resume is not None else None
 
-    def backend(n_tasks: int) -> Backend:
+    def backend(n_tasks: int, n_bytes: int) -> Backend:
         ray, started = start_ray(address, n)
         return RayTasks(ray, options, started)
 
