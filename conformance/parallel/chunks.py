@@ -151,10 +151,11 @@ def open_local(path: str) -> IO[bytes]:
     return open_input(path)
 
 
-def run_task(task: Task, options: Options, opener: Opener = open_local) -> bytes:
+def run_task(task: Task, options: Options, opener: Opener = open_local, run: CanonicalRun | None = None) -> bytes:
     """The local phase of `task`, as JSON: `{"lines": N, "items": [...]}`, or
-    `{"error": "one line"}` when the input cannot be read (the parent reports it)."""
-    run = canonical_run(options)
+    `{"error": "one line"}` when the input cannot be read (the parent reports it).
+    `run` is a run for `options` to use (default: this process's, built once)."""
+    run = run if run is not None else canonical_run(options)
     try:
         if task.whole:
             with opener(task.path) as f:

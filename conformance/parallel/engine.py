@@ -58,9 +58,12 @@ class InProcess:
 
     def __init__(self, options: Options) -> None:
         self.options = options
+        self.run: CanonicalRun | None = None  # the parent's run, once it exists (no second build)
 
     def submit(self, task: Task) -> Thunk:
-        return lambda: run_task(task, self.options)
+        # lazy: the thunk runs when the parent asks for the result, between two records'
+        # session phases, so sharing the parent's run (and its driver) is safe
+        return lambda: run_task(task, self.options, run=self.run)
 
     def close(self) -> None:
         pass
@@ -164,6 +167,8 @@ def run_units(
             run = runs.get(f.name)
             if run is None:
                 run = runs[f.name] = f.start(options)
+                if isinstance(run, CanonicalRun) and isinstance(pipe.backend, InProcess):
+                    pipe.backend.run = run
             stats = FileStats(str(path), f.name)
             if files is not None:
                 files.append(stats)
