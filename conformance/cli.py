@@ -245,6 +245,8 @@ def validate(
             raise InputError(
                 f"--revision: unknown canonical revision {rev!r} (known: {', '.join(versions('canonical'))})"
             )
+    if ray_address is not None and engine != Engine.ray:
+        raise InputError("--ray-address: only with --engine ray")
     options = Options(selection=sel, tools=tools, pricing=pricing, revisions=revisions)
     fmt_name = fmt.value if fmt is not None else None
     skipped: list[Path] = []

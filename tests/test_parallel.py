@@ -271,9 +271,9 @@ def test_a_resumed_run_reuses_stored_parts(tmp_path: Path, monkeypatch: pytest.M
     calls: list[int] = []
     real = chunks.run_task
 
-    def counting(task: chunks.Task, options: Options, opener: Any = chunks.open_local) -> bytes:
+    def counting(task: chunks.Task, options: Options, opener: Any = chunks.open_local, run: Any = None) -> bytes:
         calls.append(task.start)
-        return real(task, options, opener)
+        return real(task, options, opener, run)
 
     monkeypatch.setattr("conformance.parallel.engine.run_task", counting)
     assert report_bytes(validate([f], ALL_RULES, jobs=1, resume=store, chunk_bytes=3000)) == first
@@ -338,3 +338,22 @@ def test_jobs_does_not_import_ray(tmp_path: Path) -> None:
         f"'--chunk-bytes', '3000', {str(f)!r}]); sys.exit(3 if 'ray' in sys.modules or 'fsspec' in sys.modules else rc)"
     )
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, cwd=tmp_path).returncode == 0
+
+
+def test_usage_errors_are_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from conformance.cli import main
+
+    f = tmp_path / "c.jsonl"
+    f.write_bytes(b"".join(corpus(3, 1)))
+    not_a_folder = tmp_path / "store"
+    not_a_folder.write_text("x")
+    cases = [
+        (["validate", "--ray-address", "127.0.0.1:1", str(f)], "--ray-address: only with --engine ray"),
+        (["validate", "--resume", str(not_a_folder), str(f)], f"--resume {not_a_folder}: is not a folder"),
+        (["validate", "--resume", str(tmp_path / "in" / "s"), str(tmp_path)], "overlaps the input"),
+    ]
+    for argv, message in cases:
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and message in err, err
+    assert not_a_folder.read_text() == "x"
