@@ -357,3 +357,28 @@ def test_usage_errors_are_one_line_exit_2(tmp_path: Path, capsys: pytest.Capture
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and message in err, err
     assert not_a_folder.read_text() == "x"
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"",
+        b"\n",
+        b"\n\n\n",
+        b"\xef\xbb\xbf",
+        b"{",
+        b'{"a": 1}',
+        b"\r\n\r\n",
+        b"\xef\xbb\xbf\n\xef\xbb\xbf{}\r\n{}",
+        b"[1, 2]\n\xff\n" * 3,
+    ],
+    ids=repr,
+)
+def test_edge_files_in_every_cut(tmp_path: Path, content: bytes) -> None:
+    lines = corpus(4, 2)
+    for where, suffix in ((0, ".jsonl"), (2, ".jsonl"), (4, ".jsonl"), (0, ".json")):  # start, middle, end
+        f = tmp_path / f"e{where}{suffix}"
+        f.write_bytes(b"".join(lines[:where]) + content + b"".join(lines[where:]))
+        want = sequential([f])
+        for chunk_bytes in (1, 2, 3, 5, 400):
+            assert in_process([f], ALL_RULES, chunk_bytes) == want, (where, chunk_bytes)
