@@ -6,6 +6,8 @@ One generated corpus (`synthetic.jsonl_lines`, all default rules plus `--tools` 
 - floor: read the JSONL and `orjson.loads` each line (one process);
 - jobs=1: the sequential path; jobs=N: `validate --jobs N` (worker processes, byte
   ranges, session phase in the parent), for N = 2 and the cores available;
+- the CPU time of the two phases, each measured alone in this process (not disturbed by
+  other load): `cpu_bound_scaling_2_free_cores` is the best `--jobs 2` can do;
 - with `--ray`: `--engine ray` on a local Ray instance with `--ray-cpus` CPUs, on the
   path and on its `file://` URL (Ray's start-up is timed separately, once).
 
@@ -86,6 +88,9 @@ def run(n: int, repeat: int, ray: bool, ray_cpus: int, chunk_mb: float) -> dict[
         tasks = [t for _, u in expand([data]) for t in plan(str(data), data.stat().st_size, True, chunk)]
         canonical_run(options)
         t0 = time.process_time()
+        local(1)()
+        t1_cpu = time.process_time() - t0
+        t0 = time.process_time()
         results = [run_task(t, options) for t in tasks]
         t_local = time.process_time() - t0
 
@@ -104,11 +109,13 @@ def run(n: int, repeat: int, ray: bool, ray_cpus: int, chunk_mb: float) -> dict[
         for _ in run_units(expand([data]), options, lambda n, b: Replay(), chunk_bytes=chunk):
             pass
         t_session = time.process_time() - t0
+        result["cpu_jobs1_s"] = round(t1_cpu, 3)
         result["cpu_local_phase_s"] = round(t_local, 3)
         result["cpu_session_phase_s"] = round(t_session, 3)
-        # on 2 free cores the run takes at least max(session, (local + session) / 2)
+        result["cpu_split_overhead"] = round((t_local + t_session) / t1_cpu - 1, 3)
+        # on 2 free cores a run takes at least max(session, (local + session) / 2) of CPU
         bound = max(t_session, (t_local + t_session) / 2)
-        result["cpu_bound_scaling_2_cores"] = round(t1 / bound, 2)
+        result["cpu_bound_scaling_2_free_cores"] = round(t1_cpu / bound, 2)
         for jobs in sorted({2, default_jobs()}):
             t, got = _best(local(jobs), repeat)
             if got != want:
