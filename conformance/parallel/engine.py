@@ -84,8 +84,15 @@ class Processes:
         ctx.set_forkserver_preload(["conformance.parallel.chunks"])
         self.options = options
         self.pool = ProcessPoolExecutor(jobs, mp_context=ctx, initializer=worker_init, initargs=(options,))
+        self.run: CanonicalRun | None = None  # the parent's run, once it exists
+        self.submitted = 0
 
     def submit(self, task: Task) -> Thunk:
+        self.submitted += 1
+        if self.submitted == 1:
+            # the first task runs here, lazily, while the workers start (about 0.3 s
+            # cold: a fresh interpreter, its imports, the schemas), so no one waits idle
+            return lambda: run_task(task, self.options, run=self.run)
         fut = self.pool.submit(run_task, task, self.options)
 
         def wait() -> bytes:
@@ -167,7 +174,7 @@ def run_units(
             run = runs.get(f.name)
             if run is None:
                 run = runs[f.name] = f.start(options)
-                if isinstance(run, CanonicalRun) and isinstance(pipe.backend, InProcess):
+                if isinstance(run, CanonicalRun) and isinstance(pipe.backend, InProcess | Processes):
                     pipe.backend.run = run
             stats = FileStats(str(path), f.name)
             if files is not None:
