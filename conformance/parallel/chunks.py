@@ -18,6 +18,7 @@ middle of the file; the blank-line finding it makes is dropped here.
 
 from __future__ import annotations
 
+import gc
 import json
 import multiprocessing
 import multiprocessing.connection
@@ -156,6 +157,11 @@ def run_task(task: Task, options: Options, opener: Opener = open_local, run: Can
     `{"error": "one line"}` when the input cannot be read (the parent reports it).
     `run` is a run for `options` to use (default: this process's, built once)."""
     run = run if run is not None else canonical_run(options)
+    # a task's values hold no reference cycles (parsed JSON, findings, lists of them), so
+    # reference counting frees them all; the cyclic collector would only re-scan the
+    # growing result list (about 10% of a task's time)
+    was_enabled = gc.isenabled()
+    gc.disable()
     try:
         if task.whole:
             with opener(task.path) as f:
@@ -173,6 +179,9 @@ def run_task(task: Task, options: Options, opener: Opener = open_local, run: Can
         return orjson.dumps({"error": str(exc)})
     except OSError as exc:
         return orjson.dumps({"error": f"{task.path}: cannot read: {exc.strerror or exc}"})
+    finally:
+        if was_enabled:
+            gc.enable()
     return orjson.dumps({"lines": lines, "items": items})
 
 
