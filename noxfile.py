@@ -44,3 +44,17 @@ def bench(session: nox.Session) -> None:
     """Throughput of `turnspec validate` as a ratio of the orjson parse floor, one process."""
     session.install("-e", ".[test]")
     session.run("python", "-m", "conformance.bench", *session.posargs)
+
+
+@nox.session
+def bench_jobs(session: nox.Session) -> None:
+    """`validate --jobs N` throughput and its scaling over `--jobs 1` (same corpus, same run)."""
+    session.install("-e", ".[test]")
+    session.run("python", "-m", "conformance.bench_parallel", *session.posargs)
+
+
+@nox.session
+def bench_ray(session: nox.Session) -> None:
+    """`validate --engine ray` throughput on a local Ray instance, next to `--jobs`."""
+    session.install("-e", ".[test]")
+    session.run("python", "-m", "conformance.bench_parallel", "--ray", *session.posargs)

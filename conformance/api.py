@@ -18,8 +18,11 @@ from .findings import Finding, Severity
 from .formats import FileStats, Format, FormatRun, Options, detect_format, get_format
 from .formats.base import ProgressHook
 from .jsonio import check_input
+from .parallel.engine import DEFAULT_CHUNK_BYTES, default_jobs, validate_units
 
 STDIN = "-"
+
+__all__ = ["Report", "default_jobs", "expand", "iter_validate", "validate"]
 
 
 def _problem(problems: list[str] | None, message: str) -> None:
@@ -184,16 +187,31 @@ def iter_validate(
     skipped: list[Path] | None = None,
     problems: list[str] | None = None,
     units: list[tuple[Path, Format]] | None = None,
+    jobs: int = 1,
+    resume: Path | None = None,
+    chunk_bytes: int | None = None,
 ) -> Iterator[Finding]:
     """Stream the findings of every input; `files` (if given) receives per-file stats.
 
     With a `problems` list, an input that cannot be read (see `expand`) is recorded
     there and the others are still validated; without one it raises `InputError`.
     `units` skips the expansion when the caller already made it.
+
+    `jobs > 1` validates canonical files (and byte ranges of large ones, `chunk_bytes`
+    each) in that many worker processes; `resume` keeps each finished part in that
+    folder and reuses it on the next run. The findings are the same, in the same order
+    (`conformance.parallel`).
     """
     options = options or Options()
+    paths = list(paths)
     if units is None:
         units = expand(paths, fmt, skipped, problems)
+    if jobs > 1 or resume is not None:
+        yield from validate_units(
+            units, options, jobs=jobs, resume=resume, chunk_bytes=chunk_bytes or DEFAULT_CHUNK_BYTES,
+            files=files, progress=progress, problems=problems, inputs=[str(p) for p in paths],
+        )  # fmt: skip
+        return
     runs: dict[str, FormatRun] = {}
     for path, f in units:
         run = runs.get(f.name)
@@ -210,14 +228,23 @@ def iter_validate(
         yield from run.finish()
 
 
-def validate(paths: Iterable[str | Path], options: Options | None = None, *, fmt: str | None = None) -> Report:
+def validate(
+    paths: Iterable[str | Path],
+    options: Options | None = None,
+    *,
+    fmt: str | None = None,
+    jobs: int = 1,
+    resume: Path | None = None,
+    chunk_bytes: int | None = None,
+) -> Report:
     """Validate `paths` and collect everything into a `Report` (unreadable inputs in
-    `report.problems`, and exit code 2)."""
+    `report.problems`, and exit code 2). `jobs`, `resume`: see `iter_validate`."""
     report = Report()
     skipped: list[Path] = []
     for finding in iter_validate(
-        paths, options, fmt=fmt, files=report.files, skipped=skipped, problems=report.problems
-    ):
+        paths, options, fmt=fmt, files=report.files, skipped=skipped, problems=report.problems,
+        jobs=jobs, resume=resume, chunk_bytes=chunk_bytes,
+    ):  # fmt: skip
         report.add(finding)
     report.skipped = [str(p) for p in skipped]
     return report

@@ -22,10 +22,10 @@ from typer import _click as click  # typer vendors click: its classes are the on
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
 from . import __version__
-from .api import Report, expand, iter_validate
+from .api import Report, default_jobs, expand, iter_validate
 from .errors import InputError
 from .findings import Finding, RuleCatalog, RuleInfo, Selection, Severity
-from .formats import Options, all_formats, catalog
+from .formats import Format, Options, all_formats, catalog
 from .jsonio import check_input
 from .migrations.rules import CATALOG as MIGRATION_RULES
 from .schemas import versions
@@ -141,6 +141,11 @@ class OutputFormat(enum.StrEnum):
     json = "json"
 
 
+class Engine(enum.StrEnum):
+    local = "local"
+    ray = "ray"
+
+
 class ValidateOutput(enum.StrEnum):
     text = "text"
     json = "json"
@@ -181,8 +186,11 @@ def _root(
 @app.command()
 def validate(
     paths: Annotated[
-        list[Path],
-        typer.Argument(help="Files or directories (.json, .jsonl, ...); '-' reads standard input", show_default=False),
+        list[str],
+        typer.Argument(
+            help="Files or directories (.json, .jsonl, ...); '-' reads standard input; URLs with --engine ray",
+            show_default=False,
+        ),
     ],
     output: Annotated[ValidateOutput, typer.Option("--output", "-o", help="Report format")] = ValidateOutput.text,
     strict: Annotated[bool, typer.Option("--strict", help="Treat tolerated unknowns (§10.3) as errors")] = False,
@@ -204,6 +212,23 @@ def validate(
     show_skipped: Annotated[
         bool, typer.Option("--show-skipped", help="List every file the walk skipped (no known format)")
     ] = False,
+    jobs: Annotated[
+        int | None,
+        typer.Option("--jobs", "-j", min=1, help="Worker processes (default: the cores this process may use)"),
+    ] = None,
+    resume: Annotated[
+        Path | None,
+        typer.Option(help="Keep each finished part of the run in this folder; a rerun continues from it"),
+    ] = None,
+    chunk_bytes: Annotated[
+        int | None, typer.Option("--chunk-bytes", min=1, help="Bytes of a large file per task (default 4 MiB)")
+    ] = None,
+    engine: Annotated[
+        Engine, typer.Option("--engine", help="Where to run: local processes, or Ray (the [ray] extra)")
+    ] = Engine.local,
+    ray_address: Annotated[
+        str | None, typer.Option("--ray-address", help="A Ray cluster to join (default: start Ray locally)")
+    ] = None,
 ) -> None:
     """Validate transcripts; report each violation with file, line, JSON pointer and rule."""
     sel = Selection(select=_split(select), ignore=_split(ignore), strict=strict)
@@ -220,11 +245,21 @@ def validate(
             raise InputError(
                 f"--revision: unknown canonical revision {rev!r} (known: {', '.join(versions('canonical'))})"
             )
+    if ray_address is not None and engine != Engine.ray:
+        raise InputError("--ray-address: only with --engine ray")
     options = Options(selection=sel, tools=tools, pricing=pricing, revisions=revisions)
     fmt_name = fmt.value if fmt is not None else None
     skipped: list[Path] = []
     report = Report()
-    units = expand(paths, fmt_name, skipped, report.problems)
+    units: list[tuple[Any, Format]] = []
+    for top in paths:
+        if engine == Engine.ray and "://" in top:
+            # function-level import: fsspec (and Ray) are loaded only when --engine ray is asked
+            from .parallel.ray_engine import expand_urls
+
+            units += expand_urls([top], fmt_name, skipped, report.problems)
+        else:
+            units += expand([top], fmt_name, skipped, report.problems)
     report.skipped = [str(p) for p in skipped]
     for message in report.problems:
         error(message)
@@ -236,7 +271,7 @@ def validate(
                 f" ({len(skipped)} file(s) skipped); pass --format to choose one"
             )
         raise typer.Exit(2)
-    total = sum(p.stat().st_size for p, _ in units if p.is_file())
+    total = sum(p.stat().st_size for p, _ in units if isinstance(p, Path) and p.is_file())
     show_progress = sys.stderr.isatty() and total >= PROGRESS_MIN_BYTES
     out = sys.stdout
     with Progress(
@@ -248,15 +283,21 @@ def validate(
         def advance(n: int) -> None:
             bar.advance(task, n)
 
-        for finding in iter_validate(
-            [],
-            options,
-            fmt=fmt_name,
-            files=report.files,
-            progress=advance if show_progress else None,
-            problems=report.problems,
-            units=units,
-        ):
+        if engine == Engine.ray:
+            # function-level import: Ray and fsspec are loaded only when --engine ray is asked
+            from .parallel.ray_engine import validate_ray
+
+            found = validate_ray(
+                units, options, inputs=paths, address=ray_address, jobs=jobs, resume=resume, chunk_bytes=chunk_bytes,
+                files=report.files, progress=advance if show_progress else None, problems=report.problems,
+            )  # fmt: skip
+        else:
+            found = iter_validate(
+                paths, options, fmt=fmt_name, files=report.files, progress=advance if show_progress else None,
+                problems=report.problems, units=units, jobs=jobs or default_jobs(), resume=resume,
+                chunk_bytes=chunk_bytes,
+            )  # fmt: skip
+        for finding in found:
             report.add(finding, keep=output != ValidateOutput.text)
             if output == ValidateOutput.text and not quiet:
                 out.write(finding.format() + "\n")

@@ -21,7 +21,7 @@ from ...schema_validation import SchemaValidator
 from ...schemas import schema_set, versions
 from ..base import FileStats, Options, ProgressHook
 from . import rules as R
-from .engine import Context, Driver, MessageView, RunState, Session
+from .engine import Context, Driver, MessageView, RunState, Session, SessionFacts
 from .invariants import parse_created_at
 from .pricing import load_price_table  # importing a rule family registers its rules
 from .tools import load_tools
@@ -133,6 +133,11 @@ class CanonicalRun:
             else:
                 yield from self.check_message(item)
 
+    def take_pending(self) -> list[Finding]:
+        """The findings of the `--tools` file, once: the first file of the run reports them."""
+        out, self._pending = self._pending, []
+        return out
+
     def finish(self) -> Iterator[Finding]:
         for _info, _, fn in self.driver.finish:
             fn(self.state, self.driver.emit)
@@ -141,7 +146,17 @@ class CanonicalRun:
     # -- messages ---------------------------------------------------------------------
 
     def check_message(self, rec: Record) -> list[Finding]:
-        """All findings for one message (a list, not a generator: this is the hot path)."""
+        """All findings for one message (a list, not a generator: this is the hot path):
+        its local phase, then its session phase."""
+        found, facts = self.local(rec)
+        if facts is not None:
+            found += self.session(facts)
+        return found
+
+    def local(self, rec: Record) -> tuple[list[Finding], SessionFacts | None]:
+        """Schema, MESSAGE and BLOCK rules of one message: they need the whole message and
+        no state, so any process may run them. Returns their findings and, for a
+        schema-valid message, the facts its session phase reads (None otherwise)."""
         d = self.driver
         msg = rec.value
         version = msg.get("schema_version") if isinstance(msg, dict) else None
@@ -149,14 +164,14 @@ class CanonicalRun:
             known = ", ".join(map(str, sorted(self.validators)))
             d.emit(rec, "/schema_version", R.UNKNOWN_VERSION,
                    f"schema_version {version} is not supported (this turnspec knows: {known}); upgrade turnspec or migrate the data")  # fmt: skip
-            return d.drain()
+            return d.drain(), None
         n = version if type(version) is int else self.latest
         validator = self.validators[n]
         if not validator.is_valid(msg):
             if d.enabled(R.SCHEMA.id):
                 for err in validator.errors(msg):
                     d.emit(rec, err.pointer, R.SCHEMA, err.message)
-            return d.drain()
+            return d.drain(), None
         meta = msg["metadata"]
         view = MessageView(
             rec, msg, meta, msg["role"], msg["content"], meta.get("status", "complete"),
@@ -167,8 +182,7 @@ class CanonicalRun:
             fn(ctx, view, emit)
         if view.complete and d.block:
             self._blocks(view)
-        self._session(view)
-        return d.drain()
+        return d.drain(), facts_of(view)
 
     def _blocks(self, view: MessageView) -> None:
         by_type, ctx, emit, known = self.driver.block, self.ctx, self.driver.emit, view.known
@@ -185,28 +199,28 @@ class CanonicalRun:
                         for fn in by_type.get(it, ()):
                             fn(ctx, view, f"/content/{i}/content/{j}", inner, emit)
 
-    def _session(self, view: MessageView) -> None:
+    def session(self, facts: SessionFacts) -> list[Finding]:
+        """SESSION and SESSION_BLOCK rules of one message against its session, then the
+        session takes the message. Must run in input order, in the process that owns
+        the run's state."""
         d, ctx, state, emit = self.driver, self.ctx, self.state, self.driver.emit
-        msg = view.msg
-        mid: str = msg["id"]
-        sid: str = msg["session_id"]
-        sess = state.session(sid)
+        msg = facts.msg
+        mid = msg["id"]
+        sess = state.session(msg["session_id"])
         for _info, _, fn in d.session:
-            fn(ctx, view, sess, state, emit)
+            fn(ctx, facts, sess, state, emit)
         if self._track_ids:
             state.message_ids.add(mid)
         sess.last_id = mid
         at = parse_created_at(msg["created_at"])
         if at is not None:
             sess.last_created, sess.last_created_at = msg["created_at"], at
-        for i, block in enumerate(view.content):
-            t = block.get("type")
-            if t != "tool_use" and t != "tool_result":
-                continue
-            if view.complete:
+        for i, block in facts.tools:
+            if facts.complete:
                 for _info, _, sfn in d.session_block:
-                    sfn(ctx, view, i, block, sess, state, emit)
-            _update(view, i, block, sess, state)
+                    sfn(ctx, facts, i, block, sess, state, emit)
+            _update(facts, i, block, sess, state)
+        return d.drain()
 
     # -- tool definitions -------------------------------------------------------------
 
@@ -225,7 +239,26 @@ class CanonicalRun:
         yield from d.drain()
 
 
-def _update(view: MessageView, i: int, block: dict[str, Any], sess: Session, state: RunState) -> None:
+def facts_of(view: MessageView) -> SessionFacts:
+    """The projection of a schema-valid message that its session phase reads."""
+    msg = view.msg
+    tools: list[tuple[int, dict[str, str]]] = []
+    for i, block in enumerate(view.content):
+        t = block.get("type")
+        if t == "tool_use":
+            tools.append((i, {"type": t, "id": block["id"]}))
+        elif t == "tool_result":
+            tools.append((i, {"type": t, "tool_use_id": block["tool_use_id"]}))
+    rec = view.rec
+    return SessionFacts(
+        Record(rec.path, rec.line, rec.pointer, None, 0),
+        {"id": msg["id"], "session_id": msg["session_id"], "created_at": msg["created_at"]},
+        view.complete,
+        tools,
+    )
+
+
+def _update(view: SessionFacts, i: int, block: dict[str, str], sess: Session, state: RunState) -> None:
     """The session takes one tool_use/tool_result block (after the rules have seen it)."""
     sid: str = view.msg["session_id"]
     if not view.complete and block["type"] == "tool_use":

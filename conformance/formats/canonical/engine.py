@@ -93,6 +93,25 @@ class MessageView:
         return self.status == "complete"
 
 
+@dataclass(slots=True)
+class SessionFacts:
+    """What the session rules (SESSION, SESSION_BLOCK, FINISH) may read of one message.
+
+    The run splits a message into a local phase (schema, MESSAGE and BLOCK rules, which
+    need the whole message) and a session phase (these facts, in input order). The
+    parallel engine sends only these facts from its workers to the one process that owns
+    the sessions, so a session rule reading anything else fails in every path, not only
+    in the parallel one: `msg` holds `id`, `session_id` and `created_at`; `tools` holds
+    the tool_use (`type`, `id`) and tool_result (`type`, `tool_use_id`) blocks with
+    their index in `content`; `rec` locates the message (its `value` is None).
+    """
+
+    rec: Record
+    msg: dict[str, str]
+    complete: bool
+    tools: list[tuple[int, dict[str, str]]]
+
+
 @dataclass
 class Session:
     """What the cross-message rules need to remember of one session."""
@@ -125,8 +144,8 @@ class RunState:
 
 MessageRule = Callable[[Context, MessageView, Emit], None]
 BlockRule = Callable[[Context, MessageView, str, dict[str, Any], Emit], None]
-SessionRule = Callable[[Context, MessageView, Session, RunState, Emit], None]
-SessionBlockRule = Callable[[Context, MessageView, int, dict[str, Any], Session, RunState, Emit], None]
+SessionRule = Callable[[Context, SessionFacts, Session, RunState, Emit], None]
+SessionBlockRule = Callable[[Context, SessionFacts, int, dict[str, str], Session, RunState, Emit], None]
 DefinitionRule = Callable[[Record, dict[str, Any], RunState, Emit], None]
 FinishRule = Callable[[RunState, Emit], None]
 

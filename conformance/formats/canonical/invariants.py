@@ -14,7 +14,19 @@ from typing import Any
 
 from ...jsonio import Record
 from . import rules as R
-from .engine import BLOCK, FINISH, MESSAGE, SESSION, SESSION_BLOCK, Context, Emit, MessageView, RunState, Session
+from .engine import (
+    BLOCK,
+    FINISH,
+    MESSAGE,
+    SESSION,
+    SESSION_BLOCK,
+    Context,
+    Emit,
+    MessageView,
+    RunState,
+    Session,
+    SessionFacts,
+)
 from .markers import DEFAULT_CRITICAL_KEY
 
 
@@ -276,19 +288,19 @@ def file_ref_problem(data: str) -> str | None:
 
 
 @SESSION.register(R.MESSAGE_ULID)
-def message_ulid(ctx: Context, m: MessageView, sess: Session, state: RunState, emit: Emit) -> None:
+def message_ulid(ctx: Context, m: SessionFacts, sess: Session, state: RunState, emit: Emit) -> None:
     if not ctx.re_ulid.match(m.msg["id"]):
         emit(m.rec, "/id", R.MESSAGE_ULID, f"message id {m.msg['id']!r} is not a ULID")
 
 
 @SESSION.register(R.MESSAGE_UNIQUE)
-def message_unique(ctx: Context, m: MessageView, sess: Session, state: RunState, emit: Emit) -> None:
+def message_unique(ctx: Context, m: SessionFacts, sess: Session, state: RunState, emit: Emit) -> None:
     if m.msg["id"] in state.message_ids:
         emit(m.rec, "/id", R.MESSAGE_UNIQUE, f"message id {m.msg['id']} appears more than once")
 
 
 @SESSION.register(R.MESSAGE_MONOTONIC)
-def message_monotonic(ctx: Context, m: MessageView, sess: Session, state: RunState, emit: Emit) -> None:
+def message_monotonic(ctx: Context, m: SessionFacts, sess: Session, state: RunState, emit: Emit) -> None:
     mid = m.msg["id"]
     if sess.last_id is not None and mid <= sess.last_id:
         emit(m.rec, "/id", R.MESSAGE_MONOTONIC,
@@ -296,7 +308,7 @@ def message_monotonic(ctx: Context, m: MessageView, sess: Session, state: RunSta
 
 
 @SESSION.register(R.CREATED_MONOTONIC)
-def created_monotonic(ctx: Context, m: MessageView, sess: Session, state: RunState, emit: Emit) -> None:
+def created_monotonic(ctx: Context, m: SessionFacts, sess: Session, state: RunState, emit: Emit) -> None:
     created = m.msg["created_at"]
     at = parse_created_at(created)
     if at is not None and sess.last_created_at is not None and at < sess.last_created_at:
@@ -306,7 +318,7 @@ def created_monotonic(ctx: Context, m: MessageView, sess: Session, state: RunSta
 
 @SESSION_BLOCK.register(R.TOOL_ID_REPEATED)
 def tool_id_repeated(
-    ctx: Context, m: MessageView, i: int, block: dict[str, Any], sess: Session, state: RunState, emit: Emit
+    ctx: Context, m: SessionFacts, i: int, block: dict[str, str], sess: Session, state: RunState, emit: Emit
 ) -> None:
     if block["type"] != "tool_use":
         return
@@ -318,7 +330,7 @@ def tool_id_repeated(
 
 @SESSION_BLOCK.register(R.RESULT_DUPLICATE)
 def result_duplicate(
-    ctx: Context, m: MessageView, i: int, block: dict[str, Any], sess: Session, state: RunState, emit: Emit
+    ctx: Context, m: SessionFacts, i: int, block: dict[str, str], sess: Session, state: RunState, emit: Emit
 ) -> None:
     tid = block.get("tool_use_id")
     if block["type"] == "tool_result" and tid not in sess.open_uses and tid in sess.answered:
@@ -327,7 +339,7 @@ def result_duplicate(
 
 @SESSION_BLOCK.register(R.RESULT_UNPAIRED)
 def result_unpaired(
-    ctx: Context, m: MessageView, i: int, block: dict[str, Any], sess: Session, state: RunState, emit: Emit
+    ctx: Context, m: SessionFacts, i: int, block: dict[str, str], sess: Session, state: RunState, emit: Emit
 ) -> None:
     if block["type"] != "tool_result":
         return

@@ -1,0 +1,223 @@
+"""The local phase of one task (a byte range of a `.jsonl` file, or a whole `.json` file).
+
+A worker (a process of `--jobs`, or a Ray task) reads its range, parses and
+schema-checks each line, runs the MESSAGE and BLOCK rules, and returns, per record, its
+findings and the `SessionFacts` the session phase needs. The result is JSON (orjson):
+cheap to send between processes, and safe to keep in a `--resume` store and read back
+(unlike a pickle, reading it cannot run code).
+
+Byte ranges need no planning pass over the file: a task given `[start, end)` owns every
+line that *begins* in that range. It seeks to `start - 1`, skips to the end of that line,
+and reads lines until one begins at or after `end` (the last one may run past `end`).
+It counts the newlines it reads, so the parent turns its chunk-local line numbers into
+the file's (the sum of the counts of the ranges before it). A range that starts inside
+the file is read with one synthetic blank line in front, so the reader's first-line
+handling (a byte order mark is only reported on line 1) never applies to a line in the
+middle of the file; the blank-line finding it makes is dropped here.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import multiprocessing
+import multiprocessing.connection
+import os
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, fields
+from typing import IO, Any
+
+import orjson
+
+from ..errors import InputError
+from ..findings import Finding, Severity
+from ..formats.base import Options
+from ..formats.canonical import CanonicalFormat, CanonicalRun
+from ..formats.canonical import rules as R
+from ..formats.canonical.engine import SessionFacts
+from ..jsonio import BLANK_LINE, DEFAULT_MAX_FILE_BYTES, Record, open_input, read_json, read_jsonl
+
+Opener = Callable[[str], IO[bytes]]
+"""Opens a task's path for binary reading (local files, or fsspec URLs on Ray)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """One unit of local work: `path[start:end)` of a JSON Lines file (`whole=False`),
+    or the whole `.json` document (`whole=True`, `start == end == 0`)."""
+
+    path: str
+    start: int
+    end: int
+    whole: bool = False
+
+
+UNTIL_EOF = 1 << 62
+"""The end of a file's last range: to the end of the file as it is when read, as one
+process would read it (a file that grew since it was measured is read whole)."""
+
+
+def plan(path: str, size: int, jsonl: bool, chunk_bytes: int) -> list[Task]:
+    """The tasks of one file: ranges of about `chunk_bytes` (at least one task)."""
+    if not jsonl:
+        return [Task(path, 0, 0, whole=True)]
+    step = max(1, chunk_bytes)
+    starts = range(0, max(size, 1), step)
+    return [Task(path, s, s + step if s + step < size else UNTIL_EOF) for s in starts]
+
+
+class _Range:
+    """A binary reader over the lines that begin in `[start, end)` of `f` (see module doc)."""
+
+    def __init__(self, f: IO[bytes], start: int, end: int) -> None:
+        self.f = f
+        self.end = end
+        self.newlines = 0  # newline-terminated lines of the file read (not the synthetic one)
+        self.pending = b""
+        self.at_line_start = True
+        self.pos = start
+        if start > 0:
+            f.seek(start - 1)
+            self.pos = start - 1
+            while True:  # skip the rest of the line that began before `start`
+                block = f.readline(1 << 20)
+                self.pos += len(block)
+                if not block or block.endswith(b"\n"):
+                    break
+            self.pending = b"\n"
+        else:
+            f.seek(0)
+
+    def readline(self, limit: int = -1) -> bytes:
+        if self.pending:
+            out, self.pending = self.pending, b""
+            return out
+        if self.at_line_start and self.pos >= self.end:
+            return b""
+        out = self.f.readline(limit)
+        self.pos += len(out)
+        self.at_line_start = out.endswith(b"\n")
+        if self.at_line_start:
+            self.newlines += 1
+        return out
+
+
+def _finding(f: Finding) -> list[Any]:
+    return [f.line, f.pointer, f.rule, str(f.severity), f.message]
+
+
+def encode_facts(facts: SessionFacts) -> list[Any]:
+    """`facts` as JSON (its `rec` is the record's, sent beside it)."""
+    return [facts.msg, facts.complete, [[i, b] for i, b in facts.tools]]
+
+
+def decode_facts(rec: Record, data: list[Any]) -> SessionFacts:
+    msg, complete, tools = data
+    return SessionFacts(rec, msg, complete, [(i, b) for i, b in tools])
+
+
+FACT_FIELDS = ("rec", "msg", "complete", "tools")
+"""The fields of `SessionFacts` the codec above carries (a test compares them)."""
+assert tuple(f.name for f in fields(SessionFacts)) == FACT_FIELDS, "update encode_facts/decode_facts"
+
+
+_RUN: tuple[Options, CanonicalRun] | None = None
+
+
+def canonical_run(options: Options) -> CanonicalRun:
+    """This process's run for `options` (built once per worker: compiling the schemas
+    is the expensive part). Its state is never used: workers run only the local phase."""
+    global _RUN
+    if _RUN is None or _RUN[0] != options:
+        _RUN = (options, CanonicalFormat().start(options))
+    return _RUN[1]
+
+
+def worker_init(options: Options) -> None:
+    """A worker process's start: build the run, and exit when the process that started
+    it dies (killed, out of memory), instead of living on as an orphan."""
+    canonical_run(options)
+    parent = multiprocessing.parent_process()
+    if parent is not None and parent.sentinel is not None:
+        threading.Thread(target=_exit_with, args=(parent.sentinel,), daemon=True).start()
+
+
+def _exit_with(sentinel: int) -> None:
+    multiprocessing.connection.wait([sentinel])
+    os._exit(1)
+
+
+def open_local(path: str) -> IO[bytes]:
+    return open_input(path)
+
+
+def run_task(task: Task, options: Options, opener: Opener = open_local, run: CanonicalRun | None = None) -> bytes:
+    """The local phase of `task`, as JSON: `{"lines": N, "items": [...]}`, or
+    `{"error": "one line"}` when the input cannot be read (the parent reports it).
+    `run` is a run for `options` to use (default: this process's, built once)."""
+    run = run if run is not None else canonical_run(options)
+    # a task's values hold no reference cycles (parsed JSON, findings, lists of them), so
+    # reference counting frees them all; the cyclic collector would only re-scan the
+    # growing result list (about 10% of a task's time)
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        if task.whole:
+            with opener(task.path) as f:
+                data = f.read(DEFAULT_MAX_FILE_BYTES + 1)
+            if len(data) > DEFAULT_MAX_FILE_BYTES:  # as `jsonio.read_input` says it
+                raise InputError(f"{task.path}: larger than {DEFAULT_MAX_FILE_BYTES} bytes; not read")
+            items, lines = list(_items(run, read_json(task.path, data=data), synthetic=False)), 0
+        else:
+            with opener(task.path) as f:
+                reader = _Range(f, task.start, task.end)
+                src = read_jsonl(task.path, max_line_bytes=options.max_line_bytes, stream=reader)  # type: ignore[arg-type]
+                items = list(_items(run, src, synthetic=task.start > 0))
+                lines = reader.newlines
+    except InputError as exc:
+        return orjson.dumps({"error": str(exc)})
+    except OSError as exc:
+        return orjson.dumps({"error": f"{task.path}: cannot read: {exc.strerror or exc}"})
+    finally:
+        if was_enabled:
+            gc.enable()
+    return orjson.dumps({"lines": lines, "items": items})
+
+
+def _items(run: CanonicalRun, src: Iterator[Record | Finding], *, synthetic: bool) -> Iterator[list[Any]]:
+    d = run.driver
+    for item in src:
+        if isinstance(item, Finding):
+            if synthetic and item.line == 1 and item.rule == BLANK_LINE.id:
+                synthetic = False
+                continue  # the synthetic line in front of a range (module doc)
+            d.passthrough(item, R.CATALOG[item.rule])
+            for f in d.drain():
+                yield ["f", *_finding(f)]
+            continue
+        synthetic = False
+        v = item.value
+        if isinstance(v, dict) and "input_schema" in v and "role" not in v:
+            # a tool definition: its rules read the run's state, so the parent runs them
+            raw = item.raw.decode("utf-8")
+            yield ["t", item.size, item.line, item.pointer, json.dumps(v), raw]
+            continue
+        found, facts = run.local(item)
+        yield [
+            "m",
+            item.size,
+            item.line,
+            item.pointer,
+            [_finding(f) for f in found],
+            None if facts is None else encode_facts(facts),
+        ]
+
+
+def shift(line: int | None, offset: int) -> int | None:
+    return None if line is None else line + offset
+
+
+def finding(path: str, data: list[Any], offset: int) -> Finding:
+    line, pointer, rule, severity, message = data
+    return Finding(path, shift(line, offset), pointer, rule, Severity(severity), message)

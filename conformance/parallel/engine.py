@@ -1,0 +1,323 @@
+"""`validate --jobs N` and `--resume DIR`: the local phase on every core, the session
+phase in this process, in input order.
+
+Canonical files are cut into tasks (`chunks.plan`: byte ranges of `.jsonl`, whole
+`.json`), run by a backend (worker processes, this process, or Ray tasks) at most
+`window` ahead of the reader, and consumed in input order: each record's local findings
+are yielded, then the run's session phase over its `SessionFacts`, which is exactly what
+`CanonicalRun.check_message` does in one process. So the findings, their order and the
+report are those of `--jobs 1`, byte for byte, whatever the cut; sessions and the
+run-wide id sets live only here. Other formats, and standard input, are validated here
+in their place in the input order.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import orjson
+
+from ..errors import InputError
+from ..findings import Finding
+from ..formats.base import FileStats, Format, FormatRun, Options, ProgressHook
+from ..formats.canonical import CanonicalRun
+from ..jsonio import CRLF, Record
+from .chunks import Task, decode_facts, finding, plan, run_task
+from .store import ResumeStore
+
+DEFAULT_CHUNK_BYTES = 4 * 1024 * 1024
+
+
+def default_jobs() -> int:
+    """The cores this process may run on (its affinity mask, not the machine's count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # no sched_getaffinity (macOS, Windows)
+        return max(1, os.cpu_count() or 1)
+
+
+Thunk = Callable[[], bytes]
+
+
+class Backend(Protocol):
+    """Runs tasks' local phase somewhere; `submit` returns a thunk that waits for it."""
+
+    def submit(self, task: Task) -> Thunk: ...
+
+    def close(self) -> None: ...
+
+
+class InProcess:
+    """The local phase in this process (one job, or too little input to share)."""
+
+    def __init__(self, options: Options) -> None:
+        self.options = options
+        self.run: CanonicalRun | None = None  # the parent's run, once it exists (no second build)
+
+    def submit(self, task: Task) -> Thunk:
+        # lazy: the thunk runs when the parent asks for the result, between two records'
+        # session phases, so sharing the parent's run (and its driver) is safe
+        return lambda: run_task(task, self.options, run=self.run)
+
+    def close(self) -> None:
+        pass
+
+
+class Processes:
+    """Worker processes started by `forkserver` (never `fork`: the parent may hold
+    threads and locks); each builds its `CanonicalRun` once."""
+
+    def __init__(self, jobs: int, options: Options) -> None:
+        # function-level imports: only a run with --jobs > 1 starts processes
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        from .chunks import worker_init
+
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(["conformance.parallel.chunks"])
+        self.options = options
+        self.pool = ProcessPoolExecutor(jobs, mp_context=ctx, initializer=worker_init, initargs=(options,))
+        self.run: CanonicalRun | None = None  # the parent's run, once it exists
+        self.submitted = 0
+
+    def submit(self, task: Task) -> Thunk:
+        self.submitted += 1
+        if self.submitted == 1:
+            # the first task runs here, lazily, while the workers start (about 0.3 s
+            # cold: a fresh interpreter, its imports, the schemas), so no one waits idle
+            return lambda: run_task(task, self.options, run=self.run)
+        fut = self.pool.submit(run_task, task, self.options)
+
+        def wait() -> bytes:
+            # function-level import: only needed to name a dead worker
+            from concurrent.futures.process import BrokenProcessPool
+
+            try:
+                return fut.result()
+            except BrokenProcessPool:
+                raise InputError("a worker process died (out of memory or killed); run again") from None
+
+        return wait
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+@dataclass
+class Planned:
+    """A canonical unit cut into tasks, with the stamp that keys its stored results."""
+
+    tasks: list[Task]
+    stamp: str
+    size: int
+
+
+Stat = Callable[[str], tuple[int, str] | None]
+"""Size and a modification stamp of a path (None: validate it in this process)."""
+
+
+def local_stat(path: str) -> tuple[int, str] | None:
+    try:
+        st = Path(path).stat()
+    except OSError:
+        return None
+    return st.st_size, f"{st.st_size}:{st.st_mtime_ns}"
+
+
+def _problem(problems: list[str] | None, message: str) -> None:
+    if problems is None:
+        raise InputError(message)
+    problems.append(message)
+
+
+def run_units(
+    units: Sequence[tuple[str | Path, Format]],
+    options: Options,
+    backend: Callable[[int, int], Backend],
+    *,
+    chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+    store: ResumeStore | None = None,
+    stat: Stat = local_stat,
+    window: int = 4,
+    files: list[FileStats] | None = None,
+    progress: ProgressHook | None = None,
+    problems: list[str] | None = None,
+) -> Iterator[Finding]:
+    """The findings of `units`, identical to `api.iter_validate` over them.
+
+    `backend(n_tasks, n_bytes)` makes the backend once the tasks are known (so a small
+    run can stay in this process); `window` tasks per backend slot run ahead.
+    """
+    plans: list[Planned | None] = []
+    for path, f in units:
+        name = str(path)
+        info = stat(name) if f.name == "canonical" and name != "-" else None
+        if info is None:
+            plans.append(None)
+            continue
+        size, stamp = info
+        jsonl = name.endswith(".jsonl")
+        plans.append(Planned(plan(name, size, jsonl, chunk_bytes), stamp, size))
+    queue = [(t, p.stamp) for p in plans if p is not None for t in p.tasks]
+    n_bytes = sum(p.size for p in plans if p is not None)
+    pipe = _Pipeline(queue, backend(len(queue), n_bytes), store, window)
+    try:
+        runs: dict[str, FormatRun] = {}
+        for (path, f), planned in zip(units, plans, strict=True):
+            run = runs.get(f.name)
+            if run is None:
+                run = runs[f.name] = f.start(options)
+                if isinstance(run, CanonicalRun) and isinstance(pipe.backend, InProcess | Processes):
+                    pipe.backend.run = run
+            stats = FileStats(str(path), f.name)
+            if files is not None:
+                files.append(stats)
+            if planned is None or not isinstance(run, CanonicalRun):
+                try:
+                    yield from run.validate(Path(path), stats, progress)
+                except InputError as exc:
+                    _problem(problems, str(exc))
+                continue
+            yield from run.take_pending()
+            yield from _file(run, str(path), len(planned.tasks), pipe, stats, progress, problems)
+        for run in runs.values():
+            yield from run.finish()
+    finally:
+        pipe.close()
+
+
+def _file(
+    run: CanonicalRun,
+    path: str,
+    n: int,
+    pipe: _Pipeline,
+    stats: FileStats,
+    progress: ProgressHook | None,
+    problems: list[str] | None,
+) -> Iterator[Finding]:
+    """The session phase of one file's tasks, in order, with the file's line numbers."""
+    line0 = 0  # newlines before the current task's range
+    crlf_seen = False
+    failed = False
+    for k in range(n):
+        doc = pipe.next()
+        if failed:
+            continue
+        if "error" in doc:
+            failed = True
+            _problem(problems, str(doc["error"]))
+            continue
+        # a range after the first is read with one synthetic line in front (chunks module doc)
+        off = line0 - 1 if k > 0 else 0
+        try:
+            for item in doc["items"]:
+                kind = item[0]
+                if kind == "f":
+                    if item[3] == CRLF.id:
+                        if crlf_seen:
+                            continue  # reported once per file, by the first range that met it
+                        crlf_seen = True
+                    yield finding(path, item[1:], off)
+                    continue
+                _, size, line, pointer = item[:4]
+                stats.records += 1
+                if progress is not None and size:
+                    progress(size)
+                rec = Record(path, line + off, pointer, None, size)
+                if kind == "t":
+                    rec.value, rec.raw = json.loads(item[4]), item[5].encode("utf-8")
+                    yield from run.check_tool_definition(rec)
+                    continue
+                for f in item[4]:
+                    yield finding(path, f, off)
+                if item[5] is not None:
+                    yield from run.session(decode_facts(rec, item[5]))
+        except (KeyError, IndexError, TypeError, ValueError) as exc:
+            raise InputError(
+                f"{path}: a stored result is damaged ({type(exc).__name__}); remove the --resume folder"
+            ) from None
+        line0 += doc["lines"]
+
+
+class _Pipeline:
+    """Tasks submitted in order, at most `window` ahead of the one being consumed;
+    results come back in order, from the store when it has them."""
+
+    def __init__(self, queue: list[tuple[Task, str]], backend: Backend, store: ResumeStore | None, window: int) -> None:
+        self.queue = deque(queue)
+        self.backend = backend
+        self.store = store
+        self.window = max(1, window)
+        self.running: deque[tuple[str | None, Thunk | bytes]] = deque()
+
+    def _fill(self) -> None:
+        while self.queue and len(self.running) < self.window:
+            task, stamp = self.queue.popleft()
+            key = self.store.key(task, stamp) if self.store is not None else None
+            cached = self.store.get(key) if self.store is not None and key is not None else None
+            self.running.append((key, cached if cached is not None else self.backend.submit(task)))
+
+    def next(self) -> dict[str, Any]:
+        self._fill()
+        key, got = self.running.popleft()
+        fresh = not isinstance(got, bytes)
+        data = got() if callable(got) else got
+        self._fill()
+        doc: dict[str, Any] = orjson.loads(data)
+        if fresh and self.store is not None and key is not None and "error" not in doc:
+            self.store.put(key, data)
+        return doc
+
+    def close(self) -> None:
+        self.backend.close()
+
+
+MIN_SHARED_BYTES = 1024 * 1024
+"""Below this much input (or two tasks' worth, if less), starting worker processes costs
+more than it saves: the tasks run in this process."""
+
+
+def processes(jobs: int, options: Options, chunk_bytes: int) -> Callable[[int, int], Backend]:
+    """The backend of `--jobs`: worker processes when there is enough work to share."""
+
+    def make(n_tasks: int, n_bytes: int) -> Backend:
+        if jobs <= 1 or n_tasks <= 1 or n_bytes < min(MIN_SHARED_BYTES, 2 * chunk_bytes):
+            return InProcess(options)
+        return Processes(min(jobs, n_tasks), options)
+
+    return make
+
+
+def validate_units(
+    units: Sequence[tuple[str | Path, Format]],
+    options: Options,
+    *,
+    jobs: int,
+    resume: Path | None = None,
+    chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+    files: list[FileStats] | None = None,
+    progress: ProgressHook | None = None,
+    problems: list[str] | None = None,
+    inputs: Sequence[str] = (),
+) -> Iterator[Finding]:
+    """`run_units` on local worker processes (`--jobs`), with an optional `--resume` store
+    (which may not overlap `inputs`, the paths the user named, nor any unit)."""
+    store = ResumeStore(resume, options, [*inputs, *(str(p) for p, _ in units)]) if resume is not None else None
+    yield from run_units(
+        units,
+        options,
+        processes(jobs, options, chunk_bytes),
+        chunk_bytes=chunk_bytes,
+        store=store,
+        window=2 * max(1, jobs),
+        files=files,
+        progress=progress,
+        problems=problems,
+    )

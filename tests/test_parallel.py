@@ -1,0 +1,384 @@
+"""`--jobs`, `--resume` and byte-range tasks report exactly what one process reports.
+
+The oracle is the sequential path (`validate(..., jobs=1)`, `CanonicalRun.validate`),
+which shares no code with the task reader, the line-number fix-up, the per-file CRLF
+rule or the result codec. Every comparison is of the whole JSON report, byte for byte.
+Most cases run the tasks in this process with tiny ranges (so boundaries fall inside
+sessions, inside tool pairs and inside lines); a few run real worker processes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conformance import Options, Selection, validate
+from conformance.api import Report, expand
+from conformance.errors import InputError
+from conformance.formats.canonical.engine import SessionFacts
+from conformance.parallel import chunks
+from conformance.parallel.engine import validate_units
+from conformance.synthetic import PRICING_YAML, messages
+
+HERE = Path(__file__).parent
+RULES = HERE / "rules" / "canonical"
+FIXTURES = sorted(p for p in RULES.iterdir() if p.suffix in (".jsonl", ".json") and p.name != "tools.json")
+ALL_RULES = Options(tools=RULES / "tools.json", pricing=RULES / "pricing.yaml")
+
+
+def report_bytes(r: Report) -> bytes:
+    return orjson.dumps(r.as_dict())
+
+
+def sequential(paths: list[Path], options: Options = ALL_RULES) -> bytes:
+    return report_bytes(validate(paths, options, jobs=1))
+
+
+def in_process(paths: list[Path], options: Options, chunk_bytes: int) -> bytes:
+    """The task engine in this process (one job), with ranges of `chunk_bytes`."""
+    r = Report()
+    skipped: list[Path] = []
+    units = expand(paths, None, skipped, r.problems)
+    for f in validate_units(units, options, jobs=1, chunk_bytes=chunk_bytes, files=r.files, problems=r.problems):
+        r.add(f)
+    r.skipped = [str(p) for p in skipped]
+    return report_bytes(r)
+
+
+def corpus(n: int, seed: int, session_len: int = 9) -> list[bytes]:
+    return [orjson.dumps(m) + b"\n" for m in messages(n, seed=seed, session_len=session_len)]
+
+
+def defects(lines: list[bytes], seed: int) -> list[bytes]:
+    """Every kind of defect the reader and the session rules see, at random places."""
+    r = random.Random(seed)
+    out = list(lines)
+    for _ in range(max(1, len(out) // 6)):
+        i = r.randrange(len(out))
+        kind = r.randrange(12)
+        line = out[i]
+        if kind == 0:
+            out[i] = line[: len(line) // 2] + b"\n"  # broken JSON
+        elif kind == 1:
+            out[i] = line.rstrip(b"\n") + b"\r\n"  # CRLF (reported once per file)
+        elif kind == 2:
+            out[i] = b"\xef\xbb\xbf" + line  # a BOM in the middle: not a BOM finding
+        elif kind == 3:
+            out.insert(i, b"\n")  # blank line
+        elif kind == 4:
+            out.insert(i, out[r.randrange(len(out))])  # repeated message: TS202, TS203, TS207...
+        elif kind == 5:
+            j = r.randrange(len(out))
+            out[i], out[j] = out[j], out[i]  # out of order: TS203, TS204, TS205
+        elif kind == 6:
+            del out[i]  # a lost tool_result: TS208, or a lost tool_use: TS205
+        elif kind == 7:
+            out[i] = line.replace(b'"role"', b'"role","role"', 1)  # not JSON
+        elif kind == 8:
+            out[i] = line.replace(b'"schema_version":1', b'"schema_version":1,"schema_version":1')  # duplicate key
+        elif kind == 9:
+            out[i] = line.replace(b'"content":[', b'"content":[{"type":"text","text":"\xff"},', 1)  # bad UTF-8
+        elif kind == 10:
+            out[i] = line.replace(b'"role":"user"', b'"role":"tool"')  # TS1xx
+        else:
+            out[i] = b'{"x": NaN}\n'
+    if r.random() < 0.5 and out:
+        out[-1] = out[-1].rstrip(b"\n")[:-3]  # the file ends inside a value
+    return out
+
+
+# -- the projection the session phase reads ------------------------------------------------
+
+
+def test_the_facts_codec_carries_every_field_of_session_facts() -> None:
+    # a field added to SessionFacts must be sent to the parent too
+    assert tuple(f.name for f in dataclasses.fields(SessionFacts)) == chunks.FACT_FIELDS
+
+
+def test_a_session_rule_reading_an_unprojected_field_fails_in_every_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from conformance.formats.canonical import engine
+
+    def nosy(ctx: Any, m: SessionFacts, sess: Any, state: Any, emit: Any) -> None:
+        m.msg["role"]  # the read is the test
+
+    info = engine.SESSION.rules[0][0]
+    monkeypatch.setattr(engine.SESSION, "rules", [*engine.SESSION.rules, (info, frozenset(), nosy)])
+    f = tmp_path / "a.jsonl"
+    f.write_bytes(b"".join(corpus(3, 1)))
+    with pytest.raises(KeyError):
+        validate([f], jobs=1)  # the sequential path runs the same projection
+
+
+# -- differential: rule fixtures, defects, hypothesis ------------------------------------
+
+
+@pytest.mark.parametrize("chunk_bytes", [1, 97, 1000])
+def test_every_rule_fixture_in_ranges(chunk_bytes: int) -> None:
+    # all fixtures in one run: sessions and the run-wide id sets also cross files
+    assert in_process(FIXTURES, ALL_RULES, chunk_bytes) == sequential(FIXTURES)
+
+
+@pytest.mark.parametrize("fixture", FIXTURES, ids=lambda p: p.name)
+def test_each_rule_fixture_alone_in_one_byte_ranges(fixture: Path) -> None:
+    assert in_process([fixture], ALL_RULES, 1) == sequential([fixture])
+
+
+@pytest.mark.parametrize("jobs", [2, 3])
+def test_worker_processes_on_fixtures_and_a_defective_corpus(tmp_path: Path, jobs: int) -> None:
+    big = tmp_path / "big.jsonl"
+    big.write_bytes(b"".join(defects(corpus(400, 5), 5)))
+    other = tmp_path / "other.jsonl"
+    other.write_bytes(b"".join(defects(corpus(60, 6), 6)))
+    peers = [HERE / "gpt2099" / "fixtures" / "GP101-bad-id.jsonl", HERE / "geppetto" / "fixtures" / "GE006_bad.yaml"]
+    inputs = [*FIXTURES, big, *peers, other]
+    want = sequential(inputs)
+    got = report_bytes(validate(inputs, ALL_RULES, jobs=jobs, chunk_bytes=4096))
+    assert got == want
+    assert orjson.loads(want)["summary"]["errors"] > 50  # the corpus is really defective
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_defective_corpora_in_ranges(tmp_path: Path, seed: int) -> None:
+    f = tmp_path / "c.jsonl"
+    f.write_bytes(b"".join(defects(corpus(80, seed), seed)))
+    want = sequential([f])
+    for chunk_bytes in (60, 300, 2500, 20000):
+        assert in_process([f], ALL_RULES, chunk_bytes) == want, chunk_bytes
+
+
+def test_a_line_longer_than_the_limit_across_ranges(tmp_path: Path) -> None:
+    lines = corpus(30, 3)
+    lines[10] = lines[10].rstrip(b"\n") + b" " * 5000 + b"\n"
+    f = tmp_path / "c.jsonl"
+    f.write_bytes(b"".join(lines))
+    opts = Options(max_line_bytes=3000)
+    want = sequential([f], opts)
+    assert b"TS008" in want
+    for chunk_bytes in (1, 700, 4000):
+        assert in_process([f], opts, chunk_bytes) == want
+
+
+@pytest.mark.parametrize(
+    "selection", [Selection(select=("TS0",)), Selection(ignore=("TS2",)), Selection(ignore=("TS004",), strict=True)]
+)
+def test_selections(tmp_path: Path, selection: Selection) -> None:
+    f = tmp_path / "c.jsonl"
+    f.write_bytes(b"".join(defects(corpus(60, 11), 11)))
+    opts = dataclasses.replace(ALL_RULES, selection=selection)
+    assert in_process([f], opts, 500) == sequential([f], opts)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    n=st.integers(1, 40),
+    seed=st.integers(0, 10_000),
+    session_len=st.integers(2, 12),
+    chunk_bytes=st.integers(40, 5000),
+    broken=st.booleans(),
+)
+def test_generated_corpora_any_cut(
+    tmp_path_factory: pytest.TempPathFactory, n: int, seed: int, session_len: int, chunk_bytes: int, broken: bool
+) -> None:
+    lines = corpus(n, seed, session_len)
+    if broken:
+        lines = defects(lines, seed)
+    f = tmp_path_factory.mktemp("h") / "c.jsonl"
+    f.write_bytes(b"".join(lines))
+    assert in_process([f], ALL_RULES, chunk_bytes) == sequential([f])
+
+
+def test_a_task_range_owns_the_lines_that_begin_in_it(tmp_path: Path) -> None:
+    f = tmp_path / "c.jsonl"
+    f.write_bytes(b"aa\nbbb\n\ncc")
+    owned = []
+    for start, end in ((0, 3), (3, 5), (5, 8), (8, chunks.UNTIL_EOF)):
+        with f.open("rb") as fh:
+            r = chunks._Range(fh, start, end)
+            got = []
+            while line := r.readline():
+                got.append(line)
+            owned.append((got, r.newlines))
+    # after the first range, a synthetic blank line comes first (module doc)
+    assert owned == [([b"aa\n"], 1), ([b"\n", b"bbb\n"], 1), ([b"\n", b"\n"], 1), ([b"\n", b"cc"], 0)]
+
+
+# -- resume ------------------------------------------------------------------------------
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.Popen[bytes]:
+    code = "import sys; from conformance.cli import main; sys.exit(main(sys.argv[1:]))"
+    return subprocess.Popen(
+        [sys.executable, "-c", code, *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        start_new_session=True,
+    )  # fmt: skip
+
+
+def test_an_interrupted_run_resumes_to_the_same_report(tmp_path: Path) -> None:
+    data = tmp_path / "in"
+    data.mkdir()
+    for k in range(3):
+        (data / f"part{k}.jsonl").write_bytes(b"".join(defects(corpus(300, 20 + k, 7), 20 + k)))
+    (data / "p.yaml").write_text(PRICING_YAML)
+    whole = _cli("validate", "-o", "json", "-j", "1", str(data), cwd=tmp_path).communicate()[0]
+    store = tmp_path / "store"
+    args = ("validate", "-o", "json", "-j", "2", "--chunk-bytes", "20000", "--resume", str(store), str(data))
+    p = _cli(*args, cwd=tmp_path)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(list(store.glob("*.tsr"))) < 3:
+        time.sleep(0.01)
+    p.kill()  # the run dies mid-way, as under SIGKILL or a lost machine
+    try:
+        killed_out, _ = p.communicate(timeout=30)  # its workers exit with it (they hold its pipes)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(p.pid, signal.SIGKILL)  # whatever is left of the group this test started
+    assert killed_out == b""  # it never reached its report
+    kept = {q.name for q in store.glob("*.tsr")}
+    total = sum(len(chunks.plan(str(f), f.stat().st_size, True, 20000)) for f in data.glob("*.jsonl"))
+    assert 0 < len(kept) < total, "the run was not interrupted mid-way"
+    for q in store.glob("*.tsr"):  # entries are whole (a killed write leaves only its staging folder)
+        assert set(orjson.loads(q.read_bytes())) == {"lines", "items"}
+    again = _cli(*args, cwd=tmp_path)
+    out, err = again.communicate()
+    assert again.returncode == 1, err
+    assert out == whole
+    assert kept <= {q.name for q in store.glob("*.tsr")}  # old entries were reused, not rewritten away
+
+
+def test_a_resumed_run_reuses_stored_parts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    f = tmp_path / "c.jsonl"
+    f.write_bytes(b"".join(defects(corpus(120, 4), 4)))
+    store = tmp_path / "store"
+    first = report_bytes(validate([f], ALL_RULES, jobs=1, resume=store, chunk_bytes=3000))
+    assert first == sequential([f])
+    n = len(list(store.glob("*.tsr")))
+    assert n > 5
+    calls: list[int] = []
+    real = chunks.run_task
+
+    def counting(task: chunks.Task, options: Options, opener: Any = chunks.open_local, run: Any = None) -> bytes:
+        calls.append(task.start)
+        return real(task, options, opener, run)
+
+    monkeypatch.setattr("conformance.parallel.engine.run_task", counting)
+    assert report_bytes(validate([f], ALL_RULES, jobs=1, resume=store, chunk_bytes=3000)) == first
+    assert calls == []  # every part came from the store
+    # other options are other results
+    assert report_bytes(validate([f], Options(), jobs=1, resume=store, chunk_bytes=3000)) == sequential([f], Options())
+    assert len(calls) == n
+    # a file that changed is read again
+    f.write_bytes(f.read_bytes() + b"\n")
+    calls.clear()
+    assert report_bytes(validate([f], ALL_RULES, jobs=1, resume=store, chunk_bytes=3000)) == sequential([f])
+    assert len(calls) == n
+
+
+def test_a_damaged_store_entry_is_recomputed(tmp_path: Path) -> None:
+    f = tmp_path / "c.jsonl"
+    f.write_bytes(b"".join(corpus(40, 2)))
+    store = tmp_path / "store"
+    validate([f], ALL_RULES, jobs=1, resume=store, chunk_bytes=2000)
+    for q in store.glob("*.tsr"):
+        q.write_bytes(q.read_bytes()[:10])
+    assert report_bytes(validate([f], ALL_RULES, jobs=1, resume=store, chunk_bytes=2000)) == sequential([f])
+
+
+def test_resume_refuses_a_folder_inside_an_input(tmp_path: Path) -> None:
+    (tmp_path / "a.jsonl").write_bytes(b"".join(corpus(3, 1)))
+    with pytest.raises(InputError, match="overlaps the input"):
+        validate([tmp_path], jobs=1, resume=tmp_path / "store")
+    assert not (tmp_path / "store").exists()
+
+
+def test_no_file_is_written_without_resume(tmp_path: Path) -> None:
+    data = tmp_path / "in"
+    data.mkdir()
+    (data / "c.jsonl").write_bytes(b"".join(defects(corpus(200, 3), 3)))
+    before = sorted(p for p in tmp_path.rglob("*"))
+    p = _cli("validate", "-q", "-j", "2", "--chunk-bytes", "5000", str(data), cwd=tmp_path)
+    p.communicate()
+    assert p.returncode == 1
+    assert sorted(p for p in tmp_path.rglob("*")) == before
+
+
+# -- the command line -----------------------------------------------------------------------
+
+
+def test_cli_jobs_report_equals_one_job(tmp_path: Path) -> None:
+    f = tmp_path / "c.jsonl"
+    f.write_bytes(b"".join(defects(corpus(300, 8), 8)))
+    one = _cli("validate", "-o", "json", "-j", "1", str(f), cwd=tmp_path).communicate()
+    two = _cli("validate", "-o", "json", "-j", "2", "--chunk-bytes", "7000", str(f), cwd=tmp_path).communicate()
+    assert one[0] == two[0]
+    text1 = _cli("validate", "-j", "1", str(f), cwd=tmp_path).communicate()
+    text2 = _cli("validate", "-j", "2", "--chunk-bytes", "7000", str(f), cwd=tmp_path).communicate()
+    assert text1 == text2
+
+
+def test_jobs_does_not_import_ray(tmp_path: Path) -> None:
+    f = tmp_path / "c.jsonl"
+    f.write_bytes(b"".join(corpus(50, 8)))
+    code = (
+        "import sys; from conformance.cli import main; rc = main(['validate', '-q', '-j', '2', "
+        f"'--chunk-bytes', '3000', {str(f)!r}]); sys.exit(3 if 'ray' in sys.modules or 'fsspec' in sys.modules else rc)"
+    )
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, cwd=tmp_path).returncode == 0
+
+
+def test_usage_errors_are_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from conformance.cli import main
+
+    f = tmp_path / "c.jsonl"
+    f.write_bytes(b"".join(corpus(3, 1)))
+    not_a_folder = tmp_path / "store"
+    not_a_folder.write_text("x")
+    cases = [
+        (["validate", "--ray-address", "127.0.0.1:1", str(f)], "--ray-address: only with --engine ray"),
+        (["validate", "--resume", str(not_a_folder), str(f)], f"--resume {not_a_folder}: is not a folder"),
+        (["validate", "--resume", str(tmp_path / "in" / "s"), str(tmp_path)], "overlaps the input"),
+    ]
+    for argv, message in cases:
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and message in err, err
+    assert not_a_folder.read_text() == "x"
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"",
+        b"\n",
+        b"\n\n\n",
+        b"\xef\xbb\xbf",
+        b"{",
+        b'{"a": 1}',
+        b"\r\n\r\n",
+        b"\xef\xbb\xbf\n\xef\xbb\xbf{}\r\n{}",
+        b"[1, 2]\n\xff\n" * 3,
+    ],
+    ids=repr,
+)
+def test_edge_files_in_every_cut(tmp_path: Path, content: bytes) -> None:
+    lines = corpus(4, 2)
+    for where, suffix in ((0, ".jsonl"), (2, ".jsonl"), (4, ".jsonl"), (0, ".json")):  # start, middle, end
+        f = tmp_path / f"e{where}{suffix}"
+        f.write_bytes(b"".join(lines[:where]) + content + b"".join(lines[where:]))
+        want = sequential([f])
+        for chunk_bytes in (1, 2, 3, 5, 400):
+            assert in_process([f], ALL_RULES, chunk_bytes) == want, (where, chunk_bytes)
