@@ -22,6 +22,7 @@ from ...schemas import schema_set, versions
 from ..base import FileStats, Options, ProgressHook
 from . import rules as R
 from .engine import Context, Driver, MessageView, RunState, Session
+from .fast import FastPath
 from .invariants import parse_created_at
 from .pricing import load_price_table  # importing a rule family registers its rules
 from .tools import load_tools
@@ -99,6 +100,9 @@ class CanonicalRun:
         )
         self._track_ids = self.driver.enabled(R.MESSAGE_UNIQUE.id)  # the one run-wide set (see module doc)
         self._pending: list[Finding] = []
+        # the fast path (fast.py) serves JSON Lines when it can prove every enabled rule
+        # silent; Options(exact=True) or a rule it does not know keeps the exact path only
+        self.fast = None if options.exact or not FastPath.covers(self.driver) else FastPath(self)
         if toolset is not None:
             self.state.tool_names = {n: ("--tools", 0) for n in toolset.tools}
             for rec in toolset.records:
@@ -112,7 +116,14 @@ class CanonicalRun:
         self.state = RunState(tool_names={k: v for k, v in names.items() if v[0] == "--tools"})
 
     def validate(self, path: Path, stats: FileStats, progress: ProgressHook | None = None) -> Iterator[Finding]:
-        if path.suffix == ".jsonl" or str(path) == "-":  # standard input is JSON Lines
+        jsonl = path.suffix == ".jsonl" or str(path) == "-"  # standard input is JSON Lines
+        if jsonl and self.fast is not None:
+            if self._pending:
+                yield from self._pending
+                self._pending = []
+            yield from self.fast.validate_jsonl(path, stats, progress)
+            return
+        if jsonl:
             items = read_jsonl(path, max_line_bytes=self.options.max_line_bytes)
         else:
             items = read_json(path)
@@ -193,12 +204,7 @@ class CanonicalRun:
         sess = state.session(sid)
         for _info, _, fn in d.session:
             fn(ctx, view, sess, state, emit)
-        if self._track_ids:
-            state.message_ids.add(mid)
-        sess.last_id = mid
-        at = parse_created_at(msg["created_at"])
-        if at is not None:
-            sess.last_created, sess.last_created_at = msg["created_at"], at
+        commit_message(state, sess, mid, msg["created_at"], parse_created_at(msg["created_at"]), self._track_ids)
         for i, block in enumerate(view.content):
             t = block.get("type")
             if t != "tool_use" and t != "tool_result":
@@ -225,22 +231,39 @@ class CanonicalRun:
         yield from d.drain()
 
 
+def commit_message(state: RunState, sess: Session, mid: str, created: str, at: Any, track_ids: bool) -> None:
+    """The session takes one message (after the session rules have seen it)."""
+    if track_ids:
+        state.message_ids.add(mid)
+    sess.last_id = mid
+    if at is not None:
+        sess.last_created, sess.last_created_at = created, at
+
+
 def _update(view: MessageView, i: int, block: dict[str, Any], sess: Session, state: RunState) -> None:
     """The session takes one tool_use/tool_result block (after the rules have seen it)."""
-    sid: str = view.msg["session_id"]
-    if not view.complete and block["type"] == "tool_use":
+    use = block["type"] == "tool_use"
+    tid = block["id"] if use else block["tool_use_id"]
+    where = (view.rec.path, view.rec.line, view.rec.pointer, i)
+    commit_tool_block(state, sess, view.msg["session_id"], view.complete, use, tid, where)
+
+
+def commit_tool_block(
+    state: RunState, sess: Session, sid: str, complete: bool, use: bool, tid: str, where: tuple[str, int, str, int]
+) -> None:
+    """The session takes one tool_use (`use`) or tool_result block with tool id `tid`;
+    `where` locates the block (path, line, record pointer, block index)."""
+    if not complete and use:
         # §5.1.5: a partial/cancelled/errored call may be answered, but need not be, and
         # its id is not taken (the complete version of the message may follow)
-        sess.optional_uses.add(block["id"])
+        sess.optional_uses.add(tid)
         return
-    if block["type"] == "tool_use":
-        tid = block["id"]
+    if use:
         if tid in state.tool_owner:
             return  # a repeated id (TS207) does not reopen the call
         state.tool_owner[tid] = sid
-        sess.open_uses[tid] = (view.rec.path, view.rec.line, view.rec.pointer, i)
+        sess.open_uses[tid] = where
     else:
-        tid = block["tool_use_id"]
         if tid in sess.open_uses:
             del sess.open_uses[tid]
             sess.answered.add(tid)

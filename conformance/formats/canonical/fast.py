@@ -1,0 +1,429 @@
+"""The fast path of `turnspec validate` on canonical JSON Lines: same findings, fewer steps.
+
+A line the fast path *clears* is one on which the exact path (strict parse, duplicate-key
+proof, jsonschema-rs, every one-message rule, every session rule) would report nothing;
+for such a line the fast path only updates the session state the way the exact path
+does. Any line it cannot clear goes through the exact path (`CanonicalRun.check_message`
+on the record `LineFraming.parse` makes), so findings, their order and the reports are
+those of the exact path, byte for byte (tests/test_fast_path.py checks this
+differentially, with the python-jsonschema oracle as a third opinion).
+
+Clearing a line takes:
+
+1. a strict typed decode into msgspec Structs generated from the schemas
+   (`fastmodel.py`: closed objects, known blocks only, plain decimal costs), which
+   proves the schema (TS020) and the forward-compatibility warnings (TS010, TS011) silent;
+2. proof that the line has no duplicate key and no framing finding: the decoded batch
+   re-encoded gives back the input bytes exactly (equal bytes also prove no CRLF, BOM,
+   blank line or second value on a line); a line whose bytes differ falls back to the
+   colon count of `jsonio.parse` (every `:` of the input is a key separator or a string
+   character, both written back one for one unless keys were lost);
+3. one predicate per enabled one-message rule (`_local`), each the negation of the
+   rule's condition, on the Struct;
+4. the session rules' preconditions against the run state (`_session`), after which the
+   state takes the message (`checker.commit_message`, `checker.commit_tool_block`).
+
+The session step is separate from the local ones (1-3) and takes a per-record view
+(`SessionItem`), in input order, so local work can move to other processes while the
+session phase stays in the parent.
+
+The fast path serves a run only when it knows every enabled rule (`FastPath.covers`); a
+rule registered later without a predicate here turns it off rather than go unchecked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from decimal import Decimal, localcontext
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from ...findings import Finding
+from ...jsonio import LineFraming, open_input
+from . import rules as R
+from .engine import FAMILIES, Driver
+from .fastmodel import message_model
+from .invariants import _CANONICAL_TIME, file_ref_problem, parse_created_at
+from .pricing import _BUCKETS, _EXACT
+from .tools import _USE_NAME
+
+if TYPE_CHECKING:
+    from ..base import FileStats, ProgressHook
+    from .checker import CanonicalRun
+
+_UNSET = msgspec.UNSET
+BATCH = 256  # lines decoded, re-encoded and compared as one block
+
+# every rule the fast path can prove silent (a predicate in `_local` or `_session`)
+COVERED: frozenset[str] = frozenset(
+    r.id
+    for r in (
+        R.UNKNOWN_METADATA, R.UNKNOWN_BLOCK, R.UNKNOWN_VERSION, R.SCHEMA,
+        R.EMPTY_CONTENT, R.ROLE_CONTENT, R.TOOL_ONE_BLOCK, R.ASSISTANT_MODEL, R.ASSISTANT_ROUTING,
+        R.ASSISTANT_USAGE, R.ROUTING_MODEL, R.MODEL_ID, R.MODEL_PROVIDER, R.TOOL_PARENT, R.TOOL_PARENT_MATCH,
+        R.TOOL_ID_FORMAT, R.IMAGE_MEDIA_TYPE, R.FILE_REF_PATH, R.CREATED_AT_REAL, R.BASE64_DATA,
+        R.CREATED_AT_ENCODING, R.COST_ENCODING, R.CANCELLED_STATUS,
+        R.MESSAGE_ULID, R.MESSAGE_UNIQUE, R.MESSAGE_MONOTONIC, R.CREATED_MONOTONIC, R.RESULT_UNPAIRED,
+        R.RESULT_DUPLICATE, R.TOOL_ID_REPEATED, R.TOOL_UNANSWERED,
+        R.TOOL_NAME, R.TOOL_NAME_UNIQUE, R.TOOL_SCHEMA_SUBSET, R.TOOL_UNKNOWN, R.TOOL_INPUT, R.TOOL_USE_NAME,
+        R.COST_MISMATCH, R.PRICING_VERSION, R.PRICING_MODEL, R.PRICING_BUCKET,
+    )
+)  # fmt: skip
+
+
+@dataclass(slots=True)
+class SessionItem:
+    """What the session phase reads of one cleared message (the per-record view)."""
+
+    line: int
+    id: str
+    session_id: str
+    created_at: str
+    at: Any  # the parsed created_at (a datetime)
+    complete: bool
+    tools: list[tuple[int, bool, str]]  # (block index, is a tool_use, tool id) in block order
+
+
+def _b64_ok(data: str) -> bool:
+    import binascii  # noqa: PLC0415  # function-level: only messages with a base64 image or audio reach here
+
+    try:
+        binascii.a2b_base64(data, strict_mode=True)
+    except (binascii.Error, ValueError):
+        return False
+    return True
+
+
+class FastPath:
+    """The fast path of one `CanonicalRun` (its state, context and driver are the run's)."""
+
+    def __init__(self, run: CanonicalRun) -> None:
+        self.run = run
+        rev = run.revision[run.latest]
+        self.model = message_model(rev)
+        self.decoder = msgspec.json.Decoder(self.model)
+        self.encoder = msgspec.json.Encoder()
+        d: Driver = run.driver
+        on = d.enabled
+        self.on = {rid: on(rid) for rid in COVERED}
+        self.session_rules = bool(d.session or d.session_block or d.finish)
+        ctx = run.ctx
+        self.re_ulid = ctx.re_ulid.match
+        self.re_tool_id = ctx.re_tool_id.match
+        self.re_model = ctx.re_model.match
+        self.toolset = ctx.toolset
+        self.prices = ctx.prices
+        self.cls = _block_classes(self.model)
+
+    @staticmethod
+    def covers(driver: Driver) -> bool:
+        """True when every enabled rule of the run is one the fast path can prove silent."""
+        enabled = {info.id for fam in FAMILIES for info, _, _ in fam.rules if driver.enabled(info.id)}
+        return enabled <= COVERED
+
+    # -- reading ------------------------------------------------------------------------
+
+    def validate_jsonl(self, path: Path, stats: FileStats, progress: ProgressHook | None) -> Iterator[Finding]:
+        run = self.run
+        max_line = run.options.max_line_bytes
+        framing = LineFraming(str(path))
+        f = open_input(path)
+        try:
+            line_no = 0
+            batch: list[bytes] = []
+            while True:
+                raw = f.readline(max_line + 1)
+                if not raw:
+                    break
+                if len(raw) > max_line and not raw.endswith(b"\n"):
+                    if batch:
+                        yield from self._batch(framing, line_no - len(batch) + 1, batch, stats, progress)
+                        batch = []
+                    line_no += 1
+                    framing.too_long(f, raw, max_line)
+                    yield from self._passthrough(framing.too_long_finding(line_no, max_line))
+                    continue
+                line_no += 1
+                batch.append(raw)
+                if len(batch) == BATCH:
+                    yield from self._batch(framing, line_no - BATCH + 1, batch, stats, progress)
+                    batch = []
+            if batch:
+                yield from self._batch(framing, line_no - len(batch) + 1, batch, stats, progress)
+        finally:
+            f.close()
+
+    def _passthrough(self, finding: Finding) -> list[Finding]:
+        d = self.run.driver
+        d.passthrough(finding, R.CATALOG[finding.rule])
+        return d.drain()
+
+    def _batch(
+        self, framing: LineFraming, first: int, raws: list[bytes], stats: FileStats, progress: ProgressHook | None
+    ) -> list[Finding]:
+        block = b"".join(raws)
+        try:
+            msgs: list[Any] | None = self.decoder.decode_lines(block)
+        except msgspec.DecodeError:
+            msgs = None
+        out: list[Finding] = []
+        if msgs is not None and len(msgs) == len(raws) and self.encoder.encode_lines(msgs) == block:
+            # equal bytes: every line is one value, no duplicate key, no CR, BOM or blank line
+            for k, (raw, m) in enumerate(zip(raws, msgs, strict=True)):
+                self._message(framing, first + k, raw, raw[:-1], m, out, stats, progress)
+            return out
+        found: list[Finding] = []
+        for k, raw in enumerate(raws):
+            line_no = first + k
+            data = framing.frame(line_no, raw, found)
+            for x in found:
+                out.extend(self._passthrough(x))
+            found.clear()
+            if data is None:
+                continue
+            self._message(framing, line_no, raw, data, self._decode_one(data), out, stats, progress)
+        return out
+
+    def _decode_one(self, data: bytes) -> Any:
+        """The Struct of one line, or None when the line is not proven free of duplicate
+        keys (or does not decode): the colon count of `jsonio.parse`, on the Struct."""
+        try:
+            m = self.decoder.decode(data)
+        except msgspec.DecodeError:
+            return None
+        again = self.encoder.encode(m)
+        if again == data or (b"\\u003" not in data and data.count(b":") == again.count(b":")):
+            return m
+        return None
+
+    def _message(
+        self,
+        framing: LineFraming,
+        line_no: int,
+        raw: bytes,
+        data: bytes,
+        m: Any,
+        out: list[Finding],
+        stats: FileStats,
+        progress: ProgressHook | None,
+    ) -> None:
+        """One framed line, `m` its duplicate-free Struct (None if it has none): cleared,
+        or handed to the exact path, which does with it what `CanonicalRun.validate` does."""
+        if m is not None:
+            item = self._local(m, line_no)
+            if item is not None and self._session(framing.name, item):
+                stats.records += 1
+                if progress is not None:
+                    progress(len(raw))
+                return
+        rec = framing.parse(line_no, raw, data)
+        if isinstance(rec, Finding):
+            out.extend(self._passthrough(rec))
+            return
+        stats.records += 1
+        if progress is not None and rec.size:
+            progress(rec.size)
+        v = rec.value
+        if isinstance(v, dict) and "input_schema" in v and "role" not in v:
+            out.extend(self.run.check_tool_definition(rec))
+        else:
+            out.extend(self.run.check_message(rec))
+
+    # -- one message ----------------------------------------------------------------------
+
+    def _local(self, m: Any, line_no: int) -> SessionItem | None:
+        """The session view of `m` when no enabled one-message rule can report on it, else None."""
+        on = self.on
+        meta = m.metadata
+        status = meta.status
+        complete = status is _UNSET or status == "complete"
+        created = m.created_at
+        at = parse_created_at(created)
+        if at is None and on["TS115"]:
+            return None
+        if on["TS117"] and not _CANONICAL_TIME.match(created):
+            return None
+        role = m.role
+        content = m.content
+        model = meta.model
+        model = None if model is _UNSET else model
+        provider = meta.provider
+        provider = None if provider is _UNSET else provider
+        if model is not None:
+            if not self.re_model(model):
+                if on["TS108"]:
+                    return None
+            elif provider is not None and on["TS109"] and model.split(":", 1)[0] != provider:
+                return None
+        if on["TS119"] and getattr(meta, "stop_reason", None) == "cancelled" and status != "cancelled":
+            return None
+        cls = self.cls
+        tools: list[tuple[int, bool, str]] = []
+        for i, b in enumerate(content):
+            t = type(b)
+            if t is cls.tool_use:
+                tools.append((i, True, b.id))
+            elif t is cls.tool_result:
+                tools.append((i, False, b.tool_use_id))
+        if complete:
+            if not content:
+                if role != "system" and on["TS101"]:
+                    return None
+            elif on["TS102"]:
+                allowed = cls.allowed[role]
+                for b in content:
+                    if type(b) not in allowed:
+                        return None
+            if role == "assistant":
+                if on["TS104"] and (model is None or provider is None):
+                    return None
+                routing = meta.routing
+                if routing is _UNSET or routing is None:
+                    if on["TS105"]:
+                        return None
+                elif on["TS107"] and model is not None and routing.chosen_model != model:
+                    return None
+                if on["TS106"] and (meta.usage is _UNSET or meta.usage is None):
+                    return None
+            elif role == "tool":
+                if on["TS103"] and len(content) != 1:
+                    return None
+                parent = meta.parent_tool_use_id
+                if parent is _UNSET or parent is None:
+                    if on["TS110"]:
+                        return None
+                elif on["TS111"]:
+                    for b in content:
+                        if type(b) is cls.tool_result and b.tool_use_id != parent:
+                            return None
+            for b in content:
+                if not self._block(b, True):
+                    return None
+        if self.prices is not None and not self._priced(meta, model):
+            return None
+        return SessionItem(line_no, m.id, m.session_id, created, at, complete, tools)
+
+    def _block(self, b: Any, top: bool) -> bool:
+        """False when a block rule of a complete message may report on block `b`."""
+        on, cls = self.on, self.cls
+        t = type(b)
+        if t is cls.tool_use:
+            if on["TS112"] and not self.re_tool_id(b.id):
+                return False
+            if on["TS306"] and not _USE_NAME.match(b.name):
+                return False
+            ts = self.toolset
+            if ts is not None and (on["TS304"] or on["TS305"]):
+                if b.name not in ts.tools:
+                    return not on["TS304"]
+                if on["TS305"]:
+                    fast, _oracle, problem = ts.validators(b.name)
+                    if problem is not None or (fast is not None and not fast.is_valid(b.input)):
+                        return False
+            return True
+        if t is cls.tool_result:
+            if on["TS112"] and not self.re_tool_id(b.tool_use_id):
+                return False
+            # inside a tool_result the driver runs the rules of image, audio and tool_use
+            return all(self._block(inner, False) for inner in b.content if type(inner) in cls.nested)
+        if t in cls.media:
+            if on["TS113"] and t is cls.image and not b.media_type.lower().startswith("image/"):
+                return False
+            source = b.source
+            if source.kind == "file_ref" and on["TS114"] and file_ref_problem(source.data):
+                return False
+            return not (source.kind == "base64" and on["TS116"] and not _b64_ok(source.data))
+        return True
+
+    def _priced(self, meta: Any, model: Any) -> bool:
+        """False when a pricing rule (TS401-TS404) may report on this message."""
+        usage = meta.usage
+        if usage is _UNSET or usage is None:
+            return True
+        prices, on = self.prices, self.on
+        assert prices is not None
+        version = usage.pricing_version
+        table = prices.versions.get(version)
+        if table is None:
+            return not on["TS402"]
+        if model not in table:
+            return not on["TS403"]
+        rates = table[model]
+        as_dict: dict[str, Any] = {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
+        for bucket, rate in _BUCKETS:
+            n = getattr(usage, bucket)
+            if n is _UNSET:
+                continue
+            as_dict[bucket] = n
+            if n and rate not in rates:
+                return not on["TS404"]
+        if not on["TS401"]:
+            return True
+        with localcontext(_EXACT):
+            return bool(Decimal(usage.cost_usd) == prices.cost(version, model, as_dict))
+
+    # -- the session phase (in input order) -----------------------------------------------
+
+    def _session(self, path: str, item: SessionItem) -> bool:
+        """Commit `item` to the run state when no session rule can report on it; else False
+        (nothing committed: the exact path takes the message whole)."""
+        from .checker import commit_message, commit_tool_block  # noqa: PLC0415  # function-level: checker imports this module
+
+        run = self.run
+        state = run.state
+        if self.session_rules:
+            mid = item.id
+            if not self.re_ulid(mid) or mid in state.message_ids:
+                return False
+            sess = state.sessions.get(item.session_id)
+            if sess is not None:
+                if sess.last_id is not None and mid <= sess.last_id:
+                    return False
+                if item.at is not None and sess.last_created_at is not None and item.at < sess.last_created_at:
+                    return False
+            if item.complete and item.tools:
+                seen: set[str] = set()
+                for _i, use, tid in item.tools:
+                    if use:
+                        if tid in state.tool_owner or tid in seen:
+                            return False
+                        seen.add(tid)
+                    elif sess is None or tid not in sess.open_uses or tid in seen:
+                        return False
+                    else:
+                        seen.add(tid)
+        sess = state.session(item.session_id)
+        commit_message(state, sess, item.id, item.created_at, item.at, run._track_ids)
+        for i, use, tid in item.tools:
+            commit_tool_block(state, sess, item.session_id, item.complete, use, tid, (path, item.line, "", i))
+        return True
+
+
+@dataclass(frozen=True)
+class _Classes:
+    tool_use: type
+    tool_result: type
+    image: type | None
+    media: frozenset[type]  # image and audio blocks
+    nested: frozenset[type]  # the block types whose rules also run inside a tool_result
+    allowed: dict[str, frozenset[type]]  # role -> block classes allowed (§5.1.3)
+
+
+def _block_classes(model: Any) -> _Classes:
+    import typing  # noqa: PLC0415  # function-level: read once per run, when the fast path is built
+
+    union = typing.get_type_hints(model)["content"].__args__[0]
+    by_tag: dict[str, type] = {cls.__struct_config__.tag: cls for cls in union.__args__}
+    media = frozenset(by_tag[t] for t in ("image", "audio") if t in by_tag)
+    return _Classes(
+        tool_use=by_tag["tool_use"],
+        tool_result=by_tag["tool_result"],
+        image=by_tag.get("image"),
+        media=media,
+        nested=media | {by_tag["tool_use"]},
+        allowed={role: frozenset(by_tag[t] for t in blocks if t in by_tag) for role, blocks in R.ALLOWED_BLOCKS.items()},
+    )
+
