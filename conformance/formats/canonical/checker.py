@@ -21,7 +21,7 @@ from ...schema_validation import SchemaValidator
 from ...schemas import schema_set, versions
 from ..base import FileStats, Options, ProgressHook
 from . import rules as R
-from .engine import Context, Driver, MessageView, RunState, Session
+from .engine import Context, Driver, MessageView, RunState, Session, commit_message, commit_tool_block
 from .fast import FastPath
 from .invariants import parse_created_at
 from .pricing import load_price_table  # importing a rule family registers its rules
@@ -123,10 +123,7 @@ class CanonicalRun:
                 self._pending = []
             yield from self.fast.validate_jsonl(path, stats, progress)
             return
-        if jsonl:
-            items = read_jsonl(path, max_line_bytes=self.options.max_line_bytes)
-        else:
-            items = read_json(path)
+        items = read_jsonl(path, max_line_bytes=self.options.max_line_bytes) if jsonl else read_json(path)
         if self._pending:
             yield from self._pending
             self._pending = []
@@ -231,42 +228,9 @@ class CanonicalRun:
         yield from d.drain()
 
 
-def commit_message(state: RunState, sess: Session, mid: str, created: str, at: Any, track_ids: bool) -> None:
-    """The session takes one message (after the session rules have seen it)."""
-    if track_ids:
-        state.message_ids.add(mid)
-    sess.last_id = mid
-    if at is not None:
-        sess.last_created, sess.last_created_at = created, at
-
-
 def _update(view: MessageView, i: int, block: dict[str, Any], sess: Session, state: RunState) -> None:
     """The session takes one tool_use/tool_result block (after the rules have seen it)."""
     use = block["type"] == "tool_use"
     tid = block["id"] if use else block["tool_use_id"]
     where = (view.rec.path, view.rec.line, view.rec.pointer, i)
     commit_tool_block(state, sess, view.msg["session_id"], view.complete, use, tid, where)
-
-
-def commit_tool_block(
-    state: RunState, sess: Session, sid: str, complete: bool, use: bool, tid: str, where: tuple[str, int, str, int]
-) -> None:
-    """The session takes one tool_use (`use`) or tool_result block with tool id `tid`;
-    `where` locates the block (path, line, record pointer, block index)."""
-    if not complete and use:
-        # §5.1.5: a partial/cancelled/errored call may be answered, but need not be, and
-        # its id is not taken (the complete version of the message may follow)
-        sess.optional_uses.add(tid)
-        return
-    if use:
-        if tid in state.tool_owner:
-            return  # a repeated id (TS207) does not reopen the call
-        state.tool_owner[tid] = sid
-        sess.open_uses[tid] = where
-    else:
-        if tid in sess.open_uses:
-            del sess.open_uses[tid]
-            sess.answered.add(tid)
-        elif tid in sess.optional_uses:
-            sess.optional_uses.discard(tid)
-            sess.answered.add(tid)

@@ -33,8 +33,12 @@ rule registered later without a predicate here turns it off rather than go unche
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import binascii
+import re
+import typing
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from decimal import Decimal, localcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,9 +46,9 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from ...findings import Finding
-from ...jsonio import LineFraming, open_input
+from ...jsonio import LineFraming, _skip_rest_of_line, open_input
 from . import rules as R
-from .engine import FAMILIES, Driver
+from .engine import FAMILIES, Driver, commit_message, commit_tool_block
 from .fastmodel import message_model
 from .invariants import _CANONICAL_TIME, file_ref_problem, parse_created_at
 from .pricing import _BUCKETS, _EXACT
@@ -55,7 +59,7 @@ if TYPE_CHECKING:
     from .checker import CanonicalRun
 
 _UNSET = msgspec.UNSET
-BATCH = 256  # lines decoded, re-encoded and compared as one block
+BLOCK_BYTES = 1 << 16  # bytes read at a time: their whole lines are decoded, re-encoded and compared as one batch
 
 # every rule the fast path can prove silent (a predicate in `_local` or `_session`)
 COVERED: frozenset[str] = frozenset(
@@ -88,8 +92,6 @@ class SessionItem:
 
 
 def _b64_ok(data: str) -> bool:
-    import binascii  # noqa: PLC0415  # function-level: only messages with a base64 image or audio reach here
-
     try:
         binascii.a2b_base64(data, strict_mode=True)
     except (binascii.Error, ValueError):
@@ -104,7 +106,7 @@ class FastPath:
         self.run = run
         rev = run.revision[run.latest]
         self.model = message_model(rev)
-        self.decoder = msgspec.json.Decoder(self.model)
+        self.decoder = msgspec.json.Decoder(self.model.message)
         self.encoder = msgspec.json.Encoder()
         d: Driver = run.driver
         on = d.enabled
@@ -116,7 +118,18 @@ class FastPath:
         self.re_model = ctx.re_model.match
         self.toolset = ctx.toolset
         self.prices = ctx.prices
-        self.cls = _block_classes(self.model)
+        self.cls = _block_classes(self.model.message)
+        # string formats checked per batch: the schema's lifted patterns (always), and the
+        # formats of the enabled rules on fields every message has
+        self.checks: list[tuple[Callable[[list[Any]], tuple[list[int], list[str]]], BatchPattern]] = [
+            (_getter(path), BatchPattern(regex)) for path, regex in self.model.formats
+        ]
+        if self.session_rules and self.on[R.MESSAGE_ULID.id]:
+            self.checks.append((_getter(("id",)), BatchPattern(ctx.re_ulid)))
+        if self.on[R.CREATED_AT_ENCODING.id]:
+            self.checks.append((_getter(("created_at",)), BatchPattern(_CANONICAL_TIME)))
+        if self.on[R.MODEL_ID.id] or self.on[R.MODEL_PROVIDER.id]:
+            self.checks.append((_getter(("metadata", "model")), BatchPattern(ctx.re_model)))
 
     @staticmethod
     def covers(driver: Driver) -> bool:
@@ -127,32 +140,42 @@ class FastPath:
     # -- reading ------------------------------------------------------------------------
 
     def validate_jsonl(self, path: Path, stats: FileStats, progress: ProgressHook | None) -> Iterator[Finding]:
-        run = self.run
-        max_line = run.options.max_line_bytes
+        """The findings of one JSON Lines file, read in blocks of whole lines. A line longer
+        than `max_line_bytes` is reported and skipped as `read_jsonl` does, and no more
+        than `max_line_bytes` plus one block is ever held."""
+        max_line = self.run.options.max_line_bytes
         framing = LineFraming(str(path))
+        size = max(1, min(BLOCK_BYTES, max_line))  # a line inside one read is never too long
         f = open_input(path)
         try:
             line_no = 0
-            batch: list[bytes] = []
+            buf = b""
             while True:
-                raw = f.readline(max_line + 1)
-                if not raw:
+                chunk = f.read(size)
+                if not chunk:
                     break
-                if len(raw) > max_line and not raw.endswith(b"\n"):
-                    if batch:
-                        yield from self._batch(framing, line_no - len(batch) + 1, batch, stats, progress)
-                        batch = []
-                    line_no += 1
-                    framing.too_long(f, raw, max_line)
-                    yield from self._passthrough(framing.too_long_finding(line_no, max_line))
+                buf = buf + chunk if buf else chunk
+                cut = buf.rfind(b"\n")
+                if cut < 0:
+                    if len(buf) > max_line:  # a line longer than the limit, not held
+                        line_no += 1
+                        _skip_rest_of_line(f)
+                        buf = b""
+                        yield from self._passthrough(framing.too_long_finding(line_no, max_line))
                     continue
-                line_no += 1
-                batch.append(raw)
-                if len(batch) == BATCH:
-                    yield from self._batch(framing, line_no - BATCH + 1, batch, stats, progress)
-                    batch = []
-            if batch:
-                yield from self._batch(framing, line_no - len(batch) + 1, batch, stats, progress)
+                block, buf = buf[: cut + 1], buf[cut + 1 :]
+                head = block.find(b"\n")
+                if head > max_line:  # the first line began in an earlier read and is too long
+                    line_no += 1
+                    block = block[head + 1 :]
+                    yield from self._passthrough(framing.too_long_finding(line_no, max_line))
+                    if not block:
+                        continue
+                n = block.count(b"\n")
+                yield from self._block(framing, line_no + 1, block, n, stats, progress)
+                line_no += n
+            if buf:  # the last line, with no newline
+                yield from self._lines(framing, line_no + 1, [buf], stats, progress)
         finally:
             f.close()
 
@@ -161,20 +184,40 @@ class FastPath:
         d.passthrough(finding, R.CATALOG[finding.rule])
         return d.drain()
 
-    def _batch(
-        self, framing: LineFraming, first: int, raws: list[bytes], stats: FileStats, progress: ProgressHook | None
+    def _block(
+        self, framing: LineFraming, first: int, block: bytes, n: int, stats: FileStats, progress: ProgressHook | None
     ) -> list[Finding]:
-        block = b"".join(raws)
+        """`n` whole lines (each ending in a newline), the first of them line `first`."""
         try:
             msgs: list[Any] | None = self.decoder.decode_lines(block)
         except msgspec.DecodeError:
             msgs = None
+        if msgs is None or len(msgs) != n or self.encoder.encode_lines(msgs) != block:
+            return self._lines(framing, first, [x + b"\n" for x in block.split(b"\n")[:-1]], stats, progress)
+        # equal bytes: every line is one value, with no duplicate key, CR, BOM or blank line
+        out = []
+        ats, bad = self._formats(msgs)
+        raws: list[bytes] | None = None
+        if progress is not None:
+            raws = [x + b"\n" for x in block.split(b"\n")[:-1]]
+        for k, m in enumerate(msgs):
+            if k not in bad:
+                item = self._local(m, ats[k], first + k)
+                if item is not None and self._session(framing.name, item):
+                    stats.records += 1
+                    if progress is not None and raws is not None:
+                        progress(len(raws[k]))
+                    continue
+            if raws is None:
+                raws = [x + b"\n" for x in block.split(b"\n")[:-1]]
+            self._exact(framing, first + k, raws[k], raws[k][:-1], out, stats, progress)
+        return out
+
+    def _lines(
+        self, framing: LineFraming, first: int, raws: list[bytes], stats: FileStats, progress: ProgressHook | None
+    ) -> list[Finding]:
+        """Line by line: framing as `read_jsonl` does it, then each line alone."""
         out: list[Finding] = []
-        if msgs is not None and len(msgs) == len(raws) and self.encoder.encode_lines(msgs) == block:
-            # equal bytes: every line is one value, no duplicate key, no CR, BOM or blank line
-            for k, (raw, m) in enumerate(zip(raws, msgs, strict=True)):
-                self._message(framing, first + k, raw, raw[:-1], m, out, stats, progress)
-            return out
         found: list[Finding] = []
         for k, raw in enumerate(raws):
             line_no = first + k
@@ -184,7 +227,17 @@ class FastPath:
             found.clear()
             if data is None:
                 continue
-            self._message(framing, line_no, raw, data, self._decode_one(data), out, stats, progress)
+            m = self._decode_one(data)
+            if m is not None:
+                ats, bad = self._formats([m])
+                if not bad:
+                    item = self._local(m, ats[0], line_no)
+                    if item is not None and self._session(framing.name, item):
+                        stats.records += 1
+                        if progress is not None:
+                            progress(len(raw))
+                        continue
+            self._exact(framing, line_no, raw, data, out, stats, progress)
         return out
 
     def _decode_one(self, data: bytes) -> Any:
@@ -199,26 +252,17 @@ class FastPath:
             return m
         return None
 
-    def _message(
+    def _exact(
         self,
         framing: LineFraming,
         line_no: int,
         raw: bytes,
         data: bytes,
-        m: Any,
         out: list[Finding],
         stats: FileStats,
         progress: ProgressHook | None,
     ) -> None:
-        """One framed line, `m` its duplicate-free Struct (None if it has none): cleared,
-        or handed to the exact path, which does with it what `CanonicalRun.validate` does."""
-        if m is not None:
-            item = self._local(m, line_no)
-            if item is not None and self._session(framing.name, item):
-                stats.records += 1
-                if progress is not None:
-                    progress(len(raw))
-                return
+        """The exact path for one framed line: what `CanonicalRun.validate` does with it."""
         rec = framing.parse(line_no, raw, data)
         if isinstance(rec, Finding):
             out.extend(self._passthrough(rec))
@@ -232,19 +276,32 @@ class FastPath:
         else:
             out.extend(self.run.check_message(rec))
 
+    def _formats(self, msgs: list[Any]) -> tuple[list[Any], set[int]]:
+        """Per batch: the parsed `created_at` of each message, and the indices of those
+        whose string formats fail (the schema's lifted patterns, and the id, time and
+        model formats of the enabled rules), each format checked with one regex."""
+        bad: set[int] = set()
+        for getter, pattern in self.checks:
+            idx, values = getter(msgs)
+            bad.update(idx[i] for i in pattern.bad(values))
+        created = [m.created_at for m in msgs]
+        try:
+            ats: list[Any] = [_fromiso(c[:-1] + "+00:00" if c[-1:] == "Z" else c) for c in created]
+        except ValueError:
+            ats = [parse_created_at(c) for c in created]
+        return ats, bad
+
     # -- one message ----------------------------------------------------------------------
 
-    def _local(self, m: Any, line_no: int) -> SessionItem | None:
-        """The session view of `m` when no enabled one-message rule can report on it, else None."""
+    def _local(self, m: Any, at: Any, line_no: int) -> SessionItem | None:
+        """The session view of `m` when no enabled one-message rule can report on it, else
+        None. The string formats were checked per batch (`_formats`); `at` is the parsed
+        `created_at` (None if it is not a real date and time)."""
         on = self.on
         meta = m.metadata
         status = meta.status
         complete = status is _UNSET or status == "complete"
-        created = m.created_at
-        at = parse_created_at(created)
         if at is None and on["TS115"]:
-            return None
-        if on["TS117"] and not _CANONICAL_TIME.match(created):
             return None
         role = m.role
         content = m.content
@@ -252,12 +309,9 @@ class FastPath:
         model = None if model is _UNSET else model
         provider = meta.provider
         provider = None if provider is _UNSET else provider
-        if model is not None:
-            if not self.re_model(model):
-                if on["TS108"]:
-                    return None
-            elif provider is not None and on["TS109"] and model.split(":", 1)[0] != provider:
-                return None
+        # the model id format (TS108) was checked per batch: a model here matches it
+        if model is not None and provider is not None and on["TS109"] and model.split(":", 1)[0] != provider:
+            return None
         if on["TS119"] and getattr(meta, "stop_reason", None) == "cancelled" and status != "cancelled":
             return None
         cls = self.cls
@@ -300,13 +354,13 @@ class FastPath:
                         if type(b) is cls.tool_result and b.tool_use_id != parent:
                             return None
             for b in content:
-                if not self._block(b, True):
+                if not self._block_ok(b):
                     return None
         if self.prices is not None and not self._priced(meta, model):
             return None
-        return SessionItem(line_no, m.id, m.session_id, created, at, complete, tools)
+        return SessionItem(line_no, m.id, m.session_id, m.created_at, at, complete, tools)
 
-    def _block(self, b: Any, top: bool) -> bool:
+    def _block_ok(self, b: Any) -> bool:
         """False when a block rule of a complete message may report on block `b`."""
         on, cls = self.on, self.cls
         t = type(b)
@@ -328,7 +382,7 @@ class FastPath:
             if on["TS112"] and not self.re_tool_id(b.tool_use_id):
                 return False
             # inside a tool_result the driver runs the rules of image, audio and tool_use
-            return all(self._block(inner, False) for inner in b.content if type(inner) in cls.nested)
+            return all(self._block_ok(inner) for inner in b.content if type(inner) in cls.nested)
         if t in cls.media:
             if on["TS113"] and t is cls.image and not b.media_type.lower().startswith("image/"):
                 return False
@@ -370,13 +424,11 @@ class FastPath:
     def _session(self, path: str, item: SessionItem) -> bool:
         """Commit `item` to the run state when no session rule can report on it; else False
         (nothing committed: the exact path takes the message whole)."""
-        from .checker import commit_message, commit_tool_block  # noqa: PLC0415  # function-level: checker imports this module
-
         run = self.run
         state = run.state
         if self.session_rules:
             mid = item.id
-            if not self.re_ulid(mid) or mid in state.message_ids:
+            if mid in state.message_ids:  # the id format (TS201) was checked per batch
                 return False
             sess = state.sessions.get(item.session_id)
             if sess is not None:
@@ -402,6 +454,87 @@ class FastPath:
         return True
 
 
+_fromiso = datetime.fromisoformat
+_END = "(?![\\s\\S])"  # end of input, as the schemas write it
+
+
+def _batchable(body: str) -> bool:
+    """True when `body` cannot match a newline (so values joined by newlines are checked
+    one by one by a single regex): no `.`, no escape that matches a newline outside a
+    negated class, no negated class that lets a newline through, no group but `(?:`."""
+    i, in_class, negated, has_space = 0, False, False, False
+    while i < len(body):
+        c = body[i]
+        if c == "\\":
+            e = body[i + 1 : i + 2]
+            if e.isdigit() or e in ("D", "W", "n", "x", "u", "U", "N", "Z", "A", "b", "B"):
+                return False
+            if e == "s":
+                if not (in_class and negated):
+                    return False
+                has_space = True
+            i += 2
+            continue
+        if in_class:
+            if c == "]":
+                if negated and not has_space:
+                    return False
+                in_class = False
+        elif c == "[":
+            in_class, negated, has_space = True, body[i + 1 : i + 2] == "^", False
+            if negated:
+                i += 1
+        elif c == "." or (c == "(" and body[i + 1 : i + 2] == "?" and body[i + 2 : i + 3] != ":") or c in "^$":
+            return False
+        i += 1
+    return not in_class
+
+
+class BatchPattern:
+    """One anchored pattern (`^...` to end of input, as the schemas write them, or `...\\Z`)
+    checked over a whole batch of values with one regex call when it can be."""
+
+    def __init__(self, regex: re.Pattern[str]) -> None:
+        self.one = regex.search
+        src = regex.pattern
+        body: str | None = None
+        if src.startswith("^") and src.endswith(_END):
+            body = src[1 : -len(_END)]
+        elif src.endswith("\\Z") and not src.endswith("\\\\Z"):
+            body = src[:-2]  # a `match` pattern (invariants._CANONICAL_TIME)
+        self.all = (
+            re.compile(f"(?:(?:{body})\n)*", regex.flags).fullmatch if body is not None and _batchable(body) else None
+        )
+
+    def bad(self, values: list[str]) -> list[int]:
+        """The indices of the values that do not match."""
+        if not values:
+            return []
+        if self.all is not None:
+            joined = "\n".join(values) + "\n"
+            if joined.count("\n") == len(values) and self.all(joined):
+                return []
+        one = self.one
+        return [i for i, v in enumerate(values) if not one(v)]
+
+
+def _getter(path: tuple[str, ...]) -> Callable[[list[Any]], tuple[list[int], list[str]]]:
+    """(indices, values) of the messages on which `path` leads to a value (not UNSET/None)."""
+
+    def get(msgs: list[Any]) -> tuple[list[int], list[str]]:
+        idx = list(range(len(msgs)))
+        objs: list[Any] = msgs
+        for attr in path:
+            objs = [getattr(o, attr) for o in objs]
+            if any(o is None or o is _UNSET for o in objs):
+                keep = [k for k, o in enumerate(objs) if o is not None and o is not _UNSET]
+                idx = [idx[k] for k in keep]
+                objs = [objs[k] for k in keep]
+        return idx, objs
+
+    return get
+
+
 @dataclass(frozen=True)
 class _Classes:
     tool_use: type
@@ -413,8 +546,6 @@ class _Classes:
 
 
 def _block_classes(model: Any) -> _Classes:
-    import typing  # noqa: PLC0415  # function-level: read once per run, when the fast path is built
-
     union = typing.get_type_hints(model)["content"].__args__[0]
     by_tag: dict[str, type] = {cls.__struct_config__.tag: cls for cls in union.__args__}
     media = frozenset(by_tag[t] for t in ("image", "audio") if t in by_tag)
@@ -424,6 +555,7 @@ def _block_classes(model: Any) -> _Classes:
         image=by_tag.get("image"),
         media=media,
         nested=media | {by_tag["tool_use"]},
-        allowed={role: frozenset(by_tag[t] for t in blocks if t in by_tag) for role, blocks in R.ALLOWED_BLOCKS.items()},
+        allowed={
+            role: frozenset(by_tag[t] for t in blocks if t in by_tag) for role, blocks in R.ALLOWED_BLOCKS.items()
+        },
     )
-

@@ -25,6 +25,8 @@ when re-encoded and a field written with its default value stays written.
 from __future__ import annotations
 
 import functools
+import re
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Union
 
 import msgspec
@@ -49,6 +51,7 @@ class _Builder:
         self.building: list[str] = []
         self.structs: dict[str, Any] = {}
         self.count = 0
+        self.formats: list[tuple[tuple[str, ...], re.Pattern[str]]] = []
 
     def _resolve(self, ref: str, doc: str) -> tuple[str, dict[str, Any]]:
         file, _, frag = ref.partition("#")
@@ -63,7 +66,9 @@ class _Builder:
         if extra:
             raise ValueError(f"fast model: {where} uses {sorted(extra)}, which the generator does not translate")
 
-    def type_of(self, schema: Any, doc: str, where: str) -> Any:
+    def type_of(self, schema: Any, doc: str, where: str, path: tuple[str, ...] | None = None) -> Any:
+        """The msgspec type of `schema`; `path` is the attribute path from the message when
+        no list or union lies on the way (a pattern there is lifted, see `Model.formats`)."""
         if schema is True or schema == {}:
             return Any
         if not isinstance(schema, dict):
@@ -79,11 +84,11 @@ class _Builder:
             file = key.split("#")[0]
             self.building.append(key)
             try:
-                return self.type_of(target, file, key)
+                return self.type_of(target, file, key, path)
             finally:
                 self.building.pop()
         if "anyOf" in schema or "oneOf" in schema:
-            return self.union(schema, doc, where)
+            return self.union(schema, doc, where, path)
         if "enum" in schema:
             self.unknown(schema, {"enum", "type"}, where)
             if not all(isinstance(v, str) for v in schema["enum"]):
@@ -96,7 +101,7 @@ class _Builder:
             return Literal[schema["const"]]
         t = schema.get("type")
         if t == "object":
-            return self.struct(schema, doc, where)
+            return self.struct(schema, doc, where, path)
         if t == "array":
             self.unknown(schema, {"type", "items"}, where)
             return list[self.type_of(schema.get("items", True), doc, where + "/items")]  # type: ignore[misc]
@@ -104,8 +109,14 @@ class _Builder:
             self.unknown(schema, {"type", "pattern", *_CONSTRAINTS}, where)
             meta = {_CONSTRAINTS[k]: v for k, v in schema.items() if k in _CONSTRAINTS}
             if "pattern" in schema:
-                # the schema's ECMA-262 pattern read the way the exact path reads it
-                meta["pattern"] = "(?a)" + ecma_regex(schema["pattern"]).pattern
+                # the schema's ECMA-262 pattern read the way the exact path reads it; on a
+                # field every message reaches by attributes alone it is checked once per
+                # batch (fast.py), elsewhere by msgspec on each value
+                regex = ecma_regex(schema["pattern"])
+                if path is not None:
+                    self.formats.append((path, regex))
+                else:
+                    meta["pattern"] = "(?a)" + regex.pattern  # ecma_regex compiles ASCII-only
             base = {"string": str, "integer": int, "number": float}[t]
             return Annotated[base, msgspec.Meta(**meta)] if meta else base
         if t == "boolean":
@@ -116,37 +127,36 @@ class _Builder:
             return None
         raise ValueError(f"fast model: {where}: unsupported type {t!r}")
 
-    def union(self, schema: dict[str, Any], doc: str, where: str) -> Any:
+    def union(self, schema: dict[str, Any], doc: str, where: str, path: tuple[str, ...] | None) -> Any:
         kw = "anyOf" if "anyOf" in schema else "oneOf"
         self.unknown(schema, {kw}, where)
         branches: list[Any] = []
-        nullable = False
-        for i, branch in enumerate(schema[kw]):
-            if isinstance(branch, dict) and branch.get("type") == "null":
-                nullable = True
-                continue
+        real = [b for b in schema[kw] if not (isinstance(b, dict) and b.get("type") == "null")]
+        nullable = len(real) < len(schema[kw])
+        if "discriminator" not in schema:
+            real = real[:1]  # narrowing: the first branch (see module doc)
+        sub = path if len(real) == 1 else None
+        for i, branch in enumerate(real):
             try:
-                branches.append(self.type_of(branch, doc, f"{where}/{kw}/{i}"))
+                branches.append(self.type_of(branch, doc, f"{where}/{kw}/{i}", sub))
             except _Cut:
                 continue  # the recursive branch is left to the exact path
         if not branches:
             raise _Cut(where)
         disc = schema.get("discriminator")
-        if disc is None:
-            branches = branches[:1]  # narrowing: the first branch (see module doc)
-        elif disc.get("propertyName") != "type":
+        if disc is not None and disc.get("propertyName") != "type":
             raise ValueError(f"fast model: {where}: only a `type` discriminator is translated")
         t: Any = branches[0] if len(branches) == 1 else Union[tuple(branches)]  # noqa: UP007
         return t | None if nullable else t
 
-    def struct(self, schema: dict[str, Any], doc: str, where: str) -> Any:
+    def struct(self, schema: dict[str, Any], doc: str, where: str, path: tuple[str, ...] | None) -> Any:
         self.unknown(schema, {"type", "properties", "required", "additionalProperties"}, where)
         props: dict[str, Any] = schema.get("properties", {})
         if not props:
             if schema.get("additionalProperties", True) is not True:
                 raise ValueError(f"fast model: {where}: a closed object without properties")
             return dict[str, Any]
-        if where in self.structs:
+        if where in self.structs and path is None:
             return self.structs[where]
         required = set(schema.get("required", ()))
         tag: str | None = None
@@ -155,7 +165,7 @@ class _Builder:
             if name == "type" and isinstance(sub, dict) and "const" in sub and name in required:
                 tag = sub["const"]  # a tagged-union member: msgspec writes the tag first
                 continue
-            t = self.type_of(sub, doc, f"{where}/properties/{name}")
+            t = self.type_of(sub, doc, f"{where}/properties/{name}", None if path is None else (*path, name))
             fields.append((name, t) if name in required else (name, t | msgspec.UnsetType, msgspec.UNSET))
         self.count += 1
         title = str(schema.get("title", "Object")).replace(" ", "")
@@ -169,13 +179,25 @@ class _Builder:
             gc=False,  # no cycles: decoded structs never need the cycle collector
             **options,
         )
-        self.structs[where] = cls
+        if path is None:  # a struct on an attribute path has its patterns lifted: not shared
+            self.structs[where] = cls
         return cls
 
 
+@dataclass(frozen=True)
+class Model:
+    """The fast model of one revision: the Message Struct, and the string formats lifted
+    out of it (attribute path from the message, the schema's pattern), which the fast
+    path checks per batch (a value on the path may be UNSET or None: nothing to check)."""
+
+    message: Any
+    formats: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...]
+
+
 @functools.lru_cache(maxsize=8)
-def message_model(revision: str) -> Any:
-    """The Message Struct of canonical `revision`, generated from its schema files."""
+def message_model(revision: str) -> Model:
+    """The fast model of canonical `revision`, generated from its schema files."""
     b = _Builder(schema_set("canonical", revision))
     b.building.append("message.json#")
-    return b.type_of(schema_set("canonical", revision)["message.json"], "message.json", "message.json#")
+    root = b.type_of(schema_set("canonical", revision)["message.json"], "message.json", "message.json#", ())
+    return Model(root, tuple(b.formats))
