@@ -190,27 +190,26 @@ class FastPath:
         """`n` whole lines (each ending in a newline), the first of them line `first`."""
         try:
             msgs: list[Any] | None = self.decoder.decode_lines(block)
-        except msgspec.DecodeError:
-            msgs = None
-        if msgs is None or len(msgs) != n or self.encoder.encode_lines(msgs) != block:
+            proven = msgs is not None and len(msgs) == n and self.encoder.encode_lines(msgs) == block
+        except _UNREADABLE:
+            msgs, proven = None, False
+        if msgs is None or not proven:
             return self._lines(framing, first, [x + b"\n" for x in block.split(b"\n")[:-1]], stats, progress)
         # equal bytes: every line is one value, with no duplicate key, CR, BOM or blank line
-        out = []
+        out: list[Finding] = []
+        lines = block.split(b"\n")
+        lines.pop()
         ats, bad = self._formats(msgs)
-        raws: list[bytes] | None = None
-        if progress is not None:
-            raws = [x + b"\n" for x in block.split(b"\n")[:-1]]
+        bad.update(k for k, line in enumerate(lines) if _maybe_deep(line))
         for k, m in enumerate(msgs):
             if k not in bad:
                 item = self._local(m, ats[k], first + k)
                 if item is not None and self._session(framing.name, item):
                     stats.records += 1
-                    if progress is not None and raws is not None:
-                        progress(len(raws[k]))
+                    if progress is not None:
+                        progress(len(lines[k]) + 1)
                     continue
-            if raws is None:
-                raws = [x + b"\n" for x in block.split(b"\n")[:-1]]
-            self._exact(framing, first + k, raws[k], raws[k][:-1], out, stats, progress)
+            self._exact(framing, first + k, lines[k] + b"\n", lines[k], out, stats, progress)
         return out
 
     def _lines(
@@ -227,7 +226,7 @@ class FastPath:
             found.clear()
             if data is None:
                 continue
-            m = self._decode_one(data)
+            m = None if _maybe_deep(data) else self._decode_one(data)
             if m is not None:
                 ats, bad = self._formats([m])
                 if not bad:
@@ -245,9 +244,9 @@ class FastPath:
         keys (or does not decode): the colon count of `jsonio.parse`, on the Struct."""
         try:
             m = self.decoder.decode(data)
-        except msgspec.DecodeError:
+            again = self.encoder.encode(m)
+        except _UNREADABLE:
             return None
-        again = self.encoder.encode(m)
         if again == data or (b"\\u003" not in data and data.count(b":") == again.count(b":")):
             return m
         return None
@@ -455,6 +454,17 @@ class FastPath:
 
 
 _fromiso = datetime.fromisoformat
+# what msgspec raises on a line it cannot take: a decode error, invalid UTF-8, its own
+# nesting limit; the exact path then says what is wrong
+_UNREADABLE = (msgspec.MsgspecError, UnicodeError, RecursionError)
+# A line with fewer brackets than this nests less deep than any limit of the exact path's
+# parsers (jiter stops at 200 levels, orjson writes 255): msgspec reads deeper, so a line
+# with more brackets (strings included: the count only errs high) takes the exact path.
+_DEPTH_SAFE = 200
+
+
+def _maybe_deep(line: bytes) -> bool:
+    return line.count(b"{") + line.count(b"[") >= _DEPTH_SAFE
 _END = "(?![\\s\\S])"  # end of input, as the schemas write it
 
 
