@@ -46,6 +46,7 @@ DEFAULT_MAX_FILE_BYTES = 512 * 1024 * 1024  # a whole-document read (.json, sche
 _BOM = b"\xef\xbb\xbf"
 _POS = re.compile(r" at line (\d+) column (\d+)$")
 _NON_FINITE = re.compile(rb"-?(?:NaN|Infinity)")
+_LONG_DIGITS = re.compile(rb"[0-9]{19}")
 
 
 @dataclass(slots=True)
@@ -190,7 +191,14 @@ def parse(data: bytes) -> Any:
     way the input can hold a colon that does not count is a `\u003a` escape, so such
     input (and anything orjson rejects, or a count mismatch) is parsed again by jiter,
     which rejects NaN/Infinity and duplicate keys and reports the position.
+
+    orjson also reads an integer past 64 bits as a float (`18446744073709551616` becomes
+    1.8446744073709552e19, and an exact rule such as TS401 then meets a float where the
+    schema promised an integer), so a text holding a run of 19 digits, the shortest such
+    integer, goes to jiter, which keeps integers exact.
     """
+    if _LONG_DIGITS.search(data):
+        return jiter.from_json(data, allow_inf_nan=False, catch_duplicate_keys=True)
     try:
         value = orjson.loads(data)
     except orjson.JSONDecodeError:

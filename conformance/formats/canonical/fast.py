@@ -104,6 +104,7 @@ class FastPath:
 
     def __init__(self, run: CanonicalRun) -> None:
         self.run = run
+        self.cleared = 0  # messages cleared so far (the rest took the exact path)
         rev = run.revision[run.latest]
         self.model = message_model(rev)
         self.decoder = msgspec.json.Decoder(self.model.message)
@@ -206,6 +207,7 @@ class FastPath:
                 item = self._local(m, ats[k], first + k)
                 if item is not None and self._session(framing.name, item):
                     stats.records += 1
+                    self.cleared += 1
                     if progress is not None:
                         progress(len(lines[k]) + 1)
                     continue
@@ -233,6 +235,7 @@ class FastPath:
                     item = self._local(m, ats[0], line_no)
                     if item is not None and self._session(framing.name, item):
                         stats.records += 1
+                        self.cleared += 1
                         if progress is not None:
                             progress(len(raw))
                         continue
