@@ -46,7 +46,7 @@ DEFAULT_MAX_FILE_BYTES = 512 * 1024 * 1024  # a whole-document read (.json, sche
 _BOM = b"\xef\xbb\xbf"
 _POS = re.compile(r" at line (\d+) column (\d+)$")
 _NON_FINITE = re.compile(rb"-?(?:NaN|Infinity)")
-_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+_LONG_DIGITS = re.compile(rb"(?:^|[-:\[,\s])[0-9]{19}")  # a number of 19+ digits (or such digits in a string)
 
 
 @dataclass(slots=True)
@@ -194,8 +194,8 @@ def parse(data: bytes) -> Any:
 
     orjson also reads an integer past 64 bits as a float (`18446744073709551616` becomes
     1.8446744073709552e19, and an exact rule such as TS401 then meets a float where the
-    schema promised an integer), so a text holding a run of 19 digits, the shortest such
-    integer, goes to jiter, which keeps integers exact.
+    schema promised an integer), so a text holding 19 digits where a number can start (the
+    shortest such integer has 19) goes to jiter, which keeps integers exact.
     """
     if _LONG_DIGITS.search(data):
         return jiter.from_json(data, allow_inf_nan=False, catch_duplicate_keys=True)
