@@ -348,14 +348,17 @@ def test_deep_lines_never_crash_and_match(tmp_path: Path, depth: int, compact: b
     both paths: a deep line is a located TS008 or valid, never an exception. Compact
     lines reach the batch proof, spaced ones the line-by-line one."""
     base = (RULES / "valid.jsonl").read_text().splitlines()
-    if compact:
-        base = [orjson.dumps(json.loads(x)).decode() for x in base]
     deep = '{"a":' * depth + "1" + "}" * depth
-    sep = '"metadata":{' if compact else '"metadata": {'
-    base[2] = base[2].replace(sep, sep + '"provider_raw":' + deep + ",", 1)
-    arrays = "[" * depth + "]" * depth
-    p = _write(tmp_path, [x.encode() for x in [*base, arrays]])
+    if compact:  # provider_raw in its schema place, so the line re-encodes to its own bytes
+        doc = json.loads(base[2])
+        doc["metadata"]["provider_raw"] = "DEEP"
+        base = [orjson.dumps(json.loads(x)).decode() for x in base]
+        base[2] = orjson.dumps(doc).decode().replace('"DEEP"', deep)
+    else:
+        base[2] = base[2].replace('"metadata": {', '"metadata": {"provider_raw": ' + deep + ", ", 1)
+    p = _write(tmp_path, [x.encode() for x in base])
     same(p)
+    same(_write(tmp_path, [x.encode() for x in [*base, "[" * depth + "]" * depth]], name="arrays.jsonl"))
     found = [(f.rule, f.line) for f in validate([p]).findings]
     if depth >= 255:  # deeper than orjson writes: TS008 from jiter, located (was exit 3)
         assert ("TS008", 3) in found
