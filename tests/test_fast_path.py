@@ -118,9 +118,17 @@ SEMANTIC: dict[str, Mut] = {
     "unknown-meta-field": _set("metadata.trace", "t"),
     "unknown-block-field": _set("content.0.lang", "en"),
     "unknown-block": lambda m: m["content"].append({"type": "video", "url": "u"}) or m,
-    "nested-tool-result": lambda m: m["content"].insert(
-        0, {"type": "tool_result", "tool_use_id": "tu_01JZ0000000000000000000000", "content": [
-            {"type": "tool_result", "tool_use_id": "tu_01JZ0000000000000000000000", "content": []}]}) or m,  # fmt: skip
+    "nested-tool-result": lambda m: (
+        m["content"].insert(
+            0,
+            {
+                "type": "tool_result",
+                "tool_use_id": "tu_01JZ0000000000000000000000",
+                "content": [{"type": "tool_result", "tool_use_id": "tu_01JZ0000000000000000000000", "content": []}],
+            },
+        )
+        or m
+    ),
     "schema-version-2": _set("schema_version", 2),
     "schema-version-true": _set("schema_version", True),
     "schema-version-str": _set("schema_version", "1"),
@@ -160,7 +168,9 @@ SEMANTIC: dict[str, Mut] = {
     "cost-exponent": _set("metadata.usage.cost_usd", "6.54E-4"),
     "cost-wrong": _set("metadata.usage.cost_usd", "0.1"),
     "cost-leading-zero": _set("metadata.usage.cost_usd", "01.5"),
-    "cost-trailing-newline": lambda m: _set("metadata.usage.cost_usd", str(m["metadata"].get("usage", {}).get("cost_usd", "1")) + "\n")(m),
+    "cost-trailing-newline": lambda m: _set(
+        "metadata.usage.cost_usd", str(m["metadata"].get("usage", {}).get("cost_usd", "1")) + "\n"
+    )(m),
     "pricing-version-unknown": _set("metadata.usage.pricing_version", "1999-01-01"),
     "cached-tokens": _set("metadata.usage.cached_input_tokens", 100),
     "cached-zero": _set("metadata.usage.cached_input_tokens", 0),
@@ -171,40 +181,84 @@ SEMANTIC: dict[str, Mut] = {
     "provider-raw-null": _set("metadata.provider_raw", None),
     "provider-raw-list": _set("metadata.provider_raw", [1]),
     "stop-reason-cancelled": _set("metadata.stop_reason", "cancelled"),
-    "audio-block": lambda m: m["content"].append(
-        {"type": "audio", "source": {"kind": "base64", "data": "AAAA"}, "media_type": "audio/wav"}) or m,  # fmt: skip
-    "image-text-type": lambda m: m["content"].append(
-        {"type": "image", "source": {"kind": "base64", "data": "AAAA"}, "media_type": "text/plain"}) or m,  # fmt: skip
-    "image-upper-type": lambda m: m["content"].append(
-        {"type": "image", "source": {"kind": "url", "data": "https://x/y.png"}, "media_type": "IMAGE/PNG"}) or m,  # fmt: skip
-    "image-file-ref-abs": lambda m: m["content"].append(
-        {"type": "image", "source": {"kind": "file_ref", "data": "/etc/passwd"}, "media_type": "image/png"}) or m,  # fmt: skip
-    "image-file-ref-up": lambda m: m["content"].append(
-        {"type": "image", "source": {"kind": "file_ref", "data": "a/../../b.png"}, "media_type": "image/png"}) or m,  # fmt: skip
-    "image-bad-base64": lambda m: m["content"].append(
-        {"type": "image", "source": {"kind": "base64", "data": "@@@"}, "media_type": "image/png"}) or m,  # fmt: skip
-    "image-bad-media": lambda m: m["content"].append(
-        {"type": "image", "source": {"kind": "base64", "data": "AAAA"}, "media_type": "png"}) or m,  # fmt: skip
-    "image-kind-bad": lambda m: m["content"].append(
-        {"type": "image", "source": {"kind": "ftp", "data": "x"}, "media_type": "image/png"}) or m,  # fmt: skip
+    "audio-block": lambda m: (
+        m["content"].append({"type": "audio", "source": {"kind": "base64", "data": "AAAA"}, "media_type": "audio/wav"})
+        or m
+    ),
+    "image-text-type": lambda m: (
+        m["content"].append({"type": "image", "source": {"kind": "base64", "data": "AAAA"}, "media_type": "text/plain"})
+        or m
+    ),
+    "image-upper-type": lambda m: (
+        m["content"].append(
+            {"type": "image", "source": {"kind": "url", "data": "https://x/y.png"}, "media_type": "IMAGE/PNG"}
+        )
+        or m
+    ),
+    "image-file-ref-abs": lambda m: (
+        m["content"].append(
+            {"type": "image", "source": {"kind": "file_ref", "data": "/etc/passwd"}, "media_type": "image/png"}
+        )
+        or m
+    ),
+    "image-file-ref-up": lambda m: (
+        m["content"].append(
+            {"type": "image", "source": {"kind": "file_ref", "data": "a/../../b.png"}, "media_type": "image/png"}
+        )
+        or m
+    ),
+    "image-bad-base64": lambda m: (
+        m["content"].append({"type": "image", "source": {"kind": "base64", "data": "@@@"}, "media_type": "image/png"})
+        or m
+    ),
+    "image-bad-media": lambda m: (
+        m["content"].append({"type": "image", "source": {"kind": "base64", "data": "AAAA"}, "media_type": "png"}) or m
+    ),
+    "image-kind-bad": lambda m: (
+        m["content"].append({"type": "image", "source": {"kind": "ftp", "data": "x"}, "media_type": "image/png"}) or m
+    ),
     "thinking-block": lambda m: m["content"].append({"type": "thinking", "text": "t", "signature": None}) or m,
     "redacted-block": lambda m: m["content"].append({"type": "redacted_thinking", "data": "x"}) or m,
-    "tool-use-added": lambda m: m["content"].append(
-        {"type": "tool_use", "id": "tu_01JZ0000000000000000000000", "name": "read_file", "input": {"path": "a"}}) or m,  # fmt: skip
-    "tool-use-bad-id": lambda m: m["content"].append(
-        {"type": "tool_use", "id": "call_1", "name": "read_file", "input": {"path": "a"}}) or m,  # fmt: skip
-    "tool-use-camel": lambda m: m["content"].append(
-        {"type": "tool_use", "id": "tu_01JZ0000000000000000000001", "name": "ReadFile", "input": {}}) or m,  # fmt: skip
-    "tool-use-unknown-tool": lambda m: m["content"].append(
-        {"type": "tool_use", "id": "tu_01JZ0000000000000000000002", "name": "launch", "input": {}}) or m,  # fmt: skip
-    "tool-use-bad-input": lambda m: m["content"].append(
-        {"type": "tool_use", "id": "tu_01JZ0000000000000000000003", "name": "read_file", "input": {"limit": "x"}}) or m,  # fmt: skip
-    "tool-use-input-list": lambda m: m["content"].append(
-        {"type": "tool_use", "id": "tu_01JZ0000000000000000000004", "name": "read_file", "input": []}) or m,  # fmt: skip
-    "tool-result-added": lambda m: m["content"].append(
-        {"type": "tool_result", "tool_use_id": "tu_01JZ0000000000000000000005", "content": []}) or m,  # fmt: skip
-    "tool-result-error-false": lambda m: m["content"].append(
-        {"type": "tool_result", "tool_use_id": "tu_01JZ0000000000000000000005", "content": [], "is_error": False}) or m,  # fmt: skip
+    "tool-use-added": lambda m: (
+        m["content"].append(
+            {"type": "tool_use", "id": "tu_01JZ0000000000000000000000", "name": "read_file", "input": {"path": "a"}}
+        )
+        or m
+    ),
+    "tool-use-bad-id": lambda m: (
+        m["content"].append({"type": "tool_use", "id": "call_1", "name": "read_file", "input": {"path": "a"}}) or m
+    ),
+    "tool-use-camel": lambda m: (
+        m["content"].append(
+            {"type": "tool_use", "id": "tu_01JZ0000000000000000000001", "name": "ReadFile", "input": {}}
+        )
+        or m
+    ),
+    "tool-use-unknown-tool": lambda m: (
+        m["content"].append({"type": "tool_use", "id": "tu_01JZ0000000000000000000002", "name": "launch", "input": {}})
+        or m
+    ),
+    "tool-use-bad-input": lambda m: (
+        m["content"].append(
+            {"type": "tool_use", "id": "tu_01JZ0000000000000000000003", "name": "read_file", "input": {"limit": "x"}}
+        )
+        or m
+    ),
+    "tool-use-input-list": lambda m: (
+        m["content"].append(
+            {"type": "tool_use", "id": "tu_01JZ0000000000000000000004", "name": "read_file", "input": []}
+        )
+        or m
+    ),
+    "tool-result-added": lambda m: (
+        m["content"].append({"type": "tool_result", "tool_use_id": "tu_01JZ0000000000000000000005", "content": []}) or m
+    ),
+    "tool-result-error-false": lambda m: (
+        m["content"].append(
+            {"type": "tool_result", "tool_use_id": "tu_01JZ0000000000000000000005", "content": [], "is_error": False}
+        )
+        or m
+    ),
     "to-tool-definition": lambda m: SYNTH_TOOLS[0],
     "to-list": lambda m: [m],
     "to-string": lambda m: "message",
@@ -225,8 +279,12 @@ def _bytes_mutations(line: bytes, r: random.Random) -> dict[str, bytes]:
         "spaces": spaced,
         "pretty-colon-in-text": line.replace(b'"text":"', b'"text":"a:b: ', 1),
         "escaped-colon": line.replace(b'"text":"', b'"text":"\\u003a', 1),
-        "escaped-colon-dup": line.replace(b"{", b'{"' + first_key.encode() + b'\\u003a":1,"' + first_key.encode() + b'":"d",', 1),
-        "unicode-escape": line.replace("ü".encode(), b"\\u00fc") if "ü".encode() in line else line.replace(b'"text":"', b'"text":"\\u00e9', 1),
+        "escaped-colon-dup": line.replace(
+            b"{", b'{"' + first_key.encode() + b'\\u003a":1,"' + first_key.encode() + b'":"d",', 1
+        ),
+        "unicode-escape": line.replace("ü".encode(), b"\\u00fc")
+        if "ü".encode() in line
+        else line.replace(b'"text":"', b'"text":"\\u00e9', 1),
         "slash-escape": line.replace(b'"text":"', b'"text":"\\/', 1),
         "lone-surrogate": line.replace(b'"text":"', b'"text":"\\ud800', 1),
         "reordered": orjson.dumps(dict(reversed(list(doc.items())))),
@@ -272,7 +330,9 @@ def broken_corpus(n: int, seed: int, *, rate: float = 0.15, deep: bool = True) -
     return lines
 
 
-def _write(tmp: Path, lines: list[bytes], *, name: str = "c.jsonl", bom: bool = False, final_newline: bool = True) -> Path:
+def _write(
+    tmp: Path, lines: list[bytes], *, name: str = "c.jsonl", bom: bool = False, final_newline: bool = True
+) -> Path:
     p = tmp / name
     data = b"\n".join(lines) + (b"\n" if final_newline else b"")
     p.write_bytes((b"\xef\xbb\xbf" if bom else b"") + data)
@@ -309,7 +369,9 @@ def test_broken_corpus_same_under_every_selection(tmp_path: Path, sel: Selection
 
 
 @pytest.mark.parametrize("rev", [(), ("v2",)])
-def test_broken_corpus_same_with_tools_pricing_revisions(tmp_path: Path, rev: tuple[str, ...], sides: dict[str, Path]) -> None:
+def test_broken_corpus_same_with_tools_pricing_revisions(
+    tmp_path: Path, rev: tuple[str, ...], sides: dict[str, Path]
+) -> None:
     p = _write(tmp_path, broken_corpus(1500, seed=29, rate=0.3))
     assert same(p, revisions=rev, tools=sides["tools"], pricing=sides["pricing"]) > 600
     assert same(p, revisions=rev, tools=TOOLS, pricing=PRICING) > 0  # other tables: TS304, TS402, TS403 ...
@@ -391,7 +453,9 @@ def _compact(doc: Any) -> bytes:
         return b"{}"
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
 @given(
     st.lists(
         st.one_of(documents().map(_compact), invalid_documents().map(lambda i: _compact(i.document))),
@@ -409,14 +473,20 @@ def test_hypothesis_fast_exact_oracle(tmp_path: Path, lines: list[bytes], sel: S
     ts020 = {f[1] for f in exact if f[3] == "TS020"}
     for i, line in enumerate(lines, 1):
         doc = json.loads(line)
-        if isinstance(doc, dict) and doc.get("schema_version") not in (None, 1) and type(doc.get("schema_version")) is int:
+        if (
+            isinstance(doc, dict)
+            and doc.get("schema_version") not in (None, 1)
+            and type(doc.get("schema_version")) is int
+        ):
             continue  # TS012: another major version, not schema-checked
         if isinstance(doc, dict) and "input_schema" in doc and "role" not in doc:
             continue  # a tool definition
         assert (i in ts020) == (not ORACLE.oracle_is_valid(doc)), (i, line[:300])
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
 @given(st.integers(0, 10_000), st.floats(0.0, 0.6), st.sampled_from(SELECTIONS))
 def test_hypothesis_broken_corpora(tmp_path: Path, seed: int, rate: float, sel: Selection) -> None:
     p = tmp_path / "b.jsonl"

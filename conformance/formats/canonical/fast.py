@@ -468,6 +468,8 @@ _DEPTH_SAFE = 200
 
 def _maybe_deep(line: bytes) -> bool:
     return line.count(b"{") + line.count(b"[") >= _DEPTH_SAFE
+
+
 _END = "(?![\\s\\S])"  # end of input, as the schemas write it
 
 
