@@ -552,9 +552,10 @@ def _getter(path: tuple[str, ...]) -> Callable[[list[Any]], tuple[list[int], lis
 
 @dataclass(frozen=True)
 class _Classes:
-    tool_use: type
-    tool_result: type
-    image: type | None
+    # the generated Struct classes (typed Any: their fields are known only at run time)
+    tool_use: Any
+    tool_result: Any
+    image: Any
     media: frozenset[type]  # image and audio blocks
     nested: frozenset[type]  # the block types whose rules also run inside a tool_result
     allowed: dict[str, frozenset[type]]  # role -> block classes allowed (§5.1.3)
