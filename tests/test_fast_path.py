@@ -259,6 +259,28 @@ SEMANTIC: dict[str, Mut] = {
         )
         or m
     ),
+    "tool-use-bigint-input": lambda m: (
+        m["content"].append(
+            {
+                "type": "tool_use",
+                "id": "tu_01JZ0000000000000000000006",
+                "name": "read_file",
+                "input": {"path": "a", "limit": 10**30, "n": [[[1]]]},
+            }
+        )
+        or m
+    ),
+    "tool-use-deep-input": lambda m: (
+        m["content"].append(
+            {
+                "type": "tool_use",
+                "id": "tu_01JZ0000000000000000000007",
+                "name": "read_file",
+                "input": {"path": "a", "deep": json.loads("[" * 240 + "]" * 240)},
+            }
+        )
+        or m
+    ),
     "to-tool-definition": lambda m: SYNTH_TOOLS[0],
     "to-list": lambda m: [m],
     "to-string": lambda m: "message",
@@ -585,7 +607,7 @@ def test_fast_path_covers_every_registered_rule() -> None:
     info = RuleInfo("TS199", Severity.ERROR, "§0", "a rule the fast path does not know")
     MESSAGE.register(info)(lambda ctx, m, emit: None)
     try:
-        assert not FastPath.covers(CanonicalRun(Options(), revisions=None).driver)
+        assert not FastPath.covers(CanonicalRun(Options(), revisions=None).driver, "v1")
         assert CanonicalRun(Options(selection=Selection(ignore=("TS199",)))).fast is not None
     finally:
         MESSAGE.rules.pop()

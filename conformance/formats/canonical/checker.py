@@ -102,7 +102,9 @@ class CanonicalRun:
         self._pending: list[Finding] = []
         # the fast path (fast.py) serves JSON Lines when it can prove every enabled rule
         # silent; Options(exact=True) or a rule it does not know keeps the exact path only
-        self.fast = None if options.exact or not FastPath.covers(self.driver) else FastPath(self)
+        self.fast = (
+            None if options.exact or not FastPath.covers(self.driver, self.revision[self.latest]) else FastPath(self)
+        )
         if toolset is not None:
             self.state.tool_names = {n: ("--tools", 0) for n in toolset.tools}
             for rec in toolset.records:

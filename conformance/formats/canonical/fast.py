@@ -34,6 +34,7 @@ rule registered later without a predicate here turns it off rather than go unche
 from __future__ import annotations
 
 import binascii
+import operator
 import re
 import typing
 from collections.abc import Callable, Iterator
@@ -133,10 +134,11 @@ class FastPath:
             self.checks.append((_getter(("metadata", "model")), BatchPattern(ctx.re_model)))
 
     @staticmethod
-    def covers(driver: Driver) -> bool:
-        """True when every enabled rule of the run is one the fast path can prove silent."""
+    def covers(driver: Driver, revision: str) -> bool:
+        """True when every enabled rule of the run is one the fast path can prove silent,
+        and every field of arbitrary JSON is one whose depth it checks (`OPEN_FIELDS`)."""
         enabled = {info.id for fam in FAMILIES for info, _, _ in fam.rules if driver.enabled(info.id)}
-        return enabled <= COVERED
+        return enabled <= COVERED and message_model(revision).open_fields <= OPEN_FIELDS
 
     # -- reading ------------------------------------------------------------------------
 
@@ -201,7 +203,6 @@ class FastPath:
         lines = block.split(b"\n")
         lines.pop()
         ats, bad = self._formats(msgs)
-        bad.update(k for k, line in enumerate(lines) if _maybe_deep(line))
         for k, m in enumerate(msgs):
             if k not in bad:
                 item = self._local(m, ats[k], first + k)
@@ -317,12 +318,20 @@ class FastPath:
         if on["TS119"] and getattr(meta, "stop_reason", None) == "cancelled" and status != "cancelled":
             return None
         cls = self.cls
+        raw = meta.provider_raw
+        if raw is not None and raw is not _UNSET and not _shallow(raw):
+            return None  # TS008 territory: the exact path decides
         tools: list[tuple[int, bool, str]] = []
         for i, b in enumerate(content):
             t = type(b)
             if t is cls.tool_use:
+                if not _shallow(b.input):
+                    return None
                 tools.append((i, True, b.id))
             elif t is cls.tool_result:
+                for inner in b.content:
+                    if type(inner) is cls.tool_use and not _shallow(inner.input):
+                        return None
                 tools.append((i, False, b.tool_use_id))
         if complete:
             if not content:
@@ -470,6 +479,25 @@ def _maybe_deep(line: bytes) -> bool:
     return line.count(b"{") + line.count(b"[") >= _DEPTH_SAFE
 
 
+# the fields of arbitrary JSON whose depth `_local` checks (`fastmodel.Model.open_fields`);
+# a schema that adds another turns the fast path off (`FastPath.covers`) until it is here
+OPEN_FIELDS = frozenset({"MessageMetadata.provider_raw", "ToolUseBlock.input"})
+_ENCODE = msgspec.json.Encoder().encode
+_CONTAINERS = (dict, list)
+
+
+def _shallow(value: dict[str, Any]) -> bool:
+    """True when `value` (a decoded object of arbitrary JSON) nests fewer levels than
+    `_DEPTH_SAFE` less the schema's own nesting around it; flat objects answer at once."""
+    for v in value.values():
+        if type(v) in _CONTAINERS:
+            break
+    else:
+        return True
+    text = _ENCODE(value)
+    return text.count(b"{") + text.count(b"[") < _DEPTH_SAFE - 16
+
+
 _END = "(?![\\s\\S])"  # end of input, as the schemas write it
 
 
@@ -533,8 +561,19 @@ class BatchPattern:
         return [i for i, v in enumerate(values) if not one(v)]
 
 
+_RANGE = list(range(1 << 16))  # indices, sliced (a block never holds more lines than bytes)
+
+
 def _getter(path: tuple[str, ...]) -> Callable[[list[Any]], tuple[list[int], list[str]]]:
     """(indices, values) of the messages on which `path` leads to a value (not UNSET/None)."""
+
+    if len(path) == 1:  # a required field of the message: every message has it
+        one = operator.attrgetter(path[0])
+
+        def get_one(msgs: list[Any]) -> tuple[list[int], list[str]]:
+            return _RANGE[: len(msgs)], list(map(one, msgs))
+
+        return get_one
 
     def get(msgs: list[Any]) -> tuple[list[int], list[str]]:
         idx = list(range(len(msgs)))

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import re
+import typing
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Union
 
@@ -52,6 +53,7 @@ class _Builder:
         self.structs: dict[str, Any] = {}
         self.count = 0
         self.formats: list[tuple[tuple[str, ...], re.Pattern[str]]] = []
+        self.open: list[str] = []  # "Title.field" of every field holding arbitrary JSON
 
     def _resolve(self, ref: str, doc: str) -> tuple[str, dict[str, Any]]:
         file, _, frag = ref.partition("#")
@@ -166,6 +168,8 @@ class _Builder:
                 tag = sub["const"]  # a tagged-union member: msgspec writes the tag first
                 continue
             t = self.type_of(sub, doc, f"{where}/properties/{name}", None if path is None else (*path, name))
+            if _opens(t):
+                self.open.append(f"{schema.get('title', 'Object')}.{name}")
             fields.append((name, t) if name in required else (name, t | msgspec.UnsetType, msgspec.UNSET))
         self.count += 1
         title = str(schema.get("title", "Object")).replace(" ", "")
@@ -192,6 +196,8 @@ class Model:
 
     message: Any
     formats: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...]
+    # fields holding arbitrary JSON ("Title.field"), the only places a line can nest deep
+    open_fields: frozenset[str]
 
 
 @functools.lru_cache(maxsize=8)
@@ -200,4 +206,11 @@ def message_model(revision: str) -> Model:
     b = _Builder(schema_set("canonical", revision))
     b.building.append("message.json#")
     root = b.type_of(schema_set("canonical", revision)["message.json"], "message.json", "message.json#", ())
-    return Model(root, tuple(b.formats))
+    return Model(root, tuple(b.formats), frozenset(b.open))
+
+
+def _opens(t: Any) -> bool:
+    """True when `t` takes arbitrary JSON (Any, or a dict or list of it) at some level."""
+    if t is Any:
+        return True
+    return any(_opens(a) for a in typing.get_args(t))
