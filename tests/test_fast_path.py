@@ -276,7 +276,7 @@ SEMANTIC: dict[str, Mut] = {
                 "type": "tool_use",
                 "id": "tu_01JZ0000000000000000000007",
                 "name": "read_file",
-                "input": {"path": "a", "deep": json.loads("[" * 240 + "]" * 240)},
+                "input": {"path": "a", "deep": json.loads("[" * 260 + "]" * 260)},
             }
         )
         or m
@@ -457,11 +457,12 @@ def test_one_broken_line_in_an_intact_block(tmp_path: Path) -> None:
     lines = [_line(d) for d in docs]
     r = random.Random(3)
     target = 60
-    kinds = {**{f"b:{k}": v for k, v in _bytes_mutations(lines[target], r).items()}}
-    kinds.update({f"s:{k}": _line(fn(copy.deepcopy(docs[target]))) for k, fn in SEMANTIC.items()})
-    kinds["s:deep-provider-raw"] = _line(SEMANTIC["provider-raw-deep-250"](copy.deepcopy(docs[target])))
-    for name, bad in sorted(kinds.items()):
-        p = _write(tmp_path, [*lines[:target], bad, *lines[target + 1 :]], name=name.replace(":", "_") + ".jsonl")
+    kinds = {f"b:{k}": (target, v) for k, v in _bytes_mutations(lines[target], r).items()}
+    for role in ("user", "assistant", "tool", "system"):  # each semantic mutation on each role
+        at = next(i for i, d in enumerate(docs) if d["role"] == role and (i > 40 or role == "system"))
+        kinds.update({f"s:{role}:{k}": (at, _line(fn(copy.deepcopy(docs[at])))) for k, fn in SEMANTIC.items()})
+    for name, (at, bad) in sorted(kinds.items()):
+        p = _write(tmp_path, [*lines[:at], bad, *lines[at + 1 :]], name=name.replace(":", "_") + ".jsonl")
         assert same(p) >= 100, name
 
 
