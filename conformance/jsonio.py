@@ -46,6 +46,8 @@ DEFAULT_MAX_FILE_BYTES = 512 * 1024 * 1024  # a whole-document read (.json, sche
 _BOM = b"\xef\xbb\xbf"
 _POS = re.compile(r" at line (\d+) column (\d+)$")
 _NON_FINITE = re.compile(rb"-?(?:NaN|Infinity)")
+_DIGIT_MAP = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))  # digits -> "0", the rest -> " "
+_NINETEEN = b"0" * 19
 _LONG_DIGITS = re.compile(rb"(?:^|[-:\[,\s])[0-9]{19}")  # a number of 19+ digits (or such digits in a string)
 
 
@@ -197,7 +199,7 @@ def parse(data: bytes) -> Any:
     schema promised an integer), so a text holding 19 digits where a number can start (the
     shortest such integer has 19) goes to jiter, which keeps integers exact.
     """
-    if _LONG_DIGITS.search(data):
+    if _NINETEEN in data.translate(_DIGIT_MAP) and _LONG_DIGITS.search(data):  # translate: a C pass, the regex is slow
         return jiter.from_json(data, allow_inf_nan=False, catch_duplicate_keys=True)
     try:
         value = orjson.loads(data)
