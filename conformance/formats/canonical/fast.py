@@ -34,6 +34,7 @@ rule registered later without a predicate here turns it off rather than go unche
 from __future__ import annotations
 
 import binascii
+import gc
 import operator
 import re
 import typing
@@ -175,7 +176,16 @@ class FastPath:
                     if not block:
                         continue
                 n = block.count(b"\n")
-                yield from self._block(framing, line_no + 1, block, n, stats, progress)
+                # a block allocates many small containers and no cycles: the collector
+                # would only walk them, so it waits until the block is done
+                gc_on = gc.isenabled()
+                gc.disable()
+                try:
+                    found = self._block(framing, line_no + 1, block, n, stats, progress)
+                finally:
+                    if gc_on:
+                        gc.enable()
+                yield from found
                 line_no += n
             if buf:  # the last line, with no newline
                 yield from self._lines(framing, line_no + 1, [buf], stats, progress)
@@ -200,8 +210,9 @@ class FastPath:
             return self._lines(framing, first, [x + b"\n" for x in block.split(b"\n")[:-1]], stats, progress)
         # equal bytes: every line is one value, with no duplicate key, CR, BOM or blank line
         out: list[Finding] = []
-        lines = block.split(b"\n")
-        lines.pop()
+        lines: list[bytes] | None = None
+        if progress is not None:
+            lines = block.split(b"\n")
         ats, bad = self._formats(msgs)
         for k, m in enumerate(msgs):
             if k not in bad:
@@ -209,9 +220,11 @@ class FastPath:
                 if item is not None and self._session(framing.name, item):
                     stats.records += 1
                     self.cleared += 1
-                    if progress is not None:
+                    if progress is not None and lines is not None:
                         progress(len(lines[k]) + 1)
                     continue
+            if lines is None:
+                lines = block.split(b"\n")
             self._exact(framing, first + k, lines[k] + b"\n", lines[k], out, stats, progress)
         return out
 
