@@ -574,9 +574,6 @@ class BatchPattern:
         return [i for i, v in enumerate(values) if not one(v)]
 
 
-_RANGE = list(range(1 << 16))  # indices, sliced (a block never holds more lines than bytes)
-
-
 def _getter(path: tuple[str, ...]) -> Callable[[list[Any]], tuple[list[int], list[str]]]:
     """(indices, values) of the messages on which `path` leads to a value (not UNSET/None)."""
 
@@ -584,7 +581,7 @@ def _getter(path: tuple[str, ...]) -> Callable[[list[Any]], tuple[list[int], lis
         one = operator.attrgetter(path[0])
 
         def get_one(msgs: list[Any]) -> tuple[list[int], list[str]]:
-            return _RANGE[: len(msgs)], list(map(one, msgs))
+            return list(range(len(msgs))), list(map(one, msgs))
 
         return get_one
 
