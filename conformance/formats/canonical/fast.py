@@ -107,6 +107,8 @@ class FastPath:
     def __init__(self, run: CanonicalRun) -> None:
         self.run = run
         self.cleared = 0  # messages cleared so far (the rest took the exact path)
+        self._decoded: list[Any] = []  # the Structs of the batch `_first_bad` just proved
+        self._locates = _LOCATES  # bad lines still to locate in the current block
         rev = run.revision[run.latest]
         self.model = message_model(rev)
         self.decoder = msgspec.json.Decoder(self.model.message)
@@ -180,6 +182,7 @@ class FastPath:
                 # would only walk them, so it waits until the block is done
                 gc_on = gc.isenabled()
                 gc.disable()
+                self._locates = _LOCATES
                 try:
                     found = self._block(framing, line_no + 1, block, n, stats, progress)
                 finally:
@@ -200,14 +203,68 @@ class FastPath:
     def _block(
         self, framing: LineFraming, first: int, block: bytes, n: int, stats: FileStats, progress: ProgressHook | None
     ) -> list[Finding]:
-        """`n` whole lines (each ending in a newline), the first of them line `first`."""
+        """`n` whole lines (each ending in a newline), the first of them line `first`.
+        When the batch proof fails, the first line that fails it is located (msgspec names
+        the line or the byte; the re-encoding differs from a byte on): the lines before it
+        are a batch again, it goes alone, and the lines after it are the next block."""
+        out: list[Finding] = []
+        while n:
+            bad = self._first_bad(block, n) if self._locates else -1
+            if bad is None:
+                out.extend(self._proven(framing, first, block, stats, progress))
+                return out
+            if bad < 0:  # not located (or many bad lines in this block): line by line
+                out.extend(self._lines(framing, first, [x + b"\n" for x in block.split(b"\n")[:-1]], stats, progress))
+                return out
+            self._locates -= 1
+            lines = block.split(b"\n")
+            if bad:
+                out.extend(self._block(framing, first, b"\n".join(lines[:bad]) + b"\n", bad, stats, progress))
+            out.extend(self._lines(framing, first + bad, [lines[bad] + b"\n"], stats, progress))
+            first, n = first + bad + 1, n - bad - 1
+            block = b"\n".join(lines[bad + 1 : -1]) + b"\n" if n else b""
+        return out
+
+    def _first_bad(self, block: bytes, n: int) -> int | None:
+        """None when the batch proof holds for the `n` lines of `block`, else the index of
+        the first line that breaks it (-1 when it cannot be told)."""
         try:
-            msgs: list[Any] | None = self.decoder.decode_lines(block)
-            proven = msgs is not None and len(msgs) == n and self.encoder.encode_lines(msgs) == block
+            msgs = self.decoder.decode_lines(block)
+        except msgspec.MsgspecError as exc:
+            text = str(exc)
+            m = _AT_LINE.search(text)
+            if m:
+                return int(m.group(1)) if int(m.group(1)) < n else -1
+            m = _AT_BYTE.search(text)
+            if m and int(m.group(1)) <= len(block):
+                return min(block.count(b"\n", 0, int(m.group(1))), n - 1)
+            return -1
+        except (UnicodeError, RecursionError):
+            return -1
+        if len(msgs) != n:
+            return -1
+        try:
+            again = self.encoder.encode_lines(msgs)
         except _UNREADABLE:
-            msgs, proven = None, False
-        if msgs is None or not proven:
-            return self._lines(framing, first, [x + b"\n" for x in block.split(b"\n")[:-1]], stats, progress)
+            return -1
+        if again == block:
+            self._decoded = msgs
+            return None
+        # the first differing byte, by halving (slice comparisons run in C)
+        lo, hi = 0, min(len(again), len(block))
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if again[lo : mid + 1] == block[lo : mid + 1]:
+                lo = mid + 1
+            else:
+                hi = mid
+        return min(block.count(b"\n", 0, lo), n - 1)
+
+    def _proven(
+        self, framing: LineFraming, first: int, block: bytes, stats: FileStats, progress: ProgressHook | None
+    ) -> list[Finding]:
+        """Lines whose batch proof held (`_first_bad` kept their Structs)."""
+        msgs, self._decoded = self._decoded, []
         # equal bytes: every line is one value, with no duplicate key, CR, BOM or blank line
         out: list[Finding] = []
         lines: list[bytes] | None = None
@@ -479,6 +536,9 @@ class FastPath:
 
 
 _fromiso = datetime.fromisoformat
+_LOCATES = 8  # bad lines located per block before the rest goes line by line (bounds the work)
+_AT_LINE = re.compile(r"- at `\$\[(\d+)\]")  # msgspec: a validation error of line k of a batch
+_AT_BYTE = re.compile(r"\(byte (\d+)\)")  # msgspec: malformed JSON at a byte
 # what msgspec raises on a line it cannot take: a decode error, invalid UTF-8, its own
 # nesting limit; the exact path then says what is wrong
 _UNREADABLE = (msgspec.MsgspecError, UnicodeError, RecursionError)
