@@ -1,13 +1,21 @@
 """`nox -s bench`: validate throughput as a ratio of the orjson parse floor, one process.
 
 Everything is measured in the same run on the same generated file, so the ratios are
-comparable across machines even when the absolute numbers are not:
+comparable across machines even when the absolute numbers are not (on a shared machine,
+run it two or three times and read the ranges):
 
 - floor: read the JSONL line by line and `orjson.loads` each line, nothing else;
-- validate (schema only): `turnspec validate --select TS0` (reading, strict JSON parse
-  with duplicate-key detection, schema by version, tolerance warnings);
-- validate (all rules): every rule, plus `--tools` and `--pricing` so TS3xx/TS4xx run;
+- validate (default rules): `turnspec validate` as the library runs it (the fast path of
+  `formats/canonical/fast.py`), and the same on the exact path (`Options(exact=True)`);
+- validate (schema only): `--select TS0`;
+- validate (tools + pricing): every rule, plus `--tools` and `--pricing` (TS3xx/TS4xx);
+- `--jobs 2`: left for the multi-process engine (`ROW_JOBS` below; None until it lands);
+- msgspec typed decode per line (the fast model, no rules) and jsonschema-rs `is_valid`
+  on documents parsed beforehand (the two engines underneath);
 - python-jsonschema: the reference oracle alone, on a sample (it is ~100x slower);
+- startup: wall time of `turnspec validate` on the bundled example (120 messages) in a
+  fresh process, best of 5 (the target is 0.3 s);
+- peak RSS: of a `turnspec validate` process over the whole corpus (all rules);
 - strategies: valid canonical messages generated per second from the schemas
   (`conformance.strategies.bench`; target >= 1,000/s).
 """
@@ -17,18 +25,22 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import resource
+import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+import msgspec
 import orjson
 
 from .api import iter_validate
 from .findings import Selection
 from .formats import Options
+from .formats.canonical.fastmodel import message_model
 from .schema_validation import SchemaValidator
 from .schemas import schema_set
 from .synthetic import PRICING_YAML, jsonl_lines
@@ -39,6 +51,31 @@ TOOLS = [
     for n in ("read_file", "search_code", "run_tests")
 ]  # fmt: skip
 
+# `--jobs 2` (branch `parallel`): a function (data, tools, pricing) -> seconds for one
+# validation of the corpus with two worker processes, or None while there is none
+ROW_JOBS: Callable[[Path, Path, Path], float] | None = None
+EXAMPLE = Path(__file__).parent / "data" / "examples"
+_CLI = "import sys; from conformance.cli import main; sys.exit(main(sys.argv[1:]))"
+
+
+def _startup(repeat: int = 5) -> float:
+    """Best wall time of `turnspec validate` on the bundled example, in a fresh process."""
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-c", _CLI, "validate", str(EXAMPLE)], check=True, capture_output=True)
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def _peak_rss_mb(data: Path, tools: Path, pricing: Path) -> float:
+    """Peak RSS of one `turnspec validate` process over the corpus (all rules), in MB."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    args = ["validate", str(data), "--tools", str(tools), "--pricing", str(pricing)]
+    subprocess.run([sys.executable, "-c", _CLI, *args], check=True, capture_output=True, env={**os.environ})
+    after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return max(before, after) / 1024
+
 
 def _timed(fn: Callable[[], int], repeat: int) -> tuple[float, int]:
     best, count = float("inf"), 0
@@ -48,6 +85,16 @@ def _timed(fn: Callable[[], int], repeat: int) -> tuple[float, int]:
         count = fn()
         best = min(best, time.perf_counter() - t0)
     return best, count
+
+
+def _interleaved(rows: dict[str, Callable[[], int]], repeat: int) -> dict[str, float]:
+    """Best time of each row over `repeat` rounds, the rows taking turns within a round."""
+    best = dict.fromkeys(rows, float("inf"))
+    for _ in range(repeat):
+        for name, fn in rows.items():
+            t, _ = _timed(fn, 1)
+            best[name] = min(best[name], t)
+    return best
 
 
 def run(n: int, repeat: int, sample: int, out: Path | None) -> dict[str, object]:
@@ -80,32 +127,70 @@ def run(n: int, repeat: int, sample: int, out: Path | None) -> dict[str, object]
 
             return go
 
-        t_floor, k = _timed(floor, repeat)
-        assert k == n
-        t_schema, _ = _timed(validate_with(Options(selection=Selection(select=("TS0",)))), repeat)
-        t_rules, _ = _timed(validate_with(Options(tools=tools, pricing=pricing)), repeat)
+        rows: dict[str, Callable[[], int]] = {
+            "floor": floor,
+            "default": validate_with(Options()),
+            "schema": validate_with(Options(selection=Selection(select=("TS0",)))),
+            "rules": validate_with(Options(tools=tools, pricing=pricing)),
+        }
+        best = _interleaved(rows, repeat)  # load on a shared machine hits every row alike
+        t_floor, t_default, t_schema, t_rules = best["floor"], best["default"], best["schema"], best["rules"]
+        t_exact, _ = _timed(validate_with(Options(exact=True)), 1)
+        t_jobs = ROW_JOBS(data, tools, pricing) if ROW_JOBS is not None else None
+        decoder = msgspec.json.Decoder(message_model("v1").message)
+
+        def typed_decode() -> int:
+            k = 0
+            with data.open("rb") as f:
+                for line in f:
+                    decoder.decode(line)
+                    k += 1
+            return k
+
+        t_decode, _ = _timed(typed_decode, repeat)
         validator = SchemaValidator(schema_set("canonical", "v1"), "message.json")
+        rs_n = min(n, 50_000)  # parsed documents are held in memory: a bounded share
         with data.open("rb") as fh:
-            docs = [orjson.loads(next(fh)) for _ in range(sample)]
+            parsed = [orjson.loads(next(fh)) for _ in range(rs_n)]
+        t_rs, _ = _timed(lambda: sum(validator.is_valid(d) for d in parsed), repeat)
+        docs = parsed[:sample]
+        parsed.clear()  # the rest is not needed any more
         t_oracle, _ = _timed(lambda: sum(validator.oracle_is_valid(d) for d in docs), 1)
-    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        rss_mb = _peak_rss_mb(data, tools, pricing)
+    startup_s = _startup()
     from .strategies import bench as strategies_bench  # function-level: measured after the validation rows
 
     gen = strategies_bench(seconds=3.0)
     floor_rate = n / t_floor
+
+    def ratio(rate: float, digits: int = 3) -> float:
+        return round(rate / floor_rate, digits)
+
     result: dict[str, object] = {
         "messages": n,
         "file_mb": round(size / 1e6, 1),
         "avg_message_bytes": round(size / n),
         "generate_s": round(gen_s, 1),
         "floor_orjson_msgs_per_s": round(floor_rate),
+        "validate_default_msgs_per_s": round(n / t_default),
+        "validate_default_exact_path_msgs_per_s": round(n / t_exact),
         "validate_schema_only_msgs_per_s": round(n / t_schema),
-        "validate_all_rules_msgs_per_s": round(n / t_rules),
+        "validate_tools_pricing_msgs_per_s": round(n / t_rules),
+        "validate_jobs2_msgs_per_s": round(n / t_jobs) if t_jobs else "n/a (branch parallel)",
+        "msgspec_typed_decode_msgs_per_s": round(n / t_decode),
+        "jsonschema_rs_is_valid_msgs_per_s": round(rs_n / t_rs),
         "python_jsonschema_msgs_per_s": round(sample / t_oracle),
-        "ratio_schema_only_vs_floor": round(floor_rate and (n / t_schema) / floor_rate, 3),
-        "ratio_all_rules_vs_floor": round((n / t_rules) / floor_rate, 3),
-        "ratio_python_jsonschema_vs_floor": round((sample / t_oracle) / floor_rate, 4),
-        "max_rss_mb": round(rss_mb),
+        "ratio_default_vs_floor": ratio(n / t_default),
+        "ratio_default_exact_path_vs_floor": ratio(n / t_exact),
+        "ratio_schema_only_vs_floor": ratio(n / t_schema),
+        "ratio_tools_pricing_vs_floor": ratio(n / t_rules),
+        "ratio_jobs2_vs_floor": ratio(n / t_jobs) if t_jobs else "n/a",
+        "ratio_msgspec_decode_vs_floor": ratio(n / t_decode),
+        "ratio_jsonschema_rs_vs_floor": ratio(rs_n / t_rs),
+        "ratio_python_jsonschema_vs_floor": ratio(sample / t_oracle, 4),
+        "startup_validate_example_s": round(startup_s, 3),
+        "peak_rss_validate_mb": round(rss_mb),
+        "bench_process_max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
         **{f"strategies_{k}": round(v, 1) for k, v in gen.items()},
     }
     if out:
@@ -117,7 +202,7 @@ def run(n: int, repeat: int, sample: int, out: Path | None) -> dict[str, object]
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--messages", type=int, default=200_000)
-    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--sample", type=int, default=2_000, help="messages for the python-jsonschema measurement")
     ap.add_argument("--out", type=Path, default=Path("bench-out"))
     args = ap.parse_args(argv)

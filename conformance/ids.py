@@ -10,8 +10,6 @@ from __future__ import annotations
 import hashlib
 import re
 
-from ulid import ULID
-
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 ULID_RE = re.compile(r"[0-7][0-9A-HJKMNP-TV-Z]{25}\Z")
 TOOL_ID_RE = re.compile(r"tu_[0-7][0-9A-HJKMNP-TV-Z]{25}\Z")
@@ -27,6 +25,8 @@ def encode(value: int) -> str:
 
 def fresh() -> str:
     """A new ULID from the clock and OS randomness (never reproducible)."""
+    from ulid import ULID  # function-level: python-ulid costs ~25 ms to import and only conversions mint ids
+
     return str(ULID())
 
 

@@ -46,6 +46,9 @@ DEFAULT_MAX_FILE_BYTES = 512 * 1024 * 1024  # a whole-document read (.json, sche
 _BOM = b"\xef\xbb\xbf"
 _POS = re.compile(r" at line (\d+) column (\d+)$")
 _NON_FINITE = re.compile(rb"-?(?:NaN|Infinity)")
+_DIGIT_MAP = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))  # digits -> "0", the rest -> " "
+_NINETEEN = b"0" * 19
+_LONG_DIGITS = re.compile(rb"(?:^|[-:\[,\s])[0-9]{19}")  # a number of 19+ digits (or such digits in a string)
 
 
 @dataclass(slots=True)
@@ -190,7 +193,14 @@ def parse(data: bytes) -> Any:
     way the input can hold a colon that does not count is a `\u003a` escape, so such
     input (and anything orjson rejects, or a count mismatch) is parsed again by jiter,
     which rejects NaN/Infinity and duplicate keys and reports the position.
+
+    orjson also reads an integer past 64 bits as a float (`18446744073709551616` becomes
+    1.8446744073709552e19, and an exact rule such as TS401 then meets a float where the
+    schema promised an integer), so a text holding 19 digits where a number can start (the
+    shortest such integer has 19) goes to jiter, which keeps integers exact.
     """
+    if _NINETEEN in data.translate(_DIGIT_MAP) and _LONG_DIGITS.search(data):  # translate: a C pass, the regex is slow
+        return jiter.from_json(data, allow_inf_nan=False, catch_duplicate_keys=True)
     try:
         value = orjson.loads(data)
     except orjson.JSONDecodeError:
@@ -216,43 +226,78 @@ def _skip_rest_of_line(f: IO[bytes], chunk: int = 1 << 20) -> bool:
             return True
 
 
+class LineFraming:
+    """The JSON Lines framing of one file, line by line: CRLF (reported once per file),
+    a BOM on line 1, blank lines. `read_jsonl` and the canonical fast path
+    (`formats/canonical/fast.py`) both frame lines through it, so they report alike."""
+
+    __slots__ = ("crlf_reported", "name")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.crlf_reported = False
+
+    def too_long(self, f: IO[bytes], raw: bytes, max_line_bytes: int) -> bool:
+        """True (and the rest of the line consumed) when `raw` is the first part of a line
+        longer than `max_line_bytes`, as `readline(max_line_bytes + 1)` returned it."""
+        if len(raw) > max_line_bytes and not raw.endswith(b"\n"):
+            _skip_rest_of_line(f)
+            return True
+        return False
+
+    def too_long_finding(self, line_no: int, max_line_bytes: int) -> Finding:
+        return _finding(self.name, line_no, TOO_LARGE, f"line longer than {max_line_bytes} bytes; skipped")
+
+    def frame(self, line_no: int, raw: bytes, out: list[Finding]) -> bytes | None:
+        """The JSON text of one raw line (None for a blank line), its framing findings
+        appended to `out`."""
+        at_eof = not raw.endswith(b"\n")
+        data = raw[:-1] if not at_eof else raw
+        if data.endswith(b"\r"):
+            data = data[:-1]
+            if not self.crlf_reported:
+                self.crlf_reported = True
+                out.append(_finding(self.name, line_no, CRLF, "line ends with CRLF (reported once per file)"))
+        if line_no == 1 and data.startswith(_BOM):
+            data = data[3:]
+            out.append(_finding(self.name, 1, BOM, "UTF-8 byte order mark at start of file; ignored"))
+        if not data.strip():
+            out.append(_finding(self.name, line_no, BLANK_LINE, "blank line skipped"))
+            return None
+        return data
+
+    def parse(self, line_no: int, raw: bytes, data: bytes) -> Record | Finding:
+        """A framed line parsed strictly (see `parse`): its record, or the finding why not."""
+        try:
+            value = parse(data)
+        except ValueError as exc:
+            return parse_error(self.name, line_no, data, exc, at_eof=not raw.endswith(b"\n"))
+        return Record(self.name, line_no, "", value, len(raw), data)
+
+
 def read_jsonl(
     path: Path | str, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, stream: IO[bytes] | None = None
 ) -> Iterator[Record | Finding]:
     """Yield one `Record` per line, or a `Finding` for each line that cannot be read."""
-    name = str(path)
+    framing = LineFraming(str(path))
     f = stream if stream is not None else open_input(path)
     try:
         line_no = 0
-        crlf_reported = False
+        found: list[Finding] = []
         while True:
             raw = f.readline(max_line_bytes + 1)
             if not raw:
                 return
             line_no += 1
-            if len(raw) > max_line_bytes and not raw.endswith(b"\n"):
-                _skip_rest_of_line(f)
-                yield _finding(name, line_no, TOO_LARGE, f"line longer than {max_line_bytes} bytes; skipped")
+            if framing.too_long(f, raw, max_line_bytes):
+                yield framing.too_long_finding(line_no, max_line_bytes)
                 continue
-            at_eof = not raw.endswith(b"\n")
-            data = raw[:-1] if not at_eof else raw
-            if data.endswith(b"\r"):
-                data = data[:-1]
-                if not crlf_reported:
-                    crlf_reported = True
-                    yield _finding(name, line_no, CRLF, "line ends with CRLF (reported once per file)")
-            if line_no == 1 and data.startswith(_BOM):
-                data = data[3:]
-                yield _finding(name, 1, BOM, "UTF-8 byte order mark at start of file; ignored")
-            if not data.strip():
-                yield _finding(name, line_no, BLANK_LINE, "blank line skipped")
-                continue
-            try:
-                value = parse(data)
-            except ValueError as exc:
-                yield parse_error(name, line_no, data, exc, at_eof=at_eof)
-                continue
-            yield Record(name, line_no, "", value, len(raw), data)
+            data = framing.frame(line_no, raw, found)
+            if found:
+                yield from found
+                found.clear()
+            if data is not None:
+                yield framing.parse(line_no, raw, data)
     finally:
         if stream is None:
             f.close()

@@ -18,16 +18,19 @@ import functools
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
-import jsonschema
 import jsonschema_rs
-from jsonschema.exceptions import ValidationError
-from referencing import Registry, Resource
-from referencing.jsonschema import DRAFT202012
 
 from .schemas import SchemaSet
+
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
+    from referencing import Registry
+
+# python-jsonschema and referencing (~50 ms to import) are imported where the oracle is
+# first needed: a run over valid data never builds it (jsonschema-rs answers first)
 
 _JSON_TYPES = {
     dict: "object",
@@ -73,13 +76,26 @@ def ecma_regex(pattern: str) -> re.Pattern[str]:
 
 
 def _ecma_pattern(validator: Any, pattern: str, instance: Any, schema: dict[str, Any]) -> Iterator[ValidationError]:
+    from jsonschema.exceptions import ValidationError  # function-level: see the imports
+
     if isinstance(instance, str) and not ecma_regex(pattern).search(instance):
         yield ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
-OracleValidator = jsonschema.validators.extend(  # type: ignore[no-untyped-call]
-    jsonschema.Draft202012Validator, {"pattern": _ecma_pattern}
-)
+@functools.cache
+def oracle_class() -> Any:
+    """python-jsonschema's 2020-12 validator with the ECMA-262 reading of `pattern`."""
+    import jsonschema  # function-level: see the imports
+
+    return jsonschema.validators.extend(  # type: ignore[no-untyped-call]
+        jsonschema.Draft202012Validator, {"pattern": _ecma_pattern}
+    )
+
+
+def __getattr__(name: str) -> Any:
+    if name == "OracleValidator":  # the class, built at first use (PEP 562)
+        return oracle_class()
+    raise AttributeError(name)
 
 
 def _undialected(doc: Any) -> Any:
@@ -95,6 +111,9 @@ def oracle_registry(*sets: SchemaSet) -> Registry[Any]:
     cross-file `$ref` (`"0.1\n"` would pass as a decimal_usd). Without `$schema` the
     current class is kept; every project schema is 2020-12 (the default) anyway.
     """
+    from referencing import Registry, Resource  # function-level: see the imports
+    from referencing.jsonschema import DRAFT202012
+
     resources = [
         (uri, Resource.from_contents(_undialected(doc), default_specification=DRAFT202012))
         for s in sets
@@ -105,7 +124,7 @@ def oracle_registry(*sets: SchemaSet) -> Registry[Any]:
 
 def oracle_for(schema: Any, *sets: SchemaSet, registry: Registry[Any] | None = None, **kw: Any) -> Any:
     """A reference validator for `schema` (e.g. `{"$ref": uri}`) over `sets`."""
-    return OracleValidator(_undialected(schema), registry=registry or oracle_registry(*sets), **kw)
+    return oracle_class()(_undialected(schema), registry=registry or oracle_registry(*sets), **kw)
 
 
 _REQUIRED = re.compile(r"^('.*'|\".*\") is a required property$")
@@ -132,16 +151,24 @@ class SchemaValidator:
         self.schemas = schemas
         self.root_name = root
         self.schema = schemas[root]
-        # the oracle's registry also serves `_title_of` (stripping `$schema` keeps titles)
-        self.registry = oracle_registry(schemas, *extra)
+        self._extra = extra
         resources = [(uri, doc) for s in (schemas, *extra) for uri, doc in s.resources()]
         self._fast = jsonschema_rs.validator_for(
             self.schema,
             registry=jsonschema_rs.Registry(resources),
             validate_formats=False,
         )
-        self._oracle = oracle_for(self.schema, registry=self.registry)
         self.title = str(self.schema.get("title", root))
+
+    @functools.cached_property
+    def registry(self) -> Registry[Any]:
+        """The oracle's registry, built at first use; it also serves `_title_of`
+        (stripping `$schema` keeps titles)."""
+        return oracle_registry(self.schemas, *self._extra)
+
+    @functools.cached_property
+    def _oracle(self) -> Any:
+        return oracle_for(self.schema, registry=self.registry)
 
     def is_valid(self, instance: Any) -> bool:
         """Fast verdict (compiled validator)."""
@@ -262,6 +289,8 @@ def _short(value: Any, limit: int = 60) -> str:
 
 
 def _synthetic(err: ValidationError, message: str, keyword: str) -> ValidationError:
+    from jsonschema.exceptions import ValidationError  # function-level: see the imports
+
     new = ValidationError(message, validator=keyword, path=err.absolute_path, instance=err.instance, schema=err.schema)
     new.validator = "synthetic"
     return new

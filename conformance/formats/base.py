@@ -42,6 +42,9 @@ class Options:
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
     # schema revisions to read with (e.g. ("v2",)); empty = the spec as published (v1)
     revisions: tuple[str, ...] = ()
+    # True: every line takes the exact path (the canonical fast path off); the report is
+    # the same either way (tests/test_fast_path.py), only slower
+    exact: bool = False
 
 
 @dataclass

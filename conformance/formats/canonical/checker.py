@@ -21,7 +21,8 @@ from ...schema_validation import SchemaValidator
 from ...schemas import schema_set, versions
 from ..base import FileStats, Options, ProgressHook
 from . import rules as R
-from .engine import Context, Driver, MessageView, RunState, Session, SessionFacts
+from .engine import Context, Driver, MessageView, RunState, Session, SessionFacts, commit_message, commit_tool_block
+from .fast import FastPath
 from .invariants import parse_created_at
 from .pricing import load_price_table  # importing a rule family registers its rules
 from .tools import load_tools
@@ -99,6 +100,11 @@ class CanonicalRun:
         )
         self._track_ids = self.driver.enabled(R.MESSAGE_UNIQUE.id)  # the one run-wide set (see module doc)
         self._pending: list[Finding] = []
+        # the fast path (fast.py) serves JSON Lines when it can prove every enabled rule
+        # silent; Options(exact=True) or a rule it does not know keeps the exact path only
+        self.fast = (
+            None if options.exact or not FastPath.covers(self.driver, self.revision[self.latest]) else FastPath(self)
+        )
         if toolset is not None:
             self.state.tool_names = {n: ("--tools", 0) for n in toolset.tools}
             for rec in toolset.records:
@@ -112,10 +118,14 @@ class CanonicalRun:
         self.state = RunState(tool_names={k: v for k, v in names.items() if v[0] == "--tools"})
 
     def validate(self, path: Path, stats: FileStats, progress: ProgressHook | None = None) -> Iterator[Finding]:
-        if path.suffix == ".jsonl" or str(path) == "-":  # standard input is JSON Lines
-            items = read_jsonl(path, max_line_bytes=self.options.max_line_bytes)
-        else:
-            items = read_json(path)
+        jsonl = path.suffix == ".jsonl" or str(path) == "-"  # standard input is JSON Lines
+        if jsonl and self.fast is not None:
+            if self._pending:
+                yield from self._pending
+                self._pending = []
+            yield from self.fast.validate_jsonl(path, stats, progress)
+            return
+        items = read_jsonl(path, max_line_bytes=self.options.max_line_bytes) if jsonl else read_json(path)
         if self._pending:
             yield from self._pending
             self._pending = []
@@ -209,12 +219,7 @@ class CanonicalRun:
         sess = state.session(msg["session_id"])
         for _info, _, fn in d.session:
             fn(ctx, facts, sess, state, emit)
-        if self._track_ids:
-            state.message_ids.add(mid)
-        sess.last_id = mid
-        at = parse_created_at(msg["created_at"])
-        if at is not None:
-            sess.last_created, sess.last_created_at = msg["created_at"], at
+        commit_message(state, sess, mid, msg["created_at"], parse_created_at(msg["created_at"]), self._track_ids)
         for i, block in facts.tools:
             if facts.complete:
                 for _info, _, sfn in d.session_block:
@@ -260,23 +265,7 @@ def facts_of(view: MessageView) -> SessionFacts:
 
 def _update(view: SessionFacts, i: int, block: dict[str, str], sess: Session, state: RunState) -> None:
     """The session takes one tool_use/tool_result block (after the rules have seen it)."""
-    sid: str = view.msg["session_id"]
-    if not view.complete and block["type"] == "tool_use":
-        # §5.1.5: a partial/cancelled/errored call may be answered, but need not be, and
-        # its id is not taken (the complete version of the message may follow)
-        sess.optional_uses.add(block["id"])
-        return
-    if block["type"] == "tool_use":
-        tid = block["id"]
-        if tid in state.tool_owner:
-            return  # a repeated id (TS207) does not reopen the call
-        state.tool_owner[tid] = sid
-        sess.open_uses[tid] = (view.rec.path, view.rec.line, view.rec.pointer, i)
-    else:
-        tid = block["tool_use_id"]
-        if tid in sess.open_uses:
-            del sess.open_uses[tid]
-            sess.answered.add(tid)
-        elif tid in sess.optional_uses:
-            sess.optional_uses.discard(tid)
-            sess.answered.add(tid)
+    use = block["type"] == "tool_use"
+    tid = block["id"] if use else block["tool_use_id"]
+    where = (view.rec.path, view.rec.line, view.rec.pointer, i)
+    commit_tool_block(state, sess, view.msg["session_id"], view.complete, use, tid, where)

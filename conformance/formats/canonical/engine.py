@@ -142,6 +142,39 @@ class RunState:
         return s
 
 
+def commit_message(state: RunState, sess: Session, mid: str, created: str, at: Any, track_ids: bool) -> None:
+    """The session takes one message (after the session rules have seen it)."""
+    if track_ids:
+        state.message_ids.add(mid)
+    sess.last_id = mid
+    if at is not None:
+        sess.last_created, sess.last_created_at = created, at
+
+
+def commit_tool_block(
+    state: RunState, sess: Session, sid: str, complete: bool, use: bool, tid: str, where: tuple[str, int, str, int]
+) -> None:
+    """The session takes one tool_use (`use`) or tool_result block with tool id `tid`;
+    `where` locates the block (path, line, record pointer, block index)."""
+    if not complete and use:
+        # §5.1.5: a partial/cancelled/errored call may be answered, but need not be, and
+        # its id is not taken (the complete version of the message may follow)
+        sess.optional_uses.add(tid)
+        return
+    if use:
+        if tid in state.tool_owner:
+            return  # a repeated id (TS207) does not reopen the call
+        state.tool_owner[tid] = sid
+        sess.open_uses[tid] = where
+    else:
+        if tid in sess.open_uses:
+            del sess.open_uses[tid]
+            sess.answered.add(tid)
+        elif tid in sess.optional_uses:
+            sess.optional_uses.discard(tid)
+            sess.answered.add(tid)
+
+
 MessageRule = Callable[[Context, MessageView, Emit], None]
 BlockRule = Callable[[Context, MessageView, str, dict[str, Any], Emit], None]
 SessionRule = Callable[[Context, SessionFacts, Session, RunState, Emit], None]

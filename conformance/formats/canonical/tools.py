@@ -9,13 +9,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import jsonschema_rs
 
 from ...errors import InputError
 from ...findings import Finding
 from ...jsonio import Record, read_json, read_jsonl
-from ...schema_validation import OracleValidator, SchemaValidator, pointer_of
+from ...schema_validation import SchemaValidator, oracle_class, pointer_of
 from . import rules as R
 from .engine import BLOCK, DEFINITION, TOOLS_FILE, Context, Emit, MessageView, RunState
 from .files import read_regular
@@ -175,7 +174,7 @@ class ToolSet:
         if hit is None:
             schema = self.tools[name]["input_schema"]
             try:
-                hit = (jsonschema_rs.validator_for(schema, validate_formats=False), OracleValidator(schema), None)
+                hit = (jsonschema_rs.validator_for(schema, validate_formats=False), oracle_class()(schema), None)
             except Exception as exc:  # an unusable schema is reported, never raised
                 hit = (None, None, str(exc))
             self._compiled[name] = hit
@@ -202,6 +201,8 @@ def load_tools(path: Path, validator: SchemaValidator) -> ToolSet:
             raise InputError(f"{item.path}:{item.line}: tool {tool['name']!r} defined twice in --tools")
         tools[tool["name"]] = tool
         ts.records.append(item)
+        import jsonschema  # function-level: python-jsonschema loads only when a --tools file is read
+
         try:
             jsonschema.Draft202012Validator.check_schema(tool["input_schema"])
         except jsonschema.SchemaError as exc:

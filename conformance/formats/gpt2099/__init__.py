@@ -9,16 +9,39 @@ context window gpt2099 would send) and converters to and from canonical. See
 from __future__ import annotations
 
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from ...convertkit import Converter
+from ...convertkit import ConvertContext, Converter
 from ..base import Options
 from . import reader
-from .checker import Gpt2099Run
-from .convert import from_canonical, to_canonical
 from .loading import load_thread as _load
 from .rules import CATALOG
 from .thread import ResolveError, Shape, Thread, deep_merge
+
+if TYPE_CHECKING:
+    from .checker import Gpt2099Run
+
+
+# the checker and the converters load when used: `turnspec validate` detects every format
+# on each run, and starts this one only on gpt2099 files
+def to_canonical(src: Path, dst: Path, ctx: ConvertContext) -> None:
+    from .convert import to_canonical as run  # function-level: loaded when a conversion runs
+
+    run(src, dst, ctx)
+
+
+def from_canonical(src: Path, dst: Path, ctx: ConvertContext) -> None:
+    from .convert import from_canonical as run  # function-level: loaded when a conversion runs
+
+    run(src, dst, ctx)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Gpt2099Run":  # PEP 562: the checker class, loaded at first use
+        from .checker import Gpt2099Run  # function-level: see above
+
+        return Gpt2099Run
+    raise AttributeError(name)
 
 
 class Gpt2099Format:
@@ -35,6 +58,8 @@ class Gpt2099Format:
         return reader.detect(path)
 
     def start(self, options: Options) -> Gpt2099Run:
+        from .checker import Gpt2099Run  # function-level: loaded when a gpt2099 file is validated
+
         return Gpt2099Run(options)
 
 

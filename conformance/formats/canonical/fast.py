@@ -1,0 +1,686 @@
+"""The fast path of `turnspec validate` on canonical JSON Lines: same findings, fewer steps.
+
+A line the fast path *clears* is one on which the exact path (strict parse, duplicate-key
+proof, jsonschema-rs, every one-message rule, every session rule) would report nothing;
+for such a line the fast path only updates the session state the way the exact path
+does. Any line it cannot clear goes through the exact path (`CanonicalRun.check_message`
+on the record `LineFraming.parse` makes), so findings, their order and the reports are
+those of the exact path, byte for byte (tests/test_fast_path.py checks this
+differentially, with the python-jsonschema oracle as a third opinion).
+
+Clearing a line takes:
+
+1. a strict typed decode into msgspec Structs generated from the schemas
+   (`fastmodel.py`: closed objects, known blocks only, plain decimal costs), which
+   proves the schema (TS020) and the forward-compatibility warnings (TS010, TS011) silent;
+2. proof that the line has no duplicate key and no framing finding: the decoded batch
+   re-encoded gives back the input bytes exactly (equal bytes also prove no CRLF, BOM,
+   blank line or second value on a line); a line whose bytes differ falls back to the
+   colon count of `jsonio.parse` (every `:` of the input is a key separator or a string
+   character, both written back one for one unless keys were lost);
+3. one predicate per enabled one-message rule (`_local`), each the negation of the
+   rule's condition, on the Struct;
+4. the session rules' preconditions against the run state (`_session`), after which the
+   state takes the message (`checker.commit_message`, `checker.commit_tool_block`).
+
+The session step is separate from the local ones (1-3) and takes a per-record view
+(`SessionItem`), in input order, so local work can move to other processes while the
+session phase stays in the parent.
+
+The fast path serves a run only when it knows every enabled rule (`FastPath.covers`); a
+rule registered later without a predicate here turns it off rather than go unchecked.
+"""
+
+from __future__ import annotations
+
+import binascii
+import gc
+import operator
+import re
+import typing
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal, localcontext
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from ...findings import Finding
+from ...jsonio import LineFraming, _skip_rest_of_line, open_input
+from . import rules as R
+from .engine import FAMILIES, Driver, commit_message, commit_tool_block
+from .fastmodel import message_model
+from .invariants import _CANONICAL_TIME, file_ref_problem, parse_created_at
+from .pricing import _BUCKETS, _EXACT
+from .tools import _USE_NAME
+
+if TYPE_CHECKING:
+    from ..base import FileStats, ProgressHook
+    from .checker import CanonicalRun
+
+_UNSET = msgspec.UNSET
+BLOCK_BYTES = 1 << 16  # bytes read at a time: their whole lines are decoded, re-encoded and compared as one batch
+
+# every rule the fast path can prove silent (a predicate in `_local` or `_session`)
+COVERED: frozenset[str] = frozenset(
+    r.id
+    for r in (
+        R.UNKNOWN_METADATA, R.UNKNOWN_BLOCK, R.UNKNOWN_VERSION, R.SCHEMA,
+        R.EMPTY_CONTENT, R.ROLE_CONTENT, R.TOOL_ONE_BLOCK, R.ASSISTANT_MODEL, R.ASSISTANT_ROUTING,
+        R.ASSISTANT_USAGE, R.ROUTING_MODEL, R.MODEL_ID, R.MODEL_PROVIDER, R.TOOL_PARENT, R.TOOL_PARENT_MATCH,
+        R.TOOL_ID_FORMAT, R.IMAGE_MEDIA_TYPE, R.FILE_REF_PATH, R.CREATED_AT_REAL, R.BASE64_DATA,
+        R.CREATED_AT_ENCODING, R.COST_ENCODING, R.CANCELLED_STATUS,
+        R.MESSAGE_ULID, R.MESSAGE_UNIQUE, R.MESSAGE_MONOTONIC, R.CREATED_MONOTONIC, R.RESULT_UNPAIRED,
+        R.RESULT_DUPLICATE, R.TOOL_ID_REPEATED, R.TOOL_UNANSWERED,
+        R.TOOL_NAME, R.TOOL_NAME_UNIQUE, R.TOOL_SCHEMA_SUBSET, R.TOOL_UNKNOWN, R.TOOL_INPUT, R.TOOL_USE_NAME,
+        R.COST_MISMATCH, R.PRICING_VERSION, R.PRICING_MODEL, R.PRICING_BUCKET,
+    )
+)  # fmt: skip
+
+
+@dataclass(slots=True)
+class SessionItem:
+    """What the session phase reads of one cleared message (the per-record view)."""
+
+    line: int
+    id: str
+    session_id: str
+    created_at: str
+    at: Any  # the parsed created_at (a datetime)
+    complete: bool
+    tools: list[tuple[int, bool, str]]  # (block index, is a tool_use, tool id) in block order
+
+
+def _b64_ok(data: str) -> bool:
+    try:
+        binascii.a2b_base64(data, strict_mode=True)
+    except (binascii.Error, ValueError):
+        return False
+    return True
+
+
+class FastPath:
+    """The fast path of one `CanonicalRun` (its state, context and driver are the run's)."""
+
+    def __init__(self, run: CanonicalRun) -> None:
+        self.run = run
+        self.cleared = 0  # messages cleared so far (the rest took the exact path)
+        self._decoded: list[Any] = []  # the Structs of the batch `_first_bad` just proved
+        self._locates = _LOCATES  # bad lines still to locate in the current block
+        rev = run.revision[run.latest]
+        self.model = message_model(rev)
+        self.decoder = msgspec.json.Decoder(self.model.message)
+        self.encoder = msgspec.json.Encoder()
+        d: Driver = run.driver
+        on = d.enabled
+        self.on = {rid: on(rid) for rid in COVERED}
+        self.session_rules = bool(d.session or d.session_block or d.finish)
+        ctx = run.ctx
+        self.re_ulid = ctx.re_ulid.match
+        self.re_tool_id = ctx.re_tool_id.match
+        self.re_model = ctx.re_model.match
+        self.toolset = ctx.toolset
+        self.prices = ctx.prices
+        self.cls = _block_classes(self.model.message)
+        # string formats checked per batch: the schema's lifted patterns (always), and the
+        # formats of the enabled rules on fields every message has
+        self.checks: list[tuple[Callable[[list[Any]], tuple[list[int], list[str]]], BatchPattern]] = [
+            (_getter(path), BatchPattern(regex)) for path, regex in self.model.formats
+        ]
+        if self.session_rules and self.on[R.MESSAGE_ULID.id]:
+            self.checks.append((_getter(("id",)), BatchPattern(ctx.re_ulid)))
+        if self.on[R.CREATED_AT_ENCODING.id]:
+            self.checks.append((_getter(("created_at",)), BatchPattern(_CANONICAL_TIME)))
+        if self.on[R.MODEL_ID.id] or self.on[R.MODEL_PROVIDER.id]:
+            self.checks.append((_getter(("metadata", "model")), BatchPattern(ctx.re_model)))
+
+    @staticmethod
+    def covers(driver: Driver, revision: str) -> bool:
+        """True when every enabled rule of the run is one the fast path can prove silent,
+        and every field of arbitrary JSON is one whose depth it checks (`OPEN_FIELDS`)."""
+        enabled = {info.id for fam in FAMILIES for info, _, _ in fam.rules if driver.enabled(info.id)}
+        return enabled <= COVERED and message_model(revision).open_fields <= OPEN_FIELDS
+
+    # -- reading ------------------------------------------------------------------------
+
+    def validate_jsonl(self, path: Path, stats: FileStats, progress: ProgressHook | None) -> Iterator[Finding]:
+        """The findings of one JSON Lines file, read in blocks of whole lines. A line longer
+        than `max_line_bytes` is reported and skipped as `read_jsonl` does, and no more
+        than `max_line_bytes` plus one block is ever held."""
+        max_line = self.run.options.max_line_bytes
+        framing = LineFraming(str(path))
+        size = max(1, min(BLOCK_BYTES, max_line))  # a line inside one read is never too long
+        f = open_input(path)
+        try:
+            line_no = 0
+            buf = b""
+            while True:
+                chunk = f.read(size)
+                if not chunk:
+                    break
+                buf = buf + chunk if buf else chunk
+                cut = buf.rfind(b"\n")
+                if cut < 0:
+                    if len(buf) > max_line:  # a line longer than the limit, not held
+                        line_no += 1
+                        _skip_rest_of_line(f)
+                        buf = b""
+                        yield from self._passthrough(framing.too_long_finding(line_no, max_line))
+                    continue
+                block, buf = buf[: cut + 1], buf[cut + 1 :]
+                head = block.find(b"\n")
+                if head > max_line:  # the first line began in an earlier read and is too long
+                    line_no += 1
+                    block = block[head + 1 :]
+                    yield from self._passthrough(framing.too_long_finding(line_no, max_line))
+                    if not block:
+                        continue
+                n = block.count(b"\n")
+                # a block allocates many small containers and no cycles: the collector
+                # would only walk them, so it waits until the block is done
+                gc_on = gc.isenabled()
+                gc.disable()
+                self._locates = _LOCATES
+                try:
+                    found = self._block(framing, line_no + 1, block, n, stats, progress)
+                finally:
+                    if gc_on:
+                        gc.enable()
+                yield from found
+                line_no += n
+            if buf:  # the last line, with no newline
+                yield from self._lines(framing, line_no + 1, [buf], stats, progress)
+        finally:
+            f.close()
+
+    def _passthrough(self, finding: Finding) -> list[Finding]:
+        d = self.run.driver
+        d.passthrough(finding, R.CATALOG[finding.rule])
+        return d.drain()
+
+    def _block(
+        self, framing: LineFraming, first: int, block: bytes, n: int, stats: FileStats, progress: ProgressHook | None
+    ) -> list[Finding]:
+        """`n` whole lines (each ending in a newline), the first of them line `first`.
+        When the batch proof fails, the first line that fails it is located (msgspec names
+        the line or the byte; the re-encoding differs from a byte on): the lines before it
+        are a batch again, it goes alone, and the lines after it are the next block."""
+        out: list[Finding] = []
+        while n:
+            bad = self._first_bad(block, n) if self._locates else -1
+            if bad is None:
+                out.extend(self._proven(framing, first, block, stats, progress))
+                return out
+            if bad < 0:  # not located (or many bad lines in this block): line by line
+                out.extend(self._lines(framing, first, [x + b"\n" for x in block.split(b"\n")[:-1]], stats, progress))
+                return out
+            self._locates -= 1
+            lines = block.split(b"\n")
+            if bad:
+                out.extend(self._block(framing, first, b"\n".join(lines[:bad]) + b"\n", bad, stats, progress))
+            out.extend(self._lines(framing, first + bad, [lines[bad] + b"\n"], stats, progress))
+            first, n = first + bad + 1, n - bad - 1
+            block = b"\n".join(lines[bad + 1 : -1]) + b"\n" if n else b""
+        return out
+
+    def _first_bad(self, block: bytes, n: int) -> int | None:
+        """None when the batch proof holds for the `n` lines of `block`, else the index of
+        the first line that breaks it (-1 when it cannot be told)."""
+        try:
+            msgs = self.decoder.decode_lines(block)
+        except msgspec.MsgspecError as exc:
+            text = str(exc)
+            m = _AT_LINE.search(text)
+            if m:
+                return int(m.group(1)) if int(m.group(1)) < n else -1
+            m = _AT_BYTE.search(text)
+            if m and int(m.group(1)) <= len(block):
+                return min(block.count(b"\n", 0, int(m.group(1))), n - 1)
+            return -1
+        except (UnicodeError, RecursionError):
+            return -1
+        if len(msgs) != n:
+            return -1
+        try:
+            again = self.encoder.encode_lines(msgs)
+        except _UNREADABLE:
+            return -1
+        if again == block:
+            self._decoded = msgs
+            return None
+        # the first differing byte, by halving (slice comparisons run in C)
+        lo, hi = 0, min(len(again), len(block))
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if again[lo : mid + 1] == block[lo : mid + 1]:
+                lo = mid + 1
+            else:
+                hi = mid
+        return min(block.count(b"\n", 0, lo), n - 1)
+
+    def _proven(
+        self, framing: LineFraming, first: int, block: bytes, stats: FileStats, progress: ProgressHook | None
+    ) -> list[Finding]:
+        """Lines whose batch proof held (`_first_bad` kept their Structs)."""
+        msgs, self._decoded = self._decoded, []
+        # equal bytes: every line is one value, with no duplicate key, CR, BOM or blank line
+        out: list[Finding] = []
+        lines: list[bytes] | None = None
+        if progress is not None:
+            lines = block.split(b"\n")
+        ats, bad = self._formats(msgs)
+        for k, m in enumerate(msgs):
+            if k not in bad:
+                item = self._local(m, ats[k], first + k)
+                if item is not None and self._session(framing.name, item):
+                    stats.records += 1
+                    self.cleared += 1
+                    if progress is not None and lines is not None:
+                        progress(len(lines[k]) + 1)
+                    continue
+            if lines is None:
+                lines = block.split(b"\n")
+            self._exact(framing, first + k, lines[k] + b"\n", lines[k], out, stats, progress)
+        return out
+
+    def _lines(
+        self, framing: LineFraming, first: int, raws: list[bytes], stats: FileStats, progress: ProgressHook | None
+    ) -> list[Finding]:
+        """Line by line: framing as `read_jsonl` does it, then each line alone."""
+        out: list[Finding] = []
+        found: list[Finding] = []
+        for k, raw in enumerate(raws):
+            line_no = first + k
+            data = framing.frame(line_no, raw, found)
+            for x in found:
+                out.extend(self._passthrough(x))
+            found.clear()
+            if data is None:
+                continue
+            m = None if _maybe_deep(data) else self._decode_one(data)
+            if m is not None:
+                ats, bad = self._formats([m])
+                if not bad:
+                    item = self._local(m, ats[0], line_no)
+                    if item is not None and self._session(framing.name, item):
+                        stats.records += 1
+                        self.cleared += 1
+                        if progress is not None:
+                            progress(len(raw))
+                        continue
+            self._exact(framing, line_no, raw, data, out, stats, progress)
+        return out
+
+    def _decode_one(self, data: bytes) -> Any:
+        """The Struct of one line, or None when the line is not proven free of duplicate
+        keys (or does not decode): the colon count of `jsonio.parse`, on the Struct."""
+        try:
+            m = self.decoder.decode(data)
+            again = self.encoder.encode(m)
+        except _UNREADABLE:
+            return None
+        if again == data or (b"\\u003" not in data and data.count(b":") == again.count(b":")):
+            return m
+        return None
+
+    def _exact(
+        self,
+        framing: LineFraming,
+        line_no: int,
+        raw: bytes,
+        data: bytes,
+        out: list[Finding],
+        stats: FileStats,
+        progress: ProgressHook | None,
+    ) -> None:
+        """The exact path for one framed line: what `CanonicalRun.validate` does with it."""
+        rec = framing.parse(line_no, raw, data)
+        if isinstance(rec, Finding):
+            out.extend(self._passthrough(rec))
+            return
+        stats.records += 1
+        if progress is not None and rec.size:
+            progress(rec.size)
+        v = rec.value
+        if isinstance(v, dict) and "input_schema" in v and "role" not in v:
+            out.extend(self.run.check_tool_definition(rec))
+        else:
+            out.extend(self.run.check_message(rec))
+
+    def _formats(self, msgs: list[Any]) -> tuple[list[Any], set[int]]:
+        """Per batch: the parsed `created_at` of each message, and the indices of those
+        whose string formats fail (the schema's lifted patterns, and the id, time and
+        model formats of the enabled rules), each format checked with one regex."""
+        bad: set[int] = set()
+        for getter, pattern in self.checks:
+            idx, values = getter(msgs)
+            bad.update(idx[i] for i in pattern.bad(values))
+        created = [m.created_at for m in msgs]
+        try:
+            ats: list[Any] = [_fromiso(c[:-1] + "+00:00" if c[-1:] == "Z" else c) for c in created]
+        except ValueError:
+            ats = [parse_created_at(c) for c in created]
+        return ats, bad
+
+    # -- one message ----------------------------------------------------------------------
+
+    def _local(self, m: Any, at: Any, line_no: int) -> SessionItem | None:
+        """The session view of `m` when no enabled one-message rule can report on it, else
+        None. The string formats were checked per batch (`_formats`); `at` is the parsed
+        `created_at` (None if it is not a real date and time)."""
+        on = self.on
+        meta = m.metadata
+        status = meta.status
+        complete = status is _UNSET or status == "complete"
+        if at is None and on["TS115"]:
+            return None
+        role = m.role
+        content = m.content
+        model = meta.model
+        model = None if model is _UNSET else model
+        provider = meta.provider
+        provider = None if provider is _UNSET else provider
+        # the model id format (TS108) was checked per batch: a model here matches it
+        if model is not None and provider is not None and on["TS109"] and model.split(":", 1)[0] != provider:
+            return None
+        if on["TS119"] and getattr(meta, "stop_reason", None) == "cancelled" and status != "cancelled":
+            return None
+        cls = self.cls
+        raw = meta.provider_raw
+        if raw is not None and raw is not _UNSET and not _shallow(raw):
+            return None  # TS008 territory: the exact path decides
+        tools: list[tuple[int, bool, str]] = []
+        for i, b in enumerate(content):
+            t = type(b)
+            if t is cls.tool_use:
+                if not _shallow(b.input):
+                    return None
+                tools.append((i, True, b.id))
+            elif t is cls.tool_result:
+                for inner in b.content:
+                    if type(inner) is cls.tool_use and not _shallow(inner.input):
+                        return None
+                tools.append((i, False, b.tool_use_id))
+        if complete:
+            if not content:
+                if role != "system" and on["TS101"]:
+                    return None
+            elif on["TS102"]:
+                allowed = cls.allowed[role]
+                for b in content:
+                    if type(b) not in allowed:
+                        return None
+            if role == "assistant":
+                if on["TS104"] and (model is None or provider is None):
+                    return None
+                routing = meta.routing
+                if routing is _UNSET or routing is None:
+                    if on["TS105"]:
+                        return None
+                elif on["TS107"] and model is not None and routing.chosen_model != model:
+                    return None
+                if on["TS106"] and (meta.usage is _UNSET or meta.usage is None):
+                    return None
+            elif role == "tool":
+                if on["TS103"] and len(content) != 1:
+                    return None
+                parent = meta.parent_tool_use_id
+                if parent is _UNSET or parent is None:
+                    if on["TS110"]:
+                        return None
+                elif on["TS111"]:
+                    for b in content:
+                        if type(b) is cls.tool_result and b.tool_use_id != parent:
+                            return None
+            for b in content:
+                if not self._block_ok(b):
+                    return None
+        if self.prices is not None and not self._priced(meta, model):
+            return None
+        return SessionItem(line_no, m.id, m.session_id, m.created_at, at, complete, tools)
+
+    def _block_ok(self, b: Any) -> bool:
+        """False when a block rule of a complete message may report on block `b`."""
+        on, cls = self.on, self.cls
+        t = type(b)
+        if t is cls.tool_use:
+            if on["TS112"] and not self.re_tool_id(b.id):
+                return False
+            if on["TS306"] and not _USE_NAME.match(b.name):
+                return False
+            ts = self.toolset
+            if ts is not None and (on["TS304"] or on["TS305"]):
+                if b.name not in ts.tools:
+                    return not on["TS304"]
+                if on["TS305"]:
+                    fast, _oracle, problem = ts.validators(b.name)
+                    if problem is not None or (fast is not None and not fast.is_valid(b.input)):
+                        return False
+            return True
+        if t is cls.tool_result:
+            if on["TS112"] and not self.re_tool_id(b.tool_use_id):
+                return False
+            # inside a tool_result the driver runs the rules of image, audio and tool_use
+            return all(self._block_ok(inner) for inner in b.content if type(inner) in cls.nested)
+        if t in cls.media:
+            if on["TS113"] and t is cls.image and not b.media_type.lower().startswith("image/"):
+                return False
+            source = b.source
+            if source.kind == "file_ref" and on["TS114"] and file_ref_problem(source.data):
+                return False
+            return not (source.kind == "base64" and on["TS116"] and not _b64_ok(source.data))
+        return True
+
+    def _priced(self, meta: Any, model: Any) -> bool:
+        """False when a pricing rule (TS401-TS404) may report on this message."""
+        usage = meta.usage
+        if usage is _UNSET or usage is None:
+            return True
+        prices, on = self.prices, self.on
+        assert prices is not None
+        version = usage.pricing_version
+        table = prices.versions.get(version)
+        if table is None:
+            return not on["TS402"]
+        if model not in table:
+            return not on["TS403"]
+        rates = table[model]
+        as_dict: dict[str, Any] = {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
+        for bucket, rate in _BUCKETS:
+            n = getattr(usage, bucket)
+            if n is _UNSET:
+                continue
+            as_dict[bucket] = n
+            if n and rate not in rates:
+                return not on["TS404"]
+        if not on["TS401"]:
+            return True
+        with localcontext(_EXACT):
+            return bool(Decimal(usage.cost_usd) == prices.cost(version, model, as_dict))
+
+    # -- the session phase (in input order) -----------------------------------------------
+
+    def _session(self, path: str, item: SessionItem) -> bool:
+        """Commit `item` to the run state when no session rule can report on it; else False
+        (nothing committed: the exact path takes the message whole)."""
+        run = self.run
+        state = run.state
+        if self.session_rules:
+            mid = item.id
+            if mid in state.message_ids:  # the id format (TS201) was checked per batch
+                return False
+            sess = state.sessions.get(item.session_id)
+            if sess is not None:
+                if sess.last_id is not None and mid <= sess.last_id:
+                    return False
+                if item.at is not None and sess.last_created_at is not None and item.at < sess.last_created_at:
+                    return False
+            if item.complete and item.tools:
+                seen: set[str] = set()
+                for _i, use, tid in item.tools:
+                    if use:
+                        if tid in state.tool_owner or tid in seen:
+                            return False
+                        seen.add(tid)
+                    elif sess is None or tid not in sess.open_uses or tid in seen:
+                        return False
+                    else:
+                        seen.add(tid)
+        sess = state.session(item.session_id)
+        commit_message(state, sess, item.id, item.created_at, item.at, run._track_ids)
+        for i, use, tid in item.tools:
+            commit_tool_block(state, sess, item.session_id, item.complete, use, tid, (path, item.line, "", i))
+        return True
+
+
+_fromiso = datetime.fromisoformat
+_LOCATES = 8  # bad lines located per block before the rest goes line by line (bounds the work)
+_AT_LINE = re.compile(r"- at `\$\[(\d+)\]")  # msgspec: a validation error of line k of a batch
+_AT_BYTE = re.compile(r"\(byte (\d+)\)")  # msgspec: malformed JSON at a byte
+# what msgspec raises on a line it cannot take: a decode error, invalid UTF-8, its own
+# nesting limit; the exact path then says what is wrong
+_UNREADABLE = (msgspec.MsgspecError, UnicodeError, RecursionError)
+# A line with fewer brackets than this nests less deep than any limit of the exact path's
+# parsers (jiter stops at 200 levels, orjson writes 255): msgspec reads deeper, so a line
+# with more brackets (strings included: the count only errs high) takes the exact path.
+_DEPTH_SAFE = 200
+
+
+def _maybe_deep(line: bytes) -> bool:
+    return line.count(b"{") + line.count(b"[") >= _DEPTH_SAFE
+
+
+# the fields of arbitrary JSON whose depth `_local` checks (`fastmodel.Model.open_fields`);
+# a schema that adds another turns the fast path off (`FastPath.covers`) until it is here
+OPEN_FIELDS = frozenset({"MessageMetadata.provider_raw", "ToolUseBlock.input"})
+_ENCODE = msgspec.json.Encoder().encode
+_CONTAINERS = (dict, list)
+
+
+def _shallow(value: dict[str, Any]) -> bool:
+    """True when `value` (a decoded object of arbitrary JSON) nests fewer levels than
+    `_DEPTH_SAFE` less the schema's own nesting around it; flat objects answer at once."""
+    for v in value.values():
+        if type(v) in _CONTAINERS:
+            break
+    else:
+        return True
+    text = _ENCODE(value)
+    return text.count(b"{") + text.count(b"[") < _DEPTH_SAFE - 16
+
+
+_END = "(?![\\s\\S])"  # end of input, as the schemas write it
+
+
+def _batchable(body: str) -> bool:
+    """True when `body` cannot match a newline (so values joined by newlines are checked
+    one by one by a single regex): no `.`, no escape that matches a newline outside a
+    negated class, no negated class that lets a newline through, no group but `(?:`."""
+    i, in_class, negated, has_space = 0, False, False, False
+    while i < len(body):
+        c = body[i]
+        if c == "\\":
+            e = body[i + 1 : i + 2]
+            if e.isdigit() or e in ("D", "W", "n", "x", "u", "U", "N", "Z", "A", "b", "B"):
+                return False
+            if e == "s":
+                if not (in_class and negated):
+                    return False
+                has_space = True
+            i += 2
+            continue
+        if in_class:
+            if c == "]":
+                if negated and not has_space:
+                    return False
+                in_class = False
+        elif c == "[":
+            in_class, negated, has_space = True, body[i + 1 : i + 2] == "^", False
+            if negated:
+                i += 1
+        elif c == "." or (c == "(" and body[i + 1 : i + 2] == "?" and body[i + 2 : i + 3] != ":") or c in "^$":
+            return False
+        i += 1
+    return not in_class
+
+
+class BatchPattern:
+    """One anchored pattern (`^...` to end of input, as the schemas write them, or `...\\Z`)
+    checked over a whole batch of values with one regex call when it can be."""
+
+    def __init__(self, regex: re.Pattern[str]) -> None:
+        self.one = regex.search
+        src = regex.pattern
+        body: str | None = None
+        if src.startswith("^") and src.endswith(_END):
+            body = src[1 : -len(_END)]
+        elif src.endswith("\\Z") and not src.endswith("\\\\Z"):
+            body = src[:-2]  # a `match` pattern (invariants._CANONICAL_TIME)
+        self.all = (
+            re.compile(f"(?:(?:{body})\n)*", regex.flags).fullmatch if body is not None and _batchable(body) else None
+        )
+
+    def bad(self, values: list[str]) -> list[int]:
+        """The indices of the values that do not match."""
+        if not values:
+            return []
+        if self.all is not None:
+            joined = "\n".join(values) + "\n"
+            if joined.count("\n") == len(values) and self.all(joined):
+                return []
+        one = self.one
+        return [i for i, v in enumerate(values) if not one(v)]
+
+
+def _getter(path: tuple[str, ...]) -> Callable[[list[Any]], tuple[list[int], list[str]]]:
+    """(indices, values) of the messages on which `path` leads to a value (not UNSET/None)."""
+
+    if len(path) == 1:  # a required field of the message: every message has it
+        one = operator.attrgetter(path[0])
+
+        def get_one(msgs: list[Any]) -> tuple[list[int], list[str]]:
+            return list(range(len(msgs))), list(map(one, msgs))
+
+        return get_one
+
+    def get(msgs: list[Any]) -> tuple[list[int], list[str]]:
+        idx = list(range(len(msgs)))
+        objs: list[Any] = msgs
+        for attr in path:
+            objs = [getattr(o, attr) for o in objs]
+            if any(o is None or o is _UNSET for o in objs):
+                keep = [k for k, o in enumerate(objs) if o is not None and o is not _UNSET]
+                idx = [idx[k] for k in keep]
+                objs = [objs[k] for k in keep]
+        return idx, objs
+
+    return get
+
+
+@dataclass(frozen=True)
+class _Classes:
+    # the generated Struct classes (typed Any: their fields are known only at run time)
+    tool_use: Any
+    tool_result: Any
+    image: Any
+    media: frozenset[type]  # image and audio blocks
+    nested: frozenset[type]  # the block types whose rules also run inside a tool_result
+    allowed: dict[str, frozenset[type]]  # role -> block classes allowed (§5.1.3)
+
+
+def _block_classes(model: Any) -> _Classes:
+    union = typing.get_type_hints(model)["content"].__args__[0]
+    by_tag: dict[str, type] = {cls.__struct_config__.tag: cls for cls in union.__args__}
+    media = frozenset(by_tag[t] for t in ("image", "audio") if t in by_tag)
+    return _Classes(
+        tool_use=by_tag["tool_use"],
+        tool_result=by_tag["tool_result"],
+        image=by_tag.get("image"),
+        media=media,
+        nested=media | {by_tag["tool_use"]},
+        allowed={
+            role: frozenset(by_tag[t] for t in blocks if t in by_tag) for role, blocks in R.ALLOWED_BLOCKS.items()
+        },
+    )

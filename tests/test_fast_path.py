@@ -1,0 +1,624 @@
+"""The canonical fast path reports exactly what the exact path reports, for any input.
+
+Three engines: the fast path (`formats/canonical/fast.py`, msgspec Structs generated
+from the schemas), the exact path (`Options(exact=True)`: strict parse, jsonschema-rs,
+every rule function) and python-jsonschema, the reference oracle. On corpora with broken
+lines of many kinds (byte-level and semantic mutations of the synthetic corpus, the
+schema-derived mutations of `conformance.strategies`, every rule fixture) the fast and
+exact reports must be equal byte for byte, under every selection and option; every line
+the oracle rejects must carry the exact path's TS020 and no line it accepts may. The
+fast model is generated from the schema files at first use; the drift tests below fail
+when it stops following them (field names, order, required fields) or when a schema
+uses a keyword the generator does not translate.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conformance.api import validate
+from conformance.findings import Selection
+from conformance.formats import FileStats, Options
+from conformance.formats.canonical import CanonicalRun
+from conformance.formats.canonical import fastmodel as FM
+from conformance.formats.canonical.engine import MESSAGE, registered_rules
+from conformance.formats.canonical.fast import COVERED, FastPath, _batchable
+from conformance.jsonio import dumps
+from conformance.schema_validation import SchemaValidator
+from conformance.schemas import schema_set
+from conformance.strategies import documents, invalid_documents
+from conformance.synthetic import PRICING_YAML, messages
+
+HERE = Path(__file__).parent
+RULES = HERE / "rules" / "canonical"
+TOOLS = RULES / "tools.json"
+PRICING = RULES / "pricing.yaml"
+ORACLE = SchemaValidator(schema_set("canonical", "v1"), "message.json")
+SYNTH_TOOLS = [
+    {"name": n, "description": n, "side_effects": "read",
+     "input_schema": {"type": "object", "properties": {"path": {"type": "string"}, "limit": {"type": "integer"}}, "required": ["path"]}}
+    for n in ("read_file", "search_code", "run_tests")
+]  # fmt: skip
+
+
+def _run(path: Path, options: Options) -> tuple[list[tuple[Any, ...]], int, int]:
+    """(findings, records, messages the fast path cleared) of one run over `path`."""
+    run = CanonicalRun(options, revisions=options.revisions or None)
+    stats = FileStats(str(path), "canonical")
+    found = [*run.validate(path, stats), *run.finish()]
+    cleared = run.fast.cleared if run.fast is not None else 0
+    return [(f.path, f.line, f.pointer, f.rule, f.severity, f.message) for f in found], stats.records, cleared
+
+
+def same(path: Path, **kw: Any) -> int:
+    """Assert fast == exact on `path` (findings in order, records, and the JSON report
+    byte for byte); return how many messages the fast path cleared."""
+    fast, n_fast, cleared = _run(path, Options(**kw))
+    exact, n_exact, none = _run(path, Options(exact=True, **kw))
+    assert none == 0
+    assert fast == exact
+    assert n_fast == n_exact
+    a = dumps(validate([path], Options(**kw)).as_dict())
+    b = dumps(validate([path], Options(exact=True, **kw)).as_dict())
+    assert a == b
+    return cleared
+
+
+# -- a corpus with broken lines of many kinds ------------------------------------------
+
+
+def _line(doc: Any) -> bytes:
+    return dumps(doc)
+
+
+Mut = Callable[[dict[str, Any]], Any]
+
+
+def _set(path: str, value: Any) -> Mut:
+    def go(m: dict[str, Any]) -> Any:
+        *head, last = path.split(".")
+        node: Any = m
+        for k in head:
+            node = node[int(k)] if isinstance(node, list) else node.setdefault(k, {})
+        if isinstance(node, list):
+            node[int(last)] = value
+        else:
+            node[last] = value
+        return m
+
+    return go
+
+
+def _del(path: str) -> Mut:
+    def go(m: dict[str, Any]) -> Any:
+        *head, last = path.split(".")
+        node: Any = m
+        for k in head:
+            node = node[int(k)] if isinstance(node, list) else node[k]
+        node.pop(last, None)
+        return m
+
+    return go
+
+
+# semantic mutations (the line stays compact JSON in the writer's key order)
+SEMANTIC: dict[str, Mut] = {
+    "unknown-top-field": _set("extra", 1),
+    "unknown-meta-field": _set("metadata.trace", "t"),
+    "unknown-block-field": _set("content.0.lang", "en"),
+    "unknown-block": lambda m: m["content"].append({"type": "video", "url": "u"}) or m,
+    "nested-tool-result": lambda m: (
+        m["content"].insert(
+            0,
+            {
+                "type": "tool_result",
+                "tool_use_id": "tu_01JZ0000000000000000000000",
+                "content": [{"type": "tool_result", "tool_use_id": "tu_01JZ0000000000000000000000", "content": []}],
+            },
+        )
+        or m
+    ),
+    "schema-version-2": _set("schema_version", 2),
+    "schema-version-true": _set("schema_version", True),
+    "schema-version-str": _set("schema_version", "1"),
+    "role-bad": _set("role", "robot"),
+    "status-partial": _set("metadata.status", "partial"),
+    "status-cancelled": _set("metadata.status", "cancelled"),
+    "status-error-no-meta": lambda m: {**m, "metadata": {"status": "error"}},
+    "id-lowercase": lambda m: {**m, "id": m["id"].lower()},
+    "id-not-ulid": _set("id", "msg-1"),
+    "id-empty": _set("id", ""),
+    "id-zero": _set("id", "00000000000000000000000000"),
+    "created-offset": lambda m: {**m, "created_at": m["created_at"][:-1] + "+00:00"},
+    "created-millis": lambda m: {**m, "created_at": m["created_at"][:23] + "Z"},
+    "created-unreal": lambda m: {**m, "created_at": "2026-02-30" + m["created_at"][10:]},
+    "created-leap-second": lambda m: {**m, "created_at": m["created_at"][:17] + "60" + m["created_at"][19:]},
+    "created-early": _set("created_at", "2000-01-01T00:00:00.000000Z"),
+    "created-newline": lambda m: {**m, "created_at": m["created_at"] + "\n"},
+    "created-bad": _set("created_at", "yesterday"),
+    "content-empty": _set("content", []),
+    "content-null": _set("content", None),
+    "text-not-str": _set("content.0.text", 5),
+    "model-no-colon": _set("metadata.model", "claude"),
+    "model-space": _set("metadata.model", "anthropic:claude sonnet"),
+    "model-nbsp": _set("metadata.model", "anthropic:claude\u00a0x"),
+    "model-null": _set("metadata.model", None),
+    "provider-other": _set("metadata.provider", "google"),
+    "chosen-other": _set("metadata.routing.chosen_model", "openai:gpt-5"),
+    "routing-null": _set("metadata.routing", None),
+    "routing-mode-bad": _set("metadata.routing.mode", "random"),
+    "confidence-high": _set("metadata.routing.confidence", 1.5),
+    "confidence-int": _set("metadata.routing.confidence", 1),
+    "usage-null": _set("metadata.usage", None),
+    "usage-negative": _set("metadata.usage.input_tokens", -1),
+    "usage-float": _set("metadata.usage.latency_ms", 1.0),
+    "usage-bigint": _set("metadata.usage.input_tokens", 10**30),
+    "cost-number": _set("metadata.usage.cost_usd", 0.5),
+    "cost-exponent": _set("metadata.usage.cost_usd", "6.54E-4"),
+    "cost-wrong": _set("metadata.usage.cost_usd", "0.1"),
+    "cost-leading-zero": _set("metadata.usage.cost_usd", "01.5"),
+    "cost-trailing-newline": lambda m: _set(
+        "metadata.usage.cost_usd", str(m["metadata"].get("usage", {}).get("cost_usd", "1")) + "\n"
+    )(m),
+    "pricing-version-unknown": _set("metadata.usage.pricing_version", "1999-01-01"),
+    "cached-tokens": _set("metadata.usage.cached_input_tokens", 100),
+    "cached-zero": _set("metadata.usage.cached_input_tokens", 0),
+    "parent-null": _set("metadata.parent_tool_use_id", None),
+    "parent-other": _set("metadata.parent_tool_use_id", "tu_01JZ0000000000000000000009"),
+    "provider-raw-deep-250": _set("metadata.provider_raw", json.loads('{"a":' * 250 + "1" + "}" * 250)),
+    "provider-raw-deep-199": _set("metadata.provider_raw", json.loads('{"a":' * 199 + "1" + "}" * 199)),
+    "provider-raw-null": _set("metadata.provider_raw", None),
+    "provider-raw-list": _set("metadata.provider_raw", [1]),
+    "stop-reason-cancelled": _set("metadata.stop_reason", "cancelled"),
+    "audio-block": lambda m: (
+        m["content"].append({"type": "audio", "source": {"kind": "base64", "data": "AAAA"}, "media_type": "audio/wav"})
+        or m
+    ),
+    "image-text-type": lambda m: (
+        m["content"].append({"type": "image", "source": {"kind": "base64", "data": "AAAA"}, "media_type": "text/plain"})
+        or m
+    ),
+    "image-upper-type": lambda m: (
+        m["content"].append(
+            {"type": "image", "source": {"kind": "url", "data": "https://x/y.png"}, "media_type": "IMAGE/PNG"}
+        )
+        or m
+    ),
+    "image-file-ref-abs": lambda m: (
+        m["content"].append(
+            {"type": "image", "source": {"kind": "file_ref", "data": "/etc/passwd"}, "media_type": "image/png"}
+        )
+        or m
+    ),
+    "image-file-ref-up": lambda m: (
+        m["content"].append(
+            {"type": "image", "source": {"kind": "file_ref", "data": "a/../../b.png"}, "media_type": "image/png"}
+        )
+        or m
+    ),
+    "image-bad-base64": lambda m: (
+        m["content"].append({"type": "image", "source": {"kind": "base64", "data": "@@@"}, "media_type": "image/png"})
+        or m
+    ),
+    "image-bad-media": lambda m: (
+        m["content"].append({"type": "image", "source": {"kind": "base64", "data": "AAAA"}, "media_type": "png"}) or m
+    ),
+    "image-kind-bad": lambda m: (
+        m["content"].append({"type": "image", "source": {"kind": "ftp", "data": "x"}, "media_type": "image/png"}) or m
+    ),
+    "thinking-block": lambda m: m["content"].append({"type": "thinking", "text": "t", "signature": None}) or m,
+    "redacted-block": lambda m: m["content"].append({"type": "redacted_thinking", "data": "x"}) or m,
+    "tool-use-added": lambda m: (
+        m["content"].append(
+            {"type": "tool_use", "id": "tu_01JZ0000000000000000000000", "name": "read_file", "input": {"path": "a"}}
+        )
+        or m
+    ),
+    "tool-use-bad-id": lambda m: (
+        m["content"].append({"type": "tool_use", "id": "call_1", "name": "read_file", "input": {"path": "a"}}) or m
+    ),
+    "tool-use-camel": lambda m: (
+        m["content"].append(
+            {"type": "tool_use", "id": "tu_01JZ0000000000000000000001", "name": "ReadFile", "input": {}}
+        )
+        or m
+    ),
+    "tool-use-unknown-tool": lambda m: (
+        m["content"].append({"type": "tool_use", "id": "tu_01JZ0000000000000000000002", "name": "launch", "input": {}})
+        or m
+    ),
+    "tool-use-bad-input": lambda m: (
+        m["content"].append(
+            {"type": "tool_use", "id": "tu_01JZ0000000000000000000003", "name": "read_file", "input": {"limit": "x"}}
+        )
+        or m
+    ),
+    "tool-use-input-list": lambda m: (
+        m["content"].append(
+            {"type": "tool_use", "id": "tu_01JZ0000000000000000000004", "name": "read_file", "input": []}
+        )
+        or m
+    ),
+    "tool-result-added": lambda m: (
+        m["content"].append({"type": "tool_result", "tool_use_id": "tu_01JZ0000000000000000000005", "content": []}) or m
+    ),
+    "tool-result-error-false": lambda m: (
+        m["content"].append(
+            {"type": "tool_result", "tool_use_id": "tu_01JZ0000000000000000000005", "content": [], "is_error": False}
+        )
+        or m
+    ),
+    "tool-use-bigint-input": lambda m: (
+        m["content"].append(
+            {
+                "type": "tool_use",
+                "id": "tu_01JZ0000000000000000000006",
+                "name": "read_file",
+                "input": {"path": "a", "limit": 10**30, "n": [[[1]]]},
+            }
+        )
+        or m
+    ),
+    "tool-use-deep-input": lambda m: (
+        m["content"].append(
+            {
+                "type": "tool_use",
+                "id": "tu_01JZ0000000000000000000007",
+                "name": "read_file",
+                "input": {"path": "a", "deep": json.loads("[" * 260 + "]" * 260)},
+            }
+        )
+        or m
+    ),
+    "to-tool-definition": lambda m: SYNTH_TOOLS[0],
+    "to-list": lambda m: [m],
+    "to-string": lambda m: "message",
+    "to-null": lambda m: None,
+}
+
+
+def _bytes_mutations(line: bytes, r: random.Random) -> dict[str, bytes]:
+    """Byte-level mutations of one compact line (without its newline)."""
+    doc = json.loads(line)
+    first_key = next(iter(doc))
+    spaced = json.dumps(doc, ensure_ascii=False).encode()
+    return {
+        "dup-top-key": line.replace(b"{", b'{"' + first_key.encode() + b'":"dup",', 1),
+        "dup-id-last": line[:-1] + b',"id":"01JZ0000000000000000000000"}',
+        "dup-meta-key": line.replace(b'"metadata":{', b'"metadata":{"model":null,', 1),
+        "dup-input-key": line.replace(b'"input":{', b'"input":{"path":"x",', 1) if b'"input":{' in line else line,
+        "spaces": spaced,
+        "pretty-colon-in-text": line.replace(b'"text":"', b'"text":"a:b: ', 1),
+        "escaped-colon": line.replace(b'"text":"', b'"text":"\\u003a', 1),
+        "escaped-colon-dup": line.replace(
+            b"{", b'{"' + first_key.encode() + b'\\u003a":1,"' + first_key.encode() + b'":"d",', 1
+        ),
+        "unicode-escape": line.replace("ü".encode(), b"\\u00fc")
+        if "ü".encode() in line
+        else line.replace(b'"text":"', b'"text":"\\u00e9', 1),
+        "slash-escape": line.replace(b'"text":"', b'"text":"\\/', 1),
+        "lone-surrogate": line.replace(b'"text":"', b'"text":"\\ud800', 1),
+        "reordered": orjson.dumps(dict(reversed(list(doc.items())))),
+        "trailing-space": line + b" ",
+        "two-values": line + b" {}",
+        "truncated": line[: len(line) // 2],
+        "invalid-utf8": line.replace(b'"text":"', b'"text":"\xff', 1),
+        "nan": line.replace(b'"schema_version":1', b'"schema_version":NaN', 1),
+        "infinity-input": line.replace(b'"input":{', b'"input":{"x":Infinity,', 1) if b'"input":{' in line else line,
+        "trailing-comma": line[:-1] + b",}",
+        "crlf": line + b"\r",
+        "blank-before": b"\n" + line,
+        "spaces-line": b"   \n" + line,
+        "deep-array": b"[" * (r.choice((150, 250, 300))) + b"]" * 0 + line,
+    }
+
+
+def broken_corpus(n: int, seed: int, *, rate: float = 0.15, deep: bool = True) -> list[bytes]:
+    """`n` synthetic messages (with their sessions, tool calls and costs), a share of
+    the lines broken by one mutation each, and some lines swapped or repeated (session
+    rules: ids out of order, repeated ids, unpaired or duplicate tool results)."""
+    r = random.Random(seed)
+    docs = list(messages(n, seed=seed, session_len=12))
+    lines: list[bytes] = []
+    sem = sorted(SEMANTIC)
+    for doc in docs:
+        line = _line(doc)
+        roll = r.random()
+        if roll < rate / 2:
+            name = r.choice(sem)
+            lines.append(_line(SEMANTIC[name](copy.deepcopy(doc))))
+        elif roll < rate:
+            muts = _bytes_mutations(line, r)
+            if not deep:
+                muts.pop("deep-array")
+            lines.append(muts[r.choice(sorted(muts))])
+        elif roll < rate + 0.02 and lines:
+            lines.append(lines[-1])  # a repeated line: TS202, TS207, TS206 ...
+        elif roll < rate + 0.04 and lines:
+            lines.insert(len(lines) - 1, line)  # swapped with the previous one: TS203, TS205 ...
+        else:
+            lines.append(line)
+    return lines
+
+
+def _write(
+    tmp: Path, lines: list[bytes], *, name: str = "c.jsonl", bom: bool = False, final_newline: bool = True
+) -> Path:
+    p = tmp / name
+    data = b"\n".join(lines) + (b"\n" if final_newline else b"")
+    p.write_bytes((b"\xef\xbb\xbf" if bom else b"") + data)
+    return p
+
+
+@pytest.fixture(scope="module")
+def sides(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    d = tmp_path_factory.mktemp("sides")
+    (d / "tools.json").write_text(json.dumps(SYNTH_TOOLS))
+    (d / "pricing.yaml").write_text(PRICING_YAML)
+    return {"tools": d / "tools.json", "pricing": d / "pricing.yaml"}
+
+
+SELECTIONS = [
+    Selection(),
+    Selection(select=("TS0",)),
+    Selection(select=("TS1",)),
+    Selection(select=("TS2",)),
+    Selection(ignore=("TS2",)),
+    Selection(ignore=("TS202", "TS207")),
+    Selection(ignore=("TS117", "TS115", "TS201", "TS108")),
+    Selection(strict=True),
+    Selection(select=("TS020", "TS203"), strict=True),
+]
+
+
+@pytest.mark.parametrize("sel", SELECTIONS, ids=lambda s: f"{s.select}-{s.ignore}-{s.strict}")
+def test_broken_corpus_same_under_every_selection(tmp_path: Path, sel: Selection, sides: dict[str, Path]) -> None:
+    p = _write(tmp_path, broken_corpus(1500, seed=13))
+    cleared = same(p, selection=sel)
+    assert cleared > 900  # the fast path did the work: most lines are intact
+    same(p, selection=sel, tools=sides["tools"], pricing=sides["pricing"])
+
+
+@pytest.mark.parametrize("rev", [(), ("v2",)])
+def test_broken_corpus_same_with_tools_pricing_revisions(
+    tmp_path: Path, rev: tuple[str, ...], sides: dict[str, Path]
+) -> None:
+    p = _write(tmp_path, broken_corpus(1500, seed=29, rate=0.3))
+    assert same(p, revisions=rev, tools=sides["tools"], pricing=sides["pricing"]) > 600
+    assert same(p, revisions=rev, tools=TOOLS, pricing=PRICING) > 0  # other tables: TS304, TS402, TS403 ...
+
+
+def test_framing_bom_no_final_newline_and_long_lines(tmp_path: Path) -> None:
+    lines = broken_corpus(600, seed=5, rate=0.05)
+    p = _write(tmp_path, lines, bom=True, final_newline=False)
+    assert same(p) > 400
+    longest = max(map(len, lines))
+    for limit in (longest - 1, 900, 1500, longest):  # lines longer than the limit: TS008, skipped
+        same(p, max_line_bytes=limit)
+    crlf = _write(tmp_path, [x + b"\r" for x in lines[:50]] + lines[50:], name="crlf.jsonl")
+    same(crlf)
+
+
+def test_valid_corpus_is_cleared_whole(tmp_path: Path, sides: dict[str, Path]) -> None:
+    """The bench corpus: every message takes the fast path, tools and pricing included."""
+    p = _write(tmp_path, [_line(m) for m in messages(2000, seed=2026)])
+    assert same(p) == 2000
+    assert same(p, tools=sides["tools"], pricing=sides["pricing"]) == 2000
+    assert same(p, selection=Selection(select=("TS0",))) == 2000
+
+
+@pytest.mark.parametrize("fixture", sorted(RULES.glob("*.jsonl")), ids=lambda p: p.name)
+def test_every_rule_fixture_same(fixture: Path) -> None:
+    same(fixture)
+    same(fixture, tools=TOOLS, pricing=PRICING)
+    same(fixture, selection=Selection(strict=True), revisions=("v2",))
+
+
+@pytest.mark.parametrize("depth", [199, 254, 255, 256, 300, 600, 1000, 1024, 1500])
+@pytest.mark.parametrize("compact", [True, False])
+def test_deep_lines_never_crash_and_match(tmp_path: Path, depth: int, compact: bool) -> None:
+    """The nesting crash of issue 13 (exit 3 in the duplicate-key proof) stays fixed on
+    both paths: a deep line is a located TS008 or valid, never an exception. Compact
+    lines reach the batch proof, spaced ones the line-by-line one."""
+    base = (RULES / "valid.jsonl").read_text().splitlines()
+    deep = '{"a":' * depth + "1" + "}" * depth
+    if compact:  # provider_raw in its schema place, so the line re-encodes to its own bytes
+        doc = json.loads(base[2])
+        doc["metadata"]["provider_raw"] = "DEEP"
+        base = [orjson.dumps(json.loads(x)).decode() for x in base]
+        base[2] = orjson.dumps(doc).decode().replace('"DEEP"', deep)
+    else:
+        base[2] = base[2].replace('"metadata": {', '"metadata": {"provider_raw": ' + deep + ", ", 1)
+    p = _write(tmp_path, [x.encode() for x in base])
+    same(p)
+    same(_write(tmp_path, [x.encode() for x in [*base, "[" * depth + "]" * depth]], name="arrays.jsonl"))
+    found = [(f.rule, f.line) for f in validate([p]).findings]
+    if depth >= 255:  # deeper than orjson writes: TS008 from jiter, located (was exit 3)
+        assert ("TS008", 3) in found
+    elif depth < 200:  # shallower than every parser's limit: valid
+        assert not [f for f in found if f[1] == 3]
+
+
+def test_one_broken_line_in_an_intact_block(tmp_path: Path) -> None:
+    """Each byte-level and semantic mutation alone among intact lines, so the batch proof
+    (decode, re-encode, compare) is what must catch it."""
+    docs = list(messages(120, seed=41))
+    lines = [_line(d) for d in docs]
+    r = random.Random(3)
+    target = 60
+    kinds = {f"b:{k}": (target, v) for k, v in _bytes_mutations(lines[target], r).items()}
+    for role in ("user", "assistant", "tool", "system"):  # each semantic mutation on each role
+        at = next(i for i, d in enumerate(docs) if d["role"] == role and (i > 40 or role == "system"))
+        kinds.update({f"s:{role}:{k}": (at, _line(fn(copy.deepcopy(docs[at])))) for k, fn in SEMANTIC.items()})
+    for name, (at, bad) in sorted(kinds.items()):
+        p = _write(tmp_path, [*lines[:at], bad, *lines[at + 1 :]], name=name.replace(":", "_") + ".jsonl")
+        assert same(p) >= 100, name
+
+
+# -- hypothesis: strategies from the schemas, fast == exact == oracle -------------------
+
+
+def _compact(doc: Any) -> bytes:
+    try:
+        return dumps(doc)
+    except Exception:  # a value the writer cannot take (none expected): leave it out
+        return b"{}"
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.lists(
+        st.one_of(documents().map(_compact), invalid_documents().map(lambda i: _compact(i.document))),
+        min_size=1,
+        max_size=6,
+    ),
+    st.sampled_from(SELECTIONS),
+)
+def test_hypothesis_fast_exact_oracle(tmp_path: Path, lines: list[bytes], sel: Selection) -> None:
+    p = tmp_path / "h.jsonl"
+    p.write_bytes(b"\n".join(lines) + b"\n")
+    same(p, selection=sel)
+    # the oracle: a line carries the exact path's TS020 exactly when python-jsonschema rejects it
+    exact, _, _ = _run(p, Options(exact=True))
+    ts020 = {f[1] for f in exact if f[3] == "TS020"}
+    for i, line in enumerate(lines, 1):
+        doc = json.loads(line)
+        if (
+            isinstance(doc, dict)
+            and doc.get("schema_version") not in (None, 1)
+            and type(doc.get("schema_version")) is int
+        ):
+            continue  # TS012: another major version, not schema-checked
+        if isinstance(doc, dict) and "input_schema" in doc and "role" not in doc:
+            continue  # a tool definition
+        assert (i in ts020) == (not ORACLE.oracle_is_valid(doc)), (i, line[:300])
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
+@given(st.integers(0, 10_000), st.floats(0.0, 0.6), st.sampled_from(SELECTIONS))
+def test_hypothesis_broken_corpora(tmp_path: Path, seed: int, rate: float, sel: Selection) -> None:
+    p = tmp_path / "b.jsonl"
+    p.write_bytes(b"\n".join(broken_corpus(80, seed=seed, rate=rate, deep=False)) + b"\n")
+    same(p, selection=sel)
+
+
+# -- the fast model follows the schemas ------------------------------------------------
+
+
+def _structs(t: Any, seen: dict[str, Any]) -> None:
+    import typing
+
+    for arg in typing.get_args(t):
+        _structs(arg, seen)
+    if isinstance(t, type) and issubclass(t, msgspec.Struct) and t.__name__ not in seen:
+        seen[t.__name__] = t
+        for hint in typing.get_type_hints(t, include_extras=True).values():
+            _structs(hint, seen)
+
+
+@pytest.mark.parametrize("rev", ["v1", "v2"])
+def test_fast_model_follows_the_schema_files(rev: str) -> None:
+    """Every object of the schemas a message reaches is a Struct with the schema's fields,
+    in the schema's order, required exactly where the schema requires them, closed, and
+    tagged by its `type` const; every known block is a branch of the content union."""
+    s = schema_set("canonical", rev)
+    seen: dict[str, Any] = {}
+    _structs(FM.message_model(rev).message, seen)
+    by_title = {str(doc.get("title")): doc for doc in s.documents.values() if doc.get("type") == "object"}
+    expected = {"Message", "MessageMetadata", "Usage", "RoutingDecisionRecord", "ImageSource"}
+    expected |= {str(s[f]["title"]) for f in s["known-content-block.json"]["discriminator"]["mapping"].values()}
+    assert {name.removeprefix("Fast") for name in seen} == expected
+    for name, cls in seen.items():
+        schema = by_title[name.removeprefix("Fast")]
+        props = [k for k in schema["properties"] if not (k == "type" and "const" in schema["properties"][k])]
+        assert list(cls.__struct_fields__) == props, name
+        required = set(schema.get("required", ())) - {"type"}
+        assert {f.name for f in msgspec.structs.fields(cls) if f.required} == required, name
+        assert cls.__struct_config__.forbid_unknown_fields
+        if "type" in schema["properties"] and "const" in schema["properties"]["type"]:
+            assert cls.__struct_config__.tag == schema["properties"]["type"]["const"]
+
+
+@pytest.mark.parametrize("rev", ["v1", "v2"])
+def test_fast_model_required_fields(rev: str) -> None:
+    """A valid message missing any one required field does not decode (it goes exact)."""
+    dec = msgspec.json.Decoder(FM.message_model(rev).message)
+    msg = next(m for m in messages(20, seed=3) if m["role"] == "assistant")
+    for key in schema_set("canonical", rev)["message.json"]["required"]:
+        broken = {k: v for k, v in msg.items() if k != key}
+        with pytest.raises(msgspec.ValidationError):
+            dec.decode(orjson.dumps(broken))
+    for key in schema_set("canonical", rev)["usage.json"]["required"]:
+        broken = copy.deepcopy(msg)
+        del broken["metadata"]["usage"][key]
+        with pytest.raises(msgspec.ValidationError):
+            dec.decode(orjson.dumps(broken))
+    dec.decode(orjson.dumps(msg))
+
+
+def test_a_keyword_the_generator_does_not_know_fails_the_build(monkeypatch: pytest.MonkeyPatch) -> None:
+    s = schema_set("canonical", "v1")
+    usage = copy.deepcopy(s["usage.json"])
+    usage["properties"]["latency_ms"]["multipleOf"] = 5
+    docs = {**s.documents, "usage.json": usage}
+    fake = type(s)(s.format, s.version, s.folder, docs)
+    builder = FM._Builder(fake)
+    with pytest.raises(ValueError, match="multipleOf"):
+        builder.type_of(fake["message.json"], "message.json", "message.json#", ())
+
+
+def test_a_schema_change_changes_the_model() -> None:
+    """The model is the schema's: a new metadata property appears as a field, in order."""
+    s = schema_set("canonical", "v1")
+    meta = copy.deepcopy(s["message-metadata.json"])
+    meta["properties"]["region"] = {"type": "string", "pattern": "^[a-z]+(?![\\s\\S])"}
+    fake = type(s)(s.format, s.version, s.folder, {**s.documents, "message-metadata.json": meta})
+    b = FM._Builder(fake)
+    root = b.type_of(fake["message.json"], "message.json", "message.json#", ())
+    import typing
+
+    meta_cls = typing.get_type_hints(root)["metadata"]
+    assert meta_cls.__struct_fields__[-1] == "region"
+    assert (("metadata", "region"), "^[a-z]+(?![\\s\\S])") in [(p, r.pattern) for p, r in b.formats]
+
+
+def test_fast_path_covers_every_registered_rule() -> None:
+    """Every rule registered today has its predicate, so the fast path serves default runs;
+    a rule registered without one turns the fast path off instead of going unchecked."""
+    assert registered_rules() <= COVERED
+    run = CanonicalRun(Options())
+    assert run.fast is not None
+    from conformance.findings import RuleInfo, Severity
+
+    info = RuleInfo("TS199", Severity.ERROR, "§0", "a rule the fast path does not know")
+    MESSAGE.register(info)(lambda ctx, m, emit: None)
+    try:
+        assert not FastPath.covers(CanonicalRun(Options(), revisions=None).driver, "v1")
+        assert CanonicalRun(Options(selection=Selection(ignore=("TS199",)))).fast is not None
+    finally:
+        MESSAGE.rules.pop()
+
+
+def test_batch_patterns_refuse_what_could_cross_a_line() -> None:
+    assert _batchable("[0-7][0-9A-HJKMNP-TV-Z]{25}")
+    assert _batchable(r"[a-z0-9][a-z0-9_.-]*:[^\s]+")
+    assert not _batchable("a.b")
+    assert not _batchable("[^x]+")
+    assert not _batchable(r"\D+")
+    assert not _batchable(r"(a)\1")
+    assert not _batchable(r"(?=a)a")
