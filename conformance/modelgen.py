@@ -637,6 +637,14 @@ _HOW = {
 }
 
 
+# python-jsonschema ships no type information: without this ignore a consumer's
+# `mypy --strict` fails on the generated package unless types-jsonschema is installed, and
+# `unused-ignore` keeps it quiet where the stubs are installed
+_IMPORT_JSONSCHEMA = (
+    "import jsonschema  # type: ignore[import-untyped, unused-ignore]\nfrom referencing import Registry, Resource\n\n"
+)
+
+
 def _render(e: _Emitter, root: str | None) -> str:
     out: list[str] = [_HEAD.format(fmt=e.fmt, rev=e.rev, target=e.target, how=_HOW[e.target])]
     t = e.target
@@ -644,14 +652,14 @@ def _render(e: _Emitter, root: str | None) -> str:
         out.append(
             "import json\nfrom functools import cache\nfrom pathlib import Path\n"
             "from typing import Any, Literal, Never, NotRequired, TypeAlias, TypedDict, TypeGuard, cast\n\n"
-            "import jsonschema\nfrom referencing import Registry, Resource\n\n"
+            + _IMPORT_JSONSCHEMA
         )
     elif t == "dataclasses":
         out.append(
             "import enum\nimport json\nfrom dataclasses import dataclass, field\nfrom functools import cache\n"
             "from pathlib import Path\nfrom typing import Any, Final, Literal, Never, TypeAlias\n\n"
-            "import jsonschema\nfrom referencing import Registry, Resource\n\n"
-            '\nclass Absent(enum.Enum):\n    """The type of ABSENT: a field the document left out."""\n\n'
+            + _IMPORT_JSONSCHEMA
+            + '\nclass Absent(enum.Enum):\n    """The type of ABSENT: a field the document left out."""\n\n'
             '    ABSENT = "absent"\n\n\nABSENT: Final = Absent.ABSENT\n\n'
         )
     else:
