@@ -27,8 +27,9 @@ from ..errors import InputError
 from ..findings import Finding
 from ..formats.base import FileStats, Format, FormatRun, Options, ProgressHook
 from ..formats.canonical import CanonicalRun
+from ..formats.canonical.fast import item_facts
 from ..jsonio import CRLF, Record
-from .chunks import Task, decode_facts, finding, plan, run_task
+from .chunks import Task, decode_facts, decode_item, finding, plan, run_task
 from .store import ResumeStore
 
 DEFAULT_CHUNK_BYTES = 4 * 1024 * 1024
@@ -204,6 +205,7 @@ def _file(
 ) -> Iterator[Finding]:
     """The session phase of one file's tasks, in order, with the file's line numbers."""
     line0 = 0  # newlines before the current task's range
+    fast = run.fast
     crlf_seen = False
     failed = False
     for k in range(n):
@@ -225,6 +227,16 @@ def _file(
                             continue  # reported once per file, by the first range that met it
                         crlf_seen = True
                     yield finding(path, item[1:], off)
+                    continue
+                if kind == "s":  # a message the worker's fast path cleared
+                    stats.records += 1
+                    it = decode_item(item, item[2] + off)
+                    if progress is not None:
+                        progress(it.size)
+                    if fast is not None and fast.session(path, it):
+                        fast.cleared += 1
+                    else:  # a session rule may report: the exact session phase (no local findings)
+                        yield from run.session(item_facts(path, it))
                     continue
                 _, size, line, pointer = item[:4]
                 stats.records += 1
