@@ -80,7 +80,9 @@ def test_broken_corpus_three_ways_under_every_selection(tmp_path: Path, sel: Sel
 
 @pytest.mark.parametrize("rev", [(), ("v2",)])
 def test_broken_corpus_three_ways_with_tools_pricing_revisions(
-    tmp_path: Path, rev: tuple[str, ...], sides: dict[str, Path]  # noqa: F811 (the fixture)
+    tmp_path: Path,
+    rev: tuple[str, ...],
+    sides: dict[str, Path],  # noqa: F811 (the fixture)
 ) -> None:
     p = _write(tmp_path, broken_corpus(300, seed=29, rate=0.3))
     for options in (
@@ -213,7 +215,7 @@ def test_range_reads_own_the_lines_that_begin_in_them(tmp_path: Path, seed: int)
                         part += block
                     with p.open("rb") as g:
                         by_line = chunks._Range(g, task.start, task.end, synthetic=False)
-                        assert part == b"".join(iter(lambda: by_line.readline(), b""))
+                        assert part == b"".join(iter(by_line.readline, b""))
                     newlines += reader.newlines
                     got += part
             assert got == data
