@@ -220,3 +220,22 @@ def test_range_reads_own_the_lines_that_begin_in_them(tmp_path: Path, seed: int)
                     got += part
             assert got == data
             assert newlines == data.count(b"\n")
+
+
+def test_a_small_run_loads_neither_the_task_engine_nor_yaml() -> None:
+    """Startup (issue 13): `turnspec validate` on the bundled example, with the default
+    `--jobs` (the cores), is too small to share, so it stays in this process without
+    importing the task engine, multiprocessing or PyYAML (only --pricing reads YAML)."""
+    import subprocess  # function-level import: only this test starts a process
+    import sys
+
+    example = Path(__file__).parent.parent / "conformance" / "data" / "examples"
+    code = (
+        "import sys\nfrom conformance.cli import main\n"
+        f"try:\n    main(['validate', '--jobs', '2', {str(example)!r}])\nexcept SystemExit:\n    pass\n"
+        "print('MODULES:', *sorted(m for m in sys.modules if m.split('.')[0] in ('yaml', 'multiprocessing')"
+        " or m.startswith('conformance.parallel.')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True, text=True).stdout
+    assert out.splitlines()[-1] == "MODULES:", out
+    assert "120 record(s)" in out

@@ -14,12 +14,11 @@ in their place in the input order.
 from __future__ import annotations
 
 import json
-import os
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 
@@ -29,19 +28,13 @@ from ..formats.base import FileStats, Format, FormatRun, Options, ProgressHook
 from ..formats.canonical import CanonicalRun
 from ..formats.canonical.fast import item_facts
 from ..jsonio import CRLF, Record
+from . import DEFAULT_CHUNK_BYTES, MIN_SHARED_BYTES, default_jobs, worth_sharing
 from .chunks import Task, decode_facts, decode_item, finding, plan, run_task
-from .store import ResumeStore
 
-DEFAULT_CHUNK_BYTES = 4 * 1024 * 1024
+if TYPE_CHECKING:
+    from .store import ResumeStore
 
-
-def default_jobs() -> int:
-    """The cores this process may run on (its affinity mask, not the machine's count)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # no sched_getaffinity (macOS, Windows)
-        return max(1, os.cpu_count() or 1)
-
+__all__ = ["DEFAULT_CHUNK_BYTES", "MIN_SHARED_BYTES", "default_jobs", "run_units", "validate_units"]
 
 Thunk = Callable[[], bytes]
 
@@ -291,16 +284,11 @@ class _Pipeline:
         self.backend.close()
 
 
-MIN_SHARED_BYTES = 1024 * 1024
-"""Below this much input (or two tasks' worth, if less), starting worker processes costs
-more than it saves: the tasks run in this process."""
-
-
 def processes(jobs: int, options: Options, chunk_bytes: int) -> Callable[[int, int], Backend]:
     """The backend of `--jobs`: worker processes when there is enough work to share."""
 
     def make(n_tasks: int, n_bytes: int) -> Backend:
-        if jobs <= 1 or n_tasks <= 1 or n_bytes < min(MIN_SHARED_BYTES, 2 * chunk_bytes):
+        if jobs <= 1 or n_tasks <= 1 or not worth_sharing(n_bytes, chunk_bytes):
             return InProcess(options)
         return Processes(min(jobs, n_tasks), options)
 
@@ -321,7 +309,13 @@ def validate_units(
 ) -> Iterator[Finding]:
     """`run_units` on local worker processes (`--jobs`), with an optional `--resume` store
     (which may not overlap `inputs`, the paths the user named, nor any unit)."""
-    store = ResumeStore(resume, options, [*inputs, *(str(p) for p, _ in units)]) if resume is not None else None
+    store = None
+    if resume is not None:
+        # function-level import: the store (and importlib.metadata, for the version in
+        # its keys) is loaded only when --resume is asked
+        from .store import ResumeStore
+
+        store = ResumeStore(resume, options, [*inputs, *(str(p) for p, _ in units)])
     yield from run_units(
         units,
         options,
