@@ -261,7 +261,7 @@ def decode_item(data: list[Any], line: int) -> SessionItem:
     """The `SessionItem` of an encoded cleared message, at file line `line`; its parsed
     `created_at` is parsed again here (as `FastPath._formats` does)."""
     _, size, _line, mid, sid, created, complete, flat = data
-    tools = [(flat[k], flat[k + 1], flat[k + 2]) for k in range(0, len(flat), 3)]
+    tools = list(zip(flat[::3], flat[1::3], flat[2::3], strict=True)) if flat else []
     return SessionItem(line, mid, sid, created, parse_created_at(created), complete, tools, size)
 
 

@@ -209,18 +209,12 @@ def _file(
             failed = True
             _problem(problems, str(doc["error"]))
             continue
-        # a range after the first is read with one synthetic line in front (chunks module doc)
+        # a range after the first numbers its lines from 2, as if behind one synthetic
+        # line (the exact reader reads one there; chunks module doc)
         off = line0 - 1 if k > 0 else 0
         try:
             for item in doc["items"]:
                 kind = item[0]
-                if kind == "f":
-                    if item[3] == CRLF.id:
-                        if crlf_seen:
-                            continue  # reported once per file, by the first range that met it
-                        crlf_seen = True
-                    yield finding(path, item[1:], off)
-                    continue
                 if kind == "s":  # a message the worker's fast path cleared
                     stats.records += 1
                     it = decode_item(item, item[2] + off)
@@ -230,6 +224,13 @@ def _file(
                         fast.cleared += 1
                     else:  # a session rule may report: the exact session phase (no local findings)
                         yield from run.session(item_facts(path, it))
+                    continue
+                if kind == "f":
+                    if item[3] == CRLF.id:
+                        if crlf_seen:
+                            continue  # reported once per file, by the first range that met it
+                        crlf_seen = True
+                    yield finding(path, item[1:], off)
                     continue
                 _, size, line, pointer = item[:4]
                 stats.records += 1
