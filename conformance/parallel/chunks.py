@@ -1,8 +1,11 @@
 """The local phase of one task (a byte range of a `.jsonl` file, or a whole `.json` file).
 
-A worker (a process of `--jobs`, or a Ray task) reads its range, parses and
-schema-checks each line, runs the MESSAGE and BLOCK rules, and returns, per record, its
-findings and the `SessionFacts` the session phase needs. The result is JSON (orjson):
+A worker (a process of `--jobs`, or a Ray task) reads its range and, when the run has
+the canonical fast path, runs its local steps per block (`FastPath.local_block`: batch
+proof, string formats, one-message rules): a line it clears is sent as its `SessionItem`
+(`["s", ...]`, no findings); any other line is parsed and schema-checked here and its
+MESSAGE and BLOCK rules run (`CanonicalRun.local`), sent as its findings and the
+`SessionFacts` the session phase needs (`["m", ...]`). The result is JSON (orjson):
 cheap to send between processes, and safe to keep in a `--resume` store and read back
 (unlike a pickle, reading it cannot run code).
 

@@ -23,9 +23,15 @@ Clearing a line takes:
 4. the session rules' preconditions against the run state (`session`), after which the
    state takes the message (`checker.commit_message`, `checker.commit_tool_block`).
 
-The session step is separate from the local ones (1-3) and takes a per-record view
-(`SessionItem`), in input order, so local work can move to other processes while the
-session phase stays in the parent.
+The local steps (1-3: `local_block`, on one block of `read_blocks`) read no run state
+and turn each line into a `Step`: a framing finding, a cleared message's `SessionItem`,
+or a line for the exact path. The session step (`settle`, calling `session` per item)
+takes them in input order. The sequential path runs both per block; `--jobs` and Ray
+workers run the local steps on their byte range (`parallel/chunks.py`) and the parent
+runs the session step. When `session` refuses an item (a session rule may report; it
+commits nothing then), the exact session phase `CanonicalRun.session` takes the item's
+facts (`item_facts`): a cleared line's local findings are provably none, so that is all
+`check_message` would add.
 
 The fast path serves a run only when it knows every enabled rule (`FastPath.covers`); a
 rule registered later without a predicate here turns it off rather than go unchecked.
