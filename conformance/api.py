@@ -7,6 +7,7 @@ for f in report.findings: print(f.format())
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -18,7 +19,7 @@ from .findings import Finding, Severity
 from .formats import FileStats, Format, FormatRun, Options, detect_format, get_format
 from .formats.base import ProgressHook
 from .jsonio import check_input
-from .parallel.engine import DEFAULT_CHUNK_BYTES, default_jobs, validate_units
+from .parallel import DEFAULT_CHUNK_BYTES, default_jobs, worth_sharing
 
 STDIN = "-"
 
@@ -177,6 +178,16 @@ def _by_rule(counts: Counter[tuple[str, Severity]]) -> dict[str, int]:
     return dict(out)
 
 
+def _canonical_bytes(units: list[tuple[Path, Format]]) -> int:
+    """The bytes of the canonical files among `units` (what `--jobs` would share)."""
+    n = 0
+    for path, f in units:
+        if f.name == "canonical" and str(path) != "-":
+            with contextlib.suppress(OSError):
+                n += Path(path).stat().st_size
+    return n
+
+
 def iter_validate(
     paths: Iterable[str | Path],
     options: Options | None = None,
@@ -206,9 +217,16 @@ def iter_validate(
     paths = list(paths)
     if units is None:
         units = expand(paths, fmt, skipped, problems)
+    chunk_bytes = chunk_bytes or DEFAULT_CHUNK_BYTES
+    if jobs > 1 and resume is None and not worth_sharing(_canonical_bytes(units), chunk_bytes):
+        jobs = 1  # too little to share: the engine would run it here too, with the same report
     if jobs > 1 or resume is not None:
+        # function-level import: the task engine (multiprocessing, the result codec) is
+        # loaded only for a run that shares work or keeps results (startup, issue 13)
+        from .parallel.engine import validate_units
+
         yield from validate_units(
-            units, options, jobs=jobs, resume=resume, chunk_bytes=chunk_bytes or DEFAULT_CHUNK_BYTES,
+            units, options, jobs=jobs, resume=resume, chunk_bytes=chunk_bytes,
             files=files, progress=progress, problems=problems, inputs=[str(p) for p in paths],
         )  # fmt: skip
         return

@@ -9,13 +9,17 @@ run it two or three times and read the ranges):
   `formats/canonical/fast.py`), and the same on the exact path (`Options(exact=True)`);
 - validate (schema only): `--select TS0`;
 - validate (tools + pricing): every rule, plus `--tools` and `--pricing` (TS3xx/TS4xx);
-- `--jobs 2`: left for the multi-process engine (`ROW_JOBS` below; None until it lands);
+- `--jobs 2`: default rules on two worker processes (`ROW_JOBS`; the fast path's local
+  steps in the workers, the session phase in this process), interleaved with the rows
+  above; `--jobs 1` is the default row;
 - msgspec typed decode per line (the fast model, no rules) and jsonschema-rs `is_valid`
   on documents parsed beforehand (the two engines underneath);
 - python-jsonschema: the reference oracle alone, on a sample (it is ~100x slower);
 - startup: wall time of `turnspec validate` on the bundled example (120 messages) in a
   fresh process, best of 5 (the target is 0.3 s);
-- peak RSS: of a `turnspec validate` process over the whole corpus (all rules);
+- peak RSS: of a `turnspec validate` process over the whole corpus (all rules), and of
+  `turnspec validate --jobs 2` (the sum over its process tree: the parent, the fork
+  server and the workers, sampled from /proc every 20 ms);
 - strategies: valid canonical messages generated per second from the schemas
   (`conformance.strategies.bench`; target >= 1,000/s).
 """
@@ -51,9 +55,8 @@ TOOLS = [
     for n in ("read_file", "search_code", "run_tests")
 ]  # fmt: skip
 
-# `--jobs 2` (branch `parallel`): a function (data, tools, pricing) -> seconds for one
-# validation of the corpus with two worker processes, or None while there is none
-ROW_JOBS: Callable[[Path, Path, Path], float] | None = None
+# the `--jobs` rows: worker processes per row (a row runs `iter_validate(jobs=N)`)
+ROW_JOBS: tuple[int, ...] = (2,)
 EXAMPLE = Path(__file__).parent / "data" / "examples"
 _CLI = "import sys; from conformance.cli import main; sys.exit(main(sys.argv[1:]))"
 
@@ -75,6 +78,38 @@ def _peak_rss_mb(data: Path, tools: Path, pricing: Path) -> float:
     subprocess.run([sys.executable, "-c", _CLI, *args], check=True, capture_output=True, env={**os.environ})
     after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     return max(before, after) / 1024
+
+
+def _tree_rss_kb(pid: int) -> int:
+    """Resident memory of `pid` and every process below it, in KB (0 once it is gone)."""
+    total = 0
+    todo = [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            for line in Path(f"/proc/{p}/status").read_bytes().splitlines():
+                if line.startswith(b"VmRSS:"):
+                    total += int(line.split()[1])
+                    break
+            for task in Path(f"/proc/{p}/task").iterdir():
+                todo.extend(int(x) for x in (task / "children").read_bytes().split())
+        except (OSError, ValueError):
+            continue  # the process ended meanwhile
+    return total
+
+
+def _peak_tree_rss_mb(args: list[str]) -> float | None:
+    """Peak of the summed RSS of a `turnspec` process tree (None without /proc)."""
+    if not Path("/proc/self/task").is_dir():
+        return None
+    proc = subprocess.Popen([sys.executable, "-c", _CLI, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    peak = 0
+    while proc.poll() is None:
+        peak = max(peak, _tree_rss_kb(proc.pid))
+        time.sleep(0.02)
+    if proc.returncode != 0:
+        raise SystemExit(f"turnspec {' '.join(args)}: exit {proc.returncode}")
+    return peak / 1024
 
 
 def _timed(fn: Callable[[], int], repeat: int) -> tuple[float, int]:
@@ -118,9 +153,9 @@ def run(n: int, repeat: int, sample: int, out: Path | None) -> dict[str, object]
                     k += 1
             return k
 
-        def validate_with(options: Options) -> Callable[[], int]:
+        def validate_with(options: Options, jobs: int = 1) -> Callable[[], int]:
             def go() -> int:
-                findings = list(iter_validate([data], options))
+                findings = list(iter_validate([data], options, jobs=jobs))
                 if any(x.severity == "error" for x in findings):
                     raise SystemExit(f"benchmark corpus is not valid: {findings[:3]}")
                 return n
@@ -132,11 +167,11 @@ def run(n: int, repeat: int, sample: int, out: Path | None) -> dict[str, object]
             "default": validate_with(Options()),
             "schema": validate_with(Options(selection=Selection(select=("TS0",)))),
             "rules": validate_with(Options(tools=tools, pricing=pricing)),
+            **{f"jobs{j}": validate_with(Options(), jobs=j) for j in ROW_JOBS},
         }
         best = _interleaved(rows, repeat)  # load on a shared machine hits every row alike
         t_floor, t_default, t_schema, t_rules = best["floor"], best["default"], best["schema"], best["rules"]
         t_exact, _ = _timed(validate_with(Options(exact=True)), 1)
-        t_jobs = ROW_JOBS(data, tools, pricing) if ROW_JOBS is not None else None
         decoder = msgspec.json.Decoder(message_model("v1").message)
 
         def typed_decode() -> int:
@@ -157,6 +192,7 @@ def run(n: int, repeat: int, sample: int, out: Path | None) -> dict[str, object]
         parsed.clear()  # the rest is not needed any more
         t_oracle, _ = _timed(lambda: sum(validator.oracle_is_valid(d) for d in docs), 1)
         rss_mb = _peak_rss_mb(data, tools, pricing)
+        rss_jobs = {j: _peak_tree_rss_mb(["validate", str(data), "--jobs", str(j)]) for j in ROW_JOBS}
     startup_s = _startup()
     from .strategies import bench as strategies_bench  # function-level: measured after the validation rows
 
@@ -176,7 +212,7 @@ def run(n: int, repeat: int, sample: int, out: Path | None) -> dict[str, object]
         "validate_default_exact_path_msgs_per_s": round(n / t_exact),
         "validate_schema_only_msgs_per_s": round(n / t_schema),
         "validate_tools_pricing_msgs_per_s": round(n / t_rules),
-        "validate_jobs2_msgs_per_s": round(n / t_jobs) if t_jobs else "n/a (branch parallel)",
+        **{f"validate_jobs{j}_msgs_per_s": round(n / best[f"jobs{j}"]) for j in ROW_JOBS},
         "msgspec_typed_decode_msgs_per_s": round(n / t_decode),
         "jsonschema_rs_is_valid_msgs_per_s": round(rs_n / t_rs),
         "python_jsonschema_msgs_per_s": round(sample / t_oracle),
@@ -184,12 +220,15 @@ def run(n: int, repeat: int, sample: int, out: Path | None) -> dict[str, object]
         "ratio_default_exact_path_vs_floor": ratio(n / t_exact),
         "ratio_schema_only_vs_floor": ratio(n / t_schema),
         "ratio_tools_pricing_vs_floor": ratio(n / t_rules),
-        "ratio_jobs2_vs_floor": ratio(n / t_jobs) if t_jobs else "n/a",
+        **{f"ratio_jobs{j}_vs_floor": ratio(n / best[f"jobs{j}"]) for j in ROW_JOBS},
+        **{f"scaling_jobs{j}_vs_jobs1": round(t_default / best[f"jobs{j}"], 2) for j in ROW_JOBS},
         "ratio_msgspec_decode_vs_floor": ratio(n / t_decode),
         "ratio_jsonschema_rs_vs_floor": ratio(rs_n / t_rs),
         "ratio_python_jsonschema_vs_floor": ratio(sample / t_oracle, 4),
         "startup_validate_example_s": round(startup_s, 3),
         "peak_rss_validate_mb": round(rss_mb),
+        **{f"peak_rss_validate_jobs{j}_tree_mb": "n/a" if v is None else round(v) for j, v in rss_jobs.items()},
+        "load_average_1_5_15": " ".join(f"{x:.2f}" for x in os.getloadavg()),
         "bench_process_max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
         **{f"strategies_{k}": round(v, 1) for k, v in gen.items()},
     }

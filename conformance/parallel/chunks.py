@@ -1,8 +1,11 @@
 """The local phase of one task (a byte range of a `.jsonl` file, or a whole `.json` file).
 
-A worker (a process of `--jobs`, or a Ray task) reads its range, parses and
-schema-checks each line, runs the MESSAGE and BLOCK rules, and returns, per record, its
-findings and the `SessionFacts` the session phase needs. The result is JSON (orjson):
+A worker (a process of `--jobs`, or a Ray task) reads its range and, when the run has
+the canonical fast path, runs its local steps per block (`FastPath.local_block`: batch
+proof, string formats, one-message rules): a line it clears is sent as its `SessionItem`
+(`["s", ...]`, no findings); any other line is parsed and schema-checked here and its
+MESSAGE and BLOCK rules run (`CanonicalRun.local`), sent as its findings and the
+`SessionFacts` the session phase needs (`["m", ...]`). The result is JSON (orjson):
 cheap to send between processes, and safe to keep in a `--resume` store and read back
 (unlike a pickle, reading it cannot run code).
 
@@ -36,7 +39,9 @@ from ..formats.base import Options
 from ..formats.canonical import CanonicalFormat, CanonicalRun
 from ..formats.canonical import rules as R
 from ..formats.canonical.engine import SessionFacts
-from ..jsonio import BLANK_LINE, DEFAULT_MAX_FILE_BYTES, Record, open_input, read_json, read_jsonl
+from ..formats.canonical.fast import FastPath, SessionItem, read_blocks
+from ..formats.canonical.invariants import parse_created_at
+from ..jsonio import BLANK_LINE, DEFAULT_MAX_FILE_BYTES, LineFraming, Record, open_input, read_json, read_jsonl
 
 Opener = Callable[[str], IO[bytes]]
 """Opens a task's path for binary reading (local files, or fsspec URLs on Ray)."""
@@ -70,7 +75,7 @@ def plan(path: str, size: int, jsonl: bool, chunk_bytes: int) -> list[Task]:
 class _Range:
     """A binary reader over the lines that begin in `[start, end)` of `f` (see module doc)."""
 
-    def __init__(self, f: IO[bytes], start: int, end: int) -> None:
+    def __init__(self, f: IO[bytes], start: int, end: int, *, synthetic: bool = True) -> None:
         self.f = f
         self.end = end
         self.newlines = 0  # newline-terminated lines of the file read (not the synthetic one)
@@ -85,9 +90,29 @@ class _Range:
                 self.pos += len(block)
                 if not block or block.endswith(b"\n"):
                     break
-            self.pending = b"\n"
+            if synthetic:
+                self.pending = b"\n"
         else:
             f.seek(0)
+
+    def read(self, size: int) -> bytes:
+        """Up to `size` bytes of the range's lines (the fast path's block reader): a read
+        that reaches the range's last byte stops after the newline of the line there."""
+        if self.pending:
+            out, self.pending = self.pending, b""
+            return out
+        if self.at_line_start and self.pos >= self.end:
+            return b""
+        out = self.f.read(size)
+        # the newline that ends the range's last line is the first one at or after end - 1
+        if self.pos + len(out) >= self.end:
+            cut = out.find(b"\n", max(0, self.end - 1 - self.pos))
+            if cut >= 0:  # the rest is never read (at a line start at or past the end)
+                out = out[: cut + 1]
+        self.pos += len(out)
+        self.at_line_start = out.endswith(b"\n")
+        self.newlines += out.count(b"\n")
+        return out
 
     def readline(self, limit: int = -1) -> bytes:
         if self.pending:
@@ -169,6 +194,11 @@ def run_task(task: Task, options: Options, opener: Opener = open_local, run: Can
             if len(data) > DEFAULT_MAX_FILE_BYTES:  # as `jsonio.read_input` says it
                 raise InputError(f"{task.path}: larger than {DEFAULT_MAX_FILE_BYTES} bytes; not read")
             items, lines = list(_items(run, read_json(task.path, data=data), synthetic=False)), 0
+        elif run.fast is not None:
+            with opener(task.path) as f:
+                reader = _Range(f, task.start, task.end, synthetic=False)
+                items = _fast_items(run, run.fast, task.path, reader, first=2 if task.start > 0 else 1)
+                lines = reader.newlines
         else:
             with opener(task.path) as f:
                 reader = _Range(f, task.start, task.end)
@@ -186,32 +216,85 @@ def run_task(task: Task, options: Options, opener: Opener = open_local, run: Can
 
 
 def _items(run: CanonicalRun, src: Iterator[Record | Finding], *, synthetic: bool) -> Iterator[list[Any]]:
-    d = run.driver
     for item in src:
         if isinstance(item, Finding):
             if synthetic and item.line == 1 and item.rule == BLANK_LINE.id:
                 synthetic = False
                 continue  # the synthetic line in front of a range (module doc)
-            d.passthrough(item, R.CATALOG[item.rule])
-            for f in d.drain():
-                yield ["f", *_finding(f)]
+            yield from _framing(run, item)
             continue
         synthetic = False
-        v = item.value
-        if isinstance(v, dict) and "input_schema" in v and "role" not in v:
-            # a tool definition: its rules read the run's state, so the parent runs them
-            raw = item.raw.decode("utf-8")
-            yield ["t", item.size, item.line, item.pointer, json.dumps(v), raw]
-            continue
-        found, facts = run.local(item)
-        yield [
-            "m",
-            item.size,
-            item.line,
-            item.pointer,
-            [_finding(f) for f in found],
-            None if facts is None else encode_facts(facts),
-        ]
+        yield _record(run, item)
+
+
+def _framing(run: CanonicalRun, finding: Finding) -> Iterator[list[Any]]:
+    d = run.driver
+    d.passthrough(finding, R.CATALOG[finding.rule])
+    for f in d.drain():
+        yield ["f", *_finding(f)]
+
+
+def _record(run: CanonicalRun, item: Record) -> list[Any]:
+    v = item.value
+    if isinstance(v, dict) and "input_schema" in v and "role" not in v:
+        # a tool definition: its rules read the run's state, so the parent runs them
+        raw = item.raw.decode("utf-8")
+        return ["t", item.size, item.line, item.pointer, json.dumps(v), raw]
+    found, facts = run.local(item)
+    return [
+        "m",
+        item.size,
+        item.line,
+        item.pointer,
+        [_finding(f) for f in found],
+        None if facts is None else encode_facts(facts),
+    ]
+
+
+def encode_item(s: SessionItem) -> list[Any]:
+    """A cleared message as JSON: `["s", size, line, id, session_id, created_at,
+    complete, tools]`, tools flattened to `[index, is_use, tool_id, ...]`."""
+    tools: list[Any] = []
+    for i, use, tid in s.tools:
+        tools += (i, use, tid)
+    return ["s", s.size, s.line, s.id, s.session_id, s.created_at, s.complete, tools]
+
+
+def decode_item(data: list[Any], line: int) -> SessionItem:
+    """The `SessionItem` of an encoded cleared message, at file line `line`; its parsed
+    `created_at` is parsed again here (as `FastPath._formats` does)."""
+    _, size, _line, mid, sid, created, complete, flat = data
+    tools = list(zip(flat[::3], flat[1::3], flat[2::3], strict=True)) if flat else []
+    return SessionItem(line, mid, sid, created, parse_created_at(created), complete, tools, size)
+
+
+ITEM_FIELDS = ("line", "id", "session_id", "created_at", "at", "complete", "tools", "size")
+"""The fields of `SessionItem` the codec above carries (`at` as `created_at`, parsed again)."""
+assert tuple(f.name for f in fields(SessionItem)) == ITEM_FIELDS, "update encode_item/decode_item"
+
+
+def _fast_items(run: CanonicalRun, fast: FastPath, path: str, reader: _Range, first: int) -> list[list[Any]]:
+    """The fast path's local steps over a range (`FastPath.local_block` per block): a
+    cleared line is sent as its `SessionItem`, a line it cannot clear takes the exact
+    local phase here, a framing finding goes through the driver. A range after the first
+    numbers its lines from 2 (as if behind the synthetic line of the module doc)."""
+    framing = LineFraming(path)
+    out: list[list[Any]] = []
+    for start, block, n in read_blocks(reader, run.options.max_line_bytes, first):  # type: ignore[arg-type]
+        for s in fast.local_block(framing, start, block, n):
+            if type(s) is SessionItem:
+                out.append(encode_item(s))
+            elif type(s) is tuple:
+                line_no, raw, data = s
+                rec = framing.parse(line_no, raw, data)
+                if isinstance(rec, Finding):
+                    out.extend(_framing(run, rec))
+                else:
+                    out.append(_record(run, rec))
+            else:
+                assert isinstance(s, Finding)
+                out.extend(_framing(run, s))
+    return out
 
 
 def shift(line: int | None, offset: int) -> int | None:

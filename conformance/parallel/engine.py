@@ -14,12 +14,11 @@ in their place in the input order.
 from __future__ import annotations
 
 import json
-import os
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 
@@ -27,20 +26,15 @@ from ..errors import InputError
 from ..findings import Finding
 from ..formats.base import FileStats, Format, FormatRun, Options, ProgressHook
 from ..formats.canonical import CanonicalRun
+from ..formats.canonical.fast import item_facts
 from ..jsonio import CRLF, Record
-from .chunks import Task, decode_facts, finding, plan, run_task
-from .store import ResumeStore
+from . import DEFAULT_CHUNK_BYTES, MIN_SHARED_BYTES, default_jobs, worth_sharing
+from .chunks import Task, decode_facts, decode_item, finding, plan, run_task
 
-DEFAULT_CHUNK_BYTES = 4 * 1024 * 1024
+if TYPE_CHECKING:
+    from .store import ResumeStore
 
-
-def default_jobs() -> int:
-    """The cores this process may run on (its affinity mask, not the machine's count)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # no sched_getaffinity (macOS, Windows)
-        return max(1, os.cpu_count() or 1)
-
+__all__ = ["DEFAULT_CHUNK_BYTES", "MIN_SHARED_BYTES", "default_jobs", "run_units", "validate_units"]
 
 Thunk = Callable[[], bytes]
 
@@ -204,6 +198,7 @@ def _file(
 ) -> Iterator[Finding]:
     """The session phase of one file's tasks, in order, with the file's line numbers."""
     line0 = 0  # newlines before the current task's range
+    fast = run.fast
     crlf_seen = False
     failed = False
     for k in range(n):
@@ -214,11 +209,22 @@ def _file(
             failed = True
             _problem(problems, str(doc["error"]))
             continue
-        # a range after the first is read with one synthetic line in front (chunks module doc)
+        # a range after the first numbers its lines from 2, as if behind one synthetic
+        # line (the exact reader reads one there; chunks module doc)
         off = line0 - 1 if k > 0 else 0
         try:
             for item in doc["items"]:
                 kind = item[0]
+                if kind == "s":  # a message the worker's fast path cleared
+                    stats.records += 1
+                    it = decode_item(item, item[2] + off)
+                    if progress is not None:
+                        progress(it.size)
+                    if fast is not None and fast.session(path, it):
+                        fast.cleared += 1
+                    else:  # a session rule may report: the exact session phase (no local findings)
+                        yield from run.session(item_facts(path, it))
+                    continue
                 if kind == "f":
                     if item[3] == CRLF.id:
                         if crlf_seen:
@@ -279,16 +285,11 @@ class _Pipeline:
         self.backend.close()
 
 
-MIN_SHARED_BYTES = 1024 * 1024
-"""Below this much input (or two tasks' worth, if less), starting worker processes costs
-more than it saves: the tasks run in this process."""
-
-
 def processes(jobs: int, options: Options, chunk_bytes: int) -> Callable[[int, int], Backend]:
     """The backend of `--jobs`: worker processes when there is enough work to share."""
 
     def make(n_tasks: int, n_bytes: int) -> Backend:
-        if jobs <= 1 or n_tasks <= 1 or n_bytes < min(MIN_SHARED_BYTES, 2 * chunk_bytes):
+        if jobs <= 1 or n_tasks <= 1 or not worth_sharing(n_bytes, chunk_bytes):
             return InProcess(options)
         return Processes(min(jobs, n_tasks), options)
 
@@ -309,7 +310,13 @@ def validate_units(
 ) -> Iterator[Finding]:
     """`run_units` on local worker processes (`--jobs`), with an optional `--resume` store
     (which may not overlap `inputs`, the paths the user named, nor any unit)."""
-    store = ResumeStore(resume, options, [*inputs, *(str(p) for p, _ in units)]) if resume is not None else None
+    store = None
+    if resume is not None:
+        # function-level import: the store (and importlib.metadata, for the version in
+        # its keys) is loaded only when --resume is asked
+        from .store import ResumeStore
+
+        store = ResumeStore(resume, options, [*inputs, *(str(p) for p, _ in units)])
     yield from run_units(
         units,
         options,

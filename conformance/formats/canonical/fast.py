@@ -20,12 +20,18 @@ Clearing a line takes:
    character, both written back one for one unless keys were lost);
 3. one predicate per enabled one-message rule (`_local`), each the negation of the
    rule's condition, on the Struct;
-4. the session rules' preconditions against the run state (`_session`), after which the
+4. the session rules' preconditions against the run state (`session`), after which the
    state takes the message (`checker.commit_message`, `checker.commit_tool_block`).
 
-The session step is separate from the local ones (1-3) and takes a per-record view
-(`SessionItem`), in input order, so local work can move to other processes while the
-session phase stays in the parent.
+The local steps (1-3: `local_block`, on one block of `read_blocks`) read no run state
+and turn each line into a `Step`: a framing finding, a cleared message's `SessionItem`,
+or a line for the exact path. The session step (`settle`, calling `session` per item)
+takes them in input order. The sequential path runs both per block; `--jobs` and Ray
+workers run the local steps on their byte range (`parallel/chunks.py`) and the parent
+runs the session step. When `session` refuses an item (a session rule may report; it
+commits nothing then), the exact session phase `CanonicalRun.session` takes the item's
+facts (`item_facts`): a cleared line's local findings are provably none, so that is all
+`check_message` would add.
 
 The fast path serves a run only when it knows every enabled rule (`FastPath.covers`); a
 rule registered later without a predicate here turns it off rather than go unchecked.
@@ -43,14 +49,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal, localcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import msgspec
 
 from ...findings import Finding
-from ...jsonio import LineFraming, _skip_rest_of_line, open_input
+from ...jsonio import LineFraming, Record, _skip_rest_of_line, open_input
 from . import rules as R
-from .engine import FAMILIES, Driver, commit_message, commit_tool_block
+from .engine import FAMILIES, Driver, SessionFacts, commit_message, commit_tool_block
 from .fastmodel import message_model
 from .invariants import _CANONICAL_TIME, file_ref_problem, parse_created_at
 from .pricing import _BUCKETS, _EXACT
@@ -63,7 +69,7 @@ if TYPE_CHECKING:
 _UNSET = msgspec.UNSET
 BLOCK_BYTES = 1 << 16  # bytes read at a time: their whole lines are decoded, re-encoded and compared as one batch
 
-# every rule the fast path can prove silent (a predicate in `_local` or `_session`)
+# every rule the fast path can prove silent (a predicate in `_local` or `session`)
 COVERED: frozenset[str] = frozenset(
     r.id
     for r in (
@@ -91,6 +97,63 @@ class SessionItem:
     at: Any  # the parsed created_at (a datetime)
     complete: bool
     tools: list[tuple[int, bool, str]]  # (block index, is a tool_use, tool id) in block order
+    size: int = 0  # bytes of the line, newline included (the record's size)
+
+
+Step = Finding | SessionItem | tuple[int, bytes, bytes]
+"""What the local steps make of one line: a framing finding (not yet through the driver),
+a cleared message's `SessionItem`, or `(line, raw, data)`: a framed line the fast path
+could not clear, for the exact path."""
+
+
+def item_facts(path: str, item: SessionItem) -> SessionFacts:
+    """The exact session phase's view of a cleared message (what `facts_of` makes of it)."""
+    tools: list[tuple[int, dict[str, str]]] = [
+        (i, {"type": "tool_use", "id": tid} if use else {"type": "tool_result", "tool_use_id": tid})
+        for i, use, tid in item.tools
+    ]
+    msg = {"id": item.id, "session_id": item.session_id, "created_at": item.created_at}
+    return SessionFacts(Record(path, item.line, "", None, 0), msg, item.complete, tools)
+
+
+Block = tuple[int, bytes | None, int]
+"""`(first, block, n)`: `n` lines beginning with line `first` (the last of them without a
+newline only at the end of input), or `(line, None, 0)`: a line longer than the limit."""
+
+
+def read_blocks(f: IO[bytes], max_line: int, first: int = 1) -> Iterator[Block]:
+    """The whole lines of `f` in blocks of about `BLOCK_BYTES`, numbered from `first`. A
+    line longer than `max_line` is skipped (`read_jsonl` does the same), and no more than
+    `max_line` plus one block is ever held."""
+    size = max(1, min(BLOCK_BYTES, max_line))  # a line inside one read is never too long
+    line_no = first - 1
+    buf = b""
+    while True:
+        chunk = f.read(size)
+        if not chunk:
+            break
+        buf = buf + chunk if buf else chunk
+        cut = buf.rfind(b"\n")
+        if cut < 0:
+            if len(buf) > max_line:  # a line longer than the limit, not held
+                line_no += 1
+                _skip_rest_of_line(f)
+                buf = b""
+                yield line_no, None, 0
+            continue
+        block, buf = buf[: cut + 1], buf[cut + 1 :]
+        head = block.find(b"\n")
+        if head > max_line:  # the first line began in an earlier read and is too long
+            line_no += 1
+            block = block[head + 1 :]
+            yield line_no, None, 0
+            if not block:
+                continue
+        n = block.count(b"\n")
+        yield line_no + 1, block, n
+        line_no += n
+    if buf:  # the last line, with no newline
+        yield line_no + 1, buf, 1
 
 
 def _b64_ok(data: str) -> bool:
@@ -146,81 +209,86 @@ class FastPath:
     # -- reading ------------------------------------------------------------------------
 
     def validate_jsonl(self, path: Path, stats: FileStats, progress: ProgressHook | None) -> Iterator[Finding]:
-        """The findings of one JSON Lines file, read in blocks of whole lines. A line longer
-        than `max_line_bytes` is reported and skipped as `read_jsonl` does, and no more
-        than `max_line_bytes` plus one block is ever held."""
+        """The findings of one JSON Lines file: per block of whole lines, the local steps
+        (`local_block`), then the session step in input order (`settle`)."""
         max_line = self.run.options.max_line_bytes
         framing = LineFraming(str(path))
-        size = max(1, min(BLOCK_BYTES, max_line))  # a line inside one read is never too long
         f = open_input(path)
         try:
-            line_no = 0
-            buf = b""
-            while True:
-                chunk = f.read(size)
-                if not chunk:
-                    break
-                buf = buf + chunk if buf else chunk
-                cut = buf.rfind(b"\n")
-                if cut < 0:
-                    if len(buf) > max_line:  # a line longer than the limit, not held
-                        line_no += 1
-                        _skip_rest_of_line(f)
-                        buf = b""
-                        yield from self._passthrough(framing.too_long_finding(line_no, max_line))
-                    continue
-                block, buf = buf[: cut + 1], buf[cut + 1 :]
-                head = block.find(b"\n")
-                if head > max_line:  # the first line began in an earlier read and is too long
-                    line_no += 1
-                    block = block[head + 1 :]
-                    yield from self._passthrough(framing.too_long_finding(line_no, max_line))
-                    if not block:
-                        continue
-                n = block.count(b"\n")
+            for first, block, n in read_blocks(f, max_line):
                 # a block allocates many small containers and no cycles: the collector
                 # would only walk them, so it waits until the block is done
                 gc_on = gc.isenabled()
                 gc.disable()
-                self._locates = _LOCATES
                 try:
-                    found = self._block(framing, line_no + 1, block, n, stats, progress)
+                    found = self.settle(framing, self.local_block(framing, first, block, n), stats, progress)
                 finally:
                     if gc_on:
                         gc.enable()
                 yield from found
-                line_no += n
-            if buf:  # the last line, with no newline
-                yield from self._lines(framing, line_no + 1, [buf], stats, progress)
         finally:
             f.close()
+
+    def local_block(self, framing: LineFraming, first: int, block: bytes | None, n: int) -> list[Step]:
+        """The local steps (batch proof, string formats, one-message rules) on one block of
+        `read_blocks`: they read no run state, so any process may run them."""
+        if block is None:
+            return [framing.too_long_finding(first, self.run.options.max_line_bytes)]
+        if not block.endswith(b"\n"):
+            return self._lines(framing, first, [block])
+        self._locates = _LOCATES
+        return self._block(framing, first, block, n)
+
+    def settle(
+        self, framing: LineFraming, steps: list[Step], stats: FileStats, progress: ProgressHook | None
+    ) -> list[Finding]:
+        """The session step over the local steps of a block, in input order: a cleared
+        message commits (`session`) or, when a session rule may report on it, takes the
+        exact session phase (its local findings are provably none); a line not cleared
+        takes the exact path whole; a framing finding goes through the driver."""
+        out: list[Finding] = []
+        name = framing.name
+        for s in steps:
+            if type(s) is SessionItem:
+                stats.records += 1
+                if progress is not None:
+                    progress(s.size)
+                if self.session(name, s):
+                    self.cleared += 1
+                else:
+                    out.extend(self.run.session(item_facts(name, s)))
+            elif type(s) is tuple:
+                line_no, raw, data = s
+                self._exact(framing, line_no, raw, data, out, stats, progress)
+            else:
+                assert isinstance(s, Finding)
+                out.extend(self._passthrough(s))
+        return out
 
     def _passthrough(self, finding: Finding) -> list[Finding]:
         d = self.run.driver
         d.passthrough(finding, R.CATALOG[finding.rule])
         return d.drain()
 
-    def _block(
-        self, framing: LineFraming, first: int, block: bytes, n: int, stats: FileStats, progress: ProgressHook | None
-    ) -> list[Finding]:
+    def _block(self, framing: LineFraming, first: int, block: bytes, n: int) -> list[Step]:
         """`n` whole lines (each ending in a newline), the first of them line `first`.
         When the batch proof fails, the first line that fails it is located (msgspec names
         the line or the byte; the re-encoding differs from a byte on): the lines before it
         are a batch again, it goes alone, and the lines after it are the next block."""
-        out: list[Finding] = []
+        out: list[Step] = []
         while n:
             bad = self._first_bad(block, n) if self._locates else -1
             if bad is None:
-                out.extend(self._proven(framing, first, block, stats, progress))
+                out.extend(self._proven(first, block))
                 return out
             if bad < 0:  # not located (or many bad lines in this block): line by line
-                out.extend(self._lines(framing, first, [x + b"\n" for x in block.split(b"\n")[:-1]], stats, progress))
+                out.extend(self._lines(framing, first, [x + b"\n" for x in block.split(b"\n")[:-1]]))
                 return out
             self._locates -= 1
             lines = block.split(b"\n")
             if bad:
-                out.extend(self._block(framing, first, b"\n".join(lines[:bad]) + b"\n", bad, stats, progress))
-            out.extend(self._lines(framing, first + bad, [lines[bad] + b"\n"], stats, progress))
+                out.extend(self._block(framing, first, b"\n".join(lines[:bad]) + b"\n", bad))
+            out.extend(self._lines(framing, first + bad, [lines[bad] + b"\n"]))
             first, n = first + bad + 1, n - bad - 1
             block = b"\n".join(lines[bad + 1 : -1]) + b"\n" if n else b""
         return out
@@ -260,43 +328,32 @@ class FastPath:
                 hi = mid
         return min(block.count(b"\n", 0, lo), n - 1)
 
-    def _proven(
-        self, framing: LineFraming, first: int, block: bytes, stats: FileStats, progress: ProgressHook | None
-    ) -> list[Finding]:
+    def _proven(self, first: int, block: bytes) -> list[Step]:
         """Lines whose batch proof held (`_first_bad` kept their Structs)."""
         msgs, self._decoded = self._decoded, []
         # equal bytes: every line is one value, with no duplicate key, CR, BOM or blank line
-        out: list[Finding] = []
-        lines: list[bytes] | None = None
-        if progress is not None:
-            lines = block.split(b"\n")
+        out: list[Step] = []
+        lines = block.split(b"\n")
         ats, bad = self._formats(msgs)
         for k, m in enumerate(msgs):
+            size = len(lines[k]) + 1
             if k not in bad:
                 item = self._local(m, ats[k], first + k)
-                if item is not None and self._session(framing.name, item):
-                    stats.records += 1
-                    self.cleared += 1
-                    if progress is not None and lines is not None:
-                        progress(len(lines[k]) + 1)
+                if item is not None:
+                    item.size = size
+                    out.append(item)
                     continue
-            if lines is None:
-                lines = block.split(b"\n")
-            self._exact(framing, first + k, lines[k] + b"\n", lines[k], out, stats, progress)
+            out.append((first + k, lines[k] + b"\n", lines[k]))
         return out
 
-    def _lines(
-        self, framing: LineFraming, first: int, raws: list[bytes], stats: FileStats, progress: ProgressHook | None
-    ) -> list[Finding]:
+    def _lines(self, framing: LineFraming, first: int, raws: list[bytes]) -> list[Step]:
         """Line by line: framing as `read_jsonl` does it, then each line alone."""
-        out: list[Finding] = []
-        found: list[Finding] = []
+        out: list[Step] = []
         for k, raw in enumerate(raws):
             line_no = first + k
+            found: list[Finding] = []
             data = framing.frame(line_no, raw, found)
-            for x in found:
-                out.extend(self._passthrough(x))
-            found.clear()
+            out.extend(found)
             if data is None:
                 continue
             m = None if _maybe_deep(data) else self._decode_one(data)
@@ -304,13 +361,11 @@ class FastPath:
                 ats, bad = self._formats([m])
                 if not bad:
                     item = self._local(m, ats[0], line_no)
-                    if item is not None and self._session(framing.name, item):
-                        stats.records += 1
-                        self.cleared += 1
-                        if progress is not None:
-                            progress(len(raw))
+                    if item is not None:
+                        item.size = len(raw)
+                        out.append(item)
                         continue
-            self._exact(framing, line_no, raw, data, out, stats, progress)
+            out.append((line_no, raw, data))
         return out
 
     def _decode_one(self, data: bytes) -> Any:
@@ -502,7 +557,7 @@ class FastPath:
 
     # -- the session phase (in input order) -----------------------------------------------
 
-    def _session(self, path: str, item: SessionItem) -> bool:
+    def session(self, path: str, item: SessionItem) -> bool:
         """Commit `item` to the run state when no session rule can report on it; else False
         (nothing committed: the exact path takes the message whole)."""
         run = self.run

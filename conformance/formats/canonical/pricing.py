@@ -15,7 +15,6 @@ from typing import Any
 
 import jiter
 
-from ... import yamlio
 from ...errors import InputError
 from ...schema_validation import SchemaValidator
 from ...schemas import schema_set
@@ -203,6 +202,9 @@ def load_price_table(path: Path) -> PriceTable:
     1.2 scalars, numbers as Decimal from their text, `.nan`/`.inf` refused); JSON through
     jiter with Decimal numbers, duplicate keys and NaN refused.
     """
+    # function-level import: the YAML reader (PyYAML) is loaded only when --pricing is asked
+    from ... import yamlio
+
     raw = read_regular(path, "--pricing")
     is_yaml = path.suffix in (".yaml", ".yml")
     try:
