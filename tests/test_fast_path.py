@@ -33,7 +33,7 @@ from conformance.formats import FileStats, Options
 from conformance.formats.canonical import CanonicalRun
 from conformance.formats.canonical import fastmodel as FM
 from conformance.formats.canonical.engine import MESSAGE, registered_rules
-from conformance.formats.canonical.fast import COVERED, FastPath, _batchable
+from conformance.formats.canonical.fast import COVERED, LOCAL_RULES, FastPath, _batchable
 from conformance.jsonio import dumps
 from conformance.schema_validation import SchemaValidator
 from conformance.schemas import schema_set
@@ -595,6 +595,48 @@ def test_a_schema_change_changes_the_model() -> None:
     meta_cls = typing.get_type_hints(root)["metadata"]
     assert meta_cls.__struct_fields__[-1] == "region"
     assert (("metadata", "region"), "^[a-z]+(?![\\s\\S])") in [(p, r.pattern) for p, r in b.formats]
+
+
+@pytest.mark.parametrize("where", ["provider_raw", "tool_use", "tool_result"])
+@pytest.mark.parametrize("depth", [150, 300])
+def test_lean_runs_still_prove_the_depth_of_open_fields(tmp_path: Path, where: str, depth: int) -> None:
+    """A run with no session rule, one-message rule or price table (`--select TS0`) clears
+    lines on formats and depth alone (`FastPath.lean`): a deep `provider_raw`, tool input,
+    or tool input inside a tool_result still takes the exact path (TS008 there), and the
+    report is the exact path's."""
+    lines = [json.loads(x) for x in (RULES / "valid.jsonl").read_text().splitlines()]
+    deep = '{"a":' * depth + "1" + "}" * depth
+    k = {"provider_raw": 2, "tool_use": 2, "tool_result": 3}[where]
+    doc = lines[k]
+    if where == "provider_raw":
+        doc["metadata"]["provider_raw"] = "DEEP"
+    elif where == "tool_use":
+        doc["content"][-1]["input"] = {"p": "DEEP"}
+    else:
+        use = {"type": "tool_use", "id": "tu_01JZ0000000000000000000T09", "name": "read_file", "input": {"p": "DEEP"}}
+        doc["content"][0]["content"].append(use)
+    text = [orjson.dumps(d).decode() for d in lines]  # compact: the lines reach the batch proof
+    text[k] = text[k].replace('"DEEP"', deep)
+    p = _write(tmp_path, [x.encode() for x in text])
+    lean = Selection(select=("TS0",))
+    run = CanonicalRun(Options(selection=lean))
+    assert run.fast is not None and run.fast.lean
+    assert not CanonicalRun(Options()).fast.lean  # type: ignore[union-attr]
+    cleared = same(p, selection=lean)
+    assert cleared == len(lines) - (depth >= 200)
+    found = [(f.rule, f.line) for f in validate([p], Options(selection=lean)).findings]
+    assert (("TS008", k + 1) in found) == (depth >= 255)
+
+
+def test_local_rules_list_every_predicate_of_the_local_step() -> None:
+    """`LOCAL_RULES` decides when a run is lean: it must name every rule whose predicate
+    `_local`, `_block_ok` or `_priced` evaluates, or a lean run would skip one."""
+    import inspect
+    import re
+
+    src = "".join(inspect.getsource(getattr(FastPath, n)) for n in ("_local", "_block_ok", "_priced"))
+    named = set(re.findall(r'on\["(TS\d+)"\]', src))
+    assert named and named == set(LOCAL_RULES)
 
 
 def test_fast_path_covers_every_registered_rule() -> None:

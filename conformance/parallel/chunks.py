@@ -3,7 +3,8 @@
 A worker (a process of `--jobs`, or a Ray task) reads its range and, when the run has
 the canonical fast path, runs its local steps per block (`FastPath.local_block`: batch
 proof, string formats, one-message rules): a line it clears is sent as its `SessionItem`
-(`["s", ...]`, no findings); any other line is parsed and schema-checked here and its
+(`["s", ...]`, no findings), or, in a run with no session rule, counted with the lines
+cleared next to it (`["n", count, bytes]`); any other line is parsed and schema-checked here and its
 MESSAGE and BLOCK rules run (`CanonicalRun.local`), sent as its findings and the
 `SessionFacts` the session phase needs (`["m", ...]`). The result is JSON (orjson):
 cheap to send between processes, and safe to keep in a `--resume` store and read back
@@ -39,7 +40,7 @@ from ..formats.base import Options
 from ..formats.canonical import CanonicalFormat, CanonicalRun
 from ..formats.canonical import rules as R
 from ..formats.canonical.engine import SessionFacts
-from ..formats.canonical.fast import FastPath, SessionItem, read_blocks
+from ..formats.canonical.fast import Cleared, FastPath, SessionItem, read_blocks
 from ..formats.canonical.invariants import parse_created_at
 from ..jsonio import BLANK_LINE, DEFAULT_MAX_FILE_BYTES, LineFraming, Record, open_input, read_json, read_jsonl
 
@@ -251,6 +252,11 @@ def _record(run: CanonicalRun, item: Record) -> list[Any]:
     ]
 
 
+ITEM_CODEC = 2
+"""The version of the item encoding below (and of `["n", ...]`): part of a `--resume`
+store's key, so results kept by another encoding are recomputed, never misread."""
+
+
 def encode_item(s: SessionItem) -> list[Any]:
     """A cleared message as JSON: `["s", size, line, id, session_id, created_at,
     complete, tools]`, tools flattened to `[index, is_use, tool_id, ...]`."""
@@ -284,6 +290,8 @@ def _fast_items(run: CanonicalRun, fast: FastPath, path: str, reader: _Range, fi
         for s in fast.local_block(framing, start, block, n):
             if type(s) is SessionItem:
                 out.append(encode_item(s))
+            elif type(s) is Cleared:
+                out.append(["n", s.count, s.size])
             elif type(s) is tuple:
                 line_no, raw, data = s
                 rec = framing.parse(line_no, raw, data)

@@ -225,6 +225,13 @@ def _file(
                     else:  # a session rule may report: the exact session phase (no local findings)
                         yield from run.session(item_facts(path, it))
                     continue
+                if kind == "n":  # lines cleared in a run with no session rule: counted only
+                    stats.records += item[1]
+                    if fast is not None:
+                        fast.cleared += item[1]
+                    if progress is not None:
+                        progress(item[2])
+                    continue
                 if kind == "f":
                     if item[3] == CRLF.id:
                         if crlf_seen:

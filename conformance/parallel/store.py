@@ -25,7 +25,7 @@ from ..errors import InputError
 from ..formats.base import Options
 from ..jsonio import read_input
 from ..outputs import real, write_bytes
-from .chunks import Task
+from .chunks import ITEM_CODEC, Task
 
 SUFFIX = ".tsr"
 
@@ -74,7 +74,7 @@ class ResumeStore:
             raise InputError(f"--resume {folder}: cannot create the folder: {exc.strerror or exc}") from None
         if not os.access(folder, os.W_OK | os.X_OK):
             raise InputError(f"--resume {folder}: is not writable")
-        self.base = orjson.dumps([_version(), options_key(options)])
+        self.base = orjson.dumps([_version(), ITEM_CODEC, options_key(options)])
 
     def key(self, task: Task, stamp: str) -> str:
         """The entry name of `task` of a file whose size and mtime `stamp` gives."""

@@ -86,6 +86,14 @@ COVERED: frozenset[str] = frozenset(
 )  # fmt: skip
 
 
+# the rules whose predicates `_local`, `_block_ok` and `_priced` evaluate (`on[...]` there);
+# tests/test_fast_path.py checks the list against their source
+LOCAL_RULES: tuple[str, ...] = (
+    "TS101", "TS102", "TS103", "TS104", "TS105", "TS106", "TS107", "TS109", "TS110", "TS111", "TS112",
+    "TS113", "TS114", "TS115", "TS116", "TS119", "TS304", "TS305", "TS306", "TS401", "TS402", "TS403", "TS404",
+)  # fmt: skip
+
+
 @dataclass(slots=True)
 class SessionItem:
     """What the session phase reads of one cleared message (the per-record view)."""
@@ -100,10 +108,19 @@ class SessionItem:
     size: int = 0  # bytes of the line, newline included (the record's size)
 
 
-Step = Finding | SessionItem | tuple[int, bytes, bytes]
-"""What the local steps make of one line: a framing finding (not yet through the driver),
-a cleared message's `SessionItem`, or `(line, raw, data)`: a framed line the fast path
-could not clear, for the exact path."""
+@dataclass(slots=True)
+class Cleared:
+    """Consecutive lines the fast path cleared in a run with no session rule: the session
+    step has nothing to check or remember of them, only to count them."""
+
+    count: int
+    size: int  # their bytes, newlines included
+
+
+Step = Finding | SessionItem | Cleared | tuple[int, bytes, bytes]
+"""What the local steps make of lines: a framing finding (not yet through the driver), a
+cleared message's `SessionItem` (or, with no session rule, a `Cleared` run of lines), or
+`(line, raw, data)`: a framed line the fast path could not clear, for the exact path."""
 
 
 def item_facts(path: str, item: SessionItem) -> SessionFacts:
@@ -180,6 +197,9 @@ class FastPath:
         on = d.enabled
         self.on = {rid: on(rid) for rid in COVERED}
         self.session_rules = bool(d.session or d.session_block or d.finish)
+        # with no session rule, no one-message rule and no price table (`--select TS0`, ...)
+        # a cleared line needs only its string formats and the depth of its open fields
+        self.lean = not self.session_rules and run.ctx.prices is None and not any(self.on[r] for r in LOCAL_RULES)
         ctx = run.ctx
         self.re_ulid = ctx.re_ulid.match
         self.re_tool_id = ctx.re_tool_id.match
@@ -257,6 +277,11 @@ class FastPath:
                     self.cleared += 1
                 else:
                     out.extend(self.run.session(item_facts(name, s)))
+            elif type(s) is Cleared:
+                stats.records += s.count
+                self.cleared += s.count
+                if progress is not None:
+                    progress(s.size)
             elif type(s) is tuple:
                 line_no, raw, data = s
                 self._exact(framing, line_no, raw, data, out, stats, progress)
@@ -331,6 +356,8 @@ class FastPath:
     def _proven(self, first: int, block: bytes) -> list[Step]:
         """Lines whose batch proof held (`_first_bad` kept their Structs)."""
         msgs, self._decoded = self._decoded, []
+        if self.lean:
+            return self._proven_lean(first, block, msgs)
         # equal bytes: every line is one value, with no duplicate key, CR, BOM or blank line
         out: list[Step] = []
         lines = block.split(b"\n")
@@ -346,6 +373,49 @@ class FastPath:
             out.append((first + k, lines[k] + b"\n", lines[k]))
         return out
 
+    def _proven_lean(self, first: int, block: bytes, msgs: list[Any]) -> list[Step]:
+        """`_proven` in a lean run (`self.lean`): a line is cleared when its string formats
+        hold and its open fields are shallow; runs of cleared lines become one `Cleared`."""
+        bad = self._bad_formats(msgs)
+        ok = self._open_fields_shallow
+        for k, m in enumerate(msgs):
+            if not ok(m):
+                bad.add(k)
+        if not bad:
+            return [Cleared(len(msgs), len(block))]
+        lines = block.split(b"\n")
+        out: list[Step] = []
+        count = size = 0
+        for k in range(len(msgs)):
+            if k in bad:
+                if count:
+                    out.append(Cleared(count, size))
+                    count = size = 0
+                out.append((first + k, lines[k] + b"\n", lines[k]))
+            else:
+                count += 1
+                size += len(lines[k]) + 1
+        if count:
+            out.append(Cleared(count, size))
+        return out
+
+    def _open_fields_shallow(self, m: Any) -> bool:
+        """The depth checks of `_local` alone: `provider_raw` and every tool input."""
+        raw = m.metadata.provider_raw
+        if raw is not None and raw is not _UNSET and not _shallow(raw):
+            return False
+        tool_use, tool_result = self.cls.tool_use, self.cls.tool_result
+        for b in m.content:
+            t = type(b)
+            if t is tool_use:
+                if not _shallow(b.input):
+                    return False
+            elif t is tool_result:
+                for inner in b.content:
+                    if type(inner) is tool_use and not _shallow(inner.input):
+                        return False
+        return True
+
     def _lines(self, framing: LineFraming, first: int, raws: list[bytes]) -> list[Step]:
         """Line by line: framing as `read_jsonl` does it, then each line alone."""
         out: list[Step] = []
@@ -357,7 +427,11 @@ class FastPath:
             if data is None:
                 continue
             m = None if _maybe_deep(data) else self._decode_one(data)
-            if m is not None:
+            if m is not None and self.lean:
+                if not self._bad_formats([m]) and self._open_fields_shallow(m):
+                    out.append(Cleared(1, len(raw)))
+                    continue
+            elif m is not None:
                 ats, bad = self._formats([m])
                 if not bad:
                     item = self._local(m, ats[0], line_no)
@@ -408,16 +482,22 @@ class FastPath:
         """Per batch: the parsed `created_at` of each message, and the indices of those
         whose string formats fail (the schema's lifted patterns, and the id, time and
         model formats of the enabled rules), each format checked with one regex."""
-        bad: set[int] = set()
-        for getter, pattern in self.checks:
-            idx, values = getter(msgs)
-            bad.update(idx[i] for i in pattern.bad(values))
+        bad = self._bad_formats(msgs)
         created = [m.created_at for m in msgs]
         try:
             ats: list[Any] = [_fromiso(c[:-1] + "+00:00" if c[-1:] == "Z" else c) for c in created]
         except ValueError:
             ats = [parse_created_at(c) for c in created]
         return ats, bad
+
+    def _bad_formats(self, msgs: list[Any]) -> set[int]:
+        """The indices of the messages whose string formats fail, each format checked over
+        the batch with one regex."""
+        bad: set[int] = set()
+        for getter, pattern in self.checks:
+            idx, values = getter(msgs)
+            bad.update(idx[i] for i in pattern.bad(values))
+        return bad
 
     # -- one message ----------------------------------------------------------------------
 
