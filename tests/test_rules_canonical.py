@@ -6,6 +6,7 @@ is (line and JSON pointer), written by hand from the fixture, not from the valid
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,7 @@ CASES: dict[str, tuple[str, int, str, str | None]] = {
     "TS117": ("TS117.jsonl", 2, "/created_at", None),
     "TS118": ("TS118.jsonl", 5, "/metadata/usage/cost_usd", None),
     "TS119": ("TS119.jsonl", 5, "/metadata/status", None),
+    "TS120": ("TS120.jsonl", 2, "/content/1/source/data", None),
     "TS201": ("TS201.jsonl", 2, "/id", None),
     "TS202": ("TS202.jsonl", 6, "/id", None),
     "TS203": ("TS203.jsonl", 3, "/id", None),
@@ -620,3 +622,35 @@ def test_rule_modules_do_not_import_the_run() -> None:
                 assert node.module not in ("checker", "formats.canonical.checker"), (name, node.module)
                 assert not (node.level and node.module == "checker"), name
         assert "run._f" not in text and 'on["' not in text, name
+
+
+@pytest.mark.parametrize(
+    ("data", "ok"),
+    [
+        ("https://example.com/a.png", True),
+        ("http://x.test/a%20b.png?q=1#f", True),
+        ("gs://bucket/cat.png", True),
+        ("s3://bucket/key", True),
+        ("data:image/png;base64,iVBORw0KGgo=", True),
+        ("HTTPS://EXAMPLE.COM/ünïcode.png", True),
+        ("images/cat.png", False),
+        ("//cdn.example.com/a.png", False),
+        ("https:", False),
+        ("https://x.test/a b.png", False),
+        ("https://x.test/a.png\n", False),
+        ("1http://x.test/a.png", False),
+    ],
+)
+def test_url_data_is_an_absolute_url(tmp_path: Path, data: str, ok: bool) -> None:
+    """TS120 (§4.2: url `data` is a URL) on both paths: accepted forms stay silent, the
+    rest is reported at the source's data."""
+    from conformance.formats.canonical.invariants import url_ok
+
+    assert url_ok(data) is ok
+    lines = (HERE / "TS120.jsonl").read_text().splitlines()
+    lines[1] = lines[1].replace('"images/cat.png"', json.dumps(data))
+    p = tmp_path / "t.jsonl"
+    p.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    for exact in (False, True):
+        hits = [(f.rule, f.line, f.pointer) for f in validate([p], Options(exact=exact)).findings if f.rule == "TS120"]
+        assert hits == ([] if ok else [("TS120", 2, "/content/1/source/data")]), (data, exact)

@@ -214,6 +214,27 @@ def test_images_map_to_canonical_and_back_exactly() -> None:
     assert back == turn
 
 
+def test_an_image_url_that_is_not_a_url_is_dropped_and_reported() -> None:
+    """Canonical §4.2 holds URLs only (TS120): a relative geppetto image url is a reported
+    loss, never a canonical message that fails validation."""
+    turn = {
+        "blocks": [
+            {
+                "kind": "user",
+                "role": "user",
+                "payload": {"text": "look", "images": [{"url": "images/cat.png"}, {"url": "https://x.test/a.png"}]},
+            },
+        ]
+    }
+    messages, losses = turn_to_messages(turn, ids())
+    assert [c["type"] for c in messages[0]["content"]] == ["text", "image"]
+    assert messages[0]["content"][1]["source"] == {"kind": "url", "data": "https://x.test/a.png"}
+    assert [(loss.pointer, "absolute URL" in loss.message) for loss in losses] == [
+        ("/blocks/0/payload/images/0/url", True)
+    ]
+    assert not [f for f in canonical_findings(messages) if f.severity == Severity.ERROR]
+
+
 def test_gemini_thought_signature_becomes_the_thinking_signature() -> None:
     ir = {"provider": "gemini", "model": "gemini-2.5-flash", "finish_class": "completed"}
     turn = {

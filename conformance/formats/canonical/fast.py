@@ -58,7 +58,7 @@ from ...jsonio import LineFraming, Record, _skip_rest_of_line, open_input
 from . import rules as R
 from .engine import FAMILIES, Driver, SessionFacts, commit_message, commit_tool_block
 from .fastmodel import message_model
-from .invariants import _CANONICAL_TIME, file_ref_problem, parse_created_at
+from .invariants import _CANONICAL_TIME, file_ref_problem, parse_created_at, url_ok
 from .pricing import _BUCKETS, _EXACT
 from .tools import _USE_NAME
 
@@ -77,7 +77,7 @@ COVERED: frozenset[str] = frozenset(
         R.EMPTY_CONTENT, R.ROLE_CONTENT, R.TOOL_ONE_BLOCK, R.ASSISTANT_MODEL, R.ASSISTANT_ROUTING,
         R.ASSISTANT_USAGE, R.ROUTING_MODEL, R.MODEL_ID, R.MODEL_PROVIDER, R.TOOL_PARENT, R.TOOL_PARENT_MATCH,
         R.TOOL_ID_FORMAT, R.IMAGE_MEDIA_TYPE, R.FILE_REF_PATH, R.CREATED_AT_REAL, R.BASE64_DATA,
-        R.CREATED_AT_ENCODING, R.COST_ENCODING, R.CANCELLED_STATUS,
+        R.CREATED_AT_ENCODING, R.COST_ENCODING, R.CANCELLED_STATUS, R.URL_DATA,
         R.MESSAGE_ULID, R.MESSAGE_UNIQUE, R.MESSAGE_MONOTONIC, R.CREATED_MONOTONIC, R.RESULT_UNPAIRED,
         R.RESULT_DUPLICATE, R.TOOL_ID_REPEATED, R.TOOL_UNANSWERED,
         R.TOOL_NAME, R.TOOL_NAME_UNIQUE, R.TOOL_SCHEMA_SUBSET, R.TOOL_UNKNOWN, R.TOOL_INPUT, R.TOOL_USE_NAME,
@@ -90,7 +90,7 @@ COVERED: frozenset[str] = frozenset(
 # tests/test_fast_path.py checks the list against their source
 LOCAL_RULES: tuple[str, ...] = (
     "TS101", "TS102", "TS103", "TS104", "TS105", "TS106", "TS107", "TS109", "TS110", "TS111", "TS112",
-    "TS113", "TS114", "TS115", "TS116", "TS119", "TS304", "TS305", "TS306", "TS401", "TS402", "TS403", "TS404",
+    "TS113", "TS114", "TS115", "TS116", "TS119", "TS120", "TS304", "TS305", "TS306", "TS401", "TS402", "TS403", "TS404",
 )  # fmt: skip
 
 
@@ -604,6 +604,8 @@ class FastPath:
                 return False
             source = b.source
             if source.kind == "file_ref" and on["TS114"] and file_ref_problem(source.data):
+                return False
+            if source.kind == "url" and on["TS120"] and not url_ok(source.data):
                 return False
             return not (source.kind == "base64" and on["TS116"] and not _b64_ok(source.data))
         return True

@@ -274,6 +274,24 @@ def base64_data(ctx: Context, m: MessageView, ptr: str, block: dict[str, Any], e
             emit(m.rec, ptr + "/source/data", R.BASE64_DATA, f"{block['type']} data is not valid base64 ({exc})")
 
 
+@BLOCK.register(R.URL_DATA, blocks=("image", "audio"))
+def url_data(ctx: Context, m: MessageView, ptr: str, block: dict[str, Any], emit: Emit) -> None:
+    source = block["source"]
+    if source["kind"] == "url" and not url_ok(source["data"]):
+        emit(m.rec, ptr + "/source/data", R.URL_DATA, f"url {source['data'][:200]!r} is not an absolute URL")
+
+
+# §4.2 gives `data` of kind url as "URL": an absolute URI of RFC 3986 §4.3 (a scheme, then
+# `:`), with no whitespace or control character, which no URI holds unescaped (§2). Any
+# scheme passes (https, gs, s3, data, ...): the spec names none.
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:[^\x00-\x20\x7f]+\Z")
+
+
+def url_ok(data: str) -> bool:
+    """True when `data` is an absolute URL (`_URL`)."""
+    return _URL.match(data) is not None
+
+
 def file_ref_problem(data: str) -> str | None:
     """Why a file_ref path is not workspace-relative (None when it is)."""
     if data.startswith(("/", "\\", "~")) or PureWindowsPath(data).drive or PureWindowsPath(data).is_absolute():

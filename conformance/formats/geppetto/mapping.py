@@ -66,6 +66,7 @@ from ...convertkit import IdMint, created_at_micros, short
 from ...findings import RuleInfo
 from ...ids import is_tool_id
 from ...schemas import schema_set
+from ..canonical.invariants import url_ok
 from . import rules as R
 from .yamlio import Binary, escape
 
@@ -286,6 +287,9 @@ def _image_to_canonical(img: Any, ptr: str, out: _Out) -> tuple[dict[str, Any] |
         kind, data = "base64", value
     if not data.strip():
         out.loss(f"{ptr}/{field_name}", "image has an empty url or content; dropped")
+        return None, {"image": img, "x": {"dropped": True}}
+    if kind == "url" and not url_ok(data):  # canonical §4.2 holds URLs only (TS120)
+        out.loss(f"{ptr}/{field_name}", "image url is not an absolute URL; dropped")
         return None, {"image": img, "x": {"dropped": True}}
     if kind == "base64":
         compact = "".join(data.split())
