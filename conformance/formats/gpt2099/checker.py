@@ -342,23 +342,11 @@ class Gpt2099Run:
         last turn carrying it, so the other thread is no longer reachable by that name."""
         if not self.on["GP204"] or not any(len(v) > 1 for v in thread.heads.values()):
             return
-        comp = list(range(len(thread.turns)))
-
-        def find(i: int) -> int:
-            while comp[i] != i:
-                comp[i] = comp[comp[i]]
-                i = comp[i]
-            return i
-
-        for t in thread.turns:
-            for p in t.parents:
-                a, b = find(t.index), find(p)
-                if a != b:
-                    comp[max(a, b)] = min(a, b)
+        comp = thread.components()
         for head, members in sorted(thread.heads.items()):
             first_of: dict[int, int] = {}
             for i in sorted(members):
-                first_of.setdefault(find(i), i)
+                first_of.setdefault(comp[i], i)
             owner = min(first_of.values())
             for i in sorted(first_of.values()):
                 if i == owner:

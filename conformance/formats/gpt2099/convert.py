@@ -560,24 +560,12 @@ def _envelope(u: _Unit, t: Turn) -> dict[str, Any]:
 
 def _sessions(thread: Thread, digest: str, unit: int) -> dict[int, str]:
     """Session id per turn: connected parts of the continues graph, named by their first turn."""
-    parent = list(range(len(thread.turns)))
-
-    def find(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    for t in thread.turns:
-        for p in t.parents:
-            a, b = find(t.index), find(p)
-            if a != b:
-                parent[max(a, b)] = min(a, b)
+    comp = thread.components()
     first_ms = next((ms for t in thread.turns if (ms := _ms(t)) is not None), 0)
     fresh = f"{PROVIDER}-{ids.derived(first_ms, 'session', digest, unit).lower()}"
     out: dict[int, str] = {}
     for t in thread.turns:
-        root = thread.turns[find(t.index)]
+        root = thread.turns[comp[t.index]]
         out[t.index] = f"{PROVIDER}-{root.key}" if root.key is not None and thread.shape is not Shape.WINDOW else fresh
     return out
 

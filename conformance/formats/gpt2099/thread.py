@@ -181,6 +181,24 @@ class Thread:
             f"continues {target!r}: neither a SCRU128 turn id nor a bookmark (head) of any turn",
         )
 
+    def components(self) -> list[int]:
+        """Per turn, the lowest turn index of its connected part of the `continues` graph
+        (branches included): turns with the same value belong to one conversation."""
+        root = list(range(len(self.turns)))
+
+        def find(i: int) -> int:
+            while root[i] != i:
+                root[i] = root[root[i]]
+                i = root[i]
+            return i
+
+        for t in self.turns:
+            for p in t.parents:
+                a, b = find(t.index), find(p)
+                if a != b:
+                    root[max(a, b)] = min(a, b)
+        return [find(i) for i in range(len(self.turns))]
+
     def cycles(self) -> list[list[int]]:
         """Each `continues` cycle once, as the list of turn indices on it."""
         if not self.linked:
