@@ -14,19 +14,22 @@ from typing import Any, ClassVar
 
 from third_party.cohere_adapter import CohereAdapter
 
+from conformance.adapters import gemini as gemini_module
 from conformance.adapters.anthropic import AnthropicAdapter
 from conformance.adapters.base import (
     AdapterError,
     Block,
     Message,
+    ParsedRequest,
     RequestContext,
     ServerError,
     StreamEvent,
     ToolDefinition,
     ToolIdMap,
     WireResponse,
+    new_ulid,
 )
-from conformance.adapters.gemini import GeminiAdapter
+from conformance.adapters.gemini import NO_ID, GeminiAdapter
 from conformance.adapters.ollama import OllamaAdapter
 from conformance.adapters.openai_chat import OpenAIChatAdapter
 from conformance.adapters.openai_responses import OpenAIResponsesAdapter
@@ -908,6 +911,212 @@ class GeminiChunkBoundaryBlind(GeminiAdapter):
         return super().stream_response([p for p in parts if p.endswith("\n\n") or p.rstrip().endswith("]")], context)
 
 
+class GeminiSignatureNotSentBack(GeminiAdapter):
+    """Sends the model's own turns back without their thoughtSignature (Gemini 3 then
+    rejects the turn's function calls)."""
+
+    def blocks_to_parts(self, message: Message) -> list[Block]:
+        parts = [{k: v for k, v in p.items() if k != "thoughtSignature"} for p in super().blocks_to_parts(message)]
+        return [p for p in parts if p != {"text": ""}]
+
+
+class _SignatureBlindParts(gemini_module._Accumulator):
+    def part(self, p: Mapping[str, Any], position: int) -> Iterator[StreamEvent]:
+        p = {k: v for k, v in p.items() if k not in ("thoughtSignature", "thought_signature")}
+        if p.get("thought") is True and not p.get("text"):
+            return iter(())
+        return super().part(p, position)
+
+
+class _ThoughtBlindParts(gemini_module._Accumulator):
+    def part(self, p: Mapping[str, Any], position: int) -> Iterator[StreamEvent]:
+        return super().part({k: v for k, v in p.items() if k != "thought"}, position)
+
+
+class _JoinedParts(gemini_module._Accumulator):
+    def part(self, p: Mapping[str, Any], position: int) -> Iterator[StreamEvent]:
+        last = self.content[-1] if self.content else None
+        if isinstance(p.get("text"), str) and p.get("thought") is not True and last and last["type"] == "text":
+            p = {**p, "text": "\n" + p["text"]}
+        return super().part(p, position)
+
+
+class _GeminiResponseParts(GeminiAdapter):
+    """Parses responses (both paths) with another part reader, as a rewritten parser would."""
+
+    parts_reader: ClassVar[type] = gemini_module._Accumulator
+
+    def from_wire_response(self, response: WireResponse | dict[str, Any], request_context: RequestContext) -> Message:
+        saved, gemini_module._Accumulator = gemini_module._Accumulator, self.parts_reader
+        try:
+            return super().from_wire_response(response, request_context)
+        finally:
+            gemini_module._Accumulator = saved
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        saved, gemini_module._Accumulator = gemini_module._Accumulator, self.parts_reader
+        try:
+            yield from super().stream_response(chunks, context)
+        finally:
+            gemini_module._Accumulator = saved
+
+
+class GeminiResponseSignatureLost(_GeminiResponseParts):
+    """Reads responses without their thoughtSignature: the parsed turn has nothing to send back."""
+
+    parts_reader = _SignatureBlindParts
+
+
+class GeminiThoughtsReadAsText(_GeminiResponseParts):
+    """Reads `thought: true` parts of a response as answer text."""
+
+    parts_reader = _ThoughtBlindParts
+
+
+class GeminiPartsJoinedWithNewline(_GeminiResponseParts):
+    """Joins a response's consecutive text parts with a newline (the API cuts a part anywhere)."""
+
+    parts_reader = _JoinedParts
+
+
+class GeminiResponseNameGeneric(GeminiAdapter):
+    """Sends every functionResponse named "tool" instead of the function that was called."""
+
+    def tool_message_to_wire(self, message: Message) -> list[Block]:
+        out = super().tool_message_to_wire(message)
+        for p in out:
+            fr = p.get("functionResponse") or p.get("function_response")
+            if isinstance(fr, dict):
+                fr["name"] = "tool"
+        return out
+
+
+class GeminiIdsMintedPerParse(GeminiAdapter):
+    """Mints a fresh canonical id for an id-less functionCall on every parse."""
+
+    def call_id_from_wire(self, sid: str, wire_id: Any, *key: Any) -> str:
+        if isinstance(wire_id, str) and wire_id:
+            return self.tool_id_map(sid).canonical_for(wire_id)
+        cid = "tu_" + new_ulid()
+        self.tool_id_map(sid).bind(cid, NO_ID + cid)
+        return cid
+
+
+class GeminiIdlessResultsNewestFirst(GeminiAdapter):
+    """Pairs an id-less functionResponse with the newest unanswered call of its name (the API
+    pairs by name and order: the oldest)."""
+
+    def tool_result_from_wire(
+        self, sid: str, key: str, fr: Mapping[str, Any], part: Mapping[str, Any], pending: dict[str, list[str]]
+    ) -> Message:
+        waiting = pending.get(str(fr.get("name", "")))
+        if waiting:
+            waiting.insert(0, waiting.pop())
+        return super().tool_result_from_wire(sid, key, fr, part, pending)
+
+
+class GeminiImageMimeHardcoded(GeminiAdapter):
+    """Sends every inline image as image/jpeg whatever its media type."""
+
+    def image_to_part(self, message: Message, index: int, block: Block) -> Block | None:
+        part = super().image_to_part(message, index, block)
+        if part is not None and "inlineData" in part:
+            part["inlineData"] = {**part["inlineData"], "mimeType": "image/jpeg"}
+        return part
+
+
+class GeminiImageReadAsPng(GeminiAdapter):
+    """Reads every image part of a request back as image/png."""
+
+    def part_to_block(self, sid: str, part: Mapping[str, Any], kind: str | None, key: tuple[Any, ...]) -> Block:
+        b = super().part_to_block(sid, part, kind, key)
+        return {**b, "media_type": "image/png"} if b.get("type") == "image" else b
+
+
+class GeminiFileDataReadAsInline(GeminiAdapter):
+    """Reads a fileData part as inline bytes: the file URI becomes base64 `data`."""
+
+    def part_to_block(self, sid: str, part: Mapping[str, Any], kind: str | None, key: tuple[Any, ...]) -> Block:
+        b = super().part_to_block(sid, part, kind, key)
+        if b.get("type") == "image" and b["source"]["kind"] == "url":
+            return {**b, "source": {"kind": "base64", "data": b["source"]["data"]}}
+        return b
+
+
+class GeminiStreamDropsCalls(GeminiAdapter):
+    """Streams relay text and thoughts only: functionCall parts are lost."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        for e in super().stream_response(chunks, context):
+            if e["type"] in ("tool_use_start", "tool_use_end"):
+                continue
+            if e["type"] == "message_complete":
+                e = {**e, "final_content": [b for b in e["final_content"] if b.get("type") != "tool_use"]}
+            yield e
+
+
+class GeminiStreamDropsThoughts(GeminiAdapter):
+    """Streams lose thought parts: their deltas are relayed, the final content lacks them."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        for e in super().stream_response(chunks, context):
+            if e["type"] == "message_complete":
+                e = {**e, "final_content": [b for b in e["final_content"] if b.get("type") != "thinking"]}
+            yield e
+
+
+class GeminiCachedTokensIgnored(GeminiAdapter):
+    """Ignores cachedContentTokenCount: cache reads are billed as fresh input."""
+
+    def usage_from_wire(self, usage: Any) -> dict[str, int] | None:
+        u = super().usage_from_wire(usage)
+        if u is not None:
+            u["input_tokens"] += u["cached_input_tokens"]
+            u["cached_input_tokens"] = 0
+        return u
+
+
+class GeminiRolesSwappedOnRead(GeminiAdapter):
+    """Reads `model` contents as user turns and `user` contents as the model's."""
+
+    def from_wire_request(
+        self, body: dict[str, Any], *, session_id: str | None = None, url: str | None = None
+    ) -> ParsedRequest:
+        swap = {"model": "user", "user": "model"}
+        contents = [{**c, "role": swap.get(c.get("role") or "user", "user")} for c in body.get("contents") or []]
+        return super().from_wire_request({**body, "contents": contents}, session_id=session_id, url=url)
+
+
+class GeminiToolErrorNotSent(GeminiAdapter):
+    """Sends every tool result as `{"output": ...}`, errors included."""
+
+    def tool_message_to_wire(self, message: Message) -> list[Block]:
+        content = [{**b, "is_error": False} for b in message.get("content", [])]
+        return super().tool_message_to_wire({**message, "content": content})
+
+
+class GeminiToolErrorLostOnRead(GeminiAdapter):
+    """Reads `{"error": ...}` functionResponses back without is_error."""
+
+    def tool_result_from_wire(
+        self, sid: str, key: str, fr: Mapping[str, Any], part: Mapping[str, Any], pending: dict[str, list[str]]
+    ) -> Message:
+        m = super().tool_result_from_wire(sid, key, fr, part, pending)
+        return {**m, "content": [{k: v for k, v in b.items() if k != "is_error"} for b in m["content"]]}
+
+
+class GeminiSignatureOnFirstPart(GeminiAdapter):
+    """Puts a turn's signature on its first part, not on the part it came with."""
+
+    def blocks_to_parts(self, message: Message) -> list[Block]:
+        parts = super().blocks_to_parts(message)
+        sigs = [p.pop("thoughtSignature") for p in parts if "thoughtSignature" in p and not p.get("thought")]
+        parts = [p for p in parts if p != {"text": ""}]
+        if sigs and parts:
+            parts[0]["thoughtSignature"] = sigs[0]
+        return parts
+
+
 # -- Ollama /api/chat: planted defects in the ollama reference adapter ----------------------
 
 
@@ -1054,6 +1263,23 @@ MUTANTS: dict[type, str] = {
     GeminiThoughtsNotBilled: "TC904",
     GeminiEstimateZero: "TC701",
     GeminiChunkBoundaryBlind: "TC607",
+    GeminiSignatureNotSentBack: "TC405",
+    GeminiResponseSignatureLost: "TC405",
+    GeminiThoughtsReadAsText: "TC405",
+    GeminiPartsJoinedWithNewline: "TC606",
+    GeminiResponseNameGeneric: "TC802",
+    GeminiIdsMintedPerParse: "TC303",
+    GeminiIdlessResultsNewestFirst: "TC305",
+    GeminiImageMimeHardcoded: "TC901",
+    GeminiImageReadAsPng: "TC802",
+    GeminiFileDataReadAsInline: "TC901",
+    GeminiStreamDropsCalls: "TC606",
+    GeminiStreamDropsThoughts: "TC605",
+    GeminiCachedTokensIgnored: "TC904",
+    GeminiRolesSwappedOnRead: "TC802",
+    GeminiToolErrorNotSent: "TC902",
+    GeminiToolErrorLostOnRead: "TC902",
+    GeminiSignatureOnFirstPart: "TC802",
     OllamaSilentDrop: "TC201",
     OllamaSystemDropped: "TC403",
     OllamaErrorsAsMessages: "TC801",

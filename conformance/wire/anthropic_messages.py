@@ -100,6 +100,20 @@ def _field(block_type: str, key: str) -> Probe:
     return probe
 
 
+def _response_field(block_type: str, key: str) -> Probe:
+    """The `key` of every `block_type` block in a response's `content`."""
+
+    def probe(body: JsonBody) -> list[Located]:
+        content = body.get("content")
+        return [
+            Located(f"/content/{j}/{key}", b[key])
+            for j, b in enumerate(content if isinstance(content, list) else [])
+            if isinstance(b, dict) and b.get("type") == block_type and isinstance(b.get(key), str)
+        ]
+
+    return probe
+
+
 def _system(body: JsonBody) -> list[Located]:
     """The top-level `system`, and the text of any (misplaced) role-system message: the
     probe finds system text wherever a body puts it, so TC403 can say where it went."""
@@ -255,6 +269,9 @@ ANTHROPIC_MESSAGES = WireApi(
         stream_tool_fragments=_stream_tool_fragments,
         # "we may occasionally send errors in the event stream", e.g. `overloaded_error`
         stream_error=lambda evs: next((e for e in evs if isinstance(e, dict) and e.get("type") == "error"), None),
+        # thinking blocks go back to the API unmodified, signature included (extended thinking docs)
+        response_signatures=_response_field("thinking", "signature"),
+        response_thinking_text=_response_field("thinking", "thinking"),
         response_model=string_at("/model"),
         stream_model=first_string_at("/message/model"),  # message_start's message
         # "max_tokens", "stop_sequences", "temperature" (messages/create body parameters)

@@ -139,6 +139,11 @@ class Probes:
     # "the actual model that served the call")
     response_model: Callable[[JsonBody], Any] = _no_value
     stream_model: Callable[[list[Any]], Any] = _no_stream_value
+    # response side again: the thinking a non-streamed response carries (opaque state: a
+    # signature, Gemini's thoughtSignature; thinking text), which the next request must send
+    # back to the same API (TC405); nothing found where the record does not say
+    response_signatures: Probe = _nothing
+    response_thinking_text: Probe = _nothing
     # request side again: where the request keeps the generation options of contract §3.3
     # (`max_output_tokens`, `stop_sequences`, `temperature`), only those the API has a field
     # for (see `option_fields`); None where the record does not say

@@ -137,17 +137,32 @@ def _system(body: JsonBody) -> list[Located]:
     ]
 
 
-def _thinking_text(body: JsonBody) -> list[Located]:
-    return [Located(f"{at}/text", p["text"]) for at, p in _parts(body) if p.get("thought") is True and "text" in p]
+def _response_parts(body: JsonBody) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(pointer, part) for every part of the first candidate of a response."""
+    for j, p in enumerate(_candidate_parts(body)):
+        if isinstance(p, dict):
+            yield f"/candidates/0/content/parts/{j}", p
 
 
-def _signatures(body: JsonBody) -> list[Located]:
+def _thinking_in(parts: Iterator[tuple[str, dict[str, Any]]]) -> list[Located]:
+    return [Located(f"{at}/text", p["text"]) for at, p in parts if p.get("thought") is True and "text" in p]
+
+
+def _signatures_in(parts: Iterator[tuple[str, dict[str, Any]]]) -> list[Located]:
     out: list[Located] = []
-    for at, p in _parts(body):
+    for at, p in parts:
         key, sig = field(p, "thoughtSignature")
         if isinstance(sig, str):
             out.append(Located(f"{at}/{key}", sig))
     return out
+
+
+def _thinking_text(body: JsonBody) -> list[Located]:
+    return _thinking_in(_parts(body))
+
+
+def _signatures(body: JsonBody) -> list[Located]:
+    return _signatures_in(_parts(body))
 
 
 def _ids(kind: str) -> Any:
@@ -310,6 +325,9 @@ GEMINI = WireApi(
         response_usage=_usage,
         stream_stop_reason=_stream_stop_reason,
         stream_usage=_stream_usage,
+        # the candidate's own thought parts and thoughtSignatures ("pass it back exactly as received")
+        response_signatures=lambda body: _signatures_in(_response_parts(body)),
+        response_thinking_text=lambda body: _thinking_in(_response_parts(body)),
         response_model=string_at("/modelVersion"),  # "The model version used to generate the response"
         stream_model=first_string_at("/modelVersion"),
         # GenerationConfig: "maxOutputTokens", "stopSequences", "temperature"

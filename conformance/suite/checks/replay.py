@@ -7,7 +7,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from ...adapters.protocol import Adapter, Message, ToolDefinition
+from ...adapters.protocol import Adapter, Message, ToolDefinition, WireResponse
 from ...findings import Selection
 from ...formats.canonical.memory import validate_messages
 from ...wire import facts as wire_facts
@@ -15,13 +15,14 @@ from ...wire.api import WireApi
 from .. import rules as R
 from ..capture import capture_warnings
 from ..outcome import AdapterUnderTest, Outcome
-from ..scripts import conversation
+from ..scripts import Builder, conversation
 from .common import (
     Env,
     body_text,
     calls_of,
     check,
     crash,
+    ctx_for,
     drop_problem,
     o,
     opts,
@@ -230,3 +231,80 @@ def _thinking_and_images(
                 if p:
                     dropped.append(f"image: {p}")
     return dropped, sig
+
+
+@check(R.REPLAY_SIGNATURE)
+def recorded_thinking_sent_back(env: Env) -> Iterator[Outcome]:
+    """TC405 on recorded responses: the thinking a response carries (its signatures and
+    thinking text, located by the record's `response_signatures` / `response_thinking_text`
+    probes) goes back to the same API in the next request, in the fields its request probes
+    locate: the recorded response is parsed, followed by a result for each of its tool
+    calls, and serialized again. A thinking-state value the parse loses never reaches the
+    provider that needs it back (Gemini 3 rejects such a turn)."""
+    for s in env.subjects:
+        a, api = s.adapter, wire_api_of(s.adapter)
+        if api is None or not a.capabilities.get("supports_thinking"):
+            why = "supports_thinking is false" if api is not None else f"no WireApi record named {a.wire_api!r}"
+            yield o(R.REPLAY_SIGNATURE, s, "skip", "recorded thinking", why)
+            continue
+        judged = 0
+        for it in env.recorded(s):
+            body = it.response_json
+            if it.status >= 400 or it.is_stream or it.wire is None or it.wire.name != api.name:
+                continue
+            if not isinstance(body, dict):
+                continue
+            sigs = (
+                [str(x.value) for x in api.probes.response_signatures(body)] if api.carries.thinking_signature else []
+            )
+            thought = "".join(str(x.value) for x in api.probes.response_thinking_text(body))
+            thought = thought if api.carries.thinking_text else ""
+            if not sigs and not thought:
+                continue
+            sid = f"sess_think_{abs(hash(it.label)) % 10**9}"
+            try:
+                msg = a.from_wire_response(WireResponse(body), ctx_for(sid))
+            except Exception:
+                continue  # TC101 reports it
+            b = Builder(session_id=sid)
+            b.add("user", [{"type": "text", "text": "go"}])
+            msg["id"] = b.add("assistant", [])["id"]
+            b.messages[-1] = msg
+            for u in [x for x in msg["content"] if x.get("type") == "tool_use"]:
+                result = {"type": "tool_result", "tool_use_id": u["id"], "content": [{"type": "text", "text": "ok"}]}
+                b.add("tool", [result], parent_tool_use_id=u["id"])
+            try:
+                with capture_warnings():
+                    wire = a.to_wire(b.messages, [], opts(a))
+            except Exception as exc:
+                yield o(R.REPLAY_SIGNATURE, s, "fail", it.label, crash(exc), "supports_thinking")
+                continue
+            judged += 1
+            rendered = wire.body if isinstance(wire.body, dict) else {}
+            problems = []
+            on_wire = _values(api.probes.signatures(rendered))
+            lost = [x for x in sigs if x not in on_wire]
+            if lost:
+                problems.append(
+                    f"{len(lost)} of {len(sigs)} signature(s) the response carries not sent back in "
+                    f"{api.name}'s signature field (first {lost[0][:24]!r})"
+                )
+            back = "".join(str(x.value) for x in api.probes.thinking_text(rendered))
+            if thought and back != thought:
+                problems.append(f"thinking text sent back as {back[:40]!r}, the response had {thought[:40]!r}")
+            yield o(
+                R.REPLAY_SIGNATURE,
+                s,
+                "fail" if problems else "pass",
+                it.label,
+                "; ".join(problems),
+                "supports_thinking",
+            )
+        if not judged:
+            yield o(
+                R.REPLAY_SIGNATURE,
+                s,
+                "skip",
+                "recorded thinking",
+                "no recorded response carries thinking the record locates",
+            )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Iterator
+from typing import Any
 
 from ...adapters.protocol import WireResponse
 from ...wire import facts as wire_facts
@@ -114,14 +115,14 @@ def _recorded_ids(env: Env, s: AdapterUnderTest) -> Iterator[Outcome]:
         b.add("user", [{"type": "text", "text": "go"}])
         msg["id"] = b.add("assistant", [])["id"]
         b.messages[-1] = msg
-        for u in uses:
+        for k, u in enumerate(uses):
             b.add(
                 "tool",
                 [
                     {
                         "type": "tool_result",
                         "tool_use_id": u["id"],
-                        "content": [{"type": "text", "text": "ok"}],
+                        "content": [{"type": "text", "text": f"ok {k}"}],
                     }
                 ],
                 parent_tool_use_id=u["id"],
@@ -150,6 +151,7 @@ def _recorded_ids(env: Env, s: AdapterUnderTest) -> Iterator[Outcome]:
             yield o(R.TOOL_ID_RESTORED, s, "skip", it.label, why)
         else:
             yield o(R.TOOL_ID_RESTORED, s, "fail" if problems else "pass", it.label, "; ".join(problems[:3]))
+        yield from _read_back_pairing(s, it.label, wire.body, sid, len(uses))
         stable = [u["id"] for u in uses] == [x["id"] for x in again["content"] if x.get("type") == "tool_use"]
         pairs = m.pairs()
         inj = len({c for c, _ in pairs}) == len(pairs) == len({p for _, p in pairs})
@@ -162,3 +164,30 @@ def _recorded_ids(env: Env, s: AdapterUnderTest) -> Iterator[Outcome]:
             if stable and inj
             else ("parsing twice gave other canonical ids" if not stable else f"map not injective: {pairs}"),
         )
+
+
+def _read_back_pairing(s: AdapterUnderTest, label: str, body: Any, sid: str, n: int) -> Iterator[Outcome]:
+    """TC305 on a recorded response's calls: the request rendered with one result per call
+    (result k answers call k), read back, pairs result k with call k again. The canonical
+    ids may differ from the first parse (an API without ids gives the reader positions only);
+    which call each result answers may not."""
+    if not isinstance(body, dict):
+        return
+    try:
+        back = read_request(s.adapter, body, sid + "_back")
+    except Exception as exc:
+        yield o(R.TOOL_ID_PAIRED, s, "fail", label, f"reading back {crash(exc)}")
+        return
+    if back is None:
+        return
+    uses = [b["id"] for m in back.messages for b in m["content"] if b.get("type") == "tool_use"]
+    answered = [
+        uses.index(b["tool_use_id"]) if b.get("tool_use_id") in uses else None
+        for m in back.messages
+        for b in m["content"]
+        if b.get("type") == "tool_result"
+    ]
+    ok = len(uses) == n and answered == list(range(n))
+    why = "" if ok else f"read back, the results answer calls {answered} of {len(uses)}; sent: result k answers call k"
+    cap = "supports_parallel_tool_calls" if n > 1 else "supports_tools"
+    yield o(R.TOOL_ID_PAIRED, s, "pass" if ok else "fail", label, why, cap)
