@@ -56,6 +56,7 @@ CHECKS: tuple[Check, ...] = (
     lossy.lossy,
     tool_ids.tool_ids,
     replay.cross_provider,
+    replay.tool_result_texts,
     honesty.capability_honesty,
     *semantics.CHECKS,
     cancel.cancellation,
