@@ -1119,6 +1119,14 @@ class OllamaStreamFalseOmitted(OllamaAdapter):
         return wire
 
 
+class OllamaIdsIgnoreReply(OllamaAdapter):
+    """Keys id-less calls by position and content only, not by the reply (`created_at`): a
+    later reply repeating a call gets the earlier call's id."""
+
+    def call_key(self, call: Mapping[str, Any], anchor: Any, position: str) -> str:
+        return super().call_key(call, None, position)
+
+
 # No OllamaEstimateZero: the three real Ollama recordings count 17-44 prompt tokens, inside
 # TC701's absolute band of 60, so a zero estimate passes them (TC701 cannot kill it until a
 # longer Ollama recording exists).
@@ -1236,6 +1244,7 @@ MUTANTS: dict[type, str] = {
     OllamaLastContentDropped: "TC401",
     OllamaNumPredictMissing: "TC105",
     OllamaStreamFalseOmitted: "TC802",
+    OllamaIdsIgnoreReply: "TC303",
 }
 # rules whose cases come from real recordings (the project's cassettes cannot kill them)
 NEEDS_SAMPLES = ("TC701", "TC904")
