@@ -13,11 +13,13 @@ from dataclasses import replace
 from typing import Any, ClassVar
 
 from third_party.cohere_adapter import CohereAdapter
+from ulid import ULID
 
 from conformance.adapters import gemini as gemini_module
 from conformance.adapters.anthropic import AnthropicAdapter
 from conformance.adapters.base import (
     AdapterError,
+    AdapterOptions,
     Block,
     Message,
     ParsedRequest,
@@ -26,6 +28,7 @@ from conformance.adapters.base import (
     StreamEvent,
     ToolDefinition,
     ToolIdMap,
+    WireRequest,
     WireResponse,
     new_ulid,
 )
@@ -1168,6 +1171,170 @@ class OllamaPromptCountAsOutput(OllamaAdapter):
         return u
 
 
+class OllamaArgumentsAsString(OllamaAdapter):
+    """Sends `function.arguments` as a JSON string, as OpenAI does (Ollama documents an object)."""
+
+    def tool_call_to_wire(self, sid: str, block: Block, extra: Mapping[str, Any], *, with_ids: bool) -> dict[str, Any]:
+        wire = super().tool_call_to_wire(sid, block, extra, with_ids=with_ids)
+        wire["function"]["arguments"] = json.dumps(wire["function"]["arguments"])
+        return wire
+
+
+class OllamaImageDataUrl(OllamaAdapter):
+    """Puts a `data:<type>;base64,` prefix on each entry of `images` (Ollama takes bare base64)."""
+
+    def image_to_wire(self, message: Message, index: int, block: Block) -> str | None:
+        data = super().image_to_wire(message, index, block)
+        return None if data is None else f"data:{block['media_type']};base64,{data}"
+
+
+class OllamaImagesOnLastMessage(OllamaAdapter):
+    """Moves every image of the conversation onto the last wire message, as if `images` were
+    a request-level field (it is on /api/generate, not on /api/chat)."""
+
+    def messages_to_wire(self, messages: list[Message], *, with_ids: bool = True) -> list[dict[str, Any]]:
+        out = super().messages_to_wire(messages, with_ids=with_ids)
+        images = [img for m in out for img in m.pop("images", [])]
+        if images and out:
+            out[-1]["images"] = images
+        return out
+
+
+class OllamaImagesOverwritten(OllamaAdapter):
+    """Assigns `images` instead of appending to it: a message keeps only its last image."""
+
+    def message_to_wire(self, message: Message, *, with_ids: bool) -> list[dict[str, Any]]:
+        parts = super().message_to_wire(message, with_ids=with_ids)
+        for p in parts:
+            if p.get("images"):
+                p["images"] = p["images"][-1:]
+        return parts
+
+
+class OllamaImageTypeNotSniffed(OllamaAdapter):
+    """Reads every image of a recorded request back as image/jpeg (no magic-number sniffing)."""
+
+    def from_wire_request(self, body: dict[str, Any], *, session_id: str | None = None) -> ParsedRequest:
+        parsed = super().from_wire_request(body, session_id=session_id)
+        for m in parsed.messages:
+            for b in m["content"]:
+                if b.get("type") == "image":
+                    b["media_type"] = "image/jpeg"
+        return parsed
+
+
+class OllamaThinkingLostOnParse(OllamaAdapter):
+    """Ignores `message.thinking` of a non-streamed reply (the stream keeps it)."""
+
+    def content_from_wire(self, sid: str, msg: Mapping[str, Any], anchor: Any) -> list[Block]:
+        return super().content_from_wire(sid, {k: v for k, v in msg.items() if k != "thinking"}, anchor)
+
+
+class OllamaThinkingNotSentBack(OllamaAdapter):
+    """Never sends the assistant's `thinking` back (Ollama takes it, and declares thinking)."""
+
+    def message_to_wire(self, message: Message, *, with_ids: bool) -> list[dict[str, Any]]:
+        parts = super().message_to_wire(message, with_ids=with_ids)
+        for p in parts:
+            p.pop("thinking", None)
+        return parts
+
+
+class OllamaToolResultAsUser(OllamaAdapter):
+    """Sends tool results as `user` messages instead of role `tool`."""
+
+    def tool_message_to_wire(self, message: Message, *, with_ids: bool) -> list[dict[str, Any]]:
+        return [{**w, "role": "user"} for w in super().tool_message_to_wire(message, with_ids=with_ids)]
+
+
+class OllamaToolNameMissing(OllamaAdapter):
+    """Leaves out the `tool_name` Ollama's tool-calling docs put on tool messages."""
+
+    def tool_message_to_wire(self, message: Message, *, with_ids: bool) -> list[dict[str, Any]]:
+        out = super().tool_message_to_wire(message, with_ids=with_ids)
+        for w in out:
+            w.pop("tool_name", None)
+        return out
+
+
+class OllamaToolResultFirstTextOnly(OllamaAdapter):
+    """A tool_result with several text blocks: only the first reaches the wire."""
+
+    def tool_message_to_wire(self, message: Message, *, with_ids: bool) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for w in super().tool_message_to_wire(message, with_ids=with_ids):
+            if not (out and "tool_call_id" in w and out[-1].get("tool_call_id") == w["tool_call_id"]):
+                out.append(w)
+        return out
+
+
+class OllamaChunkBoundaryBlind(OllamaAdapter):
+    """Splits each byte chunk on newlines on its own: a line cut across chunks is lost."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        whole: list[bytes] = []
+        for chunk in chunks:
+            for line in (chunk.encode() if isinstance(chunk, str) else chunk).split(b"\n"):
+                try:
+                    json.loads(line)
+                except ValueError:
+                    continue
+                whole.append(line + b"\n")
+        return super().stream_response(whole, context)
+
+
+class OllamaLengthNotMapped(OllamaAdapter):
+    """Maps `done_reason: length` to end_turn (only `stop` is in its table)."""
+
+    def stop_reason(self, body: Mapping[str, Any], content: list[Block]) -> str:
+        reason = super().stop_reason(body, content)
+        return "end_turn" if reason == "max_tokens" else reason
+
+
+class OllamaUnstableToolIds(OllamaAdapter):
+    """Keys id-less calls by a random number, so parsing one reply twice gives other ids."""
+
+    def call_key(self, call: Mapping[str, Any], anchor: Any, position: str) -> str:
+        return "call_" + ULID().hex[-16:]
+
+
+class OllamaLastContentDropped(OllamaAdapter):
+    """Blanks the content of the last wire message (an off-by-one over the history)."""
+
+    def messages_to_wire(self, messages: list[Message], *, with_ids: bool = True) -> list[dict[str, Any]]:
+        out = super().messages_to_wire(messages, with_ids=with_ids)
+        if out:
+            out[-1]["content"] = ""
+        return out
+
+
+class OllamaNumPredictMissing(OllamaAdapter):
+    """Never puts max_output_tokens in `options.num_predict`."""
+
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: AdapterOptions) -> WireRequest:
+        wire = super().to_wire(messages, tools, options)
+        (wire.body.get("options") or {}).pop("num_predict", None)
+        return wire
+
+
+class OllamaStreamFalseOmitted(OllamaAdapter):
+    """Leaves `stream` out of non-streamed requests (Ollama then streams: it defaults to true)."""
+
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: AdapterOptions) -> WireRequest:
+        wire = super().to_wire(messages, tools, options)
+        if wire.body.get("stream") is False:
+            del wire.body["stream"]
+        return wire
+
+
+class OllamaIdsIgnoreReply(OllamaAdapter):
+    """Keys id-less calls by position and content only, not by the reply (`created_at`): a
+    later reply repeating a call gets the earlier call's id."""
+
+    def call_key(self, call: Mapping[str, Any], anchor: Any, position: str) -> str:
+        return super().call_key(call, None, position)
+
+
 # No OllamaEstimateZero: the three real Ollama recordings count 17-44 prompt tokens, inside
 # TC701's absolute band of 60, so a zero estimate passes them (TC701 cannot kill it until a
 # longer Ollama recording exists).
@@ -1286,6 +1453,23 @@ MUTANTS: dict[type, str] = {
     OllamaImagesNotSent: "TC501",
     OllamaStopAlwaysEndTurn: "TC903",
     OllamaPromptCountAsOutput: "TC904",
+    OllamaArgumentsAsString: "TC104",
+    OllamaImageDataUrl: "TC901",
+    OllamaImagesOnLastMessage: "TC901",
+    OllamaImagesOverwritten: "TC901",
+    OllamaImageTypeNotSniffed: "TC901",
+    OllamaThinkingLostOnParse: "TC606",
+    OllamaThinkingNotSentBack: "TC405",
+    OllamaToolResultAsUser: "TC305",
+    OllamaToolNameMissing: "TC802",
+    OllamaToolResultFirstTextOnly: "TC401",
+    OllamaChunkBoundaryBlind: "TC607",
+    OllamaLengthNotMapped: "TC903",
+    OllamaUnstableToolIds: "TC303",
+    OllamaLastContentDropped: "TC401",
+    OllamaNumPredictMissing: "TC105",
+    OllamaStreamFalseOmitted: "TC802",
+    OllamaIdsIgnoreReply: "TC303",
 }
 # rules whose cases come from real recordings (the project's cassettes cannot kill them)
 NEEDS_SAMPLES = ("TC701", "TC904")

@@ -23,6 +23,10 @@ PNG_2PX = base64.b64encode(
     )
 ).decode()
 
+# two more real PNGs (1x1 red, 3x1 blue): images that differ, so a check can tell which went where
+PNG_1PX = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP4z8DwHwAFAAH/VscvDQAAAABJRU5ErkJggg=="
+PNG_3PX = "iVBORw0KGgoAAAANSUhEUgAAAAMAAAABCAYAAAAb4BS0AAAADklEQVR42mNgYPj/H4YBIOwF+yP2+l8AAAAASUVORK5CYII="
+
 TOOLS: list[ToolDefinition] = [
     {
         "name": "read_file",

@@ -339,6 +339,7 @@ GEMINI = WireApi(
     ),
     stop_reasons=STOP_REASONS,
     framing_by_url=framing_by_url,
+    history_key="contents",  # the conversation turns (`Content` list)
     # "promptTokenCount: ... When cachedContent is set, this is still the total effective
     # prompt size meaning this includes the number of tokens in the cached content"
     cached_in_input=True,

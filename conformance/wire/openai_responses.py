@@ -293,6 +293,7 @@ OPENAI_RESPONSES = WireApi(
         "failed": "error",
         "cancelled": "cancelled",
     },
+    history_key="input",  # the conversation items (messages, function calls and outputs)
     # usage.input_tokens_details.cached_tokens is part of usage.input_tokens
     cached_in_input=True,
 )

@@ -57,6 +57,7 @@ CHECKS: tuple[Check, ...] = (
     tool_ids.tool_ids,
     replay.cross_provider,
     replay.recorded_thinking_sent_back,
+    replay.tool_result_texts,
     honesty.capability_honesty,
     *semantics.CHECKS,
     cancel.cancellation,

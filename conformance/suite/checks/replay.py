@@ -15,7 +15,7 @@ from ...wire.api import WireApi
 from .. import rules as R
 from ..capture import capture_warnings
 from ..outcome import AdapterUnderTest, Outcome
-from ..scripts import Builder, conversation
+from ..scripts import TOOLS, Builder, conversation, mark
 from .common import (
     Env,
     body_text,
@@ -74,6 +74,51 @@ def cross_provider(env: Env) -> Iterator[Outcome]:
                     "fail" if "fail" in (prev, out.status) else out.status if prev in (None, "skip") else prev
                 )
                 yield out
+
+
+@check(R.REPLAY_PRESERVED)
+def tool_result_texts(env: Env) -> Iterator[Outcome]:
+    """A tool_result with two text blocks: both texts reach the wire and read back, in order
+    (contract §4.3 concatenates them where the API takes one string; none may be lost)."""
+    for s in env.subjects:
+        a = s.adapter
+        if not a.capabilities.get("supports_tools"):
+            yield o(R.REPLAY_PRESERVED, s, "skip", "tool result texts", "supports_tools is false")
+            continue
+        b = Builder()
+        b.add("user", [{"type": "text", "text": mark("go")}])
+        tid = b.tool_id()
+        b.assistant(
+            a.provider, "conformance-model", [{"type": "tool_use", "id": tid, "name": "read_file", "input": {}}]
+        )
+        parts = [mark("result-part-1"), mark("result-part-2")]
+        result = {"type": "tool_result", "tool_use_id": tid, "content": [{"type": "text", "text": t} for t in parts]}
+        b.add("tool", [result], parent_tool_use_id=tid)
+        b.add("user", [{"type": "text", "text": mark("go-on")}])
+        try:
+            with capture_warnings():
+                wire = a.to_wire(b.messages, TOOLS, opts(a))
+            back = read_request(a, wire.body, b.session_id)
+        except Exception as exc:
+            yield o(R.REPLAY_PRESERVED, s, "fail", "tool result texts", crash(exc), "supports_tools")
+            continue
+        if back is None:
+            yield o(R.REPLAY_PRESERVED, s, "skip", "tool result texts", "no from_wire_request to read the wire back")
+            continue
+        got = "\n".join(
+            x.get("text", "")
+            for m in back.messages
+            for r in m["content"]
+            if r.get("type") == "tool_result"
+            for x in r.get("content", [])
+            if x.get("type") == "text"
+        )
+        at = [got.find(t) for t in parts]
+        ok = -1 not in at and at == sorted(at)
+        why = (
+            "" if ok else f"tool_result texts {parts} read back as {got[:120]!r}: every text block must reach the wire"
+        )
+        yield o(R.REPLAY_PRESERVED, s, "pass" if ok else "fail", "tool result texts", why, "supports_tools")
 
 
 def _replay(src: Adapter, dst: Adapter, owner: AdapterUnderTest, pair: str) -> Iterator[Outcome]:

@@ -24,12 +24,13 @@ from typing import Any
 
 from ...adapters.protocol import Adapter, Message, WireResponse
 from ...wire.api import Framing, Probes, WireApi
+from ...wire.facts import history_index
 from ...wire.framing import FramingError, json_events
 from .. import rules as R
 from ..capture import capture_warnings
 from ..cassettes import Interaction
 from ..outcome import AdapterUnderTest, Outcome
-from ..scripts import PNG_2PX, Builder, mark
+from ..scripts import PNG_1PX, PNG_2PX, PNG_3PX, Builder, mark
 from .common import Check, Env, check, crash, ctx_for, o, opts, parse_stream, read_request, wire_api_of
 
 IMAGE_URL = "https://example.com/turnspec/cat.png"
@@ -41,15 +42,23 @@ USAGE_KEYS = (
 )
 
 
-def _images_script(a: Adapter, api: WireApi) -> tuple[Builder, list[dict[str, Any]]]:
+def _images_script(a: Adapter, api: WireApi) -> tuple[Builder, list[dict[str, Any]], list[int]]:
+    """Two user turns with a reply between: the first has two base64 images (and a url one
+    where the API carries urls), the second one more; all the images differ. Returns the
+    builder, the image blocks in order and the user turn (0 or 1) each block belongs to."""
+
+    def b64(data: str) -> dict[str, Any]:
+        return {"type": "image", "source": {"kind": "base64", "data": data}, "media_type": "image/png"}
+
     b = Builder()
-    blocks: list[dict[str, Any]] = [
-        {"type": "image", "source": {"kind": "base64", "data": PNG_2PX}, "media_type": "image/png"}
-    ]
+    first: list[dict[str, Any]] = [b64(PNG_2PX), b64(PNG_1PX)]
     if api.carries.images_url:
-        blocks.append({"type": "image", "source": {"kind": "url", "data": IMAGE_URL}, "media_type": "image/png"})
-    b.add("user", [{"type": "text", "text": mark("look")}, *blocks])
-    return b, blocks
+        first.append({"type": "image", "source": {"kind": "url", "data": IMAGE_URL}, "media_type": "image/png"})
+    second = [b64(PNG_3PX)]
+    b.add("user", [{"type": "text", "text": mark("look")}, *first])
+    b.assistant(a.provider, "conformance-model", [{"type": "text", "text": mark("seen")}])
+    b.add("user", [{"type": "text", "text": mark("look-again")}, *second])
+    return b, first + second, [0] * len(first) + [1] * len(second)
 
 
 def _same_image(want: dict[str, Any], got: dict[str, Any]) -> str | None:
@@ -66,6 +75,23 @@ def _same_image(want: dict[str, Any], got: dict[str, Any]) -> str | None:
     return None
 
 
+def _image_turns(api: WireApi, pointers: list[str], turns: list[int]) -> list[str]:
+    """Images of the first user turn sit in history entries before those of the second."""
+    first: list[int] = []
+    second: list[int] = []
+    for p, t in zip(pointers, turns, strict=True):
+        k = history_index(api, p)
+        if k is None:
+            return [f"image at {p} is outside the /{api.history_key} history"]
+        (first if t == 0 else second).append(k)
+    if first and second and max(first) >= min(second):
+        return [
+            f"images of user turn 1 at /{api.history_key} entries {first}, of turn 2 at {second}: "
+            "an image must ride with the message that carries it"
+        ]
+    return []
+
+
 @check(R.IMAGES_KEPT)
 def images(env: Env) -> Iterator[Outcome]:
     for s in env.subjects:
@@ -77,19 +103,21 @@ def images(env: Env) -> Iterator[Outcome]:
         if api is None:
             yield o(R.IMAGES_KEPT, s, "skip", "images", f"no WireApi record named {a.wire_api!r}")
             continue
-        b, blocks = _images_script(a, api)
+        b, blocks, turns = _images_script(a, api)
         try:
             with capture_warnings():
                 wire = a.to_wire(b.messages, [], opts(a))
         except Exception as exc:
             yield o(R.IMAGES_KEPT, s, "fail", "images", crash(exc), cap)
             continue
-        on_wire = [x.value for x in api.probes.images(wire.body)] if isinstance(wire.body, dict) else []
+        located = api.probes.images(wire.body) if isinstance(wire.body, dict) else []
+        on_wire = [x.value for x in located]
         problems = []
         if len(on_wire) != len(blocks):
             problems.append(f"{len(on_wire)} images in {api.name}'s fields, want {len(blocks)}")
         else:
             problems += [p for w, g in zip(blocks, on_wire, strict=True) if (p := _same_image(w, g or {}))]
+            problems += _image_turns(api, [x.pointer for x in located], turns)
         yield o(R.IMAGES_KEPT, s, "fail" if problems else "pass", "images on the wire", "; ".join(problems), cap)
         try:
             back = read_request(a, wire.body, b.session_id)
@@ -102,6 +130,17 @@ def images(env: Env) -> Iterator[Outcome]:
         rb = []
         if len(got) != len(blocks):
             rb.append(f"{len(got)} images read back, want {len(blocks)}")
+        # the user turn each image is read back in: the one whose text is the turn's marker
+        marks = [mark("look"), mark("look-again")]
+        read_turns = [
+            next((k for k, t in enumerate(marks) if t in texts), None)
+            for m in back.messages
+            for texts in [[x.get("text") for x in m["content"] if x.get("type") == "text"]]
+            for x in m["content"]
+            if x.get("type") == "image"
+        ]
+        if len(got) == len(blocks) and read_turns != turns:
+            rb.append(f"images read back in user turns {read_turns}, sent in {turns} (an image stays with its message)")
         for w, g in zip(blocks, got, strict=False):
             p = _same_image(w, {**g.get("source", {}), "media_type": g.get("media_type")})
             if p:

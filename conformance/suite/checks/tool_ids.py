@@ -31,6 +31,7 @@ def tool_ids(env: Env) -> Iterator[Outcome]:
             continue
         yield from _script_ids(s)
         yield from _recorded_ids(env, s)
+        yield from _replies_distinct(env, s)
 
 
 def _script_ids(s: AdapterUnderTest) -> Iterator[Outcome]:
@@ -191,3 +192,41 @@ def _read_back_pairing(s: AdapterUnderTest, label: str, body: Any, sid: str, n: 
     why = "" if ok else f"read back, the results answer calls {answered} of {len(uses)}; sent: result k answers call k"
     cap = "supports_parallel_tool_calls" if n > 1 else "supports_tools"
     yield o(R.TOOL_ID_PAIRED, s, "pass" if ok else "fail", label, why, cap)
+
+
+def _replies_distinct(env: Env, s: AdapterUnderTest) -> Iterator[Outcome]:
+    """Different recorded replies parsed into one session never share a tool id (§6.2).
+
+    Where the API issues no ids (its record says so) the adapter mints them, and a call of
+    a later reply that repeats an earlier one (same tool, same input, same position) is
+    still a new call: its id must differ, or its result would answer the earlier call.
+    """
+    a = s.adapter
+    api = wire_api_of(a)
+    if api is None or api.tool_ids.issued_by_provider:
+        return
+    sid = f"sess_replies_{abs(hash(s.name)) % 10**9}"
+    seen: dict[str, str] = {}  # canonical id -> label of the reply it was minted for
+    bodies: dict[str, str] = {}  # label -> the reply's body
+    shared: list[str] = []
+    for it in env.recorded(s):
+        if it.status >= 400 or it.is_stream or not isinstance(it.response_json, dict) or it.api != a.wire_api:
+            continue
+        raw = json.dumps(it.response_json, sort_keys=True)
+        try:
+            msg = a.from_wire_response(WireResponse(it.response_json), ctx_for(sid))
+        except Exception:
+            continue  # TC101 reports it
+        m = a.tool_id_map(sid)
+        for u in (b for b in msg["content"] if b.get("type") == "tool_use"):
+            p = m.get_provider(u["id"])
+            if p is not None and json.dumps(p) in raw:
+                continue  # the reply carries this id itself: the provider's to reuse
+            first = seen.setdefault(u["id"], it.label)
+            if first != it.label and bodies.get(first) != raw:
+                shared.append(f"{u['id']} ({u['name']}) minted for {first} and again for {it.label}")
+        bodies.setdefault(it.label, raw)
+    if len(bodies) < 2:
+        return
+    why = "; ".join(shared[:3]) + " (a repeated call of a later reply is a new call, §6.2)" if shared else ""
+    yield o(R.TOOL_ID_INJECTIVE, s, "fail" if shared else "pass", "replies in one session", why)
