@@ -3,7 +3,8 @@ record (its probes locate the field the API uses; its `carries` says what it can
 
 - TC901 image blocks: source kind, media type and bytes on the wire and after read-back
   (a `data:` URL must come back as base64, never as a url-kind image).
-- TC902 tool-result errors: `is_error` reaches the API's error flag and survives read-back.
+- TC902 tool-result errors: `is_error` reaches the API's error flag and survives read-back
+  (where the API has no flag: it is reported with one WARN line, never lost silently).
 - TC903 stop reason: what the adapter streams equals the recorded one, mapped by the record.
 - TC904 usage: input, output, cache read and cache write equal the recorded body.
 - TC905 usage requested: a streaming request carries the field the record says makes the
@@ -29,8 +30,20 @@ from .. import rules as R
 from ..capture import capture_warnings
 from ..cassettes import Interaction
 from ..outcome import AdapterUnderTest, Outcome
-from ..scripts import PNG_2PX, Builder, mark
-from .common import Check, Env, check, crash, ctx_for, o, opts, parse_stream, read_request, wire_api_of
+from ..scripts import JPEG_1PX, PNG_2PX, Builder, mark
+from .common import (
+    Check,
+    Env,
+    check,
+    crash,
+    ctx_for,
+    drop_problem,
+    o,
+    opts,
+    parse_stream,
+    read_request,
+    wire_api_of,
+)
 
 IMAGE_URL = "https://example.com/turnspec/cat.png"
 USAGE_KEYS = (
@@ -42,10 +55,16 @@ USAGE_KEYS = (
 
 
 def _images_script(a: Adapter, api: WireApi) -> tuple[Builder, list[dict[str, Any]]]:
+    """A user turn with a base64 PNG, a base64 JPEG when the adapter accepts JPEG (a second
+    media type: a writer or reader that assumes one type shows), and a URL image where the
+    API carries URLs. If the JPEG fails: the media type is written or read back as a
+    constant instead of the block's own (`data:<media type>;base64,` on OpenAI's wires)."""
     b = Builder()
     blocks: list[dict[str, Any]] = [
         {"type": "image", "source": {"kind": "base64", "data": PNG_2PX}, "media_type": "image/png"}
     ]
+    if "image/jpeg" in (a.capabilities.get("accepted_image_media_types") or ()):
+        blocks.append({"type": "image", "source": {"kind": "base64", "data": JPEG_1PX}, "media_type": "image/jpeg"})
     if api.carries.images_url:
         blocks.append({"type": "image", "source": {"kind": "url", "data": IMAGE_URL}, "media_type": "image/png"})
     b.add("user", [{"type": "text", "text": mark("look")}, *blocks])
@@ -109,6 +128,44 @@ def images(env: Env) -> Iterator[Outcome]:
             elif g.get("media_type") != w["media_type"]:
                 rb.append(f"media type {w['media_type']} read back as {g.get('media_type')}")
         yield o(R.IMAGES_KEPT, s, "fail" if rb else "pass", "images read back", "; ".join(rb[:3]), cap)
+        if a.capabilities.get("supports_tools"):
+            yield _tool_result_image(s, a, api)
+
+
+def _tool_result_image(s: AdapterUnderTest, a: Adapter, api: WireApi) -> Outcome:
+    """An image in a tool result is in the record's image fields and read back inside the
+    result, or dropped with the §7.3 WARN line (APIs whose tool results are text only). If
+    it fails: the result's non-text blocks are flattened or skipped without `drop`."""
+    b = Builder()
+    b.add("user", [{"type": "text", "text": mark("look")}])
+    tid = b.tool_id()
+    b.assistant(a.provider, "conformance-model", [{"type": "tool_use", "id": tid, "name": "read_file", "input": {}}])
+    image = {"type": "image", "source": {"kind": "base64", "data": PNG_2PX}, "media_type": "image/png"}
+    result = {"type": "tool_result", "tool_use_id": tid, "content": [{"type": "text", "text": "see"}, image]}
+    msg = b.add("tool", [result], parent_tool_use_id=tid)
+    label, cap = "image in a tool result", "supports_images"
+    try:
+        with capture_warnings() as recs:
+            wire = a.to_wire(b.messages, [], opts(a))
+        on_wire = [x.value for x in api.probes.images(wire.body)] if isinstance(wire.body, dict) else []
+        if not on_wire:
+            p = drop_problem(recs, "image", msg, a)
+            return o(R.IMAGES_KEPT, s, "fail" if p else "pass", label, f"not on the wire and {p}" if p else "", cap)
+        back = read_request(a, wire.body, b.session_id)
+    except Exception as exc:
+        return o(R.IMAGES_KEPT, s, "fail", label, crash(exc), cap)
+    problem = _same_image(image, on_wire[0] or {}) if len(on_wire) == 1 else f"{len(on_wire)} images on the wire"
+    if problem is None and back is not None:
+        got = [
+            x
+            for m in back.messages
+            for r in m["content"]
+            if r.get("type") == "tool_result"
+            for x in r.get("content", [])
+            if x.get("type") == "image"
+        ]
+        problem = None if len(got) == 1 else f"{len(got)} images read back inside tool results, want 1"
+    return o(R.IMAGES_KEPT, s, "fail" if problem else "pass", label, problem or "", cap)
 
 
 @check(R.TOOL_ERROR_KEPT)
@@ -118,13 +175,8 @@ def tool_errors(env: Env) -> Iterator[Outcome]:
         if not a.capabilities.get("supports_tools"):
             yield o(R.TOOL_ERROR_KEPT, s, "skip", "tool errors", "supports_tools is false")
             continue
-        if api is None or not api.carries.tool_result_error:
-            why = (
-                f"no WireApi record named {a.wire_api!r}"
-                if api is None
-                else f"{api.name} has no tool-result error flag"
-            )
-            yield o(R.TOOL_ERROR_KEPT, s, "skip", "tool errors", why)
+        if api is None:
+            yield o(R.TOOL_ERROR_KEPT, s, "skip", "tool errors", f"no WireApi record named {a.wire_api!r}")
             continue
         b = Builder()
         b.add("user", [{"type": "text", "text": mark("go")}])
@@ -148,10 +200,13 @@ def tool_errors(env: Env) -> Iterator[Outcome]:
                 parent_tool_use_id=i,
             )
         try:
-            with capture_warnings():
+            with capture_warnings() as records:
                 wire = a.to_wire(b.messages, [], opts(a))
         except Exception as exc:
             yield o(R.TOOL_ERROR_KEPT, s, "fail", "tool errors", crash(exc), "supports_tools")
+            continue
+        if not api.carries.tool_result_error:
+            yield _error_flag_warned(s, api, records)
             continue
         flags = [bool(x.value) for x in api.probes.tool_result_errors(wire.body)] if isinstance(wire.body, dict) else []
         problems = [] if flags == [True, False] else [f"{api.name} error flags {flags}, want [True, False]"]
@@ -169,6 +224,16 @@ def tool_errors(env: Env) -> Iterator[Outcome]:
         yield o(
             R.TOOL_ERROR_KEPT, s, "fail" if problems else "pass", "tool errors", "; ".join(problems), "supports_tools"
         )
+
+
+def _error_flag_warned(s: AdapterUnderTest, api: WireApi, records: list[logging.LogRecord]) -> Outcome:
+    """TC902 where the wire has no tool-result error flag (its record says so): §7.3 forbids
+    silent loss, so the one result sent with `is_error` true logs one WARNING naming
+    `is_error`, the other none. If it fails: log the field as dropped where the tool
+    result is rendered (the `field_dropped` line of the reference adapters)."""
+    warned = [r for r in records if r.levelno >= logging.WARNING and "is_error" in r.getMessage()]
+    msg = "" if len(warned) == 1 else f"{len(warned)} WARNING lines name is_error, want 1 ({api.name} has no flag)"
+    return o(R.TOOL_ERROR_KEPT, s, "fail" if msg else "pass", "tool errors warned", msg, "supports_tools")
 
 
 def wire_events(it: Interaction) -> list[Any] | None:
