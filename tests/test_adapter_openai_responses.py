@@ -29,6 +29,7 @@ from conformance.adapters.base import (
     InvalidRequestError,
     RateLimitError,
     ServerError,
+    ToolIdMap,
     WireFormatError,
     is_canonical_tool_id,
     message_from_stream,
@@ -820,6 +821,203 @@ class StopAlwaysEndTurn(OpenAIResponsesAdapter):
         return "end_turn"
 
 
+class OwnEncryptedContentDropped(OpenAIResponsesAdapter):
+    """The model's own reasoning goes back without its encrypted_content."""
+
+    def reasoning_to_wire(self, message: Any, index: int, block: Any, r: Any) -> Any:
+        wire = super().reasoning_to_wire(message, index, block, r)
+        return {k: v for k, v in wire.items() if k != "encrypted_content"} if wire is not None else None
+
+
+class ReasoningIdDropped(OpenAIResponsesAdapter):
+    """The reasoning item's stored id (rs_...) is not sent back."""
+
+    def reasoning_to_wire(self, message: Any, index: int, block: Any, r: Any) -> Any:
+        wire = super().reasoning_to_wire(message, index, block, r)
+        return {k: v for k, v in wire.items() if k != "id"} if wire is not None else None
+
+
+class OutputAsObject(OpenAIResponsesAdapter):
+    """function_call_output.output sent as an object instead of a string."""
+
+    def tool_to_wire_items(self, message: Any) -> Any:
+        out = super().tool_to_wire_items(message)
+        return [{**i, "output": {"text": i["output"]}} if isinstance(i["output"], str) else i for i in out]
+
+
+class ParallelCallsFirstOnly(OpenAIResponsesAdapter):
+    """Parses only the first function_call of a response (the stream still has both)."""
+
+    def output_from_wire(self, session_id: str, output: list[Any]) -> Any:
+        calls = [i for i, item in enumerate(output) if isinstance(item, dict) and item.get("type") == "function_call"]
+        return super().output_from_wire(session_id, [x for i, x in enumerate(output) if i not in calls[1:]])
+
+
+class ArgumentDeltasRechunked(OpenAIResponsesAdapter):
+    """Joins function_call_arguments.delta fragments pairwise (not the literal fragments)."""
+
+    def stream_response(self, chunks: Any, context: RequestContext) -> Any:
+        out: list[Any] = []
+        for ev in super().stream_response(chunks, context):
+            prev = out[-1] if out else {}
+            pair = prev.get("type") == ev["type"] == "tool_use_input_delta" and not prev.get("joined")
+            if pair and prev["content_block_index"] == ev["content_block_index"]:
+                out[-1] = {**prev, "partial_json": prev["partial_json"] + ev["partial_json"], "joined": True}
+            else:
+                out.append(ev)
+        return iter([{k: v for k, v in ev.items() if k != "joined"} for ev in out])
+
+
+class MaxOutputTokensAsEndTurn(OpenAIResponsesAdapter):
+    """incomplete_details.reason max_output_tokens read as end_turn."""
+
+    def stop_reason(self, body: Any, content: Any) -> str:
+        reason = super().stop_reason(body, content)
+        return "end_turn" if reason == "max_tokens" else reason
+
+
+class ContentFilterAsMaxTokens(OpenAIResponsesAdapter):
+    """Every incomplete response is max_tokens, content_filter included."""
+
+    def stop_reason(self, body: Any, content: Any) -> str:
+        return "max_tokens" if body.get("status") == "incomplete" else super().stop_reason(body, content)
+
+
+class DataUrlAlwaysPng(OpenAIResponsesAdapter):
+    """base64 images go out as data:image/png whatever their media type."""
+
+    def image_to_wire(self, message: Any, index: int, block: Any, details: Any, key: str | None = None) -> Any:
+        part = super().image_to_wire(message, index, block, details, key)
+        if part is not None and part["image_url"].startswith("data:"):
+            part["image_url"] = "data:image/png;base64," + part["image_url"].split(",", 1)[1]
+        return part
+
+
+class DataUrlReadAsPng(OpenAIResponsesAdapter):
+    """A data: URL is read back as image/png whatever media type it names."""
+
+    def image_from_wire(self, part: Any, session_id: str = "") -> Any:
+        block = super().image_from_wire(part, session_id)
+        return {**block, "media_type": "image/png"} if block["source"]["kind"] == "base64" else block
+
+
+class ToolOutputImagesFlattened(OpenAIResponsesAdapter):
+    """A tool result's images are flattened away (text only), with no WARN line."""
+
+    def tool_to_wire_items(self, message: Any) -> Any:
+        out = super().tool_to_wire_items(message)
+        return [
+            {**i, "output": "".join(p.get("text", "") for p in i["output"])} if isinstance(i["output"], list) else i
+            for i in out
+        ]
+
+
+class ReasoningTokensTwice(OpenAIResponsesAdapter):
+    """Adds output_tokens_details.reasoning_tokens to output_tokens, which already holds them."""
+
+    def usage_from_wire(self, usage: Any) -> Any:
+        out = super().usage_from_wire(usage)
+        if out is not None:
+            out["output_tokens"] += int((usage.get("output_tokens_details") or {}).get("reasoning_tokens") or 0)
+        return out
+
+
+class StoreUnasked(OpenAIResponsesAdapter):
+    """Sets store: true when the caller did not ask."""
+
+    def to_wire(self, messages: Any, tools: Any, options: AdapterOptions) -> Any:
+        wire = super().to_wire(messages, tools, options)
+        wire.body.setdefault("store", True)
+        return wire
+
+
+class PreviousResponseChained(OpenAIResponsesAdapter):
+    """Chains previous_response_id to the last response in the history (and still sends it all)."""
+
+    def to_wire(self, messages: Any, tools: Any, options: AdapterOptions) -> Any:
+        wire = super().to_wire(messages, tools, options)
+        ids = [self.own_raw(m).get("id") for m in messages if m.get("role") == "assistant"]
+        ids = [i for i in ids if isinstance(i, str) and i.startswith("resp_")]
+        if ids:
+            wire.body.setdefault("previous_response_id", ids[-1])
+        return wire
+
+
+class _OneCallId(ToolIdMap):
+    def provider_for(self, canonical_id: str) -> str:
+        if canonical_id not in self._to_provider:
+            self._to_provider[canonical_id] = "call_shared"
+            self._to_canonical["call_shared"] = canonical_id
+        return self._to_provider[canonical_id]
+
+
+class ToolIdMapNotInjective(OpenAIResponsesAdapter):
+    """Mints the same call_id for every canonical id."""
+
+    def tool_id_map(self, session_id: str) -> ToolIdMap:
+        return self._maps.setdefault(session_id, _OneCallId(self.provider, self.new_provider_tool_id))
+
+
+class SystemSentTwice(OpenAIResponsesAdapter):
+    """The system prompt goes to instructions and again as a system message."""
+
+    def to_wire(self, messages: Any, tools: Any, options: AdapterOptions) -> Any:
+        wire = super().to_wire(messages, tools, options)
+        if isinstance(wire.body.get("instructions"), str) and isinstance(wire.body["input"], list):
+            wire.body["input"] = [{"role": "system", "content": wire.body["instructions"]}, *wire.body["input"]]
+        return wire
+
+
+class StreamUsageMissing(OpenAIResponsesAdapter):
+    """Streams end with no usage, neither read from response.completed nor estimated."""
+
+    def stream_response(self, chunks: Any, context: RequestContext) -> Any:
+        for ev in super().stream_response(chunks, context):
+            if ev["type"] != "usage_update":
+                yield {**ev, "usage": None} if ev["type"] == "message_complete" else ev
+
+
+class IsErrorLostSilently(OpenAIResponsesAdapter):
+    """tool_result is_error is lost with no WARN line."""
+
+    def tool_to_wire_items(self, message: Any) -> Any:
+        content = [{**b, "is_error": False} for b in message.get("content", [])]
+        return super().tool_to_wire_items({**message, "content": content})
+
+
+class TemperatureZeroDropped(OpenAIResponsesAdapter):
+    """Tests temperature's truthiness: 0 (greedy) never reaches the wire."""
+
+    def to_wire(self, messages: Any, tools: Any, options: AdapterOptions) -> Any:
+        wire = super().to_wire(messages, tools, options)
+        if not options.temperature:
+            wire.body.pop("temperature", None)
+        return wire
+
+
+class FailedStreamsAllServerErrors(OpenAIResponsesAdapter):
+    """Every `error` event / failed response is a server_error, whatever its code."""
+
+    def failed_error(self, error: Any, *, request_id: str | None = None) -> Any:
+        return super().failed_error({"code": "server_error", "message": str(error)}, request_id=request_id)
+
+
+class StreamSignatureLost(OpenAIResponsesAdapter):
+    """The stream never attaches encrypted_content to its thinking block."""
+
+    def stream_response(self, chunks: Any, context: RequestContext) -> Any:
+        for ev in super().stream_response(chunks, context):
+            if ev["type"] == "thinking_delta":
+                ev = {**ev, "signature": None}
+            elif ev["type"] == "message_complete":
+                content = ev["final_content"]
+                ev = {
+                    **ev,
+                    "final_content": [{**b, "signature": None} if b["type"] == "thinking" else b for b in content],
+                }
+            yield ev
+
+
 def oracle_usage(a: OpenAIResponsesAdapter) -> bool:
     """cache.yaml: input_tokens 1326 of which cached_tokens 1280 (hand-written body)."""
     usage = a.from_wire_response(WireResponse(OWN["cache.yaml#0"].response_json), ctx())["metadata"]["usage"]
@@ -841,6 +1039,26 @@ SUITE_KILLS: dict[type[OpenAIResponsesAdapter], tuple[str, str]] = {
     SummaryPartsRunTogether: ("TC802", "reasoning.yaml"),
     ErrorsParsedAsMessages: ("TC801", "errors.yaml"),
     InstructionsDropped: ("TC403", ""),
+    OwnEncryptedContentDropped: ("TC802", "/encrypted_content: missing from rendered"),
+    ReasoningIdDropped: ("TC802", "/id: missing from rendered"),
+    OutputAsObject: ("TC104", "/output"),
+    ParallelCallsFirstOnly: ("TC606", "tools.yaml"),
+    ArgumentDeltasRechunked: ("TC609", "partial_json fragments"),
+    MaxOutputTokensAsEndTurn: ("TC903", "'max_output_tokens'"),
+    ContentFilterAsMaxTokens: ("TC903", "'content_filter'"),
+    DataUrlAlwaysPng: ("TC901", "image/jpeg became image/png"),
+    DataUrlReadAsPng: ("TC901", "images read back"),
+    ToolOutputImagesFlattened: ("TC901", "image in a tool result"),
+    ReasoningTokensTwice: ("TC904", "output_tokens"),
+    StoreUnasked: ("TC802", "/store: only in rendered"),
+    PreviousResponseChained: ("TC802", "next turn: /previous_response_id"),
+    ToolIdMapNotInjective: ("TC303", "not injective"),
+    SystemSentTwice: ("TC403", ""),
+    StreamUsageMissing: ("TC904", "the parsed message none"),
+    IsErrorLostSilently: ("TC902", "name is_error"),
+    TemperatureZeroDropped: ("TC105", "temperature 0"),
+    FailedStreamsAllServerErrors: ("TC801", "mid-stream error"),
+    StreamSignatureLost: ("TC606", "reasoning.yaml"),
 }
 ORACLE_KILLS = {CachedCountedTwice: oracle_usage, StopAlwaysEndTurn: oracle_stop}
 

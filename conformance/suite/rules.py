@@ -121,7 +121,9 @@ REQUEST_ROUND_TRIP = RuleInfo(
 IMAGES_KEPT = RuleInfo(
     "TC901", E, "§4.2, §8.3", "Image source kind, media type and bytes survive the wire and read-back"
 )
-TOOL_ERROR_KEPT = RuleInfo("TC902", E, "§4.2, §8.3", "tool_result is_error reaches the wire's error flag and read-back")
+TOOL_ERROR_KEPT = RuleInfo(
+    "TC902", E, "§4.2, §7.3, §8.3", "tool_result is_error reaches the wire's error flag and read-back, else a WARN"
+)
 STOP_REASON = RuleInfo("TC903", E, "contract §3.3", "Streamed stop_reason equals the recorded one (record's mapping)")
 USAGE_RECORDED = RuleInfo(
     "TC904", E, "contract §7.2", "Parsed usage (input, output, cache read/write) equals the recorded body"

@@ -22,6 +22,14 @@ PNG_2PX = base64.b64encode(
         "0000001549444154789c63f8cfc0f09f8181e1ff7f0606000b6d02fe2f07a8d40000000049454e44ae426082"
     )
 ).decode()
+# a 1x1 JPEG (real SOI and SOF markers): a second media type, so a reader or writer that
+# assumes PNG shows (TC901)
+JPEG_1PX = base64.b64encode(
+    bytes.fromhex(
+        "ffd8ffe000104a46494600010101004800480000ffdb004300" + "ff" * 64 + "ffc2000b080001000101011100"
+        "ffc40014100100000000000000000000000000000000ffda0008010100013f10ffd9"
+    )
+).decode()
 
 # two more real PNGs (1x1 red, 3x1 blue): images that differ, so a check can tell which went where
 PNG_1PX = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP4z8DwHwAFAAH/VscvDQAAAABJRU5ErkJggg=="

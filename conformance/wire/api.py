@@ -218,6 +218,10 @@ class WireApi:
     # (OpenAI Chat Completions: `/stream_options/include_usage` true); None: the API reports
     # usage on every stream. Adapter contract §7.2: adapters MUST request usage when streaming.
     stream_usage_request: tuple[str, Any] | None = None
+    # RFC 6901 pointers of request fields that make the provider read server-side
+    # conversation state (Responses' `previous_response_id`, `conversation`): the caller's
+    # to set, never the adapter's to derive from the history it renders (TC802's next turn)
+    state_fields: tuple[str, ...] = ()
     # a schema folder outside the package, for a record a third party registers (None: the
     # package's schemas/wire/<schema_dir>/)
     schema_path: str | None = None

@@ -241,6 +241,18 @@ def stream_tool_fragments(events: list[Any]) -> list[list[str]] | None:
     return list(calls.values())
 
 
+def stream_error(events: list[Any]) -> Any:
+    """The error a stream reports after it began, as an error body (`{"error": {...}}`): the
+    `error` event (`code`, `message`, `param`), else `response.failed`'s `response.error`."""
+    for ev in events:
+        if isinstance(ev, dict) and ev.get("type") == "error":
+            return {"error": {k: ev.get(k) for k in ("code", "message", "param")}}
+    resp = _terminal(events)
+    if resp is not None and resp.get("status") == "failed" and isinstance(resp.get("error"), dict):
+        return {"error": resp["error"]}
+    return None
+
+
 def is_streaming(_url: str, body: JsonBody | None) -> bool:
     return isinstance(body, dict) and body.get("stream") is True
 
@@ -279,6 +291,7 @@ OPENAI_RESPONSES = WireApi(
         stream_stop_reason=stream_stop_reason,
         stream_usage=stream_usage,
         stream_tool_fragments=stream_tool_fragments,
+        stream_error=stream_error,
         response_model=string_at("/model"),
         stream_model=first_string_at("/response/model"),  # response.created's response
         # "max_output_tokens", "temperature" (responses/create); the API has no stop sequences
@@ -296,4 +309,7 @@ OPENAI_RESPONSES = WireApi(
     history_key="input",  # the conversation items (messages, function calls and outputs)
     # usage.input_tokens_details.cached_tokens is part of usage.input_tokens
     cached_in_input=True,
+    # responses/create: "previous_response_id ... Use this to create multi-turn conversations";
+    # "conversation ... Items from this conversation are prepended to input_items"
+    state_fields=("/previous_response_id", "/conversation"),
 )

@@ -272,6 +272,9 @@ class CohereAdapter(BaseAdapter):
                     continue
                 if b.get("is_error"):
                     self.warn_option("tool_result.is_error", "Cohere tool messages have no error flag")
+                for x in b.get("content", []):
+                    if x.get("type") != "text":
+                        self.drop(m, k, str(x.get("type")), "Cohere tool messages carry text only")
                 text = "".join(str(x.get("text", "")) for x in b.get("content", []) if x.get("type") == "text")
                 out.append(
                     {

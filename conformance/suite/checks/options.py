@@ -3,7 +3,8 @@
 Contract §3.3: `max_output_tokens` is "required; adapter must honor", and §4.2/§4.3 place it
 with `stop_sequences` and `temperature` in the provider's request (`max_tokens`,
 `stop_sequences`, `temperature` on Anthropic; `max_completion_tokens`, `stop`, `temperature`
-on OpenAI). A one-message script is rendered with chosen values, streamed and not; the
+on OpenAI). A one-message script is rendered with chosen values, streamed and not (and once with
+temperature 0, a value a truthiness test loses); the
 API's record locates each option's field (`Probes.request_options`, written from the
 provider's docs), and the value there must be the one asked for. Only the options the API
 has a field for are judged (the Responses API has no stop sequences); an API whose record
@@ -28,6 +29,14 @@ WANT: dict[str, Any] = {
     "stop_sequences": ["zq-stop-one", "zq-stop-two"],
     "temperature": 0.25,
 }
+# (label, options asked, stream). Temperature 0 (greedy decoding) is asked too: if only it
+# fails, the adapter tests the option's truthiness (`if options.temperature:`) instead of
+# `is not None`, and 0 never reaches the wire
+CASES: tuple[tuple[str, dict[str, Any], bool], ...] = (
+    ("options", WANT, False),
+    ("options (stream)", WANT, True),
+    ("options (temperature 0)", {**WANT, "temperature": 0.0}, False),
+)
 
 
 def _as_asked(name: str, value: Any) -> Any:
@@ -43,15 +52,14 @@ def request_options(env: Env) -> Iterator[Outcome]:
         api = wire_api_of(a)
         b = Builder(session_id="sess_options")
         b.add("user", [{"type": "text", "text": "Say hi."}])
-        for stream in (False, True):
-            label = "options (stream)" if stream else "options"
+        for label, want, stream in CASES:
             if stream and not a.capabilities.get("supports_streaming"):
                 continue
             options = AdapterOptions(
                 model=f"{a.provider}:conformance-model",
-                max_output_tokens=WANT["max_output_tokens"],
-                stop_sequences=tuple(WANT["stop_sequences"]),
-                temperature=WANT["temperature"],
+                max_output_tokens=want["max_output_tokens"],
+                stop_sequences=tuple(want["stop_sequences"]),
+                temperature=want["temperature"],
                 stream=stream,
             )
             try:
@@ -70,8 +78,8 @@ def request_options(env: Env) -> Iterator[Outcome]:
                 yield o(R.REQUEST_OPTIONS, s, "skip", label, why)
                 continue
             problems = [
-                f"{name} {WANT[name]!r} asked, wire {at.pointer} carries {at.value!r} (contract §3.3, §4.2-§4.3)"
+                f"{name} {want[name]!r} asked, wire {at.pointer} carries {at.value!r} (contract §3.3, §4.2-§4.3)"
                 for name, at in found.items()
-                if _as_asked(name, at.value) != WANT[name]
+                if _as_asked(name, at.value) != want[name]
             ]
             yield o(R.REQUEST_OPTIONS, s, "fail" if problems else "pass", label, "; ".join(problems))

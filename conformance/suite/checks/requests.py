@@ -6,8 +6,9 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from ...adapters.protocol import WireResponse
-from ...wire.api import WireApi
+from ...adapters.base import request_message
+from ...adapters.protocol import ParsedRequest, WireResponse
+from ...wire.api import WireApi, value_at
 from .. import rules as R
 from ..cassettes import Interaction
 from ..outcome import AdapterUnderTest, Outcome
@@ -65,6 +66,35 @@ def recorded_requests(env: Env) -> Iterator[Outcome]:
                 yield from shape(s, a, it.label, rendered)
             d = diff(normalize(it.request_body), normalize(rendered) if isinstance(rendered, dict) else rendered)
             yield o(R.REQUEST_ROUND_TRIP, s, "fail" if d else "pass", it.label, "; ".join(d[:4]))
+            if api is not None and api.state_fields:
+                yield from _next_turn(s, api, it, parsed, sid)
+
+
+def _next_turn(
+    s: AdapterUnderTest, api: WireApi, it: Interaction, parsed: ParsedRequest, sid: str
+) -> Iterator[Outcome]:
+    """TC802 on the turn after a recording: its messages, the parsed reply and a new user
+    message, rendered with the same options, keep the recorded request's conversation-state
+    fields (`api.state_fields`): an adapter that chains to the reply it parsed sends state
+    the caller never asked for. If it fails: set those fields only from
+    `AdapterOptions.extra`, never from the history's provider_raw."""
+    a = s.adapter
+    if it.is_stream or not isinstance(it.response_json, dict) or not isinstance(it.request_body, dict):
+        return
+    label = f"{it.label} next turn"
+    try:
+        reply = a.from_wire_response(WireResponse(it.response_json, it.status), ctx_for(sid))
+        user = request_message(sid, "user", [{"type": "text", "text": "and then?"}], {})
+        body = a.to_wire([*parsed.messages, {**reply, "session_id": sid}, user], parsed.tools, parsed.options).body
+    except Exception as exc:
+        yield o(R.REQUEST_ROUND_TRIP, s, "fail", label, crash(exc))
+        return
+    moved = [
+        f"{p}: {value_at(body, p)!r}, recorded {value_at(it.request_body, p)!r}"
+        for p in api.state_fields
+        if value_at(body, p) != value_at(it.request_body, p)
+    ]
+    yield o(R.REQUEST_ROUND_TRIP, s, "fail" if moved else "pass", label, "; ".join(moved))
 
 
 def _estimate(env: Env, s: AdapterUnderTest, it: Interaction) -> Iterator[Outcome]:

@@ -3,7 +3,8 @@ record (its probes locate the field the API uses; its `carries` says what it can
 
 - TC901 image blocks: source kind, media type and bytes on the wire and after read-back
   (a `data:` URL must come back as base64, never as a url-kind image).
-- TC902 tool-result errors: `is_error` reaches the API's error flag and survives read-back.
+- TC902 tool-result errors: `is_error` reaches the API's error flag and survives read-back
+  (where the API has no flag: it is reported with one WARN line, never lost silently).
 - TC903 stop reason: what the adapter streams equals the recorded one, mapped by the record.
 - TC904 usage: input, output, cache read and cache write equal the recorded body.
 - TC905 usage requested: a streaming request carries the field the record says makes the
@@ -30,8 +31,20 @@ from .. import rules as R
 from ..capture import capture_warnings
 from ..cassettes import Interaction
 from ..outcome import AdapterUnderTest, Outcome
-from ..scripts import PNG_1PX, PNG_2PX, PNG_3PX, Builder, mark
-from .common import Check, Env, check, crash, ctx_for, o, opts, parse_stream, read_request, wire_api_of
+from ..scripts import JPEG_1PX, PNG_1PX, PNG_2PX, PNG_3PX, Builder, mark
+from .common import (
+    Check,
+    Env,
+    check,
+    crash,
+    ctx_for,
+    drop_problem,
+    o,
+    opts,
+    parse_stream,
+    read_request,
+    wire_api_of,
+)
 
 IMAGE_URL = "https://example.com/turnspec/cat.png"
 USAGE_KEYS = (
@@ -43,15 +56,19 @@ USAGE_KEYS = (
 
 
 def _images_script(a: Adapter, api: WireApi) -> tuple[Builder, list[dict[str, Any]], list[int]]:
-    """Two user turns with a reply between: the first has two base64 images (and a url one
-    where the API carries urls), the second one more; all the images differ. Returns the
-    builder, the image blocks in order and the user turn (0 or 1) each block belongs to."""
+    """Two user turns with a reply between: the first has two base64 PNGs, a base64 JPEG
+    when the adapter accepts JPEG (a second media type: a writer or reader that assumes one
+    type shows; `data:<media type>;base64,` on OpenAI's wires) and a url image where the API
+    carries urls; the second one more PNG; all the images differ. Returns the builder, the
+    image blocks in order and the user turn (0 or 1) each block belongs to."""
 
-    def b64(data: str) -> dict[str, Any]:
-        return {"type": "image", "source": {"kind": "base64", "data": data}, "media_type": "image/png"}
+    def b64(data: str, media: str = "image/png") -> dict[str, Any]:
+        return {"type": "image", "source": {"kind": "base64", "data": data}, "media_type": media}
 
     b = Builder()
     first: list[dict[str, Any]] = [b64(PNG_2PX), b64(PNG_1PX)]
+    if "image/jpeg" in (a.capabilities.get("accepted_image_media_types") or ()):
+        first.append(b64(JPEG_1PX, "image/jpeg"))
     if api.carries.images_url:
         first.append({"type": "image", "source": {"kind": "url", "data": IMAGE_URL}, "media_type": "image/png"})
     second = [b64(PNG_3PX)]
@@ -148,6 +165,44 @@ def images(env: Env) -> Iterator[Outcome]:
             elif g.get("media_type") != w["media_type"]:
                 rb.append(f"media type {w['media_type']} read back as {g.get('media_type')}")
         yield o(R.IMAGES_KEPT, s, "fail" if rb else "pass", "images read back", "; ".join(rb[:3]), cap)
+        if a.capabilities.get("supports_tools"):
+            yield _tool_result_image(s, a, api)
+
+
+def _tool_result_image(s: AdapterUnderTest, a: Adapter, api: WireApi) -> Outcome:
+    """An image in a tool result is in the record's image fields and read back inside the
+    result, or dropped with the §7.3 WARN line (APIs whose tool results are text only). If
+    it fails: the result's non-text blocks are flattened or skipped without `drop`."""
+    b = Builder()
+    b.add("user", [{"type": "text", "text": mark("look")}])
+    tid = b.tool_id()
+    b.assistant(a.provider, "conformance-model", [{"type": "tool_use", "id": tid, "name": "read_file", "input": {}}])
+    image = {"type": "image", "source": {"kind": "base64", "data": PNG_2PX}, "media_type": "image/png"}
+    result = {"type": "tool_result", "tool_use_id": tid, "content": [{"type": "text", "text": "see"}, image]}
+    msg = b.add("tool", [result], parent_tool_use_id=tid)
+    label, cap = "image in a tool result", "supports_images"
+    try:
+        with capture_warnings() as recs:
+            wire = a.to_wire(b.messages, [], opts(a))
+        on_wire = [x.value for x in api.probes.images(wire.body)] if isinstance(wire.body, dict) else []
+        if not on_wire:
+            p = drop_problem(recs, "image", msg, a)
+            return o(R.IMAGES_KEPT, s, "fail" if p else "pass", label, f"not on the wire and {p}" if p else "", cap)
+        back = read_request(a, wire.body, b.session_id)
+    except Exception as exc:
+        return o(R.IMAGES_KEPT, s, "fail", label, crash(exc), cap)
+    problem = _same_image(image, on_wire[0] or {}) if len(on_wire) == 1 else f"{len(on_wire)} images on the wire"
+    if problem is None and back is not None:
+        got = [
+            x
+            for m in back.messages
+            for r in m["content"]
+            if r.get("type") == "tool_result"
+            for x in r.get("content", [])
+            if x.get("type") == "image"
+        ]
+        problem = None if len(got) == 1 else f"{len(got)} images read back inside tool results, want 1"
+    return o(R.IMAGES_KEPT, s, "fail" if problem else "pass", label, problem or "", cap)
 
 
 @check(R.TOOL_ERROR_KEPT)
@@ -157,13 +212,8 @@ def tool_errors(env: Env) -> Iterator[Outcome]:
         if not a.capabilities.get("supports_tools"):
             yield o(R.TOOL_ERROR_KEPT, s, "skip", "tool errors", "supports_tools is false")
             continue
-        if api is None or not api.carries.tool_result_error:
-            why = (
-                f"no WireApi record named {a.wire_api!r}"
-                if api is None
-                else f"{api.name} has no tool-result error flag"
-            )
-            yield o(R.TOOL_ERROR_KEPT, s, "skip", "tool errors", why)
+        if api is None:
+            yield o(R.TOOL_ERROR_KEPT, s, "skip", "tool errors", f"no WireApi record named {a.wire_api!r}")
             continue
         b = Builder()
         b.add("user", [{"type": "text", "text": mark("go")}])
@@ -187,10 +237,13 @@ def tool_errors(env: Env) -> Iterator[Outcome]:
                 parent_tool_use_id=i,
             )
         try:
-            with capture_warnings():
+            with capture_warnings() as records:
                 wire = a.to_wire(b.messages, [], opts(a))
         except Exception as exc:
             yield o(R.TOOL_ERROR_KEPT, s, "fail", "tool errors", crash(exc), "supports_tools")
+            continue
+        if not api.carries.tool_result_error:
+            yield _error_flag_warned(s, api, records)
             continue
         flags = [bool(x.value) for x in api.probes.tool_result_errors(wire.body)] if isinstance(wire.body, dict) else []
         problems = [] if flags == [True, False] else [f"{api.name} error flags {flags}, want [True, False]"]
@@ -208,6 +261,16 @@ def tool_errors(env: Env) -> Iterator[Outcome]:
         yield o(
             R.TOOL_ERROR_KEPT, s, "fail" if problems else "pass", "tool errors", "; ".join(problems), "supports_tools"
         )
+
+
+def _error_flag_warned(s: AdapterUnderTest, api: WireApi, records: list[logging.LogRecord]) -> Outcome:
+    """TC902 where the wire has no tool-result error flag (its record says so): §7.3 forbids
+    silent loss, so the one result sent with `is_error` true logs one WARNING naming
+    `is_error`, the other none. If it fails: log the field as dropped where the tool
+    result is rendered (the `field_dropped` line of the reference adapters)."""
+    warned = [r for r in records if r.levelno >= logging.WARNING and "is_error" in r.getMessage()]
+    msg = "" if len(warned) == 1 else f"{len(warned)} WARNING lines name is_error, want 1 ({api.name} has no flag)"
+    return o(R.TOOL_ERROR_KEPT, s, "fail" if msg else "pass", "tool errors warned", msg, "supports_tools")
 
 
 def wire_events(it: Interaction) -> list[Any] | None:
