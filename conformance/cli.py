@@ -12,12 +12,11 @@ import json
 import os
 import sys
 import typing
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn, TransferSpeedColumn
 from typer import _click as click  # typer vendors click: its classes are the ones typer builds
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
@@ -116,9 +115,32 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     cls=_Group,
 )
-# names and messages come from users' files: printed literally (no markup, no emoji,
-# no highlighting), and never hard-wrapped when the output is not a terminal
-err_console = Console(stderr=True, markup=False, emoji=False, highlight=False, soft_wrap=True)
+
+
+@contextlib.contextmanager
+def _progress_bar(show: bool, total: int) -> Iterator[Callable[[int], None] | None]:
+    """A byte progress bar on standard error while the block runs (its `advance`), or None
+    when there is none to show."""
+    if not show:
+        yield None
+        return
+    # function-level import: rich costs ~25 ms of start-up and only a terminal shows a bar
+    from rich.console import Console
+    from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn, TransferSpeedColumn
+
+    # names come from users' files: printed literally (no markup, emoji or highlighting)
+    console = Console(stderr=True, markup=False, emoji=False, highlight=False, soft_wrap=True)
+    with Progress(
+        "[progress.description]{task.description}", BarColumn(), DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn(),
+        console=console, transient=True,
+    ) as bar:  # fmt: skip
+        task = bar.add_task("validating", total=total)
+
+        def advance(n: int) -> None:
+            bar.advance(task, n)
+
+        yield advance
+
 
 FormatName = enum.StrEnum("FormatName", {f.name: f.name for f in all_formats()})  # type: ignore[misc]
 
@@ -274,26 +296,18 @@ def validate(
     total = sum(p.stat().st_size for p, _ in units if isinstance(p, Path) and p.is_file())
     show_progress = sys.stderr.isatty() and total >= PROGRESS_MIN_BYTES
     out = sys.stdout
-    with Progress(
-        "[progress.description]{task.description}", BarColumn(), DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn(),
-        console=err_console, disable=not show_progress, transient=True,
-    ) as bar:  # fmt: skip
-        task = bar.add_task("validating", total=total)
-
-        def advance(n: int) -> None:
-            bar.advance(task, n)
-
+    with _progress_bar(show_progress, total) as advance:
         if engine == Engine.ray:
             # function-level import: Ray and fsspec are loaded only when --engine ray is asked
             from .parallel.ray_engine import validate_ray
 
             found = validate_ray(
                 units, options, inputs=paths, address=ray_address, jobs=jobs, resume=resume, chunk_bytes=chunk_bytes,
-                files=report.files, progress=advance if show_progress else None, problems=report.problems,
+                files=report.files, progress=advance, problems=report.problems,
             )  # fmt: skip
         else:
             found = iter_validate(
-                paths, options, fmt=fmt_name, files=report.files, progress=advance if show_progress else None,
+                paths, options, fmt=fmt_name, files=report.files, progress=advance,
                 problems=report.problems, units=units, jobs=jobs or default_jobs(), resume=resume,
                 chunk_bytes=chunk_bytes,
             )  # fmt: skip

@@ -103,10 +103,12 @@ def test_directory_walk_skips_unrelated_json_visibly(tmp_path: Path, capsys: pyt
 def test_progress_bar_on_a_terminal_for_large_input(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    from rich.progress import Progress
+
     import conformance.cli as cli
 
     advanced: list[int] = []
-    real = cli.Progress.advance
+    real = Progress.advance
 
     def spy(self: object, task: object, n: float = 1) -> None:
         advanced.append(int(n))
@@ -114,13 +116,25 @@ def test_progress_bar_on_a_terminal_for_large_input(
 
     monkeypatch.setattr(cli, "PROGRESS_MIN_BYTES", 1)
     monkeypatch.setattr(cli.sys.stderr, "isatty", lambda: True)
-    monkeypatch.setattr(cli.Progress, "advance", spy)
+    monkeypatch.setattr(Progress, "advance", spy)
     assert main(["validate", str(RULES / "valid.jsonl")]) == 0
     assert sum(advanced) == (RULES / "valid.jsonl").stat().st_size
     monkeypatch.setattr(cli.sys.stderr, "isatty", lambda: False)
     advanced.clear()
     assert main(["validate", str(RULES / "valid.jsonl")]) == 0
     assert advanced == []
+
+
+def test_a_run_without_a_bar_does_not_load_rich(tmp_path: Path) -> None:
+    """rich is loaded only when a progress bar shows (start-up, issue 13)."""
+    code = (
+        "import sys\nfrom conformance.cli import main\n"
+        f"rc = main(['validate', {str(RULES / 'valid.jsonl')!r}])\n"
+        "assert not [m for m in sys.modules if m == 'rich' or m.startswith('rich.')], 'rich loaded'\n"
+        "sys.exit(rc)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
 
 
 # -- hostile names, unreadable inputs, friction (issue 9) -------------------------------
