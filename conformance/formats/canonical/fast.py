@@ -782,16 +782,18 @@ def _getter(path: tuple[str, ...]) -> Callable[[list[Any]], tuple[list[int], lis
 
         return get_one
 
+    steps = [operator.attrgetter(attr) for attr in path]
+
     def get(msgs: list[Any]) -> tuple[list[int], list[str]]:
-        idx = list(range(len(msgs)))
+        idx: list[int] | None = None  # None: every message so far
         objs: list[Any] = msgs
-        for attr in path:
-            objs = [getattr(o, attr) for o in objs]
-            if any(o is None or o is _UNSET for o in objs):
-                keep = [k for k, o in enumerate(objs) if o is not None and o is not _UNSET]
-                idx = [idx[k] for k in keep]
+        for step in steps:
+            objs = list(map(step, objs))
+            keep = [k for k, o in enumerate(objs) if o is not None and o is not _UNSET]
+            if len(keep) != len(objs):
+                idx = keep if idx is None else [idx[k] for k in keep]
                 objs = [objs[k] for k in keep]
-        return idx, objs
+        return (list(range(len(msgs))) if idx is None else idx), objs
 
     return get
 
