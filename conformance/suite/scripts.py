@@ -112,6 +112,21 @@ def mark(tag: str) -> str:
     return f"MARK-{tag}-7f3a"
 
 
+def answered(reply: Message, session_id: str) -> Builder:
+    """A user turn, then `reply` (a parsed response, re-dated into the session) and one tool
+    message per tool call of it, result k ("ok k") answering call k: the turn after a
+    recorded response, as the next request would carry it."""
+    b = Builder(session_id=session_id)
+    b.add("user", [{"type": "text", "text": "go"}])
+    reply["id"] = b.add("assistant", [])["id"]
+    b.messages[-1] = reply
+    uses = [x for x in reply["content"] if x.get("type") == "tool_use"]
+    for k, u in enumerate(uses):
+        result = {"type": "tool_result", "tool_use_id": u["id"], "content": [{"type": "text", "text": f"ok {k}"}]}
+        b.add("tool", [result], parent_tool_use_id=u["id"])
+    return b
+
+
 def conversation(
     provider: str = "anthropic",
     model: str = "model-a",

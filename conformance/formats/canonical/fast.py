@@ -400,7 +400,8 @@ class FastPath:
         return out
 
     def _open_fields_shallow(self, m: Any) -> bool:
-        """The depth checks of `_local` alone: `provider_raw` and every tool input."""
+        """The depth check of the fields of arbitrary JSON (`OPEN_FIELDS`): `provider_raw`
+        and every tool input, inside tool results too."""
         raw = m.metadata.provider_raw
         if raw is not None and raw is not _UNSET and not _shallow(raw):
             return False
@@ -523,20 +524,14 @@ class FastPath:
         if on["TS119"] and getattr(meta, "stop_reason", None) == "cancelled" and status != "cancelled":
             return None
         cls = self.cls
-        raw = meta.provider_raw
-        if raw is not None and raw is not _UNSET and not _shallow(raw):
+        if not self._open_fields_shallow(m):
             return None  # TS008 territory: the exact path decides
         tools: list[tuple[int, bool, str]] = []
         for i, b in enumerate(content):
             t = type(b)
             if t is cls.tool_use:
-                if not _shallow(b.input):
-                    return None
                 tools.append((i, True, b.id))
             elif t is cls.tool_result:
-                for inner in b.content:
-                    if type(inner) is cls.tool_use and not _shallow(inner.input):
-                        return None
                 tools.append((i, False, b.tool_use_id))
         if complete:
             if not content:

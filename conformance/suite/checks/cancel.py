@@ -24,7 +24,7 @@ from ...adapters.protocol import Adapter, CancellableAdapter, StreamEvent
 from ...adapters.streams import parse_json_object, to_canonical_names
 from .. import rules as R
 from ..outcome import AdapterUnderTest, Outcome
-from .common import Env, check, crash, ctx_for, errors_of, message_from_events, o, parse_stream
+from .common import Env, check, crash, ctx_for, errors_of, message_from_events, o, parse_stream, session_for
 from .streams import aggregate
 
 CHUNK = 16  # bytes per chunk: several reads per provider event, as a socket delivers them
@@ -58,7 +58,7 @@ def cancellation(env: Env) -> Iterator[Outcome]:
         for it in env.recorded(s):
             if not it.is_stream or it.status >= 400 or (it.wire is not None and it.wire.name != a.wire_api):
                 continue
-            sid = f"sess_cancel_{abs(hash(it.label)) % 10**9}"
+            sid = session_for("cancel", it.label)
             try:
                 full, err = parse_stream(a, it.response_text, ctx_for(sid))
             except Exception:

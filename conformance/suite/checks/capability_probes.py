@@ -31,7 +31,7 @@ from .. import rules as R
 from ..capture import capture_warnings
 from ..outcome import AdapterUnderTest, Outcome
 from ..scripts import Builder, conversation, mark
-from .common import Env, check, crash, ctx_for, o, opts, parse_stream, read_request, wire_api_of
+from .common import Env, check, crash, ctx_for, o, opts, parse_stream, read_request, session_for, wire_api_of
 from .semantics import wire_events
 
 PARALLEL = "supports_parallel_tool_calls"
@@ -119,7 +119,7 @@ def _recorded(s: AdapterUnderTest, env: Env) -> Iterator[Outcome]:
         api = it.wire
         if it.status >= 400 or api is None or api.name != a.wire_api:
             continue
-        sid = f"sess_probe_{abs(hash(it.label)) % 10**9}"
+        sid = session_for("probe", it.label)
         if it.is_stream:
             try:
                 events, err = parse_stream(a, it.response_text, ctx_for(sid))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import inspect
 import json
 import logging
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -177,6 +178,24 @@ def drop_problem(records: list[logging.LogRecord], block_type: str, msg: Message
     want = {"session_id": msg["session_id"], "message_id": msg["id"], "adapter": adapter.name}
     wrong = [f"{k}={getattr(r, k)!r} (want {v!r})" for k, v in want.items() if getattr(r, k) != v]
     return "; ".join(wrong) or None
+
+
+def result_blocks(messages: list[Message], block_type: str) -> list[dict[str, Any]]:
+    """The `block_type` blocks inside every tool_result of `messages`, in order."""
+    return [
+        x
+        for m in messages
+        for r in m["content"]
+        if r.get("type") == "tool_result"
+        for x in r.get("content", [])
+        if x.get("type") == block_type
+    ]
+
+
+def session_for(prefix: str, label: str) -> str:
+    """A session id of its own for what a check does with one recording (`label`): the same
+    on every run (a crc32, not the process-salted `hash`), so reports stay byte-identical."""
+    return f"sess_{prefix}_{zlib.crc32(label.encode('utf-8'))}"
 
 
 def ctx_for(session_id: str, model: str | None = None) -> RequestContext:

@@ -32,7 +32,7 @@ from .. import rules as R
 from ..capture import capture_warnings
 from ..cassettes import Interaction
 from ..outcome import AdapterUnderTest, Outcome
-from .common import Env, check, crash, ctx_for, o, opts, read_request
+from .common import Env, check, crash, ctx_for, o, opts, read_request, session_for
 
 MAX_CASES = 12  # recordings per adapter whose messages carry provider_raw
 SCAN = 400  # recordings read to find them
@@ -133,7 +133,7 @@ def _case(a: Adapter, it: Interaction) -> Case | None:
     api = it.wire
     if api is None or api.name != a.wire_api:
         return None
-    sid = f"sess_raw_{abs(hash(it.label)) % 10**9}"
+    sid = session_for("raw", it.label)
     try:
         parsed = read_request(a, it.request_body, sid) if isinstance(it.request_body, dict) else None
     except Exception:

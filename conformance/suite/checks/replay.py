@@ -15,7 +15,7 @@ from ...wire.api import WireApi
 from .. import rules as R
 from ..capture import capture_warnings
 from ..outcome import AdapterUnderTest, Outcome
-from ..scripts import TOOLS, Builder, conversation, mark
+from ..scripts import TOOLS, Builder, answered, conversation, mark
 from .common import (
     Env,
     body_text,
@@ -27,6 +27,8 @@ from .common import (
     o,
     opts,
     read_request,
+    result_blocks,
+    session_for,
     shape,
     texts_of,
     wire_api_of,
@@ -105,14 +107,7 @@ def tool_result_texts(env: Env) -> Iterator[Outcome]:
         if back is None:
             yield o(R.REPLAY_PRESERVED, s, "skip", "tool result texts", "no from_wire_request to read the wire back")
             continue
-        got = "\n".join(
-            x.get("text", "")
-            for m in back.messages
-            for r in m["content"]
-            if r.get("type") == "tool_result"
-            for x in r.get("content", [])
-            if x.get("type") == "text"
-        )
+        got = "\n".join(x.get("text", "") for x in result_blocks(back.messages, "text"))
         at = [got.find(t) for t in parts]
         ok = -1 not in at and at == sorted(at)
         why = (
@@ -306,18 +301,12 @@ def recorded_thinking_sent_back(env: Env) -> Iterator[Outcome]:
             thought = thought if api.carries.thinking_text else ""
             if not sigs and not thought:
                 continue
-            sid = f"sess_think_{abs(hash(it.label)) % 10**9}"
+            sid = session_for("think", it.label)
             try:
                 msg = a.from_wire_response(WireResponse(body), ctx_for(sid))
             except Exception:
                 continue  # TC101 reports it
-            b = Builder(session_id=sid)
-            b.add("user", [{"type": "text", "text": "go"}])
-            msg["id"] = b.add("assistant", [])["id"]
-            b.messages[-1] = msg
-            for u in [x for x in msg["content"] if x.get("type") == "tool_use"]:
-                result = {"type": "tool_result", "tool_use_id": u["id"], "content": [{"type": "text", "text": "ok"}]}
-                b.add("tool", [result], parent_tool_use_id=u["id"])
+            b = answered(msg, sid)
             try:
                 with capture_warnings():
                     wire = a.to_wire(b.messages, [], opts(a))

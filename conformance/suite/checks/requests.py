@@ -24,6 +24,7 @@ from .common import (
     o,
     parse_stream,
     read_request,
+    session_for,
     shape,
     wire_api_of,
 )
@@ -39,7 +40,7 @@ def recorded_requests(env: Env) -> Iterator[Outcome]:
             if not isinstance(it.request_body, dict) or it.status >= 400:
                 continue
             yield from _estimate(env, s, it)
-            sid = f"sess_req_{abs(hash(it.label)) % 10**9}"
+            sid = session_for("req", it.label)
             try:
                 parsed = read_request(a, it.request_body, sid)
             except Exception as exc:
@@ -99,7 +100,7 @@ def _next_turn(
 
 def _estimate(env: Env, s: AdapterUnderTest, it: Interaction) -> Iterator[Outcome]:
     a = s.adapter
-    sid = f"sess_est_{abs(hash(it.label)) % 10**9}"
+    sid = session_for("est", it.label)
     try:
         if it.is_stream:
             events, _ = parse_stream(a, it.response_text, ctx_for(sid))

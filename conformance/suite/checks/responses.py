@@ -27,6 +27,7 @@ from .common import (
     o,
     parse_stream,
     read_request,
+    session_for,
     wire_api_of,
 )
 from .streams import literal_fragments, signature_on_final_delta, stream_invariants, strip_ids, wire_values
@@ -54,7 +55,7 @@ def recorded_responses(env: Env) -> Iterator[Outcome]:
         seen = 0
         for it in env.recorded(s):
             seen += 1
-            ctx = ctx_for(f"sess_conform_{abs(hash(it.label)) % 10**9}")
+            ctx = ctx_for(session_for("conform", it.label))
             ctx = replace(ctx, estimated_input_tokens=_preflight(a, it))
             if it.status >= 400:
                 yield from _error_response(s, it, ctx)

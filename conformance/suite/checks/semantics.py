@@ -43,6 +43,8 @@ from .common import (
     opts,
     parse_stream,
     read_request,
+    result_blocks,
+    session_for,
     wire_api_of,
 )
 
@@ -193,14 +195,7 @@ def _tool_result_image(s: AdapterUnderTest, a: Adapter, api: WireApi) -> Outcome
         return o(R.IMAGES_KEPT, s, "fail", label, crash(exc), cap)
     problem = _same_image(image, on_wire[0] or {}) if len(on_wire) == 1 else f"{len(on_wire)} images on the wire"
     if problem is None and back is not None:
-        got = [
-            x
-            for m in back.messages
-            for r in m["content"]
-            if r.get("type") == "tool_result"
-            for x in r.get("content", [])
-            if x.get("type") == "image"
-        ]
+        got = result_blocks(back.messages, "image")
         problem = None if len(got) == 1 else f"{len(got)} images read back inside tool results, want 1"
     return o(R.IMAGES_KEPT, s, "fail" if problem else "pass", label, problem or "", cap)
 
@@ -343,7 +338,7 @@ def _recorded_semantics(env: Env, s: AdapterUnderTest, a: Adapter, readings: set
         api = it.wire
         if it.status >= 400 or api is None or api.name != a.wire_api:
             continue
-        sid = f"sess_sem_{abs(hash(it.label)) % 10**9}"
+        sid = session_for("sem", it.label)
         if it.is_stream:
             yield from _stream_semantics(s, a, api, it, sid, readings)
             continue
@@ -460,9 +455,7 @@ def missing_usage(env: Env) -> Iterator[Outcome]:
             api = it.wire
             if it.status >= 400 or api is None or api.name != a.wire_api:
                 continue
-            ctx = replace(
-                ctx_for(f"sess_nousage_{abs(hash(it.label)) % 10**9}"), estimated_input_tokens=PREFLIGHT_ESTIMATE
-            )
+            ctx = replace(ctx_for(session_for("nousage", it.label)), estimated_input_tokens=PREFLIGHT_ESTIMATE)
             usage: Any = None
             try:
                 if it.is_stream:
@@ -528,7 +521,7 @@ def served_model(env: Env) -> Iterator[Outcome]:
             api = it.wire
             if it.status >= 400 or api is None or api.name != a.wire_api:
                 continue
-            ctx = ctx_for(f"sess_model_{abs(hash(it.label)) % 10**9}", model=f"{a.provider}:{REQUESTED_MODEL}")
+            ctx = ctx_for(session_for("model", it.label), model=f"{a.provider}:{REQUESTED_MODEL}")
             try:
                 if it.is_stream:
                     values = wire_events(it)

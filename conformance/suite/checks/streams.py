@@ -14,7 +14,7 @@ from ...wire.framing import FramingError, json_events
 from .. import rules as R
 from ..cassettes import Interaction
 from ..outcome import AdapterUnderTest, Outcome
-from .common import Env, check, crash, ctx_for, o, parse_stream, wire_api_of
+from .common import Env, check, crash, ctx_for, o, parse_stream, session_for, wire_api_of
 
 
 def strip_ids(events: list[StreamEvent]) -> list[StreamEvent]:
@@ -157,7 +157,7 @@ def stream_equals_parse(env: Env) -> Iterator[Outcome]:
                 if twin is None:
                     continue
                 found = True
-                sid = f"sess_pair_{abs(hash(st.label)) % 10**9}"
+                sid = session_for("pair", st.label)
                 try:
                     msg = a.from_wire_response(WireResponse(twin.response_json), ctx_for(sid))
                     events, _ = parse_stream(a, st.response_text, ctx_for(sid))

@@ -12,8 +12,8 @@ from ...wire import facts as wire_facts
 from .. import rules as R
 from ..capture import capture_warnings
 from ..outcome import AdapterUnderTest, Outcome
-from ..scripts import Builder, conversation
-from .common import Env, body_text, check, crash, ctx_for, o, opts, read_request, wire_api_of
+from ..scripts import answered, conversation
+from .common import Env, body_text, check, crash, ctx_for, o, opts, read_request, session_for, wire_api_of
 
 
 @check(R.TOOL_ID_RESTORED, R.TOOL_ID_INJECTIVE, R.TOOL_ID_RULES, R.TOOL_ID_PAIRED, R.TOOL_ID_CANONICAL)
@@ -102,7 +102,7 @@ def _recorded_ids(env: Env, s: AdapterUnderTest) -> Iterator[Outcome]:
     for it in env.recorded(s):
         if it.status >= 400 or it.is_stream or not isinstance(it.response_json, dict):
             continue
-        sid = f"sess_ids_{abs(hash(it.label)) % 10**9}"
+        sid = session_for("ids", it.label)
         try:
             msg = a.from_wire_response(WireResponse(it.response_json), ctx_for(sid))
             again = a.from_wire_response(WireResponse(it.response_json), ctx_for(sid))
@@ -112,22 +112,7 @@ def _recorded_ids(env: Env, s: AdapterUnderTest) -> Iterator[Outcome]:
         if not uses:
             continue
         m = a.tool_id_map(sid)
-        b = Builder(session_id=sid)
-        b.add("user", [{"type": "text", "text": "go"}])
-        msg["id"] = b.add("assistant", [])["id"]
-        b.messages[-1] = msg
-        for k, u in enumerate(uses):
-            b.add(
-                "tool",
-                [
-                    {
-                        "type": "tool_result",
-                        "tool_use_id": u["id"],
-                        "content": [{"type": "text", "text": f"ok {k}"}],
-                    }
-                ],
-                parent_tool_use_id=u["id"],
-            )
+        b = answered(msg, sid)
         try:
             with capture_warnings():
                 wire = a.to_wire(b.messages, [], opts(a))
@@ -205,7 +190,7 @@ def _replies_distinct(env: Env, s: AdapterUnderTest) -> Iterator[Outcome]:
     api = wire_api_of(a)
     if api is None or api.tool_ids.issued_by_provider:
         return
-    sid = f"sess_replies_{abs(hash(s.name)) % 10**9}"
+    sid = session_for("replies", s.name)
     seen: dict[str, str] = {}  # canonical id -> label of the reply it was minted for
     bodies: dict[str, str] = {}  # label -> the reply's body
     shared: list[str] = []
