@@ -31,6 +31,7 @@ from conformance.api import validate
 from conformance.findings import Selection
 from conformance.formats import FileStats, Options
 from conformance.formats.canonical import CanonicalRun
+from conformance.formats.canonical import fast as fast_module
 from conformance.formats.canonical import fastmodel as FM
 from conformance.formats.canonical.engine import MESSAGE, registered_rules
 from conformance.formats.canonical.fast import COVERED, LOCAL_RULES, FastPath, _batchable
@@ -466,6 +467,69 @@ def test_one_broken_line_in_an_intact_block(tmp_path: Path) -> None:
         assert same(p) >= 100, name
 
 
+def _session_edit(kind: str, docs: list[dict[str, Any]], i: int, r: random.Random) -> None:
+    """One edit of a valid corpus that only the session rules can see (each line stays
+    valid alone), at message `i`."""
+    d = docs[i]
+    if kind == "repeat":  # TS202, and TS207/TS206 when it has tool blocks
+        docs.insert(i + 1, copy.deepcopy(d))
+    elif kind == "swap":  # TS203/TS204, or TS205 when a result moves before its call
+        docs[i], docs[i + 1] = docs[i + 1], docs[i]
+    elif kind == "drop":  # TS205 (a result without its call) or TS208 (a call never answered)
+        del docs[i]
+    elif kind == "back-in-time":  # TS204 alone: the id still increases
+        d["created_at"] = "2026-01-01T00:00:00.000000Z"
+    elif kind == "id-from-another-session":  # TS202 alone: the last id of a session is the next one's first
+        j = next(k for k in range(i, len(docs)) if docs[k + 1]["session_id"] != docs[k]["session_id"])
+        docs[j]["id"] = docs[j + 1]["id"]
+    elif kind == "interleave":  # two sessions in alternating lines: still valid, not one run each
+        a = d["session_id"]
+        j = next((k for k in range(i, len(docs)) if docs[k]["session_id"] != a), len(docs))
+        k2 = next((k for k in range(j, len(docs)) if docs[k]["session_id"] != docs[j]["session_id"]), len(docs))
+        first, second = docs[i:j], docs[j:k2]
+        merged = [x for pair in zip(first, second, strict=False) for x in pair]
+        merged += first[len(second) :] + second[len(first) :]
+        docs[i:k2] = merged
+    elif kind == "interleave-swap":  # as above, then two messages of one session swapped (TS203)
+        _session_edit("interleave", docs, i, r)
+        if docs[i + 2]["session_id"] == docs[i]["session_id"]:
+            docs[i], docs[i + 2] = docs[i + 2], docs[i]
+    elif kind == "result-twice":  # TS206: the tool message again, as a new message
+        j = next((k for k in range(i, len(docs)) if docs[k]["role"] == "tool"), None)
+        if j is not None:
+            again = copy.deepcopy(docs[j])
+            again["id"] = docs[j]["id"][:-1] + ("Z" if docs[j]["id"][-1] != "Z" else "Y")
+            docs.insert(j + 1, again)
+
+
+SESSION_EDITS = (
+    "repeat", "swap", "drop", "back-in-time", "id-from-another-session", "interleave", "interleave-swap", "result-twice"
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", SESSION_EDITS)
+@pytest.mark.parametrize("count", [1, 6])
+@pytest.mark.parametrize("block", [None, 2500])
+def test_session_rules_across_batches(
+    tmp_path: Path, kind: str, count: int, block: int | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lines valid alone, so whole blocks reach the column-wise session step (`_bulk`):
+    its report, and that of `--jobs` through the `Batch` codec, equal the exact path's,
+    wherever in a block the session rules fire (small blocks put many edits on a block's
+    first line, where the batch meets the run state), and it still clears the rest."""
+    if block is not None:
+        monkeypatch.setattr(fast_module, "BLOCK_BYTES", block)
+    r = random.Random(SESSION_EDITS.index(kind) * 10 + count)
+    docs = list(messages(900, seed=count, session_len=15))
+    for _ in range(count):
+        _session_edit(kind, docs, r.randrange(5, len(docs) - 40), r)
+    p = _write(tmp_path, [_line(d) for d in docs])
+    assert same(p) >= len(docs) - 4 * count
+    assert same(p, selection=Selection(ignore=("TS202",))) >= len(docs) - 4 * count
+    seq = dumps(validate([p]).as_dict())
+    assert dumps(validate([p], jobs=2, chunk_bytes=40_000).as_dict()) == seq
+
+
 # -- hypothesis: strategies from the schemas, fast == exact == oracle -------------------
 
 
@@ -634,7 +698,9 @@ def test_local_rules_list_every_predicate_of_the_local_step() -> None:
     import inspect
     import re
 
-    src = "".join(inspect.getsource(getattr(FastPath, n)) for n in ("_local", "_block_ok", "_priced"))
+    src = "".join(
+        inspect.getsource(getattr(FastPath, n)) for n in ("_local", "_columns", "_special", "_block_ok", "_priced")
+    )
     named = set(re.findall(r'on\["(TS\d+)"\]', src))
     assert named and named == set(LOCAL_RULES)
 

@@ -2,8 +2,8 @@
 
 A worker (a process of `--jobs`, or a Ray task) reads its range and, when the run has
 the canonical fast path, runs its local steps per block (`FastPath.local_block`: batch
-proof, string formats, one-message rules): a line it clears is sent as its `SessionItem`
-(`["s", ...]`, no findings), or, in a run with no session rule, counted with the lines
+proof, string formats, one-message rules): lines it clears are sent column by column
+as a `Batch` (`["b", ...]`) or alone as a `SessionItem` (`["s", ...]`), with no findings, or, in a run with no session rule, counted with the lines
 cleared next to it (`["n", count, bytes]`); any other line is parsed and schema-checked here and its
 MESSAGE and BLOCK rules run (`CanonicalRun.local`), sent as its findings and the
 `SessionFacts` the session phase needs (`["m", ...]`). The result is JSON (orjson):
@@ -40,7 +40,7 @@ from ..formats.base import Options
 from ..formats.canonical import CanonicalFormat, CanonicalRun
 from ..formats.canonical import rules as R
 from ..formats.canonical.engine import SessionFacts
-from ..formats.canonical.fast import Cleared, FastPath, SessionItem, read_blocks
+from ..formats.canonical.fast import Batch, Cleared, FastPath, SessionItem, read_blocks, times
 from ..formats.canonical.invariants import parse_created_at
 from ..jsonio import BLANK_LINE, DEFAULT_MAX_FILE_BYTES, LineFraming, Record, open_input, read_json, read_jsonl
 
@@ -252,7 +252,7 @@ def _record(run: CanonicalRun, item: Record) -> list[Any]:
     ]
 
 
-ITEM_CODEC = 2
+ITEM_CODEC = 3
 """The version of the item encoding below (and of `["n", ...]`): part of a `--resume`
 store's key, so results kept by another encoding are recomputed, never misread."""
 
@@ -279,6 +279,33 @@ ITEM_FIELDS = ("line", "id", "session_id", "created_at", "at", "complete", "tool
 assert tuple(f.name for f in fields(SessionItem)) == ITEM_FIELDS, "update encode_item/decode_item"
 
 
+def encode_batch(b: Batch) -> list[Any]:
+    """A `Batch` as JSON: `["b", size, first, ids, session_ids, created_ats, tools]`,
+    tools as `[[index in the batch, index, is_use, tool_id, ...], ...]`."""
+    tools = []
+    for k, found in b.tools.items():
+        flat: list[Any] = [k]
+        for t in found:
+            flat += t
+        tools.append(flat)
+    return ["b", b.size, b.first, b.ids, b.sids, b.created, tools]
+
+
+def decode_batch(data: list[Any], first: int) -> Batch:
+    """The `Batch` of an encoded one, its first line at file line `first`; its parsed
+    `created_at` are parsed again here (as `FastPath._proven` does)."""
+    _, size, _first, ids, sids, created, tools = data
+    if not len(ids) == len(sids) == len(created):
+        raise ValueError("columns of different lengths")
+    found = {t[0]: list(zip(t[1::3], t[2::3], t[3::3], strict=True)) for t in tools}
+    return Batch(first, ids, sids, created, times(created), found, size)
+
+
+BATCH_FIELDS = ("first", "ids", "sids", "created", "ats", "tools", "size")
+"""The fields of `Batch` the codec above carries (`ats` as `created`, parsed again)."""
+assert tuple(f.name for f in fields(Batch)) == BATCH_FIELDS, "update encode_batch/decode_batch"
+
+
 def _fast_items(run: CanonicalRun, fast: FastPath, path: str, reader: _Range, first: int) -> list[list[Any]]:
     """The fast path's local steps over a range (`FastPath.local_block` per block): a
     cleared line is sent as its `SessionItem`, a line it cannot clear takes the exact
@@ -288,7 +315,9 @@ def _fast_items(run: CanonicalRun, fast: FastPath, path: str, reader: _Range, fi
     out: list[list[Any]] = []
     for start, block, n in read_blocks(reader, run.options.max_line_bytes, first):  # type: ignore[arg-type]
         for s in fast.local_block(framing, start, block, n):
-            if type(s) is SessionItem:
+            if type(s) is Batch:
+                out.append(encode_batch(s))
+            elif type(s) is SessionItem:
                 out.append(encode_item(s))
             elif type(s) is Cleared:
                 out.append(["n", s.count, s.size])

@@ -29,7 +29,7 @@ from ..formats.canonical import CanonicalRun
 from ..formats.canonical.fast import item_facts
 from ..jsonio import CRLF, Record
 from . import DEFAULT_CHUNK_BYTES, MIN_SHARED_BYTES, default_jobs, worth_sharing
-from .chunks import Task, decode_facts, decode_item, finding, plan, run_task
+from .chunks import Task, decode_batch, decode_facts, decode_item, finding, plan, run_task
 
 if TYPE_CHECKING:
     from .store import ResumeStore
@@ -224,6 +224,17 @@ def _file(
                         fast.cleared += 1
                     else:  # a session rule may report: the exact session phase (no local findings)
                         yield from run.session(item_facts(path, it))
+                    continue
+                if kind == "b":  # consecutive messages the worker's fast path cleared
+                    b = decode_batch(item, item[2] + off)
+                    stats.records += len(b.ids)
+                    if progress is not None:
+                        progress(b.size)
+                    if fast is not None:
+                        yield from fast.session_batch(path, b)
+                    else:
+                        for j in range(len(b.ids)):
+                            yield from run.session(item_facts(path, b.item(j)))
                     continue
                 if kind == "n":  # lines cleared in a run with no session rule: counted only
                     stats.records += item[1]

@@ -48,6 +48,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal, localcontext
+from itertools import compress, repeat
+from operator import eq, is_not, le, lt, ne
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -56,7 +58,7 @@ import msgspec
 from ...findings import Finding
 from ...jsonio import LineFraming, Record, _skip_rest_of_line, open_input
 from . import rules as R
-from .engine import FAMILIES, Driver, SessionFacts, commit_message, commit_tool_block
+from .engine import FAMILIES, Driver, RunState, Session, SessionFacts, commit_message, commit_tool_block
 from .fastmodel import message_model
 from .invariants import _CANONICAL_TIME, file_ref_problem, parse_created_at, url_ok
 from .pricing import _BUCKETS, _EXACT
@@ -117,9 +119,31 @@ class Cleared:
     size: int  # their bytes, newlines included
 
 
-Step = Finding | SessionItem | Cleared | tuple[int, bytes, bytes]
-"""What the local steps make of lines: a framing finding (not yet through the driver), a
-cleared message's `SessionItem` (or, with no session rule, a `Cleared` run of lines), or
+@dataclass(slots=True)
+class Batch:
+    """Consecutive cleared *complete* messages, lines `first` to `first + len(ids) - 1`,
+    column by column: the session step checks and commits them together (`session_batch`)
+    where one message at a time (`SessionItem`) would cost a Python object and a call each."""
+
+    first: int
+    ids: list[str]
+    sids: list[str]
+    created: list[str]
+    ats: list[Any]  # the parsed created_at of each (none is None: such a message is not batched)
+    tools: dict[int, list[tuple[int, bool, str]]]  # index in the batch -> its tool blocks (those with some)
+    size: int  # their bytes, newlines included
+
+    def item(self, k: int) -> SessionItem:
+        """Message `k` of the batch as a `SessionItem` (its size is counted with the batch)."""
+        return SessionItem(
+            self.first + k, self.ids[k], self.sids[k], self.created[k], self.ats[k], True, self.tools.get(k, [])
+        )
+
+
+Step = Finding | SessionItem | Cleared | Batch | tuple[int, bytes, bytes]
+"""What the local steps make of lines: a framing finding (not yet through the driver),
+cleared messages (a `Batch` of consecutive complete ones, a `SessionItem` for one
+alone, or, with no session rule, a `Cleared` run of lines), or
 `(line, raw, data)`: a framed line the fast path could not clear, for the exact path."""
 
 
@@ -207,6 +231,8 @@ class FastPath:
         self.toolset = ctx.toolset
         self.prices = ctx.prices
         self.cls = _block_classes(self.model.message)
+        meta_fields = typing.get_type_hints(self.model.message)["metadata"].__struct_fields__
+        self._stop = operator.attrgetter("stop_reason") if "stop_reason" in meta_fields else None
         # string formats checked per batch: the schema's lifted patterns (always), and the
         # formats of the enabled rules on fields every message has
         self.checks: list[tuple[Callable[[list[Any]], tuple[list[int], list[str]]], BatchPattern]] = [
@@ -277,6 +303,11 @@ class FastPath:
                     self.cleared += 1
                 else:
                     out.extend(self.run.session(item_facts(name, s)))
+            elif type(s) is Batch:
+                stats.records += len(s.ids)
+                if progress is not None:
+                    progress(s.size)
+                out.extend(self.session_batch(name, s))
             elif type(s) is Cleared:
                 stats.records += s.count
                 self.cleared += s.count
@@ -359,18 +390,39 @@ class FastPath:
         if self.lean:
             return self._proven_lean(first, block, msgs)
         # equal bytes: every line is one value, with no duplicate key, CR, BOM or blank line
-        out: list[Step] = []
+        bad = self._bad_formats(msgs)
+        created = list(map(_CREATED, msgs))
+        ats = times(created)
+        # the messages not batched: those whose formats fail (the exact path) and those
+        # the column checks cannot clear (`_local` judges them one at a time)
+        suspects: set[int] = set()
+        tools = self._columns(msgs, ats, suspects)
+        n = len(msgs)
+        ids, sids = list(map(_ID, msgs)), list(map(_SID, msgs))
+        if not bad and not suspects:
+            return [Batch(first, ids, sids, created, ats, tools, len(block))]
         lines = block.split(b"\n")
-        ats, bad = self._formats(msgs)
-        for k, m in enumerate(msgs):
-            size = len(lines[k]) + 1
-            if k not in bad:
-                item = self._local(m, ats[k], first + k)
-                if item is not None:
-                    item.size = size
-                    out.append(item)
-                    continue
-            out.append((first + k, lines[k] + b"\n", lines[k]))
+        out: list[Step] = []
+        start = 0  # the first line of the current run of batched messages
+        for k in [*sorted(bad | suspects), n]:
+            if k > start:
+                part = {j - start: t for j, t in tools.items() if start <= j < k}
+                size = sum(map(len, lines[start:k])) + k - start
+                out.append(
+                    Batch(first + start, ids[start:k], sids[start:k], created[start:k], ats[start:k], part, size)
+                )
+            start = k + 1
+            if k == n:
+                break
+            if k in bad:
+                out.append((first + k, lines[k] + b"\n", lines[k]))
+                continue
+            item = self._local(msgs[k], ats[k], first + k)
+            if item is None:
+                out.append((first + k, lines[k] + b"\n", lines[k]))
+            else:
+                item.size = len(lines[k]) + 1
+                out.append(item)
         return out
 
     def _proven_lean(self, first: int, block: bytes, msgs: list[Any]) -> list[Step]:
@@ -484,12 +536,7 @@ class FastPath:
         whose string formats fail (the schema's lifted patterns, and the id, time and
         model formats of the enabled rules), each format checked with one regex."""
         bad = self._bad_formats(msgs)
-        created = [m.created_at for m in msgs]
-        try:
-            ats: list[Any] = [_fromiso(c[:-1] + "+00:00" if c[-1:] == "Z" else c) for c in created]
-        except ValueError:
-            ats = [parse_created_at(c) for c in created]
-        return ats, bad
+        return times(list(map(_CREATED, msgs))), bad
 
     def _bad_formats(self, msgs: list[Any]) -> set[int]:
         """The indices of the messages whose string formats fail, each format checked over
@@ -499,6 +546,108 @@ class FastPath:
             idx, values = getter(msgs)
             bad.update(idx[i] for i in pattern.bad(values))
         return bad
+
+    def _columns(self, msgs: list[Any], ats: list[Any], suspects: set[int]) -> dict[int, list[tuple[int, bool, str]]]:
+        """The one-message rules of `_local` over a batch, field by field: adds to
+        `suspects` every message on which `_local` might return None (and a few on which it
+        would not: those it judges one at a time), and returns the tool blocks (`SessionItem.tools`)
+        of the other messages that have any. Only complete messages are batched."""
+        on, cls = self.on, self.cls
+        n = len(msgs)
+        rng = range(n)
+        metas = list(map(_META, msgs))
+        statuses = list(map(_STATUS, metas))
+        if not _COMPLETE.issuperset(statuses):
+            suspects.update(k for k in rng if statuses[k] is not _UNSET and statuses[k] != "complete")
+        if None in ats:  # not a real date and time (TS115)
+            suspects.update(k for k in rng if ats[k] is None)
+        models = list(map(_MODEL, metas))
+        providers = list(map(_PROVIDER, metas))
+        if on["TS109"]:
+            for k in compress(rng, map(isinstance, models, _STR)):
+                p = providers[k]
+                if isinstance(p, str) and models[k].split(":", 1)[0] != p:
+                    suspects.add(k)
+        if on["TS119"] and self._stop is not None:
+            stops = list(map(self._stop, metas))
+            if "cancelled" in stops:  # batched messages are complete, so a cancelled stop is TS119's
+                suspects.update(k for k in rng if stops[k] == "cancelled")
+        raws = list(map(_RAW, metas))
+        for k in compress(rng, map(is_not, raws, _UNSETS)):
+            if raws[k] is not None and not _shallow(raws[k]):
+                suspects.add(k)
+        roles = list(map(_ROLE, msgs))
+        contents = list(map(_CONTENT, msgs))
+        if on["TS101"] and 0 in map(len, contents):
+            suspects.update(k for k in rng if not contents[k] and roles[k] != "system")
+        allowed, special = cls.allowed, cls.special
+        check_roles = on["TS102"]
+        tools: dict[int, list[tuple[int, bool, str]]] = {}
+        for k in rng:
+            role_ok = allowed[roles[k]]
+            for b in contents[k]:
+                t = type(b)
+                if t in special or (check_roles and t not in role_ok):
+                    found = self._special(contents[k], roles[k])
+                    if found is None:
+                        suspects.add(k)
+                    elif found:
+                        tools[k] = found
+                    break
+        for k in compress(rng, map(eq, roles, _ASSISTANT)):
+            meta, model = metas[k], models[k]
+            if model is _UNSET or model is None or providers[k] is _UNSET or providers[k] is None:
+                if on["TS104"]:
+                    suspects.add(k)
+                    continue
+                model = None
+            routing = meta.routing
+            if routing is _UNSET or routing is None:
+                if on["TS105"]:
+                    suspects.add(k)
+            elif on["TS107"] and model is not None and routing.chosen_model != model:
+                suspects.add(k)
+            if on["TS106"] and (meta.usage is _UNSET or meta.usage is None):
+                suspects.add(k)
+        for k in compress(rng, map(eq, roles, _TOOL)):
+            content = contents[k]
+            if on["TS103"] and len(content) != 1:
+                suspects.add(k)
+            parent = metas[k].parent_tool_use_id
+            if parent is _UNSET or parent is None:
+                if on["TS110"]:
+                    suspects.add(k)
+            elif on["TS111"] and any(type(b) is cls.tool_result and b.tool_use_id != parent for b in content):
+                suspects.add(k)
+        if self.prices is not None:
+            for k in rng:
+                if k not in suspects and not self._priced(metas[k], None if models[k] is _UNSET else models[k]):
+                    suspects.add(k)
+        return tools
+
+    def _special(self, content: list[Any], role: str) -> list[tuple[int, bool, str]] | None:
+        """The tool blocks of a complete message's `content` when no block rule, role rule
+        (TS102) or depth check (`OPEN_FIELDS`) may report on them, else None."""
+        cls = self.cls
+        allowed = cls.allowed[role] if self.on["TS102"] else None
+        tool_use, tool_result = cls.tool_use, cls.tool_result
+        out: list[tuple[int, bool, str]] = []
+        for i, b in enumerate(content):
+            t = type(b)
+            if allowed is not None and t not in allowed:
+                return None
+            if t is tool_use:
+                if not _shallow(b.input):
+                    return None
+                out.append((i, True, b.id))
+            elif t is tool_result:
+                for inner in b.content:
+                    if type(inner) is tool_use and not _shallow(inner.input):
+                        return None
+                out.append((i, False, b.tool_use_id))
+            if not self._block_ok(b):
+                return None
+        return out
 
     # -- one message ----------------------------------------------------------------------
 
@@ -634,6 +783,82 @@ class FastPath:
 
     # -- the session phase (in input order) -----------------------------------------------
 
+    def session_batch(self, path: str, batch: Batch) -> list[Finding]:
+        """The session step of a `Batch`: what `session` (or, where it refuses, the exact
+        session phase) does with its messages one by one, with the common case, a prefix
+        that commits whole, checked and committed column-wise (`_bulk`)."""
+        k = self._bulk(path, batch)
+        self.cleared += k
+        out: list[Finding] = []
+        for j in range(k, len(batch.ids)):
+            item = batch.item(j)
+            if self.session(path, item):
+                self.cleared += 1
+            else:
+                out.extend(self.run.session(item_facts(path, item)))
+        return out
+
+    def _bulk(self, path: str, batch: Batch) -> int:
+        """Commit the longest prefix of `batch` that `session` would commit message by
+        message, when the column checks prove it; return its length (0: none proven).
+
+        The message rules (TS202 unique ids, TS203/TS204 order within a session) read
+        and write only `message_ids` and the sessions' last id and time; the tool rules
+        (TS205-TS207) only the tool ids. So the message columns are checked whole, the
+        tool blocks message by message in order (committing as `session` does), and the
+        messages before the first whose tools fail are committed at the end; the sessions
+        are made in order of first appearance, as one by one."""
+        state = self.run.state
+        ids, sids, ats = batch.ids, batch.sids, batch.ats
+        n = len(ids)
+        cuts = list(compress(range(1, n), map(ne, sids, sids[1:])))  # where a session's run begins
+        starts = [0, *cuts]
+        if self.session_rules:
+            if len(starts) > 1 and len(set(sids)) != len(starts):
+                return 0  # a session in two runs: one by one
+            if not state.message_ids.isdisjoint(ids) or len(set(ids)) != n:
+                return 0
+            if not all(map(lt, ids, ids[1:])) or not all(map(le, ats, ats[1:])):
+                # a step back is allowed only where a session's run begins
+                at_cut = set(cuts)
+                for j in range(1, n):
+                    if j not in at_cut and not (ids[j - 1] < ids[j] and ats[j - 1] <= ats[j]):
+                        return 0
+            sessions = state.sessions
+            for s in starts:
+                sess = sessions.get(sids[s])
+                if sess is not None:
+                    if sess.last_id is not None and ids[s] <= sess.last_id:
+                        return 0
+                    if sess.last_created_at is not None and ats[s] < sess.last_created_at:
+                        return 0
+        made = 0  # the runs whose session exists (made in order)
+        done = n
+        for j, tools in batch.tools.items():
+            while made < len(starts) and starts[made] <= j:
+                state.session(sids[starts[made]])
+                made += 1
+            sid = sids[j]
+            sess = state.sessions[sid]
+            if self.session_rules and not _tools_ok(state, sess, tools):
+                done = j
+                break
+            line = batch.first + j
+            for i, use, tid in tools:
+                commit_tool_block(state, sess, sid, True, use, tid, (path, line, "", i))
+        if done and self.run._track_ids:
+            state.message_ids.update(ids if done == n else ids[:done])
+        ends = [*cuts, n]
+        created = batch.created
+        for s, e in zip(starts, ends, strict=True):
+            if s >= done:
+                break
+            last = min(e, done) - 1
+            sess = state.session(sids[s])
+            sess.last_id = ids[last]
+            sess.last_created, sess.last_created_at = created[last], ats[last]
+        return done
+
     def session(self, path: str, item: SessionItem) -> bool:
         """Commit `item` to the run state when no session rule can report on it; else False
         (nothing committed: the exact path takes the message whole)."""
@@ -649,17 +874,8 @@ class FastPath:
                     return False
                 if item.at is not None and sess.last_created_at is not None and item.at < sess.last_created_at:
                     return False
-            if item.complete and item.tools:
-                seen: set[str] = set()
-                for _i, use, tid in item.tools:
-                    if use:
-                        if tid in state.tool_owner or tid in seen:
-                            return False
-                        seen.add(tid)
-                    elif sess is None or tid not in sess.open_uses or tid in seen:
-                        return False
-                    else:
-                        seen.add(tid)
+            if item.complete and item.tools and not _tools_ok(state, sess, item.tools):
+                return False
         sess = state.session(item.session_id)
         commit_message(state, sess, item.id, item.created_at, item.at, run._track_ids)
         for i, use, tid in item.tools:
@@ -667,7 +883,38 @@ class FastPath:
         return True
 
 
+def _tools_ok(state: RunState, sess: Session | None, tools: list[tuple[int, bool, str]]) -> bool:
+    """True when no tool rule (TS205-TS207) may report on the tool blocks of a complete
+    message in session `sess` (None: a session not seen yet), in order."""
+    seen: set[str] = set()
+    for _i, use, tid in tools:
+        if use:
+            if tid in state.tool_owner or tid in seen:
+                return False
+        elif sess is None or tid not in sess.open_uses or tid in seen:
+            return False
+        seen.add(tid)
+    return True
+
+
 _fromiso = datetime.fromisoformat
+_ID, _SID, _ROLE, _CONTENT, _META, _CREATED = map(
+    operator.attrgetter, ("id", "session_id", "role", "content", "metadata", "created_at")
+)
+_STATUS, _MODEL, _PROVIDER, _RAW = map(operator.attrgetter, ("status", "model", "provider", "provider_raw"))
+_COMPLETE = frozenset({_UNSET, "complete"})
+_STR, _UNSETS, _ASSISTANT, _TOOL = repeat(str), repeat(_UNSET), repeat("assistant"), repeat("tool")
+
+
+def times(created: list[str]) -> list[Any]:
+    """The parsed `created_at` of each value (None where it is not a real date and time),
+    as `parse_created_at` parses them (Python >= 3.11 reads the `Z` itself)."""
+    try:
+        return list(map(_fromiso, created))
+    except ValueError:
+        return [parse_created_at(c) for c in created]
+
+
 _LOCATES = 8  # bad lines located per block before the rest goes line by line (bounds the work)
 _AT_LINE = re.compile(r"- at `\$\[(\d+)\]")  # msgspec: a validation error of line k of a batch
 _AT_BYTE = re.compile(r"\(byte (\d+)\)")  # msgspec: malformed JSON at a byte
@@ -801,6 +1048,7 @@ class _Classes:
     image: Any
     media: frozenset[type]  # image and audio blocks
     nested: frozenset[type]  # the block types whose rules also run inside a tool_result
+    special: frozenset[type]  # the block types `_special` looks at: tool blocks and media
     allowed: dict[str, frozenset[type]]  # role -> block classes allowed (§5.1.3)
 
 
@@ -814,6 +1062,7 @@ def _block_classes(model: Any) -> _Classes:
         image=by_tag.get("image"),
         media=media,
         nested=media | {by_tag["tool_use"]},
+        special=media | {by_tag["tool_use"], by_tag["tool_result"]},
         allowed={
             role: frozenset(by_tag[t] for t in blocks if t in by_tag) for role, blocks in R.ALLOWED_BLOCKS.items()
         },
