@@ -156,6 +156,9 @@ SEMANTIC: dict[str, Mut] = {
     "model-nbsp": _set("metadata.model", "anthropic:claude\u00a0x"),
     "model-null": _set("metadata.model", None),
     "provider-other": _set("metadata.provider", "google"),
+    "model-and-other-provider": lambda m: _set("metadata.provider", "google")(
+        _set("metadata.model", "openai:gpt-5")(m)
+    ),
     "chosen-other": _set("metadata.routing.chosen_model", "openai:gpt-5"),
     "routing-null": _set("metadata.routing", None),
     "routing-mode-bad": _set("metadata.routing.mode", "random"),
@@ -494,6 +497,12 @@ def _session_edit(kind: str, docs: list[dict[str, Any]], i: int, r: random.Rando
         _session_edit("interleave", docs, i, r)
         if docs[i + 2]["session_id"] == docs[i]["session_id"]:
             docs[i], docs[i + 2] = docs[i + 2], docs[i]
+    elif kind == "partial-unanswered":  # no TS208: a partial message's calls need no answer (§5.1.5)
+        j = next((k for k in range(i, len(docs)) if any(b["type"] == "tool_use" for b in docs[k]["content"])), None)
+        if j is not None:
+            docs[j]["metadata"]["status"] = "partial"
+            uses = {b["id"] for b in docs[j]["content"] if b["type"] == "tool_use"}
+            docs[j + 1 :] = [d for d in docs[j + 1 :] if not any(b.get("tool_use_id") in uses for b in d["content"])]
     elif kind == "result-twice":  # TS206: the tool message again, as a new message
         j = next((k for k in range(i, len(docs)) if docs[k]["role"] == "tool"), None)
         if j is not None:
@@ -503,7 +512,8 @@ def _session_edit(kind: str, docs: list[dict[str, Any]], i: int, r: random.Rando
 
 
 SESSION_EDITS = (
-    "repeat", "swap", "drop", "back-in-time", "id-from-another-session", "interleave", "interleave-swap", "result-twice"
+    "repeat", "swap", "drop", "back-in-time", "id-from-another-session", "interleave", "interleave-swap",
+    "result-twice", "partial-unanswered",
 )  # fmt: skip
 
 
@@ -698,11 +708,11 @@ def test_local_rules_list_every_predicate_of_the_local_step() -> None:
     import inspect
     import re
 
-    src = "".join(
-        inspect.getsource(getattr(FastPath, n)) for n in ("_local", "_columns", "_special", "_block_ok", "_priced")
-    )
+    src = "".join(inspect.getsource(getattr(FastPath, n)) for n in ("_local", "_block_ok", "_priced"))
     named = set(re.findall(r'on\["(TS\d+)"\]', src))
     assert named and named == set(LOCAL_RULES)
+    # the batch filter in front of `_local` reads the selection only to skip work it may skip
+    assert set(re.findall(r'on\["(TS\d+)"\]', inspect.getsource(FastPath._columns))) <= set(LOCAL_RULES)
 
 
 def test_fast_path_covers_every_registered_rule() -> None:

@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal, localcontext
 from itertools import compress, repeat
-from operator import eq, is_not, le, lt, ne
+from operator import le, lt, ne
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -235,15 +235,18 @@ class FastPath:
         self._stop = operator.attrgetter("stop_reason") if "stop_reason" in meta_fields else None
         # string formats checked per batch: the schema's lifted patterns (always), and the
         # formats of the enabled rules on fields every message has
-        self.checks: list[tuple[Callable[[list[Any]], tuple[list[int], list[str]]], BatchPattern]] = [
-            (_getter(path), BatchPattern(regex)) for path, regex in self.model.formats
+        self.checks: list[tuple[tuple[str, ...], BatchPattern]] = [
+            (path, BatchPattern(regex)) for path, regex in self.model.formats
         ]
         if self.session_rules and self.on[R.MESSAGE_ULID.id]:
-            self.checks.append((_getter(("id",)), BatchPattern(ctx.re_ulid)))
+            self.checks.append((("id",), BatchPattern(ctx.re_ulid)))
         if self.on[R.CREATED_AT_ENCODING.id]:
-            self.checks.append((_getter(("created_at",)), BatchPattern(_CANONICAL_TIME)))
+            self.checks.append((("created_at",), BatchPattern(_CANONICAL_TIME)))
         if self.on[R.MODEL_ID.id] or self.on[R.MODEL_PROVIDER.id]:
-            self.checks.append((_getter(("metadata", "model")), BatchPattern(ctx.re_model)))
+            self.checks.append((("metadata", "model"), BatchPattern(ctx.re_model)))
+        # the tool blocks' formats, checked per batch too (`_columns`)
+        self.tool_id_pattern = BatchPattern(ctx.re_tool_id) if self.on["TS112"] else None
+        self.tool_name_pattern = BatchPattern(_USE_NAME) if self.on["TS306"] else None
 
     @staticmethod
     def covers(driver: Driver, revision: str) -> bool:
@@ -390,15 +393,16 @@ class FastPath:
         if self.lean:
             return self._proven_lean(first, block, msgs)
         # equal bytes: every line is one value, with no duplicate key, CR, BOM or blank line
-        bad = self._bad_formats(msgs)
-        created = list(map(_CREATED, msgs))
+        cols = Columns(msgs)
+        bad = self._bad_formats(cols)
+        created = cols.raw(("created_at",))
         ats = times(created)
         # the messages not batched: those whose formats fail (the exact path) and those
         # the column checks cannot clear (`_local` judges them one at a time)
         suspects: set[int] = set()
-        tools = self._columns(msgs, ats, suspects)
+        tools = self._columns(cols, ats, suspects)
         n = len(msgs)
-        ids, sids = list(map(_ID, msgs)), list(map(_SID, msgs))
+        ids, sids = cols.raw(("id",)), cols.raw(("session_id",))
         if not bad and not suspects:
             return [Batch(first, ids, sids, created, ats, tools, len(block))]
         lines = block.split(b"\n")
@@ -428,7 +432,7 @@ class FastPath:
     def _proven_lean(self, first: int, block: bytes, msgs: list[Any]) -> list[Step]:
         """`_proven` in a lean run (`self.lean`): a line is cleared when its string formats
         hold and its open fields are shallow; runs of cleared lines become one `Cleared`."""
-        bad = self._bad_formats(msgs)
+        bad = self._bad_formats(Columns(msgs))
         ok = self._open_fields_shallow
         for k, m in enumerate(msgs):
             if not ok(m):
@@ -481,7 +485,7 @@ class FastPath:
                 continue
             m = None if _maybe_deep(data) else self._decode_one(data)
             if m is not None and self.lean:
-                if not self._bad_formats([m]) and self._open_fields_shallow(m):
+                if not self._bad_formats(Columns([m])) and self._open_fields_shallow(m):
                     out.append(Cleared(1, len(raw)))
                     continue
             elif m is not None:
@@ -535,119 +539,141 @@ class FastPath:
         """Per batch: the parsed `created_at` of each message, and the indices of those
         whose string formats fail (the schema's lifted patterns, and the id, time and
         model formats of the enabled rules), each format checked with one regex."""
-        bad = self._bad_formats(msgs)
+        bad = self._bad_formats(Columns(msgs))
         return times(list(map(_CREATED, msgs))), bad
 
-    def _bad_formats(self, msgs: list[Any]) -> set[int]:
+    def _bad_formats(self, cols: Columns) -> set[int]:
         """The indices of the messages whose string formats fail, each format checked over
         the batch with one regex."""
         bad: set[int] = set()
-        for getter, pattern in self.checks:
-            idx, values = getter(msgs)
-            bad.update(idx[i] for i in pattern.bad(values))
+        for path, pattern in self.checks:
+            idx, values = cols.present(path)
+            wrong = pattern.bad(values)
+            bad.update(wrong if idx is None else (idx[i] for i in wrong))
         return bad
 
-    def _columns(self, msgs: list[Any], ats: list[Any], suspects: set[int]) -> dict[int, list[tuple[int, bool, str]]]:
-        """The one-message rules of `_local` over a batch, field by field: adds to
-        `suspects` every message on which `_local` might return None (and a few on which it
-        would not: those it judges one at a time), and returns the tool blocks (`SessionItem.tools`)
-        of the other messages that have any. Only complete messages are batched."""
-        on, cls = self.on, self.cls
-        n = len(msgs)
-        rng = range(n)
-        metas = list(map(_META, msgs))
-        statuses = list(map(_STATUS, metas))
-        if not _COMPLETE.issuperset(statuses):
-            suspects.update(k for k in rng if statuses[k] is not _UNSET and statuses[k] != "complete")
-        if None in ats:  # not a real date and time (TS115)
-            suspects.update(k for k in rng if ats[k] is None)
-        models = list(map(_MODEL, metas))
-        providers = list(map(_PROVIDER, metas))
-        if on["TS109"]:
-            for k in compress(rng, map(isinstance, models, _STR)):
-                p = providers[k]
-                if isinstance(p, str) and models[k].split(":", 1)[0] != p:
-                    suspects.add(k)
-        if on["TS119"] and self._stop is not None:
-            stops = list(map(self._stop, metas))
-            if "cancelled" in stops:  # batched messages are complete, so a cancelled stop is TS119's
-                suspects.update(k for k in rng if stops[k] == "cancelled")
-        raws = list(map(_RAW, metas))
-        for k in compress(rng, map(is_not, raws, _UNSETS)):
-            if raws[k] is not None and not _shallow(raws[k]):
-                suspects.add(k)
-        roles = list(map(_ROLE, msgs))
-        contents = list(map(_CONTENT, msgs))
-        if on["TS101"] and 0 in map(len, contents):
-            suspects.update(k for k in rng if not contents[k] and roles[k] != "system")
-        allowed, special = cls.allowed, cls.special
-        check_roles = on["TS102"]
-        tools: dict[int, list[tuple[int, bool, str]]] = {}
-        for k in rng:
-            role_ok = allowed[roles[k]]
-            for b in contents[k]:
-                t = type(b)
-                if t in special or (check_roles and t not in role_ok):
-                    found = self._special(contents[k], roles[k])
-                    if found is None:
-                        suspects.add(k)
-                    elif found:
-                        tools[k] = found
-                    break
-        for k in compress(rng, map(eq, roles, _ASSISTANT)):
-            meta, model = metas[k], models[k]
-            if model is _UNSET or model is None or providers[k] is _UNSET or providers[k] is None:
-                if on["TS104"]:
-                    suspects.add(k)
-                    continue
-                model = None
-            routing = meta.routing
-            if routing is _UNSET or routing is None:
-                if on["TS105"]:
-                    suspects.add(k)
-            elif on["TS107"] and model is not None and routing.chosen_model != model:
-                suspects.add(k)
-            if on["TS106"] and (meta.usage is _UNSET or meta.usage is None):
-                suspects.add(k)
-        for k in compress(rng, map(eq, roles, _TOOL)):
-            content = contents[k]
-            if on["TS103"] and len(content) != 1:
-                suspects.add(k)
-            parent = metas[k].parent_tool_use_id
-            if parent is _UNSET or parent is None:
-                if on["TS110"]:
-                    suspects.add(k)
-            elif on["TS111"] and any(type(b) is cls.tool_result and b.tool_use_id != parent for b in content):
-                suspects.add(k)
-        if self.prices is not None:
-            for k in rng:
-                if k not in suspects and not self._priced(metas[k], None if models[k] is _UNSET else models[k]):
-                    suspects.add(k)
-        return tools
-
-    def _special(self, content: list[Any], role: str) -> list[tuple[int, bool, str]] | None:
-        """The tool blocks of a complete message's `content` when no block rule, role rule
-        (TS102) or depth check (`OPEN_FIELDS`) may report on them, else None."""
+    def _columns(self, cols: Columns, ats: list[Any], suspects: set[int]) -> dict[int, list[tuple[int, bool, str]]]:
+        """The one-message rules of `_local` over a batch in one tight loop: adds to
+        `suspects` every message on which `_local` might return None, and a few on which
+        it would not (anything out of the ordinary: `_local` judges those one at a time
+        with the run's selection), and returns the tool blocks (`SessionItem.tools`) of
+        the other messages that have any. The tool id and name formats are checked per
+        batch. Only complete messages are batched."""
         cls = self.cls
-        allowed = cls.allowed[role] if self.on["TS102"] else None
-        tool_use, tool_result = cls.tool_use, cls.tool_result
-        out: list[tuple[int, bool, str]] = []
-        for i, b in enumerate(content):
-            t = type(b)
-            if allowed is not None and t not in allowed:
-                return None
-            if t is tool_use:
-                if not _shallow(b.input):
-                    return None
-                out.append((i, True, b.id))
-            elif t is tool_result:
-                for inner in b.content:
-                    if type(inner) is tool_use and not _shallow(inner.input):
-                        return None
-                out.append((i, False, b.tool_use_id))
-            if not self._block_ok(b):
-                return None
-        return out
+        tool_use, tool_result, special, nested, media = (
+            cls.tool_use,
+            cls.tool_result,
+            cls.special,
+            cls.nested,
+            cls.media,
+        )
+        allowed = cls.allowed if self.on["TS102"] else None
+        stop = self._stop if self.on["TS119"] else None
+        block_ok, toolset = self._block_ok, self.toolset
+        metas = cols.raw(("metadata",))
+        tools: dict[int, list[tuple[int, bool, str]]] = {}
+        ids: list[str] = []  # tool ids (TS112), and the message of each
+        id_owner: list[int] = []
+        names: list[str] = []  # tool_use names (TS306), and the message of each
+        name_owner: list[int] = []
+        add = suspects.add
+        for k, m in enumerate(cols.msgs):
+            meta = metas[k]
+            status = meta.status
+            if (status is not _UNSET and status != "complete") or ats[k] is None:
+                add(k)  # not complete (its own rules), or TS115
+                continue
+            role = m.role
+            model = meta.model
+            if role == "assistant":  # TS104-TS107 and TS109
+                provider, routing = meta.provider, meta.routing
+                if (
+                    model is _UNSET or model is None or provider is _UNSET or provider is None
+                    or routing is _UNSET or routing is None or routing.chosen_model != model
+                    or meta.usage is _UNSET or meta.usage is None or model.split(":", 1)[0] != provider
+                ):  # fmt: skip
+                    add(k)
+                    continue
+            elif model is not _UNSET and model is not None:  # TS109 elsewhere
+                provider = meta.provider
+                if provider is not _UNSET and provider is not None and model.split(":", 1)[0] != provider:
+                    add(k)
+                    continue
+            if stop is not None and stop(meta) == "cancelled":
+                add(k)  # TS119: a complete message with a cancelled stop
+                continue
+            raw = meta.provider_raw
+            if raw is not _UNSET and raw is not None and not _shallow(raw):
+                add(k)
+                continue
+            content = m.content
+            if role == "tool":  # TS103, TS110, TS111
+                if len(content) != 1:
+                    add(k)
+                    continue
+                b = content[0]
+                if type(b) is not tool_result or b.tool_use_id != meta.parent_tool_use_id:
+                    add(k)
+                    continue
+            elif not content:
+                if role != "system":
+                    add(k)  # TS101
+                continue
+            ok_types = None if allowed is None else allowed[role]
+            found: list[tuple[int, bool, str]] | None = None
+            for i, b in enumerate(content):
+                t = type(b)
+                if ok_types is not None and t not in ok_types:
+                    break  # TS102
+                if t not in special:
+                    continue
+                if t is tool_use:
+                    if not _shallow(b.input) or (toolset is not None and not block_ok(b)):
+                        break
+                    ids.append(b.id)
+                    id_owner.append(k)
+                    names.append(b.name)
+                    name_owner.append(k)
+                    entry = (i, True, b.id)
+                elif t is tool_result:
+                    inner = b.content
+                    if inner and not all(
+                        block_ok(x) and (type(x) is not tool_use or _shallow(x.input))
+                        for x in inner
+                        if type(x) in nested
+                    ):
+                        break
+                    ids.append(b.tool_use_id)
+                    id_owner.append(k)
+                    entry = (i, False, b.tool_use_id)
+                else:
+                    if t in media and not block_ok(b):
+                        break
+                    continue
+                if found is None:
+                    found = [entry]
+                else:
+                    found.append(entry)
+            else:
+                if found is not None:
+                    tools[k] = found
+                continue
+            add(k)
+        for pattern, values, owner in (
+            (self.tool_id_pattern, ids, id_owner),
+            (self.tool_name_pattern, names, name_owner),
+        ):
+            if pattern is not None:
+                for j in pattern.bad(values):
+                    add(owner[j])
+                    tools.pop(owner[j], None)
+        if self.prices is not None:
+            for k in range(len(metas)):
+                if k not in suspects:
+                    model = metas[k].model
+                    if not self._priced(metas[k], None if model is _UNSET else model):
+                        add(k)
+        return tools
 
     # -- one message ----------------------------------------------------------------------
 
@@ -902,6 +928,7 @@ _ID, _SID, _ROLE, _CONTENT, _META, _CREATED = map(
     operator.attrgetter, ("id", "session_id", "role", "content", "metadata", "created_at")
 )
 _STATUS, _MODEL, _PROVIDER, _RAW = map(operator.attrgetter, ("status", "model", "provider", "provider_raw"))
+_ROUTING, _USAGE, _CHOSEN = map(operator.attrgetter, ("routing", "usage", "chosen_model"))
 _COMPLETE = frozenset({_UNSET, "complete"})
 _STR, _UNSETS, _ASSISTANT, _TOOL = repeat(str), repeat(_UNSET), repeat("assistant"), repeat("tool")
 
@@ -985,6 +1012,29 @@ def _batchable(body: str) -> bool:
     return not in_class
 
 
+def _uncaptured(body: str) -> str:
+    """`body` (a `_batchable` one: no back reference) with its capturing groups made
+    non-capturing: the same language, and Python's matcher skips the group bookkeeping
+    (the schema's `created_at` pattern checks 40% faster)."""
+    out: list[str] = []
+    i, in_class = 0, False
+    while i < len(body):
+        c = body[i]
+        if c == "\\":
+            out.append(body[i : i + 2])
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]" or body[i - 1] == "[" or body[i - 2 : i] == "[^"
+        elif c == "[":
+            in_class = True
+        elif c == "(" and body[i + 1 : i + 2] != "?":
+            c = "(?:"
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
 class BatchPattern:
     """One anchored pattern (`^...` to end of input, as the schemas write them, or `...\\Z`)
     checked over a whole batch of values with one regex call when it can be."""
@@ -996,9 +1046,12 @@ class BatchPattern:
         if src.startswith("^") and src.endswith(_END):
             body = src[1 : -len(_END)]
         elif src.endswith("\\Z") and not src.endswith("\\\\Z"):
-            body = src[:-2]  # a `match` pattern (invariants._CANONICAL_TIME)
+            body = src[:-2]  # a `match` pattern (invariants._CANONICAL_TIME, tools._USE_NAME)
+            self.one = regex.match
         self.all = (
-            re.compile(f"(?:(?:{body})\n)*", regex.flags).fullmatch if body is not None and _batchable(body) else None
+            re.compile(f"(?:(?:{_uncaptured(body)})\n)*", regex.flags).fullmatch
+            if body is not None and _batchable(body)
+            else None
         )
 
     def bad(self, values: list[str]) -> list[int]:
@@ -1013,31 +1066,59 @@ class BatchPattern:
         return [i for i, v in enumerate(values) if not one(v)]
 
 
-def _getter(path: tuple[str, ...]) -> Callable[[list[Any]], tuple[list[int], list[str]]]:
-    """(indices, values) of the messages on which `path` leads to a value (not UNSET/None)."""
+class Columns:
+    """The fields of one batch of Structs, each read once (one pass in C) and shared by
+    the format checks and `_columns`."""
 
-    if len(path) == 1:  # a required field of the message: every message has it
-        one = operator.attrgetter(path[0])
+    __slots__ = ("_present", "_raw", "msgs")
 
-        def get_one(msgs: list[Any]) -> tuple[list[int], list[str]]:
-            return list(range(len(msgs))), list(map(one, msgs))
+    def __init__(self, msgs: list[Any]) -> None:
+        self.msgs = msgs
+        self._raw: dict[tuple[str, ...], list[Any]] = {}
+        self._present: dict[tuple[str, ...], tuple[list[int] | None, list[Any]]] = {}
 
-        return get_one
+    def raw(self, path: tuple[str, ...]) -> list[Any]:
+        """The value at `path` of every message (UNSET or None where it has none); every
+        step before the last must lead to a value on every message."""
+        got = self._raw.get(path)
+        if got is None:
+            idx, parents = self.present(path[:-1]) if len(path) > 1 else (None, self.msgs)
+            if idx is not None:
+                raise ValueError(f"{'.'.join(path[:-1])} is not on every message")
+            got = self._raw[path] = list(map(_attr(path[-1]), parents))
+        return got
 
-    steps = [operator.attrgetter(attr) for attr in path]
-
-    def get(msgs: list[Any]) -> tuple[list[int], list[str]]:
-        idx: list[int] | None = None  # None: every message so far
-        objs: list[Any] = msgs
-        for step in steps:
-            objs = list(map(step, objs))
-            keep = [k for k, o in enumerate(objs) if o is not None and o is not _UNSET]
-            if len(keep) != len(objs):
+    def present(self, path: tuple[str, ...]) -> tuple[list[int] | None, list[Any]]:
+        """(indices, values) of the messages on which `path` leads to a value (not UNSET
+        or None); indices None: every message, in order."""
+        got = self._present.get(path)
+        if got is None:
+            idx, parents = self.present(path[:-1]) if len(path) > 1 else (None, self.msgs)
+            values = self.raw(path) if idx is None else list(map(_attr(path[-1]), parents))
+            if _UNSET in values or None in values:
+                keep = [k for k, v in enumerate(values) if v is not None and v is not _UNSET]
                 idx = keep if idx is None else [idx[k] for k in keep]
-                objs = [objs[k] for k in keep]
-        return (list(range(len(msgs))) if idx is None else idx), objs
+                values = [values[k] for k in keep]
+            got = self._present[path] = (idx, values)
+        return got
 
-    return get
+
+_ATTRS: dict[str, Callable[[Any], Any]] = {}
+
+
+def _attr(name: str) -> Callable[[Any], Any]:
+    got = _ATTRS.get(name)
+    if got is None:
+        got = _ATTRS[name] = operator.attrgetter(name)
+    return got
+
+
+def _picker(idx: list[int]) -> Callable[[list[Any]], tuple[Any, ...]]:
+    """The items at `idx` of a list, as a tuple (one C call)."""
+    if len(idx) == 1:
+        k = idx[0]
+        return lambda xs: (xs[k],)
+    return operator.itemgetter(*idx)
 
 
 @dataclass(frozen=True)
@@ -1048,7 +1129,9 @@ class _Classes:
     image: Any
     media: frozenset[type]  # image and audio blocks
     nested: frozenset[type]  # the block types whose rules also run inside a tool_result
-    special: frozenset[type]  # the block types `_special` looks at: tool blocks and media
+    special: frozenset[type]  # the block types `_tool_blocks` looks at: tool blocks and media
+    anywhere: frozenset[type]  # the block types every role allows (TS102 cannot fire on them)
+    allowed_pairs: frozenset[tuple[str, type]]  # (role, block class) allowed
     allowed: dict[str, frozenset[type]]  # role -> block classes allowed (§5.1.3)
 
 
@@ -1056,6 +1139,7 @@ def _block_classes(model: Any) -> _Classes:
     union = typing.get_type_hints(model)["content"].__args__[0]
     by_tag: dict[str, type] = {cls.__struct_config__.tag: cls for cls in union.__args__}
     media = frozenset(by_tag[t] for t in ("image", "audio") if t in by_tag)
+    allowed = {role: frozenset(by_tag[t] for t in blocks if t in by_tag) for role, blocks in R.ALLOWED_BLOCKS.items()}
     return _Classes(
         tool_use=by_tag["tool_use"],
         tool_result=by_tag["tool_result"],
@@ -1063,7 +1147,7 @@ def _block_classes(model: Any) -> _Classes:
         media=media,
         nested=media | {by_tag["tool_use"]},
         special=media | {by_tag["tool_use"], by_tag["tool_result"]},
-        allowed={
-            role: frozenset(by_tag[t] for t in blocks if t in by_tag) for role, blocks in R.ALLOWED_BLOCKS.items()
-        },
+        anywhere=frozenset.intersection(*allowed.values()) - media - {by_tag["tool_use"], by_tag["tool_result"]},
+        allowed_pairs=frozenset((role, t) for role, ts in allowed.items() for t in ts),
+        allowed=allowed,
     )
