@@ -76,10 +76,13 @@ def plan(path: str, size: int, jsonl: bool, chunk_bytes: int) -> list[Task]:
 class _Range:
     """A binary reader over the lines that begin in `[start, end)` of `f` (see module doc)."""
 
-    def __init__(self, f: IO[bytes], start: int, end: int, *, synthetic: bool = True) -> None:
+    def __init__(self, f: IO[bytes], start: int, end: int, *, synthetic: bool = True, count: bool = True) -> None:
         self.f = f
         self.end = end
-        self.newlines = 0  # newline-terminated lines of the file read (not the synthetic one)
+        # newline-terminated lines of the file read (not the synthetic one); with `count`
+        # False the reader's user sets it (the fast path numbers its lines itself)
+        self.newlines = 0
+        self.count = count
         self.pending = b""
         self.at_line_start = True
         self.pos = start
@@ -111,8 +114,10 @@ class _Range:
             if cut >= 0:  # the rest is never read (at a line start at or past the end)
                 out = out[: cut + 1]
         self.pos += len(out)
-        self.at_line_start = out.endswith(b"\n")
-        self.newlines += out.count(b"\n")
+        if out:
+            self.at_line_start = out.endswith(b"\n")
+            if self.count:
+                self.newlines += out.count(b"\n")
         return out
 
     def readline(self, limit: int = -1) -> bytes:
@@ -123,9 +128,10 @@ class _Range:
             return b""
         out = self.f.readline(limit)
         self.pos += len(out)
-        self.at_line_start = out.endswith(b"\n")
-        if self.at_line_start:
-            self.newlines += 1
+        if out:
+            self.at_line_start = out.endswith(b"\n")
+            if self.at_line_start:
+                self.newlines += 1
         return out
 
 
@@ -197,7 +203,7 @@ def run_task(task: Task, options: Options, opener: Opener = open_local, run: Can
             items, lines = list(_items(run, read_json(task.path, data=data), synthetic=False)), 0
         elif run.fast is not None:
             with opener(task.path) as f:
-                reader = _Range(f, task.start, task.end, synthetic=False)
+                reader = _Range(f, task.start, task.end, synthetic=False, count=False)
                 items = _fast_items(run, run.fast, task.path, reader, first=2 if task.start > 0 else 1)
                 lines = reader.newlines
         else:
@@ -313,8 +319,11 @@ def _fast_items(run: CanonicalRun, fast: FastPath, path: str, reader: _Range, fi
     numbers its lines from 2 (as if behind the synthetic line of the module doc)."""
     framing = LineFraming(path)
     out: list[list[Any]] = []
-    for start, block, n in read_blocks(reader, run.options.max_line_bytes, first):  # type: ignore[arg-type]
-        for s in fast.local_block(framing, start, block, n):
+    line = first
+    for block in read_blocks(reader, run.options.max_line_bytes):  # type: ignore[arg-type]
+        steps, n = fast.local_block(framing, line, block)
+        line += n
+        for s in steps:
             if type(s) is Batch:
                 out.append(encode_batch(s))
             elif type(s) is SessionItem:
@@ -331,6 +340,8 @@ def _fast_items(run: CanonicalRun, fast: FastPath, path: str, reader: _Range, fi
             else:
                 assert isinstance(s, Finding)
                 out.extend(_framing(run, s))
+    # the range's newline-terminated lines: all it read but a last one without a newline
+    reader.newlines = line - first - (0 if reader.at_line_start else 1)
     return out
 
 

@@ -157,17 +157,13 @@ def item_facts(path: str, item: SessionItem) -> SessionFacts:
     return SessionFacts(Record(path, item.line, "", None, 0), msg, item.complete, tools)
 
 
-Block = tuple[int, bytes | None, int]
-"""`(first, block, n)`: `n` lines beginning with line `first` (the last of them without a
-newline only at the end of input), or `(line, None, 0)`: a line longer than the limit."""
-
-
-def read_blocks(f: IO[bytes], max_line: int, first: int = 1) -> Iterator[Block]:
-    """The whole lines of `f` in blocks of about `BLOCK_BYTES`, numbered from `first`. A
-    line longer than `max_line` is skipped (`read_jsonl` does the same), and no more than
-    `max_line` plus one block is ever held."""
+def read_blocks(f: IO[bytes], max_line: int) -> Iterator[bytes | None]:
+    """The whole lines of `f` in blocks of about `BLOCK_BYTES` (the last line of the
+    input may lack its newline), or None for a line longer than `max_line`, skipped as
+    `read_jsonl` skips it; no more than `max_line` plus one block is ever held. Lines are
+    not counted here (`FastPath.local_block` says how many a block held: the batch proof
+    learns it for free, and counting newlines costs a third of the reading)."""
     size = max(1, min(BLOCK_BYTES, max_line))  # a line inside one read is never too long
-    line_no = first - 1
     buf = b""
     while True:
         chunk = f.read(size)
@@ -177,24 +173,20 @@ def read_blocks(f: IO[bytes], max_line: int, first: int = 1) -> Iterator[Block]:
         cut = buf.rfind(b"\n")
         if cut < 0:
             if len(buf) > max_line:  # a line longer than the limit, not held
-                line_no += 1
                 _skip_rest_of_line(f)
                 buf = b""
-                yield line_no, None, 0
+                yield None
             continue
         block, buf = buf[: cut + 1], buf[cut + 1 :]
         head = block.find(b"\n")
         if head > max_line:  # the first line began in an earlier read and is too long
-            line_no += 1
             block = block[head + 1 :]
-            yield line_no, None, 0
+            yield None
             if not block:
                 continue
-        n = block.count(b"\n")
-        yield line_no + 1, block, n
-        line_no += n
+        yield block
     if buf:  # the last line, with no newline
-        yield line_no + 1, buf, 1
+        yield buf
 
 
 def _b64_ok(data: str) -> bool:
@@ -264,29 +256,37 @@ class FastPath:
         framing = LineFraming(str(path))
         f = open_input(path)
         try:
-            for first, block, n in read_blocks(f, max_line):
+            line = 1
+            for block in read_blocks(f, max_line):
                 # a block allocates many small containers and no cycles: the collector
                 # would only walk them, so it waits until the block is done
                 gc_on = gc.isenabled()
                 gc.disable()
                 try:
-                    found = self.settle(framing, self.local_block(framing, first, block, n), stats, progress)
+                    steps, n = self.local_block(framing, line, block)
+                    found = self.settle(framing, steps, stats, progress)
                 finally:
                     if gc_on:
                         gc.enable()
+                line += n
                 yield from found
         finally:
             f.close()
 
-    def local_block(self, framing: LineFraming, first: int, block: bytes | None, n: int) -> list[Step]:
+    def local_block(self, framing: LineFraming, first: int, block: bytes | None) -> tuple[list[Step], int]:
         """The local steps (batch proof, string formats, one-message rules) on one block of
-        `read_blocks`: they read no run state, so any process may run them."""
+        `read_blocks`, its first line numbered `first`, and how many lines it held: they
+        read no run state, so any process may run them."""
         if block is None:
-            return [framing.too_long_finding(first, self.run.options.max_line_bytes)]
+            return [framing.too_long_finding(first, self.run.options.max_line_bytes)], 1
         if not block.endswith(b"\n"):
-            return self._lines(framing, first, [block])
+            return self._lines(framing, first, [block]), 1
         self._locates = _LOCATES
-        return self._block(framing, first, block, n)
+        if self._first_bad(block) is None:  # the common case: the whole block proven at once
+            n = len(self._decoded)  # equal bytes: one value per line
+            return self._proven(first, block), n
+        n = block.count(b"\n")
+        return self._block(framing, first, block, n), n
 
     def settle(
         self, framing: LineFraming, steps: list[Step], stats: FileStats, progress: ProgressHook | None
@@ -336,7 +336,7 @@ class FastPath:
         are a batch again, it goes alone, and the lines after it are the next block."""
         out: list[Step] = []
         while n:
-            bad = self._first_bad(block, n) if self._locates else -1
+            bad = self._first_bad(block) if self._locates else -1
             if bad is None:
                 out.extend(self._proven(first, block))
                 return out
@@ -352,12 +352,14 @@ class FastPath:
             block = b"\n".join(lines[bad + 1 : -1]) + b"\n" if n else b""
         return out
 
-    def _first_bad(self, block: bytes, n: int) -> int | None:
-        """None when the batch proof holds for the `n` lines of `block`, else the index of
-        the first line that breaks it (-1 when it cannot be told)."""
+    def _first_bad(self, block: bytes) -> int | None:
+        """None when the batch proof holds for the lines of `block` (each ending in a
+        newline), else the index of the first line that breaks it (-1 when it cannot be
+        told)."""
         try:
             msgs = self.decoder.decode_lines(block)
         except msgspec.MsgspecError as exc:
+            n = block.count(b"\n")
             text = str(exc)
             m = _AT_LINE.search(text)
             if m:
@@ -368,15 +370,14 @@ class FastPath:
             return -1
         except (UnicodeError, RecursionError):
             return -1
-        if len(msgs) != n:
-            return -1
         try:
             again = self.encoder.encode_lines(msgs)
         except _UNREADABLE:
             return -1
-        if again == block:
+        if again == block:  # so `block` holds one line per message, each its own encoding
             self._decoded = msgs
             return None
+        n = block.count(b"\n")
         # the first differing byte, by halving (slice comparisons run in C)
         lo, hi = 0, min(len(again), len(block))
         while lo < hi:
