@@ -258,7 +258,7 @@ def _record(run: CanonicalRun, item: Record) -> list[Any]:
     ]
 
 
-ITEM_CODEC = 3
+ITEM_CODEC = 4
 """The version of the item encoding below (and of `["n", ...]`): part of a `--resume`
 store's key, so results kept by another encoding are recomputed, never misread."""
 
@@ -287,24 +287,18 @@ assert tuple(f.name for f in fields(SessionItem)) == ITEM_FIELDS, "update encode
 
 def encode_batch(b: Batch) -> list[Any]:
     """A `Batch` as JSON: `["b", size, first, ids, session_ids, created_ats, tools]`,
-    tools as `[[index in the batch, index, is_use, tool_id, ...], ...]`."""
-    tools = []
-    for k, found in b.tools.items():
-        flat: list[Any] = [k]
-        for t in found:
-            flat += t
-        tools.append(flat)
-    return ["b", b.size, b.first, b.ids, b.sids, b.created, tools]
+    tools as `[[index in the batch, [[index, is_use, tool_id], ...]], ...]`."""
+    return ["b", b.size, b.first, b.ids, b.sids, b.created, list(b.tools.items())]
 
 
 def decode_batch(data: list[Any], first: int) -> Batch:
     """The `Batch` of an encoded one, its first line at file line `first`; its parsed
-    `created_at` are parsed again here (as `FastPath._proven` does)."""
+    `created_at` are parsed again here (as `FastPath._proven` does). The tool blocks stay
+    the three-item lists JSON gives back: the session step only unpacks them."""
     _, size, _first, ids, sids, created, tools = data
     if not len(ids) == len(sids) == len(created):
         raise ValueError("columns of different lengths")
-    found = {t[0]: list(zip(t[1::3], t[2::3], t[3::3], strict=True)) for t in tools}
-    return Batch(first, ids, sids, created, times(created), found, size)
+    return Batch(first, ids, sids, created, times(created), dict(tools), size)
 
 
 BATCH_FIELDS = ("first", "ids", "sids", "created", "ats", "tools", "size")

@@ -13,6 +13,7 @@ in their place in the input order.
 
 from __future__ import annotations
 
+import gc
 import json
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -201,17 +202,9 @@ def _file(
     fast = run.fast
     crlf_seen = False
     failed = False
-    for k in range(n):
-        doc = pipe.next()
-        if failed:
-            continue
-        if "error" in doc:
-            failed = True
-            _problem(problems, str(doc["error"]))
-            continue
-        # a range after the first numbers its lines from 2, as if behind one synthetic
-        # line (the exact reader reads one there; chunks module doc)
-        off = line0 - 1 if k > 0 else 0
+
+    def task_findings(doc: dict[str, Any], off: int) -> Iterator[Finding]:
+        nonlocal crlf_seen
         try:
             for item in doc["items"]:
                 kind = item[0]
@@ -267,6 +260,28 @@ def _file(
             raise InputError(
                 f"{path}: a stored result is damaged ({type(exc).__name__}); remove the --resume folder"
             ) from None
+
+    for k in range(n):
+        # a task's result is many small lists and no cycles: the collector would only walk
+        # them (and the run state), so it waits until the task is done, as the sequential
+        # path waits per block
+        gc_on = gc.isenabled()
+        gc.disable()
+        try:
+            doc = pipe.next()
+            if failed:
+                continue
+            if "error" in doc:
+                failed = True
+                _problem(problems, str(doc["error"]))
+                continue
+            # a range after the first numbers its lines from 2, as if behind one synthetic
+            # line (the exact reader reads one there; chunks module doc)
+            found = list(task_findings(doc, line0 - 1 if k > 0 else 0))
+        finally:
+            if gc_on:
+                gc.enable()
+        yield from found
         line0 += doc["lines"]
 
 

@@ -861,15 +861,23 @@ class FastPath:
                         return 0
         made = 0  # the runs whose session exists (made in order)
         done = n
+        check = self.session_rules
+        owner = state.tool_owner
         for j, tools in batch.tools.items():
             while made < len(starts) and starts[made] <= j:
                 state.session(sids[starts[made]])
                 made += 1
             sid = sids[j]
             sess = state.sessions[sid]
-            if self.session_rules and not _tools_ok(state, sess, tools):
-                done = j
-                break
+            if check:
+                if len(tools) == 1:  # most messages: one call, or one result (`_tools_ok` for one block)
+                    _i, use, tid = tools[0]
+                    if (tid in owner) if use else (tid not in sess.open_uses):
+                        done = j
+                        break
+                elif not _tools_ok(state, sess, tools):
+                    done = j
+                    break
             line = batch.first + j
             for i, use, tid in tools:
                 commit_tool_block(state, sess, sid, True, use, tid, (path, line, "", i))
