@@ -94,6 +94,10 @@ class Processes:
             # function-level import: only needed to name a dead worker
             from concurrent.futures.process import BrokenProcessPool
 
+            if fut.cancel():
+                # no worker has taken it (they are still starting, or the queue is
+                # empty ahead of it): this process runs it instead of waiting idle
+                return run_task(task, self.options, run=self.run)
             try:
                 return fut.result()
             except BrokenProcessPool:
