@@ -4,14 +4,15 @@ Three engines are compared on the fast path's broken corpora, report bytes for b
 the sequential exact path (`Options(exact=True)`, which shares no code with the fast
 path), the sequential fast path, and the task engine (byte ranges, tiny chunks so that
 boundaries fall inside sessions, tool pairs and lines) whose workers clear lines with
-the fast path and send `SessionItem`s to the parent. Each comparison also checks that
-the workers did clear lines (a result holding `"s"` items), so a regression that sends
+the fast path and send `Batch`es and `SessionItem`s to the parent. Each comparison also
+checks that the workers did clear lines (results holding `"b"` or `"s"` items), so a regression that sends
 every line down the exact local phase fails here instead of passing silently.
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import random
 from pathlib import Path
 from typing import Any
@@ -23,10 +24,19 @@ from conformance.api import Report, expand, validate
 from conformance.findings import Selection
 from conformance.formats import Options
 from conformance.formats.canonical import CanonicalRun
-from conformance.formats.canonical.fast import SessionItem
+from conformance.formats.canonical.fast import Batch, SessionItem
 from conformance.formats.canonical.invariants import parse_created_at
 from conformance.parallel import chunks
-from conformance.parallel.chunks import Task, decode_item, encode_item, plan, run_task
+from conformance.parallel.chunks import (
+    BATCH_FIELDS,
+    Task,
+    decode_batch,
+    decode_item,
+    encode_batch,
+    encode_item,
+    plan,
+    run_task,
+)
 from conformance.parallel.engine import validate_units
 from conformance.synthetic import messages
 from tests.test_fast_path import PRICING, SELECTIONS, TOOLS, broken_corpus, sides  # noqa: F401 (a fixture)
@@ -48,12 +58,12 @@ def report(paths: list[Path], options: Options, *, chunk_bytes: int | None = Non
 
 def kinds(path: Path, options: Options, chunk_bytes: int) -> dict[str, int]:
     """How many lines of each result kind the tasks of `path` return (a `["n", count,
-    bytes]` result stands for `count` cleared lines)."""
+    bytes]` result stands for `count` cleared lines, a `["b", ...]` batch for its messages)."""
     run = CanonicalRun(options, revisions=options.revisions or None)
     out: dict[str, int] = {}
     for task in plan(str(path), path.stat().st_size, True, chunk_bytes):
         for item in orjson.loads(run_task(task, options, run=run))["items"]:
-            out[item[0]] = out.get(item[0], 0) + (item[1] if item[0] == "n" else 1)
+            out[item[0]] = out.get(item[0], 0) + (item[1] if item[0] == "n" else len(item[3]) if item[0] == "b" else 1)
     return out
 
 
@@ -77,8 +87,8 @@ def test_broken_corpus_three_ways_under_every_selection(tmp_path: Path, sel: Sel
     p = _write(tmp_path, broken_corpus(300, seed=13))
     three_ways(p, Options(selection=sel), chunk_bytes=997)
     k = kinds(p, Options(selection=sel), 997)
-    # lines the workers' fast path cleared: as session items, or counted (no session rule)
-    assert k.get("s", 0) + k.get("n", 0) > 150
+    # lines the workers' fast path cleared: as batches or session items, or counted (no session rule)
+    assert k.get("b", 0) + k.get("s", 0) + k.get("n", 0) > 150
     lean = CanonicalRun(Options(selection=sel)).fast
     assert lean is not None and ("n" in k) == lean.lean
 
@@ -96,7 +106,8 @@ def test_broken_corpus_three_ways_with_tools_pricing_revisions(
     ):
         for chunk in (389, 4099):
             three_ways(p, options, chunk_bytes=chunk)
-    assert kinds(p, Options(revisions=rev, tools=sides["tools"], pricing=sides["pricing"]), 389).get("s", 0) > 100
+    k = kinds(p, Options(revisions=rev, tools=sides["tools"], pricing=sides["pricing"]), 389)
+    assert k.get("b", 0) + k.get("s", 0) > 100
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -146,14 +157,14 @@ def test_a_session_rule_fails_on_a_cleared_line_in_another_chunk(tmp_path: Path,
     for rule, line in where.items():
         assert (rule, line) in found, (rule, line, sorted(found))
     assert ("TS207", where["TS202"]) in found
-    # each of those lines is a cleared "s" item of its task: the parent decided
+    # each of those lines was cleared by its task (a batch of one): the parent decided
     offsets = [0]
     for x in lines:
         offsets.append(offsets[-1] + len(x) + 1)
     for line in where.values():
         start = offsets[line - 1]
         doc = orjson.loads(run_task(Task(str(p), start, start + 1), options))
-        assert [it[0] for it in doc["items"]] == ["s"]
+        assert [it[0] for it in doc["items"]] == ["b"]
 
 
 def test_the_fast_session_step_commits_nothing_when_it_refuses(tmp_path: Path) -> None:
@@ -195,6 +206,25 @@ def test_the_item_codec_carries_every_field() -> None:
     # a created_at that is no real date travels as text and parses to None again
     bad = SessionItem(1, "01A", "s", "2026-02-30T00:00:00Z", None, True, [], 5)
     assert decode_item(orjson.loads(orjson.dumps(encode_item(bad))), 1) == bad
+    # a batch: every column, its order facts, its tool blocks (as lists), its times parsed on demand
+    created = ["2026-01-01T00:00:00.000001Z", "2026-01-01T00:00:01.000001Z", "2026-01-01T00:00:02.000001Z"]
+    ats = [parse_created_at(c) for c in created]
+    batch = Batch(5, ["01A", "01B", "01C"], ["s", "s", "t"], created, ats, {1: [(0, True, "tu_1")]}, 300, [2], True)
+    got = decode_batch(orjson.loads(orjson.dumps(encode_batch(batch))), 9)
+    assert (got.first, got.ids, got.sids, got.created, got.size, got.cuts, got.ordered) == (
+        9,
+        batch.ids,
+        batch.sids,
+        created,
+        300,
+        [2],
+        True,
+    )
+    as_lists: Any = {1: [[0, True, "tu_1"]]}  # JSON gives the blocks back as lists
+    assert got.tools == as_lists and got.ats is None
+    assert [got.at(k) for k in range(3)] == ats
+    assert got.item(1) == SessionItem(10, "01B", "s", created[1], ats[1], True, got.tools[1])
+    assert tuple(f.name for f in dataclasses.fields(Batch)) == BATCH_FIELDS
 
 
 @pytest.mark.parametrize("seed", range(4))

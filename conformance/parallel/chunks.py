@@ -40,7 +40,7 @@ from ..formats.base import Options
 from ..formats.canonical import CanonicalFormat, CanonicalRun
 from ..formats.canonical import rules as R
 from ..formats.canonical.engine import SessionFacts
-from ..formats.canonical.fast import Batch, Cleared, FastPath, SessionItem, read_blocks, times
+from ..formats.canonical.fast import Batch, Cleared, FastPath, SessionItem, read_blocks
 from ..formats.canonical.invariants import parse_created_at
 from ..jsonio import BLANK_LINE, DEFAULT_MAX_FILE_BYTES, LineFraming, Record, open_input, read_json, read_jsonl
 
@@ -258,7 +258,7 @@ def _record(run: CanonicalRun, item: Record) -> list[Any]:
     ]
 
 
-ITEM_CODEC = 4
+ITEM_CODEC = 5
 """The version of the item encoding below (and of `["n", ...]`): part of a `--resume`
 store's key, so results kept by another encoding are recomputed, never misread."""
 
@@ -286,23 +286,24 @@ assert tuple(f.name for f in fields(SessionItem)) == ITEM_FIELDS, "update encode
 
 
 def encode_batch(b: Batch) -> list[Any]:
-    """A `Batch` as JSON: `["b", size, first, ids, session_ids, created_ats, tools]`,
-    tools as `[[index in the batch, [[index, is_use, tool_id], ...]], ...]`."""
-    return ["b", b.size, b.first, b.ids, b.sids, b.created, list(b.tools.items())]
+    """A `Batch` as JSON: `["b", size, first, ids, session_ids, created_ats, tools,
+    cuts, ordered]`, tools as `[[index in the batch, [[index, is_use, tool_id], ...]], ...]`."""
+    return ["b", b.size, b.first, b.ids, b.sids, b.created, list(b.tools.items()), b.cuts, b.ordered]
 
 
 def decode_batch(data: list[Any], first: int) -> Batch:
-    """The `Batch` of an encoded one, its first line at file line `first`; its parsed
-    `created_at` are parsed again here (as `FastPath._proven` does). The tool blocks stay
-    the three-item lists JSON gives back: the session step only unpacks them."""
-    _, size, _first, ids, sids, created, tools = data
-    if not len(ids) == len(sids) == len(created):
-        raise ValueError("columns of different lengths")
-    return Batch(first, ids, sids, created, times(created), dict(tools), size)
+    """The `Batch` of an encoded one, its first line at file line `first`. Its
+    `created_at` are parsed only where the session step needs them (`Batch.at`), and
+    its tool blocks stay the three-item lists JSON gives back (the step only unpacks
+    them)."""
+    _, size, _first, ids, sids, created, tools, cuts, ordered = data
+    if not len(ids) == len(sids) == len(created) or type(ordered) is not bool:
+        raise ValueError("a damaged batch")
+    return Batch(first, ids, sids, created, None, dict(tools), size, cuts, ordered)
 
 
-BATCH_FIELDS = ("first", "ids", "sids", "created", "ats", "tools", "size")
-"""The fields of `Batch` the codec above carries (`ats` as `created`, parsed again)."""
+BATCH_FIELDS = ("first", "ids", "sids", "created", "ats", "tools", "size", "cuts", "ordered")
+"""The fields of `Batch` the codec above carries (`ats` as `created`, parsed when needed)."""
 assert tuple(f.name for f in fields(Batch)) == BATCH_FIELDS, "update encode_batch/decode_batch"
 
 

@@ -123,21 +123,49 @@ class Cleared:
 class Batch:
     """Consecutive cleared *complete* messages, lines `first` to `first + len(ids) - 1`,
     column by column: the session step checks and commits them together (`session_batch`)
-    where one message at a time (`SessionItem`) would cost a Python object and a call each."""
+    where one message at a time (`SessionItem`) would cost a Python object and a call each.
+
+    What the session rules would check *within* the batch is checked by the local step
+    (`order`), so `--jobs` workers do it and the parent only meets the batch with the
+    run state: `cuts` are the indices where a session's run of messages begins, and
+    `ordered` says each session has one run, no id repeats, and within a run ids
+    increase and `created_at` does not go back."""
 
     first: int
     ids: list[str]
     sids: list[str]
     created: list[str]
-    ats: list[Any]  # the parsed created_at of each (none is None: such a message is not batched)
+    ats: list[Any] | None  # the parsed created_at of each (None: parse when needed; no message is unreal)
     tools: dict[int, list[tuple[int, bool, str]]]  # index in the batch -> its tool blocks (those with some)
     size: int  # their bytes, newlines included
+    cuts: list[int]
+    ordered: bool
+
+    def at(self, k: int) -> Any:
+        """The parsed `created_at` of message `k`."""
+        return self.ats[k] if self.ats is not None else parse_created_at(self.created[k])
 
     def item(self, k: int) -> SessionItem:
         """Message `k` of the batch as a `SessionItem` (its size is counted with the batch)."""
         return SessionItem(
-            self.first + k, self.ids[k], self.sids[k], self.created[k], self.ats[k], True, self.tools.get(k, [])
+            self.first + k, self.ids[k], self.sids[k], self.created[k], self.at(k), True, self.tools.get(k, [])
         )
+
+
+def order(ids: list[str], sids: list[str], ats: list[Any]) -> tuple[list[int], bool]:
+    """`Batch.cuts` and `Batch.ordered` of these columns (none of `ats` is None)."""
+    n = len(ids)
+    cuts = list(compress(range(1, n), map(ne, sids, sids[1:])))
+    if cuts and len(set(sids)) != len(cuts) + 1:
+        return cuts, False  # a session in two runs
+    if len(set(ids)) != n:
+        return cuts, False
+    if not all(map(lt, ids, ids[1:])) or not all(map(le, ats, ats[1:])):
+        at_cut = set(cuts)  # a step back is allowed only where a session's run begins
+        for j in range(1, n):
+            if j not in at_cut and not (ids[j - 1] < ids[j] and ats[j - 1] <= ats[j]):
+                return cuts, False
+    return cuts, True
 
 
 Step = Finding | SessionItem | Cleared | Batch | tuple[int, bytes, bytes]
@@ -236,6 +264,11 @@ class FastPath:
             self.checks.append((("created_at",), BatchPattern(_CANONICAL_TIME)))
         if self.on[R.MODEL_ID.id] or self.on[R.MODEL_PROVIDER.id]:
             self.checks.append((("metadata", "model"), BatchPattern(ctx.re_model)))
+        self.always = frozenset(
+            path
+            for path in {p for p, _ in self.checks} | {("id",), ("session_id",), ("created_at",), ("metadata",)}
+            if _always_set(self.model.message, path)
+        )
         # the tool blocks' formats, checked per batch too (`_columns`)
         self.tool_id_pattern = BatchPattern(ctx.re_tool_id) if self.on["TS112"] else None
         self.tool_name_pattern = BatchPattern(_USE_NAME) if self.on["TS306"] else None
@@ -394,7 +427,7 @@ class FastPath:
         if self.lean:
             return self._proven_lean(first, block, msgs)
         # equal bytes: every line is one value, with no duplicate key, CR, BOM or blank line
-        cols = Columns(msgs)
+        cols = Columns(msgs, self.always)
         bad = self._bad_formats(cols)
         created = cols.raw(("created_at",))
         ats = times(created)
@@ -405,7 +438,7 @@ class FastPath:
         n = len(msgs)
         ids, sids = cols.raw(("id",)), cols.raw(("session_id",))
         if not bad and not suspects:
-            return [Batch(first, ids, sids, created, ats, tools, len(block))]
+            return [Batch(first, ids, sids, created, ats, tools, len(block), *order(ids, sids, ats))]
         lines = block.split(b"\n")
         out: list[Step] = []
         start = 0  # the first line of the current run of batched messages
@@ -414,7 +447,16 @@ class FastPath:
                 part = {j - start: t for j, t in tools.items() if start <= j < k}
                 size = sum(map(len, lines[start:k])) + k - start
                 out.append(
-                    Batch(first + start, ids[start:k], sids[start:k], created[start:k], ats[start:k], part, size)
+                    Batch(
+                        first + start,
+                        ids[start:k],
+                        sids[start:k],
+                        created[start:k],
+                        ats[start:k],
+                        part,
+                        size,
+                        *order(ids[start:k], sids[start:k], ats[start:k]),
+                    )
                 )
             start = k + 1
             if k == n:
@@ -433,7 +475,7 @@ class FastPath:
     def _proven_lean(self, first: int, block: bytes, msgs: list[Any]) -> list[Step]:
         """`_proven` in a lean run (`self.lean`): a line is cleared when its string formats
         hold and its open fields are shallow; runs of cleared lines become one `Cleared`."""
-        bad = self._bad_formats(Columns(msgs))
+        bad = self._bad_formats(Columns(msgs, self.always))
         ok = self._open_fields_shallow
         for k, m in enumerate(msgs):
             if not ok(m):
@@ -486,7 +528,7 @@ class FastPath:
                 continue
             m = None if _maybe_deep(data) else self._decode_one(data)
             if m is not None and self.lean:
-                if not self._bad_formats(Columns([m])) and self._open_fields_shallow(m):
+                if not self._bad_formats(Columns([m], self.always)) and self._open_fields_shallow(m):
                     out.append(Cleared(1, len(raw)))
                     continue
             elif m is not None:
@@ -540,7 +582,7 @@ class FastPath:
         """Per batch: the parsed `created_at` of each message, and the indices of those
         whose string formats fail (the schema's lifted patterns, and the id, time and
         model formats of the enabled rules), each format checked with one regex."""
-        bad = self._bad_formats(Columns(msgs))
+        bad = self._bad_formats(Columns(msgs, self.always))
         return times(list(map(_CREATED, msgs))), bad
 
     def _bad_formats(self, cols: Columns) -> set[int]:
@@ -831,33 +873,27 @@ class FastPath:
 
         The message rules (TS202 unique ids, TS203/TS204 order within a session) read
         and write only `message_ids` and the sessions' last id and time; the tool rules
-        (TS205-TS207) only the tool ids. So the message columns are checked whole, the
-        tool blocks message by message in order (committing as `session` does), and the
-        messages before the first whose tools fail are committed at the end; the sessions
-        are made in order of first appearance, as one by one."""
+        (TS205-TS207) only the tool ids. The batch's own order was checked by the local
+        step (`order`); here its ids meet the run's, and each session's first message
+        the session's last. The tool blocks are checked message by message in order
+        (committing as `session` does), and the messages before the first whose tools
+        fail are committed at the end; the sessions are made in order of first
+        appearance, as one by one."""
         state = self.run.state
-        ids, sids, ats = batch.ids, batch.sids, batch.ats
+        ids, sids = batch.ids, batch.sids
         n = len(ids)
-        cuts = list(compress(range(1, n), map(ne, sids, sids[1:])))  # where a session's run begins
+        cuts = batch.cuts
         starts = [0, *cuts]
         if self.session_rules:
-            if len(starts) > 1 and len(set(sids)) != len(starts):
-                return 0  # a session in two runs: one by one
-            if not state.message_ids.isdisjoint(ids) or len(set(ids)) != n:
+            if not batch.ordered or not state.message_ids.isdisjoint(ids):
                 return 0
-            if not all(map(lt, ids, ids[1:])) or not all(map(le, ats, ats[1:])):
-                # a step back is allowed only where a session's run begins
-                at_cut = set(cuts)
-                for j in range(1, n):
-                    if j not in at_cut and not (ids[j - 1] < ids[j] and ats[j - 1] <= ats[j]):
-                        return 0
             sessions = state.sessions
             for s in starts:
                 sess = sessions.get(sids[s])
                 if sess is not None:
                     if sess.last_id is not None and ids[s] <= sess.last_id:
                         return 0
-                    if sess.last_created_at is not None and ats[s] < sess.last_created_at:
+                    if sess.last_created_at is not None and batch.at(s) < sess.last_created_at:
                         return 0
         made = 0  # the runs whose session exists (made in order)
         done = n
@@ -891,7 +927,7 @@ class FastPath:
             last = min(e, done) - 1
             sess = state.session(sids[s])
             sess.last_id = ids[last]
-            sess.last_created, sess.last_created_at = created[last], ats[last]
+            sess.last_created, sess.last_created_at = created[last], batch.at(last)
         return done
 
     def session(self, path: str, item: SessionItem) -> bool:
@@ -1075,14 +1111,32 @@ class BatchPattern:
         return [i for i, v in enumerate(values) if not one(v)]
 
 
+def _always_set(model: Any, path: tuple[str, ...]) -> bool:
+    """True when every message of the Struct class `model` has a value (not UNSET, not
+    None) at `path`: each step a required field whose type does not admit None."""
+    cls = model
+    for name in path:
+        info = {f.name: f for f in msgspec.structs.fields(cls)}.get(name)
+        if info is None or not info.required:
+            return False
+        t = info.type
+        while typing.get_origin(t) is typing.Annotated:
+            t = typing.get_args(t)[0]
+        if t is None or type(None) in typing.get_args(t):
+            return False
+        cls = t
+    return True
+
+
 class Columns:
     """The fields of one batch of Structs, each read once (one pass in C) and shared by
     the format checks and `_columns`."""
 
-    __slots__ = ("_present", "_raw", "msgs")
+    __slots__ = ("_present", "_raw", "always", "msgs")
 
-    def __init__(self, msgs: list[Any]) -> None:
+    def __init__(self, msgs: list[Any], always: frozenset[tuple[str, ...]] = frozenset()) -> None:
         self.msgs = msgs
+        self.always = always  # paths every message has a value at (`_always_set`): nothing to filter
         self._raw: dict[tuple[str, ...], list[Any]] = {}
         self._present: dict[tuple[str, ...], tuple[list[int] | None, list[Any]]] = {}
 
@@ -1101,6 +1155,8 @@ class Columns:
         """(indices, values) of the messages on which `path` leads to a value (not UNSET
         or None); indices None: every message, in order."""
         got = self._present.get(path)
+        if got is None and path in self.always:
+            got = self._present[path] = (None, self.raw(path))
         if got is None:
             idx, parents = self.present(path[:-1]) if len(path) > 1 else (None, self.msgs)
             values = self.raw(path) if idx is None else list(map(_attr(path[-1]), parents))
