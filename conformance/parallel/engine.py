@@ -265,13 +265,14 @@ def _file(
                 f"{path}: a stored result is damaged ({type(exc).__name__}); remove the --resume folder"
             ) from None
 
-    for k in range(n):
-        # a task's result is many small lists and no cycles: the collector would only walk
-        # them (and the run state), so it waits until the task is done, as the sequential
-        # path waits per block
-        gc_on = gc.isenabled()
-        gc.disable()
-        try:
+    # Task results are many small lists and no reference cycles (reference counting frees
+    # them all), and the run state only grows: the cyclic collector would walk them
+    # again and again (about a tenth of this phase). So it is paused here and runs only
+    # while the caller holds a finding (or when this generator ends).
+    gc_on = gc.isenabled()
+    try:
+        for k in range(n):
+            gc.disable()
             doc = pipe.next()
             if failed:
                 continue
@@ -282,11 +283,14 @@ def _file(
             # a range after the first numbers its lines from 2, as if behind one synthetic
             # line (the exact reader reads one there; chunks module doc)
             found = list(task_findings(doc, line0 - 1 if k > 0 else 0))
-        finally:
-            if gc_on:
-                gc.enable()
-        yield from found
-        line0 += doc["lines"]
+            line0 += doc["lines"]
+            if found:
+                if gc_on:
+                    gc.enable()
+                yield from found
+    finally:
+        if gc_on:
+            gc.enable()
 
 
 class _Pipeline:
