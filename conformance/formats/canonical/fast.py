@@ -47,7 +47,7 @@ import typing
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from decimal import Decimal, localcontext
+from decimal import Decimal
 from itertools import compress, repeat
 from operator import le, lt, ne
 from pathlib import Path
@@ -61,7 +61,7 @@ from . import rules as R
 from .engine import FAMILIES, Driver, RunState, Session, SessionFacts, commit_message, commit_tool_block
 from .fastmodel import message_model
 from .invariants import _CANONICAL_TIME, file_ref_problem, parse_created_at, url_ok
-from .pricing import _BUCKETS, _EXACT
+from .pricing import _BUCKETS
 from .tools import _USE_NAME
 
 if TYPE_CHECKING:
@@ -847,8 +847,9 @@ class FastPath:
                 return not on["TS404"]
         if not on["TS401"]:
             return True
-        with localcontext(_EXACT):
-            return bool(Decimal(usage.cost_usd) == prices.cost(version, model, as_dict))
+        # `cost` computes in its exact context; reading a plain decimal and comparing two
+        # are exact in any context
+        return bool(Decimal(usage.cost_usd) == prices.cost(version, model, as_dict))
 
     # -- the session phase (in input order) -----------------------------------------------
 
