@@ -2,9 +2,10 @@
 of finished tasks) and `--engine ray` (Ray tasks, local paths and fsspec URLs).
 
 Every engine runs the same split: in the workers, the fast path's local steps
-(`FastPath.local_block`; the exact `CanonicalRun.local` for a line they cannot clear), and
-here, in input order, the session step (`FastPath.session`, or `CanonicalRun.session`),
-so every one reports exactly what one process reports.
+(`FastPath.local_block`, which also checks each batch's own order; the exact
+`CanonicalRun.local` for a line they cannot clear), and here, in input order, the session
+step (`FastPath.session_batch` and `FastPath.session`, or `CanonicalRun.session`), so
+every one reports exactly what one process reports.
 """
 
 from __future__ import annotations

@@ -2,11 +2,12 @@
 
 A worker (a process of `--jobs`, or a Ray task) reads its range and, when the run has
 the canonical fast path, runs its local steps per block (`FastPath.local_block`: batch
-proof, string formats, one-message rules): lines it clears are sent column by column
-as a `Batch` (`["b", ...]`) or alone as a `SessionItem` (`["s", ...]`), with no findings, or, in a run with no session rule, counted with the lines
-cleared next to it (`["n", count, bytes]`); any other line is parsed and schema-checked here and its
-MESSAGE and BLOCK rules run (`CanonicalRun.local`), sent as its findings and the
-`SessionFacts` the session phase needs (`["m", ...]`). The result is JSON (orjson):
+proof, string formats, one-message rules, the batch's own order): lines it clears are
+sent column by column as a `Batch` (`["b", ...]`) or alone as a `SessionItem`
+(`["s", ...]`), with no findings, or, in a run with no session rule, counted with the
+lines cleared next to them (`["n", count, bytes]`); any other line is parsed and
+schema-checked here and its MESSAGE and BLOCK rules run (`CanonicalRun.local`), sent as
+its findings and the `SessionFacts` the session phase needs (`["m", ...]`). The result is JSON (orjson):
 cheap to send between processes, and safe to keep in a `--resume` store and read back
 (unlike a pickle, reading it cannot run code).
 
@@ -308,8 +309,8 @@ assert tuple(f.name for f in fields(Batch)) == BATCH_FIELDS, "update encode_batc
 
 
 def _fast_items(run: CanonicalRun, fast: FastPath, path: str, reader: _Range, first: int) -> list[list[Any]]:
-    """The fast path's local steps over a range (`FastPath.local_block` per block): a
-    cleared line is sent as its `SessionItem`, a line it cannot clear takes the exact
+    """The fast path's local steps over a range (`FastPath.local_block` per block):
+    cleared lines are sent as `Batch`es or `SessionItem`s, a line it cannot clear takes the exact
     local phase here, a framing finding goes through the driver. A range after the first
     numbers its lines from 2 (as if behind the synthetic line of the module doc)."""
     framing = LineFraming(path)

@@ -18,14 +18,21 @@ Clearing a line takes:
    blank line or second value on a line); a line whose bytes differ falls back to the
    colon count of `jsonio.parse` (every `:` of the input is a key separator or a string
    character, both written back one for one unless keys were lost);
-3. one predicate per enabled one-message rule (`_local`), each the negation of the
+3. the one-message rules: per batch, one tight loop (`_columns`) clears the messages on
+   which no rule can report and the tool id and name formats are checked with one
+   regex each; anything out of the ordinary (a partial message, a missing field, a
+   mismatch) goes to `_local`, one predicate per enabled rule, each the negation of the
    rule's condition, on the Struct;
-4. the session rules' preconditions against the run state (`session`), after which the
-   state takes the message (`checker.commit_message`, `checker.commit_tool_block`).
+4. the session rules' preconditions against the run state, after which the state takes
+   the messages (`engine.commit_message`, `engine.commit_tool_block`): per batch, what
+   the rules would check within the batch (`order`: one run per session, unique ids,
+   ids and times in order) and then the batch against the run state (`_bulk`: ids not
+   seen before, each session's first message after its last, tool ids in order); a
+   batch that fails goes message by message (`session`).
 
-The local steps (1-3: `local_block`, on one block of `read_blocks`) read no run state
-and turn each line into a `Step`: a framing finding, a cleared message's `SessionItem`,
-or a line for the exact path. The session step (`settle`, calling `session` per item)
+The local steps (1-3 and `order`: `local_block`, on one block of `read_blocks`) read no
+run state and turn each line into a `Step`: a framing finding, cleared messages (a
+`Batch`, or a `SessionItem`), or a line for the exact path. The session step (`settle`)
 takes them in input order. The sequential path runs both per block; `--jobs` and Ray
 workers run the local steps on their byte range (`parallel/chunks.py`) and the parent
 runs the session step. When `session` refuses an item (a session rule may report; it
