@@ -101,6 +101,16 @@ def _set(path: str, value: Any) -> Mut:
     return go
 
 
+def _inner(m: dict[str, Any], block: dict[str, Any]) -> dict[str, Any]:
+    """`block` inside the message's first tool result (a new one if it has none)."""
+    for b in m.get("content") or []:
+        if isinstance(b, dict) and b.get("type") == "tool_result":
+            b.setdefault("content", []).append(block)
+            return m
+    m["content"].append({"type": "tool_result", "tool_use_id": "tu_01JZ0000000000000000000000", "content": [block]})
+    return m
+
+
 def _del(path: str) -> Mut:
     def go(m: dict[str, Any]) -> Any:
         *head, last = path.split(".")
@@ -284,6 +294,28 @@ SEMANTIC: dict[str, Mut] = {
             }
         )
         or m
+    ),
+    # blocks inside a tool result: the block rules and the depth check run there too
+    "inner-image-bad-media": lambda m: _inner(
+        m, {"type": "image", "source": {"kind": "base64", "data": "AAAA"}, "media_type": "png"}
+    ),
+    "inner-image-bad-base64": lambda m: _inner(
+        m, {"type": "image", "source": {"kind": "base64", "data": "A"}, "media_type": "image/png"}
+    ),
+    "inner-image-ok": lambda m: _inner(
+        m, {"type": "image", "source": {"kind": "base64", "data": "AAAA"}, "media_type": "image/png"}
+    ),
+    "inner-tool-use-deep": lambda m: _inner(
+        m,
+        {
+            "type": "tool_use",
+            "id": "tu_01JZ0000000000000000000008",
+            "name": "read_file",
+            "input": {"deep": json.loads("[" * 260 + "]" * 260)},
+        },
+    ),
+    "inner-tool-use-bad-id": lambda m: _inner(
+        m, {"type": "tool_use", "id": "call_1", "name": "read_file", "input": {"path": "a"}}
     ),
     "to-tool-definition": lambda m: SYNTH_TOOLS[0],
     "to-list": lambda m: [m],
