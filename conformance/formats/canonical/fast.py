@@ -55,7 +55,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from itertools import compress, repeat
+from itertools import compress
 from operator import le, lt, ne
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -977,13 +977,7 @@ def _tools_ok(state: RunState, sess: Session | None, tools: list[tuple[int, bool
 
 
 _fromiso = datetime.fromisoformat
-_ID, _SID, _ROLE, _CONTENT, _META, _CREATED = map(
-    operator.attrgetter, ("id", "session_id", "role", "content", "metadata", "created_at")
-)
-_STATUS, _MODEL, _PROVIDER, _RAW = map(operator.attrgetter, ("status", "model", "provider", "provider_raw"))
-_ROUTING, _USAGE, _CHOSEN = map(operator.attrgetter, ("routing", "usage", "chosen_model"))
-_COMPLETE = frozenset({_UNSET, "complete"})
-_STR, _UNSETS, _ASSISTANT, _TOOL = repeat(str), repeat(_UNSET), repeat("assistant"), repeat("tool")
+_CREATED = operator.attrgetter("created_at")
 
 
 def times(created: list[str]) -> list[Any]:
@@ -1186,14 +1180,6 @@ def _attr(name: str) -> Callable[[Any], Any]:
     return got
 
 
-def _picker(idx: list[int]) -> Callable[[list[Any]], tuple[Any, ...]]:
-    """The items at `idx` of a list, as a tuple (one C call)."""
-    if len(idx) == 1:
-        k = idx[0]
-        return lambda xs: (xs[k],)
-    return operator.itemgetter(*idx)
-
-
 @dataclass(frozen=True)
 class _Classes:
     # the generated Struct classes (typed Any: their fields are known only at run time)
@@ -1202,9 +1188,7 @@ class _Classes:
     image: Any
     media: frozenset[type]  # image and audio blocks
     nested: frozenset[type]  # the block types whose rules also run inside a tool_result
-    special: frozenset[type]  # the block types `_tool_blocks` looks at: tool blocks and media
-    anywhere: frozenset[type]  # the block types every role allows (TS102 cannot fire on them)
-    allowed_pairs: frozenset[tuple[str, type]]  # (role, block class) allowed
+    special: frozenset[type]  # the block types `_columns` looks into: tool blocks and media
     allowed: dict[str, frozenset[type]]  # role -> block classes allowed (§5.1.3)
 
 
@@ -1220,7 +1204,5 @@ def _block_classes(model: Any) -> _Classes:
         media=media,
         nested=media | {by_tag["tool_use"]},
         special=media | {by_tag["tool_use"], by_tag["tool_result"]},
-        anywhere=frozenset.intersection(*allowed.values()) - media - {by_tag["tool_use"], by_tag["tool_result"]},
-        allowed_pairs=frozenset((role, t) for role, ts in allowed.items() for t in ts),
         allowed=allowed,
     )
