@@ -7,9 +7,9 @@ sent column by column as a `Batch` (`["b", ...]`) or alone as a `SessionItem`
 (`["s", ...]`), with no findings, or, in a run with no session rule, counted with the
 lines cleared next to them (`["n", count, bytes]`); any other line is parsed and
 schema-checked here and its MESSAGE and BLOCK rules run (`CanonicalRun.local`), sent as
-its findings and the `SessionFacts` the session phase needs (`["m", ...]`). The result is JSON (orjson):
-cheap to send between processes, and safe to keep in a `--resume` store and read back
-(unlike a pickle, reading it cannot run code).
+its findings and the `SessionFacts` the session phase needs (`["m", ...]`). The result
+is JSON (orjson): cheap to send between processes, and safe to keep in a `--resume`
+store and read back (unlike a pickle, reading it cannot run code).
 
 Byte ranges need no planning pass over the file: a task given `[start, end)` owns every
 line that *begins* in that range. It seeks to `start - 1`, skips to the end of that line,
@@ -310,9 +310,10 @@ assert tuple(f.name for f in fields(Batch)) == BATCH_FIELDS, "update encode_batc
 
 def _fast_items(run: CanonicalRun, fast: FastPath, path: str, reader: _Range, first: int) -> list[list[Any]]:
     """The fast path's local steps over a range (`FastPath.local_block` per block):
-    cleared lines are sent as `Batch`es or `SessionItem`s, a line it cannot clear takes the exact
-    local phase here, a framing finding goes through the driver. A range after the first
-    numbers its lines from 2 (as if behind the synthetic line of the module doc)."""
+    cleared lines are sent as `Batch`es or `SessionItem`s, a line it cannot clear takes
+    the exact local phase here, a framing finding goes through the driver. A range after
+    the first numbers its lines from 2 (as if behind the synthetic line of the module
+    doc)."""
     framing = LineFraming(path)
     out: list[list[Any]] = []
     line = first
