@@ -340,6 +340,11 @@ def _bytes_mutations(line: bytes, r: random.Random) -> dict[str, bytes]:
         "escaped-colon-dup": line.replace(
             b"{", b'{"' + first_key.encode() + b'\\u003a":1,"' + first_key.encode() + b'":"d",', 1
         ),
+        # an escaped colon in a key re-encodes as a colon and hides a lost duplicate from
+        # a bare colon count
+        "escaped-colon-hides-dup": line.replace(b'"input":{', b'"input":{"a\\u003ab":1,"k":1,"k":2,', 1)
+        if b'"input":{' in line
+        else line.replace(b'"metadata":{', b'"metadata":{"provider_raw":{"a\\u003ab":1,"k":1,"k":2},', 1),
         "unicode-escape": line.replace("ü".encode(), b"\\u00fc")
         if "ü".encode() in line
         else line.replace(b'"text":"', b'"text":"\\u00e9', 1),
@@ -530,17 +535,17 @@ def _session_edit(kind: str, docs: list[dict[str, Any]], i: int, r: random.Rando
         if docs[i + 2]["session_id"] == docs[i]["session_id"]:
             docs[i], docs[i + 2] = docs[i + 2], docs[i]
     elif kind == "partial-unanswered":  # no TS208: a partial message's calls need no answer (§5.1.5)
-        j = next((k for k in range(i, len(docs)) if any(b["type"] == "tool_use" for b in docs[k]["content"])), None)
-        if j is not None:
-            docs[j]["metadata"]["status"] = "partial"
-            uses = {b["id"] for b in docs[j]["content"] if b["type"] == "tool_use"}
-            docs[j + 1 :] = [d for d in docs[j + 1 :] if not any(b.get("tool_use_id") in uses for b in d["content"])]
+        at = next((k for k in range(i, len(docs)) if any(b["type"] == "tool_use" for b in docs[k]["content"])), None)
+        if at is not None:
+            docs[at]["metadata"]["status"] = "partial"
+            uses = {b["id"] for b in docs[at]["content"] if b["type"] == "tool_use"}
+            docs[at + 1 :] = [d for d in docs[at + 1 :] if not any(b.get("tool_use_id") in uses for b in d["content"])]
     elif kind == "result-twice":  # TS206: the tool message again, as a new message
-        j = next((k for k in range(i, len(docs)) if docs[k]["role"] == "tool"), None)
-        if j is not None:
-            again = copy.deepcopy(docs[j])
-            again["id"] = docs[j]["id"][:-1] + ("Z" if docs[j]["id"][-1] != "Z" else "Y")
-            docs.insert(j + 1, again)
+        at = next((k for k in range(i, len(docs)) if docs[k]["role"] == "tool"), None)
+        if at is not None:
+            again = copy.deepcopy(docs[at])
+            again["id"] = docs[at]["id"][:-1] + ("Z" if docs[at]["id"][-1] != "Z" else "Y")
+            docs.insert(at + 1, again)
 
 
 SESSION_EDITS = (
@@ -570,6 +575,46 @@ def test_session_rules_across_batches(
     assert same(p, selection=Selection(ignore=("TS202",))) >= len(docs) - 4 * count
     seq = dumps(validate([p]).as_dict())
     assert dumps(validate([p], jobs=2, chunk_bytes=40_000).as_dict()) == seq
+
+
+def _rewrite(line: bytes, style: str) -> bytes:
+    """`line` as another JSON writer would put it (a line that is not JSON stays)."""
+    try:
+        doc = json.loads(line)
+    except ValueError:
+        return line
+    if style == "spaced":  # Python's json.dumps defaults
+        return json.dumps(doc, ensure_ascii=False).encode("utf-8", "surrogatepass")
+    if style == "ascii":  # compact, but every non-ASCII character escaped
+        return json.dumps(doc, separators=(",", ":")).encode()
+    if style == "reordered":  # keys in another order than the schema's, at every level
+        return json.dumps(_reverse_keys(doc), separators=(",", ":"), ensure_ascii=False).encode(
+            "utf-8", "surrogatepass"
+        )
+    assert style == "crlf"
+    return line + b"\r"
+
+
+def _reverse_keys(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {k: _reverse_keys(v[k]) for k in reversed(list(v))}
+    if isinstance(v, list):
+        return [_reverse_keys(x) for x in v]
+    return v
+
+
+@pytest.mark.parametrize("style", ["spaced", "ascii", "reordered", "crlf"])
+def test_json_written_by_other_tools(tmp_path: Path, style: str) -> None:
+    """Whole files whose bytes are not msgspec's encoding (spaces, escapes, another key
+    order, CRLF): every block fails the byte proof, and each line is proven alone
+    (`_mixed`). The fast path still clears the intact lines, reports what the exact path
+    reports, and `--jobs` reports the same."""
+    lines = [_rewrite(x, style) for x in broken_corpus(600, seed=71, rate=0.1, deep=False)]
+    p = _write(tmp_path, lines)
+    assert same(p) > 450
+    assert same(p, selection=Selection(select=("TS0",))) > 450  # a lean run
+    seq = dumps(validate([p]).as_dict())
+    assert dumps(validate([p], jobs=2, chunk_bytes=30_000).as_dict()) == seq
 
 
 # -- hypothesis: strategies from the schemas, fast == exact == oracle -------------------

@@ -238,7 +238,8 @@ class FastPath:
     def __init__(self, run: CanonicalRun) -> None:
         self.run = run
         self.cleared = 0  # messages cleared so far (the rest took the exact path)
-        self._decoded: list[Any] = []  # the Structs of the batch `_first_bad` just proved
+        self._decoded: list[Any] = []  # the Structs of the batch `_first_bad` just proved (or decoded)
+        self._again = b""  # their re-encoding, when it differs from the input (`_mixed`)
         self._locates = _LOCATES  # bad lines still to locate in the current block
         rev = run.revision[run.latest]
         self.model = message_model(rev)
@@ -322,9 +323,13 @@ class FastPath:
         if not block.endswith(b"\n"):
             return self._lines(framing, first, [block]), 1
         self._locates = _LOCATES
-        if self._first_bad(block) is None:  # the common case: the whole block proven at once
+        bad = self._first_bad(block)
+        if bad is None:  # the common case: the whole block proven at once
             n = len(self._decoded)  # equal bytes: one value per line
             return self._proven(first, block), n
+        if bad == _DIFFERS:
+            n = len(self._decoded)
+            return self._mixed(framing, first, block), n
         n = block.count(b"\n")
         return self._block(framing, first, block, n), n
 
@@ -380,6 +385,9 @@ class FastPath:
             if bad is None:
                 out.extend(self._proven(first, block))
                 return out
+            if bad == _DIFFERS:
+                out.extend(self._mixed(framing, first, block))
+                return out
             if bad < 0:  # not located (or many bad lines in this block): line by line
                 out.extend(self._lines(framing, first, [x + b"\n" for x in block.split(b"\n")[:-1]]))
                 return out
@@ -418,6 +426,9 @@ class FastPath:
             self._decoded = msgs
             return None
         n = block.count(b"\n")
+        if len(msgs) == n:  # every line decoded: `_mixed` proves them one by one
+            self._decoded, self._again = msgs, again
+            return _DIFFERS
         # the first differing byte, by halving (slice comparisons run in C)
         lo, hi = 0, min(len(again), len(block))
         while lo < hi:
@@ -428,11 +439,48 @@ class FastPath:
                 hi = mid
         return min(block.count(b"\n", 0, lo), n - 1)
 
-    def _proven(self, first: int, block: bytes) -> list[Step]:
-        """Lines whose batch proof held (`_first_bad` kept their Structs)."""
+    def _mixed(self, framing: LineFraming, first: int, block: bytes) -> list[Step]:
+        """Lines that all decoded but whose re-encoding differs from the input somewhere
+        (spaces after separators, another key order, escapes: JSON written by other
+        tools). A line whose bytes are its re-encoding is proven as in a batch; any
+        other is framed, and proven by the colon count of `_decode_one` on its
+        Struct, unless framing reports or it may nest too deep. The proven lines go on
+        together (`_proven`); the others go one at a time (`_one`) in their place."""
+        msgs, again = self._decoded, self._again
+        self._again = b""
+        lines = block.split(b"\n")
+        agains = again.split(b"\n")
+        pre: dict[int, list[Step]] = {}
+        framed: dict[int, bytes] = {}  # proven lines whose framed text is not the line (a CR stripped)
+        for k, (raw_line, enc) in enumerate(zip(lines, agains, strict=True)):
+            if raw_line == enc or k == len(msgs):  # the same bytes, or the empty tail after the last newline
+                continue
+            line_no, raw = first + k, raw_line + b"\n"
+            found: list[Finding] = []
+            data = framing.frame(line_no, raw, found)
+            if (
+                not found and data is not None and not _maybe_deep(data)
+                and b"\\u003" not in data and data.count(b":") == enc.count(b":")
+            ):  # fmt: skip
+                if data != raw_line:
+                    framed[k] = data
+                continue  # proven: no key was lost, and framing has nothing to say
+            steps: list[Step] = list(found)
+            if data is not None:
+                steps.append(self._one(line_no, raw, data))
+            pre[k] = steps
+        return self._proven(first, block, pre, framed)
+
+    def _proven(
+        self, first: int, block: bytes, pre: dict[int, list[Step]] | None = None, framed: dict[int, bytes] | None = None
+    ) -> list[Step]:
+        """Lines whose batch proof held (`_first_bad` kept their Structs), but for those
+        in `pre` (line index -> its steps, already decided by `_mixed`); `framed` holds
+        the framed text of lines where it is not the line itself."""
         msgs, self._decoded = self._decoded, []
+        framed = framed or {}
         if self.lean:
-            return self._proven_lean(first, block, msgs)
+            return self._proven_lean(first, block, msgs, pre or {}, framed)
         # equal bytes: every line is one value, with no duplicate key, CR, BOM or blank line
         cols = Columns(msgs, self.always)
         bad = self._bad_formats(cols)
@@ -444,12 +492,13 @@ class FastPath:
         tools = self._columns(cols, ats, suspects)
         n = len(msgs)
         ids, sids = cols.raw(("id",)), cols.raw(("session_id",))
-        if not bad and not suspects:
+        if not bad and not suspects and not pre:
             return [Batch(first, ids, sids, created, ats, tools, len(block), *order(ids, sids, ats))]
+        pre = pre or {}
         lines = block.split(b"\n")
         out: list[Step] = []
         start = 0  # the first line of the current run of batched messages
-        for k in [*sorted(bad | suspects), n]:
+        for k in [*sorted(bad | suspects | pre.keys()), n]:
             if k > start:
                 part = {j - start: t for j, t in tools.items() if start <= j < k}
                 size = sum(map(len, lines[start:k])) + k - start
@@ -468,18 +517,23 @@ class FastPath:
             start = k + 1
             if k == n:
                 break
+            if k in pre:
+                out.extend(pre[k])
+                continue
             if k in bad:
-                out.append((first + k, lines[k] + b"\n", lines[k]))
+                out.append((first + k, lines[k] + b"\n", framed.get(k, lines[k])))
                 continue
             item = self._local(msgs[k], ats[k], first + k)
             if item is None:
-                out.append((first + k, lines[k] + b"\n", lines[k]))
+                out.append((first + k, lines[k] + b"\n", framed.get(k, lines[k])))
             else:
                 item.size = len(lines[k]) + 1
                 out.append(item)
         return out
 
-    def _proven_lean(self, first: int, block: bytes, msgs: list[Any]) -> list[Step]:
+    def _proven_lean(
+        self, first: int, block: bytes, msgs: list[Any], pre: dict[int, list[Step]], framed: dict[int, bytes]
+    ) -> list[Step]:
         """`_proven` in a lean run (`self.lean`): a line is cleared when its string formats
         hold and its open fields are shallow; runs of cleared lines become one `Cleared`."""
         bad = self._bad_formats(Columns(msgs, self.always))
@@ -487,17 +541,20 @@ class FastPath:
         for k, m in enumerate(msgs):
             if not ok(m):
                 bad.add(k)
-        if not bad:
+        if not bad and not pre:
             return [Cleared(len(msgs), len(block))]
         lines = block.split(b"\n")
         out: list[Step] = []
         count = size = 0
         for k in range(len(msgs)):
-            if k in bad:
+            if k in bad or k in pre:
                 if count:
                     out.append(Cleared(count, size))
                     count = size = 0
-                out.append((first + k, lines[k] + b"\n", lines[k]))
+                if k in pre:
+                    out.extend(pre[k])
+                else:
+                    out.append((first + k, lines[k] + b"\n", framed.get(k, lines[k])))
             else:
                 count += 1
                 size += len(lines[k]) + 1
@@ -531,23 +588,26 @@ class FastPath:
             found: list[Finding] = []
             data = framing.frame(line_no, raw, found)
             out.extend(found)
-            if data is None:
-                continue
-            m = None if _maybe_deep(data) else self._decode_one(data)
-            if m is not None and self.lean:
-                if not self._bad_formats(Columns([m], self.always)) and self._open_fields_shallow(m):
-                    out.append(Cleared(1, len(raw)))
-                    continue
-            elif m is not None:
-                ats, bad = self._formats([m])
-                if not bad:
-                    item = self._local(m, ats[0], line_no)
-                    if item is not None:
-                        item.size = len(raw)
-                        out.append(item)
-                        continue
-            out.append((line_no, raw, data))
+            if data is not None:
+                out.append(self._one(line_no, raw, data))
         return out
+
+    def _one(self, line_no: int, raw: bytes, data: bytes) -> Step:
+        """One framed line alone: cleared (a `SessionItem`, or `Cleared` in a lean run)
+        when its own proof and predicates hold, else `(line, raw, data)` for the exact
+        path."""
+        m = None if _maybe_deep(data) else self._decode_one(data)
+        if m is not None and self.lean:
+            if not self._bad_formats(Columns([m], self.always)) and self._open_fields_shallow(m):
+                return Cleared(1, len(raw))
+        elif m is not None:
+            ats, bad = self._formats([m])
+            if not bad:
+                item = self._local(m, ats[0], line_no)
+                if item is not None:
+                    item.size = len(raw)
+                    return item
+        return (line_no, raw, data)
 
     def _decode_one(self, data: bytes) -> Any:
         """The Struct of one line, or None when the line is not proven free of duplicate
@@ -990,6 +1050,7 @@ def times(created: list[str]) -> list[Any]:
 
 
 _LOCATES = 8  # bad lines located per block before the rest goes line by line (bounds the work)
+_DIFFERS = -2  # `_first_bad`: every line decoded, but the re-encoding differs (`_mixed`)
 _AT_LINE = re.compile(r"- at `\$\[(\d+)\]")  # msgspec: a validation error of line k of a batch
 _AT_BYTE = re.compile(r"\(byte (\d+)\)")  # msgspec: malformed JSON at a byte
 # what msgspec raises on a line it cannot take: a decode error, invalid UTF-8, its own
