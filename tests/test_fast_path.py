@@ -617,6 +617,38 @@ def test_json_written_by_other_tools(tmp_path: Path, style: str) -> None:
     assert dumps(validate([p], jobs=2, chunk_bytes=30_000).as_dict()) == seq
 
 
+def test_runs_of_lines_that_cannot_be_cleared(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stretch where every line carries a finding (an unknown metadata field) sends
+    blocks straight to the exact path after a few tries; the clean stretch after it is
+    cleared again (a probe block finds it), and the report is the exact path's, with a
+    bare CR inside a line, a CRLF, a blank line and session edits in the cold stretch."""
+    docs = list(messages(3000, seed=5, session_len=20))
+    lines = [_line(d) for d in docs]
+    for k in range(200, 1400):
+        d = copy.deepcopy(docs[k])
+        d["metadata"]["trace_id"] = "t"  # TS010 on every line of the stretch
+        lines[k] = _line(d)
+    lines[700] = lines[700].replace(b'"text":"', b'"text":"a\rb', 1)  # a raw CR: TS001, not a line break
+    lines[900], lines[901] = lines[901], lines[900]  # TS203/TS204 in the cold stretch
+    lines[800] += b"\r"  # the file's first CRLF, and a blank line: framing findings
+    lines.insert(1000, b"")
+    p = _write(tmp_path, lines)
+    tried: list[int] = []
+    exact_lines = FastPath._exact_lines
+
+    def spy(self: FastPath, framing: Any, first: int, block: bytes) -> Any:
+        tried.append(first)
+        return exact_lines(self, framing, first, block)
+
+    monkeypatch.setattr(FastPath, "_exact_lines", spy)
+    cleared = same(p)
+    # cold only inside the stretch, and until a probe block (every 8th, ~66 lines each) after it
+    assert tried and min(tried) > 200 and max(tried) < 1400 + 8 * 70
+    assert cleared >= 3000 - 1200 - 8 * 70  # the clean lines after it are cleared again
+    seq = dumps(validate([p]).as_dict())
+    assert dumps(validate([p], jobs=2, chunk_bytes=100_000).as_dict()) == seq
+
+
 # -- hypothesis: strategies from the schemas, fast == exact == oracle -------------------
 
 

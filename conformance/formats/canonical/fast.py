@@ -240,6 +240,7 @@ class FastPath:
         self.cleared = 0  # messages cleared so far (the rest took the exact path)
         self._decoded: list[Any] = []  # the Structs of the batch `_first_bad` just proved (or decoded)
         self._again = b""  # their re-encoding, when it differs from the input (`_mixed`)
+        self.cold = 0  # blocks in a row of this file or range in which nothing was cleared
         self._locates = _LOCATES  # bad lines still to locate in the current block
         rev = run.revision[run.latest]
         self.model = message_model(rev)
@@ -296,6 +297,7 @@ class FastPath:
         max_line = self.run.options.max_line_bytes
         framing = LineFraming(str(path))
         f = open_input(path)
+        self.cold = 0
         try:
             line = 1
             for block in read_blocks(f, max_line):
@@ -322,16 +324,37 @@ class FastPath:
             return [framing.too_long_finding(first, self.run.options.max_line_bytes)], 1
         if not block.endswith(b"\n"):
             return self._lines(framing, first, [block]), 1
+        if self.cold >= _COLD and self.cold % _PROBE:
+            # the last blocks cleared nothing (every line carries a finding, say an
+            # unknown field): trying to prove lines would only add work, so these go
+            # to the exact path; every `_PROBE`th block tries again
+            self.cold += 1
+            return self._exact_lines(framing, first, block), block.count(b"\n")
         self._locates = _LOCATES
         bad = self._first_bad(block)
         if bad is None:  # the common case: the whole block proven at once
             n = len(self._decoded)  # equal bytes: one value per line
-            return self._proven(first, block), n
-        if bad == _DIFFERS:
+            steps = self._proven(first, block)
+        elif bad == _DIFFERS:
             n = len(self._decoded)
-            return self._mixed(framing, first, block), n
-        n = block.count(b"\n")
-        return self._block(framing, first, block, n), n
+            steps = self._mixed(framing, first, block)
+        else:
+            n = block.count(b"\n")
+            steps = self._block(framing, first, block, n)
+        self.cold = 0 if any(type(x) in _CLEARED for x in steps) else self.cold + 1
+        return steps, n
+
+    def _exact_lines(self, framing: LineFraming, first: int, block: bytes) -> list[Step]:
+        """The lines of `block` (each ending in a newline) framed, each for the exact path."""
+        out: list[Step] = []
+        for k, line in enumerate(block.split(b"\n")[:-1]):
+            raw = line + b"\n"
+            found: list[Finding] = []
+            data = framing.frame(first + k, raw, found)
+            out.extend(found)
+            if data is not None:
+                out.append((first + k, raw, data))
+        return out
 
     def settle(
         self, framing: LineFraming, steps: list[Step], stats: FileStats, progress: ProgressHook | None
@@ -1051,6 +1074,9 @@ def times(created: list[str]) -> list[Any]:
 
 _LOCATES = 8  # bad lines located per block before the rest goes line by line (bounds the work)
 _DIFFERS = -2  # `_first_bad`: every line decoded, but the re-encoding differs (`_mixed`)
+_COLD = 3  # blocks in a row that cleared nothing before blocks go to the exact path untried
+_PROBE = 8  # ... but every 8th block is tried again
+_CLEARED = (Batch, SessionItem, Cleared)
 _AT_LINE = re.compile(r"- at `\$\[(\d+)\]")  # msgspec: a validation error of line k of a batch
 _AT_BYTE = re.compile(r"\(byte (\d+)\)")  # msgspec: malformed JSON at a byte
 # what msgspec raises on a line it cannot take: a decode error, invalid UTF-8, its own
