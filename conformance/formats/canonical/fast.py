@@ -473,6 +473,9 @@ class FastPath:
         self._again = b""
         lines = block.split(b"\n")
         agains = again.split(b"\n")
+        if len(agains) != len(lines):  # not one encoded line per input line: no proof here
+            self._decoded = []
+            return self._lines(framing, first, [x + b"\n" for x in lines[:-1]])
         pre: dict[int, list[Step]] = {}
         framed: dict[int, bytes] = {}  # proven lines whose framed text is not the line (a CR stripped)
         for k, (raw_line, enc) in enumerate(zip(lines, agains, strict=True)):
