@@ -841,6 +841,15 @@ def test_fast_path_covers_every_registered_rule() -> None:
         MESSAGE.rules.pop()
 
 
+def test_a_role_the_fast_path_does_not_know_turns_it_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    from conformance.formats.canonical import rules as R
+
+    run = CanonicalRun(Options())
+    assert FastPath.covers(run.driver, "v1")
+    monkeypatch.setattr(R, "ALLOWED_BLOCKS", {k: v for k, v in R.ALLOWED_BLOCKS.items() if k != "tool"})
+    assert not FastPath.covers(run.driver, "v1")
+
+
 def test_batch_patterns_refuse_what_could_cross_a_line() -> None:
     assert _batchable("[0-7][0-9A-HJKMNP-TV-Z]{25}")
     assert _batchable(r"[a-z0-9][a-z0-9_.-]*:[^\s]+")

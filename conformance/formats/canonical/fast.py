@@ -285,9 +285,12 @@ class FastPath:
     @staticmethod
     def covers(driver: Driver, revision: str) -> bool:
         """True when every enabled rule of the run is one the fast path can prove silent,
-        and every field of arbitrary JSON is one whose depth it checks (`OPEN_FIELDS`)."""
+        every field of arbitrary JSON is one whose depth it checks (`OPEN_FIELDS`), and
+        every role is one whose blocks it knows (`rules.ALLOWED_BLOCKS`)."""
         enabled = {info.id for fam in FAMILIES for info, _, _ in fam.rules if driver.enabled(info.id)}
-        return enabled <= COVERED and message_model(revision).open_fields <= OPEN_FIELDS
+        model = message_model(revision)
+        roles = set(typing.get_args(typing.get_type_hints(model.message)["role"]))
+        return enabled <= COVERED and model.open_fields <= OPEN_FIELDS and roles <= R.ALLOWED_BLOCKS.keys()
 
     # -- reading ------------------------------------------------------------------------
 
