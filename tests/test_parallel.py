@@ -154,6 +154,41 @@ def test_worker_processes_on_fixtures_and_a_defective_corpus(tmp_path: Path, job
     assert orjson.loads(want)["summary"]["errors"] > 50  # the corpus is really defective
 
 
+def _spy_processes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Record the worker counts of the `Processes` backends a run starts."""
+    from conformance.parallel import engine
+
+    started: list[int] = []
+
+    class Spy(engine.Processes):
+        def __init__(self, jobs: int, options: Options) -> None:
+            started.append(jobs)
+            super().__init__(jobs, options)
+
+    monkeypatch.setattr(engine, "Processes", Spy)
+    return started
+
+
+def test_many_small_files_stay_in_this_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tasks much smaller than a chunk cost more to ship to a worker than to run here
+    (`parallel.MIN_TASK_BYTES`): a folder of small session files runs in this process
+    with `--jobs 2`, and its report is the one of `--jobs 1`; a large file still goes
+    to workers."""
+    lines = corpus(1200, 3)
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    for k in range(0, len(lines), 30):  # 40 files of about 30 KB
+        (folder / f"s{k:05d}.jsonl").write_bytes(b"".join(lines[k : k + 30]))
+    started = _spy_processes(monkeypatch)
+    want = sequential([folder])
+    assert report_bytes(validate([folder], ALL_RULES, jobs=2)) == want
+    assert started == []
+    big = tmp_path / "big.jsonl"
+    big.write_bytes(b"".join(lines) * 2)
+    assert report_bytes(validate([big], ALL_RULES, jobs=2, chunk_bytes=256 * 1024)) == sequential([big])
+    assert started == [2]
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_defective_corpora_in_ranges(tmp_path: Path, seed: int) -> None:
     f = tmp_path / "c.jsonl"

@@ -33,7 +33,14 @@ def get_format(name: str) -> Format:
 
 
 def detect_format(path: Path) -> Format | None:
+    asked: set[type] = set()
     for f in all_formats():
+        # detection depends on the path alone (`Format.detect`), so a class already asked
+        # is not asked again: chibi's vocabulary variants answer as chibi did, and each
+        # answer reads the file again (a third of the time on many small files)
+        if type(f) in asked:
+            continue
+        asked.add(type(f))
         if f.detect(path):
             return f
     return None

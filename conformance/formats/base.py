@@ -91,7 +91,8 @@ class Format(Protocol):
         """True when `conformance.migrations` registers migrations for this format."""
 
     def detect(self, path: Path) -> bool:
-        """True when `path` looks like this format (cheap: name and first bytes)."""
+        """True when `path` looks like this format (cheap: name and first bytes); a
+        function of the path alone, the same for every instance of a class."""
 
     def start(self, options: Options) -> FormatRun:
         """Begin a run; the run keeps cross-file state (sessions, ids)."""

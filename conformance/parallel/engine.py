@@ -330,7 +330,7 @@ def processes(jobs: int, options: Options, chunk_bytes: int) -> Callable[[int, i
     """The backend of `--jobs`: worker processes when there is enough work to share."""
 
     def make(n_tasks: int, n_bytes: int) -> Backend:
-        if jobs <= 1 or n_tasks <= 1 or not worth_sharing(n_bytes, chunk_bytes):
+        if jobs <= 1 or n_tasks <= 1 or not worth_sharing(n_bytes, chunk_bytes, n_tasks):
             return InProcess(options)
         return Processes(min(jobs, n_tasks), options)
 
