@@ -82,12 +82,16 @@ class Processes:
         self.run: CanonicalRun | None = None  # the parent's run, once it exists
         self.submitted = 0
 
+    def _here(self, task: Task) -> bytes:
+        """`task` run in this process, with its run (no second build)."""
+        return run_task(task, self.options, run=self.run)
+
     def submit(self, task: Task) -> Thunk:
         self.submitted += 1
         if self.submitted == 1:
             # the first task runs here, lazily, while the workers start (about 0.3 s
             # cold: a fresh interpreter, its imports, the schemas), so no one waits idle
-            return lambda: run_task(task, self.options, run=self.run)
+            return lambda: self._here(task)
         fut = self.pool.submit(run_task, task, self.options)
 
         def wait() -> bytes:
@@ -97,7 +101,7 @@ class Processes:
             if fut.cancel():
                 # no worker has taken it (they are still starting, or the queue is
                 # empty ahead of it): this process runs it instead of waiting idle
-                return run_task(task, self.options, run=self.run)
+                return self._here(task)
             try:
                 return fut.result()
             except BrokenProcessPool:

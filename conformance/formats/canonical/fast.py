@@ -349,15 +349,7 @@ class FastPath:
 
     def _exact_lines(self, framing: LineFraming, first: int, block: bytes) -> list[Step]:
         """The lines of `block` (each ending in a newline) framed, each for the exact path."""
-        out: list[Step] = []
-        for k, line in enumerate(block.split(b"\n")[:-1]):
-            raw = line + b"\n"
-            found: list[Finding] = []
-            data = framing.frame(first + k, raw, found)
-            out.extend(found)
-            if data is not None:
-                out.append((first + k, raw, data))
-        return out
+        return self._lines(framing, first, _whole_lines(block), exact=True)
 
     def settle(
         self, framing: LineFraming, steps: list[Step], stats: FileStats, progress: ProgressHook | None
@@ -415,7 +407,7 @@ class FastPath:
                 out.extend(self._mixed(framing, first, block))
                 return out
             if bad < 0:  # not located (or many bad lines in this block): line by line
-                out.extend(self._lines(framing, first, [x + b"\n" for x in block.split(b"\n")[:-1]]))
+                out.extend(self._lines(framing, first, _whole_lines(block)))
                 return out
             self._locates -= 1
             lines = block.split(b"\n")
@@ -478,7 +470,7 @@ class FastPath:
         agains = again.split(b"\n")
         if len(agains) != len(lines):  # not one encoded line per input line: no proof here
             self._decoded = []
-            return self._lines(framing, first, [x + b"\n" for x in lines[:-1]])
+            return self._lines(framing, first, _whole_lines(block))
         pre: dict[int, list[Step]] = {}
         framed: dict[int, bytes] = {}  # proven lines whose framed text is not the line (a CR stripped)
         for k, (raw_line, enc) in enumerate(zip(lines, agains, strict=True)):
@@ -549,12 +541,9 @@ class FastPath:
             if k in pre:
                 out.extend(pre[k])
                 continue
-            if k in bad:
-                out.append((first + k, lines[k] + b"\n", framed.get(k, lines[k])))
-                continue
-            item = self._local(msgs[k], ats[k], first + k)
+            item = None if k in bad else self._local(msgs[k], ats[k], first + k)
             if item is None:
-                out.append((first + k, lines[k] + b"\n", framed.get(k, lines[k])))
+                out.append(_for_exact(first, k, lines, framed))
             else:
                 item.size = len(lines[k]) + 1
                 out.append(item)
@@ -583,7 +572,7 @@ class FastPath:
                 if k in pre:
                     out.extend(pre[k])
                 else:
-                    out.append((first + k, lines[k] + b"\n", framed.get(k, lines[k])))
+                    out.append(_for_exact(first, k, lines, framed))
             else:
                 count += 1
                 size += len(lines[k]) + 1
@@ -609,8 +598,9 @@ class FastPath:
                         return False
         return True
 
-    def _lines(self, framing: LineFraming, first: int, raws: list[bytes]) -> list[Step]:
-        """Line by line: framing as `read_jsonl` does it, then each line alone."""
+    def _lines(self, framing: LineFraming, first: int, raws: list[bytes], *, exact: bool = False) -> list[Step]:
+        """Line by line: framing as `read_jsonl` does it, then each line alone (`_one`),
+        or straight to the exact path (`exact`)."""
         out: list[Step] = []
         for k, raw in enumerate(raws):
             line_no = first + k
@@ -618,7 +608,7 @@ class FastPath:
             data = framing.frame(line_no, raw, found)
             out.extend(found)
             if data is not None:
-                out.append(self._one(line_no, raw, data))
+                out.append((line_no, raw, data) if exact else self._one(line_no, raw, data))
         return out
 
     def _one(self, line_no: int, raw: bytes, data: bytes) -> Step:
@@ -994,37 +984,26 @@ class FastPath:
                         return 0
         made = 0  # the runs whose session exists (made in order)
         done = n
-        check = self.session_rules
-        owner = state.tool_owner
         for j, tools in batch.tools.items():
             while made < len(starts) and starts[made] <= j:
                 state.session(sids[starts[made]])
                 made += 1
             sid = sids[j]
             sess = state.sessions[sid]
-            if check:
-                if len(tools) == 1:  # most messages: one call, or one result (`_tools_ok` for one block)
-                    _i, use, tid = tools[0]
-                    if (tid in owner) if use else (tid not in sess.open_uses):
-                        done = j
-                        break
-                elif not _tools_ok(state, sess, tools):
-                    done = j
-                    break
+            if self.session_rules and not _tools_ok(state, sess, tools):
+                done = j
+                break
             line = batch.first + j
             for i, use, tid in tools:
                 commit_tool_block(state, sess, sid, True, use, tid, (path, line, "", i))
         if done and self.run._track_ids:
             state.message_ids.update(ids if done == n else ids[:done])
-        ends = [*cuts, n]
-        created = batch.created
-        for s, e in zip(starts, ends, strict=True):
+        # each session takes the last of its committed messages (the ids went in above)
+        for s, e in zip(starts, [*cuts, n], strict=True):
             if s >= done:
                 break
             last = min(e, done) - 1
-            sess = state.session(sids[s])
-            sess.last_id = ids[last]
-            sess.last_created, sess.last_created_at = created[last], batch.at(last)
+            commit_message(state, state.session(sids[s]), ids[last], batch.created[last], batch.at(last), False)
         return done
 
     def session(self, path: str, item: SessionItem) -> bool:
@@ -1049,6 +1028,17 @@ class FastPath:
         for i, use, tid in item.tools:
             commit_tool_block(state, sess, item.session_id, item.complete, use, tid, (path, item.line, "", i))
         return True
+
+
+def _whole_lines(block: bytes) -> list[bytes]:
+    """The lines of a block that ends in a newline, each with its newline."""
+    return [x + b"\n" for x in block.split(b"\n")[:-1]]
+
+
+def _for_exact(first: int, k: int, lines: list[bytes], framed: dict[int, bytes]) -> tuple[int, bytes, bytes]:
+    """Line `k` of a block (`lines`: the block split at newlines) as a `Step` for the
+    exact path: its number, its raw bytes, its framed text."""
+    return (first + k, lines[k] + b"\n", framed.get(k, lines[k]))
 
 
 def _tools_ok(state: RunState, sess: Session | None, tools: list[tuple[int, bool, str]]) -> bool:
