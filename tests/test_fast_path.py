@@ -161,6 +161,17 @@ SEMANTIC: dict[str, Mut] = {
     "content-empty": _set("content", []),
     "content-null": _set("content", None),
     "text-not-str": _set("content.0.text", 5),
+    # the opaque strings decode as raw JSON (`fast.OPAQUE`): their type is proven per batch
+    "text-null": _set("content.0.text", None),
+    "text-true": _set("content.0.text", True),
+    "text-list": _set("content.0.text", ["a"]),
+    "text-object": _set("content.0.text", {"a": "b"}),
+    "text-empty": _set("content.0.text", ""),
+    "inner-text-not-str": lambda m: _inner(m, {"type": "text", "text": 7}),
+    "inner-text-ok": lambda m: _inner(m, {"type": "text", "text": "inner \u00fc:"}),
+    "thinking-text-not-str": lambda m: m["content"].append({"type": "thinking", "text": {"a": 1}}) or m,
+    "redacted-data-not-str": lambda m: m["content"].append({"type": "redacted_thinking", "data": [1]}) or m,
+    "redacted-data-null": lambda m: m["content"].append({"type": "redacted_thinking", "data": None}) or m,
     "model-no-colon": _set("metadata.model", "claude"),
     "model-space": _set("metadata.model", "anthropic:claude sonnet"),
     "model-nbsp": _set("metadata.model", "anthropic:claude\u00a0x"),
@@ -355,6 +366,13 @@ def _bytes_mutations(line: bytes, r: random.Random) -> dict[str, bytes]:
         "two-values": line + b" {}",
         "truncated": line[: len(line) // 2],
         "invalid-utf8": line.replace(b'"text":"', b'"text":"\xff', 1),
+        "invalid-utf8-last-text": _replace_last(line, b'"text":"', b'"text":"ok \xe2\x82'),
+        "surrogate-utf8": line.replace(b'"text":"', b'"text":"\xed\xa0\x80', 1),
+        "overlong-utf8": line.replace(b'"text":"', b'"text":"\xc0\xaf', 1),
+        "invalid-utf8-model": line.replace(b'"model":"', b'"model":"\xff', 1),
+        "text-raw-number": line.replace(b'"text":"', b'"text":12,"t":"', 1),
+        "text-raw-tab": line.replace(b'"text":"', b'"text":"\t', 1),
+        "text-escaped-quote": line.replace(b'"text":"', b'"text":"\\"', 1),
         "nan": line.replace(b'"schema_version":1', b'"schema_version":NaN', 1),
         "infinity-input": line.replace(b'"input":{', b'"input":{"x":Infinity,', 1) if b'"input":{' in line else line,
         "trailing-comma": line[:-1] + b",}",
@@ -363,6 +381,11 @@ def _bytes_mutations(line: bytes, r: random.Random) -> dict[str, bytes]:
         "spaces-line": b"   \n" + line,
         "deep-array": b"[" * (r.choice((150, 250, 300))) + b"]" * 0 + line,
     }
+
+
+def _replace_last(line: bytes, old: bytes, new: bytes) -> bytes:
+    at = line.rfind(old)
+    return line if at < 0 else line[:at] + new + line[at + len(old) :]
 
 
 def broken_corpus(n: int, seed: int, *, rate: float = 0.15, deep: bool = True) -> list[bytes]:
@@ -752,6 +775,118 @@ def test_fast_model_required_fields(rev: str) -> None:
         with pytest.raises(msgspec.ValidationError):
             dec.decode(orjson.dumps(broken))
     dec.decode(orjson.dumps(msg))
+
+
+@pytest.mark.parametrize("rev", ["v1", "v2"])
+def test_raw_model_decodes_exactly_the_opaque_strings_as_raw(rev: str) -> None:
+    """The raw model differs from the strict one only in the opaque fields, each a
+    required plain string of the schema, now `msgspec.Raw`."""
+    raw = FM.raw_model(rev, fast_module.OPAQUE)
+    assert raw is not None
+    got = {f"{cls.__name__.removeprefix('Fast')}.{f}" for cls, names in raw.raw for f in names}
+    assert got == set(fast_module.OPAQUE)
+    strict: dict[str, Any] = {}
+    loose: dict[str, Any] = {}
+    _structs(FM.message_model(rev).message, strict)
+    _structs(raw.model.message, loose)
+    assert strict.keys() == loose.keys()
+    import typing
+
+    for name, cls in loose.items():
+        for f, t in typing.get_type_hints(cls).items():
+            want = typing.get_type_hints(strict[name])[f]
+            if f"{name.removeprefix('Fast')}.{f}" in fast_module.OPAQUE:
+                assert (want, t) == (str, msgspec.Raw)
+            elif t is not want:
+                assert str(t) == str(want), (name, f)  # the same type, built again
+
+
+def _fake_set(changes: dict[str, Any]) -> Any:
+    s = schema_set("canonical", "v1")
+    return type(s)(s.format, s.version, s.folder, {**s.documents, **changes})
+
+
+def test_raw_model_refuses_a_raw_field_where_the_check_does_not_look() -> None:
+    """A text block reached outside `content` (here a metadata field) would hold a raw
+    value `OpaqueCheck` never sees: no raw model then, the strict one serves."""
+    s = schema_set("canonical", "v1")
+    meta = copy.deepcopy(s["message-metadata.json"])
+    meta["properties"]["note"] = {"$ref": "text-block.json"}
+    assert FM._raw(FM._Builder(_fake_set({"message-metadata.json": meta}), fast_module.OPAQUE)) is None
+    meta["properties"]["note"] = {"type": "array", "items": {"$ref": "text-block.json"}}
+    assert FM._raw(FM._Builder(_fake_set({"message-metadata.json": meta}), fast_module.OPAQUE)) is None
+    meta["properties"]["note"] = {"type": "array", "items": {"$ref": "tool-result-block.json"}}  # text blocks deeper in
+    assert FM._raw(FM._Builder(_fake_set({"message-metadata.json": meta}), fast_module.OPAQUE)) is None
+    assert FM._raw(FM._Builder(_fake_set({}), fast_module.OPAQUE)) is not None
+
+
+def test_raw_model_keeps_a_constrained_string_strict() -> None:
+    """An opaque field the schema constrains (a pattern, a length) stays a checked str."""
+    s = schema_set("canonical", "v1")
+    text = copy.deepcopy(s["text-block.json"])
+    text["properties"]["text"]["maxLength"] = 10
+    raw = FM._raw(FM._Builder(_fake_set({"text-block.json": text}), fast_module.OPAQUE))
+    assert raw is not None
+    assert "FastTextBlock" not in {cls.__name__ for cls, _ in raw.raw}
+    text = copy.deepcopy(s["text-block.json"])
+    text["required"] = ["type"]  # optional: an absent value would not be a raw one
+    raw = FM._raw(FM._Builder(_fake_set({"text-block.json": text}), fast_module.OPAQUE))
+    assert raw is not None
+    assert "FastTextBlock" not in {cls.__name__ for cls, _ in raw.raw}
+
+
+def _opaque_values(doc: Any, fill: Callable[[str], str]) -> Any:
+    """`doc` with every value of an opaque field (`fast.OPAQUE`) replaced by `fill(value)`."""
+    fields = {tuple(x.split(".")) for x in fast_module.OPAQUE}
+    titles = {"text": "TextBlock", "thinking": "ThinkingBlock", "redacted_thinking": "RedactedThinkingBlock"}
+    if isinstance(doc, list):
+        return [_opaque_values(x, fill) for x in doc]
+    if not isinstance(doc, dict):
+        return doc
+    out = {k: _opaque_values(v, fill) for k, v in doc.items()}
+    title = titles.get(str(doc.get("type")))
+    for k, v in doc.items():
+        if (title, k) in fields and isinstance(v, str):
+            out[k] = fill(v)
+    return out
+
+
+@pytest.mark.parametrize("fill", ["", "x", " \u00fc\n:{", "long"])
+def test_no_rule_reads_an_opaque_string(tmp_path: Path, fill: str) -> None:
+    """The claim behind `fast.OPAQUE`: the exact path's findings do not depend on the
+    values of those fields, only on their being strings. Every rule fixture and a
+    synthetic corpus, with every opaque value replaced, report exactly as before."""
+    value = "w" * 5000 if fill == "long" else fill
+    files = [*sorted(RULES.glob("*.jsonl")), _write(tmp_path, broken_corpus(300, seed=8, rate=0.3))]
+    for k, src in enumerate(files):
+        lines = src.read_bytes().split(b"\n")
+        out = []
+        for line in lines:
+            try:
+                doc = orjson.loads(line)  # strict: a line with bad UTF-8 or a lone surrogate stays as it was
+            except ValueError:
+                out.append(line)
+                continue
+            out.append(_line(_opaque_values(doc, lambda _v: value)))
+        assert out != lines or value == "x", src.name  # the replacement reached the data
+        (tmp_path / "changed").mkdir(exist_ok=True)
+        (tmp_path / "same").mkdir(exist_ok=True)
+        changed = tmp_path / "changed" / f"{k}.jsonl"  # the same name: findings may quote it
+        changed.write_bytes(b"\n".join(out))
+        copy_ = tmp_path / "same" / f"{k}.jsonl"
+        copy_.write_bytes(b"\n".join(_line(orjson.loads(x)) if _parses(x) else x for x in lines))
+        for kw in ({}, {"tools": TOOLS, "pricing": PRICING}):
+            a, _, _ = _run(copy_, Options(exact=True, **kw))  # type: ignore[arg-type]
+            b, _, _ = _run(changed, Options(exact=True, **kw))  # type: ignore[arg-type]
+            assert [(*x[1:5], x[5].replace("/changed/", "/same/")) for x in b] == [x[1:] for x in a], src.name
+
+
+def _parses(line: bytes) -> bool:
+    try:
+        orjson.loads(line)
+    except ValueError:
+        return False
+    return True
 
 
 def test_a_keyword_the_generator_does_not_know_fails_the_build(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -55,8 +55,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from itertools import compress
-from operator import le, lt, ne
+from itertools import accumulate, chain, compress
+from operator import itemgetter, le, lt, ne
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -66,7 +66,7 @@ from ...findings import Finding
 from ...jsonio import LineFraming, Record, _skip_rest_of_line, open_input
 from . import rules as R
 from .engine import FAMILIES, Driver, RunState, Session, SessionFacts, commit_message, commit_tool_block
-from .fastmodel import message_model
+from .fastmodel import RAW_SHAPES, RawModel, message_model, raw_model
 from .invariants import _CANONICAL_TIME, file_ref_problem, parse_created_at, url_ok
 from .pricing import _BUCKETS
 from .tools import _USE_NAME
@@ -101,6 +101,12 @@ LOCAL_RULES: tuple[str, ...] = (
     "TS101", "TS102", "TS103", "TS104", "TS105", "TS106", "TS107", "TS109", "TS110", "TS111", "TS112",
     "TS113", "TS114", "TS115", "TS116", "TS119", "TS120", "TS304", "TS305", "TS306", "TS401", "TS402", "TS403", "TS404",
 )  # fmt: skip
+
+
+# the string fields no rule reads, only their type (a string): the batch proof decodes
+# them as raw JSON bytes (`fastmodel.raw_model`) and `OpaqueCheck` proves the type and
+# the UTF-8 per batch; a rule that comes to read one of them must leave this list
+OPAQUE: frozenset[str] = frozenset({"TextBlock.text", "ThinkingBlock.text", "RedactedThinkingBlock.data"})
 
 
 @dataclass(slots=True)
@@ -243,7 +249,10 @@ class FastPath:
         self.cold = 0  # blocks in a row of this file or range in which nothing was cleared
         self._locates = _LOCATES  # bad lines still to locate in the current block
         rev = run.revision[run.latest]
-        self.model = message_model(rev)
+        # the opaque strings decode as raw JSON where the model allows it (`OpaqueCheck`)
+        raw = raw_model(rev, OPAQUE)
+        self.model = message_model(rev) if raw is None else raw.model
+        self.opaque = None if raw is None else OpaqueCheck(raw)
         self.decoder = msgspec.json.Decoder(self.model.message)
         self.encoder = msgspec.json.Encoder()
         d: Driver = run.driver
@@ -421,24 +430,15 @@ class FastPath:
     def _first_bad(self, block: bytes) -> int | None:
         """None when the batch proof holds for the lines of `block` (each ending in a
         newline), else the index of the first line that breaks it (-1 when it cannot be
-        told)."""
-        try:
-            msgs = self.decoder.decode_lines(block)
-        except msgspec.MsgspecError as exc:
-            n = block.count(b"\n")
-            text = str(exc)
-            m = _AT_LINE.search(text)
-            if m:
-                return int(m.group(1)) if int(m.group(1)) < n else -1
-            m = _AT_BYTE.search(text)
-            if m and int(m.group(1)) <= len(block):
-                return min(block.count(b"\n", 0, int(m.group(1))), n - 1)
-            return -1
-        except (UnicodeError, RecursionError):
-            return -1
+        told, or when a raw value is not a string: line by line, `_decode_one`, finds it)."""
+        msgs = _decode_block(self.decoder, block)
+        if isinstance(msgs, int):
+            return msgs
         try:
             again = self.encoder.encode_lines(msgs)
         except _UNREADABLE:
+            return -1
+        if self.opaque is not None and not self.opaque.ok(msgs):
             return -1
         if again == block:  # so `block` holds one line per message, each its own encoding
             self._decoded = msgs
@@ -630,11 +630,14 @@ class FastPath:
 
     def _decode_one(self, data: bytes) -> Any:
         """The Struct of one line, or None when the line is not proven free of duplicate
-        keys (or does not decode): the colon count of `jsonio.parse`, on the Struct."""
+        keys (or does not decode, or a raw value is not a string): the colon count of
+        `jsonio.parse`, on the Struct."""
         try:
             m = self.decoder.decode(data)
             again = self.encoder.encode(m)
         except _UNREADABLE:
+            return None
+        if self.opaque is not None and not self.opaque.ok([m]):
             return None
         if again == data or (b"\\u003" not in data and data.count(b":") == again.count(b":")):
             return m
@@ -1027,6 +1030,69 @@ class FastPath:
         commit_message(state, sess, item.id, item.created_at, item.at, run._track_ids)
         for i, use, tid in item.tools:
             commit_tool_block(state, sess, item.session_id, item.complete, use, tid, (path, item.line, "", i))
+        return True
+
+
+def _decode_block(decoder: msgspec.json.Decoder[Any], block: bytes) -> list[Any] | int:
+    """The Structs of the lines of `block`, or the index of the first line that does not
+    decode (-1 when it cannot be told)."""
+    try:
+        return decoder.decode_lines(block)
+    except msgspec.MsgspecError as exc:
+        n = block.count(b"\n")
+        text = str(exc)
+        m = _AT_LINE.search(text)
+        if m:
+            return int(m.group(1)) if int(m.group(1)) < n else -1
+        m = _AT_BYTE.search(text)
+        if m and int(m.group(1)) <= len(block):
+            return min(block.count(b"\n", 0, int(m.group(1))), n - 1)
+        return -1
+    except (UnicodeError, RecursionError):
+        return -1
+
+
+_CONTENT = operator.attrgetter("content")
+_QUOTE = ord('"')
+
+
+class OpaqueCheck:
+    """What the raw model (`fastmodel.raw_model`) leaves unproven, proven per batch: every
+    raw value is a string (it is valid JSON, so a string exactly when its first byte is
+    a quote) and its bytes are UTF-8 (msgspec proved every other string of the line
+    UTF-8, and the rest of a JSON line is ASCII). The raw values are gathered in C
+    (`map`, `filter`, `chain`) from the blocks of `content` and of their own `content`,
+    the places `fastmodel.RAW_SHAPES` lets them sit."""
+
+    def __init__(self, raw: RawModel) -> None:
+        union = typing.get_type_hints(raw.model.message)["content"].__args__[0]
+        blocks = typing.get_args(union) or (union,)
+        # the blocks with a `content` list of blocks of their own (a tool_result)
+        self.holders = tuple(c.__instancecheck__ for c in blocks if "content" in c.__struct_fields__)
+        self.nested = ("content", "[]", "content", "[]") in RAW_SHAPES and bool(self.holders)
+        self.fields = tuple((cls.__instancecheck__, operator.attrgetter(f)) for cls, names in raw.raw for f in names)
+
+    def ok(self, msgs: list[Any]) -> bool:
+        blocks = list(chain.from_iterable(map(_CONTENT, msgs)))
+        if self.nested:
+            for holder in self.holders:
+                blocks += list(chain.from_iterable(map(_CONTENT, filter(holder, blocks))))
+        raws: list[Any] = []
+        for is_cls, get in self.fields:
+            raws += map(get, filter(is_cls, blocks))
+        if not raws:
+            return True
+        joined = b"".join(raws)
+        starts = list(accumulate(map(len, raws), initial=0))
+        starts[-1] = 0  # the first byte twice: `itemgetter` of two or more gives a tuple
+        if itemgetter(*starts)(joined).count(_QUOTE) != len(starts):
+            return False
+        if joined.isascii():
+            return True
+        try:
+            joined.decode()
+        except UnicodeDecodeError:
+            return False
         return True
 
 

@@ -16,6 +16,16 @@ line skips them (`fast.py`). Narrowing, each one a place where the exact path ta
   cut, and so is its branch of the union;
 - integers are 64-bit JSON integers (`1.0` and ints past 64 bits go the exact way).
 
+The *raw* variant of the model (`raw_model`) differs in one way: the string fields the
+caller names as opaque (no rule reads them: the text of a text block, say) decode as
+`msgspec.Raw`, the value's JSON bytes, not a Python string. msgspec still proves them
+well-formed JSON (escapes, control characters, lone surrogates); what it no longer proves
+is that the value is a string and that its bytes are UTF-8, which the fast path checks
+per batch (`fast.OpaqueCheck`). Skipping the string's decoding and re-encoding halves
+the cost of the batch proof on text-heavy lines. Only required plain strings (no pattern,
+no length, not nullable) in blocks of `content` or of a block's own `content` become
+raw: those are the places the check looks.
+
 Field order follows the schema's `properties` order, which is the order the canonical
 writers use, so re-encoding a decoded line gives back its exact bytes (the duplicate-key
 proof of `fast.py`). Optional fields default to `UNSET`, so an absent field stays absent
@@ -46,9 +56,20 @@ class _Cut(Exception):
     """A `$ref` back into a definition being built (a recursive schema): cut here."""
 
 
+# where a raw field may sit: in a block of the message's `content`, or in a block of the
+# `content` of such a block (a tool_result's): the places `fast.OpaqueCheck` gathers from
+RAW_SHAPES = frozenset({("content", "[]"), ("content", "[]", "content", "[]")})
+
+
 class _Builder:
-    def __init__(self, schemas: SchemaSet) -> None:
+    def __init__(self, schemas: SchemaSet, opaque: frozenset[str] = frozenset()) -> None:
         self.s = schemas
+        self.opaque = opaque  # "Title.field" of the plain strings to decode as raw JSON
+        self.shape: list[str] = []  # field names and "[]" from the message to the value being built
+        self.raw: dict[Any, list[str]] = {}  # struct class -> its raw fields
+        self.holds_raw: dict[Any, tuple[str, ...]] = {}  # struct class with raw fields deeper in -> its shape
+        self.raw_seen = 0  # raw fields made or met so far (a struct holds one when this grows)
+        self.raw_misplaced = False  # a raw field that would sit outside `RAW_SHAPES`
         self.building: list[str] = []
         self.structs: dict[str, Any] = {}
         self.count = 0
@@ -106,7 +127,11 @@ class _Builder:
             return self.struct(schema, doc, where, path)
         if t == "array":
             self.unknown(schema, {"type", "items"}, where)
-            return list[self.type_of(schema.get("items", True), doc, where + "/items")]  # type: ignore[misc]
+            self.shape.append("[]")
+            try:
+                return list[self.type_of(schema.get("items", True), doc, where + "/items")]  # type: ignore[misc]
+            finally:
+                self.shape.pop()
         if t in ("string", "integer", "number"):
             self.unknown(schema, {"type", "pattern", *_CONSTRAINTS}, where)
             meta = {_CONSTRAINTS[k]: v for k, v in schema.items() if k in _CONSTRAINTS}
@@ -158,21 +183,39 @@ class _Builder:
             if schema.get("additionalProperties", True) is not True:
                 raise ValueError(f"fast model: {where}: a closed object without properties")
             return dict[str, Any]
+        shape = tuple(self.shape)
         if where in self.structs and path is None:
-            return self.structs[where]
+            known = self.structs[where]
+            if known in self.raw:
+                self.raw_seen += 1
+                self.raw_misplaced |= shape not in RAW_SHAPES
+            if known in self.holds_raw:  # its raw fields sit deeper: they move with it
+                self.raw_seen += 1
+                self.raw_misplaced |= shape != self.holds_raw[known]
+            return known
+        seen_before = self.raw_seen
         required = set(schema.get("required", ()))
+        title = str(schema.get("title", "Object")).replace(" ", "")
+        raw: list[str] = []
         tag: str | None = None
         fields: list[tuple[str, Any] | tuple[str, Any, Any]] = []
         for name, sub in props.items():
             if name == "type" and isinstance(sub, dict) and "const" in sub and name in required:
                 tag = sub["const"]  # a tagged-union member: msgspec writes the tag first
                 continue
-            t = self.type_of(sub, doc, f"{where}/properties/{name}", None if path is None else (*path, name))
+            self.shape.append(name)
+            try:
+                t = self.type_of(sub, doc, f"{where}/properties/{name}", None if path is None else (*path, name))
+            finally:
+                self.shape.pop()
+            if t is str and name in required and f"{title}.{name}" in self.opaque:
+                self.raw_misplaced |= shape not in RAW_SHAPES
+                t = msgspec.Raw
+                raw.append(name)
             if _opens(t):
                 self.open.append(f"{schema.get('title', 'Object')}.{name}")
             fields.append((name, t) if name in required else (name, t | msgspec.UnsetType, msgspec.UNSET))
         self.count += 1
-        title = str(schema.get("title", "Object")).replace(" ", "")
         options: dict[str, Any] = {"tag_field": "type", "tag": tag} if tag is not None else {}
         cls = msgspec.defstruct(
             f"Fast{title}",
@@ -185,6 +228,11 @@ class _Builder:
         )
         if path is None:  # a struct on an attribute path has its patterns lifted: not shared
             self.structs[where] = cls
+        if self.raw_seen > seen_before:
+            self.holds_raw[cls] = shape
+        if raw:
+            self.raw[cls] = raw
+            self.raw_seen += 1
         return cls
 
 
@@ -203,9 +251,36 @@ class Model:
 @functools.lru_cache(maxsize=8)
 def message_model(revision: str) -> Model:
     """The fast model of canonical `revision`, generated from its schema files."""
-    b = _Builder(schema_set("canonical", revision))
+    return _model(_Builder(schema_set("canonical", revision)))
+
+
+@dataclass(frozen=True)
+class RawModel:
+    """The raw variant of a revision's fast model: `model`, and for each Struct class
+    with raw fields, their names (each sits where `RAW_SHAPES` says)."""
+
+    model: Model
+    raw: tuple[tuple[Any, tuple[str, ...]], ...]
+
+
+@functools.lru_cache(maxsize=8)
+def raw_model(revision: str, opaque: frozenset[str]) -> RawModel | None:
+    """The fast model of `revision` with the plain string fields named in `opaque`
+    ("Title.field") decoded as `msgspec.Raw`; None when none is, or when a struct with
+    one is reached somewhere `RAW_SHAPES` does not name (the check would miss it)."""
+    return _raw(_Builder(schema_set("canonical", revision), opaque))
+
+
+def _raw(b: _Builder) -> RawModel | None:
+    model = _model(b)
+    if not b.raw or b.raw_misplaced:
+        return None
+    return RawModel(model, tuple((cls, tuple(names)) for cls, names in b.raw.items()))
+
+
+def _model(b: _Builder) -> Model:
     b.building.append("message.json#")
-    root = b.type_of(schema_set("canonical", revision)["message.json"], "message.json", "message.json#", ())
+    root = b.type_of(b.s["message.json"], "message.json", "message.json#", ())
     return Model(root, tuple(b.formats), frozenset(b.open))
 
 
