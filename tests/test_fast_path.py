@@ -563,6 +563,14 @@ def _session_edit(kind: str, docs: list[dict[str, Any]], i: int, r: random.Rando
             docs[at]["metadata"]["status"] = "partial"
             uses = {b["id"] for b in docs[at]["content"] if b["type"] == "tool_use"}
             docs[at + 1 :] = [d for d in docs[at + 1 :] if not any(b.get("tool_use_id") in uses for b in d["content"])]
+    elif kind == "result-in-next-session":  # TS205: a new session's first message answers the last one's call
+        at = next((k for k in range(i, len(docs)) if docs[k]["role"] == "tool"), None)
+        if at is not None:
+            sid = docs[at]["session_id"]
+            for k in range(at, len(docs)):
+                if docs[k]["session_id"] != sid:
+                    break
+                docs[k]["session_id"] = f"sess_moved_{at}"
     elif kind == "result-twice":  # TS206: the tool message again, as a new message
         at = next((k for k in range(i, len(docs)) if docs[k]["role"] == "tool"), None)
         if at is not None:
@@ -573,7 +581,7 @@ def _session_edit(kind: str, docs: list[dict[str, Any]], i: int, r: random.Rando
 
 SESSION_EDITS = (
     "repeat", "swap", "drop", "back-in-time", "id-from-another-session", "interleave", "interleave-swap",
-    "result-twice", "partial-unanswered",
+    "result-twice", "partial-unanswered", "result-in-next-session",
 )  # fmt: skip
 
 
@@ -598,6 +606,34 @@ def test_session_rules_across_batches(
     assert same(p, selection=Selection(ignore=("TS202",))) >= len(docs) - 4 * count
     seq = dumps(validate([p]).as_dict())
     assert dumps(validate([p], jobs=2, chunk_bytes=40_000).as_dict()) == seq
+
+
+@pytest.mark.parametrize("edit", ["use-then-result", "result-then-use", "use-twice", "result-twice"])
+def test_tool_ids_repeated_within_one_message(tmp_path: Path, edit: str) -> None:
+    """A tool id twice in one message: the tool rules meet its blocks in order (the exact
+    session phase commits each block before the next), so a call and its result in one
+    message pair, and a second call or result with the id does not. With TS102 ignored
+    such a message may still be cleared, so the batch step is what must get it right."""
+    docs = list(messages(400, seed=17, session_len=15))
+    r = random.Random(edit)
+    for k in r.sample(range(10, 390), 6):
+        d = docs[k]
+        if d["role"] != "assistant":
+            continue
+        tid = f"tu_01JZ00000000000000000{k:05d}"
+        use = {"type": "tool_use", "id": tid, "name": "read_file", "input": {"path": "a"}}
+        result = {"type": "tool_result", "tool_use_id": tid, "content": []}
+        d["content"] += {
+            "use-then-result": [use, result],
+            "result-then-use": [result, use],
+            "use-twice": [use, use],
+            "result-twice": [use, result, result],
+        }[edit]
+    p = _write(tmp_path, [_line(d) for d in docs])
+    for sel in (Selection(ignore=("TS102",)), Selection()):
+        same(p, selection=sel)
+        seq = dumps(validate([p], Options(selection=sel)).as_dict())
+        assert dumps(validate([p], Options(selection=sel), jobs=2, chunk_bytes=40_000).as_dict()) == seq
 
 
 def _rewrite(line: bytes, style: str) -> bytes:

@@ -24,7 +24,7 @@ from conformance.api import Report, expand, validate
 from conformance.findings import Selection
 from conformance.formats import Options
 from conformance.formats.canonical import CanonicalRun
-from conformance.formats.canonical.fast import Batch, SessionItem
+from conformance.formats.canonical.fast import Batch, Pairs, SessionItem, pair_tools
 from conformance.formats.canonical.invariants import parse_created_at
 from conformance.parallel import chunks
 from conformance.parallel.chunks import (
@@ -224,7 +224,18 @@ def test_the_item_codec_carries_every_field() -> None:
     assert got.tools == as_lists and got.ats is None
     assert [got.at(k) for k in range(3)] == ats
     assert got.item(1) == SessionItem(10, "01B", "s", created[1], ats[1], True, got.tools[1])
+    assert got.pairs is None
     assert tuple(f.name for f in dataclasses.fields(Batch)) == BATCH_FIELDS
+    # with its tool blocks paired within the batch (`pair_tools`)
+    tools = {0: [(1, True, "tu_1"), (2, True, "tu_2")], 1: [(0, False, "tu_1"), (1, False, "tu_0")]}
+    pairs = pair_tools(tools, ["s", "s", "t"])
+    assert pairs == Pairs(["tu_1", "tu_2"], [0, 0], [(1, "tu_0")], {"s": ["tu_1"]}, [(0, 2, "tu_2")])
+    batch.pairs = pairs
+    got = decode_batch(orjson.loads(orjson.dumps(encode_batch(batch))), 9)
+    assert got.pairs is not None
+    p = got.pairs
+    assert (p.uses, p.use_at, p.inside) == (pairs.uses, pairs.use_at, pairs.inside)
+    assert [tuple(x) for x in p.outside] == pairs.outside and [tuple(x) for x in p.still_open] == pairs.still_open
 
 
 @pytest.mark.parametrize("seed", range(4))

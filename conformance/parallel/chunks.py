@@ -41,7 +41,7 @@ from ..formats.base import Options
 from ..formats.canonical import CanonicalFormat, CanonicalRun
 from ..formats.canonical import rules as R
 from ..formats.canonical.engine import SessionFacts
-from ..formats.canonical.fast import Batch, Cleared, FastPath, SessionItem, read_blocks
+from ..formats.canonical.fast import Batch, Cleared, FastPath, Pairs, SessionItem, read_blocks
 from ..formats.canonical.invariants import parse_created_at
 from ..jsonio import BLANK_LINE, DEFAULT_MAX_FILE_BYTES, LineFraming, Record, open_input, read_json, read_jsonl
 
@@ -259,7 +259,7 @@ def _record(run: CanonicalRun, item: Record) -> list[Any]:
     ]
 
 
-ITEM_CODEC = 5
+ITEM_CODEC = 6
 """The version of the item encoding below (and of `["n", ...]`): part of a `--resume`
 store's key, so results kept by another encoding are recomputed, never misread."""
 
@@ -288,8 +288,11 @@ assert tuple(f.name for f in fields(SessionItem)) == ITEM_FIELDS, "update encode
 
 def encode_batch(b: Batch) -> list[Any]:
     """A `Batch` as JSON: `["b", size, first, ids, session_ids, created_ats, tools,
-    cuts, ordered]`, tools as `[[index in the batch, [[index, is_use, tool_id], ...]], ...]`."""
-    return ["b", b.size, b.first, b.ids, b.sids, b.created, list(b.tools.items()), b.cuts, b.ordered]
+    cuts, ordered, pairs]`, tools as `[[index in the batch, [[index, is_use, tool_id],
+    ...]], ...]`, pairs as `[uses, use_at, outside, inside, still_open]` or null."""
+    p = b.pairs
+    pairs = None if p is None else [p.uses, p.use_at, p.outside, p.inside, p.still_open]
+    return ["b", b.size, b.first, b.ids, b.sids, b.created, list(b.tools.items()), b.cuts, b.ordered, pairs]
 
 
 def decode_batch(data: list[Any], first: int) -> Batch:
@@ -297,13 +300,19 @@ def decode_batch(data: list[Any], first: int) -> Batch:
     `created_at` are parsed only where the session step needs them (`Batch.at`), and
     its tool blocks stay the three-item lists JSON gives back (the step only unpacks
     them)."""
-    _, size, _first, ids, sids, created, tools, cuts, ordered = data
+    _, size, _first, ids, sids, created, tools, cuts, ordered, pairs = data
     if not len(ids) == len(sids) == len(created) or type(ordered) is not bool:
         raise ValueError("a damaged batch")
-    return Batch(first, ids, sids, created, None, dict(tools), size, cuts, ordered)
+    got = None
+    if pairs is not None:
+        uses, use_at, outside, inside, still_open = pairs
+        if len(uses) != len(use_at) or type(inside) is not dict:
+            raise ValueError("a damaged batch")
+        got = Pairs(uses, use_at, outside, inside, still_open)  # pairs stay lists: the step only unpacks them
+    return Batch(first, ids, sids, created, None, dict(tools), size, cuts, ordered, got)
 
 
-BATCH_FIELDS = ("first", "ids", "sids", "created", "ats", "tools", "size", "cuts", "ordered")
+BATCH_FIELDS = ("first", "ids", "sids", "created", "ats", "tools", "size", "cuts", "ordered", "pairs")
 """The fields of `Batch` the codec above carries (`ats` as `created`, parsed when needed)."""
 assert tuple(f.name for f in fields(Batch)) == BATCH_FIELDS, "update encode_batch/decode_batch"
 

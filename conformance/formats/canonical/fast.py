@@ -156,6 +156,7 @@ class Batch:
     size: int  # their bytes, newlines included
     cuts: list[int]
     ordered: bool
+    pairs: Pairs | None = None  # the tool blocks paired within the batch (`pair_tools`; None: irregular)
 
     def at(self, k: int) -> Any:
         """The parsed `created_at` of message `k`."""
@@ -166,6 +167,63 @@ class Batch:
         return SessionItem(
             self.first + k, self.ids[k], self.sids[k], self.created[k], self.at(k), True, self.tools.get(k, [])
         )
+
+
+@dataclass(slots=True)
+class Pairs:
+    """The tool blocks of a `Batch` as the tool rules (TS205-TS207) would meet them one
+    message at a time, worked out within the batch by the local step (`pair_tools`), so
+    the session step only meets them with the run state (`FastPath._pairs_ok`) and
+    commits them column-wise: a result answering a call of the same batch needs nothing
+    of the run state but that the call's id is new."""
+
+    uses: list[str]  # every tool_use id, in order
+    use_at: list[int]  # the batch index of each one's message
+    outside: list[tuple[int, str]]  # (batch index, tool id): results answering a call before the batch
+    inside: dict[str, list[str]]  # session id -> tool ids of the calls answered within the batch
+    still_open: list[tuple[int, int, str]]  # (batch index, block index, tool id): calls left unanswered
+
+
+def pair_tools(tools: dict[int, list[tuple[int, bool, str]]], sids: list[str]) -> Pairs | None:
+    """The `Pairs` of a batch's tool blocks (`Batch.tools`, in message order), or None when
+    they are irregular within the batch (a call id twice, a result twice, a result for a
+    call of another session): the session step then goes message by message. Results not answering a call of the batch are `outside`; the
+    session step finds their calls open in the run state, or goes message by message."""
+    uses: list[str] = []
+    use_at: list[int] = []
+    outside: list[tuple[int, str]] = []
+    inside: dict[str, list[str]] = {}
+    open_at: dict[str, tuple[int, int]] = {}  # call id -> (batch index, block index), unanswered so far
+    called: set[str] = set()
+    answered: set[str] = set()
+    # blocks of one message meet the rules in order too (the exact session phase commits
+    # each before the next): a call and its result in one message pair as in two
+    for j, blocks in tools.items():
+        for i, use, tid in blocks:
+            if use:
+                if tid in called:
+                    return None
+                called.add(tid)
+                open_at[tid] = (j, i)
+                uses.append(tid)
+                use_at.append(j)
+                continue
+            if tid in answered:
+                return None  # a second result (so no result finds its call of this batch answered)
+            answered.add(tid)
+            at = open_at.pop(tid, None)
+            if at is None:
+                outside.append((j, tid))
+            elif sids[at[0]] != sids[j]:
+                return None  # a call of another session: not open in this one
+            else:
+                got = inside.get(sids[j])
+                if got is None:
+                    inside[sids[j]] = [tid]
+                else:
+                    got.append(tid)
+    still_open = [(j, i, tid) for tid, (j, i) in open_at.items()]
+    return Pairs(uses, use_at, outside, inside, still_open)
 
 
 def order(ids: list[str], sids: list[str], ats: list[Any]) -> tuple[list[int], bool]:
@@ -517,7 +575,11 @@ class FastPath:
         n = len(msgs)
         ids, sids = cols.raw(("id",)), cols.raw(("session_id",))
         if not bad and not suspects and not pre:
-            return [Batch(first, ids, sids, created, ats, tools, len(block), *order(ids, sids, ats))]
+            return [
+                Batch(
+                    first, ids, sids, created, ats, tools, len(block), *order(ids, sids, ats), pair_tools(tools, sids)
+                )
+            ]
         pre = pre or {}
         lines = block.split(b"\n")
         out: list[Step] = []
@@ -526,16 +588,18 @@ class FastPath:
             if k > start:
                 part = {j - start: t for j, t in tools.items() if start <= j < k}
                 size = sum(map(len, lines[start:k])) + k - start
+                part_sids = sids[start:k]
                 out.append(
                     Batch(
                         first + start,
                         ids[start:k],
-                        sids[start:k],
+                        part_sids,
                         created[start:k],
                         ats[start:k],
                         part,
                         size,
-                        *order(ids[start:k], sids[start:k], ats[start:k]),
+                        *order(ids[start:k], part_sids, ats[start:k]),
+                        pair_tools(part, part_sids),
                     )
                 )
             start = k + 1
@@ -988,20 +1052,12 @@ class FastPath:
                         return 0
                     if sess.last_created_at is not None and batch.at(s) < sess.last_created_at:
                         return 0
-        made = 0  # the runs whose session exists (made in order)
         done = n
-        for j, tools in batch.tools.items():
-            while made < len(starts) and starts[made] <= j:
-                state.session(sids[starts[made]])
-                made += 1
-            sid = sids[j]
-            sess = state.sessions[sid]
-            if self.session_rules and not _tools_ok(state, sess, tools):
-                done = j
-                break
-            line = batch.first + j
-            for i, use, tid in tools:
-                commit_tool_block(state, sess, sid, True, use, tid, (path, line, "", i))
+        pairs = batch.pairs
+        if self.session_rules and pairs is not None and self._pairs_ok(batch, pairs):
+            self._commit_pairs(path, batch, pairs, starts)
+        else:
+            done = self._tools_one_by_one(path, batch, starts)
         if done and self.run._track_ids:
             state.message_ids.update(ids if done == n else ids[:done])
         # each session takes the last of its committed messages (the ids went in above)
@@ -1011,6 +1067,60 @@ class FastPath:
             last = min(e, done) - 1
             commit_message(state, state.session(sids[s]), ids[last], batch.created[last], batch.at(last), False)
         return done
+
+    def _pairs_ok(self, batch: Batch, pairs: Pairs) -> bool:
+        """True when no tool rule may report on the batch's tool blocks, given that none
+        may within the batch (`pair_tools`): its call ids are new to the run, and each
+        result answering a call before the batch finds that call open in its session."""
+        state = self.run.state
+        if pairs.uses and not state.tool_owner.keys().isdisjoint(pairs.uses):
+            return False
+        sessions, sids = state.sessions, batch.sids
+        for j, tid in pairs.outside:
+            sess = sessions.get(sids[j])
+            if sess is None or tid not in sess.open_uses:
+                return False
+        return True
+
+    def _commit_pairs(self, path: str, batch: Batch, pairs: Pairs, starts: list[int]) -> None:
+        """What `commit_tool_block` does with each tool block of the batch in order, in
+        bulk: the calls take their ids, the results close their calls, and the calls
+        left unanswered stay open (in call order, as one by one)."""
+        state = self.run.state
+        sids = batch.sids
+        for s in starts:  # the sessions are made in order of first appearance
+            state.session(sids[s])
+        sessions = state.sessions
+        if pairs.uses:
+            state.tool_owner.update(zip(pairs.uses, map(sids.__getitem__, pairs.use_at), strict=True))
+        for j, tid in pairs.outside:
+            sess = sessions[sids[j]]
+            del sess.open_uses[tid]
+            sess.answered.add(tid)
+        for sid, tids in pairs.inside.items():
+            sessions[sid].answered.update(tids)
+        for j, i, tid in pairs.still_open:
+            sessions[sids[j]].open_uses[tid] = (path, batch.first + j, "", i)
+
+    def _tools_one_by_one(self, path: str, batch: Batch, starts: list[int]) -> int:
+        """The tool blocks of the batch checked and committed message by message, as
+        `session` does; return the index of the first message whose tools fail (the
+        batch's length when none does)."""
+        state = self.run.state
+        sids = batch.sids
+        made = 0  # the runs whose session exists (made in order)
+        for j, tools in batch.tools.items():
+            while made < len(starts) and starts[made] <= j:
+                state.session(sids[starts[made]])
+                made += 1
+            sid = sids[j]
+            sess = state.sessions[sid]
+            if self.session_rules and not _tools_ok(state, sess, tools):
+                return j
+            line = batch.first + j
+            for i, use, tid in tools:
+                commit_tool_block(state, sess, sid, True, use, tid, (path, line, "", i))
+        return len(sids)
 
     def session(self, path: str, item: SessionItem) -> bool:
         """Commit `item` to the run state when no session rule can report on it; else False
