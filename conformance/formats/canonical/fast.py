@@ -1181,18 +1181,25 @@ class OpaqueCheck:
         union = typing.get_type_hints(raw.model.message)["content"].__args__[0]
         blocks = typing.get_args(union) or (union,)
         # the blocks with a `content` list of blocks of their own (a tool_result)
-        self.holders = tuple(c.__instancecheck__ for c in blocks if "content" in c.__struct_fields__)
+        self.holders = tuple((c, c.__instancecheck__) for c in blocks if "content" in c.__struct_fields__)
         self.nested = ("content", "[]", "content", "[]") in RAW_SHAPES and bool(self.holders)
-        self.fields = tuple((cls.__instancecheck__, operator.attrgetter(f)) for cls, names in raw.raw for f in names)
+        self.fields = tuple(
+            (cls, cls.__instancecheck__, operator.attrgetter(f)) for cls, names in raw.raw for f in names
+        )
 
     def ok(self, msgs: list[Any]) -> bool:
         blocks = list(chain.from_iterable(map(_CONTENT, msgs)))
+        present = set(map(type, blocks))  # each filter below runs only if its class is here
         if self.nested:
-            for holder in self.holders:
-                blocks += list(chain.from_iterable(map(_CONTENT, filter(holder, blocks))))
+            for cls, holder in self.holders:
+                if cls in present:
+                    inner = list(chain.from_iterable(map(_CONTENT, filter(holder, blocks))))
+                    present.update(map(type, inner))
+                    blocks += inner
         raws: list[Any] = []
-        for is_cls, get in self.fields:
-            raws += map(get, filter(is_cls, blocks))
+        for cls, is_cls, get in self.fields:
+            if cls in present:
+                raws += map(get, filter(is_cls, blocks))
         if not raws:
             return True
         joined = b"".join(raws)
