@@ -17,6 +17,7 @@ from __future__ import annotations
 import copy
 import json
 import random
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,7 @@ from conformance.formats.canonical import CanonicalRun
 from conformance.formats.canonical import fast as fast_module
 from conformance.formats.canonical import fastmodel as FM
 from conformance.formats.canonical.engine import MESSAGE, registered_rules
-from conformance.formats.canonical.fast import COVERED, LOCAL_RULES, FastPath, _batchable
+from conformance.formats.canonical.fast import COVERED, LOCAL_RULES, BatchPattern, FastPath, _batchable, _fixed_classes
 from conformance.jsonio import dumps
 from conformance.schema_validation import SchemaValidator
 from conformance.schemas import schema_set
@@ -1029,3 +1030,64 @@ def test_batch_patterns_refuse_what_could_cross_a_line() -> None:
     assert not _batchable(r"\D+")
     assert not _batchable(r"(a)\1")
     assert not _batchable(r"(?=a)a")
+
+
+def _batch_patterns() -> list[re.Pattern[str]]:
+    """Every pattern the fast path checks per batch (the schemas' lifted ones, the rules'
+    formats) and a few of other shapes."""
+    from conformance.formats.canonical.invariants import _CANONICAL_TIME
+    from conformance.formats.canonical.tools import _USE_NAME
+    from conformance.schema_validation import ecma_regex
+
+    run = CanonicalRun(Options())
+    out = [r for rev in ("v1", "v2") for _, r in FM.message_model(rev).formats]
+    out += [run.ctx.re_ulid, run.ctx.re_tool_id, run.ctx.re_model, _CANONICAL_TIME, _USE_NAME]
+    out += [ecma_regex(x) for x in ("^a[-.]b$", "^[a\\]-]{2}x$", "^[+-]{3}$", "^x{0}y$", "^[ab]{2}|c$", "^[a-c]+$")]
+    out.append(re.compile("^AB(?![\\s\\S])", re.IGNORECASE))
+    return out
+
+
+PATTERNS = _batch_patterns()
+# values near the patterns: their characters, separators, a newline, non-ASCII look-alikes
+_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZILOUabcxyz_tu:.-+TZ \n\u0660\u00e9\\]"
+_NEAR = st.text(_ALPHABET, max_size=32)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(k=st.integers(0, len(PATTERNS) - 1), batches=st.lists(st.lists(_NEAR, max_size=12), min_size=1, max_size=4))
+def test_batch_patterns_find_what_the_regex_finds(k: int, batches: list[list[str]]) -> None:
+    """`BatchPattern.bad` (one call per batch: a byte translation for fixed widths, one
+    regex over joined values, distinct values of repeating columns) names exactly the
+    values the pattern rejects one by one, batch after batch on one instance."""
+    regex = PATTERNS[k]
+    bp = BatchPattern(regex)
+    one = regex.match if regex.pattern.endswith("\\Z") else regex.search
+    for values in batches:
+        assert bp.bad(values) == [i for i, v in enumerate(values) if not one(v)]
+        valid = [v for v in values if one(v)]
+        assert bp.bad(valid) == []
+        if bp.fixed is not None and valid:
+            assert bp.fixed.all(valid)  # the fast check itself accepts them (not only the fallback)
+        assert bp.bad(valid * 3) == []  # repeats: the distinct values
+
+
+def test_fixed_width_patterns_are_recognised() -> None:
+    assert _fixed_classes("[0-7][0-9A-HJKMNP-TV-Z]{25}") is not None
+    assert len(_fixed_classes("tu_[0-7][0-9A-HJKMNP-TV-Z]{25}") or []) == 29
+    assert len(_fixed_classes("[0-9T:-]{19}\\.[0-9]{6}Z") or []) == 27
+    for body in ("[a-z]+", "(a|b)", "[^a]", "\\d{3}", "a.b", "a?", "[a-", "x{2,3}", "\u00e9"):
+        assert _fixed_classes(body) is None, body
+    ulid = BatchPattern(re.compile("^[0-7][0-9A-HJKMNP-TV-Z]{25}(?![\\s\\S])"))
+    assert ulid.fixed is not None
+    good = [
+        "01JZ0000000000000000000000",
+        "7ZZZZZZZZZZZZZZZZZZZZZZZZZ",
+        "00123456789ABCDEFGHJKMNPQR",
+        "0STVWXYZ000000000000000000",
+    ]
+    assert ulid.bad(good) == [] and ulid.fixed.all(good)
+    assert ulid.bad(["X" + good[0], *good]) == [0]  # longer by a prefix: the rest would fit
+    assert ulid.bad([*good, "81JZ0000000000000000000000"]) == [4]  # first character past 7
+    assert ulid.bad(["01JZ000000000000000000000I", *good]) == [0]  # I is not Crockford
+    assert ulid.bad(["01JZ" + "0" * 24, "0" * 24]) == [0, 1]  # too long, too short: the total fits
+    assert ulid.bad(["01JZ000000000000000000000\u0660"]) == [0]

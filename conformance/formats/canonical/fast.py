@@ -1353,7 +1353,10 @@ def _uncaptured(body: str) -> str:
 
 class BatchPattern:
     """One anchored pattern (`^...` to end of input, as the schemas write them, or `...\\Z`)
-    checked over a whole batch of values with one regex call when it can be."""
+    checked over a whole batch of values with one call when it can be: a pattern of
+    fixed width (`FixedWidth`) by a byte translation, another `_batchable` one by one
+    regex over the values joined by newlines. A column whose values repeat (a model
+    id) is checked on its distinct values."""
 
     def __init__(self, regex: re.Pattern[str]) -> None:
         self.one = regex.search
@@ -1369,17 +1372,135 @@ class BatchPattern:
             if body is not None and _batchable(body)
             else None
         )
+        classes = None if body is None or regex.flags & re.IGNORECASE else _fixed_classes(body)
+        self.fixed = None if classes is None else FixedWidth(classes)
+        self.repeats = True  # the values seen so far repeat: check the distinct ones
 
     def bad(self, values: list[str]) -> list[int]:
         """The indices of the values that do not match."""
         if not values:
             return []
-        if self.all is not None:
-            joined = "\n".join(values) + "\n"
-            if joined.count("\n") == len(values) and self.all(joined):
+        if self.repeats:
+            distinct = list(set(values))
+            if 2 * len(distinct) > len(values):
+                self.repeats = False  # mostly distinct: not worth the set from now on
+            if self._all(distinct):
                 return []
+        elif self._all(values):
+            return []
         one = self.one
         return [i for i, v in enumerate(values) if not one(v)]
+
+    def _all(self, values: list[str]) -> bool:
+        """True when every value matches (False: some may not)."""
+        if self.fixed is not None:
+            return self.fixed.all(values)
+        if self.all is not None:
+            joined = "\n".join(values) + "\n"
+            return joined.count("\n") == len(values) and self.all(joined) is not None
+        return False
+
+
+def _fixed_classes(body: str) -> list[frozenset[int]] | None:
+    """The pattern `body` as the ASCII bytes allowed at each position, when it is a fixed
+    sequence of literal characters and classes (`[...]` with ranges, no negation), each
+    perhaps repeated `{n}` times; None for anything else (the regex checks it)."""
+    out: list[frozenset[int]] = []
+    i = 0
+    while i < len(body):
+        c = body[i]
+        chars: set[str] = set()
+        if c == "[":
+            i += 1
+            if body[i : i + 1] in ("^", "]", ""):
+                return None
+            while body[i : i + 1] != "]":
+                lo, i = _class_char(body, i)
+                if lo is None:
+                    return None
+                if body[i : i + 1] == "-" and body[i + 1 : i + 2] not in ("]", ""):
+                    hi, i = _class_char(body, i + 1)
+                    if hi is None or hi < lo:
+                        return None
+                    chars.update(map(chr, range(ord(lo), ord(hi) + 1)))
+                else:
+                    chars.add(lo)
+            i += 1
+        elif c == "\\":
+            e = body[i + 1 : i + 2]
+            if not e or e.isalnum():
+                return None  # a class escape (\d, \s, ...) or an anchor
+            chars.add(e)
+            i += 2
+        elif c in ".^$|()?*+{}":
+            return None
+        else:
+            chars.add(c)
+            i += 1
+        count = 1
+        m = _REPEAT.match(body, i)
+        if m:
+            count, i = int(m.group(1)), m.end()
+        if not all(ch.isascii() and ch != "\n" for ch in chars):
+            return None
+        out += [frozenset(map(ord, chars))] * count
+    return out if 0 < len(out) <= 256 else None
+
+
+def _class_char(body: str, i: int) -> tuple[str | None, int]:
+    """The character at `body[i]` inside a class (an escaped one too), and where the
+    next begins; None for a class escape or an unfinished class."""
+    c = body[i : i + 1]
+    if c == "\\":
+        e = body[i + 1 : i + 2]
+        return (None, i) if not e or e.isalnum() else (e, i + 2)
+    if c in ("", "["):
+        return None, i
+    return c, i + 1
+
+
+_REPEAT = re.compile(r"\{(\d{1,3})\}")
+
+
+class FixedWidth:
+    """A fixed-width pattern of ASCII classes (`_fixed_classes`) checked over a batch in
+    C: the values joined by newlines, each byte translated to a bit of each class it
+    belongs to, must carry at every position of a value the bit of that position's
+    class (one integer AND over the whole batch). With the length of the whole equal
+    to `(width + 1) * n` that proves each value matches: no class holds a newline, so
+    the n newlines the join put in sit exactly at the separators' positions, and each
+    value is `width` characters long. (The ULID ids and the canonical time check about
+    twice as fast so as with one regex.)"""
+
+    def __init__(self, classes: list[frozenset[int]]) -> None:
+        kinds = sorted(set(classes), key=sorted)
+        self.usable = len(kinds) <= 8  # one bit per class in a byte
+        bit = {k: 1 << n for n, k in enumerate(kinds[:8])}
+        table = bytearray(256)
+        for k, b in bit.items():
+            for ch in k:
+                table[ch] |= b
+        self.table = bytes(table)
+        self.width = len(classes)
+        self.template = bytes(bit.get(k, 0) for k in classes) + b"\0"  # a separator: any byte
+        self.masks: dict[int, int] = {}
+
+    def all(self, values: list[str]) -> bool:
+        """True when every value matches (False: some may not)."""
+        n = len(values)
+        joined = "\n".join(values) + "\n"
+        if not self.usable or len(joined) != (self.width + 1) * n:
+            return False
+        try:
+            data = joined.encode("ascii")
+        except UnicodeEncodeError:
+            return False
+        mask = self.masks.get(n)
+        if mask is None:
+            mask = int.from_bytes(self.template * n, "big")
+            if len(self.masks) < 4096:
+                self.masks[n] = mask
+        return int.from_bytes(data.translate(self.table), "big") & mask == mask
 
 
 def _always_set(model: Any, path: tuple[str, ...]) -> bool:
