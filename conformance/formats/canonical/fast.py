@@ -271,15 +271,22 @@ def read_blocks(f: IO[bytes], max_line: int) -> Iterator[bytes | None]:
         chunk = f.read(size)
         if not chunk:
             break
-        buf = buf + chunk if buf else chunk
-        cut = buf.rfind(b"\n")
+        cut = chunk.rfind(b"\n")
         if cut < 0:
+            buf = buf + chunk if buf else chunk
             if len(buf) > max_line:  # a line longer than the limit, not held
                 _skip_rest_of_line(f)
                 buf = b""
                 yield None
             continue
-        block, buf = buf[: cut + 1], buf[cut + 1 :]
+        # the block is the held start of its first line and the read up to its last
+        # newline, copied once (a view of the read, joined)
+        if cut + 1 == len(chunk):
+            block = buf + chunk if buf else chunk
+            buf = b""
+        else:
+            block = b"".join((buf, memoryview(chunk)[: cut + 1]))
+            buf = chunk[cut + 1 :]
         head = block.find(b"\n")
         if head > max_line:  # the first line began in an earlier read and is too long
             block = block[head + 1 :]
