@@ -637,6 +637,34 @@ def test_tool_ids_repeated_within_one_message(tmp_path: Path, edit: str) -> None
         assert dumps(validate([p], Options(selection=sel), jobs=2, chunk_bytes=40_000).as_dict()) == seq
 
 
+@pytest.mark.parametrize("rate", [0.003, 0.03, 0.3])
+def test_blocks_located_in_pieces(tmp_path: Path, rate: float, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A block the batch proof fails on is located in pieces (`PIECE_BYTES`), and the
+    blocks after it are read that small for a while: lines of every length (a line
+    longer than a piece among them) keep their numbers, and the reports stay the exact
+    path's, sequential and with --jobs."""
+    monkeypatch.setattr(fast_module, "BLOCK_BYTES", 24_000)
+    monkeypatch.setattr(fast_module, "PIECE_BYTES", 3_000)
+    lines = broken_corpus(700, seed=int(rate * 1000), rate=rate, deep=False)
+    long_doc = copy.deepcopy(next(m for m in messages(3, seed=5) if m["role"] == "user"))
+    long_doc["content"][0]["text"] = "x" * 5000  # longer than a piece
+    lines[300:300] = [_line(long_doc), b"{", _line(long_doc)]
+    p = _write(tmp_path, lines)
+    assert same(p) > 300
+    seq = dumps(validate([p]).as_dict())
+    assert dumps(validate([p], jobs=2, chunk_bytes=50_000).as_dict()) == seq
+
+
+def test_pieces_cut_at_line_ends() -> None:
+    block = b"".join(b"x" * n + b"\n" for n in (1, 5, 9, 2, 0, 30, 3))
+    for size in (1, 2, 5, 7, 10, 11, 40, 100):
+        pieces = list(fast_module._pieces(block, size))
+        assert b"".join(pieces) == block
+        for piece in pieces:
+            assert piece.endswith(b"\n")
+            assert len(piece) <= size or piece.count(b"\n") == 1  # only a line longer than `size` alone
+
+
 def _rewrite(line: bytes, style: str) -> bytes:
     """`line` as another JSON writer would put it (a line that is not JSON stays)."""
     try:

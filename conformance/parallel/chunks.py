@@ -327,7 +327,8 @@ def _fast_items(run: CanonicalRun, fast: FastPath, path: str, reader: _Range, fi
     out: list[list[Any]] = []
     line = first
     fast.cold = 0
-    for block in read_blocks(reader, run.options.max_line_bytes):  # type: ignore[arg-type]
+    fast.dirty = 0
+    for block in read_blocks(reader, run.options.max_line_bytes, fast.block_bytes):  # type: ignore[arg-type]
         steps, n = fast.local_block(framing, line, block)
         line += n
         for s in steps:

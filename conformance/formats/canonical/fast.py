@@ -79,7 +79,8 @@ if TYPE_CHECKING:
     from .checker import CanonicalRun
 
 _UNSET = msgspec.UNSET
-BLOCK_BYTES = 1 << 16  # bytes read at a time: their whole lines are decoded, re-encoded and compared as one batch
+BLOCK_BYTES = 1 << 18  # bytes read at a time: their whole lines are decoded, re-encoded and compared as one batch
+PIECE_BYTES = 1 << 16  # a block the batch proof fails on is located in pieces of this size (`local_block`)
 
 # every rule the fast path can prove silent (a predicate in `_local` or `session`)
 COVERED: frozenset[str] = frozenset(
@@ -259,15 +260,17 @@ def item_facts(path: str, item: SessionItem) -> SessionFacts:
     return SessionFacts(Record(path, item.line, "", None, 0), msg, item.complete, tools)
 
 
-def read_blocks(f: IO[bytes], max_line: int) -> Iterator[bytes | None]:
-    """The whole lines of `f` in blocks of about `BLOCK_BYTES` (the last line of the
-    input may lack its newline), or None for a line longer than `max_line`, skipped as
-    `read_jsonl` skips it; no more than `max_line` plus one block is ever held. Lines are
-    not counted here (`FastPath.local_block` says how many a block held: the batch proof
-    learns it for free, and counting newlines costs a third of the reading)."""
-    size = max(1, min(BLOCK_BYTES, max_line))  # a line inside one read is never too long
+def read_blocks(f: IO[bytes], max_line: int, block_bytes: Callable[[], int] | None = None) -> Iterator[bytes | None]:
+    """The whole lines of `f` in blocks of about `BLOCK_BYTES`, or of what `block_bytes`
+    says before each read (the last line of the input may lack its newline), or None for
+    a line longer than `max_line`, skipped as `read_jsonl` skips it; no more than
+    `max_line` plus one block is ever held. Lines are not counted here
+    (`FastPath.local_block` says how many a block held: the batch proof learns it for
+    free, and counting newlines costs a third of the reading)."""
     buf = b""
     while True:
+        # a line inside one read is never too long
+        size = max(1, min(BLOCK_BYTES if block_bytes is None else block_bytes(), max_line))
         chunk = f.read(size)
         if not chunk:
             break
@@ -315,6 +318,7 @@ class FastPath:
         self._decoded: list[Any] = []  # the Structs of the batch `_first_bad` just proved (or decoded)
         self._again = b""  # their re-encoding, when it differs from the input (`_mixed`)
         self.cold = 0  # blocks in a row of this file or range in which nothing was cleared
+        self.dirty = 0  # blocks still to read small (`PIECE_BYTES`) after one the proof failed on
         self._locates = _LOCATES  # bad lines still to locate in the current block
         rev = run.revision[run.latest]
         # the opaque strings decode as raw JSON where the model allows it (`OpaqueCheck`)
@@ -377,10 +381,10 @@ class FastPath:
         max_line = self.run.options.max_line_bytes
         framing = LineFraming(str(path))
         f = open_input(path)
-        self.cold = 0
+        self.cold = self.dirty = 0
         try:
             line = 1
-            for block in read_blocks(f, max_line):
+            for block in read_blocks(f, max_line, self.block_bytes):
                 # a block allocates many small containers and no cycles: the collector
                 # would only walk them, so it waits until the block is done
                 gc_on = gc.isenabled()
@@ -395,6 +399,11 @@ class FastPath:
                 yield from found
         finally:
             f.close()
+
+    def block_bytes(self) -> int:
+        """The size of the next read (`read_blocks`): `BLOCK_BYTES`, or `PIECE_BYTES`
+        while a recent block held a line the proof failed on."""
+        return min(PIECE_BYTES, BLOCK_BYTES) if self.dirty else BLOCK_BYTES
 
     def local_block(self, framing: LineFraming, first: int, block: bytes | None) -> tuple[list[Step], int]:
         """The local steps (batch proof, string formats, one-message rules) on one block of
@@ -413,14 +422,27 @@ class FastPath:
         self._locates = _LOCATES
         bad = self._first_bad(block)
         if bad is None:  # the common case: the whole block proven at once
+            if self.dirty:
+                self.dirty -= 1
             n = len(self._decoded)  # equal bytes: one value per line
             steps = self._proven(first, block)
         elif bad == _DIFFERS:
             n = len(self._decoded)
             steps = self._mixed(framing, first, block)
         else:
+            # some line breaks the proof: each one located costs a decode of the lines
+            # after it, so the block is located in pieces (a large block proves fast
+            # when whole, a small piece locates fast when not), and the next blocks
+            # are read that small until `_DIRTY` in a row prove whole
+            self.dirty = _DIRTY
             n = block.count(b"\n")
-            steps = self._block(framing, first, block, n)
+            steps = []
+            at = first
+            for piece in _pieces(block, min(PIECE_BYTES, BLOCK_BYTES)):
+                k = piece.count(b"\n") if len(piece) < len(block) else n
+                self._locates = _LOCATES
+                steps += self._block(framing, at, piece, k)
+                at += k
         self.cold = 0 if any(type(x) in _CLEARED for x in steps) else self.cold + 1
         return steps, n
 
@@ -1223,6 +1245,18 @@ class OpaqueCheck:
         return True
 
 
+def _pieces(block: bytes, size: int) -> Iterator[bytes]:
+    """`block` (whole lines, ending in a newline) in runs of whole lines of at most `size`
+    bytes each, but for a line longer than that, alone."""
+    start, end = 0, len(block)
+    while start < end:
+        cut = block.rfind(b"\n", start, start + size)
+        if cut < 0:
+            cut = block.find(b"\n", start + size)
+        yield block[start : cut + 1]
+        start = cut + 1
+
+
 def _whole_lines(block: bytes) -> list[bytes]:
     """The lines of a block that ends in a newline, each with its newline."""
     return [x + b"\n" for x in block.split(b"\n")[:-1]]
@@ -1263,6 +1297,7 @@ def times(created: list[str]) -> list[Any]:
 
 _LOCATES = 8  # bad lines located per block before the rest goes line by line (bounds the work)
 _DIFFERS = -2  # `_first_bad`: every line decoded, but the re-encoding differs (`_mixed`)
+_DIRTY = 8  # blocks read small after one the batch proof failed on (`local_block`)
 _COLD = 3  # blocks in a row that cleared nothing before blocks go to the exact path untried
 _PROBE = 8  # ... but every 8th block is tried again
 _CLEARED = (Batch, SessionItem, Cleared)
