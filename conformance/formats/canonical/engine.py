@@ -17,10 +17,12 @@ the module of its family (`invariants.py`, `tools.py`, `pricing.py`).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from bisect import bisect_left
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
+from itertools import chain
 from typing import Any, Generic, Protocol, TypeVar
 
 from ...findings import Finding, RuleInfo, Selection, Severity
@@ -126,13 +128,70 @@ class Session:
     optional_uses: set[str] = field(default_factory=set)
 
 
+class IdSet:
+    """The message ids of a run (TS202): a set whose common case costs no hashing. Ids
+    that sort after every id so far (ULIDs grow with time, so in a store written in
+    order nearly all do) are appended to a sorted list; the others go to a hash set. A
+    large set of fresh strings costs a hash and a cache miss per id, on every insert
+    and lookup; the list costs a comparison with the last id."""
+
+    __slots__ = ("rest", "seq")
+
+    def __init__(self) -> None:
+        self.seq: list[str] = []  # strictly increasing
+        self.rest: set[str] = set()  # each sorts before the last of `seq` (when it came)
+
+    def __contains__(self, mid: object) -> bool:
+        seq = self.seq
+        if not isinstance(mid, str) or not seq or mid > seq[-1]:
+            return False
+        if mid in self.rest:
+            return True
+        k = bisect_left(seq, mid)
+        return seq[k] == mid
+
+    def __len__(self) -> int:
+        return len(self.seq) + len(self.rest)
+
+    def __iter__(self) -> Iterator[str]:
+        return chain(self.seq, self.rest)
+
+    def __eq__(self, other: object) -> bool:  # as sets: the same ids, wherever each is kept
+        return isinstance(other, IdSet) and set(self) == set(other)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as a set
+
+    def add(self, mid: str) -> None:
+        seq = self.seq
+        if not seq or mid > seq[-1]:
+            seq.append(mid)
+        elif mid not in self:
+            self.rest.add(mid)
+
+    def isdisjoint(self, ids: list[str]) -> bool:
+        """True when none of `ids` is here (one comparison when all sort after the last)."""
+        seq = self.seq
+        if not seq or min(ids) > seq[-1]:
+            return True
+        return not any(map(self.__contains__, ids))
+
+    def update(self, ids: list[str]) -> None:
+        """Add `ids` (no id twice among them)."""
+        seq = self.seq
+        if not seq or min(ids) > seq[-1]:
+            seq.extend(sorted(ids))
+        else:
+            for mid in ids:
+                self.add(mid)
+
+
 @dataclass
 class RunState:
     """Cross-message state of a run. Rules read it; only the driver updates it."""
 
     sessions: dict[str, Session] = field(default_factory=dict)
     tool_owner: dict[str, str] = field(default_factory=dict)  # tool id -> session id
-    message_ids: set[str] = field(default_factory=set)
+    message_ids: IdSet = field(default_factory=IdSet)
     tool_names: dict[str, tuple[str, int]] = field(default_factory=dict)  # name -> first definition
 
     def session(self, sid: str) -> Session:
