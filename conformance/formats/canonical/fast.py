@@ -29,13 +29,18 @@ Clearing a line takes:
 4. the session rules' preconditions against the run state, after which the state takes
    the messages (`engine.commit_message`, `engine.commit_tool_block`): per batch, what
    the rules would check within the batch (`order`: one run per session, unique ids,
-   ids and times in order) and then the batch against the run state (`_bulk`: ids not
-   seen before, each session's first message after its last, tool ids in order); a
-   batch that fails goes message by message (`session`).
+   ids and times in order; `pair_tools`: the tool results answering calls of the
+   batch) and then the batch against the run state (`_bulk`: ids not seen before,
+   each session's first message after its last, call ids new, the other results'
+   calls open); a batch that fails goes message by message (`session`).
 
-The local steps (1-3 and `order`: `local_block`, on one block of `read_blocks`) read no
-run state and turn each line into a `Step`: a framing finding, cleared messages (a
-`Batch`, or a `SessionItem`), or a line for the exact path. The session step (`settle`)
+Blocks are 256 KiB: the per-batch work then weighs little. A block the proof fails on
+is located in 64 KiB pieces, and the next blocks are read that small for a while
+(`block_bytes`): each failing line located costs a decode of the lines after it.
+
+The local steps (1-3, `order` and `pair_tools`: `local_block`, on one block of
+`read_blocks`) read no run state and turn each line into a `Step`: a framing finding,
+cleared messages (a `Batch`, or a `SessionItem`), or a line for the exact path. The session step (`settle`)
 takes them in input order. The sequential path runs both per block; `--jobs` and Ray
 workers run the local steps on their byte range (`parallel/chunks.py`) and the parent
 runs the session step. When `session` refuses an item (a session rule may report; it
@@ -1061,10 +1066,13 @@ class FastPath:
         and write only `message_ids` and the sessions' last id and time; the tool rules
         (TS205-TS207) only the tool ids. The batch's own order was checked by the local
         step (`order`); here its ids meet the run's, and each session's first message
-        the session's last. The tool blocks are checked message by message in order
-        (committing as `session` does), and the messages before the first whose tools
-        fail are committed at the end; the sessions are made in order of first
-        appearance, as one by one."""
+        the session's last. The tool blocks, paired within the batch by the local step
+        (`pair_tools`), meet the run state at once (`_pairs_ok`) and are committed in
+        bulk (`_commit_pairs`); when they are irregular or do not meet it, they are
+        checked message by message in order (`_tools_one_by_one`, committing as
+        `session` does), and the messages before the first whose tools fail are
+        committed at the end; the sessions are made in order of first appearance, as
+        one by one."""
         state = self.run.state
         ids, sids = batch.ids, batch.sids
         n = len(ids)
