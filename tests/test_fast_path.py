@@ -244,6 +244,11 @@ SEMANTIC: dict[str, Mut] = {
         m["content"].append({"type": "image", "source": {"kind": "ftp", "data": "x"}, "media_type": "image/png"}) or m
     ),
     "thinking-block": lambda m: m["content"].append({"type": "thinking", "text": "t", "signature": None}) or m,
+    # a single block of a type the role may not hold (TS102 on a one-block message)
+    "only-thinking": _set("content", [{"type": "thinking", "text": "t"}]),
+    "only-image": _set(
+        "content", [{"type": "image", "source": {"kind": "base64", "data": "AAAA"}, "media_type": "image/png"}]
+    ),
     "redacted-block": lambda m: m["content"].append({"type": "redacted_thinking", "data": "x"}) or m,
     "tool-use-added": lambda m: (
         m["content"].append(

@@ -325,6 +325,7 @@ class FastPath:
         self.cold = 0  # blocks in a row of this file or range in which nothing was cleared
         self.dirty = 0  # blocks still to read small (`PIECE_BYTES`) after one the proof failed on
         self._locates = _LOCATES  # bad lines still to locate in the current block
+        self._providers: dict[str, str] = {}  # model id -> its provider part (`_provider_of`)
         rev = run.revision[run.latest]
         # the opaque strings decode as raw JSON where the model allows it (`OpaqueCheck`)
         raw = raw_model(rev, OPAQUE)
@@ -803,6 +804,7 @@ class FastPath:
         allowed = cls.allowed if self.on["TS102"] else None
         stop = self._stop if self.on["TS119"] else None
         block_ok, toolset = self._block_ok, self.toolset
+        prefix = self._provider_of
         metas = cols.raw(("metadata",))
         tools: dict[int, list[tuple[int, bool, str]]] = {}
         ids: list[str] = []  # tool ids (TS112), and the message of each
@@ -823,13 +825,13 @@ class FastPath:
                 if (
                     model is _UNSET or model is None or provider is _UNSET or provider is None
                     or routing is _UNSET or routing is None or routing.chosen_model != model
-                    or meta.usage is _UNSET or meta.usage is None or model.split(":", 1)[0] != provider
+                    or meta.usage is _UNSET or meta.usage is None or prefix(model) != provider
                 ):  # fmt: skip
                     add(k)
                     continue
             elif model is not _UNSET and model is not None:  # TS109 elsewhere
                 provider = meta.provider
-                if provider is not _UNSET and provider is not None and model.split(":", 1)[0] != provider:
+                if provider is not _UNSET and provider is not None and prefix(model) != provider:
                     add(k)
                     continue
             if stop is not None and stop(meta) == "cancelled":
@@ -853,6 +855,12 @@ class FastPath:
                     add(k)  # TS101
                 continue
             ok_types = None if allowed is None else allowed[role]
+            if len(content) == 1:  # one plain block (the common case): no loop
+                t = type(content[0])
+                if t not in special:
+                    if ok_types is not None and t not in ok_types:
+                        add(k)  # TS102
+                    continue
             found: list[tuple[int, bool, str]] | None = None
             for i, b in enumerate(content):
                 t = type(b)
@@ -907,6 +915,16 @@ class FastPath:
                     if not self._priced(metas[k], None if model is _UNSET else model):
                         add(k)
         return tools
+
+    def _provider_of(self, model: str) -> str:
+        """The part of a model id before its first colon (TS109), kept per distinct id: a
+        run meets a handful of models, each on many messages."""
+        got = self._providers.get(model)
+        if got is None:
+            got = model.split(":", 1)[0]
+            if len(self._providers) < 4096:
+                self._providers[model] = got
+        return got
 
     # -- one message ----------------------------------------------------------------------
 
