@@ -155,6 +155,8 @@ SEMANTIC: dict[str, Mut] = {
     "created-offset": lambda m: {**m, "created_at": m["created_at"][:-1] + "+00:00"},
     "created-millis": lambda m: {**m, "created_at": m["created_at"][:23] + "Z"},
     "created-unreal": lambda m: {**m, "created_at": "2026-02-30" + m["created_at"][10:]},
+    "created-month-13": lambda m: {**m, "created_at": "2026-13" + m["created_at"][7:]},  # the canonical shape
+    "created-hour-24": lambda m: {**m, "created_at": m["created_at"][:11] + "24" + m["created_at"][13:]},
     "created-leap-second": lambda m: {**m, "created_at": m["created_at"][:17] + "60" + m["created_at"][19:]},
     "created-early": _set("created_at", "2000-01-01T00:00:00.000000Z"),
     "created-newline": lambda m: {**m, "created_at": m["created_at"] + "\n"},
@@ -1124,3 +1126,40 @@ def test_fixed_width_patterns_are_recognised() -> None:
     assert ulid.bad(["01JZ000000000000000000000I", *good]) == [0]  # I is not Crockford
     assert ulid.bad(["01JZ" + "0" * 24, "0" * 24]) == [0, 1]  # too long, too short: the total fits
     assert ulid.bad(["01JZ000000000000000000000\u0660"]) == [0]
+
+
+_DIGITS = st.text("0123456789", min_size=20, max_size=20)
+
+
+@settings(max_examples=500, deadline=None)
+@given(digits=_DIGITS)
+def test_a_real_time_of_the_canonical_shape_matches_the_schema_pattern(digits: str) -> None:
+    """The proof behind `fast._TIME_SHAPE`: a value of the canonical shape (digits where
+    digits go) that Python reads as a real date and time matches the schemas' RFC 3339
+    pattern and the canonical encoding, so a batch of them skips both regexes."""
+    from datetime import datetime
+
+    from conformance.formats.canonical.invariants import _CANONICAL_TIME
+
+    d = digits
+    value = f"{d[:4]}-{d[4:6]}-{d[6:8]}T{d[8:10]}:{d[10:12]}:{d[12:14]}.{d[14:20]}Z"
+    assert fast_module.FixedWidth(fast_module._fixed_classes(fast_module._TIME_SHAPE) or []).all([value])
+    schema = next(r for p, r in FM.message_model("v1").formats if p == ("created_at",))
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        return
+    assert schema.search(value) and _CANONICAL_TIME.match(value)
+
+
+def test_the_time_shape_skips_only_the_pattern_it_proves(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shape stands in for the schema's pattern only when that pattern is the known
+    RFC 3339 one; for another (a revision that narrows it) the pattern is checked."""
+    fast = CanonicalRun(Options()).fast
+    assert fast is not None and fast.time_shape is not None
+    schema = next(r for p, r in FM.message_model("v1").formats if p == ("created_at",))
+    assert {p.pattern for p in fast.by_real_shape} == {schema.pattern, fast_module._CANONICAL_TIME.pattern}
+    assert {p.pattern for p in fast.by_shape} == {fast_module._CANONICAL_TIME.pattern}
+    monkeypatch.setattr(fast_module, "_RFC3339_UTC", schema.pattern.replace("[0-9]{4}", "20[0-9]{2}"))
+    other = CanonicalRun(Options()).fast
+    assert other is not None and other.by_real_shape == other.by_shape

@@ -356,8 +356,9 @@ class FastPath:
         ]
         if self.session_rules and self.on[R.MESSAGE_ULID.id]:
             self.checks.append((("id",), BatchPattern(ctx.re_ulid)))
-        if self.on[R.CREATED_AT_ENCODING.id]:
-            self.checks.append((("created_at",), BatchPattern(_CANONICAL_TIME)))
+        canonical_time = BatchPattern(_CANONICAL_TIME) if self.on[R.CREATED_AT_ENCODING.id] else None
+        if canonical_time is not None:
+            self.checks.append((("created_at",), canonical_time))
         if self.on[R.MODEL_ID.id] or self.on[R.MODEL_PROVIDER.id]:
             self.checks.append((("metadata", "model"), BatchPattern(ctx.re_model)))
         self.always = frozenset(
@@ -365,6 +366,13 @@ class FastPath:
             for path in {p for p, _ in self.checks} | {("id",), ("session_id",), ("created_at",), ("metadata",)}
             if _always_set(self.model.message, path)
         )
+        # the checks of `created_at` that its canonical shape proves, alone (`by_shape`) or
+        # with every value a real date and time (`by_real_shape`: `_RFC3339_UTC`)
+        rfc3339 = [p for path, p in self.checks if path == ("created_at",) and p.pattern == _RFC3339_UTC]
+        self.by_shape: frozenset[BatchPattern] = frozenset(x for x in [canonical_time] if x is not None)
+        self.by_real_shape = self.by_shape | frozenset(rfc3339)
+        classes = _fixed_classes(_TIME_SHAPE)
+        self.time_shape = FixedWidth(classes) if classes is not None and self.by_real_shape else None
         # the tool blocks' formats, checked per batch too (`_columns`)
         self.tool_id_pattern = BatchPattern(ctx.re_tool_id) if self.on["TS112"] else None
         self.tool_name_pattern = BatchPattern(_USE_NAME) if self.on["TS306"] else None
@@ -600,9 +608,12 @@ class FastPath:
             return self._proven_lean(first, block, msgs, pre or {}, framed)
         # equal bytes: every line is one value, with no duplicate key, CR, BOM or blank line
         cols = Columns(msgs, self.always)
-        bad = self._bad_formats(cols)
         created = cols.raw(("created_at",))
-        ats = times(created)
+        ats, real = times(created)
+        skip: frozenset[BatchPattern] = frozenset()
+        if self.time_shape is not None and self.time_shape.all(created):
+            skip = self.by_real_shape if real else self.by_shape
+        bad = self._bad_formats(cols, skip)
         # the messages not batched: those whose formats fail (the exact path) and those
         # the column checks cannot clear (`_local` judges them one at a time)
         suspects: set[int] = set()
@@ -774,13 +785,15 @@ class FastPath:
         whose string formats fail (the schema's lifted patterns, and the id, time and
         model formats of the enabled rules), each format checked with one regex."""
         bad = self._bad_formats(Columns(msgs, self.always))
-        return times(list(map(_CREATED, msgs))), bad
+        return times(list(map(_CREATED, msgs)))[0], bad
 
-    def _bad_formats(self, cols: Columns) -> set[int]:
+    def _bad_formats(self, cols: Columns, skip: frozenset[BatchPattern] = frozenset()) -> set[int]:
         """The indices of the messages whose string formats fail, each format checked over
-        the batch with one regex."""
+        the batch with one regex (but those in `skip`, proven otherwise)."""
         bad: set[int] = set()
         for path, pattern in self.checks:
+            if pattern in skip:
+                continue
             idx, values = cols.present(path)
             wrong = pattern.bad(values)
             bad.update(wrong if idx is None else (idx[i] for i in wrong))
@@ -1312,13 +1325,29 @@ _fromiso = datetime.fromisoformat
 _CREATED = operator.attrgetter("created_at")
 
 
-def times(created: list[str]) -> list[Any]:
+def times(created: list[str]) -> tuple[list[Any], bool]:
     """The parsed `created_at` of each value (None where it is not a real date and time),
-    as `parse_created_at` parses them (Python >= 3.11 reads the `Z` itself)."""
+    as `parse_created_at` parses them (Python >= 3.11 reads the `Z` itself), and whether
+    every one is real."""
     try:
-        return list(map(_fromiso, created))
+        return list(map(_fromiso, created)), True
     except ValueError:
-        return [parse_created_at(c) for c in created]
+        ats = [parse_created_at(c) for c in created]
+        return ats, None not in ats
+
+
+# The schemas' RFC 3339 pattern of `created_at` (TS020), as `ecma_regex` compiles it, and
+# the shape of the canonical encoding with digits where digits go. A value of that shape
+# that Python reads as a real date and time matches this pattern: a real one has month
+# 01-12, day 01-31, hour 00-23, minute and second 00-59, and the shape gives the rest. It
+# also matches the canonical encoding (TS117). So a batch of such values is checked with
+# one pass over its shape (`FixedWidth`) instead of two regexes; a revision whose pattern
+# is another checks its own.
+_RFC3339_UTC = (
+    "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:([0-5][0-9]|60)"
+    "(\\.[0-9]{1,6})?(Z|\\+00:00)(?![\\s\\S])"
+)
+_TIME_SHAPE = "[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{6}Z"
 
 
 _LOCATES = 8  # bad lines located per block before the rest goes line by line (bounds the work)
@@ -1427,6 +1456,7 @@ class BatchPattern:
     id) is checked on its distinct values."""
 
     def __init__(self, regex: re.Pattern[str]) -> None:
+        self.pattern = regex.pattern
         self.one = regex.search
         src = regex.pattern
         body: str | None = None
