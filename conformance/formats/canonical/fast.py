@@ -1256,6 +1256,7 @@ class OpaqueCheck:
         )
 
     def ok(self, msgs: list[Any]) -> bool:
+        """True when every raw value of these messages is a string in UTF-8."""
         blocks = list(chain.from_iterable(map(_CONTENT, msgs)))
         present = set(map(type, blocks))  # each filter below runs only if its class is here
         if self.nested:
