@@ -171,13 +171,15 @@ class IdSet:
     def isdisjoint(self, ids: list[str]) -> bool:
         """True when none of `ids` is here (one comparison when all sort after the last)."""
         seq = self.seq
-        if not seq or min(ids) > seq[-1]:
+        if not seq or not ids or min(ids) > seq[-1]:
             return True
         return not any(map(self.__contains__, ids))
 
     def update(self, ids: list[str]) -> None:
         """Add `ids` (no id twice among them)."""
         seq = self.seq
+        if not ids:
+            return
         if not seq or min(ids) > seq[-1]:
             seq.extend(sorted(ids))
         else:

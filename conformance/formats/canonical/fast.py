@@ -193,8 +193,9 @@ class Pairs:
 def pair_tools(tools: dict[int, list[tuple[int, bool, str]]], sids: list[str]) -> Pairs | None:
     """The `Pairs` of a batch's tool blocks (`Batch.tools`, in message order), or None when
     they are irregular within the batch (a call id twice, a result twice, a result for a
-    call of another session): the session step then goes message by message. Results not answering a call of the batch are `outside`; the
-    session step finds their calls open in the run state, or goes message by message."""
+    call of another session): the session step then goes message by message. Results
+    not answering a call of the batch are `outside`: the session step finds their calls
+    open in the run state, or goes message by message."""
     uses: list[str] = []
     use_at: list[int] = []
     outside: list[tuple[int, str]] = []
@@ -417,7 +418,7 @@ class FastPath:
     def block_bytes(self) -> int:
         """The size of the next read (`read_blocks`): `BLOCK_BYTES`, or `PIECE_BYTES`
         while a recent block held a line the proof failed on."""
-        return min(PIECE_BYTES, BLOCK_BYTES) if self.dirty else BLOCK_BYTES
+        return _piece_bytes() if self.dirty else BLOCK_BYTES
 
     def local_block(self, framing: LineFraming, first: int, block: bytes | None) -> tuple[list[Step], int]:
         """The local steps (batch proof, string formats, one-message rules) on one block of
@@ -452,7 +453,7 @@ class FastPath:
             n = block.count(b"\n")
             steps = []
             at = first
-            for piece in _pieces(block, min(PIECE_BYTES, BLOCK_BYTES)):
+            for piece in _pieces(block, _piece_bytes()):
                 k = piece.count(b"\n") if len(piece) < len(block) else n
                 self._locates = _LOCATES
                 steps += self._block(framing, at, piece, k)
@@ -958,7 +959,7 @@ class FastPath:
         provider = meta.provider
         provider = None if provider is _UNSET else provider
         # the model id format (TS108) was checked per batch: a model here matches it
-        if model is not None and provider is not None and on["TS109"] and model.split(":", 1)[0] != provider:
+        if model is not None and provider is not None and on["TS109"] and self._provider_of(model) != provider:
             return None
         if on["TS119"] and getattr(meta, "stop_reason", None) == "cancelled" and status != "cancelled":
             return None
@@ -1285,6 +1286,11 @@ class OpaqueCheck:
         return True
 
 
+def _piece_bytes() -> int:
+    """The size a failing block is located in (never more than a block)."""
+    return min(PIECE_BYTES, BLOCK_BYTES)
+
+
 def _pieces(block: bytes, size: int) -> Iterator[bytes]:
     """`block` (whole lines, ending in a newline) in runs of whole lines of at most `size`
     bytes each, but for a line longer than that, alone."""
@@ -1503,7 +1509,8 @@ class BatchPattern:
 def _fixed_classes(body: str) -> list[frozenset[int]] | None:
     """The pattern `body` as the ASCII bytes allowed at each position, when it is a fixed
     sequence of literal characters and classes (`[...]` with ranges, no negation), each
-    perhaps repeated `{n}` times; None for anything else (the regex checks it)."""
+    perhaps repeated `{n}` times, with at most 8 distinct classes (a bit each in
+    `FixedWidth`); None for anything else (the regex checks it)."""
     out: list[frozenset[int]] = []
     i = 0
     while i < len(body):
@@ -1543,7 +1550,7 @@ def _fixed_classes(body: str) -> list[frozenset[int]] | None:
         if not all(ch.isascii() and ch != "\n" for ch in chars):
             return None
         out += [frozenset(map(ord, chars))] * count
-    return out if 0 < len(out) <= 256 else None
+    return out if 0 < len(out) <= 256 and len(set(out)) <= 8 else None
 
 
 def _class_char(body: str, i: int) -> tuple[str | None, int]:
@@ -1569,26 +1576,25 @@ class FixedWidth:
     to `(width + 1) * n` that proves each value matches: no class holds a newline, so
     the n newlines the join put in sit exactly at the separators' positions, and each
     value is `width` characters long. (The ULID ids and the canonical time check about
-    twice as fast so as with one regex.)"""
+    twice as fast this way as with one regex.)"""
 
     def __init__(self, classes: list[frozenset[int]]) -> None:
         kinds = sorted(set(classes), key=sorted)
-        self.usable = len(kinds) <= 8  # one bit per class in a byte
-        bit = {k: 1 << n for n, k in enumerate(kinds[:8])}
+        bit = {k: 1 << n for n, k in enumerate(kinds)}  # one bit per class in a byte (8 at most)
         table = bytearray(256)
         for k, b in bit.items():
             for ch in k:
                 table[ch] |= b
         self.table = bytes(table)
         self.width = len(classes)
-        self.template = bytes(bit.get(k, 0) for k in classes) + b"\0"  # a separator: any byte
+        self.template = bytes(bit[k] for k in classes) + b"\0"  # a separator: any byte
         self.masks: dict[int, int] = {}
 
     def all(self, values: list[str]) -> bool:
         """True when every value matches (False: some may not)."""
         n = len(values)
         joined = "\n".join(values) + "\n"
-        if not self.usable or len(joined) != (self.width + 1) * n:
+        if len(joined) != (self.width + 1) * n:
             return False
         try:
             data = joined.encode("ascii")
