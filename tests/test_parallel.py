@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
 import os
 import random
 import signal
@@ -19,6 +20,7 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import orjson
 import pytest
@@ -30,6 +32,7 @@ from conformance.api import Report, expand
 from conformance.errors import InputError
 from conformance.formats.canonical.engine import SessionFacts
 from conformance.parallel import chunks
+from conformance.parallel import engine as parallel_engine
 from conformance.parallel.engine import validate_units
 from conformance.synthetic import PRICING_YAML, messages
 
@@ -47,13 +50,21 @@ def sequential(paths: list[Path], options: Options = ALL_RULES) -> bytes:
     return report_bytes(validate(paths, options, jobs=1))
 
 
-def in_process(paths: list[Path], options: Options, chunk_bytes: int) -> bytes:
-    """The task engine in this process (one job), with ranges of `chunk_bytes`."""
+def _through_json(task: chunks.Task, options: Options, opener: Any = chunks.open_local, run: Any = None) -> Any:
+    """A task's result as a worker process sends it: its JSON, read back."""
+    return orjson.loads(chunks.run_task(task, options, opener, run))
+
+
+def in_process(paths: list[Path], options: Options, chunk_bytes: int, *, codec: bool = True) -> bytes:
+    """The task engine in this process (one job), with ranges of `chunk_bytes`; each
+    result through the codec a worker's takes (`codec`), or as the values this process
+    consumes when it runs a task itself."""
     r = Report()
     skipped: list[Path] = []
     units = expand(paths, None, skipped, r.problems)
-    for f in validate_units(units, options, jobs=1, chunk_bytes=chunk_bytes, files=r.files, problems=r.problems):
-        r.add(f)
+    with mock.patch.object(parallel_engine, "task_result", _through_json) if codec else contextlib.nullcontext():
+        for f in validate_units(units, options, jobs=1, chunk_bytes=chunk_bytes, files=r.files, problems=r.problems):
+            r.add(f)
     r.skipped = [str(p) for p in skipped]
     return report_bytes(r)
 
@@ -129,10 +140,11 @@ def test_a_session_rule_reading_an_unprojected_field_fails_in_every_path(
 # -- differential: rule fixtures, defects, hypothesis ------------------------------------
 
 
+@pytest.mark.parametrize("codec", [True, False], ids=["json", "values"])
 @pytest.mark.parametrize("chunk_bytes", [1, 97, 1000])
-def test_every_rule_fixture_in_ranges(chunk_bytes: int) -> None:
+def test_every_rule_fixture_in_ranges(chunk_bytes: int, codec: bool) -> None:
     # all fixtures in one run: sessions and the run-wide id sets also cross files
-    assert in_process(FIXTURES, ALL_RULES, chunk_bytes) == sequential(FIXTURES)
+    assert in_process(FIXTURES, ALL_RULES, chunk_bytes, codec=codec) == sequential(FIXTURES)
 
 
 @pytest.mark.parametrize("fixture", FIXTURES, ids=lambda p: p.name)
@@ -196,6 +208,7 @@ def test_defective_corpora_in_ranges(tmp_path: Path, seed: int) -> None:
     want = sequential([f])
     for chunk_bytes in (60, 300, 2500, 20000):
         assert in_process([f], ALL_RULES, chunk_bytes) == want, chunk_bytes
+        assert in_process([f], ALL_RULES, chunk_bytes, codec=False) == want, chunk_bytes
 
 
 def test_a_line_longer_than_the_limit_across_ranges(tmp_path: Path) -> None:
@@ -254,6 +267,98 @@ def test_a_task_range_owns_the_lines_that_begin_in_it(tmp_path: Path) -> None:
     assert owned == [([b"aa\n"], 1), ([b"\n", b"bbb\n"], 1), ([b"\n", b"\n"], 1), ([b"\n", b"cc"], 0)]
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    size=st.integers(0, 5000),
+    chunk=st.integers(1, 700),
+    tail=st.integers(0, 3000),
+    piece=st.integers(1, 400),
+)
+def test_the_tail_cut_covers_the_same_bytes_in_order(size: int, chunk: int, tail: int, piece: int) -> None:
+    tasks = chunks.plan("f.jsonl", size, True, chunk)
+    cut, covered = chunks.cut_tail(tasks, size, tail, piece)
+    # the same ranges, contiguous, in order, ending where the file's last range ended
+    assert cut[0].start == 0 and cut[-1].end == tasks[-1].end
+    assert all(a.end == b.start for a, b in itertools.pairwise(cut))
+    assert all(t.path == "f.jsonl" and not t.whole for t in cut)
+
+    # the fewest last ranges that hold `tail` bytes (or all) are cut in ranges of at
+    # most `piece` bytes; the ranges before them are untouched
+    def span(t: chunks.Task) -> int:
+        return (size if t.end == chunks.UNTIL_EOF else t.end) - t.start
+
+    m = 0
+    while m < len(tasks) and sum(map(span, tasks[len(tasks) - m :])) < tail:
+        m += 1
+    k = len(tasks) - m
+    assert cut[:k] == tasks[:k]
+    assert covered == sum(map(span, tasks[k:]))
+    assert all(span(t) <= piece for t in cut[k:])
+    assert len(cut) - k == sum(max(1, -(-span(t) // piece)) for t in tasks[k:])
+
+
+def test_the_tail_cut_leaves_a_whole_document_alone() -> None:
+    whole = chunks.plan("f.json", 9000, False, 100)
+    assert chunks.cut_tail(whole, 9000, 500, 10) == (whole, 0)
+
+
+def test_this_process_runs_the_tasks_no_worker_has_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`Processes`: the first task runs here while the workers start; waiting for a
+    result a worker runs, this process runs the next tasks no worker has taken, leaving
+    each worker the one it runs and one queued; results come back in order."""
+    from concurrent import futures
+
+    made: list[futures.Future[bytes]] = []
+
+    class Pool:  # a pool whose workers run only what the test says
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            pass
+
+        def submit(self, fn: Any, task: chunks.Task, options: Options) -> futures.Future[bytes]:
+            made.append(futures.Future())
+            return made[-1]
+
+        def shutdown(self, wait: bool, cancel_futures: bool) -> None:
+            pass
+
+    here: list[int] = []
+
+    def local(task: chunks.Task, options: Options, opener: Any = None, run: Any = None) -> dict[str, Any]:
+        here.append(task.start)
+        if len(here) == 3:  # meanwhile, the worker finished the task it was running
+            made[0].set_result(orjson.dumps({"ran": "worker", "start": 1}))
+        return {"ran": "here", "start": task.start}
+
+    monkeypatch.setattr(futures, "ProcessPoolExecutor", Pool)
+    monkeypatch.setattr(parallel_engine, "task_result", local)
+    backend = parallel_engine.Processes(2, Options())  # one worker, and this process
+    thunks = [backend.submit(chunks.Task("f.jsonl", k, k + 1)) for k in range(7)]
+    assert len(made) == 6  # every task but the first went to the pool
+    assert made[0].set_running_or_notify_cancel()  # the worker takes task 1
+    results = [thunks[0](), thunks[1]()]
+    # task 0 ran here; waiting for task 1, this process ran tasks 3 and 4 (task 2 is
+    # the worker's next), and stopped once task 1 was done
+    assert here == [0, 3, 4]
+    assert results == [{"ran": "here", "start": 0}, orjson.dumps({"ran": "worker", "start": 1})]
+    assert not made[1].cancelled() and made[2].cancelled() and made[3].cancelled()
+    # task 2: no worker took it, so it runs here; 3 and 4 were run already
+    assert [thunks[k]() for k in (2, 3, 4)] == [{"ran": "here", "start": k} for k in (2, 3, 4)]
+    assert here == [0, 3, 4, 2]
+    backend.close()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="F_GETPIPE_SZ is Linux's")
+def test_worker_results_come_through_a_pipe_wider_than_one_result() -> None:
+    import fcntl
+
+    backend = parallel_engine.Processes(2, Options())
+    try:
+        reader = backend.pool._result_queue._reader  # type: ignore[attr-defined]
+        assert fcntl.fcntl(reader.fileno(), fcntl.F_GETPIPE_SZ) >= parallel_engine.RESULT_PIPE_BYTES
+    finally:
+        backend.close()
+
+
 # -- resume ------------------------------------------------------------------------------
 
 
@@ -306,13 +411,15 @@ def test_a_resumed_run_reuses_stored_parts(tmp_path: Path, monkeypatch: pytest.M
     n = len(list(store.glob("*.tsr")))
     assert n > 5
     calls: list[int] = []
-    real = chunks.run_task
+    real = chunks.task_result
 
-    def counting(task: chunks.Task, options: Options, opener: Any = chunks.open_local, run: Any = None) -> bytes:
+    def counting(
+        task: chunks.Task, options: Options, opener: Any = chunks.open_local, run: Any = None
+    ) -> dict[str, Any]:
         calls.append(task.start)
         return real(task, options, opener, run)
 
-    monkeypatch.setattr("conformance.parallel.engine.run_task", counting)
+    monkeypatch.setattr("conformance.parallel.engine.task_result", counting)
     assert report_bytes(validate([f], ALL_RULES, jobs=1, resume=store, chunk_bytes=3000)) == first
     assert calls == []  # every part came from the store
     # other options are other results

@@ -74,6 +74,27 @@ def plan(path: str, size: int, jsonl: bool, chunk_bytes: int) -> list[Task]:
     return [Task(path, s, s + step if s + step < size else UNTIL_EOF) for s in starts]
 
 
+def cut_tail(tasks: list[Task], size: int, tail: int, piece: int) -> tuple[list[Task], int]:
+    """`tasks` (one file's, from `plan`) with the ranges in the last `tail` bytes of the
+    file cut into ranges of `piece` bytes, and how many bytes they cover. The last
+    tasks of a run are the ones the others wait for at its end: small ones even it out.
+    The cut is a function of the file's size alone, so a `--resume` store keeps its
+    keys whatever the number of jobs."""
+    out: list[Task] = []
+    covered = 0
+    k = len(tasks)
+    while k and covered < tail:
+        t = tasks[k - 1]
+        if t.whole:
+            break
+        end = size if t.end == UNTIL_EOF else t.end
+        cuts = list(range(t.start, end, max(1, piece))) or [t.start]
+        out[:0] = [Task(t.path, a, b) for a, b in zip(cuts, [*cuts[1:], t.end], strict=True)]
+        covered += end - t.start
+        k -= 1
+    return [*tasks[:k], *out], covered
+
+
 class _Range:
     """A binary reader over the lines that begin in `[start, end)` of `f` (see module doc)."""
 
@@ -189,6 +210,15 @@ def run_task(task: Task, options: Options, opener: Opener = open_local, run: Can
     """The local phase of `task`, as JSON: `{"lines": N, "items": [...]}`, or
     `{"error": "one line"}` when the input cannot be read (the parent reports it).
     `run` is a run for `options` to use (default: this process's, built once)."""
+    return orjson.dumps(task_result(task, options, opener, run))
+
+
+def task_result(
+    task: Task, options: Options, opener: Opener = open_local, run: CanonicalRun | None = None
+) -> dict[str, Any]:
+    """What `run_task` encodes, as the values themselves: a task run in the process that
+    consumes it needs no JSON round trip (its values are the ones JSON gives back, but
+    for tuples where JSON has lists, which the consumer only unpacks)."""
     run = run if run is not None else canonical_run(options)
     # a task's values hold no reference cycles (parsed JSON, findings, lists of them), so
     # reference counting frees them all; the cyclic collector would only re-scan the
@@ -214,13 +244,13 @@ def run_task(task: Task, options: Options, opener: Opener = open_local, run: Can
                 items = list(_items(run, src, synthetic=task.start > 0))
                 lines = reader.newlines
     except InputError as exc:
-        return orjson.dumps({"error": str(exc)})
+        return {"error": str(exc)}
     except OSError as exc:
-        return orjson.dumps({"error": f"{task.path}: cannot read: {exc.strerror or exc}"})
+        return {"error": f"{task.path}: cannot read: {exc.strerror or exc}"}
     finally:
         if was_enabled:
             gc.enable()
-    return orjson.dumps({"lines": lines, "items": items})
+    return {"lines": lines, "items": items}
 
 
 def _items(run: CanonicalRun, src: Iterator[Record | Finding], *, synthetic: bool) -> Iterator[list[Any]]:
