@@ -9,9 +9,9 @@ run it two or three times and read the ranges):
   `formats/canonical/fast.py`), and the same on the exact path (`Options(exact=True)`);
 - validate (schema only): `--select TS0`;
 - validate (tools + pricing): every rule, plus `--tools` and `--pricing` (TS3xx/TS4xx);
-- `--jobs 2`: default rules on two worker processes (`ROW_JOBS`; the fast path's local
-  steps in the workers, the session phase in this process), interleaved with the rows
-  above; `--jobs 1` is the default row;
+- `--jobs 2`: default rules on two processes (`ROW_JOBS`: a worker, and this process,
+  which runs the session phase and, while it waits, local steps too), interleaved with
+  the rows above; `--jobs 1` is the default row;
 - msgspec typed decode per line (the fast model, no rules) and jsonschema-rs `is_valid`
   on documents parsed beforehand (the two engines underneath);
 - python-jsonschema: the reference oracle alone, on a sample (it is ~100x slower);
@@ -55,7 +55,7 @@ TOOLS = [
     for n in ("read_file", "search_code", "run_tests")
 ]  # fmt: skip
 
-# the `--jobs` rows: worker processes per row (a row runs `iter_validate(jobs=N)`)
+# the `--jobs` rows: processes per row (a row runs `iter_validate(jobs=N)`)
 ROW_JOBS: tuple[int, ...] = (2,)
 EXAMPLE = Path(__file__).parent / "data" / "examples"
 _CLI = "import sys; from conformance.cli import main; sys.exit(main(sys.argv[1:]))"

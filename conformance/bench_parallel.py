@@ -4,8 +4,9 @@ One generated corpus (`synthetic.jsonl_lines`, all default rules plus `--tools` 
 `--pricing`), measured in one run, best of `--repeat`:
 
 - floor: read the JSONL and `orjson.loads` each line (one process);
-- jobs=1: the sequential path; jobs=N: `validate --jobs N` (worker processes, byte
-  ranges, session phase in the parent), for N = 2 and the cores available;
+- jobs=1: the sequential path; jobs=N: `validate --jobs N` (byte ranges; N-1 worker
+  processes, and this one, which runs the session phase and, while it waits, ranges
+  too), for N = 2 and the cores available;
 - the CPU time of the two phases, each measured alone in this process (not disturbed by
   other load): `cpu_bound_scaling_2_free_cores` is the best `--jobs 2` can do;
 - with `--ray`: `--engine ray` on a local Ray instance with `--ray-cpus` CPUs, on the
