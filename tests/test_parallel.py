@@ -347,6 +347,32 @@ def test_this_process_runs_the_tasks_no_worker_has_taken(monkeypatch: pytest.Mon
     backend.close()
 
 
+def test_the_fork_server_builds_a_default_run_before_it_forks_workers() -> None:
+    """Every module the fork server preloads imports; `preload` leaves the run for the
+    default options built (a worker forked from it starts with it), and a build that
+    fails there does not take the fork server down (the worker reports it)."""
+    code = """if True:
+        import importlib, sys
+        from conformance import Options
+        from conformance.parallel import chunks, engine
+        names = engine._preload()
+        assert "conformance.parallel.preload" in names
+        for name in names:
+            importlib.import_module(name)
+        assert chunks._RUN is not None and chunks._RUN[0] == Options()
+        assert chunks.canonical_run(Options()) is chunks._RUN[1]
+    """
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+    failing = """if True:
+        from conformance.parallel import chunks
+        def boom(options): raise RuntimeError("no schemas")
+        chunks.canonical_run = boom
+        import conformance.parallel.preload
+        assert chunks._RUN is None
+    """
+    subprocess.run([sys.executable, "-c", failing], check=True, timeout=120)
+
+
 @pytest.mark.skipif(sys.platform != "linux", reason="F_GETPIPE_SZ is Linux's")
 def test_worker_results_come_through_a_pipe_wider_than_one_result() -> None:
     import fcntl
