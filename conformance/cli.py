@@ -236,7 +236,9 @@ def validate(
     ] = False,
     jobs: Annotated[
         int | None,
-        typer.Option("--jobs", "-j", min=1, help="Processes: this one and N-1 workers (default: the cores this process may use)"),
+        typer.Option(
+            "--jobs", "-j", min=1, help="Processes: this one and N-1 workers (default: the cores this process may use)"
+        ),
     ] = None,
     resume: Annotated[
         Path | None,

@@ -302,49 +302,123 @@ def test_the_tail_cut_leaves_a_whole_document_alone() -> None:
     assert chunks.cut_tail(whole, 9000, 500, 10) == (whole, 0)
 
 
-def test_this_process_runs_the_tasks_no_worker_has_taken(monkeypatch: pytest.MonkeyPatch) -> None:
-    """`Processes`: the first task runs here while the workers start; waiting for a
-    result a worker runs, this process runs the next tasks no worker has taken, leaving
-    each worker the one it runs and one queued; results come back in order."""
-    from concurrent import futures
+@pytest.mark.parametrize("seed", range(30))
+def test_this_process_runs_the_tasks_no_worker_has_taken(monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    """`Processes` on scripted workers that finish a task at random moments: the first
+    task runs here; each task runs once, here or in a worker; a worker never holds more
+    than `DEPTH`; while waiting for a worker's result this process runs unsent tasks;
+    results come back in order, whoever ran them."""
+    from collections import deque
 
-    made: list[futures.Future[bytes]] = []
+    rng = random.Random(seed)
+    ran_here: list[int] = []
+    workers: list[Any] = []
 
-    class Pool:  # a pool whose workers run only what the test says
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
+    class Worker:
+        def __init__(self, ctx: Any, options: Options) -> None:
+            self.sent: deque[Any] = deque()
+            self.tasks = self
+            self.ran: list[int] = []
+            workers.append(self)
+
+        def send(self, task: chunks.Task) -> None:
+            assert len(self.sent) < parallel_engine.DEPTH
+            self.ran.append(task.start)
+
+        def collect(self, block: bool) -> None:
+            # this process waits only when it has no unsent task to run meanwhile
+            assert not block or not backend.pending
+            while self.sent and (block or rng.random() < 0.3):
+                slot = self.sent.popleft()
+                slot.result = ("worker", slot.task.start)
+                block = False
+
+        def close(self) -> None:
             pass
 
-        def submit(self, fn: Any, task: chunks.Task, options: Options) -> futures.Future[bytes]:
-            made.append(futures.Future())
-            return made[-1]
+    def here(task: chunks.Task, options: Options, opener: Any = None, run: Any = None) -> Any:
+        ran_here.append(task.start)
+        # no worker is short of tasks while some wait unsent
+        assert all(len(w.sent) == parallel_engine.DEPTH for w in workers) or not backend.pending
+        for w in workers:  # meanwhile, the workers may finish some
+            w.collect(block=False)
+        return ("here", task.start)
 
-        def shutdown(self, wait: bool, cancel_futures: bool) -> None:
-            pass
-
-    here: list[int] = []
-
-    def local(task: chunks.Task, options: Options, opener: Any = None, run: Any = None) -> dict[str, Any]:
-        here.append(task.start)
-        if len(here) == 3:  # meanwhile, the worker finished the task it was running
-            made[0].set_result(orjson.dumps({"ran": "worker", "start": 1}))
-        return {"ran": "here", "start": task.start}
-
-    monkeypatch.setattr(futures, "ProcessPoolExecutor", Pool)
-    monkeypatch.setattr(parallel_engine, "task_result", local)
-    backend = parallel_engine.Processes(2, Options())  # one worker, and this process
-    thunks = [backend.submit(chunks.Task("f.jsonl", k, k + 1)) for k in range(7)]
-    assert len(made) == 6  # every task but the first went to the pool
-    assert made[0].set_running_or_notify_cancel()  # the worker takes task 1
-    results = [thunks[0](), thunks[1]()]
-    # task 0 ran here; waiting for task 1, this process ran tasks 3 and 4 (task 2 is
-    # the worker's next), and stopped once task 1 was done
-    assert here == [0, 3, 4]
-    assert results == [{"ran": "here", "start": 0}, orjson.dumps({"ran": "worker", "start": 1})]
-    assert not made[1].cancelled() and made[2].cancelled() and made[3].cancelled()
-    # task 2: no worker took it, so it runs here; 3 and 4 were run already
-    assert [thunks[k]() for k in (2, 3, 4)] == [{"ran": "here", "start": k} for k in (2, 3, 4)]
-    assert here == [0, 3, 4, 2]
+    monkeypatch.setattr(parallel_engine, "_Worker", Worker)
+    monkeypatch.setattr(parallel_engine, "task_result", here)
+    jobs = rng.choice([2, 3, 5])
+    backend = parallel_engine.Processes(jobs, Options())
+    assert len(workers) == jobs - 1
+    n, window = rng.randrange(1, 40), rng.randrange(1, 12)
+    thunks: deque[Any] = deque()
+    got = []
+    for k in range(n):  # as `_Pipeline` does: submit up to the window, take in order
+        thunks.append(backend.submit(chunks.Task("f.jsonl", k, k + 1)))
+        while len(thunks) >= window:
+            got.append(thunks.popleft()())
+    got += [t() for t in thunks]
     backend.close()
+    assert [k for _, k in got] == list(range(n))
+    assert got[0] == ("here", 0)
+    by_workers = sorted(k for w in workers for k in w.ran)
+    assert sorted(ran_here + by_workers) == list(range(n))  # each once
+    assert [k for who, k in got if who == "here"] == sorted(ran_here)
+    assert not backend.live and not backend.pending
+
+
+def test_a_worker_sends_its_results_in_order_and_a_bug_back(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import multiprocessing
+    import threading
+
+    f = tmp_path / "c.jsonl"
+    f.write_bytes(b"".join(corpus(30, 2)))
+    real = chunks.run_task
+
+    def buggy(task: chunks.Task, options: Options, *args: Any) -> bytes:
+        if task.start == 7:
+            raise ZeroDivisionError("a bug")
+        return real(task, options, *args)
+
+    monkeypatch.setattr(chunks, "run_task", buggy)
+    task_r, task_w = multiprocessing.Pipe(duplex=False)
+    result_r, result_w = multiprocessing.Pipe(duplex=False)
+    t = threading.Thread(target=chunks.serve, args=(task_r, result_w, ALL_RULES))
+    t.start()
+    size = f.stat().st_size
+    for task in (chunks.Task(str(f), 0, 7), chunks.Task(str(f), 7, 100), chunks.Task(str(f), 100, size)):
+        task_w.send(task)
+    first, bug, last = (result_r.recv_bytes() for _ in range(3))
+    assert orjson.loads(first) == orjson.loads(real(chunks.Task(str(f), 0, 7), ALL_RULES))
+    assert bug.startswith(b"!Traceback") and b"ZeroDivisionError: a bug" in bug
+    assert orjson.loads(last) == orjson.loads(real(chunks.Task(str(f), 100, size), ALL_RULES))
+    task_w.send(None)  # the end
+    t.join(timeout=30)
+    assert not t.is_alive()
+
+
+def test_a_worker_that_dies_is_one_line_error(tmp_path: Path) -> None:
+    f = tmp_path / "c.jsonl"
+    f.write_bytes(b"".join(corpus(200, 3)))
+    backend = parallel_engine.Processes(2, Options())
+    try:
+        thunks = [backend.submit(t) for t in chunks.plan(str(f), f.stat().st_size, True, 4096)]
+        backend.workers[0].proc.kill()
+        thunks[0]()  # the first runs here
+        with pytest.raises(InputError, match="a worker process died"):
+            for t in thunks[1:]:
+                t()
+    finally:
+        backend.close()
+    # a task sent to a worker that is gone: the same error, not a broken pipe
+    backend = parallel_engine.Processes(2, Options())
+    try:
+        backend.workers[0].proc.kill()
+        backend.workers[0].proc.join()
+        with pytest.raises(InputError, match="a worker process died"):
+            for t in chunks.plan(str(f), f.stat().st_size, True, 4096):
+                backend.submit(t)
+    finally:
+        backend.close()
 
 
 def test_the_fork_server_builds_a_default_run_before_it_forks_workers() -> None:
@@ -377,12 +451,14 @@ def test_the_fork_server_builds_a_default_run_before_it_forks_workers() -> None:
 def test_worker_results_come_through_a_pipe_wider_than_one_result() -> None:
     import fcntl
 
-    backend = parallel_engine.Processes(2, Options())
+    backend = parallel_engine.Processes(3, Options())
     try:
-        reader = backend.pool._result_queue._reader  # type: ignore[attr-defined]
-        assert fcntl.fcntl(reader.fileno(), fcntl.F_GETPIPE_SZ) >= parallel_engine.RESULT_PIPE_BYTES
+        assert len(backend.workers) == 2
+        for w in backend.workers:
+            assert fcntl.fcntl(w.results.fileno(), fcntl.F_GETPIPE_SZ) >= parallel_engine.RESULT_PIPE_BYTES
     finally:
         backend.close()
+    assert not backend.workers
 
 
 # -- resume ------------------------------------------------------------------------------

@@ -27,8 +27,6 @@ import gc
 import json
 import multiprocessing
 import multiprocessing.connection
-import os
-import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields
 from typing import IO, Any
@@ -188,18 +186,31 @@ def canonical_run(options: Options) -> CanonicalRun:
     return _RUN[1]
 
 
-def worker_init(options: Options) -> None:
-    """A worker process's start: build the run, and exit when the process that started
-    it dies (killed, out of memory), instead of living on as an orphan."""
-    canonical_run(options)
-    parent = multiprocessing.parent_process()
-    if parent is not None and parent.sentinel is not None:
-        threading.Thread(target=_exit_with, args=(parent.sentinel,), daemon=True).start()
+def serve(
+    tasks: multiprocessing.connection.Connection, results: multiprocessing.connection.Connection, options: Options
+) -> None:
+    """A worker process of `--jobs` (`engine.Processes`): build the run, then run each task
+    `tasks` brings and write its result to `results`, in order, until `None` or the end
+    of `tasks`: the parent closed it, or died (so a worker never lives on as an orphan).
+    A bug in a task (or in building the run, which the first task does) is sent back
+    as `!` and its traceback, for the parent to raise."""
+    while True:
+        try:
+            task = tasks.recv()
+        except (EOFError, OSError):
+            return
+        if task is None:
+            return
+        try:
+            data = run_task(task, options)
+        except Exception:  # a bug, not an input problem (run_task reports those)
+            import traceback  # function-level: only on a bug
 
-
-def _exit_with(sentinel: int) -> None:
-    multiprocessing.connection.wait([sentinel])
-    os._exit(1)
+            data = b"!" + traceback.format_exc().encode("utf-8", "replace")
+        try:
+            results.send_bytes(data)
+        except OSError:  # the parent is gone, or stopped reading
+            return
 
 
 def open_local(path: str) -> IO[bytes]:

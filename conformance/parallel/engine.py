@@ -31,11 +31,9 @@ from ..formats.canonical import CanonicalRun
 from ..formats.canonical.fast import item_facts
 from ..jsonio import CRLF, Record
 from . import DEFAULT_CHUNK_BYTES, MIN_SHARED_BYTES, default_jobs, worth_sharing
-from .chunks import Task, cut_tail, decode_batch, decode_facts, decode_item, finding, plan, run_task, task_result
+from .chunks import Task, cut_tail, decode_batch, decode_facts, decode_item, finding, plan, serve, task_result
 
 if TYPE_CHECKING:
-    from concurrent.futures import Future
-
     from .store import ResumeStore
 
 __all__ = ["DEFAULT_CHUNK_BYTES", "MIN_SHARED_BYTES", "default_jobs", "run_units", "validate_units"]
@@ -76,30 +74,27 @@ class InProcess:
 
 
 RESULT_PIPE_BYTES = 1 << 20
-"""The capacity asked for the pipe that brings results back (Linux's default limit for
-an unprivileged process); the default, 64 KiB, is less than one task's result."""
+"""The capacity asked for each worker's result pipe (Linux's default limit for an
+unprivileged process); the default, 64 KiB, is less than one task's result."""
+
+DEPTH = 2
+"""Tasks sent to a worker at a time: the one it runs and one queued behind it."""
+
+WORKER_DIED = "a worker process died (out of memory or killed); run again"
 
 
-def _widen_results(pool: Any) -> None:
-    """Widen the pipe of `pool`'s results to `RESULT_PIPE_BYTES`, where the system lets us.
-
-    A worker writes its result into that pipe whole before it takes its next task. With
-    the default 64 KiB, a result of a 4 MiB range (about 0.5 MB) blocks the worker until
-    the executor's thread here has read the rest, and that thread waits for the GIL while
-    this process runs a task of its own: up to the 5 ms switch interval per task, 0.05 s
-    per 200,000 messages. `ProcessPoolExecutor` has no option for it, so this reaches its
-    queue's reader (a private attribute, hence the guards: without it, or on a system
-    without `F_SETPIPE_SZ`, the pipe keeps its size, which is only slower)."""
+def _widen(fd: int) -> None:
+    """Ask for a pipe of `RESULT_PIPE_BYTES`, where the system lets us. A worker writes
+    a result (about 0.5 MB for a 4 MiB range) whole before it takes its next task: with
+    64 KiB it would wait until this process, busy with a task of its own, read it."""
     try:
         import fcntl  # function-level: POSIX only, and only for worker processes
     except ImportError:
         return
-    setsize = getattr(fcntl, "F_SETPIPE_SZ", None)
-    reader = getattr(getattr(pool, "_result_queue", None), "_reader", None)
-    if setsize is None or reader is None:
-        return
-    with contextlib.suppress(OSError, ValueError):  # over the system's limit for this user: the default size
-        fcntl.fcntl(reader.fileno(), setsize, RESULT_PIPE_BYTES)
+    setsize = getattr(fcntl, "F_SETPIPE_SZ", None)  # Linux only
+    if setsize is not None:
+        with contextlib.suppress(OSError):  # over the system's limit for this user: the default size
+            fcntl.fcntl(fd, setsize, RESULT_PIPE_BYTES)
 
 
 def _preload() -> list[str]:
@@ -112,47 +107,101 @@ def _preload() -> list[str]:
 
 
 class _Slot:
-    """A task handed to `Processes`: its future in the pool (None: it runs here), and its
-    result once this process has run it instead of a worker."""
+    """A task handed to `Processes`: the worker it was sent to (None: not sent), and its
+    result once there is one."""
 
-    __slots__ = ("fut", "result", "task")
+    __slots__ = ("here", "result", "task", "worker")
 
-    def __init__(self, task: Task, fut: Future[bytes] | None) -> None:
+    def __init__(self, task: Task, here: bool) -> None:
         self.task = task
-        self.fut = fut
+        self.here = here  # run in this process, never sent
+        self.worker: _Worker | None = None
         self.result: Result | None = None
+
+
+class _Worker:
+    """One worker process (`chunks.serve`): tasks go in through one pipe, results come
+    back through another, in the order sent."""
+
+    def __init__(self, ctx: Any, options: Options) -> None:
+        task_r, self.tasks = ctx.Pipe(duplex=False)
+        self.results, result_w = ctx.Pipe(duplex=False)
+        _widen(self.results.fileno())
+        self.proc = ctx.Process(target=serve, args=(task_r, result_w, options), daemon=True)
+        self.proc.start()
+        task_r.close()  # the worker's ends: the worker holds the only copies now
+        result_w.close()
+        self.sent: deque[_Slot] = deque()
+
+    def collect(self, block: bool) -> None:
+        """Take the results that are ready (`block`: wait for one)."""
+        # function-level import: multiprocessing is loaded only when workers run
+        from multiprocessing.connection import wait
+
+        while self.sent and (block or self.results.poll()):
+            if block and not self.results.poll():
+                wait([self.results, self.proc.sentinel])
+            try:
+                data = self.results.recv_bytes()
+            except (EOFError, OSError):
+                raise InputError(WORKER_DIED) from None
+            if data[:1] == b"!":
+                raise RuntimeError(f"a worker process failed:\n{data[1:].decode('utf-8', 'replace')}")
+            self.sent.popleft().result = data
+            block = False
+
+    def close(self) -> None:
+        # the worker reads the end of its task pipe (or fails to write its next result)
+        # and returns; one that does not is stopped
+        for conn in (self.tasks, self.results):
+            conn.close()
+        self.proc.join(timeout=5)
+        if self.proc.is_alive():
+            self.proc.terminate()
+            self.proc.join()
+
+
+def _ready(slot: _Slot) -> bool:
+    return slot.result is not None
 
 
 class Processes:
     """`jobs - 1` worker processes, and this process as the last job.
 
-    This process runs the session phase, which is serial and light, so it is idle most
-    of the time it waits for the next result in order; then it runs a task no worker has
-    started yet instead, leaving each worker the one it runs and one queued behind it.
-    One worker process more would only take turns with this one on the same cores, and
-    send each of its results through a pipe and the codec (`--jobs 2` on 2 cores: 1.45x
-    the speed of one process with two workers, 1.6-1.7x like this). The tasks this
-    process runs skip the codec (`chunks.task_result`).
+    This process runs the session phase, which is serial and light, so it would be idle
+    most of the time it waits for the next result in order; it runs a task no worker has
+    yet instead. Each worker holds `DEPTH` tasks at a time (the one it runs and one
+    queued), so none waits while this process runs one of its own. One worker process
+    more would only take turns with this one on the same cores, and send each of its
+    results through a pipe and the codec (`--jobs 2` on 2 cores: 1.45x the speed of one
+    process with two workers, 1.6-1.7x like this). The tasks this process runs skip the
+    codec (`chunks.task_result`).
+
+    Why not `concurrent.futures.ProcessPoolExecutor` (used here before): a task it has
+    queued for a worker cannot be taken back (`Future.cancel` fails once the task is on
+    its call queue), its result pipe cannot be widened without private attributes, and
+    its two threads here take the GIL from this process's own work at every result.
 
     The workers are started by `forkserver` (never `fork`: the parent may hold threads
-    and locks); each builds its `CanonicalRun` once."""
+    and locks), which builds a run for the default options once (`preload`)."""
 
     def __init__(self, jobs: int, options: Options) -> None:
-        # function-level imports: only a run with --jobs > 1 starts processes
+        # function-level import: only a run with --jobs > 1 starts processes
         import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
-        from .chunks import worker_init
 
         ctx = multiprocessing.get_context("forkserver")
         ctx.set_forkserver_preload(_preload())
         self.options = options
-        self.workers = max(1, jobs - 1)
-        self.pool = ProcessPoolExecutor(self.workers, mp_context=ctx, initializer=worker_init, initargs=(options,))
-        _widen_results(self.pool)
         self.run: CanonicalRun | None = None  # the parent's run, once it exists
         self.live: deque[_Slot] = deque()  # submitted and not yet taken, in order
-        self.submitted = 0
+        self.pending: deque[_Slot] = deque()  # submitted, neither sent nor run yet, in order
+        self.workers: list[_Worker] = []
+        try:
+            for _ in range(max(1, jobs - 1)):
+                self.workers.append(_Worker(ctx, options))
+        except BaseException:
+            self.close()
+            raise
 
     def _here(self, task: Task) -> Result:
         """`task` run in this process, with its run (no second build, no JSON)."""
@@ -161,46 +210,58 @@ class Processes:
     def submit(self, task: Task) -> Thunk:
         # the first task runs here, lazily, while the workers start (about 0.3 s cold: a
         # fresh interpreter, its imports, the schemas), so no one waits idle
-        self.submitted += 1
-        first = self.submitted == 1
-        slot = _Slot(task, None if first else self.pool.submit(run_task, task, self.options))
+        slot = _Slot(task, here=not self.live and not self.pending and not any(w.sent for w in self.workers))
         self.live.append(slot)
+        if not slot.here:
+            self.pending.append(slot)
+        self._send()
         return lambda: self._take(slot)
 
-    def _steal(self) -> bool:
-        """Run here the first submitted task no worker has taken (beyond those left to
-        the workers); False when there is none."""
-        # the first `2 * workers` tasks not run yet are left to the workers, so each
-        # keeps one queued behind the one it runs
-        waiting = [slot for slot in self.live if slot.result is None]
-        for slot in waiting[2 * self.workers :]:
-            if slot.fut is not None and slot.fut.cancel():
-                slot.result = self._here(slot.task)
-                return True
-        return False
+    def _send(self) -> None:
+        """Give each worker tasks, in order, up to `DEPTH`."""
+        for w in self.workers:
+            while len(w.sent) < DEPTH and self.pending:
+                slot = self.pending[0]
+                try:
+                    w.tasks.send(slot.task)
+                except OSError:  # the worker's end of the pipe is closed: it is gone
+                    raise InputError(WORKER_DIED) from None
+                self.pending.popleft()
+                slot.worker = w
+                w.sent.append(slot)
+
+    def _collect(self) -> None:
+        for w in self.workers:
+            w.collect(block=False)
+        self._send()
 
     def _take(self, slot: _Slot) -> Result:
-        # function-level import: only needed to name a dead worker
-        from concurrent.futures.process import BrokenProcessPool
-
         try:
-            if slot.result is not None:
-                return slot.result
-            fut = slot.fut
-            if fut is None or fut.cancel():
-                # no worker has taken it (they are still starting, or busy): run it here
-                return self._here(slot.task)
-            while not fut.done() and self._steal():
-                pass
-            try:
-                return fut.result()
-            except BrokenProcessPool:
-                raise InputError("a worker process died (out of memory or killed); run again") from None
+            while not _ready(slot):
+                worker = slot.worker
+                if worker is None:  # not sent: run it here
+                    if not slot.here:
+                        self.pending.remove(slot)
+                    return self._here(slot.task)
+                self._collect()
+                if _ready(slot):
+                    break
+                if self.pending:  # a worker runs it: meanwhile, the next unsent task here
+                    other = self.pending.popleft()
+                    other.result = self._here(other.task)
+                    self._collect()
+                else:
+                    worker.collect(block=True)
+                    self._send()
+            assert slot.result is not None
+            return slot.result
         finally:
             self.live.remove(slot)  # the oldest: results are taken in order
 
     def close(self) -> None:
-        self.pool.shutdown(wait=True, cancel_futures=True)
+        for w in self.workers:
+            w.close()
+        self.workers = []
 
 
 @dataclass
