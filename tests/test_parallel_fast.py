@@ -29,6 +29,7 @@ from conformance.formats.canonical.invariants import parse_created_at
 from conformance.parallel import chunks
 from conformance.parallel.chunks import (
     BATCH_FIELDS,
+    Joined,
     Task,
     decode_batch,
     decode_item,
@@ -211,7 +212,7 @@ def test_the_item_codec_carries_every_field() -> None:
     ats = [parse_created_at(c) for c in created]
     batch = Batch(5, ["01A", "01B", "01C"], ["s", "s", "t"], created, ats, {1: [(0, True, "tu_1")]}, 300, [2], True)
     got = decode_batch(orjson.loads(orjson.dumps(encode_batch(batch))), 9)
-    assert (got.first, got.ids, got.sids, got.created, got.size, got.cuts, got.ordered) == (
+    assert (got.first, got.ids, got.sids, list(got.created), got.size, got.cuts, got.ordered) == (
         9,
         batch.ids,
         batch.sids,
@@ -236,6 +237,62 @@ def test_the_item_codec_carries_every_field() -> None:
     p = got.pairs
     assert (p.uses, p.use_at, p.inside) == (pairs.uses, pairs.use_at, pairs.inside)
     assert [tuple(x) for x in p.outside] == pairs.outside and [tuple(x) for x in p.still_open] == pairs.still_open
+    # session ids travel once per run, times of one width as one string; others as lists
+    runs = Batch(
+        1, ["a", "b", "c", "d", "e"], ["s", "s", "t", "u", "u"], ["1", "22", "1", "1", "1"], None, {}, 5, [2, 3], True
+    )
+    wire = orjson.loads(orjson.dumps(encode_batch(runs)))
+    assert wire[4] == ["s", "t", "u"] and wire[5] == ["1", "22", "1", "1", "1"]
+    back = decode_batch(wire, 1)
+    assert back.sids == runs.sids and list(back.created) == runs.created
+    runs.created = ["2026", "2027", "2028", "2029", "2030"]
+    wire = orjson.loads(orjson.dumps(encode_batch(runs)))
+    assert wire[5] == "20262027202820292030"
+    assert list(decode_batch(wire, 1).created) == runs.created
+
+
+def test_joined_strings_read_as_a_sequence() -> None:
+    j = Joined("aaabbbccc", 3)
+    assert len(j) == 3 and list(j) == ["aaa", "bbb", "ccc"] and j[-1] == "ccc" and j[1:] == ["bbb", "ccc"]
+    assert "bbb" in j and "bb" not in j
+    with pytest.raises(IndexError):
+        j[3]
+    with pytest.raises(IndexError):
+        j[-4]
+    for text, n in (("aaab", 3), ("", 0), ("abc", -1)):
+        with pytest.raises(ValueError, match="damaged"):
+            Joined(text, n)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda w: w.__setitem__(4, w[4][:1]),  # a run without its session id
+        lambda w: w.__setitem__(4, [*w[4], "x"]),  # a session id too many
+        lambda w: w.__setitem__(7, [3, 2]),  # cuts out of order
+        lambda w: w.__setitem__(7, [2, 5]),  # a cut past the end
+        lambda w: w.__setitem__(5, "2026202720282029203"),  # times cut unevenly
+        lambda w: w.__setitem__(5, ["2026"]),  # times missing
+        lambda w: w.__setitem__(8, "yes"),  # not a flag
+    ],
+)
+def test_a_damaged_batch_is_refused(damage: Any) -> None:
+    runs = Batch(
+        1,
+        ["a", "b", "c", "d", "e"],
+        ["s", "s", "t", "u", "u"],
+        ["2026", "2027", "2028", "2029", "2030"],
+        None,
+        {},
+        5,
+        [2, 3],
+        True,
+    )
+    wire = orjson.loads(orjson.dumps(encode_batch(runs)))
+    decode_batch(wire, 1)  # whole: fine
+    damage(wire)
+    with pytest.raises(ValueError, match="damaged"):
+        decode_batch(wire, 1)
 
 
 @pytest.mark.parametrize("seed", range(4))

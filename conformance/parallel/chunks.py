@@ -24,12 +24,13 @@ middle of the file; the blank-line finding it makes is dropped here.
 from __future__ import annotations
 
 import gc
+import itertools
 import json
 import multiprocessing
 import multiprocessing.connection
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, fields
-from typing import IO, Any
+from typing import IO, Any, overload
 
 import orjson
 
@@ -300,7 +301,7 @@ def _record(run: CanonicalRun, item: Record) -> list[Any]:
     ]
 
 
-ITEM_CODEC = 6
+ITEM_CODEC = 7
 """The version of the item encoding below (and of `["n", ...]`): part of a `--resume`
 store's key, so results kept by another encoding are recomputed, never misread."""
 
@@ -327,13 +328,51 @@ ITEM_FIELDS = ("line", "id", "session_id", "created_at", "at", "complete", "tool
 assert tuple(f.name for f in fields(SessionItem)) == ITEM_FIELDS, "update encode_item/decode_item"
 
 
+class Joined(Sequence[str]):
+    """Strings of one width kept as their concatenation and cut out when read: the
+    `created_at` of a batch travel so from a worker (`encode_batch`), where JSON would
+    make a string of each, and the session step reads two per session run."""
+
+    __slots__ = ("n", "text", "width")
+
+    def __init__(self, text: str, n: int) -> None:
+        if n <= 0 or len(text) % n:
+            raise ValueError("a damaged batch")
+        self.text, self.n, self.width = text, n, len(text) // n
+
+    def __len__(self) -> int:
+        return self.n
+
+    @overload
+    def __getitem__(self, k: int) -> str: ...
+
+    @overload
+    def __getitem__(self, k: slice) -> list[str]: ...
+
+    def __getitem__(self, k: int | slice) -> str | list[str]:
+        if isinstance(k, slice):
+            return [self[i] for i in range(*k.indices(self.n))]
+        if k < 0:
+            k += self.n
+        if not 0 <= k < self.n:
+            raise IndexError(k)
+        return self.text[k * self.width : (k + 1) * self.width]
+
+
 def encode_batch(b: Batch) -> list[Any]:
     """A `Batch` as JSON: `["b", size, first, ids, session_ids, created_ats, tools,
-    cuts, ordered, pairs]`, tools as `[[index in the batch, [[index, is_use, tool_id],
-    ...]], ...]`, pairs as `[uses, use_at, outside, inside, still_open]` or null."""
+    cuts, ordered, pairs]`, where
+    - session ids are given once per run of one session (a run begins at each cut);
+    - `created_at` are one string when they all have one width (`Joined`), else a list;
+    - tools are `[[index in the batch, [[index, is_use, tool_id], ...]], ...]`;
+    - pairs are `[uses, use_at, outside, inside, still_open]` or null."""
     p = b.pairs
     pairs = None if p is None else [p.uses, p.use_at, p.outside, p.inside, p.still_open]
-    return ["b", b.size, b.first, b.ids, b.sids, b.created, list(b.tools.items()), b.cuts, b.ordered, pairs]
+    sids = [b.sids[s] for s in (0, *b.cuts)] if b.sids else []
+    created: Sequence[str] | str = b.created
+    if b.created and len(set(map(len, b.created))) == 1:
+        created = "".join(b.created)
+    return ["b", b.size, b.first, b.ids, sids, created, list(b.tools.items()), b.cuts, b.ordered, pairs]
 
 
 def decode_batch(data: list[Any], first: int) -> Batch:
@@ -341,8 +380,19 @@ def decode_batch(data: list[Any], first: int) -> Batch:
     `created_at` are parsed only where the session step needs them (`Batch.at`), and
     its tool blocks stay the three-item lists JSON gives back (the step only unpacks
     them)."""
-    _, size, _first, ids, sids, created, tools, cuts, ordered, pairs = data
-    if not len(ids) == len(sids) == len(created) or type(ordered) is not bool:
+    _, size, _first, ids, heads, created, tools, cuts, ordered, pairs = data
+    n = len(ids)
+    bounds = [0, *cuts, n] if n else []
+    if type(ordered) is not bool or len(heads) != max(0, len(bounds) - 1) or (cuts and not n):
+        raise ValueError("a damaged batch")
+    if any(s >= e for s, e in itertools.pairwise(bounds)):
+        raise ValueError("a damaged batch")
+    sids: list[str] = []
+    for sid, s, e in zip(heads, bounds, bounds[1:], strict=False):
+        sids += [sid] * (e - s)
+    if type(created) is str:
+        created = Joined(created, n)
+    elif len(created) != n:
         raise ValueError("a damaged batch")
     got = None
     if pairs is not None:
