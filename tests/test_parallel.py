@@ -152,8 +152,14 @@ def test_each_rule_fixture_alone_in_one_byte_ranges(fixture: Path) -> None:
     assert in_process([fixture], ALL_RULES, 1) == sequential([fixture])
 
 
+@pytest.mark.parametrize("start", ["fork", "forkserver"])
 @pytest.mark.parametrize("jobs", [2, 3])
-def test_worker_processes_on_fixtures_and_a_defective_corpus(tmp_path: Path, jobs: int) -> None:
+def test_worker_processes_on_fixtures_and_a_defective_corpus(
+    tmp_path: Path, jobs: int, start: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if start == "fork" and sys.platform != "linux":
+        pytest.skip("workers are forked only on Linux")
+    monkeypatch.setattr(parallel_engine, "_start_method", lambda: start)
     big = tmp_path / "big.jsonl"
     big.write_bytes(b"".join(defects(corpus(400, 5), 5)))
     other = tmp_path / "other.jsonl"
@@ -315,7 +321,7 @@ def test_this_process_runs_the_tasks_no_worker_has_taken(monkeypatch: pytest.Mon
     workers: list[Any] = []
 
     class Worker:
-        def __init__(self, ctx: Any, options: Options) -> None:
+        def __init__(self, ctx: Any, options: Options, others: Any) -> None:
             self.sent: deque[Any] = deque()
             self.tasks = self
             self.ran: list[int] = []
@@ -421,6 +427,21 @@ def test_a_worker_that_dies_is_one_line_error(tmp_path: Path) -> None:
         backend.close()
 
 
+def test_workers_are_forked_only_from_a_process_of_one_thread() -> None:
+    import threading
+
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        assert parallel_engine._start_method() == "forkserver"
+    finally:
+        release.set()
+        other.join()
+    single = sys.platform == "linux" and len(list(Path("/proc/self/task").iterdir())) == 1
+    assert parallel_engine._start_method() == ("fork" if single else "forkserver")
+
+
 def test_the_fork_server_builds_a_default_run_before_it_forks_workers() -> None:
     """Every module the fork server preloads imports; `preload` leaves the run for the
     default options built (a worker forked from it starts with it), and a build that
@@ -445,6 +466,23 @@ def test_the_fork_server_builds_a_default_run_before_it_forks_workers() -> None:
         assert chunks._RUN is None
     """
     subprocess.run([sys.executable, "-c", failing], check=True, timeout=120)
+
+
+def test_a_worker_ignores_ctrl_c(tmp_path: Path) -> None:
+    """SIGINT reaches every process of the group: a worker leaves it to the parent."""
+    f = tmp_path / "c.jsonl"
+    f.write_bytes(b"".join(corpus(200, 3)))
+    want = [orjson.loads(chunks.run_task(t, Options())) for t in chunks.plan(str(f), f.stat().st_size, True, 4096)]
+    backend = parallel_engine.Processes(2, Options())
+    try:
+        time.sleep(0.5)  # the worker is up
+        os.kill(backend.workers[0].proc.pid, signal.SIGINT)
+        thunks = [backend.submit(t) for t in chunks.plan(str(f), f.stat().st_size, True, 4096)]
+        got = [t() for t in thunks]
+        assert [orjson.loads(g) if isinstance(g, bytes) else orjson.loads(orjson.dumps(g)) for g in got] == want
+        assert backend.workers[0].proc.is_alive()
+    finally:
+        backend.close()
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="F_GETPIPE_SZ is Linux's")

@@ -28,6 +28,7 @@ import itertools
 import json
 import multiprocessing
 import multiprocessing.connection
+import signal
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, fields
 from typing import IO, Any, overload
@@ -187,14 +188,28 @@ def canonical_run(options: Options) -> CanonicalRun:
     return _RUN[1]
 
 
+def work(*args: Any) -> None:
+    """A worker process's main: `serve`, deaf to Ctrl-C (SIGINT reaches the whole process
+    group; the parent stops the run and closes the pipes, and the worker ends with them,
+    instead of printing a traceback of its own)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    serve(*args)
+
+
 def serve(
-    tasks: multiprocessing.connection.Connection, results: multiprocessing.connection.Connection, options: Options
+    tasks: multiprocessing.connection.Connection,
+    results: multiprocessing.connection.Connection,
+    options: Options,
+    inherited: Sequence[multiprocessing.connection.Connection] = (),
 ) -> None:
-    """A worker process of `--jobs` (`engine.Processes`): build the run, then run each task
-    `tasks` brings and write its result to `results`, in order, until `None` or the end
-    of `tasks`: the parent closed it, or died (so a worker never lives on as an orphan).
-    A bug in a task (or in building the run, which the first task does) is sent back
-    as `!` and its traceback, for the parent to raise."""
+    """A worker process of `--jobs` (`engine.Processes`): run each task `tasks` brings
+    and write its result to `results`, in order, until `None` or the end of `tasks`: the
+    parent closed it, or died (so a worker never lives on as an orphan). A bug in a task
+    (or in building the run, which the first task does) is sent back as `!` and its
+    traceback, for the parent to raise. `inherited`: the parent's ends of pipes, which a
+    forked worker holds copies of, closed first."""
+    for conn in inherited:
+        conn.close()
     while True:
         try:
             task = tasks.recv()

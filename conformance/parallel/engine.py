@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import json
+import sys
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -31,7 +32,7 @@ from ..formats.canonical import CanonicalRun
 from ..formats.canonical.fast import item_facts
 from ..jsonio import CRLF, Record
 from . import DEFAULT_CHUNK_BYTES, MIN_SHARED_BYTES, default_jobs, worth_sharing
-from .chunks import Task, cut_tail, decode_batch, decode_facts, decode_item, finding, plan, serve, task_result
+from .chunks import Task, cut_tail, decode_batch, decode_facts, decode_item, finding, plan, task_result, work
 
 if TYPE_CHECKING:
     from .store import ResumeStore
@@ -97,6 +98,18 @@ def _widen(fd: int) -> None:
             fcntl.fcntl(fd, setsize, RESULT_PIPE_BYTES)
 
 
+def _start_method() -> str:
+    """How worker processes start: `fork` when this process has one thread (Linux, where
+    /proc tells), so a worker starts at once with everything imported; else `forkserver`,
+    whose server is a fresh interpreter (0.2-0.3 s to start in a fresh run, before the
+    first worker), because forking a process with threads copies the locks they hold."""
+    if sys.platform == "linux":
+        with contextlib.suppress(OSError):
+            if len(list(Path("/proc/self/task").iterdir())) == 1:
+                return "fork"
+    return "forkserver"
+
+
 def _preload() -> list[str]:
     """What the fork server imports once, before it forks workers (a worker inherits it
     all): the task code, and a run built for the default options (`preload`). Not the
@@ -123,11 +136,16 @@ class _Worker:
     """One worker process (`chunks.serve`): tasks go in through one pipe, results come
     back through another, in the order sent."""
 
-    def __init__(self, ctx: Any, options: Options) -> None:
+    def __init__(self, ctx: Any, options: Options, others: Sequence[_Worker] = ()) -> None:
         task_r, self.tasks = ctx.Pipe(duplex=False)
         self.results, result_w = ctx.Pipe(duplex=False)
         _widen(self.results.fileno())
-        self.proc = ctx.Process(target=serve, args=(task_r, result_w, options), daemon=True)
+        # a forked worker holds copies of this process's ends of its pipes and of the
+        # workers' before it: it closes them, so that each pipe ends when this process
+        # closes it (or dies)
+        mine = [self.tasks, self.results, *(c for w in others for c in (w.tasks, w.results))]
+        inherited = mine if ctx.get_start_method() == "fork" else []
+        self.proc = ctx.Process(target=work, args=(task_r, result_w, options, inherited), daemon=True)
         self.proc.start()
         task_r.close()  # the worker's ends: the worker holds the only copies now
         result_w.close()
@@ -182,15 +200,17 @@ class Processes:
     its call queue), its result pipe cannot be widened without private attributes, and
     its two threads here take the GIL from this process's own work at every result.
 
-    The workers are started by `forkserver` (never `fork`: the parent may hold threads
-    and locks), which builds a run for the default options once (`preload`)."""
+    The workers are forked from this process when it has one thread (`_start_method`),
+    else started by `forkserver`, which builds a run for the default options once
+    (`preload`)."""
 
-    def __init__(self, jobs: int, options: Options) -> None:
+    def __init__(self, jobs: int, options: Options, start_method: str | None = None) -> None:
         # function-level import: only a run with --jobs > 1 starts processes
         import multiprocessing
 
-        ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(_preload())
+        ctx = multiprocessing.get_context(start_method or _start_method())
+        if ctx.get_start_method() == "forkserver":
+            ctx.set_forkserver_preload(_preload())
         self.options = options
         self.run: CanonicalRun | None = None  # the parent's run, once it exists
         self.live: deque[_Slot] = deque()  # submitted and not yet taken, in order
@@ -198,7 +218,7 @@ class Processes:
         self.workers: list[_Worker] = []
         try:
             for _ in range(max(1, jobs - 1)):
-                self.workers.append(_Worker(ctx, options))
+                self.workers.append(_Worker(ctx, options, self.workers))
         except BaseException:
             self.close()
             raise
@@ -259,6 +279,10 @@ class Processes:
             self.live.remove(slot)  # the oldest: results are taken in order
 
     def close(self) -> None:
+        # every task pipe first: a worker forked after another holds copies of that one's
+        # ends, so it must be gone before that one can read the end of its pipe
+        for w in self.workers:
+            w.tasks.close()
         for w in self.workers:
             w.close()
         self.workers = []
