@@ -31,7 +31,7 @@ import orjson
 
 from .api import Report, default_jobs, expand, validate
 from .formats import Options
-from .parallel.chunks import canonical_run, plan, run_task
+from .parallel.chunks import canonical_run, cut_run_tail, plan, run_task
 from .parallel.engine import run_units
 from .synthetic import PRICING_YAML, jsonl_lines
 
@@ -86,7 +86,8 @@ def run(n: int, repeat: int, ray: bool, ray_cpus: int, chunk_mb: float) -> dict[
         }
         # the split of the work, measured in this one process (so not disturbed by other
         # load): the local phase of every task, and the session phase over their results
-        tasks = [t for _, u in expand([data]) for t in plan(str(data), data.stat().st_size, True, chunk)]
+        size = data.stat().st_size
+        (tasks,) = cut_run_tail([(plan(str(data), size, True, chunk), size)], chunk)  # as run_units cuts them
         canonical_run(options)
         t0 = time.process_time()
         local(1)()

@@ -303,6 +303,17 @@ def test_the_tail_cut_covers_the_same_bytes_in_order(size: int, chunk: int, tail
     assert len(cut) - k == sum(max(1, -(-span(t) // piece)) for t in tasks[k:])
 
 
+def test_the_run_tail_reaches_back_into_earlier_files() -> None:
+    a, b = chunks.plan("a.jsonl", 10_000, True, 1000), chunks.plan("b.jsonl", 100, True, 1000)
+    ta, tb = chunks.cut_run_tail([(a, 10_000), (b, 100)], 1000)
+    assert tb == [chunks.Task("b.jsonl", 0, chunks.UNTIL_EOF)]  # 100 bytes: one piece of up to 250
+    # the other 1,900 bytes of the two chunks' tail come from the end of a: its last two ranges
+    assert ta[:8] == a[:8] and [(t.start, t.end) for t in ta[8:]] == [
+        (8000, 8250), (8250, 8500), (8500, 8750), (8750, 9000),
+        (9000, 9250), (9250, 9500), (9500, 9750), (9750, chunks.UNTIL_EOF),
+    ]  # fmt: skip
+
+
 def test_the_tail_cut_leaves_a_whole_document_alone() -> None:
     whole = chunks.plan("f.json", 9000, False, 100)
     assert chunks.cut_tail(whole, 9000, 500, 10) == (whole, 0)

@@ -95,6 +95,26 @@ def cut_tail(tasks: list[Task], size: int, tail: int, piece: int) -> tuple[list[
     return [*tasks[:k], *out], covered
 
 
+TAIL_CHUNKS = 2
+"""The last this many chunks' worth of a run's input is cut `TAIL_CUT` times finer."""
+
+TAIL_CUT = 4
+
+
+def cut_run_tail(files: Sequence[tuple[list[Task], int]], chunk_bytes: int) -> list[list[Task]]:
+    """The tasks of a run's files (each `plan`'s, with the file's size), with the last
+    `TAIL_CHUNKS` chunks' worth of the run cut `TAIL_CUT` times finer (`cut_tail`), across
+    files when the last is small."""
+    out = [tasks for tasks, _ in files]
+    tail = TAIL_CHUNKS * chunk_bytes
+    for k in reversed(range(len(files))):
+        if tail <= 0:
+            break
+        out[k], covered = cut_tail(out[k], files[k][1], tail, chunk_bytes // TAIL_CUT)
+        tail -= max(covered, 1)
+    return out
+
+
 class _Range:
     """A binary reader over the lines that begin in `[start, end)` of `f` (see module doc)."""
 

@@ -32,7 +32,7 @@ from ..formats.canonical import CanonicalRun
 from ..formats.canonical.fast import item_facts
 from ..jsonio import CRLF, Record
 from . import DEFAULT_CHUNK_BYTES, MIN_SHARED_BYTES, default_jobs, worth_sharing
-from .chunks import Task, cut_tail, decode_batch, decode_facts, decode_item, finding, plan, task_result, work
+from .chunks import Task, cut_run_tail, decode_batch, decode_facts, decode_item, finding, plan, task_result, work
 
 if TYPE_CHECKING:
     from .store import ResumeStore
@@ -43,11 +43,6 @@ Result = bytes | dict[str, Any]
 """A task's result: its JSON (from another process, or a store), or its values (`chunks.task_result`, run here)."""
 
 Thunk = Callable[[], Result]
-
-TAIL_CHUNKS = 2
-"""The last this many chunks' worth of a run's input is cut TAIL_CUT times finer."""
-
-TAIL_CUT = 4
 
 
 class Backend(Protocol):
@@ -341,15 +336,12 @@ def run_units(
             plans.append(None)
             continue
         size, stamp = info
-        jsonl = name.endswith(".jsonl")
-        plans.append(Planned(plan(name, size, jsonl, chunk_bytes), stamp, size))
+        plans.append(Planned(plan(name, size, name.endswith(".jsonl"), chunk_bytes), stamp, size))
     n_tasks = sum(len(p.tasks) for p in plans if p is not None)
     n_bytes = sum(p.size for p in plans if p is not None)
-    tail = TAIL_CHUNKS * chunk_bytes
-    for p in reversed(plans):  # the run's last ranges, cut small (`cut_tail`)
-        if p is not None and tail > 0:
-            p.tasks, covered = cut_tail(p.tasks, p.size, tail, chunk_bytes // TAIL_CUT)
-            tail -= max(covered, 1)
+    cut = [p for p in plans if p is not None]  # the run's last ranges, cut small (`cut_run_tail`)
+    for p, tasks in zip(cut, cut_run_tail([(p.tasks, p.size) for p in cut], chunk_bytes), strict=True):
+        p.tasks = tasks
     queue = [(t, p.stamp) for p in plans if p is not None for t in p.tasks]
     pipe = _Pipeline(queue, backend(n_tasks, n_bytes), store, window)
     try:
