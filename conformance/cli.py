@@ -11,6 +11,7 @@ import functools
 import json
 import os
 import sys
+import time
 import typing
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -130,14 +131,22 @@ def _progress_bar(show: bool, total: int) -> Iterator[Callable[[int], None] | No
 
     # names come from users' files: printed literally (no markup, emoji or highlighting)
     console = Console(stderr=True, markup=False, emoji=False, highlight=False, soft_wrap=True)
+    # redrawn from `advance`, at most ten times a second, not by rich's refresh thread: a
+    # thread would keep `--jobs` from forking its workers (`parallel.engine._start_method`)
     with Progress(
         "[progress.description]{task.description}", BarColumn(), DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn(),
-        console=console, transient=True,
+        console=console, transient=True, auto_refresh=False,
     ) as bar:  # fmt: skip
         task = bar.add_task("validating", total=total)
+        due = 0.0
 
         def advance(n: int) -> None:
+            nonlocal due
             bar.advance(task, n)
+            now = time.monotonic()
+            if now >= due:
+                due = now + 0.1
+                bar.refresh()
 
         yield advance
 

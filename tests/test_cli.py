@@ -107,11 +107,16 @@ def test_progress_bar_on_a_terminal_for_large_input(
 
     import conformance.cli as cli
 
+    import threading
+
     advanced: list[int] = []
     real = Progress.advance
 
     def spy(self: object, task: object, n: float = 1) -> None:
         advanced.append(int(n))
+        # the bar draws from here, with no thread of its own (one would keep --jobs
+        # from forking its workers)
+        assert threading.active_count() == 1
         real(self, task, n)  # type: ignore[arg-type]
 
     monkeypatch.setattr(cli, "PROGRESS_MIN_BYTES", 1)
