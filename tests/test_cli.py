@@ -103,11 +103,11 @@ def test_directory_walk_skips_unrelated_json_visibly(tmp_path: Path, capsys: pyt
 def test_progress_bar_on_a_terminal_for_large_input(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    import threading
+
     from rich.progress import Progress
 
     import conformance.cli as cli
-
-    import threading
 
     advanced: list[int] = []
     real = Progress.advance
