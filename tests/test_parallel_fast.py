@@ -30,6 +30,7 @@ from conformance.parallel import chunks
 from conformance.parallel.chunks import (
     BATCH_FIELDS,
     Joined,
+    LazyTools,
     Task,
     decode_batch,
     decode_item,
@@ -249,6 +250,33 @@ def test_the_item_codec_carries_every_field() -> None:
     wire = orjson.loads(orjson.dumps(encode_batch(runs)))
     assert wire[5] == "20262027202820292030"
     assert list(decode_batch(wire, 1).created) == runs.created
+
+
+def test_tool_blocks_travel_as_text_read_when_asked() -> None:
+    """To another process, a batch's tool blocks go as JSON text when their pairs do
+    (`LazyTools`), read only if the session step asks; as lists otherwise."""
+    tools = {0: [(1, True, "tu_1"), (2, True, "tu_2")], 1: [(0, False, "tu_1"), (1, False, "tu_0")]}
+    batch = Batch(5, ["01A", "01B"], ["s", "s"], ["t1", "t2"], None, tools, 10, [], True, pair_tools(tools, ["s", "s"]))
+    wire = orjson.loads(orjson.dumps(encode_batch(batch, wire=True)))
+    assert type(wire[6]) is str
+    got = decode_batch(wire, 5)
+    assert isinstance(got.tools, LazyTools) and got.tools._got is None  # not read yet
+    assert dict(got.tools.items()) == {
+        0: [[1, True, "tu_1"], [2, True, "tu_2"]],
+        1: [[0, False, "tu_1"], [1, False, "tu_0"]],
+    }
+    assert got.item(1).tools == [[0, False, "tu_1"], [1, False, "tu_0"]] and got.tools.get(7) is None
+    # in this process, or with no pairs, they stay lists
+    assert type(encode_batch(batch)[6]) is list
+    batch.pairs = None
+    assert type(encode_batch(batch, wire=True)[6]) is list
+    # text where there are no pairs, or text that is not the blocks: damaged
+    wire[9] = None
+    with pytest.raises(ValueError, match="damaged"):
+        decode_batch(wire, 5)
+    for text in ('{"0": 1}', "[[0]]", "[1, 2]"):
+        with pytest.raises(ValueError, match="damaged"):
+            dict(LazyTools(text))
 
 
 def test_joined_strings_read_as_a_sequence() -> None:

@@ -29,7 +29,7 @@ import json
 import multiprocessing
 import multiprocessing.connection
 import signal
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import IO, Any, overload
 
@@ -257,11 +257,11 @@ def run_task(task: Task, options: Options, opener: Opener = open_local, run: Can
     """The local phase of `task`, as JSON: `{"lines": N, "items": [...]}`, or
     `{"error": "one line"}` when the input cannot be read (the parent reports it).
     `run` is a run for `options` to use (default: this process's, built once)."""
-    return orjson.dumps(task_result(task, options, opener, run))
+    return orjson.dumps(task_result(task, options, opener, run, wire=True))
 
 
 def task_result(
-    task: Task, options: Options, opener: Opener = open_local, run: CanonicalRun | None = None
+    task: Task, options: Options, opener: Opener = open_local, run: CanonicalRun | None = None, *, wire: bool = False
 ) -> dict[str, Any]:
     """What `run_task` encodes, as the values themselves: a task run in the process that
     consumes it needs no JSON round trip (its values are the ones JSON gives back, but
@@ -282,7 +282,7 @@ def task_result(
         elif run.fast is not None:
             with opener(task.path) as f:
                 reader = _Range(f, task.start, task.end, synthetic=False, count=False)
-                items = _fast_items(run, run.fast, task.path, reader, first=2 if task.start > 0 else 1)
+                items = _fast_items(run, run.fast, task.path, reader, first=2 if task.start > 0 else 1, wire=wire)
                 lines = reader.newlines
         else:
             with opener(task.path) as f:
@@ -336,7 +336,7 @@ def _record(run: CanonicalRun, item: Record) -> list[Any]:
     ]
 
 
-ITEM_CODEC = 7
+ITEM_CODEC = 8
 """The version of the item encoding below (and of `["n", ...]`): part of a `--resume`
 store's key, so results kept by another encoding are recomputed, never misread."""
 
@@ -394,12 +394,42 @@ class Joined(Sequence[str]):
         return self.text[k * self.width : (k + 1) * self.width]
 
 
-def encode_batch(b: Batch) -> list[Any]:
+class LazyTools(Mapping[int, list[Any]]):
+    """A batch's tool blocks as the JSON text a worker sent, read only if asked: the
+    session step reads them only when the blocks' pairs (`Pairs`) do not commit whole,
+    and as JSON values they were half of what the parent decoded of a result."""
+
+    __slots__ = ("_got", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._got: dict[int, list[Any]] | None = None
+
+    def _load(self) -> dict[int, list[Any]]:
+        if self._got is None:
+            pairs = orjson.loads(self.text)
+            if type(pairs) is not list or not all(type(p) is list and len(p) == 2 for p in pairs):
+                raise ValueError("a damaged batch")
+            self._got = dict(pairs)
+        return self._got
+
+    def __getitem__(self, k: int) -> list[Any]:
+        return self._load()[k]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._load())
+
+    def __len__(self) -> int:
+        return len(self._load())
+
+
+def encode_batch(b: Batch, wire: bool = False) -> list[Any]:
     """A `Batch` as JSON: `["b", size, first, ids, session_ids, created_ats, tools,
     cuts, ordered, pairs]`, where
     - session ids are given once per run of one session (a run begins at each cut);
     - `created_at` are one string when they all have one width (`Joined`), else a list;
-    - tools are `[[index in the batch, [[index, is_use, tool_id], ...]], ...]`;
+    - tools are `[[index in the batch, [[index, is_use, tool_id], ...]], ...]`, or, for
+      another process (`wire`) when there are pairs, that as JSON text (`LazyTools`);
     - pairs are `[uses, use_at, outside, inside, still_open]` or null."""
     p = b.pairs
     pairs = None if p is None else [p.uses, p.use_at, p.outside, p.inside, p.still_open]
@@ -407,7 +437,10 @@ def encode_batch(b: Batch) -> list[Any]:
     created: Sequence[str] | str = b.created
     if b.created and len(set(map(len, b.created))) == 1:
         created = "".join(b.created)
-    return ["b", b.size, b.first, b.ids, sids, created, list(b.tools.items()), b.cuts, b.ordered, pairs]
+    tools: list[Any] | str = list(b.tools.items())
+    if wire and pairs is not None and tools:
+        tools = orjson.dumps(tools).decode()
+    return ["b", b.size, b.first, b.ids, sids, created, tools, b.cuts, b.ordered, pairs]
 
 
 def decode_batch(data: list[Any], first: int) -> Batch:
@@ -435,7 +468,20 @@ def decode_batch(data: list[Any], first: int) -> Batch:
         if len(uses) != len(use_at) or type(inside) is not dict:
             raise ValueError("a damaged batch")
         got = Pairs(uses, use_at, outside, inside, still_open)  # pairs stay lists: the step only unpacks them
-    return Batch(first, ids, sids, created, None, dict(tools), size, cuts, ordered, got)
+    if type(tools) is str and got is None:
+        raise ValueError("a damaged batch")
+    return Batch(
+        first,
+        ids,
+        sids,
+        created,
+        None,
+        LazyTools(tools) if type(tools) is str else dict(tools),
+        size,
+        cuts,
+        ordered,
+        got,
+    )
 
 
 BATCH_FIELDS = ("first", "ids", "sids", "created", "ats", "tools", "size", "cuts", "ordered", "pairs")
@@ -443,7 +489,9 @@ BATCH_FIELDS = ("first", "ids", "sids", "created", "ats", "tools", "size", "cuts
 assert tuple(f.name for f in fields(Batch)) == BATCH_FIELDS, "update encode_batch/decode_batch"
 
 
-def _fast_items(run: CanonicalRun, fast: FastPath, path: str, reader: _Range, first: int) -> list[list[Any]]:
+def _fast_items(
+    run: CanonicalRun, fast: FastPath, path: str, reader: _Range, first: int, *, wire: bool = False
+) -> list[list[Any]]:
     """The fast path's local steps over a range (`FastPath.local_block` per block):
     cleared lines are sent as `Batch`es or `SessionItem`s, a line it cannot clear takes
     the exact local phase here, a framing finding goes through the driver. A range after
@@ -459,7 +507,7 @@ def _fast_items(run: CanonicalRun, fast: FastPath, path: str, reader: _Range, fi
         line += n
         for s in steps:
             if type(s) is Batch:
-                out.append(encode_batch(s))
+                out.append(encode_batch(s, wire))
             elif type(s) is SessionItem:
                 out.append(encode_item(s))
             elif type(s) is Cleared:

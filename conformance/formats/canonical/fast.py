@@ -59,7 +59,7 @@ import gc
 import operator
 import re
 import typing
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -158,7 +158,7 @@ class Batch:
     sids: list[str]
     created: Sequence[str]  # a list, or strings of one width joined (`parallel.chunks.Joined`)
     ats: list[Any] | None  # the parsed created_at of each (None: parse when needed; no message is unreal)
-    tools: dict[int, list[tuple[int, bool, str]]]  # index in the batch -> its tool blocks (those with some)
+    tools: Mapping[int, list[tuple[int, bool, str]]]  # index in the batch -> its tool blocks (those with some)
     size: int  # their bytes, newlines included
     cuts: list[int]
     ordered: bool
