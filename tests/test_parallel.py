@@ -556,6 +556,28 @@ def test_an_interrupted_run_resumes_to_the_same_report(tmp_path: Path) -> None:
     assert kept <= {q.name for q in store.glob("*.tsr")}  # old entries were reused, not rewritten away
 
 
+def test_a_store_written_by_workers_and_this_process_is_read_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--jobs 2` stores the workers' results (JSON, tool blocks as text) and this
+    process's (its values, as JSON): a run with one job reads every one back, computes
+    none, and reports what one process reports."""
+    f = tmp_path / "c.jsonl"
+    f.write_bytes(b"".join(defects(corpus(3000, 8), 8)))
+    store = tmp_path / "store"
+    want = sequential([f])
+    assert report_bytes(validate([f], ALL_RULES, jobs=2, resume=store, chunk_bytes=64 * 1024)) == want
+    entries = [orjson.loads(q.read_bytes()) for q in store.glob("*.tsr")]
+    tools = [type(it[6]) for doc in entries for it in doc["items"] if it[0] == "b"]
+    assert str in tools and list in tools  # both kinds of entry are there
+
+    def computed(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("recomputed a stored task")
+
+    monkeypatch.setattr(parallel_engine, "task_result", computed)
+    assert report_bytes(validate([f], ALL_RULES, jobs=1, resume=store, chunk_bytes=64 * 1024)) == want
+
+
 def test_a_resumed_run_reuses_stored_parts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     f = tmp_path / "c.jsonl"
     f.write_bytes(b"".join(defects(corpus(120, 4), 4)))
