@@ -186,9 +186,9 @@ class Processes:
     yet instead. Each worker holds `DEPTH` tasks at a time (the one it runs and one
     queued), so none waits while this process runs one of its own. One worker process
     more would only take turns with this one on the same cores, and send each of its
-    results through a pipe and the codec (`--jobs 2` on 2 cores: 1.45x the speed of one
-    process with two workers, 1.6-1.7x like this). The tasks this process runs skip the
-    codec (`chunks.task_result`).
+    results through a pipe and the codec (`--jobs 2` on 2 cores, `nox -s bench`: 1.45x
+    the speed of one process with two workers, 1.7x like this). The tasks this process
+    runs skip the codec (`chunks.task_result`).
 
     Why not `concurrent.futures.ProcessPoolExecutor` (used here before): a task it has
     queued for a worker cannot be taken back (`Future.cancel` fails once the task is on
@@ -223,8 +223,8 @@ class Processes:
         return task_result(task, self.options, run=self.run)
 
     def submit(self, task: Task) -> Thunk:
-        # the first task runs here, lazily, while the workers start (about 0.3 s cold: a
-        # fresh interpreter, its imports, the schemas), so no one waits idle
+        # the first task runs here, lazily, while the workers start (a few ms forked;
+        # 0.2-0.3 s through a fresh fork server), so no one waits idle
         slot = _Slot(task, here=not self.live and not self.pending and not any(w.sent for w in self.workers))
         self.live.append(slot)
         if not slot.here:
