@@ -486,9 +486,11 @@ def test_a_worker_ignores_ctrl_c(tmp_path: Path) -> None:
     tasks = chunks.plan(str(f), f.stat().st_size, True, 4096)
     backend = parallel_engine.Processes(2, Options())
     try:
-        time.sleep(0.5)  # the worker is up
+        thunks = [backend.submit(t) for t in tasks]
+        got = [thunks[0](), thunks[1]()]  # the second is the worker's: it is up and serving
+        assert isinstance(got[1], bytes)
         os.kill(backend.workers[0].proc.pid, signal.SIGINT)
-        got = [t() for t in [backend.submit(t) for t in tasks]]
+        got += [t() for t in thunks[2:]]
         # each result is the worker's JSON, or this process's values
         assert any(isinstance(g, bytes) for g in got)
         for task, g in zip(tasks, got, strict=True):
