@@ -209,9 +209,8 @@ def iter_validate(
     `units` skips the expansion when the caller already made it.
 
     `jobs > 1` validates canonical files (and byte ranges of large ones, `chunk_bytes`
-    each) in that many processes (that many workers less one, and this one);
-    `resume` keeps each finished part in that
-    folder and reuses it on the next run. The findings are the same, in the same order
+    each) in that many processes (that many workers less one, and this one); `resume`
+    keeps each finished part in that folder and reuses it on the next run. The findings are the same, in the same order
     (`conformance.parallel`).
     """
     options = options or Options()

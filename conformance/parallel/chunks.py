@@ -26,12 +26,10 @@ from __future__ import annotations
 import gc
 import itertools
 import json
-import multiprocessing
-import multiprocessing.connection
 import signal
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields
-from typing import IO, Any, overload
+from typing import IO, TYPE_CHECKING, Any, overload
 
 import orjson
 
@@ -44,6 +42,10 @@ from ..formats.canonical.engine import SessionFacts
 from ..formats.canonical.fast import Batch, Cleared, FastPath, Pairs, SessionItem, read_blocks
 from ..formats.canonical.invariants import parse_created_at
 from ..jsonio import BLANK_LINE, DEFAULT_MAX_FILE_BYTES, LineFraming, Record, open_input, read_json, read_jsonl
+
+if TYPE_CHECKING:
+    # annotations only: multiprocessing is loaded when workers start (`engine.Processes`)
+    from multiprocessing.connection import Connection
 
 Opener = Callable[[str], IO[bytes]]
 """Opens a task's path for binary reading (local files, or fsspec URLs on Ray)."""
@@ -217,10 +219,10 @@ def work(*args: Any) -> None:
 
 
 def serve(
-    tasks: multiprocessing.connection.Connection,
-    results: multiprocessing.connection.Connection,
+    tasks: Connection,
+    results: Connection,
     options: Options,
-    inherited: Sequence[multiprocessing.connection.Connection] = (),
+    inherited: Sequence[Connection] = (),
 ) -> None:
     """A worker process of `--jobs` (`engine.Processes`): run each task `tasks` brings
     and write its result to `results`, in order, until `None` or the end of `tasks`: the

@@ -199,11 +199,11 @@ class Processes:
     else started by `forkserver`, which builds a run for the default options once
     (`preload`)."""
 
-    def __init__(self, jobs: int, options: Options, start_method: str | None = None) -> None:
+    def __init__(self, jobs: int, options: Options) -> None:
         # function-level import: only a run with --jobs > 1 starts processes
         import multiprocessing
 
-        ctx = multiprocessing.get_context(start_method or _start_method())
+        ctx = multiprocessing.get_context(_start_method())
         if ctx.get_start_method() == "forkserver":
             ctx.set_forkserver_preload(_preload())
         self.options = options
@@ -337,7 +337,7 @@ def run_units(
             continue
         size, stamp = info
         plans.append(Planned(plan(name, size, name.endswith(".jsonl"), chunk_bytes), stamp, size))
-    n_tasks = sum(len(p.tasks) for p in plans if p is not None)
+    n_tasks = sum(len(p.tasks) for p in plans if p is not None)  # before the tail cut: it decides the backend
     n_bytes = sum(p.size for p in plans if p is not None)
     cut = [p for p in plans if p is not None]  # the run's last ranges, cut small (`cut_run_tail`)
     for p, tasks in zip(cut, cut_run_tail([(p.tasks, p.size) for p in cut], chunk_bytes), strict=True):
@@ -345,7 +345,7 @@ def run_units(
     queue = [(t, p.stamp) for p in plans if p is not None for t in p.tasks]
     pipe = _Pipeline(queue, backend(n_tasks, n_bytes), store, window)
     try:
-        pipe.fill()  # the workers start now, while this process builds its run
+        pipe.fill()  # the workers get their first tasks now, while this process builds its run
         runs: dict[str, FormatRun] = {}
         for (path, f), planned in zip(units, plans, strict=True):
             run = runs.get(f.name)
