@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -201,6 +201,7 @@ def iter_validate(
     jobs: int = 1,
     resume: Path | None = None,
     chunk_bytes: int | None = None,
+    notify: Callable[[str], None] | None = None,
 ) -> Iterator[Finding]:
     """Stream the findings of every input; `files` (if given) receives per-file stats.
 
@@ -210,8 +211,10 @@ def iter_validate(
 
     `jobs > 1` validates canonical files (and byte ranges of large ones, `chunk_bytes`
     each) in that many processes (that many workers less one, and this one); `resume`
-    keeps each finished part in that folder and reuses it on the next run. The findings are the same, in the same order
-    (`conformance.parallel`).
+    keeps each finished part in that folder and reuses it on the next run, once it has
+    checked that the part's bytes are the ones it was computed from (`notify` receives a
+    line for each stored part that is recomputed, and why). The findings are the same, in
+    the same order (`conformance.parallel`).
     """
     options = options or Options()
     paths = list(paths)
@@ -227,7 +230,7 @@ def iter_validate(
 
         yield from validate_units(
             units, options, jobs=jobs, resume=resume, chunk_bytes=chunk_bytes,
-            files=files, progress=progress, problems=problems, inputs=[str(p) for p in paths],
+            files=files, progress=progress, problems=problems, inputs=[str(p) for p in paths], notify=notify,
         )  # fmt: skip
         return
     runs: dict[str, FormatRun] = {}

@@ -164,6 +164,12 @@ def error(message: str) -> None:
     sys.stderr.write(f"turnspec: {' '.join(message.splitlines())}\n")
 
 
+def _note(message: str) -> None:
+    """A note on stderr that changes neither the report nor the exit code (e.g. a
+    `--resume` entry that is recomputed)."""
+    error(f"note: {message}")
+
+
 PROGRESS_MIN_BYTES = 32 * 1024 * 1024
 
 
@@ -314,13 +320,13 @@ def validate(
 
             found = validate_ray(
                 units, options, inputs=paths, address=ray_address, jobs=jobs, resume=resume, chunk_bytes=chunk_bytes,
-                files=report.files, progress=advance, problems=report.problems,
+                files=report.files, progress=advance, problems=report.problems, notify=_note,
             )  # fmt: skip
         else:
             found = iter_validate(
                 paths, options, fmt=fmt_name, files=report.files, progress=advance,
                 problems=report.problems, units=units, jobs=jobs or default_jobs(), resume=resume,
-                chunk_bytes=chunk_bytes,
+                chunk_bytes=chunk_bytes, notify=_note,
             )  # fmt: skip
         for finding in found:
             report.add(finding, keep=output != ValidateOutput.text)

@@ -14,6 +14,8 @@ store and read back (unlike a pickle, reading it cannot run code).
 Byte ranges need no planning pass over the file: a task given `[start, end)` owns every
 line that *begins* in that range. It seeks to `start - 1`, skips to the end of that line,
 and reads lines until one begins at or after `end` (the last one may run past `end`).
+The skip stops at `end`: a range that holds no newline owns no line (the line belongs to
+the task that started it), so a file without newlines is read once, not once per task.
 It counts the newlines it reads, so the parent turns its chunk-local line numbers into
 the file's (the sum of the counts of the ranges before it). A range that starts inside
 the file is read with one synthetic blank line in front, so the reader's first-line
@@ -24,6 +26,7 @@ middle of the file; the blank-line finding it makes is dropped here.
 from __future__ import annotations
 
 import gc
+import hashlib
 import itertools
 import json
 import signal
@@ -54,12 +57,21 @@ Opener = Callable[[str], IO[bytes]]
 @dataclass(frozen=True, slots=True)
 class Task:
     """One unit of local work: `path[start:end)` of a JSON Lines file (`whole=False`),
-    or the whole `.json` document (`whole=True`, `start == end == 0`)."""
+    or the whole `.json` document (`whole=True`, `start == end == 0`). With `digest`,
+    its result also says which bytes it read and their BLAKE2b digest, computed while
+    reading them (a `--resume` store keeps both, and checks them before it trusts the
+    result again: `store.ResumeStore`)."""
 
     path: str
     start: int
     end: int
     whole: bool = False
+    digest: bool = False
+
+
+def content_hash() -> Any:
+    """The hash of the bytes a task read (a `--resume` entry's proof of what it answers for)."""
+    return hashlib.blake2b(digest_size=32)
 
 
 UNTIL_EOF = 1 << 62
@@ -74,6 +86,11 @@ def plan(path: str, size: int, jsonl: bool, chunk_bytes: int) -> list[Task]:
     step = max(1, chunk_bytes)
     starts = range(0, max(size, 1), step)
     return [Task(path, s, s + step if s + step < size else UNTIL_EOF) for s in starts]
+
+
+def with_digest(tasks: Sequence[Task]) -> list[Task]:
+    """`tasks`, each asked for the digest of what it reads (`Task.digest`)."""
+    return [Task(t.path, t.start, t.end, t.whole, digest=True) for t in tasks]
 
 
 def cut_tail(tasks: list[Task], size: int, tail: int, piece: int) -> tuple[list[Task], int]:
@@ -91,7 +108,7 @@ def cut_tail(tasks: list[Task], size: int, tail: int, piece: int) -> tuple[list[
             break
         end = size if t.end == UNTIL_EOF else t.end
         cuts = list(range(t.start, end, max(1, piece))) or [t.start]
-        out[:0] = [Task(t.path, a, b) for a, b in zip(cuts, [*cuts[1:], t.end], strict=True)]
+        out[:0] = [Task(t.path, a, b, digest=t.digest) for a, b in zip(cuts, [*cuts[1:], t.end], strict=True)]
         covered += end - t.start
         k -= 1
     return [*tasks[:k], *out], covered
@@ -118,27 +135,40 @@ def cut_run_tail(files: Sequence[tuple[list[Task], int]], chunk_bytes: int) -> l
 
 
 class _Range:
-    """A binary reader over the lines that begin in `[start, end)` of `f` (see module doc)."""
+    """A binary reader over the lines that begin in `[start, end)` of `f` (see module doc).
 
-    def __init__(self, f: IO[bytes], start: int, end: int, *, synthetic: bool = True, count: bool = True) -> None:
+    `digest`: a hash fed every byte the range's result depends on, from `first` (where
+    reading began: `start - 1`, or 0) to `pos` (the end of what was read)."""
+
+    def __init__(
+        self, f: IO[bytes], start: int, end: int, *, synthetic: bool = True, count: bool = True, digest: Any = None
+    ) -> None:
         self.f = f
         self.end = end
         # newline-terminated lines of the file read (not the synthetic one); with `count`
         # False the reader's user sets it (the fast path numbers its lines itself)
         self.newlines = 0
         self.count = count
+        self.digest = digest
         self.pending = b""
         self.at_line_start = True
         self.pos = start
+        self.first = 0
+        self.empty = False  # no line begins in the range
         if start > 0:
             f.seek(start - 1)
-            self.pos = start - 1
-            while True:  # skip the rest of the line that began before `start`
-                block = f.readline(1 << 20)
+            self.pos = self.first = start - 1
+            while True:  # skip the rest of the line that began before `start`, up to `end`
+                block = f.readline(min(1 << 20, end - self.pos))
                 self.pos += len(block)
+                if digest is not None:
+                    digest.update(block)
                 if not block or block.endswith(b"\n"):
                     break
-            if synthetic:
+                if self.pos >= end:  # no line begins in the range: it is the earlier task's
+                    self.empty = True
+                    break
+            if synthetic and not self.empty:
                 self.pending = b"\n"
         else:
             f.seek(0)
@@ -149,7 +179,7 @@ class _Range:
         if self.pending:
             out, self.pending = self.pending, b""
             return out
-        if self.at_line_start and self.pos >= self.end:
+        if self.empty or (self.at_line_start and self.pos >= self.end):
             return b""
         out = self.f.read(size)
         # the newline that ends the range's last line is the first one at or after end - 1
@@ -158,6 +188,8 @@ class _Range:
             if cut >= 0:  # the rest is never read (at a line start at or past the end)
                 out = out[: cut + 1]
         self.pos += len(out)
+        if self.digest is not None:
+            self.digest.update(out)
         if out:
             self.at_line_start = out.endswith(b"\n")
             if self.count:
@@ -168,10 +200,12 @@ class _Range:
         if self.pending:
             out, self.pending = self.pending, b""
             return out
-        if self.at_line_start and self.pos >= self.end:
+        if self.empty or (self.at_line_start and self.pos >= self.end):
             return b""
         out = self.f.readline(limit)
         self.pos += len(out)
+        if self.digest is not None:
+            self.digest.update(out)
         if out:
             self.at_line_start = out.endswith(b"\n")
             if self.at_line_start:
@@ -274,24 +308,27 @@ def task_result(
     # growing result list (about 10% of a task's time)
     was_enabled = gc.isenabled()
     gc.disable()
+    digest = content_hash() if task.digest else None
     try:
         if task.whole:
             with opener(task.path) as f:
                 data = f.read(DEFAULT_MAX_FILE_BYTES + 1)
             if len(data) > DEFAULT_MAX_FILE_BYTES:  # as `jsonio.read_input` says it
                 raise InputError(f"{task.path}: larger than {DEFAULT_MAX_FILE_BYTES} bytes; not read")
-            items, lines = list(_items(run, read_json(task.path, data=data), synthetic=False)), 0
+            if digest is not None:
+                digest.update(data)
+            items, lines, span = list(_items(run, read_json(task.path, data=data), synthetic=False)), 0, (0, len(data))
         elif run.fast is not None:
             with opener(task.path) as f:
-                reader = _Range(f, task.start, task.end, synthetic=False, count=False)
+                reader = _Range(f, task.start, task.end, synthetic=False, count=False, digest=digest)
                 items = _fast_items(run, run.fast, task.path, reader, first=2 if task.start > 0 else 1, wire=wire)
-                lines = reader.newlines
+                lines, span = reader.newlines, (reader.first, reader.pos)
         else:
             with opener(task.path) as f:
-                reader = _Range(f, task.start, task.end)
+                reader = _Range(f, task.start, task.end, digest=digest)
                 src = read_jsonl(task.path, max_line_bytes=options.max_line_bytes, stream=reader)  # type: ignore[arg-type]
                 items = list(_items(run, src, synthetic=task.start > 0))
-                lines = reader.newlines
+                lines, span = reader.newlines, (reader.first, reader.pos)
     except InputError as exc:
         return {"error": str(exc)}
     except OSError as exc:
@@ -299,7 +336,9 @@ def task_result(
     finally:
         if was_enabled:
             gc.enable()
-    return {"lines": lines, "items": items}
+    if digest is None:
+        return {"lines": lines, "items": items}
+    return {"lines": lines, "items": items, "read": list(span), "digest": digest.hexdigest()}
 
 
 def _items(run: CanonicalRun, src: Iterator[Record | Finding], *, synthetic: bool) -> Iterator[list[Any]]:

@@ -32,7 +32,18 @@ from ..formats.canonical import CanonicalRun
 from ..formats.canonical.fast import item_facts
 from ..jsonio import CRLF, Record
 from . import DEFAULT_CHUNK_BYTES, MIN_SHARED_BYTES, default_jobs, worth_sharing
-from .chunks import Task, cut_run_tail, decode_batch, decode_facts, decode_item, finding, plan, task_result, work
+from .chunks import (
+    Task,
+    cut_run_tail,
+    decode_batch,
+    decode_facts,
+    decode_item,
+    finding,
+    plan,
+    task_result,
+    with_digest,
+    work,
+)
 
 if TYPE_CHECKING:
     from .store import ResumeStore
@@ -285,23 +296,22 @@ class Processes:
 
 @dataclass
 class Planned:
-    """A canonical unit cut into tasks, with the stamp that keys its stored results."""
+    """A canonical unit cut into tasks, with its size (the cut and the stored results'
+    keys are functions of it)."""
 
     tasks: list[Task]
-    stamp: str
     size: int
 
 
-Stat = Callable[[str], tuple[int, str] | None]
-"""Size and a modification stamp of a path (None: validate it in this process)."""
+Stat = Callable[[str], int | None]
+"""The size of a path (None: validate it in this process)."""
 
 
-def local_stat(path: str) -> tuple[int, str] | None:
+def local_stat(path: str) -> int | None:
     try:
-        st = Path(path).stat()
+        return Path(path).stat().st_size
     except OSError:
         return None
-    return st.st_size, f"{st.st_size}:{st.st_mtime_ns}"
 
 
 def _problem(problems: list[str] | None, message: str) -> None:
@@ -331,18 +341,20 @@ def run_units(
     plans: list[Planned | None] = []
     for path, f in units:
         name = str(path)
-        info = stat(name) if f.name == "canonical" and name != "-" else None
-        if info is None:
+        size = stat(name) if f.name == "canonical" and name != "-" else None
+        if size is None:
             plans.append(None)
             continue
-        size, stamp = info
-        plans.append(Planned(plan(name, size, name.endswith(".jsonl"), chunk_bytes), stamp, size))
+        plans.append(Planned(plan(name, size, name.endswith(".jsonl"), chunk_bytes), size))
     n_tasks = sum(len(p.tasks) for p in plans if p is not None)  # before the tail cut: it decides the backend
     n_bytes = sum(p.size for p in plans if p is not None)
     cut = [p for p in plans if p is not None]  # the run's last ranges, cut small (`cut_run_tail`)
     for p, tasks in zip(cut, cut_run_tail([(p.tasks, p.size) for p in cut], chunk_bytes), strict=True):
         p.tasks = tasks
-    queue = [(t, p.stamp) for p in plans if p is not None for t in p.tasks]
+    if store is not None:  # each task proves what it read (`store` module doc)
+        for p in cut:
+            p.tasks = with_digest(p.tasks)
+    queue = [(t, p.size) for p in plans if p is not None for t in p.tasks]
     pipe = _Pipeline(queue, backend(n_tasks, n_bytes), store, window)
     try:
         pipe.fill()  # the workers get their first tasks now, while this process builds its run
@@ -475,30 +487,31 @@ class _Pipeline:
     """Tasks submitted in order, at most `window` ahead of the one being consumed;
     results come back in order, from the store when it has them."""
 
-    def __init__(self, queue: list[tuple[Task, str]], backend: Backend, store: ResumeStore | None, window: int) -> None:
+    def __init__(self, queue: list[tuple[Task, int]], backend: Backend, store: ResumeStore | None, window: int) -> None:
         self.queue = deque(queue)
         self.backend = backend
         self.store = store
         self.window = max(1, window)
-        self.running: deque[tuple[str | None, Thunk | bytes]] = deque()
+        self.running: deque[tuple[Task, int, Thunk | bytes]] = deque()
 
     def fill(self) -> None:
         """Submit tasks up to the window."""
         while self.queue and len(self.running) < self.window:
-            task, stamp = self.queue.popleft()
-            key = self.store.key(task, stamp) if self.store is not None else None
-            cached = self.store.get(key) if self.store is not None and key is not None else None
-            self.running.append((key, cached if cached is not None else self.backend.submit(task)))
+            task, size = self.queue.popleft()
+            cached = self.store.get(task, size) if self.store is not None else None
+            self.running.append((task, size, cached if cached is not None else self.backend.submit(task)))
 
     def next(self) -> dict[str, Any]:
         self.fill()
-        key, got = self.running.popleft()
+        task, size, got = self.running.popleft()
         fresh = not isinstance(got, bytes)
         data = got() if callable(got) else got
         self.fill()
         doc: dict[str, Any] = orjson.loads(data) if isinstance(data, bytes) else data
-        if fresh and self.store is not None and key is not None and "error" not in doc:
-            self.store.put(key, data if isinstance(data, bytes) else orjson.dumps(doc))
+        if fresh and self.store is not None and "error" not in doc:
+            self.store.put(
+                task, size, data if isinstance(data, bytes) else orjson.dumps(doc), doc["read"], doc["digest"]
+            )
         return doc
 
     def close(self) -> None:
@@ -527,16 +540,18 @@ def validate_units(
     progress: ProgressHook | None = None,
     problems: list[str] | None = None,
     inputs: Sequence[str] = (),
+    notify: Callable[[str], None] | None = None,
 ) -> Iterator[Finding]:
     """`run_units` on local worker processes (`--jobs`), with an optional `--resume` store
-    (which may not overlap `inputs`, the paths the user named, nor any unit)."""
+    (which may not overlap `inputs`, the paths the user named, nor any unit); `notify`
+    receives a line for each stored result that is not used (`store` module doc)."""
     store = None
     if resume is not None:
         # function-level import: the store (and importlib.metadata, for the version in
         # its keys) is loaded only when --resume is asked
         from .store import ResumeStore
 
-        store = ResumeStore(resume, options, [*inputs, *(str(p) for p, _ in units)])
+        store = ResumeStore(resume, options, [*inputs, *(str(p) for p, _ in units)], notify=notify)
     yield from run_units(
         units,
         options,

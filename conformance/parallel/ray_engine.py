@@ -26,7 +26,7 @@ from ..formats.base import FileStats, Format, Options, ProgressHook
 from ..formats.canonical import CanonicalFormat
 from .chunks import Task, run_task
 from .engine import DEFAULT_CHUNK_BYTES, Backend, Thunk, default_jobs, local_stat, run_units
-from .store import ResumeStore
+from .store import Notify, ResumeStore
 
 
 def is_url(path: str) -> bool:
@@ -91,18 +91,16 @@ def _problem(problems: list[str] | None, message: str) -> None:
     problems.append(message)
 
 
-def url_stat(path: str) -> tuple[int, str] | None:
-    """Size and a modification stamp of a path or URL (None: read it in this process)."""
+def url_stat(path: str) -> int | None:
+    """The size of a path or URL (None: read it in this process)."""
     if not is_url(path):
         return local_stat(path)
     fs, inner = _fs(path)
     try:
         info = fs.info(inner)
     except OSError:
-        return 0, "unreadable"  # the task's read reports it, in its place
-    size = int(info.get("size") or 0)
-    stamp = next((str(info[k]) for k in ("mtime", "LastModified", "updated", "etag", "ETag") if k in info), "")
-    return size, f"{size}:{stamp}"
+        return 0  # the task's read reports it, in its place
+    return int(info.get("size") or 0)
 
 
 class _Lines(io.RawIOBase):
@@ -232,11 +230,13 @@ def validate_ray(
     progress: ProgressHook | None = None,
     problems: list[str] | None = None,
     inputs: Sequence[str] = (),
+    notify: Notify | None = None,
 ) -> Iterator[Finding]:
-    """The findings of `units` (local paths and URLs), the local engine's report."""
+    """The findings of `units` (local paths and URLs), the local engine's report.
+    `notify` receives a line for each stored result that is not used (`store` module doc)."""
     n = jobs or default_jobs()
     named = [*inputs, *(str(p) for p, _ in units)]
-    store = ResumeStore(resume, options, named) if resume is not None else None
+    store = ResumeStore(resume, options, named, opener=open_any, notify=notify) if resume is not None else None
 
     def backend(n_tasks: int, n_bytes: int) -> Backend:
         ray, started = start_ray(address, n)
