@@ -21,9 +21,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conformance import Options, validate
-from conformance.api import Report
+from conformance.api import Report, expand
+from conformance.errors import InputError
+from conformance.formats.canonical import CanonicalFormat
 from conformance.parallel import chunks
 from conformance.parallel import store as store_mod
+from conformance.parallel.engine import validate_units
 from conformance.parallel.store import ResumeStore, read_entry
 from conformance.synthetic import messages
 
@@ -43,8 +46,6 @@ def fresh(f: Path) -> bytes:
 
 def resumed(f: Path, store: Path, notes: list[str] | None = None) -> bytes:
     # function-level import: the engine's entry point with a notify hook
-    from conformance.api import expand
-    from conformance.parallel.engine import validate_units
 
     r = Report()
     units = expand([f], None, [], r.problems)
@@ -221,8 +222,6 @@ def test_a_store_write_that_fails_is_one_line_naming_the_store(tmp_path: Path, m
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "fsync", full)
-    from conformance.errors import InputError
-
     with pytest.raises(InputError, match=r"--resume .*store: cannot write .*No space left on device"):
         store.put(chunks.Task(str(f), 0, 10), 10, b"{}", [0, 10], "x")
     monkeypatch.setattr(os, "fsync", real_fsync)
@@ -332,7 +331,7 @@ def test_ranges_without_a_newline_read_only_their_own_bytes(tmp_path: Path, fast
         Options(max_line_bytes=1 << 20) if fast else Options(selection=ALL_RULES.selection, max_line_bytes=1 << 20)
     )
     tasks = chunks.plan(str(f), size, True, 10_000)
-    run = None if fast else chunks.CanonicalFormat().start(options)
+    run = None if fast else CanonicalFormat().start(options)
     if run is not None:
         run.fast = None  # the exact reader
     _Counting.read_total = 0
