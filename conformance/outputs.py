@@ -20,7 +20,9 @@ The rules (issue 9, "nothing lost"):
   old output being replaced);
 - files get the usual mode (`0o666 & ~umask`, or the mode of the file they replace),
   not the 0600 of `mkstemp`;
-- a missing or read-only output folder is a one-line `InputError`, not a traceback.
+- a missing or read-only output folder, and a write that fails (a full disk, a quota, a
+  file-size limit), is a one-line `InputError` naming the output, not a traceback; the
+  destination is then left as it was.
 """
 
 from __future__ import annotations
@@ -40,6 +42,15 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InputError
+
+# what only a write can fail with: an OSError carrying one of these (or raised while an
+# output is written) is the output's fault, never the input's
+WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS})
+
+
+def cannot_write(dst: Path | str, exc: OSError) -> InputError:
+    """The one-line error of a failed write to `dst`."""
+    return InputError(f"{dst}: cannot write: {exc.strerror or exc}")
 
 
 def real(path: Path | str) -> Path:
@@ -158,13 +169,21 @@ def staged(dst: Path) -> Iterator[Path]:
         raise InputError(f"{dst}: cannot write in {target.parent}: {exc.strerror or exc}") from None
     try:
         built = stage / target.name
-        yield built
+        try:
+            yield built
+        except OSError as exc:
+            if exc.filename is not None and stage not in Path(os.fsdecode(exc.filename)).parents:
+                raise  # about another file (an input): the caller names it
+            raise cannot_write(dst, exc) from None
         if not os.path.lexists(built):
             raise InputError(f"{dst}: the writer produced no output")
-        if built.is_file() and not built.is_symlink():
-            built.chmod(file_mode(target if target.is_file() else None))
-            _fsync(built)
-        _install(built, target, stage)
+        try:
+            if built.is_file() and not built.is_symlink():
+                built.chmod(file_mode(target if target.is_file() else None))
+                _fsync(built)
+            _install(built, target, stage)
+        except OSError as exc:
+            raise cannot_write(dst, exc) from None
         _fsync(target.parent)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
@@ -232,6 +251,30 @@ def _fsync(path: Path) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
+
+
+def append_text(path: Path | str, text: str) -> None:
+    """Append `text` to `path` (`$GITHUB_STEP_SUMMARY`: appending is GitHub's protocol),
+    whole or not at all: a write that fails midway (a full disk) is cut back to where
+    the file ended, and is a one-line `InputError` naming `path`."""
+    data = memoryview(text.encode("utf-8"))
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
+    except OSError as exc:
+        raise cannot_write(path, exc) from None
+    end: int | None = None  # where a regular file ended (a device cannot be cut back)
+    try:
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            end = os.lseek(fd, 0, os.SEEK_END)
+        while data:
+            data = data[os.write(fd, data) :]
+    except OSError as exc:
+        if end is not None:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, end)
+        raise cannot_write(path, exc) from None
+    finally:
+        os.close(fd)
 
 
 def write_bytes(dst: Path, chunks: Iterable[bytes]) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import errno
 import json
 import os
 import shutil
@@ -498,6 +499,17 @@ def convert_canonical_to_sqlite(src: Path, dst: Path, ctx: object) -> None:
     errors += [f for f in run.finish() if f.severity == Severity.ERROR]
     if errors:
         raise InputError(f"{src} is not valid canonical input ({len(errors)} error(s)); first: {errors[0].format()}")
+    try:
+        _write_store(dst, msgs, times)
+    except sqlite3.Error as exc:  # SQLite reports a full disk as its own error: an OSError for the caller
+        full = getattr(exc, "sqlite_errorcode", None) == SQLITE_FULL
+        raise OSError(errno.ENOSPC if full else errno.EIO, str(exc), str(dst)) from None
+
+
+SQLITE_FULL = 13
+
+
+def _write_store(dst: Path, msgs: list[dict[str, Any]], times: dict[int, int]) -> None:
     con = sqlite3.connect(dst)
     try:
         con.executescript(DDL)
