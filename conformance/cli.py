@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import enum
 import functools
+import io
 import json
 import os
 import sys
@@ -367,7 +368,8 @@ UNREADABLE = RuleInfo(
 
 def _ci_output(output: ValidateOutput, report: Report) -> None:
     """SARIF, GitHub annotations (+ step summary) or JUnit for a validation report."""
-    # function-level import: the CI renderers are needed only for these outputs
+    # function-level import: the CI renderers (and the summary's writer) are needed only for these outputs
+    from .outputs import append_text
     from .reporting import step_summary, to_github, to_junit, to_sarif
 
     problems = [Finding(p.split(": ", 1)[0], None, "", UNREADABLE.id, UNREADABLE.severity, p) for p in report.problems]
@@ -379,8 +381,7 @@ def _ci_output(output: ValidateOutput, report: Report) -> None:
         sys.stdout.write(to_github(found))
         summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
         if summary_file:
-            with open(summary_file, "a", encoding="utf-8") as f:  # noqa: PTH123 - appending is GitHub's protocol
-                f.write(step_summary(found, every_rule(), title="turnspec validate"))
+            append_text(summary_file, step_summary(found, every_rule(), title="turnspec validate"))
     else:
         sys.stdout.write(to_junit(found, [f.path for f in report.files], name="turnspec validate"))
 
@@ -450,8 +451,92 @@ def command() -> click.Command:
     return typer.main.get_command(app)
 
 
+class StdoutError(OSError):
+    """A write to standard output failed (a full disk, `> /dev/full`): exit 2, one line."""
+
+
+class _MarkedStdout(io.RawIOBase):
+    """File descriptor 1, whose failed writes raise `StdoutError`. Python's own stdout
+    raises a bare OSError, which cannot be told from any other file's (and its buffer
+    drops what it failed to write, so a second flush does not tell either); this layer
+    is the one place that knows the error is standard output's. It never closes fd 1."""
+
+    def __init__(self, fd: int) -> None:
+        super().__init__()
+        self.fd = fd
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self.fd
+
+    def isatty(self) -> bool:
+        return os.isatty(self.fd)
+
+    def write(self, data: Any) -> int:
+        try:
+            return os.write(self.fd, data)
+        except BrokenPipeError:
+            raise  # `| head`: handled as such
+        except OSError as exc:
+            raise StdoutError(exc.errno, exc.strerror) from None
+
+
+@contextlib.contextmanager
+def _marked_stdout() -> Iterator[None]:
+    """While the command runs, the process's standard output (when `sys.stdout` is it,
+    not a test's capture) writes through `_MarkedStdout`, with the same encoding."""
+    original = sys.stdout
+    if original is None or original is not sys.__stdout__ or not isinstance(original, io.TextIOWrapper):
+        yield
+        return
+    try:
+        fd = original.fileno()
+    except (OSError, ValueError):
+        yield
+        return
+    original.flush()
+    sys.stdout = io.TextIOWrapper(
+        io.BufferedWriter(_MarkedStdout(fd)), encoding=original.encoding, errors=original.errors,
+        line_buffering=bool(original.line_buffering),
+    )  # fmt: skip
+    try:
+        yield
+    finally:
+        marked, sys.stdout = sys.stdout, original
+        with contextlib.suppress(OSError, ValueError):
+            marked.flush()  # already done by main (or failed there, and fd 1 is /dev/null now)
+
+
+def _discard_stdout() -> None:
+    """Send what is left for standard output nowhere, so the interpreter's final flush
+    neither fails again nor prints a traceback-like 'Exception ignored' message."""
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def _stdout_failed(exc: StdoutError) -> int:
+    error(f"standard output: cannot write: {exc.strerror or exc}")
+    _discard_stdout()
+    return 2
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: run the app, turning every expected failure into a message and exit 2."""
+    """Entry point: run the app, turning every expected failure into a message and exit 2.
+    Standard output is flushed here, so a failing one (a full disk) is such a failure too."""
+    with _marked_stdout():
+        rc = _main(argv)
+        try:
+            sys.stdout.flush()
+        except StdoutError as exc:
+            return _stdout_failed(exc)
+        except BrokenPipeError:  # `turnspec ... | head`: stop quietly
+            _discard_stdout()
+        return rc
+
+
+def _main(argv: list[str] | None) -> int:
     try:
         rc = command().main(args=argv, prog_name="turnspec", standalone_mode=False)
         return rc if isinstance(rc, int) else 0
@@ -463,9 +548,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # `turnspec ... | head`: stop quietly, and let exit's final flush go nowhere
-        with contextlib.suppress(OSError, ValueError):
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _discard_stdout()
         return 0
+    except StdoutError as e:
+        return _stdout_failed(e)
     except Exception as e:  # usage errors and anything unexpected: a message, never a traceback
         # typer vendors click; its usage errors are recognised by their interface
         show = getattr(e, "show", None)
@@ -474,8 +560,12 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         if type(e).__name__ == "Abort":
             return 130
-        error(f"internal error: {type(e).__name__}: {e} (please report this)")
-        return 3
+        return _internal(e)
+
+
+def _internal(e: Exception) -> int:
+    error(f"internal error: {type(e).__name__}: {e} (please report this)")
+    return 3
 
 
 if __name__ == "__main__":

@@ -9,13 +9,14 @@ validation succeed, so a failed conversion never leaves a partial file) and repo
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 
 from .convertkit import LOSSY, ConvertContext, Converter
 from .errors import InputError
 from .findings import Finding, Severity
 from .jsonio import check_input
-from .outputs import check_output, staged
+from .outputs import WRITE_ERRNOS, cannot_write, check_output, staged
 
 
 def converters() -> dict[tuple[str, str], Converter]:
@@ -62,6 +63,9 @@ def convert(
         try:
             fn(src, tmp, ctx)
         except OSError as exc:  # e.g. a folder where the source format wants a file
+            in_output = exc.filename is None or str(exc.filename).startswith(str(tmp))
+            if in_output and exc.errno in WRITE_ERRNOS | {errno.EIO}:  # a full disk: the output's fault
+                raise cannot_write(dst, exc) from None
             where = exc.filename if exc.filename and not str(exc.filename).startswith(str(tmp)) else src
             raise InputError(f"{where}: cannot read as {src_format}: {exc.strerror or exc}") from None
         if validate_output:

@@ -6,8 +6,11 @@ over the path, its `file://` URL and a folder URL. Ray starts once for the modul
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +24,7 @@ from conformance.api import Report, expand
 from conformance.cli import main
 from conformance.errors import InputError
 from conformance.parallel import ray_engine
+from conformance.parallel.chunks import run_task
 
 ray = pytest.importorskip("ray", reason="ray is not installed (the [ray] extra; .ci/run installs it with [test])")
 
@@ -100,3 +104,32 @@ def test_a_ray_that_cannot_start_is_one_line(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(ray, "init", refuse)
     with pytest.raises(InputError, match=r"^ray: cannot start \(10\.0\.0\.1:6379\): ConnectionError: could not reach"):
         ray_engine.start_ray("10.0.0.1:6379", 2)
+
+
+def test_ray_messages_never_reach_stdout(
+    tmp_path: Path, local_ray: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A worker killed during `-o sarif` is retried, and Ray's `(raylet) A worker died`
+    goes to standard error: standard output is the SARIF document alone (issue 30.4)."""
+    f = tmp_path / "c.jsonl"
+    f.write_bytes(b"".join(defects(corpus(40, 3), 3)))
+    marker = tmp_path / "killed"
+
+    def kill_once(task: Any, options: Options) -> bytes:  # a local function: Ray pickles it by value
+        if not marker.exists():
+            marker.touch()
+            os.kill(os.getpid(), signal.SIGKILL)
+        return run_task(task, options, ray_engine.open_any)
+
+    monkeypatch.setattr(ray_engine, "_ray_task", kill_once)
+    assert main(["validate", "-o", "sarif", "--engine", "ray", str(f)]) == 1
+    assert marker.exists()
+    out, err = "", ""
+    for _ in range(600):  # the listener thread prints when the message arrives: wait for it (at most 60 s)
+        got = capsys.readouterr()
+        out, err = out + got.out, err + got.err
+        if "A worker died" in out + err:
+            break
+        time.sleep(0.1)
+    assert "A worker died" in err
+    assert orjson.loads(out)["runs"][0]["results"]

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import hashlib
+import shutil
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from conformance import validate
+from conformance.cli import main
 from conformance.convert import convert
 from conformance.errors import InputError
 
@@ -161,7 +166,7 @@ def test_wal_mode_store_without_wal_file_creates_nothing(store: Path) -> None:
     con.close()  # a clean close checkpoints and removes -wal/-shm; the header says WAL
     assert sorted(p.name for p in store.parent.iterdir()) == ["store.db"]
     before = _listing(store.parent)
-    assert found(store) == []
+    assert main(["validate", "-q", str(store)]) == 0
     assert _listing(store.parent) == before
 
 
@@ -255,3 +260,91 @@ def test_ts119_applies_to_store_rows(store: Path) -> None:
         " WHERE id = '01JZ0000000000000000000005'",
     )
     assert ("TS119", "/metadata/status") in found(db)
+
+
+# -- a live writer (issue 30.5) --------------------------------------------------------
+
+
+def _open_writer(db: Path, wal: bool) -> sqlite3.Connection:
+    """A writer in the middle of a transaction: its `-journal` (or `-wal`) is beside the store."""
+    con = sqlite3.connect(db, timeout=30, isolation_level=None)
+    if wal:
+        assert con.execute("PRAGMA journal_mode=WAL").fetchone()[0] == "wal"
+        con.execute("PRAGMA wal_autocheckpoint=0")
+    con.execute("BEGIN IMMEDIATE")
+    con.execute("UPDATE sessions SET workspace_path = 'w'")  # an app's change: still a valid store
+    if wal:
+        con.execute("COMMIT")  # WAL: the -wal stays while the connection is open
+    assert any(Path(f"{db}{s}").exists() for s in ("-journal", "-wal"))
+    return con
+
+
+@pytest.mark.parametrize("wal", [False, True], ids=["journal", "wal"])
+def test_a_writer_finishing_while_validate_copies_is_not_an_error(
+    store: Path, monkeypatch: pytest.MonkeyPatch, wal: bool
+) -> None:
+    """The writer commits (its -journal goes) or closes (its -wal goes) between the step
+    that sees the sidecar and the step that copies it: validate still reads the store."""
+    writer = _open_writer(store, wal)
+    copyfile = shutil.copyfile
+
+    def writer_finishes_first(src: Any, dst: Any, **kw: Any) -> Any:
+        if writer is not None and str(src) == str(store):
+            if not wal:
+                writer.execute("COMMIT")
+            writer.close()
+        return copyfile(src, dst, **kw)
+
+    monkeypatch.setattr(shutil, "copyfile", writer_finishes_first)
+    try:
+        assert main(["validate", "-q", str(store)]) == 0
+    finally:
+        writer.close()
+    assert sorted(p.name for p in store.parent.iterdir()) == ["store.db"]
+
+
+WRITER = """
+import sqlite3, sys
+from pathlib import Path
+con = sqlite3.connect(sys.argv[1], timeout=30, isolation_level=None)
+n = 0
+while not Path(sys.argv[2]).exists():
+    con.execute("BEGIN IMMEDIATE")
+    con.execute("UPDATE sessions SET workspace_path = ?", (f"w{n}",))
+    con.execute("INSERT INTO app_log VALUES (?)", (n,))
+    con.execute("COMMIT")
+    n += 1
+    if n == 1:
+        print("committing", flush=True)
+con.close()
+"""
+
+
+def test_validate_while_a_writer_commits_in_a_loop(store: Path, tmp_path: Path) -> None:
+    """Another process commits as fast as it can while validate runs 20 times: every run
+    reads a committed state (the store is valid in each), none fails, none creates a file."""
+    mutate(store, "CREATE TABLE app_log (n INTEGER)")  # the app's own table (§9.1 allows others)
+    stop = tmp_path / "stop"
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(store), str(stop)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert writer.stdout is not None and writer.stdout.readline() == "committing\n"
+        codes = [main(["validate", "-q", str(store)]) for _ in range(20)]
+    finally:
+        stop.touch()
+        writer.wait()
+    assert writer.returncode == 0
+    assert codes == [0] * 20
+    assert sorted(p.name for p in store.parent.iterdir()) == ["stop", "store.db"]
+
+
+def test_a_hot_journal_of_a_crashed_writer_is_rolled_back_in_the_copy(store: Path) -> None:
+    script = (
+        "import os, sqlite3, sys\n"
+        "con = sqlite3.connect(sys.argv[1]); con.execute('PRAGMA cache_size=1'); con.execute('BEGIN')\n"
+        "con.execute(\"UPDATE messages SET content_json = 'not json'\"); os._exit(1)\n"
+    )
+    subprocess.run([sys.executable, "-c", script, str(store)], check=False)
+    assert Path(f"{store}-journal").exists()  # hot: nobody holds a lock on it
+    before = _listing(store.parent)
+    assert main(["validate", "-q", str(store)]) == 0
+    assert _listing(store.parent) == before

@@ -27,8 +27,9 @@ def write_step_summary(markdown: str) -> None:
     """Append to `$GITHUB_STEP_SUMMARY` when the runner set it (GitHub's documented way)."""
     target = os.environ.get("GITHUB_STEP_SUMMARY")
     if target:
-        with open(target, "a", encoding="utf-8") as f:  # noqa: PTH123 - appending is the protocol
-            f.write(markdown)
+        from ..outputs import append_text  # function-level import: only a GitHub run writes a summary
+
+        append_text(target, markdown)  # whole or not at all; a full disk is a one-line error
 
 
 def register(app: typer.Typer) -> None:

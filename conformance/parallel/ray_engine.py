@@ -200,10 +200,36 @@ class RayTasks:
                 self.ray.shutdown()
 
 
+def _driver_prints_to_stderr(ray: Any) -> None:
+    """Send what Ray prints in this process to standard error, never to standard output.
+
+    `log_to_driver=False` stops the workers' logs, but the driver still runs Ray's
+    error listener, which prints the cluster's messages (`(raylet) A worker died ...`,
+    in colour) through `ray._private.worker.print_to_stdstream`, to `sys.stdout` unless
+    the message is marked as an error: the report (`-o sarif`, `-o json`) would no
+    longer parse. Ray has no option for this, so the function (looked up by name on
+    every message, also by the listener thread already running) is wrapped to mark
+    every message as an error. Hand-written over a private name: if a Ray version has
+    no such function, nothing is changed (tests/test_parallel_ray.py then fails).
+    """
+    worker = getattr(getattr(ray, "_private", None), "worker", None)
+    original = getattr(worker, "print_to_stdstream", None)
+    if not callable(original) or getattr(original, "turnspec_stderr", False):
+        return
+
+    def to_stderr(data: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        return original({**data, "is_err": True}, *args, **kwargs)
+
+    to_stderr.turnspec_stderr = True  # type: ignore[attr-defined]
+    worker.print_to_stdstream = to_stderr  # type: ignore[union-attr]
+
+
 def start_ray(address: str | None, jobs: int) -> tuple[Any, bool]:
     """Ray, initialised: locally with `jobs` CPUs, or joined to `address`. Returns the
-    module and whether this call started it (then the run stops it)."""
+    module and whether this call started it (then the run stops it). What Ray prints
+    here goes to standard error (`_driver_prints_to_stderr`)."""
     ray = _ray()
+    _driver_prints_to_stderr(ray)
     if ray.is_initialized():
         return ray, False
     kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False}

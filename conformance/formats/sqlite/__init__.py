@@ -1,10 +1,15 @@
 """The SQLite store of spec §9.1: tables, index, per-row validation and tool_calls.
 
-Validating never creates or modifies a file, and still sees every committed transaction:
-a store with no `-wal`/`-journal` beside it is opened `mode=ro&immutable=1` (SQLite then
-takes no lock and creates no `-wal`/`-shm`); a store with one is copied, with its
+Validating never creates or modifies a file, and still sees every committed transaction,
+also while another process writes the store (`open_store`): a store with a rollback
+journal (the default) is read through a snapshot that SQLite's backup API takes under a
+shared lock from a `mode=ro` connection (a rollback-mode reader creates no file); a
+WAL-mode store with no `-wal`/`-journal` beside it is opened `mode=ro&immutable=1`
+(SQLite then takes no lock and creates no `-wal`/`-shm`); one with a sidecar (and a
+rollback-mode store with a hot journal left by a crashed writer) is copied, with its
 sidecar, into a private temporary folder, and the copy is opened, so SQLite replays the
-committed frames of the write-ahead log there and never beside the user's file. Message rows are assembled into canonical messages and checked by the
+committed frames of the write-ahead log (or rolls back the journal) there and never
+beside the user's file. Message rows are assembled into canonical messages and checked by the
 same schemas and rules as JSONL (reported as `<db>#messages:<rowid>` plus a JSON pointer
 into the assembled message). `created_at` columns hold microseconds since the Unix epoch
 (UTC), the precision §4.1 asks for.
@@ -14,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import errno
 import json
 import os
 import shutil
@@ -146,13 +152,74 @@ def _connect(uri: str) -> sqlite3.Connection:
     return con
 
 
+# how long a snapshot waits for a writer's commit to end (SQLite's busy timeout), and how
+# often a copy is retried when a writer removes a sidecar while it is being copied
+BUSY_SECONDS = 30.0
+COPY_ATTEMPTS = 20
+SQLITE_READONLY_ROLLBACK = 776  # a hot journal: a writer crashed mid-transaction
+
+
+def _is_wal(real: Path) -> bool:
+    """Whether the header says WAL mode (bytes 18-19, the file format versions, are 2)."""
+    with real.open("rb") as f:
+        header = f.read(20)
+    return len(header) == 20 and 2 in (header[18], header[19])
+
+
+def _backup(real: Path, copy: Path) -> bool:
+    """Copy the last committed state of a rollback-journal store to `copy` with SQLite's
+    backup API: one step under a shared lock, which a writer's commit cannot hold at the
+    same time, so the snapshot is consistent however often the writer commits (its
+    `-journal` comes and goes). A `mode=ro` connection to a rollback-mode store creates
+    no file. False when a crashed writer left a hot journal (rolling it back would
+    write): then the files are copied and rolled back in the copy (`_copy_files`)."""
+    src = sqlite3.connect(f"file:{quote(str(real))}?mode=ro", uri=True, timeout=BUSY_SECONDS)
+    try:
+        # the shared lock first, within the busy timeout: Python's `backup` itself retries
+        # a busy source forever (a store locked exclusively would hang the run)
+        src.execute("BEGIN")
+        src.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        dst = sqlite3.connect(copy)
+        try:
+            src.backup(dst)
+        finally:
+            dst.close()
+    except sqlite3.OperationalError as exc:
+        if getattr(exc, "sqlite_errorcode", None) == SQLITE_READONLY_ROLLBACK:
+            return False
+        raise
+    finally:
+        src.close()
+    return True
+
+
+def _copy_files(real: Path, copy: Path) -> None:
+    """Copy the store and its sidecars (`-wal`, `-journal`) as they are now. A writer
+    that commits or closes meanwhile removes a sidecar: the copy is then started again
+    (at most `COPY_ATTEMPTS` times) with the files there are by then."""
+    for attempt in range(COPY_ATTEMPTS):
+        sidecars = [Path(f"{real}{s}") for s in SIDECARS if os.path.lexists(f"{real}{s}")]
+        pairs = [(real, copy), *((p, Path(f"{copy}{p.name[len(real.name) :]}")) for p in sidecars)]
+        try:
+            for source, target in pairs:
+                check_input(source)
+                shutil.copyfile(source, target)
+            return
+        except (InputError, OSError):
+            if attempt + 1 == COPY_ATTEMPTS or all(os.path.lexists(p) for p in sidecars):
+                raise  # not a sidecar that went away: the store itself cannot be read
+            for _, target in pairs:
+                target.unlink(missing_ok=True)
+
+
 @contextlib.contextmanager
 def open_store(path: Path) -> Iterator[sqlite3.Connection]:
-    """Open a store for reading without creating or changing any file beside it (see the
-    module docstring); committed transactions still in a `-wal` file are seen."""
+    """Open a store for reading without creating or changing any file beside it, at a
+    consistent committed state even while another process writes it (see the module
+    docstring); committed transactions still in a `-wal` file are seen."""
     real = path.resolve()
-    sidecars = [Path(f"{real}{s}") for s in SIDECARS if os.path.lexists(f"{real}{s}")]
-    if not sidecars:
+    wal = _is_wal(real)
+    if wal and not any(os.path.lexists(f"{real}{s}") for s in SIDECARS):
         con = _connect(f"file:{quote(str(real))}?mode=ro&immutable=1")
         try:
             yield con
@@ -161,9 +228,9 @@ def open_store(path: Path) -> Iterator[sqlite3.Connection]:
         return
     with tempfile.TemporaryDirectory(prefix="turnspec-sqlite-") as tmp:
         copy = Path(tmp) / "store.db"
-        for source, target in ((real, copy), *((p, Path(f"{copy}{p.name[len(real.name) :]}")) for p in sidecars)):
-            check_input(source)
-            shutil.copyfile(source, target)
+        if wal or not _backup(real, copy):
+            copy.unlink(missing_ok=True)
+            _copy_files(real, copy)
         con = _connect(f"file:{quote(str(copy))}?mode=rw")
         try:
             yield con
@@ -432,6 +499,17 @@ def convert_canonical_to_sqlite(src: Path, dst: Path, ctx: object) -> None:
     errors += [f for f in run.finish() if f.severity == Severity.ERROR]
     if errors:
         raise InputError(f"{src} is not valid canonical input ({len(errors)} error(s)); first: {errors[0].format()}")
+    try:
+        _write_store(dst, msgs, times)
+    except sqlite3.Error as exc:  # SQLite reports a full disk as its own error: an OSError for the caller
+        full = getattr(exc, "sqlite_errorcode", None) == SQLITE_FULL
+        raise OSError(errno.ENOSPC if full else errno.EIO, str(exc), str(dst)) from None
+
+
+SQLITE_FULL = 13
+
+
+def _write_store(dst: Path, msgs: list[dict[str, Any]], times: dict[int, int]) -> None:
     con = sqlite3.connect(dst)
     try:
         con.executescript(DDL)
