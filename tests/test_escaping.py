@@ -98,14 +98,14 @@ def _transcript(path: Path) -> None:
 
 @pytest.fixture
 def transcripts(tmp_path: Path) -> Path:
-    """A folder of transcripts: one with hostile keys and types, one per hostile name,
-    one with a non-UTF-8 name."""
+    """A folder of transcripts: one with hostile keys and types, the same under a non-UTF-8
+    name, and one per hostile name."""
     d = tmp_path / "in"
     d.mkdir()
     _transcript(d / "keys.jsonl")
     for k, n in NAMES.items():
         (d / f"{k}-{n}.jsonl").write_bytes((ROOT / "tests/rules/canonical/TS010.jsonl").read_bytes())
-    (d / NON_UTF8).write_bytes((ROOT / "tests/rules/canonical/TS010.jsonl").read_bytes())
+    _transcript(d / NON_UTF8)
     return d
 
 
@@ -281,7 +281,9 @@ def test_validate_json_and_sarif(transcripts: Path, capsys: pytest.CaptureFixtur
     log = parse_sarif(run(capsys, "validate", "-o", "sarif", str(transcripts)).out)
     uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in log["runs"][0]["results"]}
     assert any(u.endswith("/%FF.jsonl") for u in uris), uris
-    keys = [r["message"]["text"] for r in log["runs"][0]["results"] if "a\n::error file=x::pwned" in r["message"]["text"]]
+    keys = [
+        r["message"]["text"] for r in log["runs"][0]["results"] if "a\n::error file=x::pwned" in r["message"]["text"]
+    ]
     assert keys  # SARIF keeps the exact data (JSON escapes it)
 
 
@@ -311,20 +313,18 @@ def test_conform_text(cassettes: Path, capsys: pytest.CaptureFixture[str]) -> No
     r = run(capsys, *_conform(cassettes, "-v"))
     assert r.code == 1
     assert_log_safe(r.out)
-    assert_no_surrogate_leak(r.out)
+    assert "\\udcff" not in r.out  # (the text lists the first 10 reasons: maybe not that one)
     assert "a\\n::error file=x::pwned" in r.out
 
 
-def test_conform_markdown_and_report_file(
-    cassettes: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
+def test_conform_markdown_and_report_file(cassettes: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     report = tmp_path / "report.md"
     r = run(capsys, *_conform(cassettes, "-o", "md", "--report", str(report)))
     assert r.code == 1 and report.read_text(encoding="utf-8") == r.out
-    tokens = parse_markdown(r.out, tables=1, headings=4)
+    tokens = parse_markdown(r.out, tables=1, headings=3)  # the title, Reasons, Skipped
     assert _rows(tokens) == 2
     assert_log_safe(r.out)
-    assert_no_surrogate_leak(r.out)
+    assert "\\udcff" not in r.out  # (the notes quote the first 3 reasons: maybe not that one)
 
 
 def test_conform_junit(cassettes: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -340,12 +340,15 @@ def test_conform_other_outputs(fmt: str, cassettes: Path, capsys: pytest.Capture
     r = run(capsys, *_conform(cassettes, "-o", fmt))
     assert r.code == 1
     if fmt == "json":
-        json.loads(r.out)
+        assert_no_surrogate_leak(r.out)
+        reasons = json.loads(r.out)["results"][0]["reasons"]
+        assert "anthropic/\\xff.yaml: cannot read cassette" in "\n".join(reasons)
     elif fmt == "sarif":
         parse_sarif(r.out)
     if fmt == "github":
-        assert_log_safe(r.out, commands=len(_lines(r.out.rstrip("\n"))))
-        assert len(_lines(r.out.rstrip("\n"))) == 1  # one failing case (TC800), however many lines it names
+        # one annotation per broken cassette, 10 shown, and the count of the rest
+        assert_log_safe(r.out, commands=11)
+        assert len(_lines(r.out.rstrip("\n"))) == 11
     else:
         assert_log_safe(r.out)
     assert "\\udcff" not in r.out
@@ -377,11 +380,16 @@ def test_cassettes_lint(fmt: str, secret_cassettes: Path, capsys: pytest.Capture
     elif fmt == "sarif":
         parse_sarif(r.out)
     if fmt == "github":
-        assert_log_safe(r.out, commands=len(NAMES) + 1)
-        assert len(_lines(r.out.rstrip("\n"))) == len(NAMES) + 1
+        assert_log_safe(r.out, commands=11)  # 10 annotations and the count of the rest
+        assert len(_lines(r.out.rstrip("\n"))) == 11
     else:
         assert_log_safe(r.out)
-    assert_no_surrogate_leak(r.out)
+    if fmt == "sarif":  # a URI: the name's own bytes, percent-encoded
+        assert "/%FF.yaml" in r.out and "\\udcff" not in r.out
+    elif fmt == "github":  # (10 of 14 annotated: maybe not that one)
+        assert "\\udcff" not in r.out and "\udcff" not in r.out
+    else:
+        assert_no_surrogate_leak(r.out)
 
 
 # -- replay-check ---------------------------------------------------------------------
@@ -407,6 +415,9 @@ def test_replay_check(
         parse_markdown(text, tables=2, headings=1)
     else:
         assert_log_safe(r.out)
+    if fmt == "sarif":
+        assert "/%FF.jsonl" in r.out and "\\udcff" not in r.out
+    elif fmt != "github":
         assert_no_surrogate_leak(r.out)
 
 
