@@ -22,7 +22,7 @@ import typer
 from typer import _click as click  # typer vendors click: its classes are the ones typer builds
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
-from . import __version__
+from . import __version__, escaping
 from .api import Report, default_jobs, expand, iter_validate
 from .errors import InputError
 from .findings import Finding, RuleCatalog, RuleInfo, Selection, Severity
@@ -161,8 +161,9 @@ def _choices(kind: type[enum.StrEnum]) -> str:
 
 
 def error(message: str) -> None:
-    """One line on stderr, `turnspec: <message>`, whatever the message holds."""
-    sys.stderr.write(f"turnspec: {' '.join(message.splitlines())}\n")
+    """One line on stderr, `turnspec: <message>`, whatever the message holds (line breaks
+    and control characters in it are shown as escapes: `escaping.text_line`)."""
+    sys.stderr.write(escaping.text_line(f"turnspec: {message}") + "\n")
 
 
 def _note(message: str) -> None:
@@ -332,15 +333,15 @@ def validate(
         for finding in found:
             report.add(finding, keep=output != ValidateOutput.text)
             if output == ValidateOutput.text and not quiet:
-                out.write(finding.format() + "\n")
+                out.write(escaping.text_line(finding.format()) + "\n")
             for message in report.problems[seen:]:
                 error(message)
             seen = len(report.problems)
     for message in report.problems[seen:]:
         error(message)
     if output == ValidateOutput.json:
-        json.dump(report.as_dict(), out, indent=2, ensure_ascii=False)
-        out.write("\n")
+        body = json.dumps(escaping.json_safe(report.as_dict()), indent=2, ensure_ascii=False)
+        out.write(escaping.json_text(body) + "\n")
     elif output in (ValidateOutput.sarif, ValidateOutput.github, ValidateOutput.junit):
         _ci_output(output, report)
     else:
@@ -351,11 +352,14 @@ def validate(
             f"in {s['files']} file(s), {s['records']} record(s){unreadable}\n"
         )
         if report.skipped and show_skipped:
-            out.writelines(f"skipped (no known format): {p}\n" for p in report.skipped)
+            out.writelines(escaping.text_line(f"skipped (no known format): {p}") + "\n" for p in report.skipped)
         elif report.skipped:
             out.write(
-                f"skipped {len(report.skipped)} file(s) in no known format, e.g. {report.skipped[0]}"
-                " (--show-skipped lists them)\n"
+                escaping.text_line(
+                    f"skipped {len(report.skipped)} file(s) in no known format, e.g. {report.skipped[0]}"
+                    " (--show-skipped lists them)"
+                )
+                + "\n"
             )
     raise typer.Exit(report.exit_code)
 
@@ -375,7 +379,7 @@ def _ci_output(output: ValidateOutput, report: Report) -> None:
     problems = [Finding(p.split(": ", 1)[0], None, "", UNREADABLE.id, UNREADABLE.severity, p) for p in report.problems]
     found = [*report.findings, *problems]
     if output == ValidateOutput.sarif:
-        json.dump(to_sarif(found, every_rule()), sys.stdout, indent=2, ensure_ascii=False)
+        sys.stdout.write(escaping.json_text(json.dumps(to_sarif(found, every_rule()), indent=2, ensure_ascii=False)))
         sys.stdout.write("\n")
     elif output == ValidateOutput.github:
         sys.stdout.write(to_github(found))
@@ -449,6 +453,16 @@ def command() -> click.Command:
 
     register_all(app)
     return typer.main.get_command(app)
+
+
+def _tolerant_streams() -> None:
+    """Standard output and error never fail a run on a character their encoding lacks
+    (`PYTHONIOENCODING=ascii`, a latin-1 terminal): it is written as a `\\uXXXX` escape."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)  # a TextIOWrapper; a replaced stream may not be
+        if callable(reconfigure):
+            with contextlib.suppress(ValueError, io.UnsupportedOperation):
+                reconfigure(errors="backslashreplace")
 
 
 class StdoutError(OSError):
@@ -525,6 +539,7 @@ def _stdout_failed(exc: StdoutError) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the app, turning every expected failure into a message and exit 2.
     Standard output is flushed here, so a failing one (a full disk) is such a failure too."""
+    _tolerant_streams()
     with _marked_stdout():
         rc = _main(argv)
         try:
@@ -556,7 +571,9 @@ def _main(argv: list[str] | None) -> int:
         # typer vendors click; its usage errors are recognised by their interface
         show = getattr(e, "show", None)
         if callable(show) and isinstance(getattr(e, "exit_code", None), int):
-            show()
+            shown = io.StringIO()
+            show(file=shown)  # click quotes what it echoes; escaped all the same, as every stderr line
+            sys.stderr.write(escaping.lines(shown.getvalue()))
             return 2
         if type(e).__name__ == "Abort":
             return 130

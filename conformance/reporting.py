@@ -14,6 +14,11 @@ the one-line summary and the spec section the rule enforces.
   markdown table for `$GITHUB_STEP_SUMMARY`.
 - JUnit: one test case per input file, one failure per error finding, for CI systems
   that read JUnit XML (GitLab, Jenkins, Azure).
+
+Data in findings (paths, pointers, messages quoting the input) goes through
+`conformance.escaping`, one function per sink: `json_safe` for SARIF, the toolkit's own
+escapes (plus `unsurrogate`) for workflow commands, `md` for the step summary, `text_line`
+and `xml` for JUnit.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 from urllib.parse import quote
 
+from . import escaping
 from .findings import Finding, RuleCatalog, RuleInfo, Severity
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -39,7 +45,12 @@ GITHUB_CAP_PER_LEVEL = 10  # GitHub shows at most 10 error and 10 warning annota
 def _artifact(path: str) -> tuple[str, str | None]:
     """A finding path as a relative URI; `store.db#messages` keeps the table as a fragment."""
     base, sep, fragment = path.partition("#")
-    return quote(base.replace("\\", "/"), safe="/.-_~"), (fragment if sep else None)
+    base = base.replace("\\", "/")
+    try:  # a non-UTF-8 name: its own bytes, percent-encoded (`%FF`), as a URI carries them
+        raw: str | bytes = base.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a surrogate no file name decodes to: shown, then quoted
+        raw = escaping.unsurrogate(base)
+    return quote(raw, safe="/.-_~"), (fragment if sep else None)
 
 
 def _rule_entry(info: RuleInfo) -> dict[str, Any]:
@@ -81,28 +92,31 @@ def to_sarif(findings: Iterable[Finding], catalog: RuleCatalog, *, tool: str = "
                 "properties": {"jsonPointer": f.pointer, **({"table": fragment} if fragment else {})},
             }
         )
-    return {
-        "$schema": SARIF_SCHEMA,
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {
-                    "driver": {
-                        "name": tool,
-                        "version": TOOL_VERSION,
-                        "informationUri": INFORMATION_URI,
-                        "rules": rules,
-                    }
-                },
-                "columnKind": "unicodeCodePoints",
-                "results": results,
-            }
-        ],
-    }
+    return escaping.json_safe(
+        {
+            "$schema": SARIF_SCHEMA,
+            "version": "2.1.0",
+            "runs": [
+                {
+                    "tool": {
+                        "driver": {
+                            "name": tool,
+                            "version": TOOL_VERSION,
+                            "informationUri": INFORMATION_URI,
+                            "rules": rules,
+                        }
+                    },
+                    "columnKind": "unicodeCodePoints",
+                    "results": results,
+                }
+            ],
+        }
+    )
 
 
 def _escape_data(s: str) -> str:
-    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    # actions/toolkit's escapeData; `unsurrogate` so a non-UTF-8 name cannot fail the write
+    return escaping.unsurrogate(s).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def _escape_property(s: str) -> str:
@@ -140,19 +154,24 @@ def step_summary(findings: Sequence[Finding], catalog: RuleCatalog, *, title: st
     out += ["| rule | severity | count | summary |", "|---|---|---:|---|"]
     for (rule, sev), n in sorted(counts.items()):
         summary = catalog[rule].summary if rule in catalog else ""
-        out.append(f"| {rule} | {sev} | {n} | {summary} |")
+        out.append(f"| {escaping.md(rule)} | {sev} | {n} | {escaping.md(summary)} |")
     out += ["", "| location | rule | message |", "|---|---|---|"]
+    md = escaping.md
     for f in findings[:50]:
         loc = f"{f.path}:{f.line}" if f.line is not None else f.path
-        msg = f.message.replace("|", "\\|").replace("\n", " ")
-        out.append(f"| `{loc}` `{f.pointer}` | {f.rule} | {msg} |")
+        # plain escaped text, not code spans: a backtick in the data would close one
+        where = f"{md(loc)} {md(f.pointer)}".rstrip()
+        out.append(f"| {where} | {md(f.rule)} | {md(f.message)} |")
     if len(findings) > 50:
         out.append(f"\n{len(findings) - 50} more finding(s) in the job log.")
     return "\n".join([*out, ""])
 
 
 def to_junit(findings: Iterable[Finding], files: Iterable[str], *, name: str = "turnspec") -> str:
-    """One test case per input file; each error finding is a failure of its file's case."""
+    """One test case per input file; each error finding is a failure of its file's case.
+
+    Each finding is one `text_line` (a CI system prints these bodies into its log), and
+    every string put in the tree is `escaping.xml`: well-formed XML 1.0 whatever the data."""
     by_file: dict[str, list[Finding]] = {p: [] for p in files}
     for f in findings:
         by_file.setdefault(f.path.partition("#")[0], []).append(f)
@@ -161,14 +180,18 @@ def to_junit(findings: Iterable[Finding], files: Iterable[str], *, name: str = "
     suite = ET.SubElement(
         root, "testsuite", name=name, tests=str(len(by_file)), failures=str(sum(1 for e in errors.values() if e))
     )
+
+    def body(fs: list[Finding]) -> str:
+        return escaping.xml("\n".join(escaping.text_line(f.format()) for f in fs))
+
     for path, fs in by_file.items():
-        case = ET.SubElement(suite, "testcase", classname=name, name=path)
+        case = ET.SubElement(suite, "testcase", classname=name, name=escaping.xml(escaping.text_line(path)))
         if errors[path]:
             fail = ET.SubElement(case, "failure", message=f"{len(errors[path])} error(s)")
-            fail.text = "\n".join(f.format() for f in errors[path])
+            fail.text = body(errors[path])
         warnings = [f for f in fs if f.severity != Severity.ERROR]
         if warnings:
             out = ET.SubElement(case, "system-out")
-            out.text = "\n".join(f.format() for f in warnings)
+            out.text = body(warnings)
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"

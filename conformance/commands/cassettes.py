@@ -10,6 +10,7 @@ from typing import Annotated
 import orjson
 import typer
 
+from .. import escaping
 from ..errors import InputError
 from ..findings import Finding
 
@@ -65,12 +66,17 @@ def register(app: typer.Typer) -> None:
         if output == LintOutput.json:
             body = {"files": len(files), "findings": [f.as_dict() for f in findings], "unreadable": unreadable,
                     "fixed": bool(fix and in_place), "not_fixed": unfixed}  # fmt: skip
-            out.write(orjson.dumps(body, option=orjson.OPT_INDENT_2).decode() + "\n")
+            out.write(
+                escaping.json_text(orjson.dumps(escaping.json_safe(body), option=orjson.OPT_INDENT_2).decode()) + "\n"
+            )
         elif output == LintOutput.sarif:
             # function-level import: only this output needs the SARIF renderer
             from ..reporting import to_sarif
 
-            out.write(orjson.dumps(to_sarif(findings, CATALOG), option=orjson.OPT_INDENT_2).decode() + "\n")
+            out.write(
+                escaping.json_text(orjson.dumps(to_sarif(findings, CATALOG), option=orjson.OPT_INDENT_2).decode())
+                + "\n"
+            )
         elif output == LintOutput.github:
             from ..reporting import to_github  # function-level import: only this output needs it
 
@@ -78,12 +84,12 @@ def register(app: typer.Typer) -> None:
         else:
             verb = "scrubbed" if fix and in_place else ("would scrub" if fix else "found")
             for f in findings:
-                out.write(f"{f.format()}\n")
+                out.write(escaping.text_line(f.format()) + "\n")
             for line in unfixed:
-                out.write(f"not scrubbed: {line}\n")
+                out.write(escaping.text_line(f"not scrubbed: {line}") + "\n")
             out.write(f"{verb} {len(findings)} secret(s) in {len(files)} cassette(s)\n")
         for line in unreadable:
-            sys.stderr.write(f"turnspec: {line}\n")
+            sys.stderr.write(escaping.text_line(f"turnspec: {line}") + "\n")
         if unreadable:
             raise typer.Exit(2)
         if unfixed or (findings and not (fix and in_place)):

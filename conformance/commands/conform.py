@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from .. import escaping
 from ..errors import InputError
 from ..findings import Selection
 from ..formats.canonical.markers import DEFAULT_CRITICAL_KEY
@@ -133,8 +134,10 @@ def register(app: typer.Typer) -> None:
                 raise InputError(f"--report {report}: cannot write: {exc.strerror or exc}") from None
         if strict and result.unexercised:
             sys.stderr.write(
-                "turnspec: --strict: capabilities declared true that no case exercised: "
-                + ", ".join(f"{a}.{c}" for a, c in result.unexercised)
+                escaping.text_line(
+                    "turnspec: --strict: capabilities declared true that no case exercised: "
+                    + ", ".join(f"{a}.{c}" for a, c in result.unexercised)
+                )
                 + "\n"
             )
             raise typer.Exit(2)

@@ -12,6 +12,7 @@ from typing import Annotated
 import orjson
 import typer
 
+from .. import escaping
 from ..errors import InputError
 from ..formats.canonical.markers import DEFAULT_CRITICAL_KEY
 
@@ -90,20 +91,26 @@ def register(app: typer.Typer) -> None:
 
             found = [f for v in verdicts for f in v.findings] + summary.problems
             if output == ReplayOutput.sarif:
-                out.write(orjson.dumps(to_sarif(found, CATALOG), option=orjson.OPT_INDENT_2).decode() + "\n")
+                sarif = orjson.dumps(to_sarif(found, CATALOG), option=orjson.OPT_INDENT_2).decode()
+                out.write(escaping.json_text(sarif) + "\n")
             else:
                 out.write(to_github(found))
                 write_step_summary(step_summary(found, CATALOG, title="turnspec replay-check"))
         elif output == ReplayOutput.json:
             out.write('{"sessions": [')
             for i, v in enumerate(verdicts):
-                out.write(("," if i else "") + "\n  " + orjson.dumps(v.as_dict()).decode())
+                out.write(
+                    ("," if i else "")
+                    + "\n  "
+                    + escaping.json_text(orjson.dumps(escaping.json_safe(v.as_dict())).decode())
+                )
             body = {
                 "summary": {t: {k: c.get(k, 0) for k in (OK, LOSSY, REFUSED)} for t, c in summary.counts.items()},
                 "input_errors": [f.as_dict() for f in summary.problems],
                 "skipped": summary.skipped,
             }
-            tail = orjson.dumps(body, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode()
+            tail = orjson.dumps(escaping.json_safe(body), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode()
+            tail = escaping.json_text(tail)
             out.write("\n],\n" + tail[1:].lstrip("\n") + "\n")
         else:
             for v in verdicts:
@@ -111,18 +118,21 @@ def register(app: typer.Typer) -> None:
                     continue
                 where = v.path if v.line is None else f"{v.path}:{v.line}"
                 part = f" (part {v.part})" if v.part > 1 else ""
-                out.write(f"{where}: session {v.session_id}{part} -> {v.target}: {v.verdict}\n")
+                out.write(
+                    escaping.text_line(f"{where}: session {v.session_id}{part} -> {v.target}: {v.verdict}") + "\n"
+                )
                 for f in v.findings:
-                    out.write(f"  {f.format()}\n")
+                    out.write(escaping.text_line(f"  {f.format()}") + "\n")
             for f in summary.problems:
-                out.write(f"{f.format()}\n")
+                out.write(escaping.text_line(f.format()) + "\n")
             for p in summary.skipped:
-                out.write(f"skipped (not a transcript turnspec reads): {p}\n")
+                out.write(escaping.text_line(f"skipped (not a transcript turnspec reads): {p}") + "\n")
             width = max([len(t.label) for t in targets] + [6])
             out.write(f"\n{'target':<{width}}  {'ok':>6}  {'lossy':>6}  {'refused':>7}\n")
             for t in [x.label for x in targets]:
                 c = summary.counts.get(t) or Counter()
-                out.write(f"{t:<{width}}  {c.get(OK, 0):>6}  {c.get(LOSSY, 0):>6}  {c.get(REFUSED, 0):>7}\n")
+                row = f"{t:<{width}}  {c.get(OK, 0):>6}  {c.get(LOSSY, 0):>6}  {c.get(REFUSED, 0):>7}"
+                out.write(escaping.text_line(row) + "\n")
         if summary.problems:
             raise typer.Exit(2)
         if summary.refused or (strict and summary.lossy):

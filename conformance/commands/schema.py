@@ -11,6 +11,7 @@ from typing import Annotated
 import orjson
 import typer
 
+from .. import escaping
 from ..errors import InputError
 
 
@@ -67,20 +68,22 @@ def register(app: typer.Typer) -> None:
                 "verdict": str(weakest(verdicts)),
                 "files": {label: r.as_dict() for label, r, _ in pairs},
             }  # fmt: skip
-            json.dump(body, sys.stdout, indent=2, ensure_ascii=False)
+            sys.stdout.write(escaping.json_text(json.dumps(escaping.json_safe(body), indent=2, ensure_ascii=False)))
             sys.stdout.write("\n")
         elif output in (DiffOutput.sarif, DiffOutput.github):
             from ..reporting import to_github, to_sarif  # function-level import: CI outputs only
 
             if output == DiffOutput.sarif:
-                sys.stdout.write(orjson.dumps(to_sarif(found, CATALOG), option=orjson.OPT_INDENT_2).decode() + "\n")
+                sarif = orjson.dumps(to_sarif(found, CATALOG), option=orjson.OPT_INDENT_2).decode()
+                sys.stdout.write(escaping.json_text(sarif) + "\n")
             else:
                 sys.stdout.write(to_github(found))
         else:
             for label, r, _ in pairs:
                 if against is not None:
-                    sys.stdout.write(f"{label}\n")
-                sys.stdout.write(render_text(r))
+                    sys.stdout.write(escaping.text_line(label) + "\n")
+                # schema names and paths are data: each rendered line made inert (never a command)
+                sys.stdout.write(escaping.lines(render_text(r)))
         raise typer.Exit(1 if Compat.BREAKING in verdicts else 0)
 
     @schema.command("export")

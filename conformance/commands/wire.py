@@ -12,6 +12,7 @@ from typing import Annotated
 
 import typer
 
+from .. import escaping
 from ..errors import InputError
 from ..jsonio import read_input
 
@@ -20,7 +21,7 @@ class _Stderr(logging.Handler):
     """Writes to whatever sys.stderr is at emit time."""
 
     def emit(self, record: logging.LogRecord) -> None:
-        sys.stderr.write(self.format(record) + "\n")
+        sys.stderr.write(escaping.text_line(self.format(record)) + "\n")  # a block type is data
 
 
 @contextlib.contextmanager
@@ -83,7 +84,7 @@ def register(app: typer.Typer) -> None:
             with _stderr_warnings():
                 out = debug.render(a, messages, tools, model=model, stream=stream, max_tokens=max_tokens)
         except AdapterError as exc:
-            sys.stderr.write(f"turnspec: {type(exc).__name__} ({exc.error_class}): {exc}\n")
+            sys.stderr.write(escaping.text_line(f"turnspec: {type(exc).__name__} ({exc.error_class}): {exc}") + "\n")
             raise typer.Exit(1) from None
         except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
             raise InputError(
@@ -116,14 +117,15 @@ def register(app: typer.Typer) -> None:
                 parsed = debug.parse(a, text, stream=stream, status=status)
         except WireFormatError as exc:
             where = f"{exc.location}: " if exc.location else ""
-            sys.stderr.write(f"turnspec: {name}: {where}{exc}\n")
+            sys.stderr.write(escaping.text_line(f"turnspec: {name}: {where}{exc}") + "\n")
             raise typer.Exit(1) from None
         except AdapterError as exc:
             # an error body is classified, as asked: the class is the output, the line says so
             sys.stdout.write(
                 json.dumps({"error_class": exc.error_class, "error": type(exc).__name__, "message": str(exc)}) + "\n"
             )
-            sys.stderr.write(f"turnspec: {name}: HTTP {status}: {type(exc).__name__} ({exc.error_class}): {exc}\n")
+            line = f"turnspec: {name}: HTTP {status}: {type(exc).__name__} ({exc.error_class}): {exc}"
+            sys.stderr.write(escaping.text_line(line) + "\n")
             raise typer.Exit(1) from None
         except InputError as exc:
             raise InputError(f"{name}: {exc}") from None

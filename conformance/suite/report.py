@@ -1,4 +1,8 @@
-"""Rendering a SuiteReport: text for terminals, JSON and Markdown matrices, JUnit XML for CI."""
+"""Rendering a SuiteReport: text for terminals, JSON and Markdown matrices, JUnit XML for CI.
+
+Reasons quote cassettes (URIs, names, bodies) and adapter names come from the command
+line: every renderer puts them through `conformance.escaping`, the function of its sink.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ import statistics
 import xml.etree.ElementTree as ET
 from typing import Any
 
-from .. import reporting
+from .. import escaping, reporting
 from ..findings import Finding, Severity
 from ..wire import registry as wire_registry
 from .rules import CATALOG, ESTIMATE_ABS_TOLERANCE, ESTIMATE_REL_TOLERANCE
@@ -126,7 +130,8 @@ def as_dict(report: SuiteReport) -> dict[str, Any]:
 
 
 def to_json(report: SuiteReport) -> str:
-    return json.dumps(as_dict(report), indent=2, ensure_ascii=False) + "\n"
+    body = json.dumps(escaping.json_safe(as_dict(report)), indent=2, ensure_ascii=False)
+    return escaping.json_text(body) + "\n"
 
 
 def to_text(report: SuiteReport, *, verbose: bool = False) -> str:
@@ -167,18 +172,17 @@ def to_text(report: SuiteReport, *, verbose: bool = False) -> str:
         "adapter) "
         f"over {d['cassettes']} cassette(s) in {d['elapsed_s']} s"
     )
-    return "\n".join(lines) + "\n"
+    return "".join(escaping.text_line(line) + "\n" for line in lines)
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+_cell = escaping.md  # every table cell and list item that holds a name, a section or a reason
 
 
 def to_markdown(report: SuiteReport) -> str:
     out = [
         "# turnspec conform",
         "",
-        "| rule | section | check | " + " | ".join(report.adapters) + " |",
+        "| rule | section | check | " + " | ".join(map(_cell, report.adapters)) + " |",
         "|---|---|---|" + "---|" * len(report.adapters),
     ]
     by = {(r.rule, r.adapter): r for r in report.results}
@@ -193,17 +197,17 @@ def to_markdown(report: SuiteReport) -> str:
                 continue
             cell = MD_MARK[r.status]
             if r.status != "pass" and r.reasons:
-                notes.append(f"{len(notes) + 1}. **{rid} / {a}**: " + _cell("; ".join(r.reasons[:3])))
+                notes.append(f"{len(notes) + 1}. **{_cell(rid)} / {_cell(a)}**: " + _cell("; ".join(r.reasons[:3])))
                 cell += f" [{len(notes)}]"
             cells.append(cell)
-        out.append(f"| {rid} | {_cell(section)} | {_cell(summary)} | " + " | ".join(cells) + " |")
+        out.append(f"| {_cell(rid)} | {_cell(section)} | {_cell(summary)} | " + " | ".join(cells) + " |")
     if report.pairs:
         names = sorted({p.split("→")[0] for p in report.pairs} | {p.split("→")[1] for p in report.pairs})
         out += [
             "",
             "## Cross-provider replay (rows: produced by, columns: serialized through)",
             "",
-            "| from \\ to | " + " | ".join(names) + " |",
+            "| from \\ to | " + " | ".join(map(_cell, names)) + " |",
             "|---|" + "---|" * len(names),
         ]
         for src in names:
@@ -213,11 +217,11 @@ def to_markdown(report: SuiteReport) -> str:
                 row.append(
                     ""
                     if st is None
-                    else ("❌ " + ",".join(k for k, v in st.items() if v == "fail"))
+                    else ("❌ " + _cell(",".join(k for k, v in st.items() if v == "fail")))
                     if "fail" in st.values()
                     else "✅"
                 )
-            out.append(f"| {src} | " + " | ".join(row) + " |")
+            out.append(f"| {_cell(src)} | " + " | ".join(row) + " |")
     if notes:
         out += ["", "## Reasons", "", *notes]
     skipped = skipped_interactions(report)
@@ -226,7 +230,7 @@ def to_markdown(report: SuiteReport) -> str:
             "",
             f"## Skipped recorded interactions ({len(skipped)})",
             "",
-            *[f"- {line}" for line in _skip_summary(report)],
+            *[f"- {_cell(line)}" for line in _skip_summary(report)],
         ]
     d = as_dict(report)["summary"]
     out += [
@@ -238,6 +242,11 @@ def to_markdown(report: SuiteReport) -> str:
     return "\n".join(out)
 
 
+def _xml(text: str) -> str:
+    """A line for JUnit: one `text_line` (CI systems print these into their logs), XML 1.0."""
+    return escaping.xml(escaping.text_line(text))
+
+
 def to_junit(report: SuiteReport) -> str:
     root = ET.Element("testsuites", name="turnspec conform")
     for a in report.adapters:
@@ -245,18 +254,20 @@ def to_junit(report: SuiteReport) -> str:
         suite = ET.SubElement(
             root,
             "testsuite",
-            name=a,
+            name=_xml(a),
             tests=str(len(rs)),
             failures=str(sum(r.status == "fail" for r in rs)),
             skipped=str(sum(r.status == "skip" for r in rs)),
         )
         for r in rs:
-            case = ET.SubElement(suite, "testcase", classname=f"turnspec.{a}", name=f"{r.rule} {_info(r.rule)[1]}")
+            case = ET.SubElement(
+                suite, "testcase", classname=_xml(f"turnspec.{a}"), name=_xml(f"{r.rule} {_info(r.rule)[1]}")
+            )
             if r.status == "fail":
                 f = ET.SubElement(case, "failure", message=f"{r.failed} case(s) failed")
-                f.text = "\n".join(r.reasons)
+                f.text = "\n".join(map(_xml, r.reasons))
             elif r.status == "skip":
-                ET.SubElement(case, "skipped", message="; ".join(r.reasons[:3]))
+                ET.SubElement(case, "skipped", message=_xml("; ".join(r.reasons[:3])))
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 
@@ -272,8 +283,13 @@ td.skip{background:#f6f8fa;color:#57606a}td a{color:inherit}ol li{margin:.3em 0}
 def to_html(report: SuiteReport) -> str:
     """A self-contained page, Bowtie-style: the check x adapter table and the N x N replay
     matrix, one cell per pair with its verdict, each failing or skipped cell linking to
-    its reasons below. No script, no external asset."""
-    esc = html.escape
+    its reasons below. No script, no external asset. Data is `escaping.text` (a line break or
+    control character in it shows as an escape: the page is also printed to logs), then
+    HTML-escaped."""
+
+    def esc(s: str) -> str:
+        return html.escape(escaping.text(s))
+
     by = {(r.rule, r.adapter): r for r in report.results}
     reasons: list[tuple[str, list[str]]] = []
 
@@ -360,7 +376,8 @@ def findings(report: SuiteReport) -> list[Finding]:
 
 
 def to_sarif(report: SuiteReport) -> str:
-    return json.dumps(reporting.to_sarif(findings(report), CATALOG), indent=2, ensure_ascii=False) + "\n"
+    body = json.dumps(reporting.to_sarif(findings(report), CATALOG), indent=2, ensure_ascii=False)
+    return escaping.json_text(body) + "\n"
 
 
 def to_github(report: SuiteReport) -> str:
