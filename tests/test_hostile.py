@@ -317,3 +317,33 @@ def test_case_count() -> None:
     """The matrix is what the module docstring says (a guard against a silently empty one)."""
     assert len(CLASSES) >= 20 and len(COMMANDS) >= 25
     assert len(list(_params())) == len(CLASSES) * len(COMMANDS)
+
+
+# -- many findings: streamed, not kept (issue 31) -------------------------------------
+
+FINDINGS_RSS_BOUND_MB = 300  # a run keeping its 700,000 findings peaks near 800 MB; streaming, near 70
+
+
+def test_many_findings_stream_in_bounded_memory(tmp_path: Path) -> None:
+    """`validate -q` over 100,000 lines of `{}` (7 findings each) keeps only counts: the
+    peak RSS of the child that runs it stays far below what holding the findings takes."""
+    data = tmp_path / "empty.jsonl"
+    data.write_bytes(b"{}\n" * 100_000)
+    code = (
+        "import resource, sys\n"
+        "from conformance.cli import main\n"
+        "rc = main(['validate', '-q', sys.argv[1]])\n"
+        "sys.stderr.write(f'maxrss_kb={resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}\\n')\n"
+        "sys.exit(rc)\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code, str(data)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+    )
+    assert r.returncode == 1, r.stderr[-2000:]
+    assert "700000 error(s)" in r.stdout and "100000 record(s)" in r.stdout, r.stdout
+    rss_kb = int(r.stderr.rsplit("maxrss_kb=", 1)[1].split()[0])
+    assert rss_kb < FINDINGS_RSS_BOUND_MB * 1024, f"peak RSS {rss_kb // 1024} MB"
