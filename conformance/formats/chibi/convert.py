@@ -208,7 +208,7 @@ def _load_directory(L: Layout, ctx: ConvertContext, v: dict[str, SchemaValidator
     source = Source(name=L.name)
     context: dict[str, Any] = {"name": L.name}
     manifest: dict[str, Any] | None = None
-    if L.manifest.is_file():
+    if L.has_manifest:
         manifest = _checked(v["manifest"], _records(read_document(L.manifest), "a manifest")[0], "manifest.json")
         context["manifest"] = manifest
         files = [p["file"] for p in manifest["partitions"]] + [manifest["active_partition"]]
@@ -219,7 +219,10 @@ def _load_directory(L: Layout, ctx: ConvertContext, v: dict[str, SchemaValidator
     for rel in files if pre_partition is None else []:
         path = safe_join(L.transcript, rel)
         if path is None:
-            raise InputError(f"{L.manifest}: {rel!r} escapes transcript/ (CB310); not followed")
+            where = L.manifest if manifest is not None else L.transcript / rel
+            raise InputError(
+                f"{where}: {rel!r} leaves transcript/ (a path or link out of the unit, CB310); not followed"
+            )
         if not path.is_file():
             continue
         for rec in _records(read_jsonl(path), "a partition"):
