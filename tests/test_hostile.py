@@ -477,3 +477,66 @@ def test_link_out_of_a_unit_is_reported_not_followed(tmp_path: Path, capsys: pyt
         assert code == 2, (argv, cap.err)
         assert SECRET not in cap.out + cap.err
         assert f"{ctx / 'transcript' / 'active.jsonl'}" in cap.err or "CB310" in cap.err, cap.err
+
+
+# -- arguments and values the schemas refuse (issue 31) --------------------------------
+
+ADAPTERS = ["anthropic", "gemini", "openai-chat", "openai-responses"]  # those whose request schema bounds max tokens
+
+
+def _tool_input_list(d: Path) -> Path:
+    """The fixture with its tool_use `input` a list (the schema says an object)."""
+    text = VALID.read_text().replace('"input": {"path": "README.md"}', '"input": ["README.md"]')
+    assert '"input": ["README.md"]' in text
+    return _file("t.jsonl", text.encode())(d)
+
+
+def _index_far(d: Path) -> Path:
+    """An Anthropic stream whose content block index jumps to 10**18."""
+    start = {"type": "message_start", "message": {"id": "m", "type": "message", "role": "assistant", "content": [],
+             "model": "claude-x", "stop_reason": None, "usage": {"input_tokens": 5, "output_tokens": 1}}}  # fmt: skip
+    events = [
+        start,
+        {"type": "content_block_start", "index": 10**18, "content_block": {"type": "text", "text": ""}},
+        {"type": "content_block_delta", "index": 10**18, "delta": {"type": "text_delta", "text": "Hi"}},
+        {"type": "content_block_stop", "index": 10**18},
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 3}},
+        {"type": "message_stop"},
+    ]
+    return _file("s.sse", "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode())(d)
+
+
+GPT2099_THREAD = Path(__file__).parent / "gpt2099" / "fixtures" / "GP011-options.jsonl"
+
+# name -> (input builder or None, argv with {path}, what the refusal must say)
+REFUSED: dict[str, tuple[Builder | None, list[str], str]] = {
+    **{
+        f"wire-render-{a}-negative-max-tokens": (
+            None,
+            ["wire", "render", str(VALID), "-a", a, "--max-tokens", "-5"],
+            "-5 violates minimum",
+        )
+        for a in ADAPTERS
+    },
+    **{
+        f"wire-render-{a}-tool-input-list": (
+            _tool_input_list,
+            ["wire", "render", "{path}", "-a", a],
+            ":3: /content/2/input: ToolUseBlock: expected object",
+        )
+        for a in [*ADAPTERS, "ollama"]
+    },
+    "wire-parse-anthropic-index-1e18": (_index_far, ["wire", "parse", "{path}", "-a", "anthropic"], "/index: 10000"),
+    "gpt2099-resolve-empty-headish": (None, ["gpt2099", "resolve", str(GPT2099_THREAD), ""], "empty headish"),
+    "gpt2099-resolve-blank-headish": (None, ["gpt2099", "resolve", str(GPT2099_THREAD), " "], "empty headish"),
+}
+
+
+@pytest.mark.parametrize("case", list(REFUSED))
+def test_refused_with_a_located_line(case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    build, template, says = REFUSED[case]
+    path = build(tmp_path) if build is not None else tmp_path
+    code = main([t.format(path=path) for t in template])
+    cap = capsys.readouterr()
+    assert code in (1, 2), (code, cap.out[-500:])
+    assert says in cap.err and "internal error" not in cap.err, cap.err
