@@ -115,7 +115,7 @@ def render(
     req = adapter.to_wire(messages, tools, options)
     api = _record(adapter)
     v = wire_schemas.validator(api, "request") if api is not None else None
-    if v is not None and not v.is_valid(req.body):
+    if api is not None and v is not None and not v.is_valid(req.body):
         # the options (--max-tokens, --model) are checked where the API defines them: its
         # request schema; an adapter's own mistake is caught the same way
         e = v.errors(req.body)[0]
