@@ -540,3 +540,57 @@ def test_refused_with_a_located_line(case: str, tmp_path: Path, capsys: pytest.C
     cap = capsys.readouterr()
     assert code in (1, 2), (code, cap.out[-500:])
     assert says in cap.err and "internal error" not in cap.err, cap.err
+
+
+# -- refusals name the file, line and pointer that block them (issue 31) ---------------
+
+
+def _second_60(d: Path) -> Path:
+    text = VALID.read_text().replace('"2026-05-08T12:00:01.000000Z"', '"2026-05-08T12:00:60.000000Z"')
+    return _file("t.jsonl", text.encode())(d)
+
+
+def _chibi_active(kind: str) -> Builder:
+    def build(d: Path) -> Path:
+        ctx = _chibi(d)
+        active = ctx / "transcript" / "active.jsonl"
+        active.unlink()
+        if kind == "folder":
+            active.mkdir()
+        else:
+            os.mkfifo(active)
+        return ctx
+
+    return build
+
+
+LOCATED: dict[str, tuple[Builder, list[str], Callable[[Path], str]]] = {
+    "convert-to-chibi-second-60": (
+        _second_60, ["convert", "--to", "chibi", "{path}", "{out}"], lambda p: f"{p}:1: /created_at: created_at"
+    ),
+    **{
+        f"convert-from-chibi-active-{k}": (
+            _chibi_active(k), ["convert", "--from", "chibi", "--to", "canonical", "{path}", "{out}.jsonl"],
+            lambda p: f"{p / 'transcript' / 'active.jsonl'}: is a",
+        )
+        for k in ("folder", "fifo")
+    },
+    **{
+        f"validate-chibi-active-{k}": (
+            _chibi_active(k), ["validate", "{path}"], lambda p: f"{p / 'transcript' / 'active.jsonl'}: is a"
+        )
+        for k in ("folder", "fifo")
+    },
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", list(LOCATED))
+def test_refusal_names_where(case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    build, template, says = LOCATED[case]
+    (tmp_path / "in").mkdir()
+    path = build(tmp_path / "in")
+    with bounded(TIME_LIMIT, MEMORY_LIMIT):
+        code = main([t.format(path=path, out=tmp_path / "out") for t in template])
+    cap = capsys.readouterr()
+    assert code == 2, (code, cap.err)
+    assert says(path) in cap.err and "internal error" not in cap.err, cap.err
