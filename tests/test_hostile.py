@@ -568,19 +568,6 @@ LOCATED: dict[str, tuple[Builder, list[str], Callable[[Path], str]]] = {
     "convert-to-chibi-second-60": (
         _second_60, ["convert", "--to", "chibi", "{path}", "{out}"], lambda p: f"{p}:1: /created_at: created_at"
     ),
-    **{
-        f"convert-from-chibi-active-{k}": (
-            _chibi_active(k), ["convert", "--from", "chibi", "--to", "canonical", "{path}", "{out}.jsonl"],
-            lambda p: f"{p / 'transcript' / 'active.jsonl'}: is a",
-        )
-        for k in ("folder", "fifo")
-    },
-    **{
-        f"validate-chibi-active-{k}": (
-            _chibi_active(k), ["validate", "{path}"], lambda p: f"{p / 'transcript' / 'active.jsonl'}: is a"
-        )
-        for k in ("folder", "fifo")
-    },
 }  # fmt: skip
 
 
