@@ -550,20 +550,6 @@ def _second_60(d: Path) -> Path:
     return _file("t.jsonl", text.encode())(d)
 
 
-def _chibi_active(kind: str) -> Builder:
-    def build(d: Path) -> Path:
-        ctx = _chibi(d)
-        active = ctx / "transcript" / "active.jsonl"
-        active.unlink()
-        if kind == "folder":
-            active.mkdir()
-        else:
-            os.mkfifo(active)
-        return ctx
-
-    return build
-
-
 LOCATED: dict[str, tuple[Builder, list[str], Callable[[Path], str]]] = {
     "convert-to-chibi-second-60": (
         _second_60, ["convert", "--to", "chibi", "{path}", "{out}"], lambda p: f"{p}:1: /created_at: created_at"
