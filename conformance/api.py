@@ -16,9 +16,9 @@ from pathlib import Path
 
 from .errors import InputError
 from .findings import Finding, Severity
-from .formats import FileStats, Format, FormatRun, Options, detect_format, get_format
+from .formats import FileStats, Format, FormatRun, Options, detect_format, get_format, read_unit
 from .formats.base import ProgressHook
-from .jsonio import check_input
+from .jsonio import check_input, links_leaving, os_error
 from .parallel import DEFAULT_CHUNK_BYTES, default_jobs, worth_sharing
 
 STDIN = "-"
@@ -44,6 +44,13 @@ def _readable(p: Path, problems: list[str] | None) -> bool:
     return True
 
 
+def _is_dir(p: Path) -> bool:
+    try:
+        return p.is_dir()
+    except OSError:
+        return False
+
+
 def expand(
     paths: Iterable[str | Path],
     fmt: str | None = None,
@@ -67,11 +74,27 @@ def expand(
     except KeyError as exc:
         raise InputError(str(exc.args[0])) from None
 
-    def claim(p: Path) -> Format | None:
-        """The format of a path met in a directory walk (one `detect` per format asked)."""
+    def detect(p: Path) -> Format | None:
         if forced is not None:
             return forced if forced.detect(p) else None
         return detect_format(p)
+
+    def claim(p: Path) -> Format | None:
+        """The format of a path met in a directory walk (one `detect` per format asked);
+        a path that cannot be looked into (a denied folder or file) is recorded as a
+        problem and claimed by none. A folder claimed as one unit is read inside itself
+        only: each link in it that leaves it is recorded, and the format does not follow it."""
+        try:
+            unit = detect(p)
+            if unit is not None and p.is_dir():
+                for link, target in links_leaving(p):
+                    _problem(problems, f"{link}: a link to {target}, outside {p} (read as one unit); not followed")
+        except OSError as exc:
+            if not _is_dir(p):
+                _problem(problems, str(os_error(p, exc)))
+            # else a folder no format can look into is walked, and the walk says where it cannot read
+            return None
+        return unit
 
     out: list[tuple[Path, Format]] = []
     for top in map(Path, paths):
@@ -99,7 +122,12 @@ def expand(
             here = Path(root)
             keep = []
             for d in dirs:
-                if (here / d).is_symlink():  # a linked folder is not walked (os.walk's default); say so
+                try:
+                    linked = (here / d).is_symlink()
+                except OSError as exc:  # a folder without search permission above it
+                    _problem(problems, str(os_error(here / d, exc)))
+                    continue
+                if linked:  # a linked folder is not walked (os.walk's default); say so
                     names.append(d)
                     continue
                 u = claim(here / d)
@@ -242,7 +270,7 @@ def iter_validate(
         if files is not None:
             files.append(stats)
         try:
-            yield from run.validate(path, stats, progress)
+            yield from read_unit(run, path, stats, progress)
         except InputError as exc:
             _problem(problems, str(exc))
     for run in runs.values():

@@ -14,6 +14,11 @@ run it two or three times and read the ranges):
   the rows above; `--jobs 1` is the default row;
 - msgspec typed decode per line (the fast model, no rules) and jsonschema-rs `is_valid`
   on documents parsed beforehand (the two engines underneath);
+- findings: a file of `n` lines of `{}` (7 findings each, counted as they stream, none
+  kept) and of `n` distinct bad lines (`{"n": <i>}`: no two alike), as the time per
+  finding over the time per clean line of the default row (issue 31: a finding should
+  cost about what a clean line costs), and the peak RSS of `turnspec validate -q` on
+  the `{}` file (bounded: findings stream);
 - python-jsonschema: the reference oracle alone, on a sample (it is ~100x slower);
 - startup: wall time of `turnspec validate` on the bundled example (120 messages) in a
   fresh process, best of 5 (the target is 0.3 s);
@@ -98,8 +103,9 @@ def _tree_rss_kb(pid: int) -> int:
     return total
 
 
-def _peak_tree_rss_mb(args: list[str]) -> float | None:
-    """Peak of the summed RSS of a `turnspec` process tree (None without /proc)."""
+def _peak_tree_rss_mb(args: list[str], ok: tuple[int, ...] = (0,)) -> float | None:
+    """Peak of the summed RSS of a `turnspec` process tree (None without /proc); an exit
+    code not in `ok` stops the bench."""
     if not Path("/proc/self/task").is_dir():
         return None
     proc = subprocess.Popen([sys.executable, "-c", _CLI, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -107,7 +113,7 @@ def _peak_tree_rss_mb(args: list[str]) -> float | None:
     while proc.poll() is None:
         peak = max(peak, _tree_rss_kb(proc.pid))
         time.sleep(0.02)
-    if proc.returncode != 0:
+    if proc.returncode not in ok:
         raise SystemExit(f"turnspec {' '.join(args)}: exit {proc.returncode}")
     return peak / 1024
 
@@ -153,6 +159,18 @@ def run(n: int, repeat: int, sample: int, out: Path | None) -> dict[str, object]
                     k += 1
             return k
 
+        empty = Path(tmp) / "findings.jsonl"
+        empty.write_bytes(b"{}\n" * n)
+        distinct = Path(tmp) / "distinct.jsonl"
+        with distinct.open("wb") as f:
+            f.writelines(b'{"n": %d}\n' % i for i in range(n))
+
+        def count_findings(path: Path) -> Callable[[], int]:
+            def go() -> int:
+                return sum(1 for _ in iter_validate([path], Options()))
+
+            return go
+
         def validate_with(options: Options, jobs: int = 1) -> Callable[[], int]:
             def go() -> int:
                 findings = list(iter_validate([data], options, jobs=jobs))
@@ -172,6 +190,9 @@ def run(n: int, repeat: int, sample: int, out: Path | None) -> dict[str, object]
         best = _interleaved(rows, repeat)  # load on a shared machine hits every row alike
         t_floor, t_default, t_schema, t_rules = best["floor"], best["default"], best["schema"], best["rules"]
         t_exact, _ = _timed(validate_with(Options(exact=True)), 1)
+        t_empty, n_empty = _timed(count_findings(empty), repeat)
+        t_distinct, n_distinct = _timed(count_findings(distinct), 1)
+        rss_findings = _peak_tree_rss_mb(["validate", "-q", "--jobs", "1", str(empty)], ok=(1,))
         decoder = msgspec.json.Decoder(message_model("v1").message)
 
         def typed_decode() -> int:
@@ -222,6 +243,11 @@ def run(n: int, repeat: int, sample: int, out: Path | None) -> dict[str, object]
         "ratio_tools_pricing_vs_floor": ratio(n / t_rules),
         **{f"ratio_jobs{j}_vs_floor": ratio(n / best[f"jobs{j}"]) for j in ROW_JOBS},
         **{f"scaling_jobs{j}_vs_jobs1": round(t_default / best[f"jobs{j}"], 2) for j in ROW_JOBS},
+        "findings_repeated_per_s": round(n_empty / t_empty),
+        "findings_distinct_per_s": round(n_distinct / t_distinct),
+        "ratio_finding_repeated_vs_clean_line": round((t_empty / n_empty) / (t_default / n), 2),
+        "ratio_finding_distinct_vs_clean_line": round((t_distinct / n_distinct) / (t_default / n), 2),
+        "peak_rss_validate_q_findings_mb": "n/a" if rss_findings is None else round(rss_findings),
         "ratio_msgspec_decode_vs_floor": ratio(n / t_decode),
         "ratio_jsonschema_rs_vs_floor": ratio(rs_n / t_rs),
         "ratio_python_jsonschema_vs_floor": ratio(sample / t_oracle, 4),

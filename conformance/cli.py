@@ -330,13 +330,15 @@ def validate(
                 problems=report.problems, units=units, jobs=jobs or default_jobs(), resume=resume,
                 chunk_bytes=chunk_bytes, notify=_note,
             )  # fmt: skip
-        for finding in found:
-            report.add(finding, keep=output != ValidateOutput.text)
-            if output == ValidateOutput.text and not quiet:
+        keep, echo = output != ValidateOutput.text, output == ValidateOutput.text and not quiet
+        for finding in found:  # streamed: text and -q keep only the counts
+            report.add(finding, keep=keep)
+            if echo:
                 out.write(escaping.text_line(finding.format()) + "\n")
-            for message in report.problems[seen:]:
-                error(message)
-            seen = len(report.problems)
+            if len(report.problems) > seen:
+                for message in report.problems[seen:]:
+                    error(message)
+                seen = len(report.problems)
     for message in report.problems[seen:]:
         error(message)
     if output == ValidateOutput.json:

@@ -85,10 +85,43 @@ def _kind(mode: int) -> str:
     return next((name for test, name in _KINDS if test(mode)), "not a regular file")
 
 
-def _os_error(path: Path | str, exc: OSError) -> InputError:
+def os_error(path: Path | str, exc: OSError) -> InputError:
+    """The one-line `InputError` of an `OSError` met reading `path` (the file the error
+    names, when it names one: a denied entry inside a folder being read)."""
+    where = exc.filename if isinstance(exc.filename, str) and exc.filename else path
     if isinstance(exc, FileNotFoundError):
-        return InputError(f"{path}: no such file or directory")
-    return InputError(f"{path}: cannot read: {exc.strerror or exc}")
+        return InputError(f"{where}: no such file or directory")
+    return InputError(f"{where}: cannot read: {exc.strerror or exc}")
+
+
+_os_error = os_error
+
+
+def leaves(root: Path, path: Path) -> bool:
+    """True when `path`, named inside the folder `root`, is (or goes through) a symbolic
+    link that resolves outside `root` (or cannot be resolved): a folder read as one unit
+    is read inside itself only, and such a link is reported, never followed."""
+    try:
+        return not path.resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError):  # a loop, a denied component
+        return True
+
+
+def links_leaving(root: Path) -> list[tuple[Path, str]]:
+    """Every symbolic link under the folder `root` (links are not walked into) that
+    leaves it, with where it points: the link policy of a folder read as one unit."""
+    out: list[tuple[Path, str]] = []
+    for here, dirs, names in os.walk(root, onerror=lambda exc: None):
+        dirs.sort()
+        for name in sorted([*dirs, *names]):
+            p = Path(here) / name
+            if p.is_symlink() and leaves(root, p):
+                try:
+                    target = str(p.readlink())
+                except OSError:
+                    target = "?"
+                out.append((p, target))
+    return out
 
 
 def check_input(path: Path | str, *, allow_dir: bool = False) -> os.stat_result:

@@ -245,7 +245,7 @@ class SchemaValidator:
         where = f"{title}: "
         if v == "required":
             m = _REQUIRED.match(err.message)
-            name = ast.literal_eval(m.group(1)) if m else "?"
+            name = _quoted(m.group(1)) if m else "?"
             return SchemaError(pointer_of([*path, name]), f"{where}missing required field `{name}`", v)
         if v == "additionalProperties" and isinstance(inst, dict):
             known = set(schema.get("properties", {}))
@@ -281,6 +281,14 @@ class SchemaValidator:
         else:
             msg = err.message
         return SchemaError(pointer_of(path), where + msg, str(v))
+
+
+@functools.lru_cache(maxsize=1024)
+def _quoted(text: str) -> Any:
+    """The field name python-jsonschema quoted (`repr`) in a `required` message; field
+    names repeat from message to message, and parsing one is the costliest step of a
+    finding, so each is parsed once."""
+    return ast.literal_eval(text)
 
 
 def _short(value: Any, limit: int = 60) -> str:

@@ -21,10 +21,13 @@ through the real console entry point in a subprocess under a hard timeout and
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
+import io
 import json
 import os
 import resource
+import shutil
 import signal
 import stat
 import subprocess
@@ -104,6 +107,39 @@ _BOMB = b"a: &a [x, x, x, x, x, x, x, x, x, x]\n" + b"".join(
     f"{c}: &{c} [{', '.join(['*' + p] * 10)}]\n".encode() for p, c in zip("abcdefgh", "bcdefghi", strict=True)
 )
 
+CHIBI = Path(__file__).parent / "chibi" / "fixtures" / "default"
+SECRET = "SECRET-OUTSIDE-THE-UNIT"  # held by a file outside the input: never echoed
+
+
+def _chibi(d: Path) -> Path:
+    p = d / "ctx"
+    shutil.copytree(CHIBI, p)
+    return p
+
+
+def _chibi_link_out(d: Path) -> Path:
+    """A chibi context whose active partition is a link to a file outside the context."""
+    p = _chibi(d)
+    outside = d.parent / "aux" / "outside.jsonl"
+    outside.parent.mkdir(exist_ok=True)
+    entry = {"id": "x", "timestamp": 1767225700, "from": SECRET, "to": "b", "content": SECRET, "entry_type": "message"}
+    outside.write_text(json.dumps(entry) + "\n")
+    active = p / "transcript" / "active.jsonl"
+    active.unlink()
+    active.symlink_to(outside)
+    return p
+
+
+# paths (relative to the tree) that the case denies: a folder without read or search
+# permission (simulated by `deny`, since root reads everything)
+DENIED: dict[str, list[str]] = {"chibi-denied-transcript": ["ctx/transcript"], "denied-folder": ["sub"]}
+
+
+def _denied_folder(d: Path) -> Path:
+    _file("sub/t.jsonl", VALID.read_bytes())(d)
+    return _file("good.jsonl", VALID.read_bytes())(d)
+
+
 CLASSES: dict[str, Builder] = {
     "malformed-json": _file("t.jsonl", b'{"role": \n{"x" 1}\n'),
     "truncated": _file("t.jsonl", VALID.read_bytes()[:300]),
@@ -125,6 +161,9 @@ CLASSES: dict[str, Builder] = {
     "number-NaN": _file("t.jsonl", _valid_line(input_tokens="NaN")),
     "empty": _file("t.jsonl", b""),
     "folder-named-like-a-file": _folder_named_like_a_file,
+    "chibi-link-out": _chibi_link_out,
+    "chibi-denied-transcript": _chibi,
+    "denied-folder": _denied_folder,
 }
 BOUNDED = ["fifo", "dev-zero", "yaml-alias-bomb", "huge-line", "deep-1000"]
 
@@ -241,6 +280,44 @@ def bounded(seconds: int, extra_bytes: int) -> Iterator[None]:
         signal.signal(signal.SIGALRM, old_handler)
 
 
+@contextlib.contextmanager
+def deny(folders: list[Path]) -> Iterator[None]:
+    """Act as if each folder had mode 0 for this process: it cannot be listed or opened,
+    and nothing below it can be looked up (EACCES), as for a user other than root."""
+    roots = [str(f) for f in folders]
+
+    def absolute(path: Any) -> str | None:  # None: a descriptor, not a path
+        # abspath, not resolve: it touches no file (resolve would stat through the patches)
+        return None if isinstance(path, int) else os.path.abspath(os.fsdecode(os.fspath(path)))  # noqa: PTH100
+
+    def below(path: Any) -> bool:
+        text = absolute(path)
+        return text is not None and any(text.startswith(r + os.sep) for r in roots)
+
+    def at_or_below(path: Any) -> bool:
+        return below(path) or absolute(path) in roots
+
+    def refuse(path: Any) -> OSError:
+        return PermissionError(errno.EACCES, "Permission denied", os.fsdecode(os.fspath(path)))
+
+    def wrap(fn: Callable[..., Any], test: Callable[[Any], bool]) -> Callable[..., Any]:
+        def guarded(path: Any = ".", *args: Any, **kw: Any) -> Any:
+            if test(path):
+                raise refuse(path)
+            return fn(path, *args, **kw)
+
+        return guarded
+
+    with pytest.MonkeyPatch.context() as mp:
+        for name in ("stat", "lstat"):
+            mp.setattr(os, name, wrap(getattr(os, name), below))
+        for name in ("scandir", "listdir", "open"):
+            mp.setattr(os, name, wrap(getattr(os, name), at_or_below))
+        mp.setattr(io, "open", wrap(io.open, at_or_below))
+        mp.setattr("builtins.open", wrap(open, at_or_below))
+        yield
+
+
 @pytest.fixture
 def ctx(tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[Ctx]:
     klass = request.node.callspec.params["klass"]
@@ -275,12 +352,13 @@ def _names_file(text: str, c: Ctx, argv: list[str]) -> bool:
 def test_hostile_input(klass: str, command: str, ctx: Ctx, capsys: pytest.CaptureFixture[str]) -> None:
     argv = COMMANDS[command](ctx)
     before = fingerprint(ctx.tree)
-    with bounded(TIME_LIMIT, MEMORY_LIMIT):
+    with bounded(TIME_LIMIT, MEMORY_LIMIT), deny([ctx.tree / d for d in DENIED.get(klass, [])]):
         code = main(argv)
     cap = capsys.readouterr()
     text = cap.out + cap.err
     assert code in (0, 1, 2), (code, text[-2000:])
     assert "Traceback" not in text and "internal error" not in text, text[-2000:]
+    assert SECRET not in text, "read a file outside the input through a link"
     assert fingerprint(ctx.tree) == before, "the input tree changed"
     assert list(Path.cwd().iterdir()) == [], "wrote into the working directory"
     if code != 0:
@@ -317,3 +395,175 @@ def test_case_count() -> None:
     """The matrix is what the module docstring says (a guard against a silently empty one)."""
     assert len(CLASSES) >= 20 and len(COMMANDS) >= 25
     assert len(list(_params())) == len(CLASSES) * len(COMMANDS)
+
+
+# -- many findings: streamed, not kept (issue 31) -------------------------------------
+
+FINDINGS_RSS_BOUND_MB = 300  # a run keeping its 700,000 findings peaks near 800 MB; streaming, near 70
+
+
+def test_many_findings_stream_in_bounded_memory(tmp_path: Path) -> None:
+    """`validate -q` over 100,000 lines of `{}` (7 findings each) keeps only counts: the
+    peak RSS of the child that runs it stays far below what holding the findings takes."""
+    data = tmp_path / "empty.jsonl"
+    data.write_bytes(b"{}\n" * 100_000)
+    code = (
+        "import resource, sys\n"
+        "from conformance.cli import main\n"
+        "rc = main(['validate', '-q', sys.argv[1]])\n"
+        "sys.stderr.write(f'maxrss_kb={resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}\\n')\n"
+        "sys.exit(rc)\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code, str(data)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+    )
+    assert r.returncode == 1, r.stderr[-2000:]
+    assert "700000 error(s)" in r.stdout and "100000 record(s)" in r.stdout, r.stdout
+    rss_kb = int(r.stderr.rsplit("maxrss_kb=", 1)[1].split()[0])
+    assert rss_kb < FINDINGS_RSS_BOUND_MB * 1024, f"peak RSS {rss_kb // 1024} MB"
+
+
+# -- a walk that meets a denied folder or a link out of a unit (issue 31) --------------
+
+
+def test_denied_folders_are_reported_and_the_rest_of_the_walk_validated(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A folder the walk cannot look into, and a chibi context whose transcript/ is
+    denied: one located line each, exit 2, and the other inputs still validated."""
+    _denied_folder(tmp_path)
+    _chibi(tmp_path)
+    with deny([tmp_path / "sub", tmp_path / "ctx" / "transcript"]):
+        code = main(["validate", str(tmp_path)])
+    cap = capsys.readouterr()
+    assert code == 2, cap.err
+    assert "internal error" not in cap.err
+    assert f"turnspec: {tmp_path / 'sub'}" in cap.err
+    assert f"{tmp_path / 'ctx' / 'transcript'}" in cap.err and "Permission denied" in cap.err
+    assert f"{tmp_path / 'good.jsonl'}" not in cap.err
+    assert cap.err.count("turnspec: ") == 2, cap.err  # one line per denied folder
+    # good.jsonl and the context's own files are still validated
+    assert "0 error(s)" in cap.out and "2 unreadable" in cap.out and " 0 file(s)" not in cap.out, cap.out
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a folder whatever its mode: `deny` simulates it above")
+def test_denied_folder_for_real(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _denied_folder(tmp_path)
+    ctx = _chibi(tmp_path)
+    (tmp_path / "sub").chmod(0)
+    (ctx / "transcript").chmod(0o600)  # readable names, no search permission
+    try:
+        code = main(["validate", str(tmp_path)])
+    finally:
+        (tmp_path / "sub").chmod(0o755)
+        (ctx / "transcript").chmod(0o755)
+    cap = capsys.readouterr()
+    assert code == 2 and "internal error" not in cap.err, cap.err
+    assert str(tmp_path / "sub") in cap.err and str(ctx / "transcript") in cap.err
+
+
+def test_link_out_of_a_unit_is_reported_not_followed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tree = tmp_path / "in"
+    tree.mkdir()
+    ctx = _chibi_link_out(tree)
+    for argv in (["validate", str(ctx)], ["validate", str(tree)], ["convert", "--from", "chibi", "--to", "canonical",
+                 str(ctx), str(tmp_path / "r.jsonl")]):  # fmt: skip
+        code = main(argv)
+        cap = capsys.readouterr()
+        assert code == 2, (argv, cap.err)
+        assert SECRET not in cap.out + cap.err
+        assert f"{ctx / 'transcript' / 'active.jsonl'}" in cap.err or "CB310" in cap.err, cap.err
+
+
+# -- arguments and values the schemas refuse (issue 31) --------------------------------
+
+ADAPTERS = ["anthropic", "gemini", "openai-chat", "openai-responses"]  # those whose request schema bounds max tokens
+
+
+def _tool_input_list(d: Path) -> Path:
+    """The fixture with its tool_use `input` a list (the schema says an object)."""
+    text = VALID.read_text().replace('"input": {"path": "README.md"}', '"input": ["README.md"]')
+    assert '"input": ["README.md"]' in text
+    return _file("t.jsonl", text.encode())(d)
+
+
+def _index_far(d: Path) -> Path:
+    """An Anthropic stream whose content block index jumps to 10**18."""
+    start = {"type": "message_start", "message": {"id": "m", "type": "message", "role": "assistant", "content": [],
+             "model": "claude-x", "stop_reason": None, "usage": {"input_tokens": 5, "output_tokens": 1}}}  # fmt: skip
+    events = [
+        start,
+        {"type": "content_block_start", "index": 10**18, "content_block": {"type": "text", "text": ""}},
+        {"type": "content_block_delta", "index": 10**18, "delta": {"type": "text_delta", "text": "Hi"}},
+        {"type": "content_block_stop", "index": 10**18},
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 3}},
+        {"type": "message_stop"},
+    ]
+    return _file("s.sse", "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode())(d)
+
+
+GPT2099_THREAD = Path(__file__).parent / "gpt2099" / "fixtures" / "GP011-options.jsonl"
+
+# name -> (input builder or None, argv with {path}, what the refusal must say)
+REFUSED: dict[str, tuple[Builder | None, list[str], str]] = {
+    **{
+        f"wire-render-{a}-negative-max-tokens": (
+            None,
+            ["wire", "render", str(VALID), "-a", a, "--max-tokens", "-5"],
+            "-5 violates minimum",
+        )
+        for a in ADAPTERS
+    },
+    **{
+        f"wire-render-{a}-tool-input-list": (
+            _tool_input_list,
+            ["wire", "render", "{path}", "-a", a],
+            ":3: /content/2/input: ToolUseBlock: expected object",
+        )
+        for a in [*ADAPTERS, "ollama"]
+    },
+    "wire-parse-anthropic-index-1e18": (_index_far, ["wire", "parse", "{path}", "-a", "anthropic"], "/index: 10000"),
+    "gpt2099-resolve-empty-headish": (None, ["gpt2099", "resolve", str(GPT2099_THREAD), ""], "empty headish"),
+    "gpt2099-resolve-blank-headish": (None, ["gpt2099", "resolve", str(GPT2099_THREAD), " "], "empty headish"),
+}
+
+
+@pytest.mark.parametrize("case", list(REFUSED))
+def test_refused_with_a_located_line(case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    build, template, says = REFUSED[case]
+    path = build(tmp_path) if build is not None else tmp_path
+    code = main([t.format(path=path) for t in template])
+    cap = capsys.readouterr()
+    assert code in (1, 2), (code, cap.out[-500:])
+    assert says in cap.err and "internal error" not in cap.err, cap.err
+
+
+# -- refusals name the file, line and pointer that block them (issue 31) ---------------
+
+
+def _second_60(d: Path) -> Path:
+    text = VALID.read_text().replace('"2026-05-08T12:00:01.000000Z"', '"2026-05-08T12:00:60.000000Z"')
+    return _file("t.jsonl", text.encode())(d)
+
+
+LOCATED: dict[str, tuple[Builder, list[str], Callable[[Path], str]]] = {
+    "convert-to-chibi-second-60": (
+        _second_60, ["convert", "--to", "chibi", "{path}", "{out}"], lambda p: f"{p}:1: /created_at: created_at"
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", list(LOCATED))
+def test_refusal_names_where(case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    build, template, says = LOCATED[case]
+    (tmp_path / "in").mkdir()
+    path = build(tmp_path / "in")
+    with bounded(TIME_LIMIT, MEMORY_LIMIT):
+        code = main([t.format(path=path, out=tmp_path / "out") for t in template])
+    cap = capsys.readouterr()
+    assert code == 2, (code, cap.err)
+    assert says(path) in cap.err and "internal error" not in cap.err, cap.err

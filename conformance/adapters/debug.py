@@ -6,6 +6,7 @@ Adapter authors use these to see what their adapter sends and reads; the tests u
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,8 @@ from typing import Any
 from ..errors import InputError
 from ..findings import Finding, Severity
 from ..jsonio import read_json, read_jsonl
+from ..schema_validation import SchemaValidator
+from ..schemas import schema_set, versions
 from ..wire import registry as wire_registry
 from ..wire import schemas as wire_schemas
 from ..wire.api import Framing, Probes, WireApi
@@ -55,8 +58,30 @@ def read_conversation(path: Path) -> tuple[list[Message], list[ToolDefinition]]:
                 f"{path}:{item.line}: {item.pointer}/content: not a list of content blocks; "
                 "run `turnspec validate` on the file"
             )
-        (tools if "input_schema" in v and "role" not in v else messages).append(v)
+        _check_schema(path, item.line, item.pointer, v, "tool-definition.json" if is_tool else "message.json")
+        (tools if is_tool else messages).append(v)
     return messages, tools
+
+
+@functools.cache
+def _canonical_validators(root: str) -> tuple[SchemaValidator, ...]:
+    """`root` of every canonical revision, newest first (a message may be read by any)."""
+    return tuple(SchemaValidator(schema_set("canonical", rev), root) for rev in reversed(versions("canonical")))
+
+
+def _check_schema(path: Path, line: int, pointer: str, value: dict[str, Any], root: str) -> None:
+    """The adapters render schema-valid canonical input only: anything else (a negative
+    count, a tool_use `input` that is a list) is refused as `validate` reports it, at its
+    file, line and pointer, before an adapter sees it."""
+    validators = _canonical_validators(root)
+    if any(v.is_valid(value) for v in validators):
+        return
+    oldest = validators[-1]  # the spec as published: its errors are the ones `validate` reports
+    errors = oldest.errors(value)
+    e = errors[0] if errors else None
+    where = f"{pointer}{e.pointer}" if e is not None else pointer or "/"
+    what = e.message if e is not None else f"not a valid canonical {root.removesuffix('.json')}"
+    raise InputError(f"{path}:{line}: {where or '/'}: {what} (TS020); run `turnspec validate` on the file")
 
 
 def default_model(adapter: Adapter, messages: list[Message]) -> str:
@@ -66,6 +91,13 @@ def default_model(adapter: Adapter, messages: list[Message]) -> str:
         if m.get("role") == "assistant" and meta.get("provider") == adapter.provider and meta.get("model"):
             return str(meta["model"])
     return f"{adapter.provider}:default"
+
+
+# the request field each option of `wire render` becomes, per API: a schema error there is that option's
+_FLAGS = {
+    **dict.fromkeys(("max_tokens", "max_output_tokens", "max_completion_tokens", "maxOutputTokens"), "--max-tokens: "),
+    "model": "--model: ",
+}
 
 
 def render(
@@ -81,6 +113,14 @@ def render(
         model=model or default_model(adapter, messages), stream=stream, max_output_tokens=max_tokens
     )
     req = adapter.to_wire(messages, tools, options)
+    api = _record(adapter)
+    v = wire_schemas.validator(api, "request") if api is not None else None
+    if api is not None and v is not None and not v.is_valid(req.body):
+        # the options (--max-tokens, --model) are checked where the API defines them: its
+        # request schema; an adapter's own mistake is caught the same way
+        e = v.errors(req.body)[0]
+        arg = _FLAGS.get(e.pointer.rsplit("/", 1)[-1], "")
+        raise InputError(f"{arg}the request breaks the {api.name} request schema at {e.pointer or '/'}: {e.message}")
     return {"method": req.method, "path": req.path, "headers": dict(req.headers), "body": req.body}
 
 
@@ -145,6 +185,15 @@ def check_stream_framing(text: str, api: WireApi | None) -> None:
             if not v.is_valid(value):
                 e = v.errors(value)[0]
                 raise WireFormatError(f"{e.pointer or '/'}: {e.message} ({api.name} stream-event schema)", **at(k))
+    for k, value in enumerate(values):
+        # the schema bounds an event's `index` below only; each block (or choice, or tool
+        # call) an index names takes an event of its own, so an index past the stream's
+        # event count names nothing (10**18 would make an adapter grow its block list)
+        index = value.get("index") if isinstance(value, dict) else None
+        if type(index) is int and index >= len(values):
+            raise WireFormatError(
+                f"/index: {index} is past the stream's {len(values)} event(s): it names no block", **at(k)
+            )
     opens = [k for k, value in enumerate(values) if api.probes.stream_opens(value)]
     if opens and opens[0] != 0:
         raise WireFormatError("the stream's opening event is not its first", **at(opens[0]))

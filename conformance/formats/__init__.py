@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..findings import RuleCatalog
-from .base import FileStats, Format, FormatRun, Options
+from .base import FileStats, Format, FormatRun, Options, read_unit
 from .canonical import CanonicalFormat
 from .chibi import chibi_formats
 from .geppetto import GeppettoFormat
@@ -55,4 +55,6 @@ def catalog() -> RuleCatalog:
     return out
 
 
-__all__ = ["FileStats", "Format", "FormatRun", "Options", "all_formats", "catalog", "detect_format", "get_format"]
+__all__ = [
+    "FileStats", "Format", "FormatRun", "Options", "all_formats", "catalog", "detect_format", "get_format", "read_unit",
+]  # fmt: skip

@@ -27,7 +27,7 @@ from typing import Protocol
 
 from ..convertkit import Converter
 from ..findings import Finding, RuleCatalog, Selection
-from ..jsonio import DEFAULT_MAX_LINE_BYTES
+from ..jsonio import DEFAULT_MAX_LINE_BYTES, os_error
 
 ProgressHook = Callable[[int], None]
 
@@ -96,3 +96,14 @@ class Format(Protocol):
 
     def start(self, options: Options) -> FormatRun:
         """Begin a run; the run keeps cross-file state (sessions, ids)."""
+
+
+def read_unit(run: FormatRun, path: Path, stats: FileStats, progress: ProgressHook | None = None) -> Iterator[Finding]:
+    """`run.validate(path)`, with any `OSError` met inside the unit (a denied folder or
+    file, a file gone meanwhile) turned into the one-line `InputError` naming the path it
+    met it on: every reader's I/O failure reaches the caller the same way, which records
+    it and validates the other inputs."""
+    try:
+        yield from run.validate(path, stats, progress)
+    except OSError as exc:
+        raise os_error(path, exc) from None

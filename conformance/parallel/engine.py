@@ -27,7 +27,7 @@ import orjson
 
 from ..errors import InputError
 from ..findings import Finding
-from ..formats.base import FileStats, Format, FormatRun, Options, ProgressHook
+from ..formats.base import FileStats, Format, FormatRun, Options, ProgressHook, read_unit
 from ..formats.canonical import CanonicalRun
 from ..formats.canonical.fast import item_facts
 from ..jsonio import CRLF, Record
@@ -370,7 +370,7 @@ def run_units(
                 files.append(stats)
             if planned is None or not isinstance(run, CanonicalRun):
                 try:
-                    yield from run.validate(Path(path), stats, progress)
+                    yield from read_unit(run, Path(path), stats, progress)
                 except InputError as exc:
                     _problem(problems, str(exc))
                 continue

@@ -17,7 +17,7 @@ from typing import Any
 
 from ...findings import Finding, Selection
 from ...jsonio import Record, read_json, read_jsonl
-from ...schema_validation import SchemaValidator
+from ...schema_validation import SchemaError, SchemaValidator
 from ...schemas import schema_set, versions
 from ..base import FileStats, Options, ProgressHook
 from . import rules as R
@@ -27,6 +27,8 @@ from .invariants import parse_created_at
 from .pricing import load_price_table  # importing a rule family registers its rules
 from .tools import load_tools
 
+_ERRORS_KEPT = 256  # JSON texts whose schema errors are kept (`CanonicalRun._schema_errors`)
+_ERRORS_TEXT = 4096  # ... each of at most this many bytes
 _NESTED = frozenset({"image", "audio", "tool_use"})  # block types whose rules also run inside a tool_result
 
 
@@ -100,6 +102,7 @@ class CanonicalRun:
         )
         self._track_ids = self.driver.enabled(R.MESSAGE_UNIQUE.id)  # the one run-wide set (see module doc)
         self._pending: list[Finding] = []
+        self._errors: dict[tuple[int, bytes], list[SchemaError]] = {}  # `_schema_errors`
         # the fast path (fast.py) serves JSON Lines when it can prove every enabled rule
         # silent; Options(exact=True) or a rule it does not know keeps the exact path only
         self.fast = (
@@ -179,7 +182,7 @@ class CanonicalRun:
         validator = self.validators[n]
         if not validator.is_valid(msg):
             if d.enabled(R.SCHEMA.id):
-                for err in validator.errors(msg):
+                for err in self._schema_errors(n, rec):
                     d.emit(rec, err.pointer, R.SCHEMA, err.message)
             return d.drain(), None
         meta = msg["metadata"]
@@ -193,6 +196,22 @@ class CanonicalRun:
         if view.complete and d.block:
             self._blocks(view)
         return d.drain(), facts_of(view)
+
+    def _schema_errors(self, n: int, rec: Record) -> list[SchemaError]:
+        """The schema errors of a message that schema `n` rejects. A hostile file repeats
+        the same bad line (100,000 lines of `{}`): the errors of a line's JSON text are
+        the same each time, so the last texts' errors are kept (`_ERRORS_KEPT` of at most
+        `_ERRORS_TEXT` bytes) and a repeated line costs a lookup, not the oracle."""
+        raw = rec.raw
+        if rec.pointer or not raw or len(raw) > _ERRORS_TEXT:  # an element of a .json list: its text is not `raw`
+            return self.validators[n].errors(rec.value)
+        key = (n, raw)
+        hit = self._errors.get(key)
+        if hit is None:
+            if len(self._errors) >= _ERRORS_KEPT:
+                self._errors.clear()
+            hit = self._errors[key] = self.validators[n].errors(rec.value)
+        return hit
 
     def _blocks(self, view: MessageView) -> None:
         by_type, ctx, emit, known = self.driver.block, self.ctx, self.driver.emit, view.known

@@ -85,6 +85,7 @@ if TYPE_CHECKING:
 
 _UNSET = msgspec.UNSET
 BLOCK_BYTES = 1 << 18  # bytes read at a time: their whole lines are decoded, re-encoded and compared as one batch
+SETTLE_STEPS = 512  # steps of a block settled at a time (`validate_jsonl`): bounds the findings held
 PIECE_BYTES = 1 << 16  # a block the batch proof fails on is located in pieces of this size (`local_block`)
 
 # every rule the fast path can prove silent (a predicate in `_local` or `session`)
@@ -406,12 +407,20 @@ class FastPath:
                 gc.disable()
                 try:
                     steps, n = self.local_block(framing, line, block)
-                    found = self.settle(framing, steps, stats, progress)
                 finally:
                     if gc_on:
                         gc.enable()
                 line += n
-                yield from found
+                # settled (and yielded) a few steps at a time: a block of lines that each
+                # carry findings (100,000 lines of `{}` are 700,000) never holds them all
+                for at in range(0, len(steps), SETTLE_STEPS):
+                    gc.disable()
+                    try:
+                        found = self.settle(framing, steps[at : at + SETTLE_STEPS], stats, progress)
+                    finally:
+                        if gc_on:
+                            gc.enable()
+                    yield from found
         finally:
             f.close()
 

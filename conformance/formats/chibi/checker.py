@@ -792,7 +792,7 @@ class DirectoryCheck:
         r, L = self.chk, self.L
         manifest: dict[str, Any] | None = None
         mrec: Record | None = None
-        if L.manifest.is_file():
+        if L.has_manifest:
             records = yield from r._records(read_document(L.manifest), self.stats, None)
             for rec in records:
                 mrec = rec
@@ -829,7 +829,7 @@ class DirectoryCheck:
         if manifest is not None and mrec is not None:
             yield from self.manifest_vs_files(mrec, manifest, parts, active)
         listed = {p.rel for p in parts} | {active.rel}
-        judged = manifest is not None or not L.manifest.is_file()  # else chibi cannot load it
+        judged = manifest is not None or not L.has_manifest  # else chibi cannot load it
         for rel in L.partition_files if judged else []:
             if rel not in listed:
                 why = (

@@ -55,7 +55,7 @@ from ...convertkit import rfc3339 as kit_rfc3339
 from ...errors import InputError
 from ...findings import Finding
 from ...ids import is_tool_id
-from ...jsonio import Record, parse, read_json, read_jsonl
+from ...jsonio import Record, check_input, parse, read_json, read_jsonl
 from ...schema_validation import SchemaValidator
 from ...schemas import schema_set
 from ..base import FileStats, Options
@@ -208,7 +208,7 @@ def _load_directory(L: Layout, ctx: ConvertContext, v: dict[str, SchemaValidator
     source = Source(name=L.name)
     context: dict[str, Any] = {"name": L.name}
     manifest: dict[str, Any] | None = None
-    if L.manifest.is_file():
+    if L.has_manifest:
         manifest = _checked(v["manifest"], _records(read_document(L.manifest), "a manifest")[0], "manifest.json")
         context["manifest"] = manifest
         files = [p["file"] for p in manifest["partitions"]] + [manifest["active_partition"]]
@@ -219,9 +219,13 @@ def _load_directory(L: Layout, ctx: ConvertContext, v: dict[str, SchemaValidator
     for rel in files if pre_partition is None else []:
         path = safe_join(L.transcript, rel)
         if path is None:
-            raise InputError(f"{L.manifest}: {rel!r} escapes transcript/ (CB310); not followed")
-        if not path.is_file():
+            where = L.manifest if manifest is not None else L.transcript / rel
+            raise InputError(
+                f"{where}: {rel!r} leaves transcript/ (a path or link out of the unit, CB310); not followed"
+            )
+        if not path.exists() and not path.is_symlink():
             continue
+        check_input(path)  # a folder, FIFO or device where a partition goes: named, never opened
         for rec in _records(read_jsonl(path), "a partition"):
             source.entries.append(SourceEntry(_checked_entry(v["entry"], rec), rec.path, rec.line, rel))
     if pre_partition is not None:
@@ -703,15 +707,17 @@ def _ordered(fields: dict[str, Any], content: str) -> dict[str, Any]:
     return {k: merged[k] for k in known + [k for k in merged if k not in ENTRY_ORDER]}
 
 
-def _seconds(created_at: str) -> tuple[int, bool]:
-    """Whole Unix seconds of a canonical created_at, and whether a fraction was dropped."""
+def _seconds(created_at: str, rec: Record) -> tuple[int, bool]:
+    """Whole Unix seconds of a canonical created_at, and whether a fraction was dropped;
+    a refusal names the record's file, line and pointer, as `validate` would."""
+    where = f"{rec.path}:{rec.line}: {rec.pointer}/created_at"
     try:
         micros = created_at_micros(created_at)
     except ValueError as exc:
-        raise InputError(str(exc)) from exc
+        raise InputError(f"{where}: {exc}") from None
     seconds, fraction = divmod(micros, 1_000_000)
     if seconds < 0:
-        raise InputError(f"created_at {created_at!r} is before 1970; chibi timestamps are unsigned seconds")
+        raise InputError(f"{where}: created_at {created_at!r} is before 1970; chibi timestamps are unsigned seconds")
     return seconds, fraction != 0
 
 
@@ -775,7 +781,7 @@ class CanonicalToChibi:
                 elif b["type"] == "tool_result":
                     self.answered.add(b["tool_use_id"])
         if msgs and all(p is None for p in provs):
-            first = _seconds(msgs[0][1]["created_at"])[0]
+            first = _seconds(msgs[0][1]["created_at"], msgs[0][0])[0]
             # chibi starts every new context with this anchor (state/mod.rs save_context)
             self.out.append(Built(_anchor(self.name, first), None))
         for (rec, m), prov in zip(msgs, provs, strict=True):
@@ -875,7 +881,7 @@ class CanonicalToChibi:
             )
 
     def fresh(self, rec: Record, m: dict[str, Any]) -> None:
-        seconds, fractional = _seconds(m["created_at"])
+        seconds, fractional = _seconds(m["created_at"], rec)
         if fractional:
             self.ctx.lossy(
                 rec.path,

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ...findings import Finding
-from ...jsonio import Record, parse, read_json
+from ...jsonio import Record, leaves, parse, read_json
 
 PEEK_BYTES = 64 * 1024
 
@@ -133,9 +133,19 @@ class Layout:
     def manifest(self) -> Path:
         return self.transcript / "manifest.json"
 
+    def inside(self, p: Path) -> bool:
+        """False for a path of the unit that is (or goes through) a link leaving it: the
+        walker reports such links (`jsonio.links_leaving`), and the unit never reads them."""
+        return not leaves(self.root, p)
+
     def context_file(self, name: str) -> Path | None:
         p = self.root / name
-        return p if self.has_context_files and p.is_file() else None
+        return p if self.has_context_files and p.is_file() and self.inside(p) else None
+
+    @property
+    def has_manifest(self) -> bool:
+        """transcript/manifest.json is a file of the unit (not a link out of it)."""
+        return self.manifest.is_file() and self.inside(self.manifest)
 
     @property
     def context_jsonl(self) -> Path | None:
@@ -147,13 +157,16 @@ class Layout:
         exists: chibi before 0.5.1 kept the whole transcript in that one file and migrates
         it to transcript/ on load (emesal/chibi docs/upgrade-notes.md, "0.5.0 -> 0.5.1")."""
         p = self.root / LEGACY_TRANSCRIPT
-        if self.has_context_files and not self.transcript.exists() and p.is_file() and peek_kind(p) == "entries":
+        if (
+            self.has_context_files and not self.transcript.exists() and p.is_file() and self.inside(p)
+            and peek_kind(p) == "entries"
+        ):  # fmt: skip
             return p
         return None
 
     def bloom_files(self) -> list[Path]:
         d = self.transcript / "partitions"
-        return sorted(d.glob("*.bloom")) if d.is_dir() else []
+        return sorted(p for p in d.glob("*.bloom") if self.inside(p)) if d.is_dir() and self.inside(d) else []
 
 
 def _is_transcript_dir(path: Path) -> bool:
@@ -170,7 +183,9 @@ def layout_of(path: Path) -> Layout | None:
     if not path.is_dir():
         return None
     t = path / "transcript"
-    if t.is_dir() and _is_transcript_dir(t):
+    if (
+        t.is_dir() and not leaves(path, t) and _is_transcript_dir(t)
+    ):  # a transcript/ linked elsewhere is not this unit's
         return _layout(path, t, True)
     ctx = path / "context.jsonl"
     if ctx.is_file() and peek_kind(ctx) == "entries" and not t.exists():
@@ -191,17 +206,20 @@ def _layout(root: Path, transcript: Path, context_files: bool) -> Layout:
 
 
 def safe_join(base: Path, rel: str) -> Path | None:
-    """`base / rel` if `rel` is relative and stays inside `base` (no `..`), else None.
+    """`base / rel` if `rel` is relative and stays inside `base` (no `..`, and no link
+    that resolves outside `base`), else None.
 
-    Manifest paths come from the data; following `../../etc/passwd` or an absolute path
-    would read outside the unit, so such paths are reported (CB310) and not opened.
+    Manifest paths come from the data; following `../../etc/passwd`, an absolute path or
+    a partition that is a link to a file elsewhere would read outside the unit, so such
+    paths are reported (CB310, or the walker's link problem) and not opened.
     """
     if not rel or rel.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", rel):
         return None
     parts = rel.replace("\\", "/").split("/")
     if ".." in parts:
         return None
-    return base.joinpath(*parts)
+    path = base.joinpath(*parts)
+    return None if leaves(base, path) else path
 
 
 def content_bytes(value: object) -> int:

@@ -237,6 +237,8 @@ class Thread:
 
     def headish_to_index(self, headish: str) -> int:
         """ctx.nu `headish-to-id`, against this file instead of the store."""
+        if not headish.strip():
+            raise ResolveError(f"an empty headish ({headish!r}) names no turn and no bookmark")
         if is_scru128(headish):
             j = self.by_id.get(headish.lower())
             if j is None:
