@@ -182,3 +182,47 @@ def test_real_samples_keep_account_ids_and_cookies_which_are_found(capsys: pytes
     assert rc == 1
     rules = {f["rule"] for f in json.loads(out)["findings"]}
     assert {"CL004", "CL005"} <= rules and "CL001" not in rules
+
+
+@pytest.mark.parametrize(
+    "placeholder",
+    ["AUTHORIZATION-XXX", "Bearer test_openai_api_key", "invalid-key", "Bearer my-api-key", "sk-ant-your-key-here"],
+)
+def test_scrubbed_placeholders_are_not_credentials(tmp_path: Path, placeholder: str) -> None:
+    """Recordings from other projects hold placeholders their own filters wrote (issue 25):
+    a credential field whose value has no random part holds no credential."""
+    bare = placeholder.removeprefix("Bearer ")
+    data = {"interactions": [{"request": {"body": "", "headers": {
+        "authorization": [placeholder], "x-api-key": [bare]}, "uri": f"https://x/v1/models/g:generate?key={bare}"},
+        "response": {"body": {"string": f"curl -H 'Authorization: Bearer {bare}'"}}}]}  # fmt: skip
+    p = tmp_path / "p.yaml"
+    p.write_text(yaml.safe_dump(data))
+    assert lint(p) == []
+
+
+@pytest.mark.parametrize("token", [BEARER, ANTHROPIC_KEY, GOOGLE_KEY, "test_" + tok(24), "invalid-" + tok(12)])
+def test_a_real_token_beside_placeholder_words_is_still_found(tmp_path: Path, token: str) -> None:
+    data = {"interactions": [{"request": {"body": "", "headers": {"authorization": [f"Bearer {token}"]},
+                                          "uri": f"https://x/v1/g?key={token}"}}]}  # fmt: skip
+    p = tmp_path / "t.yaml"
+    p.write_text(yaml.safe_dump(data))
+    assert {h.finding.rule for h in lint(p)} >= {"CL001", "CL002"}
+
+
+def test_a_signed_request_uri_is_one_finding(tmp_path: Path) -> None:
+    data = {"interactions": [{"request": {"body": "", "headers": {}, "uri": SIGNED}}]}
+    p = tmp_path / "s.yaml"
+    p.write_text(yaml.safe_dump(data))
+    assert [(h.finding.rule, h.finding.pointer) for h in lint(p)] == [("CL006", "/interactions/0/request/uri")]
+
+
+def test_fix_without_in_place_shows_the_diff_it_would_write(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    p = cassette(tmp_path)
+    before = p.read_bytes()
+    rc, out, _ = cli(capsys, str(p), "--fix")
+    assert rc == 1 and p.read_bytes() == before
+    removed = [line for line in out.splitlines() if line.startswith("-") and not line.startswith("---")]
+    added = [line for line in out.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    assert any(ANTHROPIC_KEY in line for line in removed)
+    assert any("REDACTED" in line for line in added) and not any(ANTHROPIC_KEY in line for line in added)
+    assert f"--- {p}" in out and f"+++ {p}" in out

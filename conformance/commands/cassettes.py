@@ -42,7 +42,7 @@ def register(app: typer.Typer) -> None:
         """Find secrets in cassettes: credentials, provider API keys, bearer tokens, account ids, cookies,
         signed URLs, unscrubbed request-body fields. Exit 0 clean, 1 found, 2 unreadable input."""
         # function-level import: the linter loads detect-secrets' plugins, which --help does not need
-        from ..wire.cassette_lint import CATALOG, iter_cassettes, lint
+        from ..wire.cassette_lint import CATALOG, diff, iter_cassettes, lint
         from ..wire.cassette_lint import fix as scrub
 
         if in_place and not fix:
@@ -50,6 +50,7 @@ def register(app: typer.Typer) -> None:
         findings: list[Finding] = []
         unreadable: list[str] = []
         unfixed: list[str] = []
+        would: list[str] = []  # --fix alone: the unified diff of what --in-place would write
         files = list(iter_cassettes(paths))
         if not files:
             raise InputError("no cassette (*.yaml, *.yml) under the given paths")
@@ -62,6 +63,10 @@ def register(app: typer.Typer) -> None:
             findings.extend(h.finding for h in hits)
             if fix and in_place and hits:
                 unfixed.extend(scrub(path, hits))
+            elif fix and hits:
+                lines, problems = diff(path, hits)
+                would.extend(lines)
+                unfixed.extend(problems)
         out = sys.stdout
         if output == LintOutput.json:
             body = {"files": len(files), "findings": [f.as_dict() for f in findings], "unreadable": unreadable,
@@ -87,6 +92,8 @@ def register(app: typer.Typer) -> None:
                 out.write(escaping.text_line(f.format()) + "\n")
             for line in unfixed:
                 out.write(escaping.text_line(f"not scrubbed: {line}") + "\n")
+            for line in would:
+                out.write(escaping.text_line(line) + "\n")
             out.write(f"{verb} {len(findings)} secret(s) in {len(files)} cassette(s)\n")
         for line in unreadable:
             sys.stderr.write(escaping.text_line(f"turnspec: {line}") + "\n")

@@ -15,15 +15,20 @@ anything is built: a billion-laughs file is refused, not expanded) and looks at:
   JWTs, basic auth in URLs, ...: CL008);
 - request bodies by key: `api_key`, `access_token`, `password`, ... with a value (CL007).
 
-A value that says it was scrubbed (`REDACTED`, `<API_KEY>`, `dummy`, `***`, ...) passes.
-`fix()` scrubs what was found and writes the file atomically; a `!!binary` body is not
-rewritten (re-record it with a filter instead), which is reported.
+A value that says it was scrubbed (`REDACTED`, `<API_KEY>`, `dummy`, `***`, ...) passes,
+and so does a credential-shaped value with no random part (`AUTHORIZATION-XXX`, `Bearer
+test_openai_api_key`, `invalid-key`: `is_placeholder`): a linter whose findings are mostly
+placeholders is ignored.
+`fix()` scrubs what was found and writes the file atomically (`diff()` shows what it would
+write); a `!!binary` body is not rewritten (re-record it with a filter instead), which is
+reported.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import difflib
 import gzip
 import json
 import re
@@ -125,10 +130,37 @@ class Hit:
     path: tuple[str | int, ...]
     secret: str | None
     binary: bool = False
+    also: tuple[str, ...] = ()  # more text of the same finding to scrub (the other signing parameters of one URL)
 
 
 def is_scrubbed(value: str) -> bool:
     return SCRUBBED.search(value) is not None
+
+
+_SEGMENTS = re.compile(r"[-_.:/+= ]+")
+
+
+def _random_looking(segment: str) -> bool:
+    """A part of a value that could be key material: 8 characters or more, holding digits
+    and letters, or upper and lower case past its first letter (`Authorization` is a word,
+    `aB3x...` is not)."""
+    if len(segment) < 8:
+        return False
+    has_digit = any(c.isdigit() for c in segment)
+    has_alpha = any(c.isalpha() for c in segment)
+    inner = segment[1:]
+    mixed = any(c.isupper() for c in inner) and any(c.islower() for c in segment)
+    return (has_digit and has_alpha) or mixed
+
+
+def is_placeholder(value: str) -> bool:
+    """A credential field's value that is scrubbed, or made only of words (no part that
+    could be key material): `AUTHORIZATION-XXX`, `test_openai_api_key`, `invalid-key`.
+    API keys and tokens are long random strings (every provider's documented shape has a
+    random part of 20 characters or more), so a value without one holds no credential.
+    Used for credentials only: an account name (`CL004`) is a real identifier whatever it
+    looks like, and a password may be a word."""
+    return is_scrubbed(value) or not any(_random_looking(s) for s in _SEGMENTS.split(value))
 
 
 @cache
@@ -196,10 +228,10 @@ class _Linter:
         self.hits: list[Hit] = []
 
     def hit(self, rule: RuleInfo, node: yaml.Node, path: tuple[str | int, ...], message: str,
-            secret: str | None = None, *, binary: bool = False, inner: str = "") -> None:  # fmt: skip
+            secret: str | None = None, *, binary: bool = False, inner: str = "", also: tuple[str, ...] = ()) -> None:  # fmt: skip
         pointer = "".join(f"/{str(p).replace('~', '~0').replace('/', '~1')}" for p in path) + inner
         f = Finding(self.name, node.start_mark.line + 1, pointer, rule.id, rule.severity, message)
-        self.hits.append(Hit(f, path, secret, binary))
+        self.hits.append(Hit(f, path, secret, binary, also))
 
     def walk(self, node: yaml.Node, path: tuple[str | int, ...] = ()) -> None:
         stack: list[tuple[yaml.Node, tuple[str | int, ...]]] = [(node, path)]
@@ -229,7 +261,8 @@ class _Linter:
         for i, v in enumerate(values):
             text = str(v.value)
             at = (*path, i) if isinstance(node, yaml.SequenceNode) else path
-            if is_scrubbed(text.removeprefix("Bearer ").removeprefix("bearer ")):
+            bare = text.removeprefix("Bearer ").removeprefix("bearer ")
+            if is_scrubbed(bare) or (low in CREDENTIAL_HEADERS and is_placeholder(bare)):
                 continue
             if low in CREDENTIAL_HEADERS:
                 self.hit(CREDENTIAL_HEADER, v, at, f"header {name} holds a credential; scrub it (vcrpy filter_headers)")
@@ -239,13 +272,18 @@ class _Linter:
                 self.hit(COOKIE, v, at, f"header {name} holds a cookie; scrub it")
 
     def uri(self, node: yaml.ScalarNode, path: tuple[str | int, ...]) -> None:
+        signing: list[tuple[str, str]] = []
         for k, v in parse_qsl(urlsplit(str(node.value)).query, keep_blank_values=False):
-            if is_scrubbed(v):
+            if is_scrubbed(v) or (k.lower() in QUERY_KEYS and is_placeholder(v)):
                 continue
             if k.lower() in QUERY_KEYS:
                 self.hit(PROVIDER_KEY, node, path, f"query parameter {k}= holds a credential", secret=v)
             elif k.lower() in SIGNATURE_QUERY:
-                self.hit(SIGNED_URL, node, path, f"query parameter {k}= signs the URL", secret=v)
+                signing.append((k, v))
+        if signing:  # one signed URL, one finding, whatever number of parameters sign it
+            names = ", ".join(f"{k}=" for k, _ in signing)
+            secrets = tuple(v for _, v in signing)
+            self.hit(SIGNED_URL, node, path, f"query parameter(s) {names} sign the URL", secrets[0], also=secrets[1:])
 
     def request_body(self, node: yaml.Node, path: tuple[str | int, ...]) -> None:
         body: Any = None
@@ -286,12 +324,13 @@ class _Linter:
             if not is_scrubbed(m.group(0)):
                 self.hit(PROVIDER_KEY, node, path, f"provider API key {m.group(0)[:10]}...", m.group(0), binary=binary)
         for m in BEARER_RE.finditer(value):
-            if not is_scrubbed(m.group(1)) and path[-2:-1] != ("authorization",) and path[-1:] != ("authorization",):
+            if not is_placeholder(m.group(1)) and path[-2:-1] != ("authorization",) and path[-1:] != ("authorization",):
                 self.hit(BEARER, node, path, "bearer token", m.group(1), binary=binary)
         for m in ACCOUNT_RE.finditer(value):
             self.hit(ACCOUNT_ID, node, path, f"account id {m.group(0)[:8]}...", m.group(0), binary=binary)
-        for m in SIGNED_URL_RE.finditer(value):
-            self.hit(SIGNED_URL, node, path, "signed URL", m.group(0), binary=binary)
+        if path[-1:] != ("uri",):  # a request's own URI: its signing parameters are reported by `uri`
+            for m in SIGNED_URL_RE.finditer(value):
+                self.hit(SIGNED_URL, node, path, "signed URL", m.group(0), binary=binary)
         seen = {h.secret for h in self.hits if h.path == path}
         for kind, rx in _patterns():
             for m in rx.finditer(value):
@@ -326,13 +365,14 @@ def iter_cassettes(paths: list[Path]) -> Iterator[Path]:
             yield p
 
 
-def fix(path: Path, hits: list[Hit]) -> list[str]:
-    """Scrub `hits` in `path`, atomically; returns what could not be scrubbed (binary bodies)."""
+def scrubbed(path: Path, hits: list[Hit]) -> tuple[str | None, list[str]]:
+    """The cassette `path` with `hits` scrubbed (None: nothing that can be scrubbed), and
+    what cannot be scrubbed (binary bodies)."""
     problems = [f"{h.finding.path}:{h.finding.line}: {h.finding.rule} inside a !!binary body; re-record with a filter"
                 for h in hits if h.binary]  # fmt: skip
     todo = [h for h in hits if not h.binary]
     if not todo:
-        return problems
+        return None, problems
     data = yaml.safe_load(_read(path))  # bounded: lint() composed and counted it first
     for h in todo:
         parent: Any = data
@@ -342,11 +382,31 @@ def fix(path: Path, hits: list[Hit]) -> list[str]:
         value = parent[last]
         if h.secret is None:
             parent[last] = REDACTED
-        elif isinstance(value, str):
-            parent[last] = value.replace(h.secret, REDACTED)
-        elif isinstance(value, dict | list):  # a parsed_body mapping: scrub every string in it
-            parent[last] = json.loads(json.dumps(value).replace(json.dumps(h.secret)[1:-1], REDACTED))
-    text = yaml.safe_dump(data, default_flow_style=False, sort_keys=False, allow_unicode=True, width=4096)
+            continue
+        for secret in (h.secret, *h.also):
+            if isinstance(value, str):
+                value = value.replace(secret, REDACTED)
+            elif isinstance(value, dict | list):  # a parsed_body mapping: scrub every string in it
+                value = json.loads(json.dumps(value).replace(json.dumps(secret)[1:-1], REDACTED))
+        parent[last] = value
+    return yaml.safe_dump(data, default_flow_style=False, sort_keys=False, allow_unicode=True, width=4096), problems
+
+
+def diff(path: Path, hits: list[Hit]) -> tuple[list[str], list[str]]:
+    """What `fix` would change in `path`, as unified-diff lines, and what it cannot scrub."""
+    text, problems = scrubbed(path, hits)
+    if text is None:
+        return [], problems
+    return list(
+        difflib.unified_diff(_read(path).splitlines(), text.splitlines(), str(path), str(path), lineterm="")
+    ), problems
+
+
+def fix(path: Path, hits: list[Hit]) -> list[str]:
+    """Scrub `hits` in `path`, atomically; returns what could not be scrubbed (binary bodies)."""
+    text, problems = scrubbed(path, hits)
+    if text is None:
+        return problems
     check_output(path, [], in_place=True)
     write_bytes(path, [text.encode("utf-8")])  # atomic, keeps the cassette's mode
     return problems
