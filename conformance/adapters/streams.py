@@ -9,9 +9,9 @@ adapters); this module only turns their `FramingError` into the adapter contract
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..wire.api import Framing
 from ..wire.framing import FramingError, JsonEvent, SseDecoder, SseEvent, json_events
@@ -19,9 +19,6 @@ from ..wire.framing import sse_events as _sse_events
 from .errors import WireFormatError
 from .protocol import Block, Message, RequestContext, StreamEvent
 from .toolids import new_ulid
-
-if TYPE_CHECKING:
-    from .base import BaseAdapter
 
 __all__ = [
     "CancelToken",
@@ -130,7 +127,23 @@ def parse_json_object(text: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def message_from_stream(events: Iterable[StreamEvent], ctx: RequestContext, adapter: BaseAdapter) -> Message:
+class Assembler(Protocol):
+    """What `message_from_stream` needs of an adapter: `BaseAdapter.assemble` (declared
+    here, not imported, so this module stays below `base`, which builds on it)."""
+
+    def assemble(
+        self,
+        ctx: RequestContext,
+        content: list[Block],
+        *,
+        wire_model: str | None,
+        token_usage: Mapping[str, int] | None,
+        provider_raw: Mapping[str, Any] | None = None,
+        status: str = "complete",
+    ) -> Message: ...
+
+
+def message_from_stream(events: Iterable[StreamEvent], ctx: RequestContext, adapter: Assembler) -> Message:
     """The canonical message a harness stores after a stream (message_complete is authoritative)."""
     model: str | None = ctx.model
     for ev in to_canonical_names(events):

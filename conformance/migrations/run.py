@@ -24,6 +24,7 @@ from ..schema_validation import SchemaValidator
 from ..schemas import schema_set
 from . import rules as R
 from .registry import MigrationError, MigrationRegistry
+from .shipped import default_registry
 
 RootChooser = Callable[[Any], str]
 
@@ -101,8 +102,6 @@ def migrate_file(
     registry: MigrationRegistry | None = None,
 ) -> MigrationResult:
     """Migrate every record of `src` to revision `target` (see the module docstring)."""
-    from . import default_registry  # function-level: the package __init__ imports this module
-
     reg = registry or default_registry()
     if fmt not in reg.formats():
         raise InputError(f"no migrations for format {fmt!r} (known: {', '.join(reg.formats())})")
