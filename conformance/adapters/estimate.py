@@ -54,8 +54,8 @@ def image_size(data_b64: str) -> tuple[int, int] | None:
     if head[:6] in (b"GIF87a", b"GIF89a") and len(head) >= 10:
         w, h = struct.unpack("<HH", head[6:10])
         return int(w), int(h)
-    if head[:4] == b"RIFF" and head[8:12] == b"WEBP" and head[12:16] == b"VP8X" and len(head) >= 30:
-        return 1 + int.from_bytes(head[24:27], "little"), 1 + int.from_bytes(head[27:30], "little")
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":  # RFC 9649: the first chunk says the size
+        return _webp_size(head)
     if head[:2] == b"\xff\xd8":
         i = 2
         while i + 9 < len(head):
@@ -82,6 +82,23 @@ def image_size(data_b64: str) -> tuple[int, int] | None:
                 return int(w), int(h)
             seg = struct.unpack(">H", head[i + 2 : i + 4])[0]
             i += 2 + seg
+    return None
+
+
+def _webp_size(head: bytes) -> tuple[int, int] | None:
+    """(width, height) of a WebP file (RFC 9649, section 2.5-2.7), from its first chunk:
+    `VP8X` (extended: 24-bit width and height minus one), `VP8 ` (lossy: a VP8 key frame,
+    whose start code 9D 01 2A is followed by 14-bit width and height), or `VP8L`
+    (lossless: signature 2F, then 14-bit width and height minus one)."""
+    chunk = head[12:16]
+    if chunk == b"VP8X" and len(head) >= 30:
+        return 1 + int.from_bytes(head[24:27], "little"), 1 + int.from_bytes(head[27:30], "little")
+    if chunk == b"VP8 " and len(head) >= 30 and head[23:26] == b"\x9d\x01\x2a":
+        w, h = struct.unpack("<HH", head[26:30])
+        return int(w) & 0x3FFF, int(h) & 0x3FFF
+    if chunk == b"VP8L" and len(head) >= 25 and head[20] == 0x2F:
+        bits = int.from_bytes(head[21:25], "little")
+        return 1 + (bits & 0x3FFF), 1 + ((bits >> 14) & 0x3FFF)
     return None
 
 
