@@ -4,6 +4,10 @@
   rules read (the last id and time, the open tool calls). The per-session growth of the
   peak RSS between two runs that differ only in how many one-message sessions they hold
   stays below `SESSION_BYTES_BOUND` (README "Memory:"); it was about 1,000 bytes.
+- YAML: a flow-style document is a node per two bytes; the readers (`conformance.yamlio`
+  for price tables, the geppetto reader) refuse more than a million nodes, with the
+  line, so a 10 MiB `{a: [ab, ab, ...]}` is refused within `YAML_RSS_BOUND_MB` (it took
+  about 350 MB through `yamlio.load` and 800 MB through the geppetto reader).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import sys
 from pathlib import Path
 
 import orjson
+import pytest
 
 from conformance import ids
 from conformance.convertkit import rfc3339
@@ -21,7 +26,9 @@ from conformance.synthetic import messages
 
 ROOT = Path(__file__).resolve().parents[1]
 
-SESSION_BYTES_BOUND = 400  # measured near 240 (a dict entry, the session id, a slotted object, the packed last message); was ~1,000
+# measured near 240 (a dict entry, the session id, a slotted object, the packed last
+# message); it was about 1,000
+SESSION_BYTES_BOUND = 400
 
 # The child's own peak: VmHWM starts again at exec, where ru_maxrss keeps the forking
 # parent's (a pytest of the whole suite, some 350 MB).
@@ -72,3 +79,41 @@ def test_session_state_grows_by_tens_of_bytes_per_session(tmp_path: Path) -> Non
         rss.append(kb)
     per_session = (rss[1] - rss[0]) * 1024 / (large - small)
     assert per_session < SESSION_BYTES_BOUND, f"{per_session:.0f} bytes per session ({rss} KiB)"
+
+
+YAML_RSS_BOUND_MB = {"yamlio": 220, "geppetto": 400}  # measured near 140 and 270 (with the 10 MiB text read)
+
+_YAML_CHILD = {
+    "yamlio": (
+        "from conformance.yamlio import YamlError, load\n"
+        "try:\n"
+        "    load(open(sys.argv[1], encoding='utf-8').read())\n"
+        "    print('loaded')\n"
+        "except YamlError as exc:\n"
+        "    print(exc)\n"
+    ),
+    "geppetto": (
+        "from conformance.formats.geppetto.yamlio import read_yaml\n"
+        "for item in read_yaml(sys.argv[1], max_bytes=64 << 20):\n"
+        "    print(getattr(item, 'message', 'loaded'))\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("reader", sorted(_YAML_CHILD))
+def test_a_dense_flow_style_yaml_is_refused_in_bounded_memory(tmp_path: Path, reader: str) -> None:
+    data = tmp_path / "dense.yaml"
+    n = 10 * 1024 * 1024 // 4
+    data.write_text("{a: [" + "ab, " * n + "ab]}\n", encoding="utf-8")
+    code = "import sys\n" + _YAML_CHILD[reader] + _HWM
+    r = subprocess.run(
+        [sys.executable, "-c", code, str(data)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "more than 1000000 nodes; refused" in r.stdout, r.stdout[-500:]
+    rss_kb = int(r.stderr.rsplit("maxrss_kb=", 1)[1].split()[0])
+    assert rss_kb < YAML_RSS_BOUND_MB[reader] * 1024, f"peak RSS {rss_kb // 1024} MB"
