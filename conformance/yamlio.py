@@ -6,9 +6,12 @@ keeps the last of two equal keys and resolves scalars by YAML 1.1 (`190:20:30.15
 sexagesimal float, `yes` is True). This reader uses only PyYAML's event stream (libyaml's
 C parser when available, no recursion) and builds the value here, iteratively:
 
-- nesting deeper than `max_depth`, and aliases adding more than `alias_budget` nodes,
-  stop the read with an error (aliases are shared, never copied, and counted by the size
-  of what they stand for, so later walks stay bounded too);
+- nesting deeper than `max_depth`, aliases adding more than `alias_budget` nodes, and
+  more than `max_nodes` nodes of the document's own, stop the read with an error
+  (aliases are shared, never copied, and counted by the size of what they stand for, so
+  later walks stay bounded too; a flow-style `[1,1,1,...]` is a node per two bytes, and
+  a node built here takes about 50 bytes, so without the node limit 16 MiB of input
+  took about 1 GB);
 - a duplicate mapping key is an error (YAML 1.2.2 §3.2.1.1: keys are unique);
 - untagged plain scalars resolve by the YAML 1.2 core schema (§10.3.2); numbers with a
   fraction or exponent become `Decimal` from their text (`decimal=True`, never a float),
@@ -35,6 +38,7 @@ except AttributeError:  # pragma: no cover - depends on the PyYAML build
 
 MAX_DEPTH = 200
 ALIAS_BUDGET = 100_000
+MAX_NODES = 1_000_000  # a price table or cassette has thousands; the limit keeps a read near 100 MB
 MAX_BYTES = 16 * 1024 * 1024
 
 _NULL = re.compile(r"(?:~|null|Null|NULL|)\Z")
@@ -94,12 +98,20 @@ class _Frame:
     size: int = 1  # nodes in this collection so far (for anchors)
 
 
-def load(text: str, *, decimal: bool = True, max_depth: int = MAX_DEPTH, alias_budget: int = ALIAS_BUDGET) -> Any:
+def load(
+    text: str,
+    *,
+    decimal: bool = True,
+    max_depth: int = MAX_DEPTH,
+    alias_budget: int = ALIAS_BUDGET,
+    max_nodes: int = MAX_NODES,
+) -> Any:
     """The first document of `text` (None when there is none); problems -> YamlError."""
     stack: list[_Frame] = []
     anchors: dict[str, tuple[Any, int]] = {}
     anchored: list[tuple[str, _Frame]] = []
     budget = alias_budget
+    nodes = max_nodes  # the document's own nodes still allowed
     root: Any = None
     done = False
     line = 1
@@ -147,6 +159,9 @@ def load(text: str, *, decimal: bool = True, max_depth: int = MAX_DEPTH, alias_b
                 place(hit[0], hit[1], line)
             elif isinstance(ev, yaml.ScalarEvent):
                 ptr = child_pointer()
+                nodes -= 1
+                if nodes < 0:
+                    raise YamlError(line, ptr, f"more than {max_nodes} nodes; refused")
                 tag = ev.tag
                 if tag in (None, "!") and ev.implicit[0] and not ev.style:
                     try:
@@ -166,6 +181,9 @@ def load(text: str, *, decimal: bool = True, max_depth: int = MAX_DEPTH, alias_b
                     raise YamlError(line, ptr, f"tag {ev.tag} is not supported here")
                 if len(stack) >= max_depth:
                     raise YamlError(line, ptr, f"nested deeper than {max_depth} levels")
+                nodes -= 1
+                if nodes < 0:
+                    raise YamlError(line, ptr, f"more than {max_nodes} nodes; refused")
                 frame = _Frame({} if isinstance(ev, yaml.MappingStartEvent) else [], ptr)
                 if ev.anchor:
                     anchored.append((ev.anchor, frame))

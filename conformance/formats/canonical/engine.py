@@ -17,10 +17,11 @@ the module of its family (`invariants.py`, `tools.py`, `pricing.py`).
 from __future__ import annotations
 
 import re
+import struct
 from bisect import bisect_left
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from itertools import chain
 from typing import Any, Generic, Protocol, TypeVar
@@ -114,18 +115,109 @@ class SessionFacts:
     tools: list[tuple[int, dict[str, str]]]
 
 
-@dataclass
-class Session:
-    """What the cross-message rules need to remember of one session."""
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_US = timedelta(microseconds=1)
+_NO_TIME = -(1 << 63)  # `_LAST.pack` of a session whose messages had no real created_at
+_LAST = struct.Struct(">qH")  # created_at in microseconds, the length of its text in bytes
 
-    last_id: str | None = None
-    last_created: str | None = None
-    last_created_at: datetime | None = None  # parsed, so `Z` and `+00:00` compare right
-    # tool id -> (path, line, pointer of the message, block index) of uses awaiting a result
-    open_uses: dict[str, tuple[str, int, str, int]] = field(default_factory=dict)
-    answered: set[str] = field(default_factory=set)
-    # uses of non-complete messages (§5.1.5): a result may answer them, none is required
-    optional_uses: set[str] = field(default_factory=set)
+
+class Calls:
+    """The tool calls of one session: made only when one of its messages has a tool block."""
+
+    __slots__ = ("answered", "open_uses", "optional_uses")
+
+    def __init__(self) -> None:
+        # tool id -> (path, line, pointer of the message, block index) of uses awaiting a result
+        self.open_uses: dict[str, tuple[str, int, str, int]] = {}
+        self.answered: set[str] = set()
+        # uses of non-complete messages (§5.1.5): a result may answer them, none is required
+        self.optional_uses: set[str] = set()
+
+
+class Session:
+    """What the cross-message rules need to remember of one session, kept small: a run
+    holds one per session id it has seen (a store of a million short sessions, a
+    million of these). The last message is one `bytes` (`last`: its created_at in
+    microseconds, that text and its id, in UTF-8), read back by the properties; the
+    tool calls (`Calls`) are made when a message of the session has a tool block."""
+
+    __slots__ = ("calls", "last")
+
+    def __init__(self) -> None:
+        self.last: bytes | None = None  # `_LAST` + created_at text + id (None: no message yet)
+        self.calls: Calls | None = None
+
+    @property
+    def last_id(self) -> str | None:
+        last = self.last
+        if last is None:
+            return None
+        _, n = _LAST.unpack_from(last)
+        return last[_LAST.size + n :].decode("utf-8", "surrogatepass")
+
+    @property
+    def last_created(self) -> str | None:
+        """The text of the last real created_at (messages without one leave it)."""
+        last = self.last
+        if last is None or _LAST.unpack_from(last)[0] == _NO_TIME:
+            return None
+        n = _LAST.unpack_from(last)[1]
+        return last[_LAST.size : _LAST.size + n].decode("utf-8", "surrogatepass")
+
+    @property
+    def last_created_at(self) -> datetime | None:
+        """The last real created_at, parsed (so `Z` and `+00:00` compare right)."""
+        last = self.last
+        if last is None:
+            return None
+        micros = _LAST.unpack_from(last)[0]
+        return None if micros == _NO_TIME else _EPOCH + micros * _US
+
+    def take(self, mid: str, created: str, at: datetime | None) -> None:
+        """The session's last message is `mid`; its created_at counts when real (`at`)."""
+        if at is None:
+            last = self.last
+            if last is not None and _LAST.unpack_from(last)[0] != _NO_TIME:  # the time stays
+                n = _LAST.size + _LAST.unpack_from(last)[1]
+                self.last = last[:n] + mid.encode("utf-8", "surrogatepass")
+                return
+            self.last = _LAST.pack(_NO_TIME, 0) + mid.encode("utf-8", "surrogatepass")
+            return
+        text = created.encode("utf-8", "surrogatepass")
+        # `at` is aware (the schemas' created_at ends in Z or +00:00): microseconds are exact
+        self.last = _LAST.pack((at - _EPOCH) // _US, len(text)) + text + mid.encode("utf-8", "surrogatepass")
+
+    def tool_calls(self) -> Calls:
+        calls = self.calls
+        if calls is None:
+            calls = self.calls = Calls()
+        return calls
+
+    @property
+    def open_uses(self) -> dict[str, tuple[str, int, str, int]]:
+        return self.tool_calls().open_uses
+
+    @property
+    def answered(self) -> set[str]:
+        return self.tool_calls().answered
+
+    @property
+    def optional_uses(self) -> set[str]:
+        return self.tool_calls().optional_uses
+
+    def _facts(self) -> tuple[Any, ...]:
+        c = self.calls
+        if c is None or not (c.open_uses or c.answered or c.optional_uses):
+            return (self.last, {}, set(), set())
+        return (self.last, c.open_uses, c.answered, c.optional_uses)
+
+    def __eq__(self, other: object) -> bool:  # what the rules can read (no Calls = empty Calls)
+        return isinstance(other, Session) and self._facts() == other._facts()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def __repr__(self) -> str:
+        return f"Session(last_id={self.last_id!r}, last_created={self.last_created!r}, calls={self._facts()[1:]!r})"
 
 
 class IdSet:
@@ -207,9 +299,7 @@ def commit_message(state: RunState, sess: Session, mid: str, created: str, at: A
     """The session takes one message (after the session rules have seen it)."""
     if track_ids:
         state.message_ids.add(mid)
-    sess.last_id = mid
-    if at is not None:
-        sess.last_created, sess.last_created_at = created, at
+    sess.take(mid, created, at)
 
 
 def commit_tool_block(

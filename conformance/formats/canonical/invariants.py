@@ -372,6 +372,8 @@ def result_unpaired(
 @FINISH.register(R.TOOL_UNANSWERED)
 def tool_unanswered(state: RunState, emit: Emit) -> None:
     for sid, sess in state.sessions.items():
-        for tid, (path, line, prefix, i) in sess.open_uses.items():
+        if sess.calls is None:  # no tool block (reading `open_uses` would make its calls)
+            continue
+        for tid, (path, line, prefix, i) in sess.calls.open_uses.items():
             emit(Record(path, line, prefix, None, 0), f"/content/{i}", R.TOOL_UNANSWERED,
                  f"tool_use {tid} in session {sid} was never answered by a tool_result")  # fmt: skip

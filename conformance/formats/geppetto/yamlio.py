@@ -44,6 +44,10 @@ MAX_DEPTH = 200
 """Deepest nesting accepted (jiter's limit for JSON input is the same order)."""
 ALIAS_BUDGET = 100_000
 """Nodes that aliases may add beyond the document's own node count (bounds billion laughs)."""
+MAX_NODES = 1_000_000
+"""The document's own nodes: each costs about 150 bytes here (its value and its pointer's
+line), and a flow-style `[1,1,1,...]` is a node per two bytes, so without this limit a
+16 MiB file took about 1.1 GB; with it a read stays near 200 MB."""
 
 TAG = "tag:yaml.org,2002:"
 
@@ -276,6 +280,8 @@ class _Builder:
 
     def _count(self, n: int, line: int, pointer: str, alias: bool) -> None:
         self.nodes += n
+        if not alias and self.nodes - self.alias_nodes > MAX_NODES:
+            raise _Abort(self.finding(R.TOO_LARGE, line, pointer, f"more than {MAX_NODES} nodes; refused"))
         if alias:
             self.alias_nodes += n
             if self.alias_nodes > ALIAS_BUDGET + self.nodes - self.alias_nodes:
