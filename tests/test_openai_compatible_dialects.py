@@ -285,8 +285,9 @@ def test_streamed_tool_calls_without_index(tmp_path, capsys):
     ) == [["", '{"x":', " 1}"], ["{}"]]
 
 
-def test_stream_ending_after_its_finish_reason_without_done(tmp_path, capsys, caplog):
-    stream = _sse(_chunk({"role": "assistant", "content": "Hi."}), _chunk({}, "stop"), done=False)
+def test_stream_ending_after_its_finish_reason_and_usage_without_done(tmp_path, capsys, caplog):
+    usage = {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}
+    stream = _sse(_chunk({"role": "assistant", "content": "Hi."}), _chunk({}, "stop"), _chunk(usage=usage), done=False)
     rc, out, err = _parse_cli(tmp_path, stream, capsys, "--stream")
     assert rc == 0, err
     assert "[DONE]" in err  # a warning names what was missing
@@ -296,9 +297,11 @@ def test_stream_ending_after_its_finish_reason_without_done(tmp_path, capsys, ca
     assert any(getattr(r, "event", None) == "done_missing" for r in caplog.records)
 
 
-def test_a_cut_stream_is_still_refused():
-    """No finish_reason and no [DONE]: the stream was cut (contract §6.5), whatever the server."""
-    stream = _sse(_chunk({"role": "assistant", "content": "Hi"}), done=False)
+@pytest.mark.parametrize("finish", [None, "stop"])
+def test_a_cut_stream_is_still_refused(finish):
+    """Without [DONE], and without the finish_reason or the usage chunk the docs put before
+    it: the stream was cut (contract §6.5), whatever the server."""
+    stream = _sse(_chunk({"role": "assistant", "content": "Hi"}, finish), done=False)
     with pytest.raises(WireFormatError, match=r"\[DONE\]"):
         list(OpenAIChatAdapter().stream_response([stream.encode()], _ctx()))
 

@@ -166,8 +166,11 @@ def _stream_usage(events: list[Any]) -> Any:
 
 def _stream_tool_fragments(events: list[Any]) -> list[list[str]] | None:
     """`choices[0].delta.tool_calls[].function.arguments` fragments, one list per tool call
-    (keyed by the call's `index`; its first chunk carries the `id`)."""
+    (keyed by the call's `index`; its first chunk carries the `id`). A compatible server's
+    calls without `index` are keyed by their `id`, and a fragment with neither continues
+    the call before it (stream-event.json)."""
     calls: dict[Any, list[str]] = {}
+    last: Any = None
     for e in events:
         choices = e.get("choices") if isinstance(e, dict) else None
         for c in choices if isinstance(choices, list) else []:
@@ -178,6 +181,9 @@ def _stream_tool_fragments(events: list[Any]) -> list[list[str]] | None:
                     continue
                 frag = (tc.get("function") or {}).get("arguments")
                 key = tc.get("index")
+                if key is None:
+                    key = f"id:{tc['id']}" if isinstance(tc.get("id"), str) and tc["id"] else last
+                last = key
                 if key not in calls:
                     calls[key] = []
                 if isinstance(frag, str):
