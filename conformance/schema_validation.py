@@ -313,8 +313,8 @@ class SchemaValidator:
         return SchemaError(pointer_of(path), where + msg, str(v))
 
 
-def _properties(schema: dict[str, Any]) -> set[str]:
-    props = schema.get("properties")
+def _properties(schema: dict[str, Any] | None) -> set[str]:
+    props = schema.get("properties") if schema is not None else None
     return set(props) if isinstance(props, dict) else set()
 
 

@@ -42,7 +42,14 @@ def _reply(message: dict[str, Any], **choice: Any) -> dict[str, Any]:
 
 def _chunk(delta: dict[str, Any] | None = None, finish: str | None = None, **top: Any) -> dict[str, Any]:
     choices = [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish}]
-    return {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "m-1", "choices": choices, **top}
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "m-1",
+        "choices": choices,
+        **top,
+    }
 
 
 def _sse(*events: dict[str, Any], done: bool = True) -> str:
@@ -108,7 +115,12 @@ DIALECTS: dict[str, tuple[dict[str, Any], str, str | None, str]] = {
             }
         ),
         _sse(
-            _chunk({"role": "assistant", "content": [{"type": "thinking", "thinking": [{"type": "text", "text": "Short "}]}]}),
+            _chunk(
+                {
+                    "role": "assistant",
+                    "content": [{"type": "thinking", "thinking": [{"type": "text", "text": "Short "}]}],
+                }
+            ),
             _chunk({"content": [{"type": "thinking", "thinking": [{"type": "text", "text": "question."}]}]}),
             _chunk({"content": [{"type": "text", "text": "Paris."}]}),
             _chunk({"content": ""}, "stop"),
@@ -137,7 +149,10 @@ DIALECTS: dict[str, tuple[dict[str, Any], str, str | None, str]] = {
                 ],
             },
             _chunk({"role": "assistant", "content": "Hello."}),
-            {**_chunk({}, "stop"), "choices": [{"index": 0, "delta": {}, "finish_reason": "stop", "content_filter_results": {}}]},
+            {
+                **_chunk({}, "stop"),
+                "choices": [{"index": 0, "delta": {}, "finish_reason": "stop", "content_filter_results": {}}],
+            },
         ),
         None,
         "Hello.",
@@ -270,7 +285,12 @@ def test_choice_without_finish_reason(tmp_path, capsys):
 def test_streamed_tool_calls_without_index(tmp_path, capsys):
     """Each call arrives with its id (a new call), its fragments after it without one."""
     stream = _sse(
-        _chunk({"role": "assistant", "tool_calls": [{"id": "call_a", "type": "function", "function": {"name": "f", "arguments": ""}}]}),
+        _chunk(
+            {
+                "role": "assistant",
+                "tool_calls": [{"id": "call_a", "type": "function", "function": {"name": "f", "arguments": ""}}],
+            }
+        ),
         _chunk({"tool_calls": [{"function": {"arguments": '{"x":'}}]}),
         _chunk({"tool_calls": [{"function": {"arguments": " 1}"}}]}),
         _chunk({"tool_calls": [{"id": "call_b", "type": "function", "function": {"name": "g", "arguments": "{}"}}]}),
@@ -291,6 +311,7 @@ def test_stream_ending_after_its_finish_reason_and_usage_without_done(tmp_path, 
     rc, out, err = _parse_cli(tmp_path, stream, capsys, "--stream")
     assert rc == 0, err
     assert "[DONE]" in err  # a warning names what was missing
+    assert json.loads(out.splitlines()[-1])["content"] == [{"type": "text", "text": "Hi."}]
     with caplog.at_level(logging.WARNING):
         events = list(OpenAIChatAdapter().stream_response([stream.encode()], _ctx()))
     assert events[-1]["stop_reason"] == "end_turn" and events[-1]["final_content"] == [{"type": "text", "text": "Hi."}]
@@ -328,7 +349,10 @@ def test_a_bad_chunk_is_named_by_the_member_at_fault(tmp_path, capsys):
     ("where", "event"),
     [
         ("/choices/0/finish_reason", _chunk({"content": "x"}, "halted")),
-        ("/choices/0/delta/tool_calls/0/function/arguments", _chunk({"tool_calls": [{"index": 0, "function": {"arguments": {}}}]})),
+        (
+            "/choices/0/delta/tool_calls/0/function/arguments",
+            _chunk({"tool_calls": [{"index": 0, "function": {"arguments": {}}}]}),
+        ),
         ("/choices/0/index", {**_chunk({}), "choices": [{"index": -1, "delta": {}}]}),
     ],
 )
@@ -339,7 +363,10 @@ def test_documented_rules_still_refuse_events(where, event):
 @pytest.mark.parametrize(
     ("where", "message"),
     [
-        ("/choices/0/message/tool_calls/0/function/arguments", {"tool_calls": [{**_CALL, "function": {"name": "f", "arguments": {}}}]}),
+        (
+            "/choices/0/message/tool_calls/0/function/arguments",
+            {"tool_calls": [{**_CALL, "function": {"name": "f", "arguments": {}}}]},
+        ),
         ("/choices/0/message/content", {"content": 5}),
         ("/choices/0/message/content/0/thinking", {"content": [{"type": "thinking", "thinking": 5}]}),
     ],

@@ -36,7 +36,6 @@ from .base import (
 )
 from .streams import DOTTED, stream_vocabulary, to_canonical_names
 
-
 _log = logging.getLogger("turnspec.adapters.debug")
 
 
