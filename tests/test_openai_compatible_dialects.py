@@ -282,6 +282,17 @@ def test_choice_without_finish_reason(tmp_path, capsys):
     assert json.loads(out)["content"] == [{"type": "text", "text": "Hi."}]
 
 
+def test_stream_without_finish_reason_but_with_done(tmp_path, capsys):
+    """A choice that never carries `finish_reason`, in a stream the server ends with
+    `data: [DONE]`: read as end_turn with the adapter's WARN line, not refused as cut."""
+    rc, out, err = _parse_cli(tmp_path, _sse(_chunk({"role": "assistant", "content": "Hi."})), capsys, "--stream")
+    assert rc == 0, err
+    assert "finish_reason" in err
+    assert json.loads(out.splitlines()[-1])["content"] == [{"type": "text", "text": "Hi."}]
+    rc, _, err = _parse_cli(tmp_path, _sse(_chunk({"role": "assistant", "content": "Hi."}), done=False), capsys)
+    assert rc == 1 and "cut" in err
+
+
 def test_streamed_tool_calls_without_index(tmp_path, capsys):
     """Each call arrives with its id (a new call), its fragments after it without one."""
     stream = _sse(

@@ -156,6 +156,7 @@ def check_stream_framing(text: str, api: WireApi | None) -> None:
     chunks = [text.encode()]
     values: list[Any] = []
     lines: list[int] = []  # the line of each value's event
+    done = False  # SSE `data: [DONE]` seen: the API's own end marker (Chat Completions)
     try:
         if framing is Framing.SSE:
             sse = list(sse_events(chunks))
@@ -163,6 +164,7 @@ def check_stream_framing(text: str, api: WireApi | None) -> None:
                 raise WireFormatError("no server-sent event in the body (a JSON body given --stream?)")
             for ev in sse:
                 if ev.data.strip() == "[DONE]":
+                    done = True
                     continue
                 try:
                     values.append(loads_strict(ev.data))
@@ -208,7 +210,9 @@ def check_stream_framing(text: str, api: WireApi | None) -> None:
     if api.probes.stream_closes is not Probes().stream_closes and not closes:
         raise WireFormatError(f"stream ended without its closing event: cut before its end ({api.name})")
     probe = api.probes.stream_stop_reason
-    if probe is not Probes().stream_stop_reason and probe(values) is None:
+    # a stream that reached `data: [DONE]` was not cut: a compatible server that sends no
+    # finish_reason is the adapter's to read (with its WARN line), not a framing error
+    if probe is not Probes().stream_stop_reason and probe(values) is None and not done:
         raise WireFormatError(f"stream ended without a stop reason: cut before its end ({api.name})")
 
 
