@@ -150,7 +150,8 @@ def check_stream_framing(text: str, api: WireApi | None) -> None:
     Raises a located `WireFormatError` when the body is not the API's framing (a JSON body
     given --stream decodes to no event), an event is not JSON (SSE `[DONE]` excepted), an
     event breaks the API's stream-event schema, or the stream ends without the stop reason
-    every complete stream of the API carries (a cut stream, `data: [DONE]` alone).
+    every complete stream of the API carries (a cut stream) and without SSE `data: [DONE]`
+    (a stream that reached it is read by the adapter, which WARNs of a missing stop reason).
     """
     framing = api.framing if api is not None else Framing.SSE
     chunks = [text.encode()]

@@ -9,6 +9,9 @@ Written from OpenAI's API reference (URLs in `DOCS`), not from the reference ada
   {name, arguments: JSON string}}`) and `tool` (`tool_call_id`, `content`). A tool message
   has no error flag, and the API has no thinking/signature field: reasoning models keep
   their reasoning server-side (`usage.completion_tokens_details.reasoning_tokens`).
+  Compatible servers return theirs in replies only (`reasoning_content`, `reasoning`,
+  Mistral's `thinking` parts: schemas/wire/openai-chat/response.json), and DeepSeek
+  refuses it back, so `Carries.thinking_text` (what a request carries) stays False.
 - Response: `choices[].finish_reason` is stop, length, tool_calls, content_filter or the
   deprecated function_call; `usage` has `prompt_tokens`, `completion_tokens`,
   `prompt_tokens_details.cached_tokens`. `prompt_tokens` INCLUDES the cached tokens
