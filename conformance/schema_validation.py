@@ -233,9 +233,39 @@ class SchemaValidator:
                 yield from self._leaves(sub, branch_title or title)
             return
         if isinstance(err.instance, dict) and disc not in err.instance:
+            shapes = [self._branch(branches[b]) if b < len(branches) else None for b in chosen]
+            if all(s is not None for s in shapes) and not any(disc in _properties(s) for s in shapes):
+                # a union no `disc` tags (e.g. an OpenAI chunk or an error body): the branch
+                # naming most of the instance's members is the one meant, and its errors
+                # name the member at fault
+                fit = [len(set(err.instance) & _properties(s)) for s in shapes]
+                best = max(fit)
+                if best and fit.count(best) == 1:
+                    b = chosen[fit.index(best)]
+                    branch_title = self._title_of(branches[b])
+                    for sub in by_branch[b]:
+                        yield from self._leaves(sub, branch_title or title)
+                    return
+                yield err, title
+                return
             yield _synthetic(err, f"missing `{disc}`: cannot tell which kind of {title} this is", "required"), title
             return
         yield err, title
+
+    def _branch(self, subschema: Any) -> dict[str, Any] | None:
+        """A union branch with its `$ref` followed (relative to the root schema), or None
+        when it cannot be resolved."""
+        if not isinstance(subschema, dict):
+            return None
+        ref = subschema.get("$ref")
+        if not isinstance(ref, str):
+            return subschema
+        base = str(self.schema.get("$id") or urljoin(self.schemas.base_uri, self.root_name))
+        try:
+            target = self.registry.resolver(base_uri=base).lookup(ref).contents
+        except Exception:  # an unresolvable ref: the union is read as before
+            return None
+        return target if isinstance(target, dict) else None
 
     def _describe(self, err: ValidationError, title: str) -> SchemaError:
         path = list(err.absolute_path)
@@ -281,6 +311,11 @@ class SchemaValidator:
         else:
             msg = err.message
         return SchemaError(pointer_of(path), where + msg, str(v))
+
+
+def _properties(schema: dict[str, Any] | None) -> set[str]:
+    props = schema.get("properties") if schema is not None else None
+    return set(props) if isinstance(props, dict) else set()
 
 
 @functools.lru_cache(maxsize=1024)

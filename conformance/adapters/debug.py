@@ -7,6 +7,7 @@ Adapter authors use these to see what their adapter sends and reads; the tests u
 from __future__ import annotations
 
 import functools
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,8 @@ from .base import (
     sse_events,
 )
 from .streams import DOTTED, stream_vocabulary, to_canonical_names
+
+_log = logging.getLogger("turnspec.adapters.debug")
 
 
 def read_conversation(path: Path) -> tuple[list[Message], list[ToolDefinition]]:
@@ -147,12 +150,14 @@ def check_stream_framing(text: str, api: WireApi | None) -> None:
     Raises a located `WireFormatError` when the body is not the API's framing (a JSON body
     given --stream decodes to no event), an event is not JSON (SSE `[DONE]` excepted), an
     event breaks the API's stream-event schema, or the stream ends without the stop reason
-    every complete stream of the API carries (a cut stream, `data: [DONE]` alone).
+    every complete stream of the API carries (a cut stream) and without SSE `data: [DONE]`
+    (a stream that reached it is read by the adapter, which WARNs of a missing stop reason).
     """
     framing = api.framing if api is not None else Framing.SSE
     chunks = [text.encode()]
     values: list[Any] = []
     lines: list[int] = []  # the line of each value's event
+    done = False  # SSE `data: [DONE]` seen: the API's own end marker (Chat Completions)
     try:
         if framing is Framing.SSE:
             sse = list(sse_events(chunks))
@@ -160,6 +165,7 @@ def check_stream_framing(text: str, api: WireApi | None) -> None:
                 raise WireFormatError("no server-sent event in the body (a JSON body given --stream?)")
             for ev in sse:
                 if ev.data.strip() == "[DONE]":
+                    done = True
                     continue
                 try:
                     values.append(loads_strict(ev.data))
@@ -205,7 +211,9 @@ def check_stream_framing(text: str, api: WireApi | None) -> None:
     if api.probes.stream_closes is not Probes().stream_closes and not closes:
         raise WireFormatError(f"stream ended without its closing event: cut before its end ({api.name})")
     probe = api.probes.stream_stop_reason
-    if probe is not Probes().stream_stop_reason and probe(values) is None:
+    # a stream that reached `data: [DONE]` was not cut: a compatible server that sends no
+    # finish_reason is the adapter's to read (with its WARN line), not a framing error
+    if probe is not Probes().stream_stop_reason and probe(values) is None and not done:
         raise WireFormatError(f"stream ended without a stop reason: cut before its end ({api.name})")
 
 
@@ -273,19 +281,42 @@ def parse(
             "schema_version": 1,
         }
         return Parsed(message, events)
+    if status >= 400:
+        return Parsed(adapter.from_wire_response(WireResponse(_error_body(text, api), status), ctx), [])
     try:
         body = loads_strict(text)
     except ValueError as exc:
         raise InputError(f"response is neither JSON nor a stream: {exc}") from None
     if api is not None:
         # the independent oracle: the body must be what the provider documents
-        v = wire_schemas.validator(api, "error" if status >= 400 else "response")
+        v = wire_schemas.validator(api, "response")
         if v is not None and not v.is_valid(body):
             e = v.errors(body)[0]
-            raise WireFormatError(
-                f"{e.pointer or '/'}: {e.message} ({api.name} {'error' if status >= 400 else 'response'} schema)"
-            )
+            raise WireFormatError(f"{e.pointer or '/'}: {e.message} ({api.name} response schema)")
     return Parsed(adapter.from_wire_response(WireResponse(body, status), ctx), [])
+
+
+def _error_body(text: str, api: WireApi | None) -> Any:
+    """The body of an HTTP error, for the adapter to classify. Adapter contract §6.2 maps
+    the HTTP status to an error class whatever the body says, so a body in another shape
+    than the API's error schema (a proxy's `{"detail": ...}`, `"error": "text"`, an HTML
+    page, nothing at all) is not refused: a WARN line names the first member off the
+    schema, and a body that is not JSON reaches the adapter as its text."""
+    try:
+        body = loads_strict(text)
+    except ValueError:
+        _log.warning("HTTP error body is not JSON (%d characters); classified by its status", len(text))
+        return text
+    v = wire_schemas.validator(api, "error") if api is not None else None
+    if api is not None and v is not None and not v.is_valid(body):
+        e = v.errors(body)[0]
+        _log.warning(
+            "HTTP error body is not the %s error shape at %s (%s); classified by its status",
+            api.name,
+            e.pointer or "/",
+            e.message,
+        )
+    return body
 
 
 __all__ = [

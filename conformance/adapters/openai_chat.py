@@ -10,6 +10,13 @@ Wire format as documented at platform.openai.com/docs/api-reference/chat:
   take text only, so an image inside a tool_result is dropped with the §7.3 WARN line.
 - Thinking and redacted thinking are always dropped with WARN (contract §4.3: OpenAI
   reasoning is not mapped in v1); `is_error` has no wire field and is reported the same way.
+  DeepSeek's reasoning guide says the same of its `reasoning_content`: "if the
+  reasoning_content field is included in the sequence of input messages, the API will
+  return a 400 error", so nothing is sent back in its place.
+- OpenAI-compatible servers' reasoning in replies (`REASONING_FIELDS` on `message` and
+  on a stream's `delta`, and Mistral's `thinking` content parts) reads as one unsigned
+  thinking block before the text (streamed: `thinking_delta`s); it is not also kept in
+  `provider_raw`, so it never goes back.
 - Streaming requests ask for usage (`stream_options.include_usage`, contract §7.2; TC905
   checks it through the record's `stream_usage_request`), also when the caller passes other
   `stream_options`.
@@ -63,6 +70,11 @@ _ERROR_CODE = {
     "invalid_api_key": "auth",
 }
 _MESSAGE_KEYS = {"role", "content", "tool_calls", "tool_call_id"}
+# the reasoning text compatible servers return beside the answer, first found wins (vLLM
+# sends both while renaming one to the other): `reasoning_content` (DeepSeek's reasoning
+# model guide, Qwen on Alibaba Model Studio, older vLLM) and `reasoning` (Ollama's OpenAI
+# compatibility, vLLM's reasoning outputs, Groq's reasoning_format "parsed", OpenRouter, xAI)
+REASONING_FIELDS = ("reasoning_content", "reasoning")
 
 
 class OpenAIChatAdapter(CancellableStreams, BaseAdapter):
@@ -349,11 +361,13 @@ class OpenAIChatAdapter(CancellableStreams, BaseAdapter):
         choice = body["choices"][0]
         msg = choice.get("message") or {}
         sid = request_context.session_id
-        content = self.content_from_wire(sid, msg)
+        content = self.content_from_wire(sid, msg, reasoning=True)
         raw: dict[str, Any] = {k: body[k] for k in ("id", "system_fingerprint") if body.get(k) is not None}
         if choice.get("finish_reason") is not None:
             raw["finish_reason"] = choice["finish_reason"]
-        extra = {k: v for k, v in msg.items() if k not in _MESSAGE_KEYS}
+        # the reasoning was read as thinking: kept here too, it would go back to a server
+        # that refuses it (DeepSeek answers 400)
+        extra = {k: v for k, v in msg.items() if k not in _MESSAGE_KEYS and k not in REASONING_FIELDS}
         if extra:
             raw["message"] = extra
         return self.assemble(
@@ -364,20 +378,34 @@ class OpenAIChatAdapter(CancellableStreams, BaseAdapter):
             provider_raw=raw,
         )
 
-    def content_from_wire(self, session_id: str, msg: Mapping[str, Any]) -> list[Block]:
-        content: list[Block] = []
+    def content_from_wire(self, session_id: str, msg: Mapping[str, Any], *, reasoning: bool = False) -> list[Block]:
+        """A wire message's blocks: with `reasoning` (a reply), its reasoning fields first as
+        thinking; then its content (a string, or parts: `text`, and Mistral's `thinking`
+        holding text parts, in their order); then its tool calls. A request's assistant
+        messages keep their reasoning fields verbatim (`provider_raw`), as requests are read."""
+        content: list[Block] = self.reasoning_from_wire(msg) if reasoning else []
         c = msg.get("content")
         if isinstance(c, str) and c:
             content.append({"type": "text", "text": c})
         elif isinstance(c, list):
-            content.extend(
-                {"type": "text", "text": str(p.get("text", ""))}
-                for p in c
-                if isinstance(p, dict) and p.get("type") == "text"
-            )
+            for p in c:
+                kind, text = content_part(p)
+                if kind == "text":
+                    content.append({"type": "text", "text": text})
+                elif kind == "thinking":
+                    content.append({"type": "thinking", "text": text, "signature": None})
         for call in msg.get("tool_calls") or []:
             content.append(self.tool_call_from_wire(session_id, call))
         return content
+
+    def reasoning_from_wire(self, msg: Mapping[str, Any]) -> list[Block]:
+        """The reasoning text of a reply's message (the first non-empty of REASONING_FIELDS)
+        as one unsigned thinking block: these servers issue no signature."""
+        for key in REASONING_FIELDS:
+            text = msg.get(key)
+            if isinstance(text, str) and text:
+                return [{"type": "thinking", "text": text, "signature": None}]
+        return []
 
     def tool_call_from_wire(self, session_id: str, call: Mapping[str, Any]) -> Block:
         fn = call.get("function") or {}
@@ -407,7 +435,7 @@ class OpenAIChatAdapter(CancellableStreams, BaseAdapter):
         err = body.get("error") if isinstance(body, dict) else None
         code = err.get("code") if isinstance(err, dict) else None
         etype = err.get("type") if isinstance(err, dict) else None
-        msg = str(err.get("message")) if isinstance(err, dict) else str(body)[:200]
+        msg = _error_text(body, err)
         hint = _ERROR_CODE.get(str(code)) or ("server_error" if etype == "server_error" else None)
         exc = error_for_status(status, f"{code or etype or 'error'}: {msg}", hint=hint)
         h = {str(k).lower(): v for k, v in (headers or {}).items()}
@@ -610,7 +638,15 @@ class _ChatStream:
     arguments that are not a JSON object are `WireFormatError`s naming the event's position,
     raised after `message_complete` with `stop_reason: error` (contract §6.5). A complete
     stream (`[DONE]` seen) without any `finish_reason`, as some compatible routers send, is
-    read as tool_use/end_turn with a WARN line.
+    read as tool_use/end_turn with a WARN line; so is a stream a compatible server closes
+    without `[DONE]` after its `finish_reason` and its usage chunk (the last chunk the docs
+    put before `[DONE]`); without either it was cut.
+
+    Compatible servers' chunks (issue 25): `delta.reasoning_content` / `delta.reasoning`
+    and Mistral's `thinking` parts in a `delta.content` list are `thinking_delta`s of an
+    unsigned thinking block; tool calls without `index` start with their `id` and continue
+    without one; a chunk with no choice, usage nor model (Azure's content-filter results
+    first) does not open the message, so `message_start` names the model of the next one.
     """
 
     def __init__(self, adapter: OpenAIChatAdapter, ctx: RequestContext) -> None:
@@ -619,7 +655,9 @@ class _ChatStream:
         self.mid = ctx.message_id or new_ulid()
         self.content: list[Block] = []
         self.text_at: int | None = None
-        self.calls: dict[int, int] = {}  # wire tool_calls index -> canonical block index
+        self.calls: dict[int | str, int] = {}  # wire tool_calls index (or "id:<id>") -> canonical block index
+        self.open_key: int | str | None = None  # the key of the open call
+        self.think_at: int | None = None
         self.args: dict[int, str] = {}
         self.open_call: int | None = None
         self.closed: set[int] = set()
@@ -679,9 +717,19 @@ class _ChatStream:
                 yield from self.fail(str(exc))
                 return
         self.position += 1
-        if not done:
+        if not done and (self.stop_reason is None or self.usage is None):
             yield from self.fail("stream ended before data: [DONE]")
-        if not self.chunks:
+        if not done:
+            # the finish_reason and the usage chunk arrived ("an additional chunk will be
+            # streamed before the data: [DONE] message", chat/create stream_options, which
+            # this adapter always asks for): nothing is missing but `[DONE]`, which some
+            # compatible servers do not send
+            self.a.log.warning(
+                "%s: stream ended after its finish_reason without data: [DONE]",
+                self.a.name,
+                extra={"event": "done_missing", "adapter": self.a.name, "session_id": self.ctx.session_id},
+            )
+        elif not self.chunks:
             self.position = done_at
             raise self.error("data: [DONE] with no chunk before it")
         if self.stop_reason is None:
@@ -698,6 +746,7 @@ class _ChatStream:
         except _Malformed as exc:
             yield from self.fail(str(exc))
             return
+        yield from self.start()  # a stream of content-filter chunks only still opens
         yield from end
         self.finished = True
         yield self.complete(self.stop_reason or "end_turn")
@@ -711,12 +760,14 @@ class _ChatStream:
         self.chunks += 1
         if obj.get("model") and not self.started:
             self.model = f"{self.a.provider}:{obj['model']}"
-        yield from self.start()
         choices = obj.get("choices")
         if choices is None:
             choices = []
         if not isinstance(choices, list):
             raise _Malformed("`choices` is not a list")
+        if not choices and not obj.get("model") and obj.get("usage") is None:
+            return  # Azure's `prompt_filter_results` chunk: nothing canonical, no model yet
+        yield from self.start()
         for choice in choices:
             if not isinstance(choice, dict):
                 raise _Malformed("a choice is not an object")
@@ -727,9 +778,17 @@ class _ChatStream:
             delta = choice.get("delta") or {}
             if self.stop_reason is not None and (delta.get("content") or delta.get("tool_calls")):
                 raise _Malformed("content after finish_reason")
+            yield from self.reasoning(delta)
             text = delta.get("content")
             if isinstance(text, str) and text:
                 yield from self.text(text)
+            elif isinstance(text, list):
+                for part in text:
+                    kind, piece = content_part(part)
+                    if kind == "thinking" and piece:
+                        yield from self.thinking(piece)
+                    elif kind == "text" and piece:
+                        yield from self.text(piece)
             calls = delta.get("tool_calls") or []
             if not isinstance(calls, list):
                 raise _Malformed("delta.tool_calls is not a list")
@@ -743,6 +802,28 @@ class _ChatStream:
             self.usage = usage
             yield {"type": "usage_update", "message_id": self.mid, "usage": dict(usage)}
 
+    def reasoning(self, delta: Mapping[str, Any]) -> Iterator[StreamEvent]:
+        """A delta's reasoning text (the first non-empty of REASONING_FIELDS)."""
+        for key in REASONING_FIELDS:
+            piece = delta.get(key)
+            if isinstance(piece, str) and piece:
+                yield from self.thinking(piece)
+                return
+
+    def thinking(self, text: str) -> Iterator[StreamEvent]:
+        if self.think_at is None or self.think_at != len(self.content) - 1:
+            yield from self.end_call()
+            self.think_at = len(self.content)
+            self.content.append({"type": "thinking", "text": "", "signature": None})
+        self.content[self.think_at]["text"] += text
+        yield {
+            "type": "thinking_delta",
+            "message_id": self.mid,
+            "content_block_index": self.think_at,
+            "text": text,
+            "signature": None,  # these servers issue none
+        }
+
     def text(self, text: str) -> Iterator[StreamEvent]:
         if self.text_at is None or self.text_at != len(self.content) - 1:
             yield from self.end_call()
@@ -754,8 +835,17 @@ class _ChatStream:
     def tool_call(self, call: Any) -> Iterator[StreamEvent]:
         if not isinstance(call, dict):
             raise _Malformed("a tool call delta is not an object")
-        wi = call.get("index")
-        if not isinstance(wi, int) or isinstance(wi, bool) or wi < 0:
+        wi: int | str | None = call.get("index")
+        if wi is None:
+            # a compatible server's calls without `index` (issue 25): one with an id names
+            # its call, one without continues the open call
+            if isinstance(call.get("id"), str) and call["id"]:
+                wi = f"id:{call['id']}"
+            elif self.open_key is not None:
+                wi = self.open_key
+            else:
+                raise _Malformed("a tool call delta without index nor id continues no call")
+        elif not isinstance(wi, int) or isinstance(wi, bool) or wi < 0:
             raise _Malformed(f"tool call index {wi!r} is not a non-negative integer")
         fn = call.get("function") or {}
         k = self.calls.get(wi)
@@ -768,6 +858,7 @@ class _ChatStream:
             self.content.append({"type": "tool_use", "id": cid, "name": str(fn.get("name") or ""), "input": {}})
             self.args[k] = ""
             self.open_call = k
+            self.open_key = wi
             yield {
                 "type": "tool_use_start",
                 "message_id": self.mid,
@@ -800,6 +891,7 @@ class _ChatStream:
         if parsed is None:
             raise _Malformed(f"tool call {block['name']!r} arguments are not a JSON object: {self.args[k][:80]!r}")
         self.open_call = None
+        self.open_key = None
         self.closed.add(k)
         block["input"] = parsed
         yield {
@@ -822,6 +914,39 @@ class _ChatStream:
             "final_content": content,
             "usage": dict(usage) if usage else None,
         }
+
+
+def content_part(part: Any) -> tuple[str | None, str]:
+    """(kind, text) of one typed content part: `text` {text}; Mistral's `thinking` {thinking:
+    [text parts]} (docs.mistral.ai, "Reasoning"); anything else (None, "")."""
+    if not isinstance(part, dict):
+        return None, ""
+    if part.get("type") == "text":
+        return "text", str(part.get("text") or "")
+    if part.get("type") == "thinking":
+        inner = part.get("thinking")
+        if isinstance(inner, str):
+            return "thinking", inner
+        texts = [str(q.get("text") or "") for q in inner or [] if isinstance(q, dict) and q.get("type") == "text"]
+        return "thinking", "".join(texts)
+    return None, ""
+
+
+def _error_text(body: Any, err: Any) -> str:
+    """The server's words in an error body: OpenAI's `error.message`; else a compatible
+    server's `error` string or FastAPI-style `detail` (vLLM, proxies); else the body's
+    first 200 characters (the HTTP status still classifies it, contract §6.2)."""
+    if isinstance(err, dict):
+        return str(err.get("message"))
+    if isinstance(err, str):
+        return err
+    detail = body.get("detail") if isinstance(body, dict) else None
+    if isinstance(detail, str):
+        return detail
+    if detail is not None:
+        return json.dumps(detail, ensure_ascii=False)[:200]
+    text = body if isinstance(body, str) else json.dumps(body, ensure_ascii=False)
+    return text[:200] if text.strip() else "(empty body)"
 
 
 class _Malformed(Exception):

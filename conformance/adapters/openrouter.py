@@ -110,8 +110,15 @@ class OpenRouterChatAdapter(OpenAIChatAdapter):
 
     # -- wire -> canonical ---------------------------------------------------------------
 
-    def content_from_wire(self, session_id: str, msg: Mapping[str, Any]) -> list[Block]:
-        return reasoning_blocks(msg) + super().content_from_wire(session_id, msg)
+    def content_from_wire(self, session_id: str, msg: Mapping[str, Any], *, reasoning: bool = True) -> list[Block]:
+        """Reasoning is read in requests too: it goes back to OpenRouter ("Preserving
+        reasoning blocks")."""
+        return super().content_from_wire(session_id, msg, reasoning=True)
+
+    def reasoning_from_wire(self, msg: Mapping[str, Any]) -> list[Block]:
+        """`reasoning_details` (else the `reasoning` string), else what the openai-chat
+        adapter reads (`reasoning_content`)."""
+        return reasoning_blocks(msg) or super().reasoning_from_wire(msg)
 
     def from_wire_response(self, response: WireResponse | WireBody, request_context: RequestContext) -> Message:
         m = super().from_wire_response(response, request_context)
@@ -222,25 +229,18 @@ class _RouterStream(_ChatStream):
         self.reasoning_at: dict[Any, int] = {}  # detail index -> canonical block index
         self.open_reasoning: int | None = None
 
-    def chunk(self, obj: dict[str, Any]) -> Iterator[StreamEvent]:
-        if obj.get("model") and not self.started:
-            self.model = f"{self.a.provider}:{obj['model']}"
-        choices = obj.get("choices")
-        if isinstance(choices, list):
-            for choice in choices:
-                delta = choice.get("delta") if isinstance(choice, dict) else None
-                if not isinstance(delta, dict):
-                    continue
-                details = delta.get("reasoning_details")
-                if isinstance(details, list) and details:
-                    yield from self.start()
-                    for d in details:
-                        if isinstance(d, dict):
-                            yield from self.detail(d)
-                elif isinstance(delta.get("reasoning"), str) and delta["reasoning"]:
-                    yield from self.start()
-                    yield from self.detail({"type": "reasoning.text", "text": delta["reasoning"], "index": "plain"})
-        yield from super().chunk(obj)
+    def reasoning(self, delta: Mapping[str, Any]) -> Iterator[StreamEvent]:
+        """`delta.reasoning_details` entries, else the `reasoning` string, else what the
+        openai-chat stream reads (`reasoning_content`)."""
+        details = delta.get("reasoning_details")
+        if isinstance(details, list) and details:
+            for d in details:
+                if isinstance(d, dict):
+                    yield from self.detail(d)
+        elif isinstance(delta.get("reasoning"), str) and delta["reasoning"]:
+            yield from self.detail({"type": "reasoning.text", "text": delta["reasoning"], "index": "plain"})
+        else:
+            yield from super().reasoning(delta)
 
     def detail(self, d: dict[str, Any]) -> Iterator[StreamEvent]:
         key = d.get("index", len(self.reasoning_at))

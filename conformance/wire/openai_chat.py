@@ -9,6 +9,9 @@ Written from OpenAI's API reference (URLs in `DOCS`), not from the reference ada
   {name, arguments: JSON string}}`) and `tool` (`tool_call_id`, `content`). A tool message
   has no error flag, and the API has no thinking/signature field: reasoning models keep
   their reasoning server-side (`usage.completion_tokens_details.reasoning_tokens`).
+  Compatible servers return theirs in replies only (`reasoning_content`, `reasoning`,
+  Mistral's `thinking` parts: schemas/wire/openai-chat/response.json), and DeepSeek
+  refuses it back, so `Carries.thinking_text` (what a request carries) stays False.
 - Response: `choices[].finish_reason` is stop, length, tool_calls, content_filter or the
   deprecated function_call; `usage` has `prompt_tokens`, `completion_tokens`,
   `prompt_tokens_details.cached_tokens`. `prompt_tokens` INCLUDES the cached tokens
@@ -166,8 +169,11 @@ def _stream_usage(events: list[Any]) -> Any:
 
 def _stream_tool_fragments(events: list[Any]) -> list[list[str]] | None:
     """`choices[0].delta.tool_calls[].function.arguments` fragments, one list per tool call
-    (keyed by the call's `index`; its first chunk carries the `id`)."""
+    (keyed by the call's `index`; its first chunk carries the `id`). A compatible server's
+    calls without `index` are keyed by their `id`, and a fragment with neither continues
+    the call before it (stream-event.json)."""
     calls: dict[Any, list[str]] = {}
+    last: Any = None
     for e in events:
         choices = e.get("choices") if isinstance(e, dict) else None
         for c in choices if isinstance(choices, list) else []:
@@ -178,6 +184,9 @@ def _stream_tool_fragments(events: list[Any]) -> list[list[str]] | None:
                     continue
                 frag = (tc.get("function") or {}).get("arguments")
                 key = tc.get("index")
+                if key is None:
+                    key = f"id:{tc['id']}" if isinstance(tc.get("id"), str) and tc["id"] else last
+                last = key
                 if key not in calls:
                     calls[key] = []
                 if isinstance(frag, str):
