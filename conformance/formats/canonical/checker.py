@@ -100,7 +100,7 @@ class CanonicalRun:
             toolset=toolset,
             prices=load_price_table(options.pricing) if options.pricing else None,
         )
-        self._track_ids = self.driver.enabled(R.MESSAGE_UNIQUE.id)  # the one run-wide set (see module doc)
+        self.track_ids = self.driver.enabled(R.MESSAGE_UNIQUE.id)  # the one run-wide set (see module doc)
         self._pending: list[Finding] = []
         self._errors: dict[tuple[int, bytes], list[SchemaError]] = {}  # `_schema_errors`
         # the fast path (fast.py) serves JSON Lines when it can prove every enabled rule
@@ -238,7 +238,7 @@ class CanonicalRun:
         sess = state.session(msg["session_id"])
         for _info, _, fn in d.session:
             fn(ctx, facts, sess, state, emit)
-        commit_message(state, sess, mid, msg["created_at"], parse_created_at(msg["created_at"]), self._track_ids)
+        commit_message(state, sess, mid, msg["created_at"], parse_created_at(msg["created_at"]), self.track_ids)
         for i, block in facts.tools:
             if facts.complete:
                 for _info, _, sfn in d.session_block:

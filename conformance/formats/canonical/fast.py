@@ -73,15 +73,35 @@ import msgspec
 from ...findings import Finding
 from ...jsonio import LineFraming, Record, _skip_rest_of_line, open_input
 from . import rules as R
-from .engine import FAMILIES, Driver, RunState, Session, SessionFacts, commit_message, commit_tool_block
+from .engine import FAMILIES, Context, Driver, RunState, Session, SessionFacts, commit_message, commit_tool_block
 from .fastmodel import RAW_SHAPES, RawModel, message_model, raw_model
 from .invariants import _CANONICAL_TIME, file_ref_problem, parse_created_at, url_ok
 from .pricing import _BUCKETS
 from .tools import _USE_NAME
 
 if TYPE_CHECKING:
-    from ..base import FileStats, ProgressHook
-    from .checker import CanonicalRun
+    from ..base import FileStats, Options, ProgressHook
+
+
+class Run(typing.Protocol):
+    """What the fast path reads of its run (`checker.CanonicalRun`): its options, schema
+    revisions, driver, context and state, and its exact path for what it cannot clear.
+    Declared here, not imported, so the fast path sits below the run that builds it."""
+
+    options: Options
+    revision: dict[int, str]
+    latest: int
+    driver: Driver
+    ctx: Context
+    state: RunState
+    track_ids: bool
+
+    def session(self, facts: SessionFacts) -> list[Finding]: ...
+
+    def check_message(self, rec: Record) -> list[Finding]: ...
+
+    def check_tool_definition(self, rec: Record) -> Iterator[Finding]: ...
+
 
 _UNSET = msgspec.UNSET
 BLOCK_BYTES = 1 << 18  # bytes read at a time: their whole lines are decoded, re-encoded and compared as one batch
@@ -319,7 +339,7 @@ def _b64_ok(data: str) -> bool:
 class FastPath:
     """The fast path of one `CanonicalRun` (its state, context and driver are the run's)."""
 
-    def __init__(self, run: CanonicalRun) -> None:
+    def __init__(self, run: Run) -> None:
         self.run = run
         self.cleared = 0  # messages cleared so far (the rest took the exact path)
         self._decoded: list[Any] = []  # the Structs of the batch `_first_bad` just proved (or decoded)
@@ -1136,7 +1156,7 @@ class FastPath:
             self._commit_pairs(path, batch, pairs, starts)
         else:
             done = self._tools_one_by_one(path, batch, starts)
-        if done and self.run._track_ids:
+        if done and self.run.track_ids:
             state.message_ids.update(ids if done == n else ids[:done])
         # each session takes the last of its committed messages (the ids went in above)
         for s, e in zip(starts, [*cuts, n], strict=True):
@@ -1218,7 +1238,7 @@ class FastPath:
             if item.complete and item.tools and not _tools_ok(state, sess, item.tools):
                 return False
         sess = state.session(item.session_id)
-        commit_message(state, sess, item.id, item.created_at, item.at, run._track_ids)
+        commit_message(state, sess, item.id, item.created_at, item.at, run.track_ids)
         for i, use, tid in item.tools:
             commit_tool_block(state, sess, item.session_id, item.complete, use, tid, (path, item.line, "", i))
         return True
