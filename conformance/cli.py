@@ -11,6 +11,7 @@ import functools
 import io
 import json
 import os
+import re
 import sys
 import time
 import typing
@@ -20,7 +21,7 @@ from typing import Annotated, Any
 
 import typer
 from typer import _click as click  # typer vendors click: its classes are the ones typer builds
-from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
+from typer.core import DEFAULT_MARKUP_MODE, TyperArgument, TyperCommand, TyperGroup, TyperOption
 
 from . import __version__, escaping
 from .api import Report, default_jobs, expand, iter_validate
@@ -66,13 +67,28 @@ def _no_type(ctx: click.Context) -> str | None:
     return None
 
 
+# a `[word]` rich would read as a markup tag (rich.markup's own `escape` pattern); rich is
+# not imported for it: it costs start-up, and the help strings are tidied on every call
+_RICH_TAG = re.compile(r"(\\*)(\[[a-z#/@][^[]*?])")
+
+
+def _literal_help(text: str | None) -> str | None:
+    """Help text shown as written: when typer renders help with rich markup, a bracketed
+    word (`the [ray] extra`) is escaped so rich shows it instead of eating it as a tag."""
+    if not text or "[" not in text or DEFAULT_MARKUP_MODE != "rich":
+        return text
+    return _RICH_TAG.sub(lambda m: f"{m.group(1)}{m.group(1)}\\{m.group(2)}", text)
+
+
 def _tidy(cmd: click.Command) -> None:
     """Give every parameter of `cmd` (and of its sub-commands) the plain help display."""
     for p in cmd.params:
         if type(p) is TyperArgument:
             p.__class__ = _Argument
+            p.help = _literal_help(p.help)
         elif type(p) is TyperOption:
             p.__class__ = _Option
+            p.help = _literal_help(p.help)
     if type(cmd) is TyperCommand:
         cmd.__class__ = _Command
     elif type(cmd) is TyperGroup:
@@ -571,6 +587,10 @@ def _main(argv: list[str] | None) -> int:
         return _stdout_failed(e)
     except Exception as e:  # usage errors and anything unexpected: a message, never a traceback
         # typer vendors click; its usage errors are recognised by their interface
+        choice = _choice_error(e)
+        if choice is not None:
+            error(choice)
+            return 2
         show = getattr(e, "show", None)
         if callable(show) and isinstance(getattr(e, "exit_code", None), int):
             shown = io.StringIO()
@@ -580,6 +600,24 @@ def _main(argv: list[str] | None) -> int:
         if type(e).__name__ == "Abort":
             return 130
         return _internal(e)
+
+
+def _choice_error(e: Exception) -> str | None:
+    """`--output: 'xml' is not one of text, json`: one line for a value an option of fixed
+    choices (an enum) does not take, naming the real choices; None for any other error."""
+    param = getattr(e, "param", None)
+    if type(e).__name__ != "BadParameter" or not isinstance(param, TyperOption):
+        return None
+    kind = param.type_descriptor.annotation
+    if not (isinstance(kind, type) and issubclass(kind, enum.Enum)):
+        return None
+    # typer checks the value with pydantic: the error it raises from holds the value given
+    errors = getattr(e.__cause__, "errors", None)
+    given = [x.get("input") for x in errors()] if callable(errors) else []
+    if not given or not isinstance(given[0], str):
+        return None
+    flag = max((o for o in param.opts if o.startswith("--")), key=len, default=param.opts[0])
+    return f"{flag}: {given[0]!r} is not one of {', '.join(str(m.value) for m in kind)}"
 
 
 def _internal(e: Exception) -> int:
