@@ -217,10 +217,7 @@ def _split(values: list[str] | None) -> tuple[str, ...]:
 
 
 def _check_rule_ids(ids: tuple[str, ...]) -> None:
-    known = [r.id for r in catalog()] + [r.id for r in MIGRATION_RULES]
-    for prefix in ids:
-        if not any(k.startswith(prefix) for k in known):
-            raise InputError(f"--select/--ignore: no rule id starts with {prefix!r} (see `turnspec rules`)")
+    _check_prefixes("--select/--ignore", ids, [r.id for r in catalog()] + [r.id for r in MIGRATION_RULES])
 
 
 def _version(value: bool) -> None:
@@ -408,52 +405,135 @@ def _ci_output(output: ValidateOutput, report: Report) -> None:
         sys.stdout.write(to_junit(found, [f.path for f in report.files], name="turnspec validate"))
 
 
-def every_rule() -> RuleCatalog:
-    """Every rule and check turnspec can report: formats, suite, replay-check, cassette lint, schema diff."""
+def _rule_parts() -> list[tuple[str, RuleCatalog]]:
+    """Every catalogue turnspec reports from, with what reports its rules."""
     # function-level imports: each catalogue's package is loaded only when rules are listed
     from .replay.rules import CATALOG as REPLAY_CATALOG
     from .schemadiff_rules import CATALOG as SCHEMA_DIFF_CATALOG
     from .suite.rules import CATALOG as SUITE_CATALOG
     from .wire.cassette_lint import CATALOG as CASSETTE_CATALOG
 
-    out = RuleCatalog([UNREADABLE])
-    for part in (catalog(), MIGRATION_RULES, SUITE_CATALOG, REPLAY_CATALOG, CASSETTE_CATALOG, SCHEMA_DIFF_CATALOG):
+    return [
+        ("input (validate)", RuleCatalog([UNREADABLE])),
+        ("format rule (validate)", catalog()),
+        ("migration rule (migrate, validate)", MIGRATION_RULES),
+        ("conformance suite check (conform)", SUITE_CATALOG),
+        ("replay rule (replay-check)", REPLAY_CATALOG),
+        ("cassette lint (cassettes lint)", CASSETTE_CATALOG),
+        ("schema change (schema diff)", SCHEMA_DIFF_CATALOG),
+    ]
+
+
+def every_rule() -> RuleCatalog:
+    """Every rule and check turnspec can report: formats, suite, replay-check, cassette lint, schema diff."""
+    out = RuleCatalog()
+    for _, part in _rule_parts():
         for info in part:
             out.add(info)
     return out
 
 
+def _check_prefixes(flag: str, prefixes: tuple[str, ...], known: list[str]) -> None:
+    """A usage error (exit 2, one line) for the first id or prefix no rule id starts with."""
+    for prefix in prefixes:
+        if not any(k.startswith(prefix) for k in known):
+            raise InputError(f"{flag}: no rule id starts with {prefix!r} (see `turnspec rules`)")
+
+
+def _rule_row(r: RuleInfo) -> dict[str, Any]:
+    return {"id": r.id, "severity": str(r.severity), "section": r.section, "summary": r.summary, "strict": r.strict}
+
+
 @app.command()
 def rules(
-    output: Annotated[OutputFormat, typer.Option("--output", "-o")] = OutputFormat.text,
+    ids: Annotated[
+        list[str] | None,
+        typer.Argument(help="Only these rule ids or prefixes (as --select)", show_default=False),
+    ] = None,
+    output: Annotated[OutputFormat, typer.Option("--output", "-o", help="Report format")] = OutputFormat.text,
     select: Annotated[list[str] | None, typer.Option(help="Only ids with these prefixes")] = None,
 ) -> None:
     """List every rule: id, severity, spec section, summary."""
-    prefixes = _split(select)
     every = list(every_rule())
+    given = tuple(i.upper() for i in _split(ids))
+    prefixes = (*given, *_split(select))
+    _check_prefixes("rules", given, [r.id for r in every])
+    _check_prefixes("--select", _split(select), [r.id for r in every])
     infos = [r for r in every if not prefixes or r.id.startswith(prefixes)]
     if output == OutputFormat.json:
-        json.dump(
-            [
-                {
-                    "id": r.id,
-                    "severity": str(r.severity),
-                    "section": r.section,
-                    "summary": r.summary,
-                    "strict": r.strict,
-                }
-                for r in infos
-            ],
-            sys.stdout,
-            indent=2,
-            ensure_ascii=False,
-        )
+        json.dump([_rule_row(r) for r in infos], sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
         return
     for r in infos:
         sev = f"{r.severity}{'*' if r.strict else ''}"
         sys.stdout.write(f"{r.id}  {sev:8}  {r.section:22}  {r.summary}\n")
     sys.stdout.write("(* a warning that --strict makes an error)\n")
+
+
+def _first_paragraph(doc: str | None) -> str | None:
+    """A docstring's first paragraph on one line (None when there is no docstring)."""
+    if not doc:
+        return None
+    return " ".join(doc.strip().split("\n\n", 1)[0].split()) or None
+
+
+def _rule_details(rule_id: str, kind: str) -> dict[str, Any]:
+    """What else is known of a rule: the docstring of the function that checks it, and for
+    a suite check the capability it needs and its standard test."""
+    # function-level imports: the checkers (adapters, wire records) are loaded only for `turnspec rule`
+    from .formats.canonical.engine import FAMILIES
+    from .suite.checks import CHECKS
+    from .suite.rules import NEEDS, TEST_SLUGS
+
+    out: dict[str, Any] = {"kind": kind}
+    docs = [fn.__doc__ for fam in FAMILIES for info, _, fn in fam.rules if info.id == rule_id]
+    docs += [c.fn.__doc__ for c in CHECKS if rule_id in c.rules]
+    checks = [d for d in map(_first_paragraph, docs) if d]
+    if checks:
+        out["checks"] = checks[0]
+    if kind.startswith("conformance suite"):
+        if rule_id in NEEDS:
+            out["needs"] = NEEDS[rule_id]
+        slug = TEST_SLUGS.get(rule_id)
+        if slug is not None:
+            out["test"] = f"test_{rule_id.lower()}_{slug}"
+    return out
+
+
+@app.command()
+def rule(
+    rule_id: Annotated[str, typer.Argument(metavar="ID", help="A rule id, e.g. TS202 or TC405", show_default=False)],
+    output: Annotated[OutputFormat, typer.Option("--output", "-o", help="Report format")] = OutputFormat.text,
+) -> None:
+    """Explain one rule: id, severity, spec section, summary, what reports it."""
+    wanted = rule_id.strip().upper()
+    found = [(kind, part[wanted]) for kind, part in _rule_parts() if wanted in part]
+    if not found:
+        raise InputError(f"unknown rule {rule_id!r} (see `turnspec rules`)")
+    kind, info = found[0]
+    doc = {**_rule_row(info), **_rule_details(info.id, kind)}
+    if output == OutputFormat.json:
+        body = json.dumps(escaping.json_safe(doc), indent=2, ensure_ascii=False)
+        sys.stdout.write(escaping.json_text(body) + "\n")
+        return
+    strict = " (an error with --strict)" if info.strict else ""
+    lines = [
+        f"{info.id}: {info.summary}",
+        f"  severity: {info.severity}{strict}",
+        f"  section:  {info.section}",
+        f"  kind:     {kind}",
+    ]
+    if "checks" in doc:
+        lines.append(f"  checks:   {doc['checks']}")
+    if "needs" in doc:
+        lines.append(f"  needs:    the adapter capability {doc['needs']} (skipped when declared false)")
+    if "test" in doc:
+        lines.append(f"  test:     {doc['test']} (suite.testing.AdapterConformanceTests)")
+    if kind.startswith(("format", "migration")):
+        lines.append(f"  select:   validate --select {info.id}, or --ignore {info.id} to leave it out")
+    elif kind.startswith("conformance suite"):
+        lines.append(f"  select:   conform --select {info.id}, or --ignore {info.id} to leave it out")
+    sys.stdout.writelines(escaping.text_line(line) + "\n" for line in lines)
 
 
 @app.command()

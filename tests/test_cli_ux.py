@@ -5,6 +5,7 @@ rule look-ups, `--exit-zero` and `--statistics`)."""
 from __future__ import annotations
 
 import enum
+import json
 import re
 from collections.abc import Iterator
 
@@ -75,3 +76,61 @@ def test_unknown_output_format_is_one_line(path: list[str], capsys: pytest.Captu
 def test_unknown_validate_output_names_choices(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["validate", "-o", "xml", "x"]) == 2
     assert capsys.readouterr().err == "turnspec: --output: 'xml' is not one of text, json, sarif, github, junit\n"
+
+
+# -- `turnspec rule ID`, `turnspec rules ID...` ---------------------------------------
+
+
+def test_rule_explains_a_format_rule(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["rule", "TS202"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "TS202: Message id is not unique"
+    assert "  severity: error" in out and "  section:  §6.1" in out
+    assert "  kind:     format rule (validate)" in out
+
+
+def test_rule_explains_a_suite_check(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["rule", "tc405"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("TC405: Thinking signatures go back only to the provider that issued them\n")
+    assert "  kind:     conformance suite check (conform)\n" in out
+    assert "  checks:   TC405 on recorded responses" in out
+    assert "  test:     test_tc405_thinking_signatures" in out
+
+
+def test_rule_marks_strict_warnings(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["rule", "TS010"]) == 0
+    assert "  severity: warning (an error with --strict)\n" in capsys.readouterr().out
+
+
+def test_rule_json_is_one_object(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["rule", "TC405", "-o", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["id"] == "TC405" and doc["severity"] == "error" and doc["section"] == "§6.5, §7.3"
+    assert doc["summary"] == "Thinking signatures go back only to the provider that issued them"
+    assert doc["kind"] == "conformance suite check (conform)" and doc["test"] == "test_tc405_thinking_signatures"
+    assert doc["strict"] is False
+
+
+def test_unknown_rule_is_one_line_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["rule", "XX9"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == "turnspec: unknown rule 'XX9' (see `turnspec rules`)\n"
+
+
+def test_rules_takes_ids_as_a_filter(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["rules", "TS001", "TC405", "-o", "json"]) == 0
+    assert [r["id"] for r in json.loads(capsys.readouterr().out)] == ["TC405", "TS001"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "err"),
+    [
+        (["rules", "--select", "XX9"], "turnspec: --select: no rule id starts with 'XX9' (see `turnspec rules`)\n"),
+        (["rules", "XX9"], "turnspec: rules: no rule id starts with 'XX9' (see `turnspec rules`)\n"),
+    ],
+)
+def test_rules_matching_nothing_is_a_usage_error(argv: list[str], err: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == err
