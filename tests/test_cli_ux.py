@@ -11,12 +11,15 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from importlib.resources import files
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
 from typer import _click as click  # typer vendors click: its classes are the ones typer builds
 
+from conformance.api import iter_validate, validate
 from conformance.cli import command, main
+from conformance.formats import Options
 
 
 def _commands(cmd: click.Command, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], click.Command]]:
@@ -245,3 +248,40 @@ def test_new_validate_flags_are_documented(capsys: pytest.CaptureFixture[str], m
     validating = readme.split("## Validating", 1)[1].split("\n## ", 1)[0]
     for flag in ("--fail-on-skip", "--exit-zero", "--statistics"):
         assert flag in out and flag in validating, flag
+
+
+# -- messages that say where: TS202's first occurrence, TS020's time format ---------------
+
+
+def _messages(paths: list[Path], rule: str, **kw: Any) -> list[str]:
+    return [f.message for f in validate(paths, Options(**kw)).findings if f.rule == rule]
+
+
+@pytest.mark.parametrize("exact", [False, True], ids=["fast", "exact"])
+def test_duplicate_id_names_its_first_occurrence(exact: bool) -> None:
+    one, two = RULES / "TS202.jsonl", RULES / "TS020.jsonl"
+    found = _messages([one, two], "TS202", exact=exact)
+    assert found[0] == "message id 01JZ0000000000000000000002 appears more than once (first at line 2)"
+    assert found[1] == f"message id 01JZ0000000000000000000001 appears more than once (first at {one}:1)"
+
+
+def test_duplicate_id_message_same_on_both_paths_and_in_parallel(tmp_path: Path) -> None:
+    lines = (RULES / "valid.jsonl").read_text().splitlines()
+    big = tmp_path / "big.jsonl"
+    big.write_text("\n".join([*lines, *lines]) + "\n")
+    fast = _messages([big], "TS202")
+    assert fast == _messages([big], "TS202", exact=True)
+    assert fast[0].endswith(" appears more than once (first at line 1)")
+    parallel = [f.message for f in iter_validate([big], Options(), jobs=2, chunk_bytes=200) if f.rule == "TS202"]
+    assert parallel == fast
+
+
+@pytest.mark.parametrize("exact", [False, True], ids=["fast", "exact"])
+def test_bad_timestamp_says_the_format_not_the_regex(tmp_path: Path, exact: bool) -> None:
+    doc = json.loads((RULES / "valid.jsonl").read_text().splitlines()[0])
+    doc["created_at"] = "yesterday"
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps(doc) + "\n")
+    assert _messages([bad], "TS020", exact=exact) == [
+        "Message: 'yesterday' does not match Timestamp: expected an RFC 3339 UTC time like 2026-05-08T12:00:00.000000Z"
+    ]
