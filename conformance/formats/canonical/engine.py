@@ -139,12 +139,13 @@ class IdSet:
     Each id keeps where it first appeared (`where`: file and line, for TS202's message),
     as one machine integer beside it: the file's number in `paths` and the line."""
 
-    __slots__ = ("_path_no", "at", "paths", "rest", "seq")
+    __slots__ = ("_path_no", "at", "paths", "rest", "rest_at", "seq")
 
     def __init__(self) -> None:
         self.seq: list[str] = []  # strictly increasing
         self.at = array("q")  # where each id of `seq` first appeared (`_loc`)
-        self.rest: dict[str, int] = {}  # each sorts before the last of `seq` (when it came) -> `_loc`
+        self.rest: set[str] = set()  # each sorts before the last of `seq` (when it came)
+        self.rest_at: dict[str, int] = {}  # where each id of `rest` first appeared (`_loc`)
         self.paths: list[str] = []
         self._path_no: dict[str, int] = {}
 
@@ -157,7 +158,7 @@ class IdSet:
 
     def where(self, mid: str) -> tuple[str, int] | None:
         """The file and line where `mid` first appeared (None when it is not here)."""
-        loc = self.rest.get(mid)
+        loc = self.rest_at.get(mid)
         if loc is None:
             seq = self.seq
             k = bisect_left(seq, mid)
@@ -193,7 +194,8 @@ class IdSet:
             seq.append(mid)
             self.at.append(self._loc(path, line))
         elif mid not in self:
-            self.rest[mid] = self._loc(path, line)
+            self.rest.add(mid)
+            self.rest_at[mid] = self._loc(path, line)
 
     def isdisjoint(self, ids: list[str]) -> bool:
         """True when none of `ids` is here (one comparison when all sort after the last)."""
