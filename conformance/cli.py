@@ -11,6 +11,7 @@ import functools
 import io
 import json
 import os
+import re
 import sys
 import time
 import typing
@@ -20,7 +21,7 @@ from typing import Annotated, Any
 
 import typer
 from typer import _click as click  # typer vendors click: its classes are the ones typer builds
-from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
+from typer.core import DEFAULT_MARKUP_MODE, TyperArgument, TyperCommand, TyperGroup, TyperOption
 
 from . import __version__, escaping
 from .api import Report, default_jobs, expand, iter_validate
@@ -66,13 +67,28 @@ def _no_type(ctx: click.Context) -> str | None:
     return None
 
 
+# a `[word]` rich would read as a markup tag (rich.markup's own `escape` pattern); rich is
+# not imported for it: it costs start-up, and the help strings are tidied on every call
+_RICH_TAG = re.compile(r"(\\*)(\[[a-z#/@][^[]*?])")
+
+
+def _literal_help(text: str | None) -> str | None:
+    """Help text shown as written: when typer renders help with rich markup, a bracketed
+    word (`the [ray] extra`) is escaped so rich shows it instead of eating it as a tag."""
+    if not text or "[" not in text or DEFAULT_MARKUP_MODE != "rich":
+        return text
+    return _RICH_TAG.sub(lambda m: f"{m.group(1)}{m.group(1)}\\{m.group(2)}", text)
+
+
 def _tidy(cmd: click.Command) -> None:
     """Give every parameter of `cmd` (and of its sub-commands) the plain help display."""
     for p in cmd.params:
         if type(p) is TyperArgument:
             p.__class__ = _Argument
+            p.help = _literal_help(p.help)
         elif type(p) is TyperOption:
             p.__class__ = _Option
+            p.help = _literal_help(p.help)
     if type(cmd) is TyperCommand:
         cmd.__class__ = _Command
     elif type(cmd) is TyperGroup:
@@ -201,10 +217,7 @@ def _split(values: list[str] | None) -> tuple[str, ...]:
 
 
 def _check_rule_ids(ids: tuple[str, ...]) -> None:
-    known = [r.id for r in catalog()] + [r.id for r in MIGRATION_RULES]
-    for prefix in ids:
-        if not any(k.startswith(prefix) for k in known):
-            raise InputError(f"--select/--ignore: no rule id starts with {prefix!r} (see `turnspec rules`)")
+    _check_prefixes("--select/--ignore", ids, [r.id for r in catalog()] + [r.id for r in MIGRATION_RULES])
 
 
 def _version(value: bool) -> None:
@@ -270,6 +283,21 @@ def validate(
     ray_address: Annotated[
         str | None, typer.Option("--ray-address", help="A Ray cluster to join (default: start Ray locally)")
     ] = None,
+    fail_on_skip: Annotated[
+        bool, typer.Option("--fail-on-skip", help="Exit 1 when any file was skipped (in no known format)")
+    ] = False,
+    exit_zero: Annotated[
+        bool,
+        typer.Option("--exit-zero", help="Exit 0 even when violations are found (input errors still exit 2)"),
+    ] = False,
+    statistics: Annotated[
+        bool,
+        typer.Option(
+            "--statistics",
+            help="After the report, the count of findings per rule, most frequent first"
+            " (on standard error with a machine-readable --output)",
+        ),
+    ] = False,
 ) -> None:
     """Validate transcripts; report each violation with file, line, JSON pointer and rule."""
     sel = Selection(select=_split(select), ignore=_split(ignore), strict=strict)
@@ -341,6 +369,7 @@ def validate(
                 seen = len(report.problems)
     for message in report.problems[seen:]:
         error(message)
+    skip_fails = fail_on_skip and bool(report.skipped)
     if output == ValidateOutput.json:
         body = json.dumps(escaping.json_safe(report.as_dict()), indent=2, ensure_ascii=False)
         out.write(escaping.json_text(body) + "\n")
@@ -350,7 +379,7 @@ def validate(
         s = report.summary()
         unreadable = f", {len(report.problems)} unreadable" if report.problems else ""
         out.write(
-            f"{'FAIL' if report.exit_code else 'OK'}: {s['errors']} error(s), {s['warnings']} warning(s) "
+            f"{'FAIL' if report.exit_code or skip_fails else 'OK'}: {s['errors']} error(s), {s['warnings']} warning(s) "
             f"in {s['files']} file(s), {s['records']} record(s){unreadable}\n"
         )
         if report.skipped and show_skipped:
@@ -363,7 +392,30 @@ def validate(
                 )
                 + "\n"
             )
-    raise typer.Exit(report.exit_code)
+    if statistics:
+        (out if output == ValidateOutput.text else sys.stderr).writelines(_statistics(report))
+    rc = report.exit_code
+    if exit_zero and rc == 1:
+        rc = 0
+    if skip_fails and rc == 0:
+        rc = 1
+    raise typer.Exit(rc)
+
+
+def _statistics(report: Report) -> list[str]:
+    """`  12  TS020  <summary>`: one line per rule id with findings, by count (most first)
+    then id, as ruff's --statistics."""
+    known = every_rule()
+    per_rule: dict[str, int] = {}
+    for (rule_id, _), n in report.counts.items():
+        per_rule[rule_id] = per_rule.get(rule_id, 0) + n
+    rows = sorted(per_rule.items(), key=lambda kv: (-kv[1], kv[0]))
+    width = max((len(str(n)) for _, n in rows), default=1)
+    return [
+        escaping.text_line(f"  {n:>{width}}  {rule_id}  {known[rule_id].summary if rule_id in known else ''}".rstrip())
+        + "\n"
+        for rule_id, n in rows
+    ]
 
 
 # an input that could not be read at all (missing, not a regular file, unreadable): exit 2
@@ -380,64 +432,150 @@ def _ci_output(output: ValidateOutput, report: Report) -> None:
 
     problems = [Finding(p.split(": ", 1)[0], None, "", UNREADABLE.id, UNREADABLE.severity, p) for p in report.problems]
     found = [*report.findings, *problems]
+    skipped = report.skipped
     if output == ValidateOutput.sarif:
-        sys.stdout.write(escaping.json_text(json.dumps(to_sarif(found, every_rule()), indent=2, ensure_ascii=False)))
+        sarif = to_sarif(found, every_rule(), skipped=skipped)
+        sys.stdout.write(escaping.json_text(json.dumps(sarif, indent=2, ensure_ascii=False)))
         sys.stdout.write("\n")
     elif output == ValidateOutput.github:
-        sys.stdout.write(to_github(found))
+        sys.stdout.write(to_github(found, skipped=skipped))
         summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
         if summary_file:
-            append_text(summary_file, step_summary(found, every_rule(), title="turnspec validate"))
+            append_text(summary_file, step_summary(found, every_rule(), title="turnspec validate", skipped=skipped))
     else:
-        sys.stdout.write(to_junit(found, [f.path for f in report.files], name="turnspec validate"))
+        sys.stdout.write(to_junit(found, [f.path for f in report.files], name="turnspec validate", skipped=skipped))
 
 
-def every_rule() -> RuleCatalog:
-    """Every rule and check turnspec can report: formats, suite, replay-check, cassette lint, schema diff."""
+def _rule_parts() -> list[tuple[str, RuleCatalog]]:
+    """Every catalogue turnspec reports from, with what reports its rules."""
     # function-level imports: each catalogue's package is loaded only when rules are listed
     from .replay.rules import CATALOG as REPLAY_CATALOG
+    from .reporting import SKIPPED
     from .schemadiff_rules import CATALOG as SCHEMA_DIFF_CATALOG
     from .suite.rules import CATALOG as SUITE_CATALOG
     from .wire.cassette_lint import CATALOG as CASSETTE_CATALOG
 
-    out = RuleCatalog([UNREADABLE])
-    for part in (catalog(), MIGRATION_RULES, SUITE_CATALOG, REPLAY_CATALOG, CASSETTE_CATALOG, SCHEMA_DIFF_CATALOG):
+    return [
+        ("input (validate)", RuleCatalog([UNREADABLE, SKIPPED])),
+        ("format rule (validate)", catalog()),
+        ("migration rule (migrate, validate)", MIGRATION_RULES),
+        ("conformance suite check (conform)", SUITE_CATALOG),
+        ("replay rule (replay-check)", REPLAY_CATALOG),
+        ("cassette lint (cassettes lint)", CASSETTE_CATALOG),
+        ("schema change (schema diff)", SCHEMA_DIFF_CATALOG),
+    ]
+
+
+def every_rule() -> RuleCatalog:
+    """Every rule and check turnspec can report: formats, suite, replay-check, cassette lint, schema diff."""
+    out = RuleCatalog()
+    for _, part in _rule_parts():
         for info in part:
             out.add(info)
     return out
 
 
+def _check_prefixes(flag: str, prefixes: tuple[str, ...], known: list[str]) -> None:
+    """A usage error (exit 2, one line) for the first id or prefix no rule id starts with."""
+    for prefix in prefixes:
+        if not any(k.startswith(prefix) for k in known):
+            raise InputError(f"{flag}: no rule id starts with {prefix!r} (see `turnspec rules`)")
+
+
+def _rule_row(r: RuleInfo) -> dict[str, Any]:
+    return {"id": r.id, "severity": str(r.severity), "section": r.section, "summary": r.summary, "strict": r.strict}
+
+
 @app.command()
 def rules(
-    output: Annotated[OutputFormat, typer.Option("--output", "-o")] = OutputFormat.text,
+    ids: Annotated[
+        list[str] | None,
+        typer.Argument(help="Only these rule ids or prefixes (as --select)", show_default=False),
+    ] = None,
+    output: Annotated[OutputFormat, typer.Option("--output", "-o", help="Report format")] = OutputFormat.text,
     select: Annotated[list[str] | None, typer.Option(help="Only ids with these prefixes")] = None,
 ) -> None:
     """List every rule: id, severity, spec section, summary."""
-    prefixes = _split(select)
     every = list(every_rule())
+    given = tuple(i.upper() for i in _split(ids))
+    prefixes = (*given, *_split(select))
+    _check_prefixes("rules", given, [r.id for r in every])
+    _check_prefixes("--select", _split(select), [r.id for r in every])
     infos = [r for r in every if not prefixes or r.id.startswith(prefixes)]
     if output == OutputFormat.json:
-        json.dump(
-            [
-                {
-                    "id": r.id,
-                    "severity": str(r.severity),
-                    "section": r.section,
-                    "summary": r.summary,
-                    "strict": r.strict,
-                }
-                for r in infos
-            ],
-            sys.stdout,
-            indent=2,
-            ensure_ascii=False,
-        )
+        json.dump([_rule_row(r) for r in infos], sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
         return
     for r in infos:
         sev = f"{r.severity}{'*' if r.strict else ''}"
         sys.stdout.write(f"{r.id}  {sev:8}  {r.section:22}  {r.summary}\n")
     sys.stdout.write("(* a warning that --strict makes an error)\n")
+
+
+def _first_paragraph(doc: str | None) -> str | None:
+    """A docstring's first paragraph on one line (None when there is no docstring)."""
+    if not doc:
+        return None
+    return " ".join(doc.strip().split("\n\n", 1)[0].split()) or None
+
+
+def _rule_details(rule_id: str, kind: str) -> dict[str, Any]:
+    """What else is known of a rule: the docstring of the function that checks it, and for
+    a suite check the capability it needs and its standard test."""
+    # function-level imports: the checkers (adapters, wire records) are loaded only for `turnspec rule`
+    from .formats.canonical.engine import FAMILIES
+    from .suite.checks import CHECKS
+    from .suite.rules import NEEDS, TEST_SLUGS
+
+    out: dict[str, Any] = {"kind": kind}
+    docs = [fn.__doc__ for fam in FAMILIES for info, _, fn in fam.rules if info.id == rule_id]
+    docs += [c.fn.__doc__ for c in CHECKS if rule_id in c.rules]
+    checks = [d for d in map(_first_paragraph, docs) if d]
+    if checks:
+        out["checks"] = checks[0]
+    if kind.startswith("conformance suite"):
+        if rule_id in NEEDS:
+            out["needs"] = NEEDS[rule_id]
+        slug = TEST_SLUGS.get(rule_id)
+        if slug is not None:
+            out["test"] = f"test_{rule_id.lower()}_{slug}"
+    return out
+
+
+@app.command()
+def rule(
+    rule_id: Annotated[str, typer.Argument(metavar="ID", help="A rule id, e.g. TS202 or TC405", show_default=False)],
+    output: Annotated[OutputFormat, typer.Option("--output", "-o", help="Report format")] = OutputFormat.text,
+) -> None:
+    """Explain one rule: id, severity, spec section, summary, what reports it."""
+    wanted = rule_id.strip().upper()
+    found = [(kind, part[wanted]) for kind, part in _rule_parts() if wanted in part]
+    if not found:
+        raise InputError(f"unknown rule {rule_id!r} (see `turnspec rules`)")
+    kind, info = found[0]
+    doc = {**_rule_row(info), **_rule_details(info.id, kind)}
+    if output == OutputFormat.json:
+        body = json.dumps(escaping.json_safe(doc), indent=2, ensure_ascii=False)
+        sys.stdout.write(escaping.json_text(body) + "\n")
+        return
+    strict = " (an error with --strict)" if info.strict else ""
+    lines = [
+        f"{info.id}: {info.summary}",
+        f"  severity: {info.severity}{strict}",
+        f"  section:  {info.section}",
+        f"  kind:     {kind}",
+    ]
+    if "checks" in doc:
+        lines.append(f"  checks:   {doc['checks']}")
+    if "needs" in doc:
+        lines.append(f"  needs:    the adapter capability {doc['needs']} (skipped when declared false)")
+    if "test" in doc:
+        lines.append(f"  test:     {doc['test']} (suite.testing.AdapterConformanceTests)")
+    if kind.startswith(("format", "migration")):
+        lines.append(f"  select:   validate --select {info.id}, or --ignore {info.id} to leave it out")
+    elif kind.startswith("conformance suite"):
+        lines.append(f"  select:   conform --select {info.id}, or --ignore {info.id} to leave it out")
+    sys.stdout.writelines(escaping.text_line(line) + "\n" for line in lines)
 
 
 @app.command()
@@ -571,6 +709,10 @@ def _main(argv: list[str] | None) -> int:
         return _stdout_failed(e)
     except Exception as e:  # usage errors and anything unexpected: a message, never a traceback
         # typer vendors click; its usage errors are recognised by their interface
+        choice = _choice_error(e)
+        if choice is not None:
+            error(choice)
+            return 2
         show = getattr(e, "show", None)
         if callable(show) and isinstance(getattr(e, "exit_code", None), int):
             shown = io.StringIO()
@@ -580,6 +722,24 @@ def _main(argv: list[str] | None) -> int:
         if type(e).__name__ == "Abort":
             return 130
         return _internal(e)
+
+
+def _choice_error(e: Exception) -> str | None:
+    """`--output: 'xml' is not one of text, json`: one line for a value an option of fixed
+    choices (an enum) does not take, naming the real choices; None for any other error."""
+    param = getattr(e, "param", None)
+    if type(e).__name__ != "BadParameter" or not isinstance(param, TyperOption):
+        return None
+    kind = param.type_descriptor.annotation
+    if not (isinstance(kind, type) and issubclass(kind, enum.Enum)):
+        return None
+    # typer checks the value with pydantic: the error it raises from holds the value given
+    errors = getattr(e.__cause__, "errors", None)
+    given = [x.get("input") for x in errors()] if callable(errors) else []
+    if not given or not isinstance(given[0], str):
+        return None
+    flag = max((o for o in param.opts if o.startswith("--")), key=len, default=param.opts[0])
+    return f"{flag}: {given[0]!r} is not one of {', '.join(str(m.value) for m in kind)}"
 
 
 def _internal(e: Exception) -> int:

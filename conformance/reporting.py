@@ -67,11 +67,26 @@ def _rule_entry(info: RuleInfo) -> dict[str, Any]:
     }
 
 
-def to_sarif(findings: Iterable[Finding], catalog: RuleCatalog, *, tool: str = "turnspec") -> dict[str, Any]:
-    """A SARIF 2.1.0 log with one run; rules listed are those the results use, sorted by id."""
+SKIPPED = RuleInfo("TS013", Severity.WARNING, "§9", "File skipped: in no known format, so not validated")
+"""A file the walk skipped (no format's detection took it): a note in SARIF (code scanning
+lists it with the alerts, where a tool notification would only reach its status page), a
+warning annotation on GitHub, a skipped test case in JUnit."""
+SKIPPED_MESSAGE = "skipped: no known format"
+
+
+def to_sarif(
+    findings: Iterable[Finding], catalog: RuleCatalog, *, tool: str = "turnspec", skipped: Sequence[str] = ()
+) -> dict[str, Any]:
+    """A SARIF 2.1.0 log with one run; rules listed are those the results use, sorted by id.
+    Each of the `skipped` files is a note-level result of rule `SKIPPED`."""
     listed = list(findings)
-    used = sorted({f.rule for f in listed})
-    rules = [_rule_entry(catalog[r]) if r in catalog else {"id": r, "name": r} for r in used]
+    used = sorted({f.rule for f in listed} | ({SKIPPED.id} if skipped else set()))
+    rules: list[dict[str, Any]] = [
+        _rule_entry(catalog[r]) if r in catalog else _rule_entry(SKIPPED) if r == SKIPPED.id else {"id": r, "name": r}
+        for r in used
+    ]
+    if skipped:
+        rules[used.index(SKIPPED.id)]["defaultConfiguration"] = {"level": "note"}
     index = {r: i for i, r in enumerate(used)}
     results: list[dict[str, Any]] = []
     for f in listed:
@@ -90,6 +105,17 @@ def to_sarif(findings: Iterable[Finding], catalog: RuleCatalog, *, tool: str = "
                 "message": {"text": f.message},
                 "locations": [location],
                 "properties": {"jsonPointer": f.pointer, **({"table": fragment} if fragment else {})},
+            }
+        )
+    for path in skipped:
+        uri, _ = _artifact(path)
+        results.append(
+            {
+                "ruleId": SKIPPED.id,
+                "ruleIndex": index[SKIPPED.id],
+                "level": "note",
+                "message": {"text": SKIPPED_MESSAGE},
+                "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri}}}],
             }
         )
     return escaping.json_safe(
@@ -123,11 +149,19 @@ def _escape_property(s: str) -> str:
     return _escape_data(s).replace(":", "%3A").replace(",", "%2C")
 
 
-def to_github(findings: Iterable[Finding]) -> str:
-    """Workflow-command annotations, at most 10 per level; the rest are counted in a notice."""
+def to_github(findings: Iterable[Finding], *, skipped: Sequence[str] = ()) -> str:
+    """Workflow-command annotations, at most 10 per level; the rest are counted in a notice.
+    Each of the `skipped` files is a warning (`skipped: no known format`), before the findings."""
     lines: list[str] = []
     shown: Counter[str] = Counter()
     hidden: Counter[str] = Counter()
+    for path in skipped:
+        if shown["warning"] >= GITHUB_CAP_PER_LEVEL:
+            hidden["warning"] += 1
+            continue
+        shown["warning"] += 1
+        title = _escape_property(SKIPPED.id)
+        lines.append(f"::warning file={_escape_property(path)},title={title}::{SKIPPED_MESSAGE}")
     for f in findings:
         level = "error" if f.severity == Severity.ERROR else "warning"
         if shown[level] >= GITHUB_CAP_PER_LEVEL:
@@ -145,10 +179,16 @@ def to_github(findings: Iterable[Finding]) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-def step_summary(findings: Sequence[Finding], catalog: RuleCatalog, *, title: str = "turnspec") -> str:
-    """Markdown for `$GITHUB_STEP_SUMMARY`: counts per rule, then the first findings."""
+def step_summary(
+    findings: Sequence[Finding], catalog: RuleCatalog, *, title: str = "turnspec", skipped: Sequence[str] = ()
+) -> str:
+    """Markdown for `$GITHUB_STEP_SUMMARY`: counts per rule, then the first findings (and
+    how many files were skipped, with the first of them)."""
     counts = Counter((f.rule, str(f.severity)) for f in findings)
     out = [f"## {title}", ""]
+    if skipped:
+        more = f" and {len(skipped) - 1} more" if len(skipped) > 1 else ""
+        out += [f"{len(skipped)} file(s) skipped (no known format): {escaping.md(skipped[0])}{more}", ""]
     if not findings:
         return "\n".join([*out, "No findings.", ""])
     out += ["| rule | severity | count | summary |", "|---|---|---:|---|"]
@@ -167,8 +207,11 @@ def step_summary(findings: Sequence[Finding], catalog: RuleCatalog, *, title: st
     return "\n".join([*out, ""])
 
 
-def to_junit(findings: Iterable[Finding], files: Iterable[str], *, name: str = "turnspec") -> str:
-    """One test case per input file; each error finding is a failure of its file's case.
+def to_junit(
+    findings: Iterable[Finding], files: Iterable[str], *, name: str = "turnspec", skipped: Sequence[str] = ()
+) -> str:
+    """One test case per input file; each error finding is a failure of its file's case;
+    each of the `skipped` files is a case of its own, `<skipped message=...>`.
 
     Each finding is one `text_line` (a CI system prints these bodies into its log), and
     every string put in the tree is `escaping.xml`: well-formed XML 1.0 whatever the data."""
@@ -178,8 +221,14 @@ def to_junit(findings: Iterable[Finding], files: Iterable[str], *, name: str = "
     root = ET.Element("testsuites", name=name)
     errors = {p: [f for f in fs if f.severity == Severity.ERROR] for p, fs in by_file.items()}
     suite = ET.SubElement(
-        root, "testsuite", name=name, tests=str(len(by_file)), failures=str(sum(1 for e in errors.values() if e))
+        root,
+        "testsuite",
+        name=name,
+        tests=str(len(by_file) + len(skipped)),
+        failures=str(sum(1 for e in errors.values() if e)),
     )
+    if skipped:
+        suite.set("skipped", str(len(skipped)))
 
     def body(fs: list[Finding]) -> str:
         return escaping.xml("\n".join(escaping.text_line(f.format()) for f in fs))
@@ -193,5 +242,8 @@ def to_junit(findings: Iterable[Finding], files: Iterable[str], *, name: str = "
         if warnings:
             out = ET.SubElement(case, "system-out")
             out.text = body(warnings)
+    for path in skipped:
+        case = ET.SubElement(suite, "testcase", classname=name, name=escaping.xml(escaping.text_line(path)))
+        ET.SubElement(case, "skipped", message=SKIPPED_MESSAGE)
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"

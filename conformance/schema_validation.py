@@ -47,6 +47,13 @@ def json_type(value: object) -> str:
     return _JSON_TYPES.get(type(value), type(value).__name__)
 
 
+PATTERN_DESCRIPTIONS: dict[str, str] = {
+    "Timestamp": "an RFC 3339 UTC time like 2026-05-08T12:00:00.000000Z",
+}
+"""What a string of a titled schema type looks like, said in a TS020 message instead of
+its pattern (a regex a reader has to decode)."""
+
+
 @functools.lru_cache(maxsize=512)
 def ecma_regex(pattern: str) -> re.Pattern[str]:
     """Compile an ECMA-262 `pattern` with Python's `re`, fixing two dialect gaps.
@@ -294,7 +301,11 @@ class SchemaValidator:
             msg = f"{_short(inst)} is not one of: {', '.join(map(str, value))}"
         elif v == "pattern":
             what = schema.get("title") or "the required format"
-            msg = f"{_short(inst)} does not match {what} (pattern {err.validator_value})"
+            described = PATTERN_DESCRIPTIONS.get(what)
+            if described is not None:
+                msg = f"{_short(inst)} does not match {what}: expected {described}"
+            else:
+                msg = f"{_short(inst)} does not match {what} (pattern {err.validator_value})"
         elif v == "minLength" and err.validator_value == 1:
             msg = "must not be empty"
         elif v in (

@@ -238,7 +238,8 @@ class CanonicalRun:
         sess = state.session(msg["session_id"])
         for _info, _, fn in d.session:
             fn(ctx, facts, sess, state, emit)
-        commit_message(state, sess, mid, msg["created_at"], parse_created_at(msg["created_at"]), self.track_ids)
+        at = parse_created_at(msg["created_at"])
+        commit_message(state, sess, mid, msg["created_at"], at, self.track_ids, (facts.rec.path, facts.rec.line))
         for i, block in facts.tools:
             if facts.complete:
                 for _info, _, sfn in d.session_block:

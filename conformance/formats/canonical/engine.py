@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import struct
+from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -225,13 +226,38 @@ class IdSet:
     that sort after every id so far (ULIDs grow with time, so in a store written in
     order nearly all do) are appended to a sorted list; the others go to a hash set. A
     large set of fresh strings costs a hash and a cache miss per id, on every insert
-    and lookup; the list costs a comparison with the last id."""
+    and lookup; the list costs a comparison with the last id.
 
-    __slots__ = ("rest", "seq")
+    Each id keeps where it first appeared (`where`: file and line, for TS202's message),
+    as one machine integer beside it: the file's number in `paths` and the line."""
+
+    __slots__ = ("_path_no", "at", "paths", "rest", "rest_at", "seq")
 
     def __init__(self) -> None:
         self.seq: list[str] = []  # strictly increasing
+        self.at = array("q")  # where each id of `seq` first appeared (`_loc`)
         self.rest: set[str] = set()  # each sorts before the last of `seq` (when it came)
+        self.rest_at: dict[str, int] = {}  # where each id of `rest` first appeared (`_loc`)
+        self.paths: list[str] = []
+        self._path_no: dict[str, int] = {}
+
+    def _loc(self, path: str, line: int) -> int:
+        no = self._path_no.get(path)
+        if no is None:
+            no = self._path_no[path] = len(self.paths)
+            self.paths.append(path)
+        return no << _LINE_BITS | line
+
+    def where(self, mid: str) -> tuple[str, int] | None:
+        """The file and line where `mid` first appeared (None when it is not here)."""
+        loc = self.rest_at.get(mid)
+        if loc is None:
+            seq = self.seq
+            k = bisect_left(seq, mid)
+            if k == len(seq) or seq[k] != mid:
+                return None
+            loc = self.at[k]
+        return self.paths[loc >> _LINE_BITS], loc & _LINE_MASK
 
     def __contains__(self, mid: object) -> bool:
         seq = self.seq
@@ -253,12 +279,15 @@ class IdSet:
 
     __hash__ = None  # type: ignore[assignment]  # mutable, as a set
 
-    def add(self, mid: str) -> None:
+    def add(self, mid: str, path: str = "", line: int = 0) -> None:
+        """Add `mid`, first seen at `path`:`line` (kept only when it is new)."""
         seq = self.seq
         if not seq or mid > seq[-1]:
             seq.append(mid)
+            self.at.append(self._loc(path, line))
         elif mid not in self:
             self.rest.add(mid)
+            self.rest_at[mid] = self._loc(path, line)
 
     def isdisjoint(self, ids: list[str]) -> bool:
         """True when none of `ids` is here (one comparison when all sort after the last)."""
@@ -267,16 +296,23 @@ class IdSet:
             return True
         return not any(map(self.__contains__, ids))
 
-    def update(self, ids: list[str]) -> None:
-        """Add `ids` (no id twice among them)."""
+    def update(self, ids: list[str], path: str = "", first: int = 0) -> None:
+        """Add `ids` (no id twice among them), on consecutive lines of `path` from `first`."""
         seq = self.seq
         if not ids:
             return
+        base = self._loc(path, first)
         if not seq or min(ids) > seq[-1]:
-            seq.extend(sorted(ids))
+            order = sorted(range(len(ids)), key=ids.__getitem__)
+            seq.extend([ids[k] for k in order])
+            self.at.extend([base + k for k in order])
         else:
-            for mid in ids:
-                self.add(mid)
+            for k, mid in enumerate(ids):
+                self.add(mid, path, first + k)
+
+
+_LINE_BITS = 40  # lines of a file: below 2**40; files of a run: below 2**23
+_LINE_MASK = (1 << _LINE_BITS) - 1
 
 
 @dataclass
@@ -295,10 +331,13 @@ class RunState:
         return s
 
 
-def commit_message(state: RunState, sess: Session, mid: str, created: str, at: Any, track_ids: bool) -> None:
-    """The session takes one message (after the session rules have seen it)."""
+def commit_message(
+    state: RunState, sess: Session, mid: str, created: str, at: Any, track_ids: bool, where: tuple[str, int] = ("", 0)
+) -> None:
+    """The session takes one message (after the session rules have seen it), found at
+    `where` (file and line)."""
     if track_ids:
-        state.message_ids.add(mid)
+        state.message_ids.add(mid, *where)
     sess.take(mid, created, at)
 
 

@@ -1157,7 +1157,7 @@ class FastPath:
         else:
             done = self._tools_one_by_one(path, batch, starts)
         if done and self.run.track_ids:
-            state.message_ids.update(ids if done == n else ids[:done])
+            state.message_ids.update(ids if done == n else ids[:done], path, batch.first)
         # each session takes the last of its committed messages (the ids went in above)
         for s, e in zip(starts, [*cuts, n], strict=True):
             if s >= done:
@@ -1238,7 +1238,7 @@ class FastPath:
             if item.complete and item.tools and not _tools_ok(state, sess, item.tools):
                 return False
         sess = state.session(item.session_id)
-        commit_message(state, sess, item.id, item.created_at, item.at, run.track_ids)
+        commit_message(state, sess, item.id, item.created_at, item.at, run.track_ids, (path, item.line))
         for i, use, tid in item.tools:
             commit_tool_block(state, sess, item.session_id, item.complete, use, tid, (path, item.line, "", i))
         return True

@@ -313,8 +313,11 @@ def message_ulid(ctx: Context, m: SessionFacts, sess: Session, state: RunState, 
 
 @SESSION.register(R.MESSAGE_UNIQUE)
 def message_unique(ctx: Context, m: SessionFacts, sess: Session, state: RunState, emit: Emit) -> None:
-    if m.msg["id"] in state.message_ids:
-        emit(m.rec, "/id", R.MESSAGE_UNIQUE, f"message id {m.msg['id']} appears more than once")
+    first = state.message_ids.where(m.msg["id"])
+    if first is not None:
+        path, line = first
+        at = f"line {line}" if path == m.rec.path else f"{path}:{line}"
+        emit(m.rec, "/id", R.MESSAGE_UNIQUE, f"message id {m.msg['id']} appears more than once (first at {at})")
 
 
 @SESSION.register(R.MESSAGE_MONOTONIC)
