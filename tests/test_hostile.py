@@ -550,9 +550,21 @@ def _second_60(d: Path) -> Path:
     return _file("t.jsonl", text.encode())(d)
 
 
+def _year_one_third(d: Path) -> Path:
+    """The fixture with its third message in year 1: before the two it follows (a TS204 warning)."""
+    text = VALID.read_text().replace('"2026-05-08T12:00:03.000000Z"', '"0001-01-01T00:00:00.000000Z"')
+    assert "0001-01-01" in text
+    return _file("t.jsonl", text.encode())(d)
+
+
 LOCATED: dict[str, tuple[Builder, list[str], Callable[[Path], str]]] = {
     "convert-to-chibi-second-60": (
         _second_60, ["convert", "--to", "chibi", "{path}", "{out}"], lambda p: f"{p}:1: /created_at: created_at"
+    ),
+    # the store orders a session's rows by created_at: refused before writing, not by the output check
+    "convert-to-sqlite-year-1-out-of-order": (
+        _year_one_third, ["convert", "--to", "sqlite", "{path}", "{out}"],
+        lambda p: f"{p}:3: /created_at: 0001-01-01T00:00:00.000000Z is earlier than 2026-05-08T12:00:02.000000Z",
     ),
 }  # fmt: skip
 

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import quote
 
+from ...convertkit import short
 from ...errors import InputError
 from ...findings import Finding, RuleCatalog, RuleInfo, Selection, Severity
 from ...jsonio import Record, check_input, parse, parse_error, read_json, read_jsonl
@@ -481,6 +482,7 @@ def convert_canonical_to_sqlite(src: Path, dst: Path, ctx: object) -> None:
     msgs: list[dict[str, Any]] = []
     errors: list[Finding] = []
     times: dict[int, int] = {}  # id(message) -> created_at in microseconds
+    latest: dict[Any, tuple[int, str, Record]] = {}  # session id -> its latest created_at so far
     for item in read_jsonl(src) if src.suffix == ".jsonl" else read_json(src):
         if isinstance(item, Record):
             msgs.append(item.value)
@@ -493,6 +495,7 @@ def convert_canonical_to_sqlite(src: Path, dst: Path, ctx: object) -> None:
                         f"{item.path}:{item.line}: {item.pointer}/created_at: "
                         f"{item.value.get('created_at')!r} is not a real date and time"
                     ) from None
+                _keeps_order(item, times[id(item.value)], latest)
         else:
             found = [item]
         errors += [f for f in found if f.severity == Severity.ERROR]
@@ -507,6 +510,24 @@ def convert_canonical_to_sqlite(src: Path, dst: Path, ctx: object) -> None:
 
 
 SQLITE_FULL = 13
+
+
+def _keeps_order(rec: Record, micros: int, latest: dict[Any, tuple[int, str, Record]]) -> None:
+    """Refuse, before anything is written, a message whose created_at is earlier than an
+    earlier message's of its session (a TS204 warning in the input): the store has no
+    sequence column, a session's messages are read in (created_at, id) order, so the
+    store would move it before the messages it follows and break their id order (TS203)."""
+    sid, created = rec.value["session_id"], rec.value["created_at"]
+    before = latest.get(sid)
+    if before is not None and micros < before[0]:
+        prev = before[2]
+        raise InputError(
+            f"{rec.path}:{rec.line}: {rec.pointer}/created_at: {created} is earlier than {before[1]} of message "
+            f"{prev.value['id']} ({prev.path}:{prev.line}) in session {short(sid)}; the §9.1 store orders a "
+            f"session's messages by created_at (integer microseconds since 1970), so it would move this message "
+            f"before that one and break the id order (TS204, TS203); nothing written"
+        )
+    latest[sid] = (micros, created, rec)
 
 
 def _write_store(dst: Path, msgs: list[dict[str, Any]], times: dict[int, int]) -> None:
