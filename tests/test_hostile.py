@@ -130,6 +130,22 @@ def _chibi_link_out(d: Path) -> Path:
     return p
 
 
+def _chibi_active(kind: str) -> Builder:
+    """A chibi context whose active partition (transcript/active.jsonl) is a folder or a FIFO."""
+
+    def build(d: Path) -> Path:
+        p = _chibi(d)
+        active = p / "transcript" / "active.jsonl"
+        active.unlink()
+        if kind == "folder":
+            active.mkdir()
+        else:
+            os.mkfifo(active)  # no writer ever comes: opening it would block forever
+        return p
+
+    return build
+
+
 # paths (relative to the tree) that the case denies: a folder without read or search
 # permission (simulated by `deny`, since root reads everything)
 DENIED: dict[str, list[str]] = {"chibi-denied-transcript": ["ctx/transcript"], "denied-folder": ["sub"]}
@@ -164,6 +180,8 @@ CLASSES: dict[str, Builder] = {
     "chibi-link-out": _chibi_link_out,
     "chibi-denied-transcript": _chibi,
     "denied-folder": _denied_folder,
+    "chibi-active-folder": _chibi_active("folder"),
+    "chibi-active-fifo": _chibi_active("fifo"),
 }
 BOUNDED = ["fifo", "dev-zero", "yaml-alias-bomb", "huge-line", "deep-1000"]
 
@@ -579,3 +597,26 @@ def test_refusal_names_where(case: str, tmp_path: Path, capsys: pytest.CaptureFi
     cap = capsys.readouterr()
     assert code == 2, (code, cap.err)
     assert says(path) in cap.err and "internal error" not in cap.err, cap.err
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo"])
+@pytest.mark.parametrize("command", ["validate", "convert"])
+def test_chibi_active_partition_that_is_no_file_is_named(
+    kind: str, command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The active partition a folder or a FIFO: one line naming it and what it is (never
+    opened), not CB305's "does not exist" nor CB212's consequence in context.jsonl."""
+    (tmp_path / "in").mkdir()
+    ctx = _chibi_active(kind)(tmp_path / "in")
+    active = ctx / "transcript" / "active.jsonl"
+    argv = {"validate": ["validate", str(ctx)],
+            "convert": ["convert", "--from", "chibi", "--to", "canonical", str(ctx), str(tmp_path / "r.jsonl")]}  # fmt: skip
+    with bounded(TIME_LIMIT, MEMORY_LIMIT):
+        code = main(argv[command])
+    cap = capsys.readouterr()
+    what = "a folder" if kind == "folder" else "a FIFO (named pipe)"
+    assert code == (1 if command == "validate" else 2), (code, cap.out, cap.err)
+    text = cap.out + cap.err
+    assert f"{active}" in text and "CB301" in text and f"active.jsonl is {what}, not a regular file" in text, text
+    assert "CB212" not in text and "CB305" not in text and "internal error" not in text, text
+    assert not (tmp_path / "r.jsonl").exists()
