@@ -39,6 +39,7 @@ from typing import Any
 
 import pytest
 
+from conformance import escaping
 from conformance.cli import main
 
 VALID = Path(__file__).parent / "rules" / "canonical" / "valid.jsonl"
@@ -146,6 +147,22 @@ def _chibi_active(kind: str) -> Builder:
     return build
 
 
+def _store_named(name: bytes) -> Builder:
+    """A valid §9.1 store (the fixture converted) under a file name given as bytes."""
+
+    def build(d: Path) -> Path:
+        p = Path(os.fsdecode(os.fsencode(d) + b"/" + name))
+        assert main(["convert", "--to", "sqlite", str(VALID), str(p)]) == 0
+        return p
+
+    return build
+
+
+def _named(name: bytes) -> Builder:
+    """The valid fixture under a file name given as bytes (not UTF-8, a newline)."""
+    return lambda d: _file(os.fsdecode(name), VALID.read_bytes())(d)
+
+
 # paths (relative to the tree) that the case denies: a folder without read or search
 # permission (simulated by `deny`, since root reads everything)
 DENIED: dict[str, list[str]] = {"chibi-denied-transcript": ["ctx/transcript"], "denied-folder": ["sub"]}
@@ -171,6 +188,9 @@ CLASSES: dict[str, Builder] = {
     "odd-name-[/x]": _file("[/x].jsonl", VALID.read_bytes()),
     "odd-name-[red]": _file("[red]r.jsonl", VALID.read_bytes()),
     "odd-name-colons": _file("a:b:c.jsonl", VALID.read_bytes()),
+    "odd-name-not-utf8": _named(b"t\xff\xfe.jsonl"),
+    "odd-name-newline": _named(b"a\nb.jsonl"),
+    "store-named-not-utf8": _store_named(b"s\xff.db"),
     "yaml-alias-bomb": _file("t.yaml", _BOMB),
     "number-1e999999999": _file("t.jsonl", _valid_line(input_tokens="1e999999999")),
     "number-10**400": _file("t.jsonl", _valid_line(input_tokens=str(10**400))),
@@ -233,6 +253,10 @@ COMMANDS: dict[str, Argv] = {
     "wire-render": lambda c: ["wire", "render", str(c.path), "--adapter", "anthropic"],
     "conform-cassettes": lambda c: ["conform", "anthropic", "--cassettes", str(c.tree), "--no-samples"],
     "rules": _argv("rules", "--select", "TS0"),
+    "replay-check": _argv("replay-check", "{path}", "--to", "anthropic"),
+    "cassettes-lint": _argv("cassettes", "lint", "{path}"),
+    # an output path that exists (whatever it is): refused without --force, nothing touched
+    "conform-report-over-input": _argv("conform", "anthropic", "--no-samples", "--report", "{path}"),
 }
 
 # Cases known to fail, as rules over the matrix (strict: an xfail that starts passing
@@ -361,7 +385,7 @@ def _params() -> Iterator[Any]:
 
 def _names_file(text: str, c: Ctx, argv: list[str]) -> bool:
     """The output names the hostile file (or, for a walk, a path inside the tree)."""
-    if str(c.path) in text:
+    if str(c.path) in text or escaping.text(str(c.path)) in text:  # a newline, a non-UTF-8 byte: escaped
         return True
     return str(c.tree) in argv and str(c.tree) in text
 

@@ -146,6 +146,12 @@ def _text(raw: bytes) -> str | bytes:
         return raw
 
 
+def _uri(path: Path, query: str) -> str:
+    """A `file:` URI naming `path` by its bytes (percent-encoded), so a file name that is
+    not UTF-8 (surrogate escapes in Python) names the same file to SQLite."""
+    return f"file:{quote(os.fsencode(path))}?{query}"
+
+
 def _connect(uri: str) -> sqlite3.Connection:
     con = sqlite3.connect(uri, uri=True)
     con.text_factory = _text
@@ -174,13 +180,13 @@ def _backup(real: Path, copy: Path) -> bool:
     `-journal` comes and goes). A `mode=ro` connection to a rollback-mode store creates
     no file. False when a crashed writer left a hot journal (rolling it back would
     write): then the files are copied and rolled back in the copy (`_copy_files`)."""
-    src = sqlite3.connect(f"file:{quote(str(real))}?mode=ro", uri=True, timeout=BUSY_SECONDS)
+    src = sqlite3.connect(_uri(real, "mode=ro"), uri=True, timeout=BUSY_SECONDS)
     try:
         # the shared lock first, within the busy timeout: Python's `backup` itself retries
         # a busy source forever (a store locked exclusively would hang the run)
         src.execute("BEGIN")
         src.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        dst = sqlite3.connect(copy)
+        dst = sqlite3.connect(os.fsencode(copy))
         try:
             src.backup(dst)
         finally:
@@ -221,7 +227,7 @@ def open_store(path: Path) -> Iterator[sqlite3.Connection]:
     real = path.resolve()
     wal = _is_wal(real)
     if wal and not any(os.path.lexists(f"{real}{s}") for s in SIDECARS):
-        con = _connect(f"file:{quote(str(real))}?mode=ro&immutable=1")
+        con = _connect(_uri(real, "mode=ro&immutable=1"))
         try:
             yield con
         finally:
@@ -232,7 +238,7 @@ def open_store(path: Path) -> Iterator[sqlite3.Connection]:
         if wal or not _backup(real, copy):
             copy.unlink(missing_ok=True)
             _copy_files(real, copy)
-        con = _connect(f"file:{quote(str(copy))}?mode=rw")
+        con = _connect(_uri(copy, "mode=rw"))
         try:
             yield con
         finally:
@@ -242,7 +248,7 @@ def open_store(path: Path) -> Iterator[sqlite3.Connection]:
 def open_readonly(path: Path) -> sqlite3.Connection:
     """Open a store that has no `-wal`/`-journal` without any chance of writing beside it
     (`open_store` also handles stores that have one)."""
-    return _connect(f"file:{quote(str(path.resolve()))}?mode=ro&immutable=1")
+    return _connect(_uri(path.resolve(), "mode=ro&immutable=1"))
 
 
 class SqliteRun:
@@ -531,7 +537,7 @@ def _keeps_order(rec: Record, micros: int, latest: dict[Any, tuple[int, str, Rec
 
 
 def _write_store(dst: Path, msgs: list[dict[str, Any]], times: dict[int, int]) -> None:
-    con = sqlite3.connect(dst)
+    con = sqlite3.connect(os.fsencode(dst))  # bytes: a file name need not be UTF-8
     try:
         con.executescript(DDL)
         sessions: dict[str, dict[str, Any]] = {}
