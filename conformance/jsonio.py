@@ -85,6 +85,17 @@ def _kind(mode: int) -> str:
     return next((name for test, name in _KINDS if test(mode)), "not a regular file")
 
 
+def irregular(path: Path | str) -> str | None:
+    """What `path` is when it exists but is not a regular file ("a folder", "a FIFO (named
+    pipe)", ...), following links, for a finding that names it; None for a regular file or
+    when nothing is there. Never opens it (a FIFO would block, a device never end)."""
+    try:
+        st = Path(path).stat()
+    except OSError:
+        return None
+    return None if stat.S_ISREG(st.st_mode) else _kind(st.st_mode)
+
+
 def os_error(path: Path | str, exc: OSError) -> InputError:
     """The one-line `InputError` of an `OSError` met reading `path` (the file the error
     names, when it names one: a denied entry inside a folder being read)."""

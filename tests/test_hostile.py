@@ -39,6 +39,7 @@ from typing import Any
 
 import pytest
 
+from conformance import escaping
 from conformance.cli import main
 
 VALID = Path(__file__).parent / "rules" / "canonical" / "valid.jsonl"
@@ -130,6 +131,38 @@ def _chibi_link_out(d: Path) -> Path:
     return p
 
 
+def _chibi_active(kind: str) -> Builder:
+    """A chibi context whose active partition (transcript/active.jsonl) is a folder or a FIFO."""
+
+    def build(d: Path) -> Path:
+        p = _chibi(d)
+        active = p / "transcript" / "active.jsonl"
+        active.unlink()
+        if kind == "folder":
+            active.mkdir()
+        else:
+            os.mkfifo(active)  # no writer ever comes: opening it would block forever
+        return p
+
+    return build
+
+
+def _store_named(name: bytes) -> Builder:
+    """A valid §9.1 store (the fixture converted) under a file name given as bytes."""
+
+    def build(d: Path) -> Path:
+        p = Path(os.fsdecode(os.fsencode(d) + b"/" + name))
+        assert main(["convert", "--to", "sqlite", str(VALID), str(p)]) == 0
+        return p
+
+    return build
+
+
+def _named(name: bytes) -> Builder:
+    """The valid fixture under a file name given as bytes (not UTF-8, a newline)."""
+    return lambda d: _file(os.fsdecode(name), VALID.read_bytes())(d)
+
+
 # paths (relative to the tree) that the case denies: a folder without read or search
 # permission (simulated by `deny`, since root reads everything)
 DENIED: dict[str, list[str]] = {"chibi-denied-transcript": ["ctx/transcript"], "denied-folder": ["sub"]}
@@ -155,6 +188,9 @@ CLASSES: dict[str, Builder] = {
     "odd-name-[/x]": _file("[/x].jsonl", VALID.read_bytes()),
     "odd-name-[red]": _file("[red]r.jsonl", VALID.read_bytes()),
     "odd-name-colons": _file("a:b:c.jsonl", VALID.read_bytes()),
+    "odd-name-not-utf8": _named(b"t\xff\xfe.jsonl"),
+    "odd-name-newline": _named(b"a\nb.jsonl"),
+    "store-named-not-utf8": _store_named(b"s\xff.db"),
     "yaml-alias-bomb": _file("t.yaml", _BOMB),
     "number-1e999999999": _file("t.jsonl", _valid_line(input_tokens="1e999999999")),
     "number-10**400": _file("t.jsonl", _valid_line(input_tokens=str(10**400))),
@@ -164,6 +200,8 @@ CLASSES: dict[str, Builder] = {
     "chibi-link-out": _chibi_link_out,
     "chibi-denied-transcript": _chibi,
     "denied-folder": _denied_folder,
+    "chibi-active-folder": _chibi_active("folder"),
+    "chibi-active-fifo": _chibi_active("fifo"),
 }
 BOUNDED = ["fifo", "dev-zero", "yaml-alias-bomb", "huge-line", "deep-1000"]
 
@@ -215,6 +253,10 @@ COMMANDS: dict[str, Argv] = {
     "wire-render": lambda c: ["wire", "render", str(c.path), "--adapter", "anthropic"],
     "conform-cassettes": lambda c: ["conform", "anthropic", "--cassettes", str(c.tree), "--no-samples"],
     "rules": _argv("rules", "--select", "TS0"),
+    "replay-check": _argv("replay-check", "{path}", "--to", "anthropic"),
+    "cassettes-lint": _argv("cassettes", "lint", "{path}"),
+    # an output path that exists (whatever it is): refused without --force, nothing touched
+    "conform-report-over-input": _argv("conform", "anthropic", "--no-samples", "--report", "{path}"),
 }
 
 # Cases known to fail, as rules over the matrix (strict: an xfail that starts passing
@@ -343,7 +385,7 @@ def _params() -> Iterator[Any]:
 
 def _names_file(text: str, c: Ctx, argv: list[str]) -> bool:
     """The output names the hostile file (or, for a walk, a path inside the tree)."""
-    if str(c.path) in text:
+    if str(c.path) in text or escaping.text(str(c.path)) in text:  # a newline, a non-UTF-8 byte: escaped
         return True
     return str(c.tree) in argv and str(c.tree) in text
 
@@ -554,9 +596,21 @@ def _second_60(d: Path) -> Path:
     return _file("t.jsonl", text.encode())(d)
 
 
+def _year_one_third(d: Path) -> Path:
+    """The fixture with its third message in year 1: before the two it follows (a TS204 warning)."""
+    text = VALID.read_text().replace('"2026-05-08T12:00:03.000000Z"', '"0001-01-01T00:00:00.000000Z"')
+    assert "0001-01-01" in text
+    return _file("t.jsonl", text.encode())(d)
+
+
 LOCATED: dict[str, tuple[Builder, list[str], Callable[[Path], str]]] = {
     "convert-to-chibi-second-60": (
         _second_60, ["convert", "--to", "chibi", "{path}", "{out}"], lambda p: f"{p}:1: /created_at: created_at"
+    ),
+    # the store orders a session's rows by created_at: refused before writing, not by the output check
+    "convert-to-sqlite-year-1-out-of-order": (
+        _year_one_third, ["convert", "--to", "sqlite", "{path}", "{out}"],
+        lambda p: f"{p}:3: /created_at: 0001-01-01T00:00:00.000000Z is earlier than 2026-05-08T12:00:02.000000Z",
     ),
 }  # fmt: skip
 
@@ -571,3 +625,26 @@ def test_refusal_names_where(case: str, tmp_path: Path, capsys: pytest.CaptureFi
     cap = capsys.readouterr()
     assert code == 2, (code, cap.err)
     assert says(path) in cap.err and "internal error" not in cap.err, cap.err
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo"])
+@pytest.mark.parametrize("command", ["validate", "convert"])
+def test_chibi_active_partition_that_is_no_file_is_named(
+    kind: str, command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The active partition a folder or a FIFO: one line naming it and what it is (never
+    opened), not CB305's "does not exist" nor CB212's consequence in context.jsonl."""
+    (tmp_path / "in").mkdir()
+    ctx = _chibi_active(kind)(tmp_path / "in")
+    active = ctx / "transcript" / "active.jsonl"
+    argv = {"validate": ["validate", str(ctx)],
+            "convert": ["convert", "--from", "chibi", "--to", "canonical", str(ctx), str(tmp_path / "r.jsonl")]}  # fmt: skip
+    with bounded(TIME_LIMIT, MEMORY_LIMIT):
+        code = main(argv[command])
+    cap = capsys.readouterr()
+    what = "a folder" if kind == "folder" else "a FIFO (named pipe)"
+    assert code == (1 if command == "validate" else 2), (code, cap.out, cap.err)
+    text = cap.out + cap.err
+    assert f"{active}" in text and "CB301" in text and f"active.jsonl is {what}, not a regular file" in text, text
+    assert "CB212" not in text and "CB305" not in text and "internal error" not in text, text
+    assert not (tmp_path / "r.jsonl").exists()

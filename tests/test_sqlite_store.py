@@ -348,3 +348,17 @@ def test_a_hot_journal_of_a_crashed_writer_is_rolled_back_in_the_copy(store: Pat
     before = _listing(store.parent)
     assert main(["validate", "-q", str(store)]) == 0
     assert _listing(store.parent) == before
+
+
+def test_a_session_going_back_in_time_is_refused_before_writing(tmp_path: Path) -> None:
+    """The store orders a session's rows by created_at: a message dated before the one it
+    follows (year 1 here, a TS204 warning in the input) cannot keep its place, so the
+    converter names the input line and why, and writes nothing (issue 31)."""
+    src = tmp_path / "in.jsonl"
+    src.write_text(VALID.read_text().replace('"2026-05-08T12:00:03.000000Z"', '"0001-01-01T00:00:00.000000Z"'))
+    with pytest.raises(InputError) as caught:
+        convert("canonical", "sqlite", src, tmp_path / "out.db")
+    message = str(caught.value)
+    assert message.startswith(f"{src}:3: /created_at: 0001-01-01T00:00:00.000000Z is earlier than"), message
+    assert "orders a session's messages by created_at" in message and "converted output" not in message
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl"]

@@ -14,6 +14,7 @@ from ..errors import InputError
 from ..findings import Selection
 from ..formats.canonical.markers import DEFAULT_CRITICAL_KEY
 from ..migrations.atomic import atomic_write
+from ..outputs import real
 
 
 class ConformOutput(enum.StrEnum):
@@ -33,9 +34,9 @@ def _split(values: list[str] | None) -> tuple[str, ...]:
 def _check_report_path(report: Path, inputs: list[Path], *, force: bool) -> None:
     """Refuse a report path that is, holds or sits inside an input, and an existing file
     unless --force: a report must never replace a cassette or anything else unasked."""
-    target = report.resolve()
+    target = real(report)  # realpath: a symlink loop is named below, not a RuntimeError
     for root in inputs:
-        r = root.resolve()
+        r = real(root)
         if target == r or r in target.parents or target in r.parents:
             raise InputError(f"--report {report}: inside or around the input {root}; write the report elsewhere")
     if report.is_dir():
@@ -44,7 +45,7 @@ def _check_report_path(report: Path, inputs: list[Path], *, force: bool) -> None
         raise InputError(f"--report {report}: exists; pass --force to replace it")
     if report.exists() and not report.is_file():
         raise InputError(f"--report {report}: not a regular file")
-    if not report.parent.resolve().is_dir():
+    if not real(report.parent).is_dir():
         raise InputError(f"--report {report}: its folder does not exist")
 
 

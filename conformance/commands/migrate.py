@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from .. import escaping
 from ..errors import InputError
 from ..migrations import default_registry, migrate_file
 
@@ -54,7 +55,7 @@ def register(app: typer.Typer) -> None:
             raise InputError("give an input file and --to N (or --list)")
         result = migrate_file(src, to, fmt=fmt.value, out=out, in_place=in_place, source=from_, force=force)
         for f in result.findings:
-            sys.stderr.write(f.format() + "\n")
+            sys.stderr.write(escaping.text_line(f.format()) + "\n")  # a file name or value may hold anything
         if not result.ok:
             sys.stderr.write(
                 f"FAIL: nothing written ({len(result.findings)} finding(s) in {result.records} record(s))\n"
@@ -63,5 +64,5 @@ def register(app: typer.Typer) -> None:
         if result.output is not None:
             sys.stdout.buffer.write(result.output)
             sys.stdout.flush()
-        where = f"wrote {result.written}" if result.written else "printed"
+        where = f"wrote {escaping.name(result.written)}" if result.written else "printed"
         sys.stderr.write(f"{where}: {result.records} record(s) at revision {to}, {result.changed} changed\n")

@@ -92,14 +92,15 @@ def _inputs(paths: Iterable[str | Path], fmt: str | None, summary: ReplaySummary
 def _walk(top: Path, summary: ReplaySummary) -> Iterator[tuple[Path, str]]:
     """Every transcript below `top`, sorted; a directory a format claims whole (a chibi
     context) is one unit; files no format claims are listed as skipped."""
-    unit = detect_format(top)
+    try:
+        # detection looks inside (a chibi context's transcript/): a denied part is a problem
+        unit = detect_format(top)
+        entries = [] if unit is not None and unit.name not in ("canonical", "sqlite") else sorted(top.iterdir())
+    except OSError as exc:
+        summary.problems.append(_unreadable(Path(exc.filename) if isinstance(exc.filename, str) else top, exc))
+        return
     if unit is not None and unit.name not in ("canonical", "sqlite"):
         yield top, unit.name
-        return
-    try:
-        entries = sorted(top.iterdir())
-    except OSError as exc:
-        summary.problems.append(_unreadable(top, exc))
         return
     for p in entries:
         if p.is_symlink():
@@ -107,7 +108,11 @@ def _walk(top: Path, summary: ReplaySummary) -> Iterator[tuple[Path, str]]:
         elif p.is_dir():
             yield from _walk(p, summary)
         elif p.is_file():
-            f = detect_format(p)
+            try:
+                f = detect_format(p)
+            except OSError as exc:
+                summary.problems.append(_unreadable(p, exc))
+                continue
             if f is None:
                 summary.skipped.append(str(p))
             else:

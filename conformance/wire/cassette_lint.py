@@ -46,6 +46,7 @@ from ..errors import InputError
 from ..findings import Finding, RuleCatalog, RuleInfo, Severity
 from ..jsonio import read_input
 from ..outputs import check_output, write_bytes
+from ..yamlio import MAX_DEPTH
 
 E = Severity.ERROR
 CREDENTIAL_HEADER = RuleInfo("CL001", E, "§11.2", "Credential header recorded (Authorization, x-api-key, ...)")
@@ -188,7 +189,25 @@ def _read(path: Path) -> str:
         raise InputError(f"{path}: not UTF-8 text (byte {exc.start})") from None
 
 
+def _nesting(path: Path, text: str) -> None:
+    """Refuse YAML nested deeper than `MAX_DEPTH` before composing it: PyYAML's parser is a
+    state machine, its composer recurses (a deep file would exhaust the stack)."""
+    depth = 0
+    try:
+        for ev in yaml.parse(text, Loader=yaml.SafeLoader):
+            if isinstance(ev, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    where = f"{path}:{ev.start_mark.line + 1}" if ev.start_mark is not None else str(path)
+                    raise InputError(f"{where}: YAML nested deeper than {MAX_DEPTH} levels; refused")
+            elif isinstance(ev, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                depth -= 1
+    except yaml.YAMLError:
+        return  # composing reports it, with its line
+
+
 def _compose(path: Path, text: str) -> yaml.Node:
+    _nesting(path, text)
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:

@@ -22,7 +22,7 @@ from typing import Any
 
 from ...convertkit import short
 from ...findings import Finding, RuleInfo, Selection
-from ...jsonio import IO_RULES, Record, parse, read_jsonl
+from ...jsonio import IO_RULES, Record, irregular, parse, read_jsonl
 from ...schema_validation import SchemaValidator
 from ...schemas import schema_set
 from ..base import FileStats, Options, ProgressHook
@@ -856,9 +856,17 @@ class DirectoryCheck:
     # -- transcript -------------------------------------------------------------------
 
     def read_partition(self, part: Part) -> Iterator[Finding]:
-        if part.path is None or not part.path.is_file():
+        if part.path is None:
             return
         r = self.chk
+        kind = irregular(part.path)
+        if kind is not None:  # a folder, FIFO or device where a partition goes: named, never opened
+            part.unreadable = True
+            self.derivable = False  # what context.jsonl derives from is unknown: no CB2xx consequences
+            yield from r.f(str(part.path), None, "", R.PARTITION_MISSING, f"{part.rel} is {kind}, not a regular file; not read")  # fmt: skip
+            return
+        if not part.path.is_file():
+            return
         for item in r._jsonl(part.path):
             if isinstance(item, Finding):
                 if item.severity == "error":
@@ -898,12 +906,10 @@ class DirectoryCheck:
         bpt_seen: list[int] = []
         for i, (meta, part) in enumerate(zip(m["partitions"], parts, strict=True)):
             ptr = f"/partitions/{i}"
-            if part.path is None:
-                continue  # CB310 already reported
+            if part.path is None or part.unreadable:
+                continue  # CB310, a read error or a partition that is no file already reported
             if not part.path.is_file():
                 yield from r.f(p, ln, f"{ptr}/file", R.PARTITION_MISSING, f"{part.rel} does not exist")
-                continue
-            if part.unreadable:
                 continue
             if meta["entry_count"] != part.records:
                 yield from r.f(

@@ -121,7 +121,9 @@ CONTEXT_STALE = RuleInfo(
     "context.jsonl is marked stale (.dirty): chibi rebuilds it from the transcript on next load",
 )
 
-PARTITION_MISSING = RuleInfo("CB301", E, "TF §File Roles", "Partition listed in the manifest does not exist")
+PARTITION_MISSING = RuleInfo(
+    "CB301", E, "TF §File Roles", "Partition listed in the manifest does not exist or is not a regular file"
+)
 PARTITION_COUNT = RuleInfo("CB302", E, "partition.rs PartitionMeta", "entry_count differs from the partition's entries")
 PARTITION_RANGE = RuleInfo(
     "CB303",

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import quote
 
+from ...convertkit import short
 from ...errors import InputError
 from ...findings import Finding, RuleCatalog, RuleInfo, Selection, Severity
 from ...jsonio import Record, check_input, parse, parse_error, read_json, read_jsonl
@@ -145,6 +146,12 @@ def _text(raw: bytes) -> str | bytes:
         return raw
 
 
+def _uri(path: Path, query: str) -> str:
+    """A `file:` URI naming `path` by its bytes (percent-encoded), so a file name that is
+    not UTF-8 (surrogate escapes in Python) names the same file to SQLite."""
+    return f"file:{quote(os.fsencode(path))}?{query}"
+
+
 def _connect(uri: str) -> sqlite3.Connection:
     con = sqlite3.connect(uri, uri=True)
     con.text_factory = _text
@@ -173,13 +180,13 @@ def _backup(real: Path, copy: Path) -> bool:
     `-journal` comes and goes). A `mode=ro` connection to a rollback-mode store creates
     no file. False when a crashed writer left a hot journal (rolling it back would
     write): then the files are copied and rolled back in the copy (`_copy_files`)."""
-    src = sqlite3.connect(f"file:{quote(str(real))}?mode=ro", uri=True, timeout=BUSY_SECONDS)
+    src = sqlite3.connect(_uri(real, "mode=ro"), uri=True, timeout=BUSY_SECONDS)
     try:
         # the shared lock first, within the busy timeout: Python's `backup` itself retries
         # a busy source forever (a store locked exclusively would hang the run)
         src.execute("BEGIN")
         src.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        dst = sqlite3.connect(copy)
+        dst = sqlite3.connect(os.fsencode(copy))
         try:
             src.backup(dst)
         finally:
@@ -220,7 +227,7 @@ def open_store(path: Path) -> Iterator[sqlite3.Connection]:
     real = path.resolve()
     wal = _is_wal(real)
     if wal and not any(os.path.lexists(f"{real}{s}") for s in SIDECARS):
-        con = _connect(f"file:{quote(str(real))}?mode=ro&immutable=1")
+        con = _connect(_uri(real, "mode=ro&immutable=1"))
         try:
             yield con
         finally:
@@ -231,7 +238,7 @@ def open_store(path: Path) -> Iterator[sqlite3.Connection]:
         if wal or not _backup(real, copy):
             copy.unlink(missing_ok=True)
             _copy_files(real, copy)
-        con = _connect(f"file:{quote(str(copy))}?mode=rw")
+        con = _connect(_uri(copy, "mode=rw"))
         try:
             yield con
         finally:
@@ -241,7 +248,7 @@ def open_store(path: Path) -> Iterator[sqlite3.Connection]:
 def open_readonly(path: Path) -> sqlite3.Connection:
     """Open a store that has no `-wal`/`-journal` without any chance of writing beside it
     (`open_store` also handles stores that have one)."""
-    return _connect(f"file:{quote(str(path.resolve()))}?mode=ro&immutable=1")
+    return _connect(_uri(path.resolve(), "mode=ro&immutable=1"))
 
 
 class SqliteRun:
@@ -481,6 +488,7 @@ def convert_canonical_to_sqlite(src: Path, dst: Path, ctx: object) -> None:
     msgs: list[dict[str, Any]] = []
     errors: list[Finding] = []
     times: dict[int, int] = {}  # id(message) -> created_at in microseconds
+    latest: dict[Any, tuple[int, str, Record]] = {}  # session id -> its latest created_at so far
     for item in read_jsonl(src) if src.suffix == ".jsonl" else read_json(src):
         if isinstance(item, Record):
             msgs.append(item.value)
@@ -493,6 +501,7 @@ def convert_canonical_to_sqlite(src: Path, dst: Path, ctx: object) -> None:
                         f"{item.path}:{item.line}: {item.pointer}/created_at: "
                         f"{item.value.get('created_at')!r} is not a real date and time"
                     ) from None
+                _keeps_order(item, times[id(item.value)], latest)
         else:
             found = [item]
         errors += [f for f in found if f.severity == Severity.ERROR]
@@ -509,8 +518,26 @@ def convert_canonical_to_sqlite(src: Path, dst: Path, ctx: object) -> None:
 SQLITE_FULL = 13
 
 
+def _keeps_order(rec: Record, micros: int, latest: dict[Any, tuple[int, str, Record]]) -> None:
+    """Refuse, before anything is written, a message whose created_at is earlier than an
+    earlier message's of its session (a TS204 warning in the input): the store has no
+    sequence column, a session's messages are read in (created_at, id) order, so the
+    store would move it before the messages it follows and break their id order (TS203)."""
+    sid, created = rec.value["session_id"], rec.value["created_at"]
+    before = latest.get(sid)
+    if before is not None and micros < before[0]:
+        prev = before[2]
+        raise InputError(
+            f"{rec.path}:{rec.line}: {rec.pointer}/created_at: {created} is earlier than {before[1]} of message "
+            f"{prev.value['id']} ({prev.path}:{prev.line}) in session {short(sid)}; the §9.1 store orders a "
+            f"session's messages by created_at (integer microseconds since 1970), so it would move this message "
+            f"before that one and break the id order (TS204, TS203); nothing written"
+        )
+    latest[sid] = (micros, created, rec)
+
+
 def _write_store(dst: Path, msgs: list[dict[str, Any]], times: dict[int, int]) -> None:
-    con = sqlite3.connect(dst)
+    con = sqlite3.connect(os.fsencode(dst))  # bytes: a file name need not be UTF-8
     try:
         con.executescript(DDL)
         sessions: dict[str, dict[str, Any]] = {}
