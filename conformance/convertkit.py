@@ -64,7 +64,7 @@ class IdMint:
         self.last = -1
 
     def ulid(self, ms: int, *parts: str | bytes | int) -> str:
-        value = _decode(ids.derived(ms, *self.salt, *parts))
+        value = ids.decode(ids.derived(ms, *self.salt, *parts))
         if value <= self.last:
             value = self.last + 1
         self.last = value
@@ -75,7 +75,7 @@ class IdMint:
         last one), else None: lets a converter restore an id the source carried."""
         if not ids.is_ulid(ulid):
             return None
-        value = _decode(ulid)
+        value = ids.decode(ulid)
         if value <= self.last:
             return None
         self.last = value
@@ -85,19 +85,9 @@ class IdMint:
         return "tu_" + self.ulid(ms, "tool", *parts)
 
 
-_CROCKFORD = {c: i for i, c in enumerate("0123456789ABCDEFGHJKMNPQRSTVWXYZ")}
-
-
-def _decode(ulid: str) -> int:
-    value = 0
-    for c in ulid:
-        value = value * 32 + _CROCKFORD[c]
-    return value
-
-
 def ulid_millis(ulid: str) -> int:
-    """The time part of a ULID, in milliseconds since the epoch."""
-    return _decode(ulid) >> 80
+    """The time part of a ULID, in milliseconds since the epoch (`ids.millis`)."""
+    return ids.millis(ulid)
 
 
 # -- time --------------------------------------------------------------------------------
@@ -125,8 +115,7 @@ def created_at_micros(value: str) -> int:
 
 def rfc3339(micros: int) -> str:
     """A canonical `created_at` (§4.1) for microseconds since the epoch."""
-    when = _EPOCH + dt.timedelta(microseconds=micros)
-    return when.strftime("%Y-%m-%dT%H:%M:%S.%fZ").rjust(27, "0")
+    return ids.canonical_time(_EPOCH + dt.timedelta(microseconds=micros))
 
 
 # -- refusal -----------------------------------------------------------------------------

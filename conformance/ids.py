@@ -1,4 +1,5 @@
-"""The one source of ULIDs (spec §6.1) and canonical tool ids (`tu_<ULID>`, §4.1).
+"""The one source of ULIDs (spec §6.1), canonical tool ids (`tu_<ULID>`, §4.1) and the
+canonical time format (§4.1).
 
 Two modes: `fresh()` (the clock and the OS's randomness, for adapters minting ids at run time)
 and `derived(...)` (a pure function of its inputs, so a conversion of the same input gives the
@@ -7,10 +8,12 @@ same output byte for byte). Every module that mints an id calls this one; none w
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import re
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+_CROCKFORD_VALUE = {c: i for i, c in enumerate(_CROCKFORD)}
 ULID_RE = re.compile(r"[0-7][0-9A-HJKMNP-TV-Z]{25}\Z")
 TOOL_ID_RE = re.compile(r"tu_[0-7][0-9A-HJKMNP-TV-Z]{25}\Z")
 MAX_MS = (1 << 48) - 1
@@ -21,6 +24,27 @@ def encode(value: int) -> str:
     if not 0 <= value < 1 << 128:
         raise ValueError("a ULID is 128 bits")
     return "".join(_CROCKFORD[(value >> (5 * i)) & 31] for i in range(25, -1, -1))
+
+
+def decode(ulid: str) -> int:
+    """The 128-bit integer of a canonical (upper-case Crockford) ULID; KeyError otherwise."""
+    value = 0
+    for c in ulid:
+        value = value * 32 + _CROCKFORD_VALUE[c]
+    return value
+
+
+def millis(ulid: str) -> int:
+    """The time part of a ULID, in milliseconds since the epoch."""
+    return decode(ulid) >> 80
+
+
+def of(ms: int, rand: int) -> str:
+    """The ULID of time part `ms` (48 bits) and 80 random bits `rand`, as given (generators
+    that choose both: strategies, scripted cases)."""
+    if not (0 <= ms <= MAX_MS and 0 <= rand < 1 << 80):
+        raise ValueError("a ULID is 48 bits of time and 80 random bits")
+    return encode((ms << 80) | rand)
 
 
 def fresh() -> str:
@@ -57,3 +81,12 @@ def is_ulid(value: str) -> bool:
 
 def is_tool_id(value: str) -> bool:
     return TOOL_ID_RE.match(value) is not None
+
+
+TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
+"""A canonical `created_at` (§4.1: RFC 3339, UTC, microseconds), for `strftime`/`strptime`."""
+
+
+def canonical_time(when: dt.datetime) -> str:
+    """`when` (aware, in UTC) as a canonical `created_at`; years before 1000 keep 4 digits."""
+    return when.strftime(TIME_FORMAT).rjust(27, "0")

@@ -129,3 +129,18 @@ def test_no_import_cycle_counting_function_level_and_type_checking_imports() -> 
                     cycles.append(sorted(comp))
     assert len(mods) > 100 and sum(map(len, graph.values())) > 300  # the graph was really built
     assert cycles == []
+
+
+def test_ulids_and_the_time_format_are_declared_once() -> None:
+    """ULIDs are minted and read (Crockford base32) in `conformance/ids.py` alone, and the
+    canonical time format string is written there alone (issue 24: one concept, one place)."""
+    root = Path(__file__).resolve().parents[1] / "conformance"
+    offenders = []
+    for p in sorted(root.rglob("*.py")):
+        if p.name == "ids.py" and p.parent == root:
+            continue
+        text = p.read_text(encoding="utf-8")
+        for needle in ("0123456789ABCDEFGHJKMNPQRSTVWXYZ", "%Y-%m-%dT%H:%M:%S", "ULID.from_bytes", "str(ULID())"):
+            if needle in text:
+                offenders.append(f"{p.relative_to(root.parent)}: {needle}")
+    assert offenders == []

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator, Mapping
 from decimal import Decimal
 from typing import Any, ClassVar
 
+from .. import ids
 from ..formats.canonical.markers import DEFAULT_CRITICAL_KEY
 from .errors import (
     ERROR_CLASSES,
@@ -117,7 +118,7 @@ LOGGER_NAME = "turnspec.adapters"
 
 def now_timestamp() -> str:
     """RFC 3339 UTC with microseconds, as `created_at` requires (spec §4.1)."""
-    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return dt.datetime.now(dt.UTC).strftime(ids.TIME_FORMAT)
 
 
 def request_message(sid: str, role: str, content: list[Block], meta: dict[str, Any]) -> Message:

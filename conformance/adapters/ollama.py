@@ -53,8 +53,6 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
-from ulid import ULID
-
 from .. import ids
 from .base import (
     AdapterError,
@@ -112,7 +110,7 @@ def _ms(created_at: Any) -> int:
     if not isinstance(created_at, str) or not created_at:
         return 0
     if ids.is_ulid(created_at):
-        return int.from_bytes(ULID.from_str(created_at).bytes[:6], "big")
+        return ids.millis(created_at)
     text = re.sub(r"(\.\d{6})\d+", r"\1", created_at.replace("Z", "+00:00"))
     try:
         return int(dt.datetime.fromisoformat(text).timestamp() * 1000)

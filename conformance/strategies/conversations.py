@@ -20,8 +20,8 @@ from decimal import Decimal
 from typing import Any
 
 from hypothesis import strategies as st
-from ulid import ULID
 
+from .. import ids
 from ..schemas import schema_set
 
 # 2001-09-09 .. 2100-01-01 in microseconds: real dates (TS115) with room to advance
@@ -31,11 +31,11 @@ _STEP = (1_000, 120_000_000)  # >= 1 ms apart, so ULID timestamps strictly incre
 
 def _ts(micros: int) -> str:
     d = dt.datetime(1970, 1, 1, tzinfo=dt.UTC) + dt.timedelta(microseconds=micros)
-    return d.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return d.strftime(ids.TIME_FORMAT)
 
 
 def _ulid(micros: int, rand: int) -> str:
-    return str(ULID.from_bytes((micros // 1000).to_bytes(6, "big") + rand.to_bytes(10, "big")))
+    return ids.of(micros // 1000, rand)
 
 
 _TOOL_NAMES = st.from_regex(r"\A[a-z][a-z0-9]{0,8}(?:_[a-z0-9]{1,6}){0,2}\Z")

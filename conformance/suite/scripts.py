@@ -11,8 +11,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
-from ulid import ULID
-
+from .. import ids
 from ..adapters.base import Message, ToolDefinition
 
 # a 2x2 PNG (real header, so image-size estimates work)
@@ -65,15 +64,15 @@ TOOLS: list[ToolDefinition] = [
 class Builder:
     """Appends valid canonical messages with monotonic ULIDs and timestamps."""
 
-    session_id: str = field(default_factory=lambda: "sess_" + str(ULID()).lower())
+    session_id: str = field(default_factory=lambda: "sess_" + ids.fresh().lower())
     messages: list[Message] = field(default_factory=list)
     _clock: int = 1_778_241_600_000_000
 
     def add(self, role: str, content: list[dict[str, Any]], **meta: Any) -> Message:
         self._clock += 1_000_000
         ms = self._clock // 1000
-        mid = str(ULID.from_bytes(ms.to_bytes(6, "big") + len(self.messages).to_bytes(10, "big")))
-        ts = dt.datetime.fromtimestamp(self._clock / 1e6, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        mid = ids.of(ms, len(self.messages))
+        ts = dt.datetime.fromtimestamp(self._clock / 1e6, dt.UTC).strftime(ids.TIME_FORMAT)
         m: Message = {
             "id": mid,
             "session_id": self.session_id,
@@ -88,7 +87,7 @@ class Builder:
 
     def tool_id(self) -> str:
         self._clock += 1000
-        return "tu_" + str(ULID.from_bytes((self._clock // 1000).to_bytes(6, "big") + b"\x07" * 10))
+        return "tu_" + ids.of(self._clock // 1000, int.from_bytes(b"\x07" * 10, "big"))
 
     def assistant(self, provider: str, model: str, content: list[dict[str, Any]]) -> Message:
         mid = f"{provider}:{model}"

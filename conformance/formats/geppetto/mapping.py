@@ -62,6 +62,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 from urllib.parse import urlsplit
 
+from ... import ids
 from ...convertkit import IdMint, created_at_micros, short
 from ...findings import RuleInfo
 from ...ids import is_tool_id
@@ -157,7 +158,7 @@ class IdSource:
     def message(self) -> tuple[str, str]:
         self.minted_time = True
         when = _EPOCH + dt.timedelta(microseconds=self.us)  # integer arithmetic: exact µs
-        created = when.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        created = when.strftime(ids.TIME_FORMAT)
         return self._ulid(), created
 
     def tool(self) -> str:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import quote
 
+from ... import ids
 from ...convertkit import short
 from ...errors import InputError
 from ...findings import Finding, RuleCatalog, RuleInfo, Selection, Severity
@@ -127,7 +128,7 @@ def micros_to_timestamp(value: int) -> str:
 
 
 def timestamp_to_micros(text: str) -> int:
-    t = dt.datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=dt.UTC)
+    t = dt.datetime.strptime(text, ids.TIME_FORMAT).replace(tzinfo=dt.UTC)
     delta = t - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
 
