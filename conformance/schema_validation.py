@@ -241,7 +241,7 @@ class SchemaValidator:
             return
         if isinstance(err.instance, dict) and disc not in err.instance:
             shapes = [self._branch(branches[b]) if b < len(branches) else None for b in chosen]
-            if all(s is not None for s in shapes) and not any(disc in _properties(s) for s in shapes):
+            if shapes and all(s is not None for s in shapes) and not any(disc in _properties(s) for s in shapes):
                 # a union no `disc` tags (e.g. an OpenAI chunk or an error body): the branch
                 # naming most of the instance's members is the one meant, and its errors
                 # name the member at fault

@@ -455,3 +455,16 @@ def test_real_ollama_v1_replies_read_with_their_reasoning():
         m = a.from_wire_response(WireResponse(body, it.status), _ctx())
         assert m["content"][0]["type"] == "thinking"
         assert m["content"][0]["text"] == body["choices"][0]["message"]["reasoning"]
+
+
+def test_a_union_that_every_branch_rejects_outright_is_an_error_not_a_crash() -> None:
+    """The untagged-union reading (a chunk without `type`) must not run on a union none of
+    whose branches is left (found by the migration and schema-diff fuzzers: max() of none):
+    a revision-2 AudioBlock whose `transcript` is an object and `source` is missing."""
+    from conformance.schema_validation import SchemaValidator  # function-level: only this test
+    from conformance.schemas import schema_set
+
+    v = SchemaValidator(schema_set("canonical", "v2"), "audio-block.json")
+    for block in ({"transcript": {}, "type": "audio"}, {"audio": [1, "x"], "transcript": {}, "type": "audio"}):
+        errors = v.errors(block)
+        assert errors and all(isinstance(e.message, str) and e.message for e in errors)
