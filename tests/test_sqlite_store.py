@@ -362,3 +362,57 @@ def test_a_session_going_back_in_time_is_refused_before_writing(tmp_path: Path) 
     assert message.startswith(f"{src}:3: /created_at: 0001-01-01T00:00:00.000000Z is earlier than"), message
     assert "orders a session's messages by created_at" in message and "converted output" not in message
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl"]
+
+
+# -- partial messages' tool calls (§5.1.5, streaming §6.3; issue 25 item 9) -----------------
+
+
+def _partial_session(tmp_path: Path, content: list[dict[str, Any]]) -> Path:
+    """valid.jsonl with one more assistant message still streaming (`status: partial`)."""
+    import json
+
+    lines = VALID.read_text(encoding="utf-8").splitlines()
+    extra = {**json.loads(lines[-1]), "id": "01JZ0000000000000000000006", "content": content,
+             "metadata": {"status": "partial"}, "created_at": "2026-05-08T12:00:06.000000Z"}  # fmt: skip
+    src = tmp_path / "partial.jsonl"
+    src.write_text("\n".join([*lines, json.dumps(extra)]) + "\n", encoding="utf-8")
+    return src
+
+
+PARTIAL_USE = {"type": "tool_use", "id": "tu_01JZ0000000000000000000T06", "name": "read_file", "input": {"path": "a"}}
+
+
+def test_a_partial_messages_pending_tool_call_is_valid(tmp_path: Path) -> None:
+    """§5.1.5: a partial message "may violate other invariants"; streaming §6.3: "partial
+    assistant messages may have inconsistent tool-call state". Its tool_use with a pending
+    row is what a store holds mid-stream (was TS508: partial content was skipped)."""
+    db = tmp_path / "p.db"
+    assert convert("canonical", "sqlite", _partial_session(tmp_path, [PARTIAL_USE]), db) == []
+    con = sqlite3.connect(db)
+    status = con.execute("SELECT status FROM tool_calls WHERE id = 'tu_01JZ0000000000000000000T06'").fetchone()
+    con.close()
+    assert status == ("pending",)
+    assert found(db) == []
+
+
+def test_a_partial_messages_row_may_precede_its_content(tmp_path: Path) -> None:
+    """The row of a call whose tool_use the partial content does not hold yet is no TS508;
+    the same row naming a complete message is."""
+    db = tmp_path / "p.db"
+    assert convert("canonical", "sqlite", _partial_session(tmp_path, [{"type": "text", "text": "Let"}]), db) == []
+    row = ("INSERT INTO tool_calls VALUES ('tu_01JZ0000000000000000000T06', 'sess_42', '{}', NULL,"
+           " 'read_file', 'pending', NULL, NULL, 0, NULL)")  # fmt: skip
+    assert found(mutate(db, row.format("01JZ0000000000000000000006"))) == []
+    mutate(db, "DELETE FROM tool_calls WHERE id = 'tu_01JZ0000000000000000000T06'")
+    assert found(mutate(db, row.format("01JZ0000000000000000000005"))) == [("TS508", "/id")]
+
+
+def test_a_partial_messages_tool_call_keeps_its_row_checks(tmp_path: Path) -> None:
+    """The row of a partial message's tool_use still agrees with it (TS505) and, unanswered,
+    is pending (TS507): §9.1's columns say what the row holds whatever the message's status."""
+    db = tmp_path / "p.db"
+    convert("canonical", "sqlite", _partial_session(tmp_path, [PARTIAL_USE]), db)
+    mutate(
+        db, "UPDATE tool_calls SET name = 'write_file', status = 'succeeded' WHERE id = 'tu_01JZ0000000000000000000T06'"
+    )
+    assert sorted(found(db)) == [("TS505", "/name"), ("TS507", "/status")]

@@ -339,6 +339,7 @@ class SqliteRun:
         answers: dict[str, tuple[str, bool]] = {}  # tool id -> answering message id, is_error
         cancelled: set[str] = set()  # tool ids of tool_use blocks in cancelled messages (streaming §6.2.6)
         message_ids: set[str] = set()
+        partial: set[str] = set()  # ids of partial messages (§5.1.5)
         rows = con.execute("SELECT rowid, id, session_id, role, content_json, metadata_json, created_at, schema_version "
                            "FROM messages ORDER BY session_id, created_at, id")  # fmt: skip
         for rowid, mid, sid, role, content_json, metadata_json, created, version in rows:
@@ -413,7 +414,11 @@ class SqliteRun:
                    "created_at": micros_to_timestamp(created), "schema_version": version}  # fmt: skip
             yield from self.canonical.check_message(Record(where, rowid, "", msg, 0))
             if parsed["metadata"].get("status") == "partial":
-                continue
+                # §5.1.5: "`status: PARTIAL` messages may violate other invariants ...
+                # Validation runs only at `status: COMPLETE`", and streaming §6.3: "partial
+                # assistant messages may have inconsistent tool-call state": a partial
+                # message's tool_use needs no row yet, and a row may already name it
+                partial.add(mid)
             for block in parsed["content"]:
                 if not isinstance(block, dict):
                     continue
@@ -423,11 +428,12 @@ class SqliteRun:
                         cancelled.add(block["id"])
                 elif block.get("type") == "tool_result" and isinstance(block.get("tool_use_id"), str):
                     answers.setdefault(block["tool_use_id"], (mid, bool(block.get("is_error", False))))
-        yield from (f for f in self._tool_calls(con, name, uses, answers, message_ids, session_ids, cancelled) if f is not None)  # fmt: skip
+        found = self._tool_calls(con, name, uses, answers, message_ids, session_ids, cancelled, partial)
+        yield from (f for f in found if f is not None)
 
     def _tool_calls(self, con: sqlite3.Connection, name: str, uses: dict[str, tuple[str, str, str, int]],
                     answers: dict[str, tuple[str, bool]], message_ids: set[str], session_ids: set[str],
-                    cancelled: set[str]) -> Iterator[Finding | None]:  # fmt: skip
+                    cancelled: set[str], partial: set[str]) -> Iterator[Finding | None]:  # fmt: skip
         where = f"{name}#tool_calls"
         seen: set[str] = set()
         for rowid, tid, sid, mid, rid, tname, status in con.execute(
@@ -442,6 +448,8 @@ class SqliteRun:
                 if ref is not None and ref not in pool:
                     yield self._f(where, rowid, f"/{col}", FOREIGN_KEY, f"{col} {ref!r} does not resolve")
             use = uses.get(tid)
+            if use is None and mid in partial:
+                continue  # §5.1.5, streaming §6.3: a partial message's content may lag its tool calls
             if use is None:
                 yield self._f(
                     where, rowid, "/id", TOOLCALL_ORPHAN, f"tool call {tid} has no tool_use block in messages"
@@ -474,8 +482,8 @@ class SqliteRun:
                 yield self._f(
                     where, rowid, "/status", TOOLCALL_STATUS, f"status is {status!r}; the messages say {expected!r}"
                 )
-        for tid, (_sid, _mid, _name, rowid) in uses.items():
-            if tid not in seen:
+        for tid, (_sid, mid, _name, rowid) in uses.items():
+            if tid not in seen and mid not in partial:
                 yield self._f(
                     f"{name}#messages", rowid, "/content", TOOLCALL_MISSING, f"tool_use {tid} has no row in tool_calls"
                 )
