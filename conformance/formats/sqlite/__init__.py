@@ -11,8 +11,9 @@ sidecar, into a private temporary folder, and the copy is opened, so SQLite repl
 committed frames of the write-ahead log (or rolls back the journal) there and never
 beside the user's file. Message rows are assembled into canonical messages and checked by the
 same schemas and rules as JSONL (reported as `<db>#messages:<rowid>` plus a JSON pointer
-into the assembled message). `created_at` columns hold microseconds since the Unix epoch
-(UTC), the precision §4.1 asks for.
+into the assembled message), a session's rows in id order (§6.1: "ULIDs. Monotonic per
+session."; created_at may go back, a TS204 warning as in JSONL). `created_at` columns
+hold microseconds since the Unix epoch (UTC), the precision §4.1 asks for.
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import quote
 
-from ...convertkit import short
 from ...errors import InputError
 from ...findings import Finding, RuleCatalog, RuleInfo, Selection, Severity
 from ...jsonio import Record, check_input, parse, parse_error, read_json, read_jsonl
@@ -340,8 +340,11 @@ class SqliteRun:
         cancelled: set[str] = set()  # tool ids of tool_use blocks in cancelled messages (streaming §6.2.6)
         message_ids: set[str] = set()
         partial: set[str] = set()  # ids of partial messages (§5.1.5)
+        # A session's order is its ids' order: §6.1 "ULIDs. Monotonic per session." (the store
+        # has no sequence column; created_at may go back, TS204, as in JSONL). Read by created_at,
+        # a spec-valid session going back in time drew TS203/TS205 here but only TS204 as JSONL.
         rows = con.execute("SELECT rowid, id, session_id, role, content_json, metadata_json, created_at, schema_version "
-                           "FROM messages ORDER BY session_id, created_at, id")  # fmt: skip
+                           "FROM messages ORDER BY session_id, id")  # fmt: skip
         for rowid, mid, sid, role, content_json, metadata_json, created, version in rows:
             stats.records += 1
             message_ids.add(mid)
@@ -496,7 +499,6 @@ def convert_canonical_to_sqlite(src: Path, dst: Path, ctx: object) -> None:
     msgs: list[dict[str, Any]] = []
     errors: list[Finding] = []
     times: dict[int, int] = {}  # id(message) -> created_at in microseconds
-    latest: dict[Any, tuple[int, str, Record]] = {}  # session id -> its latest created_at so far
     for item in read_jsonl(src) if src.suffix == ".jsonl" else read_json(src):
         if isinstance(item, Record):
             msgs.append(item.value)
@@ -509,7 +511,6 @@ def convert_canonical_to_sqlite(src: Path, dst: Path, ctx: object) -> None:
                         f"{item.path}:{item.line}: {item.pointer}/created_at: "
                         f"{item.value.get('created_at')!r} is not a real date and time"
                     ) from None
-                _keeps_order(item, times[id(item.value)], latest)
         else:
             found = [item]
         errors += [f for f in found if f.severity == Severity.ERROR]
@@ -524,24 +525,6 @@ def convert_canonical_to_sqlite(src: Path, dst: Path, ctx: object) -> None:
 
 
 SQLITE_FULL = 13
-
-
-def _keeps_order(rec: Record, micros: int, latest: dict[Any, tuple[int, str, Record]]) -> None:
-    """Refuse, before anything is written, a message whose created_at is earlier than an
-    earlier message's of its session (a TS204 warning in the input): the store has no
-    sequence column, a session's messages are read in (created_at, id) order, so the
-    store would move it before the messages it follows and break their id order (TS203)."""
-    sid, created = rec.value["session_id"], rec.value["created_at"]
-    before = latest.get(sid)
-    if before is not None and micros < before[0]:
-        prev = before[2]
-        raise InputError(
-            f"{rec.path}:{rec.line}: {rec.pointer}/created_at: {created} is earlier than {before[1]} of message "
-            f"{prev.value['id']} ({prev.path}:{prev.line}) in session {short(sid)}; the §9.1 store orders a "
-            f"session's messages by created_at (integer microseconds since 1970), so it would move this message "
-            f"before that one and break the id order (TS204, TS203); nothing written"
-        )
-    latest[sid] = (micros, created, rec)
 
 
 def _write_store(dst: Path, msgs: list[dict[str, Any]], times: dict[int, int]) -> None:
