@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 import sqlite3
 import subprocess
@@ -350,15 +351,101 @@ def test_a_hot_journal_of_a_crashed_writer_is_rolled_back_in_the_copy(store: Pat
     assert _listing(store.parent) == before
 
 
-def test_a_session_going_back_in_time_is_refused_before_writing(tmp_path: Path) -> None:
-    """The store orders a session's rows by created_at: a message dated before the one it
-    follows (year 1 here, a TS204 warning in the input) cannot keep its place, so the
-    converter names the input line and why, and writes nothing (issue 31)."""
+def test_a_session_going_back_in_time_round_trips(tmp_path: Path) -> None:
+    """A message dated before the one it follows (year 1 here, a TS204 warning in the input)
+    keeps its place: the store orders a session by id (§6.1), so the store holds it
+    faithfully, with the same TS204 warning, and reads back to the same bytes (it was
+    refused before writing while the store was read by created_at; issue 25 item 9)."""
     src = tmp_path / "in.jsonl"
     src.write_text(VALID.read_text().replace('"2026-05-08T12:00:03.000000Z"', '"0001-01-01T00:00:00.000000Z"'))
-    with pytest.raises(InputError) as caught:
-        convert("canonical", "sqlite", src, tmp_path / "out.db")
-    message = str(caught.value)
-    assert message.startswith(f"{src}:3: /created_at: 0001-01-01T00:00:00.000000Z is earlier than"), message
-    assert "orders a session's messages by created_at" in message and "converted output" not in message
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl"]
+    assert "0001-01-01" in src.read_text()
+    convert("canonical", "sqlite", src, tmp_path / "out.db")
+    assert [(f.rule, f.line) for f in validate([tmp_path / "out.db"]).findings] == [("TS204", 3)]
+    convert("sqlite", "canonical", tmp_path / "out.db", tmp_path / "back.jsonl")
+    assert (tmp_path / "back.jsonl").read_bytes() == src.read_bytes()
+
+
+# -- a session's order is its ids' order (§6.1; issue 25 item 9) ----------------------------
+
+BACKDATED = {
+    # the assistant's tool_use half a second before the user message it follows
+    "half-second": ('"2026-05-08T12:00:03.000000Z"', '"2026-05-08T12:00:01.500000Z"'),
+    # the tool result before the tool_use it answers
+    "result-first": ('"2026-05-08T12:00:04.000000Z"', '"2026-05-08T12:00:02.500000Z"'),
+    "year-1": ('"2026-05-08T12:00:03.000000Z"', '"0001-01-01T00:00:00.000000Z"'),
+}
+
+
+@pytest.mark.parametrize("case", list(BACKDATED))
+def test_store_and_jsonl_of_the_same_messages_give_the_same_findings(case: str, tmp_path: Path) -> None:
+    """Differential: ids increase while created_at goes back. §6.1: "ULIDs. Monotonic per
+    session."; created_at may go back (TS204, a warning). The JSONL and `convert --to
+    sqlite` of it give the same rules at the same places (the store read by created_at
+    gave TS203/TS205 errors, and the converter refused the input)."""
+    old, new = BACKDATED[case]
+    src = tmp_path / "in.jsonl"
+    src.write_text(VALID.read_text().replace(old, new))
+    jsonl = [(f.rule, f.severity, f.line, f.pointer) for f in validate([src]).findings]
+    assert [r for r, *_ in jsonl] == ["TS204"]
+    convert("canonical", "sqlite", src, tmp_path / "out.db")
+    store = [(f.rule, f.severity, f.line, f.pointer) for f in validate([tmp_path / "out.db"]).findings]
+    assert store == jsonl
+
+
+def test_a_store_is_read_in_id_order_not_created_at_order(store: Path) -> None:
+    """The same reading on a store no converter wrote: the assistant message's created_at
+    moved before the user message it follows is TS204 at its row, not TS203 at the next."""
+    sql = "UPDATE messages SET created_at = created_at - 1500000 WHERE id = '01JZ0000000000000000000003'"
+    assert found(mutate(store, sql)) == [("TS204", "/created_at")]
+
+
+# -- partial messages' tool calls (§5.1.5, streaming §6.3; issue 25 item 9) -----------------
+
+
+def _partial_session(tmp_path: Path, content: list[dict[str, Any]]) -> Path:
+    """valid.jsonl with one more assistant message still streaming (`status: partial`)."""
+    lines = VALID.read_text(encoding="utf-8").splitlines()
+    extra = {**json.loads(lines[-1]), "id": "01JZ0000000000000000000006", "content": content,
+             "metadata": {"status": "partial"}, "created_at": "2026-05-08T12:00:06.000000Z"}  # fmt: skip
+    src = tmp_path / "partial.jsonl"
+    src.write_text("\n".join([*lines, json.dumps(extra)]) + "\n", encoding="utf-8")
+    return src
+
+
+PARTIAL_USE = {"type": "tool_use", "id": "tu_01JZ0000000000000000000T06", "name": "read_file", "input": {"path": "a"}}
+
+
+def test_a_partial_messages_pending_tool_call_is_valid(tmp_path: Path) -> None:
+    """§5.1.5: a partial message "may violate other invariants"; streaming §6.3: "partial
+    assistant messages may have inconsistent tool-call state". Its tool_use with a pending
+    row is what a store holds mid-stream (was TS508: partial content was skipped)."""
+    db = tmp_path / "p.db"
+    assert convert("canonical", "sqlite", _partial_session(tmp_path, [PARTIAL_USE]), db) == []
+    con = sqlite3.connect(db)
+    status = con.execute("SELECT status FROM tool_calls WHERE id = 'tu_01JZ0000000000000000000T06'").fetchone()
+    con.close()
+    assert status == ("pending",)
+    assert found(db) == []
+
+
+def test_a_partial_messages_row_may_precede_its_content(tmp_path: Path) -> None:
+    """The row of a call whose tool_use the partial content does not hold yet is no TS508;
+    the same row naming a complete message is."""
+    db = tmp_path / "p.db"
+    assert convert("canonical", "sqlite", _partial_session(tmp_path, [{"type": "text", "text": "Let"}]), db) == []
+    row = ("INSERT INTO tool_calls VALUES ('tu_01JZ0000000000000000000T06', 'sess_42', '{}', NULL,"
+           " 'read_file', 'pending', NULL, NULL, 0, NULL)")  # fmt: skip
+    assert found(mutate(db, row.format("01JZ0000000000000000000006"))) == []
+    mutate(db, "DELETE FROM tool_calls WHERE id = 'tu_01JZ0000000000000000000T06'")
+    assert found(mutate(db, row.format("01JZ0000000000000000000005"))) == [("TS508", "/id")]
+
+
+def test_a_partial_messages_tool_call_keeps_its_row_checks(tmp_path: Path) -> None:
+    """The row of a partial message's tool_use still agrees with it (TS505) and, unanswered,
+    is pending (TS507): §9.1's columns say what the row holds whatever the message's status."""
+    db = tmp_path / "p.db"
+    convert("canonical", "sqlite", _partial_session(tmp_path, [PARTIAL_USE]), db)
+    mutate(
+        db, "UPDATE tool_calls SET name = 'write_file', status = 'succeeded' WHERE id = 'tu_01JZ0000000000000000000T06'"
+    )
+    assert sorted(found(db)) == [("TS505", "/name"), ("TS507", "/status")]

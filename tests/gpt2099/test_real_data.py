@@ -106,7 +106,7 @@ DOC_BLOCK = {"type": "document", "source": {"type": "base64", "media_type": "app
     ("meta", "content", "rules"),
     [
         ({"type": "document", "content_type": "application/pdf"}, [DOC_BLOCK], []),
-        ({"type": "document"}, [DOC_BLOCK], ["GP105"]),
+        ({"type": "document"}, [DOC_BLOCK], []),  # was GP105: content_type is optional (issue 25 item 9)
         ({"type": "document", "content_type": "application/pdf"}, [DOC_BLOCK, DOC_BLOCK], ["GP105"]),
         ({"type": "document", "content_type": "application/pdf"}, [{"type": "text", "text": "x"}], ["GP105"]),
         ({"content_type": "application json"}, [{"type": "text", "text": "x"}], ["GP106"]),
@@ -118,6 +118,17 @@ def test_document_turns(meta: dict[str, object], content: list[object], rules: l
     frame = {"id": IDS[0], "topic": "gpt.turn", "meta": {"role": "user", "inherited": {"provider_ptr": "m"}, **meta},
              "content": content}  # fmt: skip
     assert _errors(_write(tmp_path / "t.jsonl", [frame])) == rules
+
+
+def test_a_document_turn_needs_no_content_type(tmp_path: Path) -> None:
+    """schemas.md, "Conversation Turn Schema": "Required Fields" lists `role` alone;
+    `content_type` is one of the "Document-Specific Fields", optional, and the document
+    block's `source.media_type` carries the MIME type ("determines provider-specific
+    handling"). A document turn without it has no finding of any severity (was GP105)."""
+    frame = {"id": IDS[0], "topic": "gpt.turn", "meta": {"role": "user", "type": "document",
+             "document_name": "a.pdf", "inherited": {"provider_ptr": "m"}}, "content": [DOC_BLOCK]}  # fmt: skip
+    path = _write(tmp_path / "t.jsonl", [frame])
+    assert [(f.rule, f.pointer) for f in validate([path], fmt="gpt2099").findings] == []
 
 
 def test_a_hash_only_document_turn_needs_no_inline_block(tmp_path: Path) -> None:

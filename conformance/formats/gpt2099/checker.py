@@ -266,10 +266,11 @@ class Gpt2099Run:
             if isinstance(ct, str) and not R.MIME.match(ct) and on["GP106"]:
                 yield self._t(t, "/meta/content_type", R.MIME_SYNTAX, f"content_type {short(ct)} is not type/subtype")
             if meta.get("type") == "document" and on["GP105"]:
+                # no content_type is no finding: schemas.md "Required Fields" lists `role` alone;
+                # content_type is one of the optional "Document-Specific Fields", and the block's
+                # `source.media_type` is what "determines provider-specific handling"
                 docs = [b for b in t.content if isinstance(b, dict) and b.get("type") == "document"]
-                if not isinstance(ct, str):
-                    yield self._t(t, "/meta", R.DOCUMENT_TURN, "document turn has no content_type")
-                elif ("hash" not in t.source or "content" in t.source) and (len(t.content) != 1 or len(docs) != 1):
+                if ("hash" not in t.source or "content" in t.source) and (len(t.content) != 1 or len(docs) != 1):
                     yield self._t(
                         t,
                         "/content",

@@ -106,7 +106,7 @@ DOCUMENT_TURN = RuleInfo(
     "GP105",
     E,
     f"{DOC}#document-specific-fields",
-    "Document turn (meta.type: document) lacks content_type or holds other than one document block",
+    "Document turn (meta.type: document) holds other than one document block",
 )
 MIME_SYNTAX = RuleInfo(
     "GP106",

@@ -11,8 +11,9 @@ sidecar, into a private temporary folder, and the copy is opened, so SQLite repl
 committed frames of the write-ahead log (or rolls back the journal) there and never
 beside the user's file. Message rows are assembled into canonical messages and checked by the
 same schemas and rules as JSONL (reported as `<db>#messages:<rowid>` plus a JSON pointer
-into the assembled message). `created_at` columns hold microseconds since the Unix epoch
-(UTC), the precision §4.1 asks for.
+into the assembled message), a session's rows in id order (§6.1: "ULIDs. Monotonic per
+session."; created_at may go back, a TS204 warning as in JSONL). `created_at` columns
+hold microseconds since the Unix epoch (UTC), the precision §4.1 asks for.
 """
 
 from __future__ import annotations
@@ -340,8 +341,12 @@ class SqliteRun:
         answers: dict[str, tuple[str, bool]] = {}  # tool id -> answering message id, is_error
         cancelled: set[str] = set()  # tool ids of tool_use blocks in cancelled messages (streaming §6.2.6)
         message_ids: set[str] = set()
+        partial: set[str] = set()  # ids of partial messages (§5.1.5)
+        # A session's order is its ids' order: §6.1 "ULIDs. Monotonic per session." (the store
+        # has no sequence column; created_at may go back, TS204, as in JSONL). Read by created_at,
+        # a spec-valid session going back in time drew TS203/TS205 here but only TS204 as JSONL.
         rows = con.execute("SELECT rowid, id, session_id, role, content_json, metadata_json, created_at, schema_version "
-                           "FROM messages ORDER BY session_id, created_at, id")  # fmt: skip
+                           "FROM messages ORDER BY session_id, id")  # fmt: skip
         for rowid, mid, sid, role, content_json, metadata_json, created, version in rows:
             stats.records += 1
             message_ids.add(mid)
@@ -414,7 +419,11 @@ class SqliteRun:
                    "created_at": micros_to_timestamp(created), "schema_version": version}  # fmt: skip
             yield from self.canonical.check_message(Record(where, rowid, "", msg, 0))
             if parsed["metadata"].get("status") == "partial":
-                continue
+                # §5.1.5: "`status: PARTIAL` messages may violate other invariants ...
+                # Validation runs only at `status: COMPLETE`", and streaming §6.3: "partial
+                # assistant messages may have inconsistent tool-call state": a partial
+                # message's tool_use needs no row yet, and a row may already name it
+                partial.add(mid)
             for block in parsed["content"]:
                 if not isinstance(block, dict):
                     continue
@@ -424,11 +433,12 @@ class SqliteRun:
                         cancelled.add(block["id"])
                 elif block.get("type") == "tool_result" and isinstance(block.get("tool_use_id"), str):
                     answers.setdefault(block["tool_use_id"], (mid, bool(block.get("is_error", False))))
-        yield from (f for f in self._tool_calls(con, name, uses, answers, message_ids, session_ids, cancelled) if f is not None)  # fmt: skip
+        found = self._tool_calls(con, name, uses, answers, message_ids, session_ids, cancelled, partial)
+        yield from (f for f in found if f is not None)
 
     def _tool_calls(self, con: sqlite3.Connection, name: str, uses: dict[str, tuple[str, str, str, int]],
                     answers: dict[str, tuple[str, bool]], message_ids: set[str], session_ids: set[str],
-                    cancelled: set[str]) -> Iterator[Finding | None]:  # fmt: skip
+                    cancelled: set[str], partial: set[str]) -> Iterator[Finding | None]:  # fmt: skip
         where = f"{name}#tool_calls"
         seen: set[str] = set()
         for rowid, tid, sid, mid, rid, tname, status in con.execute(
@@ -443,6 +453,8 @@ class SqliteRun:
                 if ref is not None and ref not in pool:
                     yield self._f(where, rowid, f"/{col}", FOREIGN_KEY, f"{col} {ref!r} does not resolve")
             use = uses.get(tid)
+            if use is None and mid in partial:
+                continue  # §5.1.5, streaming §6.3: a partial message's content may lag its tool calls
             if use is None:
                 yield self._f(
                     where, rowid, "/id", TOOLCALL_ORPHAN, f"tool call {tid} has no tool_use block in messages"
@@ -475,8 +487,8 @@ class SqliteRun:
                 yield self._f(
                     where, rowid, "/status", TOOLCALL_STATUS, f"status is {status!r}; the messages say {expected!r}"
                 )
-        for tid, (_sid, _mid, _name, rowid) in uses.items():
-            if tid not in seen:
+        for tid, (_sid, mid, _name, rowid) in uses.items():
+            if tid not in seen and mid not in partial:
                 yield self._f(
                     f"{name}#messages", rowid, "/content", TOOLCALL_MISSING, f"tool_use {tid} has no row in tool_calls"
                 )
@@ -489,7 +501,6 @@ def convert_canonical_to_sqlite(src: Path, dst: Path, ctx: object) -> None:
     msgs: list[dict[str, Any]] = []
     errors: list[Finding] = []
     times: dict[int, int] = {}  # id(message) -> created_at in microseconds
-    latest: dict[Any, tuple[int, str, Record]] = {}  # session id -> its latest created_at so far
     for item in read_jsonl(src) if src.suffix == ".jsonl" else read_json(src):
         if isinstance(item, Record):
             msgs.append(item.value)
@@ -502,7 +513,6 @@ def convert_canonical_to_sqlite(src: Path, dst: Path, ctx: object) -> None:
                         f"{item.path}:{item.line}: {item.pointer}/created_at: "
                         f"{item.value.get('created_at')!r} is not a real date and time"
                     ) from None
-                _keeps_order(item, times[id(item.value)], latest)
         else:
             found = [item]
         errors += [f for f in found if f.severity == Severity.ERROR]
@@ -517,24 +527,6 @@ def convert_canonical_to_sqlite(src: Path, dst: Path, ctx: object) -> None:
 
 
 SQLITE_FULL = 13
-
-
-def _keeps_order(rec: Record, micros: int, latest: dict[Any, tuple[int, str, Record]]) -> None:
-    """Refuse, before anything is written, a message whose created_at is earlier than an
-    earlier message's of its session (a TS204 warning in the input): the store has no
-    sequence column, a session's messages are read in (created_at, id) order, so the
-    store would move it before the messages it follows and break their id order (TS203)."""
-    sid, created = rec.value["session_id"], rec.value["created_at"]
-    before = latest.get(sid)
-    if before is not None and micros < before[0]:
-        prev = before[2]
-        raise InputError(
-            f"{rec.path}:{rec.line}: {rec.pointer}/created_at: {created} is earlier than {before[1]} of message "
-            f"{prev.value['id']} ({prev.path}:{prev.line}) in session {short(sid)}; the §9.1 store orders a "
-            f"session's messages by created_at (integer microseconds since 1970), so it would move this message "
-            f"before that one and break the id order (TS204, TS203); nothing written"
-        )
-    latest[sid] = (micros, created, rec)
 
 
 def _write_store(dst: Path, msgs: list[dict[str, Any]], times: dict[int, int]) -> None:
