@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 from typing import Any, ClassVar
@@ -16,6 +17,7 @@ from third_party.cohere_adapter import CohereAdapter
 from ulid import ULID
 
 from conformance.adapters import gemini as gemini_module
+from conformance.adapters import openai_responses as openai_responses_module
 from conformance.adapters.anthropic import AnthropicAdapter
 from conformance.adapters.base import (
     AdapterError,
@@ -28,6 +30,7 @@ from conformance.adapters.base import (
     StreamEvent,
     ToolDefinition,
     ToolIdMap,
+    WireFormatError,
     WireRequest,
     WireResponse,
     new_ulid,
@@ -1335,6 +1338,128 @@ class OllamaIdsIgnoreReply(OllamaAdapter):
         return super().call_key(call, None, position)
 
 
+class _RefusalBlindStream(openai_responses_module._ResponsesStream):
+    def handle(self, data: dict[str, Any]) -> Iterator[StreamEvent]:
+        t = data.get("type")
+        if t == "response.content_part.added" and (data.get("part") or {}).get("type") == "refusal":
+            data = {**data, "part": {"type": "refusal", "refusal": ""}}
+        elif t == "response.refusal.delta":
+            data = {**data, "delta": ""}
+        elif t == "response.refusal.done":
+            data = {**data, "refusal": ""}
+        return super().handle(data)
+
+
+class ResponsesRefusalReadAsEmpty(OpenAIResponsesAdapter):
+    """Reads a `refusal` content part (and the streamed `response.refusal.*` events) as an
+    empty text block: the provider's refusal text is lost, streamed and not."""
+
+    def item_from_wire(
+        self, session_id: str, item: Any, *, keep_logprobs: bool = True
+    ) -> list[tuple[Block, dict[str, Any]]]:
+        out = super().item_from_wire(session_id, item, keep_logprobs=keep_logprobs)
+        return [({**b, "text": ""}, x) if x.get("refusal") else (b, x) for b, x in out]
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        saved, openai_responses_module._ResponsesStream = openai_responses_module._ResponsesStream, _RefusalBlindStream
+        try:
+            yield from super().stream_response(chunks, context)
+        finally:
+            openai_responses_module._ResponsesStream = saved
+
+
+class _BlockBlindAccumulator(gemini_module._Accumulator):
+    def stop_reason(self) -> str:
+        return "end_turn" if self.finish_reason is None else super().stop_reason()
+
+
+class GeminiBlockedPromptAsComplete(_GeminiResponseParts):
+    """Reads a blocked prompt (`promptFeedback.blockReason`, no candidates) as a complete,
+    empty reply: status complete, streamed stop_reason end_turn."""
+
+    parts_reader = _BlockBlindAccumulator
+
+
+class GeminiStreamErrorIgnored(GeminiAdapter):
+    """Skips an error element in the middle of a stream as if it were an empty chunk (reads
+    it without its `error` key): the stream then ends without a finishReason and raises a
+    wire-format error instead of the classified one."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        text = "".join(c.decode() if isinstance(c, bytes) else c for c in chunks)
+        yield from super().stream_response([re.sub(r'\{\s*"error"\s*:', '{"ignored":', text)], context)
+
+
+class OllamaStreamErrorAsWireFormat(OllamaAdapter):
+    """Raises a generic wire-format error for Ollama's documented mid-stream `{"error": ...}`
+    line instead of a classified AdapterError carrying the provider's message."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        try:
+            yield from super().stream_response(chunks, context)
+        except AdapterError as exc:
+            raise WireFormatError(f"unexpected NDJSON line: {type(exc).__name__}") from exc
+
+
+class ChatStreamErrorAsWireFormat(OpenAIChatAdapter):
+    """Raises a generic wire-format error for a Chat Completions stream's `{"error": ...}`
+    event instead of the classified AdapterError."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        try:
+            yield from super().stream_response(chunks, context)
+        except AdapterError as exc:
+            raise WireFormatError("unexpected SSE data") from exc
+
+
+def _schema_in_system(messages: list[Message], options: Any) -> tuple[list[Message], Any]:
+    """The schema moved out of `output_schema` into a leading system message."""
+    schema = getattr(options, "output_schema", None)
+    if schema is None:
+        return messages, options
+    first = messages[0] if messages else {"session_id": "s"}
+    hint: Message = {
+        **first,
+        "id": new_ulid(),
+        "role": "system",
+        "content": [{"type": "text", "text": "Answer with JSON matching: " + json.dumps(schema)}],
+    }
+    return [hint, *messages], replace(options, output_schema=None)
+
+
+class OllamaSchemaInSystemMessage(OllamaAdapter):
+    """Sends `output_schema` as a system-message hint instead of in `format`."""
+
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: Any) -> Any:
+        msgs, opts = _schema_in_system(messages, options)
+        return super().to_wire(msgs, tools, opts)
+
+
+class GeminiSchemaInSystemInstruction(GeminiAdapter):
+    """Sends `output_schema` as a system-instruction hint instead of in
+    `generationConfig.responseJsonSchema`."""
+
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: Any) -> Any:
+        msgs, opts = _schema_in_system(messages, options)
+        return super().to_wire(msgs, tools, opts)
+
+
+class ResponsesSchemaInInstructions(OpenAIResponsesAdapter):
+    """Sends `output_schema` in `instructions` instead of in `text.format`."""
+
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: Any) -> Any:
+        msgs, opts = _schema_in_system(messages, options)
+        return super().to_wire(msgs, tools, opts)
+
+
+class ChatSchemaInSystemMessage(OpenAIChatAdapter):
+    """Sends `output_schema` as a system message instead of in `response_format`."""
+
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: Any) -> Any:
+        msgs, opts = _schema_in_system(messages, options)
+        return super().to_wire(msgs, tools, opts)
+
+
 # No OllamaEstimateZero: the three real Ollama recordings count 17-44 prompt tokens, inside
 # TC701's absolute band of 60, so a zero estimate passes them (TC701 cannot kill it until a
 # longer Ollama recording exists).
@@ -1470,6 +1595,15 @@ MUTANTS: dict[type, str] = {
     OllamaNumPredictMissing: "TC105",
     OllamaStreamFalseOmitted: "TC802",
     OllamaIdsIgnoreReply: "TC303",
+    ResponsesRefusalReadAsEmpty: "TC903",
+    GeminiBlockedPromptAsComplete: "TC903",
+    GeminiStreamErrorIgnored: "TC801",
+    OllamaStreamErrorAsWireFormat: "TC801",
+    ChatStreamErrorAsWireFormat: "TC801",
+    OllamaSchemaInSystemMessage: "TC501",
+    GeminiSchemaInSystemInstruction: "TC501",
+    ResponsesSchemaInInstructions: "TC501",
+    ChatSchemaInSystemMessage: "TC501",
 }
 # rules whose cases come from real recordings (the project's cassettes cannot kill them)
 NEEDS_SAMPLES = ("TC701", "TC904")

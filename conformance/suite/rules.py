@@ -124,7 +124,13 @@ IMAGES_KEPT = RuleInfo(
 TOOL_ERROR_KEPT = RuleInfo(
     "TC902", E, "§4.2, §7.3, §8.3", "tool_result is_error reaches the wire's error flag and read-back, else a WARN"
 )
-STOP_REASON = RuleInfo("TC903", E, "contract §3.3", "Streamed stop_reason equals the recorded one (record's mapping)")
+STOP_REASON = RuleInfo(
+    "TC903",
+    E,
+    "§4.3, contract §3.3",
+    "How a turn ended follows the recording: streamed stop_reason and a parsed message's status (record's "
+    "mapping), and a recorded refusal read as the reply's text",
+)
 USAGE_RECORDED = RuleInfo(
     "TC904", E, "contract §7.2", "Parsed usage (input, output, cache read/write) equals the recorded body"
 )

@@ -53,6 +53,12 @@ def _no_fragments(_events: list[Any]) -> list[list[str]] | None:
 
 
 Probe = Callable[[JsonBody], list[Located]]
+
+
+def _no_refusals(_events: list[Any]) -> list[str] | None:
+    return None
+
+
 OptionsProbe = Callable[[JsonBody], dict[str, Located] | None]
 
 
@@ -67,6 +73,31 @@ def option_fields(**pointers: str) -> OptionsProbe:
 
     def probe(body: JsonBody) -> dict[str, Located] | None:
         return {name: Located(pointer, value_at(body, pointer)) for name, pointer in pointers.items()}
+
+    return probe
+
+
+def error_event(*reply_keys: str) -> Callable[[list[Any]], Any]:
+    """A `stream_error` probe for APIs that report a failure after the stream began as one
+    event that is an error body of their own (`{"error": ...}`) and carries none of the
+    reply's keys (Chat Completions `choices`, Gemini `candidates`, Ollama `message`): the
+    first such event, None when there is none."""
+
+    def probe(events: list[Any]) -> Any:
+        for ev in events:
+            if isinstance(ev, Mapping) and "error" in ev and not any(k in ev for k in reply_keys):
+                return dict(ev)
+        return None
+
+    return probe
+
+
+def schema_at(*pointers: str) -> Probe:
+    """An `output_schema` probe: the JSON Schema objects at these pointers of a request
+    (the API's own structured-output fields)."""
+
+    def probe(body: JsonBody) -> list[Located]:
+        return [Located(p, v) for p in pointers if isinstance(v := value_at(body, p), Mapping)]
 
     return probe
 
@@ -148,6 +179,17 @@ class Probes:
     # (`max_output_tokens`, `stop_sequences`, `temperature`), only those the API has a field
     # for (see `option_fields`); None where the record does not say
     request_options: OptionsProbe = _no_options
+    # request side: the JSON Schema of contract §3.3's `output_schema`, in the API's own
+    # structured-output field (Chat `response_format.json_schema.schema`, Responses
+    # `text.format.schema`, Gemini `generationConfig.responseJsonSchema`/`responseSchema`,
+    # Ollama `format`); nothing found where the API documents no such field
+    output_schema: Probe = _nothing
+    # response side: the refusal texts a response carries apart from its answer text
+    # (Responses `refusal` content parts); the stream probe answers the refusal texts a
+    # stream spells (its `.done` events, else its joined deltas); nothing / None where the
+    # API documents no refusal content or the record does not say
+    response_refusals: Probe = _nothing
+    stream_refusals: Callable[[list[Any]], list[str] | None] = _no_refusals
 
 
 @dataclass(frozen=True)

@@ -46,8 +46,10 @@ from .api import (
     Probes,
     ToolIdRule,
     WireApi,
+    error_event,
     first_string_at,
     option_fields,
+    schema_at,
     string_at,
 )
 
@@ -94,6 +96,9 @@ STOP_REASONS: dict[str, str] = {
     "UNEXPECTED_TOOL_CALL": "error",
     "TOO_MANY_TOOL_CALLS": "error",
     "MISSING_THOUGHT_SIGNATURE": "error",
+    # no candidate at all: "blockReason: If set, the prompt was blocked and no candidates
+    # are returned" (PromptFeedback); nothing was generated, the call failed
+    "promptFeedback.blockReason (no candidates)": "error",  # PROMPT_BLOCKED, both probes' value
 }
 
 _METHOD = re.compile(r":(generateContent|streamGenerateContent)$")
@@ -206,11 +211,21 @@ def _images(body: JsonBody) -> list[Located]:
     return out
 
 
+PROMPT_BLOCKED = "promptFeedback.blockReason (no candidates)"
+"""The raw stop value the probes report for a blocked prompt: `promptFeedback.blockReason`
+set and no candidate ("If set, the prompt was blocked and no candidates are returned")."""
+
+
+def _blocked(body: Any) -> bool:
+    fb = field(body, "promptFeedback")[1] if isinstance(body, dict) else None
+    return isinstance(fb, dict) and bool(field(fb, "blockReason")[1]) and not body.get("candidates")
+
+
 def _stop_reason(body: JsonBody) -> Any:
     cands = body.get("candidates")
     if isinstance(cands, list) and cands and isinstance(cands[0], dict):
         return cands[0].get("finishReason")
-    return None
+    return PROMPT_BLOCKED if _blocked(body) else None
 
 
 def usage_of(usage: Any) -> dict[str, int] | None:
@@ -247,11 +262,14 @@ def _candidate_parts(event: Any) -> list[Any]:
 
 
 def _stream_stop_reason(events: list[Any]) -> Any:
-    """The last finishReason of a stream (each chunk is a GenerateContentResponse)."""
+    """The last finishReason of a stream (each chunk is a GenerateContentResponse); a
+    stream that ends with a blocked prompt and never finished a candidate: PROMPT_BLOCKED."""
     finish = None
     calls = False
     for ev in events:
         raw = _stop_reason(ev) if isinstance(ev, dict) else None
+        if raw == PROMPT_BLOCKED and finish is not None:
+            raw = None  # a finished candidate decides
         finish = raw if raw is not None else finish
         calls = calls or any(
             isinstance(p, dict) and field(p, "functionCall")[1] is not None for p in _candidate_parts(ev)
@@ -335,6 +353,17 @@ GEMINI = WireApi(
             max_output_tokens="/generationConfig/maxOutputTokens",
             stop_sequences="/generationConfig/stopSequences",
             temperature="/generationConfig/temperature",
+        ),
+        # a stream element that is Google's error body (`{"error": {code, message, status}}`)
+        # instead of a GenerateContentResponse
+        stream_error=error_event("candidates", "usageMetadata", "promptFeedback"),
+        # GenerationConfig: "responseJsonSchema" / "responseSchema" (the OpenAPI subset), both
+        # spellings of the proto JSON mapping
+        output_schema=schema_at(
+            "/generationConfig/responseJsonSchema",
+            "/generationConfig/responseSchema",
+            "/generation_config/response_json_schema",
+            "/generation_config/response_schema",
         ),
     ),
     stop_reasons=STOP_REASONS,

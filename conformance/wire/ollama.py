@@ -32,8 +32,10 @@ from .api import (
     Probes,
     ToolIdRule,
     WireApi,
+    error_event,
     first_string_at,
     option_fields,
+    schema_at,
     string_at,
 )
 
@@ -204,6 +206,11 @@ OLLAMA_CHAT = WireApi(
         request_options=option_fields(
             max_output_tokens="/options/num_predict", stop_sequences="/options/stop", temperature="/options/temperature"
         ),
+        # api/errors: "If an error occurs mid-stream, the error will be returned as an object
+        # in the application/x-ndjson format with an error property" (no `message`)
+        stream_error=error_event("message", "done"),
+        # api/chat: `format`, "the format to return a response in": "json" or a JSON schema
+        output_schema=schema_at("/format"),
     ),
     # `stop` also ends a turn with tool calls and one cut by a stop sequence: the wire does
     # not tell these apart (a reply with tool_calls is mapped to tool_use by the adapter)

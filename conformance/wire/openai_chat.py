@@ -29,7 +29,19 @@ from collections.abc import Iterator
 from typing import Any
 
 from . import equivalence
-from .api import Carries, Framing, JsonBody, Located, Probes, ToolIdRule, WireApi, first_string_at, string_at
+from .api import (
+    Carries,
+    Framing,
+    JsonBody,
+    Located,
+    Probes,
+    ToolIdRule,
+    WireApi,
+    error_event,
+    first_string_at,
+    schema_at,
+    string_at,
+)
 
 DOCS = (
     "https://platform.openai.com/docs/api-reference/chat/create",
@@ -245,6 +257,11 @@ OPENAI_CHAT = WireApi(
         response_model=string_at("/model"),
         stream_model=first_string_at("/model"),  # every chunk names it
         request_options=_request_options,
+        # chat-streaming: a failure after the stream began is a `data:` event holding an
+        # error body (`{"error": {message, type, param, code}}`) and no `choices`
+        stream_error=error_event("choices"),
+        # chat/create: `response_format: {"type": "json_schema", "json_schema": {..., "schema"}}`
+        output_schema=schema_at("/response_format/json_schema/schema"),
     ),
     stop_reasons=STOP_REASONS,
     # "include_usage: If set, an additional chunk will be streamed before the data: [DONE]

@@ -51,6 +51,7 @@ from .api import (
     WireApi,
     first_string_at,
     option_fields,
+    schema_at,
     string_at,
 )
 
@@ -253,6 +254,37 @@ def stream_error(events: list[Any]) -> Any:
     return None
 
 
+def response_refusals(body: JsonBody) -> list[Located]:
+    """The `refusal` content parts of the output `message` items (responses/object: an
+    output message's content is `output_text` or `{"type": "refusal", "refusal": "..."}`)."""
+    out: list[Located] = []
+    output = body.get("output") if isinstance(body, dict) else None
+    for i, item in enumerate(output if isinstance(output, list) else []):
+        parts = item.get("content") if isinstance(item, dict) and item.get("type") == "message" else None
+        for j, part in enumerate(parts if isinstance(parts, list) else []):
+            if isinstance(part, dict) and part.get("type") == "refusal" and isinstance(part.get("refusal"), str):
+                out.append(Located(f"/output/{i}/content/{j}/refusal", part["refusal"]))
+    return out
+
+
+def stream_refusals(events: list[Any]) -> list[str] | None:
+    """The refusal texts a stream spells, one per content part (responses-streaming:
+    `response.refusal.delta` `delta` fragments, then `response.refusal.done` with the whole
+    `refusal`): the done texts, else the joined deltas, keyed by (item_id, content_index)."""
+    done: dict[Any, str] = {}
+    deltas: dict[Any, list[str]] = {}
+    for ev in events:
+        if not isinstance(ev, dict):
+            continue
+        key = (ev.get("item_id"), ev.get("content_index"))
+        if ev.get("type") == "response.refusal.delta" and isinstance(ev.get("delta"), str):
+            deltas.setdefault(key, []).append(ev["delta"])
+        elif ev.get("type") == "response.refusal.done" and isinstance(ev.get("refusal"), str):
+            done[key] = ev["refusal"]
+    keys = list(dict.fromkeys([*deltas, *done]))
+    return [done[k] if k in done else "".join(deltas[k]) for k in keys]
+
+
 def is_streaming(_url: str, body: JsonBody | None) -> bool:
     return isinstance(body, dict) and body.get("stream") is True
 
@@ -292,6 +324,10 @@ OPENAI_RESPONSES = WireApi(
         stream_usage=stream_usage,
         stream_tool_fragments=stream_tool_fragments,
         stream_error=stream_error,
+        response_refusals=response_refusals,
+        stream_refusals=stream_refusals,
+        # responses/create: `text.format` `{"type": "json_schema", "name", "schema", "strict"}`
+        output_schema=schema_at("/text/format/schema"),
         response_model=string_at("/model"),
         stream_model=first_string_at("/response/model"),  # response.created's response
         # "max_output_tokens", "temperature" (responses/create); the API has no stop sequences

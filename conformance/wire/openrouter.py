@@ -103,6 +103,8 @@ OPENROUTER_CHAT = WireApi(
         response_usage=_chat.response_usage,
         stream_stop_reason=_chat.stream_stop_reason,
         stream_usage=_chat.stream_usage,
+        # OpenRouter's structured outputs take OpenAI's `response_format` json_schema
+        output_schema=_chat.output_schema,
     ),
     stop_reasons=STOP_REASONS,
     cached_in_input=True,

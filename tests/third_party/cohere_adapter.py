@@ -49,7 +49,7 @@ from conformance.adapters.base import (
 )
 from conformance.adapters.estimate import json_tokens, text_tokens
 from conformance.wire import registry
-from conformance.wire.api import Carries, Framing, JsonBody, Located, Probes, WireApi, option_fields
+from conformance.wire.api import Carries, Framing, JsonBody, Located, Probes, WireApi, option_fields, schema_at
 
 IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
 _DATA_URL = re.compile(r"data:(?P<media>[^;,]+);base64,(?P<data>.*)\Z", re.S)
@@ -185,6 +185,8 @@ COHERE_CHAT = WireApi(
         request_options=option_fields(
             max_output_tokens="/max_tokens", stop_sequences="/stop_sequences", temperature="/temperature"
         ),
+        # chat (v2): `response_format: {"type": "json_object", "json_schema": {...}}`
+        output_schema=schema_at("/response_format/json_schema"),
     ),
     stop_reasons=dict(_STOP),
     normalize_request=_normalize,

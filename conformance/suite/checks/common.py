@@ -13,7 +13,7 @@ import json
 import logging
 import zlib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ...adapters.base import AdapterError, harness_usage
@@ -35,7 +35,7 @@ from ...schema_validation import SchemaValidator
 from ...schemas import schema_set
 from ...wire import registry
 from ...wire import schemas as wire_schemas
-from ...wire.api import WireApi
+from ...wire.api import Probes, WireApi
 from .. import rules as R
 from ..cassettes import Cassette, Interaction
 from ..outcome import AdapterUnderTest, Outcome, Status
@@ -95,6 +95,14 @@ def wire_api_of(a: Adapter) -> WireApi | None:
         return registry.get(str(a.wire_api))
     except KeyError:
         return None
+
+
+_PROBE_DEFAULTS = {f.name: f.default for f in fields(Probes)}
+
+
+def locates(api: WireApi | None, probe: str) -> bool:
+    """Whether the record has a probe of its own for this (else "none found" means nothing)."""
+    return api is not None and getattr(api.probes, probe) is not _PROBE_DEFAULTS[probe]
 
 
 def o(

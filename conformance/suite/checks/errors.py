@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...adapters.errors import (
+    ERROR_CLASSES,
     AdapterError,
     AuthError,
     CancelledError,
@@ -34,6 +35,7 @@ from ...adapters.errors import (
     NetworkError,
     RateLimitError,
     ServerError,
+    WireFormatError,
 )
 
 SUBCLASS: dict[str, type[AdapterError]] = {
@@ -133,7 +135,54 @@ def hinted_class(api: str, body: Any) -> str | None:
     if api.startswith("openai"):
         hint = _OPENAI_CODE.get(str(err.get("code") or ""))
         return hint or ("server_error" if err.get("type") == "server_error" else None)
+    code = err.get("code")
+    if api.startswith("gemini") and isinstance(code, int) and not isinstance(code, bool) and 100 <= code <= 599:
+        # Google's error model: "code: The HTTP status code that corresponds to
+        # google.rpc.Status.code" (cloud.google.com/apis/design/errors): the status the error
+        # would have had, classified by §6.2's table like an HTTP error of Gemini
+        return expected_class(api, code, body)
     return None
+
+
+def recorded_message(body: Any) -> str:
+    """The provider's own message in an error body (`error.message`, Ollama's bare `error`)."""
+    return _message(body)
+
+
+def unhinted_stream_problems(exc: BaseException) -> list[str]:
+    """What an exception raised after a stream's error event gets wrong when §6.2 gives the
+    error body no class (Ollama's `{"error": "..."}` line): contract §6.1 "Adapters MUST
+    classify all errors into one of the eight classes", the §6.3 subclass of the class it
+    names, §6.4's `retryable` for it; never a `WireFormatError`, which says the provider broke
+    its documented format (the error line is documented)."""
+    out: list[str] = []
+    cls = getattr(exc, "error_class", None)
+    if isinstance(exc, WireFormatError):
+        out.append(
+            f"raised a wire-format error ({exc}) for the provider's documented error event; "
+            "contract §6.5.3: raise the appropriate AdapterError subclass"
+        )
+    elif cls not in ERROR_CLASSES:
+        out.append(f"error_class {cls!r} is none of §6.1's eight classes (contract §6.1)")
+    else:
+        sub = SUBCLASS.get(str(cls), AdapterError)
+        if not isinstance(exc, sub):
+            out.append(f"raised {type(exc).__name__} with error_class {cls!r}, want a {sub.__name__} (contract §6.3)")
+        if getattr(exc, "retryable", None) is not (cls in TRANSIENT):
+            out.append(
+                f"retryable={getattr(exc, 'retryable', None)!r}, want {cls in TRANSIENT} for {cls} (contract §6.4)"
+            )
+    return out
+
+
+def message_problems(exc: BaseException, body: Any) -> list[str]:
+    """Contract §6.3: `provider_message: str # raw provider message, possibly redacted`; an
+    exception that does not carry the recorded message (redaction keeps the rest) lost it."""
+    want = _message(body)
+    got = getattr(exc, "provider_message", None)
+    if not want or (isinstance(got, str) and want in got):
+        return []
+    return [f"provider_message {got!r:.80} does not carry the provider's message {want!r:.80} (contract §6.3)"]
 
 
 def stream_problems(exc: BaseException, want: str) -> list[str]:

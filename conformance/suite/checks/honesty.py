@@ -14,7 +14,7 @@ from .. import rules as R
 from ..capture import capture_warnings
 from ..outcome import AdapterUnderTest, Outcome
 from ..scripts import PNG_2PX, Builder, conversation, mark
-from .common import Env, body_text, check, crash, drop_problem, o, opts, shape, wire_api_of
+from .common import Env, body_text, check, crash, drop_problem, locates, o, opts, shape, wire_api_of
 
 # (what to look for, the probe that locates it, whether the API can carry it at all)
 Want = tuple[str, Callable[[Any], list[Located]], bool]
@@ -90,6 +90,31 @@ def _carried(s: AdapterUnderTest, a: Adapter, body: Any, cap: str) -> Iterator[O
     if leaked:
         problems.append(f"{api.name} cannot carry {leaked[:3]}, yet it is on the wire")
     yield o(R.CAPS_CARRIED, s, "fail" if problems else "pass", cap, "; ".join(problems), cap)
+
+
+def _schema_carried(s: AdapterUnderTest, a: Adapter, body: Any) -> Outcome:
+    """TC501 for `supports_structured_output`: the script's `output_schema` (contract §3.3:
+    "output_schema: dict | None  # for structured output") sits in the field the record says
+    the API takes a schema in (§4.3 shows Chat Completions' `response_format: {"type":
+    "json_schema", ...}`), not merely somewhere in the body: a schema pasted into a system
+    or user message is a hint the API does not enforce. An API whose record names no such
+    field (its docs define none) is skipped, never failed."""
+    cap = "supports_structured_output"
+    api = wire_api_of(a)
+    if api is None or not locates(api, "output_schema"):
+        why = f"the {a.wire_api} record names no structured-output field (its docs define none, or it does not say)"
+        return o(R.CAPS_CARRIED, s, "skip", cap, why, cap)
+    found = (
+        [x for x in api.probes.output_schema(body) if mark("schema") in str(x.value)] if isinstance(body, dict) else []
+    )
+    if found:
+        return o(R.CAPS_CARRIED, s, "pass", cap, "", cap)
+    elsewhere = " (it is elsewhere in the body)" if mark("schema") in body_text(body) else ""
+    why = (
+        f"declared true, but output_schema is not in {api.name}'s structured-output field{elsewhere}; "
+        'canonical §7.2: "Declarations MUST be honest", contract §3.3 output_schema "for structured output"'
+    )
+    return o(R.CAPS_CARRIED, s, "fail", cap, why, cap)
 
 
 def _tools_carried(s: AdapterUnderTest, a: Adapter, api: WireApi | None, body: Any) -> Iterator[Outcome]:
@@ -171,14 +196,7 @@ def _judge(
     if only is not None and "supports_structured_output" not in only:
         return
     if caps.get("supports_structured_output"):
-        ok = mark("schema") in text
-        yield o(
-            R.CAPS_CARRIED,
-            s,
-            "pass" if ok else "fail",
-            "supports_structured_output",
-            "" if ok else "output_schema not on the wire",
-        )
+        yield _schema_carried(s, a, body)
     else:
         leaked = mark("schema") in text
         warned = any(

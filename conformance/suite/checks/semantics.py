@@ -5,7 +5,13 @@ record (its probes locate the field the API uses; its `carries` says what it can
   (a `data:` URL must come back as base64, never as a url-kind image).
 - TC902 tool-result errors: `is_error` reaches the API's error flag and survives read-back
   (where the API has no flag: it is reported with one WARN line, never lost silently).
-- TC903 stop reason: what the adapter streams equals the recorded one, mapped by the record.
+- TC903 how the turn ended: what the adapter streams equals the recorded stop reason, mapped
+  by the record; a parsed message's `metadata.status` is the one that stop reason implies
+  (canonical §4.3 MessageStatus: `error` "generation failed", `cancelled`, else `complete`):
+  a blocked Gemini prompt is a failed call, not a complete empty reply; a refusal the record
+  locates (Responses `refusal` parts, streamed or not) is the text of one of the reply's
+  text blocks (contract §3.3: `content` is "the assistant's reply blocks"; the canonical
+  format has no refusal block, so the refusal is the reply's text).
 - TC904 usage: input, output, cache read and cache write equal the recorded body.
 - TC905 usage requested: a streaming request carries the field the record says makes the
   API report usage (adapter contract §7.2: "Adapters MUST request usage in streaming mode").
@@ -20,11 +26,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
-from dataclasses import fields, replace
+from dataclasses import replace
 from typing import Any
 
 from ...adapters.protocol import Adapter, Message, WireResponse
-from ...wire.api import Framing, Probes, WireApi
+from ...wire.api import Framing, Located, WireApi
 from ...wire.facts import history_index
 from ...wire.framing import FramingError, json_events
 from .. import rules as R
@@ -39,6 +45,7 @@ from .common import (
     crash,
     ctx_for,
     drop_problem,
+    locates,
     o,
     opts,
     parse_stream,
@@ -348,6 +355,8 @@ def _recorded_semantics(env: Env, s: AdapterUnderTest, a: Adapter, readings: set
             msg: Message = a.from_wire_response(WireResponse(it.response_json), ctx_for(sid))
         except Exception:
             continue  # TC101 reports it
+        yield from _status(s, api, it, msg)
+        yield from _refusals(s, api, it, api.probes.response_refusals(it.response_json), msg.get("content"))
         recorded = api.probes.response_usage(it.response_json)
         if recorded is None:
             yield o(R.USAGE_RECORDED, s, "skip", it.label, f"no usage located in the recorded {api.name} body")
@@ -356,7 +365,57 @@ def _recorded_semantics(env: Env, s: AdapterUnderTest, a: Adapter, readings: set
         else:
             p = _usage_problems(recorded, (msg.get("metadata") or {}).get("usage"), api, readings)
             yield o(R.USAGE_RECORDED, s, "fail" if p else "pass", it.label, "; ".join(p), _cache_cap(recorded))
-        yield o(R.STOP_REASON, s, "skip", it.label, "a canonical v1 message carries no stop reason (streams do)")
+    if not locates(wire_api_of(a), "response_refusals"):
+        why = f"the {a.wire_api} record locates no refusal content (its docs define none, or it does not say)"
+        yield o(R.STOP_REASON, s, "skip", "refusals", why)
+
+
+# canonical §4.3 MessageStatus for a finished call: ERROR "generation failed", CANCELLED
+# "user cancelled mid-generation", otherwise COMPLETE
+_STATUS_OF_STOP = {"error": "error", "cancelled": "cancelled"}
+
+
+def _status(s: AdapterUnderTest, api: WireApi, it: Interaction, msg: Message) -> Iterator[Outcome]:
+    """TC903 on a non-streamed response: the status its recorded stop reason implies."""
+    raw = api.probes.response_stop_reason(it.response_json) if isinstance(it.response_json, dict) else None
+    want = api.stop_reasons.get(str(raw)) if raw is not None else None
+    if want is None:
+        why = f"no stop reason with a canonical mapping located in the recorded {api.name} body"
+        yield o(R.STOP_REASON, s, "skip", f"{it.label} (status)", why)
+        return
+    status = _STATUS_OF_STOP.get(want, "complete")
+    got = (msg.get("metadata") or {}).get("status", "complete") if isinstance(msg, dict) else None
+    why = (
+        ""
+        if got == status
+        else f"metadata.status {got!r}, but the recording's {raw!r} is stop reason {want!r}: status {status!r} "
+        f'(canonical §4.3 MessageStatus: ERROR "generation failed"; contract §3.3 StopReason)'
+    )
+    yield o(R.STOP_REASON, s, "fail" if why else "pass", f"{it.label} (status)", why)
+
+
+def _refusals(
+    s: AdapterUnderTest, api: WireApi, it: Interaction, recorded: list[Any] | None, content: Any
+) -> Iterator[Outcome]:
+    """TC903: each refusal text the record locates is the text of one of the reply's text
+    blocks (a refusal read as empty text, or dropped, loses what the provider said)."""
+    texts = [x.value if isinstance(x, Located) else x for x in recorded or []]
+    if not texts:
+        return
+    got = (
+        [b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text"]
+        if isinstance(content, list)
+        else []
+    )
+    lost = [t for t in texts if t not in got]
+    why = (
+        f"the recorded refusal {lost[0]!r:.80} is not the text of any text block of the reply (parsed texts "
+        f'{[str(g)[:40] for g in got]}); contract §3.3: content is "the assistant\'s reply blocks", and the '
+        "canonical format has no refusal block, so the refusal is the reply's text"
+        if lost
+        else ""
+    )
+    yield o(R.STOP_REASON, s, "fail" if why else "pass", f"{it.label} (refusal)", why)
 
 
 def _stream_semantics(
@@ -372,6 +431,7 @@ def _stream_semantics(
     done = next((e for e in events if e.get("type") == "message_complete"), None)
     if done is None:
         return  # TC601 reports it
+    yield from _refusals(s, api, it, api.probes.stream_refusals(values), done.get("final_content"))
     raw = api.probes.stream_stop_reason(values)
     want = api.stop_reasons.get(str(raw)) if raw is not None else None
     if raw is None:
@@ -382,7 +442,12 @@ def _stream_semantics(
         )
     else:
         ok = done.get("stop_reason") == want
-        msg = "" if ok else f"streamed stop_reason {done.get('stop_reason')!r}, recorded {raw!r} = {want!r}"
+        msg = (
+            ""
+            if ok
+            else f"streamed stop_reason {done.get('stop_reason')!r}, recorded {raw!r} = {want!r} "
+            "(contract §3.3: stop_reason is the StopReason mapped from the provider's)"
+        )
         yield o(R.STOP_REASON, s, "pass" if ok else "fail", it.label, msg, "supports_streaming")
     recorded = api.probes.stream_usage(values)
     if recorded is None:
@@ -425,12 +490,7 @@ def stream_usage_requested(env: Env) -> Iterator[Outcome]:
 
 
 PREFLIGHT_ESTIMATE = 4321  # what the harness says estimate_input_tokens gave (TC906)
-_PROBE_DEFAULTS = {f.name: f.default for f in fields(Probes)}
-
-
-def _locates(api: WireApi, probe: str) -> bool:
-    """Whether the record has a probe of its own for this (else "none found" means nothing)."""
-    return getattr(api.probes, probe) is not _PROBE_DEFAULTS[probe]
+_locates = locates
 
 
 def _noted(records: list[logging.LogRecord]) -> bool:

@@ -1,0 +1,60 @@
+"""Issue 26 item 1: the records locate what the suite's new cases read (refusals, a blocked
+Gemini prompt, mid-stream error bodies, the structured-output field), from the providers'
+documented shapes written here by hand, never from an adapter."""
+
+from __future__ import annotations
+
+from conformance.adapters.errors import ServerError, WireFormatError
+from conformance.suite.checks import errors as oracle
+from conformance.wire.gemini import GEMINI, PROMPT_BLOCKED
+from conformance.wire.ollama import OLLAMA_CHAT
+from conformance.wire.openai_chat import OPENAI_CHAT
+from conformance.wire.openai_responses import OPENAI_RESPONSES
+
+
+def test_responses_refusals_are_located_streamed_and_not() -> None:
+    body = {"output": [{"type": "message", "content": [{"type": "refusal", "refusal": "No."}]}]}
+    assert [x.value for x in OPENAI_RESPONSES.probes.response_refusals(body)] == ["No."]
+    events = [
+        {"type": "response.refusal.delta", "item_id": "m", "content_index": 0, "delta": "N"},
+        {"type": "response.refusal.delta", "item_id": "m", "content_index": 0, "delta": "o."},
+    ]
+    assert OPENAI_RESPONSES.probes.stream_refusals(events) == ["No."]
+    done = {"type": "response.refusal.done", "item_id": "m", "content_index": 0, "refusal": "No."}
+    assert OPENAI_RESPONSES.probes.stream_refusals([*events[:1], done]) == ["No."]
+
+
+def test_a_blocked_gemini_prompt_maps_to_error_and_a_finished_candidate_decides() -> None:
+    blocked = {"promptFeedback": {"blockReason": "SAFETY"}}
+    assert GEMINI.probes.response_stop_reason(blocked) == PROMPT_BLOCKED
+    assert GEMINI.stop_reasons[PROMPT_BLOCKED] == "error"
+    assert GEMINI.probes.stream_stop_reason([blocked]) == PROMPT_BLOCKED
+    finished = {"candidates": [{"content": {"parts": [{"text": "hi"}]}, "finishReason": "STOP"}]}
+    assert GEMINI.probes.stream_stop_reason([finished, blocked]) == "STOP"
+
+
+def test_mid_stream_error_bodies_are_located_for_every_api() -> None:
+    assert OLLAMA_CHAT.probes.stream_error([{"message": {"content": "a"}, "done": False}, {"error": "boom"}]) == {
+        "error": "boom"
+    }
+    assert GEMINI.probes.stream_error([{"candidates": []}, {"error": {"code": 503, "message": "m"}}]) is not None
+    assert OPENAI_CHAT.probes.stream_error([{"choices": [], "error": None}]) is None
+    assert oracle.hinted_class("gemini-generate-content", {"error": {"code": 503, "message": "m"}}) == "server_error"
+
+
+def test_an_unhinted_mid_stream_error_is_classified_and_carries_the_message() -> None:
+    body = {"error": "an error was encountered while running the model"}
+    ok = ServerError("ollama 500: an error was encountered while running the model", retryable=True)
+    assert oracle.unhinted_stream_problems(ok) == [] and oracle.message_problems(ok, body) == []
+    wire = WireFormatError("unexpected NDJSON line")
+    assert oracle.unhinted_stream_problems(wire) and oracle.message_problems(wire, body)
+    assert oracle.unhinted_stream_problems(ServerError("x", retryable=False))  # §6.4
+
+
+def test_structured_output_field_is_the_apis_own() -> None:
+    schema = {"type": "object"}
+    assert OLLAMA_CHAT.probes.output_schema({"format": schema})
+    assert not OLLAMA_CHAT.probes.output_schema({"messages": [{"role": "system", "content": str(schema)}]})
+    assert GEMINI.probes.output_schema({"generationConfig": {"responseSchema": schema}})
+    assert OPENAI_RESPONSES.probes.output_schema({"text": {"format": {"type": "json_schema", "schema": schema}}})
+    assert OPENAI_CHAT.probes.output_schema({"response_format": {"json_schema": {"schema": schema}}})
