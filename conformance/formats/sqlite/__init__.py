@@ -32,7 +32,6 @@ from typing import Any, ClassVar
 from urllib.parse import quote
 
 from ... import ids
-from ...convertkit import short
 from ...errors import InputError
 from ...findings import Finding, RuleCatalog, RuleInfo, Selection, Severity
 from ...jsonio import Record, check_input, parse, parse_error, read_json, read_jsonl
