@@ -20,7 +20,7 @@ from ..schemas import schema_set, versions
 from ..wire import registry as wire_registry
 from ..wire import schemas as wire_schemas
 from ..wire.api import Framing, Probes, WireApi
-from ..wire.framing import FramingError, json_events, loads_strict, looks_framed
+from ..wire.framing import FramingError, ProviderStreamError, json_events, loads_strict, looks_framed
 from .base import (
     Adapter,
     AdapterOptions,
@@ -34,7 +34,7 @@ from .base import (
     now_timestamp,
     sse_events,
 )
-from .streams import DOTTED, stream_vocabulary, to_canonical_names
+from .streams import DOTTED, provider_stream_error, stream_vocabulary, to_canonical_names
 
 _log = logging.getLogger("turnspec.adapters.debug")
 
@@ -133,8 +133,9 @@ class Parsed:
     events: list[StreamEvent]
 
 
-def looks_like_sse(text: str) -> bool:
-    return text.lstrip().startswith(("event:", "data:", ":"))
+def looks_like_sse(body: str | bytes) -> bool:
+    raw = body.encode() if isinstance(body, str) else body
+    return raw.lstrip().startswith((b"event:", b"data:", b":"))
 
 
 def _record(adapter: Adapter) -> WireApi | None:
@@ -144,7 +145,7 @@ def _record(adapter: Adapter) -> WireApi | None:
         return None
 
 
-def check_stream_framing(text: str, api: WireApi | None) -> None:
+def check_stream_framing(body: str | bytes, api: WireApi | None, framing: Framing | None = None) -> None:
     """The wire-level strictness `wire parse` applies before the adapter sees a stream.
 
     Raises a located `WireFormatError` when the body is not the API's framing (a JSON body
@@ -152,9 +153,11 @@ def check_stream_framing(text: str, api: WireApi | None) -> None:
     event breaks the API's stream-event schema, or the stream ends without the stop reason
     every complete stream of the API carries (a cut stream) and without SSE `data: [DONE]`
     (a stream that reached it is read by the adapter, which WARNs of a missing stop reason).
+    `framing` (default: the API's) may be any registered one; a frame in which the provider
+    reports an error (an event-stream `exception`) raises that error's AdapterError.
     """
-    framing = api.framing if api is not None else Framing.SSE
-    chunks = [text.encode()]
+    framing = framing or (api.framing if api is not None else Framing.SSE)
+    chunks = [body.encode() if isinstance(body, str) else body]
     values: list[Any] = []
     lines: list[int] = []  # the line of each value's event
     done = False  # SSE `data: [DONE]` seen: the API's own end marker (Chat Completions)
@@ -178,7 +181,9 @@ def check_stream_framing(text: str, api: WireApi | None) -> None:
             if not values:
                 raise WireFormatError(f"no {framing.value} event in the body")
     except FramingError as exc:
-        raise WireFormatError(exc.reason, event=exc.event, line=exc.line) from None
+        raise WireFormatError(exc.reason, event=exc.event, line=exc.line, offset=exc.offset) from None
+    except ProviderStreamError as exc:
+        raise provider_stream_error(exc) from None
     if api is None:
         return
 
@@ -238,23 +243,31 @@ def check_event_sequence(events: list[StreamEvent]) -> None:
 
 def parse(
     adapter: Adapter,
-    text: str,
+    body: str | bytes,
     *,
     stream: bool = False,
     status: int = 200,
     session_id: str = "sess_wire_parse",
+    framing: Framing | None = None,
 ) -> Parsed:
-    """A response body (JSON) or a stream (the API's framing) -> canonical message (and events).
+    """A response body (JSON) or a stream -> canonical message (and events).
+
+    The body is bytes (text is encoded as UTF-8): a stream reaches the adapter as those
+    bytes, decoded only by a framing whose frames are text. Its framing: `framing` when
+    given (the body is then a stream), else the API's, else the one the body's first bytes
+    identify (SSE fields, an event-stream prelude), else SSE.
 
     Strict: a malformed stream raises a `WireFormatError` locating the offending event; a
     body that is not JSON (or JSON with NaN, or nested past the bound) is an InputError.
     """
+    raw = body.encode() if isinstance(body, str) else body
     ctx = RequestContext(session_id=session_id)
     api = _record(adapter)
-    framing = api.framing if api is not None else Framing.SSE
-    if stream or (status < 400 and looks_framed(framing, text)) or looks_like_sse(text):
-        check_stream_framing(text, api)
-        events = list(adapter.stream_response([text.encode()], ctx))
+    stream = stream or framing is not None
+    framing = framing or (api.framing if api is not None else None) or wire_registry.detect_framing(raw) or Framing.SSE
+    if stream or (status < 400 and looks_framed(framing, raw)) or looks_like_sse(raw):
+        check_stream_framing(raw, api, framing)
+        events = list(adapter.stream_response([raw], ctx))
         check_event_sequence(events)
         named = to_canonical_names(events)
         start, done = named[0], named[-1]
@@ -282,28 +295,29 @@ def parse(
         }
         return Parsed(message, events)
     if status >= 400:
-        return Parsed(adapter.from_wire_response(WireResponse(_error_body(text, api), status), ctx), [])
+        return Parsed(adapter.from_wire_response(WireResponse(_error_body(raw, api), status), ctx), [])
     try:
-        body = loads_strict(text)
-    except ValueError as exc:
+        value = loads_strict(raw)
+    except ValueError as exc:  # UnicodeDecodeError included: a JSON body is UTF-8 text
         raise InputError(f"response is neither JSON nor a stream: {exc}") from None
     if api is not None:
         # the independent oracle: the body must be what the provider documents
         v = wire_schemas.validator(api, "response")
-        if v is not None and not v.is_valid(body):
-            e = v.errors(body)[0]
+        if v is not None and not v.is_valid(value):
+            e = v.errors(value)[0]
             raise WireFormatError(f"{e.pointer or '/'}: {e.message} ({api.name} response schema)")
-    return Parsed(adapter.from_wire_response(WireResponse(body, status), ctx), [])
+    return Parsed(adapter.from_wire_response(WireResponse(value, status), ctx), [])
 
 
-def _error_body(text: str, api: WireApi | None) -> Any:
+def _error_body(raw: bytes, api: WireApi | None) -> Any:
     """The body of an HTTP error, for the adapter to classify. Adapter contract §6.2 maps
     the HTTP status to an error class whatever the body says, so a body in another shape
     than the API's error schema (a proxy's `{"detail": ...}`, `"error": "text"`, an HTML
     page, nothing at all) is not refused: a WARN line names the first member off the
     schema, and a body that is not JSON reaches the adapter as its text."""
+    text = raw.decode("utf-8", errors="replace")
     try:
-        body = loads_strict(text)
+        body = loads_strict(raw)
     except ValueError:
         _log.warning("HTTP error body is not JSON (%d characters); classified by its status", len(text))
         return text

@@ -80,15 +80,28 @@ class WireFormatError(AdapterError):
 
     error_class = "other"
 
-    def __init__(self, message: str, *, event: int | None = None, line: int | None = None, **kw: Any) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        event: int | None = None,
+        line: int | None = None,
+        offset: int | None = None,
+        **kw: Any,
+    ) -> None:
         super().__init__(message, **kw)
         self.event = event
         self.line = line
+        self.offset = offset  # byte offset in the body (binary framings have no lines)
 
     @property
     def location(self) -> str:
-        """`event N, line L` (what is known of it), or ""."""
-        parts = [f"event {self.event}" if self.event is not None else "", f"line {self.line}" if self.line else ""]
+        """`event N, line L` or `event N, byte B` (what is known of it), or ""."""
+        parts = [
+            f"event {self.event}" if self.event is not None else "",
+            f"line {self.line}" if self.line else "",
+            f"byte {self.offset}" if self.offset is not None else "",
+        ]
         return ", ".join(p for p in parts if p)
 
 

@@ -2,8 +2,11 @@
 malformed stream is an adapter error with the event's position, never a crash), tolerant
 JSON-object parsing of fragments, and the message a harness stores after a stream.
 
-The decoders themselves live in `conformance.wire.framing` (provider-neutral, below the
-adapters); this module only turns their `FramingError` into the adapter contract's error.
+The decoders themselves live in `conformance.wire.framing` and `conformance.wire.eventstream`
+(provider-neutral, below the adapters); this module only turns their `FramingError` into
+the adapter contract's error, and a frame in which the provider reports an error (an AWS
+event-stream `exception` frame) into the error class of contract §6.1. Chunks are bytes:
+a text framing decodes them, an adapter never has to.
 """
 
 from __future__ import annotations
@@ -14,9 +17,19 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from ..wire.api import Framing
-from ..wire.framing import FramingError, JsonEvent, SseDecoder, SseEvent, json_events
+from ..wire.eventstream import EVENT_STREAM, EventStreamMessage
+from ..wire.framing import FramingError, JsonEvent, ProviderStreamError, SseDecoder, SseEvent, json_events
 from ..wire.framing import sse_events as _sse_events
-from .errors import WireFormatError
+from .errors import (
+    AdapterError,
+    AuthError,
+    ContextOverflowError,
+    InvalidRequestError,
+    NetworkError,
+    RateLimitError,
+    ServerError,
+    WireFormatError,
+)
 from .protocol import Block, Message, RequestContext, StreamEvent
 from .toolids import new_ulid
 
@@ -26,10 +39,14 @@ __all__ = [
     "SseDecoder",
     "SseEvent",
     "cancellable_events",
+    "event_stream_events",
+    "event_stream_messages",
+    "framed_events",
     "json_array_events",
     "message_from_stream",
     "ndjson_events",
     "parse_json_object",
+    "provider_stream_error",
     "sse_events",
     "stream_vocabulary",
     "to_canonical_names",
@@ -91,7 +108,66 @@ def to_canonical_names(events: Iterable[StreamEvent]) -> list[StreamEvent]:
 
 
 def _located(exc: FramingError) -> WireFormatError:
-    return WireFormatError(exc.reason, event=exc.event, line=exc.line)
+    return WireFormatError(exc.reason, event=exc.event, line=exc.line, offset=exc.offset)
+
+
+# The AWS error names an event-stream `exception` frame carries (`:exception-type`; the
+# AWS "Common Errors" reference and Bedrock Runtime's ConverseStream error list), compared
+# without case (Bedrock spells them `throttlingException`), -> adapter contract §6.1 class.
+_AWS_EXCEPTIONS: dict[str, type[AdapterError]] = {
+    "throttlingexception": RateLimitError,
+    "servicequotaexceededexception": RateLimitError,
+    "toomanyrequestsexception": RateLimitError,
+    "accessdeniedexception": AuthError,
+    "unrecognizedclientexception": AuthError,
+    "expiredtokenexception": AuthError,
+    "internalserverexception": ServerError,
+    "internalfailure": ServerError,
+    "serviceunavailableexception": ServerError,
+    "modelstreamerrorexception": ServerError,
+    "modelnotreadyexception": ServerError,
+    "modeltimeoutexception": NetworkError,
+    "validationexception": InvalidRequestError,
+    "resourcenotfoundexception": InvalidRequestError,
+}
+
+
+def provider_stream_error(exc: ProviderStreamError) -> AdapterError:
+    """The adapter contract's error for a frame in which the provider reports an error
+    mid-stream (an AWS `exception` frame): classed by the provider's error name, a
+    validation error about the input's length being context overflow; an unknown name
+    is `other`. The message names the frame."""
+    cls = _AWS_EXCEPTIONS.get(exc.kind.lower(), AdapterError)
+    if cls is InvalidRequestError and "too long" in exc.message.lower():
+        cls = ContextOverflowError
+    where = f"event {exc.event}: " if exc.event is not None else ""
+    return cls(f"{where}{exc}", retryable=cls in (RateLimitError, ServerError, NetworkError))
+
+
+def framed_events(framing: Framing, chunks: Iterable[bytes | str]) -> Iterator[JsonEvent]:
+    """The JSON events of a stream in any registered framing; a framing error is a located
+    WireFormatError, a provider's error frame the error of its class (contract §6.1)."""
+    try:
+        yield from json_events(framing, chunks)
+    except FramingError as exc:
+        raise _located(exc) from None
+    except ProviderStreamError as exc:
+        raise provider_stream_error(exc) from None
+
+
+def event_stream_messages(chunks: Iterable[bytes]) -> Iterator[EventStreamMessage]:
+    """The messages of an AWS event-stream body (headers and raw payload), exception frames
+    included; a broken CRC or a truncated frame is a located WireFormatError."""
+    try:
+        yield from EVENT_STREAM.frames(chunks)
+    except FramingError as exc:
+        raise _located(exc) from None
+
+
+def event_stream_events(chunks: Iterable[bytes]) -> Iterator[JsonEvent]:
+    """The JSON events (`{event-type: payload}`) of an AWS event-stream body (Bedrock
+    ConverseStream); an exception frame raises the provider's error (contract §6.1)."""
+    return framed_events(EVENT_STREAM, chunks)
 
 
 def sse_events(chunks: Iterable[bytes | str]) -> Iterator[SseEvent]:

@@ -43,13 +43,11 @@ def _stderr_warnings() -> Iterator[None]:
 MAX_BODY_BYTES = 64 * 1024 * 1024
 
 
-def _read_body(path: Path) -> str:
-    """A response body from a regular file or stdin ('-'), bounded (`jsonio.read_input`)."""
-    data = read_input(path, limit=MAX_BODY_BYTES)
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{'<stdin>' if str(path) == '-' else path}: not UTF-8 (byte {exc.start})") from None
+def _read_body(path: Path) -> bytes:
+    """A response body from a regular file or stdin ('-'), bounded (`jsonio.read_input`), as
+    its bytes: only a framing whose frames are text decodes them (a binary stream, such as
+    AWS event-stream, is not UTF-8)."""
+    return read_input(path, limit=MAX_BODY_BYTES)
 
 
 def register(app: typer.Typer) -> None:
@@ -96,25 +94,41 @@ def register(app: typer.Typer) -> None:
 
     @wire.command()
     def parse(
-        response: Annotated[Path, typer.Argument(help="Response body (JSON) or SSE text; '-' reads stdin")],
+        response: Annotated[
+            Path,
+            typer.Argument(help="Response body (JSON) or a stream (SSE, NDJSON, event-stream...); '-' reads stdin"),
+        ],
         adapter: Annotated[str, typer.Option("--adapter", "-a", help="Registered adapter name or module:attr")],
         stream: Annotated[
             bool,
-            typer.Option(help="Treat the input as an SSE stream (detected when it starts with event:/data:)"),
+            typer.Option(
+                help="Treat the input as a stream in the API's framing (detected when it starts as SSE or an event-stream)"
+            ),
         ] = False,
         status: Annotated[int, typer.Option(help="HTTP status the body came with (error bodies are classified)")] = 200,
+        framing: Annotated[
+            str | None,
+            typer.Option(
+                help="A registered framing (sse, ndjson, json-array, aws-event-stream, ...); implies --stream"
+            ),
+        ] = None,
     ) -> None:
         """Print the canonical message (for streams, the canonical events as JSON lines first)."""
         # imported when the command runs: adapters and vcrpy are not loaded for other commands
         from ..adapters import debug, registry
         from ..adapters.base import AdapterError, WireFormatError
+        from ..wire import registry as wire_registry
 
         a = registry.load(adapter)
         name = "<stdin>" if str(response) == "-" else str(response)
-        text = _read_body(response)
+        try:
+            chosen = wire_registry.get_framing(framing) if framing is not None else None
+        except KeyError as exc:
+            raise InputError(str(exc.args[0])) from None
+        body = _read_body(response)
         try:
             with _stderr_warnings():
-                parsed = debug.parse(a, text, stream=stream, status=status)
+                parsed = debug.parse(a, body, stream=stream, status=status, framing=chosen)
         except WireFormatError as exc:
             where = f"{exc.location}: " if exc.location else ""
             sys.stderr.write(escaping.text_line(f"turnspec: {name}: {where}{exc}") + "\n")

@@ -10,7 +10,14 @@ bodies are turned back into JSON strings first, as that serializer does on load.
 Each interaction is attributed to a wire API by the `WireApi` records
 (`conformance.wire.registry.api_for_url`): an endpoint no record matches stays
 unattributed (`api` None) and is skipped with a reason, never forced onto a near match.
-Whether a response is a stream, and how it is framed, comes from the record too.
+Whether a response is a stream, and how it is framed, comes from the Content-Type (the
+registered framings' media types) or else from the record.
+
+Bodies stay bytes: a response body reaches the checks and the adapters as the bytes that
+were recorded (`string:` text encoded as UTF-8, `!!binary` as it is), with gzip or deflate
+undone only where the response's `content-encoding` says so (vcrpy's `decode_response`);
+a request body likewise, per the request's `content-encoding`. Text is decoded only where
+a framing says its frames are text, or for a JSON body.
 
 Bad cassettes never raise out of here: a file that cannot be read becomes a `Cassette`
 with `error` set (one line: the file, and the line where YAML says), which the suite
@@ -20,8 +27,10 @@ expansion (a billion-laughs cassette is refused before PyYAML builds it).
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -98,7 +107,8 @@ def check_yaml_bounds(text: str) -> None:
 
 @dataclass
 class Interaction:
-    """One recorded request/response pair, bodies decoded."""
+    """One recorded request/response pair: the response body as the bytes recorded, the
+    request body as JSON (and as its bytes)."""
 
     cassette: str
     index: int
@@ -107,9 +117,16 @@ class Interaction:
     request_body: Any
     status: int
     content_type: str
-    response_text: str
+    response_body: bytes
     response_json: Any = None
     headers: dict[str, Any] = field(default_factory=dict)
+    request_raw: bytes = b""
+
+    @property
+    def response_text(self) -> str:
+        """The response body as text, for a reader that needs text (an error message, a JSON
+        body); never what a stream decoder is given (`response_body` is)."""
+        return self.response_body.decode("utf-8", errors="replace")
 
     @property
     def synthetic(self) -> bool:
@@ -129,22 +146,23 @@ class Interaction:
     def framing(self) -> Framing | None:
         """How the response is framed when it is a stream, else None.
 
-        The content type decides when it says (`text/event-stream`, `application/x-ndjson`);
+        The content type decides when it names a registered framing's media type
+        (`text/event-stream`, `application/x-ndjson`, `application/vnd.amazon.eventstream`);
         otherwise the record's framing for this URL, when the recorded request asked for a
-        stream and the body starts the way that framing does.
+        stream and the body starts the way that framing does; with no record, a framing
+        the body's first bytes identify by themselves.
         """
-        if "event-stream" in self.content_type:
-            return Framing.SSE
-        if "ndjson" in self.content_type:
-            return Framing.NDJSON
+        announced = registry.framing_for_content_type(self.content_type)
+        if announced is not None:
+            return announced
         w = self.wire
         if w is not None:
             framing = w.framing_for(self.uri)
             body = self.request_body if isinstance(self.request_body, dict) else None
-            if w.is_streaming(self.uri, body) and looks_framed(framing, self.response_text):
+            if w.is_streaming(self.uri, body) and looks_framed(framing, self.response_body):
                 return framing
             return None
-        return Framing.SSE if looks_framed(Framing.SSE, self.response_text) else None
+        return registry.detect_framing(self.response_body)
 
     @property
     def is_stream(self) -> bool:
@@ -217,14 +235,34 @@ def load_cassette(path: Path, label: str | None = None) -> Cassette:
     for i, (req, resp) in enumerate(zip(requests, responses, strict=True)):
         try:
             cas.interactions.append(_interaction(label, i, req, resp))
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError, OSError, zlib.error) as exc:
             cas.error = f"interaction {i}: {exc}"
     return cas
 
 
+def _bytes(value: Any) -> bytes:
+    if value is None:
+        return b""
+    return value.encode("utf-8") if isinstance(value, str) else bytes(value)
+
+
+def _request_bytes(req: Any) -> bytes:
+    """The request body as recorded, with gzip/deflate undone when its own
+    `content-encoding` header says so (vcrpy undoes it for responses only)."""
+    raw = _bytes(req.body)
+    headers = {str(k).lower(): v for k, v in (getattr(req, "headers", None) or {}).items()}
+    coding = headers.get("content-encoding", "")
+    coding = (coding[0] if isinstance(coding, list) and coding else str(coding)).strip().lower()
+    if raw and coding == "gzip":
+        return gzip.decompress(raw)
+    if raw and coding == "deflate":
+        return zlib.decompress(raw)
+    return raw
+
+
 def _interaction(label: str, i: int, req: Any, resp: dict[str, Any]) -> Interaction:
     resp = decode_response(resp)
-    raw = req.body
+    raw = _request_bytes(req)
     body: Any = None
     if raw:
         try:
@@ -234,8 +272,7 @@ def _interaction(label: str, i: int, req: Any, resp: dict[str, Any]) -> Interact
     headers = {k.lower(): v for k, v in (resp.get("headers") or {}).items()}
     ctype = headers.get("content-type", [""])
     ctype = ctype[0] if isinstance(ctype, list) and ctype else str(ctype)
-    string = resp["body"]["string"]
-    text = string.decode("utf-8", errors="replace") if isinstance(string, bytes) else str(string)
+    data = _bytes(resp["body"]["string"])
     inter = Interaction(
         label,
         i,
@@ -244,13 +281,14 @@ def _interaction(label: str, i: int, req: Any, resp: dict[str, Any]) -> Interact
         body,
         int(resp["status"]["code"]),
         ctype,
-        text,
+        data,
         headers=headers,
+        request_raw=raw,
     )
     if not inter.is_stream:
         try:
-            inter.response_json = loads_strict(text) if text.strip() else None
-        except ValueError:
+            inter.response_json = loads_strict(data) if data.strip() else None
+        except (ValueError, UnicodeDecodeError):
             inter.response_json = None
     return inter
 

@@ -7,21 +7,14 @@ an API the project has no adapter for is still recognised, attributed and schema
 
 from __future__ import annotations
 
-import enum
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .framing import Framing as Framing  # a framing is a value of its own module (wire.framing)
+
 JsonBody = Mapping[str, Any]
-
-
-class Framing(enum.StrEnum):
-    """How a streamed response body is cut into events."""
-
-    SSE = "sse"  # text/event-stream: `event:`/`data:` lines, blank-line separated
-    NDJSON = "ndjson"  # one JSON object per line (Ollama)
-    JSON_ARRAY = "json-array"  # one JSON array streamed element by element (Gemini without alt=sse)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,11 +1,23 @@
-"""Cutting a streamed response body into events: SSE, NDJSON and a streamed JSON array.
+"""Cutting a streamed response body into frames: one `Framing` value per framing, in one registry.
 
-Every decoder is incremental (chunks may split lines, fields, JSON values and UTF-8
-sequences anywhere), strict (a body that is not the framing it claims is a `FramingError`
-naming the event and line where it went wrong) and bounded (no event may exceed
-`MAX_EVENT_BYTES`, no JSON value may nest deeper than `MAX_DEPTH`, and NaN/Infinity are
-not JSON). The decoders know nothing of any provider: what an event *means* is the
-adapter's business; the `WireApi` record says which framing an API uses.
+A framing is a small frozen value (`Framing`): its name, the media types that announce it,
+how a body that uses it starts (and, where the bytes alone identify it, a detector), an
+incremental decoder from bytes to frames, and how one frame reads as a JSON event. The
+built-in ones are here (SSE, NDJSON, a streamed JSON array) and in `wire.eventstream`
+(AWS event-stream, binary); `wire.registry` lists them, and a third party adds its own
+with `registry.register_framing(...)` or an entry point in the `turnspec.framings` group.
+
+Bodies are bytes end to end: a decoder gets the bytes that were recorded, and only a
+framing whose frames are text (SSE, NDJSON, JSON) decodes them, as UTF-8, frame by frame.
+
+Every decoder is incremental (chunks may split lines, fields, JSON values, binary
+preludes and UTF-8 sequences anywhere), strict (a body that is not the framing it claims
+is a `FramingError` naming the event and the line, or the byte offset, where it went
+wrong) and bounded (no event may exceed `MAX_EVENT_BYTES`, no JSON value may nest deeper
+than `MAX_DEPTH`, and NaN/Infinity are not JSON). The decoders know nothing of any
+provider: what an event *means* is the adapter's business; the `WireApi` record says which
+framing an API uses. Every frame carries `end`, the offset in the body just past it (TC607
+cuts the body there).
 
 Written here rather than taken from a library because the maintained SSE packages
 (httpx-sse, sseclient) wrap an HTTP response object, while an adapter receives bytes from
@@ -16,28 +28,49 @@ element by element from arbitrary chunks.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol
-
-from .api import Framing
+from typing import Any, ClassVar, Protocol
 
 MAX_EVENT_BYTES = 32 * 1024 * 1024
 MAX_DEPTH = 512
 
 
 class FramingError(ValueError):
-    """A stream body that breaks its framing; `event` and `line` locate the offending event
-    (0-based event index, 1-based line), when known."""
+    """A stream body that breaks its framing; `event`, `line` and `offset` locate the
+    offending event (0-based event index, 1-based line, 0-based byte offset in the body),
+    when known."""
 
-    def __init__(self, message: str, *, event: int | None = None, line: int | None = None) -> None:
-        where = ", ".join(
-            p for p in (f"event {event}" if event is not None else "", f"line {line}" if line else "") if p
+    def __init__(
+        self, message: str, *, event: int | None = None, line: int | None = None, offset: int | None = None
+    ) -> None:
+        parts = (
+            f"event {event}" if event is not None else "",
+            f"line {line}" if line else "",
+            f"byte {offset}" if offset is not None else "",
         )
+        where = ", ".join(p for p in parts if p)
         super().__init__(f"{where}: {message}" if where else message)
         self.reason = message
         self.event = event
         self.line = line
+        self.offset = offset
+
+
+class ProviderStreamError(Exception):
+    """A frame in which the provider reports an error instead of an event (AWS event-stream
+    `:message-type` `exception` or `error`): not a framing defect but the provider's error,
+    which `adapters.streams` turns into the adapter contract's error class."""
+
+    def __init__(
+        self, kind: str, message: str, *, event: int | None = None, payload: Any = None, offset: int | None = None
+    ) -> None:
+        super().__init__(f"{kind}: {message}" if message else kind)
+        self.kind = kind  # the provider's name for the error (`:exception-type`, `:error-code`)
+        self.message = message
+        self.event = event
+        self.payload = payload
+        self.offset = offset
 
 
 @dataclass(frozen=True)
@@ -48,15 +81,18 @@ class SseEvent:
     data: str
     index: int = 0  # position among the stream's events, from 0
     line: int = 0  # line of the event's first field, from 1
+    end: int = 0  # offset in the body just past the blank line that dispatched it
 
 
 @dataclass(frozen=True)
 class JsonEvent:
-    """One decoded JSON value of an NDJSON or JSON-array stream."""
+    """One decoded JSON value of a stream (an NDJSON line, a JSON-array element, the JSON
+    payload of an SSE or event-stream frame)."""
 
     value: Any
     index: int
     line: int
+    end: int = 0  # offset in the body just past the frame that carried it
 
 
 def _reject_constant(name: str) -> Any:
@@ -95,10 +131,16 @@ def loads_strict(text: str | bytes) -> Any:
     return json.loads(s, parse_constant=_reject_constant)
 
 
-class Decoder(Protocol):
+class FrameDecoder(Protocol):
+    """Bytes in, frames out: `feed` any chunk of the body, `close` at its end (a body that
+    stops inside a frame is a `FramingError` where the framing says so)."""
+
     def feed(self, chunk: bytes | str) -> list[Any]: ...
 
     def close(self) -> list[Any]: ...
+
+
+Decoder = FrameDecoder
 
 
 def _line_end(buf: bytes | bytearray, start: int = 0) -> tuple[int, int] | None:
@@ -115,13 +157,15 @@ def _line_end(buf: bytes | bytearray, start: int = 0) -> tuple[int, int] | None:
 
 
 class _Lines:
-    """Bytes in, complete lines out (CR, LF or CRLF), each with its 1-based number."""
+    """Bytes in, complete lines out (CR, LF or CRLF), each with its 1-based number and the
+    offset in the body just past its line break."""
 
     def __init__(self) -> None:
         self._buf = bytearray()
+        self._base = 0  # offset in the body of _buf[0]
         self.line = 0
 
-    def feed(self, chunk: bytes | str) -> Iterator[tuple[int, bytes]]:
+    def feed(self, chunk: bytes | str) -> Iterator[tuple[int, bytes, int]]:
         self._buf += chunk.encode() if isinstance(chunk, str) else chunk
         while True:
             cut = _line_end(self._buf)
@@ -132,26 +176,34 @@ class _Lines:
             end, nxt = cut
             text = bytes(self._buf[:end])
             del self._buf[:nxt]
+            self._base += nxt
             self.line += 1
-            yield self.line, text
+            yield self.line, text, self._base
 
-    def rest(self) -> tuple[int, bytes] | None:
+    def rest(self) -> tuple[int, bytes, int, bool] | None:
+        """The last line, at the end of the body: (number, text, end, whether a line break
+        ended it: only a CR, held back as the possible first half of a CRLF, can)."""
         if not self._buf:
             return None
+        terminated = self._buf.endswith(b"\r")
         text = bytes(self._buf.rstrip(b"\r"))
+        self._base += len(self._buf)
         self._buf.clear()
         self.line += 1
-        return self.line, text
+        return self.line, text, self._base, terminated
 
 
 class SseDecoder:
     """Incremental Server-Sent Events decoder (WHATWG HTML §9.2.6 "event stream interpretation").
 
-    Lines that are neither a field nor a comment are ignored, as the standard says; strict
-    about what the standard leaves no room for: bytes that are not UTF-8, an event too big.
-    A stream that ends inside an event (no blank line after its last field) still yields
-    that event, as browsers do; whether the stream was complete is for the adapter to judge
-    from the events (a missing terminal event).
+    As the standard says: a leading U+FEFF BOM is dropped; lines that are neither a field
+    nor a comment are ignored; a `data` field appends its value and a line feed to the data
+    buffer (so an empty `data:` still makes an event, whose data is ""); a blank line
+    dispatches the event unless its data buffer is empty (an `event:` alone is no event);
+    and at the end of the body a pending event is discarded: one with no blank line after
+    it is never dispatched (a cut stream loses its last event, which the adapter notices
+    as a missing terminal event). Strict about what the standard leaves no room for: bytes
+    that are not UTF-8, an event too big.
     """
 
     def __init__(self) -> None:
@@ -164,26 +216,30 @@ class SseDecoder:
 
     def feed(self, chunk: bytes | str) -> list[SseEvent]:
         out: list[SseEvent] = []
-        for n, raw in self._lines.feed(chunk):
-            self._line(n, raw, out)
+        for n, raw, end in self._lines.feed(chunk):
+            self._line(n, raw, end, out)
         return out
 
     def close(self) -> list[SseEvent]:
         out: list[SseEvent] = []
         rest = self._lines.rest()
         if rest is not None:
-            self._line(*rest, out)
-        self._line(self._lines.line + 1, b"", out)
-        return out
+            n, raw, end, terminated = rest
+            if terminated:  # a final lone CR ends its line: the line counts
+                self._line(n, raw, end, out)
+        return out  # WHATWG: at the end of the body "any pending data must be discarded"
 
-    def _line(self, n: int, raw: bytes, out: list[SseEvent]) -> None:
+    def _line(self, n: int, raw: bytes, end: int, out: list[SseEvent]) -> None:
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise FramingError(f"not UTF-8 ({exc.reason} at byte {exc.start})", event=self._count, line=n) from None
+        if n == 1:
+            line = line.removeprefix("\ufeff")
         if not line:
             if self._data:
-                out.append(SseEvent(self._event or "message", "\n".join(self._data), self._count, self._first_line))
+                data = "\n".join(self._data)
+                out.append(SseEvent(self._event or "message", data, self._count, self._first_line, end))
                 self._count += 1
             self._event, self._data, self._size, self._first_line = "", [], 0, 0
             return
@@ -210,16 +266,17 @@ class NdjsonDecoder:
         self._count = 0
 
     def feed(self, chunk: bytes | str) -> list[JsonEvent]:
-        return [e for n, raw in self._lines.feed(chunk) if (e := self._one(n, raw)) is not None]
+        return [e for n, raw, end in self._lines.feed(chunk) if (e := self._one(n, raw, end)) is not None]
 
     def close(self) -> list[JsonEvent]:
         rest = self._lines.rest()
         if rest is None:
             return []
-        e = self._one(*rest)
+        n, raw, end, _terminated = rest
+        e = self._one(n, raw, end)
         return [e] if e is not None else []
 
-    def _one(self, n: int, raw: bytes) -> JsonEvent | None:
+    def _one(self, n: int, raw: bytes, end: int) -> JsonEvent | None:
         if not raw.strip():
             return None
         try:
@@ -228,7 +285,7 @@ class NdjsonDecoder:
             raise FramingError(f"not a JSON line: {exc}", event=self._count, line=n) from None
         if not isinstance(value, dict):
             raise FramingError(f"a JSON {type(value).__name__}, not an object", event=self._count, line=n)
-        ev = JsonEvent(value, self._count, n)
+        ev = JsonEvent(value, self._count, n, end)
         self._count += 1
         return ev
 
@@ -250,6 +307,7 @@ class JsonArrayDecoder:
         self._elem_line = 1
         self._count = 0
         self._expect_value = True  # after '[' or ',': a value must come (no `[,` nor `,]`)
+        self._base = 0  # offset in the body of _buf[0]
 
     def _err(self, message: str) -> FramingError:
         return FramingError(message, event=self._count, line=self._line)
@@ -314,6 +372,7 @@ class JsonArrayDecoder:
                 raise self._err(f"element larger than {MAX_EVENT_BYTES} bytes")
         keep = self._elem_start if self._elem_start is not None else i
         del buf[:keep]
+        self._base += keep
         if self._elem_start is not None:
             self._elem_start = 0
         self._pos = i - keep
@@ -326,7 +385,7 @@ class JsonArrayDecoder:
             value = loads_strict(raw)
         except (ValueError, UnicodeDecodeError) as exc:
             raise FramingError(f"element is not JSON: {exc}", event=self._count, line=self._elem_line) from None
-        ev = JsonEvent(value, self._count, self._elem_line)
+        ev = JsonEvent(value, self._count, self._elem_line, self._base + end)
         self._count += 1
         self._elem_start = None
         self._expect_value = False
@@ -341,12 +400,134 @@ class JsonArrayDecoder:
         return []
 
 
-def decoder_for(framing: Framing) -> SseDecoder | NdjsonDecoder | JsonArrayDecoder:
-    if framing is Framing.SSE:
-        return SseDecoder()
-    if framing is Framing.NDJSON:
-        return NdjsonDecoder()
-    return JsonArrayDecoder()
+def _never(_head: bytes) -> bool:
+    return False
+
+
+def _as_is(frame: Any) -> JsonEvent | None:
+    return frame if isinstance(frame, JsonEvent) else None
+
+
+@dataclass(frozen=True, eq=False)
+class Framing:
+    """One framing of streamed bodies, declared once and registered in `wire.registry`.
+
+    `decoder()` makes a fresh incremental decoder (bytes in, frames out; a frame has
+    `index` and `end`, the offset in the body just past it); `to_json(frame)` is the JSON
+    event a frame carries (None: it carries none, as SSE `[DONE]`; it raises
+    `ProviderStreamError` for a frame in which the provider reports an error);
+    `media_types` announce it in a Content-Type; `looks(head)` says whether a body starts
+    as this framing does (asked only when the API's record names this framing); `detect`,
+    when given, recognises it from the bytes alone (no record, no content type). `text`:
+    the frames are UTF-8 text (only such a framing decodes bytes to `str`)."""
+
+    name: str
+    decoder: Callable[[], FrameDecoder]
+    to_json: Callable[[Any], JsonEvent | None] = _as_is
+    media_types: tuple[str, ...] = ()
+    looks: Callable[[bytes], bool] = _never
+    detect: Callable[[bytes], bool] | None = None
+    text: bool = True
+    title: str = ""
+
+    # the built-in text framings, spelled as the enum this class replaced spelled them
+    SSE: ClassVar[Framing]
+    NDJSON: ClassVar[Framing]
+    JSON_ARRAY: ClassVar[Framing]
+
+    @property
+    def value(self) -> str:
+        """The name (the enum this class replaced called it its value)."""
+        return self.name
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:
+        return f"Framing({self.name!r})"
+
+    def frames(self, chunks: Iterable[bytes | str]) -> Iterator[Any]:
+        dec = self.decoder()
+        for c in chunks:
+            yield from dec.feed(c)
+        yield from dec.close()
+
+    def json_events(self, chunks: Iterable[bytes | str]) -> Iterator[JsonEvent]:
+        for frame in self.frames(chunks):
+            ev = self.to_json(frame)
+            if ev is not None:
+                yield ev
+
+    def frame_ends(self, body: bytes) -> list[int]:
+        """The offsets in `body` just past each frame (TC607 cuts the body there); none
+        past the point where the body breaks the framing."""
+        ends: list[int] = []
+        try:
+            for frame in self.frames([body]):
+                end = getattr(frame, "end", None)
+                if isinstance(end, int) and 0 < end <= len(body):
+                    ends.append(end)
+        except (FramingError, ProviderStreamError):
+            pass
+        return ends
+
+    def announced_by(self, content_type: str) -> bool:
+        """Whether a Content-Type header value names one of this framing's media types."""
+        media = content_type.split(";", 1)[0].strip().lower()
+        return bool(media) and media in self.media_types
+
+
+def _sse_json(frame: Any) -> JsonEvent | None:
+    if not isinstance(frame, SseEvent):
+        return None
+    try:
+        value = loads_strict(frame.data)
+    except ValueError:
+        return None  # data that is not JSON, such as `[DONE]`
+    return JsonEvent(value, frame.index, frame.line, frame.end)
+
+
+def _sse_looks(head: bytes) -> bool:
+    text = head[:400].decode("utf-8", errors="replace").removeprefix("\ufeff").lstrip()
+    return text.startswith(("event:", "data:", "id:", ":"))
+
+
+def _array_looks(head: bytes) -> bool:
+    return head.lstrip()[:1] == b"["
+
+
+def _ndjson_looks(head: bytes) -> bool:
+    lines = [ln for ln in head.strip().splitlines() if ln.strip()]
+    return len(lines) > 1 and all(ln.lstrip().startswith(b"{") for ln in lines[:3])
+
+
+Framing.SSE = Framing(
+    "sse",
+    SseDecoder,
+    _sse_json,
+    media_types=("text/event-stream",),
+    looks=_sse_looks,
+    detect=_sse_looks,
+    title="Server-Sent Events (WHATWG HTML §9.2)",
+)
+Framing.NDJSON = Framing(
+    "ndjson",
+    NdjsonDecoder,
+    media_types=("application/x-ndjson", "application/ndjson"),
+    looks=_ndjson_looks,
+    title="newline-delimited JSON (Ollama)",
+)
+Framing.JSON_ARRAY = Framing(
+    "json-array",
+    JsonArrayDecoder,
+    looks=_array_looks,
+    title="a JSON array streamed element by element (Gemini without alt=sse)",
+)
+SSE, NDJSON, JSON_ARRAY = Framing.SSE, Framing.NDJSON, Framing.JSON_ARRAY
+
+
+def decoder_for(framing: Framing) -> FrameDecoder:
+    return framing.decoder()
 
 
 def sse_events(chunks: Iterable[bytes | str]) -> Iterator[SseEvent]:
@@ -357,30 +538,14 @@ def sse_events(chunks: Iterable[bytes | str]) -> Iterator[SseEvent]:
 
 
 def json_events(framing: Framing, chunks: Iterable[bytes | str]) -> Iterator[JsonEvent]:
-    """The JSON values of an NDJSON or JSON-array stream, or the `data:` of an SSE stream
-    decoded as JSON (events whose data is not JSON, such as `[DONE]`, are skipped)."""
-    if framing is Framing.SSE:
-        for ev in sse_events(chunks):
-            try:
-                value = loads_strict(ev.data)
-            except ValueError:
-                continue
-            yield JsonEvent(value, ev.index, ev.line)
-        return
-    dec: NdjsonDecoder | JsonArrayDecoder = NdjsonDecoder() if framing is Framing.NDJSON else JsonArrayDecoder()
-    for c in chunks:
-        yield from dec.feed(c)
-    yield from dec.close()
+    """The JSON events of a stream in `framing`: NDJSON lines, JSON-array elements, the
+    `data:` of SSE events decoded as JSON (events whose data is not JSON, such as
+    `[DONE]`, are skipped), the payloads of event-stream frames."""
+    return framing.json_events(chunks)
 
 
-def looks_framed(framing: Framing, text: str) -> bool:
+def looks_framed(framing: Framing, body: bytes | str) -> bool:
     """Whether a recorded body's start is that of a stream in `framing` (for cassettes whose
     content-type does not say): SSE starts with a field, NDJSON with an object line followed
     by another line, a JSON array with '['."""
-    head = text.lstrip()[:400]
-    if framing is Framing.SSE:
-        return head.startswith(("event:", "data:", "id:", ":"))
-    if framing is Framing.JSON_ARRAY:
-        return head.startswith("[")
-    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
-    return len(lines) > 1 and all(ln.lstrip().startswith("{") for ln in lines[:3])
+    return framing.looks(body.encode() if isinstance(body, str) else body)

@@ -1,11 +1,16 @@
-"""Every known wire API, most specific path first. Adding one: a module and a line here."""
+"""Every known wire API, most specific path first, and every known stream framing.
+Adding an API: a module and a line in APIS; adding a framing: a `Framing` value and a line
+in FRAMINGS (a third party: `register_framing(...)` or a `turnspec.framings` entry point)."""
 
 from __future__ import annotations
 
+from importlib.metadata import entry_points
 from urllib.parse import urlsplit
 
 from .anthropic_messages import ANTHROPIC_COUNT_TOKENS, ANTHROPIC_MESSAGES
 from .api import WireApi
+from .eventstream import EVENT_STREAM
+from .framing import Framing
 from .gemini import GEMINI
 from .ollama import OLLAMA_CHAT, OLLAMA_GENERATE
 from .openai_chat import OPENAI_CHAT
@@ -51,3 +56,66 @@ def get(name: str) -> WireApi:
         if api.name == name:
             return api
     raise KeyError(f"unknown wire API {name!r} (known: {', '.join(a.name for a in APIS)})")
+
+
+# -- framings -----------------------------------------------------------------------------
+
+FRAMING_GROUP = "turnspec.framings"
+"""Entry point group: each entry point names a `Framing` value (or a function returning one)
+in a third-party package, loaded the first time a framing is looked up."""
+
+FRAMINGS: tuple[Framing, ...] = (Framing.SSE, Framing.NDJSON, Framing.JSON_ARRAY, EVENT_STREAM)
+_entry_points_loaded = False
+
+
+def register_framing(framing: Framing) -> Framing:
+    """Add a framing at run time (a third-party package's, beside its adapter); returns it,
+    so it can be written `MY_FRAMING = register_framing(Framing(...))`. Registering the same
+    value again is a no-op; another framing under a known name is refused."""
+    global FRAMINGS
+    if not isinstance(framing, Framing):
+        raise TypeError(f"not a Framing: {framing!r}")
+    for have in FRAMINGS:
+        if have.name == framing.name:
+            if have is framing:
+                return framing
+            raise ValueError(f"a framing named {framing.name!r} is already registered")
+    FRAMINGS = (*FRAMINGS, framing)
+    return framing
+
+
+def _load_entry_points() -> None:
+    global _entry_points_loaded
+    if _entry_points_loaded:
+        return
+    _entry_points_loaded = True
+    for ep in entry_points(group=FRAMING_GROUP):
+        found = ep.load()
+        framing = found() if callable(found) and not isinstance(found, Framing) else found
+        if not isinstance(framing, Framing):
+            raise TypeError(f"entry point {ep.name} = {ep.value} ({FRAMING_GROUP}) is not a Framing")
+        register_framing(framing)
+
+
+def framings() -> tuple[Framing, ...]:
+    """Every registered framing (built-in first, then those registered)."""
+    _load_entry_points()
+    return FRAMINGS
+
+
+def get_framing(name: str) -> Framing:
+    for framing in framings():
+        if framing.name == name:
+            return framing
+    raise KeyError(f"unknown framing {name!r} (known: {', '.join(f.name for f in FRAMINGS)})")
+
+
+def framing_for_content_type(content_type: str) -> Framing | None:
+    """The framing a Content-Type header value announces, or None."""
+    return next((f for f in framings() if f.announced_by(content_type)), None)
+
+
+def detect_framing(body: bytes) -> Framing | None:
+    """The framing a body's first bytes identify by themselves (SSE fields, an event-stream
+    prelude whose CRC holds), or None: never a guess between look-alikes (NDJSON, JSON)."""
+    return next((f for f in framings() if f.detect is not None and f.detect(body)), None)

@@ -60,22 +60,21 @@ def cancellation(env: Env) -> Iterator[Outcome]:
                 continue
             sid = session_for("cancel", it.label)
             try:
-                full, err = parse_stream(a, it.response_text, ctx_for(sid))
+                full, err = parse_stream(a, it.response_body, ctx_for(sid))
             except Exception:
                 continue  # TC601 reports streams the adapter cannot read
             cut = _cut(full) if err is None else None
             if cut is None:
                 continue
             n += 1
-            yield _case(s, a, cancel, it.label, it.response_text, sid, cut, n)
+            yield _case(s, a, cancel, it.label, it.response_body, sid, cut, n)
         if not n:
             yield o(R.STREAM_CANCEL, s, "skip", "-", "no recorded stream with a delta before its end to cancel at")
 
 
 def _case(
-    s: AdapterUnderTest, a: Adapter, cancel: Callable[[str], Any], label: str, text: str, sid: str, cut: int, n: int
+    s: AdapterUnderTest, a: Adapter, cancel: Callable[[str], Any], label: str, raw: bytes, sid: str, cut: int, n: int
 ) -> Outcome:
-    raw = text.encode()
     rid = f"req_conform_cancel_{n}"
     ctx = replace(ctx_for(sid), request_id=rid)
     try:

@@ -122,7 +122,7 @@ def _recorded(s: AdapterUnderTest, env: Env) -> Iterator[Outcome]:
         sid = session_for("probe", it.label)
         if it.is_stream:
             try:
-                events, err = parse_stream(a, it.response_text, ctx_for(sid))
+                events, err = parse_stream(a, it.response_body, ctx_for(sid))
             except Exception:
                 continue  # the stream checks report crashes
             yield from _stream_case(s, a, it.label, events, err, shown)

@@ -12,8 +12,9 @@ import inspect
 import json
 import logging
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, fields
+from itertools import pairwise
 from typing import Any
 
 from ...adapters.base import AdapterError, harness_usage
@@ -211,15 +212,28 @@ def ctx_for(session_id: str, model: str | None = None) -> RequestContext:
 
 
 def parse_stream(
-    a: Adapter, text: str | bytes, ctx: RequestContext, chunk: int | None = None, *, raw_names: bool = False
+    a: Adapter,
+    text: str | bytes,
+    ctx: RequestContext,
+    chunk: int | None = None,
+    *,
+    raw_names: bool = False,
+    cuts: Sequence[int] = (),
 ) -> tuple[list[StreamEvent], AdapterError | None]:
-    """The events the adapter makes of a recorded stream and the AdapterError it raised.
+    """The events the adapter makes of a recorded stream (the recorded bytes, in one chunk,
+    in `chunk`-byte chunks, or cut at the byte offsets `cuts`) and the AdapterError it raised.
 
     Event names are respelled in the canonical §7.4 (underscore) vocabulary unless
     `raw_names`: an adapter may follow the streaming protocol's dotted names (TC608 judges
     that it follows one of them consistently; the other checks read one spelling)."""
     raw = text.encode() if isinstance(text, str) else text
-    pieces = [raw] if chunk is None else [raw[i : i + chunk] for i in range(0, len(raw), chunk)]
+    if chunk is not None:
+        pieces = [raw[i : i + chunk] for i in range(0, len(raw), chunk)]
+    elif cuts:
+        edges = [0, *sorted(c for c in set(cuts) if 0 < c < len(raw)), len(raw)]
+        pieces = [raw[x:y] for x, y in pairwise(edges)]
+    else:
+        pieces = [raw]
     events: list[StreamEvent] = []
     err: AdapterError | None = None
     try:

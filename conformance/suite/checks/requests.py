@@ -103,7 +103,7 @@ def _estimate(env: Env, s: AdapterUnderTest, it: Interaction) -> Iterator[Outcom
     sid = session_for("est", it.label)
     try:
         if it.is_stream:
-            events, _ = parse_stream(a, it.response_text, ctx_for(sid))
+            events, _ = parse_stream(a, it.response_body, ctx_for(sid))
             done = next((e for e in events if e.get("type") == "message_complete"), {})
             usage = done.get("usage")
         else:

@@ -159,7 +159,7 @@ def _stream(
 ) -> Iterator[Outcome]:
     a = s.adapter
     try:
-        named, err = parse_stream(a, it.response_text, ctx, raw_names=True)
+        named, err = parse_stream(a, it.response_body, ctx, raw_names=True)
     except Exception as exc:
         for rule in (R.RESPONSE_VALID, R.STREAM_ORDER):
             yield o(rule, s, "fail", it.label, crash(exc))
@@ -199,22 +199,22 @@ def _stream(
         errs = errors_of([msg])
         yield o(R.RESPONSE_VALID, s, "fail" if errs else "pass", it.label, "; ".join(errs[:5]))
         yield from _tool_ids_canonical(s, it.label, msg["content"])
-    # TC607: the same bytes cut into 7-byte chunks must give the same events
-    try:
-        again, _ = parse_stream(
-            a,
-            it.response_text,
-            replace(ctx, message_id=events[0]["message_id"] if events else None),
-            chunk=7,
-        )
-    except Exception as exc:
-        yield o(R.STREAM_CHUNKING, s, "fail", it.label, crash(exc))
-        return
-    same = strip_ids(again) == strip_ids(events)
-    yield o(
-        R.STREAM_CHUNKING,
-        s,
-        "pass" if same else "fail",
-        it.label,
-        "" if same else "7-byte chunks gave different events than one chunk",
-    )
+    # TC607: the same bytes cut into 7-byte chunks must give the same events; then cut one
+    # byte before each frame's end (the framing says where frames end), so every frame's
+    # last byte (a blank line's LF, a CRC's last byte) arrives with the next frame's start
+    again_ctx = replace(ctx, message_id=events[0]["message_id"] if events else None)
+    framing = it.framing
+    cuts = sorted({e - 1 for e in framing.frame_ends(it.response_body) if e > 1}) if framing is not None else []
+    ways: list[tuple[str, int | None, list[int]]] = [("7-byte chunks", 7, [])]
+    if cuts:
+        ways.append(("chunks cut one byte before each frame's end", None, cuts))
+    for how, chunk, at in ways:
+        try:
+            again, _ = parse_stream(a, it.response_body, again_ctx, chunk, cuts=at)
+        except Exception as exc:
+            yield o(R.STREAM_CHUNKING, s, "fail", it.label, crash(exc))
+            return
+        if strip_ids(again) != strip_ids(events):
+            yield o(R.STREAM_CHUNKING, s, "fail", it.label, f"{how} gave different events than one chunk")
+            return
+    yield o(R.STREAM_CHUNKING, s, "pass", it.label)

@@ -279,7 +279,7 @@ def wire_events(it: Interaction) -> list[Any] | None:
     """The decoded JSON events of a recorded stream (None when it cannot be decoded)."""
     framing = it.framing or Framing.SSE
     try:
-        return [e.value for e in json_events(framing, [it.response_text.encode()])]
+        return [e.value for e in json_events(framing, [it.response_body])]
     except FramingError:
         return None
 
@@ -425,7 +425,7 @@ def _stream_semantics(
     if values is None:
         return  # the stream checks report undecodable streams
     try:
-        events, _ = parse_stream(a, it.response_text, ctx_for(sid))
+        events, _ = parse_stream(a, it.response_body, ctx_for(sid))
     except Exception:
         return
     done = next((e for e in events if e.get("type") == "message_complete"), None)
@@ -527,7 +527,7 @@ def missing_usage(env: Env) -> Iterator[Outcome]:
                     ):
                         continue
                     with capture_warnings() as records:
-                        events, _ = parse_stream(a, it.response_text, ctx)
+                        events, _ = parse_stream(a, it.response_body, ctx)
                     done = next((e for e in events if e.get("type") == "message_complete"), None)
                     if done is None:
                         continue  # TC601 reports it
@@ -588,7 +588,7 @@ def served_model(env: Env) -> Iterator[Outcome]:
                     named = api.probes.stream_model(values) if values is not None else None
                     if named is None:
                         continue
-                    events, _ = parse_stream(a, it.response_text, ctx)
+                    events, _ = parse_stream(a, it.response_body, ctx)
                     start = next((e for e in events if e.get("type") == "message_start"), None)
                     if start is None:
                         continue

@@ -160,7 +160,7 @@ def stream_equals_parse(env: Env) -> Iterator[Outcome]:
                 sid = session_for("pair", st.label)
                 try:
                     msg = a.from_wire_response(WireResponse(twin.response_json), ctx_for(sid))
-                    events, _ = parse_stream(a, st.response_text, ctx_for(sid))
+                    events, _ = parse_stream(a, st.response_body, ctx_for(sid))
                 except Exception as exc:
                     yield o(R.STREAM_EQUALS_PARSE, s, "fail", st.label, crash(exc))
                     continue
@@ -227,7 +227,7 @@ def signature_on_final_delta(s: AdapterUnderTest | str, label: str, events: list
 def wire_values(it: Interaction) -> list[Any] | None:
     """The decoded JSON events of a recorded stream (None when it cannot be decoded)."""
     try:
-        return [e.value for e in json_events(it.framing or Framing.SSE, [it.response_text.encode()])]
+        return [e.value for e in json_events(it.framing or Framing.SSE, [it.response_body])]
     except FramingError:
         return None
 
