@@ -111,3 +111,18 @@ def test_strict_fails_the_advisory_determinism_check(capsys):
     assert {r: x["status"] for r, x in results.items() if r != "TC306"} == dict.fromkeys(
         ("TC301", "TC302", "TC303", "TC304", "TC305"), "pass"
     )
+
+
+def test_the_advisory_warning_is_a_warning_in_ci_outputs(capsys):
+    """TC306 cases report at severity warning (SARIF, GitHub) and as a passing JUnit case
+    with its reasons in system-out: never a failure unless --strict."""
+    ref = "third_party.minting_gemini:MintingGeminiAdapter"
+    base = ["conform", ref, "--cassettes", str(ROOT / "cassettes/gemini"), "--no-samples", "--select", "TC306"]
+    assert main([*base, "-o", "sarif"]) == 0
+    results = json.loads(capsys.readouterr().out)["runs"][0]["results"]
+    assert results and {r["level"] for r in results} == {"warning"}
+    assert main([*base, "-o", "junit"]) == 0
+    junit = capsys.readouterr().out
+    assert "<failure" not in junit and "advisory warning" in junit
+    assert main([*base, "-o", "text"]) == 0
+    assert "TC306 warn" in capsys.readouterr().out
