@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import Any, ClassVar
 
 from third_party.cohere_adapter import CohereAdapter
+from third_party.minting_gemini import MintingGeminiAdapter
 from ulid import ULID
 
 from conformance.adapters import gemini as gemini_module
@@ -33,7 +34,7 @@ from conformance.adapters.base import (
     WireFormatError,
     WireRequest,
     WireResponse,
-    new_ulid,
+    new_tool_id,
 )
 from conformance.adapters.gemini import NO_ID, GeminiAdapter
 from conformance.adapters.ollama import OllamaAdapter
@@ -997,15 +998,64 @@ class GeminiResponseNameGeneric(GeminiAdapter):
         return out
 
 
-class GeminiIdsMintedPerParse(GeminiAdapter):
-    """Mints a fresh canonical id for an id-less functionCall on every parse."""
+class GeminiMintedIdsShared(MintingGeminiAdapter):
+    """Mints fresh ids per parse (allowed) but one per function name: two id-less calls of
+    one reply to the same function share an id, so no result can say which it answers."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._shared: dict[tuple[str, str], str] = {}  # (session, function name) -> this parse's id
 
     def call_id_from_wire(self, sid: str, wire_id: Any, *key: Any) -> str:
         if isinstance(wire_id, str) and wire_id:
-            return self.tool_id_map(sid).canonical_for(wire_id)
-        cid = "tu_" + new_ulid()
-        self.tool_id_map(sid).bind(cid, NO_ID + cid)
-        return cid
+            return super().call_id_from_wire(sid, wire_id, *key)
+        name = str(key[-2])  # the reference adapter's key ends with the call's name and arguments
+        mine = self._shared.setdefault((sid, name), new_tool_id())
+        self.tool_id_map(sid).bind(mine, NO_ID + mine)
+        return mine
+
+    def from_wire_response(self, response: WireResponse | dict[str, Any], request_context: RequestContext) -> Message:
+        self._shared = {}  # a fresh id per parse, shared by the calls of one name
+        return super().from_wire_response(response, request_context)
+
+
+class GeminiMintedResultsShifted(MintingGeminiAdapter):
+    """Mints fresh ids per parse (allowed) but, reading a request back, pairs each id-less
+    functionResponse with the newest unanswered call of its name: a result points at a
+    different call than on the wire."""
+
+    def tool_result_from_wire(
+        self, sid: str, key: str, fr: Mapping[str, Any], part: Mapping[str, Any], pending: dict[str, list[str]]
+    ) -> Message:
+        waiting = pending.get(str(fr.get("name", "")))
+        if waiting:
+            waiting.insert(0, waiting.pop())
+        return super().tool_result_from_wire(sid, key, fr, part, pending)
+
+
+class GeminiWireIdReminted(GeminiAdapter):
+    """Gives a call whose id the API issued a fresh canonical id on every parse, dropping the
+    session map's entry instead of looking it up (contract §4.1.1)."""
+
+    def call_id_from_wire(self, sid: str, wire_id: Any, *key: Any) -> str:
+        if not (isinstance(wire_id, str) and wire_id):
+            return super().call_id_from_wire(sid, wire_id, *key)
+        m = self.tool_id_map(sid)
+        old = m.get_canonical(wire_id)
+        if old is not None:
+            m._to_canonical.pop(wire_id)
+            m._to_provider.pop(old)
+        return m.canonical_for(wire_id)
+
+
+class GeminiWireIdAltered(GeminiAdapter):
+    """Maps a call whose id the API issued to an altered provider id (`fc_x` -> `FC_X`): the
+    provider never gets its own id back."""
+
+    def call_id_from_wire(self, sid: str, wire_id: Any, *key: Any) -> str:
+        if isinstance(wire_id, str) and wire_id:
+            wire_id = wire_id.upper()
+        return super().call_id_from_wire(sid, wire_id, *key)
 
 
 class GeminiIdlessResultsNewestFirst(GeminiAdapter):
@@ -1295,7 +1345,9 @@ class OllamaLengthNotMapped(OllamaAdapter):
 
 
 class OllamaUnstableToolIds(OllamaAdapter):
-    """Keys id-less calls by a random number, so parsing one reply twice gives other ids."""
+    """Keys every call by a random number, ids a request carries included: parsing a reply
+    twice gives other ids (allowed for id-less calls, TC306 only advises), and reading a
+    request back, no result answers the call it was sent for."""
 
     def call_key(self, call: Mapping[str, Any], anchor: Any, position: str) -> str:
         return "call_" + ULID().hex[-16:]
@@ -1560,7 +1612,10 @@ MUTANTS: dict[type, str] = {
     GeminiThoughtsReadAsText: "TC405",
     GeminiPartsJoinedWithNewline: "TC606",
     GeminiResponseNameGeneric: "TC802",
-    GeminiIdsMintedPerParse: "TC303",
+    GeminiMintedIdsShared: "TC303",
+    GeminiMintedResultsShifted: "TC302",
+    GeminiWireIdReminted: "TC303",
+    GeminiWireIdAltered: "TC302",
     GeminiIdlessResultsNewestFirst: "TC305",
     GeminiImageMimeHardcoded: "TC901",
     GeminiImageReadAsPng: "TC802",
@@ -1590,7 +1645,7 @@ MUTANTS: dict[type, str] = {
     OllamaToolResultFirstTextOnly: "TC401",
     OllamaChunkBoundaryBlind: "TC607",
     OllamaLengthNotMapped: "TC903",
-    OllamaUnstableToolIds: "TC303",
+    OllamaUnstableToolIds: "TC305",
     OllamaLastContentDropped: "TC401",
     OllamaNumPredictMissing: "TC105",
     OllamaStreamFalseOmitted: "TC802",
@@ -1608,4 +1663,4 @@ MUTANTS: dict[type, str] = {
 # rules whose cases come from real recordings (the project's cassettes cannot kill them)
 NEEDS_SAMPLES = ("TC701", "TC904")
 # where each adapter's own cassettes live (the project's for its adapters)
-CASSETTES = {"cohere-chat": "tests/third_party/cassettes/cohere"}
+CASSETTES = {"cohere-chat": "tests/third_party/cassettes/cohere", "gemini-minting": "cassettes/gemini"}

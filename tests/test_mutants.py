@@ -5,7 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from mutants import CASSETTES, MUTANTS, NEEDS_SAMPLES
+from mutants import (
+    CASSETTES,
+    MUTANTS,
+    NEEDS_SAMPLES,
+    GeminiMintedIdsShared,
+    GeminiMintedResultsShifted,
+    GeminiWireIdAltered,
+    GeminiWireIdReminted,
+)
 
 from conformance.findings import Selection
 from conformance.suite.runner import SuiteConfig, SuiteReport, run
@@ -90,3 +98,18 @@ def test_tc904_accepts_the_contracts_literal_usage_mapping(samples):
     result = report.result("TC904", "openai-chat")
     assert result is not None and result.status == "pass", result
     assert result.capabilities.get("supports_prompt_caching", 0) >= 1, "a case with cached tokens ran"
+
+
+def test_minted_id_defects_fail_for_their_reason_quoting_the_contract():
+    """Renaming minted ids is allowed, so the defects it could hide are planted: each fails
+    its rule for the reason it is a defect, and the reason quotes the sentence it breaks."""
+    want = {
+        GeminiMintedIdsShared: ("TC303", "share id", "canonical §6.2"),
+        GeminiMintedResultsShifted: ("TC302", "answers a different call than on the wire", "canonical §6.2"),
+        GeminiWireIdReminted: ("TC303", "the wire issued this call's id", "contract §4.1.1"),
+        GeminiWireIdAltered: ("TC302", "fc_7b0d2f61", "contract §4.1.1"),
+    }
+    for cls, (rule, why, cited) in want.items():
+        result = run_mutant(cls, rule).result(rule, cls.name)
+        assert result is not None and result.status == "fail", cls.__name__
+        assert any(why in r and cited in r for r in result.reasons), (cls.__name__, result.reasons)

@@ -24,7 +24,7 @@ def test_plugin_runs_rules_as_items(pytester):
         "TC2,TC30",
         "-v",
     )
-    result.assert_outcomes(passed=8)
+    result.assert_outcomes(passed=9)  # TC201-TC203, TC301-TC306
     result.stdout.fnmatch_lines(["*openai-chat-TC201* PASSED*"])
 
 

@@ -83,7 +83,10 @@ def register(app: typer.Typer) -> None:
         ] = False,
         strict: Annotated[
             bool,
-            typer.Option(help="A capability declared true that no case exercised is an error (exit 2), not a failure"),
+            typer.Option(
+                help="A capability declared true that no case exercised is an error (exit 2), not a failure; "
+                "advisory checks (TC306) fail like any other"
+            ),
         ] = False,
         verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Text output lists skip reasons too")] = False,
         critical_key: Annotated[
@@ -97,7 +100,7 @@ def register(app: typer.Typer) -> None:
         from ..suite.rules import CATALOG
         from ..suite.runner import SuiteConfig, default_cassette_root, default_samples, run
 
-        sel = Selection(select=_split(select), ignore=_split(ignore))
+        sel = Selection(select=_split(select), ignore=_split(ignore), strict=strict)
         for prefix in sel.select + sel.ignore:
             if not any(r.id.startswith(prefix) for r in CATALOG):
                 raise InputError(

@@ -13,6 +13,9 @@ from typing import Literal
 from ..adapters.protocol import Adapter
 
 Status = Literal["pass", "fail", "skip"]
+# a (rule, adapter) cell: an advisory rule (severity warning, `RuleInfo.strict`) whose cases
+# failed is "warn", which fails the run only under --strict (then it folds to "fail")
+Verdict = Literal["pass", "fail", "skip", "warn"]
 SUITE_SUBJECT = "(cassettes)"
 
 
@@ -36,12 +39,13 @@ class Outcome:
 
 @dataclass
 class RuleResult:
-    """One (rule, adapter) cell: failed when any case failed, passed when any passed,
-    skipped (with the reasons) otherwise. `passed + failed` is the number of cases run."""
+    """One (rule, adapter) cell: failed when any case failed (warned, for an advisory rule),
+    passed when any passed, skipped (with the reasons) otherwise. `passed + failed` is the
+    number of cases run."""
 
     rule: str
     adapter: str
-    status: Status
+    status: Verdict
     passed: int = 0
     failed: int = 0
     skipped: int = 0

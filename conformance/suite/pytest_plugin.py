@@ -8,6 +8,7 @@ one item; the suite runs once, on the first item, and every item reports its rul
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +80,8 @@ class TurnspecItem(pytest.Item):
             raise TurnspecFailure("\n".join(result.reasons))
         if result.status == "skip":
             pytest.skip("; ".join(result.reasons[:3]))
+        if result.status == "warn":  # advisory: passes, and says why it warned
+            warnings.warn(f"{self.rule} (advisory): " + "; ".join(result.reasons[:3]), UserWarning, stacklevel=1)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, TurnspecFailure):

@@ -19,8 +19,8 @@ from ..wire import registry as wire_registry
 from .rules import CATALOG, ESTIMATE_ABS_TOLERANCE, ESTIMATE_REL_TOLERANCE
 from .runner import SuiteReport, capability_of
 
-MARK = {"pass": "pass", "fail": "FAIL", "skip": "skip"}
-MD_MARK = {"pass": "✅ pass", "fail": "❌ fail", "skip": "⏭ skip"}
+MARK = {"pass": "pass", "fail": "FAIL", "skip": "skip", "warn": "warn"}
+MD_MARK = {"pass": "✅ pass", "fail": "❌ fail", "skip": "⏭ skip", "warn": "⚠ warn"}
 
 
 def _info(rule: str) -> tuple[str, str]:
@@ -118,6 +118,7 @@ def as_dict(report: SuiteReport) -> dict[str, Any]:
         },
         "summary": {
             "failed": len(report.failed),
+            "warned": len(report.warned),  # advisory rules (an error with --strict)
             "passed": sum(1 for r in report.results if r.status == "pass"),
             "skipped": sum(1 for r in report.results if r.status == "skip"),
             "cases_run": sum(r.cases_run for r in report.results),
@@ -144,8 +145,8 @@ def to_text(report: SuiteReport, *, verbose: bool = False) -> str:
                 continue
             counts = f"{r.passed} passed, {r.failed} failed, {r.skipped} skipped"
             lines.append(f"  {r.rule} {MARK[r.status]:4}  {_info(r.rule)[1]}  ({counts})")
-            if r.status == "fail" or (verbose and r.status == "skip"):
-                for why in r.reasons[: 10 if r.status == "fail" else 3]:
+            if r.status in ("fail", "warn") or (verbose and r.status == "skip"):
+                for why in r.reasons[: 10 if r.status != "skip" else 3]:
                     lines.append(f"      - {why}")
         if a in report.declarations:
             lines.append(f"  capabilities declared per {report.declarations[a]}")
@@ -168,7 +169,9 @@ def to_text(report: SuiteReport, *, verbose: bool = False) -> str:
     d = as_dict(report)["summary"]
     verdict = "FAIL" if report.exit_code else "OK"
     lines.append(
-        f"{verdict}: {d['passed']} passed, {d['failed']} failed, {d['skipped']} skipped (rule x "
+        f"{verdict}: {d['passed']} passed, {d['failed']} failed, "
+        + (f"{d['warned']} warned (advisory), " if d["warned"] else "")
+        + f"{d['skipped']} skipped (rule x "
         "adapter) "
         f"over {d['cassettes']} cassette(s) in {d['elapsed_s']} s"
     )
@@ -268,6 +271,9 @@ def to_junit(report: SuiteReport) -> str:
                 f.text = "\n".join(map(_xml, r.reasons))
             elif r.status == "skip":
                 ET.SubElement(case, "skipped", message=_xml("; ".join(r.reasons[:3])))
+            elif r.status == "warn":  # advisory: a passing case whose output says why it warned
+                out = ET.SubElement(case, "system-out")
+                out.text = "\n".join(map(_xml, [f"advisory warning ({r.failed} case(s))", *r.reasons]))
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 
@@ -276,7 +282,7 @@ _HTML_STYLE = """
 body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#1b1f24}
 table{border-collapse:collapse;margin:1em 0}th,td{border:1px solid #d0d7de;padding:4px 8px;text-align:left}
 th{background:#f6f8fa}td.pass{background:#dafbe1}td.fail{background:#ffebe9;font-weight:600}
-td.skip{background:#f6f8fa;color:#57606a}td a{color:inherit}ol li{margin:.3em 0}code{font-size:12px}
+td.skip{background:#f6f8fa;color:#57606a}td.warn{background:#fff8c5}td a{color:inherit}ol li{margin:.3em 0}code{font-size:12px}
 """
 
 
@@ -364,14 +370,16 @@ def findings(report: SuiteReport) -> list[Finding]:
     """Each failing case as a Finding, for the CI renderers: located at the recording it
     replayed (`<cassette>#<n>` keeps the interaction as the pointer), else at the adapter."""
     out: list[Finding] = []
+    warned = {(r.rule, r.adapter) for r in report.warned}
     for o in report.outcomes:
         if o.status != "fail":
             continue
+        severity = Severity.WARNING if (o.rule, o.adapter) in warned else Severity.ERROR
         base, sep, rest = o.subject.partition("#")
         where = base if sep and base.endswith((".yaml", ".yml")) else f"adapter:{o.adapter}"
         pointer = f"/interactions/{rest.split(' ')[0]}" if sep and rest.split(" ")[0].isdigit() else ""
         message = f"{o.adapter}: {o.subject}: {o.message}" if o.message else f"{o.adapter}: {o.subject}"
-        out.append(Finding(where, None, pointer, o.rule, Severity.ERROR, message))
+        out.append(Finding(where, None, pointer, o.rule, severity, message))
     return out
 
 

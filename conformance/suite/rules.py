@@ -12,6 +12,7 @@ from __future__ import annotations
 from ..findings import RuleCatalog, RuleInfo, Severity
 
 E = Severity.ERROR
+W = Severity.WARNING  # advisory: reported, never fails the run unless --strict (RuleInfo.strict)
 
 CAPABILITIES = RuleInfo(
     "TC001", E, "§7.2, contract §3.4", "Adapter declares valid AdapterCapabilities and its identity"
@@ -43,6 +44,13 @@ TOOL_ID_RULES = RuleInfo(
     "TC304", E, "§6.2, contract §4.1.1", "Generated provider tool ids satisfy the provider's rules"
 )
 TOOL_ID_PAIRED = RuleInfo("TC305", E, "§6.2, §5.2.2", "tool_use and its tool_result carry the same mapped id")
+TOOL_ID_DETERMINISTIC = RuleInfo(
+    "TC306",
+    W,
+    "§6.2, contract §4.1.1",
+    "Parsing the same bytes again gives the same canonical tool ids (advisory: minted ids may differ)",
+    strict=True,
+)
 
 REPLAY_PRESERVED = RuleInfo("TC401", E, "§8.3, §2.1.2", "Cross-provider replay preserves text and tool calls")
 REPLAY_PAIRED = RuleInfo("TC402", E, "§8.3, §5.2.2", "Cross-provider replay pairs every tool_result with its call")
@@ -179,6 +187,7 @@ CATALOG = RuleCatalog(
         TOOL_ID_INJECTIVE,
         TOOL_ID_RULES,
         TOOL_ID_PAIRED,
+        TOOL_ID_DETERMINISTIC,
         REPLAY_PRESERVED,
         REPLAY_PAIRED,
         REPLAY_SYSTEM,
@@ -232,6 +241,7 @@ TEST_SLUGS: dict[str, str] = {
     "TC303": "tool_id_map_injective",
     "TC304": "provider_tool_id_rules",
     "TC305": "tool_use_and_result_paired",
+    "TC306": "tool_ids_deterministic",
     "TC401": "replay_preserves_content",
     "TC402": "replay_pairs_results",
     "TC403": "replay_system_placement",
@@ -272,6 +282,7 @@ NEEDS: dict[str, str] = {
     "TC303": "supports_tools",
     "TC304": "supports_tools",
     "TC305": "supports_tools",
+    "TC306": "supports_tools",
     "TC601": "supports_streaming",
     "TC602": "supports_streaming",
     "TC603": "supports_streaming_tool_calls",

@@ -20,13 +20,13 @@ from typing import Literal
 
 from ..adapters import registry
 from ..adapters.protocol import Adapter
-from ..findings import Selection
+from ..findings import Selection, Severity
 from ..formats.canonical.markers import DEFAULT_CRITICAL_KEY
 from . import checks
 from .capture import NetworkBlockedError, capture_warnings, network_blocked
 from .cassettes import Cassette, Interaction, iter_cassettes
 from .checks.capabilities import declaration_of
-from .outcome import SUITE_SUBJECT, AdapterUnderTest, Outcome, RuleResult, Status
+from .outcome import SUITE_SUBJECT, AdapterUnderTest, Outcome, RuleResult, Status, Verdict
 from .rules import BOOLEAN_CAPABILITIES, CATALOG, EXERCISED, EXERCISERS, NEEDS
 
 __all__ = [
@@ -38,6 +38,7 @@ __all__ = [
     "Status",
     "SuiteConfig",
     "SuiteReport",
+    "Verdict",
     "capture_warnings",
     "network_blocked",
     "run",
@@ -141,6 +142,11 @@ class SuiteReport:
         return [r for r in self.results if r.status == "skip" and r.adapter != SUITE_SUBJECT]
 
     @property
+    def warned(self) -> list[RuleResult]:
+        """Advisory rules whose cases failed: reported, not failing the run (--strict fails them)."""
+        return [r for r in self.results if r.status == "warn"]
+
+    @property
     def unexercised(self) -> list[tuple[str, str]]:
         """(adapter, capability) declared true that no case exercised."""
         return [(o.adapter, o.subject) for o in self.outcomes if o.rule == EXERCISED.id and o.status == "fail"]
@@ -156,7 +162,12 @@ class SuiteReport:
         return None
 
 
-def fold(outcomes: Iterable[Outcome], rules: Iterable[str], adapters: Iterable[str]) -> list[RuleResult]:
+def fold(
+    outcomes: Iterable[Outcome], rules: Iterable[str], adapters: Iterable[str], sel: Selection | None = None
+) -> list[RuleResult]:
+    """One RuleResult per (rule, adapter). A failing case of an advisory rule (severity
+    warning under `sel`: not promoted by --strict) makes the cell "warn", not "fail"."""
+    sel = sel or Selection()
     table: dict[tuple[str, str], RuleResult] = {}
     failures: dict[tuple[str, str], list[str]] = {}
     for rule in rules:
@@ -183,7 +194,9 @@ def fold(outcomes: Iterable[Outcome], rules: Iterable[str], adapters: Iterable[s
                 r.skip_reasons.append(text)
     for key, r in table.items():
         r.status = "fail" if r.failed else "pass" if r.passed else "skip"
-        if r.status == "fail":
+        if r.status == "fail" and r.rule in CATALOG and sel.severity(CATALOG[r.rule]) == Severity.WARNING:
+            r.status = "warn"
+        if r.status in ("fail", "warn"):
             r.reasons = failures[key][:50]
         elif r.status == "skip" and not r.reasons:
             r.reasons.append("no case applies to this adapter")
@@ -260,7 +273,7 @@ def run(
         outcomes.extend(gate)
     names = [s.name for s in config.subjects]
     rules = [r.id for r in CATALOG if sel.enabled(r.id)]
-    results = fold(outcomes, rules, names)
+    results = fold(outcomes, rules, names, sel)
     results = [r for r in results if (r.adapter == SUITE_SUBJECT) == (r.rule == "TC800")]
     if any(o.adapter == SUITE_SUBJECT for o in outcomes):
         names.append(SUITE_SUBJECT)

@@ -19,6 +19,7 @@ subclass cannot quietly switch a check off (the idea of langchain-tests' standar
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
@@ -150,6 +151,8 @@ class AdapterConformanceTests:
             pytest.fail(f"{rule} failed:\n" + "\n".join(f"  - {r}" for r in result.reasons), pytrace=False)
         if result.status == "skip":
             pytest.skip("; ".join(result.reasons[:3]))
+        if result.status == "warn":  # advisory: passes, and says why it warned
+            warnings.warn(f"{rule} (advisory): " + "; ".join(result.reasons[:3]), UserWarning, stacklevel=1)
 
     def test_capabilities_match_expectations(self) -> None:
         """Expectations the subclass states equal what the adapter declares (§7.2 honesty)."""

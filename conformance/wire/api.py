@@ -139,6 +139,11 @@ class Probes:
     images: Probe = _nothing  # value: {"kind": "base64"|"url", "media_type": str|None, "data"|"url": str}
     # response side
     response_stop_reason: Callable[[JsonBody], Any] = _no_value  # the raw provider value
+    # the ids the API issued on the tool calls of a response (or of one decoded stream event
+    # where events have the response's shape: Gemini, Ollama); nothing found where the calls
+    # carry none or the record does not say. Read where `ToolIdRule.issued_by_provider` is
+    # False: which calls' ids came from the wire, which ones an adapter minted
+    response_tool_ids: Probe = _nothing
     response_usage: Callable[[JsonBody], Any] = (
         _no_value  # {"input": int, "output": int, "cache_read": int, "cache_write": int}
     )

@@ -182,6 +182,16 @@ def _ids(kind: str) -> Any:
     return probe
 
 
+def _response_call_ids(body: JsonBody) -> list[Located]:
+    """Ids the API issued on a response's functionCall parts (a streamed chunk has the same shape)."""
+    out: list[Located] = []
+    for at, p in _response_parts(body):
+        key, call = field(p, "functionCall")
+        if isinstance(call, dict) and isinstance(call.get("id"), str) and call["id"]:
+            out.append(Located(f"{at}/{key}/id", call["id"]))
+    return out
+
+
 def _tool_result_errors(body: JsonBody) -> list[Located]:
     """One value per functionResponse: whether its `response` reports an `error`."""
     out: list[Located] = []
@@ -341,6 +351,7 @@ GEMINI = WireApi(
         images=_images,
         response_stop_reason=_stop_reason,
         response_usage=_usage,
+        response_tool_ids=_response_call_ids,
         stream_stop_reason=_stream_stop_reason,
         stream_usage=_stream_usage,
         # the candidate's own thought parts and thoughtSignatures ("pass it back exactly as received")

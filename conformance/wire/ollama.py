@@ -100,6 +100,20 @@ def _tool_use_ids(body: JsonBody) -> list[Located]:
     ]
 
 
+def _response_call_ids(body: JsonBody) -> list[Located]:
+    """Ids a reply's tool calls carry (newer servers issue them; older ones none). A streamed
+    NDJSON line has the reply's shape."""
+    msg = body.get("message") if isinstance(body, dict) else None
+    calls = msg.get("tool_calls") if isinstance(msg, dict) else None
+    if not isinstance(calls, list):
+        return []
+    return [
+        Located(f"/message/tool_calls/{j}/id", c["id"])
+        for j, c in enumerate(calls)
+        if isinstance(c, dict) and isinstance(c.get("id"), str) and c["id"]
+    ]
+
+
 def _tool_result_ids(body: JsonBody) -> list[Located]:
     """What each tool message answers: `tool_call_id` when present, else the pending call
     of the latest assistant message in order (Ollama's documented pairing)."""
@@ -198,6 +212,7 @@ OLLAMA_CHAT = WireApi(
         images=_images,
         response_stop_reason=_stop_reason,
         response_usage=_usage,
+        response_tool_ids=_response_call_ids,
         stream_stop_reason=_stream_stop_reason,
         stream_usage=_stream_usage,
         response_model=string_at("/model"),

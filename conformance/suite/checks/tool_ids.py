@@ -4,20 +4,34 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from ...adapters.protocol import WireResponse
+from ...adapters.protocol import Adapter, WireResponse
 from ...wire import facts as wire_facts
 from .. import rules as R
 from ..capture import capture_warnings
 from ..outcome import AdapterUnderTest, Outcome
 from ..scripts import answered, conversation
 from .common import Env, body_text, check, crash, ctx_for, o, opts, read_request, session_for, wire_api_of
+from .minted import BIDIRECTIONAL, LOOK_UP, WireIds, deterministic, fixed_ids, lost_wire_ids, match_ids
+
+# contract §4.1.1, the sentence TC302 enforces
+LOOK_UP_PROVIDER = 'contract §4.1.1: "when serializing canonical → wire, look up the provider id"'
 
 
-@check(R.TOOL_ID_RESTORED, R.TOOL_ID_INJECTIVE, R.TOOL_ID_RULES, R.TOOL_ID_PAIRED, R.TOOL_ID_CANONICAL)
+@check(
+    R.TOOL_ID_RESTORED,
+    R.TOOL_ID_INJECTIVE,
+    R.TOOL_ID_RULES,
+    R.TOOL_ID_PAIRED,
+    R.TOOL_ID_CANONICAL,
+    R.TOOL_ID_DETERMINISTIC,
+)
 def tool_ids(env: Env) -> Iterator[Outcome]:
+    """TC302-TC306. Troubleshooting: a TC302/TC303 failure quotes the contract sentence it
+    breaks; ids the API issued must map to one canonical id per session, minted ones may
+    differ between parses (TC306 only advises) but must rename consistently."""
     for s in env.subjects:
         a = s.adapter
         if not a.capabilities.get("supports_tools"):
@@ -26,6 +40,7 @@ def tool_ids(env: Env) -> Iterator[Outcome]:
                 R.TOOL_ID_INJECTIVE,
                 R.TOOL_ID_RULES,
                 R.TOOL_ID_PAIRED,
+                R.TOOL_ID_DETERMINISTIC,
             ):
                 yield o(rule, s, "skip", "-", "supports_tools is false")
             continue
@@ -120,36 +135,78 @@ def _recorded_ids(env: Env, s: AdapterUnderTest) -> Iterator[Outcome]:
             yield o(R.TOOL_ID_RESTORED, s, "fail", it.label, crash(exc))
             continue
         text, raw = body_text(wire.body), json.dumps(it.response_json, ensure_ascii=False)
-        problems = []
+        ids = WireIds.of(api, [it.response_json])
+        fixed = fixed_ids(a, sid, ids)
+        problems = [
+            f"the response's call id {w} is the provider id of no parsed call, so it cannot go back ({LOOK_UP})"
+            for w in lost_wire_ids(a, sid, ids, [u["id"] for u in uses])
+        ]
         minted = 0
         for u in uses:
             p = m.get_provider(u["id"])
-            if p is not None and json.dumps(p) not in raw and api is not None and not api.tool_ids.issued_by_provider:
+            if p is not None and ids.mintable and p not in ids.issued:
                 # the API issued no id for this call (its record says it need not): nothing to
                 # restore, and whether a minted id goes on the wire is the adapter's (TC305 pairs)
                 minted += 1
             elif p is None or json.dumps(p) not in raw:
-                problems.append(f"{u['id']} maps to {p!r}, which is not the id in the recorded response")
+                problems.append(
+                    f"{u['id']} maps to {p!r}, which is not the id in the recorded response ({LOOK_UP_PROVIDER})"
+                )
             elif text.count(json.dumps(p)) < 2:
-                problems.append(f"provider id {p} not restored on both the call and its result")
+                problems.append(f"provider id {p} not restored on both the call and its result ({LOOK_UP_PROVIDER})")
+        problems += _read_back_in_session(a, wire.body, b.messages, sid, fixed)
         if minted == len(uses) and not problems:
             why = f"{api.name if api else a.wire_api} issued no tool ids in this response (its record says it need not)"
             yield o(R.TOOL_ID_RESTORED, s, "skip", it.label, why)
         else:
             yield o(R.TOOL_ID_RESTORED, s, "fail" if problems else "pass", it.label, "; ".join(problems[:3]))
         yield from _read_back_pairing(s, it.label, wire.body, sid, len(uses))
-        stable = [u["id"] for u in uses] == [x["id"] for x in again["content"] if x.get("type") == "tool_use"]
+        # TC303: parsing the same bytes again in the session gives the same calls, up to a
+        # consistent renaming of the ids the adapter minted (none the wire issued)
+        ren = match_ids(uses, [x for x in again["content"] if x.get("type") == "tool_use"], fixed)
+        inj = list(ren.problems)
         pairs = m.pairs()
-        inj = len({c for c, _ in pairs}) == len(pairs) == len({p for _, p in pairs})
-        yield o(
-            R.TOOL_ID_INJECTIVE,
-            s,
-            "pass" if stable and inj else "fail",
-            it.label,
-            ""
-            if stable and inj
-            else ("parsing twice gave other canonical ids" if not stable else f"map not injective: {pairs}"),
-        )
+        if not len({c for c, _ in pairs}) == len(pairs) == len({p for _, p in pairs}):
+            inj.append(f"map not injective: {pairs} ({BIDIRECTIONAL})")
+        yield o(R.TOOL_ID_INJECTIVE, s, "fail" if inj else "pass", it.label, "; ".join(inj[:3]))
+        if not ren.problems:
+            yield deterministic(s, it.label, ren.renamed, "parsing the response again")
+
+
+def _calls_and_results(messages: list[Any]) -> list[dict[str, Any]]:
+    """The tool_use and tool_result blocks of a conversation, reduced to what pairs them."""
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        for b in m["content"]:
+            if b.get("type") == "tool_use":
+                out.append({"type": "tool_use", "id": b["id"], "name": b.get("name")})
+            elif b.get("type") == "tool_result":
+                out.append({"type": "tool_result", "tool_use_id": b.get("tool_use_id")})
+    return out
+
+
+def _read_back_in_session(a: Adapter, body: Any, sent: list[Any], sid: str, fixed: Callable[[str], bool]) -> list[str]:
+    """TC302 on the rendered request read back in the same session: the provider ids on the
+    wire lead back to the calls and results sent, ids the wire issued exactly, ids the adapter
+    minted up to a consistent renaming (the API gives id-less calls positions only)."""
+    if not isinstance(body, dict):
+        return []
+    try:
+        back = read_request(a, body, sid)
+    except Exception as exc:
+        return [f"reading the request back {crash(exc)}"]
+    if back is None:
+        return []
+    want, got = _calls_and_results(sent), _calls_and_results(back.messages)
+    ren = match_ids(want, got, fixed)
+    if ren.problems:
+        return [f"read back in the session: {p}" for p in ren.problems]
+    if ren.apply(want) != got:
+        return [
+            f"read back in the session, the calls and results are {json.dumps(got)[:160]}, sent "
+            f"{json.dumps(want)[:160]} ({LOOK_UP_PROVIDER})"
+        ]
+    return []
 
 
 def _read_back_pairing(s: AdapterUnderTest, label: str, body: Any, sid: str, n: int) -> Iterator[Outcome]:
