@@ -28,7 +28,7 @@ from .api import Report, default_jobs, expand, iter_validate
 from .errors import InputError
 from .findings import Finding, RuleCatalog, RuleInfo, Selection, Severity
 from .formats import Format, Options, all_formats, catalog
-from .jsonio import check_input
+from .jsonio import check_input, forget_stdin
 from .migrations.rules import CATALOG as MIGRATION_RULES
 from .schemas import versions
 
@@ -254,6 +254,15 @@ def validate(
             "--format", metavar="FORMAT", help=f"Force a format instead of detecting it: {_choices(FormatName)}"
         ),
     ] = None,
+    stdin_filename: Annotated[
+        str | None,
+        typer.Option(
+            "--stdin-filename",
+            metavar="NAME",
+            help="The name of '-' in findings; its suffix says how standard input is read"
+            " (.json one document, .jsonl lines; without it, a first '[' means one document)",
+        ),
+    ] = None,
     tools: Annotated[Path | None, typer.Option(help="ToolDefinition file: check tool_use names and input")] = None,
     pricing: Annotated[Path | None, typer.Option(help="Price table (YAML/JSON): recompute cost_usd")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the summary")] = False,
@@ -300,6 +309,9 @@ def validate(
     ] = False,
 ) -> None:
     """Validate transcripts; report each violation with file, line, JSON pointer and rule."""
+    forget_stdin()  # each run reads standard input afresh
+    if stdin_filename is not None and "-" not in paths:
+        raise InputError("--stdin-filename: only with '-' (standard input) among the paths")
     sel = Selection(select=_split(select), ignore=_split(ignore), strict=strict)
     _check_rule_ids(sel.select + sel.ignore)
     for flag, given in (("--tools", tools), ("--pricing", pricing)):
@@ -328,7 +340,7 @@ def validate(
 
             units += expand_urls([top], fmt_name, skipped, report.problems)
         else:
-            units += expand([top], fmt_name, skipped, report.problems)
+            units += expand([top], fmt_name, skipped, report.problems, stdin_name=stdin_filename)
     report.skipped = [str(p) for p in skipped]
     for message in report.problems:
         error(message)
