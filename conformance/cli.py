@@ -25,6 +25,9 @@ from typer.core import DEFAULT_MARKUP_MODE, TyperArgument, TyperCommand, TyperGr
 
 from . import __version__, escaping
 from .api import Report, default_jobs, expand, iter_validate
+from .config import Config
+from .config import find as find_config
+from .config import load as load_config
 from .errors import InputError
 from .findings import Finding, RuleCatalog, RuleInfo, Selection, Severity
 from .formats import Format, Options, all_formats, catalog
@@ -190,6 +193,8 @@ def _note(message: str) -> None:
 
 PROGRESS_MIN_BYTES = 32 * 1024 * 1024
 
+_Choice = typing.TypeVar("_Choice", bound=enum.StrEnum)
+
 
 class OutputFormat(enum.StrEnum):
     text = "text"
@@ -244,8 +249,13 @@ def validate(
             show_default=False,
         ),
     ],
-    output: Annotated[ValidateOutput, typer.Option("--output", "-o", help="Report format")] = ValidateOutput.text,
-    strict: Annotated[bool, typer.Option("--strict", help="Treat tolerated unknowns (§10.3) as errors")] = False,
+    output: Annotated[
+        ValidateOutput | None,
+        typer.Option("--output", "-o", help="Report format (default: text, or `output` in [tool.turnspec])"),
+    ] = None,
+    strict: Annotated[
+        bool | None, typer.Option("--strict/--no-strict", help="Treat tolerated unknowns (§10.3) as errors")
+    ] = None,
     select: Annotated[list[str] | None, typer.Option(help="Only these rule ids or prefixes (comma-separated)")] = None,
     ignore: Annotated[list[str] | None, typer.Option(help="Skip these rule ids or prefixes")] = None,
     fmt: Annotated[
@@ -310,6 +320,15 @@ def validate(
 ) -> None:
     """Validate transcripts; report each violation with file, line, JSON pointer and rule."""
     forget_stdin()  # each run reads standard input afresh
+    cfg = load_config(find_config())  # [tool.turnspec] of the closest pyproject.toml; flags override it
+    output = output or _config_choice(cfg, "output", ValidateOutput) or ValidateOutput.text
+    fmt = fmt or _config_choice(cfg, "format", FormatName)
+    if strict is None:
+        strict = bool(cfg.strict)
+    select = select if select is not None else list(cfg.select or ()) or None
+    ignore = ignore if ignore is not None else list(cfg.ignore or ()) or None
+    for _glob, ids in cfg.per_file_ignores:
+        _check_rule_ids(ids)
     if stdin_filename is not None and "-" not in paths:
         raise InputError("--stdin-filename: only with '-' (standard input) among the paths")
     sel = Selection(select=_split(select), ignore=_split(ignore), strict=strict)
@@ -372,6 +391,8 @@ def validate(
             )  # fmt: skip
         keep, echo = output != ValidateOutput.text, output == ValidateOutput.text and not quiet
         for finding in found:  # streamed: text and -q keep only the counts
+            if cfg.ignored(finding.path, finding.rule):
+                continue
             report.add(finding, keep=keep)
             if echo:
                 out.write(escaping.text_line(finding.format()) + "\n")
@@ -412,6 +433,19 @@ def validate(
     if skip_fails and rc == 0:
         rc = 1
     raise typer.Exit(rc)
+
+
+def _config_choice(cfg: Config, key: str, kind: type[_Choice]) -> _Choice | None:
+    """The value of `key` in [tool.turnspec] as one of `kind`'s choices (None: not set)."""
+    value = getattr(cfg, key)
+    if value is None:
+        return None
+    try:
+        return kind(value)
+    except ValueError:
+        raise InputError(
+            f"{cfg.path}: [tool.turnspec] {key}: {value!r} is not one of {', '.join(m.value for m in kind)}"
+        ) from None
 
 
 def _statistics(report: Report) -> list[str]:

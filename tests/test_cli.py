@@ -295,3 +295,45 @@ def test_stdin_filename_names_the_findings_and_its_suffix_decides_the_reading(
 def test_stdin_filename_without_dash_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["validate", str(EXAMPLES), "--stdin-filename", "t.json"]) == 2
     assert "--stdin-filename: only with '-'" in capsys.readouterr().err
+
+
+def _project(tmp_path: Path, table: str) -> Path:
+    (tmp_path / "pyproject.toml").write_text(f"[tool.turnspec]\n{table}")
+    sub = tmp_path / "sub" / "legacy"
+    sub.mkdir(parents=True)
+    (sub / "a.jsonl").write_bytes((RULES / "TS020.jsonl").read_bytes())
+    (tmp_path / "sub" / "b.jsonl").write_bytes((RULES / "TS020.jsonl").read_bytes())
+    return tmp_path / "sub"
+
+
+def test_config_in_a_parent_pyproject_applies_and_flags_override_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    table = 'select = ["TS020"]\nper-file-ignores = { "sub/legacy/*" = ["TS020"] }\noutput = "json"\n'
+    sub = _project(tmp_path, table)
+    monkeypatch.chdir(sub)  # found by walking up, as ruff does
+    assert main(["validate", "."]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert {v["path"] for v in report["violations"]} == {"b.jsonl"}
+    assert main(["validate", ".", "--output", "text", "--ignore", "TS020"]) == 0
+    assert capsys.readouterr().out.startswith("OK:")
+
+
+def test_config_select_and_strict_are_defaults(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sub = _project(tmp_path, 'select = ["TS208"]\n')
+    monkeypatch.chdir(sub)
+    assert main(["validate", "."]) == 0  # TS020 (and the duplicate ids, TS202) not selected
+    capsys.readouterr()
+    assert main(["validate", ".", "--select", "TS020"]) == 1
+
+
+def test_config_unknown_key_is_one_line_naming_file_and_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sub = _project(tmp_path, 'selct = ["TS0"]\n')
+    monkeypatch.chdir(sub)
+    assert main(["validate", "."]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(tmp_path / "pyproject.toml") in err and "'selct'" in err, err
