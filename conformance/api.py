@@ -18,7 +18,7 @@ from .errors import InputError
 from .findings import Finding, Severity
 from .formats import FileStats, Format, FormatRun, Options, detect_format, get_format, read_unit
 from .formats.base import ProgressHook
-from .jsonio import check_input, links_leaving, os_error
+from .jsonio import StdinPath, check_input, is_stdin, links_leaving, os_error
 from .parallel import DEFAULT_CHUNK_BYTES, default_jobs, worth_sharing
 
 STDIN = "-"
@@ -56,6 +56,7 @@ def expand(
     fmt: str | None = None,
     skipped: list[Path] | None = None,
     problems: list[str] | None = None,
+    stdin_name: str | None = None,
 ) -> list[tuple[Path, Format]]:
     """Files (and directory units, such as a chibi context) to validate, with their format.
 
@@ -63,7 +64,8 @@ def expand(
     one unit is not descended into, and files no format claims go to `skipped` (the
     report lists them, so nothing is passed over silently). A `.json`/`.jsonl` file named
     explicitly is validated as canonical when no format claims it; `-` is standard input
-    (canonical JSON Lines unless `fmt` says otherwise).
+    (canonical unless `fmt` says otherwise; with `stdin_name`, a `StdinPath` reported
+    under that name and read as its suffix says, see `jsonio.reads_as_lines`).
 
     Only regular files and folders are looked at. A path that cannot be read (missing,
     a FIFO or device, a symlink loop, an unreadable folder) goes to `problems`, and the
@@ -99,7 +101,7 @@ def expand(
     out: list[tuple[Path, Format]] = []
     for top in map(Path, paths):
         if str(top) == STDIN:
-            out.append((top, forced or get_format("canonical")))
+            out.append((StdinPath(stdin_name) if stdin_name else top, forced or get_format("canonical")))
             continue
         if not _readable(top, problems):
             continue
@@ -210,7 +212,7 @@ def _canonical_bytes(units: list[tuple[Path, Format]]) -> int:
     """The bytes of the canonical files among `units` (what `--jobs` would share)."""
     n = 0
     for path, f in units:
-        if f.name == "canonical" and str(path) != "-":
+        if f.name == "canonical" and not is_stdin(path):
             with contextlib.suppress(OSError):
                 n += Path(path).stat().st_size
     return n

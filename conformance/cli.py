@@ -25,10 +25,13 @@ from typer.core import DEFAULT_MARKUP_MODE, TyperArgument, TyperCommand, TyperGr
 
 from . import __version__, escaping
 from .api import Report, default_jobs, expand, iter_validate
+from .config import Config
+from .config import find as find_config
+from .config import load as load_config
 from .errors import InputError
 from .findings import Finding, RuleCatalog, RuleInfo, Selection, Severity
 from .formats import Format, Options, all_formats, catalog
-from .jsonio import check_input
+from .jsonio import check_input, forget_stdin
 from .migrations.rules import CATALOG as MIGRATION_RULES
 from .schemas import versions
 
@@ -190,6 +193,8 @@ def _note(message: str) -> None:
 
 PROGRESS_MIN_BYTES = 32 * 1024 * 1024
 
+_Choice = typing.TypeVar("_Choice", bound=enum.StrEnum)
+
 
 class OutputFormat(enum.StrEnum):
     text = "text"
@@ -244,14 +249,28 @@ def validate(
             show_default=False,
         ),
     ],
-    output: Annotated[ValidateOutput, typer.Option("--output", "-o", help="Report format")] = ValidateOutput.text,
-    strict: Annotated[bool, typer.Option("--strict", help="Treat tolerated unknowns (§10.3) as errors")] = False,
+    output: Annotated[
+        ValidateOutput | None,
+        typer.Option("--output", "-o", help="Report format (default: text, or `output` in [tool.turnspec])"),
+    ] = None,
+    strict: Annotated[
+        bool | None, typer.Option("--strict/--no-strict", help="Treat tolerated unknowns (§10.3) as errors")
+    ] = None,
     select: Annotated[list[str] | None, typer.Option(help="Only these rule ids or prefixes (comma-separated)")] = None,
     ignore: Annotated[list[str] | None, typer.Option(help="Skip these rule ids or prefixes")] = None,
     fmt: Annotated[
         FormatName | None,
         typer.Option(
             "--format", metavar="FORMAT", help=f"Force a format instead of detecting it: {_choices(FormatName)}"
+        ),
+    ] = None,
+    stdin_filename: Annotated[
+        str | None,
+        typer.Option(
+            "--stdin-filename",
+            metavar="NAME",
+            help="The name of '-' in findings; its suffix says how standard input is read"
+            " (.json one document, .jsonl lines; without it, a first '[' means one document)",
         ),
     ] = None,
     tools: Annotated[Path | None, typer.Option(help="ToolDefinition file: check tool_use names and input")] = None,
@@ -300,6 +319,18 @@ def validate(
     ] = False,
 ) -> None:
     """Validate transcripts; report each violation with file, line, JSON pointer and rule."""
+    forget_stdin()  # each run reads standard input afresh
+    cfg = load_config(find_config())  # [tool.turnspec] of the closest pyproject.toml; flags override it
+    output = output or _config_choice(cfg, "output", ValidateOutput) or ValidateOutput.text
+    fmt = fmt or _config_choice(cfg, "format", FormatName)
+    if strict is None:
+        strict = bool(cfg.strict)
+    select = select if select is not None else list(cfg.select or ()) or None
+    ignore = ignore if ignore is not None else list(cfg.ignore or ()) or None
+    for _glob, ids in cfg.per_file_ignores:
+        _check_rule_ids(ids)
+    if stdin_filename is not None and "-" not in paths:
+        raise InputError("--stdin-filename: only with '-' (standard input) among the paths")
     sel = Selection(select=_split(select), ignore=_split(ignore), strict=strict)
     _check_rule_ids(sel.select + sel.ignore)
     for flag, given in (("--tools", tools), ("--pricing", pricing)):
@@ -328,7 +359,7 @@ def validate(
 
             units += expand_urls([top], fmt_name, skipped, report.problems)
         else:
-            units += expand([top], fmt_name, skipped, report.problems)
+            units += expand([top], fmt_name, skipped, report.problems, stdin_name=stdin_filename)
     report.skipped = [str(p) for p in skipped]
     for message in report.problems:
         error(message)
@@ -360,6 +391,8 @@ def validate(
             )  # fmt: skip
         keep, echo = output != ValidateOutput.text, output == ValidateOutput.text and not quiet
         for finding in found:  # streamed: text and -q keep only the counts
+            if cfg.ignored(finding.path, finding.rule):
+                continue
             report.add(finding, keep=keep)
             if echo:
                 out.write(escaping.text_line(finding.format()) + "\n")
@@ -400,6 +433,19 @@ def validate(
     if skip_fails and rc == 0:
         rc = 1
     raise typer.Exit(rc)
+
+
+def _config_choice(cfg: Config, key: str, kind: type[_Choice]) -> _Choice | None:
+    """The value of `key` in [tool.turnspec] as one of `kind`'s choices (None: not set)."""
+    value = getattr(cfg, key)
+    if value is None:
+        return None
+    try:
+        return kind(value)
+    except ValueError:
+        raise InputError(
+            f"{cfg.path}: [tool.turnspec] {key}: {value!r} is not one of {', '.join(m.value for m in kind)}"
+        ) from None
 
 
 def _statistics(report: Report) -> list[str]:

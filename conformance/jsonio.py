@@ -149,6 +149,49 @@ def check_input(path: Path | str, *, allow_dir: bool = False) -> os.stat_result:
     raise InputError(f"{path}: is {_kind(st.st_mode)}, not {wanted}; not read")
 
 
+class StdinPath(type(Path())):  # type: ignore[misc]  # PosixPath or WindowsPath: Path() picks the flavour
+    """Standard input read under a name (`validate - --stdin-filename NAME`): findings are
+    reported under the name, whose suffix says how it is read (`.json` one document,
+    `.jsonl` lines); nothing is ever opened at that path."""
+
+
+def is_stdin(path: Path | str) -> bool:
+    """True for `-` and for a `StdinPath`."""
+    return isinstance(path, StdinPath) or str(path) == "-"
+
+
+_stdin_data: bytes | None = None
+
+
+def stdin_bytes() -> bytes:
+    """Standard input, read once (up to `DEFAULT_MAX_FILE_BYTES`): a later call (after
+    `reads_as_lines` looked at it) gets the same bytes."""
+    global _stdin_data
+    if _stdin_data is None:
+        data = sys.stdin.buffer.read(DEFAULT_MAX_FILE_BYTES + 1)
+        if len(data) > DEFAULT_MAX_FILE_BYTES:
+            raise InputError(f"-: standard input is larger than {DEFAULT_MAX_FILE_BYTES} bytes; not read")
+        _stdin_data = data
+    return _stdin_data
+
+
+def forget_stdin() -> None:
+    """Drop the standard input read so far (a new run, as a test's next `main()`, reads it again)."""
+    global _stdin_data
+    _stdin_data = None
+
+
+def reads_as_lines(path: Path | str) -> bool:
+    """Whether an input is read as JSON Lines: a `.jsonl` file; standard input under a
+    name by that name's suffix (`.json` is one document); bare `-` as JSON Lines unless
+    its first non-blank byte opens an array (`[`), a whole JSON document."""
+    if isinstance(path, StdinPath):
+        return Path(path).suffix != ".json"
+    if str(path) == "-":
+        return not stdin_bytes().lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"[")
+    return Path(path).suffix == ".jsonl"
+
+
 def open_input(path: Path | str) -> IO[bytes]:
     """Open a regular file for reading, or raise a one-line `InputError` naming it.
 
@@ -156,11 +199,8 @@ def open_input(path: Path | str) -> IO[bytes]:
     non-blocking, so a FIFO swapped in between the two cannot hang the open). `-` is
     standard input, read up to `DEFAULT_MAX_FILE_BYTES`.
     """
-    if str(path) == "-":
-        data = sys.stdin.buffer.read(DEFAULT_MAX_FILE_BYTES + 1)
-        if len(data) > DEFAULT_MAX_FILE_BYTES:
-            raise InputError(f"-: standard input is larger than {DEFAULT_MAX_FILE_BYTES} bytes; not read")
-        return io.BytesIO(data)
+    if is_stdin(path):
+        return io.BytesIO(stdin_bytes())
     check_input(path)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))

@@ -6,6 +6,13 @@ name, with its own `$id` and `$schema`, so the relative `$ref`s between files re
 against the embedded `$id`s exactly as they do between the files, and nothing is fetched.
 The root `$ref`s the revision's primary document (a canonical `Message`), so the bundle
 validates a message as it stands; `$defs/<file>` reaches every other type.
+
+A bundle uses the 2020-12 vocabularies only, so a validator in strict mode (ajv's
+`new Ajv2020()` defaults, which reject any keyword it does not know, `x-` ones too)
+compiles it. The one other keyword of `schemas/`, the OpenAPI-style `discriminator` that
+names a union's tag property (read by the code generator, the validator's error
+messages and the strategies), is left out of the bundle: it constrains nothing, and
+each branch still pins its tag with `const`.
 """
 
 from __future__ import annotations
@@ -17,6 +24,38 @@ from .schemas import BASE_URI, schema_set, versions
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 PRIMARY = {"canonical": "message.json", "gpt2099": "turn-frame.json", "chibi": "entry.json", "geppetto": "turn.json"}
+
+
+# keywords whose value is one subschema, an array of them, or an object of them by name
+# (JSON Schema 2020-12 Core §10, §11; Validation §8.2.4): only these are walked, so a
+# property *named* like a keyword is never mistaken for one
+SUBSCHEMA = frozenset({
+    "items", "contains", "additionalProperties", "propertyNames", "if", "then", "else", "not",
+    "unevaluatedItems", "unevaluatedProperties", "contentSchema",
+})  # fmt: skip
+SUBSCHEMA_ARRAYS = frozenset({"prefixItems", "allOf", "anyOf", "oneOf"})
+SUBSCHEMA_MAPS = frozenset({"$defs", "properties", "patternProperties", "dependentSchemas"})
+# keywords of `schemas/` outside the 2020-12 vocabularies, dropped from a bundle
+NON_STANDARD = frozenset({"discriminator"})
+
+
+def portable(schema: Any) -> Any:
+    """`schema` without the `NON_STANDARD` keywords, at every schema position (a copy)."""
+    if not isinstance(schema, dict):
+        return copy.deepcopy(schema)  # a boolean schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in NON_STANDARD:
+            continue
+        if key in SUBSCHEMA:
+            out[key] = portable(value)
+        elif key in SUBSCHEMA_ARRAYS and isinstance(value, list):
+            out[key] = [portable(v) for v in value]
+        elif key in SUBSCHEMA_MAPS and isinstance(value, dict):
+            out[key] = {name: portable(v) for name, v in value.items()}
+        else:
+            out[key] = copy.deepcopy(value)  # an annotation or a constraint: data, kept as is
+    return out
 
 
 def families() -> list[str]:
@@ -39,7 +78,7 @@ def bundle(fmt: str = "canonical", revision: str | None = None) -> dict[str, Any
     rev = revision or default_revision(fmt)
     s = schema_set(fmt, rev)
     primary = PRIMARY.get(fmt)
-    defs = {name: copy.deepcopy(doc) for name, doc in sorted(s.documents.items())}
+    defs = {name: portable(doc) for name, doc in sorted(s.documents.items())}
     out: dict[str, Any] = {
         "$schema": DIALECT,
         "$id": f"{BASE_URI}{fmt}/{rev}/bundle.json",

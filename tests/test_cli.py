@@ -245,3 +245,95 @@ def test_unreadable_subfolder_is_reported_and_the_rest_checked(
     cap = capsys.readouterr()
     assert " TS020 " in cap.out
     assert cap.err == f"turnspec: {locked}: cannot read folder: Permission denied\n"
+
+
+def _feed(monkeypatch: pytest.MonkeyPatch, data: bytes) -> None:
+    import io
+
+    class Stdin:
+        buffer = io.BytesIO(data)
+
+    monkeypatch.setattr(sys, "stdin", Stdin)
+
+
+def _session_array(broken: bool) -> bytes:
+    records = [json.loads(line) for line in (EXAMPLES / "session.jsonl").read_text().splitlines()[:3]]
+    if broken:
+        records.append({k: v for k, v in records[2].items() if k != "role"})
+    return json.dumps(records).encode()
+
+
+def test_stdin_holding_a_json_array_is_read_as_one_document(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _feed(monkeypatch, _session_array(broken=False))
+    assert main(["validate", "-", "--select", "TS020"]) == 0
+    assert capsys.readouterr().out.startswith("OK: 0 error(s), 0 warning(s) in 1 file(s), 3 record(s)")
+    _feed(monkeypatch, _session_array(broken=True))
+    assert main(["validate", "-", "--select", "TS020"]) == 1
+    assert capsys.readouterr().out.splitlines()[0].startswith("-:1: /3/role TS020 error")
+
+
+def test_stdin_filename_names_the_findings_and_its_suffix_decides_the_reading(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    _feed(monkeypatch, _session_array(broken=True))
+    assert main(["validate", "-", "--stdin-filename", "dir/t.json", "--select", "TS020"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("dir/t.json:1: /3/role TS020 error") and len(out) == 2, out
+    # the same array named .jsonl is read as lines: one line holding an array, not a message
+    _feed(monkeypatch, _session_array(broken=False))
+    assert main(["validate", "-", "--stdin-filename", "t.jsonl", "--select", "TS020"]) == 1
+    assert capsys.readouterr().out.startswith("t.jsonl:1: TS020 error: Message: expected object, got array")
+    _feed(monkeypatch, (RULES / "TS020.jsonl").read_bytes())
+    assert main(["validate", "-", "--stdin-filename", "t.jsonl"]) == 1
+    assert capsys.readouterr().out.startswith("t.jsonl:2: /content/0/text TS020 error")
+    assert list(tmp_path.iterdir()) == []  # the name is a label: nothing opened or written there
+
+
+def test_stdin_filename_without_dash_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", str(EXAMPLES), "--stdin-filename", "t.json"]) == 2
+    assert "--stdin-filename: only with '-'" in capsys.readouterr().err
+
+
+def _project(tmp_path: Path, table: str) -> Path:
+    (tmp_path / "pyproject.toml").write_text(f"[tool.turnspec]\n{table}")
+    sub = tmp_path / "sub" / "legacy"
+    sub.mkdir(parents=True)
+    (sub / "a.jsonl").write_bytes((RULES / "TS020.jsonl").read_bytes())
+    (tmp_path / "sub" / "b.jsonl").write_bytes((RULES / "TS020.jsonl").read_bytes())
+    return tmp_path / "sub"
+
+
+def test_config_in_a_parent_pyproject_applies_and_flags_override_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    table = 'select = ["TS020"]\nper-file-ignores = { "sub/legacy/*" = ["TS020"] }\noutput = "json"\n'
+    sub = _project(tmp_path, table)
+    monkeypatch.chdir(sub)  # found by walking up, as ruff does
+    assert main(["validate", "."]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert {v["path"] for v in report["violations"]} == {"b.jsonl"}
+    assert main(["validate", ".", "--output", "text", "--ignore", "TS020"]) == 0
+    assert capsys.readouterr().out.startswith("OK:")
+
+
+def test_config_select_and_strict_are_defaults(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sub = _project(tmp_path, 'select = ["TS208"]\n')
+    monkeypatch.chdir(sub)
+    assert main(["validate", "."]) == 0  # TS020 (and the duplicate ids, TS202) not selected
+    capsys.readouterr()
+    assert main(["validate", ".", "--select", "TS020"]) == 1
+
+
+def test_config_unknown_key_is_one_line_naming_file_and_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sub = _project(tmp_path, 'selct = ["TS0"]\n')
+    monkeypatch.chdir(sub)
+    assert main(["validate", "."]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(tmp_path / "pyproject.toml") in err and "'selct'" in err, err

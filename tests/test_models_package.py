@@ -11,6 +11,7 @@ import textwrap
 import warnings
 from pathlib import Path
 
+import pydantic
 import pytest
 from turnspec_models.canonical.v1.message import Message
 
@@ -90,3 +91,27 @@ def test_the_models_only_distribution_needs_only_pydantic_and_ships_the_generate
         [(src, dst)] = meta["tool"]["hatch"]["build"]["targets"][table]["force-include"].items()
         assert dst == "turnspec_models"
         assert ((ROOT / "packaging" / "turnspec-models" / src).resolve() / "canonical" / "v1" / "message.py").is_file()
+
+
+def test_a_block_built_in_code_needs_no_type_and_round_trips() -> None:
+    from turnspec_models.canonical.v1.text_block import TextBlock
+    from turnspec_models.canonical.v1.tool_use_block import ToolUseBlock
+
+    block = TextBlock(text="hi")
+    assert block.type == "text"
+    dumped = block.model_dump(mode="json")
+    assert dumped == {"type": "text", "text": "hi"}
+    assert TextBlock.model_validate(dumped) == block
+    # read as data, a block still needs its `type`, as the schema says
+    with pytest.raises(pydantic.ValidationError, match="type: Field required"):
+        TextBlock.model_validate({"text": "hi"})
+    tool = ToolUseBlock(id="toolu_1", name="f", input={})
+    assert tool.model_dump(mode="json")["type"] == "tool_use"
+    # inside a message, the dumped block is told apart by its `type` again
+    line = json.loads(EXAMPLE.read_text().splitlines()[2])
+    msg = Message.model_validate(line)
+    msg.content = [block, *msg.content] if isinstance(msg.content, list) else [block]
+    again = Message.model_validate(msg.model_dump(mode="json"))
+    assert again == Message.model_validate(again.model_dump(mode="json"))
+    first = again.content[0] if isinstance(again.content, list) else None
+    assert isinstance(first, TextBlock) and first.text == "hi"

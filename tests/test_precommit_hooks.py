@@ -84,6 +84,19 @@ def test_schema_diff_hook_stops_a_breaking_change_only(home: Path, project: Path
     assert relaxed.returncode == 0 and "verdict: BREAKING" not in relaxed.stdout, relaxed.stdout[-2000:]
 
 
+def test_schema_diff_hook_stops_a_change_that_rejects_stored_data(home: Path, project: Path) -> None:
+    s = project / "schemas" / "o.json"
+    s.write_text(json.dumps({"type": "object", "properties": {"a": {"type": "string"}}}))
+    git(project, "add", ".")
+    git(project, "commit", "-qm", "open object")
+    # a new required field and a closed object: every stored {"a": ...} is now invalid
+    closed = {"properties": {"a": {"type": "string"}, "b": {"type": "string"}}, "required": ["b"]}
+    s.write_text(json.dumps({"type": "object", **closed, "additionalProperties": False}))
+    done = hook(home, project, "turnspec-schema-diff", "schemas/o.json")
+    assert done.returncode == 1 and "verdict: FORWARD" in done.stdout, done.stdout[-2000:]
+    assert "Failed" in done.stdout, done.stdout[-2000:]
+
+
 def test_cassettes_hook_finds_a_planted_key(home: Path, project: Path) -> None:
     key = "sk-ant-api03-" + "Ab3x" * 24
     c = project / "cassettes" / "c.yaml"

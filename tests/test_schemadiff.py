@@ -352,3 +352,53 @@ def test_examples_out_of_range_is_a_usage_error(tmp_path: Path, capsys: pytest.C
     good = _write(tmp_path, "good", BASE)
     assert main(["schema", "diff", str(good), str(good), "--examples", "-5"]) == 2
     assert "--examples" in capsys.readouterr().err
+
+
+def _stored_data_break(tmp_path: Path) -> tuple[Path, Path]:
+    """OLD an open object; NEW adds a required field and closes it: old, stored documents
+    (no `b`) are rejected by NEW, while NEW's documents still pass OLD (it was open)."""
+    old_doc = {"$schema": BASE["$schema"], "$id": ID, "type": "object", "properties": {"a": {"type": "string"}}}
+    new_doc = copy.deepcopy(old_doc)
+    new_doc["properties"]["b"] = {"type": "string"}
+    new_doc["required"] = ["b"]
+    new_doc["additionalProperties"] = False
+    return _write(tmp_path, "old", old_doc), _write(tmp_path, "new", new_doc)
+
+
+def test_required_field_on_a_closed_object_is_forward_not_backward(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    old, new = _stored_data_break(tmp_path)
+    result = diff_paths(old, new, examples=30)
+    # the module's terms: BACKWARD = new readers read old data; that is what stored data needs
+    assert result.verdict == Compat.FORWARD and not result.verdict.backward
+    assert main(["schema", "diff", str(old), str(new), "--examples", "30"]) == 0  # default: only BREAKING fails
+
+
+@pytest.mark.parametrize(
+    ("fail_on", "forward_rc", "backward_rc"), [("backward", 1, 0), ("forward", 0, 1), ("breaking", 0, 0)]
+)
+def test_fail_on_names_the_compatibility_that_must_hold(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], fail_on: str, forward_rc: int, backward_rc: int
+) -> None:
+    old, new = _stored_data_break(tmp_path)  # FORWARD
+    argv = ["schema", "diff", "--examples", "30", "--fail-on", fail_on]
+    assert main([*argv, str(old), str(new)]) == forward_rc
+    assert "verdict: FORWARD" in capsys.readouterr().out
+    assert main([*argv, str(new), str(old)]) == backward_rc  # the reverse change is BACKWARD
+    assert "verdict: BACKWARD" in capsys.readouterr().out
+
+
+def test_fail_on_breaking_still_fails_a_breaking_change(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    old = _write(tmp_path, "old", BASE)
+    breaking = copy.deepcopy(BASE)
+    _rename(breaking)
+    new = _write(tmp_path, "new", breaking)
+    for fail_on in ("breaking", "backward", "forward"):
+        assert main(["schema", "diff", str(old), str(new), "--examples", "30", "--fail-on", fail_on]) == 1
+
+
+def test_fail_on_rejects_an_unknown_value(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    old = _write(tmp_path, "old", BASE)
+    assert main(["schema", "diff", str(old), str(old), "--fail-on", "sideways"]) == 2
+    assert "--fail-on: 'sideways' is not one of backward, forward, breaking" in capsys.readouterr().err

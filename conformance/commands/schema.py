@@ -6,13 +6,34 @@ import enum
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import orjson
 import typer
 
 from .. import escaping
 from ..errors import InputError
+
+if TYPE_CHECKING:  # a type only: schemadiff (and hypothesis under it) loads when a diff runs
+    from ..schemadiff import Compat
+
+
+class FailOn(enum.StrEnum):
+    """The compatibility a change must keep (the terms of `conformance.schemadiff`):
+    `backward` (new readers read old, stored data: a FORWARD or BREAKING verdict fails),
+    `forward` (old readers read new data: BACKWARD or BREAKING fails), `breaking` (only
+    BREAKING fails)."""
+
+    backward = "backward"
+    forward = "forward"
+    breaking = "breaking"
+
+    def fails(self, verdict: Compat) -> bool:
+        if self == FailOn.backward:
+            return not verdict.backward
+        if self == FailOn.forward:
+            return not verdict.forward
+        return not (verdict.backward or verdict.forward)
 
 
 class DiffOutput(enum.StrEnum):
@@ -43,11 +64,19 @@ def register(app: typer.Typer) -> None:
         examples: Annotated[
             int, typer.Option(help="Documents generated per undecided direction", min=0, max=100_000)
         ] = 200,
+        fail_on: Annotated[
+            FailOn,
+            typer.Option(
+                "--fail-on",
+                help="Exit 1 when this is lost: backward (new readers read old, stored data; FORWARD and BREAKING"
+                " fail), forward (old readers read new data; BACKWARD and BREAKING fail), breaking (only BREAKING)",
+            ),
+        ] = FailOn.breaking,
     ) -> None:
-        """Classify changes as FULL, BACKWARD, FORWARD or BREAKING (exit 1 on BREAKING)."""
+        """Classify changes as FULL, BACKWARD, FORWARD or BREAKING (exit 1 on BREAKING, or as --fail-on says)."""
         # function-level import: hypothesis (witness search) loads only when a diff runs
         from ..schema_history import at_revision
-        from ..schemadiff import Compat, DiffResult, diff_paths, findings, render_text, weakest
+        from ..schemadiff import DiffResult, diff_paths, findings, render_text, weakest
         from ..schemadiff_rules import CATALOG
 
         pairs: list[tuple[str, DiffResult, Path]] = []
@@ -84,7 +113,7 @@ def register(app: typer.Typer) -> None:
                     sys.stdout.write(escaping.text_line(label) + "\n")
                 # schema names and paths are data: each rendered line made inert (never a command)
                 sys.stdout.write(escaping.lines(render_text(r)))
-        raise typer.Exit(1 if Compat.BREAKING in verdicts else 0)
+        raise typer.Exit(1 if any(fail_on.fails(v) for v in verdicts) else 0)
 
     @schema.command("export")
     def export_cmd(

@@ -30,7 +30,7 @@ from ..findings import Finding
 from ..formats.base import FileStats, Format, FormatRun, Options, ProgressHook, read_unit
 from ..formats.canonical import CanonicalRun
 from ..formats.canonical.fast import item_facts
-from ..jsonio import CRLF, Record
+from ..jsonio import CRLF, Record, is_stdin
 from . import DEFAULT_CHUNK_BYTES, MIN_SHARED_BYTES, default_jobs, worth_sharing
 from .chunks import (
     Task,
@@ -341,7 +341,7 @@ def run_units(
     plans: list[Planned | None] = []
     for path, f in units:
         name = str(path)
-        size = stat(name) if f.name == "canonical" and name != "-" else None
+        size = stat(name) if f.name == "canonical" and not is_stdin(path) else None
         if size is None:
             plans.append(None)
             continue

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ...findings import Finding, Selection
-from ...jsonio import Record, read_json, read_jsonl
+from ...jsonio import Record, read_json, read_jsonl, reads_as_lines
 from ...schema_validation import SchemaError, SchemaValidator
 from ...schemas import schema_set, versions
 from ..base import FileStats, Options, ProgressHook
@@ -121,7 +121,7 @@ class CanonicalRun:
         self.state = RunState(tool_names={k: v for k, v in names.items() if v[0] == "--tools"})
 
     def validate(self, path: Path, stats: FileStats, progress: ProgressHook | None = None) -> Iterator[Finding]:
-        jsonl = path.suffix == ".jsonl" or str(path) == "-"  # standard input is JSON Lines
+        jsonl = reads_as_lines(path)  # standard input: by its --stdin-filename, else by its first byte
         if jsonl and self.fast is not None:
             if self._pending:
                 yield from self._pending

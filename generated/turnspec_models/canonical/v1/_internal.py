@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool
+from pydantic import ConfigDict, Field, StrictBool
+from turnspec_models._base import TurnspecModel
 from typing_extensions import TypeAliasType
 
 from . import ids, image_block, redacted_thinking_block, text_block, thinking_block, tool_use_block, unknown_block
@@ -30,7 +31,7 @@ The closed set of v1 content blocks (spec §4.2), a tagged union on `type`.
 """
 
 
-class ToolResultBlock(BaseModel):
+class ToolResultBlock(TurnspecModel):
     """
     The answer to one tool call (spec §4.2). Lives alone in a TOOL message (§5.1.3). Open to additive fields (§10.2, §10.3): a field this revision does not define is tolerated and reported as a warning (TS010).
     """
@@ -38,7 +39,7 @@ class ToolResultBlock(BaseModel):
     model_config = ConfigDict(
         extra='allow',
     )
-    type: Literal['tool_result']
+    type: Literal['tool_result'] = 'tool_result'
     tool_use_id: ids.NonEmptyString
     content: list[ContentBlock]
     """

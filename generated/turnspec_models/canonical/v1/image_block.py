@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr
+from pydantic import ConfigDict, Field, StrictStr
+from turnspec_models._base import TurnspecModel
 
 from . import image_source
 
 
-class ImageBlock(BaseModel):
+class ImageBlock(TurnspecModel):
     """
     An image (spec §4.2). media_type is an IANA media type; the rule engine checks it is image/*. Open to additive fields (§10.2, §10.3): a field this revision does not define is tolerated and reported as a warning (TS010).
     """
@@ -19,7 +20,7 @@ class ImageBlock(BaseModel):
         extra='allow',
         regex_engine="python-re",
     )
-    type: Literal['image']
+    type: Literal['image'] = 'image'
     source: image_source.ImageSource
     media_type: Annotated[
         StrictStr, Field(pattern='^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*(?![\\s\\S])')

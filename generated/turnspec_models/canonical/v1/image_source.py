@@ -6,7 +6,8 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr
+from pydantic import ConfigDict, Field, StrictStr
+from turnspec_models._base import TurnspecModel
 
 
 class Kind(StrEnum):
@@ -15,7 +16,7 @@ class Kind(StrEnum):
     file_ref = 'file_ref'
 
 
-class ImageSource(BaseModel):
+class ImageSource(TurnspecModel):
     """
     Where image bytes come from (spec §4.2): inline base64, a URL, or a workspace-relative path (file_ref). Open to additive fields (§10.2, §10.3): a field this revision does not define is tolerated and reported as a warning (TS010).
     """

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt
+from pydantic import ConfigDict, Field, StrictInt
+from turnspec_models._base import TurnspecModel
 
 from . import ids, message_metadata
 from . import role as role_1
 from ._internal import ContentBlock
 
 
-class Message(BaseModel):
+class Message(TurnspecModel):
     """
     One message of a session: a role and an ordered list of typed content blocks (spec §4.1). Encoded as one JSON object; in .jsonl files one per line. Open to additive fields (§10.2, §10.3): a field this revision does not define is tolerated and reported as a warning (TS010).
     """

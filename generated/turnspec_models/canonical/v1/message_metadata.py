@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, StrictStr
+from pydantic import ConfigDict, StrictStr
+from turnspec_models._base import TurnspecModel
 
 from . import message_status, routing_decision_record
 from . import usage as usage_1
 
 
-class MessageMetadata(BaseModel):
+class MessageMetadata(TurnspecModel):
     """
     Provenance, routing, accounting and linkage of a message (spec §4.3). Open content model: readers tolerate unknown fields (§10.3); the rule engine warns on them (an error under --strict).
     """

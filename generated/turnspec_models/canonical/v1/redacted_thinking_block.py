@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, StrictStr
+from pydantic import ConfigDict, StrictStr
+from turnspec_models._base import TurnspecModel
 
 
-class RedactedThinkingBlock(BaseModel):
+class RedactedThinkingBlock(TurnspecModel):
     """
     Provider-encrypted reasoning (spec §4.2); `data` must be restored byte-exact on the way back. Open to additive fields (§10.2, §10.3): a field this revision does not define is tolerated and reported as a warning (TS010).
     """
@@ -16,5 +17,5 @@ class RedactedThinkingBlock(BaseModel):
     model_config = ConfigDict(
         extra='allow',
     )
-    type: Literal['redacted_thinking']
+    type: Literal['redacted_thinking'] = 'redacted_thinking'
     data: StrictStr

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictStr
+from pydantic import ConfigDict, Field, StrictFloat, StrictStr
+from turnspec_models._base import TurnspecModel
 from typing_extensions import TypeAliasType
 
 from . import ids, routing_mode
@@ -13,7 +14,7 @@ from . import ids, routing_mode
 Confidence = TypeAliasType("Confidence", Annotated[StrictFloat, Field(ge=0.0, le=1.0)])
 
 
-class RoutingDecisionRecord(BaseModel):
+class RoutingDecisionRecord(TurnspecModel):
     """
     Compact summary of the routing decision for an assistant message (spec §4.3). chosen_model echoes metadata.model. Open to additive fields (§10.2, §10.3): a field this revision does not define is tolerated and reported as a warning (TS010).
     """

@@ -6,7 +6,8 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from pydantic import ConfigDict, Field, StrictInt, StrictStr
+from turnspec_models._base import TurnspecModel
 from typing_extensions import TypeAliasType
 
 from . import ids, token_usage
@@ -14,7 +15,7 @@ from . import usage as usage_1
 from ._internal import ContentBlock
 
 
-class MessageStartEvent(BaseModel):
+class MessageStartEvent(TurnspecModel):
     """
     Opens an assistant message; precedes its deltas (streaming-protocol §5.3 message.start, §5.2 invariant 1). Not in the eight of spec §7.4 but required by the streaming protocol.
     """
@@ -22,13 +23,13 @@ class MessageStartEvent(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    type: Literal['message_start']
+    type: Literal['message_start'] = 'message_start'
     message_id: ids.NonEmptyString
-    role: Literal['assistant']
+    role: Literal['assistant'] = 'assistant'
     model: StrictStr
 
 
-class TextDeltaEvent(BaseModel):
+class TextDeltaEvent(TurnspecModel):
     """
     New text for block content_block_index; the chunk only, not cumulative (streaming-protocol §5.3 text.delta).
     """
@@ -36,13 +37,13 @@ class TextDeltaEvent(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    type: Literal['text_delta']
+    type: Literal['text_delta'] = 'text_delta'
     message_id: ids.NonEmptyString
     content_block_index: Annotated[StrictInt, Field(ge=0)]
     text: StrictStr
 
 
-class ThinkingDeltaEvent(BaseModel):
+class ThinkingDeltaEvent(TurnspecModel):
     """
     Thinking text chunk; signature only on the final delta of the block (streaming-protocol §5.3).
     """
@@ -50,14 +51,14 @@ class ThinkingDeltaEvent(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    type: Literal['thinking_delta']
+    type: Literal['thinking_delta'] = 'thinking_delta'
     message_id: ids.NonEmptyString
     content_block_index: Annotated[StrictInt, Field(ge=0)]
     text: StrictStr
     signature: StrictStr | None = None
 
 
-class ToolUseStartEvent(BaseModel):
+class ToolUseStartEvent(TurnspecModel):
     """
     A tool call begins; exactly one per tool_use (streaming-protocol §5.3, adapter contract §5.2).
     """
@@ -65,14 +66,14 @@ class ToolUseStartEvent(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    type: Literal['tool_use_start']
+    type: Literal['tool_use_start'] = 'tool_use_start'
     message_id: ids.NonEmptyString
     content_block_index: Annotated[StrictInt, Field(ge=0)]
     tool_use_id: StrictStr
     tool_name: StrictStr
 
 
-class ToolUseInputDeltaEvent(BaseModel):
+class ToolUseInputDeltaEvent(TurnspecModel):
     """
     Raw JSON fragment of the tool input, possibly unparseable mid-stream (streaming-protocol §5.3).
     """
@@ -80,14 +81,14 @@ class ToolUseInputDeltaEvent(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    type: Literal['tool_use_input_delta']
+    type: Literal['tool_use_input_delta'] = 'tool_use_input_delta'
     message_id: ids.NonEmptyString
     content_block_index: Annotated[StrictInt, Field(ge=0)]
     tool_use_id: StrictStr
     partial_json: StrictStr
 
 
-class ToolUseEndEvent(BaseModel):
+class ToolUseEndEvent(TurnspecModel):
     """
     A tool call ends; final_input is the authoritative parsed object (streaming-protocol §5.3).
     """
@@ -95,7 +96,7 @@ class ToolUseEndEvent(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    type: Literal['tool_use_end']
+    type: Literal['tool_use_end'] = 'tool_use_end'
     message_id: ids.NonEmptyString
     content_block_index: Annotated[StrictInt, Field(ge=0)]
     tool_use_id: StrictStr
@@ -122,7 +123,7 @@ class ErrorClass(StrEnum):
     other = 'other'
 
 
-class ErrorEvent(BaseModel):
+class ErrorEvent(TurnspecModel):
     """
     The stream failed (spec §7.4 error; error classes of adapter contract §6.1).
     """
@@ -130,14 +131,14 @@ class ErrorEvent(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    type: Literal['error']
+    type: Literal['error'] = 'error'
     message_id: ids.NonEmptyString
     error_class: ErrorClass
     message: StrictStr
     provider_status: StrictInt | None = None
 
 
-class UsageUpdateEvent(BaseModel):
+class UsageUpdateEvent(TurnspecModel):
     """
     Token counts known so far (spec §7.4 usage_update).
     """
@@ -145,7 +146,7 @@ class UsageUpdateEvent(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    type: Literal['usage_update']
+    type: Literal['usage_update'] = 'usage_update'
     message_id: ids.NonEmptyString
     usage: token_usage.TokenUsage
 
@@ -162,7 +163,7 @@ Canonical streaming events (spec §7.4; payloads from streaming-protocol §5.3),
 """
 
 
-class MessageCompleteEvent(BaseModel):
+class MessageCompleteEvent(TurnspecModel):
     """
     Last event of a message; final_content is authoritative (streaming-protocol §5.3).
     """
@@ -170,7 +171,7 @@ class MessageCompleteEvent(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    type: Literal['message_complete']
+    type: Literal['message_complete'] = 'message_complete'
     message_id: ids.NonEmptyString
     stop_reason: StopReason
     final_content: list[ContentBlock]

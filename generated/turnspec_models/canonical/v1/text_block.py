@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, StrictStr
+from pydantic import ConfigDict, StrictStr
+from turnspec_models._base import TurnspecModel
 
 
-class TextBlock(BaseModel):
+class TextBlock(TurnspecModel):
     """
     Plain text (spec §4.2). Open to additive fields (§10.2, §10.3): a field this revision does not define is tolerated and reported as a warning (TS010).
     """
@@ -16,5 +17,5 @@ class TextBlock(BaseModel):
     model_config = ConfigDict(
         extra='allow',
     )
-    type: Literal['text']
+    type: Literal['text'] = 'text'
     text: StrictStr

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, StrictBool, StrictStr
+from pydantic import ConfigDict, StrictBool, StrictStr
+from turnspec_models._base import TurnspecModel
 
 from . import ids
 from . import side_effects as side_effects_1
 
 
-class ToolDefinition(BaseModel):
+class ToolDefinition(TurnspecModel):
     """
     A tool the model may call (spec §4.4). input_schema must stay inside the §5.4 subset.
     """

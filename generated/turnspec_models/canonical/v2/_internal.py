@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool
+from pydantic import ConfigDict, Field, StrictBool
+from turnspec_models._base import TurnspecModel
 from typing_extensions import TypeAliasType
 
 from . import (
@@ -39,7 +40,7 @@ The closed set of content blocks of revision 2 (spec §4.2, plus audio per §4.2
 """
 
 
-class ToolResultBlock(BaseModel):
+class ToolResultBlock(TurnspecModel):
     """
     The answer to one tool call (spec §4.2). Lives alone in a TOOL message (§5.1.3). Open to additive fields (§10.2, §10.3): a field this revision does not define is tolerated and reported as a warning (TS010).
     """
@@ -47,7 +48,7 @@ class ToolResultBlock(BaseModel):
     model_config = ConfigDict(
         extra='allow',
     )
-    type: Literal['tool_result']
+    type: Literal['tool_result'] = 'tool_result'
     tool_use_id: ids.NonEmptyString
     content: list[ContentBlock]
     """

@@ -6,7 +6,8 @@ from __future__ import annotations
 from re import compile
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
+from pydantic import ConfigDict, Field, StrictBool, StrictInt, StrictStr
+from turnspec_models._base import TurnspecModel
 from typing_extensions import TypeAliasType
 
 AcceptedImageMediaType = TypeAliasType(
@@ -15,7 +16,7 @@ AcceptedImageMediaType = TypeAliasType(
 )
 
 
-class AdapterCapabilities(BaseModel):
+class AdapterCapabilities(TurnspecModel):
     """
     What an adapter can carry to its provider (spec §7.2, 13 fields). Declarations must be honest: the conformance suite checks them.
     """

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr
+from pydantic import ConfigDict, Field, StrictStr
+from turnspec_models._base import TurnspecModel
 
 from . import image_source
 
 
-class AudioBlock(BaseModel):
+class AudioBlock(TurnspecModel):
     """
     Audio input or output (spec §4.2.2, §12.2: audio becomes its own block type). Allowed in user and assistant messages (revision 2). `transcript` is the provider's text rendering when it returns one. Open to additive fields (§10.2, §10.3): a field this revision does not define is tolerated and reported as a warning (TS010).
     """
@@ -19,7 +20,7 @@ class AudioBlock(BaseModel):
         extra='allow',
         regex_engine="python-re",
     )
-    type: Literal['audio']
+    type: Literal['audio'] = 'audio'
     source: image_source.ImageSource
     media_type: Annotated[
         StrictStr, Field(pattern='^[Aa][Uu][Dd][Ii][Oo]/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*(?![\\s\\S])')

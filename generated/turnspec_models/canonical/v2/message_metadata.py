@@ -6,7 +6,8 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, StrictStr
+from pydantic import ConfigDict, StrictStr
+from turnspec_models._base import TurnspecModel
 
 from . import message_status, routing_decision_record
 from . import usage as usage_1
@@ -25,7 +26,7 @@ class StopReason(StrEnum):
     error = 'error'
 
 
-class MessageMetadata(BaseModel):
+class MessageMetadata(TurnspecModel):
     """
     Provenance, routing, accounting and linkage of a message (spec §4.3). Open content model: readers tolerate unknown fields (§10.3); the rule engine warns on them (an error under --strict).
     """

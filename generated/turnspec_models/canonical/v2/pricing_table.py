@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat
+from pydantic import ConfigDict, Field, StrictFloat
+from turnspec_models._base import TurnspecModel
 from typing_extensions import TypeAliasType
 
 from . import ids
@@ -34,7 +35,7 @@ USD per million tokens. Write it as a string to keep it exact; numbers are read 
 """
 
 
-class ModelPrice(BaseModel):
+class ModelPrice(TurnspecModel):
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -56,7 +57,7 @@ class ModelPrice(BaseModel):
     """
 
 
-class PriceTableVersion(BaseModel):
+class PriceTableVersion(TurnspecModel):
     model_config = ConfigDict(
         extra='forbid',
     )

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, StrictStr
+from pydantic import ConfigDict, StrictStr
+from turnspec_models._base import TurnspecModel
 
 
-class ThinkingBlock(BaseModel):
+class ThinkingBlock(TurnspecModel):
     """
     Extended reasoning text (spec §4.2). `signature` is the issuing provider's opaque token; it is only ever sent back to that provider. Open to additive fields (§10.2, §10.3): a field this revision does not define is tolerated and reported as a warning (TS010).
     """
@@ -16,6 +17,6 @@ class ThinkingBlock(BaseModel):
     model_config = ConfigDict(
         extra='allow',
     )
-    type: Literal['thinking']
+    type: Literal['thinking'] = 'thinking'
     text: StrictStr
     signature: StrictStr | None = None

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt
+from pydantic import ConfigDict, Field, StrictInt
+from turnspec_models._base import TurnspecModel
 
 
-class TokenUsage(BaseModel):
+class TokenUsage(TurnspecModel):
     """
     Raw token counts as an adapter reports them, no cost (adapter contract §3.3, §7.1). Buckets are disjoint.
     """

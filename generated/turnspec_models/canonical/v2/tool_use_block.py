@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
+from turnspec_models._base import TurnspecModel
 
 from . import ids
 
 
-class ToolUseBlock(BaseModel):
+class ToolUseBlock(TurnspecModel):
     """
     A tool call made by the assistant (spec §4.2). `id` is the canonical id (§6.2), never the provider's. Open to additive fields (§10.2, §10.3): a field this revision does not define is tolerated and reported as a warning (TS010).
     """
@@ -18,7 +19,7 @@ class ToolUseBlock(BaseModel):
     model_config = ConfigDict(
         extra='allow',
     )
-    type: Literal['tool_use']
+    type: Literal['tool_use'] = 'tool_use'
     id: ids.NonEmptyString
     name: ids.NonEmptyString
     input: dict[str, Any]

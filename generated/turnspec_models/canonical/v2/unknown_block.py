@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr
+from pydantic import ConfigDict, Field, StrictStr
+from turnspec_models._base import TurnspecModel
 
 
-class UnknownBlock(BaseModel):
+class UnknownBlock(TurnspecModel):
     """
     A content block whose `type` this schema version does not know. Readers MUST tolerate it (spec §10.3): it is accepted here and reported as a warning by the rule engine (an error under --strict). The pattern excludes exactly the known types (`(?![\\s\\S])` is end-of-string in every regex dialect, unlike `$`), so a malformed known block can never pass as unknown.
     """

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt
+from pydantic import ConfigDict, Field, StrictFloat, StrictInt
+from turnspec_models._base import TurnspecModel
 from typing_extensions import TypeAliasType
 
 from . import ids
@@ -16,7 +17,7 @@ USD, a Decimal (spec §4.3). Recommended encoding: a plain decimal string; a JSO
 """
 
 
-class Usage(BaseModel):
+class Usage(TurnspecModel):
     """
     Resource accounting of one assistant message (spec §4.3). cost_usd is computed locally from the price table named by pricing_version (§6.4) (a Decimal, best written as a decimal string). Open to additive fields (§10.2, §10.3): a field this revision does not define is tolerated and reported as a warning (TS010).
     """

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Union
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt
+from pydantic import ConfigDict, Field, StrictInt
+from turnspec_models._base import TurnspecModel
 from typing_extensions import TypeAliasType
 
 Words1 = TypeAliasType("Words1", Annotated[StrictInt, Field(ge=0, le=18446744073709551615, title='BloomWords')])
@@ -20,7 +21,7 @@ u64 words, possibly nested in serde structs/sequences (BlockedBitVec).
 """
 
 
-class BloomFilter(BaseModel):
+class BloomFilter(TurnspecModel):
     """
     A partition's .bloom file: fastbloom's serde JSON of a BloomFilter over the lowercased alphanumeric terms (2+ bytes) of the partition's contents. Checked for shape only: the filter hashes with SipHash-1-3 under a random key per filter, and the struct's other fields (the hash count) changed between fastbloom releases, so only the two fields every release has are required: the bit vector `bits` (64-bit words) and the keyed `hasher`.
     """

@@ -6,7 +6,8 @@ from __future__ import annotations
 from enum import Enum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
+from pydantic import ConfigDict, Field, StrictBool, StrictStr
+from turnspec_models._base import TurnspecModel
 
 from . import context_meta as context_meta_1
 from . import entry as entry_1
@@ -22,7 +23,7 @@ class Placeholder(Enum):
     usage = 'usage'
 
 
-class ProvenanceEntry(BaseModel):
+class ProvenanceEntry(TurnspecModel):
     """
     The chibi entry's fields; `content` only when the canonical message does not carry it verbatim. Fields chibi does not document (written by older versions) are kept too.
     """
@@ -45,7 +46,7 @@ class ProvenanceEntry(BaseModel):
     flow_control: StrictBool | None = None
 
 
-class CarriedEntry(BaseModel):
+class CarriedEntry(TurnspecModel):
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -53,7 +54,7 @@ class CarriedEntry(BaseModel):
     partition: StrictStr | None = None
 
 
-class ProvenanceContext(BaseModel):
+class ProvenanceContext(TurnspecModel):
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -70,7 +71,7 @@ class ProvenanceContext(BaseModel):
     """
 
 
-class CanonicalProvenance(BaseModel):
+class CanonicalProvenance(TurnspecModel):
     """
     What `turnspec convert --from chibi --to canonical` keeps in a canonical message's `metadata.provider_raw.chibi`, so that converting back restores the chibi entry exactly. provider_raw is the canonical format's opaque round-trip aid that only the writer reads (canonical-message-format §4.3, §5.3.5). Fields the canonical message carries itself (the text of a message, the arguments of a tool call when they re-serialize identically) are not repeated.
     """
@@ -78,7 +79,7 @@ class CanonicalProvenance(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    version: Literal[1]
+    version: Literal[1] = 1
     entry: ProvenanceEntry
     partition: StrictStr | None = None
     """

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr
+from pydantic import ConfigDict, Field, StrictStr
+from turnspec_models._base import TurnspecModel
 
 from . import entry_metadata, ids
 
 
-class CompactionEntry(BaseModel):
+class CompactionEntry(TurnspecModel):
     """
     Anchor: the context was compacted; `metadata.summary` holds the summary (§Anchor Types, §Metadata Structure).
     """
@@ -35,7 +36,7 @@ class CompactionEntry(BaseModel):
     """
     Message content, tool arguments (a JSON text) or tool result; always a string (§Fields).
     """
-    entry_type: Literal['compaction']
+    entry_type: Literal['compaction'] = 'compaction'
     metadata: entry_metadata.EntryMetadata | None = None
     """
     Optional metadata (§Metadata Structure).

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr
+from pydantic import ConfigDict, Field, StrictStr
+from turnspec_models._base import TurnspecModel
 
 from . import entry_metadata, ids
 
 
-class ContextCreatedEntry(BaseModel):
+class ContextCreatedEntry(TurnspecModel):
     """
     Anchor: new context initialization (§Anchor Types).
     """
@@ -35,7 +36,7 @@ class ContextCreatedEntry(BaseModel):
     """
     Message content, tool arguments (a JSON text) or tool result; always a string (§Fields).
     """
-    entry_type: Literal['context_created']
+    entry_type: Literal['context_created'] = 'context_created'
     metadata: entry_metadata.EntryMetadata | None = None
     """
     Optional metadata (§Metadata Structure).

@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, StrictStr
+from pydantic import ConfigDict, StrictStr
+from turnspec_models._base import TurnspecModel
 
 from . import ids
 
 
-class ContextMeta(BaseModel):
+class ContextMeta(TurnspecModel):
     """
     context_meta.json: tracks the system prompt, which is not stored in context.jsonl (§context.jsonl note; context.rs ContextMeta). Open: chibi's serde ignores fields it does not know, and older versions wrote others (e.g. created_at).
     """

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
+from pydantic import ConfigDict, Field, StrictBool, StrictStr
+from turnspec_models._base import TurnspecModel
 
 from . import entry_metadata, ids
 
 
-class ControlTransferEntry(BaseModel):
+class ControlTransferEntry(TurnspecModel):
     """
     v0.10 only: control passing between parties, no content, `flow_control: true` (v0.10 §Flow Control Types). Skipped by entries_to_messages().
     """
@@ -35,7 +36,7 @@ class ControlTransferEntry(BaseModel):
     """
     Message content, tool arguments (a JSON text) or tool result; always a string (§Fields).
     """
-    entry_type: Literal['control_transfer']
+    entry_type: Literal['control_transfer'] = 'control_transfer'
     metadata: entry_metadata.EntryMetadata | None = None
     """
     Optional metadata (§Metadata Structure).

@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, StrictStr
+from pydantic import ConfigDict, StrictStr
+from turnspec_models._base import TurnspecModel
 
 
-class EntryMetadata(BaseModel):
+class EntryMetadata(TurnspecModel):
     """
     Optional metadata of an entry (§Metadata Structure): `summary` on compaction anchors, `transcript_anchor_id` on context.jsonl anchors. Both are Rust `Option<String>`, so null reads as absent.
     """

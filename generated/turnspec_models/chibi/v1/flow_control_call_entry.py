@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr
+from pydantic import ConfigDict, Field, StrictStr
+from turnspec_models._base import TurnspecModel
 
 from . import entry_metadata, ids
 
 
-class FlowControlCallEntry(BaseModel):
+class FlowControlCallEntry(TurnspecModel):
     """
     v0.9 only: the LLM invoking a flow-control tool such as call_user (v0.9 §Flow Control Types). Excluded from API messages.
     """
@@ -35,7 +36,7 @@ class FlowControlCallEntry(BaseModel):
     """
     Message content, tool arguments (a JSON text) or tool result; always a string (§Fields).
     """
-    entry_type: Literal['flow_control_call']
+    entry_type: Literal['flow_control_call'] = 'flow_control_call'
     metadata: entry_metadata.EntryMetadata | None = None
     """
     Optional metadata (§Metadata Structure).

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr
+from pydantic import ConfigDict, Field, StrictStr
+from turnspec_models._base import TurnspecModel
 
 from . import entry_metadata, ids
 
 
-class FlowControlResultEntry(BaseModel):
+class FlowControlResultEntry(TurnspecModel):
     """
     v0.9 only: a flow-control tool returning (v0.9 §Flow Control Types).
     """
@@ -35,7 +36,7 @@ class FlowControlResultEntry(BaseModel):
     """
     Message content, tool arguments (a JSON text) or tool result; always a string (§Fields).
     """
-    entry_type: Literal['flow_control_result']
+    entry_type: Literal['flow_control_result'] = 'flow_control_result'
     metadata: entry_metadata.EntryMetadata | None = None
     """
     Optional metadata (§Metadata Structure).

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from pydantic import Field, StrictInt, StrictStr
+from turnspec_models._base import TurnspecModel
 from typing_extensions import TypeAliasType
 
 ChibiIds = TypeAliasType("ChibiIds", Annotated[Any, Field(title='ChibiIds')])

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr
+from pydantic import ConfigDict, Field, StrictStr
+from turnspec_models._base import TurnspecModel
 
 from . import ids
 
 
-class InboxEntry(BaseModel):
+class InboxEntry(TurnspecModel):
     """
     One line of inbox.jsonl: a message from another context, injected into the prompt and cleared after delivery (§Inbox Format). No entry_type.
     """

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from pydantic import ConfigDict, Field, StrictInt, StrictStr
+from turnspec_models._base import TurnspecModel
 
 from . import partition_meta
 from . import rotation_policy as rotation_policy_1
 
 
-class Manifest(BaseModel):
+class Manifest(TurnspecModel):
     """
     transcript/manifest.json: the partitions of a context's transcript and the rotation policy (§File Roles, partition.rs Manifest). chibi writes it on the first rotation; a context that never rotated has none.
     """

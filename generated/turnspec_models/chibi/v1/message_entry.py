@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
+from pydantic import ConfigDict, Field, StrictBool, StrictStr
+from turnspec_models._base import TurnspecModel
 
 from . import entry_metadata, ids
 from . import role as role_1
 
 
-class MessageEntry(BaseModel):
+class MessageEntry(TurnspecModel):
     """
     A user or assistant message (§Conversation Types). `role` and `flow_control` are v0.10 fields.
     """
@@ -36,7 +37,7 @@ class MessageEntry(BaseModel):
     """
     Message content, tool arguments (a JSON text) or tool result; always a string (§Fields).
     """
-    entry_type: Literal['message']
+    entry_type: Literal['message'] = 'message'
     metadata: entry_metadata.EntryMetadata | None = None
     """
     Optional metadata (§Metadata Structure).

@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, StrictStr
+from pydantic import ConfigDict, StrictStr
+from turnspec_models._base import TurnspecModel
 
 from . import ids
 
 
-class PartitionMeta(BaseModel):
+class PartitionMeta(TurnspecModel):
     """
     One archived, read-only partition (partition.rs PartitionMeta). Paths are relative to the transcript/ directory.
     """

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
+from turnspec_models._base import TurnspecModel
 
 from . import ids
 
 
-class RequestLogEntry(BaseModel):
+class RequestLogEntry(TurnspecModel):
     """
     One line of requests.jsonl, written with `--debug request-log`: the full API request body (§Debug Files; api/logging.rs).
     """

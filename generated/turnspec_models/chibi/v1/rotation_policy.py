@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
+from turnspec_models._base import TurnspecModel
 
 from . import ids
 
 
-class RotationPolicy(BaseModel):
+class RotationPolicy(TurnspecModel):
     """
     When the active partition rotates: as soon as any threshold is reached after an append (§transcript/, partition.rs RotationPolicy). Defaults: 1000 entries, 30 days, 100,000 estimated tokens.
     """

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr
+from pydantic import ConfigDict, Field, StrictStr
+from turnspec_models._base import TurnspecModel
 
 from . import entry_metadata, ids
 
 
-class SystemPromptChangedEntry(BaseModel):
+class SystemPromptChangedEntry(TurnspecModel):
     """
     The system prompt was updated; transcript only, never in context.jsonl (§System Types).
     """
@@ -35,7 +36,7 @@ class SystemPromptChangedEntry(BaseModel):
     """
     Message content, tool arguments (a JSON text) or tool result; always a string (§Fields).
     """
-    entry_type: Literal['system_prompt_changed']
+    entry_type: Literal['system_prompt_changed'] = 'system_prompt_changed'
     metadata: entry_metadata.EntryMetadata | None = None
     """
     Optional metadata (§Metadata Structure).

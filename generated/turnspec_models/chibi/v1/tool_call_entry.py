@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr
+from pydantic import ConfigDict, Field, StrictStr
+from turnspec_models._base import TurnspecModel
 
 from . import entry_metadata, ids
 
 
-class ToolCallEntry(BaseModel):
+class ToolCallEntry(TurnspecModel):
     """
     The LLM calling a tool: `from` the context, `to` the tool, `content` the JSON arguments (§Conversation Types).
     """
@@ -35,7 +36,7 @@ class ToolCallEntry(BaseModel):
     """
     Message content, tool arguments (a JSON text) or tool result; always a string (§Fields).
     """
-    entry_type: Literal['tool_call']
+    entry_type: Literal['tool_call'] = 'tool_call'
     metadata: entry_metadata.EntryMetadata | None = None
     """
     Optional metadata (§Metadata Structure).

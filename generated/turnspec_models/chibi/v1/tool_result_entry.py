@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr
+from pydantic import ConfigDict, Field, StrictStr
+from turnspec_models._base import TurnspecModel
 
 from . import entry_metadata, ids
 
 
-class ToolResultEntry(BaseModel):
+class ToolResultEntry(TurnspecModel):
     """
     A tool returning its result: `from` the tool, `to` the context (§Conversation Types).
     """
@@ -35,7 +36,7 @@ class ToolResultEntry(BaseModel):
     """
     Message content, tool arguments (a JSON text) or tool result; always a string (§Fields).
     """
-    entry_type: Literal['tool_result']
+    entry_type: Literal['tool_result'] = 'tool_result'
     metadata: entry_metadata.EntryMetadata | None = None
     """
     Optional metadata (§Metadata Structure).

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from pydantic import Field
+from turnspec_models._base import TurnspecModel
 from typing_extensions import TypeAliasType
 
 from . import llm_text_block, other_block, reasoning_block, system_block, tool_call_block, tool_use_block, user_block

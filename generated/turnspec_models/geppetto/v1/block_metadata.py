@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr
+from pydantic import ConfigDict, Field, StrictStr
+from turnspec_models._base import TurnspecModel
 
 from . import inference_result
 
 
-class BlockMetadata(BaseModel):
+class BlockMetadata(TurnspecModel):
     """
     Block.Metadata: annotations and provider bookkeeping keyed by `namespace.name@vN` ("Block-Level Metadata"). Open: provider namespaces (`openai_responses.`, `gemini.`) are allowed; unknown `geppetto.` keys are warned (GE202).
     """

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
+from turnspec_models._base import TurnspecModel
 
 from . import block
 from . import turn as turn_1
 
 
-class Fixture(BaseModel):
+class Fixture(TurnspecModel):
     """
     The older llm-runner fixture wrapper (`version: 1`, `turn:`, `followups:`): a seed Turn plus user blocks the runner appends one per follow-up inference.
     """

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr
+from pydantic import ConfigDict, Field, StrictStr
+from turnspec_models._base import TurnspecModel
 from typing_extensions import TypeAliasType
 
 
-class Image1(BaseModel):
+class Image1(TurnspecModel):
     """
     One image attached to a user block ("Multimodal User Blocks"): `media_type`, and the bytes as `url`, `content` (base64 text or a `data:` URL) or a provider `file_id`; optional `detail`.
     """
@@ -24,7 +25,7 @@ class Image1(BaseModel):
     detail: StrictStr | None = None
 
 
-class Image2(BaseModel):
+class Image2(TurnspecModel):
     """
     One image attached to a user block ("Multimodal User Blocks"): `media_type`, and the bytes as `url`, `content` (base64 text or a `data:` URL) or a provider `file_id`; optional `detail`.
     """
@@ -39,7 +40,7 @@ class Image2(BaseModel):
     detail: StrictStr | None = None
 
 
-class Image3(BaseModel):
+class Image3(TurnspecModel):
     """
     One image attached to a user block ("Multimodal User Blocks"): `media_type`, and the bytes as `url`, `content` (base64 text or a `data:` URL) or a provider `file_id`; optional `detail`.
     """

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
+from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
+from turnspec_models._base import TurnspecModel
 
 from . import finish_class as finish_class_1
 from . import inference_usage
 
 
-class InferenceResult(BaseModel):
+class InferenceResult(TurnspecModel):
     """
     The canonical durable inference outcome ("Canonical Inference Result On Turn Metadata"), stored under `geppetto.inference_result@v1` on Turn.Metadata and projected onto generated blocks' metadata. A closed Go struct: geppetto's typed key decodes it through JSON and drops unknown fields, so they are schema errors here.
     """

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt
+from pydantic import ConfigDict, Field, StrictInt
+from turnspec_models._base import TurnspecModel
 
 
-class InferenceUsage(BaseModel):
+class InferenceUsage(TurnspecModel):
     """
     Token usage in a provider-agnostic shape (turns.InferenceUsage).
     """

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr
+from pydantic import ConfigDict, Field, StrictStr
+from turnspec_models._base import TurnspecModel
 
 from . import block_metadata
 
 
-class LlmTextPayload(BaseModel):
+class LlmTextPayload(TurnspecModel):
     """
     Payload of an llm_text block. `item_id` is the OpenAI Responses output item id. Unknown keys are warned (GE103).
     """
@@ -22,7 +23,7 @@ class LlmTextPayload(BaseModel):
     item_id: StrictStr | None = None
 
 
-class LlmTextBlock(BaseModel):
+class LlmTextBlock(TurnspecModel):
     """
     The assistant's text response ("Block Kinds": LLMText). Open: other block fields are ignored by geppetto's serde and warned (GE010).
     """
@@ -34,7 +35,7 @@ class LlmTextBlock(BaseModel):
     """
     Optional block identifier (geppetto builders write a UUID; tool_call blocks reuse the call id).
     """
-    kind: Literal['llm_text']
+    kind: Literal['llm_text'] = 'llm_text'
     role: StrictStr | None = None
     """
     Optional role; the rule engine checks it agrees with the kind (GE101).

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, StrictStr
+from pydantic import ConfigDict, StrictStr
+from turnspec_models._base import TurnspecModel
 
 from . import block_metadata
 
 
-class OtherBlock(BaseModel):
+class OtherBlock(TurnspecModel):
     """
     Catch-all for content geppetto has no kind for ("Block Kinds": Other, payload varies). Open: other block fields are ignored by geppetto's serde and warned (GE010).
     """
@@ -22,7 +23,7 @@ class OtherBlock(BaseModel):
     """
     Optional block identifier (geppetto builders write a UUID; tool_call blocks reuse the call id).
     """
-    kind: Literal['other']
+    kind: Literal['other'] = 'other'
     role: StrictStr | None = None
     """
     Optional role; the rule engine checks it agrees with the kind (GE101).

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, StrictStr
+from pydantic import ConfigDict, StrictStr
+from turnspec_models._base import TurnspecModel
 
 from . import block_metadata
 
 
-class ReasoningPayload(BaseModel):
+class ReasoningPayload(TurnspecModel):
     """
     Payload of a reasoning block. Unknown keys are warned (GE103).
     """
@@ -24,7 +25,7 @@ class ReasoningPayload(BaseModel):
     item_id: StrictStr | None = None
 
 
-class ReasoningBlock(BaseModel):
+class ReasoningBlock(TurnspecModel):
     """
     The model's reasoning trace ("Block Kinds": Reasoning): visible `text`, provider `summary` entries, opaque `encrypted_content` continuation state and the provider `item_id`. Open: other block fields are ignored by geppetto's serde and warned (GE010).
     """
@@ -36,7 +37,7 @@ class ReasoningBlock(BaseModel):
     """
     Optional block identifier (geppetto builders write a UUID; tool_call blocks reuse the call id).
     """
-    kind: Literal['reasoning']
+    kind: Literal['reasoning'] = 'reasoning'
     role: StrictStr | None = None
     """
     Optional role; the rule engine checks it agrees with the kind (GE101).

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr
+from pydantic import ConfigDict, Field, StrictStr
+from turnspec_models._base import TurnspecModel
 
 from . import block_metadata
 
 
-class SystemPayload(BaseModel):
+class SystemPayload(TurnspecModel):
     """
     Payload of a system block. Unknown keys are warned (GE103).
     """
@@ -21,7 +22,7 @@ class SystemPayload(BaseModel):
     text: StrictStr
 
 
-class SystemBlock(BaseModel):
+class SystemBlock(TurnspecModel):
     """
     A system prompt ("Block Kinds": System, payload `text`). Open: other block fields are ignored by geppetto's serde and warned (GE010).
     """
@@ -33,7 +34,7 @@ class SystemBlock(BaseModel):
     """
     Optional block identifier (geppetto builders write a UUID; tool_call blocks reuse the call id).
     """
-    kind: Literal['system']
+    kind: Literal['system'] = 'system'
     role: StrictStr | None = None
     """
     Optional role; the rule engine checks it agrees with the kind (GE101).

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr
+from pydantic import ConfigDict, Field, StrictStr
+from turnspec_models._base import TurnspecModel
 
 from . import block_metadata, ids
 
 
-class ToolCallPayload(BaseModel):
+class ToolCallPayload(TurnspecModel):
     """
     Payload of a tool_call block. `args` is any JSON value (an object, or JSON text); `correlation` is the run/provider-call correlation geppetto's tool loop attaches (toolblocks.PayloadKeyCorrelation). Unknown keys are warned (GE103).
     """
@@ -25,7 +26,7 @@ class ToolCallPayload(BaseModel):
     correlation: dict[str, Any] | None = None
 
 
-class ToolCallBlock(BaseModel):
+class ToolCallBlock(TurnspecModel):
     """
     The model's request to call a tool ("Block Kinds": ToolCall; "Tool Workflow"). Open: other block fields are ignored by geppetto's serde and warned (GE010).
     """
@@ -37,7 +38,7 @@ class ToolCallBlock(BaseModel):
     """
     Optional block identifier (geppetto builders write a UUID; tool_call blocks reuse the call id).
     """
-    kind: Literal['tool_call']
+    kind: Literal['tool_call'] = 'tool_call'
     role: StrictStr | None = None
     """
     Optional role; the rule engine checks it agrees with the kind (GE101).

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr
+from pydantic import ConfigDict, Field, StrictStr
+from turnspec_models._base import TurnspecModel
 
 from . import block_metadata, ids
 
 
-class ToolUsePayload(BaseModel):
+class ToolUsePayload(TurnspecModel):
     """
     Payload of a tool_use block. Unknown keys are warned (GE103).
     """
@@ -23,7 +24,7 @@ class ToolUsePayload(BaseModel):
     error: StrictStr | None = None
 
 
-class ToolUseBlock(BaseModel):
+class ToolUseBlock(TurnspecModel):
     """
     The result of a tool execution ("Block Kinds": ToolUse; "Tool Workflow"): `id` of the tool_call it answers, `result`, and `error` (empty when the tool succeeded). Open: other block fields are ignored by geppetto's serde and warned (GE010).
     """
@@ -35,7 +36,7 @@ class ToolUseBlock(BaseModel):
     """
     Optional block identifier (geppetto builders write a UUID; tool_call blocks reuse the call id).
     """
-    kind: Literal['tool_use']
+    kind: Literal['tool_use'] = 'tool_use'
     role: StrictStr | None = None
     """
     Optional role; the rule engine checks it agrees with the kind (GE101).

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, StrictStr
+from pydantic import ConfigDict, StrictStr
+from turnspec_models._base import TurnspecModel
 
 from . import block, turn_data, turn_metadata
 
 
-class Turn(BaseModel):
+class Turn(TurnspecModel):
     """
     One geppetto Turn as its YAML serde writes it ("Serialization (YAML)"): ordered blocks, metadata and data. geppetto's serde writes no `version` and ignores it on read; files that carry `version: 1` (as the documentation's example does) are accepted. Open: other top-level fields are ignored by geppetto and warned (GE010).
     """

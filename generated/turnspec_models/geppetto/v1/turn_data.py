@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
+from pydantic import ConfigDict, Field, StrictBool, StrictInt, StrictStr
+from turnspec_models._base import TurnspecModel
 from typing_extensions import TypeAliasType
 
 ExecutionTimeout = TypeAliasType(
@@ -22,7 +23,7 @@ A Go duration: `2s` in YAML fixtures (ToolConfig.UnmarshalJSON) or nanoseconds.
 """
 
 
-class GeppettoToolConfigV1(BaseModel):
+class GeppettoToolConfigV1(TurnspecModel):
     """
     engine.ToolConfig (seed 004 "Typed Keys", "Tool Configuration"): the documented fields are typed; others are kept (geppetto's struct has more than the doc shows).
     """
@@ -39,7 +40,7 @@ class GeppettoToolConfigV1(BaseModel):
     """
 
 
-class GeppettoStructuredOutputConfigV1(BaseModel):
+class GeppettoStructuredOutputConfigV1(TurnspecModel):
     """
     engine.StructuredOutputConfig (seed 004 "Typed Keys"): mode, name, schema, strict are typed; others are kept.
     """
@@ -53,7 +54,7 @@ class GeppettoStructuredOutputConfigV1(BaseModel):
     strict: StrictBool | None = None
 
 
-class TurnData(BaseModel):
+class TurnData(TurnspecModel):
     """
     Turn.Data: serializable per-turn configuration keyed by `namespace.name@vN` ("Typed Keys", "Tool Configuration"). Open: other namespaces are application keys; unknown `geppetto.` keys are warned (GE202).
     """

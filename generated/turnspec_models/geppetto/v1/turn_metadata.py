@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr
+from pydantic import ConfigDict, Field, StrictStr
+from turnspec_models._base import TurnspecModel
 
 from . import inference_result
 
 
-class TurnMetadata(BaseModel):
+class TurnMetadata(TurnspecModel):
     """
     Turn.Metadata: request parameters, usage and trace ids keyed by `namespace.name@vN` ("Metadata", "Typed Keys"). Open: other namespaces are allowed; unknown `geppetto.` keys are warned (GE202).
     """

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr
+from pydantic import ConfigDict, Field, StrictStr
+from turnspec_models._base import TurnspecModel
 
 from . import block_metadata, image
 
 
-class UserPayload(BaseModel):
+class UserPayload(TurnspecModel):
     """
     Payload of a user block. Unknown keys are warned (GE103).
     """
@@ -22,7 +23,7 @@ class UserPayload(BaseModel):
     images: list[image.Image] | None = None
 
 
-class UserBlock(BaseModel):
+class UserBlock(TurnspecModel):
     """
     A user message, optionally with images ("Block Kinds": User; "Multimodal User Blocks"). Open: other block fields are ignored by geppetto's serde and warned (GE010).
     """
@@ -34,7 +35,7 @@ class UserBlock(BaseModel):
     """
     Optional block identifier (geppetto builders write a UUID; tool_call blocks reuse the call id).
     """
-    kind: Literal['user']
+    kind: Literal['user'] = 'user'
     role: StrictStr | None = None
     """
     Optional role; the rule engine checks it agrees with the kind (GE101).

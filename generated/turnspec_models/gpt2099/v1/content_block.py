@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from pydantic import Field
+from turnspec_models._base import TurnspecModel
 from typing_extensions import TypeAliasType
 
 from . import known_content_block, unknown_block

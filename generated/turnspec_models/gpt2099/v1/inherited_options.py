@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, StrictBool, StrictStr
+from pydantic import ConfigDict, StrictBool, StrictStr
+from turnspec_models._base import TurnspecModel
 
 
-class InheritedOptions(BaseModel):
+class InheritedOptions(TurnspecModel):
     """
     The options record: deep-merged down a thread, oldest turn first (schemas.md "Options Inheritance"). Stored in turn meta under `options` today and `inherited` after the planned rename; the resolved context window carries the merged record under `options`. Open: any key is inherited. Values may be null because older gpt2099 wrote `servers: null` when no server was given, and a null overrides an inherited value in the merge.
     """

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt
+from pydantic import ConfigDict, Field, StrictInt
+from turnspec_models._base import TurnspecModel
 from typing_extensions import TypeAliasType
 
 CacheCreationInputTokens = TypeAliasType("CacheCreationInputTokens", Annotated[StrictInt, Field(ge=0)])
@@ -14,7 +15,7 @@ CacheCreationInputTokens = TypeAliasType("CacheCreationInputTokens", Annotated[S
 CacheReadInputTokens = TypeAliasType("CacheReadInputTokens", Annotated[StrictInt, Field(ge=0)])
 
 
-class ResponseUsage(BaseModel):
+class ResponseUsage(TurnspecModel):
     """
     Token counts of a normalized response (schemas.md "Response Format"). Open: providers add fields (Anthropic `cache_creation`, `service_tier`, `server_tool_use`).
     """

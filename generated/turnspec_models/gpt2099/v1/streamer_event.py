@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr
+from pydantic import ConfigDict, Field, StrictStr
+from turnspec_models._base import TurnspecModel
 
 
-class StreamerEvent(BaseModel):
+class StreamerEvent(TurnspecModel):
     """
     One event of gpt2099's streamer view (provider-api.md "response_stream_streamer": `{type: string, name?: string, content?: string}`; a null line, the doc's ignored event, is accepted by the checker without this schema). An event without `type` appends its `content` to the current block (the doc's comment on `content`); gpt2099's own providers also write the tool call `id` beside `name`. A `content` that is not a string is a warning (GP015), not a schema error: gpt2099's Gemini streamer emits a tool call's arguments as one record.
     """

@@ -5,19 +5,20 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr
+from pydantic import ConfigDict, Field, StrictStr
+from turnspec_models._base import TurnspecModel
 
 
-class InputSchema(BaseModel):
+class InputSchema(TurnspecModel):
     model_config = ConfigDict(
         extra='allow',
     )
-    type: Literal['object']
+    type: Literal['object'] = 'object'
     properties: dict[str, Any] | None = None
     required: list[StrictStr] | None = None
 
 
-class ToolDefinition(BaseModel):
+class ToolDefinition(TurnspecModel):
     """
     One entry of the tool list `prepare-request` takes (provider-api.md "prepare-request": `{name, description, inputSchema: {type: "object", properties, required}}`). gpt2099 passes MCP servers' tool lists through, so an entry may carry other MCP fields (`outputSchema`, `annotations`, `title`) and `inputSchema` any JSON Schema keyword. `properties` and `required` are checked when present but may be absent, as MCP allows: the recorded serena tool (a real MCP server) has no `required`, and providers read a missing list as empty.
     """

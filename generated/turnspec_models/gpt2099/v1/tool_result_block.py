@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, StrictBool, StrictStr
+from pydantic import ConfigDict, StrictBool, StrictStr
+from turnspec_models._base import TurnspecModel
 
 from . import ids, tool_result_item
 
 
-class ToolResultBlock(BaseModel):
+class ToolResultBlock(TurnspecModel):
     """
     The answer to a tool call (schemas.md "Tool Result Block"). Pairs with the tool_use whose id equals `tool_use_id`, or, without one, with the latest earlier tool_use of the same `name` (GP301).
     """
@@ -18,7 +19,7 @@ class ToolResultBlock(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    type: Literal['tool_result']
+    type: Literal['tool_result'] = 'tool_result'
     name: ids.NonEmptyString
     content: list[tool_result_item.ToolResultItem]
     tool_use_id: StrictStr | None = None

@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
+from turnspec_models._base import TurnspecModel
 
 from . import ids
 
 
-class ToolResultItem(BaseModel):
+class ToolResultItem(TurnspecModel):
     """
     One record of a tool result's content: MCP content as the server returned it (usually `{type: text, text}`, sometimes with `mimeType`), hence open.
     """

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, StrictStr
+from pydantic import ConfigDict, StrictStr
+from turnspec_models._base import TurnspecModel
 
 from . import ids
 
 
-class ToolUseBlock(BaseModel):
+class ToolUseBlock(TurnspecModel):
     """
     A tool call (schemas.md "Tool Use Block"). `id` is optional: gpt2099 generates one when a provider (Gemini) needs it, and older threads have none.
     """
@@ -18,7 +19,7 @@ class ToolUseBlock(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    type: Literal['tool_use']
+    type: Literal['tool_use'] = 'tool_use'
     id: StrictStr | None = None
     name: ids.NonEmptyString
     input: dict[str, Any]

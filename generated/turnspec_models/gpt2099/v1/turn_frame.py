@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr
+from pydantic import ConfigDict, Field, StrictStr
+from turnspec_models._base import TurnspecModel
 from typing_extensions import TypeAliasType
 
 from . import content_block, ids, turn_meta
 
 
-class TurnFrame1(BaseModel):
+class TurnFrame1(TurnspecModel):
     """
     One `gpt.turn` frame as turnspec reads it: the cross.stream frame (`id`, `topic`, `hash`, `meta`, `ttl`, `context_id`) with its content-addressed content inlined under `content`, decoded the way ctx.nu `frame-to-turn` decodes it (content blocks). A file of frames is a thread. A frame that carries only `hash` (its content stored by address in cross.stream's CAS and not inlined) is a valid frame; its content is then not checked.
     """
@@ -34,7 +35,7 @@ class TurnFrame1(BaseModel):
     content: list[content_block.ContentBlock]
 
 
-class TurnFrame2(BaseModel):
+class TurnFrame2(TurnspecModel):
     """
     One `gpt.turn` frame as turnspec reads it: the cross.stream frame (`id`, `topic`, `hash`, `meta`, `ttl`, `context_id`) with its content-addressed content inlined under `content`, decoded the way ctx.nu `frame-to-turn` decodes it (content blocks). A file of frames is a thread. A frame that carries only `hash` (its content stored by address in cross.stream's CAS and not inlined) is a valid frame; its content is then not checked.
     """

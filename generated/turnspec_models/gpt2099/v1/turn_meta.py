@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
+from pydantic import ConfigDict, Field, StrictBool, StrictInt, StrictStr
+from turnspec_models._base import TurnspecModel
 
 from . import ids, inherited_options, response_summary
 from . import role as role_1
 
 
-class TurnMeta(BaseModel):
+class TurnMeta(TurnspecModel):
     """
     The `meta` record of a `gpt.turn` frame (schemas.md "Conversation Turn Schema"). Open: gpt2099 also stores the response summary of an assistant turn under `message`, and xs meta is an arbitrary record. The inherited options live under `options` (current name) or `inherited` (planned name); both are accepted, `options` draws GP011 and both at once GP012.
     """

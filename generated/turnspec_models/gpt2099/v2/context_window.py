@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
+from turnspec_models._base import TurnspecModel
 
 from . import inherited_options, message_record
 
 
-class ContextWindow(BaseModel):
+class ContextWindow(TurnspecModel):
     """
     The normalized context window: what `gpt ctx resolve` returns and provider `prepare-request` receives (schemas.md "Normalized Context Window Input Schema", "Resolved Context Window Schema").
     """

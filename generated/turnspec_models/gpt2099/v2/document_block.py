@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
+from turnspec_models._base import TurnspecModel
 
 from . import document_source
 
 
-class DocumentBlock(BaseModel):
+class DocumentBlock(TurnspecModel):
     """
     An uploaded file: PDF, image or text (schemas.md "Document Block").
     """
@@ -18,5 +19,5 @@ class DocumentBlock(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    type: Literal['document']
+    type: Literal['document'] = 'document'
     source: document_source.DocumentSource

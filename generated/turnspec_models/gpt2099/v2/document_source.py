@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, StrictStr
+from pydantic import ConfigDict, StrictStr
+from turnspec_models._base import TurnspecModel
 
 from . import ids
 
 
-class DocumentSource(BaseModel):
+class DocumentSource(TurnspecModel):
     """
     Inline document bytes (schemas.md "Document Block"). gpt2099 only writes base64 sources; the rule engine checks the data decodes (GP103).
     """
@@ -18,7 +19,7 @@ class DocumentSource(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    type: Literal['base64']
+    type: Literal['base64'] = 'base64'
     media_type: ids.NonEmptyString
     """
     MIME type; selects the provider-specific handling.

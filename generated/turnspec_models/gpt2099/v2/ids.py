@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from pydantic import Field, StrictStr
+from turnspec_models._base import TurnspecModel
 from typing_extensions import TypeAliasType
 
 Ids = TypeAliasType("Ids", Annotated[Any, Field(title='Ids')])

@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, StrictBool
+from pydantic import ConfigDict, StrictBool
+from turnspec_models._base import TurnspecModel
 
 from . import content_block
 from . import role as role_1
 
 
-class MessageRecord(BaseModel):
+class MessageRecord(TurnspecModel):
     """
     One message of a context window (schemas.md "Message Record"). `cache` is set (true) on turns marked for caching (ctx.nu `frame-to-turn`; prepare-request fixtures).
     """

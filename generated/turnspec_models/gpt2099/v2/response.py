@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, StrictStr
+from pydantic import ConfigDict, StrictStr
+from turnspec_models._base import TurnspecModel
 
 from . import response_message
 
 
-class Response(BaseModel):
+class Response(TurnspecModel):
     """
     A normalized provider response (schemas.md "Response Format"). provider-api.md also shows `role` and `mime_type` beside `message`; the recorded fixtures hold `message` alone.
     """

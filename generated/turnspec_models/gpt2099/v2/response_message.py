@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, StrictStr
+from pydantic import ConfigDict, StrictStr
+from turnspec_models._base import TurnspecModel
 
 from . import content_block, response_usage
 
 
-class ResponseMessage(BaseModel):
+class ResponseMessage(TurnspecModel):
     """
     The message of a normalized provider response (schemas.md "Response Format"; provider-api.md `response_stream_aggregate`). `stop_reason` is optional because gpt2099's Gemini aggregate omits it when the stream has no finish reason (real recorded fixtures).
     """
@@ -20,7 +21,7 @@ class ResponseMessage(BaseModel):
     )
     id: StrictStr | None = None
     type: StrictStr | None = None
-    role: Literal['assistant']
+    role: Literal['assistant'] = 'assistant'
     content: list[content_block.ContentBlock]
     model: StrictStr
     stop_reason: StrictStr | None = None

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, StrictStr
+from pydantic import ConfigDict, StrictStr
+from turnspec_models._base import TurnspecModel
 
 from . import response_usage
 
 
-class ResponseSummary(BaseModel):
+class ResponseSummary(TurnspecModel):
     """
     The normalized response message without its content: what gpt2099 keeps in an assistant turn's meta under `message` (command-call.nu: `$res | reject message.content`).
     """

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, StrictStr
+from pydantic import ConfigDict, StrictStr
+from turnspec_models._base import TurnspecModel
 
 
-class TextBlock(BaseModel):
+class TextBlock(TurnspecModel):
     """
     Plain text (schemas.md "Text Block"). `citations` is not in the doc but appears in real assistant content that gpt2099 stores as the provider returned it (Anthropic web search answers).
     """
@@ -16,6 +17,6 @@ class TextBlock(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    type: Literal['text']
+    type: Literal['text'] = 'text'
     text: StrictStr
     citations: list[Any] | None = None

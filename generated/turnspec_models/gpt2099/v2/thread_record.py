@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, StrictBool
+from pydantic import ConfigDict, StrictBool
+from turnspec_models._base import TurnspecModel
 
 from . import content_block, ids, inherited_options
 from . import role as role_1
 
 
-class ThreadRecord(BaseModel):
+class ThreadRecord(TurnspecModel):
     """
     One turn of a resolved thread (schemas.md "Thread Record Schema", gpt/ctx.nu): what gpt2099's thread listing exports, e.g. the NUON table `[[id, role, content]; ...]`. Records are in chain order; `options` is this turn's delta.
     """

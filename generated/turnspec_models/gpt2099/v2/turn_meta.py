@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
+from pydantic import ConfigDict, Field, StrictBool, StrictInt, StrictStr
+from turnspec_models._base import TurnspecModel
 
 from . import ids, inherited_options, response_summary
 from . import role as role_1
 
 
-class TurnMeta(BaseModel):
+class TurnMeta(TurnspecModel):
     """
     The `meta` record of a `gpt.turn` frame, revision 2: the inherited options live under `inherited` only, the rename gpt2099's schemas.md announces ("Conversation Turn Schema": the attribute currently named `options` will be renamed `inherited`). Open like revision 1, except that the old name is refused (`"options": false`), so a revision-2 reader never meets both. `turnspec migrate --format gpt2099 --to 2` renames it.
     """

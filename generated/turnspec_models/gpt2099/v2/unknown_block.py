@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr
+from pydantic import ConfigDict, Field, StrictStr
+from turnspec_models._base import TurnspecModel
 
 
-class UnknownBlock(BaseModel):
+class UnknownBlock(TurnspecModel):
     """
     A block of another type. gpt2099 stores assistant content exactly as the provider's aggregate returned it, so real threads hold provider blocks such as `server_tool_use` and `web_search_tool_result`. Tolerated; the rule engine warns (GP013, an error under --strict). The pattern excludes exactly the known types, so a malformed known block never passes as unknown.
     """
