@@ -35,6 +35,7 @@ from conformance.adapters.base import (
     WireRequest,
     WireResponse,
     new_tool_id,
+    new_ulid,
 )
 from conformance.adapters.gemini import NO_ID, GeminiAdapter
 from conformance.adapters.ollama import OllamaAdapter
