@@ -227,8 +227,8 @@ class Equivalence:
     A record lists them in `accepted_differences` (beside plain strings, the older form);
     `wire.equivalence` applies them wherever the suite compares wire values or what an
     adapter read from them (TC802, TC606, TC405, TC901), and a failing case names the ones
-    it applied. `base64` and `optional` are RFC 6901 pointer patterns (`*` one key or index,
-    `**` any number of them); `canonical_base64` names canonical block fields
+    it applied. `base64` holds RFC 6901 pointer patterns (`*` one key or index, `**` any
+    number of them); `canonical_base64` names canonical block fields
     (`<block type>.<dotted path>`) that carry the API's base64 payload as it was on the wire.
     """
 
@@ -239,8 +239,6 @@ class Equivalence:
     # not: compared as the bytes they decode to
     base64: tuple[str, ...] = ()
     canonical_base64: tuple[str, ...] = ()
-    # at these pointers an absent member, "" and null are equal
-    optional: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         return f'{self.forms} ({self.source}: "{self.says}")'

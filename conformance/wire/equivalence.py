@@ -184,7 +184,8 @@ def applied(api: WireApi | None, used: Iterable[Equivalence] | None = None) -> s
     record declares, its `normalize_request` steps included)."""
     if api is None:
         return "compared exactly (no wire record)"
-    names = [e.forms for e in used] if used is not None else [str(d).split(" (")[0] for d in api.accepted_differences]
+    every = api.accepted_differences if used is None else tuple(used)
+    names = [d.forms if isinstance(d, Equivalence) else d for d in every]
     return f"compared up to {api.name}'s declared equivalences: " + ("; ".join(names) if names else "none")
 
 
