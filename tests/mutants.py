@@ -6,6 +6,7 @@ to fail (kill rate 100%), while the unmutated reference adapters pass everything
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import re
@@ -14,6 +15,7 @@ from dataclasses import replace
 from typing import Any, ClassVar
 
 from third_party.cohere_adapter import CohereAdapter
+from third_party.equivalent_forms import EmptyContentChatAdapter, UrlSafeGeminiAdapter
 from third_party.minting_gemini import MintingGeminiAdapter
 from ulid import ULID
 
@@ -1519,6 +1521,84 @@ class ChatSchemaInSystemMessage(OpenAIChatAdapter):
 
 
 # mutant -> the rule that must fail
+# -- equivalent forms with real content changed (issue 25 item 2): the record's declared
+# equivalences (base64 alphabets, `content` beside tool_calls) must not hide these
+
+
+def _other_bytes(value: Any) -> Any:
+    """The URL-safe spelling of other bytes (the first byte flipped)."""
+    raw = bytearray(base64.urlsafe_b64decode(str(value) + "=" * (-len(str(value)) % 4)))
+    raw[0] ^= 1
+    return base64.urlsafe_b64encode(bytes(raw)).decode("ascii").rstrip("=")
+
+
+def _alter(value: Any, key: str) -> Any:
+    if isinstance(value, dict):
+        return {k: _other_bytes(v) if k == key and isinstance(v, str) else _alter(v, key) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_alter(v, key) for v in value]
+    return value
+
+
+class GeminiUrlSafeOtherImageBytes(UrlSafeGeminiAdapter):
+    """Writes base64 URL-safe (allowed) but with one bit of each inlineData payload flipped."""
+
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: AdapterOptions) -> WireRequest:
+        req = super().to_wire(messages, tools, options)
+        return replace(req, body=_alter(req.body, "data"))
+
+
+class GeminiUrlSafeOtherBytesRoundTrip(GeminiUrlSafeOtherImageBytes):
+    """The same defect, met by the request round trip of a recorded image request."""
+
+
+class GeminiUrlSafeSignatureAltered(UrlSafeGeminiAdapter):
+    """Writes thoughtSignatures URL-safe (allowed) but of other bytes."""
+
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: AdapterOptions) -> WireRequest:
+        req = super().to_wire(messages, tools, options)
+        return replace(req, body=_alter(req.body, "thoughtSignature"))
+
+
+class GeminiUrlSafeParsedSignatureAltered(UrlSafeGeminiAdapter):
+    """Reads a non-streamed response's thoughtSignatures URL-safe (allowed) but of other bytes:
+    the streamed parse of the same reply keeps the wire's."""
+
+    def from_wire_response(self, response: WireResponse | dict[str, Any], request_context: RequestContext) -> Message:
+        msg = super().from_wire_response(response, request_context)
+        for b in msg["content"]:
+            if b.get("type") == "thinking" and b.get("signature"):
+                b["signature"] = _other_bytes(b["signature"])
+        return msg
+
+
+class ChatEmptyContentTextDropped(EmptyContentChatAdapter):
+    """Sends `content: ""` beside tool_calls (allowed) also when the turn had text: the text is lost."""
+
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: AdapterOptions) -> WireRequest:
+        req = super().to_wire(messages, tools, options)
+        body = dict(req.body)
+        body["messages"] = [
+            {**m, "content": ""} if m.get("role") == "assistant" and m.get("tool_calls") else m
+            for m in body.get("messages") or []
+        ]
+        return replace(req, body=body)
+
+
+class ChatToolContentAbsent(EmptyContentChatAdapter):
+    """Leaves `content` out of tool messages, as if absent equalled their text there too (the
+    Chat docs make it optional only on an assistant turn with tool_calls)."""
+
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: AdapterOptions) -> WireRequest:
+        req = super().to_wire(messages, tools, options)
+        body = dict(req.body)
+        body["messages"] = [
+            {k: v for k, v in m.items() if k != "content"} if m.get("role") == "tool" else m
+            for m in body.get("messages") or []
+        ]
+        return replace(req, body=body)
+
+
 MUTANTS: dict[type, str] = {
     SilentDrop: "TC201",
     WarnMissingField: "TC201",
@@ -1660,8 +1740,19 @@ MUTANTS: dict[type, str] = {
     GeminiSchemaInSystemInstruction: "TC501",
     ResponsesSchemaInInstructions: "TC501",
     ChatSchemaInSystemMessage: "TC501",
+    GeminiUrlSafeOtherImageBytes: "TC901",
+    GeminiUrlSafeOtherBytesRoundTrip: "TC802",
+    GeminiUrlSafeSignatureAltered: "TC405",
+    GeminiUrlSafeParsedSignatureAltered: "TC606",
+    ChatEmptyContentTextDropped: "TC401",
+    ChatToolContentAbsent: "TC802",
 }
 # rules whose cases come from real recordings (the project's cassettes cannot kill them)
 NEEDS_SAMPLES = ("TC701", "TC904")
 # where each adapter's own cassettes live (the project's for its adapters)
-CASSETTES = {"cohere-chat": "tests/third_party/cassettes/cohere", "gemini-minting": "cassettes/gemini"}
+CASSETTES = {
+    "cohere-chat": "tests/third_party/cassettes/cohere",
+    "gemini-minting": "cassettes/gemini",
+    "gemini-urlsafe": "cassettes/gemini",
+    "openai-chat-empty-content": "cassettes/openai-chat",
+}

@@ -114,7 +114,7 @@ def as_dict(report: SuiteReport) -> dict[str, Any]:
         },
         "estimate_error": estimate_distribution(report),
         "accepted_request_differences": {
-            a.name: list(a.accepted_differences) for a in wire_registry.APIS if a.accepted_differences
+            a.name: [str(d) for d in a.accepted_differences] for a in wire_registry.APIS if a.accepted_differences
         },
         "summary": {
             "failed": len(report.failed),

@@ -221,6 +221,30 @@ class Carries:
 
 
 @dataclass(frozen=True)
+class Equivalence:
+    """Two or more forms the API treats alike, with the documentation sentence that says so.
+
+    A record lists them in `accepted_differences` (beside plain strings, the older form);
+    `wire.equivalence` applies them wherever the suite compares wire values or what an
+    adapter read from them (TC802, TC606, TC405, TC901), and a failing case names the ones
+    it applied. `base64` holds RFC 6901 pointer patterns (`*` one key or index, `**` any
+    number of them); `canonical_base64` names canonical block fields
+    (`<block type>.<dotted path>`) that carry the API's base64 payload as it was on the wire.
+    """
+
+    forms: str  # which forms are equal
+    says: str  # the documentation's sentence, quoted
+    source: str  # where it says so (URL)
+    # values at these pointers are base64 in the standard or the URL-safe alphabet, padded or
+    # not: compared as the bytes they decode to
+    base64: tuple[str, ...] = ()
+    canonical_base64: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        return f'{self.forms} ({self.source}: "{self.says}")'
+
+
+@dataclass(frozen=True)
 class WireApi:
     """One provider wire API. `name` is stable and used in reports and cassette folders."""
 
@@ -241,7 +265,8 @@ class WireApi:
     framing_by_url: Callable[[str], Framing] | None = None
     # Request bodies the provider treats alike, made equal (TC802 compares a recorded request
     # with the same request read into canonical form and rendered back); each step is named,
-    # with its reason, in `accepted_differences`. None: bodies are compared exactly.
+    # with its reason, in `accepted_differences`. None: bodies are compared exactly, save for
+    # the `Equivalence`s of `accepted_differences` (see `wire.equivalence.compare`).
     normalize_request: Callable[[JsonBody], JsonBody] | None = None
     # the top-level request field holding the conversation turns (`messages`, Gemini's
     # `contents`, Responses' `input`): a probe pointer under it is "in the history"
@@ -265,7 +290,9 @@ class WireApi:
     # a schema folder outside the package, for a record a third party registers (None: the
     # package's schemas/wire/<schema_dir>/)
     schema_path: str | None = None
-    accepted_differences: tuple[str, ...] = ()
+    # the forms the API treats alike: each an `Equivalence` (with the documentation sentence
+    # that says so) or, the older form, a sentence naming a step of `normalize_request`
+    accepted_differences: tuple[str | Equivalence, ...] = ()
 
     def stream_usage_requested(self, body: JsonBody) -> bool | None:
         """Whether a streaming request `body` asks for usage as `stream_usage_request` says

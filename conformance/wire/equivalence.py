@@ -1,23 +1,241 @@
-"""Request bodies a provider treats alike, made equal: the `normalize_request` of a record.
+"""Forms a provider treats alike, made equal: one declaration per API, read by every check
+that compares wire values or what an adapter read from them (TC802, TC606, TC405, TC901).
 
-TC802 reads a recorded request into canonical form, renders it back and compares the two.
-Each step below is a difference the provider's documentation says is not one (a string
-is shorthand for a one-text-block list, a default value equals an absent one...), listed
-with its reason in the matching `*_DIFFERENCES` tuple, which a record carries as
-`accepted_differences` and the report prints. A record without `normalize_request` is
-compared exactly.
+A record declares them in `accepted_differences`: `Equivalence`s, each with the sentence
+of the documentation that says so, and (the older form) sentences naming a step of its
+`normalize_request`, the request rewrite of this module that makes structural forms equal
+(a string is shorthand for a one-text-block list, a default value equals an absent one...).
+`compare` applies both: the record's `normalize_request`, then what its `Equivalence`s say
+(object members in any order, numbers as the binary64 values they spell, base64 payloads as
+the bytes they decode to). A check's failing reason names what it applied (`applied`).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import contextlib
 import copy
 import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from .api import JsonBody
+from .api import Equivalence, JsonBody, WireApi
 
-ANTHROPIC_MESSAGES_DIFFERENCES: tuple[str, ...] = (
+# -- what every JSON API shares -------------------------------------------------------------
+
+RFC8259 = "https://www.rfc-editor.org/rfc/rfc8259"
+KEY_ORDER = Equivalence(
+    "object members in any order",
+    "An object is an unordered collection of zero or more name/value pairs",
+    RFC8259 + "#section-1",
+)
+NUMBERS = Equivalence(
+    "a number in any spelling of the same value (`1`, `1.0`, `1e0`); true and false are not numbers",
+    "good interoperability can be achieved by implementations that expect no more precision or range "
+    "than these provide, in the sense that implementations will approximate JSON numbers within the "
+    "expected precision",
+    RFC8259 + "#section-6",
+)
+JSON_FORMS: tuple[Equivalence, ...] = (KEY_ORDER, NUMBERS)
+"""Every record declares these (its API reads JSON, RFC 8259)."""
+
+PROTO3_JSON = "https://protobuf.dev/programming-guides/json/"
+PROTO3_BYTES = (
+    "JSON value will be the data encoded as a string using standard base64 encoding with paddings. "
+    "Either standard or URL-safe base64 encoding with/without paddings are accepted."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Decoded:
+    """A base64 payload made comparable: equal to another when the bytes are (`spelled` is
+    the text it came as, for messages)."""
+
+    raw: bytes
+    spelled: str = ""
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Decoded) and other.raw == self.raw
+
+    def __hash__(self) -> int:
+        return hash(self.raw)
+
+    def __repr__(self) -> str:
+        return json.dumps(self.spelled)
+
+
+def decode_base64(text: str) -> bytes | None:
+    """The bytes `text` spells in the standard or the URL-safe alphabet, padded or not (the
+    proto3 JSON reading); None when it is not such a spelling (a payload is only equal to
+    another spelling of its own bytes: a text with stray bits or characters is none)."""
+    core = text.rstrip("=")
+    if len(text) - len(core) > 2 or len(core) % 4 == 1:
+        return None
+    std = core.replace("-", "+").replace("_", "/")
+    padded = std + "=" * (-len(std) % 4)
+    try:
+        raw = base64.b64decode(padded, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    # non-zero trailing bits decode too: only the canonical spelling of these bytes counts
+    return raw if base64.b64encode(raw).decode("ascii") == padded else None
+
+
+def declared(api: WireApi | None) -> tuple[Equivalence, ...]:
+    """The record's `Equivalence`s (none without a record)."""
+    return tuple(d for d in (api.accepted_differences if api is not None else ()) if isinstance(d, Equivalence))
+
+
+def _segments_match(pattern: list[str], parts: list[str]) -> bool:
+    if not pattern:
+        return not parts
+    head, rest = pattern[0], pattern[1:]
+    if head == "**":
+        return any(_segments_match(rest, parts[i:]) for i in range(len(parts) + 1))
+    return bool(parts) and head in ("*", parts[0]) and _segments_match(rest, parts[1:])
+
+
+def pointer_matches(pattern: str, pointer: str) -> bool:
+    """Whether an RFC 6901 `pointer` matches `pattern` (`*` one token, `**` any number)."""
+    return _segments_match(pattern.split("/")[1:], pointer.split("/")[1:])
+
+
+def base64_at(api: WireApi | None, pointer: str) -> Equivalence | None:
+    """The declaration that makes the wire value at `pointer` base64, if any."""
+    return next((e for e in declared(api) if any(pointer_matches(p, pointer) for p in e.base64)), None)
+
+
+def _as_bytes(value: Any) -> Any:
+    if isinstance(value, str):
+        raw = decode_base64(value)
+        if raw is not None:
+            return Decoded(raw, value)
+    return value
+
+
+def wire_key(api: WireApi | None, pointer: str, value: Any) -> Any:
+    """A wire value in the form it compares in: the bytes of a declared base64 field, else the value."""
+    return _as_bytes(value) if base64_at(api, pointer) is not None else value
+
+
+def canonical_key(api: WireApi | None, field: str, value: Any) -> Any:
+    """A canonical block field (`thinking.signature`, `image.source.data`) in the form it
+    compares in: its bytes where the record says it carries the API's base64, else the value."""
+    return _as_bytes(value) if any(field in e.canonical_base64 for e in declared(api)) else value
+
+
+def normalize(api: WireApi | None, value: Any, pointer: str = "") -> Any:
+    """A decoded JSON body in the form it compares in: declared base64 fields as their bytes
+    (objects compare as mappings and numbers as numbers: `diff` does)."""
+    if isinstance(value, Mapping):
+        return {k: normalize(api, v, f"{pointer}/{k}") for k, v in value.items()}
+    if isinstance(value, list):
+        return [normalize(api, v, f"{pointer}/{i}") for i, v in enumerate(value)]
+    return wire_key(api, pointer, value)
+
+
+def normalize_blocks(api: WireApi | None, blocks: Any) -> Any:
+    """Canonical content blocks with the fields the record declares base64 (`canonical_base64`)
+    as their bytes."""
+    fields = {f for e in declared(api) for f in e.canonical_base64}
+    if not fields or not isinstance(blocks, list):
+        return blocks
+    return [_block(b, fields) for b in blocks]
+
+
+def _block(block: Any, fields: set[str]) -> Any:
+    if not isinstance(block, Mapping):
+        return block
+    out = dict(block)
+    for f in fields:
+        kind, _, path = f.partition(".")
+        if block.get("type") != kind:
+            continue
+        keys = path.split(".")
+        node: Any = out
+        for k in keys[:-1]:
+            if not isinstance(node, dict) or not isinstance(node.get(k), Mapping):
+                node = None
+                break
+            node[k] = dict(node[k])
+            node = node[k]
+        if isinstance(node, dict) and keys[-1] in node:
+            node[keys[-1]] = _as_bytes(node[keys[-1]])
+    if isinstance(out.get("content"), list):  # tool_result content
+        out["content"] = [_block(b, fields) for b in out["content"]]
+    return out
+
+
+def compare(api: WireApi | None, recorded: Any, rendered: Any, *, request: bool = True) -> list[str]:
+    """Paths where two wire bodies differ once the record's equivalences are applied (its
+    `normalize_request` for requests, then `normalize`); first 20."""
+    norm = api.normalize_request if request and api is not None and api.normalize_request else None
+
+    def prepared(body: Any) -> Any:
+        return normalize(api, norm(body) if norm is not None and isinstance(body, Mapping) else body)
+
+    return diff(prepared(recorded), prepared(rendered))
+
+
+def applied(api: WireApi | None, used: Iterable[Equivalence] | None = None) -> str:
+    """The clause a failing reason names the equivalences with: `used` (default: all the
+    record declares, its `normalize_request` steps included)."""
+    if api is None:
+        return "compared exactly (no wire record)"
+    every = api.accepted_differences if used is None else tuple(used)
+    names = [d.forms if isinstance(d, Equivalence) else d for d in every]
+    return f"compared up to {api.name}'s declared equivalences: " + ("; ".join(names) if names else "none")
+
+
+def diff(a: Any, b: Any, path: str = "") -> list[str]:
+    """Paths where two JSON values differ (first 20): objects as mappings, numbers as numbers
+    (never booleans), `Decoded` payloads by their bytes."""
+    out: list[str] = []
+    _diff(a, b, path, out)
+    return out[:20]
+
+
+def _spelled(v: Any) -> Any:
+    if isinstance(v, Decoded):
+        return v.spelled
+    raise TypeError(type(v).__name__)
+
+
+def _show(v: Any) -> str:
+    return json.dumps(v, default=_spelled)[:60]
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def _diff(a: Any, b: Any, path: str, out: list[str]) -> None:
+    if len(out) >= 20:
+        return
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        for k in sorted(set(a) | set(b)):
+            if k not in a:
+                out.append(f"{path}/{k}: only in rendered ({_show(b[k])})")
+            elif k not in b:
+                out.append(f"{path}/{k}: missing from rendered (recorded {_show(a[k])})")
+            else:
+                _diff(a[k], b[k], f"{path}/{k}", out)
+    elif isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            out.append(f"{path}: {len(a)} items recorded, {len(b)} rendered")
+        for i, (x, y) in enumerate(zip(a, b, strict=False)):
+            _diff(x, y, f"{path}/{i}", out)
+    elif _number(a) and _number(b):
+        if a != b:
+            out.append(f"{path}: recorded {_show(a)}, rendered {_show(b)}")
+    elif type(a) is not type(b) or a != b:
+        out.append(f"{path}: recorded {_show(a)}, rendered {_show(b)}")
+
+
+ANTHROPIC_MESSAGES_DIFFERENCES: tuple[str | Equivalence, ...] = (
+    *JSON_FORMS,
     "`content` given as a string equals a list holding one text block (the Messages API "
     "documents the string as shorthand), for messages and for tool_result content",
     "consecutive messages of the same role are merged (the API combines consecutive same-role turns)",
@@ -26,16 +244,38 @@ ANTHROPIC_MESSAGES_DIFFERENCES: tuple[str, ...] = (
     'a tool `description` of "" equals an absent one (canonical ToolDefinition requires it)',
     "`system` given as a string equals a list holding one text block",
 )
-OPENAI_CHAT_DIFFERENCES: tuple[str, ...] = (
+OPENAI_CHAT_DIFFERENCES: tuple[str | Equivalence, ...] = (
+    *JSON_FORMS,
     "a `content` string equals a list holding one text part (user, system, tool messages)",
     "`function.arguments` strings are compared as the JSON objects they encode (canonical "
     "input is an object; whitespace and key order are not semantic)",
     "`stream_options.include_usage: true` is added to streaming requests (adapter contract "
     "§7.2 requires requesting usage)",
     "`stream: false` equals an absent `stream`",
-    'assistant `content` of "", null or absent are equal when the message has tool_calls',
+    Equivalence(
+        'assistant `content` of "", null or absent, when the message has tool_calls',
+        "The contents of the assistant message. Required unless `tool_calls` or `function_call` is specified.",
+        "https://platform.openai.com/docs/api-reference/chat/create#chat-create-messages",
+    ),
     'a tool `description` of "" equals an absent one',
 )
+GEMINI_BASE64 = Equivalence(
+    "`inlineData.data` and `thoughtSignature` (bytes fields, base64 in JSON) in the standard or "
+    "the URL-safe alphabet, padded or not: the same bytes are the same payload",
+    "Either standard or URL-safe base64 encoding with/without paddings are accepted.",
+    PROTO3_JSON + " (JSON Mapping, bytes; the generateContent reference types Blob.data and "
+    "Part.thoughtSignature as 'string (bytes format) ... A base64-encoded string.')",
+    base64=(
+        "/**/inlineData/data",
+        "/**/inline_data/data",
+        "/**/thoughtSignature",
+        "/**/thought_signature",
+    ),
+    # the canonical fields a Gemini adapter carries these payloads in, as they were on the wire
+    canonical_base64=("image.source.data", "thinking.signature"),
+)
+GEMINI_DIFFERENCES: tuple[str | Equivalence, ...] = (*JSON_FORMS, GEMINI_BASE64)
+"""A generateContent body is proto3 JSON (`GenerateContentRequest`, `Part`, `Blob`)."""
 
 
 def anthropic_messages(body: JsonBody) -> JsonBody:

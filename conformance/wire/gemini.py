@@ -38,6 +38,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from . import equivalence
 from .api import (
     Carries,
     Framing,
@@ -383,4 +384,6 @@ GEMINI = WireApi(
     # "promptTokenCount: ... When cachedContent is set, this is still the total effective
     # prompt size meaning this includes the number of tokens in the cached content"
     cached_in_input=True,
+    # proto3 JSON: bytes fields in either base64 alphabet, padded or not
+    accepted_differences=equivalence.GEMINI_DIFFERENCES,
 )

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from . import equivalence
 from .api import (
     Carries,
     Framing,
@@ -236,6 +237,7 @@ OLLAMA_CHAT = WireApi(
         "load": "end_turn",
         "unload": "end_turn",
     },
+    accepted_differences=equivalence.JSON_FORMS,  # object member order, number spellings
 )
 
 OLLAMA_GENERATE = WireApi(

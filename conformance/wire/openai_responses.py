@@ -41,6 +41,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from . import equivalence
 from .api import (
     Carries,
     Framing,
@@ -348,4 +349,5 @@ OPENAI_RESPONSES = WireApi(
     # responses/create: "previous_response_id ... Use this to create multi-turn conversations";
     # "conversation ... Items from this conversation are prepended to input_items"
     state_fields=("/previous_response_id", "/conversation"),
+    accepted_differences=equivalence.JSON_FORMS,  # object member order, number spellings
 )

@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from . import equivalence
 from .api import Carries, Framing, JsonBody, Located, Probes, ToolIdRule, WireApi
 from .openai_chat import DOCS as OPENAI_DOCS
 from .openai_chat import OPENAI_CHAT, STOP_REASONS, _messages
@@ -108,4 +109,5 @@ OPENROUTER_CHAT = WireApi(
     ),
     stop_reasons=STOP_REASONS,
     cached_in_input=True,
+    accepted_differences=equivalence.JSON_FORMS,  # object member order, number spellings
 )

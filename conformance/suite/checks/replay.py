@@ -10,6 +10,7 @@ from typing import Any
 from ...adapters.protocol import Adapter, Message, ToolDefinition, WireResponse
 from ...findings import Selection
 from ...formats.canonical.memory import validate_messages
+from ...wire import equivalence
 from ...wire import facts as wire_facts
 from ...wire.api import WireApi
 from .. import rules as R
@@ -206,11 +207,25 @@ def _replay(src: Adapter, dst: Adapter, owner: AdapterUnderTest, pair: str) -> I
     dropped, sig = _thinking_and_images(src, dst, api, conv, wire.body, text, recs)
     yield o(R.REPLAY_DROPPED, owner, "fail" if dropped else "pass", pair, "; ".join(dropped[:3]))
     think_cap = "supports_thinking" if caps.get("supports_thinking") and src.provider == dst.provider else None
-    yield o(R.REPLAY_SIGNATURE, owner, "fail" if sig else "pass", pair, "; ".join(sig[:3]), think_cap)
+    yield o(R.REPLAY_SIGNATURE, owner, "fail" if sig else "pass", pair, _signature_reason(api, sig), think_cap)
 
 
-def _values(found: list[Any]) -> set[str]:
-    return {str(x.value) for x in found}
+# what TC405 enforces, as its catalogue entry states it
+SIGNATURE_BACK = f"{R.REPLAY_SIGNATURE.section}: {R.REPLAY_SIGNATURE.summary.lower()}"
+
+
+def _values(found: list[Any], api: WireApi | None = None) -> set[Any]:
+    """The located values in the form they compare in: the bytes of a field the record
+    declares base64 (`wire.equivalence`), else the text."""
+    return {equivalence.wire_key(api, x.pointer, str(x.value)) for x in found}
+
+
+def _signature_reason(api: WireApi | None, problems: list[str]) -> str:
+    """A failing TC405 reason: the problems, the record's equivalences it compared up to and
+    the rule it enforces."""
+    if not problems:
+        return ""
+    return f"{'; '.join(problems[:3])} ({equivalence.applied(api, equivalence.declared(api))}; {SIGNATURE_BACK})"
 
 
 def _thinking_and_images(
@@ -227,8 +242,8 @@ def _thinking_and_images(
     sig: list[str] = []
     same = src.provider == dst.provider
     located = isinstance(body, dict) and api is not None
-    sigs_on_wire = _values(api.probes.signatures(body)) if located and api else set()
-    redacted_on_wire = _values(api.probes.redacted_thinking(body)) if located and api else set()
+    sigs_on_wire = _values(api.probes.signatures(body), api) if located and api else set()
+    redacted_on_wire = _values(api.probes.redacted_thinking(body), api) if located and api else set()
     thinking_on_wire = _values(api.probes.thinking_text(body)) if located and api else set()
     for m in conv:
         for b in m["content"]:
@@ -244,7 +259,8 @@ def _thinking_and_images(
                 # is a leak wherever it lands, so this side reads the whole body)
                 leaked = bool(opaque) and str(opaque) in text
                 if carried and t == "thinking" and api is not None:
-                    if expressible and opaque and str(opaque) not in sigs_on_wire:
+                    sent = equivalence.canonical_key(api, "thinking.signature", str(opaque))
+                    if expressible and opaque and sent not in sigs_on_wire:
                         sig.append(
                             f"thinking signature issued by {src.provider} not in the field "
                             f"{api.name} carries signatures in"
@@ -254,7 +270,7 @@ def _thinking_and_images(
                     if not expressible and leaked:
                         sig.append(f"{api.name} carries no thinking signature, yet it reached the wire")
                 elif carried and api is not None:
-                    if str(opaque) not in redacted_on_wire:
+                    if equivalence.canonical_key(api, "redacted_thinking.data", str(opaque)) not in redacted_on_wire:
                         sig.append(f"redacted thinking issued by {src.provider} not sent back to {dst.name} intact")
                 elif carried and api is None and not leaked:
                     sig.append(f"{t} issued by {src.provider} not sent back to {dst.name}")
@@ -294,9 +310,8 @@ def recorded_thinking_sent_back(env: Env) -> Iterator[Outcome]:
                 continue
             if not isinstance(body, dict):
                 continue
-            sigs = (
-                [str(x.value) for x in api.probes.response_signatures(body)] if api.carries.thinking_signature else []
-            )
+            located = api.probes.response_signatures(body) if api.carries.thinking_signature else []
+            sigs = [str(x.value) for x in located]
             thought = "".join(str(x.value) for x in api.probes.response_thinking_text(body))
             thought = thought if api.carries.thinking_text else ""
             if not sigs and not thought:
@@ -316,8 +331,8 @@ def recorded_thinking_sent_back(env: Env) -> Iterator[Outcome]:
             judged += 1
             rendered = wire.body if isinstance(wire.body, dict) else {}
             problems = []
-            on_wire = _values(api.probes.signatures(rendered))
-            lost = [x for x in sigs if x not in on_wire]
+            on_wire = _values(api.probes.signatures(rendered), api)
+            lost = [str(x.value) for x in located if equivalence.wire_key(api, x.pointer, str(x.value)) not in on_wire]
             if lost:
                 problems.append(
                     f"{len(lost)} of {len(sigs)} signature(s) the response carries not sent back in "
@@ -331,7 +346,7 @@ def recorded_thinking_sent_back(env: Env) -> Iterator[Outcome]:
                 s,
                 "fail" if problems else "pass",
                 it.label,
-                "; ".join(problems),
+                _signature_reason(api, problems),
                 "supports_thinking",
             )
         if not judged:

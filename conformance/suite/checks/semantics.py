@@ -30,6 +30,7 @@ from dataclasses import replace
 from typing import Any
 
 from ...adapters.protocol import Adapter, Message, WireResponse
+from ...wire import equivalence
 from ...wire.api import Framing, Located, WireApi
 from ...wire.facts import history_index
 from ...wire.framing import FramingError, json_events
@@ -87,12 +88,20 @@ def _images_script(a: Adapter, api: WireApi) -> tuple[Builder, list[dict[str, An
     return b, first + second, [0] * len(first) + [1] * len(second)
 
 
-def _same_image(want: dict[str, Any], got: dict[str, Any]) -> str | None:
+# what TC901 enforces, as its catalogue entry states it
+IMAGES_SURVIVE = f"{R.IMAGES_KEPT.section}: {R.IMAGES_KEPT.summary.lower()}"
+
+
+def _same_image(want: dict[str, Any], got: dict[str, Any], api: WireApi | None = None) -> str | None:
+    """None when `got` (an image located on the wire or read back) is `want`: base64 data
+    compared up to the record's declared equivalences (the bytes, where it declares
+    `image.source.data` base64 in either alphabet)."""
     src = want["source"]
     if got.get("kind") != src["kind"]:
         return f"{src['kind']} image became {got.get('kind')}"
     if src["kind"] == "base64":
-        if got.get("data") != src["data"]:
+        field = "image.source.data"
+        if equivalence.canonical_key(api, field, got.get("data")) != equivalence.canonical_key(api, field, src["data"]):
             return "base64 bytes differ"
         if got.get("media_type") not in (None, want["media_type"]):
             return f"media type {want['media_type']} became {got.get('media_type')}"
@@ -142,9 +151,11 @@ def images(env: Env) -> Iterator[Outcome]:
         if len(on_wire) != len(blocks):
             problems.append(f"{len(on_wire)} images in {api.name}'s fields, want {len(blocks)}")
         else:
-            problems += [p for w, g in zip(blocks, on_wire, strict=True) if (p := _same_image(w, g or {}))]
+            problems += [p for w, g in zip(blocks, on_wire, strict=True) if (p := _same_image(w, g or {}, api))]
             problems += _image_turns(api, [x.pointer for x in located], turns)
-        yield o(R.IMAGES_KEPT, s, "fail" if problems else "pass", "images on the wire", "; ".join(problems), cap)
+        yield o(
+            R.IMAGES_KEPT, s, "fail" if problems else "pass", "images on the wire", _image_reason(api, problems), cap
+        )
         try:
             back = read_request(a, wire.body, b.session_id)
         except Exception as exc:
@@ -168,12 +179,12 @@ def images(env: Env) -> Iterator[Outcome]:
         if len(got) == len(blocks) and read_turns != turns:
             rb.append(f"images read back in user turns {read_turns}, sent in {turns} (an image stays with its message)")
         for w, g in zip(blocks, got, strict=False):
-            p = _same_image(w, {**g.get("source", {}), "media_type": g.get("media_type")})
+            p = _same_image(w, {**g.get("source", {}), "media_type": g.get("media_type")}, api)
             if p:
                 rb.append(p)
             elif g.get("media_type") != w["media_type"]:
                 rb.append(f"media type {w['media_type']} read back as {g.get('media_type')}")
-        yield o(R.IMAGES_KEPT, s, "fail" if rb else "pass", "images read back", "; ".join(rb[:3]), cap)
+        yield o(R.IMAGES_KEPT, s, "fail" if rb else "pass", "images read back", _image_reason(api, rb), cap)
         if a.capabilities.get("supports_tools"):
             yield _tool_result_image(s, a, api)
 
@@ -200,11 +211,21 @@ def _tool_result_image(s: AdapterUnderTest, a: Adapter, api: WireApi) -> Outcome
         back = read_request(a, wire.body, b.session_id)
     except Exception as exc:
         return o(R.IMAGES_KEPT, s, "fail", label, crash(exc), cap)
-    problem = _same_image(image, on_wire[0] or {}) if len(on_wire) == 1 else f"{len(on_wire)} images on the wire"
+    problem = _same_image(image, on_wire[0] or {}, api) if len(on_wire) == 1 else f"{len(on_wire)} images on the wire"
     if problem is None and back is not None:
         got = result_blocks(back.messages, "image")
         problem = None if len(got) == 1 else f"{len(got)} images read back inside tool results, want 1"
-    return o(R.IMAGES_KEPT, s, "fail" if problem else "pass", label, problem or "", cap)
+    return o(
+        R.IMAGES_KEPT, s, "fail" if problem else "pass", label, _image_reason(api, [problem] if problem else []), cap
+    )
+
+
+def _image_reason(api: WireApi | None, problems: list[str]) -> str:
+    """A failing TC901 reason: the problems, the record's equivalences it compared up to and
+    the rule it enforces."""
+    if not problems:
+        return ""
+    return f"{'; '.join(problems[:3])} ({equivalence.applied(api, equivalence.declared(api))}; {IMAGES_SURVIVE})"
 
 
 @check(R.TOOL_ERROR_KEPT)

@@ -9,7 +9,8 @@ from typing import Any
 
 from ...adapters.protocol import Adapter, StreamEvent, WireResponse
 from ...adapters.streams import DOTTED, parse_json_object
-from ...wire.api import Framing
+from ...wire import equivalence
+from ...wire.api import Framing, WireApi
 from ...wire.framing import FramingError, json_events
 from .. import rules as R
 from ..cassettes import Interaction
@@ -156,12 +157,13 @@ def stream_equals_parse(env: Env) -> Iterator[Outcome]:
     consistently, ids the wire issued may not."""
     for s in env.subjects:
         a = s.adapter
+        api = wire_api_of(a)
         found = False
         for c in env.own.get(s.name, []):
             plain = [it for it in c.interactions if not it.is_stream and it.status < 400]
             streams = [it for it in c.interactions if it.is_stream and it.status < 400]
             for st in streams:
-                twin = next((p for p in plain if same_request(st.request_body, p.request_body)), None)
+                twin = next((p for p in plain if same_request(st.request_body, p.request_body, api)), None)
                 if twin is None:
                     continue
                 found = True
@@ -174,13 +176,16 @@ def stream_equals_parse(env: Env) -> Iterator[Outcome]:
                     continue
                 done = next((e for e in events if e.get("type") == "message_complete"), {})
                 final = done.get("final_content")
-                ids = WireIds.of(wire_api_of(a), [twin.response_json, *(wire_values(st) or [])])
+                ids = WireIds.of(api, [twin.response_json, *(wire_values(st) or [])])
                 ren = match_ids(msg["content"], final, fixed_ids(a, sid, ids))
                 problems = list(ren.problems)
-                if not problems and ren.apply(msg["content"]) != final:
+                parsed = equivalence.normalize_blocks(api, ren.apply(msg["content"]))
+                streamed = equivalence.normalize_blocks(api, final)
+                if not problems and equivalence.diff(parsed, streamed):
                     problems.append(
                         f"stream content {json.dumps(final)[:120]} != parse "
-                        f"{json.dumps(msg['content'])[:120]} ({STREAM_EQUALS})"
+                        f"{json.dumps(msg['content'])[:120]} (at {equivalence.diff(parsed, streamed)[0]}; "
+                        f"{equivalence.applied(api, equivalence.declared(api))}; {STREAM_EQUALS})"
                     )
                 usage = msg["metadata"].get("usage") or {}
                 su = done.get("usage") or {}
@@ -209,11 +214,15 @@ def stream_equals_parse(env: Env) -> Iterator[Outcome]:
             )
 
 
-def same_request(a: Any, b: Any) -> bool:
+def same_request(a: Any, b: Any, api: WireApi | None = None) -> bool:
+    """Whether two recorded requests ask for the same content (streamed or not), up to the
+    record's declared equivalences."""
     if not isinstance(a, dict) or not isinstance(b, dict):
         return False
     drop = ("stream", "stream_options")
-    return {k: v for k, v in a.items() if k not in drop} == {k: v for k, v in b.items() if k not in drop}
+    return not equivalence.compare(
+        api, {k: v for k, v in a.items() if k not in drop}, {k: v for k, v in b.items() if k not in drop}
+    )
 
 
 def signature_on_final_delta(s: AdapterUnderTest | str, label: str, events: list[StreamEvent]) -> Iterator[Outcome]:

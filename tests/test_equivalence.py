@@ -1,0 +1,169 @@
+"""Forms an API treats alike (issue 25 item 2): one declaration per wire record
+(`accepted_differences`, `wire.equivalence`), applied by TC802, TC606, TC405 and TC901."""
+
+from __future__ import annotations
+
+import base64
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.findings import Selection
+from conformance.suite.runner import SuiteConfig, run
+from conformance.wire import equivalence
+from conformance.wire.anthropic_messages import ANTHROPIC_MESSAGES
+from conformance.wire.api import Equivalence
+from conformance.wire.gemini import GEMINI
+from conformance.wire.ollama import OLLAMA_CHAT
+from conformance.wire.openai_chat import OPENAI_CHAT
+from conformance.wire.openai_responses import OPENAI_RESPONSES
+from conformance.wire.openrouter import OPENROUTER_CHAT
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from mutants import (  # noqa: E402  (tests/ on the path first, as test_mutants has it)
+    ChatToolContentAbsent,
+    GeminiUrlSafeOtherBytesRoundTrip,
+    GeminiUrlSafeOtherImageBytes,
+    GeminiUrlSafeParsedSignatureAltered,
+    GeminiUrlSafeSignatureAltered,
+)
+from third_party.equivalent_forms import EmptyContentChatAdapter, UrlSafeGeminiAdapter  # noqa: E402
+
+PAYLOAD = bytes(range(250, 256)) + b"\xfb\xff\x00"  # bytes whose two alphabets differ
+STD = base64.b64encode(PAYLOAD).decode()
+URL = base64.urlsafe_b64encode(PAYLOAD).decode().rstrip("=")
+BUILT_IN = (ANTHROPIC_MESSAGES, OPENAI_CHAT, OPENAI_RESPONSES, GEMINI, OLLAMA_CHAT, OPENROUTER_CHAT)
+RULES = ("TC802", "TC606", "TC405", "TC901")
+
+
+def gemini_body(data: str, sig: str, temperature: Any = 1) -> dict[str, Any]:
+    return {
+        "contents": [
+            {
+                "role": "user",
+                "parts": [{"text": "look"}, {"inlineData": {"mimeType": "image/png", "data": data}}],
+            },
+            {"role": "model", "parts": [{"text": "ok", "thoughtSignature": sig}]},
+        ],
+        "generationConfig": {"temperature": temperature, "maxOutputTokens": 64},
+    }
+
+
+def test_both_alphabets_padded_or_not_spell_the_same_bytes():
+    assert set(STD) & set("+/=") and set(URL) & set("-_") and "=" not in URL
+    for spelled in (STD, URL, STD.rstrip("="), base64.urlsafe_b64encode(PAYLOAD).decode()):
+        assert equivalence.decode_base64(spelled) == PAYLOAD
+    # stray trailing bits, a lone character, too much padding: no spelling of any bytes
+    assert equivalence.decode_base64("QR") is None and equivalence.decode_base64("QUJDR") is None
+    assert equivalence.decode_base64("QQ===") is None and equivalence.decode_base64("not base64!") is None
+
+
+def test_gemini_base64_fields_compare_as_bytes_and_other_bytes_still_differ():
+    recorded = gemini_body(STD, STD)
+    assert equivalence.compare(GEMINI, recorded, gemini_body(URL, URL)) == []
+    other = base64.urlsafe_b64encode(b"\x00" + PAYLOAD[1:]).decode().rstrip("=")
+    d = equivalence.compare(GEMINI, recorded, gemini_body(other, URL))
+    assert d == [f'/contents/0/parts/1/inlineData/data: recorded "{STD}", rendered "{other}"']
+    assert equivalence.compare(GEMINI, recorded, gemini_body(URL, other))[0].startswith(
+        "/contents/1/parts/0/thoughtSignature"
+    )
+    # only declared fields: a text that happens to be base64 is compared as text
+    assert equivalence.compare(GEMINI, {"text": STD}, {"text": URL}) != []
+
+
+def test_an_api_that_declares_no_base64_equivalence_compares_the_text():
+    body = {"messages": [{"role": "user", "content": [{"type": "image", "source": {"data": STD}}]}]}
+    urlsafe = json.loads(json.dumps(body).replace(STD, URL))
+    assert equivalence.base64_at(ANTHROPIC_MESSAGES, "/messages/0/content/0/source/data") is None
+    assert equivalence.compare(ANTHROPIC_MESSAGES, body, urlsafe) != []
+
+
+def test_key_order_and_number_spellings_are_not_differences_booleans_are():
+    a = gemini_body(STD, STD, temperature=json.loads("1"))
+    b = dict(reversed(list(gemini_body(STD, STD, temperature=json.loads("1e0")).items())))
+    c = gemini_body(STD, STD, temperature=json.loads("1.0"))
+    assert list(a) != list(b) and equivalence.compare(GEMINI, a, b) == [] == equivalence.compare(GEMINI, a, c)
+    assert equivalence.compare(GEMINI, a, gemini_body(STD, STD, temperature=1.5)) != []
+    assert equivalence.compare(GEMINI, a, gemini_body(STD, STD, temperature=True)) == [
+        "/generationConfig/temperature: recorded 1, rendered true"
+    ]
+
+
+def test_chat_content_beside_tool_calls_is_optional_and_only_there():
+    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+
+    def turn(**content: Any) -> dict[str, Any]:
+        return {"messages": [{"role": "assistant", "tool_calls": [call], **content}]}
+
+    for a, b in ((turn(), turn(content=None)), (turn(), turn(content="")), (turn(content=None), turn(content=""))):
+        assert equivalence.compare(OPENAI_CHAT, a, b) == []
+    assert equivalence.compare(OPENAI_CHAT, turn(), turn(content="thinking aloud")) != []
+    tool = {"messages": [{"role": "tool", "tool_call_id": "c1", "content": "42"}]}
+    assert equivalence.compare(OPENAI_CHAT, tool, {"messages": [{"role": "tool", "tool_call_id": "c1"}]}) != []
+
+
+def test_every_declared_equivalence_quotes_its_documentation():
+    for api in BUILT_IN:
+        declared = equivalence.declared(api)
+        assert equivalence.KEY_ORDER in declared and equivalence.NUMBERS in declared, api.name
+        for e in declared:
+            assert isinstance(e, Equivalence) and e.forms and len(e.says.split()) >= 5, e
+            assert e.source.startswith("https://") and e.says in str(e), e
+    chat = equivalence.declared(OPENAI_CHAT)
+    assert any("Required unless `tool_calls`" in e.says for e in chat)
+    assert equivalence.GEMINI_BASE64 in equivalence.declared(GEMINI)
+    assert "URL-safe" in equivalence.GEMINI_BASE64.says
+
+
+def _conform(adapter: Any, cassettes: str, rules: tuple[str, ...]) -> dict[str, Any]:
+    report = run(
+        SuiteConfig.for_adapter(
+            adapter, cassette_dirs=[ROOT / cassettes], samples=None, selection=Selection(select=rules)
+        )
+    )
+    return {r: report.result(r, adapter.name) for r in rules}
+
+
+def test_url_safe_reordered_gemini_adapter_passes_the_four_checks():
+    """Failed TC802, TC606, TC405 and TC901 before: each compared base64 text literally."""
+    results = _conform(UrlSafeGeminiAdapter(), "cassettes/gemini", RULES)
+    for rule, r in results.items():
+        assert r is not None and r.status == "pass" and r.passed > 0, (rule, r)
+
+
+def test_empty_content_reordered_chat_adapter_passes_the_four_checks():
+    results = _conform(EmptyContentChatAdapter(), "cassettes/openai-chat", RULES)
+    for rule, r in results.items():
+        assert r is not None and r.status == "pass", (rule, r)
+    assert all(results[r].passed > 0 for r in ("TC802", "TC606", "TC901"))  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("cls", "rule", "names"),
+    [
+        (GeminiUrlSafeOtherImageBytes, "TC901", "URL-safe alphabet"),
+        (GeminiUrlSafeOtherBytesRoundTrip, "TC802", "URL-safe alphabet"),
+        (GeminiUrlSafeSignatureAltered, "TC405", "URL-safe alphabet"),
+        (GeminiUrlSafeParsedSignatureAltered, "TC606", "URL-safe alphabet"),
+        (ChatToolContentAbsent, "TC802", "when the message has tool_calls"),
+    ],
+)
+def test_real_changes_still_fail_and_the_reason_names_the_equivalences_and_the_rule(cls, rule, names):
+    m = cls()
+    cassettes = "cassettes/gemini" if m.wire_api == GEMINI.name else "cassettes/openai-chat"
+    r = _conform(m, cassettes, (rule,))[rule]
+    assert r is not None and r.status == "fail", r
+    why = r.reasons[0]
+    assert "declared equivalences:" in why and names in why and "object members in any order" in why, why
+    sentence = {
+        "TC901": "image source kind, media type and bytes survive",
+        "TC802": "recorded request read and rendered back matches semantically",
+        "TC405": "thinking signatures go back only to the provider",
+        "TC606": "Streaming events are 100% reconstructible",
+    }[rule]
+    assert sentence in why, why
