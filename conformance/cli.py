@@ -25,6 +25,10 @@ from typer.core import DEFAULT_MARKUP_MODE, TyperArgument, TyperCommand, TyperGr
 
 from . import __version__, escaping
 from .api import Report, default_jobs, expand, iter_validate
+from .baseline import Baseline
+from .baseline import check_destination as check_baseline_destination
+from .baseline import load as load_baseline
+from .baseline import write as write_baseline_file
 from .config import Config
 from .config import find as find_config
 from .config import load as load_config
@@ -317,6 +321,22 @@ def validate(
             " (on standard error with a machine-readable --output)",
         ),
     ] = False,
+    baseline: Annotated[
+        Path | None,
+        typer.Option(
+            "--baseline",
+            metavar="FILE",
+            help="Report only findings not recorded in FILE (written by --write-baseline); only they set the exit code",
+        ),
+    ] = None,
+    write_baseline: Annotated[
+        Path | None,
+        typer.Option(
+            "--write-baseline",
+            metavar="FILE",
+            help="Record every finding of this run in FILE (replacing an older baseline) and exit 0",
+        ),
+    ] = None,
 ) -> None:
     """Validate transcripts; report each violation with file, line, JSON pointer and rule."""
     forget_stdin()  # each run reads standard input afresh
@@ -347,6 +367,14 @@ def validate(
             )
     if ray_address is not None and engine != Engine.ray:
         raise InputError("--ray-address: only with --engine ray")
+    if baseline is not None and write_baseline is not None:
+        raise InputError("--baseline and --write-baseline: give one (--write-baseline records every finding anew)")
+    known: Baseline | None = None
+    if baseline is not None:
+        known = load_baseline(baseline)
+    elif write_baseline is not None:
+        check_baseline_destination(write_baseline, paths)
+    recorded = Baseline(write_baseline.parent) if write_baseline is not None else None
     options = Options(selection=sel, tools=tools, pricing=pricing, revisions=revisions)
     fmt_name = fmt.value if fmt is not None else None
     skipped: list[Path] = []
@@ -393,6 +421,10 @@ def validate(
         for finding in found:  # streamed: text and -q keep only the counts
             if cfg.ignored(finding.path, finding.rule):
                 continue
+            if known is not None and known.take(finding):
+                continue  # recorded in the baseline: neither shown nor counted
+            if recorded is not None:
+                recorded.add(finding)
             report.add(finding, keep=keep)
             if echo:
                 out.write(escaping.text_line(finding.format()) + "\n")
@@ -404,13 +436,19 @@ def validate(
         error(message)
     skip_fails = fail_on_skip and bool(report.skipped)
     if output == ValidateOutput.json:
-        body = json.dumps(escaping.json_safe(report.as_dict()), indent=2, ensure_ascii=False)
+        doc = report.as_dict()
+        if known is not None:
+            doc["summary"] = {**typing.cast(dict[str, Any], doc["summary"]), "baselined": known.matched}
+        body = json.dumps(escaping.json_safe(doc), indent=2, ensure_ascii=False)
         out.write(escaping.json_text(body) + "\n")
     elif output in (ValidateOutput.sarif, ValidateOutput.github, ValidateOutput.junit):
         _ci_output(output, report)
     else:
         s = report.summary()
         unreadable = f", {len(report.problems)} unreadable" if report.problems else ""
+        if known is not None:
+            gone = f" ({known.unmatched} no longer found)" if known.unmatched else ""
+            unreadable += f", {known.matched} baselined{gone}"
         out.write(
             f"{'FAIL' if report.exit_code or skip_fails else 'OK'}: {s['errors']} error(s), {s['warnings']} warning(s) "
             f"in {s['files']} file(s), {s['records']} record(s){unreadable}\n"
@@ -428,6 +466,13 @@ def validate(
     if statistics:
         (out if output == ValidateOutput.text else sys.stderr).writelines(_statistics(report))
     rc = report.exit_code
+    if recorded is not None and write_baseline is not None:
+        if report.problems:
+            error(f"--write-baseline {escaping.name(write_baseline)}: not written: some inputs could not be read")
+        else:
+            n = write_baseline_file(write_baseline, recorded)
+            _note(f"wrote {n} finding(s) to the baseline {escaping.name(write_baseline)}")
+            rc = 0 if rc == 1 else rc
     if exit_zero and rc == 1:
         rc = 0
     if skip_fails and rc == 0:
