@@ -9,8 +9,8 @@ A baseline is a JSON document written by `validate --write-baseline FILE`:
 
 An entry is keyed by path, rule id, JSON pointer and message, with how many findings of
 that key there were; never by line, so inserting or removing lines elsewhere in a file
-keeps it. Line references inside a message (`first at line 12`) are stored as `line N`
-for the same reason. Paths are relative to the baseline file's folder (with `/`), so the
+keeps it. Line references inside a message (`first at line 12`, `first at b.jsonl:12`) are
+stored as `line N` (`b.jsonl:N`) for the same reason. Paths are relative to the baseline file's folder (with `/`), so the
 baseline matches from any working directory; URLs are kept as they are.
 """
 
@@ -35,6 +35,7 @@ FORMAT_VERSION = 1
 Key = tuple[str, str, str, str]  # path, rule, pointer, message
 
 _LINE_REF = re.compile(r"\bline \d+(?:, column \d+)?")
+_FIRST_AT = re.compile(r"(\bfirst at \S+):\d+\)")  # TS202's `(first at other.jsonl:12)`
 
 
 def _absolute(path: str | Path) -> str:
@@ -52,7 +53,7 @@ class Baseline:
         self.matched = 0
 
     def key(self, f: Finding) -> Key:
-        message = _LINE_REF.sub("line N", f.message)
+        message = _FIRST_AT.sub(r"\1:N)", _LINE_REF.sub("line N", f.message))
         return (
             escaping.unsurrogate(self._path(f.path)),
             f.rule,
