@@ -29,6 +29,8 @@ from .baseline import Baseline
 from .baseline import check_destination as check_baseline_destination
 from .baseline import load as load_baseline
 from .baseline import write as write_baseline_file
+from .color import ColorChoice, Palette
+from .color import wanted as colour_wanted
 from .config import Config
 from .config import find as find_config
 from .config import load as load_config
@@ -368,6 +370,13 @@ def validate(
             " (on standard error with a machine-readable --output)",
         ),
     ] = False,
+    color: Annotated[
+        ColorChoice,
+        typer.Option(
+            "--color",
+            help="Colour the text report: auto (on a terminal, unless NO_COLOR is set), always, never",
+        ),
+    ] = ColorChoice.auto,
     baseline: Annotated[
         Path | None,
         typer.Option(
@@ -449,6 +458,7 @@ def validate(
     total = sum(p.stat().st_size for p, _ in units if isinstance(p, Path) and p.is_file())
     show_progress = sys.stderr.isatty() and total >= PROGRESS_MIN_BYTES
     out = sys.stdout
+    palette = Palette(output == ValidateOutput.text and colour_wanted(color, out))
     with _progress_bar(show_progress, total) as bar:
         advance = bar.advance if bar is not None else None
         # the bar's line is cleared before a line of the report or a message reaches the terminal
@@ -488,7 +498,7 @@ def validate(
             if echo:
                 if above is not None:
                     above()
-                out.write(escaping.text_line(finding.format()) + "\n")
+                out.write(_finding_line(finding, palette) + "\n")
                 if above is not None:
                     out.flush()  # on the screen before the bar is drawn again
             if len(report.problems) > seen:
@@ -513,7 +523,7 @@ def validate(
             gone = f" ({known.unmatched} no longer found)" if known.unmatched else ""
             unreadable += f", {known.matched} baselined{gone}"
         out.write(
-            f"{'FAIL' if report.exit_code or skip_fails else 'OK'}: {s['errors']} error(s), {s['warnings']} warning(s) "
+            f"{palette.verdict(not (report.exit_code or skip_fails))}: {s['errors']} error(s), {s['warnings']} warning(s) "
             f"in {s['files']} file(s), {s['records']} record(s){unreadable}\n"
         )
         if report.skipped and show_skipped:
@@ -541,6 +551,18 @@ def validate(
     if skip_fails and rc == 0:
         rc = 1
     raise typer.Exit(rc)
+
+
+def _finding_line(f: Finding, palette: Palette) -> str:
+    """`Finding.format()` as one `escaping.text_line`, its rule id and severity coloured
+    when `palette` is on (each part escaped first, the colour put around it after)."""
+    if not palette.on:
+        return escaping.text_line(f.format())
+    loc = f.path if f.line is None else f"{f.path}:{f.line}"
+    ptr = f" {f.pointer}" if f.pointer else ""
+    rule = palette.rule(escaping.text(f.rule))
+    sev = palette.severity(escaping.text(str(f.severity)), f.severity)
+    return f"{escaping.text_line(f'{loc}:{ptr}')} {rule} {sev}: {escaping.text(f.message)}"
 
 
 def _config_choice(cfg: Config, key: str, kind: type[_Choice]) -> _Choice | None:
