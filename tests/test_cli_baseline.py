@@ -130,3 +130,20 @@ def test_write_baseline_never_writes_over_or_inside_an_input(
     assert "is inside the input" in err[1] and "not a turnspec baseline" in err[2]
     assert store.read_bytes() == before and other.read_text() == '{"mine": true}'
     assert not (store.parent / "b.json").exists()
+
+
+def test_write_baseline_writes_nothing_when_an_input_cannot_be_read(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = tmp_path / "baseline.json"
+    assert main(["validate", "--write-baseline", str(base), str(store), str(tmp_path / "missing.jsonl")]) == 2
+    assert "not written: some inputs could not be read" in capsys.readouterr().err
+    assert not base.exists()
+
+
+def test_baseline_and_write_baseline_are_exclusive(store: Path, tmp_path: Path) -> None:
+    base = tmp_path / "baseline.json"
+    assert main(["validate", "--write-baseline", str(base), str(store)]) == 0
+    before = base.read_bytes()
+    assert main(["validate", "--baseline", str(base), "--write-baseline", str(base), str(store)]) == 2
+    assert base.read_bytes() == before
