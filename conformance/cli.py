@@ -189,7 +189,7 @@ class _Bar:
             self.draw()
 
     def draw(self) -> None:
-        # function-level import: loaded with the rest of rich, by `__init__`
+        # function-level import: rich is loaded only once a bar shows (`__init__`), never at start-up
         from rich.segment import Segments
 
         width = max(self.console.width - 1, 1)  # never the last column: no pending wrap
