@@ -15,7 +15,7 @@ import re
 import sys
 import time
 import typing
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -25,6 +25,12 @@ from typer.core import DEFAULT_MARKUP_MODE, TyperArgument, TyperCommand, TyperGr
 
 from . import __version__, escaping
 from .api import Report, default_jobs, expand, iter_validate
+from .baseline import Baseline
+from .baseline import check_destination as check_baseline_destination
+from .baseline import load as load_baseline
+from .baseline import write as write_baseline_file
+from .color import ColorChoice, Palette
+from .color import wanted as colour_wanted
 from .config import Config
 from .config import find as find_config
 from .config import load as load_config
@@ -138,37 +144,84 @@ app = typer.Typer(
 )
 
 
+class _Bar:
+    """A one-line byte progress bar on a terminal (standard error), drawn from `advance`.
+
+    rich's `Progress` keeps the counts and renders the columns, but is never started: a
+    started one (`Live`) redraws from a thread of its own, which would keep `--jobs` from
+    forking its workers (`parallel.engine._start_method`), and takes over `sys.stdout`.
+    The bar is the first line of the render, cropped to the terminal's width, so one
+    carriage return and one erase-line take it off the screen: `clear()` before anything
+    else is written to that terminal, and when the run ends."""
+
+    ERASE = "\r\x1b[2K"  # to the start of the line, then erase it (ECMA-48 CR, EL 2)
+
+    def __init__(self, stream: typing.TextIO, total: int) -> None:
+        # function-level import: rich costs ~25 ms of start-up and only a terminal shows a bar
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            DownloadColumn,
+            Progress,
+            TextColumn,
+            TimeRemainingColumn,
+            TransferSpeedColumn,
+        )
+
+        self.stream = stream
+        # names come from users' files: printed literally (no markup, emoji or highlighting)
+        self.console = Console(file=stream, markup=False, emoji=False, highlight=False)
+        self.progress = Progress(
+            TextColumn("{task.description}", style="progress.description", markup=False), BarColumn(),
+            DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn(),
+            console=self.console, auto_refresh=False, redirect_stdout=False, redirect_stderr=False,
+        )  # fmt: skip
+        self.task = self.progress.add_task("validating", total=total)
+        self.due = 0.0
+        self.drawn = False
+
+    def advance(self, n: int) -> None:
+        """Count `n` more bytes; redraw at most ten times a second."""
+        self.progress.advance(self.task, n)
+        now = time.monotonic()
+        if now >= self.due:
+            self.due = now + 0.1
+            self.draw()
+
+    def draw(self) -> None:
+        # function-level import: rich is loaded only once a bar shows (`__init__`), never at start-up
+        from rich.segment import Segments
+
+        width = max(self.console.width - 1, 1)  # never the last column: no pending wrap
+        table = self.progress.make_tasks_table(self.progress.tasks)
+        lines = self.console.render_lines(table, self.console.options.update_width(width), pad=False)
+        self.stream.write(self.ERASE)
+        if lines:
+            self.console.print(Segments(lines[0]), end="", no_wrap=True, overflow="crop", crop=True)
+        self.stream.flush()
+        self.drawn = True
+
+    def clear(self) -> None:
+        """Take the bar off the screen (it comes back at the next `advance` that redraws)."""
+        if self.drawn:
+            self.stream.write(self.ERASE)
+            self.stream.flush()
+            self.drawn = False
+
+
 @contextlib.contextmanager
-def _progress_bar(show: bool, total: int) -> Iterator[Callable[[int], None] | None]:
-    """A byte progress bar on standard error while the block runs (its `advance`), or None
-    when there is none to show."""
-    if not show:
+def _progress_bar(show: bool, total: int, stream: typing.TextIO | None = None) -> Iterator[_Bar | None]:
+    """A byte progress bar on `stream` (standard error) while the block runs, removed when
+    it ends, or None when there is none to show (`show` false, or not a terminal)."""
+    stream = stream if stream is not None else sys.stderr
+    if not show or not stream.isatty():
         yield None
         return
-    # function-level import: rich costs ~25 ms of start-up and only a terminal shows a bar
-    from rich.console import Console
-    from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn, TransferSpeedColumn
-
-    # names come from users' files: printed literally (no markup, emoji or highlighting)
-    console = Console(stderr=True, markup=False, emoji=False, highlight=False, soft_wrap=True)
-    # redrawn from `advance`, at most ten times a second, not by rich's refresh thread: a
-    # thread would keep `--jobs` from forking its workers (`parallel.engine._start_method`)
-    with Progress(
-        "[progress.description]{task.description}", BarColumn(), DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn(),
-        console=console, transient=True, auto_refresh=False,
-    ) as bar:  # fmt: skip
-        task = bar.add_task("validating", total=total)
-        due = 0.0
-
-        def advance(n: int) -> None:
-            nonlocal due
-            bar.advance(task, n)
-            now = time.monotonic()
-            if now >= due:
-                due = now + 0.1
-                bar.refresh()
-
-        yield advance
+    bar = _Bar(stream, total)
+    try:
+        yield bar
+    finally:
+        bar.clear()
 
 
 FormatName = enum.StrEnum("FormatName", {f.name: f.name for f in all_formats()})  # type: ignore[misc]
@@ -317,6 +370,29 @@ def validate(
             " (on standard error with a machine-readable --output)",
         ),
     ] = False,
+    color: Annotated[
+        ColorChoice,
+        typer.Option(
+            "--color",
+            help="Colour the text report: auto (on a terminal, unless NO_COLOR is set), always, never",
+        ),
+    ] = ColorChoice.auto,
+    baseline: Annotated[
+        Path | None,
+        typer.Option(
+            "--baseline",
+            metavar="FILE",
+            help="Report only findings not recorded in FILE (written by --write-baseline); only they set the exit code",
+        ),
+    ] = None,
+    write_baseline: Annotated[
+        Path | None,
+        typer.Option(
+            "--write-baseline",
+            metavar="FILE",
+            help="Record every finding of this run in FILE (replacing an older baseline) and exit 0",
+        ),
+    ] = None,
 ) -> None:
     """Validate transcripts; report each violation with file, line, JSON pointer and rule."""
     forget_stdin()  # each run reads standard input afresh
@@ -347,6 +423,14 @@ def validate(
             )
     if ray_address is not None and engine != Engine.ray:
         raise InputError("--ray-address: only with --engine ray")
+    if baseline is not None and write_baseline is not None:
+        raise InputError("--baseline and --write-baseline: give one (--write-baseline records every finding anew)")
+    known: Baseline | None = None
+    if baseline is not None:
+        known = load_baseline(baseline)
+    elif write_baseline is not None:
+        check_baseline_destination(write_baseline, paths)
+    recorded = Baseline(write_baseline.parent) if write_baseline is not None else None
     options = Options(selection=sel, tools=tools, pricing=pricing, revisions=revisions)
     fmt_name = fmt.value if fmt is not None else None
     skipped: list[Path] = []
@@ -374,45 +458,72 @@ def validate(
     total = sum(p.stat().st_size for p, _ in units if isinstance(p, Path) and p.is_file())
     show_progress = sys.stderr.isatty() and total >= PROGRESS_MIN_BYTES
     out = sys.stdout
-    with _progress_bar(show_progress, total) as advance:
+    palette = Palette(output == ValidateOutput.text and colour_wanted(color, out))
+    with _progress_bar(show_progress, total) as bar:
+        advance = bar.advance if bar is not None else None
+        # the bar's line is cleared before a line of the report or a message reaches the terminal
+        above = bar.clear if bar is not None and out.isatty() else None
+
+        def say(message: str) -> None:
+            if bar is not None:
+                bar.clear()
+            error(message)
+
+        def notify(message: str) -> None:
+            say(f"note: {message}")
+
         if engine == Engine.ray:
             # function-level import: Ray and fsspec are loaded only when --engine ray is asked
             from .parallel.ray_engine import validate_ray
 
             found = validate_ray(
                 units, options, inputs=paths, address=ray_address, jobs=jobs, resume=resume, chunk_bytes=chunk_bytes,
-                files=report.files, progress=advance, problems=report.problems, notify=_note,
+                files=report.files, progress=advance, problems=report.problems, notify=notify,
             )  # fmt: skip
         else:
             found = iter_validate(
                 paths, options, fmt=fmt_name, files=report.files, progress=advance,
                 problems=report.problems, units=units, jobs=jobs or default_jobs(), resume=resume,
-                chunk_bytes=chunk_bytes, notify=_note,
+                chunk_bytes=chunk_bytes, notify=notify,
             )  # fmt: skip
         keep, echo = output != ValidateOutput.text, output == ValidateOutput.text and not quiet
         for finding in found:  # streamed: text and -q keep only the counts
             if cfg.ignored(finding.path, finding.rule):
                 continue
+            if known is not None and known.take(finding):
+                continue  # recorded in the baseline: neither shown nor counted
+            if recorded is not None:
+                recorded.add(finding)
             report.add(finding, keep=keep)
             if echo:
-                out.write(escaping.text_line(finding.format()) + "\n")
+                if above is not None:
+                    above()
+                out.write(_finding_line(finding, palette) + "\n")
+                if above is not None:
+                    out.flush()  # on the screen before the bar is drawn again
             if len(report.problems) > seen:
                 for message in report.problems[seen:]:
-                    error(message)
+                    say(message)
                 seen = len(report.problems)
     for message in report.problems[seen:]:
         error(message)
     skip_fails = fail_on_skip and bool(report.skipped)
     if output == ValidateOutput.json:
-        body = json.dumps(escaping.json_safe(report.as_dict()), indent=2, ensure_ascii=False)
+        doc = report.as_dict()
+        if known is not None:
+            doc["summary"] = {**typing.cast(dict[str, Any], doc["summary"]), "baselined": known.matched}
+        body = json.dumps(escaping.json_safe(doc), indent=2, ensure_ascii=False)
         out.write(escaping.json_text(body) + "\n")
     elif output in (ValidateOutput.sarif, ValidateOutput.github, ValidateOutput.junit):
         _ci_output(output, report)
     else:
         s = report.summary()
         unreadable = f", {len(report.problems)} unreadable" if report.problems else ""
+        if known is not None:
+            gone = f" ({known.unmatched} no longer found)" if known.unmatched else ""
+            unreadable += f", {known.matched} baselined{gone}"
         out.write(
-            f"{'FAIL' if report.exit_code or skip_fails else 'OK'}: {s['errors']} error(s), {s['warnings']} warning(s) "
+            f"{palette.verdict(not (report.exit_code or skip_fails))}: {s['errors']} error(s), {s['warnings']} warning(s) "
             f"in {s['files']} file(s), {s['records']} record(s){unreadable}\n"
         )
         if report.skipped and show_skipped:
@@ -428,11 +539,30 @@ def validate(
     if statistics:
         (out if output == ValidateOutput.text else sys.stderr).writelines(_statistics(report))
     rc = report.exit_code
+    if recorded is not None and write_baseline is not None:
+        if report.problems:
+            error(f"--write-baseline {escaping.name(write_baseline)}: not written: some inputs could not be read")
+        else:
+            n = write_baseline_file(write_baseline, recorded)
+            _note(f"wrote {n} finding(s) to the baseline {escaping.name(write_baseline)}")
+            rc = 0 if rc == 1 else rc
     if exit_zero and rc == 1:
         rc = 0
     if skip_fails and rc == 0:
         rc = 1
     raise typer.Exit(rc)
+
+
+def _finding_line(f: Finding, palette: Palette) -> str:
+    """`Finding.format()` as one `escaping.text_line`, its rule id and severity coloured
+    when `palette` is on (each part escaped first, the colour put around it after)."""
+    if not palette.on:
+        return escaping.text_line(f.format())
+    loc = f.path if f.line is None else f"{f.path}:{f.line}"
+    ptr = f" {f.pointer}" if f.pointer else ""
+    rule = palette.rule(escaping.text(f.rule))
+    sev = palette.severity(escaping.text(str(f.severity)), f.severity)
+    return f"{escaping.text_line(f'{loc}:{ptr}')} {rule} {sev}: {escaping.text(f.message)}"
 
 
 def _config_choice(cfg: Config, key: str, kind: type[_Choice]) -> _Choice | None:

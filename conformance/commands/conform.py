@@ -10,6 +10,8 @@ from typing import Annotated
 import typer
 
 from .. import escaping
+from ..color import ColorChoice, Palette
+from ..color import wanted as colour_wanted
 from ..errors import InputError
 from ..findings import Selection
 from ..formats.canonical.markers import DEFAULT_CRITICAL_KEY
@@ -89,6 +91,13 @@ def register(app: typer.Typer) -> None:
             ),
         ] = False,
         verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Text output lists skip reasons too")] = False,
+        color: Annotated[
+            ColorChoice,
+            typer.Option(
+                "--color",
+                help="Colour the text report: auto (on a terminal, unless NO_COLOR is set), always, never",
+            ),
+        ] = ColorChoice.auto,
         critical_key: Annotated[
             str,
             typer.Option(help="Metadata key that marks a block critical (§4.2.2 names none; TC203 plants it)"),
@@ -126,7 +135,8 @@ def register(app: typer.Typer) -> None:
         )
         result = run(config, fail_on_skip=fail_on_skip)
         if output == ConformOutput.text:
-            text = RENDERERS["text"](result, verbose=verbose)  # type: ignore[call-arg]
+            palette = Palette(colour_wanted(color, sys.stdout))
+            text = RENDERERS["text"](result, verbose=verbose, palette=palette)  # type: ignore[call-arg]
         else:
             text = RENDERERS[output.value](result)
         sys.stdout.write(text)

@@ -14,6 +14,7 @@ import xml.etree.ElementTree as ET
 from typing import Any
 
 from .. import escaping, reporting
+from ..color import PLAIN, Palette
 from ..findings import Finding, Severity
 from ..wire import registry as wire_registry
 from .rules import CATALOG, ESTIMATE_ABS_TOLERANCE, ESTIMATE_REL_TOLERANCE
@@ -135,47 +136,58 @@ def to_json(report: SuiteReport) -> str:
     return escaping.json_text(body) + "\n"
 
 
-def to_text(report: SuiteReport, *, verbose: bool = False) -> str:
-    lines: list[str] = []
+def to_text(report: SuiteReport, *, verbose: bool = False, palette: Palette = PLAIN) -> str:
+    """The report for a terminal: each line an `escaping.text_line`; with `palette` on,
+    rule ids, marks and the verdict coloured around the escaped text."""
+    lines: list[str] = []  # each already escaped (and coloured)
+
+    def add(line: str) -> None:
+        lines.append(escaping.text_line(line))
+
     estimates = estimate_distribution(report)
     for a in report.adapters:
-        lines.append(f"{a}")
+        add(f"{a}")
         for r in report.results:
             if r.adapter != a:
                 continue
             counts = f"{r.passed} passed, {r.failed} failed, {r.skipped} skipped"
-            lines.append(f"  {r.rule} {MARK[r.status]:4}  {_info(r.rule)[1]}  ({counts})")
+            mark = MARK[r.status]
+            colored = f"{palette.rule(escaping.text(r.rule))} {palette.status(mark, r.status)}{' ' * (4 - len(mark))}"
+            lines.append(f"  {colored}  {escaping.text(_info(r.rule)[1])}  ({counts})")
             if r.status in ("fail", "warn") or (verbose and r.status == "skip"):
                 for why in r.reasons[: 10 if r.status != "skip" else 3]:
-                    lines.append(f"      - {why}")
+                    add(f"      - {why}")
         if a in report.declarations:
-            lines.append(f"  capabilities declared per {report.declarations[a]}")
+            add(f"  capabilities declared per {report.declarations[a]}")
         caps = report.capabilities.get(a)
         if caps:
-            lines.append(
+            add(
                 "  capabilities declared true, cases run: "
                 + ", ".join(f"{c} {n}" + (" (none!)" if n == 0 else "") for c, n in caps.items())
             )
         est = estimates.get(a)
         if est:
-            lines.append(
+            add(
                 f"  TC701 estimate error over {est['cases']} recordings: median {est['median_abs_relative_error']:.0%}, "
                 f"p95 {est['p95_abs_relative_error']:.0%}"
             )
     skipped = _skip_summary(report)
     if skipped:
-        lines.append(f"skipped recorded interactions ({len(skipped_interactions(report))}):")
-        lines.extend(f"  - {line}" for line in skipped)
+        add(f"skipped recorded interactions ({len(skipped_interactions(report))}):")
+        for line in skipped:
+            add(f"  - {line}")
     d = as_dict(report)["summary"]
-    verdict = "FAIL" if report.exit_code else "OK"
     lines.append(
-        f"{verdict}: {d['passed']} passed, {d['failed']} failed, "
-        + (f"{d['warned']} warned (advisory), " if d["warned"] else "")
-        + f"{d['skipped']} skipped (rule x "
-        "adapter) "
-        f"over {d['cassettes']} cassette(s) in {d['elapsed_s']} s"
+        palette.verdict(not report.exit_code)
+        + escaping.text(
+            f": {d['passed']} passed, {d['failed']} failed, "
+            + (f"{d['warned']} warned (advisory), " if d["warned"] else "")
+            + f"{d['skipped']} skipped (rule x "
+            "adapter) "
+            f"over {d['cassettes']} cassette(s) in {d['elapsed_s']} s"
+        )
     )
-    return "".join(escaping.text_line(line) + "\n" for line in lines)
+    return "".join(line + "\n" for line in lines)
 
 
 _cell = escaping.md  # every table cell and list item that holds a name, a section or a reason
