@@ -67,6 +67,17 @@ class WarnMissingField(OpenAIChatAdapter):
         )
 
 
+class ChatToolErrorInBandDeclaredButLost(OpenAIChatAdapter):
+    """Declares `tool_errors_in_band` but renders an error result like any other and logs
+    nothing: the error is silently lost (canonical spec §7.3)."""
+
+    tool_errors_in_band = "text prefixed 'Error: '"
+
+    def tool_to_wire_message(self, message: Message) -> list[Any]:
+        plain = {**message, "content": [{**b, "is_error": False} for b in message.get("content", [])]}
+        return super().tool_to_wire_message(plain)
+
+
 class _SharedIdMap(ToolIdMap):
     def provider_for(self, canonical_id: str) -> str:
         self._to_provider[canonical_id] = "toolu_shared"
@@ -1660,6 +1671,7 @@ MUTANTS: dict[type, str] = {
     GeminiSchemaInSystemInstruction: "TC501",
     ResponsesSchemaInInstructions: "TC501",
     ChatSchemaInSystemMessage: "TC501",
+    ChatToolErrorInBandDeclaredButLost: "TC902",
 }
 # rules whose cases come from real recordings (the project's cassettes cannot kill them)
 NEEDS_SAMPLES = ("TC701", "TC904")
