@@ -46,3 +46,154 @@ def test_tc902_accepts_a_tool_error_kept_in_band_without_the_warn_line() -> None
     result = report.result("TC902", "openai-chat")
     assert result is not None and result.status == "pass", result
     assert result.passed == 1 and not result.reasons, result
+
+
+def test_tc801_reads_error_signals_from_the_record_not_the_api_name() -> None:
+    from dataclasses import replace
+
+    from conformance.suite.checks.errors import expected_class, hinted_class
+    from conformance.wire.anthropic_messages import ANTHROPIC_MESSAGES
+
+    # Anthropic's body conventions served under another name (a proxy, a cloud host): the
+    # record carries them, so the name does not matter
+    proxied = replace(ANTHROPIC_MESSAGES, name="vertex-claude-messages")
+    body = {"error": {"type": "overloaded_error", "message": "Overloaded"}}
+    assert expected_class(proxied, 529, body) == "rate_limit"
+    assert expected_class(proxied, 400, body) == "rate_limit"
+    assert hinted_class(proxied, body) == "rate_limit"
+    overflow = {"error": {"type": "invalid_request_error", "message": "prompt is too long: 9 tokens > 8 maximum"}}
+    assert expected_class(proxied, 400, overflow) == "context_overflow"
+
+
+def test_tc801_header_signals_declared_in_a_new_record() -> None:
+    from dataclasses import replace
+
+    from conformance.suite.checks.errors import expected_class, problems
+    from conformance.wire.api import ErrorSignals
+    from conformance.wire.ollama import OLLAMA_CHAT
+
+    # Amazon Bedrock-style: the class is in the `x-amzn-ErrorType` header, HTTP 400 for all
+    bedrock = replace(
+        OLLAMA_CHAT,
+        name="acme-bedrock",
+        errors=ErrorSignals(
+            headers={
+                "X-Amzn-ErrorType": {
+                    "ThrottlingException": "rate_limit",
+                    "AccessDeniedException": "auth",
+                    "ServiceUnavailableException": "server_error",
+                }
+            }
+        ),
+    )
+    headers = {"x-amzn-errortype": ["ThrottlingException:http://internal.amazon.com/coral/com.amazon.bedrock/"]}
+    assert expected_class(bedrock, 400, {"message": "Too many requests"}, headers) == "rate_limit"
+    assert expected_class(bedrock, 400, {"message": "x"}, {"X-Amzn-ErrorType": "AccessDeniedException"}) == "auth"
+    assert expected_class(bedrock, 400, {"message": "x"}, {}) == "invalid_request"
+
+    from conformance.adapters.errors import InvalidRequestError
+
+    wrong = InvalidRequestError("Too many requests", provider_status=400, retryable=False)
+    assert any("want 'rate_limit'" in p for p in problems(wrong, bedrock, 400, {"message": "m"}, headers))
+
+
+def test_tc801_oracle_names_no_api() -> None:
+    source = (ROOT / "conformance" / "suite" / "checks" / "errors.py").read_text()
+    assert ".startswith(" not in source
+    for name in ('"anthropic', '"openai', '"gemini', '"ollama'):
+        assert name not in source, name
+
+
+def _responses_cassette(tmp_path: Path, request: dict[str, Any], input_tokens: int) -> Path:
+    """One recorded (not hand-written: no x-turnspec-synthetic header) Responses call."""
+    import json
+
+    import yaml
+
+    response = {
+        "id": "resp_1",
+        "object": "response",
+        "status": "completed",
+        "model": "gpt-5-2025-08-07",
+        "output": [
+            {
+                "type": "message",
+                "id": "msg_1",
+                "status": "completed",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": '{"city": "Paris"}', "annotations": []}],
+            }
+        ],
+        "usage": {
+            "input_tokens": input_tokens,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": 9,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": input_tokens + 9,
+        },
+    }
+    cassette = {
+        "interactions": [
+            {
+                "request": {
+                    "body": json.dumps(request),
+                    "headers": {"content-type": ["application/json"]},
+                    "method": "POST",
+                    "uri": "https://api.openai.com/v1/responses",
+                },
+                "response": {
+                    "body": {"string": json.dumps(response)},
+                    "headers": {"content-type": ["application/json"]},
+                    "status": {"code": 200, "message": "OK"},
+                },
+            }
+        ],
+        "version": 1,
+    }
+    folder = tmp_path / "openai-responses"
+    folder.mkdir()
+    (folder / "structured.yaml").write_text(yaml.safe_dump(cassette))
+    return folder
+
+
+SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+
+
+def _tc701(folder: Path) -> Any:
+    from conformance.adapters.openai_responses import OpenAIResponsesAdapter
+
+    report = run(
+        SuiteConfig.for_adapter(
+            OpenAIResponsesAdapter(), cassette_dirs=[folder], selection=Selection(select=("TC701",))
+        )
+    )
+    return report.result("TC701", "openai-responses")
+
+
+def test_tc701_tokens_a_provider_adds_for_structured_output_are_out_of_band(tmp_path: Path) -> None:
+    request = {
+        "model": "gpt-5",
+        "input": [{"role": "user", "content": "Capital of France?"}],
+        "text": {"format": {"type": "json_schema", "name": "capital", "schema": SCHEMA, "strict": True}},
+    }
+    result = _tc701(_responses_cassette(tmp_path, request, input_tokens=300))
+    assert result is not None and result.status != "fail", result
+    assert any("out of band" in r and "structured output at /text/format/schema" in r for r in result.skip_reasons)
+    assert any("§3.1" in r for r in result.skip_reasons), result
+
+
+def test_tc701_reasoning_settings_are_out_of_band(tmp_path: Path) -> None:
+    request = {
+        "model": "gpt-5",
+        "input": [{"role": "user", "content": "Capital of France?"}],
+        "reasoning": {"effort": "high"},
+    }
+    result = _tc701(_responses_cassette(tmp_path, request, input_tokens=300))
+    assert result is not None and result.status != "fail", result
+    assert any("/reasoning" in r for r in result.skip_reasons), result
+
+
+def test_tc701_still_fails_the_same_gap_without_out_of_band_settings(tmp_path: Path) -> None:
+    request = {"model": "gpt-5", "input": [{"role": "user", "content": "Capital of France?"}]}
+    result = _tc701(_responses_cassette(tmp_path, request, input_tokens=300))
+    assert result is not None and result.status == "fail", result
