@@ -197,3 +197,65 @@ def test_tc701_still_fails_the_same_gap_without_out_of_band_settings(tmp_path: P
     request = {"model": "gpt-5", "input": [{"role": "user", "content": "Capital of France?"}]}
     result = _tc701(_responses_cassette(tmp_path, request, input_tokens=300))
     assert result is not None and result.status == "fail", result
+
+
+def test_tc002_an_unexercised_capability_is_a_skip_naming_the_cassette_to_add(tmp_path: Path, monkeypatch: Any) -> None:
+    import conformance.suite.runner as runner
+
+    monkeypatch.setattr(runner, "default_cassette_root", lambda: None)
+    (tmp_path / "anthropic").mkdir()
+    report = run(SuiteConfig.for_refs(["anthropic"], cassettes=[tmp_path], samples=None))
+    gate = {o.subject: o for o in report.outcomes if o.rule == "TC002"}
+    caching = gate["supports_prompt_caching"]
+    assert caching.status == "skip", caching
+    assert "cache reads" in caching.message and "`turnspec wire record` makes one" in caching.message
+    assert ("anthropic", "supports_prompt_caching") in report.unexercised
+    result = report.result("TC002", "anthropic")
+    assert result is not None and result.status != "fail"
+    assert all(r.rule != "TC002" for r in report.failed)
+
+
+def test_scripted_cases_exercise_images_system_prompt_and_tools_without_cassettes(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    import conformance.suite.runner as runner
+
+    monkeypatch.setattr(runner, "default_cassette_root", lambda: None)
+    for name in ("anthropic", "openai-chat", "openai-responses", "gemini", "ollama"):
+        (tmp_path / name).mkdir()
+        report = run(SuiteConfig.for_refs([name], cassettes=[tmp_path], samples=None))
+        gate = {o.subject: o.status for o in report.outcomes if o.rule == "TC002"}
+        for cap in ("supports_images", "supports_system_prompt", "supports_tools"):
+            assert gate[cap] == "pass", (name, cap, gate)
+
+
+MAGIC = {"image/png": b"\x89PNG\r\n\x1a\n", "image/jpeg": b"\xff\xd8\xff", "image/gif": b"GIF8", "image/webp": b"RIFF"}
+
+
+def test_scripted_images_are_real_images_of_their_media_type() -> None:
+    import base64
+
+    from conformance.suite.scripts import IMAGES_BY_TYPE, conversation
+
+    for media, data in IMAGES_BY_TYPE.items():
+        assert base64.b64decode(data, validate=True).startswith(MAGIC[media]), media
+    assert base64.b64decode(IMAGES_BY_TYPE["image/webp"])[8:12] == b"WEBP"
+    msgs, _ = conversation("gemini")
+    images = [b for m in msgs for b in m["content"] if b.get("type") == "image"]
+    assert images and all(
+        base64.b64decode(b["source"]["data"], validate=True).startswith(MAGIC[b["media_type"]]) for b in images
+    )
+
+
+def test_scripted_gemini_thought_signature_is_base64() -> None:
+    import base64
+    import binascii
+
+    from conformance.suite.scripts import conversation
+
+    msgs, _ = conversation("gemini")
+    [sig] = [b["signature"] for m in msgs for b in m["content"] if b.get("type") == "thinking"]
+    try:
+        base64.b64decode(sig, validate=True)
+    except binascii.Error as exc:  # pragma: no cover - the failure this test is for
+        raise AssertionError(f"thoughtSignature {sig!r} is not base64") from exc
