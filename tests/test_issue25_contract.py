@@ -193,6 +193,16 @@ def test_tc701_reasoning_settings_are_out_of_band(tmp_path: Path) -> None:
     assert any("/reasoning" in r for r in result.skip_reasons), result
 
 
+def test_tc701_a_reasoning_field_that_asks_for_nothing_is_not_out_of_band(tmp_path: Path) -> None:
+    request = {
+        "model": "gpt-5",
+        "input": [{"role": "user", "content": "Capital of France?"}],
+        "reasoning": {"effort": None, "summary": None},
+    }
+    result = _tc701(_responses_cassette(tmp_path, request, input_tokens=300))
+    assert result is not None and result.status == "fail", result
+
+
 def test_tc701_still_fails_the_same_gap_without_out_of_band_settings(tmp_path: Path) -> None:
     request = {"model": "gpt-5", "input": [{"role": "user", "content": "Capital of France?"}]}
     result = _tc701(_responses_cassette(tmp_path, request, input_tokens=300))

@@ -199,8 +199,15 @@ def out_of_band_inputs(api: WireApi | None, body: Any) -> list[str]:
     if api is None or not isinstance(body, dict):
         return []
     found = [f"structured output at {x.pointer}" for x in api.probes.output_schema(body)]
-    found += [p for p in api.out_of_band_settings if value_at(body, p) not in (None, False, {}, "")]
+    found += [p for p in api.out_of_band_settings if _is_set(value_at(body, p))]
     return found
+
+
+def _is_set(value: Any) -> bool:
+    """A request setting that asks for something (`{"effort": null}` asks for nothing)."""
+    if isinstance(value, dict):
+        return any(_is_set(v) for v in value.values())
+    return value not in (None, False, "", [])
 
 
 _GPT4O_MARCH_2025 = (

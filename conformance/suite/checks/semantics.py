@@ -295,8 +295,12 @@ def _error_kept_in_band(
     try:
         with capture_warnings():
             unmarked = a.to_wire(plain, [], opts(a)).body
+            again = a.to_wire(b.messages, [], opts(a)).body
     except Exception as exc:
         return o(R.TOOL_ERROR_KEPT, s, "fail", label, crash(exc), "supports_tools")
+    if again != body:
+        why = "the same history renders different requests, so where the error went cannot be told"
+        return o(R.TOOL_ERROR_KEPT, s, "skip", label, why)
     if unmarked == body:
         why = (
             f"declares tool_errors_in_band ({how}) but the request is the same with is_error false: the error "
