@@ -4,13 +4,27 @@ tokens (TC701)."""
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import yaml
+
+import conformance.suite.runner as runner
+from conformance.adapters.errors import InvalidRequestError
 from conformance.adapters.openai_chat import OpenAIChatAdapter
+from conformance.adapters.openai_responses import OpenAIResponsesAdapter
 from conformance.adapters.protocol import Message
 from conformance.findings import Selection
+from conformance.suite.checks.errors import expected_class, hinted_class, problems
 from conformance.suite.runner import SuiteConfig, SuiteReport, run
+from conformance.suite.scripts import IMAGES_BY_TYPE, conversation
+from conformance.wire.anthropic_messages import ANTHROPIC_MESSAGES
+from conformance.wire.api import ErrorSignals
+from conformance.wire.ollama import OLLAMA_CHAT
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -49,10 +63,6 @@ def test_tc902_accepts_a_tool_error_kept_in_band_without_the_warn_line() -> None
 
 
 def test_tc801_reads_error_signals_from_the_record_not_the_api_name() -> None:
-    from dataclasses import replace
-
-    from conformance.suite.checks.errors import expected_class, hinted_class
-    from conformance.wire.anthropic_messages import ANTHROPIC_MESSAGES
 
     # Anthropic's body conventions served under another name (a proxy, a cloud host): the
     # record carries them, so the name does not matter
@@ -66,11 +76,6 @@ def test_tc801_reads_error_signals_from_the_record_not_the_api_name() -> None:
 
 
 def test_tc801_header_signals_declared_in_a_new_record() -> None:
-    from dataclasses import replace
-
-    from conformance.suite.checks.errors import expected_class, problems
-    from conformance.wire.api import ErrorSignals
-    from conformance.wire.ollama import OLLAMA_CHAT
 
     # Amazon Bedrock-style: the class is in the `x-amzn-ErrorType` header, HTTP 400 for all
     bedrock = replace(
@@ -91,8 +96,6 @@ def test_tc801_header_signals_declared_in_a_new_record() -> None:
     assert expected_class(bedrock, 400, {"message": "x"}, {"X-Amzn-ErrorType": "AccessDeniedException"}) == "auth"
     assert expected_class(bedrock, 400, {"message": "x"}, {}) == "invalid_request"
 
-    from conformance.adapters.errors import InvalidRequestError
-
     wrong = InvalidRequestError("Too many requests", provider_status=400, retryable=False)
     assert any("want 'rate_limit'" in p for p in problems(wrong, bedrock, 400, {"message": "m"}, headers))
 
@@ -106,9 +109,6 @@ def test_tc801_oracle_names_no_api() -> None:
 
 def _responses_cassette(tmp_path: Path, request: dict[str, Any], input_tokens: int) -> Path:
     """One recorded (not hand-written: no x-turnspec-synthetic header) Responses call."""
-    import json
-
-    import yaml
 
     response = {
         "id": "resp_1",
@@ -160,7 +160,6 @@ SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "require
 
 
 def _tc701(folder: Path) -> Any:
-    from conformance.adapters.openai_responses import OpenAIResponsesAdapter
 
     report = run(
         SuiteConfig.for_adapter(
@@ -210,7 +209,6 @@ def test_tc701_still_fails_the_same_gap_without_out_of_band_settings(tmp_path: P
 
 
 def test_tc002_an_unexercised_capability_is_a_skip_naming_the_cassette_to_add(tmp_path: Path, monkeypatch: Any) -> None:
-    import conformance.suite.runner as runner
 
     monkeypatch.setattr(runner, "default_cassette_root", lambda: None)
     (tmp_path / "anthropic").mkdir()
@@ -228,7 +226,6 @@ def test_tc002_an_unexercised_capability_is_a_skip_naming_the_cassette_to_add(tm
 def test_scripted_cases_exercise_images_system_prompt_and_tools_without_cassettes(
     tmp_path: Path, monkeypatch: Any
 ) -> None:
-    import conformance.suite.runner as runner
 
     monkeypatch.setattr(runner, "default_cassette_root", lambda: None)
     for name in ("anthropic", "openai-chat", "openai-responses", "gemini", "ollama"):
@@ -243,9 +240,6 @@ MAGIC = {"image/png": b"\x89PNG\r\n\x1a\n", "image/jpeg": b"\xff\xd8\xff", "imag
 
 
 def test_scripted_images_are_real_images_of_their_media_type() -> None:
-    import base64
-
-    from conformance.suite.scripts import IMAGES_BY_TYPE, conversation
 
     for media, data in IMAGES_BY_TYPE.items():
         assert base64.b64decode(data, validate=True).startswith(MAGIC[media]), media
@@ -258,10 +252,6 @@ def test_scripted_images_are_real_images_of_their_media_type() -> None:
 
 
 def test_scripted_gemini_thought_signature_is_base64() -> None:
-    import base64
-    import binascii
-
-    from conformance.suite.scripts import conversation
 
     msgs, _ = conversation("gemini")
     [sig] = [b["signature"] for m in msgs for b in m["content"] if b.get("type") == "thinking"]
