@@ -69,6 +69,17 @@ class WarnMissingField(OpenAIChatAdapter):
         )
 
 
+class ChatToolErrorInBandDeclaredButLost(OpenAIChatAdapter):
+    """Declares `tool_errors_in_band` but renders an error result like any other and logs
+    nothing: the error is silently lost (canonical spec §7.3)."""
+
+    tool_errors_in_band = "text prefixed 'Error: '"
+
+    def tool_to_wire_message(self, message: Message) -> list[Any]:
+        plain = {**message, "content": [{**b, "is_error": False} for b in message.get("content", [])]}
+        return super().tool_to_wire_message(plain)
+
+
 class _SharedIdMap(ToolIdMap):
     def provider_for(self, canonical_id: str) -> str:
         self._to_provider[canonical_id] = "toolu_shared"
@@ -1746,6 +1757,7 @@ MUTANTS: dict[type, str] = {
     GeminiUrlSafeParsedSignatureAltered: "TC606",
     ChatEmptyContentTextDropped: "TC401",
     ChatToolContentAbsent: "TC802",
+    ChatToolErrorInBandDeclaredButLost: "TC902",
 }
 # rules whose cases come from real recordings (the project's cassettes cannot kill them)
 NEEDS_SAMPLES = ("TC701", "TC904")

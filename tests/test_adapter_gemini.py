@@ -42,7 +42,7 @@ from conformance.formats.canonical.memory import validate_messages
 from conformance.strategies import blocks_for, conversations
 from conformance.suite import round_trip
 from conformance.suite.cassettes import Interaction, load_cassette
-from conformance.suite.scripts import Builder, conversation, mark
+from conformance.suite.scripts import Builder, conversation, mark, signature
 from conformance.wire.api import Framing
 from conformance.wire.gemini import GEMINI
 from conformance.wire.registry import api_for_url
@@ -446,7 +446,7 @@ def test_own_thinking_sent_back_and_redacted_dropped(caplog: pytest.LogCaptureFi
     with caplog.at_level(logging.WARNING):
         body = GeminiAdapter().to_wire(msgs, tools, OPTS).body
     assert [x.value for x in GEMINI.probes.thinking_text(body)] == [mark("thinking")]
-    assert [x.value for x in GEMINI.probes.signatures(body)] == [mark("signature-gemini")]
+    assert [x.value for x in GEMINI.probes.signatures(body)] == [signature("gemini")]
     drops = [r.block_type for r in caplog.records if getattr(r, "event", None) == "block_dropped"]
     assert drops == ["redacted_thinking"]  # Gemini has no redacted thinking
 

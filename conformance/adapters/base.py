@@ -173,6 +173,11 @@ class BaseAdapter(abc.ABC):
     wire_api: ClassVar[str]
     capabilities: ClassVar[Mapping[str, Any]]
     provider_tool_id: ClassVar[re.Pattern[str]]
+    # Where the wire API has no error flag on tool results (Chat Completions `role: tool`,
+    # Ollama), how this adapter keeps `is_error` in the result's content instead of dropping
+    # it (e.g. "text prefixed 'Error: '"); None: the flag is dropped with the §7.3 WARN line.
+    # TC902 reads it (canonical spec §7.3 drops only what cannot be represented).
+    tool_errors_in_band: ClassVar[str | None] = None
 
     def __init__(self) -> None:
         self._maps: dict[str, ToolIdMap] = {}

@@ -86,7 +86,7 @@ def register(app: typer.Typer) -> None:
         strict: Annotated[
             bool,
             typer.Option(
-                help="A capability declared true that no case exercised is an error (exit 2), not a failure; "
+                help="A capability declared true that no case exercised (a TC002 skip) is an error (exit 2); "
                 "advisory checks (TC306) fail like any other"
             ),
         ] = False,

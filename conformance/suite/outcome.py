@@ -25,7 +25,7 @@ class Outcome:
 
     `capability` names the declared capability (`supports_*`) the case exercises, when it
     exercises one; the report counts cases per capability from it, and a capability
-    declared true that no case ran fails the gate (see `runner.capability_gate`).
+    declared true that no case ran is a TC002 skip (see `runner.capability_gate`).
     """
 
     rule: str

@@ -149,7 +149,11 @@ class SuiteReport:
     @property
     def unexercised(self) -> list[tuple[str, str]]:
         """(adapter, capability) declared true that no case exercised."""
-        return [(o.adapter, o.subject) for o in self.outcomes if o.rule == EXERCISED.id and o.status == "fail"]
+        return [
+            (o.adapter, o.subject)
+            for o in self.outcomes
+            if o.rule == EXERCISED.id and o.status == "skip" and o.capability == o.subject
+        ]
 
     @property
     def exit_code(self) -> int:
@@ -226,7 +230,8 @@ def capability_gate(
     subjects: list[AdapterUnderTest], outcomes: list[Outcome], sel: Selection
 ) -> tuple[list[Outcome], dict[str, dict[str, int]]]:
     """TC002: every boolean capability an adapter declares true is exercised by a case that
-    ran (passed or failed); a declaration no case checked is a silent pass, so it fails."""
+    ran (passed or failed); a declaration no case checked is a skip naming the cassette to
+    add (never a silent pass; `--strict` and `--fail-on-skip` fail it)."""
     counts: dict[str, dict[str, int]] = {}
     gate: list[Outcome] = []
     for s in subjects:
@@ -241,11 +246,35 @@ def capability_gate(
             if not all(sel.enabled(r) for r in rules):
                 gate.append(Outcome(EXERCISED.id, s.name, "skip", c, f"not all of {', '.join(rules)} selected"))
                 continue
-            ok = mine[c] > 0
+            if mine[c] > 0:
+                gate.append(Outcome(EXERCISED.id, s.name, "pass", c, "", c))
+                continue
+            # no sentence makes an unexercised declaration wrong (contract §3.4 asks it to be
+            # honest, §10.1.5 that a false flag fails cleanly): the suite could not look, so a
+            # skip saying which recording would let it; --strict and --fail-on-skip fail it
             how = ", ".join(rules) or "no check covers it"
-            msg = "" if ok else f"declared true, but no case exercised it (cases come from {how})"
-            gate.append(Outcome(EXERCISED.id, s.name, "pass" if ok else "fail", c, msg, c))
+            msg = (
+                f"declared true, but no case exercised it (cases come from {how}): add a cassette of "
+                f"{CASSETTE_HINTS.get(c, 'a call that uses it')} to {s.name}'s cassettes "
+                "(`turnspec wire record` makes one)"
+            )
+            gate.append(Outcome(EXERCISED.id, s.name, "skip", c, msg, c))
     return gate, counts
+
+
+CASSETTE_HINTS: dict[str, str] = {
+    "supports_thinking": "a response with thinking (and the next request sending it back)",
+    "supports_images": "a request with an image",
+    "supports_tools": "a response with a tool call",
+    "supports_system_prompt": "a request with a system prompt",
+    "supports_structured_output": "a request with a JSON schema output",
+    "supports_streaming": "a streamed response",
+    "supports_streaming_tool_calls": "a streamed response with a tool call",
+    "supports_parallel_tool_calls": "a response with two tool calls",
+    "supports_prompt_caching": "a response whose usage reports cache reads or writes",
+    "supports_system_messages_in_list": "a request with system messages in the list",
+}
+"""TC002's skip reason: the recording that would exercise each capability."""
 
 
 def run(

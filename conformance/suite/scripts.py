@@ -34,6 +34,19 @@ JPEG_1PX = base64.b64encode(
 PNG_1PX = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP4z8DwHwAFAAH/VscvDQAAAABJRU5ErkJggg=="
 PNG_3PX = "iVBORw0KGgoAAAANSUhEUgAAAAMAAAABCAYAAAAb4BS0AAAADklEQVR42mNgYPj/H4YBIOwF+yP2+l8AAAAASUVORK5CYII="
 
+# a 1x1 GIF (GIF89a) and a 1x1 lossless WebP (RIFF/WEBP VP8L): real images of their types
+GIF_1PX = "R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7"
+WEBP_1PX = "UklGRhoAAABXRUJQVlA4TA0AAAAvAAAAEAcQERGIiP4HAA=="
+
+IMAGES_BY_TYPE: dict[str, str] = {
+    "image/png": PNG_2PX,
+    "image/jpeg": JPEG_1PX,
+    "image/gif": GIF_1PX,
+    "image/webp": WEBP_1PX,
+}
+"""A real base64 image of each media type the scripts send (an adapter that sniffs or
+decodes the bytes sees what the media type says)."""
+
 TOOLS: list[ToolDefinition] = [
     {
         "name": "read_file",
@@ -111,6 +124,19 @@ def mark(tag: str) -> str:
     return f"MARK-{tag}-7f3a"
 
 
+BASE64_SIGNATURES = frozenset({"gemini"})
+"""Providers whose thinking signature is base64 on the wire (Gemini's `thoughtSignature` is
+`bytes`, "A base64-encoded string" in the API reference): the script's signature for them is
+base64, so an adapter that decodes it is not failed by a value the provider never issues."""
+
+
+def signature(provider: str) -> str:
+    """The scripted thinking signature `provider` issued: the marker, base64 where the
+    provider's signatures are (`BASE64_SIGNATURES`)."""
+    value = mark(f"signature-{provider}")
+    return base64.b64encode(value.encode()).decode() if provider in BASE64_SIGNATURES else value
+
+
 def answered(reply: Message, session_id: str) -> Builder:
     """A user turn, then `reply` (a parsed response, re-dated into the session) and one tool
     message per tool call of it, result k ("ok k") answering call k: the turn after a
@@ -155,7 +181,7 @@ def conversation(
             {
                 "type": "thinking",
                 "text": mark("thinking"),
-                "signature": mark(f"signature-{provider}"),
+                "signature": signature(provider),
             }
         )
     first.append({"type": "text", "text": mark("assistant-1")})

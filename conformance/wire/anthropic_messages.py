@@ -25,6 +25,7 @@ from typing import Any
 from . import equivalence
 from .api import (
     Carries,
+    ErrorSignals,
     Framing,
     JsonBody,
     Located,
@@ -229,6 +230,29 @@ def _streaming(_url: str, body: JsonBody | None) -> bool:
     return isinstance(body, dict) and body.get("stream") is True
 
 
+ERRORS = ErrorSignals(
+    # contract §6.2 "Anthropic: Body has {error: {type, message}}. Use error.type as a hint"
+    body_fields=(
+        (
+            "/error/type",
+            {
+                "overloaded_error": "rate_limit",
+                "rate_limit_error": "rate_limit",
+                "authentication_error": "auth",
+                "permission_error": "auth",
+                "api_error": "server_error",
+            },
+        ),
+    ),
+    # '"invalid_request_error" with message containing "context" or "tokens exceeds" ->
+    # CONTEXT_OVERFLOW'; upstream's overflow now reads "prompt is too long: N tokens > M
+    # maximum" (neither phrase), so that counts as well
+    overflow_when=("/error/type", "invalid_request_error"),
+    overflow_message=re.compile(r"context|tokens exceeds|prompt is too long", re.I),
+)
+"""Anthropic's documented error signals (contract §6.2, both Messages endpoints)."""
+
+
 ANTHROPIC_MESSAGES = WireApi(
     name="anthropic-messages",
     title="Anthropic Messages API",
@@ -237,6 +261,7 @@ ANTHROPIC_MESSAGES = WireApi(
     framing=Framing.SSE,
     is_streaming=_streaming,
     schema_dir="anthropic-messages",
+    errors=ERRORS,
     hosts=("api.anthropic.com",),
     tool_ids=ToolIdRule(pattern=re.compile(r"[a-zA-Z0-9_-]+")),
     carries=Carries(
@@ -298,6 +323,7 @@ ANTHROPIC_COUNT_TOKENS = WireApi(
     framing=Framing.SSE,  # never streamed
     is_streaming=lambda _url, _body: False,
     schema_dir="anthropic-count-tokens",
+    errors=ERRORS,
     hosts=("api.anthropic.com",),
     chat=False,
     tool_ids=ANTHROPIC_MESSAGES.tool_ids,

@@ -220,6 +220,45 @@ class Carries:
     parallel_tool_calls: bool = False
 
 
+CONTEXT_OVERFLOW_MESSAGE = re.compile(
+    r"context (?:length|window)|maximum context|token count .{0,40}exceeds|tokens? exceeds|too many tokens", re.I
+)
+"""Contract §6.2's 413 row, "Some providers use 400 with body indicating overflow; remap.":
+the wording of an overflow message a record keeps unless its API documents its own."""
+
+
+@dataclass(frozen=True)
+class ErrorSignals:
+    """The API's documented error signals, which adjust contract §6.2's HTTP status default
+    ("Adapters apply these mappings as a starting point, then adjust based on provider error
+    bodies"). Values are §6.1 class names. TC801 reads only these (never the API's name),
+    so a new API declares its signals here, in its record.
+
+    Read in this order, the first that answers wins:
+    1. `headers`: a response header -> {its value (before any ':') -> class} (Amazon's
+       `x-amzn-ErrorType: ThrottlingException:...`);
+    2. `overflow_when` + `overflow_message`: where the body field at the pointer has that
+       value and the message matches, context overflow (Anthropic's `invalid_request_error`
+       "prompt is too long");
+    3. `body_fields`: (RFC 6901 pointer, {value -> class}) in order (Anthropic `/error/type`,
+       OpenAI `/error/code` then `/error/type`);
+    4. `detail_reasons`: Google's `error.details[].reason` -> class (`API_KEY_INVALID`);
+    5. the status default, remapped to context overflow when it is `invalid_request` and
+       `overflow_message` matches (without `overflow_when`: §6.2's 400 remap).
+
+    `status_in_body`: the pointer of an integer that is the HTTP status the error stands for
+    (Google's `error.code`), which classifies an error reported inside a stream; None when
+    the body carries none.
+    """
+
+    headers: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    body_fields: tuple[tuple[str, Mapping[str, str]], ...] = ()
+    detail_reasons: Mapping[str, str] = field(default_factory=dict)
+    overflow_message: re.Pattern[str] | None = CONTEXT_OVERFLOW_MESSAGE
+    overflow_when: tuple[str, str] | None = None
+    status_in_body: str | None = None
+
+
 @dataclass(frozen=True)
 class Equivalence:
     """Two or more forms the API treats alike, with the documentation sentence that says so.
@@ -293,6 +332,13 @@ class WireApi:
     # the forms the API treats alike: each an `Equivalence` (with the documentation sentence
     # that says so) or, the older form, a sentence naming a step of `normalize_request`
     accepted_differences: tuple[str | Equivalence, ...] = ()
+    # RFC 6901 pointers of request settings for which the provider adds input tokens of its
+    # own that no adapter renders (reasoning settings); with the API's structured-output field
+    # (`probes.output_schema`) they are TC701's out-of-band inputs: contract §3.1's
+    # `estimate_input_tokens(messages, tools, system_prompt)` never sees them
+    out_of_band_settings: tuple[str, ...] = ()
+    # the API's documented error signals beside contract §6.2's status table (TC801)
+    errors: ErrorSignals = field(default_factory=ErrorSignals)
 
     def stream_usage_requested(self, body: JsonBody) -> bool | None:
         """Whether a streaming request `body` asks for usage as `stream_usage_request` says

@@ -41,6 +41,7 @@ from urllib.parse import parse_qs, urlsplit
 from . import equivalence
 from .api import (
     Carries,
+    ErrorSignals,
     Framing,
     JsonBody,
     Located,
@@ -319,8 +320,20 @@ def model_of(url: str) -> str | None:
     return m.group(1) if m else None
 
 
+ERRORS = ErrorSignals(
+    # Google's error model (cloud.google.com/apis/design/errors): `error.details[].reason`
+    # `API_KEY_INVALID` is an invalid key (sent as 400); `error.code` is "The HTTP status
+    # code that corresponds to google.rpc.Status.code", the status an error inside a
+    # stream stands for
+    detail_reasons={"API_KEY_INVALID": "auth"},
+    status_in_body="/error/code",
+)
+"""Gemini's documented error signals (beside contract §6.2's status table and 400 remap)."""
+
 GEMINI = WireApi(
     name="gemini-generate-content",
+    errors=ERRORS,
+    out_of_band_settings=("/generationConfig/thinkingConfig",),
     title="Gemini API generateContent / streamGenerateContent",
     docs=DOCS,
     request_paths=(_METHOD,),

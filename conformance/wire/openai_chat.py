@@ -31,6 +31,7 @@ from typing import Any
 from . import equivalence
 from .api import (
     Carries,
+    ErrorSignals,
     Framing,
     JsonBody,
     Located,
@@ -221,8 +222,30 @@ def _request_options(body: JsonBody) -> dict[str, Located]:
     }
 
 
+ERRORS = ErrorSignals(
+    # contract §6.2 "OpenAI: Body has {error: {type, code, message}}": `error.code` first,
+    # then `error.type == "server_error"`; the overflow comes as `context_length_exceeded`,
+    # so no message wording is read
+    body_fields=(
+        (
+            "/error/code",
+            {
+                "rate_limit_exceeded": "rate_limit",
+                "context_length_exceeded": "context_overflow",
+                "invalid_api_key": "auth",
+            },
+        ),
+        ("/error/type", {"server_error": "server_error"}),
+    ),
+    overflow_message=None,
+)
+"""OpenAI's documented error signals (contract §6.2; Chat Completions and Responses)."""
+
+
 OPENAI_CHAT = WireApi(
     name="openai-chat-completions",
+    errors=ERRORS,
+    out_of_band_settings=("/reasoning_effort",),
     title="OpenAI Chat Completions API",
     docs=DOCS,
     # also Azure (`/openai/deployments/<d>/chat/completions`) and compatible servers

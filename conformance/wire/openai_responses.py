@@ -55,6 +55,7 @@ from .api import (
     schema_at,
     string_at,
 )
+from .openai_chat import ERRORS as OPENAI_ERRORS
 
 DOCS = (
     "https://platform.openai.com/docs/api-reference/responses/create",
@@ -292,6 +293,8 @@ def is_streaming(_url: str, body: JsonBody | None) -> bool:
 
 OPENAI_RESPONSES = WireApi(
     name="openai-responses",
+    errors=OPENAI_ERRORS,
+    out_of_band_settings=("/reasoning",),
     title="OpenAI Responses API",
     docs=DOCS,
     request_paths=(re.compile(r"(?:^|/)responses/?\Z"),),

@@ -2,10 +2,13 @@
 
 Read from the recording alone (never from the adapter under test):
 
-- the class: §6.2's HTTP status table, then its provider-body adjustments (Anthropic's
-  `error.type`, OpenAI's `error.code` / `error.type`); an API the contract gives no body
-  convention for keeps the status default, except the table's general remap of a 4xx whose
-  body says the context overflowed, and Google's documented `API_KEY_INVALID` reason;
+- the class: §6.2's HTTP status table ("a starting point"), then the provider's error
+  signals, which the API's wire record declares (`WireApi.errors`: `ErrorSignals`): body
+  fields (Anthropic's `error.type`, OpenAI's `error.code` / `error.type`, as §6.2 lists
+  them), headers (`x-amzn-ErrorType`), Google's `error.details[].reason`, the wording of a
+  context-overflow message (§6.2's 413 row: "Some providers use 400 with body indicating
+  overflow; remap."). Nothing here branches on an API's name: a new API declares its
+  signals in its record;
 - the exception: the §6.3 subclass of that class (`isinstance`, not a name or a set);
 - `retryable`: true exactly for the transient classes of §6.4 (rate_limit, server_error,
   network), the signal §6.4 asks for "so the caller knows it was a transient class";
@@ -16,7 +19,7 @@ Read from the recording alone (never from the adapter under test):
 
 Reading beyond the contract's text (upstream changed since it was written): Anthropic's
 context overflow now reads "prompt is too long: N tokens > M maximum", which has neither
-"context" nor "tokens exceeds", so "prompt is too long" counts as well.
+"context" nor "tokens exceeds", so its record counts "prompt is too long" as well.
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ from ...adapters.errors import (
     ServerError,
     WireFormatError,
 )
+from ...wire import registry
+from ...wire.api import ErrorSignals, WireApi, value_at
 
 SUBCLASS: dict[str, type[AdapterError]] = {
     "rate_limit": RateLimitError,
@@ -50,23 +55,21 @@ SUBCLASS: dict[str, type[AdapterError]] = {
 """Contract §6.3: the subclass of each §6.1 class (`other` has none but the base)."""
 TRANSIENT = ("rate_limit", "server_error", "network")  # contract §6.4 retryable classes
 _BY_STATUS = {401: "auth", 403: "auth", 408: "network", 413: "context_overflow", 429: "rate_limit"}
-_ANTHROPIC = {
-    "overloaded_error": "rate_limit",
-    "rate_limit_error": "rate_limit",
-    "authentication_error": "auth",
-    "permission_error": "auth",
-    "api_error": "server_error",
-}
-_ANTHROPIC_OVERFLOW = re.compile(r"context|tokens exceeds|prompt is too long", re.I)
-_OPENAI_CODE = {
-    "rate_limit_exceeded": "rate_limit",
-    "context_length_exceeded": "context_overflow",
-    "invalid_api_key": "auth",
-}
-# "Some providers use 400 with body indicating overflow; remap." (§6.2, 413 row)
-_OVERFLOW = re.compile(
-    r"context (?:length|window)|maximum context|token count .{0,40}exceeds|tokens? exceeds|too many tokens", re.I
-)
+
+
+def _record(api: str | WireApi) -> WireApi | None:
+    """The record an API name stands for (None for one no registry knows: §6.2's table alone)."""
+    if isinstance(api, WireApi):
+        return api
+    try:
+        return registry.get(api)
+    except KeyError:
+        return None
+
+
+def _signals(api: str | WireApi) -> ErrorSignals:
+    record = _record(api)
+    return record.errors if record is not None else ErrorSignals()
 
 
 def _details(err: dict[str, Any]) -> list[dict[str, Any]]:
@@ -98,49 +101,64 @@ def _message(body: Any) -> str:
     return str(body or "")
 
 
-def expected_class(api: str, status: int, body: Any) -> str:
-    """The §6.1 class the contract's table gives a recorded error of `api`."""
-    default = status_default(status)
-    err = _error_object(body)
-    if api.startswith("anthropic"):
-        etype = str(err.get("type") or "")
-        if etype == "invalid_request_error" and _ANTHROPIC_OVERFLOW.search(_message(body)):
-            return "context_overflow"
-        return _ANTHROPIC.get(etype, default)
-    if api.startswith("openai"):
-        hint = _OPENAI_CODE.get(str(err.get("code") or ""))
-        if hint is None and err.get("type") == "server_error":
-            hint = "server_error"
-        return hint or default
-    if api.startswith("gemini"):
-        reasons = {str(d.get("reason")) for d in _details(err)}
-        if "API_KEY_INVALID" in reasons:
-            return "auth"
-    if default == "invalid_request" and _OVERFLOW.search(_message(body)):
+def _header_class(signals: ErrorSignals, headers: Mapping[str, Any]) -> str | None:
+    for name, classes in signals.headers.items():
+        raw = _header(headers, name.lower())
+        if raw is not None:
+            hit = classes.get(raw.split(":", 1)[0].strip())
+            if hit is not None:
+                return hit
+    return None
+
+
+def _body_class(signals: ErrorSignals, body: Any) -> str | None:
+    """The class the record's body signals give (steps 2-4 of `ErrorSignals`), None for none."""
+    when = signals.overflow_when
+    if (
+        when is not None
+        and signals.overflow_message is not None
+        and value_at(body, when[0]) == when[1]
+        and signals.overflow_message.search(_message(body))
+    ):
         return "context_overflow"
+    for pointer, classes in signals.body_fields:
+        value = value_at(body, pointer)
+        if isinstance(value, str) and value in classes:
+            return classes[value]
+    reasons = {str(d.get("reason")) for d in _details(_error_object(body))}
+    return next((cls for reason, cls in signals.detail_reasons.items() if reason in reasons), None)
+
+
+def expected_class(api: str | WireApi, status: int, body: Any, headers: Mapping[str, Any] | None = None) -> str:
+    """The §6.1 class the contract's table gives a recorded error of `api`: §6.2's status
+    default adjusted by the error signals its record declares (`WireApi.errors`)."""
+    signals = _signals(api)
+    hint = _header_class(signals, headers or {}) or _body_class(signals, body)
+    if hint is not None:
+        return hint
+    default = status_default(status)
+    if (
+        default == "invalid_request"
+        and signals.overflow_when is None
+        and signals.overflow_message is not None
+        and signals.overflow_message.search(_message(body))
+    ):
+        return "context_overflow"  # "Some providers use 400 with body indicating overflow; remap." (§6.2)
     return default
 
 
-def hinted_class(api: str, body: Any) -> str | None:
-    """The class §6.2's provider-body adjustments alone give an error body (Anthropic's
-    `error.type`, OpenAI's `error.code` / `error.type`), None when they give none. A
-    mid-stream error has no HTTP status of its own (the stream began with a 200), so only
-    the body can classify it."""
-    err = _error_object(body)
-    if api.startswith("anthropic"):
-        etype = str(err.get("type") or "")
-        if etype == "invalid_request_error" and _ANTHROPIC_OVERFLOW.search(_message(body)):
-            return "context_overflow"
-        return _ANTHROPIC.get(etype)
-    if api.startswith("openai"):
-        hint = _OPENAI_CODE.get(str(err.get("code") or ""))
-        return hint or ("server_error" if err.get("type") == "server_error" else None)
-    code = err.get("code")
-    if api.startswith("gemini") and isinstance(code, int) and not isinstance(code, bool) and 100 <= code <= 599:
-        # Google's error model: "code: The HTTP status code that corresponds to
-        # google.rpc.Status.code" (cloud.google.com/apis/design/errors): the status the error
-        # would have had, classified by §6.2's table like an HTTP error of Gemini
-        return expected_class(api, code, body)
+def hinted_class(api: str | WireApi, body: Any, headers: Mapping[str, Any] | None = None) -> str | None:
+    """The class the record's error signals alone give an error body, None when they give
+    none. A mid-stream error has no HTTP status of its own (the stream began with a 200), so
+    only the body (or a status the body carries, `ErrorSignals.status_in_body`) classifies
+    it."""
+    signals = _signals(api)
+    hint = _header_class(signals, headers or {}) or _body_class(signals, body)
+    if hint is not None:
+        return hint
+    code = value_at(body, signals.status_in_body) if signals.status_in_body else None
+    if isinstance(code, int) and not isinstance(code, bool) and 100 <= code <= 599:
+        return expected_class(api, code, body, headers)
     return None
 
 
@@ -233,9 +251,9 @@ def recorded_retry_after(body: Any, headers: Mapping[str, Any]) -> float | None:
     return None
 
 
-def problems(exc: BaseException, api: str, status: int, body: Any, headers: Mapping[str, Any]) -> list[str]:
+def problems(exc: BaseException, api: str | WireApi, status: int, body: Any, headers: Mapping[str, Any]) -> list[str]:
     """What the raised exception gets wrong against the contract (empty when nothing)."""
-    want = expected_class(api, status, body)
+    want = expected_class(api, status, body, headers)
     out: list[str] = []
     cls = getattr(exc, "error_class", None)
     sub = SUBCLASS.get(want, AdapterError)

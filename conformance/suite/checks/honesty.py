@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import logging
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -13,7 +12,7 @@ from ...wire.api import Located, WireApi
 from .. import rules as R
 from ..capture import capture_warnings
 from ..outcome import AdapterUnderTest, Outcome
-from ..scripts import PNG_2PX, Builder, conversation, mark
+from ..scripts import IMAGES_BY_TYPE, PNG_2PX, Builder, conversation, mark, signature
 from .common import Env, body_text, check, crash, drop_problem, locates, o, opts, shape, wire_api_of
 
 # (what to look for, the probe that locates it, whether the API can carry it at all)
@@ -26,7 +25,7 @@ def _wanted(api: WireApi, cap: str, provider: str) -> list[Want]:
     if cap == "supports_thinking":
         return [
             (mark("thinking"), p.thinking_text, c.thinking_text),
-            (mark(f"signature-{provider}"), p.signatures, c.thinking_signature),
+            (signature(provider), p.signatures, c.thinking_signature),
             (mark(f"redacted-{provider}"), p.redacted_thinking, c.redacted_thinking),
         ]
     if cap == "supports_images":
@@ -183,7 +182,7 @@ def _judge(
     features = (
         (
             "supports_thinking",
-            [mark("thinking"), mark(f"signature-{a.provider}"), mark(f"redacted-{a.provider}")],
+            [mark("thinking"), signature(a.provider), mark(f"redacted-{a.provider}")],
             ["thinking", "redacted_thinking"],
         ),
         ("supports_images", [PNG_2PX], ["image"]),
@@ -272,8 +271,12 @@ def capability_honesty(env: Env) -> Iterator[Outcome]:
             yield from _judge(s, a, msgs, wire.body, recs)
         if caps.get("supports_images"):
             for media in caps.get("accepted_image_media_types") or []:
+                data = IMAGES_BY_TYPE.get(media)
+                if data is None:
+                    why = f"the script has no real {media} image to send (scripts.IMAGES_BY_TYPE)"
+                    yield o(R.CAPS_CARRIED, s, "skip", f"image {media}", why)
+                    continue
                 b = Builder(session_id=msgs[0]["session_id"] + "_img")
-                data = base64.b64encode(mark(f"image {media}").encode()).decode()
                 b.add(
                     "user",
                     [

@@ -111,7 +111,7 @@ def _tool_ids_canonical(s: AdapterUnderTest, label: str, content: list[dict[str,
 
 def _error_response(s: AdapterUnderTest, it: Interaction, ctx: RequestContext) -> Iterator[Outcome]:
     """TC801: the exact §6.3 subclass and fields the contract's table gives (see `errors`)."""
-    api = it.wire.name if it.wire is not None else str(s.adapter.wire_api)
+    api = it.wire or wire_api_of(s.adapter) or str(s.adapter.wire_api)
     try:
         s.adapter.from_wire_response(WireResponse(it.response_json, it.status, dict(it.headers)), ctx)
     except AdapterError as exc:
@@ -135,8 +135,9 @@ def _stream_error(s: AdapterUnderTest, it: Interaction, err: AdapterError | None
     """TC801 on a recorded stream that reports an error after it began (the record's
     `stream_error` probe): contract §6.5.3 asks the adapter to raise "the appropriate
     AdapterError subclass" after the final event. The stream began with HTTP 200, so the
-    class is what §6.2's provider-body adjustments give the error body (Gemini's: the HTTP
-    status its `error.code` names); a body they give no class (Ollama's bare `{"error":
+    class is what the error signals of the API's record (`WireApi.errors`: §6.2's
+    provider-body adjustments) give the error body (Gemini's: the HTTP status its
+    `error.code` names); a body they give no class (Ollama's bare `{"error":
     "..."}`) may take any §6.1 class, held to its §6.3 subclass and §6.4 `retryable`, never
     a `WireFormatError`. Either way the exception carries the provider's message (§6.3)."""
     api = wire_api_of(s.adapter)
@@ -155,7 +156,7 @@ def _stream_error(s: AdapterUnderTest, it: Interaction, err: AdapterError | None
             "the recorded stream reports an error mid-stream, and the adapter raised no AdapterError (contract §6.5.3)",
         )
         return
-    want = error_oracle.hinted_class(api.name, body)
+    want = error_oracle.hinted_class(api, body)
     # no §6.2 hint (Ollama's bare `{"error": "..."}`): any one of §6.1's classes, consistently
     p = error_oracle.unhinted_stream_problems(err) if want is None else error_oracle.stream_problems(err, want)
     p += error_oracle.message_problems(err, body)

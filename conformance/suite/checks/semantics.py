@@ -266,7 +266,11 @@ def tool_errors(env: Env) -> Iterator[Outcome]:
             yield o(R.TOOL_ERROR_KEPT, s, "fail", "tool errors", crash(exc), "supports_tools")
             continue
         if not api.carries.tool_result_error:
-            yield _error_flag_warned(s, api, records)
+            in_band = getattr(a, "tool_errors_in_band", None)
+            if isinstance(in_band, str) and in_band:
+                yield _error_kept_in_band(s, api, a, b, wire.body, records, in_band)
+            else:
+                yield _error_flag_warned(s, api, records)
             continue
         flags = [bool(x.value) for x in api.probes.tool_result_errors(wire.body)] if isinstance(wire.body, dict) else []
         problems = [] if flags == [True, False] else [f"{api.name} error flags {flags}, want [True, False]"]
@@ -284,6 +288,56 @@ def tool_errors(env: Env) -> Iterator[Outcome]:
         yield o(
             R.TOOL_ERROR_KEPT, s, "fail" if problems else "pass", "tool errors", "; ".join(problems), "supports_tools"
         )
+
+
+def _error_kept_in_band(
+    s: AdapterUnderTest,
+    api: WireApi,
+    a: Any,
+    b: Builder,
+    body: Any,
+    records: list[logging.LogRecord],
+    how: str,
+) -> Outcome:
+    """TC902 where the wire has no tool-result error flag and the adapter declares
+    (`tool_errors_in_band`) that it keeps `is_error` in the result's content. Canonical spec
+    §7.3: "When canonical content cannot be represented in a provider's wire format, the
+    adapter MUST: 1. Drop the unrepresentable content (default). 2. Write a structured log
+    entry at WARN level": an error carried in band is represented, so nothing is dropped and
+    no WARN line is owed. What is checked is that it is there: the same history with neither
+    result marked an error renders a different request ("3. Never silently corrupt"). If it
+    fails: render the error into the result content as declared, or declare nothing and log
+    the drop."""
+    label = "tool errors in band"
+    plain = [
+        {**m, "content": [{**x, "is_error": False} if x.get("type") == "tool_result" else x for x in m["content"]]}
+        for m in b.messages
+    ]
+    try:
+        with capture_warnings():
+            unmarked = a.to_wire(plain, [], opts(a)).body
+            again = a.to_wire(b.messages, [], opts(a)).body
+    except Exception as exc:
+        return o(R.TOOL_ERROR_KEPT, s, "fail", label, crash(exc), "supports_tools")
+    if again != body:
+        why = "the same history renders different requests, so where the error went cannot be told"
+        return o(R.TOOL_ERROR_KEPT, s, "skip", label, why)
+    if unmarked == body:
+        why = (
+            f"declares tool_errors_in_band ({how}) but the request is the same with is_error false: the error "
+            f"is lost ({api.name} has no flag; canonical spec §7.3: drop with a WARN line or represent it)"
+        )
+        return o(R.TOOL_ERROR_KEPT, s, "fail", label, why, "supports_tools")
+    warned = [r for r in records if r.levelno >= logging.WARNING and "is_error" in r.getMessage()]
+    note = f"; {len(warned)} WARNING lines name is_error though nothing was dropped" if warned else ""
+    return o(
+        R.TOOL_ERROR_KEPT,
+        s,
+        "pass",
+        label,
+        f"is_error kept in the result content ({how}); canonical spec §7.3 asks a WARN only for a drop{note}",
+        "supports_tools",
+    )
 
 
 def _error_flag_warned(s: AdapterUnderTest, api: WireApi, records: list[logging.LogRecord]) -> Outcome:
