@@ -103,8 +103,9 @@ def test_a_block_built_in_code_needs_no_type_and_round_trips() -> None:
     assert dumped == {"type": "text", "text": "hi"}
     assert TextBlock.model_validate(dumped) == block
     # read as data, a block still needs its `type`, as the schema says
-    with pytest.raises(pydantic.ValidationError, match="type: Field required"):
+    with pytest.raises(pydantic.ValidationError, match="Field required") as raised:
         TextBlock.model_validate({"text": "hi"})
+    assert [(e["type"], e["loc"]) for e in raised.value.errors()] == [("missing", ("type",))]  # located at the tag
     tool = ToolUseBlock(id="toolu_1", name="f", input={})
     assert tool.model_dump(mode="json")["type"] == "tool_use"
     # inside a message, the dumped block is told apart by its `type` again

@@ -6,7 +6,7 @@ import functools
 import typing
 from typing import Any
 
-from pydantic import BaseModel, model_validator
+from pydantic import BaseModel, ValidationError, ValidatorFunctionWrapHandler, model_validator
 
 
 @functools.cache
@@ -34,11 +34,15 @@ class TurnspecModel(BaseModel):
     # `__init__`, which only fills in the keyword arguments of a model built in code
     __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
 
-    @model_validator(mode="before")
+    @model_validator(mode="wrap")
     @classmethod
-    def _tags_given(cls, data: Any) -> Any:
+    def _tags_given(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        # a tag missing from the data is pydantic's own `missing` error at the tag's place
+        # (`content.0.type`), as for any required field, not an error of the whole model
         if isinstance(data, dict):
-            for name, key, _ in _tags(cls):
-                if name not in data and key not in data:
-                    raise ValueError(f"{key}: Field required")
-        return data
+            missing = [key for name, key, _ in _tags(cls) if name not in data and key not in data]
+            if missing:
+                raise ValidationError.from_exception_data(
+                    cls.__name__, [{"type": "missing", "loc": (key,), "input": data} for key in missing]
+                )
+        return handler(data)
