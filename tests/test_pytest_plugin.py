@@ -97,3 +97,56 @@ def test_silent_override_fails_and_xfail_with_reason_is_allowed(pytester):
     result = pytester.runpytest("-p", "no:cacheprovider", "-k", "tc202 or tc701")
     result.assert_outcomes(failed=1, xfailed=1)
     result.stdout.fnmatch_lines(["*overrides a turnspec standard test without @pytest.mark.xfail(reason=...)*"])
+
+
+CRASHY = """
+from conformance.adapters.openai_chat import OpenAIChatAdapter
+
+
+class Crashy(OpenAIChatAdapter):
+    def from_wire_response(self, *args, **kwargs):
+        return _lookup({})
+
+
+def _lookup(table):
+    return table["oops"]
+"""
+
+
+def test_plugin_failure_carries_the_adapters_traceback(pytester):
+    pytester.syspathinsert(str(pytester.path))
+    pytester.makepyfile(crashy=CRASHY)
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", "--turnspec-adapter", "crashy:Crashy", "--turnspec-samples", "none",
+        "--turnspec-select", "TC101",
+    )  # fmt: skip
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*crashed: KeyError: 'oops'*",
+            "*Traceback (most recent call last):*",
+            '*crashy.py", line 6, in from_wire_response',
+            "*in _lookup*",
+        ]
+    )
+
+
+def test_base_class_failure_carries_the_adapters_traceback(pytester):
+    pytester.syspathinsert(str(pytester.path))
+    pytester.makepyfile(crashy=CRASHY)
+    pytester.makepyfile(
+        test_mine="""
+from conformance.suite.testing import AdapterConformanceTests
+from crashy import Crashy
+
+class TestMine(AdapterConformanceTests):
+    @property
+    def adapter(self):
+        return Crashy()
+
+    samples = None
+"""
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider", "-k", "tc101")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*TC101 failed:*", "*crashed: KeyError: 'oops'*", "*Traceback*", "*in _lookup*"])

@@ -77,7 +77,7 @@ class TurnspecItem(pytest.Item):
         if result is None:
             pytest.skip(f"{self.rule} was not selected")
         if result.status == "fail":
-            raise TurnspecFailure("\n".join(result.reasons))
+            raise TurnspecFailure("\n".join(result.explained()))
         if result.status == "skip":
             pytest.skip("; ".join(result.reasons[:3]))
         if result.status == "warn":  # advisory: passes, and says why it warned

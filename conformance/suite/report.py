@@ -16,6 +16,7 @@ from typing import Any
 from .. import escaping, reporting
 from ..findings import Finding, Severity
 from ..wire import registry as wire_registry
+from .outcome import RuleResult
 from .rules import CATALOG, ESTIMATE_ABS_TOLERANCE, ESTIMATE_REL_TOLERANCE
 from .runner import SuiteReport, capability_of
 
@@ -74,6 +75,8 @@ def _cases(report: SuiteReport) -> dict[tuple[str, str], list[dict[str, Any]]]:
         case: dict[str, Any] = {"subject": o.subject, "status": o.status, "capability": capability_of(o)}
         if o.message:
             case["message"] = o.message
+        if o.traceback:
+            case["traceback"] = o.traceback
         out.setdefault((o.rule, o.adapter), []).append(case)
     return out
 
@@ -135,19 +138,37 @@ def to_json(report: SuiteReport) -> str:
     return escaping.json_text(body) + "\n"
 
 
-def to_text(report: SuiteReport, *, verbose: bool = False) -> str:
+def _text_result(r: RuleResult, verbose: bool) -> list[str]:
+    """One check's line and, when it failed or warned (or was skipped, with -v), its reasons;
+    a crash's traceback under its reason (the first of the check; every one with -v)."""
+    counts = f"{r.passed} passed, {r.failed} failed, {r.skipped} skipped"
+    lines = [f"  {r.rule} {MARK[r.status]:4}  {_info(r.rule)[1]}  ({counts})"]
+    if r.status in ("fail", "warn"):
+        for line in r.explained(every_traceback=verbose, limit=10):
+            lines.append(f"      - {line}" if line in r.reasons else f"        {line}")
+    elif verbose and r.status == "skip":
+        lines += [f"      - {why}" for why in r.reasons[:3]]
+    return lines
+
+
+def to_text(report: SuiteReport, *, verbose: bool = False, failures_only: bool = False) -> str:
+    """The terminal report. `failures_only`: per adapter, only its failing checks (with their
+    reasons), then the summary line."""
     lines: list[str] = []
     estimates = estimate_distribution(report)
     for a in report.adapters:
+        if failures_only:
+            failing = [r for r in report.results if r.adapter == a and r.status == "fail"]
+            if failing:
+                lines.append(f"{a}")
+            for r in failing:
+                lines += _text_result(r, verbose)
+            continue
         lines.append(f"{a}")
         for r in report.results:
             if r.adapter != a:
                 continue
-            counts = f"{r.passed} passed, {r.failed} failed, {r.skipped} skipped"
-            lines.append(f"  {r.rule} {MARK[r.status]:4}  {_info(r.rule)[1]}  ({counts})")
-            if r.status in ("fail", "warn") or (verbose and r.status == "skip"):
-                for why in r.reasons[: 10 if r.status != "skip" else 3]:
-                    lines.append(f"      - {why}")
+            lines += _text_result(r, verbose)
         if a in report.declarations:
             lines.append(f"  capabilities declared per {report.declarations[a]}")
         caps = report.capabilities.get(a)
@@ -163,7 +184,7 @@ def to_text(report: SuiteReport, *, verbose: bool = False) -> str:
                 f"p95 {est['p95_abs_relative_error']:.0%}"
             )
     skipped = _skip_summary(report)
-    if skipped:
+    if skipped and not failures_only:
         lines.append(f"skipped recorded interactions ({len(skipped_interactions(report))}):")
         lines.extend(f"  - {line}" for line in skipped)
     d = as_dict(report)["summary"]
@@ -268,7 +289,7 @@ def to_junit(report: SuiteReport) -> str:
             )
             if r.status == "fail":
                 f = ET.SubElement(case, "failure", message=f"{r.failed} case(s) failed")
-                f.text = "\n".join(map(_xml, r.reasons))
+                f.text = "\n".join(map(_xml, r.explained()))
             elif r.status == "skip":
                 ET.SubElement(case, "skipped", message=_xml("; ".join(r.reasons[:3])))
             elif r.status == "warn":  # advisory: a passing case whose output says why it warned
