@@ -150,3 +150,13 @@ class TestMine(AdapterConformanceTests):
     result = pytester.runpytest("-p", "no:cacheprovider", "-k", "tc101")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*TC101 failed:*", "*crashed: KeyError: 'oops'*", "*Traceback*", "*in _lookup*"])
+
+
+def test_the_pytest_file_init_adapter_writes_passes(pytester):
+    from conformance.cli import main
+
+    assert main(["init", "adapter", "skeleton", "--api", "ollama", "--dir", str(pytester.path)]) == 0
+    pytester.syspathinsert(str(pytester.path))
+    result = pytester.runpytest("-p", "no:cacheprovider", "test_skeleton_adapter.py")
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("failed", 0) == 0 and outcomes.get("errors", 0) == 0 and outcomes["passed"] >= 25, outcomes
