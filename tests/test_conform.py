@@ -508,3 +508,31 @@ def test_failures_only_prints_the_failing_checks_and_the_summary(crashy, capsys)
     assert " pass " not in out and " skip " not in out and "capabilities declared" not in out
     _, full = _conform(capsys, crashy, "--no-samples", "--select", "TC1,TC2")
     assert "TC201 pass" in full and full.splitlines()[-1].rsplit(" in ", 1)[0] == lines[-1].rsplit(" in ", 1)[0]
+
+
+def test_sarif_and_github_locate_a_failure_at_the_cassette_line(crashy, tmp_path, monkeypatch, capsys):
+    """Locations carry the cassette's path relative to the repository (the working folder)
+    and the line its interaction starts on, so the annotations attach to the file."""
+    mine = tmp_path / "repo" / "cassettes" / "openai-chat"
+    mine.mkdir(parents=True)
+    text = (ROOT / "cassettes/openai-chat/text.yaml").read_text()
+    (mine / "local_text.yaml").write_text(text)
+    starts = [n for n, line in enumerate(text.splitlines(), 1) if line.startswith("- request:")]
+    monkeypatch.chdir(tmp_path / "repo")
+    import conformance.suite.runner as runner
+
+    monkeypatch.setattr(runner, "default_cassette_root", lambda: None)  # only ./cassettes: 4 annotations
+    _, out = _conform(capsys, crashy, "--cassettes", "cassettes", "--no-samples", "--select", "TC101", "-o", "sarif")
+    results = json.loads(out)["runs"][0]["results"]
+    local = [r for r in results if "local_text.yaml#" in r["message"]["text"]]
+    assert local and len(local) == len(results)
+    for r in local:
+        physical = r["locations"][0]["physicalLocation"]
+        assert physical["artifactLocation"]["uri"] == "cassettes/openai-chat/local_text.yaml"
+        index = int(r["properties"]["jsonPointer"].rsplit("/", 1)[1])
+        assert physical["region"]["startLine"] == starts[index]
+    _, out = _conform(capsys, crashy, "--cassettes", "cassettes", "--no-samples", "--select", "TC101", "-o", "github")
+    annotations = [line for line in out.splitlines() if "local_text.yaml#2:" in line]
+    assert annotations and annotations[0].startswith(
+        f"::error file=cassettes/openai-chat/local_text.yaml,line={starts[2]},"
+    )

@@ -121,6 +121,8 @@ class Interaction:
     response_json: Any = None
     headers: dict[str, Any] = field(default_factory=dict)
     request_raw: bytes = b""
+    path: Path | None = None  # the cassette file
+    line: int | None = None  # where this interaction starts in it (1-based), for CI annotations
 
     @property
     def response_text(self) -> str:
@@ -205,6 +207,21 @@ class _Serializer:
         return self.data
 
 
+def interaction_lines(text: str) -> list[int]:
+    """The 1-based line on which each item of the top-level `interactions` sequence starts
+    (from the composed YAML nodes' marks); empty when the file is not shaped that way."""
+    try:
+        root = yaml.compose(text, Loader=_Loader)
+    except yaml.YAMLError:
+        return []
+    if not isinstance(root, yaml.MappingNode):
+        return []
+    for key, value in root.value:
+        if isinstance(key, yaml.ScalarNode) and key.value == "interactions" and isinstance(value, yaml.SequenceNode):
+            return [item.start_mark.line + 1 for item in value.value]
+    return []
+
+
 def load_cassette(path: Path, label: str | None = None) -> Cassette:
     label = label or str(path)
     cas = Cassette(path, label)
@@ -220,6 +237,7 @@ def load_cassette(path: Path, label: str | None = None) -> Cassette:
             raise ValueError("not a vcrpy cassette (no `interactions`)")
         _unparse_bodies(data)
         requests, responses = serialize.deserialize("", _Serializer(data))[:2]
+        lines = interaction_lines(text)
     except CassetteError as exc:
         cas.error = f"cannot read cassette {path}: {exc}"
         return cas
@@ -234,7 +252,9 @@ def load_cassette(path: Path, label: str | None = None) -> Cassette:
         return cas
     for i, (req, resp) in enumerate(zip(requests, responses, strict=True)):
         try:
-            cas.interactions.append(_interaction(label, i, req, resp))
+            inter = _interaction(label, i, req, resp)
+            inter.path, inter.line = path, lines[i] if i < len(lines) else None
+            cas.interactions.append(inter)
         except (ValueError, KeyError, TypeError, OSError, zlib.error) as exc:
             cas.error = f"interaction {i}: {exc}"
     return cas

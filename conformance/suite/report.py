@@ -11,6 +11,7 @@ import json
 import math
 import statistics
 import xml.etree.ElementTree as ET
+from pathlib import Path
 from typing import Any
 
 from .. import escaping, reporting
@@ -389,7 +390,9 @@ def to_html(report: SuiteReport) -> str:
 
 def findings(report: SuiteReport) -> list[Finding]:
     """Each failing case as a Finding, for the CI renderers: located at the recording it
-    replayed (`<cassette>#<n>` keeps the interaction as the pointer), else at the adapter."""
+    replayed (the cassette's path relative to the working folder, the repository in CI, and
+    the line its interaction starts on; `<cassette>#<n>` keeps the interaction as the
+    pointer), else at the adapter."""
     out: list[Finding] = []
     warned = {(r.rule, r.adapter) for r in report.warned}
     for o in report.outcomes:
@@ -398,10 +401,23 @@ def findings(report: SuiteReport) -> list[Finding]:
         severity = Severity.WARNING if (o.rule, o.adapter) in warned else Severity.ERROR
         base, sep, rest = o.subject.partition("#")
         where = base if sep and base.endswith((".yaml", ".yml")) else f"adapter:{o.adapter}"
-        pointer = f"/interactions/{rest.split(' ')[0]}" if sep and rest.split(" ")[0].isdigit() else ""
+        index = rest.split(" ")[0]
+        pointer = f"/interactions/{index}" if sep and index.isdigit() else ""
+        line = None
+        found = report.locations.get((o.adapter, f"{base}#{index}")) if pointer else None
+        if found is not None:
+            where, line = _repo_path(found[0]), found[1]
         message = f"{o.adapter}: {o.subject}: {o.message}" if o.message else f"{o.adapter}: {o.subject}"
-        out.append(Finding(where, None, pointer, o.rule, severity, message))
+        out.append(Finding(where, line, pointer, o.rule, severity, message))
     return out
+
+
+def _repo_path(path: Path) -> str:
+    """`path` relative to the working folder (the repository root in CI, which is what
+    annotations and SARIF locations resolve against), else as it is."""
+    full = path.resolve()
+    cwd = Path.cwd().resolve()
+    return full.relative_to(cwd).as_posix() if full.is_relative_to(cwd) else str(path)
 
 
 def to_sarif(report: SuiteReport) -> str:

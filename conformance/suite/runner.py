@@ -161,6 +161,8 @@ class SuiteReport:
     fail_on_skip: bool = False
     # adapter -> which capability list it declares (TC001: contract §3.4 or canonical §7.2)
     declarations: dict[str, str] = field(default_factory=dict)
+    # (adapter, interaction label) -> (cassette file, line of the interaction), for CI locations
+    locations: dict[tuple[str, str], tuple[Path, int | None]] = field(default_factory=dict)
 
     @property
     def failed(self) -> list[RuleResult]:
@@ -324,7 +326,22 @@ def run(
         capabilities=counts,
         fail_on_skip=fail_on_skip,
         declarations={s.name: declaration_of(_caps(s.adapter)) for s in config.subjects},
+        locations=_locations(own, samples),
     )
+
+
+def _locations(
+    own: Mapping[str, list[Cassette]], samples: list[Cassette]
+) -> dict[tuple[str, str], tuple[Path, int | None]]:
+    """Where each interaction a case can name was read from: an adapter's own cassettes and
+    the samples (replayed for every adapter; TC800 judges them for the suite)."""
+    out: dict[tuple[str, str], tuple[Path, int | None]] = {}
+    for name in [*own, SUITE_SUBJECT]:
+        for c in [*own.get(name, []), *samples]:
+            for it in c.interactions:
+                if it.path is not None:
+                    out[(name, it.label)] = (it.path, it.line)
+    return out
 
 
 def _caps(a: Adapter) -> dict[str, object]:
