@@ -160,3 +160,18 @@ def test_the_pytest_file_init_adapter_writes_passes(pytester):
     result = pytester.runpytest("-p", "no:cacheprovider", "test_skeleton_adapter.py")
     outcomes = result.parseoutcomes()
     assert outcomes.get("failed", 0) == 0 and outcomes.get("errors", 0) == 0 and outcomes["passed"] >= 25, outcomes
+
+
+def test_plugin_reads_the_cassettes_of_the_working_folder(pytester):
+    """`--turnspec-adapter` finds ./cassettes/<adapter>/ as `turnspec conform` does: without
+    them, the skeleton's declared capabilities are exercised by no case (TC002 fails)."""
+    from conformance.cli import main
+
+    assert main(["init", "adapter", "local", "--api", "ollama", "--dir", str(pytester.path)]) == 0
+    args = ["-p", "no:cacheprovider", "--ignore=test_local_adapter.py", "--turnspec-samples", "none"]
+    args += ["--turnspec-adapter", "local_adapter.py:LocalAdapter"]
+    result = pytester.runpytest(*args)
+    assert result.parseoutcomes().get("failed", 0) == 0 and result.parseoutcomes()["passed"] >= 25
+    (pytester.path / "cassettes").rename(pytester.path / "elsewhere")
+    result = pytester.runpytest(*args)
+    result.stdout.fnmatch_lines(["FAILED ::turnspec[[]local-TC002[]]*"])
