@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import sys
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
@@ -82,29 +83,52 @@ def entry_point(name: str) -> str:
     return f'[project.entry-points."turnspec.adapters"]\n{name} = "{module_name(name)}:{class_name(name)}"\n'
 
 
+def _prose(text: str, indent: str = "") -> str:
+    """`text` filled to 88 columns (generated files pass a linter's default line length)."""
+    return textwrap.fill(text, 88, initial_indent=indent, subsequent_indent=indent, break_on_hyphens=False) + "\n"
+
+
 def adapter_source(name: str, api: str, ref: Reference) -> str:
-    cls, base = class_name(name), ref.cls
+    cls, base, mod = class_name(name), ref.cls, module_name(name)
     off = "".join(f'        "{c}": False,\n' for c in ref.off)
+    comment = "    # "
     off_note = (
-        "    # A capability declared true needs a cassette whose case exercises it (TC002): "
-        + ", ".join(ref.off)
-        + f"\n    # stays off until cassettes/{name}/ holds one (see the reference's cassettes/{ref.adapter}/).\n"
+        _prose(
+            "A capability declared true needs a cassette whose case exercises it (TC002): "
+            f"{', '.join(ref.off)} stays off until cassettes/{name}/ holds one (see the "
+            f"reference's cassettes/{ref.adapter}/).",
+            comment,
+        )
         if ref.off
         else ""
     )
     snippet = "".join(f"    {line}\n" for line in entry_point(name).splitlines())
-    return f'''"""The `{name}` turnspec adapter: canonical messages <-> the `{api}` wire API.
+    head = _prose(f"The `{name}` turnspec adapter: canonical messages <-> the `{api}` wire API.")
+    intro = _prose(
+        f"Written by `turnspec init adapter {name} --api {api}`. It starts as the reference "
+        f"adapter of that API (`{ref.module}:{base}`), so it passes `turnspec conform` as it is:"
+    )
+    then = _prose(
+        "Then change what your provider does differently, one method at a time, with a "
+        f"cassette in cassettes/{name}/ for each difference (transcribed from the provider's "
+        "documented examples, never recorded from this adapter). Register it in your "
+        "package's pyproject.toml:"
+    )
+    name_note = _prose(
+        f"The adapter's name: reports use it, and `turnspec conform` reads cassettes/{name}/ for it.", comment
+    )
+    api_note = _prose(
+        f'`provider` and `wire_api` ("{api}") are inherited. wire_api names the WireApi record '
+        "(conformance/wire/) the checks read bodies through; a provider with its own API gets "
+        'a record of its own (CONTRIBUTING.md, "Adding an adapter", step 3).',
+        comment,
+    )
+    return f'''"""{head}
+{intro}
+    turnspec conform {mod}.py:{cls}
+    pytest test_{mod}.py
 
-Written by `turnspec init adapter {name} --api {api}`. It starts as the reference adapter
-of that API (`{ref.module}:{base}`), so it passes `turnspec conform` as it is:
-
-    turnspec conform {module_name(name)}.py:{cls}
-    pytest test_{module_name(name)}.py
-
-Then change what your provider does differently, one method at a time, with a cassette in
-cassettes/{name}/ for each difference (transcribed from the provider's documented examples,
-never recorded from this adapter). Register it in your package's pyproject.toml:
-
+{then}
 {snippet}"""
 
 from __future__ import annotations
@@ -116,12 +140,8 @@ from {ref.module} import {base}
 
 
 class {cls}({base}):
-    # The adapter's name: reports use it, and `turnspec conform` reads cassettes/{name}/ for it.
-    name: ClassVar[str] = "{name}"
-    # `provider` and `wire_api` ("{api}") are inherited. wire_api names the WireApi record
-    # (conformance/wire/) the checks read bodies through; a provider with its own API gets
-    # a record of its own (CONTRIBUTING.md, "Adding an adapter", step 3).
-
+{name_note}    name: ClassVar[str] = "{name}"
+{api_note}
     # Declare only what the adapter really exposes (adapter contract §3.4).
 {off_note}    capabilities: ClassVar[Mapping[str, Any]] = {{
         **{base}.capabilities,
@@ -140,7 +160,10 @@ class {cls}({base}):
 
 def pytest_source(name: str) -> str:
     cls, mod = class_name(name), module_name(name)
-    return f'''"""turnspec's standard conformance tests for the `{name}` adapter (one test per TC rule)."""
+    return f'''"""turnspec's standard conformance tests for the `{name}` adapter.
+
+One test per TC rule; overriding one needs @pytest.mark.xfail(reason=...) saying why.
+"""
 
 from __future__ import annotations
 
@@ -209,8 +232,9 @@ def register(app: typer.Typer) -> None:
             write_bytes(path, [body])
         lines = [f"wrote {p}" for p, _ in files]
         lines += [
-            f"check it:  turnspec conform {folder / (mod + '.py')}:{class_name(name)}   (from {folder}: cassettes/{name}/ is read)",
-            f"           pytest {folder / ('test_' + mod + '.py')}",
+            f"check it from {folder} (conform reads ./cassettes/{name}/ there):",
+            f"    turnspec conform {mod}.py:{class_name(name)}",
+            f"    pytest test_{mod}.py",
             "register it in your pyproject.toml:",
             *entry_point(name).splitlines(),
         ]
