@@ -536,3 +536,21 @@ def test_sarif_and_github_locate_a_failure_at_the_cassette_line(crashy, tmp_path
     assert annotations and annotations[0].startswith(
         f"::error file=cassettes/openai-chat/local_text.yaml,line={starts[2]},"
     )
+
+
+def test_interaction_lines_follow_the_top_level_sequence_only():
+    from conformance.suite.cassettes import check_yaml_bounds
+
+    text = (
+        "version: 1\n"
+        "meta: {interactions: [a, b]}\n"  # a nested `interactions` is not the cassette's
+        "interactions:\n"
+        "  - request: {uri: 'x', interactions: [1]}\n"
+        "    response: {}\n"
+        "  -\n"
+        "    request: {}\n"
+        "  - &again {request: {}}\n"
+        "  - *again\n"
+    )
+    assert check_yaml_bounds(text) == [4, 7, 8, 9]  # where each item's node starts
+    assert check_yaml_bounds("- interactions: [1]\n") == []
