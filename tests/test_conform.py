@@ -429,3 +429,134 @@ def test_the_not_comparable_evidence_holds_in_the_recordings(samples):
 def _read(a: Any, body: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     parsed = a.from_wire_request(body, session_id="sess_evidence")
     return parsed.messages, parsed.tools
+
+
+# -- the author's path (issue 27 item 4) ---------------------------------------------------
+
+CRASHY = """
+from conformance.adapters.openai_chat import OpenAIChatAdapter
+
+
+class Crashy(OpenAIChatAdapter):
+    def from_wire_response(self, *args, **kwargs):
+        return _lookup({})
+
+
+def _lookup(table):
+    return table["oops"]
+"""
+
+
+@pytest.fixture
+def crashy(tmp_path, monkeypatch):
+    """An adapter whose response reader raises KeyError('oops') from a helper of its own."""
+    (tmp_path / "crashy_adapter.py").write_text(CRASHY)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(__import__("sys").modules, "crashy_adapter", raising=False)
+    return "crashy_adapter:Crashy"
+
+
+def _conform(capsys, *args: str) -> tuple[int, str]:
+    rc = main(["conform", *args])
+    return rc, capsys.readouterr().out
+
+
+def test_conform_reads_cassettes_of_the_current_folder_by_default(tmp_path, monkeypatch, capsys):
+    """`./cassettes/<adapter>/` is read without --cassettes, beside turnspec's own."""
+    mine = tmp_path / "cassettes" / "openai-chat"
+    mine.mkdir(parents=True)
+    (mine / "local_text.yaml").write_bytes((ROOT / "cassettes/openai-chat/text.yaml").read_bytes())
+    args = ("openai-chat", "--no-samples", "--select", "TC101", "-o", "json")
+    _, before = _conform(capsys, *args)
+    monkeypatch.chdir(tmp_path)
+    rc, after = _conform(capsys, *args)
+    own = len(list((ROOT / "cassettes/openai-chat").glob("*.yaml")))
+    assert json.loads(before)["summary"]["cassettes"] == own
+    report = json.loads(after)
+    assert rc == 0 and report["summary"]["cassettes"] == own + 1
+    subjects = {c["subject"] for r in report["results"] for c in r["cases"]}
+    assert any(s.startswith("local_text.yaml#") for s in subjects), subjects
+
+
+def test_conform_in_the_checkout_reads_its_cassettes_once(monkeypatch, capsys):
+    monkeypatch.chdir(ROOT)  # ./cassettes is turnspec's own root: not read twice
+    _, out = _conform(capsys, "openai-chat", "--no-samples", "--select", "TC101", "-o", "json")
+    assert json.loads(out)["summary"]["cassettes"] == len(list((ROOT / "cassettes/openai-chat").glob("*.yaml")))
+
+
+def test_a_crash_shows_the_adapters_traceback_in_text(crashy, capsys):
+    rc, out = _conform(capsys, crashy, "--no-samples", "--select", "TC101")
+    assert rc == 1 and "crashed: KeyError: 'oops'" in out
+    assert "Traceback (most recent call last):" in out
+    assert 'crashy_adapter.py", line 7, in from_wire_response' in out and "in _lookup" in out
+    assert "conformance/suite/" not in out  # trimmed to the adapter's frames
+    assert out.count("Traceback (most recent call last):") == 1  # the first of the check, once
+    _, verbose = _conform(capsys, crashy, "--no-samples", "--select", "TC101", "-v")
+    assert "(traceback as above)" in verbose
+
+
+def test_a_crash_shows_the_traceback_in_json_and_junit(crashy, capsys):
+    _, out = _conform(capsys, crashy, "--no-samples", "--select", "TC101", "-o", "json")
+    cases = [c for r in json.loads(out)["results"] for c in r["cases"] if c["status"] == "fail"]
+    assert cases and all("KeyError: 'oops'" in c["traceback"] and "in _lookup" in c["traceback"] for c in cases)
+    _, out = _conform(capsys, crashy, "--no-samples", "--select", "TC101", "-o", "junit")
+    failure = ET.fromstring(out.split("?>", 1)[1]).find(".//failure")
+    assert failure is not None and failure.text is not None
+    assert "Traceback (most recent call last):" in failure.text and "in _lookup" in failure.text
+
+
+def test_failures_only_prints_the_failing_checks_and_the_summary(crashy, capsys):
+    rc, out = _conform(capsys, crashy, "--no-samples", "--select", "TC1,TC2", "--failures-only")
+    lines = out.splitlines()
+    assert rc == 1 and lines[0] == "openai-chat" and lines[-1].startswith("FAIL: ")
+    checks = [line.split()[0] for line in lines if line.startswith("  TC")]
+    assert checks and all(f"{c} FAIL" in out for c in checks)
+    assert " pass " not in out and " skip " not in out and "capabilities declared" not in out
+    _, full = _conform(capsys, crashy, "--no-samples", "--select", "TC1,TC2")
+    assert "TC201 pass" in full and full.splitlines()[-1].rsplit(" in ", 1)[0] == lines[-1].rsplit(" in ", 1)[0]
+
+
+def test_sarif_and_github_locate_a_failure_at_the_cassette_line(crashy, tmp_path, monkeypatch, capsys):
+    """Locations carry the cassette's path relative to the repository (the working folder)
+    and the line its interaction starts on, so the annotations attach to the file."""
+    mine = tmp_path / "repo" / "cassettes" / "openai-chat"
+    mine.mkdir(parents=True)
+    text = (ROOT / "cassettes/openai-chat/text.yaml").read_text()
+    (mine / "local_text.yaml").write_text(text)
+    starts = [n for n, line in enumerate(text.splitlines(), 1) if line.startswith("- request:")]
+    monkeypatch.chdir(tmp_path / "repo")
+    import conformance.suite.runner as runner
+
+    monkeypatch.setattr(runner, "default_cassette_root", lambda: None)  # only ./cassettes: 4 annotations
+    _, out = _conform(capsys, crashy, "--cassettes", "cassettes", "--no-samples", "--select", "TC101", "-o", "sarif")
+    results = json.loads(out)["runs"][0]["results"]
+    local = [r for r in results if "local_text.yaml#" in r["message"]["text"]]
+    assert local and len(local) == len(results)
+    for r in local:
+        physical = r["locations"][0]["physicalLocation"]
+        assert physical["artifactLocation"]["uri"] == "cassettes/openai-chat/local_text.yaml"
+        index = int(r["properties"]["jsonPointer"].rsplit("/", 1)[1])
+        assert physical["region"]["startLine"] == starts[index]
+    _, out = _conform(capsys, crashy, "--cassettes", "cassettes", "--no-samples", "--select", "TC101", "-o", "github")
+    annotations = [line for line in out.splitlines() if "local_text.yaml#2:" in line]
+    assert annotations and annotations[0].startswith(
+        f"::error file=cassettes/openai-chat/local_text.yaml,line={starts[2]},"
+    )
+
+
+def test_interaction_lines_follow_the_top_level_sequence_only():
+    from conformance.suite.cassettes import check_yaml_bounds
+
+    text = (
+        "version: 1\n"
+        "meta: {interactions: [a, b]}\n"  # a nested `interactions` is not the cassette's
+        "interactions:\n"
+        "  - request: {uri: 'x', interactions: [1]}\n"
+        "    response: {}\n"
+        "  -\n"
+        "    request: {}\n"
+        "  - &again {request: {}}\n"
+        "  - *again\n"
+    )
+    assert check_yaml_bounds(text) == [4, 7, 8, 9]  # where each item's node starts
+    assert check_yaml_bounds("- interactions: [1]\n") == []

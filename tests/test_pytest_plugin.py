@@ -97,3 +97,81 @@ def test_silent_override_fails_and_xfail_with_reason_is_allowed(pytester):
     result = pytester.runpytest("-p", "no:cacheprovider", "-k", "tc202 or tc701")
     result.assert_outcomes(failed=1, xfailed=1)
     result.stdout.fnmatch_lines(["*overrides a turnspec standard test without @pytest.mark.xfail(reason=...)*"])
+
+
+CRASHY = """
+from conformance.adapters.openai_chat import OpenAIChatAdapter
+
+
+class Crashy(OpenAIChatAdapter):
+    def from_wire_response(self, *args, **kwargs):
+        return _lookup({})
+
+
+def _lookup(table):
+    return table["oops"]
+"""
+
+
+def test_plugin_failure_carries_the_adapters_traceback(pytester):
+    pytester.syspathinsert(str(pytester.path))
+    pytester.makepyfile(crashy=CRASHY)
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", "--turnspec-adapter", "crashy:Crashy", "--turnspec-samples", "none",
+        "--turnspec-select", "TC101",
+    )  # fmt: skip
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*crashed: KeyError: 'oops'*",
+            "*Traceback (most recent call last):*",
+            '*crashy.py", line 6, in from_wire_response',
+            "*in _lookup*",
+        ]
+    )
+
+
+def test_base_class_failure_carries_the_adapters_traceback(pytester):
+    pytester.syspathinsert(str(pytester.path))
+    pytester.makepyfile(crashy=CRASHY)
+    pytester.makepyfile(
+        test_mine="""
+from conformance.suite.testing import AdapterConformanceTests
+from crashy import Crashy
+
+class TestMine(AdapterConformanceTests):
+    @property
+    def adapter(self):
+        return Crashy()
+
+    samples = None
+"""
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider", "-k", "tc101")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*TC101 failed:*", "*crashed: KeyError: 'oops'*", "*Traceback*", "*in _lookup*"])
+
+
+def test_the_pytest_file_init_adapter_writes_passes(pytester):
+    from conformance.cli import main
+
+    assert main(["init", "adapter", "skeleton", "--api", "ollama", "--dir", str(pytester.path)]) == 0
+    pytester.syspathinsert(str(pytester.path))
+    result = pytester.runpytest("-p", "no:cacheprovider", "test_skeleton_adapter.py")
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("failed", 0) == 0 and outcomes.get("errors", 0) == 0 and outcomes["passed"] >= 25, outcomes
+
+
+def test_plugin_reads_the_cassettes_of_the_working_folder(pytester):
+    """`--turnspec-adapter` finds ./cassettes/<adapter>/ as `turnspec conform` does: without
+    them, the skeleton's declared capabilities are exercised by no case (TC002 fails)."""
+    from conformance.cli import main
+
+    assert main(["init", "adapter", "local", "--api", "ollama", "--dir", str(pytester.path)]) == 0
+    args = ["-p", "no:cacheprovider", "--ignore=test_local_adapter.py", "--turnspec-samples", "none"]
+    args += ["--turnspec-adapter", "local_adapter.py:LocalAdapter"]
+    result = pytester.runpytest(*args)
+    assert result.parseoutcomes().get("failed", 0) == 0 and result.parseoutcomes()["passed"] >= 25
+    (pytester.path / "cassettes").rename(pytester.path / "elsewhere")
+    result = pytester.runpytest(*args)
+    result.stdout.fnmatch_lines(["FAILED ::turnspec[[]local-TC002[]]*"])

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from conformance.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -126,3 +128,47 @@ def test_the_advisory_warning_is_a_warning_in_ci_outputs(capsys):
     assert "<failure" not in junit and "advisory warning" in junit
     assert main([*base, "-o", "text"]) == 0
     assert "TC306 warn" in capsys.readouterr().out
+
+
+# -- `turnspec init adapter` (issue 27 item 4.1) -------------------------------------------
+
+INIT_APIS = ["openai-chat-completions", "anthropic-messages", "openai-responses", "gemini-generate-content", "ollama"]
+
+
+@pytest.mark.parametrize("api", INIT_APIS)
+def test_init_adapter_writes_a_skeleton_that_passes_conform(api, tmp_path, monkeypatch, capsys):
+    from conformance.commands.init import module_name, reference_for
+
+    _, ref = reference_for(api)
+    name = f"acme-{ref.adapter}"  # one module name per case: each is imported in this process
+    assert main(["init", "adapter", name, "--api", api, "--dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    mod = module_name(name)
+    assert f'{name} = "{mod}:' in out  # the entry point to register
+    copied = tmp_path / "cassettes" / name / ref.cassette
+    assert copied.read_bytes() == (ROOT / "cassettes" / ref.adapter / ref.cassette).read_bytes()
+    assert (tmp_path / f"test_{mod}.py").is_file()
+    assert "AdapterConformanceTests" in (tmp_path / f"test_{mod}.py").read_text()
+    assert not list(tmp_path.rglob("*.turnspec"))  # no staging left behind
+    monkeypatch.chdir(tmp_path)  # ./cassettes/<name>/ is found without --cassettes
+    klass = next(line.split()[1].split("(")[0] for line in (tmp_path / f"{mod}.py").open() if line.startswith("class "))
+    rc = main(["conform", f"{mod}.py:{klass}", "--no-samples", "-o", "json"])
+    report = json.loads(capsys.readouterr().out)
+    assert report["adapters"] == [name] and report["summary"]["cassettes"] == 1
+    assert rc == 0, [r for r in report["results"] if r["status"] == "fail"]
+
+
+def test_init_adapter_never_overwrites(tmp_path, capsys):
+    (tmp_path / "test_mine_adapter.py").write_text("# mine\n")
+    assert main(["init", "adapter", "mine", "--dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "test_mine_adapter.py: exists" in err
+    assert (tmp_path / "test_mine_adapter.py").read_text() == "# mine\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["test_mine_adapter.py"]  # nothing else written
+    assert main(["init", "adapter", "Bad Name", "--dir", str(tmp_path)]) == 2
+    assert main(["init", "adapter", "mine", "--api", "no-such-api", "--dir", str(tmp_path)]) == 2
+
+
+def test_conform_takes_an_adapter_by_file_path(tmp_path, capsys):
+    assert main(["conform", f"{tmp_path / 'absent.py'}:Mine"]) == 2
+    assert "no such file" in capsys.readouterr().err

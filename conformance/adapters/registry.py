@@ -8,9 +8,12 @@ per-session tool-id maps of one run never leak into another.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import inspect
+import sys
 import typing
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
@@ -102,8 +105,50 @@ def _instantiate(obj: Any, ref: str) -> Adapter:
     return made  # type: ignore[no-any-return]
 
 
+def _import_file(path_text: str, ref: str) -> Any:
+    """The module of a `.py` file, imported under its stem (an adapter a project has not
+    installed: `turnspec conform my_adapter.py:MyAdapter`)."""
+    path = Path(path_text)
+    name = path.stem
+    if not path.is_file():
+        raise InputError(f"{ref}: no such file {path_text}")
+    if not name.isidentifier():
+        raise InputError(f"{ref}: {path.name} is not a module name (letters, digits, _)")
+    loaded = sys.modules.get(name)
+    if loaded is not None:
+        if getattr(loaded, "__file__", None) and Path(loaded.__file__ or "").resolve() == path.resolve():
+            return loaded
+        raise InputError(f"{ref}: a module named {name} is already imported from elsewhere; rename {path.name}")
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise InputError(f"{ref}: cannot import {path_text}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # as an import does: dataclasses and pickling look it up there
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # importing runs the module's code; its failure is the reference's
+        del sys.modules[name]
+        raise InputError(f"{ref}: importing {path_text} failed: {type(exc).__name__}: {exc}") from None
+    return module
+
+
+def _attr(obj: Any, attr: str, module: str, ref: str) -> Any:
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise InputError(f"{ref}: {module} has no attribute {attr}") from None
+    return obj
+
+
 def load(ref: str) -> Adapter:
-    """An adapter from a registered name (`anthropic`) or a `module:attr` reference."""
+    """An adapter from a registered name (`anthropic`), a `module:attr` reference or a
+    `path/to/file.py:attr` reference (a module not installed)."""
+    path_text, sep, attr = ref.rpartition(":")
+    if sep and path_text.endswith(".py"):
+        if not attr or any(not p.isidentifier() for p in attr.split(".")):
+            raise InputError(f"{ref!r}: a file reference is path/to/module.py:attr")
+        return _instantiate(_attr(_import_file(path_text, ref), attr, path_text, ref), ref)
     if ":" in ref:
         module, _, attr = ref.partition(":")
         if not module or not attr or any(not p.isidentifier() for p in (*module.split("."), *attr.split("."))):
@@ -114,17 +159,12 @@ def load(ref: str) -> Adapter:
             raise InputError(f"{ref}: cannot import {module}: {exc}") from None
         except Exception as exc:  # importing runs the module's code; its failure is the reference's
             raise InputError(f"{ref}: importing {module} failed: {type(exc).__name__}: {exc}") from None
-        for part in attr.split("."):
-            try:
-                obj = getattr(obj, part)
-            except AttributeError:
-                raise InputError(f"{ref}: {module} has no attribute {attr}") from None
-        return _instantiate(obj, ref)
+        return _instantiate(_attr(obj, attr, module, ref), ref)
     for ep in entry_points(group=GROUP):
         if ep.name == ref:
             return _instantiate(ep.load(), ref)
     known = ", ".join(sorted(available())) or "none"
-    raise InputError(f"unknown adapter {ref!r} (registered: {known}; or pass module:attr)")
+    raise InputError(f"unknown adapter {ref!r} (registered: {known}; or pass module:attr or file.py:attr)")
 
 
 def load_all() -> list[Adapter]:

@@ -6,7 +6,18 @@ import importlib
 
 import typer
 
-COMMANDS: list[str] = ["convert", "gpt2099", "conform", "wire", "migrate", "schema", "replay", "cassettes", "models"]
+COMMANDS: list[str] = [
+    "init",
+    "convert",
+    "gpt2099",
+    "conform",
+    "wire",
+    "migrate",
+    "schema",
+    "replay",
+    "cassettes",
+    "models",
+]
 
 
 def register_all(app: typer.Typer) -> None:

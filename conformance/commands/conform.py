@@ -64,7 +64,9 @@ def register(app: typer.Typer) -> None:
         output: Annotated[ConformOutput, typer.Option("--output", "-o", help="Report format")] = ConformOutput.text,
         cassettes: Annotated[
             list[Path] | None,
-            typer.Option(help="Cassettes: <DIR>/<adapter>/*.yaml, or one adapter's folder"),
+            typer.Option(
+                help="Cassettes: <DIR>/<adapter>/*.yaml, or one adapter's folder (./cassettes/<adapter>/ is always read)"
+            ),
         ] = None,
         samples: Annotated[
             Path | None,
@@ -90,7 +92,14 @@ def register(app: typer.Typer) -> None:
                 "advisory checks (TC306) fail like any other"
             ),
         ] = False,
-        verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Text output lists skip reasons too")] = False,
+        verbose: Annotated[
+            bool,
+            typer.Option("--verbose", "-v", help="Text output lists skip reasons and every crash's traceback too"),
+        ] = False,
+        failures_only: Annotated[
+            bool,
+            typer.Option("--failures-only", help="Text output lists only the failing checks, then the summary"),
+        ] = False,
         color: Annotated[
             ColorChoice,
             typer.Option(
@@ -107,7 +116,7 @@ def register(app: typer.Typer) -> None:
         # imported when the command runs: the suite (vcrpy, the checks) is not loaded for other commands
         from ..suite.report import RENDERERS
         from ..suite.rules import CATALOG
-        from ..suite.runner import SuiteConfig, default_cassette_root, default_samples, run
+        from ..suite.runner import SuiteConfig, default_cassette_root, default_samples, local_cassette_root, run
 
         sel = Selection(select=_split(select), ignore=_split(ignore), strict=strict)
         for prefix in sel.select + sel.ignore:
@@ -123,7 +132,8 @@ def register(app: typer.Typer) -> None:
         if samples is not None and not samples.is_dir():
             raise InputError(f"--samples {samples}: not a directory")
         default_samples_dir = None if no_samples else (samples or default_samples())
-        inputs = [p for p in (*(cassettes or []), default_samples_dir, default_cassette_root()) if p is not None]
+        local = local_cassette_root()
+        inputs = [p for p in (*(cassettes or []), default_samples_dir, default_cassette_root(), local) if p is not None]
         if report is not None:
             _check_report_path(report, inputs, force=force)
         config = SuiteConfig.for_refs(
@@ -132,11 +142,12 @@ def register(app: typer.Typer) -> None:
             samples=None if no_samples else (samples or "default"),
             selection=sel,
             critical_key=critical_key,
+            roots=[local] if local is not None else [],
         )
         result = run(config, fail_on_skip=fail_on_skip)
         if output == ConformOutput.text:
             palette = Palette(colour_wanted(color, sys.stdout))
-            text = RENDERERS["text"](result, verbose=verbose, palette=palette)  # type: ignore[call-arg]
+            text = RENDERERS["text"](result, verbose=verbose, failures_only=failures_only, palette=palette)  # type: ignore[call-arg]
         else:
             text = RENDERERS[output.value](result)
         sys.stdout.write(text)

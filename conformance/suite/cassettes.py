@@ -66,23 +66,45 @@ class CassetteError(ValueError):
     pass
 
 
-def check_yaml_bounds(text: str) -> None:
-    """Refuse, before construction, YAML whose nesting or expanded aliases exceed the bounds.
+def check_yaml_bounds(text: str) -> list[int]:
+    """Refuse, before construction, YAML whose nesting or expanded aliases exceed the bounds;
+    return the 1-based line on which each item of the top-level `interactions` sequence
+    starts (for CI annotations; empty when the file is not shaped that way).
 
     Walks PyYAML's event stream (no recursion, nothing built), counting for every anchor
     the nodes it stands for, so an alias costs what it expands to.
     """
     sizes: dict[str, int] = {}
     stack: list[list[Any]] = [[None, 0]]  # [anchor, expanded nodes so far]
+    lines: list[int] = []
+    top_is_map = False
+    top_nodes = 0  # nodes begun directly in the top-level mapping: keys and values alternate
+    interactions_next = False  # the last top-level key was `interactions`
+    items_depth: int | None = None  # the stack depth inside the `interactions` sequence
     try:
         for ev in yaml.parse(text, Loader=_Loader):
             line = ev.start_mark.line + 1 if ev.start_mark is not None else 0
+            if isinstance(ev, yaml.NodeEvent) and not isinstance(ev, yaml.CollectionEndEvent):
+                depth = len(stack)
+                if depth == 1 and isinstance(ev, yaml.MappingStartEvent):
+                    top_is_map = True
+                elif depth == 2 and top_is_map:
+                    is_key = top_nodes % 2 == 0
+                    top_nodes += 1
+                    if is_key:
+                        interactions_next = isinstance(ev, yaml.ScalarEvent) and ev.value == "interactions"
+                    elif interactions_next and isinstance(ev, yaml.SequenceStartEvent):
+                        items_depth = 3
+                elif depth == items_depth:
+                    lines.append(line)
             if isinstance(ev, yaml.CollectionStartEvent):
                 stack.append([ev.anchor, 1])
                 if len(stack) > MAX_YAML_DEPTH:
                     raise CassetteError(f"line {line}: YAML nested deeper than {MAX_YAML_DEPTH} levels")
                 continue
             if isinstance(ev, yaml.CollectionEndEvent):
+                if len(stack) == items_depth:
+                    items_depth = None
                 anchor, n = stack.pop()
                 if anchor:
                     sizes[anchor] = n
@@ -103,6 +125,7 @@ def check_yaml_bounds(text: str) -> None:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}: " if mark is not None else ""
         raise CassetteError(f"{where}not YAML: {getattr(exc, 'problem', None) or exc}") from None
+    return lines
 
 
 @dataclass
@@ -121,6 +144,8 @@ class Interaction:
     response_json: Any = None
     headers: dict[str, Any] = field(default_factory=dict)
     request_raw: bytes = b""
+    path: Path | None = None  # the cassette file
+    line: int | None = None  # where this interaction starts in it (1-based), for CI annotations
 
     @property
     def response_text(self) -> str:
@@ -214,7 +239,7 @@ def load_cassette(path: Path, label: str | None = None) -> Cassette:
         if path.stat().st_size > MAX_CASSETTE_BYTES:
             raise CassetteError(f"larger than {MAX_CASSETTE_BYTES} bytes")
         text = path.read_text(encoding="utf-8")
-        check_yaml_bounds(text)
+        lines = check_yaml_bounds(text)
         data = yamlserializer.deserialize(text)
         if not isinstance(data, dict) or "interactions" not in data:
             raise ValueError("not a vcrpy cassette (no `interactions`)")
@@ -234,7 +259,9 @@ def load_cassette(path: Path, label: str | None = None) -> Cassette:
         return cas
     for i, (req, resp) in enumerate(zip(requests, responses, strict=True)):
         try:
-            cas.interactions.append(_interaction(label, i, req, resp))
+            inter = _interaction(label, i, req, resp)
+            inter.path, inter.line = path, lines[i] if i < len(lines) else None
+            cas.interactions.append(inter)
         except (ValueError, KeyError, TypeError, OSError, zlib.error) as exc:
             cas.error = f"interaction {i}: {exc}"
     return cas

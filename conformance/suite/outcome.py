@@ -6,7 +6,9 @@ imports a check or the runner, so the suite has no import cycle.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import traceback as tb
+from contextvars import ContextVar, Token
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -35,6 +37,7 @@ class Outcome:
     message: str = ""
     capability: str | None = None
     measure: float | None = None  # a number the case measured (TC701: relative estimate error)
+    traceback: str = ""  # the adapter's traceback when the case failed because the adapter crashed
 
 
 @dataclass
@@ -52,10 +55,28 @@ class RuleResult:
     reasons: list[str] = field(default_factory=list)
     skip_reasons: list[str] = field(default_factory=list)  # why cases were skipped, even when others ran
     capabilities: dict[str, int] = field(default_factory=dict)  # capability -> cases run exercising it
+    tracebacks: dict[str, str] = field(default_factory=dict)  # failing reason -> the adapter's traceback
 
     @property
     def cases_run(self) -> int:
         return self.passed + self.failed
+
+    def explained(self, *, every_traceback: bool = True, limit: int | None = None) -> list[str]:
+        """The reasons, each followed by its crash's traceback (indented), a traceback
+        already shown once replaced by a note; `every_traceback=False` shows only the first."""
+        out: list[str] = []
+        shown: set[str] = set()
+        for why in self.reasons[:limit]:
+            out.append(why)
+            trace = self.tracebacks.get(why)
+            if not trace:
+                continue
+            if trace in shown:
+                out.append("    (traceback as above)")
+            elif every_traceback or not shown:
+                out += ["    " + line for line in trace.rstrip("\n").splitlines()]
+            shown.add(trace)
+        return out
 
 
 @dataclass
@@ -67,3 +88,50 @@ class AdapterUnderTest:
     @property
     def name(self) -> str:
         return str(self.adapter.name)
+
+
+# Crashes: `checks.common.crash(exc)` turns an exception into a one-line reason and notes
+# its traceback here, keyed by that line; the runner attaches it to the failing case whose
+# message quotes the line (checks build messages around it, so the Outcome is not theirs to
+# carry it).
+_CRASHES: ContextVar[dict[str, str] | None] = ContextVar("turnspec_crashes", default=None)
+_SUITE_DIR = Path(__file__).resolve().parent
+
+
+def adapter_traceback(exc: BaseException) -> str:
+    """`exc`'s traceback without the suite's own frames (where the check called the
+    adapter): what is left is the adapter's code, down to where it raised."""
+    frames = tb.extract_tb(exc.__traceback__)
+    kept = [f for f in frames if not Path(f.filename).resolve().is_relative_to(_SUITE_DIR)] or list(frames)
+    return (
+        "Traceback (most recent call last):\n"
+        + "".join(tb.format_list(kept))
+        + "".join(tb.format_exception_only(type(exc), exc))
+    )
+
+
+def note_crash(line: str, exc: BaseException) -> None:
+    """Keep `exc`'s traceback for the case whose message will quote `line`."""
+    crashes = _CRASHES.get()
+    if crashes is not None:
+        crashes[line] = adapter_traceback(exc)
+
+
+def collect_crashes() -> tuple[dict[str, str], Token[dict[str, str] | None]]:
+    """Start noting crashes; returns the table and the token `stop_collecting` takes."""
+    table: dict[str, str] = {}
+    return table, _CRASHES.set(table)
+
+
+def stop_collecting(token: Token[dict[str, str] | None]) -> None:
+    _CRASHES.reset(token)
+
+
+def with_traceback(o: Outcome, crashes: dict[str, str]) -> Outcome:
+    """`o` with the traceback of each crash its message quotes (a failing case only)."""
+    if o.status != "fail" or not crashes or o.traceback:
+        return o
+    found = [t for line, t in crashes.items() if line in o.message]
+    if not found:
+        return o
+    return replace(o, traceback="\n".join(dict.fromkeys(found)))

@@ -18,7 +18,7 @@ from ..adapters import registry
 from ..findings import Selection
 from ..formats.canonical.markers import DEFAULT_CRITICAL_KEY
 from .rules import CATALOG
-from .runner import SuiteConfig, SuiteReport, default_samples, run
+from .runner import SuiteConfig, SuiteReport, default_samples, local_cassette_root, run
 
 _REPORT = pytest.StashKey[SuiteReport]()
 
@@ -77,7 +77,7 @@ class TurnspecItem(pytest.Item):
         if result is None:
             pytest.skip(f"{self.rule} was not selected")
         if result.status == "fail":
-            raise TurnspecFailure("\n".join(result.reasons))
+            raise TurnspecFailure("\n".join(result.explained()))
         if result.status == "skip":
             pytest.skip("; ".join(result.reasons[:3]))
         if result.status == "warn":  # advisory: passes, and says why it warned
@@ -104,12 +104,14 @@ def _config(config: pytest.Config) -> SuiteConfig:
         default_samples() if samples_opt is None else None if samples_opt == "none" else Path(samples_opt)
     )
     cassettes = [Path(p) for p in config.getoption("turnspec_cassettes")]
+    local = local_cassette_root()  # ./cassettes/<adapter>/, as `turnspec conform` reads it
     return SuiteConfig.for_refs(
         config.getoption("turnspec_adapter"),
         cassettes=cassettes,
         samples=samples,
         selection=_selection(config),
         critical_key=str(config.getoption("turnspec_critical_key") or DEFAULT_CRITICAL_KEY),
+        roots=[local] if local is not None else [],
     )
 
 

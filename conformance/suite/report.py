@@ -11,12 +11,14 @@ import json
 import math
 import statistics
 import xml.etree.ElementTree as ET
+from pathlib import Path
 from typing import Any
 
 from .. import escaping, reporting
 from ..color import PLAIN, Palette
 from ..findings import Finding, Severity
 from ..wire import registry as wire_registry
+from .outcome import RuleResult
 from .rules import CATALOG, ESTIMATE_ABS_TOLERANCE, ESTIMATE_REL_TOLERANCE
 from .runner import SuiteReport, capability_of
 
@@ -75,6 +77,8 @@ def _cases(report: SuiteReport) -> dict[tuple[str, str], list[dict[str, Any]]]:
         case: dict[str, Any] = {"subject": o.subject, "status": o.status, "capability": capability_of(o)}
         if o.message:
             case["message"] = o.message
+        if o.traceback:
+            case["traceback"] = o.traceback
         out.setdefault((o.rule, o.adapter), []).append(case)
     return out
 
@@ -136,9 +140,28 @@ def to_json(report: SuiteReport) -> str:
     return escaping.json_text(body) + "\n"
 
 
-def to_text(report: SuiteReport, *, verbose: bool = False, palette: Palette = PLAIN) -> str:
+def _text_result(r: RuleResult, verbose: bool, palette: Palette) -> list[str]:
+    """One check's line (escaped, then coloured) and, when it failed or warned (or was
+    skipped, with -v), its reasons; a crash's traceback under its reason (the first of the
+    check; every one with -v)."""
+    counts = f"{r.passed} passed, {r.failed} failed, {r.skipped} skipped"
+    mark = MARK[r.status]
+    colored = f"{palette.rule(escaping.text(r.rule))} {palette.status(mark, r.status)}{' ' * (4 - len(mark))}"
+    lines = [f"  {colored}  {escaping.text(_info(r.rule)[1])}  ({counts})"]
+    if r.status in ("fail", "warn"):
+        for line in r.explained(every_traceback=verbose, limit=10):
+            lines.append(escaping.text_line(f"      - {line}" if line in r.reasons else f"        {line}"))
+    elif verbose and r.status == "skip":
+        lines += [escaping.text_line(f"      - {why}") for why in r.reasons[:3]]
+    return lines
+
+
+def to_text(
+    report: SuiteReport, *, verbose: bool = False, failures_only: bool = False, palette: Palette = PLAIN
+) -> str:
     """The report for a terminal: each line an `escaping.text_line`; with `palette` on,
-    rule ids, marks and the verdict coloured around the escaped text."""
+    rule ids, marks and the verdict coloured around the escaped text. `failures_only`: per
+    adapter, only its failing checks (with their reasons), then the summary line."""
     lines: list[str] = []  # each already escaped (and coloured)
 
     def add(line: str) -> None:
@@ -146,17 +169,17 @@ def to_text(report: SuiteReport, *, verbose: bool = False, palette: Palette = PL
 
     estimates = estimate_distribution(report)
     for a in report.adapters:
+        if failures_only:
+            failing = [r for r in report.results if r.adapter == a and r.status == "fail"]
+            if failing:
+                add(f"{a}")
+            for r in failing:
+                lines += _text_result(r, verbose, palette)
+            continue
         add(f"{a}")
         for r in report.results:
-            if r.adapter != a:
-                continue
-            counts = f"{r.passed} passed, {r.failed} failed, {r.skipped} skipped"
-            mark = MARK[r.status]
-            colored = f"{palette.rule(escaping.text(r.rule))} {palette.status(mark, r.status)}{' ' * (4 - len(mark))}"
-            lines.append(f"  {colored}  {escaping.text(_info(r.rule)[1])}  ({counts})")
-            if r.status in ("fail", "warn") or (verbose and r.status == "skip"):
-                for why in r.reasons[: 10 if r.status != "skip" else 3]:
-                    add(f"      - {why}")
+            if r.adapter == a:
+                lines += _text_result(r, verbose, palette)
         if a in report.declarations:
             add(f"  capabilities declared per {report.declarations[a]}")
         caps = report.capabilities.get(a)
@@ -172,7 +195,7 @@ def to_text(report: SuiteReport, *, verbose: bool = False, palette: Palette = PL
                 f"p95 {est['p95_abs_relative_error']:.0%}"
             )
     skipped = _skip_summary(report)
-    if skipped:
+    if skipped and not failures_only:
         add(f"skipped recorded interactions ({len(skipped_interactions(report))}):")
         for line in skipped:
             add(f"  - {line}")
@@ -280,7 +303,7 @@ def to_junit(report: SuiteReport) -> str:
             )
             if r.status == "fail":
                 f = ET.SubElement(case, "failure", message=f"{r.failed} case(s) failed")
-                f.text = "\n".join(map(_xml, r.reasons))
+                f.text = "\n".join(map(_xml, r.explained()))
             elif r.status == "skip":
                 ET.SubElement(case, "skipped", message=_xml("; ".join(r.reasons[:3])))
             elif r.status == "warn":  # advisory: a passing case whose output says why it warned
@@ -380,7 +403,9 @@ def to_html(report: SuiteReport) -> str:
 
 def findings(report: SuiteReport) -> list[Finding]:
     """Each failing case as a Finding, for the CI renderers: located at the recording it
-    replayed (`<cassette>#<n>` keeps the interaction as the pointer), else at the adapter."""
+    replayed (the cassette's path relative to the working folder, the repository in CI, and
+    the line its interaction starts on; `<cassette>#<n>` keeps the interaction as the
+    pointer), else at the adapter."""
     out: list[Finding] = []
     warned = {(r.rule, r.adapter) for r in report.warned}
     for o in report.outcomes:
@@ -389,10 +414,23 @@ def findings(report: SuiteReport) -> list[Finding]:
         severity = Severity.WARNING if (o.rule, o.adapter) in warned else Severity.ERROR
         base, sep, rest = o.subject.partition("#")
         where = base if sep and base.endswith((".yaml", ".yml")) else f"adapter:{o.adapter}"
-        pointer = f"/interactions/{rest.split(' ')[0]}" if sep and rest.split(" ")[0].isdigit() else ""
+        index = rest.split(" ")[0]
+        pointer = f"/interactions/{index}" if sep and index.isdigit() else ""
+        line = None
+        found = report.locations.get((o.adapter, f"{base}#{index}")) if pointer else None
+        if found is not None:
+            where, line = _repo_path(found[0]), found[1]
         message = f"{o.adapter}: {o.subject}: {o.message}" if o.message else f"{o.adapter}: {o.subject}"
-        out.append(Finding(where, None, pointer, o.rule, severity, message))
+        out.append(Finding(where, line, pointer, o.rule, severity, message))
     return out
+
+
+def _repo_path(path: Path) -> str:
+    """`path` relative to the working folder (the repository root in CI, which is what
+    annotations and SARIF locations resolve against), else as it is."""
+    full = path.resolve()
+    cwd = Path.cwd().resolve()
+    return full.relative_to(cwd).as_posix() if full.is_relative_to(cwd) else str(path)
 
 
 def to_sarif(report: SuiteReport) -> str:

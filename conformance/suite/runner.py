@@ -26,7 +26,17 @@ from . import checks
 from .capture import NetworkBlockedError, capture_warnings, network_blocked
 from .cassettes import Cassette, Interaction, iter_cassettes
 from .checks.capabilities import declaration_of
-from .outcome import SUITE_SUBJECT, AdapterUnderTest, Outcome, RuleResult, Status, Verdict
+from .outcome import (
+    SUITE_SUBJECT,
+    AdapterUnderTest,
+    Outcome,
+    RuleResult,
+    Status,
+    Verdict,
+    collect_crashes,
+    stop_collecting,
+    with_traceback,
+)
 from .rules import BOOLEAN_CAPABILITIES, CATALOG, EXERCISED, EXERCISERS, NEEDS
 
 __all__ = [
@@ -52,6 +62,15 @@ def default_cassette_root() -> Path | None:
         if candidate.is_dir():
             return candidate
     return None
+
+
+def local_cassette_root() -> Path | None:
+    """`./cassettes` of the folder the command runs in (an adapter repository's own
+    `cassettes/<adapter>/`), when present and not turnspec's own (in a checkout, `./cassettes`
+    is what `default_cassette_root` reads)."""
+    p = Path("cassettes")
+    own = Path(__file__).resolve().parents[2] / "cassettes"
+    return p if p.is_dir() and p.resolve() != own else None
 
 
 def default_samples() -> Path | None:
@@ -80,14 +99,25 @@ class SuiteConfig:
         selection: Selection | None = None,
         peers: bool = True,
         critical_key: str = DEFAULT_CRITICAL_KEY,
+        roots: Iterable[Path] = (),
     ) -> SuiteConfig:
-        """Adapters by reference; the cross-provider matrix also takes every registered adapter."""
+        """Adapters by reference; the cross-provider matrix also takes every registered adapter.
+
+        `roots` are further folders searched only as `<root>/<adapter>/` (`conform` passes
+        `./cassettes`)."""
         refs = list(refs) or sorted(registry.available())
-        roots = [p for p in [*cassettes, default_cassette_root()] if p is not None]
+        cassettes = list(cassettes)
+        candidates = [p for p in [*cassettes, default_cassette_root(), *roots] if p is not None]
+        seen: set[Path] = set()
+        all_roots: list[Path] = []
+        for p in candidates:  # `./cassettes` of a turnspec checkout is its own root: read once
+            if p.resolve() not in seen:
+                seen.add(p.resolve())
+                all_roots.append(p)
         subjects = []
         for ref in refs:
             a = registry.load(ref)
-            dirs = [r / a.name for r in roots if (r / a.name).is_dir()]
+            dirs = [r / a.name for r in all_roots if (r / a.name).is_dir()]
             dirs += [r for r in cassettes if r.is_dir() and not any(r.glob("*/")) and r not in dirs]
             subjects.append(AdapterUnderTest(ref, a, dirs))
         names = {s.name for s in subjects}
@@ -131,6 +161,8 @@ class SuiteReport:
     fail_on_skip: bool = False
     # adapter -> which capability list it declares (TC001: contract §3.4 or canonical §7.2)
     declarations: dict[str, str] = field(default_factory=dict)
+    # (adapter, interaction label) -> (cassette file, line of the interaction), for CI locations
+    locations: dict[tuple[str, str], tuple[Path, int | None]] = field(default_factory=dict)
 
     @property
     def failed(self) -> list[RuleResult]:
@@ -187,6 +219,8 @@ def fold(
         if o.status == "fail":
             r.failed += 1
             failures.setdefault((o.rule, o.adapter), []).append(f"{o.subject}: {o.message}")
+            if o.traceback:
+                r.tracebacks.setdefault(f"{o.subject}: {o.message}", o.traceback)
         elif o.status == "pass":
             r.passed += 1
         else:
@@ -286,17 +320,22 @@ def run(
     outcomes: list[Outcome] = []
     # the run's own capture keeps adapters' WARN lines (expected: the checks provoke them)
     # off stderr; each check captures what it inspects
-    with network_blocked(), capture_warnings():
-        own = {s.name: load_cassettes(s.cassette_dirs) for s in config.subjects}
-        env = checks.Env(config.subjects, config.peers, own, samples, sel, critical_key=config.critical_key)
-        for check in checks.CHECKS:
-            if not any(sel.enabled(r) for r in check.rules):
-                continue
-            if progress:
-                progress(check.name)
-            for o in check.fn(env):
-                if sel.enabled(o.rule):
-                    outcomes.append(o)
+    crashes, token = collect_crashes()
+    try:
+        with network_blocked(), capture_warnings():
+            own = {s.name: load_cassettes(s.cassette_dirs) for s in config.subjects}
+            env = checks.Env(config.subjects, config.peers, own, samples, sel, critical_key=config.critical_key)
+            for check in checks.CHECKS:
+                if not any(sel.enabled(r) for r in check.rules):
+                    continue
+                if progress:
+                    progress(check.name)
+                for o in check.fn(env):
+                    if sel.enabled(o.rule):
+                        outcomes.append(with_traceback(o, crashes))
+                crashes.clear()
+    finally:
+        stop_collecting(token)
     gate, counts = capability_gate(config.subjects, outcomes, sel)
     if sel.enabled(EXERCISED.id):
         outcomes.extend(gate)
@@ -316,7 +355,22 @@ def run(
         capabilities=counts,
         fail_on_skip=fail_on_skip,
         declarations={s.name: declaration_of(_caps(s.adapter)) for s in config.subjects},
+        locations=_locations(own, samples),
     )
+
+
+def _locations(
+    own: Mapping[str, list[Cassette]], samples: list[Cassette]
+) -> dict[tuple[str, str], tuple[Path, int | None]]:
+    """Where each interaction a case can name was read from: an adapter's own cassettes and
+    the samples (replayed for every adapter; TC800 judges them for the suite)."""
+    out: dict[tuple[str, str], tuple[Path, int | None]] = {}
+    for name in [*own, SUITE_SUBJECT]:
+        for c in [*own.get(name, []), *samples]:
+            for it in c.interactions:
+                if it.path is not None:
+                    out[(name, it.label)] = (it.path, it.line)
+    return out
 
 
 def _caps(a: Adapter) -> dict[str, object]:

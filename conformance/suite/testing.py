@@ -148,7 +148,11 @@ class AdapterConformanceTests:
         if result is None:
             pytest.skip(f"{rule} did not run")
         if result.status == "fail":
-            pytest.fail(f"{rule} failed:\n" + "\n".join(f"  - {r}" for r in result.reasons), pytrace=False)
+            pytest.fail(
+                f"{rule} failed:\n"
+                + "\n".join(f"  - {line}" if line in result.reasons else f"    {line}" for line in result.explained()),
+                pytrace=False,
+            )
         if result.status == "skip":
             pytest.skip("; ".join(result.reasons[:3]))
         if result.status == "warn":  # advisory: passes, and says why it warned

@@ -39,7 +39,7 @@ from ...wire import schemas as wire_schemas
 from ...wire.api import Probes, WireApi
 from .. import rules as R
 from ..cassettes import Cassette, Interaction
-from ..outcome import AdapterUnderTest, Outcome, Status
+from ..outcome import AdapterUnderTest, Outcome, Status, note_crash
 
 CheckFn = Callable[["Env"], Iterator[Outcome]]
 DROP_FIELDS = ("session_id", "message_id", "block_type", "adapter", "reason")
@@ -126,7 +126,11 @@ def body_text(body: Any) -> str:
 
 
 def crash(exc: BaseException) -> str:
-    return f"crashed: {type(exc).__name__}: {exc}"
+    """The one-line reason of a case the adapter crashed in; its traceback is noted for the
+    report (`outcome.note_crash`), which shows it with the case."""
+    line = f"crashed: {type(exc).__name__}: {exc}"
+    note_crash(line, exc)
+    return line
 
 
 NO_REQUEST_READER = "adapter does not read requests (from_wire_request raised NotImplementedError)"
