@@ -12,8 +12,10 @@ are read as thinking blocks; canonical thinking is written as `reasoning_content
 
 Detection: with `--format openai-messages`, or when the first message is unmistakably a
 Chat message (`reader.looks_like`: string or null content, `tool_calls`,
-`tool_call_id` or the developer role, and no canonical key). A file of messages whose
-contents are all arrays of parts needs `--format`.
+`tool_call_id` or the developer role, and no canonical key). Needs `--format`: a file
+whose first message's content is an array of parts (a broken canonical file looks the
+same), and a `{"messages": [...]}` wrapper with no other key (a gpt2099 context window
+to detection, which asks gpt2099 first).
 """
 
 from __future__ import annotations
