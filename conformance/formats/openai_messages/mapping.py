@@ -37,7 +37,9 @@ from ...ids import is_tool_id
 from . import rules as R
 
 _DATA_URL = re.compile(r"data:([A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*);base64,(.+)\Z", re.S)
-UNKNOWN_MEDIA = "application/octet-stream"
+# canonical needs an image media type (TS113) that a Chat URL does not give: written (and
+# reported) when the URL's suffix names none
+UNKNOWN_MEDIA = "image/jpeg"
 _RANK = {"thinking": 0, "text": 1, "tool_use": 2}
 
 
@@ -61,9 +63,9 @@ class Losses:
 
 
 def media_type_of_url(url: str) -> str | None:
-    """The media type a URL's path suffix names (`.png` -> image/png), else None."""
+    """The image media type a URL's path suffix names (`.png` -> image/png), else None."""
     guess, _ = mimetypes.guess_type(urlsplit(url).path, strict=False)
-    return guess
+    return guess if guess is not None and guess.startswith("image/") else None
 
 
 def _text_content(blocks: list[dict[str, Any]]) -> str | list[dict[str, Any]]:
@@ -128,12 +130,12 @@ def _user_content(i: int, role: str, content: list[dict[str, Any]], losses: Loss
                 parts.append({"type": "image_url", "image_url": {"url": f"data:{media};base64,{src['data']}"}})
             elif src["kind"] == "url":
                 url = str(src["data"])
-                guess = media_type_of_url(url)
-                if guess is None or guess.lower() != media.lower():
+                guess = media_type_of_url(url) or UNKNOWN_MEDIA
+                if guess.lower() != media.lower():
                     losses.add(
                         i, f"{bp}/media_type",
                         f"a Chat image URL carries no media type and {short(url)} does not say {media}; "
-                        f"it reads back as {guess or UNKNOWN_MEDIA}",
+                        f"it reads back as {guess}",
                     )  # fmt: skip
                 parts.append({"type": "image_url", "image_url": {"url": url}})
             else:
@@ -310,7 +312,7 @@ def _image(p: dict[str, Any], i: int, ptr: str, losses: Losses) -> list[dict[str
         losses.add(
             i,
             f"{ptr}/image_url/url",
-            f"the URL does not say the image's media type; {UNKNOWN_MEDIA} written",
+            f"the URL does not say the image's media type; {UNKNOWN_MEDIA} assumed",
             R.SYNTHESIZED,
         )
     return [{"type": "image", "source": {"kind": "url", "data": url}, "media_type": media or UNKNOWN_MEDIA}]
@@ -364,6 +366,12 @@ def from_chat(chat: list[dict[str, Any]], session_id: str, s: Session) -> tuple[
                 }
             ]
             meta["parent_tool_use_id"] = tid
+        if not content and role in ("user", "assistant"):
+            # canonical §5.1.1 (TS101): a user or assistant message holds a block
+            content = [{"type": "text", "text": ""}]
+            losses.add(
+                i, "/content", "the message holds nothing canonical can; an empty text block written", R.SYNTHESIZED
+            )
         s.ms += 1
         out.append(
             {

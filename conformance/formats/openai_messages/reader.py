@@ -80,7 +80,8 @@ def read_conversations(path: Path, max_line_bytes: int) -> Iterator[Conversation
             yield Conversation(item.path, item.line, "", [Message(item.path, item.line, "", item.value)])
             continue
         if loose is None:
-            loose = Conversation(item.path, item.line, "")
+            # a `.json` array is the conversation (line 1); `.jsonl` message lines start theirs
+            loose = Conversation(item.path, item.line if path.suffix == ".jsonl" else 1, "")
         loose.messages.append(Message(item.path, item.line, item.pointer, item.value))
     if loose is not None:
         yield loose
