@@ -83,13 +83,13 @@ def test_canonical_losses_are_reported_once_where_they_are(tmp_path: Path) -> No
     src.write_bytes(b"".join(orjson.dumps(m) + b"\n" for m in session))
     dst = tmp_path / "o.json"
     findings = convert("canonical", NAME, src, dst)
-    got = sorted((f.line or 0, f.pointer) for f in findings)
+    got = sorted((f.rule, f.line or 0, f.pointer) for f in findings)
     assert got == [
-        (0, ""),
-        (1, "/content/0"),
-        (2, "/content/0/signature"),
-        (2, "/metadata"),
-        (3, "/content/0/is_error"),
+        ("OM900", 0, ""),  # ids, session, times: once per file
+        ("OM900", 1, "/content/0"),  # the file_ref image
+        ("OM900", 2, "/content/0/signature"),
+        ("OM900", 2, "/metadata"),
+        ("OM900", 3, "/content/0/is_error"),
     ]
     chat = orjson.loads(dst.read_bytes())
     assert chat[0] == {"role": "user", "content": [{"type": "text", "text": "hi"}]}
