@@ -108,6 +108,8 @@ def test_detection_claims_unmistakable_chat_messages_only(tmp_path: Path) -> Non
     assert detect_format(FIX / "valid_conversations.jsonl").name == "gpt2099"  # type: ignore[union-attr]
     tools = {"messages": [{"role": "user", "content": "hi"}], "tools": []}
     assert isinstance(detect_format(_write(tmp_path, tools, "ft.jsonl")), OpenAIMessagesFormat)  # type: ignore[arg-type]
+    request = {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}  # a provider request body
+    assert not OpenAIMessagesFormat().detect(_write(tmp_path, request, "req.json"))  # type: ignore[arg-type]
     assert isinstance(detect_format(FIX / "OM006_arguments.jsonl"), OpenAIMessagesFormat)
     # contents that are arrays of parts could be a broken canonical file: not claimed
     parts = _write(tmp_path, [{"role": "user", "content": [{"type": "text", "text": "hi"}]}], "parts.json")

@@ -15,7 +15,8 @@ Chat message (`reader.looks_like`: string or null content, `tool_calls`,
 `tool_call_id` or the developer role, and no canonical key). Needs `--format`: a file
 whose first message's content is an array of parts (a broken canonical file looks the
 same), and a `{"messages": [...]}` wrapper with no other key (a gpt2099 context window
-to detection, which asks gpt2099 first).
+to detection, which asks gpt2099 first), and one with a `model` key (a provider request
+body, which a directory walk skips).
 """
 
 from __future__ import annotations
@@ -26,12 +27,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from ...convertkit import ConvertContext, Converter
 from ..base import Options
 from .reader import looks_like
-from .rules import CATALOG
+from .rules import CATALOG, NAME
 
 if TYPE_CHECKING:
     from .checker import OpenAIMessagesRun
-
-NAME = "openai-messages"
 
 
 # the checker and the converters load when used: `turnspec validate` detects every format

@@ -25,7 +25,6 @@ from ...errors import InputError
 from ...jsonio import Record, dumps, read_json, read_jsonl
 from ..base import FileStats, Options
 from ..canonical.checker import CanonicalRun
-from . import NAME
 from . import rules as R
 from .checker import OpenAIMessagesRun
 from .mapping import Session, from_chat, to_chat
@@ -40,7 +39,7 @@ def _write(dst: Path, values: list[Any], array: bool) -> None:
 
 
 def to_canonical(src: Path, dst: Path, ctx: ConvertContext) -> None:
-    validated(src, NAME, OpenAIMessagesRun(Options()), FileStats(str(src), NAME))
+    validated(src, R.NAME, OpenAIMessagesRun(Options()), FileStats(str(src), R.NAME))
     digest = hashlib.blake2b(src.read_bytes(), digest_size=16).hexdigest()
     convs = [c for c in read_conversations(src, Options().max_line_bytes) if isinstance(c, Conversation)]
     out: list[dict[str, Any]] = []

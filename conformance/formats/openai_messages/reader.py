@@ -104,6 +104,8 @@ def _looks_like_message(value: Any) -> bool:
 
 def _first_message(value: Any) -> Any:
     if _wrapper(value):
+        if "model" in value:
+            return None  # a provider request body, not a stored conversation (--format reads it)
         msgs = value["messages"]
         return msgs[0] if isinstance(msgs, list) and msgs else None
     if isinstance(value, list):
@@ -114,7 +116,8 @@ def _first_message(value: Any) -> Any:
 def looks_like(path: Path) -> bool:
     """Detection: a `.json`/`.jsonl` whose first message (the first line of a `.jsonl`,
     the first element of a `.json` array, or the first of a `{"messages": [...]}`
-    wrapper) is unmistakably a Chat message (`_looks_like_message`). Reads at most
+    wrapper that names no `model`: that is a provider request body) is unmistakably a Chat
+    message (`_looks_like_message`). Reads at most
     `PEEK_BYTES`; a `.json` longer than that is not claimed (give `--format`)."""
     if path.suffix not in (".json", ".jsonl") or not path.is_file():
         return False

@@ -15,6 +15,7 @@ from __future__ import annotations
 from ...findings import RuleCatalog, RuleInfo, Severity
 from ...jsonio import IO_RULES
 
+NAME = "openai-messages"
 E, W = Severity.ERROR, Severity.WARNING
 
 SHAPE = RuleInfo(
