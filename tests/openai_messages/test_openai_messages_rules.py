@@ -9,6 +9,7 @@ import orjson
 import pytest
 
 from conformance.api import validate
+from conformance.cli import main
 from conformance.formats import detect_format, get_format
 from conformance.formats.openai_messages import OpenAIMessagesFormat
 
@@ -117,3 +118,16 @@ def test_detection_claims_unmistakable_chat_messages_only(tmp_path: Path) -> Non
     canonical = {"id": "01", "session_id": "s", "role": "user", "content": "hi", "created_at": "x", "schema_version": 1}
     assert detect_format(_write(tmp_path, [canonical], "canon.json")).name == "canonical"  # type: ignore[union-attr]
     assert not OpenAIMessagesFormat().detect(_write(tmp_path, {"model": "gpt-4o"}, "cfg.json"))  # type: ignore[arg-type]
+
+
+def test_cli_reports_located_findings(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", "--format", NAME, str(FIX / "OM101_unpaired.json")]) == 1
+    out = capsys.readouterr().out
+    assert f"{FIX / 'OM101_unpaired.json'}:7: /3/tool_call_id OM101 error:" in out
+
+
+def test_big_integers_in_arguments_are_json(tmp_path: Path) -> None:
+    args = '{"n": 123456789012345678901234567890}'  # valid JSON; past 64 bits
+    call = {**_CALL, "function": {"name": "f", "arguments": args}}
+    p = _write(tmp_path, [{"role": "assistant", "content": None, "tool_calls": [call]}])
+    assert _findings(p) == []

@@ -11,10 +11,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from ...convertkit import short
 from ...findings import Finding, RuleInfo, Selection
+from ...jsonio import parse
 from ..base import FileStats, Options, ProgressHook
 from . import rules as R
 from .reader import Conversation, Message, read_conversations
@@ -24,9 +23,9 @@ def arguments_object(arguments: Any) -> dict[str, Any] | None:
     """The JSON object a `function.arguments` string holds, else None."""
     if not isinstance(arguments, str):
         return None
-    try:
-        value = orjson.loads(arguments)
-    except orjson.JSONDecodeError:
+    try:  # jiter, as every JSON turnspec reads: big integers, duplicate keys and NaN as elsewhere
+        value = parse(arguments.encode("utf-8", "surrogatepass"))
+    except ValueError:
         return None
     return value if isinstance(value, dict) else None
 

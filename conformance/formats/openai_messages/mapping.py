@@ -29,12 +29,12 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-import orjson
-
 from ...convertkit import IdMint, rfc3339, short
 from ...findings import RuleInfo
 from ...ids import is_tool_id
+from ...jsonio import dumps
 from . import rules as R
+from .checker import arguments_object
 
 _DATA_URL = re.compile(r"data:([A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*);base64,(.+)\Z", re.S)
 # canonical needs an image media type (TS113) that a Chat URL does not give: written (and
@@ -167,7 +167,7 @@ def _assistant_to_chat(i: int, content: list[dict[str, Any]], losses: Losses) ->
             texts.append(b)
         elif kind == "tool_use":
             _extra(b, {"type", "id", "name", "input"}, i, bp, losses)
-            args = orjson.dumps(b["input"]).decode()
+            args = dumps(b["input"]).decode("utf-8", "surrogatepass")
             calls.append({"id": b["id"], "type": "function", "function": {"name": b["name"], "arguments": args}})
         else:
             losses.add(i, bp, f"{kind} block has no Chat assistant field; dropped")
@@ -354,7 +354,7 @@ def from_chat(chat: list[dict[str, Any]], session_id: str, s: Session) -> tuple[
                 s.calls[cid] = tid
                 fn = call["function"]
                 content.append(
-                    {"type": "tool_use", "id": tid, "name": fn["name"], "input": orjson.loads(fn["arguments"])}
+                    {"type": "tool_use", "id": tid, "name": fn["name"], "input": arguments_object(fn["arguments"])}
                 )
         else:  # tool
             tid = s.calls[v["tool_call_id"]]
