@@ -199,3 +199,27 @@ def test_round_trip_keeps_what_chat_carries_and_reports_exactly_the_rest(session
     for m in again:
         if m["role"] == "tool":
             assert m["metadata"]["parent_tool_use_id"] == m["content"][0]["tool_use_id"]
+
+
+@pytest.mark.parametrize(
+    ("name", "canonical"),
+    [("get_weather", "get_weather"), ("getWeather", "get_weather"), ("get-weather", "get_weather"), ("functions.Run", "functions_run"), ("2fa", "tool_2fa")],
+)  # fmt: skip
+def test_tool_names_become_canonical_names_and_the_change_is_reported(
+    tmp_path: Path, name: str, canonical: str
+) -> None:
+    call = {"id": "call_1", "type": "function", "function": {"name": name, "arguments": "{}"}}
+    src = tmp_path / "m.json"
+    src.write_bytes(
+        orjson.dumps(
+            [
+                {"role": "user", "content": "hi"},
+                {"role": "assistant", "content": None, "tool_calls": [call]},
+                {"role": "tool", "tool_call_id": "call_1", "content": "ok"},
+            ]
+        )
+    )
+    findings = convert(NAME, "canonical", src, tmp_path / "c.jsonl")
+    assert _jsonl(tmp_path / "c.jsonl")[1]["content"][0]["name"] == canonical
+    renamed = [f.pointer for f in findings if f.rule == "OM900"]
+    assert renamed == ([] if name == canonical else ["/1/tool_calls/0/function/name"])

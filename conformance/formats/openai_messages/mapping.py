@@ -16,7 +16,10 @@ inverse on what both can hold. Everything else is a loss, reported once where it
 happens (`Loss`): canonical ids, session and times, metadata, thinking signatures,
 redacted thinking, `is_error`, file_ref images, a URL image whose media type its URL
 does not tell, assistant block order other than thinking, text, tool_use; and on the way
-in, the developer role, `name`, `detail`, audio and file parts, refusals.
+in, the developer role, `name`, `detail`, audio and file parts, refusals, tool names
+that are not canonical (snake_case: `getWeather` is written `get_weather`). Chat call ids
+that are not canonical `tu_<ULID>` ids are replaced by minted ones (not reported, as the
+other peers' converters: canonical §6.2 fixes the id form).
 """
 
 from __future__ import annotations
@@ -260,6 +263,19 @@ def placeholder_metadata() -> dict[str, Any]:
     }
 
 
+_USE_NAME = re.compile(r"[a-z][a-z0-9_]*\Z")  # canonical §4.2, as TS306 checks it
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def canonical_tool_name(name: str) -> str:
+    """`name` when it is a canonical tool name (snake_case, TS306), else its snake_case
+    form: `getWeather` and `get-weather` -> `get_weather`, `functions.run` -> `functions_run`."""
+    if _USE_NAME.match(name):
+        return name
+    snake = re.sub(r"[^a-z0-9]+", "_", _CAMEL.sub("_", name).lower()).strip("_")
+    return snake if _USE_NAME.match(snake) else f"tool_{snake}".rstrip("_")
+
+
 @dataclass
 class Session:
     """Ids and times minted for one conversation (Chat messages have none)."""
@@ -353,8 +369,14 @@ def from_chat(chat: list[dict[str, Any]], session_id: str, s: Session) -> tuple[
                 tid = cid if is_tool_id(cid) and cid not in s.calls.values() else s.mint.tool_id(s.ms, cid, j)
                 s.calls[cid] = tid
                 fn = call["function"]
+                name = canonical_tool_name(fn["name"])
+                if name != fn["name"]:
+                    losses.add(
+                        i, f"/tool_calls/{j}/function/name",
+                        f"tool name {fn['name']!r} is not a canonical tool name (snake_case, §4.2); written as {name!r}",
+                    )  # fmt: skip
                 content.append(
-                    {"type": "tool_use", "id": tid, "name": fn["name"], "input": arguments_object(fn["arguments"])}
+                    {"type": "tool_use", "id": tid, "name": name, "input": arguments_object(fn["arguments"])}
                 )
         else:  # tool
             tid = s.calls[v["tool_call_id"]]
