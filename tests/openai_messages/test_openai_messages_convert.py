@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from conformance.api import validate
 from conformance.convert import convert
@@ -223,3 +224,83 @@ def test_tool_names_become_canonical_names_and_the_change_is_reported(
     assert _jsonl(tmp_path / "c.jsonl")[1]["content"][0]["name"] == canonical
     renamed = [f.pointer for f in findings if f.rule == "OM900"]
     assert renamed == ([] if name == canonical else ["/1/tool_calls/0/function/name"])
+
+
+# -- from Chat: any valid conversation converts, and converting back keeps its text -------
+
+_TEXT = st.text(max_size=8)
+_NAMES = st.from_regex(r"\A[A-Za-z][A-Za-z0-9_.-]{0,10}\Z")
+_URLS = st.sampled_from(
+    [
+        "https://example.com/a.png",
+        "https://example.com/b",
+        "data:image/gif;base64,R0lGODlh",
+        "https://x.test/c.jpeg?s=1",
+    ]
+)
+_USER_PART = st.one_of(
+    _TEXT.map(lambda t: {"type": "text", "text": t}),
+    st.builds(lambda u: {"type": "image_url", "image_url": {"url": u}}, _URLS),
+    st.just({"type": "input_audio", "input_audio": {"data": "UklGRg==", "format": "wav"}}),
+)
+
+
+@st.composite
+def _chat(draw: st.DrawFn) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    if draw(st.booleans()):
+        out.append({"role": draw(st.sampled_from(["system", "developer"])), "content": draw(_TEXT)})
+    serial = 0
+    for _ in range(draw(st.integers(1, 3))):
+        out.append({"role": "user", "content": draw(_TEXT | st.lists(_USER_PART, min_size=1, max_size=3))})
+        calls = []
+        for _ in range(draw(st.integers(0, 2))):
+            serial += 1
+            args = draw(st.dictionaries(st.sampled_from(["a", "b"]), st.integers(-5, 5) | _TEXT, max_size=2))
+            calls.append(
+                {
+                    "id": f"call_{serial}",
+                    "type": "function",
+                    "function": {"name": draw(_NAMES), "arguments": orjson.dumps(args).decode()},
+                }
+            )
+        msg: dict[str, Any] = {"role": "assistant", "content": None if calls and draw(st.booleans()) else draw(_TEXT)}
+        if draw(st.booleans()):
+            msg[draw(st.sampled_from(["reasoning_content", "reasoning"]))] = draw(_TEXT)
+        if calls:
+            msg["tool_calls"] = calls
+        out.append(msg)
+        out += [{"role": "tool", "tool_call_id": c["id"], "content": draw(_TEXT)} for c in calls]
+    return out
+
+
+def _texts(chat: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
+    """Each message's role (developer read as system) and its texts, in Chat's order."""
+    out = []
+    for m in chat:
+        c = m.get("content")
+        texts = [c] if isinstance(c, str) else [p["text"] for p in c or [] if p["type"] == "text"]
+        reasoning = [m[k] for k in ("reasoning_content", "reasoning") if k in m]
+        calls = [orjson.loads(c["function"]["arguments"]) for c in m.get("tool_calls", [])]
+        out.append(("system" if m["role"] == "developer" else m["role"], [*reasoning, *texts, *map(str, calls)]))
+    return out
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_chat())
+def test_any_valid_chat_converts_and_back_keeps_its_texts(chat: list[dict[str, Any]]) -> None:
+    with tempfile.TemporaryDirectory() as d:
+        src, mid, back = Path(d) / "m.json", Path(d) / "c.jsonl", Path(d) / "b.json"
+        src.write_bytes(orjson.dumps(chat))
+        assert validate([src], fmt=NAME).findings == []
+        findings = convert(NAME, "canonical", src, mid)  # the engine validates the canonical output
+        assert all(f.line is not None for f in findings)
+        convert("canonical", NAME, mid, back)
+        again = orjson.loads(back.read_bytes())
+
+    # an all-audio user message reads back as one empty text (canonical needs a block)
+    def audio_only(m: dict[str, Any]) -> bool:
+        return isinstance(m["content"], list) and all(p["type"] == "input_audio" for p in m["content"])
+
+    expected = [([r, [""]] if audio_only(m) else [r, t]) for m, (r, t) in zip(chat, _texts(chat), strict=True)]
+    assert [list(x) for x in _texts(again)] == expected

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import orjson
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from conformance.api import validate
 from conformance.cli import main
@@ -131,3 +133,19 @@ def test_big_integers_in_arguments_are_json(tmp_path: Path) -> None:
     call = {**_CALL, "function": {"name": "f", "arguments": args}}
     p = _write(tmp_path, [{"role": "assistant", "content": None, "tool_calls": [call]}])
     assert _findings(p) == []
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-9, 9) | st.sampled_from(["", "x", "user", "assistant", "tool", "text", "image_url", "function", "call_1", "{}"]),
+    lambda inner: st.lists(inner, max_size=3)
+    | st.dictionaries(st.sampled_from(["role", "content", "type", "text", "tool_calls", "tool_call_id", "id", "function", "name", "arguments", "image_url", "url", "input_audio", "messages"]), inner, max_size=4),
+    max_leaves=12,
+)  # fmt: skip
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(_JSON, max_size=4))
+def test_any_json_is_reported_never_crashes(tmp_path: Path, messages: list[object]) -> None:
+    report = validate([_write(tmp_path, messages)], fmt=NAME)
+    assert report.problems == []
+    assert all(f.rule.startswith(("OM", "TS0")) for f in report.findings)

@@ -72,7 +72,7 @@ class OpenAIMessagesRun:
                 yield self._f(m, m.pointer, R.SHAPE, f"a message is a JSON object, not {short(v)}")
                 continue
             role = v.get("role")
-            if role not in R.ROLES:
+            if not isinstance(role, str) or role not in R.ROLES:
                 yield self._f(
                     m, f"{m.pointer}/role", R.ROLE,
                     f"role {short(role)} is not one of {', '.join(sorted(R.ROLES))}",
