@@ -22,7 +22,7 @@ from .sqlite import SqliteFormat
 
 def all_formats() -> list[Format]:
     """Every format, in detection order (the most specific first, canonical last)."""
-    return [SqliteFormat(), *chibi_formats(), Gpt2099Format(), GeppettoFormat(), OpenAIMessagesFormat(), CanonicalFormat()]  # fmt: skip
+    return [SqliteFormat(), *chibi_formats(), OpenAIMessagesFormat(), Gpt2099Format(), GeppettoFormat(), CanonicalFormat()]  # fmt: skip
 
 
 def get_format(name: str) -> Format:

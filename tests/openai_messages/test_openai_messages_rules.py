@@ -106,9 +106,11 @@ def test_every_rule_cites_the_chat_docs() -> None:
 
 def test_detection_claims_unmistakable_chat_messages_only(tmp_path: Path) -> None:
     assert isinstance(detect_format(FIX / "valid_tools.json"), OpenAIMessagesFormat)
-    # `{"messages": [...]}` alone is also a gpt2099 context window, which detection asks
-    # first: such a file needs --format; with any other key (say `tools`) it is ours
-    assert detect_format(FIX / "valid_conversations.jsonl").name == "gpt2099"  # type: ignore[union-attr]
+    # `{"messages": [...]}` lines: ours when the first message is unmistakably Chat (asked
+    # before gpt2099); a gpt2099 context window (array contents) stays gpt2099's
+    assert isinstance(detect_format(FIX / "valid_conversations.jsonl"), OpenAIMessagesFormat)
+    window = {"messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}], "options": {}}
+    assert detect_format(_write(tmp_path, window, "window.json")).name == "gpt2099"  # type: ignore[arg-type,union-attr]
     tools = {"messages": [{"role": "user", "content": "hi"}], "tools": []}
     assert isinstance(detect_format(_write(tmp_path, tools, "ft.jsonl")), OpenAIMessagesFormat)  # type: ignore[arg-type]
     request = {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}  # a provider request body

@@ -14,9 +14,10 @@ Detection: with `--format openai-messages`, or when the first message is unmista
 Chat message (`reader.looks_like`: string or null content, `tool_calls`,
 `tool_call_id` or the developer role, and no canonical key). Needs `--format`: a file
 whose first message's content is an array of parts (a broken canonical file looks the
-same), and a `{"messages": [...]}` wrapper with no other key (a gpt2099 context window
-to detection, which asks gpt2099 first), and one with a `model` key (a provider request
-body, which a directory walk skips).
+same, and so does a gpt2099 context window, whose contents are arrays), and a
+`{"messages": [...]}` with a `model` key (a provider request body, which a directory walk
+skips). Detection asks this format before gpt2099: a Chat message with a string content
+is never a valid gpt2099 context window.
 """
 
 from __future__ import annotations
