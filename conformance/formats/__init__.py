@@ -16,12 +16,13 @@ from .canonical import CanonicalFormat
 from .chibi import chibi_formats
 from .geppetto import GeppettoFormat
 from .gpt2099 import Gpt2099Format
+from .openai_messages import OpenAIMessagesFormat
 from .sqlite import SqliteFormat
 
 
 def all_formats() -> list[Format]:
     """Every format, in detection order (the most specific first, canonical last)."""
-    return [SqliteFormat(), *chibi_formats(), Gpt2099Format(), GeppettoFormat(), CanonicalFormat()]
+    return [SqliteFormat(), *chibi_formats(), OpenAIMessagesFormat(), Gpt2099Format(), GeppettoFormat(), CanonicalFormat()]  # fmt: skip
 
 
 def get_format(name: str) -> Format:

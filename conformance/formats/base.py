@@ -1,6 +1,6 @@
 """What every format plugs into: options, and the `Format` protocol.
 
-Formats are peers (canonical, sqlite, gpt2099, chibi, geppetto): each package exposes one
+Formats are peers (canonical, sqlite, gpt2099, chibi, geppetto, openai-messages): each package exposes one
 `Format` value that declares everything the engines above need, so none of them asks a
 format anything with `getattr` or names a format by hand:
 
