@@ -164,7 +164,7 @@ def test_the_pytest_file_init_adapter_writes_passes(pytester):
 
 def test_plugin_reads_the_cassettes_of_the_working_folder(pytester):
     """`--turnspec-adapter` finds ./cassettes/<adapter>/ as `turnspec conform` does: without
-    them, the skeleton's declared capabilities are exercised by no case (TC002 fails)."""
+    them only the scripted cases run (the recorded ones are skipped, not failed)."""
     from conformance.cli import main
 
     assert main(["init", "adapter", "local", "--api", "ollama", "--dir", str(pytester.path)]) == 0
@@ -172,6 +172,8 @@ def test_plugin_reads_the_cassettes_of_the_working_folder(pytester):
     args += ["--turnspec-adapter", "local_adapter.py:LocalAdapter"]
     result = pytester.runpytest(*args)
     assert result.parseoutcomes().get("failed", 0) == 0 and result.parseoutcomes()["passed"] >= 25
+    with_cassettes = result.parseoutcomes()["passed"]
     (pytester.path / "cassettes").rename(pytester.path / "elsewhere")
     result = pytester.runpytest(*args)
-    result.stdout.fnmatch_lines(["FAILED ::turnspec[[]local-TC002[]]*"])
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("failed", 0) == 0 and outcomes["passed"] < with_cassettes and outcomes["skipped"] > 0
