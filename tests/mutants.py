@@ -1568,6 +1568,41 @@ class GeminiFileRefDroppedSilently(GeminiAdapter):
             super().drop(message, index, block_type, reason)
 
 
+def _bind_foreign_call_ids(a: Any, messages: list[Message]) -> None:
+    """Binds each call this adapter has no provider id for to the `call_id` another adapter
+    kept for it in `provider_raw` (its `items` entry at the block's index), verbatim."""
+    for m in messages:
+        raw = (m.get("metadata") or {}).get("provider_raw") or {}
+        m_map = a.tool_id_map(str(m.get("session_id", "")))
+        for i, b in enumerate(m["content"]):
+            if b.get("type") != "tool_use" or m_map.get_provider(b["id"]) is not None:
+                continue
+            for name, entry in raw.items():
+                item = ((entry or {}).get("items") or {}).get(str(i), {}).get("item") or {}
+                if name != a.name and isinstance(item.get("call_id"), str):
+                    m_map.bind(b["id"], item["call_id"])
+                    break
+
+
+class ChatForeignCallIdsVerbatim(OpenAIChatAdapter):
+    """Sends a replayed call under the id another adapter kept in `provider_raw` (a Responses
+    `call_id`), verbatim, instead of generating its own: Chat takes ids of 40 characters at
+    most."""
+
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: Any) -> Any:
+        _bind_foreign_call_ids(self, messages)
+        return super().to_wire(messages, tools, options)
+
+
+class AnthropicForeignCallIdsVerbatim(AnthropicAdapter):
+    """Sends a replayed call under another adapter's id from `provider_raw`, verbatim: Anthropic
+    takes `[a-zA-Z0-9_-]+` only (no `|`, no non-ASCII)."""
+
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: Any) -> Any:
+        _bind_foreign_call_ids(self, messages)
+        return super().to_wire(messages, tools, options)
+
+
 # No OllamaEstimateZero: the three real Ollama recordings count 17-44 prompt tokens, inside
 # TC701's absolute band of 60, so a zero estimate passes them (TC701 cannot kill it until a
 # longer Ollama recording exists).
@@ -1804,6 +1839,8 @@ MUTANTS: dict[type, str] = {
     ResponsesStopDroppedSilently: "TC105",
     OllamaUrlImageAsText: "TC202",
     GeminiFileRefDroppedSilently: "TC201",
+    ChatForeignCallIdsVerbatim: "TC304",
+    AnthropicForeignCallIdsVerbatim: "TC304",
 }
 # rules whose cases come from real recordings (the project's cassettes cannot kill them)
 NEEDS_SAMPLES = ("TC701", "TC904")
