@@ -5,11 +5,14 @@ documented shapes written here by hand, never from an adapter."""
 from __future__ import annotations
 
 from conformance.adapters.anthropic import AnthropicAdapter
-from conformance.adapters.errors import ServerError, WireFormatError
+from conformance.adapters.errors import CriticalBlockError, ServerError, WireFormatError
 from conformance.adapters.ollama import OllamaAdapter
+from conformance.adapters.protocol import Message
+from conformance.findings import Selection
 from conformance.suite.checks import errors as oracle
 from conformance.suite.checks.lossy import image_source_probes
 from conformance.suite.checks.tool_ids import FOREIGN_IDS
+from conformance.suite.runner import SuiteConfig, run
 from conformance.wire import schemas as wire_schemas
 from conformance.wire.anthropic_messages import ANTHROPIC_MESSAGES
 from conformance.wire.gemini import GEMINI, PROMPT_BLOCKED
@@ -91,3 +94,30 @@ def test_foreign_tool_ids_break_the_rules_of_the_apis_that_have_one() -> None:
     assert not ANTHROPIC_MESSAGES.tool_ids.accepts(ids["composite"])
     assert not ANTHROPIC_MESSAGES.tool_ids.accepts(ids["non-ASCII"])
     assert GEMINI.tool_ids.accepts(ids["composite"])  # no documented rule: TC304 skips there
+
+
+class _RefusingOllama(OllamaAdapter):
+    """Refuses an image it cannot carry with the documented error instead of dropping it."""
+
+    def drop(self, message: Message, index: int | None, block_type: str, reason: str) -> None:
+        if block_type != "image":
+            super().drop(message, index, block_type, reason)
+            return
+        raise CriticalBlockError(
+            adapter=self.name,
+            session_id=str(message.get("session_id", "")),
+            message_id=str(message.get("id", "")),
+            block_type=block_type,
+            reason=reason,
+        )
+
+
+def test_an_image_source_refused_with_the_documented_error_is_a_clean_failure() -> None:
+    report = run(SuiteConfig.for_adapter(_RefusingOllama(), selection=Selection(select=("TC202",))))
+    result = report.result("TC202", "ollama")
+    assert result is not None and result.status == "pass", result
+    refused = [x for x in report.outcomes if x.rule == "TC202" and "refused with CriticalBlockError" in x.message]
+    assert {x.subject.split(" (")[0] for x in refused} == {
+        "file_ref image in a user message",
+        "url image in a user message",
+    }

@@ -4,7 +4,9 @@ Besides the block types an adapter declares it cannot carry, images whose source
 cannot carry are probed: a `url` image where the record says the API takes no image URLs
 (Ollama: base64 only), and a `file_ref` image everywhere (a workspace path no API can
 fetch; adapters do no I/O, so the harness must inline it). Each must be dropped with the
-§7.3 WARN line and leave neither its URL nor its path on the wire (not as text either).
+§7.3 WARN line and leave neither its URL nor its path on the wire (not as text either), or
+be refused with the documented error naming the block (contract §4.4: "Drop cleanly or
+fail").
 """
 
 from __future__ import annotations
@@ -138,6 +140,20 @@ def lossy(env: Env) -> Iterator[Outcome]:
             try:
                 with capture_warnings() as recs:
                     req = a.to_wire(msgs, tools, opts(a))
+            except AdapterError as exc:
+                if (
+                    rule
+                    and getattr(exc, "block_type", None) == btype
+                    and getattr(exc, "message_id", None) == target["id"]
+                ):
+                    # an image source the API cannot carry, refused with the documented error
+                    # naming the block (contract §4.4: "Drop cleanly or fail"): nothing was sent
+                    why = f"refused with {type(exc).__name__} naming the image (contract §4.4: drop cleanly or fail)"
+                    yield o(R.LOSSY_WARN, s, "pass", label, why)
+                    yield o(R.LOSSY_ABSENT, s, "pass", label, why)
+                    continue
+                yield o(R.LOSSY_WARN, s, "fail", label, crash(exc))
+                continue
             except Exception as exc:
                 yield o(R.LOSSY_WARN, s, "fail", label, crash(exc))
                 continue
