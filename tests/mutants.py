@@ -1526,6 +1526,83 @@ class ChatSchemaInSystemMessage(OpenAIChatAdapter):
         return super().to_wire(msgs, tools, opts)
 
 
+class ResponsesStopOnWire(OpenAIResponsesAdapter):
+    """Puts the stop sequences in a `stop` field the Responses API does not define (as Chat
+    Completions would), after the option WARN line."""
+
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: Any) -> Any:
+        wire = super().to_wire(messages, tools, options)
+        if getattr(options, "stop_sequences", None) and isinstance(wire.body, dict):
+            return replace(wire, body={**wire.body, "stop": list(options.stop_sequences)})
+        return wire
+
+
+class ResponsesStopDroppedSilently(OpenAIResponsesAdapter):
+    """Leaves the stop sequences off the wire (the API has no field for them) without the
+    option WARN line."""
+
+    def warn_option(self, option: str, reason: str) -> None:
+        if option != "stop_sequences":
+            super().warn_option(option, reason)
+
+
+class OllamaUrlImageAsText(OllamaAdapter):
+    """Sends an image given by URL (Ollama takes base64 images only) as the URL in a text
+    block instead of dropping it with the WARN line."""
+
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: Any) -> Any:
+        def as_text(b: Block) -> Block:
+            if b.get("type") == "image" and b["source"]["kind"] == "url":
+                return {"type": "text", "text": str(b["source"]["data"])}
+            return b
+
+        return super().to_wire([{**m, "content": [as_text(b) for b in m["content"]]} for m in messages], tools, options)
+
+
+class GeminiFileRefDroppedSilently(GeminiAdapter):
+    """Leaves a `file_ref` image (a workspace path it cannot fetch) off the wire without the
+    §7.3 WARN line."""
+
+    def drop(self, message: Message, index: int | None, block_type: str, reason: str) -> None:
+        if not reason.startswith("file_ref"):
+            super().drop(message, index, block_type, reason)
+
+
+def _bind_foreign_call_ids(a: Any, messages: list[Message]) -> None:
+    """Binds each call this adapter has no provider id for to the `call_id` another adapter
+    kept for it in `provider_raw` (its `items` entry at the block's index), verbatim."""
+    for m in messages:
+        raw = (m.get("metadata") or {}).get("provider_raw") or {}
+        m_map = a.tool_id_map(str(m.get("session_id", "")))
+        for i, b in enumerate(m["content"]):
+            if b.get("type") != "tool_use" or m_map.get_provider(b["id"]) is not None:
+                continue
+            for name, entry in raw.items():
+                item = ((entry or {}).get("items") or {}).get(str(i), {}).get("item") or {}
+                if name != a.name and isinstance(item.get("call_id"), str):
+                    m_map.bind(b["id"], item["call_id"])
+                    break
+
+
+class ChatForeignCallIdsVerbatim(OpenAIChatAdapter):
+    """Sends a replayed call under the id another adapter kept in `provider_raw` (a Responses
+    `call_id`), verbatim, instead of generating its own: Chat takes ids of 40 characters at
+    most."""
+
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: Any) -> Any:
+        _bind_foreign_call_ids(self, messages)
+        return super().to_wire(messages, tools, options)
+
+
+class AnthropicForeignCallIdsVerbatim(AnthropicAdapter):
+    """Sends a replayed call under another adapter's id from `provider_raw`, verbatim: Anthropic
+    takes `[a-zA-Z0-9_-]+` only (no `|`, no non-ASCII)."""
+
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: Any) -> Any:
+        _bind_foreign_call_ids(self, messages)
+        return super().to_wire(messages, tools, options)
+
+
 # No OllamaEstimateZero: the three real Ollama recordings count 17-44 prompt tokens, inside
 # TC701's absolute band of 60, so a zero estimate passes them (TC701 cannot kill it until a
 # longer Ollama recording exists).
@@ -1758,6 +1835,12 @@ MUTANTS: dict[type, str] = {
     ChatEmptyContentTextDropped: "TC401",
     ChatToolContentAbsent: "TC802",
     ChatToolErrorInBandDeclaredButLost: "TC902",
+    ResponsesStopOnWire: "TC105",
+    ResponsesStopDroppedSilently: "TC105",
+    OllamaUrlImageAsText: "TC202",
+    GeminiFileRefDroppedSilently: "TC201",
+    ChatForeignCallIdsVerbatim: "TC304",
+    AnthropicForeignCallIdsVerbatim: "TC304",
 }
 # rules whose cases come from real recordings (the project's cassettes cannot kill them)
 NEEDS_SAMPLES = ("TC701", "TC904")

@@ -62,3 +62,12 @@ def validator(api: WireApi, kind: str) -> SchemaValidator | None:
 
 def missing_reason(api: WireApi, kind: str) -> str:
     return f"{api.name}: no {kind} schema under schemas/wire/{api.schema_dir}/ yet"
+
+
+def documented_fields(api: WireApi, kind: str) -> frozenset[str] | None:
+    """The top-level fields the API's `kind` schema lists (its docs' fields), or None when
+    the schema is missing or lists none (an open body the suite cannot judge field by field)."""
+    s = _set_at(folder_for(api))
+    doc = s.documents.get(f"{kind}.json") if s is not None else None
+    props = doc.get("properties") if isinstance(doc, dict) else None
+    return frozenset(props) if isinstance(props, dict) and props else None

@@ -1,4 +1,13 @@
-"""TC201-TC203: lossy projection (a WARN line per dropped block, absent from the wire, critical fails)."""
+"""TC201-TC203: lossy projection (a WARN line per dropped block, absent from the wire, critical fails).
+
+Besides the block types an adapter declares it cannot carry, images whose source the API
+cannot carry are probed: a `url` image where the record says the API takes no image URLs
+(Ollama: base64 only), and a `file_ref` image everywhere (a workspace path no API can
+fetch; adapters do no I/O, so the harness must inline it). Each must be dropped with the
+§7.3 WARN line and leave neither its URL nor its path on the wire (not as text either), or
+be refused with the documented error naming the block (contract §4.4: "Drop cleanly or
+fail").
+"""
 
 from __future__ import annotations
 
@@ -13,7 +22,13 @@ from .. import rules as R
 from ..capture import capture_warnings
 from ..outcome import Outcome
 from ..scripts import PNG_2PX, conversation, mark
-from .common import Env, body_text, check, crash, drop_problem, o, opts
+from .common import Env, body_text, check, crash, drop_problem, o, opts, wire_api_of
+
+# canonical §7.3, the sentences a dropped image source follows (TC201 and TC202 quote them)
+DROP_RULE = (
+    'canonical §7.3: "Drop the unrepresentable content (default)", "Write a structured log entry at WARN level", '
+    '"Never silently corrupt"'
+)
 
 
 def lossy_probes(a: Adapter) -> list[tuple[str, str, dict[str, Any], str]]:
@@ -78,12 +93,41 @@ def lossy_probes(a: Adapter) -> list[tuple[str, str, dict[str, Any], str]]:
     return probes
 
 
+def image_source_probes(a: Adapter) -> tuple[list[tuple[str, dict[str, Any], str]], list[str]]:
+    """Images of a source kind the adapter's API cannot carry: ([(label, block, marker)],
+    [why the url kind is not probed]). Only for adapters that take images (others drop every
+    image, which `lossy_probes` covers)."""
+    if not a.capabilities.get("supports_images"):
+        return [], []
+    api = wire_api_of(a)
+    path = f"turnspec/{mark('probe-file-ref')}.png"
+    probes = [("file_ref image in a user message", _image("file_ref", path), path)]
+    skipped = []
+    if api is None:
+        skipped.append(f"no WireApi record named {a.wire_api!r} says whether the API takes image URLs")
+    elif api.carries.images_url:
+        skipped.append(f"{api.title} takes images by URL (its record's carries), so TC901 judges them")
+    else:
+        url = f"https://example.com/{mark('probe-url')}.png"
+        probes.append((f"url image in a user message ({api.title} takes no image URLs)", _image("url", url), url))
+    return probes, skipped
+
+
+def _image(kind: str, data: str) -> dict[str, Any]:
+    return {"type": "image", "source": {"kind": kind, "data": data}, "media_type": "image/png"}
+
+
 @check(R.LOSSY_WARN, R.LOSSY_ABSENT, R.LOSSY_CRITICAL)
 def lossy(env: Env) -> Iterator[Outcome]:
     for s in env.subjects:
         a = s.adapter
         caps = a.capabilities
-        for btype, role, block, marker in lossy_probes(a):
+        sources, skipped = image_source_probes(a)
+        for why in skipped:
+            yield o(R.LOSSY_WARN, s, "skip", "url image the API cannot carry", why)
+        cases = [(b, r, blk, m, f"{b} in a {r} message", "") for b, r, blk, m in lossy_probes(a)]
+        cases += [("image", "user", blk, m, label, f" ({DROP_RULE})") for label, blk, m in sources]
+        for btype, role, block, marker, label, rule in cases:
             msgs, tools = conversation(
                 a.provider,
                 thinking=bool(caps.get("supports_thinking")),
@@ -93,22 +137,35 @@ def lossy(env: Env) -> Iterator[Outcome]:
             target = [m for m in msgs if m["role"] == role][-1]
             target["content"].append(copy.deepcopy(block))
             index = len(target["content"]) - 1
-            label = f"{btype} in a {role} message"
             try:
                 with capture_warnings() as recs:
                     req = a.to_wire(msgs, tools, opts(a))
+            except AdapterError as exc:
+                if (
+                    rule
+                    and getattr(exc, "block_type", None) == btype
+                    and getattr(exc, "message_id", None) == target["id"]
+                ):
+                    # an image source the API cannot carry, refused with the documented error
+                    # naming the block (contract §4.4: "Drop cleanly or fail"): nothing was sent
+                    why = f"refused with {type(exc).__name__} naming the image (contract §4.4: drop cleanly or fail)"
+                    yield o(R.LOSSY_WARN, s, "pass", label, why)
+                    yield o(R.LOSSY_ABSENT, s, "pass", label, why)
+                    continue
+                yield o(R.LOSSY_WARN, s, "fail", label, crash(exc))
+                continue
             except Exception as exc:
                 yield o(R.LOSSY_WARN, s, "fail", label, crash(exc))
                 continue
             problem = drop_problem(recs, btype, target, a)
-            yield o(R.LOSSY_WARN, s, "fail" if problem else "pass", label, problem or "")
+            yield o(R.LOSSY_WARN, s, "fail" if problem else "pass", label, problem + rule if problem else "")
             leaked = marker in body_text(req.body)
             yield o(
                 R.LOSSY_ABSENT,
                 s,
                 "fail" if leaked else "pass",
                 label,
-                f"{marker[:40]} reached the wire" if leaked else "",
+                f"{marker[:60]} reached the wire{rule}" if leaked else "",
             )
             crit = copy.deepcopy(msgs)
             tgt = next(m for m in crit if m["id"] == target["id"])

@@ -10,14 +10,22 @@ provider's docs), and the value there must be the one asked for. Only the option
 has a field for are judged (the Responses API has no stop sequences); an API whose record
 locates none is skipped with that reason. A string `stop` is one stop sequence (OpenAI
 accepts both forms).
+
+An option the API has no field for (the record's probe locates none: the Responses API's
+stop sequences) is judged as a §7.3 drop: one option WARN line naming it, and no field on
+the wire that the API's request schema (its docs) does not define, so neither `stop` nor
+another API's `max_tokens`/`max_completion_tokens` stands in for it.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from typing import Any
 
 from ...adapters.protocol import AdapterOptions
+from ...wire import schemas as wire_schemas
+from ...wire.api import WireApi
 from .. import rules as R
 from ..capture import capture_warnings
 from ..outcome import Outcome
@@ -37,6 +45,36 @@ CASES: tuple[tuple[str, dict[str, Any], bool], ...] = (
     ("options (stream)", WANT, True),
     ("options (temperature 0)", {**WANT, "temperature": 0.0}, False),
 )
+# canonical §7.3 and contract §4.4, the sentences an option the API has no field for follows
+DROP_OPTION = (
+    'canonical §7.3: "Drop the unrepresentable content (default)" and "Write a structured log entry at '
+    'WARN level"; contract §4.4: "Drop the unrepresentable content silently from the wire request"'
+)
+
+
+def _dropped(name: str, warnings: list[logging.LogRecord]) -> int:
+    """How many WARN lines report the option `name` as not sent."""
+    return sum(1 for r in warnings if getattr(r, "option", None) == name or f"request option {name} " in r.getMessage())
+
+
+def _drop_problems(
+    api: WireApi, body: dict[str, Any], absent: list[str], warnings: list[logging.LogRecord]
+) -> list[str]:
+    """Options the API has no field for: one WARN line each, and no undocumented field."""
+    problems = [
+        f"{name} asked but {api.title} has no field for it: {n} WARN line(s) report it, want 1 ({DROP_OPTION})"
+        for name in absent
+        if (n := _dropped(name, warnings)) != 1
+    ]
+    documented = wire_schemas.documented_fields(api, "request")
+    if documented is not None:
+        extra = sorted(k for k in body if k not in documented)
+        if extra:
+            problems.append(
+                f"the body carries {', '.join(extra)}, which {api.title}'s request docs do not define "
+                f"(schemas/wire/{api.schema_dir}/request.json; {DROP_OPTION})"
+            )
+    return problems
 
 
 def _as_asked(name: str, value: Any) -> Any:
@@ -63,7 +101,7 @@ def request_options(env: Env) -> Iterator[Outcome]:
                 stream=stream,
             )
             try:
-                with capture_warnings():
+                with capture_warnings() as warnings:
                     body = a.to_wire(b.messages, [], options).body
             except Exception as exc:
                 yield o(R.REQUEST_OPTIONS, s, "fail", label, crash(exc))
@@ -82,4 +120,6 @@ def request_options(env: Env) -> Iterator[Outcome]:
                 for name, at in found.items()
                 if _as_asked(name, at.value) != want[name]
             ]
+            if api is not None and isinstance(body, dict):
+                problems += _drop_problems(api, body, [n for n in want if n not in found], warnings)
             yield o(R.REQUEST_OPTIONS, s, "fail" if problems else "pass", label, "; ".join(problems))

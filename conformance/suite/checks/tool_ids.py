@@ -18,6 +18,22 @@ from .minted import BIDIRECTIONAL, LOOK_UP, WireIds, deterministic, fixed_ids, l
 
 # contract §4.1.1, the sentence TC302 enforces
 LOOK_UP_PROVIDER = 'contract §4.1.1: "when serializing canonical → wire, look up the provider id"'
+# the sentences TC304 enforces across replay: a map per provider, ids generated for it
+OWN_IDS = (
+    'contract §4.1.1: "look up the provider id (or generate if first use of this canonical id with this '
+    'provider)"; §6.2: "Adapters maintain a per-session bidirectional map between canonical tool ids and '
+    'provider-issued tool ids"'
+)
+# ids other providers issued (or other adapters keep), `{j}` the call's position: very long
+# (past Chat's 40 and Responses' 64 characters), a gateway's `call_id|item id` composite,
+# non-ASCII. A replayed history carries them in other adapters' `provider_raw` entries and
+# tool-id maps, never in the target's own
+FOREIGN_IDS = (
+    ("long", "call_{j}" + "Zx9" * 40),
+    ("composite", "call_abc{j}|fc_123"),
+    ("non-ASCII", "appel_{j}_outil_é_工具"),
+)
+FOREIGN_ADAPTER = "x-turnspec-foreign-adapter"  # a name no adapter has, beside the peers
 
 
 @check(
@@ -45,6 +61,7 @@ def tool_ids(env: Env) -> Iterator[Outcome]:
                 yield o(rule, s, "skip", "-", "supports_tools is false")
             continue
         yield from _script_ids(s)
+        yield from _foreign_ids(env, s)
         yield from _recorded_ids(env, s)
         yield from _replies_distinct(env, s)
 
@@ -108,6 +125,69 @@ def _script_ids(s: AdapterUnderTest) -> Iterator[Outcome]:
             if got_uses != cids or got_results != cids:
                 paired.append(f"read back: uses {got_uses}, results {got_results}, want {cids} for both")
     yield o(R.TOOL_ID_PAIRED, s, "fail" if paired else "pass", "script", "; ".join(paired[:3]))
+
+
+def _with_foreign_ids(msgs: list[Any], ids: dict[str, str], names: list[str]) -> list[Any]:
+    """The history with `ids` (canonical -> foreign provider id) in each of `names`'s
+    `provider_raw` entries of the messages that carry those calls (as the item and as a map,
+    the shapes adapters keep them in)."""
+    out = copy.deepcopy(msgs)
+    for m in out:
+        calls = {str(i): ids[b["id"]] for i, b in enumerate(m["content"]) if b.get("type") == "tool_use"}
+        if not calls:
+            continue
+        meta = m.setdefault("metadata", {})
+        raw = dict(meta.get("provider_raw") or {})
+        for name in names:
+            raw[name] = {
+                "items": {i: {"item": {"type": "function_call", "id": f, "call_id": f}} for i, f in calls.items()},
+                "tool_ids": {c: ids[c] for c in ids if c in {b.get("id") for b in m["content"]}},
+            }
+        meta["provider_raw"] = raw
+    return out
+
+
+def _foreign_ids(env: Env, s: AdapterUnderTest) -> Iterator[Outcome]:
+    """TC304 across replay: a history another provider produced, whose calls carry that
+    provider's ids (long, composite, non-ASCII) in other adapters' `provider_raw` entries and
+    tool-id maps. What this adapter renders must still satisfy its API's tool-id rule (the
+    record's `tool_ids`): ids from another provider's map are not this one's to copy."""
+    a = s.adapter
+    api = wire_api_of(a)
+    label = "replay with foreign tool ids"
+    if api is None:
+        yield o(R.TOOL_ID_RULES, s, "skip", label, f"no WireApi record named {a.wire_api!r}")
+        return
+    if api.tool_ids.pattern is None and api.tool_ids.max_length is None:
+        why = f"{api.title}'s docs set no rule on tool ids (its record's tool_ids): no foreign id can break one"
+        yield o(R.TOOL_ID_RULES, s, "skip", label, why)
+        return
+    peers = [p for p in env.peers if p.name != a.name]
+    names = [FOREIGN_ADAPTER, *(p.name for p in peers)]
+    source = "anthropic" if a.provider != "anthropic" else "openai"
+    for kind, template in FOREIGN_IDS:
+        msgs, tools = conversation(source)
+        sid = msgs[0]["session_id"]
+        cids = [b["id"] for m in msgs for b in m["content"] if b.get("type") == "tool_use"]
+        ids = {c: template.format(j=j) for j, c in enumerate(cids)}
+        for p in peers:
+            pmap = p.tool_id_map(sid)
+            for c, f in ids.items():
+                pmap.bind(c, f)
+        try:
+            with capture_warnings():
+                wire = a.to_wire(_with_foreign_ids(msgs, ids, names), tools, opts(a))
+        except Exception as exc:
+            yield o(R.TOOL_ID_RULES, s, "fail", f"{label} ({kind})", crash(exc))
+            continue
+        body = wire.body if isinstance(wire.body, dict) else {}
+        on_wire = [x.value for x in [*api.probes.tool_use_ids(body), *api.probes.tool_result_ids(body)]]
+        problems = [
+            f"{v!r} on the wire is not a tool id {api.title} accepts ({api.name} record; {OWN_IDS})"
+            for v in dict.fromkeys(x for x in on_wire if isinstance(x, str))
+            if not api.tool_ids.accepts(v) or not a.provider_tool_id.match(v)
+        ]
+        yield o(R.TOOL_ID_RULES, s, "fail" if problems else "pass", f"{label} ({kind})", "; ".join(problems[:2]))
 
 
 def _recorded_ids(env: Env, s: AdapterUnderTest) -> Iterator[Outcome]:
