@@ -66,7 +66,16 @@ from urllib.parse import urlsplit
 
 from .. import ids
 from ..wire.api import Framing
-from ..wire.gemini import STOP_REASONS, field, framing_by_url, is_streaming, model_of, usage_of
+from ..wire.gemini import (
+    STOP_REASONS,
+    block_reason,
+    field,
+    finish_reason,
+    framing_by_url,
+    is_streaming,
+    model_of,
+    usage_of,
+)
 from .base import (
     AdapterError,
     AdapterOptions,
@@ -851,9 +860,9 @@ class _Accumulator:
             self.wire_model = str(obj["modelVersion"])
         if obj.get("responseId"):
             self.response_id = str(obj["responseId"])
-        fb = obj.get("promptFeedback")
-        if isinstance(fb, dict) and fb.get("blockReason"):
-            self.block_reason = str(fb["blockReason"])
+        blocked = block_reason(obj)  # by name, also when sent as its number (enum-encoding=int)
+        if blocked:
+            self.block_reason = str(blocked)
         cands = obj.get("candidates")
         if cands is not None and not isinstance(cands, list):
             raise WireFormatError(f"event {position}: `candidates` is not a list")
@@ -875,8 +884,9 @@ class _Accumulator:
                 if not isinstance(p, dict):
                     raise WireFormatError(f"event {position}: a part is not an object")
                 yield from self.part(p, position)
-            if cand.get("finishReason"):
-                self.finish_reason = str(cand["finishReason"])
+            finished = finish_reason(cand)  # by name, also when sent as its number
+            if finished:
+                self.finish_reason = str(finished)
         usage = self.a.usage_from_wire(obj.get("usageMetadata"))
         if usage is not None:
             self.usage = usage  # cumulative in every chunk: the latest wins
