@@ -836,7 +836,11 @@ def test_streamed_partial_function_call_arguments_assemble_one_call() -> None:
         starts = [e for e in events if e["type"] == "tool_use_start"]
         assert [e["tool_name"] for e in starts] == ["write_file", "get_time"]
         first = starts[0]["content_block_index"]
-        deltas = [e["partial_json"] for e in events if e["type"] == "tool_use_input_delta" and e["content_block_index"] == first]
+        deltas = [
+            e["partial_json"]
+            for e in events
+            if e["type"] == "tool_use_input_delta" and e["content_block_index"] == first
+        ]
         assert len(deltas) > 1  # streamed as it arrived, not in one piece at the end
         assert json.loads("".join(deltas)) == write
         ends = [e for e in events if e["type"] == "tool_use_end"]
@@ -867,6 +871,8 @@ def test_malformed_partial_function_calls_are_located_errors(bad: list[dict[str,
 
 def test_a_call_left_open_at_the_end_of_the_stream_is_an_error() -> None:
     parts = [{"functionCall": {"name": "f", "willContinue": True}}]
-    body = "data: " + json.dumps({"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP"}]})
+    body = "data: " + json.dumps(
+        {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP"}]}
+    )
     with pytest.raises(WireFormatError, match="willContinue"):
         list(GeminiAdapter().stream_response([(body + "\n\n").encode()], ctx()))
