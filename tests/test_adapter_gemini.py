@@ -861,8 +861,13 @@ def test_streamed_partial_function_call_arguments_assemble_one_call() -> None:
     ],
 )
 def test_malformed_partial_function_calls_are_located_errors(bad: list[dict[str, Any]]) -> None:
+    # each chunk finished (finishReason STOP): the partial call is the only defect
     body = b"".join(
-        ("data: " + json.dumps({"candidates": [{"content": {"role": "model", "parts": [p]}}]}) + "\n\n").encode()
+        (
+            "data: "
+            + json.dumps({"candidates": [{"content": {"role": "model", "parts": [p]}, "finishReason": "STOP"}]})
+        ).encode()
+        + b"\n\n"
         for p in bad
     )
     with pytest.raises(WireFormatError, match="functionCall"):
