@@ -778,3 +778,106 @@ def test_function_declarations_cost_less_on_gemini_2_0(samples: Path) -> None:
         assert abs(told - recorded) / recorded <= 0.25, (it.label, told)
         as_2_5 = a.estimate_input_tokens(parsed.messages, parsed.tools, model="gemini-2.5-flash")
         assert (as_2_5 - recorded) / recorded >= 0.8, (it.label, as_2_5)
+
+
+# -- issue 25 item 10: real recordings falsely rejected or losing content ----------------
+
+DATA = ROOT / "tests" / "data" / "gemini"
+
+
+def test_integer_enums_mean_what_their_names_mean() -> None:
+    """`$alt=json;enum-encoding=int` (proto3 JSON): finishReason 2 is MAX_TOKENS, blockReason
+    1 is SAFETY; harm categories, probabilities and modalities as numbers are accepted."""
+    body = json.loads((DATA / "int_enums.json").read_text())
+    blocked = json.loads((DATA / "int_enums_blocked.json").read_text())
+    v = _validator("response")
+    assert [e.message for e in v.iter_errors(body)] == []
+    assert [e.message for e in v.iter_errors(blocked)] == []
+    a = GeminiAdapter()
+    assert a.stop_reason(body) == "max_tokens"
+    assert GEMINI.probes.response_stop_reason(body) == "MAX_TOKENS"
+    assert GEMINI.stop_reasons[GEMINI.probes.response_stop_reason(body)] == "max_tokens"
+    msg = a.from_wire_response(WireResponse(body), ctx())
+    assert blocks(msg) == [("text", "Paris is the capital of France.")]
+    assert msg["metadata"]["provider_raw"]["gemini"]["finishReason"] == "MAX_TOKENS"
+    assert a.stop_reason(blocked) == "error"
+    assert GEMINI.probes.response_stop_reason(blocked) == "promptFeedback.blockReason (no candidates)"
+    raw = a.from_wire_response(WireResponse(blocked), ctx())["metadata"]["provider_raw"]["gemini"]
+    assert raw["blockReason"] == "SAFETY"
+    # streamed: the number on the last chunk decides as its name does
+    chunk = {**body, "candidates": [{**body["candidates"][0], "finishReason": 9}]}
+    events = list(a.stream_response([("data: " + json.dumps(chunk) + "\n\n").encode()], ctx()))
+    assert events[-1]["stop_reason"] == "error"  # MALFORMED_FUNCTION_CALL
+    assert GEMINI.probes.stream_stop_reason([chunk]) == "MALFORMED_FUNCTION_CALL"
+
+
+def test_streamed_partial_function_call_arguments_assemble_one_call() -> None:
+    """Gemini 3 `partialArgs`/`willContinue`: a named functionCall opens the call, nameless
+    continuations stream its arguments (strings at one jsonPath concatenate), a functionCall
+    without willContinue closes it; the deltas spell the final input."""
+    raw = (DATA / "partial_args_stream.sse").read_bytes()
+    a = GeminiAdapter()
+    for size in (len(raw), 17):
+        events = list(a.stream_response([raw[i : i + size] for i in range(0, len(raw), size)], ctx()))
+        assert events[-1]["type"] == "message_complete" and events[-1]["stop_reason"] == "tool_use"
+        write = {
+            "path": "notes/todo.md",
+            "content": '- buy milk\n- call "Ana"',
+            "overwrite": True,
+            "lines": 2,
+            "meta": {"tags": ["home"], "owner": None},
+        }
+        msg = message_from_stream(events, ctx(), a)
+        assert blocks(msg) == [
+            ("thinking", "", "c2lnbmF0dXJlLW9mLWNhbGwtb25l"),
+            ("tool_use", "write_file", write),
+            ("tool_use", "get_time", {"zone": "UTC"}),
+        ]
+        starts = [e for e in events if e["type"] == "tool_use_start"]
+        assert [e["tool_name"] for e in starts] == ["write_file", "get_time"]
+        first = starts[0]["content_block_index"]
+        deltas = [
+            e["partial_json"]
+            for e in events
+            if e["type"] == "tool_use_input_delta" and e["content_block_index"] == first
+        ]
+        assert len(deltas) > 1  # streamed as it arrived, not in one piece at the end
+        assert json.loads("".join(deltas)) == write
+        ends = [e for e in events if e["type"] == "tool_use_end"]
+        assert [e["final_input"] for e in ends] == [write, {"zone": "UTC"}]
+        assert len({e["tool_use_id"] for e in starts}) == 2
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        # a continuation with no call open
+        [{"functionCall": {"partialArgs": [{"jsonPath": "$.x", "stringValue": "1"}], "willContinue": True}}],
+        # a jsonPath that is not one
+        [
+            {"functionCall": {"name": "f", "willContinue": True}},
+            {"functionCall": {"partialArgs": [{"jsonPath": "x..y", "stringValue": "1"}]}},
+        ],
+    ],
+)
+def test_malformed_partial_function_calls_are_located_errors(bad: list[dict[str, Any]]) -> None:
+    # each chunk finished (finishReason STOP): the partial call is the only defect
+    body = b"".join(
+        (
+            "data: "
+            + json.dumps({"candidates": [{"content": {"role": "model", "parts": [p]}, "finishReason": "STOP"}]})
+        ).encode()
+        + b"\n\n"
+        for p in bad
+    )
+    with pytest.raises(WireFormatError, match="functionCall"):
+        list(GeminiAdapter().stream_response([body], ctx()))
+
+
+def test_a_call_left_open_at_the_end_of_the_stream_is_an_error() -> None:
+    parts = [{"functionCall": {"name": "f", "willContinue": True}}]
+    body = "data: " + json.dumps(
+        {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP"}]}
+    )
+    with pytest.raises(WireFormatError, match="willContinue"):
+        list(GeminiAdapter().stream_response([(body + "\n\n").encode()], ctx()))

@@ -169,3 +169,53 @@ def test_adapter_references_are_checked_before_calling(tmp_path, capsys, ref, mo
     err = capsys.readouterr().err.replace("\n", " ")
     assert called == []
     assert "not a turnspec adapter" in err or "an adapter reference is" in err or "is abstract" in err
+
+
+# -- issue 25 item 10 (Gemini): real recordings falsely rejected ------------------------------
+
+GEMINI_DATA = ROOT / "tests" / "data" / "gemini"
+
+
+@pytest.mark.parametrize("flags", [[], ["--stream"]])
+def test_parse_accepts_a_gemini_json_array_stream(tmp_path, capsys, flags):
+    """streamGenerateContent without `alt=sse` answers one JSON array of responses: read as
+    that framing, with or without --stream (no URL says which; the body's `[` does)."""
+    p = GEMINI_DATA / "json_array_stream.json"
+    assert main(["wire", "parse", "--adapter", "gemini", *flags, str(p)]) == 0
+    lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert lines[0]["type"] == "message_start" and lines[-2]["type"] == "message_complete"
+    assert lines[-2]["stop_reason"] == "end_turn"
+    msg = lines[-1]
+    assert msg["content"] == [{"type": "text", "text": "The sky is blue because air scatters blue light."}]
+    assert validate_messages([msg], finish=False) == []
+
+
+@pytest.mark.parametrize(
+    ("name", "stop"),
+    [("int_enums.json", "max_tokens"), ("int_enums_blocked.json", None)],
+)
+def test_parse_accepts_integer_enums(tmp_path, capsys, name, stop):
+    """`$alt=json;enum-encoding=int` bodies pass the response schema and read as their names."""
+    assert main(["wire", "parse", "--adapter", "gemini", str(GEMINI_DATA / name)]) == 0
+    out = capsys.readouterr()
+    msg = json.loads(out.out)
+    raw = msg["metadata"]["provider_raw"]["gemini"]
+    if stop == "max_tokens":
+        assert raw["finishReason"] == "MAX_TOKENS"
+        assert msg["content"] == [{"type": "text", "text": "Paris is the capital of France."}]
+    else:
+        assert raw["blockReason"] == "SAFETY"
+
+
+def test_parse_assembles_streamed_partial_function_call_arguments(tmp_path, capsys):
+    p = GEMINI_DATA / "partial_args_stream.sse"
+    assert main(["wire", "parse", "--adapter", "gemini", "--stream", str(p)]) == 0
+    lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    msg = lines[-1]
+    calls = [b for b in msg["content"] if b["type"] == "tool_use"]
+    assert [(c["name"], sorted(c["input"])) for c in calls] == [
+        ("write_file", ["content", "lines", "meta", "overwrite", "path"]),
+        ("get_time", ["zone"]),
+    ]
+    assert calls[0]["input"]["content"] == '- buy milk\n- call "Ana"'
+    assert validate_messages([msg], finish=False) == []

@@ -254,7 +254,8 @@ def parse(
 
     The body is bytes (text is encoded as UTF-8): a stream reaches the adapter as those
     bytes, decoded only by a framing whose frames are text. Its framing: `framing` when
-    given (the body is then a stream), else the API's, else the one the body's first bytes
+    given (the body is then a stream), else the API's (or another framing the API's record
+    lists, when the body starts as that one does), else the one the body's first bytes
     identify (SSE fields, an event-stream prelude), else SSE.
 
     Strict: a malformed stream raises a `WireFormatError` locating the offending event; a
@@ -264,7 +265,10 @@ def parse(
     ctx = RequestContext(session_id=session_id)
     api = _record(adapter)
     stream = stream or framing is not None
-    framing = framing or (api.framing if api is not None else None) or wire_registry.detect_framing(raw) or Framing.SSE
+    # the API's framing, or another it serves streams in whose start the body has (a Gemini
+    # JSON array: streamGenerateContent without `alt=sse`)
+    framing = framing or (api.framing_of(raw) if api is not None else None)
+    framing = framing or wire_registry.detect_framing(raw) or Framing.SSE
     if stream or (status < 400 and looks_framed(framing, raw)) or looks_like_sse(raw):
         check_stream_framing(raw, api, framing)
         events = list(adapter.stream_response([raw], ctx))

@@ -52,7 +52,13 @@ Mapping (canonical <-> wire):
   are created by a separate call). Disjoint buckets, as for OpenAI; every chunk of a stream
   carries cumulative usageMetadata, nothing to request.
 - Stop reasons per `conformance.wire.gemini.STOP_REASONS`; STOP with functionCall parts is
-  `tool_use`.
+  `tool_use`. Enum fields sent as numbers (`enum-encoding=int`) read as their names.
+- Streamed function-call arguments (Gemini 3, `streamFunctionCallArguments`): a functionCall
+  with `willContinue: true` opens a call; the nameless functionCalls that follow carry
+  `partialArgs` (`{jsonPath, stringValue|numberValue|boolValue|nullValue, willContinue}`;
+  strings at one jsonPath with `willContinue` concatenate) until one without
+  `willContinue` closes it: one tool_use, its arguments relayed as `tool_use_input_delta`s
+  whose concatenation is the final input's JSON.
 """
 
 from __future__ import annotations
@@ -66,7 +72,16 @@ from urllib.parse import urlsplit
 
 from .. import ids
 from ..wire.api import Framing
-from ..wire.gemini import STOP_REASONS, field, framing_by_url, is_streaming, model_of, usage_of
+from ..wire.gemini import (
+    STOP_REASONS,
+    block_reason,
+    field,
+    finish_reason,
+    framing_by_url,
+    is_streaming,
+    model_of,
+    usage_of,
+)
 from .base import (
     AdapterError,
     AdapterOptions,
@@ -156,7 +171,8 @@ class GeminiAdapter(CancellableStreams, BaseAdapter):
         # responseMimeType application/json + responseJsonSchema
         "supports_structured_output": True,
         "supports_streaming": True,
-        # a streamed functionCall arrives whole in one chunk: no argument deltas to relay
+        # a streamed functionCall arrives whole in one chunk unless the request asks Gemini 3
+        # (Vertex AI) for `streamFunctionCallArguments`: deltas only then, so not declared
         "supports_streaming_tool_calls": False,
         "supports_parallel_tool_calls": True,
         # implicit caching is reported (cachedContentTokenCount); explicit caches need a
@@ -192,6 +208,10 @@ class GeminiAdapter(CancellableStreams, BaseAdapter):
         cid = ids.derived_tool_id(0, sid, *(str(k) for k in key))
         self.tool_id_map(sid).bind(cid, NO_ID + cid)
         return cid
+
+    def remember_call_name(self, sid: str, cid: str, name: str) -> None:
+        """The function name of a call read from the wire (its result names it back)."""
+        self._names.setdefault(sid, {})[cid] = name
 
     def wire_call_id(self, sid: str, canonical_id: str) -> str | None:
         """The id to send for a canonical call (None: the API issued none, so none is sent)."""
@@ -422,6 +442,8 @@ class GeminiAdapter(CancellableStreams, BaseAdapter):
         acc = _Accumulator(self, request_context)
         for _ in acc.chunk(body, 0):
             pass
+        if acc.open_call is not None:
+            raise WireFormatError(f"functionCall {acc.open_call.name!r} has willContinue in a whole response")
         raw: dict[str, Any] = {k: body[k] for k in ("responseId", "modelVersion") if body.get(k) is not None}
         if acc.finish_reason is not None:
             raw["finishReason"] = acc.finish_reason
@@ -647,7 +669,7 @@ class GeminiAdapter(CancellableStreams, BaseAdapter):
             args = args or {}
             name = str(call.get("name", ""))
             cid = self.call_id_from_wire(sid, call.get("id"), *key, name, json.dumps(args, sort_keys=True))
-            self._names.setdefault(sid, {})[cid] = name
+            self.remember_call_name(sid, cid, name)
             return {"type": "tool_use", "id": cid, "name": name, "input": args}
         if kind == "inlineData":
             blob = field(part, "inlineData")[1]
@@ -845,15 +867,16 @@ class _Accumulator:
         self.wire_model: str | None = None
         self.response_id = ""
         self.calls = 0
+        self.open_call: _OpenCall | None = None  # a functionCall whose arguments still stream
 
     def chunk(self, obj: Mapping[str, Any], position: int) -> Iterator[StreamEvent]:
         if obj.get("modelVersion"):
             self.wire_model = str(obj["modelVersion"])
         if obj.get("responseId"):
             self.response_id = str(obj["responseId"])
-        fb = obj.get("promptFeedback")
-        if isinstance(fb, dict) and fb.get("blockReason"):
-            self.block_reason = str(fb["blockReason"])
+        blocked = block_reason(obj)  # by name, also when sent as its number (enum-encoding=int)
+        if blocked:
+            self.block_reason = str(blocked)
         cands = obj.get("candidates")
         if cands is not None and not isinstance(cands, list):
             raise WireFormatError(f"event {position}: `candidates` is not a list")
@@ -875,8 +898,9 @@ class _Accumulator:
                 if not isinstance(p, dict):
                     raise WireFormatError(f"event {position}: a part is not an object")
                 yield from self.part(p, position)
-            if cand.get("finishReason"):
-                self.finish_reason = str(cand["finishReason"])
+            finished = finish_reason(cand)  # by name, also when sent as its number
+            if finished:
+                self.finish_reason = str(finished)
         usage = self.a.usage_from_wire(obj.get("usageMetadata"))
         if usage is not None:
             self.usage = usage  # cumulative in every chunk: the latest wins
@@ -925,6 +949,11 @@ class _Accumulator:
                 self.content.append({"type": "text", "text": text})
             yield {"type": "text_delta", "message_id": mid, "content_block_index": k, "text": text}
             return
+        if kind == "functionCall":
+            call = field(p, "functionCall")[1]
+            if self.open_call is not None or (isinstance(call, dict) and _streamed_call(call)):
+                yield from self.partial_call(call, position)
+                return
         key = ("response", self.response_id, self.calls)
         if kind == "functionCall":
             self.calls += 1
@@ -947,6 +976,64 @@ class _Accumulator:
                 "final_input": block["input"],
             }
 
+    def partial_call(self, call: Any, position: int) -> Iterator[StreamEvent]:
+        """One functionCall of a call whose arguments stream (`partialArgs`, `willContinue`)."""
+        if not isinstance(call, dict):
+            raise WireFormatError(f"event {position}: functionCall is not an object")
+        name = call.get("name")
+        oc = self.open_call
+        if oc is not None and isinstance(name, str) and name and name != oc.name:
+            raise WireFormatError(
+                f"event {position}: functionCall {name!r} began while {oc.name!r} was still streaming (willContinue)"
+            )
+        if oc is None:
+            if not isinstance(name, str) or not name:
+                raise WireFormatError(f"event {position}: a functionCall continuation (no name) with no call open")
+            key = ("response", self.response_id, self.calls, name, "streamed")
+            self.calls += 1
+            cid = self.a.call_id_from_wire(self.ctx.session_id, call.get("id"), *key)
+            self.a.remember_call_name(self.ctx.session_id, cid, name)
+            oc = self.open_call = _OpenCall(len(self.content), cid, name)
+            self.content.append({"type": "tool_use", "id": cid, "name": name, "input": {}})
+            yield {
+                "type": "tool_use_start",
+                "message_id": self.mid,
+                "content_block_index": oc.k,
+                "tool_use_id": cid,
+                "tool_name": name,
+            }
+        args = call.get("args")
+        if isinstance(args, dict):
+            oc.args.update(args)
+        elif args is not None:
+            raise WireFormatError(f"event {position}: functionCall {oc.name!r} args is not a JSON object")
+        partial = field(call, "partialArgs")[1]
+        if partial is not None and not isinstance(partial, list):
+            raise WireFormatError(f"event {position}: functionCall {oc.name!r} partialArgs is not a list")
+        for arg in partial or []:
+            oc.apply(arg, position)
+        closing = field(call, "willContinue")[1] is not True
+        text = oc.text(closing)
+        if text is not None and len(text) > len(oc.sent):
+            fragment, oc.sent = text[len(oc.sent) :], text
+            yield {
+                "type": "tool_use_input_delta",
+                "message_id": self.mid,
+                "content_block_index": oc.k,
+                "tool_use_id": oc.cid,
+                "partial_json": fragment,
+            }
+        if closing:
+            self.open_call = None
+            self.content[oc.k]["input"] = oc.args
+            yield {
+                "type": "tool_use_end",
+                "message_id": self.mid,
+                "content_block_index": oc.k,
+                "tool_use_id": oc.cid,
+                "final_input": oc.args,
+            }
+
     def stop_reason(self) -> str:
         if self.finish_reason is None:
             return "error" if self.block_reason else "end_turn"
@@ -965,6 +1052,123 @@ class _Accumulator:
             "final_content": [dict(b) for b in self.content] or [{"type": "text", "text": ""}],
             "usage": dict(usage) if usage else None,
         }
+
+
+def _streamed_call(call: Mapping[str, Any]) -> bool:
+    """Whether a functionCall streams its arguments (Gemini 3 `streamFunctionCallArguments`)."""
+    return field(call, "willContinue")[1] is True or field(call, "partialArgs")[1] is not None
+
+
+_PATH_STEP = re.compile(r"""\.([^.\[\]]+)|\[(\d+)\]|\['((?:[^'\\]|\\.)*)'\]|\["((?:[^"\\]|\\.)*)"\]""")
+
+
+def json_path(path: Any) -> list[str | int]:
+    """The steps of a PartialArg `jsonPath` (RFC 9535's normalized subset: `$`, then
+    `.name`, `['name']` or `[index]` steps); WireFormatError for anything else."""
+    if not isinstance(path, str) or not path.startswith("$"):
+        raise WireFormatError(f"functionCall partialArgs jsonPath {path!r} is not a JSON Path ($...)")
+    steps: list[str | int] = []
+    at = 1
+    while at < len(path):
+        m = _PATH_STEP.match(path, at)
+        if m is None:
+            raise WireFormatError(f"functionCall partialArgs jsonPath {path!r}: unreadable at character {at}")
+        name, index, single, double = m.groups()
+        if index is not None:
+            steps.append(int(index))
+        else:
+            quoted = single if single is not None else double
+            steps.append(name if quoted is None else re.sub(r"\\(.)", r"\1", quoted))
+        at = m.end()
+    if not steps:
+        raise WireFormatError(f"functionCall partialArgs jsonPath {path!r} names no argument")
+    return steps
+
+
+_VALUE_KEYS = ("stringValue", "numberValue", "boolValue", "nullValue")
+
+
+class _OpenCall:
+    """A streamed functionCall being assembled: its arguments, and the JSON text of them
+    already relayed as `tool_use_input_delta`s."""
+
+    def __init__(self, k: int, cid: str, name: str) -> None:
+        self.k, self.cid, self.name = k, cid, name
+        self.args: dict[str, Any] = {}
+        self.sent = ""
+        self.growing: list[str | int] | None = None  # the string path whose last PartialArg said willContinue
+
+    def apply(self, arg: Any, position: int) -> None:
+        if not isinstance(arg, dict):
+            raise WireFormatError(f"event {position}: functionCall {self.name!r} partialArgs item is not an object")
+        steps = json_path(field(arg, "jsonPath")[1])
+        present = [(k, field(arg, k)[1]) for k in _VALUE_KEYS if field(arg, k)[1] is not None]
+        if len(present) > 1:
+            raise WireFormatError(f"event {position}: functionCall {self.name!r} partialArg has {len(present)} values")
+        kind, value = present[0] if present else ("nullValue", None)
+        if kind == "nullValue":
+            value = None
+        elif (kind, type(value)) not in (
+            ("stringValue", str),
+            ("numberValue", int),
+            ("numberValue", float),
+            ("boolValue", bool),
+        ):
+            raise WireFormatError(f"event {position}: functionCall {self.name!r} partialArg {kind} is {value!r}")
+        if kind == "stringValue" and steps == self.growing:
+            value = str(_get(self.args, steps)) + str(value)  # the rest of a string streamed in pieces
+        try:
+            _put(self.args, steps, value)
+        except (TypeError, IndexError, KeyError) as exc:
+            raise WireFormatError(
+                f"event {position}: functionCall {self.name!r} partialArg at {steps}: {exc}"
+            ) from None
+        more = field(arg, "willContinue")[1] is True
+        self.growing = steps if kind == "stringValue" and more else None
+
+    def text(self, closing: bool) -> str | None:
+        """The arguments' JSON as far as it is settled: all of it when the call closes, else
+        without the closing brackets (and the closing quote of a string still growing).
+        None when that does not extend what was already relayed: an argument reopened out
+        of order, which `tool_use_end.final_input` (the assembled arguments) still has whole."""
+        full = json.dumps(self.args, ensure_ascii=False)
+        if not closing:
+            full = full.rstrip("}]")
+            if self.growing is not None and full.endswith('"'):
+                full = full[:-1]
+        return full if full.startswith(self.sent) else None
+
+
+def _get(root: Any, steps: list[str | int]) -> Any:
+    for step in steps:
+        root = root[step]
+    return root
+
+
+def _put(root: Any, steps: list[str | int], value: Any) -> None:
+    """Set `value` at `steps` (objects and arrays made as the steps need them)."""
+    for step, nxt in zip(steps, [*steps[1:], None], strict=True):
+        if nxt is None:
+            if isinstance(step, int):
+                _grow(root, step)
+            root[step] = value
+            return
+        made: Any = [] if isinstance(nxt, int) else {}
+        if isinstance(step, int):
+            _grow(root, step)
+            if root[step] is None:
+                root[step] = made
+        elif not isinstance(root, dict):
+            raise TypeError(f"{step!r} inside an array")
+        else:
+            root.setdefault(step, made)
+        root = root[step]
+
+
+def _grow(array: Any, index: int) -> None:
+    if not isinstance(array, list):
+        raise TypeError(f"index {index} inside an object")
+    array.extend([None] * (index + 1 - len(array)))
 
 
 class _GeminiStream:
@@ -1008,6 +1212,13 @@ class _GeminiStream:
                 yield self.acc.complete("error")
                 raise err
             yield from self.acc.chunk(obj, position)
+        if self.acc.open_call is not None:
+            yield from self.start({})
+            yield self.acc.complete("error")
+            name = self.acc.open_call.name
+            raise WireFormatError(
+                f"stream ended with functionCall {name!r} still open (its last part had willContinue)"
+            )
         if self.acc.finish_reason is None and self.acc.block_reason is None:
             yield from self.start({})
             yield self.acc.complete("error")

@@ -302,6 +302,9 @@ class WireApi:
     stop_reasons: Mapping[str, str] = field(default_factory=dict)  # raw provider value -> canonical stop_reason
     # APIs whose framing depends on the URL (Gemini: SSE with `alt=sse`, a JSON array without)
     framing_by_url: Callable[[str], Framing] | None = None
+    # the other framings its streams come in (Gemini: the JSON array without `alt=sse`), for
+    # a body with no URL beside it (`wire parse`): the one whose start the body has is used
+    other_framings: tuple[Framing, ...] = ()
     # Request bodies the provider treats alike, made equal (TC802 compares a recorded request
     # with the same request read into canonical form and rendered back); each step is named,
     # with its reason, in `accepted_differences`. None: bodies are compared exactly, save for
@@ -359,6 +362,13 @@ class WireApi:
 
     def matches(self, path: str) -> bool:
         return any(p.search(path) for p in self.request_paths)
+
+    def framing_of(self, body: bytes) -> Framing:
+        """The framing of a stream body seen without its URL: `framing`, unless the body starts
+        as one of `other_framings` does and not as `framing` does."""
+        if self.framing.looks(body):
+            return self.framing
+        return next((f for f in self.other_framings if f.looks(body)), self.framing)
 
     def framing_for(self, url: str) -> Framing:
         return self.framing_by_url(url) if self.framing_by_url is not None else self.framing

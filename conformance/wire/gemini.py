@@ -28,7 +28,11 @@ Written from Google's documentation (URLs in `DOCS`), not from the reference ada
   back as input. Canonical buckets are disjoint, so input = prompt + toolUse - cached and
   output = candidates + thoughts. Gemini reports no cache-write count (explicit caches are
   created by a separate `cachedContents` call).
-- Errors are `{"error": {"code", "message", "status"}}` with gRPC status names.
+- Enums may arrive as their numbers: proto3's JSON mapping accepts "the enum value's
+  name or its integer value", and Google's SDKs ask for `$alt=json;enum-encoding=int`, so
+  `finishReason: 1` is STOP and `blockReason: 1` SAFETY (`FINISH_REASONS`,
+  `BLOCK_REASONS`, `enum_name`); the probes and the reference adapter read names only.
+- Error bodies are `{"error": {"code", "message", "status"}}` with gRPC status names.
 """
 
 from __future__ import annotations
@@ -102,6 +106,60 @@ STOP_REASONS: dict[str, str] = {
     # are returned" (PromptFeedback); nothing was generated, the call failed
     "promptFeedback.blockReason (no candidates)": "error",  # PROMPT_BLOCKED, both probes' value
 }
+
+# The numbers of the response enums (proto3 JSON: "Enum: the enum value's name or its
+# integer value", https://protobuf.dev/programming-guides/json/; SDKs send
+# `$alt=json;enum-encoding=int`). The one table of them: probes and adapters read names.
+ENUM_SOURCES = (
+    "https://protobuf.dev/programming-guides/json/",
+    # Candidate.FinishReason (0-9) and PromptFeedback.BlockReason as numbered in Google's
+    # protos of these methods (the numbers the SDKs' int enum encoding sends)
+    "https://github.com/googleapis/googleapis/blob/master/google/cloud/aiplatform/v1/content.proto",
+    "https://github.com/googleapis/googleapis/blob/master/google/ai/generativelanguage/v1beta/generative_service.proto",
+)
+FINISH_REASONS: dict[int, str] = {
+    0: "FINISH_REASON_UNSPECIFIED",
+    1: "STOP",
+    2: "MAX_TOKENS",
+    3: "SAFETY",
+    4: "RECITATION",
+    5: "OTHER",
+    6: "BLOCKLIST",
+    7: "PROHIBITED_CONTENT",
+    8: "SPII",
+    9: "MALFORMED_FUNCTION_CALL",
+}
+"""`Candidate.FinishReason` number -> name (an unlisted number stays a number: proto3
+enums are open, and an unknown reason maps as the stop-reason table's default)."""
+BLOCK_REASONS: dict[int, str] = {
+    0: "BLOCK_REASON_UNSPECIFIED",
+    1: "SAFETY",
+    2: "OTHER",
+    3: "BLOCKLIST",
+    4: "PROHIBITED_CONTENT",
+    5: "IMAGE_SAFETY",
+}
+"""`PromptFeedback.BlockReason` number -> name."""
+
+
+def enum_name(value: Any, numbers: Mapping[int, str]) -> Any:
+    """An enum field's value as its name: an integer (proto3 JSON's other spelling) is
+    looked up in `numbers`; a name, an unlisted number and anything else come back as they are."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return numbers.get(value, value)
+    return value
+
+
+def finish_reason(candidate: Any) -> Any:
+    """A candidate's `finishReason` by name (None when absent: the candidate is unfinished)."""
+    return enum_name(candidate.get("finishReason"), FINISH_REASONS) if isinstance(candidate, dict) else None
+
+
+def block_reason(body: Any) -> Any:
+    """`promptFeedback.blockReason` by name (None when the prompt was not blocked)."""
+    fb = field(body, "promptFeedback")[1] if isinstance(body, dict) else None
+    return enum_name(field(fb, "blockReason")[1], BLOCK_REASONS) if isinstance(fb, dict) else None
+
 
 _METHOD = re.compile(r":(generateContent|streamGenerateContent)$")
 
@@ -229,14 +287,13 @@ set and no candidate ("If set, the prompt was blocked and no candidates are retu
 
 
 def _blocked(body: Any) -> bool:
-    fb = field(body, "promptFeedback")[1] if isinstance(body, dict) else None
-    return isinstance(fb, dict) and bool(field(fb, "blockReason")[1]) and not body.get("candidates")
+    return bool(block_reason(body)) and not body.get("candidates")
 
 
 def _stop_reason(body: JsonBody) -> Any:
     cands = body.get("candidates")
     if isinstance(cands, list) and cands and isinstance(cands[0], dict):
-        return cands[0].get("finishReason")
+        return finish_reason(cands[0])
     return PROMPT_BLOCKED if _blocked(body) else None
 
 
@@ -393,6 +450,7 @@ GEMINI = WireApi(
     ),
     stop_reasons=STOP_REASONS,
     framing_by_url=framing_by_url,
+    other_framings=(Framing.JSON_ARRAY,),  # streamGenerateContent without `alt=sse`
     history_key="contents",  # the conversation turns (`Content` list)
     # "promptTokenCount: ... When cachedContent is set, this is still the total effective
     # prompt size meaning this includes the number of tokens in the cached content"
