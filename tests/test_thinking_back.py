@@ -6,6 +6,7 @@ canonical §7.3's WARN line, still fails)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from mutants import (
 )
 from third_party.ollama_no_thinking_back import OllamaNoThinkingBackAdapter
 
+from conformance.cli import main
 from conformance.findings import Selection
 from conformance.suite.runner import SuiteConfig, SuiteReport, run
 from conformance.wire.anthropic_messages import ANTHROPIC_MESSAGES
@@ -109,3 +111,34 @@ def test_thinking_back_names_only_parts_it_knows():
         none.skip_reason("x", "text")
         == "x does not require thinking text sent back (its record quotes no documentation sentence)"
     )
+
+
+def test_honest_adapter_passes_conform_and_tc802_skips_the_thinking_it_leaves_out(capsys):
+    """Failed before (exit 1; TC802: "/messages/1/thinking: missing from rendered"): the
+    recorded request's optional thinking, dropped with its WARN line, is a skip with the
+    record's reason; a silent drop (OllamaThinkingNotSentBack) still differs."""
+    rc = main(
+        [
+            "conform",
+            "third_party.ollama_no_thinking_back:OllamaNoThinkingBackAdapter",
+            "--cassettes",
+            str(ROOT / "cassettes/ollama"),
+            "--no-samples",
+            "--output",
+            "json",
+        ]
+    )
+    report = json.loads(capsys.readouterr().out)
+    results = {r["rule"]: r for r in report["results"] if r["adapter"] == OllamaNoThinkingBackAdapter.name}
+    assert rc == 0, [r for r in results.values() if r["status"] == "fail"]
+    assert any(
+        "the rest matches; ollama-chat does not require thinking text sent back" in x
+        for x in results["TC802"]["skip_reasons"]
+    ), results["TC802"]
+    silent = OllamaThinkingNotSentBack()
+    r = run(
+        SuiteConfig.for_adapter(
+            silent, cassette_dirs=[ROOT / "cassettes/ollama"], selection=Selection(select=("TC802",))
+        )
+    ).result("TC802", silent.name)
+    assert r is not None and r.status == "fail" and any("/thinking: missing from rendered" in x for x in r.reasons)
