@@ -1660,6 +1660,33 @@ class GeminiUrlSafeParsedSignatureAltered(UrlSafeGeminiAdapter):
         return msg
 
 
+class AnthropicSignatureDroppedOnToolUse(AnthropicAdapter):
+    """Sends an assistant turn that calls tools back with its thinking blocks' signatures left
+    out (Anthropic's docs: "During tool use, you must pass thinking blocks back to the API")."""
+
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: AdapterOptions) -> WireRequest:
+        req = super().to_wire(messages, tools, options)
+        for m in req.body.get("messages", []):
+            content = m.get("content") if isinstance(m.get("content"), list) else []
+            if any(isinstance(b, dict) and b.get("type") == "tool_use" for b in content):
+                m["content"] = [
+                    {k: v for k, v in b.items() if k != "signature"} if b.get("type") == "thinking" else b
+                    for b in content
+                ]
+        return req
+
+
+class AnthropicThinkingDroppedWithWarn(AnthropicAdapter):
+    """Leaves the thinking of its own turns out of the history, each drop logged with the
+    WARN line: a logged drop is no excuse where the API's docs require the block back."""
+
+    def block_to_wire(self, message: Message, index: int, block: Block) -> Block | None:
+        if block.get("type") == "thinking" and (message.get("metadata") or {}).get("provider") == self.provider:
+            self.drop(message, index, "thinking", "thinking is not sent back")
+            return None
+        return super().block_to_wire(message, index, block)
+
+
 class ChatEmptyContentTextDropped(EmptyContentChatAdapter):
     """Sends `content: ""` beside tool_calls (allowed) also when the turn had text: the text is lost."""
 
@@ -1841,6 +1868,8 @@ MUTANTS: dict[type, str] = {
     GeminiFileRefDroppedSilently: "TC201",
     ChatForeignCallIdsVerbatim: "TC304",
     AnthropicForeignCallIdsVerbatim: "TC304",
+    AnthropicSignatureDroppedOnToolUse: "TC405",
+    AnthropicThinkingDroppedWithWarn: "TC405",
 }
 # rules whose cases come from real recordings (the project's cassettes cannot kill them)
 NEEDS_SAMPLES = ("TC701", "TC904")

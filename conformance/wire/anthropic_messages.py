@@ -31,6 +31,7 @@ from .api import (
     Located,
     Probe,
     Probes,
+    ThinkingBack,
     ToolIdRule,
     WireApi,
     first_string_at,
@@ -275,6 +276,14 @@ ANTHROPIC_MESSAGES = WireApi(
         cache_read_tokens=True,
         cache_write_tokens=True,
         parallel_tool_calls=True,
+    ),
+    thinking_back=ThinkingBack(
+        needs=frozenset({"text", "signature", "redacted"}),
+        says=(
+            "During tool use, you must pass thinking blocks back to the API for the last assistant message. "
+            "Include the complete unmodified block back to the API to maintain reasoning continuity."
+        ),
+        source="https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking",
     ),
     probes=Probes(
         system=_system,

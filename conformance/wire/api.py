@@ -283,6 +283,50 @@ class Equivalence:
         return f'{self.forms} ({self.source}: "{self.says}")'
 
 
+THINKING_PARTS = ("text", "signature", "redacted")
+"""What of an assistant turn's thinking a next request can carry back: the thinking text, its
+signature (opaque state: Anthropic `signature`, Gemini `thoughtSignature`) and redacted
+thinking's payload."""
+
+
+@dataclass(frozen=True)
+class ThinkingBack:
+    """Whether the API's docs require an assistant turn's thinking to go back on the wire when
+    the turn is replayed to the same API, and what of it (TC405 and TC501 read only this).
+
+    `needs` names the parts (of `THINKING_PARTS`) the next request must carry; empty where
+    the docs require none, or where canonical form cannot carry what the API needs (then
+    the checks skip with `says`). `says` quotes the documentation's sentence, `source` is
+    where it says so.
+    """
+
+    needs: frozenset[str] = frozenset()
+    says: str = ""
+    source: str = ""
+    # where `needs` is empty: why nothing is asked (the docs make it optional, or canonical
+    # form cannot carry what the API needs)
+    because: str = ""
+
+    def __post_init__(self) -> None:
+        unknown = set(self.needs) - set(THINKING_PARTS)
+        if unknown:
+            raise ValueError(f"ThinkingBack.needs: unknown parts {sorted(unknown)} (known: {THINKING_PARTS})")
+
+    def requires(self, part: str) -> bool:
+        return part in self.needs
+
+    def cite(self) -> str:
+        """The documentation sentence, quoted with where it says so ("" when none)."""
+        return f'{self.source}: "{self.says}"' if self.says else ""
+
+    def skip_reason(self, api: str, part: str) -> str:
+        """Why a `part` not sent back to `api` is not a failure."""
+        if not self.says:
+            return f"{api} does not require thinking {part} sent back (its record quotes no documentation sentence)"
+        because = f"{self.because}; " if self.because else ""
+        return f"{api} does not require thinking {part} sent back ({because}{self.cite()})"
+
+
 @dataclass(frozen=True)
 class WireApi:
     """One provider wire API. `name` is stable and used in reports and cassette folders."""
@@ -342,6 +386,9 @@ class WireApi:
     out_of_band_settings: tuple[str, ...] = ()
     # the API's documented error signals beside contract §6.2's status table (TC801)
     errors: ErrorSignals = field(default_factory=ErrorSignals)
+    # whether the docs require an assistant turn's thinking back on replay, and what of it
+    # (TC405, TC501); the default requires nothing
+    thinking_back: ThinkingBack = field(default_factory=ThinkingBack)
 
     def stream_usage_requested(self, body: JsonBody) -> bool | None:
         """Whether a streaming request `body` asks for usage as `stream_usage_request` says

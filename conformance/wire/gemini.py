@@ -50,6 +50,7 @@ from .api import (
     JsonBody,
     Located,
     Probes,
+    ThinkingBack,
     ToolIdRule,
     WireApi,
     error_event,
@@ -411,6 +412,13 @@ GEMINI = WireApi(
         cache_read_tokens=True,
         cache_write_tokens=False,
         parallel_tool_calls=True,
+    ),
+    # a thoughtSignature goes back on the part it came with, that part as received (its
+    # thought text included)
+    thinking_back=ThinkingBack(
+        needs=frozenset({"text", "signature"}),
+        says="pass it back exactly as received",
+        source="https://ai.google.dev/gemini-api/docs/thought-signatures",
     ),
     probes=Probes(
         system=_system,

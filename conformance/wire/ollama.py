@@ -31,6 +31,7 @@ from .api import (
     JsonBody,
     Located,
     Probes,
+    ThinkingBack,
     ToolIdRule,
     WireApi,
     error_event,
@@ -204,6 +205,11 @@ OLLAMA_CHAT = WireApi(
         cache_read_tokens=False,
         cache_write_tokens=False,
         parallel_tool_calls=True,
+    ),
+    thinking_back=ThinkingBack(
+        says="thinking: (for thinking models) the model's thinking process",
+        source="https://github.com/ollama/ollama/blob/main/docs/api.md#generate-a-chat-completion",
+        because="the message object's `thinking` is optional on input; no signature or state rides on it",
     ),
     probes=Probes(
         system=_system,

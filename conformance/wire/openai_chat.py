@@ -36,6 +36,7 @@ from .api import (
     JsonBody,
     Located,
     Probes,
+    ThinkingBack,
     ToolIdRule,
     WireApi,
     error_event,
@@ -266,6 +267,14 @@ OPENAI_CHAT = WireApi(
         cache_read_tokens=True,
         cache_write_tokens=False,
         parallel_tool_calls=True,
+    ),
+    thinking_back=ThinkingBack(
+        says=(
+            "if the reasoning_content field is included in the sequence of input messages, "
+            "the API will return a 400 error"
+        ),
+        source="https://api-docs.deepseek.com/guides/reasoning_model",
+        because="Chat Completions has no request field for reasoning, and compatible servers refuse it back",
     ),
     probes=Probes(
         system=_system,

@@ -48,6 +48,7 @@ from .api import (
     JsonBody,
     Located,
     Probes,
+    ThinkingBack,
     ToolIdRule,
     WireApi,
     first_string_at,
@@ -314,6 +315,14 @@ OPENAI_RESPONSES = WireApi(
         cache_read_tokens=True,
         cache_write_tokens=False,
         parallel_tool_calls=True,
+    ),
+    thinking_back=ThinkingBack(
+        says="pass back any reasoning items from previous responses",
+        source="https://platform.openai.com/docs/guides/reasoning",
+        because=(
+            "a reasoning item goes back as an input item with its item `id`, which a canonical thinking "
+            "block (§4.2: text, signature) does not carry"
+        ),
     ),
     probes=Probes(
         system=system,

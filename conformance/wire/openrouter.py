@@ -24,7 +24,7 @@ import re
 from typing import Any
 
 from . import equivalence
-from .api import Carries, Framing, JsonBody, Located, Probes, ToolIdRule, WireApi
+from .api import Carries, Framing, JsonBody, Located, Probes, ThinkingBack, ToolIdRule, WireApi
 from .openai_chat import DOCS as OPENAI_DOCS
 from .openai_chat import OPENAI_CHAT, STOP_REASONS, _messages
 
@@ -91,6 +91,14 @@ OPENROUTER_CHAT = WireApi(
         cache_read_tokens=True,
         cache_write_tokens=False,
         parallel_tool_calls=True,
+    ),
+    thinking_back=ThinkingBack(
+        needs=frozenset({"text", "signature", "redacted"}),
+        says=(
+            "Preserving reasoning blocks: to continue a conversation with reasoning (tool use with Anthropic "
+            "or Gemini models), send the assistant message's reasoning_details back unmodified"
+        ),
+        source="https://openrouter.ai/docs/guides/best-practices/reasoning-tokens",
     ),
     probes=Probes(
         system=_chat.system,

@@ -204,10 +204,15 @@ def _replay(src: Adapter, dst: Adapter, owner: AdapterUnderTest, pair: str) -> I
     # TC404 / TC405: thinking state goes back only to the provider that issued it, in the
     # field the API carries it in (located by the record's probes); elsewhere it is dropped
     # with a WARN line. What the API cannot carry at all (a signature on Ollama) is not asked for.
-    dropped, sig = _thinking_and_images(src, dst, api, conv, wire.body, text, recs)
+    dropped, sig, skips = _thinking_and_images(src, dst, api, conv, wire.body, text, recs)
     yield o(R.REPLAY_DROPPED, owner, "fail" if dropped else "pass", pair, "; ".join(dropped[:3]))
     think_cap = "supports_thinking" if caps.get("supports_thinking") and src.provider == dst.provider else None
-    yield o(R.REPLAY_SIGNATURE, owner, "fail" if sig else "pass", pair, _signature_reason(api, sig), think_cap)
+    if sig:
+        yield o(R.REPLAY_SIGNATURE, owner, "fail", pair, _signature_reason(api, sig), think_cap)
+    elif skips:
+        yield o(R.REPLAY_SIGNATURE, owner, "skip", pair, "; ".join(skips))
+    else:
+        yield o(R.REPLAY_SIGNATURE, owner, "pass", pair, "", think_cap)
 
 
 # what TC405 enforces, as its catalogue entry states it
@@ -225,7 +230,36 @@ def _signature_reason(api: WireApi | None, problems: list[str]) -> str:
     the rule it enforces."""
     if not problems:
         return ""
-    return f"{'; '.join(problems[:3])} ({equivalence.applied(api, equivalence.declared(api))}; {SIGNATURE_BACK})"
+    docs = f"; {api.thinking_back.cite()}" if api is not None and api.thinking_back.needs else ""
+    return f"{'; '.join(problems[:3])} ({equivalence.applied(api, equivalence.declared(api))}; {SIGNATURE_BACK}{docs})"
+
+
+def not_required(api: WireApi, part: str, recs: list[Any], m: Message, a: Adapter) -> tuple[str | None, str]:
+    """A thinking `part` of message `m` that `a` did not send back to `api`, where the API's
+    record (`WireApi.thinking_back`) does not require it: (a failure, the skip reason). Not
+    sending it is the adapter's choice, but the block is then dropped from the wire, which
+    §7.3 asks to be logged ("Write a structured log entry at WARN level"; "Never silently
+    corrupt"): a drop without its WARN line fails."""
+    block = "redacted_thinking" if part == "redacted" else "thinking"
+    why = api.thinking_back.skip_reason(api.name, part)
+    # the WARN lines that report this part unsent: the block's drop, or (for a signature) a
+    # line naming that field; a line about another field of a block that was sent is not one
+    logged = [r for r in recs if getattr(r, "field", None) in (None, part)]
+    p = drop_problem(logged, block, m, a)
+    if p is None:
+        return None, why
+    return f"thinking {part} not sent back to {api.name} and its drop not logged: {p} (§7.3: drop and WARN)", why
+
+
+def unsent(
+    api: WireApi, part: str, problem: str, recs: list[Any], m: Message, a: Adapter
+) -> tuple[str | None, str | None]:
+    """A thinking `part` of `m` that `a` did not send back to `api`: (a failure, a skip
+    reason). `problem` fails where the record requires the part back (its docs say so)."""
+    if api.thinking_back.requires(part):
+        return problem, None
+    fail, why = not_required(api, part, recs, m, a)
+    return fail, None if fail else why
 
 
 def _thinking_and_images(
@@ -236,15 +270,26 @@ def _thinking_and_images(
     body: Any,
     text: str,
     recs: list[Any],
-) -> tuple[list[str], list[str]]:
+) -> tuple[list[str], list[str], list[str]]:
+    """(TC404 problems, TC405 problems, TC405 skip reasons: thinking the API's docs do not
+    require back, which the adapter did not send)."""
     caps = dst.capabilities
     dropped: list[str] = []
     sig: list[str] = []
+    skips: list[str] = []
     same = src.provider == dst.provider
     located = isinstance(body, dict) and api is not None
     sigs_on_wire = _values(api.probes.signatures(body), api) if located and api else set()
     redacted_on_wire = _values(api.probes.redacted_thinking(body), api) if located and api else set()
     thinking_on_wire = _values(api.probes.thinking_text(body)) if located and api else set()
+
+    def add(found: tuple[str | None, str | None]) -> None:
+        fail, why = found
+        if fail:
+            sig.append(fail)
+        elif why and why not in skips:
+            skips.append(why)
+
     for m in conv:
         for b in m["content"]:
             t = b.get("type")
@@ -261,17 +306,20 @@ def _thinking_and_images(
                 if carried and t == "thinking" and api is not None:
                     sent = equivalence.canonical_key(api, "thinking.signature", str(opaque))
                     if expressible and opaque and sent not in sigs_on_wire:
-                        sig.append(
+                        problem = (
                             f"thinking signature issued by {src.provider} not in the field "
                             f"{api.name} carries signatures in"
                         )
+                        add(unsent(api, "signature", problem, recs, m, dst))
                     if api.carries.thinking_text and b.get("text") and str(b["text"]) not in thinking_on_wire:
-                        sig.append(f"thinking text issued by {src.provider} not sent back to {dst.name}")
+                        problem = f"thinking text issued by {src.provider} not sent back to {dst.name}"
+                        add(unsent(api, "text", problem, recs, m, dst))
                     if not expressible and leaked:
                         sig.append(f"{api.name} carries no thinking signature, yet it reached the wire")
                 elif carried and api is not None:
                     if equivalence.canonical_key(api, "redacted_thinking.data", str(opaque)) not in redacted_on_wire:
-                        sig.append(f"redacted thinking issued by {src.provider} not sent back to {dst.name} intact")
+                        problem = f"redacted thinking issued by {src.provider} not sent back to {dst.name} intact"
+                        add(unsent(api, "redacted", problem, recs, m, dst))
                 elif carried and api is None and not leaked:
                     sig.append(f"{t} issued by {src.provider} not sent back to {dst.name}")
                 if not carried:
@@ -286,7 +334,7 @@ def _thinking_and_images(
                 p = drop_problem(recs, "image", m, dst)
                 if p:
                     dropped.append(f"image: {p}")
-    return dropped, sig
+    return dropped, sig, skips
 
 
 @check(R.REPLAY_SIGNATURE)
@@ -323,32 +371,43 @@ def recorded_thinking_sent_back(env: Env) -> Iterator[Outcome]:
                 continue  # TC101 reports it
             b = answered(msg, sid)
             try:
-                with capture_warnings():
+                with capture_warnings() as recs:
                     wire = a.to_wire(b.messages, [], opts(a))
             except Exception as exc:
                 yield o(R.REPLAY_SIGNATURE, s, "fail", it.label, crash(exc), "supports_thinking")
                 continue
             judged += 1
             rendered = wire.body if isinstance(wire.body, dict) else {}
-            problems = []
+            problems: list[str] = []
+            skips: list[str] = []
+            # the parsed turn the thinking came back in (the first assistant turn of the history)
+            turn = next((m for m in b.messages if m["role"] == "assistant"), b.messages[0])
+
             on_wire = _values(api.probes.signatures(rendered), api)
             lost = [str(x.value) for x in located if equivalence.wire_key(api, x.pointer, str(x.value)) not in on_wire]
+            found: list[tuple[str | None, str | None]] = []
             if lost:
-                problems.append(
+                problem = (
                     f"{len(lost)} of {len(sigs)} signature(s) the response carries not sent back in "
                     f"{api.name}'s signature field (first {lost[0][:24]!r})"
                 )
+                found.append(unsent(api, "signature", problem, recs, turn, a))
             back = "".join(str(x.value) for x in api.probes.thinking_text(rendered))
             if thought and back != thought:
-                problems.append(f"thinking text sent back as {back[:40]!r}, the response had {thought[:40]!r}")
-            yield o(
-                R.REPLAY_SIGNATURE,
-                s,
-                "fail" if problems else "pass",
-                it.label,
-                _signature_reason(api, problems),
-                "supports_thinking",
-            )
+                if back:
+                    # sent back, but not as the response had it: never "partially serialize" (§7.3)
+                    problems.append(f"thinking text sent back as {back[:40]!r}, the response had {thought[:40]!r}")
+                else:
+                    problem = f"thinking text sent back as {back[:40]!r}, the response had {thought[:40]!r}"
+                    found.append(unsent(api, "text", problem, recs, turn, a))
+            problems += [fail for fail, _ in found if fail]
+            skips += [why for _, why in found if why]
+            if problems:
+                yield o(R.REPLAY_SIGNATURE, s, "fail", it.label, _signature_reason(api, problems), "supports_thinking")
+            elif skips:
+                yield o(R.REPLAY_SIGNATURE, s, "skip", it.label, "; ".join(dict.fromkeys(skips)))
+            else:
+                yield o(R.REPLAY_SIGNATURE, s, "pass", it.label, "", "supports_thinking")
         if not judged:
             yield o(
                 R.REPLAY_SIGNATURE,
