@@ -280,8 +280,8 @@ ANTHROPIC_MESSAGES = WireApi(
     thinking_back=ThinkingBack(
         needs=frozenset({"text", "signature", "redacted"}),
         says=(
-            "During tool use, you must pass thinking blocks back to the API for the last assistant message. "
-            "Include the complete unmodified block back to the API to maintain reasoning continuity."
+            "During tool use, you must pass thinking and redacted_thinking blocks back to the API, "
+            "and you must include the complete unmodified block back to the API."
         ),
         source="https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking",
     ),
