@@ -317,8 +317,11 @@ OPENAI_RESPONSES = WireApi(
         parallel_tool_calls=True,
     ),
     thinking_back=ThinkingBack(
-        says="pass back any reasoning items from previous responses",
-        source="https://platform.openai.com/docs/guides/reasoning",
+        says=(
+            "By giving the model access to previous reasoning items, we can ensure it operates at "
+            "maximum intelligence and lowest cost."
+        ),
+        source="https://cookbook.openai.com/examples/responses_api/reasoning_items",
         because=(
             "a reasoning item goes back as an input item with its item `id`, which a canonical thinking "
             "block (§4.2: text, signature) does not carry"
