@@ -55,17 +55,22 @@ def read_histories(path: Path, max_line_bytes: int) -> Iterator[History | Findin
                 yield History(item.path, item.line, "", False)
         return
     hist: History | None = None
+    found = False
     for item in read_json(path):
         if isinstance(item, Finding):
+            found = True
             yield item
         elif item.pointer == "":
-            yield History(item.path, item.line, "", isinstance(item.value, list))  # not an array, or []
+            found = True
+            yield History(item.path, item.line, "", False)  # a document that is not an array
         else:
             if hist is None:
                 hist = History(item.path, 1, "")
             hist.messages.append(Message(item.path, item.line, item.pointer, item.value))
     if hist is not None:
         yield hist
+    elif not found:
+        yield History(str(path), 1, "")  # `[]`: read_json yields no element
 
 
 def looks_like_history(value: Any) -> bool:
