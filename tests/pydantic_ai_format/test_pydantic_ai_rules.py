@@ -47,7 +47,10 @@ def _write(tmp_path: Path, messages: object, name: str = "m.json") -> Path:
 
 
 _USER = {"parts": [{"content": "hi", "part_kind": "user-prompt"}], "kind": "request"}
-_CALL = {"parts": [{"tool_name": "f", "args": None, "tool_call_id": "c1", "part_kind": "tool-call"}], "kind": "response"}
+_CALL = {
+    "parts": [{"tool_name": "f", "args": None, "tool_call_id": "c1", "part_kind": "tool-call"}],
+    "kind": "response",
+}
 
 
 @pytest.mark.parametrize(

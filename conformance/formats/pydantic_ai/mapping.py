@@ -236,6 +236,17 @@ def _response(i: int, m: dict[str, Any], meta: dict[str, Any], names: dict[str, 
 # -- pydantic-ai -> canonical ---------------------------------------------------------------
 
 
+_PROVIDER = re.compile(r"[a-z0-9][a-z0-9_.-]*\Z")
+
+
+def _provider_id(name: str) -> str:
+    """`name` as a canonical provider id (the part of a model id before ':', §6.3)."""
+    if _PROVIDER.match(name):
+        return name
+    pid = re.sub(r"[^a-z0-9_.-]+", "-", name.lower()).strip("-._")
+    return pid if _PROVIDER.match(pid) else "unknown"
+
+
 def placeholder_metadata(model: str, provider: str) -> dict[str, Any]:
     """What canonical requires on a complete assistant message (§5.3.1-3) that a
     ModelResponse may not record: routing, usage cost and timing."""
@@ -430,8 +441,18 @@ def _user_content(content: Any, i: int, ptr: str, losses: Losses) -> list[dict[s
 def _assistant(i: int, msg: dict[str, Any], s: Session, losses: Losses) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     provider = msg.get("provider_name") if isinstance(msg.get("provider_name"), str) else None
     model_name = msg.get("model_name") if isinstance(msg.get("model_name"), str) else None
-    model = f"{provider or 'unknown'}:{model_name}" if model_name else PLACEHOLDER_MODEL
-    meta = placeholder_metadata(model, provider or "unknown")
+    pid = _provider_id(provider) if provider else "unknown"
+    if provider and pid != provider:
+        losses.add(
+            i, "/provider_name", f"provider_name {provider!r} is not a canonical provider id (§6.3); written as {pid!r}"
+        )
+    model = PLACEHOLDER_MODEL
+    if model_name:
+        name_part = re.sub(r"\s+", "-", model_name)
+        model = f"{pid}:{name_part}"
+        if name_part != model_name:
+            losses.add(i, "/model_name", f"model_name {model_name!r} holds white space; written as {name_part!r}")
+    meta = placeholder_metadata(model, pid)
     usage = msg.get("usage")
     if isinstance(usage, dict):
         for k in ("input_tokens", "output_tokens"):
