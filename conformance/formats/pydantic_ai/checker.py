@@ -42,6 +42,7 @@ _REQUIRED: dict[str, tuple[tuple[str, tuple[type, ...], str], ...]] = {
     "user-prompt": (("content", (str, list), "a string or an array"),),
     "tool-return": (("tool_name", _STR, "a string"), ("tool_call_id", _STR, "a string")),
     "retry-prompt": (("content", (str, list), "a string or an array of error details"),),
+    "retry-feedback": (("content", (str, list), "a string or an array of error details"),),
     "text": (("content", _STR, "a string"),),
     "thinking": (("content", _STR, "a string"),),
     "tool-call": (("tool_name", _STR, "a string"), ("tool_call_id", _STR, "a string")),

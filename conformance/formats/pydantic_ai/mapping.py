@@ -9,6 +9,10 @@ What maps (pydantic-ai → canonical, and back):
 |   / ImageUrl items)                                   |                                            |
 | request: ToolReturnPart (str or list of str content)  | tool message: one tool_result, parent id   |
 | request: RetryPromptPart answering an earlier call    | tool message: tool_result, is_error: true  |
+| request: ToolReturnPart with outcome other than        | tool_result, is_error: true                |
+|   success (failed; others reported)                   |                                            |
+| request: RetryPromptPart answering no call,           | user message, text (reported)              |
+|   RetryFeedbackPart                                   |                                            |
 | response: TextPart, ThinkingPart, ToolCallPart        | assistant: text, thinking (signature),     |
 |   (in order)                                          |   tool_use (in order)                      |
 | response model_name, provider_name, usage tokens      | metadata model (provider:model), provider, |
@@ -283,6 +287,7 @@ _KNOWN_PART = {
     "user-prompt": {"content", "timestamp"},
     "tool-return": {"tool_name", "content", "tool_call_id", "timestamp", "outcome"},
     "retry-prompt": {"content", "tool_name", "tool_call_id", "timestamp"},
+    "retry-feedback": {"content", "timestamp"},
     "text": {"content"},
     "thinking": {"content", "signature", "provider_name"},
     "tool-call": {"tool_name", "args", "tool_call_id"},
@@ -363,7 +368,7 @@ def from_pydantic_ai(
                     if outcome != "failed":
                         losses.add(i, f"{pp}/outcome", f"outcome {short(outcome)} read as is_error: true")
                 emit(i, "tool", [result], {"parent_tool_use_id": tid})
-            elif pk == "retry-prompt":
+            elif pk in ("retry-prompt", "retry-feedback"):  # feedback: the newer form of a retry with no call
                 text = _retry_text(part["content"], i, pp, losses)
                 cid = part.get("tool_call_id")
                 if isinstance(cid, str) and cid in s.calls:
