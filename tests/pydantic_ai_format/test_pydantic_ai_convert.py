@@ -11,6 +11,7 @@ from typing import Any
 import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from conformance.api import validate
 from conformance.convert import convert
@@ -220,3 +221,90 @@ def test_round_trip_keeps_what_pydantic_ai_carries_and_reports_exactly_the_rest(
     for m in again:
         if m["role"] == "tool":
             assert m["metadata"]["parent_tool_use_id"] == m["content"][0]["tool_use_id"]
+
+
+# -- from pydantic-ai: any valid history converts, and converting back keeps its parts ---
+
+_TEXT = st.text(max_size=8)
+_ARGS = st.dictionaries(st.sampled_from(["a", "b"]), st.integers(-5, 5) | _TEXT, max_size=2)
+_ITEM = st.one_of(
+    _TEXT,
+    st.sampled_from(["https://example.com/a.png", "https://x.test/c.jpeg?s=1"]).map(
+        lambda u: {"url": u, "kind": "image-url", "media_type": "image/png" if u.endswith("png") else "image/jpeg"}
+    ),
+    st.just({"data": "R0lGODlh", "media_type": "image/gif", "kind": "binary"}),
+)
+
+
+@st.composite
+def _history(draw: st.DrawFn) -> list[dict[str, Any]]:
+    first: list[dict[str, Any]] = [
+        {"part_kind": "system-prompt", "content": t} for t in draw(st.lists(_TEXT, max_size=2))
+    ]
+    out: list[dict[str, Any]] = []
+    serial = 0
+    for _ in range(draw(st.integers(1, 3))):
+        content = draw(_TEXT | st.lists(_ITEM, min_size=1, max_size=3))
+        out.append({"kind": "request", "parts": [*first, {"part_kind": "user-prompt", "content": content}]})
+        first = []
+        parts: list[dict[str, Any]] = []
+        if draw(st.booleans()):
+            parts.append({"part_kind": "thinking", "content": draw(_TEXT), "signature": draw(st.none() | _TEXT),
+                          "provider_name": None})  # fmt: skip
+        parts += [{"part_kind": "text", "content": t} for t in draw(st.lists(_TEXT, max_size=2))]
+        calls = []
+        for _ in range(draw(st.integers(0 if parts else 1, 2))):
+            serial += 1
+            args = draw(_ARGS)
+            calls.append({"part_kind": "tool-call", "tool_name": draw(st.from_regex(r"\A[a-z][a-z0-9_]{0,8}\Z")),
+                          "args": orjson.dumps(args).decode() if draw(st.booleans()) else args,
+                          "tool_call_id": f"call_{serial}"})  # fmt: skip
+        out.append({"kind": "response", "parts": parts + calls, "provider_name": "openai", "model_name": "gpt-4o"})
+        if calls:
+            answers = [
+                {"part_kind": draw(st.sampled_from(["tool-return", "retry-prompt"])), "tool_name": c["tool_name"],
+                 "content": draw(_TEXT), "tool_call_id": c["tool_call_id"]}
+                for c in calls
+            ]  # fmt: skip
+            out.append({"kind": "request", "parts": answers})
+            out.append({"kind": "response", "parts": [{"part_kind": "text", "content": draw(_TEXT)}]})
+    return out
+
+
+def _shape(history: list[dict[str, Any]]) -> list[tuple[str, list[tuple[str, Any]]]]:
+    """Each message's kind and its parts' kinds and payloads (call args as objects, the
+    call ids left out: canonical mints its own)."""
+    out = []
+    for m in history:
+        parts = []
+        for p in m["parts"]:
+            if p["part_kind"] == "tool-call":
+                args = p["args"] if isinstance(p["args"], dict) else orjson.loads(p["args"])
+                parts.append(("tool-call", (p["tool_name"], args)))
+            elif p["part_kind"] == "thinking":
+                parts.append(("thinking", (p["content"], p.get("signature"))))
+            elif (
+                p["part_kind"] == "user-prompt"
+                and isinstance(p["content"], list)
+                and len(p["content"]) == 1
+                and isinstance(p["content"][0], str)
+            ):
+                parts.append(("user-prompt", p["content"][0]))  # one string item: the same prompt as that string
+            else:
+                parts.append((p["part_kind"], p["content"]))
+        out.append((m["kind"], parts))
+    return out
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_history())
+def test_any_valid_history_converts_and_back_keeps_its_parts(history: list[dict[str, Any]]) -> None:
+    with tempfile.TemporaryDirectory() as d:
+        src, mid, back = Path(d) / "h.json", Path(d) / "c.jsonl", Path(d) / "b.json"
+        src.write_bytes(orjson.dumps(history))
+        assert validate([src]).findings == []  # detected without --format, and clean
+        findings = convert(NAME, "canonical", src, mid)  # the engine validates the canonical output
+        assert {f.rule for f in findings} == {"PA901"} and all(f.line is not None for f in findings)
+        convert("canonical", NAME, mid, back)
+        again = orjson.loads(back.read_bytes())
+    assert _shape(again) == _shape(history)
