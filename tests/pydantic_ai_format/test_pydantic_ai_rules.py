@@ -62,6 +62,10 @@ _CALL = {
         ([{"kind": "request", "parts": {}}], ("PA001", "/0/parts")),
         ([{"kind": "request", "parts": ["x"]}], ("PA001", "/0/parts/0")),
         ([{"parts": []}], ("PA002", "/0")),
+        ([{"kind": ["request"], "parts": []}], ("PA002", "/0/kind")),
+        ([{"kind": "request", "parts": [{"part_kind": {}}]}], ("PA003", "/0/parts/0/part_kind")),
+        ([{"kind": "request", "parts": [{"content": [{"kind": []}], "part_kind": "user-prompt"}]}],
+         ("PA005", "/0/parts/0/content/0/kind")),
         ([{"kind": "request", "parts": [{"content": "x"}]}], ("PA003", "/0/parts/0")),
         ([{"kind": "request", "parts": [{"content": 3, "part_kind": "system-prompt"}]}], ("PA004", "/0/parts/0/content")),
         ([_USER, _CALL, {"kind": "request", "parts": [{"tool_name": "f", "tool_call_id": "c1", "part_kind": "tool-return"}]}],
@@ -118,3 +122,8 @@ def test_detection_claims_only_unambiguous_histories(tmp_path: Path) -> None:
     # a Chat file is still openai-messages'
     assert detect_format(_write(tmp_path, [{"role": "user", "content": "hi"}])) is not None
     assert not isinstance(detect_format(_write(tmp_path, [{"role": "user", "content": "hi"}])), PydanticAIFormat)
+
+
+def test_detection_survives_odd_values(tmp_path: Path) -> None:
+    assert not PydanticAIFormat().detect(_write(tmp_path, [{"kind": ["request"], "parts": []}]))
+    assert not PydanticAIFormat().detect(_write(tmp_path, [{"kind": {}, "parts": []}], name="m.jsonl"))

@@ -91,7 +91,7 @@ class PydanticAIRun:
                 yield self._f(m, m.pointer, R.SHAPE, f"a message is a JSON object, not {short(v)}")
                 continue
             kind = v.get("kind")
-            if kind not in R.KINDS:
+            if not isinstance(kind, str) or kind not in R.KINDS:
                 ptr = f"{m.pointer}/kind" if "kind" in v else m.pointer
                 yield self._f(m, ptr, R.KIND, f"message kind {short(kind)} is neither 'request' nor 'response'")
                 continue
@@ -108,7 +108,7 @@ class PydanticAIRun:
             yield self._f(m, pp, R.SHAPE, f"a part is a JSON object, not {short(part)}")
             return
         pk = part.get("part_kind")
-        if pk not in R.PARTS[kind]:
+        if not isinstance(pk, str) or pk not in R.PARTS[kind]:
             yield self._f(
                 m, f"{pp}/part_kind" if "part_kind" in part else pp, R.PART_KIND,
                 f"part_kind {short(pk)} is not a part of a {kind} ({', '.join(sorted(R.PARTS[kind]))})",
@@ -146,7 +146,7 @@ class PydanticAIRun:
         if isinstance(item, str):
             return
         ck = item.get("kind") if isinstance(item, dict) else None
-        if not isinstance(item, dict) or ck not in R.CONTENT_KINDS:
+        if not isinstance(item, dict) or not isinstance(ck, str) or ck not in R.CONTENT_KINDS:
             yield self._f(
                 m, f"{ptr}/kind" if isinstance(item, dict) and "kind" in item else ptr, R.USER_CONTENT,
                 f"user content is a string or an object of a UserContent kind, not {short(item)}",

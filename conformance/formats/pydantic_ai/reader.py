@@ -78,7 +78,7 @@ def looks_like_history(value: Any) -> bool:
     and `parts` (no canonical, Chat or other peer record has both)."""
     return (
         isinstance(value, list) and bool(value)
-        and all(isinstance(m, dict) and m.get("kind") in KINDS and "parts" in m for m in value)
+        and all(isinstance(m, dict) and isinstance(m.get("kind"), str) and m["kind"] in KINDS and "parts" in m for m in value)
     )  # fmt: skip
 
 
