@@ -308,3 +308,44 @@ def test_any_valid_history_converts_and_back_keeps_its_parts(history: list[dict[
         convert("canonical", NAME, mid, back)
         again = orjson.loads(back.read_bytes())
     assert _shape(again) == _shape(history)
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | st.sampled_from(["", "x", "request", "text", "{}", "binary"]),
+    lambda inner: st.lists(inner, max_size=2) | st.dictionaries(st.sampled_from(["kind", "part_kind", "content", "args"]), inner, max_size=2),
+    max_leaves=6,
+)  # fmt: skip
+
+
+@st.composite
+def _damaged(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """A valid history with one value somewhere replaced by arbitrary JSON."""
+    history: Any = draw(_history())
+    node, key = history, None
+    for _ in range(draw(st.integers(1, 5))):
+        keys = list(range(len(node))) if isinstance(node, list) else sorted(node) if isinstance(node, dict) else []
+        if not keys:
+            break
+        key = draw(st.sampled_from(keys))
+        if draw(st.booleans()) or not isinstance(node[key], (list, dict)) or not node[key]:
+            break
+        node = node[key]
+        key = None
+    if key is not None:
+        node[key] = draw(_JSON)
+    return history  # type: ignore[no-any-return]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_damaged())
+def test_a_damaged_history_is_reported_or_converts_never_crashes(history: list[dict[str, Any]]) -> None:
+    with tempfile.TemporaryDirectory() as d:
+        src, mid = Path(d) / "h.json", Path(d) / "c.jsonl"
+        src.write_bytes(orjson.dumps(history))
+        errors = [f for f in validate([src], fmt=NAME).findings if f.severity.name == "ERROR"]
+        if errors:
+            assert all(f.rule.startswith("PA") and f.line is not None for f in errors)
+            with pytest.raises(InputError):
+                convert(NAME, "canonical", src, mid)
+        else:
+            convert(NAME, "canonical", src, mid)  # the engine validates the canonical output

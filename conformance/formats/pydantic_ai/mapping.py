@@ -43,7 +43,6 @@ from . import rules as R
 from .checker import args_object
 
 UNKNOWN_MEDIA = "image/jpeg"
-PLACEHOLDER_MODEL = "unknown:unknown"
 _USE_NAME = re.compile(r"[a-z][a-z0-9_]*\Z")  # canonical §4.2, as TS306 checks it
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _URLSAFE = str.maketrans("-_", "+/")
@@ -451,7 +450,7 @@ def _assistant(i: int, msg: dict[str, Any], s: Session, losses: Losses) -> tuple
         losses.add(
             i, "/provider_name", f"provider_name {provider!r} is not a canonical provider id (§6.3); written as {pid!r}"
         )
-    model = PLACEHOLDER_MODEL
+    model = f"{pid}:unknown"  # the model id names its provider (TS109)
     if model_name:
         name_part = re.sub(r"\s+", "-", model_name)
         model = f"{pid}:{name_part}"
