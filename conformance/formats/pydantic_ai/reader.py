@@ -1,0 +1,108 @@
+"""Reading pydantic-ai message histories, and recognising them cheaply.
+
+Accepted files: a `.json` array of `ModelMessage`s (what
+`ModelMessagesTypeAdapter.dump_json` writes: one history), or a `.jsonl` of one such
+array per line (one history per line). Every message keeps its location: the file, the
+line it starts on (its record's line in a `.jsonl`), and its JSON pointer (`/3`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ...findings import Finding
+from ...jsonio import parse, read_json, read_jsonl
+from .rules import KINDS
+
+PEEK_BYTES = 64 * 1024
+_BOM = b"\xef\xbb\xbf"
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One ModelMessage and where it is."""
+
+    path: str
+    line: int
+    pointer: str
+    value: Any
+
+
+@dataclass
+class History:
+    """The messages of one history; `array` is False when the record is not an array."""
+
+    path: str
+    line: int
+    pointer: str
+    array: bool = True
+    messages: list[Message] = field(default_factory=list)
+
+
+def read_histories(path: Path, max_line_bytes: int) -> Iterator[History | Finding]:
+    """The file's histories, and the reader's findings (bad JSON, BOM, ...)."""
+    if path.suffix == ".jsonl":
+        for item in read_jsonl(path, max_line_bytes=max_line_bytes):
+            if isinstance(item, Finding):
+                yield item
+            elif isinstance(item.value, list):
+                msgs = [Message(item.path, item.line, f"/{i}", v) for i, v in enumerate(item.value)]
+                yield History(item.path, item.line, "", True, msgs)
+            else:
+                yield History(item.path, item.line, "", False)
+        return
+    hist: History | None = None
+    found = False
+    for item in read_json(path):
+        if isinstance(item, Finding):
+            found = True
+            yield item
+        elif item.pointer == "":
+            found = True
+            yield History(item.path, item.line, "", False)  # a document that is not an array
+        else:
+            if hist is None:
+                hist = History(item.path, 1, "")
+            hist.messages.append(Message(item.path, item.line, item.pointer, item.value))
+    if hist is not None:
+        yield hist
+    elif not found:
+        yield History(str(path), 1, "")  # `[]`: read_json yields no element
+
+
+def looks_like_history(value: Any) -> bool:
+    """Unambiguous: a non-empty array whose every element has `kind` request or response
+    and `parts` (no canonical, Chat or other peer record has both)."""
+    return (
+        isinstance(value, list) and bool(value)
+        and all(isinstance(m, dict) and isinstance(m.get("kind"), str) and m["kind"] in KINDS and "parts" in m for m in value)
+    )  # fmt: skip
+
+
+def looks_like(path: Path) -> bool:
+    """Detection: a `.json` (at most `PEEK_BYTES`) or the first line of a `.jsonl` is an
+    array of pydantic-ai messages (`looks_like_history`). A longer `.json` needs `--format`."""
+    if path.suffix not in (".json", ".jsonl") or not path.is_file():
+        return False
+    try:
+        with path.open("rb") as f:
+            head = f.read(PEEK_BYTES)
+            more = bool(f.read(1))
+    except OSError:
+        return False
+    head = head.removeprefix(_BOM)
+    if path.suffix == ".jsonl":
+        first = next((ln for ln in head.splitlines(keepends=True) if ln.strip()), b"")
+        if not first or (not first.endswith(b"\n") and more):
+            return False
+        head = first
+    elif more:
+        return False
+    try:
+        value = parse(head)
+    except ValueError:
+        return False
+    return looks_like_history(value)
