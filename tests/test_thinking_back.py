@@ -63,8 +63,16 @@ def test_honest_adapter_not_sending_thinking_back_to_ollama_passes_with_skip_rea
 @pytest.mark.parametrize(
     ("cls", "cassettes", "said"),
     [
-        (AnthropicSignatureDroppedOnToolUse, "cassettes/anthropic", "During tool use, you must pass thinking and redacted_thinking blocks"),
-        (AnthropicThinkingDroppedWithWarn, "cassettes/anthropic", "During tool use, you must pass thinking and redacted_thinking blocks"),
+        (
+            AnthropicSignatureDroppedOnToolUse,
+            "cassettes/anthropic",
+            "During tool use, you must pass thinking and redacted_thinking blocks",
+        ),
+        (
+            AnthropicThinkingDroppedWithWarn,
+            "cassettes/anthropic",
+            "During tool use, you must pass thinking and redacted_thinking blocks",
+        ),
         (GeminiSignatureNotSentBack, "cassettes/gemini", "pass it back exactly as received"),
     ],
 )
