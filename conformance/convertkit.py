@@ -21,15 +21,18 @@ The kit holds the pieces converters would otherwise each write their own way:
 from __future__ import annotations
 
 import datetime as dt
+import mimetypes
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 from . import ids
 from .errors import InputError
 from .findings import Finding, RuleInfo, Severity
+from .jsonio import dumps
 
 LOSSY = RuleInfo("TS900", Severity.WARNING, "§7.3", "Conversion dropped or changed information")
 
@@ -174,3 +177,63 @@ __all__ = [
     "ulid_millis",
     "validated",
 ]
+
+
+# -- what a peer's message mapping reports, and how it writes (openai-messages, pydantic-ai) --
+
+
+@dataclass(frozen=True)
+class Loss:
+    """One lossy step of a message mapping: the index of the message it happened in, the
+    pointer inside that message, the text, and the format's rule."""
+
+    message: int
+    pointer: str
+    text: str
+    rule: RuleInfo
+
+
+@dataclass
+class Losses:
+    """The lossy steps of one mapping; `rule` is the format's own "lossy step" rule."""
+
+    rule: RuleInfo
+    items: list[Loss] = field(default_factory=list)
+
+    def add(self, message: int, pointer: str, text: str, rule: RuleInfo | None = None) -> None:
+        self.items.append(Loss(message, pointer, text, rule or self.rule))
+
+
+class Located(Protocol):
+    """Where a mapped message was read: a `jsonio.Record`, or a peer reader's message."""
+
+    @property
+    def path(self) -> str: ...
+
+    @property
+    def line(self) -> int | None: ...
+
+    @property
+    def pointer(self) -> str: ...
+
+
+def report_losses(ctx: ConvertContext, places: Sequence[Located], losses: Losses) -> None:
+    """Each of `losses` as a lossy finding at its message's place (`places[loss.message]`)
+    and the pointer inside it."""
+    for loss in losses.items:
+        at = places[loss.message]
+        ctx.lossy(at.path, at.line, at.pointer + loss.pointer, loss.text, loss.rule)
+
+
+def media_type_of_url(url: str) -> str | None:
+    """The image media type a URL's path suffix names (`.png` -> image/png), else None."""
+    guess, _ = mimetypes.guess_type(urlsplit(url).path, strict=False)
+    return guess if guess is not None and guess.startswith("image/") else None
+
+
+def write_values(dst: Path, values: list[Any], array: bool) -> None:
+    """`values` as one indented JSON array (`array`), or as JSON Lines."""
+    if array:
+        dst.write_bytes(dumps(values, indent=True) + b"\n")
+    else:
+        dst.write_bytes(b"".join(dumps(v) + b"\n" for v in values))

@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar
 
-from ...convertkit import Converter
-from ...jsonio import parse
-from ..base import Options
+from ...convertkit import LOSSY, ConvertContext, Converter, is_tool_definition, validated
+from ...findings import RuleInfo
+from ...jsonio import Record, parse, read_json, read_jsonl
+from ..base import FileStats, Options
 from .checker import CanonicalRun
 from .rules import CATALOG
 
@@ -58,4 +59,27 @@ class CanonicalFormat:
         return CanonicalRun(options, revisions=options.revisions or None)
 
 
-__all__ = ["CATALOG", "CanonicalFormat", "CanonicalRun"]
+def validated_records(src: Path) -> list[Record]:
+    """The records of a canonical file that validates (`convertkit.validated` refuses one
+    that does not, naming its first error): the input of every `--from canonical` converter."""
+    validated(src, "canonical", CanonicalRun(Options()), FileStats(str(src), "canonical"))
+    items = read_jsonl(src) if src.suffix == ".jsonl" else read_json(src)
+    return [r for r in items if isinstance(r, Record)]
+
+
+def sessions_of(src: Path, ctx: ConvertContext, target: str, rule: RuleInfo = LOSSY) -> dict[str, list[Record]]:
+    """The messages of a valid canonical file grouped by session, in input order; a tool
+    definition, which no peer's message list carries, is reported dropped (`rule`)."""
+    sessions: dict[str, list[Record]] = {}
+    for rec in validated_records(src):
+        v = rec.value
+        if is_tool_definition(v):
+            ctx.lossy(
+                rec.path, rec.line, rec.pointer, f"tool definition {v.get('name')!r} is not a {target}; dropped", rule
+            )
+            continue
+        sessions.setdefault(v["session_id"], []).append(rec)
+    return sessions
+
+
+__all__ = ["CATALOG", "CanonicalFormat", "CanonicalRun", "sessions_of", "validated_records"]

@@ -26,6 +26,18 @@ _SNAKE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*\Z")
 # gpt2099 writes them) are snake_case words, not a provider prefix; `functions.ReadFile`,
 # `mcp:read_file` and `ReadFile` are not.
 _USE_NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def canonical_tool_name(name: str) -> str:
+    """`name` when it is a canonical tool name (snake_case, §4.2, as TS306 checks it), else
+    its snake_case form: `getWeather` and `get-weather` -> `get_weather`, `functions.run` ->
+    `functions_run` (the peers' converters name tools with it)."""
+    if _USE_NAME.match(name):
+        return name
+    snake = re.sub(r"[^a-z0-9]+", "_", _CAMEL.sub("_", name).lower()).strip("_")
+    return snake if _USE_NAME.match(snake) else f"tool_{snake}".rstrip("_")
+
 
 # §5.4 as an allow-list. Allowed: basic types, enum, required, properties, items,
 # description, basic format annotations, and additionalProperties as a boolean.

@@ -26,16 +26,14 @@ from __future__ import annotations
 
 import base64
 import binascii
-import mimetypes
 import re
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
-from ...convertkit import IdMint, rfc3339, short
-from ...findings import RuleInfo
+from ...convertkit import IdMint, Losses, media_type_of_url, rfc3339, short
 from ...ids import is_tool_id
 from ...jsonio import dumps
+from ..canonical.tools import canonical_tool_name
 from . import rules as R
 from .checker import arguments_object
 
@@ -44,31 +42,6 @@ _DATA_URL = re.compile(r"data:([A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za
 # reported) when the URL's suffix names none
 UNKNOWN_MEDIA = "image/jpeg"
 _RANK = {"thinking": 0, "text": 1, "tool_use": 2}
-
-
-@dataclass(frozen=True)
-class Loss:
-    """One lossy step: the index of the message it happened in, the pointer inside that
-    message, the message, and the rule."""
-
-    message: int
-    pointer: str
-    text: str
-    rule: RuleInfo = R.LOSSY
-
-
-@dataclass
-class Losses:
-    items: list[Loss] = field(default_factory=list)
-
-    def add(self, message: int, pointer: str, text: str, rule: RuleInfo = R.LOSSY) -> None:
-        self.items.append(Loss(message, pointer, text, rule))
-
-
-def media_type_of_url(url: str) -> str | None:
-    """The image media type a URL's path suffix names (`.png` -> image/png), else None."""
-    guess, _ = mimetypes.guess_type(urlsplit(url).path, strict=False)
-    return guess if guess is not None and guess.startswith("image/") else None
 
 
 def _text_content(blocks: list[dict[str, Any]]) -> str | list[dict[str, Any]]:
@@ -89,7 +62,7 @@ def _extra(block: dict[str, Any], known: set[str], i: int, ptr: str, out: Losses
 def to_chat(messages: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], Losses]:
     """The Chat messages of one canonical session, and what they could not hold."""
     out: list[dict[str, Any]] = []
-    losses = Losses()
+    losses = Losses(R.LOSSY)
     for i, m in enumerate(messages):
         role = m["role"]
         meta = m.get("metadata") or {}
@@ -263,19 +236,6 @@ def placeholder_metadata() -> dict[str, Any]:
     }
 
 
-_USE_NAME = re.compile(r"[a-z][a-z0-9_]*\Z")  # canonical §4.2, as TS306 checks it
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-
-
-def canonical_tool_name(name: str) -> str:
-    """`name` when it is a canonical tool name (snake_case, TS306), else its snake_case
-    form: `getWeather` and `get-weather` -> `get_weather`, `functions.run` -> `functions_run`."""
-    if _USE_NAME.match(name):
-        return name
-    snake = re.sub(r"[^a-z0-9]+", "_", _CAMEL.sub("_", name).lower()).strip("_")
-    return snake if _USE_NAME.match(snake) else f"tool_{snake}".rstrip("_")
-
-
 @dataclass
 class Session:
     """Ids and times minted for one conversation (Chat messages have none)."""
@@ -338,7 +298,7 @@ def from_chat(chat: list[dict[str, Any]], session_id: str, s: Session) -> tuple[
     """The canonical messages of one Chat conversation (valid per the checker), with
     ids and created_at minted from `s` (one millisecond apart)."""
     out: list[dict[str, Any]] = []
-    losses = Losses()
+    losses = Losses(R.LOSSY)
     for i, v in enumerate(chat):
         role = v["role"]
         if role == "function":

@@ -21,22 +21,14 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from ...convertkit import ConvertContext, IdMint, is_tool_definition, validated
+from ...convertkit import ConvertContext, IdMint, report_losses, validated, write_values
 from ...errors import InputError
-from ...jsonio import Record, dumps, read_json, read_jsonl
 from ..base import FileStats, Options
-from ..canonical.checker import CanonicalRun
+from ..canonical import sessions_of
 from . import rules as R
 from .checker import PydanticAIRun
 from .mapping import Session, from_pydantic_ai, to_pydantic_ai
 from .reader import History, read_histories
-
-
-def _write(dst: Path, values: list[Any], array: bool) -> None:
-    if array:
-        dst.write_bytes(dumps(values, indent=True) + b"\n")
-    else:
-        dst.write_bytes(b"".join(dumps(v) + b"\n" for v in values))
 
 
 def to_canonical(src: Path, dst: Path, ctx: ConvertContext) -> None:
@@ -48,9 +40,7 @@ def to_canonical(src: Path, dst: Path, ctx: ConvertContext) -> None:
         s = Session(IdMint(digest, n), 0)
         session_id = s.mint.ulid(0, "session")
         messages, _, losses = from_pydantic_ai([m.value for m in h.messages], session_id, s)
-        for loss in losses.items:
-            m = h.messages[loss.message]
-            ctx.lossy(m.path, m.line, m.pointer + loss.pointer, loss.text, loss.rule)
+        report_losses(ctx, h.messages, losses)
         if messages:
             ctx.lossy(
                 h.path, h.line, h.pointer,
@@ -62,27 +52,11 @@ def to_canonical(src: Path, dst: Path, ctx: ConvertContext) -> None:
                 R.SYNTHESIZED,
             )  # fmt: skip
         out += messages
-    _write(dst, out, dst.suffix == ".json")
-
-
-def _canonical_records(src: Path) -> list[Record]:
-    validated(src, "canonical", CanonicalRun(Options()), FileStats(str(src), "canonical"))
-    items = read_jsonl(src) if src.suffix == ".jsonl" else read_json(src)
-    return [r for r in items if isinstance(r, Record)]
+    write_values(dst, out, dst.suffix == ".json")
 
 
 def from_canonical(src: Path, dst: Path, ctx: ConvertContext) -> None:
-    sessions: dict[str, list[Record]] = {}
-    for rec in _canonical_records(src):
-        v: Any = rec.value
-        if is_tool_definition(v):
-            ctx.lossy(
-                rec.path, rec.line, rec.pointer,
-                f"tool definition {v.get('name')!r} is not a pydantic-ai message; dropped",
-                R.LOSSY,
-            )  # fmt: skip
-            continue
-        sessions.setdefault(v["session_id"], []).append(rec)
+    sessions = sessions_of(src, ctx, "pydantic-ai message", R.LOSSY)
     array = dst.suffix == ".json"
     if array and len(sessions) > 1:
         raise InputError(
@@ -98,11 +72,9 @@ def from_canonical(src: Path, dst: Path, ctx: ConvertContext) -> None:
     out: list[Any] = []
     for records in sessions.values():
         history, losses = to_pydantic_ai([r.value for r in records])
-        for loss in losses.items:
-            rec = records[loss.message]
-            ctx.lossy(rec.path, rec.line, rec.pointer + loss.pointer, loss.text, loss.rule)
+        report_losses(ctx, records, losses)
         if array:
             out = history
         else:
             out.append(history)
-    _write(dst, out, array)
+    write_values(dst, out, array)

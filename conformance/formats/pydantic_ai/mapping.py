@@ -29,55 +29,19 @@ from __future__ import annotations
 
 import base64
 import binascii
-import mimetypes
 import re
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
-from ...convertkit import IdMint, rfc3339, short
-from ...findings import RuleInfo
+from ...convertkit import IdMint, Losses, media_type_of_url, rfc3339, short
 from ...ids import is_tool_id
 from ...jsonio import dumps
+from ..canonical.tools import canonical_tool_name
 from . import rules as R
 from .checker import args_object
 
 UNKNOWN_MEDIA = "image/jpeg"
-_USE_NAME = re.compile(r"[a-z][a-z0-9_]*\Z")  # canonical §4.2, as TS306 checks it
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _URLSAFE = str.maketrans("-_", "+/")
-
-
-@dataclass(frozen=True)
-class Loss:
-    """One lossy step: the index of the message it happened in, the pointer inside it,
-    the message, and the rule."""
-
-    message: int
-    pointer: str
-    text: str
-    rule: RuleInfo = R.LOSSY
-
-
-@dataclass
-class Losses:
-    items: list[Loss] = field(default_factory=list)
-
-    def add(self, message: int, pointer: str, text: str, rule: RuleInfo = R.LOSSY) -> None:
-        self.items.append(Loss(message, pointer, text, rule))
-
-
-def media_type_of_url(url: str) -> str | None:
-    guess, _ = mimetypes.guess_type(urlsplit(url).path, strict=False)
-    return guess if guess is not None and guess.startswith("image/") else None
-
-
-def canonical_tool_name(name: str) -> str:
-    """`name` when it is a canonical tool name (snake_case, TS306), else its snake_case form."""
-    if _USE_NAME.match(name):
-        return name
-    snake = re.sub(r"[^a-z0-9]+", "_", _CAMEL.sub("_", name).lower()).strip("_")
-    return snake if _USE_NAME.match(snake) else f"tool_{snake}".rstrip("_")
 
 
 def _texts_of(blocks: list[dict[str, Any]]) -> list[str]:
@@ -92,7 +56,7 @@ _KEPT_META = {"model", "provider"}
 def to_pydantic_ai(messages: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], Losses]:
     """The ModelMessages of one canonical session, and what they could not hold."""
     out: list[dict[str, Any]] = []
-    losses = Losses()
+    losses = Losses(R.LOSSY)
     names: dict[str, str] = {}  # tool_use id -> tool name
     request: dict[str, Any] | None = None
     for i, m in enumerate(messages):
@@ -318,7 +282,7 @@ def from_pydantic_ai(
     created_at minted from `s`; and for each, the index of the ModelMessage it came from."""
     out: list[dict[str, Any]] = []
     origin: list[int] = []
-    losses = Losses()
+    losses = Losses(R.LOSSY)
 
     def emit(i: int, role: str, content: list[dict[str, Any]], meta: dict[str, Any]) -> None:
         s.ms += 1
