@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
+import functools
 import os
 import tomllib
 from collections.abc import Mapping
@@ -43,17 +44,27 @@ class Config:
     format: str | None = None
     _root: Path = field(default_factory=Path, repr=False)
 
+    def _names(self, path: str) -> set[str]:
+        rel = _relative(path, self._root)
+        return {path} if rel is None else {path, rel}
+
     def ignored(self, path: str, rule_id: str) -> bool:
         """Whether `per-file-ignores` leaves out `rule_id` in the file at `path`."""
         if not self.per_file_ignores:
             return False
-        names = {path}
-        with contextlib.suppress(ValueError):  # another drive (Windows): the path as given only
-            names.add(Path(os.path.relpath(Path(path).resolve(), self._root)).as_posix())
+        names = self._names(path)
         return any(
             rule_id.startswith(ids) and any(fnmatch.fnmatch(n, glob) for n in names)
             for glob, ids in self.per_file_ignores
         )
+
+
+@functools.lru_cache(maxsize=256)
+def _relative(path: str, root: Path) -> str | None:
+    """`path` relative to `root`, resolved once per path (`ignored` asks for every finding)."""
+    with contextlib.suppress(ValueError):  # another drive (Windows): the path as given only
+        return Path(os.path.relpath(Path(path).resolve(), root)).as_posix()
+    return None
 
 
 def find(start: Path | None = None) -> Path | None:

@@ -225,9 +225,14 @@ def report_losses(ctx: ConvertContext, places: Sequence[Located], losses: Losses
         ctx.lossy(at.path, at.line, at.pointer + loss.pointer, loss.text, loss.rule)
 
 
+MIMES = mimetypes.MimeTypes(filenames=())
+"""Python's own suffix table, not the machine's /etc/mime.types: the same input converts
+to the same media types on every machine."""
+
+
 def media_type_of_url(url: str) -> str | None:
     """The image media type a URL's path suffix names (`.png` -> image/png), else None."""
-    guess, _ = mimetypes.guess_type(urlsplit(url).path, strict=False)
+    guess, _ = MIMES.guess_type(urlsplit(url).path, strict=False)
     return guess if guess is not None and guess.startswith("image/") else None
 
 

@@ -110,13 +110,13 @@ def check_output(dst: Path, inputs: Iterable[Path], *, force: bool = False, in_p
 STAGE_SUFFIX = ".turnspec"
 
 
-def _host() -> str:
+def host_name() -> str:
     """This host's name as it appears in a stage's name: no dots (they separate the
     parts), at most 32 characters (the stage's name must fit in NAME_MAX)."""
     return re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())[:32] or "host"
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -138,10 +138,10 @@ def recover(target: Path) -> None:
         names = [p.name for p in target.parent.iterdir() if p.name.startswith(prefix) and p.name.endswith(STAGE_SUFFIX)]
     except OSError:
         return
-    host = _host()
+    host = host_name()
     for name in sorted(names):
         parts = name[len(prefix) : -len(STAGE_SUFFIX)].split(".")
-        if len(parts) != 3 or parts[0] != host or not parts[1].isdigit() or _pid_alive(int(parts[1])):
+        if len(parts) != 3 or parts[0] != host or not parts[1].isdigit() or pid_alive(int(parts[1])):
             continue
         stage = target.parent / name
         aside = stage / ".replaced"
@@ -163,7 +163,9 @@ def staged(dst: Path) -> Iterator[Path]:
     target = real(dst)
     try:
         stage = Path(
-            tempfile.mkdtemp(prefix=f".{target.name}.{_host()}.{os.getpid()}.", suffix=STAGE_SUFFIX, dir=target.parent)
+            tempfile.mkdtemp(
+                prefix=f".{target.name}.{host_name()}.{os.getpid()}.", suffix=STAGE_SUFFIX, dir=target.parent
+            )
         )
     except OSError as exc:
         raise InputError(f"{dst}: cannot write in {target.parent}: {exc.strerror or exc}") from None

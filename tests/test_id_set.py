@@ -63,3 +63,16 @@ def test_ids_in_order_cost_no_hashing() -> None:
     assert ids.seq == ["01A", "01B", "01C", "01D", "01E"] and not ids.rest
     ids.add("01AA")  # out of order: the hash set
     assert ids.rest == {"01AA"} and "01AA" in ids and "01AB" not in ids and 5 not in ids
+
+
+def test_a_location_that_does_not_fit_keeps_the_id_and_drops_only_the_place() -> None:
+    """A SQLite rowid is a "line" and may pass 2**40: the id is still a duplicate when it
+    repeats (TS202), it is just not said where it first came from (never another file)."""
+    s = IdSet()
+    s.add("01AAAAAAAAAAAAAAAAAAAAAAAA", "store.db#messages", 2**41)
+    s.add("01AAAAAAAAAAAAAAAAAAAAAAAB", "other.jsonl", 7)
+    s.update(["01AAAAAAAAAAAAAAAAAAAAAAAC", "01AAAAAAAAAAAAAAAAAAAAAAAD"], "big.db#messages", 2**40 - 1)
+    assert s.where("01AAAAAAAAAAAAAAAAAAAAAAAA") == ("", -1)
+    assert s.where("01AAAAAAAAAAAAAAAAAAAAAAAB") == ("other.jsonl", 7)
+    assert s.where("01AAAAAAAAAAAAAAAAAAAAAAAD") == ("", -1)
+    assert "01AAAAAAAAAAAAAAAAAAAAAAAC" in s and s.where("01AAAAAAAAAAAAAAAAAAAAAAAZ") is None

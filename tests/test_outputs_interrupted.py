@@ -110,7 +110,7 @@ def test_stages_of_live_processes_and_other_hosts_are_kept(tmp_path: Path) -> No
     out = tmp_path / "ctx"
     _old(out)
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    host = outputs._host()
+    host = outputs.host_name()
     keep = [
         f".ctx.{host}.{os.getpid()}.abcdefgh.turnspec",  # alive (this process)
         f".ctx.otherhost.{dead.stdout.strip()}.abcdefgh.turnspec",  # another host: cannot tell

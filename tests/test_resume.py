@@ -20,14 +20,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conformance import Options, validate
+from conformance import Options, outputs, validate
 from conformance.api import Report, expand
 from conformance.errors import InputError
 from conformance.formats.canonical import CanonicalFormat
 from conformance.parallel import chunks
-from conformance.parallel import store as store_mod
 from conformance.parallel.engine import validate_units
 from conformance.parallel.store import ResumeStore, read_entry
+from conformance.parallel.store import content_hash_of as store_digest
 from conformance.synthetic import messages
 
 HERE = Path(__file__).parent
@@ -196,7 +196,7 @@ def test_what_killed_runs_left_is_cleaned(tmp_path: Path) -> None:
     f.write_bytes(corpus(30, 8))
     store = tmp_path / "store"
     resumed(f, store)
-    host = store_mod._host()
+    host = outputs.host_name()
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, check=True)
     key = "0" * 64
     stale = store / f".{key}.{host}.{int(dead.stdout)}.abcd.tmp"
@@ -346,3 +346,28 @@ def test_ranges_without_a_newline_read_only_their_own_bytes(tmp_path: Path, fast
     got = validate([f], options, jobs=1, chunk_bytes=10_000)
     want = validate([f], options, jobs=1)
     assert report_bytes(got) == report_bytes(want)
+
+
+@pytest.mark.parametrize("forge", ["span", "payload"])
+def test_an_entry_whose_digests_hold_but_whose_contents_do_not_fit_its_part_is_recomputed(
+    tmp_path: Path, forge: str
+) -> None:
+    """Digests prove bytes, not meaning: an entry naming a span its part does not read (an
+    empty one, whose digest anyone can compute), or holding no task result, is not used."""
+    f = tmp_path / "c.jsonl"
+    f.write_bytes(corpus(60, 11).replace(b'"role":"user"', b'"role":"usex"', 1))
+    store = tmp_path / "store"
+    want = resumed(f, store)
+    for q in store.glob("*.tsr"):
+        head, _, body = q.read_bytes().partition(b"\n")
+        header = orjson.loads(head)
+        if forge == "span":
+            header["read"], header["digest"] = [0, 0], store_digest(b"")
+            body = b'{"lines":0,"items":[]}'
+        else:
+            body = b"[1, 2, 3]"
+        header["result"] = store_digest(body)
+        q.write_bytes(orjson.dumps(header) + b"\n" + body)
+    notes: list[str] = []
+    assert resumed(f, store, notes) == want == fresh(f)
+    assert notes and all("recomputed" in n for n in notes)

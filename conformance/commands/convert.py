@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from .. import escaping
 from ..convert import convert as do_convert
 from ..convert import converters
 
@@ -38,5 +39,5 @@ def register(app: typer.Typer) -> None:
         """Convert between formats; every lossy step is reported with its location."""
         findings = do_convert(from_.value, to.value, src, dst, force=force)
         for f in findings:
-            sys.stderr.write(f.format() + "\n")
-        sys.stderr.write(f"wrote {dst} ({len(findings)} lossy step(s) reported)\n")
+            sys.stderr.write(escaping.text_line(f.format()) + "\n")
+        sys.stderr.write(escaping.text_line(f"wrote {dst} ({len(findings)} lossy step(s) reported)") + "\n")

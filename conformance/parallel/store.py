@@ -41,7 +41,6 @@ import os
 import re
 import secrets
 import shutil
-import socket
 import stat
 from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
@@ -53,7 +52,7 @@ import orjson
 from ..errors import InputError
 from ..formats.base import Options
 from ..jsonio import read_input
-from ..outputs import real
+from ..outputs import host_name, pid_alive, real
 from .chunks import ITEM_CODEC, Opener, Task, content_hash, open_local
 
 SUFFIX = ".tsr"
@@ -95,20 +94,6 @@ def options_key(options: Options) -> list[Any]:
     ]
 
 
-def _host() -> str:
-    return re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())[:64]
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # it exists (another user's process)
-        return True
-    return True
-
-
 def _part(task: Task, size: int) -> list[Any]:
     return [task.path, task.start, task.end, task.whole, size]
 
@@ -145,7 +130,7 @@ class ResumeStore:
             raise InputError(f"--resume {folder}: is not writable")
         self.base = orjson.dumps([_version(), ITEM_CODEC, STORE_FORMAT, options_key(options)])
         self.run_digest = hashlib.sha256(self.base).hexdigest()
-        self.host = _host()
+        self.host = host_name()
         self._clean()
 
     # -- names ----------------------------------------------------------------------
@@ -171,7 +156,7 @@ class ResumeStore:
         for path in paths:
             name = path.name
             m = _TEMP.match(name)
-            if m is not None and m["host"] == self.host and not _alive(int(m["pid"])):
+            if m is not None and m["host"] == self.host and not pid_alive(int(m["pid"])):
                 with contextlib.suppress(OSError):
                     if stat.S_ISREG(os.lstat(path).st_mode):
                         path.unlink()
@@ -235,10 +220,20 @@ class ResumeStore:
             not isinstance(span, list)
             or len(span) != 2
             or not all(type(x) is int and x >= 0 for x in span)
-            or span[0] > span[1]
             or not isinstance(digest, str)
         ):
             return "its stored entry is damaged (no range read)", b""
+        # what a task of this part reads: from the byte before its range (where its first
+        # line begins) to at least its range's end or the end of the file (`chunks._Range`)
+        first = 0 if task.whole or task.start == 0 else task.start - 1
+        if span[0] != first or span[1] < min(size, max(task.end, first)) or (span[1] > size and not task.whole):
+            return "its stored entry names bytes its part does not read", b""
+        try:
+            doc = orjson.loads(payload)
+        except orjson.JSONDecodeError:
+            doc = None
+        if not isinstance(doc, dict) or not isinstance(doc.get("items"), list) or type(doc.get("lines")) is not int:
+            return "its stored entry is damaged (not a task's result)", b""
         try:
             now = self._read_digest(task.path, span[0], span[1])
         except (OSError, InputError) as exc:

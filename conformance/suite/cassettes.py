@@ -27,7 +27,6 @@ expansion (a billion-laughs cassette is refused before PyYAML builds it).
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import zlib
@@ -60,6 +59,10 @@ def api_of(uri: str) -> str | None:
     """The name of the wire API whose record matches `uri`, or None."""
     api = registry.api_for_url(uri)
     return api.name if api is not None else None
+
+
+MAX_INFLATED = 64 * 1024 * 1024
+"""The most a recorded request body may inflate to (as the cassette linter's bound)."""
 
 
 class CassetteError(ValueError):
@@ -280,10 +283,16 @@ def _request_bytes(req: Any) -> bytes:
     headers = {str(k).lower(): v for k, v in (getattr(req, "headers", None) or {}).items()}
     coding = headers.get("content-encoding", "")
     coding = (coding[0] if isinstance(coding, list) and coding else str(coding)).strip().lower()
-    if raw and coding == "gzip":
-        return gzip.decompress(raw)
-    if raw and coding == "deflate":
-        return zlib.decompress(raw)
+    if raw and coding in ("gzip", "deflate"):
+        # bounded, as the cassette linter inflates (a small gzip body may expand without end)
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS if coding == "gzip" else zlib.MAX_WBITS)
+        try:
+            out = d.decompress(raw, MAX_INFLATED + 1)
+        except zlib.error as exc:
+            raise CassetteError(f"request body is not {coding} ({exc})") from None
+        if len(out) > MAX_INFLATED:
+            raise CassetteError(f"request body inflates past {MAX_INFLATED} bytes; not read")
+        return out
     return raw
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from .. import escaping
 from ..adapters import registry
 from ..findings import Selection
 from ..formats.canonical.markers import DEFAULT_CRITICAL_KEY
@@ -77,11 +78,13 @@ class TurnspecItem(pytest.Item):
         if result is None:
             pytest.skip(f"{self.rule} was not selected")
         if result.status == "fail":
-            raise TurnspecFailure("\n".join(result.explained()))
+            raise TurnspecFailure("\n".join(map(escaping.text_line, result.explained())))
         if result.status == "skip":
-            pytest.skip("; ".join(result.reasons[:3]))
+            pytest.skip(escaping.text("; ".join(result.reasons[:3])))
         if result.status == "warn":  # advisory: passes, and says why it warned
-            warnings.warn(f"{self.rule} (advisory): " + "; ".join(result.reasons[:3]), UserWarning, stacklevel=1)
+            warnings.warn(
+                escaping.text(f"{self.rule} (advisory): " + "; ".join(result.reasons[:3])), UserWarning, stacklevel=1
+            )
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, TurnspecFailure):

@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 
 import pytest
 
+from .. import escaping
 from ..adapters.protocol import Adapter
 from ..formats.canonical.markers import DEFAULT_CRITICAL_KEY
 from ..schemas import schema_set
@@ -150,13 +151,18 @@ class AdapterConformanceTests:
         if result.status == "fail":
             pytest.fail(
                 f"{rule} failed:\n"
-                + "\n".join(f"  - {line}" if line in result.reasons else f"    {line}" for line in result.explained()),
+                + "\n".join(
+                    escaping.text_line(f"  - {line}" if line in result.reasons else f"    {line}")
+                    for line in result.explained()
+                ),
                 pytrace=False,
             )
         if result.status == "skip":
-            pytest.skip("; ".join(result.reasons[:3]))
+            pytest.skip(escaping.text("; ".join(result.reasons[:3])))
         if result.status == "warn":  # advisory: passes, and says why it warned
-            warnings.warn(f"{rule} (advisory): " + "; ".join(result.reasons[:3]), UserWarning, stacklevel=1)
+            warnings.warn(
+                escaping.text(f"{rule} (advisory): " + "; ".join(result.reasons[:3])), UserWarning, stacklevel=1
+            )
 
     def test_capabilities_match_expectations(self) -> None:
         """Expectations the subclass states equal what the adapter declares (§7.2 honesty)."""

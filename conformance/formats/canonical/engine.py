@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from itertools import chain
+from operator import lt
 from typing import Any, Generic, Protocol, TypeVar
 
 from ...findings import Finding, RuleInfo, Selection, Severity
@@ -242,21 +243,31 @@ class IdSet:
         self._path_no: dict[str, int] = {}
 
     def _loc(self, path: str, line: int) -> int:
+        """`path` and `line` as one integer; -1 when they do not fit (a SQLite rowid past
+        2**40 is a "line" too): the id is kept, only where it came from is not."""
         no = self._path_no.get(path)
         if no is None:
             no = self._path_no[path] = len(self.paths)
             self.paths.append(path)
+        if not 0 <= line <= _LINE_MASK or no >= _MAX_FILES:
+            return -1
         return no << _LINE_BITS | line
 
     def where(self, mid: str) -> tuple[str, int] | None:
-        """The file and line where `mid` first appeared (None when it is not here)."""
+        """The file and line where `mid` first appeared (None when it is not here; line -1
+        when where it came from did not fit, `_loc`). An id after the last one (the common
+        case: ULIDs in order) costs one comparison, as in `__contains__`."""
+        seq = self.seq
+        if not seq or mid > seq[-1]:
+            return None
         loc = self.rest_at.get(mid)
         if loc is None:
-            seq = self.seq
             k = bisect_left(seq, mid)
             if k == len(seq) or seq[k] != mid:
                 return None
             loc = self.at[k]
+        if loc < 0:
+            return "", -1
         return self.paths[loc >> _LINE_BITS], loc & _LINE_MASK
 
     def __contains__(self, mid: object) -> bool:
@@ -301,11 +312,18 @@ class IdSet:
         seq = self.seq
         if not ids:
             return
+        n = len(ids)
         base = self._loc(path, first)
+        if base >= 0 and first + n > _LINE_MASK:
+            base = -1
         if not seq or min(ids) > seq[-1]:
-            order = sorted(range(len(ids)), key=ids.__getitem__)
+            if all(map(lt, ids, ids[1:])):  # in order already (ULIDs written in order): no sort
+                seq.extend(ids)
+                self.at.extend(range(base, base + n) if base >= 0 else [-1] * n)
+                return
+            order = sorted(range(n), key=ids.__getitem__)
             seq.extend([ids[k] for k in order])
-            self.at.extend([base + k for k in order])
+            self.at.extend([base + k if base >= 0 else -1 for k in order])
         else:
             for k, mid in enumerate(ids):
                 self.add(mid, path, first + k)
@@ -313,6 +331,7 @@ class IdSet:
 
 _LINE_BITS = 40  # lines of a file: below 2**40; files of a run: below 2**23
 _LINE_MASK = (1 << _LINE_BITS) - 1
+_MAX_FILES = 1 << 23
 
 
 @dataclass

@@ -316,8 +316,8 @@ def message_unique(ctx: Context, m: SessionFacts, sess: Session, state: RunState
     first = state.message_ids.where(m.msg["id"])
     if first is not None:
         path, line = first
-        at = f"line {line}" if path == m.rec.path else f"{path}:{line}"
-        emit(m.rec, "/id", R.MESSAGE_UNIQUE, f"message id {m.msg['id']} appears more than once (first at {at})")
+        at = "" if line < 0 else f" (first at line {line})" if path == m.rec.path else f" (first at {path}:{line})"
+        emit(m.rec, "/id", R.MESSAGE_UNIQUE, f"message id {m.msg['id']} appears more than once{at}")
 
 
 @SESSION.register(R.MESSAGE_MONOTONIC)

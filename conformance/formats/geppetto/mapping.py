@@ -52,7 +52,6 @@ import binascii
 import datetime as dt
 import hashlib
 import json
-import mimetypes
 import random
 import re
 import uuid
@@ -63,7 +62,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ... import ids
-from ...convertkit import IdMint, created_at_micros, short
+from ...convertkit import MIMES, IdMint, created_at_micros, short
 from ...findings import RuleInfo
 from ...ids import is_tool_id
 from ...schemas import schema_set
@@ -91,7 +90,6 @@ _FINISH = {"cancelled": "interrupted", "error": "error", "partial": "unknown"}
 _IMAGE_MEDIA = re.compile(r"image/[a-z0-9][a-z0-9!#$&^_.+-]*\Z")  # canonical image-block.json
 # Python's built-in extension table only, so a guess does not depend on the machine's
 # /etc/mime.types.
-_MIMES = mimetypes.MimeTypes(filenames=())
 _MAGIC = ((b"\x89PNG", "image/png"), (b"\xff\xd8\xff", "image/jpeg"), (b"GIF8", "image/gif"))
 
 
@@ -283,7 +281,7 @@ def _image_to_canonical(img: Any, ptr: str, out: _Out) -> tuple[dict[str, Any] |
         media = media or (m.group(1).lower() or None)
     elif field_name == "url":
         kind, data = "url", value
-        media = media or _MIMES.guess_type(urlsplit(value).path)[0]
+        media = media or MIMES.guess_type(urlsplit(value).path)[0]
     else:
         kind, data = "base64", value
     if not data.strip():

@@ -90,6 +90,8 @@ class OpenAIMessagesRun:
         if content is None:
             if role == "assistant" and (v.get("tool_calls") or v.get("function_call")):
                 return
+            if role == "function" and "content" in v:  # the legacy function message: content "string or null"
+                return
             what = "missing" if "content" not in v else "null"
             yield self._f(
                 m, ptr if "content" in v else m.pointer, R.CONTENT_MISSING, f"{role} message content is {what}"

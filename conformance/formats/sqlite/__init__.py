@@ -345,7 +345,7 @@ class SqliteRun:
         # has no sequence column; created_at may go back, TS204, as in JSONL). Read by created_at,
         # a spec-valid session going back in time drew TS203/TS205 here but only TS204 as JSONL.
         rows = con.execute("SELECT rowid, id, session_id, role, content_json, metadata_json, created_at, schema_version "
-                           "FROM messages ORDER BY session_id, id")  # fmt: skip
+                           "FROM messages ORDER BY session_id, id, rowid")  # fmt: skip
         for rowid, mid, sid, role, content_json, metadata_json, created, version in rows:
             stats.records += 1
             message_ids.add(mid)
