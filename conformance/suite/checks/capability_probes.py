@@ -32,7 +32,7 @@ from ..capture import capture_warnings
 from ..outcome import AdapterUnderTest, Outcome
 from ..scripts import Builder, conversation, mark
 from .common import Env, check, crash, ctx_for, o, opts, parse_stream, read_request, session_for, wire_api_of
-from .semantics import wire_events
+from .streams import wire_values
 
 PARALLEL = "supports_parallel_tool_calls"
 STREAM_TOOLS = "supports_streaming_tool_calls"
@@ -126,7 +126,7 @@ def _recorded(s: AdapterUnderTest, env: Env) -> Iterator[Outcome]:
             except Exception:
                 continue  # the stream checks report crashes
             yield from _stream_case(s, a, it.label, events, err, shown)
-            values = wire_events(it)
+            values = wire_values(it)
             usage = api.probes.stream_usage(values) if values is not None else None
             if usage is not None and caps.get(CACHING):
                 done = next((e for e in events if _kind(e) == "message_complete"), None)

@@ -31,9 +31,8 @@ from typing import Any
 
 from ...adapters.protocol import Adapter, Message, WireResponse
 from ...wire import equivalence
-from ...wire.api import Framing, Located, WireApi
+from ...wire.api import Located, WireApi
 from ...wire.facts import history_index
-from ...wire.framing import FramingError, json_events
 from .. import rules as R
 from ..capture import capture_warnings
 from ..cassettes import Interaction
@@ -55,6 +54,7 @@ from .common import (
     session_for,
     wire_api_of,
 )
+from .streams import wire_values
 
 IMAGE_URL = "https://example.com/turnspec/cat.png"
 USAGE_KEYS = (
@@ -350,15 +350,6 @@ def _error_flag_warned(s: AdapterUnderTest, api: WireApi, records: list[logging.
     return o(R.TOOL_ERROR_KEPT, s, "fail" if msg else "pass", "tool errors warned", msg, "supports_tools")
 
 
-def wire_events(it: Interaction) -> list[Any] | None:
-    """The decoded JSON events of a recorded stream (None when it cannot be decoded)."""
-    framing = it.framing or Framing.SSE
-    try:
-        return [e.value for e in json_events(framing, [it.response_body])]
-    except FramingError:
-        return None
-
-
 DISJOINT = "disjoint (input excludes cache reads)"
 INCLUSIVE = "the contract's literal mapping (input includes cache reads)"
 
@@ -496,7 +487,7 @@ def _refusals(
 def _stream_semantics(
     s: AdapterUnderTest, a: Adapter, api: WireApi, it: Interaction, sid: str, readings: set[str]
 ) -> Iterator[Outcome]:
-    values = wire_events(it)
+    values = wire_values(it)
     if values is None:
         return  # the stream checks report undecodable streams
     try:
@@ -565,7 +556,6 @@ def stream_usage_requested(env: Env) -> Iterator[Outcome]:
 
 
 PREFLIGHT_ESTIMATE = 4321  # what the harness says estimate_input_tokens gave (TC906)
-_locates = locates
 
 
 def _noted(records: list[logging.LogRecord]) -> bool:
@@ -594,10 +584,10 @@ def missing_usage(env: Env) -> Iterator[Outcome]:
             usage: Any = None
             try:
                 if it.is_stream:
-                    values = wire_events(it)
+                    values = wire_values(it)
                     if (
                         values is None
-                        or not _locates(api, "stream_usage")
+                        or not locates(api, "stream_usage")
                         or api.probes.stream_usage(values) is not None
                     ):
                         continue
@@ -609,7 +599,7 @@ def missing_usage(env: Env) -> Iterator[Outcome]:
                     usage = done.get("usage")
                 else:
                     body = it.response_json
-                    if not isinstance(body, dict) or not _locates(api, "response_usage"):
+                    if not isinstance(body, dict) or not locates(api, "response_usage"):
                         continue
                     if api.probes.response_usage(body) is not None:
                         continue
@@ -659,7 +649,7 @@ def served_model(env: Env) -> Iterator[Outcome]:
             ctx = ctx_for(session_for("model", it.label), model=f"{a.provider}:{REQUESTED_MODEL}")
             try:
                 if it.is_stream:
-                    values = wire_events(it)
+                    values = wire_values(it)
                     named = api.probes.stream_model(values) if values is not None else None
                     if named is None:
                         continue

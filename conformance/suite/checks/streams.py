@@ -181,10 +181,11 @@ def stream_equals_parse(env: Env) -> Iterator[Outcome]:
                 problems = list(ren.problems)
                 parsed = equivalence.normalize_blocks(api, ren.apply(msg["content"]))
                 streamed = equivalence.normalize_blocks(api, final)
-                if not problems and equivalence.diff(parsed, streamed):
+                differs = [] if problems else equivalence.diff(parsed, streamed)
+                if differs:
                     problems.append(
                         f"stream content {json.dumps(final)[:120]} != parse "
-                        f"{json.dumps(msg['content'])[:120]} (at {equivalence.diff(parsed, streamed)[0]}; "
+                        f"{json.dumps(msg['content'])[:120]} (at {differs[0]}; "
                         f"{equivalence.applied(api, equivalence.declared(api))}; {STREAM_EQUALS})"
                     )
                 usage = msg["metadata"].get("usage") or {}
