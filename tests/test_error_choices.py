@@ -10,12 +10,14 @@ replaces the message by its own text, or carries an id from neither side, is cau
 from __future__ import annotations
 
 import json
+import logging
 import re
 from pathlib import Path
 from typing import Any
 
 from conformance.adapters.errors import AdapterError
 from conformance.adapters.openai_chat import OpenAIChatAdapter
+from conformance.adapters.openai_responses import OpenAIResponsesAdapter
 from conformance.adapters.protocol import RequestContext, WireResponse
 from conformance.cli import main
 from conformance.suite.checks import errors as oracle
@@ -90,3 +92,36 @@ def test_redaction_keeps_most_words_generic_text_keeps_none() -> None:
     assert oracle.carries_message(want.replace("sk-abc***xyz", "[REDACTED]"), want)
     assert not oracle.carries_message("HTTP 401", want)
     assert not oracle.carries_message("", want)
+
+
+class OwnWordingDropAdapter(OpenAIResponsesAdapter):
+    """Reports the stop sequences it cannot send in its own words, once per sequence."""
+
+    def warn_option(self, option: str, reason: str) -> None:
+        if option != "stop_sequences":
+            super().warn_option(option, reason)
+            return
+        for _ in range(2):
+            logging.getLogger("my_adapter").warning("Responses API: ignoring stop sequences (no such parameter)")
+
+
+def test_an_option_drop_logged_in_the_adapters_own_words_passes(capsys: Any) -> None:
+    """Canonical §7.3 asks for a structured WARN entry per drop; its wording and count per
+    request are the adapter's."""
+    cassettes = ROOT / "cassettes" / "openai-responses"
+    main(
+        [
+            "conform",
+            f"{__name__}:OwnWordingDropAdapter",
+            "--cassettes",
+            str(cassettes),
+            "--no-samples",
+            "--select",
+            "TC105",
+            "-o",
+            "json",
+        ]
+    )
+    report = json.loads(capsys.readouterr().out)
+    (result,) = [r for r in report["results"] if r["rule"] == "TC105"]
+    assert result["status"] == "pass" and result["cases_run"] >= 3, result
