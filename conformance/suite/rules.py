@@ -33,7 +33,7 @@ REQUEST_OPTIONS = RuleInfo(
 )
 EVENTS_VALID = RuleInfo("TC103", E, "§7.4, streaming §5.3", "Stream events validate against stream-event.json")
 
-LOSSY_WARN = RuleInfo("TC201", E, "§4.2.2, §7.3", "Dropped block logs exactly one WARNING with the five fields")
+LOSSY_WARN = RuleInfo("TC201", E, "§4.2.2, §7.3", "Dropped block logs a WARNING entry with the five fields §7.3 lists")
 LOSSY_ABSENT = RuleInfo("TC202", E, "§7.3, contract §4.4", "Dropped block is absent from the wire, never partial")
 LOSSY_CRITICAL = RuleInfo("TC203", E, "§4.2.2", "Unrepresentable critical block fails with CriticalBlockError")
 

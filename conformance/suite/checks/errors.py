@@ -289,7 +289,7 @@ def problems(
         out.append(f"provider_status={getattr(exc, 'provider_status', None)!r}, want {status}")
     rid = recorded_request_id(body, headers)
     got_id = getattr(exc, "request_id", None)
-    if rid is not None and got_id not in {rid, request_id}:
+    if rid is not None and got_id not in {rid, request_id or rid}:
         core = f" nor the call's {request_id!r} (contract §3.3)" if request_id else ""
         out.append(f"request_id={got_id!r} is neither the recording's {rid!r}{core} (contract §6.3)")
     if not isinstance(getattr(exc, "provider_message", None), str):

@@ -1,4 +1,4 @@
-"""TC801 holds an adapter to what contract §6.3 states of an `AdapterError`, no more.
+"""TC801, TC105 and the §7.3 drop entry hold an adapter to what the contract states, no more.
 
 §6.3 reads `provider_message: str  # raw provider message, possibly redacted` and
 `request_id: str` with no other meaning than the core's id of the call (§3.3
@@ -125,3 +125,48 @@ def test_an_option_drop_logged_in_the_adapters_own_words_passes(capsys: Any) -> 
     report = json.loads(capsys.readouterr().out)
     (result,) = [r for r in report["results"] if r["rule"] == "TC105"]
     assert result["status"] == "pass" and result["cases_run"] >= 3, result
+
+
+class OwnFieldNamesAdapter(OpenAIChatAdapter):
+    """Writes its §7.3 drop entry with field names of its own (structlog style)."""
+
+    def drop(self, message: Any, index: int | None, block_type: str, reason: str) -> None:
+        logging.getLogger("their.adapter").warning(
+            {
+                "event": "canonical block not sent",
+                "sid": message["session_id"],
+                "mid": message["id"],
+                "kind": block_type,
+                "adapter_name": self.name,
+                "why": reason,
+            }
+        )
+
+
+class NoReasonAdapter(OpenAIChatAdapter):
+    """Its drop entry names the block and the ids but not why the block was dropped."""
+
+    def drop(self, message: Any, index: int | None, block_type: str, reason: str) -> None:
+        logging.getLogger("their.adapter").warning(
+            "dropped", extra={"sid": message["session_id"], "mid": message["id"], "block": block_type, "who": self.name}
+        )
+
+
+def _tc201(adapter: str, capsys: Any) -> dict[str, Any]:
+    main(["conform", adapter, "--cassettes", str(CASSETTES), "--no-samples", "--select", "TC201", "-o", "json"])
+    report = json.loads(capsys.readouterr().out)
+    (result,) = [r for r in report["results"] if r["rule"] == "TC201"]
+    return dict(result)
+
+
+def test_a_drop_entry_with_its_own_field_names_passes(capsys: Any) -> None:
+    """Canonical §7.3 lists the entry's fields ("session_id, message_id, block type, adapter,
+    reason"), not their keys."""
+    result = _tc201(f"{__name__}:OwnFieldNamesAdapter", capsys)
+    assert result["status"] == "pass" and result["cases_run"] >= 2, result
+
+
+def test_a_drop_entry_without_a_reason_fails(capsys: Any) -> None:
+    result = _tc201(f"{__name__}:NoReasonAdapter", capsys)
+    assert result["status"] == "fail"
+    assert any("lacks reason" in why and "§7.3" in why for why in result["reasons"]), result["reasons"]
