@@ -15,7 +15,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from conformance.adapters.errors import AdapterError
+from conformance.adapters.ollama import OllamaAdapter
 from conformance.adapters.openai_chat import OpenAIChatAdapter
 from conformance.adapters.openai_responses import OpenAIResponsesAdapter
 from conformance.adapters.protocol import RequestContext, WireResponse
@@ -170,3 +173,46 @@ def test_a_drop_entry_without_a_reason_fails(capsys: Any) -> None:
     result = _tc201(f"{__name__}:NoReasonAdapter", capsys)
     assert result["status"] == "fail"
     assert any("lacks reason" in why and "§7.3" in why for why in result["reasons"]), result["reasons"]
+
+
+class OllamaOwnWordsErrorFlag(OllamaAdapter):
+    """Reports the tool-result error flag it cannot send in words of its own."""
+
+    def warn_field(self, message: Any, index: int | None, block_type: str, field: str, reason: str) -> None:
+        if field != "is_error":
+            super().warn_field(message, index, block_type, field, reason)
+            return
+        logging.getLogger("their.adapter").warning(
+            "tool error flag not sent for message %s: Ollama has no error status on tool messages", message["id"]
+        )
+
+
+class OllamaErrorFlagSilent(OllamaAdapter):
+    """Drops the tool-result error flag without a word."""
+
+    def warn_field(self, message: Any, index: int | None, block_type: str, field: str, reason: str) -> None:
+        if field != "is_error":
+            super().warn_field(message, index, block_type, field, reason)
+
+
+@pytest.mark.parametrize(
+    ("adapter", "status"), [("OllamaOwnWordsErrorFlag", "pass"), ("OllamaErrorFlagSilent", "fail")]
+)
+def test_a_lost_error_flag_is_judged_by_the_entry_not_its_wording(adapter: str, status: str, capsys: Any) -> None:
+    cassettes = ROOT / "cassettes" / "ollama"
+    main(
+        [
+            "conform",
+            f"{__name__}:{adapter}",
+            "--cassettes",
+            str(cassettes),
+            "--no-samples",
+            "--select",
+            "TC902",
+            "-o",
+            "json",
+        ]
+    )
+    report = json.loads(capsys.readouterr().out)
+    (result,) = [r for r in report["results"] if r["rule"] == "TC902"]
+    assert result["status"] == status, result

@@ -201,6 +201,19 @@ def drop_records(
     ]
 
 
+def names_any(record: logging.LogRecord, *words: str) -> bool:
+    """Whether a log entry names one of `words` in its text or a field's value, spelled with
+    underscores, dashes or spaces, singular or plural: the contract fixes what a WARN entry
+    reports (canonical §7.3, contract §7.2), never its wording."""
+
+    def norm(x: str) -> str:
+        return x.lower().replace("_", " ").replace("-", " ")
+
+    text = " ".join([record.getMessage(), *(str(v) for v in log_fields(record).values())])
+    text = norm(text)
+    return any(re.search(rf"\b{re.escape(norm(w))}s?\b", text) for w in words)
+
+
 # canonical §7.3 (contract §4.4 repeats it), the sentence a dropped block's log entry follows
 DROP_ENTRY = (
     'canonical §7.3: "Write a structured log entry at WARN level with: session_id, message_id, '

@@ -20,7 +20,6 @@ another API's `max_tokens`/`max_completion_tokens` stands in for it.
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -31,7 +30,7 @@ from .. import rules as R
 from ..capture import capture_warnings
 from ..outcome import Outcome
 from ..scripts import Builder
-from .common import Env, check, crash, o, wire_api_of
+from .common import Env, check, crash, names_any, o, wire_api_of
 
 WANT: dict[str, Any] = {
     "max_output_tokens": 321,
@@ -62,21 +61,9 @@ _OPTION_WORDS: dict[str, tuple[str, ...]] = {
 }
 
 
-def _names_option(record: logging.LogRecord, name: str) -> bool:
-    """Whether a WARN line reports the option `name`: by a structured field holding the name
-    (`option=...`, any extra) or by naming it in its text. Canonical §7.3 asks for a structured
-    entry at WARN level; it fixes neither the wording nor the field names, so any honest
-    spelling counts."""
-    if any(v == name for v in vars(record).values() if isinstance(v, str)):
-        return True
-    text = record.getMessage().lower().replace("_", " ").replace("-", " ")
-    words = (name.replace("_", " "), *(w.replace("_", " ") for w in _OPTION_WORDS.get(name, ())))
-    return any(re.search(rf"\b{re.escape(w)}s?\b", text) for w in words)
-
-
 def _dropped(name: str, warnings: list[logging.LogRecord]) -> int:
     """How many WARN lines report the option `name` as not sent."""
-    return sum(1 for r in warnings if _names_option(r, name))
+    return sum(1 for r in warnings if names_any(r, name, *_OPTION_WORDS.get(name, ())))
 
 
 def _drop_problems(
