@@ -216,3 +216,52 @@ def test_a_lost_error_flag_is_judged_by_the_entry_not_its_wording(adapter: str, 
     report = json.loads(capsys.readouterr().out)
     (result,) = [r for r in report["results"] if r["rule"] == "TC902"]
     assert result["status"] == status, result
+
+
+class MarkedRefusalAdapter(OpenAIResponsesAdapter):
+    """Marks a refusal in the reply's text ("Refusal: ...") rather than passing it bare."""
+
+    def from_wire_response(self, response: WireResponse, context: RequestContext) -> Any:
+        msg = super().from_wire_response(response, context)
+        body = response.body if isinstance(response.body, dict) else {}
+        parts = [p for item in body.get("output") or [] for p in item.get("content") or [] if isinstance(p, dict)]
+        if any(p.get("type") == "refusal" for p in parts):
+            for b in msg["content"]:
+                if b.get("type") == "text":
+                    b["text"] = "Refusal: " + b["text"]
+        return msg
+
+
+class RefusalAsEmptyText(OpenAIResponsesAdapter):
+    """Reads a refusal as an empty text block."""
+
+    def from_wire_response(self, response: WireResponse, context: RequestContext) -> Any:
+        msg = super().from_wire_response(response, context)
+        body = response.body if isinstance(response.body, dict) else {}
+        parts = [p for item in body.get("output") or [] for p in item.get("content") or [] if isinstance(p, dict)]
+        if any(p.get("type") == "refusal" for p in parts):
+            for b in msg["content"]:
+                if b.get("type") == "text":
+                    b["text"] = ""
+        return msg
+
+
+@pytest.mark.parametrize(("adapter", "status"), [("MarkedRefusalAdapter", "pass"), ("RefusalAsEmptyText", "fail")])
+def test_a_refusal_is_kept_in_the_reply_text_however_marked(adapter: str, status: str, capsys: Any) -> None:
+    cassettes = ROOT / "cassettes" / "openai-responses"
+    main(
+        [
+            "conform",
+            f"{__name__}:{adapter}",
+            "--cassettes",
+            str(cassettes),
+            "--no-samples",
+            "--select",
+            "TC903",
+            "-o",
+            "json",
+        ]
+    )
+    report = json.loads(capsys.readouterr().out)
+    (result,) = [r for r in report["results"] if r["rule"] == "TC903"]
+    assert result["status"] == status, result
