@@ -30,6 +30,7 @@ from typing import Any
 
 from . import equivalence
 from .api import (
+    Access,
     Carries,
     ErrorSignals,
     Framing,
@@ -243,8 +244,19 @@ ERRORS = ErrorSignals(
 """OpenAI's documented error signals (contract §6.2; Chat Completions and Responses)."""
 
 
+# platform.openai.com "API reference, Authentication": `Authorization: Bearer OPENAI_API_KEY`;
+# `OpenAI-Organization` and `OpenAI-Project` name the account
+ACCESS = Access(
+    base_url="https://api.openai.com",
+    key_env="OPENAI_API_KEY",
+    credential_headers=("authorization",),
+    account_headers=("openai-organization", "openai-project"),
+)
+
+
 OPENAI_CHAT = WireApi(
     name="openai-chat-completions",
+    access=ACCESS,
     errors=ERRORS,
     out_of_band_settings=("/reasoning_effort",),
     title="OpenAI Chat Completions API",

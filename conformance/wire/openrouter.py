@@ -24,7 +24,7 @@ import re
 from typing import Any
 
 from . import equivalence
-from .api import Carries, Framing, JsonBody, Located, Probes, ThinkingBack, ToolIdRule, WireApi
+from .api import Access, Carries, Framing, JsonBody, Located, Probes, ThinkingBack, ToolIdRule, WireApi
 from .openai_chat import DOCS as OPENAI_DOCS
 from .openai_chat import OPENAI_CHAT, STOP_REASONS, _messages
 
@@ -69,8 +69,16 @@ def _streaming(_url: str, body: JsonBody | None) -> bool:
 
 _chat: Any = OPENAI_CHAT.probes
 
+# openrouter.ai/docs "Authentication": `Authorization: Bearer <OPENROUTER_API_KEY>` under
+# https://openrouter.ai/api
+ACCESS = Access(
+    base_url="https://openrouter.ai/api", key_env="OPENROUTER_API_KEY", credential_headers=("authorization",)
+)
+
+
 OPENROUTER_CHAT = WireApi(
     name="openrouter-chat-completions",
+    access=ACCESS,
     title="OpenRouter Chat Completions API (OpenAI's, plus reasoning)",
     docs=DOCS,
     request_paths=(re.compile(r"/api/v1/chat/completions/?$"),),
