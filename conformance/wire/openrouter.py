@@ -26,7 +26,7 @@ from typing import Any
 from . import equivalence
 from .api import Access, Carries, Framing, JsonBody, Located, Probes, ThinkingBack, ToolIdRule, WireApi
 from .openai_chat import DOCS as OPENAI_DOCS
-from .openai_chat import OPENAI_CHAT, STOP_REASONS, _messages
+from .openai_chat import OPENAI_CHAT, STOP_REASONS, chat_messages
 
 DOCS = (
     "https://openrouter.ai/docs/guides/best-practices/reasoning-tokens",
@@ -42,7 +42,7 @@ DETAIL_TYPES = ("reasoning.text", "reasoning.summary", "reasoning.encrypted")
 def _details(body: JsonBody, kind: str, field: str) -> list[Located]:
     """`field` of every `kind` entry of an assistant message's `reasoning_details`."""
     out: list[Located] = []
-    for i, m in _messages(body):
+    for i, m in chat_messages(body):
         if m.get("role") != "assistant" or not isinstance(m.get("reasoning_details"), list):
             continue
         for j, d in enumerate(m["reasoning_details"]):
