@@ -1871,8 +1871,6 @@ MUTANTS: dict[type, str] = {
     AnthropicSignatureDroppedOnToolUse: "TC405",
     AnthropicThinkingDroppedWithWarn: "TC405",
 }
-# rules whose cases come from real recordings (the project's cassettes cannot kill them)
-NEEDS_SAMPLES = ("TC701", "TC904")
 # where each adapter's own cassettes live (the project's for its adapters)
 CASSETTES = {
     "cohere-chat": "tests/third_party/cassettes/cohere",

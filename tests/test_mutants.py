@@ -1,4 +1,7 @@
-"""The suite catches planted bugs: every mutant adapter fails its expected rule (kill rate 100%)."""
+"""The suite catches planted bugs: every mutant adapter fails its expected rule (kill rate 100%).
+
+Every mutant runs on the project's own cassettes only (`conform --no-samples`, what a user who
+installed turnspec has): nothing here reads ../shared."""
 
 from __future__ import annotations
 
@@ -8,7 +11,6 @@ import pytest
 from mutants import (
     CASSETTES,
     MUTANTS,
-    NEEDS_SAMPLES,
     GeminiMintedIdsShared,
     GeminiMintedResultsShifted,
     GeminiWireIdAltered,
@@ -19,7 +21,6 @@ from conformance.findings import Selection
 from conformance.suite.runner import SuiteConfig, SuiteReport, run
 
 ROOT = Path(__file__).resolve().parents[1]
-SAMPLES = ROOT.parent / "shared" / "samples" / "wire"
 
 
 _CACHE: dict[type, SuiteReport] = {}
@@ -29,15 +30,11 @@ def run_mutant(cls: type, rule: str) -> SuiteReport:
     if cls in _CACHE:
         return _CACHE[cls]
     m = cls()
-    # TC701/TC904 need real recordings: the project's own cassettes have invented token counts
-    samples = SAMPLES if rule in NEEDS_SAMPLES else None
-    if rule in NEEDS_SAMPLES and not SAMPLES.is_dir():
-        pytest.skip(f"real samples not present at {SAMPLES}")
     report = run(
         SuiteConfig.for_adapter(
             m,
             cassette_dirs=[ROOT / CASSETTES.get(m.name, f"cassettes/{m.name}")],
-            samples=samples,
+            samples=None,
             selection=Selection(select=(rule,)),
         )
     )
@@ -57,8 +54,6 @@ def test_kill_rate_is_total():
     assert len(MUTANTS) >= 30 and len({c.wire_api for c in MUTANTS}) >= 3
     survivors = []
     for cls, rule in MUTANTS.items():
-        if rule in NEEDS_SAMPLES and not SAMPLES.is_dir():
-            continue
         r = run_mutant(cls, rule).result(rule, cls.name)
         if r is None or r.status != "fail":
             survivors.append(cls.__name__)
@@ -68,7 +63,7 @@ def test_kill_rate_is_total():
 @pytest.mark.parametrize("name", ["anthropic", "openai-chat", "gemini", "ollama", "cohere-chat"])
 def test_reference_adapters_pass_what_kills_mutants(name):
     """The same selections on the unmutated adapters pass (no rule fails everything)."""
-    rules = sorted({r for c, r in MUTANTS.items() if c.name == name and r not in NEEDS_SAMPLES})
+    rules = sorted({r for c, r in MUTANTS.items() if c.name == name})
     if name == "cohere-chat":
         from third_party.cohere_adapter import CohereAdapter
 
@@ -81,7 +76,7 @@ def test_reference_adapters_pass_what_kills_mutants(name):
     assert {r.rule: r.status for r in report.results if r.adapter == name} == dict.fromkeys(rules, "pass")
 
 
-def test_tc904_accepts_the_contracts_literal_usage_mapping(samples):
+def test_tc904_accepts_the_contracts_literal_usage_mapping():
     """Contract §7.2 maps OpenAI `prompt_tokens` to `input_tokens` (cached tokens inside);
     §7.1's cost formula wants disjoint buckets. The reference adapters keep them disjoint, and
     TC904 accepts an adapter that follows the contract's text instead, as long as it keeps to it."""
@@ -91,7 +86,7 @@ def test_tc904_accepts_the_contracts_literal_usage_mapping(samples):
         SuiteConfig.for_adapter(
             LiteralContractUsage(),
             cassette_dirs=[ROOT / "cassettes/openai-chat"],
-            samples=samples / "wire",
+            samples=None,
             selection=Selection(select=("TC904",)),
         )
     )

@@ -157,13 +157,13 @@ def _estimate(env: Env, s: AdapterUnderTest, it: Interaction) -> Iterator[Outcom
     if not usage:
         yield o(R.ESTIMATE, s, "skip", it.label, "response records no usage")
         return
-    if it.synthetic:
+    if it.synthetic and it.usage_source is None:
         yield o(
             R.ESTIMATE,
             s,
             "skip",
             it.label,
-            "hand-written cassette: its token counts are not a recording",
+            "hand-written cassette: its token counts are not a recording (no x-turnspec-usage-source)",
         )
         return
     actual = (
