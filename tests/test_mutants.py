@@ -5,6 +5,7 @@ installed turnspec has): nothing here reads ../shared."""
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,8 @@ from mutants import (
     GeminiWireIdReminted,
 )
 
+from conformance.adapters import registry
+from conformance.adapters.openrouter import OpenRouterChatAdapter
 from conformance.findings import Selection
 from conformance.suite.runner import SuiteConfig, SuiteReport, run
 
@@ -52,6 +55,10 @@ def test_mutant_is_killed_by_expected_rule(cls, rule):
 
 def test_kill_rate_is_total():
     assert len(MUTANTS) >= 30 and len({c.wire_api for c in MUTANTS}) >= 3
+    per_api = Counter(c.wire_api for c in MUTANTS)
+    reference_apis = {OpenRouterChatAdapter.wire_api} | {registry.load(n).wire_api for n in registry.available()}
+    assert all(per_api[api] >= 1 for api in reference_apis), per_api
+    assert per_api["openai-responses"] >= 10 and per_api["gemini-generate-content"] >= 10, per_api
     survivors = []
     for cls, rule in MUTANTS.items():
         r = run_mutant(cls, rule).result(rule, cls.name)
@@ -60,7 +67,9 @@ def test_kill_rate_is_total():
     assert survivors == []
 
 
-@pytest.mark.parametrize("name", ["anthropic", "openai-chat", "gemini", "ollama", "cohere-chat"])
+@pytest.mark.parametrize(
+    "name", ["anthropic", "openai-chat", "openai-responses", "gemini", "ollama", "openrouter", "cohere-chat"]
+)
 def test_reference_adapters_pass_what_kills_mutants(name):
     """The same selections on the unmutated adapters pass (no rule fails everything)."""
     rules = sorted({r for c, r in MUTANTS.items() if c.name == name})
@@ -69,6 +78,13 @@ def test_reference_adapters_pass_what_kills_mutants(name):
 
         config = SuiteConfig.for_adapter(
             CohereAdapter(), cassette_dirs=[ROOT / CASSETTES[name]], selection=Selection(select=tuple(rules))
+        )
+    elif name == "openrouter":  # opt-in, not registered: its own cassettes, as `conform module:attr` reads them
+        config = SuiteConfig.for_adapter(
+            OpenRouterChatAdapter(),
+            cassette_dirs=[ROOT / "cassettes/openrouter"],
+            samples=None,
+            selection=Selection(select=tuple(rules)),
         )
     else:
         config = SuiteConfig.for_refs([name], samples=None, selection=Selection(select=tuple(rules)))
