@@ -5,6 +5,7 @@ installed turnspec has): nothing here reads ../shared."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -51,6 +52,9 @@ def test_mutant_is_killed_by_expected_rule(cls, rule):
     result = report.result(rule, cls.name)
     assert result is not None and result.status == "fail", f"{cls.__name__} survived {rule}: {result}"
     assert result.reasons, "a failure must say why"
+    # one reason per failing case (the runner keeps the first 50), each naming its case first
+    assert len(result.reasons) == min(result.failed, 50), (result.failed, result.reasons)
+    assert all(re.match(r"\S[^:]*: \S", why) for why in result.reasons), result.reasons
 
 
 def test_kill_rate_is_total():
