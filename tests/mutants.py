@@ -1963,6 +1963,38 @@ class GeminiFunctionCallStopAsEndTurn(_GeminiResponseParts):
     parts_reader = _CallsAfterTextAccumulator
 
 
+class ResponsesRefusalSentBackAsText(OpenAIResponsesAdapter):
+    """Replays an assistant refusal as an `output_text` part: the turn sent back says the
+    model answered what it refused."""
+
+    def assistant_to_wire(self, message: Message) -> list[WireBody]:
+        out = super().assistant_to_wire(message)
+        for item in out:
+            if isinstance(item.get("content"), list):
+                item["content"] = [
+                    {"type": "output_text", "text": p["refusal"]} if p.get("type") == "refusal" else p
+                    for p in item["content"]
+                ]
+        return out
+
+
+class _DoneAppendedStream(openai_responses_module._ResponsesStream):
+    def settle_text(self, k: int, final: str) -> Iterator[StreamEvent]:
+        return self.text(k, final)  # the bug: output_text.done's full text appended to the deltas
+
+
+class ResponsesTextDoneAppended(OpenAIResponsesAdapter):
+    """Appends `response.output_text.done`'s full `text` to the deltas already streamed (the
+    event carries the whole text, not one more piece): every streamed answer doubles."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        saved, openai_responses_module._ResponsesStream = openai_responses_module._ResponsesStream, _DoneAppendedStream
+        try:
+            yield from super().stream_response(chunks, context)
+        finally:
+            openai_responses_module._ResponsesStream = saved
+
+
 MUTANTS: dict[type, str] = {
     SilentDrop: "TC201",
     WarnMissingField: "TC201",
@@ -2139,6 +2171,8 @@ MUTANTS: dict[type, str] = {
     GeminiSystemLeftInContents: "TC403",
     GeminiMaxTokensAsEndTurn: "TC903",
     GeminiFunctionCallStopAsEndTurn: "TC903",
+    ResponsesRefusalSentBackAsText: "TC802",
+    ResponsesTextDoneAppended: "TC606",
 }
 # where each adapter's own cassettes live (the project's for its adapters)
 CASSETTES = {
