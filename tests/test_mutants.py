@@ -128,3 +128,17 @@ def test_minted_id_defects_fail_for_their_reason_quoting_the_contract():
         result = run_mutant(cls, rule).result(rule, cls.name)
         assert result is not None and result.status == "fail", cls.__name__
         assert any(why in r and cited in r for r in result.reasons), (cls.__name__, result.reasons)
+
+
+def test_estimates_are_held_to_counts_the_providers_published():
+    """TC701 needs no third-party recording: the project's counted cassettes carry a request
+    whose input tokens the provider counted and published (x-turnspec-usage-source), and the
+    failing reason names that count and the contract sentence."""
+    from mutants import EstimateZero, GeminiEstimateZero
+
+    for cls, count in ((EstimateZero, "101"), (GeminiEstimateZero, "194")):
+        result = run_mutant(cls, "TC701").result("TC701", cls.name)
+        assert result is not None and result.status == "fail", cls.__name__
+        why = result.reasons[0]
+        assert why.startswith("counted.yaml#0: estimate 0 vs " + count + " counted by the provider, https://"), why
+        assert "contract §3.1" in why and "Accuracy: ±10% is acceptable" in why, why
