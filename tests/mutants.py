@@ -1995,6 +1995,28 @@ class ResponsesTextDoneAppended(OpenAIResponsesAdapter):
             openai_responses_module._ResponsesStream = saved
 
 
+class ResponsesReasoningTokensAddedToOutput(OpenAIResponsesAdapter):
+    """Adds `output_tokens_details.reasoning_tokens` to `output_tokens`, which already
+    includes them: reasoning is billed twice."""
+
+    def usage_from_wire(self, usage: Any) -> dict[str, int] | None:
+        out = super().usage_from_wire(usage)
+        if out is None or not isinstance(usage, dict):
+            return out
+        extra = int((usage.get("output_tokens_details") or {}).get("reasoning_tokens") or 0)
+        return {**out, "output_tokens": out["output_tokens"] + extra}
+
+
+class OpenRouterCachedTokensIgnored(OpenRouterChatAdapter):
+    """Reads `prompt_tokens` but not `prompt_tokens_details.cached_tokens`."""
+
+    def usage_from_wire(self, usage: Any) -> dict[str, int] | None:
+        out = super().usage_from_wire(usage)
+        if out is None:
+            return None
+        return {**out, "input_tokens": out["input_tokens"] + out["cached_input_tokens"], "cached_input_tokens": 0}
+
+
 MUTANTS: dict[type, str] = {
     SilentDrop: "TC201",
     WarnMissingField: "TC201",
@@ -2173,6 +2195,8 @@ MUTANTS: dict[type, str] = {
     GeminiFunctionCallStopAsEndTurn: "TC903",
     ResponsesRefusalSentBackAsText: "TC802",
     ResponsesTextDoneAppended: "TC606",
+    ResponsesReasoningTokensAddedToOutput: "TC904",
+    OpenRouterCachedTokensIgnored: "TC904",
 }
 # where each adapter's own cassettes live (the project's for its adapters)
 CASSETTES = {
