@@ -20,6 +20,7 @@ from third_party.minting_gemini import MintingGeminiAdapter
 from ulid import ULID
 
 from conformance.adapters import gemini as gemini_module
+from conformance.adapters import openai_chat as openai_chat_module
 from conformance.adapters import openai_responses as openai_responses_module
 from conformance.adapters import openrouter as openrouter_module
 from conformance.adapters.anthropic import AnthropicAdapter
@@ -2017,6 +2018,26 @@ class OpenRouterCachedTokensIgnored(OpenRouterChatAdapter):
         return {**out, "input_tokens": out["input_tokens"] + out["cached_input_tokens"], "cached_input_tokens": 0}
 
 
+class _StrippedFragmentsStream(openai_chat_module._ChatStream):
+    def tool_call(self, call: Any) -> Iterator[StreamEvent]:
+        fn = call.get("function") if isinstance(call, dict) else None
+        if isinstance(fn, dict) and isinstance(fn.get("arguments"), str):
+            call = {**call, "function": {**fn, "arguments": fn["arguments"].strip()}}
+        return super().tool_call(call)
+
+
+class ChatArgumentFragmentsStripped(OpenAIChatAdapter):
+    """Strips each streamed `function.arguments` fragment before joining them (the fragments
+    are pieces of one JSON text, spaces inside its strings included)."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        saved, openai_chat_module._ChatStream = openai_chat_module._ChatStream, _StrippedFragmentsStream
+        try:
+            yield from super().stream_response(chunks, context)
+        finally:
+            openai_chat_module._ChatStream = saved
+
+
 MUTANTS: dict[type, str] = {
     SilentDrop: "TC201",
     WarnMissingField: "TC201",
@@ -2197,6 +2218,7 @@ MUTANTS: dict[type, str] = {
     ResponsesTextDoneAppended: "TC606",
     ResponsesReasoningTokensAddedToOutput: "TC904",
     OpenRouterCachedTokensIgnored: "TC904",
+    ChatArgumentFragmentsStripped: "TC609",
 }
 # where each adapter's own cassettes live (the project's for its adapters)
 CASSETTES = {
