@@ -29,32 +29,32 @@ def lint(session: nox.Session) -> None:
 def generate(session: nox.Session) -> None:
     """Rewrite generated/ from schemas/ (datamodel-code-generator, pinned)."""
     session.install("-e", ".[dev]")
-    session.run("python", "-m", "conformance.codegen")
+    session.run("python", "-m", "conformance.schema.codegen")
 
 
 @nox.session
 def generate_check(session: nox.Session) -> None:
     """Fail when generated/ differs from a fresh generation."""
     session.install("-e", ".[dev]")
-    session.run("python", "-m", "conformance.codegen", "--check")
+    session.run("python", "-m", "conformance.schema.codegen", "--check")
 
 
 @nox.session
 def bench(session: nox.Session) -> None:
     """Throughput of `turnspec validate` as a ratio of the orjson parse floor, one process."""
     session.install("-e", ".[test]")
-    session.run("python", "-m", "conformance.bench", *session.posargs)
+    session.run("python", "-m", "conformance.benchmarks.validate", *session.posargs)
 
 
 @nox.session
 def bench_jobs(session: nox.Session) -> None:
     """`validate --jobs N` throughput and its scaling over `--jobs 1` (same corpus, same run)."""
     session.install("-e", ".[test]")
-    session.run("python", "-m", "conformance.bench_parallel", *session.posargs)
+    session.run("python", "-m", "conformance.benchmarks.parallel", *session.posargs)
 
 
 @nox.session
 def bench_ray(session: nox.Session) -> None:
     """`validate --engine ray` throughput on a local Ray instance, next to `--jobs`."""
     session.install("-e", ".[test]")
-    session.run("python", "-m", "conformance.bench_parallel", "--ray", *session.posargs)
+    session.run("python", "-m", "conformance.benchmarks.parallel", "--ray", *session.posargs)

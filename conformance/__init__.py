@@ -9,7 +9,7 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 from .api import Report, iter_validate, validate
-from .findings import Finding, RuleInfo, Selection, Severity
+from .core.findings import Finding, RuleInfo, Selection, Severity
 from .formats import Options
 
 __all__ = [

@@ -14,11 +14,11 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import InputError
-from .findings import Finding, Severity
+from .core.errors import InputError
+from .core.findings import Finding, Severity
+from .core.jsonio import StdinPath, check_input, is_stdin, links_leaving, os_error
 from .formats import FileStats, Format, FormatRun, Options, detect_format, get_format, read_unit
 from .formats.base import ProgressHook
-from .jsonio import StdinPath, check_input, is_stdin, links_leaving, os_error
 from .parallel import DEFAULT_CHUNK_BYTES, default_jobs, worth_sharing
 
 STDIN = "-"

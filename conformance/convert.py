@@ -12,11 +12,11 @@ from __future__ import annotations
 import errno
 from pathlib import Path
 
-from .convertkit import LOSSY, ConvertContext, Converter
-from .errors import InputError
-from .findings import Finding, Severity
-from .jsonio import check_input
-from .outputs import WRITE_ERRNOS, cannot_write, check_output, staged
+from .core.convertkit import LOSSY, ConvertContext, Converter
+from .core.errors import InputError
+from .core.findings import Finding, Severity
+from .core.jsonio import check_input
+from .core.outputs import WRITE_ERRNOS, cannot_write, check_output, staged
 
 
 def converters() -> dict[tuple[str, str], Converter]:
@@ -47,7 +47,7 @@ def convert(
 ) -> list[Finding]:
     """Convert `src` to `dst`; return the lossy-step warnings and output findings.
 
-    The output goes through `conformance.outputs`: never the input, inside it or around
+    The output goes through `conformance.core.outputs`: never the input, inside it or around
     it, never over an existing path without `force`, built in a staging folder beside
     `dst` and renamed into place only after it validated.
     """

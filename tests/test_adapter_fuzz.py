@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from conformance.findings import Severity
+from conformance.core.findings import Severity
 from conformance.strategies import blocks_for, conversations
 
 ADAPTERS = list(entry_points(group="turnspec.adapters"))

@@ -28,10 +28,10 @@ from conformance.adapters.base import (
     is_canonical_tool_id,
 )
 from conformance.adapters.ollama import OllamaAdapter, sniff_media_type
-from conformance.findings import Severity
+from conformance.core.findings import Severity
+from conformance.core.schema_validation import SchemaValidator
+from conformance.core.schemas import schema_set
 from conformance.formats.canonical.memory import validate_messages
-from conformance.schema_validation import SchemaValidator
-from conformance.schemas import schema_set
 from conformance.strategies import blocks_for, conversations
 from conformance.suite import round_trip
 from conformance.suite.cassettes import Interaction, iter_cassettes, load_cassette

@@ -36,7 +36,7 @@ from conformance.adapters.base import (
 )
 from conformance.adapters.openai_responses import OpenAIResponsesAdapter
 from conformance.adapters.registry import load
-from conformance.findings import Severity
+from conformance.core.findings import Severity
 from conformance.formats.canonical.memory import validate_messages
 from conformance.strategies import blocks_for, conversations
 from conformance.suite import round_trip
@@ -1065,7 +1065,7 @@ ORACLE_KILLS = {CachedCountedTwice: oracle_usage, StopAlwaysEndTurn: oracle_stop
 
 @pytest.mark.parametrize(("cls", "expected"), list(SUITE_KILLS.items()), ids=[c.__name__ for c in SUITE_KILLS])
 def test_planted_defect_is_killed_by_the_suite(cls, expected):
-    from conformance.findings import Selection  # the suite's runner, only for this table
+    from conformance.core.findings import Selection  # the suite's runner, only for this table
     from conformance.suite.runner import SuiteConfig, run
 
     rule, reason = expected
@@ -1084,7 +1084,7 @@ def test_planted_defect_is_killed_by_the_documented_oracle(cls, oracle):
 
 
 def test_unmutated_adapter_passes_what_kills_the_mutants():
-    from conformance.findings import Selection  # the suite's runner, only for this table
+    from conformance.core.findings import Selection  # the suite's runner, only for this table
     from conformance.suite.runner import SuiteConfig, run
 
     rules = tuple(sorted({rule for rule, _ in SUITE_KILLS.values()}))

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from conformance.adapters.anthropic import AnthropicAdapter
 from conformance.adapters.base import AdapterOptions, RequestContext, WireResponse, message_from_stream
 from conformance.adapters.openrouter import OpenRouterChatAdapter
-from conformance.findings import Selection, Severity
+from conformance.core.findings import Selection, Severity
 from conformance.strategies import blocks_for, conversations
 from conformance.suite import round_trip
 from conformance.suite.cassettes import Interaction, load_cassette

@@ -8,7 +8,7 @@ from conformance.adapters.anthropic import AnthropicAdapter
 from conformance.adapters.errors import CriticalBlockError, ServerError, WireFormatError
 from conformance.adapters.ollama import OllamaAdapter
 from conformance.adapters.protocol import Message
-from conformance.findings import Selection
+from conformance.core.findings import Selection
 from conformance.suite.checks import errors as oracle
 from conformance.suite.checks.lossy import image_source_probes
 from conformance.suite.checks.tool_ids import FOREIGN_IDS

@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 from hypothesis import HealthCheck, given, settings
 
-from conformance.findings import Finding, Severity
+from conformance.core.findings import Finding, Severity
 from conformance.formats.base import FileStats, Options
 from conformance.formats.canonical.checker import CanonicalRun
 from conformance.strategies import conversations, documents
@@ -71,8 +71,8 @@ def test_revision1_reader_accepts_generated_revision2_sessions(tmp_path: Path) -
 
 def test_revision1_reader_schema_accepts_every_revision2_message() -> None:
     # the same, document by document, on schema-generated (not rule-abiding) messages
-    from conformance.schema_validation import SchemaValidator
-    from conformance.schemas import schema_set
+    from conformance.core.schema_validation import SchemaValidator
+    from conformance.core.schemas import schema_set
 
     v1 = SchemaValidator(schema_set("canonical", "v1"), "message.json")
 

@@ -12,7 +12,7 @@ import pytest
 
 from conformance.adapters.streams import DOTTED
 from conformance.cli import main
-from conformance.findings import Selection
+from conformance.core.findings import Selection
 from conformance.suite import checks
 from conformance.suite.cassettes import load_cassette
 from conformance.suite.report import to_markdown
@@ -293,7 +293,7 @@ def test_fail_on_skip_gates_ci(capsys):
 
 
 def test_base_class_capabilities_and_tests_come_from_the_catalogue():
-    from conformance.schemas import schema_set
+    from conformance.core.schemas import schema_set
     from conformance.suite import rules as R
     from conformance.suite import testing
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from conformance.convert import ConvertContext, convert
-from conformance.errors import InputError
+from conformance.core.errors import InputError
 from conformance.formats.chibi import ChibiFormat
 
 VALID = Path(__file__).parent / "rules" / "canonical" / "valid.jsonl"

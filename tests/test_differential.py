@@ -19,9 +19,9 @@ import pytest
 from pydantic import ValidationError
 from turnspec_models.canonical.v1.message import Message
 
-from conformance.schema_validation import SchemaValidator
-from conformance.schemas import registry_for, schema_set
-from conformance.synthetic import messages
+from conformance.benchmarks.synthetic import messages
+from conformance.core.schema_validation import SchemaValidator
+from conformance.core.schemas import registry_for, schema_set
 
 VALIDATOR = SchemaValidator(schema_set("canonical", "v1"), "message.json")
 # the stock reference implementation, with no pattern fix: the schemas must mean the
@@ -242,7 +242,7 @@ def test_stock_engine_is_really_stock() -> None:
 def test_no_schema_pattern_uses_a_bare_dollar() -> None:
     """Issue 14: a pattern must mean the same in ECMA-262 and Python `re`; `$` does not
     (Python also matches before a final newline), `(?![\\s\\S])` does."""
-    from conformance.schemas import versions
+    from conformance.core.schemas import versions
 
     bad = []
     for rev in versions("canonical"):
@@ -280,9 +280,9 @@ def _bare_dollar(pattern: str) -> bool:
 @pytest.mark.parametrize("name", [n for n, (_, ok) in CASES.items() if not ok and isinstance(CASES[n][0], dict)])
 def test_schema_rejections_are_ts020_findings(name: str) -> None:
     """What the schema engines reject, `turnspec validate` reports as TS020 (located)."""
+    from conformance.core.jsonio import Record
     from conformance.formats.base import Options
     from conformance.formats.canonical.checker import CanonicalRun
-    from conformance.jsonio import Record
 
     doc, _ = CASES[name]
     found = CanonicalRun(Options()).check_message(Record("<doc>", 1, "", doc, 0))

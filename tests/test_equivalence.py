@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from conformance.findings import Selection
+from conformance.core.findings import Selection
 from conformance.suite.runner import SuiteConfig, run
 from conformance.wire import equivalence
 from conformance.wire.anthropic_messages import ANTHROPIC_MESSAGES

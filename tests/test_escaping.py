@@ -28,8 +28,8 @@ import pytest
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from conformance import escaping
 from conformance.cli import main
+from conformance.core import escaping
 
 ROOT = Path(__file__).resolve().parents[1]
 VALID = ROOT / "tests" / "rules" / "canonical" / "valid.jsonl"

@@ -29,18 +29,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conformance.api import validate
-from conformance.findings import Selection
+from conformance.benchmarks.synthetic import PRICING_YAML, messages
+from conformance.core.findings import Selection
+from conformance.core.jsonio import dumps
+from conformance.core.schema_validation import SchemaValidator
+from conformance.core.schemas import schema_set
 from conformance.formats import FileStats, Options
 from conformance.formats.canonical import CanonicalRun
 from conformance.formats.canonical import fast as fast_module
 from conformance.formats.canonical import fastmodel as FM
 from conformance.formats.canonical.engine import MESSAGE, registered_rules
 from conformance.formats.canonical.fast import COVERED, LOCAL_RULES, BatchPattern, FastPath, _batchable, _fixed_classes
-from conformance.jsonio import dumps
-from conformance.schema_validation import SchemaValidator
-from conformance.schemas import schema_set
 from conformance.strategies import documents, invalid_documents
-from conformance.synthetic import PRICING_YAML, messages
 
 HERE = Path(__file__).parent
 RULES = HERE / "rules" / "canonical"
@@ -1037,7 +1037,7 @@ def test_fast_path_covers_every_registered_rule() -> None:
     assert registered_rules() <= COVERED
     run = CanonicalRun(Options())
     assert run.fast is not None
-    from conformance.findings import RuleInfo, Severity
+    from conformance.core.findings import RuleInfo, Severity
 
     info = RuleInfo("TS199", Severity.ERROR, "§0", "a rule the fast path does not know")
     MESSAGE.register(info)(lambda ctx, m, emit: None)
@@ -1070,9 +1070,9 @@ def test_batch_patterns_refuse_what_could_cross_a_line() -> None:
 def _batch_patterns() -> list[re.Pattern[str]]:
     """Every pattern the fast path checks per batch (the schemas' lifted ones, the rules'
     formats) and a few of other shapes."""
+    from conformance.core.schema_validation import ecma_regex
     from conformance.formats.canonical.invariants import CANONICAL_TIME
     from conformance.formats.canonical.tools import SNAKE_NAME
-    from conformance.schema_validation import ecma_regex
 
     run = CanonicalRun(Options())
     out = [r for rev in ("v1", "v2") for _, r in FM.message_model(rev).formats]

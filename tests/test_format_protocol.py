@@ -2,7 +2,7 @@
 
 Every format declares its converters, schema family and migrations; no format imports
 another peer format or anything above the formats (engines, API, CLI); function-level
-imports say why; one ULID source (`conformance.ids`) and one conversion kit.
+imports say why; one ULID source (`conformance.core.ids`) and one conversion kit.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance import convertkit
 from conformance.convert import converters
+from conformance.core import convertkit
 from conformance.formats import all_formats
 from conformance.migrations import PER_FORMAT, default_registry
 
@@ -65,7 +65,7 @@ def test_a_format_imports_no_peer_and_nothing_above(path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "path", [*_files(MINE), PKG / "formats" / "__init__.py", PKG / "formats" / "base.py", PKG / "convertkit.py"]
+    "path", [*_files(MINE), PKG / "formats" / "__init__.py", PKG / "formats" / "base.py", PKG / "core" / "convertkit.py"]
 )
 def test_function_level_imports_state_their_reason(path: Path) -> None:
     lines = path.read_text(encoding="utf-8").splitlines()
@@ -96,7 +96,7 @@ def test_every_format_declares_the_protocol() -> None:
 def test_one_ulid_source() -> None:
     """No module of the formats or the synthetic generator mints ULIDs itself."""
     minting = ("ULID()", "ULID.from_int", "ULID.from_bytes", "uuid4(", "os.urandom", "time.time")
-    for path in [*_files(MINE), PKG / "synthetic.py"]:
+    for path in [*_files(MINE), PKG / "benchmarks" / "synthetic.py"]:
         text = path.read_text(encoding="utf-8")
         assert [m for m in minting if m in text] == [], path
 
@@ -152,7 +152,7 @@ def _tree(path: Path) -> dict[str, bytes]:
 def _canonical_session(tmp: Path) -> Path:
     import orjson  # test data only
 
-    from conformance.synthetic import messages
+    from conformance.benchmarks.synthetic import messages
 
     msgs = list(messages(40, seed=5))
     session = [m for m in msgs if m["session_id"] == msgs[0]["session_id"]]

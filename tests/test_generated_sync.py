@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conformance import codegen
+from conformance.schema import codegen
 
 
 def test_generated_models_match_a_fresh_generation() -> None:

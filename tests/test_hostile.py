@@ -39,8 +39,8 @@ from typing import Any
 
 import pytest
 
-from conformance import escaping
 from conformance.cli import main
+from conformance.core import escaping
 
 VALID = Path(__file__).parent / "rules" / "canonical" / "valid.jsonl"
 TIME_LIMIT = 15  # seconds per in-process case (the slowest passing case takes ~5 s on a loaded machine)

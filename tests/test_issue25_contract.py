@@ -18,7 +18,7 @@ from conformance.adapters.errors import InvalidRequestError
 from conformance.adapters.openai_chat import OpenAIChatAdapter
 from conformance.adapters.openai_responses import OpenAIResponsesAdapter
 from conformance.adapters.protocol import Message
-from conformance.findings import Selection
+from conformance.core.findings import Selection
 from conformance.suite.checks.errors import expected_class, hinted_class, problems
 from conformance.suite.runner import SuiteConfig, SuiteReport, run
 from conformance.suite.scripts import IMAGES_BY_TYPE, conversation

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from conformance import validate
-from conformance.findings import Finding
-from conformance.jsonio import read_json, read_jsonl
+from conformance.core.findings import Finding
+from conformance.core.jsonio import read_json, read_jsonl
 
 GOOD = (Path(__file__).parent / "rules" / "canonical" / "valid.jsonl").read_bytes().splitlines(keepends=True)
 
@@ -144,7 +144,7 @@ def test_cli_never_prints_a_traceback(tmp_path: Path) -> None:
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from conformance.jsonio import parse  # noqa: E402
+from conformance.core.jsonio import parse  # noqa: E402
 
 _keys = st.text(alphabet=st.sampled_from(list('ab:"\\ \u00e9\u2028')), min_size=0, max_size=4)
 _scalars = (
@@ -180,8 +180,8 @@ def test_parse_rejects_every_duplicate_key(doc: dict[str, object], data: st.Data
 
 
 def test_fifo_device_and_loop_are_refused_without_blocking(tmp_path: Path) -> None:
-    from conformance.errors import InputError
-    from conformance.jsonio import check_input, read_input
+    from conformance.core.errors import InputError
+    from conformance.core.jsonio import check_input, read_input
 
     fifo = tmp_path / "p.jsonl"
     os.mkfifo(fifo)  # no writer: opening it for reading would block forever
@@ -210,7 +210,7 @@ def test_nesting_past_orjson_writer_limit_is_a_finding_not_a_crash(tmp_path: Pat
 
 
 def test_dumps_writes_big_integers_like_the_stdlib() -> None:
-    from conformance.jsonio import dumps
+    from conformance.core.jsonio import dumps
 
     assert dumps({"n": 10**400, "s": "é"}) == ('{"n":' + str(10**400) + ',"s":"é"}').encode()
     assert dumps([1, {"a": 2}]) == b'[1,{"a":2}]'

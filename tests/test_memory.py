@@ -4,7 +4,7 @@
   rules read (the last id and time, the open tool calls). The per-session growth of the
   peak RSS between two runs that differ only in how many one-message sessions they hold
   stays below `SESSION_BYTES_BOUND` (README "Memory:"); it was about 1,000 bytes.
-- YAML: a flow-style document is a node per two bytes; the readers (`conformance.yamlio`
+- YAML: a flow-style document is a node per two bytes; the readers (`conformance.core.yamlio`
   for price tables, the geppetto reader) refuse more than a million nodes, with the
   line, so a 10 MiB `{a: [ab, ab, ...]}` is refused within `YAML_RSS_BOUND_MB` (it took
   about 350 MB through `yamlio.load` and 800 MB through the geppetto reader).
@@ -20,9 +20,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from conformance import ids
-from conformance.convertkit import rfc3339
-from conformance.synthetic import messages
+from conformance.benchmarks.synthetic import messages
+from conformance.core import ids
+from conformance.core.convertkit import rfc3339
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -85,7 +85,7 @@ YAML_RSS_BOUND_MB = {"yamlio": 220, "geppetto": 400}  # measured near 140 and 27
 
 _YAML_CHILD = {
     "yamlio": (
-        "from conformance.yamlio import YamlError, load\n"
+        "from conformance.core.yamlio import YamlError, load\n"
         "try:\n"
         "    load(open(sys.argv[1], encoding='utf-8').read())\n"
         "    print('loaded')\n"

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conformance.cli import main
-from conformance.errors import InputError
+from conformance.core.errors import InputError
 from conformance.migrations import (
     Migration,
     MigrationError,
@@ -335,8 +335,8 @@ def test_gpt2099_migration_fuzz_proof_on_frames_and_records() -> None:
 
 
 def test_gpt2099_revision2_schema_refuses_the_old_name() -> None:
-    from conformance.schema_validation import SchemaValidator
-    from conformance.schemas import schema_set
+    from conformance.core.schema_validation import SchemaValidator
+    from conformance.core.schemas import schema_set
 
     v1 = SchemaValidator(schema_set("gpt2099", "v1"), "turn-frame.json")
     v2 = SchemaValidator(schema_set("gpt2099", "v2"), "turn-frame.json")

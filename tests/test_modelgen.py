@@ -33,11 +33,11 @@ from hypothesis import HealthCheck, Phase, given, settings
 from test_differential import CASES, KNOWN_DIFFERENCES, VALIDATOR
 
 from conformance.cli import main
-from conformance.modelgen import PYTHON_TARGETS as TARGETS
-from conformance.modelgen import generate, json2ts, neutral_patterns, source_folder, write_tree
-from conformance.schema_bundle import bundle, families
-from conformance.schema_validation import SchemaValidator
-from conformance.schemas import schema_set, versions
+from conformance.core.schema_validation import SchemaValidator
+from conformance.core.schemas import schema_set, versions
+from conformance.schema.bundle import bundle, families
+from conformance.schema.models import PYTHON_TARGETS as TARGETS
+from conformance.schema.models import generate, json2ts, neutral_patterns, source_folder, write_tree
 from conformance.strategies import Invalid, compiler, invalid_documents, sample
 from conformance.strategies.ir import json_equal
 from conformance.strategies.mutations import Mutator

@@ -21,7 +21,7 @@ from mutants import (
 
 from conformance.adapters import registry
 from conformance.adapters.openrouter import OpenRouterChatAdapter
-from conformance.findings import Selection
+from conformance.core.findings import Selection
 from conformance.suite.runner import SuiteConfig, SuiteReport, run
 
 ROOT = Path(__file__).resolve().parents[1]

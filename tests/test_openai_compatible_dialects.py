@@ -461,8 +461,8 @@ def test_a_union_that_every_branch_rejects_outright_is_an_error_not_a_crash() ->
     """The untagged-union reading (a chunk without `type`) must not run on a union none of
     whose branches is left (found by the migration and schema-diff fuzzers: max() of none):
     a revision-2 AudioBlock whose `transcript` is an object and `source` is missing."""
-    from conformance.schema_validation import SchemaValidator  # function-level: only this test
-    from conformance.schemas import schema_set
+    from conformance.core.schema_validation import SchemaValidator  # function-level: only this test
+    from conformance.core.schemas import schema_set
 
     v = SchemaValidator(schema_set("canonical", "v2"), "audio-block.json")
     for block in ({"transcript": {}, "type": "audio"}, {"audio": [1, "x"], "transcript": {}, "type": "audio"}):

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from conformance import outputs
 from conformance.convert import convert
-from conformance.errors import InputError
+from conformance.core import outputs
+from conformance.core.errors import InputError
 
 VALID = Path(__file__).parent / "rules" / "canonical" / "valid.jsonl"
 
@@ -29,7 +29,7 @@ VALID = Path(__file__).parent / "rules" / "canonical" / "valid.jsonl"
 CHILD = """
 import os, shutil, signal, sys
 from pathlib import Path
-from conformance import outputs
+from conformance.core import outputs
 from conformance.convert import convert
 
 hook, fallback, src, dst = sys.argv[1], sys.argv[2] == "1", Path(sys.argv[3]), Path(sys.argv[4])

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conformance.cli import command, main
-from conformance.reporting import FINDINGS_OUTPUTS
+from conformance.core.reporting import FINDINGS_OUTPUTS
 
 ROOT = Path(__file__).resolve().parents[1]
 CHECKING = [("validate",), ("conform",), ("cassettes", "lint"), ("replay-check",), ("schema", "diff")]

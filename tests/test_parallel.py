@@ -29,13 +29,13 @@ from hypothesis import strategies as st
 
 from conformance import Options, Selection, validate
 from conformance.api import Report, expand
-from conformance.errors import InputError
+from conformance.benchmarks.synthetic import PRICING_YAML, messages
+from conformance.core.errors import InputError
 from conformance.formats.canonical.engine import SessionFacts
 from conformance.parallel import chunks
 from conformance.parallel import engine as parallel_engine
 from conformance.parallel.engine import validate_units
 from conformance.parallel.store import read_entry
-from conformance.synthetic import PRICING_YAML, messages
 
 HERE = Path(__file__).parent
 RULES = HERE / "rules" / "canonical"

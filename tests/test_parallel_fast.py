@@ -21,7 +21,8 @@ import orjson
 import pytest
 
 from conformance.api import Report, expand, validate
-from conformance.findings import Selection
+from conformance.benchmarks.synthetic import messages
+from conformance.core.findings import Selection
 from conformance.formats import Options
 from conformance.formats.canonical import CanonicalRun
 from conformance.formats.canonical.fast import Batch, Pairs, SessionItem, pair_tools
@@ -40,7 +41,6 @@ from conformance.parallel.chunks import (
     run_task,
 )
 from conformance.parallel.engine import validate_units
-from conformance.synthetic import messages
 from tests.test_fast_path import PRICING, SELECTIONS, TOOLS, broken_corpus, sides  # noqa: F401 (a fixture)
 
 

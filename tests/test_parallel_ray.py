@@ -22,7 +22,7 @@ from test_parallel import ALL_RULES, FIXTURES, corpus, defects
 from conformance import Options, validate
 from conformance.api import Report, expand
 from conformance.cli import main
-from conformance.errors import InputError
+from conformance.core.errors import InputError
 from conformance.parallel import ray_engine
 from conformance.parallel.chunks import run_task
 

@@ -1,4 +1,4 @@
-"""CI renderers (conformance.reporting): SARIF against the OASIS 2.1.0 schema, GitHub
+"""CI renderers (conformance.core.reporting): SARIF against the OASIS 2.1.0 schema, GitHub
 workflow commands as the runner parses them, JUnit XML."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from conformance.findings import Finding, RuleCatalog, RuleInfo, Severity
-from conformance.reporting import step_summary, to_github, to_junit, to_sarif
+from conformance.core.findings import Finding, RuleCatalog, RuleInfo, Severity
+from conformance.core.reporting import step_summary, to_github, to_junit, to_sarif
 
 CATALOG = RuleCatalog(
     [

@@ -20,15 +20,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conformance import Options, outputs, validate
+from conformance import Options, validate
 from conformance.api import Report, expand
-from conformance.errors import InputError
+from conformance.benchmarks.synthetic import messages
+from conformance.core import outputs
+from conformance.core.errors import InputError
 from conformance.formats.canonical import CanonicalFormat
 from conformance.parallel import chunks
 from conformance.parallel.engine import validate_units
 from conformance.parallel.store import ResumeStore, read_entry
 from conformance.parallel.store import content_hash_of as store_digest
-from conformance.synthetic import messages
 
 HERE = Path(__file__).parent
 RULES = HERE / "rules" / "canonical"

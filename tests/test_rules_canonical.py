@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from conformance import Options, Selection, validate
-from conformance.errors import InputError
+from conformance.core.errors import InputError
 from conformance.formats.canonical.rules import CATALOG
 
 HERE = Path(__file__).parent / "rules" / "canonical"
@@ -212,7 +212,7 @@ def test_every_rule_the_code_can_emit_is_listed_by_turnspec_rules() -> None:
 
     import conformance
     from conformance.cli import app
-    from conformance.findings import RuleInfo
+    from conformance.core.findings import RuleInfo
 
     root = Path(conformance.__file__).parent
     ids: dict[str, str] = {}

@@ -1,4 +1,4 @@
-"""Bundled schemas (conformance.schema_bundle): one self-contained 2020-12 document per
+"""Bundled schemas (conformance.schema.bundle): one self-contained 2020-12 document per
 revision that every conforming validator reads the same as the schema files."""
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from conformance.cli import main
-from conformance.schema_bundle import bundle, default_revision, families
-from conformance.schema_validation import SchemaValidator
-from conformance.schemas import schema_set, versions
+from conformance.core.schema_validation import SchemaValidator
+from conformance.core.schemas import schema_set, versions
+from conformance.schema.bundle import bundle, default_revision, families
 from conformance.strategies import invalid_documents, sample
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.errors import InputError
-from conformance.schema_history import at_revision
+from conformance.core.errors import InputError
+from conformance.schema.history import at_revision
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -79,8 +79,8 @@ def test_diff_against_head_fails_a_breaking_change_and_passes_a_full_one(
 
 
 def test_export_files_and_bundle_atomically(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from conformance.schema_bundle import bundle
-    from conformance.schemas import schema_set
+    from conformance.core.schemas import schema_set
+    from conformance.schema.bundle import bundle
 
     rc, _, err = cli(capsys, "schema", "export", str(tmp_path / "out"))
     assert rc == 0, err

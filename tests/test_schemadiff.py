@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from conformance.cli import main
-from conformance.schema_validation import SchemaValidator
-from conformance.schemadiff import Compat, diff, diff_paths, weakest
-from conformance.schemas import SchemaSet, schema_root
+from conformance.core.schema_validation import SchemaValidator
+from conformance.core.schemas import SchemaSet, schema_root
+from conformance.schema.diff import Compat, diff, diff_paths, weakest
 
 ID = "https://turnspec.dev/schemas/test/v1/root.json"
 BASE: dict[str, Any] = {
@@ -202,7 +202,7 @@ def test_weakest_class() -> None:
 def test_canonical_v1_to_v2_is_forward_compatible() -> None:
     # old readers read revision-2 data (§10.3 tolerance); new readers reject revision-1
     # data that already used the names `audio` / `stop_reason` for something else
-    from conformance.schemas import schema_set
+    from conformance.core.schemas import schema_set
 
     result = diff(schema_set("canonical", "v1"), schema_set("canonical", "v2"), ["message.json"], examples=100)
     assert result.verdict == Compat.FORWARD

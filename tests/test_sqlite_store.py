@@ -16,7 +16,7 @@ import pytest
 from conformance import validate
 from conformance.cli import main
 from conformance.convert import convert
-from conformance.errors import InputError
+from conformance.core.errors import InputError
 
 VALID = Path(__file__).parent / "rules" / "canonical" / "valid.jsonl"
 TOOL_ID = "tu_01JZ0000000000000000000T01"

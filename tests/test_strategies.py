@@ -26,9 +26,9 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from conformance.api import validate
+from conformance.core.schema_validation import SchemaValidator, oracle_for
+from conformance.core.schemas import SchemaSet, schema_set, versions
 from conformance.formats.base import Options
-from conformance.schema_validation import SchemaValidator, oracle_for
-from conformance.schemas import SchemaSet, schema_set, versions
 from conformance.strategies import (
     UnsupportedSchema,
     conversations,

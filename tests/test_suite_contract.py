@@ -23,7 +23,7 @@ from test_replay_check import msg, rules_of, text, write
 from conformance.adapters.openai_chat import OpenAIChatAdapter
 from conformance.adapters.protocol import AdapterOptions, Message, ToolDefinition, WireRequest, WireResponse
 from conformance.cli import main
-from conformance.findings import Selection
+from conformance.core.findings import Selection
 from conformance.formats.canonical.markers import DEFAULT_CRITICAL_KEY
 from conformance.formats.canonical.memory import validate_messages
 from conformance.replay import REFUSED, replay_check, target

@@ -18,7 +18,7 @@ from conformance.adapters.errors import InvalidRequestError, WireFormatError
 from conformance.adapters.openai_chat import OpenAIChatAdapter
 from conformance.adapters.protocol import Message, RequestContext, StreamEvent
 from conformance.adapters.streams import DOTTED, DOTTED_NAMES, UNDERSCORE, stream_vocabulary
-from conformance.findings import Selection
+from conformance.core.findings import Selection
 from conformance.suite import checks
 from conformance.suite.cassettes import load_cassette
 from conformance.suite.checks.cancel import NO_HOOK

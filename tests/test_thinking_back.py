@@ -19,7 +19,7 @@ from mutants import (
 from third_party.ollama_no_thinking_back import OllamaNoThinkingBackAdapter
 
 from conformance.cli import main
-from conformance.findings import Selection
+from conformance.core.findings import Selection
 from conformance.suite.runner import SuiteConfig, SuiteReport, run
 from conformance.wire.anthropic_messages import ANTHROPIC_MESSAGES
 from conformance.wire.api import ThinkingBack

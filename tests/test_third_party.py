@@ -137,7 +137,7 @@ INIT_APIS = ["openai-chat-completions", "anthropic-messages", "openai-responses"
 
 @pytest.mark.parametrize("api", INIT_APIS)
 def test_init_adapter_writes_a_skeleton_that_passes_conform(api, tmp_path, monkeypatch, capsys):
-    from conformance.commands.init import module_name, reference_for
+    from conformance.cli.commands.init import module_name, reference_for
 
     _, ref = reference_for(api)
     name = f"acme-{ref.adapter}"  # one module name per case: each is imported in this process

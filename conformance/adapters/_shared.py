@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..jsonio import parse as parse_json
+from ..core.jsonio import parse as parse_json
 from .base import AdapterError, RateLimitError
 
 # Neither Anthropic nor Chat Completions carries a media type for a URL image. A URL image an

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator, Mapping
 from decimal import Decimal
 from typing import Any, ClassVar
 
-from .. import ids
+from ..core import ids
 from ..formats.canonical.markers import DEFAULT_CRITICAL_KEY
 from .errors import (
     ERROR_CLASSES,

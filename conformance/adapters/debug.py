@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
-from ..findings import Finding, Severity
-from ..jsonio import read_json, read_jsonl
-from ..schema_validation import SchemaValidator
-from ..schemas import schema_set, versions
+from ..core.errors import InputError
+from ..core.findings import Finding, Severity
+from ..core.jsonio import read_json, read_jsonl
+from ..core.schema_validation import SchemaValidator
+from ..core.schemas import schema_set, versions
 from ..wire import registry as wire_registry
 from ..wire import schemas as wire_schemas
 from ..wire.api import Framing, Probes, WireApi

@@ -36,7 +36,7 @@ Mapping (canonical <-> wire):
   "skip_thought_signature_validator"}}` sends the placeholder the thought-signatures page
   documents (opt-in: the default sends no signature Gemini did not issue).
 - Function calls may carry no id (older models). Their canonical `tu_` id is derived
-  deterministically (conformance.ids) from the session, the response id, the call's
+  deterministically (conformance.core.ids) from the session, the response id, the call's
   position, name and arguments, and bound in the tool-id map to a provider key that is
   never sent: such calls and their results go back without `id` and pair by name and
   order, as the API pairs them. Calls first serialized here get a client id (`call_...`),
@@ -70,7 +70,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
-from .. import ids
+from ..core import ids
 from ..wire.api import Framing
 from ..wire.gemini import (
     STOP_REASONS,

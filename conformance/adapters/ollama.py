@@ -28,7 +28,7 @@ How the canonical format maps onto it:
   session map's id as `id` and `tool_call_id` (servers that do not know the fields ignore
   them, as Go's JSON decoder does) and always keeps tool messages in call order with
   `tool_name`, so both generations pair them. A request read back that had no ids is
-  rendered without ids again. Canonical ids for id-less calls are derived (conformance.ids)
+  rendered without ids again. Canonical ids for id-less calls are derived (conformance.core.ids)
   from the response's `created_at`, the call's position and content: parsing the same
   response twice gives the same ids, two responses never share one.
 - `tool_result.is_error` has no wire field: it is reported with a WARN.
@@ -53,7 +53,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
-from .. import ids
+from ..core import ids
 from ..wire.ollama import OLLAMA_CHAT
 from .base import (
     AdapterError,

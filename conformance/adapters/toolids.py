@@ -1,16 +1,16 @@
 """Tool-call ids across providers (spec §6.1, §6.2): the canonical `tu_<ULID>` form and the
-per-session bidirectional map to each provider's own ids. ULIDs come from `conformance.ids`,
+per-session bidirectional map to each provider's own ids. ULIDs come from `conformance.core.ids`,
 the project's one source."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from .. import ids
+from ..core import ids
 
 
 def new_ulid() -> str:
-    """A fresh ULID (the clock and OS randomness); see `conformance.ids.fresh`."""
+    """A fresh ULID (the clock and OS randomness); see `conformance.core.ids.fresh`."""
     return ids.fresh()
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..findings import RuleCatalog
+from ..core.findings import RuleCatalog
 from .base import FileStats, Format, FormatRun, Options, read_unit
 from .canonical import CanonicalFormat
 from .chibi import chibi_formats

@@ -6,13 +6,13 @@ format anything with `getattr` or names a format by hand:
 
 - `name`, `detect` (the detector) and `start` (the reader and validator, one run);
 - `rules`: its rule catalogue (every rule it can emit, with its spec section);
-- `converters`: its converters, keyed by `(from, to)` (see `conformance.convertkit`);
+- `converters`: its converters, keyed by `(from, to)` (see `conformance.core.convertkit`);
 - `schema_family`: the folder under `schemas/` that holds its schemas (None: none);
 - `migrations`: whether the migration engine holds migrations between its schema
   revisions. Migrations register per format in `conformance.migrations` (the engine,
   above the formats), keyed by this format's `name`; a format never imports them.
 
-A format imports core (`conformance.jsonio`, `findings`, `schemas`, `schema_validation`,
+A format imports core (`conformance.core.jsonio`, `findings`, `schemas`, `schema_validation`,
 `ids`, `convertkit`), the canonical format (core: everything speaks it) and this module;
 never another peer format, an engine, the API or the CLI. Adding a format = one package
 plus one line in `formats/__init__.py`.
@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from ..convertkit import Converter
-from ..findings import Finding, RuleCatalog, Selection
-from ..jsonio import DEFAULT_MAX_LINE_BYTES, os_error
+from ..core.convertkit import Converter
+from ..core.findings import Finding, RuleCatalog, Selection
+from ..core.jsonio import DEFAULT_MAX_LINE_BYTES, os_error
 
 ProgressHook = Callable[[int], None]
 

@@ -1,7 +1,7 @@
 """Write a file completely, then move it into place: readers see the old file or the
 new one, never a half-written one (also the guarantee `--in-place` needs).
 
-A thin name for `conformance.outputs.write_bytes`, which every command that writes uses.
+A thin name for `conformance.core.outputs.write_bytes`, which every command that writes uses.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..outputs import write_bytes
+from ..core.outputs import write_bytes
 
 
 def atomic_write(path: Path, chunks: Iterable[bytes]) -> None:

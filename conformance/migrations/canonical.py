@@ -16,8 +16,8 @@ import binascii
 import functools
 from typing import Any
 
-from ..schema_validation import SchemaValidator
-from ..schemas import schema_set
+from ..core.schema_validation import SchemaValidator
+from ..core.schemas import schema_set
 from .registry import Change, Migration, MigrationError
 
 AUDIO_ROLES = ("user", "assistant")

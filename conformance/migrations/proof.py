@@ -25,8 +25,8 @@ import orjson
 from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
 
-from ..schema_validation import SchemaValidator
-from ..schemas import schema_set
+from ..core.schema_validation import SchemaValidator
+from ..core.schemas import schema_set
 from .registry import Migration, MigrationError
 
 Verdict = Callable[[int, Any], frozenset[tuple[str, str]]]
@@ -48,10 +48,10 @@ class ProofSpec:
 def canonical_verdict(revision: int, doc: Any) -> frozenset[tuple[str, str]]:
     """The errors a reader of schema revision `revision` reports for one message."""
     # function-level imports: the proof loads a format's checker only when it judges that format
-    from ..findings import Severity
+    from ..core.findings import Severity
+    from ..core.jsonio import Record
     from ..formats.base import Options
     from ..formats.canonical.checker import CanonicalRun
-    from ..jsonio import Record
 
     run = _runs.get(revision)
     if run is None:
@@ -73,10 +73,10 @@ def _gpt2099_detect(doc: Any) -> int:
 def gpt2099_verdict(revision: int, doc: Any) -> frozenset[tuple[str, str]]:
     """The errors a gpt2099 reader of schema revision `revision` reports for a one-turn thread."""
     # function-level imports: the proof loads a format's checker only when it judges that format
-    from ..findings import Severity
+    from ..core.findings import Severity
+    from ..core.jsonio import Record
     from ..formats.base import Options
     from ..formats.gpt2099.checker import Gpt2099Run
-    from ..jsonio import Record
 
     run = Gpt2099Run(Options(), version=f"v{revision}")
     found = run.check_thread([Record("<doc>", 1, "", doc, 0)])

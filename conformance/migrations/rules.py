@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..findings import RuleCatalog, RuleInfo, Severity
+from ..core.findings import RuleCatalog, RuleInfo, Severity
 
 NO_PATH = RuleInfo("TM001", Severity.ERROR, "§10.2", "No migration path from the document's revision to the target")
 REFUSED = RuleInfo(

@@ -1,6 +1,6 @@
 """Migrating whole files: `turnspec migrate IN --to N [-o OUT | --in-place]`.
 
-Records are read defensively (conformance.jsonio: every bad line is a located finding),
+Records are read defensively (conformance.core.jsonio: every bad line is a located finding),
 each is migrated by the registry's steps and validated under the target revision, and
 the output is written to a temporary file first. Only when no record failed is it moved
 into place (`OUT`, or `IN` itself with `in_place`); otherwise nothing is written and the
@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
-from ..findings import Finding, RuleInfo, Severity
-from ..jsonio import Record, check_input, dumps, read_json, read_jsonl
-from ..outputs import check_output, real, write_bytes
-from ..schema_validation import SchemaValidator
-from ..schemas import schema_set
+from ..core.errors import InputError
+from ..core.findings import Finding, RuleInfo, Severity
+from ..core.jsonio import Record, check_input, dumps, read_json, read_jsonl
+from ..core.outputs import check_output, real, write_bytes
+from ..core.schema_validation import SchemaValidator
+from ..core.schemas import schema_set
 from . import rules as R
 from .registry import MigrationError, MigrationRegistry
 from .shipped import default_registry

@@ -36,15 +36,15 @@ from typing import IO, TYPE_CHECKING, Any, overload
 
 import orjson
 
-from ..errors import InputError
-from ..findings import Finding, Severity
+from ..core.errors import InputError
+from ..core.findings import Finding, Severity
+from ..core.jsonio import BLANK_LINE, DEFAULT_MAX_FILE_BYTES, LineFraming, Record, open_input, read_json, read_jsonl
 from ..formats.base import Options
 from ..formats.canonical import CanonicalFormat, CanonicalRun
 from ..formats.canonical import rules as R
 from ..formats.canonical.engine import SessionFacts
 from ..formats.canonical.fast import Batch, Cleared, FastPath, Pairs, SessionItem, read_blocks
 from ..formats.canonical.invariants import parse_created_at
-from ..jsonio import BLANK_LINE, DEFAULT_MAX_FILE_BYTES, LineFraming, Record, open_input, read_json, read_jsonl
 
 if TYPE_CHECKING:
     # annotations only: multiprocessing is loaded when workers start (`engine.Processes`)

@@ -25,12 +25,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 
-from ..errors import InputError
-from ..findings import Finding
+from ..core.errors import InputError
+from ..core.findings import Finding
+from ..core.jsonio import CRLF, Record, is_stdin
 from ..formats.base import FileStats, Format, FormatRun, Options, ProgressHook, read_unit
 from ..formats.canonical import CanonicalRun
 from ..formats.canonical.fast import item_facts
-from ..jsonio import CRLF, Record, is_stdin
 from . import DEFAULT_CHUNK_BYTES, MIN_SHARED_BYTES, default_jobs, worth_sharing
 from .chunks import (
     Task,

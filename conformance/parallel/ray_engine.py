@@ -20,8 +20,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from ..errors import InputError
-from ..findings import Finding
+from ..core.errors import InputError
+from ..core.findings import Finding
 from ..formats.base import FileStats, Format, Options, ProgressHook
 from ..formats.canonical import CanonicalFormat
 from .chunks import Task, run_task

@@ -49,10 +49,10 @@ from typing import Any
 
 import orjson
 
-from ..errors import InputError
+from ..core.errors import InputError
+from ..core.jsonio import read_input
+from ..core.outputs import host_name, pid_alive, real
 from ..formats.base import Options
-from ..jsonio import read_input
-from ..outputs import host_name, pid_alive, real
 from .chunks import ITEM_CODEC, Opener, Task, content_hash, open_local
 
 SUFFIX = ".tsr"

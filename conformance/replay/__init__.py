@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..adapters import registry as adapter_registry
-from ..errors import InputError
-from ..findings import Finding
+from ..core.errors import InputError
+from ..core.findings import Finding
 from ..formats import detect_format, get_format
 from ..formats.canonical.markers import DEFAULT_CRITICAL_KEY
 from .check import LOSSY, OK, REFUSED, Target, Verdict, check_session

@@ -25,7 +25,7 @@ from typing import Any
 
 from ..adapters.base import Adapter, AdapterOptions, CriticalBlockError
 from ..adapters.estimate import estimate_for_model
-from ..findings import Finding, RuleInfo, Severity
+from ..core.findings import Finding, RuleInfo, Severity
 from ..formats.canonical.markers import DEFAULT_CRITICAL_KEY
 from ..wire import registry as wire_registry
 from ..wire.api import WireApi

@@ -7,7 +7,7 @@ dispatch"); lossy steps (warnings) are the §7.3 drops the adapter would make.
 
 from __future__ import annotations
 
-from ..findings import RuleCatalog, RuleInfo, Severity
+from ..core.findings import RuleCatalog, RuleInfo, Severity
 
 E, W = Severity.ERROR, Severity.WARNING
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..findings import Finding
-from ..jsonio import Record, parse, read_json, read_jsonl
+from ..core.findings import Finding
+from ..core.jsonio import Record, parse, read_json, read_jsonl
 from .rules import INPUT_UNREADABLE
 
 

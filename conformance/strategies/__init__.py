@@ -25,7 +25,7 @@ from typing import Any
 
 from hypothesis.strategies import SearchStrategy
 
-from ..schemas import schema_set
+from ..core.schemas import schema_set
 from .compiler import Compiler
 from .conversations import blocks_for, conversations
 from .ir import UnsupportedSchema

@@ -18,8 +18,8 @@ from typing import Any
 
 from hypothesis import HealthCheck, Phase, given, settings
 
-from ..schema_validation import SchemaValidator
-from ..schemas import schema_set
+from ..core.schema_validation import SchemaValidator
+from ..core.schemas import schema_set
 from .compiler import Compiler
 from .sampler import Sampler
 

@@ -31,8 +31,8 @@ from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 from referencing import Registry
 
-from ..schema_validation import ecma_regex
-from ..schemas import SchemaSet
+from ..core.schema_validation import ecma_regex
+from ..core.schemas import SchemaSet
 from .ir import Node, SchemaGraph, UnsupportedSchema, branch_tag, children, json_key
 
 # RFC 7493 (I-JSON) §2.2: integers outside ±(2**53 - 1) are not interoperable, and
@@ -407,7 +407,7 @@ class Compiler:
         s = st.one_of([x for _, x in built]) if len(built) > 1 else built[0][1]
         if n.one_of is not None and len(built) > 1 and not disjoint(n):
             # oneOf without provably disjoint branches: keep values exactly one accepts
-            from ..schema_validation import oracle_for, oracle_registry
+            from ..core.schema_validation import oracle_for, oracle_registry
 
             reg = oracle_registry(*self.sets)
             checks = [oracle_for({"$ref": b.loc}, registry=reg) for b in n.union]

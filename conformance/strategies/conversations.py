@@ -21,8 +21,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from .. import ids
-from ..schemas import schema_set
+from ..core import ids
+from ..core.schemas import schema_set
 
 # 2001-09-09 .. 2100-01-01 in microseconds: real dates (TS115) with room to advance
 _START = (1_000_000_000_000_000, 4_000_000_000_000_000)

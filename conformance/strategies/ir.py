@@ -23,7 +23,7 @@ from urllib.parse import urldefrag, urljoin
 
 from referencing import Registry
 
-from ..schemas import SchemaSet, registry_for
+from ..core.schemas import SchemaSet, registry_for
 
 JSON_TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from ..schemas import SchemaSet
+from ..core.schemas import SchemaSet
 from .ir import escape_pointer_token
 
 

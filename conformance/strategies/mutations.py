@@ -29,7 +29,7 @@ from typing import Any
 from hypothesis import reject
 from hypothesis import strategies as st
 
-from ..schema_validation import ecma_regex, oracle_for, oracle_registry, pointer_of
+from ..core.schema_validation import ecma_regex, oracle_for, oracle_registry, pointer_of
 from .compiler import Compiler
 from .ir import JSON_TYPES, Node, branch_tag, json_equal, json_type, union_discriminator
 

@@ -28,7 +28,7 @@ from re import _constants as sre_c  # type: ignore[attr-defined]
 from re import _parser as sre_p  # type: ignore[attr-defined]
 from typing import Any
 
-from ..schema_validation import ecma_regex, oracle_for, oracle_registry
+from ..core.schema_validation import ecma_regex, oracle_for, oracle_registry
 from .compiler import SAFE_INT, Compiler, disjoint, string_check
 from .ir import JSON_TYPES, Node, UnsupportedSchema, json_key
 

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from .. import escaping
 from ..adapters import registry
-from ..findings import Selection
+from ..core import escaping
+from ..core.findings import Selection
 from ..formats.canonical.markers import DEFAULT_CRITICAL_KEY
 from .rules import CATALOG
 from .runner import SuiteConfig, SuiteReport, default_samples, local_cassette_root, run

@@ -20,7 +20,7 @@ from typing import Any
 import vcr
 
 from ..adapters.base import WireRequest
-from ..errors import InputError
+from ..core.errors import InputError
 from ..wire import registry
 from ..wire.cassette_lint import account_headers, credential_headers
 from .cassettes import load_cassette

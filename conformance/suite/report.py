@@ -1,7 +1,7 @@
 """Rendering a SuiteReport: text for terminals, JSON and Markdown matrices, JUnit XML for CI.
 
 Reasons quote cassettes (URIs, names, bodies) and adapter names come from the command
-line: every renderer puts them through `conformance.escaping`, the function of its sink.
+line: every renderer puts them through `conformance.core.escaping`, the function of its sink.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from .. import escaping
-from ..color import PLAIN, Palette
-from ..findings import Finding, Severity
+from ..core import escaping
+from ..core.color import PLAIN, Palette
+from ..core.findings import Finding, Severity
 from ..wire import registry as wire_registry
 from .outcome import RuleResult
 from .rules import CATALOG, ESTIMATE_ABS_TOLERANCE, ESTIMATE_REL_TOLERANCE

@@ -13,7 +13,7 @@ import copy
 from collections.abc import Sequence
 
 from ..adapters.base import Adapter, Message, ToolDefinition
-from ..findings import Finding, RuleInfo
+from ..core.findings import Finding, RuleInfo
 from ..formats.canonical.memory import validate_messages
 from . import rules as R
 from .capture import capture_warnings

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..findings import RuleCatalog, RuleInfo, Severity
+from ..core.findings import RuleCatalog, RuleInfo, Severity
 
 E = Severity.ERROR
 W = Severity.WARNING  # advisory: reported, never fails the run unless --strict (RuleInfo.strict)

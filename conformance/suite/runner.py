@@ -20,7 +20,7 @@ from typing import Literal
 
 from ..adapters import registry
 from ..adapters.protocol import Adapter
-from ..findings import Selection, Severity
+from ..core.findings import Selection, Severity
 from ..formats.canonical.markers import DEFAULT_CRITICAL_KEY
 from . import checks
 from .capture import NetworkBlockedError, capture_warnings, network_blocked

@@ -11,8 +11,8 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import ids
 from ..adapters.base import Message, ToolDefinition
+from ..core import ids
 
 # a 2x2 PNG (real header, so image-size estimates work)
 PNG_2PX = base64.b64encode(

@@ -26,10 +26,10 @@ from typing import Any, ClassVar
 
 import pytest
 
-from .. import escaping
 from ..adapters.protocol import Adapter
+from ..core import escaping
+from ..core.schemas import schema_set
 from ..formats.canonical.markers import DEFAULT_CRITICAL_KEY
-from ..schemas import schema_set
 from .rules import CATALOG, NEEDS, SUITE_ONLY, TEST_SLUGS
 from .runner import SuiteConfig, SuiteReport, default_cassette_root, default_samples, run
 

@@ -42,11 +42,11 @@ from urllib.parse import parse_qsl, urlsplit
 
 import yaml
 
-from ..errors import InputError
-from ..findings import Finding, RuleCatalog, RuleInfo, Severity
-from ..jsonio import read_input
-from ..outputs import check_output, write_bytes
-from ..yamlio import MAX_DEPTH
+from ..core.errors import InputError
+from ..core.findings import Finding, RuleCatalog, RuleInfo, Severity
+from ..core.jsonio import read_input
+from ..core.outputs import check_output, write_bytes
+from ..core.yamlio import MAX_DEPTH
 from . import registry
 
 E = Severity.ERROR

@@ -14,8 +14,8 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from ..schema_validation import SchemaValidator
-from ..schemas import SchemaSet, load_set, schema_root
+from ..core.schema_validation import SchemaValidator
+from ..core.schemas import SchemaSet, load_set, schema_root
 from .api import WireApi
 
 KINDS = ("request", "response", "stream-event", "error")

@@ -17,10 +17,10 @@ from ulid import ULID
 
 from conformance.cli import main
 from conformance.convert import convert
-from conformance.errors import InputError
-from conformance.findings import Finding
-from conformance.schema_validation import SchemaValidator
-from conformance.schemas import schema_set
+from conformance.core.errors import InputError
+from conformance.core.findings import Finding
+from conformance.core.schema_validation import SchemaValidator
+from conformance.core.schemas import schema_set
 
 EXAMPLE = Path(__file__).parents[2] / "conformance" / "data" / "examples" / "session.jsonl"
 PROVENANCE = SchemaValidator(schema_set("chibi", "v1"), "canonical-provenance.json")
@@ -443,7 +443,7 @@ def test_round_trip_property(
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_synthetic_canonical_sessions_convert(seed: int, tmp_path: Path) -> None:
-    from conformance.synthetic import messages
+    from conformance.benchmarks.synthetic import messages
 
     msgs = list(messages(60, seed=seed))
     session = [m for m in msgs if m["session_id"] == msgs[0]["session_id"]]

@@ -14,7 +14,7 @@ from chibi_helpers import check, read_lines, write_lines
 
 from conformance.cli import main
 from conformance.convert import convert
-from conformance.errors import InputError
+from conformance.core.errors import InputError
 
 
 def _errors(path: Path) -> list[str]:

@@ -10,7 +10,7 @@ from pathlib import Path
 from chibi_helpers import FIXTURES, read_lines, write_lines
 
 from conformance.convert import convert
-from conformance.findings import Finding
+from conformance.core.findings import Finding
 
 
 def _convert(src: Path, tmp_path: Path) -> list[Finding]:

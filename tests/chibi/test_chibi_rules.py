@@ -302,7 +302,7 @@ def test_mixed_vocabulary_reported_once(ctx_copy: Callable[[str], Path]) -> None
     assert report.files[0].extra["vocabulary"] == "mixed"
     assert check(d).exit_code == 0  # a warning
     from conformance.api import validate
-    from conformance.findings import Selection
+    from conformance.core.findings import Selection
     from conformance.formats import Options
 
     assert validate([d], Options(selection=Selection(strict=True))).exit_code == 1

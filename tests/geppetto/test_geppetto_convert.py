@@ -16,12 +16,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conformance import synthetic
 from conformance.api import validate
+from conformance.benchmarks import synthetic
 from conformance.cli import main
 from conformance.convert import convert
-from conformance.errors import InputError
-from conformance.findings import Finding, Severity
+from conformance.core.errors import InputError
+from conformance.core.findings import Finding, Severity
+from conformance.core.jsonio import Record
 from conformance.formats import Options
 from conformance.formats.canonical import CanonicalRun
 from conformance.formats.geppetto.checker import GeppettoRun
@@ -34,7 +35,6 @@ from conformance.formats.geppetto.mapping import (
     turn_to_messages,
 )
 from conformance.formats.geppetto.yamlio import Document, dump, read_yaml
-from conformance.jsonio import Record
 
 TU = re.compile(r"tu_[0-7][0-9A-HJKMNP-TV-Z]{25}\Z")
 PNG = base64.b64encode(bytes.fromhex("89504e470d0a1a0a0000000d49484452")).decode()

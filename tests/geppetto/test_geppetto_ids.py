@@ -7,8 +7,8 @@ from pathlib import Path
 
 import orjson
 
+from conformance.benchmarks.synthetic import messages
 from conformance.convert import convert
-from conformance.synthetic import messages
 
 
 def _session(tmp_path: Path) -> tuple[Path, list[dict[str, object]]]:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conformance.api import validate
-from conformance.findings import Selection, Severity
+from conformance.core.findings import Selection, Severity
 from conformance.formats import Options
 from conformance.formats.geppetto import CATALOG
 

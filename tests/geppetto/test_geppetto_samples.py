@@ -9,10 +9,10 @@ import pytest
 import yaml
 
 from conformance.api import expand, validate
-from conformance.findings import Severity
+from conformance.core.findings import Severity
+from conformance.core.schemas import schema_set
 from conformance.formats.geppetto import GeppettoFormat
 from conformance.formats.geppetto.yamlio import Document, read_yaml
-from conformance.schemas import schema_set
 
 pytestmark = pytest.mark.samples
 

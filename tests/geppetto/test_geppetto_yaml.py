@@ -12,7 +12,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance.findings import Finding
+from conformance.core.findings import Finding
 from conformance.formats.geppetto.yamlio import MAX_DEPTH, Binary, Document, dump, read_yaml
 
 BIG = 1 << 26

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from conformance.api import validate
-from conformance.findings import Finding
+from conformance.core.findings import Finding
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

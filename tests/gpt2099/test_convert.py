@@ -13,10 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conformance.benchmarks.synthetic import messages
 from conformance.convert import convert
-from conformance.errors import InputError
+from conformance.core.errors import InputError
 from conformance.formats.gpt2099.convert import iter_turns
-from conformance.synthetic import messages
 
 from .conftest import FIXTURES, findings
 

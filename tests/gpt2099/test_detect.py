@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from conformance.benchmarks.synthetic import messages
 from conformance.formats import detect_format
 from conformance.formats.gpt2099.reader import PEEK_BYTES
-from conformance.synthetic import messages
 
 from .conftest import FIXTURES
 

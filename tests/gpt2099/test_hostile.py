@@ -9,10 +9,10 @@ import orjson
 import pytest
 
 from conformance.api import validate
+from conformance.benchmarks.synthetic import messages
 from conformance.cli import main
 from conformance.convert import convert
-from conformance.errors import InputError
-from conformance.synthetic import messages
+from conformance.core.errors import InputError
 
 TURN = '[{{id: "03d4q1qhbhm9bkl8pqvn2bqv1", role: "user", content: [{{type: "text", text: "hi"}}], n: {n}}}]\n'
 

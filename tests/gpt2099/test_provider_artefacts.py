@@ -11,7 +11,7 @@ import pytest
 
 from conformance.api import expand, validate
 from conformance.convert import convert
-from conformance.errors import InputError
+from conformance.core.errors import InputError
 from conformance.formats.gpt2099 import resolve
 
 TOOL = {"name": "read_file", "description": "Read a file",

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from conformance.cli import main
-from conformance.errors import InputError
+from conformance.core.errors import InputError
 from conformance.formats.gpt2099 import ResolveError, deep_merge, inherited, resolve
 
 from .conftest import FIXTURES

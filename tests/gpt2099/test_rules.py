@@ -82,7 +82,7 @@ def test_nuon_lines_point_at_rows() -> None:
 
 def test_strict_makes_unknown_blocks_errors() -> None:
     from conformance.api import validate
-    from conformance.findings import Selection
+    from conformance.core.findings import Selection
     from conformance.formats import Options
 
     report = validate(
@@ -95,7 +95,7 @@ def test_strict_makes_unknown_blocks_errors() -> None:
 
 def test_ignore_by_prefix() -> None:
     from conformance.api import validate
-    from conformance.findings import Selection
+    from conformance.core.findings import Selection
     from conformance.formats import Options
 
     report = validate(

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from conformance.api import validate
 from conformance.convert import convert
-from conformance.errors import InputError
+from conformance.core.errors import InputError
 from conformance.strategies.conversations import conversations
 
 FIX = Path(__file__).parent / "fixtures"

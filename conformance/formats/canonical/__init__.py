@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar
 
-from ...convertkit import LOSSY, ConvertContext, Converter, is_tool_definition, validated
-from ...findings import RuleInfo
-from ...jsonio import Record, parse, read_json, read_jsonl
+from ...core.convertkit import LOSSY, ConvertContext, Converter, is_tool_definition, validated
+from ...core.findings import RuleInfo
+from ...core.jsonio import Record, parse, read_json, read_jsonl
 from ..base import FileStats, Options
 from .checker import CanonicalRun
 from .rules import CATALOG

@@ -15,10 +15,10 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ...findings import Finding, Selection
-from ...jsonio import Record, read_json, read_jsonl, reads_as_lines
-from ...schema_validation import SchemaError, SchemaValidator
-from ...schemas import schema_set, versions
+from ...core.findings import Finding, Selection
+from ...core.jsonio import Record, read_json, read_jsonl, reads_as_lines
+from ...core.schema_validation import SchemaError, SchemaValidator
+from ...core.schemas import schema_set, versions
 from ..base import FileStats, Options, ProgressHook
 from . import rules as R
 from .engine import Context, Driver, MessageView, RunState, Session, SessionFacts, commit_message, commit_tool_block

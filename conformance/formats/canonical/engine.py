@@ -28,8 +28,8 @@ from itertools import chain
 from operator import lt
 from typing import Any, Generic, Protocol, TypeVar
 
-from ...findings import Finding, RuleInfo, Selection, Severity
-from ...jsonio import Record
+from ...core.findings import Finding, RuleInfo, Selection, Severity
+from ...core.jsonio import Record
 
 
 class Tools(Protocol):

@@ -70,8 +70,8 @@ from typing import IO, TYPE_CHECKING, Any
 
 import msgspec
 
-from ...findings import Finding
-from ...jsonio import LineFraming, Record, open_input, skip_rest_of_line
+from ...core.findings import Finding
+from ...core.jsonio import LineFraming, Record, open_input, skip_rest_of_line
 from . import rules as R
 from .engine import FAMILIES, Context, Driver, RunState, Session, SessionFacts, commit_message, commit_tool_block
 from .fastmodel import RAW_SHAPES, RawModel, message_model, raw_model

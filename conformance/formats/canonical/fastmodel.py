@@ -1,6 +1,6 @@
 """msgspec Structs generated from the canonical schemas: the typed decode of the fast path.
 
-The fast model is built at first use from the schema files (`conformance.schemas`), never
+The fast model is built at first use from the schema files (`conformance.core.schemas`), never
 written by hand, so it cannot drift from them silently: a keyword this generator does not
 know raises when the model is built (tests/test_fast_path.py builds every revision).
 
@@ -42,8 +42,8 @@ from typing import Annotated, Any, Literal, Union
 
 import msgspec
 
-from ...schema_validation import ecma_regex
-from ...schemas import SchemaSet, schema_set
+from ...core.schema_validation import ecma_regex
+from ...core.schemas import SchemaSet, schema_set
 
 # keywords that only document (or that the generator reads elsewhere): no constraint
 _ANNOTATIONS = frozenset(

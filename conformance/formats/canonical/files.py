@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...errors import InputError
-from ...jsonio import read_input
+from ...core.errors import InputError
+from ...core.jsonio import read_input
 
 SIDE_FILE_LIMIT = 64 * 1024 * 1024
 

@@ -12,7 +12,7 @@ import re
 from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any
 
-from ...jsonio import Record
+from ...core.jsonio import Record
 from . import rules as R
 from .engine import (
     BLOCK,

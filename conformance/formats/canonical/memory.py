@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ...findings import Finding, Selection
-from ...jsonio import Record
+from ...core.findings import Finding, Selection
+from ...core.jsonio import Record
 from ..base import Options
 from .checker import CanonicalRun
 

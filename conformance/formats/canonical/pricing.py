@@ -15,9 +15,9 @@ from typing import Any
 
 import jiter
 
-from ...errors import InputError
-from ...schema_validation import SchemaValidator
-from ...schemas import schema_set
+from ...core.errors import InputError
+from ...core.schema_validation import SchemaValidator
+from ...core.schemas import schema_set
 from . import rules as R
 from .engine import MESSAGE, Context, Emit, MessageView, Prices
 from .files import read_regular
@@ -203,7 +203,7 @@ def load_price_table(path: Path) -> PriceTable:
     jiter with Decimal numbers, duplicate keys and NaN refused.
     """
     # function-level import: the YAML reader (PyYAML) is loaded only when --pricing is asked
-    from ... import yamlio
+    from ...core import yamlio
 
     raw = read_regular(path, "--pricing")
     is_yaml = path.suffix in (".yaml", ".yml")

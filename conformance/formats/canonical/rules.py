@@ -7,8 +7,8 @@ store. Sections cite `canonical-message-format.md` (§) unless they name another
 
 from __future__ import annotations
 
-from ...findings import RuleCatalog, RuleInfo, Severity
-from ...jsonio import IO_RULES
+from ...core.findings import RuleCatalog, RuleInfo, Severity
+from ...core.jsonio import IO_RULES
 
 E, W = Severity.ERROR, Severity.WARNING
 

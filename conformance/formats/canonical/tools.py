@@ -11,10 +11,10 @@ from typing import Any
 
 import jsonschema_rs
 
-from ...errors import InputError
-from ...findings import Finding
-from ...jsonio import Record, read_json, read_jsonl
-from ...schema_validation import SchemaValidator, oracle_class, pointer_of
+from ...core.errors import InputError
+from ...core.findings import Finding
+from ...core.jsonio import Record, read_json, read_jsonl
+from ...core.schema_validation import SchemaValidator, oracle_class, pointer_of
 from . import rules as R
 from .engine import BLOCK, DEFINITION, TOOLS_FILE, Context, Emit, MessageView, RunState
 from .files import read_regular

@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...convertkit import ConvertContext, Converter
+from ...core.convertkit import ConvertContext, Converter
 from ..base import Options
 from .reader import layout_of, peek_kind
 from .rules import CATALOG

@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ...convertkit import short
-from ...findings import Finding, RuleInfo, Selection
-from ...jsonio import IO_RULES, Record, irregular, parse, read_jsonl
-from ...schema_validation import SchemaValidator
-from ...schemas import schema_set
+from ...core.convertkit import short
+from ...core.findings import Finding, RuleInfo, Selection
+from ...core.jsonio import IO_RULES, Record, irregular, parse, read_jsonl
+from ...core.schema_validation import SchemaValidator
+from ...core.schemas import schema_set
 from ..base import FileStats, Options, ProgressHook
 from . import rules as R
 from .reader import (

@@ -49,15 +49,15 @@ from typing import Any
 
 from ulid import ULID
 
-from ... import ids
-from ...convertkit import ConvertContext, IdMint, created_at_micros, validated
-from ...convertkit import rfc3339 as kit_rfc3339
-from ...errors import InputError
-from ...findings import Finding
-from ...ids import is_tool_id
-from ...jsonio import Record, check_input, parse, read_json, read_jsonl
-from ...schema_validation import SchemaValidator
-from ...schemas import schema_set
+from ...core import ids
+from ...core.convertkit import ConvertContext, IdMint, created_at_micros, validated
+from ...core.convertkit import rfc3339 as kit_rfc3339
+from ...core.errors import InputError
+from ...core.findings import Finding
+from ...core.ids import is_tool_id
+from ...core.jsonio import Record, check_input, parse, read_json, read_jsonl
+from ...core.schema_validation import SchemaValidator
+from ...core.schemas import schema_set
 from ..base import FileStats, Options
 from . import rules as R
 from .checker import ChibiRun, read_prompt, token_estimate, vocabulary_of
@@ -1114,7 +1114,7 @@ class CanonicalToChibi:
 
 def _uuid(seconds: int, *parts: str | int) -> str:
     """An entry UUID derived from what it is for (same input, same output): a ULID at the
-    entry's time (`conformance.ids.derived`) as its 128 bits, like a converted message's."""
+    entry's time (`conformance.core.ids.derived`) as its 128 bits, like a converted message's."""
     return str(ULID.from_str(ids.derived(seconds * 1000, *parts)).to_uuid())
 
 

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ...findings import Finding
-from ...jsonio import Record, leaves, parse, read_json
+from ...core.findings import Finding
+from ...core.jsonio import Record, leaves, parse, read_json
 
 PEEK_BYTES = 64 * 1024
 

@@ -10,8 +10,8 @@ out, the chibi-core source file the fact was read from (listed in
 
 from __future__ import annotations
 
-from ...findings import RuleCatalog, RuleInfo, Severity
-from ...jsonio import IO_RULES
+from ...core.findings import RuleCatalog, RuleInfo, Severity
+from ...core.jsonio import IO_RULES
 
 E, W = Severity.ERROR, Severity.WARNING
 

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ...convertkit import ConvertContext, Converter
+from ...core.convertkit import ConvertContext, Converter
 from ..base import Options
 from .rules import CATALOG
 

@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...convertkit import short
-from ...findings import Finding, RuleInfo, Selection
-from ...schema_validation import SchemaValidator
-from ...schemas import SchemaSet, schema_set
+from ...core.convertkit import short
+from ...core.findings import Finding, RuleInfo, Selection
+from ...core.schema_validation import SchemaValidator
+from ...core.schemas import SchemaSet, schema_set
 from ..base import FileStats, Options, ProgressHook
 from . import rules as R
 from .yamlio import Document, escape, plain, read_yaml

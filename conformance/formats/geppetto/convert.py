@@ -13,10 +13,10 @@ from typing import Any
 
 import orjson
 
-from ...convertkit import ConvertContext, is_tool_definition, refuse_invalid, validated
-from ...errors import InputError
-from ...findings import Finding, Severity
-from ...jsonio import Record, read_json, read_jsonl
+from ...core.convertkit import ConvertContext, is_tool_definition, refuse_invalid, validated
+from ...core.errors import InputError
+from ...core.findings import Finding, Severity
+from ...core.jsonio import Record, read_json, read_jsonl
 from ..base import FileStats, Options
 from ..canonical.checker import CanonicalRun
 from . import rules as R

@@ -61,11 +61,11 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 from urllib.parse import urlsplit
 
-from ... import ids
-from ...convertkit import MIMES, IdMint, created_at_micros, short
-from ...findings import RuleInfo
-from ...ids import is_tool_id
-from ...schemas import schema_set
+from ...core import ids
+from ...core.convertkit import MIMES, IdMint, created_at_micros, short
+from ...core.findings import RuleInfo
+from ...core.ids import is_tool_id
+from ...core.schemas import schema_set
 from ..canonical.invariants import url_ok
 from . import rules as R
 from .yamlio import Binary, escape
@@ -108,7 +108,7 @@ class IdSource:
     """Strictly increasing ULIDs and timestamps (canonical §6.1), and block UUIDs.
 
     geppetto records no time, so created_at counts up from `now_us`, one microsecond per
-    message, and ULIDs carry that time (`conformance.convertkit.IdMint`, so they sort in
+    message, and ULIDs carry that time (`conformance.core.convertkit.IdMint`, so they sort in
     creation order). `IdSource.of(data)` is the conversions' source: a pure function of the
     input bytes (same input, same output) starting at the Unix epoch, which the converter
     reports as a placeholder. `IdSource(rng, now_us)` is for tests and callers that choose.

@@ -9,7 +9,7 @@ named after it. YAML rules cite the YAML 1.2.2 specification.
 
 from __future__ import annotations
 
-from ...findings import RuleCatalog, RuleInfo, Severity
+from ...core.findings import RuleCatalog, RuleInfo, Severity
 
 E, W = Severity.ERROR, Severity.WARNING
 

@@ -32,7 +32,7 @@ from typing import Any
 
 import yaml
 
-from ...findings import Finding, RuleInfo
+from ...core.findings import Finding, RuleInfo
 from . import rules as R
 
 try:  # libyaml's parser when PyYAML was built with it (much faster on large files)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ...convertkit import ConvertContext, Converter
+from ...core.convertkit import ConvertContext, Converter
 from ..base import Options
 from . import reader
 from .loading import load_thread as _load

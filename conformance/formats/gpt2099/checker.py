@@ -13,11 +13,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ...convertkit import short
-from ...findings import Finding, RuleInfo, Selection
-from ...jsonio import Record
-from ...schema_validation import SchemaValidator
-from ...schemas import schema_set
+from ...core.convertkit import short
+from ...core.findings import Finding, RuleInfo, Selection
+from ...core.jsonio import Record
+from ...core.schema_validation import SchemaValidator
+from ...core.schemas import schema_set
 from ..base import FileStats, Options, ProgressHook
 from . import inherited
 from . import rules as R

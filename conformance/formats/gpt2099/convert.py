@@ -63,13 +63,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ... import ids
-from ...convertkit import ConvertContext, IdMint, created_at_micros, rfc3339, short, validated
-from ...errors import InputError
-from ...findings import Finding, Severity
-from ...jsonio import Record, dumps, read_json, read_jsonl
-from ...schema_validation import SchemaValidator
-from ...schemas import schema_set
+from ...core import ids
+from ...core.convertkit import ConvertContext, IdMint, created_at_micros, rfc3339, short, validated
+from ...core.errors import InputError
+from ...core.findings import Finding, Severity
+from ...core.jsonio import Record, dumps, read_json, read_jsonl
+from ...core.schema_validation import SchemaValidator
+from ...core.schemas import schema_set
 from ..base import FileStats, Options
 from ..canonical import rules as CR
 from ..canonical.checker import CanonicalRun
@@ -100,7 +100,7 @@ _SPACE = re.compile(r"\s+")
 
 class Clock:
     """Monotonic ids derived from the input: ULIDs (canonical) and SCRU128s (gpt2099), and
-    timestamps. Same input, same output (`convertkit.IdMint`, `conformance.ids.derived`).
+    timestamps. Same input, same output (`convertkit.IdMint`, `conformance.core.ids.derived`).
 
     Time comes from the source when it has one (a SCRU128's milliseconds, a canonical
     `created_at`) and never goes backwards, so ids increase in output order (§6.1). Where

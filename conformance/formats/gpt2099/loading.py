@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...errors import InputError
-from ...findings import Finding, Selection, Severity
+from ...core.errors import InputError
+from ...core.findings import Finding, Selection, Severity
 from ..base import FileStats, Options
 from .checker import Gpt2099Run
 from .reader import TurnItem, artefact_of_file, build_thread, classify, read_items, turn_kind

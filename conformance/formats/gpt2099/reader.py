@@ -34,8 +34,8 @@ from typing import Any
 
 import jiter
 
-from ...findings import Finding, RuleInfo
-from ...jsonio import (
+from ...core.findings import Finding, RuleInfo
+from ...core.jsonio import (
     BOM,
     DUPLICATE_KEY,
     INVALID_UTF8,

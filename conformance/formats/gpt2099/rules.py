@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 
-from ...findings import RuleCatalog, RuleInfo, Severity
-from ...jsonio import IO_RULES
+from ...core.findings import RuleCatalog, RuleInfo, Severity
+from ...core.jsonio import IO_RULES
 
 E, W = Severity.ERROR, Severity.WARNING
 DOC = "schemas.md"

@@ -11,9 +11,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ...convertkit import short
-from ...findings import Finding, RuleInfo, Selection
-from ...jsonio import parse
+from ...core.convertkit import short
+from ...core.findings import Finding, RuleInfo, Selection
+from ...core.jsonio import parse
 from ..base import FileStats, Options, ProgressHook
 from . import rules as R
 from .reader import Conversation, Message, read_conversations

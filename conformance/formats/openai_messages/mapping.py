@@ -30,9 +30,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...convertkit import IdMint, Losses, media_type_of_url, rfc3339, short
-from ...ids import is_tool_id
-from ...jsonio import dumps
+from ...core.convertkit import IdMint, Losses, media_type_of_url, rfc3339, short
+from ...core.ids import is_tool_id
+from ...core.jsonio import dumps
 from ..canonical.tools import canonical_tool_name
 from . import rules as R
 from .checker import arguments_object

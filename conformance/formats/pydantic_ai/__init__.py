@@ -20,7 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ...convertkit import ConvertContext, Converter
+from ...core.convertkit import ConvertContext, Converter
 from ..base import Options
 from .reader import looks_like
 from .rules import CATALOG, NAME

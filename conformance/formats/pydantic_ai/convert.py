@@ -21,8 +21,8 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from ...convertkit import ConvertContext, IdMint, report_losses, validated, write_values
-from ...errors import InputError
+from ...core.convertkit import ConvertContext, IdMint, report_losses, validated, write_values
+from ...core.errors import InputError
 from ..base import FileStats, Options
 from ..canonical import sessions_of
 from . import rules as R

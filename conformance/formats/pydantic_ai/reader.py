@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...findings import Finding
-from ...jsonio import parse, read_json, read_jsonl
+from ...core.findings import Finding
+from ...core.jsonio import parse, read_json, read_jsonl
 from .rules import KINDS
 
 PEEK_BYTES = 64 * 1024

@@ -12,8 +12,8 @@ conversions.
 
 from __future__ import annotations
 
-from ...findings import RuleCatalog, RuleInfo, Severity
-from ...jsonio import IO_RULES
+from ...core.findings import RuleCatalog, RuleInfo, Severity
+from ...core.jsonio import IO_RULES
 
 NAME = "pydantic-ai"
 E, W = Severity.ERROR, Severity.WARNING

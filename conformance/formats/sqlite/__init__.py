@@ -31,10 +31,10 @@ from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import quote
 
-from ... import ids
-from ...errors import InputError
-from ...findings import Finding, RuleCatalog, RuleInfo, Selection, Severity
-from ...jsonio import Record, check_input, parse, parse_error, read_json, read_jsonl
+from ...core import ids
+from ...core.errors import InputError
+from ...core.findings import Finding, RuleCatalog, RuleInfo, Selection, Severity
+from ...core.jsonio import Record, check_input, parse, parse_error, read_json, read_jsonl
 from ..base import FileStats, Options, ProgressHook
 from ..canonical.checker import CanonicalRun
 from ..canonical.rules import CATALOG as CANONICAL_RULES

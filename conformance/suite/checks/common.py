@@ -30,11 +30,11 @@ from ...adapters.protocol import (
     WireBody,
 )
 from ...adapters.streams import to_canonical_names
-from ...findings import RuleInfo, Selection
+from ...core.findings import RuleInfo, Selection
+from ...core.schema_validation import SchemaValidator
+from ...core.schemas import schema_set
 from ...formats.canonical.markers import DEFAULT_CRITICAL_KEY
 from ...formats.canonical.memory import validate_messages
-from ...schema_validation import SchemaValidator
-from ...schemas import schema_set
 from ...wire import registry
 from ...wire import schemas as wire_schemas
 from ...wire.api import Probes, WireApi

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ...adapters.protocol import Adapter, Message, ToolDefinition, WireResponse
-from ...findings import Selection
+from ...core.findings import Selection
 from ...formats.canonical.memory import validate_messages
 from ...wire import equivalence
 from ...wire import facts as wire_facts

@@ -7,12 +7,12 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
-from ... import ids
 from ...adapters.errors import AdapterError
 from ...adapters.protocol import Adapter, RequestContext, WireResponse
 from ...adapters.streams import stream_vocabulary, to_canonical_names
 from ...adapters.toolids import is_canonical_tool_id
-from ...schema_validation import SchemaValidator
+from ...core import ids
+from ...core.schema_validation import SchemaValidator
 from .. import rules as R
 from ..cassettes import Interaction
 from ..outcome import AdapterUnderTest, Outcome

@@ -16,8 +16,8 @@ from typing import Any
 
 import orjson
 
-from . import ids
-from .convertkit import rfc3339
+from ..core import ids
+from ..core.convertkit import rfc3339
 
 _WORDS = [
     "the",
@@ -77,7 +77,7 @@ def _ts(micros: int) -> str:
 
 
 def _ulid(micros: int, r: random.Random) -> str:
-    """A ULID at `micros` with the seeded generator's 80 bits (the one encoder: conformance.ids)."""
+    """A ULID at `micros` with the seeded generator's 80 bits (the one encoder: conformance.core.ids)."""
     return ids.encode(((micros // 1000) << 80) | int.from_bytes(r.randbytes(10), "big"))
 
 

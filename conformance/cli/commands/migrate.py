@@ -9,9 +9,9 @@ from typing import Annotated
 
 import typer
 
-from .. import escaping
-from ..errors import InputError
-from ..migrations import default_registry, migrate_file
+from ...core import escaping
+from ...core.errors import InputError
+from ...migrations import default_registry, migrate_file
 
 MigrateFormat = enum.StrEnum("MigrateFormat", {f: f for f in default_registry().formats()})  # type: ignore[misc]
 

@@ -8,15 +8,15 @@ from typing import Annotated
 
 import typer
 
-from .. import escaping
-from ..color import ColorChoice, Palette
-from ..color import wanted as colour_wanted
-from ..errors import InputError
-from ..findings import Selection
-from ..formats.canonical.markers import DEFAULT_CRITICAL_KEY
-from ..migrations.atomic import atomic_write
-from ..outputs import real
-from ..reporting import FindingsReport, output_choices, render_findings
+from ...core import escaping
+from ...core.color import ColorChoice, Palette
+from ...core.color import wanted as colour_wanted
+from ...core.errors import InputError
+from ...core.findings import Selection
+from ...core.outputs import real
+from ...core.reporting import FindingsReport, output_choices, render_findings
+from ...formats.canonical.markers import DEFAULT_CRITICAL_KEY
+from ...migrations.atomic import atomic_write
 
 # conform's own renderings, then every findings output (`reporting.FINDINGS_OUTPUTS`)
 ConformOutput = output_choices("ConformOutput", "text", "json", "junit", "md", "html")
@@ -108,10 +108,10 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Run the adapter conformance suite; exit 0 when every check passes, 1 otherwise."""
         # imported when the command runs: the suite (vcrpy, the checks) is not loaded for other commands
-        from ..suite.report import RENDERERS
-        from ..suite.report import findings as suite_findings
-        from ..suite.rules import CATALOG
-        from ..suite.runner import SuiteConfig, default_cassette_root, default_samples, local_cassette_root, run
+        from ...suite.report import RENDERERS
+        from ...suite.report import findings as suite_findings
+        from ...suite.rules import CATALOG
+        from ...suite.runner import SuiteConfig, default_cassette_root, default_samples, local_cassette_root, run
 
         sel = Selection(select=_split(select), ignore=_split(ignore), strict=strict)
         for prefix in sel.select + sel.ignore:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from .schemas import BASE_URI, schema_set, versions
+from ..core.schemas import BASE_URI, schema_set, versions
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 PRIMARY = {"canonical": "message.json", "gpt2099": "turn-frame.json", "chibi": "entry.json", "geppetto": "turn.json"}
@@ -61,7 +61,7 @@ def portable(schema: Any) -> Any:
 def families() -> list[str]:
     """Schema families shipped (canonical and the peer formats)."""
     # function-level import: schema_root is only needed to list folders
-    from .schemas import schema_root
+    from ..core.schemas import schema_root
 
     return sorted(p.name for p in schema_root().iterdir() if p.is_dir() and p.name != "wire" and versions(p.name))
 

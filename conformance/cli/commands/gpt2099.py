@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from ..errors import InputError
+from ...core.errors import InputError
 
 
 def register(app: typer.Typer) -> None:
@@ -28,8 +28,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Print the resolved context window {messages, options}, as `gpt ctx resolve` builds it."""
         # function-level imports: the gpt2099 format loads only when this command runs
-        from ..formats.gpt2099 import ResolveError
-        from ..formats.gpt2099 import resolve as do_resolve
+        from ...formats.gpt2099 import ResolveError
+        from ...formats.gpt2099 import resolve as do_resolve
 
         try:
             window = do_resolve(file, headish or None)

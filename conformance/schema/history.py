@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from .errors import InputError
+from ..core.errors import InputError
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
 

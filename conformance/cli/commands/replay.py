@@ -10,10 +10,10 @@ from typing import Annotated
 import orjson
 import typer
 
-from .. import escaping
-from ..errors import InputError
-from ..formats.canonical.markers import DEFAULT_CRITICAL_KEY
-from ..reporting import FindingsReport, findings_output, output_choices, write_findings
+from ...core import escaping
+from ...core.errors import InputError
+from ...core.reporting import FindingsReport, findings_output, output_choices, write_findings
+from ...formats.canonical.markers import DEFAULT_CRITICAL_KEY
 
 # the command's own renderings, then every findings output (`reporting.FINDINGS_OUTPUTS`)
 ReplayOutput = output_choices("ReplayOutput", "text", "json")
@@ -55,8 +55,8 @@ def register(app: typer.Typer) -> None:
         Exit 0 when every session is ok or lossy, 1 when any is refused (or lossy with --strict), 2 on usage errors.
         """
         # function-level import: loading adapters and formats is the command's work, not --help's
-        from ..adapters import registry as adapter_registry
-        from ..replay import LOSSY, OK, REFUSED, ReplaySummary, replay_check, target
+        from ...adapters import registry as adapter_registry
+        from ...replay import LOSSY, OK, REFUSED, ReplaySummary, replay_check, target
 
         specs = list(to or [])
         if matrix:
@@ -73,7 +73,7 @@ def register(app: typer.Typer) -> None:
         )
         if findings_output(output) is not None:
             # function-level import: the replay rules' catalogue, for the findings outputs only
-            from ..replay import CATALOG
+            from ...replay import CATALOG
 
             found = [f for v in verdicts for f in v.findings] + summary.problems
             report = FindingsReport(

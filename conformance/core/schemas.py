@@ -27,7 +27,7 @@ BASE_URI = "https://turnspec.dev/schemas/"
 
 def schema_root() -> Path:
     """Where the schema tree lives: the checkout's `schemas/` or the wheel's `_schemas/`."""
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parents[1]  # the package: conformance/core/schemas.py
     for candidate in (here / "_schemas", here.parent / "schemas"):
         if candidate.is_dir():
             return candidate

@@ -18,9 +18,9 @@ from typing import Annotated
 
 import typer
 
-from .. import escaping
-from ..errors import InputError
-from ..outputs import check_output, write_bytes
+from ...core import escaping
+from ...core.errors import InputError
+from ...core.outputs import check_output, write_bytes
 
 NAME = re.compile(r"^[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*$")
 
@@ -206,7 +206,7 @@ def register(app: typer.Typer) -> None:
 
         Never overwrites: an existing file is a one-line error (exit 2)."""
         # imported when the command runs: the suite is not loaded for other commands
-        from ..suite.runner import default_cassette_root
+        from ...suite.runner import default_cassette_root
 
         if not NAME.match(name):
             raise InputError(f"{name!r}: an adapter name is lower-case letters and digits, joined by - or _")

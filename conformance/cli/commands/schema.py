@@ -1,4 +1,4 @@
-"""`turnspec schema diff|export`: shells over conformance.schemadiff and conformance.schema_bundle."""
+"""`turnspec schema diff|export`: shells over conformance.schema.diff and conformance.schema.bundle."""
 
 from __future__ import annotations
 
@@ -11,16 +11,16 @@ from typing import TYPE_CHECKING, Annotated
 import orjson
 import typer
 
-from .. import escaping
-from ..errors import InputError
-from ..reporting import FindingsReport, findings_output, output_choices, write_findings
+from ...core import escaping
+from ...core.errors import InputError
+from ...core.reporting import FindingsReport, findings_output, output_choices, write_findings
 
 if TYPE_CHECKING:  # a type only: schemadiff (and hypothesis under it) loads when a diff runs
-    from ..schemadiff import Compat
+    from ...schema.diff import Compat
 
 
 class FailOn(enum.StrEnum):
-    """The compatibility a change must keep (the terms of `conformance.schemadiff`):
+    """The compatibility a change must keep (the terms of `conformance.schema.diff`):
     `backward` (new readers read old, stored data: a FORWARD or BREAKING verdict fails),
     `forward` (old readers read new data: BACKWARD or BREAKING fails), `breaking` (only
     BREAKING fails)."""
@@ -74,9 +74,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Classify changes as FULL, BACKWARD, FORWARD or BREAKING (exit 1 on BREAKING, or as --fail-on says)."""
         # function-level import: hypothesis (witness search) loads only when a diff runs
-        from ..schema_history import at_revision
-        from ..schemadiff import DiffResult, diff_paths, findings, render_text, weakest
-        from ..schemadiff_rules import CATALOG
+        from ...schema.diff import DiffResult, diff_paths, findings, render_text, weakest
+        from ...schema.diff_rules import CATALOG
+        from ...schema.history import at_revision
 
         pairs: list[tuple[str, DiffResult, Path]] = []
         if against is None:
@@ -123,9 +123,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Write the JSON Schemas for another repository: the files of one revision, or one bundle."""
         # function-level imports: only this command reads the schema tree and writes
-        from ..outputs import check_output, staged
-        from ..schema_bundle import bundle, default_revision, families
-        from ..schemas import schema_set, versions
+        from ...core.outputs import check_output, staged
+        from ...core.schemas import schema_set, versions
+        from ...schema.bundle import bundle, default_revision, families
 
         if fmt not in families():
             raise InputError(f"--format {fmt}: no such schema family (known: {', '.join(families())})")

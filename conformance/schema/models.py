@@ -5,13 +5,13 @@ Each target is a Python package (a folder) that imports, type-checks under
 user of that library validates (tests/test_modelgen.py runs the differential per target):
 
 - `pydantic`: datamodel-code-generator (pinned, the same options as `generated/`, see
-  `conformance.codegen`), one module per schema file. Validate with
+  `conformance.schema.codegen`), one module per schema file. Validate with
   `Message.model_validate_json(data)`.
 - `msgspec`: `msgspec.Struct`s with every constraint as `msgspec.Meta`, decoded with the
   package's `decode(data)` (`msgspec.json.decode(data, type=Message, dec_hook=dec_hook)`).
 - `typeddict`: `TypedDict`s (only `typing`, no `typing_extensions`) plus `validate(obj)`
   / `validate_json(data)`, which run the bundled schema (`bundle.json` beside the module,
-  `conformance.schema_bundle.bundle()`) through stock python-jsonschema: a TypedDict is
+  `conformance.schema.bundle.bundle()`) through stock python-jsonschema: a TypedDict is
   a static type only and cannot check anything at run time.
 - `dataclasses`: frozen `dataclass`es plus `from_dict(obj)` / `from_json(data)` (the
   bundled schema first, then construction) and `to_dict(value)`.
@@ -37,7 +37,7 @@ the matching branch through `msgspec.convert`); mypy sees the plain union
 the generated `is_known_content_block(block)` TypeGuard, then on `block["type"]`.
 
 Output is deterministic byte for byte (sorted walks, no timestamps) and written
-atomically by the command through `conformance.outputs`.
+atomically by the command through `conformance.core.outputs`.
 """
 
 from __future__ import annotations
@@ -56,11 +56,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin
 
-from .errors import InputError
-from .schema_bundle import PRIMARY, bundle, default_revision, families
-from .schema_validation import ecma_regex
-from .schemas import schema_root, schema_set, versions
-from .strategies.ir import Node, SchemaGraph, branch_tag
+from ..core.errors import InputError
+from ..core.schema_validation import ecma_regex
+from ..core.schemas import schema_root, schema_set, versions
+from ..strategies.ir import Node, SchemaGraph, branch_tag
+from .bundle import PRIMARY, bundle, default_revision, families
 
 PYTHON_TARGETS = ("pydantic", "typeddict", "dataclasses", "msgspec")
 TARGETS = (*PYTHON_TARGETS, "typescript")
@@ -125,7 +125,7 @@ def generate(target: str, fmt: str = "canonical", revision: str | None = None) -
 
 
 def write_tree(root: Path, files: dict[str, bytes]) -> None:
-    """Write `files` under `root` (a staging folder of `conformance.outputs.staged`)."""
+    """Write `files` under `root` (a staging folder of `conformance.core.outputs.staged`)."""
     root.mkdir()
     for rel, data in sorted(files.items()):
         p = root / rel

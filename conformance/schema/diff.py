@@ -44,15 +44,14 @@ from hypothesis import configuration as hypothesis_configuration
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
-from .errors import InputError
-from .findings import Finding
-from .jsonio import check_input
-from .outputs import real
-from .schema_validation import SchemaValidator
-from .schemadiff_rules import SD_BACKWARD, SD_BREAKING, SD_FORWARD
-from .schemas import SchemaSet, load_set
-from .strategies.compiler import Compiler, dictionary_of
-from .strategies.ir import (
+from ..core.errors import InputError
+from ..core.findings import Finding
+from ..core.jsonio import check_input
+from ..core.outputs import real
+from ..core.schema_validation import SchemaValidator
+from ..core.schemas import SchemaSet, load_set
+from ..strategies.compiler import Compiler, dictionary_of
+from ..strategies.ir import (
     Node,
     SchemaGraph,
     UnsupportedSchema,
@@ -60,6 +59,7 @@ from .strategies.ir import (
     json_equal,
     union_discriminator,
 )
+from .diff_rules import SD_BACKWARD, SD_BREAKING, SD_FORWARD
 
 
 class Compat(enum.StrEnum):

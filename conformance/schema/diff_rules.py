@@ -1,11 +1,11 @@
 """The rule ids of `turnspec schema diff` findings (SARIF, GitHub annotations, `turnspec rules`).
 
-Kept apart from conformance.schemadiff, which loads hypothesis, so listing rules stays cheap.
+Kept apart from conformance.schema.diff, which loads hypothesis, so listing rules stays cheap.
 """
 
 from __future__ import annotations
 
-from .findings import RuleCatalog, RuleInfo, Severity
+from ..core.findings import RuleCatalog, RuleInfo, Severity
 
 SD_BREAKING = RuleInfo(
     "SD001", Severity.ERROR, "§10.2", "Schema change is BREAKING: old and new readers each reject the other's data"

@@ -23,24 +23,25 @@ import typer
 from typer import _click as click  # typer vendors click: its classes are the ones typer builds
 from typer.core import DEFAULT_MARKUP_MODE, TyperArgument, TyperCommand, TyperGroup, TyperOption
 
-from . import __version__, escaping
-from .api import Report, default_jobs, expand, iter_validate
-from .baseline import Baseline
-from .baseline import check_destination as check_baseline_destination
-from .baseline import load as load_baseline
-from .baseline import write as write_baseline_file
-from .color import ColorChoice, Palette
-from .color import wanted as colour_wanted
-from .config import Config
-from .config import find as find_config
-from .config import load as load_config
-from .errors import InputError
-from .findings import Finding, RuleCatalog, RuleInfo, Selection, Severity
-from .formats import Format, Options, all_formats, catalog
-from .jsonio import check_input, forget_stdin
-from .migrations.rules import CATALOG as MIGRATION_RULES
-from .reporting import FindingsReport, findings_output, output_choices, write_findings
-from .schemas import versions
+from .. import __version__
+from ..api import Report, default_jobs, expand, iter_validate
+from ..core import escaping
+from ..core.baseline import Baseline
+from ..core.baseline import check_destination as check_baseline_destination
+from ..core.baseline import load as load_baseline
+from ..core.baseline import write as write_baseline_file
+from ..core.color import ColorChoice, Palette
+from ..core.color import wanted as colour_wanted
+from ..core.config import Config
+from ..core.config import find as find_config
+from ..core.config import load as load_config
+from ..core.errors import InputError
+from ..core.findings import Finding, RuleCatalog, RuleInfo, Selection, Severity
+from ..core.jsonio import check_input, forget_stdin
+from ..core.reporting import FindingsReport, findings_output, output_choices, write_findings
+from ..core.schemas import versions
+from ..formats import Format, Options, all_formats, catalog
+from ..migrations.rules import CATALOG as MIGRATION_RULES
 
 
 class _Argument(TyperArgument):
@@ -436,7 +437,7 @@ def validate(
     for top in paths:
         if engine == Engine.ray and "://" in top:
             # function-level import: fsspec (and Ray) are loaded only when --engine ray is asked
-            from .parallel.ray_engine import expand_urls
+            from ..parallel.ray_engine import expand_urls
 
             units += expand_urls([top], fmt_name, skipped, report.problems)
         else:
@@ -471,7 +472,7 @@ def validate(
 
         if engine == Engine.ray:
             # function-level import: Ray and fsspec are loaded only when --engine ray is asked
-            from .parallel.ray_engine import validate_ray
+            from ..parallel.ray_engine import validate_ray
 
             found = validate_ray(
                 units, options, inputs=paths, address=ray_address, jobs=jobs, resume=resume, chunk_bytes=chunk_bytes,
@@ -610,11 +611,11 @@ def _ci_output(output: str, report: Report) -> None:
 def _rule_parts() -> list[tuple[str, RuleCatalog]]:
     """Every catalogue turnspec reports from, with what reports its rules."""
     # function-level imports: each catalogue's package is loaded only when rules are listed
-    from .replay.rules import CATALOG as REPLAY_CATALOG
-    from .reporting import SKIPPED
-    from .schemadiff_rules import CATALOG as SCHEMA_DIFF_CATALOG
-    from .suite.rules import CATALOG as SUITE_CATALOG
-    from .wire.cassette_lint import CATALOG as CASSETTE_CATALOG
+    from ..core.reporting import SKIPPED
+    from ..replay.rules import CATALOG as REPLAY_CATALOG
+    from ..schema.diff_rules import CATALOG as SCHEMA_DIFF_CATALOG
+    from ..suite.rules import CATALOG as SUITE_CATALOG
+    from ..wire.cassette_lint import CATALOG as CASSETTE_CATALOG
 
     return [
         ("input (validate)", RuleCatalog([UNREADABLE, SKIPPED])),
@@ -684,9 +685,9 @@ def _rule_details(rule_id: str, kind: str) -> dict[str, Any]:
     """What else is known of a rule: the docstring of the function that checks it, and for
     a suite check the capability it needs and its standard test."""
     # function-level imports: the checkers (adapters, wire records) are loaded only for `turnspec rule`
-    from .formats.canonical.engine import FAMILIES
-    from .suite.checks import CHECKS
-    from .suite.rules import NEEDS, TEST_SLUGS
+    from ..formats.canonical.engine import FAMILIES
+    from ..suite.checks import CHECKS
+    from ..suite.rules import NEEDS, TEST_SLUGS
 
     out: dict[str, Any] = {"kind": kind}
     docs = [fn.__doc__ for fam in FAMILIES for info, _, fn in fam.rules if info.id == rule_id]
@@ -906,7 +907,3 @@ def _choice_error(e: Exception) -> str | None:
 def _internal(e: Exception) -> int:
     error(f"internal error: {type(e).__name__}: {e} (please report this)")
     return 3
-
-
-if __name__ == "__main__":
-    sys.exit(main())

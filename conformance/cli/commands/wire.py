@@ -12,9 +12,9 @@ from typing import Annotated
 
 import typer
 
-from .. import escaping
-from ..errors import InputError
-from ..jsonio import read_input
+from ...core import escaping
+from ...core.errors import InputError
+from ...core.jsonio import read_input
 
 
 class _Stderr(logging.Handler):
@@ -73,8 +73,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Print the wire request (method, path, headers, body) the adapter builds."""
         # imported when the command runs: adapters and vcrpy are not loaded for other commands
-        from ..adapters import debug, registry
-        from ..adapters.base import AdapterError
+        from ...adapters import debug, registry
+        from ...adapters.base import AdapterError
 
         a = registry.load(adapter)
         messages, tools = debug.read_conversation(conversation)
@@ -115,9 +115,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Print the canonical message (for streams, the canonical events as JSON lines first)."""
         # imported when the command runs: adapters and vcrpy are not loaded for other commands
-        from ..adapters import debug, registry
-        from ..adapters.base import AdapterError, WireFormatError
-        from ..wire import registry as wire_registry
+        from ...adapters import debug, registry
+        from ...adapters.base import AdapterError, WireFormatError
+        from ...wire import registry as wire_registry
 
         a = registry.load(adapter)
         name = "<stdin>" if str(response) == "-" else str(response)
@@ -161,9 +161,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Send the rendered request to the provider and record it (auth, account ids scrubbed)."""
         # imported when the command runs: adapters and vcrpy are not loaded for other commands
-        from ..adapters import debug, registry
-        from ..adapters.base import AdapterOptions
-        from ..suite.record import record as do_record
+        from ...adapters import debug, registry
+        from ...adapters.base import AdapterOptions
+        from ...suite.record import record as do_record
 
         a = registry.load(adapter)
         messages, tools = debug.read_conversation(conversation)

@@ -1,4 +1,4 @@
-"""`turnspec models`: typed models for other repositories (a shell over conformance.modelgen)."""
+"""`turnspec models`: typed models for other repositories (a shell over conformance.schema.models)."""
 
 from __future__ import annotations
 
@@ -30,8 +30,8 @@ def register(app: typer.Typer) -> None:
         with jsonschema; msgspec needs msgspec. The README lists each target's known
         differences from the schema."""
         # function-level imports: the generator and the schema IR load only when this runs
-        from ..modelgen import TARGETS, generate, resolve, source_folder, write_tree
-        from ..outputs import check_output, staged
+        from ...core.outputs import check_output, staged
+        from ...schema.models import TARGETS, generate, resolve, source_folder, write_tree
 
         if target not in TARGETS:
             raise typer.BadParameter(f"{target}: known targets are {', '.join(TARGETS)}", param_hint="--target")

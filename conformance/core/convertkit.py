@@ -9,7 +9,7 @@ with its location.
 The kit holds the pieces converters would otherwise each write their own way:
 
 - ids: `IdMint`, strictly increasing ULIDs (and `tu_` tool ids) derived from the input
-  through `conformance.ids.derived`, so the same input converts to the same bytes;
+  through `conformance.core.ids.derived`, so the same input converts to the same bytes;
 - time: `created_at_micros` (the one check that a canonical `created_at` is a real date
   and time, used by every converter that reads canonical), `rfc3339`;
 - refusal: `refuse_invalid`, which runs a format's own validator over a converter's

@@ -9,9 +9,9 @@ from typing import Annotated
 
 import typer
 
-from .. import escaping
-from ..convert import convert as do_convert
-from ..convert import converters
+from ...convert import convert as do_convert
+from ...convert import converters
+from ...core import escaping
 
 _PAIRS = sorted(converters())
 # the formats a conversion can start from / end in, listed as choices in --help

@@ -29,10 +29,10 @@ from pathlib import Path
 
 import orjson
 
-from .api import Report, default_jobs, expand, validate
-from .formats import Options
-from .parallel.chunks import canonical_run, cut_run_tail, plan, run_task
-from .parallel.engine import run_units
+from ..api import Report, default_jobs, expand, validate
+from ..formats import Options
+from ..parallel.chunks import canonical_run, cut_run_tail, plan, run_task
+from ..parallel.engine import run_units
 from .synthetic import PRICING_YAML, jsonl_lines
 
 TOOLS = [
@@ -126,7 +126,7 @@ def run(n: int, repeat: int, ray: bool, ray_cpus: int, chunk_mb: float) -> dict[
             result[f"scaling_jobs{jobs}_vs_jobs1"] = round(t1 / t, 2)
         if ray:
             # function-level import: Ray is the [ray] extra, measured only with --ray
-            from .parallel.ray_engine import start_ray, validate_ray
+            from ..parallel.ray_engine import start_ray, validate_ray
 
             t0 = time.perf_counter()
             ray_mod, _ = start_ray(None, ray_cpus)

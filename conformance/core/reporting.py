@@ -16,7 +16,7 @@ the one-line summary and the spec section the rule enforces.
   that read JUnit XML (GitLab, Jenkins, Azure).
 
 Data in findings (paths, pointers, messages quoting the input) goes through
-`conformance.escaping`, one function per sink: `json_safe` for SARIF, the toolkit's own
+`conformance.core.escaping`, one function per sink: `json_safe` for SARIF, the toolkit's own
 escapes (plus `unsurrogate`) for workflow commands, `md` for the step summary, `text_line`
 and `xml` for JUnit.
 """

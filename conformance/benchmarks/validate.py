@@ -46,12 +46,12 @@ from pathlib import Path
 import msgspec
 import orjson
 
-from .api import iter_validate
-from .findings import Selection
-from .formats import Options
-from .formats.canonical.fastmodel import message_model
-from .schema_validation import SchemaValidator
-from .schemas import schema_set
+from ..api import iter_validate
+from ..core.findings import Selection
+from ..core.schema_validation import SchemaValidator
+from ..core.schemas import schema_set
+from ..formats import Options
+from ..formats.canonical.fastmodel import message_model
 from .synthetic import PRICING_YAML, jsonl_lines
 
 TOOLS = [
@@ -62,7 +62,7 @@ TOOLS = [
 
 # the `--jobs` rows: processes per row (a row runs `iter_validate(jobs=N)`)
 ROW_JOBS: tuple[int, ...] = (2,)
-EXAMPLE = Path(__file__).parent / "data" / "examples"
+EXAMPLE = Path(__file__).resolve().parents[1] / "data" / "examples"
 _CLI = "import sys; from conformance.cli import main; sys.exit(main(sys.argv[1:]))"
 
 
@@ -215,7 +215,7 @@ def run(n: int, repeat: int, sample: int, out: Path | None) -> dict[str, object]
         rss_mb = _peak_rss_mb(data, tools, pricing)
         rss_jobs = {j: _peak_tree_rss_mb(["validate", str(data), "--jobs", str(j)]) for j in ROW_JOBS}
     startup_s = _startup()
-    from .strategies import bench as strategies_bench  # function-level: measured after the validation rows
+    from ..strategies import bench as strategies_bench  # function-level: measured after the validation rows
 
     gen = strategies_bench(seconds=3.0)
     floor_rate = n / t_floor

@@ -9,10 +9,10 @@ from typing import Annotated
 import orjson
 import typer
 
-from .. import escaping
-from ..errors import InputError
-from ..findings import Finding
-from ..reporting import FindingsReport, findings_output, output_choices, write_findings
+from ...core import escaping
+from ...core.errors import InputError
+from ...core.findings import Finding
+from ...core.reporting import FindingsReport, findings_output, output_choices, write_findings
 
 # the command's own renderings, then every findings output (`reporting.FINDINGS_OUTPUTS`)
 LintOutput = output_choices("LintOutput", "text", "json")
@@ -39,8 +39,8 @@ def register(app: typer.Typer) -> None:
         """Find secrets in cassettes: credentials, provider API keys, bearer tokens, account ids, cookies,
         signed URLs, unscrubbed request-body fields. Exit 0 clean, 1 found, 2 unreadable input."""
         # function-level import: the linter loads detect-secrets' plugins, which --help does not need
-        from ..wire.cassette_lint import CATALOG, diff, iter_cassettes, lint
-        from ..wire.cassette_lint import fix as scrub
+        from ...wire.cassette_lint import CATALOG, diff, iter_cassettes, lint
+        from ...wire.cassette_lint import fix as scrub
 
         if in_place and not fix:
             raise InputError("--in-place goes with --fix")
