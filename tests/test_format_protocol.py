@@ -65,7 +65,8 @@ def test_a_format_imports_no_peer_and_nothing_above(path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "path", [*_files(MINE), PKG / "formats" / "__init__.py", PKG / "formats" / "base.py", PKG / "core" / "convertkit.py"]
+    "path",
+    [*_files(MINE), PKG / "formats" / "__init__.py", PKG / "formats" / "base.py", PKG / "core" / "convertkit.py"],
 )
 def test_function_level_imports_state_their_reason(path: Path) -> None:
     lines = path.read_text(encoding="utf-8").splitlines()
