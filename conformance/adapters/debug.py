@@ -7,6 +7,7 @@ Adapter authors use these to see what their adapter sends and reads; the tests u
 from __future__ import annotations
 
 import functools
+import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -297,6 +298,8 @@ def parse(
             "created_at": now_timestamp(),
             "schema_version": 1,
         }
+        if not usage:
+            _no_usage(api, stream=True)
         return Parsed(message, events)
     if status >= 400:
         return Parsed(adapter.from_wire_response(WireResponse(_error_body(raw, api), status), ctx), [])
@@ -310,7 +313,27 @@ def parse(
         if v is not None and not v.is_valid(value):
             e = v.errors(value)[0]
             raise WireFormatError(f"{e.pointer or '/'}: {e.message} ({api.name} response schema)")
-    return Parsed(adapter.from_wire_response(WireResponse(value, status), ctx), [])
+    message = adapter.from_wire_response(WireResponse(value, status), ctx)
+    if not (message.get("metadata") or {}).get("usage"):
+        _no_usage(api, stream=False)
+    return Parsed(message, [])
+
+
+def _no_usage(api: WireApi | None, *, stream: bool) -> None:
+    """The WARN line for a reply that carried no usage: `wire parse` has no request to
+    estimate from (contract §7.2's fallback), so the message it prints keeps `usage` null,
+    which a complete assistant message may not have (canonical §5.3.3, TS106)."""
+    asked = api.stream_usage_request if api is not None and stream else None
+    why = ""
+    if api is not None and asked is not None:
+        why = f" ({api.name} reports it on a stream only when the request sets {asked[0]} to {json.dumps(asked[1])})"
+    _log.warning(
+        "the %s carried no usage%s; the message's metadata.usage is null, which canonical §5.3.3 requires "
+        "on a complete assistant message (TS106)",
+        "stream" if stream else "reply",
+        why,
+        extra={"event": "usage_missing"},
+    )
 
 
 def _error_body(raw: bytes, api: WireApi | None) -> Any:
