@@ -9,11 +9,11 @@ suite reads them as recorded traffic, the way it reads ../shared/samples.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
-
 from wire_content import write_cassette
 
 from conformance.adapters.openai_chat import OpenAIChatAdapter
