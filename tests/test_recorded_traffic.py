@@ -21,6 +21,8 @@ from conformance.adapters.openai_responses import OpenAIResponsesAdapter
 from conformance.cli import main
 from conformance.findings import Selection
 from conformance.suite.runner import RuleResult, SuiteConfig, run
+from conformance.wire import schemas as wire_schemas
+from conformance.wire.openai_chat import OPENAI_CHAT
 
 
 def _result(adapter: Any, folder: Path, rule: str) -> RuleResult:
@@ -172,3 +174,38 @@ def test_wire_parse_says_a_stream_carried_no_usage(tmp_path: Path, capsys: pytes
     out, err = capsys.readouterr()
     assert json.loads(out.splitlines()[-1])["content"] == [{"type": "text", "text": "Hi."}]
     assert "the stream carried no usage" in err and "/stream_options/include_usage" in err and "TS106" in err
+
+
+# -- what the API accepted in recorded requests -----------------------------------------------------
+
+# An application that sends a reply's message back as it came (the chat completion object's
+# `message`, with its `annotations`), and leaves `response_format` unset as null; the API
+# answered 200 to both in recorded third-party traffic.
+ECHOED_REQUEST = {
+    "model": "gpt-4o-mini",
+    "response_format": None,
+    "messages": [
+        {"role": "user", "content": "Latest Python release?"},
+        {"role": "assistant", "content": "Python 3.13.", "refusal": None, "annotations": []},
+        {"role": "user", "content": "And before it?"},
+    ],
+}
+ECHOED_REPLY = {
+    **CHAT_REPLY,
+    "choices": [{"index": 0, "message": {"role": "assistant", "content": "3.12."}, "finish_reason": "stop"}],
+    "usage": {"prompt_tokens": 30, "completion_tokens": 3, "total_tokens": 33},
+}
+
+
+def test_requests_the_api_accepted_pass_its_request_schema(tmp_path: Path) -> None:
+    v = wire_schemas.validator(OPENAI_CHAT, "request")
+    assert v is not None
+    assert v.errors(ECHOED_REQUEST) == []
+    # what the docs bound stays bound: a response_format of another shape, an annotation list that is not one
+    assert not v.is_valid({**ECHOED_REQUEST, "response_format": "json"})
+    bad = [*ECHOED_REQUEST["messages"][:1], {"role": "assistant", "content": "x", "annotations": "none"}]
+    assert not v.is_valid({**ECHOED_REQUEST, "messages": bad})
+    folder = write_cassette(tmp_path / "echo", "echo", CHAT_URL, ECHOED_REQUEST, ECHOED_REPLY)
+    for rule in ("TC101", "TC102"):
+        result = _result(OpenAIChatAdapter(), folder, rule)
+        assert result.status == "pass", (rule, result)
