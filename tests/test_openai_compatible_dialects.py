@@ -180,6 +180,75 @@ DIALECTS: dict[str, tuple[dict[str, Any], str, str | None, str]] = {
         None,
         "Paris.",
     ),
+    # https://docs.x.ai/docs/guides/reasoning: grok-3-mini returns its thinking as
+    # `message.reasoning_content` (streamed as `delta.reasoning_content`), counted in
+    # `usage.completion_tokens_details.reasoning_tokens`
+    "xai": (
+        {
+            **_reply({"content": "101 * 3 = 303.", "reasoning_content": "101 times 3 is 303."}),
+            "usage": {
+                "prompt_tokens": 12,
+                "completion_tokens": 40,
+                "total_tokens": 52,
+                "completion_tokens_details": {"reasoning_tokens": 33},
+            },
+        },
+        _sse(
+            _chunk({"role": "assistant", "reasoning_content": "101 times "}),
+            _chunk({"reasoning_content": "3 is 303."}),
+            _chunk({"content": "101 * 3 = 303."}),
+            _chunk({}, "stop"),
+        ),
+        "101 times 3 is 303.",
+        "101 * 3 = 303.",
+    ),
+    # https://docs.vllm.ai/en/latest/features/reasoning_outputs.html: "Reasoning models return
+    # an additional reasoning field ... reasoning used to be called reasoning_content. For now,
+    # reasoning_content will continue to work": both names, one text (read once)
+    "vllm": (
+        _reply(
+            {"content": "9.8 is greater.", "reasoning": "Compare decimals.", "reasoning_content": "Compare decimals."}
+        ),
+        _sse(
+            _chunk({"role": "assistant", "content": ""}),
+            _chunk({"reasoning": "Compare ", "reasoning_content": "Compare "}),
+            _chunk({"reasoning": "decimals.", "reasoning_content": "decimals."}),
+            _chunk({"content": "9.8 is greater."}),
+            _chunk({}, "stop"),
+        ),
+        "Compare decimals.",
+        "9.8 is greater.",
+    ),
+    # https://openrouter.ai/docs/use-cases/reasoning-tokens: "Reasoning tokens will appear in
+    # the reasoning field of each message", beside the structured `reasoning_details`
+    # (`reasoning.text` here); streamed as `delta.reasoning` / `delta.reasoning_details`
+    "openrouter": (
+        _reply(
+            {
+                "content": "Paris.",
+                "reasoning": "A capital question.",
+                "reasoning_details": [
+                    {"type": "reasoning.text", "text": "A capital question.", "format": "unknown", "index": 0}
+                ],
+            }
+        ),
+        _sse(
+            _chunk(
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "reasoning": "A capital question.",
+                    "reasoning_details": [
+                        {"type": "reasoning.text", "text": "A capital question.", "format": "unknown", "index": 0}
+                    ],
+                }
+            ),
+            _chunk({"content": "Paris."}),
+            _chunk({}, "stop"),
+        ),
+        "A capital question.",
+        "Paris.",
+    ),
 }
 
 

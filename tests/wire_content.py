@@ -174,8 +174,9 @@ def _openai_chat(values: list[Any], c: Content) -> None:
             if not isinstance(m, dict):
                 continue
             _chat_content(m.get("content"), c)
-            for key in ("reasoning_content", "reasoning"):
-                c.add("thinking", m.get(key))
+            # aliases: vLLM sends both while renaming `reasoning_content` to `reasoning`
+            # ("reasoning used to be called reasoning_content"), OpenRouter both as well
+            c.add("thinking", m.get("reasoning_content") or m.get("reasoning"))
             for call in m.get("tool_calls") or []:
                 name = ((call or {}).get("function") or {}).get("name")
                 if not delta:
