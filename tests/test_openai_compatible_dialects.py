@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from wire_content import write_cassette
+from wire_measure import PROBLEMS, figures, measure
 
 from conformance.adapters import OpenAIChatAdapter, RequestContext, WireResponse
 from conformance.adapters.base import AdapterOptions, WireFormatError
@@ -537,3 +539,69 @@ def test_a_union_that_every_branch_rejects_outright_is_an_error_not_a_crash() ->
     for block in ({"transcript": {}, "type": "audio"}, {"audio": [1, "x"], "transcript": {}, "type": "audio"}):
         errors = v.errors(block)
         assert errors and all(isinstance(e.message, str) and e.message for e in errors)
+
+
+# -- the corpus as recordings: read by the samples measurement and by `conform --samples` -----------
+
+# each server's documented endpoint (the pages cited beside DIALECTS)
+URLS = {
+    "deepseek": "https://api.deepseek.com/chat/completions",
+    "qwen": "https://dashscope-intl.aliyuncs.com/compatible-mode/v1/chat/completions",
+    "ollama-v1": "http://localhost:11434/v1/chat/completions",
+    "groq": "https://api.groq.com/openai/v1/chat/completions",
+    "mistral": "https://api.mistral.ai/v1/chat/completions",
+    "azure": "https://my-resource.openai.azure.com/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21",
+    "perplexity": "https://api.perplexity.ai/chat/completions",
+    "xai": "https://api.x.ai/v1/chat/completions",
+    "vllm": "http://localhost:8000/v1/chat/completions",
+    "openrouter": "https://openrouter.ai/api/v1/chat/completions",
+}
+# the nine servers issue 25 names, beside Qwen
+NINE = {"azure", "mistral", "deepseek", "openrouter", "perplexity", "groq", "xai", "vllm", "ollama-v1"}
+
+
+def write_corpus(folder: Path) -> Path:
+    """Each dialect's reply and stream as two recordings (cassettes) under `folder`."""
+    ask = {"model": "m-1", "messages": [{"role": "user", "content": "What is the capital of France?"}]}
+    streamed = {**ask, "stream": True, "stream_options": {"include_usage": True}}
+    for name, (reply, stream, _, _) in DIALECTS.items():
+        write_cassette(folder, name, URLS[name], ask, reply)
+        write_cassette(folder, f"{name}-stream", URLS[name], streamed, stream, content_type="text/event-stream")
+    return folder
+
+
+def test_the_corpus_covers_the_nine_servers():
+    assert set(DIALECTS) >= NINE and set(URLS) == set(DIALECTS)
+
+
+def test_the_corpus_reads_without_false_rejection_or_silent_loss(tmp_path):
+    cases = measure(write_corpus(tmp_path))
+    assert [c for c in cases if c.outcome in PROBLEMS] == [], figures(cases)
+    assert [c.outcome for c in cases].count("ok") == 2 * len(DIALECTS), figures(cases)
+    with_reasoning = {c.label.split("#")[0].removesuffix(".yaml") for c in cases if "reasoning" in c.detail}
+    assert with_reasoning == {
+        f"{n}{s}" for n, (_, _, thinking, _) in DIALECTS.items() if thinking for s in ("", "-stream")
+    }
+
+
+def test_conform_replays_the_corpus(tmp_path, capsys):
+    corpus = write_corpus(tmp_path / "wire")
+    refs = ["openai-chat", "conformance.adapters.openrouter:OpenRouterChatAdapter"]
+
+    def cases(*samples: str) -> dict[tuple[str, str], int]:
+        rc = main(["conform", *refs, *samples, "--select", "TC1,TC6,TC8", "-o", "json"])
+        report = json.loads(capsys.readouterr().out)
+        failed = [(r["rule"], r["adapter"], r["reasons"][:2]) for r in report["results"] if r["status"] == "fail"]
+        assert rc == 0, failed
+        return {(r["rule"], r["adapter"]): r["cases_run"] for r in report["results"]}
+
+    without, with_corpus = cases("--no-samples"), cases("--samples", str(corpus))
+    # every recording of the corpus was replayed: its replies through TC101, its streams through TC601
+    others = len(DIALECTS) - 1  # OpenRouter's recordings are its adapter's
+    for (rule, adapter), more in {
+        ("TC101", "openai-chat"): 2 * others,
+        ("TC101", "openrouter"): 2,
+        ("TC601", "openai-chat"): others,
+        ("TC601", "openrouter"): 1,
+    }.items():
+        assert with_corpus[rule, adapter] - without[rule, adapter] == more, (rule, adapter)

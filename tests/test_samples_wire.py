@@ -9,6 +9,7 @@ import json
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 from wire_content import write_cassette
@@ -16,7 +17,7 @@ from wire_measure import PROBLEMS, WIRE, figures, measure
 
 from conformance.adapters.base import WireFormatError
 from conformance.adapters.openai_chat import OpenAIChatAdapter
-from conformance.adapters.protocol import Adapter, Message, RequestContext, WireResponse
+from conformance.adapters.protocol import Adapter, Message, ParsedRequest, RequestContext, WireResponse
 
 
 @pytest.mark.samples
@@ -92,3 +93,41 @@ def test_a_loss_the_adapter_declares_is_not_silent(tmp_path: Path) -> None:
 
     write_cassette(tmp_path, "deepseek", DEEPSEEK_URL, ASK, DEEPSEEK_REPLY)
     assert [c.outcome for c in measure(tmp_path, _chat(DropsReasoningAloud()))] == ["ok"]
+
+
+# https://platform.openai.com/docs/guides/function-calling: the history sends the call and
+# the `tool` message answering it
+WITH_RESULT = {
+    "model": "gpt-4o-mini",
+    "messages": [
+        {"role": "user", "content": "Weather in Oslo?"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call_1", "content": "4 C and cloudy"},
+    ],
+}
+
+
+class ForgetsToolResults(OpenAIChatAdapter):
+    """Reads a history's tool results back empty, silently."""
+
+    def from_wire_request(self, body: Any, *, session_id: str | None = None) -> ParsedRequest:
+        parsed = super().from_wire_request(body, session_id=session_id)
+        for m in parsed.messages:
+            for b in m["content"]:
+                if b["type"] == "tool_result":
+                    b["content"] = [{"type": "text", "text": ""}]
+        return parsed
+
+
+def test_the_measurement_counts_history_a_request_loses(tmp_path: Path) -> None:
+    reply = {**DEEPSEEK_REPLY, "model": "gpt-4o-mini", "choices": [{**DEEPSEEK_REPLY["choices"][0]}]}
+    write_cassette(tmp_path, "tool", CHAT_URL, WITH_RESULT, reply)
+    assert [c.outcome for c in measure(tmp_path, _chat(OpenAIChatAdapter()))] == ["ok"]
+    cases = measure(tmp_path, _chat(ForgetsToolResults()))
+    assert [(c.outcome, c.detail) for c in cases if c.outcome != "ok"] == [("request-lost", "text '4 C and cloudy'")]

@@ -44,12 +44,17 @@ class Content:
     redacted: int = 0
     tools: list[str] = field(default_factory=list)
     usage: bool = False  # some token count was reported
+    # each text and thinking piece apart (a request's messages: compared one by one)
+    texts: list[str] = field(default_factory=list)
+    thoughts: list[str] = field(default_factory=list)
 
     def add(self, kind: str, value: Any) -> None:
         if kind == "text" and isinstance(value, str):
             self.text += value
+            self.texts.append(value)
         elif kind == "thinking" and isinstance(value, str):
             self.thinking += value
+            self.thoughts.append(value)
         elif kind == "redacted":
             self.redacted += 1
         elif kind == "tool" and isinstance(value, str) and value:
@@ -74,12 +79,29 @@ def lost(wire: Content, canonical: Content) -> list[str]:
     return out
 
 
+def lost_pieces(wire: Content, canonical: Content) -> list[str]:
+    """What a request's messages carry that the canonical history does not: each text and
+    reasoning piece must be found (whitespace aside), each tool call's name counted."""
+    out: list[str] = []
+    for kind, pieces, whole in (("text", wire.texts, canonical.text), ("reasoning", wire.thoughts, canonical.thinking)):
+        out += [f"{kind} {p[:60]!r}" for p in pieces if _squash(p) and _squash(p) not in _squash(whole)]
+    if wire.redacted > canonical.redacted:
+        out.append(f"{wire.redacted - canonical.redacted} redacted thinking block(s)")
+    if sorted(wire.tools) != sorted(canonical.tools):
+        out.append(f"tool calls {wire.tools} read as {canonical.tools}")
+    return out
+
+
 def of_canonical(message: dict[str, Any]) -> Content:
     c = Content()
     for b in message.get("content") or []:
         t = b.get("type")
         if t == "text":
             c.add("text", b.get("text"))
+        elif t == "tool_result":
+            for x in b.get("content") or []:
+                if x.get("type") == "text":
+                    c.add("text", x.get("text"))
         elif t == "thinking":
             c.add("thinking", b.get("text"))
         elif t == "redacted_thinking":
@@ -236,6 +258,94 @@ def _ollama(values: list[Any], c: Content) -> None:
         c.add("thinking", m.get("thinking"))
         for call in m.get("tool_calls") or []:
             c.add("tool", ((call or {}).get("function") or {}).get("name"))
+
+
+# -- requests: the conversation a recorded request sends ------------------------------------------
+
+
+def _anthropic_request(body: dict[str, Any], c: Content) -> None:
+    # https://docs.anthropic.com/en/api/messages: `system` (string or text blocks), messages
+    # whose content is a string or blocks; a tool_result's content a string or blocks
+    system = body.get("system")
+    for b in [{"type": "text", "text": system}] if isinstance(system, str) else system or []:
+        c.add("text", b.get("text"))
+    for m in body.get("messages") or []:
+        content = m.get("content")
+        for b in [{"type": "text", "text": content}] if isinstance(content, str) else content or []:
+            t = b.get("type")
+            if t == "tool_result":
+                inner = b.get("content")
+                for x in [{"type": "text", "text": inner}] if isinstance(inner, str) else inner or []:
+                    if x.get("type") == "text":
+                        c.add("text", x.get("text"))
+            else:
+                _anthropic([{"type": "content_block_start", "content_block": b}], c)
+
+
+def _chat_request(body: dict[str, Any], c: Content) -> None:
+    # https://platform.openai.com/docs/api-reference/chat/create: `messages[].content` a
+    # string or parts (`text`), `tool_calls[].function.name`; the reasoning fields a server
+    # refuses back (DeepSeek) are not compared
+    for m in body.get("messages") or []:
+        content = m.get("content")
+        if isinstance(content, list):
+            for p in content:
+                if isinstance(p, dict) and p.get("type") == "text":
+                    c.add("text", p.get("text"))
+        else:
+            c.add("text", content)
+        for call in m.get("tool_calls") or []:
+            c.add("tool", ((call or {}).get("function") or {}).get("name"))
+
+
+def _responses_request(body: dict[str, Any], c: Content) -> None:
+    # https://platform.openai.com/docs/api-reference/responses/create: `instructions`, `input`
+    # (a string, or items: messages with `input_text`/`output_text` parts, `function_call`,
+    # `function_call_output` with a string `output`, `reasoning` with its summary)
+    c.add("text", body.get("instructions"))
+    items = body.get("input")
+    for item in [{"type": "message", "content": items}] if isinstance(items, str) else items or []:
+        t = item.get("type", "message")
+        if t == "message":
+            content = item.get("content")
+            for p in [{"type": "input_text", "text": content}] if isinstance(content, str) else content or []:
+                if p.get("type") in ("input_text", "output_text", "text"):
+                    c.add("text", p.get("text"))
+        elif t == "function_call_output" and isinstance(item.get("output"), str):
+            c.add("text", item["output"])
+        elif t in ("function_call", "reasoning"):
+            _responses_item(item, c)
+
+
+def _gemini_request(body: dict[str, Any], c: Content) -> None:
+    # https://ai.google.dev/api/generate-content: `systemInstruction.parts`, `contents[].parts`
+    system = body.get("systemInstruction") or body.get("system_instruction") or {}
+    for part in system.get("parts") or []:
+        c.add("text", part.get("text"))
+    for content in body.get("contents") or []:
+        _gemini([{"candidates": [{"content": content}]}], c)
+
+
+def _ollama_request(body: dict[str, Any], c: Content) -> None:
+    # https://github.com/ollama/ollama/blob/main/docs/api.md#chat-request-with-history
+    _ollama([{"message": m} for m in body.get("messages") or []], c)
+
+
+REQUEST_READERS = {
+    "anthropic-messages": _anthropic_request,
+    "openai-chat-completions": _chat_request,
+    "openrouter-chat-completions": _chat_request,
+    "openai-responses": _responses_request,
+    "gemini-generate-content": _gemini_request,
+    "ollama-chat": _ollama_request,
+}
+
+
+def of_request(api: str, body: dict[str, Any]) -> Content:
+    """The conversation a request `body` of wire API `api` sends (KeyError: not read here)."""
+    c = Content()
+    REQUEST_READERS[api](body, c)
+    return c
 
 
 READERS = {

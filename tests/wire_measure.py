@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from wire_content import READERS, lost, of_canonical, of_wire
+from wire_content import READERS, REQUEST_READERS, Content, lost, lost_pieces, of_canonical, of_request, of_wire
 
 from conformance.adapters import debug, registry
 from conformance.adapters.base import AdapterError
@@ -44,7 +44,7 @@ from conformance.wire import schemas as wire_schemas
 
 ROOT = Path(__file__).resolve().parents[1]
 WIRE = ROOT.parent / "shared" / "samples" / "wire"
-PROBLEMS = ("rejected", "lost", "request-rejected")
+PROBLEMS = ("rejected", "lost", "request-rejected", "request-lost")
 
 
 @dataclass(frozen=True)
@@ -117,7 +117,7 @@ def _request(a: Adapter, it: Interaction) -> Case | None:
         kwargs: dict[str, Any] = {"session_id": "sess_samples"}
         if "url" in a.from_wire_request.__code__.co_varnames:  # Gemini keeps the model in the URL
             kwargs["url"] = it.uri
-        with capture_warnings():
+        with capture_warnings() as records:
             parsed = a.from_wire_request(it.request_body, **kwargs)
     except NotImplementedError:
         return None
@@ -129,6 +129,19 @@ def _request(a: Adapter, it: Interaction) -> Case | None:
     bad = [f for f in validate_messages(parsed.messages, selection=selection, finish=False) if f.severity == "error"]
     if bad:
         return Case(f"{it.label} request", "request-rejected", bad[0].format())
+    if str(a.wire_api) in REQUEST_READERS:
+        history = Content()
+        for m in parsed.messages:
+            part = of_canonical(m)
+            for t in part.texts:
+                history.add("text", t)
+            for t in part.thoughts:
+                history.add("thinking", t)
+            history.redacted += part.redacted
+            history.tools += part.tools
+        missing = lost_pieces(of_request(str(a.wire_api), it.request_body), history)
+        if missing and not _dropped(records):
+            return Case(f"{it.label} request", "request-lost", "; ".join(missing[:3]))
     return None
 
 
@@ -165,7 +178,8 @@ def figures(cases: list[Case]) -> str:
         f"{carried['text']} carry text, {carried['reasoning']} reasoning, {carried['tool calls']} tool calls; "
         f"{counts['unchecked']} not compared), {counts['skipped']} interactions served by no adapter: "
         f"{counts['rejected']} falsely rejected, {counts['lost']} with content silently lost, "
-        f"{counts['request-rejected']} recorded requests refused"
+        f"{counts['request-rejected']} recorded requests refused, "
+        f"{counts['request-lost']} with history content silently lost"
     ]
     lines += [f"  {c.outcome}: {c.label}: {c.detail}" for c in cases if c.outcome in PROBLEMS]
     return "\n".join(lines)
