@@ -44,7 +44,11 @@ _TOOL = {
         "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
     },
 }
-_CALL = {"id": "call_m1", "type": "function", "function": {"name": "OpenMeteoTool", "arguments": '{"city":"Oslo"}'}}
+_CALL: dict[str, Any] = {
+    "id": "call_m1",
+    "type": "function",
+    "function": {"name": "OpenMeteoTool", "arguments": '{"city":"Oslo"}'},
+}
 CHAT_REQUEST = {
     "model": "gpt-4o-mini",
     "messages": [
@@ -198,7 +202,7 @@ def test_wire_parse_says_a_stream_carried_no_usage(tmp_path: Path, capsys: pytes
 # An application that sends a reply's message back as it came (the chat completion object's
 # `message`, with its `annotations`), and leaves `response_format` unset as null; the API
 # answered 200 to both in recorded third-party traffic.
-ECHOED_REQUEST = {
+ECHOED_REQUEST: dict[str, Any] = {
     "model": "gpt-4o-mini",
     "response_format": None,
     "messages": [

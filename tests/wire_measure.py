@@ -54,10 +54,11 @@ class Case:
     detail: str = ""
 
 
-def adapters() -> dict[str, Adapter]:
+def adapters() -> dict[str, Any]:
     """Wire API name -> the adapter that reads it: every registered adapter, and the
     package's OpenRouter subclass (shipped, not registered: its record serves openrouter.ai)."""
-    out: dict[str, Adapter] = {}
+    out: dict[str, Any] = {}  # an Adapter each (the reference classes' ClassVars are not
+    # the Protocol's instance variables to mypy)
     for name in sorted(registry.available()):
         a = registry.load(name)
         out.setdefault(str(a.wire_api), a)
@@ -145,7 +146,7 @@ def _request(a: Adapter, it: Interaction) -> Case | None:
     return None
 
 
-def measure(root: Path = WIRE, readers: dict[str, Adapter] | None = None) -> list[Case]:
+def measure(root: Path = WIRE, readers: dict[str, Any] | None = None) -> list[Case]:
     """One case per recorded reply (and per refused request) under `root`; `readers`
     (wire API name -> adapter; default: `adapters()`) read them."""
     readers = adapters() if readers is None else readers
