@@ -230,3 +230,47 @@ def test_requests_the_api_accepted_pass_its_request_schema(tmp_path: Path) -> No
     for rule in ("TC101", "TC102"):
         result = _result(OpenAIChatAdapter(), folder, rule)
         assert result.status == "pass", (rule, result)
+
+
+# -- an error the provider reports inside a stream --------------------------------------------------
+
+# https://docs.anthropic.com/en/docs/build-with-claude/streaming ("Error events": "we may
+# occasionally send errors in the event stream. For example, during periods of high usage,
+# you may receive an overloaded_error"), and Chat Completions' `{"error": {...}}` chunk
+ANTHROPIC_CUT_BY_ERROR = (
+    'event: message_start\ndata: {"type": "message_start", "message": {"id": "msg_1", "type": "message", '
+    '"role": "assistant", "model": "claude-sonnet-4-5", "content": [], "stop_reason": null, '
+    '"stop_sequence": null, "usage": {"input_tokens": 9, "output_tokens": 1}}}\n\n'
+    'event: content_block_start\ndata: {"type": "content_block_start", "index": 0, '
+    '"content_block": {"type": "text", "text": ""}}\n\n'
+    'event: content_block_delta\ndata: {"type": "content_block_delta", "index": 0, '
+    '"delta": {"type": "text_delta", "text": "Once upon"}}\n\n'
+    'event: error\ndata: {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}\n\n'
+)
+CHAT_CUT_BY_ERROR = (
+    'data: {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o", '
+    '"choices": [{"index": 0, "delta": {"role": "assistant", "content": "Once upon"}, "finish_reason": null}]}\n\n'
+    'data: {"error": {"message": "The server had an error", "type": "server_error", "param": null, "code": null}}\n\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("adapter", "stream", "said"),
+    [
+        ("anthropic", ANTHROPIC_CUT_BY_ERROR, "RateLimitError (rate_limit): overloaded_error: Overloaded"),
+        ("openai-chat", CHAT_CUT_BY_ERROR, "ServerError (server_error): server_error: The server had an error"),
+    ],
+)
+def test_wire_parse_reports_the_providers_error_in_a_stream_with_its_partial_content(
+    adapter: str, stream: str, said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Contract §6.5: the partial content (a `message_complete` with stop_reason error), then
+    the error; never "cut before its end", which is not what went on the wire."""
+    body = tmp_path / "stream.txt"
+    body.write_text(stream, encoding="utf-8")
+    assert main(["wire", "parse", "-a", adapter, str(body)]) == 1
+    out, err = capsys.readouterr()
+    message = json.loads(out.splitlines()[-1])
+    assert message["content"] == [{"type": "text", "text": "Once upon"}]
+    assert message["metadata"]["status"] == "error"
+    assert "the provider reported an error in the stream" in err and said in err and "cut" not in err

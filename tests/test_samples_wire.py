@@ -33,6 +33,15 @@ def test_every_chat_recording_reads_without_false_rejection_or_silent_loss() -> 
     assert took < 60, took
 
 
+def test_the_projects_own_cassettes_read_without_false_rejection_or_silent_loss() -> None:
+    """The same measurement over cassettes/ (written from the providers' docs): every reply,
+    the error streams included (the provider's error after the partial content), reads."""
+    cases = measure(Path(__file__).resolve().parents[1] / "cassettes")
+    assert [c for c in cases if c.outcome in PROBLEMS] == [], figures(cases)
+    in_stream = [c for c in cases if c.outcome == "classified" and c.detail.endswith("in the stream")]
+    assert len(in_stream) >= 5, figures(cases)
+
+
 # -- the measurement itself finds what it counts (hand-written recordings, from the docs) ----------
 
 CHAT_URL = "https://api.openai.com/v1/chat/completions"

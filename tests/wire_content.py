@@ -44,6 +44,7 @@ class Content:
     redacted: int = 0
     tools: list[str] = field(default_factory=list)
     usage: bool = False  # some token count was reported
+    error: bool = False  # the provider reported an error in the reply
     # each text and thinking piece apart (a request's messages: compared one by one)
     texts: list[str] = field(default_factory=list)
     thoughts: list[str] = field(default_factory=list)
@@ -372,6 +373,16 @@ def _has_usage(value: Any) -> bool:
     return any(_has_usage(value.get(k)) for k in ("message", "response"))
 
 
+def _has_error(value: Any) -> bool:
+    """The provider's own error in a reply: an `error` member (Anthropic's `error` event,
+    Chat, Gemini and Ollama error chunks), a Responses `error` event or `response.failed`."""
+    if not isinstance(value, dict):
+        return False
+    if value.get("error") or value.get("type") in ("error", "response.failed"):
+        return True
+    return isinstance(value.get("response"), dict) and value["response"].get("status") == "failed"
+
+
 def of_wire(api: str, body: bytes, stream: bool) -> Content:
     """What the reply `body` of wire API `api` carries (KeyError: an API this oracle does not read)."""
     reader = READERS[api]
@@ -379,6 +390,7 @@ def of_wire(api: str, body: bytes, stream: bool) -> Content:
     c = Content()
     reader(values, c)
     c.usage = any(_has_usage(v) for v in values)
+    c.error = any(_has_error(v) for v in values)
     return c
 
 

@@ -71,13 +71,21 @@ def _dropped(records: list[logging.LogRecord]) -> bool:
     return any(r.levelno >= logging.WARNING and getattr(r, "block_type", None) for r in records)
 
 
+def _provider_error(a: Adapter, it: Interaction) -> bool:
+    """The reply carries the provider's own error (read by tests/wire_content.py)."""
+    try:
+        return of_wire(str(a.wire_api), it.response_body, it.framing is not None).error
+    except (KeyError, ValueError):  # an API it does not read, a body that is not JSON
+        return False
+
+
 def _reply(a: Adapter, it: Interaction) -> Case:
     framing = it.framing
     with capture_warnings() as records:
         try:
             parsed = debug.parse(a, it.response_body, stream=framing is not None, status=it.status, framing=framing)
         except AdapterError as exc:
-            if it.status >= 400:
+            if it.status >= 400 or _provider_error(a, it):
                 return Case(it.label, "classified", exc.error_class)
             return Case(it.label, "rejected", f"HTTP {it.status}: {type(exc).__name__}: {exc}")
         except Exception as exc:
@@ -86,6 +94,8 @@ def _reply(a: Adapter, it: Interaction) -> Case:
     if it.status >= 400:
         return Case(it.label, "rejected", f"HTTP {it.status} read as a reply, not an error")
     message = parsed.message or {}
+    if parsed.error is not None and not _provider_error(a, it):
+        return Case(it.label, "rejected", f"HTTP {it.status}: {type(parsed.error).__name__}: {parsed.error}")
     if str(a.wire_api) not in READERS:
         return Case(it.label, "unchecked", f"read; tests/wire_content.py has no reader of {a.wire_api} replies")
     wire = of_wire(str(a.wire_api), it.response_body, framing is not None)
@@ -100,6 +110,8 @@ def _reply(a: Adapter, it: Interaction) -> Case:
     missing = lost(wire, of_canonical(message))
     if missing and not _dropped(records):
         return Case(it.label, "lost", "; ".join(missing))
+    if parsed.error is not None:  # the provider's own error, after the partial content
+        return Case(it.label, "classified", f"{parsed.error.error_class} in the stream")
     carried = [k for k, v in (("text", wire.text), ("reasoning", wire.thinking), ("tool calls", wire.tools)) if v]
     return Case(it.label, "ok", ", ".join(carried))
 
@@ -175,7 +187,7 @@ def figures(cases: list[Case]) -> str:
     replies = sum(counts[k] for k in ("ok", "classified", "rejected", "lost", "unchecked"))
     carried = Counter(k for c in cases if c.outcome == "ok" for k in c.detail.split(", ") if k)
     lines = [
-        f"{replies} replies read ({counts['classified']} HTTP errors classified; of the others "
+        f"{replies} replies read ({counts['classified']} errors classified, HTTP or in the stream; of the others "
         f"{carried['text']} carry text, {carried['reasoning']} reasoning, {carried['tool calls']} tool calls; "
         f"{counts['unchecked']} not compared), {counts['skipped']} interactions served by no adapter: "
         f"{counts['rejected']} falsely rejected, {counts['lost']} with content silently lost, "

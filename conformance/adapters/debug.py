@@ -24,6 +24,7 @@ from ..wire.api import Framing, Probes, WireApi
 from ..wire.framing import FramingError, ProviderStreamError, json_events, loads_strict, looks_framed
 from .base import (
     Adapter,
+    AdapterError,
     AdapterOptions,
     Message,
     RequestContext,
@@ -132,6 +133,9 @@ def render(
 class Parsed:
     message: Message | None
     events: list[StreamEvent]
+    # a stream in which the provider reported an error: contract §6.5's partial message
+    # (stop_reason error) and events came first, then this error
+    error: AdapterError | None = None
 
 
 def looks_like_sse(body: str | bytes) -> bool:
@@ -211,6 +215,11 @@ def check_stream_framing(body: str | bytes, api: WireApi | None, framing: Framin
         raise WireFormatError("the stream's opening event is not its first", **at(opens[0]))
     if len(opens) > 1:
         raise WireFormatError("a second opening event", **at(opens[1]))
+    if api.probes.stream_error(values) is not None:
+        # the provider reported an error in the stream (Anthropic's `error` event, an
+        # `{"error": ...}` chunk, Responses' `response.failed`): the stream ended there, not
+        # cut, and the adapter classifies that error (contract §6.5)
+        return
     closes = [k for k, value in enumerate(values) if api.probes.stream_closes(value)]
     if closes and closes[0] != len(values) - 1:
         raise WireFormatError("an event after the stream's closing event", **at(closes[0] + 1))
@@ -272,7 +281,17 @@ def parse(
     framing = framing or wire_registry.detect_framing(raw) or Framing.SSE
     if stream or (status < 400 and looks_framed(framing, raw)) or looks_like_sse(raw):
         check_stream_framing(raw, api, framing)
-        events = list(adapter.stream_response([raw], ctx))
+        events: list[StreamEvent] = []
+        error: AdapterError | None = None
+        try:
+            for event in adapter.stream_response([raw], ctx):
+                events.append(event)
+        except AdapterError as exc:
+            # contract §6.5: an error mid-stream ends with `message_complete` (stop_reason
+            # error, the partial content), then the error: both are what the wire said
+            if not events or to_canonical_names(events[-1:])[0].get("type") != "message_complete":
+                raise
+            error = exc
         check_event_sequence(events)
         named = to_canonical_names(events)
         start, done = named[0], named[-1]
@@ -294,13 +313,16 @@ def parse(
                     "reason": "turnspec wire parse",
                 },
                 "usage": harness_usage(usage, model, ctx) if usage else None,
+                # canonical §4.3: a message that did not complete says so (its invariants,
+                # usage among them, are enforced only at `complete`, §5.1.5)
+                "status": _STATUS_OF_STOP.get(str(done.get("stop_reason")), "complete"),
             },
             "created_at": now_timestamp(),
             "schema_version": 1,
         }
-        if not usage:
+        if not usage and message["metadata"]["status"] == "complete":
             _no_usage(api, stream=True)
-        return Parsed(message, events)
+        return Parsed(message, events, error)
     if status >= 400:
         return Parsed(adapter.from_wire_response(WireResponse(_error_body(raw, api), status), ctx), [])
     try:
@@ -317,6 +339,10 @@ def parse(
     if not (message.get("metadata") or {}).get("usage"):
         _no_usage(api, stream=False)
     return Parsed(message, [])
+
+
+# the message status a stream's stop reason implies (canonical §4.3, streaming §6.2.6)
+_STATUS_OF_STOP = {"error": "error", "cancelled": "cancelled"}
 
 
 def _no_usage(api: WireApi | None, *, stream: bool) -> None:
