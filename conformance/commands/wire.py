@@ -148,10 +148,11 @@ def register(app: typer.Typer) -> None:
         if parsed.message is not None:
             sys.stdout.write(json.dumps(parsed.message, ensure_ascii=False, indent=None if parsed.events else 2) + "\n")
         if parsed.error is not None:
-            exc = parsed.error
+            failed = parsed.error
             line = (
                 f"turnspec: {name}: the provider reported an error in the stream (HTTP {status}), after "
-                f"{len(parsed.events)} event(s) of partial content: {type(exc).__name__} ({exc.error_class}): {exc}"
+                f"{len(parsed.events)} event(s) of partial content: "
+                f"{type(failed).__name__} ({failed.error_class}): {failed}"
             )
             sys.stderr.write(escaping.text_line(line) + "\n")
             raise typer.Exit(1)
