@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from wire_content import write_cassette
-from wire_measure import PROBLEMS, WIRE, figures, measure
+from wire_measure import GPT2099_STREAMS, PROBLEMS, WIRE, figures, measure, measure_streams
 
 from conformance.adapters.base import WireFormatError
 from conformance.adapters.openai_chat import OpenAIChatAdapter
@@ -26,9 +26,11 @@ def test_every_chat_recording_reads_without_false_rejection_or_silent_loss() -> 
         pytest.skip(f"real samples not present at {WIRE}")
     start = time.monotonic()
     cases = measure()
+    streams = measure_streams() if GPT2099_STREAMS.is_dir() else []
     took = time.monotonic() - start
     counts = Counter(c.outcome for c in cases)
     assert counts["ok"] + counts["classified"] >= 120, figures(cases)  # the samples were all read
+    assert [c for c in streams if c.outcome in PROBLEMS] == [], figures(streams)
     assert [c for c in cases if c.outcome in PROBLEMS] == [], figures(cases)
     assert took < 60, took
 

@@ -15,12 +15,14 @@ For each recorded interaction whose URL a registered adapter's wire API serves:
   read as valid canonical history (TC102's reading: history rules TS105/TS106 aside), and,
   sent to the API's own hosts, must pass the API's request schema: the provider accepted it.
 
-`python tests/wire_measure.py [DIR]` prints the figures (DIR: ../shared/samples/wire);
+`python tests/wire_measure.py [DIR]` prints the figures (default: ../shared/samples/wire and
+gpt2099's recorded stream events, `measure_streams`);
 tests/test_samples_wire.py asserts they are zero, and that the measurement finds what it counts.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 from collections import Counter
@@ -198,5 +200,43 @@ def figures(cases: list[Case]) -> str:
     return "\n".join(lines)
 
 
+# gpt2099's recorded provider stream events (../shared/samples/gpt2099/providers/
+# response-stream/<provider>/<case>/events.jsonl: one JSON event a line, as the provider sent
+# them), framed again as the SSE each API streams (Anthropic's `event:` names its `type`;
+# Chat Completions ends with `data: [DONE]`), at each provider's documented endpoint
+GPT2099_STREAMS = ROOT.parent / "shared" / "samples" / "gpt2099" / "providers" / "response-stream"
+_GPT2099_URLS = {
+    "anthropic": "https://api.anthropic.com/v1/messages",
+    "openai": "https://api.openai.com/v1/chat/completions",
+    "cerebras": "https://api.cerebras.ai/v1/chat/completions",  # inference-docs.cerebras.ai: OpenAI-compatible
+    "gemini": "https://generativelanguage.googleapis.com/v1beta/models/m:streamGenerateContent?alt=sse",
+}
+
+
+def measure_streams(root: Path = GPT2099_STREAMS, readers: dict[str, Any] | None = None) -> list[Case]:
+    """`measure` over recorded stream events (providers without a reader skipped, named)."""
+    readers = adapters() if readers is None else readers
+    cases: list[Case] = []
+    for events in sorted(root.glob("*/*/events.jsonl")):
+        provider, label = events.parent.parent.name, f"gpt2099:{events.parent.parent.name}/{events.parent.name}"
+        url = _GPT2099_URLS.get(provider)
+        api = wire_registry.api_for_url(url) if url else None
+        if url is None or api is None or api.name not in readers:
+            cases.append(Case(label, "skipped", f"no registered adapter serves {provider}'s API"))
+            continue
+        lines = [line for line in events.read_text(encoding="utf-8").splitlines() if line.strip()]
+        if api.name == "anthropic-messages":
+            body = "".join(f"event: {json.loads(line)['type']}\ndata: {line}\n\n" for line in lines)
+        else:
+            body = "".join(f"data: {line}\n\n" for line in lines)
+            body += "data: [DONE]\n\n" if api.name == "openai-chat-completions" else ""
+        it = Interaction(label, 0, url, api.name, None, 200, "text/event-stream", body.encode())
+        cases.append(_reply(readers[api.name], it))
+    return cases
+
+
 if __name__ == "__main__":
-    print(figures(measure(Path(sys.argv[1]) if len(sys.argv) > 1 else WIRE)))
+    if len(sys.argv) > 1:
+        print(figures(measure(Path(sys.argv[1]))))
+    else:
+        print(figures([*measure(), *measure_streams()]))
