@@ -142,3 +142,28 @@ def test_the_measurement_counts_history_a_request_loses(tmp_path: Path) -> None:
     assert [c.outcome for c in measure(tmp_path, _chat(OpenAIChatAdapter()))] == ["ok"]
     cases = measure(tmp_path, _chat(ForgetsToolResults()))
     assert [(c.outcome, c.detail) for c in cases if c.outcome != "ok"] == [("request-lost", "text '4 C and cloudy'")]
+
+
+# Chat Completions' error chunk mid-stream (https://platform.openai.com/docs/guides/error-codes
+# lists the `server_error` type; the chunk carries the error object)
+ERROR_STREAM = (
+    'data: {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o", '
+    '"choices": [{"index": 0, "delta": {"role": "assistant", "content": "Once"}, "finish_reason": null}]}\n\n'
+    'data: {"error": {"message": "The server had an error", "type": "server_error", "param": null, "code": null}}\n\n'
+)
+
+
+class CallsErrorsCuts(OpenAIChatAdapter):
+    """Refuses a stream the provider ended with its error, as if it were cut."""
+
+    def stream_response(self, chunks: Any, context: RequestContext) -> Any:
+        raise WireFormatError("stream ended without a stop reason: cut before its end")
+
+
+def test_the_providers_error_in_a_stream_is_classified_and_a_refusal_of_it_is_not(tmp_path: Path) -> None:
+    ask = {**ASK, "model": "gpt-4o", "stream": True}
+    write_cassette(tmp_path, "err", CHAT_URL, ask, ERROR_STREAM, content_type="text/event-stream")
+    assert [(c.outcome, c.detail) for c in measure(tmp_path, _chat(OpenAIChatAdapter()))] == [
+        ("classified", "server_error in the stream")
+    ]
+    assert [c.outcome for c in measure(tmp_path, _chat(CallsErrorsCuts()))] == ["rejected"]

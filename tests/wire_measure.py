@@ -33,7 +33,7 @@ from typing import Any
 from wire_content import READERS, REQUEST_READERS, Content, lost, lost_pieces, of_canonical, of_request, of_wire
 
 from conformance.adapters import debug, registry
-from conformance.adapters.base import AdapterError
+from conformance.adapters.base import AdapterError, WireFormatError
 from conformance.adapters.openrouter import OpenRouterChatAdapter
 from conformance.adapters.protocol import Adapter
 from conformance.formats.canonical.memory import validate_messages
@@ -87,7 +87,8 @@ def _reply(a: Adapter, it: Interaction) -> Case:
         try:
             parsed = debug.parse(a, it.response_body, stream=framing is not None, status=it.status, framing=framing)
         except AdapterError as exc:
-            if it.status >= 400 or _provider_error(a, it):
+            # a WireFormatError is the reader refusing the bytes, never the provider's error
+            if not isinstance(exc, WireFormatError) and (it.status >= 400 or _provider_error(a, it)):
                 return Case(it.label, "classified", exc.error_class)
             return Case(it.label, "rejected", f"HTTP {it.status}: {type(exc).__name__}: {exc}")
         except Exception as exc:
