@@ -159,6 +159,50 @@ DIALECTS: dict[str, tuple[dict[str, Any], str, str | None, str]] = {
         None,
         "Hello.",
     ),
+    # Azure's asynchronous filter
+    # (https://learn.microsoft.com/en-us/azure/ai-foundry/openai/concepts/content-streaming):
+    # the text streams at once, and annotation chunks follow it ("Annotations and content
+    # moderation messages are continuously returned during the stream"): a choice with
+    # `content_filter_results` and `content_filter_offsets` and no `delta`, `object: ""`
+    "azure-async": (
+        _reply({"content": "Hello there."}, content_filter_results={"hate": {"filtered": False, "severity": "safe"}}),
+        _sse(
+            {"choices": [], "created": 0, "id": "", "model": "", "object": "", "prompt_filter_results": []},
+            _chunk({"role": "assistant", "content": "Hello"}),
+            {
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": None,
+                        "content_filter_offsets": {"check_offset": 0, "start_offset": 0, "end_offset": 5},
+                        "content_filter_results": {"hate": {"filtered": False, "severity": "safe"}},
+                    }
+                ],
+                "created": 0,
+                "id": "",
+                "model": "",
+                "object": "",
+            },
+            _chunk({"content": " there."}),
+            _chunk({}, "stop"),
+            {
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": None,
+                        "content_filter_offsets": {"check_offset": 5, "start_offset": 5, "end_offset": 12},
+                        "content_filter_results": {"violence": {"filtered": False, "severity": "safe"}},
+                    }
+                ],
+                "created": 0,
+                "id": "",
+                "model": "",
+                "object": "",
+            },
+        ),
+        None,
+        "Hello there.",
+    ),
     # https://docs.perplexity.ai/api-reference/chat-completions-post: the last chunk is a
     # `chat.completion.done` carrying the finish_reason and the whole message
     "perplexity": (
@@ -436,6 +480,8 @@ def test_a_bad_chunk_is_named_by_the_member_at_fault(tmp_path, capsys):
             _chunk({"tool_calls": [{"index": 0, "function": {"arguments": {}}}]}),
         ),
         ("/choices/0/index", {**_chunk({}), "choices": [{"index": -1, "delta": {}}]}),
+        # a choice without `delta` is only Azure's annotation, which carries its filter results
+        ("/choices/0/delta", {**_chunk({}), "choices": [{"index": 0, "finish_reason": None}]}),
     ],
 )
 def test_documented_rules_still_refuse_events(where, event):
@@ -551,6 +597,7 @@ URLS = {
     "groq": "https://api.groq.com/openai/v1/chat/completions",
     "mistral": "https://api.mistral.ai/v1/chat/completions",
     "azure": "https://my-resource.openai.azure.com/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21",
+    "azure-async": "https://my-resource.openai.azure.com/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21",
     "perplexity": "https://api.perplexity.ai/chat/completions",
     "xai": "https://api.x.ai/v1/chat/completions",
     "vllm": "http://localhost:8000/v1/chat/completions",
