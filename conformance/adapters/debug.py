@@ -336,7 +336,8 @@ def parse(
             e = v.errors(value)[0]
             raise WireFormatError(f"{e.pointer or '/'}: {e.message} ({api.name} response schema)")
     message = adapter.from_wire_response(WireResponse(value, status), ctx)
-    if not (message.get("metadata") or {}).get("usage"):
+    meta = message.get("metadata") or {}
+    if not meta.get("usage") and meta.get("status", "complete") == "complete":
         _no_usage(api, stream=False)
     return Parsed(message, [])
 
