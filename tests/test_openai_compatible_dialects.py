@@ -652,3 +652,31 @@ def test_conform_replays_the_corpus(tmp_path, capsys):
         ("TC601", "openrouter"): 1,
     }.items():
         assert with_corpus[rule, adapter] - without[rule, adapter] == more, (rule, adapter)
+
+
+# -- finish reasons compatible servers add -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("finish", "stop", "status"),
+    [
+        # Mistral's API spec: `model_length` (the model's context length reached), `error`
+        ("model_length", "max_tokens", "complete"),
+        ("error", "error", "error"),
+        # DeepSeek's chat completion reference: "insufficient_system_resource: the request is
+        # interrupted due to insufficient resource of the inference system"
+        ("insufficient_system_resource", "error", "error"),
+    ],
+)
+def test_finish_reasons_compatible_servers_document(finish, stop, status, tmp_path, capsys):
+    reply = _reply({"content": "Partial"}, finish_reason=finish)
+    rc, out, err = _parse_cli(tmp_path, json.dumps(reply), capsys)
+    assert rc == 0, err
+    assert json.loads(out)["metadata"]["status"] == status
+    rc, out, err = _parse_cli(
+        tmp_path, _sse(_chunk({"role": "assistant", "content": "Partial"}), _chunk({}, finish)), capsys
+    )
+    assert rc == 0, err
+    lines = [json.loads(x) for x in out.splitlines()]
+    assert lines[-2]["stop_reason"] == stop and lines[-1]["metadata"]["status"] == status
+    assert lines[-1]["content"] == [{"type": "text", "text": "Partial"}]
