@@ -680,3 +680,61 @@ def test_finish_reasons_compatible_servers_document(finish, stop, status, tmp_pa
     lines = [json.loads(x) for x in out.splitlines()]
     assert lines[-2]["stop_reason"] == stop and lines[-1]["metadata"]["status"] == status
     assert lines[-1]["content"] == [{"type": "text", "text": "Partial"}]
+
+
+# -- optional members sent as null ------------------------------------------------------------------
+
+# vLLM's OpenAI-compatible server (https://docs.vllm.ai/en/latest/serving/openai_compatible_server.html)
+# serializes its reply models whole: members it does not fill come as null
+VLLM_NULLS = {
+    **_reply(
+        {
+            "content": "Hi",
+            "refusal": None,
+            "annotations": None,
+            "audio": None,
+            "function_call": None,
+            "tool_calls": [],
+            "reasoning_content": None,
+        },
+        stop_reason=None,
+        logprobs=None,
+    ),
+    "usage": {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6, "prompt_tokens_details": None},
+    "prompt_logprobs": None,
+}
+# a later fragment of a streamed call repeats its members as null (only `index` and the
+# arguments carry anything)
+NULL_FRAGMENTS = _sse(
+    _chunk(
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{**_CALL, "index": 0, "function": {"name": "f", "arguments": ""}}],
+        }
+    ),
+    _chunk(
+        {
+            "role": None,
+            "content": None,
+            "tool_calls": [{"index": 0, "id": None, "type": None, "function": {"name": None, "arguments": '{"x": 1}'}}],
+        }
+    ),
+    _chunk({}, "tool_calls"),
+)
+
+
+def test_optional_members_sent_as_null_are_read(tmp_path, capsys):
+    rc, out, err = _parse_cli(tmp_path, json.dumps(VLLM_NULLS), capsys)
+    assert rc == 0, err
+    assert json.loads(out)["content"] == [{"type": "text", "text": "Hi"}]
+    rc, out, err = _parse_cli(tmp_path, NULL_FRAGMENTS, capsys)
+    assert rc == 0, err
+    assert [(b["name"], b["input"]) for b in json.loads(out.splitlines()[-1])["content"]] == [("f", {"x": 1})]
+
+
+def test_a_documented_member_of_another_type_is_still_refused():
+    v = wire_schemas.validator(OPENAI_CHAT, "response")
+    assert v is not None
+    bad = _reply({"content": "Hi", "annotations": "none"})
+    assert v.errors(bad)[0].pointer == "/choices/0/message/annotations"
