@@ -167,6 +167,9 @@ def test_a_tool_result_answering_a_server_side_call_is_valid_history(tmp_path: P
     folder = write_cassette(tmp_path / "prev", "chained", RESPONSES_URL, RESPONSES_REQUEST, RESPONSES_REPLY)
     result = _result(OpenAIResponsesAdapter(), folder, "TC102")
     assert result.status == "pass" and result.passed == 1, result
+    # rendered again, the result still answers `call_w1` on the same previous response
+    tc802 = _result(OpenAIResponsesAdapter(), folder, "TC802")
+    assert tc802.status == "pass" and tc802.passed == 2, tc802
 
 
 def test_without_the_state_field_an_unanswered_result_is_still_refused(tmp_path: Path) -> None:
