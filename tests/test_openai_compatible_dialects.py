@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from wire_content import write_cassette
+from wire_measure import PROBLEMS, figures, measure
 
 from conformance.adapters import OpenAIChatAdapter, RequestContext, WireResponse
 from conformance.adapters.base import AdapterOptions, WireFormatError
@@ -157,6 +159,50 @@ DIALECTS: dict[str, tuple[dict[str, Any], str, str | None, str]] = {
         None,
         "Hello.",
     ),
+    # Azure's asynchronous filter
+    # (https://learn.microsoft.com/en-us/azure/ai-foundry/openai/concepts/content-streaming):
+    # the text streams at once, and annotation chunks follow it ("Annotations and content
+    # moderation messages are continuously returned during the stream"): a choice with
+    # `content_filter_results` and `content_filter_offsets` and no `delta`, `object: ""`
+    "azure-async": (
+        _reply({"content": "Hello there."}, content_filter_results={"hate": {"filtered": False, "severity": "safe"}}),
+        _sse(
+            {"choices": [], "created": 0, "id": "", "model": "", "object": "", "prompt_filter_results": []},
+            _chunk({"role": "assistant", "content": "Hello"}),
+            {
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": None,
+                        "content_filter_offsets": {"check_offset": 0, "start_offset": 0, "end_offset": 5},
+                        "content_filter_results": {"hate": {"filtered": False, "severity": "safe"}},
+                    }
+                ],
+                "created": 0,
+                "id": "",
+                "model": "",
+                "object": "",
+            },
+            _chunk({"content": " there."}),
+            _chunk({}, "stop"),
+            {
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": None,
+                        "content_filter_offsets": {"check_offset": 5, "start_offset": 5, "end_offset": 12},
+                        "content_filter_results": {"violence": {"filtered": False, "severity": "safe"}},
+                    }
+                ],
+                "created": 0,
+                "id": "",
+                "model": "",
+                "object": "",
+            },
+        ),
+        None,
+        "Hello there.",
+    ),
     # https://docs.perplexity.ai/api-reference/chat-completions-post: the last chunk is a
     # `chat.completion.done` carrying the finish_reason and the whole message
     "perplexity": (
@@ -178,6 +224,75 @@ DIALECTS: dict[str, tuple[dict[str, Any], str, str | None, str]] = {
             },
         ),
         None,
+        "Paris.",
+    ),
+    # https://docs.x.ai/docs/guides/reasoning: grok-3-mini returns its thinking as
+    # `message.reasoning_content` (streamed as `delta.reasoning_content`), counted in
+    # `usage.completion_tokens_details.reasoning_tokens`
+    "xai": (
+        {
+            **_reply({"content": "101 * 3 = 303.", "reasoning_content": "101 times 3 is 303."}),
+            "usage": {
+                "prompt_tokens": 12,
+                "completion_tokens": 40,
+                "total_tokens": 52,
+                "completion_tokens_details": {"reasoning_tokens": 33},
+            },
+        },
+        _sse(
+            _chunk({"role": "assistant", "reasoning_content": "101 times "}),
+            _chunk({"reasoning_content": "3 is 303."}),
+            _chunk({"content": "101 * 3 = 303."}),
+            _chunk({}, "stop"),
+        ),
+        "101 times 3 is 303.",
+        "101 * 3 = 303.",
+    ),
+    # https://docs.vllm.ai/en/latest/features/reasoning_outputs.html: "Reasoning models return
+    # an additional reasoning field ... reasoning used to be called reasoning_content. For now,
+    # reasoning_content will continue to work": both names, one text (read once)
+    "vllm": (
+        _reply(
+            {"content": "9.8 is greater.", "reasoning": "Compare decimals.", "reasoning_content": "Compare decimals."}
+        ),
+        _sse(
+            _chunk({"role": "assistant", "content": ""}),
+            _chunk({"reasoning": "Compare ", "reasoning_content": "Compare "}),
+            _chunk({"reasoning": "decimals.", "reasoning_content": "decimals."}),
+            _chunk({"content": "9.8 is greater."}),
+            _chunk({}, "stop"),
+        ),
+        "Compare decimals.",
+        "9.8 is greater.",
+    ),
+    # https://openrouter.ai/docs/use-cases/reasoning-tokens: "Reasoning tokens will appear in
+    # the reasoning field of each message", beside the structured `reasoning_details`
+    # (`reasoning.text` here); streamed as `delta.reasoning` / `delta.reasoning_details`
+    "openrouter": (
+        _reply(
+            {
+                "content": "Paris.",
+                "reasoning": "A capital question.",
+                "reasoning_details": [
+                    {"type": "reasoning.text", "text": "A capital question.", "format": "unknown", "index": 0}
+                ],
+            }
+        ),
+        _sse(
+            _chunk(
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "reasoning": "A capital question.",
+                    "reasoning_details": [
+                        {"type": "reasoning.text", "text": "A capital question.", "format": "unknown", "index": 0}
+                    ],
+                }
+            ),
+            _chunk({"content": "Paris."}),
+            _chunk({}, "stop"),
+        ),
+        "A capital question.",
         "Paris.",
     ),
 }
@@ -365,6 +480,8 @@ def test_a_bad_chunk_is_named_by_the_member_at_fault(tmp_path, capsys):
             _chunk({"tool_calls": [{"index": 0, "function": {"arguments": {}}}]}),
         ),
         ("/choices/0/index", {**_chunk({}), "choices": [{"index": -1, "delta": {}}]}),
+        # a choice without `delta` is only Azure's annotation, which carries its filter results
+        ("/choices/0/delta", {**_chunk({}), "choices": [{"index": 0, "finish_reason": None}]}),
     ],
 )
 def test_documented_rules_still_refuse_events(where, event):
@@ -468,3 +585,156 @@ def test_a_union_that_every_branch_rejects_outright_is_an_error_not_a_crash() ->
     for block in ({"transcript": {}, "type": "audio"}, {"audio": [1, "x"], "transcript": {}, "type": "audio"}):
         errors = v.errors(block)
         assert errors and all(isinstance(e.message, str) and e.message for e in errors)
+
+
+# -- the corpus as recordings: read by the samples measurement and by `conform --samples` -----------
+
+# each server's documented endpoint (the pages cited beside DIALECTS)
+URLS = {
+    "deepseek": "https://api.deepseek.com/chat/completions",
+    "qwen": "https://dashscope-intl.aliyuncs.com/compatible-mode/v1/chat/completions",
+    "ollama-v1": "http://localhost:11434/v1/chat/completions",
+    "groq": "https://api.groq.com/openai/v1/chat/completions",
+    "mistral": "https://api.mistral.ai/v1/chat/completions",
+    "azure": "https://my-resource.openai.azure.com/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21",
+    "azure-async": "https://my-resource.openai.azure.com/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21",
+    "perplexity": "https://api.perplexity.ai/chat/completions",
+    "xai": "https://api.x.ai/v1/chat/completions",
+    "vllm": "http://localhost:8000/v1/chat/completions",
+    "openrouter": "https://openrouter.ai/api/v1/chat/completions",
+}
+# the nine servers issue 25 names, beside Qwen
+NINE = {"azure", "mistral", "deepseek", "openrouter", "perplexity", "groq", "xai", "vllm", "ollama-v1"}
+
+
+def write_corpus(folder: Path) -> Path:
+    """Each dialect's reply and stream as two recordings (cassettes) under `folder`."""
+    ask = {"model": "m-1", "messages": [{"role": "user", "content": "What is the capital of France?"}]}
+    streamed = {**ask, "stream": True, "stream_options": {"include_usage": True}}
+    for name, (reply, stream, _, _) in DIALECTS.items():
+        write_cassette(folder, name, URLS[name], ask, reply)
+        write_cassette(folder, f"{name}-stream", URLS[name], streamed, stream, content_type="text/event-stream")
+    return folder
+
+
+def test_the_corpus_covers_the_nine_servers():
+    assert set(DIALECTS) >= NINE and set(URLS) == set(DIALECTS)
+
+
+def test_the_corpus_reads_without_false_rejection_or_silent_loss(tmp_path):
+    cases = measure(write_corpus(tmp_path))
+    assert [c for c in cases if c.outcome in PROBLEMS] == [], figures(cases)
+    assert [c.outcome for c in cases].count("ok") == 2 * len(DIALECTS), figures(cases)
+    with_reasoning = {c.label.split("#")[0].removesuffix(".yaml") for c in cases if "reasoning" in c.detail}
+    assert with_reasoning == {
+        f"{n}{s}" for n, (_, _, thinking, _) in DIALECTS.items() if thinking for s in ("", "-stream")
+    }
+
+
+def test_conform_replays_the_corpus(tmp_path, capsys):
+    corpus = write_corpus(tmp_path / "wire")
+    refs = ["openai-chat", "conformance.adapters.openrouter:OpenRouterChatAdapter"]
+
+    def cases(*samples: str) -> dict[tuple[str, str], int]:
+        rc = main(["conform", *refs, *samples, "--select", "TC1,TC6,TC8", "-o", "json"])
+        report = json.loads(capsys.readouterr().out)
+        failed = [(r["rule"], r["adapter"], r["reasons"][:2]) for r in report["results"] if r["status"] == "fail"]
+        assert rc == 0, failed
+        return {(r["rule"], r["adapter"]): r["cases_run"] for r in report["results"]}
+
+    without, with_corpus = cases("--no-samples"), cases("--samples", str(corpus))
+    # every recording of the corpus was replayed: its replies through TC101, its streams through TC601
+    others = len(DIALECTS) - 1  # OpenRouter's recordings are its adapter's
+    for (rule, adapter), more in {
+        ("TC101", "openai-chat"): 2 * others,
+        ("TC101", "openrouter"): 2,
+        ("TC601", "openai-chat"): others,
+        ("TC601", "openrouter"): 1,
+    }.items():
+        assert with_corpus[rule, adapter] - without[rule, adapter] == more, (rule, adapter)
+
+
+# -- finish reasons compatible servers add -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("finish", "stop", "status"),
+    [
+        # Mistral's API spec: `model_length` (the model's context length reached), `error`
+        ("model_length", "max_tokens", "complete"),
+        ("error", "error", "error"),
+        # DeepSeek's chat completion reference: "insufficient_system_resource: the request is
+        # interrupted due to insufficient resource of the inference system"
+        ("insufficient_system_resource", "error", "error"),
+    ],
+)
+def test_finish_reasons_compatible_servers_document(finish, stop, status, tmp_path, capsys):
+    reply = _reply({"content": "Partial"}, finish_reason=finish)
+    rc, out, err = _parse_cli(tmp_path, json.dumps(reply), capsys)
+    assert rc == 0, err
+    assert json.loads(out)["metadata"]["status"] == status
+    rc, out, err = _parse_cli(
+        tmp_path, _sse(_chunk({"role": "assistant", "content": "Partial"}), _chunk({}, finish)), capsys
+    )
+    assert rc == 0, err
+    lines = [json.loads(x) for x in out.splitlines()]
+    assert lines[-2]["stop_reason"] == stop and lines[-1]["metadata"]["status"] == status
+    assert lines[-1]["content"] == [{"type": "text", "text": "Partial"}]
+
+
+# -- optional members sent as null ------------------------------------------------------------------
+
+# vLLM's OpenAI-compatible server (https://docs.vllm.ai/en/latest/serving/openai_compatible_server.html)
+# serializes its reply models whole: members it does not fill come as null
+VLLM_NULLS = {
+    **_reply(
+        {
+            "content": "Hi",
+            "refusal": None,
+            "annotations": None,
+            "audio": None,
+            "function_call": None,
+            "tool_calls": [],
+            "reasoning_content": None,
+        },
+        stop_reason=None,
+        logprobs=None,
+    ),
+    "usage": {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6, "prompt_tokens_details": None},
+    "prompt_logprobs": None,
+}
+# a later fragment of a streamed call repeats its members as null (only `index` and the
+# arguments carry anything)
+NULL_FRAGMENTS = _sse(
+    _chunk(
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{**_CALL, "index": 0, "function": {"name": "f", "arguments": ""}}],
+        }
+    ),
+    _chunk(
+        {
+            "role": None,
+            "content": None,
+            "tool_calls": [{"index": 0, "id": None, "type": None, "function": {"name": None, "arguments": '{"x": 1}'}}],
+        }
+    ),
+    _chunk({}, "tool_calls"),
+)
+
+
+def test_optional_members_sent_as_null_are_read(tmp_path, capsys):
+    rc, out, err = _parse_cli(tmp_path, json.dumps(VLLM_NULLS), capsys)
+    assert rc == 0, err
+    assert json.loads(out)["content"] == [{"type": "text", "text": "Hi"}]
+    rc, out, err = _parse_cli(tmp_path, NULL_FRAGMENTS, capsys)
+    assert rc == 0, err
+    assert [(b["name"], b["input"]) for b in json.loads(out.splitlines()[-1])["content"]] == [("f", {"x": 1})]
+
+
+def test_a_documented_member_of_another_type_is_still_refused():
+    v = wire_schemas.validator(OPENAI_CHAT, "response")
+    assert v is not None
+    bad = _reply({"content": "Hi", "annotations": "none"})
+    assert v.errors(bad)[0].pointer == "/choices/0/message/annotations"

@@ -7,6 +7,7 @@ Adapter authors use these to see what their adapter sends and reads; the tests u
 from __future__ import annotations
 
 import functools
+import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,7 @@ from ..wire.api import Framing, Probes, WireApi
 from ..wire.framing import FramingError, ProviderStreamError, json_events, loads_strict, looks_framed
 from .base import (
     Adapter,
+    AdapterError,
     AdapterOptions,
     Message,
     RequestContext,
@@ -131,6 +133,9 @@ def render(
 class Parsed:
     message: Message | None
     events: list[StreamEvent]
+    # a stream in which the provider reported an error: contract §6.5's partial message
+    # (stop_reason error) and events came first, then this error
+    error: AdapterError | None = None
 
 
 def looks_like_sse(body: str | bytes) -> bool:
@@ -210,6 +215,11 @@ def check_stream_framing(body: str | bytes, api: WireApi | None, framing: Framin
         raise WireFormatError("the stream's opening event is not its first", **at(opens[0]))
     if len(opens) > 1:
         raise WireFormatError("a second opening event", **at(opens[1]))
+    if api.probes.stream_error(values) is not None:
+        # the provider reported an error in the stream (Anthropic's `error` event, an
+        # `{"error": ...}` chunk, Responses' `response.failed`): the stream ended there, not
+        # cut, and the adapter classifies that error (contract §6.5)
+        return
     closes = [k for k, value in enumerate(values) if api.probes.stream_closes(value)]
     if closes and closes[0] != len(values) - 1:
         raise WireFormatError("an event after the stream's closing event", **at(closes[0] + 1))
@@ -271,7 +281,17 @@ def parse(
     framing = framing or wire_registry.detect_framing(raw) or Framing.SSE
     if stream or (status < 400 and looks_framed(framing, raw)) or looks_like_sse(raw):
         check_stream_framing(raw, api, framing)
-        events = list(adapter.stream_response([raw], ctx))
+        events: list[StreamEvent] = []
+        error: AdapterError | None = None
+        try:
+            for event in adapter.stream_response([raw], ctx):
+                events.append(event)
+        except AdapterError as exc:
+            # contract §6.5: an error mid-stream ends with `message_complete` (stop_reason
+            # error, the partial content), then the error: both are what the wire said
+            if not events or to_canonical_names(events[-1:])[0].get("type") != "message_complete":
+                raise
+            error = exc
         check_event_sequence(events)
         named = to_canonical_names(events)
         start, done = named[0], named[-1]
@@ -293,11 +313,16 @@ def parse(
                     "reason": "turnspec wire parse",
                 },
                 "usage": harness_usage(usage, model, ctx) if usage else None,
+                # canonical §4.3: a message that did not complete says so (its invariants,
+                # usage among them, are enforced only at `complete`, §5.1.5)
+                "status": _STATUS_OF_STOP.get(str(done.get("stop_reason")), "complete"),
             },
             "created_at": now_timestamp(),
             "schema_version": 1,
         }
-        return Parsed(message, events)
+        if not usage and message["metadata"]["status"] == "complete":
+            _no_usage(api, stream=True)
+        return Parsed(message, events, error)
     if status >= 400:
         return Parsed(adapter.from_wire_response(WireResponse(_error_body(raw, api), status), ctx), [])
     try:
@@ -310,7 +335,32 @@ def parse(
         if v is not None and not v.is_valid(value):
             e = v.errors(value)[0]
             raise WireFormatError(f"{e.pointer or '/'}: {e.message} ({api.name} response schema)")
-    return Parsed(adapter.from_wire_response(WireResponse(value, status), ctx), [])
+    message = adapter.from_wire_response(WireResponse(value, status), ctx)
+    meta = message.get("metadata") or {}
+    if not meta.get("usage") and meta.get("status", "complete") == "complete":
+        _no_usage(api, stream=False)
+    return Parsed(message, [])
+
+
+# the message status a stream's stop reason implies (canonical §4.3, streaming §6.2.6)
+_STATUS_OF_STOP = {"error": "error", "cancelled": "cancelled"}
+
+
+def _no_usage(api: WireApi | None, *, stream: bool) -> None:
+    """The WARN line for a reply that carried no usage: `wire parse` has no request to
+    estimate from (contract §7.2's fallback), so the message it prints keeps `usage` null,
+    which a complete assistant message may not have (canonical §5.3.3, TS106)."""
+    asked = api.stream_usage_request if api is not None and stream else None
+    why = ""
+    if api is not None and asked is not None:
+        why = f" ({api.name} reports it on a stream only when the request sets {asked[0]} to {json.dumps(asked[1])})"
+    _log.warning(
+        "the %s carried no usage%s; the message's metadata.usage is null, which canonical §5.3.3 requires "
+        "on a complete assistant message (TS106)",
+        "stream" if stream else "reply",
+        why,
+        extra={"event": "usage_missing"},
+    )
 
 
 def _error_body(raw: bytes, api: WireApi | None) -> Any:

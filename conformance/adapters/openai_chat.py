@@ -35,7 +35,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
-from ..wire.openai_chat import OPENAI_CHAT, parse_data_url
+from ..wire.openai_chat import COMPATIBLE_STOP_REASONS, OPENAI_CHAT, parse_data_url
 from ._shared import URL_IMAGE_MEDIA_TYPE, finish_error, header, json_object, json_value
 from .base import (
     AdapterError,
@@ -62,7 +62,7 @@ from .estimate import json_tokens, openai_image_tokens, text_tokens
 
 IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
 # raw finish_reason -> canonical StopReason: the wire record's table, written from the docs
-_STOP = OPENAI_CHAT.stop_reasons
+_STOP = {**OPENAI_CHAT.stop_reasons, **COMPATIBLE_STOP_REASONS}
 _ERROR_CODE = {
     "rate_limit_exceeded": "rate_limit",
     "insufficient_quota": "rate_limit",
@@ -370,12 +370,16 @@ class OpenAIChatAdapter(CancellableStreams, BaseAdapter):
         extra = {k: v for k, v in msg.items() if k not in _MESSAGE_KEYS and k not in REASONING_FIELDS}
         if extra:
             raw["message"] = extra
+        # canonical §4.3: a generation the server reports as failed (a compatible server's
+        # `error`, `insufficient_system_resource`) is an `error` message, not a complete one
+        failed = _STOP.get(str(choice.get("finish_reason"))) == "error"
         return self.assemble(
             request_context,
             content,
             wire_model=body.get("model"),
             token_usage=self.usage_from_wire(body.get("usage")),
             provider_raw=raw,
+            status="error" if failed else "complete",
         )
 
     def content_from_wire(self, session_id: str, msg: Mapping[str, Any], *, reasoning: bool = False) -> list[Block]:

@@ -65,6 +65,16 @@ STOP_REASONS: dict[str, str] = {
     "function_call": "tool_use",  # deprecated functions API
     "content_filter": "end_turn",  # content omitted by the filter; the turn still completed
 }
+# compatible servers' own finish reasons (issue 25), read by the adapter beside OpenAI's
+# (the record's `stop_reasons` stays OpenAI's): Mistral's API spec adds `model_length`
+# (the model's context length reached) and `error`; DeepSeek's chat completion reference
+# adds `insufficient_system_resource` ("the request is interrupted due to insufficient
+# resource of the inference system")
+COMPATIBLE_STOP_REASONS: dict[str, str] = {
+    "model_length": "max_tokens",
+    "error": "error",
+    "insufficient_system_resource": "error",
+}
 
 _DATA_URL = re.compile(r"data:(?P<media>[^;,]*)(?P<params>(;[^;,]*)*);base64,(?P<data>.*)\Z", re.S)
 

@@ -147,6 +147,15 @@ def register(app: typer.Typer) -> None:
             sys.stdout.write(json.dumps(ev, ensure_ascii=False) + "\n")
         if parsed.message is not None:
             sys.stdout.write(json.dumps(parsed.message, ensure_ascii=False, indent=None if parsed.events else 2) + "\n")
+        if parsed.error is not None:
+            failed = parsed.error
+            line = (
+                f"turnspec: {name}: the provider reported an error in the stream (HTTP {status}), after "
+                f"{len(parsed.events)} event(s) of partial content: "
+                f"{type(failed).__name__} ({failed.error_class}): {failed}"
+            )
+            sys.stderr.write(escaping.text_line(line) + "\n")
+            raise typer.Exit(1)
 
     @wire.command()
     def record(

@@ -25,6 +25,8 @@ from . import (
 from .common import (
     DROP_FIELDS,
     HISTORY_IGNORE,
+    RECORDED_TRAFFIC_IGNORE,
+    SERVER_SIDE_IGNORE,
     Check,
     Env,
     body_text,
@@ -70,6 +72,8 @@ __all__ = [
     "CHECKS",
     "DROP_FIELDS",
     "HISTORY_IGNORE",
+    "RECORDED_TRAFFIC_IGNORE",
+    "SERVER_SIDE_IGNORE",
     "Check",
     "Env",
     "aggregate",

@@ -37,7 +37,7 @@ from ...formats.canonical.markers import DEFAULT_CRITICAL_KEY
 from ...formats.canonical.memory import validate_messages
 from ...wire import registry
 from ...wire import schemas as wire_schemas
-from ...wire.api import Probes, WireApi
+from ...wire.api import Probes, WireApi, value_at
 from .. import rules as R
 from ..cassettes import Cassette, Interaction
 from ..outcome import AdapterUnderTest, Outcome, Status, note_crash
@@ -46,6 +46,30 @@ CheckFn = Callable[["Env"], Iterator[Outcome]]
 DROP_FIELDS = ("session_id", "message_id", "block_type", "adapter", "reason")  # the reference spelling
 # what a request read back from the wire cannot have: routing and usage of past turns
 HISTORY_IGNORE = Selection(ignore=("TS105", "TS106"))
+# Canonical §4.2 ("`name`: canonical tool name (snake_case, no provider prefix)", TS306)
+# binds the names a canonical producer chooses. In recorded traffic the application that
+# recorded it chose them (`OpenMeteoTool`), and an adapter must keep them verbatim so the
+# next request calls the tool that application defined (TC802): not the adapter's fault.
+# The project's own hand-written cassettes (`Interaction.synthetic`) chose theirs: bound.
+RECORDED_TRAFFIC_IGNORE = ("TS306",)
+# §5.2.2's pairing (TS205: a tool_result answers an earlier tool_use) within what the
+# request holds: with a conversation-state field (`WireApi.state_fields`: Responses'
+# `previous_response_id`) the call a result answers lives in the provider's stored turns
+SERVER_SIDE_IGNORE = ("TS205",)
+
+
+def recorded_selection(it: Interaction, base: Selection | None = None, api: WireApi | None = None) -> Selection:
+    """`base` (default: every rule) without what a recording's application chose
+    (`RECORDED_TRAFFIC_IGNORE`, unless the cassette is hand-written) and, for a request
+    carrying one of `api.state_fields`, the pairing its server-side turns complete."""
+    base = base or Selection()
+    ignore = list(base.ignore)
+    if not it.synthetic:
+        ignore += RECORDED_TRAFFIC_IGNORE
+    body = it.request_body
+    if api is not None and isinstance(body, dict) and any(value_at(body, p) is not None for p in api.state_fields):
+        ignore += SERVER_SIDE_IGNORE
+    return Selection(select=base.select, ignore=tuple(ignore), strict=base.strict)
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from .common import (
     o,
     parse_stream,
     read_request,
+    recorded_selection,
     session_for,
     shape,
     wire_api_of,
@@ -54,7 +55,7 @@ def recorded_requests(env: Env) -> Iterator[Outcome]:
                 for rule in (R.REQUEST_VALID, R.REQUEST_ROUND_TRIP):
                     yield o(rule, s, "skip", it.label, NO_REQUEST_READER)
                 continue
-            errs = errors_of(parsed.messages, HISTORY_IGNORE)
+            errs = errors_of(parsed.messages, recorded_selection(it, HISTORY_IGNORE, api))
             yield o(R.REQUEST_VALID, s, "fail" if errs else "pass", it.label, "; ".join(errs[:5]))
             try:
                 with capture_warnings() as recs:

@@ -28,6 +28,7 @@ from .common import (
     o,
     parse_stream,
     read_request,
+    recorded_selection,
     session_for,
     wire_api_of,
 )
@@ -79,7 +80,7 @@ def recorded_responses(env: Env) -> Iterator[Outcome]:
             except Exception as exc:
                 yield o(R.RESPONSE_VALID, s, "fail", it.label, crash(exc))
                 continue
-            errs = errors_of([msg])
+            errs = errors_of([msg], recorded_selection(it))
             yield o(R.RESPONSE_VALID, s, "fail" if errs else "pass", it.label, "; ".join(errs[:5]))
             content = msg.get("content") if isinstance(msg, dict) else None  # a non-message failed TC101 above
             yield from _tool_ids_canonical(s, it.label, content if isinstance(content, list) else [])
@@ -208,7 +209,7 @@ def _stream(
         yield from literal_fragments(s, a, it, events)
     msg = message_from_events(a, events, ctx)
     if msg is not None:
-        errs = errors_of([msg])
+        errs = errors_of([msg], recorded_selection(it))
         yield o(R.RESPONSE_VALID, s, "fail" if errs else "pass", it.label, "; ".join(errs[:5]))
         yield from _tool_ids_canonical(s, it.label, msg["content"])
     # TC607: the same bytes cut into 7-byte chunks must give the same events; then cut one
