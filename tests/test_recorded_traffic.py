@@ -19,7 +19,7 @@ from wire_content import write_cassette
 from conformance.adapters.openai_chat import OpenAIChatAdapter
 from conformance.adapters.openai_responses import OpenAIResponsesAdapter
 from conformance.cli import main
-from conformance.findings import Selection
+from conformance.core.findings import Selection
 from conformance.suite.runner import RuleResult, SuiteConfig, run
 from conformance.wire import schemas as wire_schemas
 from conformance.wire.openai_chat import OPENAI_CHAT
