@@ -247,6 +247,32 @@ def _stream_tool_fragments(events: list[Any]) -> list[list[str]] | None:
     return list(calls.values())
 
 
+# the exception members of ConverseStreamOutput (an event stream's `exception` frames)
+STREAM_EXCEPTIONS = frozenset(
+    {
+        "internalServerException",
+        "modelStreamErrorException",
+        "validationException",
+        "throttlingException",
+        "serviceUnavailableException",
+    }
+)
+
+
+def _stream_error(events: list[Any]) -> Any:
+    """An exception member of the stream, as the REST-JSON error body it stands for: its
+    payload with the error's name in `__type` (Smithy restJson1: the type is the
+    `X-Amzn-Errortype` header or the body's `__type`), e.g. `{"__type":
+    "ThrottlingException", "message": "..."}`."""
+    for e in events:
+        if isinstance(e, dict) and len(e) == 1:
+            ((name, payload),) = e.items()
+            if name in STREAM_EXCEPTIONS:
+                body = dict(payload) if isinstance(payload, dict) else {}
+                return {"__type": name[:1].upper() + name[1:], **body}
+    return None
+
+
 def _response_tool_ids(body: JsonBody) -> list[Located]:
     return _response_member("toolUse", "toolUseId")(body)
 
@@ -254,22 +280,25 @@ def _response_tool_ids(body: JsonBody) -> list[Located]:
 # x-amzn-ErrorType -> contract §6.1 class. ValidationException is left to the status
 # default (400 -> invalid_request), so an over-long input ("Input is too long for requested
 # model.") is remapped to context overflow by the record's overflow wording (§6.2's 400 row).
+_EXCEPTION_CLASSES = {
+    "ThrottlingException": "rate_limit",
+    "ModelNotReadyException": "rate_limit",
+    "ServiceQuotaExceededException": "rate_limit",
+    "AccessDeniedException": "auth",
+    "UnrecognizedClientException": "auth",
+    "ExpiredTokenException": "auth",
+    "ResourceNotFoundException": "invalid_request",
+    "ModelTimeoutException": "network",
+    "ModelErrorException": "server_error",
+    "ModelStreamErrorException": "server_error",
+    "InternalServerException": "server_error",
+    "ServiceUnavailableException": "server_error",
+}
 ERRORS = ErrorSignals(
-    headers={
-        "x-amzn-ErrorType": {
-            "ThrottlingException": "rate_limit",
-            "ModelNotReadyException": "rate_limit",
-            "ServiceQuotaExceededException": "rate_limit",
-            "AccessDeniedException": "auth",
-            "UnrecognizedClientException": "auth",
-            "ExpiredTokenException": "auth",
-            "ResourceNotFoundException": "invalid_request",
-            "ModelTimeoutException": "network",
-            "ModelErrorException": "server_error",
-            "InternalServerException": "server_error",
-            "ServiceUnavailableException": "server_error",
-        }
-    },
+    headers={"x-amzn-ErrorType": _EXCEPTION_CLASSES},
+    # restJson1 may name the error in the body's `__type` instead (and a stream's exception
+    # frame is read as such a body: `stream_error` below)
+    body_fields=(("/__type", _EXCEPTION_CLASSES),),
     overflow_message=re.compile(
         r"input is too long|too many input tokens|prompt is too long|context (?:length|window)", re.I
     ),
@@ -337,6 +366,7 @@ BEDROCK_CONVERSE = WireApi(
         # `metadata` (usage and metrics) is the last event, after messageStop
         stream_closes=lambda e: isinstance(e, dict) and "metadata" in e,
         stream_tool_fragments=_stream_tool_fragments,
+        stream_error=_stream_error,
         response_signatures=_response_member("reasoningContent", "reasoningText", "signature"),
         response_thinking_text=_response_member("reasoningContent", "reasoningText", "text"),
         request_options=option_fields(
