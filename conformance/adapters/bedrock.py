@@ -176,6 +176,9 @@ class BedrockAdapter(CancellableStreams, BaseAdapter):
                 native = self.native_to_wire(b)
                 if native is not None:
                     out.append(native)
+                elif b.get("type") == "text" and not b["text"]:
+                    # SystemContentBlock.text is a NonEmptyString: the service refuses ""
+                    self.drop(m, i, "text", "an empty system text block (Bedrock requires non-empty system text)")
                 elif b.get("type") == "text":
                     out.append({"text": b["text"], **extras.get(str(i), {})})
                 else:
