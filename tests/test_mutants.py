@@ -65,7 +65,7 @@ def test_kill_rate_is_total():
     assert survivors == []
 
 
-@pytest.mark.parametrize("name", ["anthropic", "openai-chat", "gemini", "ollama", "cohere-chat"])
+@pytest.mark.parametrize("name", ["anthropic", "openai-chat", "gemini", "ollama", "bedrock", "cohere-chat"])
 def test_reference_adapters_pass_what_kills_mutants(name):
     """The same selections on the unmutated adapters pass (no rule fails everything)."""
     rules = sorted({r for c, r in MUTANTS.items() if c.name == name and r not in NEEDS_SAMPLES})
