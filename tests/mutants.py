@@ -22,15 +22,14 @@ from ulid import ULID
 from conformance.adapters import gemini as gemini_module
 from conformance.adapters import openai_responses as openai_responses_module
 from conformance.adapters.anthropic import AnthropicAdapter
-from conformance.adapters.bedrock import BedrockAdapter
 from conformance.adapters.base import (
     AdapterError,
     AdapterOptions,
     Block,
     Message,
     ParsedRequest,
-    RequestContext,
     RateLimitError,
+    RequestContext,
     ServerError,
     StreamEvent,
     ToolDefinition,
@@ -41,6 +40,7 @@ from conformance.adapters.base import (
     new_tool_id,
     new_ulid,
 )
+from conformance.adapters.bedrock import BedrockAdapter
 from conformance.adapters.gemini import NO_ID, GeminiAdapter
 from conformance.adapters.ollama import OllamaAdapter
 from conformance.adapters.openai_chat import OpenAIChatAdapter
@@ -1773,7 +1773,9 @@ class BedrockSignatureOnEveryDelta(BedrockAdapter):
 
     def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
         events = list(super().stream_response(chunks, context))
-        sigs = {e["content_block_index"]: e["signature"] for e in events if e["type"] == "thinking_delta" and e["signature"]}
+        sigs = {
+            e["content_block_index"]: e["signature"] for e in events if e["type"] == "thinking_delta" and e["signature"]
+        }
         for e in events:
             k = e.get("content_block_index")
             yield {**e, "signature": sigs[k]} if e["type"] == "thinking_delta" and k in sigs else e

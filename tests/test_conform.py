@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-import time
 import socket
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any

@@ -74,7 +74,11 @@ def exception(name: str, message: str) -> bytes:
 
 
 def synth(extra: dict[str, list[str]] | None = None) -> dict[str, list[str]]:
-    return {"x-amzn-requestid": ["7c0d1a4e-2b9f-4c6d-8e1f-2a3b4c5d6e7f"], "x-turnspec-synthetic": ["true"], **(extra or {})}
+    return {
+        "x-amzn-requestid": ["7c0d1a4e-2b9f-4c6d-8e1f-2a3b4c5d6e7f"],
+        "x-turnspec-synthetic": ["true"],
+        **(extra or {}),
+    }
 
 
 def usage(inp: int, out: int, read: int | None = None, write: int | None = None) -> dict[str, int]:
@@ -167,7 +171,9 @@ def write(name: str, pairs: list[tuple[str, dict[str, Any], dict[str, Any]]]) ->
     (OUT / name).write_text(data, encoding="utf-8")
 
 
-def both(req: dict[str, Any], final: dict[str, Any], model: str = MODEL) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+def both(
+    req: dict[str, Any], final: dict[str, Any], model: str = MODEL
+) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
     """The request and its documented answer, then the same request streamed."""
     return [
         (f"{model}/converse", req, json_resp(final)),
@@ -181,9 +187,7 @@ text_req = {
     "system": [{"text": "You are a concise assistant."}],
     "inferenceConfig": {"maxTokens": 512, "temperature": 0.5, "topP": 0.9},
 }
-text_final = reply(
-    [{"text": "The sea keeps the oldest stories of the world in its tides."}], "end_turn", usage(19, 16)
-)
+text_final = reply([{"text": "The sea keeps the oldest stories of the world in its tides."}], "end_turn", usage(19, 16))
 cut_req = {**text_req, "inferenceConfig": {"maxTokens": 8}}
 cut_final = reply([{"text": "The sea keeps the oldest"}], "max_tokens", usage(19, 8))
 stop_req = {**text_req, "inferenceConfig": {"maxTokens": 512, "stopSequences": ["tides"]}}
@@ -195,7 +199,10 @@ write(
         *both(text_req, text_final),
         *both(cut_req, cut_final),
         *both(stop_req, stop_final),
-        *both({**text_req, "guardrailConfig": {"guardrailIdentifier": "gr1abc2def3", "guardrailVersion": "1"}}, filtered_final),
+        *both(
+            {**text_req, "guardrailConfig": {"guardrailIdentifier": "gr1abc2def3", "guardrailVersion": "1"}},
+            filtered_final,
+        ),
     ],
 )
 
@@ -280,7 +287,9 @@ reasoned = [
 ]
 think_final = reply(reasoned, "end_turn", usage(41, 88))
 # Anthropic's documented test string that makes Claude answer with redacted thinking
-MAGIC = "ANTHROPIC_MAGIC_STRING_TRIGGER_REDACTED_THINKING_46C9A13E193C177646C7398A98432ECCCE4C1253D5E2D82641AC0E52CC2876CB"
+MAGIC = (
+    "ANTHROPIC_MAGIC_STRING_TRIGGER_REDACTED_THINKING_46C9A13E193C177646C7398A98432ECCCE4C1253D5E2D82641AC0E52CC2876CB"
+)
 redact_req = {**think_req, "messages": [{"role": "user", "content": [{"text": MAGIC}]}]}
 redacted_final = reply(
     [{"reasoningContent": {"redactedContent": REDACTED}}, {"text": "No, 1001 is 7 x 11 x 13."}],
@@ -293,14 +302,30 @@ tool_think_req = {
         {
             "role": "assistant",
             "content": [
-                {"reasoningContent": {"reasoningText": {"text": "I should call get_weather for Paris.", "signature": SIG2}}},
-                {"toolUse": {"toolUseId": "tooluse_Qm3a9VqzT0uHk1WbX2cYdA", "name": "get_weather", "input": {"city": "Paris"}}},
+                {
+                    "reasoningContent": {
+                        "reasoningText": {"text": "I should call get_weather for Paris.", "signature": SIG2}
+                    }
+                },
+                {
+                    "toolUse": {
+                        "toolUseId": "tooluse_Qm3a9VqzT0uHk1WbX2cYdA",
+                        "name": "get_weather",
+                        "input": {"city": "Paris"},
+                    }
+                },
             ],
         },
         {
             "role": "user",
             "content": [
-                {"toolResult": {"toolUseId": "tooluse_Qm3a9VqzT0uHk1WbX2cYdA", "content": [{"text": "18 C, clear"}], "status": "success"}}
+                {
+                    "toolResult": {
+                        "toolUseId": "tooluse_Qm3a9VqzT0uHk1WbX2cYdA",
+                        "content": [{"text": "18 C, clear"}],
+                        "status": "success",
+                    }
+                }
             ],
         },
     ],
@@ -319,7 +344,10 @@ image_req = {
     "messages": [
         {
             "role": "user",
-            "content": [{"text": "What colour is this image?"}, {"image": {"format": "png", "source": {"bytes": PNG_2PX}}}],
+            "content": [
+                {"text": "What colour is this image?"},
+                {"image": {"format": "png", "source": {"bytes": PNG_2PX}}},
+            ],
         }
     ],
     "inferenceConfig": {"maxTokens": 256},
@@ -346,22 +374,66 @@ write(
     [
         (f"{MODEL}/converse", e_req, err(400, "ValidationException", "The provided model identifier is invalid.")),
         (f"{MODEL}/converse", e_req, err(400, "ValidationException", "Input is too long for requested model.")),
-        (f"{MODEL}/converse", e_req, err(403, "AccessDeniedException", "You don't have access to the model with the specified model ID.")),
-        (f"{MODEL}/converse", e_req, err(404, "ResourceNotFoundException", "Could not resolve the foundation model from the provided model identifier.")),
-        (f"{MODEL}/converse", e_req, err(408, "ModelTimeoutException", "Model has timed out in processing the request.")),
-        (f"{MODEL}/converse", e_req, err(424, "ModelErrorException", "The request failed due to an error while processing the model.")),
-        (f"{MODEL}/converse", e_req, err(429, "ThrottlingException", "Too many requests, please wait before trying again.")),
-        (f"{MODEL}/converse", e_req, err(500, "InternalServerException", "An internal server error occurred. Retry your request.")),
-        (f"{MODEL}/converse", e_req, err(503, "ServiceUnavailableException", "The service isn't currently available. Try again later.")),
         (
-            f"{MODEL}/converse-stream",
+            f"{MODEL}/converse",
             e_req,
-            es_resp(stream_of(text_final, exception("throttlingException", "Too many tokens, please wait before trying again."), stop_at=1)),
+            err(403, "AccessDeniedException", "You don't have access to the model with the specified model ID."),
+        ),
+        (
+            f"{MODEL}/converse",
+            e_req,
+            err(
+                404,
+                "ResourceNotFoundException",
+                "Could not resolve the foundation model from the provided model identifier.",
+            ),
+        ),
+        (
+            f"{MODEL}/converse",
+            e_req,
+            err(408, "ModelTimeoutException", "Model has timed out in processing the request."),
+        ),
+        (
+            f"{MODEL}/converse",
+            e_req,
+            err(424, "ModelErrorException", "The request failed due to an error while processing the model."),
+        ),
+        (
+            f"{MODEL}/converse",
+            e_req,
+            err(429, "ThrottlingException", "Too many requests, please wait before trying again."),
+        ),
+        (
+            f"{MODEL}/converse",
+            e_req,
+            err(500, "InternalServerException", "An internal server error occurred. Retry your request."),
+        ),
+        (
+            f"{MODEL}/converse",
+            e_req,
+            err(503, "ServiceUnavailableException", "The service isn't currently available. Try again later."),
         ),
         (
             f"{MODEL}/converse-stream",
             e_req,
-            es_resp(stream_of(text_final, exception("modelStreamErrorException", "The model stream ended unexpectedly."), stop_at=0)),
+            es_resp(
+                stream_of(
+                    text_final,
+                    exception("throttlingException", "Too many tokens, please wait before trying again."),
+                    stop_at=1,
+                )
+            ),
+        ),
+        (
+            f"{MODEL}/converse-stream",
+            e_req,
+            es_resp(
+                stream_of(
+                    text_final,
+                    exception("modelStreamErrorException", "The model stream ended unexpectedly."),
+                    stop_at=0,
+                )
+            ),
         ),
     ],
 )

@@ -249,7 +249,9 @@ class BedrockAdapter(CancellableStreams, BaseAdapter):
             if block.get("signature"):
                 text["signature"] = block["signature"]
             return {"reasoningContent": {"reasoningText": text}}
-        self.drop(message, index, str(t), f"no Bedrock Converse equivalent for a {t} block in a {message.get('role')} message")
+        self.drop(
+            message, index, str(t), f"no Bedrock Converse equivalent for a {t} block in a {message.get('role')} message"
+        )
         return None
 
     def foreign_reason(self, message: Message, what: str) -> str | None:
@@ -367,7 +369,12 @@ class BedrockAdapter(CancellableStreams, BaseAdapter):
         if key == "image" and isinstance(value, dict):
             src = value.get("source")
             fmt = value.get("format")
-            if isinstance(src, dict) and set(src) == {"bytes"} and isinstance(src["bytes"], str) and fmt in IMAGE_FORMATS:
+            if (
+                isinstance(src, dict)
+                and set(src) == {"bytes"}
+                and isinstance(src["bytes"], str)
+                and fmt in IMAGE_FORMATS
+            ):
                 return {
                     "type": "image",
                     "source": {"kind": "base64", "data": src["bytes"]},
@@ -387,7 +394,11 @@ class BedrockAdapter(CancellableStreams, BaseAdapter):
                 rt = value["reasoningText"]
                 if isinstance(rt.get("text"), str):
                     sig = rt.get("signature")
-                    return {"type": "thinking", "text": rt["text"], "signature": sig if isinstance(sig, str) and sig else None}, {}
+                    return {
+                        "type": "thinking",
+                        "text": rt["text"],
+                        "signature": sig if isinstance(sig, str) and sig else None,
+                    }, {}
             if isinstance(value.get("redactedContent"), str):
                 return {"type": "redacted_thinking", "data": value["redactedContent"]}, {}
         # documents, videos, cache points, server tools, citations: kept whole (§10.3)
@@ -631,21 +642,25 @@ class BedrockAdapter(CancellableStreams, BaseAdapter):
         for t in wire_tools if isinstance(wire_tools, list) else []:
             spec = t.get("toolSpec") if isinstance(t, dict) and len(t) == 1 else None
             schema = (spec.get("inputSchema") or {}).get("json") if isinstance(spec, dict) else None
-            if isinstance(spec, dict) and isinstance(spec.get("name"), str) and isinstance(schema, dict):
-                if set(spec.get("inputSchema") or {}) == {"json"}:
-                    tools.append(
-                        {
-                            "name": spec["name"],
-                            "description": str(spec.get("description", "")),
-                            "input_schema": schema,
-                            "side_effects": "execute",
-                        }
-                    )
-                    extra = {k: v for k, v in spec.items() if k not in ("name", "description", "inputSchema")}
-                    if extra:
-                        extras[spec["name"]] = extra
-                    layout.append("s")
-                    continue
+            if (
+                isinstance(spec, dict)
+                and isinstance(spec.get("name"), str)
+                and isinstance(schema, dict)
+                and set(spec.get("inputSchema") or {}) == {"json"}
+            ):
+                tools.append(
+                    {
+                        "name": spec["name"],
+                        "description": str(spec.get("description", "")),
+                        "input_schema": schema,
+                        "side_effects": "execute",
+                    }
+                )
+                extra = {k: v for k, v in spec.items() if k not in ("name", "description", "inputSchema")}
+                if extra:
+                    extras[spec["name"]] = extra
+                layout.append("s")
+                continue
             native.append(t)
             layout.append("n")
         ordered = layout == sorted(layout, key=lambda s: s != "s")
@@ -852,17 +867,16 @@ class _BedrockStream:
             yield from self.delta(i, delta)
         elif name == "contentBlockStop":
             i = self.index(data)
-            k = self.by_wire_index.get(i)
-            if k is None:
+            stopping = self.by_wire_index.get(i)
+            if stopping is None:
                 raise _Malformed(f"contentBlockStop for block {i}, which never started")
-            if k in self.stopped:
+            if stopping in self.stopped:
                 raise _Malformed(f"contentBlockStop for block {i}, which already stopped")
-            yield from self.stop(k)
+            yield from self.stop(stopping)
         elif name == "messageStop":
             if self.stop_reason is not None:
                 raise _Malformed("a second messageStop")
-            raw = data.get("stopReason")
-            self.stop_reason = self.a.stop_reason_of(raw)
+            self.stop_reason = self.a.stop_reason_of(data.get("stopReason"))
             yield from self.close_all()
         elif name == "metadata":
             if self.stop_reason is None:
@@ -929,10 +943,11 @@ class _BedrockStream:
             else:
                 raise _Malformed(f"reasoningContent.{part} for a {block['type']} block")
         elif key == "toolUse":
-            k = self.by_wire_index.get(i)
+            open_k = self.by_wire_index.get(i)
             frag = value.get("input") if isinstance(value, dict) else None
-            if k is None or k in self.stopped or not isinstance(frag, str):
+            if open_k is None or open_k in self.stopped or not isinstance(frag, str):
                 raise _Malformed(f"toolUse delta for block {i}, which is no open tool use, or without input")
+            k = open_k
             block = self.content[k]
             self.partial[k] = self.partial.get(k, "") + frag
             if block["type"] == "tool_use":
@@ -944,16 +959,20 @@ class _BedrockStream:
                     "partial_json": frag,  # the literal fragment (contract §5.4)
                 }
         elif key == "toolResult":
-            k = self.by_wire_index.get(i)
-            if k is None or not isinstance(value, list) or "toolResult" not in self.content[k].get("raw", {}):
+            result_k = self.by_wire_index.get(i)
+            if (
+                result_k is None
+                or not isinstance(value, list)
+                or "toolResult" not in self.content[result_k].get("raw", {})
+            ):
                 raise _Malformed(f"toolResult delta for block {i}, which is no open tool result")
-            self.content[k]["raw"]["toolResult"]["content"].extend(value)
+            self.content[result_k]["raw"]["toolResult"]["content"].extend(value)
         else:
-            k = self.by_wire_index.get(i)
-            if k is None or not self.content[k]["type"].startswith(f"{self.a.name}:"):
+            native_k = self.by_wire_index.get(i)
+            if native_k is None or not self.content[native_k]["type"].startswith(f"{self.a.name}:"):
                 raise _Malformed(f"{key} delta for block {i}, which is no open native block")
             # citations, image deltas: kept with the native block
-            self.content[k].setdefault("deltas", []).append({key: value})
+            self.content[native_k].setdefault("deltas", []).append({key: value})
 
     def stop(self, k: int) -> Iterator[StreamEvent]:
         self.stopped.add(k)
