@@ -535,12 +535,35 @@ def test_the_75_recordings_parse_and_round_trip():
     assert others == {"bedrock-count-tokens", "openai-responses", None}
 
 
-def test_conform_with_the_recordings_skips_other_endpoints_with_their_reason():
+def test_conform_with_the_recordings_skips_other_endpoints_with_their_reason(capsys):
+    """Issue 27 item 3: an interaction whose endpoint no chat record claims is skipped with
+    that reason (count-tokens has a record that says it is no chat turn; the media files
+    pydantic-ai downloaded have none), never read by the Converse adapter."""
     _recorded()
-    rc = main(
-        ["conform", "bedrock", "--samples", str(SAMPLES), "--select", "TC800,TC6,TC104,TC802", "--output", "json"]
+    argv = ["conform", "bedrock", "--samples", str(SAMPLES), "--select", "TC800,TC6,TC104,TC802", "--output", "json"]
+    rc = main(argv)
+    report = json.loads(capsys.readouterr().out)
+    assert rc == 0, [(r["rule"], r["reasons"][:2]) for r in report["results"] if r["status"] == "fail"]
+    reasons = [x for r in report["results"] if r["rule"] == "TC800" for x in r["skip_reasons"]]
+    counted = [x for x in reasons if "test_bedrock/" in x and "bedrock-count-tokens: not an LLM chat turn" in x]
+    assert len(counted) == 6, counted
+    assert any("test_bedrock/test_video_url_input.yaml#0: unknown endpoint https://t3.ftcdn.net/" in x for x in reasons)
+
+
+def test_an_endpoint_no_record_claims_is_skipped_with_that_reason(tmp_path, capsys):
+    """InvokeModel (`/model/{id}/invoke`) is the same service and host, but no record claims
+    it: its interactions are skipped as an unknown endpoint, not read as Converse."""
+    (tmp_path / "bedrock").mkdir()
+    uri = f"{HOST}/model/m/invoke"
+    (tmp_path / "bedrock" / "invoke.yaml").write_text(
+        'interactions:\n- request: {body: \'{"prompt": "hi"}\', headers: {}, method: POST, uri: \'' + uri + "'}\n"
+        "  response: {body: {string: '{}'}, headers: {}, status: {code: 200, message: OK}}\nversion: 1\n",
+        encoding="utf-8",
     )
-    assert rc == 0
+    rc = main(["conform", "bedrock", "--cassettes", str(tmp_path), "--no-samples", "--select", "TC800", "-o", "json"])
+    report = json.loads(capsys.readouterr().out)
+    reasons = [x for r in report["results"] if r["rule"] == "TC800" for x in r["skip_reasons"]]
+    assert rc == 0 and any(f"unknown endpoint {uri}: no WireApi record matches it" in x for x in reasons), reasons
 
 
 def estimates() -> list[tuple[int, int]]:

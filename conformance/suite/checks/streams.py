@@ -160,8 +160,9 @@ def stream_equals_parse(env: Env) -> Iterator[Outcome]:
         api = wire_api_of(a)
         found = False
         for c in env.own.get(s.name, []):
-            plain = [it for it in c.interactions if not it.is_stream and it.status < 400]
-            streams = [it for it in c.interactions if it.is_stream and it.status < 400]
+            mine = list(env.claimed(s, c.interactions))
+            plain = [it for it in mine if not it.is_stream and it.status < 400]
+            streams = [it for it in mine if it.is_stream and it.status < 400]
             for st in streams:
                 twin = next((p for p in plain if same_request(st.request_body, p.request_body, api)), None)
                 if twin is None:
