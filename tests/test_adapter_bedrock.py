@@ -370,6 +370,8 @@ def _frame(name: str, payload: Any) -> bytes:
         ([("messageStart", {"role": "assistant"}), ("contentBlockDelta", {"contentBlockIndex": -1, "delta": {"text": "x"}})], "contentBlockIndex"),
         ([("messageStart", {"role": "assistant"}), ("contentBlockStart", {"contentBlockIndex": 0, "start": {"toolUse": {"toolUseId": "t", "name": "f"}}}), ("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"toolUse": {"input": "[1]"}}}), ("contentBlockStop", {"contentBlockIndex": 0})], "not a JSON object"),
         ([("messageStart", {"role": "assistant"}), ("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "a", "toolUse": {}}})], "one member"),
+        ([("messageStart", {"role": "assistant"}), ("contentBlockStart", {"contentBlockIndex": 0, "start": {"toolUse": {}, "image": {}}})], "exactly one member"),
+        ([("messageStart", {"role": "assistant"}), ("messageStop", {"stopReason": "end_turn"}), ("metadata", {"usage": {}}), ("messageStart", {"role": "assistant"})], "after metadata"),
     ],
 )  # fmt: skip
 def test_strict_event_flow(events, match):
@@ -387,11 +389,28 @@ def test_strict_event_flow(events, match):
         {"messages": [{"role": "user", "content": [{"text": "a", "image": {}}]}]},
         {"messages": [{"role": "assistant", "content": [{"toolUse": {"toolUseId": "t", "name": "f", "input": [1]}}]}]},
         {"system": "be brief"},
+        {"system": [{"text": "a", "cachePoint": {}}]},
+        [],
     ],
 )
 def test_hostile_request_bodies_raise_wire_format_error(body):
     with pytest.raises(WireFormatError):
         BedrockAdapter().from_wire_request(body, session_id="s")
+
+
+def test_odd_tool_configs_are_kept_whole_never_a_crash():
+    """A tool that is not a documented toolSpec (an `inputSchema` that is no object, a
+    systemTool, a cachePoint) rides as a native tool and renders back as it was."""
+    a = BedrockAdapter()
+    tools = [
+        {"cachePoint": {"type": "default"}},
+        {"toolSpec": {"name": "f", "inputSchema": "not an object"}},
+        {"toolSpec": {"name": "g", "inputSchema": {"json": {"type": "object"}}}},
+    ]
+    body = {"messages": [{"role": "user", "content": [{"text": "hi"}]}], "toolConfig": {"tools": tools}}
+    parsed = a.from_wire_request(body, session_id="s")
+    assert [t["name"] for t in parsed.tools] == ["g"] and len(parsed.options.provider_tools) == 2
+    assert a.to_wire(parsed.messages, parsed.tools, parsed.options).body == body
 
 
 def test_hostile_response_bodies_raise_wire_format_error():

@@ -226,3 +226,27 @@ def test_fix_without_in_place_shows_the_diff_it_would_write(tmp_path: Path, caps
     assert any(ANTHROPIC_KEY in line for line in removed)
     assert any("REDACTED" in line for line in added) and not any(ANTHROPIC_KEY in line for line in added)
     assert f"--- {p}" in out and f"+++ {p}" in out
+
+
+def test_a_records_secret_headers_are_credentials(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`WireApi.secret_headers`: Bedrock's record names `x-amz-security-token` (built in too);
+    a third party's record adds a header the built-in list lacks, and CL001 flags it."""
+    from dataclasses import replace
+
+    from conformance.wire import registry
+    from conformance.wire.bedrock import BEDROCK_CONVERSE
+
+    assert {"authorization", "x-amz-security-token"} <= set(BEDROCK_CONVERSE.secret_headers)
+    data = {
+        "interactions": [
+            {"request": {"headers": {"x-acme-session": ["AQoDYXdzEJr1K2h8tq9xLm3Qw7ZpYv4R"]}, "uri": "https://x/"}}
+        ]
+    }
+    p = tmp_path / "acme.yaml"
+    p.write_text(yaml.safe_dump(data))
+    assert lint(p) == []
+    acme = replace(BEDROCK_CONVERSE, name="acme-chat", request_paths=(), secret_headers=("X-Acme-Session",))
+    monkeypatch.setattr(registry, "APIS", (*registry.APIS, acme))
+    assert [(h.finding.rule, h.finding.pointer) for h in lint(p)] == [
+        ("CL001", "/interactions/0/request/headers/x-acme-session/0")
+    ]

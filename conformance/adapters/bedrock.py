@@ -641,12 +641,14 @@ class BedrockAdapter(CancellableStreams, BaseAdapter):
         wire_tools = tc.get("tools") if isinstance(tc, dict) else None
         for t in wire_tools if isinstance(wire_tools, list) else []:
             spec = t.get("toolSpec") if isinstance(t, dict) and len(t) == 1 else None
-            schema = (spec.get("inputSchema") or {}).get("json") if isinstance(spec, dict) else None
+            holder = spec.get("inputSchema") if isinstance(spec, dict) else None
+            schema = holder.get("json") if isinstance(holder, dict) else None
             if (
                 isinstance(spec, dict)
                 and isinstance(spec.get("name"), str)
                 and isinstance(schema, dict)
-                and set(spec.get("inputSchema") or {}) == {"json"}
+                and isinstance(holder, dict)
+                and set(holder) == {"json"}
             ):
                 tools.append(
                     {
@@ -778,7 +780,7 @@ class _BedrockStream:
                 return
             try:
                 yield from self.handle(str(name), data)
-            except _Malformed as exc:
+            except (_Malformed, WireFormatError) as exc:  # a union of two members is the latter
                 yield from self.fail(f"event {ev.index} ({name}): {exc}")
                 return
         if not self.done:

@@ -389,6 +389,9 @@ class WireApi:
     # whether the docs require an assistant turn's thinking back on replay, and what of it
     # (TC405, TC501); the default requires nothing
     thinking_back: ThinkingBack = field(default_factory=ThinkingBack)
+    # the headers that carry credentials on this API, as its docs name them (lower case):
+    # `turnspec cassettes lint` (CL001) flags them in recordings beside its built-in list
+    secret_headers: tuple[str, ...] = ()
 
     def stream_usage_requested(self, body: JsonBody) -> bool | None:
         """Whether a streaming request `body` asks for usage as `stream_usage_request` says

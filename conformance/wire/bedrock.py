@@ -380,6 +380,9 @@ BEDROCK_CONVERSE = WireApi(
     # model-native settings passed through (`thinking`, `reasoning_config`,
     # `reasoning_effort`): the model adds input tokens for them that no adapter renders
     out_of_band_settings=("/additionalModelRequestFields",),
+    # SigV4's `Authorization` (or a Bedrock API key as a bearer token) and the session token
+    # of temporary credentials (AWS General Reference, "Signing AWS API requests")
+    secret_headers=("authorization", "x-amz-security-token"),
 )
 
 # `POST /model/{modelId}/count-tokens`: a Converse (or InvokeModel) request wrapped in
@@ -394,4 +397,5 @@ BEDROCK_COUNT_TOKENS = WireApi(
     schema_dir="bedrock-count-tokens",
     errors=ERRORS,
     chat=False,
+    secret_headers=("authorization", "x-amz-security-token"),
 )

@@ -47,6 +47,7 @@ from ..findings import Finding, RuleCatalog, RuleInfo, Severity
 from ..jsonio import read_input
 from ..outputs import check_output, write_bytes
 from ..yamlio import MAX_DEPTH
+from . import registry
 
 E = Severity.ERROR
 CREDENTIAL_HEADER = RuleInfo("CL001", E, "§11.2", "Credential header recorded (Authorization, x-api-key, ...)")
@@ -241,10 +242,17 @@ def _inflate(raw: bytes) -> bytes:
     return out
 
 
+def credential_headers() -> frozenset[str]:
+    """The built-in credential headers and those the registered wire records name
+    (`WireApi.secret_headers`: a third party's record adds its API's own)."""
+    return CREDENTIAL_HEADERS | {h.lower() for api in registry.APIS for h in api.secret_headers}
+
+
 class _Linter:
     def __init__(self, path: Path) -> None:
         self.name = str(path)
         self.hits: list[Hit] = []
+        self.credential_headers = credential_headers()
 
     def hit(self, rule: RuleInfo, node: yaml.Node, path: tuple[str | int, ...], message: str,
             secret: str | None = None, *, binary: bool = False, inner: str = "", also: tuple[str, ...] = ()) -> None:  # fmt: skip
@@ -281,9 +289,10 @@ class _Linter:
             text = str(v.value)
             at = (*path, i) if isinstance(node, yaml.SequenceNode) else path
             bare = text.removeprefix("Bearer ").removeprefix("bearer ")
-            if is_scrubbed(bare) or (low in CREDENTIAL_HEADERS and is_placeholder(bare)):
+            secret = low in self.credential_headers
+            if is_scrubbed(bare) or (secret and is_placeholder(bare)):
                 continue
-            if low in CREDENTIAL_HEADERS:
+            if secret:
                 self.hit(CREDENTIAL_HEADER, v, at, f"header {name} holds a credential; scrub it (vcrpy filter_headers)")
             elif low in ACCOUNT_HEADERS:
                 self.hit(ACCOUNT_ID, v, at, f"header {name} identifies the recording account; scrub it")
