@@ -413,6 +413,15 @@ def test_odd_tool_configs_are_kept_whole_never_a_crash():
     assert a.to_wire(parsed.messages, parsed.tools, parsed.options).body == body
 
 
+def test_a_message_without_blocks_renders_back_without_blocks():
+    body = {"messages": [{"role": "user", "content": [{"text": "hi"}]}, {"role": "assistant", "content": []}]}
+    a = BedrockAdapter()
+    parsed = a.from_wire_request(body, session_id="s")
+    valid(parsed.messages)  # canonical §5.1.1 wants a block: an empty text stands in
+    assert parsed.messages[1]["content"] == [{"type": "text", "text": ""}]
+    assert a.to_wire(parsed.messages, parsed.tools, parsed.options).body == body
+
+
 def test_hostile_response_bodies_raise_wire_format_error():
     for body in (
         [],

@@ -202,7 +202,9 @@ class BedrockAdapter(CancellableStreams, BaseAdapter):
                 ]
                 join = bool(raw.get("join"))
             wire_role = "assistant" if role == "assistant" else "user"
-            if not content and not raw.get("empty"):
+            if raw.get("empty"):
+                content = []  # the wire message had no blocks: the placeholder text was never sent
+            elif not content:
                 continue  # every block was dropped (and logged): never send an empty message
             if join and out and out[-1]["role"] == wire_role:
                 out[-1]["content"].extend(content)
