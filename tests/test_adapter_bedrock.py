@@ -376,8 +376,10 @@ def _frame(name: str, payload: Any) -> bytes:
 )  # fmt: skip
 def test_strict_event_flow(events, match):
     body = b"".join(_frame(n, p) for n, p in events)
-    with pytest.raises(WireFormatError, match=match):
+    with pytest.raises(WireFormatError, match=match) as e:
         list(BedrockAdapter().stream_response([body], ctx()))
+    if match != "before messageStop":  # the others are located at the event that broke the flow
+        assert e.value.event == len(events) - 1, e.value.location
 
 
 @pytest.mark.parametrize(

@@ -757,7 +757,8 @@ class _BedrockStream:
         self.stop_reason: str | None = None
         self.model = ctx.model or f"{adapter.provider}:unknown"
         self.started = self.done = False
-        self.position = 0
+        self.position: int | None = None  # the event being handled (0-based) and the byte
+        self.offset: int | None = None  # just past it, which locate a malformed event
 
     def run(self, chunks: Iterable[bytes | str]) -> Iterator[StreamEvent]:
         events = event_stream_events(chunks)  # type: ignore[arg-type]  # text chunks fail there, located
@@ -769,14 +770,14 @@ class _BedrockStream:
             except AdapterError as exc:  # an exception frame or a broken frame
                 yield from self.fail_with(exc)
                 return
-            self.position = ev.index
+            self.position, self.offset = ev.index, ev.end
             value = ev.value
             if not isinstance(value, dict) or len(value) != 1:
                 yield from self.fail(f"event {ev.index} is not one typed event")
                 return
             ((name, data),) = value.items()
             if self.done:
-                raise WireFormatError(f"Bedrock stream event {ev.index}: {name} after metadata")
+                raise WireFormatError(f"Bedrock stream event {ev.index}: {name} after metadata", event=ev.index)
             if not isinstance(data, dict):
                 yield from self.fail(f"event {ev.index} ({name}) payload is not an object")
                 return
@@ -795,7 +796,7 @@ class _BedrockStream:
 
     def fail(self, what: str) -> Iterator[StreamEvent]:
         """Contract §6.5: close with message_complete(stop_reason=error), then raise."""
-        exc = WireFormatError(f"Bedrock stream {what}")
+        exc = WireFormatError(f"Bedrock stream {what}", event=self.position, offset=self.offset)
         yield from self.fail_with(exc, with_error_event=False)
 
     def fail_with(self, exc: AdapterError, *, with_error_event: bool = True) -> Iterator[StreamEvent]:
