@@ -228,25 +228,18 @@ def test_fix_without_in_place_shows_the_diff_it_would_write(tmp_path: Path, caps
     assert f"--- {p}" in out and f"+++ {p}" in out
 
 
-def test_a_records_secret_headers_are_credentials(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`WireApi.secret_headers`: Bedrock's record names `x-amz-security-token` (built in too);
-    a third party's record adds a header the built-in list lacks, and CL001 flags it."""
-    from dataclasses import replace
-
-    from conformance.wire import registry
+def test_bedrocks_credential_headers_are_flagged(tmp_path: Path) -> None:
+    """Bedrock's record (`access.credential_headers`) names SigV4's `authorization` and the
+    session token of temporary credentials, `x-amz-security-token`: both are flagged."""
     from conformance.wire.bedrock import BEDROCK_CONVERSE
 
-    assert {"authorization", "x-amz-security-token"} <= set(BEDROCK_CONVERSE.secret_headers)
+    assert {"authorization", "x-amz-security-token"} <= set(BEDROCK_CONVERSE.access.credential_headers)
+    headers = {"x-amz-security-token": ["AQoDYXdzEJr1K2h8tq9xLm3Qw7ZpYv4R"]}
     data = {
-        "interactions": [
-            {"request": {"headers": {"x-acme-session": ["AQoDYXdzEJr1K2h8tq9xLm3Qw7ZpYv4R"]}, "uri": "https://x/"}}
-        ]
+        "interactions": [{"request": {"headers": headers, "uri": "https://bedrock-runtime.us-east-1.amazonaws.com/"}}]
     }
-    p = tmp_path / "acme.yaml"
+    p = tmp_path / "bedrock.yaml"
     p.write_text(yaml.safe_dump(data))
-    assert lint(p) == []
-    acme = replace(BEDROCK_CONVERSE, name="acme-chat", request_paths=(), secret_headers=("X-Acme-Session",))
-    monkeypatch.setattr(registry, "APIS", (*registry.APIS, acme))
     assert [(h.finding.rule, h.finding.pointer) for h in lint(p)] == [
-        ("CL001", "/interactions/0/request/headers/x-acme-session/0")
+        ("CL001", "/interactions/0/request/headers/x-amz-security-token/0")
     ]

@@ -47,6 +47,7 @@ from urllib.parse import unquote, urlsplit
 
 from . import equivalence
 from .api import (
+    Access,
     Carries,
     Equivalence,
     ErrorSignals,
@@ -315,6 +316,20 @@ BYTES_ALIKE = Equivalence(
 )
 
 
+ACCESS = Access(
+    # the runtime endpoint of a region (us-east-1 here; the harness's base URL names another)
+    base_url="https://bedrock-runtime.us-east-1.amazonaws.com",
+    # "Use an Amazon Bedrock API key": "Authorization: Bearer $AWS_BEARER_TOKEN_BEDROCK"
+    # (docs.aws.amazon.com/bedrock/latest/userguide/api-keys-use.html)
+    key_env="AWS_BEARER_TOKEN_BEDROCK",
+    key_header="authorization",
+    key_prefix="Bearer ",
+    # SigV4's `Authorization` and the session token of temporary credentials
+    credential_headers=("authorization", "x-amz-security-token"),
+)
+"""Where Bedrock Runtime lives and how a request proves who sent it."""
+
+
 BEDROCK_CONVERSE = WireApi(
     name="bedrock-converse",
     title="Amazon Bedrock Converse API",
@@ -380,9 +395,7 @@ BEDROCK_CONVERSE = WireApi(
     # model-native settings passed through (`thinking`, `reasoning_config`,
     # `reasoning_effort`): the model adds input tokens for them that no adapter renders
     out_of_band_settings=("/additionalModelRequestFields",),
-    # SigV4's `Authorization` (or a Bedrock API key as a bearer token) and the session token
-    # of temporary credentials (AWS General Reference, "Signing AWS API requests")
-    secret_headers=("authorization", "x-amz-security-token"),
+    access=ACCESS,
 )
 
 # `POST /model/{modelId}/count-tokens`: a Converse (or InvokeModel) request wrapped in
@@ -397,5 +410,5 @@ BEDROCK_COUNT_TOKENS = WireApi(
     schema_dir="bedrock-count-tokens",
     errors=ERRORS,
     chat=False,
-    secret_headers=("authorization", "x-amz-security-token"),
+    access=ACCESS,
 )
