@@ -1846,13 +1846,6 @@ class ResponsesInstructionsAsUserMessage(OpenAIResponsesAdapter):
 class ResponsesSilentDrop(OpenAIResponsesAdapter):
     """Drops blocks it cannot send (redacted thinking, file_ref images) without the WARN line."""
 
-
-# -- Amazon Bedrock Converse: planted defects in the bedrock reference adapter (issue 27) --------
-
-
-class BedrockSilentDrop(BedrockAdapter):
-    """Drops blocks Converse cannot carry without the WARN line."""
-
     def drop(self, message: Message, index: int | None, block_type: str, reason: str) -> None:
         return None
 
@@ -2045,6 +2038,16 @@ class ChatArgumentFragmentsStripped(OpenAIChatAdapter):
             yield from super().stream_response(chunks, context)
         finally:
             openai_chat_module._ChatStream = saved
+
+
+# -- Amazon Bedrock Converse: planted defects in the bedrock reference adapter (issue 27) --------
+
+
+class BedrockSilentDrop(BedrockAdapter):
+    """Drops blocks Converse cannot carry without the WARN line."""
+
+    def drop(self, message: Message, index: int | None, block_type: str, reason: str) -> None:
+        return None
 
 
 class BedrockSystemDropped(BedrockAdapter):
