@@ -30,6 +30,7 @@ from conformance.adapters.base import (
     Block,
     Message,
     ParsedRequest,
+    RateLimitError,
     RequestContext,
     ServerError,
     StreamEvent,
@@ -42,6 +43,7 @@ from conformance.adapters.base import (
     new_tool_id,
     new_ulid,
 )
+from conformance.adapters.bedrock import BedrockAdapter
 from conformance.adapters.gemini import NO_ID, GeminiAdapter
 from conformance.adapters.ollama import OllamaAdapter
 from conformance.adapters.openai_chat import OpenAIChatAdapter
@@ -2038,6 +2040,153 @@ class ChatArgumentFragmentsStripped(OpenAIChatAdapter):
             openai_chat_module._ChatStream = saved
 
 
+# -- Amazon Bedrock Converse: planted defects in the bedrock reference adapter (issue 27) --------
+
+
+class BedrockSilentDrop(BedrockAdapter):
+    """Drops blocks Converse cannot carry without the WARN line."""
+
+    def drop(self, message: Message, index: int | None, block_type: str, reason: str) -> None:
+        return None
+
+
+class BedrockSystemDropped(BedrockAdapter):
+    """Sends no top-level `system` list."""
+
+    def system_to_wire(self, messages: list[Message]) -> list[dict[str, Any]]:
+        return []
+
+
+class BedrockErrorsAsMessages(BedrockAdapter):
+    """Reads an HTTP error body as an empty reply."""
+
+    def from_wire_response(self, response: WireResponse | dict[str, Any], request_context: RequestContext) -> Message:
+        if isinstance(response, WireResponse) and response.status >= 400:
+            return self.assemble(request_context, [], wire_model=None, token_usage={})
+        return super().from_wire_response(response, request_context)
+
+
+class BedrockHeaderIgnored(BedrockAdapter):
+    """Classifies by the HTTP status alone, never reading `x-amzn-ErrorType` (a 424
+    ModelErrorException then reads as an invalid request)."""
+
+    def classify_error(self, status: int, body: Any, headers: Mapping[str, Any] | None = None) -> AdapterError:
+        return super().classify_error(status, body, {})
+
+
+class BedrockThrottleFrameAsServerError(BedrockAdapter):
+    """Raises a server error for every exception frame of the event stream."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        try:
+            yield from super().stream_response(chunks, context)
+        except RateLimitError as exc:
+            raise ServerError(str(exc), retryable=True) from None
+
+
+class BedrockStopAlwaysEndTurn(BedrockAdapter):
+    """Streams `end_turn` whatever messageStop said (tool_use, max_tokens)."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        for e in super().stream_response(chunks, context):
+            yield {**e, "stop_reason": "end_turn"} if e["type"] == "message_complete" else e
+
+
+class BedrockSignatureOnEveryDelta(BedrockAdapter):
+    """Puts the block's signature on every thinking_delta, not only on its last."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        events = list(super().stream_response(chunks, context))
+        sigs = {
+            e["content_block_index"]: e["signature"] for e in events if e["type"] == "thinking_delta" and e["signature"]
+        }
+        for e in events:
+            k = e.get("content_block_index")
+            yield {**e, "signature": sigs[k]} if e["type"] == "thinking_delta" and k in sigs else e
+
+
+class BedrockFragmentsJoined(BedrockAdapter):
+    """Streams each tool call's input as one delta at its end, not the provider's fragments."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        for e in super().stream_response(chunks, context):
+            if e["type"] == "tool_use_input_delta":
+                continue
+            if e["type"] == "tool_use_end":
+                yield {**e, "type": "tool_use_input_delta", "partial_json": json.dumps(e["final_input"])}
+                yield e
+            else:
+                yield e
+
+
+class BedrockErrorStatusNotSent(BedrockAdapter):
+    """Never sends `status: "error"` on a toolResult (and logs nothing)."""
+
+    def tool_message_to_wire(self, message: Message) -> list[dict[str, Any]]:
+        out = super().tool_message_to_wire(message)
+        for w in out:
+            if isinstance(w.get("toolResult"), dict):
+                w["toolResult"].pop("status", None)
+        return out
+
+
+class BedrockRedactedLostInStream(BedrockAdapter):
+    """Leaves redacted reasoning out of a streamed reply's final content."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        for e in super().stream_response(chunks, context):
+            if e["type"] == "message_complete":
+                e = {**e, "final_content": [b for b in e["final_content"] if b["type"] != "redacted_thinking"]}
+            yield e
+
+
+class BedrockChunkBoundaryBlind(BedrockAdapter):
+    """Keeps only the whole frames of each chunk: a frame cut by a chunk boundary is lost."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        kept = b""
+        for c in chunks:
+            data = c if isinstance(c, bytes) else c.encode()
+            i = 0
+            while i + 4 <= len(data):
+                total = int.from_bytes(data[i : i + 4], "big")
+                if total < 16 or i + total > len(data):
+                    break
+                kept += data[i : i + total]
+                i += total
+        return super().stream_response([kept], context)
+
+
+class BedrockModelInBody(BedrockAdapter):
+    """Puts `model` and `stream` in the body, as Chat Completions does (Converse takes them
+    from the URL and refuses unknown members)."""
+
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: AdapterOptions) -> WireRequest:
+        req = super().to_wire(messages, tools, options)
+        return replace(req, body={"model": options.wire_model, **req.body, "stream": options.stream})
+
+
+class BedrockImageFormatAsMediaType(BedrockAdapter):
+    """Sends `image.format` as the media type (`image/png`); ImageFormat is `png`."""
+
+    def image_to_wire(self, message: Message, index: int, block: Block) -> dict[str, Any] | None:
+        img = super().image_to_wire(message, index, block)
+        return None if img is None else {**img, "format": block["media_type"]}
+
+
+class BedrockCacheBucketsSwapped(BedrockAdapter):
+    """Reads cacheReadInputTokens as cache writes and cacheWriteInputTokens as reads."""
+
+    def usage_from_wire(self, usage: Any) -> dict[str, int] | None:
+        u = super().usage_from_wire(usage)
+        if u is not None:
+            u["cached_input_tokens"], u["cache_creation_input_tokens"] = (
+                u["cache_creation_input_tokens"],
+                u["cached_input_tokens"],
+            )
+        return u
+
+
 MUTANTS: dict[type, str] = {
     SilentDrop: "TC201",
     WarnMissingField: "TC201",
@@ -2219,6 +2368,20 @@ MUTANTS: dict[type, str] = {
     ResponsesReasoningTokensAddedToOutput: "TC904",
     OpenRouterCachedTokensIgnored: "TC904",
     ChatArgumentFragmentsStripped: "TC609",
+    BedrockSilentDrop: "TC201",
+    BedrockSystemDropped: "TC403",
+    BedrockErrorsAsMessages: "TC801",
+    BedrockHeaderIgnored: "TC801",
+    BedrockThrottleFrameAsServerError: "TC801",
+    BedrockStopAlwaysEndTurn: "TC903",
+    BedrockSignatureOnEveryDelta: "TC610",
+    BedrockFragmentsJoined: "TC609",
+    BedrockErrorStatusNotSent: "TC902",
+    BedrockRedactedLostInStream: "TC606",
+    BedrockChunkBoundaryBlind: "TC607",
+    BedrockModelInBody: "TC104",
+    BedrockImageFormatAsMediaType: "TC104",
+    BedrockCacheBucketsSwapped: "TC904",
 }
 # where each adapter's own cassettes live (the project's for its adapters)
 CASSETTES = {

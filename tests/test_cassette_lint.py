@@ -226,3 +226,20 @@ def test_fix_without_in_place_shows_the_diff_it_would_write(tmp_path: Path, caps
     assert any(ANTHROPIC_KEY in line for line in removed)
     assert any("REDACTED" in line for line in added) and not any(ANTHROPIC_KEY in line for line in added)
     assert f"--- {p}" in out and f"+++ {p}" in out
+
+
+def test_bedrocks_credential_headers_are_flagged(tmp_path: Path) -> None:
+    """Bedrock's record (`access.credential_headers`) names SigV4's `authorization` and the
+    session token of temporary credentials, `x-amz-security-token`: both are flagged."""
+    from conformance.wire.bedrock import BEDROCK_CONVERSE
+
+    assert {"authorization", "x-amz-security-token"} <= set(BEDROCK_CONVERSE.access.credential_headers)
+    headers = {"x-amz-security-token": ["AQoDYXdzEJr1K2h8tq9xLm3Qw7ZpYv4R"]}
+    data = {
+        "interactions": [{"request": {"headers": headers, "uri": "https://bedrock-runtime.us-east-1.amazonaws.com/"}}]
+    }
+    p = tmp_path / "bedrock.yaml"
+    p.write_text(yaml.safe_dump(data))
+    assert [(h.finding.rule, h.finding.pointer) for h in lint(p)] == [
+        ("CL001", "/interactions/0/request/headers/x-amz-security-token/0")
+    ]

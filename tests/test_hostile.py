@@ -527,7 +527,13 @@ def test_link_out_of_a_unit_is_reported_not_followed(tmp_path: Path, capsys: pyt
 
 # -- arguments and values the schemas refuse (issue 31) --------------------------------
 
-ADAPTERS = ["anthropic", "gemini", "openai-chat", "openai-responses"]  # those whose request schema bounds max tokens
+ADAPTERS = [
+    "anthropic",
+    "bedrock",
+    "gemini",
+    "openai-chat",
+    "openai-responses",
+]  # those whose request schema bounds max tokens
 
 
 def _tool_input_list(d: Path) -> Path:

@@ -72,7 +72,7 @@ def test_kill_rate_is_total():
 
 
 @pytest.mark.parametrize(
-    "name", ["anthropic", "openai-chat", "openai-responses", "gemini", "ollama", "openrouter", "cohere-chat"]
+    "name", ["anthropic", "openai-chat", "openai-responses", "gemini", "ollama", "openrouter", "bedrock", "cohere-chat"]
 )
 def test_reference_adapters_pass_what_kills_mutants(name):
     """The same selections on the unmutated adapters pass (no rule fails everything)."""

@@ -132,7 +132,14 @@ def test_the_advisory_warning_is_a_warning_in_ci_outputs(capsys):
 
 # -- `turnspec init adapter` (issue 27 item 4.1) -------------------------------------------
 
-INIT_APIS = ["openai-chat-completions", "anthropic-messages", "openai-responses", "gemini-generate-content", "ollama"]
+INIT_APIS = [
+    "openai-chat-completions",
+    "anthropic-messages",
+    "openai-responses",
+    "gemini-generate-content",
+    "ollama",
+    "bedrock",
+]
 
 
 @pytest.mark.parametrize("api", INIT_APIS)

@@ -12,6 +12,7 @@ import pytest
 
 from conformance.wire import registry
 from conformance.wire.anthropic_messages import ANTHROPIC_COUNT_TOKENS, ANTHROPIC_MESSAGES
+from conformance.wire.bedrock import BEDROCK_CONVERSE
 from conformance.wire.openai_chat import OPENAI_CHAT, parse_data_url
 
 ANTHROPIC_REQUEST = {
@@ -158,6 +159,10 @@ def test_anthropic_record_facts():
         ("https://x.openai.azure.com/openai/deployments/d/chat/completions?api-version=1", "openai-chat-completions"),
         ("https://api.anthropic.com/v1/messages/batches", None),
         ("https://api.openai.com/v1/completions", None),
+        ("https://bedrock-runtime.us-east-1.amazonaws.com/model/amazon.nova-lite-v1%3A0/converse", "bedrock-converse"),
+        ("https://bedrock-runtime.eu-west-1.amazonaws.com/model/m/converse-stream", "bedrock-converse"),
+        ("https://bedrock-runtime.us-east-1.amazonaws.com/model/m/count-tokens", "bedrock-count-tokens"),
+        ("https://bedrock-runtime.us-east-1.amazonaws.com/model/m/invoke", None),  # InvokeModel: no record
     ],
 )
 def test_registry_attributes_urls(url, name):
@@ -254,7 +259,7 @@ def test_openai_tool_id_rule_and_data_urls():
 
 
 def test_records_are_json_facts():
-    for api in (ANTHROPIC_MESSAGES, OPENAI_CHAT):
+    for api in (ANTHROPIC_MESSAGES, OPENAI_CHAT, BEDROCK_CONVERSE):
         assert api.docs and all(d.startswith("https://") for d in api.docs)
         json.dumps(dict(api.stop_reasons))
 
@@ -262,11 +267,17 @@ def test_records_are_json_facts():
 def test_reference_adapters_declare_what_their_wire_api_can_carry():
     """An adapter's declared capabilities never exceed what the documented wire format carries."""
     from conformance.adapters import AnthropicAdapter, OpenAIChatAdapter
+    from conformance.adapters.bedrock import BedrockAdapter
 
-    for adapter in (AnthropicAdapter(), OpenAIChatAdapter()):
+    paths = {
+        "anthropic-messages": "/v1/messages",
+        "openai-chat-completions": "/v1/chat/completions",
+        "bedrock-converse": "/model/m/converse",
+    }
+    for adapter in (AnthropicAdapter(), OpenAIChatAdapter(), BedrockAdapter()):
         api = registry.get(adapter.wire_api)
         caps, carries = adapter.capabilities, api.carries
-        assert api.chat and api.matches("/v1/messages" if api.name.startswith("anthropic") else "/v1/chat/completions")
+        assert api.chat and api.matches(paths[api.name])
         if caps["supports_thinking"]:
             assert carries.thinking_text and carries.thinking_signature
         if caps["supports_images"]:

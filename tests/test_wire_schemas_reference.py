@@ -22,6 +22,7 @@ from referencing.jsonschema import DRAFT202012
 
 from conformance.adapters import AdapterOptions, AnthropicAdapter, OpenAIChatAdapter
 from conformance.adapters.base import sse_events
+from conformance.adapters.bedrock import BedrockAdapter
 from conformance.strategies import blocks_for, conversations
 from conformance.suite.cassettes import iter_cassettes
 from conformance.suite.scripts import TOOLS, conversation
@@ -31,7 +32,7 @@ from conformance.wire.api import WireApi
 ROOT = Path(__file__).resolve().parent.parent
 WIRE = ROOT / "schemas" / "wire"
 SAMPLES = ROOT.parent / "shared" / "samples" / "wire"
-DIRS = ("anthropic-messages", "anthropic-count-tokens", "openai-chat")
+DIRS = ("anthropic-messages", "anthropic-count-tokens", "openai-chat", "bedrock-converse", "bedrock-count-tokens")
 
 
 def _load() -> dict[str, dict[str, Any]]:
@@ -71,17 +72,28 @@ def test_schema_files_are_valid_2020_12_with_id_and_sources(name):
 
 def test_every_record_schema_dir_exists():
     for api in registry.APIS:
-        if api.name in ("anthropic-messages", "anthropic-count-tokens", "openai-chat-completions"):
+        if api.name in (
+            "anthropic-messages",
+            "anthropic-count-tokens",
+            "openai-chat-completions",
+            "bedrock-converse",
+            "bedrock-count-tokens",
+        ):
             assert (WIRE / api.schema_dir / "request.json").is_file(), api.name
             assert (WIRE / api.schema_dir / "response.json").is_file(), api.name
 
 
 # -- what the adapters render -----------------------------------------------------------------
 
-ADAPTERS = [(AnthropicAdapter, "anthropic-messages"), (OpenAIChatAdapter, "openai-chat")]
+ADAPTERS = [
+    (AnthropicAdapter, "anthropic-messages"),
+    (OpenAIChatAdapter, "openai-chat"),
+    (BedrockAdapter, "bedrock-converse"),
+]
+IDS = ["anthropic", "openai-chat", "bedrock"]
 
 
-@pytest.mark.parametrize(("cls", "api_dir"), ADAPTERS, ids=["anthropic", "openai-chat"])
+@pytest.mark.parametrize(("cls", "api_dir"), ADAPTERS, ids=IDS)
 @pytest.mark.parametrize("origin", ["anthropic", "openai", "google"])
 @pytest.mark.parametrize("stream", [False, True])
 def test_rendered_requests_validate(cls, api_dir, origin, stream):
@@ -92,7 +104,7 @@ def test_rendered_requests_validate(cls, api_dir, origin, stream):
     assert problems(api_dir, "request", body) == []
 
 
-@pytest.mark.parametrize(("cls", "api_dir"), ADAPTERS, ids=["anthropic", "openai-chat"])
+@pytest.mark.parametrize(("cls", "api_dir"), ADAPTERS, ids=IDS)
 def test_generated_conversations_render_to_valid_requests(cls, api_dir):
     a = cls()
 
@@ -171,6 +183,62 @@ def test_anthropic_request_schema_accepts_documented_forms():
         ],
     }
     assert problems("anthropic-messages", "request", body) == []
+
+
+B_OK = {"messages": [{"role": "user", "content": [{"text": "Hi"}]}]}
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {**B_OK, "model": "m"},  # the model is in the URL (Converse request syntax)
+        {**B_OK, "stream": True},  # streaming is its own operation, ConverseStream
+        {"messages": [{"role": "system", "content": [{"text": "x"}]}]},  # ConversationRole: user | assistant
+        {"messages": [{"role": "user", "content": [{"text": "a", "image": {}}]}]},  # a union of one member
+        {"messages": [{"role": "user", "content": [{"type": "text", "text": "a"}]}]},  # no `type` member
+        {"messages": [{"role": "user", "content": [{"image": {"format": "bmp", "source": {"bytes": "AA=="}}}]}]},
+        {"messages": [{"role": "user", "content": [{"toolResult": {"toolUseId": "t", "content": [], "status": "failed"}}]}]},
+        {"messages": [{"role": "assistant", "content": [{"toolUse": {"toolUseId": "a b", "name": "f", "input": {}}}]}]},
+        {**B_OK, "system": [{"text": ""}]},  # NonEmptyString
+        {**B_OK, "inferenceConfig": {"maxTokens": 0}},  # min 1
+        {**B_OK, "inferenceConfig": {"temperature": 1.5}},  # max 1
+        {**B_OK, "toolConfig": {"tools": []}},  # min 1
+        {**B_OK, "toolConfig": {"tools": [{"toolSpec": {"name": "f", "inputSchema": {"schema": {}}}}]}},
+    ],
+)  # fmt: skip
+def test_bedrock_request_schema_rejects(bad):
+    assert problems("bedrock-converse", "request", bad)
+
+
+def test_bedrock_request_schema_accepts_documented_forms():
+    body = {
+        "messages": [
+            {"role": "user", "content": [{"text": "Hi"}, {"cachePoint": {"type": "default"}}]},
+            {
+                "role": "assistant",
+                "content": [
+                    {"reasoningContent": {"reasoningText": {"text": "t", "signature": "s"}}},
+                    {"reasoningContent": {"redactedContent": "AAEC"}},
+                    {"toolUse": {"toolUseId": "tooluse_1.a:b-c", "name": "f", "input": {"x": 1}}},
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {"toolResult": {"toolUseId": "tooluse_1.a:b-c", "content": [{"json": {"ok": True}}], "status": "error"}},
+                    {"document": {"format": "pdf", "name": "doc", "source": {"s3Location": {"uri": "s3://bucket/a.pdf"}}}},
+                ],
+            },
+        ],
+        "system": [{"text": "s"}, {"cachePoint": {"type": "default", "ttl": "1h"}}],
+        "inferenceConfig": {"maxTokens": 16, "temperature": 0.5, "topP": 0.9, "stopSequences": ["END"]},
+        "toolConfig": {
+            "tools": [{"toolSpec": {"name": "f", "inputSchema": {"json": {"type": "object"}}}}, {"cachePoint": {"type": "default"}}],
+            "toolChoice": {"auto": {}},
+        },
+        "additionalModelRequestFields": {"thinking": {"type": "enabled", "budget_tokens": 1024}},
+    }  # fmt: skip
+    assert problems("bedrock-converse", "request", body) == []
 
 
 O_OK = {"model": "gpt-4o", "messages": [{"role": "user", "content": "Hi"}]}

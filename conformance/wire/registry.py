@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 
 from .anthropic_messages import ANTHROPIC_COUNT_TOKENS, ANTHROPIC_MESSAGES
 from .api import WireApi
+from .bedrock import BEDROCK_CONVERSE, BEDROCK_COUNT_TOKENS
 from .eventstream import EVENT_STREAM
 from .framing import Framing
 from .gemini import GEMINI
@@ -26,6 +27,8 @@ APIS: tuple[WireApi, ...] = (
     OLLAMA_GENERATE,
     GEMINI,
     OPENAI_RESPONSES,
+    BEDROCK_COUNT_TOKENS,
+    BEDROCK_CONVERSE,
 )
 
 

@@ -58,6 +58,9 @@ REFERENCES: dict[str, Reference] = {
     ),
     "gemini-generate-content": Reference("gemini", "conformance.adapters.gemini", "GeminiAdapter", "cached.yaml"),
     "ollama-chat": Reference("ollama", "conformance.adapters.ollama", "OllamaAdapter", "tools.yaml"),
+    "bedrock-converse": Reference(
+        "bedrock", "conformance.adapters.bedrock", "BedrockAdapter", "tools.yaml", ("supports_prompt_caching",)
+    ),
 }
 DEFAULT_API = "openai-chat-completions"
 

@@ -33,3 +33,6 @@ def cassette_apis(env: Env) -> Iterator[Outcome]:
         for c in cs:
             if c.error:
                 yield o(R.CASSETTE_API, SUITE_SUBJECT, "fail", c.label, c.error)
+    for s in env.subjects:
+        for it, why in env.unclaimed(s):
+            yield o(R.CASSETTE_API, SUITE_SUBJECT, "skip", it.label, why)

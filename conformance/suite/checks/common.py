@@ -100,13 +100,43 @@ class Env:
     _validators: dict[str, SchemaValidator] = field(default_factory=dict)
 
     def recorded(self, s: AdapterUnderTest) -> Iterator[Interaction]:
-        """Own cassettes (any API) then samples of the adapter's wire API."""
+        """Own cassettes then samples, the interactions of the adapter's wire API only: one
+        at an endpoint its record does not claim is skipped (TC800 says why, `unclaimed`)."""
         for c in self.own.get(s.name, []):
-            yield from c.interactions
+            yield from self.claimed(s, c.interactions)
         for c in self.samples:
             for it in c.interactions:
                 if it.api == s.adapter.wire_api:
                     yield it
+
+    def claimed(self, s: AdapterUnderTest, interactions: Sequence[Interaction]) -> Iterator[Interaction]:
+        """The interactions of `s`'s own cassettes its wire API's record claims; all of them
+        when no record has that name (the suite cannot tell the API's endpoints then)."""
+        api = wire_api_of(s.adapter)
+        for it in interactions:
+            if api is None or it.api == api.name:
+                yield it
+
+    def unclaimed(self, s: AdapterUnderTest) -> Iterator[tuple[Interaction, str]]:
+        """The interactions of `s`'s own cassettes its record does not claim, with the reason
+        each is skipped (issue 27 item 3): read as the adapter's API they would be judged by a
+        shape they never had."""
+        api = wire_api_of(s.adapter)
+        if api is None:
+            return
+        for c in self.own.get(s.name, []):
+            for it in c.interactions:
+                if it.api == api.name:
+                    continue
+                path = it.uri.split("?")[0][:80]
+                other = registry.get(it.api) if it.api is not None else None
+                if other is None:
+                    why = f"unknown endpoint {path}: no WireApi record matches it"
+                elif not other.chat:
+                    why = f"{other.name}: not an LLM chat turn ({path})"
+                else:
+                    why = f"{other.name}: not {s.name}'s wire API {api.name} ({path})"
+                yield it, why
 
     def validator(self, name: str) -> SchemaValidator:
         v = self._validators.get(name)

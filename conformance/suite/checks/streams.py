@@ -11,7 +11,7 @@ from ...adapters.protocol import Adapter, StreamEvent, WireResponse
 from ...adapters.streams import DOTTED, parse_json_object
 from ...wire import equivalence
 from ...wire.api import Framing, WireApi
-from ...wire.framing import FramingError, json_events
+from ...wire.framing import FramingError, ProviderStreamError, json_events
 from .. import rules as R
 from ..cassettes import Interaction
 from ..outcome import AdapterUnderTest, Outcome
@@ -160,8 +160,9 @@ def stream_equals_parse(env: Env) -> Iterator[Outcome]:
         api = wire_api_of(a)
         found = False
         for c in env.own.get(s.name, []):
-            plain = [it for it in c.interactions if not it.is_stream and it.status < 400]
-            streams = [it for it in c.interactions if it.is_stream and it.status < 400]
+            mine = list(env.claimed(s, c.interactions))
+            plain = [it for it in mine if not it.is_stream and it.status < 400]
+            streams = [it for it in mine if it.is_stream and it.status < 400]
             for st in streams:
                 twin = next((p for p in plain if same_request(st.request_body, p.request_body, api)), None)
                 if twin is None:
@@ -246,11 +247,20 @@ def signature_on_final_delta(s: AdapterUnderTest | str, label: str, events: list
 
 
 def wire_values(it: Interaction) -> list[Any] | None:
-    """The decoded JSON events of a recorded stream (None when it cannot be decoded)."""
+    """The decoded JSON events of a recorded stream (None when it cannot be decoded). A frame
+    in which the provider reports an error (an AWS event-stream `exception` frame) ends them
+    as the union member it is in the API's stream shape, `{kind: payload}` (Bedrock's
+    ConverseStreamOutput lists `throttlingException` beside `messageStart`), which the
+    record's `stream_error` probe reads."""
+    out: list[Any] = []
     try:
-        return [e.value for e in json_events(it.framing or Framing.SSE, [it.response_body])]
+        for e in json_events(it.framing or Framing.SSE, [it.response_body]):
+            out.append(e.value)
     except FramingError:
         return None
+    except ProviderStreamError as exc:
+        out.append({exc.kind: exc.payload if exc.payload is not None else {"message": exc.message}})
+    return out
 
 
 def literal_fragments(s: AdapterUnderTest, a: Adapter, it: Interaction, events: list[StreamEvent]) -> Iterator[Outcome]:
