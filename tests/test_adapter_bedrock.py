@@ -37,7 +37,7 @@ from conformance.adapters.base import (
 )
 from conformance.adapters.bedrock import BedrockAdapter
 from conformance.cli import main
-from conformance.findings import Severity
+from conformance.core.findings import Severity
 from conformance.formats.canonical.memory import validate_messages
 from conformance.strategies import blocks_for, conversations
 from conformance.suite import round_trip
