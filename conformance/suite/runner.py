@@ -80,6 +80,16 @@ def default_samples() -> Path | None:
     return p if p.is_dir() else None
 
 
+def cassette_folders(adapter: Adapter) -> tuple[str, ...]:
+    """The folder names of `<root>/<name>/` searched for an adapter's cassettes: its name, or
+    what it declares in `cassette_folders` (a bridge reads the cassettes of its wire API's
+    reference adapter: `pydantic-ai:anthropic` those of `anthropic`)."""
+    declared = getattr(adapter, "cassette_folders", None)
+    if isinstance(declared, tuple) and declared and all(isinstance(n, str) for n in declared):
+        return declared
+    return (str(adapter.name),)
+
+
 @dataclass
 class SuiteConfig:
     subjects: list[AdapterUnderTest]
@@ -117,7 +127,7 @@ class SuiteConfig:
         subjects = []
         for ref in refs:
             a = registry.load(ref)
-            dirs = [r / a.name for r in all_roots if (r / a.name).is_dir()]
+            dirs = [r / n for r in all_roots for n in cassette_folders(a) if (r / n).is_dir()]
             dirs += [r for r in cassettes if r.is_dir() and not any(r.glob("*/")) and r not in dirs]
             subjects.append(AdapterUnderTest(ref, a, dirs))
         names = {s.name for s in subjects}

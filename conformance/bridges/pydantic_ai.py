@@ -1,0 +1,517 @@
+"""pydantic-ai's model classes as turnspec adapters (`turnspec conform pydantic-ai:<api>`).
+
+Each bridge runs one of pydantic-ai's own `Model` classes through `pydantic_ai.direct`
+(the documented "Direct Model Requests" API: `model_request`, `model_request_stream`)
+on a provider whose httpx client is the kit's `CaptureTransport` (dummy key, no network):
+
+| bridge | pydantic-ai model | provider | turnspec wire API |
+|---|---|---|---|
+| `pydantic-ai:anthropic` | `AnthropicModel` | `AnthropicProvider` | anthropic-messages |
+| `pydantic-ai:openai-chat` | `OpenAIChatModel` | `OpenAIProvider` | openai-chat-completions |
+| `pydantic-ai:openai-responses` | `OpenAIResponsesModel` | `OpenAIProvider` | openai-responses |
+| `pydantic-ai:gemini` | `GoogleModel` | `GoogleProvider` | gemini-generate-content |
+
+Canonical messages become pydantic-ai `ModelMessage`s through the `pydantic-ai` peer
+format's mapping (`formats.pydantic_ai.mapping`), plus what that file format leaves out
+and a live request needs: tool ids through the session's §6.2 map, and redacted thinking
+as the `ThinkingPart(id="redacted_thinking", signature=data)` pydantic-ai reads it as.
+
+What pydantic-ai does not do at all is delegated to turnspec's reference adapter of the
+same wire API, and said so (`Gap`): reading a request body back (`from_wire_request`),
+the pre-flight token estimate, and classifying HTTP errors by the contract's §6.2 table
+(pydantic-ai raises `ModelHTTPError` with the status and body; the class is turnspec's
+reading of them).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import re
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import httpx2
+from pydantic_ai.direct import model_request, model_request_stream
+from pydantic_ai.exceptions import ModelHTTPError
+from pydantic_ai.messages import (
+    ModelMessagesTypeAdapter,
+    ModelResponse,
+    PartDeltaEvent,
+    PartStartEvent,
+    TextPartDelta,
+    ThinkingPartDelta,
+    ToolCallPartDelta,
+)
+from pydantic_ai.models import Model, ModelRequestParameters
+from pydantic_ai.settings import ModelSettings
+from pydantic_ai.tools import ToolDefinition as PaiToolDefinition
+
+from ..adapters.anthropic import AnthropicAdapter
+from ..adapters.base import (
+    AdapterError,
+    AdapterOptions,
+    BaseAdapter,
+    Block,
+    Message,
+    ParsedRequest,
+    RequestContext,
+    StreamEvent,
+    ToolDefinition,
+    WireFormatError,
+    WireRequest,
+    WireResponse,
+    new_ulid,
+)
+from ..adapters.gemini import GeminiAdapter
+from ..adapters.openai_chat import OpenAIChatAdapter
+from ..adapters.openai_responses import OpenAIResponsesAdapter
+from ..adapters.toolids import ToolIdMap
+from ..convertkit import IdMint
+from ..formats.pydantic_ai.mapping import Session, from_pydantic_ai, to_pydantic_ai
+from ..wire import registry as wire_registry
+from .kit import Canned, Captured, CaptureTransport, Gap, run_sync
+
+LIBRARY = "pydantic-ai-slim"
+REDACTED_ID = "redacted_thinking"  # pydantic-ai's ThinkingPart.id for Anthropic's redacted thinking
+_SENTINEL = "\x00turnspec-redacted:"
+_BLOCK_LOSS = re.compile(r"^/content/(\d+)(?:/content/\d+)?$")
+# pydantic-ai FinishReason -> canonical stop_reason, when the raw provider value is not kept
+_FINISH = {"stop": "end_turn", "length": "max_tokens", "tool_call": "tool_use", "content_filter": "end_turn"}
+
+
+def library_version() -> str:
+    """The installed pydantic-ai version the bridges run (the docs table names it)."""
+    return importlib.metadata.version(LIBRARY)
+
+
+# -- canonical -> pydantic-ai ---------------------------------------------------------------
+
+
+def _prepare(messages: list[Message], ids: ToolIdMap) -> list[Message]:
+    """Copies of `messages` with provider tool ids and redacted thinking as a sentinel
+    thinking block the mapping carries (restored as pydantic-ai's redacted form after)."""
+    out = []
+    for m in messages:
+        content: list[Block] = []
+        for b in m.get("content") or []:
+            t = b.get("type")
+            if t == "tool_use":
+                b = {**b, "id": ids.provider_for(b["id"])}
+            elif t == "tool_result":
+                b = {**b, "tool_use_id": ids.provider_for(b["tool_use_id"])}
+            elif t == "redacted_thinking" and m.get("role") == "assistant":
+                b = {"type": "thinking", "text": _SENTINEL + str(b.get("data", "")), "signature": b.get("data")}
+            content.append(b)
+        out.append({**m, "content": content})
+    return out
+
+
+def _restore_redacted(history: list[dict[str, Any]]) -> None:
+    for msg in history:
+        for part in msg.get("parts", []):
+            text = part.get("content")
+            if part.get("part_kind") == "thinking" and isinstance(text, str) and text.startswith(_SENTINEL):
+                part["content"] = ""
+                part["id"] = REDACTED_ID
+
+
+# -- pydantic-ai -> canonical ---------------------------------------------------------------
+
+
+def _response_json(response: ModelResponse) -> dict[str, Any]:
+    dumped: list[dict[str, Any]] = ModelMessagesTypeAdapter.dump_python([response], mode="json")
+    return dumped[0]
+
+
+@dataclass
+class _Parsed:
+    content: list[Block]
+    kept: list[int]  # the pydantic-ai part index of each canonical block
+    wire_model: str | None
+    usage: dict[str, int] | None
+    raw_finish: str | None
+    finish: str | None
+
+
+def _finish_reason(resp: dict[str, Any]) -> str | None:
+    details = resp.get("provider_details")
+    raw = details.get("finish_reason") if isinstance(details, dict) else None
+    return raw if isinstance(raw, str) else None
+
+
+class PydanticAIBridge(BaseAdapter):
+    """A pydantic-ai `Model` class as a turnspec adapter (subclasses name the class)."""
+
+    reference_class: ClassVar[type[BaseAdapter]]
+    cassette_folders: ClassVar[tuple[str, ...]]  # the reference adapter's: recorded from the provider's docs
+    bridge_gaps: ClassVar[tuple[Gap, ...]] = ()
+
+    def __init__(self) -> None:
+        self.reference = self.reference_class()
+        super().__init__()
+        self.transport = CaptureTransport(httpx2)
+        self._models: dict[str, Model] = {}
+
+    # what the reference adapter of the wire API answers for (module docstring)
+    def new_provider_tool_id(self) -> str:
+        return self.reference.new_provider_tool_id()
+
+    def tool_id_map(self, session_id: str) -> ToolIdMap:
+        return self.reference.tool_id_map(session_id)  # one map: read-back and rendering agree
+
+    def from_wire_request(self, body: dict[str, Any], *, session_id: str | None = None) -> ParsedRequest:
+        return self.reference.from_wire_request(body, session_id=session_id)  # type: ignore[attr-defined, no-any-return]
+
+    def estimate_input_tokens(self, messages: list[Message], tools: list[ToolDefinition]) -> int:
+        return self.reference.estimate_input_tokens(messages, tools)  # type: ignore[attr-defined, no-any-return]
+
+    def classify(self, exc: ModelHTTPError, headers: Mapping[str, str]) -> AdapterError:
+        return self.reference.classify_error(exc.status_code, exc.body, headers)  # type: ignore[attr-defined, no-any-return]
+
+    # the library's model ----------------------------------------------------------------
+
+    def make_model(self, name: str, client: Any) -> Model:
+        raise NotImplementedError
+
+    def model(self, name: str) -> Model:
+        found = self._models.get(name)
+        if found is None:
+            found = self._models[name] = self.make_model(name, self.transport.client())
+        return found
+
+    def _history(self, messages: list[Message]) -> list[Any]:
+        sid = str(messages[0].get("session_id", "")) if messages else ""
+        prepared = _prepare(messages, self.tool_id_map(sid))
+        history, losses = to_pydantic_ai(prepared)
+        for loss in losses.items:
+            hit = _BLOCK_LOSS.match(loss.pointer)
+            if hit is None or "dropped" not in loss.text:
+                continue  # a field, not a block: canonical §7.3 logs dropped blocks
+            m = messages[loss.message]
+            j = int(hit.group(1))
+            block = (m.get("content") or [])[j] if j < len(m.get("content") or []) else {}
+            self.drop(m, j, str(block.get("type", "unknown")), f"pydantic-ai: {loss.text}")
+        _restore_redacted(history)
+        return list(ModelMessagesTypeAdapter.validate_python(history))
+
+    def _settings(self, options: AdapterOptions) -> ModelSettings:
+        settings: ModelSettings = {"max_retries": 0}  # type: ignore[typeddict-unknown-key]
+        if options.max_output_tokens is not None:
+            settings["max_tokens"] = options.max_output_tokens
+        if options.temperature is not None:
+            settings["temperature"] = options.temperature
+        if options.stop_sequences:
+            settings["stop_sequences"] = list(options.stop_sequences)
+        if options.extra:
+            settings["extra_body"] = dict(options.extra)
+        return settings
+
+    @staticmethod
+    def _params(tools: list[ToolDefinition]) -> ModelRequestParameters:
+        return ModelRequestParameters(
+            function_tools=[
+                PaiToolDefinition(
+                    name=t["name"],
+                    parameters_json_schema=t.get("input_schema") or {"type": "object", "properties": {}},
+                    description=t.get("description"),
+                )
+                for t in tools
+            ]
+        )
+
+    # canonical -> wire: the library builds the request ------------------------------
+
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: AdapterOptions) -> WireRequest:
+        history = self._history(messages)
+        model = self.model(options.wire_model)
+        settings, params = self._settings(options), self._params(tools)
+        self.transport.reset()
+
+        async def call() -> None:
+            if options.stream:
+                async with model_request_stream(
+                    model, history, model_settings=settings, model_request_parameters=params
+                ) as stream:
+                    async for _ in stream:
+                        pass
+            else:
+                await model_request(model, history, model_settings=settings, model_request_parameters=params)
+
+        try:
+            run_sync(call)
+        except Captured:
+            pass
+        except Exception as exc:
+            if not self.transport.requests:
+                raise AdapterError(f"pydantic-ai built no request: {type(exc).__name__}: {exc}") from exc
+        if not self.transport.requests:
+            raise AdapterError("pydantic-ai sent no request")
+        sent = self.transport.requests[0]
+        headers = {"content-type": sent.headers.get("content-type", "application/json")}
+        return WireRequest(sent.method, sent.path, headers, sent.body)
+
+    # wire -> canonical: the library parses the recorded body ---------------------------
+
+    def _probe(self) -> tuple[Model, list[Any]]:
+        history = ModelMessagesTypeAdapter.validate_python(
+            [{"kind": "request", "parts": [{"part_kind": "user-prompt", "content": "turnspec replay"}]}]
+        )
+        return self.model("turnspec-replay"), list(history)
+
+    def _parse(self, response: ModelResponse, sid: str) -> _Parsed:
+        resp = _response_json(response)
+        ids = self.tool_id_map(sid)
+        redacted: dict[str, str] = {}
+        kinds = ("text", "thinking", "tool-call")
+        kept = [i for i, p in enumerate(resp["parts"]) if p.get("part_kind") in kinds]
+        for p in resp["parts"]:
+            if p.get("part_kind") == "tool-call":
+                p["tool_call_id"] = ids.canonical_for(str(p["tool_call_id"]))
+            elif p.get("part_kind") == "thinking" and p.get("id") == REDACTED_ID:
+                key = _SENTINEL + new_ulid()
+                redacted[key] = str(p.get("signature") or "")
+                p.update({"part_kind": "text", "content": key})
+        content: list[Block] = []
+        if kept:
+            canon, _, _ = from_pydantic_ai([resp], sid, Session(IdMint(sid), 0))
+            for b in canon[0]["content"]:
+                if b.get("type") == "text" and b["text"] in redacted:
+                    b = {"type": "redacted_thinking", "data": redacted[b["text"]]}
+                content.append(b)
+        usage = None
+        u = resp.get("usage")
+        if isinstance(u, dict) and (u.get("input_tokens") or u.get("output_tokens")):
+            usage = {
+                "input_tokens": int(u.get("input_tokens") or 0),
+                "output_tokens": int(u.get("output_tokens") or 0),
+                "cached_input_tokens": int(u.get("cache_read_tokens") or 0),
+                "cache_creation_input_tokens": int(u.get("cache_write_tokens") or 0),
+            }
+        name = resp.get("model_name")
+        return _Parsed(content, kept, name if isinstance(name, str) else None, usage, _finish_reason(resp), response.finish_reason)
+
+    def stop_reason(self, parsed: _Parsed) -> str:
+        table = wire_registry.get(self.wire_api).stop_reasons
+        if parsed.raw_finish is not None and parsed.raw_finish in table:
+            return table[parsed.raw_finish]
+        return _FINISH.get(parsed.finish or "", "end_turn")
+
+    def from_wire_response(self, response: WireResponse | dict[str, Any], request_context: RequestContext) -> Message:
+        resp = response if isinstance(response, WireResponse) else WireResponse(response)
+        body = resp.body if isinstance(resp.body, bytes) else json.dumps(resp.body).encode()
+        headers = {"content-type": "application/json", **{k: str(v) for k, v in resp.headers.items() if isinstance(v, str)}}
+        model, history = self._probe()
+        self.transport.reset([Canned(body, resp.status, headers)])
+        try:
+            result = run_sync(lambda: model_request(model, history, model_settings={"max_retries": 0}))  # type: ignore[typeddict-unknown-key]
+        except ModelHTTPError as exc:
+            raise self.classify(exc, headers) from None
+        except AdapterError:
+            raise
+        except Exception as exc:
+            if resp.status >= 400:
+                raise self.reference.classify_error(resp.status, resp.body, headers) from None  # type: ignore[attr-defined]
+            raise WireFormatError(f"pydantic-ai could not parse the response: {type(exc).__name__}: {exc}") from None
+        parsed = self._parse(result, request_context.session_id)
+        status = "complete"
+        return self.assemble(request_context, parsed.content, wire_model=parsed.wire_model, token_usage=parsed.usage, status=status)
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        data = b"".join(c.encode("utf-8", "surrogatepass") if isinstance(c, str) else bytes(c) for c in chunks)
+        return self._stream(data, context)
+
+    def stream_content_type(self, data: bytes) -> str:
+        return "text/event-stream"
+
+    def _stream(self, data: bytes, ctx: RequestContext) -> Iterator[StreamEvent]:
+        model, history = self._probe()
+        self.transport.reset([Canned(data, 200, {"content-type": self.stream_content_type(data)})])
+        events: list[Any] = []
+        final: list[ModelResponse] = []
+
+        async def collect() -> None:
+            async with model_request_stream(model, history, model_settings={"max_retries": 0}) as stream:  # type: ignore[typeddict-unknown-key]
+                it: AsyncIterator[Any] = stream.__aiter__()
+                async for ev in it:
+                    events.append(ev)
+                final.append(stream.get())
+
+        failure: Exception | None = None
+        try:
+            run_sync(collect)
+        except ModelHTTPError as exc:
+            failure = self.classify(exc, {})
+        except Exception as exc:
+            failure = WireFormatError(f"pydantic-ai could not parse the stream: {type(exc).__name__}: {exc}")
+        mid = ctx.message_id or new_ulid()
+        parsed = self._parse(final[0], ctx.session_id) if final else None
+        model_name = parsed.wire_model if parsed and parsed.wire_model else "unknown"
+        yield {"type": "message_start", "message_id": mid, "role": "assistant", "model": f"{self.provider}:{model_name}"}
+        index_of = {p: i for i, p in enumerate(parsed.kept)} if parsed else {}
+        signatures: dict[int, str] = {}
+        tool_ids: dict[int, str] = {}
+        content = parsed.content if parsed else []
+        for ev in events:
+            ci = index_of.get(ev.index) if isinstance(ev, PartStartEvent | PartDeltaEvent) else None
+            if ci is None or ci >= len(content):
+                continue
+            block = content[ci]
+            if isinstance(ev, PartStartEvent):
+                part = ev.part
+                kind = getattr(part, "part_kind", "")
+                if kind == "text" and part.content:
+                    yield {"type": "text_delta", "message_id": mid, "content_block_index": ci, "text": part.content}
+                elif kind == "thinking" and block.get("type") == "thinking":
+                    if part.content:
+                        yield {"type": "thinking_delta", "message_id": mid, "content_block_index": ci, "text": part.content}
+                elif kind == "tool-call" and block.get("type") == "tool_use" and ci not in tool_ids:
+                    tool_ids[ci] = block["id"]
+                    yield {
+                        "type": "tool_use_start", "message_id": mid, "content_block_index": ci,
+                        "tool_use_id": block["id"], "tool_name": block["name"],
+                    }  # fmt: skip
+                    args = part.args
+                    if args:
+                        text = args if isinstance(args, str) else json.dumps(args)
+                        yield {
+                            "type": "tool_use_input_delta", "message_id": mid, "content_block_index": ci,
+                            "tool_use_id": block["id"], "partial_json": text,
+                        }  # fmt: skip
+                continue
+            delta = ev.delta
+            if isinstance(delta, TextPartDelta) and delta.content_delta:
+                yield {"type": "text_delta", "message_id": mid, "content_block_index": ci, "text": delta.content_delta}
+            elif isinstance(delta, ThinkingPartDelta) and block.get("type") == "thinking":
+                if delta.content_delta:
+                    yield {"type": "thinking_delta", "message_id": mid, "content_block_index": ci, "text": delta.content_delta}
+            elif isinstance(delta, ToolCallPartDelta) and ci in tool_ids and delta.args_delta:
+                args_delta = delta.args_delta
+                text = args_delta if isinstance(args_delta, str) else json.dumps(args_delta)
+                yield {
+                    "type": "tool_use_input_delta", "message_id": mid, "content_block_index": ci,
+                    "tool_use_id": tool_ids[ci], "partial_json": text,
+                }  # fmt: skip
+        for ci, block in enumerate(content):
+            if block.get("type") == "thinking" and block.get("signature"):
+                signatures[ci] = str(block["signature"])
+                yield {
+                    "type": "thinking_delta", "message_id": mid, "content_block_index": ci, "text": "",
+                    "signature": signatures[ci],
+                }  # fmt: skip
+            elif block.get("type") == "tool_use":
+                if ci not in tool_ids:
+                    yield {
+                        "type": "tool_use_start", "message_id": mid, "content_block_index": ci,
+                        "tool_use_id": block["id"], "tool_name": block["name"],
+                    }  # fmt: skip
+                yield {
+                    "type": "tool_use_end", "message_id": mid, "content_block_index": ci,
+                    "tool_use_id": block["id"], "final_input": block["input"],
+                }  # fmt: skip
+        yield {
+            "type": "message_complete",
+            "message_id": mid,
+            "stop_reason": "error" if failure is not None or parsed is None else self.stop_reason(parsed),
+            "final_content": content,
+            "usage": parsed.usage if parsed else None,
+        }
+        if failure is not None:
+            raise failure
+
+
+# -- the four bridges -------------------------------------------------------------------------
+
+
+class AnthropicBridge(PydanticAIBridge):
+    """pydantic-ai's `AnthropicModel` (Messages API)."""
+
+    name: ClassVar[str] = "pydantic-ai:anthropic"
+    provider: ClassVar[str] = "anthropic"
+    wire_api: ClassVar[str] = "anthropic-messages"
+    reference_class = AnthropicAdapter
+    cassette_folders = ("anthropic",)
+    provider_tool_id: ClassVar[re.Pattern[str]] = AnthropicAdapter.provider_tool_id
+    capabilities: ClassVar[Mapping[str, Any]] = {
+        **AnthropicAdapter.capabilities,
+        "supports_prompt_caching": False,
+    }
+
+    def make_model(self, name: str, client: Any) -> Model:
+        from pydantic_ai.models.anthropic import AnthropicModel  # function-level: only this bridge needs it
+        from pydantic_ai.providers.anthropic import AnthropicProvider  # function-level: as above
+
+        return AnthropicModel(name, provider=AnthropicProvider(api_key="turnspec-offline", http_client=client))
+
+
+class OpenAIChatBridge(PydanticAIBridge):
+    """pydantic-ai's `OpenAIChatModel` (Chat Completions)."""
+
+    name: ClassVar[str] = "pydantic-ai:openai-chat"
+    provider: ClassVar[str] = "openai"
+    wire_api: ClassVar[str] = "openai-chat-completions"
+    reference_class = OpenAIChatAdapter
+    cassette_folders = ("openai-chat",)
+    provider_tool_id: ClassVar[re.Pattern[str]] = OpenAIChatAdapter.provider_tool_id
+    capabilities: ClassVar[Mapping[str, Any]] = {
+        **OpenAIChatAdapter.capabilities,
+        "supports_prompt_caching": False,
+    }
+
+    def make_model(self, name: str, client: Any) -> Model:
+        from pydantic_ai.models.openai import OpenAIChatModel  # function-level: only this bridge needs it
+        from pydantic_ai.providers.openai import OpenAIProvider  # function-level: as above
+
+        return OpenAIChatModel(name, provider=OpenAIProvider(api_key="turnspec-offline", http_client=client))
+
+
+class OpenAIResponsesBridge(PydanticAIBridge):
+    """pydantic-ai's `OpenAIResponsesModel` (Responses API)."""
+
+    name: ClassVar[str] = "pydantic-ai:openai-responses"
+    provider: ClassVar[str] = "openai"
+    wire_api: ClassVar[str] = "openai-responses"
+    reference_class = OpenAIResponsesAdapter
+    cassette_folders = ("openai-responses",)
+    provider_tool_id: ClassVar[re.Pattern[str]] = OpenAIResponsesAdapter.provider_tool_id
+    capabilities: ClassVar[Mapping[str, Any]] = {
+        **OpenAIResponsesAdapter.capabilities,
+        "supports_prompt_caching": False,
+    }
+
+    def make_model(self, name: str, client: Any) -> Model:
+        from pydantic_ai.models.openai import OpenAIResponsesModel  # function-level: only this bridge needs it
+        from pydantic_ai.providers.openai import OpenAIProvider  # function-level: as above
+
+        return OpenAIResponsesModel(name, provider=OpenAIProvider(api_key="turnspec-offline", http_client=client))
+
+
+class GeminiBridge(PydanticAIBridge):
+    """pydantic-ai's `GoogleModel` (Gemini API `generateContent`)."""
+
+    name: ClassVar[str] = "pydantic-ai:gemini"
+    provider: ClassVar[str] = "gemini"
+    wire_api: ClassVar[str] = "gemini-generate-content"
+    reference_class = GeminiAdapter
+    cassette_folders = ("gemini",)
+    provider_tool_id: ClassVar[re.Pattern[str]] = GeminiAdapter.provider_tool_id
+    capabilities: ClassVar[Mapping[str, Any]] = {
+        **GeminiAdapter.capabilities,
+        "supports_prompt_caching": False,
+    }
+
+    def make_model(self, name: str, client: Any) -> Model:
+        from pydantic_ai.models.google import GoogleModel  # function-level: only this bridge needs it
+        from pydantic_ai.providers.google import GoogleProvider  # function-level: as above
+
+        return GoogleModel(name, provider=GoogleProvider(api_key="turnspec-offline", http_client=client))
+
+
+BRIDGES: dict[str, type[PydanticAIBridge]] = {
+    "anthropic": AnthropicBridge,
+    "openai-chat": OpenAIChatBridge,
+    "openai-responses": OpenAIResponsesBridge,
+    "gemini": GeminiBridge,
+}
+"""`pydantic-ai:<api>` -> its bridge class (`adapters.registry` resolves the names)."""
