@@ -76,7 +76,7 @@ from .kit import Canned, Captured, CaptureTransport, Gap, run_sync
 LIBRARY = "pydantic-ai-slim"
 REDACTED_ID = "redacted_thinking"  # pydantic-ai's ThinkingPart.id for Anthropic's redacted thinking
 _SENTINEL = "\x00turnspec-redacted:"
-_BLOCK_LOSS = re.compile(r"^/content/(\d+)(?:/content/\d+)?$")
+_BLOCK_LOSS = re.compile(r"^/content/(\d+)(?:/content/(\d+))?$")
 # pydantic-ai FinishReason -> canonical stop_reason, when the raw provider value is not kept
 _FINISH = {"stop": "end_turn", "length": "max_tokens", "tool_call": "tool_use", "content_filter": "end_turn"}
 
@@ -141,18 +141,30 @@ def _finish_reason(resp: dict[str, Any]) -> str | None:
     return raw if isinstance(raw, str) else None
 
 
+def _flat(headers: Mapping[str, Any]) -> dict[str, str]:
+    """Headers as one string each (vcrpy keeps a list per name)."""
+    out: dict[str, str] = {}
+    for k, v in headers.items():
+        value = v[0] if isinstance(v, list | tuple) and v else v
+        if isinstance(value, str | int | float):
+            out[str(k).lower()] = str(value)
+    return out
+
+
 class PydanticAIBridge(BaseAdapter):
     """A pydantic-ai `Model` class as a turnspec adapter (subclasses name the class)."""
 
     reference_class: ClassVar[type[BaseAdapter]]
     cassette_folders: ClassVar[tuple[str, ...]]  # the reference adapter's: recorded from the provider's docs
     bridge_gaps: ClassVar[tuple[Gap, ...]] = ()
+    input_counts_cache: ClassVar[bool] = True  # the wire's input token count includes cached tokens
 
     def __init__(self) -> None:
         self.reference = self.reference_class()
         super().__init__()
         self.transport = CaptureTransport(httpx2)
         self._models: dict[str, Model] = {}
+        self._url_media: dict[tuple[str, str], str] = {}  # (session, url) -> media type this bridge sent
 
     # what the reference adapter of the wire API answers for (module docstring)
     def new_provider_tool_id(self) -> str:
@@ -162,7 +174,16 @@ class PydanticAIBridge(BaseAdapter):
         return self.reference.tool_id_map(session_id)  # one map: read-back and rendering agree
 
     def from_wire_request(self, body: dict[str, Any], *, session_id: str | None = None) -> ParsedRequest:
-        return self.reference.from_wire_request(body, session_id=session_id)  # type: ignore[attr-defined, no-any-return]
+        parsed: ParsedRequest = self.reference.from_wire_request(body, session_id=session_id)  # type: ignore[attr-defined]
+        for m in parsed.messages:  # a URL image's media type is not on the wire: the one this bridge sent
+            for b in m.get("content") or []:
+                blocks = [b, *(b.get("content") or [] if b.get("type") == "tool_result" else [])]
+                for x in blocks:
+                    if x.get("type") == "image" and x["source"]["kind"] == "url":
+                        sent = self._url_media.get((str(m.get("session_id", "")), str(x["source"]["data"])))
+                        if sent is not None:
+                            x["media_type"] = sent
+        return parsed
 
     def estimate_input_tokens(self, messages: list[Message], tools: list[ToolDefinition]) -> int:
         return self.reference.estimate_input_tokens(messages, tools)  # type: ignore[attr-defined, no-any-return]
@@ -192,6 +213,9 @@ class PydanticAIBridge(BaseAdapter):
             m = messages[loss.message]
             j = int(hit.group(1))
             block = (m.get("content") or [])[j] if j < len(m.get("content") or []) else {}
+            if hit.group(2) is not None and isinstance(block.get("content"), list):
+                k = int(hit.group(2))
+                block = block["content"][k] if k < len(block["content"]) else {}
             self.drop(m, j, str(block.get("type", "unknown")), f"pydantic-ai: {loss.text}")
         _restore_redacted(history)
         return list(ModelMessagesTypeAdapter.validate_python(history))
@@ -225,6 +249,12 @@ class PydanticAIBridge(BaseAdapter):
 
     def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: AdapterOptions) -> WireRequest:
         history = self._history(messages)
+        if options.output_schema is not None:
+            self.warn_option("output_schema", "the bridge does not ask pydantic-ai for structured output (declared false)")
+        for m in messages:
+            for b in m.get("content") or []:
+                if b.get("type") == "image" and b["source"]["kind"] == "url":
+                    self._url_media[(str(m.get("session_id", "")), str(b["source"]["data"]))] = str(b["media_type"])
         model = self.model(options.wire_model)
         settings, params = self._settings(options), self._params(tools)
         self.transport.reset()
@@ -283,8 +313,12 @@ class PydanticAIBridge(BaseAdapter):
         usage = None
         u = resp.get("usage")
         if isinstance(u, dict) and (u.get("input_tokens") or u.get("output_tokens")):
+            cached, written = int(u.get("cache_read_tokens") or 0), int(u.get("cache_write_tokens") or 0)
+            total = int(u.get("input_tokens") or 0)
             usage = {
-                "input_tokens": int(u.get("input_tokens") or 0),
+                # pydantic-ai's input_tokens counts cache reads and writes in (RequestUsage docs);
+                # the APIs whose input count does not, get it back without them
+                "input_tokens": total if self.input_counts_cache else max(total - cached - written, 0),
                 "output_tokens": int(u.get("output_tokens") or 0),
                 "cached_input_tokens": int(u.get("cache_read_tokens") or 0),
                 "cache_creation_input_tokens": int(u.get("cache_write_tokens") or 0),
@@ -301,7 +335,7 @@ class PydanticAIBridge(BaseAdapter):
     def from_wire_response(self, response: WireResponse | dict[str, Any], request_context: RequestContext) -> Message:
         resp = response if isinstance(response, WireResponse) else WireResponse(response)
         body = resp.body if isinstance(resp.body, bytes) else json.dumps(resp.body).encode()
-        headers = {"content-type": "application/json", **{k: str(v) for k, v in resp.headers.items() if isinstance(v, str)}}
+        headers = {"content-type": "application/json", **_flat(resp.headers)}
         model, history = self._probe()
         self.transport.reset([Canned(body, resp.status, headers)])
         try:
@@ -334,9 +368,11 @@ class PydanticAIBridge(BaseAdapter):
         async def collect() -> None:
             async with model_request_stream(model, history, model_settings={"max_retries": 0}) as stream:  # type: ignore[typeddict-unknown-key]
                 it: AsyncIterator[Any] = stream.__aiter__()
-                async for ev in it:
-                    events.append(ev)
-                final.append(stream.get())
+                try:
+                    async for ev in it:
+                        events.append(ev)
+                finally:
+                    final.append(stream.get())  # what was parsed before a failure too
 
         failure: Exception | None = None
         try:
@@ -350,66 +386,69 @@ class PydanticAIBridge(BaseAdapter):
         model_name = parsed.wire_model if parsed and parsed.wire_model else "unknown"
         yield {"type": "message_start", "message_id": mid, "role": "assistant", "model": f"{self.provider}:{model_name}"}
         index_of = {p: i for i, p in enumerate(parsed.kept)} if parsed else {}
-        signatures: dict[int, str] = {}
-        tool_ids: dict[int, str] = {}
         content = parsed.content if parsed else []
+        tool_ids: dict[int, str] = {}
+        closed = 0  # blocks before this index are closed (signature sent, tool call ended)
+
+        def close(upto: int) -> Iterator[StreamEvent]:
+            nonlocal closed
+            for ci in range(closed, upto):
+                block = content[ci]
+                if block.get("type") == "thinking" and block.get("signature"):
+                    yield {
+                        "type": "thinking_delta", "message_id": mid, "content_block_index": ci, "text": "",
+                        "signature": str(block["signature"]),
+                    }  # fmt: skip
+                elif block.get("type") == "tool_use":
+                    if ci not in tool_ids:
+                        yield from start_tool(ci, block, None)
+                    yield {
+                        "type": "tool_use_end", "message_id": mid, "content_block_index": ci,
+                        "tool_use_id": block["id"], "final_input": block["input"],
+                    }  # fmt: skip
+            closed = max(closed, upto)
+
+        def start_tool(ci: int, block: Block, args: Any) -> Iterator[StreamEvent]:
+            tool_ids[ci] = block["id"]
+            yield {
+                "type": "tool_use_start", "message_id": mid, "content_block_index": ci,
+                "tool_use_id": block["id"], "tool_name": block["name"],
+            }  # fmt: skip
+            if args:
+                yield {
+                    "type": "tool_use_input_delta", "message_id": mid, "content_block_index": ci,
+                    "tool_use_id": block["id"], "partial_json": args if isinstance(args, str) else json.dumps(args),
+                }  # fmt: skip
+
         for ev in events:
             ci = index_of.get(ev.index) if isinstance(ev, PartStartEvent | PartDeltaEvent) else None
             if ci is None or ci >= len(content):
                 continue
+            yield from close(ci)
             block = content[ci]
             if isinstance(ev, PartStartEvent):
                 part = ev.part
                 kind = getattr(part, "part_kind", "")
                 if kind == "text" and part.content:
                     yield {"type": "text_delta", "message_id": mid, "content_block_index": ci, "text": part.content}
-                elif kind == "thinking" and block.get("type") == "thinking":
-                    if part.content:
-                        yield {"type": "thinking_delta", "message_id": mid, "content_block_index": ci, "text": part.content}
+                elif kind == "thinking" and block.get("type") == "thinking" and part.content:
+                    yield {"type": "thinking_delta", "message_id": mid, "content_block_index": ci, "text": part.content}
                 elif kind == "tool-call" and block.get("type") == "tool_use" and ci not in tool_ids:
-                    tool_ids[ci] = block["id"]
-                    yield {
-                        "type": "tool_use_start", "message_id": mid, "content_block_index": ci,
-                        "tool_use_id": block["id"], "tool_name": block["name"],
-                    }  # fmt: skip
-                    args = part.args
-                    if args:
-                        text = args if isinstance(args, str) else json.dumps(args)
-                        yield {
-                            "type": "tool_use_input_delta", "message_id": mid, "content_block_index": ci,
-                            "tool_use_id": block["id"], "partial_json": text,
-                        }  # fmt: skip
+                    yield from start_tool(ci, block, part.args)
                 continue
             delta = ev.delta
             if isinstance(delta, TextPartDelta) and delta.content_delta:
                 yield {"type": "text_delta", "message_id": mid, "content_block_index": ci, "text": delta.content_delta}
-            elif isinstance(delta, ThinkingPartDelta) and block.get("type") == "thinking":
-                if delta.content_delta:
-                    yield {"type": "thinking_delta", "message_id": mid, "content_block_index": ci, "text": delta.content_delta}
+            elif isinstance(delta, ThinkingPartDelta) and block.get("type") == "thinking" and delta.content_delta:
+                yield {"type": "thinking_delta", "message_id": mid, "content_block_index": ci, "text": delta.content_delta}
             elif isinstance(delta, ToolCallPartDelta) and ci in tool_ids and delta.args_delta:
                 args_delta = delta.args_delta
-                text = args_delta if isinstance(args_delta, str) else json.dumps(args_delta)
                 yield {
                     "type": "tool_use_input_delta", "message_id": mid, "content_block_index": ci,
-                    "tool_use_id": tool_ids[ci], "partial_json": text,
+                    "tool_use_id": tool_ids[ci],
+                    "partial_json": args_delta if isinstance(args_delta, str) else json.dumps(args_delta),
                 }  # fmt: skip
-        for ci, block in enumerate(content):
-            if block.get("type") == "thinking" and block.get("signature"):
-                signatures[ci] = str(block["signature"])
-                yield {
-                    "type": "thinking_delta", "message_id": mid, "content_block_index": ci, "text": "",
-                    "signature": signatures[ci],
-                }  # fmt: skip
-            elif block.get("type") == "tool_use":
-                if ci not in tool_ids:
-                    yield {
-                        "type": "tool_use_start", "message_id": mid, "content_block_index": ci,
-                        "tool_use_id": block["id"], "tool_name": block["name"],
-                    }  # fmt: skip
-                yield {
-                    "type": "tool_use_end", "message_id": mid, "content_block_index": ci,
-                    "tool_use_id": block["id"], "final_input": block["input"],
-                }  # fmt: skip
+        yield from close(len(content))
         yield {
             "type": "message_complete",
             "message_id": mid,
@@ -431,6 +470,7 @@ class AnthropicBridge(PydanticAIBridge):
     provider: ClassVar[str] = "anthropic"
     wire_api: ClassVar[str] = "anthropic-messages"
     reference_class = AnthropicAdapter
+    input_counts_cache = False  # Messages `usage.input_tokens` excludes cache reads and writes
     cassette_folders = ("anthropic",)
     provider_tool_id: ClassVar[re.Pattern[str]] = AnthropicAdapter.provider_tool_id
     capabilities: ClassVar[Mapping[str, Any]] = {

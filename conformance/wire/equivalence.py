@@ -243,6 +243,12 @@ ANTHROPIC_MESSAGES_DIFFERENCES: tuple[str | Equivalence, ...] = (
     "`stream: false` equals an absent `stream` (false is the default)",
     'a tool `description` of "" equals an absent one (canonical ToolDefinition requires it)',
     "`system` given as a string equals a list holding one text block",
+    Equivalence(
+        '`tool_choice: {"type": "auto"}` equals an absent `tool_choice` when the request has tools',
+        "`auto` allows Claude to decide whether to call any provided tools or not. This is the default value "
+        "when tools are provided.",
+        "https://docs.claude.com/en/docs/agents-and-tools/tool-use/implement-tool-use#forcing-tool-use",
+    ),
 )
 OPENAI_CHAT_DIFFERENCES: tuple[str | Equivalence, ...] = (
     *JSON_FORMS,
@@ -258,6 +264,11 @@ OPENAI_CHAT_DIFFERENCES: tuple[str | Equivalence, ...] = (
         "https://platform.openai.com/docs/api-reference/chat/create#chat-create-messages",
     ),
     'a tool `description` of "" equals an absent one',
+    Equivalence(
+        '`tool_choice: "auto"` equals an absent `tool_choice` when the request has tools',
+        "`none` is the default when no tools are present. `auto` is the default if tools are present.",
+        "https://platform.openai.com/docs/api-reference/chat/create#chat-create-tool_choice",
+    ),
 )
 GEMINI_BASE64 = Equivalence(
     "`inlineData.data` and `thoughtSignature` (bytes fields, base64 in JSON) in the standard or "
@@ -319,6 +330,8 @@ def _anthropic(b: dict[str, Any]) -> dict[str, Any]:
     if "messages" in b:
         b["messages"] = merged
     _strip_description(b.get("tools"))
+    if b.get("tools") and b.get("tool_choice") == {"type": "auto"}:
+        del b["tool_choice"]  # the documented default (ANTHROPIC_MESSAGES_DIFFERENCES)
     return b
 
 
@@ -345,4 +358,6 @@ def _openai(b: dict[str, Any]) -> dict[str, Any]:
                     with contextlib.suppress(ValueError):
                         fn["arguments"] = json.loads(fn["arguments"])
     _strip_description(b.get("tools"), "function")
+    if b.get("tools") and b.get("tool_choice") == "auto":
+        del b["tool_choice"]  # the documented default (OPENAI_CHAT_DIFFERENCES)
     return b
