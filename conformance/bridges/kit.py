@@ -128,8 +128,11 @@ def run_sync(make: Callable[[], Awaitable[T]]) -> T:
 
 @dataclass(frozen=True)
 class Gap:
-    """Something the library cannot express, declared by the bridge: the checks whose
-    cases it decides (`rules`, TC ids) and the reason, which the suite reports as a skip."""
+    """Something the library cannot express, declared by the bridge: the checks (`rules`,
+    TC ids) and cases (`subjects`, fnmatch patterns of the case subjects, e.g. the cassette
+    interaction `cache.yaml#*`) it decides, and why. The suite reports such a case skipped
+    with the reason instead of failed (`suite.runner.declared_gaps`)."""
 
     rules: tuple[str, ...]
+    subjects: tuple[str, ...]
     reason: str

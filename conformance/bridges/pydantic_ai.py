@@ -151,6 +151,14 @@ def _flat(headers: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
+_NOT_BRIDGED: Mapping[str, Any] = {
+    # cache_control and response schemas have no place in the canonical -> ModelMessage
+    # mapping the bridge uses, so the bridge declares them false (canonical §7.2: honest)
+    "supports_prompt_caching": False,
+    "supports_structured_output": False,
+}
+
+
 class PydanticAIBridge(BaseAdapter):
     """A pydantic-ai `Model` class as a turnspec adapter (subclasses name the class)."""
 
@@ -471,11 +479,30 @@ class AnthropicBridge(PydanticAIBridge):
     wire_api: ClassVar[str] = "anthropic-messages"
     reference_class = AnthropicAdapter
     input_counts_cache = False  # Messages `usage.input_tokens` excludes cache reads and writes
+    bridge_gaps = (
+        Gap(
+            ("TC802",),
+            ("cache.yaml#*",),
+            "`cache_control` on system blocks has no ModelMessage field (SystemPromptPart is text), and "
+            "pydantic-ai sends the system prompts as one string",
+        ),
+        Gap(
+            ("TC802",),
+            ("stops.yaml#*",),
+            "provider-native tool definitions (AdapterOptions.provider_tools, e.g. `web_search_20250305`) are "
+            "not mapped to pydantic-ai native tools by this bridge",
+        ),
+        Gap(
+            ("TC802",),
+            ("image.yaml#4",),
+            "an image inside a tool_result: the canonical -> ModelMessage mapping carries tool returns as text only",
+        ),
+    )
     cassette_folders = ("anthropic",)
     provider_tool_id: ClassVar[re.Pattern[str]] = AnthropicAdapter.provider_tool_id
     capabilities: ClassVar[Mapping[str, Any]] = {
         **AnthropicAdapter.capabilities,
-        "supports_prompt_caching": False,
+        **_NOT_BRIDGED,
     }
 
     def make_model(self, name: str, client: Any) -> Model:
@@ -496,7 +523,7 @@ class OpenAIChatBridge(PydanticAIBridge):
     provider_tool_id: ClassVar[re.Pattern[str]] = OpenAIChatAdapter.provider_tool_id
     capabilities: ClassVar[Mapping[str, Any]] = {
         **OpenAIChatAdapter.capabilities,
-        "supports_prompt_caching": False,
+        **_NOT_BRIDGED,
     }
 
     def make_model(self, name: str, client: Any) -> Model:
@@ -517,7 +544,7 @@ class OpenAIResponsesBridge(PydanticAIBridge):
     provider_tool_id: ClassVar[re.Pattern[str]] = OpenAIResponsesAdapter.provider_tool_id
     capabilities: ClassVar[Mapping[str, Any]] = {
         **OpenAIResponsesAdapter.capabilities,
-        "supports_prompt_caching": False,
+        **_NOT_BRIDGED,
     }
 
     def make_model(self, name: str, client: Any) -> Model:
@@ -538,7 +565,7 @@ class GeminiBridge(PydanticAIBridge):
     provider_tool_id: ClassVar[re.Pattern[str]] = GeminiAdapter.provider_tool_id
     capabilities: ClassVar[Mapping[str, Any]] = {
         **GeminiAdapter.capabilities,
-        "supports_prompt_caching": False,
+        **_NOT_BRIDGED,
     }
 
     def make_model(self, name: str, client: Any) -> Model:

@@ -12,9 +12,10 @@ the network: adapters are pure translation, and a replay must never reach a prov
 
 from __future__ import annotations
 
+import fnmatch
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -321,6 +322,26 @@ CASSETTE_HINTS: dict[str, str] = {
 """TC002's skip reason: the recording that would exercise each capability."""
 
 
+def declared_gaps(subjects: Iterable[AdapterUnderTest], outcomes: list[Outcome]) -> list[Outcome]:
+    """A bridge's declared gaps (`bridge_gaps`: objects with `rules`, `subjects` (fnmatch
+    patterns of case subjects) and `reason`, see `conformance.bridges.kit.Gap`): a failing
+    case they cover is what the wrapped library cannot express, not a verdict on it, so it
+    is reported skipped with the gap's reason (and what failed). Nothing else changes."""
+    gaps = {s.name: tuple(getattr(s.adapter, "bridge_gaps", ()) or ()) for s in subjects}
+    out = []
+    for o in outcomes:
+        gap = next(
+            (
+                g
+                for g in gaps.get(o.adapter, ())
+                if o.status == "fail" and o.rule in g.rules and any(fnmatch.fnmatchcase(o.subject, p) for p in g.subjects)
+            ),
+            None,
+        )
+        out.append(o if gap is None else replace(o, status="skip", message=f"bridge gap: {gap.reason} ({o.message})"))
+    return out
+
+
 def run(
     config: SuiteConfig, *, progress: Callable[[str], None] | None = None, fail_on_skip: bool = False
 ) -> SuiteReport:
@@ -346,6 +367,7 @@ def run(
                 crashes.clear()
     finally:
         stop_collecting(token)
+    outcomes = declared_gaps(config.subjects, outcomes)
     gate, counts = capability_gate(config.subjects, outcomes, sel)
     if sel.enabled(EXERCISED.id):
         outcomes.extend(gate)
