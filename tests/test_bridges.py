@@ -22,17 +22,19 @@ from conformance.suite.outcome import Outcome
 
 pytest.importorskip("pydantic_ai", reason="pydantic-ai is not installed (pip install -e '.[pydantic-ai]')")
 
-from conformance.adapters import registry  # noqa: E402
-from conformance.adapters.protocol import AdapterOptions, RequestContext, WireResponse  # noqa: E402
-from conformance.bridges import Canned, Captured, CaptureTransport, Gap, run_sync  # noqa: E402
-from conformance.bridges.table import KNOWN, TRIAGED  # noqa: E402
-from conformance.suite.runner import AdapterUnderTest, declared_gaps  # noqa: E402
+from conformance.adapters import registry
+from conformance.adapters.protocol import AdapterOptions, RequestContext, WireResponse
+from conformance.bridges import Canned, Captured, CaptureTransport, Gap, run_sync
+from conformance.bridges.table import KNOWN, TRIAGED
+from conformance.suite.runner import AdapterUnderTest, declared_gaps
 
 ROOT = Path(__file__).resolve().parent.parent
 SID = "sess_bridge"
 
 
-def _msg(i: int, role: str, content: list[dict[str, object]], meta: dict[str, object] | None = None) -> dict[str, object]:
+def _msg(
+    i: int, role: str, content: list[dict[str, object]], meta: dict[str, object] | None = None
+) -> dict[str, object]:
     return {
         "id": f"01KR3QB2D2000000000000000{i}",
         "session_id": SID,

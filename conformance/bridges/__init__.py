@@ -13,4 +13,4 @@ from __future__ import annotations
 
 from .kit import Canned, Captured, CapturedRequest, CaptureTransport, Gap, run_sync
 
-__all__ = ["CaptureTransport", "Canned", "Captured", "CapturedRequest", "Gap", "run_sync"]
+__all__ = ["Canned", "CaptureTransport", "Captured", "CapturedRequest", "Gap", "run_sync"]

@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 
-class Captured(Exception):  # noqa: N818 - a signal, not an error: the request was recorded and the call stopped
+class Captured(Exception):
     """Raised by the transport after it recorded a request it was told not to answer."""
 
 

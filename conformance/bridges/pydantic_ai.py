@@ -40,8 +40,11 @@ from pydantic_ai.messages import (
     ModelResponse,
     PartDeltaEvent,
     PartStartEvent,
+    TextPart,
     TextPartDelta,
+    ThinkingPart,
     ThinkingPartDelta,
+    ToolCallPart,
     ToolCallPartDelta,
 )
 from pydantic_ai.models import Model, ModelRequestParameters
@@ -229,7 +232,7 @@ class PydanticAIBridge(BaseAdapter):
         return list(ModelMessagesTypeAdapter.validate_python(history))
 
     def _settings(self, options: AdapterOptions) -> ModelSettings:
-        settings: ModelSettings = {"max_retries": 0}  # type: ignore[typeddict-unknown-key]
+        settings: ModelSettings = {"max_retries": 0}
         if options.max_output_tokens is not None:
             settings["max_tokens"] = options.max_output_tokens
         if options.temperature is not None:
@@ -258,7 +261,9 @@ class PydanticAIBridge(BaseAdapter):
     def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: AdapterOptions) -> WireRequest:
         history = self._history(messages)
         if options.output_schema is not None:
-            self.warn_option("output_schema", "the bridge does not ask pydantic-ai for structured output (declared false)")
+            self.warn_option(
+                "output_schema", "the bridge does not ask pydantic-ai for structured output (declared false)"
+            )
         for m in messages:
             for b in m.get("content") or []:
                 if b.get("type") == "image" and b["source"]["kind"] == "url":
@@ -332,7 +337,9 @@ class PydanticAIBridge(BaseAdapter):
                 "cache_creation_input_tokens": int(u.get("cache_write_tokens") or 0),
             }
         name = resp.get("model_name")
-        return _Parsed(content, kept, name if isinstance(name, str) else None, usage, _finish_reason(resp), response.finish_reason)
+        return _Parsed(
+            content, kept, name if isinstance(name, str) else None, usage, _finish_reason(resp), response.finish_reason
+        )
 
     def stop_reason(self, parsed: _Parsed) -> str:
         table = wire_registry.get(self.wire_api).stop_reasons
@@ -347,7 +354,7 @@ class PydanticAIBridge(BaseAdapter):
         model, history = self._probe()
         self.transport.reset([Canned(body, resp.status, headers)])
         try:
-            result = run_sync(lambda: model_request(model, history, model_settings={"max_retries": 0}))  # type: ignore[typeddict-unknown-key]
+            result = run_sync(lambda: model_request(model, history, model_settings={"max_retries": 0}))
         except ModelHTTPError as exc:
             raise self.classify(exc, headers) from None
         except AdapterError:
@@ -358,7 +365,9 @@ class PydanticAIBridge(BaseAdapter):
             raise WireFormatError(f"pydantic-ai could not parse the response: {type(exc).__name__}: {exc}") from None
         parsed = self._parse(result, request_context.session_id)
         status = "complete"
-        return self.assemble(request_context, parsed.content, wire_model=parsed.wire_model, token_usage=parsed.usage, status=status)
+        return self.assemble(
+            request_context, parsed.content, wire_model=parsed.wire_model, token_usage=parsed.usage, status=status
+        )
 
     def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
         data = b"".join(c.encode("utf-8", "surrogatepass") if isinstance(c, str) else bytes(c) for c in chunks)
@@ -374,7 +383,7 @@ class PydanticAIBridge(BaseAdapter):
         final: list[ModelResponse] = []
 
         async def collect() -> None:
-            async with model_request_stream(model, history, model_settings={"max_retries": 0}) as stream:  # type: ignore[typeddict-unknown-key]
+            async with model_request_stream(model, history, model_settings={"max_retries": 0}) as stream:
                 it: AsyncIterator[Any] = stream.__aiter__()
                 try:
                     async for ev in it:
@@ -392,7 +401,12 @@ class PydanticAIBridge(BaseAdapter):
         mid = ctx.message_id or new_ulid()
         parsed = self._parse(final[0], ctx.session_id) if final else None
         model_name = parsed.wire_model if parsed and parsed.wire_model else "unknown"
-        yield {"type": "message_start", "message_id": mid, "role": "assistant", "model": f"{self.provider}:{model_name}"}
+        yield {
+            "type": "message_start",
+            "message_id": mid,
+            "role": "assistant",
+            "model": f"{self.provider}:{model_name}",
+        }
         index_of = {p: i for i, p in enumerate(parsed.kept)} if parsed else {}
         content = parsed.content if parsed else []
         tool_ids: dict[int, str] = {}
@@ -436,19 +450,23 @@ class PydanticAIBridge(BaseAdapter):
             block = content[ci]
             if isinstance(ev, PartStartEvent):
                 part = ev.part
-                kind = getattr(part, "part_kind", "")
-                if kind == "text" and part.content:
+                if isinstance(part, TextPart) and part.content:
                     yield {"type": "text_delta", "message_id": mid, "content_block_index": ci, "text": part.content}
-                elif kind == "thinking" and block.get("type") == "thinking" and part.content:
+                elif isinstance(part, ThinkingPart) and block.get("type") == "thinking" and part.content:
                     yield {"type": "thinking_delta", "message_id": mid, "content_block_index": ci, "text": part.content}
-                elif kind == "tool-call" and block.get("type") == "tool_use" and ci not in tool_ids:
+                elif isinstance(part, ToolCallPart) and block.get("type") == "tool_use" and ci not in tool_ids:
                     yield from start_tool(ci, block, part.args)
                 continue
             delta = ev.delta
             if isinstance(delta, TextPartDelta) and delta.content_delta:
                 yield {"type": "text_delta", "message_id": mid, "content_block_index": ci, "text": delta.content_delta}
             elif isinstance(delta, ThinkingPartDelta) and block.get("type") == "thinking" and delta.content_delta:
-                yield {"type": "thinking_delta", "message_id": mid, "content_block_index": ci, "text": delta.content_delta}
+                yield {
+                    "type": "thinking_delta",
+                    "message_id": mid,
+                    "content_block_index": ci,
+                    "text": delta.content_delta,
+                }
             elif isinstance(delta, ToolCallPartDelta) and ci in tool_ids and delta.args_delta:
                 args_delta = delta.args_delta
                 yield {

@@ -334,7 +334,9 @@ def declared_gaps(subjects: Iterable[AdapterUnderTest], outcomes: list[Outcome])
             (
                 g
                 for g in gaps.get(o.adapter, ())
-                if o.status == "fail" and o.rule in g.rules and any(fnmatch.fnmatchcase(o.subject, p) for p in g.subjects)
+                if o.status == "fail"
+                and o.rule in g.rules
+                and any(fnmatch.fnmatchcase(o.subject, p) for p in g.subjects)
             ),
             None,
         )
