@@ -104,11 +104,17 @@ def _prepare(messages: list[Message], ids: ToolIdMap) -> list[Message]:
                 b = {**b, "id": ids.provider_for(b["id"])}
             elif t == "tool_result":
                 b = {**b, "tool_use_id": ids.provider_for(b["tool_use_id"])}
-            elif t == "redacted_thinking" and m.get("role") == "assistant":
+            elif t == "redacted_thinking" and m.get("role") == "assistant" and _issuer(m) == "anthropic":
+                # pydantic-ai's only redacted form is Anthropic's; others are dropped by the mapping (WARN)
                 b = {"type": "thinking", "text": _SENTINEL + str(b.get("data", "")), "signature": b.get("data")}
             content.append(b)
         out.append({**m, "content": content})
     return out
+
+
+def _issuer(message: Message) -> str | None:
+    provider = (message.get("metadata") or {}).get("provider")
+    return provider if isinstance(provider, str) else None
 
 
 def _restore_redacted(history: list[dict[str, Any]]) -> None:
@@ -356,7 +362,8 @@ class PydanticAIBridge(BaseAdapter):
         try:
             result = run_sync(lambda: model_request(model, history, model_settings={"max_retries": 0}))
         except ModelHTTPError as exc:
-            raise self.classify(exc, headers) from None
+            # pydantic-ai keeps part of the body (the `error` object for OpenAI): classify the recording's
+            raise self.reference.classify_error(exc.status_code, resp.body, headers) from None  # type: ignore[attr-defined]
         except AdapterError:
             raise
         except Exception as exc:
@@ -537,6 +544,26 @@ class OpenAIChatBridge(PydanticAIBridge):
     provider: ClassVar[str] = "openai"
     wire_api: ClassVar[str] = "openai-chat-completions"
     reference_class = OpenAIChatAdapter
+    tool_errors_in_band = 'the result text as the JSON object {"error": <text>} (pydantic-ai\'s RetryPromptPart)'
+    bridge_gaps = (
+        Gap(
+            ("TC802",),
+            ("cache.yaml#*", "text.yaml#*"),
+            "the `developer` role: a ModelMessage has only system prompts, and pydantic-ai picks the role "
+            "from its model profile",
+        ),
+        Gap(
+            ("TC802",),
+            ("image.yaml#*",),
+            "`image_url.detail`: the canonical -> ModelMessage mapping carries no image detail",
+        ),
+        Gap(
+            ("TC905",),
+            ("stream with other stream options",),
+            "AdapterOptions.extra reaches pydantic-ai only as `extra_body`, which the OpenAI SDK merges over the "
+            "body, replacing the library's own `stream_options`",
+        ),
+    )
     cassette_folders = ("openai-chat",)
     provider_tool_id: ClassVar[re.Pattern[str]] = OpenAIChatAdapter.provider_tool_id
     capabilities: ClassVar[Mapping[str, Any]] = {
@@ -558,6 +585,7 @@ class OpenAIResponsesBridge(PydanticAIBridge):
     provider: ClassVar[str] = "openai"
     wire_api: ClassVar[str] = "openai-responses"
     reference_class = OpenAIResponsesAdapter
+    tool_errors_in_band = 'the output text as the JSON object {"error": <text>} (pydantic-ai\'s RetryPromptPart)'
     cassette_folders = ("openai-responses",)
     provider_tool_id: ClassVar[re.Pattern[str]] = OpenAIResponsesAdapter.provider_tool_id
     capabilities: ClassVar[Mapping[str, Any]] = {
