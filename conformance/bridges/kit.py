@@ -130,9 +130,11 @@ def run_sync(make: Callable[[], Awaitable[T]]) -> T:
 class Gap:
     """Something the library cannot express, declared by the bridge: the checks (`rules`,
     TC ids) and cases (`subjects`, fnmatch patterns of the case subjects, e.g. the cassette
-    interaction `cache.yaml#*`) it decides, and why. The suite reports such a case skipped
+    interaction `cache.yaml#*`) it decides, optionally only when the failure's reason matches
+    `when` (the difference the gap explains and nothing else), and why. The suite reports such a case skipped
     with the reason instead of failed (`suite.runner.declared_gaps`)."""
 
     rules: tuple[str, ...]
     subjects: tuple[str, ...]
     reason: str
+    when: str = ""  # a regular expression the failure's reason must match (re.search); "" any

@@ -13,6 +13,7 @@ the network: adapters are pure translation, and a replay must never reach a prov
 from __future__ import annotations
 
 import fnmatch
+import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
@@ -324,7 +325,8 @@ CASSETTE_HINTS: dict[str, str] = {
 
 def declared_gaps(subjects: Iterable[AdapterUnderTest], outcomes: list[Outcome]) -> list[Outcome]:
     """A bridge's declared gaps (`bridge_gaps`: objects with `rules`, `subjects` (fnmatch
-    patterns of case subjects) and `reason`, see `conformance.bridges.kit.Gap`): a failing
+    patterns of case subjects), `reason` and optionally `when` (a regex the failure's reason
+    must match), see `conformance.bridges.kit.Gap`): a failing
     case they cover is what the wrapped library cannot express, not a verdict on it, so it
     is reported skipped with the gap's reason (and what failed). Nothing else changes."""
     gaps = {s.name: tuple(getattr(s.adapter, "bridge_gaps", ()) or ()) for s in subjects}
@@ -337,6 +339,7 @@ def declared_gaps(subjects: Iterable[AdapterUnderTest], outcomes: list[Outcome])
                 if o.status == "fail"
                 and o.rule in g.rules
                 and any(fnmatch.fnmatchcase(o.subject, p) for p in g.subjects)
+                and re.search(str(getattr(g, "when", "") or ""), o.message) is not None
             ),
             None,
         )

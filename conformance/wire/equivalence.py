@@ -270,6 +270,29 @@ OPENAI_CHAT_DIFFERENCES: tuple[str | Equivalence, ...] = (
         "https://platform.openai.com/docs/api-reference/chat/create#chat-create-tool_choice",
     ),
 )
+OPENAI_RESPONSES_DIFFERENCES: tuple[str | Equivalence, ...] = (
+    *JSON_FORMS,
+    Equivalence(
+        "`stream: false` equals an absent `stream`",
+        "stream: boolean or null, Optional, Defaults to false",
+        "https://platform.openai.com/docs/api-reference/responses/create#responses-create-stream",
+    ),
+    Equivalence(
+        '`tool_choice: "auto"` equals an absent `tool_choice` when the request has tools',
+        "Auto: (Default) Call zero, one, or multiple functions.",
+        "https://platform.openai.com/docs/guides/function-calling#tool-choice",
+    ),
+    Equivalence(
+        "an `input` string equals an `input` list holding one `user` message with that content",
+        "Text input: A text input to the model, equivalent to a text input with the user role.",
+        "https://platform.openai.com/docs/api-reference/responses/create#responses-create-input",
+    ),
+    Equivalence(
+        "`instructions` equals a `system` message first in `input` with that content",
+        "instructions: A system (or developer) message inserted into the model's context.",
+        "https://platform.openai.com/docs/api-reference/responses/create#responses-create-instructions",
+    ),
+)
 GEMINI_BASE64 = Equivalence(
     "`inlineData.data` and `thoughtSignature` (bytes fields, base64 in JSON) in the standard or "
     "the URL-safe alphabet, padded or not: the same bytes are the same payload",
@@ -297,6 +320,20 @@ def anthropic_messages(body: JsonBody) -> JsonBody:
 def openai_chat(body: JsonBody) -> JsonBody:
     """An OpenAI Chat Completions request in the form TC802 compares (OPENAI_CHAT_DIFFERENCES)."""
     return _openai(copy.deepcopy(dict(body)))
+
+
+def openai_responses(body: JsonBody) -> JsonBody:
+    """An OpenAI Responses request in the form TC802 compares (OPENAI_RESPONSES_DIFFERENCES)."""
+    b = copy.deepcopy(dict(body))
+    if b.get("stream") is False:
+        del b["stream"]
+    if b.get("tools") and b.get("tool_choice") == "auto":
+        del b["tool_choice"]
+    if isinstance(b.get("input"), str):
+        b["input"] = [{"role": "user", "content": b["input"]}]
+    if isinstance(b.get("instructions"), str) and isinstance(b.get("input"), list):
+        b["input"] = [{"role": "system", "content": b.pop("instructions")}, *b["input"]]
+    return b
 
 
 def _text_list(content: Any) -> Any:
