@@ -629,6 +629,19 @@ class OpenAIResponsesBridge(PydanticAIBridge):
             "provider_raw, which another adapter must not read, §6.5), and pydantic-ai sends encrypted reasoning "
             "back only under its id",
         ),
+        Gap(
+            ("TC802",),
+            ("text.yaml#2", "text.yaml#3"),
+            "the `developer` role has no ModelMessage form (system prompts only; pydantic-ai picks the role from "
+            "its model profile), and pydantic-ai leaves out sampling parameters for a model its profile marks as "
+            "reasoning (it warns, relayed as a WARN line)",
+        ),
+        Gap(
+            ("TC802",),
+            ("tools.yaml#*",),
+            "a function_call item's own `id` (fc_...) and `status` have no field in canonical tool_use",
+            when=r"^/input/\d+/id: missing from rendered",
+        ),
     )
     cassette_folders = ("openai-responses",)
     provider_tool_id: ClassVar[re.Pattern[str]] = OpenAIResponsesAdapter.provider_tool_id

@@ -292,6 +292,16 @@ OPENAI_RESPONSES_DIFFERENCES: tuple[str | Equivalence, ...] = (
         "instructions: A system (or developer) message inserted into the model's context.",
         "https://platform.openai.com/docs/api-reference/responses/create#responses-create-instructions",
     ),
+    Equivalence(
+        "a message `content` string equals a list holding one `input_text` part with that text",
+        "content: string or array. Text, image, or audio input to the model, used to generate a response.",
+        "https://platform.openai.com/docs/api-reference/responses/create#responses-create-input",
+    ),
+    Equivalence(
+        "`function_call.arguments` strings are compared as the JSON values they encode",
+        "arguments: string. A JSON string of the arguments to pass to the function.",
+        "https://platform.openai.com/docs/api-reference/responses/object#responses/object-output",
+    ),
 )
 GEMINI_BASE64 = Equivalence(
     "`inlineData.data` and `thoughtSignature` (bytes fields, base64 in JSON) in the standard or "
@@ -333,6 +343,14 @@ def openai_responses(body: JsonBody) -> JsonBody:
         b["input"] = [{"role": "user", "content": b["input"]}]
     if isinstance(b.get("instructions"), str) and isinstance(b.get("input"), list):
         b["input"] = [{"role": "system", "content": b.pop("instructions")}, *b["input"]]
+    for item in b.get("input") if isinstance(b.get("input"), list) else []:
+        if not isinstance(item, dict):
+            continue
+        if item.get("role") in ("user", "system", "developer") and isinstance(item.get("content"), str):
+            item["content"] = [{"type": "input_text", "text": item["content"]}]
+        if item.get("type") == "function_call" and isinstance(item.get("arguments"), str):
+            with contextlib.suppress(ValueError):
+                item["arguments"] = json.loads(item["arguments"])
     return b
 
 
