@@ -71,10 +71,12 @@ from ..adapters.base import (
 from ..adapters.gemini import GeminiAdapter
 from ..adapters.openai_chat import OpenAIChatAdapter
 from ..adapters.openai_responses import OpenAIResponsesAdapter
+from ..adapters.streams import json_array_events
 from ..adapters.toolids import ToolIdMap
 from ..convertkit import IdMint
 from ..formats.pydantic_ai.mapping import Session, from_pydantic_ai, to_pydantic_ai
 from ..wire import registry as wire_registry
+from ..wire.gemini import PROMPT_BLOCKED
 from .kit import Canned, Captured, CaptureTransport, Gap, run_sync
 
 LIBRARY = "pydantic-ai-slim"
@@ -85,7 +87,13 @@ _SETTING = re.compile(r"The `(\w+)` setting is not supported")
 _SAMPLING = re.compile(r"Sampling parameters \[([^\]]*)\] are not supported")
 _OPTION = {"max_tokens": "max_output_tokens"}  # pydantic-ai setting -> AdapterOptions field
 # pydantic-ai FinishReason -> canonical stop_reason, when the raw provider value is not kept
-_FINISH = {"stop": "end_turn", "length": "max_tokens", "tool_call": "tool_use", "content_filter": "end_turn"}
+_FINISH = {
+    "stop": "end_turn",
+    "length": "max_tokens",
+    "tool_call": "tool_use",
+    "content_filter": "end_turn",
+    "error": "error",
+}
 
 
 def library_version() -> str:
@@ -150,7 +158,11 @@ class _Parsed:
 
 def _finish_reason(resp: dict[str, Any]) -> str | None:
     details = resp.get("provider_details")
-    raw = details.get("finish_reason") if isinstance(details, dict) else None
+    if not isinstance(details, dict):
+        return None
+    raw = details.get("finish_reason")
+    if raw is None and details.get("block_reason") is not None:
+        return PROMPT_BLOCKED  # Gemini: the prompt was blocked and no candidates returned
     return raw if isinstance(raw, str) else None
 
 
@@ -178,6 +190,7 @@ class PydanticAIBridge(BaseAdapter):
     reference_class: ClassVar[type[BaseAdapter]]
     cassette_folders: ClassVar[tuple[str, ...]]  # the reference adapter's: recorded from the provider's docs
     bridge_gaps: ClassVar[tuple[Gap, ...]] = ()
+    library_provider: ClassVar[str]  # pydantic-ai's name for the provider (ModelResponse.provider_name)
     input_counts_cache: ClassVar[bool] = True  # the wire's input token count includes cached tokens
 
     def __init__(self) -> None:
@@ -239,7 +252,22 @@ class PydanticAIBridge(BaseAdapter):
                 block = block["content"][k] if k < len(block["content"]) else {}
             self.drop(m, j, str(block.get("type", "unknown")), f"pydantic-ai: {loss.text}")
         _restore_redacted(history)
+        self._library_names(history)
         return list(ModelMessagesTypeAdapter.validate_python(history))
+
+    def _library_names(self, history: list[dict[str, Any]]) -> None:
+        """The provider this bridge speaks for, under the name pydantic-ai gives it (`google`
+        for canonical `gemini`): pydantic-ai sends thinking signatures back only to the
+        provider it recorded, by its own name."""
+        mine = self.library_provider
+        if mine == self.provider:
+            return
+        for msg in history:
+            if msg.get("provider_name") == self.provider:
+                msg["provider_name"] = mine
+            for part in msg.get("parts", []):
+                if part.get("provider_name") == self.provider:
+                    part["provider_name"] = mine
 
     def _settings(self, options: AdapterOptions) -> ModelSettings:
         settings: ModelSettings = {"max_retries": 0}
@@ -391,7 +419,7 @@ class PydanticAIBridge(BaseAdapter):
                 raise self.reference.classify_error(resp.status, resp.body, headers) from None  # type: ignore[attr-defined]
             raise WireFormatError(f"pydantic-ai could not parse the response: {type(exc).__name__}: {exc}") from None
         parsed = self._parse(result, request_context.session_id)
-        status = "complete"
+        status = {"error": "error", "cancelled": "cancelled"}.get(self.stop_reason(parsed), "complete")
         return self.assemble(
             request_context, parsed.content, wire_model=parsed.wire_model, token_usage=parsed.usage, status=status
         )
@@ -400,12 +428,22 @@ class PydanticAIBridge(BaseAdapter):
         data = b"".join(c.encode("utf-8", "surrogatepass") if isinstance(c, str) else bytes(c) for c in chunks)
         return self._stream(data, context)
 
-    def stream_content_type(self, data: bytes) -> str:
-        return "text/event-stream"
+    def sse(self, data: bytes) -> bytes:
+        """The recorded stream as the SSE the library asked for (`alt=sse`): a body recorded
+        in another framing (Gemini's JSON array) is re-framed event by event, each event's
+        JSON unchanged; SSE and unknown bodies go through as recorded."""
+        framing = wire_registry.detect_framing(data)
+        if framing is not None or not data.lstrip().startswith(b"["):
+            return data
+        try:
+            events = list(json_array_events([data]))
+        except WireFormatError:
+            return data  # the library reports what it makes of the bytes
+        return b"".join(b"data: " + json.dumps(e.value).encode() + b"\r\n\r\n" for e in events)
 
     def _stream(self, data: bytes, ctx: RequestContext) -> Iterator[StreamEvent]:
         model, history = self._probe()
-        self.transport.reset([Canned(data, 200, {"content-type": self.stream_content_type(data)})])
+        self.transport.reset([Canned(self.sse(data), 200, {"content-type": "text/event-stream"})])
         events: list[Any] = []
         final: list[ModelResponse] = []
 
@@ -525,6 +563,7 @@ class AnthropicBridge(PydanticAIBridge):
     provider: ClassVar[str] = "anthropic"
     wire_api: ClassVar[str] = "anthropic-messages"
     reference_class = AnthropicAdapter
+    library_provider = "anthropic"
     input_counts_cache = False  # Messages `usage.input_tokens` excludes cache reads and writes
     bridge_gaps = (
         Gap(
@@ -566,6 +605,7 @@ class OpenAIChatBridge(PydanticAIBridge):
     provider: ClassVar[str] = "openai"
     wire_api: ClassVar[str] = "openai-chat-completions"
     reference_class = OpenAIChatAdapter
+    library_provider = "openai"
     tool_errors_in_band = 'the result text as the JSON object {"error": <text>} (pydantic-ai\'s RetryPromptPart)'
     bridge_gaps = (
         Gap(
@@ -607,6 +647,7 @@ class OpenAIResponsesBridge(PydanticAIBridge):
     provider: ClassVar[str] = "openai"
     wire_api: ClassVar[str] = "openai-responses"
     reference_class = OpenAIResponsesAdapter
+    library_provider = "openai"
     tool_errors_in_band = 'the output text as the JSON object {"error": <text>} (pydantic-ai\'s RetryPromptPart)'
     bridge_gaps = (
         Gap(
@@ -665,6 +706,7 @@ class GeminiBridge(PydanticAIBridge):
     provider: ClassVar[str] = "gemini"
     wire_api: ClassVar[str] = "gemini-generate-content"
     reference_class = GeminiAdapter
+    library_provider = "google"
     cassette_folders = ("gemini",)
     provider_tool_id: ClassVar[re.Pattern[str]] = GeminiAdapter.provider_tool_id
     capabilities: ClassVar[Mapping[str, Any]] = {

@@ -318,7 +318,24 @@ GEMINI_BASE64 = Equivalence(
     # the canonical fields a Gemini adapter carries these payloads in, as they were on the wire
     canonical_base64=("image.source.data", "thinking.signature"),
 )
-GEMINI_DIFFERENCES: tuple[str | Equivalence, ...] = (*JSON_FORMS, GEMINI_BASE64)
+GEMINI_DIFFERENCES: tuple[str | Equivalence, ...] = (
+    *JSON_FORMS,
+    GEMINI_BASE64,
+    Equivalence(
+        '`generationConfig.responseModalities: ["TEXT"]` equals an absent one (and an emptied '
+        "`generationConfig` an absent one)",
+        "An empty list is equivalent to requesting only text.",
+        "https://ai.google.dev/api/generate-content#generationconfig (responseModalities; a repeated field "
+        "left out is the empty list in proto3 JSON)",
+    ),
+    Equivalence(
+        "a request field spelled with its proto name (`mime_type`, `file_uri`, `parameters_json_schema`, ...) "
+        "equals its lowerCamelCase JSON name (`mimeType`, ...)",
+        "Proto3 JSON parsers accept both the lowerCamelCase name (or the one specified by the json_name option) "
+        "and the original proto field name.",
+        PROTO3_JSON,
+    ),
+)
 """A generateContent body is proto3 JSON (`GenerateContentRequest`, `Part`, `Blob`)."""
 
 
@@ -351,6 +368,49 @@ def openai_responses(body: JsonBody) -> JsonBody:
         if item.get("type") == "function_call" and isinstance(item.get("arguments"), str):
             with contextlib.suppress(ValueError):
                 item["arguments"] = json.loads(item["arguments"])
+    return b
+
+
+_GEMINI_PROTO_NAMES = frozenset(
+    {
+        "inline_data", "file_data", "mime_type", "file_uri", "function_call", "function_response",
+        "thought_signature", "system_instruction", "generation_config", "tool_config", "function_declarations",
+        "parameters_json_schema", "response_json_schema", "response_modalities", "function_calling_config",
+        "allowed_function_names", "max_output_tokens", "stop_sequences", "response_mime_type", "response_schema",
+        "thinking_config", "include_thoughts", "thinking_budget", "cached_content", "safety_settings",
+        "video_metadata", "executable_code", "code_execution_result",
+    }
+)  # fmt: skip
+"""generateContent request fields spelled with their proto names (GEMINI_DIFFERENCES); never
+a key inside a function's arguments or schema, which are the caller's."""
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(r[:1].upper() + r[1:] for r in rest)
+
+
+def _proto_names(value: Any, *, inside_user_json: bool = False) -> Any:
+    if isinstance(value, list):
+        return [_proto_names(v, inside_user_json=inside_user_json) for v in value]
+    if not isinstance(value, dict) or inside_user_json:
+        return value
+    out = {}
+    for k, v in value.items():
+        key = _camel(k) if k in _GEMINI_PROTO_NAMES else k
+        opaque = key in ("args", "response", "parameters", "parametersJsonSchema", "responseSchema", "responseJsonSchema")
+        out[key] = _proto_names(v, inside_user_json=opaque)
+    return out
+
+
+def gemini(body: JsonBody) -> JsonBody:
+    """A generateContent request in the form TC802 compares (GEMINI_DIFFERENCES)."""
+    b: dict[str, Any] = _proto_names(copy.deepcopy(dict(body)))
+    config = b.get("generationConfig")
+    if isinstance(config, dict) and config.get("responseModalities") == ["TEXT"]:
+        del config["responseModalities"]
+        if not config:
+            del b["generationConfig"]
     return b
 
 
