@@ -706,6 +706,40 @@ class GeminiBridge(PydanticAIBridge):
     provider: ClassVar[str] = "gemini"
     wire_api: ClassVar[str] = "gemini-generate-content"
     reference_class = GeminiAdapter
+    bridge_gaps = (
+        Gap(
+            ("TC802",),
+            ("cached.yaml#*",),
+            "`cachedContent`: a ModelMessage has no cached-content reference (prompt caching is declared false)",
+            when=r"^/cachedContent: missing from rendered",
+        ),
+        Gap(
+            ("TC802",),
+            ("*",),
+            'pydantic-ai sends `toolConfig.functionCallingConfig.mode: "VALIDATED"` with every function tool, and '
+            "no setting leaves it out",
+            when=r'^/toolConfig: only in rendered \(\{"functionCallingConfig": \{"mode": "VALIDATED"\}\}\) \(compared',
+        ),
+        Gap(
+            ("TC802",),
+            ("thinking.yaml#*",),
+            "AdapterOptions.extra (here `generationConfig.thinkingConfig`): GoogleModel takes no `extra_body` "
+            "(pydantic-ai warns; relayed as a WARN line)",
+            when=r"^/generationConfig: missing from rendered",
+        ),
+        Gap(
+            ("TC405",),
+            ("thinking.yaml#*",),
+            "Gemini's thoughtSignature on a text or functionCall part: pydantic-ai keeps it in the part's "
+            "provider_details, which the canonical -> ModelMessage mapping does not carry (thinking parts only)",
+        ),
+        Gap(
+            ("TC901",),
+            ("images",),
+            "GoogleModel downloads an image URL to inline it; a bridge runs offline, so the URL case cannot render",
+            when=r"NetworkBlockedError",
+        ),
+    )
     library_provider = "google"
     cassette_folders = ("gemini",)
     provider_tool_id: ClassVar[re.Pattern[str]] = GeminiAdapter.provider_tool_id

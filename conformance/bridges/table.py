@@ -52,27 +52,83 @@ KNOWN: dict[tuple[str, str], Known] = {
         f"{_FOREIGN}: the thinking becomes text (TC401) and the redacted_thinking vanishes, neither with the "
         "§7.3 WARN line",
     ),
+    ("pydantic-ai:openai-chat", "TC201"): Known(
+        "library bug",
+        "an assistant thinking block of this provider (Chat Completions has no thinking field) goes on the wire as "
+        "`<think>` text in the assistant's `content`, and an image of media type `image/x-turnspec-probe` as a "
+        "`data:image/x-turnspec-probe;base64,...` image_url (Chat takes PNG, JPEG, WEBP, GIF): no drop, no WARN",
+    ),
+    ("pydantic-ai:openai-chat", "TC202"): Known("library bug", "the same blocks reach the wire (TC201)"),
+    ("pydantic-ai:openai-chat", "TC203"): Known(
+        "library bug", "the same blocks marked critical: the request renders, no error (TC201)"
+    ),
     ("pydantic-ai:openai-chat", "TC401"): Known(
         "library bug",
         f"{_FOREIGN}: the assistant's own `content` becomes "
-        '`"<think>\\nFOREIGN-THOUGHT\\n</think>\\n\\n<think>\\n\\n</think>\\n\\nanswer"`: another model\'s reasoning '
-        "replayed as the assistant's text, and an empty `<think></think>` pair for the redacted thinking",
+        '`"<think>\\nFOREIGN-THOUGHT\\n</think>\\n\\n<think>\\n\\n</think>\\n\\nanswer"` when the redacted block '
+        "is Anthropic's: another model's reasoning replayed as the assistant's text, and an empty `<think></think>` "
+        "pair for the redacted thinking",
     ),
     ("pydantic-ai:openai-chat", "TC404"): Known("library bug", "the same request (TC401): no drop, no WARN"),
     ("pydantic-ai:openai-chat", "TC502"): Known(
         "library bug", "the same request (TC401): thinking reaches Chat Completions, which has no thinking field"
     ),
+    ("pydantic-ai:openai-responses", "TC201"): Known(
+        "library bug",
+        "an image of media type `image/x-turnspec-probe` goes out as an `input_image` data URL of that type "
+        "(the Responses API takes PNG, JPEG, WEBP, GIF): no drop, no WARN",
+    ),
+    ("pydantic-ai:openai-responses", "TC202"): Known("library bug", "the same image reaches the wire (TC201)"),
+    ("pydantic-ai:openai-responses", "TC203"): Known(
+        "library bug", "the same image marked critical: the request renders, no error (TC201)"
+    ),
     ("pydantic-ai:openai-responses", "TC401"): Known(
         "library bug",
         f"{_FOREIGN}: `input` gains assistant messages "
-        '`{"role": "assistant", "content": "<think>\\nFOREIGN-THOUGHT\\n</think>"}` and '
-        '`{"role": "assistant", "content": "<think>\\n\\n</think>"}`',
+        '`{"role": "assistant", "content": "<think>\\nFOREIGN-THOUGHT\\n</think>"}` and, for Anthropic\'s '
+        'redacted thinking, `{"role": "assistant", "content": "<think>\\n\\n</think>"}`',
     ),
     ("pydantic-ai:openai-responses", "TC404"): Known("library bug", "the same request (TC401): no drop, no WARN"),
+    ("pydantic-ai:openai-responses", "TC903"): Known(
+        "library bug",
+        "a response whose output holds `function_call` items (status `completed`) is read with "
+        "`finish_reason='stop'`, not its own `'tool_call'`, streamed or not; and an output message's `refusal` "
+        "content part is left out of the parsed reply (parsed texts `['']`)",
+    ),
+    ("pydantic-ai:gemini", "TC201"): Known(
+        "library bug",
+        "an image of media type `image/x-turnspec-probe` goes out as `inlineData` with that `mime_type` "
+        "(Gemini lists PNG, JPEG, WEBP, HEIC, HEIF): no drop, no WARN",
+    ),
+    ("pydantic-ai:gemini", "TC202"): Known("library bug", "the same image reaches the wire (TC201)"),
+    ("pydantic-ai:gemini", "TC203"): Known(
+        "library bug", "the same image marked critical: the request renders, no error (TC201)"
+    ),
+    ("pydantic-ai:gemini", "TC401"): Known(
+        "library bug",
+        "replaying a tool result: `functionResponse.response` is `{\"return_value\": \"MARK-result-1\"}`, so the "
+        "result's text reads back as JSON around it; and another provider's thinking goes out as a part with "
+        "`thought: true`",
+    ),
+    ("pydantic-ai:gemini", "TC404"): Known(
+        "library bug",
+        f"{_FOREIGN}: the thinking goes out as a `thought: true` part and the redacted thinking vanishes, "
+        "neither with the §7.3 WARN line",
+    ),
+    ("pydantic-ai:gemini", "TC606"): Known(
+        "library bug",
+        "thinking.yaml#7/#8: the non-streamed parse of the recorded body has a trailing empty `TextPart` (the part "
+        "that carries only a `thoughtSignature`), the streamed parse of the same content has none",
+    ),
+    ("pydantic-ai:gemini", "TC903"): Known(
+        "library bug",
+        "a streamed turn that ends `STOP` with `functionCall` parts is read with `finish_reason='stop'`, not "
+        "`'tool_call'`",
+    ),
 }
 
 
-TRIAGED = ("pydantic-ai:anthropic",)
+TRIAGED = ("pydantic-ai:anthropic", "pydantic-ai:openai-chat", "pydantic-ai:openai-responses")
 """Bridges whose every failure must be classified (the session fails otherwise); the others'
 unclassified failures are listed as not yet triaged."""
 

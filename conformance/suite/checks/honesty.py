@@ -81,7 +81,9 @@ def _holds(api: WireApi, found: Located, value: str) -> bool:
         return True
     pointer, text = found.pointer, found.value
     if isinstance(text, dict):  # a located part (Gemini's inlineData): its payload field
-        pointer, text = f"{pointer}/data", text.get("data")
+        text = text.get("data")
+    if equivalence.base64_at(api, pointer) is None:
+        pointer = f"{pointer}/data"  # the images probe locates the part that holds `data`
     if equivalence.base64_at(api, pointer) is None or not isinstance(text, str):
         return False
     raw = equivalence.decode_base64(text)
@@ -326,7 +328,12 @@ def capability_honesty(env: Env) -> Iterator[Outcome]:
                 except Exception as exc:
                     yield o(R.CAPS_CARRIED, s, "fail", f"image {media}", crash(exc))
                     continue
-                ok = data in body_text(w.body)
+                api = wire_api_of(a)
+                ok = data in body_text(w.body) or (
+                    api is not None
+                    and isinstance(w.body, dict)
+                    and any(_holds(api, x, data) for x in api.probes.images(w.body))
+                )
                 yield o(
                     R.CAPS_CARRIED,
                     s,
