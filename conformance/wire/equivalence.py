@@ -335,6 +335,13 @@ GEMINI_DIFFERENCES: tuple[str | Equivalence, ...] = (
         "and the original proto field name.",
         PROTO3_JSON,
     ),
+    Equivalence(
+        "`systemInstruction.role` set equals it unset (the system instruction is no turn of a multi-turn "
+        "conversation)",
+        "role: Optional. The producer of the content. Must be either 'user' or 'model'. Useful to set for "
+        "multi-turn conversations, otherwise can be left blank or unset.",
+        "https://ai.google.dev/api/caching#Content",
+    ),
 )
 """A generateContent body is proto3 JSON (`GenerateContentRequest`, `Part`, `Blob`)."""
 
@@ -406,6 +413,9 @@ def _proto_names(value: Any, *, inside_user_json: bool = False) -> Any:
 def gemini(body: JsonBody) -> JsonBody:
     """A generateContent request in the form TC802 compares (GEMINI_DIFFERENCES)."""
     b: dict[str, Any] = _proto_names(copy.deepcopy(dict(body)))
+    system = b.get("systemInstruction")
+    if isinstance(system, dict):
+        system.pop("role", None)
     config = b.get("generationConfig")
     if isinstance(config, dict) and config.get("responseModalities") == ["TEXT"]:
         del config["responseModalities"]
