@@ -221,6 +221,8 @@ def test_tc501_finds_an_image_sent_in_the_other_base64_alphabet() -> None:
     from conformance.findings import Selection  # function-level: only this test selects rules
     from conformance.suite.runner import SuiteConfig, run  # function-level: as above
 
-    report = run(SuiteConfig.for_refs(["pydantic-ai:gemini"], samples=None, peers=False, selection=Selection(select=("TC501",))))
+    report = run(
+        SuiteConfig.for_refs(["pydantic-ai:gemini"], samples=None, peers=False, selection=Selection(select=("TC501",)))
+    )
     result = report.result("TC501", "pydantic-ai:gemini")
     assert result is not None and result.status == "pass", result

@@ -299,7 +299,9 @@ class PydanticAIBridge(BaseAdapter):
         channel is the WARN log line (canonical §7.3), so each becomes `warn_option`."""
         for w in said:
             text = str(w.message)
-            names = _SETTING.findall(text) or [n for group in _SAMPLING.findall(text) for n in re.findall(r"'(\w+)'", group)]
+            names = _SETTING.findall(text) or [
+                n for group in _SAMPLING.findall(text) for n in re.findall(r"'(\w+)'", group)
+            ]
             for name in names:
                 self.warn_option(_OPTION.get(name, name), f"pydantic-ai: {text}")
 

@@ -105,7 +105,7 @@ KNOWN: dict[tuple[str, str], Known] = {
     ),
     ("pydantic-ai:gemini", "TC401"): Known(
         "library bug",
-        "replaying a tool result: `functionResponse.response` is `{\"return_value\": \"MARK-result-1\"}`, so the "
+        'replaying a tool result: `functionResponse.response` is `{"return_value": "MARK-result-1"}`, so the '
         "result's text reads back as JSON around it; and another provider's thinking goes out as a part with "
         "`thought: true`",
     ),
@@ -121,8 +121,8 @@ KNOWN: dict[tuple[str, str], Known] = {
     ),
     ("pydantic-ai:gemini", "TC802"): Known(
         "library bug",
-        "a tool result goes back as `functionResponse.response: {\"return_value\": ...}`, where the recording "
-        "has `{\"output\": ...}`: the docs say 'Use \"output\" key to specify function output and \"error\" key "
+        'a tool result goes back as `functionResponse.response: {"return_value": ...}`, where the recording '
+        'has `{"output": ...}`: the docs say \'Use "output" key to specify function output and "error" key '
         "to specify error details', else the whole object is the output; and a function call without a "
         "signature gets the dummy `thoughtSignature` `skip_thought_signature_validator`",
     ),
@@ -182,10 +182,18 @@ def render() -> tuple[str, int]:
             else:
                 evidence = known.evidence.replace("|", "\\|")
                 lines.append(f"| `{n}` | {r.rule} | {known.kind} | {evidence} |")
-    lines += ["", "## Declared gaps (reported as skips)", "", "| bridge | checks | cases | reason |", "|---|---|---|---|"]
+    lines += [
+        "",
+        "## Declared gaps (reported as skips)",
+        "",
+        "| bridge | checks | cases | reason |",
+        "|---|---|---|---|",
+    ]
     for cls in BRIDGES.values():
         for gap in cls.bridge_gaps:
-            cases = ", ".join(f"`{p}`" for p in gap.subjects) + (" (when the difference is only that)" if gap.when else "")
+            cases = ", ".join(f"`{p}`" for p in gap.subjects) + (
+                " (when the difference is only that)" if gap.when else ""
+            )
             lines.append(f"| `{cls.name}` | {', '.join(gap.rules)} | {cases} | {gap.reason.replace('|', '/')} |")
     lines += ["", f"Unclassified failures: {unclassified}", ""]
     return "\n".join(lines), unclassified

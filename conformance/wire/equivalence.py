@@ -336,8 +336,7 @@ GEMINI_DIFFERENCES: tuple[str | Equivalence, ...] = (
         PROTO3_JSON,
     ),
     Equivalence(
-        "`systemInstruction.role` set equals it unset (the system instruction is no turn of a multi-turn "
-        "conversation)",
+        "`systemInstruction.role` set equals it unset (the system instruction is no turn of a multi-turn conversation)",
         "role: Optional. The producer of the content. Must be either 'user' or 'model'. Useful to set for "
         "multi-turn conversations, otherwise can be left blank or unset.",
         "https://ai.google.dev/api/caching#Content",
@@ -367,14 +366,17 @@ def openai_responses(body: JsonBody) -> JsonBody:
         b["input"] = [{"role": "user", "content": b["input"]}]
     if isinstance(b.get("instructions"), str) and isinstance(b.get("input"), list):
         b["input"] = [{"role": "system", "content": b.pop("instructions")}, *b["input"]]
-    for item in b.get("input") if isinstance(b.get("input"), list) else []:
+    items = b.get("input")
+    for item in items if isinstance(items, list) else []:
         if not isinstance(item, dict):
             continue
         if item.get("role") in ("user", "system", "developer") and isinstance(item.get("content"), str):
             item["content"] = [{"type": "input_text", "text": item["content"]}]
         if item.get("type") == "function_call" and isinstance(item.get("arguments"), str):
+            # the JSON value the string encodes, still marked as a string: an object sent
+            # where the API wants a JSON string stays a difference
             with contextlib.suppress(ValueError):
-                item["arguments"] = json.loads(item["arguments"])
+                item["arguments"] = {"JSON string of": json.loads(item["arguments"])}
     return b
 
 
@@ -405,7 +407,14 @@ def _proto_names(value: Any, *, inside_user_json: bool = False) -> Any:
     out = {}
     for k, v in value.items():
         key = _camel(k) if k in _GEMINI_PROTO_NAMES else k
-        opaque = key in ("args", "response", "parameters", "parametersJsonSchema", "responseSchema", "responseJsonSchema")
+        opaque = key in (
+            "args",
+            "response",
+            "parameters",
+            "parametersJsonSchema",
+            "responseSchema",
+            "responseJsonSchema",
+        )
         out[key] = _proto_names(v, inside_user_json=opaque)
     return out
 
