@@ -226,3 +226,18 @@ def test_tc501_finds_an_image_sent_in_the_other_base64_alphabet() -> None:
     )
     result = report.result("TC501", "pydantic-ai:gemini")
     assert result is not None and result.status == "pass", result
+
+
+def test_a_bridge_without_its_library_is_a_one_line_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = registry.importlib.import_module
+
+    def missing(name: str, *args: object) -> object:
+        if name == "conformance.bridges.pydantic_ai":
+            raise ModuleNotFoundError("No module named 'pydantic_ai'")
+        return real(name, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(registry.importlib, "import_module", missing)
+    with pytest.raises(InputError) as err:
+        registry.load("pydantic-ai:anthropic")
+    assert "\n" not in str(err.value)
+    assert "pip install 'turnspec[pydantic-ai]'" in str(err.value)
