@@ -241,3 +241,17 @@ def test_a_bridge_without_its_library_is_a_one_line_error(monkeypatch: pytest.Mo
         registry.load("pydantic-ai:anthropic")
     assert "\n" not in str(err.value)
     assert "pip install 'turnspec[pydantic-ai]'" in str(err.value)
+
+
+def test_run_sync_works_inside_a_running_event_loop() -> None:
+    """Adapter methods are synchronous; called from async code (a loop already running in
+    this thread) the library call runs on a worker thread's loop instead of failing."""
+    import asyncio  # function-level: only this test runs a loop
+
+    async def answer() -> int:
+        return 42
+
+    async def caller() -> int:
+        return run_sync(answer)
+
+    assert asyncio.run(caller()) == 42
