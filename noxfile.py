@@ -58,3 +58,10 @@ def bench_ray(session: nox.Session) -> None:
     """`validate --engine ray` throughput on a local Ray instance, next to `--jobs`."""
     session.install("-e", ".[test]")
     session.run("python", "-m", "conformance.benchmarks.parallel", "--ray", *session.posargs)
+
+
+@nox.session
+def bridges_table(session: nox.Session) -> None:
+    """docs/bridges.md: each pydantic-ai bridge's result per check, every failure classified."""
+    session.install("-e", ".[pydantic-ai]")
+    session.run("python", "-m", "conformance.bridges.table", "docs/bridges.md", *session.posargs)

@@ -141,9 +141,34 @@ def _attr(obj: Any, attr: str, module: str, ref: str) -> Any:
     return obj
 
 
+BRIDGE_PREFIXES = {"pydantic-ai": ("conformance.bridges.pydantic_ai", "pydantic-ai")}
+"""`<library>:<api>` adapter names -> (the bridge module, the turnspec extra that installs it)."""
+
+
+def _bridge(ref: str) -> Adapter | None:
+    """The bridge a `<library>:<api>` name names (`pydantic-ai:anthropic`), or None when
+    `ref` names none. The module is imported by name, here only: nothing else in turnspec
+    imports `conformance.bridges` (`.importlinter`), so the libraries stay optional."""
+    library, sep, api = ref.partition(":")
+    if not sep or library not in BRIDGE_PREFIXES:
+        return None
+    module, extra = BRIDGE_PREFIXES[library]
+    try:
+        bridges = importlib.import_module(module).BRIDGES
+    except ImportError as exc:
+        raise InputError(f"{ref}: {library} is not installed (pip install 'turnspec[{extra}]'): {exc}") from None
+    cls = bridges.get(api)
+    if cls is None:
+        raise InputError(f"{ref}: no {library} bridge for {api!r} (known: {', '.join(sorted(bridges))})")
+    return _instantiate(cls, ref)
+
+
 def load(ref: str) -> Adapter:
-    """An adapter from a registered name (`anthropic`), a `module:attr` reference or a
-    `path/to/file.py:attr` reference (a module not installed)."""
+    """An adapter from a registered name (`anthropic`), a bridge name (`pydantic-ai:anthropic`),
+    a `module:attr` reference or a `path/to/file.py:attr` reference (a module not installed)."""
+    bridged = _bridge(ref)
+    if bridged is not None:
+        return bridged
     path_text, sep, attr = ref.rpartition(":")
     if sep and path_text.endswith(".py"):
         if not attr or any(not p.isidentifier() for p in attr.split(".")):

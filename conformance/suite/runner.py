@@ -12,9 +12,11 @@ the network: adapters are pure translation, and a replay must never reach a prov
 
 from __future__ import annotations
 
+import fnmatch
+import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -80,6 +82,16 @@ def default_samples() -> Path | None:
     return p if p.is_dir() else None
 
 
+def cassette_folders(adapter: Adapter) -> tuple[str, ...]:
+    """The folder names of `<root>/<name>/` searched for an adapter's cassettes: its name, or
+    what it declares in `cassette_folders` (a bridge reads the cassettes of its wire API's
+    reference adapter: `pydantic-ai:anthropic` those of `anthropic`)."""
+    declared = getattr(adapter, "cassette_folders", None)
+    if isinstance(declared, tuple) and declared and all(isinstance(n, str) for n in declared):
+        return declared
+    return (str(adapter.name),)
+
+
 @dataclass
 class SuiteConfig:
     subjects: list[AdapterUnderTest]
@@ -117,7 +129,7 @@ class SuiteConfig:
         subjects = []
         for ref in refs:
             a = registry.load(ref)
-            dirs = [r / a.name for r in all_roots if (r / a.name).is_dir()]
+            dirs = [r / n for r in all_roots for n in cassette_folders(a) if (r / n).is_dir()]
             dirs += [r for r in cassettes if r.is_dir() and not any(r.glob("*/")) and r not in dirs]
             subjects.append(AdapterUnderTest(ref, a, dirs))
         names = {s.name for s in subjects}
@@ -311,6 +323,30 @@ CASSETTE_HINTS: dict[str, str] = {
 """TC002's skip reason: the recording that would exercise each capability."""
 
 
+def declared_gaps(subjects: Iterable[AdapterUnderTest], outcomes: list[Outcome]) -> list[Outcome]:
+    """A bridge's declared gaps (`bridge_gaps`: objects with `rules`, `subjects` (fnmatch
+    patterns of case subjects), `reason` and optionally `when` (a regex the failure's reason
+    must match), see `conformance.bridges.kit.Gap`): a failing
+    case they cover is what the wrapped library cannot express, not a verdict on it, so it
+    is reported skipped with the gap's reason (and what failed). Nothing else changes."""
+    gaps = {s.name: tuple(getattr(s.adapter, "bridge_gaps", ()) or ()) for s in subjects}
+    out = []
+    for o in outcomes:
+        gap = next(
+            (
+                g
+                for g in gaps.get(o.adapter, ())
+                if o.status == "fail"
+                and o.rule in g.rules
+                and any(fnmatch.fnmatchcase(o.subject, p) for p in g.subjects)
+                and re.search(str(getattr(g, "when", "") or ""), o.message) is not None
+            ),
+            None,
+        )
+        out.append(o if gap is None else replace(o, status="skip", message=f"bridge gap: {gap.reason} ({o.message})"))
+    return out
+
+
 def run(
     config: SuiteConfig, *, progress: Callable[[str], None] | None = None, fail_on_skip: bool = False
 ) -> SuiteReport:
@@ -336,6 +372,7 @@ def run(
                 crashes.clear()
     finally:
         stop_collecting(token)
+    outcomes = declared_gaps(config.subjects, outcomes)
     gate, counts = capability_gate(config.subjects, outcomes, sel)
     if sel.enabled(EXERCISED.id):
         outcomes.extend(gate)

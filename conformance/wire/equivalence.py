@@ -243,6 +243,12 @@ ANTHROPIC_MESSAGES_DIFFERENCES: tuple[str | Equivalence, ...] = (
     "`stream: false` equals an absent `stream` (false is the default)",
     'a tool `description` of "" equals an absent one (canonical ToolDefinition requires it)',
     "`system` given as a string equals a list holding one text block",
+    Equivalence(
+        '`tool_choice: {"type": "auto"}` equals an absent `tool_choice` when the request has tools',
+        "`auto` allows Claude to decide whether to call any provided tools or not. This is the default value "
+        "when tools are provided.",
+        "https://docs.claude.com/en/docs/agents-and-tools/tool-use/implement-tool-use#forcing-tool-use",
+    ),
 )
 OPENAI_CHAT_DIFFERENCES: tuple[str | Equivalence, ...] = (
     *JSON_FORMS,
@@ -258,6 +264,44 @@ OPENAI_CHAT_DIFFERENCES: tuple[str | Equivalence, ...] = (
         "https://platform.openai.com/docs/api-reference/chat/create#chat-create-messages",
     ),
     'a tool `description` of "" equals an absent one',
+    Equivalence(
+        '`tool_choice: "auto"` equals an absent `tool_choice` when the request has tools',
+        "`none` is the default when no tools are present. `auto` is the default if tools are present.",
+        "https://platform.openai.com/docs/api-reference/chat/create#chat-create-tool_choice",
+    ),
+)
+OPENAI_RESPONSES_DIFFERENCES: tuple[str | Equivalence, ...] = (
+    *JSON_FORMS,
+    Equivalence(
+        "`stream: false` equals an absent `stream`",
+        "stream: boolean or null, Optional, Defaults to false",
+        "https://platform.openai.com/docs/api-reference/responses/create#responses-create-stream",
+    ),
+    Equivalence(
+        '`tool_choice: "auto"` equals an absent `tool_choice` when the request has tools',
+        "Auto: (Default) Call zero, one, or multiple functions.",
+        "https://platform.openai.com/docs/guides/function-calling#tool-choice",
+    ),
+    Equivalence(
+        "an `input` string equals an `input` list holding one `user` message with that content",
+        "Text input: A text input to the model, equivalent to a text input with the user role.",
+        "https://platform.openai.com/docs/api-reference/responses/create#responses-create-input",
+    ),
+    Equivalence(
+        "`instructions` equals a `system` message first in `input` with that content",
+        "instructions: A system (or developer) message inserted into the model's context.",
+        "https://platform.openai.com/docs/api-reference/responses/create#responses-create-instructions",
+    ),
+    Equivalence(
+        "a message `content` string equals a list holding one `input_text` part with that text",
+        "content: string or array. Text, image, or audio input to the model, used to generate a response.",
+        "https://platform.openai.com/docs/api-reference/responses/create#responses-create-input",
+    ),
+    Equivalence(
+        "`function_call.arguments` strings are compared as the JSON values they encode",
+        "arguments: string. A JSON string of the arguments to pass to the function.",
+        "https://platform.openai.com/docs/api-reference/responses/object#responses/object-output",
+    ),
 )
 GEMINI_BASE64 = Equivalence(
     "`inlineData.data` and `thoughtSignature` (bytes fields, base64 in JSON) in the standard or "
@@ -274,7 +318,30 @@ GEMINI_BASE64 = Equivalence(
     # the canonical fields a Gemini adapter carries these payloads in, as they were on the wire
     canonical_base64=("image.source.data", "thinking.signature"),
 )
-GEMINI_DIFFERENCES: tuple[str | Equivalence, ...] = (*JSON_FORMS, GEMINI_BASE64)
+GEMINI_DIFFERENCES: tuple[str | Equivalence, ...] = (
+    *JSON_FORMS,
+    GEMINI_BASE64,
+    Equivalence(
+        '`generationConfig.responseModalities: ["TEXT"]` equals an absent one (and an emptied '
+        "`generationConfig` an absent one)",
+        "An empty list is equivalent to requesting only text.",
+        "https://ai.google.dev/api/generate-content#generationconfig (responseModalities; a repeated field "
+        "left out is the empty list in proto3 JSON)",
+    ),
+    Equivalence(
+        "a request field spelled with its proto name (`mime_type`, `file_uri`, `parameters_json_schema`, ...) "
+        "equals its lowerCamelCase JSON name (`mimeType`, ...)",
+        "Proto3 JSON parsers accept both the lowerCamelCase name (or the one specified by the json_name option) "
+        "and the original proto field name.",
+        PROTO3_JSON,
+    ),
+    Equivalence(
+        "`systemInstruction.role` set equals it unset (the system instruction is no turn of a multi-turn conversation)",
+        "role: Optional. The producer of the content. Must be either 'user' or 'model'. Useful to set for "
+        "multi-turn conversations, otherwise can be left blank or unset.",
+        "https://ai.google.dev/api/caching#Content",
+    ),
+)
 """A generateContent body is proto3 JSON (`GenerateContentRequest`, `Part`, `Blob`)."""
 
 
@@ -286,6 +353,84 @@ def anthropic_messages(body: JsonBody) -> JsonBody:
 def openai_chat(body: JsonBody) -> JsonBody:
     """An OpenAI Chat Completions request in the form TC802 compares (OPENAI_CHAT_DIFFERENCES)."""
     return _openai(copy.deepcopy(dict(body)))
+
+
+def openai_responses(body: JsonBody) -> JsonBody:
+    """An OpenAI Responses request in the form TC802 compares (OPENAI_RESPONSES_DIFFERENCES)."""
+    b = copy.deepcopy(dict(body))
+    if b.get("stream") is False:
+        del b["stream"]
+    if b.get("tools") and b.get("tool_choice") == "auto":
+        del b["tool_choice"]
+    if isinstance(b.get("input"), str):
+        b["input"] = [{"role": "user", "content": b["input"]}]
+    if isinstance(b.get("instructions"), str) and isinstance(b.get("input"), list):
+        b["input"] = [{"role": "system", "content": b.pop("instructions")}, *b["input"]]
+    items = b.get("input")
+    for item in items if isinstance(items, list) else []:
+        if not isinstance(item, dict):
+            continue
+        if item.get("role") in ("user", "system", "developer") and isinstance(item.get("content"), str):
+            item["content"] = [{"type": "input_text", "text": item["content"]}]
+        if item.get("type") == "function_call" and isinstance(item.get("arguments"), str):
+            # the JSON value the string encodes, still marked as a string: an object sent
+            # where the API wants a JSON string stays a difference
+            with contextlib.suppress(ValueError):
+                item["arguments"] = {"JSON string of": json.loads(item["arguments"])}
+    return b
+
+
+_GEMINI_PROTO_NAMES = frozenset(
+    {
+        "inline_data", "file_data", "mime_type", "file_uri", "function_call", "function_response",
+        "thought_signature", "system_instruction", "generation_config", "tool_config", "function_declarations",
+        "parameters_json_schema", "response_json_schema", "response_modalities", "function_calling_config",
+        "allowed_function_names", "max_output_tokens", "stop_sequences", "response_mime_type", "response_schema",
+        "thinking_config", "include_thoughts", "thinking_budget", "cached_content", "safety_settings",
+        "video_metadata", "executable_code", "code_execution_result",
+    }
+)  # fmt: skip
+"""generateContent request fields spelled with their proto names (GEMINI_DIFFERENCES); never
+a key inside a function's arguments or schema, which are the caller's."""
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(r[:1].upper() + r[1:] for r in rest)
+
+
+def _proto_names(value: Any, *, inside_user_json: bool = False) -> Any:
+    if isinstance(value, list):
+        return [_proto_names(v, inside_user_json=inside_user_json) for v in value]
+    if not isinstance(value, dict) or inside_user_json:
+        return value
+    out = {}
+    for k, v in value.items():
+        key = _camel(k) if k in _GEMINI_PROTO_NAMES else k
+        opaque = key in (
+            "args",
+            "response",
+            "parameters",
+            "parametersJsonSchema",
+            "responseSchema",
+            "responseJsonSchema",
+        )
+        out[key] = _proto_names(v, inside_user_json=opaque)
+    return out
+
+
+def gemini(body: JsonBody) -> JsonBody:
+    """A generateContent request in the form TC802 compares (GEMINI_DIFFERENCES)."""
+    b: dict[str, Any] = _proto_names(copy.deepcopy(dict(body)))
+    system = b.get("systemInstruction")
+    if isinstance(system, dict):
+        system.pop("role", None)
+    config = b.get("generationConfig")
+    if isinstance(config, dict) and config.get("responseModalities") == ["TEXT"]:
+        del config["responseModalities"]
+        if not config:
+            del b["generationConfig"]
+    return b
 
 
 def _text_list(content: Any) -> Any:
@@ -319,6 +464,8 @@ def _anthropic(b: dict[str, Any]) -> dict[str, Any]:
     if "messages" in b:
         b["messages"] = merged
     _strip_description(b.get("tools"))
+    if b.get("tools") and b.get("tool_choice") == {"type": "auto"}:
+        del b["tool_choice"]  # the documented default (ANTHROPIC_MESSAGES_DIFFERENCES)
     return b
 
 
@@ -345,4 +492,6 @@ def _openai(b: dict[str, Any]) -> dict[str, Any]:
                     with contextlib.suppress(ValueError):
                         fn["arguments"] = json.loads(fn["arguments"])
     _strip_description(b.get("tools"), "function")
+    if b.get("tools") and b.get("tool_choice") == "auto":
+        del b["tool_choice"]  # the documented default (OPENAI_CHAT_DIFFERENCES)
     return b

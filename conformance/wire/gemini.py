@@ -479,4 +479,5 @@ GEMINI = WireApi(
     cached_in_input=True,
     # proto3 JSON: bytes fields in either base64 alphabet, padded or not
     accepted_differences=equivalence.GEMINI_DIFFERENCES,
+    normalize_request=equivalence.gemini,
 )

@@ -366,5 +366,6 @@ OPENAI_RESPONSES = WireApi(
     # responses/create: "previous_response_id ... Use this to create multi-turn conversations";
     # "conversation ... Items from this conversation are prepended to input_items"
     state_fields=("/previous_response_id", "/conversation"),
-    accepted_differences=equivalence.JSON_FORMS,  # object member order, number spellings
+    accepted_differences=equivalence.OPENAI_RESPONSES_DIFFERENCES,  # JSON forms and documented defaults
+    normalize_request=equivalence.openai_responses,
 )

@@ -8,6 +8,7 @@ from typing import Any
 
 from ...adapters.errors import AdapterError
 from ...adapters.protocol import Adapter, Message
+from ...wire import equivalence
 from ...wire.api import Located, WireApi
 from .. import rules as R
 from ..capture import capture_warnings
@@ -72,6 +73,23 @@ def _feature(
     yield o(R.CAPS_DROPPED, s, "fail" if problems else "pass", cap, "; ".join(problems[:3]))
 
 
+def _holds(api: WireApi, found: Located, value: str) -> bool:
+    """`value` is in the wire value `found`: as text, or, at a field the record declares base64
+    (`Equivalence.base64`: e.g. Gemini's "Either standard or URL-safe base64 encoding
+    with/without paddings are accepted"), as the same bytes in either alphabet."""
+    if value in str(found.value):
+        return True
+    pointer, text = found.pointer, found.value
+    if isinstance(text, dict):  # a located part (Gemini's inlineData): its payload field
+        text = text.get("data")
+    if equivalence.base64_at(api, pointer) is None:
+        pointer = f"{pointer}/data"  # the images probe locates the part that holds `data`
+    if equivalence.base64_at(api, pointer) is None or not isinstance(text, str):
+        return False
+    raw = equivalence.decode_base64(text)
+    return raw is not None and raw == equivalence.decode_base64(value)
+
+
 def _carried(s: AdapterUnderTest, a: Adapter, body: Any, cap: str) -> Iterator[Outcome]:
     api = wire_api_of(a)
     if cap == "supports_tools":
@@ -84,7 +102,7 @@ def _carried(s: AdapterUnderTest, a: Adapter, body: Any, cap: str) -> Iterator[O
     leaked: list[str] = []
     skips: list[str] = []
     for value, probe, expressible, part in _wanted(api, cap, a.provider):
-        found = [x for x in probe(body) if value in str(x.value)] if isinstance(body, dict) else []
+        found = [x for x in probe(body) if _holds(api, x, value)] if isinstance(body, dict) else []
         if expressible and not found and part is not None and not api.thinking_back.requires(part):
             # thinking the API's docs do not ask back (or canonical form cannot give it
             # what it needs): not sending it is no dishonest declaration
@@ -310,7 +328,12 @@ def capability_honesty(env: Env) -> Iterator[Outcome]:
                 except Exception as exc:
                     yield o(R.CAPS_CARRIED, s, "fail", f"image {media}", crash(exc))
                     continue
-                ok = data in body_text(w.body)
+                api = wire_api_of(a)
+                ok = data in body_text(w.body) or (
+                    api is not None
+                    and isinstance(w.body, dict)
+                    and any(_holds(api, x, data) for x in api.probes.images(w.body))
+                )
                 yield o(
                     R.CAPS_CARRIED,
                     s,

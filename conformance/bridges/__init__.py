@@ -1,0 +1,16 @@
+"""Bridges: a library's own model classes run as turnspec adapters (issue 28).
+
+`kit` is the bridge kit (capture transport, async-to-sync, declared gaps); `pydantic_ai`
+ships the pydantic-ai bridges (`turnspec conform pydantic-ai:anthropic`, `:openai-chat`,
+`:openai-responses`, `:gemini`; `pip install 'turnspec[pydantic-ai]'`).
+
+Nothing in turnspec imports this package except `adapters.registry`, which resolves the
+`pydantic-ai:<api>` names lazily (`.importlinter` states it), so turnspec never needs the
+libraries it bridges.
+"""
+
+from __future__ import annotations
+
+from .kit import Canned, Captured, CapturedRequest, CaptureTransport, Gap, run_sync
+
+__all__ = ["Canned", "CaptureTransport", "Captured", "CapturedRequest", "Gap", "run_sync"]

@@ -1,0 +1,140 @@
+"""The bridge kit: run a library's own model class as a turnspec adapter, offline.
+
+Most adapters in use live inside libraries (pydantic-ai, LangChain): their request
+building and response parsing are the code worth checking, and they speak HTTP through an
+httpx client. A bridge gives the library a client whose transport never reaches the
+network:
+
+- `to_wire`: the library builds its request for the canonical history; the
+  `CaptureTransport` records it and stops the call (`Captured`), and the recorded request
+  is the adapter's `WireRequest`.
+- `from_wire_response` / `stream_response`: the transport answers the library's request
+  with the recorded body (`Canned`), and the library's own parsing turns it into its
+  message type, which the bridge maps to canonical form.
+
+What a library cannot express at all is a `Gap` the bridge declares (checks it touches,
+and why); the suite reports the check skipped with that reason (`conformance.suite`
+reads `bridge_gaps`), never a pass or a failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+class Captured(Exception):
+    """Raised by the transport after it recorded a request it was told not to answer."""
+
+
+@dataclass(frozen=True)
+class Canned:
+    """A recorded answer: status, headers, body bytes (the stream's bytes when streaming)."""
+
+    body: bytes
+    status: int = 200
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CapturedRequest:
+    """What the library sent: method, URL path with its query, headers, JSON body."""
+
+    method: str
+    path: str
+    headers: Mapping[str, str]
+    body: Any
+
+
+# headers a library adds that are the harness's (credentials) or the HTTP client's, never
+# the adapter's: WireRequest carries no credentials (protocol.WireRequest)
+_NOT_ADAPTERS = frozenset(
+    {
+        "authorization",
+        "x-api-key",
+        "x-goog-api-key",
+        "api-key",
+        "content-length",
+        "host",
+        "accept-encoding",
+        "connection",
+        "user-agent",
+    }
+)
+
+
+class CaptureTransport:
+    """An httpx(2) `MockTransport` handler: records each request, answers it with the next
+    `Canned` of `answers`, or raises `Captured` when none is left (a request to capture).
+
+    `client()` builds the library's async client on it (`httpx2` when the library uses it,
+    else `httpx`). The handler never opens a socket, so a bridge runs with the network
+    blocked and with dummy API keys.
+    """
+
+    def __init__(self, module: Any) -> None:
+        self.module = module  # httpx or httpx2: the one whose AsyncClient the library accepts
+        self.requests: list[CapturedRequest] = []
+        self.answers: list[Canned] = []
+
+    def handler(self, request: Any) -> Any:
+        raw = bytes(request.content or b"")
+        try:
+            body: Any = json.loads(raw) if raw else None
+        except ValueError:
+            body = raw.decode("utf-8", "replace")
+        path = request.url.raw_path.decode("ascii", "replace")
+        headers = {k.lower(): v for k, v in request.headers.items() if k.lower() not in _NOT_ADAPTERS}
+        self.requests.append(CapturedRequest(request.method, path, headers, body))
+        if not self.answers:
+            raise Captured(path)
+        answer = self.answers.pop(0)
+        return self.module.Response(answer.status, headers=dict(answer.headers), content=answer.body)
+
+    def client(self) -> Any:
+        return self.module.AsyncClient(
+            transport=self.module.MockTransport(self.handler), timeout=self.module.Timeout(600.0)
+        )
+
+    def reset(self, answers: list[Canned] | None = None) -> None:
+        self.requests.clear()
+        self.answers = list(answers or [])
+
+
+def run_sync(make: Callable[[], Awaitable[T]]) -> T:
+    """Run an async library call to completion from synchronous adapter code.
+
+    A fresh event loop each call (`asyncio.run`); when this thread already runs one (an
+    async test, a notebook), the call runs on a worker thread with its own loop instead,
+    so the protocol's synchronous methods work in both.
+    """
+
+    async def main() -> T:
+        return await make()
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(main())
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, main()).result()
+
+
+@dataclass(frozen=True)
+class Gap:
+    """Something the library cannot express, declared by the bridge: the checks (`rules`,
+    TC ids) and cases (`subjects`, fnmatch patterns of the case subjects, e.g. the cassette
+    interaction `cache.yaml#*`) it decides, optionally only when the failure's reason matches
+    `when` (the difference the gap explains and nothing else), and why. The suite reports such a case skipped
+    with the reason instead of failed (`suite.runner.declared_gaps`)."""
+
+    rules: tuple[str, ...]
+    subjects: tuple[str, ...]
+    reason: str
+    when: str = ""  # a regular expression the failure's reason must match (re.search); "" any

@@ -1,0 +1,219 @@
+"""`nox -s bridges_table`: docs/bridges.md, each bridge's result per check against the
+installed library, every failure classified (`KNOWN`).
+
+    python -m conformance.bridges.table docs/bridges.md [--check]
+
+A failing check no entry of `KNOWN` classifies is written as UNCLASSIFIED and the command
+exits 1: a failure is a library bug (with its evidence), or a bridge gap the bridge
+declares (`Gap`, reported skipped, so it never reaches this table as a failure); a suite
+issue is fixed in the suite, never listed. `--check` compares with the file instead of
+writing it (exit 1 when they differ).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..suite import runner
+from .pydantic_ai import BRIDGES, LIBRARY, library_version
+
+
+@dataclass(frozen=True)
+class Known:
+    kind: str  # "library bug" | "bridge gap"
+    evidence: str
+
+
+_FOREIGN = (
+    "replaying an assistant turn another provider issued (a signed thinking block, and for Anthropic's turns a "
+    "redacted_thinking block; tests/test_bridges.py::test_library_bug_evidence renders it), then a user turn"
+)
+KNOWN: dict[tuple[str, str], Known] = {
+    ("pydantic-ai:anthropic", "TC201"): Known(
+        "library bug",
+        "an image block of media type `image/x-turnspec-probe` goes on the wire as an `image` source with that "
+        "media type, which the Messages API's image source does not take (jpeg, png, gif, webp): no drop, no WARN",
+    ),
+    ("pydantic-ai:anthropic", "TC202"): Known("library bug", "the same image: its bytes reach the wire (TC201)"),
+    ("pydantic-ai:anthropic", "TC203"): Known(
+        "library bug", "the same image marked critical: the request renders, no error (TC201)"
+    ),
+    ("pydantic-ai:anthropic", "TC401"): Known(
+        "library bug",
+        f"{_FOREIGN}: the thinking goes out as a *user* text turn "
+        '`{"role": "user", "content": [{"text": "<assistant_thinking>\\nFOREIGN-THOUGHT\\n</assistant_thinking>"}]}`, '
+        "so the replayed texts gain a turn the history never had",
+    ),
+    ("pydantic-ai:anthropic", "TC404"): Known(
+        "library bug",
+        f"{_FOREIGN}: the thinking becomes a user text turn (TC401) with no §7.3 WARN line",
+    ),
+    ("pydantic-ai:openai-chat", "TC201"): Known(
+        "library bug",
+        "an assistant thinking block of this provider (Chat Completions has no thinking field) goes on the wire as "
+        "`<think>` text in the assistant's `content`, and an image of media type `image/x-turnspec-probe` as a "
+        "`data:image/x-turnspec-probe;base64,...` image_url (Chat takes PNG, JPEG, WEBP, GIF): no drop, no WARN",
+    ),
+    ("pydantic-ai:openai-chat", "TC202"): Known("library bug", "the same blocks reach the wire (TC201)"),
+    ("pydantic-ai:openai-chat", "TC203"): Known(
+        "library bug", "the same blocks marked critical: the request renders, no error (TC201)"
+    ),
+    ("pydantic-ai:openai-chat", "TC401"): Known(
+        "library bug",
+        f"{_FOREIGN}: the assistant's own `content` becomes "
+        '`"<think>\\nFOREIGN-THOUGHT\\n</think>\\n\\n<think>\\n\\n</think>\\n\\nanswer"` when the redacted block '
+        "is Anthropic's: another model's reasoning replayed as the assistant's text, and an empty `<think></think>` "
+        "pair for the redacted thinking",
+    ),
+    ("pydantic-ai:openai-chat", "TC404"): Known("library bug", "the same request (TC401): no drop, no WARN"),
+    ("pydantic-ai:openai-chat", "TC502"): Known(
+        "library bug", "the same request (TC401): thinking reaches Chat Completions, which has no thinking field"
+    ),
+    ("pydantic-ai:openai-responses", "TC201"): Known(
+        "library bug",
+        "an image of media type `image/x-turnspec-probe` goes out as an `input_image` data URL of that type "
+        "(the Responses API takes PNG, JPEG, WEBP, GIF): no drop, no WARN",
+    ),
+    ("pydantic-ai:openai-responses", "TC202"): Known("library bug", "the same image reaches the wire (TC201)"),
+    ("pydantic-ai:openai-responses", "TC203"): Known(
+        "library bug", "the same image marked critical: the request renders, no error (TC201)"
+    ),
+    ("pydantic-ai:openai-responses", "TC401"): Known(
+        "library bug",
+        f"{_FOREIGN}: `input` gains assistant messages "
+        '`{"role": "assistant", "content": "<think>\\nFOREIGN-THOUGHT\\n</think>"}` and, for Anthropic\'s '
+        'redacted thinking, `{"role": "assistant", "content": "<think>\\n\\n</think>"}`',
+    ),
+    ("pydantic-ai:openai-responses", "TC404"): Known("library bug", "the same request (TC401): no drop, no WARN"),
+    ("pydantic-ai:openai-responses", "TC903"): Known(
+        "library bug",
+        "a response whose output holds `function_call` items (status `completed`) is read with "
+        "`finish_reason='stop'`, not its own `'tool_call'`, streamed or not; and an output message's `refusal` "
+        "content part is left out of the parsed reply (parsed texts `['']`)",
+    ),
+    ("pydantic-ai:gemini", "TC201"): Known(
+        "library bug",
+        "an image of media type `image/x-turnspec-probe` goes out as `inlineData` with that `mime_type` "
+        "(Gemini lists PNG, JPEG, WEBP, HEIC, HEIF): no drop, no WARN",
+    ),
+    ("pydantic-ai:gemini", "TC202"): Known("library bug", "the same image reaches the wire (TC201)"),
+    ("pydantic-ai:gemini", "TC203"): Known(
+        "library bug", "the same image marked critical: the request renders, no error (TC201)"
+    ),
+    ("pydantic-ai:gemini", "TC401"): Known(
+        "library bug",
+        'replaying a tool result: `functionResponse.response` is `{"return_value": "MARK-result-1"}`, so the '
+        "result's text reads back as JSON around it; and another provider's thinking goes out as a part with "
+        "`thought: true`",
+    ),
+    ("pydantic-ai:gemini", "TC404"): Known(
+        "library bug",
+        f"{_FOREIGN}: the thinking goes out as a `thought: true` part and the redacted thinking vanishes, "
+        "neither with the §7.3 WARN line",
+    ),
+    ("pydantic-ai:gemini", "TC606"): Known(
+        "library bug",
+        "thinking.yaml#7/#8: the non-streamed parse of the recorded body has a trailing empty `TextPart` (the part "
+        "that carries only a `thoughtSignature`), the streamed parse of the same content has none",
+    ),
+    ("pydantic-ai:gemini", "TC802"): Known(
+        "library bug",
+        'a tool result goes back as `functionResponse.response: {"return_value": ...}`, where the recording '
+        'has `{"output": ...}`: the docs say \'Use "output" key to specify function output and "error" key '
+        "to specify error details', else the whole object is the output; and a function call without a "
+        "signature gets the dummy `thoughtSignature` `skip_thought_signature_validator`",
+    ),
+    ("pydantic-ai:gemini", "TC903"): Known(
+        "library bug",
+        "a streamed turn that ends `STOP` with `functionCall` parts is read with `finish_reason='stop'`, not "
+        "`'tool_call'`",
+    ),
+}
+
+
+TRIAGED = tuple(cls.name for cls in BRIDGES.values())
+"""Bridges whose every failure must be classified (the session fails otherwise); the others'
+unclassified failures are listed as not yet triaged."""
+
+
+def _cell(result: runner.RuleResult | None) -> str:
+    if result is None:
+        return "-"
+    return f"{result.status} ({result.passed}/{result.passed + result.failed})"
+
+
+def render() -> tuple[str, int]:
+    """The Markdown table and the number of unclassified failures."""
+    names = [cls.name for cls in BRIDGES.values()]
+    report = runner.run(runner.SuiteConfig.for_refs(names, samples=None, peers=True))
+    lines = [
+        "# Bridges: library model classes under `turnspec conform`",
+        "",
+        f"Generated by `nox -s bridges_table` with {LIBRARY} {library_version()}. Each cell is the check's",
+        "status (cases passed / cases run). Skips include the bridges' declared gaps (`bridge_gaps`,",
+        "reported with their reason). Every failure of a triaged bridge ("
+        + ", ".join(f"`{t}`" for t in TRIAGED)
+        + ") is classified below, and an unclassified one fails the session; the other bridges' failures are",
+        "listed as found, not yet triaged.",
+        "",
+        f"{LIBRARY} version: {library_version()}",
+        "",
+        "| check | " + " | ".join(f"`{n}`" for n in names) + " |",
+        "|---|" + "---|" * len(names),
+    ]
+    rules = sorted({r.rule for r in report.results if r.adapter in names})
+    for rule in rules:
+        lines.append(f"| {rule} | " + " | ".join(_cell(report.result(rule, n)) for n in names) + " |")
+    lines += ["", "## Failures", "", "| bridge | check | class | evidence |", "|---|---|---|---|"]
+    unclassified = 0
+    for n in names:
+        for r in sorted(report.failed, key=lambda r: r.rule):
+            if r.adapter != n:
+                continue
+            known = KNOWN.get((n, r.rule))
+            if known is None:
+                unclassified += n in TRIAGED
+                first = (r.reasons[:1] or [""])[0].replace("|", "\\|").replace("\n", " ")[:300]
+                label = "UNCLASSIFIED" if n in TRIAGED else "not yet triaged"
+                lines.append(f"| `{n}` | {r.rule} | {label} | {first} |")
+            else:
+                evidence = known.evidence.replace("|", "\\|")
+                lines.append(f"| `{n}` | {r.rule} | {known.kind} | {evidence} |")
+    lines += [
+        "",
+        "## Declared gaps (reported as skips)",
+        "",
+        "| bridge | checks | cases | reason |",
+        "|---|---|---|---|",
+    ]
+    for cls in BRIDGES.values():
+        for gap in cls.bridge_gaps:
+            cases = ", ".join(f"`{p}`" for p in gap.subjects) + (
+                " (when the difference is only that)" if gap.when else ""
+            )
+            lines.append(f"| `{cls.name}` | {', '.join(gap.rules)} | {cases} | {gap.reason.replace('|', '/')} |")
+    lines += ["", f"Unclassified failures: {unclassified}", ""]
+    return "\n".join(lines), unclassified
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m conformance.bridges.table")
+    ap.add_argument("out", type=Path)
+    ap.add_argument("--check", action="store_true")
+    args = ap.parse_args(argv)
+    text, unclassified = render()
+    if args.check:
+        same = args.out.is_file() and args.out.read_text(encoding="utf-8") == text
+        if not same:
+            print(f"{args.out}: differs from a fresh run (nox -s bridges_table)", file=sys.stderr)
+        return 0 if same and not unclassified else 1
+    args.out.write_text(text, encoding="utf-8")
+    print(f"wrote {args.out}; unclassified failures: {unclassified}", file=sys.stderr)
+    return 1 if unclassified else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
