@@ -32,7 +32,7 @@ from urllib.parse import urlsplit
 from . import ids
 from .errors import InputError
 from .findings import Finding, RuleInfo, Severity
-from .jsonio import dumps
+from .jsonio import dumps, parse, read_json, read_jsonl, reads_as_lines
 
 LOSSY = RuleInfo("TS900", Severity.WARNING, "§7.3", "Conversion dropped or changed information")
 
@@ -242,3 +242,126 @@ def write_values(dst: Path, values: list[Any], array: bool) -> None:
         dst.write_bytes(dumps(values, indent=True) + b"\n")
     else:
         dst.write_bytes(b"".join(dumps(v) + b"\n" for v in values))
+
+
+# -- reading a peer's documents (langchain, otel-genai): JSON or JSON Lines, stdin by --format --
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One element of a document's top-level array, and where it is."""
+
+    path: str
+    line: int
+    pointer: str
+    value: Any
+
+
+@dataclass
+class Document:
+    """One JSON document (a `.json` file, or one line of JSON Lines); `items` holds its
+    elements, each located, when it is an array (None when it is not)."""
+
+    path: str
+    line: int
+    value: Any
+    items: list[Item] | None = None
+    pointer: str = ""
+
+
+def read_documents(path: Path, max_line_bytes: int) -> Iterator[Document | Finding]:
+    """The documents of `path` and the reader's findings (bad JSON, BOM, ...). A `.jsonl`
+    file is one document per line, a `.json` file one document; standard input (`-`) is
+    read as `jsonio.reads_as_lines` says (never by a suffix it does not have)."""
+    if reads_as_lines(path):
+        for rec in read_jsonl(path, max_line_bytes=max_line_bytes):
+            if isinstance(rec, Finding):
+                yield rec
+            else:
+                located = (
+                    [Item(rec.path, rec.line, f"/{i}", v) for i, v in enumerate(rec.value)]
+                    if isinstance(rec.value, list)
+                    else None
+                )
+                yield Document(rec.path, rec.line, rec.value, located)
+        return
+    items: list[Item] = []
+    found = False
+    for rec in read_json(path):
+        if isinstance(rec, Finding):
+            found = True
+            yield rec
+        elif rec.pointer == "":
+            found = True
+            yield Document(rec.path, rec.line, rec.value)  # a document that is not an array
+        else:
+            items.append(Item(rec.path, rec.line, rec.pointer, rec.value))
+    if items or not found:  # `[]`: read_json yields no element
+        yield Document(str(path), 1, [i.value for i in items], items)
+
+
+_NOTHING = object()
+PEEK_BYTES = 64 * 1024
+
+
+def peek_value(path: Path, peek_bytes: int = PEEK_BYTES) -> Any:
+    """For detection: the JSON value of a `.json` of at most `peek_bytes`, or of the first
+    line of a `.jsonl` (a BOM skipped); `NOTHING` when the path is neither, is longer, or
+    holds no JSON there (a longer file needs `--format`)."""
+    if path.suffix not in (".json", ".jsonl") or not path.is_file():
+        return NOTHING
+    try:
+        with path.open("rb") as f:
+            head = f.read(peek_bytes)
+            more = bool(f.read(1))
+    except OSError:
+        return NOTHING
+    head = head.removeprefix(b"\xef\xbb\xbf")
+    if path.suffix == ".jsonl":
+        first = next((ln for ln in head.splitlines(keepends=True) if ln.strip()), b"")
+        if not first or (not first.endswith(b"\n") and more):
+            return NOTHING
+        head = first
+    elif more:
+        return NOTHING
+    try:
+        return parse(head)
+    except ValueError:
+        return NOTHING
+
+
+NOTHING: Any = _NOTHING
+
+
+# -- what a peer's assistant message needs in canonical and its source may not record --
+
+_PROVIDER = re.compile(r"[a-z0-9][a-z0-9_.-]*\Z")
+
+
+def provider_id(name: str) -> str:
+    """`name` as a canonical provider id (the part of a model id before ':', §6.3)."""
+    if _PROVIDER.match(name):
+        return name
+    pid = re.sub(r"[^a-z0-9_.-]+", "-", name.lower()).strip("-._")
+    return pid if _PROVIDER.match(pid) else "unknown"
+
+
+def placeholder_metadata(model: str, provider: str, source: str) -> dict[str, Any]:
+    """What canonical requires on a complete assistant message (§5.3.1-3) that `source`
+    (a peer format's name) may not record: routing, usage cost and timing."""
+    return {
+        "model": model,
+        "provider": provider,
+        "routing": {
+            "mode": "default",
+            "chosen_model": model,
+            "reason": f"converted from {source}, which records no routing",
+        },
+        "usage": {
+            "input_tokens": 0,
+            "output_tokens": 0,
+            "cost_usd": "0",
+            "pricing_version": "unknown",
+            "latency_ms": 0,
+        },
+    }
