@@ -32,7 +32,7 @@ from urllib.parse import urlsplit
 from . import ids
 from .errors import InputError
 from .findings import Finding, RuleInfo, Severity
-from .jsonio import dumps, parse, read_json, read_jsonl, reads_as_lines
+from .jsonio import StdinPath, dumps, parse, read_json, read_jsonl, reads_as_lines, stdin_bytes
 
 LOSSY = RuleInfo("TS900", Severity.WARNING, "§7.3", "Conversion dropped or changed information")
 
@@ -269,11 +269,23 @@ class Document:
     pointer: str = ""
 
 
+def _as_lines(path: Path) -> bool:
+    if str(path) != "-" or isinstance(path, StdinPath):
+        return reads_as_lines(path)
+    try:
+        parse(stdin_bytes().removeprefix(b"\xef\xbb\xbf"))
+    except ValueError:
+        return True
+    return False
+
+
 def read_documents(path: Path, max_line_bytes: int) -> Iterator[Document | Finding]:
     """The documents of `path` and the reader's findings (bad JSON, BOM, ...). A `.jsonl`
     file is one document per line, a `.json` file one document; standard input (`-`) is
-    read as `jsonio.reads_as_lines` says (never by a suffix it does not have)."""
-    if reads_as_lines(path):
+    read as `jsonio.reads_as_lines` says under a `--stdin-filename`, and bare as one
+    document when it parses as one, else as JSON Lines (each line of these formats may
+    itself be an array, so its first byte says nothing)."""
+    if _as_lines(path):
         for rec in read_jsonl(path, max_line_bytes=max_line_bytes):
             if isinstance(rec, Finding):
                 yield rec

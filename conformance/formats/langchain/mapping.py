@@ -8,15 +8,17 @@ What maps (LangChain → canonical, and back):
 |   `image` url or base64 blocks, v1 or v0 form)        |                                            |
 | AIMessage content: `text`, `reasoning` (its           | assistant: text, thinking (signature)      |
 |   `extras.signature`), `tool_call` blocks             |   tool_use, in order                       |
-| AIMessage.tool_calls (id, name, args)                 | tool_use blocks (after the content)        |
+| AIMessage.tool_calls not in the content (id, name,    | tool_use blocks (after the content)        |
+|   args)                                               |                                            |
 | AIMessage response_metadata model_name, model_provider| metadata model (provider:model), provider  |
 |   usage_metadata input/output tokens                  |   usage input/output tokens                |
 | ToolMessage (tool_call_id, content, status "error")   | tool message: one tool_result (is_error)   |
 | message `id`                                          | message id, when a ULID in order           |
 
-Canonical → LangChain writes the `messages_to_dict` form: each message's id as its `id`,
-tool_use blocks as the AIMessage's `tool_calls` (after its content), each tool_result as
-one ToolMessage. Everything else is a loss, reported once where it happens (`Loss`).
+Canonical → LangChain writes the `messages_to_dict` form: each message's id as its `id`;
+an AIMessage's content as v1 standard blocks (`response_metadata.output_version` "v1"),
+tool_use blocks as `tool_call` blocks in place and as its `tool_calls`; each tool_result
+as one ToolMessage. Everything else is a loss, reported once where it happens (`Loss`).
 """
 
 from __future__ import annotations
@@ -71,8 +73,7 @@ def to_langchain(messages: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], 
             out += _tool(i, m, losses)
             continue
         blocks = _blocks(i, m["content"], role, losses)
-        calls = role == "assistant" and any(b.get("type") == "tool_use" for b in m["content"])
-        plain = len(blocks) == 1 and set(blocks[0]) == {"type", "text"} and not calls
+        plain = len(blocks) == 1 and set(blocks[0]) == {"type", "text"} and role != "assistant"
         content: Any = blocks[0]["text"] if plain else blocks
         if role == "assistant":
             out.append(_ai(i, m, meta, content, losses))
@@ -95,12 +96,8 @@ def _blocks(i: int, content: list[dict[str, Any]], role: str, losses: Losses) ->
         elif kind == "image" and b["source"]["kind"] in ("base64", "url"):
             key = "base64" if b["source"]["kind"] == "base64" else "url"
             out.append({"type": "image", key: b["source"]["data"], "mime_type": b["media_type"]})
-        elif kind == "tool_use" and role == "assistant":
-            if any(x.get("type") != "tool_use" for x in content[j + 1 :]):
-                losses.add(
-                    i, f"/content/{j}",
-                    "a tool call before other content: AIMessage.tool_calls follow the content; order not kept",
-                )  # fmt: skip
+        elif kind == "tool_use" and role == "assistant":  # v1 content holds the calls too, in order
+            out.append({"type": "tool_call", "id": b["id"], "name": b["name"], "args": b["input"]})
         elif kind == "image":
             losses.add(
                 i, f"/content/{j}",
@@ -116,7 +113,9 @@ def _ai(i: int, m: dict[str, Any], meta: dict[str, Any], content: Any, losses: L
         {"name": b["name"], "args": b["input"], "id": b["id"], "type": "tool_call"}
         for b in m["content"] if b.get("type") == "tool_use"
     ]  # fmt: skip
-    response: dict[str, Any] = {}
+    # the content is v1 standard blocks (AIMessage.content_blocks reads it as it is, not
+    # through the model provider's translator)
+    response: dict[str, Any] = {"output_version": "v1"}
     model, provider = meta.get("model"), meta.get("provider")
     if isinstance(model, str):
         response["model_name"] = model.split(":", 1)[1] if ":" in model else model
@@ -368,7 +367,9 @@ def _assistant(
                 f"{dp}/response_metadata/model_name",
                 f"model_name {model_name!r} holds white space; written as {name_part!r}",
             )
-    others = sorted(k for k, v in rm.items() if k not in ("model_name", "model_provider") and _carries(k, v))
+    others = sorted(
+        k for k, v in rm.items() if k not in ("model_name", "model_provider", "output_version") and _carries(k, v)
+    )
     if others:
         losses.add(
             i, f"{dp}/response_metadata", f"response_metadata {', '.join(others)} have no canonical field; dropped"
