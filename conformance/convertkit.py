@@ -267,6 +267,46 @@ class Document:
     value: Any
     items: list[Item] | None = None
     pointer: str = ""
+    raw: bytes = b""  # the JSON text of a `.json` document that is no array (`member_lines` reads it)
+
+
+_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{},]')
+
+
+def member_lines(raw: bytes, key: str) -> list[int]:
+    """The line on which each element of the array that the top-level object member `key`
+    holds starts, in the JSON text `raw` (empty when it holds no array there): findings
+    inside an object document point at their element's own line."""
+    want = dumps(key)
+    depth, line, pos = 0, 1, 0
+    last: bytes = b""
+    inside = False
+    out: list[int] = []
+    for m in _TOKEN.finditer(raw):
+        tok = m.group()
+        c = tok[:1]
+        opened = False
+        if c in (b"[", b"{"):
+            depth += 1
+            if depth == 2 and c == b"[" and last == want:
+                inside = opened = True
+        elif c in (b"]", b"}"):
+            if inside and depth == 2:
+                return out
+            depth -= 1
+        elif c == b",":
+            opened = inside and depth == 2
+        elif depth == 1:
+            last = tok  # a member's key (or a string value, never followed by `[`)
+        if opened:
+            i = m.end()
+            while i < len(raw) and raw[i] in b" \t\r\n":
+                i += 1
+            if raw[i : i + 1] != b"]":
+                line += raw.count(b"\n", pos, i)
+                pos = i
+                out.append(line)
+    return out
 
 
 def _as_lines(path: Path) -> bool:
@@ -305,7 +345,7 @@ def read_documents(path: Path, max_line_bytes: int) -> Iterator[Document | Findi
             yield rec
         elif rec.pointer == "":
             found = True
-            yield Document(rec.path, rec.line, rec.value)  # a document that is not an array
+            yield Document(rec.path, rec.line, rec.value, raw=rec.raw)  # a document that is not an array
         else:
             items.append(Item(rec.path, rec.line, rec.pointer, rec.value))
     if items or not found:  # `[]`: read_json yields no element
