@@ -87,7 +87,7 @@ def looks_like_record(value: Any) -> bool:
         and all(
             isinstance(m, dict) and isinstance(m.get("role"), str) and "kind" not in m
             and isinstance(m.get("parts"), list) and bool(m["parts"])
-            and all(isinstance(p, dict) and p.get("type") in PART_TYPES for p in m["parts"])
+            and all(isinstance(p, dict) and isinstance(p.get("type"), str) and p["type"] in PART_TYPES for p in m["parts"])
             for m in value
         )
     )  # fmt: skip
