@@ -42,6 +42,10 @@ class ConvertContext:
     """What a converter may report. `lossy` is a warning; raising `InputError` aborts."""
 
     findings: list[Finding] = field(default_factory=list)
+    # where each message a converter to canonical wrote was read (path, line, pointer), in
+    # output order; a converter that can say it fills this, and `replay-check` then
+    # locates its findings in the source file rather than in the canonical copy
+    origins: list[tuple[str, int | None, str]] = field(default_factory=list)
 
     def lossy(self, path: str, line: int | None, pointer: str, message: str, rule: RuleInfo = LOSSY) -> None:
         self.findings.append(Finding(path, line, pointer, rule.id, rule.severity, message))

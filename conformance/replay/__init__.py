@@ -19,6 +19,7 @@ from ..errors import InputError
 from ..findings import Finding
 from ..formats import detect_format, get_format
 from ..formats.canonical.markers import DEFAULT_CRITICAL_KEY
+from ..jsonio import is_stdin, parse, stdin_bytes
 from .check import LOSSY, OK, REFUSED, Target, Verdict, check_session
 from .rules import CATALOG, INPUT_UNREADABLE
 from .sessions import Located, Session, SessionReader
@@ -75,6 +76,9 @@ class ReplaySummary:
 
 def _inputs(paths: Iterable[str | Path], fmt: str | None, summary: ReplaySummary) -> Iterator[tuple[Path, str]]:
     for top in map(Path, paths):
+        if str(top) == "-":  # standard input: canonical unless --format says otherwise (as `validate`)
+            yield top, (get_format(fmt).name if fmt else "canonical")
+            continue
         if not top.exists():
             raise InputError(f"{top}: no such file or directory")
         if top.is_dir():
@@ -121,7 +125,7 @@ def _walk(top: Path, summary: ReplaySummary) -> Iterator[tuple[Path, str]]:
             summary.skipped.append(str(p))
 
 
-def _unreadable(path: Path, exc: Exception) -> Finding:
+def _unreadable(path: Path, exc: Exception | str) -> Finding:
     return Finding(str(path), None, "", INPUT_UNREADABLE.id, INPUT_UNREADABLE.severity, f"cannot read: {exc}")
 
 
@@ -131,21 +135,46 @@ def _sessions(path: Path, fmt: str, reader: SessionReader, summary: ReplaySummar
         return
     # function-level import: the conversion engine loads every format's converters
     from ..convert import convert
+    from ..convertkit import ConvertContext
 
     # other formats are converted to canonical first, into a private temporary folder
     # that is always removed (the input is never written)
     with tempfile.TemporaryDirectory(prefix="turnspec-replay-") as tmp:
+        src = _stdin_copy(Path(tmp)) if is_stdin(path) else path
         out = Path(tmp) / "canonical.jsonl"
+        ctx = ConvertContext()
         try:
-            convert(fmt, "canonical", path, out)
+            convert(fmt, "canonical", src, out, context=ctx)
         except InputError as exc:
-            summary.problems.append(_unreadable(path, exc))
+            summary.problems.append(_unreadable(path, str(exc).replace(str(src), str(path))))
             return
         for session in reader.read(out):
-            # locate findings in the user's input, not in the temporary file
-            shown = f"{path} (as canonical)"
-            session.messages = [Located(m.message, shown, m.line, m.pointer) for m in session.messages]
+            session.messages = [_source(m, ctx.origins, src, path) for m in session.messages]
             yield session
+
+
+def _stdin_copy(tmp: Path) -> Path:
+    """Standard input in a file a converter can read: `.json` when it parses as one
+    document, else `.jsonl` (what the peer readers decide for `-`)."""
+    data = stdin_bytes()
+    try:
+        parse(data.removeprefix(b"\xef\xbb\xbf"))
+        name = "stdin.json"
+    except ValueError:
+        name = "stdin.jsonl"
+    (tmp / name).write_bytes(data)
+    return tmp / name
+
+
+def _source(m: Located, origins: list[tuple[str, int | None, str]], src: Path, shown: Path) -> Located:
+    """`m` (a message of the canonical copy, one per line) located at the message of the
+    input it was converted from: the input's own line and pointer. A converter that says
+    nothing of its origins leaves the place in the canonical copy, named as such."""
+    k = (m.line or 0) - 1
+    if 0 <= k < len(origins):
+        path, line, pointer = origins[k]
+        return Located(m.message, str(shown) if path == str(src) else path, line, pointer, converted=True)
+    return Located(m.message, f"{shown} (as canonical)", m.line, m.pointer)
 
 
 def replay_check(

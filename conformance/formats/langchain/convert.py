@@ -40,7 +40,8 @@ def to_canonical(src: Path, dst: Path, ctx: ConvertContext) -> None:
         items = doc.items or []
         s = Session(IdMint(digest, n), 0)
         session_id = s.mint.ulid(0, "session")
-        messages, _, losses = from_langchain([m.value for m in items], session_id, s)
+        messages, origin, losses = from_langchain([m.value for m in items], session_id, s)
+        ctx.origins += [(items[k].path, items[k].line, items[k].pointer) for k in origin]
         report_losses(ctx, items, losses)
         if messages:
             ctx.lossy(

@@ -39,7 +39,8 @@ def to_canonical(src: Path, dst: Path, ctx: ConvertContext) -> None:
         rec = record_of(doc)
         s = Session(IdMint(digest, n), 0)
         session_id = s.mint.ulid(0, "session")
-        messages, _, losses, places = from_otel(rec, session_id, s)
+        messages, origin, losses, places = from_otel(rec, session_id, s)
+        ctx.origins += [(at.path, at.line, at.pointer) for at in origin]
         report_losses(ctx, places, losses)
         if messages:
             ctx.lossy(
