@@ -313,7 +313,10 @@ def member_lines(raw: bytes, key: str) -> list[int]:
     return out
 
 
-def _as_lines(path: Path) -> bool:
+def as_lines(path: Path) -> bool:
+    """Whether a peer reader reads `path` as JSON Lines: a `.jsonl` file; standard input
+    under a `--stdin-filename` by its suffix; bare standard input unless it parses as one
+    JSON document (a line of these formats may itself be an array)."""
     if str(path) != "-" or isinstance(path, StdinPath):
         return reads_as_lines(path)
     try:
@@ -329,7 +332,7 @@ def read_documents(path: Path, max_line_bytes: int) -> Iterator[Document | Findi
     read as `jsonio.reads_as_lines` says under a `--stdin-filename`, and bare as one
     document when it parses as one, else as JSON Lines (each line of these formats may
     itself be an array, so its first byte says nothing)."""
-    if _as_lines(path):
+    if as_lines(path):
         for rec in read_jsonl(path, max_line_bytes=max_line_bytes):
             if isinstance(rec, Finding):
                 yield rec

@@ -15,6 +15,7 @@ import typer
 from .. import escaping
 from ..errors import InputError
 from ..formats.canonical.markers import DEFAULT_CRITICAL_KEY
+from ..jsonio import forget_stdin
 
 
 class ReplayOutput(enum.StrEnum):
@@ -70,6 +71,8 @@ def register(app: typer.Typer) -> None:
         # function-level import: loading adapters and formats is the command's work, not --help's
         from ..adapters import registry as adapter_registry
         from ..replay import LOSSY, OK, REFUSED, ReplaySummary, replay_check, target
+
+        forget_stdin()  # each run reads standard input afresh (as `validate`)
 
         specs = list(to or [])
         if matrix:

@@ -15,11 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..adapters import registry as adapter_registry
+from ..convertkit import ConvertContext, as_lines
 from ..errors import InputError
 from ..findings import Finding
 from ..formats import detect_format, get_format
 from ..formats.canonical.markers import DEFAULT_CRITICAL_KEY
-from ..jsonio import is_stdin, parse, stdin_bytes
+from ..jsonio import is_stdin, stdin_bytes
 from .check import LOSSY, OK, REFUSED, Target, Verdict, check_session
 from .rules import CATALOG, INPUT_UNREADABLE
 from .sessions import Located, Session, SessionReader
@@ -135,7 +136,6 @@ def _sessions(path: Path, fmt: str, reader: SessionReader, summary: ReplaySummar
         return
     # function-level import: the conversion engine loads every format's converters
     from ..convert import convert
-    from ..convertkit import ConvertContext
 
     # other formats are converted to canonical first, into a private temporary folder
     # that is always removed (the input is never written)
@@ -156,13 +156,8 @@ def _sessions(path: Path, fmt: str, reader: SessionReader, summary: ReplaySummar
 def _stdin_copy(tmp: Path) -> Path:
     """Standard input in a file a converter can read: `.json` when it parses as one
     document, else `.jsonl` (what the peer readers decide for `-`)."""
-    data = stdin_bytes()
-    try:
-        parse(data.removeprefix(b"\xef\xbb\xbf"))
-        name = "stdin.json"
-    except ValueError:
-        name = "stdin.jsonl"
-    (tmp / name).write_bytes(data)
+    name = "stdin.jsonl" if as_lines(Path("-")) else "stdin.json"
+    (tmp / name).write_bytes(stdin_bytes())
     return tmp / name
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...convertkit import as_lines
 from ...findings import Finding
 from ...jsonio import parse, read_json, read_jsonl
 from .rules import KINDS
@@ -44,7 +45,7 @@ class History:
 
 def read_histories(path: Path, max_line_bytes: int) -> Iterator[History | Finding]:
     """The file's histories, and the reader's findings (bad JSON, BOM, ...)."""
-    if path.suffix == ".jsonl":
+    if as_lines(path):  # standard input too: by its content, never by a suffix it lacks
         for item in read_jsonl(path, max_line_bytes=max_line_bytes):
             if isinstance(item, Finding):
                 yield item
