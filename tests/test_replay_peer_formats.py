@@ -8,12 +8,11 @@ import io
 from pathlib import Path
 
 import pytest
+from test_replay_check import FakeAdapter
 
 from conformance.cli import main
 from conformance.replay import REFUSED, Target, replay_check, target
 from conformance.replay.check import LOSSY
-
-from test_replay_check import FakeAdapter
 
 TESTS = Path(__file__).parent
 LANGCHAIN = TESTS / "langchain_format" / "fixtures" / "valid_conversation.json"
