@@ -13,13 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...convertkit import as_lines
+from ...convertkit import as_lines, peek_value
 from ...findings import Finding
-from ...jsonio import parse, read_json, read_jsonl
+from ...jsonio import read_json, read_jsonl
 from .rules import KINDS
 
 PEEK_BYTES = 64 * 1024
-_BOM = b"\xef\xbb\xbf"
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,24 +85,4 @@ def looks_like_history(value: Any) -> bool:
 def looks_like(path: Path) -> bool:
     """Detection: a `.json` (at most `PEEK_BYTES`) or the first line of a `.jsonl` is an
     array of pydantic-ai messages (`looks_like_history`). A longer `.json` needs `--format`."""
-    if path.suffix not in (".json", ".jsonl") or not path.is_file():
-        return False
-    try:
-        with path.open("rb") as f:
-            head = f.read(PEEK_BYTES)
-            more = bool(f.read(1))
-    except OSError:
-        return False
-    head = head.removeprefix(_BOM)
-    if path.suffix == ".jsonl":
-        first = next((ln for ln in head.splitlines(keepends=True) if ln.strip()), b"")
-        if not first or (not first.endswith(b"\n") and more):
-            return False
-        head = first
-    elif more:
-        return False
-    try:
-        value = parse(head)
-    except ValueError:
-        return False
-    return looks_like_history(value)
+    return looks_like_history(peek_value(path, PEEK_BYTES))
