@@ -71,6 +71,18 @@ def test_dumpd_errors_chunks_and_base64_convert_and_each_loss_is_located(tmp_pat
     ]
 
 
+def test_odd_metadata_is_a_located_loss_never_a_crash(tmp_path: Path) -> None:
+    """What LangChain does not type (response_metadata, usage_metadata values) converts; what canonical cannot take is reported."""
+    ai = {"type": "ai", "data": {"content": "x", "response_metadata": ["x"],
+                                 "usage_metadata": {"input_tokens": True, "output_tokens": -1}}}  # fmt: skip
+    src = tmp_path / "m.json"
+    src.write_bytes(orjson.dumps([{"type": "human", "data": {"content": "hi"}}, ai]))
+    findings = convert(NAME, "canonical", src, tmp_path / "c.jsonl")
+    assert sorted((f.rule, f.pointer) for f in findings) == [("LC900", "/1/data/response_metadata"), ("LC901", "")]
+    usage = _jsonl(tmp_path / "c.jsonl")[1]["metadata"]["usage"]
+    assert (usage["input_tokens"], usage["output_tokens"]) == (0, 0)  # not a count: the placeholder
+
+
 def test_a_file_that_does_not_validate_is_refused(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="LC101"):
         convert(NAME, "canonical", FIX / "LC101_unpaired.json", tmp_path / "c.jsonl")

@@ -68,6 +68,7 @@ _CALL = {"type": "ai", "data": {"content": "", "tool_calls": [{"name": "f", "arg
         ([{"type": "human", "data": {"content": [{"text": "x"}]}}], ("LC003", "/0/data/content/0")),
         ([{"type": "human", "data": {"content": [{"type": "text"}]}}], ("LC004", "/0/data/content/0")),
         ([{"type": "human", "data": {"content": [{"type": "image"}]}}], ("LC004", "/0/data/content/0")),
+        ([_HUMAN, {"type": "ai", "data": {"content": [{"type": "reasoning", "reasoning": {}}]}}], ("LC004", "/1/data/content/0")),
         ([_HUMAN, {"type": "ai", "data": {"content": [{"type": "tool_call", "name": "f"}]}}], ("LC004", "/1/data/content/0")),
         ([_HUMAN, {"type": "ai", "data": {"content": "", "tool_calls": {}}}], ("LC005", "/1/data/tool_calls")),
         ([_HUMAN, {"type": "ai", "data": {"content": "", "tool_calls": [{"args": {}}]}}], ("LC005", "/1/data/tool_calls/0")),

@@ -67,6 +67,20 @@ def test_json_text_attributes_blobs_and_finish_reasons_convert_and_each_loss_is_
     ]
 
 
+def test_attributes_that_are_no_token_counts_are_a_located_loss(tmp_path: Path) -> None:
+    record = {IN: [{"role": "user", "parts": [{"type": "text", "content": "hi"}]}],
+              OUT: [{"role": "assistant", "parts": [{"type": "text", "content": "yo"}], "finish_reason": "stop"}],
+              "gen_ai.usage.input_tokens": True, "gen_ai.usage.output_tokens": 4}  # fmt: skip
+    src = tmp_path / "r.json"
+    src.write_bytes(orjson.dumps(record))
+    findings = convert(NAME, "canonical", src, tmp_path / "c.jsonl")
+    assert [(f.rule, f.message.split(" ")[0]) for f in findings if f.rule == "OT900"] == [
+        ("OT900", "gen_ai.usage.input_tokens")
+    ]
+    usage = _jsonl(tmp_path / "c.jsonl")[1]["metadata"]["usage"]
+    assert (usage["input_tokens"], usage["output_tokens"]) == (0, 4)
+
+
 def test_a_file_that_does_not_validate_is_refused(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="OT005"):
         convert(NAME, "canonical", FIX / "OT005_finish.json", tmp_path / "c.jsonl")

@@ -139,6 +139,8 @@ class LangChainRun:
         problem = None
         if kind == "text" and not isinstance(b.get("text"), str):
             problem = "a text block needs a `text` string"
+        elif kind == "reasoning" and b.get("reasoning") is not None and not isinstance(b.get("reasoning"), str):
+            problem = "a reasoning block's reasoning is a string"
         elif kind == "tool_call":
             problem = _tool_call_problem(b)
         elif kind == "image" and "source_type" not in b:  # v1 (a v0 block names its source_type)

@@ -262,7 +262,7 @@ def _content(content: Any, i: int, ptr: str, kind: str, s: Session, losses: Loss
         if bt == "text":
             blocks.append({"type": "text", "text": b["text"]})
         elif bt == "reasoning" and kind == "ai":
-            block: dict[str, Any] = {"type": "thinking", "text": str(b.get("reasoning") or "")}
+            block: dict[str, Any] = {"type": "thinking", "text": b.get("reasoning") or ""}
             extras = b.get("extras")
             if isinstance(extras, dict) and isinstance(extras.get("signature"), str):
                 block["signature"] = extras["signature"]
@@ -336,6 +336,11 @@ def _tool_use(c: dict[str, Any], i: int, cp: str, s: Session, losses: Losses) ->
     return {"type": "tool_use", "id": tid, "name": name, "input": c["args"]}
 
 
+def _count(v: Any) -> bool:
+    """A token count canonical takes: a non-negative integer (a JSON true is none)."""
+    return type(v) is int and v >= 0
+
+
 def _assistant(
     i: int, d: dict[str, Any], dp: str, content: list[dict[str, Any]], s: Session, losses: Losses
 ) -> dict[str, Any]:
@@ -347,7 +352,11 @@ def _assistant(
         content.append(_tool_use(c, i, f"{dp}/tool_calls/{k}", s, losses))
         if c.get("id") is None:
             losses.add(i, f"{dp}/tool_calls/{k}/id", "a tool call with a null id: a tool id minted", R.SYNTHESIZED)
-    rm = d.get("response_metadata") or {}
+    rm = d.get("response_metadata")
+    if not isinstance(rm, dict):
+        if _carries("response_metadata", rm):
+            losses.add(i, f"{dp}/response_metadata", f"response_metadata {short(rm)} is not an object; dropped")
+        rm = {}
     provider = rm.get("model_provider") if isinstance(rm.get("model_provider"), str) else None
     model_name = rm.get("model_name") if isinstance(rm.get("model_name"), str) else None
     pid = provider_id(provider) if provider else "unknown"
@@ -378,7 +387,7 @@ def _assistant(
     usage = d.get("usage_metadata")
     if isinstance(usage, dict):
         for key in ("input_tokens", "output_tokens"):
-            if isinstance(usage.get(key), int):
+            if _count(usage.get(key)):
                 meta["usage"][key] = usage[key]
         extra = sorted(
             k for k, v in usage.items() if k not in ("input_tokens", "output_tokens", "total_tokens") and _carries(k, v)

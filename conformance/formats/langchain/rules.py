@@ -45,7 +45,8 @@ CONTENT = RuleInfo(
 BLOCK = RuleInfo(
     "LC004",
     E,
-    "content.py › TextContentBlock.text (Required); ToolCall.name, args (Required); ImageContentBlock "
+    "content.py › TextContentBlock.text (Required); ReasoningContentBlock.reasoning (NotRequired[str]); ToolCall.name, "
+    "args (Required); ImageContentBlock "
     "(create_image_block: 'Must provide one of: url, base64, or file_id'; 'mime_type is required when using "
     "base64 data')",
     "Standard content block lacks a field its TypedDict requires",

@@ -361,8 +361,11 @@ def _assistant_meta(rec: Record, head: Item, final: bool, loss: Any) -> dict[str
             if part != name:
                 loss(head, "", f"model {name!r} holds white space; written as {part!r}")
         for k in ("input_tokens", "output_tokens"):
-            if isinstance(a.get(f"gen_ai.usage.{k}"), int):
-                tokens[k] = a[f"gen_ai.usage.{k}"]
+            v = a.get(f"gen_ai.usage.{k}")
+            if type(v) is int and v >= 0:  # a token count canonical takes (a JSON true is none)
+                tokens[k] = v
+            elif v is not None:
+                loss(head, "", f"gen_ai.usage.{k} {short(v)} is not a token count; dropped")
     meta = placeholder_metadata(model, pid, "OpenTelemetry GenAI")
     meta["usage"].update(tokens)
     return meta
