@@ -5,6 +5,7 @@ located at the source file's own line and message pointer, not in the canonical 
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,20 @@ def test_findings_are_located_in_the_source_file(path: Path, fmt: str, line: int
         [f] = [f for f in v.findings if f.rule == "RC001"]
         assert (f.path, f.line, f.pointer) == (str(path), line, pointer)
         assert "(at /content/1 of the message as canonical)" in f.message  # where inside, said in words
+
+
+def test_openai_messages_are_located_in_the_source_file_too(tmp_path: Path) -> None:
+    chat = tmp_path / "chat.json"
+    image = {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}}
+    chat.write_text(
+        '[\n{"role": "system", "content": "Be brief."},\n'
+        + '{"role": "user", "content": [{"type": "text", "text": "what?"}, '
+        + json.dumps(image)
+        + "]}\n]\n"
+    )
+    [v] = list(replay_check([chat], [_no_images()], fmt="openai-messages"))
+    [f] = [f for f in v.findings if f.rule == "RC001"]
+    assert (f.path, f.line, f.pointer) == (str(chat), 3, "/1")
 
 
 def test_the_session_is_placed_at_its_first_source_message() -> None:
