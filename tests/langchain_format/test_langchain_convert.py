@@ -83,6 +83,32 @@ def test_odd_metadata_is_a_located_loss_never_a_crash(tmp_path: Path) -> None:
     assert (usage["input_tokens"], usage["output_tokens"]) == (0, 0)  # not a count: the placeholder
 
 
+def test_provider_blocks_langchain_passes_through_convert(tmp_path: Path) -> None:
+    """OpenAI's image_url (a URL, or a data: URL) and Anthropic's thinking, as stored histories hold them."""
+    human = {"type": "human", "data": {"content": [
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+        {"type": "image_url", "image_url": {"url": "https://example.com/b.webp", "detail": "high"}},
+        {"type": "image_url", "image_url": "data:text/plain,hi"},
+    ]}}  # fmt: skip
+    ai = {"type": "ai", "data": {"content": [{"type": "thinking", "thinking": "hm", "signature": "c2ln"}, "ok"]}}
+    src = tmp_path / "m.json"
+    src.write_bytes(orjson.dumps([human, ai]))
+    findings = convert(NAME, "canonical", src, tmp_path / "c.jsonl")
+    user, assistant = _jsonl(tmp_path / "c.jsonl")
+    assert user["content"] == [
+        {"type": "image", "source": {"kind": "base64", "data": "iVBORw0KGgo="}, "media_type": "image/png"},
+        {"type": "image", "source": {"kind": "url", "data": "https://example.com/b.webp"}, "media_type": "image/webp"},
+    ]
+    assert assistant["content"] == [
+        {"type": "thinking", "text": "hm", "signature": "c2ln"}, {"type": "text", "text": "ok"},
+    ]  # fmt: skip
+    assert sorted((f.rule, f.pointer) for f in findings) == [
+        ("LC900", "/0/data/content/1/image_url/detail"),
+        ("LC900", "/0/data/content/2"),  # not an image
+        ("LC901", ""),
+    ]
+
+
 def test_a_file_that_does_not_validate_is_refused(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="LC101"):
         convert(NAME, "canonical", FIX / "LC101_unpaired.json", tmp_path / "c.jsonl")

@@ -14,6 +14,8 @@ What maps (LangChain → canonical, and back):
 |   usage_metadata input/output tokens                  |   usage input/output tokens                |
 | ToolMessage (tool_call_id, content, status "error")   | tool message: one tool_result (is_error)   |
 | message `id`                                          | message id, when a ULID in order           |
+| provider blocks LangChain passes through: `image_url` | image (url, or base64 of a `data:` URL);   |
+|   (OpenAI), `thinking` with `signature` (Anthropic)   |   thinking (signature)                     |
 
 Canonical → LangChain writes the `messages_to_dict` form: each message's id as its `id`;
 an AIMessage's content as v1 standard blocks (`response_metadata.output_version` "v1"),
@@ -258,7 +260,7 @@ def _content(content: Any, i: int, ptr: str, kind: str, s: Session, losses: Loss
             continue
         bt = b["type"]
         known = {"type", "text", "reasoning", "extras", "url", "base64", "mime_type", "source_type", "data",
-                 "id", "name", "args"}  # fmt: skip
+                 "id", "name", "args", "image_url", "thinking", "signature"}  # fmt: skip
         if bt == "text":
             blocks.append({"type": "text", "text": b["text"]})
         elif bt == "reasoning" and kind == "ai":
@@ -273,8 +275,14 @@ def _content(content: Any, i: int, ptr: str, kind: str, s: Session, losses: Loss
             elif extras:
                 losses.add(i, f"{bp}/extras", "reasoning extras have no canonical field; dropped")
             blocks.append(block)
-        elif bt == "image":
-            image = _image(b, i, bp, losses)
+        elif bt == "thinking" and kind == "ai" and isinstance(b.get("thinking"), str):
+            # Anthropic's own block, as ChatAnthropic's content holds it (v0 output)
+            block = {"type": "thinking", "text": b["thinking"]}
+            if isinstance(b.get("signature"), str):
+                block["signature"] = b["signature"]
+            blocks.append(block)
+        elif bt in ("image", "image_url"):
+            image = _image(b, i, bp, losses) if bt == "image" else _image_url(b, i, bp, losses)
             if image is not None:
                 blocks.append(image)
         elif bt == "tool_call" and kind == "ai":
@@ -316,6 +324,28 @@ def _image(b: dict[str, Any], i: int, bp: str, losses: Losses) -> dict[str, Any]
         return {"type": "image", "source": {"kind": "url", "data": url}, "media_type": media}
     losses.add(i, bp, "an image by file id (or of another source) has no canonical v1 source; dropped")
     return None
+
+
+_DATA_URL = re.compile(r"data:(image/[A-Za-z0-9.+-]+);base64,(.*)\Z", re.S)
+
+
+def _image_url(b: dict[str, Any], i: int, bp: str, losses: Losses) -> dict[str, Any] | None:
+    """An OpenAI-style `image_url` block (LangChain passes it through to Chat models): its
+    URL, or the base64 image a `data:` URL holds."""
+    ref = b.get("image_url")
+    url = ref.get("url") if isinstance(ref, dict) else ref
+    if not isinstance(url, str):
+        losses.add(i, bp, "an image_url block with no URL string; dropped")
+        return None
+    if isinstance(ref, dict) and ref.get("detail") not in (None, "auto"):
+        losses.add(i, f"{bp}/image_url/detail", "image detail has no canonical field; dropped")
+    m = _DATA_URL.match(url)
+    if m:
+        return _image({"base64": m.group(2), "mime_type": m.group(1)}, i, bp, losses)
+    if url.startswith("data:"):
+        losses.add(i, bp, "a data URL that is not a base64 image; dropped")
+        return None
+    return _image({"url": url}, i, bp, losses)
 
 
 def _tool_use(c: dict[str, Any], i: int, cp: str, s: Session, losses: Losses) -> dict[str, Any]:
