@@ -9,7 +9,8 @@ by `type` (`text`, `reasoning`, `tool_call`, `tool_call_response`, `blob`, `file
 record is an object of those attributes (arrays, or the JSON text of arrays, as spans
 may hold them) or a bare array of ChatMessages.
 
-The converters work on the JSON alone: no OpenTelemetry package is a dependency.
+The converters work on the JSON alone: no OpenTelemetry package is a dependency (the tests
+build opentelemetry-util-genai's message types from what they write, where it is installed).
 
 Detection: with `--format otel-genai` (standard input too), or when the record is
 unambiguous (`reader.looks_like`: an object with a gen_ai message attribute, or an array
