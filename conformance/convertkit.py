@@ -424,3 +424,21 @@ def placeholder_metadata(model: str, provider: str, source: str) -> dict[str, An
             "latency_ms": 0,
         },
     }
+
+
+# the fields of each canonical v1 block (§5.2); others are additive fields (§10.2) no peer carries
+_BLOCK_FIELDS = {
+    "text": {"type", "text"},
+    "thinking": {"type", "text", "signature"},
+    "redacted_thinking": {"type", "data"},
+    "image": {"type", "source", "media_type"},
+    "tool_use": {"type", "id", "name", "input"},
+    "tool_result": {"type", "tool_use_id", "content", "is_error"},
+}
+
+
+def block_extras(block: dict[str, Any]) -> list[str]:
+    """The fields of a canonical block its v1 schema does not define (additive fields,
+    §10.2), sorted: what a converter to a peer format drops and reports."""
+    known = _BLOCK_FIELDS.get(str(block.get("type")))
+    return [] if known is None else sorted(set(block) - known)

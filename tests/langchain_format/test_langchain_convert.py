@@ -109,6 +109,17 @@ def test_provider_blocks_langchain_passes_through_convert(tmp_path: Path) -> Non
     ]
 
 
+def test_additive_block_fields_are_reported_dropped(tmp_path: Path) -> None:
+    """§10.2: a field a canonical v1 block does not define is carried by no peer: reported where it is."""
+    m = {**_BASE, "id": "01J00000000000000000000001", "created_at": "2024-06-01T00:00:00.000001Z", "role": "user",
+         "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b", "cache_control": {"type": "ephemeral"}}]}  # fmt: skip
+    src = tmp_path / "s.jsonl"
+    src.write_bytes(orjson.dumps(m) + b"\n")
+    findings = convert("canonical", NAME, src, tmp_path / "o.json")
+    assert [(f.rule, f.line, f.pointer) for f in findings if f.line is not None] == [("LC900", 1, "/content/1")]
+    assert "cache_control" in next(f.message for f in findings if f.line is not None)
+
+
 def test_a_file_that_does_not_validate_is_refused(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="LC101"):
         convert(NAME, "canonical", FIX / "LC101_unpaired.json", tmp_path / "c.jsonl")

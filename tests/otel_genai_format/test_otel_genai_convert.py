@@ -81,6 +81,17 @@ def test_attributes_that_are_no_token_counts_are_a_located_loss(tmp_path: Path) 
     assert (usage["input_tokens"], usage["output_tokens"]) == (0, 4)
 
 
+def test_additive_block_fields_are_reported_dropped(tmp_path: Path) -> None:
+    """§10.2: a field a canonical v1 block does not define is carried by no peer: reported where it is."""
+    m = {**_BASE, "id": "01J00000000000000000000001", "created_at": "2024-06-01T00:00:00.000001Z", "role": "user",
+         "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b", "cache_control": {"type": "ephemeral"}}]}  # fmt: skip
+    src = tmp_path / "s.jsonl"
+    src.write_bytes(orjson.dumps(m) + b"\n")
+    findings = convert("canonical", NAME, src, tmp_path / "o.json")
+    assert [(f.rule, f.line, f.pointer) for f in findings if f.line is not None] == [("OT900", 1, "/content/1")]
+    assert "cache_control" in next(f.message for f in findings if f.line is not None)
+
+
 def test_a_file_that_does_not_validate_is_refused(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="OT005"):
         convert(NAME, "canonical", FIX / "OT005_finish.json", tmp_path / "c.jsonl")

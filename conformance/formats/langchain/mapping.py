@@ -31,7 +31,16 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...convertkit import IdMint, Losses, media_type_of_url, placeholder_metadata, provider_id, rfc3339, short
+from ...convertkit import (
+    IdMint,
+    Losses,
+    block_extras,
+    media_type_of_url,
+    placeholder_metadata,
+    provider_id,
+    rfc3339,
+    short,
+)
 from ...ids import is_tool_id
 from ..canonical.tools import canonical_tool_name
 from . import rules as R
@@ -88,6 +97,9 @@ def _blocks(i: int, content: list[dict[str, Any]], role: str, losses: Losses) ->
     out: list[dict[str, Any]] = []
     for j, b in enumerate(content):
         kind = b.get("type")
+        extra = block_extras(b)
+        if extra:
+            losses.add(i, f"/content/{j}", f"{kind} block field(s) {', '.join(extra)} have no LangChain field; dropped")
         if kind == "text":
             out.append({"type": "text", "text": b["text"]})
         elif kind == "thinking":
@@ -144,6 +156,9 @@ def _tool(i: int, m: dict[str, Any], losses: Losses) -> list[dict[str, Any]]:
         if b.get("type") != "tool_result":
             losses.add(i, bp, f"{b.get('type')} block in a tool message has no ToolMessage form; dropped")
             continue
+        extra = block_extras(b)
+        if extra:
+            losses.add(i, bp, f"tool_result field(s) {', '.join(extra)} have no ToolMessage field; dropped")
         inner: list[dict[str, Any]] = b["content"]
         texts = []
         for k, x in enumerate(inner):

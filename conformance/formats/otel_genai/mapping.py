@@ -29,7 +29,17 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...convertkit import IdMint, Item, Losses, media_type_of_url, placeholder_metadata, provider_id, rfc3339, short
+from ...convertkit import (
+    IdMint,
+    Item,
+    Losses,
+    block_extras,
+    media_type_of_url,
+    placeholder_metadata,
+    provider_id,
+    rfc3339,
+    short,
+)
 from ...ids import is_tool_id
 from ...jsonio import dumps, parse
 from ..canonical.tools import canonical_tool_name
@@ -91,6 +101,9 @@ def _parts(i: int, m: dict[str, Any], losses: Losses) -> list[dict[str, Any]]:
     for j, b in enumerate(m["content"]):
         bp = f"/content/{j}"
         kind = b.get("type")
+        extra = block_extras(b)
+        if extra:
+            losses.add(i, bp, f"{kind} block field(s) {', '.join(extra)} have no OTel GenAI field; dropped")
         if kind == "text":
             out.append({"type": "text", "content": b["text"]})
         elif kind == "thinking":
