@@ -77,3 +77,17 @@ def test_a_refused_conversion_is_an_input_problem_named_by_its_input(capsys: pyt
     out, err = capsys.readouterr()
     assert f"{bad}" in out + err and "LC101" in out + err
     assert rc != 0 or "RC900" in out + err
+
+
+def test_a_forced_format_reads_only_its_files_in_a_folder(tmp_path: Path) -> None:
+    """As `validate`: with --format, a folder walk reads what that format claims and lists the rest as skipped."""
+    from conformance.replay import ReplaySummary  # function-level: only this test reads the summary
+
+    (tmp_path / "lc.json").write_bytes(LANGCHAIN.read_bytes())
+    (tmp_path / "span.json").write_bytes(OTEL.read_bytes())
+    summary = ReplaySummary()
+    verdicts = list(replay_check([tmp_path], [target("ollama")], fmt="langchain", summary=summary))
+    assert [Path(v.path).name for v in verdicts] == ["lc.json"]
+    assert summary.skipped == [str(tmp_path / "span.json")]
+    both = list(replay_check([tmp_path], [target("ollama")]))  # detected: each by its own format
+    assert sorted(Path(v.path).name for v in both) == ["lc.json", "span.json"]

@@ -18,7 +18,7 @@ from ..adapters import registry as adapter_registry
 from ..convertkit import ConvertContext, as_lines
 from ..errors import InputError
 from ..findings import Finding
-from ..formats import detect_format, get_format
+from ..formats import Format, detect_format, get_format
 from ..formats.canonical.markers import DEFAULT_CRITICAL_KEY
 from ..jsonio import is_stdin, stdin_bytes
 from .check import LOSSY, OK, REFUSED, Target, Verdict, check_session
@@ -83,7 +83,7 @@ def _inputs(paths: Iterable[str | Path], fmt: str | None, summary: ReplaySummary
         if not top.exists():
             raise InputError(f"{top}: no such file or directory")
         if top.is_dir():
-            yield from _walk(top, summary)
+            yield from _walk(top, summary, get_format(fmt) if fmt else None)
             continue
         if not top.is_file():
             raise InputError(f"{top}: not a regular file or directory")
@@ -94,12 +94,19 @@ def _inputs(paths: Iterable[str | Path], fmt: str | None, summary: ReplaySummary
         yield top, ("canonical" if name == "sqlite" else name)
 
 
-def _walk(top: Path, summary: ReplaySummary) -> Iterator[tuple[Path, str]]:
+def _walk(top: Path, summary: ReplaySummary, forced: Format | None = None) -> Iterator[tuple[Path, str]]:
     """Every transcript below `top`, sorted; a directory a format claims whole (a chibi
-    context) is one unit; files no format claims are listed as skipped."""
+    context) is one unit; files no format claims are listed as skipped. With `forced`
+    (--format), only what that format claims is read (as `validate` walks)."""
+
+    def detect(p: Path) -> Format | None:
+        if forced is not None:
+            return forced if forced.detect(p) else None
+        return detect_format(p)
+
     try:
         # detection looks inside (a chibi context's transcript/): a denied part is a problem
-        unit = detect_format(top)
+        unit = detect(top)
         entries = [] if unit is not None and unit.name not in ("canonical", "sqlite") else sorted(top.iterdir())
     except OSError as exc:
         summary.problems.append(_unreadable(Path(exc.filename) if isinstance(exc.filename, str) else top, exc))
@@ -111,10 +118,10 @@ def _walk(top: Path, summary: ReplaySummary) -> Iterator[tuple[Path, str]]:
         if p.is_symlink():
             summary.skipped.append(str(p))
         elif p.is_dir():
-            yield from _walk(p, summary)
+            yield from _walk(p, summary, forced)
         elif p.is_file():
             try:
-                f = detect_format(p)
+                f = detect(p)
             except OSError as exc:
                 summary.problems.append(_unreadable(p, exc))
                 continue
