@@ -39,6 +39,7 @@ from .findings import Finding, RuleCatalog, RuleInfo, Selection, Severity
 from .formats import Format, Options, all_formats, catalog
 from .jsonio import check_input, forget_stdin
 from .migrations.rules import CATALOG as MIGRATION_RULES
+from .reporting import FindingsReport, findings_output, output_choices, write_findings
 from .schemas import versions
 
 
@@ -259,12 +260,8 @@ class Engine(enum.StrEnum):
     ray = "ray"
 
 
-class ValidateOutput(enum.StrEnum):
-    text = "text"
-    json = "json"
-    sarif = "sarif"
-    github = "github"
-    junit = "junit"
+# validate's own renderings, then every findings output (`reporting.FINDINGS_OUTPUTS`)
+ValidateOutput = output_choices("ValidateOutput", "text", "json")
 
 
 def _split(values: list[str] | None) -> tuple[str, ...]:
@@ -303,7 +300,7 @@ def validate(
         ),
     ],
     output: Annotated[
-        ValidateOutput | None,
+        ValidateOutput | None,  # type: ignore[valid-type]  # the choices are read from the outputs' registry
         typer.Option("--output", "-o", help="Report format (default: text, or `output` in [tool.turnspec])"),
     ] = None,
     strict: Annotated[
@@ -397,7 +394,7 @@ def validate(
     """Validate transcripts; report each violation with file, line, JSON pointer and rule."""
     forget_stdin()  # each run reads standard input afresh
     cfg = load_config(find_config())  # [tool.turnspec] of the closest pyproject.toml; flags override it
-    output = output or _config_choice(cfg, "output", ValidateOutput) or ValidateOutput.text
+    output = output or _config_choice(cfg, "output", ValidateOutput) or ValidateOutput("text")
     fmt = fmt or _config_choice(cfg, "format", FormatName)
     if strict is None:
         strict = bool(cfg.strict)
@@ -458,7 +455,7 @@ def validate(
     total = sum(p.stat().st_size for p, _ in units if isinstance(p, Path) and p.is_file())
     show_progress = sys.stderr.isatty() and total >= PROGRESS_MIN_BYTES
     out = sys.stdout
-    palette = Palette(output == ValidateOutput.text and colour_wanted(color, out))
+    palette = Palette(output == "text" and colour_wanted(color, out))
     with _progress_bar(show_progress, total) as bar:
         advance = bar.advance if bar is not None else None
         # the bar's line is cleared before a line of the report or a message reaches the terminal
@@ -486,7 +483,7 @@ def validate(
                 problems=report.problems, units=units, jobs=jobs or default_jobs(), resume=resume,
                 chunk_bytes=chunk_bytes, notify=notify,
             )  # fmt: skip
-        keep, echo = output != ValidateOutput.text, output == ValidateOutput.text and not quiet
+        keep, echo = output != "text", output == "text" and not quiet
         for finding in found:  # streamed: text and -q keep only the counts
             if cfg.ignored(finding.path, finding.rule):
                 continue
@@ -508,13 +505,13 @@ def validate(
     for message in report.problems[seen:]:
         error(message)
     skip_fails = fail_on_skip and bool(report.skipped)
-    if output == ValidateOutput.json:
+    if output == "json":
         doc = report.as_dict()
         if known is not None:
             doc["summary"] = {**typing.cast(dict[str, Any], doc["summary"]), "baselined": known.matched}
         body = json.dumps(escaping.json_safe(doc), indent=2, ensure_ascii=False)
         out.write(escaping.json_text(body) + "\n")
-    elif output in (ValidateOutput.sarif, ValidateOutput.github, ValidateOutput.junit):
+    elif findings_output(output) is not None:
         _ci_output(output, report)
     else:
         s = report.summary()
@@ -537,7 +534,7 @@ def validate(
                 + "\n"
             )
     if statistics:
-        (out if output == ValidateOutput.text else sys.stderr).writelines(_statistics(report))
+        (out if output == "text" else sys.stderr).writelines(_statistics(report))
     rc = report.exit_code
     if recorded is not None and write_baseline is not None:
         if report.problems:
@@ -600,26 +597,14 @@ UNREADABLE = RuleInfo(
 )
 
 
-def _ci_output(output: ValidateOutput, report: Report) -> None:
-    """SARIF, GitHub annotations (+ step summary) or JUnit for a validation report."""
-    # function-level import: the CI renderers (and the summary's writer) are needed only for these outputs
-    from .outputs import append_text
-    from .reporting import step_summary, to_github, to_junit, to_sarif
-
+def _ci_output(output: str, report: Report) -> None:
+    """A findings output (SARIF, GitHub annotations and step summary, JUnit, ...) of a
+    validation report: its unreadable inputs are TS000 findings, its skipped files notes."""
     problems = [Finding(p.split(": ", 1)[0], None, "", UNREADABLE.id, UNREADABLE.severity, p) for p in report.problems]
     found = [*report.findings, *problems]
-    skipped = report.skipped
-    if output == ValidateOutput.sarif:
-        sarif = to_sarif(found, every_rule(), skipped=skipped)
-        sys.stdout.write(escaping.json_text(json.dumps(sarif, indent=2, ensure_ascii=False)))
-        sys.stdout.write("\n")
-    elif output == ValidateOutput.github:
-        sys.stdout.write(to_github(found, skipped=skipped))
-        summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
-        if summary_file:
-            append_text(summary_file, step_summary(found, every_rule(), title="turnspec validate", skipped=skipped))
-    else:
-        sys.stdout.write(to_junit(found, [f.path for f in report.files], name="turnspec validate", skipped=skipped))
+    files = [f.path for f in report.files]
+    summary = FindingsReport("turnspec validate", found, every_rule(), files=files, skipped=report.skipped)
+    write_findings(output, summary, sys.stdout)
 
 
 def _rule_parts() -> list[tuple[str, RuleCatalog]]:

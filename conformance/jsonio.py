@@ -300,7 +300,7 @@ def parse(data: bytes) -> Any:
     return jiter.from_json(data, allow_inf_nan=False, catch_duplicate_keys=True)
 
 
-def _skip_rest_of_line(f: IO[bytes], chunk: int = 1 << 20) -> bool:
+def skip_rest_of_line(f: IO[bytes], chunk: int = 1 << 20) -> bool:
     """Consume up to and including the next newline; True if one was found."""
     while True:
         block = f.readline(chunk)
@@ -325,7 +325,7 @@ class LineFraming:
         """True (and the rest of the line consumed) when `raw` is the first part of a line
         longer than `max_line_bytes`, as `readline(max_line_bytes + 1)` returned it."""
         if len(raw) > max_line_bytes and not raw.endswith(b"\n"):
-            _skip_rest_of_line(f)
+            skip_rest_of_line(f)
             return True
         return False
 

@@ -23,15 +23,20 @@ and `xml` for JUnit.
 
 from __future__ import annotations
 
+import enum
+import json
+import os
 import xml.etree.ElementTree as ET
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
+from typing import Any, TextIO
 from urllib.parse import quote
 
 from . import escaping
 from .findings import Finding, RuleCatalog, RuleInfo, Severity
+from .outputs import append_text
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 INFORMATION_URI = "https://turnspec.dev/"
@@ -247,3 +252,82 @@ def to_junit(
         ET.SubElement(case, "skipped", message=SKIPPED_MESSAGE)
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+# -- the findings outputs: each declared once, every checking command offers all of them --
+
+
+@dataclass(frozen=True)
+class FindingsReport:
+    """What a checking command hands a findings output: its findings (rule ids of
+    `catalog`), the files it read (JUnit's cases), those it skipped, and its own name."""
+
+    tool: str
+    findings: Sequence[Finding]
+    catalog: RuleCatalog
+    files: Sequence[str] = ()
+    skipped: Sequence[str] = ()
+
+
+@dataclass(frozen=True)
+class FindingsOutput:
+    """One `-o` format for findings. Adding one is this declaration (a renderer from a
+    `FindingsReport` to the text written to standard output) and a line in
+    `FINDINGS_OUTPUTS`: `validate`, `conform`, `cassettes lint`, `replay-check` and
+    `schema diff` all offer it from there."""
+
+    name: str
+    help: str
+    render: Callable[[FindingsReport], str]
+    step_summary: bool = False  # also append the markdown summary to $GITHUB_STEP_SUMMARY
+
+
+def _sarif_text(r: FindingsReport) -> str:
+    body = json.dumps(to_sarif(r.findings, r.catalog, skipped=r.skipped), indent=2, ensure_ascii=False)
+    return escaping.json_text(body) + "\n"
+
+
+def _github_text(r: FindingsReport) -> str:
+    return to_github(r.findings, skipped=r.skipped)
+
+
+def _junit_text(r: FindingsReport) -> str:
+    return to_junit(r.findings, r.files, name=r.tool, skipped=r.skipped)
+
+
+FINDINGS_OUTPUTS: tuple[FindingsOutput, ...] = (
+    FindingsOutput("sarif", "SARIF 2.1.0 (GitHub code scanning)", _sarif_text),
+    FindingsOutput("github", "GitHub workflow annotations, plus the step summary", _github_text, step_summary=True),
+    FindingsOutput("junit", "JUnit XML (GitLab, Jenkins, Azure)", _junit_text),
+)
+
+
+def findings_output(name: str) -> FindingsOutput | None:
+    """The findings output called `name`, None for a command's own rendering (text, json)."""
+    return next((o for o in FINDINGS_OUTPUTS if o.name == name), None)
+
+
+def output_choices(enum_name: str, *own: str) -> type[enum.StrEnum]:
+    """A command's `-o` choices: its own renderings (`text`, `json`, ...; these win over a
+    findings output of the same name), then every findings output."""
+    names = [*own, *(o.name for o in FINDINGS_OUTPUTS if o.name not in own)]
+    choices: type[enum.StrEnum] = enum.StrEnum(enum_name, {n: n for n in names})  # type: ignore[misc]  # a functional enum: its name is the command's
+    return choices
+
+
+def render_findings(name: str, report: FindingsReport) -> str:
+    """`report` as the findings output `name` (and its step summary appended where the output
+    has one and the runner set `$GITHUB_STEP_SUMMARY`)."""
+    spec = findings_output(name)
+    if spec is None:
+        raise KeyError(f"no findings output named {name!r}")
+    target = os.environ.get("GITHUB_STEP_SUMMARY") if spec.step_summary else None
+    if target:
+        summary = step_summary(list(report.findings), report.catalog, title=report.tool, skipped=report.skipped)
+        append_text(target, summary)
+    return spec.render(report)
+
+
+def write_findings(name: str, report: FindingsReport, out: TextIO) -> None:
+    """`render_findings` written to `out`."""
+    out.write(render_findings(name, report))

@@ -50,7 +50,7 @@ from .jsonio import check_input
 from .outputs import real
 from .schema_validation import SchemaValidator
 from .schemadiff_rules import SD_BACKWARD, SD_BREAKING, SD_FORWARD
-from .schemas import SchemaSet, _load_set
+from .schemas import SchemaSet, load_set
 from .strategies.compiler import Compiler, dictionary_of
 from .strategies.ir import (
     Node,
@@ -699,7 +699,7 @@ def load(path: Path, *, exclude: frozenset[str] = frozenset()) -> tuple[SchemaSe
         folder, roots = path, None
     else:
         folder, roots = path.parent, [path.name]
-    schemas = _load_set(folder, exclude=exclude - {path.name}, root=None if roots is None else path)
+    schemas = load_set(folder, exclude=exclude - {path.name}, root=None if roots is None else path)
     if roots is not None:  # siblings that are other copies of the root (same $id) are not its $ref targets
         root_id = schemas.documents[path.name].get("$id")
         docs = {

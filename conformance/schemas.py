@@ -76,7 +76,7 @@ def load_schema_file(path: Path) -> dict[str, Any]:
     return doc
 
 
-def _load_set(folder: Path, *, exclude: frozenset[str] = frozenset(), root: Path | None = None) -> SchemaSet:
+def load_set(folder: Path, *, exclude: frozenset[str] = frozenset(), root: Path | None = None) -> SchemaSet:
     """Every `*.json` file of `folder` (but the names in `exclude`), by file name; `root`,
     a file of `folder`, is read first whatever its name."""
     docs: dict[str, dict[str, Any]] = {}
@@ -98,7 +98,7 @@ def schema_set(fmt: str, version: str) -> SchemaSet:
     folder = schema_root() / fmt / version
     if not folder.is_dir():
         raise KeyError(f"no schemas for {fmt} {version}")
-    return _load_set(folder)
+    return load_set(folder)
 
 
 def versions(fmt: str) -> list[str]:

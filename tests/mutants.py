@@ -20,7 +20,9 @@ from third_party.minting_gemini import MintingGeminiAdapter
 from ulid import ULID
 
 from conformance.adapters import gemini as gemini_module
+from conformance.adapters import openai_chat as openai_chat_module
 from conformance.adapters import openai_responses as openai_responses_module
+from conformance.adapters import openrouter as openrouter_module
 from conformance.adapters.anthropic import AnthropicAdapter
 from conformance.adapters.base import (
     AdapterError,
@@ -33,6 +35,7 @@ from conformance.adapters.base import (
     StreamEvent,
     ToolDefinition,
     ToolIdMap,
+    WireBody,
     WireFormatError,
     WireRequest,
     WireResponse,
@@ -43,6 +46,7 @@ from conformance.adapters.gemini import NO_ID, GeminiAdapter
 from conformance.adapters.ollama import OllamaAdapter
 from conformance.adapters.openai_chat import OpenAIChatAdapter
 from conformance.adapters.openai_responses import OpenAIResponsesAdapter
+from conformance.adapters.openrouter import OpenRouterChatAdapter
 
 
 class SilentDrop(OpenAIChatAdapter):
@@ -1714,6 +1718,326 @@ class ChatToolContentAbsent(EmptyContentChatAdapter):
         return replace(req, body=body)
 
 
+# -- issue 26 item 4: OpenAI Responses defects a developer makes reading the API reference --
+
+
+class ResponsesCachedTokensIgnored(OpenAIResponsesAdapter):
+    """Reads `usage.input_tokens` but not `input_tokens_details.cached_tokens`: cached
+    prompt tokens are billed as fresh input (contract §7.2 maps cached tokens)."""
+
+    def usage_from_wire(self, usage: Any) -> dict[str, int] | None:
+        out = super().usage_from_wire(usage)
+        if out is None:
+            return None
+        return {**out, "input_tokens": out["input_tokens"] + out["cached_input_tokens"], "cached_input_tokens": 0}
+
+
+class ResponsesIncompleteAsEndTurn(OpenAIResponsesAdapter):
+    """Reads `status: "incomplete"` (`incomplete_details.reason: "max_output_tokens"`) as a
+    finished turn: the truncation is reported as end_turn."""
+
+    def stop_reason(self, body: Mapping[str, Any], content: list[Block]) -> str:
+        reason = super().stop_reason(body, content)
+        return "end_turn" if reason == "max_tokens" else reason
+
+
+class ResponsesReasoningIdLost(OpenAIResponsesAdapter):
+    """Keeps a reasoning item's summary and encrypted_content but not its `id` (`rs_...`),
+    so the item sent back is not the one the API issued."""
+
+    def item_from_wire(
+        self, session_id: str, item: Any, *, keep_logprobs: bool = True
+    ) -> list[tuple[Block, dict[str, Any]]]:
+        out = super().item_from_wire(session_id, item, keep_logprobs=keep_logprobs)
+        if isinstance(item, dict) and item.get("type") == "reasoning":
+            return [(b, {**x, "item": {k: v for k, v in (x.get("item") or {}).items() if k != "id"}}) for b, x in out]
+        return out
+
+
+class ResponsesEncryptedContentDropped(OpenAIResponsesAdapter):
+    """Reads a reasoning item's text but not its `encrypted_content`: the thinking block has
+    no signature, so the reasoning cannot go back to the API (stateless replay)."""
+
+    def item_from_wire(
+        self, session_id: str, item: Any, *, keep_logprobs: bool = True
+    ) -> list[tuple[Block, dict[str, Any]]]:
+        out = super().item_from_wire(session_id, item, keep_logprobs=keep_logprobs)
+        return [({**b, "signature": None} if b.get("type") == "thinking" else b, x) for b, x in out]
+
+
+class ResponsesCallIdMismatch(OpenAIResponsesAdapter):
+    """Gives each `function_call_output` a fresh `call_id` instead of its call's: the result
+    answers no call the API issued."""
+
+    def tool_to_wire_items(self, message: Message) -> list[WireBody]:
+        return [{**item, "call_id": self.new_provider_tool_id()} for item in super().tool_to_wire_items(message)]
+
+
+class _DoneAsDeltaStream(openai_responses_module._ResponsesStream):
+    def handle(self, data: dict[str, Any]) -> Iterator[StreamEvent]:
+        if data.get("type") == "response.function_call_arguments.done":
+            k = self.block(data, "tool_use")
+            self.args[k] += str(data.get("arguments", ""))  # the bug: the full text appended to the deltas
+            return iter(())
+        return super().handle(data)
+
+    def item_done(self, oi: int, item: Any) -> Iterator[StreamEvent]:
+        if isinstance(item, dict) and item.get("type") == "function_call":
+            k = self.block_of[oi]
+            return self.end_call(k)  # the accumulated text, not the item's arguments
+        return super().item_done(oi, item)
+
+
+class ResponsesStreamedArgumentsDoubled(OpenAIResponsesAdapter):
+    """Treats `response.function_call_arguments.done` as one more delta, appending the full
+    `arguments` to the fragments already joined: the call's final input is not the JSON
+    the API streamed."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        saved, openai_responses_module._ResponsesStream = openai_responses_module._ResponsesStream, _DoneAsDeltaStream
+        try:
+            yield from super().stream_response(chunks, context)
+        finally:
+            openai_responses_module._ResponsesStream = saved
+
+
+class _FailedAsCompletedStream(openai_responses_module._ResponsesStream):
+    def handle(self, data: dict[str, Any]) -> Iterator[StreamEvent]:
+        if data.get("type") == "response.failed":
+            data = {**data, "type": "response.completed"}
+        return super().handle(data)
+
+
+class ResponsesStreamFailedAsCompleted(OpenAIResponsesAdapter):
+    """Handles `response.failed` like `response.completed`: the stream ends as a normal turn
+    and no classified error is raised."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        saved, openai_responses_module._ResponsesStream = (
+            openai_responses_module._ResponsesStream,
+            _FailedAsCompletedStream,
+        )
+        try:
+            yield from super().stream_response(chunks, context)
+        finally:
+            openai_responses_module._ResponsesStream = saved
+
+
+class ResponsesErrorCodeIgnored(OpenAIResponsesAdapter):
+    """Classifies errors by HTTP status only, never by `error.code` / `error.type` (a 400
+    `context_length_exceeded` is an invalid request, not a context overflow)."""
+
+    def classify_error(self, status: int, body: Any, headers: Mapping[str, Any] | None = None) -> AdapterError:
+        return super().classify_error(status, {"error": {"message": "error"}}, headers)
+
+
+class ResponsesInstructionsAsUserMessage(OpenAIResponsesAdapter):
+    """Sends the system prompt as a user message item instead of in `instructions`."""
+
+    def input_to_wire(self, messages: list[Message]) -> tuple[str | None, list[WireBody]]:
+        instructions, items = super().input_to_wire(messages)
+        if instructions is None:
+            return None, items
+        return None, [{"role": "user", "content": instructions}, *items]
+
+
+class ResponsesSilentDrop(OpenAIResponsesAdapter):
+    """Drops blocks it cannot send (redacted thinking, file_ref images) without the WARN line."""
+
+    def drop(self, message: Message, index: int | None, block_type: str, reason: str) -> None:
+        return None
+
+
+class ResponsesDataUrlMediaTypeLost(OpenAIResponsesAdapter):
+    """Reads a base64 `data:` image URL back as image/png whatever media type it names."""
+
+    def image_from_wire(self, part: Mapping[str, Any], session_id: str = "") -> Block:
+        block = super().image_from_wire(part, session_id)
+        return {**block, "media_type": "image/png"} if block["source"]["kind"] == "base64" else block
+
+
+# -- issue 26 item 4: OpenRouter reasoning defects (its "Reasoning Tokens" guide) --------
+
+
+class OpenRouterDetailsNotSentBack(OpenRouterChatAdapter):
+    """Sends the assistant's text and tool calls back but leaves its `reasoning_details` off,
+    logging nothing ("Preserving reasoning blocks": send them back unmodified)."""
+
+    def assistant_to_wire(self, message: Message) -> list[WireBody]:
+        out = super().assistant_to_wire(message)
+        return [{k: v for k, v in m.items() if k not in ("reasoning_details", "reasoning")} for m in out]
+
+
+class OpenRouterSignatureDropped(OpenRouterChatAdapter):
+    """Sends `reasoning.text` details back without their `signature`."""
+
+    def assistant_to_wire(self, message: Message) -> list[WireBody]:
+        out = super().assistant_to_wire(message)
+        for m in out:
+            if isinstance(m.get("reasoning_details"), list):
+                m["reasoning_details"] = [
+                    {k: v for k, v in d.items() if k != "signature"} for d in m["reasoning_details"]
+                ]
+        return out
+
+
+class OpenRouterDetailsReordered(OpenRouterChatAdapter):
+    """Sends `reasoning_details` back newest first (the guide: unmodified, in order)."""
+
+    def assistant_to_wire(self, message: Message) -> list[WireBody]:
+        out = super().assistant_to_wire(message)
+        for m in out:
+            if isinstance(m.get("reasoning_details"), list):
+                m["reasoning_details"] = list(reversed(m["reasoning_details"]))
+        return out
+
+
+class OpenRouterEncryptedReadAsText(OpenRouterChatAdapter):
+    """Reads a `reasoning.encrypted` detail as readable thinking whose text is the opaque
+    `data` (it is redacted thinking: canonical §4.2 redacted_thinking)."""
+
+    def reasoning_from_wire(self, msg: Mapping[str, Any]) -> list[Block]:
+        return [
+            {"type": "thinking", "text": b["data"], "signature": None} if b.get("type") == "redacted_thinking" else b
+            for b in super().reasoning_from_wire(msg)
+        ]
+
+
+class _ReasoningBlindRouterStream(openrouter_module._RouterStream):
+    def reasoning(self, delta: Mapping[str, Any]) -> Iterator[StreamEvent]:
+        return iter(())
+
+
+class OpenRouterStreamReasoningIgnored(OpenRouterChatAdapter):
+    """Streams text and tool calls but ignores `delta.reasoning_details` / `delta.reasoning`:
+    the streamed answer loses the thinking the non-streamed one has."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        st = _ReasoningBlindRouterStream(self, context)
+        return self.cancellable(context, st.run(chunks), lambda: st.content)
+
+
+class OpenRouterErrorsAllServerErrors(OpenRouterChatAdapter):
+    """Raises every HTTP error as a server error (a 402 out-of-credits or a 429 is retried)."""
+
+    def classify_error(self, status: int, body: Any, headers: Mapping[str, Any] | None = None) -> AdapterError:
+        err = ServerError(f"HTTP {status}")
+        err.retryable = True
+        return err
+
+
+# -- issue 26 item 4: more Gemini defects (generateContent reference) ---------------------
+
+
+class GeminiSystemLeftInContents(GeminiAdapter):
+    """Sends the system prompt as the first user content instead of in `systemInstruction`."""
+
+    def system_to_wire(self, messages: list[Message], raw: Mapping[str, Any]) -> dict[str, Any] | None:
+        return None
+
+    def contents_to_wire(self, messages: list[Message]) -> list[WireBody]:
+        texts = [{"text": b["text"]} for m in messages if m.get("role") == "system" for b in m["content"]]
+        out = super().contents_to_wire(messages)
+        return ([{"role": "user", "parts": texts}] if texts else []) + out
+
+
+class _MaxTokensBlindAccumulator(gemini_module._Accumulator):
+    def stop_reason(self) -> str:
+        return "end_turn" if self.finish_reason == "MAX_TOKENS" else super().stop_reason()
+
+
+class GeminiMaxTokensAsEndTurn(_GeminiResponseParts):
+    """Maps finishReason MAX_TOKENS to end_turn (the truncated answer looks finished)."""
+
+    parts_reader = _MaxTokensBlindAccumulator
+
+
+class _CallsAfterTextAccumulator(gemini_module._Accumulator):
+    def stop_reason(self) -> str:
+        return "end_turn" if self.finish_reason == "STOP" else super().stop_reason()
+
+
+class GeminiFunctionCallStopAsEndTurn(_GeminiResponseParts):
+    """Reads finishReason STOP as end_turn even when the turn made function calls (Gemini has
+    no tool-use finish reason; the calls are the signal)."""
+
+    parts_reader = _CallsAfterTextAccumulator
+
+
+class ResponsesRefusalSentBackAsText(OpenAIResponsesAdapter):
+    """Replays an assistant refusal as an `output_text` part: the turn sent back says the
+    model answered what it refused."""
+
+    def assistant_to_wire(self, message: Message) -> list[WireBody]:
+        out = super().assistant_to_wire(message)
+        for item in out:
+            if isinstance(item.get("content"), list):
+                item["content"] = [
+                    {"type": "output_text", "text": p["refusal"]} if p.get("type") == "refusal" else p
+                    for p in item["content"]
+                ]
+        return out
+
+
+class _DoneAppendedStream(openai_responses_module._ResponsesStream):
+    def settle_text(self, k: int, final: str) -> Iterator[StreamEvent]:
+        return self.text(k, final)  # the bug: output_text.done's full text appended to the deltas
+
+
+class ResponsesTextDoneAppended(OpenAIResponsesAdapter):
+    """Appends `response.output_text.done`'s full `text` to the deltas already streamed (the
+    event carries the whole text, not one more piece): every streamed answer doubles."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        saved, openai_responses_module._ResponsesStream = openai_responses_module._ResponsesStream, _DoneAppendedStream
+        try:
+            yield from super().stream_response(chunks, context)
+        finally:
+            openai_responses_module._ResponsesStream = saved
+
+
+class ResponsesReasoningTokensAddedToOutput(OpenAIResponsesAdapter):
+    """Adds `output_tokens_details.reasoning_tokens` to `output_tokens`, which already
+    includes them: reasoning is billed twice."""
+
+    def usage_from_wire(self, usage: Any) -> dict[str, int] | None:
+        out = super().usage_from_wire(usage)
+        if out is None or not isinstance(usage, dict):
+            return out
+        extra = int((usage.get("output_tokens_details") or {}).get("reasoning_tokens") or 0)
+        return {**out, "output_tokens": out["output_tokens"] + extra}
+
+
+class OpenRouterCachedTokensIgnored(OpenRouterChatAdapter):
+    """Reads `prompt_tokens` but not `prompt_tokens_details.cached_tokens`."""
+
+    def usage_from_wire(self, usage: Any) -> dict[str, int] | None:
+        out = super().usage_from_wire(usage)
+        if out is None:
+            return None
+        return {**out, "input_tokens": out["input_tokens"] + out["cached_input_tokens"], "cached_input_tokens": 0}
+
+
+class _StrippedFragmentsStream(openai_chat_module._ChatStream):
+    def tool_call(self, call: Any) -> Iterator[StreamEvent]:
+        fn = call.get("function") if isinstance(call, dict) else None
+        if isinstance(fn, dict) and isinstance(fn.get("arguments"), str):
+            call = {**call, "function": {**fn, "arguments": fn["arguments"].strip()}}
+        return super().tool_call(call)
+
+
+class ChatArgumentFragmentsStripped(OpenAIChatAdapter):
+    """Strips each streamed `function.arguments` fragment before joining them (the fragments
+    are pieces of one JSON text, spaces inside its strings included)."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        saved, openai_chat_module._ChatStream = openai_chat_module._ChatStream, _StrippedFragmentsStream
+        try:
+            yield from super().stream_response(chunks, context)
+        finally:
+            openai_chat_module._ChatStream = saved
+
+
 MUTANTS: dict[type, str] = {
     SilentDrop: "TC201",
     WarnMissingField: "TC201",
@@ -1870,9 +2194,32 @@ MUTANTS: dict[type, str] = {
     AnthropicForeignCallIdsVerbatim: "TC304",
     AnthropicSignatureDroppedOnToolUse: "TC405",
     AnthropicThinkingDroppedWithWarn: "TC405",
+    ResponsesCachedTokensIgnored: "TC904",
+    ResponsesIncompleteAsEndTurn: "TC903",
+    ResponsesReasoningIdLost: "TC802",
+    ResponsesEncryptedContentDropped: "TC802",
+    ResponsesCallIdMismatch: "TC305",
+    ResponsesStreamedArgumentsDoubled: "TC606",
+    ResponsesStreamFailedAsCompleted: "TC801",
+    ResponsesErrorCodeIgnored: "TC801",
+    ResponsesInstructionsAsUserMessage: "TC403",
+    ResponsesSilentDrop: "TC201",
+    ResponsesDataUrlMediaTypeLost: "TC901",
+    OpenRouterDetailsNotSentBack: "TC405",
+    OpenRouterSignatureDropped: "TC405",
+    OpenRouterDetailsReordered: "TC802",
+    OpenRouterEncryptedReadAsText: "TC606",
+    OpenRouterStreamReasoningIgnored: "TC606",
+    OpenRouterErrorsAllServerErrors: "TC801",
+    GeminiSystemLeftInContents: "TC403",
+    GeminiMaxTokensAsEndTurn: "TC903",
+    GeminiFunctionCallStopAsEndTurn: "TC903",
+    ResponsesRefusalSentBackAsText: "TC802",
+    ResponsesTextDoneAppended: "TC606",
+    ResponsesReasoningTokensAddedToOutput: "TC904",
+    OpenRouterCachedTokensIgnored: "TC904",
+    ChatArgumentFragmentsStripped: "TC609",
 }
-# rules whose cases come from real recordings (the project's cassettes cannot kill them)
-NEEDS_SAMPLES = ("TC701", "TC904")
 # where each adapter's own cassettes live (the project's for its adapters)
 CASSETTES = {
     "cohere-chat": "tests/third_party/cassettes/cohere",

@@ -258,7 +258,7 @@ def test_a_declared_capability_no_case_exercised_is_skipped_or_errors_when_stric
     gate = next(r for r in report["results"] if r["rule"] == "TC002")
     assert gate["status"] == "skip"
     assert [r for r in gate["skip_reasons"] if "prompt_caching" in r] == [
-        "supports_prompt_caching: declared true, but no case exercised it (cases come from TC904, TC503): add a "
+        "supports_prompt_caching: declared true, but no case exercised it (cases come from TC503, TC904): add a "
         "cassette of a response whose usage reports cache reads or writes to anthropic's cassettes "
         "(`turnspec wire record` makes one)"
     ]

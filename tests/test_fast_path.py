@@ -1070,13 +1070,13 @@ def test_batch_patterns_refuse_what_could_cross_a_line() -> None:
 def _batch_patterns() -> list[re.Pattern[str]]:
     """Every pattern the fast path checks per batch (the schemas' lifted ones, the rules'
     formats) and a few of other shapes."""
-    from conformance.formats.canonical.invariants import _CANONICAL_TIME
-    from conformance.formats.canonical.tools import _USE_NAME
+    from conformance.formats.canonical.invariants import CANONICAL_TIME
+    from conformance.formats.canonical.tools import SNAKE_NAME
     from conformance.schema_validation import ecma_regex
 
     run = CanonicalRun(Options())
     out = [r for rev in ("v1", "v2") for _, r in FM.message_model(rev).formats]
-    out += [run.ctx.re_ulid, run.ctx.re_tool_id, run.ctx.re_model, _CANONICAL_TIME, _USE_NAME]
+    out += [run.ctx.re_ulid, run.ctx.re_tool_id, run.ctx.re_model, CANONICAL_TIME, SNAKE_NAME]
     out += [ecma_regex(x) for x in ("^a[-.]b$", "^[a\\]-]{2}x$", "^[+-]{3}$", "^x{0}y$", "^[ab]{2}|c$", "^[a-c]+$")]
     out.append(re.compile("^AB(?![\\s\\S])", re.IGNORECASE))
     return out
@@ -1139,7 +1139,7 @@ def test_a_real_time_of_the_canonical_shape_matches_the_schema_pattern(digits: s
     pattern and the canonical encoding, so a batch of them skips both regexes."""
     from datetime import datetime
 
-    from conformance.formats.canonical.invariants import _CANONICAL_TIME
+    from conformance.formats.canonical.invariants import CANONICAL_TIME
 
     d = digits
     value = f"{d[:4]}-{d[4:6]}-{d[6:8]}T{d[8:10]}:{d[10:12]}:{d[12:14]}.{d[14:20]}Z"
@@ -1149,19 +1149,19 @@ def test_a_real_time_of_the_canonical_shape_matches_the_schema_pattern(digits: s
         datetime.fromisoformat(value)
     except ValueError:
         return
-    assert schema.search(value) and _CANONICAL_TIME.match(value)
+    assert schema.search(value) and CANONICAL_TIME.match(value)
 
 
 def test_the_time_shape_skips_only_the_pattern_it_proves(monkeypatch: pytest.MonkeyPatch) -> None:
     """The shape stands in for the schema's pattern only when that pattern is the known
     RFC 3339 one; for another (a revision that narrows it) the pattern is checked."""
-    from conformance.formats.canonical.invariants import _CANONICAL_TIME
+    from conformance.formats.canonical.invariants import CANONICAL_TIME
 
     fast = CanonicalRun(Options()).fast
     assert fast is not None and fast.time_shape is not None
     schema = next(r for p, r in FM.message_model("v1").formats if p == ("created_at",))
-    assert {p.pattern for p in fast.by_real_shape} == {schema.pattern, _CANONICAL_TIME.pattern}
-    assert {p.pattern for p in fast.by_shape} == {_CANONICAL_TIME.pattern}
+    assert {p.pattern for p in fast.by_real_shape} == {schema.pattern, CANONICAL_TIME.pattern}
+    assert {p.pattern for p in fast.by_shape} == {CANONICAL_TIME.pattern}
     monkeypatch.setattr(fast_module, "_RFC3339_UTC", schema.pattern.replace("[0-9]{4}", "20[0-9]{2}"))
     other = CanonicalRun(Options()).fast
     assert other is not None and other.by_real_shape == other.by_shape

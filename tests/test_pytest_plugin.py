@@ -49,7 +49,7 @@ class Silent(OpenAIChatAdapter):
         "TC201",
     )
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*TC201 (§4.2.2, §7.3)*", "*0 WARNING records with block_type='thinking'*"])
+    result.stdout.fnmatch_lines(["*TC201 (§4.2.2, §7.3)*", "*no WARNING entry reports dropping the thinking block*"])
 
 
 BASE = """

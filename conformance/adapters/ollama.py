@@ -54,6 +54,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
 from .. import ids
+from ..wire.ollama import OLLAMA_CHAT
 from .base import (
     AdapterError,
     AdapterOptions,
@@ -78,7 +79,7 @@ from .base import (
 from .estimate import json_tokens, text_tokens
 
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
-_STOP = {"stop": "end_turn", "length": "max_tokens", "load": "end_turn", "unload": "end_turn"}
+_STOP = OLLAMA_CHAT.stop_reasons  # the record's table (docs: done_reason)
 # knobs that live in `options` and have a canonical AdapterOptions field
 _OPTION_FIELDS = ("num_predict", "temperature", "stop")
 _KNOWN_TOP = {"model", "messages", "tools", "stream", "options", "format"}

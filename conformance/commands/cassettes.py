@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import enum
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -13,13 +12,11 @@ import typer
 from .. import escaping
 from ..errors import InputError
 from ..findings import Finding
+from ..reporting import FindingsReport, findings_output, output_choices, write_findings
 
-
-class LintOutput(enum.StrEnum):
-    text = "text"
-    json = "json"
-    sarif = "sarif"
-    github = "github"
+# the command's own renderings, then every findings output (`reporting.FINDINGS_OUTPUTS`)
+LintOutput = output_choices("LintOutput", "text", "json")
+TEXT = LintOutput("text")
 
 
 def register(app: typer.Typer) -> None:
@@ -37,7 +34,7 @@ def register(app: typer.Typer) -> None:
         in_place: Annotated[
             bool, typer.Option("--in-place", help="With --fix: rewrite the cassettes, atomically")
         ] = False,
-        output: Annotated[LintOutput, typer.Option("--output", "-o", help="Report format")] = LintOutput.text,
+        output: Annotated[LintOutput, typer.Option("--output", "-o", help="Report format")] = TEXT,  # type: ignore[valid-type]
     ) -> None:
         """Find secrets in cassettes: credentials, provider API keys, bearer tokens, account ids, cookies,
         signed URLs, unscrubbed request-body fields. Exit 0 clean, 1 found, 2 unreadable input."""
@@ -68,24 +65,15 @@ def register(app: typer.Typer) -> None:
                 would.extend(lines)
                 unfixed.extend(problems)
         out = sys.stdout
-        if output == LintOutput.json:
+        if output == "json":
             body = {"files": len(files), "findings": [f.as_dict() for f in findings], "unreadable": unreadable,
                     "fixed": bool(fix and in_place), "not_fixed": unfixed}  # fmt: skip
             out.write(
                 escaping.json_text(orjson.dumps(escaping.json_safe(body), option=orjson.OPT_INDENT_2).decode()) + "\n"
             )
-        elif output == LintOutput.sarif:
-            # function-level import: only this output needs the SARIF renderer
-            from ..reporting import to_sarif
-
-            out.write(
-                escaping.json_text(orjson.dumps(to_sarif(findings, CATALOG), option=orjson.OPT_INDENT_2).decode())
-                + "\n"
-            )
-        elif output == LintOutput.github:
-            from ..reporting import to_github  # function-level import: only this output needs it
-
-            out.write(to_github(findings))
+        elif findings_output(output) is not None:
+            files_read = [str(p) for p in files]
+            write_findings(output, FindingsReport("turnspec cassettes lint", findings, CATALOG, files=files_read), out)
         else:
             verb = "scrubbed" if fix and in_place else ("would scrub" if fix else "found")
             for f in findings:

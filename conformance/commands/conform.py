@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import enum
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -17,16 +16,11 @@ from ..findings import Selection
 from ..formats.canonical.markers import DEFAULT_CRITICAL_KEY
 from ..migrations.atomic import atomic_write
 from ..outputs import real
+from ..reporting import FindingsReport, output_choices, render_findings
 
-
-class ConformOutput(enum.StrEnum):
-    text = "text"
-    json = "json"
-    junit = "junit"
-    md = "md"
-    html = "html"
-    sarif = "sarif"
-    github = "github"
+# conform's own renderings, then every findings output (`reporting.FINDINGS_OUTPUTS`)
+ConformOutput = output_choices("ConformOutput", "text", "json", "junit", "md", "html")
+TEXT = ConformOutput("text")
 
 
 def _split(values: list[str] | None) -> tuple[str, ...]:
@@ -61,7 +55,7 @@ def register(app: typer.Typer) -> None:
                 show_default=False,
             ),
         ] = None,
-        output: Annotated[ConformOutput, typer.Option("--output", "-o", help="Report format")] = ConformOutput.text,
+        output: Annotated[ConformOutput, typer.Option("--output", "-o", help="Report format")] = TEXT,  # type: ignore[valid-type]
         cassettes: Annotated[
             list[Path] | None,
             typer.Option(
@@ -115,6 +109,7 @@ def register(app: typer.Typer) -> None:
         """Run the adapter conformance suite; exit 0 when every check passes, 1 otherwise."""
         # imported when the command runs: the suite (vcrpy, the checks) is not loaded for other commands
         from ..suite.report import RENDERERS
+        from ..suite.report import findings as suite_findings
         from ..suite.rules import CATALOG
         from ..suite.runner import SuiteConfig, default_cassette_root, default_samples, local_cassette_root, run
 
@@ -145,14 +140,16 @@ def register(app: typer.Typer) -> None:
             roots=[local] if local is not None else [],
         )
         result = run(config, fail_on_skip=fail_on_skip)
-        if output == ConformOutput.text:
+        if output == "text":
             palette = Palette(colour_wanted(color, sys.stdout))
             text = RENDERERS["text"](result, verbose=verbose, failures_only=failures_only, palette=palette)  # type: ignore[call-arg]
-        else:
-            text = RENDERERS[output.value](result)
+        elif output in RENDERERS:
+            text = RENDERERS[output](result)
+        else:  # a findings output: the failing and skipped cases as findings
+            text = render_findings(output, FindingsReport("turnspec conform", suite_findings(result), CATALOG))
         sys.stdout.write(text)
         if report is not None:
-            body = text if output != ConformOutput.text else RENDERERS["md"](result)
+            body = text if output != "text" else RENDERERS["md"](result)
             try:
                 atomic_write(report, [body.encode("utf-8")])
             except OSError as exc:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import enum
-import os
 import sys
 from collections import Counter
 from pathlib import Path
@@ -16,22 +14,11 @@ from .. import escaping
 from ..errors import InputError
 from ..formats.canonical.markers import DEFAULT_CRITICAL_KEY
 from ..jsonio import forget_stdin
+from ..reporting import FindingsReport, findings_output, output_choices, write_findings
 
-
-class ReplayOutput(enum.StrEnum):
-    text = "text"
-    json = "json"
-    sarif = "sarif"
-    github = "github"
-
-
-def write_step_summary(markdown: str) -> None:
-    """Append to `$GITHUB_STEP_SUMMARY` when the runner set it (GitHub's documented way)."""
-    target = os.environ.get("GITHUB_STEP_SUMMARY")
-    if target:
-        from ..outputs import append_text  # function-level import: only a GitHub run writes a summary
-
-        append_text(target, markdown)  # whole or not at all; a full disk is a one-line error
+# the command's own renderings, then every findings output (`reporting.FINDINGS_OUTPUTS`)
+ReplayOutput = output_choices("ReplayOutput", "text", "json")
+TEXT = ReplayOutput("text")
 
 
 def register(app: typer.Typer) -> None:
@@ -57,7 +44,7 @@ def register(app: typer.Typer) -> None:
         fmt: Annotated[
             str | None, typer.Option("--format", help="Input format when it cannot be detected", show_default=False)
         ] = None,
-        output: Annotated[ReplayOutput, typer.Option("--output", "-o", help="Report format")] = ReplayOutput.text,
+        output: Annotated[ReplayOutput, typer.Option("--output", "-o", help="Report format")] = TEXT,  # type: ignore[valid-type]
         strict: Annotated[bool, typer.Option("--strict", help="A lossy session fails like a refused one")] = False,
         verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Text output lists ok sessions too")] = False,
         critical_key: Annotated[
@@ -87,19 +74,16 @@ def register(app: typer.Typer) -> None:
         verdicts = replay_check(
             paths, targets, fmt=fmt, source_provider=source, strict=strict, summary=summary, critical_key=critical_key
         )
-        if output in (ReplayOutput.sarif, ReplayOutput.github):
-            # function-level import: only these two outputs need the CI renderers
+        if findings_output(output) is not None:
+            # function-level import: the replay rules' catalogue, for the findings outputs only
             from ..replay import CATALOG
-            from ..reporting import step_summary, to_github, to_sarif
 
             found = [f for v in verdicts for f in v.findings] + summary.problems
-            if output == ReplayOutput.sarif:
-                sarif = orjson.dumps(to_sarif(found, CATALOG), option=orjson.OPT_INDENT_2).decode()
-                out.write(escaping.json_text(sarif) + "\n")
-            else:
-                out.write(to_github(found))
-                write_step_summary(step_summary(found, CATALOG, title="turnspec replay-check"))
-        elif output == ReplayOutput.json:
+            report = FindingsReport(
+                "turnspec replay-check", found, CATALOG, files=[str(p) for p in paths], skipped=summary.skipped
+            )
+            write_findings(output, report, out)
+        elif output == "json":
             out.write('{"sessions": [')
             for i, v in enumerate(verdicts):
                 out.write(

@@ -13,6 +13,7 @@ import typer
 
 from .. import escaping
 from ..errors import InputError
+from ..reporting import FindingsReport, findings_output, output_choices, write_findings
 
 if TYPE_CHECKING:  # a type only: schemadiff (and hypothesis under it) loads when a diff runs
     from ..schemadiff import Compat
@@ -36,11 +37,9 @@ class FailOn(enum.StrEnum):
         return not (verdict.backward or verdict.forward)
 
 
-class DiffOutput(enum.StrEnum):
-    text = "text"
-    json = "json"
-    sarif = "sarif"
-    github = "github"
+# the command's own renderings, then every findings output (`reporting.FINDINGS_OUTPUTS`)
+DiffOutput = output_choices("DiffOutput", "text", "json")
+TEXT = DiffOutput("text")
 
 
 def register(app: typer.Typer) -> None:
@@ -60,7 +59,7 @@ def register(app: typer.Typer) -> None:
                 "--against", help="Compare each PATH with itself at this git revision (e.g. HEAD)", show_default=False
             ),
         ] = None,
-        output: Annotated[DiffOutput, typer.Option("--output", "-o", help="Report format")] = DiffOutput.text,
+        output: Annotated[DiffOutput, typer.Option("--output", "-o", help="Report format")] = TEXT,  # type: ignore[valid-type]
         examples: Annotated[
             int, typer.Option(help="Documents generated per undecided direction", min=0, max=100_000)
         ] = 200,
@@ -92,21 +91,16 @@ def register(app: typer.Typer) -> None:
                     pairs.append((f"{p} ({against} -> working tree)", diff_paths(old, p, examples=examples), p))
         verdicts = [r.verdict for _, r, _ in pairs]
         found = [f for _, r, new in pairs for f in findings(r, new)]
-        if output == DiffOutput.json:
+        if output == "json":
             body = pairs[0][1].as_dict() if against is None else {
                 "verdict": str(weakest(verdicts)),
                 "files": {label: r.as_dict() for label, r, _ in pairs},
             }  # fmt: skip
             sys.stdout.write(escaping.json_text(json.dumps(escaping.json_safe(body), indent=2, ensure_ascii=False)))
             sys.stdout.write("\n")
-        elif output in (DiffOutput.sarif, DiffOutput.github):
-            from ..reporting import to_github, to_sarif  # function-level import: CI outputs only
-
-            if output == DiffOutput.sarif:
-                sarif = orjson.dumps(to_sarif(found, CATALOG), option=orjson.OPT_INDENT_2).decode()
-                sys.stdout.write(escaping.json_text(sarif) + "\n")
-            else:
-                sys.stdout.write(to_github(found))
+        elif findings_output(output) is not None:
+            files = [str(new) for _, _, new in pairs]
+            write_findings(output, FindingsReport("turnspec schema diff", found, CATALOG, files=files), sys.stdout)
         else:
             for label, r, _ in pairs:
                 if against is not None:

@@ -273,7 +273,7 @@ class Compiler:
         lo, hi = n.min_length, n.max_length
         if hi is not None and lo > hi:
             return None
-        check = _string_check(n)
+        check = string_check(n)
         base: Strategy
         if n.format in _FORMATS:
             base = _FORMATS[n.format]().filter(check)
@@ -405,7 +405,7 @@ class Compiler:
         if chosen is not None and any(b.loc == chosen for b, _ in built):
             built = [(b, s) for b, s in built if b.loc == chosen]
         s = st.one_of([x for _, x in built]) if len(built) > 1 else built[0][1]
-        if n.one_of is not None and len(built) > 1 and not _disjoint(n):
+        if n.one_of is not None and len(built) > 1 and not disjoint(n):
             # oneOf without provably disjoint branches: keep values exactly one accepts
             from ..schema_validation import oracle_for, oracle_registry
 
@@ -431,7 +431,7 @@ def _scalar_ok(n: Node, v: Any) -> bool:
     return n.types is None or n.allows(json_type(v)) or (json_type(v) == "integer" and "number" in n.types)
 
 
-def _string_check(n: Node) -> Callable[[Any], bool]:
+def string_check(n: Node) -> Callable[[Any], bool]:
     lo, hi, pat = n.min_length, n.max_length, n.pattern
     rx = ecma_regex(pat) if pat is not None else None
 
@@ -462,7 +462,7 @@ def _regex_strategy(pattern: str) -> Strategy:
     return st.from_regex(re.compile(pattern))
 
 
-def _disjoint(n: Node) -> bool:
+def disjoint(n: Node) -> bool:
     """True when every branch of a union is selected by a distinct discriminator const."""
     if n.discriminator is None or n.union is None:
         return False

@@ -201,7 +201,7 @@ def json_type(value: Any) -> str:
     raise TypeError(f"not a JSON value: {type(value).__name__}")
 
 
-def _escape(token: str) -> str:
+def escape_pointer_token(token: str) -> str:
     return token.replace("~", "~0").replace("/", "~1")
 
 
@@ -345,7 +345,8 @@ class SchemaGraph:
         n.max_items = s.get("maxItems")
         n.unique_items = bool(s.get("uniqueItems", False))
         n.properties = {
-            k: self.node(v, base, f"{ptr}/properties/{_escape(k)}") for k, v in s.get("properties", {}).items()
+            k: self.node(v, base, f"{ptr}/properties/{escape_pointer_token(k)}")
+            for k, v in s.get("properties", {}).items()
         }
         n.required = frozenset(s.get("required", ()))
         if "additionalProperties" in s:

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from ..schemas import SchemaSet
-from .ir import _escape
+from .ir import escape_pointer_token
 
 
 def model_for(schemas: SchemaSet, root: str) -> TypeAdapter[Any]:
@@ -52,11 +52,11 @@ def _readings(node: Any, locs: tuple[Any, ...], keyed: bool) -> list[list[str]]:
     head, rest = locs[0], locs[1:]
     found: list[list[str]] = []
     if isinstance(node, dict) and isinstance(head, str) and head in node:
-        found += [[_escape(head), *r] for r in _readings(node[head], rest, keyed)]
+        found += [[escape_pointer_token(head), *r] for r in _readings(node[head], rest, keyed)]
     elif isinstance(node, list) and isinstance(head, int) and 0 <= head < len(node):
         found += [[str(head), *r] for r in _readings(node[head], rest, keyed)]
     elif keyed and not rest and isinstance(node, dict) and isinstance(head, str):
-        found.append([_escape(head)])  # the missing (or unknown) key itself
+        found.append([escape_pointer_token(head)])  # the missing (or unknown) key itself
     if isinstance(head, str):
         found += _readings(node, rest, keyed)  # `head` read as a union member tag
     return found

@@ -29,7 +29,7 @@ from re import _parser as sre_p  # type: ignore[attr-defined]
 from typing import Any
 
 from ..schema_validation import ecma_regex, oracle_for, oracle_registry
-from .compiler import SAFE_INT, Compiler, _disjoint, _string_check
+from .compiler import SAFE_INT, Compiler, disjoint, string_check
 from .ir import JSON_TYPES, Node, UnsupportedSchema, json_key
 
 _PRINTABLE = string.ascii_letters + string.digits + " _-.:/!#$&^+@~"
@@ -192,7 +192,7 @@ class Sampler:
                     v = self._node(b, r, stack)
                 except _Impossible:
                     continue
-                if n.one_of is not None and not _disjoint(n) and not self._exactly_one(n, v):
+                if n.one_of is not None and not disjoint(n) and not self._exactly_one(n, v):
                     continue
                 return v
             raise _Impossible
@@ -253,7 +253,7 @@ class Sampler:
     def _string(self, n: Node, r: random.Random) -> str:
         check = self._checks.get(n.loc)
         if check is None:
-            check = self._checks[n.loc] = _string_check(n)
+            check = self._checks[n.loc] = string_check(n)
             vocabulary = () if n.format in _FORMATS else (*self.c.dictionary, *self.c.focus)
             self._words[n.loc] = tuple(w for w in vocabulary if check(w))
         words = self._words[n.loc]

@@ -162,6 +162,16 @@ class Interaction:
         return "x-turnspec-synthetic" in self.headers
 
     @property
+    def usage_source(self) -> str | None:
+        """Where the provider published the token count of this exact request (a hand-written
+        cassette transcribing it carries `x-turnspec-usage-source`), else None: a synthetic
+        interaction's usage is then evidence TC701 may hold an estimate to."""
+        value = self.headers.get("x-turnspec-usage-source")
+        if isinstance(value, list):
+            value = value[0] if value else None
+        return str(value) if value else None
+
+    @property
     def label(self) -> str:
         return f"{self.cassette}#{self.index}"
 

@@ -14,8 +14,6 @@ import os
 import re
 import urllib.error
 import urllib.request
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,40 +21,22 @@ import vcr
 
 from ..adapters.base import WireRequest
 from ..errors import InputError
+from ..wire import registry
+from ..wire.cassette_lint import account_headers, credential_headers
 from .cassettes import load_cassette
 
 
-@dataclass(frozen=True)
-class Endpoint:
-    base_url: str
-    key_env: str
-    auth: Callable[[str], dict[str, str]]
+def secret_request_headers() -> list[str]:
+    """What vcrpy's `filter_headers` drops from a recorded request: every credential and
+    account header `turnspec cassettes lint` knows (each API's record, and HTTP's own)."""
+    return sorted(credential_headers() | account_headers() | {"cookie"})
 
 
-ENDPOINTS: dict[str, Endpoint] = {
-    "anthropic-messages": Endpoint("https://api.anthropic.com", "ANTHROPIC_API_KEY", lambda k: {"x-api-key": k}),
-    "openai-chat-completions": Endpoint(
-        "https://api.openai.com", "OPENAI_API_KEY", lambda k: {"authorization": f"Bearer {k}"}
-    ),
-}
+def secret_response_headers() -> frozenset[str]:
+    """What `scrub_response` drops from a recorded response: account ids and cookies."""
+    return account_headers() | {"set-cookie", "cookie"}
 
-SECRET_REQUEST_HEADERS = [
-    "authorization",
-    "x-api-key",
-    "api-key",
-    "cookie",
-    "openai-organization",
-    "openai-project",
-    "anthropic-organization-id",
-    "x-goog-api-key",
-]
-SECRET_RESPONSE_HEADERS = {
-    "set-cookie",
-    "openai-organization",
-    "openai-project",
-    "anthropic-organization-id",
-    "cookie",
-}
+
 _ACCOUNT_IDS = [
     (re.compile(rb"\borg-[A-Za-z0-9]{6,}"), b"org-REDACTED"),
     (re.compile(rb"\bproj_[A-Za-z0-9]{6,}"), b"proj_REDACTED"),
@@ -65,9 +45,8 @@ _ACCOUNT_IDS = [
 
 
 def scrub_response(response: dict[str, Any]) -> dict[str, Any]:
-    response["headers"] = {
-        k: v for k, v in response.get("headers", {}).items() if k.lower() not in SECRET_RESPONSE_HEADERS
-    }
+    secret = secret_response_headers()
+    response["headers"] = {k: v for k, v in response.get("headers", {}).items() if k.lower() not in secret}
     body = response.get("body", {}).get("string")
     if isinstance(body, bytes):
         for pattern, repl in _ACCOUNT_IDS:
@@ -85,18 +64,20 @@ def record(
     key_env: str | None = None,
 ) -> int:
     """Send `request`, append the exchange to `cassette`; returns the HTTP status."""
-    ep = ENDPOINTS.get(wire_api)
-    if ep is None and (base_url is None or key_env is None):
-        raise InputError(f"no endpoint known for wire API {wire_api!r}: pass --base-url and --key-env")
-    url = (base_url or (ep.base_url if ep else "")).rstrip("/") + request.path
-    env = key_env or (ep.key_env if ep else "")
-    key = os.environ.get(env)
-    if not key:
+    access = registry.get(wire_api).access if wire_api in {a.name for a in registry.APIS} else None
+    root = base_url or (access.base_url if access else None)
+    if root is None:
+        raise InputError(f"no endpoint known for wire API {wire_api!r}: pass --base-url (and --key-env)")
+    url = root.rstrip("/") + request.path
+    env = key_env or (access.key_env if access else None)
+    key = os.environ.get(env) if env else None
+    if env and not key:
         raise InputError(f"record mode needs an API key in ${env}")
-    headers = {**request.headers, **(ep.auth(key) if ep else {"authorization": f"Bearer {key}"})}
+    auth = (access.auth(key) if access else {"authorization": f"Bearer {key}"}) if key else {}
+    headers = {**request.headers, **auth}
     recorder = vcr.VCR(
         record_mode="all",
-        filter_headers=SECRET_REQUEST_HEADERS,
+        filter_headers=secret_request_headers(),
         before_record_response=scrub_response,
         decode_compressed_response=True,
     )

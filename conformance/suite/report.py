@@ -14,7 +14,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from .. import escaping, reporting
+from .. import escaping
 from ..color import PLAIN, Palette
 from ..findings import Finding, Severity
 from ..wire import registry as wire_registry
@@ -433,21 +433,11 @@ def _repo_path(path: Path) -> str:
     return full.relative_to(cwd).as_posix() if full.is_relative_to(cwd) else str(path)
 
 
-def to_sarif(report: SuiteReport) -> str:
-    body = json.dumps(reporting.to_sarif(findings(report), CATALOG), indent=2, ensure_ascii=False)
-    return escaping.json_text(body) + "\n"
-
-
-def to_github(report: SuiteReport) -> str:
-    return reporting.to_github(findings(report))
-
-
+# conform's own renderings; the findings outputs (SARIF, GitHub, ...) render `findings(report)`
 RENDERERS = {
     "text": to_text,
     "json": to_json,
     "md": to_markdown,
     "junit": to_junit,
     "html": to_html,
-    "sarif": to_sarif,
-    "github": to_github,
 }

@@ -9,165 +9,390 @@ honesty, TC6xx streaming, TC7xx token estimates, TC8xx recorded traffic.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..findings import RuleCatalog, RuleInfo, Severity
 
 E = Severity.ERROR
 W = Severity.WARNING  # advisory: reported, never fails the run unless --strict (RuleInfo.strict)
 
-CAPABILITIES = RuleInfo(
-    "TC001", E, "§7.2, contract §3.4", "Adapter declares valid AdapterCapabilities and its identity"
+
+@dataclass(frozen=True, slots=True)
+class CheckInfo(RuleInfo):
+    """A suite check, declared once: its rule (id, severity, section, summary) and what
+    everything else reads from it. `slug` names the base test class's standard test
+    (`test_<id>_<slug>`; empty: no standard test, the check judges recordings, not an
+    adapter); `needs` is the capability it needs (declared false: skipped with that reason);
+    `exercises` are the capabilities its cases exercise (TC002 counts them)."""
+
+    slug: str = ""
+    needs: str | None = None
+    exercises: tuple[str, ...] = ()
+
+
+CAPABILITIES = CheckInfo(
+    "TC001",
+    E,
+    "§7.2, contract §3.4",
+    "Adapter declares valid AdapterCapabilities and its identity",
+    slug="capabilities_declared",
 )
 
-EXERCISED = RuleInfo(
-    "TC002", E, "§7.2, contract §3.4", "Every capability declared true is exercised by at least one case"
+EXERCISED = CheckInfo(
+    "TC002",
+    E,
+    "§7.2, contract §3.4",
+    "Every capability declared true is exercised by at least one case",
+    slug="declared_capabilities_exercised",
 )
 
-RESPONSE_VALID = RuleInfo("TC101", E, "§5, §7.1", "Parsed responses validate (schemas and TS rules)")
-REQUEST_VALID = RuleInfo("TC102", E, "§5, §7.1", "Messages read back from a wire request validate")
-WIRE_SHAPE = RuleInfo("TC104", E, "contract §4.2, §4.3", "Rendered requests have the provider's documented shape")
-REQUEST_OPTIONS = RuleInfo(
+RESPONSE_VALID = CheckInfo(
+    "TC101", E, "§5, §7.1", "Parsed responses validate (schemas and TS rules)", slug="responses_validate"
+)
+REQUEST_VALID = CheckInfo(
+    "TC102", E, "§5, §7.1", "Messages read back from a wire request validate", slug="requests_read_back_validate"
+)
+WIRE_SHAPE = CheckInfo(
+    "TC104",
+    E,
+    "contract §4.2, §4.3",
+    "Rendered requests have the provider's documented shape",
+    slug="wire_request_shape",
+)
+REQUEST_OPTIONS = CheckInfo(
     "TC105",
     E,
     "contract §3.3, §4.2, §4.3",
     "max_output_tokens, stop_sequences and temperature reach the API's request fields",
+    slug="request_options_on_wire",
 )
-EVENTS_VALID = RuleInfo("TC103", E, "§7.4, streaming §5.3", "Stream events validate against stream-event.json")
-
-LOSSY_WARN = RuleInfo("TC201", E, "§4.2.2, §7.3", "Dropped block logs exactly one WARNING with the five fields")
-LOSSY_ABSENT = RuleInfo("TC202", E, "§7.3, contract §4.4", "Dropped block is absent from the wire, never partial")
-LOSSY_CRITICAL = RuleInfo("TC203", E, "§4.2.2", "Unrepresentable critical block fails with CriticalBlockError")
-
-TOOL_ID_CANONICAL = RuleInfo("TC301", E, "§6.2, §5.2.1", "Parsed provider tool ids become canonical tu_<ULID>")
-TOOL_ID_RESTORED = RuleInfo("TC302", E, "§6.2", "Serializing back to the provider restores its tool id")
-TOOL_ID_INJECTIVE = RuleInfo("TC303", E, "§6.2", "Tool-id map is injective and stable across calls")
-TOOL_ID_RULES = RuleInfo(
-    "TC304", E, "§6.2, contract §4.1.1", "Generated provider tool ids satisfy the provider's rules"
+EVENTS_VALID = CheckInfo(
+    "TC103",
+    E,
+    "§7.4, streaming §5.3",
+    "Stream events validate against stream-event.json",
+    slug="stream_events_validate",
+    needs="supports_streaming",
+    exercises=("supports_streaming",),
 )
-TOOL_ID_PAIRED = RuleInfo("TC305", E, "§6.2, §5.2.2", "tool_use and its tool_result carry the same mapped id")
-TOOL_ID_DETERMINISTIC = RuleInfo(
+
+LOSSY_WARN = CheckInfo(
+    "TC201",
+    E,
+    "§4.2.2, §7.3",
+    "Dropped block logs a WARNING entry with the five fields §7.3 lists",
+    slug="dropped_block_warns",
+)
+LOSSY_ABSENT = CheckInfo(
+    "TC202",
+    E,
+    "§7.3, contract §4.4",
+    "Dropped block is absent from the wire, never partial",
+    slug="dropped_block_absent",
+)
+LOSSY_CRITICAL = CheckInfo(
+    "TC203", E, "§4.2.2", "Unrepresentable critical block fails with CriticalBlockError", slug="critical_block_fails"
+)
+
+TOOL_ID_CANONICAL = CheckInfo(
+    "TC301",
+    E,
+    "§6.2, §5.2.1",
+    "Parsed provider tool ids become canonical tu_<ULID>",
+    slug="parsed_tool_ids_canonical",
+    needs="supports_tools",
+    exercises=("supports_tools", "supports_parallel_tool_calls"),
+)
+TOOL_ID_RESTORED = CheckInfo(
+    "TC302",
+    E,
+    "§6.2",
+    "Serializing back to the provider restores its tool id",
+    slug="provider_tool_ids_restored",
+    needs="supports_tools",
+    exercises=("supports_tools",),
+)
+TOOL_ID_INJECTIVE = CheckInfo(
+    "TC303",
+    E,
+    "§6.2",
+    "Tool-id map is injective and stable across calls",
+    slug="tool_id_map_injective",
+    needs="supports_tools",
+    exercises=("supports_tools",),
+)
+TOOL_ID_RULES = CheckInfo(
+    "TC304",
+    E,
+    "§6.2, contract §4.1.1",
+    "Generated provider tool ids satisfy the provider's rules",
+    slug="provider_tool_id_rules",
+    needs="supports_tools",
+    exercises=("supports_tools",),
+)
+TOOL_ID_PAIRED = CheckInfo(
+    "TC305",
+    E,
+    "§6.2, §5.2.2",
+    "tool_use and its tool_result carry the same mapped id",
+    slug="tool_use_and_result_paired",
+    needs="supports_tools",
+    exercises=("supports_tools",),
+)
+TOOL_ID_DETERMINISTIC = CheckInfo(
     "TC306",
     W,
     "§6.2, contract §4.1.1",
     "Parsing the same bytes again gives the same canonical tool ids (advisory: minted ids may differ)",
     strict=True,
+    slug="tool_ids_deterministic",
+    needs="supports_tools",
 )
 
-REPLAY_PRESERVED = RuleInfo("TC401", E, "§8.3, §2.1.2", "Cross-provider replay preserves text and tool calls")
-REPLAY_PAIRED = RuleInfo("TC402", E, "§8.3, §5.2.2", "Cross-provider replay pairs every tool_result with its call")
-REPLAY_SYSTEM = RuleInfo(
+REPLAY_PRESERVED = CheckInfo(
+    "TC401", E, "§8.3, §2.1.2", "Cross-provider replay preserves text and tool calls", slug="replay_preserves_content"
+)
+REPLAY_PAIRED = CheckInfo(
+    "TC402",
+    E,
+    "§8.3, §5.2.2",
+    "Cross-provider replay pairs every tool_result with its call",
+    slug="replay_pairs_results",
+)
+REPLAY_SYSTEM = CheckInfo(
     "TC403",
     E,
     "§3.3, contract §4.1.2",
     "System prompt hoisted or placed as the target provider needs",
+    slug="replay_system_placement",
+    exercises=("supports_system_prompt", "supports_system_messages_in_list"),
 )
-REPLAY_DROPPED = RuleInfo("TC404", E, "§7.3, §8.3", "Blocks the target cannot carry are dropped with WARN")
-REPLAY_SIGNATURE = RuleInfo(
-    "TC405", E, "§6.5, §7.3", "Thinking signatures go back only to the provider that issued them"
+REPLAY_DROPPED = CheckInfo(
+    "TC404", E, "§7.3, §8.3", "Blocks the target cannot carry are dropped with WARN", slug="replay_drops_with_warn"
+)
+REPLAY_SIGNATURE = CheckInfo(
+    "TC405",
+    E,
+    "§6.5, §7.3",
+    "Thinking signatures go back only to the provider that issued them",
+    slug="thinking_signatures",
+    exercises=("supports_thinking",),
 )
 
-CAPS_CARRIED = RuleInfo("TC501", E, "§7.2, contract §3.4", "Declared-true capabilities reach the wire")
-CAPS_DROPPED = RuleInfo(
-    "TC502", E, "§7.2, §7.3, contract §4.4", "Declared-false capabilities are dropped with WARN or fail cleanly"
+CAPS_CARRIED = CheckInfo(
+    "TC501",
+    E,
+    "§7.2, contract §3.4",
+    "Declared-true capabilities reach the wire",
+    slug="declared_capabilities_carried",
+    exercises=(
+        "supports_thinking",
+        "supports_images",
+        "supports_tools",
+        "supports_system_prompt",
+        "supports_structured_output",
+        "supports_streaming",
+    ),
+)
+CAPS_DROPPED = CheckInfo(
+    "TC502",
+    E,
+    "§7.2, §7.3, contract §4.4",
+    "Declared-false capabilities are dropped with WARN or fail cleanly",
+    slug="undeclared_capabilities_dropped",
 )
 
-STREAM_ORDER = RuleInfo(
+STREAM_ORDER = CheckInfo(
     "TC601",
     E,
     "contract §5.2.1, §5.2.4, §6.5",
     "Stream ends with one message_complete (stop_reason error before a raise); a start event comes first",
+    slug="stream_order",
+    needs="supports_streaming",
+    exercises=("supports_streaming",),
 )
-STREAM_INDEX = RuleInfo("TC602", E, "contract §5.2.5", "content_block_index never decreases")
-STREAM_TOOL = RuleInfo("TC603", E, "contract §5.2.2", "Each tool_use has one start, its deltas, one end")
-STREAM_FINAL_INPUT = RuleInfo(
+STREAM_INDEX = CheckInfo(
+    "TC602",
+    E,
+    "contract §5.2.5",
+    "content_block_index never decreases",
+    slug="stream_index_monotonic",
+    needs="supports_streaming",
+    exercises=("supports_streaming",),
+)
+STREAM_TOOL = CheckInfo(
+    "TC603",
+    E,
+    "contract §5.2.2",
+    "Each tool_use has one start, its deltas, one end",
+    slug="stream_tool_events",
+    needs="supports_streaming_tool_calls",
+    exercises=("supports_streaming_tool_calls",),
+)
+STREAM_FINAL_INPUT = CheckInfo(
     "TC604",
     E,
     "contract §5.2.3, §5.4",
     "tool_use_end.final_input is the JSON object the deltas spell",
+    slug="stream_final_input",
+    needs="supports_streaming_tool_calls",
+    exercises=("supports_streaming_tool_calls",),
 )
-STREAM_AGGREGATE = RuleInfo("TC605", E, "streaming §5.3, §5.4", "Deltas add up to message_complete.final_content")
-STREAM_EQUALS_PARSE = RuleInfo(
+STREAM_AGGREGATE = CheckInfo(
+    "TC605",
+    E,
+    "streaming §5.3, §5.4",
+    "Deltas add up to message_complete.final_content",
+    slug="stream_aggregate",
+    needs="supports_streaming",
+    exercises=("supports_streaming",),
+)
+STREAM_EQUALS_PARSE = CheckInfo(
     "TC606",
     E,
     "contract §10.1.14, streaming §5.1",
     "Stream aggregate equals the non-streaming parse",
+    slug="stream_equals_parse",
+    needs="supports_streaming",
+    exercises=("supports_streaming",),
 )
-STREAM_CHUNKING = RuleInfo("TC607", E, "contract §5.1", "Splitting the byte stream differently yields the same events")
-STREAM_VOCABULARY = RuleInfo(
-    "TC608", E, "§7.4, streaming §5.3", "Stream events follow one naming, canonical §7.4 or streaming §5.3, never a mix"
+STREAM_CHUNKING = CheckInfo(
+    "TC607",
+    E,
+    "contract §5.1",
+    "Splitting the byte stream differently yields the same events",
+    slug="stream_chunking",
+    needs="supports_streaming",
+    exercises=("supports_streaming",),
 )
-STREAM_LITERAL_JSON = RuleInfo(
-    "TC609", E, "contract §5.4, §10.1.7", "tool_use_input_delta.partial_json are the provider's literal fragments"
+STREAM_VOCABULARY = CheckInfo(
+    "TC608",
+    E,
+    "§7.4, streaming §5.3",
+    "Stream events follow one naming, canonical §7.4 or streaming §5.3, never a mix",
+    slug="stream_one_vocabulary",
+    needs="supports_streaming",
 )
-STREAM_SIGNATURE_LAST = RuleInfo(
-    "TC610", E, "streaming §5.3", "A thinking signature rides only on the block's final thinking_delta"
+STREAM_LITERAL_JSON = CheckInfo(
+    "TC609",
+    E,
+    "contract §5.4, §10.1.7",
+    "tool_use_input_delta.partial_json are the provider's literal fragments",
+    slug="stream_partial_json_literal",
+    needs="supports_streaming_tool_calls",
 )
-STREAM_CANCEL = RuleInfo(
+STREAM_SIGNATURE_LAST = CheckInfo(
+    "TC610",
+    E,
+    "streaming §5.3",
+    "A thinking signature rides only on the block's final thinking_delta",
+    slug="stream_signature_on_final_delta",
+    needs="supports_thinking",
+)
+STREAM_CANCEL = CheckInfo(
     "TC611",
     E,
     "contract §5.3, §10.1.12, streaming §6.2.1",
     "cancel(request_id) closes open tool calls ({} if unparsable) and ends with message_complete(cancelled)",
+    slug="stream_cancel",
+    needs="supports_streaming",
 )
 
-ESTIMATE = RuleInfo(
+ESTIMATE = CheckInfo(
     "TC701",
     E,
     "contract §3.1",
     "estimate_input_tokens within the stated tolerance of recorded usage",
+    slug="token_estimate",
 )
 
-CASSETTE_API = RuleInfo("TC800", E, "§11.2", "Recorded interaction is of an API some adapter serves (else skipped)")
-ERROR_CLASSIFIED = RuleInfo(
+CASSETTE_API = CheckInfo("TC800", E, "§11.2", "Recorded interaction is of an API some adapter serves (else skipped)")
+ERROR_CLASSIFIED = CheckInfo(
     "TC801",
     E,
     "contract §6.1-§6.3, §6.5.3",
     "Error responses and errors reported mid-stream raise a classified AdapterError",
+    slug="errors_classified",
 )
-REQUEST_ROUND_TRIP = RuleInfo(
-    "TC802", E, "§2.1.1, §11.1.1", "Recorded request read and rendered back matches semantically"
+REQUEST_ROUND_TRIP = CheckInfo(
+    "TC802",
+    E,
+    "§2.1.1, §11.1.1",
+    "Recorded request read and rendered back matches semantically",
+    slug="request_round_trip",
 )
 
-IMAGES_KEPT = RuleInfo(
-    "TC901", E, "§4.2, §8.3", "Image source kind, media type and bytes survive the wire and read-back"
+IMAGES_KEPT = CheckInfo(
+    "TC901",
+    E,
+    "§4.2, §8.3",
+    "Image source kind, media type and bytes survive the wire and read-back",
+    slug="images_kept",
+    needs="supports_images",
+    exercises=("supports_images",),
 )
-TOOL_ERROR_KEPT = RuleInfo(
-    "TC902", E, "§4.2, §7.3, §8.3", "tool_result is_error reaches the wire's error flag and read-back, else a WARN"
+TOOL_ERROR_KEPT = CheckInfo(
+    "TC902",
+    E,
+    "§4.2, §7.3, §8.3",
+    "tool_result is_error reaches the wire's error flag and read-back, else a WARN",
+    slug="tool_errors_kept",
+    needs="supports_tools",
+    exercises=("supports_tools",),
 )
-STOP_REASON = RuleInfo(
+STOP_REASON = CheckInfo(
     "TC903",
     E,
     "§4.3, contract §3.3",
     "How a turn ended follows the recording: streamed stop_reason and a parsed message's status (record's "
     "mapping), and a recorded refusal read as the reply's text",
+    slug="stop_reason_recorded",
+    exercises=("supports_streaming",),
 )
-USAGE_RECORDED = RuleInfo(
-    "TC904", E, "contract §7.2", "Parsed usage (input, output, cache read/write) equals the recorded body"
+USAGE_RECORDED = CheckInfo(
+    "TC904",
+    E,
+    "contract §7.2",
+    "Parsed usage (input, output, cache read/write) equals the recorded body",
+    slug="usage_recorded",
+    exercises=("supports_prompt_caching",),
 )
-CAPS_PROBED = RuleInfo(
+CAPS_PROBED = CheckInfo(
     "TC503",
     E,
     "§7.2, contract §3.4, §4.4",
     "Parallel and streamed tool calls, prompt caching and token limits hold when probed",
+    slug="capabilities_probed",
+    exercises=("supports_streaming_tool_calls", "supports_parallel_tool_calls", "supports_prompt_caching"),
 )
-PROVIDER_RAW_ISOLATED = RuleInfo(
+PROVIDER_RAW_ISOLATED = CheckInfo(
     "TC406",
     E,
     "§6.5, §9.1",
     "Another adapter's provider_raw changes nothing in the request; the adapter's own survives storage",
+    slug="provider_raw_isolated",
 )
-SERVED_MODEL = RuleInfo(
-    "TC907", E, "contract §3.3", "The parsed model is the one the response names as having served the call"
+SERVED_MODEL = CheckInfo(
+    "TC907",
+    E,
+    "contract §3.3",
+    "The parsed model is the one the response names as having served the call",
+    slug="served_model",
 )
-USAGE_ESTIMATED = RuleInfo(
+USAGE_ESTIMATED = CheckInfo(
     "TC906",
     E,
     "contract §7.2",
     "Usage a response lacks is reported as none, or estimated with a WARN line noting it",
+    slug="missing_usage_estimated_with_warn",
 )
-STREAM_USAGE_REQUESTED = RuleInfo(
+STREAM_USAGE_REQUESTED = CheckInfo(
     "TC905",
     E,
     "contract §7.2",
     "Streaming requests ask for usage where the API's record says usage must be requested",
+    slug="stream_requests_usage",
+    needs="supports_streaming",
 )
 
 CATALOG = RuleCatalog(
@@ -225,79 +450,11 @@ CATALOG = RuleCatalog(
 # The base test class (`suite.testing`) makes one standard test per rule of the catalogue
 # (TC800 judges cassettes, not an adapter): `test_<id>_<slug>`, skipped when the adapter
 # declares false the capability the rule needs. Both live here, beside the rules.
-TEST_SLUGS: dict[str, str] = {
-    "TC001": "capabilities_declared",
-    "TC002": "declared_capabilities_exercised",
-    "TC101": "responses_validate",
-    "TC102": "requests_read_back_validate",
-    "TC103": "stream_events_validate",
-    "TC104": "wire_request_shape",
-    "TC105": "request_options_on_wire",
-    "TC201": "dropped_block_warns",
-    "TC202": "dropped_block_absent",
-    "TC203": "critical_block_fails",
-    "TC301": "parsed_tool_ids_canonical",
-    "TC302": "provider_tool_ids_restored",
-    "TC303": "tool_id_map_injective",
-    "TC304": "provider_tool_id_rules",
-    "TC305": "tool_use_and_result_paired",
-    "TC306": "tool_ids_deterministic",
-    "TC401": "replay_preserves_content",
-    "TC402": "replay_pairs_results",
-    "TC403": "replay_system_placement",
-    "TC404": "replay_drops_with_warn",
-    "TC405": "thinking_signatures",
-    "TC501": "declared_capabilities_carried",
-    "TC502": "undeclared_capabilities_dropped",
-    "TC601": "stream_order",
-    "TC602": "stream_index_monotonic",
-    "TC603": "stream_tool_events",
-    "TC604": "stream_final_input",
-    "TC605": "stream_aggregate",
-    "TC606": "stream_equals_parse",
-    "TC607": "stream_chunking",
-    "TC701": "token_estimate",
-    "TC801": "errors_classified",
-    "TC802": "request_round_trip",
-    "TC901": "images_kept",
-    "TC902": "tool_errors_kept",
-    "TC903": "stop_reason_recorded",
-    "TC904": "usage_recorded",
-    "TC608": "stream_one_vocabulary",
-    "TC609": "stream_partial_json_literal",
-    "TC610": "stream_signature_on_final_delta",
-    "TC611": "stream_cancel",
-    "TC406": "provider_raw_isolated",
-    "TC503": "capabilities_probed",
-    "TC905": "stream_requests_usage",
-    "TC906": "missing_usage_estimated_with_warn",
-    "TC907": "served_model",
-}
-NEEDS: dict[str, str] = {
-    "TC901": "supports_images",
-    "TC902": "supports_tools",
-    "TC103": "supports_streaming",
-    "TC301": "supports_tools",
-    "TC302": "supports_tools",
-    "TC303": "supports_tools",
-    "TC304": "supports_tools",
-    "TC305": "supports_tools",
-    "TC306": "supports_tools",
-    "TC601": "supports_streaming",
-    "TC602": "supports_streaming",
-    "TC603": "supports_streaming_tool_calls",
-    "TC604": "supports_streaming_tool_calls",
-    "TC605": "supports_streaming",
-    "TC606": "supports_streaming",
-    "TC607": "supports_streaming",
-    "TC608": "supports_streaming",
-    "TC609": "supports_streaming_tool_calls",
-    "TC610": "supports_thinking",
-    "TC611": "supports_streaming",
-    "TC905": "supports_streaming",
-}
+TEST_SLUGS: dict[str, str] = {c.id: c.slug for c in CATALOG if isinstance(c, CheckInfo) and c.slug}
+NEEDS: dict[str, str] = {c.id: c.needs for c in CATALOG if isinstance(c, CheckInfo) and c.needs}
 """Rule -> the capability it needs (the rule's cases exercise that capability)."""
-SUITE_ONLY = ("TC800",)
+SUITE_ONLY = tuple(c.id for c in CATALOG if isinstance(c, CheckInfo) and not c.slug)
+"""Rules about the recordings, not an adapter: no standard test."""
 BOOLEAN_CAPABILITIES = (
     "supports_thinking",
     "supports_images",
@@ -313,20 +470,10 @@ BOOLEAN_CAPABILITIES = (
 """The boolean fields of schemas/canonical/v1/adapter-capabilities.json (a test proves the
 two agree); TC002 asks each one declared true to be exercised."""
 EXERCISERS: dict[str, tuple[str, ...]] = {
-    "supports_thinking": ("TC501", "TC405"),
-    "supports_images": ("TC501", "TC901"),
-    "supports_tools": ("TC301", "TC302", "TC303", "TC304", "TC305", "TC501", "TC902"),
-    "supports_system_prompt": ("TC501", "TC403"),
-    "supports_structured_output": ("TC501",),
-    "supports_streaming": ("TC103", "TC601", "TC602", "TC605", "TC606", "TC607", "TC903", "TC501"),
-    "supports_streaming_tool_calls": ("TC603", "TC604", "TC503"),
-    "supports_parallel_tool_calls": ("TC301", "TC503"),
-    "supports_prompt_caching": ("TC904", "TC503"),
-    "supports_system_messages_in_list": ("TC403",),
+    cap: tuple(c.id for c in CATALOG if isinstance(c, CheckInfo) and cap in c.exercises) for cap in BOOLEAN_CAPABILITIES
 }
 """The rules whose cases exercise a capability. TC002 judges a capability only when all of
 them ran (a --select that leaves one out cannot tell), and names them when none had a case."""
-"""Rules about the recordings, not an adapter: no standard test."""
 
 # TC701: an offline heuristic cannot meet the contract's ±10% (that assumes a real
 # tokenizer); the suite holds estimates to this band, calibrated on recorded usage.

@@ -24,6 +24,7 @@ from typing import Any
 
 from . import equivalence
 from .api import (
+    Access,
     Carries,
     ErrorSignals,
     Framing,
@@ -254,8 +255,21 @@ ERRORS = ErrorSignals(
 """Anthropic's documented error signals (contract §6.2, both Messages endpoints)."""
 
 
+# docs.anthropic.com "Authentication": the key in `x-api-key`; the organization id comes
+# back in `anthropic-organization-id`
+ACCESS = Access(
+    base_url="https://api.anthropic.com",
+    key_env="ANTHROPIC_API_KEY",
+    key_header="x-api-key",
+    key_prefix="",
+    credential_headers=("x-api-key",),
+    account_headers=("anthropic-organization-id",),
+)
+
+
 ANTHROPIC_MESSAGES = WireApi(
     name="anthropic-messages",
+    access=ACCESS,
     title="Anthropic Messages API",
     docs=DOCS,
     request_paths=(re.compile(r"/v1/messages/?$"),),
@@ -326,6 +340,7 @@ ANTHROPIC_MESSAGES = WireApi(
 # with `{"input_tokens": N}`; not a chat turn, so no adapter serves it.
 ANTHROPIC_COUNT_TOKENS = WireApi(
     name="anthropic-count-tokens",
+    access=ACCESS,
     title="Anthropic Messages count_tokens",
     docs=COUNT_TOKENS_DOCS,
     request_paths=(re.compile(r"/v1/messages/count_tokens/?$"),),

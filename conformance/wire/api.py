@@ -328,6 +328,25 @@ class ThinkingBack:
 
 
 @dataclass(frozen=True)
+class Access:
+    """Where an API lives and how a request proves who sent it, from its docs' authentication
+    section: `turnspec wire record` sends under `base_url` with the key from `key_env`, and
+    the headers named here are never written to a cassette (`turnspec cassettes lint` flags
+    them: CL001 credentials, CL004 account ids)."""
+
+    base_url: str | None = None  # the provider's own base URL; WireRequest.path goes under it
+    key_env: str | None = None  # the environment variable holding the API key
+    key_header: str = "authorization"  # the request header that carries the key
+    key_prefix: str = "Bearer "  # what precedes the key in that header ("" for a bare key)
+    credential_headers: tuple[str, ...] = ()  # request headers holding a credential (lower case)
+    account_headers: tuple[str, ...] = ()  # headers naming an account: organisation, project
+
+    def auth(self, key: str) -> dict[str, str]:
+        """The header that carries `key` on a request."""
+        return {self.key_header: self.key_prefix + key}
+
+
+@dataclass(frozen=True)
 class WireApi:
     """One provider wire API. `name` is stable and used in reports and cassette folders."""
 
@@ -389,6 +408,8 @@ class WireApi:
     # whether the docs require an assistant turn's thinking back on replay, and what of it
     # (TC405, TC501); the default requires nothing
     thinking_back: ThinkingBack = field(default_factory=ThinkingBack)
+    # where the API lives, its key, and the headers that must never be recorded
+    access: Access = field(default_factory=Access)
 
     def stream_usage_requested(self, body: JsonBody) -> bool | None:
         """Whether a streaming request `body` asks for usage as `stream_usage_request` says

@@ -47,6 +47,7 @@ from ..findings import Finding, RuleCatalog, RuleInfo, Severity
 from ..jsonio import read_input
 from ..outputs import check_output, write_bytes
 from ..yamlio import MAX_DEPTH
+from . import registry
 
 E = Severity.ERROR
 CREDENTIAL_HEADER = RuleInfo("CL001", E, "§11.2", "Credential header recorded (Authorization, x-api-key, ...)")
@@ -67,29 +68,31 @@ MAX_NODE_VISITS = 2_000_000  # alias expansion budget: a billion-laughs file sto
 MAX_INFLATED = 64 * 1024 * 1024
 REDACTED = "REDACTED"
 
-CREDENTIAL_HEADERS = frozenset(
+# HTTP's own credential headers and common gateway ones; each API's own are in its record
+# (`WireApi.access`), read through the registry when a cassette is linted
+GENERIC_CREDENTIAL_HEADERS = frozenset(
     {
         "authorization",
         "proxy-authorization",
         "x-api-key",
         "api-key",
-        "x-goog-api-key",
-        "openai-api-key",
-        "anthropic-api-key",
         "x-auth-token",
         "x-amz-security-token",
+        "openai-api-key",
+        "anthropic-api-key",
     }
 )
-ACCOUNT_HEADERS = frozenset(
-    {
-        "openai-organization",
-        "openai-project",
-        "anthropic-organization-id",
-        "x-goog-user-project",
-        "x-openai-organization",
-        "cf-access-client-id",
-    }
-)
+GENERIC_ACCOUNT_HEADERS = frozenset({"cf-access-client-id", "x-openai-organization"})
+
+
+def credential_headers() -> frozenset[str]:
+    return GENERIC_CREDENTIAL_HEADERS | registry.credential_headers()
+
+
+def account_headers() -> frozenset[str]:
+    return GENERIC_ACCOUNT_HEADERS | registry.account_headers()
+
+
 COOKIE_HEADERS = frozenset({"cookie", "set-cookie"})
 QUERY_KEYS = frozenset({"key", "api_key", "apikey", "api-key", "access_token", "token", "auth"})
 SIGNATURE_QUERY = frozenset({"x-amz-signature", "x-goog-signature", "signature", "sig", "x-amz-credential"})
@@ -245,6 +248,8 @@ class _Linter:
     def __init__(self, path: Path) -> None:
         self.name = str(path)
         self.hits: list[Hit] = []
+        self.credential = credential_headers()  # the known APIs' (their records' `access`) and HTTP's own
+        self.account = account_headers()
 
     def hit(self, rule: RuleInfo, node: yaml.Node, path: tuple[str | int, ...], message: str,
             secret: str | None = None, *, binary: bool = False, inner: str = "", also: tuple[str, ...] = ()) -> None:  # fmt: skip
@@ -281,11 +286,11 @@ class _Linter:
             text = str(v.value)
             at = (*path, i) if isinstance(node, yaml.SequenceNode) else path
             bare = text.removeprefix("Bearer ").removeprefix("bearer ")
-            if is_scrubbed(bare) or (low in CREDENTIAL_HEADERS and is_placeholder(bare)):
+            if is_scrubbed(bare) or (low in self.credential and is_placeholder(bare)):
                 continue
-            if low in CREDENTIAL_HEADERS:
+            if low in self.credential:
                 self.hit(CREDENTIAL_HEADER, v, at, f"header {name} holds a credential; scrub it (vcrpy filter_headers)")
-            elif low in ACCOUNT_HEADERS:
+            elif low in self.account:
                 self.hit(ACCOUNT_ID, v, at, f"header {name} identifies the recording account; scrub it")
             elif low in COOKIE_HEADERS:
                 self.hit(COOKIE, v, at, f"header {name} holds a cookie; scrub it")

@@ -44,6 +44,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from . import equivalence
 from .api import (
+    Access,
     Carries,
     ErrorSignals,
     Framing,
@@ -388,8 +389,21 @@ ERRORS = ErrorSignals(
 )
 """Gemini's documented error signals (beside contract §6.2's status table and 400 remap)."""
 
+# ai.google.dev "Gemini API reference": the key in `x-goog-api-key` (or the `key` query
+# parameter); `x-goog-user-project` names the billed project
+ACCESS = Access(
+    base_url="https://generativelanguage.googleapis.com",
+    key_env="GEMINI_API_KEY",
+    key_header="x-goog-api-key",
+    key_prefix="",
+    credential_headers=("x-goog-api-key",),
+    account_headers=("x-goog-user-project",),
+)
+
+
 GEMINI = WireApi(
     name="gemini-generate-content",
+    access=ACCESS,
     errors=ERRORS,
     out_of_band_settings=("/generationConfig/thinkingConfig",),
     title="Gemini API generateContent / streamGenerateContent",

@@ -26,6 +26,7 @@ from typing import Any
 
 from . import equivalence
 from .api import (
+    Access,
     Carries,
     Framing,
     JsonBody,
@@ -182,8 +183,14 @@ def _stream_usage(events: list[Any]) -> Any:
     return _usage(last) if last is not None else None
 
 
+# docs.ollama.com: a local server needs no key; ollama.com's API takes
+# `Authorization: Bearer OLLAMA_API_KEY`
+ACCESS = Access(base_url="http://localhost:11434", credential_headers=("authorization",))
+
+
 OLLAMA_CHAT = WireApi(
     name="ollama-chat",
+    access=ACCESS,
     title="Ollama chat API (/api/chat)",
     docs=DOCS,
     request_paths=(re.compile(r"/api/chat/?$"),),
@@ -248,6 +255,7 @@ OLLAMA_CHAT = WireApi(
 
 OLLAMA_GENERATE = WireApi(
     name="ollama-generate",
+    access=ACCESS,
     title="Ollama completion API (/api/generate, not a chat turn)",
     docs=("https://github.com/ollama/ollama/blob/main/docs/api.md#generate-a-completion",),
     request_paths=(re.compile(r"/api/generate/?$"),),

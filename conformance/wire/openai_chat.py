@@ -30,6 +30,7 @@ from typing import Any
 
 from . import equivalence
 from .api import (
+    Access,
     Carries,
     ErrorSignals,
     Framing,
@@ -76,7 +77,7 @@ def parse_data_url(url: str) -> tuple[str, str] | None:
     return m["media"].lower(), m["data"]
 
 
-def _messages(body: JsonBody) -> Iterator[tuple[int, dict[str, Any]]]:
+def chat_messages(body: JsonBody) -> Iterator[tuple[int, dict[str, Any]]]:
     messages = body.get("messages")
     if isinstance(messages, list):
         for i, m in enumerate(messages):
@@ -86,7 +87,7 @@ def _messages(body: JsonBody) -> Iterator[tuple[int, dict[str, Any]]]:
 
 def _system(body: JsonBody) -> list[Located]:
     out: list[Located] = []
-    for i, m in _messages(body):
+    for i, m in chat_messages(body):
         if m.get("role") not in ("system", "developer"):
             continue
         c = m.get("content")
@@ -103,7 +104,7 @@ def _system(body: JsonBody) -> list[Located]:
 
 def _tool_use_ids(body: JsonBody) -> list[Located]:
     out: list[Located] = []
-    for i, m in _messages(body):
+    for i, m in chat_messages(body):
         calls = m.get("tool_calls") if m.get("role") == "assistant" else None
         for k, call in enumerate(calls if isinstance(calls, list) else []):
             if isinstance(call, dict) and isinstance(call.get("id"), str):
@@ -114,14 +115,14 @@ def _tool_use_ids(body: JsonBody) -> list[Located]:
 def _tool_result_ids(body: JsonBody) -> list[Located]:
     return [
         Located(f"/messages/{i}/tool_call_id", m["tool_call_id"])
-        for i, m in _messages(body)
+        for i, m in chat_messages(body)
         if m.get("role") == "tool" and isinstance(m.get("tool_call_id"), str)
     ]
 
 
 def _images(body: JsonBody) -> list[Located]:
     out: list[Located] = []
-    for i, m in _messages(body):
+    for i, m in chat_messages(body):
         c = m.get("content")
         for j, p in enumerate(c if isinstance(c, list) else []):
             if not isinstance(p, dict) or p.get("type") != "image_url" or not isinstance(p.get("image_url"), dict):
@@ -243,8 +244,19 @@ ERRORS = ErrorSignals(
 """OpenAI's documented error signals (contract §6.2; Chat Completions and Responses)."""
 
 
+# platform.openai.com "API reference, Authentication": `Authorization: Bearer OPENAI_API_KEY`;
+# `OpenAI-Organization` and `OpenAI-Project` name the account
+ACCESS = Access(
+    base_url="https://api.openai.com",
+    key_env="OPENAI_API_KEY",
+    credential_headers=("authorization",),
+    account_headers=("openai-organization", "openai-project"),
+)
+
+
 OPENAI_CHAT = WireApi(
     name="openai-chat-completions",
+    access=ACCESS,
     errors=ERRORS,
     out_of_band_settings=("/reasoning_effort",),
     title="OpenAI Chat Completions API",

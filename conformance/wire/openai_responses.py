@@ -56,6 +56,7 @@ from .api import (
     schema_at,
     string_at,
 )
+from .openai_chat import ACCESS as OPENAI_ACCESS
 from .openai_chat import ERRORS as OPENAI_ERRORS
 
 DOCS = (
@@ -294,6 +295,7 @@ def is_streaming(_url: str, body: JsonBody | None) -> bool:
 
 OPENAI_RESPONSES = WireApi(
     name="openai-responses",
+    access=OPENAI_ACCESS,
     errors=OPENAI_ERRORS,
     out_of_band_settings=("/reasoning",),
     title="OpenAI Responses API",

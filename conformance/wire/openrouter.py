@@ -24,9 +24,9 @@ import re
 from typing import Any
 
 from . import equivalence
-from .api import Carries, Framing, JsonBody, Located, Probes, ThinkingBack, ToolIdRule, WireApi
+from .api import Access, Carries, Framing, JsonBody, Located, Probes, ThinkingBack, ToolIdRule, WireApi
 from .openai_chat import DOCS as OPENAI_DOCS
-from .openai_chat import OPENAI_CHAT, STOP_REASONS, _messages
+from .openai_chat import OPENAI_CHAT, STOP_REASONS, chat_messages
 
 DOCS = (
     "https://openrouter.ai/docs/guides/best-practices/reasoning-tokens",
@@ -42,7 +42,7 @@ DETAIL_TYPES = ("reasoning.text", "reasoning.summary", "reasoning.encrypted")
 def _details(body: JsonBody, kind: str, field: str) -> list[Located]:
     """`field` of every `kind` entry of an assistant message's `reasoning_details`."""
     out: list[Located] = []
-    for i, m in _messages(body):
+    for i, m in chat_messages(body):
         if m.get("role") != "assistant" or not isinstance(m.get("reasoning_details"), list):
             continue
         for j, d in enumerate(m["reasoning_details"]):
@@ -69,8 +69,16 @@ def _streaming(_url: str, body: JsonBody | None) -> bool:
 
 _chat: Any = OPENAI_CHAT.probes
 
+# openrouter.ai/docs "Authentication": `Authorization: Bearer <OPENROUTER_API_KEY>` under
+# https://openrouter.ai/api
+ACCESS = Access(
+    base_url="https://openrouter.ai/api", key_env="OPENROUTER_API_KEY", credential_headers=("authorization",)
+)
+
+
 OPENROUTER_CHAT = WireApi(
     name="openrouter-chat-completions",
+    access=ACCESS,
     title="OpenRouter Chat Completions API (OpenAI's, plus reasoning)",
     docs=DOCS,
     request_paths=(re.compile(r"/api/v1/chat/completions/?$"),),

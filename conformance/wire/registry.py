@@ -51,6 +51,16 @@ def register(api: WireApi) -> None:
     APIS = (api, *APIS)
 
 
+def credential_headers() -> frozenset[str]:
+    """Every request header a known API carries a credential in (`Access.credential_headers`)."""
+    return frozenset(h.lower() for api in APIS for h in api.access.credential_headers)
+
+
+def account_headers() -> frozenset[str]:
+    """Every header a known API names an account in (`Access.account_headers`)."""
+    return frozenset(h.lower() for api in APIS for h in api.access.account_headers)
+
+
 def get(name: str) -> WireApi:
     for api in APIS:
         if api.name == name:

@@ -15,7 +15,7 @@ import functools
 from pathlib import Path
 
 from ..schema_validation import SchemaValidator
-from ..schemas import SchemaSet, _load_set, schema_root
+from ..schemas import SchemaSet, load_set, schema_root
 from .api import WireApi
 
 KINDS = ("request", "response", "stream-event", "error")
@@ -30,7 +30,7 @@ def wire_root() -> Path:
 def _set_at(folder: Path) -> SchemaSet | None:
     if not folder.is_dir() or not any(folder.glob("*.json")):
         return None
-    return _load_set(folder)
+    return load_set(folder)
 
 
 def folder_for(api: WireApi) -> Path:

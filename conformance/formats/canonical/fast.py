@@ -71,13 +71,13 @@ from typing import IO, TYPE_CHECKING, Any
 import msgspec
 
 from ...findings import Finding
-from ...jsonio import LineFraming, Record, _skip_rest_of_line, open_input
+from ...jsonio import LineFraming, Record, open_input, skip_rest_of_line
 from . import rules as R
 from .engine import FAMILIES, Context, Driver, RunState, Session, SessionFacts, commit_message, commit_tool_block
 from .fastmodel import RAW_SHAPES, RawModel, message_model, raw_model
-from .invariants import _CANONICAL_TIME, file_ref_problem, parse_created_at, url_ok
-from .pricing import _BUCKETS
-from .tools import _USE_NAME
+from .invariants import CANONICAL_TIME, file_ref_problem, parse_created_at, url_ok
+from .pricing import USAGE_BUCKETS
+from .tools import SNAKE_NAME
 
 if TYPE_CHECKING:
     from ..base import FileStats, Options, ProgressHook
@@ -305,7 +305,7 @@ def read_blocks(f: IO[bytes], max_line: int, block_bytes: Callable[[], int] | No
         if cut < 0:
             buf = buf + chunk if buf else chunk
             if len(buf) > max_line:  # a line longer than the limit, not held
-                _skip_rest_of_line(f)
+                skip_rest_of_line(f)
                 buf = b""
                 yield None
             continue
@@ -378,7 +378,7 @@ class FastPath:
         ]
         if self.session_rules and self.on[R.MESSAGE_ULID.id]:
             self.checks.append((("id",), BatchPattern(ctx.re_ulid)))
-        canonical_time = BatchPattern(_CANONICAL_TIME) if self.on[R.CREATED_AT_ENCODING.id] else None
+        canonical_time = BatchPattern(CANONICAL_TIME) if self.on[R.CREATED_AT_ENCODING.id] else None
         if canonical_time is not None:
             self.checks.append((("created_at",), canonical_time))
         if self.on[R.MODEL_ID.id] or self.on[R.MODEL_PROVIDER.id]:
@@ -397,7 +397,7 @@ class FastPath:
         self.time_shape = FixedWidth(classes) if classes is not None and self.by_real_shape else None
         # the tool blocks' formats, checked per batch too (`_columns`)
         self.tool_id_pattern = BatchPattern(ctx.re_tool_id) if self.on["TS112"] else None
-        self.tool_name_pattern = BatchPattern(_USE_NAME) if self.on["TS306"] else None
+        self.tool_name_pattern = BatchPattern(SNAKE_NAME) if self.on["TS306"] else None
 
     @staticmethod
     def covers(driver: Driver, revision: str) -> bool:
@@ -1047,7 +1047,7 @@ class FastPath:
         if t is cls.tool_use:
             if on["TS112"] and not self.re_tool_id(b.id):
                 return False
-            if on["TS306"] and not _USE_NAME.match(b.name):
+            if on["TS306"] and not SNAKE_NAME.match(b.name):
                 return False
             ts = self.toolset
             if ts is not None and (on["TS304"] or on["TS305"]):
@@ -1089,7 +1089,7 @@ class FastPath:
             return not on["TS403"]
         rates = table[model]
         as_dict: dict[str, Any] = {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
-        for bucket, rate in _BUCKETS:
+        for bucket, rate in USAGE_BUCKETS:
             n = getattr(usage, bucket)
             if n is _UNSET:
                 continue
@@ -1499,7 +1499,7 @@ class BatchPattern:
         if src.startswith("^") and src.endswith(_END):
             body = src[1 : -len(_END)]
         elif src.endswith("\\Z") and not src.endswith("\\\\Z"):
-            body = src[:-2]  # a `match` pattern (invariants._CANONICAL_TIME, tools._USE_NAME)
+            body = src[:-2]  # a `match` pattern (invariants.CANONICAL_TIME, tools.SNAKE_NAME)
             self.one = regex.match
         self.all = (
             re.compile(f"(?:(?:{_uncaptured(body)})\n)*", regex.flags).fullmatch

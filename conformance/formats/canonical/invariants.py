@@ -128,12 +128,12 @@ def created_at_real(ctx: Context, m: MessageView, emit: Emit) -> None:
 @MESSAGE.register(R.CREATED_AT_ENCODING)
 def created_at_encoding(ctx: Context, m: MessageView, emit: Emit) -> None:
     created = m.msg["created_at"]
-    if not _CANONICAL_TIME.match(created):
+    if not CANONICAL_TIME.match(created):
         emit(m.rec, "/created_at", R.CREATED_AT_ENCODING,
              f"{created!r} is valid RFC 3339 UTC; the canonical encoding has six fraction digits and `Z`")  # fmt: skip
 
 
-_CANONICAL_TIME = re.compile(r"[0-9T:-]{19}\.[0-9]{6}Z\Z")
+CANONICAL_TIME = re.compile(r"[0-9T:-]{19}\.[0-9]{6}Z\Z")
 
 
 @MESSAGE.register(R.COST_ENCODING)

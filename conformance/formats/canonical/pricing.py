@@ -58,7 +58,7 @@ class PriceTable:
         return None if table is None or model not in table else table[model]
 
 
-_BUCKETS = (
+USAGE_BUCKETS = (
     ("cached_input_tokens", "cached_read_per_mtok_usd"),
     ("cache_creation_input_tokens", "cache_write_per_mtok_usd"),
 )
@@ -103,7 +103,7 @@ def pricing_bucket(ctx: Context, m: MessageView, emit: Emit) -> None:
     rates = prices.rates(usage, m.meta.get("model"))
     if rates is None:
         return
-    for bucket, rate in _BUCKETS:
+    for bucket, rate in USAGE_BUCKETS:
         if usage.get(bucket, 0) and rate not in rates:
             emit(m.rec, f"/metadata/usage/{bucket}", R.PRICING_BUCKET,
                  f"{usage[bucket]} {bucket} but {usage['pricing_version']!r} has no {rate} for {m.meta['model']}")  # fmt: skip
@@ -122,7 +122,7 @@ def cost_mismatch(ctx: Context, m: MessageView, emit: Emit) -> None:
     prices, usage = hit
     model = m.meta.get("model")
     rates = prices.rates(usage, model)
-    if rates is None or any(usage.get(b, 0) and r not in rates for b, r in _BUCKETS):
+    if rates is None or any(usage.get(b, 0) and r not in rates for b, r in USAGE_BUCKETS):
         return  # TS402/TS403/TS404: nothing to recompute with
     model = str(model)
     stored = exact_cost(m)

@@ -25,7 +25,7 @@ _SNAKE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*\Z")
 # in a definition's name (TS301): MCP-style namespaced names (`fs___read_file`, as
 # gpt2099 writes them) are snake_case words, not a provider prefix; `functions.ReadFile`,
 # `mcp:read_file` and `ReadFile` are not.
-_USE_NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
+SNAKE_NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
@@ -33,10 +33,10 @@ def canonical_tool_name(name: str) -> str:
     """`name` when it is a canonical tool name (snake_case, §4.2, as TS306 checks it), else
     its snake_case form: `getWeather` and `get-weather` -> `get_weather`, `functions.run` ->
     `functions_run` (the peers' converters name tools with it)."""
-    if _USE_NAME.match(name):
+    if SNAKE_NAME.match(name):
         return name
     snake = re.sub(r"[^a-z0-9]+", "_", _CAMEL.sub("_", name).lower()).strip("_")
-    return snake if _USE_NAME.match(snake) else f"tool_{snake}".rstrip("_")
+    return snake if SNAKE_NAME.match(snake) else f"tool_{snake}".rstrip("_")
 
 
 # §5.4 as an allow-list. Allowed: basic types, enum, required, properties, items,
@@ -141,7 +141,7 @@ def tool_use_name(ctx: Context, m: MessageView, ptr: str, block: dict[str, Any],
     """§4.2: `name` is the canonical tool name, "snake_case, no provider prefix"; this
     needs no --tools (a provider's `functions.ReadFile` never reaches canonical data)."""
     name = block["name"]
-    if not _USE_NAME.match(name):
+    if not SNAKE_NAME.match(name):
         prefix = " (a provider prefix?)" if "." in name or ":" in name or "/" in name else ""
         emit(m.rec, ptr + "/name", R.TOOL_USE_NAME, f"tool_use name {name!r} is not snake_case{prefix}")
 

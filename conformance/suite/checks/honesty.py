@@ -13,7 +13,7 @@ from .. import rules as R
 from ..capture import capture_warnings
 from ..outcome import AdapterUnderTest, Outcome
 from ..scripts import IMAGES_BY_TYPE, PNG_2PX, Builder, conversation, mark, signature
-from .common import Env, body_text, check, crash, drop_problem, locates, o, opts, shape, wire_api_of
+from .common import Env, body_text, check, crash, drop_problem, locates, names_any, o, opts, shape, wire_api_of
 
 # (what to look for, the probe that locates it, whether the API can carry it at all, the
 # part of thinking it is: `WireApi.thinking_back` says whether the API needs it back)
@@ -215,7 +215,7 @@ def _judge(
     else:
         leaked = mark("schema") in text
         warned = any(
-            r.levelno == logging.WARNING and "output_schema" in (str(getattr(r, "option", "")) + r.getMessage())
+            r.levelno == logging.WARNING and names_any(r, "output_schema", "structured output", "response schema")
             for r in recs
         )
         ok = not leaked and warned

@@ -157,13 +157,13 @@ def _estimate(env: Env, s: AdapterUnderTest, it: Interaction) -> Iterator[Outcom
     if not usage:
         yield o(R.ESTIMATE, s, "skip", it.label, "response records no usage")
         return
-    if it.synthetic:
+    if it.synthetic and it.usage_source is None:
         yield o(
             R.ESTIMATE,
             s,
             "skip",
             it.label,
-            "hand-written cassette: its token counts are not a recording",
+            "hand-written cassette: its token counts are not a recording (no x-turnspec-usage-source)",
         )
         return
     actual = (
@@ -219,7 +219,14 @@ def _estimate(env: Env, s: AdapterUnderTest, it: Interaction) -> Iterator[Outcom
     tol = max(rel * actual, absolute)
     ok = abs(est - actual) <= tol
     err = (est - actual) / actual if actual else 0.0
-    why = "" if ok else f"estimate {est} vs recorded {actual} (tolerance ±{tol:.0f}: {rel:.0%} or {absolute} tokens)"
+    counted = f"recorded {actual}" if not it.synthetic else f"{actual} counted by the provider, {it.usage_source}"
+    why = (
+        ""
+        if ok
+        else f"estimate {est} vs {counted} (tolerance ±{tol:.0f}: {rel:.0%} or {absolute} tokens; "
+        f'contract §3.1 estimate_input_tokens: "Pre-flight token estimate", "Accuracy: ±10% is acceptable", '
+        "widened for offline heuristics)"
+    )
     extra = out_of_band_inputs(wire, it.request_body) if not ok and est < actual else []
     if extra:
         # contract §3.1: `estimate_input_tokens(messages, tools, system_prompt)` "Does not call

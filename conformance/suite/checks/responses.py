@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
+from ... import ids
 from ...adapters.errors import AdapterError
 from ...adapters.protocol import Adapter, RequestContext, WireResponse
 from ...adapters.streams import stream_vocabulary, to_canonical_names
@@ -66,7 +67,9 @@ def recorded_responses(env: Env) -> Iterator[Outcome]:
             ctx = ctx_for(session_for("conform", it.label))
             ctx = replace(ctx, estimated_input_tokens=_preflight(a, it))
             if it.status >= 400:
-                yield from _error_response(s, it, ctx)
+                # the core's id of the call (contract §3.3), the same for the same cassette
+                rid = ids.derived(0, "request", it.label)
+                yield from _error_response(s, it, replace(ctx, request_id=rid))
                 continue
             if it.is_stream:
                 yield from _stream(env, s, it, ctx, ev_validator)
@@ -115,7 +118,7 @@ def _error_response(s: AdapterUnderTest, it: Interaction, ctx: RequestContext) -
     try:
         s.adapter.from_wire_response(WireResponse(it.response_json, it.status, dict(it.headers)), ctx)
     except AdapterError as exc:
-        p = error_oracle.problems(exc, api, it.status, it.response_json, it.headers)
+        p = error_oracle.problems(exc, api, it.status, it.response_json, it.headers, ctx.request_id)
         yield o(
             R.ERROR_CLASSIFIED, s, "fail" if p else "pass", it.label, f"HTTP {it.status}: " + "; ".join(p) if p else ""
         )

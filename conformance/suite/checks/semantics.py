@@ -46,6 +46,7 @@ from .common import (
     ctx_for,
     drop_problem,
     locates,
+    names_any,
     o,
     opts,
     parse_stream,
@@ -328,7 +329,7 @@ def _error_kept_in_band(
             f"is lost ({api.name} has no flag; canonical spec §7.3: drop with a WARN line or represent it)"
         )
         return o(R.TOOL_ERROR_KEPT, s, "fail", label, why, "supports_tools")
-    warned = [r for r in records if r.levelno >= logging.WARNING and "is_error" in r.getMessage()]
+    warned = [r for r in records if r.levelno >= logging.WARNING and names_any(r, *_ERROR_FLAG)]
     note = f"; {len(warned)} WARNING lines name is_error though nothing was dropped" if warned else ""
     return o(
         R.TOOL_ERROR_KEPT,
@@ -340,13 +341,22 @@ def _error_kept_in_band(
     )
 
 
+# how a WARN entry may name the tool-result error flag it could not send
+_ERROR_FLAG = ("is_error", "error flag", "error status", "is error")
+
+
 def _error_flag_warned(s: AdapterUnderTest, api: WireApi, records: list[logging.LogRecord]) -> Outcome:
     """TC902 where the wire has no tool-result error flag (its record says so): §7.3 forbids
-    silent loss, so the one result sent with `is_error` true logs one WARNING naming
-    `is_error`, the other none. If it fails: log the field as dropped where the tool
+    silent loss, so the result sent with `is_error` true logs a WARNING naming the flag
+    (`is_error`, "error flag", "error status"; any wording). If it fails: log the field as dropped where the tool
     result is rendered (the `field_dropped` line of the reference adapters)."""
-    warned = [r for r in records if r.levelno >= logging.WARNING and "is_error" in r.getMessage()]
-    msg = "" if len(warned) == 1 else f"{len(warned)} WARNING lines name is_error, want 1 ({api.name} has no flag)"
+    warned = [r for r in records if r.levelno >= logging.WARNING and names_any(r, *_ERROR_FLAG)]
+    msg = (
+        ""
+        if warned
+        else f"the tool result sent with is_error true was sent without its error flag ({api.name} has none) "
+        "and no WARNING entry names the loss (canonical §7.3: drop with a structured WARN entry)"
+    )
     return o(R.TOOL_ERROR_KEPT, s, "fail" if msg else "pass", "tool errors warned", msg, "supports_tools")
 
 
@@ -463,8 +473,9 @@ def _status(s: AdapterUnderTest, api: WireApi, it: Interaction, msg: Message) ->
 def _refusals(
     s: AdapterUnderTest, api: WireApi, it: Interaction, recorded: list[Any] | None, content: Any
 ) -> Iterator[Outcome]:
-    """TC903: each refusal text the record locates is the text of one of the reply's text
-    blocks (a refusal read as empty text, or dropped, loses what the provider said)."""
+    """TC903: each refusal text the record locates is in the reply's text (a refusal read as
+    empty text, or dropped, loses what the provider said). How it is carried is the adapter's
+    choice: a text block of its own, joined to other text, or marked ("Refusal: ...")."""
     texts = [x.value if isinstance(x, Located) else x for x in recorded or []]
     if not texts:
         return
@@ -473,9 +484,10 @@ def _refusals(
         if isinstance(content, list)
         else []
     )
-    lost = [t for t in texts if t not in got]
+    whole = "".join(str(g) for g in got)
+    lost = [t for t in texts if not any(str(t) in str(g) for g in got) and str(t) not in whole]
     why = (
-        f"the recorded refusal {lost[0]!r:.80} is not the text of any text block of the reply (parsed texts "
+        f"the recorded refusal {lost[0]!r:.80} is in no text block of the reply (parsed texts "
         f'{[str(g)[:40] for g in got]}); contract §3.3: content is "the assistant\'s reply blocks", and the '
         "canonical format has no refusal block, so the refusal is the reply's text"
         if lost
