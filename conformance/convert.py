@@ -43,9 +43,18 @@ def _validate_output(fmt: str, path: Path) -> list[Finding]:
 
 
 def convert(
-    src_format: str, dst_format: str, src: Path, dst: Path, *, force: bool = False, validate_output: bool = True
+    src_format: str,
+    dst_format: str,
+    src: Path,
+    dst: Path,
+    *,
+    force: bool = False,
+    validate_output: bool = True,
+    context: ConvertContext | None = None,
 ) -> list[Finding]:
-    """Convert `src` to `dst`; return the lossy-step warnings and output findings.
+    """Convert `src` to `dst`; return the lossy-step warnings and output findings
+    (`context`, when given, is the one the converter reports into: its `origins` say where
+    each written message came from).
 
     The output goes through `conformance.core.outputs`: never the input, inside it or around
     it, never over an existing path without `force`, built in a staging folder beside
@@ -58,7 +67,7 @@ def convert(
         raise InputError(f"no converter from {src_format} to {dst_format} (available: {pairs})")
     check_input(src, allow_dir=True)
     check_output(dst, [src], force=force)
-    ctx = ConvertContext()
+    ctx = context if context is not None else ConvertContext()
     with staged(dst) as tmp:
         try:
             fn(src, tmp, ctx)

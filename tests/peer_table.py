@@ -1,5 +1,5 @@
 """The checks a peer format's table in docs/traceability.md gets (openai-messages,
-pydantic-ai): its rule ids exist, its tests exist and name those rules, every rule of the
+pydantic-ai, langchain, otel-genai): its rule ids exist, its tests exist and name those rules, every rule of the
 format enforces a row, and the stated counts are the rows'. Each format's test module
 builds one `PeerTable` and runs its checks; the table names its own refs and rule ids."""
 

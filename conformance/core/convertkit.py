@@ -32,7 +32,7 @@ from urllib.parse import urlsplit
 from . import ids
 from .errors import InputError
 from .findings import Finding, RuleInfo, Severity
-from .jsonio import dumps
+from .jsonio import StdinPath, dumps, parse, read_json, read_jsonl, reads_as_lines, stdin_bytes
 
 LOSSY = RuleInfo("TS900", Severity.WARNING, "§7.3", "Conversion dropped or changed information")
 
@@ -42,6 +42,10 @@ class ConvertContext:
     """What a converter may report. `lossy` is a warning; raising `InputError` aborts."""
 
     findings: list[Finding] = field(default_factory=list)
+    # where each message a converter to canonical wrote was read (path, line, pointer), in
+    # output order; a converter that can say it fills this, and `replay-check` then
+    # locates its findings in the source file rather than in the canonical copy
+    origins: list[tuple[str, int | None, str]] = field(default_factory=list)
 
     def lossy(self, path: str, line: int | None, pointer: str, message: str, rule: RuleInfo = LOSSY) -> None:
         self.findings.append(Finding(path, line, pointer, rule.id, rule.severity, message))
@@ -242,3 +246,199 @@ def write_values(dst: Path, values: list[Any], array: bool) -> None:
         dst.write_bytes(dumps(values, indent=True) + b"\n")
     else:
         dst.write_bytes(b"".join(dumps(v) + b"\n" for v in values))
+
+
+# -- reading a peer's documents (langchain, otel-genai): JSON or JSON Lines, stdin by --format --
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One element of a document's top-level array, and where it is."""
+
+    path: str
+    line: int
+    pointer: str
+    value: Any
+
+
+@dataclass
+class Document:
+    """One JSON document (a `.json` file, or one line of JSON Lines); `items` holds its
+    elements, each located, when it is an array (None when it is not)."""
+
+    path: str
+    line: int
+    value: Any
+    items: list[Item] | None = None
+    pointer: str = ""
+    raw: bytes = b""  # the JSON text of a `.json` document that is no array (`member_lines` reads it)
+
+
+_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{},]')
+
+
+def member_lines(raw: bytes, key: str) -> list[int]:
+    """The line on which each element of the array that the top-level object member `key`
+    holds starts, in the JSON text `raw` (empty when it holds no array there): findings
+    inside an object document point at their element's own line."""
+    want = dumps(key)
+    depth, line, pos = 0, 1, 0
+    last: bytes = b""
+    inside = False
+    out: list[int] = []
+    for m in _TOKEN.finditer(raw):
+        tok = m.group()
+        c = tok[:1]
+        opened = False
+        if c in (b"[", b"{"):
+            depth += 1
+            if depth == 2 and c == b"[" and last == want:
+                inside = opened = True
+        elif c in (b"]", b"}"):
+            if inside and depth == 2:
+                return out
+            depth -= 1
+        elif c == b",":
+            opened = inside and depth == 2
+        elif depth == 1:
+            last = tok  # a member's key (or a string value, never followed by `[`)
+        if opened:
+            i = m.end()
+            while i < len(raw) and raw[i] in b" \t\r\n":
+                i += 1
+            if raw[i : i + 1] != b"]":
+                line += raw.count(b"\n", pos, i)
+                pos = i
+                out.append(line)
+    return out
+
+
+def as_lines(path: Path) -> bool:
+    """Whether a peer reader reads `path` as JSON Lines: a `.jsonl` file; standard input
+    under a `--stdin-filename` by its suffix; bare standard input unless it parses as one
+    JSON document (a line of these formats may itself be an array)."""
+    if str(path) != "-" or isinstance(path, StdinPath):
+        return reads_as_lines(path)
+    try:
+        parse(stdin_bytes().removeprefix(b"\xef\xbb\xbf"))
+    except ValueError:
+        return True
+    return False
+
+
+def read_documents(path: Path, max_line_bytes: int) -> Iterator[Document | Finding]:
+    """The documents of `path` and the reader's findings (bad JSON, BOM, ...). A `.jsonl`
+    file is one document per line, a `.json` file one document; standard input (`-`) is
+    read as `jsonio.reads_as_lines` says under a `--stdin-filename`, and bare as one
+    document when it parses as one, else as JSON Lines (each line of these formats may
+    itself be an array, so its first byte says nothing)."""
+    if as_lines(path):
+        for rec in read_jsonl(path, max_line_bytes=max_line_bytes):
+            if isinstance(rec, Finding):
+                yield rec
+            else:
+                located = (
+                    [Item(rec.path, rec.line, f"/{i}", v) for i, v in enumerate(rec.value)]
+                    if isinstance(rec.value, list)
+                    else None
+                )
+                yield Document(rec.path, rec.line, rec.value, located)
+        return
+    items: list[Item] = []
+    found = False
+    for rec in read_json(path):
+        if isinstance(rec, Finding):
+            found = True
+            yield rec
+        elif rec.pointer == "":
+            found = True
+            yield Document(rec.path, rec.line, rec.value, raw=rec.raw)  # a document that is not an array
+        else:
+            items.append(Item(rec.path, rec.line, rec.pointer, rec.value))
+    if items or not found:  # `[]`: read_json yields no element
+        yield Document(str(path), 1, [i.value for i in items], items)
+
+
+_NOTHING = object()
+PEEK_BYTES = 64 * 1024
+
+
+def peek_value(path: Path, peek_bytes: int = PEEK_BYTES) -> Any:
+    """For detection: the JSON value of a `.json` of at most `peek_bytes`, or of the first
+    line of a `.jsonl` (a BOM skipped); `NOTHING` when the path is neither, is longer, or
+    holds no JSON there (a longer file needs `--format`)."""
+    if path.suffix not in (".json", ".jsonl") or not path.is_file():
+        return NOTHING
+    try:
+        with path.open("rb") as f:
+            head = f.read(peek_bytes)
+            more = bool(f.read(1))
+    except OSError:
+        return NOTHING
+    head = head.removeprefix(b"\xef\xbb\xbf")
+    if path.suffix == ".jsonl":
+        first = next((ln for ln in head.splitlines(keepends=True) if ln.strip()), b"")
+        if not first or (not first.endswith(b"\n") and more):
+            return NOTHING
+        head = first
+    elif more:
+        return NOTHING
+    try:
+        return parse(head)
+    except ValueError:
+        return NOTHING
+
+
+NOTHING: Any = _NOTHING
+
+
+# -- what a peer's assistant message needs in canonical and its source may not record --
+
+_PROVIDER = re.compile(r"[a-z0-9][a-z0-9_.-]*\Z")
+
+
+def provider_id(name: str) -> str:
+    """`name` as a canonical provider id (the part of a model id before ':', §6.3)."""
+    if _PROVIDER.match(name):
+        return name
+    pid = re.sub(r"[^a-z0-9_.-]+", "-", name.lower()).strip("-._")
+    return pid if _PROVIDER.match(pid) else "unknown"
+
+
+def placeholder_metadata(model: str, provider: str, source: str) -> dict[str, Any]:
+    """What canonical requires on a complete assistant message (§5.3.1-3) that `source`
+    (a peer format's name) may not record: routing, usage cost and timing."""
+    return {
+        "model": model,
+        "provider": provider,
+        "routing": {
+            "mode": "default",
+            "chosen_model": model,
+            "reason": f"converted from {source}, which records no routing",
+        },
+        "usage": {
+            "input_tokens": 0,
+            "output_tokens": 0,
+            "cost_usd": "0",
+            "pricing_version": "unknown",
+            "latency_ms": 0,
+        },
+    }
+
+
+# the fields of each canonical v1 block (§5.2); others are additive fields (§10.2) no peer carries
+_BLOCK_FIELDS = {
+    "text": {"type", "text"},
+    "thinking": {"type", "text", "signature"},
+    "redacted_thinking": {"type", "data"},
+    "image": {"type", "source", "media_type"},
+    "tool_use": {"type", "id", "name", "input"},
+    "tool_result": {"type", "tool_use_id", "content", "is_error"},
+}
+
+
+def block_extras(block: dict[str, Any]) -> list[str]:
+    """The fields of a canonical block its v1 schema does not define (additive fields,
+    §10.2), sorted: what a converter to a peer format drops and reports."""
+    known = _BLOCK_FIELDS.get(str(block.get("type")))
+    return [] if known is None else sorted(set(block) - known)

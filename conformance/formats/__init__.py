@@ -16,14 +16,16 @@ from .canonical import CanonicalFormat
 from .chibi import chibi_formats
 from .geppetto import GeppettoFormat
 from .gpt2099 import Gpt2099Format
+from .langchain import LangChainFormat
 from .openai_messages import OpenAIMessagesFormat
+from .otel_genai import OtelGenAIFormat
 from .pydantic_ai import PydanticAIFormat
 from .sqlite import SqliteFormat
 
 
 def all_formats() -> list[Format]:
     """Every format, in detection order (the most specific first, canonical last)."""
-    return [SqliteFormat(), *chibi_formats(), PydanticAIFormat(), OpenAIMessagesFormat(), Gpt2099Format(), GeppettoFormat(), CanonicalFormat()]  # fmt: skip
+    return [SqliteFormat(), *chibi_formats(), PydanticAIFormat(), LangChainFormat(), OtelGenAIFormat(), OpenAIMessagesFormat(), Gpt2099Format(), GeppettoFormat(), CanonicalFormat()]  # fmt: skip
 
 
 def get_format(name: str) -> Format:

@@ -1,8 +1,9 @@
 """What every format plugs into: options, and the `Format` protocol.
 
-Formats are peers (canonical, sqlite, gpt2099, chibi, geppetto, openai-messages): each package exposes one
-`Format` value that declares everything the engines above need, so none of them asks a
-format anything with `getattr` or names a format by hand:
+Formats are peers (canonical, sqlite, gpt2099, chibi, geppetto, openai-messages, pydantic-ai,
+langchain, otel-genai): each package exposes one `Format` value that declares everything
+the engines above need, so none of them asks a format anything with `getattr` or names a
+format by hand:
 
 - `name`, `detect` (the detector) and `start` (the reader and validator, one run);
 - `rules`: its rule catalogue (every rule it can emit, with its spec section);

@@ -15,9 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..adapters import registry as adapter_registry
+from ..core.convertkit import ConvertContext, as_lines
 from ..core.errors import InputError
 from ..core.findings import Finding
-from ..formats import detect_format, get_format
+from ..core.jsonio import is_stdin, stdin_bytes
+from ..formats import Format, detect_format, get_format
 from ..formats.canonical.markers import DEFAULT_CRITICAL_KEY
 from .check import LOSSY, OK, REFUSED, Target, Verdict, check_session
 from .rules import CATALOG, INPUT_UNREADABLE
@@ -75,10 +77,13 @@ class ReplaySummary:
 
 def _inputs(paths: Iterable[str | Path], fmt: str | None, summary: ReplaySummary) -> Iterator[tuple[Path, str]]:
     for top in map(Path, paths):
+        if str(top) == "-":  # standard input: canonical unless --format says otherwise (as `validate`)
+            yield top, (get_format(fmt).name if fmt else "canonical")
+            continue
         if not top.exists():
             raise InputError(f"{top}: no such file or directory")
         if top.is_dir():
-            yield from _walk(top, summary)
+            yield from _walk(top, summary, get_format(fmt) if fmt else None)
             continue
         if not top.is_file():
             raise InputError(f"{top}: not a regular file or directory")
@@ -89,12 +94,19 @@ def _inputs(paths: Iterable[str | Path], fmt: str | None, summary: ReplaySummary
         yield top, ("canonical" if name == "sqlite" else name)
 
 
-def _walk(top: Path, summary: ReplaySummary) -> Iterator[tuple[Path, str]]:
+def _walk(top: Path, summary: ReplaySummary, forced: Format | None = None) -> Iterator[tuple[Path, str]]:
     """Every transcript below `top`, sorted; a directory a format claims whole (a chibi
-    context) is one unit; files no format claims are listed as skipped."""
+    context) is one unit; files no format claims are listed as skipped. With `forced`
+    (--format), only what that format claims is read (as `validate` walks)."""
+
+    def detect(p: Path) -> Format | None:
+        if forced is not None:
+            return forced if forced.detect(p) else None
+        return detect_format(p)
+
     try:
         # detection looks inside (a chibi context's transcript/): a denied part is a problem
-        unit = detect_format(top)
+        unit = detect(top)
         entries = [] if unit is not None and unit.name not in ("canonical", "sqlite") else sorted(top.iterdir())
     except OSError as exc:
         summary.problems.append(_unreadable(Path(exc.filename) if isinstance(exc.filename, str) else top, exc))
@@ -106,10 +118,10 @@ def _walk(top: Path, summary: ReplaySummary) -> Iterator[tuple[Path, str]]:
         if p.is_symlink():
             summary.skipped.append(str(p))
         elif p.is_dir():
-            yield from _walk(p, summary)
+            yield from _walk(p, summary, forced)
         elif p.is_file():
             try:
-                f = detect_format(p)
+                f = detect(p)
             except OSError as exc:
                 summary.problems.append(_unreadable(p, exc))
                 continue
@@ -121,7 +133,7 @@ def _walk(top: Path, summary: ReplaySummary) -> Iterator[tuple[Path, str]]:
             summary.skipped.append(str(p))
 
 
-def _unreadable(path: Path, exc: Exception) -> Finding:
+def _unreadable(path: Path, exc: Exception | str) -> Finding:
     return Finding(str(path), None, "", INPUT_UNREADABLE.id, INPUT_UNREADABLE.severity, f"cannot read: {exc}")
 
 
@@ -135,17 +147,36 @@ def _sessions(path: Path, fmt: str, reader: SessionReader, summary: ReplaySummar
     # other formats are converted to canonical first, into a private temporary folder
     # that is always removed (the input is never written)
     with tempfile.TemporaryDirectory(prefix="turnspec-replay-") as tmp:
+        src = _stdin_copy(Path(tmp)) if is_stdin(path) else path
         out = Path(tmp) / "canonical.jsonl"
+        ctx = ConvertContext()
         try:
-            convert(fmt, "canonical", path, out)
+            convert(fmt, "canonical", src, out, context=ctx)
         except InputError as exc:
-            summary.problems.append(_unreadable(path, exc))
+            summary.problems.append(_unreadable(path, str(exc).replace(str(src), str(path))))
             return
         for session in reader.read(out):
-            # locate findings in the user's input, not in the temporary file
-            shown = f"{path} (as canonical)"
-            session.messages = [Located(m.message, shown, m.line, m.pointer) for m in session.messages]
+            session.messages = [_source(m, ctx.origins, src, path) for m in session.messages]
             yield session
+
+
+def _stdin_copy(tmp: Path) -> Path:
+    """Standard input in a file a converter can read: `.json` when it parses as one
+    document, else `.jsonl` (what the peer readers decide for `-`)."""
+    name = "stdin.jsonl" if as_lines(Path("-")) else "stdin.json"
+    (tmp / name).write_bytes(stdin_bytes())
+    return tmp / name
+
+
+def _source(m: Located, origins: list[tuple[str, int | None, str]], src: Path, shown: Path) -> Located:
+    """`m` (a message of the canonical copy, one per line) located at the message of the
+    input it was converted from: the input's own line and pointer. A converter that says
+    nothing of its origins leaves the place in the canonical copy, named as such."""
+    k = (m.line or 0) - 1
+    if 0 <= k < len(origins):
+        path, line, pointer = origins[k]
+        return Located(m.message, str(shown) if path == str(src) else path, line, pointer, converted=True)
+    return Located(m.message, f"{shown} (as canonical)", m.line, m.pointer)
 
 
 def replay_check(

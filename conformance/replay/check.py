@@ -107,6 +107,8 @@ class _Emitter:
     def __call__(
         self, at: Located, pointer: str, rule: RuleInfo, message: str, severity: Severity | None = None
     ) -> None:
+        if at.converted and pointer:  # the place is the source message: say where inside its canonical form
+            message, pointer = f"{message} (at {pointer} of the message as canonical)", ""
         self.verdict.findings.append(
             Finding(at.path, at.line, at.pointer + pointer, rule.id, severity or rule.severity, message)
         )

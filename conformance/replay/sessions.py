@@ -17,18 +17,21 @@ from pathlib import Path
 from typing import Any
 
 from ..core.findings import Finding
-from ..core.jsonio import Record, parse, read_json, read_jsonl
+from ..core.jsonio import Record, is_stdin, parse, read_json, read_jsonl, reads_as_lines
 from .rules import INPUT_UNREADABLE
 
 
 @dataclass(frozen=True, slots=True)
 class Located:
-    """A canonical message and where it is stored (`path:line`, JSON pointer of the record)."""
+    """A canonical message and where it is stored (`path:line`, JSON pointer of the record).
+    `converted`: the place is the source message of another format this one was converted
+    from, so a pointer inside the canonical message does not extend it."""
 
     message: dict[str, Any]
     path: str
     line: int | None
     pointer: str
+    converted: bool = False
 
 
 @dataclass
@@ -68,7 +71,11 @@ class SessionReader:
             yield current
 
     def read(self, path: Path) -> Iterator[Session]:
-        """The sessions of one canonical `.jsonl`/`.json` file or a §9.1 SQLite store."""
+        """The sessions of one canonical `.jsonl`/`.json` file (or standard input, `-`) or a
+        §9.1 SQLite store."""
+        if is_stdin(path):
+            yield from self._group(self._json(path))
+            return
         with path.open("rb") as f:
             head = f.read(16)
         if head == b"SQLite format 3\x00":
@@ -77,7 +84,7 @@ class SessionReader:
             yield from self._group(self._json(path))
 
     def _json(self, path: Path) -> Iterator[Located]:
-        items = read_jsonl(path) if path.suffix == ".jsonl" else read_json(path)
+        items = read_jsonl(path) if reads_as_lines(path) else read_json(path)
         for item in items:
             if isinstance(item, Finding):
                 if item.severity == "error":

@@ -127,3 +127,14 @@ def test_detection_claims_only_unambiguous_histories(tmp_path: Path) -> None:
 def test_detection_survives_odd_values(tmp_path: Path) -> None:
     assert not PydanticAIFormat().detect(_write(tmp_path, [{"kind": ["request"], "parts": []}]))
     assert not PydanticAIFormat().detect(_write(tmp_path, [{"kind": {}, "parts": []}], name="m.jsonl"))
+
+
+def test_standard_input_is_read_as_format_says(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`-` has no suffix: JSON Lines on stdin (one history per line) are read as lines, not refused as one document."""
+    import io  # function-level: only this test fakes standard input
+
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO((FIX / "PA006_args.jsonl").read_bytes())))
+    assert main(["validate", "--format", NAME, "-"]) == 1
+    assert "-:2: /1/parts/0/args PA006" in capsys.readouterr().out

@@ -12,6 +12,7 @@ import typer
 
 from ...core import escaping
 from ...core.errors import InputError
+from ...core.jsonio import forget_stdin
 from ...core.reporting import FindingsReport, findings_output, output_choices, write_findings
 from ...formats.canonical.markers import DEFAULT_CRITICAL_KEY
 
@@ -57,6 +58,8 @@ def register(app: typer.Typer) -> None:
         # function-level import: loading adapters and formats is the command's work, not --help's
         from ...adapters import registry as adapter_registry
         from ...replay import LOSSY, OK, REFUSED, ReplaySummary, replay_check, target
+
+        forget_stdin()  # each run reads standard input afresh (as `validate`)
 
         specs = list(to or [])
         if matrix:

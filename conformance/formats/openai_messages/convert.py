@@ -39,6 +39,12 @@ def to_canonical(src: Path, dst: Path, ctx: ConvertContext) -> None:
         s = Session(IdMint(digest, n), 0)
         session_id = s.mint.ulid(0, "session")
         messages, losses = from_chat([m.value for m in conv.messages], session_id, s)
+        # one canonical message per Chat message but the dropped function messages
+        kept = [m for m in conv.messages if m.value.get("role") != "function"]
+        if len(kept) == len(messages):
+            ctx.origins += [(m.path, m.line, m.pointer) for m in kept]
+        else:  # not one for one: the conversation's place for each (the origins stay in step)
+            ctx.origins += [(conv.path, conv.line, conv.pointer)] * len(messages)
         report_losses(ctx, conv.messages, losses)
         if messages:
             ctx.lossy(

@@ -39,7 +39,8 @@ def to_canonical(src: Path, dst: Path, ctx: ConvertContext) -> None:
     for n, h in enumerate(histories):
         s = Session(IdMint(digest, n), 0)
         session_id = s.mint.ulid(0, "session")
-        messages, _, losses = from_pydantic_ai([m.value for m in h.messages], session_id, s)
+        messages, origin, losses = from_pydantic_ai([m.value for m in h.messages], session_id, s)
+        ctx.origins += [(h.messages[k].path, h.messages[k].line, h.messages[k].pointer) for k in origin]
         report_losses(ctx, h.messages, losses)
         if messages:
             ctx.lossy(

@@ -33,7 +33,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...core.convertkit import IdMint, Losses, media_type_of_url, rfc3339, short
+from ...core.convertkit import IdMint, Losses, media_type_of_url, provider_id, rfc3339, short
+from ...core.convertkit import placeholder_metadata as shared_placeholder
 from ...core.ids import is_tool_id
 from ...core.jsonio import dumps
 from ..canonical.tools import canonical_tool_name
@@ -203,36 +204,10 @@ def _response(i: int, m: dict[str, Any], meta: dict[str, Any], names: dict[str, 
 # -- pydantic-ai -> canonical ---------------------------------------------------------------
 
 
-_PROVIDER = re.compile(r"[a-z0-9][a-z0-9_.-]*\Z")
-
-
-def _provider_id(name: str) -> str:
-    """`name` as a canonical provider id (the part of a model id before ':', §6.3)."""
-    if _PROVIDER.match(name):
-        return name
-    pid = re.sub(r"[^a-z0-9_.-]+", "-", name.lower()).strip("-._")
-    return pid if _PROVIDER.match(pid) else "unknown"
-
-
 def placeholder_metadata(model: str, provider: str) -> dict[str, Any]:
     """What canonical requires on a complete assistant message (§5.3.1-3) that a
     ModelResponse may not record: routing, usage cost and timing."""
-    return {
-        "model": model,
-        "provider": provider,
-        "routing": {
-            "mode": "default",
-            "chosen_model": model,
-            "reason": "converted from pydantic-ai, which records no routing",
-        },
-        "usage": {
-            "input_tokens": 0,
-            "output_tokens": 0,
-            "cost_usd": "0",
-            "pricing_version": "unknown",
-            "latency_ms": 0,
-        },
-    }
+    return shared_placeholder(model, provider, "pydantic-ai")
 
 
 @dataclass
@@ -409,7 +384,7 @@ def _user_content(content: Any, i: int, ptr: str, losses: Losses) -> list[dict[s
 def _assistant(i: int, msg: dict[str, Any], s: Session, losses: Losses) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     provider = msg.get("provider_name") if isinstance(msg.get("provider_name"), str) else None
     model_name = msg.get("model_name") if isinstance(msg.get("model_name"), str) else None
-    pid = _provider_id(provider) if provider else "unknown"
+    pid = provider_id(provider) if provider else "unknown"
     if provider and pid != provider:
         losses.add(
             i, "/provider_name", f"provider_name {provider!r} is not a canonical provider id (§6.3); written as {pid!r}"

@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...core.convertkit import as_lines, peek_value
 from ...core.findings import Finding
-from ...core.jsonio import parse, read_json, read_jsonl
+from ...core.jsonio import read_json, read_jsonl
 from .rules import KINDS
 
 PEEK_BYTES = 64 * 1024
-_BOM = b"\xef\xbb\xbf"
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +44,7 @@ class History:
 
 def read_histories(path: Path, max_line_bytes: int) -> Iterator[History | Finding]:
     """The file's histories, and the reader's findings (bad JSON, BOM, ...)."""
-    if path.suffix == ".jsonl":
+    if as_lines(path):  # standard input too: by its content, never by a suffix it lacks
         for item in read_jsonl(path, max_line_bytes=max_line_bytes):
             if isinstance(item, Finding):
                 yield item
@@ -85,24 +85,4 @@ def looks_like_history(value: Any) -> bool:
 def looks_like(path: Path) -> bool:
     """Detection: a `.json` (at most `PEEK_BYTES`) or the first line of a `.jsonl` is an
     array of pydantic-ai messages (`looks_like_history`). A longer `.json` needs `--format`."""
-    if path.suffix not in (".json", ".jsonl") or not path.is_file():
-        return False
-    try:
-        with path.open("rb") as f:
-            head = f.read(PEEK_BYTES)
-            more = bool(f.read(1))
-    except OSError:
-        return False
-    head = head.removeprefix(_BOM)
-    if path.suffix == ".jsonl":
-        first = next((ln for ln in head.splitlines(keepends=True) if ln.strip()), b"")
-        if not first or (not first.endswith(b"\n") and more):
-            return False
-        head = first
-    elif more:
-        return False
-    try:
-        value = parse(head)
-    except ValueError:
-        return False
-    return looks_like_history(value)
+    return looks_like_history(peek_value(path, PEEK_BYTES))

@@ -1,0 +1,81 @@
+"""`turnspec convert --from langchain --to canonical` and back: files around mapping.py.
+
+Both directions refuse input that does not validate as its own format (nothing is
+written); the engine (`conformance.convert.convert`) validates the output as the target
+format before moving it into place.
+
+- langchain -> canonical: each conversation becomes one session (its id derived from the
+  input's bytes and the conversation's place); message ids are kept where they are ULIDs
+  in order, else minted; created_at counts up from the Unix epoch one millisecond per
+  message (reported once per conversation, LC901). Output: JSON Lines, or a JSON array
+  when `dst` ends in `.json`.
+- canonical -> langchain: `.json` output is the array of one session's messages (what
+  `messages_from_dict` reads); `.jsonl` output is one array per line, one line per
+  session. Session ids, created_at and schema_version have no LangChain field (reported
+  once per file).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from ...core.convertkit import ConvertContext, Document, IdMint, read_documents, report_losses, validated, write_values
+from ...core.errors import InputError
+from ...core.jsonio import read_input
+from ..base import FileStats, Options
+from ..canonical import sessions_of
+from . import rules as R
+from .checker import LangChainRun
+from .mapping import Session, from_langchain, to_langchain
+
+
+def to_canonical(src: Path, dst: Path, ctx: ConvertContext) -> None:
+    validated(src, R.NAME, LangChainRun(Options()), FileStats(str(src), R.NAME))
+    digest = hashlib.blake2b(read_input(src), digest_size=16).hexdigest()
+    docs = [d for d in read_documents(src, Options().max_line_bytes) if isinstance(d, Document)]
+    out: list[dict[str, Any]] = []
+    for n, doc in enumerate(docs):
+        items = doc.items or []
+        s = Session(IdMint(digest, n), 0)
+        session_id = s.mint.ulid(0, "session")
+        messages, origin, losses = from_langchain([m.value for m in items], session_id, s)
+        ctx.origins += [(items[k].path, items[k].line, items[k].pointer) for k in origin]
+        report_losses(ctx, items, losses)
+        if messages:
+            ctx.lossy(
+                doc.path, doc.line, doc.pointer,
+                f"LangChain messages carry no session or time: session_id {session_id} is derived from the input, and "
+                f"created_at is a placeholder counting up from {messages[0]['created_at']} (one millisecond per "
+                "message); message ids are kept where they are ULIDs in order, else minted; assistant messages get "
+                "placeholder routing and usage cost (model and provider from response_metadata, else unknown)",
+                R.SYNTHESIZED,
+            )  # fmt: skip
+        out += messages
+    write_values(dst, out, dst.suffix == ".json")
+
+
+def from_canonical(src: Path, dst: Path, ctx: ConvertContext) -> None:
+    sessions = sessions_of(src, ctx, "LangChain message", R.LOSSY)
+    array = dst.suffix == ".json"
+    if array and len(sessions) > 1:
+        raise InputError(
+            f"{src} holds {len(sessions)} sessions; a .json LangChain file holds one conversation: "
+            "write .jsonl (one array of messages per line, per session) or split the file by session_id"
+        )
+    if sessions:
+        ctx.lossy(
+            str(src), None, "",
+            "session_id, created_at and schema_version have no LangChain field; dropped (message ids are kept as `id`)",
+            R.LOSSY,
+        )  # fmt: skip
+    out: list[Any] = []
+    for records in sessions.values():
+        messages, losses = to_langchain([r.value for r in records])
+        report_losses(ctx, records, losses)
+        if array:
+            out = messages
+        else:
+            out.append(messages)
+    write_values(dst, out, array)
