@@ -558,7 +558,7 @@ def _finding_line(f: Finding, palette: Palette) -> str:
     when `palette` is on (each part escaped first, the colour put around it after)."""
     if not palette.on:
         return escaping.text_line(f.format())
-    loc = f.path if f.line is None else f"{f.path}:{f.line}"
+    loc = f.location
     ptr = f" {f.pointer}" if f.pointer else ""
     rule = palette.rule(escaping.text(f.rule))
     sev = palette.severity(escaping.text(str(f.severity)), f.severity)

@@ -93,7 +93,7 @@ def to_sarif(
         uri, fragment = _artifact(f.path)
         physical: dict[str, Any] = {"artifactLocation": {"uri": uri}}
         if f.line is not None and f.line >= 1:
-            physical["region"] = {"startLine": f.line}
+            physical["region"] = {"startLine": f.line, **({"startColumn": f.column} if f.column else {})}
         location: dict[str, Any] = {"physicalLocation": physical}
         logical = [{"fullyQualifiedName": f"{fragment}{f.pointer}" if fragment else f.pointer or "/"}]
         location["logicalLocations"] = logical
@@ -171,6 +171,8 @@ def to_github(findings: Iterable[Finding], *, skipped: Sequence[str] = ()) -> st
         props = [f"file={_escape_property(f.path.partition('#')[0])}"]
         if f.line is not None and f.line >= 1:
             props.append(f"line={f.line}")
+            if f.column is not None and f.column >= 1:
+                props.append(f"col={f.column}")
         props.append(f"title={_escape_property(f'{f.rule} {f.pointer}'.strip())}")
         lines.append(f"::{level} {','.join(props)}::{_escape_data(f.message)}")
     if hidden:
@@ -198,7 +200,7 @@ def step_summary(
     out += ["", "| location | rule | message |", "|---|---|---|"]
     md = escaping.md
     for f in findings[:50]:
-        loc = f"{f.path}:{f.line}" if f.line is not None else f.path
+        loc = f.location
         # plain escaped text, not code spans: a backtick in the data would close one
         where = f"{md(loc)} {md(f.pointer)}".rstrip()
         out.append(f"| {where} | {md(f.rule)} | {md(f.message)} |")
