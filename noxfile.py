@@ -11,14 +11,14 @@ nox.options.sessions = ["tests", "lint", "generate_check"]
 @nox.session
 def tests(session: nox.Session) -> None:
     """The test suite (the same command README and .ci/run use)."""
-    session.install("-e", ".[test]")
+    session.install("-e", "./generated", "-e", ".[test]")
     session.run("pytest", *session.posargs)
 
 
 @nox.session
 def lint(session: nox.Session) -> None:
     """ruff (lint + format check), mypy --strict, and the import-layer contracts (.importlinter)."""
-    session.install("-e", ".[dev]")
+    session.install("-e", "./generated", "-e", ".[dev]")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
     session.run("mypy")
@@ -28,33 +28,33 @@ def lint(session: nox.Session) -> None:
 @nox.session
 def generate(session: nox.Session) -> None:
     """Rewrite generated/ from schemas/ (datamodel-code-generator, pinned)."""
-    session.install("-e", ".[dev]")
+    session.install("-e", "./generated", "-e", ".[dev]")
     session.run("python", "-m", "conformance.codegen")
 
 
 @nox.session
 def generate_check(session: nox.Session) -> None:
     """Fail when generated/ differs from a fresh generation."""
-    session.install("-e", ".[dev]")
+    session.install("-e", "./generated", "-e", ".[dev]")
     session.run("python", "-m", "conformance.codegen", "--check")
 
 
 @nox.session
 def bench(session: nox.Session) -> None:
     """Throughput of `turnspec validate` as a ratio of the orjson parse floor, one process."""
-    session.install("-e", ".[test]")
+    session.install("-e", "./generated", "-e", ".[test]")
     session.run("python", "-m", "conformance.bench", *session.posargs)
 
 
 @nox.session
 def bench_jobs(session: nox.Session) -> None:
     """`validate --jobs N` throughput and its scaling over `--jobs 1` (same corpus, same run)."""
-    session.install("-e", ".[test]")
+    session.install("-e", "./generated", "-e", ".[test]")
     session.run("python", "-m", "conformance.bench_parallel", *session.posargs)
 
 
 @nox.session
 def bench_ray(session: nox.Session) -> None:
     """`validate --engine ray` throughput on a local Ray instance, next to `--jobs`."""
-    session.install("-e", ".[test]")
+    session.install("-e", "./generated", "-e", ".[test]")
     session.run("python", "-m", "conformance.bench_parallel", "--ray", *session.posargs)
