@@ -30,7 +30,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 from urllib.parse import quote
 
-from . import escaping
+from . import escaping, ruledocs
 from .findings import Finding, RuleCatalog, RuleInfo, Severity
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -59,9 +59,8 @@ def _rule_entry(info: RuleInfo) -> dict[str, Any]:
         "name": info.id,
         "shortDescription": {"text": info.summary},
         "fullDescription": {"text": f"{info.summary} (spec {info.section})"},
-        "help": {
-            "text": f"{info.id}: {info.summary}. Enforces spec {info.section}. List every rule: `turnspec rules`."
-        },
+        "help": {"text": ruledocs.help_text(info), "markdown": ruledocs.help_markdown(info)},
+        "helpUri": ruledocs.help_uri(info.id),
         "defaultConfiguration": {"level": "error" if info.severity == Severity.ERROR else "warning"},
         "properties": {"section": info.section, "strict": info.strict},
     }
