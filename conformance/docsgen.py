@@ -112,7 +112,9 @@ def pages() -> dict[str, str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m conformance.docsgen", description=__doc__.split("\n\n")[0])
     parser.add_argument("--readme", type=Path, nargs="?", const=Path("README.md"), help="rewrite README's check table")
-    parser.add_argument("--check", type=Path, nargs="?", const=Path("README.md"), help="exit 1 if README's table is stale")
+    parser.add_argument(
+        "--check", type=Path, nargs="?", const=Path("README.md"), help="exit 1 if README's table is stale"
+    )
     parser.add_argument("--out", type=Path, help="write the reference pages under this folder")
     args = parser.parse_args(argv)
     if args.readme is not None:

@@ -229,7 +229,9 @@ def read_input(path: Path | str, *, limit: int = DEFAULT_MAX_FILE_BYTES) -> byte
     return data
 
 
-def _finding(path: str, line: int, info: RuleInfo, message: str, pointer: str = "", column: int | None = None) -> Finding:
+def _finding(
+    path: str, line: int, info: RuleInfo, message: str, pointer: str = "", column: int | None = None
+) -> Finding:
     return Finding(path, line, pointer, info.id, info.severity, message, column)
 
 
@@ -251,10 +253,16 @@ def parse_error(
         bad_line = line_no + line_offset + before.count(b"\n")
         bad_col = u.start - (before.rfind(b"\n") + 1) + 1
         return _finding(
-            path, bad_line, INVALID_UTF8, f"invalid UTF-8 byte 0x{data[u.start]:02x} at column {bad_col}", column=bad_col
+            path,
+            bad_line,
+            INVALID_UTF8,
+            f"invalid UTF-8 byte 0x{data[u.start]:02x} at column {bad_col}",
+            column=bad_col,
         )
     if reason.startswith("Detected duplicate key"):
-        return _finding(path, line, DUPLICATE_KEY, f"{reason} ({where}); parsers disagree on which value wins", column=at)
+        return _finding(
+            path, line, DUPLICATE_KEY, f"{reason} ({where}); parsers disagree on which value wins", column=at
+        )
     if reason.startswith("recursion limit exceeded"):
         return _finding(path, line, TOO_LARGE, f"value nested deeper than the parser's limit ({where})", column=at)
     if reason in ("expected value", "invalid number") and m:

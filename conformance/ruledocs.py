@@ -196,9 +196,13 @@ def _mutants() -> dict[str, tuple[Mutant, ...]]:
             doc = " ".join((ast.get_docstring(node) or "").split())
             base = ast.unparse(node.bases[0]) if node.bases else ""
             classes[node.name] = Mutant(node.name, base, doc)
-        target = node.target if isinstance(node, ast.AnnAssign) else None
-        if isinstance(target, ast.Name) and target.id == "MUTANTS" and isinstance(node.value, ast.Dict):  # type: ignore[union-attr]
-            for k, v in zip(node.value.keys, node.value.values, strict=True):  # type: ignore[union-attr]
+        if (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and node.target.id == "MUTANTS"
+            and isinstance(node.value, ast.Dict)
+        ):
+            for k, v in zip(node.value.keys, node.value.values, strict=True):
                 if isinstance(k, ast.Name) and isinstance(v, ast.Constant) and isinstance(v.value, str):
                     table.setdefault(v.value, []).append(k.id)
     return {rid: tuple(classes[n] for n in names if n in classes) for rid, names in table.items()}
@@ -236,7 +240,10 @@ def fix_text(info: RuleInfo) -> str:
 
 def help_text(info: RuleInfo) -> str:
     """Plain text: the summary, severity, each statement with its section, the examples and the fix."""
-    lines = [f"{info.id}: {info.summary}", f"Severity: {info.severity}{' (an error with --strict)' if info.strict else ''}."]
+    lines = [
+        f"{info.id}: {info.summary}",
+        f"Severity: {info.severity}{' (an error with --strict)' if info.strict else ''}.",
+    ]
     lines.append(f"Spec section: {info.section}.")
     for s in statements(info.id):
         lines.append(f"Requires ({s.spec} {s.section}, {s.ref}): {s.text}")
@@ -265,7 +272,12 @@ def _fence(text: str) -> str:
 def help_markdown(info: RuleInfo, *, heading: str = "") -> str:
     """The same as `help_text`, as Markdown (SARIF `help.markdown`, the docs site's entry)."""
     sev = f"{info.severity}{' (an error with `--strict`)' if info.strict else ''}"
-    out = [f"{heading}{info.id}: {_md(info.summary)}".strip(), "", f"**Severity:** {sev} · **Spec section:** {_md(info.section)}", ""]
+    out = [
+        f"{heading}{info.id}: {_md(info.summary)}".strip(),
+        "",
+        f"**Severity:** {sev} · **Spec section:** {_md(info.section)}",
+        "",
+    ]
     rows = statements(info.id)
     if rows:
         out += ["**What it requires:**", ""]

@@ -75,7 +75,12 @@ needs_mkdocs = pytest.mark.skipif(
 
 def _build(site: Path) -> subprocess.CompletedProcess[str]:
     # offline: any request goes to a closed local port
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "HTTP_PROXY": "http://127.0.0.1:9", "HTTPS_PROXY": "http://127.0.0.1:9"}
+    env = {
+        **os.environ,
+        "NO_MKDOCS_2_WARNING": "1",
+        "HTTP_PROXY": "http://127.0.0.1:9",
+        "HTTPS_PROXY": "http://127.0.0.1:9",
+    }
     return subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(site / "mkdocs.yml"), "-d", str(site / "site")],
         capture_output=True, text=True, env=env, check=False, cwd=site,

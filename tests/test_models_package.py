@@ -105,7 +105,11 @@ def _wheel(project: Path, out: Path) -> zipfile.ZipFile:
 
 def _requires(wheel: zipfile.ZipFile) -> list[str]:
     [meta] = [n for n in wheel.namelist() if n.endswith(".dist-info/METADATA")]
-    return [line.split(":", 1)[1].strip() for line in wheel.read(meta).decode().splitlines() if line.startswith("Requires-Dist:")]
+    return [
+        line.split(":", 1)[1].strip()
+        for line in wheel.read(meta).decode().splitlines()
+        if line.startswith("Requires-Dist:")
+    ]
 
 
 def test_exactly_one_wheel_ships_turnspec_models_and_the_main_one_depends_on_it(tmp_path: Path) -> None:
@@ -118,7 +122,11 @@ def test_exactly_one_wheel_ships_turnspec_models_and_the_main_one_depends_on_it(
     assert tops[0] & tops[1] == set(), tops
     assert "turnspec_models" in tops[1] and "conformance" in tops[0]
     assert {"turnspec_models/py.typed", "turnspec_models/canonical/v1/message.py"} <= set(models.namelist())
-    [version] = [n.split("/")[0].removesuffix(".dist-info").split("-")[1] for n in models.namelist() if n.endswith(".dist-info/METADATA")]
+    [version] = [
+        n.split("/")[0].removesuffix(".dist-info").split("-")[1]
+        for n in models.namelist()
+        if n.endswith(".dist-info/METADATA")
+    ]
     assert f"turnspec-models=={version}" in _requires(main)
     assert [r.split(">")[0].split("<")[0].split("=")[0] for r in _requires(models)] == ["pydantic"]
 
