@@ -33,6 +33,11 @@ DOCS_URL = "https://turnspec.dev/docs/"
 
 _ID = re.compile(r"^[A-Z]{2}\d{3}$")
 
+TROUBLESHOOTING: dict[str, str] = {}
+"""Rule id -> what to check when it fails, as langchain-tests words each standard test's
+troubleshooting: filled by the catalogue that declares the rule (`suite.rules` for the
+checks), read by `fix_text`."""
+
 
 def _root() -> Path:
     here = Path(__file__).resolve().parent
@@ -226,9 +231,11 @@ def _fix_text(info: RuleInfo, ex: Example | None) -> str:
         )
     if info.id.startswith("TC"):
         caught = "; the bugs listed are ones it is known to catch" if mutants(info.id) else ""
+        hint = TROUBLESHOOTING.get(info.id)
+        first = f"If this check fails, {hint} " if hint else ""
         return (
-            f"run `turnspec conform ADAPTER --select {info.id} -v`: each failing case names its cassette and "
-            f"reason, with the adapter's traceback when it raised{caught}."
+            f"{first}`turnspec conform ADAPTER --select {info.id} -v` shows each failing case with its cassette and "
+            f"reason, and the adapter's traceback when it raised{caught}."
         )
     return "each finding names the file, line and JSON pointer; the statements it enforces say what the value must be."
 

@@ -101,3 +101,14 @@ def test_html_report_links_each_check_to_its_help(capsys: pytest.CaptureFixture[
     assert '<details id="help-tc201"><summary>TC201: ' in page
     assert re.search(r"Caught bug \(SilentDrop, from \w+\): Drops thinking without the WARN line", page)
     assert 'href="https://turnspec.dev/docs/reference/checks/#tc201"' in page
+
+
+def test_every_check_has_troubleshooting_text_in_its_fix(capsys: pytest.CaptureFixture[str]) -> None:
+    """As langchain-tests gives each standard test a "Troubleshooting" note."""
+    from conformance.suite.rules import CATALOG, TROUBLESHOOTING
+
+    assert set(TROUBLESHOOTING) == {i.id for i in CATALOG}
+    doc = _json(capsys, "TC604")
+    assert str(doc["fix"]).startswith("If this check fails, check that `tool_use_end.final_input` is the object")
+    for info in CATALOG:
+        assert ruledocs.fix_text(info).startswith(f"If this check fails, {TROUBLESHOOTING[info.id]}"), info.id
