@@ -57,3 +57,16 @@ def test_a_finding_without_a_column_keeps_file_line(tmp_path: Path, capsys: pyte
     main(["validate", str(path), "--select", "TS0", "--color", "never"])
     lines = [x for x in capsys.readouterr().out.splitlines() if x.startswith(str(path))]
     assert lines and all(re.match(re.escape(str(path)) + r":\d+: ", x) for x in lines), lines
+
+
+def test_yaml_and_nuon_parse_errors_carry_their_column(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # a flow sequence never closed: PyYAML marks line 4, column 1 (the end of the input)
+    yml = tmp_path / "turn.yaml"
+    yml.write_text("turn:\n  blocks:\n    - kind: [\n", encoding="utf-8")
+    # NUON: the value after `b:` is missing; the `}` is the 12th character
+    nuon = tmp_path / "thread.nuon"
+    nuon.write_text("[{a: 1, b: }\n", encoding="utf-8")
+    main(["validate", str(yml), "--format", "geppetto", "--color", "never"])
+    assert f"{yml}:4:1: GE001 error: " in capsys.readouterr().out
+    main(["validate", str(nuon), "--color", "never"])
+    assert f"{nuon}:1:12: GP001 error: " in capsys.readouterr().out
