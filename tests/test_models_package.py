@@ -129,6 +129,13 @@ def test_exactly_one_wheel_ships_turnspec_models_and_the_main_one_depends_on_it(
     ]
     assert f"turnspec-models=={version}" in _requires(main)
     assert [r.split(">")[0].split("<")[0].split("=")[0] for r in _requires(models)] == ["pydantic"]
+    # what `turnspec rule`, SARIF help and the HTML report read from an installed wheel
+    assert {
+        "conformance/_ruledocs/traceability.md",
+        "conformance/_ruledocs/rules/canonical/valid.jsonl",
+        "conformance/_ruledocs/rules/canonical/TS020.jsonl",
+        "conformance/_ruledocs/mutants.py.txt",
+    } <= set(main.namelist())
 
 
 def test_a_block_built_in_code_needs_no_type_and_round_trips() -> None:

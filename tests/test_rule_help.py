@@ -112,3 +112,27 @@ def test_every_check_has_troubleshooting_text_in_its_fix(capsys: pytest.CaptureF
     assert str(doc["fix"]).startswith("If this check fails, check that `tool_use_end.final_input` is the object")
     for info in CATALOG:
         assert ruledocs.fix_text(info).startswith(f"If this check fails, {TROUBLESHOOTING[info.id]}"), info.id
+
+
+def test_an_installed_wheel_reads_the_shipped_copies(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The wheel's layout (pyproject force-include): conformance/_ruledocs/{traceability.md,
+    rules/canonical/, mutants.py.txt}; a checkout's files are not consulted."""
+    import shutil
+
+    shipped = tmp_path / "_ruledocs"
+    (shipped / "rules").mkdir(parents=True)
+    shutil.copytree(FIXTURES, shipped / "rules" / "canonical")
+    shutil.copy(TRACE, shipped / "traceability.md")
+    shutil.copy(Path(__file__).parent / "mutants.py", shipped / "mutants.py.txt")
+    checkout = (ruledocs.help_text(every_rule()["TS020"]), ruledocs.help_text(every_rule()["TC405"]))
+    for fn in (ruledocs._statements, ruledocs.example, ruledocs._mutants):
+        fn.cache_clear()
+    monkeypatch.setattr(ruledocs, "_root", lambda: shipped)
+    try:
+        assert (ruledocs.help_text(every_rule()["TS020"]), ruledocs.help_text(every_rule()["TC405"])) == checkout
+        (shipped / "mutants.py.txt").unlink()
+        ruledocs._mutants.cache_clear()
+        assert ruledocs.mutants("TC405") == ()
+    finally:
+        for fn in (ruledocs._statements, ruledocs.example, ruledocs._mutants):
+            fn.cache_clear()
