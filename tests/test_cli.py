@@ -151,7 +151,7 @@ def test_names_are_printed_literally(tmp_path: Path, capsys: pytest.CaptureFixtu
     p.parent.mkdir(exist_ok=True)  # `[/x].jsonl` is `x].jsonl` in a folder named `[`
     p.write_bytes(b"{\n")
     assert main(["validate", str(p)]) == 1
-    assert capsys.readouterr().out.startswith(f"{p}:1: ")
+    assert capsys.readouterr().out.startswith(f"{p}:1:1: ")  # file:line:column (issue 29)
     missing = tmp_path / ("gone-" + name)
     assert main(["validate", str(missing)]) == 2
     assert capsys.readouterr().err == f"turnspec: {missing}: no such file or directory\n"

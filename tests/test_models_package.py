@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import warnings
+import zipfile
 from pathlib import Path
 
 import pydantic
@@ -85,12 +86,56 @@ def test_a_consumer_type_checks_under_mypy_strict_with_narrowing(tmp_path: Path)
 def test_the_models_only_distribution_needs_only_pydantic_and_ships_the_generated_package() -> None:
     import tomllib
 
-    meta = tomllib.loads((ROOT / "packaging" / "turnspec-models" / "pyproject.toml").read_text())
+    meta = tomllib.loads((ROOT / "generated" / "pyproject.toml").read_text())
     assert [d.split(">")[0].split("=")[0].strip() for d in meta["project"]["dependencies"]] == ["pydantic"]
-    for table in ("wheel", "sdist"):
-        [(src, dst)] = meta["tool"]["hatch"]["build"]["targets"][table]["force-include"].items()
-        assert dst == "turnspec_models"
-        assert ((ROOT / "packaging" / "turnspec-models" / src).resolve() / "canonical" / "v1" / "message.py").is_file()
+    assert meta["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"] == ["turnspec_models"]
+    assert (ROOT / "generated" / "turnspec_models" / "canonical" / "v1" / "message.py").is_file()
+
+
+def _wheel(project: Path, out: Path) -> zipfile.ZipFile:
+    """The wheel pip builds from `project`, offline (hatchling from the [test] extra)."""
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "--no-index",
+         "-w", str(out), str(project)],
+        check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    [built] = out.glob("*.whl")
+    return zipfile.ZipFile(built)
+
+
+def _requires(wheel: zipfile.ZipFile) -> list[str]:
+    [meta] = [n for n in wheel.namelist() if n.endswith(".dist-info/METADATA")]
+    return [
+        line.split(":", 1)[1].strip()
+        for line in wheel.read(meta).decode().splitlines()
+        if line.startswith("Requires-Dist:")
+    ]
+
+
+def test_exactly_one_wheel_ships_turnspec_models_and_the_main_one_depends_on_it(tmp_path: Path) -> None:
+    """Issue 29: both wheels shipped `turnspec_models`, so uninstalling the models-only one
+    deleted files the main one needed. Now the models wheel owns the package and the main
+    wheel requires that exact release."""
+    main = _wheel(ROOT, tmp_path / "main")
+    models = _wheel(ROOT / "generated", tmp_path / "models")
+    tops = [{n.split("/")[0] for n in w.namelist() if ".dist-info/" not in n} for w in (main, models)]
+    assert tops[0] & tops[1] == set(), tops
+    assert "turnspec_models" in tops[1] and "conformance" in tops[0]
+    assert {"turnspec_models/py.typed", "turnspec_models/canonical/v1/message.py"} <= set(models.namelist())
+    [version] = [
+        n.split("/")[0].removesuffix(".dist-info").split("-")[1]
+        for n in models.namelist()
+        if n.endswith(".dist-info/METADATA")
+    ]
+    assert f"turnspec-models=={version}" in _requires(main)
+    assert [r.split(">")[0].split("<")[0].split("=")[0] for r in _requires(models)] == ["pydantic"]
+    # what `turnspec rule`, SARIF help and the HTML report read from an installed wheel
+    assert {
+        "conformance/_ruledocs/traceability.md",
+        "conformance/_ruledocs/rules/canonical/valid.jsonl",
+        "conformance/_ruledocs/rules/canonical/TS020.jsonl",
+        "conformance/_ruledocs/mutants.py.txt",
+    } <= set(main.namelist())
 
 
 def test_a_block_built_in_code_needs_no_type_and_round_trips() -> None:

@@ -25,7 +25,7 @@ from typer.core import DEFAULT_MARKUP_MODE, TyperArgument, TyperCommand, TyperGr
 
 from .. import __version__
 from ..api import Report, default_jobs, expand, iter_validate
-from ..core import escaping
+from ..core import escaping, ruledocs
 from ..core.baseline import Baseline
 from ..core.baseline import check_destination as check_baseline_destination
 from ..core.baseline import load as load_baseline
@@ -556,7 +556,7 @@ def _finding_line(f: Finding, palette: Palette) -> str:
     when `palette` is on (each part escaped first, the colour put around it after)."""
     if not palette.on:
         return escaping.text_line(f.format())
-    loc = f.path if f.line is None else f"{f.path}:{f.line}"
+    loc = f.location
     ptr = f" {f.pointer}" if f.pointer else ""
     rule = palette.rule(escaping.text(f.rule))
     sev = palette.severity(escaping.text(str(f.severity)), f.severity)
@@ -715,7 +715,7 @@ def rule(
     if not found:
         raise InputError(f"unknown rule {rule_id!r} (see `turnspec rules`)")
     kind, info = found[0]
-    doc = {**_rule_row(info), **_rule_details(info.id, kind)}
+    doc = {**_rule_row(info), **_rule_details(info.id, kind), **_rule_help(info)}
     if output == OutputFormat.json:
         body = json.dumps(escaping.json_safe(doc), indent=2, ensure_ascii=False)
         sys.stdout.write(escaping.json_text(body) + "\n")
@@ -737,7 +737,38 @@ def rule(
         lines.append(f"  select:   validate --select {info.id}, or --ignore {info.id} to leave it out")
     elif kind.startswith("conformance suite"):
         lines.append(f"  select:   conform --select {info.id}, or --ignore {info.id} to leave it out")
+    for s in doc["requires"]:
+        lines.append(f"  requires: {s['text']} ({s['spec']} {s['section']}, traceability row {s['ref']})")
+    for x in doc.get("examples", []):
+        lines.append(f"  failing:  {x['fixture']} line {x['line']}: {x['failing']}")
+        if x["passing"] is not None:
+            lines.append(f"  passing:  valid.jsonl line {x['line']}: {x['passing']}")
+    for m in doc.get("catches", []):
+        lines.append(f"  catches:  {m['bug']} ({m['mutant']})")
+    lines.append(f"  fix:      {doc['fix']}")
+    lines.append(f"  docs:     {doc['help_uri']}")
     sys.stdout.writelines(escaping.text_line(line) + "\n" for line in lines)
+
+
+def _rule_help(info: RuleInfo) -> dict[str, Any]:
+    """The statements a rule enforces, its fixture's examples, the bugs it catches, how to
+    fix it and its docs page (`ruledocs`: the same text as SARIF `help` and the docs site)."""
+    out: dict[str, Any] = {
+        "requires": [
+            {"ref": s.ref, "spec": s.spec, "section": s.section, "text": s.text} for s in ruledocs.statements(info.id)
+        ]
+    }
+    ex = ruledocs.example(info.id)
+    if ex is not None:
+        out["examples"] = [
+            {"fixture": ex.fixture, "line": x.line, "failing": x.failing, "passing": x.passing} for x in ex.lines
+        ]
+    caught = ruledocs.mutants(info.id)
+    if caught:
+        out["catches"] = [{"mutant": m.name, "base": m.base, "bug": m.bug} for m in caught]
+    out["fix"] = ruledocs.fix_text(info)
+    out["help_uri"] = ruledocs.help_uri(info.id)
+    return out
 
 
 @app.command()

@@ -35,7 +35,8 @@ class RuleInfo:
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    """One violation: file, line, JSON pointer, rule, severity, message."""
+    """One violation: file, line, JSON pointer, rule, severity, message; `column` (1-based,
+    on `line`) where the reader knows it (a JSON parse error), else None."""
 
     path: str
     line: int | None
@@ -43,9 +44,10 @@ class Finding:
     rule: str
     severity: Severity
     message: str
+    column: int | None = None
 
     def as_dict(self) -> dict[str, object]:
-        return {
+        out: dict[str, object] = {
             "path": self.path,
             "line": self.line,
             "pointer": self.pointer,
@@ -53,9 +55,21 @@ class Finding:
             "severity": str(self.severity),
             "message": self.message,
         }
+        if self.column is not None:
+            out["column"] = self.column
+        return out
+
+    @property
+    def location(self) -> str:
+        """`file`, `file:line` or `file:line:column`, as compilers and ruff print them."""
+        if self.line is None:
+            return self.path
+        if self.column is None:
+            return f"{self.path}:{self.line}"
+        return f"{self.path}:{self.line}:{self.column}"
 
     def format(self) -> str:
-        loc = self.path if self.line is None else f"{self.path}:{self.line}"
+        loc = self.location
         ptr = f" {self.pointer}" if self.pointer else ""
         return f"{loc}:{ptr} {self.rule} {self.severity}: {self.message}"
 

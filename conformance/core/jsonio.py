@@ -229,8 +229,10 @@ def read_input(path: Path | str, *, limit: int = DEFAULT_MAX_FILE_BYTES) -> byte
     return data
 
 
-def _finding(path: str, line: int, info: RuleInfo, message: str, pointer: str = "") -> Finding:
-    return Finding(path, line, pointer, info.id, info.severity, message)
+def _finding(
+    path: str, line: int, info: RuleInfo, message: str, pointer: str = "", column: int | None = None
+) -> Finding:
+    return Finding(path, line, pointer, info.id, info.severity, message, column)
 
 
 def parse_error(
@@ -243,27 +245,36 @@ def parse_error(
     line = line_no + (int(m.group(1)) - 1 if m else 0) + line_offset
     col = int(m.group(2)) if m else 0
     where = f"column {col}"
+    at = col if m and col >= 1 else None  # the location's column (none when the parser gave no position)
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as u:
         before = data[: u.start]
         bad_line = line_no + line_offset + before.count(b"\n")
         bad_col = u.start - (before.rfind(b"\n") + 1) + 1
-        return _finding(path, bad_line, INVALID_UTF8, f"invalid UTF-8 byte 0x{data[u.start]:02x} at column {bad_col}")
+        return _finding(
+            path,
+            bad_line,
+            INVALID_UTF8,
+            f"invalid UTF-8 byte 0x{data[u.start]:02x} at column {bad_col}",
+            column=bad_col,
+        )
     if reason.startswith("Detected duplicate key"):
-        return _finding(path, line, DUPLICATE_KEY, f"{reason} ({where}); parsers disagree on which value wins")
+        return _finding(
+            path, line, DUPLICATE_KEY, f"{reason} ({where}); parsers disagree on which value wins", column=at
+        )
     if reason.startswith("recursion limit exceeded"):
-        return _finding(path, line, TOO_LARGE, f"value nested deeper than the parser's limit ({where})")
+        return _finding(path, line, TOO_LARGE, f"value nested deeper than the parser's limit ({where})", column=at)
     if reason in ("expected value", "invalid number") and m:
         # jiter points at (or just past) the start of the bad token
         row = data.split(b"\n")[int(m.group(1)) - 1] if b"\n" in data else data
         for start in (col - 1, col - 2):
             if start >= 0 and _NON_FINITE.match(row, start):
                 token = _NON_FINITE.match(row, start).group().decode()  # type: ignore[union-attr]
-                return _finding(path, line, NON_FINITE, f"{token} at {where} is not a JSON number")
+                return _finding(path, line, NON_FINITE, f"{token} at {where} is not a JSON number", column=at)
     if reason.startswith("EOF while parsing") and at_eof:
-        return _finding(path, line, TRUNCATED, f"file ends inside a JSON value ({reason}, {where})")
-    return _finding(path, line, INVALID_JSON, f"{reason} ({where})")
+        return _finding(path, line, TRUNCATED, f"file ends inside a JSON value ({reason}, {where})", column=at)
+    return _finding(path, line, INVALID_JSON, f"{reason} ({where})", column=at)
 
 
 def parse(data: bytes) -> Any:

@@ -34,7 +34,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any, TextIO
 from urllib.parse import quote
 
-from . import escaping
+from . import escaping, ruledocs
 from .findings import Finding, RuleCatalog, RuleInfo, Severity
 from .outputs import append_text
 
@@ -64,9 +64,8 @@ def _rule_entry(info: RuleInfo) -> dict[str, Any]:
         "name": info.id,
         "shortDescription": {"text": info.summary},
         "fullDescription": {"text": f"{info.summary} (spec {info.section})"},
-        "help": {
-            "text": f"{info.id}: {info.summary}. Enforces spec {info.section}. List every rule: `turnspec rules`."
-        },
+        "help": {"text": ruledocs.help_text(info), "markdown": ruledocs.help_markdown(info)},
+        "helpUri": ruledocs.help_uri(info.id),
         "defaultConfiguration": {"level": "error" if info.severity == Severity.ERROR else "warning"},
         "properties": {"section": info.section, "strict": info.strict},
     }
@@ -98,7 +97,7 @@ def to_sarif(
         uri, fragment = _artifact(f.path)
         physical: dict[str, Any] = {"artifactLocation": {"uri": uri}}
         if f.line is not None and f.line >= 1:
-            physical["region"] = {"startLine": f.line}
+            physical["region"] = {"startLine": f.line, **({"startColumn": f.column} if f.column else {})}
         location: dict[str, Any] = {"physicalLocation": physical}
         logical = [{"fullyQualifiedName": f"{fragment}{f.pointer}" if fragment else f.pointer or "/"}]
         location["logicalLocations"] = logical
@@ -176,6 +175,8 @@ def to_github(findings: Iterable[Finding], *, skipped: Sequence[str] = ()) -> st
         props = [f"file={_escape_property(f.path.partition('#')[0])}"]
         if f.line is not None and f.line >= 1:
             props.append(f"line={f.line}")
+            if f.column is not None and f.column >= 1:
+                props.append(f"col={f.column}")
         props.append(f"title={_escape_property(f'{f.rule} {f.pointer}'.strip())}")
         lines.append(f"::{level} {','.join(props)}::{_escape_data(f.message)}")
     if hidden:
@@ -203,7 +204,7 @@ def step_summary(
     out += ["", "| location | rule | message |", "|---|---|---|"]
     md = escaping.md
     for f in findings[:50]:
-        loc = f"{f.path}:{f.line}" if f.line is not None else f.path
+        loc = f.location
         # plain escaped text, not code spans: a backtick in the data would close one
         where = f"{md(loc)} {md(f.pointer)}".rstrip()
         out.append(f"| {where} | {md(f.rule)} | {md(f.message)} |")

@@ -214,7 +214,7 @@ class _Range:
 
 
 def _finding(f: Finding) -> list[Any]:
-    return [f.line, f.pointer, f.rule, str(f.severity), f.message]
+    return [f.line, f.pointer, f.rule, str(f.severity), f.message, f.column]
 
 
 def encode_facts(facts: SessionFacts) -> list[Any]:
@@ -377,7 +377,7 @@ def _record(run: CanonicalRun, item: Record) -> list[Any]:
     ]
 
 
-ITEM_CODEC = 8
+ITEM_CODEC = 9
 """The version of the item encoding below (and of `["n", ...]`): part of a `--resume`
 store's key, so results kept by another encoding are recomputed, never misread."""
 
@@ -573,5 +573,5 @@ def shift(line: int | None, offset: int) -> int | None:
 
 
 def finding(path: str, data: list[Any], offset: int) -> Finding:
-    line, pointer, rule, severity, message = data
-    return Finding(path, shift(line, offset), pointer, rule, Severity(severity), message)
+    line, pointer, rule, severity, message, column = data
+    return Finding(path, shift(line, offset), pointer, rule, Severity(severity), message, column)

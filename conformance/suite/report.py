@@ -14,7 +14,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from ..core import escaping
+from ..core import escaping, ruledocs
 from ..core.color import PLAIN, Palette
 from ..core.findings import Finding, Severity
 from ..wire import registry as wire_registry
@@ -350,7 +350,8 @@ def to_html(report: SuiteReport) -> str:
             note = link(f"{rid} / {a}", r.reasons[:20]) if r.status != "pass" and r.reasons else ""
             counts = f"{r.passed}/{r.passed + r.failed}" + (f", {r.skipped} skipped" if r.skipped else "")
             cells.append(f'<td class="{r.status}" title="{esc(counts)}">{esc(MARK[r.status])}{note}</td>')
-        rows.append(f"<tr><th>{esc(rid)}</th><td>{esc(section)}</td><td>{esc(summary)}</td>{''.join(cells)}</tr>")
+        head = f'<a href="#help-{esc(rid.lower())}">{esc(rid)}</a>' if rid in CATALOG else esc(rid)
+        rows.append(f"<tr><th>{head}</th><td>{esc(section)}</td><td>{esc(summary)}</td>{''.join(cells)}</tr>")
     out = [
         "<!doctype html>",
         '<html lang="en"><head><meta charset="utf-8"><title>turnspec conform</title>',
@@ -397,6 +398,17 @@ def to_html(report: SuiteReport) -> str:
         out.append(f"<h2>Skipped recorded interactions ({len(skipped)})</h2><ul>")
         out += [f"<li>{esc(line)}</li>" for line in _skip_summary(report)]
         out.append("</ul>")
+    # each check's help, as `turnspec rule ID` and SARIF `help` give it (ruledocs)
+    helped = [rid for rid in dict.fromkeys(r.rule for r in report.results) if rid in CATALOG]
+    if helped:
+        out.append("<h2>What each check requires</h2>")
+        for rid in helped:
+            text = "\n".join(esc(line) for line in ruledocs.help_text(CATALOG[rid]).splitlines())
+            uri = html.escape(ruledocs.help_uri(rid))
+            out.append(
+                f'<details id="help-{esc(rid.lower())}"><summary>{esc(rid)}: {esc(CATALOG[rid].summary)}</summary>'
+                f'<pre>{text}</pre><p><a href="{uri}">{uri}</a></p></details>'
+            )
     out.append("</body></html>")
     return "\n".join(out) + "\n"
 

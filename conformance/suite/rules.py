@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..core import ruledocs
 from ..core.findings import RuleCatalog, RuleInfo, Severity
 
 E = Severity.ERROR
@@ -479,3 +480,57 @@ them ran (a --select that leaves one out cannot tell), and names them when none 
 # tokenizer); the suite holds estimates to this band, calibrated on recorded usage.
 ESTIMATE_REL_TOLERANCE = 0.35
 ESTIMATE_ABS_TOLERANCE = 60
+
+
+TROUBLESHOOTING: dict[str, str] = {
+    "TC001": "check that `capabilities` is an AdapterCapabilities with every field of contract §3.4 (or canonical §7.2), limits positive, and that `name`, `provider` and `wire_api` name a registered wire record.",
+    "TC002": "add a cassette that exercises the capability the skip names (`turnspec wire record`), or declare it false if the adapter cannot carry it.",
+    "TC101": "check that `from_wire_response` builds canonical messages: ULID ids, `tu_<ULID>` tool ids, a `created_at` in UTC and `schema_version: 1`; `turnspec validate` on a dumped message names the field.",
+    "TC102": "check that `from_wire_request` reads every message of the recorded request into valid canonical messages (roles, block shapes, tool pairing).",
+    "TC103": "check that `stream_response` yields only the event types and payloads of stream-event.json (canonical §7.4) or the streaming §5.3 names.",
+    "TC104": "check that `to_wire` writes the body the provider documents: the reason names the JSON pointer schemas/wire/<api>/ rejects.",
+    "TC105": "check that `to_wire` copies `max_output_tokens`, `stop_sequences` and `temperature` from the request options into the API's own fields (e.g. `max_tokens`, `stop`, `generationConfig`).",
+    "TC201": "check that every block `to_wire` drops logs exactly one WARN line with session_id, message_id, block type, adapter name and reason (canonical §7.3), and that nothing else is logged for it.",
+    "TC202": "check that a dropped block leaves nothing on the wire: no partial field, empty part or placeholder.",
+    "TC203": "check that a block marked critical (metadata `critical`, or the configured key) which the provider cannot carry raises `CriticalBlockError` instead of being dropped.",
+    "TC301": "check that `from_wire_response` maps each provider tool id through `tool_id_map` to a canonical `tu_<ULID>`, never keeping the provider's id.",
+    "TC302": "check that `to_wire` looks a canonical id up in the session's map and writes the provider's original id back.",
+    "TC303": "check that `tool_id_map` is one map per session: two provider ids never share a canonical id and a lookup repeated gives the same answer.",
+    "TC304": "check that provider ids the adapter mints follow the API's documented pattern and length (the wire record's `tool_id` rule).",
+    "TC305": "check that a tool_use and the tool_result answering it are written with the same provider id.",
+    "TC306": "check whether parsing the same bytes twice with fresh maps gives the same tool ids; minted ids may differ, which is why it is advisory and only `--strict` fails it.",
+    "TC401": "check that replaying another adapter's history keeps every text and tool call, in order.",
+    "TC402": "check that in a replayed history every tool_result still follows its tool_use, with the ids the target API accepts.",
+    "TC403": "check that system messages become what the target API takes: a top-level `system`, a `developer`/`system` message or `systemInstruction`.",
+    "TC404": "check that blocks the target cannot carry (another provider's thinking, images where unsupported) are dropped with the WARN line, not sent.",
+    "TC405": "check that thinking and its signature go back only to the adapter that issued them (`provider_raw` or the block's provider) and, where the API's docs require it, do go back.",
+    "TC406": "check that `to_wire` ignores `provider_raw` entries of other adapters and that its own entry is JSON data that renders the same request after a round trip.",
+    "TC501": "check that every capability declared true reaches the wire (tools, images, thinking, system messages, streaming).",
+    "TC502": "check that a capability declared false is dropped with the WARN line or refused with an `AdapterError`, never a crash.",
+    "TC503": "check the probed capabilities: parallel tool calls render and read back as one turn, streamed tool calls emit input deltas, cache counts parse, and the token limits are consistent.",
+    "TC601": "check that a stream ends with exactly one `message_complete` (stop_reason `error` before raising) and, with the dotted names, starts with `message.start`.",
+    "TC602": "check that `content_block_index` never goes down as the provider's content blocks arrive.",
+    "TC603": "check that each streamed tool_use has one start, its input deltas and one end, in that order.",
+    "TC604": "check that `tool_use_end.final_input` is the object the concatenated `partial_json` deltas parse to.",
+    "TC605": "check that the text, thinking and tool deltas add up to `message_complete.final_content`.",
+    "TC606": "check that aggregating the stream gives the message `from_wire_response` gives for the same turn.",
+    "TC607": "check that the stream parser keeps state across chunk boundaries: feeding the same bytes split elsewhere must yield the same events.",
+    "TC608": "check that one stream uses one spelling of event names: canonical §7.4 (`text_delta`) or streaming §5.3 (`text.delta`), never both.",
+    "TC609": "check that `tool_use_input_delta.partial_json` carries the provider's fragments as sent, not re-serialized JSON.",
+    "TC610": "check that a thinking block's signature is emitted only on its final `thinking_delta`.",
+    "TC611": "check that `cancel(request_id)` closes open tool calls (`{}` when their JSON does not parse) and ends the stream with `message_complete` (stop_reason `cancelled`).",
+    "TC701": "check `estimate_input_tokens` against the recorded usage: the reason gives the median and p95 error; tune the per-message overheads or the characters-per-token ratio.",
+    "TC800": "check whether the cassette records an API no registered adapter serves: remove it, or register an adapter or wire record for that API.",
+    "TC801": "check that error responses raise the AdapterError subclass of contract §6.2-§6.3 for their status and body hint, with `retryable`, the status, the request id and the retry hint set.",
+    "TC802": "check that `from_wire_request` then `to_wire` gives back the recorded request (compared semantically): fields dropped or renamed on the way are named in the reason.",
+    "TC901": "check that an image's source kind, media type and bytes survive `to_wire` and the read-back.",
+    "TC902": "check that `is_error` on a tool_result reaches the wire's error flag and comes back, or is dropped with the WARN line where the API has none.",
+    "TC903": "check the stop reason mapping of the wire record: each provider finish reason to the canonical `stop_reason` and status, and a refusal read as the reply's text.",
+    "TC904": "check the usage mapping of contract §7.2: input, output, cache read and cache write counts from the body, with cached tokens not counted twice.",
+    "TC905": "check that streaming requests ask for usage where the API needs it (Chat Completions: `stream_options.include_usage`).",
+    "TC906": "check that a response without usage is reported with none, or with an estimate and the WARN line saying so.",
+    "TC907": "check that the parsed message's model is the one the response says served the call, not the one requested.",
+}
+"""What to look at when a check fails (the `turnspec rule TCxxx` "fix" line, SARIF help, the docs)."""
+
+ruledocs.TROUBLESHOOTING.update(TROUBLESHOOTING)

@@ -476,7 +476,9 @@ class Driver:
             return
         sev = self.sel.severity(info)
         if sev != finding.severity:
-            finding = Finding(finding.path, finding.line, finding.pointer, finding.rule, sev, finding.message)
+            finding = Finding(
+                finding.path, finding.line, finding.pointer, finding.rule, sev, finding.message, finding.column
+            )
         self.out.append(finding)
 
     def drain(self) -> list[Finding]:

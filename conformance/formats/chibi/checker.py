@@ -172,7 +172,9 @@ class ChibiRun:
             return
         sev = self.sel.severity(info)
         yield (
-            item if sev == item.severity else Finding(item.path, item.line, item.pointer, item.rule, sev, item.message)
+            item
+            if sev == item.severity
+            else Finding(item.path, item.line, item.pointer, item.rule, sev, item.message, item.column)
         )
 
     def _records(

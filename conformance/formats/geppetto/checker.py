@@ -124,7 +124,7 @@ class GeppettoRun:
                     yield (
                         item
                         if sev == item.severity
-                        else Finding(item.path, item.line, item.pointer, item.rule, sev, item.message)
+                        else Finding(item.path, item.line, item.pointer, item.rule, sev, item.message, item.column)
                     )
                 continue
             yield from self.check_document(item, stats)

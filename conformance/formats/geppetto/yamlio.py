@@ -440,6 +440,7 @@ def _decode(name: str, data: bytes) -> str | Finding:
             R.INVALID_UTF8.id,
             R.INVALID_UTF8.severity,
             f"invalid UTF-8 byte 0x{data[u.start]:02x} at column {col}",
+            col,
         )
 
 
@@ -456,7 +457,8 @@ def _syntax_finding(name: str, text: str, exc: yaml.YAMLError) -> Finding:
     if isinstance(exc, yaml.reader.ReaderError):
         msg = f"character {exc.character!r} is not allowed in YAML ({exc.reason})"
     col = f", column {mark.column + 1}" if mark is not None else ""
-    return Finding(name, line, "", R.INVALID_YAML.id, R.INVALID_YAML.severity, f"{msg}{col}")
+    column = mark.column + 1 if mark is not None and line is not None else None
+    return Finding(name, line, "", R.INVALID_YAML.id, R.INVALID_YAML.severity, f"{msg}{col}", column)
 
 
 def read_yaml(path: Path | str, *, max_bytes: int, data: bytes | None = None) -> Iterator[Document | Finding]:

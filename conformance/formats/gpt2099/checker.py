@@ -85,6 +85,7 @@ class Gpt2099Run:
                         item.rule,
                         self.sel.severity(info),
                         item.message,
+                        item.column,
                     )
                 continue
             stats.records += 1

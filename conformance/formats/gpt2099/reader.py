@@ -208,7 +208,7 @@ def read_nuon(path: Path) -> Iterator[Record | Finding]:
         parsed = parse_nuon(text)
     except NuonError as e:
         info = _NUON_RULES[e.kind]
-        yield Finding(name, e.line, "", info.id, info.severity, e.message)
+        yield Finding(name, e.line, "", info.id, info.severity, e.message, e.column or None)
         return
     if isinstance(parsed.value, list):
         for i, (item, line) in enumerate(zip(parsed.value, parsed.item_lines, strict=True)):
