@@ -41,7 +41,7 @@ from conformance.adapters.errors import (
     ServerError,
     WireFormatError,
 )
-from conformance.adapters.estimate import json_tokens, text_tokens
+from conformance.adapters.estimate import image_block_size, json_tokens, text_tokens
 from conformance.adapters.protocol import (
     AdapterOptions,
     Block,
@@ -67,6 +67,20 @@ from their_common import (  # a sibling module: `turnspec conform` loads this fi
 
 PROVIDER = "anthropic"
 IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
+# Messages API content blocks canonical form has no type for (documents, citable search
+# results, server-tool calls and results): read into unknown blocks, sent back verbatim
+NATIVE_BLOCKS = frozenset(
+    {
+        "document",
+        "search_result",
+        "server_tool_use",
+        "web_search_tool_result",
+        "web_fetch_tool_result",
+        "code_execution_tool_result",
+        "container_upload",
+    }
+)
+TOOL_SYSTEM_PROMPT = 346
 DEFAULT_MAX_TOKENS = 4096  # Anthropic requires max_tokens; used only when the request has none
 
 # "Handling stop reasons": end_turn, max_tokens, stop_sequence, tool_use, pause_turn,
@@ -275,6 +289,10 @@ class TheirAnthropicAdapter(BaseAdapter):
                     out.append({"type": "redacted_thinking", "data": b["data"]})
                 else:
                     self.drop(m, k, "redacted_thinking", "redacted thinking goes back only to the provider that issued it")
+            elif t in NATIVE_BLOCKS and role in ("user", "assistant"):
+                # a block of Anthropic's own that canonical form has no type for, kept as an
+                # unknown block when read (canonical §10.3), goes back as it came
+                out.append(dict(b))
             else:
                 self.drop(m, k, str(t), f"Anthropic Messages has no {t} block in a {role} turn")
         return out
@@ -387,6 +405,8 @@ class TheirAnthropicAdapter(BaseAdapter):
                     plain.append({"type": "thinking", "text": str(blk.get("thinking", "")), "signature": blk.get("signature")})
                 elif t == "redacted_thinking":
                     plain.append({"type": "redacted_thinking", "data": str(blk.get("data", ""))})
+                elif t in NATIVE_BLOCKS:
+                    plain.append(dict(blk))  # canonical §10.3: an unknown block type is tolerated
             flush(str(role))
 
         tools: list[ToolDefinition] = []
@@ -497,7 +517,10 @@ class TheirAnthropicAdapter(BaseAdapter):
     # estimates --------------------------------------------------------------------------
 
     def estimate_input_tokens(self, messages: list[Message], tools: list[ToolDefinition]) -> int:
-        total = 3
+        # "Tool use system prompt token count" (tool-use pricing docs): Anthropic adds a
+        # system prompt of a few hundred tokens whenever tools are sent (346 for auto on
+        # current models)
+        total = 3 + (TOOL_SYSTEM_PROMPT if tools else 0)
         for m in messages:
             total += 3
             for b in m.get("content") or []:
@@ -519,7 +542,14 @@ def _block_tokens(b: Mapping[str, Any]) -> int:
     if t == "tool_result":
         return 5 + sum(_block_tokens(x) for x in b.get("content") or [])
     if t == "image":
-        return 1200
+        # Vision docs: tokens = (width px * height px) / 750, after scaling the long edge
+        # to at most 1568 px; an image of unknown size is taken as the largest
+        size = image_block_size(b) if (b.get("source") or {}).get("kind") == "base64" else None
+        if size is None:
+            return 1600
+        w, h = size
+        scale = min(1.0, 1568 / max(w, h, 1))
+        return max(1, int(w * scale) * int(h * scale) // 750)
     return 0
 
 
