@@ -81,6 +81,14 @@ NATIVE_BLOCKS = frozenset(
     }
 )
 TOOL_SYSTEM_PROMPT = 346
+TOOL_SYSTEM_PROMPTS = (
+    ("claude-3-opus", 530),  # the docs' table, tool_choice auto
+    ("claude-3-sonnet", 159),
+    ("claude-3-haiku", 264),
+    # not in the docs' table: calibrated on recorded usage (a one-line question with one
+    # empty-schema tool counted 543 input tokens, another with a short system prompt 423)
+    ("claude-haiku-4-5", 380),
+)
 DEFAULT_MAX_TOKENS = 4096  # Anthropic requires max_tokens; used only when the request has none
 
 # "Handling stop reasons": end_turn, max_tokens, stop_sequence, tool_use, pause_turn,
@@ -516,11 +524,14 @@ class TheirAnthropicAdapter(BaseAdapter):
 
     # estimates --------------------------------------------------------------------------
 
-    def estimate_input_tokens(self, messages: list[Message], tools: list[ToolDefinition]) -> int:
+    def estimate_input_tokens(
+        self, messages: list[Message], tools: list[ToolDefinition], model: str | None = None
+    ) -> int:
         # "Tool use system prompt token count" (tool-use pricing docs): Anthropic adds a
-        # system prompt of a few hundred tokens whenever tools are sent (346 for auto on
-        # current models)
-        total = 3 + (TOOL_SYSTEM_PROMPT if tools else 0)
+        # system prompt whenever tools are sent, its size by model (`model` is turnspec's
+        # optional estimator keyword)
+        prompt = next((n for key, n in TOOL_SYSTEM_PROMPTS if key in (model or "")), TOOL_SYSTEM_PROMPT)
+        total = 3 + (prompt if tools else 0)
         for m in messages:
             total += 3
             for b in m.get("content") or []:
@@ -538,9 +549,9 @@ def _block_tokens(b: Mapping[str, Any]) -> int:
     if t == "thinking":
         return text_tokens(str(b.get("text", "")))
     if t == "tool_use":
-        return json_tokens(b.get("input", {})) + text_tokens(str(b.get("name", ""))) + 5
+        return json_tokens(b.get("input", {})) + text_tokens(str(b.get("name", ""))) + 20
     if t == "tool_result":
-        return 5 + sum(_block_tokens(x) for x in b.get("content") or [])
+        return 15 + sum(_block_tokens(x) for x in b.get("content") or [])
     if t == "image":
         # Vision docs: tokens = (width px * height px) / 750, after scaling the long edge
         # to at most 1568 px; an image of unknown size is taken as the largest
