@@ -499,18 +499,28 @@ class TheirOpenAIChatAdapter(BaseAdapter):
     # estimates --------------------------------------------------------------------------
 
     def estimate_input_tokens(self, messages: list[Message], tools: list[ToolDefinition]) -> int:
-        # OpenAI cookbook "How to count tokens with tiktoken": 3 tokens per message, 3 to
-        # prime the reply; functions add their definitions plus a small framing
+        # OpenAI cookbook "How to count tokens with tiktoken": 3 tokens per message plus its
+        # role, 3 to prime the reply; section 7 counts function definitions for gpt-4o as
+        # 7 per function + "name:description", 3 if it has properties, 3 per property +
+        # "key:type:description", enums -3 + 3 per item + the item, and 12 at the end
         n = 3
         for m in messages:
-            n += 3
+            n += 3 + 1
             for b in m.get("content") or []:
                 n += _block_tokens(b)
         if tools:
-            n += 12
             for t in tools:
-                n += text_tokens(str(t.get("name", "")) + " " + str(t.get("description", "")))
-                n += json_tokens(t.get("input_schema", {})) + 8
+                n += 7 + text_tokens(f"{t.get('name', '')}:{str(t.get('description', '')).rstrip('.')}")
+                props = (t.get("input_schema") or {}).get("properties") or {}
+                if props:
+                    n += 3
+                    for key, spec in props.items():
+                        spec = spec if isinstance(spec, dict) else {}
+                        n += 3
+                        if isinstance(spec.get("enum"), list):
+                            n += -3 + sum(3 + text_tokens(str(x)) for x in spec["enum"])
+                        n += text_tokens(f"{key}:{spec.get('type', '')}:{str(spec.get('description', '')).rstrip('.')}")
+            n += 12
         return n
 
 
