@@ -581,9 +581,22 @@ class _AnthropicStream:
         self.served: str | None = None
 
     def ev(self, kind: str, **kw: Any) -> StreamEvent:
+        if kind == "message_complete":
+            self.completed = True
         return {"type": kind, "message_id": self.mid, **kw}
 
     def events(self, chunks: Iterable[bytes | str]) -> Iterator[StreamEvent]:
+        """The stream's events; on a failure after message_start, a last message_complete
+        with stop_reason error and the content so far comes first (contract §6.5)."""
+        self.completed = False
+        try:
+            yield from self._events(chunks)
+        except AdapterError:
+            if self.started and not self.completed:
+                yield self.ev("message_complete", stop_reason="error", final_content=self.content, usage=self.usage)
+            raise
+
+    def _events(self, chunks: Iterable[bytes | str]) -> Iterator[StreamEvent]:
         for fr in sse_frames(chunks):
             if self.done:
                 raise WireFormatError("an event after message_stop", event=fr.index, line=fr.line)

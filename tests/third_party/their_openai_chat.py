@@ -529,7 +529,7 @@ def _block_tokens(b: Mapping[str, Any]) -> int:
     if t == "text":
         return text_tokens(str(b.get("text", "")))
     if t == "tool_use":
-        return json_tokens(b.get("input", {})) + text_tokens(str(b.get("name", ""))) + 8
+        return json_tokens(b.get("input", {})) + text_tokens(str(b.get("name", ""))) + 5
     if t == "tool_result":
         return 4 + sum(_block_tokens(x) for x in b.get("content") or [])
     if t == "image":
@@ -578,9 +578,22 @@ class _ChatStream:
         self.started = self.finished = self.done = False
 
     def ev(self, kind: str, **kw: Any) -> StreamEvent:
+        if kind == "message_complete":
+            self.completed = True
         return {"type": kind, "message_id": self.mid, **kw}
 
     def events(self, chunks: Iterable[bytes | str]) -> Iterator[StreamEvent]:
+        """The stream's events; on a failure after message_start, a last message_complete
+        with stop_reason error and the content so far comes first (contract §6.5)."""
+        self.completed = False
+        try:
+            yield from self._events(chunks)
+        except AdapterError:
+            if self.started and not self.completed:
+                yield self.ev("message_complete", stop_reason="error", final_content=self.content, usage=self.usage)
+            raise
+
+    def _events(self, chunks: Iterable[bytes | str]) -> Iterator[StreamEvent]:
         for fr in sse_frames(chunks):
             if fr.data.strip() == "[DONE]":
                 self.done = True
