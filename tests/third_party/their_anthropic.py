@@ -575,6 +575,7 @@ class _AnthropicStream:
         self.skipped: set[int] = set()
         self.args: dict[int, str] = {}
         self.sig: dict[int, str] = {}
+        self.stopped: set[int] = set()
         self.usage: dict[str, int] | None = None
         self.stop: str | None = None
         self.started = self.done = False
@@ -593,8 +594,21 @@ class _AnthropicStream:
             yield from self._events(chunks)
         except AdapterError:
             if self.started and not self.completed:
+                yield from self.end_open_calls()
                 yield self.ev("message_complete", stop_reason="error", final_content=self.content, usage=self.usage)
             raise
+
+    def end_open_calls(self) -> Iterator[StreamEvent]:
+        """Contract §5.2.2 (exactly one tool_use_end per call) on a failed stream: each open
+        call ends with what its fragments spell as an object, else {} (as §5.3 on cancel)."""
+        for i in sorted(self.args, key=lambda j: self.at[j]):
+            if i in self.stopped:
+                continue
+            k = self.at[i]
+            blk = self.content[k]
+            blk["input"] = json_object_or_none(self.args[i]) or {}
+            self.stopped.add(i)
+            yield self.ev("tool_use_end", content_block_index=k, tool_use_id=blk["id"], final_input=blk["input"])
 
     def _events(self, chunks: Iterable[bytes | str]) -> Iterator[StreamEvent]:
         for fr in sse_frames(chunks):
@@ -689,6 +703,7 @@ class _AnthropicStream:
             k = self.at[i]
             blk = self.content[k]
             if blk["type"] == "tool_use":
+                self.stopped.add(i)
                 parsed = json_object_or_none(self.args[i])
                 if parsed is None:
                     raise WireFormatError(f"tool_use {blk['id']}: streamed input is not a JSON object")

@@ -590,8 +590,20 @@ class _ChatStream:
             yield from self._events(chunks)
         except AdapterError:
             if self.started and not self.completed:
+                yield from self.end_open_calls()
                 yield self.ev("message_complete", stop_reason="error", final_content=self.content, usage=self.usage)
             raise
+
+    def end_open_calls(self) -> Iterator[StreamEvent]:
+        """Contract §5.2.2 (exactly one tool_use_end per call) on a failed stream: each open
+        call ends with what its fragments spell as an object, else {} (as §5.3 on cancel)."""
+        for i, k in sorted(self.calls.items(), key=lambda kv: kv[1]):
+            if i in self.ended:
+                continue
+            blk = self.content[k]
+            blk["input"] = json_object_or_none(self.args[i]) or {}
+            self.ended.add(i)
+            yield self.ev("tool_use_end", content_block_index=k, tool_use_id=blk["id"], final_input=blk["input"])
 
     def _events(self, chunks: Iterable[bytes | str]) -> Iterator[StreamEvent]:
         for fr in sse_frames(chunks):
