@@ -37,7 +37,8 @@ from conformance.adapters.protocol import (
 )
 from conformance.cli import main
 from conformance.suite.checks.requests import extensions_not_required
-from conformance.wire import equivalence, registry as wire_registry
+from conformance.wire import equivalence
+from conformance.wire import registry as wire_registry
 
 ROOT = Path(__file__).resolve().parents[1]
 THIRD = ROOT / "tests" / "third_party"
@@ -109,13 +110,30 @@ def _empty_input_call(tmp_path: Path) -> Path:
     """An Anthropic stream whose one tool call has input {} streamed as one "" fragment (the
     shape of a recorded claude-haiku-4-5 call to a tool without parameters)."""
     tool = {"name": "pelican_name", "description": "", "input_schema": {"type": "object", "properties": {}}}
-    req = {"model": "claude-haiku-4-5", "max_tokens": 64, "tools": [tool], "stream": True,
-           "messages": [{"role": "user", "content": [{"type": "text", "text": "Name a pelican"}]}]}  # fmt: skip
+    req = {
+        "model": "claude-haiku-4-5",
+        "max_tokens": 64,
+        "tools": [tool],
+        "stream": True,
+        "messages": [{"role": "user", "content": [{"type": "text", "text": "Name a pelican"}]}],
+    }
     body = _sse(
-        {"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant",
-         "model": "claude-haiku-4-5", "content": [], "usage": {"input_tokens": 5, "output_tokens": 1}}},  # fmt: skip
-        {"type": "content_block_start", "index": 0,
-         "content_block": {"type": "tool_use", "id": "toolu_01Empty", "name": "pelican_name", "input": {}}},  # fmt: skip
+        {
+            "type": "message_start",
+            "message": {
+                "id": "msg_1",
+                "type": "message",
+                "role": "assistant",
+                "model": "claude-haiku-4-5",
+                "content": [],
+                "usage": {"input_tokens": 5, "output_tokens": 1},
+            },
+        },
+        {
+            "type": "content_block_start",
+            "index": 0,
+            "content_block": {"type": "tool_use", "id": "toolu_01Empty", "name": "pelican_name", "input": {}},
+        },
         {"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": ""}},
         {"type": "content_block_stop", "index": 0},
         {"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 9}},
@@ -127,7 +145,7 @@ def _empty_input_call(tmp_path: Path) -> Path:
 
 def test_tc503_a_call_streamed_with_empty_fragments_needs_no_delta(tmp_path: Path, capsys: Any) -> None:
     # the honest adapter emits no tool_use_input_delta for an empty fragment (§5.2.2: zero or more)
-    rc, results = _conform(capsys, ANTHROPIC, _empty_input_call(tmp_path), "--no-samples", "--select", "TC503")
+    _, results = _conform(capsys, ANTHROPIC, _empty_input_call(tmp_path), "--no-samples", "--select", "TC503")
     assert results["TC503"]["status"] == "pass", results["TC503"]
 
 
@@ -172,7 +190,10 @@ def test_tc503_a_call_whose_fragments_carried_input_still_needs_deltas(capsys: A
 
 def test_tc802_developer_equals_system_and_user_does_not() -> None:
     recorded = {"model": "gpt-4o", "messages": [{"role": "system", "content": "Be brief."}]}
-    as_developer = {"model": "gpt-4o", "messages": [{"role": "developer", "content": [{"type": "text", "text": "Be brief."}]}]}
+    as_developer = {
+        "model": "gpt-4o",
+        "messages": [{"role": "developer", "content": [{"type": "text", "text": "Be brief."}]}],
+    }
     as_user = {"model": "gpt-4o", "messages": [{"role": "user", "content": "Be brief."}]}
     assert equivalence.compare(CHAT_API, recorded, as_developer) == []
     assert any("/messages/0/role" in d for d in equivalence.compare(CHAT_API, recorded, as_user))
@@ -206,7 +227,9 @@ class SystemAsUserChat(OpenAIChatAdapter):
     def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: AdapterOptions) -> WireRequest:
         req = super().to_wire(messages, tools, options)
         body = dict(req.body)
-        body["messages"] = [{**m, "role": "user"} if m.get("role") in ("system", "developer") else m for m in body["messages"]]
+        body["messages"] = [
+            {**m, "role": "user"} if m.get("role") in ("system", "developer") else m for m in body["messages"]
+        ]
         return WireRequest(req.method, req.path, req.headers, body)
 
 
@@ -254,7 +277,7 @@ def _chat_stream_without_usage(tmp_path: Path) -> Path:
 
 
 def test_tc101_no_usage_parsed_from_a_reply_recorded_without_it_passes(tmp_path: Path, capsys: Any) -> None:
-    rc, results = _conform(capsys, CHAT, _chat_stream_without_usage(tmp_path), "--no-samples", "--select", "TC101")
+    _, results = _conform(capsys, CHAT, _chat_stream_without_usage(tmp_path), "--no-samples", "--select", "TC101")
     assert results["TC101"]["status"] == "pass", results["TC101"]
 
 

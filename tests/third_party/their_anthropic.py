@@ -31,6 +31,16 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
+from their_common import (  # a sibling module: `turnspec conform` loads this file by path
+    finish_message,
+    frame_json,
+    json_object_or_none,
+    mint_ulid,
+    plain_message,
+    sse_frames,
+    token_usage,
+)
+
 from conformance.adapters.base import BaseAdapter
 from conformance.adapters.errors import (
     AdapterError,
@@ -53,16 +63,6 @@ from conformance.adapters.protocol import (
     WireBody,
     WireRequest,
     WireResponse,
-)
-
-from their_common import (  # a sibling module: `turnspec conform` loads this file by path
-    finish_message,
-    frame_json,
-    json_object_or_none,
-    mint_ulid,
-    plain_message,
-    sse_frames,
-    token_usage,
 )
 
 PROVIDER = "anthropic"
@@ -205,7 +205,11 @@ class TheirAnthropicAdapter(BaseAdapter):
         system_msgs = [m for m in messages if m.get("role") == "system"]
         system: list[dict[str, Any]] = []
         if len(system_msgs) == 1:
-            system = [{"type": "text", "text": str(b.get("text", ""))} for b in system_msgs[0]["content"] if b.get("type") == "text"]
+            system = [
+                {"type": "text", "text": str(b.get("text", ""))}
+                for b in system_msgs[0]["content"]
+                if b.get("type") == "text"
+            ]
         elif system_msgs:
             joined = "\n\n".join(
                 "".join(str(b.get("text", "")) for b in m["content"] if b.get("type") == "text") for m in system_msgs
@@ -246,7 +250,8 @@ class TheirAnthropicAdapter(BaseAdapter):
         if system:
             body["system"] = system
         wire_tools: list[dict[str, Any]] = [
-            {"name": t["name"], "description": t.get("description", ""), "input_schema": t["input_schema"]} for t in tools
+            {"name": t["name"], "description": t.get("description", ""), "input_schema": t["input_schema"]}
+            for t in tools
         ]
         wire_tools += [dict(t) for t in options.provider_tools]
         if wire_tools:
@@ -256,7 +261,9 @@ class TheirAnthropicAdapter(BaseAdapter):
         if options.temperature is not None:
             body["temperature"] = options.temperature
         if options.output_schema is not None:
-            self.warn_option("output_schema", "Anthropic Messages has no strict structured-output mode (contract §11.6)")
+            self.warn_option(
+                "output_schema", "Anthropic Messages has no strict structured-output mode (contract §11.6)"
+            )
         if options.stream:
             body["stream"] = True
         body.update(options.extra)
@@ -296,7 +303,9 @@ class TheirAnthropicAdapter(BaseAdapter):
                 if mine:
                     out.append({"type": "redacted_thinking", "data": b["data"]})
                 else:
-                    self.drop(m, k, "redacted_thinking", "redacted thinking goes back only to the provider that issued it")
+                    self.drop(
+                        m, k, "redacted_thinking", "redacted thinking goes back only to the provider that issued it"
+                    )
             elif t in NATIVE_BLOCKS and role in ("user", "assistant"):
                 # a block of Anthropic's own that canonical form has no type for, kept as an
                 # unknown block when read (canonical §10.3), goes back as it came
@@ -410,7 +419,9 @@ class TheirAnthropicAdapter(BaseAdapter):
                         }
                     )
                 elif t == "thinking":
-                    plain.append({"type": "thinking", "text": str(blk.get("thinking", "")), "signature": blk.get("signature")})
+                    plain.append(
+                        {"type": "thinking", "text": str(blk.get("thinking", "")), "signature": blk.get("signature")}
+                    )
                 elif t == "redacted_thinking":
                     plain.append({"type": "redacted_thinking", "data": str(blk.get("data", ""))})
                 elif t in NATIVE_BLOCKS:
@@ -479,7 +490,9 @@ class TheirAnthropicAdapter(BaseAdapter):
                     }
                 )
             elif t == "thinking":
-                content.append({"type": "thinking", "text": str(blk.get("thinking", "")), "signature": blk.get("signature")})
+                content.append(
+                    {"type": "thinking", "text": str(blk.get("thinking", "")), "signature": blk.get("signature")}
+                )
             elif t == "redacted_thinking":
                 content.append({"type": "redacted_thinking", "data": str(blk.get("data", ""))})
             else:
@@ -684,7 +697,9 @@ class _AnthropicStream:
                 part = str(delta.get("partial_json", ""))
                 self.args[i] += part
                 if part:
-                    yield self.ev("tool_use_input_delta", content_block_index=k, tool_use_id=blk["id"], partial_json=part)
+                    yield self.ev(
+                        "tool_use_input_delta", content_block_index=k, tool_use_id=blk["id"], partial_json=part
+                    )
             elif dt_ == "thinking_delta" and blk["type"] == "thinking":
                 blk["text"] += str(delta.get("thinking", ""))
                 yield self.ev("thinking_delta", content_block_index=k, text=str(delta.get("thinking", "")))

@@ -138,9 +138,7 @@ def utc_now() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
-def token_usage(
-    input_tokens: int, output_tokens: int, cached: int = 0, cache_creation: int = 0
-) -> dict[str, int]:
+def token_usage(input_tokens: int, output_tokens: int, cached: int = 0, cache_creation: int = 0) -> dict[str, int]:
     """Adapter contract §3.3 TokenUsage."""
     return {
         "input_tokens": input_tokens,

@@ -117,9 +117,7 @@ def _classify(status: int | None, body: Any, headers: Mapping[str, Any], core_re
         cls = NetworkError
     elif status == 413:
         cls = ContextOverflowError
-    elif status is not None and 400 <= status < 500:
-        cls = InvalidRequestError
-    elif etype == "invalid_request_error":
+    elif (status is not None and 400 <= status < 500) or etype == "invalid_request_error":
         cls = InvalidRequestError
     else:
         cls = AdapterError
@@ -185,7 +183,9 @@ class TheirOpenAIChatAdapter(BaseAdapter):
     def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: AdapterOptions) -> WireRequest:
         raw_all = options.provider_raw if isinstance(options.provider_raw, Mapping) else {}
         mine: Mapping[str, Any] = raw_all.get(self.name) if isinstance(raw_all.get(self.name), Mapping) else {}
-        self._details: Mapping[str, Any] = mine.get("image_detail") if isinstance(mine.get("image_detail"), Mapping) else {}
+        self._details: Mapping[str, Any] = (
+            mine.get("image_detail") if isinstance(mine.get("image_detail"), Mapping) else {}
+        )
         systems = [m for m in messages if m.get("role") == "system"]
         out: list[dict[str, Any]] = []
         if systems:
@@ -637,7 +637,9 @@ class _ChatStream:
         if not self.started:
             self.started = True
             served = d.get("model")
-            model = f"{PROVIDER}:{served}" if isinstance(served, str) and served else (self.ctx.model or "openai:unknown")
+            model = (
+                f"{PROVIDER}:{served}" if isinstance(served, str) and served else (self.ctx.model or "openai:unknown")
+            )
             yield self.ev("message_start", role="assistant", model=model)
 
     def close_calls(self) -> Iterator[StreamEvent]:
@@ -685,7 +687,9 @@ class _ChatStream:
                     cid = self.a.tool_id_map(self.ctx.session_id).canonical_for(str(tc["id"]))
                     self.content.append({"type": "tool_use", "id": cid, "name": fn.get("name"), "input": {}})
                     self.calls[i], self.args[i] = k, ""
-                    yield self.ev("tool_use_start", content_block_index=k, tool_use_id=cid, tool_name=str(fn.get("name")))
+                    yield self.ev(
+                        "tool_use_start", content_block_index=k, tool_use_id=cid, tool_name=str(fn.get("name"))
+                    )
                 k = self.calls[i]
                 part = fn.get("arguments")
                 if isinstance(part, str) and part:

@@ -179,9 +179,7 @@ def _stream_case(
         # contract §5.2.2 allows "zero or more tool.use_input_delta": a call whose recorded
         # fragments (the record's probe) are all empty streamed nothing a delta could carry
         # (as TC609, which sets empty fragments aside)
-        streamed_nothing = (
-            wire_fragments is not None and n < len(wire_fragments) and not any(wire_fragments[n])
-        )
+        streamed_nothing = wire_fragments is not None and n < len(wire_fragments) and not any(wire_fragments[n])
         if declared and not deltas and not streamed_nothing:
             problems.append(f"block {k}: no tool_use_input_delta although supports_streaming_tool_calls is true")
         if err is None and (len(ends) != 1 or not isinstance(ends[0].get("final_input"), dict)):
