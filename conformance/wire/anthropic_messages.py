@@ -298,6 +298,10 @@ ANTHROPIC_MESSAGES = WireApi(
             "and you must include the complete unmodified block back to the API."
         ),
         source="https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking",
+        prior_turns_optional=(
+            "While you can omit thinking and redacted_thinking blocks from prior assistant role turns, "
+            "we suggest always passing back all thinking blocks to the API for any multi-turn conversation."
+        ),
     ),
     probes=Probes(
         system=_system,
