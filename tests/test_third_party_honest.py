@@ -319,3 +319,67 @@ def test_an_adapter_file_may_import_its_sibling_module(tmp_path: Path) -> None:
     finally:
         for mod in ("sibling_adapter_x25", "sibling_helpers_x25"):
             sys.modules.pop(mod, None)
+
+
+# -- TC405 / TC501: Anthropic thinking of earlier turns may be omitted ----------------------
+
+
+def _earlier_thinking_variants() -> tuple[type, type]:
+    sys.path.insert(0, str(THIRD))
+    try:
+        from their_anthropic import TheirAnthropicAdapter  # the adapter file's own module name
+    finally:
+        sys.path.remove(str(THIRD))
+
+    def without_thinking(adapter: Any, messages: list[Message], keep: int) -> list[Message]:
+        """`messages` with the thinking of assistant turns other than `keep` dropped (WARNed)."""
+        out = []
+        for i, m in enumerate(messages):
+            if m.get("role") == "assistant" and i != keep:
+                content = []
+                for k, b in enumerate(m["content"]):
+                    if b.get("type") in ("thinking", "redacted_thinking"):
+                        adapter.drop(m, k, b["type"], "thinking of an earlier turn is omitted")
+                    else:
+                        content.append(b)
+                m = {**m, "content": content or [{"type": "text", "text": ""}]}
+            out.append(m)
+        return out
+
+    class EarlierThinkingOmitted(TheirAnthropicAdapter):  # type: ignore[misc, valid-type]
+        """Sends back only the last assistant turn's thinking (the docs allow omitting the rest)."""
+
+        name = "earlier-thinking-omitted"
+
+        def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: AdapterOptions) -> WireRequest:
+            last = max((i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=-1)
+            return super().to_wire(without_thinking(self, messages, last), tools, options)
+
+    class AllThinkingOmitted(TheirAnthropicAdapter):  # type: ignore[misc, valid-type]
+        """Drops every turn's thinking, also the turn continued during tool use (a defect)."""
+
+        name = "all-thinking-omitted"
+
+        def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: AdapterOptions) -> WireRequest:
+            return super().to_wire(without_thinking(self, messages, -1), tools, options)
+
+    return EarlierThinkingOmitted, AllThinkingOmitted
+
+
+EarlierThinkingOmitted, AllThinkingOmitted = _earlier_thinking_variants()
+
+
+def test_thinking_of_earlier_turns_may_be_omitted_with_its_warn_line(capsys: Any) -> None:
+    folder = ROOT / "cassettes" / "anthropic"
+    rc, results = _conform(
+        capsys, f"{__name__}:EarlierThinkingOmitted", folder, "--no-samples", "--select", "TC405,TC501"
+    )
+    assert rc == 0, {k: r["reasons"] for k, r in results.items()}
+    assert any("prior assistant role turns" in r for r in results["TC405"]["skip_reasons"])
+
+
+def test_thinking_of_the_turn_continued_during_tool_use_is_still_required(capsys: Any) -> None:
+    folder = ROOT / "cassettes" / "anthropic"
+    rc, results = _conform(capsys, f"{__name__}:AllThinkingOmitted", folder, "--no-samples", "--select", "TC405")
+    assert rc == 1 and results["TC405"]["status"] == "fail"
+    assert any("during tool use" in c.get("message", "") for c in results["TC405"]["cases"])

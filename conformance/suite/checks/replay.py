@@ -217,9 +217,7 @@ def _replay(src: Adapter, dst: Adapter, owner: AdapterUnderTest, pair: str) -> I
         except Exception as exc:
             sig.append(f"the history cut during tool use: {crash(exc)}")
         else:
-            _, cut_sig, cut_skips = _thinking_and_images(
-                src, dst, api, cut, cut_body, body_text(cut_body), cut_recs
-            )
+            _, cut_sig, cut_skips = _thinking_and_images(src, dst, api, cut, cut_body, body_text(cut_body), cut_recs)
             sig += [f"during tool use: {x}" for x in cut_sig if f"during tool use: {x}" not in sig]
             skips += [x for x in cut_skips if x not in skips]
     yield o(R.REPLAY_DROPPED, owner, "fail" if dropped else "pass", pair, "; ".join(dropped[:3]))
