@@ -115,6 +115,18 @@ def tool_use_turn(messages: list[Message], m: Message) -> bool:
     return bool(rest) and all(x.get("role") == "tool" for x in rest)
 
 
+def during_tool_use(conv: list[Message]) -> list[Message] | None:
+    """`conv` up to the tool results answering its first assistant turn that calls tools: the
+    history as a request continuing that turn during tool use carries it (None: no such turn)."""
+    for i, m in enumerate(conv):
+        if m["role"] == "assistant" and any(b.get("type") == "tool_use" for b in m["content"]):
+            end = i + 1
+            while end < len(conv) and conv[end]["role"] == "tool":
+                end += 1
+            return conv[:end] if end > i + 1 else None
+    return None
+
+
 def locates(api: WireApi | None, probe: str) -> bool:
     """Whether the record has a probe of its own for this (else "none found" means nothing)."""
     return api is not None and getattr(api.probes, probe) is not _PROBE_DEFAULTS[probe]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import logging
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -12,13 +13,14 @@ from ...wire.api import Located, WireApi
 from .. import rules as R
 from ..capture import capture_warnings
 from ..outcome import AdapterUnderTest, Outcome
-from ..scripts import IMAGES_BY_TYPE, PNG_2PX, Builder, conversation, mark, signature
+from ..scripts import IMAGES_BY_TYPE, PNG_2PX, TOOLS, Builder, conversation, mark, signature
 from .common import (
     Env,
     body_text,
     check,
     crash,
     drop_problem,
+    during_tool_use,
     locates,
     names_any,
     o,
@@ -102,8 +104,21 @@ def _earlier_turn_dropped(api: WireApi, a: Adapter, value: str, part: str, scrip
         current = tool_use_turn(msgs, m)
         if api.thinking_back.requires(part, current=current) or drop_problem(recs, block, m, a) is not None:
             return None
+        cut = during_tool_use(msgs)
+        if cut is not None and any(x is m for x in cut) and tool_use_turn(cut, m):
+            # the same turn when the request continues it during tool use: required there
+            with capture_warnings():
+                body = a.to_wire(copy.deepcopy(cut), list(TOOLS), opts(a)).body
+            probe = _probe_of(api, part)
+            if not [x for x in probe(body) if value in str(x.value)]:
+                return None
         return api.thinking_back.skip_reason(api.name, part, current=current)
     return None
+
+
+def _probe_of(api: WireApi, part: str) -> Callable[[Any], list[Located]]:
+    p = api.probes
+    return {"text": p.thinking_text, "signature": p.signatures, "redacted": p.redacted_thinking}[part]
 
 
 def _carried(

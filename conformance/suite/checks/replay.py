@@ -25,6 +25,7 @@ from .common import (
     crash,
     ctx_for,
     drop_problem,
+    during_tool_use,
     o,
     opts,
     read_request,
@@ -209,7 +210,7 @@ def _replay(src: Adapter, dst: Adapter, owner: AdapterUnderTest, pair: str) -> I
     # the same history cut after the tool results of its first assistant turn: the turn a
     # request continues during tool use, whose thinking some APIs need back even where they
     # let earlier turns' be omitted (WireApi.thinking_back.prior_turns_optional)
-    cut = _during_tool_use(conv)
+    cut = during_tool_use(conv)
     if cut is not None and api is not None and api.thinking_back.prior_turns_optional:
         try:
             with capture_warnings() as cut_recs:
@@ -228,17 +229,6 @@ def _replay(src: Adapter, dst: Adapter, owner: AdapterUnderTest, pair: str) -> I
         yield o(R.REPLAY_SIGNATURE, owner, "skip", pair, "; ".join(skips))
     else:
         yield o(R.REPLAY_SIGNATURE, owner, "pass", pair, "", think_cap)
-
-
-def _during_tool_use(conv: list[Message]) -> list[Message] | None:
-    """`conv` up to the tool results answering its first assistant turn that calls tools."""
-    for i, m in enumerate(conv):
-        if m["role"] == "assistant" and any(b.get("type") == "tool_use" for b in m["content"]):
-            end = i + 1
-            while end < len(conv) and conv[end]["role"] == "tool":
-                end += 1
-            return conv[:end] if end > i + 1 else None
-    return None
 
 
 # what TC405 enforces, as its catalogue entry states it
