@@ -383,3 +383,39 @@ def test_thinking_of_the_turn_continued_during_tool_use_is_still_required(capsys
     rc, results = _conform(capsys, f"{__name__}:AllThinkingOmitted", folder, "--no-samples", "--select", "TC405")
     assert rc == 1 and results["TC405"]["status"] == "fail"
     assert any("during tool use" in c.get("message", "") for c in results["TC405"]["cases"])
+
+
+# -- TC903: a stop reason no contract StopReason names may map to either defensible value ---
+
+
+def _stop_variants() -> tuple[type, type]:
+    sys.path.insert(0, str(THIRD))
+    try:
+        from their_openai_chat import STOPS, TheirOpenAIChatAdapter  # the adapter file's own module
+    finally:
+        sys.path.remove(str(THIRD))
+
+    class FilteredIsError(TheirOpenAIChatAdapter):  # type: ignore[misc, valid-type]
+        """Reads `content_filter` (content omitted by the filter) as a failed generation."""
+
+        name = "filtered-is-error"
+        stops = {**STOPS, "content_filter": "error"}
+
+    class FilteredIsToolUse(TheirOpenAIChatAdapter):  # type: ignore[misc, valid-type]
+        """Reads `content_filter` as a tool call: no reading of the docs gives that."""
+
+        name = "filtered-is-tool-use"
+        stops = {**STOPS, "content_filter": "tool_use"}
+
+    return FilteredIsError, FilteredIsToolUse
+
+
+FilteredIsError, FilteredIsToolUse = _stop_variants()
+
+
+def test_tc903_content_filter_read_as_error_passes_and_as_a_tool_call_fails(capsys: Any) -> None:
+    folder = ROOT / "cassettes" / "openai-chat"
+    rc, ok = _conform(capsys, f"{__name__}:FilteredIsError", folder, "--no-samples", "--select", "TC903")
+    assert rc == 0 and ok["TC903"]["status"] == "pass", ok["TC903"]
+    rc, bad = _conform(capsys, f"{__name__}:FilteredIsToolUse", folder, "--no-samples", "--select", "TC903")
+    assert rc == 1 and any("'content_filter'" in c.get("message", "") for c in bad["TC903"]["cases"])

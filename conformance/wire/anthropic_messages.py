@@ -332,6 +332,8 @@ ANTHROPIC_MESSAGES = WireApi(
         ),
     ),
     stop_reasons=STOP_REASONS,
+    # "refusal": the model declined for safety; a reply refused may as well be read as failed
+    stop_reasons_also={"refusal": ("error",)},
     normalize_request=equivalence.anthropic_messages,
     accepted_differences=equivalence.ANTHROPIC_MESSAGES_DIFFERENCES,
     # calibrated on the shared samples (31 recordings): |error| median 21%, p95 74% (small

@@ -373,6 +373,10 @@ class WireApi:
     carries: Carries = field(default_factory=Carries)
     probes: Probes = field(default_factory=Probes)
     stop_reasons: Mapping[str, str] = field(default_factory=dict)  # raw provider value -> canonical stop_reason
+    # raw provider values no StopReason of contract §3.3 names (a refusal, a content filter),
+    # for which another canonical value is as defensible as the one above: TC903 accepts
+    # these too (the contract states no mapping for them, so the record's is one choice)
+    stop_reasons_also: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # APIs whose framing depends on the URL (Gemini: SSE with `alt=sse`, a JSON array without)
     framing_by_url: Callable[[str], Framing] | None = None
     # the other framings its streams come in (Gemini: the JSON array without `alt=sse`), for

@@ -179,6 +179,7 @@ class TheirAnthropicAdapter(BaseAdapter):
     name: ClassVar[str] = "their-anthropic"
     provider: ClassVar[str] = PROVIDER
     wire_api: ClassVar[str] = "anthropic-messages"
+    stops: ClassVar[Mapping[str, str]] = STOPS  # the wire's stop reason -> contract §3.3 StopReason
     provider_tool_id: ClassVar[re.Pattern[str]] = re.compile(r"^[a-zA-Z0-9_-]+$")
     capabilities: ClassVar[Mapping[str, Any]] = {
         "supports_thinking": True,
@@ -743,7 +744,7 @@ class _AnthropicStream:
                 )
         elif kind == "message_stop":
             self.done = True
-            stop = STOPS.get(self.stop or "", "end_turn")
+            stop = self.a.stops.get(self.stop or "", "end_turn")
             yield self.ev("message_complete", stop_reason=stop, final_content=self.content, usage=self.usage)
         else:
             return  # Streaming docs: "we may occasionally add new event types"; ignore them

@@ -140,6 +140,7 @@ class TheirOpenAIChatAdapter(BaseAdapter):
     name: ClassVar[str] = "their-openai-chat"
     provider: ClassVar[str] = PROVIDER
     wire_api: ClassVar[str] = "openai-chat-completions"
+    stops: ClassVar[Mapping[str, str]] = STOPS  # the wire's stop reason -> contract §3.3 StopReason
     provider_tool_id: ClassVar[re.Pattern[str]] = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
     capabilities: ClassVar[Mapping[str, Any]] = {
         "supports_thinking": False,
@@ -630,7 +631,7 @@ class _ChatStream:
             raise WireFormatError("stream carried no chunk")
         if self.finish is None:
             raise WireFormatError("stream ended without a finish_reason")
-        stop = STOPS.get(self.finish, "end_turn")
+        stop = self.a.stops.get(self.finish, "end_turn")
         yield self.ev("message_complete", stop_reason=stop, final_content=self.content, usage=self.usage)
 
     def start(self, d: Mapping[str, Any]) -> Iterator[StreamEvent]:
