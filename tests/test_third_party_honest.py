@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 import yaml
@@ -399,13 +399,13 @@ def _stop_variants() -> tuple[type, type]:
         """Reads `content_filter` (content omitted by the filter) as a failed generation."""
 
         name = "filtered-is-error"
-        stops = {**STOPS, "content_filter": "error"}
+        stops: ClassVar[Mapping[str, str]] = {**STOPS, "content_filter": "error"}
 
     class FilteredIsToolUse(TheirOpenAIChatAdapter):  # type: ignore[misc, valid-type]
         """Reads `content_filter` as a tool call: no reading of the docs gives that."""
 
         name = "filtered-is-tool-use"
-        stops = {**STOPS, "content_filter": "tool_use"}
+        stops: ClassVar[Mapping[str, str]] = {**STOPS, "content_filter": "tool_use"}
 
     return FilteredIsError, FilteredIsToolUse
 
