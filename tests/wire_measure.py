@@ -73,11 +73,14 @@ def _dropped(records: list[logging.LogRecord]) -> bool:
     return any(r.levelno >= logging.WARNING and getattr(r, "block_type", None) for r in records)
 
 
-def _provider_error(a: Adapter, it: Interaction) -> bool:
-    """The reply carries the provider's own error (read by tests/wire_content.py)."""
+def _provider_error(a: Adapter, it: Interaction) -> bool | None:
+    """The reply carries the provider's own error (read by tests/wire_content.py); None for
+    an API it has no reader of (Bedrock's event stream): that cannot be judged here."""
+    if str(a.wire_api) not in READERS:
+        return None
     try:
         return of_wire(str(a.wire_api), it.response_body, it.framing is not None).error
-    except (KeyError, ValueError):  # an API it does not read, a body that is not JSON
+    except (KeyError, ValueError):  # a body that is not JSON
         return False
 
 
@@ -90,6 +93,8 @@ def _reply(a: Adapter, it: Interaction) -> Case:
             # a WireFormatError is the reader refusing the bytes, never the provider's error
             if not isinstance(exc, WireFormatError) and (it.status >= 400 or _provider_error(a, it)):
                 return Case(it.label, "classified", exc.error_class)
+            if not isinstance(exc, WireFormatError) and _provider_error(a, it) is None:
+                return Case(it.label, "unchecked", f"{exc.error_class} raised; no reader of {a.wire_api} replies")
             return Case(it.label, "rejected", f"HTTP {it.status}: {type(exc).__name__}: {exc}")
         except Exception as exc:
             where = getattr(exc, "location", "") or ""
@@ -97,6 +102,8 @@ def _reply(a: Adapter, it: Interaction) -> Case:
     if it.status >= 400:
         return Case(it.label, "rejected", f"HTTP {it.status} read as a reply, not an error")
     message = parsed.message or {}
+    if parsed.error is not None and _provider_error(a, it) is None:
+        return Case(it.label, "unchecked", f"{parsed.error.error_class} in the stream; no reader of {a.wire_api}")
     if parsed.error is not None and not _provider_error(a, it):
         return Case(it.label, "rejected", f"HTTP {it.status}: {type(parsed.error).__name__}: {parsed.error}")
     if str(a.wire_api) not in READERS:

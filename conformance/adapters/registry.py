@@ -124,11 +124,18 @@ def _import_file(path_text: str, ref: str) -> Any:
         raise InputError(f"{ref}: cannot import {path_text}")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # as an import does: dataclasses and pickling look it up there
+    # as `python my_adapter.py` does, the file's folder is searched first while it imports,
+    # so an adapter split over sibling modules (`from my_helpers import ...`) loads
+    folder = str(path.resolve().parent)
+    sys.path.insert(0, folder)
     try:
         spec.loader.exec_module(module)
     except Exception as exc:  # importing runs the module's code; its failure is the reference's
         del sys.modules[name]
         raise InputError(f"{ref}: importing {path_text} failed: {type(exc).__name__}: {exc}") from None
+    finally:
+        if folder in sys.path:
+            sys.path.remove(folder)
     return module
 
 

@@ -298,6 +298,10 @@ ANTHROPIC_MESSAGES = WireApi(
             "and you must include the complete unmodified block back to the API."
         ),
         source="https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking",
+        prior_turns_optional=(
+            "While you can omit thinking and redacted_thinking blocks from prior assistant role turns, "
+            "we suggest always passing back all thinking blocks to the API for any multi-turn conversation."
+        ),
     ),
     probes=Probes(
         system=_system,
@@ -328,6 +332,8 @@ ANTHROPIC_MESSAGES = WireApi(
         ),
     ),
     stop_reasons=STOP_REASONS,
+    # "refusal": the model declined for safety; a reply refused may as well be read as failed
+    stop_reasons_also={"refusal": ("error",)},
     normalize_request=equivalence.anthropic_messages,
     accepted_differences=equivalence.ANTHROPIC_MESSAGES_DIFFERENCES,
     # calibrated on the shared samples (31 recordings): |error| median 21%, p95 74% (small

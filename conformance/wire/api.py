@@ -306,21 +306,31 @@ class ThinkingBack:
     # where `needs` is empty: why nothing is asked (the docs make it optional, or canonical
     # form cannot carry what the API needs)
     because: str = ""
+    # where the docs require `needs` only of the assistant turn a request continues during
+    # tool use (its calls answered by the tool results that end the history) and let the
+    # thinking of earlier turns be omitted: that sentence, quoted (same `source`)
+    prior_turns_optional: str = ""
 
     def __post_init__(self) -> None:
         unknown = set(self.needs) - set(THINKING_PARTS)
         if unknown:
             raise ValueError(f"ThinkingBack.needs: unknown parts {sorted(unknown)} (known: {THINKING_PARTS})")
 
-    def requires(self, part: str) -> bool:
-        return part in self.needs
+    def requires(self, part: str, *, current: bool = True) -> bool:
+        """Whether `part` must go back; `current`: it is of the turn continued during tool use."""
+        return part in self.needs and (current or not self.prior_turns_optional)
 
     def cite(self) -> str:
         """The documentation sentence, quoted with where it says so ("" when none)."""
         return f'{self.source}: "{self.says}"' if self.says else ""
 
-    def skip_reason(self, api: str, part: str) -> str:
+    def skip_reason(self, api: str, part: str, *, current: bool = True) -> str:
         """Why a `part` not sent back to `api` is not a failure."""
+        if not current and part in self.needs and self.prior_turns_optional:
+            return (
+                f"{api} does not require thinking {part} of an earlier turn sent back "
+                f'({self.source}: "{self.prior_turns_optional}")'
+            )
         if not self.says:
             return f"{api} does not require thinking {part} sent back (its record quotes no documentation sentence)"
         because = f"{self.because}; " if self.because else ""
@@ -363,6 +373,10 @@ class WireApi:
     carries: Carries = field(default_factory=Carries)
     probes: Probes = field(default_factory=Probes)
     stop_reasons: Mapping[str, str] = field(default_factory=dict)  # raw provider value -> canonical stop_reason
+    # raw provider values no StopReason of contract §3.3 names (a refusal, a content filter),
+    # for which another canonical value is as defensible as the one above: TC903 accepts
+    # these too (the contract states no mapping for them, so the record's is one choice)
+    stop_reasons_also: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # APIs whose framing depends on the URL (Gemini: SSE with `alt=sse`, a JSON array without)
     framing_by_url: Callable[[str], Framing] | None = None
     # the other framings its streams come in (Gemini: the JSON array without `alt=sse`), for

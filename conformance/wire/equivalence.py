@@ -253,6 +253,13 @@ ANTHROPIC_MESSAGES_DIFFERENCES: tuple[str | Equivalence, ...] = (
 OPENAI_CHAT_DIFFERENCES: tuple[str | Equivalence, ...] = (
     *JSON_FORMS,
     "a `content` string equals a list holding one text part (user, system, tool messages)",
+    Equivalence(
+        "an assistant `content` string equals a list holding one text part",
+        "The contents of the assistant message. Required unless `tool_calls` or `function_call` is "
+        "specified. / An array of content parts with a defined type. Can be one or more of type "
+        "`text`, or exactly one of type `refusal`.",
+        "https://platform.openai.com/docs/api-reference/chat/create#chat-create-messages",
+    ),
     "`function.arguments` strings are compared as the JSON objects they encode (canonical "
     "input is an object; whitespace and key order are not semantic)",
     "`stream_options.include_usage: true` is added to streaming requests (adapter contract "
@@ -264,6 +271,12 @@ OPENAI_CHAT_DIFFERENCES: tuple[str | Equivalence, ...] = (
         "https://platform.openai.com/docs/api-reference/chat/create#chat-create-messages",
     ),
     'a tool `description` of "" equals an absent one',
+    Equivalence(
+        "a message of role `developer` equals one of role `system` (the same instructions)",
+        "Developer-provided instructions that the model should follow, regardless of messages sent by "
+        "the user. With o1 models and newer, `developer` messages replace the previous `system` messages.",
+        "https://platform.openai.com/docs/api-reference/chat/create#chat-create-messages",
+    ),
     Equivalence(
         '`tool_choice: "auto"` equals an absent `tool_choice` when the request has tools',
         "`none` is the default when no tools are present. `auto` is the default if tools are present.",
@@ -478,14 +491,18 @@ def _openai(b: dict[str, Any]) -> dict[str, Any]:
         if not opts:
             del b["stream_options"]
     for m in b.get("messages") or []:
+        if m.get("role") == "developer":
+            m["role"] = "system"
         c = m.get("content")
-        if m.get("role") in ("system", "developer", "tool") and isinstance(c, list):
+        if m.get("role") in ("system", "tool") and isinstance(c, list):
             m["content"] = "".join(str(p.get("text", "")) for p in c if isinstance(p, dict))
         elif m.get("role") == "user":
             m["content"] = _text_list(c)
         if m.get("role") == "assistant":
             if m.get("tool_calls") and m.get("content") in ("", None):
                 m.pop("content", None)
+            elif isinstance(m.get("content"), str):
+                m["content"] = _text_list(m["content"])
             for call in m.get("tool_calls") or []:
                 fn = call.get("function") or {}
                 if isinstance(fn.get("arguments"), str):

@@ -318,6 +318,9 @@ OPENAI_CHAT = WireApi(
         output_schema=schema_at("/response_format/json_schema/schema"),
     ),
     stop_reasons=STOP_REASONS,
+    # "content_filter if content was omitted due to a flag from our content filters": a
+    # generation cut by the filter may as well be read as failed (StopReason ERROR)
+    stop_reasons_also={"content_filter": ("error",)},
     # "include_usage: If set, an additional chunk will be streamed before the data: [DONE]
     # message ... [with] the token usage statistics for the entire request" (chat/create,
     # stream_options); without it a stream reports no usage at all

@@ -8,7 +8,8 @@
   every call paired with its result, or fails with an `AdapterError` (contract §4.4 "Drop
   cleanly or fail"), never a crash or a half-sent turn.
 - `supports_streaming_tool_calls` true: every tool call of a recorded stream arrives as
-  `tool_use_start`, at least one `tool_use_input_delta`, `tool_use_end` (contract §3.4:
+  `tool_use_start`, at least one `tool_use_input_delta` (unless every fragment the provider
+  streamed for it is empty: §5.2.2 "zero or more"), `tool_use_end` (contract §3.4:
   "whether tool_use_input_delta is meaningful"). False: the calls still arrive whole
   (start and end with `final_input`) or the stream fails with an `AdapterError`.
 - `supports_prompt_caching` true: a recording whose usage (located by the record's
@@ -125,8 +126,9 @@ def _recorded(s: AdapterUnderTest, env: Env) -> Iterator[Outcome]:
                 events, err = parse_stream(a, it.response_body, ctx_for(sid))
             except Exception:
                 continue  # the stream checks report crashes
-            yield from _stream_case(s, a, it.label, events, err, shown)
             values = wire_values(it)
+            frags = api.probes.stream_tool_fragments(values) if values is not None else None
+            yield from _stream_case(s, a, it.label, events, err, shown, frags)
             usage = api.probes.stream_usage(values) if values is not None else None
             if usage is not None and caps.get(CACHING):
                 done = next((e for e in events if _kind(e) == "message_complete"), None)
@@ -162,18 +164,23 @@ def _stream_case(
     events: list[StreamEvent],
     err: AdapterError | None,
     shown: dict[str, int],
+    wire_fragments: list[list[str]] | None = None,
 ) -> Iterator[Outcome]:
     starts = [e for e in events if _kind(e) == "tool_use_start"]
     if not starts:
         return
     declared = bool(a.capabilities.get(STREAM_TOOLS))
     problems = []
-    for st in starts:
+    for n, st in enumerate(starts):
         k = st.get("content_block_index")
         mine = [e for e in events if e.get("content_block_index") == k]
         deltas = [e for e in mine if _kind(e) == "tool_use_input_delta"]
         ends = [e for e in mine if _kind(e) == "tool_use_end"]
-        if declared and not deltas:
+        # contract §5.2.2 allows "zero or more tool.use_input_delta": a call whose recorded
+        # fragments (the record's probe) are all empty streamed nothing a delta could carry
+        # (as TC609, which sets empty fragments aside)
+        streamed_nothing = wire_fragments is not None and n < len(wire_fragments) and not any(wire_fragments[n])
+        if declared and not deltas and not streamed_nothing:
             problems.append(f"block {k}: no tool_use_input_delta although supports_streaming_tool_calls is true")
         if err is None and (len(ends) != 1 or not isinstance(ends[0].get("final_input"), dict)):
             problems.append(f"block {k}: {len(ends)} tool_use_end events with a final_input object, want 1")

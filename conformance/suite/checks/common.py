@@ -156,6 +156,31 @@ def wire_api_of(a: Adapter) -> WireApi | None:
 _PROBE_DEFAULTS = {f.name: f.default for f in fields(Probes)}
 
 
+def tool_use_turn(messages: list[Message], m: Message) -> bool:
+    """Whether `m` is the assistant turn a request continues during tool use: it calls tools
+    and only the tool results answering it follow it (Anthropic's "During tool use, you must
+    pass thinking ... back"); any other assistant turn is a prior turn."""
+    at = next((i for i, x in enumerate(messages) if x is m), None)
+    if at is None or m.get("role") != "assistant":
+        return False
+    if not any(isinstance(b, dict) and b.get("type") == "tool_use" for b in m.get("content") or []):
+        return False
+    rest = messages[at + 1 :]
+    return bool(rest) and all(x.get("role") == "tool" for x in rest)
+
+
+def during_tool_use(conv: list[Message]) -> list[Message] | None:
+    """`conv` up to the tool results answering its first assistant turn that calls tools: the
+    history as a request continuing that turn during tool use carries it (None: no such turn)."""
+    for i, m in enumerate(conv):
+        if m["role"] == "assistant" and any(b.get("type") == "tool_use" for b in m["content"]):
+            end = i + 1
+            while end < len(conv) and conv[end]["role"] == "tool":
+                end += 1
+            return conv[:end] if end > i + 1 else None
+    return None
+
+
 def locates(api: WireApi | None, probe: str) -> bool:
     """Whether the record has a probe of its own for this (else "none found" means nothing)."""
     return api is not None and getattr(api.probes, probe) is not _PROBE_DEFAULTS[probe]

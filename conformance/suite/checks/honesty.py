@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import logging
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -13,8 +14,22 @@ from ...wire.api import Located, WireApi
 from .. import rules as R
 from ..capture import capture_warnings
 from ..outcome import AdapterUnderTest, Outcome
-from ..scripts import IMAGES_BY_TYPE, PNG_2PX, Builder, conversation, mark, signature
-from .common import Env, body_text, check, crash, drop_problem, locates, names_any, o, opts, shape, wire_api_of
+from ..scripts import IMAGES_BY_TYPE, PNG_2PX, TOOLS, Builder, conversation, mark, signature
+from .common import (
+    Env,
+    body_text,
+    check,
+    crash,
+    drop_problem,
+    during_tool_use,
+    locates,
+    names_any,
+    o,
+    opts,
+    shape,
+    tool_use_turn,
+    wire_api_of,
+)
 
 # (what to look for, the probe that locates it, whether the API can carry it at all, the
 # part of thinking it is: `WireApi.thinking_back` says whether the API needs it back)
@@ -57,11 +72,12 @@ def _feature(
     cap: str,
     markers: list[str],
     blocks: list[str],
+    msgs: list[Message],
 ) -> Iterator[Outcome]:
     """TC501 when `cap` is declared true (in the field the API carries it in), else TC502
     (absent from the whole body, and WARNed)."""
     if a.capabilities.get(cap):
-        yield from _carried(s, a, body, cap)
+        yield from _carried(s, a, body, cap, (msgs, by_type, recs))
         return
     leaked = [mk for mk in markers if mk in text]
     problems = [f"declared false but on the wire: {leaked[:3]}"] if leaked else []
@@ -90,7 +106,46 @@ def _holds(api: WireApi, found: Located, value: str) -> bool:
     return raw is not None and raw == equivalence.decode_base64(value)
 
 
-def _carried(s: AdapterUnderTest, a: Adapter, body: Any, cap: str) -> Iterator[Outcome]:
+Script = tuple[list[Message], dict[str, list[tuple[Message, dict[str, Any]]]], list[logging.LogRecord]]
+"""The script's messages, its blocks by type (each with its message) and the WARN records."""
+
+
+def _earlier_turn_dropped(api: WireApi, a: Adapter, value: str, part: str, script: Script) -> str | None:
+    """The skip reason when the script's block holding `value` is of an earlier turn whose
+    thinking the API's docs let be omitted (`ThinkingBack.prior_turns_optional`) and the
+    adapter dropped it with its §7.3 WARN line; None otherwise."""
+    msgs, by_type, recs = script
+    block = "redacted_thinking" if part == "redacted" else "thinking"
+    for m, b in by_type.get(block, []):
+        if value not in (str(b.get("text")), str(b.get("signature")), str(b.get("data"))):
+            continue
+        current = tool_use_turn(msgs, m)
+        if api.thinking_back.requires(part, current=current) or drop_problem(recs, block, m, a) is not None:
+            return None
+        cut = during_tool_use(msgs)
+        if cut is not None and any(x is m for x in cut) and tool_use_turn(cut, m):
+            # the same turn when the request continues it during tool use: required there
+            with capture_warnings():
+                body = a.to_wire(copy.deepcopy(cut), list(TOOLS), opts(a)).body
+            probe = _probe_of(api, part)
+            if not [x for x in probe(body) if value in str(x.value)]:
+                return None
+        return api.thinking_back.skip_reason(api.name, part, current=current)
+    return None
+
+
+def _probe_of(api: WireApi, part: str) -> Callable[[Any], list[Located]]:
+    p = api.probes
+    return {"text": p.thinking_text, "signature": p.signatures, "redacted": p.redacted_thinking}[part]
+
+
+def _carried(
+    s: AdapterUnderTest,
+    a: Adapter,
+    body: Any,
+    cap: str,
+    script: Script | None = None,
+) -> Iterator[Outcome]:
     api = wire_api_of(a)
     if cap == "supports_tools":
         yield from _tools_carried(s, a, api, body)
@@ -103,10 +158,17 @@ def _carried(s: AdapterUnderTest, a: Adapter, body: Any, cap: str) -> Iterator[O
     skips: list[str] = []
     for value, probe, expressible, part in _wanted(api, cap, a.provider):
         found = [x for x in probe(body) if _holds(api, x, value)] if isinstance(body, dict) else []
+        earlier = (
+            _earlier_turn_dropped(api, a, value, part, script)
+            if expressible and not found and part is not None and script is not None
+            else None
+        )
         if expressible and not found and part is not None and not api.thinking_back.requires(part):
             # thinking the API's docs do not ask back (or canonical form cannot give it
             # what it needs): not sending it is no dishonest declaration
             skips.append(api.thinking_back.skip_reason(api.name, part))
+        elif earlier is not None:
+            skips.append(earlier)
         elif expressible and not found:
             missing.append(value)
         elif not expressible and found:
@@ -225,7 +287,7 @@ def _judge(
     )
     for cap, markers, blocks in features:
         if only is None or cap in only:
-            yield from _feature(s, a, body, text, recs, by_type, cap, markers, blocks)
+            yield from _feature(s, a, body, text, recs, by_type, cap, markers, blocks, msgs)
     if only is not None and "supports_structured_output" not in only:
         return
     if caps.get("supports_structured_output"):

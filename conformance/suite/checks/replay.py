@@ -25,6 +25,7 @@ from .common import (
     crash,
     ctx_for,
     drop_problem,
+    during_tool_use,
     o,
     opts,
     read_request,
@@ -32,6 +33,7 @@ from .common import (
     session_for,
     shape,
     texts_of,
+    tool_use_turn,
     wire_api_of,
 )
 
@@ -205,6 +207,20 @@ def _replay(src: Adapter, dst: Adapter, owner: AdapterUnderTest, pair: str) -> I
     # field the API carries it in (located by the record's probes); elsewhere it is dropped
     # with a WARN line. What the API cannot carry at all (a signature on Ollama) is not asked for.
     dropped, sig, skips = _thinking_and_images(src, dst, api, conv, wire.body, text, recs)
+    # the same history cut after the tool results of its first assistant turn: the turn a
+    # request continues during tool use, whose thinking some APIs need back even where they
+    # let earlier turns' be omitted (WireApi.thinking_back.prior_turns_optional)
+    cut = during_tool_use(conv)
+    if cut is not None and api is not None and api.thinking_back.prior_turns_optional:
+        try:
+            with capture_warnings() as cut_recs:
+                cut_body = dst.to_wire(cut, tools, opts(dst)).body
+        except Exception as exc:
+            sig.append(f"the history cut during tool use: {crash(exc)}")
+        else:
+            _, cut_sig, cut_skips = _thinking_and_images(src, dst, api, cut, cut_body, body_text(cut_body), cut_recs)
+            sig += [f"during tool use: {x}" for x in cut_sig if f"during tool use: {x}" not in sig]
+            skips += [x for x in cut_skips if x not in skips]
     yield o(R.REPLAY_DROPPED, owner, "fail" if dropped else "pass", pair, "; ".join(dropped[:3]))
     think_cap = "supports_thinking" if caps.get("supports_thinking") and src.provider == dst.provider else None
     if sig:
@@ -234,14 +250,16 @@ def _signature_reason(api: WireApi | None, problems: list[str]) -> str:
     return f"{'; '.join(problems[:3])} ({equivalence.applied(api, equivalence.declared(api))}; {SIGNATURE_BACK}{docs})"
 
 
-def not_required(api: WireApi, part: str, recs: list[Any], m: Message, a: Adapter) -> tuple[str | None, str]:
+def not_required(
+    api: WireApi, part: str, recs: list[Any], m: Message, a: Adapter, *, current: bool = True
+) -> tuple[str | None, str]:
     """A thinking `part` of message `m` that `a` did not send back to `api`, where the API's
     record (`WireApi.thinking_back`) does not require it: (a failure, the skip reason). Not
     sending it is the adapter's choice, but the block is then dropped from the wire, which
     §7.3 asks to be logged ("Write a structured log entry at WARN level"; "Never silently
     corrupt"): a drop without its WARN line fails."""
     block = "redacted_thinking" if part == "redacted" else "thinking"
-    why = api.thinking_back.skip_reason(api.name, part)
+    why = api.thinking_back.skip_reason(api.name, part, current=current)
     # the WARN lines that report this part unsent: the block's drop, or (for a signature) a
     # line naming that field; a line about another field of a block that was sent is not one
     logged = [r for r in recs if getattr(r, "field", None) in (None, part)]
@@ -252,13 +270,14 @@ def not_required(api: WireApi, part: str, recs: list[Any], m: Message, a: Adapte
 
 
 def unsent(
-    api: WireApi, part: str, problem: str, recs: list[Any], m: Message, a: Adapter
+    api: WireApi, part: str, problem: str, recs: list[Any], m: Message, a: Adapter, *, current: bool = True
 ) -> tuple[str | None, str | None]:
     """A thinking `part` of `m` that `a` did not send back to `api`: (a failure, a skip
-    reason). `problem` fails where the record requires the part back (its docs say so)."""
-    if api.thinking_back.requires(part):
+    reason). `problem` fails where the record requires the part back (its docs say so), for
+    `m` the turn continued during tool use (`current`) or any turn."""
+    if api.thinking_back.requires(part, current=current):
         return problem, None
-    fail, why = not_required(api, part, recs, m, a)
+    fail, why = not_required(api, part, recs, m, a, current=current)
     return fail, None if fail else why
 
 
@@ -291,6 +310,7 @@ def _thinking_and_images(
             skips.append(why)
 
     for m in conv:
+        current = tool_use_turn(conv, m)
         for b in m["content"]:
             t = b.get("type")
             if t in ("thinking", "redacted_thinking"):
@@ -310,16 +330,16 @@ def _thinking_and_images(
                             f"thinking signature issued by {src.provider} not in the field "
                             f"{api.name} carries signatures in"
                         )
-                        add(unsent(api, "signature", problem, recs, m, dst))
+                        add(unsent(api, "signature", problem, recs, m, dst, current=current))
                     if api.carries.thinking_text and b.get("text") and str(b["text"]) not in thinking_on_wire:
                         problem = f"thinking text issued by {src.provider} not sent back to {dst.name}"
-                        add(unsent(api, "text", problem, recs, m, dst))
+                        add(unsent(api, "text", problem, recs, m, dst, current=current))
                     if not expressible and leaked:
                         sig.append(f"{api.name} carries no thinking signature, yet it reached the wire")
                 elif carried and api is not None:
                     if equivalence.canonical_key(api, "redacted_thinking.data", str(opaque)) not in redacted_on_wire:
                         problem = f"redacted thinking issued by {src.provider} not sent back to {dst.name} intact"
-                        add(unsent(api, "redacted", problem, recs, m, dst))
+                        add(unsent(api, "redacted", problem, recs, m, dst, current=current))
                 elif carried and api is None and not leaked:
                     sig.append(f"{t} issued by {src.provider} not sent back to {dst.name}")
                 if not carried:
@@ -382,6 +402,7 @@ def recorded_thinking_sent_back(env: Env) -> Iterator[Outcome]:
             skips: list[str] = []
             # the parsed turn the thinking came back in (the first assistant turn of the history)
             turn = next((m for m in b.messages if m["role"] == "assistant"), b.messages[0])
+            current = tool_use_turn(b.messages, turn)
 
             on_wire = _values(api.probes.signatures(rendered), api)
             lost = [str(x.value) for x in located if equivalence.wire_key(api, x.pointer, str(x.value)) not in on_wire]
@@ -391,7 +412,7 @@ def recorded_thinking_sent_back(env: Env) -> Iterator[Outcome]:
                     f"{len(lost)} of {len(sigs)} signature(s) the response carries not sent back in "
                     f"{api.name}'s signature field (first {lost[0][:24]!r})"
                 )
-                found.append(unsent(api, "signature", problem, recs, turn, a))
+                found.append(unsent(api, "signature", problem, recs, turn, a, current=current))
             back = "".join(str(x.value) for x in api.probes.thinking_text(rendered))
             if thought and back != thought:
                 if back:
@@ -399,7 +420,7 @@ def recorded_thinking_sent_back(env: Env) -> Iterator[Outcome]:
                     problems.append(f"thinking text sent back as {back[:40]!r}, the response had {thought[:40]!r}")
                 else:
                     problem = f"thinking text sent back as {back[:40]!r}, the response had {thought[:40]!r}"
-                    found.append(unsent(api, "text", problem, recs, turn, a))
+                    found.append(unsent(api, "text", problem, recs, turn, a, current=current))
             problems += [fail for fail, _ in found if fail]
             skips += [why for _, why in found if why]
             if problems:

@@ -12,6 +12,7 @@ from ...adapters.protocol import Adapter, RequestContext, WireResponse
 from ...adapters.streams import stream_vocabulary, to_canonical_names
 from ...adapters.toolids import is_canonical_tool_id
 from ...core import ids
+from ...core.findings import Selection
 from ...core.schema_validation import SchemaValidator
 from .. import rules as R
 from ..cassettes import Interaction
@@ -24,6 +25,7 @@ from .common import (
     ctx_for,
     errors_of,
     estimate_of,
+    locates,
     message_from_events,
     o,
     parse_stream,
@@ -80,12 +82,35 @@ def recorded_responses(env: Env) -> Iterator[Outcome]:
             except Exception as exc:
                 yield o(R.RESPONSE_VALID, s, "fail", it.label, crash(exc))
                 continue
-            errs = errors_of([msg], recorded_selection(it))
+            errs = errors_of(
+                [msg], recorded_selection(it, _usage_selection(it, msg) if isinstance(msg, dict) else None)
+            )
             yield o(R.RESPONSE_VALID, s, "fail" if errs else "pass", it.label, "; ".join(errs[:5]))
             content = msg.get("content") if isinstance(msg, dict) else None  # a non-message failed TC101 above
             yield from _tool_ids_canonical(s, it.label, content if isinstance(content, list) else [])
         if not seen:
             yield o(R.RESPONSE_VALID, s, "skip", "-", "no cassettes for this adapter's wire API")
+
+
+# contract §7.2: "If usage is unavailable for some reason (provider didn't send it; rare), the
+# adapter MAY set input_tokens and output_tokens to estimate_input_tokens()'s output": a reply
+# recorded without usage (the record's probe finds none) that the adapter parses without any is
+# not a TS106 defect of the adapter (TC906 judges that choice; TC904 a usage lost)
+_NO_USAGE_RECORDED = Selection(ignore=("TS106",))
+
+
+def _usage_selection(it: Interaction, msg: dict[str, Any]) -> Selection | None:
+    api = it.wire
+    if (msg.get("metadata") or {}).get("usage") is not None or api is None:
+        return None
+    if it.is_stream:
+        values = wire_values(it) if locates(api, "stream_usage") else None
+        recorded = api.probes.stream_usage(values) if values is not None else True
+    else:
+        body = it.response_json
+        ok = isinstance(body, dict) and locates(api, "response_usage")
+        recorded = api.probes.response_usage(body) if ok else True
+    return _NO_USAGE_RECORDED if recorded is None else None
 
 
 def _preflight(a: Adapter, it: Interaction) -> int | None:
@@ -209,7 +234,7 @@ def _stream(
         yield from literal_fragments(s, a, it, events)
     msg = message_from_events(a, events, ctx)
     if msg is not None:
-        errs = errors_of([msg], recorded_selection(it))
+        errs = errors_of([msg], recorded_selection(it, _usage_selection(it, msg)))
         yield o(R.RESPONSE_VALID, s, "fail" if errs else "pass", it.label, "; ".join(errs[:5]))
         yield from _tool_ids_canonical(s, it.label, msg["content"])
     # TC607: the same bytes cut into 7-byte chunks must give the same events; then cut one

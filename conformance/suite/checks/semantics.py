@@ -460,10 +460,11 @@ def _status(s: AdapterUnderTest, api: WireApi, it: Interaction, msg: Message) ->
         yield o(R.STOP_REASON, s, "skip", f"{it.label} (status)", why)
         return
     status = _STATUS_OF_STOP.get(want, "complete")
+    also = {_STATUS_OF_STOP.get(x, "complete") for x in api.stop_reasons_also.get(str(raw), ())}
     got = (msg.get("metadata") or {}).get("status", "complete") if isinstance(msg, dict) else None
     why = (
         ""
-        if got == status
+        if got == status or got in also
         else f"metadata.status {got!r}, but the recording's {raw!r} is stop reason {want!r}: status {status!r} "
         f'(canonical §4.3 MessageStatus: ERROR "generation failed"; contract §3.3 StopReason)'
     )
@@ -519,11 +520,13 @@ def _stream_semantics(
             R.STOP_REASON, s, "skip", it.label, f"{api.name} stop reason {raw!r} has no canonical mapping in the record"
         )
     else:
-        ok = done.get("stop_reason") == want
+        also = api.stop_reasons_also.get(str(raw), ())
+        ok = done.get("stop_reason") == want or done.get("stop_reason") in also
+        either = " or ".join(repr(x) for x in (want, *also))
         msg = (
             ""
             if ok
-            else f"streamed stop_reason {done.get('stop_reason')!r}, recorded {raw!r} = {want!r} "
+            else f"streamed stop_reason {done.get('stop_reason')!r}, recorded {raw!r} = {either} "
             "(contract §3.3: stop_reason is the StopReason mapped from the provider's)"
         )
         yield o(R.STOP_REASON, s, "pass" if ok else "fail", it.label, msg, "supports_streaming")
