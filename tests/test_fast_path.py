@@ -1,6 +1,6 @@
 """The canonical fast path reports exactly what the exact path reports, for any input.
 
-Three engines: the fast path (`formats/canonical/fast.py`, msgspec Structs generated
+Three engines: the fast path (`formats/canonical/fast/`, msgspec Structs generated
 from the schemas), the exact path (`Options(exact=True)`: strict parse, jsonschema-rs,
 every rule function) and python-jsonschema, the reference oracle. On corpora with broken
 lines of many kinds (byte-level and semantic mutations of the synthetic corpus, the
@@ -40,6 +40,7 @@ from conformance.formats.canonical import fast as fast_module
 from conformance.formats.canonical import fastmodel as FM
 from conformance.formats.canonical.engine import MESSAGE, registered_rules
 from conformance.formats.canonical.fast import COVERED, LOCAL_RULES, BatchPattern, FastPath, _batchable, _fixed_classes
+from conformance.formats.canonical.fast import blocks as fast_blocks
 from conformance.strategies import documents, invalid_documents
 
 HERE = Path(__file__).parent
@@ -604,7 +605,7 @@ def test_session_rules_across_batches(
     wherever in a block the session rules fire (small blocks put many edits on a block's
     first line, where the batch meets the run state), and it still clears the rest."""
     if block is not None:
-        monkeypatch.setattr(fast_module, "BLOCK_BYTES", block)
+        monkeypatch.setattr(fast_blocks, "BLOCK_BYTES", block)
     r = random.Random(SESSION_EDITS.index(kind) * 10 + count)
     docs = list(messages(900, seed=count, session_len=15))
     for _ in range(count):
@@ -650,8 +651,8 @@ def test_blocks_located_in_pieces(tmp_path: Path, rate: float, monkeypatch: pyte
     blocks after it are read that small for a while: lines of every length (a line
     longer than a piece among them) keep their numbers, and the reports stay the exact
     path's, sequential and with --jobs."""
-    monkeypatch.setattr(fast_module, "BLOCK_BYTES", 24_000)
-    monkeypatch.setattr(fast_module, "PIECE_BYTES", 3_000)
+    monkeypatch.setattr(fast_blocks, "BLOCK_BYTES", 24_000)
+    monkeypatch.setattr(fast_blocks, "PIECE_BYTES", 3_000)
     lines = broken_corpus(700, seed=int(rate * 1000), rate=rate, deep=False)
     long_doc = copy.deepcopy(next(m for m in messages(3, seed=5) if m["role"] == "user"))
     long_doc["content"][0]["text"] = "x" * 5000  # longer than a piece

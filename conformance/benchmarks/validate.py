@@ -6,7 +6,7 @@ run it two or three times and read the ranges):
 
 - floor: read the JSONL line by line and `orjson.loads` each line, nothing else;
 - validate (default rules): `turnspec validate` as the library runs it (the fast path of
-  `formats/canonical/fast.py`), and the same on the exact path (`Options(exact=True)`);
+  `formats/canonical/fast/`), and the same on the exact path (`Options(exact=True)`);
 - validate (schema only): `--select TS0`;
 - validate (tools + pricing): every rule, plus `--tools` and `--pricing` (TS3xx/TS4xx);
 - `--jobs 2`: default rules on two processes (`ROW_JOBS`: a worker, and this process,

@@ -324,7 +324,7 @@ def skip_rest_of_line(f: IO[bytes], chunk: int = 1 << 20) -> bool:
 class LineFraming:
     """The JSON Lines framing of one file, line by line: CRLF (reported once per file),
     a BOM on line 1, blank lines. `read_jsonl` and the canonical fast path
-    (`formats/canonical/fast.py`) both frame lines through it, so they report alike."""
+    (`formats/canonical/fast/`) both frame lines through it, so they report alike."""
 
     __slots__ = ("crlf_reported", "name")
 

@@ -103,7 +103,7 @@ class CanonicalRun:
         self.track_ids = self.driver.enabled(R.MESSAGE_UNIQUE.id)  # the one run-wide set (see module doc)
         self._pending: list[Finding] = []
         self._errors: dict[tuple[int, bytes], list[SchemaError]] = {}  # `_schema_errors`
-        # the fast path (fast.py) serves JSON Lines when it can prove every enabled rule
+        # the fast path (fast/) serves JSON Lines when it can prove every enabled rule
         # silent; Options(exact=True) or a rule it does not know keeps the exact path only
         self.fast = (
             None if options.exact or not FastPath.covers(self.driver, self.revision[self.latest]) else FastPath(self)

@@ -6,7 +6,7 @@ know raises when the model is built (tests/test_fast_path.py builds every revisi
 
 The model may be *narrower* than the schema, never wider: a line it accepts must be one
 on which no schema check and no one-message rule can report anything, because such a
-line skips them (`fast.py`). Narrowing, each one a place where the exact path takes over:
+line skips them (`fast/`). Narrowing, each one a place where the exact path takes over:
 
 - every object is closed (`forbid_unknown_fields`): an additive field is TS010's warning;
 - a union of several non-null branches keeps its first (`content-block` keeps the known
@@ -28,7 +28,7 @@ raw: those are the places the check looks.
 
 Field order follows the schema's `properties` order, which is the order the canonical
 writers use, so re-encoding a decoded line gives back its exact bytes (the duplicate-key
-proof of `fast.py`). Optional fields default to `UNSET`, so an absent field stays absent
+proof of `fast/`). Optional fields default to `UNSET`, so an absent field stays absent
 when re-encoded and a field written with its default value stays written.
 """
 
@@ -138,7 +138,7 @@ class _Builder:
             if "pattern" in schema:
                 # the schema's ECMA-262 pattern read the way the exact path reads it; on a
                 # field every message reaches by attributes alone it is checked once per
-                # batch (fast.py), elsewhere by msgspec on each value
+                # batch (fast/batch.py), elsewhere by msgspec on each value
                 regex = ecma_regex(schema["pattern"])
                 if path is not None:
                     self.formats.append((path, regex))

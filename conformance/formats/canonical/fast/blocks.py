@@ -1,0 +1,193 @@
+"""Block I/O of the fast path: whole lines read in blocks (`read_blocks`), a block decoded
+as one batch (`_decode_block`), the proofs a decoded batch still owes (`OpaqueCheck`: raw
+strings are strings in UTF-8; `_maybe_deep`, `_shallow`: depth), and a failing block cut
+into pieces and lines."""
+
+from __future__ import annotations
+
+import operator
+import re
+import typing
+from collections.abc import Callable, Iterator
+from itertools import accumulate, chain
+from operator import itemgetter
+from typing import IO, Any
+
+import msgspec
+
+from ....core.jsonio import skip_rest_of_line
+from ..fastmodel import RAW_SHAPES, RawModel
+
+BLOCK_BYTES = 1 << 18  # bytes read at a time: their whole lines are decoded, re-encoded and compared as one batch
+PIECE_BYTES = 1 << 16  # a block the batch proof fails on is located in pieces of this size (`local_block`)
+
+
+def read_blocks(f: IO[bytes], max_line: int, block_bytes: Callable[[], int] | None = None) -> Iterator[bytes | None]:
+    """The whole lines of `f` in blocks of about `BLOCK_BYTES`, or of what `block_bytes`
+    says before each read (the last line of the input may lack its newline), or None for
+    a line longer than `max_line`, skipped as `read_jsonl` skips it; no more than
+    `max_line` plus one block is ever held. Lines are not counted here
+    (`FastPath.local_block` says how many a block held: the batch proof learns it for
+    free, and counting newlines costs a third of the reading)."""
+    buf = b""
+    while True:
+        # a line inside one read is never too long
+        size = max(1, min(BLOCK_BYTES if block_bytes is None else block_bytes(), max_line))
+        chunk = f.read(size)
+        if not chunk:
+            break
+        cut = chunk.rfind(b"\n")
+        if cut < 0:
+            buf = buf + chunk if buf else chunk
+            if len(buf) > max_line:  # a line longer than the limit, not held
+                skip_rest_of_line(f)
+                buf = b""
+                yield None
+            continue
+        # the block is the held start of its first line and the read up to its last
+        # newline, copied once (a view of the read, joined)
+        if cut + 1 == len(chunk):
+            block = buf + chunk if buf else chunk
+            buf = b""
+        else:
+            block = b"".join((buf, memoryview(chunk)[: cut + 1]))
+            buf = chunk[cut + 1 :]
+        head = block.find(b"\n")
+        if head > max_line:  # the first line began in an earlier read and is too long
+            block = block[head + 1 :]
+            yield None
+            if not block:
+                continue
+        yield block
+    if buf:  # the last line, with no newline
+        yield buf
+
+
+def _decode_block(decoder: msgspec.json.Decoder[Any], block: bytes) -> list[Any] | int:
+    """The Structs of the lines of `block`, or the index of the first line that does not
+    decode (-1 when it cannot be told)."""
+    try:
+        return decoder.decode_lines(block)
+    except msgspec.MsgspecError as exc:
+        n = block.count(b"\n")
+        text = str(exc)
+        m = _AT_LINE.search(text)
+        if m:
+            return int(m.group(1)) if int(m.group(1)) < n else -1
+        m = _AT_BYTE.search(text)
+        if m and int(m.group(1)) <= len(block):
+            return min(block.count(b"\n", 0, int(m.group(1))), n - 1)
+        return -1
+    except (UnicodeError, RecursionError):
+        return -1
+
+
+_CONTENT = operator.attrgetter("content")
+_QUOTE = ord('"')
+
+
+class OpaqueCheck:
+    """What the raw model (`fastmodel.raw_model`) leaves unproven, proven per batch: every
+    raw value is a string (it is valid JSON, so a string exactly when its first byte is
+    a quote) and its bytes are UTF-8 (msgspec proved every other string of the line
+    UTF-8, and the rest of a JSON line is ASCII). The raw values are gathered in C
+    (`map`, `filter`, `chain`) from the blocks of `content` and of their own `content`,
+    the places `fastmodel.RAW_SHAPES` lets them sit."""
+
+    def __init__(self, raw: RawModel) -> None:
+        union = typing.get_type_hints(raw.model.message)["content"].__args__[0]
+        blocks = typing.get_args(union) or (union,)
+        # the blocks with a `content` list of blocks of their own (a tool_result)
+        self.holders = tuple((c, c.__instancecheck__) for c in blocks if "content" in c.__struct_fields__)
+        self.nested = ("content", "[]", "content", "[]") in RAW_SHAPES and bool(self.holders)
+        self.fields = tuple(
+            (cls, cls.__instancecheck__, operator.attrgetter(f)) for cls, names in raw.raw for f in names
+        )
+
+    def ok(self, msgs: list[Any]) -> bool:
+        """True when every raw value of these messages is a string in UTF-8."""
+        blocks = list(chain.from_iterable(map(_CONTENT, msgs)))
+        present = set(map(type, blocks))  # each filter below runs only if its class is here
+        if self.nested:
+            for cls, holder in self.holders:
+                if cls in present:
+                    inner = list(chain.from_iterable(map(_CONTENT, filter(holder, blocks))))
+                    present.update(map(type, inner))
+                    blocks += inner
+        raws: list[Any] = []
+        for cls, is_cls, get in self.fields:
+            if cls in present:
+                raws += map(get, filter(is_cls, blocks))
+        if not raws:
+            return True
+        joined = b"".join(raws)
+        starts = list(accumulate(map(len, raws), initial=0))
+        starts[-1] = 0  # the first byte twice: `itemgetter` of two or more gives a tuple
+        if itemgetter(*starts)(joined).count(_QUOTE) != len(starts):
+            return False
+        if joined.isascii():
+            return True
+        try:
+            joined.decode()
+        except UnicodeDecodeError:
+            return False
+        return True
+
+
+def _piece_bytes() -> int:
+    """The size a failing block is located in (never more than a block)."""
+    return min(PIECE_BYTES, BLOCK_BYTES)
+
+
+def _pieces(block: bytes, size: int) -> Iterator[bytes]:
+    """`block` (whole lines, ending in a newline) in runs of whole lines of at most `size`
+    bytes each, but for a line longer than that, alone."""
+    start, end = 0, len(block)
+    while start < end:
+        cut = block.rfind(b"\n", start, start + size)
+        if cut < 0:
+            cut = block.find(b"\n", start + size)
+        yield block[start : cut + 1]
+        start = cut + 1
+
+
+def _whole_lines(block: bytes) -> list[bytes]:
+    """The lines of a block that ends in a newline, each with its newline."""
+    return [x + b"\n" for x in block.split(b"\n")[:-1]]
+
+
+def _for_exact(first: int, k: int, lines: list[bytes], framed: dict[int, bytes]) -> tuple[int, bytes, bytes]:
+    """Line `k` of a block (`lines`: the block split at newlines) as a `Step` for the
+    exact path: its number, its raw bytes, its framed text."""
+    return (first + k, lines[k] + b"\n", framed.get(k, lines[k]))
+
+
+_AT_LINE = re.compile(r"- at `\$\[(\d+)\]")  # msgspec: a validation error of line k of a batch
+_AT_BYTE = re.compile(r"\(byte (\d+)\)")  # msgspec: malformed JSON at a byte
+# what msgspec raises on a line it cannot take: a decode error, invalid UTF-8, its own
+# nesting limit; the exact path then says what is wrong
+_UNREADABLE = (msgspec.MsgspecError, UnicodeError, RecursionError)
+# A line with fewer brackets than this nests less deep than any limit of the exact path's
+# parsers (jiter stops at 200 levels, orjson writes 255): msgspec reads deeper, so a line
+# with more brackets (strings included: the count only errs high) takes the exact path.
+_DEPTH_SAFE = 200
+
+
+def _maybe_deep(line: bytes) -> bool:
+    return line.count(b"{") + line.count(b"[") >= _DEPTH_SAFE
+
+
+_ENCODE = msgspec.json.Encoder().encode
+_CONTAINERS = (dict, list)
+
+
+def _shallow(value: dict[str, Any]) -> bool:
+    """True when `value` (a decoded object of arbitrary JSON) nests fewer levels than
+    `_DEPTH_SAFE` less the schema's own nesting around it; flat objects answer at once."""
+    for v in value.values():
+        if type(v) in _CONTAINERS:
+            break
+    else:
+        return True
+    text = _ENCODE(value)
+    return text.count(b"{") + text.count(b"[") < _DEPTH_SAFE - 16

@@ -1,0 +1,367 @@
+"""The mirror of the one-message rules: per enabled rule, the negation of its condition on
+the Struct (`_local` for a message, `_block_ok` for a block, `_priced` for the pricing
+rules), and the same over a whole batch in one tight loop (`_columns`). A mixin of
+`FastPath`, which sets the attributes declared here."""
+
+from __future__ import annotations
+
+import binascii
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+import msgspec
+
+from .. import rules as R
+from ..engine import Prices, Tools
+from ..invariants import file_ref_problem, url_ok
+from ..pricing import USAGE_BUCKETS
+from ..tools import SNAKE_NAME
+from .batch import BatchPattern, Columns
+from .blocks import _shallow
+from .sessions import SessionItem
+
+_UNSET = msgspec.UNSET
+
+
+def _b64_ok(data: str) -> bool:
+    try:
+        binascii.a2b_base64(data, strict_mode=True)
+    except (binascii.Error, ValueError):
+        return False
+    return True
+
+
+class Mirror:
+    """The one-message rules' predicates (`FastPath` sets what they read)."""
+
+    on: dict[str, bool]  # rule id -> enabled in the run
+    cls: _Classes
+    toolset: Tools | None
+    prices: Prices | None
+    re_tool_id: Callable[[str], Any]
+    tool_id_pattern: BatchPattern | None
+    tool_name_pattern: BatchPattern | None
+    _stop: Callable[[Any], Any] | None
+    _providers: dict[str, str]
+
+    def _open_fields_shallow(self, m: Any) -> bool:
+        """The depth check of the fields of arbitrary JSON (`OPEN_FIELDS`): `provider_raw`
+        and every tool input, inside tool results too."""
+        raw = m.metadata.provider_raw
+        if raw is not None and raw is not _UNSET and not _shallow(raw):
+            return False
+        tool_use, tool_result = self.cls.tool_use, self.cls.tool_result
+        for b in m.content:
+            t = type(b)
+            if t is tool_use:
+                if not _shallow(b.input):
+                    return False
+            elif t is tool_result:
+                for inner in b.content:
+                    if type(inner) is tool_use and not _shallow(inner.input):
+                        return False
+        return True
+
+    def _columns(self, cols: Columns, ats: list[Any], suspects: set[int]) -> dict[int, list[tuple[int, bool, str]]]:
+        """The one-message rules of `_local` over a batch in one tight loop: adds to
+        `suspects` every message on which `_local` might return None, and a few on which
+        it would not (anything out of the ordinary: `_local` judges those one at a time
+        with the run's selection), and returns the tool blocks (`SessionItem.tools`) of
+        the other messages that have any. The tool id and name formats are checked per
+        batch. Only complete messages are batched."""
+        cls = self.cls
+        tool_use, tool_result, special, nested, media = (
+            cls.tool_use,
+            cls.tool_result,
+            cls.special,
+            cls.nested,
+            cls.media,
+        )
+        allowed = cls.allowed if self.on["TS102"] else None
+        stop = self._stop if self.on["TS119"] else None
+        block_ok, toolset = self._block_ok, self.toolset
+        prefix = self._provider_of
+        metas = cols.raw(("metadata",))
+        tools: dict[int, list[tuple[int, bool, str]]] = {}
+        ids: list[str] = []  # tool ids (TS112), and the message of each
+        id_owner: list[int] = []
+        names: list[str] = []  # tool_use names (TS306), and the message of each
+        name_owner: list[int] = []
+        add = suspects.add
+        for k, m in enumerate(cols.msgs):
+            meta = metas[k]
+            status = meta.status
+            if (status is not _UNSET and status != "complete") or ats[k] is None:
+                add(k)  # not complete (its own rules), or TS115
+                continue
+            role = m.role
+            model = meta.model
+            if role == "assistant":  # TS104-TS107 and TS109
+                provider, routing = meta.provider, meta.routing
+                if (
+                    model is _UNSET or model is None or provider is _UNSET or provider is None
+                    or routing is _UNSET or routing is None or routing.chosen_model != model
+                    or meta.usage is _UNSET or meta.usage is None or prefix(model) != provider
+                ):  # fmt: skip
+                    add(k)
+                    continue
+            elif model is not _UNSET and model is not None:  # TS109 elsewhere
+                provider = meta.provider
+                if provider is not _UNSET and provider is not None and prefix(model) != provider:
+                    add(k)
+                    continue
+            if stop is not None and stop(meta) == "cancelled":
+                add(k)  # TS119: a complete message with a cancelled stop
+                continue
+            raw = meta.provider_raw
+            if raw is not _UNSET and raw is not None and not _shallow(raw):
+                add(k)
+                continue
+            content = m.content
+            if role == "tool":  # TS103, TS110, TS111
+                if len(content) != 1:
+                    add(k)
+                    continue
+                b = content[0]
+                if type(b) is not tool_result or b.tool_use_id != meta.parent_tool_use_id:
+                    add(k)
+                    continue
+            elif not content:
+                if role != "system":
+                    add(k)  # TS101
+                continue
+            ok_types = None if allowed is None else allowed[role]
+            if len(content) == 1:  # one plain block (the common case): no loop
+                t = type(content[0])
+                if t not in special:
+                    if ok_types is not None and t not in ok_types:
+                        add(k)  # TS102
+                    continue
+            found: list[tuple[int, bool, str]] | None = None
+            for i, b in enumerate(content):
+                t = type(b)
+                if ok_types is not None and t not in ok_types:
+                    break  # TS102
+                if t not in special:
+                    continue
+                if t is tool_use:
+                    if not _shallow(b.input) or (toolset is not None and not block_ok(b)):
+                        break
+                    ids.append(b.id)
+                    id_owner.append(k)
+                    names.append(b.name)
+                    name_owner.append(k)
+                    entry = (i, True, b.id)
+                elif t is tool_result:
+                    inner = b.content
+                    if inner and not all(
+                        block_ok(x) and (type(x) is not tool_use or _shallow(x.input))
+                        for x in inner
+                        if type(x) in nested
+                    ):
+                        break
+                    ids.append(b.tool_use_id)
+                    id_owner.append(k)
+                    entry = (i, False, b.tool_use_id)
+                else:
+                    if t in media and not block_ok(b):
+                        break
+                    continue
+                if found is None:
+                    found = [entry]
+                else:
+                    found.append(entry)
+            else:
+                if found is not None:
+                    tools[k] = found
+                continue
+            add(k)
+        for pattern, values, owner in (
+            (self.tool_id_pattern, ids, id_owner),
+            (self.tool_name_pattern, names, name_owner),
+        ):
+            if pattern is not None:
+                for j in pattern.bad(values):
+                    add(owner[j])
+                    tools.pop(owner[j], None)
+        if self.prices is not None:
+            for k in range(len(metas)):
+                if k not in suspects:
+                    model = metas[k].model
+                    if not self._priced(metas[k], None if model is _UNSET else model):
+                        add(k)
+        return tools
+
+    def _provider_of(self, model: str) -> str:
+        """The part of a model id before its first colon (TS109), kept per distinct id: a
+        run meets a handful of models, each on many messages."""
+        got = self._providers.get(model)
+        if got is None:
+            got = model.split(":", 1)[0]
+            if len(self._providers) < 4096:
+                self._providers[model] = got
+        return got
+
+    # -- one message ----------------------------------------------------------------------
+
+    def _local(self, m: Any, at: Any, line_no: int) -> SessionItem | None:
+        """The session view of `m` when no enabled one-message rule can report on it, else
+        None. The string formats were checked per batch (`_formats`); `at` is the parsed
+        `created_at` (None if it is not a real date and time)."""
+        on = self.on
+        meta = m.metadata
+        status = meta.status
+        complete = status is _UNSET or status == "complete"
+        if at is None and on["TS115"]:
+            return None
+        role = m.role
+        content = m.content
+        model = meta.model
+        model = None if model is _UNSET else model
+        provider = meta.provider
+        provider = None if provider is _UNSET else provider
+        # the model id format (TS108) was checked per batch: a model here matches it
+        if model is not None and provider is not None and on["TS109"] and self._provider_of(model) != provider:
+            return None
+        if on["TS119"] and getattr(meta, "stop_reason", None) == "cancelled" and status != "cancelled":
+            return None
+        cls = self.cls
+        if not self._open_fields_shallow(m):
+            return None  # TS008 territory: the exact path decides
+        tools: list[tuple[int, bool, str]] = []
+        for i, b in enumerate(content):
+            t = type(b)
+            if t is cls.tool_use:
+                tools.append((i, True, b.id))
+            elif t is cls.tool_result:
+                tools.append((i, False, b.tool_use_id))
+        if complete:
+            if not content:
+                if role != "system" and on["TS101"]:
+                    return None
+            elif on["TS102"]:
+                allowed = cls.allowed[role]
+                for b in content:
+                    if type(b) not in allowed:
+                        return None
+            if role == "assistant":
+                if on["TS104"] and (model is None or provider is None):
+                    return None
+                routing = meta.routing
+                if routing is _UNSET or routing is None:
+                    if on["TS105"]:
+                        return None
+                elif on["TS107"] and model is not None and routing.chosen_model != model:
+                    return None
+                if on["TS106"] and (meta.usage is _UNSET or meta.usage is None):
+                    return None
+            elif role == "tool":
+                if on["TS103"] and len(content) != 1:
+                    return None
+                parent = meta.parent_tool_use_id
+                if parent is _UNSET or parent is None:
+                    if on["TS110"]:
+                        return None
+                elif on["TS111"]:
+                    for b in content:
+                        if type(b) is cls.tool_result and b.tool_use_id != parent:
+                            return None
+            for b in content:
+                if not self._block_ok(b):
+                    return None
+        if self.prices is not None and not self._priced(meta, model):
+            return None
+        return SessionItem(line_no, m.id, m.session_id, m.created_at, at, complete, tools)
+
+    def _block_ok(self, b: Any) -> bool:
+        """False when a block rule of a complete message may report on block `b`."""
+        on, cls = self.on, self.cls
+        t = type(b)
+        if t is cls.tool_use:
+            if on["TS112"] and not self.re_tool_id(b.id):
+                return False
+            if on["TS306"] and not SNAKE_NAME.match(b.name):
+                return False
+            ts = self.toolset
+            if ts is not None and (on["TS304"] or on["TS305"]):
+                if b.name not in ts.tools:
+                    return not on["TS304"]
+                if on["TS305"]:
+                    fast, _oracle, problem = ts.validators(b.name)
+                    if problem is not None or (fast is not None and not fast.is_valid(b.input)):
+                        return False
+            return True
+        if t is cls.tool_result:
+            if on["TS112"] and not self.re_tool_id(b.tool_use_id):
+                return False
+            # inside a tool_result the driver runs the rules of image, audio and tool_use
+            return all(self._block_ok(inner) for inner in b.content if type(inner) in cls.nested)
+        if t in cls.media:
+            if on["TS113"] and t is cls.image and not b.media_type.lower().startswith("image/"):
+                return False
+            source = b.source
+            if source.kind == "file_ref" and on["TS114"] and file_ref_problem(source.data):
+                return False
+            if source.kind == "url" and on["TS120"] and not url_ok(source.data):
+                return False
+            return not (source.kind == "base64" and on["TS116"] and not _b64_ok(source.data))
+        return True
+
+    def _priced(self, meta: Any, model: Any) -> bool:
+        """False when a pricing rule (TS401-TS404) may report on this message."""
+        usage = meta.usage
+        if usage is _UNSET or usage is None:
+            return True
+        prices, on = self.prices, self.on
+        assert prices is not None
+        version = usage.pricing_version
+        table = prices.versions.get(version)
+        if table is None:
+            return not on["TS402"]
+        if model not in table:
+            return not on["TS403"]
+        rates = table[model]
+        as_dict: dict[str, Any] = {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
+        for bucket, rate in USAGE_BUCKETS:
+            n = getattr(usage, bucket)
+            if n is _UNSET:
+                continue
+            as_dict[bucket] = n
+            if n and rate not in rates:
+                return not on["TS404"]
+        if not on["TS401"]:
+            return True
+        # `cost` computes in its exact context; reading a plain decimal and comparing two
+        # are exact in any context
+        return bool(Decimal(usage.cost_usd) == prices.cost(version, model, as_dict))
+
+
+@dataclass(frozen=True)
+class _Classes:
+    # the generated Struct classes (typed Any: their fields are known only at run time)
+    tool_use: Any
+    tool_result: Any
+    image: Any
+    media: frozenset[type]  # image and audio blocks
+    nested: frozenset[type]  # the block types whose rules also run inside a tool_result
+    special: frozenset[type]  # the block types `_columns` looks into: tool blocks and media
+    allowed: dict[str, frozenset[type]]  # role -> block classes allowed (§5.1.3)
+
+
+def _block_classes(model: Any) -> _Classes:
+    union = typing.get_type_hints(model)["content"].__args__[0]
+    by_tag: dict[str, type] = {cls.__struct_config__.tag: cls for cls in union.__args__}
+    media = frozenset(by_tag[t] for t in ("image", "audio") if t in by_tag)
+    allowed = {role: frozenset(by_tag[t] for t in blocks if t in by_tag) for role, blocks in R.ALLOWED_BLOCKS.items()}
+    return _Classes(
+        tool_use=by_tag["tool_use"],
+        tool_result=by_tag["tool_result"],
+        image=by_tag.get("image"),
+        media=media,
+        nested=media | {by_tag["tool_use"]},
+        special=media | {by_tag["tool_use"], by_tag["tool_result"]},
+        allowed=allowed,
+    )
