@@ -38,9 +38,10 @@ from conformance.formats import FileStats, Options
 from conformance.formats.canonical import CanonicalRun
 from conformance.formats.canonical import fast as fast_module
 from conformance.formats.canonical import fastmodel as FM
-from conformance.formats.canonical.engine import MESSAGE, registered_rules
-from conformance.formats.canonical.fast import COVERED, LOCAL_RULES, BatchPattern, FastPath, _batchable, _fixed_classes
+from conformance.formats.canonical.engine import FAMILIES, MESSAGE, fast_covered, registered_rules
+from conformance.formats.canonical.fast import BatchPattern, FastPath, _batchable, _fixed_classes
 from conformance.formats.canonical.fast import blocks as fast_blocks
+from conformance.formats.canonical.fast.mirror import Mirror
 from conformance.strategies import documents, invalid_documents
 
 HERE = Path(__file__).parent
@@ -1019,23 +1020,50 @@ def test_lean_runs_still_prove_the_depth_of_open_fields(tmp_path: Path, where: s
     assert (("TS008", k + 1) in found) == (depth >= 255)
 
 
-def test_local_rules_list_every_predicate_of_the_local_step() -> None:
-    """`LOCAL_RULES` decides when a run is lean: it must name every rule whose predicate
-    `_local`, `_block_ok` or `_priced` evaluates, or a lean run would skip one."""
+def _rules_read(fn: object, holder: str = "on") -> set[str]:
+    """The ids of the rules whose switch `fn` reads as `on[R.NAME.id]` (or `self.on[...]`)."""
+    import ast
     import inspect
-    import re
+    import textwrap
 
-    src = "".join(inspect.getsource(getattr(FastPath, n)) for n in ("_local", "_block_ok", "_priced"))
-    named = set(re.findall(r'on\["(TS\d+)"\]', src))
-    assert named and named == set(LOCAL_RULES)
-    # the batch filter in front of `_local` reads the selection only to skip work it may skip
-    assert set(re.findall(r'on\["(TS\d+)"\]', inspect.getsource(FastPath._columns))) <= set(LOCAL_RULES)
+    from conformance.formats.canonical import rules as R
+
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(textwrap.dedent(inspect.getsource(fn)))):  # type: ignore[arg-type]
+        if not isinstance(node, ast.Subscript):
+            continue
+        target, key = node.value, node.slice
+        named = (isinstance(target, ast.Name) and target.id == holder) or (
+            isinstance(target, ast.Attribute) and target.attr == holder
+        )
+        if named and not isinstance(key, ast.Name):  # a loop over the declared rules
+            # every switch is read by its RuleInfo constant, never by a written id
+            assert isinstance(key, ast.Attribute) and key.attr == "id", ast.unparse(node)
+            assert isinstance(key.value, ast.Attribute) and ast.unparse(key.value.value) == "R", ast.unparse(node)
+            found.add(getattr(R, key.value.attr).id)
+    return found
+
+
+def test_fast_proofs_declared_are_the_predicates_of_the_mirror() -> None:
+    """Issue 24: the registrations declare how the fast path proves each rule silent
+    (`fast=`), and the fast path derives its sets from them. A rule declared `local` is
+    one whose predicate `_local`, `_block_ok` or `_priced` evaluates, and every rule they
+    evaluate is declared `local` (a lean run skips them all: one missing would go
+    unchecked); a rule declared `format` is one whose batch check `FastPath.__init__`
+    sets up. The batch filter in front of `_local` reads the selection only to skip work."""
+    local = fast_covered("local")
+    assert local == _rules_read(Mirror._local) | _rules_read(Mirror._block_ok) | _rules_read(Mirror._priced)
+    assert _rules_read(Mirror._columns) <= local
+    assert fast_covered("format") == _rules_read(FastPath.__init__) - local
+    # every registration declares one proof (the fast path serves default runs)
+    assert all(p is not None for fam in FAMILIES for p in fam.proofs.values())
+    assert {"decode", "format", "local", "session", "exact"} == {p for fam in FAMILIES for p in fam.proofs.values()}
 
 
 def test_fast_path_covers_every_registered_rule() -> None:
     """Every rule registered today has its predicate, so the fast path serves default runs;
     a rule registered without one turns the fast path off instead of going unchecked."""
-    assert registered_rules() <= COVERED
+    assert registered_rules() == fast_covered()
     run = CanonicalRun(Options())
     assert run.fast is not None
     from conformance.core.findings import RuleInfo, Severity

@@ -11,7 +11,8 @@ with the severity the selection gives it. This is the shape of python-jsonschema
 keyword functions, which yield errors while the validator attaches paths.
 
 Adding a rule = its `RuleInfo` in `rules.py` (the catalogue) + one decorated function in
-the module of its family (`invariants.py`, `tools.py`, `pricing.py`).
+the module of its family (`invariants.py`, `tools.py`, `pricing.py`), whose registration
+also says how the fast path proves the rule silent (`fast=`, a `FastProof`).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from itertools import chain
 from operator import lt
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from ...core.findings import Finding, RuleInfo, Selection, Severity
 from ...core.jsonio import Record
@@ -393,16 +394,31 @@ FinishRule = Callable[[RunState, Emit], None]
 
 F = TypeVar("F")
 
+FastProof = Literal["local", "format", "decode", "session", "exact"]
+"""How the fast path (`fast/`) proves a rule silent on a line it clears, declared where the
+rule is registered (`fast=`): `local`, a predicate of the mirror (`fast/mirror.py`:
+`_local`, `_block_ok`, `_priced`, reading `on[R.RULE.id]`); `format`, a string format
+checked per batch (`FastPath.checks`); `decode`, the strict typed decode itself
+(`fastmodel.py`: closed objects, known blocks, plain decimal costs); `session`, the
+session step's preconditions (`fast/sessions.py`); `exact`, never read on a cleared line
+(tool definitions and the `--tools` file take the exact path). A rule registered with
+none turns the fast path off for the runs that enable it (`FastPath.covers`)."""
+
 
 @dataclass
 class Family(Generic[F]):
-    """Rules of one kind, each registered under one `RuleInfo` (and block types)."""
+    """Rules of one kind, each registered under one `RuleInfo` (and block types), with how
+    the fast path proves it silent (`proofs`: rule id -> its `FastProof`, or None)."""
 
     rules: list[tuple[RuleInfo, frozenset[str], F]] = field(default_factory=list)
+    proofs: dict[str, FastProof | None] = field(default_factory=dict)
 
-    def register(self, info: RuleInfo, blocks: tuple[str, ...] = ()) -> Callable[[F], F]:
+    def register(
+        self, info: RuleInfo, blocks: tuple[str, ...] = (), *, fast: FastProof | None = None
+    ) -> Callable[[F], F]:
         def deco(fn: F) -> F:
             self.rules.append((info, frozenset(blocks), fn))
+            self.proofs[info.id] = fast
             return fn
 
         return deco
@@ -433,6 +449,17 @@ FAMILIES: tuple[Family[Any], ...] = (MESSAGE, BLOCK, SESSION, SESSION_BLOCK, DEF
 def registered_rules() -> set[str]:
     """Every rule id some registered function can emit (for the catalogue test)."""
     return {info.id for fam in FAMILIES for info, _, _ in fam.rules}
+
+
+def fast_covered(proof: FastProof | None = None) -> frozenset[str]:
+    """The registered rules the fast path can prove silent: those whose every registration
+    declares a `FastProof` (of kind `proof`, when given), read from the registrations
+    now, so a rule module imported late counts too."""
+    declared: dict[str, set[FastProof | None]] = {}
+    for fam in FAMILIES:
+        for info, _, _ in fam.rules:
+            declared.setdefault(info.id, set()).add(fam.proofs.get(info.id))
+    return frozenset(rid for rid, got in declared.items() if None not in got and (proof is None or proof in got))
 
 
 class Driver:

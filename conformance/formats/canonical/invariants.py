@@ -37,7 +37,7 @@ def _esc(key: str) -> str:
 # -- forward compatibility (§10.3) ----------------------------------------------------
 
 
-@MESSAGE.register(R.UNKNOWN_METADATA)
+@MESSAGE.register(R.UNKNOWN_METADATA, fast="decode")
 def unknown_fields(ctx: Context, m: MessageView, emit: Emit) -> None:
     """Fields the revision does not define, wherever the message's own objects are open:
     the message, its metadata (and usage, routing beneath it), known blocks and their
@@ -80,7 +80,7 @@ def unknown_fields(ctx: Context, m: MessageView, emit: Emit) -> None:
             stack.extend((f"{ptr}/content/{j}", b) for j, b in enumerate(block["content"]))
 
 
-@MESSAGE.register(R.UNKNOWN_BLOCK)
+@MESSAGE.register(R.UNKNOWN_BLOCK, fast="decode")
 def unknown_block(ctx: Context, m: MessageView, emit: Emit) -> None:
     """Reported at any status (§10.3), at the top level and inside tool_result content."""
     for i, block in enumerate(m.content):
@@ -98,7 +98,7 @@ def unknown_block(ctx: Context, m: MessageView, emit: Emit) -> None:
 # -- one message (§4, §5.1, §5.3, §6.3) -----------------------------------------------
 
 
-@MESSAGE.register(R.ROLE_CONTENT)
+@MESSAGE.register(R.ROLE_CONTENT, fast="local")
 def role_content(ctx: Context, m: MessageView, emit: Emit) -> None:
     if not m.complete:
         return
@@ -118,14 +118,14 @@ def parse_created_at(text: str) -> dt.datetime | None:
         return None
 
 
-@MESSAGE.register(R.CREATED_AT_REAL)
+@MESSAGE.register(R.CREATED_AT_REAL, fast="local")
 def created_at_real(ctx: Context, m: MessageView, emit: Emit) -> None:
     created = m.msg["created_at"]
     if parse_created_at(created) is None:
         emit(m.rec, "/created_at", R.CREATED_AT_REAL, f"{created!r} is not a real date and time")
 
 
-@MESSAGE.register(R.CREATED_AT_ENCODING)
+@MESSAGE.register(R.CREATED_AT_ENCODING, fast="format")
 def created_at_encoding(ctx: Context, m: MessageView, emit: Emit) -> None:
     created = m.msg["created_at"]
     if not CANONICAL_TIME.match(created):
@@ -136,7 +136,7 @@ def created_at_encoding(ctx: Context, m: MessageView, emit: Emit) -> None:
 CANONICAL_TIME = re.compile(r"[0-9T:-]{19}\.[0-9]{6}Z\Z")
 
 
-@MESSAGE.register(R.COST_ENCODING)
+@MESSAGE.register(R.COST_ENCODING, fast="decode")
 def cost_encoding(ctx: Context, m: MessageView, emit: Emit) -> None:
     usage = m.meta.get("usage")
     if not isinstance(usage, dict) or "cost_usd" not in usage:
@@ -147,20 +147,20 @@ def cost_encoding(ctx: Context, m: MessageView, emit: Emit) -> None:
              f"cost_usd {cost!r} is read exactly, but a plain decimal string (e.g. \"0.000654\") is the canonical encoding")  # fmt: skip
 
 
-@MESSAGE.register(R.CANCELLED_STATUS)
+@MESSAGE.register(R.CANCELLED_STATUS, fast="local")
 def cancelled_status(ctx: Context, m: MessageView, emit: Emit) -> None:
     if m.meta.get("stop_reason") == "cancelled" and m.status != "cancelled":
         emit(m.rec, "/metadata/status", R.CANCELLED_STATUS,
              f"stop_reason is cancelled but status is {m.status!r}; a cancelled message has status cancelled")  # fmt: skip
 
 
-@MESSAGE.register(R.EMPTY_CONTENT)
+@MESSAGE.register(R.EMPTY_CONTENT, fast="local")
 def empty_content(ctx: Context, m: MessageView, emit: Emit) -> None:
     if m.complete and not m.content and m.role != "system":
         emit(m.rec, "/content", R.EMPTY_CONTENT, f"{m.role} message has no content blocks (§5.1.1)")
 
 
-@MESSAGE.register(R.TOOL_ONE_BLOCK)
+@MESSAGE.register(R.TOOL_ONE_BLOCK, fast="local")
 def tool_one_block(ctx: Context, m: MessageView, emit: Emit) -> None:
     if not m.complete or m.role != "tool":
         return
@@ -171,13 +171,13 @@ def tool_one_block(ctx: Context, m: MessageView, emit: Emit) -> None:
         )
 
 
-@MESSAGE.register(R.TOOL_PARENT)
+@MESSAGE.register(R.TOOL_PARENT, fast="local")
 def tool_parent(ctx: Context, m: MessageView, emit: Emit) -> None:
     if m.complete and m.role == "tool" and m.meta.get("parent_tool_use_id") is None:
         emit(m.rec, "/metadata/parent_tool_use_id", R.TOOL_PARENT, "tool message has no parent_tool_use_id")
 
 
-@MESSAGE.register(R.TOOL_PARENT_MATCH)
+@MESSAGE.register(R.TOOL_PARENT_MATCH, fast="local")
 def tool_parent_match(ctx: Context, m: MessageView, emit: Emit) -> None:
     parent = m.meta.get("parent_tool_use_id")
     if not m.complete or m.role != "tool" or parent is None:
@@ -192,20 +192,20 @@ def _complete_assistant(m: MessageView) -> bool:
     return m.role == "assistant" and m.status == "complete"
 
 
-@MESSAGE.register(R.ASSISTANT_MODEL)
+@MESSAGE.register(R.ASSISTANT_MODEL, fast="local")
 def assistant_model(ctx: Context, m: MessageView, emit: Emit) -> None:
     if _complete_assistant(m) and (m.meta.get("model") is None or m.meta.get("provider") is None):
         missing = " and ".join(k for k in ("model", "provider") if m.meta.get(k) is None)
         emit(m.rec, "/metadata", R.ASSISTANT_MODEL, f"complete assistant message has no {missing}")
 
 
-@MESSAGE.register(R.ASSISTANT_ROUTING)
+@MESSAGE.register(R.ASSISTANT_ROUTING, fast="local")
 def assistant_routing(ctx: Context, m: MessageView, emit: Emit) -> None:
     if _complete_assistant(m) and m.meta.get("routing") is None:
         emit(m.rec, "/metadata/routing", R.ASSISTANT_ROUTING, "complete assistant message has no routing record")
 
 
-@MESSAGE.register(R.ROUTING_MODEL)
+@MESSAGE.register(R.ROUTING_MODEL, fast="local")
 def routing_model(ctx: Context, m: MessageView, emit: Emit) -> None:
     routing, model = m.meta.get("routing"), m.meta.get("model")
     if _complete_assistant(m) and routing is not None and model is not None and routing["chosen_model"] != model:
@@ -213,13 +213,13 @@ def routing_model(ctx: Context, m: MessageView, emit: Emit) -> None:
              f"routing.chosen_model {routing['chosen_model']!r} differs from metadata.model {model!r}")  # fmt: skip
 
 
-@MESSAGE.register(R.ASSISTANT_USAGE)
+@MESSAGE.register(R.ASSISTANT_USAGE, fast="local")
 def assistant_usage(ctx: Context, m: MessageView, emit: Emit) -> None:
     if _complete_assistant(m) and m.meta.get("usage") is None:
         emit(m.rec, "/metadata/usage", R.ASSISTANT_USAGE, "complete assistant message has no usage")
 
 
-@MESSAGE.register(R.MODEL_ID)
+@MESSAGE.register(R.MODEL_ID, fast="format")
 def model_id(ctx: Context, m: MessageView, emit: Emit) -> None:
     model = m.meta.get("model")
     if model is not None and not ctx.re_model.match(model):
@@ -227,7 +227,7 @@ def model_id(ctx: Context, m: MessageView, emit: Emit) -> None:
              f"model id {model!r} is not `provider:model` (e.g. anthropic:claude-sonnet-4-6)")  # fmt: skip
 
 
-@MESSAGE.register(R.MODEL_PROVIDER)
+@MESSAGE.register(R.MODEL_PROVIDER, fast="local")
 def model_provider(ctx: Context, m: MessageView, emit: Emit) -> None:
     model, provider = m.meta.get("model"), m.meta.get("provider")
     if model is None or provider is None or not ctx.re_model.match(model):
@@ -241,21 +241,21 @@ def model_provider(ctx: Context, m: MessageView, emit: Emit) -> None:
 # -- content blocks (run by the driver on each known block of a complete message) -----
 
 
-@BLOCK.register(R.TOOL_ID_FORMAT, blocks=("tool_use", "tool_result"))
+@BLOCK.register(R.TOOL_ID_FORMAT, blocks=("tool_use", "tool_result"), fast="local")
 def tool_id_format(ctx: Context, m: MessageView, ptr: str, block: dict[str, Any], emit: Emit) -> None:
     key = "id" if block["type"] == "tool_use" else "tool_use_id"
     if not ctx.re_tool_id.match(block[key]):
         emit(m.rec, f"{ptr}/{key}", R.TOOL_ID_FORMAT, f"tool id {block[key]!r} is not tu_<ULID>")
 
 
-@BLOCK.register(R.IMAGE_MEDIA_TYPE, blocks=("image",))
+@BLOCK.register(R.IMAGE_MEDIA_TYPE, blocks=("image",), fast="local")
 def image_media_type(ctx: Context, m: MessageView, ptr: str, block: dict[str, Any], emit: Emit) -> None:
     media = block["media_type"]
     if not media.lower().startswith("image/"):  # media types are case-insensitive (RFC 6838 §4.2)
         emit(m.rec, ptr + "/media_type", R.IMAGE_MEDIA_TYPE, f"media_type {media!r} is not an image type")
 
 
-@BLOCK.register(R.FILE_REF_PATH, blocks=("image", "audio"))
+@BLOCK.register(R.FILE_REF_PATH, blocks=("image", "audio"), fast="local")
 def file_ref_path(ctx: Context, m: MessageView, ptr: str, block: dict[str, Any], emit: Emit) -> None:
     source = block["source"]
     if source["kind"] == "file_ref":
@@ -264,7 +264,7 @@ def file_ref_path(ctx: Context, m: MessageView, ptr: str, block: dict[str, Any],
             emit(m.rec, ptr + "/source/data", R.FILE_REF_PATH, f"file_ref {source['data']!r} {problem}")
 
 
-@BLOCK.register(R.BASE64_DATA, blocks=("image", "audio"))
+@BLOCK.register(R.BASE64_DATA, blocks=("image", "audio"), fast="local")
 def base64_data(ctx: Context, m: MessageView, ptr: str, block: dict[str, Any], emit: Emit) -> None:
     source = block["source"]
     if source["kind"] == "base64":
@@ -274,7 +274,7 @@ def base64_data(ctx: Context, m: MessageView, ptr: str, block: dict[str, Any], e
             emit(m.rec, ptr + "/source/data", R.BASE64_DATA, f"{block['type']} data is not valid base64 ({exc})")
 
 
-@BLOCK.register(R.URL_DATA, blocks=("image", "audio"))
+@BLOCK.register(R.URL_DATA, blocks=("image", "audio"), fast="local")
 def url_data(ctx: Context, m: MessageView, ptr: str, block: dict[str, Any], emit: Emit) -> None:
     source = block["source"]
     if source["kind"] == "url" and not url_ok(source["data"]):
@@ -305,13 +305,13 @@ def file_ref_problem(data: str) -> str | None:
 # -- sessions (§6.1, §5.2) ------------------------------------------------------------
 
 
-@SESSION.register(R.MESSAGE_ULID)
+@SESSION.register(R.MESSAGE_ULID, fast="format")
 def message_ulid(ctx: Context, m: SessionFacts, sess: Session, state: RunState, emit: Emit) -> None:
     if not ctx.re_ulid.match(m.msg["id"]):
         emit(m.rec, "/id", R.MESSAGE_ULID, f"message id {m.msg['id']!r} is not a ULID")
 
 
-@SESSION.register(R.MESSAGE_UNIQUE)
+@SESSION.register(R.MESSAGE_UNIQUE, fast="session")
 def message_unique(ctx: Context, m: SessionFacts, sess: Session, state: RunState, emit: Emit) -> None:
     first = state.message_ids.where(m.msg["id"])
     if first is not None:
@@ -320,7 +320,7 @@ def message_unique(ctx: Context, m: SessionFacts, sess: Session, state: RunState
         emit(m.rec, "/id", R.MESSAGE_UNIQUE, f"message id {m.msg['id']} appears more than once{at}")
 
 
-@SESSION.register(R.MESSAGE_MONOTONIC)
+@SESSION.register(R.MESSAGE_MONOTONIC, fast="session")
 def message_monotonic(ctx: Context, m: SessionFacts, sess: Session, state: RunState, emit: Emit) -> None:
     mid = m.msg["id"]
     if sess.last_id is not None and mid <= sess.last_id:
@@ -328,7 +328,7 @@ def message_monotonic(ctx: Context, m: SessionFacts, sess: Session, state: RunSt
              f"message id {mid} does not follow {sess.last_id} in session {m.msg['session_id']}")  # fmt: skip
 
 
-@SESSION.register(R.CREATED_MONOTONIC)
+@SESSION.register(R.CREATED_MONOTONIC, fast="session")
 def created_monotonic(ctx: Context, m: SessionFacts, sess: Session, state: RunState, emit: Emit) -> None:
     created = m.msg["created_at"]
     at = parse_created_at(created)
@@ -337,7 +337,7 @@ def created_monotonic(ctx: Context, m: SessionFacts, sess: Session, state: RunSt
              f"created_at {created} is earlier than the previous message's {sess.last_created}")  # fmt: skip
 
 
-@SESSION_BLOCK.register(R.TOOL_ID_REPEATED)
+@SESSION_BLOCK.register(R.TOOL_ID_REPEATED, fast="session")
 def tool_id_repeated(
     ctx: Context, m: SessionFacts, i: int, block: dict[str, str], sess: Session, state: RunState, emit: Emit
 ) -> None:
@@ -349,7 +349,7 @@ def tool_id_repeated(
         emit(m.rec, f"/content/{i}/id", R.TOOL_ID_REPEATED, f"tool id {block['id']} already used in {where}")
 
 
-@SESSION_BLOCK.register(R.RESULT_DUPLICATE)
+@SESSION_BLOCK.register(R.RESULT_DUPLICATE, fast="session")
 def result_duplicate(
     ctx: Context, m: SessionFacts, i: int, block: dict[str, str], sess: Session, state: RunState, emit: Emit
 ) -> None:
@@ -358,7 +358,7 @@ def result_duplicate(
         emit(m.rec, f"/content/{i}/tool_use_id", R.RESULT_DUPLICATE, f"tool_use {tid} already has a result")
 
 
-@SESSION_BLOCK.register(R.RESULT_UNPAIRED)
+@SESSION_BLOCK.register(R.RESULT_UNPAIRED, fast="session")
 def result_unpaired(
     ctx: Context, m: SessionFacts, i: int, block: dict[str, str], sess: Session, state: RunState, emit: Emit
 ) -> None:
@@ -372,7 +372,7 @@ def result_unpaired(
     emit(m.rec, f"/content/{i}/tool_use_id", R.RESULT_UNPAIRED, f"tool_result answers {tid} but {why}")
 
 
-@FINISH.register(R.TOOL_UNANSWERED)
+@FINISH.register(R.TOOL_UNANSWERED, fast="session")
 def tool_unanswered(state: RunState, emit: Emit) -> None:
     for sid, sess in state.sessions.items():
         if sess.calls is None:  # no tool block (reading `open_uses` would make its calls)

@@ -70,7 +70,7 @@ def _priced(ctx: Context, m: MessageView) -> tuple[Prices, dict[str, Any]] | Non
     return ctx.prices, m.meta["usage"]
 
 
-@MESSAGE.register(R.PRICING_VERSION)
+@MESSAGE.register(R.PRICING_VERSION, fast="local")
 def pricing_version(ctx: Context, m: MessageView, emit: Emit) -> None:
     hit = _priced(ctx, m)
     if hit is None:
@@ -83,7 +83,7 @@ def pricing_version(ctx: Context, m: MessageView, emit: Emit) -> None:
              f"pricing_version {version!r} is not in the price table (known: {known})")  # fmt: skip
 
 
-@MESSAGE.register(R.PRICING_MODEL)
+@MESSAGE.register(R.PRICING_MODEL, fast="local")
 def pricing_model(ctx: Context, m: MessageView, emit: Emit) -> None:
     hit = _priced(ctx, m)
     if hit is None:
@@ -94,7 +94,7 @@ def pricing_model(ctx: Context, m: MessageView, emit: Emit) -> None:
         emit(m.rec, "/metadata/model", R.PRICING_MODEL, f"model {model!r} has no price in pricing_version {version!r}")
 
 
-@MESSAGE.register(R.PRICING_BUCKET)
+@MESSAGE.register(R.PRICING_BUCKET, fast="local")
 def pricing_bucket(ctx: Context, m: MessageView, emit: Emit) -> None:
     hit = _priced(ctx, m)
     if hit is None:
@@ -110,7 +110,7 @@ def pricing_bucket(ctx: Context, m: MessageView, emit: Emit) -> None:
             return
 
 
-@MESSAGE.register(R.COST_MISMATCH)
+@MESSAGE.register(R.COST_MISMATCH, fast="local")
 def cost_mismatch(ctx: Context, m: MessageView, emit: Emit) -> None:
     """§6.4: costs are computed by the core from the price table, so the stored cost is
     the table's exact recomputation, at the table's own precision (the rates' decimal

@@ -111,13 +111,13 @@ def _esc(key: str) -> str:
     return key.replace("~", "~0").replace("/", "~1")
 
 
-@DEFINITION.register(R.TOOL_NAME)
+@DEFINITION.register(R.TOOL_NAME, fast="exact")
 def tool_name(rec: Record, tool: dict[str, Any], state: RunState, emit: Emit) -> None:
     if not _snake(tool["name"]):
         emit(rec, "/name", R.TOOL_NAME, f"tool name {tool['name']!r} is not snake_case")
 
 
-@DEFINITION.register(R.TOOL_NAME_UNIQUE)
+@DEFINITION.register(R.TOOL_NAME_UNIQUE, fast="exact")
 def tool_name_unique(rec: Record, tool: dict[str, Any], state: RunState, emit: Emit) -> None:
     first = state.tool_names.get(tool["name"])
     if first is not None and first != (rec.path, rec.line):
@@ -125,8 +125,8 @@ def tool_name_unique(rec: Record, tool: dict[str, Any], state: RunState, emit: E
         emit(rec, "/name", R.TOOL_NAME_UNIQUE, f"tool {tool['name']!r} already defined at {where}")
 
 
-@DEFINITION.register(R.TOOL_SCHEMA_SUBSET)
-@TOOLS_FILE.register(R.TOOL_SCHEMA_SUBSET)
+@DEFINITION.register(R.TOOL_SCHEMA_SUBSET, fast="exact")
+@TOOLS_FILE.register(R.TOOL_SCHEMA_SUBSET, fast="exact")
 def tool_schema_subset(rec: Record, tool: dict[str, Any], state: RunState, emit: Emit) -> None:
     for ptr, why in subset_violations(tool["input_schema"], "/input_schema"):
         emit(rec, ptr, R.TOOL_SCHEMA_SUBSET, why)
@@ -136,7 +136,7 @@ def _snake(name: str) -> bool:
     return bool(_SNAKE.match(name))
 
 
-@BLOCK.register(R.TOOL_USE_NAME, blocks=("tool_use",))
+@BLOCK.register(R.TOOL_USE_NAME, blocks=("tool_use",), fast="local")
 def tool_use_name(ctx: Context, m: MessageView, ptr: str, block: dict[str, Any], emit: Emit) -> None:
     """§4.2: `name` is the canonical tool name, "snake_case, no provider prefix"; this
     needs no --tools (a provider's `functions.ReadFile` never reaches canonical data)."""
@@ -146,13 +146,13 @@ def tool_use_name(ctx: Context, m: MessageView, ptr: str, block: dict[str, Any],
         emit(m.rec, ptr + "/name", R.TOOL_USE_NAME, f"tool_use name {name!r} is not snake_case{prefix}")
 
 
-@BLOCK.register(R.TOOL_UNKNOWN, blocks=("tool_use",))
+@BLOCK.register(R.TOOL_UNKNOWN, blocks=("tool_use",), fast="local")
 def tool_unknown(ctx: Context, m: MessageView, ptr: str, block: dict[str, Any], emit: Emit) -> None:
     if ctx.toolset is not None and block["name"] not in ctx.toolset.tools:
         emit(m.rec, ptr + "/name", R.TOOL_UNKNOWN, f"no tool named {block['name']!r} in --tools")
 
 
-@BLOCK.register(R.TOOL_INPUT, blocks=("tool_use",))
+@BLOCK.register(R.TOOL_INPUT, blocks=("tool_use",), fast="local")
 def tool_input(ctx: Context, m: MessageView, ptr: str, block: dict[str, Any], emit: Emit) -> None:
     if ctx.toolset is None or block["name"] not in ctx.toolset.tools:
         return

@@ -54,8 +54,9 @@ proofs it owes), `batch` (the batch-regex compiler: `BatchPattern`, `FixedWidth`
 `sessions` (the cleared messages' steps and the session step, a mixin too), `run` (what
 the fast path reads of its run) and here `FastPath`, which reads, proves and settles.
 
-The fast path serves a run only when it knows every enabled rule (`FastPath.covers`); a
-rule registered later without a predicate here turns it off rather than go unchecked.
+The fast path serves a run only when it knows every enabled rule (`FastPath.covers`): each
+rule's registration declares how the fast path proves it silent (`fast=`, an
+`engine.FastProof`); a rule registered without one turns it off rather than go unchecked.
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ import msgspec
 from ....core.findings import Finding
 from ....core.jsonio import LineFraming, open_input
 from .. import rules as R
-from ..engine import FAMILIES, Driver
+from ..engine import FAMILIES, Driver, fast_covered
 from ..fastmodel import message_model, raw_model
 from ..invariants import CANONICAL_TIME
 from ..tools import SNAKE_NAME
@@ -97,8 +98,6 @@ if TYPE_CHECKING:
     from ...base import FileStats, ProgressHook
 
 __all__ = [
-    "COVERED",
-    "LOCAL_RULES",
     "OPAQUE",
     "OPEN_FIELDS",
     "Batch",
@@ -123,31 +122,6 @@ __all__ = [
 
 _UNSET = msgspec.UNSET
 SETTLE_STEPS = 512  # steps of a block settled at a time (`validate_jsonl`): bounds the findings held
-
-# every rule the fast path can prove silent (a predicate in `_local` or `session`)
-COVERED: frozenset[str] = frozenset(
-    r.id
-    for r in (
-        R.UNKNOWN_METADATA, R.UNKNOWN_BLOCK, R.UNKNOWN_VERSION, R.SCHEMA,
-        R.EMPTY_CONTENT, R.ROLE_CONTENT, R.TOOL_ONE_BLOCK, R.ASSISTANT_MODEL, R.ASSISTANT_ROUTING,
-        R.ASSISTANT_USAGE, R.ROUTING_MODEL, R.MODEL_ID, R.MODEL_PROVIDER, R.TOOL_PARENT, R.TOOL_PARENT_MATCH,
-        R.TOOL_ID_FORMAT, R.IMAGE_MEDIA_TYPE, R.FILE_REF_PATH, R.CREATED_AT_REAL, R.BASE64_DATA,
-        R.CREATED_AT_ENCODING, R.COST_ENCODING, R.CANCELLED_STATUS, R.URL_DATA,
-        R.MESSAGE_ULID, R.MESSAGE_UNIQUE, R.MESSAGE_MONOTONIC, R.CREATED_MONOTONIC, R.RESULT_UNPAIRED,
-        R.RESULT_DUPLICATE, R.TOOL_ID_REPEATED, R.TOOL_UNANSWERED,
-        R.TOOL_NAME, R.TOOL_NAME_UNIQUE, R.TOOL_SCHEMA_SUBSET, R.TOOL_UNKNOWN, R.TOOL_INPUT, R.TOOL_USE_NAME,
-        R.COST_MISMATCH, R.PRICING_VERSION, R.PRICING_MODEL, R.PRICING_BUCKET,
-    )
-)  # fmt: skip
-
-
-# the rules whose predicates `_local`, `_block_ok` and `_priced` evaluate (`on[...]` there);
-# tests/test_fast_path.py checks the list against their source
-LOCAL_RULES: tuple[str, ...] = (
-    "TS101", "TS102", "TS103", "TS104", "TS105", "TS106", "TS107", "TS109", "TS110", "TS111", "TS112",
-    "TS113", "TS114", "TS115", "TS116", "TS119", "TS120", "TS304", "TS305", "TS306", "TS401", "TS402", "TS403", "TS404",
-)  # fmt: skip
-
 
 # the string fields no rule reads, only their type (a string): the batch proof decodes
 # them as raw JSON bytes (`fastmodel.raw_model`) and `OpaqueCheck` proves the type and
@@ -202,11 +176,15 @@ class FastPath(Mirror, SessionStep):
         self.encoder = msgspec.json.Encoder()
         d: Driver = run.driver
         on = d.enabled
-        self.on = {rid: on(rid) for rid in COVERED}
+        # the rules the fast path can prove silent, as their registrations declare them
+        # (`engine.FastProof`), each enabled or not in this run
+        self.on = {rid: on(rid) for rid in fast_covered()}
         self.session_rules = bool(d.session or d.session_block or d.finish)
         # with no session rule, no one-message rule and no price table (`--select TS0`, ...)
         # a cleared line needs only its string formats and the depth of its open fields
-        self.lean = not self.session_rules and run.ctx.prices is None and not any(self.on[r] for r in LOCAL_RULES)
+        self.lean = (
+            not self.session_rules and run.ctx.prices is None and not any(self.on[r] for r in fast_covered("local"))
+        )
         ctx = run.ctx
         self.re_ulid = ctx.re_ulid.match
         self.re_tool_id = ctx.re_tool_id.match
@@ -241,18 +219,18 @@ class FastPath(Mirror, SessionStep):
         classes = _fixed_classes(_TIME_SHAPE)
         self.time_shape = FixedWidth(classes) if classes is not None and self.by_real_shape else None
         # the tool blocks' formats, checked per batch too (`_columns`)
-        self.tool_id_pattern = BatchPattern(ctx.re_tool_id) if self.on["TS112"] else None
-        self.tool_name_pattern = BatchPattern(SNAKE_NAME) if self.on["TS306"] else None
+        self.tool_id_pattern = BatchPattern(ctx.re_tool_id) if self.on[R.TOOL_ID_FORMAT.id] else None
+        self.tool_name_pattern = BatchPattern(SNAKE_NAME) if self.on[R.TOOL_USE_NAME.id] else None
 
     @staticmethod
     def covers(driver: Driver, revision: str) -> bool:
-        """True when every enabled rule of the run is one the fast path can prove silent,
-        every field of arbitrary JSON is one whose depth it checks (`OPEN_FIELDS`), and
+        """True when every enabled rule of the run is one the fast path can prove silent
+        (its registration declares how: `engine.fast_covered`), every field of arbitrary JSON is one whose depth it checks (`OPEN_FIELDS`), and
         every role is one whose blocks it knows (`rules.ALLOWED_BLOCKS`)."""
         enabled = {info.id for fam in FAMILIES for info, _, _ in fam.rules if driver.enabled(info.id)}
         model = message_model(revision)
         roles = set(typing.get_args(typing.get_type_hints(model.message)["role"]))
-        return enabled <= COVERED and model.open_fields <= OPEN_FIELDS and roles <= R.ALLOWED_BLOCKS.keys()
+        return enabled <= fast_covered() and model.open_fields <= OPEN_FIELDS and roles <= R.ALLOWED_BLOCKS.keys()
 
     # -- reading ------------------------------------------------------------------------
 

@@ -1,7 +1,11 @@
 """The mirror of the one-message rules: per enabled rule, the negation of its condition on
 the Struct (`_local` for a message, `_block_ok` for a block, `_priced` for the pricing
 rules), and the same over a whole batch in one tight loop (`_columns`). A mixin of
-`FastPath`, which sets the attributes declared here."""
+`FastPath`, which sets the attributes declared here.
+
+A rule has a predicate here exactly when its registration says `fast="local"`
+(`engine.FastProof`); each predicate reads the rule's switch by its `RuleInfo`,
+`on[R.RULE.id]`, never by a written id (tests/test_fast_path.py checks both)."""
 
 from __future__ import annotations
 
@@ -80,8 +84,8 @@ class Mirror:
             cls.nested,
             cls.media,
         )
-        allowed = cls.allowed if self.on["TS102"] else None
-        stop = self._stop if self.on["TS119"] else None
+        allowed = cls.allowed if self.on[R.ROLE_CONTENT.id] else None
+        stop = self._stop if self.on[R.CANCELLED_STATUS.id] else None
         block_ok, toolset = self._block_ok, self.toolset
         prefix = self._provider_of
         metas = cols.raw(("metadata",))
@@ -215,7 +219,7 @@ class Mirror:
         meta = m.metadata
         status = meta.status
         complete = status is _UNSET or status == "complete"
-        if at is None and on["TS115"]:
+        if at is None and on[R.CREATED_AT_REAL.id]:
             return None
         role = m.role
         content = m.content
@@ -224,9 +228,14 @@ class Mirror:
         provider = meta.provider
         provider = None if provider is _UNSET else provider
         # the model id format (TS108) was checked per batch: a model here matches it
-        if model is not None and provider is not None and on["TS109"] and self._provider_of(model) != provider:
+        if (
+            model is not None
+            and provider is not None
+            and on[R.MODEL_PROVIDER.id]
+            and self._provider_of(model) != provider
+        ):
             return None
-        if on["TS119"] and getattr(meta, "stop_reason", None) == "cancelled" and status != "cancelled":
+        if on[R.CANCELLED_STATUS.id] and getattr(meta, "stop_reason", None) == "cancelled" and status != "cancelled":
             return None
         cls = self.cls
         if not self._open_fields_shallow(m):
@@ -240,32 +249,32 @@ class Mirror:
                 tools.append((i, False, b.tool_use_id))
         if complete:
             if not content:
-                if role != "system" and on["TS101"]:
+                if role != "system" and on[R.EMPTY_CONTENT.id]:
                     return None
-            elif on["TS102"]:
+            elif on[R.ROLE_CONTENT.id]:
                 allowed = cls.allowed[role]
                 for b in content:
                     if type(b) not in allowed:
                         return None
             if role == "assistant":
-                if on["TS104"] and (model is None or provider is None):
+                if on[R.ASSISTANT_MODEL.id] and (model is None or provider is None):
                     return None
                 routing = meta.routing
                 if routing is _UNSET or routing is None:
-                    if on["TS105"]:
+                    if on[R.ASSISTANT_ROUTING.id]:
                         return None
-                elif on["TS107"] and model is not None and routing.chosen_model != model:
+                elif on[R.ROUTING_MODEL.id] and model is not None and routing.chosen_model != model:
                     return None
-                if on["TS106"] and (meta.usage is _UNSET or meta.usage is None):
+                if on[R.ASSISTANT_USAGE.id] and (meta.usage is _UNSET or meta.usage is None):
                     return None
             elif role == "tool":
-                if on["TS103"] and len(content) != 1:
+                if on[R.TOOL_ONE_BLOCK.id] and len(content) != 1:
                     return None
                 parent = meta.parent_tool_use_id
                 if parent is _UNSET or parent is None:
-                    if on["TS110"]:
+                    if on[R.TOOL_PARENT.id]:
                         return None
-                elif on["TS111"]:
+                elif on[R.TOOL_PARENT_MATCH.id]:
                     for b in content:
                         if type(b) is cls.tool_result and b.tool_use_id != parent:
                             return None
@@ -281,33 +290,33 @@ class Mirror:
         on, cls = self.on, self.cls
         t = type(b)
         if t is cls.tool_use:
-            if on["TS112"] and not self.re_tool_id(b.id):
+            if on[R.TOOL_ID_FORMAT.id] and not self.re_tool_id(b.id):
                 return False
-            if on["TS306"] and not SNAKE_NAME.match(b.name):
+            if on[R.TOOL_USE_NAME.id] and not SNAKE_NAME.match(b.name):
                 return False
             ts = self.toolset
-            if ts is not None and (on["TS304"] or on["TS305"]):
+            if ts is not None and (on[R.TOOL_UNKNOWN.id] or on[R.TOOL_INPUT.id]):
                 if b.name not in ts.tools:
-                    return not on["TS304"]
-                if on["TS305"]:
+                    return not on[R.TOOL_UNKNOWN.id]
+                if on[R.TOOL_INPUT.id]:
                     fast, _oracle, problem = ts.validators(b.name)
                     if problem is not None or (fast is not None and not fast.is_valid(b.input)):
                         return False
             return True
         if t is cls.tool_result:
-            if on["TS112"] and not self.re_tool_id(b.tool_use_id):
+            if on[R.TOOL_ID_FORMAT.id] and not self.re_tool_id(b.tool_use_id):
                 return False
             # inside a tool_result the driver runs the rules of image, audio and tool_use
             return all(self._block_ok(inner) for inner in b.content if type(inner) in cls.nested)
         if t in cls.media:
-            if on["TS113"] and t is cls.image and not b.media_type.lower().startswith("image/"):
+            if on[R.IMAGE_MEDIA_TYPE.id] and t is cls.image and not b.media_type.lower().startswith("image/"):
                 return False
             source = b.source
-            if source.kind == "file_ref" and on["TS114"] and file_ref_problem(source.data):
+            if source.kind == "file_ref" and on[R.FILE_REF_PATH.id] and file_ref_problem(source.data):
                 return False
-            if source.kind == "url" and on["TS120"] and not url_ok(source.data):
+            if source.kind == "url" and on[R.URL_DATA.id] and not url_ok(source.data):
                 return False
-            return not (source.kind == "base64" and on["TS116"] and not _b64_ok(source.data))
+            return not (source.kind == "base64" and on[R.BASE64_DATA.id] and not _b64_ok(source.data))
         return True
 
     def _priced(self, meta: Any, model: Any) -> bool:
@@ -320,9 +329,9 @@ class Mirror:
         version = usage.pricing_version
         table = prices.versions.get(version)
         if table is None:
-            return not on["TS402"]
+            return not on[R.PRICING_VERSION.id]
         if model not in table:
-            return not on["TS403"]
+            return not on[R.PRICING_MODEL.id]
         rates = table[model]
         as_dict: dict[str, Any] = {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
         for bucket, rate in USAGE_BUCKETS:
@@ -331,8 +340,8 @@ class Mirror:
                 continue
             as_dict[bucket] = n
             if n and rate not in rates:
-                return not on["TS404"]
-        if not on["TS401"]:
+                return not on[R.PRICING_BUCKET.id]
+        if not on[R.COST_MISMATCH.id]:
             return True
         # `cost` computes in its exact context; reading a plain decimal and comparing two
         # are exact in any context
