@@ -20,6 +20,8 @@ from typing import Any, ClassVar
 import pytest
 from test_replay_check import msg, rules_of, text, write
 
+from conformance.adapters.anthropic import AnthropicAdapter
+from conformance.adapters.errors import RateLimitError, error_for_status
 from conformance.adapters.openai_chat import OpenAIChatAdapter
 from conformance.adapters.protocol import AdapterOptions, Message, ToolDefinition, WireRequest, WireResponse
 from conformance.cli import main
@@ -122,7 +124,9 @@ def test_conform_critical_key_option(capsys: pytest.CaptureFixture[str]) -> None
 def test_pytest_plugin_and_base_class_take_the_key(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         test_key="""
-        from conformance.adapters.openai_chat import OpenAIChatAdapter
+        from conformance.adapters.anthropic import AnthropicAdapter
+from conformance.adapters.errors import RateLimitError, error_for_status
+from conformance.adapters.openai_chat import OpenAIChatAdapter
         from conformance.suite.testing import AdapterConformanceTests
         from conformance.adapters.protocol import AdapterOptions
         from dataclasses import replace
@@ -238,6 +242,83 @@ def test_tc801_oracle_reads_any_recorded_body_without_crashing(body: Any) -> Non
     for api in ("anthropic-messages", "openai-responses", "gemini-generate-content", "ollama-chat"):
         assert expected_class(api, 400, body) == "invalid_request"
         assert recorded_retry_after(body, {"retry-after": ["Wed, 21 Oct 2026 07:28:00 GMT"]}) is None
+
+
+# Anthropic's rows of the table above, recorded as responses (hand-written: synthetic)
+_ANTHROPIC_ERRORS = [
+    (529, {"type": "overloaded_error", "message": "Overloaded"}, "rate_limit"),
+    (500, {"type": "overloaded_error", "message": "x"}, "rate_limit"),
+    (400, {"type": "permission_error", "message": "x"}, "auth"),
+    (400, {"type": "invalid_request_error", "message": "prompt: tokens exceeds"}, "context_overflow"),
+    (400, {"type": "invalid_request_error", "message": "max_tokens"}, "invalid_request"),
+    (418, {"type": "api_error", "message": "x"}, "server_error"),
+]
+
+
+def _anthropic_error_cassette(tmp_path: Path) -> Path:
+    import yaml  # function-level: only this test writes a cassette
+
+    request = {
+        "body": json.dumps({"model": "claude-sonnet-4-5", "max_tokens": 16, "messages": [{"role": "user", "content": "Hi"}]}),
+        "headers": {"content-type": ["application/json"]},
+        "method": "POST",
+        "uri": "https://api.anthropic.com/v1/messages",
+    }
+    interactions = []
+    for n, (status, error, _) in enumerate(_ANTHROPIC_ERRORS):
+        rid = f"req_011CErrTable{n:02d}"
+        body = {"type": "error", "error": error, "request_id": rid}
+        headers = {"content-type": ["application/json"], "request-id": [rid], "x-turnspec-synthetic": ["true"]}
+        response = {"body": {"string": json.dumps(body)}, "headers": headers, "status": {"code": status, "message": "E"}}
+        interactions.append({"request": request, "response": response})
+    folder = tmp_path / "anthropic"
+    folder.mkdir()
+    (folder / "errors.yaml").write_text(yaml.safe_dump({"interactions": interactions, "version": 1}), encoding="utf-8")
+    return folder
+
+
+class _StatusOnlyAnthropic(AnthropicAdapter):
+    """Classifies by the HTTP status alone: §6.2's "then adjust based on provider error bodies" skipped."""
+
+    def classify_error(self, status: int, body: Any, headers: Mapping[str, Any] | None = None) -> Any:
+        err = super().classify_error(status, body, headers)
+        plain = error_for_status(status, str(err))
+        plain.request_id, plain.provider_status = err.request_id, err.provider_status
+        if isinstance(plain, RateLimitError) and isinstance(err, RateLimitError):
+            plain.retry_after_seconds = err.retry_after_seconds
+        return plain
+
+
+class _RequestIdLostAnthropic(AnthropicAdapter):
+    """Classifies right but drops the request id §6.3 asks the exception to carry."""
+
+    def classify_error(self, status: int, body: Any, headers: Mapping[str, Any] | None = None) -> Any:
+        err = super().classify_error(status, body, headers)
+        err.request_id = None
+        return err
+
+
+def test_tc801_runs_the_contract_table_over_recorded_responses(tmp_path: Path) -> None:
+    """The registered TC801 (not only its oracle) holds an adapter to §6.2's table: the
+    status, then the body's `error.type` (a 529 `overloaded_error` is a rate limit), and to
+    §6.3's fields (the request id)."""
+    folder = _anthropic_error_cassette(tmp_path)
+
+    def tc801(adapter: AnthropicAdapter) -> Any:
+        report = run(
+            SuiteConfig.for_adapter(adapter, cassette_dirs=[folder], selection=Selection(select=("TC801",)), peers=False)
+        )
+        return report.result("TC801", "anthropic")
+
+    good = tc801(AnthropicAdapter())
+    assert good is not None and good.status == "pass" and good.passed == len(_ANTHROPIC_ERRORS), good
+    lost = tc801(_StatusOnlyAnthropic())
+    assert lost is not None and lost.status == "fail"
+    assert any("want 'rate_limit'" in r for r in lost.reasons), lost.reasons
+    assert (lost.failed, lost.passed) == (5, 1)  # only the 400 `max_tokens` row needs no body hint
+    unnamed = tc801(_RequestIdLostAnthropic())
+    assert unnamed is not None and unnamed.status == "fail"
+    assert any("request_id" in r for r in unnamed.reasons), unnamed.reasons
 
 
 def test_tc801_problems_name_subclass_retryable_status_and_request_id() -> None:

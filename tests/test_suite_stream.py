@@ -280,6 +280,51 @@ def test_a_cancel_hook_that_raises_fails_tc611_and_never_crashes_the_suite():
     assert all("crashed: RuntimeError: boom" in r for r in result.reasons)
 
 
+class CancelNeverStops(AnthropicAdapter):
+    """After cancel, the iterator never ends: text deltas forever (contract §5.3: it must terminate)."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        for e in super().stream_response(chunks, context):
+            if e["type"] == "message_complete" and e.get("stop_reason") == "cancelled":
+                while True:
+                    yield {"type": "text_delta", "message_id": e["message_id"], "content_block_index": 0, "text": "."}
+            yield e
+
+
+class CancelAnswersFalse(AnthropicAdapter):
+    """Cancels, but answers False for a stream in flight (contract §3.1: True when it cancelled)."""
+
+    def cancel(self, request_id: str) -> bool:
+        super().cancel(request_id)
+        return False
+
+
+class CancelAnswersTrueWhenDone(AnthropicAdapter):
+    """Answers True for a stream that already completed (contract §3.1: False when completed)."""
+
+    def cancel(self, request_id: str) -> bool:
+        super().cancel(request_id)
+        return True
+
+
+def test_tc611_fails_a_stream_that_does_not_terminate_after_cancel():
+    result = _run(CancelNeverStops(), ("TC611",)).result("TC611", "anthropic")
+    assert result is not None and result.status == "fail"
+    assert any("must terminate" in r for r in result.reasons), result.reasons
+
+
+def test_tc611_holds_cancel_to_its_answers():
+    """Contract §3.1: `cancel` returns True when it cancelled a stream in flight, False once
+    the stream completed (idempotent); the suite's TC611 checks both answers."""
+    result = _run(CancelAnswersFalse(), ("TC611",)).result("TC611", "anthropic")
+    assert result is not None and result.status == "fail"
+    assert any("returned False for a stream in flight" in r for r in result.reasons), result.reasons
+    result = _run(CancelAnswersTrueWhenDone(), ("TC611",)).result("TC611", "anthropic")
+    assert result is not None and result.status == "fail"
+    assert any("after the stream ended returned True" in r for r in result.reasons), result.reasons
+    assert _statuses(_run(AnthropicAdapter(), ("TC611",)), "anthropic") == {"TC611": "pass"}
+
+
 def test_cancel_before_the_first_event_closes_an_empty_message():
     a = OpenAIChatAdapter()
     ctx = replace(checks.ctx_for("s"), request_id="req_early", message_id="01JZ0000000000000000000009")

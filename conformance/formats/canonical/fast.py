@@ -62,7 +62,7 @@ import typing
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from itertools import accumulate, chain, compress
 from operator import itemgetter, le, lt, ne
 from pathlib import Path
@@ -1100,7 +1100,11 @@ class FastPath:
             return True
         # `cost` computes in its exact context; reading a plain decimal and comparing two
         # are exact in any context
-        return bool(Decimal(usage.cost_usd) == prices.cost(version, model, as_dict))
+        try:
+            stored = Decimal(usage.cost_usd)
+        except (InvalidOperation, TypeError, ValueError):
+            return False  # not a decimal (TS020's to report): the exact path says where
+        return bool(stored == prices.cost(version, model, as_dict))
 
     # -- the session phase (in input order) -----------------------------------------------
 
