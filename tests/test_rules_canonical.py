@@ -508,13 +508,16 @@ def test_any_rfc3339_utc_created_at_is_valid(tmp_path: Path, created_at: str, ca
     assert strict.exit_code == (0 if canonical else 1)
 
 
-@pytest.mark.parametrize("created_at", ["2026-05-08T12:00:02.1234567Z", "2026-05-08T12:00:02.000000+01:00",
-                                        "2026-05-08 12:00:02Z", "2026-05-08T12:00:02.000000Z\n"])  # fmt: skip
-def test_created_at_that_is_not_rfc3339_utc_up_to_microseconds_fails(tmp_path: Path, created_at: str) -> None:
+@pytest.mark.parametrize(("created_at", "rule"), [
+    ("2026-05-08T12:00:02.1234567Z", "TS020"), ("2026-05-08T12:00:02.000000+01:00", "TS020"),
+    ("2026-05-08 12:00:02Z", "TS020"), ("2026-05-08T12:00:02.000000Z\n", "TS020"),
+    ("2026-02-30T12:00:02.000000Z", "TS115"), ("2025-02-29T12:00:02.000000Z", "TS115"),  # the form, no real date
+])  # fmt: skip
+def test_created_at_that_is_not_rfc3339_utc_up_to_microseconds_fails(tmp_path: Path, created_at: str, rule: str) -> None:
     def edit(msgs: list[dict[str, Any]]) -> None:
         msgs[1]["created_at"] = created_at
 
-    assert [(f.rule, f.pointer) for f in validate([_session(tmp_path, edit)]).findings] == [("TS020", "/created_at")]
+    assert [(f.rule, f.pointer) for f in validate([_session(tmp_path, edit)]).findings] == [(rule, "/created_at")]
 
 
 def test_created_at_backwards_compares_instants_not_text(tmp_path: Path) -> None:

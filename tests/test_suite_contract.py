@@ -185,6 +185,9 @@ def test_the_default_marker_is_no_unknown_field_but_others_are() -> None:
     assert [f.rule for f in validate_messages([m])] == []
     m["metadata"]["x_must_send"] = [1]
     assert [(f.rule, f.pointer.rsplit("/", 1)[-1]) for f in validate_messages([m])] == [("TS010", "x_must_send")]
+    # the key is configurable: TC203 plants the one it is given, and holds the adapter to it
+    report = _run(CriticalKeyHardCoded(), "TC203", critical_key="x_must_send")
+    assert _status(report, "TC203") == "fail"
 
 
 # -- contract §6.2-§6.4: TC801's oracle is the contract's table --------------------------
