@@ -742,3 +742,30 @@ def test_tool_definition_fields_are_ts020_at_the_field(field: str, value: Any) -
     tool[field] = value
     found = [(f.rule, f.pointer) for f in validate_messages([tool])]
     assert ("TS020", f"/0/{field}") in found, found
+
+
+@pytest.mark.parametrize(
+    "construct",
+    [
+        {"$ref": "#/$defs/x"},
+        {"oneOf": [{"type": "string"}, {"type": "integer"}]},
+        {"anyOf": [{"type": "string"}, {"type": "integer"}]},
+        {"allOf": [{"type": "string"}]},
+        {"not": {"type": "string"}},
+        {"if": {"type": "string"}, "then": {"minLength": 1}, "else": {"type": "integer"}},
+        {"type": "object", "patternProperties": {"^x": {"type": "string"}}},
+        {"type": "object", "additionalProperties": {"type": "string"}},
+    ],
+    ids=["$ref", "oneOf", "anyOf", "allOf", "not", "if-then-else", "patternProperties", "additionalProperties-schema"],
+)
+def test_each_construct_section_5_4_disallows_is_ts303(construct: dict[str, Any]) -> None:
+    """Canonical §5.4 lists eight disallowed constructs; each one, nested in a property of an
+    otherwise allowed input_schema, is a TS303 error (the allow-list may not let one through)."""
+    from conformance.formats.canonical.memory import validate_messages  # the in-memory entry point
+
+    tool = json.loads(json.dumps(_TOOL_DEFS[0]))
+    tool["input_schema"]["properties"]["limit"] = construct
+    found = [(f.rule, f.severity) for f in validate_messages([tool])]
+    assert ("TS303", "error") in found, found
+    tool["input_schema"]["properties"]["limit"] = {"type": "integer"}
+    assert validate_messages([tool]) == []
