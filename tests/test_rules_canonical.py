@@ -63,6 +63,7 @@ CASES: dict[str, tuple[str, int, str, str | None]] = {
     "TS306": ("TS306.jsonl", 3, "/content/2/name", None),
     "TS401": ("TS401.jsonl", 5, "/metadata/usage/cost_usd", "pricing"),
     "TS402": ("TS402.jsonl", 5, "/metadata/usage/pricing_version", "pricing"),
+    "TS121": ("TS121.jsonl", 2, "/metadata/user_id", None),
     "TS403": ("TS403.jsonl", 5, "/metadata/model", "pricing"),
     "TS404": ("TS404.jsonl", 5, "/metadata/usage/cached_input_tokens", "pricing"),
 }

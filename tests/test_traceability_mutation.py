@@ -33,7 +33,7 @@ from mutants import MUTANTS
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "traceability.md"
-RULE_ID = re.compile(r"\b(?:TS|TC|TM|GP|GE|CB|OM|PA)\d{3}\b")
+RULE_ID = re.compile(r"\b(?:TS|TC|TM|RC|GP|GE|CB|OM|PA)\d{3}\b")
 REF = re.compile(r"[A-Z]\d+[a-z]?|(?:GPT|GPA|CHB|GEP|OAM|PAI)-\d{2}")
 MUTANT_TEST = "tests/test_mutants.py::test_mutant_is_killed_by_expected_rule"
 

@@ -169,6 +169,15 @@ STREAM_USAGE_REQUESTED = RuleInfo(
     "contract §7.2",
     "Streaming requests ask for usage where the API's record says usage must be requested",
 )
+MESSAGE_ID_FROM_CORE = RuleInfo(
+    "TC108", E, "§6.1", "A parsed message's id is the one the core passed (RequestContext.message_id)"
+)
+ENDPOINT = RuleInfo(
+    "TC109", E, "contract §4.2, §4.3", "Rendered requests POST to the endpoint the API's record documents"
+)
+CACHE_CONTROL_HIDDEN = RuleInfo(
+    "TC110", E, "contract §4.2", "cache_control markers never reach the canonical messages read back"
+)
 
 CATALOG = RuleCatalog(
     [
@@ -219,6 +228,9 @@ CATALOG = RuleCatalog(
         STREAM_USAGE_REQUESTED,
         USAGE_ESTIMATED,
         SERVED_MODEL,
+        MESSAGE_ID_FROM_CORE,
+        ENDPOINT,
+        CACHE_CONTROL_HIDDEN,
     ]
 )
 
@@ -230,6 +242,9 @@ TEST_SLUGS: dict[str, str] = {
     "TC002": "declared_capabilities_exercised",
     "TC101": "responses_validate",
     "TC102": "requests_read_back_validate",
+    "TC108": "message_id_from_core",
+    "TC109": "documented_endpoint",
+    "TC110": "cache_control_hidden",
     "TC103": "stream_events_validate",
     "TC104": "wire_request_shape",
     "TC105": "request_options_on_wire",
