@@ -14,6 +14,7 @@ every import (about 1 s instead of 3 to 5). Used by tests/test_traceability_muta
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import sys
@@ -65,7 +66,10 @@ def _child(rule: str, nodes: list[str], result: Path) -> None:
     plugin = _Outcomes(rule)
     started = time.perf_counter()
     code = pytest.main(["-q", "-p", "no:cacheprovider", "-o", "addopts=", "--rootdir", str(ROOT), *nodes], [plugin])
-    result.write_text(json.dumps({"exit": int(code), "seconds": round(time.perf_counter() - started, 2), "outcomes": plugin.out}), encoding="utf-8")
+    result.write_text(
+        json.dumps({"exit": int(code), "seconds": round(time.perf_counter() - started, 2), "outcomes": plugin.out}),
+        encoding="utf-8",
+    )
     os._exit(0)
 
 
@@ -75,11 +79,12 @@ def main(argv: list[str]) -> int:
     units: list[tuple[str, list[str]]] = [(u[0], u[1]) for u in json.loads(units_file.read_text(encoding="utf-8"))]
     work = out_file.parent / (out_file.name + ".d")
     work.mkdir(exist_ok=True)
-    # loaded once here, shared by every forked child (copy on write)
-    import conformance.api  # noqa: F401  (preload: see the module doc)
-    import conformance.cli  # noqa: F401
-    import conformance.suite.runner  # noqa: F401
+    # function-level import and preload (see the module doc): done once here, after the
+    # arguments are read, and shared by every forked child (copy on write)
     from conformance.formats import all_formats
+
+    for name in ("conformance.api", "conformance.cli", "conformance.suite.runner"):
+        importlib.import_module(name)
 
     list(all_formats())
     os.chdir(ROOT)
@@ -100,9 +105,7 @@ def main(argv: list[str]) -> int:
     results: dict[str, Any] = {}
     for rule, _ in units:
         f = work / f"{rule}.json"
-        results[rule] = (
-            json.loads(f.read_text(encoding="utf-8")) if f.is_file() else {"exit": -1, "outcomes": {}}
-        )
+        results[rule] = json.loads(f.read_text(encoding="utf-8")) if f.is_file() else {"exit": -1, "outcomes": {}}
     out_file.write_text(json.dumps(results, indent=1), encoding="utf-8")
     return 0
 

@@ -514,7 +514,9 @@ def test_any_rfc3339_utc_created_at_is_valid(tmp_path: Path, created_at: str, ca
     ("2026-05-08 12:00:02Z", "TS020"), ("2026-05-08T12:00:02.000000Z\n", "TS020"),
     ("2026-02-30T12:00:02.000000Z", "TS115"), ("2025-02-29T12:00:02.000000Z", "TS115"),  # the form, no real date
 ])  # fmt: skip
-def test_created_at_that_is_not_rfc3339_utc_up_to_microseconds_fails(tmp_path: Path, created_at: str, rule: str) -> None:
+def test_created_at_that_is_not_rfc3339_utc_up_to_microseconds_fails(
+    tmp_path: Path, created_at: str, rule: str
+) -> None:
     def edit(msgs: list[dict[str, Any]]) -> None:
         msgs[1]["created_at"] = created_at
 
@@ -700,13 +702,19 @@ SCHEMA_STATEMENTS: dict[str, tuple[Callable[[list[Any]], None], str]] = {
     "C15-is_error-not-a-bool": (_set(3, "content/0/is_error", "yes"), "/3/content/0/is_error"),
     "C18-source-kind": (_set(1, "content/0", _IMAGE), "/1/content/0/source/kind"),
     "C22-signature-not-a-string": (_set(2, "content/0/signature", 5), "/2/content/0/signature"),
-    "C22-redacted-data-not-a-string": (_set(2, "content/0", {"type": "redacted_thinking", "data": 5}), "/2/content/0/data"),
+    "C22-redacted-data-not-a-string": (
+        _set(2, "content/0", {"type": "redacted_thinking", "data": 5}),
+        "/2/content/0/data",
+    ),
     "C31-routing-mode": (_set(2, "metadata/routing/mode", "random"), "/2/metadata/routing/mode"),
     "C31-routing-confidence": (_set(2, "metadata/routing/confidence", 1.5), "/2/metadata/routing/confidence"),
     "C31-routing-reason": (_set(2, "metadata/routing/reason", 7), "/2/metadata/routing/reason"),
     "C32-negative-tokens": (_set(2, "metadata/usage/input_tokens", -1), "/2/metadata/usage/input_tokens"),
     "C32-fractional-tokens": (_set(2, "metadata/usage/output_tokens", 4.5), "/2/metadata/usage/output_tokens"),
-    "C32-pricing_version-missing": (_set(2, "metadata/usage/pricing_version", ...), "/2/metadata/usage/pricing_version"),
+    "C32-pricing_version-missing": (
+        _set(2, "metadata/usage/pricing_version", ...),
+        "/2/metadata/usage/pricing_version",
+    ),
     "C32-latency_ms-missing": (_set(2, "metadata/usage/latency_ms", ...), "/2/metadata/usage/latency_ms"),
     "C33-cost_usd-not-a-decimal": (_set(2, "metadata/usage/cost_usd", "cheap"), "/2/metadata/usage/cost_usd"),
     "C35-status": (_set(2, "metadata/status", "done"), "/2/metadata/status"),

@@ -262,7 +262,9 @@ def _anthropic_error_cassette(tmp_path: Path) -> Path:
     import yaml  # function-level: only this test writes a cassette
 
     request = {
-        "body": json.dumps({"model": "claude-sonnet-4-5", "max_tokens": 16, "messages": [{"role": "user", "content": "Hi"}]}),
+        "body": json.dumps(
+            {"model": "claude-sonnet-4-5", "max_tokens": 16, "messages": [{"role": "user", "content": "Hi"}]}
+        ),
         "headers": {"content-type": ["application/json"]},
         "method": "POST",
         "uri": "https://api.anthropic.com/v1/messages",
@@ -272,7 +274,11 @@ def _anthropic_error_cassette(tmp_path: Path) -> Path:
         rid = f"req_011CErrTable{n:02d}"
         body = {"type": "error", "error": error, "request_id": rid}
         headers = {"content-type": ["application/json"], "request-id": [rid], "x-turnspec-synthetic": ["true"]}
-        response = {"body": {"string": json.dumps(body)}, "headers": headers, "status": {"code": status, "message": "E"}}
+        response = {
+            "body": {"string": json.dumps(body)},
+            "headers": headers,
+            "status": {"code": status, "message": "E"},
+        }
         interactions.append({"request": request, "response": response})
     folder = tmp_path / "anthropic"
     folder.mkdir()
@@ -309,7 +315,9 @@ def test_tc801_runs_the_contract_table_over_recorded_responses(tmp_path: Path) -
 
     def tc801(adapter: AnthropicAdapter) -> Any:
         report = run(
-            SuiteConfig.for_adapter(adapter, cassette_dirs=[folder], selection=Selection(select=("TC801",)), peers=False)
+            SuiteConfig.for_adapter(
+                adapter, cassette_dirs=[folder], selection=Selection(select=("TC801",)), peers=False
+            )
         )
         return report.result("TC801", "anthropic")
 
