@@ -555,3 +555,27 @@ def test_core_owned_fields_fail_their_check(adapter: Any, rule: str, why: str) -
     report = _run(adapter, rule, peers=False, cassette_dirs=own)
     [result] = [r for r in report.results if r.rule == rule]
     assert result.status == "fail" and any(why in r for r in result.reasons), result.reasons
+
+
+class GifNeverSent(AnthropicAdapter):
+    """Declares image/gif accepted (contract §3.4 `accepted_image_media_types`) but drops it."""
+
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: AdapterOptions) -> WireRequest:
+        wire = super().to_wire(messages, tools, options)
+        body = json.loads(json.dumps(wire.body))
+        for m in body.get("messages", []):
+            if isinstance(m.get("content"), list):
+                m["content"] = [b for b in m["content"] if (b.get("source") or {}).get("media_type") != "image/gif"]
+        return replace(wire, body=body)
+
+
+def test_tc501_probes_each_declared_image_media_type() -> None:
+    """Contract §3.4: `accepted_image_media_types` lists what reaches the wire; TC501 sends one
+    image per declared type, so one type dropped fails, naming it."""
+    assert "image/gif" in GifNeverSent.capabilities["accepted_image_media_types"]
+    report = _run(GifNeverSent(), "TC501", peers=False)
+    [result] = [r for r in report.results if r.rule == "TC501"]
+    assert result.status == "fail", result
+    assert [r for r in result.reasons if "image/" in r] == [
+        "image image/gif: image/gif is declared accepted but the image did not reach the wire"
+    ], result.reasons
