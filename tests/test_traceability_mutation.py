@@ -45,7 +45,7 @@ class Row:
     test: str  # the cited test: path::function or path::function[param]
 
 
-def tested_rows() -> list[Row]:
+def rows_classed_tested() -> list[Row]:
     """Every `tested` row of the document's tables whose test makes its rules fail."""
     out = []
     for line in DOC.read_text(encoding="utf-8").splitlines():
@@ -58,7 +58,7 @@ def tested_rows() -> list[Row]:
     return out
 
 
-ROWS = tested_rows()
+ROWS = rows_classed_tested()
 
 
 def nodes_for(test: str, rule: str) -> list[str]:
