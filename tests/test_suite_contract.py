@@ -124,9 +124,7 @@ def test_conform_critical_key_option(capsys: pytest.CaptureFixture[str]) -> None
 def test_pytest_plugin_and_base_class_take_the_key(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         test_key="""
-        from conformance.adapters.anthropic import AnthropicAdapter
-from conformance.adapters.errors import RateLimitError, error_for_status
-from conformance.adapters.openai_chat import OpenAIChatAdapter
+        from conformance.adapters.openai_chat import OpenAIChatAdapter
         from conformance.suite.testing import AdapterConformanceTests
         from conformance.adapters.protocol import AdapterOptions
         from dataclasses import replace
