@@ -115,6 +115,26 @@ def test_the_tables_have_rows_to_mutate() -> None:
     assert {"C61", "A08", "S22", "GPT-05", "CHB-01", "GEP-01", "OAM-01", "PAI-01"} <= refs
 
 
+def test_the_switch_silences_exactly_the_rules_it_names() -> None:
+    """`TURNSPEC_DISABLE_RULES` (read once per process) switches off the ids it names, exact
+    ids only: the validator then reports the fixture's other rules, never those."""
+    fixture = ROOT / "tests" / "rules" / "canonical" / "TS303.json"
+
+    def rules(switch: str | None) -> set[str]:
+        env = {k: v for k, v in os.environ.items() if k != "TURNSPEC_DISABLE_RULES"}
+        if switch is not None:
+            env["TURNSPEC_DISABLE_RULES"] = switch
+        code = "import sys, json; from conformance import validate; print(json.dumps(sorted({f.rule for f in validate([sys.argv[1]]).findings})))"
+        out = subprocess.run(
+            [sys.executable, "-c", code, str(fixture)], env=env, capture_output=True, text=True, check=True
+        )
+        return set(json.loads(out.stdout))
+
+    assert "TS303" in rules(None)
+    assert "TS303" not in rules("TS303") and rules("TS303") == rules(None) - {"TS303"}
+    assert rules("TS30, TS999") == rules(None)  # a prefix switches nothing off
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("ref", [r.ref for r in ROWS])
 def test_switching_the_rule_off_fails_a_cited_test(ref: str, mutated: dict[str, dict[str, object]]) -> None:
