@@ -89,6 +89,8 @@ def _jobs() -> int:
 @pytest.fixture(scope="module")
 def mutated(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, object]]:
     """rule -> {"exit": pytest's exit code, "outcomes": {node id: outcome}} with that rule off."""
+    if not hasattr(os, "fork"):
+        pytest.skip("the runner forks its children (tests/mutation_runner.py): no os.fork here")
     work = tmp_path_factory.mktemp("mutation")
     todo = [[rule, nodes] for rule, nodes in sorted(units().items()) if nodes]
     (work / "units.json").write_text(json.dumps(todo), encoding="utf-8")
