@@ -62,7 +62,7 @@ import typing
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from itertools import accumulate, chain, compress
 from operator import itemgetter, le, lt, ne
 from pathlib import Path
@@ -75,7 +75,7 @@ from ...core.jsonio import LineFraming, Record, open_input, skip_rest_of_line
 from . import rules as R
 from .engine import FAMILIES, Context, Driver, RunState, Session, SessionFacts, commit_message, commit_tool_block
 from .fastmodel import RAW_SHAPES, RawModel, message_model, raw_model
-from .invariants import CANONICAL_TIME, file_ref_problem, parse_created_at, url_ok
+from .invariants import CANONICAL_TIME, EMAIL, file_ref_problem, parse_created_at, url_ok
 from .pricing import USAGE_BUCKETS
 from .tools import SNAKE_NAME
 
@@ -116,7 +116,7 @@ COVERED: frozenset[str] = frozenset(
         R.EMPTY_CONTENT, R.ROLE_CONTENT, R.TOOL_ONE_BLOCK, R.ASSISTANT_MODEL, R.ASSISTANT_ROUTING,
         R.ASSISTANT_USAGE, R.ROUTING_MODEL, R.MODEL_ID, R.MODEL_PROVIDER, R.TOOL_PARENT, R.TOOL_PARENT_MATCH,
         R.TOOL_ID_FORMAT, R.IMAGE_MEDIA_TYPE, R.FILE_REF_PATH, R.CREATED_AT_REAL, R.BASE64_DATA,
-        R.CREATED_AT_ENCODING, R.COST_ENCODING, R.CANCELLED_STATUS, R.URL_DATA,
+        R.CREATED_AT_ENCODING, R.COST_ENCODING, R.CANCELLED_STATUS, R.URL_DATA, R.ID_EMAIL,
         R.MESSAGE_ULID, R.MESSAGE_UNIQUE, R.MESSAGE_MONOTONIC, R.CREATED_MONOTONIC, R.RESULT_UNPAIRED,
         R.RESULT_DUPLICATE, R.TOOL_ID_REPEATED, R.TOOL_UNANSWERED,
         R.TOOL_NAME, R.TOOL_NAME_UNIQUE, R.TOOL_SCHEMA_SUBSET, R.TOOL_UNKNOWN, R.TOOL_INPUT, R.TOOL_USE_NAME,
@@ -129,7 +129,7 @@ COVERED: frozenset[str] = frozenset(
 # tests/test_fast_path.py checks the list against their source
 LOCAL_RULES: tuple[str, ...] = (
     "TS101", "TS102", "TS103", "TS104", "TS105", "TS106", "TS107", "TS109", "TS110", "TS111", "TS112",
-    "TS113", "TS114", "TS115", "TS116", "TS119", "TS120", "TS304", "TS305", "TS306", "TS401", "TS402", "TS403", "TS404",
+    "TS113", "TS114", "TS115", "TS116", "TS119", "TS120", "TS121", "TS304", "TS305", "TS306", "TS401", "TS402", "TS403", "TS404",
 )  # fmt: skip
 
 
@@ -846,6 +846,7 @@ class FastPath:
         )
         allowed = cls.allowed if self.on["TS102"] else None
         stop = self._stop if self.on["TS119"] else None
+        email = EMAIL if self.on["TS121"] else None
         block_ok, toolset = self._block_ok, self.toolset
         prefix = self._provider_of
         metas = cols.raw(("metadata",))
@@ -860,6 +861,9 @@ class FastPath:
             status = meta.status
             if (status is not _UNSET and status != "complete") or ats[k] is None:
                 add(k)  # not complete (its own rules), or TS115
+                continue
+            if email is not None and ("@" in str(meta.user_id) or "@" in str(meta.team_id)):
+                add(k)  # TS121: `_local` decides
                 continue
             role = m.role
             model = meta.model
@@ -992,6 +996,10 @@ class FastPath:
             return None
         if on["TS119"] and getattr(meta, "stop_reason", None) == "cancelled" and status != "cancelled":
             return None
+        if on["TS121"]:
+            for pseudonym in (meta.user_id, meta.team_id):
+                if isinstance(pseudonym, str) and "@" in pseudonym and EMAIL.search(pseudonym):
+                    return None
         cls = self.cls
         if not self._open_fields_shallow(m):
             return None  # TS008 territory: the exact path decides
@@ -1100,7 +1108,11 @@ class FastPath:
             return True
         # `cost` computes in its exact context; reading a plain decimal and comparing two
         # are exact in any context
-        return bool(Decimal(usage.cost_usd) == prices.cost(version, model, as_dict))
+        try:
+            stored = Decimal(usage.cost_usd)
+        except (InvalidOperation, TypeError, ValueError):
+            return False  # not a decimal (TS020's to report): the exact path says where
+        return bool(stored == prices.cost(version, model, as_dict))
 
     # -- the session phase (in input order) -----------------------------------------------
 
