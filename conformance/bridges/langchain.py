@@ -109,6 +109,7 @@ class LangChainBridge(BaseAdapter):
         self.reference = self.reference_class()
         super().__init__()
         self.transport = CaptureTransport(httpx2)
+        self._url_media: dict[tuple[str, str], str] = {}  # (session, url) -> media type this bridge sent
 
     # what the reference adapter of the wire API answers for (module docstring)
     def new_provider_tool_id(self) -> str:
@@ -118,7 +119,16 @@ class LangChainBridge(BaseAdapter):
         return self.reference.tool_id_map(session_id)  # one map: read-back and rendering agree
 
     def from_wire_request(self, body: dict[str, Any], *, session_id: str | None = None) -> ParsedRequest:
-        return self.reference.from_wire_request(body, session_id=session_id)  # type: ignore[attr-defined, no-any-return]
+        parsed: ParsedRequest = self.reference.from_wire_request(body, session_id=session_id)  # type: ignore[attr-defined]
+        for m in parsed.messages:  # a URL image's media type is not on the wire: the one this bridge sent
+            for b in m.get("content") or []:
+                blocks = [b, *(b.get("content") or [] if b.get("type") == "tool_result" else [])]
+                for x in blocks:
+                    if x.get("type") == "image" and x["source"]["kind"] == "url":
+                        sent = self._url_media.get((str(m.get("session_id", "")), str(x["source"]["data"])))
+                        if sent is not None:
+                            x["media_type"] = sent
+        return parsed
 
     def estimate_input_tokens(self, messages: list[Message], tools: list[ToolDefinition]) -> int:
         return self.reference.estimate_input_tokens(messages, tools)  # type: ignore[attr-defined, no-any-return]
@@ -141,6 +151,8 @@ class LangChainBridge(BaseAdapter):
             settings["temperature"] = options.temperature
         if options.extra:
             settings["model_kwargs"] = dict(options.extra)  # top-level body fields, as given
+        if options.stream:
+            settings["streaming"] = True
         return settings
 
     # canonical -> LangChain ---------------------------------------------------------------
@@ -189,6 +201,10 @@ class LangChainBridge(BaseAdapter):
 
     def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: AdapterOptions) -> WireRequest:
         history = self._messages(messages)
+        for m in messages:
+            for b in m.get("content") or []:
+                if b.get("type") == "image" and b["source"]["kind"] == "url":
+                    self._url_media[(str(m.get("session_id", "")), str(b["source"]["data"]))] = str(b["media_type"])
         if options.output_schema is not None:
             self.warn_option("output_schema", "the bridge does not ask LangChain for structured output (declared false)")
         if options.provider_tools:
@@ -257,6 +273,18 @@ class LangChainBridge(BaseAdapter):
             return "tool_use" if any(b.get("type") == "tool_use" for b in parsed.content) else "end_turn"
         return wire_registry.get(self.wire_api).stop_reasons.get(parsed.raw_stop, "end_turn")
 
+    def _failure(self, exc: BaseException, what: str) -> AdapterError:
+        """The error a parse failure is: an SDK status error in LangChain's chain of causes
+        (an error event mid-stream) classified by the contract's §6.2 table, else a
+        WireFormatError naming what LangChain raised."""
+        seen: BaseException | None = exc
+        while seen is not None:
+            status, body = getattr(seen, "status_code", None), getattr(seen, "body", None)
+            if isinstance(status, int) and body is not None:
+                return self.classify_error(status, body, {})
+            seen = seen.__cause__ or seen.__context__
+        return WireFormatError(f"LangChain could not parse the {what}: {type(exc).__name__}: {exc}")
+
     def _probe(self, stream: bool) -> BaseChatModel:
         return self.make_model("turnspec-replay", {**self._settings(None), **({"streaming": True} if stream else {})})
 
@@ -271,7 +299,7 @@ class LangChainBridge(BaseAdapter):
         except Exception as exc:
             if resp.status >= 400:
                 raise self.classify_error(resp.status, resp.body, headers) from None
-            raise WireFormatError(f"LangChain could not parse the response: {type(exc).__name__}: {exc}") from None
+            raise self._failure(exc, "response") from None
         if not isinstance(result, AIMessage):
             raise WireFormatError(f"LangChain returned a {type(result).__name__}, not an AIMessage")
         parsed = self._parse(result, request_context.session_id)
@@ -298,7 +326,14 @@ class LangChainBridge(BaseAdapter):
         try:
             run_sync(collect)
         except Exception as exc:
-            failure = WireFormatError(f"LangChain could not parse the stream: {type(exc).__name__}: {exc}")
+            failure = self._failure(exc, "stream")
+        # each tool call's argument fragments as LangChain's chunks carry them, by call index
+        fragments: dict[Any, list[str]] = {}
+        for chunk in got:
+            for tc in getattr(chunk, "tool_call_chunks", None) or []:
+                if tc.get("args"):
+                    fragments.setdefault(tc.get("index"), []).append(str(tc["args"]))
+        calls = list(fragments.values())
         final: Any = None
         for chunk in got:  # AIMessageChunk + AIMessageChunk: LangChain's own aggregation
             final = chunk if final is None else final + chunk
@@ -324,10 +359,13 @@ class LangChainBridge(BaseAdapter):
                     "type": "tool_use_start", "message_id": mid, "content_block_index": ci,
                     "tool_use_id": block["id"], "tool_name": block["name"],
                 }  # fmt: skip
-                yield {
-                    "type": "tool_use_input_delta", "message_id": mid, "content_block_index": ci,
-                    "tool_use_id": block["id"], "partial_json": json.dumps(block["input"]),
-                }  # fmt: skip
+                k = sum(1 for b in content[:ci] if b.get("type") == "tool_use")
+                parts = calls[k] if k < len(calls) else [json.dumps(block["input"])]
+                for part in parts:
+                    yield {
+                        "type": "tool_use_input_delta", "message_id": mid, "content_block_index": ci,
+                        "tool_use_id": block["id"], "partial_json": part,
+                    }  # fmt: skip
                 yield {
                     "type": "tool_use_end", "message_id": mid, "content_block_index": ci,
                     "tool_use_id": block["id"], "final_input": block["input"],
