@@ -458,7 +458,7 @@ class OpenAIChatBridge(LangChainBridge):
             ("tools.yaml#*",),
             "`function.strict`: the recording's value lives only in the reference adapter's provider_raw "
             "(`tool_extras`), which another adapter must not read (§6.5); canonical ToolDefinition has no field",
-            when=r"^(/tools/\d+/function/strict: missing from rendered \(true\)(; )?)+ \(compared",
+            when=r"^(/tools/\d+/function/strict: missing from rendered \(recorded true\)(; )?)+ \(compared",
         ),
     )
     cassette_folders = ("openai-chat",)
