@@ -80,6 +80,18 @@ def _flat(headers: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
+def _fields_first(cls: Any, settings: dict[str, Any]) -> dict[str, Any]:
+    """`settings` with each `model_kwargs` entry the model class declares as a field (e.g.
+    ChatAnthropic's `thinking`) given as that field: LangChain warns about the others' form."""
+    extra = dict(settings.pop("model_kwargs", None) or {})
+    fields = getattr(cls, "model_fields", {})
+    for key in [k for k in extra if k in fields and k not in settings]:
+        settings[key] = extra.pop(key)
+    if extra:
+        settings["model_kwargs"] = extra
+    return settings
+
+
 @dataclass
 class _Parsed:
     content: list[Block]
@@ -288,8 +300,11 @@ class LangChainBridge(BaseAdapter):
             seen = seen.__cause__ or seen.__context__
         return WireFormatError(f"LangChain could not parse the {what}: {type(exc).__name__}: {exc}")
 
+    probe_settings: ClassVar[Mapping[str, Any]] = {}  # what the replay request asks for (the answer is recorded)
+
     def _probe(self, stream: bool) -> BaseChatModel:
-        return self.make_model("turnspec-replay", {**self._settings(None), **({"streaming": True} if stream else {})})
+        settings = {**self._settings(None), **self.probe_settings, **({"streaming": True} if stream else {})}
+        return self.make_model("turnspec-replay", settings)
 
     def from_wire_response(self, response: WireResponse | dict[str, Any], request_context: RequestContext) -> Message:
         resp = response if isinstance(response, WireResponse) else WireResponse(response)
@@ -396,6 +411,9 @@ class AnthropicBridge(LangChainBridge):
     reference_class = AnthropicAdapter
     input_counts_cache = False  # Messages `usage.input_tokens` excludes cache reads and writes
     stop_key = "stop_reason"
+    # a replay asks for thinking, as the recordings that hold thinking did: without it ChatAnthropic
+    # streams text as bare strings (`coerce_content_to_string`), a form meant for text-only replies
+    probe_settings: ClassVar[Mapping[str, Any]] = {"thinking": {"type": "enabled", "budget_tokens": 1024}}
     bridge_gaps: ClassVar[tuple[Gap, ...]] = (
         Gap(
             ("TC802",),
@@ -432,6 +450,7 @@ class AnthropicBridge(LangChainBridge):
         from langchain_anthropic import ChatAnthropic  # function-level: only this bridge needs it
 
         streaming = bool(settings.pop("streaming", False))
+        settings = _fields_first(ChatAnthropic, settings)
         model = ChatAnthropic(model=name, api_key=OFFLINE_KEY, streaming=streaming, **settings)  # type: ignore[call-arg]
         # ChatAnthropic takes no http client: its async SDK client is a cached property (module docstring)
         model.__dict__["_async_client"] = anthropic.AsyncClient(**model._client_params, http_client=self.transport.client())
@@ -469,6 +488,7 @@ class OpenAIChatBridge(LangChainBridge):
         from langchain_openai import ChatOpenAI  # function-level: only this bridge needs it
 
         streaming = bool(settings.pop("streaming", False))
+        settings = _fields_first(ChatOpenAI, settings)
         return ChatOpenAI(  # type: ignore[call-arg]
             model=name,
             api_key=OFFLINE_KEY,

@@ -178,8 +178,7 @@ KNOWN: dict[tuple[str, str], Known] = {
         "streamed usage: ChatAnthropic reads usage from `message_delta` only and skips `message_start`'s "
         "(`_make_message_chunk_from_anthropic_event`: 'don't include usage_metadata yet'), so a stream whose "
         "`message_delta.usage` holds only `output_tokens` (the API's MessageDeltaUsage makes `input_tokens` "
-        "optional) is read with `input_tokens: 0` and no cache counts; and thinking.yaml#1: the sum of the "
-        "AIMessageChunks has content `['', {thinking...}, 'Yes, ...']`, whose `content_blocks` leaves the text out",
+        "optional) is read with `input_tokens: 0` and no cache counts, where the non-streamed parse has them",
     ),
     ("langchain:anthropic", "TC904"): Known(
         "library bug",
