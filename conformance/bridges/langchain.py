@@ -36,6 +36,7 @@ from typing import Any, ClassVar
 import httpx2
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, messages_from_dict
+from pydantic import SecretStr
 
 from ..adapters.anthropic import AnthropicAdapter
 from ..adapters.base import (
@@ -218,7 +219,9 @@ class LangChainBridge(BaseAdapter):
                 if b.get("type") == "image" and b["source"]["kind"] == "url":
                     self._url_media[(str(m.get("session_id", "")), str(b["source"]["data"]))] = str(b["media_type"])
         if options.output_schema is not None:
-            self.warn_option("output_schema", "the bridge does not ask LangChain for structured output (declared false)")
+            self.warn_option(
+                "output_schema", "the bridge does not ask LangChain for structured output (declared false)"
+            )
         if options.provider_tools:
             self.warn_option("provider_tools", "the bridge does not bind provider-native tools")
         model: Any = self.make_model(options.wire_model, self._settings(options))
@@ -256,7 +259,13 @@ class LangChainBridge(BaseAdapter):
                 d["id"] = ids.canonical_for(str(d.get("id")))
             blocks.append(d)
         calls = [{**c, "id": ids.canonical_for(str(c.get("id")))} for c in ai.tool_calls]
-        data = {"type": "ai", "content": blocks, "tool_calls": calls, "id": None, "response_metadata": {}}
+        data: dict[str, Any] = {
+            "type": "ai",
+            "content": blocks,
+            "tool_calls": calls,
+            "id": None,
+            "response_metadata": {},
+        }
         canon, _, _ = from_langchain([{"type": "ai", "data": data}], sid, Session(IdMint(sid), 0))
         content: list[Block] = canon[0]["content"] if canon else []
         if content == [{"type": "text", "text": ""}] and not blocks:
@@ -358,7 +367,12 @@ class LangChainBridge(BaseAdapter):
         parsed = self._parse(final, ctx.session_id) if isinstance(final, AIMessage) else None
         mid = ctx.message_id or new_ulid()
         model_name = parsed.wire_model if parsed and parsed.wire_model else "unknown"
-        yield {"type": "message_start", "message_id": mid, "role": "assistant", "model": f"{self.provider}:{model_name}"}
+        yield {
+            "type": "message_start",
+            "message_id": mid,
+            "role": "assistant",
+            "model": f"{self.provider}:{model_name}",
+        }
         content = parsed.content if parsed else []
         if parsed is not None and not content:
             content = [{"type": "text", "text": ""}]  # as `assemble` writes an empty reply (spec §5.1.1)
@@ -451,9 +465,11 @@ class AnthropicBridge(LangChainBridge):
 
         streaming = bool(settings.pop("streaming", False))
         settings = _fields_first(ChatAnthropic, settings)
-        model = ChatAnthropic(model=name, api_key=OFFLINE_KEY, streaming=streaming, **settings)  # type: ignore[call-arg]
+        model = ChatAnthropic(model=name, api_key=SecretStr(OFFLINE_KEY), streaming=streaming, **settings)  # type: ignore[call-arg]
         # ChatAnthropic takes no http client: its async SDK client is a cached property (module docstring)
-        model.__dict__["_async_client"] = anthropic.AsyncClient(**model._client_params, http_client=self.transport.client())
+        model.__dict__["_async_client"] = anthropic.AsyncClient(
+            **model._client_params, http_client=self.transport.client()
+        )
         return model
 
 
@@ -489,9 +505,9 @@ class OpenAIChatBridge(LangChainBridge):
 
         streaming = bool(settings.pop("streaming", False))
         settings = _fields_first(ChatOpenAI, settings)
-        return ChatOpenAI(  # type: ignore[call-arg]
+        return ChatOpenAI(
             model=name,
-            api_key=OFFLINE_KEY,
+            api_key=SecretStr(OFFLINE_KEY),
             streaming=streaming,
             stream_usage=True,
             http_async_client=self.transport.client(),

@@ -15,22 +15,14 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import dataclass
-from typing import Protocol
 from pathlib import Path
 
 from ..suite import runner
 from . import langchain as lc
-from .kit import Gap
 from .pydantic_ai import BRIDGES as PAI_BRIDGES
-from .pydantic_ai import LIBRARY, library_version
+from .pydantic_ai import LIBRARY, PydanticAIBridge, library_version
 
-
-class _Bridge(Protocol):
-    name: str
-    bridge_gaps: tuple[Gap, ...]
-
-
-BRIDGES: dict[str, type[_Bridge]] = {
+BRIDGES: dict[str, type[PydanticAIBridge] | type[lc.LangChainBridge]] = {
     **{cls.name: cls for cls in PAI_BRIDGES.values()},
     **{cls.name: cls for cls in lc.BRIDGES.values()},
 }
@@ -193,7 +185,8 @@ KNOWN: dict[tuple[str, str], Known] = {
     ),
     ("langchain:openai-chat", "TC202"): Known("library bug", "the same image reaches the wire (TC201)"),
     ("langchain:openai-chat", "TC203"): Known(
-        "library bug", "the same blocks marked critical: the thinking vanishes and the request renders, no error (TC201)"
+        "library bug",
+        "the same blocks marked critical: the thinking vanishes and the request renders, no error (TC201)",
     ),
     ("langchain:openai-chat", "TC404"): Known(
         "library bug",
