@@ -293,3 +293,37 @@ def test_langchain_library_bug_evidence_streamed_usage_skips_message_start() -> 
     assert end["final_content"] == [{"type": "text", "text": "Hi"}]
     assert end["usage"]["output_tokens"] == 4
     assert end["usage"]["input_tokens"] == 0  # message_start's 12 is not read
+
+
+@pytest.mark.parametrize(
+    ("bridge", "on_the_wire"),
+    [
+        ("anthropic", '"source": {"type": "base64", "media_type": "image/x-turnspec-probe", "data": "TUFSSy1w"}'),
+        ("openai-chat", '"image_url": {"url": "data:image/x-turnspec-probe;base64,TUFSSy1w"}'),
+    ],
+)
+def test_langchain_library_bug_evidence_unknown_image_type_sent(bridge: str, on_the_wire: str) -> None:
+    """TC201-TC203's evidence: an image of a media type neither API takes goes out as given."""
+    a = registry.load(f"langchain:{bridge}")
+    img = {"type": "image", "source": {"kind": "base64", "data": "TUFSSy1w"}, "media_type": "image/x-turnspec-probe"}
+    body = a.to_wire([_msg(1, "user", [img])], [], AdapterOptions(model="m")).body
+    assert on_the_wire in json.dumps(body)
+
+
+def test_langchain_library_bug_evidence_stream_model_only_on_the_last_chunk() -> None:
+    """TC907's evidence: each chunk names `model`, yet a stream cut by an error event reads
+    with no model name (ChatOpenAI keeps `model_name` for the last chunk)."""
+    a = registry.load("langchain:openai-chat")
+    head = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "gpt-served"}
+    chunk = {
+        **head,
+        "choices": [{"index": 0, "delta": {"role": "assistant", "content": "Once"}, "finish_reason": None}],
+    }
+    error = {"error": {"message": "The server had an error", "type": "server_error", "param": None, "code": None}}
+    data = f"data: {json.dumps(chunk)}\n\ndata: {json.dumps(error)}\n\n".encode()
+    events = []
+    with pytest.raises(ServerError):
+        for e in a.stream_response([data], RequestContext(session_id=SID)):
+            events.append(e)
+    assert events[0]["type"] == "message_start" and events[0]["model"] == "openai:unknown"
+    assert events[-1]["final_content"] == [{"type": "text", "text": "Once"}]  # the text before the error is kept

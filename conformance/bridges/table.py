@@ -46,7 +46,8 @@ _FOREIGN = (
 )
 _LC_FOREIGN = (
     "replaying an assistant turn another provider issued (a signed thinking block; "
-    "tests/test_bridges.py::test_langchain_library_bug_evidence renders it), then a user turn"
+    "tests/test_langchain_bridges.py::test_langchain_library_bug_evidence_thinking_vanishes_unannounced renders "
+    "it), then a user turn"
 )
 KNOWN: dict[tuple[str, str], Known] = {
     ("pydantic-ai:anthropic", "TC201"): Known(
@@ -148,7 +149,7 @@ KNOWN: dict[tuple[str, str], Known] = {
         "a streamed turn that ends `STOP` with `functionCall` parts is read with `finish_reason='stop'`, not "
         "`'tool_call'`",
     ),
-    # LangChain (langchain-anthropic, langchain-openai): tests/test_bridges.py::test_langchain_library_bug_evidence
+    # LangChain (langchain-anthropic, langchain-openai): tests/test_langchain_bridges.py::test_langchain_library_bug_evidence_*
     ("langchain:anthropic", "TC201"): Known(
         "library bug",
         "an image standard block of mime_type `image/x-turnspec-probe` goes on the wire as an `image` source "
