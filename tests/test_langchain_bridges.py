@@ -327,3 +327,25 @@ def test_langchain_library_bug_evidence_stream_model_only_on_the_last_chunk() ->
             events.append(e)
     assert events[0]["type"] == "message_start" and events[0]["model"] == "openai:unknown"
     assert events[-1]["final_content"] == [{"type": "text", "text": "Once"}]  # the text before the error is kept
+
+
+@pytest.mark.parametrize("bridge", ["anthropic", "openai-chat"])
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"not json",
+        b'{"id": 1, "choices": null, "content": null}',
+        b"[]",
+        # a text that is a number: LangChain's pydantic ValidationError is several lines
+        b'{"id": "m", "type": "message", "role": "assistant", "model": "x", "content": [{"type": "text", "text": 5}], '
+        b'"object": "chat.completion", "created": 1, "choices": [{"index": 0, "message": {"role": "assistant", '
+        b'"content": 5}, "finish_reason": "stop"}]}',
+    ],
+)
+def test_a_body_langchain_cannot_parse_is_a_one_line_wire_format_error(bridge: str, body: bytes) -> None:
+    from conformance.adapters.errors import WireFormatError  # function-level: only these cases raise it
+
+    a = registry.load(f"langchain:{bridge}")
+    with pytest.raises(WireFormatError) as err:
+        a.from_wire_response(WireResponse(body), RequestContext(session_id=SID))
+    assert "\n" not in str(err.value) and str(err.value).startswith("LangChain could not parse the response: ")

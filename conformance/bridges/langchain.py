@@ -29,6 +29,7 @@ from __future__ import annotations
 import importlib.metadata
 import json
 import re
+import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -307,7 +308,8 @@ class LangChainBridge(BaseAdapter):
                 event = body if "error" in body else {"type": "error", "error": body}
                 return self.classify_error(status if isinstance(status, int) else 500, event, {})
             seen = seen.__cause__ or seen.__context__
-        return WireFormatError(f"LangChain could not parse the {what}: {type(exc).__name__}: {exc}")
+        said = " ".join(str(exc).split())  # one line, however the library wrote it
+        return WireFormatError(f"LangChain could not parse the {what}: {type(exc).__name__}: {said[:300]}")
 
     probe_settings: ClassVar[Mapping[str, Any]] = {}  # what the replay request asks for (the answer is recorded)
 
@@ -322,7 +324,9 @@ class LangChainBridge(BaseAdapter):
         model = self._probe(False)
         self.transport.reset([Canned(body, resp.status, headers)])
         try:
-            result = run_sync(lambda: model.ainvoke([HumanMessage("turnspec replay")]))
+            with warnings.catch_warnings():  # the SDKs' serializer warnings on a malformed body: the error says it
+                warnings.simplefilter("ignore")
+                result = run_sync(lambda: model.ainvoke([HumanMessage("turnspec replay")]))
         except Exception as exc:
             if resp.status >= 400:
                 raise self.classify_error(resp.status, resp.body, headers) from None
@@ -351,7 +355,9 @@ class LangChainBridge(BaseAdapter):
 
         failure: Exception | None = None
         try:
-            run_sync(collect)
+            with warnings.catch_warnings():  # as in from_wire_response
+                warnings.simplefilter("ignore")
+                run_sync(collect)
         except Exception as exc:
             failure = self._failure(exc, "stream")
         # each tool call's argument fragments as LangChain's chunks carry them, by call index
