@@ -349,3 +349,30 @@ def test_a_body_langchain_cannot_parse_is_a_one_line_wire_format_error(bridge: s
     with pytest.raises(WireFormatError) as err:
         a.from_wire_response(WireResponse(body), RequestContext(session_id=SID))
     assert "\n" not in str(err.value) and str(err.value).startswith("LangChain could not parse the response: ")
+
+
+def test_a_streamed_call_without_arguments_sends_no_fragment_and_keeps_the_next_calls() -> None:
+    """A tool_use streamed with no input_json_delta (an empty input) has no partial_json; the
+    next call's fragments stay its own (TC609 on llm-anthropic's recordings)."""
+    a = registry.load("langchain:anthropic")
+    start = {"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant",
+             "model": "claude-x", "content": [], "stop_reason": None, "stop_sequence": None,
+             "usage": {"input_tokens": 3, "output_tokens": 1}}}  # fmt: skip
+    events = [start]
+    for i, (tid, parts) in enumerate([("toolu_01", []), ("toolu_02", ['{"ci', 'ty": "Paris"}'])]):
+        events.append({"type": "content_block_start", "index": i,
+                       "content_block": {"type": "tool_use", "id": tid, "name": "get_weather", "input": {}}})  # fmt: skip
+        events += [{"type": "content_block_delta", "index": i, "delta": {"type": "input_json_delta",
+                    "partial_json": p}} for p in parts]  # fmt: skip
+        events.append({"type": "content_block_stop", "index": i})
+    events += [
+        {"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+         "usage": {"output_tokens": 9}},
+        {"type": "message_stop"},
+    ]  # fmt: skip
+    out = list(a.stream_response([_sse(events, named=True)], RequestContext(session_id=SID)))
+    starts = [e["tool_use_id"] for e in out if e["type"] == "tool_use_start"]
+    deltas = [(e["tool_use_id"], e["partial_json"]) for e in out if e["type"] == "tool_use_input_delta"]
+    assert deltas == [(starts[1], '{"ci'), (starts[1], 'ty": "Paris"}')]
+    ends = {e["tool_use_id"]: e["final_input"] for e in out if e["type"] == "tool_use_end"}
+    assert ends == {starts[0]: {}, starts[1]: {"city": "Paris"}}

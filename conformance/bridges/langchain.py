@@ -364,8 +364,9 @@ class LangChainBridge(BaseAdapter):
         fragments: dict[Any, list[str]] = {}
         for chunk in got:
             for tc in getattr(chunk, "tool_call_chunks", None) or []:
+                parts = fragments.setdefault(tc.get("index"), [])  # a call with no arguments sent none
                 if tc.get("args"):
-                    fragments.setdefault(tc.get("index"), []).append(str(tc["args"]))
+                    parts.append(str(tc["args"]))
         calls = list(fragments.values())
         final: Any = None
         for chunk in got:  # AIMessageChunk + AIMessageChunk: LangChain's own aggregation
@@ -398,7 +399,7 @@ class LangChainBridge(BaseAdapter):
                     "tool_use_id": block["id"], "tool_name": block["name"],
                 }  # fmt: skip
                 k = sum(1 for b in content[:ci] if b.get("type") == "tool_use")
-                parts = calls[k] if k < len(calls) else [json.dumps(block["input"])]
+                parts = calls[k] if k < len(calls) else [json.dumps(block["input"])]  # not streamed as chunks
                 for part in parts:
                     yield {
                         "type": "tool_use_input_delta", "message_id": mid, "content_block_index": ci,
