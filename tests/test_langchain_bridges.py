@@ -178,24 +178,31 @@ def test_an_error_event_mid_stream_raises_the_classified_error(bridge: str, stre
     assert events[-1]["type"] == "message_complete" and events[-1]["stop_reason"] == "error"
 
 
-def test_conform_anthropic_bridge_fails_only_classified_library_bugs(tmp_path: Path) -> None:
-    """`turnspec conform langchain:anthropic --no-samples` runs offline, and each check it
-    fails is in the checked-in table as a library bug with its evidence."""
+@pytest.mark.parametrize(
+    ("bridge", "bugs"),
+    [
+        ("langchain:anthropic", {"TC201", "TC202", "TC203", "TC404", "TC606", "TC904"}),
+        ("langchain:openai-chat", {"TC201", "TC202", "TC203", "TC404", "TC502", "TC902", "TC907"}),
+    ],
+)
+def test_conform_bridge_fails_only_classified_library_bugs(tmp_path: Path, bridge: str, bugs: set[str]) -> None:
+    """`turnspec conform langchain:<api> --no-samples` runs offline, and each check it fails
+    is in the checked-in table as a library bug with its evidence."""
     out = tmp_path / "report.json"
     done = subprocess.run(
-        [sys.executable, "-m", "conformance.cli", "conform", "langchain:anthropic", "--no-samples", "-o", "json",
+        [sys.executable, "-m", "conformance.cli", "conform", bridge, "--no-samples", "-o", "json",
          "--report", str(out)],
         cwd=tmp_path, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert done.returncode == 1, done.stderr[-2000:]
     report = json.loads(out.read_text())
     assert "bridge gap: " in json.dumps(report)  # the declared gaps are reported as skips with their reason
-    failed = _failed_rules(report, "langchain:anthropic")
-    assert failed == {"TC201", "TC202", "TC203", "TC404", "TC606", "TC904"}, failed
+    failed = _failed_rules(report, bridge)
+    assert failed == bugs, failed
     for rule in failed:
-        known = KNOWN.get(("langchain:anthropic", rule))
+        known = KNOWN.get((bridge, rule))
         assert known is not None and known.kind == "library bug", f"{rule} failed and is not classified"
-    assert {"langchain:anthropic", "langchain:openai-chat"} <= set(TRIAGED)
+    assert bridge in TRIAGED
 
 
 def _failed_rules(report: object, adapter: str) -> set[str]:
