@@ -71,6 +71,6 @@ def bench_ray(session: nox.Session) -> None:
 
 @nox.session
 def bridges_table(session: nox.Session) -> None:
-    """docs/bridges.md: each pydantic-ai bridge's result per check, every failure classified."""
-    session.install("-e", "./generated", "-e", ".[pydantic-ai]")
+    """docs/bridges.md: each bridge's result per check (pydantic-ai, LangChain), every failure classified."""
+    session.install("-e", "./generated", "-e", ".[pydantic-ai,langchain-bridges]")
     session.run("python", "-m", "conformance.bridges.table", "docs/bridges.md", *session.posargs)

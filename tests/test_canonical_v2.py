@@ -91,6 +91,9 @@ def test_unknown_schema_version_is_reported_clearly(tmp_path: Path) -> None:
         findings = read(write(tmp_path, [msg]), revisions)
         assert [(f.rule, f.pointer, f.severity) for f in findings] == [("TS012", "/schema_version", Severity.ERROR)]
         assert "knows: 1" in findings[0].message
+    msg["schema_version"] = "1"  # §4.1: an int
+    findings = read(write(tmp_path, [msg]), None)
+    assert ("TS020", "/schema_version") in {(f.rule, f.pointer) for f in findings}, [f.format() for f in findings]
 
 
 def test_audio_follows_the_role_and_source_rules(tmp_path: Path) -> None:

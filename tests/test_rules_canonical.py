@@ -63,6 +63,7 @@ CASES: dict[str, tuple[str, int, str, str | None]] = {
     "TS306": ("TS306.jsonl", 3, "/content/2/name", None),
     "TS401": ("TS401.jsonl", 5, "/metadata/usage/cost_usd", "pricing"),
     "TS402": ("TS402.jsonl", 5, "/metadata/usage/pricing_version", "pricing"),
+    "TS121": ("TS121.jsonl", 2, "/metadata/user_id", None),
     "TS403": ("TS403.jsonl", 5, "/metadata/model", "pricing"),
     "TS404": ("TS404.jsonl", 5, "/metadata/usage/cached_input_tokens", "pricing"),
 }
@@ -195,6 +196,10 @@ def test_cost_usd_numbers_are_read_exactly_and_only_warned(tmp_path: Path, writt
     assert ("TS118", "warning") in rules
     assert ("TS401" not in {r for r, _ in rules}) is ok, rules
     assert report.exit_code == (0 if ok else 1)
+    # §4.3 types it a Decimal: text that is no decimal number is a schema error (TS020)
+    p.write_text("\n".join(lines).replace(f'"cost_usd": {written}', '"cost_usd": "cheap"') + "\n")
+    found = {(f.rule, f.pointer) for f in validate([p], Options(pricing=PRICING)).findings}
+    assert ("TS020", "/metadata/usage/cost_usd") in found, found
 
 
 def test_every_rule_the_code_can_emit_is_listed_by_turnspec_rules() -> None:
@@ -504,13 +509,18 @@ def test_any_rfc3339_utc_created_at_is_valid(tmp_path: Path, created_at: str, ca
     assert strict.exit_code == (0 if canonical else 1)
 
 
-@pytest.mark.parametrize("created_at", ["2026-05-08T12:00:02.1234567Z", "2026-05-08T12:00:02.000000+01:00",
-                                        "2026-05-08 12:00:02Z", "2026-05-08T12:00:02.000000Z\n"])  # fmt: skip
-def test_created_at_that_is_not_rfc3339_utc_up_to_microseconds_fails(tmp_path: Path, created_at: str) -> None:
+@pytest.mark.parametrize(("created_at", "rule"), [
+    ("2026-05-08T12:00:02.1234567Z", "TS020"), ("2026-05-08T12:00:02.000000+01:00", "TS020"),
+    ("2026-05-08 12:00:02Z", "TS020"), ("2026-05-08T12:00:02.000000Z\n", "TS020"),
+    ("2026-02-30T12:00:02.000000Z", "TS115"), ("2025-02-29T12:00:02.000000Z", "TS115"),  # the form, no real date
+])  # fmt: skip
+def test_created_at_that_is_not_rfc3339_utc_up_to_microseconds_fails(
+    tmp_path: Path, created_at: str, rule: str
+) -> None:
     def edit(msgs: list[dict[str, Any]]) -> None:
         msgs[1]["created_at"] = created_at
 
-    assert [(f.rule, f.pointer) for f in validate([_session(tmp_path, edit)]).findings] == [("TS020", "/created_at")]
+    assert [(f.rule, f.pointer) for f in validate([_session(tmp_path, edit)]).findings] == [(rule, "/created_at")]
 
 
 def test_created_at_backwards_compares_instants_not_text(tmp_path: Path) -> None:
@@ -654,3 +664,117 @@ def test_url_data_is_an_absolute_url(tmp_path: Path, data: str, ok: bool) -> Non
     for exact in (False, True):
         hits = [(f.rule, f.line, f.pointer) for f in validate([p], Options(exact=exact)).findings if f.rule == "TS120"]
         assert hits == ([] if ok else [("TS120", 2, "/content/1/source/data")]), (data, exact)
+
+
+# -- TS020, statement by statement: each schema statement of the table, broken once -------
+
+_VALID = [json.loads(line) for line in (HERE / "valid.jsonl").read_text(encoding="utf-8").splitlines()]
+_TOOL_DEFS = json.loads(TOOLS.read_text(encoding="utf-8"))
+
+
+def _set(index: int, path: str, value: Any) -> Callable[[list[Any]], None]:
+    """An edit of message `index`: `path` is /-separated keys and list indexes; a value of
+    `...` deletes the key."""
+
+    def edit(msgs: list[Any]) -> None:
+        *parents, last = path.split("/")
+        node = msgs[index]
+        for p in parents:
+            node = node[int(p)] if isinstance(node, list) else node[p]
+        if value is ...:
+            del node[last]
+        elif isinstance(node, list):
+            node[int(last)] = value
+        else:
+            node[last] = value
+
+    return edit
+
+
+_IMAGE = {"type": "image", "media_type": "image/png", "source": {"kind": "ftp", "data": "x.png"}}
+SCHEMA_STATEMENTS: dict[str, tuple[Callable[[list[Any]], None], str]] = {
+    # ref in docs/traceability.md -> (the break, the pointer TS020 names; a missing field: where it belongs)
+    "C05-role": (_set(1, "role", "robot"), "/1/role"),
+    "C06-created_at-missing": (_set(1, "created_at", ...), "/1/created_at"),
+    "C09-schema_version-string": (_set(1, "schema_version", "1"), "/1/schema_version"),
+    "C10-text-block-without-text": (_set(1, "content/0", {"type": "text"}), "/1/content/0/text"),
+    "C15-tool_result-content-not-a-list": (_set(3, "content/0/content", "# Project Foo"), "/3/content/0/content"),
+    "C15-is_error-not-a-bool": (_set(3, "content/0/is_error", "yes"), "/3/content/0/is_error"),
+    "C18-source-kind": (_set(1, "content/0", _IMAGE), "/1/content/0/source/kind"),
+    "C22-signature-not-a-string": (_set(2, "content/0/signature", 5), "/2/content/0/signature"),
+    "C22-redacted-data-not-a-string": (
+        _set(2, "content/0", {"type": "redacted_thinking", "data": 5}),
+        "/2/content/0/data",
+    ),
+    "C31-routing-mode": (_set(2, "metadata/routing/mode", "random"), "/2/metadata/routing/mode"),
+    "C31-routing-confidence": (_set(2, "metadata/routing/confidence", 1.5), "/2/metadata/routing/confidence"),
+    "C31-routing-reason": (_set(2, "metadata/routing/reason", 7), "/2/metadata/routing/reason"),
+    "C32-negative-tokens": (_set(2, "metadata/usage/input_tokens", -1), "/2/metadata/usage/input_tokens"),
+    "C32-fractional-tokens": (_set(2, "metadata/usage/output_tokens", 4.5), "/2/metadata/usage/output_tokens"),
+    "C32-pricing_version-missing": (
+        _set(2, "metadata/usage/pricing_version", ...),
+        "/2/metadata/usage/pricing_version",
+    ),
+    "C32-latency_ms-missing": (_set(2, "metadata/usage/latency_ms", ...), "/2/metadata/usage/latency_ms"),
+    "C33-cost_usd-not-a-decimal": (_set(2, "metadata/usage/cost_usd", "cheap"), "/2/metadata/usage/cost_usd"),
+    "C35-status": (_set(2, "metadata/status", "done"), "/2/metadata/status"),
+    "C36-provider_raw-not-an-object": (_set(2, "metadata/provider_raw", 5), "/2/metadata/provider_raw"),
+    "C36-user_id-not-a-string": (_set(1, "metadata/user_id", 5), "/1/metadata/user_id"),
+    "C36-team_id-not-a-string": (_set(1, "metadata/team_id", []), "/1/metadata/team_id"),
+}
+
+
+@pytest.mark.parametrize("case", list(SCHEMA_STATEMENTS))
+def test_each_schema_statement_broken_is_ts020_at_its_field(case: str) -> None:
+    """The registered TS020 (through the validator, not the schema engine alone) reports each
+    statement of canonical §4 the schema carries, where it is broken."""
+    from conformance.formats.canonical.memory import validate_messages  # the in-memory entry point
+
+    edit, pointer = SCHEMA_STATEMENTS[case]
+    msgs = json.loads(json.dumps(_VALID))
+    assert not [f for f in validate_messages(msgs) if f.rule == "TS020"]
+    edit(msgs)
+    found = [f.pointer for f in validate_messages(msgs) if f.rule == "TS020"]
+    assert pointer in found, (case, found)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("side_effects", "maybe"), ("side_effects", None), ("requires_workspace", "yes"), ("description", 3), ("name", 7)],
+)
+def test_tool_definition_fields_are_ts020_at_the_field(field: str, value: Any) -> None:
+    """Canonical §4.4's ToolDefinition: `side_effects` is one of its enum (required),
+    `requires_workspace` a bool; each broken field is a TS020 error at that field."""
+    from conformance.formats.canonical.memory import validate_messages  # the in-memory entry point
+
+    tool = json.loads(json.dumps(_TOOL_DEFS[1]))
+    tool[field] = value
+    found = [(f.rule, f.pointer) for f in validate_messages([tool])]
+    assert ("TS020", f"/0/{field}") in found, found
+
+
+@pytest.mark.parametrize(
+    "construct",
+    [
+        {"$ref": "#/$defs/x"},
+        {"oneOf": [{"type": "string"}, {"type": "integer"}]},
+        {"anyOf": [{"type": "string"}, {"type": "integer"}]},
+        {"allOf": [{"type": "string"}]},
+        {"not": {"type": "string"}},
+        {"if": {"type": "string"}, "then": {"minLength": 1}, "else": {"type": "integer"}},
+        {"type": "object", "patternProperties": {"^x": {"type": "string"}}},
+        {"type": "object", "additionalProperties": {"type": "string"}},
+    ],
+    ids=["$ref", "oneOf", "anyOf", "allOf", "not", "if-then-else", "patternProperties", "additionalProperties-schema"],
+)
+def test_each_construct_section_5_4_disallows_is_ts303(construct: dict[str, Any]) -> None:
+    """Canonical §5.4 lists eight disallowed constructs; each one, nested in a property of an
+    otherwise allowed input_schema, is a TS303 error (the allow-list may not let one through)."""
+    from conformance.formats.canonical.memory import validate_messages  # the in-memory entry point
+
+    tool = json.loads(json.dumps(_TOOL_DEFS[0]))
+    tool["input_schema"]["properties"]["limit"] = construct
+    found = [(f.rule, f.severity) for f in validate_messages([tool])]
+    assert ("TS303", "error") in found, found
+    tool["input_schema"]["properties"]["limit"] = {"type": "integer"}
+    assert validate_messages([tool]) == []

@@ -20,6 +20,8 @@ from typing import Any, ClassVar
 import pytest
 from test_replay_check import msg, rules_of, text, write
 
+from conformance.adapters.anthropic import AnthropicAdapter
+from conformance.adapters.errors import RateLimitError, error_for_status
 from conformance.adapters.openai_chat import OpenAIChatAdapter
 from conformance.adapters.protocol import AdapterOptions, Message, ToolDefinition, WireRequest, WireResponse
 from conformance.cli import main
@@ -181,6 +183,9 @@ def test_the_default_marker_is_no_unknown_field_but_others_are() -> None:
     assert [f.rule for f in validate_messages([m])] == []
     m["metadata"]["x_must_send"] = [1]
     assert [(f.rule, f.pointer.rsplit("/", 1)[-1]) for f in validate_messages([m])] == [("TS010", "x_must_send")]
+    # the key is configurable: TC203 plants the one it is given, and holds the adapter to it
+    report = _run(CriticalKeyHardCoded(), "TC203", critical_key="x_must_send")
+    assert _status(report, "TC203") == "fail"
 
 
 # -- contract §6.2-§6.4: TC801's oracle is the contract's table --------------------------
@@ -238,6 +243,91 @@ def test_tc801_oracle_reads_any_recorded_body_without_crashing(body: Any) -> Non
     for api in ("anthropic-messages", "openai-responses", "gemini-generate-content", "ollama-chat"):
         assert expected_class(api, 400, body) == "invalid_request"
         assert recorded_retry_after(body, {"retry-after": ["Wed, 21 Oct 2026 07:28:00 GMT"]}) is None
+
+
+# Anthropic's rows of the table above, recorded as responses (hand-written: synthetic)
+_ANTHROPIC_ERRORS = [
+    (529, {"type": "overloaded_error", "message": "Overloaded"}, "rate_limit"),
+    (500, {"type": "overloaded_error", "message": "x"}, "rate_limit"),
+    (400, {"type": "permission_error", "message": "x"}, "auth"),
+    (400, {"type": "invalid_request_error", "message": "prompt: tokens exceeds"}, "context_overflow"),
+    (400, {"type": "invalid_request_error", "message": "max_tokens"}, "invalid_request"),
+    (418, {"type": "api_error", "message": "x"}, "server_error"),
+]
+
+
+def _anthropic_error_cassette(tmp_path: Path) -> Path:
+    import yaml  # function-level: only this test writes a cassette
+
+    request = {
+        "body": json.dumps(
+            {"model": "claude-sonnet-4-5", "max_tokens": 16, "messages": [{"role": "user", "content": "Hi"}]}
+        ),
+        "headers": {"content-type": ["application/json"]},
+        "method": "POST",
+        "uri": "https://api.anthropic.com/v1/messages",
+    }
+    interactions = []
+    for n, (status, error, _) in enumerate(_ANTHROPIC_ERRORS):
+        rid = f"req_011CErrTable{n:02d}"
+        body = {"type": "error", "error": error, "request_id": rid}
+        headers = {"content-type": ["application/json"], "request-id": [rid], "x-turnspec-synthetic": ["true"]}
+        response = {
+            "body": {"string": json.dumps(body)},
+            "headers": headers,
+            "status": {"code": status, "message": "E"},
+        }
+        interactions.append({"request": request, "response": response})
+    folder = tmp_path / "anthropic"
+    folder.mkdir()
+    (folder / "errors.yaml").write_text(yaml.safe_dump({"interactions": interactions, "version": 1}), encoding="utf-8")
+    return folder
+
+
+class _StatusOnlyAnthropic(AnthropicAdapter):
+    """Classifies by the HTTP status alone: §6.2's "then adjust based on provider error bodies" skipped."""
+
+    def classify_error(self, status: int, body: Any, headers: Mapping[str, Any] | None = None) -> Any:
+        err = super().classify_error(status, body, headers)
+        plain = error_for_status(status, str(err))
+        plain.request_id, plain.provider_status = err.request_id, err.provider_status
+        if isinstance(plain, RateLimitError) and isinstance(err, RateLimitError):
+            plain.retry_after_seconds = err.retry_after_seconds
+        return plain
+
+
+class _RequestIdLostAnthropic(AnthropicAdapter):
+    """Classifies right but drops the request id §6.3 asks the exception to carry."""
+
+    def classify_error(self, status: int, body: Any, headers: Mapping[str, Any] | None = None) -> Any:
+        err = super().classify_error(status, body, headers)
+        err.request_id = None
+        return err
+
+
+def test_tc801_runs_the_contract_table_over_recorded_responses(tmp_path: Path) -> None:
+    """The registered TC801 (not only its oracle) holds an adapter to §6.2's table: the
+    status, then the body's `error.type` (a 529 `overloaded_error` is a rate limit), and to
+    §6.3's fields (the request id)."""
+    folder = _anthropic_error_cassette(tmp_path)
+
+    def tc801(adapter: AnthropicAdapter) -> Any:
+        report = run(
+            SuiteConfig.for_adapter(
+                adapter, cassette_dirs=[folder], selection=Selection(select=("TC801",)), peers=False
+            )
+        )
+        return report.result("TC801", "anthropic")
+
+    good = tc801(AnthropicAdapter())
+    assert good is not None and good.status == "pass" and good.passed == len(_ANTHROPIC_ERRORS), good
+    lost = tc801(_StatusOnlyAnthropic())
+    assert lost is not None and lost.status == "fail"
+    assert any("want 'rate_limit'" in r for r in lost.reasons), lost.reasons
+    assert (lost.failed, lost.passed) == (5, 1)  # only the 400 `max_tokens` row needs no body hint
+    unnamed = tc801(_RequestIdLostAnthropic())
+    assert unnamed is not None and unnamed.status == "fail"
+    assert any("request_id" in r for r in unnamed.reasons), unnamed.reasons
 
 
 def test_tc801_problems_name_subclass_retryable_status_and_request_id() -> None:
@@ -415,3 +505,75 @@ def test_new_checks_survive_an_adapter_returning_garbage() -> None:
     report = _run(GarbageReadings(), "TC406", "TC503", "TC801", cassette_dirs=[cassettes])
     assert {r.rule for r in report.results} == {"TC406", "TC503", "TC801"}
     assert _status(report, "TC801") == "pass"
+
+
+# -- what the core owns: message ids (TC108), endpoints (TC109), cache_control (TC110) -----
+
+
+class MintsItsOwnMessageId(AnthropicAdapter):
+    """Ignores RequestContext.message_id and mints an id (canonical §6.1: the core's)."""
+
+    def from_wire_response(self, response: Any, request_context: Any) -> Message:
+        msg = super().from_wire_response(response, request_context)
+        return {**msg, "id": "01JZM1NTED0000000000000001"}
+
+
+class PostsToTheWrongEndpoint(OpenAIChatAdapter):
+    """Renders the legacy completions path instead of contract §4.3's /v1/chat/completions."""
+
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: AdapterOptions) -> WireRequest:
+        return replace(super().to_wire(messages, tools, options), path="/v1/completions")
+
+
+class ShowsCacheControl(AnthropicAdapter):
+    """Reads a request back with a cache_control marker left on a block (contract §4.2)."""
+
+    def from_wire_request(self, body: Any, *, session_id: str | None = None) -> Any:
+        parsed = super().from_wire_request(body, session_id=session_id)
+        first = parsed.messages[0]
+        first["content"][0] = {**first["content"][0], "cache_control": {"type": "ephemeral"}}
+        return parsed
+
+
+@pytest.mark.parametrize(
+    ("adapter", "rule", "why"),
+    [
+        (MintsItsOwnMessageId(), "TC108", "not the core's"),
+        (PostsToTheWrongEndpoint(), "TC109", "POST /v1/completions"),
+        (ShowsCacheControl(), "TC110", "/content/0/cache_control"),
+    ],
+    ids=["TC108", "TC109", "TC110"],
+)
+def test_core_owned_fields_fail_their_check(adapter: Any, rule: str, why: str) -> None:
+    """Canonical §6.1 (ids "generated by the core, never by adapters"), contract §4.2/§4.3
+    (the endpoints) and §4.2 (cache_control "not visible in the canonical surface"): each
+    reference adapter passes, the adapter breaking one fails that check, saying where."""
+    own = [Path(__file__).resolve().parents[1] / "cassettes" / adapter.name]
+    assert _status(_run(type(adapter).__mro__[1](), rule, peers=False, cassette_dirs=own), rule) == "pass"
+    report = _run(adapter, rule, peers=False, cassette_dirs=own)
+    [result] = [r for r in report.results if r.rule == rule]
+    assert result.status == "fail" and any(why in r for r in result.reasons), result.reasons
+
+
+class GifNeverSent(AnthropicAdapter):
+    """Declares image/gif accepted (contract §3.4 `accepted_image_media_types`) but drops it."""
+
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: AdapterOptions) -> WireRequest:
+        wire = super().to_wire(messages, tools, options)
+        body = json.loads(json.dumps(wire.body))
+        for m in body.get("messages", []):
+            if isinstance(m.get("content"), list):
+                m["content"] = [b for b in m["content"] if (b.get("source") or {}).get("media_type") != "image/gif"]
+        return replace(wire, body=body)
+
+
+def test_tc501_probes_each_declared_image_media_type() -> None:
+    """Contract §3.4: `accepted_image_media_types` lists what reaches the wire; TC501 sends one
+    image per declared type, so one type dropped fails, naming it."""
+    assert "image/gif" in GifNeverSent.capabilities["accepted_image_media_types"]
+    report = _run(GifNeverSent(), "TC501", peers=False)
+    [result] = [r for r in report.results if r.rule == "TC501"]
+    assert result.status == "fail", result
+    assert [r for r in result.reasons if "image/" in r] == [
+        "image image/gif: image/gif is declared accepted but the image did not reach the wire"
+    ], result.reasons

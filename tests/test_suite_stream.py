@@ -4,7 +4,7 @@ cancellation through the optional `cancel(request_id)` hook (TC601, TC608-TC611)
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -278,6 +278,96 @@ def test_a_cancel_hook_that_raises_fails_tc611_and_never_crashes_the_suite():
     result = _run(CancelRaises(), ("TC611",)).result("TC611", "anthropic")
     assert result is not None and result.status == "fail"
     assert all("crashed: RuntimeError: boom" in r for r in result.reasons)
+
+
+class CancelNeverStops(AnthropicAdapter):
+    """After cancel, the iterator never ends: text deltas forever (contract §5.3: it must terminate)."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        for e in super().stream_response(chunks, context):
+            if e["type"] == "message_complete" and e.get("stop_reason") == "cancelled":
+                while True:
+                    yield {"type": "text_delta", "message_id": e["message_id"], "content_block_index": 0, "text": "."}
+            yield e
+
+
+class CancelAnswersFalse(AnthropicAdapter):
+    """Cancels, but answers False for a stream in flight (contract §3.1: True when it cancelled)."""
+
+    def cancel(self, request_id: str) -> bool:
+        super().cancel(request_id)
+        return False
+
+
+class CancelAnswersTrueWhenDone(AnthropicAdapter):
+    """Answers True for a stream that already completed (contract §3.1: False when completed)."""
+
+    def cancel(self, request_id: str) -> bool:
+        super().cancel(request_id)
+        return True
+
+
+def test_tc611_fails_a_stream_that_does_not_terminate_after_cancel():
+    result = _run(CancelNeverStops(), ("TC611",)).result("TC611", "anthropic")
+    assert result is not None and result.status == "fail"
+    assert any("must terminate" in r for r in result.reasons), result.reasons
+
+
+def test_tc611_holds_cancel_to_its_answers():
+    """Contract §3.1: `cancel` returns True when it cancelled a stream in flight, False once
+    the stream completed (idempotent); the suite's TC611 checks both answers."""
+    result = _run(CancelAnswersFalse(), ("TC611",)).result("TC611", "anthropic")
+    assert result is not None and result.status == "fail"
+    assert any("returned False for a stream in flight" in r for r in result.reasons), result.reasons
+    result = _run(CancelAnswersTrueWhenDone(), ("TC611",)).result("TC611", "anthropic")
+    assert result is not None and result.status == "fail"
+    assert any("after the stream ended returned True" in r for r in result.reasons), result.reasons
+    assert _statuses(_run(AnthropicAdapter(), ("TC611",)), "anthropic") == {"TC611": "pass"}
+
+
+def _edited_stream(edit: Callable[[StreamEvent], StreamEvent]) -> AnthropicAdapter:
+    class EditsEvents(AnthropicAdapter):
+        def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+            for e in super().stream_response(chunks, context):
+                yield edit(e)
+
+    return EditsEvents()
+
+
+def _on(kind: str, **changes: object) -> Callable[[StreamEvent], StreamEvent]:
+    def edit(e: StreamEvent) -> StreamEvent:
+        if e["type"] != kind:
+            return e
+        out = {**e, **changes}
+        return {k: v for k, v in out.items() if v is not DROP}  # type: ignore[return-value]
+
+    return edit
+
+
+DROP = object()
+
+
+@pytest.mark.parametrize(
+    ("edit", "why"),
+    [
+        (_on("message_complete", stop_reason="finished"), "stop_reason outside the six"),
+        (_on("message_complete", stop_reason=None), "no stop_reason"),
+        (_on("message_complete", usage={"input_tokens": "8", "output_tokens": 1}), "usage counts as text"),
+        (_on("message_complete", usage=[8, 1]), "usage neither token counts nor a Usage"),
+        (_on("tool_use_start", tool_name=DROP), "tool_use_start without its tool_name"),
+        (_on("tool_use_start", tool_use_id=DROP), "tool_use_start without its tool id"),
+        (_on("tool_use_end", final_input="{}"), "final_input as text"),
+        (_on("text_delta", text=5), "a text delta that is no text"),
+    ],
+    ids=lambda v: v if isinstance(v, str) else "",
+)
+def test_tc103_fails_each_event_field_streaming_5_3_types(edit: Callable[[StreamEvent], StreamEvent], why: str) -> None:
+    """Streaming §5.3 (with contract §3.3's six stop reasons and §7.1's token counts): each
+    event carries its fields with their types; TC103 fails a stream whose one field is off."""
+    a = _edited_stream(edit)
+    result = _run(a, ("TC103",)).result("TC103", "anthropic")
+    assert result is not None and result.status == "fail", (why, result)
+    assert _statuses(_run(_edited_stream(lambda e: e), ("TC103",)), "anthropic") == {"TC103": "pass"}
 
 
 def test_cancel_before_the_first_event_closes_an_empty_message():

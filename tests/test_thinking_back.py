@@ -33,12 +33,12 @@ ROOT = Path(__file__).resolve().parents[1]
 RULES = ("TC405", "TC501")
 
 
-def _run(adapter: object, cassettes: str) -> SuiteReport:
+def _run(adapter: object, cassettes: str, *more: str) -> SuiteReport:
     return run(
         SuiteConfig.for_adapter(
             adapter,  # type: ignore[arg-type]
             cassette_dirs=[ROOT / cassettes],
-            selection=Selection(select=(*RULES, "TC404")),
+            selection=Selection(select=(*RULES, "TC404", *more)),
         )
     )
 
@@ -48,8 +48,8 @@ def test_honest_adapter_not_sending_thinking_back_to_ollama_passes_with_skip_rea
     true but not in the fields ollama-chat carries it in"): Ollama's docs make `thinking`
     optional on input."""
     a = OllamaNoThinkingBackAdapter()
-    report = _run(a, "cassettes/ollama")
-    for rule in (*RULES, "TC404"):
+    report = _run(a, "cassettes/ollama", "TC802")
+    for rule in (*RULES, "TC404", "TC802"):
         r = report.result(rule, a.name)
         assert r is not None and r.status == "pass", (rule, r)
     why = "ollama-chat does not require thinking text sent back"
@@ -58,6 +58,8 @@ def test_honest_adapter_not_sending_thinking_back_to_ollama_passes_with_skip_rea
     same = [x for x in tc405.skip_reasons if x.startswith(f"{a.name}→{a.name}: ")]
     assert same and why in same[0] and OLLAMA_CHAT.thinking_back.source in same[0], tc405.skip_reasons
     assert any(x.startswith("supports_thinking: ") and why in x for x in tc501.skip_reasons), tc501.skip_reasons
+    tc802 = report.result("TC802", a.name)  # the recorded request's round trip skips the same thinking
+    assert tc802 is not None and any(why in x for x in tc802.skip_reasons), tc802.skip_reasons
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,7 @@ from conformance.cli import app
 ROOT = Path(__file__).parent.parent
 DOC = ROOT / "docs" / "traceability.md"
 CLASSES = ("tested", "untested", "partial", "open", "n/c", "todo")
-RULE_ID = re.compile(r"\b(?:TS|TC|TM|GP|GE|CH)\d{3}\b")
+RULE_ID = re.compile(r"\b(?:TS|TC|TM|RC|GP|GE|CH)\d{3}\b")
 REF = re.compile(r"[A-Z]\d+[a-z]?")
 
 

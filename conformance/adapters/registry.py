@@ -148,7 +148,10 @@ def _attr(obj: Any, attr: str, module: str, ref: str) -> Any:
     return obj
 
 
-BRIDGE_PREFIXES = {"pydantic-ai": ("conformance.bridges.pydantic_ai", "pydantic-ai")}
+BRIDGE_PREFIXES = {
+    "pydantic-ai": ("conformance.bridges.pydantic_ai", "pydantic-ai"),
+    "langchain": ("conformance.bridges.langchain", "langchain-bridges"),
+}
 """`<library>:<api>` adapter names -> (the bridge module, the turnspec extra that installs it)."""
 
 

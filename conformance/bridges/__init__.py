@@ -2,10 +2,12 @@
 
 `kit` is the bridge kit (capture transport, async-to-sync, declared gaps); `pydantic_ai`
 ships the pydantic-ai bridges (`turnspec conform pydantic-ai:anthropic`, `:openai-chat`,
-`:openai-responses`, `:gemini`; `pip install 'turnspec[pydantic-ai]'`).
+`:openai-responses`, `:gemini`; `pip install 'turnspec[pydantic-ai]'`); `langchain` ships the
+LangChain bridges (`turnspec conform langchain:anthropic`, `:openai-chat`;
+`pip install 'turnspec[langchain-bridges]'`).
 
 Nothing in turnspec imports this package except `adapters.registry`, which resolves the
-`pydantic-ai:<api>` names lazily (`.importlinter` states it), so turnspec never needs the
+`pydantic-ai:<api>` and `langchain:<api>` names lazily (`.importlinter` states it), so turnspec never needs the
 libraries it bridges.
 """
 

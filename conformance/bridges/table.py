@@ -18,7 +18,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..suite import runner
-from .pydantic_ai import BRIDGES, LIBRARY, library_version
+from . import langchain as lc
+from .pydantic_ai import BRIDGES as PAI_BRIDGES
+from .pydantic_ai import LIBRARY, PydanticAIBridge, library_version
+
+BRIDGES: dict[str, type[PydanticAIBridge] | type[lc.LangChainBridge]] = {
+    **{cls.name: cls for cls in PAI_BRIDGES.values()},
+    **{cls.name: cls for cls in lc.BRIDGES.values()},
+}
+"""Every shipped bridge by its `<library>:<api>` name, in the table's column order."""
+
+
+def versions() -> dict[str, str]:
+    """The installed version of each library the bridges run (the table names them)."""
+    return {LIBRARY: library_version(), **lc.library_versions()}
 
 
 @dataclass(frozen=True)
@@ -30,6 +43,11 @@ class Known:
 _FOREIGN = (
     "replaying an assistant turn another provider issued (a signed thinking block, and for Anthropic's turns a "
     "redacted_thinking block; tests/test_bridges.py::test_library_bug_evidence renders it), then a user turn"
+)
+_LC_FOREIGN = (
+    "replaying an assistant turn another provider issued (a signed thinking block; "
+    "tests/test_langchain_bridges.py::test_langchain_library_bug_evidence_thinking_vanishes_unannounced renders "
+    "it), then a user turn"
 )
 KNOWN: dict[tuple[str, str], Known] = {
     ("pydantic-ai:anthropic", "TC201"): Known(
@@ -131,6 +149,64 @@ KNOWN: dict[tuple[str, str], Known] = {
         "a streamed turn that ends `STOP` with `functionCall` parts is read with `finish_reason='stop'`, not "
         "`'tool_call'`",
     ),
+    # LangChain (langchain-anthropic, langchain-openai): tests/test_langchain_bridges.py::test_langchain_library_bug_evidence_*
+    ("langchain:anthropic", "TC201"): Known(
+        "library bug",
+        "an image standard block of mime_type `image/x-turnspec-probe` goes on the wire as an `image` source "
+        '`{"type": "base64", "media_type": "image/x-turnspec-probe", ...}`, which the Messages API\'s image '
+        "source does not take (jpeg, png, gif, webp): no drop, no warning",
+    ),
+    ("langchain:anthropic", "TC202"): Known("library bug", "the same image: its bytes reach the wire (TC201)"),
+    ("langchain:anthropic", "TC203"): Known(
+        "library bug", "the same image marked critical: the request renders, no error (TC201)"
+    ),
+    ("langchain:anthropic", "TC404"): Known(
+        "library bug",
+        f"{_LC_FOREIGN}: ChatAnthropic leaves the `reasoning` block of another model_provider out of "
+        'the request (`{"role": "assistant", "content": [{"text": "answer", "type": "text"}]}`) and says nothing: '
+        "no warning, no log line, so the §7.3 WARN line cannot be written",
+    ),
+    ("langchain:anthropic", "TC606"): Known(
+        "library bug",
+        "streamed usage: ChatAnthropic reads usage from `message_delta` only and skips `message_start`'s "
+        "(`_make_message_chunk_from_anthropic_event`: 'don't include usage_metadata yet'), so a stream whose "
+        "`message_delta.usage` holds only `output_tokens` (the API's MessageDeltaUsage makes `input_tokens` "
+        "optional) is read with `input_tokens: 0` and no cache counts, where the non-streamed parse has them",
+    ),
+    ("langchain:anthropic", "TC904"): Known(
+        "library bug",
+        "the streamed recordings' usage (TC606): `input_tokens` 0 and the cache read count 0 where "
+        "`message_start.usage` has them; errors.yaml#11 (an error event mid-stream) has no usage at all",
+    ),
+    ("langchain:openai-chat", "TC201"): Known(
+        "library bug",
+        "an assistant `reasoning` block (Chat Completions has no thinking field) is left out of the request "
+        "silently, and an image of mime_type `image/x-turnspec-probe` goes out as a "
+        "`data:image/x-turnspec-probe;base64,...` image_url (Chat takes PNG, JPEG, WEBP, GIF): no drop, no warning",
+    ),
+    ("langchain:openai-chat", "TC202"): Known("library bug", "the same image reaches the wire (TC201)"),
+    ("langchain:openai-chat", "TC203"): Known(
+        "library bug",
+        "the same blocks marked critical: the thinking vanishes and the request renders, no error (TC201)",
+    ),
+    ("langchain:openai-chat", "TC404"): Known(
+        "library bug",
+        f"{_LC_FOREIGN}: the `reasoning` block is left out of the assistant message "
+        '(`{"content": [{"type": "text", "text": "answer"}], "role": "assistant"}`) with no warning (TC201)',
+    ),
+    ("langchain:openai-chat", "TC502"): Known(
+        "library bug", "the same request (TC404): thinking vanishes with no warning, so no §7.3 WARN line"
+    ),
+    ("langchain:openai-chat", "TC902"): Known(
+        "library bug",
+        'a ToolMessage with `status: "error"` goes out as `{"content": "boom", "role": "tool", "tool_call_id": ...}`: '
+        "Chat Completions has no error flag, and ChatOpenAI drops the status without a warning",
+    ),
+    ("langchain:openai-chat", "TC907"): Known(
+        "library bug",
+        "errors.yaml#9 (an error event mid-stream): every chunk names `model`, but ChatOpenAI puts `model_name` "
+        "in the response_metadata of the last chunk only, so the chunks read before the error carry none",
+    ),
 }
 
 
@@ -149,17 +225,18 @@ def render() -> tuple[str, int]:
     """The Markdown table and the number of unclassified failures."""
     names = [cls.name for cls in BRIDGES.values()]
     report = runner.run(runner.SuiteConfig.for_refs(names, samples=None, peers=True))
+    made_with = ", ".join(f"{lib} {v}" for lib, v in versions().items())
     lines = [
         "# Bridges: library model classes under `turnspec conform`",
         "",
-        f"Generated by `nox -s bridges_table` with {LIBRARY} {library_version()}. Each cell is the check's",
+        f"Generated by `nox -s bridges_table` with {made_with}. Each cell is the check's",
         "status (cases passed / cases run). Skips include the bridges' declared gaps (`bridge_gaps`,",
         "reported with their reason). Every failure of a triaged bridge ("
         + ", ".join(f"`{t}`" for t in TRIAGED)
         + ") is classified below, and an unclassified one fails the session; the other bridges' failures are",
         "listed as found, not yet triaged.",
         "",
-        f"{LIBRARY} version: {library_version()}",
+        *(f"{lib} version: {v}" for lib, v in versions().items()),
         "",
         "| check | " + " | ".join(f"`{n}`" for n in names) + " |",
         "|---|" + "---|" * len(names),

@@ -8,8 +8,25 @@ catalogue entry users look up and select or ignore by ID (like ruff's rule codes
 from __future__ import annotations
 
 import enum
+import functools
+import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+
+SWITCH_OFF_ENV = "TURNSPEC_DISABLE_RULES"
+"""Testing hook (rule-level mutation testing, tests/test_traceability_mutation.py): a
+comma-separated list of rule or check ids that this process treats as switched off, as if
+their code reported nothing. Not a user option: `--ignore` is."""
+
+
+@functools.cache
+def switched_off() -> frozenset[str]:
+    """The ids `TURNSPEC_DISABLE_RULES` switches off (read once per process; exact ids,
+    not prefixes). Every driver asks `Selection.enabled`, which says no for them; the
+    conversion report (`convertkit.ConvertContext.lossy`) drops their steps and a migration
+    skips its output check (TM003, `migrations.run.migrate_record`)."""
+    raw = os.environ.get(SWITCH_OFF_ENV, "")
+    return frozenset(part.strip() for part in raw.split(",") if part.strip())
 
 
 class Severity(enum.StrEnum):
@@ -122,7 +139,7 @@ class Selection:
             if not self.select:
                 best_sel = 0
             # The longer (more specific) prefix wins, as in ruff; ties go to ignore.
-            hit = best_sel >= 0 and best_sel > best_ign
+            hit = best_sel >= 0 and best_sel > best_ign and rule_id not in switched_off()
             self._cache[rule_id] = hit
         return hit
 

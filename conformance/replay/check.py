@@ -25,7 +25,7 @@ from typing import Any
 
 from ..adapters.base import Adapter, AdapterOptions, CriticalBlockError
 from ..adapters.estimate import estimate_for_model
-from ..core.findings import Finding, RuleInfo, Severity
+from ..core.findings import Finding, RuleInfo, Severity, switched_off
 from ..formats.canonical.markers import DEFAULT_CRITICAL_KEY
 from ..wire import registry as wire_registry
 from ..wire.api import WireApi
@@ -107,6 +107,8 @@ class _Emitter:
     def __call__(
         self, at: Located, pointer: str, rule: RuleInfo, message: str, severity: Severity | None = None
     ) -> None:
+        if rule.id in switched_off():  # the mutation-testing hook (findings.SWITCH_OFF_ENV)
+            return
         if at.converted and pointer:  # the place is the source message: say where inside its canonical form
             message, pointer = f"{message} (at {pointer} of the message as canonical)", ""
         self.verdict.findings.append(

@@ -24,11 +24,13 @@ class CheckInfo(RuleInfo):
     everything else reads from it. `slug` names the base test class's standard test
     (`test_<id>_<slug>`; empty: no standard test, the check judges recordings, not an
     adapter); `needs` is the capability it needs (declared false: skipped with that reason);
-    `exercises` are the capabilities its cases exercise (TC002 counts them)."""
+    `exercises` are the capabilities its cases exercise (TC002 counts them); `fix` is its
+    troubleshooting line."""
 
     slug: str = ""
     needs: str | None = None
     exercises: tuple[str, ...] = ()
+    fix: str = ""  # what to look at when it fails (`turnspec rule`, SARIF help, the docs)
 
 
 CAPABILITIES = CheckInfo(
@@ -37,6 +39,7 @@ CAPABILITIES = CheckInfo(
     "§7.2, contract §3.4",
     "Adapter declares valid AdapterCapabilities and its identity",
     slug="capabilities_declared",
+    fix="check that `capabilities` is an AdapterCapabilities with every field of contract §3.4 (or canonical §7.2), limits positive, and that `name`, `provider` and `wire_api` name a registered wire record.",
 )
 
 EXERCISED = CheckInfo(
@@ -45,13 +48,24 @@ EXERCISED = CheckInfo(
     "§7.2, contract §3.4",
     "Every capability declared true is exercised by at least one case",
     slug="declared_capabilities_exercised",
+    fix="add a cassette that exercises the capability the skip names (`turnspec wire record`), or declare it false if the adapter cannot carry it.",
 )
 
 RESPONSE_VALID = CheckInfo(
-    "TC101", E, "§5, §7.1", "Parsed responses validate (schemas and TS rules)", slug="responses_validate"
+    "TC101",
+    E,
+    "§5, §7.1",
+    "Parsed responses validate (schemas and TS rules)",
+    slug="responses_validate",
+    fix="check that `from_wire_response` builds canonical messages: ULID ids, `tu_<ULID>` tool ids, a `created_at` in UTC and `schema_version: 1`; `turnspec validate` on a dumped message names the field.",
 )
 REQUEST_VALID = CheckInfo(
-    "TC102", E, "§5, §7.1", "Messages read back from a wire request validate", slug="requests_read_back_validate"
+    "TC102",
+    E,
+    "§5, §7.1",
+    "Messages read back from a wire request validate",
+    slug="requests_read_back_validate",
+    fix="check that `from_wire_request` reads every message of the recorded request into valid canonical messages (roles, block shapes, tool pairing).",
 )
 WIRE_SHAPE = CheckInfo(
     "TC104",
@@ -59,6 +73,7 @@ WIRE_SHAPE = CheckInfo(
     "contract §4.2, §4.3",
     "Rendered requests have the provider's documented shape",
     slug="wire_request_shape",
+    fix="check that `to_wire` writes the body the provider documents: the reason names the JSON pointer schemas/wire/<api>/ rejects.",
 )
 REQUEST_OPTIONS = CheckInfo(
     "TC105",
@@ -66,6 +81,7 @@ REQUEST_OPTIONS = CheckInfo(
     "contract §3.3, §4.2, §4.3",
     "max_output_tokens, stop_sequences and temperature reach the API's request fields",
     slug="request_options_on_wire",
+    fix="check that `to_wire` copies `max_output_tokens`, `stop_sequences` and `temperature` from the request options into the API's own fields (e.g. `max_tokens`, `stop`, `generationConfig`).",
 )
 EVENTS_VALID = CheckInfo(
     "TC103",
@@ -75,6 +91,7 @@ EVENTS_VALID = CheckInfo(
     slug="stream_events_validate",
     needs="supports_streaming",
     exercises=("supports_streaming",),
+    fix="check that `stream_response` yields only the event types and payloads of stream-event.json (canonical §7.4) or the streaming §5.3 names.",
 )
 
 LOSSY_WARN = CheckInfo(
@@ -83,6 +100,7 @@ LOSSY_WARN = CheckInfo(
     "§4.2.2, §7.3",
     "Dropped block logs a WARNING entry with the five fields §7.3 lists",
     slug="dropped_block_warns",
+    fix="check that every block `to_wire` drops logs exactly one WARN line with session_id, message_id, block type, adapter name and reason (canonical §7.3), and that nothing else is logged for it.",
 )
 LOSSY_ABSENT = CheckInfo(
     "TC202",
@@ -90,9 +108,15 @@ LOSSY_ABSENT = CheckInfo(
     "§7.3, contract §4.4",
     "Dropped block is absent from the wire, never partial",
     slug="dropped_block_absent",
+    fix="check that a dropped block leaves nothing on the wire: no partial field, empty part or placeholder.",
 )
 LOSSY_CRITICAL = CheckInfo(
-    "TC203", E, "§4.2.2", "Unrepresentable critical block fails with CriticalBlockError", slug="critical_block_fails"
+    "TC203",
+    E,
+    "§4.2.2",
+    "Unrepresentable critical block fails with CriticalBlockError",
+    slug="critical_block_fails",
+    fix="check that a block marked critical (metadata `critical`, or the configured key) which the provider cannot carry raises `CriticalBlockError` instead of being dropped.",
 )
 
 TOOL_ID_CANONICAL = CheckInfo(
@@ -103,6 +127,7 @@ TOOL_ID_CANONICAL = CheckInfo(
     slug="parsed_tool_ids_canonical",
     needs="supports_tools",
     exercises=("supports_tools", "supports_parallel_tool_calls"),
+    fix="check that `from_wire_response` maps each provider tool id through `tool_id_map` to a canonical `tu_<ULID>`, never keeping the provider's id.",
 )
 TOOL_ID_RESTORED = CheckInfo(
     "TC302",
@@ -112,6 +137,7 @@ TOOL_ID_RESTORED = CheckInfo(
     slug="provider_tool_ids_restored",
     needs="supports_tools",
     exercises=("supports_tools",),
+    fix="check that `to_wire` looks a canonical id up in the session's map and writes the provider's original id back.",
 )
 TOOL_ID_INJECTIVE = CheckInfo(
     "TC303",
@@ -121,6 +147,7 @@ TOOL_ID_INJECTIVE = CheckInfo(
     slug="tool_id_map_injective",
     needs="supports_tools",
     exercises=("supports_tools",),
+    fix="check that `tool_id_map` is one map per session: two provider ids never share a canonical id and a lookup repeated gives the same answer.",
 )
 TOOL_ID_RULES = CheckInfo(
     "TC304",
@@ -130,6 +157,7 @@ TOOL_ID_RULES = CheckInfo(
     slug="provider_tool_id_rules",
     needs="supports_tools",
     exercises=("supports_tools",),
+    fix="check that provider ids the adapter mints follow the API's documented pattern and length (the wire record's `tool_id` rule).",
 )
 TOOL_ID_PAIRED = CheckInfo(
     "TC305",
@@ -139,6 +167,7 @@ TOOL_ID_PAIRED = CheckInfo(
     slug="tool_use_and_result_paired",
     needs="supports_tools",
     exercises=("supports_tools",),
+    fix="check that a tool_use and the tool_result answering it are written with the same provider id.",
 )
 TOOL_ID_DETERMINISTIC = CheckInfo(
     "TC306",
@@ -148,10 +177,16 @@ TOOL_ID_DETERMINISTIC = CheckInfo(
     strict=True,
     slug="tool_ids_deterministic",
     needs="supports_tools",
+    fix="check whether parsing the same bytes twice with fresh maps gives the same tool ids; minted ids may differ, which is why it is advisory and only `--strict` fails it.",
 )
 
 REPLAY_PRESERVED = CheckInfo(
-    "TC401", E, "§8.3, §2.1.2", "Cross-provider replay preserves text and tool calls", slug="replay_preserves_content"
+    "TC401",
+    E,
+    "§8.3, §2.1.2",
+    "Cross-provider replay preserves text and tool calls",
+    slug="replay_preserves_content",
+    fix="check that replaying another adapter's history keeps every text and tool call, in order.",
 )
 REPLAY_PAIRED = CheckInfo(
     "TC402",
@@ -159,6 +194,7 @@ REPLAY_PAIRED = CheckInfo(
     "§8.3, §5.2.2",
     "Cross-provider replay pairs every tool_result with its call",
     slug="replay_pairs_results",
+    fix="check that in a replayed history every tool_result still follows its tool_use, with the ids the target API accepts.",
 )
 REPLAY_SYSTEM = CheckInfo(
     "TC403",
@@ -167,9 +203,15 @@ REPLAY_SYSTEM = CheckInfo(
     "System prompt hoisted or placed as the target provider needs",
     slug="replay_system_placement",
     exercises=("supports_system_prompt", "supports_system_messages_in_list"),
+    fix="check that system messages become what the target API takes: a top-level `system`, a `developer`/`system` message or `systemInstruction`.",
 )
 REPLAY_DROPPED = CheckInfo(
-    "TC404", E, "§7.3, §8.3", "Blocks the target cannot carry are dropped with WARN", slug="replay_drops_with_warn"
+    "TC404",
+    E,
+    "§7.3, §8.3",
+    "Blocks the target cannot carry are dropped with WARN",
+    slug="replay_drops_with_warn",
+    fix="check that blocks the target cannot carry (another provider's thinking, images where unsupported) are dropped with the WARN line, not sent.",
 )
 REPLAY_SIGNATURE = CheckInfo(
     "TC405",
@@ -178,6 +220,7 @@ REPLAY_SIGNATURE = CheckInfo(
     "Thinking signatures go back only to the provider that issued them",
     slug="thinking_signatures",
     exercises=("supports_thinking",),
+    fix="check that thinking and its signature go back only to the adapter that issued them (`provider_raw` or the block's provider) and, where the API's docs require it, do go back.",
 )
 
 CAPS_CARRIED = CheckInfo(
@@ -194,6 +237,7 @@ CAPS_CARRIED = CheckInfo(
         "supports_structured_output",
         "supports_streaming",
     ),
+    fix="check that every capability declared true reaches the wire (tools, images, thinking, system messages, streaming).",
 )
 CAPS_DROPPED = CheckInfo(
     "TC502",
@@ -201,6 +245,7 @@ CAPS_DROPPED = CheckInfo(
     "§7.2, §7.3, contract §4.4",
     "Declared-false capabilities are dropped with WARN or fail cleanly",
     slug="undeclared_capabilities_dropped",
+    fix="check that a capability declared false is dropped with the WARN line or refused with an `AdapterError`, never a crash.",
 )
 
 STREAM_ORDER = CheckInfo(
@@ -211,6 +256,7 @@ STREAM_ORDER = CheckInfo(
     slug="stream_order",
     needs="supports_streaming",
     exercises=("supports_streaming",),
+    fix="check that a stream ends with exactly one `message_complete` (stop_reason `error` before raising) and, with the dotted names, starts with `message.start`.",
 )
 STREAM_INDEX = CheckInfo(
     "TC602",
@@ -220,6 +266,7 @@ STREAM_INDEX = CheckInfo(
     slug="stream_index_monotonic",
     needs="supports_streaming",
     exercises=("supports_streaming",),
+    fix="check that `content_block_index` never goes down as the provider's content blocks arrive.",
 )
 STREAM_TOOL = CheckInfo(
     "TC603",
@@ -229,6 +276,7 @@ STREAM_TOOL = CheckInfo(
     slug="stream_tool_events",
     needs="supports_streaming_tool_calls",
     exercises=("supports_streaming_tool_calls",),
+    fix="check that each streamed tool_use has one start, its input deltas and one end, in that order.",
 )
 STREAM_FINAL_INPUT = CheckInfo(
     "TC604",
@@ -238,6 +286,7 @@ STREAM_FINAL_INPUT = CheckInfo(
     slug="stream_final_input",
     needs="supports_streaming_tool_calls",
     exercises=("supports_streaming_tool_calls",),
+    fix="check that `tool_use_end.final_input` is the object the concatenated `partial_json` deltas parse to.",
 )
 STREAM_AGGREGATE = CheckInfo(
     "TC605",
@@ -247,6 +296,7 @@ STREAM_AGGREGATE = CheckInfo(
     slug="stream_aggregate",
     needs="supports_streaming",
     exercises=("supports_streaming",),
+    fix="check that the text, thinking and tool deltas add up to `message_complete.final_content`.",
 )
 STREAM_EQUALS_PARSE = CheckInfo(
     "TC606",
@@ -256,6 +306,7 @@ STREAM_EQUALS_PARSE = CheckInfo(
     slug="stream_equals_parse",
     needs="supports_streaming",
     exercises=("supports_streaming",),
+    fix="check that aggregating the stream gives the message `from_wire_response` gives for the same turn.",
 )
 STREAM_CHUNKING = CheckInfo(
     "TC607",
@@ -265,6 +316,7 @@ STREAM_CHUNKING = CheckInfo(
     slug="stream_chunking",
     needs="supports_streaming",
     exercises=("supports_streaming",),
+    fix="check that the stream parser keeps state across chunk boundaries: feeding the same bytes split elsewhere must yield the same events.",
 )
 STREAM_VOCABULARY = CheckInfo(
     "TC608",
@@ -273,6 +325,7 @@ STREAM_VOCABULARY = CheckInfo(
     "Stream events follow one naming, canonical §7.4 or streaming §5.3, never a mix",
     slug="stream_one_vocabulary",
     needs="supports_streaming",
+    fix="check that one stream uses one spelling of event names: canonical §7.4 (`text_delta`) or streaming §5.3 (`text.delta`), never both.",
 )
 STREAM_LITERAL_JSON = CheckInfo(
     "TC609",
@@ -281,6 +334,7 @@ STREAM_LITERAL_JSON = CheckInfo(
     "tool_use_input_delta.partial_json are the provider's literal fragments",
     slug="stream_partial_json_literal",
     needs="supports_streaming_tool_calls",
+    fix="check that `tool_use_input_delta.partial_json` carries the provider's fragments as sent, not re-serialized JSON.",
 )
 STREAM_SIGNATURE_LAST = CheckInfo(
     "TC610",
@@ -289,6 +343,7 @@ STREAM_SIGNATURE_LAST = CheckInfo(
     "A thinking signature rides only on the block's final thinking_delta",
     slug="stream_signature_on_final_delta",
     needs="supports_thinking",
+    fix="check that a thinking block's signature is emitted only on its final `thinking_delta`.",
 )
 STREAM_CANCEL = CheckInfo(
     "TC611",
@@ -297,6 +352,7 @@ STREAM_CANCEL = CheckInfo(
     "cancel(request_id) closes open tool calls ({} if unparsable) and ends with message_complete(cancelled)",
     slug="stream_cancel",
     needs="supports_streaming",
+    fix="check that `cancel(request_id)` closes open tool calls (`{}` when their JSON does not parse) and ends the stream with `message_complete` (stop_reason `cancelled`).",
 )
 
 ESTIMATE = CheckInfo(
@@ -305,15 +361,23 @@ ESTIMATE = CheckInfo(
     "contract §3.1",
     "estimate_input_tokens within the stated tolerance of recorded usage",
     slug="token_estimate",
+    fix="check `estimate_input_tokens` against the recorded usage: the reason gives the median and p95 error; tune the per-message overheads or the characters-per-token ratio.",
 )
 
-CASSETTE_API = CheckInfo("TC800", E, "§11.2", "Recorded interaction is of an API some adapter serves (else skipped)")
+CASSETTE_API = CheckInfo(
+    "TC800",
+    E,
+    "§11.2",
+    "Recorded interaction is of an API some adapter serves (else skipped)",
+    fix="check whether the cassette records an API no registered adapter serves: remove it, or register an adapter or wire record for that API.",
+)
 ERROR_CLASSIFIED = CheckInfo(
     "TC801",
     E,
     "contract §6.1-§6.3, §6.5.3",
     "Error responses and errors reported mid-stream raise a classified AdapterError",
     slug="errors_classified",
+    fix="check that error responses raise the AdapterError subclass of contract §6.2-§6.3 for their status and body hint, with `retryable`, the status, the request id and the retry hint set.",
 )
 REQUEST_ROUND_TRIP = CheckInfo(
     "TC802",
@@ -321,6 +385,7 @@ REQUEST_ROUND_TRIP = CheckInfo(
     "§2.1.1, §11.1.1",
     "Recorded request read and rendered back matches semantically",
     slug="request_round_trip",
+    fix="check that `from_wire_request` then `to_wire` gives back the recorded request (compared semantically): fields dropped or renamed on the way are named in the reason.",
 )
 
 IMAGES_KEPT = CheckInfo(
@@ -331,6 +396,7 @@ IMAGES_KEPT = CheckInfo(
     slug="images_kept",
     needs="supports_images",
     exercises=("supports_images",),
+    fix="check that an image's source kind, media type and bytes survive `to_wire` and the read-back.",
 )
 TOOL_ERROR_KEPT = CheckInfo(
     "TC902",
@@ -340,6 +406,7 @@ TOOL_ERROR_KEPT = CheckInfo(
     slug="tool_errors_kept",
     needs="supports_tools",
     exercises=("supports_tools",),
+    fix="check that `is_error` on a tool_result reaches the wire's error flag and comes back, or is dropped with the WARN line where the API has none.",
 )
 STOP_REASON = CheckInfo(
     "TC903",
@@ -349,6 +416,7 @@ STOP_REASON = CheckInfo(
     "mapping), and a recorded refusal read as the reply's text",
     slug="stop_reason_recorded",
     exercises=("supports_streaming",),
+    fix="check the stop reason mapping of the wire record: each provider finish reason to the canonical `stop_reason` and status, and a refusal read as the reply's text.",
 )
 USAGE_RECORDED = CheckInfo(
     "TC904",
@@ -357,6 +425,7 @@ USAGE_RECORDED = CheckInfo(
     "Parsed usage (input, output, cache read/write) equals the recorded body",
     slug="usage_recorded",
     exercises=("supports_prompt_caching",),
+    fix="check the usage mapping of contract §7.2: input, output, cache read and cache write counts from the body, with cached tokens not counted twice.",
 )
 CAPS_PROBED = CheckInfo(
     "TC503",
@@ -365,6 +434,7 @@ CAPS_PROBED = CheckInfo(
     "Parallel and streamed tool calls, prompt caching and token limits hold when probed",
     slug="capabilities_probed",
     exercises=("supports_streaming_tool_calls", "supports_parallel_tool_calls", "supports_prompt_caching"),
+    fix="check the probed capabilities: parallel tool calls render and read back as one turn, streamed tool calls emit input deltas, cache counts parse, and the token limits are consistent.",
 )
 PROVIDER_RAW_ISOLATED = CheckInfo(
     "TC406",
@@ -372,6 +442,7 @@ PROVIDER_RAW_ISOLATED = CheckInfo(
     "§6.5, §9.1",
     "Another adapter's provider_raw changes nothing in the request; the adapter's own survives storage",
     slug="provider_raw_isolated",
+    fix="check that `to_wire` ignores `provider_raw` entries of other adapters and that its own entry is JSON data that renders the same request after a round trip.",
 )
 SERVED_MODEL = CheckInfo(
     "TC907",
@@ -379,6 +450,7 @@ SERVED_MODEL = CheckInfo(
     "contract §3.3",
     "The parsed model is the one the response names as having served the call",
     slug="served_model",
+    fix="check that the parsed message's model is the one the response says served the call, not the one requested.",
 )
 USAGE_ESTIMATED = CheckInfo(
     "TC906",
@@ -386,6 +458,7 @@ USAGE_ESTIMATED = CheckInfo(
     "contract §7.2",
     "Usage a response lacks is reported as none, or estimated with a WARN line noting it",
     slug="missing_usage_estimated_with_warn",
+    fix="check that a response without usage is reported with none, or with an estimate and the WARN line saying so.",
 )
 STREAM_USAGE_REQUESTED = CheckInfo(
     "TC905",
@@ -394,6 +467,31 @@ STREAM_USAGE_REQUESTED = CheckInfo(
     "Streaming requests ask for usage where the API's record says usage must be requested",
     slug="stream_requests_usage",
     needs="supports_streaming",
+    fix="check that streaming requests ask for usage where the API needs it (Chat Completions: `stream_options.include_usage`).",
+)
+MESSAGE_ID_FROM_CORE = CheckInfo(
+    "TC108",
+    E,
+    "§6.1",
+    "A parsed message's id is the one the core passed (RequestContext.message_id)",
+    slug="message_id_from_core",
+    fix="check that the parsed message's `id` is `RequestContext.message_id` when the core passes one (canonical §6.1: ids are the core's), not an id the adapter mints or the provider's.",
+)
+ENDPOINT = CheckInfo(
+    "TC109",
+    E,
+    "contract §4.2, §4.3",
+    "Rendered requests POST to the endpoint the API's record documents",
+    slug="documented_endpoint",
+    fix="check the path and method of `to_wire`'s request against the endpoint the API's record documents (streaming endpoints included).",
+)
+CACHE_CONTROL_HIDDEN = CheckInfo(
+    "TC110",
+    E,
+    "contract §4.2",
+    "cache_control markers never reach the canonical messages read back",
+    slug="cache_control_hidden",
+    fix="check that `from_wire_request` keeps provider-only markers such as `cache_control` out of the canonical blocks it reads back (provider_raw may hold them).",
 )
 
 CATALOG = RuleCatalog(
@@ -445,6 +543,9 @@ CATALOG = RuleCatalog(
         STREAM_USAGE_REQUESTED,
         USAGE_ESTIMATED,
         SERVED_MODEL,
+        MESSAGE_ID_FROM_CORE,
+        ENDPOINT,
+        CACHE_CONTROL_HIDDEN,
     ]
 )
 
@@ -482,55 +583,7 @@ ESTIMATE_REL_TOLERANCE = 0.35
 ESTIMATE_ABS_TOLERANCE = 60
 
 
-TROUBLESHOOTING: dict[str, str] = {
-    "TC001": "check that `capabilities` is an AdapterCapabilities with every field of contract §3.4 (or canonical §7.2), limits positive, and that `name`, `provider` and `wire_api` name a registered wire record.",
-    "TC002": "add a cassette that exercises the capability the skip names (`turnspec wire record`), or declare it false if the adapter cannot carry it.",
-    "TC101": "check that `from_wire_response` builds canonical messages: ULID ids, `tu_<ULID>` tool ids, a `created_at` in UTC and `schema_version: 1`; `turnspec validate` on a dumped message names the field.",
-    "TC102": "check that `from_wire_request` reads every message of the recorded request into valid canonical messages (roles, block shapes, tool pairing).",
-    "TC103": "check that `stream_response` yields only the event types and payloads of stream-event.json (canonical §7.4) or the streaming §5.3 names.",
-    "TC104": "check that `to_wire` writes the body the provider documents: the reason names the JSON pointer schemas/wire/<api>/ rejects.",
-    "TC105": "check that `to_wire` copies `max_output_tokens`, `stop_sequences` and `temperature` from the request options into the API's own fields (e.g. `max_tokens`, `stop`, `generationConfig`).",
-    "TC201": "check that every block `to_wire` drops logs exactly one WARN line with session_id, message_id, block type, adapter name and reason (canonical §7.3), and that nothing else is logged for it.",
-    "TC202": "check that a dropped block leaves nothing on the wire: no partial field, empty part or placeholder.",
-    "TC203": "check that a block marked critical (metadata `critical`, or the configured key) which the provider cannot carry raises `CriticalBlockError` instead of being dropped.",
-    "TC301": "check that `from_wire_response` maps each provider tool id through `tool_id_map` to a canonical `tu_<ULID>`, never keeping the provider's id.",
-    "TC302": "check that `to_wire` looks a canonical id up in the session's map and writes the provider's original id back.",
-    "TC303": "check that `tool_id_map` is one map per session: two provider ids never share a canonical id and a lookup repeated gives the same answer.",
-    "TC304": "check that provider ids the adapter mints follow the API's documented pattern and length (the wire record's `tool_id` rule).",
-    "TC305": "check that a tool_use and the tool_result answering it are written with the same provider id.",
-    "TC306": "check whether parsing the same bytes twice with fresh maps gives the same tool ids; minted ids may differ, which is why it is advisory and only `--strict` fails it.",
-    "TC401": "check that replaying another adapter's history keeps every text and tool call, in order.",
-    "TC402": "check that in a replayed history every tool_result still follows its tool_use, with the ids the target API accepts.",
-    "TC403": "check that system messages become what the target API takes: a top-level `system`, a `developer`/`system` message or `systemInstruction`.",
-    "TC404": "check that blocks the target cannot carry (another provider's thinking, images where unsupported) are dropped with the WARN line, not sent.",
-    "TC405": "check that thinking and its signature go back only to the adapter that issued them (`provider_raw` or the block's provider) and, where the API's docs require it, do go back.",
-    "TC406": "check that `to_wire` ignores `provider_raw` entries of other adapters and that its own entry is JSON data that renders the same request after a round trip.",
-    "TC501": "check that every capability declared true reaches the wire (tools, images, thinking, system messages, streaming).",
-    "TC502": "check that a capability declared false is dropped with the WARN line or refused with an `AdapterError`, never a crash.",
-    "TC503": "check the probed capabilities: parallel tool calls render and read back as one turn, streamed tool calls emit input deltas, cache counts parse, and the token limits are consistent.",
-    "TC601": "check that a stream ends with exactly one `message_complete` (stop_reason `error` before raising) and, with the dotted names, starts with `message.start`.",
-    "TC602": "check that `content_block_index` never goes down as the provider's content blocks arrive.",
-    "TC603": "check that each streamed tool_use has one start, its input deltas and one end, in that order.",
-    "TC604": "check that `tool_use_end.final_input` is the object the concatenated `partial_json` deltas parse to.",
-    "TC605": "check that the text, thinking and tool deltas add up to `message_complete.final_content`.",
-    "TC606": "check that aggregating the stream gives the message `from_wire_response` gives for the same turn.",
-    "TC607": "check that the stream parser keeps state across chunk boundaries: feeding the same bytes split elsewhere must yield the same events.",
-    "TC608": "check that one stream uses one spelling of event names: canonical §7.4 (`text_delta`) or streaming §5.3 (`text.delta`), never both.",
-    "TC609": "check that `tool_use_input_delta.partial_json` carries the provider's fragments as sent, not re-serialized JSON.",
-    "TC610": "check that a thinking block's signature is emitted only on its final `thinking_delta`.",
-    "TC611": "check that `cancel(request_id)` closes open tool calls (`{}` when their JSON does not parse) and ends the stream with `message_complete` (stop_reason `cancelled`).",
-    "TC701": "check `estimate_input_tokens` against the recorded usage: the reason gives the median and p95 error; tune the per-message overheads or the characters-per-token ratio.",
-    "TC800": "check whether the cassette records an API no registered adapter serves: remove it, or register an adapter or wire record for that API.",
-    "TC801": "check that error responses raise the AdapterError subclass of contract §6.2-§6.3 for their status and body hint, with `retryable`, the status, the request id and the retry hint set.",
-    "TC802": "check that `from_wire_request` then `to_wire` gives back the recorded request (compared semantically): fields dropped or renamed on the way are named in the reason.",
-    "TC901": "check that an image's source kind, media type and bytes survive `to_wire` and the read-back.",
-    "TC902": "check that `is_error` on a tool_result reaches the wire's error flag and comes back, or is dropped with the WARN line where the API has none.",
-    "TC903": "check the stop reason mapping of the wire record: each provider finish reason to the canonical `stop_reason` and status, and a refusal read as the reply's text.",
-    "TC904": "check the usage mapping of contract §7.2: input, output, cache read and cache write counts from the body, with cached tokens not counted twice.",
-    "TC905": "check that streaming requests ask for usage where the API needs it (Chat Completions: `stream_options.include_usage`).",
-    "TC906": "check that a response without usage is reported with none, or with an estimate and the WARN line saying so.",
-    "TC907": "check that the parsed message's model is the one the response says served the call, not the one requested.",
-}
+TROUBLESHOOTING: dict[str, str] = {c.id: c.fix for c in CATALOG if isinstance(c, CheckInfo) and c.fix}
 """What to look at when a check fails (the `turnspec rule TCxxx` "fix" line, SARIF help, the docs)."""
 
 ruledocs.TROUBLESHOOTING.update(TROUBLESHOOTING)

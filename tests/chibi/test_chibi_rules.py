@@ -285,12 +285,16 @@ def test_timestamp_in_milliseconds(ctx_copy: Callable[[str], Path]) -> None:
     assert "milliseconds" in report.findings[0].message
 
 
-def test_pinned_vocabulary() -> None:
+def test_pinned_vocabulary(ctx_copy: Callable[[str], Path]) -> None:
     report = check(FIXTURES / "default", fmt="chibi-v0.9")
     assert rules_of(report) == {"CB031"}
     assert len(report.findings) == 7  # 3 control_transfer entries + 4 messages with `role`
     assert check(FIXTURES / "default", fmt="chibi-v0.10").findings == []
     assert rules_of(check(FIXTURES / "legacy09", fmt="chibi-v0.10")) == {"CB031"}
+    # unpinned, a transcript holds one vocabulary: a v0.10 `role` among v0.9 entries is CB030
+    mixed = ctx_copy("legacy09")
+    edit_entry(mixed, "active.jsonl", 1, set_("role", "user"))
+    assert rules_of(check(mixed)) == {"CB030"}
 
 
 def test_mixed_vocabulary_reported_once(ctx_copy: Callable[[str], Path]) -> None:

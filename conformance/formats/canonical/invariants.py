@@ -213,6 +213,22 @@ def routing_model(ctx: Context, m: MessageView, emit: Emit) -> None:
              f"routing.chosen_model {routing['chosen_model']!r} differs from metadata.model {model!r}")  # fmt: skip
 
 
+# an address as RFC 5322 writes one in practice: local part, @, a dotted domain; a warning
+# only (§4.3 says what the id must not hold, not how an id looks)
+EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s.]+")
+
+
+@MESSAGE.register(R.ID_EMAIL, fast="local")
+def id_email(ctx: Context, m: MessageView, emit: Emit) -> None:
+    """§4.3 ("Pseudonymous — no plaintext PII; emails live in `users.json` only"): an id
+    that is an email address stores the PII the spec keeps out of messages."""
+    for key in ("user_id", "team_id"):
+        value = m.meta.get(key)
+        if isinstance(value, str) and EMAIL.search(value):
+            emit(m.rec, f"/metadata/{key}", R.ID_EMAIL,
+                 f"{key} looks like an email address; §4.3: \"Pseudonymous — no plaintext PII; emails live in `users.json` only\"")  # fmt: skip
+
+
 @MESSAGE.register(R.ASSISTANT_USAGE, fast="local")
 def assistant_usage(ctx: Context, m: MessageView, emit: Emit) -> None:
     if _complete_assistant(m) and m.meta.get("usage") is None:

@@ -53,6 +53,9 @@ CANCELLED_STATUS = RuleInfo(
     "TS119", E, "streaming §6.2.6, §4.3", "Message with stop_reason cancelled does not have status cancelled"
 )
 URL_DATA = RuleInfo("TS120", E, "§4.2", "url image (or audio) data is not an absolute URL (RFC 3986 scheme:...)")
+ID_EMAIL = RuleInfo(
+    "TS121", W, "§4.3", "user_id or team_id is shaped like an email address (ids are pseudonymous, no plaintext PII)"
+)
 
 MESSAGE_ULID = RuleInfo("TS201", E, "§6.1", "Message id is not a ULID")
 MESSAGE_UNIQUE = RuleInfo("TS202", E, "§6.1", "Message id is not unique")
@@ -93,7 +96,7 @@ CATALOG = RuleCatalog(
         EMPTY_CONTENT, ROLE_CONTENT, TOOL_ONE_BLOCK, ASSISTANT_MODEL, ASSISTANT_ROUTING,
         ASSISTANT_USAGE, ROUTING_MODEL, MODEL_ID, MODEL_PROVIDER, TOOL_PARENT, TOOL_PARENT_MATCH,
         TOOL_ID_FORMAT, IMAGE_MEDIA_TYPE, FILE_REF_PATH, CREATED_AT_REAL, BASE64_DATA,
-        CREATED_AT_ENCODING, COST_ENCODING, CANCELLED_STATUS, URL_DATA,
+        CREATED_AT_ENCODING, COST_ENCODING, CANCELLED_STATUS, URL_DATA, ID_EMAIL,
         MESSAGE_ULID, MESSAGE_UNIQUE, MESSAGE_MONOTONIC, CREATED_MONOTONIC, RESULT_UNPAIRED,
         RESULT_DUPLICATE, TOOL_ID_REPEATED, TOOL_UNANSWERED,
         TOOL_NAME, TOOL_NAME_UNIQUE, TOOL_SCHEMA_SUBSET, TOOL_UNKNOWN, TOOL_INPUT, TOOL_USE_NAME,

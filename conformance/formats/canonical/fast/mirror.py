@@ -13,14 +13,14 @@ import binascii
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 import msgspec
 
 from .. import rules as R
 from ..engine import Prices, Tools
-from ..invariants import file_ref_problem, url_ok
+from ..invariants import EMAIL, file_ref_problem, url_ok
 from ..pricing import USAGE_BUCKETS
 from ..tools import SNAKE_NAME
 from .batch import BatchPattern, Columns
@@ -86,6 +86,7 @@ class Mirror:
         )
         allowed = cls.allowed if self.on[R.ROLE_CONTENT.id] else None
         stop = self._stop if self.on[R.CANCELLED_STATUS.id] else None
+        email = EMAIL if self.on[R.ID_EMAIL.id] else None
         block_ok, toolset = self._block_ok, self.toolset
         prefix = self._provider_of
         metas = cols.raw(("metadata",))
@@ -100,6 +101,9 @@ class Mirror:
             status = meta.status
             if (status is not _UNSET and status != "complete") or ats[k] is None:
                 add(k)  # not complete (its own rules), or TS115
+                continue
+            if email is not None and ("@" in str(meta.user_id) or "@" in str(meta.team_id)):
+                add(k)  # TS121: `_local` decides
                 continue
             role = m.role
             model = meta.model
@@ -237,6 +241,10 @@ class Mirror:
             return None
         if on[R.CANCELLED_STATUS.id] and getattr(meta, "stop_reason", None) == "cancelled" and status != "cancelled":
             return None
+        if on[R.ID_EMAIL.id]:
+            for pseudonym in (meta.user_id, meta.team_id):
+                if isinstance(pseudonym, str) and "@" in pseudonym and EMAIL.search(pseudonym):
+                    return None
         cls = self.cls
         if not self._open_fields_shallow(m):
             return None  # TS008 territory: the exact path decides
@@ -345,7 +353,11 @@ class Mirror:
             return True
         # `cost` computes in its exact context; reading a plain decimal and comparing two
         # are exact in any context
-        return bool(Decimal(usage.cost_usd) == prices.cost(version, model, as_dict))
+        try:
+            stored = Decimal(usage.cost_usd)
+        except (InvalidOperation, TypeError, ValueError):
+            return False  # not a decimal (TS020's to report): the exact path says where
+        return bool(stored == prices.cost(version, model, as_dict))
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,160 @@
+"""Rule-level mutation testing of docs/traceability.md (issue 26, item 3).
+
+For every row classed `tested` (the metis tables and every peer format's table) whose test
+cell names a test that makes the rule fail (not a `(passes)` allowance), each rule the row
+cites is switched off in turn (`TURNSPEC_DISABLE_RULES`, the testing hook every driver
+honours through `Selection.enabled`: the rule then reports nothing) and the cited test is
+run: at least one of its cases must fail. A row whose cited test stays green with its rule
+off does not test that rule, and fails here.
+
+The cited tests are run as named, except `tests/test_mutants.py::test_mutant_is_killed_by_expected_rule`,
+which is narrowed to the mutants whose expected rule is the one switched off (the others
+select other rules, so switching this one off cannot change them). A row whose cited cases
+all skipped (real samples absent) skips with that reason.
+
+One child process per rule, forked from a runner that has imported the library once
+(tests/mutation_runner.py), runs every test that cites the rule; `-j` is the cores this
+process may use, at most 4.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from mutants import MUTANTS
+
+ROOT = Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs" / "traceability.md"
+RULE_ID = re.compile(r"\b(?:TS|TC|TM|RC|GP|GE|CB|OM|PA)\d{3}\b")
+REF = re.compile(r"[A-Z]\d+[a-z]?|(?:GPT|GPA|CHB|GEP|OAM|PAI)-\d{2}")
+MUTANT_TEST = "tests/test_mutants.py::test_mutant_is_killed_by_expected_rule"
+
+
+@dataclass(frozen=True)
+class Row:
+    ref: str
+    rules: tuple[str, ...]
+    test: str  # the cited test: path::function or path::function[param]
+
+
+def rows_classed_tested() -> list[Row]:
+    """Every `tested` row of the document's tables whose test makes its rules fail."""
+    out = []
+    for line in DOC.read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 6 or not REF.fullmatch(cells[0]) or cells[3] != "tested":
+            continue
+        rules = tuple(RULE_ID.findall(cells[4]))
+        if rules and cells[5].startswith("tests/") and not cells[5].endswith("(passes)"):
+            out.append(Row(cells[0], rules, cells[5]))
+    return out
+
+
+ROWS = rows_classed_tested()
+
+
+def nodes_for(test: str, rule: str) -> list[str]:
+    """The pytest node ids of `test` that can notice `rule` switched off."""
+    if test == MUTANT_TEST:
+        return [f"{MUTANT_TEST}[{cls.__name__}]" for cls, r in MUTANTS.items() if r == rule]
+    return [test]
+
+
+def units() -> dict[str, list[str]]:
+    """rule -> every node id citing it (one child run per rule)."""
+    out: dict[str, list[str]] = {}
+    for row in ROWS:
+        for rule in row.rules:
+            nodes = out.setdefault(rule, [])
+            nodes += [n for n in nodes_for(row.test, rule) if n not in nodes]
+    return out
+
+
+def _jobs() -> int:
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(4, cores))
+
+
+@pytest.fixture(scope="module")
+def mutated(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, object]]:
+    """rule -> {"exit": pytest's exit code, "outcomes": {node id: outcome}} with that rule off."""
+    if not hasattr(os, "fork"):
+        pytest.skip("the runner forks its children (tests/mutation_runner.py): no os.fork here")
+    work = tmp_path_factory.mktemp("mutation")
+    todo = [[rule, nodes] for rule, nodes in sorted(units().items()) if nodes]
+    (work / "units.json").write_text(json.dumps(todo), encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "TURNSPEC_DISABLE_RULES"}
+    subprocess.run(
+        [sys.executable, str(ROOT / "tests" / "mutation_runner.py"), str(work / "units.json"),
+         str(work / "out.json"), "--jobs", str(_jobs())],
+        check=True, cwd=ROOT, env=env, timeout=1500,
+    )  # fmt: skip
+    result: dict[str, dict[str, object]] = json.loads((work / "out.json").read_text(encoding="utf-8"))
+    return result
+
+
+def _cases(outcomes: dict[str, str], nodes: list[str]) -> Iterator[tuple[str, str]]:
+    """The outcomes of `nodes` (a node without a parameter stands for each of its cases)."""
+    for node, outcome in outcomes.items():
+        if any(node == n or node.startswith(n + "[") for n in nodes):
+            yield node, outcome
+
+
+def test_the_tables_have_rows_to_mutate() -> None:
+    refs = {r.ref for r in ROWS}
+    assert len(ROWS) > 250 and len(refs) == len(ROWS)
+    assert {"C61", "A08", "S22", "GPT-05", "CHB-01", "GEP-01", "OAM-01", "PAI-01"} <= refs
+
+
+def test_the_switch_silences_exactly_the_rules_it_names() -> None:
+    """`TURNSPEC_DISABLE_RULES` (read once per process) switches off the ids it names, exact
+    ids only: the validator then reports the fixture's other rules, never those."""
+    fixture = ROOT / "tests" / "rules" / "canonical" / "TS303.json"
+
+    def rules(switch: str | None) -> set[str]:
+        env = {k: v for k, v in os.environ.items() if k != "TURNSPEC_DISABLE_RULES"}
+        if switch is not None:
+            env["TURNSPEC_DISABLE_RULES"] = switch
+        code = "import sys, json; from conformance import validate; print(json.dumps(sorted({f.rule for f in validate([sys.argv[1]]).findings})))"
+        out = subprocess.run(
+            [sys.executable, "-c", code, str(fixture)], env=env, capture_output=True, text=True, check=True
+        )
+        return set(json.loads(out.stdout))
+
+    assert "TS303" in rules(None)
+    assert "TS303" not in rules("TS303") and rules("TS303") == rules(None) - {"TS303"}
+    assert rules("TS30, TS999") == rules(None)  # a prefix switches nothing off
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("ref", [r.ref for r in ROWS])
+def test_switching_the_rule_off_fails_a_cited_test(ref: str, mutated: dict[str, dict[str, object]]) -> None:
+    row = next(r for r in ROWS if r.ref == ref)
+    skipped = []
+    for rule in row.rules:
+        nodes = nodes_for(row.test, rule)
+        assert nodes, f"{ref}: no mutant in tests/mutants.py expects {rule}"
+        run = mutated[rule]
+        outcomes = run["outcomes"]
+        assert isinstance(outcomes, dict)
+        cases = dict(_cases(outcomes, nodes))
+        assert cases, f"{ref}: with {rule} off, {row.test} ran no case (pytest exit {run['exit']})"
+        if "failed" in cases.values():
+            continue
+        if set(cases.values()) == {"skipped"}:
+            skipped.append(rule)
+            continue
+        pytest.fail(f"{ref}: with {rule} switched off, every case of {row.test} still passes")
+    if skipped:
+        pytest.skip(f"{ref}: the cases citing {', '.join(skipped)} skipped (real samples absent?)")
