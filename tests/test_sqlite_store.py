@@ -321,7 +321,9 @@ con.close()
 """
 
 
-def test_validate_while_a_writer_commits_in_a_loop(store: Path, tmp_path: Path) -> None:
+def test_validate_while_a_writer_commits_in_a_loop(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Another process commits as fast as it can while validate runs 20 times: every run
     reads a committed state (the store is valid in each), none fails, none creates a file."""
     mutate(store, "CREATE TABLE app_log (n INTEGER)")  # the app's own table (§9.1 allows others)
@@ -329,12 +331,15 @@ def test_validate_while_a_writer_commits_in_a_loop(store: Path, tmp_path: Path) 
     writer = subprocess.Popen([sys.executable, "-c", WRITER, str(store), str(stop)], stdout=subprocess.PIPE, text=True)
     try:
         assert writer.stdout is not None and writer.stdout.readline() == "committing\n"
-        codes = [main(["validate", "-q", str(store)]) for _ in range(20)]
+        codes, said = [], []
+        for _ in range(20):
+            codes.append(main(["validate", str(store)]))
+            said.append(capsys.readouterr())
     finally:
         stop.touch()
         writer.wait()
     assert writer.returncode == 0
-    assert codes == [0] * 20
+    assert codes == [0] * 20, [(c, o.out[-400:], o.err[-400:]) for c, o in zip(codes, said, strict=True) if c]
     assert sorted(p.name for p in store.parent.iterdir()) == ["stop", "store.db"]
 
 

@@ -26,6 +26,7 @@ import os
 import shutil
 import sqlite3
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
@@ -164,6 +165,7 @@ def _connect(uri: str) -> sqlite3.Connection:
 # often a copy is retried when a writer removes a sidecar while it is being copied
 BUSY_SECONDS = 30.0
 COPY_ATTEMPTS = 20
+SNAPSHOT_ATTEMPTS = 5  # a journal seen mid-commit is gone by the next try; a crashed writer's is not
 SQLITE_READONLY_ROLLBACK = 776  # a hot journal: a writer crashed mid-transaction
 
 
@@ -201,6 +203,19 @@ def _backup(real: Path, copy: Path) -> bool:
     return True
 
 
+def _snapshot(real: Path, copy: Path) -> bool:
+    """`_backup`, tried again a few times when it meets a journal it would have to roll back:
+    a live writer's journal is such a one only for the instant its commit takes, while a
+    crashed writer's stays (then False, and the files are copied and rolled back in the
+    copy)."""
+    for attempt in range(SNAPSHOT_ATTEMPTS):
+        copy.unlink(missing_ok=True)
+        if _backup(real, copy):
+            return True
+        time.sleep(0.02 * (attempt + 1))
+    return False
+
+
 def _copy_files(real: Path, copy: Path) -> None:
     """Copy the store and its sidecars (`-wal`, `-journal`) as they are now. A writer
     that commits or closes meanwhile removes a sidecar: the copy is then started again
@@ -236,7 +251,7 @@ def open_store(path: Path) -> Iterator[sqlite3.Connection]:
         return
     with tempfile.TemporaryDirectory(prefix="turnspec-sqlite-") as tmp:
         copy = Path(tmp) / "store.db"
-        if wal or not _backup(real, copy):
+        if wal or not _snapshot(real, copy):
             copy.unlink(missing_ok=True)
             _copy_files(real, copy)
         con = _connect(_uri(copy, "mode=rw"))
