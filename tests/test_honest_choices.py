@@ -93,6 +93,7 @@ def test_redaction_keeps_most_words_generic_text_keeps_none() -> None:
     assert oracle.carries_message(want, want)
     assert oracle.carries_message("invalid_api_key: " + want, want)
     assert oracle.carries_message(want.replace("sk-abc***xyz", "[REDACTED]"), want)
+    assert oracle.carries_message("invalid_api_key: " + want[:45] + "...", want)  # cut to a length
     assert not oracle.carries_message("HTTP 401", want)
     assert not oracle.carries_message("", want)
 
