@@ -132,7 +132,8 @@ def test_an_option_drop_logged_in_the_adapters_own_words_passes(capsys: Any) -> 
 
 
 class OwnFieldNamesAdapter(OpenAIChatAdapter):
-    """Writes its §7.3 drop entry with field names of its own (structlog style)."""
+    """Writes its §7.3 drop entry with field names of its own (structlog style), naming
+    itself by its class."""
 
     def drop(self, message: Any, index: int | None, block_type: str, reason: str) -> None:
         logging.getLogger("their.adapter").warning(
@@ -141,7 +142,7 @@ class OwnFieldNamesAdapter(OpenAIChatAdapter):
                 "sid": message["session_id"],
                 "mid": message["id"],
                 "kind": block_type,
-                "adapter_name": self.name,
+                "adapter_name": type(self).__name__,  # its class name, not `name`
                 "why": reason,
             }
         )

@@ -328,9 +328,12 @@ def drop_problem(records: list[logging.LogRecord], block_type: str, msg: Message
     for r in found:
         f = log_fields(r)
         values = [v for v in f.values() if isinstance(v, str)]
-        named = {"session_id": sid, "message_id": mid, "adapter": adapter.name}
-        lacking = [k for k, v in named.items() if v not in values]
-        if not _gives_reason(r, f, (sid, mid, adapter.name, block_type)):
+        # the adapter by its `name`, or by its class's name (what a logger names it by)
+        names = {adapter.name, type(adapter).__name__}
+        lacking = [k for k, v in (("session_id", sid), ("message_id", mid)) if v not in values]
+        if not names & set(values):
+            lacking.append("adapter")
+        if not _gives_reason(r, f, (sid, mid, *names, block_type)):
             lacking.append("reason")
         if not lacking:
             return None
