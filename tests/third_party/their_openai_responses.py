@@ -121,9 +121,10 @@ def _classify(status: int | None, err: Any, headers: Mapping[str, Any], core_req
     else:
         cls = AdapterError
     if cls is RateLimitError:
-        after = _header(headers, "retry-after")
+        # OpenAI sends `retry-after-ms` beside (or instead of) the standard `retry-after`
+        after, after_ms = _header(headers, "retry-after"), _header(headers, "retry-after-ms")
         try:
-            seconds = float(after) if after is not None else None
+            seconds = float(after_ms) / 1000 if after_ms is not None else float(after) if after is not None else None
         except ValueError:
             seconds = None
         return RateLimitError(
@@ -301,21 +302,38 @@ class TheirResponsesAdapter(BaseAdapter):
 
     def _assistant_items(self, m: Message) -> list[dict[str, Any]]:
         sid = str(m["session_id"])
-        reasoning = self.own_raw(m).get("reasoning")
-        items: list[dict[str, Any]] = [dict(r) for r in reasoning if isinstance(r, dict)] if isinstance(reasoning, list) else []
+        raw = self.own_raw(m)
+        reasoning = raw.get("reasoning")
+        items = [dict(r) for r in reasoning if isinstance(r, dict)] if isinstance(reasoning, list) else []
+        calls = raw.get("calls") if isinstance(raw.get("calls"), dict) else {}
+        refusals = raw.get("refusals") if isinstance(raw.get("refusals"), list) else []
+        said = raw.get("messages") if isinstance(raw.get("messages"), dict) else {}
         text: list[dict[str, Any]] | None = None
         for k, b in enumerate(m.get("content") or []):
             t = b.get("type")
             if t == "text":
                 if text is None:
                     text = []
-                    items.append({"type": "message", "role": "assistant", "content": text})
-                text.append({"type": "output_text", "text": b["text"], "annotations": []})
+                    seen = said.get(str(k))  # the message item's own id and status, as read
+                    items.append(
+                        {
+                            **(seen if isinstance(seen, dict) else {}),
+                            "type": "message",
+                            "role": "assistant",
+                            "content": text,
+                        }
+                    )
+                if k in refusals:
+                    text.append({"type": "refusal", "refusal": b["text"]})
+                else:
+                    text.append({"type": "output_text", "text": b["text"], "annotations": []})
                 continue
             text = None
             if t == "tool_use":
+                seen = calls.get(b["id"])  # the item's own id and status, as read (canonical §6.5)
                 items.append(
                     {
+                        **(seen if isinstance(seen, dict) else {}),
                         "type": "function_call",
                         "call_id": self.tool_id_map(sid).provider_for(b["id"]),
                         "name": b["name"],
@@ -369,15 +387,25 @@ class TheirResponsesAdapter(BaseAdapter):
         turn: list[Block] | None = None  # the assistant turn being read
         turn_reasoning: list[dict[str, Any]] = []
         pending_reasoning: list[dict[str, Any]] = []
+        turn_calls: dict[str, dict[str, Any]] = {}
+        turn_refusals: list[int] = []
+        turn_messages: dict[str, dict[str, Any]] = {}
 
         def close_turn() -> None:
-            nonlocal turn, turn_reasoning
+            nonlocal turn, turn_reasoning, turn_calls, turn_refusals, turn_messages
             if turn is not None:
                 meta = dict(assistant_meta)
-                if turn_reasoning:
-                    meta["provider_raw"] = {self.name: {"reasoning": turn_reasoning}}
+                kept = {
+                    "reasoning": turn_reasoning,
+                    "calls": turn_calls,
+                    "refusals": turn_refusals,
+                    "messages": turn_messages,
+                }
+                kept = {k: v for k, v in kept.items() if v}
+                if kept:
+                    meta["provider_raw"] = {self.name: kept}
                 out.append(plain_message(sid, "assistant", turn or [{"type": "text", "text": ""}], meta))
-            turn, turn_reasoning = None, []
+            turn, turn_reasoning, turn_calls, turn_refusals, turn_messages = None, [], {}, [], {}
 
         def open_turn() -> list[Block]:
             nonlocal turn, turn_reasoning, pending_reasoning
@@ -399,20 +427,28 @@ class TheirResponsesAdapter(BaseAdapter):
                     pending_reasoning.append(item)
                 continue
             if kind == "function_call":
+                cid = ids.canonical_for(str(item.get("call_id")))
+                seen = {k: item[k] for k in ("id", "status") if k in item}
+                if seen:
+                    turn_calls[cid] = seen
                 open_turn().append(
                     {
                         "type": "tool_use",
-                        "id": ids.canonical_for(str(item.get("call_id"))),
+                        "id": cid,
                         "name": item.get("name"),
                         "input": json_object_or_none(str(item.get("arguments") or "")) or {},
                     }
                 )
                 continue
             if kind == "message" and item.get("role") == "assistant":
+                seen = {k: item[k] for k in ("id", "status") if k in item}
+                if seen:
+                    turn_messages[str(len(open_turn()))] = seen
                 for p in _parts(item.get("content")):
                     if p.get("type") in ("output_text", "input_text", "text"):
                         open_turn().append({"type": "text", "text": str(p.get("text", ""))})
                     elif p.get("type") == "refusal":
+                        turn_refusals.append(len(open_turn()))
                         open_turn().append({"type": "text", "text": str(p.get("refusal", ""))})
                 continue
             close_turn()
