@@ -248,16 +248,19 @@ class TheirResponsesAdapter(BaseAdapter):
             body["instructions"] = "\n\n".join(instructions)
         body["input"] = items
         strict = mine.get("strict_tools") if isinstance(mine.get("strict_tools"), Mapping) else {}
-        wire_tools = [
-            {
+        wire_tools: list[dict[str, Any]] = []
+        for t in tools:
+            tool = {
                 "type": "function",
                 "name": t["name"],
                 "description": t.get("description", ""),
                 "parameters": t["input_schema"],
-                "strict": bool(strict.get(t["name"], False)),
+                "strict": strict.get(t["name"], False),
             }
-            for t in tools
-        ] + [dict(t) for t in options.provider_tools]
+            if tool["strict"] == "unset":
+                del tool["strict"]  # read without one: the API's own default applies again
+            wire_tools.append(tool)
+        wire_tools += [dict(t) for t in options.provider_tools]
         if wire_tools:
             body["tools"] = wire_tools
         if options.max_output_tokens is not None:
@@ -303,14 +306,15 @@ class TheirResponsesAdapter(BaseAdapter):
     def _assistant_items(self, m: Message) -> list[dict[str, Any]]:
         sid = str(m["session_id"])
         raw = self.own_raw(m)
-        reasoning = raw.get("reasoning")
-        items = [dict(r) for r in reasoning if isinstance(r, dict)] if isinstance(reasoning, list) else []
+        items: list[dict[str, Any]] = []
         calls = raw.get("calls") if isinstance(raw.get("calls"), dict) else {}
         refusals = raw.get("refusals") if isinstance(raw.get("refusals"), list) else []
         said = raw.get("messages") if isinstance(raw.get("messages"), dict) else {}
         text: list[dict[str, Any]] | None = None
         for k, b in enumerate(m.get("content") or []):
             t = b.get("type")
+            if raw.get("placeholder") and k == 0:
+                continue  # the empty text standing for a turn of provider items only
             if t == "text":
                 if text is None:
                     text = []
@@ -343,6 +347,11 @@ class TheirResponsesAdapter(BaseAdapter):
             else:
                 # contract §4.3: thinking and redacted thinking MUST be dropped with a WARN
                 self.drop(m, k, str(t), f"the Responses API takes no canonical {t} block back")
+        # the turn's items with no canonical block (reasoning, built-in tool calls), replayed
+        # verbatim where they stood (the reasoning guide: pass them back in `input`)
+        for at, item in raw.get("extras") or []:
+            if isinstance(item, dict) and isinstance(at, int):
+                items.insert(min(at, len(items)), dict(item))
         return items
 
     def _tool_items(self, m: Message) -> list[dict[str, Any]]:
@@ -384,34 +393,17 @@ class TheirResponsesAdapter(BaseAdapter):
         raw: dict[str, Any] = {}
         if isinstance(body.get("instructions"), str):
             out.append(plain_message(sid, "system", [{"type": "text", "text": body["instructions"]}], {}))
-        turn: list[Block] | None = None  # the assistant turn being read
-        turn_reasoning: list[dict[str, Any]] = []
-        pending_reasoning: list[dict[str, Any]] = []
-        turn_calls: dict[str, dict[str, Any]] = {}
-        turn_refusals: list[int] = []
-        turn_messages: dict[str, dict[str, Any]] = {}
+        turn: _Turn | None = None  # the assistant turn being read
 
         def close_turn() -> None:
-            nonlocal turn, turn_reasoning, turn_calls, turn_refusals, turn_messages
+            nonlocal turn
             if turn is not None:
                 meta = dict(assistant_meta)
-                kept = {
-                    "reasoning": turn_reasoning,
-                    "calls": turn_calls,
-                    "refusals": turn_refusals,
-                    "messages": turn_messages,
-                }
-                kept = {k: v for k, v in kept.items() if v}
+                kept = turn.raw()
                 if kept:
                     meta["provider_raw"] = {self.name: kept}
-                out.append(plain_message(sid, "assistant", turn or [{"type": "text", "text": ""}], meta))
-            turn, turn_reasoning, turn_calls, turn_refusals, turn_messages = None, [], {}, [], {}
-
-        def open_turn() -> list[Block]:
-            nonlocal turn, turn_reasoning, pending_reasoning
-            if turn is None:
-                turn, turn_reasoning, pending_reasoning = [], pending_reasoning, []
-            return turn
+                out.append(plain_message(sid, "assistant", turn.blocks(), meta))
+            turn = None
 
         items = body.get("input")
         if isinstance(items, str):
@@ -420,36 +412,13 @@ class TheirResponsesAdapter(BaseAdapter):
             if not isinstance(item, dict):
                 continue
             kind = item.get("type", "message")
-            if kind == "reasoning":
-                if turn is not None:
-                    turn_reasoning.append(item)
-                else:
-                    pending_reasoning.append(item)
-                continue
-            if kind == "function_call":
-                cid = ids.canonical_for(str(item.get("call_id")))
-                seen = {k: item[k] for k in ("id", "status") if k in item}
-                if seen:
-                    turn_calls[cid] = seen
-                open_turn().append(
-                    {
-                        "type": "tool_use",
-                        "id": cid,
-                        "name": item.get("name"),
-                        "input": json_object_or_none(str(item.get("arguments") or "")) or {},
-                    }
-                )
-                continue
-            if kind == "message" and item.get("role") == "assistant":
-                seen = {k: item[k] for k in ("id", "status") if k in item}
-                if seen:
-                    turn_messages[str(len(open_turn()))] = seen
-                for p in _parts(item.get("content")):
-                    if p.get("type") in ("output_text", "input_text", "text"):
-                        open_turn().append({"type": "text", "text": str(p.get("text", ""))})
-                    elif p.get("type") == "refusal":
-                        turn_refusals.append(len(open_turn()))
-                        open_turn().append({"type": "text", "text": str(p.get("refusal", ""))})
+            user_side = kind in ("function_call_output", "item_reference") or (
+                kind == "message" and item.get("role") != "assistant"
+            )
+            if not user_side:
+                if turn is None:
+                    turn = _Turn(ids)
+                turn.read(item, lenient=True)
                 continue
             close_turn()
             if kind == "function_call_output":
@@ -494,8 +463,7 @@ class TheirResponsesAdapter(BaseAdapter):
                         "side_effects": "execute",
                     }
                 )
-                if t.get("strict"):
-                    strict[str(t.get("name"))] = True
+                strict[str(t.get("name"))] = t.get("strict", "unset")
             elif isinstance(t, dict):
                 provider_tools.append(t)
         if strict:
@@ -530,35 +498,14 @@ class TheirResponsesAdapter(BaseAdapter):
         cached = int(details.get("cached_tokens") or 0) if isinstance(details, dict) else 0
         return token_usage(int(u.get("input_tokens") or 0), int(u.get("output_tokens") or 0), cached, 0)
 
-    def read_output(self, output: Any, sid: str) -> tuple[list[Block], list[dict[str, Any]]]:
-        """A response's `output` items as canonical blocks, and its reasoning items kept raw."""
-        content: list[Block] = []
-        reasoning: list[dict[str, Any]] = []
+    def read_output(self, output: Any, sid: str) -> tuple[list[Block], dict[str, Any]]:
+        """A response's `output` items as canonical blocks, and what this adapter keeps of
+        them to send the turn back (reasoning items, item ids) in its `provider_raw`."""
+        turn = _Turn(self.tool_id_map(sid))
         for item in output if isinstance(output, list) else []:
-            if not isinstance(item, dict):
-                continue
-            kind = item.get("type")
-            if kind == "message":
-                for p in _parts(item.get("content")):
-                    if p.get("type") == "output_text":
-                        content.append({"type": "text", "text": str(p.get("text", ""))})
-                    elif p.get("type") == "refusal":
-                        content.append({"type": "text", "text": str(p.get("refusal", ""))})
-            elif kind == "function_call":
-                args = json_object_or_none(str(item.get("arguments") or ""))
-                if args is None:
-                    raise WireFormatError(f"function_call {item.get('call_id')}: arguments are not a JSON object")
-                content.append(
-                    {
-                        "type": "tool_use",
-                        "id": self.tool_id_map(sid).canonical_for(str(item.get("call_id"))),
-                        "name": item.get("name"),
-                        "input": args,
-                    }
-                )
-            elif kind == "reasoning":
-                reasoning.append({k: v for k, v in item.items() if k != "status"})
-        return content, reasoning
+            if isinstance(item, dict):
+                turn.read(item, lenient=False)
+        return turn.content, turn.raw()
 
     @staticmethod
     def stop_of(response: Mapping[str, Any], content: list[Block]) -> str:
@@ -581,12 +528,13 @@ class TheirResponsesAdapter(BaseAdapter):
             raise _classify(None, body.get("error"), resp.headers, request_context.request_id)
         if not isinstance(body.get("output"), list):
             raise WireFormatError("a response object has an `output` list")
-        content, reasoning = self.read_output(body["output"], request_context.session_id)
-        raw: dict[str, Any] = {"id": body.get("id"), "status": body.get("status")}
+        content, kept = self.read_output(body["output"], request_context.session_id)
+        details = body["usage"].get("output_tokens_details") if isinstance(body.get("usage"), dict) else None
+        if kept.get("extras") and isinstance(details, dict) and isinstance(details.get("reasoning_tokens"), int):
+            kept["reasoning_tokens"] = details["reasoning_tokens"]
+        raw: dict[str, Any] = {"id": body.get("id"), "status": body.get("status"), **kept}
         if body.get("incomplete_details"):
             raw["incomplete_details"] = body["incomplete_details"]
-        if reasoning:
-            raw["reasoning"] = reasoning
         return finish_message(
             request_context,
             PROVIDER,
@@ -608,10 +556,90 @@ class TheirResponsesAdapter(BaseAdapter):
         n = 3
         for m in messages:
             n += 4 + sum(_block_tokens(b) for b in m.get("content") or [])
+            raw = self.own_raw(m)
+            if isinstance(raw.get("reasoning_tokens"), int):
+                n += raw["reasoning_tokens"]  # what the reply that produced them reported
+            else:
+                n += sum(_extra_tokens(x[1]) for x in raw.get("extras") or [] if isinstance(x, list) and len(x) == 2)
         for t in tools:
             n += 8 + text_tokens(f"{t.get('name', '')}:{t.get('description', '')}")
             n += json_tokens(t.get("input_schema") or {})
         return n
+
+
+class _Turn:
+    """One assistant turn's wire items (request `input` or response `output`) read into
+    canonical blocks, with what this adapter keeps to render them back (canonical §6.5)."""
+
+    def __init__(self, ids: Any) -> None:
+        self.ids = ids
+        self.content: list[Block] = []
+        self.items = 0  # wire items of the turn so far
+        self.extras: list[list[Any]] = []  # [position, item] of items with no canonical block
+        self.calls: dict[str, dict[str, Any]] = {}
+        self.messages: dict[str, dict[str, Any]] = {}
+        self.refusals: list[int] = []
+
+    def read(self, item: dict[str, Any], *, lenient: bool) -> None:
+        kind = item.get("type", "message")
+        seen = {k: item[k] for k in ("id", "status") if k in item}
+        if kind == "function_call":
+            args = json_object_or_none(str(item.get("arguments") or ""))
+            if args is None and not lenient:
+                raise WireFormatError(f"function_call {item.get('call_id')}: arguments are not a JSON object")
+            cid = self.ids.canonical_for(str(item.get("call_id")))
+            if seen:
+                self.calls[cid] = seen
+            self.content.append({"type": "tool_use", "id": cid, "name": item.get("name"), "input": args or {}})
+        elif kind == "message":
+            parts = _parts(item.get("content"))
+            texts = [p for p in parts if p.get("type") in ("output_text", "input_text", "text", "refusal")]
+            if not texts:
+                self.extras.append([self.items, item])
+            else:
+                if seen:
+                    self.messages[str(len(self.content))] = seen
+                for p in texts:
+                    if p.get("type") == "refusal":
+                        self.refusals.append(len(self.content))
+                        self.content.append({"type": "text", "text": str(p.get("refusal", ""))})
+                    else:
+                        self.content.append({"type": "text", "text": str(p.get("text", ""))})
+        else:
+            # reasoning is not mapped to thinking (contract §4.3); it and built-in tool
+            # items are kept verbatim, minus the output-only `status` of a reasoning item
+            kept = {k: v for k, v in item.items() if not (kind == "reasoning" and k == "status" and lenient is False)}
+            self.extras.append([self.items, kept])
+        self.items += 1
+
+    def blocks(self) -> list[Block]:
+        return self.content or [{"type": "text", "text": ""}]
+
+    def raw(self) -> dict[str, Any]:
+        kept: dict[str, Any] = {
+            "extras": self.extras,
+            "calls": self.calls,
+            "messages": self.messages,
+            "refusals": self.refusals,
+            "placeholder": not self.content,
+        }
+        return {k: v for k, v in kept.items() if v}
+
+
+def _extra_tokens(item: Any) -> int:
+    """A replayed provider item's share of the input: the reasoning it carries counts again
+    (the reasoning guide: reasoning items passed back take context). An encrypted blob is
+    read as about 1,500 characters of envelope plus 4.5 characters per reasoning token, a
+    line through four recorded gpt-5 replays (blobs of 1,228 to 9,572 characters; their
+    summaries, not the model's input, added nothing); an item without a blob counts as its
+    JSON text."""
+    if not isinstance(item, dict):
+        return 0
+    blob = item.get("encrypted_content")
+    rest = {k: v for k, v in item.items() if k not in ("encrypted_content", "id")}
+    if isinstance(blob, str):
+        return max(0, len(blob) - 1500) * 2 // 9
+    return json_tokens(rest)
 
 
 def _block_tokens(b: Mapping[str, Any]) -> int:
