@@ -311,10 +311,9 @@ OPENAI_RESPONSES_DIFFERENCES: tuple[str | Equivalence, ...] = (
         "https://platform.openai.com/docs/api-reference/responses/create#responses-create-input",
     ),
     Equivalence(
-        "an input item with a `role` and `type: \"message\"` equals one without `type`",
-        "type: \"message\" (optional). The type of the message input. Always `message`.",
-        "https://platform.openai.com/docs/api-reference/responses/create#responses-create-input "
-        "(EasyInputMessage)",
+        'an input item with a `role` and `type: "message"` equals one without `type`',
+        'type: "message" (optional). The type of the message input. Always `message`.',
+        "https://platform.openai.com/docs/api-reference/responses/create#responses-create-input (EasyInputMessage)",
     ),
     Equivalence(
         "`function_call.arguments` strings are compared as the JSON values they encode",

@@ -706,11 +706,13 @@ class _ResponsesStream:
         if not self.started:
             self.started = True
             served = response.get("model") if isinstance(response, dict) else None
-            model = f"{PROVIDER}:{served}" if isinstance(served, str) and served else (self.ctx.model or "openai:unknown")
+            model = (
+                f"{PROVIDER}:{served}" if isinstance(served, str) and served else (self.ctx.model or "openai:unknown")
+            )
             yield self.ev("message_start", role="assistant", model=model)
 
     def end_calls(self, *, lenient: bool = False) -> Iterator[StreamEvent]:
-        for i, k in sorted(self.calls.items(), key=lambda kv: kv[1]):
+        for i, _ in sorted(self.calls.items(), key=lambda kv: kv[1]):
             if i not in self.ended:
                 yield from self.end_call(i, None, lenient=lenient)
 
