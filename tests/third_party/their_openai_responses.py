@@ -255,7 +255,7 @@ class TheirResponsesAdapter(BaseAdapter):
                 "name": t["name"],
                 "description": t.get("description", ""),
                 "parameters": t["input_schema"],
-                "strict": strict.get(t["name"], False),
+                "strict": strict.get(str(t["name"]), False),
             }
             if tool["strict"] == "unset":
                 del tool["strict"]  # read without one: the API's own default applies again
@@ -379,6 +379,12 @@ class TheirResponsesAdapter(BaseAdapter):
     # wire -> canonical (requests) ------------------------------------------------------
 
     def from_wire_request(self, body: WireBody, *, session_id: str | None = None) -> ParsedRequest:
+        try:
+            return self._read_request(body, session_id)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise WireFormatError(f"malformed Responses request: {exc!r}") from None
+
+    def _read_request(self, body: WireBody, session_id: str | None) -> ParsedRequest:
         if not isinstance(body, dict):
             raise WireFormatError("a Responses API request body is a JSON object")
         sid = session_id or "sess_" + mint_ulid()
@@ -453,8 +459,10 @@ class TheirResponsesAdapter(BaseAdapter):
         tools: list[ToolDefinition] = []
         provider_tools: list[dict[str, Any]] = []
         strict: dict[str, Any] = {}
-        for t in body.get("tools") or []:
+        for i, t in enumerate(body.get("tools") or []):
             if isinstance(t, dict) and t.get("type") == "function":
+                if not isinstance(t.get("name"), str):
+                    raise WireFormatError(f"tools[{i}]: a function tool has a string `name`")
                 tools.append(
                     {
                         "name": t.get("name"),
@@ -519,6 +527,12 @@ class TheirResponsesAdapter(BaseAdapter):
         return STOPS.get(status, "end_turn")
 
     def from_wire_response(self, response: WireResponse | WireBody, request_context: RequestContext) -> Message:
+        try:
+            return self._read_response(response, request_context)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise WireFormatError(f"malformed Responses reply: {exc!r}") from None
+
+    def _read_response(self, response: WireResponse | WireBody, request_context: RequestContext) -> Message:
         resp = response if isinstance(response, WireResponse) else WireResponse(response)
         body = resp.body
         if resp.status >= 400 or not isinstance(body, dict):
@@ -587,6 +601,8 @@ class _Turn:
             args = json_object_or_none(str(item.get("arguments") or ""))
             if args is None and not lenient:
                 raise WireFormatError(f"function_call {item.get('call_id')}: arguments are not a JSON object")
+            if not isinstance(item.get("name"), str):
+                raise WireFormatError(f"function_call {item.get('call_id')!r} has no string `name`")
             cid = self.ids.canonical_for(str(item.get("call_id")))
             if seen:
                 self.calls[cid] = seen
@@ -690,7 +706,7 @@ class _ResponsesStream:
             data = frame_json(fr)
             try:
                 yield from self.one(data)
-            except (KeyError, TypeError, ValueError) as exc:
+            except (KeyError, TypeError, ValueError, AttributeError) as exc:
                 raise WireFormatError(f"malformed event: {exc!r}", event=fr.index, line=fr.line) from None
             except WireFormatError as exc:
                 if exc.event is None:
