@@ -311,6 +311,11 @@ OPENAI_RESPONSES_DIFFERENCES: tuple[str | Equivalence, ...] = (
         "https://platform.openai.com/docs/api-reference/responses/create#responses-create-input",
     ),
     Equivalence(
+        'an input item with a `role` and `type: "message"` equals one without `type`',
+        'type: "message" (optional). The type of the message input. Always `message`.',
+        "https://platform.openai.com/docs/api-reference/responses/create#responses-create-input (EasyInputMessage)",
+    ),
+    Equivalence(
         "`function_call.arguments` strings are compared as the JSON values they encode",
         "arguments: string. A JSON string of the arguments to pass to the function.",
         "https://platform.openai.com/docs/api-reference/responses/object#responses/object-output",
@@ -383,6 +388,8 @@ def openai_responses(body: JsonBody) -> JsonBody:
     for item in items if isinstance(items, list) else []:
         if not isinstance(item, dict):
             continue
+        if "role" in item and item.get("type") == "message":
+            del item["type"]  # optional on a role-keyed input message, "Always `message`"
         if item.get("role") in ("user", "system", "developer") and isinstance(item.get("content"), str):
             item["content"] = [{"type": "input_text", "text": item["content"]}]
         if item.get("type") == "function_call" and isinstance(item.get("arguments"), str):

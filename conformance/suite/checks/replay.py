@@ -189,9 +189,15 @@ def _replay(src: Adapter, dst: Adapter, owner: AdapterUnderTest, pair: str) -> I
             )
     if facts is not None and caps.get("supports_system_prompt"):
         if caps.get("supports_system_messages_in_list"):
-            # the API takes system turns in its list: they must open the conversation, in order
+            # the API takes system turns in its list: they must open the conversation, in order.
+            # Where its record also locates a top-level system field (Responses `instructions`,
+            # "A system (or developer) message inserted into the model's context"), the joined
+            # text hoisted there alone is placed too: contract §4.1.2 "The adapter hoists /
+            # injects as needed. Multiple SYSTEM messages ... are concatenated (with \n\n
+            # separator) before placement."
             k = len(facts.system_in_messages)
-            if not k or facts.system_in_messages != list(range(k)):
+            hoisted = not k and bool(want_sys) and facts.system_top_level == want_sys
+            if not hoisted and (not k or facts.system_in_messages != list(range(k))):
                 sp.append(f"system messages at wire positions {facts.system_in_messages}, want the first turn(s)")
         else:
             if facts.system_in_messages:
