@@ -255,12 +255,17 @@ class TheirGeminiAdapter(BaseAdapter):
         body: dict[str, Any] = {"contents": contents}
         if system_parts:
             body["systemInstruction"] = {"parts": system_parts}
+        mine = options.provider_raw.get(self.name) if isinstance(options.provider_raw, Mapping) else None
+        openapi = set((mine or {}).get("openapi_parameters") or []) if isinstance(mine, Mapping) else set()
         decls = []
         for t in tools:
             d: dict[str, Any] = {"name": t["name"]}
             if t.get("description"):
                 d["description"] = t["description"]
-            d["parametersJsonSchema"] = t.get("input_schema") or {"type": "object"}
+            # a schema this adapter read from `parameters` (an OpenAPI Schema object, kept in
+            # provider_raw, canonical §6.5) goes back there; any other is JSON Schema
+            key = "parameters" if t["name"] in openapi else "parametersJsonSchema"
+            d[key] = t.get("input_schema") or {"type": "object"}
             decls.append(d)
         wire_tools: list[dict[str, Any]] = [{"functionDeclarations": decls}] if decls else []
         wire_tools += [dict(t) for t in options.provider_tools]
@@ -425,6 +430,7 @@ class TheirGeminiAdapter(BaseAdapter):
 
         tools: list[ToolDefinition] = []
         provider_tools: list[dict[str, Any]] = []
+        openapi: list[str] = []  # declarations whose schema came as `parameters` (OpenAPI Schema)
         for t in body.get("tools") or []:
             if not isinstance(t, dict):
                 continue
@@ -434,8 +440,9 @@ class TheirGeminiAdapter(BaseAdapter):
                     if not isinstance(d, dict):
                         continue
                     schema = _get(d, "parametersJsonSchema")
-                    if schema is None:
-                        schema = d.get("parameters")
+                    if schema is None and isinstance(d.get("parameters"), dict):
+                        schema = d["parameters"]
+                        openapi.append(str(d.get("name")))
                     tools.append(
                         {
                             "name": d.get("name"),
@@ -483,6 +490,7 @@ class TheirGeminiAdapter(BaseAdapter):
             output_schema=schema if isinstance(schema, dict) else None,
             extra=extra,
             provider_tools=tuple(provider_tools),
+            provider_raw={self.name: {"openapi_parameters": openapi}} if openapi else {},
         )
         return ParsedRequest(out, tools, options)
 
@@ -516,7 +524,9 @@ class TheirGeminiAdapter(BaseAdapter):
             return [*lead, {"type": "tool_use", "id": cid, "name": call.get("name"), "input": args or {}}]
         if "text" in p:
             text = str(p["text"])
-            return lead if (text == "" and sig) else [*lead, {"type": "text", "text": text}]
+            # an empty text part adds nothing (a stream's last chunk often has one); signed,
+            # it is the signature's carrier alone
+            return lead if text == "" else [*lead, {"type": "text", "text": text}]
         inline = _get(p, "inlineData")
         if isinstance(inline, dict):
             media = str(_get(inline, "mimeType") or "")
@@ -567,6 +577,9 @@ class TheirGeminiAdapter(BaseAdapter):
             tokens=tokens_of(_get(body, "usageMetadata")),
             raw=raw,
             adapter=self.name,
+            # canonical §4.3 MessageStatus: ERROR "generation failed" (a blocked prompt, a
+            # malformed call): the turn's stop reason is `error`
+            status="error" if raw["stop_reason"] == "error" else "complete",
         )
 
     def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
@@ -674,6 +687,15 @@ class _GeminiStream:
             self.completed = True
         return {"type": kind, "message_id": self.mid, **kw}
 
+    def finish(self, stop: str) -> Iterator[StreamEvent]:
+        """The last event; a turn with no content stores one empty text block, as the
+        non-streamed parse does (a message has at least one block)."""
+        self.done = True
+        if not self.content:
+            self.content.append({"type": "text", "text": ""})
+            yield self.ev("text_delta", content_block_index=0, text="")
+        yield self.ev("message_complete", stop_reason=stop, final_content=self.content, usage=self.usage)
+
     def events(self, chunks: Iterable[bytes | str]) -> Iterator[StreamEvent]:
         """Contract §6.5: on a failure after message_start, a last message_complete with
         stop_reason error and the content so far, then the error."""
@@ -737,8 +759,7 @@ class _GeminiStream:
         if not cands:
             fb = _get(d, "promptFeedback")
             if isinstance(fb, dict) and _get(fb, "blockReason"):
-                self.done = True
-                yield self.ev("message_complete", stop_reason="error", final_content=self.content, usage=self.usage)
+                yield from self.finish("error")
             return
         cand = cands[0]
         for p in (cand.get("content") or {}).get("parts") or []:
@@ -747,9 +768,7 @@ class _GeminiStream:
             yield from self.part(p)
         reason = cand.get("finishReason")
         if reason is not None:
-            self.done = True
-            stop = stop_of(reason, any(b["type"] == "tool_use" for b in self.content))
-            yield self.ev("message_complete", stop_reason=stop, final_content=self.content, usage=self.usage)
+            yield from self.finish(stop_of(reason, any(b["type"] == "tool_use" for b in self.content)))
 
     def part(self, p: dict[str, Any]) -> Iterator[StreamEvent]:
         for blk in self.a._part_blocks(self.ctx.session_id, p):
