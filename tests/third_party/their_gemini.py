@@ -269,7 +269,9 @@ class TheirGeminiAdapter(BaseAdapter):
             decls.append(d)
         wire_tools: list[dict[str, Any]] = [{"functionDeclarations": decls}] if decls else []
         wire_tools += [dict(t) for t in options.provider_tools]
-        if wire_tools:
+        if len(wire_tools) == 1 and isinstance(mine, Mapping) and mine.get("tools_object"):
+            body["tools"] = wire_tools[0]  # kept in the single-object form it was read in
+        elif wire_tools:
             body["tools"] = wire_tools
         gen: dict[str, Any] = {}
         if options.max_output_tokens is not None:
@@ -358,10 +360,20 @@ class TheirGeminiAdapter(BaseAdapter):
             else:
                 self.drop(m, k, str(x.get("type")), "a Gemini functionResponse carries JSON, not images")
         cid = str(b["tool_use_id"])
-        fr: dict[str, Any] = {
-            "name": names.get(cid, "unknown_function"),
-            "response": {"error" if b.get("is_error") else "output": "\n".join(texts)},
-        }
+        text = "\n".join(texts)
+        # the docs: `response` is "the function response in JSON object format"; a result
+        # whose text is a JSON object goes as that object, any other text under "output"
+        # (or "error" when it failed: "Use 'output' key to specify function output and
+        # 'error' key to specify error details")
+        try:
+            value = json.loads(text)
+        except ValueError:
+            value = None
+        if isinstance(value, dict) and (not b.get("is_error") or "error" in value):
+            response: dict[str, Any] = value
+        else:
+            response = {"error" if b.get("is_error") else "output": text}
+        fr: dict[str, Any] = {"name": names.get(cid, "unknown_function"), "response": response}
         pid = self.wire_id(str(m["session_id"]), cid)
         if pid is not None:
             fr["id"] = pid
@@ -419,7 +431,7 @@ class TheirGeminiAdapter(BaseAdapter):
                     tr = self._result_block(cid, fr.get("response"))
                     out.append(plain_message(sid, "tool", [tr], {"parent_tool_use_id": cid}))
                     continue
-                blocks = self._part_blocks(sid, p)
+                blocks = self._part_blocks(sid, p, keep_empty=True)
                 for blk in blocks:
                     if blk["type"] == "tool_use" and not isinstance(
                         (_get(p, "functionCall") or {}).get("id"), str
@@ -431,7 +443,9 @@ class TheirGeminiAdapter(BaseAdapter):
         tools: list[ToolDefinition] = []
         provider_tools: list[dict[str, Any]] = []
         openapi: list[str] = []  # declarations whose schema came as `parameters` (OpenAPI Schema)
-        for t in body.get("tools") or []:
+        wire_tools = body.get("tools")
+        one_tool = isinstance(wire_tools, dict)  # a single Tool object where the API documents a list
+        for t in [wire_tools] if one_tool else wire_tools if isinstance(wire_tools, list) else []:
             if not isinstance(t, dict):
                 continue
             decls = _get(t, "functionDeclarations")
@@ -443,10 +457,11 @@ class TheirGeminiAdapter(BaseAdapter):
                     if schema is None and isinstance(d.get("parameters"), dict):
                         schema = d["parameters"]
                         openapi.append(str(d.get("name")))
+                    desc = d.get("description")
                     tools.append(
                         {
                             "name": d.get("name"),
-                            "description": str(d.get("description", "")),
+                            "description": desc if isinstance(desc, str) else "",
                             "input_schema": schema if isinstance(schema, dict) else {"type": "object"},
                             "side_effects": "execute",  # the wire does not say: the most cautious value
                         }
@@ -482,6 +497,11 @@ class TheirGeminiAdapter(BaseAdapter):
         extra = {k: v for k, v in body.items() if k not in known}
         if gen:
             extra["generationConfig"] = gen
+        raw: dict[str, Any] = {}
+        if openapi:
+            raw["openapi_parameters"] = openapi
+        if one_tool:
+            raw["tools_object"] = True
         options = AdapterOptions(
             model=model,
             max_output_tokens=max_tokens if isinstance(max_tokens, int) else None,
@@ -490,23 +510,24 @@ class TheirGeminiAdapter(BaseAdapter):
             output_schema=schema if isinstance(schema, dict) else None,
             extra=extra,
             provider_tools=tuple(provider_tools),
-            provider_raw={self.name: {"openapi_parameters": openapi}} if openapi else {},
+            provider_raw={self.name: raw} if raw else {},
         )
         return ParsedRequest(out, tools, options)
 
     def _result_block(self, cid: str, response: Any) -> Block:
         is_error = isinstance(response, dict) and "error" in response
-        if isinstance(response, dict) and set(response) in ({"output"}, {"error"}):
-            value = response.get("error" if is_error else "output")
-        else:
-            value = response
+        value: Any = response
+        if isinstance(response, dict) and len(response) == 1:
+            (only,) = response.values()
+            if isinstance(only, str) and set(response) in ({"output"}, {"error"}):
+                value = only  # the documented wrapper around a plain text result
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
         tr: Block = {"type": "tool_result", "tool_use_id": cid, "content": [{"type": "text", "text": text}]}
         if is_error:
             tr["is_error"] = True
         return tr
 
-    def _part_blocks(self, sid: str, p: Mapping[str, Any]) -> list[Block]:
+    def _part_blocks(self, sid: str, p: Mapping[str, Any], *, keep_empty: bool = False) -> list[Block]:
         """One wire part -> its canonical blocks: a thought is a thinking block (its signature
         on it); any other signed part is preceded by an empty thinking block carrying the
         signature; a signed empty text part is that carrier alone."""
@@ -526,7 +547,9 @@ class TheirGeminiAdapter(BaseAdapter):
             text = str(p["text"])
             # an empty text part adds nothing (a stream's last chunk often has one); signed,
             # it is the signature's carrier alone
-            return lead if text == "" else [*lead, {"type": "text", "text": text}]
+            if text == "" and (sig or not keep_empty):
+                return lead
+            return [*lead, {"type": "text", "text": text}]
         inline = _get(p, "inlineData")
         if isinstance(inline, dict):
             media = str(_get(inline, "mimeType") or "")
