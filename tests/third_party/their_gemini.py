@@ -381,7 +381,11 @@ class TheirGeminiAdapter(BaseAdapter):
 
     # wire -> canonical (requests) ------------------------------------------------------
 
-    def from_wire_request(self, body: WireBody, *, session_id: str | None = None) -> ParsedRequest:
+    def from_wire_request(
+        self, body: WireBody, *, session_id: str | None = None, url: str | None = None
+    ) -> ParsedRequest:
+        """`url` (turnspec's optional reader keyword) names the model: Gemini keeps it in the
+        path (`/models/{model}:generateContent`), not the body."""
         if not isinstance(body, dict):
             raise WireFormatError("a Gemini request body is a JSON object")
         sid = session_id or "sess_" + mint_ulid()
@@ -394,7 +398,8 @@ class TheirGeminiAdapter(BaseAdapter):
             if texts:
                 out.append(plain_message(sid, "system", texts, {}))
         open_calls: dict[str, list[str]] = {}  # name -> canonical ids of id-less calls not yet answered
-        model = f"{PROVIDER}:unknown"  # the model is in the URL, not the body
+        found = re.search(r"/models/([^/:?]+):", url or "")
+        model = f"{PROVIDER}:{found.group(1) if found else 'unknown'}"
         contents = body.get("contents")
         for c in contents if isinstance(contents, list) else []:
             if not isinstance(c, dict):
@@ -611,25 +616,33 @@ class TheirGeminiAdapter(BaseAdapter):
     # estimates --------------------------------------------------------------------------
 
     def estimate_input_tokens(self, messages: list[Message], tools: list[ToolDefinition], model: str | None = None) -> int:
+        # calibrated on recorded usageMetadata: Gemini counts a function declaration's
+        # schema at about half its JSON text; Gemini 3 models count a thought signature
+        # sent back as input (about one token per seven base64 characters), 2.x models do
+        # not (`model` is turnspec's optional estimator keyword)
+        signed = "gemini-3" in (model or "")
         total = 0
         for m in messages:
-            total += 4
+            total += 2
             for b in m.get("content") or []:
-                total += _block_tokens(b)
+                total += _block_tokens(b, signed)
         for t in tools:
             total += text_tokens(str(t.get("name", "")) + " " + str(t.get("description", "")))
-            total += json_tokens(t.get("input_schema", {})) + 8
+            total += json_tokens(t.get("input_schema", {})) // 2 + 10
         return total
 
 
-def _block_tokens(b: Mapping[str, Any]) -> int:
+def _block_tokens(b: Mapping[str, Any], signed: bool) -> int:
     t = b.get("type")
-    if t in ("text", "thinking"):
+    if t == "text":
         return text_tokens(str(b.get("text", "")))
+    if t == "thinking":
+        # recorded promptTokenCount leaves thought-summary text sent back out
+        return len(str(b.get("signature") or "")) // 7 if signed else 0
     if t == "tool_use":
-        return json_tokens(b.get("input", {})) + text_tokens(str(b.get("name", ""))) + 6
+        return json_tokens(b.get("input", {})) + text_tokens(str(b.get("name", ""))) + 4
     if t == "tool_result":
-        return 6 + sum(_block_tokens(x) for x in b.get("content") or [])
+        return 4 + sum(_block_tokens(x, signed) for x in b.get("content") or [])
     if t == "image":
         return 258  # image-understanding docs: an image up to 384 px a side is 258 tokens
     return 0
