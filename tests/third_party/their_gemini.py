@@ -394,7 +394,11 @@ class TheirGeminiAdapter(BaseAdapter):
         if isinstance(si, str):
             out.append(plain_message(sid, "system", [{"type": "text", "text": si}], {}))
         elif isinstance(si, dict):
-            texts = [{"type": "text", "text": str(p["text"])} for p in si.get("parts") or [] if isinstance(p, dict) and "text" in p]
+            texts = [
+                {"type": "text", "text": str(p["text"])}
+                for p in si.get("parts") or []
+                if isinstance(p, dict) and "text" in p
+            ]
             if texts:
                 out.append(plain_message(sid, "system", texts, {}))
         open_calls: dict[str, list[str]] = {}  # name -> canonical ids of id-less calls not yet answered
@@ -407,7 +411,7 @@ class TheirGeminiAdapter(BaseAdapter):
             is_model = c.get("role") == "model"
             plain: list[Block] = []
 
-            def flush() -> None:
+            def flush(is_model: bool = is_model) -> None:
                 nonlocal plain
                 if plain:
                     meta: dict[str, Any] = {}
@@ -438,9 +442,7 @@ class TheirGeminiAdapter(BaseAdapter):
                     continue
                 blocks = self._part_blocks(sid, p, keep_empty=True)
                 for blk in blocks:
-                    if blk["type"] == "tool_use" and not isinstance(
-                        (_get(p, "functionCall") or {}).get("id"), str
-                    ):
+                    if blk["type"] == "tool_use" and not isinstance((_get(p, "functionCall") or {}).get("id"), str):
                         open_calls.setdefault(str(blk["name"]), []).append(blk["id"])
                 plain.extend(blocks)
             flush()
@@ -498,7 +500,14 @@ class TheirGeminiAdapter(BaseAdapter):
             "response_mime_type",
         ):
             gen.pop(key, None)
-        known = {"contents", "systemInstruction", "system_instruction", "tools", "generationConfig", "generation_config"}
+        known = {
+            "contents",
+            "systemInstruction",
+            "system_instruction",
+            "tools",
+            "generationConfig",
+            "generation_config",
+        }
         extra = {k: v for k, v in body.items() if k not in known}
         if gen:
             extra["generationConfig"] = gen
@@ -558,11 +567,21 @@ class TheirGeminiAdapter(BaseAdapter):
         inline = _get(p, "inlineData")
         if isinstance(inline, dict):
             media = str(_get(inline, "mimeType") or "")
-            return [*lead, {"type": "image", "source": {"kind": "base64", "data": str(inline.get("data", ""))}, "media_type": media}]
+            return [
+                *lead,
+                {
+                    "type": "image",
+                    "source": {"kind": "base64", "data": str(inline.get("data", ""))},
+                    "media_type": media,
+                },
+            ]
         fd = _get(p, "fileData")
         if isinstance(fd, dict):
             media = str(_get(fd, "mimeType") or "image/jpeg")
-            return [*lead, {"type": "image", "source": {"kind": "url", "data": str(_get(fd, "fileUri"))}, "media_type": media}]
+            return [
+                *lead,
+                {"type": "image", "source": {"kind": "url", "data": str(_get(fd, "fileUri"))}, "media_type": media},
+            ]
         return lead  # executableCode etc.: no canonical form
 
     # wire -> canonical (responses) -----------------------------------------------------
@@ -615,7 +634,9 @@ class TheirGeminiAdapter(BaseAdapter):
 
     # estimates --------------------------------------------------------------------------
 
-    def estimate_input_tokens(self, messages: list[Message], tools: list[ToolDefinition], model: str | None = None) -> int:
+    def estimate_input_tokens(
+        self, messages: list[Message], tools: list[ToolDefinition], model: str | None = None
+    ) -> int:
         # calibrated on recorded usageMetadata: Gemini counts a function declaration's
         # schema at about half its JSON text; Gemini 3 models count a thought signature
         # sent back as input (about one token per seven base64 characters), 2.x models do
