@@ -17,6 +17,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from conformance.adapters import registry
+from conformance.adapters.errors import WireFormatError
+from conformance.adapters.protocol import RequestContext, WireResponse
 from conformance.cli import main
 from conformance.wire import equivalence
 from conformance.wire import registry as wire_registry
@@ -91,3 +96,31 @@ def test_tc802_a_description_or_config_that_says_something_still_differs() -> No
     assert any("/generationConfig" in d for d in dropped), dropped
     changed = equivalence.compare(GEMINI_API, _request(description=""), _request(description="Other"))
     assert changed != []
+
+
+# -- hostile input: a located WireFormatError, never a traceback ---------------------------
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"candidates": "x"},
+        {"candidates": [{"content": "x"}]},
+        {"candidates": [{"content": {"parts": [{"text": "a"}]}}], "usageMetadata": {"promptTokenCount": "x"}},
+        {"candidates": [{"content": {"parts": [{"functionCall": {"name": "f", "args": 3}}]}}]},
+    ],
+    ids=["candidates-string", "content-string", "usage-string", "args-number"],
+)
+def test_a_malformed_response_is_a_wire_format_error(body: dict[str, Any]) -> None:
+    adapter = _their_adapter()
+    with pytest.raises(WireFormatError):
+        adapter.from_wire_response(WireResponse(body), RequestContext(session_id="sess_01J0000000000000000000000A"))
+
+
+def test_a_malformed_request_is_a_wire_format_error() -> None:
+    with pytest.raises(WireFormatError):
+        _their_adapter().from_wire_request({"generationConfig": {"stopSequences": 5}})
+
+
+def _their_adapter() -> Any:
+    return registry.load(GEMINI)  # by file, as `turnspec conform` loads it (it imports a sibling)

@@ -386,6 +386,12 @@ class TheirGeminiAdapter(BaseAdapter):
     ) -> ParsedRequest:
         """`url` (turnspec's optional reader keyword) names the model: Gemini keeps it in the
         path (`/models/{model}:generateContent`), not the body."""
+        try:
+            return self._from_wire_request(body, session_id, url)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise WireFormatError(f"malformed GenerateContentRequest: {exc!r}") from None
+
+    def _from_wire_request(self, body: WireBody, session_id: str | None, url: str | None) -> ParsedRequest:
         if not isinstance(body, dict):
             raise WireFormatError("a Gemini request body is a JSON object")
         sid = session_id or "sess_" + mint_ulid()
@@ -587,6 +593,13 @@ class TheirGeminiAdapter(BaseAdapter):
     # wire -> canonical (responses) -----------------------------------------------------
 
     def from_wire_response(self, response: WireResponse | WireBody, request_context: RequestContext) -> Message:
+        try:
+            return self._from_wire_response(response, request_context)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            # hostile input: one located line, never a traceback
+            raise WireFormatError(f"malformed GenerateContentResponse: {exc!r}") from None
+
+    def _from_wire_response(self, response: WireResponse | WireBody, request_context: RequestContext) -> Message:
         resp = response if isinstance(response, WireResponse) else WireResponse(response)
         body = resp.body
         if resp.status >= 400 or (isinstance(body, dict) and "error" in body and "candidates" not in body):
@@ -595,6 +608,8 @@ class TheirGeminiAdapter(BaseAdapter):
             raise WireFormatError("a GenerateContentResponse is a JSON object")
         sid = request_context.session_id
         cands = body.get("candidates")
+        if cands is not None and not isinstance(cands, list):
+            raise WireFormatError("candidates is not a list")
         raw: dict[str, Any] = {"responseId": body.get("responseId")}
         content: list[Block] = []
         if isinstance(cands, list) and cands:
