@@ -354,6 +354,15 @@ GEMINI_DIFFERENCES: tuple[str | Equivalence, ...] = (
         PROTO3_JSON,
     ),
     Equivalence(
+        'an empty `generationConfig` (`{}`) equals an absent one, and a function declaration\'s `description` "" or null '
+        "an absent one (proto3 default values)",
+        "If a value is missing in the JSON-encoded data or if its value is null, it will be interpreted as the "
+        "appropriate default value when parsed into a protocol buffer. If a field has the default value in the "
+        "protocol buffer, it will be omitted in the JSON-encoded data by default to save space.",
+        PROTO3_JSON + " (FunctionDeclaration.description is 'Optional', a string; every GenerationConfig field "
+        "is 'Optional': a config setting none of them is the default one)",
+    ),
+    Equivalence(
         "`systemInstruction.role` set equals it unset (the system instruction is no turn of a multi-turn conversation)",
         "role: Optional. The producer of the content. Must be either 'user' or 'model'. Useful to set for "
         "multi-turn conversations, otherwise can be left blank or unset.",
@@ -448,8 +457,14 @@ def gemini(body: JsonBody) -> JsonBody:
     config = b.get("generationConfig")
     if isinstance(config, dict) and config.get("responseModalities") == ["TEXT"]:
         del config["responseModalities"]
-        if not config:
-            del b["generationConfig"]
+    if config == {}:
+        del b["generationConfig"]
+    tools = b.get("tools")
+    for tool in tools if isinstance(tools, list) else []:
+        decls = tool.get("functionDeclarations") if isinstance(tool, dict) else None
+        for d in decls if isinstance(decls, list) else []:
+            if isinstance(d, dict) and "description" in d and d["description"] in ("", None):
+                del d["description"]
     return b
 
 
