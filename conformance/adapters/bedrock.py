@@ -70,21 +70,11 @@ from .estimate import image_block_size, json_tokens, text_tokens
 from .streams import event_stream_events
 
 _STOP = BEDROCK_CONVERSE.stop_reasons
-# x-amzn-ErrorType (and event-stream exception names) -> contract §6.2 class hint
+# x-amzn-ErrorType -> contract §6.2 class hint: the wire record's table (compared without
+# case), plus ValidationException, which the record leaves to the status default
 _ERROR_HINT = {
-    "throttlingexception": "rate_limit",
-    "modelnotreadyexception": "rate_limit",
-    "servicequotaexceededexception": "rate_limit",
-    "accessdeniedexception": "auth",
-    "unrecognizedclientexception": "auth",
-    "expiredtokenexception": "auth",
-    "resourcenotfoundexception": "invalid_request",
+    **{k.lower(): v for k, v in BEDROCK_CONVERSE.errors.headers["x-amzn-ErrorType"].items()},
     "validationexception": "invalid_request",
-    "modeltimeoutexception": "network",
-    "modelerrorexception": "server_error",
-    "modelstreamerrorexception": "server_error",
-    "internalserverexception": "server_error",
-    "serviceunavailableexception": "server_error",
 }
 _OVERFLOW = BEDROCK_CONVERSE.errors.overflow_message or re.compile(r"input is too long", re.I)
 _INFERENCE = ("maxTokens", "temperature", "stopSequences")
