@@ -325,6 +325,23 @@ def test_documented_errors_are_classified(index, cls, retryable):
     assert got.value.request_id == "7c0d1a4e-2b9f-4c6d-8e1f-2a3b4c5d6e7f"
 
 
+@pytest.mark.parametrize(
+    ("status", "type_", "cls"),
+    [
+        (424, "ModelErrorException", ServerError),
+        (400, "ThrottlingException", RateLimitError),
+        (403, "com.amazonaws.bedrockruntime#AccessDeniedException", AuthError),
+    ],
+)
+def test_an_error_named_only_in_the_body_type_is_classified_by_it(status, type_, cls):
+    """restJson1 names the error in `X-Amzn-Errortype` or the body's `__type` (the wire
+    record's ERRORS reads both). Failed before: without the header the adapter fell back to
+    the status (424 ModelErrorException read as invalid_request)."""
+    body = {"__type": type_, "message": "boom"}
+    got = BedrockAdapter().classify_error(status, body, {})
+    assert type(got) is cls and "boom" in str(got)
+
+
 @pytest.mark.parametrize(("index", "cls", "kept"), [(9, RateLimitError, 1), (10, ServerError, 0)])
 def test_exception_frames_end_the_stream_then_raise(index, cls, kept):
     got: list[dict[str, Any]] = []

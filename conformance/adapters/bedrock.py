@@ -427,10 +427,15 @@ class BedrockAdapter(CancellableStreams, BaseAdapter):
         }
 
     def classify_error(self, status: int, body: Any, headers: Mapping[str, Any] | None = None) -> AdapterError:
-        """Contract §6.2-§6.3: the class the `x-amzn-ErrorType` header names (AWS REST-JSON),
-        else the HTTP status; a validation error about the input's length is context overflow."""
+        """Contract §6.2-§6.3: the class the `x-amzn-ErrorType` header (or, without one, the
+        body's `__type`) names (AWS REST-JSON), else the HTTP status; a validation error about
+        the input's length is context overflow."""
         h = {str(k).lower(): v for k, v in (headers or {}).items()}
-        kind = (header(h, "x-amzn-errortype") or "").split(":", 1)[0].strip()
+        kind = header(h, "x-amzn-errortype") or ""
+        if not kind and isinstance(body, dict) and isinstance(body.get("__type"), str):
+            kind = body["__type"]  # restJson1 may name the error in the body instead
+        # `Name:<uri>` in the header, `<namespace>#Name` in a body's `__type`
+        kind = kind.split(":", 1)[0].rsplit("#", 1)[-1].strip()
         msg = ""
         if isinstance(body, dict):
             for key in ("message", "Message"):
