@@ -3,6 +3,7 @@ contract module third-party adapters import)."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -55,3 +56,19 @@ def json_value(text: str) -> Any:
         return parse_json(text.encode("utf-8", errors="surrogatepass"))
     except UnicodeEncodeError as exc:
         raise ValueError(str(exc)) from exc
+
+
+def stop_reason(log: logging.Logger, adapter: str, table: Mapping[str, str], raw: Any, field: str) -> str:
+    """A provider stop reason -> canonical by the wire record's `table`; an undocumented value
+    reads as end_turn with a WARN line (the provider's enum grows)."""
+    found = table.get(str(raw))
+    if found is None:
+        log.warning(
+            "%s: undocumented %s %r read as end_turn",
+            adapter,
+            field,
+            raw,
+            extra={"event": "unknown_stop_reason", "adapter": adapter, "stop_reason": raw},
+        )
+        return "end_turn"
+    return found

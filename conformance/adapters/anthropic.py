@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 
 from ..wire.anthropic_messages import ANTHROPIC_MESSAGES
 from ..wire.openai_chat import parse_data_url
-from ._shared import URL_IMAGE_MEDIA_TYPE, finish_error, header, json_object, json_value
+from ._shared import URL_IMAGE_MEDIA_TYPE, finish_error, header, json_object, json_value, stop_reason
 from .base import (
     AdapterError,
     AdapterOptions,
@@ -411,16 +411,7 @@ class AnthropicAdapter(CancellableStreams, BaseAdapter):
     def stop_reason_of(self, raw: Any) -> str:
         """A provider stop_reason -> canonical (the wire record's table); an undocumented value
         reads as end_turn with a WARN line, since the docs say new values may be added."""
-        found = _STOP.get(str(raw))
-        if found is None:
-            self.log.warning(
-                "%s: undocumented stop_reason %r read as end_turn",
-                self.name,
-                raw,
-                extra={"event": "unknown_stop_reason", "adapter": self.name, "stop_reason": raw},
-            )
-            return "end_turn"
-        return found
+        return stop_reason(self.log, self.name, _STOP, raw, "stop_reason")
 
     def usage_from_wire(self, usage: Any) -> dict[str, int] | None:
         """Anthropic usage -> TokenUsage (contract §7.2): cache_read -> cached_input_tokens."""

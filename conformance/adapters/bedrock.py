@@ -45,7 +45,7 @@ from urllib.parse import quote
 
 from ..wire.bedrock import BEDROCK_CONVERSE, IMAGE_FORMATS, is_streaming, model_of
 from ..wire.openai_chat import parse_data_url
-from ._shared import finish_error, header, json_object
+from ._shared import finish_error, header, json_object, stop_reason
 from .base import (
     AdapterError,
     AdapterOptions,
@@ -399,16 +399,7 @@ class BedrockAdapter(CancellableStreams, BaseAdapter):
     def stop_reason_of(self, raw: Any) -> str:
         """A provider stopReason -> canonical (the wire record's table); an undocumented value
         reads as end_turn with a WARN line (the StopReason enum grows)."""
-        found = _STOP.get(str(raw))
-        if found is None:
-            self.log.warning(
-                "%s: undocumented stopReason %r read as end_turn",
-                self.name,
-                raw,
-                extra={"event": "unknown_stop_reason", "adapter": self.name, "stop_reason": raw},
-            )
-            return "end_turn"
-        return found
+        return stop_reason(self.log, self.name, _STOP, raw, "stopReason")
 
     def usage_from_wire(self, usage: Any) -> dict[str, int] | None:
         """TokenUsage -> canonical TokenUsage (contract §7.2)."""

@@ -36,7 +36,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
 from ..wire.openai_chat import COMPATIBLE_STOP_REASONS, OPENAI_CHAT, parse_data_url
-from ._shared import URL_IMAGE_MEDIA_TYPE, finish_error, header, json_object, json_value
+from ._shared import URL_IMAGE_MEDIA_TYPE, finish_error, header, json_object, json_value, stop_reason
 from .base import (
     AdapterError,
     AdapterOptions,
@@ -456,16 +456,7 @@ class OpenAIChatAdapter(CancellableStreams, BaseAdapter):
     def stop_reason_of(self, raw: Any) -> str:
         """A finish_reason -> canonical (the wire record's table); an undocumented value reads
         as end_turn with a WARN line."""
-        found = _STOP.get(str(raw))
-        if found is None:
-            self.log.warning(
-                "%s: undocumented finish_reason %r read as end_turn",
-                self.name,
-                raw,
-                extra={"event": "unknown_stop_reason", "adapter": self.name, "stop_reason": raw},
-            )
-            return "end_turn"
-        return found
+        return stop_reason(self.log, self.name, _STOP, raw, "finish_reason")
 
     # -- streaming --------------------------------------------------------------------------
 
