@@ -77,7 +77,6 @@ _ERROR_HINT = {
     "validationexception": "invalid_request",
 }
 _OVERFLOW = BEDROCK_CONVERSE.errors.overflow_message or re.compile(r"input is too long", re.I)
-_INFERENCE = ("maxTokens", "temperature", "stopSequences")
 _KNOWN_TOP = {"messages", "system", "inferenceConfig", "toolConfig"}
 
 
