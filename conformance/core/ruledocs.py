@@ -255,8 +255,9 @@ def help_text(info: RuleInfo) -> str:
     for s in statements(info.id):
         lines.append(f"Requires ({s.spec} {s.section}, {s.ref}): {s.text}")
     ex = example(info.id)
+    fixture = ex.fixture if ex is not None else ""
     for x in ex.lines if ex is not None else ():
-        lines.append(f"Failing example ({ex.fixture} line {x.line}): {x.failing}")  # type: ignore[union-attr]
+        lines.append(f"Failing example ({fixture} line {x.line}): {x.failing}")
         if x.passing is not None:
             lines.append(f"Passing example (valid line {x.line}): {x.passing}")
     for m in mutants(info.id):
@@ -291,8 +292,9 @@ def help_markdown(info: RuleInfo, *, heading: str = "") -> str:
         out += [f"- {_md(s.text)} ({_md(s.spec)} {_md(s.section)}, row {_md(s.ref)})" for s in rows]
         out.append("")
     ex = example(info.id)
+    fixture = ex.fixture if ex is not None else ""
     for x in ex.lines if ex is not None else ():
-        out += [f"**Failing example** (`{ex.fixture}` line {x.line}):", "", _fence(x.failing), ""]  # type: ignore[union-attr]
+        out += [f"**Failing example** (`{fixture}` line {x.line}):", "", _fence(x.failing), ""]
         if x.passing is not None:
             out += ["**Passing example** (the line it replaces in `valid.jsonl`):", "", _fence(x.passing), ""]
     ms = mutants(info.id)

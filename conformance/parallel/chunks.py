@@ -31,7 +31,7 @@ import itertools
 import json
 import signal
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import IO, TYPE_CHECKING, Any, overload
 
 import orjson
@@ -90,7 +90,7 @@ def plan(path: str, size: int, jsonl: bool, chunk_bytes: int) -> list[Task]:
 
 def with_digest(tasks: Sequence[Task]) -> list[Task]:
     """`tasks`, each asked for the digest of what it reads (`Task.digest`)."""
-    return [Task(t.path, t.start, t.end, t.whole, digest=True) for t in tasks]
+    return [replace(t, digest=True) for t in tasks]
 
 
 def cut_tail(tasks: list[Task], size: int, tail: int, piece: int) -> tuple[list[Task], int]:
@@ -108,7 +108,7 @@ def cut_tail(tasks: list[Task], size: int, tail: int, piece: int) -> tuple[list[
             break
         end = size if t.end == UNTIL_EOF else t.end
         cuts = list(range(t.start, end, max(1, piece))) or [t.start]
-        out[:0] = [Task(t.path, a, b, digest=t.digest) for a, b in zip(cuts, [*cuts[1:], t.end], strict=True)]
+        out[:0] = [replace(t, start=a, end=b) for a, b in zip(cuts, [*cuts[1:], t.end], strict=True)]
         covered += end - t.start
         k -= 1
     return [*tasks[:k], *out], covered

@@ -166,7 +166,6 @@ def _connect(uri: str) -> sqlite3.Connection:
 BUSY_SECONDS = 30.0
 COPY_ATTEMPTS = 20
 SNAPSHOT_ATTEMPTS = 5  # a journal seen mid-commit is gone by the next try; a crashed writer's is not
-SQLITE_READONLY_ROLLBACK = 776  # a hot journal: a writer crashed mid-transaction
 
 
 def _is_wal(real: Path) -> bool:
@@ -195,7 +194,8 @@ def _backup(real: Path, copy: Path) -> bool:
         finally:
             dst.close()
     except sqlite3.OperationalError as exc:
-        if getattr(exc, "sqlite_errorcode", None) == SQLITE_READONLY_ROLLBACK:
+        # a hot journal: a writer crashed mid-transaction (getattr: an error raised by Python itself has no code)
+        if getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_READONLY_ROLLBACK:
             return False
         raise
     finally:
@@ -536,11 +536,8 @@ def convert_canonical_to_sqlite(src: Path, dst: Path, ctx: object) -> None:
     try:
         _write_store(dst, msgs, times)
     except sqlite3.Error as exc:  # SQLite reports a full disk as its own error: an OSError for the caller
-        full = getattr(exc, "sqlite_errorcode", None) == SQLITE_FULL
+        full = getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
         raise OSError(errno.ENOSPC if full else errno.EIO, str(exc), str(dst)) from None
-
-
-SQLITE_FULL = 13
 
 
 def _write_store(dst: Path, msgs: list[dict[str, Any]], times: dict[int, int]) -> None:
