@@ -42,6 +42,7 @@ from .common import (
     Check,
     Env,
     check,
+    compared_reason,
     crash,
     ctx_for,
     drop_problem,
@@ -224,9 +225,7 @@ def _tool_result_image(s: AdapterUnderTest, a: Adapter, api: WireApi) -> Outcome
 def _image_reason(api: WireApi | None, problems: list[str]) -> str:
     """A failing TC901 reason: the problems, the record's equivalences it compared up to and
     the rule it enforces."""
-    if not problems:
-        return ""
-    return f"{'; '.join(problems[:3])} ({equivalence.applied(api, equivalence.declared(api))}; {IMAGES_SURVIVE})"
+    return compared_reason(api, problems, IMAGES_SURVIVE)
 
 
 @check(R.TOOL_ERROR_KEPT)
