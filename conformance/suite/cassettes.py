@@ -42,6 +42,7 @@ from vcr.serializers import yamlserializer
 
 from ..wire import registry
 from ..wire.api import Framing, WireApi
+from ..wire.cassette_lint import MAX_INFLATED  # the linter's bound: one number for both readers
 from ..wire.framing import loads_strict, looks_framed
 
 MAX_CASSETTE_BYTES = 256 * 1024 * 1024
@@ -59,10 +60,6 @@ def api_of(uri: str) -> str | None:
     """The name of the wire API whose record matches `uri`, or None."""
     api = registry.api_for_url(uri)
     return api.name if api is not None else None
-
-
-MAX_INFLATED = 64 * 1024 * 1024
-"""The most a recorded request body may inflate to (as the cassette linter's bound)."""
 
 
 class CassetteError(ValueError):

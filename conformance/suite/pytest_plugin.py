@@ -8,7 +8,6 @@ one item; the suite runs once, on the first item, and every item reports its rul
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from ..core.findings import Selection
 from ..formats.canonical.markers import DEFAULT_CRITICAL_KEY
 from .rules import CATALOG
 from .runner import SuiteConfig, SuiteReport, default_samples, local_cassette_root, run
+from .testing import skip_or_warn
 
 _REPORT = pytest.StashKey[SuiteReport]()
 
@@ -79,12 +79,7 @@ class TurnspecItem(pytest.Item):
             pytest.skip(f"{self.rule} was not selected")
         if result.status == "fail":
             raise TurnspecFailure("\n".join(map(escaping.text_line, result.explained())))
-        if result.status == "skip":
-            pytest.skip(escaping.text("; ".join(result.reasons[:3])))
-        if result.status == "warn":  # advisory: passes, and says why it warned
-            warnings.warn(
-                escaping.text(f"{self.rule} (advisory): " + "; ".join(result.reasons[:3])), UserWarning, stacklevel=1
-            )
+        skip_or_warn(self.rule, result)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, TurnspecFailure):

@@ -120,12 +120,10 @@ class SuiteConfig:
         refs = list(refs) or sorted(registry.available())
         cassettes = list(cassettes)
         candidates = [p for p in [*cassettes, default_cassette_root(), *roots] if p is not None]
-        seen: set[Path] = set()
-        all_roots: list[Path] = []
+        first: dict[Path, Path] = {}  # resolved -> the first spelling of a root
         for p in candidates:  # `./cassettes` of a turnspec checkout is its own root: read once
-            if p.resolve() not in seen:
-                seen.add(p.resolve())
-                all_roots.append(p)
+            first.setdefault(p.resolve(), p)
+        all_roots = list(first.values())
         subjects = []
         for ref in refs:
             a = registry.load(ref)

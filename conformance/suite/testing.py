@@ -30,8 +30,19 @@ from ..adapters.protocol import Adapter
 from ..core import escaping
 from ..core.schemas import schema_set
 from ..formats.canonical.markers import DEFAULT_CRITICAL_KEY
+from .outcome import RuleResult
 from .rules import CATALOG, NEEDS, SUITE_ONLY, TEST_SLUGS
 from .runner import SuiteConfig, SuiteReport, default_cassette_root, default_samples, run
+
+
+def skip_or_warn(rule: str, result: RuleResult) -> None:
+    """A pytest item's verdict for a skipped check (skip, with its first reasons) or an
+    advisory one (pass, with a `UserWarning` saying why it warned); nothing otherwise. Shared
+    by `AdapterConformanceTests` and the `--turnspec` plugin's items."""
+    if result.status == "skip":
+        pytest.skip(escaping.text("; ".join(result.reasons[:3])))
+    if result.status == "warn":  # advisory: passes, and says why it warned
+        warnings.warn(escaping.text(f"{rule} (advisory): " + "; ".join(result.reasons[:3])), UserWarning, stacklevel=1)
 
 
 def _standard() -> list[tuple[str, str, str | None]]:
@@ -157,12 +168,7 @@ class AdapterConformanceTests:
                 ),
                 pytrace=False,
             )
-        if result.status == "skip":
-            pytest.skip(escaping.text("; ".join(result.reasons[:3])))
-        if result.status == "warn":  # advisory: passes, and says why it warned
-            warnings.warn(
-                escaping.text(f"{rule} (advisory): " + "; ".join(result.reasons[:3])), UserWarning, stacklevel=1
-            )
+        skip_or_warn(rule, result)
 
     def test_capabilities_match_expectations(self) -> None:
         """Expectations the subclass states equal what the adapter declares (§7.2 honesty)."""

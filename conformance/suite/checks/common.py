@@ -35,7 +35,7 @@ from ...core.schema_validation import SchemaValidator
 from ...core.schemas import schema_set
 from ...formats.canonical.markers import DEFAULT_CRITICAL_KEY
 from ...formats.canonical.memory import validate_messages
-from ...wire import registry
+from ...wire import equivalence, registry
 from ...wire import schemas as wire_schemas
 from ...wire.api import Probes, WireApi, value_at
 from .. import rules as R
@@ -339,6 +339,15 @@ def drop_problem(records: list[logging.LogRecord], block_type: str, msg: Message
             return None
         best = best or f"the WARNING entry for the dropped {block_type} block lacks {', '.join(lacking)} ({DROP_ENTRY})"
     return best
+
+
+def compared_reason(api: WireApi | None, problems: list[str], cites: str) -> str:
+    """A failing reason of a check that compares up to the record's declared equivalences:
+    the first problems, the equivalences it compared up to and what it `cites`; "" when
+    there is no problem."""
+    if not problems:
+        return ""
+    return f"{'; '.join(problems[:3])} ({equivalence.applied(api, equivalence.declared(api))}; {cites})"
 
 
 def result_blocks(messages: list[Message], block_type: str) -> list[dict[str, Any]]:

@@ -134,8 +134,12 @@ def expected_class(api: str | WireApi, status: int, body: Any, headers: Mapping[
     default adjusted by the error signals its record declares (`WireApi.errors`)."""
     signals = _signals(api)
     hint = _header_class(signals, headers or {}) or _body_class(signals, body)
-    if hint is not None:
-        return hint
+    return hint if hint is not None else _status_class(signals, status, body)
+
+
+def _status_class(signals: ErrorSignals, status: int, body: Any) -> str:
+    """§6.2's default for `status`, a 400 remapped to context_overflow where the record's
+    overflow wording (with no field to gate it) matches the body's message."""
     default = status_default(status)
     if (
         default == "invalid_request"
@@ -158,7 +162,7 @@ def hinted_class(api: str | WireApi, body: Any, headers: Mapping[str, Any] | Non
         return hint
     code = value_at(body, signals.status_in_body) if signals.status_in_body else None
     if isinstance(code, int) and not isinstance(code, bool) and 100 <= code <= 599:
-        return expected_class(api, code, body, headers)
+        return _status_class(signals, code, body)
     return None
 
 

@@ -140,9 +140,10 @@ def lossy(env: Env) -> Iterator[Outcome]:
             try:
                 with capture_warnings() as recs:
                     req = a.to_wire(msgs, tools, opts(a))
-            except AdapterError as exc:
+            except Exception as exc:
                 if (
                     rule
+                    and isinstance(exc, AdapterError)
                     and getattr(exc, "block_type", None) == btype
                     and getattr(exc, "message_id", None) == target["id"]
                 ):
@@ -152,9 +153,6 @@ def lossy(env: Env) -> Iterator[Outcome]:
                     yield o(R.LOSSY_WARN, s, "pass", label, why)
                     yield o(R.LOSSY_ABSENT, s, "pass", label, why)
                     continue
-                yield o(R.LOSSY_WARN, s, "fail", label, crash(exc))
-                continue
-            except Exception as exc:
                 yield o(R.LOSSY_WARN, s, "fail", label, crash(exc))
                 continue
             problem = drop_problem(recs, btype, target, a)

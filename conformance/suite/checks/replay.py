@@ -22,6 +22,7 @@ from .common import (
     body_text,
     calls_of,
     check,
+    compared_reason,
     crash,
     ctx_for,
     drop_problem,
@@ -250,10 +251,8 @@ def _values(found: list[Any], api: WireApi | None = None) -> set[Any]:
 def _signature_reason(api: WireApi | None, problems: list[str]) -> str:
     """A failing TC405 reason: the problems, the record's equivalences it compared up to and
     the rule it enforces."""
-    if not problems:
-        return ""
     docs = f"; {api.thinking_back.cite()}" if api is not None and api.thinking_back.needs else ""
-    return f"{'; '.join(problems[:3])} ({equivalence.applied(api, equivalence.declared(api))}; {SIGNATURE_BACK}{docs})"
+    return compared_reason(api, problems, f"{SIGNATURE_BACK}{docs}")
 
 
 def not_required(

@@ -42,6 +42,7 @@ from .common import (
     Check,
     Env,
     check,
+    compared_reason,
     crash,
     ctx_for,
     drop_problem,
@@ -224,9 +225,7 @@ def _tool_result_image(s: AdapterUnderTest, a: Adapter, api: WireApi) -> Outcome
 def _image_reason(api: WireApi | None, problems: list[str]) -> str:
     """A failing TC901 reason: the problems, the record's equivalences it compared up to and
     the rule it enforces."""
-    if not problems:
-        return ""
-    return f"{'; '.join(problems[:3])} ({equivalence.applied(api, equivalence.declared(api))}; {IMAGES_SURVIVE})"
+    return compared_reason(api, problems, IMAGES_SURVIVE)
 
 
 @check(R.TOOL_ERROR_KEPT)
@@ -329,7 +328,7 @@ def _error_kept_in_band(
             f"is lost ({api.name} has no flag; canonical spec §7.3: drop with a WARN line or represent it)"
         )
         return o(R.TOOL_ERROR_KEPT, s, "fail", label, why, "supports_tools")
-    warned = [r for r in records if r.levelno >= logging.WARNING and names_any(r, *_ERROR_FLAG)]
+    warned = _flag_warnings(records)
     note = f"; {len(warned)} WARNING lines name is_error though nothing was dropped" if warned else ""
     return o(
         R.TOOL_ERROR_KEPT,
@@ -345,12 +344,17 @@ def _error_kept_in_band(
 _ERROR_FLAG = ("is_error", "error flag", "error status", "is error")
 
 
+def _flag_warnings(records: list[logging.LogRecord]) -> list[logging.LogRecord]:
+    """The WARNING (or worse) records that name the tool-result error flag (`_ERROR_FLAG`)."""
+    return [r for r in records if r.levelno >= logging.WARNING and names_any(r, *_ERROR_FLAG)]
+
+
 def _error_flag_warned(s: AdapterUnderTest, api: WireApi, records: list[logging.LogRecord]) -> Outcome:
     """TC902 where the wire has no tool-result error flag (its record says so): §7.3 forbids
     silent loss, so the result sent with `is_error` true logs a WARNING naming the flag
     (`is_error`, "error flag", "error status"; any wording). If it fails: log the field as dropped where the tool
     result is rendered (the `field_dropped` line of the reference adapters)."""
-    warned = [r for r in records if r.levelno >= logging.WARNING and names_any(r, *_ERROR_FLAG)]
+    warned = _flag_warnings(records)
     msg = (
         ""
         if warned
