@@ -577,3 +577,17 @@ def test_tc501_probes_each_declared_image_media_type() -> None:
     assert [r for r in result.reasons if "image/" in r] == [
         "image image/gif: image/gif is declared accepted but the image did not reach the wire"
     ], result.reasons
+
+
+def test_scripted_sessions_are_named_the_same_in_every_run() -> None:
+    """Same input, same output: a reason quoting a scripted session id reads the same in
+    two runs (the ids are numbered in build order, not drawn at random)."""
+    import subprocess
+    import sys
+
+    code = "from conformance.suite.scripts import Builder; print(Builder().session_id, Builder().session_id)"
+    runs = [
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout for _ in "ab"
+    ]
+    first, second = runs[0].split()
+    assert runs[0] == runs[1] and first != second

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,11 +74,16 @@ TOOLS: list[ToolDefinition] = [
 ]
 
 
+_SCRIPTS = itertools.count()
+
+
 @dataclass
 class Builder:
     """Appends valid canonical messages with monotonic ULIDs and timestamps."""
 
-    session_id: str = field(default_factory=lambda: "sess_" + ids.fresh().lower())
+    # a session of its own per script, numbered in the order scripts are built: the same run
+    # of the same suite names the same sessions, so reports quoting one are byte-identical
+    session_id: str = field(default_factory=lambda: "sess_" + ids.derived(0, "script", next(_SCRIPTS)).lower())
     messages: list[Message] = field(default_factory=list)
     _clock: int = 1_778_241_600_000_000
 
