@@ -64,7 +64,7 @@ def record(
     key_env: str | None = None,
 ) -> int:
     """Send `request`, append the exchange to `cassette`; returns the HTTP status."""
-    access = registry.get(wire_api).access if wire_api in {a.name for a in registry.APIS} else None
+    access = next((a.access for a in registry.APIS if a.name == wire_api), None)
     root = base_url or (access.base_url if access else None)
     if root is None:
         raise InputError(f"no endpoint known for wire API {wire_api!r}: pass --base-url (and --key-env)")
