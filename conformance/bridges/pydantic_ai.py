@@ -56,10 +56,8 @@ from ..adapters.anthropic import AnthropicAdapter
 from ..adapters.base import (
     AdapterError,
     AdapterOptions,
-    BaseAdapter,
     Block,
     Message,
-    ParsedRequest,
     RequestContext,
     StreamEvent,
     ToolDefinition,
@@ -77,7 +75,7 @@ from ..core.convertkit import IdMint
 from ..formats.pydantic_ai.mapping import Session, from_pydantic_ai, to_pydantic_ai
 from ..wire import registry as wire_registry
 from ..wire.gemini import PROMPT_BLOCKED
-from .kit import Canned, Captured, CaptureTransport, Gap, run_sync
+from .kit import Canned, Captured, CaptureTransport, Gap, ReferenceBridge, run_sync
 
 LIBRARY = "pydantic-ai-slim"
 REDACTED_ID = "redacted_thinking"  # pydantic-ai's ThinkingPart.id for Anthropic's redacted thinking
@@ -184,43 +182,15 @@ _NOT_BRIDGED: Mapping[str, Any] = {
 }
 
 
-class PydanticAIBridge(BaseAdapter):
+class PydanticAIBridge(ReferenceBridge):
     """A pydantic-ai `Model` class as a turnspec adapter (subclasses name the class)."""
 
-    reference_class: ClassVar[type[BaseAdapter]]
-    cassette_folders: ClassVar[tuple[str, ...]]  # the reference adapter's: recorded from the provider's docs
-    bridge_gaps: ClassVar[tuple[Gap, ...]] = ()
     library_provider: ClassVar[str]  # pydantic-ai's name for the provider (ModelResponse.provider_name)
-    input_counts_cache: ClassVar[bool] = True  # the wire's input token count includes cached tokens
 
     def __init__(self) -> None:
-        self.reference = self.reference_class()
         super().__init__()
         self.transport = CaptureTransport(httpx2)
         self._models: dict[str, Model] = {}
-        self._url_media: dict[tuple[str, str], str] = {}  # (session, url) -> media type this bridge sent
-
-    # what the reference adapter of the wire API answers for (module docstring)
-    def new_provider_tool_id(self) -> str:
-        return self.reference.new_provider_tool_id()
-
-    def tool_id_map(self, session_id: str) -> ToolIdMap:
-        return self.reference.tool_id_map(session_id)  # one map: read-back and rendering agree
-
-    def from_wire_request(self, body: dict[str, Any], *, session_id: str | None = None) -> ParsedRequest:
-        parsed: ParsedRequest = self.reference.from_wire_request(body, session_id=session_id)  # type: ignore[attr-defined]
-        for m in parsed.messages:  # a URL image's media type is not on the wire: the one this bridge sent
-            for b in m.get("content") or []:
-                blocks = [b, *(b.get("content") or [] if b.get("type") == "tool_result" else [])]
-                for x in blocks:
-                    if x.get("type") == "image" and x["source"]["kind"] == "url":
-                        sent = self._url_media.get((str(m.get("session_id", "")), str(x["source"]["data"])))
-                        if sent is not None:
-                            x["media_type"] = sent
-        return parsed
-
-    def estimate_input_tokens(self, messages: list[Message], tools: list[ToolDefinition]) -> int:
-        return self.reference.estimate_input_tokens(messages, tools)  # type: ignore[attr-defined, no-any-return]
 
     def classify(self, exc: ModelHTTPError, headers: Mapping[str, str]) -> AdapterError:
         return self.reference.classify_error(exc.status_code, exc.body, headers)  # type: ignore[attr-defined, no-any-return]
