@@ -26,7 +26,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
-from ..adapters.base import BaseAdapter, Message, ParsedRequest, ToolDefinition
+from ..adapters.base import BaseAdapter, Message, ParsedRequest, ToolDefinition, WireFormatError
 from ..adapters.toolids import ToolIdMap
 
 T = TypeVar("T")
@@ -127,6 +127,14 @@ def run_sync(make: Callable[[], Awaitable[T]]) -> T:
         return asyncio.run(main())
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         return pool.submit(asyncio.run, main()).result()
+
+
+def parse_failure(library: str, what: str, exc: BaseException) -> WireFormatError:
+    """The one-line error of a library that could not parse a recorded `what` (response,
+    stream): its exception's text on one line (pydantic's ValidationError spans many), cut
+    at 300 characters."""
+    said = " ".join(str(exc).split())
+    return WireFormatError(f"{library} could not parse the {what}: {type(exc).__name__}: {said[:300]}")
 
 
 @dataclass(frozen=True)

@@ -57,7 +57,7 @@ from ..adapters.openai_chat import OpenAIChatAdapter
 from ..core.convertkit import IdMint
 from ..formats.langchain.mapping import Session, from_langchain, to_langchain
 from ..wire import registry as wire_registry
-from .kit import Canned, CaptureTransport, Gap, ReferenceBridge, run_sync
+from .kit import Canned, CaptureTransport, Gap, ReferenceBridge, parse_failure, run_sync
 
 LIBRARIES = ("langchain-anthropic", "langchain-openai")
 _BLOCK_LOSS = re.compile(r"^/content/(\d+)(?:/content/(\d+))?$")
@@ -277,8 +277,7 @@ class LangChainBridge(ReferenceBridge):
                 event = body if "error" in body else {"type": "error", "error": body}
                 return self.classify_error(status if isinstance(status, int) else 500, event, {})
             seen = seen.__cause__ or seen.__context__
-        said = " ".join(str(exc).split())  # one line, however the library wrote it
-        return WireFormatError(f"LangChain could not parse the {what}: {type(exc).__name__}: {said[:300]}")
+        return parse_failure("LangChain", what, exc)
 
     probe_settings: ClassVar[Mapping[str, Any]] = {}  # what the replay request asks for (the answer is recorded)
 

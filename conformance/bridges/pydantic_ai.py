@@ -75,7 +75,7 @@ from ..core.convertkit import IdMint
 from ..formats.pydantic_ai.mapping import Session, from_pydantic_ai, to_pydantic_ai
 from ..wire import registry as wire_registry
 from ..wire.gemini import PROMPT_BLOCKED
-from .kit import Canned, Captured, CaptureTransport, Gap, ReferenceBridge, run_sync
+from .kit import Canned, Captured, CaptureTransport, Gap, ReferenceBridge, parse_failure, run_sync
 
 LIBRARY = "pydantic-ai-slim"
 REDACTED_ID = "redacted_thinking"  # pydantic-ai's ThinkingPart.id for Anthropic's redacted thinking
@@ -389,7 +389,7 @@ class PydanticAIBridge(ReferenceBridge):
         except Exception as exc:
             if resp.status >= 400:
                 raise self.reference.classify_error(resp.status, resp.body, headers) from None  # type: ignore[attr-defined]
-            raise WireFormatError(f"pydantic-ai could not parse the response: {type(exc).__name__}: {exc}") from None
+            raise parse_failure("pydantic-ai", "response", exc) from None
         parsed = self._parse(result, request_context.session_id)
         status = {"error": "error", "cancelled": "cancelled"}.get(self.stop_reason(parsed), "complete")
         return self.assemble(
@@ -434,7 +434,7 @@ class PydanticAIBridge(ReferenceBridge):
         except ModelHTTPError as exc:
             failure = self.classify(exc, {})
         except Exception as exc:
-            failure = WireFormatError(f"pydantic-ai could not parse the stream: {type(exc).__name__}: {exc}")
+            failure = parse_failure("pydantic-ai", "stream", exc)
         mid = ctx.message_id or new_ulid()
         parsed = self._parse(final[0], ctx.session_id) if final else None
         model_name = parsed.wire_model if parsed and parsed.wire_model else "unknown"
