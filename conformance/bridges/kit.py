@@ -151,6 +151,14 @@ class Gap:
     when: str = ""  # a regular expression the failure's reason must match (re.search); "" any
 
 
+NOT_BRIDGED: Mapping[str, Any] = {
+    # cache_control and response schemas have no place in the canonical -> library message
+    # mappings the bridges use, so every bridge declares them false (canonical §7.2: honest)
+    "supports_prompt_caching": False,
+    "supports_structured_output": False,
+}
+
+
 class ReferenceBridge(BaseAdapter):
     """What every bridge leaves to the reference adapter of its wire API (`reference_class`):
     provider tool ids, the tool id map, reading a wire request back (with the media type

@@ -57,7 +57,7 @@ from ..adapters.openai_chat import OpenAIChatAdapter
 from ..core.convertkit import IdMint
 from ..formats.langchain.mapping import Session, from_langchain, to_langchain
 from ..wire import registry as wire_registry
-from .kit import Canned, CaptureTransport, Gap, ReferenceBridge, parse_failure, run_sync
+from .kit import NOT_BRIDGED, Canned, CaptureTransport, Gap, ReferenceBridge, parse_failure, run_sync
 
 LIBRARIES = ("langchain-anthropic", "langchain-openai")
 _BLOCK_LOSS = re.compile(r"^/content/(\d+)(?:/content/(\d+))?$")
@@ -97,14 +97,6 @@ class _Parsed:
     wire_model: str | None
     usage: dict[str, int] | None
     raw_stop: str | None
-
-
-_NOT_BRIDGED: Mapping[str, Any] = {
-    # cache_control and response schemas have no place in the canonical -> LangChain message
-    # mapping the bridge uses, so the bridge declares them false (canonical §7.2: honest)
-    "supports_prompt_caching": False,
-    "supports_structured_output": False,
-}
 
 
 class LangChainBridge(ReferenceBridge):
@@ -432,7 +424,7 @@ class AnthropicBridge(LangChainBridge):
     )
     cassette_folders = ("anthropic",)
     provider_tool_id: ClassVar[re.Pattern[str]] = AnthropicAdapter.provider_tool_id
-    capabilities: ClassVar[Mapping[str, Any]] = {**AnthropicAdapter.capabilities, **_NOT_BRIDGED}
+    capabilities: ClassVar[Mapping[str, Any]] = {**AnthropicAdapter.capabilities, **NOT_BRIDGED}
 
     def make_model(self, name: str, settings: dict[str, Any]) -> BaseChatModel:
         import anthropic  # function-level: the SDK of this bridge only
@@ -473,7 +465,7 @@ class OpenAIChatBridge(LangChainBridge):
     )
     cassette_folders = ("openai-chat",)
     provider_tool_id: ClassVar[re.Pattern[str]] = OpenAIChatAdapter.provider_tool_id
-    capabilities: ClassVar[Mapping[str, Any]] = {**OpenAIChatAdapter.capabilities, **_NOT_BRIDGED}
+    capabilities: ClassVar[Mapping[str, Any]] = {**OpenAIChatAdapter.capabilities, **NOT_BRIDGED}
 
     def make_model(self, name: str, settings: dict[str, Any]) -> BaseChatModel:
         from langchain_openai import ChatOpenAI  # function-level: only this bridge needs it

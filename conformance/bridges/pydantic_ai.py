@@ -75,7 +75,7 @@ from ..core.convertkit import IdMint
 from ..formats.pydantic_ai.mapping import Session, from_pydantic_ai, to_pydantic_ai
 from ..wire import registry as wire_registry
 from ..wire.gemini import PROMPT_BLOCKED
-from .kit import Canned, Captured, CaptureTransport, Gap, ReferenceBridge, parse_failure, run_sync
+from .kit import NOT_BRIDGED, Canned, Captured, CaptureTransport, Gap, ReferenceBridge, parse_failure, run_sync
 
 LIBRARY = "pydantic-ai-slim"
 REDACTED_ID = "redacted_thinking"  # pydantic-ai's ThinkingPart.id for Anthropic's redacted thinking
@@ -172,14 +172,6 @@ def _flat(headers: Mapping[str, Any]) -> dict[str, str]:
         if isinstance(value, str | int | float):
             out[str(k).lower()] = str(value)
     return out
-
-
-_NOT_BRIDGED: Mapping[str, Any] = {
-    # cache_control and response schemas have no place in the canonical -> ModelMessage
-    # mapping the bridge uses, so the bridge declares them false (canonical §7.2: honest)
-    "supports_prompt_caching": False,
-    "supports_structured_output": False,
-}
 
 
 class PydanticAIBridge(ReferenceBridge):
@@ -560,7 +552,7 @@ class AnthropicBridge(PydanticAIBridge):
     provider_tool_id: ClassVar[re.Pattern[str]] = AnthropicAdapter.provider_tool_id
     capabilities: ClassVar[Mapping[str, Any]] = {
         **AnthropicAdapter.capabilities,
-        **_NOT_BRIDGED,
+        **NOT_BRIDGED,
     }
 
     def make_model(self, name: str, client: Any) -> Model:
@@ -609,7 +601,7 @@ class OpenAIChatBridge(PydanticAIBridge):
     provider_tool_id: ClassVar[re.Pattern[str]] = OpenAIChatAdapter.provider_tool_id
     capabilities: ClassVar[Mapping[str, Any]] = {
         **OpenAIChatAdapter.capabilities,
-        **_NOT_BRIDGED,
+        **NOT_BRIDGED,
     }
 
     def make_model(self, name: str, client: Any) -> Model:
@@ -673,7 +665,7 @@ class OpenAIResponsesBridge(PydanticAIBridge):
     provider_tool_id: ClassVar[re.Pattern[str]] = OpenAIResponsesAdapter.provider_tool_id
     capabilities: ClassVar[Mapping[str, Any]] = {
         **OpenAIResponsesAdapter.capabilities,
-        **_NOT_BRIDGED,
+        **NOT_BRIDGED,
         "supports_system_messages_in_list": True,  # pydantic-ai sends `role: system` input items
     }
 
@@ -745,7 +737,7 @@ class GeminiBridge(PydanticAIBridge):
     provider_tool_id: ClassVar[re.Pattern[str]] = GeminiAdapter.provider_tool_id
     capabilities: ClassVar[Mapping[str, Any]] = {
         **GeminiAdapter.capabilities,
-        **_NOT_BRIDGED,
+        **NOT_BRIDGED,
     }
 
     def make_model(self, name: str, client: Any) -> Model:
