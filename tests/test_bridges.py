@@ -255,3 +255,16 @@ def test_run_sync_works_inside_a_running_event_loop() -> None:
         return run_sync(answer)
 
     assert asyncio.run(caller()) == 42
+
+
+def test_a_body_the_library_cannot_parse_is_a_one_line_wire_format_error() -> None:
+    # pydantic's ValidationError writes one line per error: the bridge's message stays one line
+    from conformance.adapters.base import WireFormatError  # function-level: only this test raises it
+
+    a = registry.load("pydantic-ai:openai-chat")
+    body = {"id": 1, "choices": [{"message": {"role": "assistant", "content": 5}}]}
+    with pytest.raises(WireFormatError) as caught:
+        a.from_wire_response(WireResponse(json.dumps(body).encode()), RequestContext(session_id=SID))
+    message = str(caught.value)
+    assert message.startswith("pydantic-ai could not parse the response: ")
+    assert "\n" not in message and len(message) < 400

@@ -24,7 +24,10 @@ import concurrent.futures
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
+
+from ..adapters.base import BaseAdapter, Message, ParsedRequest, ToolDefinition, WireFormatError
+from ..adapters.toolids import ToolIdMap
 
 T = TypeVar("T")
 
@@ -126,6 +129,14 @@ def run_sync(make: Callable[[], Awaitable[T]]) -> T:
         return pool.submit(asyncio.run, main()).result()
 
 
+def parse_failure(library: str, what: str, exc: BaseException) -> WireFormatError:
+    """The one-line error of a library that could not parse a recorded `what` (response,
+    stream): its exception's text on one line (pydantic's ValidationError spans many), cut
+    at 300 characters."""
+    said = " ".join(str(exc).split())
+    return WireFormatError(f"{library} could not parse the {what}: {type(exc).__name__}: {said[:300]}")
+
+
 @dataclass(frozen=True)
 class Gap:
     """Something the library cannot express, declared by the bridge: the checks (`rules`,
@@ -138,3 +149,49 @@ class Gap:
     subjects: tuple[str, ...]
     reason: str
     when: str = ""  # a regular expression the failure's reason must match (re.search); "" any
+
+
+NOT_BRIDGED: Mapping[str, Any] = {
+    # cache_control and response schemas have no place in the canonical -> library message
+    # mappings the bridges use, so every bridge declares them false (canonical §7.2: honest)
+    "supports_prompt_caching": False,
+    "supports_structured_output": False,
+}
+
+
+class ReferenceBridge(BaseAdapter):
+    """What every bridge leaves to the reference adapter of its wire API (`reference_class`):
+    provider tool ids, the tool id map, reading a wire request back (with the media type
+    the bridge sent for a URL image, which the wire does not carry) and the token estimate.
+    Subclasses are the libraries' bridge bases (`PydanticAIBridge`, `LangChainBridge`)."""
+
+    reference_class: ClassVar[type[BaseAdapter]]
+    cassette_folders: ClassVar[tuple[str, ...]]  # the reference adapter's: recorded from the provider's docs
+    bridge_gaps: ClassVar[tuple[Gap, ...]] = ()
+    input_counts_cache: ClassVar[bool] = True  # the wire's input token count includes cached tokens
+
+    def __init__(self) -> None:
+        self.reference = self.reference_class()
+        super().__init__()
+        self._url_media: dict[tuple[str, str], str] = {}  # (session, url) -> media type this bridge sent
+
+    def new_provider_tool_id(self) -> str:
+        return self.reference.new_provider_tool_id()
+
+    def tool_id_map(self, session_id: str) -> ToolIdMap:
+        return self.reference.tool_id_map(session_id)  # one map: read-back and rendering agree
+
+    def from_wire_request(self, body: dict[str, Any], *, session_id: str | None = None) -> ParsedRequest:
+        parsed: ParsedRequest = self.reference.from_wire_request(body, session_id=session_id)  # type: ignore[attr-defined]
+        for m in parsed.messages:  # a URL image's media type is not on the wire: the one this bridge sent
+            for b in m.get("content") or []:
+                blocks = [b, *(b.get("content") or [] if b.get("type") == "tool_result" else [])]
+                for x in blocks:
+                    if x.get("type") == "image" and x["source"]["kind"] == "url":
+                        sent = self._url_media.get((str(m.get("session_id", "")), str(x["source"]["data"])))
+                        if sent is not None:
+                            x["media_type"] = sent
+        return parsed
+
+    def estimate_input_tokens(self, messages: list[Message], tools: list[ToolDefinition]) -> int:
+        return self.reference.estimate_input_tokens(messages, tools)  # type: ignore[attr-defined, no-any-return]

@@ -43,10 +43,8 @@ from ..adapters.anthropic import AnthropicAdapter
 from ..adapters.base import (
     AdapterError,
     AdapterOptions,
-    BaseAdapter,
     Block,
     Message,
-    ParsedRequest,
     RequestContext,
     StreamEvent,
     ToolDefinition,
@@ -56,11 +54,10 @@ from ..adapters.base import (
     new_ulid,
 )
 from ..adapters.openai_chat import OpenAIChatAdapter
-from ..adapters.toolids import ToolIdMap
 from ..core.convertkit import IdMint
 from ..formats.langchain.mapping import Session, from_langchain, to_langchain
 from ..wire import registry as wire_registry
-from .kit import Canned, CaptureTransport, Gap, run_sync
+from .kit import NOT_BRIDGED, Canned, CaptureTransport, Gap, ReferenceBridge, parse_failure, run_sync
 
 LIBRARIES = ("langchain-anthropic", "langchain-openai")
 _BLOCK_LOSS = re.compile(r"^/content/(\d+)(?:/content/(\d+))?$")
@@ -102,50 +99,14 @@ class _Parsed:
     raw_stop: str | None
 
 
-_NOT_BRIDGED: Mapping[str, Any] = {
-    # cache_control and response schemas have no place in the canonical -> LangChain message
-    # mapping the bridge uses, so the bridge declares them false (canonical §7.2: honest)
-    "supports_prompt_caching": False,
-    "supports_structured_output": False,
-}
-
-
-class LangChainBridge(BaseAdapter):
+class LangChainBridge(ReferenceBridge):
     """A LangChain chat model class as a turnspec adapter (subclasses name the class)."""
 
-    reference_class: ClassVar[type[BaseAdapter]]
-    cassette_folders: ClassVar[tuple[str, ...]]  # the reference adapter's: recorded from the provider's docs
-    bridge_gaps: ClassVar[tuple[Gap, ...]] = ()
-    input_counts_cache: ClassVar[bool] = True  # the wire's input token count includes cached tokens
     stop_key: ClassVar[str]  # the response_metadata key holding the provider's raw stop value
 
     def __init__(self) -> None:
-        self.reference = self.reference_class()
         super().__init__()
         self.transport = CaptureTransport(httpx2)
-        self._url_media: dict[tuple[str, str], str] = {}  # (session, url) -> media type this bridge sent
-
-    # what the reference adapter of the wire API answers for (module docstring)
-    def new_provider_tool_id(self) -> str:
-        return self.reference.new_provider_tool_id()
-
-    def tool_id_map(self, session_id: str) -> ToolIdMap:
-        return self.reference.tool_id_map(session_id)  # one map: read-back and rendering agree
-
-    def from_wire_request(self, body: dict[str, Any], *, session_id: str | None = None) -> ParsedRequest:
-        parsed: ParsedRequest = self.reference.from_wire_request(body, session_id=session_id)  # type: ignore[attr-defined]
-        for m in parsed.messages:  # a URL image's media type is not on the wire: the one this bridge sent
-            for b in m.get("content") or []:
-                blocks = [b, *(b.get("content") or [] if b.get("type") == "tool_result" else [])]
-                for x in blocks:
-                    if x.get("type") == "image" and x["source"]["kind"] == "url":
-                        sent = self._url_media.get((str(m.get("session_id", "")), str(x["source"]["data"])))
-                        if sent is not None:
-                            x["media_type"] = sent
-        return parsed
-
-    def estimate_input_tokens(self, messages: list[Message], tools: list[ToolDefinition]) -> int:
-        return self.reference.estimate_input_tokens(messages, tools)  # type: ignore[attr-defined, no-any-return]
 
     def classify_error(self, status: int, body: Any, headers: Mapping[str, str]) -> AdapterError:
         return self.reference.classify_error(status, body, headers)  # type: ignore[attr-defined, no-any-return]
@@ -308,8 +269,7 @@ class LangChainBridge(BaseAdapter):
                 event = body if "error" in body else {"type": "error", "error": body}
                 return self.classify_error(status if isinstance(status, int) else 500, event, {})
             seen = seen.__cause__ or seen.__context__
-        said = " ".join(str(exc).split())  # one line, however the library wrote it
-        return WireFormatError(f"LangChain could not parse the {what}: {type(exc).__name__}: {said[:300]}")
+        return parse_failure("LangChain", what, exc)
 
     probe_settings: ClassVar[Mapping[str, Any]] = {}  # what the replay request asks for (the answer is recorded)
 
@@ -464,7 +424,7 @@ class AnthropicBridge(LangChainBridge):
     )
     cassette_folders = ("anthropic",)
     provider_tool_id: ClassVar[re.Pattern[str]] = AnthropicAdapter.provider_tool_id
-    capabilities: ClassVar[Mapping[str, Any]] = {**AnthropicAdapter.capabilities, **_NOT_BRIDGED}
+    capabilities: ClassVar[Mapping[str, Any]] = {**AnthropicAdapter.capabilities, **NOT_BRIDGED}
 
     def make_model(self, name: str, settings: dict[str, Any]) -> BaseChatModel:
         import anthropic  # function-level: the SDK of this bridge only
@@ -505,7 +465,7 @@ class OpenAIChatBridge(LangChainBridge):
     )
     cassette_folders = ("openai-chat",)
     provider_tool_id: ClassVar[re.Pattern[str]] = OpenAIChatAdapter.provider_tool_id
-    capabilities: ClassVar[Mapping[str, Any]] = {**OpenAIChatAdapter.capabilities, **_NOT_BRIDGED}
+    capabilities: ClassVar[Mapping[str, Any]] = {**OpenAIChatAdapter.capabilities, **NOT_BRIDGED}
 
     def make_model(self, name: str, settings: dict[str, Any]) -> BaseChatModel:
         from langchain_openai import ChatOpenAI  # function-level: only this bridge needs it

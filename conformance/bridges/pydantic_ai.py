@@ -56,10 +56,8 @@ from ..adapters.anthropic import AnthropicAdapter
 from ..adapters.base import (
     AdapterError,
     AdapterOptions,
-    BaseAdapter,
     Block,
     Message,
-    ParsedRequest,
     RequestContext,
     StreamEvent,
     ToolDefinition,
@@ -77,7 +75,7 @@ from ..core.convertkit import IdMint
 from ..formats.pydantic_ai.mapping import Session, from_pydantic_ai, to_pydantic_ai
 from ..wire import registry as wire_registry
 from ..wire.gemini import PROMPT_BLOCKED
-from .kit import Canned, Captured, CaptureTransport, Gap, run_sync
+from .kit import NOT_BRIDGED, Canned, Captured, CaptureTransport, Gap, ReferenceBridge, parse_failure, run_sync
 
 LIBRARY = "pydantic-ai-slim"
 REDACTED_ID = "redacted_thinking"  # pydantic-ai's ThinkingPart.id for Anthropic's redacted thinking
@@ -176,51 +174,15 @@ def _flat(headers: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
-_NOT_BRIDGED: Mapping[str, Any] = {
-    # cache_control and response schemas have no place in the canonical -> ModelMessage
-    # mapping the bridge uses, so the bridge declares them false (canonical §7.2: honest)
-    "supports_prompt_caching": False,
-    "supports_structured_output": False,
-}
-
-
-class PydanticAIBridge(BaseAdapter):
+class PydanticAIBridge(ReferenceBridge):
     """A pydantic-ai `Model` class as a turnspec adapter (subclasses name the class)."""
 
-    reference_class: ClassVar[type[BaseAdapter]]
-    cassette_folders: ClassVar[tuple[str, ...]]  # the reference adapter's: recorded from the provider's docs
-    bridge_gaps: ClassVar[tuple[Gap, ...]] = ()
     library_provider: ClassVar[str]  # pydantic-ai's name for the provider (ModelResponse.provider_name)
-    input_counts_cache: ClassVar[bool] = True  # the wire's input token count includes cached tokens
 
     def __init__(self) -> None:
-        self.reference = self.reference_class()
         super().__init__()
         self.transport = CaptureTransport(httpx2)
         self._models: dict[str, Model] = {}
-        self._url_media: dict[tuple[str, str], str] = {}  # (session, url) -> media type this bridge sent
-
-    # what the reference adapter of the wire API answers for (module docstring)
-    def new_provider_tool_id(self) -> str:
-        return self.reference.new_provider_tool_id()
-
-    def tool_id_map(self, session_id: str) -> ToolIdMap:
-        return self.reference.tool_id_map(session_id)  # one map: read-back and rendering agree
-
-    def from_wire_request(self, body: dict[str, Any], *, session_id: str | None = None) -> ParsedRequest:
-        parsed: ParsedRequest = self.reference.from_wire_request(body, session_id=session_id)  # type: ignore[attr-defined]
-        for m in parsed.messages:  # a URL image's media type is not on the wire: the one this bridge sent
-            for b in m.get("content") or []:
-                blocks = [b, *(b.get("content") or [] if b.get("type") == "tool_result" else [])]
-                for x in blocks:
-                    if x.get("type") == "image" and x["source"]["kind"] == "url":
-                        sent = self._url_media.get((str(m.get("session_id", "")), str(x["source"]["data"])))
-                        if sent is not None:
-                            x["media_type"] = sent
-        return parsed
-
-    def estimate_input_tokens(self, messages: list[Message], tools: list[ToolDefinition]) -> int:
-        return self.reference.estimate_input_tokens(messages, tools)  # type: ignore[attr-defined, no-any-return]
 
     def classify(self, exc: ModelHTTPError, headers: Mapping[str, str]) -> AdapterError:
         return self.reference.classify_error(exc.status_code, exc.body, headers)  # type: ignore[attr-defined, no-any-return]
@@ -419,7 +381,7 @@ class PydanticAIBridge(BaseAdapter):
         except Exception as exc:
             if resp.status >= 400:
                 raise self.reference.classify_error(resp.status, resp.body, headers) from None  # type: ignore[attr-defined]
-            raise WireFormatError(f"pydantic-ai could not parse the response: {type(exc).__name__}: {exc}") from None
+            raise parse_failure("pydantic-ai", "response", exc) from None
         parsed = self._parse(result, request_context.session_id)
         status = {"error": "error", "cancelled": "cancelled"}.get(self.stop_reason(parsed), "complete")
         return self.assemble(
@@ -464,7 +426,7 @@ class PydanticAIBridge(BaseAdapter):
         except ModelHTTPError as exc:
             failure = self.classify(exc, {})
         except Exception as exc:
-            failure = WireFormatError(f"pydantic-ai could not parse the stream: {type(exc).__name__}: {exc}")
+            failure = parse_failure("pydantic-ai", "stream", exc)
         mid = ctx.message_id or new_ulid()
         parsed = self._parse(final[0], ctx.session_id) if final else None
         model_name = parsed.wire_model if parsed and parsed.wire_model else "unknown"
@@ -590,7 +552,7 @@ class AnthropicBridge(PydanticAIBridge):
     provider_tool_id: ClassVar[re.Pattern[str]] = AnthropicAdapter.provider_tool_id
     capabilities: ClassVar[Mapping[str, Any]] = {
         **AnthropicAdapter.capabilities,
-        **_NOT_BRIDGED,
+        **NOT_BRIDGED,
     }
 
     def make_model(self, name: str, client: Any) -> Model:
@@ -639,7 +601,7 @@ class OpenAIChatBridge(PydanticAIBridge):
     provider_tool_id: ClassVar[re.Pattern[str]] = OpenAIChatAdapter.provider_tool_id
     capabilities: ClassVar[Mapping[str, Any]] = {
         **OpenAIChatAdapter.capabilities,
-        **_NOT_BRIDGED,
+        **NOT_BRIDGED,
     }
 
     def make_model(self, name: str, client: Any) -> Model:
@@ -703,7 +665,7 @@ class OpenAIResponsesBridge(PydanticAIBridge):
     provider_tool_id: ClassVar[re.Pattern[str]] = OpenAIResponsesAdapter.provider_tool_id
     capabilities: ClassVar[Mapping[str, Any]] = {
         **OpenAIResponsesAdapter.capabilities,
-        **_NOT_BRIDGED,
+        **NOT_BRIDGED,
         "supports_system_messages_in_list": True,  # pydantic-ai sends `role: system` input items
     }
 
@@ -775,7 +737,7 @@ class GeminiBridge(PydanticAIBridge):
     provider_tool_id: ClassVar[re.Pattern[str]] = GeminiAdapter.provider_tool_id
     capabilities: ClassVar[Mapping[str, Any]] = {
         **GeminiAdapter.capabilities,
-        **_NOT_BRIDGED,
+        **NOT_BRIDGED,
     }
 
     def make_model(self, name: str, client: Any) -> Model:

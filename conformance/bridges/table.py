@@ -17,6 +17,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..core import escaping
 from ..suite import runner
 from . import langchain as lc
 from .pydantic_ai import BRIDGES as PAI_BRIDGES
@@ -253,7 +254,7 @@ def render() -> tuple[str, int]:
             known = KNOWN.get((n, r.rule))
             if known is None:
                 unclassified += n in TRIAGED
-                first = (r.reasons[:1] or [""])[0].replace("|", "\\|").replace("\n", " ")[:300]
+                first = escaping.md((r.reasons[:1] or [""])[0][:300])  # a reason quotes cassette data
                 label = "UNCLASSIFIED" if n in TRIAGED else "not yet triaged"
                 lines.append(f"| `{n}` | {r.rule} | {label} | {first} |")
             else:

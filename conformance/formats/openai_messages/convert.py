@@ -22,6 +22,7 @@ from typing import Any
 
 from ...core.convertkit import ConvertContext, IdMint, report_losses, validated, write_values
 from ...core.errors import InputError
+from ...core.jsonio import read_input
 from ..base import FileStats, Options
 from ..canonical import sessions_of
 from . import rules as R
@@ -32,7 +33,7 @@ from .reader import Conversation, read_conversations
 
 def to_canonical(src: Path, dst: Path, ctx: ConvertContext) -> None:
     validated(src, R.NAME, OpenAIMessagesRun(Options()), FileStats(str(src), R.NAME))
-    digest = hashlib.blake2b(src.read_bytes(), digest_size=16).hexdigest()
+    digest = hashlib.blake2b(read_input(src), digest_size=16).hexdigest()
     convs = [c for c in read_conversations(src, Options().max_line_bytes) if isinstance(c, Conversation)]
     out: list[dict[str, Any]] = []
     for n, conv in enumerate(convs):

@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...core.convertkit import peek_value
 from ...core.findings import Finding
-from ...core.jsonio import Record, parse, read_json, read_jsonl
+from ...core.jsonio import Record, read_json, read_jsonl
 
 PEEK_BYTES = 64 * 1024
-_BOM = b"\xef\xbb\xbf"
 # keys of a canonical message that no Chat message has
 _CANONICAL_KEYS = ("session_id", "schema_version", "created_at")
 
@@ -119,25 +119,4 @@ def looks_like(path: Path) -> bool:
     wrapper that names no `model`: that is a provider request body) is unmistakably a Chat
     message (`_looks_like_message`). Reads at most
     `PEEK_BYTES`; a `.json` longer than that is not claimed (give `--format`)."""
-    if path.suffix not in (".json", ".jsonl") or not path.is_file():
-        return False
-    try:
-        with path.open("rb") as f:
-            head = f.read(PEEK_BYTES)
-            more = bool(f.read(1))
-    except OSError:
-        return False
-    head = head.removeprefix(_BOM)
-    if path.suffix == ".jsonl":
-        lines = head.splitlines(keepends=True)
-        first = next((ln for ln in lines if ln.strip()), b"")
-        if not first or (not first.endswith(b"\n") and more):
-            return False
-        head = first
-    elif more:
-        return False
-    try:
-        value = parse(head)
-    except ValueError:
-        return False
-    return _looks_like_message(_first_message(value))
+    return _looks_like_message(_first_message(peek_value(path, PEEK_BYTES)))  # NOTHING is no message

@@ -23,6 +23,7 @@ from typing import Any
 
 from ...core.convertkit import ConvertContext, IdMint, report_losses, validated, write_values
 from ...core.errors import InputError
+from ...core.jsonio import read_input
 from ..base import FileStats, Options
 from ..canonical import sessions_of
 from . import rules as R
@@ -33,7 +34,7 @@ from .reader import History, read_histories
 
 def to_canonical(src: Path, dst: Path, ctx: ConvertContext) -> None:
     validated(src, R.NAME, PydanticAIRun(Options()), FileStats(str(src), R.NAME))
-    digest = hashlib.blake2b(src.read_bytes(), digest_size=16).hexdigest()
+    digest = hashlib.blake2b(read_input(src), digest_size=16).hexdigest()
     histories = [h for h in read_histories(src, Options().max_line_bytes) if isinstance(h, History)]
     out: list[dict[str, Any]] = []
     for n, h in enumerate(histories):

@@ -13,9 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...core.convertkit import as_lines, peek_value
+from ...core.convertkit import peek_value, read_documents
 from ...core.findings import Finding
-from ...core.jsonio import read_json, read_jsonl
 from .rules import KINDS
 
 PEEK_BYTES = 64 * 1024
@@ -43,34 +42,15 @@ class History:
 
 
 def read_histories(path: Path, max_line_bytes: int) -> Iterator[History | Finding]:
-    """The file's histories, and the reader's findings (bad JSON, BOM, ...)."""
-    if as_lines(path):  # standard input too: by its content, never by a suffix it lacks
-        for item in read_jsonl(path, max_line_bytes=max_line_bytes):
-            if isinstance(item, Finding):
-                yield item
-            elif isinstance(item.value, list):
-                msgs = [Message(item.path, item.line, f"/{i}", v) for i, v in enumerate(item.value)]
-                yield History(item.path, item.line, "", True, msgs)
-            else:
-                yield History(item.path, item.line, "", False)
-        return
-    hist: History | None = None
-    found = False
-    for item in read_json(path):
-        if isinstance(item, Finding):
-            found = True
-            yield item
-        elif item.pointer == "":
-            found = True
-            yield History(item.path, item.line, "", False)  # a document that is not an array
+    """The file's histories, and the reader's findings (bad JSON, BOM, ...): the documents
+    `convertkit.read_documents` reads (`.jsonl` and standard input as it says)."""
+    for doc in read_documents(path, max_line_bytes):
+        if isinstance(doc, Finding):
+            yield doc
         else:
-            if hist is None:
-                hist = History(item.path, 1, "")
-            hist.messages.append(Message(item.path, item.line, item.pointer, item.value))
-    if hist is not None:
-        yield hist
-    elif not found:
-        yield History(str(path), 1, "")  # `[]`: read_json yields no element
+            items = doc.items or []
+            msgs = [Message(i.path, i.line, i.pointer, i.value) for i in items]
+            yield History(items[0].path if items else doc.path, doc.line, "", doc.items is not None, msgs)
 
 
 def looks_like_history(value: Any) -> bool:
