@@ -14,7 +14,7 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from peer_convert import jsonl
+from peer_convert import damaged, jsonl, reported_or_converts
 
 from conformance.api import validate
 from conformance.convert import convert
@@ -301,3 +301,17 @@ def test_any_valid_chat_converts_and_back_keeps_its_texts(chat: list[dict[str, A
 
     expected = [([r, [""]] if audio_only(m) else [r, t]) for m, (r, t) in zip(chat, _texts(chat), strict=True)]
     assert [list(x) for x in _texts(again)] == expected
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | st.sampled_from(["", "x", "user", "tool", "text", "image_url", "{}"]),
+    lambda inner: st.lists(inner, max_size=2) | st.dictionaries(st.sampled_from(["role", "content", "type", "tool_calls", "id"]), inner, max_size=2),
+    max_leaves=6,
+)  # fmt: skip
+_damaged = damaged(_chat(), _JSON, max_depth=6)  # a valid chat, one value replaced by arbitrary JSON
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_damaged)
+def test_a_damaged_chat_is_reported_or_converts_never_crashes(chat: list[dict[str, Any]]) -> None:
+    reported_or_converts(NAME, "OM", "m.json", chat)
