@@ -34,6 +34,7 @@ from typing import Any, ClassVar
 from their_common import (  # a sibling module: `turnspec conform` loads this file by path
     finish_message,
     frame_json,
+    header,
     json_object_or_none,
     mint_ulid,
     plain_message,
@@ -122,7 +123,7 @@ def _classify(status: int | None, body: Any, headers: Mapping[str, str], core_re
     etype = str(err.get("type", "")) if isinstance(err, dict) else ""
     text = str(err.get("message", "")) if isinstance(err, dict) else ""
     provider_id = body.get("request_id") if isinstance(body, dict) else None
-    provider_id = provider_id or _header(headers, "request-id")
+    provider_id = provider_id or header(headers, "request-id")
     message = f"anthropic {etype or 'error'}: {text or f'HTTP {status}'}"
     if provider_id:
         message += f" (anthropic request {provider_id})"
@@ -149,7 +150,7 @@ def _classify(status: int | None, body: Any, headers: Mapping[str, str], core_re
         cls = AdapterError
     retryable = cls in (RateLimitError, ServerError)
     if cls is RateLimitError:
-        after = _header(headers, "retry-after")
+        after = header(headers, "retry-after")
         try:
             seconds = float(after) if after is not None else None
         except ValueError:
@@ -162,15 +163,6 @@ def _classify(status: int | None, body: Any, headers: Mapping[str, str], core_re
             retryable=retryable,
         )
     return cls(message, provider_status=status, request_id=core_request_id, retryable=retryable)
-
-
-def _header(headers: Mapping[str, Any], name: str) -> str | None:
-    for k, v in headers.items():
-        if k.lower() == name:
-            if isinstance(v, list | tuple):
-                return str(v[0]) if v else None
-            return str(v)
-    return None
 
 
 class TheirAnthropicAdapter(BaseAdapter):

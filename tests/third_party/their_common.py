@@ -24,6 +24,7 @@ from typing import Any
 from ulid import ULID
 
 from conformance.adapters.errors import WireFormatError
+from conformance.adapters.estimate import json_tokens, openai_image_tokens, text_tokens
 from conformance.adapters.protocol import Block, Message, RequestContext
 
 
@@ -209,3 +210,27 @@ def plain_message(session_id: str, role: str, content: list[Block], meta: dict[s
         "created_at": utc_now(),
         "schema_version": 1,
     }
+
+
+def header(headers: Mapping[str, Any], name: str) -> str | None:
+    """The first value of header `name` (lower case), whatever the case of its key."""
+    for k, v in headers.items():
+        if k.lower() == name:
+            if isinstance(v, list | tuple):
+                return str(v[0]) if v else None
+            return str(v)
+    return None
+
+
+def openai_block_tokens(b: Mapping[str, Any]) -> int:
+    """A canonical block's estimated tokens as OpenAI's APIs count them."""
+    t = b.get("type")
+    if t == "text":
+        return text_tokens(str(b.get("text", "")))
+    if t == "tool_use":
+        return json_tokens(b.get("input", {})) + text_tokens(str(b.get("name", ""))) + 5
+    if t == "tool_result":
+        return 4 + sum(openai_block_tokens(x) for x in b.get("content") or [])
+    if t == "image":
+        return openai_image_tokens(b)
+    return 0

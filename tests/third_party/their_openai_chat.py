@@ -38,8 +38,10 @@ from typing import Any, ClassVar
 from their_common import (  # a sibling module: `turnspec conform` loads this file by path
     finish_message,
     frame_json,
+    header,
     json_object_or_none,
     mint_ulid,
+    openai_block_tokens,
     plain_message,
     sse_frames,
     token_usage,
@@ -56,7 +58,7 @@ from conformance.adapters.errors import (
     ServerError,
     WireFormatError,
 )
-from conformance.adapters.estimate import json_tokens, openai_image_tokens, text_tokens
+from conformance.adapters.estimate import text_tokens
 from conformance.adapters.protocol import (
     AdapterOptions,
     Block,
@@ -85,15 +87,6 @@ STOPS = {
 }
 
 
-def _header(headers: Mapping[str, Any], name: str) -> str | None:
-    for k, v in headers.items():
-        if k.lower() == name:
-            if isinstance(v, list | tuple):
-                return str(v[0]) if v else None
-            return str(v)
-    return None
-
-
 def _classify(status: int | None, body: Any, headers: Mapping[str, Any], core_request_id: str | None) -> AdapterError:
     """Contract §6.2: status first, then OpenAI's `error.code` / `error.type`."""
     err = body.get("error") if isinstance(body, dict) else None
@@ -101,7 +94,7 @@ def _classify(status: int | None, body: Any, headers: Mapping[str, Any], core_re
     code, etype = str(err.get("code") or ""), str(err.get("type") or "")
     text = str(err.get("message") or (f"HTTP {status}" if status else "stream error"))
     message = f"openai {code or etype or 'error'}: {text}"
-    provider_id = _header(headers, "x-request-id")
+    provider_id = header(headers, "x-request-id")
     if provider_id:
         message += f" (openai request {provider_id})"
     cls: type[AdapterError]
@@ -123,7 +116,7 @@ def _classify(status: int | None, body: Any, headers: Mapping[str, Any], core_re
         cls = AdapterError
     retryable = cls in (RateLimitError, ServerError, NetworkError)
     if cls is RateLimitError:
-        after, after_ms = _header(headers, "retry-after"), _header(headers, "retry-after-ms")
+        after, after_ms = header(headers, "retry-after"), header(headers, "retry-after-ms")
         try:
             seconds = float(after_ms) / 1000 if after_ms is not None else float(after) if after is not None else None
         except ValueError:
@@ -508,7 +501,7 @@ class TheirOpenAIChatAdapter(BaseAdapter):
         for m in messages:
             n += 3 + 1
             for b in m.get("content") or []:
-                n += _block_tokens(b)
+                n += openai_block_tokens(b)
         if tools:
             for t in tools:
                 n += 7 + text_tokens(f"{t.get('name', '')}:{str(t.get('description', '')).rstrip('.')}")
@@ -523,19 +516,6 @@ class TheirOpenAIChatAdapter(BaseAdapter):
                         n += text_tokens(f"{key}:{spec.get('type', '')}:{str(spec.get('description', '')).rstrip('.')}")
             n += 12
         return n
-
-
-def _block_tokens(b: Mapping[str, Any]) -> int:
-    t = b.get("type")
-    if t == "text":
-        return text_tokens(str(b.get("text", "")))
-    if t == "tool_use":
-        return json_tokens(b.get("input", {})) + text_tokens(str(b.get("name", ""))) + 5
-    if t == "tool_result":
-        return 4 + sum(_block_tokens(x) for x in b.get("content") or [])
-    if t == "image":
-        return openai_image_tokens(b)
-    return 0
 
 
 def _digest(url: str) -> str:
