@@ -23,9 +23,9 @@ from typing import Any
 
 from ulid import ULID
 
-from conformance.adapters.errors import WireFormatError
+from conformance.adapters.errors import AdapterError, WireFormatError
 from conformance.adapters.estimate import json_tokens, openai_image_tokens, text_tokens
-from conformance.adapters.protocol import Block, Message, RequestContext
+from conformance.adapters.protocol import Block, Message, RequestContext, StreamEvent
 
 
 @dataclass(frozen=True)
@@ -234,3 +234,37 @@ def openai_block_tokens(b: Mapping[str, Any]) -> int:
     if t == "image":
         return openai_image_tokens(b)
     return 0
+
+
+class CanonicalStream:
+    """What each adapter's stream state shares: the message id, the content and usage so
+    far, and contract §6.5 on a failure after message_start (a last message_complete with
+    stop_reason error and the content so far, then the error). A subclass reads the wire
+    in `_events` and ends what is open in `end_open_calls`."""
+
+    def __init__(self, ctx: RequestContext) -> None:
+        self.mid = ctx.message_id or mint_ulid()
+        self.content: list[Block] = []
+        self.usage: dict[str, int] | None = None
+        self.started = self.completed = False
+
+    def ev(self, kind: str, **kw: Any) -> StreamEvent:
+        if kind == "message_complete":
+            self.completed = True
+        return {"type": kind, "message_id": self.mid, **kw}
+
+    def events(self, chunks: Iterable[bytes | str]) -> Iterator[StreamEvent]:
+        try:
+            yield from self._events(chunks)
+        except AdapterError:
+            if self.started and not self.completed:
+                yield from self.end_open_calls()
+                yield self.ev("message_complete", stop_reason="error", final_content=self.content, usage=self.usage)
+            raise
+
+    def _events(self, chunks: Iterable[bytes | str]) -> Iterator[StreamEvent]:
+        raise NotImplementedError
+
+    def end_open_calls(self) -> Iterator[StreamEvent]:
+        """Contract §5.2.2 on a failed stream: each open tool call ends; none by default."""
+        return iter(())

@@ -37,6 +37,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
 from their_common import (  # a sibling module: `turnspec conform` loads this file by path
+    CanonicalStream,
     finish_message,
     frame_json,
     header,
@@ -651,35 +652,16 @@ def _extra_tokens(item: Any) -> int:
     return json_tokens(rest)
 
 
-class _ResponsesStream:
+class _ResponsesStream(CanonicalStream):
     """Responses API semantic events -> canonical stream events (contract §5.2)."""
 
     def __init__(self, adapter: TheirResponsesAdapter, ctx: RequestContext) -> None:
         self.a, self.ctx = adapter, ctx
-        self.mid = ctx.message_id or mint_ulid()
-        self.content: list[Block] = []
+        super().__init__(ctx)
         self.text_at: dict[tuple[int, int], int] = {}  # (output_index, content_index) -> block
         self.calls: dict[int, int] = {}  # output_index of a function_call -> block
         self.args: dict[int, str] = {}
         self.ended: set[int] = set()
-        self.usage: dict[str, int] | None = None
-        self.started = self.completed = False
-
-    def ev(self, kind: str, **kw: Any) -> StreamEvent:
-        if kind == "message_complete":
-            self.completed = True
-        return {"type": kind, "message_id": self.mid, **kw}
-
-    def events(self, chunks: Iterable[bytes | str]) -> Iterator[StreamEvent]:
-        """The stream's events; on a failure after message_start a last message_complete
-        with stop_reason error and the content so far comes first (contract §6.5)."""
-        try:
-            yield from self._events(chunks)
-        except AdapterError:
-            if self.started and not self.completed:
-                yield from self.end_calls(lenient=True)
-                yield self.ev("message_complete", stop_reason="error", final_content=self.content, usage=self.usage)
-            raise
 
     def _events(self, chunks: Iterable[bytes | str]) -> Iterator[StreamEvent]:
         for fr in sse_frames(chunks):
@@ -706,6 +688,9 @@ class _ResponsesStream:
                 f"{PROVIDER}:{served}" if isinstance(served, str) and served else (self.ctx.model or "openai:unknown")
             )
             yield self.ev("message_start", role="assistant", model=model)
+
+    def end_open_calls(self) -> Iterator[StreamEvent]:
+        return self.end_calls(lenient=True)
 
     def end_calls(self, *, lenient: bool = False) -> Iterator[StreamEvent]:
         for i, _ in sorted(self.calls.items(), key=lambda kv: kv[1]):
