@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from bridge_helpers import canonical_msg, failed_rules
 
 from conformance.core.errors import InputError
 from conformance.suite.outcome import Outcome
@@ -35,15 +36,7 @@ SID = "sess_bridge"
 def _msg(
     i: int, role: str, content: list[dict[str, object]], meta: dict[str, object] | None = None
 ) -> dict[str, object]:
-    return {
-        "id": f"01KR3QB2D2000000000000000{i}",
-        "session_id": SID,
-        "role": role,
-        "content": content,
-        "metadata": meta or {},
-        "created_at": "2026-01-01T00:00:00.000000Z",
-        "schema_version": 1,
-    }
+    return canonical_msg(SID, i, role, content, meta)
 
 
 def test_capture_transport_records_then_stops_or_answers() -> None:
@@ -141,29 +134,12 @@ def test_conform_anthropic_bridge_fails_only_classified_library_bugs(tmp_path: P
     report = json.loads(out.read_text())
     text = json.dumps(report)
     assert "bridge gap: " in text  # the declared gaps are reported as skips with their reason
-    failed = _failed_rules(report, "pydantic-ai:anthropic")
+    failed = failed_rules(report, "pydantic-ai:anthropic")
     assert failed == {"TC201", "TC202", "TC203", "TC401", "TC404"}, failed
     for rule in failed:
         known = KNOWN.get(("pydantic-ai:anthropic", rule))
         assert known is not None and known.kind == "library bug", f"{rule} failed and is not classified"
     assert "pydantic-ai:anthropic" in TRIAGED
-
-
-def _failed_rules(report: object, adapter: str) -> set[str]:
-    found: set[str] = set()
-
-    def walk(v: object) -> None:
-        if isinstance(v, dict):
-            if v.get("adapter") == adapter and v.get("status") == "fail" and isinstance(v.get("rule"), str):
-                found.add(v["rule"])
-            for x in v.values():
-                walk(x)
-        elif isinstance(v, list):
-            for x in v:
-                walk(x)
-
-    walk(report)
-    return found
 
 
 def test_table_was_made_with_the_installed_library_version() -> None:

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from bridge_helpers import canonical_msg, failed_rules
 
 from conformance.core.errors import InputError
 
@@ -36,15 +37,7 @@ TOOL = {"name": "get_weather", "description": "d", "input_schema": {"type": "obj
 def _msg(
     i: int, role: str, content: list[dict[str, object]], meta: dict[str, object] | None = None
 ) -> dict[str, object]:
-    return {
-        "id": f"01KR3QB2D2000000000000000{i}",
-        "session_id": SID,
-        "role": role,
-        "content": content,
-        "metadata": meta or {},
-        "created_at": "2026-01-01T00:00:00.000000Z",
-        "schema_version": 1,
-    }
+    return canonical_msg(SID, i, role, content, meta)
 
 
 def _sse(events: list[dict[str, object]], named: bool) -> bytes:
@@ -197,29 +190,12 @@ def test_conform_bridge_fails_only_classified_library_bugs(tmp_path: Path, bridg
     assert done.returncode == 1, done.stderr[-2000:]
     report = json.loads(out.read_text())
     assert "bridge gap: " in json.dumps(report)  # the declared gaps are reported as skips with their reason
-    failed = _failed_rules(report, bridge)
+    failed = failed_rules(report, bridge)
     assert failed == bugs, failed
     for rule in failed:
         known = KNOWN.get((bridge, rule))
         assert known is not None and known.kind == "library bug", f"{rule} failed and is not classified"
     assert bridge in TRIAGED
-
-
-def _failed_rules(report: object, adapter: str) -> set[str]:
-    found: set[str] = set()
-
-    def walk(v: object) -> None:
-        if isinstance(v, dict):
-            if v.get("adapter") == adapter and v.get("status") == "fail" and isinstance(v.get("rule"), str):
-                found.add(v["rule"])
-            for x in v.values():
-                walk(x)
-        elif isinstance(v, list):
-            for x in v:
-                walk(x)
-
-    walk(report)
-    return found
 
 
 @pytest.mark.parametrize("package", ["langchain-anthropic", "langchain-openai", "langchain-core"])

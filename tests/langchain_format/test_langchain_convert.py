@@ -12,6 +12,7 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from peer_convert import BASE, META, TID, convert_additive_block_field, damaged, jsonl, reported_or_converts
 
 from conformance.api import validate
 from conformance.convert import convert
@@ -22,14 +23,10 @@ FIX = Path(__file__).parent / "fixtures"
 NAME = "langchain"
 
 
-def _jsonl(path: Path) -> list[Any]:
-    return [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
-
-
 def test_documented_shapes_become_canonical(tmp_path: Path) -> None:
     dst = tmp_path / "c.jsonl"
     findings = convert(NAME, "canonical", FIX / "valid_conversation.json", dst)
-    msgs = _jsonl(dst)
+    msgs = jsonl(dst)
     assert [m["role"] for m in msgs] == ["system", "user", "assistant", "tool", "assistant"]
     assert msgs[1]["content"][1] == {
         "type": "image", "source": {"kind": "url", "data": "https://example.com/cat.png"}, "media_type": "image/png",
@@ -52,7 +49,7 @@ def test_documented_shapes_become_canonical(tmp_path: Path) -> None:
 def test_dumpd_errors_chunks_and_base64_convert_and_each_loss_is_located(tmp_path: Path) -> None:
     dst = tmp_path / "c.jsonl"
     findings = convert(NAME, "canonical", FIX / "valid_dumpd.jsonl", dst)
-    msgs = _jsonl(dst)
+    msgs = jsonl(dst)
     first = [m for m in msgs if m["session_id"] == msgs[0]["session_id"]]
     second = [m for m in msgs if m["session_id"] != msgs[0]["session_id"]]
     assert [m["role"] for m in first] == ["user", "assistant", "tool", "assistant"]
@@ -79,7 +76,7 @@ def test_odd_metadata_is_a_located_loss_never_a_crash(tmp_path: Path) -> None:
     src.write_bytes(orjson.dumps([{"type": "human", "data": {"content": "hi"}}, ai]))
     findings = convert(NAME, "canonical", src, tmp_path / "c.jsonl")
     assert sorted((f.rule, f.pointer) for f in findings) == [("LC900", "/1/data/response_metadata"), ("LC901", "")]
-    usage = _jsonl(tmp_path / "c.jsonl")[1]["metadata"]["usage"]
+    usage = jsonl(tmp_path / "c.jsonl")[1]["metadata"]["usage"]
     assert (usage["input_tokens"], usage["output_tokens"]) == (0, 0)  # not a count: the placeholder
 
 
@@ -94,7 +91,7 @@ def test_provider_blocks_langchain_passes_through_convert(tmp_path: Path) -> Non
     src = tmp_path / "m.json"
     src.write_bytes(orjson.dumps([human, ai]))
     findings = convert(NAME, "canonical", src, tmp_path / "c.jsonl")
-    user, assistant = _jsonl(tmp_path / "c.jsonl")
+    user, assistant = jsonl(tmp_path / "c.jsonl")
     assert user["content"] == [
         {"type": "image", "source": {"kind": "base64", "data": "iVBORw0KGgo="}, "media_type": "image/png"},
         {"type": "image", "source": {"kind": "url", "data": "https://example.com/b.webp"}, "media_type": "image/webp"},
@@ -111,11 +108,7 @@ def test_provider_blocks_langchain_passes_through_convert(tmp_path: Path) -> Non
 
 def test_additive_block_fields_are_reported_dropped(tmp_path: Path) -> None:
     """§10.2: a field a canonical v1 block does not define is carried by no peer: reported where it is."""
-    m = {**_BASE, "id": "01J00000000000000000000001", "created_at": "2024-06-01T00:00:00.000001Z", "role": "user",
-         "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b", "cache_control": {"type": "ephemeral"}}]}  # fmt: skip
-    src = tmp_path / "s.jsonl"
-    src.write_bytes(orjson.dumps(m) + b"\n")
-    findings = convert("canonical", NAME, src, tmp_path / "o.json")
+    findings = convert_additive_block_field(NAME, tmp_path)
     assert [(f.rule, f.line, f.pointer) for f in findings if f.line is not None] == [("LC900", 1, "/content/1")]
     assert "cache_control" in next(f.message for f in findings if f.line is not None)
 
@@ -126,25 +119,19 @@ def test_a_file_that_does_not_validate_is_refused(tmp_path: Path) -> None:
     assert not (tmp_path / "c.jsonl").exists()
 
 
-_BASE = {"session_id": "s1", "metadata": {}, "schema_version": 1}
-_META = {"model": "openai:gpt-4o", "provider": "openai", "routing": {"mode": "default", "chosen_model": "openai:gpt-4o", "reason": "default"},
-         "usage": {"input_tokens": 3, "output_tokens": 5, "cost_usd": "0", "pricing_version": "v1", "latency_ms": 1}}  # fmt: skip
-_TID = "tu_01J0000000000000000000000A"
-
-
 def test_canonical_losses_are_reported_once_where_they_are(tmp_path: Path) -> None:
     session = [
-        {**_BASE, "id": "01J00000000000000000000001", "created_at": "2024-06-01T00:00:00.000001Z", "role": "user",
+        {**BASE, "id": "01J00000000000000000000001", "created_at": "2024-06-01T00:00:00.000001Z", "role": "user",
          "content": [{"type": "image", "source": {"kind": "file_ref", "data": "a/b.png"}, "media_type": "image/png"},
                      {"type": "image", "source": {"kind": "base64", "data": "iVBORw0KGgo="}, "media_type": "image/png"},
                      {"type": "text", "text": "hi"}]},
-        {**_BASE, "id": "01J00000000000000000000002", "created_at": "2024-06-01T00:00:00.000002Z", "role": "assistant",
-         "metadata": _META,
+        {**BASE, "id": "01J00000000000000000000002", "created_at": "2024-06-01T00:00:00.000002Z", "role": "assistant",
+         "metadata": META,
          "content": [{"type": "thinking", "text": "t", "signature": "sig"}, {"type": "redacted_thinking", "data": "x"},
-                     {"type": "tool_use", "id": _TID, "name": "roll", "input": {"n": 1}}, {"type": "text", "text": "after"}]},
-        {**_BASE, "id": "01J00000000000000000000003", "created_at": "2024-06-01T00:00:00.000003Z", "role": "tool",
-         "metadata": {"parent_tool_use_id": _TID},
-         "content": [{"type": "tool_result", "tool_use_id": _TID, "content": [{"type": "text", "text": "bo"}, {"type": "text", "text": "om"}], "is_error": True}]},
+                     {"type": "tool_use", "id": TID, "name": "roll", "input": {"n": 1}}, {"type": "text", "text": "after"}]},
+        {**BASE, "id": "01J00000000000000000000003", "created_at": "2024-06-01T00:00:00.000003Z", "role": "tool",
+         "metadata": {"parent_tool_use_id": TID},
+         "content": [{"type": "tool_result", "tool_use_id": TID, "content": [{"type": "text", "text": "bo"}, {"type": "text", "text": "om"}], "is_error": True}]},
     ]  # fmt: skip
     src = tmp_path / "s.jsonl"
     src.write_bytes(b"".join(orjson.dumps(m) + b"\n" for m in session))
@@ -165,20 +152,20 @@ def test_canonical_losses_are_reported_once_where_they_are(tmp_path: Path) -> No
     ai = msgs[1]["data"]
     assert ai["content"] == [
         {"type": "reasoning", "reasoning": "t", "extras": {"signature": "sig"}},
-        {"type": "tool_call", "id": _TID, "name": "roll", "args": {"n": 1}},
+        {"type": "tool_call", "id": TID, "name": "roll", "args": {"n": 1}},
         {"type": "text", "text": "after"},
     ]  # v1 standard blocks, the call in its place
-    assert ai["tool_calls"] == [{"name": "roll", "args": {"n": 1}, "id": _TID, "type": "tool_call"}]
+    assert ai["tool_calls"] == [{"name": "roll", "args": {"n": 1}, "id": TID, "type": "tool_call"}]
     assert ai["response_metadata"] == {"output_version": "v1", "model_name": "gpt-4o", "model_provider": "openai"}
     assert ai["usage_metadata"] == {"input_tokens": 3, "output_tokens": 5, "total_tokens": 8}
     tool = msgs[2]["data"]
-    assert (tool["tool_call_id"], tool["status"], tool["id"]) == (_TID, "error", "01J00000000000000000000003")
+    assert (tool["tool_call_id"], tool["status"], tool["id"]) == (TID, "error", "01J00000000000000000000003")
     assert tool["content"] == [{"type": "text", "text": "bo"}, {"type": "text", "text": "om"}]
     assert validate([dst], fmt=NAME).findings == []
 
 
 def test_several_sessions_need_jsonl(tmp_path: Path) -> None:
-    a = {**_BASE, "id": "01J00000000000000000000001", "role": "user", "content": [{"type": "text", "text": "x"}],
+    a = {**BASE, "id": "01J00000000000000000000001", "role": "user", "content": [{"type": "text", "text": "x"}],
          "created_at": "2024-06-01T00:00:00.000001Z"}  # fmt: skip
     b = {**a, "session_id": "b", "id": "01J00000000000000000000002"}
     src = tmp_path / "s.jsonl"
@@ -186,7 +173,7 @@ def test_several_sessions_need_jsonl(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="2 sessions"):
         convert("canonical", NAME, src, tmp_path / "o.json")
     convert("canonical", NAME, src, tmp_path / "o.jsonl")
-    assert [c[0]["data"]["content"] for c in _jsonl(tmp_path / "o.jsonl")] == ["x", "x"]
+    assert [c[0]["data"]["content"] for c in jsonl(tmp_path / "o.jsonl")] == ["x", "x"]
 
 
 # -- the round trip --------------------------------------------------------------------
@@ -243,7 +230,7 @@ def test_round_trip_keeps_what_langchain_carries_and_reports_exactly_the_rest(se
         assert [f.pointer for f in findings if f.line is None] == [""]  # session, times: once per file
         again_findings = convert(NAME, "canonical", mid, back)
         assert {f.rule for f in again_findings} <= {"LC901"}  # nothing more lost on the way back
-        again = _jsonl(back)
+        again = jsonl(back)
     assert [_carried(m) for m in again] == [_carried(m) for m in session]
 
     def usage(ms: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
@@ -340,35 +327,10 @@ _JSON = st.recursive(
 )  # fmt: skip
 
 
-@st.composite
-def _damaged(draw: st.DrawFn) -> list[dict[str, Any]]:
-    """A valid conversation with one value somewhere replaced by arbitrary JSON."""
-    conversation: Any = draw(_conversation())
-    node, key = conversation, None
-    for _ in range(draw(st.integers(1, 6))):
-        keys = list(range(len(node))) if isinstance(node, list) else sorted(node) if isinstance(node, dict) else []
-        if not keys:
-            break
-        key = draw(st.sampled_from(keys))
-        if draw(st.booleans()) or not isinstance(node[key], (list, dict)) or not node[key]:
-            break
-        node = node[key]
-        key = None
-    if key is not None:
-        node[key] = draw(_JSON)
-    return conversation  # type: ignore[no-any-return]
+_damaged = damaged(_conversation(), _JSON, max_depth=6)  # a valid conversation, one value replaced by arbitrary JSON
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(_damaged())
+@given(_damaged)
 def test_a_damaged_conversation_is_reported_or_converts_never_crashes(conversation: list[dict[str, Any]]) -> None:
-    with tempfile.TemporaryDirectory() as d:
-        src, mid = Path(d) / "h.json", Path(d) / "c.jsonl"
-        src.write_bytes(orjson.dumps(conversation))
-        errors = [f for f in validate([src], fmt=NAME).findings if f.severity.name == "ERROR"]
-        if errors:
-            assert all(f.rule.startswith("LC") and f.line is not None for f in errors)
-            with pytest.raises(InputError):
-                convert(NAME, "canonical", src, mid)
-        else:
-            convert(NAME, "canonical", src, mid)  # the engine validates the canonical output
+    reported_or_converts(NAME, "LC", "h.json", conversation)

@@ -14,6 +14,7 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from peer_convert import damaged, jsonl, reported_or_converts
 
 from conformance.api import validate
 from conformance.convert import convert
@@ -24,14 +25,10 @@ FIX = Path(__file__).parent / "fixtures"
 NAME = "openai-messages"
 
 
-def _jsonl(path: Path) -> list[dict[str, Any]]:
-    return [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
-
-
 def test_documented_shapes_become_canonical(tmp_path: Path) -> None:
     dst = tmp_path / "c.jsonl"
     findings = convert(NAME, "canonical", FIX / "valid_tools.json", dst)
-    msgs = _jsonl(dst)
+    msgs = jsonl(dst)
     assert [m["role"] for m in msgs] == ["system", "user", "assistant", "tool", "assistant"]
     image = msgs[1]["content"][1]
     assert image == {
@@ -51,7 +48,7 @@ def test_documented_shapes_become_canonical(tmp_path: Path) -> None:
 def test_conversations_each_become_a_session_and_losses_are_located(tmp_path: Path) -> None:
     dst = tmp_path / "c.jsonl"
     findings = convert(NAME, "canonical", FIX / "valid_conversations.jsonl", dst)
-    msgs = _jsonl(dst)
+    msgs = jsonl(dst)
     assert len({m["session_id"] for m in msgs}) == 2
     assert msgs[-1]["content"] == [{"type": "thinking", "text": "It says hello."}, {"type": "text", "text": "Hello"}]
     losses = [(f.line, f.pointer) for f in findings if f.rule == "OM900"]
@@ -107,7 +104,7 @@ def test_several_sessions_need_jsonl(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="2 sessions"):
         convert("canonical", NAME, src, tmp_path / "o.json")
     convert("canonical", NAME, src, tmp_path / "o.jsonl")
-    assert [line["messages"] for line in _jsonl(tmp_path / "o.jsonl")] == [[{"role": "user", "content": "x"}]] * 2
+    assert [line["messages"] for line in jsonl(tmp_path / "o.jsonl")] == [[{"role": "user", "content": "x"}]] * 2
 
 
 # -- the round trip --------------------------------------------------------------------
@@ -195,7 +192,7 @@ def test_round_trip_keeps_what_chat_carries_and_reports_exactly_the_rest(session
         assert reported == _expected_losses(session)
         assert [f.pointer for f in findings if f.line is None] == [""]  # ids, session, times: once per file
         convert(NAME, "canonical", mid, back)
-        again = _jsonl(back)
+        again = jsonl(back)
     assert [_carried(m) for m in again] == [_carried(m) for m in session]
     for m in again:
         if m["role"] == "tool":
@@ -221,7 +218,7 @@ def test_tool_names_become_canonical_names_and_the_change_is_reported(
         )
     )
     findings = convert(NAME, "canonical", src, tmp_path / "c.jsonl")
-    assert _jsonl(tmp_path / "c.jsonl")[1]["content"][0]["name"] == canonical
+    assert jsonl(tmp_path / "c.jsonl")[1]["content"][0]["name"] == canonical
     renamed = [f.pointer for f in findings if f.rule == "OM900"]
     assert renamed == ([] if name == canonical else ["/1/tool_calls/0/function/name"])
 
@@ -304,3 +301,17 @@ def test_any_valid_chat_converts_and_back_keeps_its_texts(chat: list[dict[str, A
 
     expected = [([r, [""]] if audio_only(m) else [r, t]) for m, (r, t) in zip(chat, _texts(chat), strict=True)]
     assert [list(x) for x in _texts(again)] == expected
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | st.sampled_from(["", "x", "user", "tool", "text", "image_url", "{}"]),
+    lambda inner: st.lists(inner, max_size=2) | st.dictionaries(st.sampled_from(["role", "content", "type", "tool_calls", "id"]), inner, max_size=2),
+    max_leaves=6,
+)  # fmt: skip
+_damaged = damaged(_chat(), _JSON, max_depth=6)  # a valid chat, one value replaced by arbitrary JSON
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_damaged)
+def test_a_damaged_chat_is_reported_or_converts_never_crashes(chat: list[dict[str, Any]]) -> None:
+    reported_or_converts(NAME, "OM", "m.json", chat)

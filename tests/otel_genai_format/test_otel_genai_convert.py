@@ -12,6 +12,7 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from peer_convert import BASE, META, TID, convert_additive_block_field, damaged, jsonl, reported_or_converts
 
 from conformance.api import validate
 from conformance.convert import convert
@@ -23,14 +24,10 @@ NAME = "otel-genai"
 IN, OUT, SYS = "gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions"
 
 
-def _jsonl(path: Path) -> list[Any]:
-    return [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
-
-
 def test_documented_shapes_become_canonical(tmp_path: Path) -> None:
     dst = tmp_path / "c.jsonl"
     findings = convert(NAME, "canonical", FIX / "valid_span.json", dst)
-    msgs = _jsonl(dst)
+    msgs = jsonl(dst)
     assert [m["role"] for m in msgs] == ["system", "user", "assistant", "tool", "assistant"]
     assert msgs[0]["content"] == [{"type": "text", "text": "You are a helpful bot"}]
     assert msgs[1]["content"][1] == {
@@ -53,7 +50,7 @@ def test_documented_shapes_become_canonical(tmp_path: Path) -> None:
 def test_json_text_attributes_blobs_and_finish_reasons_convert_and_each_loss_is_located(tmp_path: Path) -> None:
     dst = tmp_path / "c.jsonl"
     findings = convert(NAME, "canonical", FIX / "valid_records.jsonl", dst)
-    msgs = _jsonl(dst)
+    msgs = jsonl(dst)
     assert [m["role"] for m in msgs] == ["user", "user", "assistant"]
     assert msgs[0]["content"][1] == {
         "type": "image", "source": {"kind": "base64", "data": "iVBORw0KGgo="}, "media_type": "image/png",
@@ -77,17 +74,13 @@ def test_attributes_that_are_no_token_counts_are_a_located_loss(tmp_path: Path) 
     assert [(f.rule, f.message.split(" ")[0]) for f in findings if f.rule == "OT900"] == [
         ("OT900", "gen_ai.usage.input_tokens")
     ]
-    usage = _jsonl(tmp_path / "c.jsonl")[1]["metadata"]["usage"]
+    usage = jsonl(tmp_path / "c.jsonl")[1]["metadata"]["usage"]
     assert (usage["input_tokens"], usage["output_tokens"]) == (0, 4)
 
 
 def test_additive_block_fields_are_reported_dropped(tmp_path: Path) -> None:
     """§10.2: a field a canonical v1 block does not define is carried by no peer: reported where it is."""
-    m = {**_BASE, "id": "01J00000000000000000000001", "created_at": "2024-06-01T00:00:00.000001Z", "role": "user",
-         "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b", "cache_control": {"type": "ephemeral"}}]}  # fmt: skip
-    src = tmp_path / "s.jsonl"
-    src.write_bytes(orjson.dumps(m) + b"\n")
-    findings = convert("canonical", NAME, src, tmp_path / "o.json")
+    findings = convert_additive_block_field(NAME, tmp_path)
     assert [(f.rule, f.line, f.pointer) for f in findings if f.line is not None] == [("OT900", 1, "/content/1")]
     assert "cache_control" in next(f.message for f in findings if f.line is not None)
 
@@ -98,27 +91,21 @@ def test_a_file_that_does_not_validate_is_refused(tmp_path: Path) -> None:
     assert not (tmp_path / "c.jsonl").exists()
 
 
-_BASE = {"session_id": "s1", "metadata": {}, "schema_version": 1}
-_META = {"model": "openai:gpt-4o", "provider": "openai", "routing": {"mode": "default", "chosen_model": "openai:gpt-4o", "reason": "default"},
-         "usage": {"input_tokens": 3, "output_tokens": 5, "cost_usd": "0", "pricing_version": "v1", "latency_ms": 1}}  # fmt: skip
-_TID = "tu_01J0000000000000000000000A"
-
-
 def test_canonical_losses_are_reported_once_where_they_are(tmp_path: Path) -> None:
     session = [
-        {**_BASE, "id": "01J00000000000000000000001", "created_at": "2024-06-01T00:00:00.000001Z", "role": "user",
+        {**BASE, "id": "01J00000000000000000000001", "created_at": "2024-06-01T00:00:00.000001Z", "role": "user",
          "content": [{"type": "image", "source": {"kind": "file_ref", "data": "a/b.png"}, "media_type": "image/png"},
                      {"type": "image", "source": {"kind": "base64", "data": "iVBORw0KGgo="}, "media_type": "image/png"},
                      {"type": "text", "text": "hi"}]},
-        {**_BASE, "id": "01J00000000000000000000002", "created_at": "2024-06-01T00:00:00.000002Z", "role": "assistant",
-         "metadata": _META,
+        {**BASE, "id": "01J00000000000000000000002", "created_at": "2024-06-01T00:00:00.000002Z", "role": "assistant",
+         "metadata": META,
          "content": [{"type": "thinking", "text": "t", "signature": "sig"}, {"type": "redacted_thinking", "data": "x"},
-                     {"type": "tool_use", "id": _TID, "name": "roll", "input": {"n": 1}}]},
-        {**_BASE, "id": "01J00000000000000000000003", "created_at": "2024-06-01T00:00:00.000003Z", "role": "tool",
-         "metadata": {"parent_tool_use_id": _TID},
-         "content": [{"type": "tool_result", "tool_use_id": _TID, "content": [{"type": "text", "text": "boom"}], "is_error": True}]},
-        {**_BASE, "id": "01J00000000000000000000004", "created_at": "2024-06-01T00:00:00.000004Z", "role": "assistant",
-         "metadata": _META, "content": [{"type": "text", "text": "jammed"}]},
+                     {"type": "tool_use", "id": TID, "name": "roll", "input": {"n": 1}}]},
+        {**BASE, "id": "01J00000000000000000000003", "created_at": "2024-06-01T00:00:00.000003Z", "role": "tool",
+         "metadata": {"parent_tool_use_id": TID},
+         "content": [{"type": "tool_result", "tool_use_id": TID, "content": [{"type": "text", "text": "boom"}], "is_error": True}]},
+        {**BASE, "id": "01J00000000000000000000004", "created_at": "2024-06-01T00:00:00.000004Z", "role": "assistant",
+         "metadata": META, "content": [{"type": "text", "text": "jammed"}]},
     ]  # fmt: skip
     src = tmp_path / "s.jsonl"
     src.write_bytes(b"".join(orjson.dumps(m) + b"\n" for m in session))
@@ -143,9 +130,9 @@ def test_canonical_losses_are_reported_once_where_they_are(tmp_path: Path) -> No
         "content": "iVBORw0KGgo=",
     }
     assert record[IN][1]["parts"] == [
-        {"type": "reasoning", "content": "t"}, {"type": "tool_call", "id": _TID, "name": "roll", "arguments": {"n": 1}},
+        {"type": "reasoning", "content": "t"}, {"type": "tool_call", "id": TID, "name": "roll", "arguments": {"n": 1}},
     ]  # fmt: skip
-    assert record[IN][2]["parts"] == [{"type": "tool_call_response", "id": _TID, "response": "boom"}]
+    assert record[IN][2]["parts"] == [{"type": "tool_call_response", "id": TID, "response": "boom"}]
     assert record[OUT] == [
         {"role": "assistant", "parts": [{"type": "text", "content": "jammed"}], "finish_reason": "stop"}
     ]
@@ -212,7 +199,7 @@ def test_round_trip_keeps_what_a_record_carries_and_reports_exactly_the_rest(ses
         assert [f.pointer for f in findings if f.line is None] == [""]  # ids, session, times: once per file
         again_findings = convert(NAME, "canonical", mid, back)
         assert {f.rule for f in again_findings} <= {"OT901"}  # nothing more lost on the way back
-        again = _jsonl(back)
+        again = jsonl(back)
     assert [_carried(m) for m in again] == [_carried(m) for m in session]
     last, back_last = session[-1], again[-1]
     if last["role"] == "assistant":  # the output message keeps its model, provider and tokens
@@ -318,35 +305,10 @@ _JSON = st.recursive(
 )  # fmt: skip
 
 
-@st.composite
-def _damaged(draw: st.DrawFn) -> Any:
-    """A valid record with one value somewhere replaced by arbitrary JSON."""
-    record: Any = draw(_record())
-    node, key = record, None
-    for _ in range(draw(st.integers(1, 6))):
-        keys = list(range(len(node))) if isinstance(node, list) else sorted(node) if isinstance(node, dict) else []
-        if not keys:
-            break
-        key = draw(st.sampled_from(keys))
-        if draw(st.booleans()) or not isinstance(node[key], (list, dict)) or not node[key]:
-            break
-        node = node[key]
-        key = None
-    if key is not None:
-        node[key] = draw(_JSON)
-    return record
+_damaged = damaged(_record(), _JSON, max_depth=6)  # a valid record, one value replaced by arbitrary JSON
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(_damaged())
+@given(_damaged)
 def test_a_damaged_record_is_reported_or_converts_never_crashes(record: Any) -> None:
-    with tempfile.TemporaryDirectory() as d:
-        src, mid = Path(d) / "r.json", Path(d) / "c.jsonl"
-        src.write_bytes(orjson.dumps(record))
-        errors = [f for f in validate([src], fmt=NAME).findings if f.severity.name == "ERROR"]
-        if errors:
-            assert all(f.rule.startswith("OT") and f.line is not None for f in errors)
-            with pytest.raises(InputError):
-                convert(NAME, "canonical", src, mid)
-        else:
-            convert(NAME, "canonical", src, mid)  # the engine validates the canonical output
+    reported_or_converts(NAME, "OT", "r.json", record)

@@ -12,6 +12,7 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from peer_convert import BASE, META, TID, damaged, jsonl, reported_or_converts
 
 from conformance.api import validate
 from conformance.convert import convert
@@ -22,14 +23,10 @@ FIX = Path(__file__).parent / "fixtures"
 NAME = "pydantic-ai"
 
 
-def _jsonl(path: Path) -> list[dict[str, Any]]:
-    return [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
-
-
 def test_documented_shapes_become_canonical(tmp_path: Path) -> None:
     dst = tmp_path / "c.jsonl"
     findings = convert(NAME, "canonical", FIX / "valid_history.json", dst)
-    msgs = _jsonl(dst)
+    msgs = jsonl(dst)
     assert [m["role"] for m in msgs] == ["system", "user", "assistant", "tool", "assistant"]
     assert msgs[1]["content"][1] == {
         "type": "image", "source": {"kind": "url", "data": "https://example.com/cat.png"}, "media_type": "image/png",
@@ -52,7 +49,7 @@ def test_documented_shapes_become_canonical(tmp_path: Path) -> None:
 def test_retries_binary_and_urls_convert_and_each_loss_is_located(tmp_path: Path) -> None:
     dst = tmp_path / "c.jsonl"
     findings = convert(NAME, "canonical", FIX / "valid_retry.jsonl", dst)
-    msgs = _jsonl(dst)
+    msgs = jsonl(dst)
     first = [m for m in msgs if m["session_id"] == msgs[0]["session_id"]]
     second = [m for m in msgs if m["session_id"] != msgs[0]["session_id"]]
     assert [m["role"] for m in first] == ["user", "assistant", "tool", "assistant", "tool", "user", "assistant"]
@@ -83,25 +80,19 @@ def test_a_file_that_does_not_validate_is_refused(tmp_path: Path) -> None:
     assert not (tmp_path / "c.jsonl").exists()
 
 
-_BASE = {"session_id": "s1", "metadata": {}, "schema_version": 1}
-_META = {"model": "openai:gpt-4o", "provider": "openai", "routing": {"mode": "default", "chosen_model": "openai:gpt-4o", "reason": "default"},
-         "usage": {"input_tokens": 3, "output_tokens": 5, "cost_usd": "0", "pricing_version": "v1", "latency_ms": 1}}  # fmt: skip
-_TID = "tu_01J0000000000000000000000A"
-
-
 def test_canonical_losses_are_reported_once_where_they_are(tmp_path: Path) -> None:
     session = [
-        {**_BASE, "id": "01J00000000000000000000001", "created_at": "2024-06-01T00:00:00.000001Z", "role": "user",
+        {**BASE, "id": "01J00000000000000000000001", "created_at": "2024-06-01T00:00:00.000001Z", "role": "user",
          "content": [{"type": "image", "source": {"kind": "file_ref", "data": "a/b.png"}, "media_type": "image/png"},
                      {"type": "image", "source": {"kind": "base64", "data": "iVBORw0KGgo="}, "media_type": "image/png"},
                      {"type": "text", "text": "hi"}]},
-        {**_BASE, "id": "01J00000000000000000000002", "created_at": "2024-06-01T00:00:00.000002Z", "role": "assistant",
-         "metadata": _META,
+        {**BASE, "id": "01J00000000000000000000002", "created_at": "2024-06-01T00:00:00.000002Z", "role": "assistant",
+         "metadata": META,
          "content": [{"type": "thinking", "text": "t", "signature": "sig"}, {"type": "redacted_thinking", "data": "x"},
-                     {"type": "tool_use", "id": _TID, "name": "roll", "input": {"n": 1}}]},
-        {**_BASE, "id": "01J00000000000000000000003", "created_at": "2024-06-01T00:00:00.000003Z", "role": "tool",
-         "metadata": {"parent_tool_use_id": _TID},
-         "content": [{"type": "tool_result", "tool_use_id": _TID, "content": [{"type": "text", "text": "bo"}, {"type": "text", "text": "om"}], "is_error": True}]},
+                     {"type": "tool_use", "id": TID, "name": "roll", "input": {"n": 1}}]},
+        {**BASE, "id": "01J00000000000000000000003", "created_at": "2024-06-01T00:00:00.000003Z", "role": "tool",
+         "metadata": {"parent_tool_use_id": TID},
+         "content": [{"type": "tool_result", "tool_use_id": TID, "content": [{"type": "text", "text": "bo"}, {"type": "text", "text": "om"}], "is_error": True}]},
     ]  # fmt: skip
     src = tmp_path / "s.jsonl"
     src.write_bytes(b"".join(orjson.dumps(m) + b"\n" for m in session))
@@ -127,14 +118,14 @@ def test_canonical_losses_are_reported_once_where_they_are(tmp_path: Path) -> No
     assert (history[1]["model_name"], history[1]["provider_name"]) == ("gpt-4o", "openai")
     assert history[1]["usage"] == {"input_tokens": 3, "output_tokens": 5}
     assert history[2]["parts"][0] == {
-        "part_kind": "retry-prompt", "content": "boom", "tool_name": "roll", "tool_call_id": _TID,
+        "part_kind": "retry-prompt", "content": "boom", "tool_name": "roll", "tool_call_id": TID,
         "timestamp": "2024-06-01T00:00:00.000003Z",
     }  # fmt: skip
     assert validate([dst], fmt=NAME).findings == []
 
 
 def test_several_sessions_need_jsonl(tmp_path: Path) -> None:
-    a = {**_BASE, "id": "01J00000000000000000000001", "role": "user", "content": [{"type": "text", "text": "x"}],
+    a = {**BASE, "id": "01J00000000000000000000001", "role": "user", "content": [{"type": "text", "text": "x"}],
          "created_at": "2024-06-01T00:00:00.000001Z"}  # fmt: skip
     b = {**a, "session_id": "b", "id": "01J00000000000000000000002"}
     src = tmp_path / "s.jsonl"
@@ -142,7 +133,7 @@ def test_several_sessions_need_jsonl(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="2 sessions"):
         convert("canonical", NAME, src, tmp_path / "o.json")
     convert("canonical", NAME, src, tmp_path / "o.jsonl")
-    assert [h[0]["parts"][0]["content"] for h in _jsonl(tmp_path / "o.jsonl")] == ["x", "x"]
+    assert [h[0]["parts"][0]["content"] for h in jsonl(tmp_path / "o.jsonl")] == ["x", "x"]
 
 
 # -- the round trip --------------------------------------------------------------------
@@ -210,7 +201,7 @@ def test_round_trip_keeps_what_pydantic_ai_carries_and_reports_exactly_the_rest(
         assert [f.pointer for f in findings if f.line is None] == [""]  # ids, session: once per file
         again_findings = convert(NAME, "canonical", mid, back)
         assert {f.rule for f in again_findings} == {"PA901"}  # nothing more lost on the way back
-        again = _jsonl(back)
+        again = jsonl(back)
     assert [_carried(m) for m in again] == [c for c in map(_carried, session) if c is not None]
     models = [(m["metadata"]["model"], m["metadata"]["provider"], m["metadata"]["usage"]["input_tokens"],
                m["metadata"]["usage"]["output_tokens"]) for m in session if m["role"] == "assistant"]  # fmt: skip
@@ -317,35 +308,10 @@ _JSON = st.recursive(
 )  # fmt: skip
 
 
-@st.composite
-def _damaged(draw: st.DrawFn) -> list[dict[str, Any]]:
-    """A valid history with one value somewhere replaced by arbitrary JSON."""
-    history: Any = draw(_history())
-    node, key = history, None
-    for _ in range(draw(st.integers(1, 5))):
-        keys = list(range(len(node))) if isinstance(node, list) else sorted(node) if isinstance(node, dict) else []
-        if not keys:
-            break
-        key = draw(st.sampled_from(keys))
-        if draw(st.booleans()) or not isinstance(node[key], (list, dict)) or not node[key]:
-            break
-        node = node[key]
-        key = None
-    if key is not None:
-        node[key] = draw(_JSON)
-    return history  # type: ignore[no-any-return]
+_damaged = damaged(_history(), _JSON, max_depth=5)  # a valid history, one value replaced by arbitrary JSON
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(_damaged())
+@given(_damaged)
 def test_a_damaged_history_is_reported_or_converts_never_crashes(history: list[dict[str, Any]]) -> None:
-    with tempfile.TemporaryDirectory() as d:
-        src, mid = Path(d) / "h.json", Path(d) / "c.jsonl"
-        src.write_bytes(orjson.dumps(history))
-        errors = [f for f in validate([src], fmt=NAME).findings if f.severity.name == "ERROR"]
-        if errors:
-            assert all(f.rule.startswith("PA") and f.line is not None for f in errors)
-            with pytest.raises(InputError):
-                convert(NAME, "canonical", src, mid)
-        else:
-            convert(NAME, "canonical", src, mid)  # the engine validates the canonical output
+    reported_or_converts(NAME, "PA", "h.json", history)

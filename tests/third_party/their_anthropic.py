@@ -32,8 +32,10 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
 from their_common import (  # a sibling module: `turnspec conform` loads this file by path
+    CanonicalStream,
     finish_message,
     frame_json,
+    header,
     json_object_or_none,
     mint_ulid,
     plain_message,
@@ -122,7 +124,7 @@ def _classify(status: int | None, body: Any, headers: Mapping[str, str], core_re
     etype = str(err.get("type", "")) if isinstance(err, dict) else ""
     text = str(err.get("message", "")) if isinstance(err, dict) else ""
     provider_id = body.get("request_id") if isinstance(body, dict) else None
-    provider_id = provider_id or _header(headers, "request-id")
+    provider_id = provider_id or header(headers, "request-id")
     message = f"anthropic {etype or 'error'}: {text or f'HTTP {status}'}"
     if provider_id:
         message += f" (anthropic request {provider_id})"
@@ -149,7 +151,7 @@ def _classify(status: int | None, body: Any, headers: Mapping[str, str], core_re
         cls = AdapterError
     retryable = cls in (RateLimitError, ServerError)
     if cls is RateLimitError:
-        after = _header(headers, "retry-after")
+        after = header(headers, "retry-after")
         try:
             seconds = float(after) if after is not None else None
         except ValueError:
@@ -162,15 +164,6 @@ def _classify(status: int | None, body: Any, headers: Mapping[str, str], core_re
             retryable=retryable,
         )
     return cls(message, provider_status=status, request_id=core_request_id, retryable=retryable)
-
-
-def _header(headers: Mapping[str, Any], name: str) -> str | None:
-    for k, v in headers.items():
-        if k.lower() == name:
-            if isinstance(v, list | tuple):
-                return str(v[0]) if v else None
-            return str(v)
-    return None
 
 
 class TheirAnthropicAdapter(BaseAdapter):
@@ -578,39 +571,20 @@ def _block_tokens(b: Mapping[str, Any]) -> int:
     return 0
 
 
-class _AnthropicStream:
+class _AnthropicStream(CanonicalStream):
     """Anthropic's SSE events -> canonical events (contract §5.1's Anthropic table)."""
 
     def __init__(self, adapter: TheirAnthropicAdapter, ctx: RequestContext) -> None:
         self.a, self.ctx = adapter, ctx
-        self.mid = ctx.message_id or mint_ulid()
-        self.content: list[Block] = []
+        super().__init__(ctx)
         self.at: dict[int, int] = {}  # wire index -> canonical index (None-mapped blocks skipped)
         self.skipped: set[int] = set()
         self.args: dict[int, str] = {}
         self.sig: dict[int, str] = {}
         self.stopped: set[int] = set()
-        self.usage: dict[str, int] | None = None
         self.stop: str | None = None
         self.started = self.done = False
         self.served: str | None = None
-
-    def ev(self, kind: str, **kw: Any) -> StreamEvent:
-        if kind == "message_complete":
-            self.completed = True
-        return {"type": kind, "message_id": self.mid, **kw}
-
-    def events(self, chunks: Iterable[bytes | str]) -> Iterator[StreamEvent]:
-        """The stream's events; on a failure after message_start, a last message_complete
-        with stop_reason error and the content so far comes first (contract §6.5)."""
-        self.completed = False
-        try:
-            yield from self._events(chunks)
-        except AdapterError:
-            if self.started and not self.completed:
-                yield from self.end_open_calls()
-                yield self.ev("message_complete", stop_reason="error", final_content=self.content, usage=self.usage)
-            raise
 
     def end_open_calls(self) -> Iterator[StreamEvent]:
         """Contract §5.2.2 (exactly one tool_use_end per call) on a failed stream: each open

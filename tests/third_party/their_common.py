@@ -23,8 +23,9 @@ from typing import Any
 
 from ulid import ULID
 
-from conformance.adapters.errors import WireFormatError
-from conformance.adapters.protocol import Block, Message, RequestContext
+from conformance.adapters.errors import AdapterError, WireFormatError
+from conformance.adapters.estimate import json_tokens, openai_image_tokens, text_tokens
+from conformance.adapters.protocol import Block, Message, RequestContext, StreamEvent
 
 
 @dataclass(frozen=True)
@@ -209,3 +210,61 @@ def plain_message(session_id: str, role: str, content: list[Block], meta: dict[s
         "created_at": utc_now(),
         "schema_version": 1,
     }
+
+
+def header(headers: Mapping[str, Any], name: str) -> str | None:
+    """The first value of header `name` (lower case), whatever the case of its key."""
+    for k, v in headers.items():
+        if k.lower() == name:
+            if isinstance(v, list | tuple):
+                return str(v[0]) if v else None
+            return str(v)
+    return None
+
+
+def openai_block_tokens(b: Mapping[str, Any]) -> int:
+    """A canonical block's estimated tokens as OpenAI's APIs count them."""
+    t = b.get("type")
+    if t == "text":
+        return text_tokens(str(b.get("text", "")))
+    if t == "tool_use":
+        return json_tokens(b.get("input", {})) + text_tokens(str(b.get("name", ""))) + 5
+    if t == "tool_result":
+        return 4 + sum(openai_block_tokens(x) for x in b.get("content") or [])
+    if t == "image":
+        return openai_image_tokens(b)
+    return 0
+
+
+class CanonicalStream:
+    """What each adapter's stream state shares: the message id, the content and usage so
+    far, and contract §6.5 on a failure after message_start (a last message_complete with
+    stop_reason error and the content so far, then the error). A subclass reads the wire
+    in `_events` and ends what is open in `end_open_calls`."""
+
+    def __init__(self, ctx: RequestContext) -> None:
+        self.mid = ctx.message_id or mint_ulid()
+        self.content: list[Block] = []
+        self.usage: dict[str, int] | None = None
+        self.started = self.completed = False
+
+    def ev(self, kind: str, **kw: Any) -> StreamEvent:
+        if kind == "message_complete":
+            self.completed = True
+        return {"type": kind, "message_id": self.mid, **kw}
+
+    def events(self, chunks: Iterable[bytes | str]) -> Iterator[StreamEvent]:
+        try:
+            yield from self._events(chunks)
+        except AdapterError:
+            if self.started and not self.completed:
+                yield from self.end_open_calls()
+                yield self.ev("message_complete", stop_reason="error", final_content=self.content, usage=self.usage)
+            raise
+
+    def _events(self, chunks: Iterable[bytes | str]) -> Iterator[StreamEvent]:
+        raise NotImplementedError
+
+    def end_open_calls(self) -> Iterator[StreamEvent]:
+        """Contract §5.2.2 on a failed stream: each open tool call ends; none by default."""
+        return iter(())

@@ -35,6 +35,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
 from their_common import (  # a sibling module: `turnspec conform` loads this file by path
+    CanonicalStream,
     finish_message,
     frame_json,
     mint_ulid,
@@ -743,21 +744,14 @@ def _json_array_items(chunks: Iterable[bytes | str], first: str) -> Iterator[tup
         raise WireFormatError("stream cut before its end (no closing ']')", event=index)
 
 
-class _GeminiStream:
+class _GeminiStream(CanonicalStream):
     """GenerateContentResponse chunks -> canonical events (contract §5.2)."""
 
     def __init__(self, adapter: TheirGeminiAdapter, ctx: RequestContext) -> None:
         self.a, self.ctx = adapter, ctx
-        self.mid = ctx.message_id or mint_ulid()
-        self.content: list[Block] = []
-        self.usage: dict[str, int] | None = None
-        self.started = self.done = self.completed = False
+        super().__init__(ctx)
+        self.done = False
         self.open_text: str | None = None  # "text" / "thinking": the block a delta may extend
-
-    def ev(self, kind: str, **kw: Any) -> StreamEvent:
-        if kind == "message_complete":
-            self.completed = True
-        return {"type": kind, "message_id": self.mid, **kw}
 
     def finish(self, stop: str) -> Iterator[StreamEvent]:
         """The last event; a turn with no content stores one empty text block, as the
@@ -767,16 +761,6 @@ class _GeminiStream:
             self.content.append({"type": "text", "text": ""})
             yield self.ev("text_delta", content_block_index=0, text="")
         yield self.ev("message_complete", stop_reason=stop, final_content=self.content, usage=self.usage)
-
-    def events(self, chunks: Iterable[bytes | str]) -> Iterator[StreamEvent]:
-        """Contract §6.5: on a failure after message_start, a last message_complete with
-        stop_reason error and the content so far, then the error."""
-        try:
-            yield from self._events(chunks)
-        except AdapterError:
-            if self.started and not self.completed:
-                yield self.ev("message_complete", stop_reason="error", final_content=self.content, usage=self.usage)
-            raise
 
     def _items(self, chunks: Iterable[bytes | str]) -> Iterator[tuple[int, int | None, Any]]:
         it = iter(chunks)

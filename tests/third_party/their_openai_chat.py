@@ -36,10 +36,13 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
 from their_common import (  # a sibling module: `turnspec conform` loads this file by path
+    CanonicalStream,
     finish_message,
     frame_json,
+    header,
     json_object_or_none,
     mint_ulid,
+    openai_block_tokens,
     plain_message,
     sse_frames,
     token_usage,
@@ -56,7 +59,7 @@ from conformance.adapters.errors import (
     ServerError,
     WireFormatError,
 )
-from conformance.adapters.estimate import json_tokens, openai_image_tokens, text_tokens
+from conformance.adapters.estimate import text_tokens
 from conformance.adapters.protocol import (
     AdapterOptions,
     Block,
@@ -85,15 +88,6 @@ STOPS = {
 }
 
 
-def _header(headers: Mapping[str, Any], name: str) -> str | None:
-    for k, v in headers.items():
-        if k.lower() == name:
-            if isinstance(v, list | tuple):
-                return str(v[0]) if v else None
-            return str(v)
-    return None
-
-
 def _classify(status: int | None, body: Any, headers: Mapping[str, Any], core_request_id: str | None) -> AdapterError:
     """Contract §6.2: status first, then OpenAI's `error.code` / `error.type`."""
     err = body.get("error") if isinstance(body, dict) else None
@@ -101,7 +95,7 @@ def _classify(status: int | None, body: Any, headers: Mapping[str, Any], core_re
     code, etype = str(err.get("code") or ""), str(err.get("type") or "")
     text = str(err.get("message") or (f"HTTP {status}" if status else "stream error"))
     message = f"openai {code or etype or 'error'}: {text}"
-    provider_id = _header(headers, "x-request-id")
+    provider_id = header(headers, "x-request-id")
     if provider_id:
         message += f" (openai request {provider_id})"
     cls: type[AdapterError]
@@ -123,7 +117,7 @@ def _classify(status: int | None, body: Any, headers: Mapping[str, Any], core_re
         cls = AdapterError
     retryable = cls in (RateLimitError, ServerError, NetworkError)
     if cls is RateLimitError:
-        after, after_ms = _header(headers, "retry-after"), _header(headers, "retry-after-ms")
+        after, after_ms = header(headers, "retry-after"), header(headers, "retry-after-ms")
         try:
             seconds = float(after_ms) / 1000 if after_ms is not None else float(after) if after is not None else None
         except ValueError:
@@ -508,7 +502,7 @@ class TheirOpenAIChatAdapter(BaseAdapter):
         for m in messages:
             n += 3 + 1
             for b in m.get("content") or []:
-                n += _block_tokens(b)
+                n += openai_block_tokens(b)
         if tools:
             for t in tools:
                 n += 7 + text_tokens(f"{t.get('name', '')}:{str(t.get('description', '')).rstrip('.')}")
@@ -523,19 +517,6 @@ class TheirOpenAIChatAdapter(BaseAdapter):
                         n += text_tokens(f"{key}:{spec.get('type', '')}:{str(spec.get('description', '')).rstrip('.')}")
             n += 12
         return n
-
-
-def _block_tokens(b: Mapping[str, Any]) -> int:
-    t = b.get("type")
-    if t == "text":
-        return text_tokens(str(b.get("text", "")))
-    if t == "tool_use":
-        return json_tokens(b.get("input", {})) + text_tokens(str(b.get("name", ""))) + 5
-    if t == "tool_result":
-        return 4 + sum(_block_tokens(x) for x in b.get("content") or [])
-    if t == "image":
-        return openai_image_tokens(b)
-    return 0
 
 
 def _digest(url: str) -> str:
@@ -563,37 +544,18 @@ def _image_from_url(url: str) -> Block:
     return {"type": "image", "source": {"kind": "url", "data": url}, "media_type": media}
 
 
-class _ChatStream:
+class _ChatStream(CanonicalStream):
     """`chat.completion.chunk` events -> canonical events (contract §5.1's OpenAI table)."""
 
     def __init__(self, adapter: TheirOpenAIChatAdapter, ctx: RequestContext) -> None:
         self.a, self.ctx = adapter, ctx
-        self.mid = ctx.message_id or mint_ulid()
-        self.content: list[Block] = []
+        super().__init__(ctx)
         self.text_at: int | None = None
         self.calls: dict[int, int] = {}  # wire tool_calls[].index -> canonical block index
         self.args: dict[int, str] = {}
         self.ended: set[int] = set()
-        self.usage: dict[str, int] | None = None
         self.finish: str | None = None
         self.started = self.finished = self.done = False
-
-    def ev(self, kind: str, **kw: Any) -> StreamEvent:
-        if kind == "message_complete":
-            self.completed = True
-        return {"type": kind, "message_id": self.mid, **kw}
-
-    def events(self, chunks: Iterable[bytes | str]) -> Iterator[StreamEvent]:
-        """The stream's events; on a failure after message_start, a last message_complete
-        with stop_reason error and the content so far comes first (contract §6.5)."""
-        self.completed = False
-        try:
-            yield from self._events(chunks)
-        except AdapterError:
-            if self.started and not self.completed:
-                yield from self.end_open_calls()
-                yield self.ev("message_complete", stop_reason="error", final_content=self.content, usage=self.usage)
-            raise
 
     def end_open_calls(self) -> Iterator[StreamEvent]:
         """Contract §5.2.2 (exactly one tool_use_end per call) on a failed stream: each open

@@ -37,10 +37,13 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
 from their_common import (  # a sibling module: `turnspec conform` loads this file by path
+    CanonicalStream,
     finish_message,
     frame_json,
+    header,
     json_object_or_none,
     mint_ulid,
+    openai_block_tokens,
     plain_message,
     sse_frames,
     token_usage,
@@ -57,7 +60,7 @@ from conformance.adapters.errors import (
     ServerError,
     WireFormatError,
 )
-from conformance.adapters.estimate import json_tokens, openai_image_tokens, text_tokens
+from conformance.adapters.estimate import json_tokens, text_tokens
 from conformance.adapters.protocol import (
     AdapterOptions,
     Block,
@@ -87,22 +90,13 @@ STOPS = {
 }
 
 
-def _header(headers: Mapping[str, Any], name: str) -> str | None:
-    for k, v in headers.items():
-        if k.lower() == name:
-            if isinstance(v, list | tuple):
-                return str(v[0]) if v else None
-            return str(v)
-    return None
-
-
 def _classify(status: int | None, err: Any, headers: Mapping[str, Any], core_request_id: str | None) -> AdapterError:
     """Contract §6.2: the HTTP status first, then the error object's `code` / `type`."""
     err = err if isinstance(err, dict) else {}
     code, etype = str(err.get("code") or ""), str(err.get("type") or "")
     text = str(err.get("message") or (f"HTTP {status}" if status else "the response failed"))
     message = f"OpenAI Responses [{code or etype or status or 'error'}] {text}"
-    provider_id = _header(headers, "x-request-id")
+    provider_id = header(headers, "x-request-id")
     if provider_id:
         message += f" -- x-request-id {provider_id}"
     cls: type[AdapterError]
@@ -122,7 +116,7 @@ def _classify(status: int | None, err: Any, headers: Mapping[str, Any], core_req
         cls = AdapterError
     if cls is RateLimitError:
         # OpenAI sends `retry-after-ms` beside (or instead of) the standard `retry-after`
-        after, after_ms = _header(headers, "retry-after"), _header(headers, "retry-after-ms")
+        after, after_ms = header(headers, "retry-after"), header(headers, "retry-after-ms")
         try:
             seconds = float(after_ms) / 1000 if after_ms is not None else float(after) if after is not None else None
         except ValueError:
@@ -569,7 +563,7 @@ class TheirResponsesAdapter(BaseAdapter):
         # role and 3 to prime the reply; a function definition about its JSON's token count
         n = 3
         for m in messages:
-            n += 4 + sum(_block_tokens(b) for b in m.get("content") or [])
+            n += 4 + sum(openai_block_tokens(b) for b in m.get("content") or [])
             raw = self.own_raw(m)
             if isinstance(raw.get("reasoning_tokens"), int):
                 n += raw["reasoning_tokens"]  # what the reply that produced them reported
@@ -658,48 +652,16 @@ def _extra_tokens(item: Any) -> int:
     return json_tokens(rest)
 
 
-def _block_tokens(b: Mapping[str, Any]) -> int:
-    t = b.get("type")
-    if t == "text":
-        return text_tokens(str(b.get("text", "")))
-    if t == "tool_use":
-        return json_tokens(b.get("input", {})) + text_tokens(str(b.get("name", ""))) + 5
-    if t == "tool_result":
-        return 4 + sum(_block_tokens(x) for x in b.get("content") or [])
-    if t == "image":
-        return openai_image_tokens(b)
-    return 0
-
-
-class _ResponsesStream:
+class _ResponsesStream(CanonicalStream):
     """Responses API semantic events -> canonical stream events (contract §5.2)."""
 
     def __init__(self, adapter: TheirResponsesAdapter, ctx: RequestContext) -> None:
         self.a, self.ctx = adapter, ctx
-        self.mid = ctx.message_id or mint_ulid()
-        self.content: list[Block] = []
+        super().__init__(ctx)
         self.text_at: dict[tuple[int, int], int] = {}  # (output_index, content_index) -> block
         self.calls: dict[int, int] = {}  # output_index of a function_call -> block
         self.args: dict[int, str] = {}
         self.ended: set[int] = set()
-        self.usage: dict[str, int] | None = None
-        self.started = self.completed = False
-
-    def ev(self, kind: str, **kw: Any) -> StreamEvent:
-        if kind == "message_complete":
-            self.completed = True
-        return {"type": kind, "message_id": self.mid, **kw}
-
-    def events(self, chunks: Iterable[bytes | str]) -> Iterator[StreamEvent]:
-        """The stream's events; on a failure after message_start a last message_complete
-        with stop_reason error and the content so far comes first (contract §6.5)."""
-        try:
-            yield from self._events(chunks)
-        except AdapterError:
-            if self.started and not self.completed:
-                yield from self.end_calls(lenient=True)
-                yield self.ev("message_complete", stop_reason="error", final_content=self.content, usage=self.usage)
-            raise
 
     def _events(self, chunks: Iterable[bytes | str]) -> Iterator[StreamEvent]:
         for fr in sse_frames(chunks):
@@ -726,6 +688,9 @@ class _ResponsesStream:
                 f"{PROVIDER}:{served}" if isinstance(served, str) and served else (self.ctx.model or "openai:unknown")
             )
             yield self.ev("message_start", role="assistant", model=model)
+
+    def end_open_calls(self) -> Iterator[StreamEvent]:
+        return self.end_calls(lenient=True)
 
     def end_calls(self, *, lenient: bool = False) -> Iterator[StreamEvent]:
         for i, _ in sorted(self.calls.items(), key=lambda kv: kv[1]):
