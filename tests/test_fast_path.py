@@ -587,11 +587,27 @@ def _session_edit(kind: str, docs: list[dict[str, Any]], i: int, r: random.Rando
             again = copy.deepcopy(docs[at])
             again["id"] = docs[at]["id"][:-1] + ("Z" if docs[at]["id"][-1] != "Z" else "Y")
             docs.insert(at + 1, again)
+    elif kind in ("cancel-resumed", "cancel-then-user"):
+        # streaming §6.3: TS209 when the session's next assistant message comes before its
+        # next user message (a tool loop going on after the cancel), none when a user
+        # message comes first: the first assistant message from `i` on that has such a next
+        for k in range(i, len(docs) - 1):
+            sid = docs[k]["session_id"]
+            if docs[k]["role"] != "assistant":
+                continue
+            if docs[k]["metadata"].get("status") == "cancelled":
+                continue  # an earlier edit's
+            nxt = next(
+                (m for m in docs[k + 1 :] if m["session_id"] == sid and m["role"] in ("user", "assistant")), None
+            )
+            if nxt is not None and (nxt["role"] == "assistant") == (kind == "cancel-resumed"):
+                docs[k]["metadata"]["status"] = "cancelled"
+                break
 
 
 SESSION_EDITS = (
     "repeat", "swap", "drop", "back-in-time", "id-from-another-session", "interleave", "interleave-swap",
-    "result-twice", "partial-unanswered", "result-in-next-session",
+    "result-twice", "partial-unanswered", "result-in-next-session", "cancel-resumed", "cancel-then-user",
 )  # fmt: skip
 
 
@@ -616,6 +632,9 @@ def test_session_rules_across_batches(
     assert same(p, selection=Selection(ignore=("TS202",))) >= len(docs) - 4 * count
     seq = dumps(validate([p]).as_dict())
     assert dumps(validate([p], jobs=2, chunk_bytes=40_000).as_dict()) == seq
+    if kind.startswith("cancel-"):  # the edits did what they say (the comparison above is not vacuous)
+        resumed = sum(f.rule == "TS209" for f in validate([p]).findings)
+        assert resumed == (count if kind == "cancel-resumed" else 0)
 
 
 @pytest.mark.parametrize("edit", ["use-then-result", "result-then-use", "use-twice", "result-twice"])

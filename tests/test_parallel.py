@@ -126,7 +126,7 @@ def test_a_session_rule_reading_an_unprojected_field_fails_in_every_path(
     from conformance.formats.canonical import engine
 
     def nosy(ctx: Any, m: SessionFacts, sess: Any, state: Any, emit: Any) -> None:
-        m.msg["role"]  # the read is the test
+        m.msg["content"]  # the read is the test
 
     info = engine.SESSION.rules[0][0]
     monkeypatch.setattr(engine.SESSION, "rules", [*engine.SESSION.rules, (info, frozenset(), nosy)])

@@ -176,8 +176,16 @@ def test_the_fast_session_step_commits_nothing_when_it_refuses(tmp_path: Path) -
     tid = "tu_01KR3QAYG2TA8P4VHWVDGA4SNR"
     t0, t1 = "2026-01-01T00:00:01Z", "2026-01-01T00:00:00Z"
 
-    def item(mid: str, created: str, tools: list[tuple[int, bool, str]], sid: str = "s1") -> SessionItem:
-        return SessionItem(1, mid, sid, created, parse_created_at(created), True, tools, 10)
+    def item(
+        mid: str,
+        created: str,
+        tools: list[tuple[int, bool, str]],
+        sid: str = "s1",
+        role: str = "assistant",
+        status: str = "complete",
+    ) -> SessionItem:
+        complete = status == "complete"
+        return SessionItem(1, mid, sid, created, parse_created_at(created), complete, tools, role, status, 10)
 
     assert fast.session("p", item("01KR3QAZNK2K8Y5YDR6M5FMBT1", t0, [(0, True, tid)]))
     refused = [
@@ -196,22 +204,35 @@ def test_the_fast_session_step_commits_nothing_when_it_refuses(tmp_path: Path) -
         assert run.state == before
     assert fast.session("p", item("01KR3QAZNK2K8Y5YDR6M5FMBT2", t0, [(0, False, tid)]))
     assert run.state.sessions["s1"].answered == {tid}
+    # streaming §6.3: after a cancelled assistant message, the next assistant one (TS209)
+    assert fast.session("p", item("01KR3QAZNK2K8Y5YDR6M5FMBT3", t0, [], status="cancelled"))
+    before = copy.deepcopy(run.state)
+    assert not fast.session("p", item("01KR3QAZNK2K8Y5YDR6M5FMBT4", t0, []))
+    assert run.state == before
+    assert fast.session("p", item("01KR3QAZNK2K8Y5YDR6M5FMBT4", t0, [], sid="s2"))  # another session's turn
+    assert fast.session("p", item("01KR3QAZNK2K8Y5YDR6M5FMBT5", t0, [], role="user"))  # a fresh turn
+    assert fast.session("p", item("01KR3QAZNK2K8Y5YDR6M5FMBT6", t0, []))
+    assert run.state.after_cancel == {}
 
 
 def test_the_item_codec_carries_every_field() -> None:
     at = "2026-01-01T00:00:00.123+00:00"
-    it = SessionItem(7, "01A", "s", at, parse_created_at(at), False, [(0, True, "a"), (3, False, "b")], 1234)
+    tools = [(0, True, "a"), (3, False, "b")]
+    it = SessionItem(7, "01A", "s", at, parse_created_at(at), False, tools, "assistant", "cancelled", 1234)
     data: list[Any] = orjson.loads(orjson.dumps(encode_item(it)))
     back = decode_item(data, 7)
     assert back == it
     assert decode_item(data, 99).line == 99
     # a created_at that is no real date travels as text and parses to None again
-    bad = SessionItem(1, "01A", "s", "2026-02-30T00:00:00Z", None, True, [], 5)
+    bad = SessionItem(1, "01A", "s", "2026-02-30T00:00:00Z", None, True, [], "user", "complete", 5)
     assert decode_item(orjson.loads(orjson.dumps(encode_item(bad))), 1) == bad
     # a batch: every column, its order facts, its tool blocks (as lists), its times parsed on demand
     created = ["2026-01-01T00:00:00.000001Z", "2026-01-01T00:00:01.000001Z", "2026-01-01T00:00:02.000001Z"]
     ats = [parse_created_at(c) for c in created]
-    batch = Batch(5, ["01A", "01B", "01C"], ["s", "s", "t"], created, ats, {1: [(0, True, "tu_1")]}, 300, [2], True)
+    roles = ["user", "assistant", "system"]
+    batch = Batch(
+        5, ["01A", "01B", "01C"], ["s", "s", "t"], created, ats, {1: [(0, True, "tu_1")]}, roles, 300, [2], True
+    )
     got = decode_batch(orjson.loads(orjson.dumps(encode_batch(batch))), 9)
     assert (got.first, got.ids, got.sids, list(got.created), got.size, got.cuts, got.ordered) == (
         9,
@@ -225,7 +246,8 @@ def test_the_item_codec_carries_every_field() -> None:
     as_lists: Any = {1: [[0, True, "tu_1"]]}  # JSON gives the blocks back as lists
     assert got.tools == as_lists and got.ats is None
     assert [got.at(k) for k in range(3)] == ats
-    assert got.item(1) == SessionItem(10, "01B", "s", created[1], ats[1], True, got.tools[1])
+    assert got.item(1) == SessionItem(10, "01B", "s", created[1], ats[1], True, got.tools[1], "assistant", "complete")
+    assert [got.item(k).role for k in range(3)] == roles  # the roles travel as their initials
     assert got.pairs is None
     assert tuple(f.name for f in dataclasses.fields(Batch)) == BATCH_FIELDS
     # with its tool blocks paired within the batch (`pair_tools`)
@@ -240,7 +262,16 @@ def test_the_item_codec_carries_every_field() -> None:
     assert [tuple(x) for x in p.outside] == pairs.outside and [tuple(x) for x in p.still_open] == pairs.still_open
     # session ids travel once per run, times of one width as one string; others as lists
     runs = Batch(
-        1, ["a", "b", "c", "d", "e"], ["s", "s", "t", "u", "u"], ["1", "22", "1", "1", "1"], None, {}, 5, [2, 3], True
+        1,
+        ["a", "b", "c", "d", "e"],
+        ["s", "s", "t", "u", "u"],
+        ["1", "22", "1", "1", "1"],
+        None,
+        {},
+        "uatsu",
+        5,
+        [2, 3],
+        True,
     )
     wire = orjson.loads(orjson.dumps(encode_batch(runs)))
     assert wire[4] == ["s", "t", "u"] and wire[5] == ["1", "22", "1", "1", "1"]
@@ -256,7 +287,9 @@ def test_tool_blocks_travel_as_text_read_when_asked() -> None:
     """To another process, a batch's tool blocks go as JSON text when their pairs do
     (`LazyTools`), read only if the session step asks; as lists otherwise."""
     tools = {0: [(1, True, "tu_1"), (2, True, "tu_2")], 1: [(0, False, "tu_1"), (1, False, "tu_0")]}
-    batch = Batch(5, ["01A", "01B"], ["s", "s"], ["t1", "t2"], None, tools, 10, [], True, pair_tools(tools, ["s", "s"]))
+    batch = Batch(
+        5, ["01A", "01B"], ["s", "s"], ["t1", "t2"], None, tools, "ua", 10, [], True, pair_tools(tools, ["s", "s"])
+    )
     wire = orjson.loads(orjson.dumps(encode_batch(batch, wire=True)))
     assert type(wire[6]) is str
     got = decode_batch(wire, 5)
@@ -302,6 +335,9 @@ def test_joined_strings_read_as_a_sequence() -> None:
         lambda w: w.__setitem__(5, "2026202720282029203"),  # times cut unevenly
         lambda w: w.__setitem__(5, ["2026"]),  # times missing
         lambda w: w.__setitem__(8, "yes"),  # not a flag
+        lambda w: w.__setitem__(10, "uats"),  # a role short
+        lambda w: w.__setitem__(10, "uatsx"),  # no role
+        lambda w: w.__setitem__(10, list("uatsu")),  # not one string
     ],
 )
 def test_a_damaged_batch_is_refused(damage: Any) -> None:
@@ -312,6 +348,7 @@ def test_a_damaged_batch_is_refused(damage: Any) -> None:
         ["2026", "2027", "2028", "2029", "2030"],
         None,
         {},
+        ["user", "assistant", "tool", "system", "user"],
         5,
         [2, 3],
         True,

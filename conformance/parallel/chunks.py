@@ -43,7 +43,7 @@ from ..formats.base import Options
 from ..formats.canonical import CanonicalFormat, CanonicalRun
 from ..formats.canonical import rules as R
 from ..formats.canonical.engine import SessionFacts
-from ..formats.canonical.fast import Batch, Cleared, FastPath, Pairs, SessionItem, read_blocks
+from ..formats.canonical.fast import ROLES, Batch, Cleared, FastPath, Pairs, SessionItem, read_blocks
 from ..formats.canonical.invariants import parse_created_at
 
 if TYPE_CHECKING:
@@ -377,29 +377,29 @@ def _record(run: CanonicalRun, item: Record) -> list[Any]:
     ]
 
 
-ITEM_CODEC = 9
+ITEM_CODEC = 10
 """The version of the item encoding below (and of `["n", ...]`): part of a `--resume`
 store's key, so results kept by another encoding are recomputed, never misread."""
 
 
 def encode_item(s: SessionItem) -> list[Any]:
     """A cleared message as JSON: `["s", size, line, id, session_id, created_at,
-    complete, tools]`, tools flattened to `[index, is_use, tool_id, ...]`."""
+    complete, tools, role, status]`, tools flattened to `[index, is_use, tool_id, ...]`."""
     tools: list[Any] = []
     for i, use, tid in s.tools:
         tools += (i, use, tid)
-    return ["s", s.size, s.line, s.id, s.session_id, s.created_at, s.complete, tools]
+    return ["s", s.size, s.line, s.id, s.session_id, s.created_at, s.complete, tools, s.role, s.status]
 
 
 def decode_item(data: list[Any], line: int) -> SessionItem:
     """The `SessionItem` of an encoded cleared message, at file line `line`; its parsed
     `created_at` is parsed again here (as `FastPath._formats` does)."""
-    _, size, _line, mid, sid, created, complete, flat = data
+    _, size, _line, mid, sid, created, complete, flat, role, status = data
     tools = list(zip(flat[::3], flat[1::3], flat[2::3], strict=True)) if flat else []
-    return SessionItem(line, mid, sid, created, parse_created_at(created), complete, tools, size)
+    return SessionItem(line, mid, sid, created, parse_created_at(created), complete, tools, role, status, size)
 
 
-ITEM_FIELDS = ("line", "id", "session_id", "created_at", "at", "complete", "tools", "size")
+ITEM_FIELDS = ("line", "id", "session_id", "created_at", "at", "complete", "tools", "role", "status", "size")
 """The fields of `SessionItem` the codec above carries (`at` as `created_at`, parsed again)."""
 assert tuple(f.name for f in fields(SessionItem)) == ITEM_FIELDS, "update encode_item/decode_item"
 
@@ -466,12 +466,13 @@ class LazyTools(Mapping[int, list[Any]]):
 
 def encode_batch(b: Batch, wire: bool = False) -> list[Any]:
     """A `Batch` as JSON: `["b", size, first, ids, session_ids, created_ats, tools,
-    cuts, ordered, pairs]`, where
+    cuts, ordered, pairs, roles]`, where
     - session ids are given once per run of one session (a run begins at each cut);
     - `created_at` are one string when they all have one width (`Joined`), else a list;
     - tools are `[[index in the batch, [[index, is_use, tool_id], ...]], ...]`, or, for
       another process (`wire`) when there are pairs, that as JSON text (`LazyTools`);
-    - pairs are `[uses, use_at, outside, inside, still_open]` or null."""
+    - pairs are `[uses, use_at, outside, inside, still_open]` or null;
+    - roles are their initials, one string (`ROLES`)."""
     p = b.pairs
     pairs = None if p is None else [p.uses, p.use_at, p.outside, p.inside, p.still_open]
     sids = [b.sids[s] for s in (0, *b.cuts)] if b.sids else []
@@ -481,7 +482,8 @@ def encode_batch(b: Batch, wire: bool = False) -> list[Any]:
     tools: list[Any] | str = list(b.tools.items())
     if wire and pairs is not None and tools:
         tools = orjson.dumps(tools).decode()
-    return ["b", b.size, b.first, b.ids, sids, created, tools, b.cuts, b.ordered, pairs]
+    roles = b.roles if isinstance(b.roles, str) else "".join([r[:1] for r in b.roles])
+    return ["b", b.size, b.first, b.ids, sids, created, tools, b.cuts, b.ordered, pairs, roles]
 
 
 def decode_batch(data: list[Any], first: int) -> Batch:
@@ -489,8 +491,10 @@ def decode_batch(data: list[Any], first: int) -> Batch:
     `created_at` are parsed only where the session step needs them (`Batch.at`), and
     its tool blocks stay the three-item lists JSON gives back (the step only unpacks
     them)."""
-    _, size, _first, ids, heads, created, tools, cuts, ordered, pairs = data
+    _, size, _first, ids, heads, created, tools, cuts, ordered, pairs, roles = data
     n = len(ids)
+    if type(roles) is not str or len(roles) != n or not set(roles) <= ROLES.keys():
+        raise ValueError("a damaged batch")
     bounds = [0, *cuts, n] if n else []
     if type(ordered) is not bool or len(heads) != max(0, len(bounds) - 1) or (cuts and not n):
         raise ValueError("a damaged batch")
@@ -518,6 +522,7 @@ def decode_batch(data: list[Any], first: int) -> Batch:
         created,
         None,
         LazyTools(tools) if type(tools) is str else dict(tools),
+        roles,
         size,
         cuts,
         ordered,
@@ -525,7 +530,7 @@ def decode_batch(data: list[Any], first: int) -> Batch:
     )
 
 
-BATCH_FIELDS = ("first", "ids", "sids", "created", "ats", "tools", "size", "cuts", "ordered", "pairs")
+BATCH_FIELDS = ("first", "ids", "sids", "created", "ats", "tools", "roles", "size", "cuts", "ordered", "pairs")
 """The fields of `Batch` the codec above carries (`ats` as `created`, parsed when needed)."""
 assert tuple(f.name for f in fields(Batch)) == BATCH_FIELDS, "update encode_batch/decode_batch"
 

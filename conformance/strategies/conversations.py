@@ -174,7 +174,8 @@ def conversations(
                 serial[0] += 1  # the serial in the high bits keeps ids distinct within the session (TS207)
                 call["id"] = "tu_" + _ulid(clock, (serial[0] << 48) | draw(st.integers(0, 2**48 - 1)))  # TS112
                 calls.append(call)
-            emit("assistant", content + calls, assistant_meta())
+            meta = assistant_meta()
+            emit("assistant", content + calls, meta)
             for call in calls:  # each answered once, in the same session (TS205-TS208)
                 result: dict[str, Any] = {
                     "type": "tool_result",
@@ -184,7 +185,7 @@ def conversations(
                 if draw(st.booleans()):
                     result["is_error"] = draw(st.booleans())
                 emit("tool", [result], {"parent_tool_use_id": call["id"]})
-            if calls:
+            if calls and meta.get("status") != "cancelled":  # a cancelled turn is not resumed (TS209)
                 emit("assistant", blocks_for("assistant", 1, 2), assistant_meta())
         return out
 

@@ -21,7 +21,17 @@ from ...core.schema_validation import SchemaError, SchemaValidator
 from ...core.schemas import schema_set, versions
 from ..base import FileStats, Options, ProgressHook
 from . import rules as R
-from .engine import Context, Driver, MessageView, RunState, Session, SessionFacts, commit_message, commit_tool_block
+from .engine import (
+    Context,
+    Driver,
+    MessageView,
+    RunState,
+    Session,
+    SessionFacts,
+    commit_message,
+    commit_tool_block,
+    commit_turn,
+)
 from .fast import FastPath
 from .invariants import parse_created_at
 from .pricing import load_price_table  # importing a rule family registers its rules
@@ -240,6 +250,7 @@ class CanonicalRun:
             fn(ctx, facts, sess, state, emit)
         at = parse_created_at(msg["created_at"])
         commit_message(state, sess, mid, msg["created_at"], at, self.track_ids, (facts.rec.path, facts.rec.line))
+        commit_turn(state, msg["session_id"], mid, msg["role"], msg["status"])
         for i, block in facts.tools:
             if facts.complete:
                 for _info, _, sfn in d.session_block:
@@ -277,7 +288,13 @@ def facts_of(view: MessageView) -> SessionFacts:
     rec = view.rec
     return SessionFacts(
         Record(rec.path, rec.line, rec.pointer, None, 0),
-        {"id": msg["id"], "session_id": msg["session_id"], "created_at": msg["created_at"]},
+        {
+            "id": msg["id"],
+            "session_id": msg["session_id"],
+            "created_at": msg["created_at"],
+            "role": view.role,
+            "status": view.status,
+        },
         view.complete,
         tools,
     )

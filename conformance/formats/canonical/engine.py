@@ -107,9 +107,10 @@ class SessionFacts:
     need the whole message) and a session phase (these facts, in input order). The
     parallel engine sends only these facts from its workers to the one process that owns
     the sessions, so a session rule reading anything else fails in every path, not only
-    in the parallel one: `msg` holds `id`, `session_id` and `created_at`; `tools` holds
-    the tool_use (`type`, `id`) and tool_result (`type`, `tool_use_id`) blocks with
-    their index in `content`; `rec` locates the message (its `value` is None).
+    in the parallel one: `msg` holds `id`, `session_id`, `created_at`, `role` and
+    `status` (`complete` when the message has none); `tools` holds the tool_use
+    (`type`, `id`) and tool_result (`type`, `tool_use_id`) blocks with their index in
+    `content`; `rec` locates the message (its `value` is None).
     """
 
     rec: Record
@@ -343,6 +344,10 @@ class RunState:
     tool_owner: dict[str, str] = field(default_factory=dict)  # tool id -> session id
     message_ids: IdSet = field(default_factory=IdSet)
     tool_names: dict[str, tuple[str, int]] = field(default_factory=dict)  # name -> first definition
+    # session id -> id of its cancelled assistant message, until a user message follows it
+    # (streaming §6.3, TS209); kept here, not on `Session`, so a run with no cancelled
+    # message pays nothing per session and the fast path asks one empty dict
+    after_cancel: dict[str, str] = field(default_factory=dict)
 
     def session(self, sid: str) -> Session:
         s = self.sessions.get(sid)
@@ -359,6 +364,17 @@ def commit_message(
     if track_ids:
         state.message_ids.add(mid, *where)
     sess.take(mid, created, at)
+
+
+def commit_turn(state: RunState, sid: str, mid: str, role: str, status: str) -> None:
+    """The session takes a message's place in its turns (after the session rules have
+    seen it): a cancelled assistant message ends its turn, and the next user message
+    starts a fresh one (streaming §6.3). The next assistant message, if it comes first,
+    is reported once (TS209): the ones after it belong to its turn, not the cancelled one."""
+    if role == "assistant" and status == "cancelled":
+        state.after_cancel[sid] = mid
+    elif role in ("user", "assistant") and state.after_cancel:
+        state.after_cancel.pop(sid, None)
 
 
 def commit_tool_block(

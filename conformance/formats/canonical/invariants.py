@@ -353,6 +353,21 @@ def created_monotonic(ctx: Context, m: SessionFacts, sess: Session, state: RunSt
              f"created_at {created} is earlier than the previous message's {sess.last_created}")  # fmt: skip
 
 
+@SESSION.register(R.RESUMED_AFTER_CANCEL, fast="session")
+def resumed_after_cancel(ctx: Context, m: SessionFacts, sess: Session, state: RunState, emit: Emit) -> None:
+    # streaming-protocol §6.3: "A cancelled turn cannot be resumed. The next user message
+    # starts a fresh turn." An assistant message before that user message continues the
+    # cancelled turn. §6.3 speaks of cancelled turns only: a partial message is one still
+    # streaming, and nothing forbids an assistant message after an errored one.
+    if m.msg["role"] != "assistant" or not state.after_cancel:
+        return
+    cancelled = state.after_cancel.get(m.msg["session_id"])
+    if cancelled is not None:
+        emit(m.rec, "/role", R.RESUMED_AFTER_CANCEL,
+             f"assistant message follows cancelled message {cancelled} with no user message between; "
+             "streaming §6.3: a cancelled turn cannot be resumed, the next user message starts a fresh turn")  # fmt: skip
+
+
 @SESSION_BLOCK.register(R.TOOL_ID_REPEATED, fast="session")
 def tool_id_repeated(
     ctx: Context, m: SessionFacts, i: int, block: dict[str, str], sess: Session, state: RunState, emit: Emit

@@ -67,6 +67,12 @@ RESULT_UNPAIRED = RuleInfo("TS205", E, "§5.2.2", "tool_result answers no earlie
 RESULT_DUPLICATE = RuleInfo("TS206", E, "§5.2.3", "tool_use answered more than once")
 TOOL_ID_REPEATED = RuleInfo("TS207", E, "§5.2.2, §6.2", "Tool id used by more than one tool_use")
 TOOL_UNANSWERED = RuleInfo("TS208", W, "§5.2.2", "tool_use never answered by end of input")
+RESUMED_AFTER_CANCEL = RuleInfo(
+    "TS209",
+    E,
+    "streaming §6.3",
+    "Assistant message after a cancelled one with no user message between (a cancelled turn is not resumed)",
+)
 
 TOOL_NAME = RuleInfo("TS301", E, "§4.4", "Tool name is not snake_case")
 TOOL_NAME_UNIQUE = RuleInfo("TS302", E, "§4.4", "Tool name defined more than once")
@@ -98,7 +104,7 @@ CATALOG = RuleCatalog(
         TOOL_ID_FORMAT, IMAGE_MEDIA_TYPE, FILE_REF_PATH, CREATED_AT_REAL, BASE64_DATA,
         CREATED_AT_ENCODING, COST_ENCODING, CANCELLED_STATUS, URL_DATA, ID_EMAIL,
         MESSAGE_ULID, MESSAGE_UNIQUE, MESSAGE_MONOTONIC, CREATED_MONOTONIC, RESULT_UNPAIRED,
-        RESULT_DUPLICATE, TOOL_ID_REPEATED, TOOL_UNANSWERED,
+        RESULT_DUPLICATE, TOOL_ID_REPEATED, TOOL_UNANSWERED, RESUMED_AFTER_CANCEL,
         TOOL_NAME, TOOL_NAME_UNIQUE, TOOL_SCHEMA_SUBSET, TOOL_UNKNOWN, TOOL_INPUT, TOOL_USE_NAME,
         COST_MISMATCH, PRICING_VERSION, PRICING_MODEL, PRICING_BUCKET,
         LOSSY,

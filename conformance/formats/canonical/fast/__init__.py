@@ -92,7 +92,7 @@ from .blocks import (
 )
 from .mirror import Mirror, _block_classes
 from .run import Run
-from .sessions import Batch, Cleared, Pairs, SessionItem, SessionStep, Step, item_facts, order, pair_tools
+from .sessions import ROLES, Batch, Cleared, Pairs, SessionItem, SessionStep, Step, item_facts, order, pair_tools
 
 if TYPE_CHECKING:
     from ...base import FileStats, ProgressHook
@@ -100,6 +100,7 @@ if TYPE_CHECKING:
 __all__ = [
     "OPAQUE",
     "OPEN_FIELDS",
+    "ROLES",
     "Batch",
     "BatchPattern",
     "Cleared",
@@ -472,11 +473,20 @@ class FastPath(Mirror, SessionStep):
         suspects: set[int] = set()
         tools = self._columns(cols, ats, suspects)
         n = len(msgs)
-        ids, sids = cols.raw(("id",)), cols.raw(("session_id",))
+        ids, sids, roles = cols.raw(("id",)), cols.raw(("session_id",)), cols.raw(("role",))
         if not bad and not suspects and not pre:
             return [
                 Batch(
-                    first, ids, sids, created, ats, tools, len(block), *order(ids, sids, ats), pair_tools(tools, sids)
+                    first,
+                    ids,
+                    sids,
+                    created,
+                    ats,
+                    tools,
+                    roles,
+                    len(block),
+                    *order(ids, sids, ats),
+                    pair_tools(tools, sids),
                 )
             ]
         pre = pre or {}
@@ -496,6 +506,7 @@ class FastPath(Mirror, SessionStep):
                         created[start:k],
                         ats[start:k],
                         part,
+                        roles[start:k],
                         size,
                         *order(ids[start:k], part_sids, ats[start:k]),
                         pair_tools(part, part_sids),

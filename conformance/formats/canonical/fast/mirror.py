@@ -291,7 +291,9 @@ class Mirror:
                     return None
         if self.prices is not None and not self._priced(meta, model):
             return None
-        return SessionItem(line_no, m.id, m.session_id, m.created_at, at, complete, tools)
+        return SessionItem(
+            line_no, m.id, m.session_id, m.created_at, at, complete, tools, role, "complete" if complete else status
+        )
 
     def _block_ok(self, b: Any) -> bool:
         """False when a block rule of a complete message may report on block `b`."""

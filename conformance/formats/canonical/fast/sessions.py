@@ -13,7 +13,7 @@ from typing import Any
 
 from ....core.findings import Finding
 from ....core.jsonio import Record
-from ..engine import RunState, Session, SessionFacts, commit_message, commit_tool_block
+from ..engine import RunState, Session, SessionFacts, commit_message, commit_tool_block, commit_turn
 from ..invariants import parse_created_at
 from .run import Run
 
@@ -29,6 +29,8 @@ class SessionItem:
     at: Any  # the parsed created_at (a datetime)
     complete: bool
     tools: list[tuple[int, bool, str]]  # (block index, is a tool_use, tool id) in block order
+    role: str
+    status: str  # `complete` when the message has none
     size: int = 0  # bytes of the line, newline included (the record's size)
 
 
@@ -59,6 +61,7 @@ class Batch:
     created: Sequence[str]  # a list, or strings of one width joined (`parallel.chunks.Joined`)
     ats: list[Any] | None  # the parsed created_at of each (None: parse when needed; no message is unreal)
     tools: Mapping[int, list[tuple[int, bool, str]]]  # index in the batch -> its tool blocks (those with some)
+    roles: Sequence[str]  # the role of each, or its initial (`ROLES`: a worker sends initials)
     size: int  # their bytes, newlines included
     cuts: list[int]
     ordered: bool
@@ -70,9 +73,22 @@ class Batch:
 
     def item(self, k: int) -> SessionItem:
         """Message `k` of the batch as a `SessionItem` (its size is counted with the batch)."""
+        role = self.roles[k]
         return SessionItem(
-            self.first + k, self.ids[k], self.sids[k], self.created[k], self.at(k), True, self.tools.get(k, [])
+            self.first + k,
+            self.ids[k],
+            self.sids[k],
+            self.created[k],
+            self.at(k),
+            True,
+            self.tools.get(k, []),
+            ROLES.get(role, role),
+            "complete",
         )
+
+
+ROLES = {"u": "user", "a": "assistant", "t": "tool", "s": "system"}
+"""The roles (§4.1) by their initial, as `Batch.roles` may hold them."""
 
 
 @dataclass(slots=True)
@@ -162,7 +178,13 @@ def item_facts(path: str, item: SessionItem) -> SessionFacts:
         (i, {"type": "tool_use", "id": tid} if use else {"type": "tool_result", "tool_use_id": tid})
         for i, use, tid in item.tools
     ]
-    msg = {"id": item.id, "session_id": item.session_id, "created_at": item.created_at}
+    msg = {
+        "id": item.id,
+        "session_id": item.session_id,
+        "created_at": item.created_at,
+        "role": item.role,
+        "status": item.status,
+    }
     return SessionFacts(Record(path, item.line, "", None, 0), msg, item.complete, tools)
 
 
@@ -216,12 +238,16 @@ class SessionStep:
         checked message by message in order (`_tools_one_by_one`, committing as
         `session` does), and the messages before the first whose tools fail are
         committed at the end; the sessions are made in order of first appearance, as
-        one by one."""
+        one by one. A batch holds complete messages only, so it neither ends a turn nor,
+        but in a session after a cancelled message (`RunState.after_cancel`, then 0),
+        starts one (`commit_turn`)."""
         state = self.run.state
         ids, sids = batch.ids, batch.sids
         n = len(ids)
         cuts = batch.cuts
         starts = [0, *cuts]
+        if state.after_cancel and not state.after_cancel.keys().isdisjoint(sids):
+            return 0  # a session after a cancelled message (TS209): its turns go one by one
         if self.session_rules:
             if not batch.ordered or not state.message_ids.isdisjoint(ids):
                 return 0
@@ -320,8 +346,11 @@ class SessionStep:
                     return False
             if item.complete and item.tools and not _tools_ok(state, sess, item.tools):
                 return False
+            if item.role == "assistant" and item.session_id in state.after_cancel:
+                return False  # TS209 may report
         sess = state.session(item.session_id)
         commit_message(state, sess, item.id, item.created_at, item.at, run.track_ids, (path, item.line))
+        commit_turn(state, item.session_id, item.id, item.role, item.status)
         for i, use, tid in item.tools:
             commit_tool_block(state, sess, item.session_id, item.complete, use, tid, (path, item.line, "", i))
         return True
