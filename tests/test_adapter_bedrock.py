@@ -36,6 +36,7 @@ from conformance.adapters.base import (
     is_canonical_tool_id,
 )
 from conformance.adapters.bedrock import BedrockAdapter
+from conformance.adapters.streams import provider_stream_error
 from conformance.cli import main
 from conformance.core.findings import Severity
 from conformance.formats.canonical.memory import validate_messages
@@ -48,7 +49,7 @@ from conformance.suite.scripts import PNG_2PX, conversation
 from conformance.wire import equivalence
 from conformance.wire.bedrock import BEDROCK_CONVERSE, BEDROCK_COUNT_TOKENS, model_of, usage_of
 from conformance.wire.eventstream import EVENT_STREAM
-from conformance.wire.framing import json_events
+from conformance.wire.framing import ProviderStreamError, json_events
 from conformance.wire.registry import api_for_url
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -340,6 +341,25 @@ def test_an_error_named_only_in_the_body_type_is_classified_by_it(status, type_,
     body = {"__type": type_, "message": "boom"}
     got = BedrockAdapter().classify_error(status, body, {})
     assert type(got) is cls and "boom" in str(got)
+
+
+@pytest.mark.parametrize("name", sorted(BEDROCK_CONVERSE.errors.headers["x-amzn-ErrorType"]))
+def test_an_exception_frame_is_classed_as_the_record_classes_its_name(name):
+    """One table (the record's) classes an AWS error name, in a response's header or in a
+    stream's `exception` frame. Failed before: the stream path kept a table of its own that
+    read ModelNotReadyException (429) as server_error and ModelErrorException as other."""
+    expected = BEDROCK_CONVERSE.errors.headers["x-amzn-ErrorType"][name]
+    framed = provider_stream_error(ProviderStreamError(name[:1].lower() + name[1:], "boom", event=3))
+    assert framed.error_class == expected and "boom" in str(framed) and "event 3" in str(framed)
+    assert BedrockAdapter().classify_error(500, {"message": "boom"}, {"x-amzn-ErrorType": name}).error_class == expected
+
+
+def test_a_validation_frame_is_invalid_request_or_overflow_by_the_records_wording():
+    plain = provider_stream_error(ProviderStreamError("validationException", "The model id is wrong"))
+    assert type(plain) is InvalidRequestError
+    long = provider_stream_error(ProviderStreamError("validationException", "Input is too long for requested model."))
+    assert type(long) is ContextOverflowError
+    assert type(provider_stream_error(ProviderStreamError("somethingNewException", "x"))).__name__ == "AdapterError"
 
 
 @pytest.mark.parametrize(("index", "cls", "kept"), [(9, RateLimitError, 1), (10, ServerError, 0)])

@@ -43,7 +43,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 from urllib.parse import quote
 
-from ..wire.bedrock import BEDROCK_CONVERSE, IMAGE_FORMATS, is_streaming, model_of
+from ..wire.bedrock import BEDROCK_CONVERSE, EXCEPTION_HINTS, IMAGE_FORMATS, is_streaming, model_of
 from ..wire.openai_chat import parse_data_url
 from ._shared import finish_error, header, json_object, stop_reason
 from .base import (
@@ -70,12 +70,9 @@ from .estimate import image_block_size, json_tokens, text_tokens
 from .streams import event_stream_events
 
 _STOP = BEDROCK_CONVERSE.stop_reasons
-# x-amzn-ErrorType -> contract §6.2 class hint: the wire record's table (compared without
-# case), plus ValidationException, which the record leaves to the status default
-_ERROR_HINT = {
-    **{k.lower(): v for k, v in BEDROCK_CONVERSE.errors.headers["x-amzn-ErrorType"].items()},
-    "validationexception": "invalid_request",
-}
+# x-amzn-ErrorType -> contract §6.2 class hint: the wire record's table (`EXCEPTION_HINTS`,
+# also read for a stream's exception frames by `streams.provider_stream_error`)
+_ERROR_HINT = EXCEPTION_HINTS
 _OVERFLOW = BEDROCK_CONVERSE.errors.overflow_message or re.compile(r"input is too long", re.I)
 _KNOWN_TOP = {"messages", "system", "inferenceConfig", "toolConfig"}
 

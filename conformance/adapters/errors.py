@@ -129,22 +129,25 @@ _BY_STATUS: dict[int, type[AdapterError]] = {
 }
 
 
+BY_CLASS: dict[str, type[AdapterError]] = {
+    c.error_class: c
+    for c in (
+        RateLimitError,
+        AuthError,
+        ServerError,
+        NetworkError,
+        ContextOverflowError,
+        InvalidRequestError,
+        CancelledError,
+    )
+}
+"""The exception of each adapter contract §6.1 class (`other` is `AdapterError` itself)."""
+
+
 def error_for_status(status: int, message: str, *, hint: str | None = None) -> AdapterError:
     """The adapter contract §6.2 default mapping of an HTTP status, refined by a class hint."""
-    by_hint = {
-        c.error_class: c
-        for c in (
-            RateLimitError,
-            AuthError,
-            ServerError,
-            NetworkError,
-            ContextOverflowError,
-            InvalidRequestError,
-            CancelledError,
-        )
-    }
-    if hint in by_hint:
-        return by_hint[hint](message, provider_status=status)
+    if hint in BY_CLASS:
+        return BY_CLASS[hint](message, provider_status=status)
     cls = _BY_STATUS.get(status)
     if cls is None:
         cls = ServerError if status >= 500 else InvalidRequestError if 400 <= status < 500 else AdapterError

@@ -17,12 +17,13 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from ..wire.api import Framing
+from ..wire.bedrock import BEDROCK_CONVERSE, EXCEPTION_HINTS
 from ..wire.eventstream import EVENT_STREAM, EventStreamMessage
 from ..wire.framing import FramingError, JsonEvent, ProviderStreamError, SseDecoder, SseEvent, json_events
 from ..wire.framing import sse_events as _sse_events
 from .errors import (
+    BY_CLASS,
     AdapterError,
-    AuthError,
     ContextOverflowError,
     InvalidRequestError,
     NetworkError,
@@ -111,34 +112,16 @@ def _located(exc: FramingError) -> WireFormatError:
     return WireFormatError(exc.reason, event=exc.event, line=exc.line, offset=exc.offset)
 
 
-# The AWS error names an event-stream `exception` frame carries (`:exception-type`; the
-# AWS "Common Errors" reference and Bedrock Runtime's ConverseStream error list), compared
-# without case (Bedrock spells them `throttlingException`), -> adapter contract §6.1 class.
-_AWS_EXCEPTIONS: dict[str, type[AdapterError]] = {
-    "throttlingexception": RateLimitError,
-    "servicequotaexceededexception": RateLimitError,
-    "toomanyrequestsexception": RateLimitError,
-    "accessdeniedexception": AuthError,
-    "unrecognizedclientexception": AuthError,
-    "expiredtokenexception": AuthError,
-    "internalserverexception": ServerError,
-    "internalfailure": ServerError,
-    "serviceunavailableexception": ServerError,
-    "modelstreamerrorexception": ServerError,
-    "modelnotreadyexception": ServerError,
-    "modeltimeoutexception": NetworkError,
-    "validationexception": InvalidRequestError,
-    "resourcenotfoundexception": InvalidRequestError,
-}
-
-
 def provider_stream_error(exc: ProviderStreamError) -> AdapterError:
     """The adapter contract's error for a frame in which the provider reports an error
     mid-stream (an AWS `exception` frame): classed by the provider's error name, a
     validation error about the input's length being context overflow; an unknown name
-    is `other`. The message names the frame."""
-    cls = _AWS_EXCEPTIONS.get(exc.kind.lower(), AdapterError)
-    if cls is InvalidRequestError and "too long" in exc.message.lower():
+    is `other`. The message names the frame. The AWS error names (`:exception-type`, the
+    only framing whose frames name an error) are classed by the Bedrock record's table,
+    the one the adapter reads for a response's `x-amzn-ErrorType` too."""
+    cls = BY_CLASS.get(EXCEPTION_HINTS.get(exc.kind.lower(), ""), AdapterError)
+    overflow = BEDROCK_CONVERSE.errors.overflow_message
+    if cls is InvalidRequestError and overflow is not None and overflow.search(exc.message):
         cls = ContextOverflowError
     where = f"event {exc.event}: " if exc.event is not None else ""
     return cls(f"{where}{exc}", retryable=cls in (RateLimitError, ServerError, NetworkError))

@@ -281,7 +281,11 @@ def _response_tool_ids(body: JsonBody) -> list[Located]:
 # x-amzn-ErrorType -> contract §6.1 class. ValidationException is left to the status
 # default (400 -> invalid_request), so an over-long input ("Input is too long for requested
 # model.") is remapped to context overflow by the record's overflow wording (§6.2's 400 row).
+# Bedrock Runtime's modelled exceptions, and AWS's common errors any service may answer
+# (InternalFailure, TooManyRequestsException: the AWS "Common Errors" reference).
 _EXCEPTION_CLASSES = {
+    "TooManyRequestsException": "rate_limit",
+    "InternalFailure": "server_error",
     "ThrottlingException": "rate_limit",
     "ModelNotReadyException": "rate_limit",
     "ServiceQuotaExceededException": "rate_limit",
@@ -306,6 +310,15 @@ ERRORS = ErrorSignals(
 )
 """Bedrock's documented error signals (the `x-amzn-ErrorType` header of AWS's REST-JSON
 protocol; the exceptions' HTTP statuses from the service model)."""
+
+EXCEPTION_HINTS: dict[str, str] = {
+    **{name.lower(): cls for name, cls in _EXCEPTION_CLASSES.items()},
+    "validationexception": "invalid_request",
+}
+"""An AWS error name, lower-cased (a stream's `exception` frame spells them
+`throttlingException`) -> contract §6.1 class: `ERRORS`' table, plus ValidationException,
+which a frame, having no HTTP status to default from, must name itself. The one table the
+adapters read for both a response's error and an `exception` frame."""
 
 BYTES_ALIKE = Equivalence(
     forms="base64 blobs (image/document/video bytes, redactedContent) in the standard alphabet, compared as bytes",
