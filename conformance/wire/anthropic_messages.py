@@ -38,6 +38,7 @@ from .api import (
     first_string_at,
     option_fields,
     string_at,
+    token_buckets,
 )
 
 DOCS = (
@@ -180,14 +181,13 @@ def _stop_reason(body: JsonBody) -> Any:
 
 def usage_of(usage: Any) -> dict[str, int] | None:
     """Anthropic `usage` -> the four canonical buckets (already disjoint on this API)."""
-    if not isinstance(usage, dict):
-        return None
-    return {
-        "input": int(usage.get("input_tokens") or 0),
-        "output": int(usage.get("output_tokens") or 0),
-        "cache_read": int(usage.get("cache_read_input_tokens") or 0),
-        "cache_write": int(usage.get("cache_creation_input_tokens") or 0),
-    }
+    return token_buckets(
+        usage,
+        (("input_tokens",),),
+        (("output_tokens",),),
+        ("cache_read_input_tokens",),
+        ("cache_creation_input_tokens",),
+    )
 
 
 def _usage(body: JsonBody) -> Any:

@@ -59,6 +59,47 @@ def _no_options(_body: JsonBody) -> dict[str, Located] | None:
     return None
 
 
+def token_count(usage: Mapping[str, Any], *path: str) -> int | None:
+    """The token count at `path` in a recorded usage object: 0 when it is absent or null
+    (a bucket the provider did not report), None when it is no count (a negative, a
+    fraction, a string, a boolean): a recording's usage is then unreadable, which a usage
+    probe answers as no usage located, never as a count it made up or an exception."""
+    v: Any = usage
+    for key in path:
+        v = v.get(key) if isinstance(v, Mapping) else None
+    if v is None:
+        return 0
+    if type(v) is float and v.is_integer():  # JSON has one number type: 12.0 is 12
+        v = int(v)
+    return v if type(v) is int and v >= 0 else None
+
+
+def token_buckets(
+    usage: Any, input: tuple[tuple[str, ...], ...], output: tuple[tuple[str, ...], ...],
+    cache_read: tuple[str, ...] | None = None, cache_write: tuple[str, ...] | None = None,
+    cached_in_input: bool = False,
+) -> dict[str, int] | None:  # fmt: skip
+    """A recorded usage object as the four canonical buckets (adapter contract §7.2):
+    `input` and `output` the sums of the counts at their paths, `cache_read`/`cache_write`
+    the counts at theirs (0 where the API reports none); `cached_in_input`: the API counts
+    cache reads inside its input count, taken out here so the buckets are disjoint. None
+    when `usage` is no object or a count in it is no count (`token_count`)."""
+    if not isinstance(usage, Mapping):
+        return None
+    counts = [token_count(usage, *p) for p in input], [token_count(usage, *p) for p in output]
+    read = token_count(usage, *cache_read) if cache_read else 0
+    write = token_count(usage, *cache_write) if cache_write else 0
+    if read is None or write is None or None in counts[0] or None in counts[1]:
+        return None
+    total_in = sum(c for c in counts[0] if c is not None)
+    return {
+        "input": max(0, total_in - read) if cached_in_input else total_in,
+        "output": sum(c for c in counts[1] if c is not None),
+        "cache_read": read,
+        "cache_write": write,
+    }
+
+
 def option_fields(**pointers: str) -> OptionsProbe:
     """A `request_options` probe: each option name (`max_output_tokens`, `stop_sequences`,
     `temperature`) -> the RFC 6901 pointer of the request field the API keeps it in; the

@@ -59,6 +59,7 @@ from .api import (
     ToolIdRule,
     WireApi,
     option_fields,
+    token_buckets,
 )
 from .eventstream import EVENT_STREAM
 
@@ -204,14 +205,9 @@ def _images(body: JsonBody) -> list[Located]:
 def usage_of(usage: Any) -> dict[str, int] | None:
     """TokenUsage -> the four canonical buckets. `inputTokens` excludes what the cache read
     or wrote (prompt-caching user guide), so the counts are disjoint, as canonical usage is."""
-    if not isinstance(usage, dict):
-        return None
-    return {
-        "input": int(usage.get("inputTokens") or 0),
-        "output": int(usage.get("outputTokens") or 0),
-        "cache_read": int(usage.get("cacheReadInputTokens") or 0),
-        "cache_write": int(usage.get("cacheWriteInputTokens") or 0),
-    }
+    return token_buckets(
+        usage, (("inputTokens",),), (("outputTokens",),), ("cacheReadInputTokens",), ("cacheWriteInputTokens",)
+    )
 
 
 def _event(events: list[Any], name: str) -> Iterator[dict[str, Any]]:

@@ -59,6 +59,7 @@ from .api import (
     option_fields,
     schema_at,
     string_at,
+    token_buckets,
 )
 
 DOCS = (
@@ -301,16 +302,13 @@ def _stop_reason(body: JsonBody) -> Any:
 
 def usage_of(usage: Any) -> dict[str, int] | None:
     """`usageMetadata` -> the four canonical buckets (disjoint: cached is taken out of input)."""
-    if not isinstance(usage, dict):
-        return None
-    prompt = int(usage.get("promptTokenCount") or 0) + int(usage.get("toolUsePromptTokenCount") or 0)
-    cached = int(usage.get("cachedContentTokenCount") or 0)
-    return {
-        "input": max(0, prompt - cached),
-        "output": int(usage.get("candidatesTokenCount") or 0) + int(usage.get("thoughtsTokenCount") or 0),
-        "cache_read": cached,
-        "cache_write": 0,
-    }
+    return token_buckets(
+        usage,
+        (("promptTokenCount",), ("toolUsePromptTokenCount",)),
+        (("candidatesTokenCount",), ("thoughtsTokenCount",)),
+        ("cachedContentTokenCount",),
+        cached_in_input=True,
+    )
 
 
 def _usage(body: JsonBody) -> Any:

@@ -40,6 +40,7 @@ from .api import (
     option_fields,
     schema_at,
     string_at,
+    token_buckets,
 )
 
 DOCS = (
@@ -154,12 +155,7 @@ def _stop_reason(body: JsonBody) -> Any:
 def _usage(body: JsonBody) -> Any:
     if not isinstance(body, dict) or ("prompt_eval_count" not in body and "eval_count" not in body):
         return None
-    return {
-        "input": int(body.get("prompt_eval_count") or 0),
-        "output": int(body.get("eval_count") or 0),
-        "cache_read": 0,
-        "cache_write": 0,
-    }
+    return token_buckets(body, (("prompt_eval_count",),), (("eval_count",),))
 
 
 def _stream_stop_reason(events: list[Any]) -> Any:

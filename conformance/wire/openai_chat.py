@@ -44,6 +44,7 @@ from .api import (
     first_string_at,
     schema_at,
     string_at,
+    token_buckets,
 )
 
 DOCS = (
@@ -159,16 +160,14 @@ def _stop_reason(body: JsonBody) -> Any:
 
 def usage_of(usage: Any) -> dict[str, int] | None:
     """Chat `usage` -> the four canonical buckets; cached tokens taken out of `prompt_tokens`."""
-    if not isinstance(usage, dict):
-        return None
-    details = usage.get("prompt_tokens_details")
-    cached = int((details.get("cached_tokens") if isinstance(details, dict) else 0) or 0)
-    return {
-        "input": max(0, int(usage.get("prompt_tokens") or 0) - cached),
-        "output": int(usage.get("completion_tokens") or 0),
-        "cache_read": cached,
-        "cache_write": 0,  # the API does not report cache writes
-    }
+    # the API does not report cache writes
+    return token_buckets(
+        usage,
+        (("prompt_tokens",),),
+        (("completion_tokens",),),
+        ("prompt_tokens_details", "cached_tokens"),
+        cached_in_input=True,
+    )
 
 
 def _usage(body: JsonBody) -> Any:

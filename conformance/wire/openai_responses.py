@@ -55,6 +55,7 @@ from .api import (
     option_fields,
     schema_at,
     string_at,
+    token_buckets,
 )
 from .openai_chat import ACCESS as OPENAI_ACCESS
 from .openai_chat import ERRORS as OPENAI_ERRORS
@@ -191,15 +192,9 @@ def response_usage(body: JsonBody) -> Any:
     cached tokens OpenAI counts inside `input_tokens`; reasoning tokens are part of `output`
     (see `response_reasoning_tokens`)."""
     u = body.get("usage") if isinstance(body, dict) else None
-    if not isinstance(u, dict):
-        return None
-    cached = int((u.get("input_tokens_details") or {}).get("cached_tokens") or 0)
-    return {
-        "input": int(u.get("input_tokens") or 0) - cached,
-        "output": int(u.get("output_tokens") or 0),
-        "cache_read": cached,
-        "cache_write": 0,
-    }
+    return token_buckets(
+        u, (("input_tokens",),), (("output_tokens",),), ("input_tokens_details", "cached_tokens"), cached_in_input=True
+    )
 
 
 def response_reasoning_tokens(body: JsonBody) -> list[Located]:

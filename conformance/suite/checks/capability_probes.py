@@ -171,19 +171,27 @@ def _stream_case(
         return
     declared = bool(a.capabilities.get(STREAM_TOOLS))
     problems = []
-    for n, st in enumerate(starts):
+    # contract §5.2.2 allows "zero or more tool.use_input_delta": a call whose recorded
+    # fragments (the record's probe) are all empty streamed nothing a delta could carry (as
+    # TC609, which sets empty fragments aside). Counted, not paired by position: the
+    # adapter's calls need not open in the order the wire's first fragments came
+    silent_calls = sum(1 for f in wire_fragments if not any(f)) if wire_fragments is not None else 0
+    no_deltas: list[Any] = []
+    for st in starts:
         k = st.get("content_block_index")
         mine = [e for e in events if e.get("content_block_index") == k]
-        deltas = [e for e in mine if _kind(e) == "tool_use_input_delta"]
         ends = [e for e in mine if _kind(e) == "tool_use_end"]
-        # contract §5.2.2 allows "zero or more tool.use_input_delta": a call whose recorded
-        # fragments (the record's probe) are all empty streamed nothing a delta could carry
-        # (as TC609, which sets empty fragments aside)
-        streamed_nothing = wire_fragments is not None and n < len(wire_fragments) and not any(wire_fragments[n])
-        if declared and not deltas and not streamed_nothing:
-            problems.append(f"block {k}: no tool_use_input_delta although supports_streaming_tool_calls is true")
+        if not any(_kind(e) == "tool_use_input_delta" for e in mine):
+            no_deltas.append(k)
         if err is None and (len(ends) != 1 or not isinstance(ends[0].get("final_input"), dict)):
             problems.append(f"block {k}: {len(ends)} tool_use_end events with a final_input object, want 1")
+    if declared and len(no_deltas) > silent_calls:
+        blocks = ", ".join(map(str, no_deltas))
+        recorded = f"; {silent_calls} recorded call(s) streamed no input" if silent_calls else ""
+        problems.insert(
+            0,
+            f"block(s) {blocks}: no tool_use_input_delta although supports_streaming_tool_calls is true{recorded}",
+        )
     if declared:
         shown[STREAM_TOOLS] += 1
     sub = f"{label} (streamed tool calls)"
