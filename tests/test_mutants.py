@@ -142,3 +142,39 @@ def test_estimates_are_held_to_counts_the_providers_published():
         why = result.reasons[0]
         assert why.startswith("counted.yaml#0: estimate 0 vs " + count + " counted by the provider, https://"), why
         assert "contract §3.1" in why and "Accuracy: ±10% is acceptable" in why, why
+
+
+def test_tc701_measures_estimates_against_the_recording_not_the_adapters_own_parse():
+    """TC701's yardstick is the usage the wire record reads in the recording. Failed before:
+    it was the adapter's own parse, so an adapter that misread usage (TC904's defect) had
+    its estimate judged against the wrong count: a right estimate failed, and an estimate
+    as wrong as the parse passed."""
+    from conformance.adapters.openai_chat import OpenAIChatAdapter
+
+    class UsageTripled(OpenAIChatAdapter):
+        def from_wire_response(self, response, request_context):  # type: ignore[no-untyped-def]
+            msg = super().from_wire_response(response, request_context)
+            usage = msg["metadata"].get("usage")
+            if usage:
+                usage["input_tokens"] *= 3
+            return msg
+
+    class EstimateTripled(OpenAIChatAdapter):
+        def estimate_input_tokens(self, messages, tools):  # type: ignore[no-untyped-def]
+            return 3 * super().estimate_input_tokens(messages, tools)
+
+    def verdict(adapter: OpenAIChatAdapter) -> str | None:
+        report = run(
+            SuiteConfig.for_adapter(
+                adapter,
+                cassette_dirs=[ROOT / "cassettes" / "openai-chat"],
+                samples=None,
+                selection=Selection(select=("TC701",)),
+            )
+        )
+        result = report.result("TC701", adapter.name)
+        return None if result is None else result.status
+
+    assert verdict(OpenAIChatAdapter()) == "pass"
+    assert verdict(UsageTripled()) == "pass"  # the parse is TC904's to fail, not the estimate
+    assert verdict(EstimateTripled()) == "fail"

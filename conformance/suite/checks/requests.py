@@ -24,14 +24,15 @@ from .common import (
     drop_records,
     errors_of,
     estimate_of,
+    locates,
     o,
-    parse_stream,
     read_request,
     recorded_selection,
     session_for,
     shape,
     wire_api_of,
 )
+from .streams import wire_values
 
 # what TC802 enforces, as its catalogue entry states it
 ROUND_TRIP = f"{R.REQUEST_ROUND_TRIP.section}: {R.REQUEST_ROUND_TRIP.summary.lower()}"
@@ -171,20 +172,32 @@ def _next_turn(
     yield o(R.REQUEST_ROUND_TRIP, s, "fail" if moved else "pass", label, "; ".join(moved))
 
 
+def recorded_input(it: Interaction) -> int | None:
+    """The input tokens the provider counted for a recorded call (its input, cache-read and
+    cache-write buckets), read by the interaction's wire record, never by the adapter under
+    test: an adapter that misreads usage (TC904's) must not move TC701's yardstick. None
+    when the record locates no usage in the recording."""
+    api = it.wire
+    if api is None:
+        return None
+    if it.is_stream:
+        values = wire_values(it) if locates(api, "stream_usage") else None
+        usage = api.probes.stream_usage(values) if values is not None else None
+    elif isinstance(it.response_json, dict) and locates(api, "response_usage"):
+        usage = api.probes.response_usage(it.response_json)
+    else:
+        usage = None
+    if not isinstance(usage, dict):
+        return None
+    return int(usage["input"]) + int(usage["cache_read"]) + int(usage["cache_write"])
+
+
 def _estimate(env: Env, s: AdapterUnderTest, it: Interaction) -> Iterator[Outcome]:
     a = s.adapter
     sid = session_for("est", it.label)
-    try:
-        if it.is_stream:
-            events, _ = parse_stream(a, it.response_body, ctx_for(sid))
-            done = next((e for e in events if e.get("type") == "message_complete"), {})
-            usage = done.get("usage")
-        else:
-            usage = a.from_wire_response(WireResponse(it.response_json), ctx_for(sid))["metadata"].get("usage")
-    except Exception:
-        return
-    if not usage:
-        yield o(R.ESTIMATE, s, "skip", it.label, "response records no usage")
+    actual = recorded_input(it)
+    if not actual:
+        yield o(R.ESTIMATE, s, "skip", it.label, "the recording counts no input tokens (the record locates no usage)")
         return
     if it.synthetic and it.usage_source is None:
         yield o(
@@ -195,11 +208,6 @@ def _estimate(env: Env, s: AdapterUnderTest, it: Interaction) -> Iterator[Outcom
             "hand-written cassette: its token counts are not a recording (no x-turnspec-usage-source)",
         )
         return
-    actual = (
-        int(usage.get("input_tokens", 0))
-        + int(usage.get("cached_input_tokens", 0))
-        + int(usage.get("cache_creation_input_tokens", 0))
-    )
     reason = USAGE_NOT_COMPARABLE.get(it.label)
     if reason is not None:
         yield o(R.ESTIMATE, s, "skip", it.label, f"recorded usage is not comparable to the request: {reason}")
