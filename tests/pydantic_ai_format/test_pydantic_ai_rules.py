@@ -138,3 +138,20 @@ def test_standard_input_is_read_as_format_says(
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO((FIX / "PA006_args.jsonl").read_bytes())))
     assert main(["validate", "--format", NAME, "-"]) == 1
     assert "-:2: /1/parts/0/args PA006" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("args", ["", None, {}])
+def test_empty_args_are_no_arguments_as_the_library_reads_them(tmp_path: Path, args: object) -> None:
+    """`ToolCallPart.args_as_dict` reads any falsy `args` as `{}`, and a streamed call with no
+    argument fragments keeps `""`. Failed before: `""` was PA006 and converted to a tool_use
+    whose input was null (the pydantic-ai bridges then failed TC101/TC103/TC604 on real
+    Anthropic streams of argument-less calls)."""
+    from pydantic_ai.messages import ToolCallPart
+
+    from conformance.formats.pydantic_ai.checker import args_object
+
+    assert ToolCallPart("f", args=args).args_as_dict() == {}  # type: ignore[arg-type]  # the library's own reading
+    assert args_object(args) == {}
+    history = [_USER, {"kind": "response", "parts": [{"tool_name": "f", "args": args, "tool_call_id": "c", "part_kind": "tool-call"}]}]  # fmt: skip
+    assert [r for r, _, _ in _findings(_write(tmp_path, history))] == []
+    assert args_object(" ") is None and args_object("[]") is None  # no object: PA006 as before

@@ -21,8 +21,10 @@ from .reader import History, Message, read_histories
 
 def args_object(args: Any) -> dict[str, Any] | None:
     """The arguments of a ToolCallPart as an object: `args` itself, the object its JSON
-    text holds, `{}` for null (no arguments); None when it is none of those."""
-    if args is None:
+    text holds, `{}` for null or the empty string (no arguments: `ToolCallPart.args_as_dict`
+    reads any falsy `args` as `{}`, and a streamed call with no argument fragments keeps
+    `""`); None when it is none of those."""
+    if args is None or args == "":
         return {}
     if isinstance(args, dict):
         return args
@@ -134,7 +136,7 @@ class PydanticAIRun:
                     m,
                     f"{pp}/args",
                     R.ARGS,
-                    f"args {short(part.get('args'))} is not a JSON object, its JSON text or null",
+                    f'args {short(part.get("args"))} is not a JSON object, its JSON text, "" or null',
                 )
         elif pk == "tool-return" and part["tool_call_id"] not in calls:
             yield self._f(

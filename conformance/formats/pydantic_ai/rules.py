@@ -56,7 +56,7 @@ ARGS = RuleInfo(
     E,
     "messages.py › ToolCallPart.args (str | dict[str, Any] | None: a JSON object, or its JSON text); "
     "ToolCallPart.args_as_dict",
-    "Tool call `args` is a string that does not hold a JSON object (or neither a string, an object nor null)",
+    "Tool call `args` is a non-empty string that does not hold a JSON object (or neither a string, an object nor null)",
 )
 UNPAIRED = RuleInfo(
     "PA101",
