@@ -55,7 +55,7 @@ CASES: dict[str, tuple[str, int, str, str | None]] = {
     "TS206": ("TS206.jsonl", 6, "/content/0/tool_use_id", None),
     "TS207": ("TS207.jsonl", 6, "/content/2/id", None),
     "TS208": ("TS208.jsonl", 3, "/content/2", None),
-    "TS209": ("TS209.jsonl", 5, "/role", None),
+    "TS209": ("TS209.jsonl", 8, "/role", None),
     "TS301": ("TS301.json", 22, "/1/name", None),
     "TS302": ("TS302.json", 22, "/1/name", None),
     "TS303": ("TS303.json", 2, "/0/input_schema/properties/path/oneOf", None),
