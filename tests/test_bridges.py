@@ -244,3 +244,37 @@ def test_a_body_the_library_cannot_parse_is_a_one_line_wire_format_error() -> No
     message = str(caught.value)
     assert message.startswith("pydantic-ai could not parse the response: ")
     assert "\n" not in message and len(message) < 400
+
+
+@pytest.mark.parametrize("name", ["pydantic-ai:gemini", "langchain:anthropic", "pydantic-ai:openai-chat"])
+def test_a_bridge_reads_a_request_and_estimates_it_as_its_reference_adapter_does(name: str) -> None:
+    """The bridge leaves reading requests and the estimate to its reference adapter, which
+    takes the request's URL (Gemini keeps the model there) and the model (Gemini counts
+    thought signatures by model). Failed before: the bridge passed neither, so it read a
+    Gemini request's model as unknown and its estimates failed TC701 on real recordings the
+    reference adapter passes."""
+    from conformance.adapters.estimate import estimate_for_model
+    from conformance.suite.cassettes import iter_cassettes
+
+    bridge = registry.load(name)
+    reference = bridge.reference
+    checked = 0
+    for folder in bridge.cassette_folders:
+        for cassette in iter_cassettes(ROOT / "cassettes" / folder):
+            for it in cassette.interactions:
+                if not isinstance(it.request_body, dict) or it.status >= 400:
+                    continue
+                try:
+                    want = reference.from_wire_request(it.request_body, session_id="s", url=it.uri)
+                except TypeError:  # a reader without the url extension
+                    want = reference.from_wire_request(it.request_body, session_id="s")
+                except Exception:
+                    continue
+                got = bridge.from_wire_request(it.request_body, session_id="s", url=it.uri)
+                assert got.options.model == want.options.model, it.label
+                model = got.options.model
+                assert estimate_for_model(bridge, got.messages, got.tools, model) == estimate_for_model(
+                    reference, want.messages, want.tools, model
+                ), it.label
+                checked += 1
+    assert checked >= 5

@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import inspect
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
 from ..adapters.base import BaseAdapter, Message, ParsedRequest, ToolDefinition, WireFormatError
+from ..adapters.estimate import estimate_for_model
 from ..adapters.toolids import ToolIdMap
 
 T = TypeVar("T")
@@ -181,8 +183,17 @@ class ReferenceBridge(BaseAdapter):
     def tool_id_map(self, session_id: str) -> ToolIdMap:
         return self.reference.tool_id_map(session_id)  # one map: read-back and rendering agree
 
-    def from_wire_request(self, body: dict[str, Any], *, session_id: str | None = None) -> ParsedRequest:
-        parsed: ParsedRequest = self.reference.from_wire_request(body, session_id=session_id)  # type: ignore[attr-defined]
+    def from_wire_request(
+        self, body: dict[str, Any], *, session_id: str | None = None, url: str | None = None
+    ) -> ParsedRequest:
+        """The reference adapter's reading, given the request's URL when it takes one (Gemini
+        keeps the model in the URL, not the body: without it the model, and the estimate
+        that depends on it, would be unknown)."""
+        reader = self.reference.from_wire_request  # type: ignore[attr-defined]
+        takes_url = url is not None and "url" in inspect.signature(reader).parameters
+        parsed: ParsedRequest = (
+            reader(body, session_id=session_id, url=url) if takes_url else reader(body, session_id=session_id)
+        )
         for m in parsed.messages:  # a URL image's media type is not on the wire: the one this bridge sent
             for b in m.get("content") or []:
                 blocks = [b, *(b.get("content") or [] if b.get("type") == "tool_result" else [])]
@@ -193,5 +204,10 @@ class ReferenceBridge(BaseAdapter):
                             x["media_type"] = sent
         return parsed
 
-    def estimate_input_tokens(self, messages: list[Message], tools: list[ToolDefinition]) -> int:
-        return self.reference.estimate_input_tokens(messages, tools)  # type: ignore[attr-defined, no-any-return]
+    def estimate_input_tokens(
+        self, messages: list[Message], tools: list[ToolDefinition], *, model: str | None = None
+    ) -> int:
+        """The reference adapter's estimate, told the request's model when it takes one
+        (`adapters.estimate.estimate_for_model`: Gemini counts thought signatures by model),
+        so a bridge's estimate is the reference's on the same request."""
+        return estimate_for_model(self.reference, messages, tools, model)
