@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from ..core.capabilities import declared
 from ..formats.canonical.markers import DEFAULT_CRITICAL_KEY
 
 if TYPE_CHECKING:
@@ -123,6 +124,17 @@ class ParsedRequest:
 # -- the protocol -------------------------------------------------------------------------
 
 
+def capabilities_of(adapter: Any) -> dict[str, Any]:
+    """An adapter's declared capabilities as a dict (`core.capabilities.declared`): a
+    mapping, or an `AdapterCapabilities` object as the specs write it; `{}` when the adapter
+    declares none or its declaration cannot be read (an untrusted adapter's property may
+    raise), which TC001 fails."""
+    try:
+        return declared(getattr(adapter, "capabilities", None))
+    except Exception:  # an untrusted object: no readable declaration
+        return {}
+
+
 @runtime_checkable
 class Adapter(Protocol):
     """What the conformance suite checks (seed 003 §7.1 plus the §6.2 map).
@@ -137,7 +149,7 @@ class Adapter(Protocol):
     name: str
     provider: str
     wire_api: str
-    capabilities: Mapping[str, Any]
+    capabilities: Mapping[str, Any]  # or an `AdapterCapabilities` object (`capabilities_of` reads both)
     provider_tool_id: re.Pattern[str]
 
     def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: AdapterOptions) -> WireRequest: ...

@@ -25,6 +25,7 @@ from typing import Any
 
 from ..adapters.base import Adapter, AdapterOptions, CriticalBlockError
 from ..adapters.estimate import estimate_for_model
+from ..adapters.protocol import capabilities_of
 from ..core.findings import Finding, RuleInfo, Severity, switched_off
 from ..formats.canonical.markers import DEFAULT_CRITICAL_KEY
 from ..wire import registry as wire_registry
@@ -66,14 +67,6 @@ class Verdict:
             "verdict": self.verdict,
             "findings": [f.as_dict() for f in self.findings],
         }
-
-
-def capabilities_of(adapter: Adapter) -> dict[str, Any]:
-    """The declared capabilities as a plain mapping (a dict or a pydantic model)."""
-    caps: Any = adapter.capabilities
-    if hasattr(caps, "model_dump"):
-        caps = caps.model_dump()
-    return dict(caps) if isinstance(caps, Mapping) else {}
 
 
 def wire_api_of(adapter: Adapter) -> WireApi | None:

@@ -22,6 +22,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from ..core import ids
+from ..core.capabilities import declared
 from ..core.schemas import schema_set
 
 # 2001-09-09 .. 2100-01-01 in microseconds: real dates (TS115) with room to advance
@@ -196,9 +197,10 @@ def blocks_for(capabilities: Any) -> set[str]:
     """The block types an adapter can carry, from its AdapterCapabilities (spec §7.2;
     a mapping or an object with those attributes): pass the result as `blocks=`."""
 
+    caps = declared(capabilities)
+
     def cap(name: str) -> bool:
-        v = capabilities.get(name) if isinstance(capabilities, dict) else getattr(capabilities, name, None)
-        return bool(v)
+        return bool(caps.get(name))
 
     out = {"text"}
     if cap("supports_thinking"):

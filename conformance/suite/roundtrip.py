@@ -13,6 +13,7 @@ import copy
 from collections.abc import Sequence
 
 from ..adapters.base import Adapter, Message, ToolDefinition
+from ..adapters.protocol import capabilities_of
 from ..core.findings import Finding, RuleInfo
 from ..formats.canonical.memory import validate_messages
 from . import rules as R
@@ -44,7 +45,7 @@ def round_trip(adapter: Adapter, messages: list[Message], tools: Sequence[ToolDe
     back: list[Message] = read.messages
     if texts_of(back) != texts_of(messages):
         fail(R.REPLAY_PRESERVED, f"texts differ after the round trip: {texts_of(back)[:3]} != {texts_of(messages)[:3]}")
-    if adapter.capabilities.get("supports_tools") and calls_of(back) != calls_of(messages):
+    if capabilities_of(adapter).get("supports_tools") and calls_of(back) != calls_of(messages):
         fail(R.REPLAY_PRESERVED, f"tool calls differ after the round trip: {calls_of(back)} != {calls_of(messages)}")
     for f in validate_messages(back, selection=HISTORY_IGNORE):
         if f.severity == "error":

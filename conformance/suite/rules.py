@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..core import ruledocs
+from ..core.capabilities import CAPABILITY_FIELDS
 from ..core.findings import RuleCatalog, RuleInfo, Severity
 
 E = Severity.ERROR
@@ -557,18 +558,7 @@ NEEDS: dict[str, str] = {c.id: c.needs for c in CATALOG if isinstance(c, CheckIn
 """Rule -> the capability it needs (the rule's cases exercise that capability)."""
 SUITE_ONLY = tuple(c.id for c in CATALOG if isinstance(c, CheckInfo) and not c.slug)
 """Rules about the recordings, not an adapter: no standard test."""
-BOOLEAN_CAPABILITIES = (
-    "supports_thinking",
-    "supports_images",
-    "supports_tools",
-    "supports_system_prompt",
-    "supports_structured_output",
-    "supports_streaming",
-    "supports_streaming_tool_calls",
-    "supports_parallel_tool_calls",
-    "supports_prompt_caching",
-    "supports_system_messages_in_list",
-)
+BOOLEAN_CAPABILITIES = tuple(f for f in CAPABILITY_FIELDS if f.startswith("supports_"))
 """The boolean fields of schemas/canonical/v1/adapter-capabilities.json (a test proves the
 two agree); TC002 asks each one declared true to be exercised."""
 EXERCISERS: dict[str, tuple[str, ...]] = {

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Literal
 
 from ..adapters import registry
-from ..adapters.protocol import Adapter
+from ..adapters.protocol import Adapter, capabilities_of
 from ..core.findings import Selection, Severity
 from ..formats.canonical.markers import DEFAULT_CRITICAL_KEY
 from . import checks
@@ -279,7 +279,7 @@ def capability_gate(
     counts: dict[str, dict[str, int]] = {}
     gate: list[Outcome] = []
     for s in subjects:
-        declared = [c for c in BOOLEAN_CAPABILITIES if s.adapter.capabilities.get(c) is True]
+        declared = [c for c in BOOLEAN_CAPABILITIES if capabilities_of(s.adapter).get(c) is True]
         mine = counts[s.name] = dict.fromkeys(declared, 0)
         for o in outcomes:
             cap = capability_of(o)
@@ -410,8 +410,7 @@ def _locations(
 
 def _caps(a: Adapter) -> dict[str, object]:
     """The declared capabilities as a dict, whatever an untrusted adapter put there (TC001 judges them)."""
-    caps = getattr(a, "capabilities", None)
-    return dict(caps) if isinstance(caps, Mapping) else {}
+    return capabilities_of(a)
 
 
 def interactions(cassettes: Iterable[Cassette]) -> Iterator[Interaction]:

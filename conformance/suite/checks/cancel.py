@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import Any
 
 from ...adapters.errors import AdapterError
-from ...adapters.protocol import Adapter, CancellableAdapter, StreamEvent
+from ...adapters.protocol import Adapter, CancellableAdapter, StreamEvent, capabilities_of
 from ...adapters.streams import parse_json_object, to_canonical_names
 from .. import rules as R
 from ..outcome import AdapterUnderTest, Outcome
@@ -48,7 +48,7 @@ def _cut(events: list[StreamEvent]) -> int | None:
 def cancellation(env: Env) -> Iterator[Outcome]:
     for s in env.subjects:
         a = s.adapter
-        if not a.capabilities.get("supports_streaming"):
+        if not capabilities_of(a).get("supports_streaming"):
             continue
         if not isinstance(a, CancellableAdapter):
             yield o(R.STREAM_CANCEL, s, "skip", "-", NO_HOOK)

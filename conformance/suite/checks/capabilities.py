@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from ...adapters.protocol import capabilities_of
 from .. import rules as R
 from ..outcome import Outcome
 from .common import Env, check, o
@@ -41,7 +42,7 @@ def capabilities(env: Env) -> Iterator[Outcome]:
     v = env.validator("adapter-capabilities.json")
     for s in env.subjects:
         a = s.adapter
-        caps = dict(getattr(a, "capabilities", {}) or {})
+        caps = capabilities_of(a)  # a mapping, or an AdapterCapabilities object (canonical §7.2)
         follows = declaration_of(caps)
         # the contract's 12 fields say nothing of list placement: validate them as the 13
         # with that one field filled in, so every other field is held to the schema

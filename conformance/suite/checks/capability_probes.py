@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ...adapters.errors import AdapterError
-from ...adapters.protocol import Adapter, Message, StreamEvent, WireResponse
+from ...adapters.protocol import Adapter, Message, StreamEvent, WireResponse, capabilities_of
 from .. import rules as R
 from ..capture import capture_warnings
 from ..outcome import AdapterUnderTest, Outcome
@@ -57,7 +57,7 @@ def _parallel_history(a: Adapter) -> tuple[list[Message], list[dict[str, Any]]]:
 
 
 def _parallel_render(s: AdapterUnderTest, a: Adapter) -> Iterator[Outcome]:
-    declared = bool(a.capabilities.get(PARALLEL))
+    declared = bool(capabilities_of(a).get(PARALLEL))
     api = wire_api_of(a)
     msgs, tools = _parallel_history(a)
     calls = [b["id"] for b in msgs[1]["content"] if b["type"] == "tool_use"]
@@ -114,7 +114,7 @@ def _parallel_render(s: AdapterUnderTest, a: Adapter) -> Iterator[Outcome]:
 def _recorded(s: AdapterUnderTest, env: Env) -> Iterator[Outcome]:
     """Recordings that show parallel calls, streamed tool calls or cache accounting."""
     a = s.adapter
-    caps = a.capabilities
+    caps = capabilities_of(a)
     shown = {PARALLEL: 0, STREAM_TOOLS: 0, CACHING: 0}
     for it in env.recorded(s):
         api = it.wire
@@ -169,7 +169,7 @@ def _stream_case(
     starts = [e for e in events if _kind(e) == "tool_use_start"]
     if not starts:
         return
-    declared = bool(a.capabilities.get(STREAM_TOOLS))
+    declared = bool(capabilities_of(a).get(STREAM_TOOLS))
     problems = []
     # contract §5.2.2 allows "zero or more tool.use_input_delta": a call whose recorded
     # fragments (the record's probe) are all empty streamed nothing a delta could carry (as
@@ -231,7 +231,7 @@ def _cache_case(s: AdapterUnderTest, label: str, recorded: Any, usage: Any, show
 
 
 def _limits(s: AdapterUnderTest, a: Adapter) -> Iterator[Outcome]:
-    caps = a.capabilities
+    caps = capabilities_of(a)
     ctx_max, out_max = caps.get("max_context_tokens"), caps.get("max_output_tokens")
     ints = all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in (ctx_max, out_max))
     if not ints:
@@ -273,7 +273,7 @@ def _limits(s: AdapterUnderTest, a: Adapter) -> Iterator[Outcome]:
 def capability_probes(env: Env) -> Iterator[Outcome]:
     for s in env.subjects:
         a = s.adapter
-        if not a.capabilities.get("supports_tools"):
+        if not capabilities_of(a).get("supports_tools"):
             yield o(R.CAPS_PROBED, s, "skip", "parallel calls", "supports_tools is false")
         else:
             yield from _parallel_render(s, a)

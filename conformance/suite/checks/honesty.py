@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ...adapters.errors import AdapterError
-from ...adapters.protocol import Adapter, Message
+from ...adapters.protocol import Adapter, Message, capabilities_of
 from ...wire import equivalence
 from ...wire.api import Located, WireApi
 from .. import rules as R
@@ -76,7 +76,7 @@ def _feature(
 ) -> Iterator[Outcome]:
     """TC501 when `cap` is declared true (in the field the API carries it in), else TC502
     (absent from the whole body, and WARNed)."""
-    if a.capabilities.get(cap):
+    if capabilities_of(a).get(cap):
         yield from _carried(s, a, body, cap, (msgs, by_type, recs))
         return
     leaked = [mk for mk in markers if mk in text]
@@ -269,7 +269,7 @@ def _judge(
     only: frozenset[str] | None = None,
 ) -> Iterator[Outcome]:
     """TC501/TC502 for each feature of the script (of `only` when given) on one rendered body."""
-    caps = a.capabilities
+    caps = capabilities_of(a)
     text = body_text(body)
     by_type: dict[str, list[tuple[Message, dict[str, Any]]]] = {}
     for m in msgs:
@@ -318,7 +318,7 @@ def _one_at_a_time(s: AdapterUnderTest, a: Adapter) -> Iterator[Outcome]:
     (with every declared-true one): the documented `AdapterError` is a clean failure
     (TC502 passes), any other exception a crash. The declared-true features are judged
     on the script without the declared-false ones (TC501)."""
-    false = frozenset(c for c in FEATURES if not a.capabilities.get(c))
+    false = frozenset(c for c in FEATURES if not capabilities_of(a).get(c))
     msgs, tools, schema = _script(a, false)
     try:
         with capture_warnings() as recs:
@@ -352,7 +352,7 @@ def _one_at_a_time(s: AdapterUnderTest, a: Adapter) -> Iterator[Outcome]:
 def capability_honesty(env: Env) -> Iterator[Outcome]:
     for s in env.subjects:
         a = s.adapter
-        caps = a.capabilities
+        caps = capabilities_of(a)
         msgs, tools, schema = _script(a, frozenset())
         try:
             with capture_warnings() as recs:

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ...adapters.errors import AdapterError
-from ...adapters.protocol import Adapter
+from ...adapters.protocol import Adapter, capabilities_of
 from .. import rules as R
 from ..capture import capture_warnings
 from ..outcome import Outcome
@@ -33,7 +33,7 @@ DROP_RULE = (
 
 def lossy_probes(a: Adapter) -> list[tuple[str, str, dict[str, Any], str]]:
     """(block_type, role, block, marker) the adapter's declarations say it cannot carry."""
-    caps = a.capabilities
+    caps = capabilities_of(a)
     probes: list[tuple[str, str, dict[str, Any], str]] = [
         (
             "x-turnspec-probe",
@@ -97,7 +97,7 @@ def image_source_probes(a: Adapter) -> tuple[list[tuple[str, dict[str, Any], str
     """Images of a source kind the adapter's API cannot carry: ([(label, block, marker)],
     [why the url kind is not probed]). Only for adapters that take images (others drop every
     image, which `lossy_probes` covers)."""
-    if not a.capabilities.get("supports_images"):
+    if not capabilities_of(a).get("supports_images"):
         return [], []
     api = wire_api_of(a)
     path = f"turnspec/{mark('probe-file-ref')}.png"
@@ -121,7 +121,7 @@ def _image(kind: str, data: str) -> dict[str, Any]:
 def lossy(env: Env) -> Iterator[Outcome]:
     for s in env.subjects:
         a = s.adapter
-        caps = a.capabilities
+        caps = capabilities_of(a)
         sources, skipped = image_source_probes(a)
         for why in skipped:
             yield o(R.LOSSY_WARN, s, "skip", "url image the API cannot carry", why)

@@ -23,7 +23,7 @@ import logging
 from collections.abc import Iterator
 from typing import Any
 
-from ...adapters.protocol import AdapterOptions
+from ...adapters.protocol import AdapterOptions, capabilities_of
 from ...wire import schemas as wire_schemas
 from ...wire.api import WireApi
 from .. import rules as R
@@ -100,7 +100,7 @@ def request_options(env: Env) -> Iterator[Outcome]:
         b = Builder(session_id="sess_options")
         b.add("user", [{"type": "text", "text": "Say hi."}])
         for label, want, stream in CASES:
-            if stream and not a.capabilities.get("supports_streaming"):
+            if stream and not capabilities_of(a).get("supports_streaming"):
                 continue
             options = AdapterOptions(
                 model=f"{a.provider}:conformance-model",

@@ -7,7 +7,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from ...adapters.protocol import Adapter, Message, ToolDefinition, WireResponse
+from ...adapters.protocol import Adapter, Message, ToolDefinition, WireResponse, capabilities_of
 from ...core.findings import Selection
 from ...formats.canonical.memory import validate_messages
 from ...wire import equivalence
@@ -88,7 +88,7 @@ def tool_result_texts(env: Env) -> Iterator[Outcome]:
     (contract §4.3 concatenates them where the API takes one string; none may be lost)."""
     for s in env.subjects:
         a = s.adapter
-        if not a.capabilities.get("supports_tools"):
+        if not capabilities_of(a).get("supports_tools"):
             yield o(R.REPLAY_PRESERVED, s, "skip", "tool result texts", "supports_tools is false")
             continue
         b = Builder()
@@ -147,7 +147,7 @@ def _replay(src: Adapter, dst: Adapter, owner: AdapterUnderTest, pair: str) -> I
         back = read.messages if read is not None else None
     except Exception as exc:
         yield o(R.REPLAY_PRESERVED, owner, "fail", pair, f"reading the wire back {crash(exc)}")
-    caps = dst.capabilities
+    caps = capabilities_of(dst)
     # TC401
     problems = []
     want_texts = texts_of(conv)
@@ -297,7 +297,7 @@ def _thinking_and_images(
 ) -> tuple[list[str], list[str], list[str]]:
     """(TC404 problems, TC405 problems, TC405 skip reasons: thinking the API's docs do not
     require back, which the adapter did not send)."""
-    caps = dst.capabilities
+    caps = capabilities_of(dst)
     dropped: list[str] = []
     sig: list[str] = []
     skips: list[str] = []
@@ -372,7 +372,7 @@ def recorded_thinking_sent_back(env: Env) -> Iterator[Outcome]:
     provider that needs it back (Gemini 3 rejects such a turn)."""
     for s in env.subjects:
         a, api = s.adapter, wire_api_of(s.adapter)
-        if api is None or not a.capabilities.get("supports_thinking"):
+        if api is None or not capabilities_of(a).get("supports_thinking"):
             why = "supports_thinking is false" if api is not None else f"no WireApi record named {a.wire_api!r}"
             yield o(R.REPLAY_SIGNATURE, s, "skip", "recorded thinking", why)
             continue

@@ -29,7 +29,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
-from ...adapters.protocol import Adapter, Message, WireResponse
+from ...adapters.protocol import Adapter, Message, WireResponse, capabilities_of
 from ...wire import equivalence
 from ...wire.api import Located, WireApi
 from ...wire.facts import history_index
@@ -79,7 +79,7 @@ def _images_script(a: Adapter, api: WireApi) -> tuple[Builder, list[dict[str, An
 
     b = Builder()
     first: list[dict[str, Any]] = [b64(PNG_2PX), b64(PNG_1PX)]
-    if "image/jpeg" in (a.capabilities.get("accepted_image_media_types") or ()):
+    if "image/jpeg" in (capabilities_of(a).get("accepted_image_media_types") or ()):
         first.append(b64(JPEG_1PX, "image/jpeg"))
     if api.carries.images_url:
         first.append({"type": "image", "source": {"kind": "url", "data": IMAGE_URL}, "media_type": "image/png"})
@@ -134,7 +134,7 @@ def images(env: Env) -> Iterator[Outcome]:
     for s in env.subjects:
         a, api = s.adapter, wire_api_of(s.adapter)
         cap = "supports_images"
-        if not a.capabilities.get(cap):
+        if not capabilities_of(a).get(cap):
             yield o(R.IMAGES_KEPT, s, "skip", "images", "supports_images is false")
             continue
         if api is None:
@@ -187,7 +187,7 @@ def images(env: Env) -> Iterator[Outcome]:
             elif g.get("media_type") != w["media_type"]:
                 rb.append(f"media type {w['media_type']} read back as {g.get('media_type')}")
         yield o(R.IMAGES_KEPT, s, "fail" if rb else "pass", "images read back", _image_reason(api, rb), cap)
-        if a.capabilities.get("supports_tools"):
+        if capabilities_of(a).get("supports_tools"):
             yield _tool_result_image(s, a, api)
 
 
@@ -232,7 +232,7 @@ def _image_reason(api: WireApi | None, problems: list[str]) -> str:
 def tool_errors(env: Env) -> Iterator[Outcome]:
     for s in env.subjects:
         a, api = s.adapter, wire_api_of(s.adapter)
-        if not a.capabilities.get("supports_tools"):
+        if not capabilities_of(a).get("supports_tools"):
             yield o(R.TOOL_ERROR_KEPT, s, "skip", "tool errors", "supports_tools is false")
             continue
         if api is None:

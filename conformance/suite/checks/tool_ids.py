@@ -7,7 +7,7 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ...adapters.protocol import Adapter, WireResponse
+from ...adapters.protocol import Adapter, WireResponse, capabilities_of
 from ...wire import facts as wire_facts
 from .. import rules as R
 from ..capture import capture_warnings
@@ -50,7 +50,7 @@ def tool_ids(env: Env) -> Iterator[Outcome]:
     differ between parses (TC306 only advises) but must rename consistently."""
     for s in env.subjects:
         a = s.adapter
-        if not a.capabilities.get("supports_tools"):
+        if not capabilities_of(a).get("supports_tools"):
             for rule in (
                 R.TOOL_ID_RESTORED,
                 R.TOOL_ID_INJECTIVE,
