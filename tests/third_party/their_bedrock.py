@@ -237,10 +237,11 @@ class TheirBedrockAdapter(BaseAdapter):
             else:
                 wire.append({"role": wire_role, "content": blocks})
         body: dict[str, Any] = {"messages": wire}
-        if system:
-            body["system"] = system
+        if system or any(m.get("role") == "system" for m in messages):
+            body["system"] = system  # an empty SYSTEM placeholder (canonical §5.1.2) is an empty list
         extra = dict(options.extra)
         inference: dict[str, Any] = {}
+        had_inference = "inferenceConfig" in extra
         more = extra.pop("inferenceConfig", None)
         if isinstance(more, Mapping):
             inference.update(more)
@@ -250,7 +251,7 @@ class TheirBedrockAdapter(BaseAdapter):
             inference["temperature"] = options.temperature
         if options.stop_sequences:
             inference["stopSequences"] = list(options.stop_sequences)
-        if inference:
+        if inference or had_inference:
             body["inferenceConfig"] = inference
         specs: list[dict[str, Any]] = []
         for t in tools:
@@ -278,16 +279,25 @@ class TheirBedrockAdapter(BaseAdapter):
 
     def _system_blocks(self, m: Message) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
-        after = set(self.own_raw(m).get("cache_after") or [])
-        if 0 in after and not (m.get("content") or []):
-            out.append({"cachePoint": {"type": "default"}})
-        for k, b in enumerate(m.get("content") or []):
+        content = m.get("content") or []
+        kept = self._kept(m, "kept")
+        out += kept.get(0, [])
+        for k, b in enumerate(content):
             if b.get("type") == "text":
                 out.append({"text": b["text"]})
             else:
                 self.drop(m, k, str(b.get("type")), "Converse's system list holds text only")
-            if k + 1 in after:
-                out.append({"cachePoint": {"type": "default"}})
+            out += kept.get(k + 1, [])
+        return out
+
+    def _kept(self, m: Message, key: str) -> dict[int, list[dict[str, Any]]]:
+        """Wire blocks with no canonical form this adapter read (cachePoint, document, a
+        server tool's call and result...), kept in the message's own provider_raw
+        (canonical §6.5) as [position, block]: put back after that many canonical blocks."""
+        out: dict[int, list[dict[str, Any]]] = {}
+        for item in self.own_raw(m).get(key) or []:
+            if isinstance(item, list) and len(item) == 2 and isinstance(item[0], int) and isinstance(item[1], dict):
+                out.setdefault(item[0], []).append(item[1])
         return out
 
     def _mine(self, m: Message) -> bool:
@@ -295,11 +305,14 @@ class TheirBedrockAdapter(BaseAdapter):
 
     def _blocks(self, m: Message) -> list[dict[str, Any]]:
         role, sid = m.get("role"), str(m.get("session_id", ""))
-        after = set(self.own_raw(m).get("cache_after") or [])
-        out: list[dict[str, Any]] = []
+        kept = self._kept(m, "kept")
+        placeholder = bool(self.own_raw(m).get("placeholder"))
+        out: list[dict[str, Any]] = list(kept.get(0, []))
         for k, b in enumerate(m.get("content") or []):
             t = b.get("type")
-            if t == "text" and role in ("user", "assistant"):
+            if placeholder and t == "text" and b.get("text") == "":
+                pass  # the empty text standing for a turn of kept blocks alone
+            elif t == "text" and role in ("user", "assistant"):
                 out.append({"text": b["text"]})
             elif t == "image" and role == "user":
                 img = self._image(m, k, b)
@@ -313,21 +326,19 @@ class TheirBedrockAdapter(BaseAdapter):
             elif t == "thinking" and role == "assistant":
                 if not self._mine(m):
                     self.drop(m, k, "thinking", "Bedrock verifies only reasoning its own models produced")
-                    continue
-                rt: dict[str, Any] = {"text": str(b.get("text", ""))}
-                if b.get("signature"):
-                    rt["signature"] = b["signature"]
-                out.append({"reasoningContent": {"reasoningText": rt}})
+                else:
+                    rt: dict[str, Any] = {"text": str(b.get("text", ""))}
+                    if b.get("signature"):
+                        rt["signature"] = b["signature"]
+                    out.append({"reasoningContent": {"reasoningText": rt}})
             elif t == "redacted_thinking" and role == "assistant":
                 if not self._mine(m):
                     self.drop(m, k, "redacted_thinking", "another provider's encrypted reasoning means nothing to Bedrock")
-                    continue
-                out.append({"reasoningContent": {"redactedContent": b["data"]}})
+                else:
+                    out.append({"reasoningContent": {"redactedContent": b["data"]}})
             else:
                 self.drop(m, k, str(t), f"Converse has no content block for a {t} block in a {role} turn")
-                continue
-            if k + 1 in after:
-                out.append({"cachePoint": {"type": "default"}})
+            out += kept.get(k + 1, [])
         return out
 
     def _image(self, m: Message, k: int, b: Block) -> dict[str, Any] | None:
@@ -347,23 +358,22 @@ class TheirBedrockAdapter(BaseAdapter):
     def _result(self, m: Message, k: int, b: Block) -> dict[str, Any]:
         raw = self.own_raw(m)
         json_parts = set(raw.get("json_parts") or [])
-        parts: list[dict[str, Any]] = []
+        kept = self._kept(m, "result_kept")
+        parts: list[dict[str, Any]] = list(kept.get(0, []))
         for j, x in enumerate(b.get("content") or []):
             if x.get("type") == "text":
                 text = str(x["text"])
-                if j in json_parts:
-                    try:
-                        parts.append({"json": json.loads(text)})
-                        continue
-                    except ValueError:
-                        pass
-                parts.append({"text": text})
+                try:
+                    parts.append({"json": json.loads(text)} if j in json_parts else {"text": text})
+                except ValueError:
+                    parts.append({"text": text})
             elif x.get("type") == "image":
                 img = self._image(m, k, x)
                 if img is not None:
                     parts.append({"image": img})
             else:
                 self.drop(m, k, str(x.get("type")), "a Converse toolResult holds text, json, images or documents")
+            parts += kept.get(j + 1, [])
         pid = self.tool_id_map(str(m.get("session_id", ""))).provider_for(str(b["tool_use_id"]))
         result: dict[str, Any] = {"toolUseId": pid, "content": parts}
         if b.get("is_error"):
@@ -394,16 +404,15 @@ class TheirBedrockAdapter(BaseAdapter):
         system = body.get("system")
         if system is not None:
             texts: list[Block] = []
-            cache_after: list[int] = []
+            kept: list[list[Any]] = []
             for s in _list(system, "system"):
                 s = _obj(s, "a system block")
-                if "text" in s:
-                    texts.append({"type": "text", "text": str(s["text"])})
-                elif "cachePoint" in s:
-                    cache_after.append(len(texts))
-            meta: dict[str, Any] = {"provider_raw": {self.name: {"cache_after": cache_after}}} if cache_after else {}
-            if texts or cache_after:
-                out.append(plain_message(sid, "system", texts, meta))
+                if isinstance(s.get("text"), str):
+                    texts.append({"type": "text", "text": s["text"]})
+                else:
+                    kept.append([len(texts), s])  # cachePoint, guardContent
+            meta: dict[str, Any] = {"provider_raw": {self.name: {"kept": kept}}} if kept else {}
+            out.append(plain_message(sid, "system", texts, meta))
         for i, wm in enumerate(_list(body.get("messages") or [], "messages")):
             wm = _obj(wm, f"messages[{i}]")
             out.extend(self._read_turn(sid, wm, model))
@@ -442,8 +451,8 @@ class TheirBedrockAdapter(BaseAdapter):
             raise WireFormatError("inferenceConfig.temperature is not a number")
         if stops is not None and not (isinstance(stops, list) and all(isinstance(s, str) for s in stops)):
             raise WireFormatError("inferenceConfig.stopSequences is not a list of strings")
-        if inference:
-            extra["inferenceConfig"] = inference
+        if inference or "inferenceConfig" in body:
+            extra["inferenceConfig"] = inference  # kept as read, even empty
         for key, value in body.items():
             if key not in ("messages", "system", "toolConfig", "inferenceConfig"):
                 extra[key] = value
@@ -459,15 +468,30 @@ class TheirBedrockAdapter(BaseAdapter):
         return ParsedRequest(out, tools, options)
 
     def _read_turn(self, sid: str, wm: dict[str, Any], model: str) -> list[Message]:
+        """One wire message -> canonical messages: each toolResult of a user turn is a TOOL
+        message; blocks with no canonical form are kept (`_kept`) where they were."""
         is_assistant = wm.get("role") == "assistant"
         out: list[Message] = []
         plain: list[Block] = []
-        cache_after: list[int] = []
+        kept: list[list[Any]] = []
 
         def flush() -> None:
-            nonlocal plain, cache_after
-            if not plain and not cache_after:
+            nonlocal plain, kept
+            if not plain and not kept:
                 return
+            if not plain and out:
+                # kept blocks after a tool result: they follow that TOOL message's block
+                raw = out[-1]["metadata"].setdefault("provider_raw", {}).setdefault(self.name, {})
+                n = len(out[-1]["content"])
+                raw.setdefault("kept", []).extend([n, blk] for _, blk in kept)
+                kept = []
+                return
+            raw: dict[str, Any] = {}
+            if not plain:
+                plain = [{"type": "text", "text": ""}]  # a turn must hold a block (canonical §5.1.1)
+                raw["placeholder"] = True
+            if kept:
+                raw["kept"] = kept
             meta: dict[str, Any] = {}
             if is_assistant:
                 meta = {
@@ -475,24 +499,22 @@ class TheirBedrockAdapter(BaseAdapter):
                     "provider": PROVIDER,
                     "routing": {"mode": "default", "chosen_model": model, "reason": "read from a Converse request"},
                 }
-            if cache_after:
-                meta["provider_raw"] = {self.name: {"cache_after": cache_after}}
+            if raw:
+                meta["provider_raw"] = {self.name: raw}
             out.append(plain_message(sid, "assistant" if is_assistant else "user", plain, meta))
-            plain, cache_after = [], []
+            plain, kept = [], []
 
         for j, b in enumerate(_list(wm.get("content") or [], "content")):
             b = _obj(b, f"content[{j}]")
-            if "toolResult" in b:
+            if "toolResult" in b and not is_assistant:
                 flush()
                 out.append(self._read_result(sid, _obj(b["toolResult"], "toolResult")))
-            elif "cachePoint" in b:
-                if out and not plain and out[-1]["role"] == "tool":
-                    raw = out[-1]["metadata"].setdefault("provider_raw", {}).setdefault(self.name, {})
-                    raw["cache_after"] = [1]
-                else:
-                    cache_after.append(len(plain))
+                continue
+            got = self._read_block(sid, b)
+            if got is None:
+                kept.append([len(plain), b])
             else:
-                plain.extend(self._read_block(sid, b, keep_empty=True))
+                plain.extend(got)
         flush()
         return out
 
@@ -503,17 +525,19 @@ class TheirBedrockAdapter(BaseAdapter):
         cid = self.tool_id_map(sid).canonical_for(pid)
         content: list[Block] = []
         json_parts: list[int] = []
+        kept: list[list[Any]] = []
         for part in _list(r.get("content") or [], "toolResult.content"):
             part = _obj(part, "a toolResult part")
-            if "text" in part:
-                content.append({"type": "text", "text": str(part["text"])})
+            img = self._read_image(part["image"]) if "image" in part else None
+            if isinstance(part.get("text"), str):
+                content.append({"type": "text", "text": part["text"]})
             elif "json" in part:
                 json_parts.append(len(content))
                 content.append({"type": "text", "text": json.dumps(part["json"], ensure_ascii=False)})
-            elif "image" in part:
-                img = self._read_image(part["image"])
-                if img is not None:
-                    content.append(img)
+            elif img is not None:
+                content.append(img)
+            else:
+                kept.append([len(content), part])  # document, video, an S3 image: no canonical form
         block: Block = {"type": "tool_result", "tool_use_id": cid, "content": content}
         if r.get("status") == "error":
             block["is_error"] = True
@@ -521,6 +545,8 @@ class TheirBedrockAdapter(BaseAdapter):
         raw: dict[str, Any] = {}
         if json_parts:
             raw["json_parts"] = json_parts
+        if kept:
+            raw["result_kept"] = kept
         if r.get("status") == "success":
             raw["status"] = "success"
         if raw:
@@ -539,8 +565,10 @@ class TheirBedrockAdapter(BaseAdapter):
             return {"type": "image", "source": {"kind": "url", "data": s3["uri"]}, "media_type": media}
         return None
 
-    def _read_block(self, sid: str, b: dict[str, Any], *, keep_empty: bool = False) -> list[Block]:
-        """One ContentBlock -> its canonical blocks (none for kinds with no canonical form)."""
+    def _read_block(self, sid: str, b: dict[str, Any]) -> list[Block] | None:
+        """One ContentBlock -> its canonical blocks; None for a kind with no canonical form
+        (document, video, cachePoint, guardContent, citationsContent, a server tool's call
+        or result, which the service ran itself)."""
         if "text" in b:
             text = b["text"]
             if not isinstance(text, str):
@@ -548,6 +576,8 @@ class TheirBedrockAdapter(BaseAdapter):
             return [{"type": "text", "text": text}]
         if "toolUse" in b:
             use = _obj(b["toolUse"], "toolUse")
+            if use.get("type") == "server_tool_use":
+                return None
             pid, name, args = use.get("toolUseId"), use.get("name"), use.get("input", {})
             if not isinstance(pid, str) or not pid or not isinstance(name, str):
                 raise WireFormatError("toolUse needs a toolUseId and a name")
@@ -563,8 +593,8 @@ class TheirBedrockAdapter(BaseAdapter):
             return [{"type": "thinking", "text": str(rt.get("text", "")), "signature": sig if sig else None}]
         if "image" in b:
             img = self._read_image(b["image"])
-            return [img] if img is not None else []
-        return []  # document, video, guardContent, citationsContent: no canonical form
+            return [img] if img is not None else None
+        return None
 
     # wire -> canonical (responses) -----------------------------------------------------
 
@@ -590,11 +620,21 @@ class TheirBedrockAdapter(BaseAdapter):
         body = _obj(body, "a ConverseResponse")
         msg = _obj(_obj(body.get("output"), "output").get("message"), "output.message")
         content: list[Block] = []
+        kept: list[list[Any]] = []
         for j, b in enumerate(_list(msg.get("content") or [], "output.message.content")):
-            content.extend(self._read_block(ctx.session_id, _obj(b, f"content[{j}]")))
+            b = _obj(b, f"content[{j}]")
+            got = self._read_block(ctx.session_id, b)
+            if got is None:
+                kept.append([len(content), b])  # replayed to Bedrock as it came (canonical §6.5)
+            else:
+                content.extend(got)
         raw_stop = body.get("stopReason")
         stop = STOPS.get(str(raw_stop), "end_turn")
-        raw = {"stopReason": raw_stop, "stop_reason": stop}
+        raw: dict[str, Any] = {"stopReason": raw_stop, "stop_reason": stop}
+        if kept:
+            raw["kept"] = kept
+            if not content:
+                raw["placeholder"] = True  # the empty text finish_message adds stands for nothing
         return finish_message(
             ctx,
             PROVIDER,
@@ -651,6 +691,7 @@ class _ConverseStream(CanonicalStream):
         self.a, self.ctx = adapter, ctx
         super().__init__(ctx)
         self.index: dict[int, int] = {}  # wire contentBlockIndex -> canonical content index
+        self.server_side: set[Any] = set()  # wire indices of a server tool's call or result
         self.open_tools: dict[int, str] = {}  # canonical index -> accumulated input JSON
         self.stop: str | None = None
         self.raw_stop: Any = None
@@ -735,10 +776,14 @@ class _ConverseStream(CanonicalStream):
             if name.startswith("contentBlock"):
                 raise WireFormatError(f"{name} after messageStop")
             return
+        if name.startswith("contentBlock") and d.get("contentBlockIndex") in self.server_side:
+            return  # the service ran that tool itself: no canonical block (as in the parse)
         if name == "contentBlockStart":
             start = _obj(d.get("start"), "contentBlockStart.start")
             use = start.get("toolUse")
-            if isinstance(use, dict):
+            if "toolResult" in start or (isinstance(use, dict) and use.get("type") == "server_tool_use"):
+                self.server_side.add(d.get("contentBlockIndex"))
+            elif isinstance(use, dict):
                 pid, tname = use.get("toolUseId"), use.get("name")
                 if not isinstance(pid, str) or not pid or not isinstance(tname, str):
                     raise WireFormatError("contentBlockStart.toolUse needs a toolUseId and a name")
