@@ -269,6 +269,22 @@ the wording of an overflow message a record keeps unless its API documents its o
 
 
 @dataclass(frozen=True)
+class AlsoAccepted:
+    """Another contract §6.1 class an error may honestly take when a signal names it, beside
+    the one the record's table gives: where the provider documents the error so that two
+    §6.1 definitions fit it, and §6.2 lets an adapter "adjust based on provider error
+    bodies" from its status default. Bedrock's ModelTimeoutException is an HTTP 408
+    (§6.2's default: NETWORK), yet it is the service's answer that the model timed out
+    while processing, not §6.1 NETWORK's "timeout pre-response": SERVER_ERROR fits it as
+    well. TC801 accepts either, each held to its own §6.3 subclass and §6.4 `retryable`."""
+
+    signal: str  # the value a header or body table keys (`ModelTimeoutException`)
+    classes: frozenset[str]  # the other §6.1 classes allowed for it
+    says: str  # the provider documentation's sentence describing the error, quoted
+    source: str  # where it says so (URL)
+
+
+@dataclass(frozen=True)
 class ErrorSignals:
     """The API's documented error signals, which adjust contract §6.2's HTTP status default
     ("Adapters apply these mappings as a starting point, then adjust based on provider error
@@ -290,6 +306,9 @@ class ErrorSignals:
     `status_in_body`: the pointer of an integer that is the HTTP status the error stands for
     (Google's `error.code`), which classifies an error reported inside a stream; None when
     the body carries none.
+
+    `also_accepted`: for a signal value of `headers` or `body_fields`, other classes the
+    contract allows it (`AlsoAccepted`, quoting the provider's description).
     """
 
     headers: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
@@ -298,6 +317,7 @@ class ErrorSignals:
     overflow_message: re.Pattern[str] | None = CONTEXT_OVERFLOW_MESSAGE
     overflow_when: tuple[str, str] | None = None
     status_in_body: str | None = None
+    also_accepted: tuple[AlsoAccepted, ...] = ()
 
 
 @dataclass(frozen=True)

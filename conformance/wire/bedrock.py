@@ -48,6 +48,7 @@ from urllib.parse import unquote, urlsplit
 from . import equivalence
 from .api import (
     Access,
+    AlsoAccepted,
     Carries,
     Equivalence,
     ErrorSignals,
@@ -302,6 +303,17 @@ ERRORS = ErrorSignals(
     body_fields=(("/__type", _EXCEPTION_CLASSES),),
     overflow_message=re.compile(
         r"input is too long|too many input tokens|prompt is too long|context (?:length|window)", re.I
+    ),
+    # a 408 the service answers when the *model* ran out of time processing the request: a
+    # response, so not contract §6.1 NETWORK's "timeout pre-response"; §6.2 lets an adapter
+    # adjust the 408 default "based on provider error bodies", so SERVER_ERROR is honest too
+    also_accepted=(
+        AlsoAccepted(
+            "ModelTimeoutException",
+            frozenset({"server_error"}),
+            says="The request took too long to process. Processing time exceeded the model timeout length.",
+            source="https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html",
+        ),
     ),
 )
 """Bedrock's documented error signals (the `x-amzn-ErrorType` header of AWS's REST-JSON

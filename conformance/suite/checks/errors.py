@@ -129,6 +129,34 @@ def _body_class(signals: ErrorSignals, body: Any) -> str | None:
     return next((cls for reason, cls in signals.detail_reasons.items() if reason in reasons), None)
 
 
+def _signal_values(signals: ErrorSignals, body: Any, headers: Mapping[str, Any]) -> set[str]:
+    """The values the record's header and body signals read in this error (before any ':')."""
+    out: set[str] = set()
+    for name in signals.headers:
+        raw = _header(headers, name.lower())
+        if raw is not None:
+            out.add(raw.split(":", 1)[0].strip())
+    for pointer, _ in signals.body_fields:
+        value = value_at(body, pointer)
+        if isinstance(value, str):
+            out.add(value)
+    return out
+
+
+def also_accepted(api: str | WireApi, body: Any, headers: Mapping[str, Any] | None = None) -> dict[str, str]:
+    """Classes beside the expected one that the record's `AlsoAccepted` entries allow for
+    this error -> the sentence that allows it (contract §6.2: "Adapters apply these
+    mappings as a starting point, then adjust based on provider error bodies")."""
+    signals = _signals(api)
+    seen = _signal_values(signals, body, headers or {})
+    out: dict[str, str] = {}
+    for also in signals.also_accepted:
+        if also.signal in seen:
+            for cls in also.classes:
+                out[cls] = f'{also.signal}: "{also.says}" ({also.source})'
+    return out
+
+
 def expected_class(api: str | WireApi, status: int, body: Any, headers: Mapping[str, Any] | None = None) -> str:
     """The §6.1 class the contract's table gives a recorded error of `api`: §6.2's status
     default adjusted by the error signals its record declares (`WireApi.errors`)."""
@@ -286,9 +314,13 @@ def problems(
     want = expected_class(api, status, body, headers)
     out: list[str] = []
     cls = getattr(exc, "error_class", None)
+    also = also_accepted(api, body, headers)
+    if cls != want and cls in also:
+        want = str(cls)  # §6.2's body adjustment the record allows: held to that class's §6.3/§6.4
     sub = SUBCLASS.get(want, AdapterError)
     if cls != want:
-        out.append(f"error_class {cls!r}, want {want!r}")
+        alt = f" (or {', '.join(sorted(also))}: {'; '.join(also[c] for c in sorted(also))})" if also else ""
+        out.append(f"error_class {cls!r}, want {want!r}{alt}")
     if not isinstance(exc, sub):
         out.append(f"raised {type(exc).__name__}, want a {sub.__name__} (contract §6.3)")
     retryable = getattr(exc, "retryable", None)
