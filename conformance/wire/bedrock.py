@@ -412,6 +412,9 @@ BEDROCK_CONVERSE = WireApi(
         ),
     ),
     stop_reasons=STOP_REASONS,
+    # no contract §3.3 StopReason names these: the model's output could not be used, which
+    # canonical §4.3 MessageStatus ERROR ("generation failed") fits as well as end_turn
+    stop_reasons_also={"malformed_model_output": ("error",), "malformed_tool_use": ("error",)},
     accepted_differences=(*equivalence.JSON_FORMS, BYTES_ALIKE),
     # model-native settings passed through (`thinking`, `reasoning_config`,
     # `reasoning_effort`): the model adds input tokens for them that no adapter renders
