@@ -735,7 +735,10 @@ def _timeout() -> Interaction:
     return it
 
 
-@pytest.mark.parametrize("exc", [ServerError("m", provider_status=408, retryable=True), NetworkError("m", provider_status=408, retryable=True)])
+@pytest.mark.parametrize(
+    "exc",
+    [ServerError("m", provider_status=408, retryable=True), NetworkError("m", provider_status=408, retryable=True)],
+)
 def test_tc801_a_model_timeout_may_be_a_server_error_or_network(exc):
     from conformance.suite.checks import errors as oracle  # the TC801 oracle itself
 
@@ -770,7 +773,7 @@ def _malformed_cassettes(folder: Path) -> Path:
     plain["response"]["body"]["string"] = json.dumps(body)
     frames_out = b""
     for fr in frames(own("text.yaml", 1)):
-        (name, payload), = fr.items()
+        ((name, payload),) = fr.items()
         if name == "messageStop":
             payload = {"stopReason": "malformed_tool_use"}
         frames_out += _frame(name, payload)

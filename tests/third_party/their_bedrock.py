@@ -120,7 +120,9 @@ ERROR_NAMES: dict[str, type[AdapterError]] = {
     "internalfailure": ServerError,
     "serviceunavailableexception": ServerError,
 }
-OVERFLOW = re.compile(r"too long|too many (?:input )?tokens|context (?:window|length)|exceeds? the (?:maximum|max)", re.I)
+OVERFLOW = re.compile(
+    r"too long|too many (?:input )?tokens|context (?:window|length)|exceeds? the (?:maximum|max)", re.I
+)
 
 
 def _aws_name(raw: Any) -> str:
@@ -131,7 +133,9 @@ def _aws_name(raw: Any) -> str:
     return text.rsplit("#", 1)[-1].strip().lower()
 
 
-def classify(status: int | None, name: str, message: str, request_id: str | None, amz_id: str | None = None) -> AdapterError:
+def classify(
+    status: int | None, name: str, message: str, request_id: str | None, amz_id: str | None = None
+) -> AdapterError:
     """An AWS error -> the contract §6.3 exception (by name, then §6.2's status table)."""
     key = _aws_name(name)
     cls: type[AdapterError] | None = ERROR_NAMES.get(key)
@@ -333,7 +337,9 @@ class TheirBedrockAdapter(BaseAdapter):
                     out.append({"reasoningContent": {"reasoningText": rt}})
             elif t == "redacted_thinking" and role == "assistant":
                 if not self._mine(m):
-                    self.drop(m, k, "redacted_thinking", "another provider's encrypted reasoning means nothing to Bedrock")
+                    self.drop(
+                        m, k, "redacted_thinking", "another provider's encrypted reasoning means nothing to Bedrock"
+                    )
                 else:
                     out.append({"reasoningContent": {"redactedContent": b["data"]}})
             else:
@@ -789,7 +795,9 @@ class _ConverseStream(CanonicalStream):
                     raise WireFormatError(str(exc), event=fr.index, offset=fr.offset) from None
                 raise
             except (KeyError, TypeError, ValueError, AttributeError) as exc:
-                raise WireFormatError(f"malformed {fr.event_type} event: {exc!r}", event=fr.index, offset=fr.offset) from None
+                raise WireFormatError(
+                    f"malformed {fr.event_type} event: {exc!r}", event=fr.index, offset=fr.offset
+                ) from None
         if not self.started:
             raise WireFormatError("empty stream: no messageStart")
         if not self.done:
