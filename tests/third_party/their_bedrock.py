@@ -487,9 +487,9 @@ class TheirBedrockAdapter(BaseAdapter):
                 return
             if not plain and out:
                 # kept blocks after a tool result: they follow that TOOL message's block
-                raw = out[-1]["metadata"].setdefault("provider_raw", {}).setdefault(self.name, {})
+                prev = out[-1]["metadata"].setdefault("provider_raw", {}).setdefault(self.name, {})
                 n = len(out[-1]["content"])
-                raw.setdefault("kept", []).extend([n, blk] for _, blk in kept)
+                prev.setdefault("kept", []).extend([n, blk] for _, blk in kept)
                 kept = []
                 return
             raw: dict[str, Any] = {}
@@ -847,9 +847,9 @@ class _ConverseStream(CanonicalStream):
         elif name == "contentBlockDelta":
             yield from self.delta(d.get("contentBlockIndex"), _obj(d.get("delta"), "contentBlockDelta.delta"))
         elif name == "contentBlockStop":
-            k = self.index.get(d.get("contentBlockIndex"))  # type: ignore[arg-type]
-            if k is not None and k in self.open_tools:
-                yield from self.end_tool(k)
+            stop_at = self.index.get(d.get("contentBlockIndex"))  # type: ignore[arg-type]
+            if stop_at is not None and stop_at in self.open_tools:
+                yield from self.end_tool(stop_at)
         elif name == "messageStop":
             yield from self.end_open_calls()
             self.raw_stop = d.get("stopReason")
@@ -873,9 +873,10 @@ class _ConverseStream(CanonicalStream):
             yield self.ev("text_delta", content_block_index=k, text=text)
         elif "toolUse" in delta:
             frag = _obj(delta["toolUse"], "delta.toolUse").get("input")
-            k = self.index.get(wire_index)  # type: ignore[arg-type]
-            if k is None or k not in self.open_tools or not isinstance(frag, str):
+            at = self.index.get(wire_index)
+            if at is None or at not in self.open_tools or not isinstance(frag, str):
                 raise WireFormatError("a toolUse delta for no open tool call")
+            k = at
             self.open_tools[k] += frag
             blk = self.content[k]
             yield self.ev("tool_use_input_delta", content_block_index=k, tool_use_id=blk["id"], partial_json=frag)
