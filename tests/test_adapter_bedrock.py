@@ -700,7 +700,7 @@ def test_generated_conversations_survive_the_round_trip():
 
 THEIRS_DIR = ROOT / "tests" / "third_party"
 THEIRS = f"{THEIRS_DIR / 'their_bedrock.py'}:TheirBedrockAdapter"
-THEIR_STREAM_RULES = ("TC103", "TC601", "TC602", "TC603", "TC604", "TC605", "TC606", "TC607", "TC609", "TC610")
+THEIR_STREAM_RULES = ("TC103", "TC601", "TC602", "TC603", "TC604", "TC605", "TC606", "TC607", "TC609", "TC610", "TC611")
 
 
 def _their_conform(capsys: Any, *extra: str, adapter: str = THEIRS) -> tuple[int, dict[str, dict[str, Any]]]:
@@ -806,3 +806,45 @@ def test_tc903_a_malformed_tool_use_read_as_cancelled_still_fails(tmp_path, caps
     _, results = _their_conform(capsys, "--cassettes", str(folder), "--no-samples", adapter=f"{wrong}:WrongBedrock")
     assert results["TC903"]["status"] == "fail", results["TC903"]
     assert any("metadata.status 'cancelled'" in r for r in results["TC903"]["reasons"]), results["TC903"]
+
+
+def _theirs() -> Any:
+    from conformance.adapters import registry  # by file, as `turnspec conform` loads it (it imports a sibling)
+
+    return registry.load(THEIRS)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"output": "x"},
+        {"output": {"message": {"content": "x"}}},
+        {"output": {"message": {"content": [{"toolUse": {"toolUseId": "t1", "name": "f", "input": 3}}]}}},
+        {"output": {"message": {"content": [{"text": "a"}]}}, "usage": {"inputTokens": "x"}},
+    ],
+    ids=["output-string", "content-string", "input-number", "usage-string"],
+)
+def test_the_honest_adapter_reads_a_malformed_response_as_a_wire_format_error(body):
+    with pytest.raises(WireFormatError):
+        _theirs().from_wire_response(WireResponse(body), ctx())
+
+
+@pytest.mark.parametrize(
+    "body", [{"messages": "x"}, {"messages": [], "inferenceConfig": {"maxTokens": "9"}}, {"system": [3]}]
+)
+def test_the_honest_adapter_reads_a_malformed_request_as_a_wire_format_error(body):
+    with pytest.raises(WireFormatError):
+        _theirs().from_wire_request(body)
+
+
+def test_the_honest_adapter_locates_a_broken_or_cut_stream():
+    whole = own("text.yaml", 1).response_body
+    broken = whole[:20] + bytes([whole[20] ^ 0xFF]) + whole[21:]
+    with pytest.raises(WireFormatError) as err:
+        list(_theirs().stream_response([broken], ctx()))
+    assert err.value.event == 0 and "CRC32" in str(err.value)
+    with pytest.raises(WireFormatError, match="truncated"):
+        list(_theirs().stream_response([whole[:-5]], ctx()))
+    events: list[dict[str, Any]] = []
+    with pytest.raises(WireFormatError, match="messageStop"):
+        events.extend(_theirs().stream_response([_frame("messageStart", {"role": "assistant"})], ctx()))

@@ -653,7 +653,27 @@ class TheirBedrockAdapter(BaseAdapter):
         )
 
     def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
-        return _ConverseStream(self, context).events(chunks)
+        st = _ConverseStream(self, context)
+        if context.request_id is not None:
+            self._live()[context.request_id] = st
+        return st.run(chunks)
+
+    def _live(self) -> dict[str, _ConverseStream]:
+        live: dict[str, _ConverseStream] | None = self.__dict__.get("_live_streams")
+        if live is None:
+            live = self.__dict__["_live_streams"] = {}
+        return live
+
+    def cancel(self, request_id: str) -> bool:
+        """Contract §3.1 / §5.3: the harness aborts the HTTP request (this adapter owns no
+        transport); the stream of `request_id`, at its next step, ends each open tool call
+        and its message with stop_reason `cancelled`, then stops. True while it is in flight,
+        False once it is over or unknown; idempotent."""
+        st = self._live().get(request_id)
+        if st is None or st.over or st.completed:
+            return False
+        st.cancelled = True
+        return True
 
     # estimates --------------------------------------------------------------------------
 
@@ -747,6 +767,25 @@ class _ConverseStream(CanonicalStream):
         self.stop: str | None = None
         self.raw_stop: Any = None
         self.done = False
+        self.cancelled = self.over = False
+
+    def run(self, chunks: Iterable[bytes | str]) -> Iterator[StreamEvent]:
+        """The events, cut short by `cancel` (checked each time the consumer resumes)."""
+        try:
+            for e in self.events(chunks):
+                yield e
+                if self.cancelled and not self.completed:
+                    yield from self.end_open_calls()
+                    self.done = True
+                    yield self.ev(
+                        "message_complete", stop_reason="cancelled", final_content=self.content, usage=self.usage
+                    )
+                    return
+        finally:
+            self.over = True
+            live = self.a._live()
+            if self.ctx.request_id is not None and live.get(self.ctx.request_id) is self:
+                del live[self.ctx.request_id]
 
     def _frames(self, chunks: Iterable[bytes | str]) -> Iterator[EventStreamMessage]:
         dec = EventStreamDecoder()
