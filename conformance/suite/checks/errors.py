@@ -319,7 +319,12 @@ def problems(
         want = str(cls)  # §6.2's body adjustment the record allows: held to that class's §6.3/§6.4
     sub = SUBCLASS.get(want, AdapterError)
     if cls != want:
-        alt = f" (or {', '.join(sorted(also))}: {'; '.join(also[c] for c in sorted(also))})" if also else ""
+        alt = (
+            f" (or {', '.join(sorted(also))}, contract §6.2 'adjust based on provider error bodies': "
+            f"{'; '.join(also[c] for c in sorted(also))})"
+            if also
+            else ""
+        )
         out.append(f"error_class {cls!r}, want {want!r}{alt}")
     if not isinstance(exc, sub):
         out.append(f"raised {type(exc).__name__}, want a {sub.__name__} (contract §6.3)")
