@@ -31,6 +31,12 @@ never from turnspec's reference adapter. Its choices, where the docs leave room:
   is the model timing out while processing, not a pre-response network failure (contract
   §6.1: NETWORK is "DNS, connection refused, timeout pre-response"), so it is a server
   error; a ValidationException saying the input is too long is a context overflow.
+- wire blocks with no canonical form (cachePoint, document, video, guardContent, a server
+  tool's call and result, an empty `system` or `inferenceConfig`) are kept, where they were,
+  in the message's own `provider_raw` (canonical §6.5) and sent back to Bedrock as read;
+  a streamed server tool call is not a canonical tool call;
+- `cancel(request_id)` (contract §3.1, §5.3) ends a stream at its next step;
+- the input estimate is a heuristic per model family, calibrated on recorded usage.
 
 Sources: docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html,
 API_runtime_ConverseStream.html, API_runtime_ConverseStreamOutput.html,
