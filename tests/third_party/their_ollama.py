@@ -365,7 +365,9 @@ class TheirOllamaAdapter(BaseAdapter):
                 text = ERROR_PREFIX + text
             cid = str(b["tool_use_id"])
             msg: dict[str, Any] = {"role": "tool", "content": text}
-            if cid in names:
+            # a result read from a request that named no tool goes back without a name: a
+            # template renders `tool_name`, so adding one changes the prompt (canonical §2.1.1)
+            if cid in names and not self.own_raw(m).get("no_tool_name"):
                 msg["tool_name"] = names[cid]
             pid = self.wire_id(sid, cid)
             if pid is not None:
@@ -446,7 +448,10 @@ class TheirOllamaAdapter(BaseAdapter):
                     tr["is_error"] = True
                     text = text[len(ERROR_PREFIX) :]
                 tr["content"] = [{"type": "text", "text": text}]
-                out.append(plain_message(sid, "tool", [tr], {"parent_tool_use_id": cid}))
+                tmeta: dict[str, Any] = {"parent_tool_use_id": cid}
+                if not name:
+                    tmeta["provider_raw"] = {self.name: {"no_tool_name": True}}  # canonical §6.5
+                out.append(plain_message(sid, "tool", [tr], tmeta))
             else:
                 raise WireFormatError(f"messages[{i}]: unknown role {role!r}")
         tools: list[ToolDefinition] = []
