@@ -377,9 +377,10 @@ OLLAMA_CHAT_DIFFERENCES: tuple[str | Equivalence, ...] = (
     *JSON_FORMS,
     Equivalence(
         "`stream: true` equals an absent `stream` (`stream: false` still differs from both)",
-        "stream: type: boolean, default: true",
-        OLLAMA_OPENAPI + " (ChatRequest.stream); docs/api.md: \"This is a streaming endpoint, so there will "
-        'be a series of responses. Streaming can be disabled using `\"stream\": false`.\"',
+        'ChatRequest: stream: type: boolean, default: true ("Streaming can be disabled using '
+        '`\"stream\": false`")',
+        OLLAMA_OPENAPI + " (ChatRequest.stream); https://github.com/ollama/ollama/blob/main/docs/api.md"
+        "#generate-a-chat-completion",
     ),
     Equivalence(
         "an empty `options` object equals an absent one",
