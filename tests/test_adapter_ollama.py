@@ -666,3 +666,42 @@ def test_the_honest_ollama_adapter_passes_conform_on_real_samples(samples: Path,
     assert results["TC802"]["cases_run"] >= 21 and results["TC701"]["cases_run"] >= 3
     for rule in THEIR_STREAM_RULES:
         assert results[rule]["status"] == "pass" and results[rule]["cases_run"] > 0, rule
+
+
+def _their_adapter() -> Any:
+    from conformance.adapters import registry  # loads the file as `turnspec conform` does (it imports a sibling)
+
+    return registry.load(THEIRS)
+
+
+def _history(*results: dict[str, Any]) -> dict[str, Any]:
+    calls = [{"function": {"name": n, "arguments": {"city": c}}} for n, c in (("temp", "NY"), ("cond", "NY"), ("temp", "LDN"))]
+    return {
+        "model": "qwen3",
+        "messages": [{"role": "user", "content": "?"}, {"role": "assistant", "content": "", "tool_calls": calls}, *results],
+        "stream": False,
+    }
+
+
+def test_their_adapter_pairs_id_less_results_by_name_then_order() -> None:
+    """Ollama pairs a result without `tool_call_id` by `tool_name`, else by the calls' order
+    (the suite's TC305 caught name-less results being paired out of call order)."""
+    a = _their_adapter()
+    for results in (
+        [{"role": "tool", "content": r} for r in ("1", "2", "3")],
+        [{"role": "tool", "tool_name": n, "content": r} for n, r in (("temp", "1"), ("cond", "2"), ("temp", "3"))],
+    ):
+        parsed = a.from_wire_request(_history(*results), session_id="sess_01J0000000000000000000000A")
+        uses = [b["id"] for b in parsed.messages[1]["content"] if b["type"] == "tool_use"]
+        answered = [m["content"][0]["tool_use_id"] for m in parsed.messages[2:]]
+        assert answered == uses, (results, answered, uses)
+
+
+def test_their_adapter_renders_a_nameless_result_without_a_name() -> None:
+    """A chat template renders `tool_name`: a result read without one goes back without one
+    (TC802 on the real openllmetry recording caught the name being added)."""
+    a = _their_adapter()
+    body = _history({"role": "tool", "content": "1"}, {"role": "tool", "tool_name": "cond", "content": "2"})
+    parsed = a.from_wire_request(body, session_id="sess_01J0000000000000000000000B")
+    rendered = a.to_wire(parsed.messages, parsed.tools, parsed.options).body
+    assert [m.get("tool_name") for m in rendered["messages"][2:]] == [None, "cond"]

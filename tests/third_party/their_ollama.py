@@ -389,7 +389,9 @@ class TheirOllamaAdapter(BaseAdapter):
         sid = session_id or "sess_" + mint_ulid()
         model = f"{PROVIDER}:{body.get('model') or 'unknown'}"
         out: list[Message] = []
-        open_calls: dict[str, list[str]] = {}  # tool name -> canonical ids of id-less calls not yet answered
+        # the latest assistant turn's id-less calls not yet answered, in call order: Ollama
+        # pairs a result without `tool_call_id` by its `tool_name`, else by order
+        pending: list[tuple[str, str]] = []
         wire_messages = body.get("messages")
         if wire_messages is not None and not isinstance(wire_messages, list):
             raise WireFormatError("messages is not a list")
@@ -409,6 +411,7 @@ class TheirOllamaAdapter(BaseAdapter):
                 out.append(plain_message(sid, "user", blocks, {}))
             elif role == "assistant":
                 blocks = []
+                pending = []
                 thinking = wm.get("thinking")
                 if isinstance(thinking, str) and thinking:
                     blocks.append({"type": "thinking", "text": thinking, "signature": None})
@@ -417,7 +420,7 @@ class TheirOllamaAdapter(BaseAdapter):
                 for call in wm.get("tool_calls") or []:
                     blk = self._call_block(sid, call)
                     if not (isinstance(call.get("id"), str) and call["id"]):
-                        open_calls.setdefault(str(blk["name"]), []).append(blk["id"])
+                        pending.append((str(blk["name"]), blk["id"]))
                     blocks.append(blk)
                 if not blocks:
                     blocks = [{"type": "text", "text": ""}]
@@ -430,19 +433,14 @@ class TheirOllamaAdapter(BaseAdapter):
             elif role == "tool":
                 wid = wm.get("tool_call_id")
                 name = str(wm.get("tool_name") or wm.get("name") or "")
+                named = [p for p in pending if p[0] == name]
                 if isinstance(wid, str) and wid:
                     cid = self.tool_id_map(sid).canonical_for(wid)
-                elif open_calls.get(name):
-                    cid = open_calls[name].pop(0)
+                elif named or (not name and pending):
+                    cid = (named or pending)[0][1]
+                    pending = [p for p in pending if p[1] != cid]
                 else:
-                    pending = [c for calls in open_calls.values() for c in calls]
-                    if not name and pending:
-                        cid = pending[0]
-                        for calls in open_calls.values():
-                            if cid in calls:
-                                calls.remove(cid)
-                    else:
-                        cid = self.call_id(sid, None)
+                    cid = self.call_id(sid, None)
                 tr: Block = {"type": "tool_result", "tool_use_id": cid, "content": []}
                 if text.startswith(ERROR_PREFIX):
                     tr["is_error"] = True
