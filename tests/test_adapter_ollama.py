@@ -675,10 +675,17 @@ def _their_adapter() -> Any:
 
 
 def _history(*results: dict[str, Any]) -> dict[str, Any]:
-    calls = [{"function": {"name": n, "arguments": {"city": c}}} for n, c in (("temp", "NY"), ("cond", "NY"), ("temp", "LDN"))]
+    calls = [
+        {"function": {"name": n, "arguments": {"city": c}}}
+        for n, c in (("temp", "NY"), ("cond", "NY"), ("temp", "LDN"))
+    ]
     return {
         "model": "qwen3",
-        "messages": [{"role": "user", "content": "?"}, {"role": "assistant", "content": "", "tool_calls": calls}, *results],
+        "messages": [
+            {"role": "user", "content": "?"},
+            {"role": "assistant", "content": "", "tool_calls": calls},
+            *results,
+        ],
         "stream": False,
     }
 

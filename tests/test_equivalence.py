@@ -195,9 +195,7 @@ def test_ollama_documented_defaults_equal_absent_fields():
 
 
 def test_ollama_defaults_that_say_something_still_differ():
-    assert equivalence.compare(OLLAMA_CHAT, _ollama(), _ollama(stream=False)) == [
-        "/stream: only in rendered (false)"
-    ]
+    assert equivalence.compare(OLLAMA_CHAT, _ollama(), _ollama(stream=False)) == ["/stream: only in rendered (false)"]
     assert equivalence.compare(OLLAMA_CHAT, _ollama(stream=True), _ollama(stream=False)) != []
     assert equivalence.compare(OLLAMA_CHAT, _ollama(options={"num_predict": 64}), _ollama()) != []
     tool = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}
@@ -218,7 +216,19 @@ def test_ollama_tool_call_turn_differences_that_matter_still_fail():
     renumbered = _ollama_turn(_call("get_temperature", index=1), _call("get_conditions", index=0))
     assert equivalence.compare(OLLAMA_CHAT, renumbered, bare) != []
     # text the turn said is not an absent content; a type other than function is kept
-    assert equivalence.compare(OLLAMA_CHAT, bare, _ollama_turn(_call("get_temperature"), _call("get_conditions"), content="Let me look.")) != []
+    assert (
+        equivalence.compare(
+            OLLAMA_CHAT, bare, _ollama_turn(_call("get_temperature"), _call("get_conditions"), content="Let me look.")
+        )
+        != []
+    )
     assert equivalence.compare(OLLAMA_CHAT, _ollama_turn(_call("f", type="other")), _ollama_turn(_call("f"))) != []
     # an empty content without tool calls is not the turn the guide shows
-    assert equivalence.compare(OLLAMA_CHAT, _ollama(messages=[{"role": "assistant"}]), _ollama(messages=[{"role": "assistant", "content": ""}])) != []
+    assert (
+        equivalence.compare(
+            OLLAMA_CHAT,
+            _ollama(messages=[{"role": "assistant"}]),
+            _ollama(messages=[{"role": "assistant", "content": ""}]),
+        )
+        != []
+    )

@@ -377,8 +377,7 @@ OLLAMA_CHAT_DIFFERENCES: tuple[str | Equivalence, ...] = (
     *JSON_FORMS,
     Equivalence(
         "`stream: true` equals an absent `stream` (`stream: false` still differs from both)",
-        'ChatRequest: stream: type: boolean, default: true ("Streaming can be disabled using '
-        '`\"stream\": false`")',
+        'ChatRequest: stream: type: boolean, default: true ("Streaming can be disabled using `"stream": false`")',
         OLLAMA_OPENAPI + " (ChatRequest.stream); https://github.com/ollama/ollama/blob/main/docs/api.md"
         "#generate-a-chat-completion",
     ),

@@ -308,7 +308,9 @@ class TheirOllamaAdapter(BaseAdapter):
                 if src.get("kind") == "base64" and media in IMAGE_TYPES:
                     images.append(str(src.get("data", "")))
                 else:
-                    self.drop(m, k, "image", f"Ollama takes base64 PNG or JPEG images only, not {src.get('kind')} {media}")
+                    self.drop(
+                        m, k, "image", f"Ollama takes base64 PNG or JPEG images only, not {src.get('kind')} {media}"
+                    )
             else:
                 self.drop(m, k, str(t), f"an Ollama user message has no place for a {t} block")
         out: dict[str, Any] = {"role": "user", "content": "\n\n".join(texts)}
@@ -407,7 +409,9 @@ class TheirOllamaAdapter(BaseAdapter):
                 blocks: list[Block] = [{"type": "text", "text": text}] if text or not wm.get("images") else []
                 for img in wm.get("images") or []:
                     data = str(img)
-                    blocks.append({"type": "image", "source": {"kind": "base64", "data": data}, "media_type": media_of(data)})
+                    blocks.append(
+                        {"type": "image", "source": {"kind": "base64", "data": data}, "media_type": media_of(data)}
+                    )
                 out.append(plain_message(sid, "user", blocks, {}))
             elif role == "assistant":
                 blocks = []
@@ -720,7 +724,9 @@ class _OllamaStream(CanonicalStream):
             self.content[k]["text"] += text
         else:
             k = len(self.content)
-            self.content.append({"type": kind, "text": text, "signature": None} if kind == "thinking" else {"type": kind, "text": text})
+            self.content.append(
+                {"type": kind, "text": text, "signature": None} if kind == "thinking" else {"type": kind, "text": text}
+            )
             self.open = kind
         yield self.ev(f"{kind}_delta", content_block_index=k, text=text)
 
