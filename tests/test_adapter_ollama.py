@@ -712,3 +712,40 @@ def test_their_adapter_renders_a_nameless_result_without_a_name() -> None:
     parsed = a.from_wire_request(body, session_id="sess_01J0000000000000000000000B")
     rendered = a.to_wire(parsed.messages, parsed.tools, parsed.options).body
     assert [m.get("tool_name") for m in rendered["messages"][2:]] == [None, "cond"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"message": "x"},
+        {"message": {"content": 3}},
+        {"message": {"tool_calls": [{"function": {"name": "f", "arguments": 3}}]}, "done": True},
+        {"message": {"content": "a"}, "done": True, "prompt_eval_count": "x"},
+    ],
+    ids=["message-string", "content-number", "arguments-number", "count-string"],
+)
+def test_their_adapter_reads_a_malformed_reply_as_a_wire_format_error(body: dict[str, Any]) -> None:
+    with pytest.raises(WireFormatError):
+        _their_adapter().from_wire_response(
+            WireResponse(body), RequestContext(session_id="sess_01J0000000000000000000000C")
+        )
+
+
+def test_their_adapter_ends_a_failing_stream_then_raises_the_classified_error() -> None:
+    """Contract §6.5: a last message_complete (stop_reason error, the content so far), then
+    the AdapterError; an `{"error": ...}` line has no status: a server error."""
+    lines = [
+        {"model": "qwen3", "message": {"role": "assistant", "content": "Paris is"}, "done": False},
+        {"error": "an error was encountered while running the model"},
+    ]
+    chunks = ["".join(json.dumps(x) + "\n" for x in lines)]
+    events: list[dict[str, Any]] = []
+    with pytest.raises(ServerError):
+        for ev in _their_adapter().stream_response(
+            chunks, RequestContext(session_id="sess_01J0000000000000000000000D")
+        ):
+            events.append(ev)
+    assert [e["type"] for e in events] == ["message_start", "text_delta", "message_complete"]
+    assert events[-1]["stop_reason"] == "error" and events[-1]["final_content"] == [
+        {"type": "text", "text": "Paris is"}
+    ]
