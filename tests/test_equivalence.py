@@ -167,3 +167,68 @@ def test_real_changes_still_fail_and_the_reason_names_the_equivalences_and_the_r
         "TC606": "Streaming events are 100% reconstructible",
     }[rule]
     assert sentence in why, why
+
+
+# -- Ollama /api/chat: documented defaults, and the two documented spellings of a tool-call turn
+
+
+def _ollama(**top: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {"model": "qwen3", "messages": [{"role": "user", "content": "Weather in Paris?"}]}
+    return {**body, **top}
+
+
+def _ollama_turn(*calls: dict[str, Any], **content: Any) -> dict[str, Any]:
+    return _ollama(messages=[{"role": "assistant", **content, "tool_calls": list(calls)}])
+
+
+def _call(name: str, **extra: Any) -> dict[str, Any]:
+    fn = {k: v for k, v in extra.items() if k == "index"}
+    rest = {k: v for k, v in extra.items() if k != "index"}
+    return {**rest, "function": {**fn, "name": name, "arguments": {"city": "Paris"}}}
+
+
+def test_ollama_documented_defaults_equal_absent_fields():
+    # ChatRequest.stream "default: true"; an empty `options` overrides nothing; no tools
+    assert equivalence.compare(OLLAMA_CHAT, _ollama(), _ollama(stream=True)) == []
+    assert equivalence.compare(OLLAMA_CHAT, _ollama(options={}), _ollama()) == []
+    assert equivalence.compare(OLLAMA_CHAT, _ollama(tools=[]), _ollama()) == []
+
+
+def test_ollama_defaults_that_say_something_still_differ():
+    assert equivalence.compare(OLLAMA_CHAT, _ollama(), _ollama(stream=False)) == ["/stream: only in rendered (false)"]
+    assert equivalence.compare(OLLAMA_CHAT, _ollama(stream=True), _ollama(stream=False)) != []
+    assert equivalence.compare(OLLAMA_CHAT, _ollama(options={"num_predict": 64}), _ollama()) != []
+    tool = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}
+    assert equivalence.compare(OLLAMA_CHAT, _ollama(tools=[tool]), _ollama()) != []
+
+
+def test_ollama_tool_call_turn_in_either_documented_spelling():
+    # the tool-calling guide's history turn (no content; type and index 0..n) equals the
+    # reply's own spelling ("content": "", bare calls)
+    guide = _ollama_turn(_call("get_temperature", type="function", index=0), _call("get_conditions", index=1))
+    reply = _ollama_turn(_call("get_temperature"), _call("get_conditions"), content="")
+    assert equivalence.compare(OLLAMA_CHAT, guide, reply) == []
+
+
+def test_ollama_tool_call_turn_differences_that_matter_still_fail():
+    bare = _ollama_turn(_call("get_temperature"), _call("get_conditions"))
+    # an index other than the call's position (calls swapped or renumbered)
+    renumbered = _ollama_turn(_call("get_temperature", index=1), _call("get_conditions", index=0))
+    assert equivalence.compare(OLLAMA_CHAT, renumbered, bare) != []
+    # text the turn said is not an absent content; a type other than function is kept
+    assert (
+        equivalence.compare(
+            OLLAMA_CHAT, bare, _ollama_turn(_call("get_temperature"), _call("get_conditions"), content="Let me look.")
+        )
+        != []
+    )
+    assert equivalence.compare(OLLAMA_CHAT, _ollama_turn(_call("f", type="other")), _ollama_turn(_call("f"))) != []
+    # an empty content without tool calls is not the turn the guide shows
+    assert (
+        equivalence.compare(
+            OLLAMA_CHAT,
+            _ollama(messages=[{"role": "assistant"}]),
+            _ollama(messages=[{"role": "assistant", "content": ""}]),
+        )
+        != []
+    )

@@ -371,6 +371,44 @@ GEMINI_DIFFERENCES: tuple[str | Equivalence, ...] = (
 )
 """A generateContent body is proto3 JSON (`GenerateContentRequest`, `Part`, `Blob`)."""
 
+OLLAMA_OPENAPI = "https://docs.ollama.com/api/chat (docs/openapi.yaml)"
+OLLAMA_TOOL_CALLING = "https://docs.ollama.com/capabilities/tool-calling"
+OLLAMA_CHAT_DIFFERENCES: tuple[str | Equivalence, ...] = (
+    *JSON_FORMS,
+    Equivalence(
+        "`stream: true` equals an absent `stream` (`stream: false` still differs from both)",
+        'ChatRequest: stream: type: boolean, default: true ("Streaming can be disabled using `"stream": false`")',
+        OLLAMA_OPENAPI + " (ChatRequest.stream); https://github.com/ollama/ollama/blob/main/docs/api.md"
+        "#generate-a-chat-completion",
+    ),
+    Equivalence(
+        "an empty `options` object equals an absent one",
+        "This example sets every available option, but you can set any of them individually and omit the "
+        "ones you do not want to override.",
+        "https://github.com/ollama/ollama/blob/main/docs/api.md#generate-request-with-options",
+    ),
+    Equivalence(
+        "an empty `tools` list equals an absent one",
+        "tools: Optional list of function tools the model may call during the chat",
+        OLLAMA_OPENAPI + " (ChatRequest.tools)",
+    ),
+    Equivalence(
+        'an assistant message\'s `content` of "" equals an absent `content` when the message has `tool_calls`',
+        'ChatMessage: required: [role, content]; the tool-calling guide sends that turn as {"role": "assistant", '
+        '"tool_calls": [...]} and the reply it answers carries "content": "" beside its tool_calls',
+        OLLAMA_OPENAPI + " (ChatMessage); " + OLLAMA_TOOL_CALLING + " (Calling a single tool)",
+    ),
+    Equivalence(
+        '`"type": "function"` on a message\'s tool call equals its absence, and `function.index` equal to the '
+        "call's position in `tool_calls` equals an absent `index` (any other index still differs)",
+        "ToolCall: properties: function: name, description, arguments (no `type`, no `index`); "
+        "ToolDefinition.type: Type of tool (always `function`); the parallel example numbers its calls "
+        '"index": 0, 1, 2, 3 in list order',
+        OLLAMA_OPENAPI + " (ToolCall, ToolDefinition); " + OLLAMA_TOOL_CALLING + " (Parallel tool calling)",
+    ),
+)
+"""Ollama's documented defaults and the two spellings its docs show of one assistant tool-call turn."""
+
 
 def anthropic_messages(body: JsonBody) -> JsonBody:
     """An Anthropic Messages request in the form TC802 compares (ANTHROPIC_MESSAGES_DIFFERENCES)."""
@@ -533,4 +571,30 @@ def _openai(b: dict[str, Any]) -> dict[str, Any]:
     _strip_description(b.get("tools"), "function")
     if b.get("tools") and b.get("tool_choice") == "auto":
         del b["tool_choice"]  # the documented default (OPENAI_CHAT_DIFFERENCES)
+    return b
+
+
+def ollama_chat(body: JsonBody) -> JsonBody:
+    """An Ollama `/api/chat` request in the form TC802 compares (OLLAMA_CHAT_DIFFERENCES)."""
+    b = copy.deepcopy(dict(body))
+    if b.get("stream") is True:
+        del b["stream"]  # the documented default
+    if b.get("options") == {}:
+        del b["options"]
+    if b.get("tools") == []:
+        del b["tools"]
+    for m in b.get("messages") or []:
+        if not isinstance(m, dict) or m.get("role") != "assistant":
+            continue
+        calls = m.get("tool_calls")
+        if calls and m.get("content") == "":
+            del m["content"]
+        for j, call in enumerate(calls if isinstance(calls, list) else []):
+            if not isinstance(call, dict):
+                continue
+            if call.get("type") == "function":
+                del call["type"]
+            fn = call.get("function")
+            if isinstance(fn, dict) and _number(fn.get("index")) and fn["index"] == j:
+                del fn["index"]
     return b

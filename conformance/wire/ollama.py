@@ -246,7 +246,10 @@ OLLAMA_CHAT = WireApi(
         "load": "end_turn",
         "unload": "end_turn",
     },
-    accepted_differences=equivalence.JSON_FORMS,  # object member order, number spellings
+    # object member order, number spellings, documented defaults, the two documented
+    # spellings of an assistant tool-call turn
+    accepted_differences=equivalence.OLLAMA_CHAT_DIFFERENCES,
+    normalize_request=equivalence.ollama_chat,
 )
 
 OLLAMA_GENERATE = WireApi(
