@@ -22,6 +22,7 @@ from conformance.core.findings import Selection
 from conformance.suite import checks
 from conformance.suite.cassettes import load_cassette
 from conformance.suite.checks.cancel import NO_HOOK
+from conformance.suite.checks.common import ctx_for, parse_stream
 from conformance.suite.runner import SuiteConfig, SuiteReport, run
 from conformance.wire.openai_chat import OPENAI_CHAT
 
@@ -402,3 +403,42 @@ def test_cancel_while_the_adapter_waits_for_bytes_then_the_harness_aborts():
     events = list(a.stream_response(chunks(), ctx))
     assert events[-1]["type"] == "message_complete" and events[-1]["stop_reason"] == "cancelled"
     assert [e["type"] for e in events].count("tool_use_start") == [e["type"] for e in events].count("tool_use_end")
+
+
+class ErrorEventOfItsOwnShape(AnthropicAdapter):
+    """Sends canonical §7.4's `error` event with fields of its own choosing: §7.4 names the
+    event and gives it no payload ("type-specific payload fields"; streaming §5.3 has none)."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        for e in super().stream_response(chunks, context):
+            if e["type"] == "error":
+                yield {"type": "error", "error": {"kind": e.get("error_class"), "text": e.get("message")}}
+            else:
+                yield e
+
+
+class ErrorEventOfNoContractClass(AnthropicAdapter):
+    """An `error` event whose `error_class` is not one of contract §6.1's classes."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        for e in super().stream_response(chunks, context):
+            yield {**e, "error_class": "timeout"} if e["type"] == "error" else e
+
+
+def test_an_error_event_needs_only_its_type_and_a_class_it_names_is_a_contract_class():
+    """Failed before: stream-event.json required `message_id`, `error_class` and `message`
+    on an `error` event and forbade other fields, which no spec sentence asks."""
+    report = _run(ErrorEventOfItsOwnShape(), ("TC103",))
+    cases = report.result("TC103", "anthropic")
+    assert cases is not None and cases.status == "pass", cases
+    sent = [
+        e
+        for it in load_cassette(ROOT / "cassettes/anthropic/errors.yaml").interactions
+        if it.is_stream
+        for e in parse_stream(ErrorEventOfItsOwnShape(), it.response_body, ctx_for("s"))[0]
+        if e.get("type") == "error"
+    ]
+    assert sent, "the cassette must make the adapter send an error event"
+    wrong = _run(ErrorEventOfNoContractClass(), ("TC103",)).result("TC103", "anthropic")
+    assert wrong is not None and wrong.status == "fail"
+    assert any("timeout" in r for r in wrong.reasons), wrong.reasons

@@ -104,10 +104,16 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         sys.stdout.write("generated/ matches schemas/\n")
         return 0
+    # generated where `check` generates (under the checkout's pyproject.toml), then moved
+    # into place: generated straight into generated/, the formatter read the line length
+    # of generated/pyproject.toml (the models distribution's) and the output never
+    # matched `--check`
     target = GENERATED / PACKAGE
-    if target.exists():
-        shutil.rmtree(target)
-    generate_into(GENERATED)
+    with tempfile.TemporaryDirectory(dir=ROOT, prefix=".codegen-") as tmp:
+        generate_into(Path(tmp))
+        if target.exists():
+            shutil.rmtree(target)
+        shutil.move(Path(tmp) / PACKAGE, target)
     return 0
 
 

@@ -125,16 +125,16 @@ class ErrorClass(StrEnum):
 
 class ErrorEvent(TurnspecModel):
     """
-    The stream failed (spec §7.4 error; error classes of adapter contract §6.1).
+    The stream failed (spec §7.4 error). §7.4 names the event and gives no payload ("type-specific payload fields"; streaming §5.3 has no error event), so only `type` is required and other fields are allowed; the fields turnspec's adapters send are typed when present (error classes of adapter contract §6.1).
     """
 
     model_config = ConfigDict(
-        extra='forbid',
+        extra='allow',
     )
     type: Literal['error'] = 'error'
-    message_id: ids.NonEmptyString
-    error_class: ErrorClass
-    message: StrictStr
+    message_id: ids.NonEmptyString | None = None
+    error_class: ErrorClass | None = None
+    message: StrictStr | None = None
     provider_status: StrictInt | None = None
 
 
