@@ -140,15 +140,15 @@ class ErrorEvent(TurnspecModel):
 
 class UsageUpdateEvent(TurnspecModel):
     """
-    Token counts known so far (spec §7.4 usage_update).
+    Token counts known so far (spec §7.4 usage_update). §7.4 names the event and gives no payload ("type-specific payload fields"; streaming §5.3 has no usage event), so only `type` is required and other fields are allowed; `usage`, the field turnspec's adapters send, is a TokenUsage when present.
     """
 
     model_config = ConfigDict(
-        extra='forbid',
+        extra='allow',
     )
     type: Literal['usage_update'] = 'usage_update'
-    message_id: ids.NonEmptyString
-    usage: token_usage.TokenUsage
+    message_id: ids.NonEmptyString | None = None
+    usage: token_usage.TokenUsage | None = None
 
 
 StreamEvent = TypeAliasType(
