@@ -32,7 +32,19 @@ from .. import rules as R
 from ..capture import capture_warnings
 from ..outcome import AdapterUnderTest, Outcome
 from ..scripts import Builder, conversation, mark
-from .common import Env, check, crash, ctx_for, o, opts, parse_stream, read_request, session_for, wire_api_of
+from .common import (
+    Env,
+    check,
+    crash,
+    ctx_for,
+    o,
+    opts,
+    parse_stream,
+    read_request,
+    session_for,
+    token_counts,
+    wire_api_of,
+)
 from .streams import wire_values
 
 PARALLEL = "supports_parallel_tool_calls"
@@ -217,7 +229,8 @@ def _cache_case(s: AdapterUnderTest, label: str, recorded: Any, usage: Any, show
     if not isinstance(recorded, dict) or not (recorded.get("cache_read") or recorded.get("cache_write")):
         return
     shown[CACHING] += 1
-    if not isinstance(usage, dict):
+    usage = token_counts(usage)  # a mapping or a TokenUsage object; its shape is TC101's / TC103's
+    if usage is None:
         yield o(
             R.CAPS_PROBED, s, "fail", f"{label} (cache)", "the recording shows caching, the parse no usage", CACHING
         )

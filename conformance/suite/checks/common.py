@@ -243,7 +243,56 @@ def estimate_of(a: Adapter, parsed: ParsedRequest) -> int:
 
 
 def errors_of(messages: list[Message], sel: Selection | None = None, finish: bool = False) -> list[str]:
+    """The validator's errors on messages an adapter produced; a value that is no JSON data
+    (an object where the schema wants an object of JSON values) is one located error, never
+    an exception out of the check (the schema validators refuse such values by raising)."""
+    where = non_json(messages)
+    if where is not None:
+        return [f"<memory>:{where}: not JSON data (canonical messages are JSON, §5)"]
     return [f.format() for f in validate_messages(messages, selection=sel, finish=finish) if f.severity == "error"]
+
+
+def non_json(value: Any, at: str = "") -> str | None:
+    """The JSON pointer of the first value in `value` that is no JSON data (a str, int,
+    float, bool, None, or a dict with str keys / list / tuple of JSON data), with its type;
+    None when it is all JSON data."""
+    if value is None or isinstance(value, str | int | float | bool):
+        return None
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if not isinstance(k, str):
+                return f"{at or '/'} (key {k!r} is a {type(k).__name__})"
+            found = non_json(v, f"{at}/{k.replace('~', '~0').replace('/', '~1')}")
+            if found is not None:
+                return found
+        return None
+    if isinstance(value, list | tuple):
+        return next((f for i, v in enumerate(value) if (f := non_json(v, f"{at}/{i}")) is not None), None)
+    return f"{at or '/'} (a {type(value).__name__})"
+
+
+USAGE_FIELDS = ("input_tokens", "output_tokens", "cached_input_tokens", "cache_creation_input_tokens")
+
+
+def token_counts(usage: Any) -> dict[str, int] | None:
+    """Contract §3.3/§7.1 `TokenUsage` as the four counts, from a mapping or an object with
+    those attributes (the contract writes TokenUsage as a class): a count absent or null is
+    the class's default 0 (`cached_input_tokens: int = 0`); None when `usage` is None or a
+    count is no count (a string, a negative, a boolean). The checks compare counts read
+    here, so usage of an unusual shape is TC103's or TC101's to judge, never a crash."""
+    if usage is None:
+        return None
+    out: dict[str, int] = {}
+    for k in USAGE_FIELDS:
+        v = usage.get(k) if isinstance(usage, Mapping) else getattr(usage, k, None)
+        if v is None:
+            v = 0
+        if type(v) is float and v.is_integer():
+            v = int(v)
+        if type(v) is not int or v < 0:
+            return None
+        out[k] = v
+    return out
 
 
 # the attributes every LogRecord has; what else a record carries is what the adapter put
@@ -421,13 +470,14 @@ def message_from_events(a: Adapter, events: list[StreamEvent], ctx: RequestConte
         return None
     model = str(start.get("model") or f"{a.provider}:unknown")
     content = list(done.get("final_content") or []) or [{"type": "text", "text": ""}]
-    usage = done.get("usage")
+    counts = token_counts(done.get("usage"))
     meta: dict[str, Any] = {
         "model": model,
         "provider": a.provider,
         "routing": {"mode": "default", "chosen_model": model, "reason": "turnspec conform"},
-        # usage of another shape is TC103's to report, never a crash of the suite here
-        "usage": harness_usage(usage, model, ctx) if isinstance(usage, Mapping) else None,
+        # usage of another shape (null counts, an object) is TC103's to report, never a
+        # crash of the suite here
+        "usage": harness_usage(counts, model, ctx) if counts is not None else None,
     }
     if done.get("stop_reason") in ("cancelled", "error"):
         meta["status"] = done["stop_reason"]

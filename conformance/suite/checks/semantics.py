@@ -54,6 +54,7 @@ from .common import (
     read_request,
     result_blocks,
     session_for,
+    token_counts,
     wire_api_of,
 )
 from .streams import wire_values
@@ -369,7 +370,7 @@ INCLUSIVE = "the contract's literal mapping (input includes cache reads)"
 
 
 def _usage_problems(
-    recorded: Any, usage: dict[str, Any] | None, api: WireApi | None = None, readings: set[str] | None = None
+    recorded: Any, parsed: Any, api: WireApi | None = None, readings: set[str] | None = None
 ) -> list[str]:
     """What differs between the parsed usage and the recorded one; empty when they agree.
 
@@ -381,14 +382,17 @@ def _usage_problems(
     """
     if not isinstance(recorded, dict):
         return []
-    if usage is None:
+    if parsed is None:
         return ["the recording has usage, the parsed message none"]
+    usage = token_counts(parsed)  # a mapping or a TokenUsage object, absent counts 0
+    if usage is None:
+        return [f"the parsed usage {parsed!r:.80} holds no token counts (contract §7.1 TokenUsage: int counts)"]
 
     def problems(want: dict[str, Any]) -> list[str]:
         return [
             f"{mine}: parsed {usage.get(mine, 0)}, recorded {want.get(theirs, 0)}"
             for theirs, mine in USAGE_KEYS
-            if int(usage.get(mine, 0) or 0) != int(want.get(theirs, 0) or 0)
+            if usage.get(mine, 0) != int(want.get(theirs, 0) or 0)
         ]
 
     disjoint = problems(recorded)
@@ -629,8 +633,9 @@ def missing_usage(env: Env) -> Iterator[Outcome]:
                 continue  # TC101 / TC601 report it
             problems = []
             if usage:
-                if not isinstance(usage, dict) or usage.get("input_tokens") != PREFLIGHT_ESTIMATE:
-                    got = usage.get("input_tokens") if isinstance(usage, dict) else usage
+                counts = token_counts(usage)  # a mapping or a TokenUsage object
+                if counts is None or counts["input_tokens"] != PREFLIGHT_ESTIMATE:
+                    got = counts["input_tokens"] if counts is not None else usage
                     problems.append(
                         f"input_tokens {got!r} reported for a response without usage; the estimate handed over was "
                         f"{PREFLIGHT_ESTIMATE} (contract §7.2: estimate_input_tokens()'s output)"

@@ -1,0 +1,100 @@
+"""Checks judge honest-but-unusual adapter output; none raises out of `turnspec conform`.
+
+The runner does not catch what a check function raises (`suite/runner.py: run`), so one
+exception stops the whole run. Each test here gives an adapter a shape the contract or the
+schemas allow, or that another check judges, and asks for verdicts, not a traceback."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from conformance.adapters.anthropic import AnthropicAdapter
+from conformance.adapters.protocol import Message, RequestContext, StreamEvent, WireResponse
+from conformance.core.findings import Selection
+from conformance.suite.runner import SuiteConfig, SuiteReport, run
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _run(adapter: AnthropicAdapter, *rules: str) -> SuiteReport:
+    return run(
+        SuiteConfig.for_adapter(
+            adapter,
+            cassette_dirs=[ROOT / "cassettes" / "anthropic"],
+            samples=None,
+            selection=Selection(select=rules),
+        )
+    )
+
+
+def _status(report: SuiteReport, rule: str, name: str) -> str | None:
+    result = report.result(rule, name)
+    return None if result is None else result.status
+
+
+class NullCacheCounts(AnthropicAdapter):
+    """Streams usage whose cache counts are null (TokenUsage's defaults, written as null)."""
+
+    def stream_response(self, chunks: Iterable[bytes], request_context: RequestContext) -> Iterator[StreamEvent]:
+        for e in super().stream_response(chunks, request_context):
+            if e.get("type") == "message_complete" and isinstance(e.get("usage"), dict):
+                e = {**e, "usage": {**e["usage"], "cached_input_tokens": None, "cache_creation_input_tokens": None}}
+            yield e
+
+
+def test_null_usage_counts_in_a_stream_are_judged_not_a_crash() -> None:
+    """Failed before: the message a harness stores after the stream was built with
+    `int(None)`, a TypeError out of TC101's check that stopped the run."""
+    report = _run(NullCacheCounts(), "TC101", "TC103")
+    assert _status(report, "TC103", "anthropic") == "fail"  # null is no integer (token-usage.json)
+    result = report.result("TC103", "anthropic")
+    assert result is not None and any("message_complete" in why for why in result.reasons), result.reasons
+
+
+@dataclasses.dataclass
+class TokenUsage:
+    """Contract §3.3 / §7.1 write TokenUsage as a class."""
+
+    input_tokens: int
+    output_tokens: int
+    cached_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+
+
+def _as_object(usage: Any) -> Any:
+    if not isinstance(usage, dict):
+        return usage
+    return TokenUsage(**{f.name: usage.get(f.name, 0) for f in dataclasses.fields(TokenUsage)})
+
+
+class UsageObjects(AnthropicAdapter):
+    """Reports usage as a TokenUsage object, in parsed messages and in message_complete."""
+
+    def from_wire_response(self, response: WireResponse, request_context: RequestContext) -> Message:
+        msg = super().from_wire_response(response, request_context)
+        meta: Any = msg["metadata"]
+        if "usage" in meta:
+            meta["usage"] = _as_object(meta["usage"])
+        return msg
+
+    def stream_response(self, chunks: Iterable[bytes], request_context: RequestContext) -> Iterator[StreamEvent]:
+        for e in super().stream_response(chunks, request_context):
+            if e.get("type") == "message_complete":
+                e = {**e, "usage": _as_object(e.get("usage"))}
+            yield e
+
+
+def test_usage_objects_are_judged_not_a_crash() -> None:
+    """Failed before: the schema validators raised on the object (TC101, TC103), TC606 and
+    TC904 called `.get` on it. The counts are right, so the checks comparing counts pass;
+    the messages and events are no JSON data, which TC101 and TC103 fail, located."""
+    report = _run(UsageObjects(), "TC101", "TC103", "TC606", "TC904", "TC503", "TC906")
+    assert _status(report, "TC904", "anthropic") == "pass"
+    assert _status(report, "TC606", "anthropic") == "pass"
+    for rule in ("TC101", "TC103"):
+        result = report.result(rule, "anthropic")
+        assert result is not None and result.status == "fail", (rule, result)
+        assert any("/usage (a TokenUsage): not JSON data" in why for why in result.reasons), result.reasons
