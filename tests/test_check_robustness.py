@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.adapters.anthropic import AnthropicAdapter
+from conformance.adapters.gemini import GeminiAdapter
 from conformance.adapters.protocol import Message, RequestContext, StreamEvent, WireResponse
 from conformance.core.findings import Selection
 from conformance.suite.runner import SuiteConfig, SuiteReport, run
@@ -98,3 +99,21 @@ def test_usage_objects_are_judged_not_a_crash() -> None:
         result = report.result(rule, "anthropic")
         assert result is not None and result.status == "fail", (rule, result)
         assert any("/usage (a TokenUsage): not JSON data" in why for why in result.reasons), result.reasons
+
+
+def test_non_ascii_provider_tool_ids_are_restored_not_misread(tmp_path: Path) -> None:
+    """A provider id with non-ASCII characters (Gemini's `functionCall.id` is any string) goes
+    back unchanged. Failed before: TC302 looked for the id's ASCII-escaped JSON spelling in
+    bodies serialized without escapes, and reported the id as lost."""
+    for f in (ROOT / "cassettes" / "gemini").glob("tools.yaml"):
+        text = f.read_text(encoding="utf-8").replace("fc_7b0d2f61", "fc_é工具_7b0d")
+        (tmp_path / f.name).write_text(text, encoding="utf-8")
+    adapter = GeminiAdapter()
+    report = run(
+        SuiteConfig.for_adapter(
+            adapter, cassette_dirs=[tmp_path], samples=None, selection=Selection(select=("TC302", "TC305"))
+        )
+    )
+    result = report.result("TC302", adapter.name)
+    assert result is not None and result.status == "pass", result
+    assert result.passed >= 1

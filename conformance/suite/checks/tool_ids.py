@@ -105,9 +105,9 @@ def _script_ids(s: AdapterUnderTest) -> Iterator[Outcome]:
     # TC305: use and result carry the same id
     paired = []
     for c, p in zip(cids, pids, strict=True):
-        if p is not None and text.count(json.dumps(p)) < 2:
+        if p is not None and text.count(body_text(p)) < 2:
             paired.append(
-                f"provider id {p} of {c} appears {text.count(json.dumps(p))} time(s) on the wire, want use + result"
+                f"provider id {p} of {c} appears {text.count(body_text(p))} time(s) on the wire, want use + result"
             )
     facts = wire_facts.inspect(api, first.body) if api is not None else None
     if facts is not None and facts.unpaired_results:
@@ -214,7 +214,7 @@ def _recorded_ids(env: Env, s: AdapterUnderTest) -> Iterator[Outcome]:
         except Exception as exc:
             yield o(R.TOOL_ID_RESTORED, s, "fail", it.label, crash(exc))
             continue
-        text, raw = body_text(wire.body), json.dumps(it.response_json, ensure_ascii=False)
+        text, raw = body_text(wire.body), body_text(it.response_json)
         ids = WireIds.of(api, [it.response_json])
         fixed = fixed_ids(a, sid, ids)
         problems = [
@@ -228,11 +228,11 @@ def _recorded_ids(env: Env, s: AdapterUnderTest) -> Iterator[Outcome]:
                 # the API issued no id for this call (its record says it need not): nothing to
                 # restore, and whether a minted id goes on the wire is the adapter's (TC305 pairs)
                 minted += 1
-            elif p is None or json.dumps(p) not in raw:
+            elif p is None or body_text(p) not in raw:
                 problems.append(
                     f"{u['id']} maps to {p!r}, which is not the id in the recorded response ({LOOK_UP_PROVIDER})"
                 )
-            elif text.count(json.dumps(p)) < 2:
+            elif text.count(body_text(p)) < 2:
                 problems.append(f"provider id {p} not restored on both the call and its result ({LOOK_UP_PROVIDER})")
         problems += _read_back_in_session(a, wire.body, b.messages, sid, fixed)
         if minted == len(uses) and not problems:
