@@ -117,3 +117,18 @@ def test_non_ascii_provider_tool_ids_are_restored_not_misread(tmp_path: Path) ->
     result = report.result("TC302", adapter.name)
     assert result is not None and result.status == "pass", result
     assert result.passed >= 1
+
+
+class NoEventIds(AnthropicAdapter):
+    """Streams events without `message_id` (TC103 judges the events' shape)."""
+
+    def stream_response(self, chunks: Iterable[bytes], request_context: RequestContext) -> Iterator[StreamEvent]:
+        for e in super().stream_response(chunks, request_context):
+            yield {k: v for k, v in e.items() if k != "message_id"}  # type: ignore[misc]
+
+
+def test_events_without_message_ids_are_judged_not_a_crash() -> None:
+    """Failed before: TC607 read `events[0]["message_id"]`, a KeyError out of the check."""
+    report = _run(NoEventIds(), "TC103", "TC607")
+    assert _status(report, "TC607", "anthropic") == "pass"  # the same events however the bytes are cut
+    assert _status(report, "TC103", "anthropic") == "fail"

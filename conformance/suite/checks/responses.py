@@ -252,7 +252,7 @@ def _stream(
     # last byte (a blank line's LF, a CRC's last byte) arrives with the next frame's start.
     # Equal means equal up to a consistent renaming of the tool ids the adapter minted (the
     # API issued none); ids the wire issued must match exactly
-    again_ctx = replace(ctx, message_id=events[0]["message_id"] if events else None)
+    again_ctx = replace(ctx, message_id=events[0].get("message_id") if events else None)
     framing = it.framing
     cuts = sorted({e - 1 for e in framing.frame_ends(it.response_body) if e > 1}) if framing is not None else []
     ways: list[tuple[str, int | None, list[int]]] = [("7-byte chunks", 7, [])]
