@@ -39,7 +39,7 @@ def _status(report: SuiteReport, rule: str, name: str) -> str | None:
 class NullCacheCounts(AnthropicAdapter):
     """Streams usage whose cache counts are null (TokenUsage's defaults, written as null)."""
 
-    def stream_response(self, chunks: Iterable[bytes], request_context: RequestContext) -> Iterator[StreamEvent]:
+    def stream_response(self, chunks: Iterable[bytes | str], request_context: RequestContext) -> Iterator[StreamEvent]:
         for e in super().stream_response(chunks, request_context):
             if e.get("type") == "message_complete" and isinstance(e.get("usage"), dict):
                 e = {**e, "usage": {**e["usage"], "cached_input_tokens": None, "cache_creation_input_tokens": None}}
@@ -74,14 +74,14 @@ def _as_object(usage: Any) -> Any:
 class UsageObjects(AnthropicAdapter):
     """Reports usage as a TokenUsage object, in parsed messages and in message_complete."""
 
-    def from_wire_response(self, response: WireResponse, request_context: RequestContext) -> Message:
+    def from_wire_response(self, response: WireResponse | dict[str, Any], request_context: RequestContext) -> Message:
         msg = super().from_wire_response(response, request_context)
         meta: Any = msg["metadata"]
         if "usage" in meta:
             meta["usage"] = _as_object(meta["usage"])
         return msg
 
-    def stream_response(self, chunks: Iterable[bytes], request_context: RequestContext) -> Iterator[StreamEvent]:
+    def stream_response(self, chunks: Iterable[bytes | str], request_context: RequestContext) -> Iterator[StreamEvent]:
         for e in super().stream_response(chunks, request_context):
             if e.get("type") == "message_complete":
                 e = {**e, "usage": _as_object(e.get("usage"))}
@@ -122,9 +122,9 @@ def test_non_ascii_provider_tool_ids_are_restored_not_misread(tmp_path: Path) ->
 class NoEventIds(AnthropicAdapter):
     """Streams events without `message_id` (TC103 judges the events' shape)."""
 
-    def stream_response(self, chunks: Iterable[bytes], request_context: RequestContext) -> Iterator[StreamEvent]:
+    def stream_response(self, chunks: Iterable[bytes | str], request_context: RequestContext) -> Iterator[StreamEvent]:
         for e in super().stream_response(chunks, request_context):
-            yield {k: v for k, v in e.items() if k != "message_id"}  # type: ignore[misc]
+            yield {k: v for k, v in e.items() if k != "message_id"}
 
 
 def test_events_without_message_ids_are_judged_not_a_crash() -> None:
