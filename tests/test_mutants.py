@@ -20,6 +20,7 @@ from mutants import (
 )
 
 from conformance.adapters import registry
+from conformance.adapters.openai_chat import OpenAIChatAdapter
 from conformance.adapters.openrouter import OpenRouterChatAdapter
 from conformance.core.findings import Selection
 from conformance.suite.runner import SuiteConfig, SuiteReport, run
@@ -178,3 +179,53 @@ def test_tc701_measures_estimates_against_the_recording_not_the_adapters_own_par
     assert verdict(OpenAIChatAdapter()) == "pass"
     assert verdict(UsageTripled()) == "pass"  # the parse is TC904's to fail, not the estimate
     assert verdict(EstimateTripled()) == "fail"
+
+
+def _tc503(adapter: OpenAIChatAdapter) -> SuiteReport:
+    return run(
+        SuiteConfig.for_adapter(
+            adapter,
+            cassette_dirs=[ROOT / "cassettes" / "openai-chat"],
+            samples=None,
+            selection=Selection(select=("TC503",)),
+        )
+    )
+
+
+def test_tc503_counts_parallel_calls_in_the_recording_not_in_the_adapters_own_parse():
+    """TC503's recorded parallel-call cases count the calls in the recording (the record's
+    `response_tool_calls` probe). Failed before: they counted the parse under test, so an
+    adapter that lost one of two recorded calls was never judged on it (TC503 passed), and
+    one that split every call in two was credited with parallel replies the recordings
+    do not hold."""
+
+    class DropsSecondCall(OpenAIChatAdapter):
+        def from_wire_response(self, response, request_context):  # type: ignore[no-untyped-def]
+            msg = super().from_wire_response(response, request_context)
+            calls = [i for i, b in enumerate(msg["content"]) if b.get("type") == "tool_use"]
+            if len(calls) > 1:
+                del msg["content"][calls[1]]
+            return msg
+
+    class SplitsEveryCall(OpenAIChatAdapter):
+        def from_wire_response(self, response, request_context):  # type: ignore[no-untyped-def]
+            msg = super().from_wire_response(response, request_context)
+            out = []
+            for b in msg["content"]:
+                out.append(b)
+                if b.get("type") == "tool_use":
+                    out.append({**b, "id": b["id"][:-1] + ("0" if b["id"][-1] != "0" else "1")})
+            msg["content"] = out
+            return msg
+
+    def parallel_cases(report: SuiteReport) -> list[str]:
+        return sorted(o.subject for o in report.outcomes if o.rule == "TC503" and "calls in one reply" in o.subject)
+
+    honest = _tc503(OpenAIChatAdapter())
+    assert honest.result("TC503", "openai-chat").status == "pass"
+    recorded = parallel_cases(honest)
+    assert recorded, "the project's openai-chat cassettes hold a reply with two calls"
+    dropped = _tc503(DropsSecondCall()).result("TC503", "openai-chat")
+    assert dropped is not None and dropped.status == "fail", dropped
+    assert any("the recording holds 2 tool calls in one reply" in why for why in dropped.reasons), dropped.reasons
+    assert parallel_cases(_tc503(SplitsEveryCall())) == recorded
