@@ -132,3 +132,29 @@ def test_events_without_message_ids_are_judged_not_a_crash() -> None:
     report = _run(NoEventIds(), "TC103", "TC607")
     assert _status(report, "TC607", "anthropic") == "pass"  # the same events however the bytes are cut
     assert _status(report, "TC103", "anthropic") == "fail"
+
+
+def _tuples(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _tuples(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return tuple(_tuples(v) for v in value)
+    return value
+
+
+class TupleBodies(AnthropicAdapter):
+    """Renders its arrays as tuples (`AdapterOptions.stop_sequences` is one): json.dumps
+    writes them as the same JSON arrays, so the provider receives the same request."""
+
+    def to_wire(self, messages: Any, tools: Any, options: Any) -> Any:
+        wire = super().to_wire(messages, tools, options)
+        return dataclasses.replace(wire, body=_tuples(wire.body))
+
+
+def test_tuples_in_a_rendered_body_are_the_json_arrays_they_are_sent_as() -> None:
+    """Failed before: the checks compared and probed the Python containers, so a tuple was
+    no list (TC802 saw every array differ, the record's probes found no images, options or
+    tool ids) and a request the provider receives byte for byte alike failed seven checks."""
+    rules = ("TC105", "TC405", "TC501", "TC503", "TC802", "TC901", "TC902")
+    report = _run(TupleBodies(), *rules)
+    assert {r: _status(report, r, "anthropic") for r in rules} == dict.fromkeys(rules, "pass")

@@ -44,6 +44,7 @@ from .common import (
     opts,
     parse_stream,
     read_request,
+    render,
     session_for,
     token_counts,
     wire_api_of,
@@ -78,7 +79,7 @@ def _parallel_render(s: AdapterUnderTest, a: Adapter) -> Iterator[Outcome]:
     calls = [b["id"] for b in msgs[1]["content"] if b["type"] == "tool_use"]
     try:
         with capture_warnings():
-            wire = a.to_wire(msgs, tools, opts(a))
+            wire = render(a, msgs, tools, opts(a))
     except AdapterError as exc:
         if declared:
             yield o(R.CAPS_PROBED, s, "fail", "parallel calls rendered", f"declared true, but {crash(exc)}", PARALLEL)

@@ -14,7 +14,7 @@ import logging
 import re
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, is_dataclass, replace
 from itertools import pairwise
 from typing import Any
 
@@ -28,6 +28,7 @@ from ...adapters.protocol import (
     RequestContext,
     StreamEvent,
     WireBody,
+    WireRequest,
 )
 from ...adapters.streams import to_canonical_names
 from ...core.findings import RuleInfo, Selection
@@ -234,6 +235,25 @@ def read_request(a: Adapter, body: WireBody, session_id: str, url: str | None = 
         return a.from_wire_request(body, session_id=session_id)
     except NotImplementedError:
         return None
+
+
+def as_sent(value: Any) -> Any:
+    """`value` as the JSON it is sent as: a tuple is the JSON array a list is (json.dumps
+    writes both alike), so an adapter that puts `AdapterOptions.stop_sequences` (a tuple) in
+    its body as it is renders the same request as one that copies it into a list."""
+    if isinstance(value, dict):
+        return {k: as_sent(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [as_sent(v) for v in value]
+    return value
+
+
+def render(a: Adapter, messages: list[Message], tools: Sequence[Any], options: AdapterOptions) -> WireRequest:
+    """`a.to_wire(messages, tools, options)`, its body as it is sent (`as_sent`): the checks
+    compare and probe the request the provider receives, never a Python container choice."""
+    wire = a.to_wire(messages, list(tools), options)
+    body: Any = getattr(wire, "body", None)  # an untrusted adapter: TC104 and the rest judge what it gave
+    return replace(wire, body=as_sent(body)) if isinstance(body, dict) and is_dataclass(wire) else wire
 
 
 def estimate_of(a: Adapter, parsed: ParsedRequest) -> int:

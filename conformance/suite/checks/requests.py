@@ -28,6 +28,7 @@ from .common import (
     o,
     read_request,
     recorded_selection,
+    render,
     session_for,
     shape,
     wire_api_of,
@@ -61,7 +62,7 @@ def recorded_requests(env: Env) -> Iterator[Outcome]:
             yield o(R.REQUEST_VALID, s, "fail" if errs else "pass", it.label, "; ".join(errs[:5]))
             try:
                 with capture_warnings() as recs:
-                    rendered = a.to_wire(parsed.messages, parsed.tools, parsed.options).body
+                    rendered = render(a, parsed.messages, parsed.tools, parsed.options).body
             except Exception as exc:
                 yield o(R.REQUEST_ROUND_TRIP, s, "fail", it.label, crash(exc))
                 continue
@@ -160,7 +161,7 @@ def _next_turn(
     try:
         reply = a.from_wire_response(WireResponse(it.response_json, it.status), ctx_for(sid))
         user = request_message(sid, "user", [{"type": "text", "text": "and then?"}], {})
-        body = a.to_wire([*parsed.messages, {**reply, "session_id": sid}, user], parsed.tools, parsed.options).body
+        body = render(a, [*parsed.messages, {**reply, "session_id": sid}, user], parsed.tools, parsed.options).body
     except Exception as exc:
         yield o(R.REQUEST_ROUND_TRIP, s, "fail", label, crash(exc))
         return

@@ -52,6 +52,7 @@ from .common import (
     opts,
     parse_stream,
     read_request,
+    render,
     result_blocks,
     session_for,
     token_counts,
@@ -144,7 +145,7 @@ def images(env: Env) -> Iterator[Outcome]:
         b, blocks, turns = _images_script(a, api)
         try:
             with capture_warnings():
-                wire = a.to_wire(b.messages, [], opts(a))
+                wire = render(a, b.messages, [], opts(a))
         except Exception as exc:
             yield o(R.IMAGES_KEPT, s, "fail", "images", crash(exc), cap)
             continue
@@ -206,7 +207,7 @@ def _tool_result_image(s: AdapterUnderTest, a: Adapter, api: WireApi) -> Outcome
     label, cap = "image in a tool result", "supports_images"
     try:
         with capture_warnings() as recs:
-            wire = a.to_wire(b.messages, [], opts(a))
+            wire = render(a, b.messages, [], opts(a))
         on_wire = [x.value for x in api.probes.images(wire.body)] if isinstance(wire.body, dict) else []
         if not on_wire:
             p = drop_problem(recs, "image", msg, a)
@@ -262,7 +263,7 @@ def tool_errors(env: Env) -> Iterator[Outcome]:
             )
         try:
             with capture_warnings() as records:
-                wire = a.to_wire(b.messages, [], opts(a))
+                wire = render(a, b.messages, [], opts(a))
         except Exception as exc:
             yield o(R.TOOL_ERROR_KEPT, s, "fail", "tool errors", crash(exc), "supports_tools")
             continue
@@ -316,8 +317,8 @@ def _error_kept_in_band(
     ]
     try:
         with capture_warnings():
-            unmarked = a.to_wire(plain, [], opts(a)).body
-            again = a.to_wire(b.messages, [], opts(a)).body
+            unmarked = render(a, plain, [], opts(a)).body
+            again = render(a, b.messages, [], opts(a)).body
     except Exception as exc:
         return o(R.TOOL_ERROR_KEPT, s, "fail", label, crash(exc), "supports_tools")
     if again != body:
@@ -568,7 +569,7 @@ def stream_usage_requested(env: Env) -> Iterator[Outcome]:
         for label, extra in cases:
             try:
                 with capture_warnings():
-                    body = a.to_wire(b.messages, [], opts(a, stream=True, extra=extra)).body
+                    body = render(a, b.messages, [], opts(a, stream=True, extra=extra)).body
             except Exception as exc:
                 yield o(R.STREAM_USAGE_REQUESTED, s, "fail", label, crash(exc), cap)
                 continue

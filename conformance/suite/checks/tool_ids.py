@@ -13,7 +13,7 @@ from .. import rules as R
 from ..capture import capture_warnings
 from ..outcome import AdapterUnderTest, Outcome
 from ..scripts import answered, conversation
-from .common import Env, body_text, check, crash, ctx_for, o, opts, read_request, session_for, wire_api_of
+from .common import Env, body_text, check, crash, ctx_for, o, opts, read_request, render, session_for, wire_api_of
 from .minted import BIDIRECTIONAL, LOOK_UP, WireIds, deterministic, fixed_ids, lost_wire_ids, match_ids
 
 # contract §4.1.1, the sentence TC302 enforces
@@ -74,8 +74,8 @@ def _script_ids(s: AdapterUnderTest) -> Iterator[Outcome]:
     cids = [b["id"] for m in msgs for b in m["content"] if b["type"] == "tool_use"]
     try:
         with capture_warnings():
-            first = a.to_wire(msgs, tools, opts(a))
-            second = a.to_wire(copy.deepcopy(msgs), tools, opts(a))
+            first = render(a, msgs, tools, opts(a))
+            second = render(a, copy.deepcopy(msgs), tools, opts(a))
     except Exception as exc:
         yield o(R.TOOL_ID_RULES, s, "fail", "script", crash(exc))
         return
@@ -176,7 +176,7 @@ def _foreign_ids(env: Env, s: AdapterUnderTest) -> Iterator[Outcome]:
                 pmap.bind(c, f)
         try:
             with capture_warnings():
-                wire = a.to_wire(_with_foreign_ids(msgs, ids, names), tools, opts(a))
+                wire = render(a, _with_foreign_ids(msgs, ids, names), tools, opts(a))
         except Exception as exc:
             yield o(R.TOOL_ID_RULES, s, "fail", f"{label} ({kind})", crash(exc))
             continue
@@ -210,7 +210,7 @@ def _recorded_ids(env: Env, s: AdapterUnderTest) -> Iterator[Outcome]:
         b = answered(msg, sid)
         try:
             with capture_warnings():
-                wire = a.to_wire(b.messages, [], opts(a))
+                wire = render(a, b.messages, [], opts(a))
         except Exception as exc:
             yield o(R.TOOL_ID_RESTORED, s, "fail", it.label, crash(exc))
             continue
