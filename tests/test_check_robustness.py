@@ -11,6 +11,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from conformance.adapters.anthropic import AnthropicAdapter
 from conformance.adapters.gemini import GeminiAdapter
 from conformance.adapters.protocol import Message, RequestContext, StreamEvent, WireResponse
@@ -158,3 +160,46 @@ def test_tuples_in_a_rendered_body_are_the_json_arrays_they_are_sent_as() -> Non
     rules = ("TC105", "TC405", "TC501", "TC503", "TC802", "TC901", "TC902")
     report = _run(TupleBodies(), *rules)
     assert {r: _status(report, r, "anthropic") for r in rules} == dict.fromkeys(rules, "pass")
+
+
+class ContentlessReplies(AnthropicAdapter):
+    """A defective parse: `content` null. TC101 judges it; the checks that only use a parse
+    skip or fail their case with that reason."""
+
+    def from_wire_response(self, response: WireResponse | dict[str, Any], request_context: RequestContext) -> Message:
+        msg: Any = super().from_wire_response(response, request_context)
+        msg["content"] = None
+        return msg  # type: ignore[no-any-return]
+
+
+def test_a_parse_that_is_no_message_is_judged_by_tc101_not_a_crash_of_other_checks() -> None:
+    """Failed before: TC302, TC405, TC606 and others indexed `msg["content"]` outside their
+    try blocks, and the exception stopped the run."""
+    rules = ("TC101", "TC302", "TC405", "TC503", "TC606", "TC904", "TC903", "TC907", "TC406", "TC802")
+    report = _run(ContentlessReplies(), *rules)
+    tc101 = report.result("TC101", "anthropic")
+    assert tc101 is not None and tc101.status == "fail"
+    assert any("/0/content" in why for why in tc101.reasons), tc101.reasons
+    assert not [o for o in report.outcomes if o.subject.endswith("(stopped)")]
+
+
+def test_a_check_that_raises_is_one_failing_case_and_the_run_goes_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runner's last resort. Failed before: the exception left `run` and no report was
+    made (`turnspec conform` stopped with a traceback)."""
+    from conformance.suite import checks
+    from conformance.suite import rules as R
+    from conformance.suite.outcome import Outcome
+
+    def broken(env: checks.Env) -> Iterator[Outcome]:
+        yield Outcome(R.STREAM_ORDER.id, env.subjects[0].name, "pass", "first")
+        raise KeyError("content")
+
+    monkeypatch.setattr(checks, "CHECKS", (checks.Check("broken", (R.STREAM_ORDER.id,), broken), *checks.CHECKS[:1]))
+    report = _run(AnthropicAdapter(), "TC601", "TC001")
+    assert _status(report, "TC001", "anthropic") == "pass"  # the next check ran
+    result = report.result("TC601", "anthropic")
+    assert result is not None and result.status == "fail", result
+    assert result.reasons == [
+        "broken (stopped): the check stopped on adapter output it could not read (crashed: KeyError: 'content'); "
+        "its remaining cases were not run"
+    ]

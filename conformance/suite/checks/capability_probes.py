@@ -42,6 +42,7 @@ from .common import (
     ctx_for,
     o,
     opts,
+    parse_response,
     parse_stream,
     read_request,
     render,
@@ -153,7 +154,7 @@ def _recorded(s: AdapterUnderTest, env: Env) -> Iterator[Outcome]:
         if not isinstance(it.response_json, dict):
             continue
         try:
-            msg = a.from_wire_response(WireResponse(it.response_json), ctx_for(sid))
+            msg = parse_response(a, WireResponse(it.response_json), ctx_for(sid))
         except Exception:
             continue  # TC101 reports it
         if not isinstance(msg, dict) or not isinstance(msg.get("content"), list):

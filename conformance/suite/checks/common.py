@@ -29,6 +29,7 @@ from ...adapters.protocol import (
     StreamEvent,
     WireBody,
     WireRequest,
+    WireResponse,
 )
 from ...adapters.streams import to_canonical_names
 from ...core.findings import RuleInfo, Selection
@@ -224,17 +225,67 @@ def _accepts(fn: Callable[..., Any], keyword: str) -> bool:
         return False
 
 
-def read_request(a: Adapter, body: WireBody, session_id: str, url: str | None = None) -> ParsedRequest | None:
+class UnreadableOutput(ValueError):
+    """What an adapter returned is no canonical message (or read request) a check can read:
+    the checks that only use a parse skip or fail the case with this reason; TC101 / TC102
+    judge the output itself with the validator (located findings)."""
+
+
+def message_shape(msg: Any) -> str | None:
+    """Why `msg` is no message the checks can walk (None when it is one): an object whose
+    `content` is a list of block objects, each `tool_use` with a string `id`, and whose
+    `metadata`, when present, is an object."""
+    if not isinstance(msg, Mapping):
+        return f"a {type(msg).__name__}, not a message object"
+    content = msg.get("content")
+    if not isinstance(content, list):
+        return f"content is {type(content).__name__}, not a list of blocks"
+    for i, b in enumerate(content):
+        if not isinstance(b, Mapping):
+            return f"content/{i} is a {type(b).__name__}, not a block object"
+        if b.get("type") == "tool_use" and not isinstance(b.get("id"), str):
+            return f"content/{i} is a tool_use without a string id"
+    if not isinstance(msg.get("metadata", {}), Mapping):
+        return "metadata is not an object"
+    return None
+
+
+def parse_response(a: Adapter, response: WireResponse, ctx: RequestContext) -> Message:
+    """`a.from_wire_response(response, ctx)`, raising `UnreadableOutput` when it is no
+    message a check can walk (`message_shape`): the call sites treat it as a parse that
+    failed, which TC101 reports."""
+    msg = a.from_wire_response(response, ctx)
+    problem = message_shape(msg)
+    if problem is not None:
+        raise UnreadableOutput(f"from_wire_response gave {problem}")
+    return msg
+
+
+def read_request(
+    a: Adapter, body: WireBody, session_id: str, url: str | None = None, *, checked: bool = True
+) -> ParsedRequest | None:
     """`a.from_wire_request(body)`, or None when the adapter says it cannot read requests.
 
     `url` goes along when the adapter's reader takes it (an optional extension: Gemini
-    keeps the model in the URL, not the body)."""
+    keeps the model in the URL, not the body). `checked`: raise `UnreadableOutput` when a
+    message read is none a check can walk (`message_shape`); TC102, which judges the
+    messages themselves, reads unchecked."""
     try:
         if url is not None and _accepts(a.from_wire_request, "url"):
-            return a.from_wire_request(body, session_id=session_id, url=url)  # type: ignore[call-arg]
-        return a.from_wire_request(body, session_id=session_id)
+            parsed = a.from_wire_request(body, session_id=session_id, url=url)  # type: ignore[call-arg]
+        else:
+            parsed = a.from_wire_request(body, session_id=session_id)
     except NotImplementedError:
         return None
+    if checked:
+        messages: Any = getattr(parsed, "messages", None)
+        if not isinstance(messages, list):
+            raise UnreadableOutput(f"from_wire_request gave messages of type {type(messages).__name__}, not a list")
+        for i, m in enumerate(messages):
+            problem = message_shape(m)
+            if problem is not None:
+                raise UnreadableOutput(f"from_wire_request gave message {i}: {problem}")
+    return parsed
 
 
 def as_sent(value: Any) -> Any:

@@ -29,6 +29,7 @@ from .common import (
     during_tool_use,
     o,
     opts,
+    parse_response,
     read_request,
     render,
     result_blocks,
@@ -392,7 +393,7 @@ def recorded_thinking_sent_back(env: Env) -> Iterator[Outcome]:
                 continue
             sid = session_for("think", it.label)
             try:
-                msg = a.from_wire_response(WireResponse(body), ctx_for(sid))
+                msg = parse_response(a, WireResponse(body), ctx_for(sid))
             except Exception:
                 continue  # TC101 reports it
             b = answered(msg, sid)

@@ -50,6 +50,7 @@ from .common import (
     names_any,
     o,
     opts,
+    parse_response,
     parse_stream,
     read_request,
     render,
@@ -437,7 +438,7 @@ def _recorded_semantics(env: Env, s: AdapterUnderTest, a: Adapter, readings: set
         if not isinstance(it.response_json, dict):
             continue
         try:
-            msg: Message = a.from_wire_response(WireResponse(it.response_json), ctx_for(sid))
+            msg: Message = parse_response(a, WireResponse(it.response_json), ctx_for(sid))
         except Exception:
             continue  # TC101 reports it
         yield from _status(s, api, it, msg)
@@ -628,7 +629,7 @@ def missing_usage(env: Env) -> Iterator[Outcome]:
                     if api.probes.response_usage(body) is not None:
                         continue
                     with capture_warnings() as records:
-                        msg = a.from_wire_response(WireResponse(body), ctx)
+                        msg = parse_response(a, WireResponse(body), ctx)
                     usage = (msg.get("metadata") or {}).get("usage")
             except Exception:
                 continue  # TC101 / TC601 report it
@@ -688,7 +689,7 @@ def served_model(env: Env) -> Iterator[Outcome]:
                     named = api.probes.response_model(body) if isinstance(body, dict) else None
                     if named is None:
                         continue
-                    msg = a.from_wire_response(WireResponse(body), ctx)
+                    msg = parse_response(a, WireResponse(body), ctx)
                     got, where = (msg.get("metadata") or {}).get("model"), "metadata.model"
             except Exception:
                 continue  # TC101 / TC601 report it

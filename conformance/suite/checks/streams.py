@@ -15,7 +15,19 @@ from ...wire.framing import FramingError, ProviderStreamError, json_events
 from .. import rules as R
 from ..cassettes import Interaction
 from ..outcome import AdapterUnderTest, Outcome
-from .common import USAGE_FIELDS, Env, check, crash, ctx_for, o, parse_stream, session_for, token_counts, wire_api_of
+from .common import (
+    USAGE_FIELDS,
+    Env,
+    check,
+    crash,
+    ctx_for,
+    o,
+    parse_response,
+    parse_stream,
+    session_for,
+    token_counts,
+    wire_api_of,
+)
 from .minted import WireIds, fixed_ids, match_ids
 
 # the sentences TC606 enforces (content, usage)
@@ -170,7 +182,7 @@ def stream_equals_parse(env: Env) -> Iterator[Outcome]:
                 found = True
                 sid = session_for("pair", st.label)
                 try:
-                    msg = a.from_wire_response(WireResponse(twin.response_json), ctx_for(sid))
+                    msg = parse_response(a, WireResponse(twin.response_json), ctx_for(sid))
                     events, _ = parse_stream(a, st.response_body, ctx_for(sid))
                 except Exception as exc:
                     yield o(R.STREAM_EQUALS_PARSE, s, "fail", st.label, crash(exc))

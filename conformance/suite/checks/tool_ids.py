@@ -13,7 +13,20 @@ from .. import rules as R
 from ..capture import capture_warnings
 from ..outcome import AdapterUnderTest, Outcome
 from ..scripts import answered, conversation
-from .common import Env, body_text, check, crash, ctx_for, o, opts, read_request, render, session_for, wire_api_of
+from .common import (
+    Env,
+    body_text,
+    check,
+    crash,
+    ctx_for,
+    o,
+    opts,
+    parse_response,
+    read_request,
+    render,
+    session_for,
+    wire_api_of,
+)
 from .minted import BIDIRECTIONAL, LOOK_UP, WireIds, deterministic, fixed_ids, lost_wire_ids, match_ids
 
 # contract §4.1.1, the sentence TC302 enforces
@@ -199,8 +212,8 @@ def _recorded_ids(env: Env, s: AdapterUnderTest) -> Iterator[Outcome]:
             continue
         sid = session_for("ids", it.label)
         try:
-            msg = a.from_wire_response(WireResponse(it.response_json), ctx_for(sid))
-            again = a.from_wire_response(WireResponse(it.response_json), ctx_for(sid))
+            msg = parse_response(a, WireResponse(it.response_json), ctx_for(sid))
+            again = parse_response(a, WireResponse(it.response_json), ctx_for(sid))
         except Exception:
             continue
         uses = [b for b in msg["content"] if b.get("type") == "tool_use"]
@@ -336,7 +349,7 @@ def _replies_distinct(env: Env, s: AdapterUnderTest) -> Iterator[Outcome]:
             continue
         raw = json.dumps(it.response_json, sort_keys=True)
         try:
-            msg = a.from_wire_response(WireResponse(it.response_json), ctx_for(sid))
+            msg = parse_response(a, WireResponse(it.response_json), ctx_for(sid))
         except Exception:
             continue  # TC101 reports it
         m = a.tool_id_map(sid)
