@@ -17,6 +17,9 @@ from conformance.adapters.anthropic import AnthropicAdapter
 from conformance.adapters.gemini import GeminiAdapter
 from conformance.adapters.protocol import Message, RequestContext, StreamEvent, WireResponse
 from conformance.core.findings import Selection
+from conformance.suite import checks
+from conformance.suite import rules as R
+from conformance.suite.outcome import Outcome
 from conformance.suite.runner import SuiteConfig, SuiteReport, run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -186,9 +189,6 @@ def test_a_parse_that_is_no_message_is_judged_by_tc101_not_a_crash_of_other_chec
 def test_a_check_that_raises_is_one_failing_case_and_the_run_goes_on(monkeypatch: pytest.MonkeyPatch) -> None:
     """The runner's last resort. Failed before: the exception left `run` and no report was
     made (`turnspec conform` stopped with a traceback)."""
-    from conformance.suite import checks
-    from conformance.suite import rules as R
-    from conformance.suite.outcome import Outcome
 
     def broken(env: checks.Env) -> Iterator[Outcome]:
         yield Outcome(R.STREAM_ORDER.id, env.subjects[0].name, "pass", "first")
