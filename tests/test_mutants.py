@@ -229,3 +229,33 @@ def test_tc503_counts_parallel_calls_in_the_recording_not_in_the_adapters_own_pa
     assert dropped is not None and dropped.status == "fail", dropped
     assert any("the recording holds 2 tool calls in one reply" in why for why in dropped.reasons), dropped.reasons
     assert parallel_cases(_tc503(SplitsEveryCall())) == recorded
+
+
+def test_tc609_holds_a_stream_to_the_tool_calls_the_recording_streamed():
+    """TC609's yardstick is the recorded stream's tool-input fragments (the record's
+    `stream_tool_fragments` probe). Failed before: the check ran only where the adapter itself
+    streamed a tool_use_start, so an adapter that streamed none of the recorded calls passed."""
+
+    class StreamsNoToolEvents(OpenAIChatAdapter):
+        def stream_response(self, chunks, request_context):  # type: ignore[no-untyped-def]
+            tool_events = ("tool_use_start", "tool_use_input_delta", "tool_use_end")
+            for e in super().stream_response(chunks, request_context):
+                if e.get("type") not in tool_events:
+                    yield e
+
+    def tc609(adapter: OpenAIChatAdapter) -> object:
+        report = run(
+            SuiteConfig.for_adapter(
+                adapter,
+                cassette_dirs=[ROOT / "cassettes" / "openai-chat"],
+                samples=None,
+                selection=Selection(select=("TC609",)),
+            )
+        )
+        return report.result("TC609", adapter.name)
+
+    honest = tc609(OpenAIChatAdapter())
+    assert honest is not None and honest.status == "pass", honest
+    silent = tc609(StreamsNoToolEvents())
+    assert silent is not None and silent.status == "fail", silent
+    assert any("tool calls streamed on the wire, 0 tool_use_start events" in why for why in silent.reasons)

@@ -408,8 +408,7 @@ def _stopped(check: checks.Check, env: checks.Env, exc: Exception, so_far: list[
     names = [s.name for s in env.subjects]
     last = next((o.adapter for o in reversed(so_far) if o.rule in check.rules and o.adapter in names), None)
     why = (
-        f"the check stopped on adapter output it could not read ({checks.crash(exc)}); "
-        "its remaining cases were not run"
+        f"the check stopped on adapter output it could not read ({checks.crash(exc)}); its remaining cases were not run"
     )
     return [Outcome(rule, name, "fail", f"{check.name} (stopped)", why) for name in ([last] if last else names)]
 
