@@ -259,3 +259,29 @@ def test_tc609_holds_a_stream_to_the_tool_calls_the_recording_streamed():
     silent = tc609(StreamsNoToolEvents())
     assert silent is not None and silent.status == "fail", silent
     assert any("tool calls streamed on the wire, 0 tool_use_start events" in why for why in silent.reasons)
+
+
+def test_tc302_holds_a_parse_to_the_tool_calls_the_recording_holds():
+    """TC302's yardstick is the recorded response's calls (the record's `response_tool_calls`
+    probe). Failed before: a response was judged only when the adapter parsed a call out of
+    it, so an adapter that dropped every recorded call had no TC302 case to fail."""
+
+    class DropsToolCalls(OpenAIChatAdapter):
+        def from_wire_response(self, response, request_context):  # type: ignore[no-untyped-def]
+            msg = super().from_wire_response(response, request_context)
+            msg["content"] = [b for b in msg["content"] if b.get("type") != "tool_use"] or [
+                {"type": "text", "text": ""}
+            ]
+            return msg
+
+    report = run(
+        SuiteConfig.for_adapter(
+            DropsToolCalls(),
+            cassette_dirs=[ROOT / "cassettes" / "openai-chat"],
+            samples=None,
+            selection=Selection(select=("TC302",)),
+        )
+    )
+    result = report.result("TC302", "openai-chat")
+    assert result is not None and result.status == "fail", result
+    assert any("the parse none: their ids cannot go back" in why for why in result.reasons), result.reasons

@@ -218,6 +218,14 @@ def _recorded_ids(env: Env, s: AdapterUnderTest) -> Iterator[Outcome]:
             continue
         uses = [b for b in msg["content"] if b.get("type") == "tool_use"]
         if not uses:
+            # the recording's calls are the yardstick (the record's probe), not the parse's
+            wired = it.wire.probes.response_tool_calls(it.response_json) if it.wire is not None else []
+            if wired:
+                why = (
+                    f"the recorded response holds {len(wired)} tool call(s) ({it.wire.name if it.wire else ''} "
+                    f"record), the parse none: their ids cannot go back ({LOOK_UP_PROVIDER})"
+                )
+                yield o(R.TOOL_ID_RESTORED, s, "fail", it.label, why)
             continue
         m = a.tool_id_map(sid)
         b = answered(msg, sid)
