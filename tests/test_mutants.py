@@ -285,3 +285,27 @@ def test_tc302_holds_a_parse_to_the_tool_calls_the_recording_holds():
     result = report.result("TC302", "openai-chat")
     assert result is not None and result.status == "fail", result
     assert any("the parse none: their ids cannot go back" in why for why in result.reasons), result.reasons
+
+
+def test_tc605_holds_final_content_to_the_deltas_both_ways():
+    """Streaming §11.2: the deltas accumulated equal `message.complete.final_content`. Failed
+    before: only blocks some delta built were compared, so a stream that sent no text deltas
+    at all (everything in message_complete) passed."""
+
+    class NoTextDeltas(OpenAIChatAdapter):
+        def stream_response(self, chunks, request_context):  # type: ignore[no-untyped-def]
+            for e in super().stream_response(chunks, request_context):
+                if e.get("type") != "text_delta":
+                    yield e
+
+    report = run(
+        SuiteConfig.for_adapter(
+            NoTextDeltas(),
+            cassette_dirs=[ROOT / "cassettes" / "openai-chat"],
+            samples=None,
+            selection=Selection(select=("TC605",)),
+        )
+    )
+    result = report.result("TC605", "openai-chat")
+    assert result is not None and result.status == "fail", result
+    assert any("(text) was never streamed (streaming §11.2" in why for why in result.reasons), result.reasons

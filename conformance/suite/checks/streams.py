@@ -137,7 +137,34 @@ def stream_invariants(
                         f"block {k} {key}: deltas give {json.dumps(val)[:50]}, final_content has "
                         f"{json.dumps(want.get(key))[:50]}"
                     )
+        # the other direction: a block of final_content that has a delta event (text,
+        # thinking, tool_use) and content, yet no delta built it
+        mism += [
+            f"final_content block {k} ({b.get('type')}) was never streamed ({RECONSTRUCTED})"
+            for k, b in enumerate(final if isinstance(final, list) else [])
+            if k not in agg and isinstance(b, dict) and _streamable(b)
+        ]
         yield o(R.STREAM_AGGREGATE, s, "fail" if mism else "pass", label, "; ".join(mism[:3]))
+
+
+# the sentence TC605's second direction enforces
+RECONSTRUCTED = (
+    'streaming §11.2: "For any assistant message produced by streaming, the deltas accumulated by the client '
+    'equal `message.complete.final_content`"'
+)
+
+
+def _streamable(block: dict[str, Any]) -> bool:
+    """A final_content block some delta event carries, with content to carry: text or thinking
+    with text (or a signature), a tool_use (it has start and end events)."""
+    t = block.get("type")
+    if t == "tool_use":
+        return True
+    if t == "text":
+        return bool(block.get("text"))
+    if t == "thinking":
+        return bool(block.get("text") or block.get("signature"))
+    return False
 
 
 def aggregate(events: list[StreamEvent]) -> dict[int, dict[str, Any]]:
