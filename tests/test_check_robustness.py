@@ -203,3 +203,19 @@ def test_a_check_that_raises_is_one_failing_case_and_the_run_goes_on(monkeypatch
         "broken (stopped): the check stopped on adapter output it could not read (crashed: KeyError: 'content'); "
         "its remaining cases were not run"
     ]
+
+
+class DeltasWithoutIds(AnthropicAdapter):
+    """Text deltas without `message_id` (stream-event.json requires it: TC103's to fail)."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], request_context: RequestContext) -> Iterator[StreamEvent]:
+        for e in super().stream_response(chunks, request_context):
+            yield {k: v for k, v in e.items() if k != "message_id" or e.get("type") != "text_delta"}  # type: ignore[misc]
+
+
+def test_an_event_without_a_message_id_is_tc103s_not_a_tc601_id_mismatch() -> None:
+    """Failed before: TC601 counted the missing id as a second message id ("events carry
+    different message_ids"), failing a check for another check's defect."""
+    report = _run(DeltasWithoutIds(), "TC103", "TC601")
+    assert _status(report, "TC103", "anthropic") == "fail"
+    assert _status(report, "TC601", "anthropic") == "pass"
