@@ -210,7 +210,7 @@ class DeltasWithoutIds(AnthropicAdapter):
 
     def stream_response(self, chunks: Iterable[bytes | str], request_context: RequestContext) -> Iterator[StreamEvent]:
         for e in super().stream_response(chunks, request_context):
-            yield {k: v for k, v in e.items() if k != "message_id" or e.get("type") != "text_delta"}  # type: ignore[misc]
+            yield {k: v for k, v in e.items() if k != "message_id" or e.get("type") != "text_delta"}
 
 
 def test_an_event_without_a_message_id_is_tc103s_not_a_tc601_id_mismatch() -> None:
