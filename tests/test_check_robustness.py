@@ -219,3 +219,30 @@ def test_an_event_without_a_message_id_is_tc103s_not_a_tc601_id_mismatch() -> No
     report = _run(DeltasWithoutIds(), "TC103", "TC601")
     assert _status(report, "TC103", "anthropic") == "fail"
     assert _status(report, "TC601", "anthropic") == "pass"
+
+
+class IdlessCalls(GeminiAdapter):
+    """A defective parse: tool_use blocks without `id` (TC301 fails them)."""
+
+    def from_wire_response(self, response: WireResponse | dict[str, Any], request_context: RequestContext) -> Message:
+        msg: Any = super().from_wire_response(response, request_context)
+        msg["content"] = [
+            {k: v for k, v in b.items() if k != "id"} if b.get("type") == "tool_use" else b for b in msg["content"]
+        ]
+        return msg  # type: ignore[no-any-return]
+
+
+def test_tool_calls_without_ids_fail_tc301_and_stop_no_other_check() -> None:
+    """Failed before: TC405 and TC302 answered every parsed call by `u["id"]`, a KeyError out
+    of the check."""
+    rules = ("TC301", "TC302", "TC303", "TC405", "TC606")
+    report = run(
+        SuiteConfig.for_adapter(
+            IdlessCalls(),
+            cassette_dirs=[ROOT / "cassettes" / "gemini"],
+            samples=None,
+            selection=Selection(select=rules),
+        )
+    )
+    assert _status(report, "TC301", "gemini") == "fail"
+    assert not [o for o in report.outcomes if o.subject.endswith("(stopped)")]

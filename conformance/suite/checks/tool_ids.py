@@ -131,9 +131,9 @@ def _script_ids(s: AdapterUnderTest) -> Iterator[Outcome]:
         paired.append(crash(exc))
     else:
         if back is not None:
-            got_uses = [b["id"] for mm in back.messages for b in mm["content"] if b["type"] == "tool_use"]
+            got_uses = [b.get("id") for mm in back.messages for b in mm["content"] if b.get("type") == "tool_use"]
             got_results = [
-                b["tool_use_id"] for mm in back.messages for b in mm["content"] if b["type"] == "tool_result"
+                b.get("tool_use_id") for mm in back.messages for b in mm["content"] if b.get("type") == "tool_result"
             ]
             if got_uses != cids or got_results != cids:
                 paired.append(f"read back: uses {got_uses}, results {got_results}, want {cids} for both")
@@ -216,7 +216,9 @@ def _recorded_ids(env: Env, s: AdapterUnderTest) -> Iterator[Outcome]:
             again = parse_response(a, WireResponse(it.response_json), ctx_for(sid))
         except Exception:
             continue
-        uses = [b for b in msg["content"] if b.get("type") == "tool_use"]
+        # a call without a string id is TC301's to fail (not tu_<ULID>); these are the calls
+        # whose ids can be looked up
+        uses = [b for b in msg["content"] if b.get("type") == "tool_use" and isinstance(b.get("id"), str)]
         if not uses:
             # the recording's calls are the yardstick (the record's probe), not the parse's
             wired = it.wire.probes.response_tool_calls(it.response_json) if it.wire is not None else []
@@ -264,7 +266,9 @@ def _recorded_ids(env: Env, s: AdapterUnderTest) -> Iterator[Outcome]:
         yield from _read_back_pairing(s, it.label, wire.body, sid, len(uses))
         # TC303: parsing the same bytes again in the session gives the same calls, up to a
         # consistent renaming of the ids the adapter minted (none the wire issued)
-        ren = match_ids(uses, [x for x in again["content"] if x.get("type") == "tool_use"], fixed)
+        ren = match_ids(
+            uses, [x for x in again["content"] if x.get("type") == "tool_use" and isinstance(x.get("id"), str)], fixed
+        )
         inj = list(ren.problems)
         pairs = m.pairs()
         if not len({c for c, _ in pairs}) == len(pairs) == len({p for _, p in pairs}):
@@ -280,7 +284,7 @@ def _calls_and_results(messages: list[Any]) -> list[dict[str, Any]]:
     for m in messages:
         for b in m["content"]:
             if b.get("type") == "tool_use":
-                out.append({"type": "tool_use", "id": b["id"], "name": b.get("name")})
+                out.append({"type": "tool_use", "id": b.get("id"), "name": b.get("name")})
             elif b.get("type") == "tool_result":
                 out.append({"type": "tool_result", "tool_use_id": b.get("tool_use_id")})
     return out
@@ -324,7 +328,7 @@ def _read_back_pairing(s: AdapterUnderTest, label: str, body: Any, sid: str, n: 
         return
     if back is None:
         return
-    uses = [b["id"] for m in back.messages for b in m["content"] if b.get("type") == "tool_use"]
+    uses = [b.get("id") for m in back.messages for b in m["content"] if b.get("type") == "tool_use"]
     answered = [
         uses.index(b["tool_use_id"]) if b.get("tool_use_id") in uses else None
         for m in back.messages
@@ -361,13 +365,13 @@ def _replies_distinct(env: Env, s: AdapterUnderTest) -> Iterator[Outcome]:
         except Exception:
             continue  # TC101 reports it
         m = a.tool_id_map(sid)
-        for u in (b for b in msg["content"] if b.get("type") == "tool_use"):
+        for u in (b for b in msg["content"] if b.get("type") == "tool_use" and isinstance(b.get("id"), str)):
             p = m.get_provider(u["id"])
             if p is not None and json.dumps(p) in raw:
                 continue  # the reply carries this id itself: the provider's to reuse
             first = seen.setdefault(u["id"], it.label)
             if first != it.label and bodies.get(first) != raw:
-                shared.append(f"{u['id']} ({u['name']}) minted for {first} and again for {it.label}")
+                shared.append(f"{u['id']} ({u.get('name')}) minted for {first} and again for {it.label}")
         bodies.setdefault(it.label, raw)
     if len(bodies) < 2:
         return
