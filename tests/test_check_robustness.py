@@ -246,3 +246,37 @@ def test_tool_calls_without_ids_fail_tc301_and_stop_no_other_check() -> None:
     )
     assert _status(report, "TC301", "gemini") == "fail"
     assert not [o for o in report.outcomes if o.subject.endswith("(stopped)")]
+
+
+class OddStreams(AnthropicAdapter):
+    """A defective stream: a string among the events of one recording, a final_content that
+    is an object in the others."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], request_context: RequestContext) -> Iterator[Any]:
+        for e in super().stream_response(chunks, request_context):
+            if e.get("type") == "message_complete":
+                e = {**e, "final_content": {"text": "not a list"}}
+            yield e
+
+
+class StringEvents(AnthropicAdapter):
+    def stream_response(self, chunks: Iterable[bytes | str], request_context: RequestContext) -> Iterator[Any]:
+        for e in super().stream_response(chunks, request_context):
+            if e.get("type") == "text_delta":
+                yield "oops"
+            yield e
+
+
+def test_odd_stream_output_is_judged_not_a_crash() -> None:
+    """Failed before: TC605 indexed a final_content object (`final[0]`) and several checks
+    called `.get` on a string event; each exception stopped the run."""
+    rules = ("TC101", "TC103", "TC601", "TC605", "TC606", "TC903", "TC503", "TC611")
+    for adapter in (OddStreams(), StringEvents()):
+        report = _run(adapter, *rules)
+        assert not [o for o in report.outcomes if o.subject.endswith("(stopped)")], type(adapter).__name__
+    tc605 = _run(OddStreams(), "TC605").result("TC605", "anthropic")
+    assert tc605 is not None and tc605.status == "fail"
+    assert any("final_content is a dict, not a list of blocks" in why for why in tc605.reasons), tc605.reasons
+    tc101 = _run(StringEvents(), "TC101").result("TC101", "anthropic")
+    assert tc101 is not None and tc101.status == "fail"
+    assert any("stream_response gave event" in why and "a str, not an event" in why for why in tc101.reasons)

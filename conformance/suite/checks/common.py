@@ -518,6 +518,8 @@ def parse_stream(
     err: AdapterError | None = None
     try:
         for ev in a.stream_response(pieces, ctx):
+            if not isinstance(ev, dict):
+                raise UnreadableOutput(f"stream_response gave event {len(events)}: a {type(ev).__name__}, not an event")
             events.append(ev)
     except AdapterError as exc:
         err = exc

@@ -127,11 +127,17 @@ def stream_invariants(
         agg = aggregate(events)
         final = done.get("final_content") or []
         mism = []
+        if not isinstance(final, list):
+            mism.append(f"final_content is a {type(final).__name__}, not a list of blocks")
+            final = []
         for k, blk in agg.items():
             if k >= len(final):
                 mism.append(f"block {k} streamed but absent from final_content")
                 continue
             want = final[k]
+            if not isinstance(want, dict):
+                mism.append(f"final_content block {k} is a {type(want).__name__}, not a block object")
+                continue
             for key, val in blk.items():
                 if want.get(key) != val:
                     mism.append(
