@@ -20,6 +20,7 @@ from mutants import (
 )
 
 from conformance.adapters import registry
+from conformance.adapters.openai_chat import OpenAIChatAdapter
 from conformance.adapters.openrouter import OpenRouterChatAdapter
 from conformance.core.findings import Selection
 from conformance.suite.runner import SuiteConfig, SuiteReport, run
@@ -178,3 +179,133 @@ def test_tc701_measures_estimates_against_the_recording_not_the_adapters_own_par
     assert verdict(OpenAIChatAdapter()) == "pass"
     assert verdict(UsageTripled()) == "pass"  # the parse is TC904's to fail, not the estimate
     assert verdict(EstimateTripled()) == "fail"
+
+
+def _tc503(adapter: OpenAIChatAdapter) -> SuiteReport:
+    return run(
+        SuiteConfig.for_adapter(
+            adapter,
+            cassette_dirs=[ROOT / "cassettes" / "openai-chat"],
+            samples=None,
+            selection=Selection(select=("TC503",)),
+        )
+    )
+
+
+def test_tc503_counts_parallel_calls_in_the_recording_not_in_the_adapters_own_parse():
+    """TC503's recorded parallel-call cases count the calls in the recording (the record's
+    `response_tool_calls` probe). Failed before: they counted the parse under test, so an
+    adapter that lost one of two recorded calls was never judged on it (TC503 passed), and
+    one that split every call in two was credited with parallel replies the recordings
+    do not hold."""
+
+    class DropsSecondCall(OpenAIChatAdapter):
+        def from_wire_response(self, response, request_context):  # type: ignore[no-untyped-def]
+            msg = super().from_wire_response(response, request_context)
+            calls = [i for i, b in enumerate(msg["content"]) if b.get("type") == "tool_use"]
+            if len(calls) > 1:
+                del msg["content"][calls[1]]
+            return msg
+
+    class SplitsEveryCall(OpenAIChatAdapter):
+        def from_wire_response(self, response, request_context):  # type: ignore[no-untyped-def]
+            msg = super().from_wire_response(response, request_context)
+            out = []
+            for b in msg["content"]:
+                out.append(b)
+                if b.get("type") == "tool_use":
+                    out.append({**b, "id": b["id"][:-1] + ("0" if b["id"][-1] != "0" else "1")})
+            msg["content"] = out
+            return msg
+
+    def parallel_cases(report: SuiteReport) -> list[str]:
+        return sorted(o.subject for o in report.outcomes if o.rule == "TC503" and "calls in one reply" in o.subject)
+
+    honest = _tc503(OpenAIChatAdapter())
+    assert honest.result("TC503", "openai-chat").status == "pass"
+    recorded = parallel_cases(honest)
+    assert recorded, "the project's openai-chat cassettes hold a reply with two calls"
+    dropped = _tc503(DropsSecondCall()).result("TC503", "openai-chat")
+    assert dropped is not None and dropped.status == "fail", dropped
+    assert any("the recording holds 2 tool calls in one reply" in why for why in dropped.reasons), dropped.reasons
+    assert parallel_cases(_tc503(SplitsEveryCall())) == recorded
+
+
+def test_tc609_holds_a_stream_to_the_tool_calls_the_recording_streamed():
+    """TC609's yardstick is the recorded stream's tool-input fragments (the record's
+    `stream_tool_fragments` probe). Failed before: the check ran only where the adapter itself
+    streamed a tool_use_start, so an adapter that streamed none of the recorded calls passed."""
+
+    class StreamsNoToolEvents(OpenAIChatAdapter):
+        def stream_response(self, chunks, request_context):  # type: ignore[no-untyped-def]
+            tool_events = ("tool_use_start", "tool_use_input_delta", "tool_use_end")
+            for e in super().stream_response(chunks, request_context):
+                if e.get("type") not in tool_events:
+                    yield e
+
+    def tc609(adapter: OpenAIChatAdapter) -> object:
+        report = run(
+            SuiteConfig.for_adapter(
+                adapter,
+                cassette_dirs=[ROOT / "cassettes" / "openai-chat"],
+                samples=None,
+                selection=Selection(select=("TC609",)),
+            )
+        )
+        return report.result("TC609", adapter.name)
+
+    honest = tc609(OpenAIChatAdapter())
+    assert honest is not None and honest.status == "pass", honest
+    silent = tc609(StreamsNoToolEvents())
+    assert silent is not None and silent.status == "fail", silent
+    assert any("tool calls streamed on the wire, 0 tool_use_start events" in why for why in silent.reasons)
+
+
+def test_tc302_holds_a_parse_to_the_tool_calls_the_recording_holds():
+    """TC302's yardstick is the recorded response's calls (the record's `response_tool_calls`
+    probe). Failed before: a response was judged only when the adapter parsed a call out of
+    it, so an adapter that dropped every recorded call had no TC302 case to fail."""
+
+    class DropsToolCalls(OpenAIChatAdapter):
+        def from_wire_response(self, response, request_context):  # type: ignore[no-untyped-def]
+            msg = super().from_wire_response(response, request_context)
+            msg["content"] = [b for b in msg["content"] if b.get("type") != "tool_use"] or [
+                {"type": "text", "text": ""}
+            ]
+            return msg
+
+    report = run(
+        SuiteConfig.for_adapter(
+            DropsToolCalls(),
+            cassette_dirs=[ROOT / "cassettes" / "openai-chat"],
+            samples=None,
+            selection=Selection(select=("TC302",)),
+        )
+    )
+    result = report.result("TC302", "openai-chat")
+    assert result is not None and result.status == "fail", result
+    assert any("the parse none: their ids cannot go back" in why for why in result.reasons), result.reasons
+
+
+def test_tc605_holds_final_content_to_the_deltas_both_ways():
+    """Streaming §11.2: the deltas accumulated equal `message.complete.final_content`. Failed
+    before: only blocks some delta built were compared, so a stream that sent no text deltas
+    at all (everything in message_complete) passed."""
+
+    class NoTextDeltas(OpenAIChatAdapter):
+        def stream_response(self, chunks, request_context):  # type: ignore[no-untyped-def]
+            for e in super().stream_response(chunks, request_context):
+                if e.get("type") != "text_delta":
+                    yield e
+
+    report = run(
+        SuiteConfig.for_adapter(
+            NoTextDeltas(),
+            cassette_dirs=[ROOT / "cassettes" / "openai-chat"],
+            samples=None,
+            selection=Selection(select=("TC605",)),
+        )
+    )
+    result = report.result("TC605", "openai-chat")
+    assert result is not None and result.status == "fail", result
+    assert any("(text) was never streamed (streaming §11.2" in why for why in result.reasons), result.reasons

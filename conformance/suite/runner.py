@@ -364,9 +364,14 @@ def run(
                     continue
                 if progress:
                     progress(check.name)
-                for o in check.fn(env):
-                    if sel.enabled(o.rule):
-                        outcomes.append(with_traceback(o, crashes))
+                try:
+                    for o in check.fn(env):
+                        if sel.enabled(o.rule):
+                            outcomes.append(with_traceback(o, crashes))
+                except Exception as exc:
+                    # the last resort: a check never raises (each judges what it could not
+                    # read as a case), but one that does must not stop the whole run
+                    outcomes += [with_traceback(o, crashes) for o in _stopped(check, env, exc, outcomes)]
                 crashes.clear()
     finally:
         stop_collecting(token)
@@ -392,6 +397,20 @@ def run(
         declarations={s.name: declaration_of(_caps(s.adapter)) for s in config.subjects},
         locations=_locations(own, samples),
     )
+
+
+def _stopped(check: checks.Check, env: checks.Env, exc: Exception, so_far: list[Outcome]) -> list[Outcome]:
+    """A failing case for a check that raised instead of judging: its first selected rule, for
+    the adapter its last case was about (every subject when it yielded none), naming the
+    exception (its traceback goes with the case) and that the check's remaining cases were
+    not run. `turnspec conform` goes on with the next check."""
+    rule = next((r for r in check.rules if env.sel.enabled(r)), check.rules[0])
+    names = [s.name for s in env.subjects]
+    last = next((o.adapter for o in reversed(so_far) if o.rule in check.rules and o.adapter in names), None)
+    why = (
+        f"the check stopped on adapter output it could not read ({checks.crash(exc)}); its remaining cases were not run"
+    )
+    return [Outcome(rule, name, "fail", f"{check.name} (stopped)", why) for name in ([last] if last else names)]
 
 
 def _locations(

@@ -151,7 +151,8 @@ def answered(reply: Message, session_id: str) -> Builder:
     b.add("user", [{"type": "text", "text": "go"}])
     reply["id"] = b.add("assistant", [])["id"]
     b.messages[-1] = reply
-    uses = [x for x in reply["content"] if x.get("type") == "tool_use"]
+    # a call without a string id cannot be answered (nothing names it; TC301 fails it)
+    uses = [x for x in reply["content"] if x.get("type") == "tool_use" and isinstance(x.get("id"), str)]
     for k, u in enumerate(uses):
         result = {"type": "tool_result", "tool_use_id": u["id"], "content": [{"type": "text", "text": f"ok {k}"}]}
         b.add("tool", [result], parent_tool_use_id=u["id"])

@@ -118,6 +118,18 @@ def _response_field(block_type: str, key: str) -> Probe:
     return probe
 
 
+def _response_tool_calls(body: JsonBody) -> list[Located]:
+    """The `tool_use` blocks of a response's `content` (messages/create: "content": the
+    content blocks the model generated; a `tool_use` block is one call, "id", "name",
+    "input"; parallel calls are several such blocks)."""
+    content = body.get("content")
+    return [
+        Located(f"/content/{j}", b)
+        for j, b in enumerate(content if isinstance(content, list) else [])
+        if isinstance(b, dict) and b.get("type") == "tool_use"
+    ]
+
+
 def _system(body: JsonBody) -> list[Located]:
     """The top-level `system`, and the text of any (misplaced) role-system message: the
     probe finds system text wherever a body puts it, so TC403 can say where it went."""
@@ -325,6 +337,7 @@ ANTHROPIC_MESSAGES = WireApi(
         response_signatures=_response_field("thinking", "signature"),
         response_thinking_text=_response_field("thinking", "thinking"),
         response_model=string_at("/model"),
+        response_tool_calls=_response_tool_calls,
         stream_model=first_string_at("/message/model"),  # message_start's message
         # "max_tokens", "stop_sequences", "temperature" (messages/create body parameters)
         request_options=option_fields(

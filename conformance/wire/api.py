@@ -229,6 +229,10 @@ class Probes:
     # API documents no refusal content or the record does not say
     response_refusals: Probe = _nothing
     stream_refusals: Callable[[list[Any]], list[str] | None] = _no_refusals
+    # response side: the tool calls a non-streamed response holds, one per call (value: the
+    # call as the wire spells it), whether or not the API issued ids for them; the recording's
+    # count of calls, which TC503 holds a parse to. Nothing found where the record does not say
+    response_tool_calls: Probe = _nothing
 
 
 @dataclass(frozen=True)

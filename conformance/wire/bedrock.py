@@ -275,6 +275,21 @@ def _response_tool_ids(body: JsonBody) -> list[Located]:
     return _response_member("toolUse", "toolUseId")(body)
 
 
+def _response_tool_calls(body: JsonBody) -> list[Located]:
+    """The client tool calls of the reply: the `toolUse` members of `output.message.content[]`
+    (ToolUseBlock, "Contains information about a tool that the model is requesting be run"),
+    without those of `type` `server_tool_use` (ToolUseBlock `type`, "Valid Values:
+    server_tool_use": a system tool Bedrock runs itself, its toolResult in the same reply;
+    https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ToolUseBlock.html)."""
+    msg = (body.get("output") or {}).get("message") if isinstance(body.get("output"), dict) else None
+    content = msg.get("content") if isinstance(msg, dict) else None
+    return [
+        Located(f"/output/message/content/{j}/toolUse", b["toolUse"])
+        for j, b in enumerate(content if isinstance(content, list) else [])
+        if isinstance(b, dict) and isinstance(b.get("toolUse"), dict) and b["toolUse"].get("type") != "server_tool_use"
+    ]
+
+
 # x-amzn-ErrorType -> contract §6.1 class. ValidationException is left to the status
 # default (400 -> invalid_request), so an over-long input ("Input is too long for requested
 # model.") is remapped to context overflow by the record's overflow wording (§6.2's 400 row).
@@ -396,6 +411,7 @@ BEDROCK_CONVERSE = WireApi(
         response_stop_reason=lambda body: body.get("stopReason"),
         response_usage=lambda body: usage_of(body.get("usage")),
         response_tool_ids=_response_tool_ids,
+        response_tool_calls=_response_tool_calls,
         stream_stop_reason=_stream_stop_reason,
         stream_usage=_stream_usage,
         stream_opens=lambda e: isinstance(e, dict) and "messageStart" in e,

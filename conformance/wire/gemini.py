@@ -255,6 +255,18 @@ def _response_call_ids(body: JsonBody) -> list[Located]:
     return out
 
 
+def _response_calls(body: JsonBody) -> list[Located]:
+    """The functionCall parts of a response's first candidate (generateContent: a Part's
+    `functionCall` is "A predicted FunctionCall returned from the model", one per call; ids
+    optional)."""
+    out: list[Located] = []
+    for at, p in _response_parts(body):
+        key, call = field(p, "functionCall")
+        if isinstance(call, dict):
+            out.append(Located(f"{at}/{key}", call))
+    return out
+
+
 def _tool_result_errors(body: JsonBody) -> list[Located]:
     """One value per functionResponse: whether its `response` reports an `error`."""
     out: list[Located] = []
@@ -443,6 +455,7 @@ GEMINI = WireApi(
         response_stop_reason=_stop_reason,
         response_usage=_usage,
         response_tool_ids=_response_call_ids,
+        response_tool_calls=_response_calls,
         stream_stop_reason=_stream_stop_reason,
         stream_usage=_stream_usage,
         # the candidate's own thought parts and thoughtSignatures ("pass it back exactly as received")

@@ -118,6 +118,19 @@ def _response_call_ids(body: JsonBody) -> list[Located]:
     ]
 
 
+def _response_calls(body: JsonBody) -> list[Located]:
+    """The calls of a reply's `message.tool_calls`, with or without ids (api/chat; Ollama's
+    tool support announcement, https://ollama.com/blog/tool-support: "Supported models will
+    now answer with a tool_calls response")."""
+    msg = body.get("message") if isinstance(body, dict) else None
+    calls = msg.get("tool_calls") if isinstance(msg, dict) else None
+    return [
+        Located(f"/message/tool_calls/{j}", c)
+        for j, c in enumerate(calls if isinstance(calls, list) else [])
+        if isinstance(c, dict)
+    ]
+
+
 def _tool_result_ids(body: JsonBody) -> list[Located]:
     """What each tool message answers: `tool_call_id` when present, else the pending call
     of the latest assistant message in order (Ollama's documented pairing)."""
@@ -223,6 +236,7 @@ OLLAMA_CHAT = WireApi(
         response_stop_reason=_stop_reason,
         response_usage=_usage,
         response_tool_ids=_response_call_ids,
+        response_tool_calls=_response_calls,
         stream_stop_reason=_stream_stop_reason,
         stream_usage=_stream_usage,
         response_model=string_at("/model"),

@@ -118,6 +118,7 @@ OPENROUTER_CHAT = WireApi(
         images=_chat.images,
         response_stop_reason=_chat.response_stop_reason,
         response_usage=_chat.response_usage,
+        response_tool_calls=_chat.response_tool_calls,
         stream_stop_reason=_chat.stream_stop_reason,
         stream_usage=_chat.stream_usage,
         # OpenRouter's structured outputs take OpenAI's `response_format` json_schema

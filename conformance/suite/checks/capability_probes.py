@@ -4,7 +4,8 @@
 - `supports_parallel_tool_calls` true: two tool calls of one assistant turn reach the wire
   (the record's id probes; an API whose record says it cannot carry them fails the
   declaration) and read back as one assistant message holding both; a recording whose
-  parsed reply holds two or more calls shows it too. False: the same history renders with
+  reply holds two or more calls (counted by the record's `response_tool_calls` probe, not
+  by the parse) shows it too, its parse holding every one of them. False: the same history renders with
   every call paired with its result, or fails with an `AdapterError` (contract §4.4 "Drop
   cleanly or fail"), never a crash or a half-sent turn.
 - `supports_streaming_tool_calls` true: every tool call of a recorded stream arrives as
@@ -28,11 +29,27 @@ from typing import Any
 
 from ...adapters.errors import AdapterError
 from ...adapters.protocol import Adapter, Message, StreamEvent, WireResponse, capabilities_of
+from ...wire.api import WireApi
 from .. import rules as R
 from ..capture import capture_warnings
+from ..cassettes import Interaction
 from ..outcome import AdapterUnderTest, Outcome
 from ..scripts import Builder, conversation, mark
-from .common import Env, check, crash, ctx_for, o, opts, parse_stream, read_request, session_for, wire_api_of
+from .common import (
+    Env,
+    check,
+    crash,
+    ctx_for,
+    o,
+    opts,
+    parse_response,
+    parse_stream,
+    read_request,
+    render,
+    session_for,
+    token_counts,
+    wire_api_of,
+)
 from .streams import wire_values
 
 PARALLEL = "supports_parallel_tool_calls"
@@ -63,7 +80,7 @@ def _parallel_render(s: AdapterUnderTest, a: Adapter) -> Iterator[Outcome]:
     calls = [b["id"] for b in msgs[1]["content"] if b["type"] == "tool_use"]
     try:
         with capture_warnings():
-            wire = a.to_wire(msgs, tools, opts(a))
+            wire = render(a, msgs, tools, opts(a))
     except AdapterError as exc:
         if declared:
             yield o(R.CAPS_PROBED, s, "fail", "parallel calls rendered", f"declared true, but {crash(exc)}", PARALLEL)
@@ -137,15 +154,13 @@ def _recorded(s: AdapterUnderTest, env: Env) -> Iterator[Outcome]:
         if not isinstance(it.response_json, dict):
             continue
         try:
-            msg = a.from_wire_response(WireResponse(it.response_json), ctx_for(sid))
+            msg = parse_response(a, WireResponse(it.response_json), ctx_for(sid))
         except Exception:
             continue  # TC101 reports it
         if not isinstance(msg, dict) or not isinstance(msg.get("content"), list):
             continue  # TC101 reports a malformed message
-        n = sum(1 for b in msg["content"] if isinstance(b, dict) and b.get("type") == "tool_use")
-        if n >= 2 and caps.get(PARALLEL):
-            shown[PARALLEL] += 1
-            yield o(R.CAPS_PROBED, s, "pass", f"{it.label} ({n} calls in one reply)", "", PARALLEL)
+        if caps.get(PARALLEL):
+            yield from _parallel_recorded(s, api, it, msg, shown)
         usage = api.probes.response_usage(it.response_json)
         if usage is not None and caps.get(CACHING):
             yield from _cache_case(s, it.label, usage, (msg.get("metadata") or {}).get("usage"), shown)
@@ -155,6 +170,28 @@ def _recorded(s: AdapterUnderTest, env: Env) -> Iterator[Outcome]:
     if not caps.get(CACHING):
         why = "canonical requests carry no cache marker to drop; usage is TC904's"
         yield o(R.CAPS_PROBED, s, "skip", f"{CACHING} declared false", why)
+
+
+def _parallel_recorded(
+    s: AdapterUnderTest, api: WireApi, it: Interaction, msg: dict[str, Any], shown: dict[str, int]
+) -> Iterator[Outcome]:
+    """A recorded reply holding two or more tool calls, counted in the recording by the
+    record's `response_tool_calls` probe (never by the parse under test: an adapter that
+    split one call in two would show parallel calls it never parsed): its parse holds every
+    one of them as a tool_use block (contract §3.4 `supports_parallel_tool_calls`; canonical
+    §7.2 "Declarations MUST be honest")."""
+    recorded = len(api.probes.response_tool_calls(it.response_json)) if isinstance(it.response_json, dict) else 0
+    if recorded < 2:
+        return
+    shown[PARALLEL] += 1
+    n = sum(1 for b in msg["content"] if isinstance(b, dict) and b.get("type") == "tool_use")
+    why = (
+        ""
+        if n >= recorded
+        else f"the recording holds {recorded} tool calls in one reply ({api.name} record), the parse {n} "
+        'tool_use blocks (contract §3.4 supports_parallel_tool_calls; canonical §7.2: "Declarations MUST be honest")'
+    )
+    yield o(R.CAPS_PROBED, s, "fail" if why else "pass", f"{it.label} ({recorded} calls in one reply)", why, PARALLEL)
 
 
 def _stream_case(
@@ -217,7 +254,8 @@ def _cache_case(s: AdapterUnderTest, label: str, recorded: Any, usage: Any, show
     if not isinstance(recorded, dict) or not (recorded.get("cache_read") or recorded.get("cache_write")):
         return
     shown[CACHING] += 1
-    if not isinstance(usage, dict):
+    usage = token_counts(usage)  # a mapping or a TokenUsage object; its shape is TC101's / TC103's
+    if usage is None:
         yield o(
             R.CAPS_PROBED, s, "fail", f"{label} (cache)", "the recording shows caching, the parse no usage", CACHING
         )

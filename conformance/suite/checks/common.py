@@ -14,7 +14,7 @@ import logging
 import re
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, is_dataclass, replace
 from itertools import pairwise
 from typing import Any
 
@@ -28,6 +28,8 @@ from ...adapters.protocol import (
     RequestContext,
     StreamEvent,
     WireBody,
+    WireRequest,
+    WireResponse,
 )
 from ...adapters.streams import to_canonical_names
 from ...core.findings import RuleInfo, Selection
@@ -223,17 +225,85 @@ def _accepts(fn: Callable[..., Any], keyword: str) -> bool:
         return False
 
 
-def read_request(a: Adapter, body: WireBody, session_id: str, url: str | None = None) -> ParsedRequest | None:
+class UnreadableOutput(ValueError):
+    """What an adapter returned is no canonical message (or read request) a check can read:
+    the checks that only use a parse skip or fail the case with this reason; TC101 / TC102
+    judge the output itself with the validator (located findings)."""
+
+
+def message_shape(msg: Any) -> str | None:
+    """Why `msg` is no message the checks can walk (None when it is one): an object whose
+    `content` is a list of block objects and whose `metadata`, when present, is an object
+    (what a block holds is the validator's to judge: a check reading a field reads it with
+    `.get`)."""
+    if not isinstance(msg, Mapping):
+        return f"a {type(msg).__name__}, not a message object"
+    content = msg.get("content")
+    if not isinstance(content, list):
+        return f"content is {type(content).__name__}, not a list of blocks"
+    for i, b in enumerate(content):
+        if not isinstance(b, Mapping):
+            return f"content/{i} is a {type(b).__name__}, not a block object"
+    if not isinstance(msg.get("metadata", {}), Mapping):
+        return "metadata is not an object"
+    return None
+
+
+def parse_response(a: Adapter, response: WireResponse, ctx: RequestContext) -> Message:
+    """`a.from_wire_response(response, ctx)`, raising `UnreadableOutput` when it is no
+    message a check can walk (`message_shape`): the call sites treat it as a parse that
+    failed, which TC101 reports."""
+    msg = a.from_wire_response(response, ctx)
+    problem = message_shape(msg)
+    if problem is not None:
+        raise UnreadableOutput(f"from_wire_response gave {problem}")
+    return msg
+
+
+def read_request(
+    a: Adapter, body: WireBody, session_id: str, url: str | None = None, *, checked: bool = True
+) -> ParsedRequest | None:
     """`a.from_wire_request(body)`, or None when the adapter says it cannot read requests.
 
     `url` goes along when the adapter's reader takes it (an optional extension: Gemini
-    keeps the model in the URL, not the body)."""
+    keeps the model in the URL, not the body). `checked`: raise `UnreadableOutput` when a
+    message read is none a check can walk (`message_shape`); TC102, which judges the
+    messages themselves, reads unchecked."""
     try:
         if url is not None and _accepts(a.from_wire_request, "url"):
-            return a.from_wire_request(body, session_id=session_id, url=url)  # type: ignore[call-arg]
-        return a.from_wire_request(body, session_id=session_id)
+            parsed = a.from_wire_request(body, session_id=session_id, url=url)  # type: ignore[call-arg]
+        else:
+            parsed = a.from_wire_request(body, session_id=session_id)
     except NotImplementedError:
         return None
+    if checked:
+        messages: Any = getattr(parsed, "messages", None)
+        if not isinstance(messages, list):
+            raise UnreadableOutput(f"from_wire_request gave messages of type {type(messages).__name__}, not a list")
+        for i, m in enumerate(messages):
+            problem = message_shape(m)
+            if problem is not None:
+                raise UnreadableOutput(f"from_wire_request gave message {i}: {problem}")
+    return parsed
+
+
+def as_sent(value: Any) -> Any:
+    """`value` as the JSON it is sent as: a tuple is the JSON array a list is (json.dumps
+    writes both alike), so an adapter that puts `AdapterOptions.stop_sequences` (a tuple) in
+    its body as it is renders the same request as one that copies it into a list."""
+    if isinstance(value, dict):
+        return {k: as_sent(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [as_sent(v) for v in value]
+    return value
+
+
+def render(a: Adapter, messages: list[Message], tools: Sequence[Any], options: AdapterOptions) -> WireRequest:
+    """`a.to_wire(messages, tools, options)`, its body as it is sent (`as_sent`): the checks
+    compare and probe the request the provider receives, never a Python container choice."""
+    wire = a.to_wire(messages, list(tools), options)
+    body: Any = getattr(wire, "body", None)  # an untrusted adapter: TC104 and the rest judge what it gave
+    return replace(wire, body=as_sent(body)) if isinstance(body, dict) and is_dataclass(wire) else wire
 
 
 def estimate_of(a: Adapter, parsed: ParsedRequest) -> int:
@@ -243,7 +313,56 @@ def estimate_of(a: Adapter, parsed: ParsedRequest) -> int:
 
 
 def errors_of(messages: list[Message], sel: Selection | None = None, finish: bool = False) -> list[str]:
+    """The validator's errors on messages an adapter produced; a value that is no JSON data
+    (an object where the schema wants an object of JSON values) is one located error, never
+    an exception out of the check (the schema validators refuse such values by raising)."""
+    where = non_json(messages)
+    if where is not None:
+        return [f"<memory>:{where}: not JSON data (canonical messages are JSON, §5)"]
     return [f.format() for f in validate_messages(messages, selection=sel, finish=finish) if f.severity == "error"]
+
+
+def non_json(value: Any, at: str = "") -> str | None:
+    """The JSON pointer of the first value in `value` that is no JSON data (a str, int,
+    float, bool, None, or a dict with str keys / list / tuple of JSON data), with its type;
+    None when it is all JSON data."""
+    if value is None or isinstance(value, str | int | float | bool):
+        return None
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if not isinstance(k, str):
+                return f"{at or '/'} (key {k!r} is a {type(k).__name__})"
+            found = non_json(v, f"{at}/{k.replace('~', '~0').replace('/', '~1')}")
+            if found is not None:
+                return found
+        return None
+    if isinstance(value, list | tuple):
+        return next((f for i, v in enumerate(value) if (f := non_json(v, f"{at}/{i}")) is not None), None)
+    return f"{at or '/'} (a {type(value).__name__})"
+
+
+USAGE_FIELDS = ("input_tokens", "output_tokens", "cached_input_tokens", "cache_creation_input_tokens")
+
+
+def token_counts(usage: Any) -> dict[str, int] | None:
+    """Contract §3.3/§7.1 `TokenUsage` as the four counts, from a mapping or an object with
+    those attributes (the contract writes TokenUsage as a class): a count absent or null is
+    the class's default 0 (`cached_input_tokens: int = 0`); None when `usage` is None or a
+    count is no count (a string, a negative, a boolean). The checks compare counts read
+    here, so usage of an unusual shape is TC103's or TC101's to judge, never a crash."""
+    if usage is None:
+        return None
+    out: dict[str, int] = {}
+    for k in USAGE_FIELDS:
+        v = usage.get(k) if isinstance(usage, Mapping) else getattr(usage, k, None)
+        if v is None:
+            v = 0
+        if type(v) is float and v.is_integer():
+            v = int(v)
+        if type(v) is not int or v < 0:
+            return None
+        out[k] = v
+    return out
 
 
 # the attributes every LogRecord has; what else a record carries is what the adapter put
@@ -399,6 +518,8 @@ def parse_stream(
     err: AdapterError | None = None
     try:
         for ev in a.stream_response(pieces, ctx):
+            if not isinstance(ev, dict):
+                raise UnreadableOutput(f"stream_response gave event {len(events)}: a {type(ev).__name__}, not an event")
             events.append(ev)
     except AdapterError as exc:
         err = exc
@@ -421,13 +542,14 @@ def message_from_events(a: Adapter, events: list[StreamEvent], ctx: RequestConte
         return None
     model = str(start.get("model") or f"{a.provider}:unknown")
     content = list(done.get("final_content") or []) or [{"type": "text", "text": ""}]
-    usage = done.get("usage")
+    counts = token_counts(done.get("usage"))
     meta: dict[str, Any] = {
         "model": model,
         "provider": a.provider,
         "routing": {"mode": "default", "chosen_model": model, "reason": "turnspec conform"},
-        # usage of another shape is TC103's to report, never a crash of the suite here
-        "usage": harness_usage(usage, model, ctx) if isinstance(usage, Mapping) else None,
+        # usage of another shape (null counts, an object) is TC103's to report, never a
+        # crash of the suite here
+        "usage": harness_usage(counts, model, ctx) if counts is not None else None,
     }
     if done.get("stop_reason") in ("cancelled", "error"):
         meta["status"] = done["stop_reason"]
@@ -471,7 +593,7 @@ def texts_of(messages: list[Message]) -> list[str]:
 
 def calls_of(messages: list[Message]) -> list[tuple[str, str, str]]:
     return [
-        (b["id"], b["name"], json.dumps(b["input"], sort_keys=True))
+        (str(b.get("id")), str(b.get("name")), json.dumps(b.get("input"), sort_keys=True, default=repr))
         for m in messages
         for b in m["content"]
         if b.get("type") == "tool_use"

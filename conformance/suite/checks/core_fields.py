@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 from ...adapters.protocol import WireResponse
 from .. import rules as R
 from ..outcome import Outcome
-from .common import Env, check, crash, ctx_for, o, parse_stream, read_request, session_for, wire_api_of
+from .common import Env, check, crash, ctx_for, o, parse_stream, read_request, render, session_for, wire_api_of
 
 CORE_ID = "01JZC0RE000000000000000001"  # the id a core would pass (a ULID)
 
@@ -91,7 +91,7 @@ def core_fields(env: Env) -> Iterator[Outcome]:
                 yield o(R.ENDPOINT, s, "skip", it.label, "the API's record documents no request path")
                 continue
             try:
-                wire = a.to_wire(parsed.messages, parsed.tools, parsed.options)
+                wire = render(a, parsed.messages, parsed.tools, parsed.options)
             except Exception:
                 continue  # TC802 reports requests that do not render
             path = wire.path.split("?", 1)[0]

@@ -26,6 +26,7 @@ from .common import (
     names_any,
     o,
     opts,
+    render,
     shape,
     tool_use_turn,
     wire_api_of,
@@ -126,7 +127,7 @@ def _earlier_turn_dropped(api: WireApi, a: Adapter, value: str, part: str, scrip
         if cut is not None and any(x is m for x in cut) and tool_use_turn(cut, m):
             # the same turn when the request continues it during tool use: required there
             with capture_warnings():
-                body = a.to_wire(copy.deepcopy(cut), list(TOOLS), opts(a)).body
+                body = render(a, copy.deepcopy(cut), list(TOOLS), opts(a)).body
             probe = _probe_of(api, part)
             if not [x for x in probe(body) if value in str(x.value)]:
                 return None
@@ -322,7 +323,7 @@ def _one_at_a_time(s: AdapterUnderTest, a: Adapter) -> Iterator[Outcome]:
     msgs, tools, schema = _script(a, false)
     try:
         with capture_warnings() as recs:
-            wire = a.to_wire(msgs, tools, opts(a, output_schema=schema))
+            wire = render(a, msgs, tools, opts(a, output_schema=schema))
     except Exception as exc:
         yield o(R.CAPS_CARRIED, s, "fail", "script", crash(exc))
         return
@@ -332,7 +333,7 @@ def _one_at_a_time(s: AdapterUnderTest, a: Adapter) -> Iterator[Outcome]:
         msgs, tools, schema = _script(a, false - {cap})
         try:
             with capture_warnings() as recs:
-                wire = a.to_wire(msgs, tools, opts(a, output_schema=schema))
+                wire = render(a, msgs, tools, opts(a, output_schema=schema))
         except AdapterError as exc:
             yield o(R.CAPS_DROPPED, s, "pass", cap, f"failed cleanly (contract §4.4): {type(exc).__name__}")
             continue
@@ -356,7 +357,7 @@ def capability_honesty(env: Env) -> Iterator[Outcome]:
         msgs, tools, schema = _script(a, frozenset())
         try:
             with capture_warnings() as recs:
-                wire = a.to_wire(msgs, tools, opts(a, output_schema=schema))
+                wire = render(a, msgs, tools, opts(a, output_schema=schema))
         except Exception as exc:
             if all(caps.get(c) for c in FEATURES):
                 yield o(R.CAPS_CARRIED, s, "fail", "script", crash(exc))
@@ -386,7 +387,7 @@ def capability_honesty(env: Env) -> Iterator[Outcome]:
                 )
                 try:
                     with capture_warnings():
-                        w = a.to_wire(b.messages, [], opts(a))
+                        w = render(a, b.messages, [], opts(a))
                 except Exception as exc:
                     yield o(R.CAPS_CARRIED, s, "fail", f"image {media}", crash(exc))
                     continue
@@ -407,8 +408,8 @@ def capability_honesty(env: Env) -> Iterator[Outcome]:
             # the script without declared-false features: one may fail cleanly (contract §4.4)
             plain = _script(a, frozenset(c for c in FEATURES if not caps.get(c)))[0][:3]
             try:
-                w1 = a.to_wire(plain, [], opts(a, stream=True))
-                w0 = a.to_wire(plain, [], opts(a, stream=False))
+                w1 = render(a, plain, [], opts(a, stream=True))
+                w0 = render(a, plain, [], opts(a, stream=False))
             except Exception as exc:
                 yield o(R.CAPS_CARRIED, s, "fail", "supports_streaming", crash(exc))
             else:

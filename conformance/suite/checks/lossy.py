@@ -22,7 +22,7 @@ from .. import rules as R
 from ..capture import capture_warnings
 from ..outcome import Outcome
 from ..scripts import PNG_2PX, conversation, mark
-from .common import Env, body_text, check, crash, drop_problem, o, opts, wire_api_of
+from .common import Env, body_text, check, crash, drop_problem, o, opts, render, wire_api_of
 
 # canonical §7.3, the sentences a dropped image source follows (TC201 and TC202 quote them)
 DROP_RULE = (
@@ -139,7 +139,7 @@ def lossy(env: Env) -> Iterator[Outcome]:
             index = len(target["content"]) - 1
             try:
                 with capture_warnings() as recs:
-                    req = a.to_wire(msgs, tools, opts(a))
+                    req = render(a, msgs, tools, opts(a))
             except Exception as exc:
                 if (
                     rule
@@ -170,7 +170,7 @@ def lossy(env: Env) -> Iterator[Outcome]:
             tgt["metadata"][env.critical_key] = [index]
             try:
                 with capture_warnings():
-                    a.to_wire(crit, tools, opts(a, critical_key=env.critical_key))
+                    render(a, crit, tools, opts(a, critical_key=env.critical_key))
             except AdapterError as exc:
                 ok = getattr(exc, "block_type", None) == btype and getattr(exc, "message_id", None) == target["id"]
                 yield o(

@@ -30,7 +30,7 @@ from .. import rules as R
 from ..capture import capture_warnings
 from ..outcome import Outcome
 from ..scripts import Builder
-from .common import Env, check, crash, names_any, o, wire_api_of
+from .common import Env, check, crash, names_any, o, render, wire_api_of
 
 WANT: dict[str, Any] = {
     "max_output_tokens": 321,
@@ -111,7 +111,7 @@ def request_options(env: Env) -> Iterator[Outcome]:
             )
             try:
                 with capture_warnings() as warnings:
-                    body = a.to_wire(b.messages, [], options).body
+                    body = render(a, b.messages, [], options).body
             except Exception as exc:
                 yield o(R.REQUEST_OPTIONS, s, "fail", label, crash(exc))
                 continue

@@ -32,7 +32,7 @@ from .. import rules as R
 from ..capture import capture_warnings
 from ..cassettes import Interaction
 from ..outcome import AdapterUnderTest, Outcome
-from .common import Env, check, crash, ctx_for, o, opts, read_request, session_for
+from .common import Env, check, crash, ctx_for, o, opts, read_request, render, session_for
 
 MAX_CASES = 12  # recordings per adapter whose messages carry provider_raw
 SCAN = 400  # recordings read to find them
@@ -87,7 +87,7 @@ def _with_raw(msgs: list[Message], raw_of: Any) -> list[Message]:
 def _render(a: Adapter, msgs: list[Message], tools: list[ToolDefinition], options: AdapterOptions) -> Any:
     """The request body as the wire sees it (JSON: a tuple and a list are the same bytes)."""
     with capture_warnings():
-        body = a.to_wire(msgs, tools, options).body
+        body = render(a, msgs, tools, options).body
     return json.loads(json.dumps(body, default=repr))
 
 

@@ -29,7 +29,9 @@ from .common import (
     during_tool_use,
     o,
     opts,
+    parse_response,
     read_request,
+    render,
     result_blocks,
     session_for,
     shape,
@@ -49,7 +51,7 @@ def produced_through(a: Adapter) -> tuple[list[Message], list[ToolDefinition]]:
     """
     msgs, tools = conversation(a.provider)
     with capture_warnings():
-        a.to_wire(copy.deepcopy(msgs), tools, opts(a))
+        render(a, copy.deepcopy(msgs), tools, opts(a))
     return msgs, tools
 
 
@@ -103,7 +105,7 @@ def tool_result_texts(env: Env) -> Iterator[Outcome]:
         b.add("user", [{"type": "text", "text": mark("go-on")}])
         try:
             with capture_warnings():
-                wire = a.to_wire(b.messages, TOOLS, opts(a))
+                wire = render(a, b.messages, TOOLS, opts(a))
             back = read_request(a, wire.body, b.session_id)
         except Exception as exc:
             yield o(R.REPLAY_PRESERVED, s, "fail", "tool result texts", crash(exc), "supports_tools")
@@ -135,7 +137,7 @@ def _replay(src: Adapter, dst: Adapter, owner: AdapterUnderTest, pair: str) -> I
     api = wire_api_of(dst)
     try:
         with capture_warnings() as recs:
-            wire = dst.to_wire(conv, tools, opts(dst))
+            wire = render(dst, conv, tools, opts(dst))
     except Exception as exc:
         yield o(R.REPLAY_PRESERVED, owner, "fail", pair, crash(exc))
         return
@@ -221,7 +223,7 @@ def _replay(src: Adapter, dst: Adapter, owner: AdapterUnderTest, pair: str) -> I
     if cut is not None and api is not None and api.thinking_back.prior_turns_optional:
         try:
             with capture_warnings() as cut_recs:
-                cut_body = dst.to_wire(cut, tools, opts(dst)).body
+                cut_body = render(dst, cut, tools, opts(dst)).body
         except Exception as exc:
             sig.append(f"the history cut during tool use: {crash(exc)}")
         else:
@@ -391,13 +393,13 @@ def recorded_thinking_sent_back(env: Env) -> Iterator[Outcome]:
                 continue
             sid = session_for("think", it.label)
             try:
-                msg = a.from_wire_response(WireResponse(body), ctx_for(sid))
+                msg = parse_response(a, WireResponse(body), ctx_for(sid))
             except Exception:
                 continue  # TC101 reports it
             b = answered(msg, sid)
             try:
                 with capture_warnings() as recs:
-                    wire = a.to_wire(b.messages, [], opts(a))
+                    wire = render(a, b.messages, [], opts(a))
             except Exception as exc:
                 yield o(R.REPLAY_SIGNATURE, s, "fail", it.label, crash(exc), "supports_thinking")
                 continue

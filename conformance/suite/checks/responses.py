@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 from ...adapters.errors import AdapterError
-from ...adapters.protocol import Adapter, RequestContext, WireResponse
+from ...adapters.protocol import Adapter, RequestContext, StreamEvent, WireResponse
 from ...adapters.streams import stream_vocabulary, to_canonical_names
 from ...adapters.toolids import is_canonical_tool_id
 from ...core import ids
@@ -27,6 +27,7 @@ from .common import (
     estimate_of,
     locates,
     message_from_events,
+    non_json,
     o,
     parse_stream,
     read_request,
@@ -194,6 +195,15 @@ def _stream_error(s: AdapterUnderTest, it: Interaction, err: AdapterError | None
     yield o(R.ERROR_CLASSIFIED, s, "fail" if p else "pass", it.label, "mid-stream error: " + "; ".join(p) if p else "")
 
 
+def _event_problem(v: SchemaValidator, event: StreamEvent) -> str | None:
+    """TC103 on one event: the schema's first error, or where it holds a value that is no
+    JSON data (an object for `usage`), which the schema validators refuse by raising."""
+    where = non_json(event)
+    if where is not None:
+        return f"{where}: not JSON data (canonical §7.4 events are JSON objects)"
+    return None if v.is_valid(event) else v.errors(event)[0].message
+
+
 def _stream(
     env: Env, s: AdapterUnderTest, it: Interaction, ctx: RequestContext, v: SchemaValidator
 ) -> Iterator[Outcome]:
@@ -209,7 +219,7 @@ def _stream(
     if vocab is not None:
         yield o(R.STREAM_VOCABULARY, s, "fail" if mixed else "pass", it.label, "; ".join(mixed[:3]))
     events = to_canonical_names(named)
-    bad = [f"event {i} ({e.get('type')}): {v.errors(e)[0].message}" for i, e in enumerate(events) if not v.is_valid(e)]
+    bad = [f"event {i} ({e.get('type')}): {why}" for i, e in enumerate(events) if (why := _event_problem(v, e))]
     yield o(R.EVENTS_VALID, s, "fail" if bad else "pass", it.label, "; ".join(bad[:3]))
     yield from _stream_error(s, it, err)
     if err is not None:
@@ -244,7 +254,7 @@ def _stream(
     # last byte (a blank line's LF, a CRC's last byte) arrives with the next frame's start.
     # Equal means equal up to a consistent renaming of the tool ids the adapter minted (the
     # API issued none); ids the wire issued must match exactly
-    again_ctx = replace(ctx, message_id=events[0]["message_id"] if events else None)
+    again_ctx = replace(ctx, message_id=events[0].get("message_id") if events else None)
     framing = it.framing
     cuts = sorted({e - 1 for e in framing.frame_ends(it.response_body) if e > 1}) if framing is not None else []
     ways: list[tuple[str, int | None, list[int]]] = [("7-byte chunks", 7, [])]

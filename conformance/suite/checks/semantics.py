@@ -50,10 +50,13 @@ from .common import (
     names_any,
     o,
     opts,
+    parse_response,
     parse_stream,
     read_request,
+    render,
     result_blocks,
     session_for,
+    token_counts,
     wire_api_of,
 )
 from .streams import wire_values
@@ -143,7 +146,7 @@ def images(env: Env) -> Iterator[Outcome]:
         b, blocks, turns = _images_script(a, api)
         try:
             with capture_warnings():
-                wire = a.to_wire(b.messages, [], opts(a))
+                wire = render(a, b.messages, [], opts(a))
         except Exception as exc:
             yield o(R.IMAGES_KEPT, s, "fail", "images", crash(exc), cap)
             continue
@@ -205,7 +208,7 @@ def _tool_result_image(s: AdapterUnderTest, a: Adapter, api: WireApi) -> Outcome
     label, cap = "image in a tool result", "supports_images"
     try:
         with capture_warnings() as recs:
-            wire = a.to_wire(b.messages, [], opts(a))
+            wire = render(a, b.messages, [], opts(a))
         on_wire = [x.value for x in api.probes.images(wire.body)] if isinstance(wire.body, dict) else []
         if not on_wire:
             p = drop_problem(recs, "image", msg, a)
@@ -261,7 +264,7 @@ def tool_errors(env: Env) -> Iterator[Outcome]:
             )
         try:
             with capture_warnings() as records:
-                wire = a.to_wire(b.messages, [], opts(a))
+                wire = render(a, b.messages, [], opts(a))
         except Exception as exc:
             yield o(R.TOOL_ERROR_KEPT, s, "fail", "tool errors", crash(exc), "supports_tools")
             continue
@@ -315,8 +318,8 @@ def _error_kept_in_band(
     ]
     try:
         with capture_warnings():
-            unmarked = a.to_wire(plain, [], opts(a)).body
-            again = a.to_wire(b.messages, [], opts(a)).body
+            unmarked = render(a, plain, [], opts(a)).body
+            again = render(a, b.messages, [], opts(a)).body
     except Exception as exc:
         return o(R.TOOL_ERROR_KEPT, s, "fail", label, crash(exc), "supports_tools")
     if again != body:
@@ -369,7 +372,7 @@ INCLUSIVE = "the contract's literal mapping (input includes cache reads)"
 
 
 def _usage_problems(
-    recorded: Any, usage: dict[str, Any] | None, api: WireApi | None = None, readings: set[str] | None = None
+    recorded: Any, parsed: Any, api: WireApi | None = None, readings: set[str] | None = None
 ) -> list[str]:
     """What differs between the parsed usage and the recorded one; empty when they agree.
 
@@ -381,14 +384,17 @@ def _usage_problems(
     """
     if not isinstance(recorded, dict):
         return []
-    if usage is None:
+    if parsed is None:
         return ["the recording has usage, the parsed message none"]
+    usage = token_counts(parsed)  # a mapping or a TokenUsage object, absent counts 0
+    if usage is None:
+        return [f"the parsed usage {parsed!r:.80} holds no token counts (contract §7.1 TokenUsage: int counts)"]
 
     def problems(want: dict[str, Any]) -> list[str]:
         return [
             f"{mine}: parsed {usage.get(mine, 0)}, recorded {want.get(theirs, 0)}"
             for theirs, mine in USAGE_KEYS
-            if int(usage.get(mine, 0) or 0) != int(want.get(theirs, 0) or 0)
+            if usage.get(mine, 0) != int(want.get(theirs, 0) or 0)
         ]
 
     disjoint = problems(recorded)
@@ -432,7 +438,7 @@ def _recorded_semantics(env: Env, s: AdapterUnderTest, a: Adapter, readings: set
         if not isinstance(it.response_json, dict):
             continue
         try:
-            msg: Message = a.from_wire_response(WireResponse(it.response_json), ctx_for(sid))
+            msg: Message = parse_response(a, WireResponse(it.response_json), ctx_for(sid))
         except Exception:
             continue  # TC101 reports it
         yield from _status(s, api, it, msg)
@@ -564,7 +570,7 @@ def stream_usage_requested(env: Env) -> Iterator[Outcome]:
         for label, extra in cases:
             try:
                 with capture_warnings():
-                    body = a.to_wire(b.messages, [], opts(a, stream=True, extra=extra)).body
+                    body = render(a, b.messages, [], opts(a, stream=True, extra=extra)).body
             except Exception as exc:
                 yield o(R.STREAM_USAGE_REQUESTED, s, "fail", label, crash(exc), cap)
                 continue
@@ -623,14 +629,15 @@ def missing_usage(env: Env) -> Iterator[Outcome]:
                     if api.probes.response_usage(body) is not None:
                         continue
                     with capture_warnings() as records:
-                        msg = a.from_wire_response(WireResponse(body), ctx)
+                        msg = parse_response(a, WireResponse(body), ctx)
                     usage = (msg.get("metadata") or {}).get("usage")
             except Exception:
                 continue  # TC101 / TC601 report it
             problems = []
             if usage:
-                if not isinstance(usage, dict) or usage.get("input_tokens") != PREFLIGHT_ESTIMATE:
-                    got = usage.get("input_tokens") if isinstance(usage, dict) else usage
+                counts = token_counts(usage)  # a mapping or a TokenUsage object
+                if counts is None or counts["input_tokens"] != PREFLIGHT_ESTIMATE:
+                    got = counts["input_tokens"] if counts is not None else usage
                     problems.append(
                         f"input_tokens {got!r} reported for a response without usage; the estimate handed over was "
                         f"{PREFLIGHT_ESTIMATE} (contract §7.2: estimate_input_tokens()'s output)"
@@ -682,7 +689,7 @@ def served_model(env: Env) -> Iterator[Outcome]:
                     named = api.probes.response_model(body) if isinstance(body, dict) else None
                     if named is None:
                         continue
-                    msg = a.from_wire_response(WireResponse(body), ctx)
+                    msg = parse_response(a, WireResponse(body), ctx)
                     got, where = (msg.get("metadata") or {}).get("model"), "metadata.model"
             except Exception:
                 continue  # TC101 / TC601 report it

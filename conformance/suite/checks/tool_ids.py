@@ -13,7 +13,20 @@ from .. import rules as R
 from ..capture import capture_warnings
 from ..outcome import AdapterUnderTest, Outcome
 from ..scripts import answered, conversation
-from .common import Env, body_text, check, crash, ctx_for, o, opts, read_request, session_for, wire_api_of
+from .common import (
+    Env,
+    body_text,
+    check,
+    crash,
+    ctx_for,
+    o,
+    opts,
+    parse_response,
+    read_request,
+    render,
+    session_for,
+    wire_api_of,
+)
 from .minted import BIDIRECTIONAL, LOOK_UP, WireIds, deterministic, fixed_ids, lost_wire_ids, match_ids
 
 # contract §4.1.1, the sentence TC302 enforces
@@ -74,8 +87,8 @@ def _script_ids(s: AdapterUnderTest) -> Iterator[Outcome]:
     cids = [b["id"] for m in msgs for b in m["content"] if b["type"] == "tool_use"]
     try:
         with capture_warnings():
-            first = a.to_wire(msgs, tools, opts(a))
-            second = a.to_wire(copy.deepcopy(msgs), tools, opts(a))
+            first = render(a, msgs, tools, opts(a))
+            second = render(a, copy.deepcopy(msgs), tools, opts(a))
     except Exception as exc:
         yield o(R.TOOL_ID_RULES, s, "fail", "script", crash(exc))
         return
@@ -105,9 +118,9 @@ def _script_ids(s: AdapterUnderTest) -> Iterator[Outcome]:
     # TC305: use and result carry the same id
     paired = []
     for c, p in zip(cids, pids, strict=True):
-        if p is not None and text.count(json.dumps(p)) < 2:
+        if p is not None and text.count(body_text(p)) < 2:
             paired.append(
-                f"provider id {p} of {c} appears {text.count(json.dumps(p))} time(s) on the wire, want use + result"
+                f"provider id {p} of {c} appears {text.count(body_text(p))} time(s) on the wire, want use + result"
             )
     facts = wire_facts.inspect(api, first.body) if api is not None else None
     if facts is not None and facts.unpaired_results:
@@ -118,9 +131,9 @@ def _script_ids(s: AdapterUnderTest) -> Iterator[Outcome]:
         paired.append(crash(exc))
     else:
         if back is not None:
-            got_uses = [b["id"] for mm in back.messages for b in mm["content"] if b["type"] == "tool_use"]
+            got_uses = [b.get("id") for mm in back.messages for b in mm["content"] if b.get("type") == "tool_use"]
             got_results = [
-                b["tool_use_id"] for mm in back.messages for b in mm["content"] if b["type"] == "tool_result"
+                b.get("tool_use_id") for mm in back.messages for b in mm["content"] if b.get("type") == "tool_result"
             ]
             if got_uses != cids or got_results != cids:
                 paired.append(f"read back: uses {got_uses}, results {got_results}, want {cids} for both")
@@ -176,7 +189,7 @@ def _foreign_ids(env: Env, s: AdapterUnderTest) -> Iterator[Outcome]:
                 pmap.bind(c, f)
         try:
             with capture_warnings():
-                wire = a.to_wire(_with_foreign_ids(msgs, ids, names), tools, opts(a))
+                wire = render(a, _with_foreign_ids(msgs, ids, names), tools, opts(a))
         except Exception as exc:
             yield o(R.TOOL_ID_RULES, s, "fail", f"{label} ({kind})", crash(exc))
             continue
@@ -199,22 +212,32 @@ def _recorded_ids(env: Env, s: AdapterUnderTest) -> Iterator[Outcome]:
             continue
         sid = session_for("ids", it.label)
         try:
-            msg = a.from_wire_response(WireResponse(it.response_json), ctx_for(sid))
-            again = a.from_wire_response(WireResponse(it.response_json), ctx_for(sid))
+            msg = parse_response(a, WireResponse(it.response_json), ctx_for(sid))
+            again = parse_response(a, WireResponse(it.response_json), ctx_for(sid))
         except Exception:
             continue
-        uses = [b for b in msg["content"] if b.get("type") == "tool_use"]
+        # a call without a string id is TC301's to fail (not tu_<ULID>); these are the calls
+        # whose ids can be looked up
+        uses = [b for b in msg["content"] if b.get("type") == "tool_use" and isinstance(b.get("id"), str)]
         if not uses:
+            # the recording's calls are the yardstick (the record's probe), not the parse's
+            wired = it.wire.probes.response_tool_calls(it.response_json) if it.wire is not None else []
+            if wired:
+                why = (
+                    f"the recorded response holds {len(wired)} tool call(s) ({it.wire.name if it.wire else ''} "
+                    f"record), the parse none: their ids cannot go back ({LOOK_UP_PROVIDER})"
+                )
+                yield o(R.TOOL_ID_RESTORED, s, "fail", it.label, why)
             continue
         m = a.tool_id_map(sid)
         b = answered(msg, sid)
         try:
             with capture_warnings():
-                wire = a.to_wire(b.messages, [], opts(a))
+                wire = render(a, b.messages, [], opts(a))
         except Exception as exc:
             yield o(R.TOOL_ID_RESTORED, s, "fail", it.label, crash(exc))
             continue
-        text, raw = body_text(wire.body), json.dumps(it.response_json, ensure_ascii=False)
+        text, raw = body_text(wire.body), body_text(it.response_json)
         ids = WireIds.of(api, [it.response_json])
         fixed = fixed_ids(a, sid, ids)
         problems = [
@@ -228,11 +251,11 @@ def _recorded_ids(env: Env, s: AdapterUnderTest) -> Iterator[Outcome]:
                 # the API issued no id for this call (its record says it need not): nothing to
                 # restore, and whether a minted id goes on the wire is the adapter's (TC305 pairs)
                 minted += 1
-            elif p is None or json.dumps(p) not in raw:
+            elif p is None or body_text(p) not in raw:
                 problems.append(
                     f"{u['id']} maps to {p!r}, which is not the id in the recorded response ({LOOK_UP_PROVIDER})"
                 )
-            elif text.count(json.dumps(p)) < 2:
+            elif text.count(body_text(p)) < 2:
                 problems.append(f"provider id {p} not restored on both the call and its result ({LOOK_UP_PROVIDER})")
         problems += _read_back_in_session(a, wire.body, b.messages, sid, fixed)
         if minted == len(uses) and not problems:
@@ -243,7 +266,9 @@ def _recorded_ids(env: Env, s: AdapterUnderTest) -> Iterator[Outcome]:
         yield from _read_back_pairing(s, it.label, wire.body, sid, len(uses))
         # TC303: parsing the same bytes again in the session gives the same calls, up to a
         # consistent renaming of the ids the adapter minted (none the wire issued)
-        ren = match_ids(uses, [x for x in again["content"] if x.get("type") == "tool_use"], fixed)
+        ren = match_ids(
+            uses, [x for x in again["content"] if x.get("type") == "tool_use" and isinstance(x.get("id"), str)], fixed
+        )
         inj = list(ren.problems)
         pairs = m.pairs()
         if not len({c for c, _ in pairs}) == len(pairs) == len({p for _, p in pairs}):
@@ -259,7 +284,7 @@ def _calls_and_results(messages: list[Any]) -> list[dict[str, Any]]:
     for m in messages:
         for b in m["content"]:
             if b.get("type") == "tool_use":
-                out.append({"type": "tool_use", "id": b["id"], "name": b.get("name")})
+                out.append({"type": "tool_use", "id": b.get("id"), "name": b.get("name")})
             elif b.get("type") == "tool_result":
                 out.append({"type": "tool_result", "tool_use_id": b.get("tool_use_id")})
     return out
@@ -303,7 +328,7 @@ def _read_back_pairing(s: AdapterUnderTest, label: str, body: Any, sid: str, n: 
         return
     if back is None:
         return
-    uses = [b["id"] for m in back.messages for b in m["content"] if b.get("type") == "tool_use"]
+    uses = [b.get("id") for m in back.messages for b in m["content"] if b.get("type") == "tool_use"]
     answered = [
         uses.index(b["tool_use_id"]) if b.get("tool_use_id") in uses else None
         for m in back.messages
@@ -336,17 +361,17 @@ def _replies_distinct(env: Env, s: AdapterUnderTest) -> Iterator[Outcome]:
             continue
         raw = json.dumps(it.response_json, sort_keys=True)
         try:
-            msg = a.from_wire_response(WireResponse(it.response_json), ctx_for(sid))
+            msg = parse_response(a, WireResponse(it.response_json), ctx_for(sid))
         except Exception:
             continue  # TC101 reports it
         m = a.tool_id_map(sid)
-        for u in (b for b in msg["content"] if b.get("type") == "tool_use"):
+        for u in (b for b in msg["content"] if b.get("type") == "tool_use" and isinstance(b.get("id"), str)):
             p = m.get_provider(u["id"])
             if p is not None and json.dumps(p) in raw:
                 continue  # the reply carries this id itself: the provider's to reuse
             first = seen.setdefault(u["id"], it.label)
             if first != it.label and bodies.get(first) != raw:
-                shared.append(f"{u['id']} ({u['name']}) minted for {first} and again for {it.label}")
+                shared.append(f"{u['id']} ({u.get('name')}) minted for {first} and again for {it.label}")
         bodies.setdefault(it.label, raw)
     if len(bodies) < 2:
         return
