@@ -442,3 +442,32 @@ def test_an_error_event_needs_only_its_type_and_a_class_it_names_is_a_contract_c
     wrong = _run(ErrorEventOfNoContractClass(), ("TC103",)).result("TC103", "anthropic")
     assert wrong is not None and wrong.status == "fail"
     assert any("timeout" in r for r in wrong.reasons), wrong.reasons
+
+
+class UsageWithAnotherCount(AnthropicAdapter):
+    """Reports one more count beside TokenUsage's four in message_complete.usage."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        for e in super().stream_response(chunks, context):
+            if e["type"] == "message_complete" and isinstance(e.get("usage"), dict):
+                yield {**e, "usage": {**e["usage"], "reasoning_tokens": 0}}
+            else:
+                yield e
+
+
+class UsageCountAsText(AnthropicAdapter):
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        for e in super().stream_response(chunks, context):
+            if e["type"] == "message_complete" and isinstance(e.get("usage"), dict):
+                yield {**e, "usage": {**e["usage"], "input_tokens": str(e["usage"]["input_tokens"])}}
+            else:
+                yield e
+
+
+def test_a_usage_count_beside_token_usages_four_is_tolerated_a_count_as_text_is_not():
+    """Failed before: token-usage.json forbade any other key, while a stored message's
+    Usage tolerates them (canonical §10.2, §10.3) and no contract sentence forbids one."""
+    ok = _run(UsageWithAnotherCount(), ("TC103",)).result("TC103", "anthropic")
+    assert ok is not None and ok.status == "pass", ok
+    bad = _run(UsageCountAsText(), ("TC103",)).result("TC103", "anthropic")
+    assert bad is not None and bad.status == "fail"

@@ -11,11 +11,11 @@ from turnspec_models._base import TurnspecModel
 
 class TokenUsage(TurnspecModel):
     """
-    Raw token counts as an adapter reports them, no cost (adapter contract §3.3, §7.1). Buckets are disjoint.
+    Raw token counts as an adapter reports them, no cost (adapter contract §3.3, §7.1). Buckets are disjoint. Open to additive fields, as a stored message's Usage is (canonical §10.2, §10.3: readers tolerate unknown fields): no contract sentence forbids an adapter reporting another count beside these.
     """
 
     model_config = ConfigDict(
-        extra='forbid',
+        extra='allow',
     )
     input_tokens: Annotated[StrictInt, Field(ge=0)]
     output_tokens: Annotated[StrictInt, Field(ge=0)]
