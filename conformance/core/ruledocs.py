@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import pointers
 from .findings import RuleInfo, Severity
 
 DOCS_URL = "https://turnspec.dev/docs/"
@@ -137,7 +138,7 @@ def _diff_pointers(a: Any, b: Any, at: str = "") -> list[str]:
     if isinstance(a, dict) and isinstance(b, dict):
         out: list[str] = []
         for k in sorted(set(a) | set(b), key=str):
-            token = str(k).replace("~", "~0").replace("/", "~1")
+            token = pointers.token(k)
             if k not in a or k not in b:
                 out.append(f"{at}/{token}")
             else:

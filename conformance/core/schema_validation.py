@@ -16,13 +16,14 @@ from __future__ import annotations
 import ast
 import functools
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
 import jsonschema_rs
 
+from . import pointers
 from .schemas import SchemaSet
 
 if TYPE_CHECKING:
@@ -146,9 +147,7 @@ class SchemaError:
     keyword: str
 
 
-def pointer_of(path: Iterable[object]) -> str:
-    parts = [str(p).replace("~", "~0").replace("/", "~1") for p in path]
-    return "/" + "/".join(parts) if parts else ""
+pointer_of = pointers.pointer
 
 
 class SchemaValidator:

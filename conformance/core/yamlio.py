@@ -31,6 +31,8 @@ from typing import Any
 
 import yaml
 
+from . import pointers
+
 try:  # libyaml's parser when PyYAML was built with it
     _Loader: type = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover - depends on the PyYAML build
@@ -59,8 +61,7 @@ class YamlError(ValueError):
         self.line, self.pointer, self.reason = line, pointer, message
 
 
-def _esc(token: str) -> str:
-    return token.replace("~", "~0").replace("/", "~1")
+_esc = pointers.token
 
 
 def resolve(text: str, *, decimal: bool) -> Any:

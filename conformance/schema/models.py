@@ -56,6 +56,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin
 
+from ..core import pointers
 from ..core.errors import InputError
 from ..core.schema_validation import ecma_regex
 from ..core.schemas import schema_root, schema_set, versions
@@ -1034,8 +1035,7 @@ def local_bundle(fmt: str, revision: str) -> dict[str, Any]:
     return out
 
 
-def _escape_pointer(token: str) -> str:
-    return token.replace("~", "~0").replace("/", "~1")
+_escape_pointer = pointers.token
 
 
 def json2ts() -> str | None:

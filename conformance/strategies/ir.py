@@ -23,6 +23,7 @@ from urllib.parse import urldefrag, urljoin
 
 from referencing import Registry
 
+from ..core import pointers
 from ..core.schemas import SchemaSet, registry_for
 
 JSON_TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")
@@ -201,8 +202,7 @@ def json_type(value: Any) -> str:
     raise TypeError(f"not a JSON value: {type(value).__name__}")
 
 
-def escape_pointer_token(token: str) -> str:
-    return token.replace("~", "~0").replace("/", "~1")
+escape_pointer_token = pointers.token
 
 
 class SchemaGraph:

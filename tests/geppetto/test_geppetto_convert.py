@@ -637,3 +637,32 @@ def test_turn_data_and_metadata_only_provider_raw_keeps_are_reported_once(tmp_pa
     assert not [
         f for f in convert("geppetto", "canonical", bare, tmp_path / "b.jsonl") if "no canonical field" in f.message
     ]
+
+
+def test_an_interrupted_inference_the_turn_goes_on_after_is_written_complete_and_reported() -> None:
+    """Canonical lets no cancelled turn resume (streaming §6.3, TS209); a geppetto turn may
+    go on after an interrupted inference. Failed before: the first message was cancelled and
+    the next assistant message made the converted output invalid (TS209), so the
+    conversion refused honest geppetto data. An interrupted inference that ends the turn
+    stays cancelled."""
+    stopped = {"provider": "openai", "model": "gpt-4o", "finish_class": "interrupted"}
+    done = {"provider": "openai", "model": "gpt-4o", "finish_class": "completed"}
+
+    def text(t: str, ir: dict[str, Any]) -> dict[str, Any]:
+        return {"kind": "llm_text", "role": "assistant", "payload": {"text": t}, "metadata": {RESULT_KEY: ir}}
+
+    user = {"kind": "user", "role": "user", "payload": {"text": "hi"}}
+    turn = {"blocks": [user, text("Let me", stopped), text("Here it is.", done)]}
+    messages, losses = turn_to_messages(turn, ids())
+    assert [m["metadata"].get("status") for m in messages] == [None, None, None]
+    assert [f.format() for f in canonical_findings(messages) if f.severity == Severity.ERROR] == []
+    resumed = [loss for loss in losses if "interrupted" in loss.message]
+    assert [(loss.pointer, loss.rule.id) for loss in resumed] == [("/blocks/1", "GE900")]
+    assert "streaming §6.3" in resumed[0].message
+    assert messages_to_turn([orjson.loads(orjson.dumps(m)) for m in messages], ids(1))[0] == turn
+    # the turn ends on the interrupted inference, or a user block comes first: cancelled stays
+    for blocks in ([user, text("Let me", stopped)], [user, text("Let me", stopped), user, text("Ok.", done)]):
+        messages, losses = turn_to_messages({"blocks": blocks}, ids())
+        assert messages[1]["metadata"].get("status") == "cancelled"
+        assert not [loss for loss in losses if "interrupted" in loss.message]
+        assert [f.format() for f in canonical_findings(messages) if f.severity == Severity.ERROR] == []

@@ -12,6 +12,7 @@ import re
 from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any
 
+from ...core import pointers
 from ...core.jsonio import Record
 from . import rules as R
 from .engine import (
@@ -29,9 +30,7 @@ from .engine import (
 )
 from .markers import DEFAULT_CRITICAL_KEY
 
-
-def _esc(key: str) -> str:
-    return key.replace("~", "~0").replace("/", "~1")
+_esc = pointers.token
 
 
 # -- forward compatibility (§10.3) ----------------------------------------------------

@@ -11,6 +11,7 @@ from typing import Any
 
 import jsonschema_rs
 
+from ...core import pointers
 from ...core.errors import InputError
 from ...core.findings import Finding
 from ...core.jsonio import Record, read_json, read_jsonl
@@ -107,8 +108,7 @@ def subset_violations(schema: Any, ptr: str = "") -> Iterator[tuple[str, str]]:
         stack.extend(reversed(children))  # depth-first, in document order
 
 
-def _esc(key: str) -> str:
-    return key.replace("~", "~0").replace("/", "~1")
+_esc = pointers.token
 
 
 @DEFINITION.register(R.TOOL_NAME, fast="exact")

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from ...core import pointers
 from ...core.convertkit import short
 from ...core.findings import Finding, RuleInfo, Selection
 from ...core.jsonio import IO_RULES, Record, irregular, parse, read_jsonl
@@ -1197,7 +1198,7 @@ def _diff_pointer(a: Any, b: Any) -> str:
     if isinstance(a, dict) and isinstance(b, dict):
         for k in sorted(a.keys() | b.keys()):
             if a.get(k) != b.get(k) or (k in a) != (k in b):
-                return "/" + str(k).replace("~", "~0").replace("/", "~1")
+                return "/" + pointers.token(k)
     return ""
 
 

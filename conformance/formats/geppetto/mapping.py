@@ -594,6 +594,7 @@ def turn_to_messages(turn: dict[str, Any], ids: IdSource | None = None) -> tuple
     last_group = assistant_groups[-1][0] if assistant_groups else -1
     starts = {start: end for start, end in assistant_groups}
     used: list[Any] = []
+    generated: dict[int, str] = {}  # index of an assistant message -> pointer of its first block
     i = 0
     while i < len(blocks):
         block = blocks[i]
@@ -628,6 +629,7 @@ def turn_to_messages(turn: dict[str, Any], ids: IdSource | None = None) -> tuple
                 # a message that came from canonical: its inference_result is turnspec's projection
                 _report_result(result, result_ptr, out)
             meta = _assistant_meta(result, _stored(block), ptr, out)
+            generated[len(out.messages)] = ptr
             out.emit("assistant", content, meta, {**raw, "blocks": residues}, _kept_ids(blocks[i]))
             i = end
             continue
@@ -640,6 +642,7 @@ def turn_to_messages(turn: dict[str, Any], ids: IdSource | None = None) -> tuple
             meta["parent_tool_use_id"] = content[0]["tool_use_id"]
         out.emit(role, content, meta, {**raw, "blocks": [residue]}, _kept_ids(block))
         i += 1
+    _resumed_after_interrupt(out, generated)
     for key in sorted(k for k in turn if k not in ("id", "blocks", "metadata", "data", "version")):
         out.loss(
             f"/{escape(key)}",
@@ -674,6 +677,29 @@ def turn_to_messages(turn: dict[str, Any], ids: IdSource | None = None) -> tuple
             after, out.carry = out.carry, []
             out.emit("system", [], {}, {"turn": turn_raw, "placeholder": True, "after": after})
     return out.messages, out.losses
+
+
+def _resumed_after_interrupt(out: _Out, generated: dict[int, str]) -> None:
+    """An interrupted inference (status cancelled) that the turn continues after, with more
+    model output and no user block between, cannot stay cancelled: streaming §6.3 lets no
+    cancelled turn resume (TS209), and geppetto's turn did. Such a message is written
+    complete, as `max_tokens` is (canonical v1 has no status for it), and the step is
+    reported; its inference_result, finish class included, stays in provider_raw, so the
+    way back restores it."""
+    msgs = out.messages
+    for k, ptr in generated.items():
+        meta = msgs[k]["metadata"]
+        if meta.get("status") != "cancelled":
+            continue
+        nxt = next((m["role"] for m in msgs[k + 1 :] if m["role"] in ("user", "assistant")), None)
+        if nxt == "assistant":
+            del meta["status"]
+            out.loss(
+                ptr,
+                "finish_class 'interrupted', but the turn goes on with more model output and no user block: "
+                "canonical lets no cancelled turn resume (streaming §6.3: the next user message starts a fresh "
+                "turn), so status is complete and the inference result is kept only in provider_raw",
+            )
 
 
 def _assistant_groups(blocks: list[Any]) -> list[tuple[int, int]]:

@@ -32,6 +32,7 @@ from typing import Any
 
 import yaml
 
+from ...core import pointers
 from ...core.findings import Finding, RuleInfo
 from . import rules as R
 
@@ -67,9 +68,7 @@ def _line(ev: yaml.Event) -> int:
     return ev.start_mark.line + 1 if ev.start_mark is not None else 0
 
 
-def escape(token: str) -> str:
-    """One JSON pointer reference token (RFC 6901 §3)."""
-    return token.replace("~", "~0").replace("/", "~1")
+escape = pointers.token  # one JSON pointer reference token (RFC 6901 §3)
 
 
 _NOT_STR_FIRST = frozenset("0123456789+-.~nNtTfF")
