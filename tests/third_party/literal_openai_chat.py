@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import mimetypes
 import re
 import secrets
 import string
@@ -129,11 +130,15 @@ def _error(status: int | None, body: Any, headers: Mapping[str, str], request_id
         "retryable": cls.error_class in _RETRYABLE,
     }
     if cls is RateLimitError:
-        after = lower.get("retry-after")
-        try:
-            kw["retry_after_seconds"] = float(after) if after is not None else None
-        except ValueError:
-            kw["retry_after_seconds"] = None
+        # contract §6.3 "if provider provided a hint": OpenAI sends `retry-after-ms` (and the
+        # HTTP `retry-after`, in seconds)
+        kw["retry_after_seconds"] = None
+        for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+            try:
+                kw["retry_after_seconds"] = float(lower[name]) / scale
+                break
+            except (KeyError, ValueError):
+                continue
     return cls(message, **kw)
 
 
@@ -170,6 +175,14 @@ class LiteralOpenAIChatAdapter:
 
     def __init__(self) -> None:
         self._maps: dict[str, ToolIdMap] = {}
+        self._raw_detail: str | None = None
+
+    def _own_raw(self, message: Message) -> dict[str, Any]:
+        """This adapter's entry of a message's `provider_raw` (canonical §6.5: read only by
+        the adapter that wrote it)."""
+        raw = (message.get("metadata") or {}).get("provider_raw")
+        mine = raw.get(self.name) if isinstance(raw, dict) else None
+        return mine if isinstance(mine, dict) else {}
 
     # -- tool ids (canonical §6.2, contract §4.1.1) ---------------------------------------
 
@@ -208,12 +221,22 @@ class LiteralOpenAIChatAdapter:
     # -- canonical -> wire ----------------------------------------------------------------
 
     def _image_part(self, block: dict[str, Any]) -> dict[str, Any] | None:
+        """OpenAI's `image_url` part (a URL or a base64 data URL) for an image of a media type
+        contract §3.4's `accepted_image_media_types` lists; None for one it cannot carry."""
         src = block.get("source") or {}
+        if str(block.get("media_type", "")).lower() not in self.capabilities.accepted_image_media_types:
+            return None
+        detail = self._raw_detail
         if src.get("kind") == "base64":
-            return {"type": "image_url", "image_url": {"url": f"data:{block.get('media_type')};base64,{src['data']}"}}
-        if src.get("kind") == "url":
-            return {"type": "image_url", "image_url": {"url": src["data"]}}
-        return None
+            url = f"data:{block.get('media_type')};base64,{src['data']}"
+        elif src.get("kind") == "url":
+            url = str(src["data"])
+        else:
+            return None
+        image: dict[str, Any] = {"url": url}
+        if detail is not None:
+            image["detail"] = detail
+        return {"type": "image_url", "image_url": image}
 
     def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: AdapterOptions) -> WireRequest:
         key = options.critical_key
@@ -230,8 +253,10 @@ class LiteralOpenAIChatAdapter:
                         self._drop(m, i, str(b.get("type")), "a system message carries text only", key)
             elif role == "user":
                 parts: list[dict[str, Any]] = []
+                details = self._own_raw(m).get("image_detail") or {}
                 for i, b in enumerate(blocks):
                     t = b.get("type")
+                    self._raw_detail = details.get(str(i)) if isinstance(details, dict) else None
                     part = (
                         {"type": "text", "text": b.get("text", "")}
                         if t == "text"
@@ -281,13 +306,12 @@ class LiteralOpenAIChatAdapter:
                         self._drop(m, i, str(b.get("type")), "an OpenAI tool message carries one tool result", key)
                         continue
                     inner = list(b.get("content") or [])
-                    if any(c.get("type") != "text" for c in inner):
-                        # contract §4.3: "Content is the tool result text"
-                        self._drop(m, i, "tool_result", "only the text of a tool result is sent (contract §4.3)", key)
-                        continue
+                    for c in inner:
+                        if c.get("type") != "text":
+                            # contract §4.3: "Content is the tool result text"
+                            self._drop(m, i, str(c.get("type")), "only a tool result's text is sent (contract §4.3)", key)
                     if b.get("is_error"):
                         self._drop(m, i, "tool_result", "is_error: OpenAI tool messages have no error flag", key)
-                        continue
                     out.append(
                         {
                             "role": "tool",
@@ -299,13 +323,14 @@ class LiteralOpenAIChatAdapter:
             # contract §4.1.2: several SYSTEM messages are concatenated with "\n\n", placed first
             out.insert(0, {"role": "system", "content": "\n\n".join(system)})
         body: dict[str, Any] = {"model": options.wire_model, "messages": out}
-        wire_tools: list[Any] = [
-            {
-                "type": "function",
-                "function": {"name": t["name"], "description": t.get("description", ""), "parameters": t["input_schema"]},
-            }
-            for t in tools
-        ]
+        mine = options.provider_raw.get(self.name)
+        strict = (mine.get("tool_strict") if isinstance(mine, Mapping) else None) or {}
+        wire_tools: list[Any] = []
+        for t in tools:
+            fn: dict[str, Any] = {"name": t["name"], "description": t.get("description", ""), "parameters": t["input_schema"]}
+            if isinstance(strict, Mapping) and t["name"] in strict:
+                fn["strict"] = strict[t["name"]]
+            wire_tools.append({"type": "function", "function": fn})
         wire_tools += [dict(t) for t in options.provider_tools]
         if wire_tools:
             body["tools"] = wire_tools
@@ -324,7 +349,11 @@ class LiteralOpenAIChatAdapter:
             body["stream"] = True
             # contract §7.2: "Adapters MUST request usage in streaming mode"
             body["stream_options"] = {"include_usage": True}
-        body.update(options.extra)
+        for k, v in options.extra.items():
+            if k == "stream_options" and isinstance(v, Mapping) and options.stream:
+                body["stream_options"] = {**v, "include_usage": True}
+            else:
+                body[k] = v
         return WireRequest("POST", PATH, {"content-type": "application/json"}, body)
 
     # -- wire -> canonical ----------------------------------------------------------------
@@ -551,6 +580,9 @@ class LiteralOpenAIChatAdapter:
                     fn = tc.get("function") if isinstance(tc.get("function"), dict) else {}
                     st = calls.get(idx)
                     if st is None:
+                        # contract §5.2 invariant 5: indexes never decrease, so the calls before
+                        # this one end now (OpenAI streams them one after another)
+                        yield from end_calls()
                         if not isinstance(tc.get("id"), str):
                             yield from fail(
                                 WireFormatError(f"stream event {n}: tool call {idx} starts without an id")
@@ -603,14 +635,16 @@ class LiteralOpenAIChatAdapter:
         tmap = self.tool_id_map(sid)
         messages: list[Message] = []
 
-        def add(role: str, content: list[dict[str, Any]]) -> None:
+        model = f"openai:{body.get('model', 'unknown')}"
+
+        def add(role: str, content: list[dict[str, Any]], meta: dict[str, Any] | None = None) -> None:
             messages.append(
                 {
                     "id": new_ulid(),
                     "session_id": sid,
                     "role": role,
                     "content": content or [{"type": "text", "text": ""}],
-                    "metadata": {},
+                    "metadata": meta or {},
                     "created_at": now_timestamp(),
                     "schema_version": 1,
                 }
@@ -621,6 +655,7 @@ class LiteralOpenAIChatAdapter:
                 raise WireFormatError(f"messages[{n}] is not an object")
             role, c = m.get("role"), m.get("content")
             parts: list[dict[str, Any]] = []
+            details: dict[str, str] = {}
             if isinstance(c, str):
                 parts.append({"type": "text", "text": c})
             elif isinstance(c, list):
@@ -630,7 +665,10 @@ class LiteralOpenAIChatAdapter:
                     if p.get("type") == "text":
                         parts.append({"type": "text", "text": str(p.get("text", ""))})
                     elif p.get("type") == "image_url":
-                        url = str((p.get("image_url") or {}).get("url", ""))
+                        image = p.get("image_url") if isinstance(p.get("image_url"), dict) else {}
+                        url = str(image.get("url", ""))
+                        if isinstance(image.get("detail"), str):
+                            details[str(len(parts))] = image["detail"]
                         hit = re.match(r"^data:([^;,]+);base64,(.*)$", url, re.S)
                         if hit:
                             parts.append(
@@ -641,11 +679,14 @@ class LiteralOpenAIChatAdapter:
                                 }
                             )
                         else:
-                            parts.append({"type": "image", "source": {"kind": "url", "data": url}, "media_type": "image/*"})
+                            guessed = mimetypes.guess_type(url.split("?", 1)[0])[0]
+                            # the wire names no media type for a URL: the file extension's, else JPEG
+                            media = guessed if guessed and guessed.startswith("image/") else "image/jpeg"
+                            parts.append({"type": "image", "source": {"kind": "url", "data": url}, "media_type": media})
             if role in ("system", "developer"):
                 add("system", parts)
             elif role == "user":
-                add("user", parts)
+                add("user", parts, {"provider_raw": {self.name: {"image_detail": details}}} if details else None)
             elif role == "assistant":
                 for k, tc in enumerate(m.get("tool_calls") or []):
                     fn = tc.get("function") if isinstance(tc, dict) else None
@@ -659,18 +700,25 @@ class LiteralOpenAIChatAdapter:
                             "input": self._arguments(fn.get("arguments"), f"messages[{n}].tool_calls[{k}]"),
                         }
                     )
-                add("assistant", parts)
+                # canonical §4.3: a complete assistant message names its model and provider;
+                # the request names only the model it is sent to
+                add("assistant", parts, {"model": model, "provider": self.provider, "status": "complete"})
             elif role == "tool":
                 call = m.get("tool_call_id")
                 if not isinstance(call, str):
                     raise WireFormatError(f"messages[{n}] (tool) has no tool_call_id")
-                add("tool", [{"type": "tool_result", "tool_use_id": tmap.canonical_for(call), "content": parts}])
+                tu = tmap.canonical_for(call)
+                # canonical §5.1 invariant 4: parent_tool_use_id is set on every TOOL message
+                add("tool", [{"type": "tool_result", "tool_use_id": tu, "content": parts}], {"parent_tool_use_id": tu})
             else:
                 raise WireFormatError(f"messages[{n}]: unknown role {role!r}")
         tools: list[ToolDefinition] = []
+        strict: dict[str, Any] = {}
         for t in body.get("tools") or []:
             fn = t.get("function") if isinstance(t, dict) else None
             if isinstance(fn, dict) and t.get("type") == "function":
+                if "strict" in fn:
+                    strict[str(fn.get("name", ""))] = fn["strict"]
                 tools.append(
                     {
                         "name": str(fn.get("name", "")),
@@ -684,7 +732,7 @@ class LiteralOpenAIChatAdapter:
         rf = body.get("response_format")
         schema = (rf.get("json_schema") or {}).get("schema") if isinstance(rf, dict) else None
         known = {"model", "messages", "tools", "max_completion_tokens", "max_tokens", "stop", "temperature"}
-        known |= {"stream", "stream_options", "response_format"}
+        known |= {"stream", "response_format"}
         options = AdapterOptions(
             model=f"openai:{body.get('model', 'unknown')}",
             max_output_tokens=body.get("max_completion_tokens", body.get("max_tokens")),
@@ -693,6 +741,7 @@ class LiteralOpenAIChatAdapter:
             stream=bool(body.get("stream")),
             output_schema=schema if isinstance(schema, dict) else None,
             extra={k: v for k, v in body.items() if k not in known},
+            provider_raw={self.name: {"tool_strict": strict}} if strict else {},
         )
         return ParsedRequest(messages, tools, options)
 

@@ -17,6 +17,7 @@ from .. import rules as R
 from ..capture import capture_warnings
 from ..outcome import AdapterUnderTest, Outcome
 from ..scripts import TOOLS, Builder, answered, conversation, mark
+from .capabilities import CANONICAL_ONLY
 from .common import (
     Env,
     body_text,
@@ -190,8 +191,13 @@ def _replay(src: Adapter, dst: Adapter, owner: AdapterUnderTest, pair: str) -> I
                 f"system read back as {got_text[:60]!r} (first message "
                 f"{back[0]['role'] if back else None}), want {want_sys[:60]!r} first"
             )
+    # a contract §3.4 declaration has no `supports_system_messages_in_list` (only canonical
+    # §7.2 lists it): its placement is then the API's own, contract §4.1.2's table ("SYSTEM
+    # role messages in list" -> Anthropic "Top-level system parameter", OpenAI "First message
+    # in messages with role: system"), which the in-list branch accepts either way
+    in_list = caps[CANONICAL_ONLY] if CANONICAL_ONLY in caps else True
     if facts is not None and caps.get("supports_system_prompt"):
-        if caps.get("supports_system_messages_in_list"):
+        if in_list:
             # the API takes system turns in its list: they must open the conversation, in order.
             # Where its record also locates a top-level system field (Responses `instructions`,
             # "A system (or developer) message inserted into the model's context"), the joined
