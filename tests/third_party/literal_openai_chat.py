@@ -748,9 +748,11 @@ class LiteralOpenAIChatAdapter:
     # -- pre-flight estimate (contract §3.1: a heuristic, ±10%) ---------------------------
 
     def estimate_input_tokens(self, messages: list[Message], tools: list[ToolDefinition]) -> int:
-        """Characters / 4 of every text and JSON input, 4 tokens of framing per message, 85
-        per image (OpenAI's low-detail tile cost), the tool definitions' JSON / 4, and 3
-        tokens priming the reply."""
+        """A heuristic (contract §3.1 "uses local tokenizer or heuristic"): characters / 4 of
+        every text, 4 tokens of framing per message and 3 priming the reply; a tool call costs
+        its name and compact JSON arguments / 4 plus 10; an image 85 (OpenAI's low-detail tile
+        cost); the tool definitions 10, plus per tool 5, its name and description / 4 and
+        its compact parameter schema / 6."""
         total = 3
         for m in messages:
             total += 4
@@ -761,9 +763,17 @@ class LiteralOpenAIChatAdapter:
                 elif t == "image":
                     total += 85
                 elif t == "tool_use":
-                    total += math.ceil(len(json.dumps(b.get("input", {}))) / 4) + 4
+                    total += 10 + math.ceil((len(str(b.get("name", ""))) + len(_compact(b.get("input", {})))) / 4)
                 elif t == "tool_result":
                     total += math.ceil(len(_text_of(b.get("content") or [])) / 4)
+        if tools:
+            total += 10
         for t in tools:
-            total += math.ceil(len(json.dumps({k: t.get(k) for k in ("name", "description", "input_schema")})) / 4)
+            chars = len(str(t.get("name", ""))) + len(str(t.get("description", "")))
+            # the schema's JSON punctuation and keywords tokenize densely: / 6, not / 4
+            total += 5 + math.ceil(chars / 4) + math.ceil(len(_compact(t.get("input_schema"))) / 6)
         return total
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
