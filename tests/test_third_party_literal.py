@@ -19,8 +19,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from conformance.cli import main
 from conformance.suite.checks.responses import wire_headers
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from literal_openai_chat import LiteralOpenAIChatAdapter  # a sibling module: `turnspec conform` loads this file by path
+
 from conformance.adapters.errors import AdapterError
 from conformance.adapters.protocol import AdapterOptions, Message, RequestContext, ToolDefinition, WireRequest
-
-from literal_openai_chat import LiteralOpenAIChatAdapter  # a sibling module: `turnspec conform` loads this file by path
 
 
 class SystemLastLiteral(LiteralOpenAIChatAdapter):

@@ -309,7 +309,9 @@ class LiteralOpenAIChatAdapter:
                     for c in inner:
                         if c.get("type") != "text":
                             # contract §4.3: "Content is the tool result text"
-                            self._drop(m, i, str(c.get("type")), "only a tool result's text is sent (contract §4.3)", key)
+                            self._drop(
+                                m, i, str(c.get("type")), "only a tool result's text is sent (contract §4.3)", key
+                            )
                     if b.get("is_error"):
                         self._drop(m, i, "tool_result", "is_error: OpenAI tool messages have no error flag", key)
                     out.append(
@@ -327,7 +329,11 @@ class LiteralOpenAIChatAdapter:
         strict = (mine.get("tool_strict") if isinstance(mine, Mapping) else None) or {}
         wire_tools: list[Any] = []
         for t in tools:
-            fn: dict[str, Any] = {"name": t["name"], "description": t.get("description", ""), "parameters": t["input_schema"]}
+            fn: dict[str, Any] = {
+                "name": t["name"],
+                "description": t.get("description", ""),
+                "parameters": t["input_schema"],
+            }
             if isinstance(strict, Mapping) and t["name"] in strict:
                 fn["strict"] = strict[t["name"]]
             wire_tools.append({"type": "function", "function": fn})
@@ -391,7 +397,11 @@ class LiteralOpenAIChatAdapter:
         }
 
     def _model(self, wire_model: Any, ctx: RequestContext) -> str:
-        return f"{self.provider}:{wire_model}" if isinstance(wire_model, str) and wire_model else ctx.model or "openai:unknown"
+        return (
+            f"{self.provider}:{wire_model}"
+            if isinstance(wire_model, str) and wire_model
+            else ctx.model or "openai:unknown"
+        )
 
     def _message(
         self, ctx: RequestContext, content: list[dict[str, Any]], model: str, usage: dict[str, int] | None, status: str
@@ -572,7 +582,12 @@ class LiteralOpenAIChatAdapter:
                             content.append({"type": "text", "text": ""})
                             text_index = len(content) - 1
                         content[text_index]["text"] += piece
-                        yield {"type": "text.delta", "message_id": mid, "content_block_index": text_index, "text": piece}
+                        yield {
+                            "type": "text.delta",
+                            "message_id": mid,
+                            "content_block_index": text_index,
+                            "text": piece,
+                        }
                 for tc in delta.get("tool_calls") or []:
                     if not isinstance(tc, dict):
                         continue
@@ -584,12 +599,12 @@ class LiteralOpenAIChatAdapter:
                         # this one end now (OpenAI streams them one after another)
                         yield from end_calls()
                         if not isinstance(tc.get("id"), str):
-                            yield from fail(
-                                WireFormatError(f"stream event {n}: tool call {idx} starts without an id")
-                            )
+                            yield from fail(WireFormatError(f"stream event {n}: tool call {idx} starts without an id"))
                             return
                         canonical = tmap.canonical_for(tc["id"])
-                        content.append({"type": "tool_use", "id": canonical, "name": str(fn.get("name", "")), "input": {}})
+                        content.append(
+                            {"type": "tool_use", "id": canonical, "name": str(fn.get("name", "")), "input": {}}
+                        )
                         st = calls[idx] = {"id": canonical, "block": len(content) - 1, "args": "", "ended": False}
                         text_index = None
                         yield {
@@ -621,7 +636,9 @@ class LiteralOpenAIChatAdapter:
             yield {"type": "message.start", "message_id": mid, "role": "assistant", "model": model}
         if stop is None:
             where = "before [DONE]" if done else "before its end"
-            yield from fail(WireFormatError(f"the stream ended {where} without a finish_reason", request_id=ctx.request_id))
+            yield from fail(
+                WireFormatError(f"the stream ended {where} without a finish_reason", request_id=ctx.request_id)
+            )
             return
         yield from end_calls()
         yield complete(stop)

@@ -195,7 +195,7 @@ def _replay(src: Adapter, dst: Adapter, owner: AdapterUnderTest, pair: str) -> I
     # §7.2 lists it): its placement is then the API's own, contract §4.1.2's table ("SYSTEM
     # role messages in list" -> Anthropic "Top-level system parameter", OpenAI "First message
     # in messages with role: system"), which the in-list branch accepts either way
-    in_list = caps[CANONICAL_ONLY] if CANONICAL_ONLY in caps else True
+    in_list = caps.get(CANONICAL_ONLY, True)
     if facts is not None and caps.get("supports_system_prompt"):
         if in_list:
             # the API takes system turns in its list: they must open the conversation, in order.
