@@ -59,6 +59,7 @@ def test_the_spec_literal_adapter_passes_conform_on_real_samples(samples: Path, 
 def test_a_contract_declaration_still_fails_a_misplaced_system_prompt(capsys: Any) -> None:
     rc, _, results = _conform(capsys, f"{DEFECTS}:SystemLastLiteral", "--no-samples", "--select", "TC403")
     assert rc == 1 and results["TC403"]["status"] == "fail", results["TC403"]
+    assert any("contract §4.1.2" in c.get("message", "") for c in results["TC403"]["cases"]), results["TC403"]
 
 
 def test_error_checks_still_fail_a_lost_request_id(capsys: Any) -> None:

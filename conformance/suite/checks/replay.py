@@ -207,7 +207,10 @@ def _replay(src: Adapter, dst: Adapter, owner: AdapterUnderTest, pair: str) -> I
             k = len(facts.system_in_messages)
             hoisted = not k and bool(want_sys) and facts.system_top_level == want_sys
             if not hoisted and (not k or facts.system_in_messages != list(range(k))):
-                sp.append(f"system messages at wire positions {facts.system_in_messages}, want the first turn(s)")
+                sp.append(
+                    f"system messages at wire positions {facts.system_in_messages}, want the first turn(s) "
+                    '(contract §4.1.2: "The adapter hoists / injects as needed")'
+                )
         else:
             if facts.system_in_messages:
                 sp.append(
