@@ -544,6 +544,11 @@ class LiteralOpenAIChatAdapter:
 
         def fail(exc: AdapterError) -> Iterator[StreamEvent]:
             # contract §6.5: complete the current event, message.complete stop_reason error, raise
+            nonlocal started
+            if not started:
+                # streaming §5.2 invariant 1: message.start precedes the rest
+                started = True
+                yield {"type": "message.start", "message_id": mid, "role": "assistant", "model": model}
             yield from end_calls()
             yield complete("error")
             raise exc
@@ -632,14 +637,12 @@ class LiteralOpenAIChatAdapter:
                     yield from end_calls()
         except AdapterError:
             raise
+        if stop is None:
+            why = "[DONE] came without a finish_reason" if done else "the stream ended without a finish_reason"
+            yield from fail(WireFormatError(why, request_id=ctx.request_id))
+            return
         if not started:
             yield {"type": "message.start", "message_id": mid, "role": "assistant", "model": model}
-        if stop is None:
-            where = "before [DONE]" if done else "before its end"
-            yield from fail(
-                WireFormatError(f"the stream ended {where} without a finish_reason", request_id=ctx.request_id)
-            )
-            return
         yield from end_calls()
         yield complete(stop)
 
