@@ -553,90 +553,85 @@ class LiteralOpenAIChatAdapter:
             yield complete("error")
             raise exc
 
-        try:
-            for n, payload in enumerate(self._sse(chunks)):
-                if payload.strip() == "[DONE]":
-                    done = True
-                    break
-                try:
-                    chunk = json.loads(payload)
-                except json.JSONDecodeError as exc:
-                    yield from fail(WireFormatError(f"stream event {n}: not JSON: {exc}", request_id=ctx.request_id))
-                    return
-                if not isinstance(chunk, dict):
-                    yield from fail(WireFormatError(f"stream event {n}: not a JSON object", request_id=ctx.request_id))
-                    return
-                if "error" in chunk:
-                    yield from fail(_error(None, chunk, {}, ctx.request_id))
-                    return
-                if isinstance(chunk.get("model"), str) and chunk["model"]:
-                    model = self._model(chunk["model"], ctx)
-                if not started:
-                    started = True
-                    # streaming §5.3 message.start: message_id, role, model
-                    yield {"type": "message.start", "message_id": mid, "role": "assistant", "model": model}
-                if chunk.get("usage") is not None:
-                    usage = self._usage(chunk["usage"])
-                choices = chunk.get("choices") or []
-                choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
-                delta = choice.get("delta") if isinstance(choice.get("delta"), dict) else {}
-                for key in ("content", "refusal"):
-                    piece = delta.get(key)
-                    if isinstance(piece, str) and piece:
-                        if text_index is None or text_index != len(content) - 1:
-                            content.append({"type": "text", "text": ""})
-                            text_index = len(content) - 1
-                        content[text_index]["text"] += piece
-                        yield {
-                            "type": "text.delta",
-                            "message_id": mid,
-                            "content_block_index": text_index,
-                            "text": piece,
-                        }
-                for tc in delta.get("tool_calls") or []:
-                    if not isinstance(tc, dict):
-                        continue
-                    idx = tc.get("index", len(calls))
-                    fn = tc.get("function") if isinstance(tc.get("function"), dict) else {}
-                    st = calls.get(idx)
-                    if st is None:
-                        # contract §5.2 invariant 5: indexes never decrease, so the calls before
-                        # this one end now (OpenAI streams them one after another)
-                        yield from end_calls()
-                        if not isinstance(tc.get("id"), str):
-                            yield from fail(WireFormatError(f"stream event {n}: tool call {idx} starts without an id"))
-                            return
-                        canonical = tmap.canonical_for(tc["id"])
-                        content.append(
-                            {"type": "tool_use", "id": canonical, "name": str(fn.get("name", "")), "input": {}}
-                        )
-                        st = calls[idx] = {"id": canonical, "block": len(content) - 1, "args": "", "ended": False}
-                        text_index = None
-                        yield {
-                            "type": "tool.use_start",
-                            "message_id": mid,
-                            "content_block_index": st["block"],
-                            "tool_use_id": canonical,
-                            "tool_name": content[st["block"]]["name"],
-                        }
-                    frag = fn.get("arguments")
-                    if isinstance(frag, str) and frag:
-                        st["args"] += frag
-                        # contract §5.4: the literal fragment received
-                        yield {
-                            "type": "tool.use_input_delta",
-                            "message_id": mid,
-                            "content_block_index": st["block"],
-                            "tool_use_id": st["id"],
-                            "partial_json": frag,
-                        }
-                reason = choice.get("finish_reason")
-                if isinstance(reason, str) and reason:
-                    stop = _STOP.get(reason, "end_turn")
-                    # contract §5.1: finish_reason -> tool.use_end for each accumulated call
+        for n, payload in enumerate(self._sse(chunks)):
+            if payload.strip() == "[DONE]":
+                done = True
+                break
+            try:
+                chunk = json.loads(payload)
+            except json.JSONDecodeError as exc:
+                yield from fail(WireFormatError(f"stream event {n}: not JSON: {exc}", request_id=ctx.request_id))
+                return
+            if not isinstance(chunk, dict):
+                yield from fail(WireFormatError(f"stream event {n}: not a JSON object", request_id=ctx.request_id))
+                return
+            if "error" in chunk:
+                yield from fail(_error(None, chunk, {}, ctx.request_id))
+                return
+            if isinstance(chunk.get("model"), str) and chunk["model"]:
+                model = self._model(chunk["model"], ctx)
+            if not started:
+                started = True
+                # streaming §5.3 message.start: message_id, role, model
+                yield {"type": "message.start", "message_id": mid, "role": "assistant", "model": model}
+            if chunk.get("usage") is not None:
+                usage = self._usage(chunk["usage"])
+            choices = chunk.get("choices") or []
+            choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
+            delta = choice.get("delta") if isinstance(choice.get("delta"), dict) else {}
+            for key in ("content", "refusal"):
+                piece = delta.get(key)
+                if isinstance(piece, str) and piece:
+                    if text_index is None or text_index != len(content) - 1:
+                        content.append({"type": "text", "text": ""})
+                        text_index = len(content) - 1
+                    content[text_index]["text"] += piece
+                    yield {
+                        "type": "text.delta",
+                        "message_id": mid,
+                        "content_block_index": text_index,
+                        "text": piece,
+                    }
+            for tc in delta.get("tool_calls") or []:
+                if not isinstance(tc, dict):
+                    continue
+                idx = tc.get("index", len(calls))
+                fn = tc.get("function") if isinstance(tc.get("function"), dict) else {}
+                st = calls.get(idx)
+                if st is None:
+                    # contract §5.2 invariant 5: indexes never decrease, so the calls before
+                    # this one end now (OpenAI streams them one after another)
                     yield from end_calls()
-        except AdapterError:
-            raise
+                    if not isinstance(tc.get("id"), str):
+                        yield from fail(WireFormatError(f"stream event {n}: tool call {idx} starts without an id"))
+                        return
+                    canonical = tmap.canonical_for(tc["id"])
+                    content.append({"type": "tool_use", "id": canonical, "name": str(fn.get("name", "")), "input": {}})
+                    st = calls[idx] = {"id": canonical, "block": len(content) - 1, "args": "", "ended": False}
+                    text_index = None
+                    yield {
+                        "type": "tool.use_start",
+                        "message_id": mid,
+                        "content_block_index": st["block"],
+                        "tool_use_id": canonical,
+                        "tool_name": content[st["block"]]["name"],
+                    }
+                frag = fn.get("arguments")
+                if isinstance(frag, str) and frag:
+                    st["args"] += frag
+                    # contract §5.4: the literal fragment received
+                    yield {
+                        "type": "tool.use_input_delta",
+                        "message_id": mid,
+                        "content_block_index": st["block"],
+                        "tool_use_id": st["id"],
+                        "partial_json": frag,
+                    }
+            reason = choice.get("finish_reason")
+            if isinstance(reason, str) and reason:
+                stop = _STOP.get(reason, "end_turn")
+                # contract §5.1: finish_reason -> tool.use_end for each accumulated call
+                yield from end_calls()
         if stop is None:
             why = "[DONE] came without a finish_reason" if done else "the stream ended without a finish_reason"
             yield from fail(WireFormatError(why, request_id=ctx.request_id))
