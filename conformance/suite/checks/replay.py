@@ -17,6 +17,7 @@ from .. import rules as R
 from ..capture import capture_warnings
 from ..outcome import AdapterUnderTest, Outcome
 from ..scripts import TOOLS, Builder, answered, conversation, mark
+from .capabilities import CANONICAL_ONLY
 from .common import (
     Env,
     body_text,
@@ -190,8 +191,13 @@ def _replay(src: Adapter, dst: Adapter, owner: AdapterUnderTest, pair: str) -> I
                 f"system read back as {got_text[:60]!r} (first message "
                 f"{back[0]['role'] if back else None}), want {want_sys[:60]!r} first"
             )
+    # a contract §3.4 declaration has no `supports_system_messages_in_list` (only canonical
+    # §7.2 lists it): its placement is then the API's own, contract §4.1.2's table ("SYSTEM
+    # role messages in list" -> Anthropic "Top-level system parameter", OpenAI "First message
+    # in messages with role: system"), which the in-list branch accepts either way
+    in_list = caps.get(CANONICAL_ONLY, True)
     if facts is not None and caps.get("supports_system_prompt"):
-        if caps.get("supports_system_messages_in_list"):
+        if in_list:
             # the API takes system turns in its list: they must open the conversation, in order.
             # Where its record also locates a top-level system field (Responses `instructions`,
             # "A system (or developer) message inserted into the model's context"), the joined
@@ -201,7 +207,10 @@ def _replay(src: Adapter, dst: Adapter, owner: AdapterUnderTest, pair: str) -> I
             k = len(facts.system_in_messages)
             hoisted = not k and bool(want_sys) and facts.system_top_level == want_sys
             if not hoisted and (not k or facts.system_in_messages != list(range(k))):
-                sp.append(f"system messages at wire positions {facts.system_in_messages}, want the first turn(s)")
+                sp.append(
+                    f"system messages at wire positions {facts.system_in_messages}, want the first turn(s) "
+                    '(contract §4.1.2: "The adapter hoists / injects as needed")'
+                )
         else:
             if facts.system_in_messages:
                 sp.append(

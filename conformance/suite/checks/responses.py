@@ -139,11 +139,21 @@ def _tool_ids_canonical(s: AdapterUnderTest, label: str, content: list[dict[str,
         )
 
 
+def wire_headers(headers: dict[str, Any]) -> dict[str, str]:
+    """A recording's headers as `WireResponse.headers` types them (`Mapping[str, str]`):
+    vcrpy stores each value as a list of field lines, which RFC 9110 §5.3 combines into one
+    value joined by ", ". An adapter written to the protocol reads strings."""
+    out: dict[str, str] = {}
+    for k, v in headers.items():
+        out[str(k)] = ", ".join(str(x) for x in v) if isinstance(v, list | tuple) else str(v)
+    return out
+
+
 def _error_response(s: AdapterUnderTest, it: Interaction, ctx: RequestContext) -> Iterator[Outcome]:
     """TC801: the exact §6.3 subclass and fields the contract's table gives (see `errors`)."""
     api = it.wire or wire_api_of(s.adapter) or str(s.adapter.wire_api)
     try:
-        s.adapter.from_wire_response(WireResponse(it.response_json, it.status, dict(it.headers)), ctx)
+        s.adapter.from_wire_response(WireResponse(it.response_json, it.status, wire_headers(it.headers)), ctx)
     except AdapterError as exc:
         p = error_oracle.problems(exc, api, it.status, it.response_json, it.headers, ctx.request_id)
         yield o(
