@@ -278,3 +278,29 @@ def test_a_bridge_reads_a_request_and_estimates_it_as_its_reference_adapter_does
                 ), it.label
                 checked += 1
     assert checked >= 5
+
+
+def test_declared_gaps_meeting_in_one_request_cover_it_together_and_only_together() -> None:
+    """Two `when` gaps each explaining one difference (pydantic-ai:gemini's VALIDATED mode and
+    its dropped thinkingConfig, llm-gemini's recording): the case is the gaps', not a failure;
+    an unexplained difference beside them still fails."""
+
+    class Bridged:
+        name = "b"
+        bridge_gaps = (
+            Gap(("TC802",), ("*",), "always asks for X", when=r"^/include: only in rendered \([^)]*\) \(compared"),
+            Gap(("TC802",), ("*",), "drops Y", when=r"^/y: missing from rendered"),
+        )
+
+    subject = AdapterUnderTest("b", Bridged(), [])  # type: ignore[arg-type]
+    tail = " (compared up to x's declared equivalences: a; b)"
+    outs = [
+        Outcome("TC802", "b", "fail", "a.yaml#0", "/include: only in rendered ([1]); /y: missing from rendered (2)" + tail),
+        Outcome("TC802", "b", "fail", "a.yaml#1", "/include: only in rendered ([1]); /z: recorded 1, rendered 2" + tail),
+        Outcome("TC801", "b", "fail", "a.yaml#0", "/include: only in rendered ([1]); /y: missing from rendered (2)"),
+    ]
+    got = declared_gaps([subject], outs)
+    assert [o.status for o in got] == ["skip", "fail", "fail"]
+    assert got[0].message.startswith("bridge gaps: always asks for X; drops Y (/include")
+    many = "; ".join(f"/include: only in rendered ([{i}]); /y: missing from rendered ({i})" for i in range(10)) + tail
+    assert declared_gaps([subject], [Outcome("TC802", "b", "fail", "a.yaml#2", many)])[0].status == "fail"
