@@ -370,6 +370,20 @@ OPENAI_RESPONSES_DIFFERENCES: tuple[str | Equivalence, ...] = (
         "https://platform.openai.com/docs/api-reference/responses/create#responses-create-input (EasyInputMessage)",
     ),
     Equivalence(
+        "an input item's `status: null` equals an absent `status`",
+        "The status of the item. One of `in_progress`, `completed`, or `incomplete`. Populated when items are "
+        "returned via API.",
+        "https://platform.openai.com/docs/api-reference/responses/create#responses-create-input "
+        "(function_call and message items: status is optional; null sets none of the three)",
+    ),
+    Equivalence(
+        "a function tool's `description: null` equals an absent `description`",
+        "description: string or null. Optional. A description of the function. Used by the model to determine "
+        "whether or not to call the function.",
+        "https://platform.openai.com/docs/api-reference/responses/create#responses-create-tools",
+    ),
+    'a function tool\'s `description` of "" equals an absent one (canonical ToolDefinition requires it)',
+    Equivalence(
         "`function_call.arguments` strings are compared as the JSON values they encode",
         "arguments: string. A JSON string of the arguments to pass to the function.",
         "https://platform.openai.com/docs/api-reference/responses/object#responses/object-output",
@@ -487,10 +501,15 @@ def openai_responses(body: JsonBody) -> JsonBody:
     if isinstance(b.get("instructions"), str) and isinstance(b.get("input"), list):
         b["input"] = [{"role": "system", "content": b.pop("instructions")}, *b["input"]]
     _strip_tool_schema_titles(b.get("tools"), "parameters")
+    for t in b.get("tools") or []:
+        if isinstance(t, dict) and t.get("type") == "function" and t.get("description", 0) in ("", None):
+            del t["description"]
     items = b.get("input")
     for item in items if isinstance(items, list) else []:
         if not isinstance(item, dict):
             continue
+        if "status" in item and item["status"] is None:
+            del item["status"]  # populated by the API, null is none (OPENAI_RESPONSES_DIFFERENCES)
         if "role" in item and item.get("type") == "message":
             del item["type"]  # optional on a role-keyed input message, "Always `message`"
         if item.get("role") in ("user", "system", "developer") and isinstance(item.get("content"), str):
