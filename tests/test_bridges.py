@@ -304,3 +304,27 @@ def test_declared_gaps_meeting_in_one_request_cover_it_together_and_only_togethe
     assert got[0].message.startswith("bridge gaps: always asks for X; drops Y (/include")
     many = "; ".join(f"/include: only in rendered ([{i}]); /y: missing from rendered ({i})" for i in range(10)) + tail
     assert declared_gaps([subject], [Outcome("TC802", "b", "fail", "a.yaml#2", many)])[0].status == "fail"
+
+
+@pytest.mark.parametrize("spelling", ["url-safe unpadded", "standard padded"])
+def test_gemini_bridge_sends_a_url_safe_signature_back_as_its_bytes(spelling: str) -> None:
+    """google-genai records thoughtSignature in the URL-safe alphabet (proto3 JSON takes either,
+    GEMINI_BASE64); GoogleModel decodes signatures with `base64.b64decode`, so the bridge hands
+    it the standard spelling: the same bytes go back (before: 'Invalid base64-encoded string',
+    or other bytes where the dropped `-`/`_` left a valid length)."""
+    import base64  # function-level: only this test spells payloads
+
+    payload = bytes(range(248, 256)) * 3 + b"\xfb\xef"  # URL-safe and standard spellings differ
+    sig = base64.urlsafe_b64encode(payload).decode().rstrip("=") if spelling[0] == "u" else base64.b64encode(payload).decode()
+    a = registry.load("pydantic-ai:gemini")
+    meta = {"provider": "gemini", "model": "gemini:gemini-2.5-flash"}
+    msgs = [
+        _msg(1, "user", [{"type": "text", "text": "hi"}]),
+        _msg(2, "assistant", [{"type": "thinking", "text": "hmm", "signature": sig}, {"type": "text", "text": "a"}], meta),
+        _msg(3, "user", [{"type": "text", "text": "again"}]),
+    ]
+    body = a.to_wire(msgs, [], AdapterOptions(model="gemini-2.5-flash")).body
+    sent = [p["thoughtSignature"] for c in body["contents"] for p in c["parts"] if "thoughtSignature" in p]
+    # google-genai writes bytes in the URL-safe alphabet: read either, strictly
+    std = [s.replace("-", "+").replace("_", "/") for s in sent]
+    assert sent and all(base64.b64decode(s + "=" * (-len(s) % 4), validate=True) == payload for s in std), sent

@@ -25,6 +25,7 @@ reading of them).
 
 from __future__ import annotations
 
+import base64
 import importlib.metadata
 import json
 import re
@@ -74,6 +75,7 @@ from ..adapters.toolids import ToolIdMap
 from ..core.convertkit import IdMint
 from ..formats.pydantic_ai.mapping import Session, from_pydantic_ai, to_pydantic_ai
 from ..wire import registry as wire_registry
+from ..wire.equivalence import decode_base64
 from ..wire.gemini import PROMPT_BLOCKED
 from .kit import NOT_BRIDGED, Canned, Captured, CaptureTransport, Gap, ReferenceBridge, parse_failure, run_sync
 
@@ -144,6 +146,19 @@ def _response_json(response: ModelResponse) -> dict[str, Any]:
     return dumped[0]
 
 
+def _standard_base64_signatures(history: list[dict[str, Any]]) -> None:
+    """Each thinking part's signature re-spelled as pydantic-ai spells the ones it reads
+    (`base64.b64encode` of the bytes): a signature Gemini sent in the URL-safe alphabet or
+    unpadded is the same bytes (proto3 JSON, GEMINI_BASE64), but GoogleModel decodes it with
+    `base64.b64decode`, which fails on it or, dropping `-` and `_`, yields other bytes."""
+    for msg in history:
+        for part in msg.get("parts", []):
+            sig = part.get("signature") if part.get("part_kind") == "thinking" else None
+            raw = decode_base64(sig) if isinstance(sig, str) else None
+            if raw is not None:
+                part["signature"] = base64.b64encode(raw).decode("ascii")
+
+
 @dataclass
 class _Parsed:
     content: list[Block]
@@ -178,6 +193,9 @@ class PydanticAIBridge(ReferenceBridge):
     """A pydantic-ai `Model` class as a turnspec adapter (subclasses name the class)."""
 
     library_provider: ClassVar[str]  # pydantic-ai's name for the provider (ModelResponse.provider_name)
+    # pydantic-ai keeps a signature as the standard padded base64 of its bytes, and decodes
+    # it with `base64.b64decode` (no URL-safe alphabet) before sending it (GoogleModel)
+    signatures_as_standard_base64: ClassVar[bool] = False
 
     def __init__(self) -> None:
         super().__init__()
@@ -215,6 +233,8 @@ class PydanticAIBridge(ReferenceBridge):
             self.drop(m, j, str(block.get("type", "unknown")), f"pydantic-ai: {loss.text}")
         _restore_redacted(history)
         self._library_names(history)
+        if self.signatures_as_standard_base64:
+            _standard_base64_signatures(history)
         return list(ModelMessagesTypeAdapter.validate_python(history))
 
     def _library_names(self, history: list[dict[str, Any]]) -> None:
@@ -678,6 +698,8 @@ class OpenAIResponsesBridge(PydanticAIBridge):
 
 class GeminiBridge(PydanticAIBridge):
     """pydantic-ai's `GoogleModel` (Gemini API `generateContent`)."""
+
+    signatures_as_standard_base64 = True
 
     name: ClassVar[str] = "pydantic-ai:gemini"
     provider: ClassVar[str] = "gemini"
