@@ -295,8 +295,12 @@ def test_declared_gaps_meeting_in_one_request_cover_it_together_and_only_togethe
     subject = AdapterUnderTest("b", Bridged(), [])  # type: ignore[arg-type]
     tail = " (compared up to x's declared equivalences: a; b)"
     outs = [
-        Outcome("TC802", "b", "fail", "a.yaml#0", "/include: only in rendered ([1]); /y: missing from rendered (2)" + tail),
-        Outcome("TC802", "b", "fail", "a.yaml#1", "/include: only in rendered ([1]); /z: recorded 1, rendered 2" + tail),
+        Outcome(
+            "TC802", "b", "fail", "a.yaml#0", "/include: only in rendered ([1]); /y: missing from rendered (2)" + tail
+        ),
+        Outcome(
+            "TC802", "b", "fail", "a.yaml#1", "/include: only in rendered ([1]); /z: recorded 1, rendered 2" + tail
+        ),
         Outcome("TC801", "b", "fail", "a.yaml#0", "/include: only in rendered ([1]); /y: missing from rendered (2)"),
     ]
     got = declared_gaps([subject], outs)
@@ -315,12 +319,18 @@ def test_gemini_bridge_sends_a_url_safe_signature_back_as_its_bytes(spelling: st
     import base64  # function-level: only this test spells payloads
 
     payload = bytes(range(248, 256)) * 3 + b"\xfb\xef"  # URL-safe and standard spellings differ
-    sig = base64.urlsafe_b64encode(payload).decode().rstrip("=") if spelling[0] == "u" else base64.b64encode(payload).decode()
+    sig = (
+        base64.urlsafe_b64encode(payload).decode().rstrip("=")
+        if spelling[0] == "u"
+        else base64.b64encode(payload).decode()
+    )
     a = registry.load("pydantic-ai:gemini")
     meta = {"provider": "gemini", "model": "gemini:gemini-2.5-flash"}
     msgs = [
         _msg(1, "user", [{"type": "text", "text": "hi"}]),
-        _msg(2, "assistant", [{"type": "thinking", "text": "hmm", "signature": sig}, {"type": "text", "text": "a"}], meta),
+        _msg(
+            2, "assistant", [{"type": "thinking", "text": "hmm", "signature": sig}, {"type": "text", "text": "a"}], meta
+        ),
         _msg(3, "user", [{"type": "text", "text": "again"}]),
     ]
     body = a.to_wire(msgs, [], AdapterOptions(model="gemini-2.5-flash")).body
