@@ -338,3 +338,51 @@ def test_gemini_bridge_sends_a_url_safe_signature_back_as_its_bytes(spelling: st
     # google-genai writes bytes in the URL-safe alphabet: read either, strictly
     std = [s.replace("-", "+").replace("_", "/") for s in sent]
     assert sent and all(base64.b64decode(s + "=" * (-len(s) % 4), validate=True) == payload for s in std), sent
+
+
+@pytest.mark.parametrize(
+    ("bridge", "differences", "covered"),
+    [
+        # llm's recording: pydantic-ai's strict rewrite of a tool schema (both fields)
+        (
+            "pydantic-ai:openai-chat",
+            "/tools/0/function/parameters/additionalProperties: only in rendered (false); "
+            "/tools/0/function/strict: only in rendered (true)",
+            True,
+        ),
+        (
+            "pydantic-ai:openai-chat",
+            "/tools/0/function/strict: only in rendered (true); /model: recorded 1, rendered 2",
+            False,
+        ),
+        # a server tool the bridge does not map, and a function tool it must render
+        (
+            "pydantic-ai:anthropic",
+            '/tools: missing from rendered (recorded [{"type": "web_search_20250305", "name": "w"}])',
+            True,
+        ),
+        (
+            "pydantic-ai:anthropic",
+            '/tools: missing from rendered (recorded [{"name": "get_weather", "description": "x"}])',
+            False,
+        ),
+        # GoogleModel's own mode beside a dropped thinkingConfig (llm-gemini), but not a changed tool result
+        (
+            "pydantic-ai:gemini",
+            '/generationConfig: missing from rendered (recorded {"thinkingConfig": {"includeThoughts": true}}); '
+            '/toolConfig: only in rendered ({"functionCallingConfig": {"mode": "VALIDATED"}})',
+            True,
+        ),
+        (
+            "pydantic-ai:gemini",
+            '/contents/2/parts/0/functionResponse/response/return_value: recorded "M", rendered "{}"; '
+            '/toolConfig: only in rendered ({"functionCallingConfig": {"mode": "VALIDATED"}})',
+            False,
+        ),
+    ],
+)
+def test_sample_gaps_cover_their_differences_and_nothing_else(bridge: str, differences: str, covered: bool) -> None:
+    subject = AdapterUnderTest(bridge, registry.load(bridge), [])
+    msg = differences + " (compared up to x's declared equivalences: a)"
+    got = declared_gaps([subject], [Outcome("TC802", bridge, "fail", "owner__repo/tests/cassettes/t.yaml#0", msg)])
+    assert got[0].status == ("skip" if covered else "fail"), got[0].message
