@@ -278,3 +278,111 @@ def test_a_bridge_reads_a_request_and_estimates_it_as_its_reference_adapter_does
                 ), it.label
                 checked += 1
     assert checked >= 5
+
+
+def test_declared_gaps_meeting_in_one_request_cover_it_together_and_only_together() -> None:
+    """Two `when` gaps each explaining one difference (pydantic-ai:gemini's VALIDATED mode and
+    its dropped thinkingConfig, llm-gemini's recording): the case is the gaps', not a failure;
+    an unexplained difference beside them still fails."""
+
+    class Bridged:
+        name = "b"
+        bridge_gaps = (
+            Gap(("TC802",), ("*",), "always asks for X", when=r"^/include: only in rendered \([^)]*\) \(compared"),
+            Gap(("TC802",), ("*",), "drops Y", when=r"^/y: missing from rendered"),
+        )
+
+    subject = AdapterUnderTest("b", Bridged(), [])  # type: ignore[arg-type]
+    tail = " (compared up to x's declared equivalences: a; b)"
+    outs = [
+        Outcome(
+            "TC802", "b", "fail", "a.yaml#0", "/include: only in rendered ([1]); /y: missing from rendered (2)" + tail
+        ),
+        Outcome(
+            "TC802", "b", "fail", "a.yaml#1", "/include: only in rendered ([1]); /z: recorded 1, rendered 2" + tail
+        ),
+        Outcome("TC801", "b", "fail", "a.yaml#0", "/include: only in rendered ([1]); /y: missing from rendered (2)"),
+    ]
+    got = declared_gaps([subject], outs)
+    assert [o.status for o in got] == ["skip", "fail", "fail"]
+    assert got[0].message.startswith("bridge gaps: always asks for X; drops Y (/include")
+    many = "; ".join(f"/include: only in rendered ([{i}]); /y: missing from rendered ({i})" for i in range(10)) + tail
+    assert declared_gaps([subject], [Outcome("TC802", "b", "fail", "a.yaml#2", many)])[0].status == "fail"
+
+
+@pytest.mark.parametrize("spelling", ["url-safe unpadded", "standard padded"])
+def test_gemini_bridge_sends_a_url_safe_signature_back_as_its_bytes(spelling: str) -> None:
+    """google-genai records thoughtSignature in the URL-safe alphabet (proto3 JSON takes either,
+    GEMINI_BASE64); GoogleModel decodes signatures with `base64.b64decode`, so the bridge hands
+    it the standard spelling: the same bytes go back (before: 'Invalid base64-encoded string',
+    or other bytes where the dropped `-`/`_` left a valid length)."""
+    import base64  # function-level: only this test spells payloads
+
+    payload = bytes(range(248, 256)) * 3 + b"\xfb\xef"  # URL-safe and standard spellings differ
+    sig = (
+        base64.urlsafe_b64encode(payload).decode().rstrip("=")
+        if spelling[0] == "u"
+        else base64.b64encode(payload).decode()
+    )
+    a = registry.load("pydantic-ai:gemini")
+    meta = {"provider": "gemini", "model": "gemini:gemini-2.5-flash"}
+    msgs = [
+        _msg(1, "user", [{"type": "text", "text": "hi"}]),
+        _msg(
+            2, "assistant", [{"type": "thinking", "text": "hmm", "signature": sig}, {"type": "text", "text": "a"}], meta
+        ),
+        _msg(3, "user", [{"type": "text", "text": "again"}]),
+    ]
+    body = a.to_wire(msgs, [], AdapterOptions(model="gemini-2.5-flash")).body
+    sent = [p["thoughtSignature"] for c in body["contents"] for p in c["parts"] if "thoughtSignature" in p]
+    # google-genai writes bytes in the URL-safe alphabet: read either, strictly
+    std = [s.replace("-", "+").replace("_", "/") for s in sent]
+    assert sent and all(base64.b64decode(s + "=" * (-len(s) % 4), validate=True) == payload for s in std), sent
+
+
+@pytest.mark.parametrize(
+    ("bridge", "differences", "covered"),
+    [
+        # llm's recording: pydantic-ai's strict rewrite of a tool schema (both fields)
+        (
+            "pydantic-ai:openai-chat",
+            "/tools/0/function/parameters/additionalProperties: only in rendered (false); "
+            "/tools/0/function/strict: only in rendered (true)",
+            True,
+        ),
+        (
+            "pydantic-ai:openai-chat",
+            "/tools/0/function/strict: only in rendered (true); /model: recorded 1, rendered 2",
+            False,
+        ),
+        # a server tool the bridge does not map, and a function tool it must render
+        (
+            "pydantic-ai:anthropic",
+            '/tools: missing from rendered (recorded [{"type": "web_search_20250305", "name": "w"}])',
+            True,
+        ),
+        (
+            "pydantic-ai:anthropic",
+            '/tools: missing from rendered (recorded [{"name": "get_weather", "description": "x"}])',
+            False,
+        ),
+        # GoogleModel's own mode beside a dropped thinkingConfig (llm-gemini), but not a changed tool result
+        (
+            "pydantic-ai:gemini",
+            '/generationConfig: missing from rendered (recorded {"thinkingConfig": {"includeThoughts": true}}); '
+            '/toolConfig: only in rendered ({"functionCallingConfig": {"mode": "VALIDATED"}})',
+            True,
+        ),
+        (
+            "pydantic-ai:gemini",
+            '/contents/2/parts/0/functionResponse/response/return_value: recorded "M", rendered "{}"; '
+            '/toolConfig: only in rendered ({"functionCallingConfig": {"mode": "VALIDATED"}})',
+            False,
+        ),
+    ],
+)
+def test_sample_gaps_cover_their_differences_and_nothing_else(bridge: str, differences: str, covered: bool) -> None:
+    subject = AdapterUnderTest(bridge, registry.load(bridge), [])
+    msg = differences + " (compared up to x's declared equivalences: a)"
+    got = declared_gaps([subject], [Outcome("TC802", bridge, "fail", "owner__repo/tests/cassettes/t.yaml#0", msg)])
+    assert got[0].status == ("skip" if covered else "fail"), got[0].message

@@ -232,3 +232,80 @@ def test_ollama_tool_call_turn_differences_that_matter_still_fail():
         )
         != []
     )
+
+
+def _schema(**top: Any) -> dict[str, Any]:
+    # a property *named* title beside the annotation: the property is data, the annotation is not
+    return {
+        "type": "object",
+        "properties": {
+            "title": {"type": "string", "title": "Title"},
+            "city": {"anyOf": [{"type": "string", "title": "Name"}, {"type": "null"}]},
+        },
+        "required": ["title", "city"],
+        **top,
+    }
+
+
+def _bare_schema() -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {"title": {"type": "string"}, "city": {"anyOf": [{"type": "string"}, {"type": "null"}]}},
+        "required": ["title", "city"],
+    }
+
+
+def _tool_bodies(schema: dict[str, Any]) -> dict[str, tuple[Any, dict[str, Any]]]:
+    return {
+        "anthropic": (ANTHROPIC_MESSAGES, {"tools": [{"name": "f", "input_schema": schema}]}),
+        "chat": (OPENAI_CHAT, {"tools": [{"type": "function", "function": {"name": "f", "parameters": schema}}]}),
+        "responses": (OPENAI_RESPONSES, {"tools": [{"type": "function", "name": "f", "parameters": schema}]}),
+        "gemini": (GEMINI, {"tools": [{"functionDeclarations": [{"name": "f", "parametersJsonSchema": schema}]}]}),
+    }
+
+
+def test_a_tool_schemas_title_annotations_equal_their_absence():
+    # pydantic-ai's AnthropicModel sends pydantic's `"title": "CityLocation"`, the recording
+    # (another client) had none: JSON Schema's annotations are not required and validate nothing
+    titled, bare = _tool_bodies(_schema(title="CityLocation")), _tool_bodies(_bare_schema())
+    for name, (api, body) in titled.items():
+        assert equivalence.compare(api, body, bare[name][1]) == [], name
+        assert equivalence.SCHEMA_TITLE in equivalence.declared(api), name
+
+
+def test_a_schema_title_that_is_a_property_or_a_real_schema_change_still_differs():
+    bare = _tool_bodies(_bare_schema())
+    no_title_property = _bare_schema()
+    del no_title_property["properties"]["title"]
+    no_title_property["required"] = ["city"]
+    changed = _bare_schema()
+    changed["properties"]["city"]["anyOf"][0]["type"] = "integer"
+    for other in (no_title_property, changed, {**_bare_schema(), "title": 3}):
+        for name, (api, body) in _tool_bodies(other).items():
+            assert equivalence.compare(api, body, bare[name][1]) != [], (name, other)
+
+
+def _responses(description: Any = "f does it", status: Any = "completed") -> dict[str, Any]:
+    tool: dict[str, Any] = {"type": "function", "name": "f", "parameters": {"type": "object"}}
+    if description != "absent":
+        tool["description"] = description
+    call: dict[str, Any] = {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"}
+    if status != "absent":
+        call["status"] = status
+    return {"input": [{"role": "user", "content": "hi"}, call], "tools": [tool]}
+
+
+def test_responses_null_status_and_null_or_empty_tool_description_equal_absent():
+    # pydantic-ai's recordings replay `"status": null` and send `"description": null`
+    for a, b in (
+        (_responses(status=None), _responses(status="absent")),
+        (_responses(description=None), _responses(description="")),
+        (_responses(description=None), _responses(description="absent")),
+    ):
+        assert equivalence.compare(OPENAI_RESPONSES, a, b) == [], (a, b)
+
+
+def test_responses_a_status_or_description_that_says_something_still_differs():
+    assert equivalence.compare(OPENAI_RESPONSES, _responses(status="incomplete"), _responses(status="absent")) != []
+    assert equivalence.compare(OPENAI_RESPONSES, _responses(), _responses(description=None)) != []
+    assert equivalence.compare(OPENAI_RESPONSES, _responses(status=None), _responses(status="completed")) != []

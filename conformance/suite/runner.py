@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from ..adapters import registry
 from ..adapters.protocol import Adapter, capabilities_of
@@ -326,23 +326,50 @@ def declared_gaps(subjects: Iterable[AdapterUnderTest], outcomes: list[Outcome])
     patterns of case subjects), `reason` and optionally `when` (a regex the failure's reason
     must match), see `conformance.bridges.kit.Gap`): a failing
     case they cover is what the wrapped library cannot express, not a verdict on it, so it
-    is reported skipped with the gap's reason (and what failed). Nothing else changes."""
+    is reported skipped with the gap's reason (and what failed). A reason that lists wire
+    differences (`/path: ...; /path: ... (compared ...)`, TC802's) is also covered when each
+    difference alone is one some `when` gap of the case explains (two gaps meeting in one
+    request); a list cut at its first 20 is not. Nothing else changes."""
     gaps = {s.name: tuple(getattr(s.adapter, "bridge_gaps", ()) or ()) for s in subjects}
     out = []
     for o in outcomes:
-        gap = next(
-            (
-                g
-                for g in gaps.get(o.adapter, ())
-                if o.status == "fail"
-                and o.rule in g.rules
-                and any(fnmatch.fnmatchcase(o.subject, p) for p in g.subjects)
-                and re.search(str(getattr(g, "when", "") or ""), o.message) is not None
-            ),
-            None,
-        )
-        out.append(o if gap is None else replace(o, status="skip", message=f"bridge gap: {gap.reason} ({o.message})"))
+        mine = [
+            g
+            for g in gaps.get(o.adapter, ())
+            if o.status == "fail" and o.rule in g.rules and any(fnmatch.fnmatchcase(o.subject, p) for p in g.subjects)
+        ]
+        gap = next((g for g in mine if re.search(str(getattr(g, "when", "") or ""), o.message) is not None), None)
+        if gap is not None:
+            out.append(replace(o, status="skip", message=f"bridge gap: {gap.reason} ({o.message})"))
+            continue
+        used = _each_difference_explained(o.message, [g for g in mine if getattr(g, "when", "")])
+        if used:
+            why = "; ".join(dict.fromkeys(g.reason for g in used))
+            out.append(replace(o, status="skip", message=f"bridge gaps: {why} ({o.message})"))
+        else:
+            out.append(o)
     return out
+
+
+_DIFFERENCE = re.compile(r"; (?=/)")  # a difference list's separator: each entry is an RFC 6901 path
+
+
+def _each_difference_explained(message: str, gaps: list[Any]) -> list[Any]:
+    """The gaps that explain every difference `message` lists, one by one (each tried as the
+    reason of a failure with that difference alone); [] when one is unexplained, when the
+    message lists no differences, or lists 20 (`equivalence.diff` stops there)."""
+    head, sep, tail = message.partition(" (compared")
+    suffix = sep + tail
+    parts = _DIFFERENCE.split(head) if head.startswith("/") else []
+    if not gaps or len(parts) < 2 or len(parts) >= 20:
+        return []
+    used = []
+    for part in parts:
+        g = next((g for g in gaps if re.search(str(g.when), part + suffix) is not None), None)
+        if g is None:
+            return []
+        used.append(g)
+    return used
 
 
 def run(

@@ -234,8 +234,60 @@ def _diff(a: Any, b: Any, path: str, out: list[str]) -> None:
         out.append(f"{path}: recorded {_show(a)}, rendered {_show(b)}")
 
 
+JSON_SCHEMA_ANNOTATIONS = "https://json-schema.org/understanding-json-schema/reference/annotations"
+SCHEMA_TITLE = Equivalence(
+    "a `title` annotation in a tool's JSON Schema (the schema's own or a subschema's, never a property "
+    "named `title`) equals its absence",
+    "JSON Schema includes a few keywords, that aren't strictly used for validation, but are used to describe "
+    'parts of a schema. None of these "annotation" keywords are required',
+    JSON_SCHEMA_ANNOTATIONS + " (title and description; the schema validates the same instances either way)",
+)
+"""Every record whose tool definitions carry a JSON Schema declares this."""
+
+_SCHEMA_MAPS = frozenset({"properties", "$defs", "definitions", "patternProperties", "dependentSchemas"})
+_SCHEMA_ONE = frozenset(
+    {
+        "items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames",
+        "unevaluatedProperties", "unevaluatedItems", "additionalItems",
+    }
+)  # fmt: skip
+_SCHEMA_LISTS = frozenset({"anyOf", "allOf", "oneOf", "prefixItems", "items"})
+
+
+def strip_schema_titles(schema: Any) -> Any:
+    """A JSON Schema without its `title` annotations (SCHEMA_TITLE): the keyword of a schema
+    and of its subschemas, found by the keywords that hold subschemas; a property *named*
+    `title`, `const`, `enum`, `default` and `examples` values are left as they are."""
+    if not isinstance(schema, Mapping):
+        return schema
+    out: dict[str, Any] = {}
+    for k, v in schema.items():
+        if k == "title" and isinstance(v, str):
+            continue
+        if k in _SCHEMA_MAPS and isinstance(v, Mapping):
+            out[k] = {name: strip_schema_titles(sub) for name, sub in v.items()}
+        elif k in _SCHEMA_LISTS and isinstance(v, list):
+            out[k] = [strip_schema_titles(sub) for sub in v]
+        elif k in _SCHEMA_ONE:
+            out[k] = strip_schema_titles(v)
+        else:
+            out[k] = v
+    return out
+
+
+def _strip_tool_schema_titles(tools: Any, *path: str) -> None:
+    """`tools[i]` at `path` (e.g. `function`, `parameters`) with its schema's titles stripped."""
+    for t in tools if isinstance(tools, list) else []:
+        node = t
+        for key in path[:-1]:
+            node = node.get(key) if isinstance(node, dict) else None
+        if isinstance(node, dict) and isinstance(node.get(path[-1]), Mapping):
+            node[path[-1]] = strip_schema_titles(node[path[-1]])
+
+
 ANTHROPIC_MESSAGES_DIFFERENCES: tuple[str | Equivalence, ...] = (
     *JSON_FORMS,
+    SCHEMA_TITLE,
     "`content` given as a string equals a list holding one text block (the Messages API "
     "documents the string as shorthand), for messages and for tool_result content",
     "consecutive messages of the same role are merged (the API combines consecutive same-role turns)",
@@ -252,6 +304,7 @@ ANTHROPIC_MESSAGES_DIFFERENCES: tuple[str | Equivalence, ...] = (
 )
 OPENAI_CHAT_DIFFERENCES: tuple[str | Equivalence, ...] = (
     *JSON_FORMS,
+    SCHEMA_TITLE,
     "a `content` string equals a list holding one text part (user, system, tool messages)",
     Equivalence(
         "an assistant `content` string equals a list holding one text part",
@@ -285,6 +338,7 @@ OPENAI_CHAT_DIFFERENCES: tuple[str | Equivalence, ...] = (
 )
 OPENAI_RESPONSES_DIFFERENCES: tuple[str | Equivalence, ...] = (
     *JSON_FORMS,
+    SCHEMA_TITLE,
     Equivalence(
         "`stream: false` equals an absent `stream`",
         "stream: boolean or null, Optional, Defaults to false",
@@ -316,6 +370,20 @@ OPENAI_RESPONSES_DIFFERENCES: tuple[str | Equivalence, ...] = (
         "https://platform.openai.com/docs/api-reference/responses/create#responses-create-input (EasyInputMessage)",
     ),
     Equivalence(
+        "an input item's `status: null` equals an absent `status`",
+        "The status of the item. One of `in_progress`, `completed`, or `incomplete`. Populated when items are "
+        "returned via API.",
+        "https://platform.openai.com/docs/api-reference/responses/create#responses-create-input "
+        "(function_call and message items: status is optional; null sets none of the three)",
+    ),
+    Equivalence(
+        "a function tool's `description: null` equals an absent `description`",
+        "description: string or null. Optional. A description of the function. Used by the model to determine "
+        "whether or not to call the function.",
+        "https://platform.openai.com/docs/api-reference/responses/create#responses-create-tools",
+    ),
+    'a function tool\'s `description` of "" equals an absent one (canonical ToolDefinition requires it)',
+    Equivalence(
         "`function_call.arguments` strings are compared as the JSON values they encode",
         "arguments: string. A JSON string of the arguments to pass to the function.",
         "https://platform.openai.com/docs/api-reference/responses/object#responses/object-output",
@@ -338,6 +406,7 @@ GEMINI_BASE64 = Equivalence(
 )
 GEMINI_DIFFERENCES: tuple[str | Equivalence, ...] = (
     *JSON_FORMS,
+    SCHEMA_TITLE,
     GEMINI_BASE64,
     Equivalence(
         '`generationConfig.responseModalities: ["TEXT"]` equals an absent one (and an emptied '
@@ -431,10 +500,16 @@ def openai_responses(body: JsonBody) -> JsonBody:
         b["input"] = [{"role": "user", "content": b["input"]}]
     if isinstance(b.get("instructions"), str) and isinstance(b.get("input"), list):
         b["input"] = [{"role": "system", "content": b.pop("instructions")}, *b["input"]]
+    _strip_tool_schema_titles(b.get("tools"), "parameters")
+    for t in b.get("tools") or []:
+        if isinstance(t, dict) and t.get("type") == "function" and t.get("description", 0) in ("", None):
+            del t["description"]
     items = b.get("input")
     for item in items if isinstance(items, list) else []:
         if not isinstance(item, dict):
             continue
+        if "status" in item and item["status"] is None:
+            del item["status"]  # populated by the API, null is none (OPENAI_RESPONSES_DIFFERENCES)
         if "role" in item and item.get("type") == "message":
             del item["type"]  # optional on a role-keyed input message, "Always `message`"
         if item.get("role") in ("user", "system", "developer") and isinstance(item.get("content"), str):
@@ -503,6 +578,8 @@ def gemini(body: JsonBody) -> JsonBody:
         for d in decls if isinstance(decls, list) else []:
             if isinstance(d, dict) and "description" in d and d["description"] in ("", None):
                 del d["description"]
+        for key in ("parameters", "parametersJsonSchema"):
+            _strip_tool_schema_titles(decls, key)
     return b
 
 
@@ -537,6 +614,7 @@ def _anthropic(b: dict[str, Any]) -> dict[str, Any]:
     if "messages" in b:
         b["messages"] = merged
     _strip_description(b.get("tools"))
+    _strip_tool_schema_titles(b.get("tools"), "input_schema")
     if b.get("tools") and b.get("tool_choice") == {"type": "auto"}:
         del b["tool_choice"]  # the documented default (ANTHROPIC_MESSAGES_DIFFERENCES)
     return b
@@ -569,6 +647,7 @@ def _openai(b: dict[str, Any]) -> dict[str, Any]:
                     with contextlib.suppress(ValueError):
                         fn["arguments"] = json.loads(fn["arguments"])
     _strip_description(b.get("tools"), "function")
+    _strip_tool_schema_titles(b.get("tools"), "function", "parameters")
     if b.get("tools") and b.get("tool_choice") == "auto":
         del b["tool_choice"]  # the documented default (OPENAI_CHAT_DIFFERENCES)
     return b
