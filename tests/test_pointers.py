@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance.core.pointers import pointer, token
+from conformance.core.pointers import pointer, token, unescape
 
 
 def test_tokens_escape_tilde_before_slash() -> None:
@@ -21,3 +21,4 @@ def test_a_pointer_decodes_to_its_path(path: list[str]) -> None:
     p = pointer(path)
     got = [] if p == "" else [t.replace("~1", "/").replace("~0", "~") for t in p[1:].split("/")]
     assert got == path
+    assert [unescape(token(t)) for t in path] == path

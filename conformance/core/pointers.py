@@ -12,6 +12,11 @@ def token(key: object) -> str:
     return str(key).replace("~", "~0").replace("/", "~1")
 
 
+def unescape(token: str) -> str:
+    """A reference token decoded (RFC 6901 §4): `~1` as `/`, then `~0` as `~`."""
+    return token.replace("~1", "/").replace("~0", "~")
+
+
 def pointer(path: Iterable[object]) -> str:
     """The pointer of a path of keys and indices (`""` for the whole document)."""
     parts = [token(p) for p in path]

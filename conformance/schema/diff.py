@@ -44,6 +44,7 @@ from hypothesis import configuration as hypothesis_configuration
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
+from ..core import pointers
 from ..core.errors import InputError
 from ..core.findings import Finding
 from ..core.jsonio import check_input
@@ -156,7 +157,7 @@ class DiffResult:
 
 
 def _ptr(base: str, token: str) -> str:
-    return f"{base}/{token.replace('~', '~0').replace('/', '~1')}"
+    return f"{base}/{pointers.token(token)}"
 
 
 class _Walker:

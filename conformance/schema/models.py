@@ -1093,7 +1093,7 @@ def tagged_unions(fmt: str, rev: str) -> list[TaggedUnion]:
     def resolve(ref: str) -> Any:
         node: Any = doc
         for token in ref.removeprefix("#/").split("/"):
-            node = node[token.replace("~1", "/").replace("~0", "~")]
+            node = node[pointers.unescape(token)]
         return node
 
     def titled(node: Any) -> list[Any]:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core import pointers
 from .framing import Framing as Framing  # a framing is a value of its own module (wire.framing)
 
 JsonBody = Mapping[str, Any]
@@ -59,19 +60,25 @@ def _no_options(_body: JsonBody) -> dict[str, Located] | None:
     return None
 
 
+def as_count(v: Any) -> int | None:
+    """A token count as read from a recording or an adapter's usage: 0 when absent or null
+    (a bucket not reported), the integer (JSON has one number type: 12.0 is 12), None when
+    it is no count (a negative, a fraction, a string, a boolean)."""
+    if v is None:
+        return 0
+    if type(v) is float and v.is_integer():
+        v = int(v)
+    return v if type(v) is int and v >= 0 else None
+
+
 def token_count(usage: Mapping[str, Any], *path: str) -> int | None:
-    """The token count at `path` in a recorded usage object: 0 when it is absent or null
-    (a bucket the provider did not report), None when it is no count (a negative, a
-    fraction, a string, a boolean): a recording's usage is then unreadable, which a usage
-    probe answers as no usage located, never as a count it made up or an exception."""
+    """The token count at `path` in a recorded usage object (`as_count`): None makes a
+    recording's usage unreadable, which a usage probe answers as no usage located, never
+    as a count it made up or an exception."""
     v: Any = usage
     for key in path:
         v = v.get(key) if isinstance(v, Mapping) else None
-    if v is None:
-        return 0
-    if type(v) is float and v.is_integer():  # JSON has one number type: 12.0 is 12
-        v = int(v)
-    return v if type(v) is int and v >= 0 else None
+    return as_count(v)
 
 
 def token_buckets(
@@ -498,7 +505,7 @@ class WireApi:
         pointer, want = self.stream_usage_request
         node: Any = body
         for token in pointer.split("/")[1:]:
-            key = token.replace("~1", "/").replace("~0", "~")
+            key = pointers.unescape(token)
             if isinstance(node, Mapping) and key in node:
                 node = node[key]
             elif isinstance(node, list) and key.isdigit() and int(key) < len(node):

@@ -42,6 +42,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import yaml
 
+from ..core import pointers
 from ..core.errors import InputError
 from ..core.findings import Finding, RuleCatalog, RuleInfo, Severity
 from ..core.jsonio import read_input
@@ -253,7 +254,7 @@ class _Linter:
 
     def hit(self, rule: RuleInfo, node: yaml.Node, path: tuple[str | int, ...], message: str,
             secret: str | None = None, *, binary: bool = False, inner: str = "", also: tuple[str, ...] = ()) -> None:  # fmt: skip
-        pointer = "".join(f"/{str(p).replace('~', '~0').replace('/', '~1')}" for p in path) + inner
+        pointer = "".join(f"/{pointers.token(p)}" for p in path) + inner
         f = Finding(self.name, node.start_mark.line + 1, pointer, rule.id, rule.severity, message)
         self.hits.append(Hit(f, path, secret, binary, also))
 
@@ -323,7 +324,7 @@ class _Linter:
             v, ptr = stack.pop()
             if isinstance(v, dict):
                 for k, x in v.items():
-                    kp = f"{ptr}/{str(k).replace('~', '~0').replace('/', '~1')}"
+                    kp = f"{ptr}/{pointers.token(k)}"
                     if BODY_KEYS.match(str(k)) and isinstance(x, str) and not is_scrubbed(x):
                         self.hit(BODY_SECRET, node, path, f"request body field {k!r} holds a value; scrub it",
                                  secret=x, inner=kp if isinstance(node, yaml.ScalarNode) else "")  # fmt: skip

@@ -42,6 +42,7 @@ from typing import Annotated, Any, Literal, Union
 
 import msgspec
 
+from ...core import pointers
 from ...core.schema_validation import ecma_regex
 from ...core.schemas import SchemaSet, schema_set
 
@@ -81,7 +82,7 @@ class _Builder:
         name = file or doc
         node: Any = self.s[name]
         for part in [p for p in frag.split("/") if p]:
-            node = node[part.replace("~1", "/").replace("~0", "~")]
+            node = node[pointers.unescape(part)]
         return f"{name}#{frag}", node
 
     def unknown(self, schema: dict[str, Any], allowed: set[str], where: str) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 
 import jiter
 
+from ...core import pointers
 from ...core.errors import InputError
 from ...core.schema_validation import SchemaValidator
 from ...core.schemas import schema_set
@@ -156,7 +157,7 @@ def exact_cost(m: MessageView) -> Decimal | None:
         if isinstance(value, float) and m.rec.raw:
             doc = _decimal_document(m.rec.raw)
             for token in (m.rec.pointer + "/metadata/usage/cost_usd").split("/")[1:]:
-                key = token.replace("~1", "/").replace("~0", "~")
+                key = pointers.unescape(token)
                 doc = doc[int(key)] if isinstance(doc, list) else doc[key]
             if isinstance(doc, (Decimal, int)):
                 return Decimal(doc)
@@ -233,7 +234,7 @@ def load_price_table(path: Path) -> PriceTable:
             for k, v in rates.items():
                 d = _rate(v)
                 if d is None:
-                    ptr = f"{at}/models/{model.replace('~', '~0').replace('/', '~1')}/{k}"
+                    ptr = f"{at}/models/{pointers.token(model)}/{k}"
                     raise InputError(
                         f"{path}: {ptr}: rate {str(v)[:40]} is not a finite decimal between 1e-30 and 1e12 (or 0)"
                     )

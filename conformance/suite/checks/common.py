@@ -32,6 +32,7 @@ from ...adapters.protocol import (
     WireResponse,
 )
 from ...adapters.streams import to_canonical_names
+from ...core import pointers
 from ...core.findings import RuleInfo, Selection
 from ...core.schema_validation import SchemaValidator
 from ...core.schemas import schema_set
@@ -39,7 +40,7 @@ from ...formats.canonical.markers import DEFAULT_CRITICAL_KEY
 from ...formats.canonical.memory import validate_messages
 from ...wire import equivalence, registry
 from ...wire import schemas as wire_schemas
-from ...wire.api import Probes, WireApi, value_at
+from ...wire.api import Probes, WireApi, as_count, value_at
 from .. import rules as R
 from ..cassettes import Cassette, Interaction
 from ..outcome import AdapterUnderTest, Outcome, Status, note_crash
@@ -332,7 +333,7 @@ def non_json(value: Any, at: str = "") -> str | None:
         for k, v in value.items():
             if not isinstance(k, str):
                 return f"{at or '/'} (key {k!r} is a {type(k).__name__})"
-            found = non_json(v, f"{at}/{k.replace('~', '~0').replace('/', '~1')}")
+            found = non_json(v, f"{at}/{pointers.token(k)}")
             if found is not None:
                 return found
         return None
@@ -354,12 +355,8 @@ def token_counts(usage: Any) -> dict[str, int] | None:
         return None
     out: dict[str, int] = {}
     for k in USAGE_FIELDS:
-        v = usage.get(k) if isinstance(usage, Mapping) else getattr(usage, k, None)
+        v = as_count(usage.get(k) if isinstance(usage, Mapping) else getattr(usage, k, None))
         if v is None:
-            v = 0
-        if type(v) is float and v.is_integer():
-            v = int(v)
-        if type(v) is not int or v < 0:
             return None
         out[k] = v
     return out

@@ -28,6 +28,7 @@ from dataclasses import replace
 from typing import Any
 
 from ...adapters.protocol import Adapter, AdapterOptions, Message, ToolDefinition, WireResponse
+from ...core import pointers
 from .. import rules as R
 from ..capture import capture_warnings
 from ..cassettes import Interaction
@@ -48,7 +49,7 @@ def first_difference(a: Any, b: Any, ptr: str = "") -> str | None:
         return ptr or "/"
     if isinstance(a, dict):
         for k in sorted(a.keys() | b.keys()):
-            sub = f"{ptr}/{str(k).replace('~', '~0').replace('/', '~1')}"
+            sub = f"{ptr}/{pointers.token(k)}"
             if k not in a or k not in b:
                 return sub
             d = first_difference(a[k], b[k], sub)
