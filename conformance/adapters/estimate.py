@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import base64
 import binascii
-import inspect
 import json
 import re
 import struct
 from collections.abc import Mapping
 from typing import Any
+
+from .protocol import accepts_keyword
 
 # punctuation runs merge in BPE vocabularies (`":"`, `"},{`), so up to three count as one
 _PIECE = re.compile(r"[A-Za-z]+|[0-9]+|[^\sA-Za-z0-9]{1,3}")
@@ -129,10 +130,6 @@ def estimate_for_model(adapter: Any, messages: list[Any], tools: list[Any], mode
     differ by model (Gemini's thought signatures). Estimators without it are called as the
     protocol says."""
     fn = adapter.estimate_input_tokens
-    try:
-        takes_model = "model" in inspect.signature(fn).parameters
-    except (TypeError, ValueError):  # no signature to read (a builtin): call it as the protocol says
-        takes_model = False
-    if takes_model and model is not None:
+    if model is not None and accepts_keyword(fn, "model"):
         return int(fn(messages, tools, model=model))
     return int(fn(messages, tools))

@@ -11,6 +11,7 @@ every adapter offline against recorded traffic.
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -122,6 +123,26 @@ class ParsedRequest:
 
 
 # -- the protocol -------------------------------------------------------------------------
+
+
+def accepts_keyword(fn: Any, keyword: str) -> bool:
+    """Whether `fn` takes `keyword`: how a caller tells that an adapter offers one of the
+    protocol's optional extensions (a reader's `url`, an estimator's `model`). A callable
+    with no signature to read (a builtin) is called as the protocol says."""
+    try:
+        return keyword in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def read_wire_request(adapter: Any, body: WireBody, *, session_id: str | None, url: str | None) -> ParsedRequest:
+    """`adapter.from_wire_request(body, session_id=...)`, given the request's `url` too when
+    the reader takes it (an optional extension: Gemini keeps the model in the URL, not the
+    body)."""
+    reader = adapter.from_wire_request
+    if url is not None and accepts_keyword(reader, "url"):
+        return reader(body, session_id=session_id, url=url)  # type: ignore[no-any-return]
+    return reader(body, session_id=session_id)  # type: ignore[no-any-return]
 
 
 def capabilities_of(adapter: Any) -> dict[str, Any]:

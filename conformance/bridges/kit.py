@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import inspect
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from typing import Any, ClassVar, TypeVar
 
 from ..adapters.base import BaseAdapter, Message, ParsedRequest, ToolDefinition, WireFormatError
 from ..adapters.estimate import estimate_for_model
+from ..adapters.protocol import read_wire_request
 from ..adapters.toolids import ToolIdMap
 
 T = TypeVar("T")
@@ -189,11 +189,7 @@ class ReferenceBridge(BaseAdapter):
         """The reference adapter's reading, given the request's URL when it takes one (Gemini
         keeps the model in the URL, not the body: without it the model, and the estimate
         that depends on it, would be unknown)."""
-        reader = self.reference.from_wire_request  # type: ignore[attr-defined]
-        takes_url = url is not None and "url" in inspect.signature(reader).parameters
-        parsed: ParsedRequest = (
-            reader(body, session_id=session_id, url=url) if takes_url else reader(body, session_id=session_id)
-        )
+        parsed = read_wire_request(self.reference, body, session_id=session_id, url=url)
         for m in parsed.messages:  # a URL image's media type is not on the wire: the one this bridge sent
             for b in m.get("content") or []:
                 blocks = [b, *(b.get("content") or [] if b.get("type") == "tool_result" else [])]

@@ -8,7 +8,6 @@ validator says about parsed messages, the WARNING records logged, the events str
 
 from __future__ import annotations
 
-import inspect
 import json
 import logging
 import re
@@ -30,6 +29,7 @@ from ...adapters.protocol import (
     WireBody,
     WireRequest,
     WireResponse,
+    read_wire_request,
 )
 from ...adapters.streams import to_canonical_names
 from ...core import pointers
@@ -219,13 +219,6 @@ def crash(exc: BaseException) -> str:
 NO_REQUEST_READER = "adapter does not read requests (from_wire_request raised NotImplementedError)"
 
 
-def _accepts(fn: Callable[..., Any], keyword: str) -> bool:
-    try:
-        return keyword in inspect.signature(fn).parameters
-    except (TypeError, ValueError):  # no signature to read (a builtin): assume the protocol's
-        return False
-
-
 class UnreadableOutput(ValueError):
     """What an adapter returned is no canonical message (or read request) a check can read:
     the checks that only use a parse skip or fail the case with this reason; TC101 / TC102
@@ -271,10 +264,7 @@ def read_request(
     message read is none a check can walk (`message_shape`); TC102, which judges the
     messages themselves, reads unchecked."""
     try:
-        if url is not None and _accepts(a.from_wire_request, "url"):
-            parsed = a.from_wire_request(body, session_id=session_id, url=url)  # type: ignore[call-arg]
-        else:
-            parsed = a.from_wire_request(body, session_id=session_id)
+        parsed = read_wire_request(a, body, session_id=session_id, url=url)
     except NotImplementedError:
         return None
     if checked:
