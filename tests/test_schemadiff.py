@@ -402,3 +402,120 @@ def test_fail_on_rejects_an_unknown_value(tmp_path: Path, capsys: pytest.Capture
     old = _write(tmp_path, "old", BASE)
     assert main(["schema", "diff", str(old), str(old), "--fail-on", "sideways"]) == 2
     assert "--fail-on: 'sideways' is not one of backward, forward, breaking" in capsys.readouterr().err
+
+
+# -- recursive schemas (issue 41): diffed when a cycle descends into the document, refused
+# with a located one-line error when it never does -----------------------------------------
+
+TREE: dict[str, Any] = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "children": {"type": "array", "items": {"$ref": "#"}}},
+}
+MUTUAL: dict[str, Any] = {
+    "$ref": "#/$defs/a",
+    "$defs": {
+        "a": {"type": "object", "properties": {"b": {"$ref": "#/$defs/b"}}},
+        "b": {"type": "object", "properties": {"a": {"$ref": "#/$defs/a"}, "n": {"type": "integer"}}},
+    },
+}
+
+
+def _pair(tmp_path: Path, old: dict[str, Any], new: dict[str, Any], name: str = "s.json") -> tuple[Path, Path]:
+    for side, doc in (("old", old), ("new", new)):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / name).write_text(json.dumps(doc))
+    return tmp_path / "old" / name, tmp_path / "new" / name
+
+
+@pytest.mark.parametrize("as_folder", [False, True])
+@pytest.mark.parametrize(
+    ("schema", "edit", "pointer"),
+    [
+        (TREE, lambda s: s["properties"]["name"].update(maxLength=10), "/name"),
+        (MUTUAL, lambda s: s["$defs"]["b"]["properties"]["n"].update(maximum=150), "/b/n"),
+    ],
+    ids=["self", "mutual"],
+)
+def test_recursive_schemas_are_diffed(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    schema: dict[str, Any],
+    edit: Edit,
+    pointer: str,
+    as_folder: bool,
+) -> None:
+    new_doc = copy.deepcopy(schema)
+    edit(new_doc)
+    old, new = _pair(tmp_path, schema, new_doc)
+    argv = [str(old.parent), str(new.parent)] if as_folder else [str(old), str(new)]
+    assert main(["schema", "diff", *argv, "-o", "json", "--examples", "50"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["verdict"] == "FORWARD"
+    (change,) = out["changes"]
+    assert change["pointer"] == pointer and change["evidence"]["backward"]["by"] == "witness"
+    sets = [SchemaSet("t", "v1", Path(), {"s.json": d}) for d in (schema, new_doc)]
+    witness = change["evidence"]["backward"]["witness"]
+    assert SchemaValidator(sets[0], "s.json").is_valid(witness) and not SchemaValidator(sets[1], "s.json").is_valid(
+        witness
+    )
+    assert main(["schema", "diff", *argv, "--examples", "20"]) == 0  # the text form too
+    assert "internal error" not in capsys.readouterr().err
+
+
+def test_files_referring_to_each_other_are_compared(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # a.json -> b.json -> a.json: no file is unreferenced, and none may be left out;
+    # neither has an `$id`, so "b.json" resolves against its folder
+    a = {"type": "object", "properties": {"b": {"$ref": "b.json"}}}
+    b = {"type": "object", "properties": {"a": {"$ref": "a.json"}, "n": {"type": "integer", "maximum": 3}}}
+    for side, bound in (("old", 3), ("new", 2)):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "a.json").write_text(json.dumps(a))
+        (tmp_path / side / "b.json").write_text(
+            json.dumps({**b, "properties": {**b["properties"], "n": {"type": "integer", "maximum": bound}}})
+        )
+    assert main(["schema", "diff", str(tmp_path / "old"), str(tmp_path / "new"), "-o", "json", "--examples", "30"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [(c["pointer"], c["kind"]) for c in out["changes"]] == [("/b/n", "maximum-tightened")]
+
+
+NEVER_DESCENDS: dict[str, dict[str, Any]] = {
+    "self alias": {"$ref": "#"},
+    "self alias with siblings": {"$ref": "#", "type": "object"},
+    "two defs aliasing each other": {
+        "$ref": "#/$defs/a",
+        "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}},
+    },
+    "property aliasing itself": {"type": "object", "properties": {"x": {"$ref": "#/properties/x"}}},
+    "allOf of itself": {"allOf": [{"$ref": "#"}]},
+    "anyOf holding itself": {"anyOf": [{"type": "string"}, {"$ref": "#"}]},
+    "defs in a oneOf loop": {
+        "$ref": "#/$defs/a",
+        "$defs": {
+            "a": {"oneOf": [{"type": "null"}, {"$ref": "#/$defs/b"}]},
+            "b": {"anyOf": [{"type": "integer"}, {"$ref": "#/$defs/a"}]},
+        },
+    },
+}
+
+
+@pytest.mark.parametrize("as_folder", [False, True])
+@pytest.mark.parametrize("case", sorted(NEVER_DESCENDS))
+def test_a_cycle_that_never_descends_is_a_located_one_line_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str, as_folder: bool
+) -> None:
+    old, new = _pair(tmp_path, TREE, NEVER_DESCENDS[case])
+    for argv in ([str(old), str(new)], [str(new), str(old)]):
+        if as_folder:
+            argv = [str(Path(a).parent) for a in argv]
+        assert main(["schema", "diff", *argv, "--examples", "5"]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and "internal error" not in err and "RecursionError" not in err, err
+        assert f"{new}: /" in err and "cycle" in err and "never descends" in err, err
+
+
+def test_a_cycle_of_aliases_across_files_is_a_located_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "a.json").write_text(json.dumps({"$ref": "b.json"}))
+    (tmp_path / "b.json").write_text(json.dumps({"$ref": "a.json"}))
+    assert main(["schema", "diff", str(tmp_path / "a.json"), str(tmp_path / "a.json")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "b.json: /: $ref cycle a.json# -> b.json# -> a.json#" in err and "RecursionError" not in err

@@ -712,23 +712,42 @@ def load(path: Path, *, exclude: frozenset[str] = frozenset()) -> tuple[SchemaSe
 
 
 def entry_points(schemas: SchemaSet) -> list[str]:
-    """Files of a set that no other file of the set references."""
-    referenced: set[str] = set()
+    """Files of a set that no other file of the set references, then, for files that
+    only reference each other (`a.json` -> `b.json` -> `a.json`, reached from no such
+    file), the first by name of each such group: every file is compared from some root."""
+    edges: dict[str, set[str]] = {}
+    for name, doc in schemas.documents.items():
+        edges[name] = {r for r in _file_refs(doc) if r and r != name and r in schemas.documents}
+    referenced = set().union(*edges.values()) if edges else set()
+    roots = [n for n in schemas.documents if n not in referenced]
+    reached: set[str] = set()
+    for name in [*roots, *sorted(schemas.documents)]:
+        if name in reached:
+            continue
+        if name not in roots:
+            roots.append(name)
+        todo = [name]
+        while todo:  # iterative: a chain of files can be longer than the recursion limit
+            n = todo.pop()
+            if n not in reached:
+                reached.add(n)
+                todo.extend(edges[n])
+    return roots
 
-    def refs(x: Any) -> Iterator[str]:
+
+def _file_refs(doc: Any) -> Iterator[str]:
+    """The file names the `$ref`s of `doc` point to (`""` for a reference inside it)."""
+    stack = [doc]
+    while stack:
+        x = stack.pop()
         if isinstance(x, dict):
             for k, v in x.items():
                 if k == "$ref" and isinstance(v, str):
                     yield v.split("#")[0].rsplit("/", 1)[-1]
                 else:
-                    yield from refs(v)
+                    stack.append(v)
         elif isinstance(x, list):
-            for v in x:
-                yield from refs(v)
-
-    for name, doc in schemas.documents.items():
-        referenced.update(r for r in refs(doc) if r and r != name)
-    return [n for n in schemas.documents if n not in referenced]
+            stack.extend(x)
 
 
 @contextlib.contextmanager
