@@ -29,29 +29,22 @@ apart by a discriminator is never proved by structure.
 
 from __future__ import annotations
 
-import contextlib
-import copy
 import enum
 import json
-import tempfile
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, Phase, given, settings
-from hypothesis import configuration as hypothesis_configuration
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import best_match
+import jsonschema_rs
 
 from ..core import pointers
 from ..core.errors import InputError
-from ..core.findings import Finding
+from ..core.findings import Finding, Severity
 from ..core.jsonio import check_input
 from ..core.outputs import real
-from ..core.schema_validation import SchemaValidator
 from ..core.schemas import SchemaSet, load_set
-from ..strategies.compiler import Compiler, dictionary_of
 from ..strategies.ir import (
     Node,
     SchemaGraph,
@@ -60,7 +53,10 @@ from ..strategies.ir import (
     json_equal,
     union_discriminator,
 )
+from ..strategies.plain import dictionary_of
+from . import witness
 from .diff_rules import SD_BACKWARD, SD_BREAKING, SD_FORWARD
+from .witness import Schema, Side
 
 
 class Compat(enum.StrEnum):
@@ -120,6 +116,9 @@ class Change:
     # how to reach the change in each schema (see Compiler's `route`)
     route_old: tuple[tuple[str, str, str], ...] = ()
     route_new: tuple[tuple[str, str, str], ...] = ()
+    # the schema each side has at the change (None: nothing there), for its witnesses
+    old_node: Schema = None
+    new_node: Schema = None
 
     @property
     def compat(self) -> Compat:
@@ -168,7 +167,15 @@ class _Walker:
         self._old: list[tuple[str, str, str]] = []
         self._new: list[tuple[str, str, str]] = []
 
-    def add(self, pointer: str, kind: str, detail: str, backward: str | None, forward: str | None) -> None:
+    def add(
+        self,
+        pointer: str,
+        kind: str,
+        detail: str,
+        backward: str | None,
+        forward: str | None,
+        nodes: tuple[Schema, Schema] = (None, None),
+    ) -> None:
         self.changes.append(
             Change(
                 self.root,
@@ -179,6 +186,8 @@ class _Walker:
                 proof_forward=forward,
                 route_old=tuple(self._old),
                 route_new=tuple(self._new),
+                old_node=nodes[0],
+                new_node=nodes[1],
             )
         )
 
@@ -198,6 +207,7 @@ class _Walker:
                     "the new schema accepts nothing here",
                     None,
                     "new accepts nothing",
+                    (old, new),
                 )
             else:
                 self.add(
@@ -206,6 +216,7 @@ class _Walker:
                     "the old schema accepted nothing here",
                     "old accepted nothing",
                     None,
+                    (old, new),
                 )
             return
         if old.union is not None or new.union is not None:
@@ -249,6 +260,7 @@ class _Walker:
                         f"union branch {_name(b)} removed",
                         None,
                         "every branch of the new union is a branch of the old one" if disjoint else None,
+                        (b, None),
                     )
         for k, b in nkeys.items():
             if k not in okeys:
@@ -259,6 +271,7 @@ class _Walker:
                         f"union branch {_name(b)} added",
                         "every branch of the old union is a branch of the new one" if disjoint else None,
                         None,
+                        (None, b),
                     )
 
     # scalars ----------------------------------------------------------------------
@@ -266,8 +279,6 @@ class _Walker:
     def _scalars(self, old: Node, new: Node, ptr: str) -> None:
         ot, nt = old.types, new.types
         if ot != nt:
-            ot_all = set(ot) if ot is not None else {"*"}
-            nt_all = set(nt) if nt is not None else {"*"}
             widened = nt is None or (ot is not None and set(ot) <= set(nt) | ({"integer"} if "number" in nt else set()))
             narrowed = ot is None or (
                 nt is not None and set(nt) <= set(ot) | ({"integer"} if "number" in ot else set())
@@ -279,9 +290,10 @@ class _Walker:
                 else "type-narrowed"
                 if narrowed and not widened
                 else "type-changed",
-                f"type {sorted(ot_all)} -> {sorted(nt_all)}",
+                f"type {_types(ot)} -> {_types(nt)}",
                 "new types include the old" if widened else None,
                 "old types include the new" if narrowed else None,
+                (old, new),
             )
         if not _enum_eq(old.enum, new.enum):
             o, n = old.enum, new.enum
@@ -299,9 +311,10 @@ class _Walker:
             self.add(
                 ptr,
                 kind,
-                f"allowed values {_vals(o)} -> {_vals(n)}",
+                _enum_detail(o, n, old.is_const and new.is_const),
                 "every old value is still allowed" if wider else None,
                 "every new value was allowed" if narrower else None,
+                (old, new),
             )
         for attr, label, lower in (
             ("min_length", "minLength", True),
@@ -324,39 +337,45 @@ class _Walker:
             else:
                 relaxed = b is None or (a is not None and b >= a)
             kind = f"{label}-{'relaxed' if relaxed else 'tightened'}"
+            default = 0 if label.startswith("min") and "imum" not in label else None  # minLength 0: no bound
+            proof = _bound_proof(label, a, b, default, relaxed)
             self.add(
                 ptr,
                 kind,
-                f"{label} {a} -> {b}",
-                f"{label} {b} admits every value {label} {a} did" if relaxed else None,
-                None if relaxed else f"{label} {b} admits only values {label} {a} did",
+                _bound_detail(label, a, b, default),
+                proof if relaxed else None,
+                None if relaxed else proof,
+                (old, new),
             )
         if old.pattern != new.pattern:
             if new.pattern is None:
                 self.add(
                     ptr,
                     "pattern-removed",
-                    f"pattern {old.pattern} removed",
+                    f"pattern removed (was {old.pattern})",
                     "no pattern constrains new data",
                     None,
+                    (old, new),
                 )
             elif old.pattern is None:
                 self.add(
                     ptr,
                     "pattern-added",
-                    f"pattern {new.pattern} added",
+                    f"pattern added: {new.pattern}",
                     None,
                     "the new pattern only adds a constraint",
+                    (old, new),
                 )
             else:
-                self.add(ptr, "pattern-changed", f"pattern {old.pattern} -> {new.pattern}", None, None)
+                self.add(ptr, "pattern-changed", f"pattern {old.pattern} -> {new.pattern}", None, None, (old, new))
         if old.multiple_of != new.multiple_of:
             self.add(
                 ptr,
                 "multipleOf-changed",
-                f"multipleOf {old.multiple_of} -> {new.multiple_of}",
+                _bound_detail("multipleOf", old.multiple_of, new.multiple_of, None),
                 "no multipleOf constrains new data" if new.multiple_of is None else None,
                 "the new multipleOf only adds a constraint" if old.multiple_of is None else None,
+                (old, new),
             )
 
     # arrays -----------------------------------------------------------------------
@@ -373,9 +392,10 @@ class _Walker:
             self.add(
                 ptr,
                 "uniqueItems-added" if new.unique_items else "uniqueItems-removed",
-                "uniqueItems changed",
+                "uniqueItems added: items must differ" if new.unique_items else "uniqueItems removed: items may repeat",
                 None if new.unique_items else "duplicates are allowed again",
                 "uniqueness only adds a constraint" if new.unique_items else None,
+                (old, new),
             )
 
     # objects ----------------------------------------------------------------------
@@ -398,6 +418,7 @@ class _Walker:
                 f"property {name!r} added",
                 f"old objects were closed, so old data never holds {name!r}" if old.additional is False else None,
                 f"old objects were open, so old readers accept {name!r}" if old.additional is True else None,
+                (old.additional, b),
             )
         else:  # removed
             assert a is not None
@@ -407,6 +428,7 @@ class _Walker:
                 f"property {name!r} removed",
                 f"new objects are open, so new readers accept {name!r}" if new.additional is True else None,
                 f"new objects are closed, so new data never holds {name!r}" if new.additional is False else None,
+                (a, new.additional),
             )
 
     def _object_rest(self, old: Node, new: Node, ptr: str) -> None:
@@ -419,6 +441,7 @@ class _Walker:
                     f"{name!r} became required",
                     None,
                     "requiring a field only adds a constraint",
+                    (old, new),
                 )
             else:
                 self.add(
@@ -427,6 +450,7 @@ class _Walker:
                     f"{name!r} is no longer required",
                     "dropping a requirement only relaxes",
                     None,
+                    (old, new),
                 )
         a, b = old.additional, new.additional
         if isinstance(a, Node) and isinstance(b, Node):
@@ -436,22 +460,24 @@ class _Walker:
             self.add(
                 _ptr(ptr, "*"),
                 kind,
-                f"additionalProperties {_ap(a)} -> {_ap(b)}",
+                f"other properties: {_ap(a)} -> {_ap(b)}",
                 "new readers accept any other field" if b is True else None,
                 "new data holds no other field" if b is False else None,
+                (a, b),
             )
         if (old.property_names is None) != (new.property_names is None):
             self.add(
                 ptr,
                 "propertyNames-changed",
-                "propertyNames added or removed",
+                "propertyNames removed" if new.property_names is None else "propertyNames added",
                 "names are no longer constrained" if new.property_names is None else None,
                 "names only gained a constraint" if old.property_names is None else None,
+                (old, new),
             )
         elif old.property_names is not None and new.property_names is not None:
             self.compare(old.property_names, new.property_names, _ptr(ptr, "*"))
         if old.dependent_required != new.dependent_required:
-            self.add(ptr, "dependentRequired-changed", "dependentRequired changed", None, None)
+            self.add(ptr, "dependentRequired-changed", "dependentRequired changed", None, None, (old, new))
 
     def _sub(self, a: Node | bool, b: Node | bool, ptr: str, what: str) -> None:
         if isinstance(a, Node) and isinstance(b, Node):
@@ -460,9 +486,10 @@ class _Walker:
             self.add(
                 ptr,
                 f"{what}-changed",
-                f"{what} {_ap(a)} -> {_ap(b)}",
+                f"{what}: {_ap(a)} -> {_ap(b)}",
                 "new accepts anything here" if b is True else None,
                 "new accepts nothing here" if b is False else None,
+                (a, b),
             )
 
 
@@ -491,12 +518,52 @@ def _enum_eq(a: tuple[Any, ...] | None, b: tuple[Any, ...] | None) -> bool:
     return len(a) == len(b) and all(any(json_equal(x, y) for y in b) for x in a)
 
 
+def _types(t: frozenset[str] | None) -> str:
+    return "any" if t is None else " or ".join(sorted(t))
+
+
+def _bound_detail(label: str, a: Any, b: Any, default: Any) -> str:
+    """A bound's change in words: `maximum added: 150`, `minLength removed (was 1)`,
+    `maxItems 5 -> 3` (a lower bound of 0 is no bound)."""
+    if a is None or a == default:
+        return f"{label} added: {b}"
+    if b is None or b == default:
+        return f"{label} removed (was {a})"
+    return f"{label} {a} -> {b}"
+
+
+def _bound_proof(label: str, a: Any, b: Any, default: Any, relaxed: bool) -> str:
+    """Why a bound's change keeps one direction (see `_bound_detail`)."""
+    if relaxed and (b is None or b == default):
+        return f"no {label} constrains new data"
+    if not relaxed and (a is None or a == default):
+        return f"{label} {b} only adds a constraint"
+    return f"{label} {b} admits {'every value' if relaxed else 'only values'} {label} {a} did"
+
+
+def _enum_detail(o: tuple[Any, ...] | None, n: tuple[Any, ...] | None, consts: bool) -> str:
+    """An enum's change in words: the values added and removed, or the const replaced."""
+    if o is None:
+        return f"{'const' if n is not None and len(n) == 1 else 'enum'} added: {_vals(n)}"
+    if n is None:
+        return f"{'const' if len(o) == 1 else 'enum'} removed (was {_vals(o)})"
+    if consts:
+        return f"const {_vals(o)} -> {_vals(n)}"
+    added = [v for v in n if not any(json_equal(v, x) for x in o)]
+    removed = [v for v in o if not any(json_equal(v, x) for x in n)]
+    said = [f"{_vals(tuple(added))} added"] if added else []
+    said += [f"{_vals(tuple(removed))} removed"] if removed else []
+    return "enum: " + "; ".join(said)
+
+
 def _vals(v: tuple[Any, ...] | None) -> str:
-    return "any" if v is None else json.dumps(list(v))
+    if v is None:
+        return "any"
+    return ", ".join(json.dumps(x, ensure_ascii=False) for x in v)
 
 
 def _ap(v: Node | bool) -> str:
-    return "schema" if isinstance(v, Node) else json.dumps(v)
+    return "a schema" if isinstance(v, Node) else "any" if v is True else "none allowed"
 
 
 def _name(b: Node) -> str:
@@ -506,130 +573,31 @@ def _name(b: Node) -> str:
 # -- evidence ----------------------------------------------------------------------
 
 
-def _related(change: str, error: str) -> bool:
-    """An error is near a change when it lies inside the object that holds the change."""
-    parts = change.strip("/").split("/")[:-1] if change != "/" else []
-    eparts = error.strip("/").split("/") if error not in ("", "/") else []
-    if len(eparts) < len(parts):
-        return False
-    return all(p == "*" or p == e for p, e in zip(parts, eparts, strict=False))
-
-
-class _Side:
-    def __init__(self, schemas: SchemaSet, root: str, other: SchemaSet) -> None:
-        self.schemas = schemas
-        self.root = root
-        self.validator = SchemaValidator(schemas, root)
-        self.words = dictionary_of(other)
-        self.strategy = Compiler(schemas, dictionary=self.words).valid(root)
-
-    def towards(self, route: tuple[tuple[str, str, str], ...]) -> Any:
-        """Documents steered to the change, mixed with unsteered ones."""
-        if not route:
-            return self.strategy
-        try:
-            routed = Compiler(self.schemas, dictionary=self.words, route=route).valid(self.root)
-        except UnsupportedSchema:
-            return self.strategy
-        return routed | self.strategy
-
-
-def _search(
-    accepts: _Side,
-    rejects: _Side,
-    change: Change,
-    route: tuple[tuple[str, str, str], ...],
-    examples: int,
-) -> tuple[Any, int]:
-    """A document `accepts` takes and `rejects` refuses near `change` (or None)."""
-    found: list[Any] = []
-    tried = [0]
-
-    def fits(doc: Any) -> bool:
-        if not accepts.validator.is_valid(doc) or rejects.validator.is_valid(doc):
-            return False
-        return any(_related(change.pointer, e.pointer) for e in rejects.validator.errors(doc))
-
-    @settings(
-        max_examples=examples,
-        deadline=None,
-        database=None,
-        phases=[Phase.generate],
-        derandomize=True,  # the same schemas give the same verdict and witness on every run
-        suppress_health_check=list(HealthCheck),
-    )
-    @given(accepts.towards(route))
-    def run(doc: Any) -> None:
-        tried[0] += 1
-        if fits(doc):
-            found.append(doc)
-            raise _Found  # raised on hypothesis' replay too: the verdict is deterministic
-
-    with contextlib.suppress(_Found):
-        run()
-    if not found:
-        return None, tried[0]
-    return _shrink(found[0], fits), tried[0]
-
-
-class _Found(Exception):
-    pass
-
-
-def _shrink(doc: Any, fits: Any) -> Any:
-    """Greedy delta debugging: drop keys and items while the witness still fits.
-
-    Hypothesis' own shrinker would do better but can take minutes on whole
-    documents; a witness only has to be small enough to read.
-    """
-    changed = True
-    while changed:
-        changed = False
-        for path in list(_paths(doc)):
-            trial = _without(doc, path)
-            if trial is not None and fits(trial):
-                doc, changed = trial, True
-                break
-    return doc
-
-
-def _paths(doc: Any, base: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
-    if isinstance(doc, dict):
-        for k, v in doc.items():
-            yield (*base, k)
-            yield from _paths(v, (*base, k))
-    elif isinstance(doc, list):
-        for i, v in enumerate(doc):
-            yield (*base, i)
-            yield from _paths(v, (*base, i))
-
-
-def _without(doc: Any, path: tuple[Any, ...]) -> Any:
-    out = copy.deepcopy(doc)
-    node = out
-    for p in path[:-1]:
-        node = node[p]
-    del node[path[-1]]
-    return out
-
-
-def decide(change: Change, old: _Side, new: _Side, examples: int) -> None:
-    for direction, proof in (
-        ("backward", change.proof_backward),
-        ("forward", change.proof_forward),
-    ):
+def decide(change: Change, old: Side, new: Side, examples: int) -> None:
+    """Each direction's evidence: the structural proof, else a witness (`witness.find`),
+    else the documents tried."""
+    for direction, proof in (("backward", change.proof_backward), ("forward", change.proof_forward)):
         if proof is not None:
-            ev = Evidence(True, "structure", proof)
+            setattr(change, direction, Evidence(True, "structure", proof))
+            continue
+        back = direction == "backward"
+        accepts, rejects = (old, new) if back else (new, old)
+        at = witness.Change(
+            change.kind,
+            change.pointer,
+            change.old_node if back else change.new_node,
+            change.new_node if back else change.old_node,
+        )
+        routes = (change.route_old, change.route_new) if back else (change.route_new, change.route_old)
+        found, tried = witness.find(at, accepts, rejects, routes, examples)
+        if found is None and tried == 0:
+            ev = Evidence(True, "fuzz", "no document could be generated within the recursion bound (not a proof)")
+        elif found is None:
+            ev = Evidence(True, "fuzz", f"no witness in {tried} generated documents (not a proof)")
         else:
-            if direction == "backward":
-                witness, tried = _search(old, new, change, change.route_old, examples)
-            else:
-                witness, tried = _search(new, old, change, change.route_new, examples)
-            if witness is not None:
-                who = "old accepts, new rejects" if direction == "backward" else "new accepts, old rejects"
-                ev = Evidence(False, "witness", who, witness)
-            else:
-                ev = Evidence(True, "fuzz", f"no witness in {tried} generated documents (not a proof)")
+            who = "old accepts, new rejects" if back else "new accepts, old rejects"
+            also = "" if found.isolated else " (this document meets other changes too)"
+            ev = Evidence(False, "witness", f"{who}: {found.describe()}{also}", found.document)
         setattr(change, direction, ev)
 
 
@@ -672,7 +640,6 @@ def _check(folder: Path, schemas: SchemaSet) -> None:
     files of one set sharing an `$id` (the registry could hold only one of them)."""
     total = 0
     ids: dict[str, str] = {}
-    checker = Draft202012Validator(Draft202012Validator.META_SCHEMA, format_checker=Draft202012Validator.FORMAT_CHECKER)
     for name, doc in schemas.documents.items():
         path = folder / name
         total += _budget(path, doc)
@@ -680,15 +647,57 @@ def _check(folder: Path, schemas: SchemaSet) -> None:
             raise InputError(
                 f"{folder}: more than {MAX_NODES} schema nodes in all; schema diff refuses a set this large"
             )
-        error = best_match(checker.iter_errors(doc))
-        if error is not None:
-            where = "/" + "/".join(str(p) for p in error.absolute_path)
-            raise InputError(f"{path}: {where}: not a valid JSON Schema 2020-12: {error.message[:200]}")
+        _check_dialect(path, doc)
         uri = doc.get("$id", schemas.uri(name))
         if isinstance(uri, str) and uri in ids:
             raise InputError(f"{path}: has the same $id as {folder / ids[uri]} ({uri}); one set cannot hold both")
         if isinstance(uri, str):
             ids[uri] = name
+
+
+def _check_dialect(path: Path, doc: Any) -> None:
+    """Refuse a document that is not a JSON Schema 2020-12, naming the pointer.
+
+    The 2020-12 meta-schema checks one format, `regex` (`pattern`, `patternProperties`
+    names). jsonschema-rs answers the meta-schema and Python's `re` the patterns; only a
+    document one of them refuses goes to python-jsonschema (about 100 ms to import),
+    which has the final word and the message."""
+    if jsonschema_rs.meta.is_valid(doc) and all(_compiles(p) for p in _patterns(doc)):
+        return
+    from jsonschema import Draft202012Validator  # function-level: only a doubtful schema needs it
+    from jsonschema.exceptions import best_match
+
+    checker = Draft202012Validator(Draft202012Validator.META_SCHEMA, format_checker=Draft202012Validator.FORMAT_CHECKER)
+    error = best_match(checker.iter_errors(doc))
+    if error is not None:
+        where = "/" + "/".join(str(p) for p in error.absolute_path)
+        raise InputError(f"{path}: {where}: not a valid JSON Schema 2020-12: {error.message[:200]}")
+
+
+def _patterns(doc: Any) -> Iterator[str]:
+    """Every string under a `pattern` key and every `patternProperties` name (data that
+    merely looks like one only sends the document to the slower check)."""
+    stack = [doc]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, dict):
+            for k, v in x.items():
+                if k == "pattern" and isinstance(v, str):
+                    yield v
+                elif k == "patternProperties" and isinstance(v, dict):
+                    yield from (name for name in v if isinstance(name, str))
+                if isinstance(v, (dict, list)):
+                    stack.append(v)
+        elif isinstance(x, list):
+            stack.extend(x)
+
+
+def _compiles(pattern: str) -> bool:
+    try:
+        re.compile(pattern)
+    except (re.error, RecursionError, OverflowError):
+        return False
+    return True
 
 
 def load(path: Path, *, exclude: frozenset[str] = frozenset()) -> tuple[SchemaSet, list[str]]:
@@ -750,27 +759,15 @@ def _file_refs(doc: Any) -> Iterator[str]:
             stack.extend(x)
 
 
-@contextlib.contextmanager
-def _private_hypothesis_home() -> Iterator[None]:
-    """Hypothesis keeps caches under `.hypothesis/` in the working directory; a diff
-    writes nothing there: its storage goes to a private temporary folder, removed after."""
-    before = getattr(hypothesis_configuration, "__hypothesis_home_directory", None)
-    with tempfile.TemporaryDirectory(prefix="turnspec-hypothesis-") as home:
-        hypothesis_configuration.set_hypothesis_home_dir(home)
-        try:
-            yield
-        finally:
-            hypothesis_configuration.set_hypothesis_home_dir(before)
-
-
 Files = dict[str, Path]
 
 
-def _graph(schemas: SchemaSet, root: str, files: Files) -> Any:
+def _root(graph: SchemaGraph, root: str, files: Files) -> Node:
     """The root node of one side; a schema the strategies cannot honour is an error
     naming its file and the pointer in it (not its registry URI)."""
+    schemas = graph.schemas
     try:
-        return SchemaGraph(schemas).root(root)
+        return graph.root(root)
     except UnsupportedSchema as exc:
         uri, _, pointer = exc.location.partition("#")
         reason = str(exc)[len(exc.location) + 2 :]
@@ -790,49 +787,47 @@ def diff(
 ) -> DiffResult:
     """Compare `roots` of two schema sets; see the module docstring. `files` maps each
     side's document names to the files they came from, for error messages."""
-    with _private_hypothesis_home():
-        return _diff(old, new, roots, examples=examples, files=files)
-
-
-def _diff(old: SchemaSet, new: SchemaSet, roots: list[str], *, examples: int, files: tuple[Files, Files]) -> DiffResult:
     result = DiffResult()
+    graphs: tuple[SchemaGraph, SchemaGraph] | None = None  # one per side, shared by every root
     for root in roots:
-        if root not in new.documents:
-            result.changes.append(
-                Change(
-                    root,
-                    "",
-                    "root-removed",
-                    f"{root} has no counterpart",
-                    Evidence(False, "structure", f"new readers have no schema for {root}"),
-                    Evidence(True, "structure", "new data holds no such document"),
-                )
-            )
+        if root not in new.documents or root not in old.documents:
+            result.changes.append(_root_change(root, removed=root not in new.documents))
             continue
-        if root not in old.documents:
-            result.changes.append(
-                Change(
-                    root,
-                    "",
-                    "root-added",
-                    f"{root} is new",
-                    Evidence(True, "structure", "old data holds no such document"),
-                    Evidence(False, "structure", f"old readers have no schema for {root}"),
-                )
-            )
+        if graphs is None:
+            graphs = SchemaGraph(old), SchemaGraph(new)
+        walker = _Walker(root)
+        walker.compare(_root(graphs[0], root, files[0]), _root(graphs[1], root, files[1]), "")
+        if not walker.changes:
             continue
         try:
-            walker = _Walker(root)
-            walker.compare(_graph(old, root, files[0]), _graph(new, root, files[1]), "")
-            if not walker.changes:
-                continue
-            o, n = _Side(old, root, new), _Side(new, root, old)
+            o = Side(old, root, graphs[0], dictionary_of(new))
+            n = Side(new, root, graphs[1], dictionary_of(old))
+            for change in walker.changes:
+                decide(change, o, n, examples)
         except UnsupportedSchema as exc:
-            raise InputError(str(exc)) from exc
-        for change in walker.changes:
-            decide(change, o, n, examples)
-            result.changes.append(change)
+            raise InputError(f"{old.folder if exc.location.startswith(old.base_uri) else new.folder}: {exc}") from exc
+        result.changes.extend(walker.changes)
     return result
+
+
+def _root_change(root: str, *, removed: bool) -> Change:
+    if removed:
+        return Change(
+            root,
+            "",
+            "root-removed",
+            f"{root} has no counterpart",
+            Evidence(False, "structure", f"new readers have no schema for {root}"),
+            Evidence(True, "structure", "new data holds no such document"),
+        )
+    return Change(
+        root,
+        "",
+        "root-added",
+        f"{root} is new",
+        Evidence(True, "structure", "old data holds no such document"),
+        Evidence(False, "structure", f"old readers have no schema for {root}"),
+    )
 
 
 def diff_paths(old: Path, new: Path, *, examples: int = 200) -> DiffResult:
@@ -872,8 +867,9 @@ def render_text(result: DiffResult) -> str:
         lines.append(f"{c.compat!s:9} {c.kind:22} {c.root}#{c.pointer}  {c.detail}")
         for name, ev in (("backward", c.backward), ("forward", c.forward)):
             mark = "holds" if ev.holds else "FAILS"
-            extra = f": {json.dumps(ev.witness, ensure_ascii=False)[:200]}" if ev.by == "witness" else ""
-            lines.append(f"          {name:8} {mark:5} by {ev.by}: {ev.detail}{extra}")
+            lines.append(f"          {name:8} {mark:5} by {ev.by}: {ev.detail}")
+            if ev.by == "witness":
+                lines.append(f"                   witness: {json.dumps(ev.witness, ensure_ascii=False)[:200]}")
     lines.append(f"verdict: {result.verdict} ({len(result.changes)} change(s))")
     return "\n".join(lines) + "\n"
 
@@ -883,13 +879,20 @@ def render_text(result: DiffResult) -> str:
 _RULE_OF = {Compat.BREAKING: SD_BREAKING, Compat.BACKWARD: SD_BACKWARD, Compat.FORWARD: SD_FORWARD}
 
 
-def findings(result: DiffResult, new: Path) -> list[Finding]:
-    """One finding per change that is not FULL, located in the new schema (file, pointer)."""
+def findings(result: DiffResult, new: Path, fails: Callable[[Compat], bool] | None = None) -> list[Finding]:
+    """One finding per change that is not FULL, located in the new schema (file, pointer).
+
+    `fails` says which verdicts fail the run (`--fail-on`): a change that fails it is an
+    error, any other a warning. When the changes only fail the run together (one
+    BACKWARD and one FORWARD make a BREAKING verdict), each of them is an error."""
+    fails = fails or (lambda v: not (v.backward or v.forward))
+    together = fails(result.verdict) and not any(fails(c.compat) for c in result.changes)
     out: list[Finding] = []
     for c in result.changes:
         rule = _RULE_OF.get(c.compat)
         if rule is None:
             continue
+        severity = Severity.ERROR if fails(c.compat) or together else Severity.WARNING
         where = new / c.root if new.is_dir() else new
-        out.append(Finding(str(where), None, c.pointer, rule.id, rule.severity, f"{c.kind}: {c.detail} ({c.compat})"))
+        out.append(Finding(str(where), None, c.pointer, rule.id, severity, f"{c.kind}: {c.detail} ({c.compat})"))
     return out

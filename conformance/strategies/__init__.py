@@ -19,23 +19,75 @@ schema maintainers.
 from __future__ import annotations
 
 import functools
+import importlib
 import random
+import sys
+import types
 from collections.abc import Iterator
-from typing import Any
-
-from hypothesis.strategies import SearchStrategy
+from typing import TYPE_CHECKING, Any
 
 from ..core.schemas import schema_set
-from .compiler import Compiler
-from .conversations import blocks_for, conversations
-from .ir import UnsupportedSchema
-from .mutations import Invalid, Mutator
+
+if TYPE_CHECKING:
+    from hypothesis.strategies import SearchStrategy
+
+    from .compiler import Compiler
+    from .conversations import blocks_for, conversations
+    from .ir import UnsupportedSchema
+    from .mutations import Invalid, Mutator
+    from .plain import Plain
+
+# Names loaded at first use (PEP 562): importing a submodule (`strategies.ir`, the
+# hypothesis-free `strategies.sampler`) runs this file, and hypothesis takes longer to
+# import than `turnspec schema diff` takes to compare a small schema.
+_LAZY = {
+    "Compiler": "compiler",
+    "blocks_for": "conversations",
+    "conversations": "conversations",
+    "UnsupportedSchema": "ir",
+    "Invalid": "mutations",
+    "Mutator": "mutations",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+class _Package(types.ModuleType):
+    """This package, keeping its functions named like its submodules (`compiler()`,
+    `conversations()`): importing `strategies.compiler` binds the submodule as an
+    attribute of the package, which the eager imports this file had before it was lazy
+    made happen before the functions were defined."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _FUNCTIONS_NAMED_LIKE_MODULES and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+_FUNCTIONS_NAMED_LIKE_MODULES = frozenset({"compiler", "conversations"})
+sys.modules[__name__].__class__ = _Package
 
 
 @functools.cache
 def compiler(fmt: str = "canonical", version: str = "v1") -> Compiler:
     """The (cached) compiler of one schema set."""
+    from .compiler import Compiler
+
     return Compiler(schema_set(fmt, version))
+
+
+@functools.cache
+def _plain(fmt: str, version: str) -> Plain:
+    from .plain import Plain  # the sampler's source: the compiler's graph without hypothesis
+
+    return Plain(schema_set(fmt, version))
 
 
 def documents(root: str = "message.json", *, fmt: str = "canonical", version: str = "v1") -> SearchStrategy[Any]:
@@ -45,6 +97,8 @@ def documents(root: str = "message.json", *, fmt: str = "canonical", version: st
 
 @functools.cache
 def _mutator(root: str, fmt: str, version: str) -> Mutator:
+    from .mutations import Mutator
+
     return Mutator(compiler(fmt, version), root)
 
 
@@ -66,7 +120,7 @@ def sample(
     """`n` valid documents, deterministic for a seed, at thousands per second."""
     from .sampler import Sampler  # function-level: the fast sampler loads only when sampling
 
-    sampler, r = Sampler(compiler(fmt, version)), random.Random(seed)
+    sampler, r = Sampler(_plain(fmt, version)), random.Random(seed)
     for _ in range(n):
         yield sampler.sample(root, r)
 
