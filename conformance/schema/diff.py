@@ -765,16 +765,10 @@ Files = dict[str, Path]
 def _root(graph: SchemaGraph, root: str, files: Files) -> Node:
     """The root node of one side; a schema the strategies cannot honour is an error
     naming its file and the pointer in it (not its registry URI)."""
-    schemas = graph.schemas
     try:
         return graph.root(root)
     except UnsupportedSchema as exc:
-        uri, _, pointer = exc.location.partition("#")
-        reason = str(exc)[len(exc.location) + 2 :]
-        for name, doc in schemas.documents.items():
-            if doc.get("$id", schemas.uri(name)) == uri:
-                raise InputError(f"{files.get(name, schemas.folder / name)}: {pointer or '/'}: {reason}") from None
-        raise InputError(f"{schemas.folder}: {exc}") from None
+        raise InputError(exc.located(graph.schemas, files=files)) from None
 
 
 def diff(
@@ -804,8 +798,8 @@ def diff(
             n = Side(new, root, graphs[1], dictionary_of(old))
             for change in walker.changes:
                 decide(change, o, n, examples)
-        except UnsupportedSchema as exc:
-            raise InputError(f"{old.folder if exc.location.startswith(old.base_uri) else new.folder}: {exc}") from exc
+        except UnsupportedSchema as exc:  # a pattern the sampler cannot read
+            raise InputError(exc.located(old, new, files={**files[1], **files[0]})) from None
         result.changes.extend(walker.changes)
     return result
 

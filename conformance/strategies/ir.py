@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import urldefrag, urljoin
 
@@ -101,6 +102,23 @@ class UnsupportedSchema(ValueError):
     def __init__(self, location: str, message: str) -> None:
         super().__init__(f"{location}: {message}")
         self.location = location
+        self.reason = message
+
+    def located(self, *sets: SchemaSet, files: dict[str, Path] | None = None) -> str:
+        """`file: /pointer: reason`, the file found among `sets` by its `$id` (or registry
+        URI) and named as in `files` (by document name) when given."""
+        uri, _, pointer = self.location.partition("#")
+        for s in sets:
+            for name, doc in s.documents.items():
+                if doc.get("$id", s.uri(name)) == uri:
+                    path = (files or {}).get(name, s.folder / name)
+                    return f"{path}: {pointer or '/'}: {self.reason}"
+        return f"{sets[0].folder if sets else uri}: {self}"
+
+
+class UnevaluableSchema(UnsupportedSchema):
+    """A schema no validator can finish evaluating (a `$ref` cycle that never descends
+    into the document): refused by every tool, whatever it generates."""
 
 
 @dataclass(eq=False)
@@ -262,7 +280,7 @@ class SchemaGraph:
         for i in range(len(self._trail) - 1, -1, -1):
             if self._trail[i][0] == loc:
                 chain = [_short_loc(x) for x, _ in self._trail[i:]] + [_short_loc(loc)]
-                raise UnsupportedSchema(
+                raise UnevaluableSchema(
                     self._trail[-1][0],
                     f"$ref cycle {' -> '.join(chain)} never descends into the document: "
                     "no validator can finish evaluating it",
