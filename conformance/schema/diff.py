@@ -597,7 +597,7 @@ def decide(change: Change, old: Side, new: Side, examples: int) -> None:
         )
         routes = (change.route_old, change.route_new) if back else (change.route_new, change.route_old)
         found, tried = witness.find(at, accepts, rejects, routes, examples)
-        if found is None and tried == 0:
+        if found is None and tried == 0 and examples > 0:
             ev = Evidence(True, "fuzz", "no document could be generated within the recursion bound (not a proof)")
         elif found is None:
             ev = Evidence(True, "fuzz", f"no witness in {tried} generated documents (not a proof)")
@@ -790,19 +790,20 @@ def diff(
     side's document names to the files they came from, for error messages."""
     result = DiffResult()
     graphs: tuple[SchemaGraph, SchemaGraph] | None = None  # one per side, shared by every root
+    words: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
     for root in roots:
         if root not in new.documents or root not in old.documents:
             result.changes.append(_root_change(root, removed=root not in new.documents))
             continue
         if graphs is None:
             graphs = SchemaGraph(old), SchemaGraph(new)
+            words = dictionary_of(new), dictionary_of(old)  # each side mixes in the other's vocabulary
         walker = _Walker(root)
         walker.compare(_root(graphs[0], root, files[0]), _root(graphs[1], root, files[1]), "")
         if not walker.changes:
             continue
         try:
-            o = Side(old, root, graphs[0], dictionary_of(new))
-            n = Side(new, root, graphs[1], dictionary_of(old))
+            o, n = Side(old, root, graphs[0], words[0]), Side(new, root, graphs[1], words[1])
             for change in walker.changes:
                 decide(change, o, n, examples)
         except UnsupportedSchema as exc:  # a pattern the sampler cannot read
