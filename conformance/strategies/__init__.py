@@ -60,10 +60,10 @@ def __getattr__(name: str) -> Any:
 
 
 class _Package(types.ModuleType):
-    """This package, keeping its functions named like its submodules (`compiler()`,
-    `conversations()`): importing `strategies.compiler` binds the submodule as an
-    attribute of the package, which the eager imports this file had before it was lazy
-    made happen before the functions were defined."""
+    """This package, keeping its functions named like its submodules (`bench()`,
+    `compiler()`, `conversations()`): importing a submodule binds it as an attribute of
+    its package, which would replace the function of that name. (The eager imports
+    this file used to run came before the functions were defined, so they never did.)"""
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name in _FUNCTIONS_NAMED_LIKE_MODULES and isinstance(value, types.ModuleType):
@@ -71,7 +71,7 @@ class _Package(types.ModuleType):
         super().__setattr__(name, value)
 
 
-_FUNCTIONS_NAMED_LIKE_MODULES = frozenset({"compiler", "conversations"})
+_FUNCTIONS_NAMED_LIKE_MODULES = frozenset({"bench", "compiler", "conversations"})
 sys.modules[__name__].__class__ = _Package
 
 
