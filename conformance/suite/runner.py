@@ -99,7 +99,11 @@ class Samples:
 
 
 def samples_asked(
-    explicit: Path | None = None, *, none: bool = False, config: Path | None = None, env: Mapping[str, str] | None = None
+    explicit: Path | None = None,
+    *,
+    none: bool = False,
+    config: Path | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> Samples:
     """The recordings a run was asked for: `--samples DIR` (`explicit`), else `[tool.turnspec]
     samples` of the closest pyproject.toml (`config`, relative to its folder), else the
