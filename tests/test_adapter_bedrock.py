@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import shared_paths
 from hypothesis import HealthCheck, given, settings
 from jsonschema import Draft202012Validator
 
@@ -54,7 +55,7 @@ from conformance.wire.registry import api_for_url
 
 ROOT = Path(__file__).resolve().parents[1]
 CASSETTES = ROOT / "cassettes" / "bedrock"
-SAMPLES = ROOT.parent / "shared" / "samples" / "wire"
+SAMPLES = shared_paths.WIRE
 BEDROCK_SAMPLES = SAMPLES / "pydantic__pydantic-ai" / "tests" / "models" / "cassettes" / "test_bedrock"
 SCHEMAS = ROOT / "schemas" / "wire" / "bedrock-converse"
 HOST = "https://bedrock-runtime.us-east-1.amazonaws.com"

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import shared_paths
 from hypothesis import HealthCheck, given, settings
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
@@ -50,7 +51,7 @@ from conformance.wire.registry import api_for_url
 ROOT = Path(__file__).resolve().parents[1]
 CASSETTES = ROOT / "cassettes" / "gemini"
 SCHEMAS = ROOT / "schemas" / "wire" / "gemini"
-SAMPLES = ROOT.parent / "shared" / "samples" / "wire"
+SAMPLES = shared_paths.WIRE
 OPTS = AdapterOptions(model="gemini:gemini-2.5-flash", max_output_tokens=512)
 
 

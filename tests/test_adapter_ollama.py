@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import shared_paths
 from hypothesis import HealthCheck, given, settings
 from jsonschema import Draft202012Validator
 
@@ -42,7 +43,7 @@ from conformance.wire.registry import api_for_url
 
 ROOT = Path(__file__).resolve().parents[1]
 CASSETTES = ROOT / "cassettes" / "ollama"
-SAMPLES = ROOT.parent / "shared" / "samples" / "wire"
+SAMPLES = shared_paths.WIRE
 SCHEMAS = ROOT / "schemas" / "wire" / "ollama-chat"
 OPTS = AdapterOptions(model="ollama:llama3.2")
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import socket
-import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -343,10 +342,8 @@ SIX = ["anthropic", "bedrock", "gemini", "ollama", "openai-chat", "openai-respon
 def test_full_suite_on_all_six_reference_adapters(samples, capsys):
     """Issue 12's acceptance run, with issue 27's Bedrock adapter: the six reference adapters
     pass every rule over every cassette and recording; what skips, skips for a reason that
-    is not the adapter's. Issue 27: `conform` over the six and all samples stays under 60 s."""
-    started = time.monotonic()
+    is not the adapter's. (Its speed is `nox -s bench`'s to measure, never a timed assertion.)"""
     rc = main(["conform", *SIX, "--output", "json", "--samples", str(samples / "wire")])
-    elapsed = time.monotonic() - started
     report = json.loads(capsys.readouterr().out)
     assert rc == 0, [(r["rule"], r["adapter"], r["reasons"][:2]) for r in report["results"] if r["status"] == "fail"]
     not_passed = {
@@ -382,7 +379,6 @@ def test_full_suite_on_all_six_reference_adapters(samples, capsys):
     assert {f"{x}→{y}" for x in SIX for y in SIX} <= set(report["cross_provider"])
     cells = {k: v for k, v in report["cross_provider"].items() if k.split("→")[0] in SIX}
     assert len(cells) == 36 and all(set(v.values()) == {"pass"} for v in cells.values()), cells
-    assert elapsed < 60, elapsed
 
 
 def test_tc701_skips_recordings_whose_usage_is_not_comparable_and_only_those(samples):

@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -82,9 +81,8 @@ def test_line_longer_than_limit_is_skipped_without_holding_it(tmp_path: Path) ->
 
 def test_deep_nesting_in_json_file(tmp_path: Path) -> None:
     p = write(tmp_path, b"[" * 100_000 + b"]" * 100_000, "deep.json")
-    t0 = time.monotonic()
     found = [getattr(i, "rule", None) for i in read_json(p)]
-    assert found == ["TS008"] and time.monotonic() - t0 < 5
+    assert found == ["TS008"]
 
 
 def test_invalid_utf8_position(tmp_path: Path) -> None:

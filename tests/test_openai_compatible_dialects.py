@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import shared_paths
 from wire_content import write_cassette
 from wire_measure import PROBLEMS, figures, measure
 
@@ -28,7 +29,7 @@ from conformance.wire import schemas as wire_schemas
 from conformance.wire.openai_chat import OPENAI_CHAT
 
 ROOT = Path(__file__).resolve().parents[1]
-SAMPLES = ROOT.parent / "shared" / "samples" / "wire"
+SAMPLES = shared_paths.WIRE
 
 
 def _reply(message: dict[str, Any], **choice: Any) -> dict[str, Any]:

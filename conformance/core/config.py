@@ -1,4 +1,5 @@
-"""`[tool.turnspec]` in `pyproject.toml`: defaults for `turnspec validate`.
+"""`[tool.turnspec]` in `pyproject.toml`: defaults for `turnspec validate` (and, with
+`samples`, for `turnspec conform`, the pytest plugin and the base test class).
 
 The file is found as ruff finds its own: the closest `pyproject.toml` holding a
 `[tool.turnspec]` table, from the current folder up to the root. A flag given on the
@@ -12,6 +13,7 @@ type, is a one-line `InputError` naming the file and the key (exit 2).
     output = "github"                    # as --output
     format = "canonical"                 # as --format
     per-file-ignores = { "legacy/*" = ["TS020"] }   # glob (fnmatch, relative to the file's folder) -> ids
+    samples = "../recordings"            # conform: third-party recordings to replay (relative to the file's folder)
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from typing import Any
 
 from .errors import InputError
 
-KEYS = ("select", "ignore", "per-file-ignores", "strict", "output", "format")
+KEYS = ("select", "ignore", "per-file-ignores", "strict", "output", "format", "samples")
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,7 @@ class Config:
     strict: bool | None = None
     output: str | None = None
     format: str | None = None
+    samples: Path | None = None  # resolved against the file's folder
     _root: Path = field(default_factory=Path, repr=False)
 
     def _names(self, path: str) -> set[str]:
@@ -126,4 +129,8 @@ def load(path: Path | None) -> Config:
             if not isinstance(table[key], str):
                 raise InputError(f"{path}: [tool.turnspec] {key}: expected a string")
             values[key] = table[key]
+    if "samples" in table:
+        if not isinstance(table["samples"], str) or not table["samples"]:
+            raise InputError(f"{path}: [tool.turnspec] samples: expected a folder path (a string)")
+        values["samples"] = path.parent / table["samples"]
     return Config(**values)

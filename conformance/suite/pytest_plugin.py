@@ -18,7 +18,7 @@ from ..core import escaping
 from ..core.findings import Selection
 from ..formats.canonical.markers import DEFAULT_CRITICAL_KEY
 from .rules import CATALOG
-from .runner import SuiteConfig, SuiteReport, default_samples, local_cassette_root, run
+from .runner import SuiteConfig, SuiteReport, local_cassette_root, run, samples_asked
 from .testing import skip_or_warn
 
 _REPORT = pytest.StashKey[SuiteReport]()
@@ -44,7 +44,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--turnspec-samples",
         default=None,
         metavar="DIR",
-        help="Third-party recordings to replay; 'none' for none (default ../shared/samples/wire)",
+        help="Third-party recordings to replay; 'none' for none (default: [tool.turnspec] samples, else $TURNSPEC_SAMPLES, else none)",
     )
     group.addoption(
         "--turnspec-select",
@@ -98,9 +98,7 @@ def _selection(config: pytest.Config) -> Selection:
 
 def _config(config: pytest.Config) -> SuiteConfig:
     samples_opt = config.getoption("turnspec_samples")
-    samples: Path | None = (
-        default_samples() if samples_opt is None else None if samples_opt == "none" else Path(samples_opt)
-    )
+    samples = samples_asked(None if samples_opt in (None, "none") else Path(samples_opt), none=samples_opt == "none")
     cassettes = [Path(p) for p in config.getoption("turnspec_cassettes")]
     local = local_cassette_root()  # ./cassettes/<adapter>/, as `turnspec conform` reads it
     return SuiteConfig.for_refs(

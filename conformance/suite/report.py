@@ -112,6 +112,7 @@ def as_dict(report: SuiteReport) -> dict[str, Any]:
         "capabilities": report.capabilities,
         "capability_declaration": report.declarations,
         "cross_provider": report.pairs,
+        "recordings": report.recordings,
         "skipped_interactions": [{"interaction": i, "reason": why} for i, why in skipped_interactions(report)],
         "estimate_tolerance": {
             "relative": ESTIMATE_REL_TOLERANCE,
@@ -200,6 +201,7 @@ def to_text(
         for line in skipped:
             add(f"  - {line}")
     d = as_dict(report)["summary"]
+    lines.append(escaping.text(recordings_line(report)))
     lines.append(
         palette.verdict(not report.exit_code)
         + escaping.text(
@@ -211,6 +213,18 @@ def to_text(
         )
     )
     return "".join(line + "\n" for line in lines)
+
+
+def recordings_line(report: SuiteReport) -> str:
+    """What the run replayed: each cassette folder with its count, and the third-party
+    recordings with what asked for them (or that none were asked for)."""
+    rec = report.recordings
+    own = ", ".join(f"{folder} ({n})" for folder, n in rec.get("folders", {}).items()) or "none"
+    if rec.get("samples") is None:
+        third = f"third-party recordings: none ({rec.get('samples_source') or 'none given'})"
+    else:
+        third = f"third-party recordings: {rec['samples']} ({rec['samples_cassettes']}, from {rec['samples_source']})"
+    return f"recordings: cassette folders {own}; {third}"
 
 
 _cell = escaping.md  # every table cell and list item that holds a name, a section or a reason

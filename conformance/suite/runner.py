@@ -13,6 +13,7 @@ the network: adapters are pure translation, and a replay must never reach a prov
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -22,6 +23,8 @@ from typing import Any, Literal
 
 from ..adapters import registry
 from ..adapters.protocol import Adapter, capabilities_of
+from ..core import config as project_config
+from ..core.errors import InputError
 from ..core.findings import Selection, Severity
 from ..formats.canonical.markers import DEFAULT_CRITICAL_KEY
 from . import checks
@@ -75,11 +78,54 @@ def local_cassette_root() -> Path | None:
     return p if p.is_dir() and p.resolve() != own else None
 
 
-def default_samples() -> Path | None:
-    """`../shared/samples/wire` beside the project checkout, when present."""
-    here = Path(__file__).resolve().parents[2]
-    p = here.parent / "shared" / "samples" / "wire"
-    return p if p.is_dir() else None
+SAMPLES_ENV = "TURNSPEC_SAMPLES"
+"""The environment variable naming a folder of third-party recordings to replay (a CI sets
+it); read only when neither `--samples`/`--no-samples` nor `[tool.turnspec] samples` says."""
+
+
+@dataclass(frozen=True)
+class Samples:
+    """The third-party recordings a run replays, and what asked for them: never a default
+    derived from where turnspec is installed, so a wheel and a checkout run the same cases."""
+
+    path: Path | None = None
+    source: str = "none asked for"  # "--samples", "TURNSPEC_SAMPLES", "[tool.turnspec] samples in F"
+
+    def describe(self) -> str:
+        """One line for a report: the folder and what named it, or that none was read."""
+        if self.path is None:
+            return f"third-party recordings: none ({self.source})"
+        return f"third-party recordings: {self.path} (from {self.source})"
+
+
+def samples_asked(
+    explicit: Path | None = None,
+    *,
+    none: bool = False,
+    config: Path | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Samples:
+    """The recordings a run was asked for: `--samples DIR` (`explicit`), else `[tool.turnspec]
+    samples` of the closest pyproject.toml (`config`, relative to its folder), else the
+    `TURNSPEC_SAMPLES` variable; `none` (`--no-samples`) reads none. A folder named but
+    missing is an `InputError` naming who named it."""
+    if none:
+        return Samples(None, "--no-samples")
+    if explicit is not None:
+        return _existing(explicit, "--samples")
+    found = project_config.load(config if config is not None else project_config.find())
+    if found.samples is not None and found.path is not None:
+        return _existing(found.samples, f"[tool.turnspec] samples in {found.path}")
+    value = (os.environ if env is None else env).get(SAMPLES_ENV, "")
+    if value:
+        return _existing(Path(value), SAMPLES_ENV)
+    return Samples(None, f"none asked for: --samples DIR, [tool.turnspec] samples or {SAMPLES_ENV}")
+
+
+def _existing(path: Path, source: str) -> Samples:
+    if not path.is_dir():
+        raise InputError(f"{source}: {path}: not a directory")
+    return Samples(path, source)
 
 
 def cassette_folders(adapter: Adapter) -> tuple[str, ...]:
@@ -100,6 +146,8 @@ class SuiteConfig:
     selection: Selection = field(default_factory=Selection)
     # the metadata key that marks a block critical (§4.2.2 names none; TC203 plants it)
     critical_key: str = DEFAULT_CRITICAL_KEY
+    # what asked for `samples` (`Samples.source`), said in every report
+    samples_source: str = ""
 
     @classmethod
     def for_refs(
@@ -107,7 +155,7 @@ class SuiteConfig:
         refs: Iterable[str],
         *,
         cassettes: Iterable[Path] = (),
-        samples: Path | Literal["default"] | None = "default",
+        samples: Samples | Path | Literal["default"] | None = "default",
         selection: Selection | None = None,
         peers: bool = True,
         critical_key: str = DEFAULT_CRITICAL_KEY,
@@ -115,8 +163,11 @@ class SuiteConfig:
     ) -> SuiteConfig:
         """Adapters by reference; the cross-provider matrix also takes every registered adapter.
 
+        `samples`: "default" reads what the environment asks for (`samples_asked()`: the
+        `[tool.turnspec]` key, then `TURNSPEC_SAMPLES`); a path reads that folder; None none.
         `roots` are further folders searched only as `<root>/<adapter>/` (`conform` passes
         `./cassettes`)."""
+        asked = _samples(samples)
         refs = list(refs) or sorted(registry.available())
         cassettes = list(cassettes)
         candidates = [p for p in [*cassettes, default_cassette_root(), *roots] if p is not None]
@@ -133,13 +184,7 @@ class SuiteConfig:
         names = {s.name for s in subjects}
         peer_list = [registry.load(n) for n in sorted(registry.available()) if peers] if peers else []
         peer_list = [p for p in peer_list if p.name not in names]
-        return cls(
-            subjects,
-            peer_list,
-            default_samples() if samples == "default" else samples,
-            selection or Selection(),
-            critical_key,
-        )
+        return cls(subjects, peer_list, asked.path, selection or Selection(), critical_key, asked.source)
 
     @classmethod
     def for_adapter(
@@ -147,15 +192,26 @@ class SuiteConfig:
         adapter: Adapter,
         *,
         cassette_dirs: Iterable[Path] = (),
-        samples: Path | None = None,
+        samples: Samples | Path | Literal["default"] | None = None,
         selection: Selection | None = None,
         peers: bool = True,
         critical_key: str = DEFAULT_CRITICAL_KEY,
     ) -> SuiteConfig:
+        asked = _samples(samples)
         subject = AdapterUnderTest(str(adapter.name), adapter, list(cassette_dirs))
         peer_list = [registry.load(n) for n in sorted(registry.available())] if peers else []
         peer_list = [p for p in peer_list if p.name != subject.name]
-        return cls([subject], peer_list, samples, selection or Selection(), critical_key)
+        return cls([subject], peer_list, asked.path, selection or Selection(), critical_key, asked.source)
+
+
+def _samples(samples: Samples | Path | Literal["default"] | None) -> Samples:
+    if isinstance(samples, Samples):
+        return samples
+    if samples == "default":
+        return samples_asked()
+    if samples is None:
+        return Samples(None, "none given")
+    return Samples(samples, "the caller")
 
 
 @dataclass
@@ -173,6 +229,10 @@ class SuiteReport:
     declarations: dict[str, str] = field(default_factory=dict)
     # (adapter, interaction label) -> (cassette file, line of the interaction), for CI locations
     locations: dict[tuple[str, str], tuple[Path, int | None]] = field(default_factory=dict)
+    # what was replayed: each folder read (turnspec's own named `turnspec:<folder>`, never by
+    # where turnspec is installed) with its cassette count, and the third-party recordings
+    # with what asked for them (`Samples.describe`)
+    recordings: dict[str, Any] = field(default_factory=dict)
 
     @property
     def failed(self) -> list[RuleResult]:
@@ -423,7 +483,33 @@ def run(
         fail_on_skip=fail_on_skip,
         declarations={s.name: declaration_of(_caps(s.adapter)) for s in config.subjects},
         locations=_locations(own, samples),
+        recordings=_recordings(config, own, samples),
     )
+
+
+def _folder_label(folder: Path) -> str:
+    """A cassette folder as a report names it: turnspec's own as `turnspec:<name>` (the same
+    from a wheel and a checkout), any other as given."""
+    root = default_cassette_root()
+    if root is not None:
+        try:
+            return f"turnspec:{folder.resolve().relative_to(root.resolve()).as_posix()}"
+        except ValueError:
+            pass
+    return folder.as_posix()
+
+
+def _recordings(config: SuiteConfig, own: Mapping[str, list[Cassette]], samples: list[Cassette]) -> dict[str, Any]:
+    folders: dict[str, int] = {}
+    for s in config.subjects:
+        for d in s.cassette_dirs:
+            folders[_folder_label(d)] = sum(1 for c in own.get(s.name, []) if c.path.parent == d or d in c.path.parents)
+    return {
+        "folders": folders,
+        "samples": str(config.samples) if config.samples is not None else None,
+        "samples_cassettes": len(samples),
+        "samples_source": config.samples_source,
+    }
 
 
 def _stopped(check: checks.Check, env: checks.Env, exc: Exception, so_far: list[Outcome]) -> list[Outcome]:

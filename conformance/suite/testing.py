@@ -32,7 +32,7 @@ from ..core.schemas import schema_set
 from ..formats.canonical.markers import DEFAULT_CRITICAL_KEY
 from .outcome import RuleResult
 from .rules import CATALOG, NEEDS, SUITE_ONLY, TEST_SLUGS
-from .runner import SuiteConfig, SuiteReport, default_cassette_root, default_samples, run
+from .runner import Samples, SuiteConfig, SuiteReport, default_cassette_root, run, samples_asked
 
 
 def skip_or_warn(rule: str, result: RuleResult) -> None:
@@ -109,13 +109,14 @@ class AdapterConformanceTests:
         return [own] if own is not None and own.is_dir() else []
 
     @property
-    def samples(self) -> Path | None:
+    def samples(self) -> Samples | Path | None:
         """Third-party recordings to replay (cassettes of the adapter's wire API are used).
 
-        The default is what `turnspec conform` and the pytest plugin replay
-        (`../shared/samples/wire` when present), so the three entry points run the same cases.
+        The default is what `turnspec conform` and the pytest plugin replay without a flag
+        (`[tool.turnspec] samples`, else `$TURNSPEC_SAMPLES`, else none), so the three entry
+        points run the same cases; return a folder (or None) to choose here.
         """
-        return default_samples()
+        return samples_asked()
 
     @property
     def critical_key(self) -> str:

@@ -64,7 +64,9 @@ def register(app: typer.Typer) -> None:
         ] = None,
         samples: Annotated[
             Path | None,
-            typer.Option(help="Third-party recordings to replay (default ../shared/samples/wire)"),
+            typer.Option(
+                help="Third-party recordings to replay (default: [tool.turnspec] samples, else $TURNSPEC_SAMPLES, else none)"
+            ),
         ] = None,
         no_samples: Annotated[
             bool, typer.Option("--no-samples", help="Do not replay the third-party recordings")
@@ -111,7 +113,7 @@ def register(app: typer.Typer) -> None:
         from ...suite.report import RENDERERS
         from ...suite.report import findings as suite_findings
         from ...suite.rules import CATALOG
-        from ...suite.runner import SuiteConfig, default_cassette_root, default_samples, local_cassette_root, run
+        from ...suite.runner import SuiteConfig, default_cassette_root, local_cassette_root, run, samples_asked
 
         sel = Selection(select=_split(select), ignore=_split(ignore), strict=strict)
         for prefix in sel.select + sel.ignore:
@@ -124,17 +126,15 @@ def register(app: typer.Typer) -> None:
         for c in cassettes or []:
             if not c.is_dir():
                 raise InputError(f"--cassettes {c}: not a directory")
-        if samples is not None and not samples.is_dir():
-            raise InputError(f"--samples {samples}: not a directory")
-        default_samples_dir = None if no_samples else (samples or default_samples())
+        asked = samples_asked(samples, none=no_samples)
         local = local_cassette_root()
-        inputs = [p for p in (*(cassettes or []), default_samples_dir, default_cassette_root(), local) if p is not None]
+        inputs = [p for p in (*(cassettes or []), asked.path, default_cassette_root(), local) if p is not None]
         if report is not None:
             _check_report_path(report, inputs, force=force)
         config = SuiteConfig.for_refs(
             refs or [],
             cassettes=cassettes or [],
-            samples=None if no_samples else (samples or "default"),
+            samples=asked,
             selection=sel,
             critical_key=critical_key,
             roots=[local] if local is not None else [],
