@@ -184,12 +184,17 @@ class ReferenceBridge(BaseAdapter):
         return self.reference.tool_id_map(session_id)  # one map: read-back and rendering agree
 
     def from_wire_request(
-        self, body: dict[str, Any], *, session_id: str | None = None, url: str | None = None
+        self,
+        body: dict[str, Any],
+        *,
+        session_id: str | None = None,
+        url: str | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> ParsedRequest:
-        """The reference adapter's reading, given the request's URL when it takes one (Gemini
-        keeps the model in the URL, not the body: without it the model, and the estimate
-        that depends on it, would be unknown)."""
-        parsed = read_wire_request(self.reference, body, session_id=session_id, url=url)
+        """The reference adapter's reading, given the request's URL and headers when it takes
+        them (Gemini keeps the model in the URL, not the body: without it the model, and the
+        estimate that depends on it, would be unknown)."""
+        parsed = read_wire_request(self.reference, body, session_id=session_id, url=url, headers=headers)
         for m in parsed.messages:  # a URL image's media type is not on the wire: the one this bridge sent
             for b in m.get("content") or []:
                 blocks = [b, *(b.get("content") or [] if b.get("type") == "tool_result" else [])]

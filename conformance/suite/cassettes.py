@@ -146,6 +146,11 @@ class Interaction:
     request_raw: bytes = b""
     path: Path | None = None  # the cassette file
     line: int | None = None  # where this interaction starts in it (1-based), for CI annotations
+    # the request's method and headers as recorded (names lower-cased, a header's values
+    # joined with ", " as RFC 9110 §5.3 combines field lines): the request is its method,
+    # URL and headers as well as its body
+    method: str = "POST"
+    request_headers: dict[str, str] = field(default_factory=dict)
 
     @property
     def response_text(self) -> str:
@@ -303,6 +308,22 @@ def _request_bytes(req: Any) -> bytes:
     return raw
 
 
+def _request_headers(req: Any) -> dict[str, str]:
+    """The recorded request's headers, names lower-cased, several values of one name joined
+    with ", " (RFC 9110 §5.3: "a recipient MAY combine multiple field lines ... into one
+    field line ... separated by a comma")."""
+    out: dict[str, str] = {}
+    for k, v in (getattr(req, "headers", None) or {}).items():
+        values = v if isinstance(v, list) else [v]
+        # a client that handed its HTTP library bytes (botocore) is recorded as `!!binary`
+        text = ", ".join(
+            x.decode("utf-8", "replace") if isinstance(x, bytes) else str(x) for x in values if x is not None
+        )
+        name = str(k).lower()
+        out[name] = f"{out[name]}, {text}" if name in out else text
+    return out
+
+
 def _interaction(label: str, i: int, req: Any, resp: dict[str, Any]) -> Interaction:
     resp = decode_response(resp)
     raw = _request_bytes(req)
@@ -327,6 +348,8 @@ def _interaction(label: str, i: int, req: Any, resp: dict[str, Any]) -> Interact
         data,
         headers=headers,
         request_raw=raw,
+        method=str(getattr(req, "method", None) or "POST").upper(),
+        request_headers=_request_headers(req),
     )
     if not inter.is_stream:
         try:

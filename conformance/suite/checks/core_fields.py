@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 from ...adapters.protocol import WireResponse
 from .. import rules as R
 from ..outcome import Outcome
-from .common import Env, check, crash, ctx_for, o, parse_stream, read_request, render, session_for, wire_api_of
+from .common import Env, check, crash, ctx_for, o, parse_stream, read_recorded, render, session_for, wire_api_of
 
 CORE_ID = "01JZC0RE000000000000000001"  # the id a core would pass (a ULID)
 
@@ -74,7 +74,7 @@ def core_fields(env: Env) -> Iterator[Outcome]:
             if not isinstance(it.request_body, dict):
                 continue
             try:
-                parsed = read_request(a, it.request_body, session_for("core_req", it.label))
+                parsed = read_recorded(a, it, session_for("core_req", it.label))
             except Exception:
                 continue  # TC102 reports requests the adapter cannot read
             if parsed is None:

@@ -28,7 +28,7 @@ from .common import (
     locates,
     o,
     parse_response,
-    read_request,
+    read_recorded,
     recorded_selection,
     render,
     session_for,
@@ -52,7 +52,7 @@ def recorded_requests(env: Env) -> Iterator[Outcome]:
             yield from _estimate(env, s, it)
             sid = session_for("req", it.label)
             try:
-                parsed = read_request(a, it.request_body, sid, checked=False)  # TC102 judges what it is
+                parsed = read_recorded(a, it, sid, checked=False)  # TC102 judges what it is
             except Exception as exc:
                 yield o(R.REQUEST_VALID, s, "fail", it.label, crash(exc))
                 continue
@@ -216,7 +216,7 @@ def _estimate(env: Env, s: AdapterUnderTest, it: Interaction) -> Iterator[Outcom
         yield o(R.ESTIMATE, s, "skip", it.label, f"recorded usage is not comparable to the request: {reason}")
         return
     try:
-        parsed = read_request(a, it.request_body, sid, url=it.uri)
+        parsed = read_recorded(a, it, sid)
         est = estimate_of(a, parsed) if parsed is not None else 0
     except UnreadableOutput as exc:
         yield o(R.ESTIMATE, s, "skip", it.label, f"nothing to estimate: {exc} (TC102 judges the reading)")
