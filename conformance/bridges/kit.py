@@ -30,6 +30,7 @@ from ..adapters.base import BaseAdapter, Message, ParsedRequest, ToolDefinition,
 from ..adapters.estimate import estimate_for_model
 from ..adapters.protocol import read_wire_request
 from ..adapters.toolids import ToolIdMap
+from ..wire import registry as wire_registry
 
 T = TypeVar("T")
 
@@ -72,6 +73,22 @@ _NOT_ADAPTERS = frozenset(
         "user-agent",
     }
 )
+
+
+def wire_headers(sent: CapturedRequest, wire_api: str) -> dict[str, str]:
+    """The headers of the library's request a `WireRequest` carries: its content type and
+    each header the API's record requires (`Endpoint.headers`: Anthropic's
+    `anthropic-version`) as the library sent it; none of the HTTP client's own."""
+    out = {"content-type": sent.headers.get("content-type", "application/json")}
+    try:
+        endpoint = wire_registry.get(wire_api).endpoint
+    except KeyError:
+        endpoint = None
+    for h in endpoint.headers if endpoint is not None else ():
+        value = sent.headers.get(h.name.lower())
+        if value is not None:
+            out[h.name.lower()] = value
+    return out
 
 
 class CaptureTransport:

@@ -77,7 +77,17 @@ from ..formats.pydantic_ai.mapping import Session, from_pydantic_ai, to_pydantic
 from ..wire import registry as wire_registry
 from ..wire.equivalence import decode_base64
 from ..wire.gemini import PROMPT_BLOCKED
-from .kit import NOT_BRIDGED, Canned, Captured, CaptureTransport, Gap, ReferenceBridge, parse_failure, run_sync
+from .kit import (
+    NOT_BRIDGED,
+    Canned,
+    Captured,
+    CaptureTransport,
+    Gap,
+    ReferenceBridge,
+    parse_failure,
+    run_sync,
+    wire_headers,
+)
 
 LIBRARY = "pydantic-ai-slim"
 REDACTED_ID = "redacted_thinking"  # pydantic-ai's ThinkingPart.id for Anthropic's redacted thinking
@@ -335,8 +345,7 @@ class PydanticAIBridge(ReferenceBridge):
             raise AdapterError("pydantic-ai sent no request")
         self._relay(said)
         sent = self.transport.requests[0]
-        headers = {"content-type": sent.headers.get("content-type", "application/json")}
-        return WireRequest(sent.method, sent.path, headers, sent.body)
+        return WireRequest(sent.method, sent.path, wire_headers(sent, self.wire_api), sent.body)
 
     # wire -> canonical: the library parses the recorded body ---------------------------
 
