@@ -188,7 +188,7 @@ def check_stream_framing(body: str | bytes, api: WireApi | None, framing: Framin
     except FramingError as exc:
         raise WireFormatError(exc.reason, event=exc.event, line=exc.line, offset=exc.offset) from None
     except ProviderStreamError as exc:
-        raise provider_stream_error(exc) from None
+        raise provider_stream_error(exc, api.errors if api is not None else None) from None
     if api is None:
         return
 

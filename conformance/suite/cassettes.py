@@ -186,16 +186,23 @@ class Interaction:
     def framing(self) -> Framing | None:
         """How the response is framed when it is a stream, else None.
 
-        The content type decides when it names a registered framing's media type
-        (`text/event-stream`, `application/x-ndjson`, `application/vnd.amazon.eventstream`);
-        otherwise the record's framing for this URL, when the recorded request asked for a
-        stream and the body starts the way that framing does; with no record, a framing
-        the body's first bytes identify by themselves.
+        The record's choice first: of the framings its record names for this URL (its
+        `framing`, a nested one included, and `other_framings`), the one whose media types
+        the content type names. Else a registered framing the content type names
+        (`text/event-stream`, `application/x-ndjson`, `application/vnd.amazon.eventstream`;
+        two never claim one type); otherwise the record's framing for this URL, when the
+        recorded request asked for a stream and the body starts the way that framing does;
+        with no record, a framing the body's first bytes identify by themselves.
         """
+        w = self.wire
+        if w is not None:
+            own = (w.framing_for(self.uri), w.framing, *w.other_framings)
+            chosen = next((f for f in own if f.announced_by(self.content_type)), None)
+            if chosen is not None:
+                return chosen
         announced = registry.framing_for_content_type(self.content_type)
         if announced is not None:
             return announced
-        w = self.wire
         if w is not None:
             framing = w.framing_for(self.uri)
             body = self.request_body if isinstance(self.request_body, dict) else None

@@ -329,6 +329,21 @@ class ErrorSignals:
     overflow_when: tuple[str, str] | None = None
     status_in_body: str | None = None
     also_accepted: tuple[AlsoAccepted, ...] = ()
+    # the errors a stream's own frames name (an AWS event stream's `exception` frame:
+    # `:exception-type` `throttlingException`), any case -> class; where a name is not here,
+    # the `headers` and `body_fields` tables are read for it (the service's own error names)
+    frames: Mapping[str, str] = field(default_factory=dict)
+
+    def frame_class(self, kind: str, message: str = "") -> str | None:
+        """The §6.1 class of an error a stream frame names (`ProviderStreamError.kind`), by
+        this API's tables; an invalid request whose message is the overflow wording is
+        context overflow (§6.2's 400 row); None when no table names it."""
+        want = kind.lower()
+        tables = [self.frames, *self.headers.values(), *(t for _, t in self.body_fields)]
+        found = next((cls for t in tables for name, cls in t.items() if name.lower() == want), None)
+        if found == "invalid_request" and self.overflow_message is not None and self.overflow_message.search(message):
+            return "context_overflow"
+        return found
 
 
 @dataclass(frozen=True)
@@ -584,6 +599,11 @@ class WireApi:
     # header), from the docs; None: the record does not say (TC109 then reads
     # `request_paths` only)
     endpoint: Endpoint | None = None
+    # the API whose bodies this endpoint carries in its own payloads (Anthropic models
+    # through Bedrock InvokeModel: the Anthropic Messages response, and its stream events
+    # inside the event stream's `chunk`s, which a nested `framing` decodes): its `response`
+    # and `stream-event` schemas validate what this record's schema folder has none for
+    inner: WireApi | None = None
 
     def stream_usage_requested(self, body: JsonBody) -> bool | None:
         """Whether a streaming request `body` asks for usage as `stream_usage_request` says

@@ -315,6 +315,9 @@ _EXCEPTION_CLASSES = {
 }
 ERRORS = ErrorSignals(
     headers={"x-amzn-ErrorType": _EXCEPTION_CLASSES},
+    # a stream's exception frame has no HTTP status to default from: ValidationException,
+    # which a response leaves to its 400, names its class itself there
+    frames={"validationException": "invalid_request"},
     # restJson1 may name the error in the body's `__type` instead (and a stream's exception
     # frame is read as such a body: `stream_error` below)
     body_fields=(("/__type", _EXCEPTION_CLASSES),),

@@ -49,19 +49,31 @@ def _validator(folder: Path, file: str) -> SchemaValidator:
     return SchemaValidator(s, file)
 
 
+INNER_KINDS = ("response", "stream-event")
+"""The bodies an endpoint passing another API's through carries as that API's (`WireApi.inner`)."""
+
+
 def validator(api: WireApi, kind: str) -> SchemaValidator | None:
-    """A validator of `kind` (one of KINDS) bodies of `api`, or None without that schema."""
+    """A validator of `kind` (one of KINDS) bodies of `api`, or None without that schema.
+    A record whose folder has no `response` or `stream-event` schema and that carries another
+    API's bodies (`WireApi.inner`) is validated by that API's: a nested stream's events are
+    the inner API's events."""
     if kind not in KINDS:
         raise ValueError(f"unknown wire schema kind {kind!r} (known: {', '.join(KINDS)})")
     folder = folder_for(api)
     s = _set_at(folder)
     if s is None or f"{kind}.json" not in s.documents:
+        if api.inner is not None and api.inner is not api and kind in INNER_KINDS:
+            return validator(api.inner, kind)
         return None
     return _validator(folder, f"{kind}.json")
 
 
 def missing_reason(api: WireApi, kind: str) -> str:
-    return f"{api.name}: no {kind} schema under schemas/wire/{api.schema_dir}/ yet"
+    inner = (
+        f" nor in {api.inner.name}'s, whose bodies it carries" if api.inner is not None and kind in INNER_KINDS else ""
+    )
+    return f"{api.name}: no {kind} schema under schemas/wire/{api.schema_dir}/{inner} yet"
 
 
 def documented_fields(api: WireApi, kind: str) -> frozenset[str] | None:
