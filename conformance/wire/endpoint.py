@@ -89,6 +89,14 @@ def model_of(api: WireApi, url: str, body: Any) -> str | None:
     return None
 
 
+MODEL_ID = (
+    'canonical §6.3: "Canonical form: `<provider>:<model_name>`"; contract §4.2: "model: <wire model name, '
+    'derived from canonical id>"'
+)
+"""Why the model a request names is the options' model id whole: the provider's name is the
+canonical id's prefix, the rest is the model's name, which may hold `:` of its own."""
+
+
 def _with_sentence(problem: str, cite: str) -> str:
     return f"{problem} ({cite})" if cite else problem
 
@@ -144,7 +152,7 @@ def _segment_problems(ep: Endpoint, segment: str, model: str) -> list[str]:
     cite = ep.model.cite()
     if got != model:
         hint = " (cut at a ':')" if _cut(model, got) else ""
-        return [_with_sentence(f"the path names model {got!r}{hint}, the request's model is {model!r}", cite)]
+        return [_with_sentence(f"the path names model {got!r}{hint}, the request's model is {model!r}", MODEL_ID)]
     want = spelled(model, ep.model.encoding)
     if normalized(segment) != normalized(want):
         return [
@@ -163,12 +171,12 @@ def _stream_field_problems(ep: Endpoint, body: Any, *, stream: bool) -> list[str
     asks = (have == value and type(have) is type(value)) or (have is None and ep.streams_by_default)
     if stream and not asks:
         return [_with_sentence(f"a streaming request without {pointer}: {value!r} (it has {have!r})", ep.cite())]
-    if not stream and asks:
-        return [_with_sentence(f"a request for one reply that sets {pointer}: {value!r}", ep.cite())]
     if not stream and ep.streams_by_default and have is None:
         return [
             _with_sentence(f"a request for one reply without {pointer}, which the API streams by default", ep.cite())
         ]
+    if not stream and asks:
+        return [_with_sentence(f"a request for one reply that sets {pointer}: {value!r}", ep.cite())]
     return []
 
 
@@ -199,8 +207,9 @@ def problems(
     if ep.model.where == "body" and model is not None:
         got = value_at(body, ep.model.pointer) if isinstance(body, Mapping) else None
         if got != model:
+            hint = " (cut at a ':')" if isinstance(got, str) and _cut(model, got) else ""
             out.append(
-                _with_sentence(f"{ep.model.pointer} is {got!r}, the request's model is {model!r}", ep.model.cite())
+                _with_sentence(f"{ep.model.pointer} is {got!r}{hint}, the request's model is {model!r}", MODEL_ID)
             )
     out += _stream_field_problems(ep, body, stream=stream)
     for h in ep.headers:

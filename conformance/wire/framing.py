@@ -560,6 +560,21 @@ def base64_at(pointer: str) -> Payload:
     return payload
 
 
+@dataclass(frozen=True)
+class Raised:
+    """A frame of a nested stream that is an error (the outer framing's, or the provider's),
+    kept in its place: `nested` framings raise it when their `to_json` reaches it."""
+
+    error: FramingError | ProviderStreamError
+    end: int = 0
+
+
+def _nested_json(frame: Any) -> JsonEvent | None:
+    if isinstance(frame, Raised):
+        raise frame.error
+    return frame if isinstance(frame, JsonEvent) else None
+
+
 class NestedDecoder:
     """The events of a stream inside a stream: each JSON event of `outer` yields the bytes
     `payload` reads from it, which are either one JSON value each (`inner` None) or, in
@@ -574,19 +589,32 @@ class NestedDecoder:
         self._inner_dec = inner.decoder() if inner is not None else None
         self._count = 0
         self._end = 0
+        self._failed = False
 
-    def _one(self, frame: Any) -> list[JsonEvent]:
-        ev = self._outer.to_json(frame)
-        if ev is None:
-            return []
-        self._end = ev.end
+    def _one(self, frame: Any) -> list[Any]:
         try:
-            data = self._payload(ev.value)
-        except FramingError as exc:
-            raise FramingError(exc.reason, event=ev.index, offset=getattr(frame, "offset", None)) from None
-        if data is None:
-            return []
-        return self._inner_events(data, ev)
+            ev = self._outer.to_json(frame)
+            if ev is None:
+                return []
+            self._end = ev.end
+            try:
+                data = self._payload(ev.value)
+            except FramingError as exc:
+                raise FramingError(exc.reason, event=ev.index, offset=getattr(frame, "offset", None)) from None
+            return [] if data is None else self._inner_events(data, ev)
+        except (FramingError, ProviderStreamError) as exc:
+            # in its place among the events: those decoded before it in the same chunk are
+            # still given (its framing's `to_json` raises it when it comes to it)
+            self._failed = True
+            return [Raised(exc)]
+
+    def _many(self, frames: list[Any]) -> list[Any]:
+        out: list[Any] = []
+        for f in frames:
+            if self._failed:
+                break
+            out += self._one(f)
+        return out
 
     def _inner_events(self, data: bytes, ev: JsonEvent) -> list[JsonEvent]:
         if self._inner is None or self._inner_dec is None:
@@ -605,12 +633,24 @@ class NestedDecoder:
         assert self._inner is not None
         return [e for e in map(self._inner.to_json, frames) if e is not None]
 
-    def feed(self, chunk: bytes | str) -> list[JsonEvent]:
-        return [e for f in self._frames.feed(chunk) for e in self._one(f)]
+    def feed(self, chunk: bytes | str) -> list[Any]:
+        if self._failed:
+            return []
+        try:
+            return self._many(self._frames.feed(chunk))
+        except FramingError as exc:
+            self._failed = True
+            return [Raised(exc)]
 
-    def close(self) -> list[JsonEvent]:
-        out = [e for f in self._frames.close() for e in self._one(f)]
-        if self._inner is not None and self._inner_dec is not None:
+    def close(self) -> list[Any]:
+        if self._failed:
+            return []
+        try:
+            out = self._many(self._frames.close())
+        except FramingError as exc:
+            self._failed = True
+            return [Raised(exc)]
+        if not self._failed and self._inner is not None and self._inner_dec is not None:
             tail = self._inner_json(self._inner_dec.close())
             out += [JsonEvent(j.value, self._count + k, j.line, self._end) for k, j in enumerate(tail)]
             self._count += len(tail)
@@ -627,6 +667,7 @@ def nested(name: str, outer: Framing, payload: Payload, inner: Framing | None = 
     return Framing(
         name,
         lambda: NestedDecoder(outer, payload, inner),
+        _nested_json,
         media_types=outer.media_types,
         looks=outer.looks,
         text=outer.text,
