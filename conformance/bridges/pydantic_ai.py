@@ -782,9 +782,10 @@ class GeminiBridge(PydanticAIBridge):
         Gap(
             ("TC802",),
             ("*",),
-            'pydantic-ai sends `toolConfig.functionCallingConfig.mode: "VALIDATED"` with every function tool, and '
-            "no setting leaves it out",
-            when=r'^/toolConfig: only in rendered \(\{"functionCallingConfig": \{"mode": "VALIDATED"\}\}\) \(compared',
+            "pydantic-ai sends `toolConfig.functionCallingConfig.mode` with every function tool (`AUTO`, or "
+            "`VALIDATED` where the model's profile supports strict tool definitions: GoogleModel's "
+            "`_function_calling_config`), and no setting leaves it out",
+            when=r'^/toolConfig: only in rendered \(\{"functionCallingConfig": \{"mode": "(?:AUTO|VALIDATED)"\}\}\) \(compared',
         ),
         Gap(
             ("TC802",),
@@ -798,7 +799,7 @@ class GeminiBridge(PydanticAIBridge):
             ("tools.yaml#*",),
             "AdapterOptions.extra (here `toolConfig`, forcing a call): GoogleModel takes no `extra_body` "
             "(pydantic-ai warns; relayed as a WARN line) and sends its own mode",
-            when=r'^/toolConfig/functionCallingConfig/mode: recorded "\w+", rendered "VALIDATED" \(compared',
+            when=r'^/toolConfig/functionCallingConfig/mode: recorded "\w+", rendered "(?:AUTO|VALIDATED)" \(compared',
         ),
         Gap(
             ("TC802",),
@@ -808,7 +809,7 @@ class GeminiBridge(PydanticAIBridge):
             "its own function-calling mode",
             when=r'^(/generationConfig: missing from rendered \(recorded \{"thinkingConfig": [^;]*\)'
             r"|/safetySettings: missing from rendered \(recorded [^;]*\)"
-            r'|/toolConfig/functionCallingConfig/mode: recorded "\w+", rendered "VALIDATED"'
+            r'|/toolConfig/functionCallingConfig/mode: recorded "\w+", rendered "(?:AUTO|VALIDATED)"'
             r"|/toolConfig/functionCallingConfig/allowedFunctionNames: missing from rendered \([^;]*\)) \(compared",
         ),
         Gap(
