@@ -108,7 +108,9 @@ def test_record_attribution_model_and_stream_from_the_url():
     conv = f"{HOST}/model/us.amazon.nova-micro-v1%3A0/converse"
     assert api_for_url(conv) is BEDROCK_CONVERSE and api_for_url(conv + "-stream") is BEDROCK_CONVERSE
     assert api_for_url(f"{HOST}/model/m/count-tokens") is BEDROCK_COUNT_TOKENS and not BEDROCK_COUNT_TOKENS.chat
-    assert api_for_url(f"{HOST}/model/m/invoke") is None  # InvokeModel: no record claims it
+    # ApplyGuardrail: no record claims it (InvokeModel's `/model/m/invoke` neither, of the shipped
+    # records; a third party's may: tests/third_party/their_bedrock_invoke.py registers one)
+    assert api_for_url(f"{HOST}/guardrail/g1/version/1/apply") is None
     assert model_of(conv) == "us.amazon.nova-micro-v1:0"
     assert not BEDROCK_CONVERSE.is_streaming(conv, {"stream": True})  # the body never asks
     assert BEDROCK_CONVERSE.is_streaming(conv + "-stream", None)
@@ -619,10 +621,12 @@ def test_conform_with_the_recordings_skips_other_endpoints_with_their_reason(cap
 
 
 def test_an_endpoint_no_record_claims_is_skipped_with_that_reason(tmp_path, capsys):
-    """InvokeModel (`/model/{id}/invoke`) is the same service and host, but no record claims
-    it: its interactions are skipped as an unknown endpoint, not read as Converse."""
+    """ApplyGuardrail (`/guardrail/{id}/version/{v}/apply`) is the same service and host, but no
+    record claims it: its interactions are skipped as an unknown endpoint, not read as
+    Converse (InvokeModel was the example, until a third party's record, which the test suite
+    loads, claimed it)."""
     (tmp_path / "bedrock").mkdir()
-    uri = f"{HOST}/model/m/invoke"
+    uri = f"{HOST}/guardrail/g1/version/1/apply"
     (tmp_path / "bedrock" / "invoke.yaml").write_text(
         'interactions:\n- request: {body: \'{"prompt": "hi"}\', headers: {}, method: POST, uri: \'' + uri + "'}\n"
         "  response: {body: {string: '{}'}, headers: {}, status: {code: 200, message: OK}}\nversion: 1\n",

@@ -73,7 +73,18 @@ def test_kill_rate_is_total():
 
 
 @pytest.mark.parametrize(
-    "name", ["anthropic", "openai-chat", "openai-responses", "gemini", "ollama", "openrouter", "bedrock", "cohere-chat"]
+    "name",
+    [
+        "anthropic",
+        "openai-chat",
+        "openai-responses",
+        "gemini",
+        "ollama",
+        "openrouter",
+        "bedrock",
+        "cohere-chat",
+        "their-bedrock-invoke",
+    ],
 )
 def test_reference_adapters_pass_what_kills_mutants(name):
     """The same selections on the unmutated adapters pass (no rule fails everything)."""
@@ -83,6 +94,15 @@ def test_reference_adapters_pass_what_kills_mutants(name):
 
         config = SuiteConfig.for_adapter(
             CohereAdapter(), cassette_dirs=[ROOT / CASSETTES[name]], selection=Selection(select=tuple(rules))
+        )
+    elif name == "their-bedrock-invoke":  # a third party's, of an API turnspec does not ship (issue 43)
+        from mutants import TheirBedrockInvoke
+
+        config = SuiteConfig.for_adapter(
+            TheirBedrockInvoke(),
+            cassette_dirs=[ROOT / CASSETTES[name]],
+            samples=None,
+            selection=Selection(select=tuple(rules)),
         )
     elif name == "openrouter":  # opt-in, not registered: its own cassettes, as `conform module:attr` reads them
         config = SuiteConfig.for_adapter(

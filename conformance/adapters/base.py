@@ -54,6 +54,7 @@ from .protocol import (
     WireBody,
     WireRequest,
     WireResponse,
+    known_provider,
 )
 from .streams import (
     CancelToken,
@@ -165,6 +166,7 @@ class BaseAdapter(abc.ABC):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        known_provider(cls.__dict__.get("provider"))  # its canonical model ids' prefix (AdapterOptions.wire_model)
         if "to_wire" in cls.__dict__:
             cls.to_wire = _with_critical_key(cls.__dict__["to_wire"])  # type: ignore[attr-defined]
 

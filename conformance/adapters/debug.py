@@ -188,19 +188,16 @@ def check_stream_framing(body: str | bytes, api: WireApi | None, framing: Framin
     except FramingError as exc:
         raise WireFormatError(exc.reason, event=exc.event, line=exc.line, offset=exc.offset) from None
     except ProviderStreamError as exc:
-        raise provider_stream_error(exc) from None
+        raise provider_stream_error(exc, api.errors if api is not None else None) from None
     if api is None:
         return
 
     def at(k: int) -> dict[str, int | None]:
         return {"event": k, "line": lines[k] if 0 <= k < len(lines) else None}
 
-    v = wire_schemas.validator(api, "stream-event")
-    if v is not None:
-        for k, value in enumerate(values):
-            if not v.is_valid(value):
-                e = v.errors(value)[0]
-                raise WireFormatError(f"{e.pointer or '/'}: {e.message} ({api.name} stream-event schema)", **at(k))
+    for k, pointer, message in wire_schemas.event_problems(api, values)[:1]:
+        schema = wire_schemas.owner(api, "stream-event") or api
+        raise WireFormatError(f"{pointer}: {message} ({schema.name} stream-event schema)", **at(k))
     for k, value in enumerate(values):
         # the schema bounds an event's `index` below only; each block (or choice, or tool
         # call) an index names takes an event of its own, so an index past the stream's

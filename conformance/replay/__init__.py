@@ -48,10 +48,14 @@ def target(spec: str) -> Target:
             ref, model = f"{head}:{attr}", (maybe_model if sep2 else None)
     adapter = adapter_registry.load(ref)
     provider = str(getattr(adapter, "provider", "") or getattr(adapter, "name", ref))
-    if model and ":" not in model:
+    if model and not model.startswith(f"{provider}:"):
+        # the provider's own id, opaque: `llama3.2:latest` and `anthropic.claude-...-v1:0`
+        # hold a `:` of their own, so the canonical id is the provider's prefix on it whole
         model = f"{provider}:{model}"
     return Target(
-        spec if model is None else f"{ref}:{model.split(':', 1)[1]}", adapter, model or f"{provider}:replay-check"
+        spec if model is None else f"{ref}:{model.removeprefix(f'{provider}:')}",
+        adapter,
+        model or f"{provider}:replay-check",
     )
 
 

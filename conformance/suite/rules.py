@@ -482,9 +482,9 @@ ENDPOINT = CheckInfo(
     "TC109",
     E,
     "contract §4.2, §4.3",
-    "Rendered requests POST to the endpoint the API's record documents",
+    "Rendered requests use the method, path, model id, stream choice and headers the API's record documents",
     slug="documented_endpoint",
-    fix="check the path and method of `to_wire`'s request against the endpoint the API's record documents (streaming endpoints included).",
+    fix="check the method, path and headers of `to_wire`'s request against the endpoint the API's record documents: the streaming endpoint for a stream, the model id whole (never cut at a `:`) and spelled as the docs say (a URL segment percent-encoded), the version header.",
 )
 CACHE_CONTROL_HIDDEN = CheckInfo(
     "TC110",

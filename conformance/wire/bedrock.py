@@ -50,10 +50,12 @@ from .api import (
     Access,
     AlsoAccepted,
     Carries,
+    Endpoint,
     Equivalence,
     ErrorSignals,
     JsonBody,
     Located,
+    ModelIn,
     Probe,
     Probes,
     ThinkingBack,
@@ -313,6 +315,9 @@ _EXCEPTION_CLASSES = {
 }
 ERRORS = ErrorSignals(
     headers={"x-amzn-ErrorType": _EXCEPTION_CLASSES},
+    # a stream's exception frame has no HTTP status to default from: ValidationException,
+    # which a response leaves to its 400, names its class itself there
+    frames={"validationException": "invalid_request"},
     # restJson1 may name the error in the body's `__type` instead (and a stream's exception
     # frame is read as such a body: `stream_error` below)
     body_fields=(("/__type", _EXCEPTION_CLASSES),),
@@ -351,6 +356,36 @@ BYTES_ALIKE = Equivalence(
     canonical_base64=("image.source.data", "redacted_thinking.data"),
 )
 
+
+SMITHY_LABEL = "https://smithy.io/2.0/spec/http-bindings.html#httplabel-trait"
+MODEL_IN_PATH = ModelIn(
+    "path",
+    encoding="percent",
+    # the modelId is an httpLabel of Bedrock Runtime's restJson1 operations (botocore's
+    # `"location":"uri","locationName":"modelId"`); real recordings spell `:` as %3A and an
+    # ARN's `/` as %2F
+    says="Characters not defined as unreserved by RFC 3986 section 2.3 MUST be percent-encoded.",
+    source=SMITHY_LABEL,
+)
+"""Bedrock Runtime's model id: one URL path segment, percent-encoded (its `:` and an ARN's `/`
+included), never a body field."""
+
+MODEL_EXAMPLES = (
+    # the user guide's examples: a base model id, and an inference profile's ARN (the API
+    # reference: "If you use an inference profile, specify the inference profile ID or its ARN.")
+    "anthropic.claude-3-haiku-20240307-v1:0",
+    "arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-3-haiku-20240307-v1:0",
+)
+
+ENDPOINT = Endpoint(
+    path="/model/{model}/converse",
+    stream_path="/model/{model}/converse-stream",
+    model=MODEL_IN_PATH,
+    examples=MODEL_EXAMPLES,
+    says="POST /model/modelId/converse HTTP/1.1 (Converse); POST /model/modelId/converse-stream HTTP/1.1 (ConverseStream)",
+    source="https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html",
+)
+"""Converse and ConverseStream are two operations: the stream is asked for by the URL."""
 
 ACCESS = Access(
     # the runtime endpoint of a region (us-east-1 here; the harness's base URL names another)
@@ -436,6 +471,7 @@ BEDROCK_CONVERSE = WireApi(
     # `reasoning_effort`): the model adds input tokens for them that no adapter renders
     out_of_band_settings=("/additionalModelRequestFields",),
     access=ACCESS,
+    endpoint=ENDPOINT,
 )
 
 # `POST /model/{modelId}/count-tokens`: a Converse (or InvokeModel) request wrapped in

@@ -32,10 +32,12 @@ from . import equivalence
 from .api import (
     Access,
     Carries,
+    Endpoint,
     ErrorSignals,
     Framing,
     JsonBody,
     Located,
+    ModelIn,
     Probes,
     ThinkingBack,
     ToolIdRule,
@@ -277,6 +279,26 @@ ACCESS = Access(
 )
 
 
+ENDPOINT = Endpoint(
+    # under a base URL that ends in /v1 (OpenAI's) or another prefix (Azure, compatible servers)
+    path="/chat/completions",
+    stream_field=("/stream", True),
+    model=ModelIn(
+        "body",
+        "/model",
+        says="ID of the model to use.",
+        source="https://platform.openai.com/docs/api-reference/chat/create",
+    ),
+    # a fine-tuned model's id holds `:` of its own (the fine-tuning guide's example)
+    examples=("ft:gpt-4o-mini-2024-07-18:my-org:custom-suffix:9ABel2dg",),
+    says=(
+        "POST https://api.openai.com/v1/chat/completions; stream: If set to true, the model response data "
+        "will be streamed to the client as it is generated using server-sent events."
+    ),
+    source="https://platform.openai.com/docs/api-reference/chat/create",
+)
+"""One endpoint; a stream is asked for in the body."""
+
 OPENAI_CHAT = WireApi(
     name="openai-chat-completions",
     access=ACCESS,
@@ -345,4 +367,5 @@ OPENAI_CHAT = WireApi(
     accepted_differences=equivalence.OPENAI_CHAT_DIFFERENCES,
     # calibrated on the shared samples (20 recordings): |error| median 12%, p95 31%
     estimate_tolerance=(0.20, 35),
+    endpoint=ENDPOINT,
 )

@@ -44,9 +44,11 @@ from typing import Any
 from . import equivalence
 from .api import (
     Carries,
+    Endpoint,
     Framing,
     JsonBody,
     Located,
+    ModelIn,
     Probes,
     ThinkingBack,
     ToolIdRule,
@@ -300,6 +302,24 @@ def is_streaming(_url: str, body: JsonBody | None) -> bool:
     return isinstance(body, dict) and body.get("stream") is True
 
 
+ENDPOINT = Endpoint(
+    path="/responses",
+    stream_field=("/stream", True),
+    model=ModelIn(
+        "body",
+        "/model",
+        says="Model ID used to generate the response, like gpt-4o or o3.",
+        source="https://platform.openai.com/docs/api-reference/responses/create",
+    ),
+    examples=("ft:gpt-4o-mini-2024-07-18:my-org:custom-suffix:9ABel2dg",),
+    says=(
+        "POST https://api.openai.com/v1/responses; stream: If set to true, the model response data will be "
+        "streamed to the client as it is generated using server-sent events."
+    ),
+    source="https://platform.openai.com/docs/api-reference/responses/create",
+)
+"""One endpoint; a stream is asked for in the body."""
+
 OPENAI_RESPONSES = WireApi(
     name="openai-responses",
     access=OPENAI_ACCESS,
@@ -376,4 +396,5 @@ OPENAI_RESPONSES = WireApi(
     state_fields=("/previous_response_id", "/conversation"),
     accepted_differences=equivalence.OPENAI_RESPONSES_DIFFERENCES,  # JSON forms and documented defaults
     normalize_request=equivalence.openai_responses,
+    endpoint=ENDPOINT,
 )

@@ -93,6 +93,16 @@ def register_framing(framing: Framing) -> Framing:
             if have is framing:
                 return framing
             raise ValueError(f"a framing named {framing.name!r} is already registered")
+    for have in FRAMINGS:
+        shared = sorted(set(have.media_types) & set(framing.media_types))
+        if shared:
+            # which framing decodes a body of that type would be an accident of the order of
+            # registration: a record that needs another one for its streams names it instead
+            raise ValueError(
+                f"framing {framing.name!r} claims media type {shared[0]!r}, which framing {have.name!r} "
+                "already claims; a WireApi record names a framing of its own as its `framing` "
+                "(wire.framing.nested for a stream inside a stream), unregistered"
+            )
     FRAMINGS = (*FRAMINGS, framing)
     return framing
 
@@ -124,7 +134,8 @@ def get_framing(name: str) -> Framing:
 
 
 def framing_for_content_type(content_type: str) -> Framing | None:
-    """The framing a Content-Type header value announces, or None."""
+    """The framing a Content-Type header value announces, or None (one at most: two
+    registered framings never claim one media type, `register_framing`)."""
     return next((f for f in framings() if f.announced_by(content_type)), None)
 
 

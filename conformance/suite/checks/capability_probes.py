@@ -44,7 +44,7 @@ from .common import (
     opts,
     parse_response,
     parse_stream,
-    read_request,
+    read_back,
     render,
     session_for,
     token_counts,
@@ -107,7 +107,7 @@ def _parallel_render(s: AdapterUnderTest, a: Adapter) -> Iterator[Outcome]:
     if len(uses) != len(calls) or len(results) != len(calls):
         problems.append(f"{len(uses)} calls and {len(results)} results in {api.name}'s fields, want {len(calls)} each")
     try:
-        back = read_request(a, wire.body, msgs[0]["session_id"])
+        back = read_back(a, wire, msgs[0]["session_id"])
     except Exception as exc:
         problems.append(f"reading back {crash(exc)}")
         back = None

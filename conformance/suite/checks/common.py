@@ -255,16 +255,24 @@ def parse_response(a: Adapter, response: WireResponse, ctx: RequestContext) -> M
 
 
 def read_request(
-    a: Adapter, body: WireBody, session_id: str, url: str | None = None, *, checked: bool = True
+    a: Adapter,
+    body: WireBody,
+    session_id: str,
+    url: str | None = None,
+    *,
+    headers: Mapping[str, str] | None = None,
+    checked: bool = True,
 ) -> ParsedRequest | None:
     """`a.from_wire_request(body)`, or None when the adapter says it cannot read requests.
 
-    `url` goes along when the adapter's reader takes it (an optional extension: Gemini
-    keeps the model in the URL, not the body). `checked`: raise `UnreadableOutput` when a
-    message read is none a check can walk (`message_shape`); TC102, which judges the
-    messages themselves, reads unchecked."""
+    `url` (path and query) and `headers` go along when the adapter's reader takes them
+    (optional extensions: Gemini and Bedrock keep the model and the stream choice in the
+    URL, not the body); every call site passes the request's own (`read_recorded`,
+    `read_back`). `checked`: raise `UnreadableOutput` when a message read is none a check
+    can walk (`message_shape`); TC102, which judges the messages themselves, reads
+    unchecked."""
     try:
-        parsed = read_wire_request(a, body, session_id=session_id, url=url)
+        parsed = read_wire_request(a, body, session_id=session_id, url=url, headers=headers)
     except NotImplementedError:
         return None
     if checked:
@@ -276,6 +284,25 @@ def read_request(
             if problem is not None:
                 raise UnreadableOutput(f"from_wire_request gave message {i}: {problem}")
     return parsed
+
+
+def read_recorded(a: Adapter, it: Interaction, session_id: str, *, checked: bool = True) -> ParsedRequest | None:
+    """`read_request` of a recorded request: its body, URL and headers as recorded."""
+    return read_request(a, it.request_body, session_id, it.uri, headers=it.request_headers, checked=checked)
+
+
+def read_back(a: Adapter, wire: WireRequest, session_id: str, *, checked: bool = True) -> ParsedRequest | None:
+    """`read_request` of a request the adapter rendered: its body, path and headers."""
+    body: Any = getattr(wire, "body", None)
+    path, headers = getattr(wire, "path", None), getattr(wire, "headers", None)
+    return read_request(
+        a,
+        body,
+        session_id,
+        path if isinstance(path, str) else None,
+        headers={str(k).lower(): str(v) for k, v in headers.items()} if isinstance(headers, Mapping) else None,
+        checked=checked,
+    )
 
 
 def as_sent(value: Any) -> Any:

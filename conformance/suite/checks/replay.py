@@ -31,7 +31,7 @@ from .common import (
     o,
     opts,
     parse_response,
-    read_request,
+    read_back,
     render,
     result_blocks,
     session_for,
@@ -107,7 +107,7 @@ def tool_result_texts(env: Env) -> Iterator[Outcome]:
         try:
             with capture_warnings():
                 wire = render(a, b.messages, TOOLS, opts(a))
-            back = read_request(a, wire.body, b.session_id)
+            back = read_back(a, wire, b.session_id)
         except Exception as exc:
             yield o(R.REPLAY_PRESERVED, s, "fail", "tool result texts", crash(exc), "supports_tools")
             continue
@@ -146,7 +146,7 @@ def _replay(src: Adapter, dst: Adapter, owner: AdapterUnderTest, pair: str) -> I
     yield from shape(owner, dst, pair, wire.body)
     back: list[Message] | None = None
     try:
-        read = read_request(dst, wire.body, conv[0]["session_id"])
+        read = read_back(dst, wire, conv[0]["session_id"])
         back = read.messages if read is not None else None
     except Exception as exc:
         yield o(R.REPLAY_PRESERVED, owner, "fail", pair, f"reading the wire back {crash(exc)}")

@@ -30,7 +30,7 @@ from .common import (
     non_json,
     o,
     parse_stream,
-    read_request,
+    read_recorded,
     recorded_selection,
     session_for,
     wire_api_of,
@@ -119,7 +119,7 @@ def _preflight(a: Adapter, it: Interaction) -> int | None:
     if not isinstance(it.request_body, dict):
         return None
     try:
-        parsed = read_request(a, it.request_body, "sess_preflight", url=it.uri)
+        parsed = read_recorded(a, it, "sess_preflight")
         return estimate_of(a, parsed) if parsed is not None else None
     except Exception:
         return None

@@ -52,7 +52,7 @@ from .common import (
     opts,
     parse_response,
     parse_stream,
-    read_request,
+    read_back,
     render,
     result_blocks,
     session_for,
@@ -162,7 +162,7 @@ def images(env: Env) -> Iterator[Outcome]:
             R.IMAGES_KEPT, s, "fail" if problems else "pass", "images on the wire", _image_reason(api, problems), cap
         )
         try:
-            back = read_request(a, wire.body, b.session_id)
+            back = read_back(a, wire, b.session_id)
         except Exception as exc:
             yield o(R.IMAGES_KEPT, s, "fail", "images read back", crash(exc), cap)
             continue
@@ -213,7 +213,7 @@ def _tool_result_image(s: AdapterUnderTest, a: Adapter, api: WireApi) -> Outcome
         if not on_wire:
             p = drop_problem(recs, "image", msg, a)
             return o(R.IMAGES_KEPT, s, "fail" if p else "pass", label, f"not on the wire and {p}" if p else "", cap)
-        back = read_request(a, wire.body, b.session_id)
+        back = read_back(a, wire, b.session_id)
     except Exception as exc:
         return o(R.IMAGES_KEPT, s, "fail", label, crash(exc), cap)
     problem = _same_image(image, on_wire[0] or {}, api) if len(on_wire) == 1 else f"{len(on_wire)} images on the wire"
@@ -278,7 +278,7 @@ def tool_errors(env: Env) -> Iterator[Outcome]:
         flags = [bool(x.value) for x in api.probes.tool_result_errors(wire.body)] if isinstance(wire.body, dict) else []
         problems = [] if flags == [True, False] else [f"{api.name} error flags {flags}, want [True, False]"]
         try:
-            back = read_request(a, wire.body, b.session_id)
+            back = read_back(a, wire, b.session_id)
         except Exception as exc:
             problems.append(f"reading back {crash(exc)}")
             back = None
