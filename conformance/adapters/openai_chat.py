@@ -46,6 +46,7 @@ from .base import (
     Message,
     ParsedRequest,
     RequestContext,
+    StreamCutError,
     StreamEvent,
     ToolDefinition,
     WireBody,
@@ -663,14 +664,14 @@ class _ChatStream:
         self.chunks = 0
         self.position = 0
 
-    def error(self, what: str) -> WireFormatError:
-        return WireFormatError(f"Chat Completions stream event {self.position}: {what}")
+    def error(self, what: str, cls: type[WireFormatError] = WireFormatError) -> WireFormatError:
+        return cls(f"Chat Completions stream event {self.position}: {what}")
 
-    def fail(self, what: str) -> Iterator[StreamEvent]:
+    def fail(self, what: str, cls: type[WireFormatError] = WireFormatError) -> Iterator[StreamEvent]:
         if self.started and not self.finished:
             self.finished = True
             yield self.complete("error", final=False)
-        raise self.error(what)
+        raise self.error(what, cls)
 
     def run(self, chunks: Iterable[bytes | str]) -> Iterator[StreamEvent]:
         done, done_at = False, 0
@@ -713,7 +714,13 @@ class _ChatStream:
                 return
         self.position += 1
         if not done and (self.stop_reason is None or self.usage is None):
-            yield from self.fail("stream ended before data: [DONE]")
+            lacks = ["a finish_reason"] if self.stop_reason is None else []
+            lacks += ["the usage chunk"] if self.stop_reason is not None else []
+            if self.chunks:
+                yield from self.start()  # what arrived is still a message (contract §6.5)
+            yield from self.fail(
+                f"stream ended before data: [DONE], without {', '.join(lacks)}: cut before its end", StreamCutError
+            )
         if not done:
             # the finish_reason and the usage chunk arrived ("an additional chunk will be
             # streamed before the data: [DONE] message", chat/create stream_options, which

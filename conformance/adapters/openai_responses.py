@@ -69,6 +69,7 @@ from .base import (
     ParsedRequest,
     RateLimitError,
     RequestContext,
+    StreamCutError,
     StreamEvent,
     ToolDefinition,
     WireBody,
@@ -896,7 +897,10 @@ class _ResponsesStream:
         yield from self.start()
         yield from self.close_open()
         yield self.complete("error")
-        raise self.fail("stream ended before response.completed, response.incomplete or response.failed")
+        raise StreamCutError(
+            f"Responses stream event {self.pos}: stream ended before response.completed, response.incomplete "
+            "or response.failed: cut before its end"
+        )
 
     def start(self) -> Iterator[StreamEvent]:
         if not self.started:

@@ -29,6 +29,7 @@ from .errors import (
     NetworkError,
     RateLimitError,
     ServerError,
+    StreamCutError,
     WireFormatError,
 )
 from .protocol import Block, Message, RequestContext, StreamEvent
@@ -108,8 +109,8 @@ def to_canonical_names(events: Iterable[StreamEvent]) -> list[StreamEvent]:
     return out
 
 
-def _located(exc: FramingError) -> WireFormatError:
-    return WireFormatError(exc.reason, event=exc.event, line=exc.line, offset=exc.offset)
+def _located(exc: FramingError, cls: type[WireFormatError] = WireFormatError) -> WireFormatError:
+    return cls(exc.reason, event=exc.event, line=exc.line, offset=exc.offset)
 
 
 def provider_stream_error(exc: ProviderStreamError) -> AdapterError:
@@ -129,9 +130,24 @@ def provider_stream_error(exc: ProviderStreamError) -> AdapterError:
 
 def framed_events(framing: Framing, chunks: Iterable[bytes | str]) -> Iterator[JsonEvent]:
     """The JSON events of a stream in any registered framing; a framing error is a located
-    WireFormatError, a provider's error frame the error of its class (contract §6.1)."""
+    WireFormatError (a `StreamCutError` when the body stops inside a frame: the decoder
+    refuses only at its end), a provider's error frame the error of its class (contract §6.1)."""
+    dec = framing.decoder()
+
+    def events(frames: Iterable[Any]) -> Iterator[JsonEvent]:
+        for frame in frames:
+            ev = framing.to_json(frame)
+            if ev is not None:
+                yield ev
+
     try:
-        yield from json_events(framing, chunks)
+        for chunk in chunks:
+            yield from events(dec.feed(chunk))
+        try:
+            tail = dec.close()
+        except FramingError as exc:
+            raise _located(exc, StreamCutError) from None
+        yield from events(tail)
     except FramingError as exc:
         raise _located(exc) from None
     except ProviderStreamError as exc:

@@ -7,6 +7,10 @@ reason). They ship in the wheel with the canonical schemas (`schemas/` is force-
 as `conformance/_schemas`), are loaded offline into one `referencing` registry per API
 (cross-file `$ref`s resolve by `$id`, nothing is fetched) and validated by the core's
 `SchemaValidator`, so errors carry the same JSON pointers as every other finding.
+
+`validator` is strict: it is what the suite (TC104) judges rendered requests with.
+`reader` reads recorded bodies: strict first, then tolerating the departures the schema
+annotates with `x-tolerate` (`wire.tolerance`), each reported by the caller as a warning.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from pathlib import Path
 from ..core.schema_validation import SchemaValidator
 from ..core.schemas import SchemaSet, load_set, schema_root
 from .api import WireApi
+from .tolerance import TolerantReader
 
 KINDS = ("request", "response", "stream-event", "error")
 
@@ -58,6 +63,26 @@ def validator(api: WireApi, kind: str) -> SchemaValidator | None:
     if s is None or f"{kind}.json" not in s.documents:
         return None
     return _validator(folder, f"{kind}.json")
+
+
+@functools.cache
+def _reader(folder: Path, file: str) -> TolerantReader:
+    s = _set_at(folder)
+    assert s is not None
+    return TolerantReader(s, file)
+
+
+def reader(api: WireApi, kind: str) -> TolerantReader | None:
+    """A reader of recorded `kind` bodies of `api` that tolerates the schema's annotated
+    departures (`x-tolerate`), or None without that schema. Never for judging what an
+    adapter renders: that is `validator`'s."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown wire schema kind {kind!r} (known: {', '.join(KINDS)})")
+    folder = folder_for(api)
+    s = _set_at(folder)
+    if s is None or f"{kind}.json" not in s.documents:
+        return None
+    return _reader(folder, f"{kind}.json")
 
 
 def missing_reason(api: WireApi, kind: str) -> str:
