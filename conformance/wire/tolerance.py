@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,7 +71,7 @@ class Departure:
     reason: str  # the annotation's sentence
 
     def describe(self) -> str:
-        shown = "absent" if self.departure == "missing" else _short(self.value)
+        shown = "absent" if self.departure == "missing" else f"the server sent {_short(self.value)}"
         why = f"; {self.reason}" if self.reason else ""
         return f"{self.pointer or '/'}: {shown} ({self.rule}): tolerated{why}"
 
@@ -208,6 +209,9 @@ class TolerantReader:
         self._schemas = schemas
         self._root = root
         self.annotations = annotations_of(schemas, root)
+        # the titles a message may start with (the root's, a union branch's): stripped off
+        # a rule, which names the field by its pointer already
+        self._titles = sorted(set(_titles(schemas.documents)), key=len, reverse=True)
 
     @functools.cached_property
     def tolerant(self) -> SchemaValidator:
@@ -231,7 +235,9 @@ class TolerantReader:
         else:
             kind = json_type(at)
         reason = next((a.departures[kind] for a in self.annotations if kind in a.departures and a.matches(tokens)), "")
-        rule = error.message.split(": ", 1)[-1]
+        rule = next(
+            (error.message[len(t) + 2 :] for t in self._titles if error.message.startswith(t + ": ")), error.message
+        )
         return Departure(error.pointer, at if found else None, kind, rule, reason)
 
     def tolerates(self, path: tuple[str, ...], departure: str) -> str | None:
@@ -243,6 +249,19 @@ class TolerantReader:
         )
 
 
+def _titles(value: Any) -> Iterator[str]:
+    if isinstance(value, dict):
+        if isinstance(value.get("title"), str):
+            yield value["title"]
+        for k, v in value.items():
+            if k not in _DATA:
+                yield from _titles(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _titles(v)
+
+
 def _short(value: Any, limit: int = 60) -> str:
-    text = repr(value)
+    """A value as JSON (what the server sent), cut at `limit` characters."""
+    text = json.dumps(value, ensure_ascii=False, default=repr)
     return text if len(text) <= limit else text[: limit - 3] + "..."
