@@ -380,6 +380,8 @@ def parse(
                 raise
             if isinstance(exc, StreamCutError):
                 cut = str(exc)  # the adapter names what it waited for
+            elif isinstance(exc, WireFormatError) and cut is None:
+                raise  # the adapter refuses the bytes (the event it names): not the provider's error
             elif cut is None:
                 error = exc
         check_event_sequence(events)

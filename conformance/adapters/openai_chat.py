@@ -982,7 +982,7 @@ class _ChatStream:
                 wi = self.open_key
             else:
                 raise _Malformed("a tool call delta without index nor id continues no call")
-        elif not isinstance(wi, int) or isinstance(wi, bool) or wi < 0:
+        elif key is None and (not isinstance(wi, int) or isinstance(wi, bool) or wi < 0):
             raise _Malformed(f"tool call index {wi!r} is not a non-negative integer")
         fn = call.get("function") or {}
         k = self.calls.get(wi)

@@ -110,7 +110,11 @@ def _relax_node(node: dict[str, Any]) -> dict[str, Any]:
         if values is not None and "type" not in out:
             out["type"] = sorted({json_type(v) for v in values})
     extra = [t for t in JSON_TYPES if t in marks]
-    if extra:
+    if extra and isinstance(out.get("type"), str | list) and not {"enum", "const"} & set(out):
+        # the type widened in place: errors of another type still read "expected ..."
+        have = [out["type"]] if isinstance(out["type"], str) else list(out["type"])
+        out["type"] = [*have, *(t for t in extra if t not in have)]
+    elif extra:
         out = {"anyOf": [out, {"type": extra[0] if len(extra) == 1 else extra}]}
     return out
 
@@ -222,7 +226,10 @@ class TolerantReader:
             return Reading(None)
         if not self.annotations or not self.tolerant.is_valid(value):
             errors = (self.tolerant if self.annotations else self.strict).errors(value)
-            return Reading(errors[0] if errors else SchemaError("", f"{self.strict.title}: invalid", "?"))
+            first = errors[0] if errors else SchemaError("", f"{self.strict.title}: invalid", "?")
+            # named by the documented rule (the strict schema's) where one is broken there
+            strict = [e for e in self.strict.errors(value) if e.pointer == first.pointer] if self.annotations else []
+            return Reading(strict[0] if strict else first)
         return Reading(None, tuple(self._departure(value, e) for e in self.strict.errors(value)))
 
     def _departure(self, value: Any, error: SchemaError) -> Departure:
