@@ -160,6 +160,7 @@ class OpenAIChatAdapter(CancellableStreams, BaseAdapter):
         system = self.system_to_wire(messages)
         if system is not None:
             out.append(system)
+        legacy: dict[str, str] = {}  # provider id of a deprecated `function_call` -> its name
         for m in messages:
             role = m.get("role")
             if role == "system":
@@ -171,13 +172,14 @@ class OpenAIChatAdapter(CancellableStreams, BaseAdapter):
             }.get(str(role))
             if wire is None:
                 continue
-            out.extend(self.restyle(m, w) for w in wire(m))
+            out.extend(self.restyle(m, w, legacy) for w in wire(m))
         return out
 
-    def restyle(self, message: Message, wire: WireBody) -> WireBody:
+    def restyle(self, message: Message, wire: WireBody, legacy: dict[str, str]) -> WireBody:
         """A rendered message back in the form its reading recorded (`provider_raw`): the
         calls of custom tools (`type: custom`, free-text `custom.input`), the deprecated
-        `function_call` of an assistant message and its `role: function` answer."""
+        `function_call` of an assistant message, and the `role: function` message that
+        answers it (chat/create: "Deprecated", `{role: function, name, content}`)."""
         raw = self.own_raw(message)
         customs = set(raw.get("custom_tool_calls") or ())
         calls = wire.get("tool_calls")
@@ -187,9 +189,14 @@ class OpenAIChatAdapter(CancellableStreams, BaseAdapter):
             fn = calls[0].get("function") or {}
             del wire["tool_calls"]
             wire["function_call"] = {"name": fn.get("name"), "arguments": fn.get("arguments")}
-        name = raw.get("function_name")
-        if isinstance(name, str) and wire.get("role") == "tool":
-            wire = {"role": "function", "name": name, "content": wire.get("content")}
+            legacy[str(calls[0].get("id"))] = str(fn.get("name"))
+        answered = (
+            legacy.get(str(wire.get("tool_call_id"))) or raw.get("function_name")
+            if wire.get("role") == "tool"
+            else None
+        )
+        if isinstance(answered, str):
+            wire = {"role": "function", "name": answered, "content": wire.get("content")}
         return wire
 
     def system_to_wire(self, messages: list[Message]) -> WireBody | None:
