@@ -22,7 +22,7 @@ import pytest
 from reader_turns import Turn, _frame, stream
 
 from conformance.adapters import RequestContext, debug, registry
-from conformance.adapters.base import StreamCutError
+from conformance.adapters.base import StreamCutError, WireFormatError
 from conformance.suite.capture import capture_warnings
 
 TURN = Turn(thinking=[], texts=["Hello there"], tools=[])
@@ -147,6 +147,6 @@ def test_a_bedrock_stream_cut_inside_a_frame() -> None:
 
 def test_nothing_arrived_is_refused_not_read() -> None:
     """A stream cut before its first event carries nothing to read: a located refusal."""
-    with pytest.raises(Exception, match="cut before its end|no server-sent event"):
+    with pytest.raises(WireFormatError, match=r"cut before its end|no server-sent event"):
         debug.parse(registry.load("anthropic"), b"event: message_start\n", stream=True)
     assert _frame("messageStart", {"role": "assistant"})  # the helper encodes a frame

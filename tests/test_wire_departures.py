@@ -416,3 +416,35 @@ def test_a_streamed_responses_custom_tool_call_reads_whole(caplog):
     assert [e for e in parsed.events if e["type"] == "tool_use_input_delta"] == []
     end = next(e for e in parsed.events if e["type"] == "tool_use_end")
     assert end["final_input"] == {"input": "print(1)"}
+
+
+# -- the cassettes of these classes, replayed by the suite --------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("adapter", "folder", "rules"),
+    [
+        (
+            "openai-chat",
+            "openai-chat-issue37",
+            ("TC101", "TC102", "TC302", "TC305", "TC601", "TC606", "TC609", "TC802"),
+        ),
+        ("openai-responses", "openai-responses-issue37", ("TC101", "TC102", "TC601", "TC606", "TC802")),
+    ],
+)
+def test_the_reference_adapters_pass_conform_on_issue_37s_cassettes(adapter, folder, rules, tmp_path, capsys):
+    """Written from the docs (cassettes/openai-chat-issue37/_author.py): every check passes,
+    and the checks that read what these replies carry ran on them (more cases than without)."""
+    from conformance.cli import main  # function-level: the CLI only for this test
+
+    def run(cassettes: Path) -> dict[str, dict[str, Any]]:
+        rc = main(["conform", adapter, "--cassettes", str(cassettes), "--no-samples", "-o", "json"])
+        report = json.loads(capsys.readouterr().out)
+        results = {r["rule"]: r for r in report["results"] if r["adapter"] == adapter}
+        failed = {k: r["reasons"][:2] for k, r in results.items() if r["status"] not in ("pass", "skip")}
+        assert rc == 0 and not failed, failed
+        return results
+
+    with_them, without = run(ROOT / "cassettes" / folder), run(tmp_path)
+    more = {r: with_them[r]["cases_run"] - without[r]["cases_run"] for r in rules}
+    assert all(n > 0 for n in more.values()), more

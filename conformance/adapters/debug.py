@@ -377,6 +377,15 @@ def parse(
             # contract §6.5: an error mid-stream ends with `message_complete` (stop_reason
             # error, the partial content), then the error: both are what the wire said
             if not events or to_canonical_names(events[-1:])[0].get("type") != "message_complete":
+                if cut is not None and isinstance(exc, WireFormatError):
+                    # the record says the stream was cut; the adapter made no partial message of it
+                    raise WireFormatError(
+                        f"stream cut before its end: {cut}; the adapter ended it without contract §6.5's "
+                        f"message_complete: {exc}",
+                        event=exc.event,
+                        line=exc.line,
+                        offset=exc.offset,
+                    ) from None
                 raise
             if isinstance(exc, StreamCutError):
                 cut = str(exc)  # the adapter names what it waited for

@@ -1,18 +1,25 @@
 """Authoring helper for issue 37's cassettes (hand-written bodies; imports no adapter).
 
+These folders (`openai-chat-issue37/`, `openai-responses-issue37/`) are not any adapter's
+default cassettes: `turnspec conform openai-chat --cassettes cassettes/openai-chat-issue37`
+replays them (tests/test_wire_departures.py does, for both reference adapters), and the
+samples measurement reads them with the rest of `cassettes/`. The third-party adapters and
+bridges this repository tests replay `openai-chat/` and `openai-responses/`, and none of them
+reads custom tools or the deprecated functions API yet.
+
 Written by hand, each from what its server documents, with the one departure issue 37's
 recorded traffic shows beside it where the server departs from OpenAI's reference:
 
-- `openai-chat/custom_tools.yaml`: GPT-5 custom tools (function-calling guide, "Custom
+- `openai-chat-issue37/custom_tools.yaml`: GPT-5 custom tools (function-calling guide, "Custom
   tools": `tools: [{"type": "custom", "custom": {name, description}}]`; the call is
   `{"id", "type": "custom", "custom": {"name", "input"}}` with free-text `input`, chat/object),
   then the next turn sending the call and its `role: tool` result back.
-- `openai-chat/legacy_functions.yaml`: the deprecated functions API (chat/create:
+- `openai-chat-issue37/legacy_functions.yaml`: the deprecated functions API (chat/create:
   `functions` "Deprecated in favor of tools", `function_call`; chat/object: `message.
   function_call: {name, arguments}` "Deprecated and replaced by tool_calls",
   `finish_reason: function_call`), streamed as `delta.function_call` fragments, then the
   next turn with the `role: function` answer.
-- `openai-chat/compatible_departures.yaml`: a reply whose `finish_reason` is Together AI's
+- `openai-chat-issue37/compatible_departures.yaml`: a reply whose `finish_reason` is Together AI's
   `eos` (reported in openai/openai-dotnet#267 and vibrantlabsai/ragas#1548 against
   api.together.xyz); a stream asked for `n: 2` (chat/create `n`: "How many chat completion
   choices to generate"; each chunk's choice carries its `index`); and, from issue 37's
@@ -20,12 +27,12 @@ recorded traffic shows beside it where the server departs from OpenAI's referenc
   address): chunks without `id` whose `usage.completion_tokens` is null in every chunk, a
   `finish_reason: tool_calls` after each of two parallel calls, a reply whose `content` is
   one text part object.
-- `openai-responses/custom_tools.yaml`: the Responses API's custom tools (a `custom` tool,
+- `openai-responses-issue37/custom_tools.yaml`: the Responses API's custom tools (a `custom` tool,
   the `custom_tool_call` output item with `call_id`, `name`, `input`; streamed as
   `response.custom_tool_call_input.delta`/`.done`), then the `custom_tool_call_output`.
 
 Token counts are invented (every response says `x-turnspec-synthetic: true`).
-Run from the checkout root: .venv/bin/python cassettes/openai-chat/_author_issue37.py
+Run from the checkout root: .venv/bin/python cassettes/openai-chat-issue37/_author.py
 """
 
 from __future__ import annotations
@@ -64,7 +71,9 @@ def interaction(uri: str, request: dict[str, Any], body: dict[str, Any] | str) -
 
 
 def write(path: Path, interactions: list[dict[str, Any]]) -> None:
-    text = yaml.safe_dump({"interactions": interactions, "version": 1}, sort_keys=False, allow_unicode=True, width=10**6)
+    text = yaml.safe_dump(
+        {"interactions": interactions, "version": 1}, sort_keys=False, allow_unicode=True, width=10**6
+    )
     path.write_text(text, encoding="utf-8")
 
 
@@ -78,7 +87,9 @@ def completion(cid: str, model: str, message: dict[str, Any], finish: str, use: 
         "object": "chat.completion",
         "created": 1754000000,
         "model": model,
-        "choices": [{"index": 0, "message": {"role": "assistant", **message}, "finish_reason": finish, "logprobs": None}],
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", **message}, "finish_reason": finish, "logprobs": None}
+        ],
         "usage": use,
     }
 
@@ -105,12 +116,22 @@ def sse(events: list[dict[str, Any]], *, done: bool = True, named: bool = False)
 
 CODE_EXEC = {"type": "custom", "custom": {"name": "code_exec", "description": "Executes arbitrary Python code."}}
 ASK = {"role": "user", "content": "Use the code_exec tool to print hello world to the console."}
-CUSTOM_CALL = {"id": "call_CustomAbCdEf123", "type": "custom", "custom": {"name": "code_exec", "input": 'print("hello world")'}}
+CUSTOM_CALL = {
+    "id": "call_CustomAbCdEf123",
+    "type": "custom",
+    "custom": {"name": "code_exec", "input": 'print("hello world")'},
+}
 
 
 def custom_tools() -> list[dict[str, Any]]:
     first = {"model": "gpt-5", "messages": [ASK], "tools": [CODE_EXEC]}
-    reply = completion("chatcmpl-Custom01", "gpt-5-2025-08-07", {"content": None, "tool_calls": [CUSTOM_CALL]}, "tool_calls", usage(62, 18))
+    reply = completion(
+        "chatcmpl-Custom01",
+        "gpt-5-2025-08-07",
+        {"content": None, "tool_calls": [CUSTOM_CALL]},
+        "tool_calls",
+        usage(62, 18),
+    )
     then = {
         "model": "gpt-5",
         "messages": [
@@ -120,7 +141,9 @@ def custom_tools() -> list[dict[str, Any]]:
         ],
         "tools": [CODE_EXEC],
     }
-    answer = completion("chatcmpl-Custom02", "gpt-5-2025-08-07", {"content": "It printed: hello world"}, "stop", usage(95, 9))
+    answer = completion(
+        "chatcmpl-Custom02", "gpt-5-2025-08-07", {"content": "It printed: hello world"}, "stop", usage(95, 9)
+    )
     return [interaction(CHAT, first, reply), interaction(CHAT, then, answer)]
 
 
@@ -141,12 +164,30 @@ FN_CALL = {"name": "get_current_weather", "arguments": '{"location": "Boston, MA
 
 def legacy_functions() -> list[dict[str, Any]]:
     ask = {"model": "gpt-3.5-turbo-0613", "messages": [BOSTON], "functions": [WEATHER_FN], "function_call": "auto"}
-    reply = completion("chatcmpl-Legacy01", "gpt-3.5-turbo-0613", {"content": None, "function_call": FN_CALL}, "function_call", usage(82, 18))
+    reply = completion(
+        "chatcmpl-Legacy01",
+        "gpt-3.5-turbo-0613",
+        {"content": None, "function_call": FN_CALL},
+        "function_call",
+        usage(82, 18),
+    )
     model = "gpt-3.5-turbo-0613"
     frags = ['{"location"', ': "Boston', ', MA"}']
     streamed = sse(
         [
-            chunk("chatcmpl-Legacy02", model, [choice({"role": "assistant", "content": None, "function_call": {"name": FN_CALL["name"], "arguments": ""}})]),
+            chunk(
+                "chatcmpl-Legacy02",
+                model,
+                [
+                    choice(
+                        {
+                            "role": "assistant",
+                            "content": None,
+                            "function_call": {"name": FN_CALL["name"], "arguments": ""},
+                        }
+                    )
+                ],
+            ),
             *[chunk("chatcmpl-Legacy02", model, [choice({"function_call": {"arguments": f}})]) for f in frags],
             chunk("chatcmpl-Legacy02", model, [choice({}, "function_call")]),
             chunk("chatcmpl-Legacy02", model, [], usage(82, 18)),
@@ -158,7 +199,11 @@ def legacy_functions() -> list[dict[str, Any]]:
         "messages": [
             BOSTON,
             {"role": "assistant", "content": None, "function_call": FN_CALL},
-            {"role": "function", "name": "get_current_weather", "content": '{"temperature": "72", "unit": "fahrenheit"}'},
+            {
+                "role": "function",
+                "name": "get_current_weather",
+                "content": '{"temperature": "72", "unit": "fahrenheit"}',
+            },
         ],
         "functions": [WEATHER_FN],
     }
@@ -175,8 +220,20 @@ CAPITAL = {"role": "user", "content": "What is the capital of France?"}
 
 def compatible_departures() -> list[dict[str, Any]]:
     together = {"model": "meta-llama/Llama-3.3-70B-Instruct-Turbo", "messages": [CAPITAL]}
-    eos = completion("o7Mj8GX-2j9zxn-8e5a1b2c3d4e5f60", together["model"], {"content": "The capital of France is Paris."}, "eos", usage(45, 8))
-    ask_n = {"model": "gpt-4o-mini", "messages": [CAPITAL], "n": 2, "stream": True, "stream_options": {"include_usage": True}}
+    eos = completion(
+        "o7Mj8GX-2j9zxn-8e5a1b2c3d4e5f60",
+        together["model"],
+        {"content": "The capital of France is Paris."},
+        "eos",
+        usage(45, 8),
+    )
+    ask_n = {
+        "model": "gpt-4o-mini",
+        "messages": [CAPITAL],
+        "n": 2,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
     m = "gpt-4o-mini-2024-07-18"
     two = sse(
         [
@@ -223,13 +280,21 @@ def compatible_departures() -> list[dict[str, Any]]:
             chunk("chatcmpl-Rep", local, [], usage(160, 44)),
         ]
     )
-    obj = completion("chatcmpl-Obj", local, {"content": {"type": "text", "text": "The capital of France is Paris."}}, "stop", usage(14, 8))
+    obj = completion(
+        "chatcmpl-Obj",
+        local,
+        {"content": {"type": "text", "text": "The capital of France is Paris."}},
+        "stop",
+        usage(14, 8),
+    )
     return [
         interaction(TOGETHER, together, eos),
         interaction(CHAT, ask_n, two),
         interaction(LOCAL, ask_stream, no_id),
         interaction(LOCAL, ask_tools, repeated),
-        interaction(LOCAL, {"model": local, "messages": [{"role": "user", "content": "Name the capital of France."}]}, obj),
+        interaction(
+            LOCAL, {"model": local, "messages": [{"role": "user", "content": "Name the capital of France."}]}, obj
+        ),
     ]
 
 
@@ -271,7 +336,12 @@ def responses_custom_tools() -> list[dict[str, Any]]:
             {"type": "response.custom_tool_call_input.delta", "output_index": 0, "item_id": R_CALL["id"], "delta": d}
             for d in ("print(", '"hello', ' world")')
         ],
-        {"type": "response.custom_tool_call_input.done", "output_index": 0, "item_id": R_CALL["id"], "input": R_CALL["input"]},
+        {
+            "type": "response.custom_tool_call_input.done",
+            "output_index": 0,
+            "item_id": R_CALL["id"],
+            "input": R_CALL["input"],
+        },
         {"type": "response.output_item.done", "output_index": 0, "item": R_CALL},
         {"type": "response.completed", "response": response("resp_Custom02", "completed", [R_CALL], 62, 18)},
     ]
@@ -304,4 +374,4 @@ if __name__ == "__main__":
     write(HERE / "custom_tools.yaml", custom_tools())
     write(HERE / "legacy_functions.yaml", legacy_functions())
     write(HERE / "compatible_departures.yaml", compatible_departures())
-    write(HERE.parent / "openai-responses" / "custom_tools.yaml", responses_custom_tools())
+    write(HERE.parent / "openai-responses-issue37" / "custom_tools.yaml", responses_custom_tools())
