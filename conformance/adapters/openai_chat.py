@@ -621,33 +621,8 @@ class OpenAIChatAdapter(CancellableStreams, BaseAdapter):
                 }
                 raw["function_name"] = name
                 out.append(_message(sid, "tool", [result], raw, self.name, {"parent_tool_use_id": cid}))
-        tools: list[ToolDefinition] = []
-        native: list[Mapping[str, Any]] = []
-        tool_extras: dict[str, Any] = {}
-        functions = body.get("functions")
-        legacy_tools = not any(isinstance(t, dict) and t.get("type") == "function" for t in body.get("tools") or [])
-        legacy_tools = legacy_tools and isinstance(functions, list) and bool(functions)
-        # the deprecated `functions` ("Deprecated in favor of tools"): function tools all the same
-        wrapped = [{"type": "function", "function": f} for f in functions or []] if legacy_tools else []
-        for t in [*wrapped, *(body.get("tools", []) or [])]:
-            fn = t.get("function") if t.get("type") == "function" else None
-            if isinstance(fn, dict) and "name" in fn:
-                tools.append(
-                    {
-                        "name": fn["name"],
-                        "description": fn.get("description", ""),
-                        "input_schema": fn.get("parameters") or {"type": "object", "properties": {}},
-                        "side_effects": "execute",
-                    }
-                )
-                extra = {k: v for k, v in fn.items() if k not in ("name", "description", "parameters")}
-                if extra:
-                    tool_extras[fn["name"]] = extra
-            else:
-                native.append(t)
-        opt_raw: dict[str, Any] = {"tool_extras": tool_extras} if tool_extras else {}
-        if legacy_tools:
-            opt_raw["functions"] = True
+        tools, native, opt_raw = self.tools_from_wire(body)
+        legacy_tools = opt_raw.get("functions") is True
         output_schema = None
         rf = body.get("response_format")
         if isinstance(rf, dict) and rf.get("type") == "json_schema" and isinstance(rf.get("json_schema"), dict):
@@ -684,6 +659,39 @@ class OpenAIChatAdapter(CancellableStreams, BaseAdapter):
                 provider_raw={self.name: opt_raw} if opt_raw else {},
             ),
         )
+
+    def tools_from_wire(self, body: WireBody) -> tuple[list[ToolDefinition], list[Mapping[str, Any]], dict[str, Any]]:
+        """A request's function tools (canonical definitions), its other tools (kept as
+        provider tools) and the `provider_raw` that renders them back: each function's extra
+        members, and whether they came as the deprecated `functions` ("Deprecated in favor
+        of tools", chat/create), function tools all the same."""
+        tools: list[ToolDefinition] = []
+        native: list[Mapping[str, Any]] = []
+        tool_extras: dict[str, Any] = {}
+        functions = body.get("functions")
+        legacy = not any(isinstance(t, dict) and t.get("type") == "function" for t in body.get("tools") or [])
+        legacy = legacy and isinstance(functions, list) and bool(functions)
+        wrapped = [{"type": "function", "function": f} for f in functions or []] if legacy else []
+        for t in [*wrapped, *(body.get("tools", []) or [])]:
+            fn = t.get("function") if t.get("type") == "function" else None
+            if isinstance(fn, dict) and "name" in fn:
+                tools.append(
+                    {
+                        "name": fn["name"],
+                        "description": fn.get("description", ""),
+                        "input_schema": fn.get("parameters") or {"type": "object", "properties": {}},
+                        "side_effects": "execute",
+                    }
+                )
+                extra = {k: v for k, v in fn.items() if k not in ("name", "description", "parameters")}
+                if extra:
+                    tool_extras[fn["name"]] = extra
+            else:
+                native.append(t)
+        opt_raw: dict[str, Any] = {"tool_extras": tool_extras} if tool_extras else {}
+        if legacy:
+            opt_raw["functions"] = True
+        return tools, native, opt_raw
 
     def image_from_wire(self, image_url: Mapping[str, Any], session_id: str = "") -> Block:
         """A base64 `data:` URL reads back as a base64 image (RFC 2397; parameters allowed).
