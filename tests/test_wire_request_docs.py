@@ -17,7 +17,7 @@ from conformance.wire import registry
 from conformance.wire import schemas as wire_schemas
 
 ROOT = Path(__file__).resolve().parents[1]
-WALKED = ("anthropic-messages", "openai-chat", "openai-responses")
+WALKED = ("anthropic-messages", "openai-chat", "openai-responses", "gemini")
 
 
 def _errors(api: str, body: dict[str, Any]) -> list[str]:
@@ -142,3 +142,20 @@ def test_every_added_field_carries_its_doc_sentence(folder):
     assert missing == []
     tool = doc["$defs"]["custom_tool"]["properties"] if folder == "anthropic-messages" else {}
     assert folder != "anthropic-messages" or "eager input streaming" in tool["eager_input_streaming"]["description"]
+
+
+def test_gemini_generation_config_fields_of_the_docs():
+    ask = {"contents": [{"role": "user", "parts": [{"text": "Hi"}]}]}
+    config = {
+        "presencePenalty": 0.5,
+        "frequencyPenalty": 0.2,
+        "responseLogprobs": True,
+        "logprobs": 3,
+        "enableEnhancedCivicAnswers": False,
+        "mediaResolution": "MEDIA_RESOLUTION_LOW",
+    }
+    assert _errors("gemini-generate-content", {**ask, "generationConfig": config}) == []
+    assert _errors("gemini-generate-content", {**ask, "generationConfig": {"presencePenalty": "high"}})
+    doc = json.loads((ROOT / "schemas" / "wire" / "gemini" / "request.json").read_text(encoding="utf-8"))
+    fields = doc["$defs"]["generation_config"]["properties"]
+    assert all(fields[k]["description"].startswith("Optional.") for k in config)
