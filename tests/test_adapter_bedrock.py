@@ -32,6 +32,7 @@ from conformance.adapters.base import (
     RateLimitError,
     RequestContext,
     ServerError,
+    StreamCutError,
     WireFormatError,
     WireResponse,
     is_canonical_tool_id,
@@ -385,9 +386,19 @@ def test_a_broken_crc_or_a_cut_frame_is_a_located_wire_format_error():
     with pytest.raises(WireFormatError, match=r"CRC32") as e:
         list(BedrockAdapter().stream_response([bytes(body)], ctx()))
     assert e.value.offset == first + struct.unpack(">I", body[first : first + 4])[0] - 4  # its message CRC
-    cut = own("text.yaml", 1).response_body[:-5]
-    with pytest.raises(WireFormatError, match="truncated"):
-        list(BedrockAdapter().stream_response([cut], ctx()))
+    # cut inside a frame before messageStop: contract §6.5's partial message, then the error
+    # (cut inside the last frame, metadata, after messageStop: read with a WARN line, below)
+    cut = own("text.yaml", 1).response_body[: first + 20]
+    events = []
+    with pytest.raises(StreamCutError, match="truncated"):
+        for ev in BedrockAdapter().stream_response([cut], ctx()):
+            events.append(ev)
+    assert events[-1]["type"] == "message_complete" and events[-1]["stop_reason"] == "error"
+    whole = list(BedrockAdapter().stream_response([own("text.yaml", 1).response_body], ctx()))[-1]
+    assert (
+        list(BedrockAdapter().stream_response([own("text.yaml", 1).response_body[:-5]], ctx()))[-1]["final_content"]
+        == whole["final_content"]
+    )
     with pytest.raises(WireFormatError, match="binary framing got text"):
         list(BedrockAdapter().stream_response(["text"], ctx()))
 

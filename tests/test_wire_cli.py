@@ -101,7 +101,6 @@ _END = [
     ("name", "text", "where"),
     [
         ("done-only", "data: [DONE]\n\n", "cut before its end"),
-        ("cut", _sse(_START, *_BLOCK), "cut before its end"),
         ("after-stop", _sse(_START, *_BLOCK, *_END, *_BLOCK), "event 6, line 19: an event after the stream's closing"),
         ("second-start", _sse(_START, _START, *_BLOCK, *_END), "event 1, line 4: a second opening event"),
         ("json-body", json.dumps({"type": "message", "content": []}), "no server-sent event"),
@@ -118,6 +117,19 @@ def test_parse_refuses_malformed_streams_with_their_position(tmp_path, capsys, n
     assert main(["wire", "parse", "-a", "anthropic", "--stream", str(p)]) == 1
     out, err = capsys.readouterr()
     assert out == "" and err.startswith(f"turnspec: {p}: ") and where in err and "Traceback" not in err
+
+
+def test_parse_reads_a_cut_stream_as_partial_naming_what_is_missing(tmp_path, capsys):
+    """Issue 41: a stream cut before its stop reason is read, as a partial message
+    (canonical §4.3), with a warning naming what never arrived; it was refused whole."""
+    p = tmp_path / "cut.txt"
+    p.write_text(_sse(_START, *_BLOCK), encoding="utf-8")
+    assert main(["wire", "parse", "-a", "anthropic", "--stream", str(p)]) == 0
+    out, err = capsys.readouterr()
+    message = json.loads(out.splitlines()[-1])
+    assert message["metadata"]["status"] == "partial" and message["content"] == [{"type": "text", "text": "Hi"}]
+    assert json.loads(out.splitlines()[-2])["stop_reason"] == "error"  # contract §6.5's partial message
+    assert "cut before its end" in err and "before message_stop, with block(s) [0] open" in err
 
 
 def test_parse_accepts_the_well_formed_stream(tmp_path, capsys):

@@ -37,6 +37,7 @@ from .errors import (
     NetworkError,
     RateLimitError,
     ServerError,
+    StreamCutError,
     WireFormatError,
     error_for_status,
 )
@@ -91,6 +92,7 @@ __all__ = [
     "ServerError",
     "SseDecoder",
     "SseEvent",
+    "StreamCutError",
     "StreamEvent",
     "ToolDefinition",
     "ToolIdMap",

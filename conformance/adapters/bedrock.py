@@ -55,6 +55,7 @@ from .base import (
     Message,
     ParsedRequest,
     RequestContext,
+    StreamCutError,
     StreamEvent,
     ToolDefinition,
     WireBody,
@@ -749,6 +750,11 @@ class _BedrockStream:
                 ev = next(events)
             except StopIteration:
                 break
+            except StreamCutError as exc:  # the body stops inside a frame
+                if self.stop_reason is not None:
+                    break  # after messageStop: read as ended (below)
+                yield from self.fail_with(exc, with_error_event=False)
+                return
             except AdapterError as exc:  # an exception frame or a broken frame
                 yield from self.fail_with(exc)
                 return
@@ -770,15 +776,21 @@ class _BedrockStream:
                 return
         if not self.done:
             if self.stop_reason is not None:  # metadata never came: the turn itself ended
+                # ConverseStream: metadata carries the usage and metrics only, after messageStop
+                self.a.log.warning(
+                    "%s: stream ended after messageStop without its metadata event (usage)",
+                    self.a.name,
+                    extra={"event": "metadata_missing", "adapter": self.a.name, "session_id": self.ctx.session_id},
+                )
                 self.done = True
                 yield from self.close_all()
                 yield self.complete(self.stop_reason)
             else:
-                yield from self.fail("stream ended before messageStop")
+                yield from self.fail("ended before messageStop (and its metadata): cut before its end", StreamCutError)
 
-    def fail(self, what: str) -> Iterator[StreamEvent]:
+    def fail(self, what: str, cls: type[WireFormatError] = WireFormatError) -> Iterator[StreamEvent]:
         """Contract §6.5: close with message_complete(stop_reason=error), then raise."""
-        exc = WireFormatError(f"Bedrock stream {what}", event=self.position, offset=self.offset)
+        exc = cls(f"Bedrock stream {what}", event=self.position, offset=self.offset)
         yield from self.fail_with(exc, with_error_event=False)
 
     def fail_with(self, exc: AdapterError, *, with_error_event: bool = True) -> Iterator[StreamEvent]:

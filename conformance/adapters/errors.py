@@ -105,6 +105,16 @@ class WireFormatError(AdapterError):
         return ", ".join(p for p in parts if p)
 
 
+class StreamCutError(WireFormatError):
+    """A stream that ended before its end: no stop reason (and no closing event) arrived.
+
+    Raised after contract §6.5's `message_complete` (stop_reason `error`, the partial
+    content): what arrived is read, and the message says what is missing, so `wire parse`
+    prints a `partial` message (canonical §4.3: its streaming never completed) with a
+    warning instead of refusing the bytes.
+    """
+
+
 class CriticalBlockError(InvalidRequestError):
     """A block the provider cannot carry was marked critical, so the request fails (§4.2.2, §7.3).
 

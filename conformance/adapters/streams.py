@@ -27,6 +27,7 @@ from .errors import (
     NetworkError,
     RateLimitError,
     ServerError,
+    StreamCutError,
     WireFormatError,
 )
 from .protocol import Block, Message, RequestContext, StreamEvent
@@ -106,8 +107,8 @@ def to_canonical_names(events: Iterable[StreamEvent]) -> list[StreamEvent]:
     return out
 
 
-def _located(exc: FramingError) -> WireFormatError:
-    return WireFormatError(exc.reason, event=exc.event, line=exc.line, offset=exc.offset)
+def _located(exc: FramingError, cls: type[WireFormatError] = WireFormatError) -> WireFormatError:
+    return cls(exc.reason, event=exc.event, line=exc.line, offset=exc.offset)
 
 
 def provider_stream_error(exc: ProviderStreamError, errors: ErrorSignals | None = None) -> AdapterError:
@@ -127,10 +128,24 @@ def framed_events(
     framing: Framing, chunks: Iterable[bytes | str], *, errors: ErrorSignals | None = None
 ) -> Iterator[JsonEvent]:
     """The JSON events of a stream in any framing (a record's nested one included); a
-    framing error is a located WireFormatError, a provider's error frame the error of its
-    class (contract §6.1) by `errors`, the API record's table (`provider_stream_error`)."""
+    framing error is a located WireFormatError (a `StreamCutError` when the body stops
+    inside a frame: the decoder refuses only at its end), a provider's error frame the error
+    of its class (contract §6.1) by `errors`, the API record's table (`provider_stream_error`)."""
+    dec = framing.decoder()
+
+    def events(frames: Iterable[Any]) -> Iterator[JsonEvent]:
+        for frame in frames:
+            ev = framing.to_json(frame)
+            if ev is not None:
+                yield ev
     try:
-        yield from json_events(framing, chunks)
+        for chunk in chunks:
+            yield from events(dec.feed(chunk))
+        try:
+            tail = dec.close()
+        except FramingError as exc:
+            raise _located(exc, StreamCutError) from None
+        yield from events(tail)
     except FramingError as exc:
         raise _located(exc) from None
     except ProviderStreamError as exc:
