@@ -138,6 +138,7 @@ def framed_events(
             ev = framing.to_json(frame)
             if ev is not None:
                 yield ev
+
     try:
         for chunk in chunks:
             yield from events(dec.feed(chunk))
