@@ -12,6 +12,7 @@ type, is a one-line `InputError` naming the file and the key (exit 2).
     output = "github"                    # as --output
     format = "canonical"                 # as --format
     per-file-ignores = { "legacy/*" = ["TS020"] }   # glob (fnmatch, relative to the file's folder) -> ids
+    lock-wait = 5                        # as --lock-wait: seconds to wait for a store another process locked
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from typing import Any
 
 from .errors import InputError
 
-KEYS = ("select", "ignore", "per-file-ignores", "strict", "output", "format")
+KEYS = ("select", "ignore", "per-file-ignores", "strict", "output", "format", "lock-wait")
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,7 @@ class Config:
     strict: bool | None = None
     output: str | None = None
     format: str | None = None
+    lock_wait: float | None = None
     _root: Path = field(default_factory=Path, repr=False)
 
     def _names(self, path: str) -> set[str]:
@@ -126,4 +128,9 @@ def load(path: Path | None) -> Config:
             if not isinstance(table[key], str):
                 raise InputError(f"{path}: [tool.turnspec] {key}: expected a string")
             values[key] = table[key]
+    if "lock-wait" in table:
+        wait = table["lock-wait"]
+        if isinstance(wait, bool) or not isinstance(wait, int | float) or not 0 <= wait < float("inf"):
+            raise InputError(f"{path}: [tool.turnspec] lock-wait: expected a number of seconds, 0 or more")
+        values["lock_wait"] = float(wait)
     return Config(**values)

@@ -32,20 +32,23 @@ from urllib.parse import urlsplit
 from . import ids
 from .errors import InputError
 from .findings import Finding, RuleInfo, Severity, switched_off
-from .jsonio import StdinPath, dumps, parse, read_json, read_jsonl, reads_as_lines, stdin_bytes
+from .jsonio import DEFAULT_LOCK_WAIT, StdinPath, dumps, parse, read_json, read_jsonl, reads_as_lines, stdin_bytes
 
 LOSSY = RuleInfo("TS900", Severity.WARNING, "§7.3", "Conversion dropped or changed information")
 
 
 @dataclass
 class ConvertContext:
-    """What a converter may report. `lossy` is a warning; raising `InputError` aborts."""
+    """What a converter may report, and the run's settings it reads. `lossy` is a
+    warning; raising `InputError` aborts."""
 
     findings: list[Finding] = field(default_factory=list)
     # where each message a converter to canonical wrote was read (path, line, pointer), in
     # output order; a converter that can say it fills this, and `replay-check` then
     # locates its findings in the source file rather than in the canonical copy
     origins: list[tuple[str, int | None, str]] = field(default_factory=list)
+    # seconds a converter waits for an input another process holds locked (`--lock-wait`)
+    lock_wait: float = DEFAULT_LOCK_WAIT
 
     def lossy(self, path: str, line: int | None, pointer: str, message: str, rule: RuleInfo = LOSSY) -> None:
         if rule.id in switched_off():  # the mutation-testing hook (findings.SWITCH_OFF_ENV)

@@ -43,6 +43,9 @@ IO_RULES = (INVALID_JSON, INVALID_UTF8, BOM, CRLF, BLANK_LINE, DUPLICATE_KEY, NO
 
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 DEFAULT_MAX_FILE_BYTES = 512 * 1024 * 1024  # a whole-document read (.json, schema, options file)
+# seconds an input that another process holds locked (a SQLite store under a writer's
+# EXCLUSIVE lock) is waited for before the run says so (exit 2): `--lock-wait`, `lock-wait`
+DEFAULT_LOCK_WAIT = 30.0
 _BOM = b"\xef\xbb\xbf"
 _POS = re.compile(r" at line (\d+) column (\d+)$")
 _NON_FINITE = re.compile(rb"-?(?:NaN|Infinity)")
