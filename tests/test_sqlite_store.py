@@ -194,11 +194,13 @@ def test_out_of_range_and_blob_values_are_located_findings(store: Path, case: st
 
 
 def test_year_one_and_year_9999_round_trip(store: Path, tmp_path: Path) -> None:
-    from conformance.formats.sqlite import MAX_MICROS, MIN_MICROS, micros_to_timestamp, timestamp_to_micros
+    from conformance.core.convertkit import created_at_micros
+    from conformance.formats.sqlite import MAX_MICROS, MIN_MICROS, micros_to_timestamp
 
     assert micros_to_timestamp(MIN_MICROS) == "0001-01-01T00:00:00.000000Z"
     assert micros_to_timestamp(MAX_MICROS) == "9999-12-31T23:59:59.999999Z"
-    assert timestamp_to_micros(micros_to_timestamp(MIN_MICROS)) == MIN_MICROS
+    assert created_at_micros(micros_to_timestamp(MIN_MICROS)) == MIN_MICROS
+    assert created_at_micros(micros_to_timestamp(MAX_MICROS)) == MAX_MICROS
 
 
 def test_convert_reads_wal_store_back(store: Path, tmp_path: Path) -> None:

@@ -32,8 +32,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import quote
 
-from ...core import ids
-from ...core.convertkit import ConvertContext
+from ...core.convertkit import ConvertContext, created_at_micros, rfc3339
 from ...core.errors import InputError
 from ...core.findings import Finding, RuleCatalog, RuleInfo, Selection, Severity
 from ...core.jsonio import DEFAULT_LOCK_WAIT, Record, check_input, parse, parse_error, read_json, read_jsonl
@@ -127,12 +126,6 @@ def micros_to_timestamp(value: int) -> str:
     """§4.1 text of a microsecond count (`MIN_MICROS <= value <= MAX_MICROS`)."""
     t = dt.datetime(1970, 1, 1, tzinfo=dt.UTC) + dt.timedelta(microseconds=value)
     return f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}.{t.microsecond:06d}Z"
-
-
-def timestamp_to_micros(text: str) -> int:
-    t = dt.datetime.strptime(text, ids.TIME_FORMAT).replace(tzinfo=dt.UTC)
-    delta = t - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
-    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
 
 
 # the range of microsecond timestamps a §4.1 timestamp can spell (years 0001-9999)
@@ -548,8 +541,10 @@ class SqliteRun:
                 )
 
 
-def convert_canonical_to_sqlite(src: Path, dst: Path, ctx: object) -> None:
-    """Write a conforming §9.1 store from canonical JSON/JSONL (fails on invalid input)."""
+def convert_canonical_to_sqlite(src: Path, dst: Path, ctx: ConvertContext) -> None:
+    """Write a conforming §9.1 store from canonical JSON/JSONL (fails on invalid input).
+    `created_at` is read as `validate` reads it (`convertkit.created_at_micros`); one the
+    store cannot spell back as written (`+00:00`, fewer fraction digits) is a lossy step."""
     # one pass: each record is checked by the canonical rules as it is read
     run = CanonicalRun(Options())
     msgs: list[dict[str, Any]] = []
@@ -560,13 +555,7 @@ def convert_canonical_to_sqlite(src: Path, dst: Path, ctx: object) -> None:
             msgs.append(item.value)
             found = list(run.check_message(item))
             if isinstance(item.value, dict) and not any(f.severity == Severity.ERROR for f in found):
-                try:
-                    times[id(item.value)] = timestamp_to_micros(item.value["created_at"])
-                except (ValueError, TypeError, KeyError):
-                    raise InputError(
-                        f"{item.path}:{item.line}: {item.pointer}/created_at: "
-                        f"{item.value.get('created_at')!r} is not a real date and time"
-                    ) from None
+                times[id(item.value)] = _stored_time(item, ctx)
         else:
             found = [item]
         errors += [f for f in found if f.severity == Severity.ERROR]
@@ -578,6 +567,21 @@ def convert_canonical_to_sqlite(src: Path, dst: Path, ctx: object) -> None:
     except sqlite3.Error as exc:  # SQLite reports a full disk as its own error: an OSError for the caller
         full = getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
         raise OSError(errno.ENOSPC if full else errno.EIO, str(exc), str(dst)) from None
+
+
+def _stored_time(item: Record, ctx: ConvertContext) -> int:
+    """The created_at column of a valid message: microseconds (§9.1 INTEGER)."""
+    where = f"{item.pointer}/created_at"
+    created = item.value.get("created_at")
+    try:
+        micros = created_at_micros(created)
+    except ValueError as exc:
+        raise InputError(f"{item.path}:{item.line}: {where}: {exc}") from None
+    if rfc3339(micros) != created:
+        ctx.lossy(item.path, item.line, where,
+                  f"created_at {created!r} is stored as microseconds; read back it is {rfc3339(micros)!r}, "
+                  "the same instant in the canonical encoding")  # fmt: skip
+    return micros
 
 
 def _write_store(dst: Path, msgs: list[dict[str, Any]], times: dict[int, int]) -> None:
