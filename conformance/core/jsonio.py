@@ -401,12 +401,18 @@ def read_jsonl(
             f.close()
 
 
-def dumps(value: Any, *, indent: bool = False) -> bytes:
+def dumps(value: Any, *, indent: bool = False, spellings: dict[int, str] | None = None) -> bytes:
     """Serialise `value` as compact (or 2-space indented) UTF-8 JSON, byte for byte what
     orjson writes; integers beyond 64 bits (which jiter reads and orjson cannot write)
-    go through the standard library, which writes the same text for everything else."""
+    go through the standard library, which writes the same text for everything else.
+    With `spellings` (`number_spellings`), each float named there is written as it was
+    spelled in the text it was read from (`1E2`, not `100.0`)."""
     try:
-        return orjson.dumps(value, option=orjson.OPT_INDENT_2 if indent else 0)
+        spelled = _spelled(value, spellings) if spellings else value
+    except RecursionError:  # nested past Python's limit: written as orjson spells it
+        spelled = value
+    try:
+        return orjson.dumps(spelled, option=orjson.OPT_INDENT_2 if indent else 0)
     except orjson.JSONEncodeError:
         try:
             text = json.dumps(
@@ -416,6 +422,56 @@ def dumps(value: Any, *, indent: bool = False) -> bytes:
         except ValueError as exc:  # an integer past Python's str() digit limit
             raise InputError(f"cannot write this value as JSON: {exc}") from None
         return text.encode("utf-8", "surrogatepass")
+
+
+class _Number:
+    """A number as `json.loads` met it: its text."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def number_spellings(value: Any, data: bytes) -> dict[int, str]:
+    """How the floats of `value`, parsed from the JSON text `data`, were spelled there where
+    `dumps` would spell them otherwise (`1E2`, `1.50`, `2.5e-3`), by the float object's `id`
+    (each parsed float is an object of its own; one met twice with two spellings is left
+    out). `dumps(value, spellings=...)` writes them so, wherever the objects moved meanwhile.
+    Integers have one spelling but `-0`, which is not kept; empty when the standard library
+    cannot read `data` again (nested past its recursion limit)."""
+    try:
+        spelled = json.loads(data, parse_float=_Number)
+    except (ValueError, RecursionError):
+        return {}
+    out: dict[int, str] = {}
+    dropped: set[int] = set()
+    stack: list[tuple[Any, Any]] = [(value, spelled)]
+    while stack:
+        v, s = stack.pop()
+        if isinstance(s, _Number):
+            respelled = type(v) is float and orjson.dumps(v) != s.text.encode()
+            if respelled and out.setdefault(id(v), s.text) != s.text:
+                dropped.add(id(v))
+        elif isinstance(s, dict) and isinstance(v, dict) and len(s) == len(v):
+            stack.extend(zip(v.values(), s.values(), strict=True))
+        elif isinstance(s, list) and isinstance(v, list) and len(s) == len(v):
+            stack.extend(zip(v, s, strict=True))
+    for k in dropped:
+        del out[k]
+    return out
+
+
+def _spelled(value: Any, spellings: dict[int, str]) -> Any:
+    """`value` with each float named in `spellings` as an `orjson.Fragment` of its text."""
+    if type(value) is float:
+        text = spellings.get(id(value))
+        return value if text is None else orjson.Fragment(text)
+    if isinstance(value, dict):
+        return {k: _spelled(v, spellings) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_spelled(v, spellings) for v in value]
+    return value
 
 
 _TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{},]')
