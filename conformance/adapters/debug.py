@@ -6,9 +6,11 @@ Adapter authors use these to see what their adapter sends and reads; the tests u
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import logging
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,7 @@ from ..wire import schemas as wire_schemas
 from ..wire.api import Framing, Probes, WireApi
 from ..wire.framing import FramingError, ProviderStreamError, json_events, loads_strict, looks_framed
 from .base import (
+    LOGGER_NAME,
     Adapter,
     AdapterError,
     AdapterOptions,
@@ -41,13 +44,37 @@ from .streams import DOTTED, provider_stream_error, stream_vocabulary, to_canoni
 _log = logging.getLogger("turnspec.adapters.debug")
 
 
-def read_conversation(path: Path) -> tuple[list[Message], list[ToolDefinition]]:
+@dataclass
+class Conversation:
+    """The messages and tool definitions of one canonical file, with where each message is."""
+
+    path: Path
+    messages: list[Message]
+    tools: list[ToolDefinition]
+    lines: list[int]  # the line of each message
+
+    def where(self, index: int | None) -> str:
+        """`path:line` of message `index`; line 1 (where the file starts) for None."""
+        return f"{self.path}:{self.lines[index] if index is not None else 1}"
+
+    def first_failing(self, fails: Callable[[list[Message]], bool]) -> int | None:
+        """The index of the first message whose conversation so far (it and the messages
+        before it) `fails` as the whole one does: the message a refusal is located at.
+        None when no message is to blame (the empty conversation fails already)."""
+        for k in range(len(self.messages) + 1):
+            if fails(self.messages[:k]):
+                return k - 1 if k else None
+        return len(self.messages) - 1 if self.messages else None
+
+
+def read_conversation(path: Path) -> Conversation:
     """Messages and tool definitions of a canonical .jsonl/.json file; bad input -> InputError."""
     if not path.is_file():
         raise InputError(f"{path}: no such file")
     items = read_jsonl(path) if path.suffix == ".jsonl" else read_json(path)
     messages: list[Message] = []
     tools: list[ToolDefinition] = []
+    lines: list[int] = []
     for item in items:
         if isinstance(item, Finding):
             if item.severity == Severity.ERROR:
@@ -64,8 +91,12 @@ def read_conversation(path: Path) -> tuple[list[Message], list[ToolDefinition]]:
                 "run `turnspec validate` on the file"
             )
         _check_schema(path, item.line, item.pointer, v, "tool-definition.json" if is_tool else "message.json")
-        (tools if is_tool else messages).append(v)
-    return messages, tools
+        if is_tool:
+            tools.append(v)
+        else:
+            messages.append(v)
+            lines.append(item.line)
+    return Conversation(path, messages, tools, lines)
 
 
 @functools.cache
@@ -105,19 +136,70 @@ _FLAGS = {
 }
 
 
+@contextlib.contextmanager
+def _quiet_drops() -> Iterator[None]:
+    """The adapters' WARN lines off while a refusal is located: the conversations so far are
+    rendered again, and their drops were said once already."""
+    logger = logging.getLogger(LOGGER_NAME)
+    old = logger.disabled
+    logger.disabled = True
+    try:
+        yield
+    finally:
+        logger.disabled = old
+
+
+# what an adapter's `to_wire` raises on input it cannot render: its classified refusal
+# (AdapterError), or a mistake on input the schemas accept (the adapter's bug, named)
+RENDER_ERRORS = (AdapterError, KeyError, TypeError, ValueError, AttributeError, IndexError)
+
+
+class RenderRefused(Exception):
+    """`to_wire` refused a conversation: `where` (`path:line` of the first message whose
+    conversation so far fails the same way) and `error`, what it raised."""
+
+    def __init__(self, where: str, error: Exception) -> None:
+        super().__init__(f"{where}: {error}")
+        self.where = where
+        self.error = error
+
+
+def to_wire(adapter: Adapter, conv: Conversation, options: AdapterOptions) -> Any:
+    """`adapter.to_wire` of the whole conversation; what it raises (`RENDER_ERRORS`) comes
+    back as `RenderRefused`, located at the message it first fails on."""
+    try:
+        return adapter.to_wire(conv.messages, conv.tools, options)
+    except RENDER_ERRORS as exc:
+        kind = type(exc)
+
+        def fails(messages: list[Message]) -> bool:
+            try:
+                adapter.to_wire(messages, conv.tools, options)
+            except RENDER_ERRORS as again:
+                return type(again) is kind
+            return False
+
+        with _quiet_drops():
+            at = conv.first_failing(fails)
+        raise RenderRefused(conv.where(at), exc) from None
+
+
 def render(
     adapter: Adapter,
-    messages: list[Message],
-    tools: list[ToolDefinition],
+    conv: Conversation,
     *,
     model: str | None = None,
     stream: bool = False,
     max_tokens: int | None = None,
 ) -> dict[str, Any]:
+    """The request `wire render` prints. A request the API's request schema refuses is an
+    InputError naming the option it comes from, or else the file and the line of the first
+    message whose conversation so far breaks the schema at the same place (line 1 when the
+    file holds none, e.g. an empty `messages`)."""
     options = AdapterOptions(
-        model=model or default_model(adapter, messages), stream=stream, max_output_tokens=max_tokens
+        model=model or default_model(adapter, conv.messages), stream=stream, max_output_tokens=max_tokens
     )
-    req = adapter.to_wire(messages, tools, options)
+    req = to_wire(adapter, conv, options)
     api = _record(adapter)
     v = wire_schemas.validator(api, "request") if api is not None else None
     if api is not None and v is not None and not v.is_valid(req.body):
@@ -125,6 +207,17 @@ def render(
         # request schema; an adapter's own mistake is caught the same way
         e = v.errors(req.body)[0]
         arg = _FLAGS.get(e.pointer.rsplit("/", 1)[-1], "")
+        if not arg:
+
+            def fails(messages: list[Message]) -> bool:
+                try:
+                    body = adapter.to_wire(messages, conv.tools, options).body
+                except RENDER_ERRORS:
+                    return False
+                return any(x.pointer == e.pointer and x.message == e.message for x in v.errors(body))
+
+            with _quiet_drops():
+                arg = f"{conv.where(conv.first_failing(fails))}: "
         raise InputError(f"{arg}the request breaks the {api.name} request schema at {e.pointer or '/'}: {e.message}")
     return {"method": req.method, "path": req.path, "headers": dict(req.headers), "body": req.body}
 
@@ -388,7 +481,9 @@ def _error_body(raw: bytes, api: WireApi | None) -> Any:
 
 
 __all__ = [
+    "Conversation",
     "Parsed",
+    "RenderRefused",
     "check_event_sequence",
     "check_stream_framing",
     "default_model",
@@ -396,4 +491,5 @@ __all__ = [
     "parse",
     "read_conversation",
     "render",
+    "to_wire",
 ]
