@@ -93,7 +93,7 @@ def irregular(path: Path | str) -> str | None:
     pipe)", ...), following links, for a finding that names it; None for a regular file or
     when nothing is there. Never opens it (a FIFO would block, a device never end)."""
     try:
-        st = Path(path).stat()
+        st = (path if isinstance(path, Path) else Path(path)).stat()
     except OSError:
         return None
     return None if stat.S_ISREG(st.st_mode) else _kind(st.st_mode)
@@ -115,10 +115,51 @@ def leaves(root: Path, path: Path) -> bool:
     """True when `path`, named inside the folder `root`, is (or goes through) a symbolic
     link that resolves outside `root` (or cannot be resolved): a folder read as one unit
     is read inside itself only, and such a link is reported, never followed."""
-    try:
-        return not path.resolve().is_relative_to(root.resolve())
-    except (OSError, RuntimeError):  # a loop, a denied component
-        return True
+    return Fence(root).leaves(path)
+
+
+class Fence:
+    """`leaves(root, path)` for the many paths of one unit: the root is resolved once and
+    each folder once (`Path.resolve` walks every component of every path with an `lstat`;
+    a chibi manifest names 100,000 partitions in one folder), so a path costs one `lstat`
+    of its last component, and a full resolution only when that is a link. A fence is for
+    one run over one unit: it trusts that the unit's folders do not change meanwhile."""
+
+    __slots__ = ("_folders", "_root", "root")
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._root: str | None = None
+        self._folders: dict[str, str | None] = {}  # folder -> where it resolves (None: nowhere)
+
+    def _resolve(self, path: Path | str) -> str | None:
+        try:
+            return str(Path(path).resolve())
+        except (OSError, RuntimeError):  # a loop, a denied component
+            return None
+
+    def leaves(self, path: Path) -> bool:
+        if self._root is None:
+            self._root = self._resolve(self.root) or ""
+        root = self._root
+        if not root:
+            return True
+        folder, name = os.path.split(os.fspath(path))
+        if name in ("", ".", ".."):
+            where = self._resolve(path)
+        else:
+            if folder not in self._folders:
+                self._folders[folder] = self._resolve(folder or ".")
+            base = self._folders[folder]
+            where = None if base is None else base.rstrip(os.sep) + os.sep + name
+            try:
+                if where is not None and stat.S_ISLNK(os.lstat(where).st_mode):
+                    where = self._resolve(where)
+            except OSError:
+                pass  # nothing there (yet), or not to be looked at: `resolve` names it as it is
+        if where is None:
+            return True
+        return not (where == root or where.startswith(root if root.endswith(os.sep) else root + os.sep))
 
 
 def links_leaving(root: Path) -> list[tuple[Path, str]]:
@@ -143,7 +184,7 @@ def check_input(path: Path | str, *, allow_dir: bool = False) -> os.stat_result:
     folder, with `allow_dir`), without opening it: opening a FIFO for reading blocks
     until a writer comes, and a device such as /dev/zero never ends."""
     try:
-        st = Path(path).stat()
+        st = (path if isinstance(path, Path) else Path(path)).stat()
     except OSError as exc:  # missing, symlink loop, permission on a parent, name too long
         raise _os_error(path, exc) from None
     if stat.S_ISREG(st.st_mode) or (allow_dir and stat.S_ISDIR(st.st_mode)):

@@ -217,7 +217,7 @@ def _load_directory(L: Layout, ctx: ConvertContext, v: dict[str, SchemaValidator
         files = ["context.jsonl" if legacy else "active.jsonl"]
     pre_partition = L.legacy_transcript if manifest is None else None
     for rel in files if pre_partition is None else []:
-        path = safe_join(L.transcript, rel)
+        path = L.join(rel)
         if path is None:
             where = L.manifest if manifest is not None else L.transcript / rel
             raise InputError(
