@@ -106,6 +106,7 @@ class Part:
     has_term: bool = False
     maybe_term: bool = False  # False: surely no term (reader.may_have_term)
     unreadable: bool = False
+    present: bool = False  # a regular file when it was read (read_partition looked)
 
 
 def vocabulary_of(entry: dict[str, Any]) -> str | None:
@@ -880,6 +881,7 @@ class DirectoryCheck:
             return
         if not part.path.is_file():
             return
+        part.present = True
         for item in r._jsonl(part.path):
             if isinstance(item, Finding):
                 if item.severity == "error":
@@ -921,7 +923,7 @@ class DirectoryCheck:
             ptr = f"/partitions/{i}"
             if part.path is None or part.unreadable:
                 continue  # CB310, a read error or a partition that is no file already reported
-            if not part.path.is_file():
+            if not part.present:
                 yield from r.f(p, ln, f"{ptr}/file", R.PARTITION_MISSING, f"{part.rel} does not exist")
                 continue
             if meta["entry_count"] != part.records:

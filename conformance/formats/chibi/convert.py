@@ -435,10 +435,12 @@ def _restored_ulid(entry_id: str, seconds: int) -> str | None:
     """The canonical id a chibi entry's UUID holds, when canonical -> chibi wrote it: the
     ULID's 128 bits as the UUID, its time within the entry's second."""
     try:
-        ulid = ULID.from_uuid(uuid.UUID(entry_id))
+        value = uuid.UUID(entry_id).int
     except ValueError:
         return None
-    return str(ulid) if int(ulid.timestamp * 1000) // 1000 == seconds else None
+    # a ULID's first 48 bits are its milliseconds (integer arithmetic: a float's rounding
+    # could put the first millisecond of a second into the one before)
+    return ids.encode(value) if (value >> 80) // 1000 == seconds else None
 
 
 class ToCanonical:
