@@ -1008,6 +1008,7 @@ class CanonicalToChibi:
         if stashed is None:
             return self._rotate_fresh(transcript)
         metas = {p["file"]: p for p in stashed["partitions"]}
+        position = {rel: i for i, rel in enumerate(metas)}  # each partition's place in the manifest
         groups: dict[str, list[dict[str, Any]]] = {f: [] for f in metas}
         active: list[dict[str, Any]] = []
         for b in self.out:
@@ -1042,7 +1043,7 @@ class CanonicalToChibi:
                 self.ctx.lossy(
                     at_path,
                     at_line,
-                    f"{at_ptr}/manifest/partitions/{list(metas).index(rel)}/bloom_file",
+                    f"{at_ptr}/manifest/partitions/{position[rel]}/bloom_file",
                     f"no bloom filter is written for {meta['file']} (chibi's search then scans the partition)",
                 )
             path = safe_join(transcript, meta["file"])
