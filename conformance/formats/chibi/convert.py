@@ -1048,14 +1048,20 @@ class CanonicalToChibi:
                 )
             path = safe_join(transcript, meta["file"])
             if path is None:
-                raise InputError(f"provenance names partition {meta['file']!r}, which leaves transcript/")
+                at_path, at_line, at_ptr = self.context_at
+                raise InputError(
+                    f"{at_path}:{at_line}: {at_ptr}/manifest/partitions/{position[rel]}/file: provenance names "
+                    f"partition {meta['file']!r}, which leaves transcript/ (CB310); not written"
+                )
             path.parent.mkdir(parents=True, exist_ok=True)
             _write_lines(path, entries)
             manifest["partitions"].append(meta)
         active_path = safe_join(transcript, manifest["active_partition"])
         if active_path is None:
+            at_path, at_line, at_ptr = self.context_at
             raise InputError(
-                f"provenance names active partition {manifest['active_partition']!r}, which leaves transcript/"
+                f"{at_path}:{at_line}: {at_ptr}/manifest/active_partition: provenance names active partition "
+                f"{manifest['active_partition']!r}, which leaves transcript/ (CB310); not written"
             )
         if active or not manifest["partitions"]:
             _write_lines(active_path, active)
