@@ -554,3 +554,32 @@ def test_a_lock_wait_that_is_no_number_of_seconds_is_refused(
     assert main(["validate", "-q", str(store)]) == 2
     err = capsys.readouterr().err
     assert "pyproject.toml: [tool.turnspec] lock-wait: expected a number of seconds" in err, err
+
+
+def test_replay_check_of_a_locked_store_is_an_io_condition(locked: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """replay-check reads a store as validate does (open_store): another process's lock is
+    waited for --lock-wait seconds, then exit 2 saying it is locked (it read the file with
+    no lock at all, past a writer mid-transaction)."""
+    assert main(["replay-check", "--to", "anthropic", "--lock-wait", "0.2", str(locked)]) == 2
+    out = capsys.readouterr().out
+    assert f"{locked}: RC900 error: locked by another process" in out and "waited 0.2 s" in out, out
+
+
+def test_replay_check_sees_what_a_wal_holds(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A committed message still in the `-wal` (a writer keeps the store open) is a session
+    replay-check reads: opened immutable, the store showed only what the main file held."""
+    writer = sqlite3.connect(store, isolation_level=None)
+    try:
+        assert writer.execute("PRAGMA journal_mode=WAL").fetchone()[0] == "wal"
+        writer.execute("PRAGMA wal_autocheckpoint=0")
+        row = writer.execute("SELECT * FROM messages WHERE id = '01JZ0000000000000000000001'").fetchone()
+        writer.execute("INSERT INTO sessions SELECT 'sess_wal', workspace_path, active_model, routing_policy_json, "
+                       "schema_version, created_at, updated_at FROM sessions")  # fmt: skip
+        writer.execute(
+            "INSERT INTO messages VALUES (?, 'sess_wal', ?, ?, ?, ?, ?)", ("01JZ00000000000000000000W1", *row[2:])
+        )
+        assert Path(f"{store}-wal").exists()
+        assert main(["replay-check", "--to", "anthropic", "-v", str(store)]) == 0
+    finally:
+        writer.close()
+    assert "session sess_wal" in capsys.readouterr().out
