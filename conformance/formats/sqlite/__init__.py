@@ -298,12 +298,6 @@ def _opened(real: Path, wait: float) -> Iterator[sqlite3.Connection]:
             con.close()
 
 
-def open_readonly(path: Path) -> sqlite3.Connection:
-    """Open a store that has no `-wal`/`-journal` without any chance of writing beside it
-    (`open_store` also handles stores that have one)."""
-    return _connect(_uri(path.resolve(), "mode=ro&immutable=1"))
-
-
 class SqliteRun:
     def __init__(self, options: Options) -> None:
         self.options = options
