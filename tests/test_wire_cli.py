@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -268,3 +269,26 @@ def test_record_refuses_as_render_does(tmp_path: Path, capsys: pytest.CaptureFix
     err = capsys.readouterr().err
     assert code == 1 and f"{src}:3: " in err and "CriticalBlockError" in err, (code, err)
     assert not (tmp_path / "c.yaml").exists()
+
+
+def test_a_refusal_is_located_in_a_few_renders(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The message a refusal is located at is found by bisection over the conversation so
+    far: a handful of renders for 64 messages, not one per message (quadratic on a long one)."""
+    from conformance.adapters.openai_chat import OpenAIChatAdapter
+
+    critical = _critical_third().splitlines()[2]
+    src = tmp_path / "t.jsonl"
+    src.write_text("\n".join([VALID_LINES[1]] * 39 + [critical] + [VALID_LINES[1]] * 24) + "\n")
+    renders = []
+    real = OpenAIChatAdapter.to_wire
+
+    def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
+        renders.append(1)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(OpenAIChatAdapter, "to_wire", counted)
+    assert main(["wire", "render", str(src), "-a", "openai-chat"]) == 1
+    assert f"{src}:40: CriticalBlockError" in capsys.readouterr().err
+    assert len(renders) <= 2 + 7, len(renders)  # the whole, the empty one, log2(64) + 1 prefixes

@@ -58,13 +58,21 @@ class Conversation:
         return f"{self.path}:{self.lines[index] if index is not None else 1}"
 
     def first_failing(self, fails: Callable[[list[Message]], bool]) -> int | None:
-        """The index of the first message whose conversation so far (it and the messages
-        before it) `fails` as the whole one does: the message a refusal is located at.
-        None when no message is to blame (the empty conversation fails already)."""
-        for k in range(len(self.messages) + 1):
-            if fails(self.messages[:k]):
-                return k - 1 if k else None
-        return len(self.messages) - 1 if self.messages else None
+        """The index of a message whose conversation so far (it and the messages before it)
+        `fails` as the whole one does while the one before it does not: the message a
+        refusal is located at (the first such one when failing, once met, goes on, as a
+        message that cannot be rendered does). Found by bisection: a few renders, not one
+        per message. None when no message is to blame (the empty conversation fails)."""
+        if not self.messages or fails([]):
+            return None
+        ok, failing = 0, len(self.messages)  # the whole conversation fails: that is why we are here
+        while failing - ok > 1:
+            mid = (ok + failing) // 2
+            if fails(self.messages[:mid]):
+                failing = mid
+            else:
+                ok = mid
+        return failing - 1
 
 
 def read_conversation(path: Path) -> Conversation:
@@ -155,8 +163,8 @@ RENDER_ERRORS = (AdapterError, KeyError, TypeError, ValueError, AttributeError, 
 
 
 class RenderRefused(Exception):
-    """`to_wire` refused a conversation: `where` (`path:line` of the first message whose
-    conversation so far fails the same way) and `error`, what it raised."""
+    """`to_wire` refused a conversation: `where` (`path:line` of the message at which the
+    conversation so far starts failing the same way) and `error`, what it raised."""
 
     def __init__(self, where: str, error: Exception) -> None:
         super().__init__(f"{where}: {error}")
@@ -193,9 +201,9 @@ def render(
     max_tokens: int | None = None,
 ) -> dict[str, Any]:
     """The request `wire render` prints. A request the API's request schema refuses is an
-    InputError naming the option it comes from, or else the file and the line of the first
-    message whose conversation so far breaks the schema at the same place (line 1 when the
-    file holds none, e.g. an empty `messages`)."""
+    InputError naming the option it comes from, or else the file and the line of the message
+    at which the conversation so far starts breaking the schema at the same place (line 1
+    when the file holds none, e.g. an empty `messages`)."""
     options = AdapterOptions(
         model=model or default_model(adapter, conv.messages), stream=stream, max_output_tokens=max_tokens
     )
