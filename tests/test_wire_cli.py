@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -231,3 +232,75 @@ def test_parse_assembles_streamed_partial_function_call_arguments(tmp_path, caps
     ]
     assert calls[0]["input"]["content"] == '- buy milk\n- call "Ana"'
     assert validate_messages([msg], finish=False) == []
+
+
+# -- every refusal of `wire render` names the file and line (issue 41) --------------------------
+
+VALID_LINES = (ROOT / "tests" / "rules" / "canonical" / "valid.jsonl").read_text().splitlines()
+TOOL_LINE = json.dumps(
+    {"name": "read_file", "description": "Read a file", "input_schema": {"type": "object"}, "side_effects": "read"}
+)
+
+
+def _critical_third() -> str:
+    """The fixture with its assistant turn (line 3: thinking from Anthropic) marked critical."""
+    msg = json.loads(VALID_LINES[2])
+    msg["metadata"]["critical"] = True
+    return "\n".join([*VALID_LINES[:2], json.dumps(msg), *VALID_LINES[3:]]) + "\n"
+
+
+RENDER_REFUSED = {
+    # rendered `messages` empty: the file holds no message (the schema wants one at least)
+    "no-message": ("openai-chat", "", 1, "/messages"),
+    "tools-only": ("openai-chat", TOOL_LINE + "\n", 1, "/messages"),
+    # a block marked critical the API cannot carry (§4.2.2): the message that holds it
+    "critical-openai-chat": ("openai-chat", _critical_third(), 3, "CriticalBlockError"),
+    "critical-gemini": ("gemini", _critical_third(), 3, "CriticalBlockError"),
+}
+
+
+@pytest.mark.parametrize("case", list(RENDER_REFUSED))
+def test_every_render_refusal_names_the_file_and_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str
+) -> None:
+    adapter, text, line, says = RENDER_REFUSED[case]
+    src = tmp_path / "t.jsonl"
+    src.write_text(text)
+    code = main(["wire", "render", str(src), "-a", adapter])
+    err = capsys.readouterr().err
+    assert code in (1, 2) and len(err.splitlines()) == 1, (code, err)
+    assert f"{src}:{line}: " in err and says in err and "internal error" not in err, err
+
+
+def test_record_refuses_as_render_does(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`wire record` builds the same request: a critical block it cannot send is refused at
+    its line before anything is sent (it went up as a traceback-less exit 3)."""
+    src = tmp_path / "t.jsonl"
+    src.write_text(_critical_third())
+    code = main(["wire", "record", str(src), str(tmp_path / "c.yaml"), "-a", "openai-chat"])
+    err = capsys.readouterr().err
+    assert code == 1 and f"{src}:3: " in err and "CriticalBlockError" in err, (code, err)
+    assert not (tmp_path / "c.yaml").exists()
+
+
+def test_a_refusal_is_located_in_a_few_renders(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The message a refusal is located at is found by bisection over the conversation so
+    far: a handful of renders for 64 messages, not one per message (quadratic on a long one)."""
+    from conformance.adapters.openai_chat import OpenAIChatAdapter
+
+    critical = _critical_third().splitlines()[2]
+    src = tmp_path / "t.jsonl"
+    src.write_text("\n".join([VALID_LINES[1]] * 39 + [critical] + [VALID_LINES[1]] * 24) + "\n")
+    renders = []
+    real = OpenAIChatAdapter.to_wire
+
+    def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
+        renders.append(1)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(OpenAIChatAdapter, "to_wire", counted)
+    assert main(["wire", "render", str(src), "-a", "openai-chat"]) == 1
+    assert f"{src}:40: CriticalBlockError" in capsys.readouterr().err
+    assert len(renders) <= 2 + 7, len(renders)  # the whole, the empty one, log2(64) + 1 prefixes

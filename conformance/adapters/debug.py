@@ -6,9 +6,11 @@ Adapter authors use these to see what their adapter sends and reads; the tests u
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import logging
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -24,6 +26,7 @@ from ..wire.api import Framing, Probes, WireApi
 from ..wire.framing import FramingError, JsonEvent, ProviderStreamError, loads_strict, looks_framed
 from ..wire.tolerance import Departure
 from .base import (
+    LOGGER_NAME,
     Adapter,
     AdapterError,
     AdapterOptions,
@@ -43,13 +46,45 @@ from .streams import DOTTED, provider_stream_error, stream_vocabulary, to_canoni
 _log = logging.getLogger("turnspec.adapters.debug")
 
 
-def read_conversation(path: Path) -> tuple[list[Message], list[ToolDefinition]]:
+@dataclass
+class Conversation:
+    """The messages and tool definitions of one canonical file, with where each message is."""
+
+    path: Path
+    messages: list[Message]
+    tools: list[ToolDefinition]
+    lines: list[int]  # the line of each message
+
+    def where(self, index: int | None) -> str:
+        """`path:line` of message `index`; line 1 (where the file starts) for None."""
+        return f"{self.path}:{self.lines[index] if index is not None else 1}"
+
+    def first_failing(self, fails: Callable[[list[Message]], bool]) -> int | None:
+        """The index of a message whose conversation so far (it and the messages before it)
+        `fails` as the whole one does while the one before it does not: the message a
+        refusal is located at (the first such one when failing, once met, goes on, as a
+        message that cannot be rendered does). Found by bisection: a few renders, not one
+        per message. None when no message is to blame (the empty conversation fails)."""
+        if not self.messages or fails([]):
+            return None
+        ok, failing = 0, len(self.messages)  # the whole conversation fails: that is why we are here
+        while failing - ok > 1:
+            mid = (ok + failing) // 2
+            if fails(self.messages[:mid]):
+                failing = mid
+            else:
+                ok = mid
+        return failing - 1
+
+
+def read_conversation(path: Path) -> Conversation:
     """Messages and tool definitions of a canonical .jsonl/.json file; bad input -> InputError."""
     if not path.is_file():
         raise InputError(f"{path}: no such file")
     items = read_jsonl(path) if path.suffix == ".jsonl" else read_json(path)
     messages: list[Message] = []
     tools: list[ToolDefinition] = []
+    lines: list[int] = []
     for item in items:
         if isinstance(item, Finding):
             if item.severity == Severity.ERROR:
@@ -66,8 +101,12 @@ def read_conversation(path: Path) -> tuple[list[Message], list[ToolDefinition]]:
                 "run `turnspec validate` on the file"
             )
         _check_schema(path, item.line, item.pointer, v, "tool-definition.json" if is_tool else "message.json")
-        (tools if is_tool else messages).append(v)
-    return messages, tools
+        if is_tool:
+            tools.append(v)
+        else:
+            messages.append(v)
+            lines.append(item.line)
+    return Conversation(path, messages, tools, lines)
 
 
 @functools.cache
@@ -107,19 +146,70 @@ _FLAGS = {
 }
 
 
+@contextlib.contextmanager
+def _quiet_drops() -> Iterator[None]:
+    """The adapters' WARN lines off while a refusal is located: the conversations so far are
+    rendered again, and their drops were said once already."""
+    logger = logging.getLogger(LOGGER_NAME)
+    old = logger.disabled
+    logger.disabled = True
+    try:
+        yield
+    finally:
+        logger.disabled = old
+
+
+# what an adapter's `to_wire` raises on input it cannot render: its classified refusal
+# (AdapterError), or a mistake on input the schemas accept (the adapter's bug, named)
+RENDER_ERRORS = (AdapterError, KeyError, TypeError, ValueError, AttributeError, IndexError)
+
+
+class RenderRefused(Exception):
+    """`to_wire` refused a conversation: `where` (`path:line` of the message at which the
+    conversation so far starts failing the same way) and `error`, what it raised."""
+
+    def __init__(self, where: str, error: Exception) -> None:
+        super().__init__(f"{where}: {error}")
+        self.where = where
+        self.error = error
+
+
+def to_wire(adapter: Adapter, conv: Conversation, options: AdapterOptions) -> Any:
+    """`adapter.to_wire` of the whole conversation; what it raises (`RENDER_ERRORS`) comes
+    back as `RenderRefused`, located at the message it first fails on."""
+    try:
+        return adapter.to_wire(conv.messages, conv.tools, options)
+    except RENDER_ERRORS as exc:
+        kind = type(exc)
+
+        def fails(messages: list[Message]) -> bool:
+            try:
+                adapter.to_wire(messages, conv.tools, options)
+            except RENDER_ERRORS as again:
+                return type(again) is kind
+            return False
+
+        with _quiet_drops():
+            at = conv.first_failing(fails)
+        raise RenderRefused(conv.where(at), exc) from None
+
+
 def render(
     adapter: Adapter,
-    messages: list[Message],
-    tools: list[ToolDefinition],
+    conv: Conversation,
     *,
     model: str | None = None,
     stream: bool = False,
     max_tokens: int | None = None,
 ) -> dict[str, Any]:
+    """The request `wire render` prints. A request the API's request schema refuses is an
+    InputError naming the option it comes from, or else the file and the line of the message
+    at which the conversation so far starts breaking the schema at the same place (line 1
+    when the file holds none, e.g. an empty `messages`)."""
     options = AdapterOptions(
-        model=model or default_model(adapter, messages), stream=stream, max_output_tokens=max_tokens
+        model=model or default_model(adapter, conv.messages), stream=stream, max_output_tokens=max_tokens
     )
-    req = adapter.to_wire(messages, tools, options)
+    req = to_wire(adapter, conv, options)
     api = _record(adapter)
     v = wire_schemas.validator(api, "request") if api is not None else None
     if api is not None and v is not None and not v.is_valid(req.body):
@@ -127,6 +217,17 @@ def render(
         # request schema; an adapter's own mistake is caught the same way
         e = v.errors(req.body)[0]
         arg = _FLAGS.get(e.pointer.rsplit("/", 1)[-1], "")
+        if not arg:
+
+            def fails(messages: list[Message]) -> bool:
+                try:
+                    body = adapter.to_wire(messages, conv.tools, options).body
+                except RENDER_ERRORS:
+                    return False
+                return any(x.pointer == e.pointer and x.message == e.message for x in v.errors(body))
+
+            with _quiet_drops():
+                arg = f"{conv.where(conv.first_failing(fails))}: "
         raise InputError(f"{arg}the request breaks the {api.name} request schema at {e.pointer or '/'}: {e.message}")
     return {"method": req.method, "path": req.path, "headers": dict(req.headers), "body": req.body}
 
@@ -501,7 +602,9 @@ def _error_body(raw: bytes, api: WireApi | None) -> Any:
 
 
 __all__ = [
+    "Conversation",
     "Parsed",
+    "RenderRefused",
     "StreamShape",
     "check_event_sequence",
     "check_stream_framing",
@@ -510,4 +613,5 @@ __all__ = [
     "parse",
     "read_conversation",
     "render",
+    "to_wire",
 ]

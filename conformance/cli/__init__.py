@@ -42,6 +42,7 @@ from ..core.reporting import FindingsReport, findings_output, output_choices, wr
 from ..core.schemas import versions
 from ..formats import Format, Options, all_formats, catalog
 from ..migrations.rules import CATALOG as MIGRATION_RULES
+from .options import LOCK_WAIT, resolved_lock_wait
 
 
 class _Argument(TyperArgument):
@@ -391,6 +392,7 @@ def validate(
             help="Record every finding of this run in FILE (replacing an older baseline) and exit 0",
         ),
     ] = None,
+    lock_wait: Annotated[float | None, LOCK_WAIT] = None,
 ) -> None:
     """Validate transcripts; report each violation with file, line, JSON pointer and rule."""
     forget_stdin()  # each run reads standard input afresh
@@ -429,7 +431,9 @@ def validate(
     elif write_baseline is not None:
         check_baseline_destination(write_baseline, paths)
     recorded = Baseline(write_baseline.parent) if write_baseline is not None else None
-    options = Options(selection=sel, tools=tools, pricing=pricing, revisions=revisions)
+    options = Options(
+        selection=sel, tools=tools, pricing=pricing, revisions=revisions, lock_wait=resolved_lock_wait(lock_wait, cfg)
+    )
     fmt_name = fmt.value if fmt is not None else None
     skipped: list[Path] = []
     report = Report()

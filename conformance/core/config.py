@@ -14,6 +14,7 @@ type, is a one-line `InputError` naming the file and the key (exit 2).
     format = "canonical"                 # as --format
     per-file-ignores = { "legacy/*" = ["TS020"] }   # glob (fnmatch, relative to the file's folder) -> ids
     samples = "../recordings"            # conform: third-party recordings to replay (relative to the file's folder)
+    lock-wait = 5                        # as --lock-wait: seconds to wait for a store another process locked
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from typing import Any
 
 from .errors import InputError
 
-KEYS = ("select", "ignore", "per-file-ignores", "strict", "output", "format", "samples")
+KEYS = ("select", "ignore", "per-file-ignores", "strict", "output", "format", "samples", "lock-wait")
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,7 @@ class Config:
     output: str | None = None
     format: str | None = None
     samples: Path | None = None  # resolved against the file's folder
+    lock_wait: float | None = None
     _root: Path = field(default_factory=Path, repr=False)
 
     def _names(self, path: str) -> set[str]:
@@ -133,4 +135,9 @@ def load(path: Path | None) -> Config:
         if not isinstance(table["samples"], str) or not table["samples"]:
             raise InputError(f"{path}: [tool.turnspec] samples: expected a folder path (a string)")
         values["samples"] = path.parent / table["samples"]
+    if "lock-wait" in table:
+        wait = table["lock-wait"]
+        if isinstance(wait, bool) or not isinstance(wait, int | float) or not 0 <= wait < float("inf"):
+            raise InputError(f"{path}: [tool.turnspec] lock-wait: expected a number of seconds, 0 or more")
+        values["lock_wait"] = float(wait)
     return Config(**values)

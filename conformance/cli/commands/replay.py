@@ -15,6 +15,7 @@ from ...core.errors import InputError
 from ...core.jsonio import forget_stdin
 from ...core.reporting import FindingsReport, findings_output, output_choices, write_findings
 from ...formats.canonical.markers import DEFAULT_CRITICAL_KEY
+from ..options import LOCK_WAIT, resolved_lock_wait
 
 # the command's own renderings, then every findings output (`reporting.FINDINGS_OUTPUTS`)
 ReplayOutput = output_choices("ReplayOutput", "text", "json")
@@ -50,6 +51,7 @@ def register(app: typer.Typer) -> None:
         critical_key: Annotated[
             str, typer.Option(help="Metadata key the sessions mark critical blocks with (§4.2.2 names none)")
         ] = DEFAULT_CRITICAL_KEY,
+        lock_wait: Annotated[float | None, LOCK_WAIT] = None,
     ) -> None:
         """Would each stored session survive a swap to the target adapter? No network: the history is only rendered.
 
@@ -72,8 +74,9 @@ def register(app: typer.Typer) -> None:
         summary = ReplaySummary()
         out = sys.stdout
         verdicts = replay_check(
-            paths, targets, fmt=fmt, source_provider=source, strict=strict, summary=summary, critical_key=critical_key
-        )
+            paths, targets, fmt=fmt, source_provider=source, strict=strict, summary=summary, critical_key=critical_key,
+            lock_wait=resolved_lock_wait(lock_wait),
+        )  # fmt: skip
         if findings_output(output) is not None:
             # function-level import: the replay rules' catalogue, for the findings outputs only
             from ...replay import CATALOG
