@@ -9,13 +9,12 @@ from typing import Any
 
 from ..core.jsonio import parse as parse_json
 from .base import AdapterError, RateLimitError
+from .errors import RETRYABLE as RETRYABLE  # declared once, with the contract's sentence
 
 # Neither Anthropic nor Chat Completions carries a media type for a URL image. A URL image an
 # adapter did not render itself in the session reads back with this placeholder: never a guess
 # from the URL's file extension (`0.m` is not an image type).
 URL_IMAGE_MEDIA_TYPE = "image/jpeg"
-# adapter contract §6.4: the transient classes
-RETRYABLE = ("rate_limit", "server_error", "network")
 
 
 def header(headers: Mapping[str, Any], name: str) -> str | None:
