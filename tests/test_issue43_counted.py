@@ -63,3 +63,83 @@ def test_tc902_a_tool_error_carried_in_band_owes_no_warn_line_declared_or_not() 
     assert result is not None and result.status == "pass", result
     case = next(o for o in report.outcomes if o.rule == "TC902")
     assert case.subject == "tool errors in band" and "asks a WARN only for a drop" in case.message
+
+
+def test_tc801_a_bedrock_400_saying_input_tokens_exceeded_is_context_overflow() -> None:
+    """Contract §6.2, 413 row: "Some providers use 400 with body indicating overflow; remap."
+    The shipped record's wording missed Bedrock's "Input Tokens Exceeded"."""
+    from conformance.adapters.bedrock import BedrockAdapter
+    from conformance.adapters.errors import ContextOverflowError
+    from conformance.suite.checks.errors import expected_class
+    from conformance.wire.bedrock import BEDROCK_CONVERSE
+
+    headers = {"x-amzn-errortype": ["ValidationException:http://internal.amazon.com/coral/com.amazon.coral.validate/"]}
+    body = {"message": "Input Tokens Exceeded"}
+    assert expected_class(BEDROCK_CONVERSE, 400, body, headers) == "context_overflow"
+    assert expected_class(BEDROCK_CONVERSE, 400, {"message": "Malformed input request"}, headers) == "invalid_request"
+    err = BedrockAdapter().classify_error(400, body, headers)
+    assert isinstance(err, ContextOverflowError) and err.retryable is False
+
+
+def _bedrock_cassette(tmp_path: Path, request: dict[str, Any], input_tokens: int) -> Path:
+    """One recorded (no x-turnspec-synthetic header) Converse call answering JSON text."""
+    response = {
+        "output": {"message": {"role": "assistant", "content": [{"text": '{"city": "Paris"}'}]}},
+        "stopReason": "end_turn",
+        "usage": {"inputTokens": input_tokens, "outputTokens": 9, "totalTokens": input_tokens + 9},
+        "metrics": {"latencyMs": 300},
+    }
+    uri = "https://bedrock-runtime.us-east-1.amazonaws.com/model/anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse"
+    interaction = {
+        "request": {"body": json.dumps(request), "headers": {}, "method": "POST", "uri": uri},
+        "response": {
+            "body": {"string": json.dumps(response)},
+            "headers": {"content-type": ["application/json"]},
+            "status": {"code": 200, "message": "OK"},
+        },
+    }
+    folder = tmp_path / "bedrock"
+    folder.mkdir(parents=True)
+    (folder / "structured.yaml").write_text(json.dumps({"interactions": [interaction], "version": 1}))
+    return folder
+
+
+def test_tc701_bedrock_structured_output_is_out_of_band(tmp_path: Path) -> None:
+    """Bedrock: "For Converse APIs, use the `outputConfig.textFormat` request field" (Bedrock's
+    structured-output guide): the tokens the service adds for it reach no input of
+    `estimate_input_tokens` (contract §3.1), so TC701 reports the case, never fails it."""
+    from conformance.adapters.bedrock import BedrockAdapter
+
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+    plain = {"messages": [{"role": "user", "content": [{"text": "Capital of France?"}]}]}
+    structured = {
+        **plain,
+        "outputConfig": {
+            "textFormat": {
+                "type": "json_schema",
+                "structure": {"jsonSchema": {"schema": json.dumps(schema), "name": "capital"}},
+            }
+        },
+    }
+    report = run(
+        SuiteConfig.for_adapter(
+            BedrockAdapter(),
+            cassette_dirs=[_bedrock_cassette(tmp_path / "a", structured, 400)],
+            selection=Selection(select=("TC701",)),
+        )
+    )
+    result = report.result("TC701", "bedrock")
+    assert result is not None and result.status == "skip", result
+    assert any(
+        "out of band" in r and "structured output at /outputConfig/textFormat/structure/jsonSchema/schema" in r
+        for r in result.skip_reasons
+    ), result.skip_reasons
+    # the same gap without the setting is the estimate's own
+    report = run(
+        SuiteConfig.for_adapter(
+            BedrockAdapter(),
+            cassette_dirs=[_bedrock_cassette(tmp_path / "b", plain, 400)],
+            selection=Selection(select=("TC701",)),
+        )
+    )
+    assert report.result("TC701", "bedrock").status == "fail"  # type: ignore[union-attr]
