@@ -143,3 +143,124 @@ def test_tc701_bedrock_structured_output_is_out_of_band(tmp_path: Path) -> None:
         )
     )
     assert report.result("TC701", "bedrock").status == "fail"  # type: ignore[union-attr]
+
+
+# -- item 4: every case counted and visible -----------------------------------------------
+
+
+def _cli(capsys: Any, *args: str) -> tuple[int, str, str]:
+    from conformance.cli import main
+
+    rc = main(list(args))
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def test_the_summary_counts_cases_as_well_as_checks(capsys: Any, monkeypatch: Any) -> None:
+    """With the API's request schema missing every TC104 case is skipped: the summary must
+    say so (it read `1 passed, 0 failed, 0 skipped` either way)."""
+    import conformance.wire.schemas as wire_schemas
+
+    args = ("conform", "openai-chat", "--no-samples", "--select", "TC104")
+    rc, out, _ = _cli(capsys, *args, "-o", "json")
+    summary = json.loads(out)["summary"]
+    ran = summary["cases_run"]
+    assert rc == 0 and ran > 5 and summary["cases_skipped"] == 0 and summary["checks"] == 1
+    rc, out, _ = _cli(capsys, *args)
+    assert out.splitlines()[-1].startswith(f"OK: 1 checks: 1 passed, 0 failed, 0 skipped; {ran} cases, 0 skipped over ")
+
+    real = wire_schemas.validator
+    monkeypatch.setattr(wire_schemas, "validator", lambda api, kind: None if kind == "request" else real(api, kind))
+    rc, out, _ = _cli(capsys, *args)
+    last = out.splitlines()[-1]
+    # every case skipped: nothing of the adapter was checked, and the line says it
+    assert last.startswith(f"NOTHING CHECKED: 1 checks: 0 passed, 0 failed, 1 skipped; {ran} cases, {ran} skipped"), (
+        last
+    )
+
+
+def test_the_text_report_says_how_many_reasons_it_left_out(capsys: Any) -> None:
+    from conformance.adapters.ollama import OllamaAdapter
+
+    class Crashes(OllamaAdapter):
+        def from_wire_response(self, response: Any, request_context: Any) -> Any:
+            raise RuntimeError("planted")
+
+    report = run(
+        SuiteConfig.for_adapter(
+            Crashes(), cassette_dirs=[ROOT / "cassettes/ollama"], peers=False, selection=Selection(select=("TC101",))
+        )
+    )
+    from conformance.suite.report import to_text
+
+    r = report.result("TC101", "ollama")
+    assert r is not None and r.failed > 10
+    text = to_text(report)
+    listed = [line for line in text.splitlines() if line.startswith("      - ")]
+    assert len(listed) == 10
+    assert f"      ... and {r.failed - 10} more (-o json lists every case)" in text.splitlines()
+
+
+def test_verbose_and_the_ci_outputs_list_skipped_cases_with_their_reasons(capsys: Any) -> None:
+    args = ("conform", "bedrock", "--no-samples", "--select", "TC904")
+    rc, out, _ = _cli(capsys, *args, "-v")
+    assert rc == 0
+    lines = out.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("  TC904 pass"))
+    assert lines[at + 1].startswith("      skipped (") and lines[at + 2].startswith("      - ")
+    rc, out, _ = _cli(capsys, *args, "-o", "junit")
+    assert "case(s) skipped:" in out
+    rc, out, _ = _cli(capsys, *args, "-o", "sarif")
+    results = json.loads(out)["runs"][0]["results"]
+    notes = [r for r in results if r["level"] == "note"]
+    assert notes and all(r["ruleId"] == "TC904" for r in notes)
+    assert all(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].endswith(".yaml") for r in notes)
+
+
+def test_strict_verdict_agrees_with_its_exit_code_which_means_findings(
+    tmp_path: Path, capsys: Any, monkeypatch: Any
+) -> None:
+    """A capability declared true no case exercised fails TC002 under --strict: exit 1 and a
+    FAIL line (it printed OK and exited 2, a usage error's code)."""
+    import conformance.suite.runner as runner
+
+    (tmp_path / "anthropic").mkdir()
+    (tmp_path / "anthropic" / "image.yaml").write_bytes((ROOT / "cassettes/anthropic/image.yaml").read_bytes())
+    monkeypatch.setattr(runner, "default_cassette_root", lambda: None)
+    args = ("conform", "anthropic", "--cassettes", str(tmp_path), "--no-samples", "--select", "TC002", "--strict")
+    rc, out, err = _cli(capsys, *args)
+    assert rc == 1 and out.splitlines()[-1].startswith("FAIL: "), out
+    assert "TC002 FAIL" in out and "supports_prompt_caching: declared true, but no case exercised it" in out
+    assert "--strict" in err
+
+
+def test_select_tc002_alone_judges_the_declarations(capsys: Any) -> None:
+    """TC002 counts the cases of the rules that exercise each capability: `--select TC002`
+    alone runs them (reporting only TC002), never "OK" over no case."""
+    rc, out, _ = _cli(capsys, "conform", "bedrock", "--no-samples", "--select", "TC002", "-o", "json")
+    report = json.loads(out)
+    gate = next(r for r in report["results"] if r["rule"] == "TC002")
+    assert rc == 0 and gate["status"] == "pass" and gate["cases_run"] == 8, gate
+    assert {r["rule"] for r in report["results"]} == {"TC002"}
+
+
+def test_a_selection_that_runs_no_case_does_not_say_ok(capsys: Any) -> None:
+    rc, out, _ = _cli(capsys, "conform", "openai-chat", "--no-samples", "--select", "TC610")
+    assert rc == 0 and out.splitlines()[-1].startswith("NOTHING CHECKED: ")
+    assert "no case of an adapter ran" in out
+    rc, _, _ = _cli(capsys, "conform", "openai-chat", "--no-samples", "--select", "TC610", "--fail-on-skip")
+    assert rc == 1
+
+
+class UnknownApi(OpenAIChatAdapter):
+    name = "unknown-api"
+    wire_api = "openai-chat-completion"  # a typo: no record has this name
+
+
+def test_an_unknown_wire_api_fails_tc001_naming_the_registered_records() -> None:
+    report = run_rules(UnknownApi(), "TC001", "TC104", cassettes="cassettes/openai-chat")
+    r = report.result("TC001", "unknown-api")
+    assert r is not None and r.status == "fail", r
+    assert "'openai-chat-completion' names no registered WireApi record" in r.reasons[0]
+    assert "openai-chat-completions" in r.reasons[0] and "bedrock-converse" in r.reasons[0]
+    assert report.exit_code == 1

@@ -194,12 +194,34 @@ class SuiteReport:
         return [
             (o.adapter, o.subject)
             for o in self.outcomes
-            if o.rule == EXERCISED.id and o.status == "skip" and o.capability == o.subject
+            if o.rule == EXERCISED.id and o.status != "pass" and o.capability == o.subject
         ]
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.failed or (self.fail_on_skip and self.skipped) else 0
+        # --fail-on-skip: a rule an adapter did not run, or a declared capability no case exercised
+        return 1 if self.failed or (self.fail_on_skip and (self.skipped or self.unexercised)) else 0
+
+    @property
+    def cases_run(self) -> int:
+        return sum(r.cases_run for r in self.results)
+
+    @property
+    def cases_skipped(self) -> int:
+        return sum(r.skipped for r in self.results)
+
+    @property
+    def checked_nothing(self) -> bool:
+        """No case of any adapter ran (a selection whose every case was skipped): never an OK."""
+        return not any(r.cases_run for r in self.results if r.adapter != SUITE_SUBJECT)
+
+    @property
+    def verdict(self) -> Literal["OK", "FAIL", "NOTHING CHECKED"]:
+        """The summary line's first word, agreeing with `exit_code`: FAIL exactly when it is
+        1, else NOTHING CHECKED when no case of an adapter ran, else OK."""
+        if self.exit_code:
+            return "FAIL"
+        return "NOTHING CHECKED" if self.checked_nothing else "OK"
 
     def result(self, rule: str, adapter: str) -> RuleResult | None:
         for r in self.results:
@@ -288,22 +310,35 @@ def capability_gate(
         for c in declared:
             rules = EXERCISERS.get(c, ())
             if not all(sel.enabled(r) for r in rules):
-                gate.append(Outcome(EXERCISED.id, s.name, "skip", c, f"not all of {', '.join(rules)} selected"))
+                ignored = ", ".join(r for r in rules if not sel.enabled(r))
+                gate.append(Outcome(EXERCISED.id, s.name, "skip", c, f"{ignored} not run (ignored), so it cannot tell"))
                 continue
             if mine[c] > 0:
                 gate.append(Outcome(EXERCISED.id, s.name, "pass", c, "", c))
                 continue
             # no sentence makes an unexercised declaration wrong (contract §3.4 asks it to be
             # honest, §10.1.5 that a false flag fails cleanly): the suite could not look, so a
-            # skip saying which recording would let it; --strict and --fail-on-skip fail it
+            # skip saying which recording would let it; --strict fails it (a finding: exit 1)
+            # and --fail-on-skip fails the run
             how = ", ".join(rules) or "no check covers it"
             msg = (
                 f"declared true, but no case exercised it (cases come from {how}): add a cassette of "
                 f"{CASSETTE_HINTS.get(c, 'a call that uses it')} to {s.name}'s cassettes "
                 "(`turnspec wire record` makes one)"
             )
-            gate.append(Outcome(EXERCISED.id, s.name, "skip", c, msg, c))
+            gate.append(Outcome(EXERCISED.id, s.name, "fail" if sel.strict else "skip", c, msg, c))
     return gate, counts
+
+
+def gate_selection(sel: Selection) -> Selection:
+    """What runs: `sel`, and, when TC002 is selected, the rules whose cases exercise a
+    declared capability (`EXERCISERS`), which TC002 counts though the report shows only
+    `sel`'s rules: `--select TC002` alone judges the declarations instead of running no case.
+    A rule `--ignore`d stays off."""
+    if not sel.select or not sel.enabled(EXERCISED.id):
+        return sel
+    extra = tuple(dict.fromkeys(r for rules in EXERCISERS.values() for r in rules))
+    return Selection(select=(*sel.select, *extra), ignore=sel.ignore, strict=sel.strict)
 
 
 CASSETTE_HINTS: dict[str, str] = {
@@ -377,17 +412,19 @@ def run(
 ) -> SuiteReport:
     started = time.perf_counter()
     sel = config.selection
+    runs = gate_selection(sel)
     samples = load_cassettes([config.samples]) if config.samples is not None else []
     outcomes: list[Outcome] = []
+    counted: list[Outcome] = []  # cases of rules run only for TC002 to count (not reported)
     # the run's own capture keeps adapters' WARN lines (expected: the checks provoke them)
     # off stderr; each check captures what it inspects
     crashes, token = collect_crashes()
     try:
         with network_blocked(), capture_warnings():
             own = {s.name: load_cassettes(s.cassette_dirs) for s in config.subjects}
-            env = checks.Env(config.subjects, config.peers, own, samples, sel, critical_key=config.critical_key)
+            env = checks.Env(config.subjects, config.peers, own, samples, runs, critical_key=config.critical_key)
             for check in checks.CHECKS:
-                if not any(sel.enabled(r) for r in check.rules):
+                if not any(runs.enabled(r) for r in check.rules):
                     continue
                 if progress:
                     progress(check.name)
@@ -395,6 +432,8 @@ def run(
                     for o in check.fn(env):
                         if sel.enabled(o.rule):
                             outcomes.append(with_traceback(o, crashes))
+                        elif runs.enabled(o.rule):
+                            counted.append(o)
                 except Exception as exc:
                     # the last resort: a check never raises (each judges what it could not
                     # read as a case), but one that does must not stop the whole run
@@ -403,7 +442,7 @@ def run(
     finally:
         stop_collecting(token)
     outcomes = declared_gaps(config.subjects, outcomes)
-    gate, counts = capability_gate(config.subjects, outcomes, sel)
+    gate, counts = capability_gate(config.subjects, [*outcomes, *declared_gaps(config.subjects, counted)], runs)
     if sel.enabled(EXERCISED.id):
         outcomes.extend(gate)
     names = [s.name for s in config.subjects]

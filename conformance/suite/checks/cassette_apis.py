@@ -7,12 +7,12 @@ from collections.abc import Iterator
 from ...wire import registry
 from .. import rules as R
 from ..outcome import SUITE_SUBJECT, Outcome
-from .common import Env, check, o
+from .common import Env, check, o, wire_name
 
 
 @check(R.CASSETTE_API)
 def cassette_apis(env: Env) -> Iterator[Outcome]:
-    served = {s.adapter.wire_api for s in env.subjects} | {p.wire_api for p in env.peers}
+    served = {wire_name(s.adapter) for s in env.subjects} | {wire_name(p) for p in env.peers}
     for c in env.samples:
         if c.error:
             yield o(R.CASSETTE_API, SUITE_SUBJECT, "fail", c.label, c.error)

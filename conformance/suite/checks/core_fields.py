@@ -22,7 +22,19 @@ from urllib.parse import urlsplit
 from ...adapters.protocol import WireResponse
 from .. import rules as R
 from ..outcome import Outcome
-from .common import Env, check, crash, ctx_for, o, parse_stream, read_request, render, session_for, wire_api_of
+from .common import (
+    Env,
+    check,
+    crash,
+    ctx_for,
+    o,
+    parse_stream,
+    read_request,
+    render,
+    session_for,
+    wire_api_of,
+    wire_name,
+)
 
 CORE_ID = "01JZC0RE000000000000000001"  # the id a core would pass (a ULID)
 
@@ -52,7 +64,7 @@ def core_fields(env: Env) -> Iterator[Outcome]:
         a = s.adapter
         api = wire_api_of(a)
         for it in env.recorded(s):
-            if it.status >= 400 or (it.wire is not None and it.wire.name != a.wire_api):
+            if it.status >= 400 or (it.wire is not None and it.wire.name != wire_name(a)):
                 continue
             ctx = replace(ctx_for(session_for("core", it.label)), message_id=CORE_ID)
             try:

@@ -58,6 +58,7 @@ from .common import (
     session_for,
     token_counts,
     wire_api_of,
+    wire_name,
 )
 from .streams import wire_values
 
@@ -452,7 +453,7 @@ def recorded_semantics(env: Env) -> Iterator[Outcome]:
 def _recorded_semantics(env: Env, s: AdapterUnderTest, a: Adapter, readings: set[str]) -> Iterator[Outcome]:
     for it in env.recorded(s):
         api = it.wire
-        if it.status >= 400 or api is None or api.name != a.wire_api:
+        if it.status >= 400 or api is None or api.name != wire_name(a):
             continue
         sid = session_for("sem", it.label)
         if it.is_stream:
@@ -626,7 +627,7 @@ def missing_usage(env: Env) -> Iterator[Outcome]:
         judged = 0
         for it in env.recorded(s):
             api = it.wire
-            if it.status >= 400 or api is None or api.name != a.wire_api:
+            if it.status >= 400 or api is None or api.name != wire_name(a):
                 continue
             ctx = replace(ctx_for(session_for("nousage", it.label)), estimated_input_tokens=PREFLIGHT_ESTIMATE)
             usage: Any = None
@@ -693,7 +694,7 @@ def served_model(env: Env) -> Iterator[Outcome]:
         judged = 0
         for it in env.recorded(s):
             api = it.wire
-            if it.status >= 400 or api is None or api.name != a.wire_api:
+            if it.status >= 400 or api is None or api.name != wire_name(a):
                 continue
             ctx = ctx_for(session_for("model", it.label), model=f"{a.provider}:{REQUESTED_MODEL}")
             try:

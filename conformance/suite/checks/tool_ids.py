@@ -26,6 +26,7 @@ from .common import (
     render,
     session_for,
     wire_api_of,
+    wire_name,
 )
 from .minted import BIDIRECTIONAL, LOOK_UP, WireIds, deterministic, fixed_ids, lost_wire_ids, match_ids
 
@@ -357,7 +358,7 @@ def _replies_distinct(env: Env, s: AdapterUnderTest) -> Iterator[Outcome]:
     bodies: dict[str, str] = {}  # label -> the reply's body
     shared: list[str] = []
     for it in env.recorded(s):
-        if it.status >= 400 or it.is_stream or not isinstance(it.response_json, dict) or it.api != a.wire_api:
+        if it.status >= 400 or it.is_stream or not isinstance(it.response_json, dict) or it.api != wire_name(a):
             continue
         raw = json.dumps(it.response_json, sort_keys=True)
         try:
