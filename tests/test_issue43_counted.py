@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.adapters.errors import RateLimitError, error_for_status
+from conformance.adapters.ollama import OllamaAdapter
 from conformance.adapters.openai_chat import OpenAIChatAdapter
 from conformance.adapters.protocol import Message
 from conformance.core.findings import Selection
@@ -264,3 +265,74 @@ def test_an_unknown_wire_api_fails_tc001_naming_the_registered_records() -> None
     assert "'openai-chat-completion' names no registered WireApi record" in r.reasons[0]
     assert "openai-chat-completions" in r.reasons[0] and "bedrock-converse" in r.reasons[0]
     assert report.exit_code == 1
+
+
+# -- item 8: public names are a contract ---------------------------------------------------
+
+
+def test_a_record_name_of_an_earlier_release_still_names_its_record(capsys: Any) -> None:
+    """An adapter written when the Ollama record was `ollama-native` (renamed `ollama-chat`):
+    its record is found (with a DeprecationWarning naming the new name), so the checks are
+    those of the record, not the exact comparisons of no record (TC302, TC303, TC405, TC802
+    failed it falsely, 16 checks skipped)."""
+    import warnings
+
+    from conformance.wire import registry
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert registry.get("ollama-native") is registry.get("ollama-chat")
+    assert [str(w.message) for w in caught if w.category is DeprecationWarning] == [
+        "the wire API 'ollama-native' was renamed 'ollama-chat': declare wire_api = 'ollama-chat'"
+    ]
+    report = run_rules(
+        EarlierOllamaAdapter(), "TC001", "TC104", "TC302", "TC303", "TC405", "TC802", cassettes="cassettes/ollama"
+    )
+    got = {r.rule: r.status for r in report.results if r.adapter == "earlier-ollama"}
+    assert got == dict.fromkeys(("TC001", "TC104", "TC302", "TC303", "TC405", "TC802"), "pass"), report.failed
+    tc001 = next(o for o in report.outcomes if o.rule == "TC001")
+    assert "wire_api 'ollama-native' is the former name of 'ollama-chat'" in tc001.message
+    rc, _, err = _cli(
+        capsys,
+        "conform",
+        f"{__file__}:EarlierOllamaAdapter",
+        "--cassettes",
+        str(ROOT / "cassettes/ollama"),
+        "--no-samples",
+        "--select",
+        "TC001",
+    )
+    assert rc == 0 and "wire_api 'ollama-native' was renamed 'ollama-chat'" in err
+
+
+class EarlierOllamaAdapter(OllamaAdapter):
+    """Written when the Ollama record was `ollama-native` (an earlier release's name)."""
+
+    name = "earlier-ollama"
+    wire_api = "ollama-native"
+
+
+def test_a_third_party_record_under_a_shipped_name_is_a_choice_not_a_crash(monkeypatch: Any) -> None:
+    """A package that registered its own `bedrock-converse` before this project shipped one
+    must still import: the shipped record is kept with a warning saying how to choose theirs,
+    and `replace=True` chooses theirs, with a warning naming the record it replaces."""
+    import dataclasses
+    import warnings
+
+    import pytest
+
+    from conformance.wire import registry
+    from conformance.wire.bedrock import BEDROCK_CONVERSE
+
+    monkeypatch.setattr(registry, "APIS", registry.APIS)
+    theirs = dataclasses.replace(BEDROCK_CONVERSE, title="their Converse record")
+    with pytest.warns(registry.ReplacedRecordWarning, match="'bedrock-converse' this project ships.*replace=True"):
+        kept = registry.register(theirs)
+    assert kept is BEDROCK_CONVERSE and registry.get("bedrock-converse") is BEDROCK_CONVERSE
+    with pytest.warns(registry.ReplacedRecordWarning, match="is replaced"):
+        assert registry.register(theirs, replace=True) is theirs
+    assert registry.get("bedrock-converse") is theirs
+    assert [a.name for a in registry.APIS].count("bedrock-converse") == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert registry.register(theirs) is theirs  # the same record again: a no-op, no warning
