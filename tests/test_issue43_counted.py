@@ -336,3 +336,56 @@ def test_a_third_party_record_under_a_shipped_name_is_a_choice_not_a_crash(monke
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert registry.register(theirs) is theirs  # the same record again: a no-op, no warning
+
+
+# -- item 7: cassettes are named by where they come from ----------------------------------
+
+
+class ThirdPartyOllama(OllamaAdapter):
+    """A third party's adapter that happens to be named like the shipped one."""
+
+    name = "ollama"
+
+
+def test_an_adapter_named_like_a_shipped_one_gets_only_its_own_recordings(tmp_path: Path, monkeypatch: Any) -> None:
+    """`ollama` by coincidence of names got turnspec's `cassettes/ollama/` as well as its own,
+    and `tools.yaml#0` appeared twice in one report with no folder to tell them apart."""
+    mine = tmp_path / "cassettes" / "ollama"
+    mine.mkdir(parents=True)
+    (mine / "tools.yaml").write_bytes((ROOT / "cassettes/ollama/tools.yaml").read_bytes())
+    monkeypatch.chdir(tmp_path)
+    from conformance.suite.runner import local_cassette_root
+
+    local = local_cassette_root()
+    assert local is not None
+    theirs = SuiteConfig.for_refs([f"{__file__}:ThirdPartyOllama"], samples=None, peers=False, roots=[local])
+    assert [d.as_posix() for d in theirs.subjects[0].cassette_dirs] == ["cassettes/ollama"]
+    ours = SuiteConfig.for_refs(["ollama"], samples=None, peers=False, roots=[local])
+    assert sorted(d.name for d in ours.subjects[0].cassette_dirs) == ["ollama", "ollama"]  # the project's, and ./
+    report = run(replace_selection(ours, ("TC101",)))
+    subjects = [o.subject for o in report.outcomes if o.rule == "TC101"]
+    assert "cassettes/ollama/tools.yaml#0" in subjects and "turnspec/ollama/tools.yaml#0" in subjects
+    assert len(subjects) == len(set(subjects)), "a case label appears twice"
+
+
+def replace_selection(config: SuiteConfig, rules: tuple[str, ...]) -> SuiteConfig:
+    config.selection = Selection(select=rules)
+    return config
+
+
+class NoRecordOllama(OllamaAdapter):
+    name = "no-record-ollama"
+    wire_api = "ollama-v0"  # no record has this name
+
+
+def test_a_missing_record_never_makes_the_comparisons_stricter() -> None:
+    """With no record of the adapter's own, the recordings are judged by their own record
+    (or not at all): ids an adapter minted where the API issued none are not held as
+    provider ids (TC302), thinking is not required back on a wire no record describes (TC405).
+    TC001 fails the missing record itself."""
+    rules = ("TC001", "TC302", "TC303", "TC405", "TC606", "TC607", "TC802")
+    report = run_rules(NoRecordOllama(), *rules, cassettes="cassettes/ollama")
+    got = {r.rule: r.status for r in report.results}
+    assert got == {"TC001": "fail", **dict.fromkeys(rules[1:], "pass")}, report.failed
+    tc405 = report.result("TC405", "no-record-ollama")
+    assert tc405 is not None and any("says whether thinking must go back" in r for r in tc405.skip_reasons)

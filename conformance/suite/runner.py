@@ -82,14 +82,47 @@ def default_samples() -> Path | None:
     return p if p.is_dir() else None
 
 
-def cassette_folders(adapter: Adapter) -> tuple[str, ...]:
-    """The folder names of `<root>/<name>/` searched for an adapter's cassettes: its name, or
-    what it declares in `cassette_folders` (a bridge reads the cassettes of its wire API's
-    reference adapter: `pydantic-ai:anthropic` those of `anthropic`)."""
+def _declared_folders(adapter: Adapter) -> tuple[str, ...] | None:
     declared = getattr(adapter, "cassette_folders", None)
     if isinstance(declared, tuple) and declared and all(isinstance(n, str) for n in declared):
         return declared
-    return (str(adapter.name),)
+    return None
+
+
+def cassette_folders(adapter: Adapter) -> tuple[str, ...]:
+    """The folder names of `<root>/<name>/` searched for an adapter's cassettes in the
+    user's roots (`--cassettes`, `./cassettes`): its name, or what it declares in
+    `cassette_folders` (a bridge reads the cassettes of its wire API's reference adapter:
+    `pydantic-ai:anthropic` those of `anthropic`)."""
+    return _declared_folders(adapter) or (str(adapter.name),)
+
+
+def project_folders(adapter: Adapter) -> tuple[str, ...]:
+    """The folders of this project's own cassettes (`default_cassette_root`) an adapter is
+    judged against: those it asks for (`cassette_folders`), or, for this project's own
+    adapters (defined in the `conformance` package), the folder of its name. Never by a
+    coincidence of names: a third party's adapter named `ollama` is judged on its own
+    recordings, not silently on `cassettes/ollama/` as well (issue 43 item 7); it gets them by
+    asking (`cassette_folders = ("ollama",)`)."""
+    declared = _declared_folders(adapter)
+    if declared is not None:
+        return declared
+    return (str(adapter.name),) if type(adapter).__module__.split(".")[0] == "conformance" else ()
+
+
+def cassette_origin(folder: Path) -> str:
+    """How case labels name where a cassette folder is: `turnspec/<folder>` under this
+    project's own cassettes (wherever it is installed), else the folder relative to the
+    working folder (the repository in CI), else as given. Two folders of one name
+    (`./cassettes/ollama/` and turnspec's `cassettes/ollama/`) then label their cases apart.
+    A label holds no `:` (a reason is `<case>: <why>`)."""
+    full = folder.resolve()
+    own = default_cassette_root()
+    if own is not None and full.is_relative_to(own.resolve()):
+        rel = full.relative_to(own.resolve()).as_posix()
+        return f"turnspec/{rel}" if rel != "." else "turnspec"
+    cwd = Path.cwd().resolve()
+    return full.relative_to(cwd).as_posix() if full.is_relative_to(cwd) and full != cwd else str(folder)
 
 
 @dataclass
@@ -119,15 +152,23 @@ class SuiteConfig:
         `./cassettes`)."""
         refs = list(refs) or sorted(registry.available())
         cassettes = list(cassettes)
-        candidates = [p for p in [*cassettes, default_cassette_root(), *roots] if p is not None]
+        project = default_cassette_root()
+        candidates = [p for p in [*cassettes, project, *roots] if p is not None]
         first: dict[Path, Path] = {}  # resolved -> the first spelling of a root
         for p in candidates:  # `./cassettes` of a turnspec checkout is its own root: read once
             first.setdefault(p.resolve(), p)
         all_roots = list(first.values())
+        # the project's own root, unless the user named it (then it is one of theirs)
+        own_root = project if project is not None and first.get(project.resolve()) is project else None
         subjects = []
         for ref in refs:
             a = registry.load(ref)
-            dirs = [r / n for r in all_roots for n in cassette_folders(a) if (r / n).is_dir()]
+            dirs = [
+                r / n
+                for r in all_roots
+                for n in (project_folders(a) if r is own_root else cassette_folders(a))
+                if (r / n).is_dir()
+            ]
             dirs += [r for r in cassettes if r.is_dir() and not any(r.glob("*/")) and r not in dirs]
             subjects.append(AdapterUnderTest(ref, a, dirs))
         names = {s.name for s in subjects}
@@ -274,10 +315,26 @@ def fold(
 
 
 def load_cassettes(dirs: Iterable[Path]) -> list[Cassette]:
+    """The third-party recordings under a samples root: labelled by their path below it
+    (`owner__repo/tests/.../x.yaml#0`), which already says where each comes from."""
     out: list[Cassette] = []
     for d in dirs:
         for c in iter_cassettes(d):
             c.label = f"{d.name}/{c.label}" if d.is_dir() else c.label
+            out.append(c)
+    return out
+
+
+def load_own(dirs: Iterable[Path]) -> list[Cassette]:
+    """An adapter's own cassettes, each interaction labelled with its folder
+    (`cassette_origin`): `turnspec/ollama/tools.yaml#0`, `cassettes/ollama/tools.yaml#0`."""
+    out: list[Cassette] = []
+    for d in dirs:
+        origin = cassette_origin(d if d.is_dir() else d.parent)
+        for c in iter_cassettes(d):
+            c.label = f"{origin}/{c.label}" if origin else c.label
+            for it in c.interactions:
+                it.cassette = c.label
             out.append(c)
     return out
 
@@ -371,7 +428,7 @@ def declared_gaps(subjects: Iterable[AdapterUnderTest], outcomes: list[Outcome])
         mine = [
             g
             for g in gaps.get(o.adapter, ())
-            if o.status == "fail" and o.rule in g.rules and any(fnmatch.fnmatchcase(o.subject, p) for p in g.subjects)
+            if o.status == "fail" and o.rule in g.rules and any(_case_matches(o.subject, p) for p in g.subjects)
         ]
         gap = next((g for g in mine if re.search(str(getattr(g, "when", "") or ""), o.message) is not None), None)
         if gap is not None:
@@ -384,6 +441,17 @@ def declared_gaps(subjects: Iterable[AdapterUnderTest], outcomes: list[Outcome])
         else:
             out.append(o)
     return out
+
+
+_PROJECT_ORIGIN = re.compile(r"^turnspec/[^/#]+/")
+
+
+def _case_matches(subject: str, pattern: str) -> bool:
+    """Whether a gap's fnmatch `pattern` names the case `subject`: as labelled
+    (`turnspec/openai-chat/cache.yaml#0`), or without the project folder's origin, as this
+    project's cassettes were labelled before their cases carried it (`cache.yaml#*`)."""
+    bare = _PROJECT_ORIGIN.sub("", subject)
+    return fnmatch.fnmatchcase(subject, pattern) or (bare != subject and fnmatch.fnmatchcase(bare, pattern))
 
 
 _DIFFERENCE = re.compile(r"; (?=/)")  # a difference list's separator: each entry is an RFC 6901 path
@@ -421,7 +489,7 @@ def run(
     crashes, token = collect_crashes()
     try:
         with network_blocked(), capture_warnings():
-            own = {s.name: load_cassettes(s.cassette_dirs) for s in config.subjects}
+            own = {s.name: load_own(s.cassette_dirs) for s in config.subjects}
             env = checks.Env(config.subjects, config.peers, own, samples, runs, critical_key=config.critical_key)
             for check in checks.CHECKS:
                 if not any(runs.enabled(r) for r in check.rules):
