@@ -451,6 +451,8 @@ from conformance.adapters.openai_chat import OpenAIChatAdapter
 
 
 class Crashy(OpenAIChatAdapter):
+    cassette_folders = ("openai-chat",)  # asks for turnspec's own Chat Completions cassettes
+
     def from_wire_response(self, *args, **kwargs):
         return _lookup({})
 
@@ -502,7 +504,7 @@ def test_a_crash_shows_the_adapters_traceback_in_text(crashy, capsys):
     rc, out = _conform(capsys, crashy, "--no-samples", "--select", "TC101")
     assert rc == 1 and "crashed: KeyError: 'oops'" in out
     assert "Traceback (most recent call last):" in out
-    assert 'crashy_adapter.py", line 7, in from_wire_response' in out and "in _lookup" in out
+    assert 'crashy_adapter.py", line 9, in from_wire_response' in out and "in _lookup" in out
     assert "conformance/suite/" not in out  # trimmed to the adapter's frames
     assert out.count("Traceback (most recent call last):") == 1  # the first of the check, once
     _, verbose = _conform(capsys, crashy, "--no-samples", "--select", "TC101", "-v")

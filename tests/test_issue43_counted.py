@@ -389,3 +389,54 @@ def test_a_missing_record_never_makes_the_comparisons_stricter() -> None:
     assert got == {"TC001": "fail", **dict.fromkeys(rules[1:], "pass")}, report.failed
     tc405 = report.result("TC405", "no-record-ollama")
     assert tc405 is not None and any("says whether thinking must go back" in r for r in tc405.skip_reasons)
+
+
+# -- item 3: recordings are judged before adapters -----------------------------------------
+
+
+def _damaged_chat_cassettes(tmp_path: Path) -> Path:
+    """turnspec's Chat Completions text.yaml with three recordings damaged: #0's body cut (no
+    JSON), #2's finish_reason a number (off response.json), #3's second chunk with `choices`
+    a string (off stream-event.json)."""
+    import yaml
+
+    data = yaml.safe_load((ROOT / "cassettes/openai-chat/text.yaml").read_text(encoding="utf-8"))
+    items = data["interactions"]
+    body0 = items[0]["response"]["body"]["string"]
+    items[0]["response"]["body"]["string"] = body0[: len(body0) // 2]
+    reply = json.loads(items[2]["response"]["body"]["string"])
+    reply["choices"][0]["finish_reason"] = 42
+    items[2]["response"]["body"]["string"] = json.dumps(reply)
+    lines = items[3]["response"]["body"]["string"].split("\n\n")
+    chunk = json.loads(lines[1].removeprefix("data: "))
+    chunk["choices"] = "oops"
+    lines[1] = "data: " + json.dumps(chunk)
+    items[3]["response"]["body"]["string"] = "\n\n".join(lines)
+    folder = tmp_path / "openai-chat"
+    folder.mkdir()
+    (folder / "text.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
+    return folder
+
+
+def test_a_damaged_recording_is_reported_once_as_the_recordings_and_replayed_to_no_adapter(tmp_path: Path) -> None:
+    folder = _damaged_chat_cassettes(tmp_path)
+    rules = ("TC800", "TC101", "TC103", "TC601", "TC605", "TC606", "TC903", "TC904", "TC802")
+    report = run(
+        SuiteConfig.for_adapter(
+            OpenAIChatAdapter(), cassette_dirs=[folder], selection=Selection(select=rules), peers=False
+        )
+    )
+    tc800 = [o for o in report.outcomes if o.rule == "TC800" and o.status == "fail"]
+    by = {o.subject.rsplit("/", 1)[-1]: o.message for o in tc800}
+    assert sorted(by) == ["text.yaml#0", "text.yaml#2", "text.yaml#3"], by
+    assert "the recorded response body is not JSON" in by["text.yaml#0"]
+    assert "recorded response is off its API's wire schema at /choices/0/finish_reason" in by["text.yaml#2"]
+    assert "recorded stream event 1" in by["text.yaml#3"] and "at /choices" in by["text.yaml#3"]
+    assert all("not replayed to any adapter" in m for m in by.values())
+    # the adapter is judged on the rest and failed for none of it
+    assert [r for r in report.failed if r.adapter == "openai-chat"] == []
+    judged = {o.subject.split(" ")[0] for o in report.outcomes if o.adapter == "openai-chat"}
+    assert not {s for s in judged if s.endswith(("text.yaml#0", "text.yaml#2", "text.yaml#3"))}, judged
+    # located for CI at the cassette and the interaction's line
+    assert all(report.locations.get(("(cassettes)", o.subject)) for o in tc800)
+    assert report.exit_code == 1  # the recording is a finding: fix or re-record it

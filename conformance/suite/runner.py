@@ -28,6 +28,7 @@ from . import checks
 from .capture import NetworkBlockedError, capture_warnings, network_blocked
 from .cassettes import Cassette, Interaction, iter_cassettes
 from .checks.capabilities import declaration_of
+from .checks.cassette_apis import set_aside_damaged
 from .outcome import (
     SUITE_SUBJECT,
     AdapterUnderTest,
@@ -490,7 +491,12 @@ def run(
     try:
         with network_blocked(), capture_warnings():
             own = {s.name: load_own(s.cassette_dirs) for s in config.subjects}
-            env = checks.Env(config.subjects, config.peers, own, samples, runs, critical_key=config.critical_key)
+            locations = _locations(own, samples)
+            # judged before any adapter sees them: a damaged recording is TC800's, never a case
+            damaged = set_aside_damaged([*samples, *(c for cs in own.values() for c in cs)])
+            env = checks.Env(
+                config.subjects, config.peers, own, samples, runs, critical_key=config.critical_key, damaged=damaged
+            )
             for check in checks.CHECKS:
                 if not any(runs.enabled(r) for r in check.rules):
                     continue
@@ -529,7 +535,7 @@ def run(
         capabilities=counts,
         fail_on_skip=fail_on_skip,
         declarations={s.name: declaration_of(_caps(s.adapter)) for s in config.subjects},
-        locations=_locations(own, samples),
+        locations=locations,
     )
 
 
@@ -551,10 +557,12 @@ def _locations(
     own: Mapping[str, list[Cassette]], samples: list[Cassette]
 ) -> dict[tuple[str, str], tuple[Path, int | None]]:
     """Where each interaction a case can name was read from: an adapter's own cassettes and
-    the samples (replayed for every adapter; TC800 judges them for the suite)."""
+    the samples (replayed for every adapter; TC800 judges them, and every own cassette's
+    recordings, for the suite)."""
     out: dict[tuple[str, str], tuple[Path, int | None]] = {}
+    everyone = [c for cs in own.values() for c in cs]
     for name in [*own, SUITE_SUBJECT]:
-        for c in [*own.get(name, []), *samples]:
+        for c in [*(own.get(name, []) if name != SUITE_SUBJECT else everyone), *samples]:
             for it in c.interactions:
                 if it.path is not None:
                     out[(name, it.label)] = (it.path, it.line)

@@ -100,6 +100,8 @@ class Env:
     sel: Selection
     pairs: dict[str, dict[str, Status]] = field(default_factory=dict)
     critical_key: str = DEFAULT_CRITICAL_KEY  # the metadata key TC203 marks a block critical with
+    # recordings set aside before any check replays them, with why (TC800 reports each once)
+    damaged: list[tuple[Interaction, str]] = field(default_factory=list)
     _validators: dict[str, SchemaValidator] = field(default_factory=dict)
 
     def recorded(self, s: AdapterUnderTest) -> Iterator[Interaction]:
