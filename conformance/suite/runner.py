@@ -494,8 +494,16 @@ def run(
             locations = _locations(own, samples)
             # judged before any adapter sees them: a damaged recording is TC800's, never a case
             damaged = set_aside_damaged([*samples, *(c for cs in own.values() for c in cs)])
+            project = default_cassette_root()
             env = checks.Env(
-                config.subjects, config.peers, own, samples, runs, critical_key=config.critical_key, damaged=damaged
+                config.subjects,
+                config.peers,
+                own,
+                samples,
+                runs,
+                critical_key=config.critical_key,
+                damaged=damaged,
+                project=load_own([project]) if project is not None else [],
             )
             for check in checks.CHECKS:
                 if not any(runs.enabled(r) for r in check.rules):

@@ -102,6 +102,9 @@ class Env:
     critical_key: str = DEFAULT_CRITICAL_KEY  # the metadata key TC203 marks a block critical with
     # recordings set aside before any check replays them, with why (TC800 reports each once)
     damaged: list[tuple[Interaction, str]] = field(default_factory=list)
+    # this project's own recordings, every API's: templates of the scripted cases (found by
+    # the record that claims each, never replayed as cases of an adapter that did not ask)
+    project: list[Cassette] = field(default_factory=list)
     _validators: dict[str, SchemaValidator] = field(default_factory=dict)
 
     def recorded(self, s: AdapterUnderTest) -> Iterator[Interaction]:
