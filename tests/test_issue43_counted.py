@@ -440,3 +440,67 @@ def test_a_damaged_recording_is_reported_once_as_the_recordings_and_replayed_to_
     # located for CI at the cassette and the interaction's line
     assert all(report.locations.get(("(cassettes)", o.subject)) for o in tc800)
     assert report.exit_code == 1  # the recording is a finding: fix or re-record it
+
+
+# -- item 5: scripted cases for what recordings rarely hold --------------------------------
+
+
+def test_a_stop_reason_no_recording_carries_is_judged_in_a_scripted_stream() -> None:
+    """No Bedrock cassette records `model_context_window_exceeded`; the record maps it to
+    max_tokens, so an adapter reading it as end_turn fails TC903 on a scripted stream (it
+    passed), while the reference adapter passes every scripted stop reason."""
+    import mutants
+
+    assert "model_context_window_exceeded" not in "".join(
+        p.read_text(encoding="utf-8", errors="replace") for p in (ROOT / "cassettes/bedrock").glob("*.yaml")
+    )
+    bad = run_rules(mutants.BedrockContextWindowAsEndTurn(), "TC903", cassettes="cassettes/bedrock")
+    r = bad.result("TC903", "bedrock")
+    assert r is not None and r.status == "fail", r
+    assert r.reasons == [
+        next(x for x in r.reasons if x.startswith("scripted stream stop reason 'model_context_window_exceeded'"))
+    ]
+    assert "streamed stop_reason 'end_turn', recorded 'model_context_window_exceeded' = 'max_tokens'" in r.reasons[0]
+
+    from conformance.adapters.bedrock import BedrockAdapter
+
+    good = run_rules(BedrockAdapter(), "TC903", "TC801", "TC904", cassettes="cassettes/bedrock")
+    scripted = [o for o in good.outcomes if o.subject.startswith("scripted")]
+    ran = {(o.rule, o.status) for o in scripted}
+    assert ("TC903", "pass") in ran and ("TC801", "pass") in ran and ("TC904", "pass") in ran
+    assert not [o for o in scripted if o.status == "fail"]
+
+
+def test_an_error_class_no_recording_carries_is_judged_in_a_scripted_answer() -> None:
+    """No Bedrock cassette records a ModelNotReadyException (the record: rate_limit)."""
+    import mutants
+
+    report = run_rules(mutants.BedrockModelNotReadyAsServerError(), "TC801", cassettes="cassettes/bedrock")
+    r = report.result("TC801", "bedrock")
+    assert r is not None and r.status == "fail" and len(r.reasons) == 1, r
+    assert r.reasons[0].startswith("scripted error signal 'ModelNotReadyException'")
+    assert "error_class 'server_error', want 'rate_limit'" in r.reasons[0]
+
+
+def test_scripted_answers_are_valid_recordings_of_their_api() -> None:
+    """A scripted body is one TC800 passes (the API's wire schemas accept it, its framing
+    decodes it, both CRCs of a rewritten event-stream frame hold) and differs from the
+    recording in the one value scripted: an honest adapter reads it as it reads a recording."""
+    from conformance.suite.checks import scripted
+    from conformance.suite.checks.cassette_apis import recording_problem
+    from conformance.suite.checks.streams import wire_values
+    from conformance.suite.runner import load_own
+    from conformance.wire.bedrock import BEDROCK_CONVERSE
+
+    recorded = [it for c in load_own([ROOT / "cassettes/bedrock"]) for it in c.interactions]
+    stream = next(it for it in recorded if scripted._stop_template(BEDROCK_CONVERSE, it, True))
+    spots, _ = scripted._stop_template(BEDROCK_CONVERSE, stream, True) or ([], "")
+    it = next(
+        x for spot in spots if (x := scripted._with_stop(BEDROCK_CONVERSE, stream, spot, "content_filtered", "t"))
+    )
+    assert recording_problem(it) is None
+    before, after = wire_values(stream) or [], wire_values(it) or []
+    changed = [(x, y) for x, y in zip(before, after, strict=True) if x != y]
+    assert changed == [
+        ({"messageStop": {"stopReason": "end_turn"}}, {"messageStop": {"stopReason": "content_filtered"}})
+    ]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import copy
 import itertools
 import json
+import re
 import struct
 import zlib
 from collections.abc import Callable, Iterator, Mapping
@@ -150,12 +151,21 @@ def _stop_reasons(s: AdapterUnderTest, api: WireApi, mine: list[Interaction]) ->
             yield o(R.STOP_REASON, s, "skip", f"scripted stop reasons ({kind})", why)
             continue
         spots, recorded = _stop_template(api, template, streamed) or ([], "")
+        where = _stop_fields(api, mine, streamed)
+        field = _shape(spots[0][1] if streamed else spots[0])
         for raw, want in api.stop_reasons.items():
             if raw == recorded:
                 continue  # the recording itself is judged
             what = f"{kind} stop reason {raw!r}"
+            seen = [f for f, values in where.items() if raw in values]
+            why = ""
             if want == "tool_use":
                 why = f"a {want} stop needs a tool call, which the template does not make"
+            elif seen and field not in seen:
+                why = f"recordings carry it in another field ({', '.join(seen)}), not the template's {field}"
+            elif not seen and len(where) > 1:
+                why = f"the {api.name} record's values sit in more than one field ({', '.join(where)}), and no recording says which holds this one"
+            if why:
                 yield o(R.STOP_REASON, s, "skip", f"scripted {what}", why)
                 continue
             it = next((x for spot in spots if (x := _with_stop(api, template, spot, raw, what)) is not None), None)
@@ -166,10 +176,53 @@ def _stop_reasons(s: AdapterUnderTest, api: WireApi, mine: list[Interaction]) ->
             yield from _judge_stop(s, api, it)
 
 
+_KIND_KEYS = frozenset({"type", "event", "object"})
+
+
+def _spelled_elsewhere(value: Any, raw: str) -> bool:
+    """Whether a field naming the kind of an answer or event (`type`, `event`, `object`)
+    spells `raw` as one of its words (Responses' `response.completed` event beside its
+    `status: completed`): rewriting the stop field alone would contradict it."""
+    for p, v in _leaves(value):
+        if p.rsplit("/", 1)[-1] in _KIND_KEYS and isinstance(v, str) and raw in re.split(r"[^A-Za-z0-9]+", v):
+            return True
+    return False
+
+
+def _shape(pointer: str) -> str:
+    """A pointer with its array indices as `*`: the field it names in any answer."""
+    return re.sub(r"/\d+(?=/|$)", "/*", pointer)
+
+
+def _stop_fields(api: WireApi, recorded: list[Interaction], streamed: bool) -> dict[str, set[str]]:
+    """Which field of an answer holds which of the record's stop-reason values, as the
+    recordings show it (the fields holding the value the probe reads): a value is only
+    ever written where a recording has it, or, never recorded, where the record keeps all of
+    its values (Bedrock's one `stopReason`; not Responses', whose `status` and
+    `incomplete_details.reason` each hold some)."""
+    out: dict[str, set[str]] = {}
+    for it in recorded:
+        if it.status >= 400 or it.is_stream != streamed:
+            continue
+        if streamed:
+            values = wire_values(it) or []
+            raw = api.probes.stream_stop_reason(values)
+            spots = [p for e in values for p, v in _leaves(e) if isinstance(raw, str) and v == raw]
+        else:
+            body = it.response_json
+            raw = api.probes.response_stop_reason(body) if isinstance(body, dict) else None
+            spots = [p for p, v in _leaves(body) if isinstance(raw, str) and v == raw]
+        if raw in api.stop_reasons:  # each field holding it (an item's status too: it is not told apart)
+            for p in spots:
+                out.setdefault(_shape(p), set()).add(str(raw))
+    return out
+
+
 def _stop_template(api: WireApi, it: Interaction, streamed: bool) -> tuple[list[Any], str] | None:
-    """(the places holding the value the probe reads as the stop reason, that value) in a
-    usable template, else None; which of the places the probe reads shows when one is
-    rewritten (`_with_stop`)."""
+    """(the one place holding the value the probe reads as the stop reason, that value) in
+    a usable template, else None: a template spelling its stop reason in more than one
+    field (an item's `status` beside the response's), or naming it in the kind of its
+    event, is not rewritten in one field (the others would contradict it)."""
     if it.status >= 400 or it.is_stream != streamed:
         return None
     spots: list[Any]
@@ -179,13 +232,17 @@ def _stop_template(api: WireApi, it: Interaction, streamed: bool) -> tuple[list[
             return None
         raw = api.probes.stream_stop_reason(values)
         spots = [(i, p) for i, e in enumerate(values) for p, v in _leaves(e) if isinstance(raw, str) and v == raw]
+        kind_of = values[spots[0][0]] if len(spots) == 1 else None
     else:
         body = it.response_json
         if not isinstance(body, dict) or _has_calls(api, it, None):
             return None
         raw = api.probes.response_stop_reason(body)
         spots = [p for p, v in _leaves(body) if isinstance(raw, str) and v == raw]
-    return (spots, str(raw)) if spots and raw in api.stop_reasons else None
+        kind_of = body
+    if len(spots) != 1 or raw not in api.stop_reasons or _spelled_elsewhere(kind_of, str(raw)):
+        return None
+    return spots, str(raw)
 
 
 def _with_stop(api: WireApi, template: Interaction, spot: Any, raw: str, what: str) -> Scripted | None:
@@ -350,6 +407,11 @@ def _with_signal(api: WireApi, template: Interaction, value: str, cls: str, what
             body, carried = _set(body, spot, value), True
     if not carried:
         return None
+    # a neutral message: the one the recording had may word another class (an overflow)
+    said = error_oracle.provider_text(body)
+    spot = next((p for p, v in _leaves(body) if said and v == said), None)
+    if spot is not None:
+        body = _set(body, spot, f"turnspec scripted {value}")
     status = CLASS_STATUS[cls]
     code_at = api.errors.status_in_body
     if code_at is not None and isinstance(value_at(body, code_at), int):
