@@ -32,7 +32,7 @@ from conformance.replay import REFUSED, replay_check, target
 from conformance.replay.check import LOSSY
 from conformance.suite.checks.capabilities import CANONICAL_DECLARATION, CONTRACT_DECLARATION
 from conformance.suite.report import as_dict
-from conformance.suite.runner import SuiteConfig, SuiteReport, run
+from conformance.suite.runner import SuiteConfig, SuiteReport, fold, run
 
 pytest_plugins = ["pytester"]
 
@@ -317,7 +317,9 @@ def test_tc801_runs_the_contract_table_over_recorded_responses(tmp_path: Path) -
                 adapter, cassette_dirs=[folder], selection=Selection(select=("TC801",)), peers=False
             )
         )
-        return report.result("TC801", "anthropic")
+        # the recordings' cases (scripted answers, issue 43 item 5, are judged on top)
+        recorded = [o for o in report.outcomes if not o.subject.startswith("scripted")]
+        return fold(recorded, ["TC801"], ["anthropic"])[0]
 
     good = tc801(AnthropicAdapter())
     assert good is not None and good.status == "pass" and good.passed == len(_ANTHROPIC_ERRORS), good
