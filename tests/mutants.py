@@ -2133,6 +2133,28 @@ class BedrockErrorStatusNotSent(BedrockAdapter):
         return out
 
 
+class BedrockContextWindowAsEndTurn(BedrockAdapter):
+    """Reads stopReason `model_context_window_exceeded` as end_turn (the record maps it to
+    max_tokens); no cassette records it, so only a scripted case shows it (issue 43 item 5)."""
+
+    def stop_reason_of(self, raw: Any) -> str:
+        return "end_turn" if raw == "model_context_window_exceeded" else super().stop_reason_of(raw)
+
+
+class BedrockModelNotReadyAsServerError(BedrockAdapter):
+    """Classes a ModelNotReadyException (the record: rate_limit) as a server error; no cassette
+    records one, so only a scripted error answer shows it (issue 43 item 5)."""
+
+    def classify_error(self, status: int, body: Any, headers: Mapping[str, Any] | None = None) -> Any:
+        err = super().classify_error(status, body, headers)
+        kind = {str(k).lower(): v for k, v in (headers or {}).items()}.get("x-amzn-errortype", "")
+        if "ModelNotReadyException" in str(kind):
+            mine = ServerError(err.provider_message, provider_status=status, retryable=True)
+            mine.request_id = err.request_id
+            return mine
+        return err
+
+
 class BedrockRedactedLostInStream(BedrockAdapter):
     """Leaves redacted reasoning out of a streamed reply's final content."""
 
@@ -2462,6 +2484,8 @@ MUTANTS: dict[type, str] = {
     InvokeModelStreamToInvoke: "TC109",
     InvokeModelReaderIgnoresUrl: "TC802",
     InvokeModelIdSplitAtColon: "TC802",
+    BedrockContextWindowAsEndTurn: "TC903",
+    BedrockModelNotReadyAsServerError: "TC801",
 }
 # where each adapter's own cassettes live (the project's for its adapters)
 CASSETTES = {

@@ -729,12 +729,18 @@ def _not_passed(results: dict[str, dict[str, Any]]) -> dict[str, list[str]]:
     return {k: r["reasons"][:3] for k, r in results.items() if r["status"] not in ("pass", "skip")}
 
 
+def _recorded_cases(result: dict[str, Any]) -> int:
+    """The cases of a check run on recordings, not on scripted answers."""
+    return sum(1 for c in result["cases"] if c["status"] != "skip" and not c["subject"].startswith("scripted"))
+
+
 def test_the_honest_bedrock_adapter_passes_conform(capsys):
     rc, results = _their_conform(capsys, "--cassettes", str(CASSETTES), "--no-samples")
     assert rc == 0 and not _not_passed(results), _not_passed(results)
     for rule in THEIR_STREAM_RULES:
         assert results[rule]["status"] == "pass" and results[rule]["cases_run"] > 0, rule
-    assert results["TC801"]["cases_run"] == 11 and results["TC802"]["cases_run"] > 20
+    # the recordings' cases (scripted ones, issue 43 item 5, come on top)
+    assert _recorded_cases(results["TC801"]) == 11 and results["TC802"]["cases_run"] > 20
 
 
 def test_the_honest_bedrock_adapter_passes_conform_on_real_samples(samples, capsys):
@@ -802,7 +808,7 @@ def _malformed_cassettes(folder: Path) -> Path:
 def test_tc903_a_malformed_tool_use_read_as_error_passes(tmp_path, capsys):
     folder = _malformed_cassettes(tmp_path / "cas")
     _, results = _their_conform(capsys, "--cassettes", str(folder), "--no-samples")
-    assert results["TC903"]["status"] == "pass" and results["TC903"]["cases_run"] == 2, results["TC903"]
+    assert results["TC903"]["status"] == "pass" and _recorded_cases(results["TC903"]) == 2, results["TC903"]
 
 
 def test_tc903_a_malformed_tool_use_read_as_cancelled_still_fails(tmp_path, capsys):

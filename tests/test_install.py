@@ -132,7 +132,7 @@ def test_the_four_commands_from_an_empty_folder_print_what_the_checkout_prints(
     for args in (["conform", "anthropic", "--no-samples"], ["rule", "TS020"]):
         got, want = _pair(wheel_venv, *args, tmp=tmp_path / args[0])
         assert got == want
-        assert "turnspec:anthropic (7)" in got or args[0] == "rule"
+        assert "turnspec/anthropic (7)" in got or args[0] == "rule"
     models = tmp_path / "models"
     _pair(wheel_venv, "models", "--target", "typeddict", "out", tmp=models)
     # each run wrote its own package (a relative OUT, in its own empty folder): byte for byte the same

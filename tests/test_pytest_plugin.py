@@ -126,6 +126,8 @@ from conformance.adapters.openai_chat import OpenAIChatAdapter
 
 
 class Crashy(OpenAIChatAdapter):
+    cassette_folders = ("openai-chat",)  # asks for turnspec's own Chat Completions cassettes
+
     def from_wire_response(self, *args, **kwargs):
         return _lookup({})
 
@@ -147,7 +149,7 @@ def test_plugin_failure_carries_the_adapters_traceback(pytester):
         [
             "*crashed: KeyError: 'oops'*",
             "*Traceback (most recent call last):*",
-            '*crashy.py", line 6, in from_wire_response',
+            '*crashy.py", line 8, in from_wire_response',
             "*in _lookup*",
         ]
     )

@@ -11,6 +11,7 @@ from ..core.jsonio import parse as parse_json
 from ..wire import registry as wire_registry
 from ..wire import schemas as wire_schemas
 from .base import AdapterError, RateLimitError
+from .errors import RETRYABLE as RETRYABLE  # declared once, with the contract's sentence
 
 # Neither Anthropic nor Chat Completions carries a media type for a URL image. A URL image an
 # adapter did not render itself in the session reads back with this placeholder: never a guess
@@ -20,8 +21,6 @@ URL_IMAGE_MEDIA_TYPE = "image/jpeg"
 # `custom_tool_call.input`); a canonical tool_use input is an object, so the text is its member
 # of this name, and renders back as the text
 CUSTOM_INPUT = "input"
-# adapter contract §6.4: the transient classes
-RETRYABLE = ("rate_limit", "server_error", "network")
 
 
 def header(headers: Mapping[str, Any], name: str) -> str | None:

@@ -30,6 +30,7 @@ from typing import Any, ClassVar
 
 from ..wire.anthropic_messages import ANTHROPIC_MESSAGES
 from ..wire.openai_chat import parse_data_url
+from . import overrides
 from ._shared import URL_IMAGE_MEDIA_TYPE, finish_error, header, json_object, json_value, stop_reason
 from .base import (
     AdapterError,
@@ -693,7 +694,7 @@ class _AnthropicStream:
         """Contract §6.5: close with message_complete(stop_reason=error), then raise."""
         if self.started and not self.done:
             self.done = True
-            yield self.complete("error", final=False)
+            yield overrides.call(self.complete, "error", final=False)
         raise self.error(what, cls)
 
     def index(self, data: Mapping[str, Any]) -> int:
@@ -737,7 +738,7 @@ class _AnthropicStream:
                 "provider_status": None,
             }
             self.done = True
-            yield self.complete("error", final=False)
+            yield overrides.call(self.complete, "error", final=False)
             raise err
         if t not in _EVENTS:
             return  # a newer event type: the docs ask clients to tolerate them

@@ -45,6 +45,7 @@ from urllib.parse import quote
 
 from ..wire.bedrock import BEDROCK_CONVERSE, EXCEPTION_HINTS, IMAGE_FORMATS, is_streaming, model_of
 from ..wire.openai_chat import parse_data_url
+from . import overrides
 from ._shared import finish_error, header, json_object, stop_reason
 from .base import (
     AdapterError,
@@ -805,7 +806,7 @@ class _BedrockStream:
                     "message": str(exc),
                     "provider_status": None,
                 }
-            yield self.complete("error", final=False)
+            yield overrides.call(self.complete, "error", final=False)
         raise exc
 
     def start(self) -> Iterator[StreamEvent]:

@@ -17,6 +17,8 @@ ERROR_CLASSES = (
     "cancelled",
     "other",
 )
+# adapter contract §6.4: "Retryable classes: `RATE_LIMIT`, `SERVER_ERROR`, `NETWORK`."
+RETRYABLE = ("rate_limit", "server_error", "network")
 
 
 class AdapterError(Exception):
@@ -155,14 +157,11 @@ BY_CLASS: dict[str, type[AdapterError]] = {
 
 
 def error_for_status(status: int, message: str, *, hint: str | None = None) -> AdapterError:
-    """The adapter contract §6.2 default mapping of an HTTP status, refined by a class hint."""
-    if hint in BY_CLASS:
-        return BY_CLASS[hint](message, provider_status=status)
-    cls = _BY_STATUS.get(status)
+    """The adapter contract §6.2 default mapping of an HTTP status, refined by a class hint;
+    `retryable` is the class's (§6.4's transient classes), whichever way the class was found."""
+    cls = BY_CLASS.get(hint) if hint is not None else None
+    if cls is None:
+        cls = _BY_STATUS.get(status)
     if cls is None:
         cls = ServerError if status >= 500 else InvalidRequestError if 400 <= status < 500 else AdapterError
-    return cls(
-        message,
-        provider_status=status,
-        retryable=cls in (RateLimitError, ServerError, NetworkError),
-    )
+    return cls(message, provider_status=status, retryable=cls.error_class in RETRYABLE)

@@ -36,6 +36,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
 from ..wire.openai_chat import COMPATIBLE_STOP_REASONS, OPENAI_CHAT, parse_data_url
+from . import overrides
 from ._shared import (
     CUSTOM_INPUT,
     URL_IMAGE_MEDIA_TYPE,
@@ -573,7 +574,7 @@ class OpenAIChatAdapter(CancellableStreams, BaseAdapter):
                     if p.get("type") == "text":
                         blocks.append({"type": "text", "text": p["text"]})
                     elif p.get("type") == "image_url":
-                        blocks.append(self.image_from_wire(p["image_url"], sid))
+                        blocks.append(overrides.call(self.image_from_wire, p["image_url"], session_id=sid))
                         if p["image_url"].get("detail"):
                             details[str(len(blocks) - 1)] = p["image_url"]["detail"]
                     else:
@@ -786,7 +787,7 @@ class _ChatStream:
     def fail(self, what: str, cls: type[WireFormatError] = WireFormatError) -> Iterator[StreamEvent]:
         if self.started and not self.finished:
             self.finished = True
-            yield self.complete("error", final=False)
+            yield overrides.call(self.complete, "error", final=False)
         raise self.error(what, cls)
 
     def run(self, chunks: Iterable[bytes | str]) -> Iterator[StreamEvent]:
@@ -821,7 +822,7 @@ class _ChatStream:
                     "provider_status": None,
                 }
                 self.finished = True
-                yield self.complete("error", final=False)
+                yield overrides.call(self.complete, "error", final=False)
                 raise err
             try:
                 yield from self.chunk(obj)

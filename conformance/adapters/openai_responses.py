@@ -58,6 +58,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
+from . import overrides
 from ._shared import CUSTOM_INPUT, URL_IMAGE_MEDIA_TYPE
 from .base import (
     AdapterError,
@@ -728,7 +729,7 @@ class OpenAIResponsesAdapter(CancellableStreams, BaseAdapter):
                     blocks.append({"type": "text", "text": str(part.get("text", ""))})
                 elif isinstance(part, dict) and part.get("type") == "input_image" and self._image_part(part):
                     details[str(len(blocks))] = part.get("detail")
-                    blocks.append(self.image_from_wire(part, sid))
+                    blocks.append(overrides.call(self.image_from_wire, part, session_id=sid))
                 else:
                     blocks.append({"type": f"{self.name}:{part.get('type')}", "raw": part})
             if details:
@@ -759,7 +760,7 @@ class OpenAIResponsesAdapter(CancellableStreams, BaseAdapter):
                     inner.append({"type": "text", "text": str(part.get("text", ""))})
                 elif isinstance(part, dict) and part.get("type") == "input_image" and self._image_part(part):
                     details[str(len(inner))] = part.get("detail")
-                    inner.append(self.image_from_wire(part, sid))
+                    inner.append(overrides.call(self.image_from_wire, part, session_id=sid))
                 else:
                     inner.append({"type": f"{self.name}:{part.get('type')}", "raw": part})
             if details:

@@ -79,12 +79,20 @@ SKIPPED_MESSAGE = "skipped: no known format"
 
 
 def to_sarif(
-    findings: Iterable[Finding], catalog: RuleCatalog, *, tool: str = "turnspec", skipped: Sequence[str] = ()
+    findings: Iterable[Finding],
+    catalog: RuleCatalog,
+    *,
+    tool: str = "turnspec",
+    skipped: Sequence[str] = (),
+    notes: Sequence[Finding] = (),
 ) -> dict[str, Any]:
     """A SARIF 2.1.0 log with one run; rules listed are those the results use, sorted by id.
-    Each of the `skipped` files is a note-level result of rule `SKIPPED`."""
+    Each of the `skipped` files is a note-level result of rule `SKIPPED`; each of the `notes`
+    (what a check did not judge, with why: a suite case skipped) a note-level result of its
+    own rule, after the findings."""
     listed = list(findings)
-    used = sorted({f.rule for f in listed} | ({SKIPPED.id} if skipped else set()))
+    noted = list(notes)
+    used = sorted({f.rule for f in [*listed, *noted]} | ({SKIPPED.id} if skipped else set()))
     rules: list[dict[str, Any]] = [
         _rule_entry(catalog[r]) if r in catalog else _rule_entry(SKIPPED) if r == SKIPPED.id else {"id": r, "name": r}
         for r in used
@@ -93,7 +101,7 @@ def to_sarif(
         rules[used.index(SKIPPED.id)]["defaultConfiguration"] = {"level": "note"}
     index = {r: i for i, r in enumerate(used)}
     results: list[dict[str, Any]] = []
-    for f in listed:
+    for f, note in [*((f, False) for f in listed), *((f, True) for f in noted)]:
         uri, fragment = _artifact(f.path)
         physical: dict[str, Any] = {"artifactLocation": {"uri": uri}}
         if f.line is not None and f.line >= 1:
@@ -105,7 +113,7 @@ def to_sarif(
             {
                 "ruleId": f.rule,
                 "ruleIndex": index[f.rule],
-                "level": "error" if f.severity == Severity.ERROR else "warning",
+                "level": "note" if note else "error" if f.severity == Severity.ERROR else "warning",
                 "message": {"text": f.message},
                 "locations": [location],
                 "properties": {"jsonPointer": f.pointer, **({"table": fragment} if fragment else {})},
@@ -268,6 +276,8 @@ class FindingsReport:
     catalog: RuleCatalog
     files: Sequence[str] = ()
     skipped: Sequence[str] = ()
+    # what the command did not judge, each with why (a suite case skipped): SARIF notes
+    notes: Sequence[Finding] = ()
 
 
 @dataclass(frozen=True)
@@ -284,7 +294,7 @@ class FindingsOutput:
 
 
 def _sarif_text(r: FindingsReport) -> str:
-    body = json.dumps(to_sarif(r.findings, r.catalog, skipped=r.skipped), indent=2, ensure_ascii=False)
+    body = json.dumps(to_sarif(r.findings, r.catalog, skipped=r.skipped, notes=r.notes), indent=2, ensure_ascii=False)
     return escaping.json_text(body) + "\n"
 
 

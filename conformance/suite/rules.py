@@ -369,8 +369,8 @@ CASSETTE_API = CheckInfo(
     "TC800",
     E,
     "§11.2",
-    "Recorded interaction is of an API some adapter serves (else skipped)",
-    fix="check whether the cassette records an API no registered adapter serves: remove it, or register an adapter or wire record for that API.",
+    "Recorded interaction is readable, valid under its API's wire schemas, and of an API some adapter serves (else skipped)",
+    fix="a failing case is the recording's, never the adapter's: fix or re-record the cassette at the file, interaction and JSON pointer named (a damaged body, a stream that breaks its framing, a field off the API's wire schema); a skipped one records an API no registered adapter serves: remove it, or register an adapter or wire record for that API.",
 )
 ERROR_CLASSIFIED = CheckInfo(
     "TC801",

@@ -41,7 +41,7 @@ Credentials ride in `authorization` (SigV4 or a Bedrock API key as a bearer toke
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -63,8 +63,10 @@ from .api import (
     WireApi,
     option_fields,
     token_buckets,
+    value_at,
 )
 from .eventstream import EVENT_STREAM
+from .framing import loads_strict
 
 DOCS = (
     "https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html",
@@ -273,6 +275,27 @@ def _stream_error(events: list[Any]) -> Any:
     return None
 
 
+_TEXT_FORMAT = "/outputConfig/textFormat"
+
+
+def _output_schema(body: JsonBody) -> list[Located]:
+    """Contract §3.3's `output_schema` in Converse's structured-output field: "For Converse
+    APIs, use the `outputConfig.textFormat` request field"
+    (https://docs.aws.amazon.com/bedrock/latest/userguide/structured-output.html), whose
+    `structure.jsonSchema.schema` is the JSON Schema as a JSON text (JsonSchemaDefinition
+    `schema`, "Type: String"): the schema it spells, else the `textFormat` object itself."""
+    fmt = value_at(body, _TEXT_FORMAT)
+    if not isinstance(fmt, Mapping):
+        return []
+    pointer = f"{_TEXT_FORMAT}/structure/jsonSchema/schema"
+    text = value_at(body, pointer)
+    try:
+        schema = loads_strict(text) if isinstance(text, str) else None
+    except ValueError:
+        schema = None
+    return [Located(pointer, schema)] if isinstance(schema, Mapping) else [Located(_TEXT_FORMAT, fmt)]
+
+
 def _response_tool_ids(body: JsonBody) -> list[Located]:
     return _response_member("toolUse", "toolUseId")(body)
 
@@ -321,8 +344,12 @@ ERRORS = ErrorSignals(
     # restJson1 may name the error in the body's `__type` instead (and a stream's exception
     # frame is read as such a body: `stream_error` below)
     body_fields=(("/__type", _EXCEPTION_CLASSES),),
+    # contract §6.2's 413 row: "Some providers use 400 with body indicating overflow; remap."
+    # Bedrock words it "Input is too long for requested model." (the Converse ValidationException
+    # the cassettes transcribe) and, on the service's token check, "Input Tokens Exceeded"
     overflow_message=re.compile(
-        r"input is too long|too many input tokens|prompt is too long|context (?:length|window)", re.I
+        r"input is too long|too many input tokens|input tokens? exceed|prompt is too long|context (?:length|window)",
+        re.I,
     ),
     # a 408 the service answers when the *model* ran out of time processing the request: a
     # response, so not contract §6.1 NETWORK's "timeout pre-response"; §6.2 lets an adapter
@@ -456,6 +483,7 @@ BEDROCK_CONVERSE = WireApi(
         stream_error=_stream_error,
         response_signatures=_response_member("reasoningContent", "reasoningText", "signature"),
         response_thinking_text=_response_member("reasoningContent", "reasoningText", "text"),
+        output_schema=_output_schema,
         request_options=option_fields(
             max_output_tokens="/inferenceConfig/maxTokens",
             stop_sequences="/inferenceConfig/stopSequences",

@@ -49,6 +49,7 @@ from .common import (
     session_for,
     token_counts,
     wire_api_of,
+    wire_name,
 )
 from .streams import wire_values
 
@@ -135,7 +136,7 @@ def _recorded(s: AdapterUnderTest, env: Env) -> Iterator[Outcome]:
     shown = {PARALLEL: 0, STREAM_TOOLS: 0, CACHING: 0}
     for it in env.recorded(s):
         api = it.wire
-        if it.status >= 400 or api is None or api.name != a.wire_api:
+        if it.status >= 400 or api is None or api.name != wire_name(a):
             continue
         sid = session_for("probe", it.label)
         if it.is_stream:

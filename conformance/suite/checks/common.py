@@ -100,6 +100,11 @@ class Env:
     sel: Selection
     pairs: dict[str, dict[str, Status]] = field(default_factory=dict)
     critical_key: str = DEFAULT_CRITICAL_KEY  # the metadata key TC203 marks a block critical with
+    # recordings set aside before any check replays them, with why (TC800 reports each once)
+    damaged: list[tuple[Interaction, str]] = field(default_factory=list)
+    # this project's own recordings, every API's: templates of the scripted cases (found by
+    # the record that claims each, never replayed as cases of an adapter that did not ask)
+    project: list[Cassette] = field(default_factory=list)
     _validators: dict[str, SchemaValidator] = field(default_factory=dict)
 
     def recorded(self, s: AdapterUnderTest) -> Iterator[Interaction]:
@@ -109,7 +114,7 @@ class Env:
             yield from self.claimed(s, c.interactions)
         for c in self.samples:
             for it in c.interactions:
-                if it.api == s.adapter.wire_api:
+                if it.api == wire_name(s.adapter):
                     yield it
 
     def claimed(self, s: AdapterUnderTest, interactions: Sequence[Interaction]) -> Iterator[Interaction]:
@@ -149,11 +154,19 @@ class Env:
 
 
 def wire_api_of(a: Adapter) -> WireApi | None:
-    """The record of the wire API the adapter declares, or None when no record has that name."""
+    """The record of the wire API the adapter declares (a former name read as the record's
+    name now, `registry.RENAMED`), or None when no record has that name."""
     try:
         return registry.get(str(a.wire_api))
     except KeyError:
         return None
+
+
+def wire_name(a: Adapter) -> str:
+    """The name of the record the adapter's `wire_api` names (a former name read as the
+    current one), else the string it declares: what recordings' `Interaction.api` is
+    compared with."""
+    return registry.canonical_name(str(a.wire_api))
 
 
 _PROBE_DEFAULTS = {f.name: f.default for f in fields(Probes)}

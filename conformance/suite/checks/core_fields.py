@@ -26,7 +26,19 @@ from ...adapters.protocol import WireResponse, capabilities_of
 from .. import rules as R
 from ..outcome import Outcome
 from . import endpoint
-from .common import Env, check, crash, ctx_for, o, parse_stream, read_recorded, render, session_for, wire_api_of
+from .common import (
+    Env,
+    check,
+    crash,
+    ctx_for,
+    o,
+    parse_stream,
+    read_recorded,
+    render,
+    session_for,
+    wire_api_of,
+    wire_name,
+)
 
 CORE_ID = "01JZC0RE000000000000000001"  # the id a core would pass (a ULID)
 
@@ -56,7 +68,7 @@ def core_fields(env: Env) -> Iterator[Outcome]:
         a = s.adapter
         api = wire_api_of(a)
         for it in env.recorded(s):
-            if it.status >= 400 or (it.wire is not None and it.wire.name != a.wire_api):
+            if it.status >= 400 or (it.wire is not None and it.wire.name != wire_name(a)):
                 continue
             ctx = replace(ctx_for(session_for("core", it.label)), message_id=CORE_ID)
             try:

@@ -33,7 +33,7 @@ from .. import rules as R
 from ..capture import capture_warnings
 from ..cassettes import Interaction
 from ..outcome import AdapterUnderTest, Outcome
-from .common import Env, check, crash, ctx_for, o, opts, read_recorded, render, session_for
+from .common import Env, check, crash, ctx_for, o, opts, read_recorded, render, session_for, wire_name
 
 MAX_CASES = 12  # recordings per adapter whose messages carry provider_raw
 SCAN = 400  # recordings read to find them
@@ -132,7 +132,7 @@ def _cases(s: AdapterUnderTest, env: Env) -> list[Case]:
 
 def _case(a: Adapter, it: Interaction) -> Case | None:
     api = it.wire
-    if api is None or api.name != a.wire_api:
+    if api is None or api.name != wire_name(a):
         return None
     sid = session_for("raw", it.label)
     try:

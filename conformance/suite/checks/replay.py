@@ -357,7 +357,8 @@ def _thinking_and_images(
                         problem = f"redacted thinking issued by {src.provider} not sent back to {dst.name} intact"
                         add(unsent(api, "redacted", problem, recs, m, dst, current=current))
                 elif carried and api is None and not leaked:
-                    sig.append(f"{t} issued by {src.provider} not sent back to {dst.name}")
+                    # no record says whether the API needs it back (`ThinkingBack`): never required
+                    add((None, f"no WireApi record named {dst.wire_api!r} says whether {t} must go back"))
                 if not carried:
                     if leaked:
                         sig.append(f"{t} signed by {src.provider} sent to {dst.name}")

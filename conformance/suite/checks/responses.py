@@ -270,7 +270,7 @@ def _stream(
     ways: list[tuple[str, int | None, list[int]]] = [("7-byte chunks", 7, [])]
     if cuts:
         ways.append(("chunks cut one byte before each frame's end", None, cuts))
-    ids = WireIds.of(wire_api_of(a), wire_values(it) or [])
+    ids = WireIds.of(wire_api_of(a) or it.wire, wire_values(it) or [])
     first_ren = None
     for how, chunk, at in ways:
         try:

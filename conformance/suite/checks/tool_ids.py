@@ -26,6 +26,7 @@ from .common import (
     render,
     session_for,
     wire_api_of,
+    wire_name,
 )
 from .minted import BIDIRECTIONAL, LOOK_UP, WireIds, deterministic, fixed_ids, lost_wire_ids, match_ids
 
@@ -238,7 +239,7 @@ def _recorded_ids(env: Env, s: AdapterUnderTest) -> Iterator[Outcome]:
             yield o(R.TOOL_ID_RESTORED, s, "fail", it.label, crash(exc))
             continue
         text, raw = body_text(wire.body), body_text(it.response_json)
-        ids = WireIds.of(api, [it.response_json])
+        ids = WireIds.of(api or it.wire, [it.response_json])
         fixed = fixed_ids(a, sid, ids)
         problems = [
             f"the response's call id {w} is the provider id of no parsed call, so it cannot go back ({LOOK_UP})"
@@ -259,7 +260,8 @@ def _recorded_ids(env: Env, s: AdapterUnderTest) -> Iterator[Outcome]:
                 problems.append(f"provider id {p} not restored on both the call and its result ({LOOK_UP_PROVIDER})")
         problems += _read_back_in_session(a, wire, b.messages, sid, fixed)
         if minted == len(uses) and not problems:
-            why = f"{api.name if api else a.wire_api} issued no tool ids in this response (its record says it need not)"
+            rec = api or it.wire
+            why = f"{rec.name if rec else a.wire_api} issued no tool ids in this response (its record says it need not)"
             yield o(R.TOOL_ID_RESTORED, s, "skip", it.label, why)
         else:
             yield o(R.TOOL_ID_RESTORED, s, "fail" if problems else "pass", it.label, "; ".join(problems[:3]))
@@ -361,7 +363,7 @@ def _replies_distinct(env: Env, s: AdapterUnderTest) -> Iterator[Outcome]:
     bodies: dict[str, str] = {}  # label -> the reply's body
     shared: list[str] = []
     for it in env.recorded(s):
-        if it.status >= 400 or it.is_stream or not isinstance(it.response_json, dict) or it.api != a.wire_api:
+        if it.status >= 400 or it.is_stream or not isinstance(it.response_json, dict) or it.api != wire_name(a):
             continue
         raw = json.dumps(it.response_json, sort_keys=True)
         try:
