@@ -5,6 +5,7 @@ Exit codes: 0 valid (warnings allowed), 1 violations, 2 usage or I/O error.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import enum
 import functools
@@ -36,7 +37,7 @@ from ..core.config import Config
 from ..core.config import find as find_config
 from ..core.config import load as load_config
 from ..core.errors import InputError
-from ..core.findings import Finding, RuleCatalog, RuleInfo, Selection, Severity
+from ..core.findings import Finding, RuleCatalog, RuleInfo, Selection, Severity, in_order, location_key
 from ..core.jsonio import check_input, forget_stdin
 from ..core.reporting import FindingsReport, findings_output, output_choices, write_findings
 from ..core.schemas import versions
@@ -485,26 +486,35 @@ def validate(
                 chunk_bytes=chunk_bytes, notify=notify,
             )  # fmt: skip
         keep, echo = output != "text", output == "text" and not quiet
-        for finding in found:  # streamed: text and -q keep only the counts
-            if cfg.ignored(finding.path, finding.rule):
-                continue
-            if known is not None and known.take(finding):
-                continue  # recorded in the baseline: neither shown nor counted
-            if recorded is not None:
-                recorded.add(finding)
-            report.add(finding, keep=keep)
-            if echo:
+
+        def admitted() -> Iterator[Finding]:
+            nonlocal seen
+            for finding in found:  # text and -q keep only the counts (text sorts them in bounded memory)
+                if cfg.ignored(finding.path, finding.rule):
+                    continue
+                if known is not None and known.take(finding):
+                    continue  # recorded in the baseline: neither shown nor counted
+                if recorded is not None:
+                    recorded.add(finding)
+                report.add(finding, keep=keep)
+                if len(report.problems) > seen:
+                    for message in report.problems[seen:]:
+                        say(message)
+                    seen = len(report.problems)
+                yield finding
+
+        if echo:
+            for finding in in_order(admitted()):  # by path, line, column, as every output
                 if above is not None:
                     above()
                 out.write(_finding_line(finding, palette) + "\n")
                 if above is not None:
                     out.flush()  # on the screen before the bar is drawn again
-            if len(report.problems) > seen:
-                for message in report.problems[seen:]:
-                    say(message)
-                seen = len(report.problems)
+        else:
+            collections.deque(admitted(), maxlen=0)
     for message in report.problems[seen:]:
         error(message)
+    report.findings.sort(key=location_key)
     skip_fails = fail_on_skip and bool(report.skipped)
     if output == "json":
         doc = report.as_dict()

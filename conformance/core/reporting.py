@@ -29,13 +29,13 @@ import os
 import xml.etree.ElementTree as ET
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, TextIO
 from urllib.parse import quote
 
 from . import escaping, ruledocs
-from .findings import Finding, RuleCatalog, RuleInfo, Severity
+from .findings import Finding, RuleCatalog, RuleInfo, Severity, location_key, path_key
 from .outputs import append_text
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -222,8 +222,9 @@ def to_junit(
     Each finding is one `text_line` (a CI system prints these bodies into its log), and
     every string put in the tree is `escaping.xml`: well-formed XML 1.0 whatever the data."""
     by_file: dict[str, list[Finding]] = {p: [] for p in files}
-    for f in findings:
+    for f in sorted(findings, key=location_key):
         by_file.setdefault(f.path.partition("#")[0], []).append(f)
+    by_file = {p: by_file[p] for p in sorted(by_file, key=path_key)}
     root = ET.Element("testsuites", name=name)
     errors = {p: [f for f in fs if f.severity == Severity.ERROR] for p, fs in by_file.items()}
     suite = ET.SubElement(
@@ -322,6 +323,8 @@ def render_findings(name: str, report: FindingsReport) -> str:
     spec = findings_output(name)
     if spec is None:
         raise KeyError(f"no findings output named {name!r}")
+    # every output lists findings by path, line and column (stably: ties keep the finding order)
+    report = replace(report, findings=sorted(report.findings, key=location_key))
     target = os.environ.get("GITHUB_STEP_SUMMARY") if spec.step_summary else None
     if target:
         summary = step_summary(list(report.findings), report.catalog, title=report.tool, skipped=report.skipped)
