@@ -98,7 +98,8 @@ def to_sarif(
         physical: dict[str, Any] = {"artifactLocation": {"uri": uri}}
         if f.line is not None and f.line >= 1:
             physical["region"] = {"startLine": f.line, **({"startColumn": f.column} if f.column else {})}
-        location: dict[str, Any] = {"physicalLocation": physical}
+        # a finding of no file (path ""): a logical location only (SARIF §3.28.1)
+        location: dict[str, Any] = {"physicalLocation": physical} if f.path else {}
         logical = [{"fullyQualifiedName": f"{fragment}{f.pointer}" if fragment else f.pointer or "/"}]
         location["logicalLocations"] = logical
         results.append(
@@ -172,8 +173,8 @@ def to_github(findings: Iterable[Finding], *, skipped: Sequence[str] = ()) -> st
             hidden[level] += 1
             continue
         shown[level] += 1
-        props = [f"file={_escape_property(f.path.partition('#')[0])}"]
-        if f.line is not None and f.line >= 1:
+        props = [f"file={_escape_property(f.path.partition('#')[0])}"] if f.path else []
+        if f.path and f.line is not None and f.line >= 1:
             props.append(f"line={f.line}")
             if f.column is not None and f.column >= 1:
                 props.append(f"col={f.column}")

@@ -20,7 +20,7 @@ from ..core.findings import Finding, Severity
 from ..wire import registry as wire_registry
 from .outcome import RuleResult
 from .rules import CATALOG, ESTIMATE_ABS_TOLERANCE, ESTIMATE_REL_TOLERANCE
-from .runner import SuiteReport, capability_of
+from .runner import ADAPTER_SOURCE, SuiteReport, capability_of
 
 MARK = {"pass": "pass", "fail": "FAIL", "skip": "skip", "warn": "warn"}
 MD_MARK = {"pass": "✅ pass", "fail": "❌ fail", "skip": "⏭ skip", "warn": "⚠ warn"}
@@ -417,7 +417,9 @@ def findings(report: SuiteReport) -> list[Finding]:
     """Each failing case as a Finding, for the CI renderers: located at the recording it
     replayed (the cassette's path relative to the working folder, the repository in CI, and
     the line its interaction starts on; `<cassette>#<n>` keeps the interaction as the
-    pointer), else at the adapter."""
+    pointer), else at the adapter's class (its file, when inside the working folder, and the
+    line of its `class` statement), else nowhere physical (path "": the message names the
+    adapter)."""
     out: list[Finding] = []
     warned = {(r.rule, r.adapter) for r in report.warned}
     for o in report.outcomes:
@@ -425,16 +427,27 @@ def findings(report: SuiteReport) -> list[Finding]:
             continue
         severity = Severity.WARNING if (o.rule, o.adapter) in warned else Severity.ERROR
         base, sep, rest = o.subject.partition("#")
-        where = base if sep and base.endswith((".yaml", ".yml")) else f"adapter:{o.adapter}"
         index = rest.split(" ")[0]
         pointer = f"/interactions/{index}" if sep and index.isdigit() else ""
-        line = None
+        where, line = _adapter_location(report, o.adapter)
+        if sep and base.endswith((".yaml", ".yml")):
+            where, line = base, None
         found = report.locations.get((o.adapter, f"{base}#{index}")) if pointer else None
         if found is not None:
             where, line = _repo_path(found[0]), found[1]
         message = f"{o.adapter}: {o.subject}: {o.message}" if o.message else f"{o.adapter}: {o.subject}"
         out.append(Finding(where, line, pointer, o.rule, severity, message))
     return out
+
+
+def _adapter_location(report: SuiteReport, adapter: str) -> tuple[str, int | None]:
+    """Where `adapter`'s class is defined, relative to the working folder; ("", None) when it
+    is outside it (an installed package) or unknown: code scanning places neither."""
+    found = report.locations.get((adapter, ADAPTER_SOURCE))
+    if found is None:
+        return "", None
+    where = _repo_path(found[0])
+    return (where, found[1]) if not Path(where).is_absolute() else ("", None)
 
 
 def _repo_path(path: Path) -> str:
