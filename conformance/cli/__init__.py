@@ -43,6 +43,7 @@ from ..core.reporting import FindingsReport, findings_output, output_choices, wr
 from ..core.schemas import versions
 from ..formats import Format, Options, all_formats, catalog
 from ..migrations.rules import CATALOG as MIGRATION_RULES
+from . import plain_help
 
 
 class _Argument(TyperArgument):
@@ -95,11 +96,9 @@ def _literal_help(text: str | None) -> str | None:
 def _tidy(cmd: click.Command) -> None:
     """Give every parameter of `cmd` (and of its sub-commands) the plain help display."""
     for p in cmd.params:
-        if type(p) is TyperArgument:
-            p.__class__ = _Argument
-            p.help = _literal_help(p.help)
-        elif type(p) is TyperOption:
-            p.__class__ = _Option
+        if type(p) in (TyperArgument, TyperOption):
+            p.__class__ = _Argument if type(p) is TyperArgument else _Option
+            setattr(p, plain_help.RAW_HELP, p.help)
             p.help = _literal_help(p.help)
     if type(cmd) is TyperCommand:
         cmd.__class__ = _Command
@@ -119,6 +118,12 @@ class _Command(TyperCommand):
     def get_help_option(self, ctx: click.Context) -> TyperOption | None:
         return _bare_help(super().get_help_option(ctx))
 
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        if not plain_help.wanted():
+            return super().format_help(ctx, formatter)
+        with plain_help.plain(self):  # not a terminal: every word shown, never cut at 80 columns
+            return super().format_help(ctx, formatter)
+
 
 class _Group(TyperGroup):
     """Tidies the help of whichever command is asked for (and its own `--help`)."""
@@ -135,6 +140,12 @@ class _Group(TyperGroup):
     def get_params(self, ctx: click.Context) -> list[click.Parameter]:
         _tidy(self)
         return super().get_params(ctx)
+
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        if not plain_help.wanted():
+            return super().format_help(ctx, formatter)
+        with plain_help.plain(self):
+            return super().format_help(ctx, formatter)
 
 
 app = typer.Typer(
