@@ -96,7 +96,7 @@ def _literal_help(text: str | None) -> str | None:
 def _tidy(cmd: click.Command) -> None:
     """Give every parameter of `cmd` (and of its sub-commands) the plain help display."""
     for p in cmd.params:
-        if type(p) in (TyperArgument, TyperOption):
+        if isinstance(p, TyperArgument | TyperOption) and type(p) in (TyperArgument, TyperOption):
             p.__class__ = _Argument if type(p) is TyperArgument else _Option
             setattr(p, plain_help.RAW_HELP, p.help)
             p.help = _literal_help(p.help)
