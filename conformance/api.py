@@ -243,8 +243,9 @@ def iter_validate(
     each) in that many processes (that many workers less one, and this one); `resume`
     keeps each finished part in that folder and reuses it on the next run, once it has
     checked that the part's bytes are the ones it was computed from (`notify` receives a
-    line for each stored part that is recomputed, and why). The findings are the same, in
-    the same order (`conformance.parallel`).
+    line for each stored part that is recomputed, and why, and at the end one saying how
+    many parts the folder answered). The findings are the same, in the same order
+    (`conformance.parallel`).
     """
     options = options or Options()
     paths = list(paths)
@@ -261,6 +262,7 @@ def iter_validate(
         yield from validate_units(
             units, options, jobs=jobs, resume=resume, chunk_bytes=chunk_bytes,
             files=files, progress=progress, problems=problems, inputs=[str(p) for p in paths], notify=notify,
+            summary=notify,
         )  # fmt: skip
         return
     runs: dict[str, FormatRun] = {}

@@ -488,7 +488,7 @@ def validate(
 
             found = validate_ray(
                 units, options, inputs=paths, address=ray_address, jobs=jobs, resume=resume, chunk_bytes=chunk_bytes,
-                files=report.files, progress=advance, problems=report.problems, notify=notify,
+                files=report.files, progress=advance, problems=report.problems, notify=notify, summary=notify,
             )  # fmt: skip
         else:
             found = iter_validate(
@@ -908,6 +908,8 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str] | None) -> int:
     try:
         rc = command().main(args=argv, prog_name="turnspec", standalone_mode=False)
+        if rc == 130:  # typer's answer to a KeyboardInterrupt (Ctrl-C) inside a command
+            return _interrupted(argv)
         return rc if isinstance(rc, int) else 0
     except typer.Exit as e:
         return int(e.exit_code)
@@ -915,7 +917,7 @@ def _main(argv: list[str] | None) -> int:
         error(str(e))
         return 2
     except KeyboardInterrupt:
-        return 130
+        return _interrupted(argv)
     except BrokenPipeError:  # `turnspec ... | head`: stop quietly, and let exit's final flush go nowhere
         _discard_stdout()
         return 0
@@ -934,8 +936,18 @@ def _main(argv: list[str] | None) -> int:
             sys.stderr.write(escaping.lines(shown.getvalue()))
             return 2
         if type(e).__name__ == "Abort":
-            return 130
+            return _interrupted(argv)
         return _internal(e)
+
+
+def _interrupted(argv: list[str] | None) -> int:
+    """Ctrl-C (SIGINT): one line saying so (and, for a run keeping its parts, that the same
+    command goes on from them), exit 130 as shells do (128 + SIGINT)."""
+    args = sys.argv[1:] if argv is None else argv
+    kept = any(a == "--resume" or a.startswith("--resume=") for a in args)
+    more = "; the parts finished so far are kept: run the same command again to go on" if kept else ""
+    error(f"interrupted{more}")
+    return 130
 
 
 def _choice_error(e: Exception) -> str | None:
