@@ -78,7 +78,7 @@ def test_a_real_sigint_mid_run_then_a_resume(tmp_path: Path) -> None:
         while time.monotonic() < deadline and len(list(store.glob("*.tsr"))) < 2 and p.poll() is None:
             time.sleep(0.01)
         os.killpg(p.pid, signal.SIGINT)
-        out, err = p.communicate(timeout=60)
+        _, err = p.communicate(timeout=60)
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(p.pid, signal.SIGKILL)
