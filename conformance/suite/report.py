@@ -318,6 +318,8 @@ body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#1b1f24}
 table{border-collapse:collapse;margin:1em 0}th,td{border:1px solid #d0d7de;padding:4px 8px;text-align:left}
 th{background:#f6f8fa}td.pass{background:#dafbe1}td.fail{background:#ffebe9;font-weight:600}
 td.skip{background:#f6f8fa;color:#57606a}td.warn{background:#fff8c5}td a{color:inherit}ol li{margin:.3em 0}code{font-size:12px}
+p.verdict{font-size:16px;font-weight:600;padding:6px 10px;border-radius:4px;display:inline-block}
+p.verdict.pass{background:#dafbe1}p.verdict.fail{background:#ffebe9}
 """
 
 
@@ -357,6 +359,7 @@ def to_html(report: SuiteReport) -> str:
         '<html lang="en"><head><meta charset="utf-8"><title>turnspec conform</title>',
         f"<style>{_HTML_STYLE}</style></head><body>",
         "<h1>turnspec conform</h1>",
+        _html_verdict(report),
         "<h2>Checks</h2><table><tr><th>rule</th><th>section</th><th>check</th>"
         + "".join(f"<th>{esc(a)}</th>" for a in report.adapters)
         + "</tr>",
@@ -411,6 +414,15 @@ def to_html(report: SuiteReport) -> str:
             )
     out.append("</body></html>")
     return "\n".join(out) + "\n"
+
+
+def _html_verdict(report: SuiteReport) -> str:
+    """The page's first line: the text report's own verdict line (OK or FAIL and the counts),
+    so a reader sees the outcome before the tables, in the words the terminal shows (each
+    text line is already `escaping.text_line`, then HTML-escaped)."""
+    line = to_text(report, failures_only=True).rstrip("\n").rsplit("\n", 1)[-1]
+    verdict = "pass" if not report.exit_code else "fail"
+    return f'<p class="verdict {verdict}" id="verdict">{html.escape(line)}</p>'
 
 
 def findings(report: SuiteReport) -> list[Finding]:

@@ -1064,8 +1064,8 @@ class DirectoryCheck:
                 "on next load, so it is not compared with its derivation",
             )
             return
-        if not self.derivable or bad[0] or not records:
-            return
+        if not self.derivable or bad[0] or not records or not self.L.has_transcript:
+            return  # without a transcript (none written yet, or not copied) there is nothing to derive from
         yield from self.derivation(records)
 
     def derivation(self, ctx: list[Record]) -> Iterator[Finding]:
