@@ -57,6 +57,8 @@ def expand(
     skipped: list[Path] | None = None,
     problems: list[str] | None = None,
     stdin_name: str | None = None,
+    *,
+    skip_unknown: bool = False,
 ) -> list[tuple[Path, Format]]:
     """Files (and directory units, such as a chibi context) to validate, with their format.
 
@@ -66,6 +68,9 @@ def expand(
     explicitly is validated as canonical when no format claims it; `-` is standard input
     (canonical unless `fmt` says otherwise; with `stdin_name`, a `StdinPath` reported
     under that name and read as its suffix says, see `jsonio.reads_as_lines`).
+
+    With `skip_unknown`, a file named explicitly is judged as a walk judges it: no format
+    claims it, and it goes to `skipped` (a pre-commit hook names every file of a commit).
 
     Only regular files and folders are looked at. A path that cannot be read (missing,
     a FIFO or device, a symlink loop, an unreadable folder) goes to `problems`, and the
@@ -107,10 +112,14 @@ def expand(
             continue
         # a path named explicitly: a forced format takes any file; canonical is the fallback
         unit = forced if forced is not None and top.is_file() else claim(top)
-        if unit is None and top.is_file() and top.suffix in (".json", ".jsonl"):
+        if unit is None and top.is_file() and top.suffix in (".json", ".jsonl") and not skip_unknown:
             unit = get_format("canonical")
         if unit is not None:
             out.append((top, unit))
+            continue
+        if skip_unknown and not top.is_dir():
+            if skipped is not None:
+                skipped.append(top)
             continue
         if not top.is_dir():
             _problem(problems, f"{top}: cannot tell which format this is; pass --format")

@@ -368,6 +368,14 @@ def validate(
     fail_on_skip: Annotated[
         bool, typer.Option("--fail-on-skip", help="Exit 1 when any file was skipped (in no known format)")
     ] = False,
+    skip_unknown: Annotated[
+        bool,
+        typer.Option(
+            "--skip-unknown",
+            help="A file named here that no format claims is skipped, as in a folder walk, instead of read as"
+            " canonical (what the pre-commit hook passes: every file of a commit)",
+        ),
+    ] = False,
     exit_zero: Annotated[
         bool,
         typer.Option("--exit-zero", help="Exit 0 even when violations are found (input errors still exit 2)"),
@@ -453,12 +461,17 @@ def validate(
 
             units += expand_urls([top], fmt_name, skipped, report.problems)
         else:
-            units += expand([top], fmt_name, skipped, report.problems, stdin_name=stdin_filename)
+            units += expand(
+                [top], fmt_name, skipped, report.problems, stdin_name=stdin_filename, skip_unknown=skip_unknown
+            )
     report.skipped = [str(p) for p in skipped]
     for message in report.problems:
         error(message)
     seen = len(report.problems)
     if not units:
+        if skip_unknown and not report.problems:  # nothing to validate among the files named: not an error
+            sys.stdout.write(escaping.text_line(f"OK: no file in a known format ({len(skipped)} skipped)") + "\n")
+            raise typer.Exit(1 if fail_on_skip and skipped else 0)
         if not report.problems:
             error(
                 f"no file in a known format in {', '.join(map(str, paths))}"
@@ -497,10 +510,12 @@ def validate(
                 chunk_bytes=chunk_bytes, notify=notify,
             )  # fmt: skip
         keep, echo = output != "text", output == "text" and not quiet
+        found_in: set[str] = set()  # the paths findings were reported at
 
         def admitted() -> Iterator[Finding]:
             nonlocal seen
             for finding in found:  # text and -q keep only the counts (text sorts them in bounded memory)
+                found_in.add(finding.path)
                 if cfg.ignored(finding.path, finding.rule):
                     continue
                 if known is not None and known.take(finding):
@@ -525,6 +540,9 @@ def validate(
             collections.deque(admitted(), maxlen=0)
     for message in report.problems[seen:]:
         error(message)
+    for stats in report.files:
+        if stats.records == 0 and stats.path not in found_in:  # an empty file passes: say that nothing was read
+            _note(f"{stats.path}: holds no record; nothing in it was validated")
     report.findings.sort(key=location_key)
     skip_fails = fail_on_skip and bool(report.skipped)
     if output == "json":
