@@ -779,9 +779,12 @@ def rule(
     for s in doc["requires"]:
         lines.append(f"  requires: {s['text']} ({s['spec']} {s['section']}, traceability row {s['ref']})")
     for x in doc.get("examples", []):
-        lines.append(f"  failing:  {x['fixture']} line {x['line']}: {x['failing']}")
+        where = f", at {x['pointer']}" if x["pointer"] else ""
+        lines.append(f"  failing:  {x['fixture']} line {x['line']}{where}:")
+        lines += [f"              {row}" for row in x["failing"].splitlines()]
         if x["passing"] is not None:
-            lines.append(f"  passing:  valid.jsonl line {x['line']}: {x['passing']}")
+            lines.append(f"  passing:  {x['base']} line {x['line']}{where}:")
+            lines += [f"              {row}" for row in x["passing"].splitlines()]
     for m in doc.get("catches", []):
         lines.append(f"  catches:  {m['bug']} ({m['mutant']})")
     lines.append(f"  fix:      {doc['fix']}")
@@ -800,8 +803,10 @@ def _rule_help(info: RuleInfo) -> dict[str, Any]:
     ex = ruledocs.example(info.id)
     if ex is not None:
         out["examples"] = [
-            {"fixture": ex.fixture, "line": x.line, "failing": x.failing, "passing": x.passing} for x in ex.lines
-        ]
+            {"fixture": ex.fixture, "base": ex.base, "line": x.line, "pointer": x.pointer,
+             "failing": x.failing_fragment, "passing": x.passing_fragment}
+            for x in ex.lines
+        ]  # fmt: skip
     caught = ruledocs.mutants(info.id)
     if caught:
         out["catches"] = [{"mutant": m.name, "base": m.base, "bug": m.bug} for m in caught]
