@@ -270,12 +270,13 @@ def fragment(value: Any, at: str, changes: tuple[str, ...] | list[str], keep: st
     changed value whole, other scalar members kept as context, other objects and arrays left
     out; long strings shortened."""
     marks = [*changes, *([keep] if keep else [])]
+    whole = list(changes) or marks  # the finding's place shown whole only when nothing changed in place
 
     def on_path(p: str) -> bool:
         return any(c == p or c.startswith(p + "/") for c in marks)
 
     def exact(p: str) -> bool:
-        return any(c == p for c in marks)
+        return any(c == p for c in whole)
 
     def cut(v: Any, p: str) -> Any:
         if exact(p):
