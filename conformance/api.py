@@ -69,8 +69,10 @@ def expand(
     (canonical unless `fmt` says otherwise; with `stdin_name`, a `StdinPath` reported
     under that name and read as its suffix says, see `jsonio.reads_as_lines`).
 
-    With `skip_unknown`, a file named explicitly is judged as a walk judges it: no format
-    claims it, and it goes to `skipped` (a pre-commit hook names every file of a commit).
+    With `skip_unknown`, a file named explicitly that no format claims goes to `skipped`, as
+    in a walk (a pre-commit hook names every file of a commit, `package.json` included),
+    but for a `.jsonl`, still read as canonical: JSON Lines are transcripts, and a broken
+    one must fail.
 
     Only regular files and folders are looked at. A path that cannot be read (missing,
     a FIFO or device, a symlink loop, an unreadable folder) goes to `problems`, and the
@@ -112,7 +114,7 @@ def expand(
             continue
         # a path named explicitly: a forced format takes any file; canonical is the fallback
         unit = forced if forced is not None and top.is_file() else claim(top)
-        if unit is None and top.is_file() and top.suffix in (".json", ".jsonl") and not skip_unknown:
+        if unit is None and top.is_file() and top.suffix in ((".jsonl",) if skip_unknown else (".json", ".jsonl")):
             unit = get_format("canonical")
         if unit is not None:
             out.append((top, unit))

@@ -138,6 +138,10 @@ def test_validate_hook_matches_every_format_and_passes_over_unrelated_files(
     assert main([*entry, str(unrelated), str(broken), str(ROOT / samples["geppetto"])]) == 1
     out = capsys.readouterr().out
     assert "TS001" in out and "skipped 1 file(s)" in out
+    lacking = tmp_path / "lacking.jsonl"  # valid JSON no format claims: a .jsonl is still a transcript
+    lacking.write_text('{"role": "user"}\n')
+    assert main([*entry, str(lacking)]) == 1
+    assert "TS020" in capsys.readouterr().out
 
 
 # -- an empty .jsonl passes with a note ------------------------------------------------------------

@@ -372,8 +372,8 @@ def validate(
         bool,
         typer.Option(
             "--skip-unknown",
-            help="A file named here that no format claims is skipped, as in a folder walk, instead of read as"
-            " canonical (what the pre-commit hook passes: every file of a commit)",
+            help="A file named here that no format claims is skipped, as in a folder walk (a .jsonl is still"
+            " read as canonical); what the pre-commit hook passes: every file of a commit",
         ),
     ] = False,
     exit_zero: Annotated[
