@@ -21,7 +21,7 @@ from ..core.findings import Finding, Severity
 from ..wire import registry as wire_registry
 from .outcome import SUITE_SUBJECT, RuleResult
 from .rules import CATALOG, ESTIMATE_ABS_TOLERANCE, ESTIMATE_REL_TOLERANCE
-from .runner import SuiteReport, capability_of
+from .runner import ADAPTER_SOURCE, SuiteReport, capability_of
 
 MARK = {"pass": "pass", "fail": "FAIL", "skip": "skip", "warn": "warn"}
 MD_MARK = {"pass": "✅ pass", "fail": "❌ fail", "skip": "⏭ skip", "warn": "⚠ warn"}
@@ -361,6 +361,8 @@ body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#1b1f24}
 table{border-collapse:collapse;margin:1em 0}th,td{border:1px solid #d0d7de;padding:4px 8px;text-align:left}
 th{background:#f6f8fa}td.pass{background:#dafbe1}td.fail{background:#ffebe9;font-weight:600}
 td.skip{background:#f6f8fa;color:#57606a}td.warn{background:#fff8c5}td a{color:inherit}ol li{margin:.3em 0}code{font-size:12px}
+p.verdict{font-size:16px;font-weight:600;padding:6px 10px;border-radius:4px;display:inline-block}
+p.verdict.pass{background:#dafbe1}p.verdict.fail{background:#ffebe9}
 """
 
 
@@ -400,6 +402,7 @@ def to_html(report: SuiteReport) -> str:
         '<html lang="en"><head><meta charset="utf-8"><title>turnspec conform</title>',
         f"<style>{_HTML_STYLE}</style></head><body>",
         "<h1>turnspec conform</h1>",
+        _html_verdict(report),
         "<h2>Checks</h2><table><tr><th>rule</th><th>section</th><th>check</th>"
         + "".join(f"<th>{esc(a)}</th>" for a in report.adapters)
         + "</tr>",
@@ -456,11 +459,22 @@ def to_html(report: SuiteReport) -> str:
     return "\n".join(out) + "\n"
 
 
+def _html_verdict(report: SuiteReport) -> str:
+    """The page's first line: the text report's own verdict line (OK or FAIL and the counts),
+    so a reader sees the outcome before the tables, in the words the terminal shows (each
+    text line is already `escaping.text_line`, then HTML-escaped)."""
+    line = to_text(report, failures_only=True).rstrip("\n").rsplit("\n", 1)[-1]
+    verdict = "pass" if not report.exit_code else "fail"
+    return f'<p class="verdict {verdict}" id="verdict">{html.escape(line)}</p>'
+
+
 def findings(report: SuiteReport) -> list[Finding]:
     """Each failing case as a Finding, for the CI renderers: located at the recording it
     replayed (the cassette's path relative to the working folder, the repository in CI, and
     the line its interaction starts on; `<cassette>#<n>` keeps the interaction as the
-    pointer), else at the adapter."""
+    pointer), else at the adapter's class (its file, when inside the working folder, and the
+    line of its `class` statement), else nowhere physical (path "": the message names the
+    adapter)."""
     out: list[Finding] = []
     warned = {(r.rule, r.adapter) for r in report.warned}
     for o in report.outcomes:
@@ -468,10 +482,11 @@ def findings(report: SuiteReport) -> list[Finding]:
             continue
         severity = Severity.WARNING if (o.rule, o.adapter) in warned else Severity.ERROR
         base, sep, rest = o.subject.partition("#")
-        where = base if sep and base.endswith((".yaml", ".yml")) else f"adapter:{o.adapter}"
         index = rest.split(" ")[0]
         pointer = f"/interactions/{index}" if sep and index.isdigit() else ""
-        line = None
+        where, line = _adapter_location(report, o.adapter)
+        if sep and base.endswith((".yaml", ".yml")):
+            where, line = base, None
         found = report.locations.get((o.adapter, f"{base}#{index}")) if pointer else None
         if found is not None:
             where, line = _repo_path(found[0]), found[1]
@@ -486,6 +501,16 @@ def skipped_findings(report: SuiteReport) -> list[Finding]:
     did not judge is in the CI output too, never only in the text report's -v."""
     skipped = [replace(o, status="fail") for o in report.outcomes if o.status == "skip" and o.adapter != SUITE_SUBJECT]
     return findings(replace(report, outcomes=skipped, results=[]))
+
+
+def _adapter_location(report: SuiteReport, adapter: str) -> tuple[str, int | None]:
+    """Where `adapter`'s class is defined, relative to the working folder; ("", None) when it
+    is outside it (an installed package) or unknown: code scanning places neither."""
+    found = report.locations.get((adapter, ADAPTER_SOURCE))
+    if found is None:
+        return "", None
+    where = _repo_path(found[0])
+    return (where, found[1]) if not Path(where).is_absolute() else ("", None)
 
 
 def _repo_path(path: Path) -> str:

@@ -13,6 +13,7 @@ the network: adapters are pure translation, and a replay must never reach a prov
 from __future__ import annotations
 
 import fnmatch
+import inspect
 import os
 import re
 import time
@@ -603,7 +604,7 @@ def run(
         capabilities=counts,
         fail_on_skip=fail_on_skip,
         declarations={s.name: declaration_of(_caps(s.adapter)) for s in config.subjects},
-        locations=locations,
+        locations={**locations, **_adapter_sources(config.subjects)},
         recordings=_recordings(config, own, samples),
     )
 
@@ -653,6 +654,27 @@ def _locations(
             for it in c.interactions:
                 if it.path is not None:
                     out[(name, it.label)] = (it.path, it.line)
+    return out
+
+
+ADAPTER_SOURCE = ""
+"""The interaction label of `SuiteReport.locations` that holds where an adapter is defined
+(its class's file and line): where CI outputs place a failing case of no recording."""
+
+
+def _adapter_sources(subjects: Iterable[AdapterUnderTest]) -> dict[tuple[str, str], tuple[Path, int | None]]:
+    """Each adapter's class: the file it is defined in and the line of its `class` statement
+    (none for a class whose source cannot be found: built in, or made at run time)."""
+    out: dict[tuple[str, str], tuple[Path, int | None]] = {}
+    for s in subjects:
+        cls = type(s.adapter)
+        try:
+            source = inspect.getsourcefile(cls)
+            line: int | None = inspect.getsourcelines(cls)[1] if source else None
+        except (OSError, TypeError):
+            continue
+        if source:
+            out[(s.name, ADAPTER_SOURCE)] = (Path(source), line or None)
     return out
 
 

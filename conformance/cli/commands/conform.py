@@ -75,7 +75,10 @@ def register(app: typer.Typer) -> None:
         ignore: Annotated[list[str] | None, typer.Option(help="Skip these TC ids or prefixes")] = None,
         report: Annotated[
             Path | None,
-            typer.Option(help="Also write the report to this file (never an input; --force to replace one)"),
+            typer.Option(
+                help="Write the --output report to this file and show the text one (Markdown with -o text);"
+                " never an input; --force to replace one"
+            ),
         ] = None,
         force: Annotated[bool, typer.Option("--force", help="Replace an existing --report file")] = False,
         fail_on_skip: Annotated[
@@ -152,15 +155,17 @@ def register(app: typer.Typer) -> None:
                     + "\n"
                 )
         result = run(config, fail_on_skip=fail_on_skip)
+        palette = Palette(colour_wanted(color, sys.stdout))
+        terminal = RENDERERS["text"](result, verbose=verbose, failures_only=failures_only, palette=palette)  # type: ignore[call-arg]
         if output == "text":
-            palette = Palette(colour_wanted(color, sys.stdout))
-            text = RENDERERS["text"](result, verbose=verbose, failures_only=failures_only, palette=palette)  # type: ignore[call-arg]
+            text = terminal
         elif output in RENDERERS:
             text = RENDERERS[output](result)
         else:  # a findings output: the failing and skipped cases as findings
             found = FindingsReport("turnspec conform", suite_findings(result), CATALOG, notes=skipped_findings(result))
             text = render_findings(output, found)
-        sys.stdout.write(text)
+        # with --report the file gets the report and the terminal the text one (as pytest --junitxml)
+        sys.stdout.write(text if report is None else terminal)
         if report is not None:
             body = text if output != "text" else RENDERERS["md"](result)
             try:

@@ -12,6 +12,7 @@ import typer
 
 from ...core import escaping
 from ...core.errors import InputError
+from ...core.findings import location_key
 from ...core.jsonio import forget_stdin
 from ...core.reporting import FindingsReport, findings_output, output_choices, write_findings
 from ...formats.canonical.markers import DEFAULT_CRITICAL_KEY
@@ -94,6 +95,7 @@ def register(app: typer.Typer) -> None:
                     + "\n  "
                     + escaping.json_text(orjson.dumps(escaping.json_safe(v.as_dict())).decode())
                 )
+            summary.problems.sort(key=location_key)  # by path, line, column, as every output
             body = {
                 "summary": {t: {k: c.get(k, 0) for k in (OK, LOSSY, REFUSED)} for t, c in summary.counts.items()},
                 "input_errors": [f.as_dict() for f in summary.problems],
@@ -113,7 +115,7 @@ def register(app: typer.Typer) -> None:
                 )
                 for f in v.findings:
                     out.write(escaping.text_line(f"  {f.format()}") + "\n")
-            for f in summary.problems:
+            for f in sorted(summary.problems, key=location_key):
                 out.write(escaping.text_line(f.format()) + "\n")
             for p in summary.skipped:
                 out.write(escaping.text_line(f"skipped (not a transcript turnspec reads): {p}") + "\n")

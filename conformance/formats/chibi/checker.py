@@ -1088,8 +1088,8 @@ class DirectoryCheck:
                 "on next load, so it is not compared with its derivation",
             )
             return
-        if not self.derivable or bad[0] or compare.seen == 0:
-            return
+        if not self.derivable or bad[0] or compare.seen == 0 or not self.L.has_transcript:
+            return  # without a transcript (none written yet, or not copied) there is nothing to derive from
         found = compare.found or compare.ended()
         if found is not None:
             where, line, pointer, message = found

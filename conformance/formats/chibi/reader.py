@@ -167,6 +167,12 @@ class Layout:
         return self.context_file("context.jsonl")
 
     @property
+    def has_transcript(self) -> bool:
+        """The unit holds a transcript (transcript/, or the pre-partition transcript.jsonl):
+        what context.jsonl derives from is there to compare with (CB212)."""
+        return (self.transcript.is_dir() and self.inside(self.transcript)) or self.legacy_transcript is not None
+
+    @property
     def legacy_transcript(self) -> Path | None:
         """The pre-partition `transcript.jsonl` beside context.jsonl, when no transcript/
         exists: chibi before 0.5.1 kept the whole transcript in that one file and migrates

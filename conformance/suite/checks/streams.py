@@ -230,12 +230,15 @@ def stream_equals_parse(env: Env) -> Iterator[Outcome]:
                 problems = list(ren.problems)
                 parsed = equivalence.normalize_blocks(rec, ren.apply(msg["content"]))
                 streamed = equivalence.normalize_blocks(rec, final)
-                differs = [] if problems else equivalence.diff(parsed, streamed)
-                if differs:
+                first = None if problems else equivalence.first_difference(streamed, parsed)
+                if first is not None:  # the differing part, whole JSON either side, then why
+                    where, got, want = first
+                    shown, expected = equivalence.excerpts(got, want)
+                    more = len(equivalence.diff(parsed, streamed)) - 1
+                    others = f"; {more}{'+' if more >= 19 else ''} more difference(s)" if more > 0 else ""
                     problems.append(
-                        f"stream content {json.dumps(final)[:120]} != parse "
-                        f"{json.dumps(msg['content'])[:120]} (at {differs[0]}; "
-                        f"{equivalence.applied(rec, equivalence.declared(rec))}; {STREAM_EQUALS})"
+                        f"stream content differs from the parse at {where or '/'}: stream {shown}, parse {expected}"
+                        f" ({equivalence.applied_count(rec)}{others}; {STREAM_EQUALS})"
                     )
                 # the counts as contract §7.1's TokenUsage reads them (absent: 0); usage of
                 # another shape is TC101's / TC103's to judge, compared here as no counts
