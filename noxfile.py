@@ -11,14 +11,14 @@ nox.options.sessions = ["tests", "lint", "generate_check"]
 @nox.session
 def tests(session: nox.Session) -> None:
     """The test suite (the same command README and .ci/run use)."""
-    session.install("-e", "./generated", "-e", ".[test]")
-    session.run("pytest", *session.posargs)
+    session.install("-e", ".[test]")
+    session.run("pytest", "-n", "auto", *session.posargs)
 
 
 @nox.session
 def lint(session: nox.Session) -> None:
     """ruff (lint + format check), mypy --strict, and the import-layer contracts (.importlinter)."""
-    session.install("-e", "./generated", "-e", ".[dev]")
+    session.install("-e", ".[dev]")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
     session.run("mypy")
@@ -28,14 +28,14 @@ def lint(session: nox.Session) -> None:
 @nox.session
 def generate(session: nox.Session) -> None:
     """Rewrite generated/ from schemas/ (datamodel-code-generator, pinned)."""
-    session.install("-e", "./generated", "-e", ".[dev]")
+    session.install("-e", ".[dev]")
     session.run("python", "-m", "conformance.schema.codegen")
 
 
 @nox.session
 def generate_check(session: nox.Session) -> None:
     """Fail when generated/ differs from a fresh generation."""
-    session.install("-e", "./generated", "-e", ".[dev]")
+    session.install("-e", ".[dev]")
     session.run("python", "-m", "conformance.schema.codegen", "--check")
 
 
@@ -43,7 +43,7 @@ def generate_check(session: nox.Session) -> None:
 def docs(session: nox.Session) -> None:
     """The docs site (mkdocs-material) in site/; --strict fails on a broken internal link. The
     rule and check reference pages are generated from the registries while it builds."""
-    session.install("-e", "./generated", "-e", ".[docs]")
+    session.install("-e", ".[docs]")
     session.env["NO_MKDOCS_2_WARNING"] = "1"
     session.run("mkdocs", "build", "--strict", *session.posargs)
 
@@ -51,7 +51,7 @@ def docs(session: nox.Session) -> None:
 @nox.session
 def bench(session: nox.Session) -> None:
     """Throughput of `turnspec validate` as a ratio of the orjson parse floor, one process."""
-    session.install("-e", "./generated", "-e", ".[test]")
+    session.install("-e", ".[test]")
     session.run("python", "-m", "conformance.benchmarks.validate", *session.posargs)
     session.run("python", "-m", "conformance.benchmarks.commands")  # schema diff, whole processes
 
@@ -59,19 +59,19 @@ def bench(session: nox.Session) -> None:
 @nox.session
 def bench_jobs(session: nox.Session) -> None:
     """`validate --jobs N` throughput and its scaling over `--jobs 1` (same corpus, same run)."""
-    session.install("-e", "./generated", "-e", ".[test]")
+    session.install("-e", ".[test]")
     session.run("python", "-m", "conformance.benchmarks.parallel", *session.posargs)
 
 
 @nox.session
 def bench_ray(session: nox.Session) -> None:
     """`validate --engine ray` throughput on a local Ray instance, next to `--jobs`."""
-    session.install("-e", "./generated", "-e", ".[test]")
+    session.install("-e", ".[test]")
     session.run("python", "-m", "conformance.benchmarks.parallel", "--ray", *session.posargs)
 
 
 @nox.session
 def bridges_table(session: nox.Session) -> None:
     """docs/bridges.md: each bridge's result per check (pydantic-ai, LangChain), every failure classified."""
-    session.install("-e", "./generated", "-e", ".[pydantic-ai,langchain-bridges]")
+    session.install("-e", ".[pydantic-ai,langchain-bridges]")
     session.run("python", "-m", "conformance.bridges.table", "docs/bridges.md", *session.posargs)

@@ -57,6 +57,8 @@ def expand(
     skipped: list[Path] | None = None,
     problems: list[str] | None = None,
     stdin_name: str | None = None,
+    *,
+    skip_unknown: bool = False,
 ) -> list[tuple[Path, Format]]:
     """Files (and directory units, such as a chibi context) to validate, with their format.
 
@@ -66,6 +68,11 @@ def expand(
     explicitly is validated as canonical when no format claims it; `-` is standard input
     (canonical unless `fmt` says otherwise; with `stdin_name`, a `StdinPath` reported
     under that name and read as its suffix says, see `jsonio.reads_as_lines`).
+
+    With `skip_unknown`, a file named explicitly that no format claims goes to `skipped`, as
+    in a walk (a pre-commit hook names every file of a commit, `package.json` included),
+    but for a `.jsonl`, still read as canonical: JSON Lines are transcripts, and a broken
+    one must fail.
 
     Only regular files and folders are looked at. A path that cannot be read (missing,
     a FIFO or device, a symlink loop, an unreadable folder) goes to `problems`, and the
@@ -107,10 +114,14 @@ def expand(
             continue
         # a path named explicitly: a forced format takes any file; canonical is the fallback
         unit = forced if forced is not None and top.is_file() else claim(top)
-        if unit is None and top.is_file() and top.suffix in (".json", ".jsonl"):
+        if unit is None and top.is_file() and top.suffix in ((".jsonl",) if skip_unknown else (".json", ".jsonl")):
             unit = get_format("canonical")
         if unit is not None:
             out.append((top, unit))
+            continue
+        if skip_unknown and not top.is_dir():
+            if skipped is not None:
+                skipped.append(top)
             continue
         if not top.is_dir():
             _problem(problems, f"{top}: cannot tell which format this is; pass --format")
@@ -243,8 +254,9 @@ def iter_validate(
     each) in that many processes (that many workers less one, and this one); `resume`
     keeps each finished part in that folder and reuses it on the next run, once it has
     checked that the part's bytes are the ones it was computed from (`notify` receives a
-    line for each stored part that is recomputed, and why). The findings are the same, in
-    the same order (`conformance.parallel`).
+    line for each stored part that is recomputed, and why, and at the end one saying how
+    many parts the folder answered). The findings are the same, in the same order
+    (`conformance.parallel`).
     """
     options = options or Options()
     paths = list(paths)
@@ -261,6 +273,7 @@ def iter_validate(
         yield from validate_units(
             units, options, jobs=jobs, resume=resume, chunk_bytes=chunk_bytes,
             files=files, progress=progress, problems=problems, inputs=[str(p) for p in paths], notify=notify,
+            summary=notify,
         )  # fmt: skip
         return
     runs: dict[str, FormatRun] = {}

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import shared_paths
 from hypothesis import HealthCheck, given, settings
 from jsonschema import Draft202012Validator
 
@@ -31,6 +32,7 @@ from conformance.adapters.base import (
     RateLimitError,
     RequestContext,
     ServerError,
+    StreamCutError,
     WireFormatError,
     WireResponse,
     is_canonical_tool_id,
@@ -54,7 +56,7 @@ from conformance.wire.registry import api_for_url
 
 ROOT = Path(__file__).resolve().parents[1]
 CASSETTES = ROOT / "cassettes" / "bedrock"
-SAMPLES = ROOT.parent / "shared" / "samples" / "wire"
+SAMPLES = shared_paths.WIRE
 BEDROCK_SAMPLES = SAMPLES / "pydantic__pydantic-ai" / "tests" / "models" / "cassettes" / "test_bedrock"
 SCHEMAS = ROOT / "schemas" / "wire" / "bedrock-converse"
 HOST = "https://bedrock-runtime.us-east-1.amazonaws.com"
@@ -107,7 +109,9 @@ def test_record_attribution_model_and_stream_from_the_url():
     conv = f"{HOST}/model/us.amazon.nova-micro-v1%3A0/converse"
     assert api_for_url(conv) is BEDROCK_CONVERSE and api_for_url(conv + "-stream") is BEDROCK_CONVERSE
     assert api_for_url(f"{HOST}/model/m/count-tokens") is BEDROCK_COUNT_TOKENS and not BEDROCK_COUNT_TOKENS.chat
-    assert api_for_url(f"{HOST}/model/m/invoke") is None  # InvokeModel: no record claims it
+    # ApplyGuardrail: no record claims it (InvokeModel's `/model/m/invoke` neither, of the shipped
+    # records; a third party's may: tests/third_party/their_bedrock_invoke.py registers one)
+    assert api_for_url(f"{HOST}/guardrail/g1/version/1/apply") is None
     assert model_of(conv) == "us.amazon.nova-micro-v1:0"
     assert not BEDROCK_CONVERSE.is_streaming(conv, {"stream": True})  # the body never asks
     assert BEDROCK_CONVERSE.is_streaming(conv + "-stream", None)
@@ -382,9 +386,19 @@ def test_a_broken_crc_or_a_cut_frame_is_a_located_wire_format_error():
     with pytest.raises(WireFormatError, match=r"CRC32") as e:
         list(BedrockAdapter().stream_response([bytes(body)], ctx()))
     assert e.value.offset == first + struct.unpack(">I", body[first : first + 4])[0] - 4  # its message CRC
-    cut = own("text.yaml", 1).response_body[:-5]
-    with pytest.raises(WireFormatError, match="truncated"):
-        list(BedrockAdapter().stream_response([cut], ctx()))
+    # cut inside a frame before messageStop: contract §6.5's partial message, then the error
+    # (cut inside the last frame, metadata, after messageStop: read with a WARN line, below)
+    cut = own("text.yaml", 1).response_body[: first + 20]
+    events = []
+    with pytest.raises(StreamCutError, match="truncated"):
+        for ev in BedrockAdapter().stream_response([cut], ctx()):
+            events.append(ev)
+    assert events[-1]["type"] == "message_complete" and events[-1]["stop_reason"] == "error"
+    whole = list(BedrockAdapter().stream_response([own("text.yaml", 1).response_body], ctx()))[-1]
+    assert (
+        list(BedrockAdapter().stream_response([own("text.yaml", 1).response_body[:-5]], ctx()))[-1]["final_content"]
+        == whole["final_content"]
+    )
     with pytest.raises(WireFormatError, match="binary framing got text"):
         list(BedrockAdapter().stream_response(["text"], ctx()))
 
@@ -618,10 +632,12 @@ def test_conform_with_the_recordings_skips_other_endpoints_with_their_reason(cap
 
 
 def test_an_endpoint_no_record_claims_is_skipped_with_that_reason(tmp_path, capsys):
-    """InvokeModel (`/model/{id}/invoke`) is the same service and host, but no record claims
-    it: its interactions are skipped as an unknown endpoint, not read as Converse."""
+    """ApplyGuardrail (`/guardrail/{id}/version/{v}/apply`) is the same service and host, but no
+    record claims it: its interactions are skipped as an unknown endpoint, not read as
+    Converse (InvokeModel was the example, until a third party's record, which the test suite
+    loads, claimed it)."""
     (tmp_path / "bedrock").mkdir()
-    uri = f"{HOST}/model/m/invoke"
+    uri = f"{HOST}/guardrail/g1/version/1/apply"
     (tmp_path / "bedrock" / "invoke.yaml").write_text(
         'interactions:\n- request: {body: \'{"prompt": "hi"}\', headers: {}, method: POST, uri: \'' + uri + "'}\n"
         "  response: {body: {string: '{}'}, headers: {}, status: {code: 200, message: OK}}\nversion: 1\n",
@@ -713,16 +729,22 @@ def _not_passed(results: dict[str, dict[str, Any]]) -> dict[str, list[str]]:
     return {k: r["reasons"][:3] for k, r in results.items() if r["status"] not in ("pass", "skip")}
 
 
+def _recorded_cases(result: dict[str, Any]) -> int:
+    """The cases of a check run on recordings, not on scripted answers."""
+    return sum(1 for c in result["cases"] if c["status"] != "skip" and not c["subject"].startswith("scripted"))
+
+
 def test_the_honest_bedrock_adapter_passes_conform(capsys):
     rc, results = _their_conform(capsys, "--cassettes", str(CASSETTES), "--no-samples")
     assert rc == 0 and not _not_passed(results), _not_passed(results)
     for rule in THEIR_STREAM_RULES:
         assert results[rule]["status"] == "pass" and results[rule]["cases_run"] > 0, rule
-    assert results["TC801"]["cases_run"] == 11 and results["TC802"]["cases_run"] > 20
+    # the recordings' cases (scripted ones, issue 43 item 5, come on top)
+    assert _recorded_cases(results["TC801"]) == 11 and results["TC802"]["cases_run"] > 20
 
 
 def test_the_honest_bedrock_adapter_passes_conform_on_real_samples(samples, capsys):
-    rc, results = _their_conform(capsys, "--cassettes", str(CASSETTES))
+    rc, results = _their_conform(capsys, "--cassettes", str(CASSETTES), "--samples", str(samples / "wire"))
     assert rc == 0 and not _not_passed(results), _not_passed(results)
     assert results["TC701"]["cases_run"] > 50 and results["TC802"]["cases_run"] > 100
     for rule in THEIR_STREAM_RULES:
@@ -786,7 +808,7 @@ def _malformed_cassettes(folder: Path) -> Path:
 def test_tc903_a_malformed_tool_use_read_as_error_passes(tmp_path, capsys):
     folder = _malformed_cassettes(tmp_path / "cas")
     _, results = _their_conform(capsys, "--cassettes", str(folder), "--no-samples")
-    assert results["TC903"]["status"] == "pass" and results["TC903"]["cases_run"] == 2, results["TC903"]
+    assert results["TC903"]["status"] == "pass" and _recorded_cases(results["TC903"]) == 2, results["TC903"]
 
 
 def test_tc903_a_malformed_tool_use_read_as_cancelled_still_fails(tmp_path, capsys):

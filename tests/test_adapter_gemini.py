@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import shared_paths
 from hypothesis import HealthCheck, given, settings
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
@@ -31,6 +32,7 @@ from conformance.adapters.base import (
     RateLimitError,
     RequestContext,
     ServerError,
+    StreamCutError,
     WireFormatError,
     WireResponse,
     is_canonical_tool_id,
@@ -50,7 +52,7 @@ from conformance.wire.registry import api_for_url
 ROOT = Path(__file__).resolve().parents[1]
 CASSETTES = ROOT / "cassettes" / "gemini"
 SCHEMAS = ROOT / "schemas" / "wire" / "gemini"
-SAMPLES = ROOT.parent / "shared" / "samples" / "wire"
+SAMPLES = shared_paths.WIRE
 OPTS = AdapterOptions(model="gemini:gemini-2.5-flash", max_output_tokens=512)
 
 
@@ -644,7 +646,6 @@ def test_json_array_stream_is_parsed_incrementally() -> None:
     ("body", "where"),
     [
         ('[{"candidates": []},\r\n{"candidates": [{"content": {"parts": [{"text": "a"}]}}', "element 1"),  # cut inside
-        ('[{"candidates": [{"finishReason": "STOP"}]}', "closing"),  # no closing bracket
         ('[{"candidates": [{"finishReason": "STOP"}]}, 3]', "element 1"),  # not an object
         ('[{"candidates": [{"finishReason": "STOP"}]}] x', "after the closing"),
         ('{"candidates": []}', "neither a JSON array nor Server-Sent Events"),
@@ -660,6 +661,24 @@ def test_malformed_or_cut_streams_raise_naming_the_position(body: str, where: st
         for ev in GeminiAdapter().stream_response([body], ctx()):
             events.append(ev)
     assert where in str(e.value)
+
+
+def test_an_array_cut_after_its_finish_reason_is_read_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    """Only the closing `]` is missing after the finishReason: nothing is lost, so the
+    stream reads as ended with a WARN line naming it (it was refused as malformed)."""
+    body = '[{"candidates": [{"content": {"parts": [{"text": "Hi"}]}, "finishReason": "STOP"}]}'
+    with caplog.at_level(logging.WARNING):
+        events = list(GeminiAdapter().stream_response([body], ctx()))
+    assert events[-1]["stop_reason"] == "end_turn" and events[-1]["final_content"] == [{"type": "text", "text": "Hi"}]
+    assert any("closing `]`" in r.getMessage() for r in caplog.records)
+    # cut inside an element or before the finishReason: contract §6.5's partial message, then the error
+    events = []
+    with pytest.raises(StreamCutError, match="cut inside this element"):
+        for ev in GeminiAdapter().stream_response(
+            ['[{"candidates": [{"content": {"parts": [{"text": "a"}]}}]},\n{"cand'], ctx()
+        ):
+            events.append(ev)
+    assert events[-1]["stop_reason"] == "error" and events[-1]["final_content"] == [{"type": "text", "text": "a"}]
 
 
 def test_stream_error_object_is_classified_after_a_final_event() -> None:

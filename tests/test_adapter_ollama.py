@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import shared_paths
 from hypothesis import HealthCheck, given, settings
 from jsonschema import Draft202012Validator
 
@@ -42,7 +43,7 @@ from conformance.wire.registry import api_for_url
 
 ROOT = Path(__file__).resolve().parents[1]
 CASSETTES = ROOT / "cassettes" / "ollama"
-SAMPLES = ROOT.parent / "shared" / "samples" / "wire"
+SAMPLES = shared_paths.WIRE
 SCHEMAS = ROOT / "schemas" / "wire" / "ollama-chat"
 OPTS = AdapterOptions(model="ollama:llama3.2")
 
@@ -660,7 +661,7 @@ def test_the_honest_ollama_adapter_passes_conform(capsys: Any) -> None:
 
 
 def test_the_honest_ollama_adapter_passes_conform_on_real_samples(samples: Path, capsys: Any) -> None:
-    rc, results = _their_conform(capsys)
+    rc, results = _their_conform(capsys, "--samples", str(samples / "wire"))
     assert rc == 0 and not _their_not_passed(results), _their_not_passed(results)
     # the three real /api/chat recordings are read back and rendered (TC802) and estimated (TC701)
     assert results["TC802"]["cases_run"] >= 21 and results["TC701"]["cases_run"] >= 3

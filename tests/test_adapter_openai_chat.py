@@ -532,7 +532,6 @@ def _call(index, id_=None, name=None, args=None):
     [
         (_DONE, "event 1", "[DONE] with no chunk"),
         ("\n\n" + _DONE, "event 1", "[DONE] with no chunk"),
-        (_HI + _chunk({"content": "!"}, index=1) + _DONE, "event 2", "several choices"),
         (_HI, "event 2", "ended before data: [DONE]"),
         (_HI + _chunk(finish="stop"), "event 3", "ended before data: [DONE]"),
         (_HI + _chunk(finish="stop") + _DONE + _HI, "event 4", "after [DONE]"),

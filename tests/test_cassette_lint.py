@@ -12,13 +12,14 @@ import string
 from pathlib import Path
 
 import pytest
+import shared_paths
 import yaml
 
 from conformance.cli import main
 from conformance.wire.cassette_lint import lint
 
 ROOT = Path(__file__).resolve().parent.parent
-SAMPLES = ROOT.parent / "shared" / "samples" / "wire"
+SAMPLES = shared_paths.WIRE
 R = random.Random(7)
 
 

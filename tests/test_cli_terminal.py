@@ -83,11 +83,11 @@ def test_findings_never_share_the_bar_line(monkeypatch: pytest.MonkeyPatch) -> N
     raw = term.getvalue()
     assert "validating" in raw.split(str(path), 1)[0]  # the bar was on the screen before the first finding
     assert "[progress.description]" not in raw
-    assert screen(raw) == [
-        f"{path}:4: /content/0/tool_use_id TS205 error: tool_result answers tu_01JZ0000000000000000000T02"
-        " but no earlier tool_use has that id",
+    assert screen(raw) == [  # by line (issue 39): TS208, found at the end of input, is on line 3
         f"{path}:3: /content/2 TS208 warning: tool_use tu_01JZ0000000000000000000T01 in session sess_42"
         " was never answered by a tool_result",
+        f"{path}:4: /content/0/tool_use_id TS205 error: tool_result answers tu_01JZ0000000000000000000T02"
+        " but no earlier tool_use has that id",
         "FAIL: 1 error(s), 1 warning(s) in 1 file(s), 5 record(s)",
         "",
     ]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import socket
-import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -246,7 +245,8 @@ def test_report_never_overwrites_an_input_or_an_existing_file(tmp_path, capsys):
 def test_a_declared_capability_no_case_exercised_is_skipped_or_errors_when_strict(tmp_path, capsys, monkeypatch):
     """Anthropic declares prompt caching; a cassette set without cached tokens cannot show it.
     No sentence makes the declaration wrong, so it is a skip naming the cassette to add
-    (issue 25 item 6): exit 0, 1 with --fail-on-skip, 2 with --strict."""
+    (issue 25 item 6): exit 0, 1 with --fail-on-skip, and 1 with --strict, which fails TC002
+    (a finding; it exited 2, a usage error's code, issue 43 item 4)."""
     import conformance.suite.runner as runner
 
     (tmp_path / "anthropic").mkdir()
@@ -257,16 +257,21 @@ def test_a_declared_capability_no_case_exercised_is_skipped_or_errors_when_stric
     assert main([*args, "--output", "json"]) == 0
     report = json.loads(capsys.readouterr().out)
     gate = next(r for r in report["results"] if r["rule"] == "TC002")
-    assert gate["status"] == "skip"
+    # TC002 runs the rules exercising the other capabilities too (issue 43 item 4): they pass
+    assert [c["status"] for c in gate["cases"] if c["subject"] == "supports_prompt_caching"] == ["skip"]
     assert [r for r in gate["skip_reasons"] if "prompt_caching" in r] == [
         "supports_prompt_caching: declared true, but no case exercised it (cases come from TC503, TC904): add a "
         "cassette of a response whose usage reports cache reads or writes to anthropic's cassettes "
         "(`turnspec wire record` makes one)"
     ]
-    assert report["summary"]["unexercised_capabilities"] == ["anthropic.supports_prompt_caching"]
+    # image.yaml streams no tool call either, which the selection no longer hides
+    assert report["summary"]["unexercised_capabilities"] == [
+        "anthropic.supports_streaming_tool_calls",
+        "anthropic.supports_prompt_caching",
+    ]
     assert main([*args, "--fail-on-skip"]) == 1
     capsys.readouterr()
-    assert main([*args, "--strict"]) == 2
+    assert main([*args, "--strict"]) == 1
     assert "--strict" in capsys.readouterr().err
 
 
@@ -343,10 +348,8 @@ SIX = ["anthropic", "bedrock", "gemini", "ollama", "openai-chat", "openai-respon
 def test_full_suite_on_all_six_reference_adapters(samples, capsys):
     """Issue 12's acceptance run, with issue 27's Bedrock adapter: the six reference adapters
     pass every rule over every cassette and recording; what skips, skips for a reason that
-    is not the adapter's. Issue 27: `conform` over the six and all samples stays under 60 s."""
-    started = time.monotonic()
+    is not the adapter's. (Its speed is `nox -s bench`'s to measure, never a timed assertion.)"""
     rc = main(["conform", *SIX, "--output", "json", "--samples", str(samples / "wire")])
-    elapsed = time.monotonic() - started
     report = json.loads(capsys.readouterr().out)
     assert rc == 0, [(r["rule"], r["adapter"], r["reasons"][:2]) for r in report["results"] if r["status"] == "fail"]
     not_passed = {
@@ -382,7 +385,6 @@ def test_full_suite_on_all_six_reference_adapters(samples, capsys):
     assert {f"{x}→{y}" for x in SIX for y in SIX} <= set(report["cross_provider"])
     cells = {k: v for k, v in report["cross_provider"].items() if k.split("→")[0] in SIX}
     assert len(cells) == 36 and all(set(v.values()) == {"pass"} for v in cells.values()), cells
-    assert elapsed < 60, elapsed
 
 
 def test_tc701_skips_recordings_whose_usage_is_not_comparable_and_only_those(samples):
@@ -445,6 +447,8 @@ from conformance.adapters.openai_chat import OpenAIChatAdapter
 
 
 class Crashy(OpenAIChatAdapter):
+    cassette_folders = ("openai-chat",)  # asks for turnspec's own Chat Completions cassettes
+
     def from_wire_response(self, *args, **kwargs):
         return _lookup({})
 
@@ -482,7 +486,8 @@ def test_conform_reads_cassettes_of_the_current_folder_by_default(tmp_path, monk
     report = json.loads(after)
     assert rc == 0 and report["summary"]["cassettes"] == own + 1
     subjects = {c["subject"] for r in report["results"] for c in r["cases"]}
-    assert any(s.startswith("local_text.yaml#") for s in subjects), subjects
+    # labelled with its folder (issue 43 item 7), apart from turnspec's own cassettes
+    assert any(s.startswith("cassettes/openai-chat/local_text.yaml#") for s in subjects), subjects
 
 
 def test_conform_in_the_checkout_reads_its_cassettes_once(monkeypatch, capsys):
@@ -495,7 +500,7 @@ def test_a_crash_shows_the_adapters_traceback_in_text(crashy, capsys):
     rc, out = _conform(capsys, crashy, "--no-samples", "--select", "TC101")
     assert rc == 1 and "crashed: KeyError: 'oops'" in out
     assert "Traceback (most recent call last):" in out
-    assert 'crashy_adapter.py", line 7, in from_wire_response' in out and "in _lookup" in out
+    assert 'crashy_adapter.py", line 9, in from_wire_response' in out and "in _lookup" in out
     assert "conformance/suite/" not in out  # trimmed to the adapter's frames
     assert out.count("Traceback (most recent call last):") == 1  # the first of the check, once
     _, verbose = _conform(capsys, crashy, "--no-samples", "--select", "TC101", "-v")

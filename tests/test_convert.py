@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import json
 import os
 from pathlib import Path
 
 import pytest
 
-from conformance.convert import ConvertContext, convert
+from conformance.api import validate
+from conformance.convert import ConvertContext, convert, converters
 from conformance.core.errors import InputError
 from conformance.formats.chibi import ChibiFormat
 
@@ -164,3 +167,51 @@ def test_sqlite_output_is_byte_identical_across_runs(tmp_path: Path) -> None:
     convert("canonical", "sqlite", VALID, tmp_path / "a.db")
     convert("canonical", "sqlite", VALID, tmp_path / "b.db")
     assert (tmp_path / "a.db").read_bytes() == (tmp_path / "b.db").read_bytes()
+
+
+# -- what validate accepts, every converter accepts (issue 41) -------------------------------
+
+RESPELLED = {  # schema-valid created_at spellings other than the canonical encoding (TS117 warns)
+    "2026-05-08T12:00:02.000000Z": "2026-05-08T12:00:02+00:00",
+    "2026-05-08T12:00:03.000000Z": "2026-05-08T12:00:03.5Z",
+    "2026-05-08T12:00:04.000000Z": "2026-05-08T12:00:04.123+00:00",
+}
+
+
+def _respelled(tmp_path: Path) -> Path:
+    text = VALID.read_text()
+    for old, new in RESPELLED.items():
+        assert old in text
+        text = text.replace(old, new)
+    src = tmp_path / "in" / "t.jsonl"
+    src.parent.mkdir()
+    src.write_text(text)
+    return src
+
+
+def _instants(path: Path) -> list[dt.datetime]:
+    return [
+        dt.datetime.fromisoformat(json.loads(x)["created_at"].replace("Z", "+00:00"))
+        for x in path.read_text().splitlines()
+    ]
+
+
+def test_created_at_spellings_validate_accepts_are_read_by_every_converter(tmp_path: Path) -> None:
+    """`+00:00` and fewer fraction digits are valid (TS117 is a warning), so every converter
+    from canonical takes them; the one-way SQLite store (microseconds) reports the spelling
+    it cannot give back as a lossy step at its line, and gives back the same instants."""
+    src = _respelled(tmp_path)
+    report = validate([src])
+    assert report.errors == 0 and {f.rule for f in report.findings} == {"TS117"}
+    targets = sorted(b for a, b in converters() if a == "canonical")
+    assert {"sqlite", "chibi", "gpt2099", "geppetto"} <= set(targets)
+    for target in targets:
+        out = tmp_path / f"out-{target}"
+        try:
+            convert("canonical", target, src, out)
+        except InputError as exc:
+            pytest.fail(f"--to {target} refuses what validate accepts: {exc}")
+    lossy = convert("canonical", "sqlite", src, tmp_path / "s.db")
+    assert sorted((f.line, f.pointer) for f in lossy) == [(2, "/created_at"), (3, "/created_at"), (4, "/created_at")]
+    convert("sqlite", "canonical", tmp_path / "s.db", tmp_path / "back.jsonl")
+    assert _instants(tmp_path / "back.jsonl") == _instants(src)

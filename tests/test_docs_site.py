@@ -48,13 +48,18 @@ def test_readme_table_has_every_check_and_marks_the_advisory_ones() -> None:
     assert rows["TC306"][3].startswith("[A44b](docs/traceability.md) ")
 
 
-def test_reference_pages_have_an_entry_for_every_rule_and_check() -> None:
+def test_reference_pages_have_a_page_for_every_rule_and_check() -> None:
+    """Issue 39: one page per rule and check (284 entries on one page were too many), each
+    linked from its index, which lists them without their help."""
     pages = docsgen.pages()
     ids = [i.id for i in every_rule()]
     assert len(ids) > 200
     for rid in ids:
-        page = pages["reference/checks.md" if rid in CHECKS else "reference/rules.md"]
-        assert f"\n## {rid} {{#{rid.lower()}}}\n" in page, rid
+        index = pages["reference/checks.md" if rid in CHECKS else "reference/rules.md"]
+        folder = "checks" if rid in CHECKS else "rules"
+        assert f"]({folder}/{rid.lower()}.md)" in index, rid
+        assert pages[f"reference/{folder}/{rid.lower()}.md"].startswith(f"# {rid}: "), rid
+    assert "How to fix" not in pages["reference/rules.md"] and "How to fix" not in pages["reference/checks.md"]
 
 
 def test_a_stale_readme_table_is_reported(tmp_path: Path) -> None:
@@ -99,9 +104,12 @@ def test_site_builds_strict_offline_with_generated_references_and_a_later_guide(
     done = _build(site)
     assert done.returncode == 0, done.stderr
     rules = (site / "site" / "reference" / "rules" / "index.html").read_text(encoding="utf-8")
-    assert 'id="ts202"' in rules and 'id="ts001"' in rules
+    assert 'href="ts202/"' in rules and 'href="ts001/"' in rules  # the index links each rule's page
+    assert (site / "site" / "reference" / "rules" / "ts202" / "index.html").is_file()
     checks = (site / "site" / "reference" / "checks" / "index.html").read_text(encoding="utf-8")
-    assert 'id="tc405"' in checks
+    assert 'href="tc405/"' in checks
+    page = (site / "site" / "reference" / "checks" / "tc405" / "index.html").read_text(encoding="utf-8")
+    assert "How to fix" in page
     index = (site / "site" / "index.html").read_text(encoding="utf-8")
     assert 'href="new-wire-api/"' in index  # in the nav
 
@@ -113,3 +121,16 @@ def test_site_build_fails_on_a_broken_internal_link(site: Path) -> None:
     done = _build(site)
     assert done.returncode != 0
     assert "nowhere.md" in done.stderr
+
+
+@needs_mkdocs
+def test_wide_tables_wrap_instead_of_being_clipped(site: Path) -> None:
+    """Issue 39: the site's stylesheet lets a wide table (the check table) take the page's
+    width and wrap its cells, instead of a box clipped at the text's width."""
+    done = _build(site)
+    assert done.returncode == 0, done.stderr
+    checks = (site / "site" / "reference" / "checks" / "index.html").read_text(encoding="utf-8")
+    assert 'href="../../stylesheets/extra.css"' in checks
+    css = (site / "site" / "stylesheets" / "extra.css").read_text(encoding="utf-8")
+    assert re.search(r"table:not\(\[class\]\)\s*\{[^}]*display:\s*table", css)
+    assert re.search(r"td,[^{]*th\s*\{[^}]*overflow-wrap:\s*anywhere", css)

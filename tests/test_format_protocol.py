@@ -121,13 +121,25 @@ def test_id_mint_is_monotonic_and_deterministic() -> None:
         ("2026-02-30T00:00:00.000000Z", False),
         ("2026-13-01T00:00:00.000000Z", False),
         ("2026-01-01T24:00:00.000000Z", False),
-        ("2026-01-01T00:00:00Z", False),
-        ("2026-01-01T00:00:00.000000+00:00", False),
+        ("2026-01-01T00:00:60.000000Z", False),
+        ("2026-01-01T00:00:00.0000000Z", False),
+        ("2026-01-01T00:00:00.000000+01:00", False),
+        ("2026-01-01 00:00:00.000000Z", False),
+        ("2026-01-01T00:00:00.000000z", False),
+        # what the schema accepts (`Z` or `+00:00`, 0 to 6 fraction digits, TS117 warns) every converter reads
+        ("2026-01-01T00:00:00Z", True),
+        ("2026-01-01T00:00:00.000000+00:00", True),
+        ("2026-01-01T00:00:00.5+00:00", True),
     ],
 )
 def test_one_date_check(value: str, ok: bool) -> None:
     if ok:
-        assert convertkit.rfc3339(convertkit.created_at_micros(value)) == value
+        canonical = value.replace("+00:00", "Z")
+        if "." not in canonical:
+            canonical = canonical.replace("Z", ".Z")
+        whole, fraction = canonical[:-1].split(".")
+        canonical = f"{whole}.{fraction.ljust(6, '0')}Z"
+        assert convertkit.rfc3339(convertkit.created_at_micros(value)) == canonical
     else:
         with pytest.raises(ValueError):
             convertkit.created_at_micros(value)

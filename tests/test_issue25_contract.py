@@ -113,6 +113,7 @@ def _responses_cassette(tmp_path: Path, request: dict[str, Any], input_tokens: i
     response = {
         "id": "resp_1",
         "object": "response",
+        "created_at": 1741476777,  # required by the Response object (TC800 sets a recording without it aside)
         "status": "completed",
         "model": "gpt-5-2025-08-07",
         "output": [

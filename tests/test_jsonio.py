@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -82,9 +81,8 @@ def test_line_longer_than_limit_is_skipped_without_holding_it(tmp_path: Path) ->
 
 def test_deep_nesting_in_json_file(tmp_path: Path) -> None:
     p = write(tmp_path, b"[" * 100_000 + b"]" * 100_000, "deep.json")
-    t0 = time.monotonic()
     found = [getattr(i, "rule", None) for i in read_json(p)]
-    assert found == ["TS008"] and time.monotonic() - t0 < 5
+    assert found == ["TS008"]
 
 
 def test_invalid_utf8_position(tmp_path: Path) -> None:
@@ -215,3 +213,41 @@ def test_dumps_writes_big_integers_like_the_stdlib() -> None:
     assert dumps({"n": 10**400, "s": "é"}) == ('{"n":' + str(10**400) + ',"s":"é"}').encode()
     assert dumps([1, {"a": 2}]) == b'[1,{"a":2}]'
     assert dumps({"a": [1, 2**70]}, indent=True) == json.dumps({"a": [1, 2**70]}, indent=2).encode()
+
+
+def test_a_fence_answers_as_resolving_every_path_does(tmp_path: Path) -> None:
+    """`jsonio.Fence` (the unit's folders resolved once, a path's last part looked at with
+    one lstat) gives the answer of resolving each path whole, for every kind of path a
+    unit holds: files, links in and out, dangling and looping links, linked folders."""
+    from conformance.core.jsonio import Fence
+
+    root = tmp_path / "unit"
+    (root / "d" / "e").mkdir(parents=True)
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "f").write_text("x")
+    (root / "file").write_text("x")
+    (root / "d" / "e" / "file").write_text("x")
+    (root / "in").symlink_to(root / "file")
+    (root / "out").symlink_to(tmp_path / "outside" / "f")
+    (root / "dangling").symlink_to(root / "nowhere")
+    (root / "dangling-out").symlink_to(tmp_path / "nowhere")
+    (root / "loop").symlink_to(root / "loop")
+    (root / "linked").symlink_to(tmp_path / "outside")
+    (root / "d" / "up").symlink_to("..")
+    paths = [
+        root / "file", root / "d" / "e" / "file", root / "in", root / "out", root / "dangling",
+        root / "dangling-out", root / "loop", root / "linked", root / "linked" / "f", root / "d" / "up",
+        root / "d" / "up" / "file", root / "missing", root / "d" / "missing", root / "d" / "..", root,
+        root / "linked" / "missing",
+    ]  # fmt: skip
+
+    def reference(p: Path) -> bool:
+        try:
+            return not p.resolve().is_relative_to(root.resolve())
+        except (OSError, RuntimeError):
+            return True
+
+    fence = Fence(root)
+    got = {str(p.relative_to(tmp_path)): fence.leaves(p) for p in paths}
+    assert got == {str(p.relative_to(tmp_path)): reference(p) for p in paths}
+    assert got["unit/out"] and got["unit/linked/f"] and got["unit/loop"] and not got["unit/in"]

@@ -389,3 +389,47 @@ def test_migrate_writes_integers_beyond_64_bits(tmp_path: Path) -> None:
         assert json.loads((tmp_path / "out.jsonl").read_text())["metadata"]["usage"]["input_tokens"] == 10**400
     else:
         assert not (tmp_path / "out.jsonl").exists()
+
+
+# -- a number's spelling is kept (issue 41) ---------------------------------------------------
+
+SPELLED = '"input": {"path": "README.md", "n": 1E2, "r": 1.50, "z": -0, "e": 2.5e-3}'
+
+
+def _spelled_canonical(tmp_path: Path, suffix: str = ".jsonl") -> Path:
+    text = (Path(__file__).parent / "rules" / "canonical" / "valid.jsonl").read_text()
+    assert '"input": {"path": "README.md"}' in text
+    text = text.replace('"input": {"path": "README.md"}', SPELLED)
+    src = tmp_path / f"in{suffix}"
+    if suffix == ".json":
+        text = "[\n" + ",\n".join(text.splitlines()) + "\n]\n"
+    src.write_text(text)
+    return src
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".json"])
+def test_a_record_migration_leaves_as_it_is_keeps_its_text(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], suffix: str
+) -> None:
+    """`1E2` is read as 100.0; a record no migration step changes is written as it was
+    read, so `0 changed` is true of the bytes too (it was rewritten as `100.0`)."""
+    src = _spelled_canonical(tmp_path, suffix)
+    out = tmp_path / f"out{suffix}"
+    assert main(["migrate", str(src), "--to", "2", "-o", str(out)]) == 0
+    assert "5 record(s) at revision 2, 0 changed" in capsys.readouterr().err
+    assert out.read_bytes() == src.read_bytes()
+
+
+def test_a_changed_record_keeps_the_spelling_of_its_numbers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A record a step changes is written anew (and counted), its numbers as they were spelled."""
+    src = tmp_path / "turns.jsonl"
+    src.write_text(
+        '{"id": "a", "topic": "gpt.turn", "meta": {"role": "user", "options": {"temperature": 1E0, "top_p": 0.50}}, "content": []}\n'
+        '{"id": "b", "topic": "gpt.turn", "meta": {"role": "assistant", "n": 1e3}, "content": []}\n'
+    )
+    out = tmp_path / "out.jsonl"
+    assert main(["migrate", str(src), "--to", "2", "--format", "gpt2099", "-o", str(out)]) == 0
+    assert "2 record(s) at revision 2, 1 changed" in capsys.readouterr().err
+    first, second = out.read_text().splitlines()
+    assert '"inherited":{"temperature":1E0,"top_p":0.50}' in first
+    assert second == src.read_text().splitlines()[1]

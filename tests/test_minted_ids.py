@@ -77,4 +77,6 @@ def test_wire_ids_read_through_the_record():
     assert WireIds.of(ollama, [reply]) == WireIds(True, frozenset({"call_9"}))
     # an API that issues every id: nothing may be renamed
     assert WireIds.of(registry.get("anthropic-messages"), [{}]).mintable is False
-    assert WireIds.of(None, [body]).mintable is False
+    # no record at all: no id is known to be the wire's, so none is held as issued (issue 43
+    # item 7: a missing record never judges minted ids as provider ids; it asserted the defect)
+    assert WireIds.of(None, [body]) == WireIds(True, frozenset())

@@ -73,7 +73,18 @@ def test_kill_rate_is_total():
 
 
 @pytest.mark.parametrize(
-    "name", ["anthropic", "openai-chat", "openai-responses", "gemini", "ollama", "openrouter", "bedrock", "cohere-chat"]
+    "name",
+    [
+        "anthropic",
+        "openai-chat",
+        "openai-responses",
+        "gemini",
+        "ollama",
+        "openrouter",
+        "bedrock",
+        "cohere-chat",
+        "their-bedrock-invoke",
+    ],
 )
 def test_reference_adapters_pass_what_kills_mutants(name):
     """The same selections on the unmutated adapters pass (no rule fails everything)."""
@@ -83,6 +94,15 @@ def test_reference_adapters_pass_what_kills_mutants(name):
 
         config = SuiteConfig.for_adapter(
             CohereAdapter(), cassette_dirs=[ROOT / CASSETTES[name]], selection=Selection(select=tuple(rules))
+        )
+    elif name == "their-bedrock-invoke":  # a third party's, of an API turnspec does not ship (issue 43)
+        from mutants import TheirBedrockInvoke
+
+        config = SuiteConfig.for_adapter(
+            TheirBedrockInvoke(),
+            cassette_dirs=[ROOT / CASSETTES[name]],
+            samples=None,
+            selection=Selection(select=tuple(rules)),
         )
     elif name == "openrouter":  # opt-in, not registered: its own cassettes, as `conform module:attr` reads them
         config = SuiteConfig.for_adapter(
@@ -141,7 +161,10 @@ def test_estimates_are_held_to_counts_the_providers_published():
         result = run_mutant(cls, "TC701").result("TC701", cls.name)
         assert result is not None and result.status == "fail", cls.__name__
         why = result.reasons[0]
-        assert why.startswith("counted.yaml#0: estimate 0 vs " + count + " counted by the provider, https://"), why
+        # the case label carries its cassette folder (issue 43 item 7)
+        assert re.match(
+            r"turnspec/[a-z-]+/counted\.yaml#0: estimate 0 vs " + count + " counted by the provider, https://", why
+        ), why
         assert "contract §3.1" in why and "Accuracy: ±10% is acceptable" in why, why
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import shared_paths
 from wire_content import write_cassette
 from wire_measure import PROBLEMS, figures, measure
 
@@ -28,7 +29,7 @@ from conformance.wire import schemas as wire_schemas
 from conformance.wire.openai_chat import OPENAI_CHAT
 
 ROOT = Path(__file__).resolve().parents[1]
-SAMPLES = ROOT.parent / "shared" / "samples" / "wire"
+SAMPLES = shared_paths.WIRE
 
 
 def _reply(message: dict[str, Any], **choice: Any) -> dict[str, Any]:
@@ -404,8 +405,12 @@ def test_stream_without_finish_reason_but_with_done(tmp_path, capsys):
     assert rc == 0, err
     assert "finish_reason" in err
     assert json.loads(out.splitlines()[-1])["content"] == [{"type": "text", "text": "Hi."}]
-    rc, _, err = _parse_cli(tmp_path, _sse(_chunk({"role": "assistant", "content": "Hi."}), done=False), capsys)
-    assert rc == 1 and "cut" in err
+    # without [DONE] too, it was cut: read as a partial message, the warning naming what
+    # never came (issue 41: it was refused outright, with nothing read)
+    rc, out, err = _parse_cli(tmp_path, _sse(_chunk({"role": "assistant", "content": "Hi."}), done=False), capsys)
+    assert rc == 0 and "cut before its end" in err and "finish_reason" in err and "[DONE]" in err
+    message = json.loads(out.splitlines()[-1])
+    assert message["metadata"]["status"] == "partial" and message["content"] == [{"type": "text", "text": "Hi."}]
 
 
 def test_streamed_tool_calls_without_index(tmp_path, capsys):

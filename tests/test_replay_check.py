@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import shared_paths
 
 from conformance.adapters import registry as adapter_registry
 from conformance.adapters.base import AdapterOptions, CriticalBlockError, ToolIdMap, WireRequest, log_block_dropped
@@ -23,7 +24,7 @@ from conformance.replay import REFUSED, Target, replay_check, target
 from conformance.replay.check import LOSSY, OK
 from conformance.wire.api import Framing, Located, Probes, ToolIdRule, WireApi
 
-SAMPLES = Path(__file__).resolve().parent.parent.parent / "shared" / "samples"
+SAMPLES = shared_paths.SAMPLES
 ULIDS = iter(f"01KR3QB{n:019d}" for n in range(1, 10_000))
 CAPS = {
     "supports_thinking": True,

@@ -6,7 +6,6 @@ and the measurement finds what it counts (hand-written recordings below)."""
 from __future__ import annotations
 
 import json
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -24,15 +23,12 @@ from conformance.adapters.protocol import Message, ParsedRequest, RequestContext
 def test_every_chat_recording_reads_without_false_rejection_or_silent_loss() -> None:
     if not WIRE.is_dir():
         pytest.skip(f"real samples not present at {WIRE}")
-    start = time.monotonic()
     cases = measure()
     streams = measure_streams() if GPT2099_STREAMS.is_dir() else []
-    took = time.monotonic() - start
     counts = Counter(c.outcome for c in cases)
     assert counts["ok"] + counts["classified"] >= 120, figures(cases)  # the samples were all read
     assert [c for c in streams if c.outcome in PROBLEMS] == [], figures(streams)
     assert [c for c in cases if c.outcome in PROBLEMS] == [], figures(cases)
-    assert took < 60, took
 
 
 def test_the_projects_own_cassettes_read_without_false_rejection_or_silent_loss() -> None:

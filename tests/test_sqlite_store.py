@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
+import os
 import shutil
 import sqlite3
 import subprocess
@@ -192,11 +194,13 @@ def test_out_of_range_and_blob_values_are_located_findings(store: Path, case: st
 
 
 def test_year_one_and_year_9999_round_trip(store: Path, tmp_path: Path) -> None:
-    from conformance.formats.sqlite import MAX_MICROS, MIN_MICROS, micros_to_timestamp, timestamp_to_micros
+    from conformance.core.convertkit import created_at_micros
+    from conformance.formats.sqlite import MAX_MICROS, MIN_MICROS, micros_to_timestamp
 
     assert micros_to_timestamp(MIN_MICROS) == "0001-01-01T00:00:00.000000Z"
     assert micros_to_timestamp(MAX_MICROS) == "9999-12-31T23:59:59.999999Z"
-    assert timestamp_to_micros(micros_to_timestamp(MIN_MICROS)) == MIN_MICROS
+    assert created_at_micros(micros_to_timestamp(MIN_MICROS)) == MIN_MICROS
+    assert created_at_micros(micros_to_timestamp(MAX_MICROS)) == MAX_MICROS
 
 
 def test_convert_reads_wal_store_back(store: Path, tmp_path: Path) -> None:
@@ -454,3 +458,128 @@ def test_a_partial_messages_tool_call_keeps_its_row_checks(tmp_path: Path) -> No
         db, "UPDATE tool_calls SET name = 'write_file', status = 'succeeded' WHERE id = 'tu_01JZ0000000000000000000T06'"
     )
     assert sorted(found(db)) == [("TS505", "/name"), ("TS507", "/status")]
+
+
+# -- a store another process holds locked is an I/O condition, never a defect (issue 41) ---
+
+LOCKER = """
+import sqlite3, sys, time
+con = sqlite3.connect(sys.argv[1], isolation_level=None)
+con.execute("BEGIN EXCLUSIVE")
+print("locked", flush=True)
+sys.stdin.readline()  # held until the test closes our standard input
+con.execute("ROLLBACK")
+"""
+
+
+@pytest.fixture
+def locked(store: Path) -> Any:
+    """`store` held under an EXCLUSIVE lock by another process for as long as the test runs."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", LOCKER, str(store)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
+        yield store
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(timeout=30)
+
+
+def _one_locked_line(err: str, store: Path, waited: str) -> None:
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert str(store) in lines[0] and "locked by another process" in lines[0], err
+    assert f"waited {waited} s" in lines[0] and "TS510" not in lines[0], err
+
+
+def test_a_locked_store_is_an_io_condition_with_the_wait_named(
+    locked: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`validate` waits `--lock-wait` seconds for the lock, then exits 2 with one line
+    saying the store is locked and how long it waited: not TS510, a defect in the data."""
+    assert main(["validate", "--lock-wait", "0.2", str(locked)]) == 2
+    cap = capsys.readouterr()
+    _one_locked_line(cap.err, locked, "0.2")
+    assert "TS510" not in cap.out
+
+
+def test_the_lock_wait_is_a_config_key(
+    locked: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.turnspec]\nlock-wait = 0.1\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["validate", "-q", str(locked)]) == 2
+    _one_locked_line(capsys.readouterr().err, locked, "0.1")
+    assert main(["validate", "-q", "--lock-wait", "0.3", str(locked)]) == 2  # the flag wins over the key
+    _one_locked_line(capsys.readouterr().err, locked, "0.3")
+
+
+def test_convert_from_a_locked_store_is_an_io_condition(
+    locked: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out.jsonl"
+    argv = ["convert", "--from", "sqlite", "--to", "canonical", "--lock-wait", "0.2", str(locked), str(out)]
+    assert main(argv) == 2
+    _one_locked_line(capsys.readouterr().err, locked, "0.2")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("err", [errno.EACCES, errno.EIO])
+def test_a_store_that_cannot_be_read_is_an_io_condition(
+    store: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], err: int
+) -> None:
+    """A store whose bytes cannot be read once it was detected (no read permission, a
+    failing disk) is not known to be bad: exit 2 and one line naming it, never TS510.
+    (The test runs as root, whom no mode keeps out, so the first read of the store's
+    header fails instead.)"""
+    from conformance.formats import sqlite as sqlite_format
+
+    def failing(path: Path) -> bool:
+        raise OSError(err, os.strerror(err), str(path))
+
+    monkeypatch.setattr(sqlite_format, "_is_wal", failing)
+    assert main(["validate", str(store)]) == 2
+    cap = capsys.readouterr()
+    assert "TS510" not in cap.out and str(store) in cap.err and os.strerror(err) in cap.err, (cap.out, cap.err)
+
+
+@pytest.mark.parametrize("value", ['"soon"', "-1", "true", "inf"])
+def test_a_lock_wait_that_is_no_number_of_seconds_is_refused(
+    value: str, store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "pyproject.toml").write_text(f"[tool.turnspec]\nlock-wait = {value}\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["validate", "-q", str(store)]) == 2
+    err = capsys.readouterr().err
+    assert "pyproject.toml: [tool.turnspec] lock-wait: expected a number of seconds" in err, err
+
+
+def test_replay_check_of_a_locked_store_is_an_io_condition(locked: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """replay-check reads a store as validate does (open_store): another process's lock is
+    waited for --lock-wait seconds, then exit 2 saying it is locked (it read the file with
+    no lock at all, past a writer mid-transaction)."""
+    assert main(["replay-check", "--to", "anthropic", "--lock-wait", "0.2", str(locked)]) == 2
+    out = capsys.readouterr().out
+    assert f"{locked}: RC900 error: locked by another process" in out and "waited 0.2 s" in out, out
+
+
+def test_replay_check_sees_what_a_wal_holds(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A committed message still in the `-wal` (a writer keeps the store open) is a session
+    replay-check reads: opened immutable, the store showed only what the main file held."""
+    writer = sqlite3.connect(store, isolation_level=None)
+    try:
+        assert writer.execute("PRAGMA journal_mode=WAL").fetchone()[0] == "wal"
+        writer.execute("PRAGMA wal_autocheckpoint=0")
+        row = writer.execute("SELECT * FROM messages WHERE id = '01JZ0000000000000000000001'").fetchone()
+        writer.execute("INSERT INTO sessions SELECT 'sess_wal', workspace_path, active_model, routing_policy_json, "
+                       "schema_version, created_at, updated_at FROM sessions")  # fmt: skip
+        writer.execute(
+            "INSERT INTO messages VALUES (?, 'sess_wal', ?, ?, ?, ?, ?)", ("01JZ00000000000000000000W1", *row[2:])
+        )
+        assert Path(f"{store}-wal").exists()
+        assert main(["replay-check", "--to", "anthropic", "-v", str(store)]) == 0
+    finally:
+        writer.close()
+    assert "session sess_wal" in capsys.readouterr().out

@@ -32,7 +32,7 @@ from conformance.replay import REFUSED, replay_check, target
 from conformance.replay.check import LOSSY
 from conformance.suite.checks.capabilities import CANONICAL_DECLARATION, CONTRACT_DECLARATION
 from conformance.suite.report import as_dict
-from conformance.suite.runner import SuiteConfig, SuiteReport, run
+from conformance.suite.runner import SuiteConfig, SuiteReport, fold, run
 
 pytest_plugins = ["pytester"]
 
@@ -317,7 +317,9 @@ def test_tc801_runs_the_contract_table_over_recorded_responses(tmp_path: Path) -
                 adapter, cassette_dirs=[folder], selection=Selection(select=("TC801",)), peers=False
             )
         )
-        return report.result("TC801", "anthropic")
+        # the recordings' cases (scripted answers, issue 43 item 5, are judged on top)
+        recorded = [o for o in report.outcomes if not o.subject.startswith("scripted")]
+        return fold(recorded, ["TC801"], ["anthropic"])[0]
 
     good = tc801(AnthropicAdapter())
     assert good is not None and good.status == "pass" and good.passed == len(_ANTHROPIC_ERRORS), good
@@ -440,7 +442,9 @@ def test_tc002_counts_tc503_cases_for_the_capabilities_it_probes() -> None:
         assert "TC503" in EXERCISERS[cap]
     report = run(SuiteConfig.for_refs(["anthropic"], selection=Selection(select=("TC503", "TC002"))))
     gate = {o.subject: o.status for o in report.outcomes if o.rule == "TC002"}
-    assert gate["supports_parallel_tool_calls"] == gate["supports_prompt_caching"] == "skip"  # not all exercisers ran
+    # TC002 runs every exerciser it needs though the selection names only TC503 (issue 43
+    # item 4: it skipped them, "not all exercisers ran", judging nothing)
+    assert gate["supports_parallel_tool_calls"] == gate["supports_prompt_caching"] == "pass"
     exercised = report.result("TC503", "anthropic")
     assert exercised is not None and set(exercised.capabilities) >= {
         "supports_parallel_tool_calls",

@@ -48,7 +48,7 @@ def test_the_spec_literal_adapter_passes_conform(capsys: Any) -> None:
 
 
 def test_the_spec_literal_adapter_passes_conform_on_real_samples(samples: Path, capsys: Any) -> None:
-    rc, _, results = _conform(capsys, LITERAL)
+    rc, _, results = _conform(capsys, LITERAL, "--samples", str(samples / "wire"))
     failed = {k: r for k, r in results.items() if r["status"] not in ("pass", "skip")}
     assert rc == 0 and not failed, failed
     assert results["TC701"]["cases_run"] > 10 and results["TC802"]["cases_run"] > 20

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -101,7 +102,6 @@ _END = [
     ("name", "text", "where"),
     [
         ("done-only", "data: [DONE]\n\n", "cut before its end"),
-        ("cut", _sse(_START, *_BLOCK), "cut before its end"),
         ("after-stop", _sse(_START, *_BLOCK, *_END, *_BLOCK), "event 6, line 19: an event after the stream's closing"),
         ("second-start", _sse(_START, _START, *_BLOCK, *_END), "event 1, line 4: a second opening event"),
         ("json-body", json.dumps({"type": "message", "content": []}), "no server-sent event"),
@@ -118,6 +118,19 @@ def test_parse_refuses_malformed_streams_with_their_position(tmp_path, capsys, n
     assert main(["wire", "parse", "-a", "anthropic", "--stream", str(p)]) == 1
     out, err = capsys.readouterr()
     assert out == "" and err.startswith(f"turnspec: {p}: ") and where in err and "Traceback" not in err
+
+
+def test_parse_reads_a_cut_stream_as_partial_naming_what_is_missing(tmp_path, capsys):
+    """Issue 41: a stream cut before its stop reason is read, as a partial message
+    (canonical §4.3), with a warning naming what never arrived; it was refused whole."""
+    p = tmp_path / "cut.txt"
+    p.write_text(_sse(_START, *_BLOCK), encoding="utf-8")
+    assert main(["wire", "parse", "-a", "anthropic", "--stream", str(p)]) == 0
+    out, err = capsys.readouterr()
+    message = json.loads(out.splitlines()[-1])
+    assert message["metadata"]["status"] == "partial" and message["content"] == [{"type": "text", "text": "Hi"}]
+    assert json.loads(out.splitlines()[-2])["stop_reason"] == "error"  # contract §6.5's partial message
+    assert "cut before its end" in err and "before message_stop, with block(s) [0] open" in err
 
 
 def test_parse_accepts_the_well_formed_stream(tmp_path, capsys):
@@ -219,3 +232,75 @@ def test_parse_assembles_streamed_partial_function_call_arguments(tmp_path, caps
     ]
     assert calls[0]["input"]["content"] == '- buy milk\n- call "Ana"'
     assert validate_messages([msg], finish=False) == []
+
+
+# -- every refusal of `wire render` names the file and line (issue 41) --------------------------
+
+VALID_LINES = (ROOT / "tests" / "rules" / "canonical" / "valid.jsonl").read_text().splitlines()
+TOOL_LINE = json.dumps(
+    {"name": "read_file", "description": "Read a file", "input_schema": {"type": "object"}, "side_effects": "read"}
+)
+
+
+def _critical_third() -> str:
+    """The fixture with its assistant turn (line 3: thinking from Anthropic) marked critical."""
+    msg = json.loads(VALID_LINES[2])
+    msg["metadata"]["critical"] = True
+    return "\n".join([*VALID_LINES[:2], json.dumps(msg), *VALID_LINES[3:]]) + "\n"
+
+
+RENDER_REFUSED = {
+    # rendered `messages` empty: the file holds no message (the schema wants one at least)
+    "no-message": ("openai-chat", "", 1, "/messages"),
+    "tools-only": ("openai-chat", TOOL_LINE + "\n", 1, "/messages"),
+    # a block marked critical the API cannot carry (§4.2.2): the message that holds it
+    "critical-openai-chat": ("openai-chat", _critical_third(), 3, "CriticalBlockError"),
+    "critical-gemini": ("gemini", _critical_third(), 3, "CriticalBlockError"),
+}
+
+
+@pytest.mark.parametrize("case", list(RENDER_REFUSED))
+def test_every_render_refusal_names_the_file_and_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str
+) -> None:
+    adapter, text, line, says = RENDER_REFUSED[case]
+    src = tmp_path / "t.jsonl"
+    src.write_text(text)
+    code = main(["wire", "render", str(src), "-a", adapter])
+    err = capsys.readouterr().err
+    assert code in (1, 2) and len(err.splitlines()) == 1, (code, err)
+    assert f"{src}:{line}: " in err and says in err and "internal error" not in err, err
+
+
+def test_record_refuses_as_render_does(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`wire record` builds the same request: a critical block it cannot send is refused at
+    its line before anything is sent (it went up as a traceback-less exit 3)."""
+    src = tmp_path / "t.jsonl"
+    src.write_text(_critical_third())
+    code = main(["wire", "record", str(src), str(tmp_path / "c.yaml"), "-a", "openai-chat"])
+    err = capsys.readouterr().err
+    assert code == 1 and f"{src}:3: " in err and "CriticalBlockError" in err, (code, err)
+    assert not (tmp_path / "c.yaml").exists()
+
+
+def test_a_refusal_is_located_in_a_few_renders(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The message a refusal is located at is found by bisection over the conversation so
+    far: a handful of renders for 64 messages, not one per message (quadratic on a long one)."""
+    from conformance.adapters.openai_chat import OpenAIChatAdapter
+
+    critical = _critical_third().splitlines()[2]
+    src = tmp_path / "t.jsonl"
+    src.write_text("\n".join([VALID_LINES[1]] * 39 + [critical] + [VALID_LINES[1]] * 24) + "\n")
+    renders = []
+    real = OpenAIChatAdapter.to_wire
+
+    def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
+        renders.append(1)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(OpenAIChatAdapter, "to_wire", counted)
+    assert main(["wire", "render", str(src), "-a", "openai-chat"]) == 1
+    assert f"{src}:40: CriticalBlockError" in capsys.readouterr().err
+    assert len(renders) <= 2 + 7, len(renders)  # the whole, the empty one, log2(64) + 1 prefixes

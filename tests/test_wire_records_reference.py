@@ -162,7 +162,10 @@ def test_anthropic_record_facts():
         ("https://bedrock-runtime.us-east-1.amazonaws.com/model/amazon.nova-lite-v1%3A0/converse", "bedrock-converse"),
         ("https://bedrock-runtime.eu-west-1.amazonaws.com/model/m/converse-stream", "bedrock-converse"),
         ("https://bedrock-runtime.us-east-1.amazonaws.com/model/m/count-tokens", "bedrock-count-tokens"),
-        ("https://bedrock-runtime.us-east-1.amazonaws.com/model/m/invoke", None),  # InvokeModel: no record
+        (
+            "https://bedrock-runtime.us-east-1.amazonaws.com/guardrail/g1/version/1/apply",
+            None,
+        ),  # ApplyGuardrail: no record
     ],
 )
 def test_registry_attributes_urls(url, name):

@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+import shared_paths
 from hypothesis import HealthCheck, given, settings
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
@@ -31,7 +32,7 @@ from conformance.wire.api import WireApi
 
 ROOT = Path(__file__).resolve().parent.parent
 WIRE = ROOT / "schemas" / "wire"
-SAMPLES = ROOT.parent / "shared" / "samples" / "wire"
+SAMPLES = shared_paths.WIRE
 DIRS = ("anthropic-messages", "anthropic-count-tokens", "openai-chat", "bedrock-converse", "bedrock-count-tokens")
 
 

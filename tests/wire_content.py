@@ -16,7 +16,7 @@ probes or a framing decoder of the package, so a mapping bug in those cannot hid
   Groq, OpenRouter, xAI), `tool_calls[].function.name`.
 - OpenAI Responses (https://platform.openai.com/docs/api-reference/responses/object):
   `output[]` items `message` (`output_text`, `refusal`), `reasoning` (`summary[]`,
-  `content[]` `reasoning_text`), `function_call` (`name`); streamed as
+  `content[]` `reasoning_text`), `function_call` and `custom_tool_call` (`name`); streamed as
   `response.output_item.done` items.
 - Gemini generateContent (https://ai.google.dev/api/generate-content): `candidates[0]
   .content.parts[]`: `text` (`thought: true` is a thought summary), `functionCall.name`;
@@ -166,6 +166,8 @@ def _anthropic(values: list[Any], c: Content) -> None:
 
 
 def _chat_content(content: Any, c: Content) -> None:
+    if isinstance(content, dict):  # a compatible server's one part object (issue 37)
+        content = [content]
     if isinstance(content, str):
         c.add("text", content)
     elif isinstance(content, list):  # Mistral's typed parts
@@ -200,8 +202,11 @@ def _openai_chat(values: list[Any], c: Content) -> None:
             # aliases: vLLM sends both while renaming `reasoning_content` to `reasoning`
             # ("reasoning used to be called reasoning_content"), OpenRouter both as well
             c.add("thinking", m.get("reasoning_content") or m.get("reasoning"))
-            for call in m.get("tool_calls") or []:
-                name = ((call or {}).get("function") or {}).get("name")
+            fc = m.get("function_call")  # the deprecated single call: no index, no id
+            calls = [*(m.get("tool_calls") or []), *([{"index": "fc", "function": fc}] if isinstance(fc, dict) else [])]
+            for call in calls:
+                call = call or {}
+                name = (call.get("function") or call.get("custom") or {}).get("name")
                 if not delta:
                     c.add("tool", name)
                     continue
@@ -224,7 +229,7 @@ def _responses_item(item: dict[str, Any], c: Content) -> None:
     elif t == "reasoning":
         for p in [*(item.get("summary") or []), *(item.get("content") or [])]:
             c.add("thinking", p.get("text"))
-    elif t == "function_call":
+    elif t in ("function_call", "custom_tool_call"):
         c.add("tool", item.get("name"))
 
 
@@ -296,7 +301,9 @@ def _chat_request(body: dict[str, Any], c: Content) -> None:
         else:
             c.add("text", content)
         for call in m.get("tool_calls") or []:
-            c.add("tool", ((call or {}).get("function") or {}).get("name"))
+            c.add("tool", (((call or {}).get("function") or (call or {}).get("custom")) or {}).get("name"))
+        if isinstance(m.get("function_call"), dict):  # the deprecated single call
+            c.add("tool", m["function_call"].get("name"))
 
 
 def _responses_request(body: dict[str, Any], c: Content) -> None:
@@ -312,9 +319,9 @@ def _responses_request(body: dict[str, Any], c: Content) -> None:
             for p in [{"type": "input_text", "text": content}] if isinstance(content, str) else content or []:
                 if p.get("type") in ("input_text", "output_text", "text"):
                     c.add("text", p.get("text"))
-        elif t == "function_call_output" and isinstance(item.get("output"), str):
+        elif t in ("function_call_output", "custom_tool_call_output") and isinstance(item.get("output"), str):
             c.add("text", item["output"])
-        elif t in ("function_call", "reasoning"):
+        elif t in ("function_call", "custom_tool_call", "reasoning"):
             _responses_item(item, c)
 
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import shared_paths
 from wire_content import READERS, REQUEST_READERS, Content, lost, lost_pieces, of_canonical, of_request, of_wire
 
 from conformance.adapters import debug, registry
@@ -45,7 +46,7 @@ from conformance.wire import registry as wire_registry
 from conformance.wire import schemas as wire_schemas
 
 ROOT = Path(__file__).resolve().parents[1]
-WIRE = ROOT.parent / "shared" / "samples" / "wire"
+WIRE = shared_paths.WIRE
 PROBLEMS = ("rejected", "lost", "request-rejected", "request-lost")
 
 
@@ -212,7 +213,7 @@ def figures(cases: list[Case]) -> str:
 # response-stream/<provider>/<case>/events.jsonl: one JSON event a line, as the provider sent
 # them), framed again as the SSE each API streams (Anthropic's `event:` names its `type`;
 # Chat Completions ends with `data: [DONE]`), at each provider's documented endpoint
-GPT2099_STREAMS = ROOT.parent / "shared" / "samples" / "gpt2099" / "providers" / "response-stream"
+GPT2099_STREAMS = shared_paths.SAMPLES / "gpt2099" / "providers" / "response-stream"
 _GPT2099_URLS = {
     "anthropic": "https://api.anthropic.com/v1/messages",
     "openai": "https://api.openai.com/v1/chat/completions",

@@ -8,14 +8,19 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..core.jsonio import parse as parse_json
+from ..wire import registry as wire_registry
+from ..wire import schemas as wire_schemas
 from .base import AdapterError, RateLimitError
+from .errors import RETRYABLE as RETRYABLE  # declared once, with the contract's sentence
 
 # Neither Anthropic nor Chat Completions carries a media type for a URL image. A URL image an
 # adapter did not render itself in the session reads back with this placeholder: never a guess
 # from the URL's file extension (`0.m` is not an image type).
 URL_IMAGE_MEDIA_TYPE = "image/jpeg"
-# adapter contract §6.4: the transient classes
-RETRYABLE = ("rate_limit", "server_error", "network")
+# OpenAI's custom tools take free text, not JSON (Chat `custom.input`, Responses
+# `custom_tool_call.input`); a canonical tool_use input is an object, so the text is its member
+# of this name, and renders back as the text
+CUSTOM_INPUT = "input"
 
 
 def header(headers: Mapping[str, Any], name: str) -> str | None:
@@ -72,3 +77,15 @@ def stop_reason(log: logging.Logger, adapter: str, table: Mapping[str, str], raw
         )
         return "end_turn"
     return found
+
+
+def tolerated(wire_api: str, kind: str, path: tuple[str, ...], departure: str) -> str | None:
+    """The sentence with which the wire schema (`kind` of the record named `wire_api`)
+    tolerates `departure` at instance `path` (`x-tolerate`, conformance.wire.tolerance), or
+    None: an adapter reads a departure the schema does not tolerate as the docs say it."""
+    try:
+        api = wire_registry.get(str(wire_api))
+    except KeyError:
+        return None
+    r = wire_schemas.reader(api, kind)
+    return r.tolerates(path, departure) if r is not None else None

@@ -30,6 +30,7 @@ from typing import Any, ClassVar
 
 from ..wire.anthropic_messages import ANTHROPIC_MESSAGES
 from ..wire.openai_chat import parse_data_url
+from . import overrides
 from ._shared import URL_IMAGE_MEDIA_TYPE, finish_error, header, json_object, json_value, stop_reason
 from .base import (
     AdapterError,
@@ -40,6 +41,7 @@ from .base import (
     Message,
     ParsedRequest,
     RequestContext,
+    StreamCutError,
     StreamEvent,
     ToolDefinition,
     WireBody,
@@ -636,6 +638,7 @@ class _AnthropicStream:
         self.partial: dict[int, str] = {}
         self.usage: dict[str, int] | None = None
         self.stop_reason = "end_turn"
+        self.stop_seen = False  # message_delta carried a stop_reason
         self.model = ctx.model or f"{adapter.provider}:unknown"
         self.started = self.done = False
         self.position = 0  # 1-based number of the SSE event being handled
@@ -664,17 +667,35 @@ class _AnthropicStream:
                 return
         if not self.done:
             self.position += 1
-            yield from self.fail("stream ended before message_stop")
+            yield from self.ended_early()
 
-    def error(self, what: str) -> WireFormatError:
-        return WireFormatError(f"Anthropic stream event {self.position}: {what}")
+    def ended_early(self) -> Iterator[StreamEvent]:
+        """A stream without message_stop. After message_delta's stop_reason (every block
+        stopped) nothing is lost but the end marker: read as complete with a WARN line; else
+        it was cut (contract §6.5's partial message, then StreamCutError)."""
+        open_blocks = sorted(set(self.by_wire_index) - {i for i, k in self.by_wire_index.items() if k in self.stopped})
+        if self.stop_seen and not open_blocks:
+            self.a.log.warning(
+                "%s: stream ended after message_delta's stop_reason without message_stop",
+                self.a.name,
+                extra={"event": "message_stop_missing", "adapter": self.a.name, "session_id": self.ctx.session_id},
+            )
+            self.done = True
+            yield self.complete(self.stop_reason)
+            return
+        lacks = f"with block(s) {open_blocks} open" if open_blocks else "without message_delta's stop_reason"
+        yield from self.start_implicitly()
+        yield from self.fail(f"stream ended before message_stop, {lacks}: cut before its end", StreamCutError)
 
-    def fail(self, what: str) -> Iterator[StreamEvent]:
+    def error(self, what: str, cls: type[WireFormatError] = WireFormatError) -> WireFormatError:
+        return cls(f"Anthropic stream event {self.position}: {what}")
+
+    def fail(self, what: str, cls: type[WireFormatError] = WireFormatError) -> Iterator[StreamEvent]:
         """Contract §6.5: close with message_complete(stop_reason=error), then raise."""
         if self.started and not self.done:
             self.done = True
-            yield self.complete("error", final=False)
-        raise self.error(what)
+            yield overrides.call(self.complete, "error", final=False)
+        raise self.error(what, cls)
 
     def index(self, data: Mapping[str, Any]) -> int:
         i = data.get("index")
@@ -717,7 +738,7 @@ class _AnthropicStream:
                 "provider_status": None,
             }
             self.done = True
-            yield self.complete("error", final=False)
+            yield overrides.call(self.complete, "error", final=False)
             raise err
         if t not in _EVENTS:
             return  # a newer event type: the docs ask clients to tolerate them
@@ -751,6 +772,7 @@ class _AnthropicStream:
             delta = data.get("delta") or {}
             if delta.get("stop_reason"):
                 self.stop_reason = self.a.stop_reason_of(delta["stop_reason"])
+                self.stop_seen = True
             u = data.get("usage")
             if isinstance(u, dict):
                 # message_delta usage is cumulative and may repeat or omit the input counts

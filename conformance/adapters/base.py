@@ -37,6 +37,7 @@ from .errors import (
     NetworkError,
     RateLimitError,
     ServerError,
+    StreamCutError,
     WireFormatError,
     error_for_status,
 )
@@ -54,6 +55,7 @@ from .protocol import (
     WireBody,
     WireRequest,
     WireResponse,
+    known_provider,
 )
 from .streams import (
     CancelToken,
@@ -90,6 +92,7 @@ __all__ = [
     "ServerError",
     "SseDecoder",
     "SseEvent",
+    "StreamCutError",
     "StreamEvent",
     "ToolDefinition",
     "ToolIdMap",
@@ -165,6 +168,7 @@ class BaseAdapter(abc.ABC):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        known_provider(cls.__dict__.get("provider"))  # its canonical model ids' prefix (AdapterOptions.wire_model)
         if "to_wire" in cls.__dict__:
             cls.to_wire = _with_critical_key(cls.__dict__["to_wire"])  # type: ignore[attr-defined]
 

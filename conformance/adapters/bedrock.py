@@ -45,6 +45,7 @@ from urllib.parse import quote
 
 from ..wire.bedrock import BEDROCK_CONVERSE, EXCEPTION_HINTS, IMAGE_FORMATS, is_streaming, model_of
 from ..wire.openai_chat import parse_data_url
+from . import overrides
 from ._shared import finish_error, header, json_object, stop_reason
 from .base import (
     AdapterError,
@@ -55,6 +56,7 @@ from .base import (
     Message,
     ParsedRequest,
     RequestContext,
+    StreamCutError,
     StreamEvent,
     ToolDefinition,
     WireBody,
@@ -749,6 +751,11 @@ class _BedrockStream:
                 ev = next(events)
             except StopIteration:
                 break
+            except StreamCutError as exc:  # the body stops inside a frame
+                if self.stop_reason is not None:
+                    break  # after messageStop: read as ended (below)
+                yield from self.fail_with(exc, with_error_event=False)
+                return
             except AdapterError as exc:  # an exception frame or a broken frame
                 yield from self.fail_with(exc)
                 return
@@ -770,15 +777,21 @@ class _BedrockStream:
                 return
         if not self.done:
             if self.stop_reason is not None:  # metadata never came: the turn itself ended
+                # ConverseStream: metadata carries the usage and metrics only, after messageStop
+                self.a.log.warning(
+                    "%s: stream ended after messageStop without its metadata event (usage)",
+                    self.a.name,
+                    extra={"event": "metadata_missing", "adapter": self.a.name, "session_id": self.ctx.session_id},
+                )
                 self.done = True
                 yield from self.close_all()
                 yield self.complete(self.stop_reason)
             else:
-                yield from self.fail("stream ended before messageStop")
+                yield from self.fail("ended before messageStop (and its metadata): cut before its end", StreamCutError)
 
-    def fail(self, what: str) -> Iterator[StreamEvent]:
+    def fail(self, what: str, cls: type[WireFormatError] = WireFormatError) -> Iterator[StreamEvent]:
         """Contract §6.5: close with message_complete(stop_reason=error), then raise."""
-        exc = WireFormatError(f"Bedrock stream {what}", event=self.position, offset=self.offset)
+        exc = cls(f"Bedrock stream {what}", event=self.position, offset=self.offset)
         yield from self.fail_with(exc, with_error_event=False)
 
     def fail_with(self, exc: AdapterError, *, with_error_event: bool = True) -> Iterator[StreamEvent]:
@@ -793,7 +806,7 @@ class _BedrockStream:
                     "message": str(exc),
                     "provider_status": None,
                 }
-            yield self.complete("error", final=False)
+            yield overrides.call(self.complete, "error", final=False)
         raise exc
 
     def start(self) -> Iterator[StreamEvent]:

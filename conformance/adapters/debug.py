@@ -6,10 +6,12 @@ Adapter authors use these to see what their adapter sends and reads; the tests u
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import logging
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,13 +23,16 @@ from ..core.schemas import schema_set, versions
 from ..wire import registry as wire_registry
 from ..wire import schemas as wire_schemas
 from ..wire.api import Framing, Probes, WireApi
-from ..wire.framing import FramingError, ProviderStreamError, json_events, loads_strict, looks_framed
+from ..wire.framing import FramingError, JsonEvent, ProviderStreamError, loads_strict, looks_framed
+from ..wire.tolerance import Departure
 from .base import (
+    LOGGER_NAME,
     Adapter,
     AdapterError,
     AdapterOptions,
     Message,
     RequestContext,
+    StreamCutError,
     StreamEvent,
     ToolDefinition,
     WireFormatError,
@@ -41,13 +46,45 @@ from .streams import DOTTED, provider_stream_error, stream_vocabulary, to_canoni
 _log = logging.getLogger("turnspec.adapters.debug")
 
 
-def read_conversation(path: Path) -> tuple[list[Message], list[ToolDefinition]]:
+@dataclass
+class Conversation:
+    """The messages and tool definitions of one canonical file, with where each message is."""
+
+    path: Path
+    messages: list[Message]
+    tools: list[ToolDefinition]
+    lines: list[int]  # the line of each message
+
+    def where(self, index: int | None) -> str:
+        """`path:line` of message `index`; line 1 (where the file starts) for None."""
+        return f"{self.path}:{self.lines[index] if index is not None else 1}"
+
+    def first_failing(self, fails: Callable[[list[Message]], bool]) -> int | None:
+        """The index of a message whose conversation so far (it and the messages before it)
+        `fails` as the whole one does while the one before it does not: the message a
+        refusal is located at (the first such one when failing, once met, goes on, as a
+        message that cannot be rendered does). Found by bisection: a few renders, not one
+        per message. None when no message is to blame (the empty conversation fails)."""
+        if not self.messages or fails([]):
+            return None
+        ok, failing = 0, len(self.messages)  # the whole conversation fails: that is why we are here
+        while failing - ok > 1:
+            mid = (ok + failing) // 2
+            if fails(self.messages[:mid]):
+                failing = mid
+            else:
+                ok = mid
+        return failing - 1
+
+
+def read_conversation(path: Path) -> Conversation:
     """Messages and tool definitions of a canonical .jsonl/.json file; bad input -> InputError."""
     if not path.is_file():
         raise InputError(f"{path}: no such file")
     items = read_jsonl(path) if path.suffix == ".jsonl" else read_json(path)
     messages: list[Message] = []
     tools: list[ToolDefinition] = []
+    lines: list[int] = []
     for item in items:
         if isinstance(item, Finding):
             if item.severity == Severity.ERROR:
@@ -64,8 +101,12 @@ def read_conversation(path: Path) -> tuple[list[Message], list[ToolDefinition]]:
                 "run `turnspec validate` on the file"
             )
         _check_schema(path, item.line, item.pointer, v, "tool-definition.json" if is_tool else "message.json")
-        (tools if is_tool else messages).append(v)
-    return messages, tools
+        if is_tool:
+            tools.append(v)
+        else:
+            messages.append(v)
+            lines.append(item.line)
+    return Conversation(path, messages, tools, lines)
 
 
 @functools.cache
@@ -105,19 +146,70 @@ _FLAGS = {
 }
 
 
+@contextlib.contextmanager
+def _quiet_drops() -> Iterator[None]:
+    """The adapters' WARN lines off while a refusal is located: the conversations so far are
+    rendered again, and their drops were said once already."""
+    logger = logging.getLogger(LOGGER_NAME)
+    old = logger.disabled
+    logger.disabled = True
+    try:
+        yield
+    finally:
+        logger.disabled = old
+
+
+# what an adapter's `to_wire` raises on input it cannot render: its classified refusal
+# (AdapterError), or a mistake on input the schemas accept (the adapter's bug, named)
+RENDER_ERRORS = (AdapterError, KeyError, TypeError, ValueError, AttributeError, IndexError)
+
+
+class RenderRefused(Exception):
+    """`to_wire` refused a conversation: `where` (`path:line` of the message at which the
+    conversation so far starts failing the same way) and `error`, what it raised."""
+
+    def __init__(self, where: str, error: Exception) -> None:
+        super().__init__(f"{where}: {error}")
+        self.where = where
+        self.error = error
+
+
+def to_wire(adapter: Adapter, conv: Conversation, options: AdapterOptions) -> Any:
+    """`adapter.to_wire` of the whole conversation; what it raises (`RENDER_ERRORS`) comes
+    back as `RenderRefused`, located at the message it first fails on."""
+    try:
+        return adapter.to_wire(conv.messages, conv.tools, options)
+    except RENDER_ERRORS as exc:
+        kind = type(exc)
+
+        def fails(messages: list[Message]) -> bool:
+            try:
+                adapter.to_wire(messages, conv.tools, options)
+            except RENDER_ERRORS as again:
+                return type(again) is kind
+            return False
+
+        with _quiet_drops():
+            at = conv.first_failing(fails)
+        raise RenderRefused(conv.where(at), exc) from None
+
+
 def render(
     adapter: Adapter,
-    messages: list[Message],
-    tools: list[ToolDefinition],
+    conv: Conversation,
     *,
     model: str | None = None,
     stream: bool = False,
     max_tokens: int | None = None,
 ) -> dict[str, Any]:
+    """The request `wire render` prints. A request the API's request schema refuses is an
+    InputError naming the option it comes from, or else the file and the line of the message
+    at which the conversation so far starts breaking the schema at the same place (line 1
+    when the file holds none, e.g. an empty `messages`)."""
     options = AdapterOptions(
-        model=model or default_model(adapter, messages), stream=stream, max_output_tokens=max_tokens
+        model=model or default_model(adapter, conv.messages), stream=stream, max_output_tokens=max_tokens
     )
-    req = adapter.to_wire(messages, tools, options)
+    req = to_wire(adapter, conv, options)
     api = _record(adapter)
     v = wire_schemas.validator(api, "request") if api is not None else None
     if api is not None and v is not None and not v.is_valid(req.body):
@@ -125,6 +217,17 @@ def render(
         # request schema; an adapter's own mistake is caught the same way
         e = v.errors(req.body)[0]
         arg = _FLAGS.get(e.pointer.rsplit("/", 1)[-1], "")
+        if not arg:
+
+            def fails(messages: list[Message]) -> bool:
+                try:
+                    body = adapter.to_wire(messages, conv.tools, options).body
+                except RENDER_ERRORS:
+                    return False
+                return any(x.pointer == e.pointer and x.message == e.message for x in v.errors(body))
+
+            with _quiet_drops():
+                arg = f"{conv.where(conv.first_failing(fails))}: "
         raise InputError(f"{arg}the request breaks the {api.name} request schema at {e.pointer or '/'}: {e.message}")
     return {"method": req.method, "path": req.path, "headers": dict(req.headers), "body": req.body}
 
@@ -150,22 +253,36 @@ def _record(adapter: Adapter) -> WireApi | None:
         return None
 
 
-def check_stream_framing(body: str | bytes, api: WireApi | None, framing: Framing | None = None) -> None:
+@dataclass(frozen=True)
+class StreamShape:
+    """What `check_stream_framing` found in a stream it did not refuse."""
+
+    # the departures the API's stream-event schema tolerates (`x-tolerate`), by event index
+    departures: tuple[tuple[int, Departure], ...] = ()
+    # what a stream cut before its end lacks (None: it reached its stop reason or end marker)
+    missing: str | None = None
+    lines: tuple[int, ...] = ()  # the line of each event (0 where the framing has none)
+
+
+def check_stream_framing(body: str | bytes, api: WireApi | None, framing: Framing | None = None) -> StreamShape:
     """The wire-level strictness `wire parse` applies before the adapter sees a stream.
 
     Raises a located `WireFormatError` when the body is not the API's framing (a JSON body
     given --stream decodes to no event), an event is not JSON (SSE `[DONE]` excepted), an
-    event breaks the API's stream-event schema, or the stream ends without the stop reason
-    every complete stream of the API carries (a cut stream) and without SSE `data: [DONE]`
-    (a stream that reached it is read by the adapter, which WARNs of a missing stop reason).
-    `framing` (default: the API's) may be any registered one; a frame in which the provider
-    reports an error (an event-stream `exception`) raises that error's AdapterError.
+    event breaks the API's stream-event schema in a way it does not tolerate (`x-tolerate`:
+    the departures it does are returned), or an event follows the stream's closing event.
+    A stream that ends without the stop reason every complete stream of the API carries
+    (and without SSE `data: [DONE]`) was cut: that is returned as `missing`, for a partial
+    reading, not refused. `framing` (default: the API's) may be any registered one; a frame
+    in which the provider reports an error (an event-stream `exception`) raises that
+    error's AdapterError.
     """
     framing = framing or (api.framing if api is not None else Framing.SSE)
     chunks = [body.encode() if isinstance(body, str) else body]
     values: list[Any] = []
     lines: list[int] = []  # the line of each value's event
     done = False  # SSE `data: [DONE]` seen: the API's own end marker (Chat Completions)
+    inside: FramingError | None = None  # the body stops inside a frame (a cut)
     try:
         if framing is Framing.SSE:
             sse = list(sse_events(chunks))
@@ -181,26 +298,31 @@ def check_stream_framing(body: str | bytes, api: WireApi | None, framing: Framin
                 except ValueError as exc:
                     raise WireFormatError(f"event data is not JSON: {exc}", event=ev.index, line=ev.line) from None
         else:
-            decoded = list(json_events(framing, chunks))
+            decoded, inside = _frames(framing, chunks[0])
             values, lines = [e.value for e in decoded], [e.line for e in decoded]
             if not values:
-                raise WireFormatError(f"no {framing.value} event in the body")
+                raise inside or WireFormatError(f"no {framing.value} event in the body")
     except FramingError as exc:
         raise WireFormatError(exc.reason, event=exc.event, line=exc.line, offset=exc.offset) from None
     except ProviderStreamError as exc:
-        raise provider_stream_error(exc) from None
+        raise provider_stream_error(exc, api.errors if api is not None else None) from None
+    cut_inside = f"the body stops inside event {len(values)} ({inside.reason})" if inside is not None else None
     if api is None:
-        return
+        return StreamShape(missing=cut_inside, lines=tuple(lines))
 
     def at(k: int) -> dict[str, int | None]:
         return {"event": k, "line": lines[k] if 0 <= k < len(lines) else None}
 
-    v = wire_schemas.validator(api, "stream-event")
-    if v is not None:
+    departures: list[tuple[int, Departure]] = []
+    r = wire_schemas.reader(api, "stream-event")
+    schema = wire_schemas.owner(api, "stream-event") or api
+    if r is not None:
         for k, value in enumerate(values):
-            if not v.is_valid(value):
-                e = v.errors(value)[0]
-                raise WireFormatError(f"{e.pointer or '/'}: {e.message} ({api.name} stream-event schema)", **at(k))
+            reading = r.read(value)
+            if reading.error is not None:
+                e = reading.error
+                raise WireFormatError(f"{e.pointer or '/'}: {e.message} ({schema.name} stream-event schema)", **at(k))
+            departures += [(k, d) for d in reading.departures]
     for k, value in enumerate(values):
         # the schema bounds an event's `index` below only; each block (or choice, or tool
         # call) an index names takes an event of its own, so an index past the stream's
@@ -215,21 +337,86 @@ def check_stream_framing(body: str | bytes, api: WireApi | None, framing: Framin
         raise WireFormatError("the stream's opening event is not its first", **at(opens[0]))
     if len(opens) > 1:
         raise WireFormatError("a second opening event", **at(opens[1]))
+    shape = StreamShape(tuple(departures), cut_inside, tuple(lines))
     if api.probes.stream_error(values) is not None:
         # the provider reported an error in the stream (Anthropic's `error` event, an
         # `{"error": ...}` chunk, Responses' `response.failed`): the stream ended there, not
         # cut, and the adapter classifies that error (contract §6.5)
-        return
+        return shape
     closes = [k for k, value in enumerate(values) if api.probes.stream_closes(value)]
     if closes and closes[0] != len(values) - 1:
         raise WireFormatError("an event after the stream's closing event", **at(closes[0] + 1))
-    if api.probes.stream_closes is not Probes().stream_closes and not closes:
-        raise WireFormatError(f"stream ended without its closing event: cut before its end ({api.name})")
     probe = api.probes.stream_stop_reason
+    knows_stop = probe is not Probes().stream_stop_reason
+    knows_close = api.probes.stream_closes is not Probes().stream_closes
     # a stream that reached `data: [DONE]` was not cut: a compatible server that sends no
-    # finish_reason is the adapter's to read (with its WARN line), not a framing error
-    if probe is not Probes().stream_stop_reason and probe(values) is None and not done:
-        raise WireFormatError(f"stream ended without a stop reason: cut before its end ({api.name})")
+    # finish_reason is the adapter's to read (with its WARN line); one that carries its
+    # stop reason but lacks its closing event lost nothing the adapter cannot say (its WARN)
+    end_marker = done and not knows_close  # `[DONE]` ends the APIs that have no closing event
+    stopped = bool(values) and (
+        end_marker or (probe(values) is not None if knows_stop else bool(closes) or not knows_close)
+    )
+    if stopped:
+        # whatever follows the stop reason (a closing event, the end of a frame) is the
+        # adapter's to report: the content is whole
+        return replace(shape, missing=None)
+    what = " and its closing event" if knows_stop and knows_close else ""
+    missing = f"its {'stop reason' if knows_stop else 'closing event'}{what} never arrived ({api.name})"
+    if not values:
+        raise WireFormatError(f"stream ended before any event: cut before its end; {missing}")
+    return replace(shape, missing=missing)
+
+
+def _frames(framing: Framing, body: bytes) -> tuple[list[JsonEvent], FramingError | None]:
+    """The JSON events of a non-SSE body, and the error its decoder raised at the end of the
+    body when the body stops inside a frame (a cut stream: the events before it are read).
+    A frame that breaks the framing before the end raises."""
+    dec = framing.decoder()
+    frames = list(dec.feed(body))
+    inside: FramingError | None = None
+    try:
+        frames += list(dec.close())
+    except FramingError as exc:
+        inside = exc
+    events = [ev for ev in (framing.to_json(f) for f in frames) if ev is not None]
+    return events, inside
+
+
+def _warn_departures(
+    api: WireApi | None, kind: str, found: list[tuple[int | None, Departure]], lines: tuple[int, ...]
+) -> None:
+    """One WARN line per tolerated departure (a field and a value), however many events
+    carry it: the field, the server's value, the documented rule and the schema's sentence."""
+    if api is None or not found:
+        return
+    groups: dict[tuple[str, str, str], list[int | None]] = {}
+    first: dict[tuple[str, str, str], Departure] = {}
+    for k, d in found:
+        key = (d.pointer, d.departure, repr(d.value))
+        groups.setdefault(key, []).append(k)
+        first.setdefault(key, d)
+    for key, where in groups.items():
+        d = first[key]
+        k = where[0]
+        place = ""
+        if k is not None:
+            line = lines[k] if 0 <= k < len(lines) else 0
+            place = f" in {len(where)} event(s) (first: event {k}{f', line {line}' if line else ''})"
+        _log.warning(
+            "%s %s departs from %s's documented schema%s: %s",
+            api.name,
+            kind,
+            api.title,
+            place,
+            d.describe(),
+            extra={
+                "event": "wire_departure",
+                "field": d.pointer,
+                "value": d.value,
+                "departure": d.departure,
+                "events": len(where),
+            },
+        )
 
 
 def check_event_sequence(events: list[StreamEvent]) -> None:
@@ -280,9 +467,11 @@ def parse(
     framing = framing or (api.framing_of(raw) if api is not None else None)
     framing = framing or wire_registry.detect_framing(raw) or Framing.SSE
     if stream or (status < 400 and looks_framed(framing, raw)) or looks_like_sse(raw):
-        check_stream_framing(raw, api, framing)
+        shape = check_stream_framing(raw, api, framing)
+        _warn_departures(api, "stream-event", list(shape.departures), shape.lines)
         events: list[StreamEvent] = []
         error: AdapterError | None = None
+        cut = shape.missing
         try:
             for event in adapter.stream_response([raw], ctx):
                 events.append(event)
@@ -290,8 +479,22 @@ def parse(
             # contract §6.5: an error mid-stream ends with `message_complete` (stop_reason
             # error, the partial content), then the error: both are what the wire said
             if not events or to_canonical_names(events[-1:])[0].get("type") != "message_complete":
+                if cut is not None and isinstance(exc, WireFormatError):
+                    # the record says the stream was cut; the adapter made no partial message of it
+                    raise WireFormatError(
+                        f"stream cut before its end: {cut}; the adapter ended it without contract §6.5's "
+                        f"message_complete: {exc}",
+                        event=exc.event,
+                        line=exc.line,
+                        offset=exc.offset,
+                    ) from None
                 raise
-            error = exc
+            if isinstance(exc, StreamCutError):
+                cut = str(exc)  # the adapter names what it waited for
+            elif isinstance(exc, WireFormatError) and cut is None:
+                raise  # the adapter refuses the bytes (the event it names): not the provider's error
+            elif cut is None:
+                error = exc
         check_event_sequence(events)
         named = to_canonical_names(events)
         start, done = named[0], named[-1]
@@ -314,12 +517,20 @@ def parse(
                 },
                 "usage": harness_usage(usage, model, ctx) if usage else None,
                 # canonical §4.3: a message that did not complete says so (its invariants,
-                # usage among them, are enforced only at `complete`, §5.1.5)
-                "status": _STATUS_OF_STOP.get(str(done.get("stop_reason")), "complete"),
+                # usage among them, are enforced only at `complete`, §5.1.5); a stream cut
+                # before its end is one whose streaming never completed: `partial`
+                "status": "partial" if cut else _STATUS_OF_STOP.get(str(done.get("stop_reason")), "complete"),
             },
             "created_at": now_timestamp(),
             "schema_version": 1,
         }
+        if cut:
+            _log.warning(
+                "the stream was cut before its end: %s; what arrived is read as a partial message "
+                "(canonical §4.3 status partial: its streaming never completed)",
+                cut,
+                extra={"event": "stream_cut", "missing": cut},
+            )
         if not usage and message["metadata"]["status"] == "complete":
             _no_usage(api, stream=True)
         return Parsed(message, events, error)
@@ -330,11 +541,14 @@ def parse(
     except ValueError as exc:  # UnicodeDecodeError included: a JSON body is UTF-8 text
         raise InputError(f"response is neither JSON nor a stream: {exc}") from None
     if api is not None:
-        # the independent oracle: the body must be what the provider documents
-        v = wire_schemas.validator(api, "response")
-        if v is not None and not v.is_valid(value):
-            e = v.errors(value)[0]
+        # the independent oracle: the body must be what the provider documents, but for
+        # the departures its schema tolerates (`x-tolerate`), each a WARN line
+        r = wire_schemas.reader(api, "response")
+        reading = r.read(value) if r is not None else None
+        if reading is not None and reading.error is not None:
+            e = reading.error
             raise WireFormatError(f"{e.pointer or '/'}: {e.message} ({api.name} response schema)")
+        _warn_departures(api, "response", [(None, d) for d in (reading.departures if reading else ())], ())
     message = adapter.from_wire_response(WireResponse(value, status), ctx)
     meta = message.get("metadata") or {}
     if not meta.get("usage") and meta.get("status", "complete") == "complete":
@@ -388,7 +602,10 @@ def _error_body(raw: bytes, api: WireApi | None) -> Any:
 
 
 __all__ = [
+    "Conversation",
     "Parsed",
+    "RenderRefused",
+    "StreamShape",
     "check_event_sequence",
     "check_stream_framing",
     "default_model",
@@ -396,4 +613,5 @@ __all__ = [
     "parse",
     "read_conversation",
     "render",
+    "to_wire",
 ]

@@ -17,6 +17,8 @@ ERROR_CLASSES = (
     "cancelled",
     "other",
 )
+# adapter contract §6.4: "Retryable classes: `RATE_LIMIT`, `SERVER_ERROR`, `NETWORK`."
+RETRYABLE = ("rate_limit", "server_error", "network")
 
 
 class AdapterError(Exception):
@@ -105,6 +107,16 @@ class WireFormatError(AdapterError):
         return ", ".join(p for p in parts if p)
 
 
+class StreamCutError(WireFormatError):
+    """A stream that ended before its end: no stop reason (and no closing event) arrived.
+
+    Raised after contract §6.5's `message_complete` (stop_reason `error`, the partial
+    content): what arrived is read, and the message says what is missing, so `wire parse`
+    prints a `partial` message (canonical §4.3: its streaming never completed) with a
+    warning instead of refusing the bytes.
+    """
+
+
 class CriticalBlockError(InvalidRequestError):
     """A block the provider cannot carry was marked critical, so the request fails (§4.2.2, §7.3).
 
@@ -145,14 +157,11 @@ BY_CLASS: dict[str, type[AdapterError]] = {
 
 
 def error_for_status(status: int, message: str, *, hint: str | None = None) -> AdapterError:
-    """The adapter contract §6.2 default mapping of an HTTP status, refined by a class hint."""
-    if hint in BY_CLASS:
-        return BY_CLASS[hint](message, provider_status=status)
-    cls = _BY_STATUS.get(status)
+    """The adapter contract §6.2 default mapping of an HTTP status, refined by a class hint;
+    `retryable` is the class's (§6.4's transient classes), whichever way the class was found."""
+    cls = BY_CLASS.get(hint) if hint is not None else None
+    if cls is None:
+        cls = _BY_STATUS.get(status)
     if cls is None:
         cls = ServerError if status >= 500 else InvalidRequestError if 400 <= status < 500 else AdapterError
-    return cls(
-        message,
-        provider_status=status,
-        retryable=cls in (RateLimitError, ServerError, NetworkError),
-    )
+    return cls(message, provider_status=status, retryable=cls.error_class in RETRYABLE)

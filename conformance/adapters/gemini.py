@@ -96,6 +96,7 @@ from .base import (
     RateLimitError,
     RequestContext,
     ServerError,
+    StreamCutError,
     StreamEvent,
     ToolDefinition,
     WireBody,
@@ -1195,6 +1196,36 @@ class _GeminiStream:
             source = self._sse(rest)
         else:
             raise WireFormatError(f"event 0: the body is neither a JSON array nor Server-Sent Events: {lead[:40]!r}")
+        try:
+            yield from self.chunks(source)
+        except StreamCutError as exc:
+            if self.acc.finish_reason is None or self.acc.open_call is not None:
+                yield from self.ended_early()
+                raise
+            # the finishReason arrived: nothing is lost but the array's end
+            self.a.log.warning(
+                "%s: %s, after the finishReason; read as ended",
+                self.a.name,
+                exc,
+                extra={"event": "array_end_missing", "adapter": self.a.name, "session_id": self.acc.ctx.session_id},
+            )
+        if self.acc.open_call is not None:
+            yield from self.start({})
+            yield self.acc.complete("error")
+            name = self.acc.open_call.name
+            raise StreamCutError(
+                f"stream ended with functionCall {name!r} still open (its last part had willContinue): "
+                "cut before its end"
+            )
+        if self.acc.finish_reason is None and self.acc.block_reason is None:
+            yield from self.start({})
+            yield self.acc.complete("error")
+            where = f"after event {self.events - 1}" if self.events else "with no event"
+            raise StreamCutError(f"stream ended {where} without a finishReason: cut before its end")
+        yield self.acc.complete(self.acc.stop_reason())
+
+    def chunks(self, source: Iterable[tuple[int, Any]]) -> Iterator[StreamEvent]:
+        """The canonical events of each decoded chunk (an error chunk raises its error)."""
         for position, obj in source:
             self.events = position + 1
             if not isinstance(obj, dict):
@@ -1212,19 +1243,12 @@ class _GeminiStream:
                 yield self.acc.complete("error")
                 raise err
             yield from self.acc.chunk(obj, position)
-        if self.acc.open_call is not None:
-            yield from self.start({})
+
+    def ended_early(self) -> Iterator[StreamEvent]:
+        """Contract §6.5 for a body that stops inside its framing (a JSON array cut inside an
+        element or before its `]`): the partial message, before the StreamCutError."""
+        if self.started:
             yield self.acc.complete("error")
-            name = self.acc.open_call.name
-            raise WireFormatError(
-                f"stream ended with functionCall {name!r} still open (its last part had willContinue)"
-            )
-        if self.acc.finish_reason is None and self.acc.block_reason is None:
-            yield from self.start({})
-            yield self.acc.complete("error")
-            where = f"after event {self.events - 1}" if self.events else "with no event"
-            raise WireFormatError(f"stream ended {where} without a finishReason (cut short)")
-        yield self.acc.complete(self.acc.stop_reason())
 
     def start(self, obj: Mapping[str, Any]) -> Iterator[StreamEvent]:
         if not self.started:
@@ -1325,9 +1349,9 @@ def _json_array(chunks: Iterable[bytes]) -> Iterator[tuple[int, Any]]:
     except UnicodeDecodeError as exc:
         raise fail("the body ends inside a UTF-8 sequence") from exc
     if state == "value":
-        raise fail("the stream was cut inside this element")
+        raise StreamCutError(f"JSON-array stream, element {n}: the stream was cut inside this element")
     if state != "closed":
-        raise fail("the stream ended without the closing `]`")
+        raise StreamCutError(f"JSON-array stream, element {n}: the stream ended without the closing `]`")
 
 
 _message = request_message  # the shared reader-side constructor (base.request_message)

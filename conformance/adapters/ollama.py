@@ -64,6 +64,7 @@ from .base import (
     Message,
     ParsedRequest,
     RequestContext,
+    StreamCutError,
     StreamEvent,
     ToolDefinition,
     ToolIdMap,
@@ -769,7 +770,8 @@ class _OllamaStream:
         self.calls = 0
         self.created_at: Any = None
 
-    def lines(self, chunks: Iterable[bytes | str]) -> Iterator[tuple[int, bytes]]:
+    def lines(self, chunks: Iterable[bytes | str]) -> Iterator[tuple[int, bytes, bool]]:
+        """(number, line, whether a line feed ended it): only the body's last line may lack one."""
         buf = b""
         n = 0
         for chunk in chunks:
@@ -780,19 +782,24 @@ class _OllamaStream:
                     break
                 line, buf = buf[:cut], buf[cut + 1 :]
                 n += 1
-                yield n, line
+                yield n, line, True
         if buf:
-            yield n + 1, buf
+            yield n + 1, buf, False
 
     def run(self, chunks: Iterable[bytes | str]) -> Iterator[StreamEvent]:
         last = 0
-        for n, line in self.lines(chunks):
+        for n, line, ended in self.lines(chunks):
             last = n
             if not line.strip():
                 continue
             try:
                 obj = json.loads(line.decode("utf-8"))
             except (UnicodeDecodeError, ValueError) as exc:
+                if not ended and self.started and not self.done:  # the body stops inside its last line
+                    yield self.complete("error", None)
+                    raise StreamCutError(
+                        f"NDJSON stream ended inside line {n}, before a final `done: true` line: cut before its end"
+                    ) from exc
                 raise WireFormatError(f"NDJSON line {n} is not JSON: {line[:80]!r}") from exc
             if not isinstance(obj, dict):
                 raise WireFormatError(f"NDJSON line {n} is not a JSON object: {line[:80]!r}")
@@ -802,7 +809,9 @@ class _OllamaStream:
         if not self.done:
             yield from self.start()
             yield self.complete("error", None)
-            raise WireFormatError(f"NDJSON stream ended at line {last} without a final `done: true` line")
+            raise StreamCutError(
+                f"NDJSON stream ended at line {last} without a final `done: true` line: cut before its end"
+            )
 
     def start(self) -> Iterator[StreamEvent]:
         if not self.started:

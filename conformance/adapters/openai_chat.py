@@ -36,7 +36,17 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
 from ..wire.openai_chat import COMPATIBLE_STOP_REASONS, OPENAI_CHAT, parse_data_url
-from ._shared import URL_IMAGE_MEDIA_TYPE, finish_error, header, json_object, json_value, stop_reason
+from . import overrides
+from ._shared import (
+    CUSTOM_INPUT,
+    URL_IMAGE_MEDIA_TYPE,
+    finish_error,
+    header,
+    json_object,
+    json_value,
+    stop_reason,
+    tolerated,
+)
 from .base import (
     AdapterError,
     AdapterOptions,
@@ -46,6 +56,7 @@ from .base import (
     Message,
     ParsedRequest,
     RequestContext,
+    StreamCutError,
     StreamEvent,
     ToolDefinition,
     WireBody,
@@ -111,7 +122,12 @@ class OpenAIChatAdapter(CancellableStreams, BaseAdapter):
 
     def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: AdapterOptions) -> WireRequest:
         body: WireBody = {"model": options.wire_model, "messages": self.messages_to_wire(messages)}
-        if tools:
+        if tools and (options.provider_raw.get(self.name) or {}).get("functions") is True:
+            # the deprecated `functions` the request was read from ("Deprecated in favor of tools")
+            body["functions"] = [self.tool_to_wire(t, options)["function"] for t in tools]
+            if options.provider_tools:
+                body["tools"] = [dict(t) for t in options.provider_tools]
+        elif tools:
             body["tools"] = [self.tool_to_wire(t, options) for t in tools] + [dict(t) for t in options.provider_tools]
         elif options.provider_tools:
             body["tools"] = [dict(t) for t in options.provider_tools]
@@ -145,6 +161,7 @@ class OpenAIChatAdapter(CancellableStreams, BaseAdapter):
         system = self.system_to_wire(messages)
         if system is not None:
             out.append(system)
+        legacy: dict[str, str] = {}  # provider id of a deprecated `function_call` -> its name
         for m in messages:
             role = m.get("role")
             if role == "system":
@@ -156,8 +173,32 @@ class OpenAIChatAdapter(CancellableStreams, BaseAdapter):
             }.get(str(role))
             if wire is None:
                 continue
-            out.extend(wire(m))
+            out.extend(self.restyle(m, w, legacy) for w in wire(m))
         return out
+
+    def restyle(self, message: Message, wire: WireBody, legacy: dict[str, str]) -> WireBody:
+        """A rendered message back in the form its reading recorded (`provider_raw`): the
+        calls of custom tools (`type: custom`, free-text `custom.input`), the deprecated
+        `function_call` of an assistant message, and the `role: function` message that
+        answers it (chat/create: "Deprecated", `{role: function, name, content}`)."""
+        raw = self.own_raw(message)
+        customs = set(raw.get("custom_tool_calls") or ())
+        calls = wire.get("tool_calls")
+        if customs and isinstance(calls, list):
+            wire["tool_calls"] = [_custom_call(c) if c.get("id") in customs else c for c in calls]
+        if raw.get("function_call") is True and isinstance(calls, list) and len(calls) == 1:
+            fn = calls[0].get("function") or {}
+            del wire["tool_calls"]
+            wire["function_call"] = {"name": fn.get("name"), "arguments": fn.get("arguments")}
+            legacy[str(calls[0].get("id"))] = str(fn.get("name"))
+        answered = (
+            legacy.get(str(wire.get("tool_call_id"))) or raw.get("function_name")
+            if wire.get("role") == "tool"
+            else None
+        )
+        if isinstance(answered, str):
+            wire = {"role": "function", "name": answered, "content": wire.get("content")}
+        return wire
 
     def system_to_wire(self, messages: list[Message]) -> WireBody | None:
         """Every SYSTEM message, concatenated into the first message (contract §4.3)."""
@@ -361,15 +402,17 @@ class OpenAIChatAdapter(CancellableStreams, BaseAdapter):
         choice = body["choices"][0]
         msg = choice.get("message") or {}
         sid = request_context.session_id
-        content = self.content_from_wire(sid, msg, reasoning=True)
+        legacy = f"function_call:{body.get('id') or request_context.message_id or ''}"
+        content = self.content_from_wire(sid, msg, reasoning=True) + self.function_call_from_wire(sid, msg, legacy)
         raw: dict[str, Any] = {k: body[k] for k in ("id", "system_fingerprint") if body.get(k) is not None}
         if choice.get("finish_reason") is not None:
             raw["finish_reason"] = choice["finish_reason"]
         # the reasoning was read as thinking: kept here too, it would go back to a server
         # that refuses it (DeepSeek answers 400)
-        extra = {k: v for k, v in msg.items() if k not in _MESSAGE_KEYS and k not in REASONING_FIELDS}
+        extra = _extras(msg, REASONING_FIELDS)
         if extra:
             raw["message"] = extra
+        raw.update(_call_forms(msg))
         # canonical §4.3: a generation the server reports as failed (a compatible server's
         # `error`, `insufficient_system_resource`) is an `error` message, not a complete one
         failed = _STOP.get(str(choice.get("finish_reason"))) == "error"
@@ -385,10 +428,14 @@ class OpenAIChatAdapter(CancellableStreams, BaseAdapter):
     def content_from_wire(self, session_id: str, msg: Mapping[str, Any], *, reasoning: bool = False) -> list[Block]:
         """A wire message's blocks: with `reasoning` (a reply), its reasoning fields first as
         thinking; then its content (a string, or parts: `text`, and Mistral's `thinking`
-        holding text parts, in their order); then its tool calls. A request's assistant
-        messages keep their reasoning fields verbatim (`provider_raw`), as requests are read."""
+        holding text parts, in their order; one object, as a compatible server sends it: that
+        part, else its JSON text, with a WARN line); then its tool calls (a deprecated
+        `function_call` is `function_call_from_wire`'s). A request's assistant messages keep
+        their reasoning fields verbatim (`provider_raw`), as requests are read."""
         content: list[Block] = self.reasoning_from_wire(msg) if reasoning else []
         c = msg.get("content")
+        if isinstance(c, dict):
+            c = [self.content_object(c)]
         if isinstance(c, str) and c:
             content.append({"type": "text", "text": c})
         elif isinstance(c, list):
@@ -402,6 +449,27 @@ class OpenAIChatAdapter(CancellableStreams, BaseAdapter):
             content.append(self.tool_call_from_wire(session_id, call))
         return content
 
+    def function_call_from_wire(self, session_id: str, msg: Mapping[str, Any], key: str) -> list[Block]:
+        """The deprecated `function_call` of a message ("Deprecated and replaced by
+        tool_calls", chat/object: `{name, arguments}`, one call and no id) as a tool call;
+        `key` stands for the id the wire does not carry, so the same call keeps its
+        canonical id in the session."""
+        fc = msg.get("function_call")
+        return [self.tool_call_from_wire(session_id, {"id": key, "function": fc})] if isinstance(fc, dict) else []
+
+    def content_object(self, part: Mapping[str, Any]) -> dict[str, Any]:
+        """`content` sent as one object (a compatible server's; the docs say a string or an
+        array of parts): a typed part reads as that part, anything else as its JSON text."""
+        kind, _ = content_part(part)
+        read = part if kind is not None else {"type": "text", "text": json.dumps(part, ensure_ascii=False)}
+        self.log.warning(
+            "%s: message content is an object, not a string or an array of parts; read as %s",
+            self.name,
+            f"its {kind} part" if kind is not None else "its JSON text",
+            extra={"event": "content_object", "adapter": self.name, "field": "content"},
+        )
+        return dict(read)
+
     def reasoning_from_wire(self, msg: Mapping[str, Any]) -> list[Block]:
         """The reasoning text of a reply's message (the first non-empty of REASONING_FIELDS)
         as one unsigned thinking block: these servers issue no signature."""
@@ -412,12 +480,23 @@ class OpenAIChatAdapter(CancellableStreams, BaseAdapter):
         return []
 
     def tool_call_from_wire(self, session_id: str, call: Mapping[str, Any]) -> Block:
+        cid = self.tool_id_map(session_id).canonical_for(str(call.get("id")))
+        if call.get("type") == "custom":
+            # a custom tool's call (chat/object: `custom: {name, input}`, the input free text
+            # the model wrote): canonical input is an object, so the text is its `input`
+            custom = call.get("custom") or {}
+            text = custom.get("input")
+            return {
+                "type": "tool_use",
+                "id": cid,
+                "name": str(custom.get("name") or ""),
+                "input": {CUSTOM_INPUT: text if isinstance(text, str) else json.dumps(text, ensure_ascii=False)},
+            }
         fn = call.get("function") or {}
         args = fn.get("arguments")
         parsed = args if isinstance(args, dict) else json_object(str(args or ""))
         if parsed is None:
             raise WireFormatError(f"tool call {call.get('id')} arguments are not a JSON object: {str(args)[:80]!r}")
-        cid = self.tool_id_map(session_id).canonical_for(str(call.get("id")))
         return {"type": "tool_use", "id": cid, "name": str(fn.get("name", "")), "input": parsed}
 
     def usage_from_wire(self, usage: Any) -> dict[str, int] | None:
@@ -476,9 +555,10 @@ class OpenAIChatAdapter(CancellableStreams, BaseAdapter):
         sid = session_id or "sess_" + new_ulid().lower()
         model = f"{self.provider}:{body.get('model', 'unknown')}"
         out: list[Message] = []
-        for wm in body.get("messages", []):
+        legacy: dict[str, str] = {}  # function name -> the canonical id of its latest `function_call`
+        for position, wm in enumerate(body.get("messages", [])):
             role = wm.get("role")
-            extra = {k: v for k, v in wm.items() if k not in _MESSAGE_KEYS}
+            extra = _extras(wm, ("name",) if role == "function" else ())
             raw: dict[str, Any] = {"message": extra} if extra else {}
             c = wm.get("content")
             if role in ("system", "developer"):
@@ -494,7 +574,7 @@ class OpenAIChatAdapter(CancellableStreams, BaseAdapter):
                     if p.get("type") == "text":
                         blocks.append({"type": "text", "text": p["text"]})
                     elif p.get("type") == "image_url":
-                        blocks.append(self.image_from_wire(p["image_url"], sid))
+                        blocks.append(overrides.call(self.image_from_wire, p["image_url"], session_id=sid))
                         if p["image_url"].get("detail"):
                             details[str(len(blocks) - 1)] = p["image_url"]["detail"]
                     else:
@@ -505,7 +585,12 @@ class OpenAIChatAdapter(CancellableStreams, BaseAdapter):
                     raw["parts"] = True
                 out.append(_message(sid, "user", blocks, raw, self.name))
             elif role == "assistant":
-                blocks = self.content_from_wire(sid, wm)
+                blocks = self.content_from_wire(sid, wm) + self.function_call_from_wire(
+                    sid, wm, f"function_call:{position}"
+                )
+                raw.update(_call_forms(wm))
+                if raw.get("function_call"):
+                    legacy[str(blocks[-1]["name"])] = str(blocks[-1]["id"])
                 meta_extra = {"model": model, "provider": self.provider}
                 if not blocks:
                     blocks = [{"type": "text", "text": ""}]
@@ -524,26 +609,21 @@ class OpenAIChatAdapter(CancellableStreams, BaseAdapter):
                     "content": parts,
                 }
                 out.append(_message(sid, "tool", [result], raw, self.name, {"parent_tool_use_id": cid}))
-        tools: list[ToolDefinition] = []
-        native: list[Mapping[str, Any]] = []
-        tool_extras: dict[str, Any] = {}
-        for t in body.get("tools", []) or []:
-            fn = t.get("function") if t.get("type") == "function" else None
-            if isinstance(fn, dict) and "name" in fn:
-                tools.append(
-                    {
-                        "name": fn["name"],
-                        "description": fn.get("description", ""),
-                        "input_schema": fn.get("parameters") or {"type": "object", "properties": {}},
-                        "side_effects": "execute",
-                    }
-                )
-                extra = {k: v for k, v in fn.items() if k not in ("name", "description", "parameters")}
-                if extra:
-                    tool_extras[fn["name"]] = extra
-            else:
-                native.append(t)
-        opt_raw: dict[str, Any] = {"tool_extras": tool_extras} if tool_extras else {}
+            elif role == "function":
+                # the deprecated answer to a `function_call` (chat/create: "Deprecated",
+                # `{role: function, name, content}`): the result of that name's latest call
+                name = str(wm.get("name") or "")
+                cid = legacy.get(name) or self.tool_id_map(sid).canonical_for(f"function:{position}")
+                text = c if isinstance(c, str) else json.dumps(c, ensure_ascii=False) if c is not None else ""
+                result = {
+                    "type": "tool_result",
+                    "tool_use_id": cid,
+                    "content": [{"type": "text", "text": text}] if text else [],
+                }
+                raw["function_name"] = name
+                out.append(_message(sid, "tool", [result], raw, self.name, {"parent_tool_use_id": cid}))
+        tools, native, opt_raw = self.tools_from_wire(body)
+        legacy_tools = opt_raw.get("functions") is True
         output_schema = None
         rf = body.get("response_format")
         if isinstance(rf, dict) and rf.get("type") == "json_schema" and isinstance(rf.get("json_schema"), dict):
@@ -561,6 +641,8 @@ class OpenAIChatAdapter(CancellableStreams, BaseAdapter):
         }
         if output_schema is not None:
             known.add("response_format")
+        if legacy_tools:
+            known.add("functions")
         extra_opts = {k: v for k, v in body.items() if k not in known}
         stop = body.get("stop")
         return ParsedRequest(
@@ -578,6 +660,39 @@ class OpenAIChatAdapter(CancellableStreams, BaseAdapter):
                 provider_raw={self.name: opt_raw} if opt_raw else {},
             ),
         )
+
+    def tools_from_wire(self, body: WireBody) -> tuple[list[ToolDefinition], list[Mapping[str, Any]], dict[str, Any]]:
+        """A request's function tools (canonical definitions), its other tools (kept as
+        provider tools) and the `provider_raw` that renders them back: each function's extra
+        members, and whether they came as the deprecated `functions` ("Deprecated in favor
+        of tools", chat/create), function tools all the same."""
+        tools: list[ToolDefinition] = []
+        native: list[Mapping[str, Any]] = []
+        tool_extras: dict[str, Any] = {}
+        functions = body.get("functions")
+        legacy = not any(isinstance(t, dict) and t.get("type") == "function" for t in body.get("tools") or [])
+        legacy = legacy and isinstance(functions, list) and bool(functions)
+        wrapped = [{"type": "function", "function": f} for f in functions or []] if legacy else []
+        for t in [*wrapped, *(body.get("tools", []) or [])]:
+            fn = t.get("function") if t.get("type") == "function" else None
+            if isinstance(fn, dict) and "name" in fn:
+                tools.append(
+                    {
+                        "name": fn["name"],
+                        "description": fn.get("description", ""),
+                        "input_schema": fn.get("parameters") or {"type": "object", "properties": {}},
+                        "side_effects": "execute",
+                    }
+                )
+                extra = {k: v for k, v in fn.items() if k not in ("name", "description", "parameters")}
+                if extra:
+                    tool_extras[fn["name"]] = extra
+            else:
+                native.append(t)
+        opt_raw: dict[str, Any] = {"tool_extras": tool_extras} if tool_extras else {}
+        if legacy:
+            opt_raw["functions"] = True
+        return tools, native, opt_raw
 
     def image_from_wire(self, image_url: Mapping[str, Any], session_id: str = "") -> Block:
         """A base64 `data:` URL reads back as a base64 image (RFC 2397; parameters allowed).
@@ -662,15 +777,18 @@ class _ChatStream:
         self.started = self.finished = False
         self.chunks = 0
         self.position = 0
+        self.raw_finish: Any = None  # the last finish_reason as sent
+        self.repeated = False  # a finish_reason came again between parallel calls
+        self.dropped: set[str] = set()  # the indexes of the choices past 0
 
-    def error(self, what: str) -> WireFormatError:
-        return WireFormatError(f"Chat Completions stream event {self.position}: {what}")
+    def error(self, what: str, cls: type[WireFormatError] = WireFormatError) -> WireFormatError:
+        return cls(f"Chat Completions stream event {self.position}: {what}")
 
-    def fail(self, what: str) -> Iterator[StreamEvent]:
+    def fail(self, what: str, cls: type[WireFormatError] = WireFormatError) -> Iterator[StreamEvent]:
         if self.started and not self.finished:
             self.finished = True
-            yield self.complete("error", final=False)
-        raise self.error(what)
+            yield overrides.call(self.complete, "error", final=False)
+        raise self.error(what, cls)
 
     def run(self, chunks: Iterable[bytes | str]) -> Iterator[StreamEvent]:
         done, done_at = False, 0
@@ -704,7 +822,7 @@ class _ChatStream:
                     "provider_status": None,
                 }
                 self.finished = True
-                yield self.complete("error", final=False)
+                yield overrides.call(self.complete, "error", final=False)
                 raise err
             try:
                 yield from self.chunk(obj)
@@ -713,7 +831,13 @@ class _ChatStream:
                 return
         self.position += 1
         if not done and (self.stop_reason is None or self.usage is None):
-            yield from self.fail("stream ended before data: [DONE]")
+            lacks = ["a finish_reason"] if self.stop_reason is None else []
+            lacks += ["the usage chunk"] if self.stop_reason is not None else []
+            if self.chunks:
+                yield from self.start()  # what arrived is still a message (contract §6.5)
+            yield from self.fail(
+                f"stream ended before data: [DONE], without {', '.join(lacks)}: cut before its end", StreamCutError
+            )
         if not done:
             # the finish_reason and the usage chunk arrived ("an additional chunk will be
             # streamed before the data: [DONE] message", chat/create stream_options, which
@@ -767,14 +891,17 @@ class _ChatStream:
             if not isinstance(choice, dict):
                 raise _Malformed("a choice is not an object")
             if choice.get("index", 0) != 0:
-                raise _Malformed(
-                    f"choice {choice.get('index')!r}: several choices (n > 1) cannot make one canonical message"
-                )
+                # several choices (n > 1): the canonical message keeps choice 0, as a reply's
+                self.dropped.add(str(choice.get("index")))
+                continue
             delta = choice.get("delta") or {}
-            if self.stop_reason is not None and (delta.get("content") or delta.get("tool_calls")):
-                raise _Malformed("content after finish_reason")
+            fc = delta.get("function_call")
+            if self.stop_reason is not None and (delta.get("content") or delta.get("tool_calls") or fc):
+                self.after_finish(delta)
             yield from self.reasoning(delta)
             text = delta.get("content")
+            if isinstance(text, dict):
+                text = [self.a.content_object(text)]
             if isinstance(text, str) and text:
                 yield from self.text(text)
             elif isinstance(text, list):
@@ -789,13 +916,44 @@ class _ChatStream:
                 raise _Malformed("delta.tool_calls is not a list")
             for call in calls:
                 yield from self.tool_call(call)
+            if isinstance(fc, dict):
+                # the deprecated `function_call` delta: one call, without id nor index
+                pid = f"function_call:{obj.get('id') or self.mid}"
+                yield from self.tool_call({"id": pid, "function": fc}, key="function_call")
             if choice.get("finish_reason"):
+                self.raw_finish = choice["finish_reason"]
                 self.stop_reason = self.a.stop_reason_of(choice["finish_reason"])
                 yield from self.end_call()  # contract §5.1: tool.use_end at finish_reason
         usage = self.a.usage_from_wire(obj.get("usage"))
         if usage is not None:
             self.usage = usage
             yield {"type": "usage_update", "message_id": self.mid, "usage": dict(usage)}
+
+    def after_finish(self, delta: Mapping[str, Any]) -> None:
+        """Content after a finish_reason: refused, unless it is the next tool call after a
+        `tool_calls` finish reason and the stream-event schema tolerates that finish reason
+        `repeated` (a compatible server ends each parallel call so): then read on, once
+        reported."""
+        more_calls = bool(delta.get("tool_calls") or delta.get("function_call")) and not delta.get("content")
+        why = tolerated(self.a.wire_api, "stream-event", ("choices", "*", "finish_reason"), "repeated")
+        if not (more_calls and self.raw_finish == "tool_calls" and why):
+            raise _Malformed("content after finish_reason")
+        if not self.repeated:
+            self.a.log.warning(
+                "%s: stream event %d: finish_reason %r came before more tool calls; read on (%s)",
+                self.a.name,
+                self.position,
+                self.raw_finish,
+                why,
+                extra={
+                    "event": "wire_departure",
+                    "adapter": self.a.name,
+                    "field": "finish_reason",
+                    "value": self.raw_finish,
+                },
+            )
+        self.repeated = True
+        self.stop_reason = None
 
     def reasoning(self, delta: Mapping[str, Any]) -> Iterator[StreamEvent]:
         """A delta's reasoning text (the first non-empty of REASONING_FIELDS)."""
@@ -827,10 +985,10 @@ class _ChatStream:
         self.content[self.text_at]["text"] += text
         yield {"type": "text_delta", "message_id": self.mid, "content_block_index": self.text_at, "text": text}
 
-    def tool_call(self, call: Any) -> Iterator[StreamEvent]:
+    def tool_call(self, call: Any, key: str | None = None) -> Iterator[StreamEvent]:
         if not isinstance(call, dict):
             raise _Malformed("a tool call delta is not an object")
-        wi: int | str | None = call.get("index")
+        wi: int | str | None = key if key is not None else call.get("index")
         if wi is None:
             # a compatible server's calls without `index` (issue 25): one with an id names
             # its call, one without continues the open call
@@ -840,7 +998,7 @@ class _ChatStream:
                 wi = self.open_key
             else:
                 raise _Malformed("a tool call delta without index nor id continues no call")
-        elif not isinstance(wi, int) or isinstance(wi, bool) or wi < 0:
+        elif key is None and (not isinstance(wi, int) or isinstance(wi, bool) or wi < 0):
             raise _Malformed(f"tool call index {wi!r} is not a non-negative integer")
         fn = call.get("function") or {}
         k = self.calls.get(wi)
@@ -898,6 +1056,13 @@ class _ChatStream:
         }
 
     def complete(self, stop_reason: str, *, final: bool = True) -> StreamEvent:
+        if self.dropped:
+            self.a.log.warning(
+                "%s: the stream carries %d choices (n > 1); the canonical message keeps choice 0",
+                self.a.name,
+                len(self.dropped) + 1,
+                extra={"event": "choices_dropped", "adapter": self.a.name, "choices": sorted(self.dropped)},
+            )
         content = [dict(b) for b in self.content]
         if not final:  # tool calls whose arguments never completed are not invented as {}
             content = [b for k, b in enumerate(content) if not (b["type"] == "tool_use" and k not in self.closed)]
@@ -960,3 +1125,40 @@ def _message(
     if raw:
         metadata["provider_raw"] = {name: raw}
     return request_message(sid, role, content, metadata)
+
+
+def _extras(msg: Mapping[str, Any], skip: Iterable[str] = ()) -> dict[str, Any]:
+    """The members of a wire message kept verbatim (`provider_raw.message`): not those the
+    reader maps (role, content, tool calls, a deprecated `function_call` object) nor `skip`."""
+    skipped = set(skip)
+    return {
+        k: v
+        for k, v in msg.items()
+        if k not in _MESSAGE_KEYS and k not in skipped and not (k == "function_call" and isinstance(v, dict))
+    }
+
+
+def _call_forms(msg: Mapping[str, Any]) -> dict[str, Any]:
+    """The `provider_raw` marks of the forms a message's calls took, for `restyle`: the
+    provider ids of its custom tools' calls, and whether it used the deprecated
+    `function_call` ("Deprecated and replaced by tool_calls", chat/create)."""
+    out: dict[str, Any] = {}
+    given = msg.get("tool_calls")
+    calls: list[Any] = given if isinstance(given, list) else []
+    customs = [
+        c["id"] for c in calls if isinstance(c, dict) and c.get("type") == "custom" and isinstance(c.get("id"), str)
+    ]
+    if customs:
+        out["custom_tool_calls"] = customs
+    if isinstance(msg.get("function_call"), dict):
+        out["function_call"] = True
+    return out
+
+
+def _custom_call(call: Mapping[str, Any]) -> dict[str, Any]:
+    """A rendered function call back as the custom tool call it was read from."""
+    fn = call.get("function") or {}
+    args = str(fn.get("arguments") or "")
+    parsed = json_object(args)
+    text = parsed[CUSTOM_INPUT] if parsed is not None and set(parsed) == {CUSTOM_INPUT} else args
+    return {"id": call.get("id"), "type": "custom", "custom": {"name": fn.get("name"), "input": text}}

@@ -58,7 +58,8 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
-from ._shared import URL_IMAGE_MEDIA_TYPE
+from . import overrides
+from ._shared import CUSTOM_INPUT, URL_IMAGE_MEDIA_TYPE
 from .base import (
     AdapterError,
     AdapterOptions,
@@ -69,6 +70,7 @@ from .base import (
     ParsedRequest,
     RateLimitError,
     RequestContext,
+    StreamCutError,
     StreamEvent,
     ToolDefinition,
     WireBody,
@@ -319,6 +321,16 @@ class OpenAIResponsesAdapter(CancellableStreams, BaseAdapter):
         return out
 
     def function_call_to_wire(self, session_id: str, block: Block, r: Mapping[str, Any]) -> WireBody:
+        if r.get("custom"):
+            inp = block["input"]
+            text = inp[CUSTOM_INPUT] if set(inp) == {CUSTOM_INPUT} and isinstance(inp[CUSTOM_INPUT], str) else None
+            return {
+                "type": "custom_tool_call",
+                **(r.get("item") or {}),
+                "call_id": self.tool_id_map(session_id).provider_for(block["id"]),
+                "name": block["name"],
+                "input": text if text is not None else json.dumps(inp, ensure_ascii=False),
+            }
         args = r.get("arguments")
         if not (isinstance(args, str) and parse_json_object(args) == block["input"]):
             args = json.dumps(block["input"], ensure_ascii=False)
@@ -401,7 +413,7 @@ class OpenAIResponsesAdapter(CancellableStreams, BaseAdapter):
                 output = ""
             out.append(
                 {
-                    "type": "function_call_output",
+                    "type": "custom_tool_call_output" if r.get("custom") else "function_call_output",
                     **(r.get("item") or {}),
                     "call_id": self.tool_id_map(sid).provider_for(block["tool_use_id"]),
                     "output": output,
@@ -518,6 +530,16 @@ class OpenAIResponsesAdapter(CancellableStreams, BaseAdapter):
             cid = self.tool_id_map(session_id).canonical_for(item["call_id"])
             extra = {"item": _extras(item, "type", "call_id", "name", "arguments"), "arguments": args}
             return [({"type": "tool_use", "id": cid, "name": str(item.get("name", "")), "input": parsed}, extra)]
+        if t == "custom_tool_call":
+            # a custom tool's call (`custom_tool_call`: call_id, name, input, the input free
+            # text the model wrote): canonical input is an object, so the text is its `input`
+            free = item.get("input")
+            if not isinstance(item.get("call_id"), str):
+                raise WireFormatError(f"custom_tool_call {item.get('id')!r} has no call_id")
+            cid = self.tool_id_map(session_id).canonical_for(item["call_id"])
+            extra = {"item": _extras(item, "type", "call_id", "name", "input"), "custom": True}
+            custom_input = {CUSTOM_INPUT: free if isinstance(free, str) else json.dumps(free, ensure_ascii=False)}
+            return [({"type": "tool_use", "id": cid, "name": str(item.get("name", "")), "input": custom_input}, extra)]
         if t == "reasoning":
             sig = item.get("encrypted_content")
             block: Block = {
@@ -631,7 +653,7 @@ class OpenAIResponsesAdapter(CancellableStreams, BaseAdapter):
             if t == "message" and role in ("user", "system", "developer"):
                 flush()
                 out.append(self.input_message_from_wire(sid, item))
-            elif t == "function_call_output":
+            elif t in ("function_call_output", "custom_tool_call_output"):
                 flush()
                 out.append(self.function_output_from_wire(sid, item))
             else:
@@ -707,7 +729,7 @@ class OpenAIResponsesAdapter(CancellableStreams, BaseAdapter):
                     blocks.append({"type": "text", "text": str(part.get("text", ""))})
                 elif isinstance(part, dict) and part.get("type") == "input_image" and self._image_part(part):
                     details[str(len(blocks))] = part.get("detail")
-                    blocks.append(self.image_from_wire(part, sid))
+                    blocks.append(overrides.call(self.image_from_wire, part, session_id=sid))
                 else:
                     blocks.append({"type": f"{self.name}:{part.get('type')}", "raw": part})
             if details:
@@ -738,11 +760,13 @@ class OpenAIResponsesAdapter(CancellableStreams, BaseAdapter):
                     inner.append({"type": "text", "text": str(part.get("text", ""))})
                 elif isinstance(part, dict) and part.get("type") == "input_image" and self._image_part(part):
                     details[str(len(inner))] = part.get("detail")
-                    inner.append(self.image_from_wire(part, sid))
+                    inner.append(overrides.call(self.image_from_wire, part, session_id=sid))
                 else:
                     inner.append({"type": f"{self.name}:{part.get('type')}", "raw": part})
             if details:
                 r["image_detail"] = details
+        if item.get("type") == "custom_tool_call_output":
+            r["custom"] = True
         result: Block = {"type": "tool_result", "tool_use_id": cid, "content": inner}
         meta: dict[str, Any] = {"parent_tool_use_id": cid}
         if r:
@@ -858,6 +882,7 @@ class _ResponsesStream:
         self.parts: dict[tuple[int, int], int] = {}  # (output_index, content_index) -> text block
         self.args: dict[int, str] = {}  # tool_use block -> argument JSON so far
         self.ended: set[int] = set()  # tool_use blocks whose tool_use_end was emitted
+        self.custom: dict[int, str] = {}  # tool_use block of a custom_tool_call -> its input text
         self.summaries: dict[int, int] = {}  # thinking block -> summary parts seen
         self.high = -1  # highest content_block_index emitted (contract §5.2 invariant 5)
         self.usage: dict[str, int] | None = None
@@ -896,7 +921,10 @@ class _ResponsesStream:
         yield from self.start()
         yield from self.close_open()
         yield self.complete("error")
-        raise self.fail("stream ended before response.completed, response.incomplete or response.failed")
+        raise StreamCutError(
+            f"Responses stream event {self.pos}: stream ended before response.completed, response.incomplete "
+            "or response.failed: cut before its end"
+        )
 
     def start(self) -> Iterator[StreamEvent]:
         if not self.started:
@@ -971,6 +999,15 @@ class _ResponsesStream:
                         "partial_json": frag,
                     },
                 )
+        elif t == "response.custom_tool_call_input.delta":
+            k = self.block(data, "tool_use")
+            if k not in self.custom:
+                raise self.fail(f"{t} for output {self.index(data)}, which is not a custom_tool_call")
+            self.custom[k] += str(data.get("delta", ""))
+        elif t == "response.custom_tool_call_input.done":
+            k = self.block(data, "tool_use")
+            if k in self.custom and isinstance(data.get("input"), str):
+                self.custom[k] = data["input"]
         elif t == "response.function_call_arguments.done":
             k = self.block(data, "tool_use")
             if isinstance(data.get("arguments"), str):
@@ -1021,12 +1058,17 @@ class _ResponsesStream:
             return
         k = len(self.content)
         self.block_of[oi] = k
-        if t == "function_call":
+        if t in ("function_call", "custom_tool_call"):
             if not isinstance(item.get("call_id"), str):
-                raise self.fail(f"function_call at output {oi} has no call_id")
+                raise self.fail(f"{t} at output {oi} has no call_id")
             cid = self.a.tool_id_map(self.ctx.session_id).canonical_for(item["call_id"])
             self.content.append({"type": "tool_use", "id": cid, "name": str(item.get("name", "")), "input": {}})
             self.args[k] = str(item.get("arguments") or "")
+            if t == "custom_tool_call":
+                # its input is free text (`response.custom_tool_call_input.delta`), not JSON
+                # fragments of the canonical input: no `partial_json` (contract §5.4), the
+                # input whole at its end
+                self.custom[k] = str(item.get("input") or "")
             yield from self.emit(
                 k,
                 {
@@ -1061,8 +1103,11 @@ class _ResponsesStream:
         block = parsed[0][0]
         if block["type"] == "tool_use":
             if block["id"] != self.content[k]["id"]:
-                raise self.fail(f"function_call at output {oi} changed its call_id")
-            self.args[k] = item["arguments"]
+                raise self.fail(f"{self.kinds[oi]} at output {oi} changed its call_id")
+            if k in self.custom:
+                self.custom[k] = block["input"][CUSTOM_INPUT]
+            else:
+                self.args[k] = item["arguments"]
             yield from self.end_call(k)
         elif block["type"] == "thinking":
             have = self.content[k]["text"]
@@ -1111,12 +1156,17 @@ class _ResponsesStream:
                 },
             )
 
+    def final_input(self, k: int) -> dict[str, Any]:
+        if k in self.custom:
+            return {CUSTOM_INPUT: self.custom[k]}
+        parsed = parse_json_object(self.args[k])
+        return parsed if parsed is not None else {}
+
     def end_call(self, k: int) -> Iterator[StreamEvent]:
         if k in self.ended:
             return
         self.ended.add(k)
-        parsed = parse_json_object(self.args[k])
-        self.content[k]["input"] = parsed if parsed is not None else {}
+        self.content[k]["input"] = self.final_input(k)
         yield from self.emit(
             k,
             {
@@ -1133,8 +1183,7 @@ class _ResponsesStream:
             if k not in self.ended:
                 # a call whose item never finished: contract §5.3, what parses or {}
                 self.ended.add(k)
-                parsed = parse_json_object(self.args[k])
-                self.content[k]["input"] = parsed if parsed is not None else {}
+                self.content[k]["input"] = self.final_input(k)
                 yield {
                     "type": "tool_use_end",
                     "message_id": self.mid,

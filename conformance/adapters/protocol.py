@@ -52,6 +52,12 @@ class AdapterOptions:
     metadata key that marks blocks critical (spec §4.2.2 names none; see
     `formats.canonical.markers`): a block so marked that the provider cannot carry fails
     the request instead of being dropped.
+
+    `model` is the canonical id, `<provider>:<model_name>` (canonical §6.3; contract §3.3
+    "provider:name canonical id"), or the provider's own model id as is. The model name is
+    opaque: it may hold `:` itself (Bedrock's `anthropic.claude-3-haiku-20240307-v1:0`,
+    Ollama's `llama3.2:latest`, OpenAI's `ft:gpt-4o-mini:org::id`), so an adapter reads the
+    id it sends with `model_for(self.provider)`, never by splitting at a `:`.
     """
 
     model: str
@@ -65,10 +71,43 @@ class AdapterOptions:
     provider_raw: Mapping[str, Any] = field(default_factory=dict)
     critical_key: str = DEFAULT_CRITICAL_KEY
 
+    def model_for(self, provider: str) -> str:
+        """The model id the provider knows (contract §4.2 "wire model name, derived from
+        canonical id"): `model` without its canonical `<provider>:` prefix when that prefix is
+        `provider`, else `model` whole; never cut at any other `:` (canonical §6.3 gives the
+        provider and the model name, and a model name may hold `:`)."""
+        head, sep, rest = self.model.partition(":")
+        return rest if sep and rest and head == provider else self.model
+
     @property
     def wire_model(self) -> str:
-        """The provider's model name: `anthropic:claude-x` -> `claude-x`."""
-        return self.model.split(":", 1)[1] if ":" in self.model else self.model
+        """The provider's model name: `anthropic:claude-x` -> `claude-x` (the documented name
+        of earlier releases; `model_for(adapter.provider)` says whose prefix it strips).
+
+        The prefix is stripped only when it names a provider (`known_providers()`: canonical
+        §6.3's, and every adapter's `provider` turnspec has loaded); any other `:` belongs to
+        the model id (`anthropic.claude-3-haiku-20240307-v1:0` stays whole, where earlier
+        releases cut it to `0`)."""
+        head, sep, rest = self.model.partition(":")
+        return rest if sep and rest and head in _PROVIDERS else self.model
+
+
+# canonical §6.3's model identifiers name these providers (`anthropic:claude-sonnet-4-6`,
+# `openai:gpt-5`, `ollama:llama-3.3-70b`, `openrouter:deepseek/deepseek-v3`), and the reference
+# adapters' (`gemini`, `bedrock`); every adapter turnspec loads adds its own (`BaseAdapter`
+# subclasses, the adapter registry)
+_PROVIDERS: set[str] = {"anthropic", "openai", "ollama", "openrouter", "gemini", "bedrock"}
+
+
+def known_provider(name: object) -> None:
+    """Record `name` as a provider key (`AdapterOptions.wire_model` strips `name:` then)."""
+    if isinstance(name, str) and name and ":" not in name:
+        _PROVIDERS.add(name)
+
+
+def known_providers() -> frozenset[str]:
+    """The provider keys `AdapterOptions.wire_model` strips from a canonical model id."""
+    return frozenset(_PROVIDERS)
 
 
 @dataclass(frozen=True)
@@ -135,14 +174,26 @@ def accepts_keyword(fn: Any, keyword: str) -> bool:
         return False
 
 
-def read_wire_request(adapter: Any, body: WireBody, *, session_id: str | None, url: str | None) -> ParsedRequest:
-    """`adapter.from_wire_request(body, session_id=...)`, given the request's `url` too when
-    the reader takes it (an optional extension: Gemini keeps the model in the URL, not the
-    body)."""
+def read_wire_request(
+    adapter: Any,
+    body: WireBody,
+    *,
+    session_id: str | None,
+    url: str | None,
+    headers: Mapping[str, str] | None = None,
+) -> ParsedRequest:
+    """`adapter.from_wire_request(body, session_id=...)`, given the request's `url` (path and
+    query) and `headers` too when the reader takes them: optional extensions, each passed
+    only to a reader whose signature names it (`accepts_keyword`), so a reader written
+    against an earlier release keeps working. The request is its method, URL and headers as
+    well as its body: Gemini and Bedrock keep the model and the stream choice in the URL."""
     reader = adapter.from_wire_request
+    extra: dict[str, Any] = {}
     if url is not None and accepts_keyword(reader, "url"):
-        return reader(body, session_id=session_id, url=url)  # type: ignore[no-any-return]
-    return reader(body, session_id=session_id)  # type: ignore[no-any-return]
+        extra["url"] = url
+    if headers is not None and accepts_keyword(reader, "headers"):
+        extra["headers"] = dict(headers)
+    return reader(body, session_id=session_id, **extra)  # type: ignore[no-any-return]
 
 
 def capabilities_of(adapter: Any) -> dict[str, Any]:
@@ -164,7 +215,10 @@ class Adapter(Protocol):
     form; the suite uses it for the request round trip (TC102, TC802), the pre-flight
     token estimate of recorded requests (TC701) and to read a replayed history back
     (TC4xx). An adapter that cannot read requests raises `NotImplementedError` from it,
-    and those checks skip with that reason.
+    and those checks skip with that reason. Optional keyword extensions, passed only to a
+    reader that names them (`read_wire_request`): `url` (the request's path and query) and
+    `headers` (its headers, names lower-cased), where the API keeps part of the request
+    outside the body (the model, the stream choice, a version).
     """
 
     name: str

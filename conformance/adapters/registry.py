@@ -18,6 +18,7 @@ from typing import Any
 
 from ..core.errors import InputError
 from .base import Adapter
+from .protocol import known_provider
 
 GROUP = "turnspec.adapters"
 
@@ -75,6 +76,7 @@ def _instantiate(obj: Any, ref: str) -> Adapter:
         missing = _missing(obj)
         if missing:
             raise InputError(f"{ref}: not a turnspec adapter (missing {', '.join(missing)})")
+        known_provider(getattr(obj, "provider", None))
         return obj  # type: ignore[no-any-return]
     cls = _adapter_class(obj, ref)
     if cls is None:
@@ -102,6 +104,7 @@ def _instantiate(obj: Any, ref: str) -> Adapter:
     missing = _missing(made)
     if missing:
         raise InputError(f"{ref}: not a turnspec adapter (missing {', '.join(missing)})")
+    known_provider(getattr(made, "provider", None))  # its canonical model ids' prefix (AdapterOptions.wire_model)
     return made  # type: ignore[no-any-return]
 
 

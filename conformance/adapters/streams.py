@@ -16,19 +16,18 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
 from typing import Any, Protocol
 
-from ..wire.api import Framing
-from ..wire.bedrock import BEDROCK_CONVERSE, EXCEPTION_HINTS
+from ..wire.api import ErrorSignals, Framing
+from ..wire.bedrock import BEDROCK_CONVERSE
 from ..wire.eventstream import EVENT_STREAM, EventStreamMessage
 from ..wire.framing import FramingError, JsonEvent, ProviderStreamError, SseDecoder, SseEvent, json_events
 from ..wire.framing import sse_events as _sse_events
 from .errors import (
     BY_CLASS,
     AdapterError,
-    ContextOverflowError,
-    InvalidRequestError,
     NetworkError,
     RateLimitError,
     ServerError,
+    StreamCutError,
     WireFormatError,
 )
 from .protocol import Block, Message, RequestContext, StreamEvent
@@ -108,34 +107,50 @@ def to_canonical_names(events: Iterable[StreamEvent]) -> list[StreamEvent]:
     return out
 
 
-def _located(exc: FramingError) -> WireFormatError:
-    return WireFormatError(exc.reason, event=exc.event, line=exc.line, offset=exc.offset)
+def _located(exc: FramingError, cls: type[WireFormatError] = WireFormatError) -> WireFormatError:
+    return cls(exc.reason, event=exc.event, line=exc.line, offset=exc.offset)
 
 
-def provider_stream_error(exc: ProviderStreamError) -> AdapterError:
+def provider_stream_error(exc: ProviderStreamError, errors: ErrorSignals | None = None) -> AdapterError:
     """The adapter contract's error for a frame in which the provider reports an error
-    mid-stream (an AWS `exception` frame): classed by the provider's error name, a
-    validation error about the input's length being context overflow; an unknown name
-    is `other`. The message names the frame. The AWS error names (`:exception-type`, the
-    only framing whose frames name an error) are classed by the Bedrock record's table,
-    the one the adapter reads for a response's `x-amzn-ErrorType` too."""
-    cls = BY_CLASS.get(EXCEPTION_HINTS.get(exc.kind.lower(), ""), AdapterError)
-    overflow = BEDROCK_CONVERSE.errors.overflow_message
-    if cls is InvalidRequestError and overflow is not None and overflow.search(exc.message):
-        cls = ContextOverflowError
+    mid-stream (an AWS `exception` frame): classed by the provider's error name in the
+    API's own tables (`errors`, a record's `ErrorSignals.frame_class`: its `frames`, then
+    its header and body tables), a validation error about the input's length being context
+    overflow; an unknown name is `other`. The message names the frame. Without `errors`,
+    the Bedrock Converse record's (the table earlier releases read for every frame)."""
+    signals = errors if errors is not None else BEDROCK_CONVERSE.errors
+    cls = BY_CLASS.get(signals.frame_class(exc.kind, exc.message) or "", AdapterError)
     where = f"event {exc.event}: " if exc.event is not None else ""
     return cls(f"{where}{exc}", retryable=cls in (RateLimitError, ServerError, NetworkError))
 
 
-def framed_events(framing: Framing, chunks: Iterable[bytes | str]) -> Iterator[JsonEvent]:
-    """The JSON events of a stream in any registered framing; a framing error is a located
-    WireFormatError, a provider's error frame the error of its class (contract §6.1)."""
+def framed_events(
+    framing: Framing, chunks: Iterable[bytes | str], *, errors: ErrorSignals | None = None
+) -> Iterator[JsonEvent]:
+    """The JSON events of a stream in any framing (a record's nested one included); a
+    framing error is a located WireFormatError (a `StreamCutError` when the body stops
+    inside a frame: the decoder refuses only at its end), a provider's error frame the error
+    of its class (contract §6.1) by `errors`, the API record's table (`provider_stream_error`)."""
+    dec = framing.decoder()
+
+    def events(frames: Iterable[Any]) -> Iterator[JsonEvent]:
+        for frame in frames:
+            ev = framing.to_json(frame)
+            if ev is not None:
+                yield ev
+
     try:
-        yield from json_events(framing, chunks)
+        for chunk in chunks:
+            yield from events(dec.feed(chunk))
+        try:
+            tail = dec.close()
+        except FramingError as exc:
+            raise _located(exc, StreamCutError) from None
+        yield from events(tail)
     except FramingError as exc:
         raise _located(exc) from None
     except ProviderStreamError as exc:
-        raise provider_stream_error(exc) from None
+        raise provider_stream_error(exc, errors) from None
 
 
 def event_stream_messages(chunks: Iterable[bytes]) -> Iterator[EventStreamMessage]:
@@ -147,10 +162,11 @@ def event_stream_messages(chunks: Iterable[bytes]) -> Iterator[EventStreamMessag
         raise _located(exc) from None
 
 
-def event_stream_events(chunks: Iterable[bytes]) -> Iterator[JsonEvent]:
+def event_stream_events(chunks: Iterable[bytes], *, errors: ErrorSignals | None = None) -> Iterator[JsonEvent]:
     """The JSON events (`{event-type: payload}`) of an AWS event-stream body (Bedrock
-    ConverseStream); an exception frame raises the provider's error (contract §6.1)."""
-    return framed_events(EVENT_STREAM, chunks)
+    ConverseStream); an exception frame raises the provider's error (contract §6.1), classed
+    by `errors` (default: the Bedrock Converse record's)."""
+    return framed_events(EVENT_STREAM, chunks, errors=errors)
 
 
 def sse_events(chunks: Iterable[bytes | str]) -> Iterator[SseEvent]:

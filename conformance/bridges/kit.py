@@ -30,6 +30,7 @@ from ..adapters.base import BaseAdapter, Message, ParsedRequest, ToolDefinition,
 from ..adapters.estimate import estimate_for_model
 from ..adapters.protocol import read_wire_request
 from ..adapters.toolids import ToolIdMap
+from ..wire import registry as wire_registry
 
 T = TypeVar("T")
 
@@ -72,6 +73,22 @@ _NOT_ADAPTERS = frozenset(
         "user-agent",
     }
 )
+
+
+def wire_headers(sent: CapturedRequest, wire_api: str) -> dict[str, str]:
+    """The headers of the library's request a `WireRequest` carries: its content type and
+    each header the API's record requires (`Endpoint.headers`: Anthropic's
+    `anthropic-version`) as the library sent it; none of the HTTP client's own."""
+    out = {"content-type": sent.headers.get("content-type", "application/json")}
+    try:
+        endpoint = wire_registry.get(wire_api).endpoint
+    except KeyError:
+        endpoint = None
+    for h in endpoint.headers if endpoint is not None else ():
+        value = sent.headers.get(h.name.lower())
+        if value is not None:
+            out[h.name.lower()] = value
+    return out
 
 
 class CaptureTransport:
@@ -184,12 +201,17 @@ class ReferenceBridge(BaseAdapter):
         return self.reference.tool_id_map(session_id)  # one map: read-back and rendering agree
 
     def from_wire_request(
-        self, body: dict[str, Any], *, session_id: str | None = None, url: str | None = None
+        self,
+        body: dict[str, Any],
+        *,
+        session_id: str | None = None,
+        url: str | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> ParsedRequest:
-        """The reference adapter's reading, given the request's URL when it takes one (Gemini
-        keeps the model in the URL, not the body: without it the model, and the estimate
-        that depends on it, would be unknown)."""
-        parsed = read_wire_request(self.reference, body, session_id=session_id, url=url)
+        """The reference adapter's reading, given the request's URL and headers when it takes
+        them (Gemini keeps the model in the URL, not the body: without it the model, and the
+        estimate that depends on it, would be unknown)."""
+        parsed = read_wire_request(self.reference, body, session_id=session_id, url=url, headers=headers)
         for m in parsed.messages:  # a URL image's media type is not on the wire: the one this bridge sent
             for b in m.get("content") or []:
                 blocks = [b, *(b.get("content") or [] if b.get("type") == "tool_result" else [])]

@@ -57,7 +57,7 @@ from ..adapters.openai_chat import OpenAIChatAdapter
 from ..core.convertkit import IdMint
 from ..formats.langchain.mapping import Session, from_langchain, to_langchain
 from ..wire import registry as wire_registry
-from .kit import NOT_BRIDGED, Canned, CaptureTransport, Gap, ReferenceBridge, parse_failure, run_sync
+from .kit import NOT_BRIDGED, Canned, CaptureTransport, Gap, ReferenceBridge, parse_failure, run_sync, wire_headers
 
 LIBRARIES = ("langchain-anthropic", "langchain-openai")
 _BLOCK_LOSS = re.compile(r"^/content/(\d+)(?:/content/(\d+))?$")
@@ -207,8 +207,7 @@ class LangChainBridge(ReferenceBridge):
         if not self.transport.requests:
             raise AdapterError("LangChain sent no request")
         sent = self.transport.requests[0]
-        headers = {"content-type": sent.headers.get("content-type", "application/json")}
-        return WireRequest(sent.method, sent.path, headers, sent.body)
+        return WireRequest(sent.method, sent.path, wire_headers(sent, self.wire_api), sent.body)
 
     # wire -> canonical: the library parses the recorded body ---------------------------
 

@@ -77,7 +77,17 @@ from ..formats.pydantic_ai.mapping import Session, from_pydantic_ai, to_pydantic
 from ..wire import registry as wire_registry
 from ..wire.equivalence import decode_base64
 from ..wire.gemini import PROMPT_BLOCKED
-from .kit import NOT_BRIDGED, Canned, Captured, CaptureTransport, Gap, ReferenceBridge, parse_failure, run_sync
+from .kit import (
+    NOT_BRIDGED,
+    Canned,
+    Captured,
+    CaptureTransport,
+    Gap,
+    ReferenceBridge,
+    parse_failure,
+    run_sync,
+    wire_headers,
+)
 
 LIBRARY = "pydantic-ai-slim"
 REDACTED_ID = "redacted_thinking"  # pydantic-ai's ThinkingPart.id for Anthropic's redacted thinking
@@ -335,8 +345,7 @@ class PydanticAIBridge(ReferenceBridge):
             raise AdapterError("pydantic-ai sent no request")
         self._relay(said)
         sent = self.transport.requests[0]
-        headers = {"content-type": sent.headers.get("content-type", "application/json")}
-        return WireRequest(sent.method, sent.path, headers, sent.body)
+        return WireRequest(sent.method, sent.path, wire_headers(sent, self.wire_api), sent.body)
 
     # wire -> canonical: the library parses the recorded body ---------------------------
 
@@ -773,9 +782,10 @@ class GeminiBridge(PydanticAIBridge):
         Gap(
             ("TC802",),
             ("*",),
-            'pydantic-ai sends `toolConfig.functionCallingConfig.mode: "VALIDATED"` with every function tool, and '
-            "no setting leaves it out",
-            when=r'^/toolConfig: only in rendered \(\{"functionCallingConfig": \{"mode": "VALIDATED"\}\}\) \(compared',
+            "pydantic-ai sends `toolConfig.functionCallingConfig.mode` with every function tool (`AUTO`, or "
+            "`VALIDATED` where the model's profile supports strict tool definitions: GoogleModel's "
+            "`_function_calling_config`), and no setting leaves it out",
+            when=r'^/toolConfig: only in rendered \(\{"functionCallingConfig": \{"mode": "(?:AUTO|VALIDATED)"\}\}\) \(compared',
         ),
         Gap(
             ("TC802",),
@@ -789,7 +799,7 @@ class GeminiBridge(PydanticAIBridge):
             ("tools.yaml#*",),
             "AdapterOptions.extra (here `toolConfig`, forcing a call): GoogleModel takes no `extra_body` "
             "(pydantic-ai warns; relayed as a WARN line) and sends its own mode",
-            when=r'^/toolConfig/functionCallingConfig/mode: recorded "\w+", rendered "VALIDATED" \(compared',
+            when=r'^/toolConfig/functionCallingConfig/mode: recorded "\w+", rendered "(?:AUTO|VALIDATED)" \(compared',
         ),
         Gap(
             ("TC802",),
@@ -799,7 +809,7 @@ class GeminiBridge(PydanticAIBridge):
             "its own function-calling mode",
             when=r'^(/generationConfig: missing from rendered \(recorded \{"thinkingConfig": [^;]*\)'
             r"|/safetySettings: missing from rendered \(recorded [^;]*\)"
-            r'|/toolConfig/functionCallingConfig/mode: recorded "\w+", rendered "VALIDATED"'
+            r'|/toolConfig/functionCallingConfig/mode: recorded "\w+", rendered "(?:AUTO|VALIDATED)"'
             r"|/toolConfig/functionCallingConfig/allowedFunctionNames: missing from rendered \([^;]*\)) \(compared",
         ),
         Gap(

@@ -5,6 +5,7 @@ Exit codes: 0 valid (warnings allowed), 1 violations, 2 usage or I/O error.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import enum
 import functools
@@ -36,12 +37,14 @@ from ..core.config import Config
 from ..core.config import find as find_config
 from ..core.config import load as load_config
 from ..core.errors import InputError
-from ..core.findings import Finding, RuleCatalog, RuleInfo, Selection, Severity
+from ..core.findings import Finding, RuleCatalog, RuleInfo, Selection, Severity, in_order, location_key
 from ..core.jsonio import check_input, forget_stdin
 from ..core.reporting import FindingsReport, findings_output, output_choices, write_findings
 from ..core.schemas import versions
 from ..formats import Format, Options, all_formats, catalog
 from ..migrations.rules import CATALOG as MIGRATION_RULES
+from . import plain_help
+from .options import LOCK_WAIT, resolved_lock_wait
 
 
 class _Argument(TyperArgument):
@@ -94,11 +97,9 @@ def _literal_help(text: str | None) -> str | None:
 def _tidy(cmd: click.Command) -> None:
     """Give every parameter of `cmd` (and of its sub-commands) the plain help display."""
     for p in cmd.params:
-        if type(p) is TyperArgument:
-            p.__class__ = _Argument
-            p.help = _literal_help(p.help)
-        elif type(p) is TyperOption:
-            p.__class__ = _Option
+        if isinstance(p, TyperArgument | TyperOption) and type(p) in (TyperArgument, TyperOption):
+            p.__class__ = _Argument if type(p) is TyperArgument else _Option
+            setattr(p, plain_help.RAW_HELP, p.help)
             p.help = _literal_help(p.help)
     if type(cmd) is TyperCommand:
         cmd.__class__ = _Command
@@ -118,6 +119,12 @@ class _Command(TyperCommand):
     def get_help_option(self, ctx: click.Context) -> TyperOption | None:
         return _bare_help(super().get_help_option(ctx))
 
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        if not plain_help.wanted():
+            return super().format_help(ctx, formatter)
+        with plain_help.plain(self):  # not a terminal: every word shown, never cut at 80 columns
+            return super().format_help(ctx, formatter)
+
 
 class _Group(TyperGroup):
     """Tidies the help of whichever command is asked for (and its own `--help`)."""
@@ -134,6 +141,12 @@ class _Group(TyperGroup):
     def get_params(self, ctx: click.Context) -> list[click.Parameter]:
         _tidy(self)
         return super().get_params(ctx)
+
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        if not plain_help.wanted():
+            return super().format_help(ctx, formatter)
+        with plain_help.plain(self):
+            return super().format_help(ctx, formatter)
 
 
 app = typer.Typer(
@@ -356,6 +369,14 @@ def validate(
     fail_on_skip: Annotated[
         bool, typer.Option("--fail-on-skip", help="Exit 1 when any file was skipped (in no known format)")
     ] = False,
+    skip_unknown: Annotated[
+        bool,
+        typer.Option(
+            "--skip-unknown",
+            help="A file named here that no format claims is skipped, as in a folder walk (a .jsonl is still"
+            " read as canonical); what the pre-commit hook passes: every file of a commit",
+        ),
+    ] = False,
     exit_zero: Annotated[
         bool,
         typer.Option("--exit-zero", help="Exit 0 even when violations are found (input errors still exit 2)"),
@@ -391,6 +412,7 @@ def validate(
             help="Record every finding of this run in FILE (replacing an older baseline) and exit 0",
         ),
     ] = None,
+    lock_wait: Annotated[float | None, LOCK_WAIT] = None,
 ) -> None:
     """Validate transcripts; report each violation with file, line, JSON pointer and rule."""
     forget_stdin()  # each run reads standard input afresh
@@ -429,7 +451,9 @@ def validate(
     elif write_baseline is not None:
         check_baseline_destination(write_baseline, paths)
     recorded = Baseline(write_baseline.parent) if write_baseline is not None else None
-    options = Options(selection=sel, tools=tools, pricing=pricing, revisions=revisions)
+    options = Options(
+        selection=sel, tools=tools, pricing=pricing, revisions=revisions, lock_wait=resolved_lock_wait(lock_wait, cfg)
+    )
     fmt_name = fmt.value if fmt is not None else None
     skipped: list[Path] = []
     report = Report()
@@ -441,12 +465,17 @@ def validate(
 
             units += expand_urls([top], fmt_name, skipped, report.problems)
         else:
-            units += expand([top], fmt_name, skipped, report.problems, stdin_name=stdin_filename)
+            units += expand(
+                [top], fmt_name, skipped, report.problems, stdin_name=stdin_filename, skip_unknown=skip_unknown
+            )
     report.skipped = [str(p) for p in skipped]
     for message in report.problems:
         error(message)
     seen = len(report.problems)
     if not units:
+        if skip_unknown and not report.problems:  # nothing to validate among the files named: not an error
+            sys.stdout.write(escaping.text_line(f"OK: no file in a known format ({len(skipped)} skipped)") + "\n")
+            raise typer.Exit(1 if fail_on_skip and skipped else 0)
         if not report.problems:
             error(
                 f"no file in a known format in {', '.join(map(str, paths))}"
@@ -476,7 +505,7 @@ def validate(
 
             found = validate_ray(
                 units, options, inputs=paths, address=ray_address, jobs=jobs, resume=resume, chunk_bytes=chunk_bytes,
-                files=report.files, progress=advance, problems=report.problems, notify=notify,
+                files=report.files, progress=advance, problems=report.problems, notify=notify, summary=notify,
             )  # fmt: skip
         else:
             found = iter_validate(
@@ -485,26 +514,40 @@ def validate(
                 chunk_bytes=chunk_bytes, notify=notify,
             )  # fmt: skip
         keep, echo = output != "text", output == "text" and not quiet
-        for finding in found:  # streamed: text and -q keep only the counts
-            if cfg.ignored(finding.path, finding.rule):
-                continue
-            if known is not None and known.take(finding):
-                continue  # recorded in the baseline: neither shown nor counted
-            if recorded is not None:
-                recorded.add(finding)
-            report.add(finding, keep=keep)
-            if echo:
+        found_in: set[str] = set()  # the paths findings were reported at
+
+        def admitted() -> Iterator[Finding]:
+            nonlocal seen
+            for finding in found:  # text and -q keep only the counts (text sorts them in bounded memory)
+                found_in.add(finding.path)
+                if cfg.ignored(finding.path, finding.rule):
+                    continue
+                if known is not None and known.take(finding):
+                    continue  # recorded in the baseline: neither shown nor counted
+                if recorded is not None:
+                    recorded.add(finding)
+                report.add(finding, keep=keep)
+                if len(report.problems) > seen:
+                    for message in report.problems[seen:]:
+                        say(message)
+                    seen = len(report.problems)
+                yield finding
+
+        if echo:
+            for finding in in_order(admitted()):  # by path, line, column, as every output
                 if above is not None:
                     above()
                 out.write(_finding_line(finding, palette) + "\n")
                 if above is not None:
                     out.flush()  # on the screen before the bar is drawn again
-            if len(report.problems) > seen:
-                for message in report.problems[seen:]:
-                    say(message)
-                seen = len(report.problems)
+        else:
+            collections.deque(admitted(), maxlen=0)
     for message in report.problems[seen:]:
         error(message)
+    for stats in report.files:
+        if stats.records == 0 and stats.path not in found_in:  # an empty file passes: say that nothing was read
+            _note(f"{stats.path}: holds no record; nothing in it was validated")
+    report.findings.sort(key=location_key)
     skip_fails = fail_on_skip and bool(report.skipped)
     if output == "json":
         doc = report.as_dict()
@@ -740,9 +783,12 @@ def rule(
     for s in doc["requires"]:
         lines.append(f"  requires: {s['text']} ({s['spec']} {s['section']}, traceability row {s['ref']})")
     for x in doc.get("examples", []):
-        lines.append(f"  failing:  {x['fixture']} line {x['line']}: {x['failing']}")
+        where = f", at {x['pointer']}" if x["pointer"] else ""
+        lines.append(f"  failing:  {x['fixture']} line {x['line']}{where}:")
+        lines += [f"              {row}" for row in x["failing"].splitlines()]
         if x["passing"] is not None:
-            lines.append(f"  passing:  valid.jsonl line {x['line']}: {x['passing']}")
+            lines.append(f"  passing:  {x['base']} line {x['line']}{where}:")
+            lines += [f"              {row}" for row in x["passing"].splitlines()]
     for m in doc.get("catches", []):
         lines.append(f"  catches:  {m['bug']} ({m['mutant']})")
     lines.append(f"  fix:      {doc['fix']}")
@@ -761,8 +807,10 @@ def _rule_help(info: RuleInfo) -> dict[str, Any]:
     ex = ruledocs.example(info.id)
     if ex is not None:
         out["examples"] = [
-            {"fixture": ex.fixture, "line": x.line, "failing": x.failing, "passing": x.passing} for x in ex.lines
-        ]
+            {"fixture": ex.fixture, "base": ex.base, "line": x.line, "pointer": x.pointer,
+             "failing": x.failing_fragment, "passing": x.passing_fragment}
+            for x in ex.lines
+        ]  # fmt: skip
     caught = ruledocs.mutants(info.id)
     if caught:
         out["catches"] = [{"mutant": m.name, "base": m.base, "bug": m.bug} for m in caught]
@@ -887,6 +935,8 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str] | None) -> int:
     try:
         rc = command().main(args=argv, prog_name="turnspec", standalone_mode=False)
+        if rc == 130:  # typer's answer to a KeyboardInterrupt (Ctrl-C) inside a command
+            return _interrupted(argv)
         return rc if isinstance(rc, int) else 0
     except typer.Exit as e:
         return int(e.exit_code)
@@ -894,7 +944,7 @@ def _main(argv: list[str] | None) -> int:
         error(str(e))
         return 2
     except KeyboardInterrupt:
-        return 130
+        return _interrupted(argv)
     except BrokenPipeError:  # `turnspec ... | head`: stop quietly, and let exit's final flush go nowhere
         _discard_stdout()
         return 0
@@ -913,8 +963,18 @@ def _main(argv: list[str] | None) -> int:
             sys.stderr.write(escaping.lines(shown.getvalue()))
             return 2
         if type(e).__name__ == "Abort":
-            return 130
+            return _interrupted(argv)
         return _internal(e)
+
+
+def _interrupted(argv: list[str] | None) -> int:
+    """Ctrl-C (SIGINT): one line saying so (and, for a run keeping its parts, that the same
+    command goes on from them), exit 130 as shells do (128 + SIGINT)."""
+    args = sys.argv[1:] if argv is None else argv
+    kept = any(a == "--resume" or a.startswith("--resume=") for a in args)
+    more = "; the parts finished so far are kept: run the same command again to go on" if kept else ""
+    error(f"interrupted{more}")
+    return 130
 
 
 def _choice_error(e: Exception) -> str | None:

@@ -1,8 +1,9 @@
 """Pages generated from the rule and check registries, never edited by hand:
 
 - the docs site's rule reference (`reference/rules.md`: every rule turnspec reports but the
-  suite's checks) and check reference (`reference/checks.md`), made while `mkdocs build`
-  runs (`docs/hooks.py` adds them), each entry the `ruledocs` help `turnspec rule ID` prints;
+  suite's checks) and check reference (`reference/checks.md`), each an index linking to one
+  page per rule (`reference/rules/ts104.md`, `reference/checks/tc405.md`: the `ruledocs`
+  help `turnspec rule ID` prints), made while `mkdocs build` runs (`docs/hooks.py` adds them);
 - README's check table (issue 25: for each check what it requires, the section and the
   traceability rows of the sentences requiring it, and whether it is advisory), between
   the `<!-- checks:begin -->` and `<!-- checks:end -->` markers.
@@ -60,52 +61,68 @@ def readme_with_table(readme: str) -> str:
     return readme[: start + len(BEGIN)] + "\n\n" + check_table() + "\n" + readme[end:]
 
 
-def _entries(infos: list[RuleInfo]) -> list[str]:
-    out: list[str] = []
-    for info in infos:
-        out += [f"## {info.id} {{#{info.id.lower()}}}", "", ruledocs.help_markdown(info), ""]
-    return out
+def rule_page(info: RuleInfo) -> str:
+    """One rule's or check's page: its `turnspec rule ID` help, under its id as the title."""
+    index = "../rules.md" if ruledocs.page_of(info.id) == "rules" else "../checks.md"
+    back = f"[All {'checks' if index == '../checks.md' else 'rules'}]({index})"
+    return "\n".join([ruledocs.help_markdown(info, heading="# "), back, ""])
+
+
+def _index_rows(infos: list[RuleInfo], folder: str) -> list[str]:
+    return [
+        "| id | severity | section | summary |",
+        "|---|---|---|---|",
+        *[
+            # the row keeps the id's anchor (`checks.md#tc104`, the links of the one-page reference)
+            f'| <a id="{i.id.lower()}"></a>[{i.id}]({folder}/{i.id.lower()}.md) | {i.severity}{"*" if i.strict else ""}'
+            f" | {md(i.section)} | {md(i.summary)} |"
+            for i in infos
+        ],
+    ]
 
 
 def rules_page() -> str:
-    """Every rule but the suite's checks, by id, each with its `turnspec rule ID` help."""
+    """Every rule but the suite's checks, by id, each linking to its own page."""
     infos = sorted((i for i in every_rule() if i.id not in CHECKS), key=lambda i: i.id)
     head = [
         "# Rule reference",
         "",
         "Generated from the rule registries by `conformance.cli.docsgen` when the site is built; "
-        "never edit it. `turnspec rule ID` prints the same text, and SARIF results link here.",
+        "never edit it. Each rule has a page with the text `turnspec rule ID` prints, and SARIF "
+        "results link there.",
         "",
-        "| id | severity | section | summary |",
-        "|---|---|---|---|",
-        *[
-            f"| [{i.id}](#{i.id.lower()}) | {i.severity}{'*' if i.strict else ''} | {md(i.section)} | {md(i.summary)} |"
-            for i in infos
-        ],
+        *_index_rows(infos, "rules"),
         "",
         "(* a warning that `--strict` makes an error)",
         "",
     ]
-    return "\n".join(head + _entries(infos))
+    return "\n".join(head)
 
 
 def checks_page() -> str:
-    """Every suite check, with the README table first and each check's help after."""
+    """Every suite check: the README table, then the checks, each linking to its own page."""
     infos = sorted(CHECKS, key=lambda i: i.id)
     head = [
         "# Check reference",
         "",
         "Generated from the suite's check registry by `conformance.cli.docsgen` when the site is built; "
-        "never edit it. `turnspec rule TCxxx` prints the same text.",
+        "never edit it. Each check has a page with the text `turnspec rule TCxxx` prints.",
         "",
         check_table(traceability_link="../traceability.md"),
+        "",
+        *_index_rows(infos, "checks"),
+        "",
     ]
-    return "\n".join(head + _entries(infos))
+    return "\n".join(head)
 
 
 def pages() -> dict[str, str]:
-    """The generated pages, by path under the docs folder."""
-    return {"reference/rules.md": rules_page(), "reference/checks.md": checks_page()}
+    """The generated pages, by path under the docs folder: the two indexes and a page per
+    rule and check (`ruledocs.page_path`)."""
+    out = {"reference/rules.md": rules_page(), "reference/checks.md": checks_page()}
+    for info in every_rule():
+        out[ruledocs.page_path(info.id)] = rule_page(info)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,4 +1,5 @@
-"""`[tool.turnspec]` in `pyproject.toml`: defaults for `turnspec validate`.
+"""`[tool.turnspec]` in `pyproject.toml`: defaults for `turnspec validate` (and, with
+`samples`, for `turnspec conform`, the pytest plugin and the base test class).
 
 The file is found as ruff finds its own: the closest `pyproject.toml` holding a
 `[tool.turnspec]` table, from the current folder up to the root. A flag given on the
@@ -12,6 +13,8 @@ type, is a one-line `InputError` naming the file and the key (exit 2).
     output = "github"                    # as --output
     format = "canonical"                 # as --format
     per-file-ignores = { "legacy/*" = ["TS020"] }   # glob (fnmatch, relative to the file's folder) -> ids
+    samples = "../recordings"            # conform: third-party recordings to replay (relative to the file's folder)
+    lock-wait = 5                        # as --lock-wait: seconds to wait for a store another process locked
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from typing import Any
 
 from .errors import InputError
 
-KEYS = ("select", "ignore", "per-file-ignores", "strict", "output", "format")
+KEYS = ("select", "ignore", "per-file-ignores", "strict", "output", "format", "samples", "lock-wait")
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,8 @@ class Config:
     strict: bool | None = None
     output: str | None = None
     format: str | None = None
+    samples: Path | None = None  # resolved against the file's folder
+    lock_wait: float | None = None
     _root: Path = field(default_factory=Path, repr=False)
 
     def _names(self, path: str) -> set[str]:
@@ -126,4 +131,13 @@ def load(path: Path | None) -> Config:
             if not isinstance(table[key], str):
                 raise InputError(f"{path}: [tool.turnspec] {key}: expected a string")
             values[key] = table[key]
+    if "samples" in table:
+        if not isinstance(table["samples"], str) or not table["samples"]:
+            raise InputError(f"{path}: [tool.turnspec] samples: expected a folder path (a string)")
+        values["samples"] = path.parent / table["samples"]
+    if "lock-wait" in table:
+        wait = table["lock-wait"]
+        if isinstance(wait, bool) or not isinstance(wait, int | float) or not 0 <= wait < float("inf"):
+            raise InputError(f"{path}: [tool.turnspec] lock-wait: expected a number of seconds, 0 or more")
+        values["lock_wait"] = float(wait)
     return Config(**values)

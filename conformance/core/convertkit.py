@@ -21,6 +21,7 @@ The kit holds the pieces converters would otherwise each write their own way:
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import mimetypes
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -32,20 +33,24 @@ from urllib.parse import urlsplit
 from . import ids
 from .errors import InputError
 from .findings import Finding, RuleInfo, Severity, switched_off
-from .jsonio import StdinPath, dumps, parse, read_json, read_jsonl, reads_as_lines, stdin_bytes
+from .jsonio import DEFAULT_LOCK_WAIT, StdinPath, dumps, parse, read_json, read_jsonl, reads_as_lines, stdin_bytes
+from .schemas import schema_set
 
 LOSSY = RuleInfo("TS900", Severity.WARNING, "§7.3", "Conversion dropped or changed information")
 
 
 @dataclass
 class ConvertContext:
-    """What a converter may report. `lossy` is a warning; raising `InputError` aborts."""
+    """What a converter may report, and the run's settings it reads. `lossy` is a
+    warning; raising `InputError` aborts."""
 
     findings: list[Finding] = field(default_factory=list)
     # where each message a converter to canonical wrote was read (path, line, pointer), in
     # output order; a converter that can say it fills this, and `replay-check` then
     # locates its findings in the source file rather than in the canonical copy
     origins: list[tuple[str, int | None, str]] = field(default_factory=list)
+    # seconds a converter waits for an input another process holds locked (`--lock-wait`)
+    lock_wait: float = DEFAULT_LOCK_WAIT
 
     def lossy(self, path: str, line: int | None, pointer: str, message: str, rule: RuleInfo = LOSSY) -> None:
         if rule.id in switched_off():  # the mutation-testing hook (findings.SWITCH_OFF_ENV)
@@ -101,23 +106,27 @@ def ulid_millis(ulid: str) -> int:
 
 # -- time --------------------------------------------------------------------------------
 
-# canonical §4.1: RFC 3339, UTC, microsecond precision
-_CREATED_AT = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})\.([0-9]{6})Z\Z")
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+
+@functools.cache
+def _timestamp_pattern() -> re.Pattern[str]:
+    """canonical §4.1 as the schema spells it (ids.json `timestamp`): RFC 3339 UTC, `Z` or
+    `+00:00`, 0 to 6 fraction digits. Read from the schema, so a converter accepts exactly
+    the texts `validate` accepts."""
+    return re.compile(str(schema_set("canonical", "v1")["ids.json"]["$defs"]["timestamp"]["pattern"]))
 
 
 def created_at_micros(value: str) -> int:
     """Microseconds since the epoch of a canonical `created_at`; ValueError when it is not
-    `YYYY-MM-DDTHH:MM:SS.ffffffZ` naming a real date and time (2026-02-30 is not one).
-    The one date check every converter that reads canonical uses."""
-    m = _CREATED_AT.match(value)
-    if m is None:
-        raise ValueError(f"created_at {value!r} is not RFC 3339 UTC with microseconds (canonical §4.1)")
-    y, mo, d, h, mi, s, us = (int(g) for g in m.groups())
-    try:
-        when = dt.datetime(y, mo, d, h, mi, s, us, tzinfo=dt.UTC)
-    except ValueError as exc:
-        raise ValueError(f"created_at {value!r} is not a real date and time (TS115)") from exc
+    one the schema accepts (RFC 3339 UTC: `Z` or `+00:00`, 0 to 6 fraction digits) naming a
+    real date and time (2026-02-30 is not one, TS115). The one date check every converter
+    that reads canonical uses: what `validate` accepts, every converter accepts."""
+    if not isinstance(value, str) or _timestamp_pattern().match(value) is None:
+        raise ValueError(f"created_at {value!r} is not RFC 3339 UTC (`Z` or `+00:00`, canonical §4.1)")
+    when = ids.parse_time(value)
+    if when is None:
+        raise ValueError(f"created_at {value!r} is not a real date and time (TS115)")
     delta = when - _EPOCH
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
 

@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import enum
 import functools
+import heapq
 import os
+import pickle
+import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import IO
 
 SWITCH_OFF_ENV = "TURNSPEC_DISABLE_RULES"
 """Testing hook (rule-level mutation testing, tests/test_traceability_mutation.py): a
@@ -89,6 +93,71 @@ class Finding:
         loc = self.location
         ptr = f" {self.pointer}" if self.pointer else ""
         return f"{loc}:{ptr} {self.rule} {self.severity}: {self.message}"
+
+
+Location = tuple[tuple[str, ...], int, int]
+
+
+@functools.lru_cache(maxsize=4096)
+def path_key(path: str) -> tuple[str, ...]:
+    # component by component, as ruff and pytest order paths: `a/b.jsonl` before `a-c.jsonl`
+    return tuple(path.replace("\\", "/").split("/"))
+
+
+def location_key(f: Finding) -> Location:
+    """The order findings are reported in, in every output: by path (component by
+    component), line, then column; a finding on no line (the whole file) comes first."""
+    return path_key(f.path), f.line or 0, f.column or 0
+
+
+SPILL_AFTER = 100_000
+"""Findings `in_order` keeps in memory before it spills a sorted run to a temporary file."""
+
+
+def _spill(run: list[Finding]) -> IO[bytes]:
+    """`run`, sorted, in an anonymous temporary file (unlinked at once: nothing is left behind)."""
+    run.sort(key=location_key)
+    spool = tempfile.TemporaryFile()  # noqa: SIM115  # closed by `_unspill` or `in_order`
+    pickler = pickle.Pickler(spool, protocol=pickle.HIGHEST_PROTOCOL)
+    for f in run:
+        pickler.dump(f)
+        pickler.clear_memo()
+    spool.seek(0)
+    return spool
+
+
+def _unspill(spool: IO[bytes]) -> Iterator[Finding]:
+    try:
+        while True:
+            try:
+                yield pickle.load(spool)  # our own file, written just above
+            except EOFError:
+                return
+    finally:
+        spool.close()
+
+
+def in_order(findings: Iterable[Finding], *, spill_after: int = SPILL_AFTER) -> Iterator[Finding]:
+    """`findings` sorted by `location_key`, stably (findings at one place keep the order they
+    were found in, so `--jobs` and the fast path stay byte-identical). Memory stays bounded:
+    past `spill_after` findings a sorted run goes to an anonymous temporary file, and the runs
+    are merged at the end (`heapq.merge` keeps ties in run order, so the sort stays stable)."""
+    runs: list[IO[bytes]] = []
+    held: list[Finding] = []
+    try:
+        for f in findings:
+            held.append(f)
+            if len(held) >= spill_after:
+                runs.append(_spill(held))
+                held = []
+        held.sort(key=location_key)
+        if not runs:
+            yield from held
+            return
+        yield from heapq.merge(*map(_unspill, runs), iter(held), key=location_key)
+    finally:
+        for spool in runs:
+            spool.close()
 
 
 class RuleCatalog:

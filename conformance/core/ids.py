@@ -87,6 +87,16 @@ TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 """A canonical `created_at` (§4.1: RFC 3339, UTC, microseconds), for `strftime`/`strptime`."""
 
 
+def parse_time(text: str) -> dt.datetime | None:
+    """The instant of a schema-valid `created_at` (`Z` or `+00:00`, 0 to 6 fraction
+    digits), None if it names no real date and time (TS115). The one reading of a
+    timestamp's text: the rules and every converter read it here."""
+    try:
+        return dt.datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
+    except ValueError:
+        return None
+
+
 def canonical_time(when: dt.datetime) -> str:
     """`when` (aware, in UTC) as a canonical `created_at`; years before 1000 keep 4 digits."""
     return when.strftime(TIME_FORMAT).rjust(27, "0")

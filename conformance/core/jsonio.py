@@ -43,6 +43,9 @@ IO_RULES = (INVALID_JSON, INVALID_UTF8, BOM, CRLF, BLANK_LINE, DUPLICATE_KEY, NO
 
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 DEFAULT_MAX_FILE_BYTES = 512 * 1024 * 1024  # a whole-document read (.json, schema, options file)
+# seconds an input that another process holds locked (a SQLite store under a writer's
+# EXCLUSIVE lock) is waited for before the run says so (exit 2): `--lock-wait`, `lock-wait`
+DEFAULT_LOCK_WAIT = 30.0
 _BOM = b"\xef\xbb\xbf"
 _POS = re.compile(r" at line (\d+) column (\d+)$")
 _NON_FINITE = re.compile(rb"-?(?:NaN|Infinity)")
@@ -90,7 +93,7 @@ def irregular(path: Path | str) -> str | None:
     pipe)", ...), following links, for a finding that names it; None for a regular file or
     when nothing is there. Never opens it (a FIFO would block, a device never end)."""
     try:
-        st = Path(path).stat()
+        st = (path if isinstance(path, Path) else Path(path)).stat()
     except OSError:
         return None
     return None if stat.S_ISREG(st.st_mode) else _kind(st.st_mode)
@@ -112,10 +115,51 @@ def leaves(root: Path, path: Path) -> bool:
     """True when `path`, named inside the folder `root`, is (or goes through) a symbolic
     link that resolves outside `root` (or cannot be resolved): a folder read as one unit
     is read inside itself only, and such a link is reported, never followed."""
-    try:
-        return not path.resolve().is_relative_to(root.resolve())
-    except (OSError, RuntimeError):  # a loop, a denied component
-        return True
+    return Fence(root).leaves(path)
+
+
+class Fence:
+    """`leaves(root, path)` for the many paths of one unit: the root is resolved once and
+    each folder once (`Path.resolve` walks every component of every path with an `lstat`;
+    a chibi manifest names 100,000 partitions in one folder), so a path costs one `lstat`
+    of its last component, and a full resolution only when that is a link. A fence is for
+    one run over one unit: it trusts that the unit's folders do not change meanwhile."""
+
+    __slots__ = ("_folders", "_root", "root")
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._root: str | None = None
+        self._folders: dict[str, str | None] = {}  # folder -> where it resolves (None: nowhere)
+
+    def _resolve(self, path: Path | str) -> str | None:
+        try:
+            return str(Path(path).resolve())
+        except (OSError, RuntimeError):  # a loop, a denied component
+            return None
+
+    def leaves(self, path: Path) -> bool:
+        if self._root is None:
+            self._root = self._resolve(self.root) or ""
+        root = self._root
+        if not root:
+            return True
+        folder, name = os.path.split(os.fspath(path))
+        if name in ("", ".", ".."):
+            where = self._resolve(path)
+        else:
+            if folder not in self._folders:
+                self._folders[folder] = self._resolve(folder or ".")
+            base = self._folders[folder]
+            where = None if base is None else base.rstrip(os.sep) + os.sep + name
+            try:
+                if where is not None and stat.S_ISLNK(os.lstat(where).st_mode):
+                    where = self._resolve(where)
+            except OSError:
+                pass  # nothing there (yet), or not to be looked at: `resolve` names it as it is
+        if where is None:
+            return True
+        return not (where == root or where.startswith(root if root.endswith(os.sep) else root + os.sep))
 
 
 def links_leaving(root: Path) -> list[tuple[Path, str]]:
@@ -140,7 +184,7 @@ def check_input(path: Path | str, *, allow_dir: bool = False) -> os.stat_result:
     folder, with `allow_dir`), without opening it: opening a FIFO for reading blocks
     until a writer comes, and a device such as /dev/zero never ends."""
     try:
-        st = Path(path).stat()
+        st = (path if isinstance(path, Path) else Path(path)).stat()
     except OSError as exc:  # missing, symlink loop, permission on a parent, name too long
         raise _os_error(path, exc) from None
     if stat.S_ISREG(st.st_mode) or (allow_dir and stat.S_ISDIR(st.st_mode)):
@@ -398,12 +442,18 @@ def read_jsonl(
             f.close()
 
 
-def dumps(value: Any, *, indent: bool = False) -> bytes:
+def dumps(value: Any, *, indent: bool = False, spellings: dict[int, str] | None = None) -> bytes:
     """Serialise `value` as compact (or 2-space indented) UTF-8 JSON, byte for byte what
     orjson writes; integers beyond 64 bits (which jiter reads and orjson cannot write)
-    go through the standard library, which writes the same text for everything else."""
+    go through the standard library, which writes the same text for everything else.
+    With `spellings` (`number_spellings`), each float named there is written as it was
+    spelled in the text it was read from (`1E2`, not `100.0`)."""
     try:
-        return orjson.dumps(value, option=orjson.OPT_INDENT_2 if indent else 0)
+        spelled = _spelled(value, spellings) if spellings else value
+    except RecursionError:  # nested past Python's limit: written as orjson spells it
+        spelled = value
+    try:
+        return orjson.dumps(spelled, option=orjson.OPT_INDENT_2 if indent else 0)
     except orjson.JSONEncodeError:
         try:
             text = json.dumps(
@@ -413,6 +463,56 @@ def dumps(value: Any, *, indent: bool = False) -> bytes:
         except ValueError as exc:  # an integer past Python's str() digit limit
             raise InputError(f"cannot write this value as JSON: {exc}") from None
         return text.encode("utf-8", "surrogatepass")
+
+
+class _Number:
+    """A number as `json.loads` met it: its text."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def number_spellings(value: Any, data: bytes) -> dict[int, str]:
+    """How the floats of `value`, parsed from the JSON text `data`, were spelled there where
+    `dumps` would spell them otherwise (`1E2`, `1.50`, `2.5e-3`), by the float object's `id`
+    (each parsed float is an object of its own; one met twice with two spellings is left
+    out). `dumps(value, spellings=...)` writes them so, wherever the objects moved meanwhile.
+    Integers have one spelling but `-0`, which is not kept; empty when the standard library
+    cannot read `data` again (nested past its recursion limit)."""
+    try:
+        spelled = json.loads(data, parse_float=_Number)
+    except (ValueError, RecursionError):
+        return {}
+    out: dict[int, str] = {}
+    dropped: set[int] = set()
+    stack: list[tuple[Any, Any]] = [(value, spelled)]
+    while stack:
+        v, s = stack.pop()
+        if isinstance(s, _Number):
+            respelled = type(v) is float and orjson.dumps(v) != s.text.encode()
+            if respelled and out.setdefault(id(v), s.text) != s.text:
+                dropped.add(id(v))
+        elif isinstance(s, dict) and isinstance(v, dict) and len(s) == len(v):
+            stack.extend(zip(v.values(), s.values(), strict=True))
+        elif isinstance(s, list) and isinstance(v, list) and len(s) == len(v):
+            stack.extend(zip(v, s, strict=True))
+    for k in dropped:
+        del out[k]
+    return out
+
+
+def _spelled(value: Any, spellings: dict[int, str]) -> Any:
+    """`value` with each float named in `spellings` as an `orjson.Fragment` of its text."""
+    if type(value) is float:
+        text = spellings.get(id(value))
+        return value if text is None else orjson.Fragment(text)
+    if isinstance(value, dict):
+        return {k: _spelled(v, spellings) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_spelled(v, spellings) for v in value]
+    return value
 
 
 _TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{},]')

@@ -11,6 +11,10 @@ The rules (issue 9, "nothing lost"):
   old output or the new one, never half of one; a failed run leaves the destination as
   it was; a folder replacing a folder is swapped in one `renameat2(RENAME_EXCHANGE)` on
   Linux (elsewhere: two renames, undone on failure);
+- a run stopped while writing by SIGINT, SIGTERM or SIGHUP removes its staging folder
+  first (SIGTERM and SIGHUP, which would end the process before any clean-up, are
+  caught while a stage exists, and delivered again once it is gone, so the process still
+  ends by that signal); the destination keeps the old output, or stays absent;
 - a run killed while writing (SIGKILL, power loss) leaves its staging folder, named
   `.{name}.{host}.{pid}.XXXXXXXX.turnspec`; the next run that checks an output of the
   same name removes the stages of dead processes of this host, and first restores the
@@ -33,10 +37,12 @@ import errno
 import os
 import re
 import shutil
+import signal
 import socket
 import stat
 import sys
 import tempfile
+import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -151,6 +157,48 @@ def recover(target: Path) -> None:
         shutil.rmtree(stage, ignore_errors=True)
 
 
+class _Stopped(BaseException):
+    """SIGTERM or SIGHUP met while a stage exists (`_stoppable`): raised where the process
+    is, so the stage's clean-up runs before the signal ends it."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+_STOPPING = (signal.SIGTERM, *((signal.SIGHUP,) if hasattr(signal, "SIGHUP") else ()))
+
+
+@contextlib.contextmanager
+def _stoppable() -> Iterator[None]:
+    """Turn SIGTERM and SIGHUP into `_Stopped` for the block, where they would end the
+    process at once (their default); a signal someone else handles is left to them, and
+    outside the main thread (no handler can be set there) nothing changes. A `_Stopped`
+    leaving the block is the signal again, with its default action: the process ends as
+    it was told to, after the block's clean-up."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        for sig in installed:  # one is enough: a second one must not cut the clean-up short
+            signal.signal(sig, signal.SIG_IGN)
+        raise _Stopped(signum)
+
+    installed = {sig: signal.signal(sig, stop) for sig in _STOPPING if signal.getsignal(sig) == signal.SIG_DFL}
+    try:
+        yield
+    except _Stopped as stopped:
+        for sig, old in installed.items():
+            signal.signal(sig, old)
+        installed.clear()
+        os.kill(os.getpid(), stopped.signum)  # ends the process here (the default action)
+        raise SystemExit(128 + stopped.signum) from None  # the signal is blocked: exit as a shell reports it
+    finally:
+        for sig, old in installed.items():
+            signal.signal(sig, old)
+
+
 @contextlib.contextmanager
 def staged(dst: Path) -> Iterator[Path]:
     """Yield a path to build the output at (nothing exists there yet: the writer creates
@@ -158,8 +206,15 @@ def staged(dst: Path) -> Iterator[Path]:
 
     The staging folder is created beside `dst` (a rename is atomic only within one file
     system), named with this host and process (so a later run can tell it is stale, see
-    `recover`), and removed on every way out, with whatever the writer left in it.
+    `recover`), and removed on every way out, with whatever the writer left in it (also
+    when SIGTERM or SIGHUP stops the run meanwhile: `_stoppable`).
     """
+    with _stoppable(), _staged(dst) as built:
+        yield built
+
+
+@contextlib.contextmanager
+def _staged(dst: Path) -> Iterator[Path]:
     target = real(dst)
     try:
         stage = Path(

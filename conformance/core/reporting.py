@@ -29,13 +29,13 @@ import os
 import xml.etree.ElementTree as ET
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, TextIO
 from urllib.parse import quote
 
 from . import escaping, ruledocs
-from .findings import Finding, RuleCatalog, RuleInfo, Severity
+from .findings import Finding, RuleCatalog, RuleInfo, Severity, location_key, path_key
 from .outputs import append_text
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -79,12 +79,20 @@ SKIPPED_MESSAGE = "skipped: no known format"
 
 
 def to_sarif(
-    findings: Iterable[Finding], catalog: RuleCatalog, *, tool: str = "turnspec", skipped: Sequence[str] = ()
+    findings: Iterable[Finding],
+    catalog: RuleCatalog,
+    *,
+    tool: str = "turnspec",
+    skipped: Sequence[str] = (),
+    notes: Sequence[Finding] = (),
 ) -> dict[str, Any]:
     """A SARIF 2.1.0 log with one run; rules listed are those the results use, sorted by id.
-    Each of the `skipped` files is a note-level result of rule `SKIPPED`."""
+    Each of the `skipped` files is a note-level result of rule `SKIPPED`; each of the `notes`
+    (what a check did not judge, with why: a suite case skipped) a note-level result of its
+    own rule, after the findings."""
     listed = list(findings)
-    used = sorted({f.rule for f in listed} | ({SKIPPED.id} if skipped else set()))
+    noted = list(notes)
+    used = sorted({f.rule for f in [*listed, *noted]} | ({SKIPPED.id} if skipped else set()))
     rules: list[dict[str, Any]] = [
         _rule_entry(catalog[r]) if r in catalog else _rule_entry(SKIPPED) if r == SKIPPED.id else {"id": r, "name": r}
         for r in used
@@ -93,19 +101,20 @@ def to_sarif(
         rules[used.index(SKIPPED.id)]["defaultConfiguration"] = {"level": "note"}
     index = {r: i for i, r in enumerate(used)}
     results: list[dict[str, Any]] = []
-    for f in listed:
+    for f, note in [*((f, False) for f in listed), *((f, True) for f in noted)]:
         uri, fragment = _artifact(f.path)
         physical: dict[str, Any] = {"artifactLocation": {"uri": uri}}
         if f.line is not None and f.line >= 1:
             physical["region"] = {"startLine": f.line, **({"startColumn": f.column} if f.column else {})}
-        location: dict[str, Any] = {"physicalLocation": physical}
+        # a finding of no file (path ""): a logical location only (SARIF §3.28.1)
+        location: dict[str, Any] = {"physicalLocation": physical} if f.path else {}
         logical = [{"fullyQualifiedName": f"{fragment}{f.pointer}" if fragment else f.pointer or "/"}]
         location["logicalLocations"] = logical
         results.append(
             {
                 "ruleId": f.rule,
                 "ruleIndex": index[f.rule],
-                "level": "error" if f.severity == Severity.ERROR else "warning",
+                "level": "note" if note else "error" if f.severity == Severity.ERROR else "warning",
                 "message": {"text": f.message},
                 "locations": [location],
                 "properties": {"jsonPointer": f.pointer, **({"table": fragment} if fragment else {})},
@@ -172,8 +181,8 @@ def to_github(findings: Iterable[Finding], *, skipped: Sequence[str] = ()) -> st
             hidden[level] += 1
             continue
         shown[level] += 1
-        props = [f"file={_escape_property(f.path.partition('#')[0])}"]
-        if f.line is not None and f.line >= 1:
+        props = [f"file={_escape_property(f.path.partition('#')[0])}"] if f.path else []
+        if f.path and f.line is not None and f.line >= 1:
             props.append(f"line={f.line}")
             if f.column is not None and f.column >= 1:
                 props.append(f"col={f.column}")
@@ -222,8 +231,9 @@ def to_junit(
     Each finding is one `text_line` (a CI system prints these bodies into its log), and
     every string put in the tree is `escaping.xml`: well-formed XML 1.0 whatever the data."""
     by_file: dict[str, list[Finding]] = {p: [] for p in files}
-    for f in findings:
+    for f in sorted(findings, key=location_key):
         by_file.setdefault(f.path.partition("#")[0], []).append(f)
+    by_file = {p: by_file[p] for p in sorted(by_file, key=path_key)}
     root = ET.Element("testsuites", name=name)
     errors = {p: [f for f in fs if f.severity == Severity.ERROR] for p, fs in by_file.items()}
     suite = ET.SubElement(
@@ -268,6 +278,8 @@ class FindingsReport:
     catalog: RuleCatalog
     files: Sequence[str] = ()
     skipped: Sequence[str] = ()
+    # what the command did not judge, each with why (a suite case skipped): SARIF notes
+    notes: Sequence[Finding] = ()
 
 
 @dataclass(frozen=True)
@@ -284,7 +296,7 @@ class FindingsOutput:
 
 
 def _sarif_text(r: FindingsReport) -> str:
-    body = json.dumps(to_sarif(r.findings, r.catalog, skipped=r.skipped), indent=2, ensure_ascii=False)
+    body = json.dumps(to_sarif(r.findings, r.catalog, skipped=r.skipped, notes=r.notes), indent=2, ensure_ascii=False)
     return escaping.json_text(body) + "\n"
 
 
@@ -322,6 +334,8 @@ def render_findings(name: str, report: FindingsReport) -> str:
     spec = findings_output(name)
     if spec is None:
         raise KeyError(f"no findings output named {name!r}")
+    # every output lists findings by path, line and column (stably: ties keep the finding order)
+    report = replace(report, findings=sorted(report.findings, key=location_key))
     target = os.environ.get("GITHUB_STEP_SUMMARY") if spec.step_summary else None
     if target:
         summary = step_summary(list(report.findings), report.catalog, title=report.tool, skipped=report.skipped)

@@ -3,10 +3,14 @@ about a rule or check, read at run time from data this package ships (never writ
 
 - the spec statements it enforces: the rows of `docs/traceability.md` that name its id
   (the statement as the table words it, its spec file and section);
-- for a canonical rule, a failing and a passing example: the line of its test fixture
-  (`tests/rules/canonical/<ID>.jsonl`, "`valid.jsonl` with one deliberate defect") that
-  differs from `valid.jsonl`, beside the `valid.jsonl` line it replaces, and the JSON
-  pointers that differ (what to change to fix it);
+- for a canonical rule, the smallest failing and passing fragments: of the line of its test
+  fixture (`tests/rules/canonical/<ID>.jsonl`, "`valid.jsonl` with one deliberate defect")
+  that differs from `valid.jsonl` and of the `valid.jsonl` line it replaces, the value at the
+  deepest JSON pointer holding every difference, pretty-printed, with what is the same on
+  both sides left out (a line the fixture adds shows the value at the place its finding
+  names, from the hand-written table of `tests/test_rules_canonical.py`, read with `ast`);
+- how to fix a finding, in the user's terms: one line per rule (`rulefixes.FIXES`; a suite
+  check's is its `CheckInfo.fix`, gathered in `TROUBLESHOOTING`);
 - for a suite check, the planted bugs its test fixtures kill (`tests/mutants.py`: one
   mutant adapter per bug, the check that must fail, the bug in the class docstring), read
   as text with `ast`, never imported.
@@ -18,16 +22,19 @@ In a checkout the files are read where they live; a wheel carries them under
 from __future__ import annotations
 
 import ast
+import dataclasses
 import difflib
 import functools
 import json
 import re
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from . import pointers
 from .findings import RuleInfo, Severity
+from .rulefixes import FIXES
 
 DOCS_URL = "https://turnspec.dev/docs/"
 """The docs site (`mkdocs.yml`'s `site_url`); the rule and check reference pages live under it."""
@@ -35,9 +42,9 @@ DOCS_URL = "https://turnspec.dev/docs/"
 _ID = re.compile(r"^[A-Z]{2}\d{3}$")
 
 TROUBLESHOOTING: dict[str, str] = {}
-"""Rule id -> what to check when it fails, as langchain-tests words each standard test's
-troubleshooting: filled by the catalogue that declares the rule (`suite.rules` for the
-checks), read by `fix_text`."""
+"""Rule id -> what to check when a suite check fails, as langchain-tests words each standard
+test's troubleshooting: filled by the catalogue that declares the check (`suite.rules`),
+read by `fix_text`. Every other rule's fix is its line of `rulefixes.FIXES`."""
 
 
 def _root() -> Path:
@@ -54,14 +61,26 @@ def _paths() -> tuple[Path, Path, Path]:
     return root / "docs" / "traceability.md", root / "tests" / "rules" / "canonical", root / "tests" / "mutants.py"
 
 
+def _cases_path() -> Path:
+    """The canonical rules' table of defect locations (`tests/test_rules_canonical.py: CASES`)."""
+    root = _root()
+    return root / "rule_cases.py.txt" if root.name == "_ruledocs" else root / "tests" / "test_rules_canonical.py"
+
+
 def page_of(rule_id: str) -> str:
     """The reference page of an id: suite checks (TC) on `checks`, every other id on `rules`."""
     return "checks" if rule_id.startswith("TC") else "rules"
 
 
+def page_path(rule_id: str) -> str:
+    """The rule's own page under the docs folder (`reference/rules/ts104.md`): one page per
+    rule or check, as ruff's rules have, so no page holds all of them."""
+    return f"reference/{page_of(rule_id)}/{rule_id.lower()}.md"
+
+
 def help_uri(rule_id: str) -> str:
-    """The rule's entry on the docs site (its heading's anchor is the lower-case id)."""
-    return f"{DOCS_URL}reference/{page_of(rule_id)}/#{rule_id.lower()}"
+    """The rule's page on the docs site (`page_path` as mkdocs serves it)."""
+    return f"{DOCS_URL}{page_path(rule_id).removesuffix('.md')}/"
 
 
 @dataclass(frozen=True)
@@ -79,12 +98,20 @@ class Statement:
 class ExampleLine:
     """One line of a rule's fixture that the defect touches: `failing` is line `line` of the
     fixture, `passing` the valid line it replaces (None when the fixture adds the line or
-    removes the lines after it), `changes` the JSON pointers whose values differ."""
+    removes the lines after it), `changes` the JSON pointers whose values differ. The
+    fragments are what to show: the value at `pointer` on each side, pretty-printed, with
+    what both sides share left out (`fragment`); a line that is no JSON document (a line of
+    a pretty-printed `.json` fixture) is its own fragment."""
 
     line: int
     failing: str
     passing: str | None
     changes: tuple[str, ...]
+    pointer: str = ""
+    failing_fragment: str = ""
+    passing_fragment: str | None = None
+    fixture: str = ""  # the fixture's file name, and the valid file it is a copy of
+    base: str = "valid.jsonl"
 
 
 @dataclass(frozen=True)
@@ -94,6 +121,7 @@ class Example:
 
     fixture: str
     lines: tuple[ExampleLine, ...]
+    base: str = "valid.jsonl"  # the valid file the fixture is a copy of
 
 
 @dataclass(frozen=True)
@@ -159,10 +187,197 @@ def _changes(failing: str, passing: str | None) -> tuple[str, ...]:
 
 
 @functools.cache
+def _case_pointers() -> dict[str, tuple[int, str]]:
+    """Rule id -> (line, pointer) of its finding in its fixture, from the hand-written table
+    `CASES` of tests/test_rules_canonical.py (read with `ast`, never imported)."""
+    try:
+        tree = ast.parse(_cases_path().read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return {}
+    out: dict[str, tuple[int, str]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.AnnAssign | ast.Assign) and isinstance(node.value, ast.Dict):
+            targets = [node.target] if isinstance(node, ast.AnnAssign) else node.targets
+            if not any(isinstance(t, ast.Name) and t.id == "CASES" for t in targets):
+                continue
+            for k, v in zip(node.value.keys, node.value.values, strict=True):
+                try:
+                    rid, row = ast.literal_eval(k) if k is not None else None, ast.literal_eval(v)
+                except ValueError:
+                    continue
+                if isinstance(rid, str) and isinstance(row, tuple) and len(row) >= 3:
+                    out[rid] = (int(row[1]), str(row[2]))
+    return out
+
+
+def _split(pointer: str) -> list[str]:
+    return [pointers.unescape(t) for t in pointer.split("/")[1:]] if pointer else []
+
+
+def _at(doc: Any, pointer: str) -> Any:
+    """The value at `pointer` in `doc`, or `_NOWHERE` when the path does not exist."""
+    node = doc
+    for key in _split(pointer):
+        if isinstance(node, dict) and key in node:
+            node = node[key]
+        elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
+            node = node[int(key)]
+        else:
+            return _NOWHERE
+    return node
+
+
+_NOWHERE = object()
+_LONG = 60  # a string longer than this is shortened in a fragment (an image's base64, a long text)
+
+
+def _shared(changes: list[str]) -> str:
+    """The deepest pointer every change is at or under."""
+    if not changes:
+        return ""
+    parts = [c.split("/")[1:] for c in changes]
+    common: list[str] = []
+    for tokens in zip(*parts, strict=False):
+        if len(set(tokens)) != 1:
+            break
+        common.append(tokens[0])
+    return "/" + "/".join(common) if common else ""
+
+
+def _parent(pointer: str) -> str:
+    return pointer.rsplit("/", 1)[0] if pointer else ""
+
+
+def _place(docs: list[Any], changes: list[str], hint: str = "") -> str:
+    """Where the fragments are taken: the deepest pointer holding every change (or `hint`,
+    the finding's place, for a line with no counterpart) that is an object or an array on
+    every side, so a member that one side lacks, or a changed value, shows with its key."""
+    at = _shared(changes) if changes else hint
+    while at and not all(isinstance(_at(d, at), dict | list) for d in docs):
+        at = _parent(at)
+    return at
+
+
+def _short(value: Any) -> Any:
+    if isinstance(value, str) and len(value) > _LONG:
+        return value[: _LONG - 10] + "…"
+    return value
+
+
+def fragment(value: Any, at: str, changes: tuple[str, ...] | list[str], keep: str = "") -> Any:
+    """`value` (found at pointer `at`) cut to what explains a difference: a member or item on
+    the path to a change (or to `keep`, the finding's place) kept and cut the same way, a
+    changed value whole, other scalar members kept as context, other objects and arrays left
+    out; long strings shortened."""
+    marks = [*changes, *([keep] if keep else [])]
+    whole = list(changes) or marks  # the finding's place shown whole only when nothing changed in place
+
+    def on_path(p: str) -> bool:
+        return any(c == p or c.startswith(p + "/") for c in marks)
+
+    def exact(p: str) -> bool:
+        return any(c == p for c in whole)
+
+    def cut(v: Any, p: str) -> Any:
+        if exact(p):
+            return _whole(v)
+        if isinstance(v, dict):
+            out: dict[str, Any] = {}
+            for k, item in v.items():
+                q = f"{p}/{pointers.token(k)}"
+                if on_path(q):
+                    out[k] = cut(item, q)
+                elif not isinstance(item, dict | list):
+                    out[k] = _short(item)
+            return out
+        if isinstance(v, list):
+            return [cut(item, f"{p}/{i}") if on_path(f"{p}/{i}") else _summary(item) for i, item in enumerate(v)]
+        return _short(v)
+
+    return cut(value, at)
+
+
+def _whole(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {k: _whole(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_whole(x) for x in v]
+    return _short(v)
+
+
+def _summary(item: Any) -> Any:
+    """An item beside the difference: its scalar members (a block's `type`, `text`, ...)."""
+    if isinstance(item, dict):
+        return {k: _short(v) for k, v in item.items() if not isinstance(v, dict | list)}
+    return _short(item) if not isinstance(item, list) else []
+
+
+def _pretty(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def _example_line(line: int, failing: str, passing: str | None, finding: str | None) -> ExampleLine:
+    """The line's fragments (see `ExampleLine`); `finding` is the finding's pointer when the
+    rule's table places it on this line."""
+    changes = _changes(failing, passing)
+    try:
+        bad = json.loads(failing)
+        good = json.loads(passing) if passing is not None else None
+    except ValueError:
+        return ExampleLine(line, failing, passing, changes, "", failing, passing)
+    docs = [bad] if good is None else [bad, good]
+    keep = finding or ""  # the place the finding names is shown too (TS111 compares two values)
+    at = _place(docs, [*changes, *([keep] if keep and changes else [])], keep)
+    shown = fragment(_at(bad, at), at, changes, keep)
+    other = None if good is None else _pretty(fragment(_at(good, at), at, changes, keep))
+    return ExampleLine(line, failing, passing, changes, at, _pretty(shown), other)
+
+
+def _add(lines: list[ExampleLine], x: ExampleLine, finding: str | None) -> None:
+    """`x` among `lines`, unless an earlier line shows the same fragments (the same defect on
+    two lines, TS104, is shown once, on the line of the finding when that is one of them)."""
+    shown = (x.pointer, x.failing_fragment, x.passing_fragment)
+    same = [i for i, y in enumerate(lines) if (y.pointer, y.failing_fragment, y.passing_fragment) == shown]
+    if not same:
+        lines.append(x)
+    elif finding is not None:
+        lines[same[0]] = x
+
+
+def _example_lines(bad: list[str], good: list[str], pretty: bool, case: tuple[int, str] | None) -> list[ExampleLine]:
+    """The lines of a fixture (`bad`) that differ from the valid file (`good`), as examples;
+    `pretty`: a pretty-printed `.json` document, whose changed blocks of lines are shown as
+    they read."""
+    lines: list[ExampleLine] = []
+
+    def add(n: int, failing: str, passing: str | None) -> None:
+        finding = case[1] if case is not None and case[0] == n else None
+        _add(lines, _example_line(n, failing, passing, finding), finding)
+
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, good, bad, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        if pretty and j2 > j1:
+            failing = textwrap.dedent("\n".join(bad[j1:j2]))
+            passing = textwrap.dedent("\n".join(good[i1:i2])) if i2 > i1 else None
+            lines.append(ExampleLine(j1 + 1, failing, passing, (), "", failing, passing))
+            continue
+        if j2 == j1:  # lines removed: the defect is on the line they followed
+            if j1 > 0:
+                add(j1, bad[j1 - 1], None)
+            continue
+        same = tag == "replace" and i2 - i1 == j2 - j1
+        for k in range(j1, j2):
+            add(k + 1, bad[k], good[i1 + k - j1] if same else None)
+    return lines
+
+
+@functools.cache
 def example(rule_id: str) -> Example | None:
     """The failing and passing example of a canonical rule, from its fixture (None without one).
     The fixture is a valid file with one deliberate defect; the example is the line the defect
-    is on and, when the fixture changes that line in place, the valid line it replaces."""
+    is on and, when the fixture changes that line in place, the valid line it replaces, each
+    cut to its fragment (`ExampleLine`)."""
     folder = _paths()[1]
     for suffix, base in ((".jsonl", "valid.jsonl"), (".json", "tools.json")):
         fixture = folder / f"{rule_id}{suffix}"
@@ -173,19 +388,9 @@ def example(rule_id: str) -> Example | None:
             good = (folder / base).read_text(encoding="utf-8").splitlines()
         except (OSError, UnicodeDecodeError):
             return None
-        lines: list[ExampleLine] = []
-        for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, good, bad, autojunk=False).get_opcodes():
-            if tag == "equal":
-                continue
-            if j2 == j1:  # lines removed: the defect is on the line they followed
-                if j1 > 0:
-                    lines.append(ExampleLine(j1, bad[j1 - 1], None, ()))
-                continue
-            same = tag == "replace" and i2 - i1 == j2 - j1
-            for k in range(j1, j2):
-                passing = good[i1 + k - j1] if same else None
-                lines.append(ExampleLine(k + 1, bad[k], passing, _changes(bad[k], passing)))
-        return Example(fixture.name, tuple(lines[:3])) if lines else None
+        lines = _example_lines(bad, good, suffix == ".json", _case_pointers().get(rule_id))
+        shown = tuple(dataclasses.replace(x, fixture=fixture.name, base=base) for x in lines[:3])
+        return Example(fixture.name, shown, base) if shown else None
     return None
 
 
@@ -219,31 +424,24 @@ def mutants(rule_id: str) -> tuple[Mutant, ...]:
     return _mutants().get(rule_id, ())
 
 
-def _fix_text(info: RuleInfo, ex: Example | None) -> str:
-    if ex is not None:
-        changed = [f"line {x.line}: {', '.join(x.changes[:4])}" for x in ex.lines if x.changes]
-        if changed and all(x.passing is not None for x in ex.lines):
-            return f"make the values at {'; '.join(changed)} what the passing example has (the fixture's only defect)."
-        if all(x.passing is not None for x in ex.lines):
-            return f"make line(s) {', '.join(str(x.line) for x in ex.lines)} what the passing example has."
-        return (
-            f"the fixture is valid.jsonl with lines added, moved or removed at line(s) "
-            f"{', '.join(str(x.line) for x in ex.lines)}; the rule reads a line against the rest of its session."
-        )
+def _fix_text(info: RuleInfo) -> str:
+    hint = TROUBLESHOOTING.get(info.id) or FIXES.get(info.id)
     if info.id.startswith("TC"):
         caught = "; the bugs listed are ones it is known to catch" if mutants(info.id) else ""
-        hint = TROUBLESHOOTING.get(info.id)
         first = f"If this check fails, {hint} " if hint else ""
         return (
             f"{first}`turnspec conform ADAPTER --select {info.id} -v` shows each failing case with its cassette and "
             f"reason, and the adapter's traceback when it raised{caught}."
         )
-    return "each finding names the file, line and JSON pointer; the statements it enforces say what the value must be."
+    if hint:
+        return hint
+    return f"see what the statements above require of the value the finding points at ({info.summary.lower()})."
 
 
 def fix_text(info: RuleInfo) -> str:
-    """How to fix a finding of `info` (from its fixture where it has one)."""
-    return _fix_text(info, example(info.id))
+    """How to fix a finding of `info`: its line of `rulefixes.FIXES` (a suite check's: its
+    troubleshooting line and how to see its failing cases)."""
+    return _fix_text(info)
 
 
 def help_text(info: RuleInfo) -> str:
@@ -256,14 +454,16 @@ def help_text(info: RuleInfo) -> str:
     for s in statements(info.id):
         lines.append(f"Requires ({s.spec} {s.section}, {s.ref}): {s.text}")
     ex = example(info.id)
-    fixture = ex.fixture if ex is not None else ""
     for x in ex.lines if ex is not None else ():
-        lines.append(f"Failing example ({fixture} line {x.line}): {x.failing}")
-        if x.passing is not None:
-            lines.append(f"Passing example (valid line {x.line}): {x.passing}")
+        where = f" at {x.pointer}" if x.pointer else ""
+        lines.append(f"Failing example ({x.fixture} line {x.line}{where}):")
+        lines += [f"  {row}" for row in x.failing_fragment.splitlines()]
+        if x.passing_fragment is not None:
+            lines.append(f"Passing example ({x.base} line {x.line}{where}):")
+            lines += [f"  {row}" for row in x.passing_fragment.splitlines()]
     for m in mutants(info.id):
         lines.append(f"Caught bug ({m.name}, from {m.base}): {m.bug}")
-    lines.append(f"How to fix: {_fix_text(info, ex)}")
+    lines.append(f"How to fix: {_fix_text(info)}")
     lines.append(f"More: {help_uri(info.id)}")
     return "\n".join(lines)
 
@@ -293,17 +493,17 @@ def help_markdown(info: RuleInfo, *, heading: str = "") -> str:
         out += [f"- {_md(s.text)} ({_md(s.spec)} {_md(s.section)}, row {_md(s.ref)})" for s in rows]
         out.append("")
     ex = example(info.id)
-    fixture = ex.fixture if ex is not None else ""
     for x in ex.lines if ex is not None else ():
-        out += [f"**Failing example** (`{fixture}` line {x.line}):", "", _fence(x.failing), ""]
-        if x.passing is not None:
-            out += ["**Passing example** (the line it replaces in `valid.jsonl`):", "", _fence(x.passing), ""]
+        where = f" at `{x.pointer}`" if x.pointer else ""
+        out += [f"**Failing example** (`{x.fixture}` line {x.line}{where}):", "", _fence(x.failing_fragment), ""]
+        if x.passing_fragment is not None:
+            out += [f"**Passing example** (the same place in `{x.base}`):", "", _fence(x.passing_fragment), ""]
     ms = mutants(info.id)
     if ms:
         out += ["**Bugs it catches** (the suite's mutant adapters):", ""]
         out += [f"- `{m.name}` ({_md(m.base)}): {_md(m.bug)}" for m in ms]
         out.append("")
-    out += [f"**How to fix:** {_md(_fix_text(info, ex))}", ""]
+    out += [f"**How to fix:** {_md(_fix_text(info))}", ""]
     return "\n".join(out)
 
 

@@ -28,7 +28,7 @@ from typing import Protocol
 
 from ..core.convertkit import Converter
 from ..core.findings import Finding, RuleCatalog, Selection
-from ..core.jsonio import DEFAULT_MAX_LINE_BYTES, os_error
+from ..core.jsonio import DEFAULT_LOCK_WAIT, DEFAULT_MAX_LINE_BYTES, os_error
 
 ProgressHook = Callable[[int], None]
 
@@ -46,6 +46,9 @@ class Options:
     # True: every line takes the exact path (the canonical fast path off); the report is
     # the same either way (tests/test_fast_path.py), only slower
     exact: bool = False
+    # seconds to wait for an input another process holds locked (a SQLite store), then an
+    # I/O condition naming the wait (exit 2), never a finding about the data
+    lock_wait: float = DEFAULT_LOCK_WAIT
 
 
 @dataclass

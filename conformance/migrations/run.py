@@ -2,7 +2,9 @@
 
 Records are read defensively (conformance.core.jsonio: every bad line is a located finding),
 each is migrated by the registry's steps and validated under the target revision, and
-the output is written to a temporary file first. Only when no record failed is it moved
+the output is written to a temporary file first. A record no step changes is written as
+it was read, byte for byte; a changed one (counted in `changed`) is written anew, its
+numbers spelled as they were (`1E2` stays `1E2`, never `100.0`: `jsonio.number_spellings`). Only when no record failed is it moved
 into place (`OUT`, or `IN` itself with `in_place`); otherwise nothing is written and the
 findings say why. Without an output path the result is returned as bytes (the CLI
 prints it), so the input is never rewritten by accident.
@@ -18,7 +20,7 @@ from typing import Any
 
 from ..core.errors import InputError
 from ..core.findings import Finding, RuleInfo, Severity, switched_off
-from ..core.jsonio import Record, check_input, dumps, read_json, read_jsonl
+from ..core.jsonio import Record, check_input, dumps, number_spellings, read_json, read_jsonl
 from ..core.outputs import check_output, real, write_bytes
 from ..core.schema_validation import SchemaValidator
 from ..core.schemas import schema_set
@@ -92,6 +94,37 @@ def migrate_record(
     return doc, []
 
 
+def _same(a: Any, b: Any) -> bool:
+    """Equal and of the same types all the way down (`1 == 1.0 == True` in Python)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)  # the same keys, in the same order
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+def _lines(migrated: list[tuple[Record, Any, bool]]) -> list[bytes]:
+    """JSON Lines: an unchanged record's own text, a changed one anew with its numbers' spellings."""
+    return [
+        (dumps(doc, spellings=number_spellings(rec.value, rec.raw)) if changed else rec.raw) + b"\n"
+        for rec, doc, changed in migrated
+    ]
+
+
+def _document(migrated: list[tuple[Record, Any, bool]], single: bool) -> bytes:
+    """A `.json` file: its own text when no record changed, else the document anew (indented),
+    its numbers as they were spelled."""
+    whole = migrated[0][0].raw if migrated else b""  # every record of a .json holds the whole text
+    if whole and not any(changed for _, _, changed in migrated):
+        return whole if whole.endswith(b"\n") else whole + b"\n"
+    values = [rec.value for rec, _, _ in migrated]
+    spellings = number_spellings(values[0] if single else values, whole) if whole else {}
+    docs = [doc for _, doc, _ in migrated]
+    return dumps(docs[0] if single else docs, indent=True, spellings=spellings) + b"\n"
+
+
 def migrate_file(
     src: Path,
     target: int,
@@ -119,7 +152,7 @@ def migrate_file(
     result = MigrationResult()
     jsonl = src.suffix != ".json"
     items: Iterator[Record | Finding] = read_jsonl(src) if jsonl else read_json(src)
-    migrated: list[Any] = []
+    migrated: list[tuple[Record, Any, bool]] = []  # each record, its migrated value, whether a step changed it
     single = False
     for item in items:
         if isinstance(item, Finding):
@@ -130,14 +163,12 @@ def migrate_file(
         doc, problems = migrate_record(reg, fmt, item, target, source)
         result.findings += problems
         if not problems:
-            result.changed += doc != item.value or type(doc) is not type(item.value)
-            migrated.append(doc)
+            changed = not _same(doc, item.value)
+            result.changed += changed
+            migrated.append((item, doc, changed))
     if not result.ok:
         return result
-    if jsonl:
-        chunks = [dumps(d) + b"\n" for d in migrated]
-    else:
-        chunks = [dumps(migrated[0] if single else migrated, indent=True) + b"\n"]
+    chunks = _lines(migrated) if jsonl else [_document(migrated, single)]
     dest = src if in_place else out
     if dest is None:
         result.output = b"".join(chunks)

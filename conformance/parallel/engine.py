@@ -541,10 +541,12 @@ def validate_units(
     problems: list[str] | None = None,
     inputs: Sequence[str] = (),
     notify: Callable[[str], None] | None = None,
+    summary: Callable[[str], None] | None = None,
 ) -> Iterator[Finding]:
     """`run_units` on local worker processes (`--jobs`), with an optional `--resume` store
     (which may not overlap `inputs`, the paths the user named, nor any unit); `notify`
-    receives a line for each stored result that is not used (`store` module doc)."""
+    receives a line for each stored result that is not used (`store` module doc), `summary`
+    one line once the run is done: how many parts the store answered (`ResumeStore.summary`)."""
     store = None
     if resume is not None:
         # function-level import: the store (and importlib.metadata, for the version in
@@ -563,3 +565,5 @@ def validate_units(
         progress=progress,
         problems=problems,
     )
+    if store is not None and summary is not None:
+        summary(store.summary())

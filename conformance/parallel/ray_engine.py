@@ -257,9 +257,11 @@ def validate_ray(
     problems: list[str] | None = None,
     inputs: Sequence[str] = (),
     notify: Notify | None = None,
+    summary: Notify | None = None,
 ) -> Iterator[Finding]:
     """The findings of `units` (local paths and URLs), the local engine's report.
-    `notify` receives a line for each stored result that is not used (`store` module doc)."""
+    `notify` receives a line for each stored result that is not used (`store` module doc),
+    `summary` one line once the run is done (`ResumeStore.summary`)."""
     n = jobs or default_jobs()
     named = [*inputs, *(str(p) for p, _ in units)]
     store = ResumeStore(resume, options, named, opener=open_any, notify=notify) if resume is not None else None
@@ -280,3 +282,5 @@ def validate_ray(
         progress=progress,
         problems=problems,
     )
+    if store is not None and summary is not None:
+        summary(store.summary())

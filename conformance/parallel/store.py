@@ -131,7 +131,17 @@ class ResumeStore:
         self.base = orjson.dumps([_version(), ITEM_CODEC, STORE_FORMAT, options_key(options)])
         self.run_digest = hashlib.sha256(self.base).hexdigest()
         self.host = host_name()
+        self.reused = 0  # parts answered from the folder this run
+        self.computed = 0  # parts computed (and kept) this run, those recomputed included
         self._clean()
+
+    def summary(self) -> str:
+        """One line for the end of a run: how many parts came from the folder."""
+        total = self.reused + self.computed
+        return (
+            f"--resume {self.folder}: {self.reused} of {total} part(s) reused from the folder,"
+            f" {self.computed} computed and kept"
+        )
 
     # -- names ----------------------------------------------------------------------
 
@@ -199,6 +209,7 @@ class ResumeStore:
         if why is not None:
             self._note(task, why)
             return None
+        self.reused += 1
         return payload
 
     def _check(self, task: Task, size: int, data: bytes) -> tuple[str | None, bytes]:
@@ -284,6 +295,7 @@ class ResumeStore:
                 os.close(fd)
             # a rename replaces whatever has the name (a link included), never writes through it
             os.replace(temp, key + SUFFIX, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            self.computed += 1
         except OSError as exc:
             with contextlib.suppress(OSError):
                 os.unlink(temp, dir_fd=dir_fd)

@@ -18,7 +18,7 @@ from ..adapters import registry as adapter_registry
 from ..core.convertkit import ConvertContext, as_lines
 from ..core.errors import InputError
 from ..core.findings import Finding
-from ..core.jsonio import is_stdin, stdin_bytes
+from ..core.jsonio import DEFAULT_LOCK_WAIT, is_stdin, stdin_bytes
 from ..formats import Format, detect_format, get_format
 from ..formats.canonical.markers import DEFAULT_CRITICAL_KEY
 from .check import LOSSY, OK, REFUSED, Target, Verdict, check_session
@@ -48,10 +48,14 @@ def target(spec: str) -> Target:
             ref, model = f"{head}:{attr}", (maybe_model if sep2 else None)
     adapter = adapter_registry.load(ref)
     provider = str(getattr(adapter, "provider", "") or getattr(adapter, "name", ref))
-    if model and ":" not in model:
+    if model and not model.startswith(f"{provider}:"):
+        # the provider's own id, opaque: `llama3.2:latest` and `anthropic.claude-...-v1:0`
+        # hold a `:` of their own, so the canonical id is the provider's prefix on it whole
         model = f"{provider}:{model}"
     return Target(
-        spec if model is None else f"{ref}:{model.split(':', 1)[1]}", adapter, model or f"{provider}:replay-check"
+        spec if model is None else f"{ref}:{model.removeprefix(f'{provider}:')}",
+        adapter,
+        model or f"{provider}:replay-check",
     )
 
 
@@ -188,10 +192,12 @@ def replay_check(
     strict: bool = False,
     summary: ReplaySummary | None = None,
     critical_key: str = DEFAULT_CRITICAL_KEY,
+    lock_wait: float = DEFAULT_LOCK_WAIT,
 ) -> Iterator[Verdict]:
-    """One verdict per (session, target), in input order; `summary` collects the counts."""
+    """One verdict per (session, target), in input order; `summary` collects the counts.
+    A store another process holds locked is waited for `lock_wait` seconds."""
     summary = summary if summary is not None else ReplaySummary()
-    reader = SessionReader()
+    reader = SessionReader(lock_wait)
     checked = 0
     for path, name in _inputs(paths, fmt, summary):
         for session in _sessions(path, name, reader, summary):

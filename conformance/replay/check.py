@@ -26,7 +26,7 @@ from typing import Any
 from ..adapters.base import Adapter, AdapterOptions, CriticalBlockError
 from ..adapters.estimate import estimate_for_model
 from ..adapters.protocol import capabilities_of
-from ..core.findings import Finding, RuleInfo, Severity, switched_off
+from ..core.findings import Finding, RuleInfo, Severity, location_key, switched_off
 from ..formats.canonical.markers import DEFAULT_CRITICAL_KEY
 from ..wire import registry as wire_registry
 from ..wire.api import WireApi
@@ -146,6 +146,7 @@ def check_session(
         api = wire_api_of(target.adapter)
         if api is not None:
             _wire_checks(session, target, api, body, foreign, emit)
+    v.findings.sort(key=location_key)  # by path, line, column, as every output lists them
     for f in v.findings:
         if f.severity == Severity.ERROR or (strict and f.rule == R.BLOCK_DROPPED.id):
             v.verdict = REFUSED

@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..core.errors import InputError
 from ..core.findings import Finding
-from ..core.jsonio import Record, is_stdin, parse, read_json, read_jsonl, reads_as_lines
+from ..core.jsonio import DEFAULT_LOCK_WAIT, Record, is_stdin, parse, read_json, read_jsonl, reads_as_lines
 from .rules import INPUT_UNREADABLE
 
 
@@ -48,7 +49,8 @@ def _problem(path: str, line: int | None, pointer: str, message: str) -> Finding
 class SessionReader:
     """Groups messages into sessions; collects tool definitions and unreadable records."""
 
-    def __init__(self) -> None:
+    def __init__(self, lock_wait: float = DEFAULT_LOCK_WAIT) -> None:
+        self.lock_wait = lock_wait  # how long a store another process holds locked is waited for
         self.problems: list[Finding] = []
         self.tools: list[dict[str, Any]] = []
         self._seen: dict[str, int] = {}  # session id -> parts handed on so far
@@ -104,27 +106,32 @@ class SessionReader:
             yield Located(v, item.path, item.line, item.pointer)
 
     def _sqlite(self, path: Path) -> Iterator[Located]:
+        """The messages of a §9.1 store, at a committed state even while another process
+        writes it (`formats.sqlite.open_store`: a `-wal`'s committed frames are seen, a
+        writer's lock is waited for `lock_wait` seconds). A store that cannot be read now
+        (locked past the wait, a failing read) is a problem naming why (exit 2)."""
         # function-level import: sqlite is a peer format; only this reader needs its opener
-        from ..formats.sqlite import micros_to_timestamp, open_readonly
+        from ..formats.sqlite import micros_to_timestamp, open_store
 
         where = f"{path}#messages"
         try:
-            con = open_readonly(path)
-            rows = con.execute(
-                "SELECT rowid, id, session_id, role, content_json, metadata_json, created_at, schema_version "
-                "FROM messages ORDER BY session_id, id"
-            )
-            for rowid, mid, sid, role, content_json, metadata_json, created, version in rows:
-                try:
-                    content = parse(str(content_json).encode("utf-8", "surrogatepass"))
-                    metadata = parse(str(metadata_json).encode("utf-8", "surrogatepass"))
-                    created_at = micros_to_timestamp(created) if isinstance(created, int) else created
-                except (ValueError, OverflowError) as exc:
-                    self.problems.append(_problem(where, rowid, "", f"row cannot be read: {exc}"))
-                    continue
-                msg = {"id": mid, "session_id": sid, "role": role, "content": content, "metadata": metadata,
-                       "created_at": created_at, "schema_version": version}  # fmt: skip
-                yield from self._record(Record(where, rowid, "", msg, 0))
-            con.close()
+            with open_store(path, self.lock_wait) as con:
+                rows = con.execute(
+                    "SELECT rowid, id, session_id, role, content_json, metadata_json, created_at, schema_version "
+                    "FROM messages ORDER BY session_id, id"
+                )
+                for rowid, mid, sid, role, content_json, metadata_json, created, version in rows:
+                    try:
+                        content = parse(str(content_json).encode("utf-8", "surrogatepass"))
+                        metadata = parse(str(metadata_json).encode("utf-8", "surrogatepass"))
+                        created_at = micros_to_timestamp(created) if isinstance(created, int) else created
+                    except (ValueError, OverflowError) as exc:
+                        self.problems.append(_problem(where, rowid, "", f"row cannot be read: {exc}"))
+                        continue
+                    msg = {"id": mid, "session_id": sid, "role": role, "content": content, "metadata": metadata,
+                           "created_at": created_at, "schema_version": version}  # fmt: skip
+                    yield from self._record(Record(where, rowid, "", msg, 0))
+        except InputError as exc:
+            self.problems.append(_problem(str(path), None, "", str(exc).removeprefix(f"{path}: ")))
         except sqlite3.DatabaseError as exc:
             self.problems.append(_problem(str(path), None, "", f"cannot read as a §9.1 SQLite store: {exc}"))

@@ -58,6 +58,44 @@ def portable(schema: Any) -> Any:
     return out
 
 
+def _relative_refs(schema: Any, base: str) -> Any:
+    """`schema` with each `$ref` under `base` (the revision's folder URI) written relative to
+    it, at every schema position (a copy)."""
+    if not isinstance(schema, dict):
+        return copy.deepcopy(schema)
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "$ref" and isinstance(value, str) and value.startswith(base):
+            out[key] = value[len(base) :]
+        elif key in SUBSCHEMA:
+            out[key] = _relative_refs(value, base)
+        elif key in SUBSCHEMA_ARRAYS and isinstance(value, list):
+            out[key] = [_relative_refs(v, base) for v in value]
+        elif key in SUBSCHEMA_MAPS and isinstance(value, dict):
+            out[key] = {name: _relative_refs(v, base) for name, v in value.items()}
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def exported_files(fmt: str = "canonical", revision: str | None = None) -> dict[str, dict[str, Any]]:
+    """The schema files of `fmt` at `revision` as `turnspec schema export OUT/` writes them,
+    by file name: without their `$id` and with every `$ref` between them relative, so each
+    file's base URI is where it was read from (JSON Schema 2020-12 Core §8.2.1: the
+    retrieval URI) and a validator that reads a `$ref` from the file beside it
+    (check-jsonschema, ajv given each file under its name) resolves them offline, wherever
+    the files were written. With the published `https://turnspec.dev/schemas/...` ids it
+    would fetch them from the network; a relative `$id` is read against the working folder
+    by some (check-jsonschema). Nothing else changes; the bundle is the one document for
+    validators that read no other file."""
+    rev = revision or default_revision(fmt)
+    base = f"{BASE_URI}{fmt}/{rev}/"
+    return {
+        name: {k: v for k, v in _relative_refs(doc, base).items() if k != "$id"}
+        for name, doc in sorted(schema_set(fmt, rev).documents.items())
+    }
+
+
 def families() -> list[str]:
     """Schema families shipped (canonical and the peer formats)."""
     # function-level import: schema_root is only needed to list folders

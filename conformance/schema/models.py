@@ -197,7 +197,7 @@ def _pydantic(fmt: str, rev: str) -> dict[str, bytes]:
     exe = shutil.which("datamodel-codegen", path=str(Path(sys.executable).parent)) or shutil.which("datamodel-codegen")
     if exe is None:
         raise InputError(
-            "--target pydantic needs datamodel-code-generator==0.89.0 (pip install 'turnspec[test]' "
+            "--target pydantic needs datamodel-code-generator==0.89.0 (pip install 'turnspec[models]' "
             "or pip install datamodel-code-generator==0.89.0)"
         )
     # a fresh folder outside any project: the generator's formatter reads the line

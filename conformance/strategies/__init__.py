@@ -14,6 +14,12 @@ schema maintainers.
   tool_use/tool_result paired, role/content compatible, complete assistant metadata).
 - `sample(root, n, seed=)`: fast seeded valid documents for bulk use (no shrinking).
 - `bench()`: generation speed in documents per second (`nox -s bench`).
+
+`root` names the type to generate: a schema file of `schemas/<fmt>/<version>/`, by its file
+name (`message.json`, the default; `content-block.json`, `tool-definition.json`,
+`stream-event.json`, ... for canonical; `turn-frame.json` for gpt2099, `entry.json` for
+chibi, `turn.json` for geppetto). A name the set does not hold, or an unknown `fmt` or
+`version`, is a `ValueError` of one line that lists the names it holds.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ import types
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..core.schemas import schema_set
+from ..core.schemas import schema_root, schema_set, versions
 
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
@@ -75,12 +81,29 @@ _FUNCTIONS_NAMED_LIKE_MODULES = frozenset({"bench", "compiler", "conversations"}
 sys.modules[__name__].__class__ = _Package
 
 
+def families() -> list[str]:
+    """The schema families strategies can be compiled for (`schemas/<fmt>/`, wire aside)."""
+    return sorted(p.name for p in schema_root().iterdir() if p.is_dir() and p.name != "wire" and versions(p.name))
+
+
 @functools.cache
 def compiler(fmt: str = "canonical", version: str = "v1") -> Compiler:
     """The (cached) compiler of one schema set."""
     from .compiler import Compiler
 
     return Compiler(schema_set(fmt, version))
+
+
+def _known(root: str, fmt: str, version: str) -> None:
+    """Nothing, once `root` is known to be one of the schema files of `fmt` `version`;
+    else a one-line `ValueError` naming what is (module doc)."""
+    if fmt not in families() or version not in versions(fmt):
+        known = ", ".join(f"{f} {'/'.join(versions(f))}" for f in families())
+        raise ValueError(f"no schemas for {fmt} {version} (known: {known})")
+    names = sorted(schema_set(fmt, version).documents)
+    if root not in names:
+        hint = f"; did you mean {root.lower().removesuffix('.json')}.json?" if f"{root.lower()}.json" in names else ""
+        raise ValueError(f"root {root!r} is not a schema of {fmt} {version}{hint} (one of: {', '.join(names)})")
 
 
 @functools.cache
@@ -91,7 +114,8 @@ def _plain(fmt: str, version: str) -> Plain:
 
 
 def documents(root: str = "message.json", *, fmt: str = "canonical", version: str = "v1") -> SearchStrategy[Any]:
-    """Documents valid under `schemas/<fmt>/<version>/<root>`."""
+    """Documents valid under `schemas/<fmt>/<version>/<root>` (`root`: a schema file name)."""
+    _known(root, fmt, version)
     return compiler(fmt, version).valid(root)
 
 
@@ -105,7 +129,8 @@ def _mutator(root: str, fmt: str, version: str) -> Mutator:
 def invalid_documents(
     root: str = "message.json", *, fmt: str = "canonical", version: str = "v1"
 ) -> SearchStrategy[Invalid]:
-    """Documents that break exactly one constraint of `root`, labelled (`Invalid`)."""
+    """Documents that break exactly one constraint of `root` (a schema file name), labelled (`Invalid`)."""
+    _known(root, fmt, version)
     return _mutator(root, fmt, version).strategy()
 
 
@@ -117,9 +142,10 @@ def sample(
     fmt: str = "canonical",
     version: str = "v1",
 ) -> Iterator[Any]:
-    """`n` valid documents, deterministic for a seed, at thousands per second."""
+    """`n` valid documents of `root` (a schema file name), deterministic for a seed, at thousands per second."""
     from .sampler import Sampler  # function-level: the fast sampler loads only when sampling
 
+    _known(root, fmt, version)
     sampler, r = Sampler(_plain(fmt, version)), random.Random(seed)
     for _ in range(n):
         yield sampler.sample(root, r)

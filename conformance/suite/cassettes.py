@@ -146,6 +146,11 @@ class Interaction:
     request_raw: bytes = b""
     path: Path | None = None  # the cassette file
     line: int | None = None  # where this interaction starts in it (1-based), for CI annotations
+    # the request's method and headers as recorded (names lower-cased, a header's values
+    # joined with ", " as RFC 9110 §5.3 combines field lines): the request is its method,
+    # URL and headers as well as its body
+    method: str = "POST"
+    request_headers: dict[str, str] = field(default_factory=dict)
 
     @property
     def response_text(self) -> str:
@@ -181,16 +186,23 @@ class Interaction:
     def framing(self) -> Framing | None:
         """How the response is framed when it is a stream, else None.
 
-        The content type decides when it names a registered framing's media type
-        (`text/event-stream`, `application/x-ndjson`, `application/vnd.amazon.eventstream`);
-        otherwise the record's framing for this URL, when the recorded request asked for a
-        stream and the body starts the way that framing does; with no record, a framing
-        the body's first bytes identify by themselves.
+        The record's choice first: of the framings its record names for this URL (its
+        `framing`, a nested one included, and `other_framings`), the one whose media types
+        the content type names. Else a registered framing the content type names
+        (`text/event-stream`, `application/x-ndjson`, `application/vnd.amazon.eventstream`;
+        two never claim one type); otherwise the record's framing for this URL, when the
+        recorded request asked for a stream and the body starts the way that framing does;
+        with no record, a framing the body's first bytes identify by themselves.
         """
+        w = self.wire
+        if w is not None:
+            own = (w.framing_for(self.uri), w.framing, *w.other_framings)
+            chosen = next((f for f in own if f.announced_by(self.content_type)), None)
+            if chosen is not None:
+                return chosen
         announced = registry.framing_for_content_type(self.content_type)
         if announced is not None:
             return announced
-        w = self.wire
         if w is not None:
             framing = w.framing_for(self.uri)
             body = self.request_body if isinstance(self.request_body, dict) else None
@@ -303,6 +315,22 @@ def _request_bytes(req: Any) -> bytes:
     return raw
 
 
+def _request_headers(req: Any) -> dict[str, str]:
+    """The recorded request's headers, names lower-cased, several values of one name joined
+    with ", " (RFC 9110 §5.3: "a recipient MAY combine multiple field lines ... into one
+    field line ... separated by a comma")."""
+    out: dict[str, str] = {}
+    for k, v in (getattr(req, "headers", None) or {}).items():
+        values = v if isinstance(v, list) else [v]
+        # a client that handed its HTTP library bytes (botocore) is recorded as `!!binary`
+        text = ", ".join(
+            x.decode("utf-8", "replace") if isinstance(x, bytes) else str(x) for x in values if x is not None
+        )
+        name = str(k).lower()
+        out[name] = f"{out[name]}, {text}" if name in out else text
+    return out
+
+
 def _interaction(label: str, i: int, req: Any, resp: dict[str, Any]) -> Interaction:
     resp = decode_response(resp)
     raw = _request_bytes(req)
@@ -327,6 +355,8 @@ def _interaction(label: str, i: int, req: Any, resp: dict[str, Any]) -> Interact
         data,
         headers=headers,
         request_raw=raw,
+        method=str(getattr(req, "method", None) or "POST").upper(),
+        request_headers=_request_headers(req),
     )
     if not inter.is_stream:
         try:

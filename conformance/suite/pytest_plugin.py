@@ -1,13 +1,24 @@
-"""pytest plugin: `pytest --turnspec-adapter REF` runs the conformance suite as test items.
+"""pytest plugin: the conformance suite as test items, one per (adapter, TC rule).
 
 Registered through the `pytest11` entry point, so it is present wherever turnspec is
-installed, and inert unless `--turnspec-adapter` is given. Each (adapter, TC rule) becomes
-one item; the suite runs once, on the first item, and every item reports its rule's result
-(failed with the reasons, skipped with the reason, or passed).
+installed, and inert unless asked. Two ways to ask:
+
+- a test file that names its adapters, `turnspec_adapter = "my_pkg.adapter:MyAdapter"` (or
+  a list) at module level: its items are collected under that file,
+  `tests/test_conformance.py::turnspec[mine-TC105]`;
+- `pytest --turnspec-adapter REF` (repeatable): the items are collected under the
+  configuration file pytest found (`pyproject.toml::turnspec[mine-TC105]`, or
+  `pytest.ini`, ...), or the rootdir's `conftest.py`, else at the session's top.
+
+Either way they are real collected items: `pytest NODEID` selects one, `--lf` reruns the
+failed ones, `--collect-only` counts them. The suite runs once per set of adapters, on the
+first item, and every item reports its rule's result (failed with the reasons, skipped
+with the reason, or passed).
 """
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +29,8 @@ from ..core import escaping
 from ..core.findings import Selection
 from ..formats.canonical.markers import DEFAULT_CRITICAL_KEY
 from .rules import CATALOG
-from .runner import SuiteConfig, SuiteReport, default_samples, local_cassette_root, run
+from .runner import SuiteConfig, SuiteReport, local_cassette_root, run, samples_asked
 from .testing import skip_or_warn
-
-_REPORT = pytest.StashKey[SuiteReport]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -44,7 +53,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--turnspec-samples",
         default=None,
         metavar="DIR",
-        help="Third-party recordings to replay; 'none' for none (default ../shared/samples/wire)",
+        help="Third-party recordings to replay; 'none' for none (default: [tool.turnspec] samples, else $TURNSPEC_SAMPLES, else none)",
     )
     group.addoption(
         "--turnspec-select",
@@ -64,16 +73,30 @@ class TurnspecFailure(Exception):
     pass
 
 
+MODULE_ATTRIBUTE = "turnspec_adapter"
+"""The module-level name a test file sets to the adapters whose items it holds."""
+
+_REPORTS = pytest.StashKey[dict[tuple[str, ...], SuiteReport]]()
+
+
 class TurnspecItem(pytest.Item):
-    def __init__(self, *, rule: str, adapter: str, **kw: Any) -> None:
+    """`turnspec[ADAPTER-TCnnn]`: one check for one adapter, named as a parametrized test
+    (`FILE::turnspec` selects them all, `-k TC105` one rule)."""
+
+    def __init__(self, *, rule: str, adapter: str, refs: tuple[str, ...], **kw: Any) -> None:
+        parent = kw["parent"]
+        if hasattr(parent, "id"):  # pytest >= 9: the structured id a parametrized test has (`--lf` matches it)
+            kw["nodeid"] = parent.id.child("turnspec").with_params(f"{adapter}-{rule}")
         super().__init__(**kw)
         self.rule = rule
         self.adapter_name = adapter
+        self.refs = refs  # the adapters checked together (one suite run, one replay matrix)
 
     def runtest(self) -> None:
-        report = self.config.stash.get(_REPORT, None)
+        reports = self.config.stash.setdefault(_REPORTS, {})
+        report = reports.get(self.refs)
         if report is None:
-            report = self.config.stash[_REPORT] = run(_config(self.config))
+            report = reports[self.refs] = run(_config(self.config, self.refs))
         result = report.result(self.rule, self.adapter_name)
         if result is None:
             pytest.skip(f"{self.rule} was not selected")
@@ -88,7 +111,85 @@ class TurnspecItem(pytest.Item):
         return str(super().repr_failure(excinfo))
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        return Path(str(self.config.rootpath)), None, f"turnspec {self.adapter_name} {self.rule}"
+        return self.path, None, f"turnspec {self.adapter_name} {self.rule}"
+
+
+def _items(parent: pytest.Collector, refs: tuple[str, ...]) -> list[pytest.Item]:
+    """One item per (adapter, selected TC rule), children of `parent`."""
+    sel = _selection(parent.config)
+    out: list[pytest.Item] = []
+    for ref in refs:
+        name = str(registry.load(ref).name)
+        for info in CATALOG:
+            if info.id == "TC800" or not sel.enabled(info.id):
+                continue
+            out.append(
+                TurnspecItem.from_parent(
+                    parent, name=f"turnspec[{name}-{info.id}]", rule=info.id, adapter=name, refs=refs
+                )
+            )
+    return out
+
+
+class TurnspecFile(pytest.File):
+    """The `--turnspec-adapter` items, under the file that configures pytest."""
+
+    def collect(self) -> list[pytest.Item]:
+        return _items(self, _cli_refs(self.config))
+
+
+class TurnspecSession(pytest.Collector):
+    """The `--turnspec-adapter` items when pytest has no configuration file to hold them."""
+
+    def collect(self) -> list[pytest.Item]:
+        return _items(self, _cli_refs(self.config))
+
+
+def _cli_refs(config: pytest.Config) -> tuple[str, ...]:
+    return tuple(config.getoption("turnspec_adapter") or ())
+
+
+def _anchor(config: pytest.Config) -> Path | None:
+    """The file the `--turnspec-adapter` items are collected under: pytest's configuration
+    file, else the rootdir's conftest.py (None: neither)."""
+    if config.inipath is not None:
+        return Path(config.inipath)
+    conftest = Path(config.rootpath) / "conftest.py"
+    return conftest if conftest.is_file() else None
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if _cli_refs(parent.config) and file_path == _anchor(parent.config):
+        return TurnspecFile.from_parent(parent, path=file_path)
+    return None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(
+    collector: pytest.Collector,
+) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
+    """The session's own collection: the `--turnspec-adapter` items join it when the walk
+    of the paths asked for will not meet their file (`pytest tests/` and a pyproject.toml
+    at the root), so they are collected (and counted) as every other item."""
+    rep = yield
+    if not isinstance(collector, pytest.Session) or not rep.passed or not _cli_refs(collector.config):
+        return rep
+    anchor = _anchor(collector.config)
+    if anchor is None:
+        rep.result.append(TurnspecSession.from_parent(collector, name="turnspec"))
+    elif not any(collector.isinitpath(p) for p in (anchor, *anchor.parents)):
+        rep.result.append(TurnspecFile.from_parent(collector, path=anchor))
+    return rep
+
+
+def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: object) -> list[pytest.Item] | None:
+    """A test file's `turnspec_adapter = REF` (or a list of REFs): its items, under that file."""
+    if name != MODULE_ATTRIBUTE or not isinstance(collector, pytest.Module):
+        return None
+    refs = (obj,) if isinstance(obj, str) else tuple(obj) if isinstance(obj, list | tuple) else ()
+    if not refs or not all(isinstance(r, str) and r for r in refs):
+        raise pytest.UsageError(f"{collector.path}: {MODULE_ATTRIBUTE} names adapters: a string or a list of strings")
+    return _items(collector, refs)
 
 
 def _selection(config: pytest.Config) -> Selection:
@@ -96,34 +197,16 @@ def _selection(config: pytest.Config) -> Selection:
     return Selection(select=tuple(x.strip() for x in raw.split(",") if x.strip()))
 
 
-def _config(config: pytest.Config) -> SuiteConfig:
+def _config(config: pytest.Config, refs: tuple[str, ...]) -> SuiteConfig:
     samples_opt = config.getoption("turnspec_samples")
-    samples: Path | None = (
-        default_samples() if samples_opt is None else None if samples_opt == "none" else Path(samples_opt)
-    )
+    samples = samples_asked(None if samples_opt in (None, "none") else Path(samples_opt), none=samples_opt == "none")
     cassettes = [Path(p) for p in config.getoption("turnspec_cassettes")]
     local = local_cassette_root()  # ./cassettes/<adapter>/, as `turnspec conform` reads it
     return SuiteConfig.for_refs(
-        config.getoption("turnspec_adapter"),
+        refs,
         cassettes=cassettes,
         samples=samples,
         selection=_selection(config),
         critical_key=str(config.getoption("turnspec_critical_key") or DEFAULT_CRITICAL_KEY),
         roots=[local] if local is not None else [],
     )
-
-
-def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
-    refs = config.getoption("turnspec_adapter")
-    if not refs:
-        return
-
-    sel = _selection(config)
-    for ref in refs:
-        name = str(registry.load(ref).name)
-        for info in CATALOG:
-            if info.id == "TC800" or not sel.enabled(info.id):
-                continue
-            items.append(
-                TurnspecItem.from_parent(session, name=f"turnspec[{name}-{info.id}]", rule=info.id, adapter=name)
-            )

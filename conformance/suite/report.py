@@ -11,6 +11,7 @@ import json
 import math
 import statistics
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +19,9 @@ from ..core import escaping, ruledocs
 from ..core.color import PLAIN, Palette
 from ..core.findings import Finding, Severity
 from ..wire import registry as wire_registry
-from .outcome import RuleResult
+from .outcome import SUITE_SUBJECT, RuleResult
 from .rules import CATALOG, ESTIMATE_ABS_TOLERANCE, ESTIMATE_REL_TOLERANCE
-from .runner import SuiteReport, capability_of
+from .runner import ADAPTER_SOURCE, SuiteReport, capability_of
 
 MARK = {"pass": "pass", "fail": "FAIL", "skip": "skip", "warn": "warn"}
 MD_MARK = {"pass": "✅ pass", "fail": "❌ fail", "skip": "⏭ skip", "warn": "⚠ warn"}
@@ -112,6 +113,7 @@ def as_dict(report: SuiteReport) -> dict[str, Any]:
         "capabilities": report.capabilities,
         "capability_declaration": report.declarations,
         "cross_provider": report.pairs,
+        "recordings": report.recordings,
         "skipped_interactions": [{"interaction": i, "reason": why} for i, why in skipped_interactions(report)],
         "estimate_tolerance": {
             "relative": ESTIMATE_REL_TOLERANCE,
@@ -122,12 +124,15 @@ def as_dict(report: SuiteReport) -> dict[str, Any]:
             a.name: [str(d) for d in a.accepted_differences] for a in wire_registry.APIS if a.accepted_differences
         },
         "summary": {
+            "verdict": report.verdict,
+            "checks": len(report.results),  # (rule, adapter) cells; the counts below add up to it
             "failed": len(report.failed),
             "warned": len(report.warned),  # advisory rules (an error with --strict)
             "passed": sum(1 for r in report.results if r.status == "pass"),
             "skipped": sum(1 for r in report.results if r.status == "skip"),
-            "cases_run": sum(r.cases_run for r in report.results),
-            "cases_skipped": sum(r.skipped for r in report.results),
+            "cases": report.cases_run + report.cases_skipped,
+            "cases_run": report.cases_run,
+            "cases_skipped": report.cases_skipped,
             "unexercised_capabilities": [f"{a}.{c}" for a, c in report.unexercised],
             "cassettes": report.cassettes_read,
             "elapsed_s": round(report.elapsed_s, 2),
@@ -140,19 +145,36 @@ def to_json(report: SuiteReport) -> str:
     return escaping.json_text(body) + "\n"
 
 
+TEXT_LIMIT = 10
+"""The text report lists at most this many reasons of one check, then says how many more
+there are (`... and N more`; the JSON report holds every case)."""
+
+
+def _more(shown: int, total: int) -> list[str]:
+    """The line saying a list was cut: `... and N more` (none when nothing was left out)."""
+    return [f"      ... and {total - shown} more (-o json lists every case)"] if total > shown else []
+
+
 def _text_result(r: RuleResult, verbose: bool, palette: Palette) -> list[str]:
-    """One check's line (escaped, then coloured) and, when it failed or warned (or was
-    skipped, with -v), its reasons; a crash's traceback under its reason (the first of the
-    check; every one with -v)."""
+    """One check's line (escaped, then coloured) and, when it failed or warned, its reasons;
+    with -v, its skipped cases with their reasons too; a crash's traceback under its reason
+    (the first of the check; every one with -v). A list cut at `TEXT_LIMIT` says how many
+    more it holds."""
     counts = f"{r.passed} passed, {r.failed} failed, {r.skipped} skipped"
     mark = MARK[r.status]
     colored = f"{palette.rule(escaping.text(r.rule))} {palette.status(mark, r.status)}{' ' * (4 - len(mark))}"
     lines = [f"  {colored}  {escaping.text(_info(r.rule)[1])}  ({counts})"]
     if r.status in ("fail", "warn"):
-        for line in r.explained(every_traceback=verbose, limit=10):
+        for line in r.explained(every_traceback=verbose, limit=TEXT_LIMIT):
             lines.append(escaping.text_line(f"      - {line}" if line in r.reasons else f"        {line}"))
-    elif verbose and r.status == "skip":
-        lines += [escaping.text_line(f"      - {why}") for why in r.reasons[:3]]
+        lines += _more(min(len(r.reasons), TEXT_LIMIT), r.failed)
+    if verbose and (r.skipped or r.status == "skip"):
+        # each skipped case once per reason (`skip_reasons` holds each distinct one)
+        why = r.skip_reasons or r.reasons
+        if r.status != "skip":
+            lines.append(f"      skipped ({r.skipped}):")
+        lines += [escaping.text_line(f"      - {x}") for x in why[:TEXT_LIMIT]]
+        lines += _more(min(len(why), TEXT_LIMIT), len(why))
     return lines
 
 
@@ -200,17 +222,35 @@ def to_text(
         for line in skipped:
             add(f"  - {line}")
     d = as_dict(report)["summary"]
-    lines.append(
-        palette.verdict(not report.exit_code)
-        + escaping.text(
-            f": {d['passed']} passed, {d['failed']} failed, "
-            + (f"{d['warned']} warned (advisory), " if d["warned"] else "")
-            + f"{d['skipped']} skipped (rule x "
-            "adapter) "
-            f"over {d['cassettes']} cassette(s) in {d['elapsed_s']} s"
-        )
-    )
+    lines.append(escaping.text(recordings_line(report)))
+    word = report.verdict
+    head = palette.verdict(word == "OK") if word != "NOTHING CHECKED" else palette.status(word, "skip")
+    if word == "NOTHING CHECKED":
+        add("no case of an adapter ran: every selected check was skipped (-v lists why)")
+    lines.append(head + escaping.text(f": {summary_counts(d)} over {d['cassettes']} cassette(s) in {d['elapsed_s']} s"))
     return "".join(line + "\n" for line in lines)
+
+
+def summary_counts(d: dict[str, Any]) -> str:
+    """`N checks: P passed, F failed, S skipped; C cases, K skipped` (checks are (rule,
+    adapter) cells, cases what they judged), from `as_dict`'s summary."""
+    warned = f"{d['warned']} warned (advisory), " if d["warned"] else ""
+    return (
+        f"{d['checks']} checks: {d['passed']} passed, {d['failed']} failed, {warned}{d['skipped']} skipped; "
+        f"{d['cases']} cases, {d['cases_skipped']} skipped"
+    )
+
+
+def recordings_line(report: SuiteReport) -> str:
+    """What the run replayed: each cassette folder with its count, and the third-party
+    recordings with what asked for them (or that none were asked for)."""
+    rec = report.recordings
+    own = ", ".join(f"{folder} ({n})" for folder, n in rec.get("folders", {}).items()) or "none"
+    if rec.get("samples") is None:
+        third = f"third-party recordings: none ({rec.get('samples_source') or 'none given'})"
+    else:
+        third = f"third-party recordings: {rec['samples']} ({rec['samples_cassettes']}, from {rec['samples_source']})"
+    return f"recordings: cassette folders {own}; {third}"
 
 
 _cell = escaping.md  # every table cell and list item that holds a name, a section or a reason
@@ -273,8 +313,7 @@ def to_markdown(report: SuiteReport) -> str:
     d = as_dict(report)["summary"]
     out += [
         "",
-        f"{d['passed']} passed, {d['failed']} failed, {d['skipped']} skipped; {d['cassettes']} "
-        f"cassettes; {d['elapsed_s']} s",
+        f"{report.verdict}: {summary_counts(d)}; {d['cassettes']} cassettes; {d['elapsed_s']} s",
         "",
     ]
     return "\n".join(out)
@@ -301,14 +340,18 @@ def to_junit(report: SuiteReport) -> str:
             case = ET.SubElement(
                 suite, "testcase", classname=_xml(f"turnspec.{a}"), name=_xml(f"{r.rule} {_info(r.rule)[1]}")
             )
+            said: list[str] = []  # the case's system-out
             if r.status == "fail":
                 f = ET.SubElement(case, "failure", message=f"{r.failed} case(s) failed")
                 f.text = "\n".join(map(_xml, r.explained()))
             elif r.status == "skip":
                 ET.SubElement(case, "skipped", message=_xml("; ".join(r.reasons[:3])))
             elif r.status == "warn":  # advisory: a passing case whose output says why it warned
-                out = ET.SubElement(case, "system-out")
-                out.text = "\n".join(map(_xml, [f"advisory warning ({r.failed} case(s))", *r.reasons]))
+                said += [f"advisory warning ({r.failed} case(s))", *r.reasons]
+            if r.skipped:  # every check's skipped cases, with their reasons (each distinct one)
+                said += [f"{r.skipped} case(s) skipped:", *(f"- {x}" for x in r.skip_reasons or r.reasons)]
+            if said:
+                ET.SubElement(case, "system-out").text = "\n".join(map(_xml, said))
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 
@@ -318,6 +361,8 @@ body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#1b1f24}
 table{border-collapse:collapse;margin:1em 0}th,td{border:1px solid #d0d7de;padding:4px 8px;text-align:left}
 th{background:#f6f8fa}td.pass{background:#dafbe1}td.fail{background:#ffebe9;font-weight:600}
 td.skip{background:#f6f8fa;color:#57606a}td.warn{background:#fff8c5}td a{color:inherit}ol li{margin:.3em 0}code{font-size:12px}
+p.verdict{font-size:16px;font-weight:600;padding:6px 10px;border-radius:4px;display:inline-block}
+p.verdict.pass{background:#dafbe1}p.verdict.fail{background:#ffebe9}
 """
 
 
@@ -357,6 +402,7 @@ def to_html(report: SuiteReport) -> str:
         '<html lang="en"><head><meta charset="utf-8"><title>turnspec conform</title>',
         f"<style>{_HTML_STYLE}</style></head><body>",
         "<h1>turnspec conform</h1>",
+        _html_verdict(report),
         "<h2>Checks</h2><table><tr><th>rule</th><th>section</th><th>check</th>"
         + "".join(f"<th>{esc(a)}</th>" for a in report.adapters)
         + "</tr>",
@@ -413,11 +459,22 @@ def to_html(report: SuiteReport) -> str:
     return "\n".join(out) + "\n"
 
 
+def _html_verdict(report: SuiteReport) -> str:
+    """The page's first line: the text report's own verdict line (OK or FAIL and the counts),
+    so a reader sees the outcome before the tables, in the words the terminal shows (each
+    text line is already `escaping.text_line`, then HTML-escaped)."""
+    line = to_text(report, failures_only=True).rstrip("\n").rsplit("\n", 1)[-1]
+    verdict = "pass" if not report.exit_code else "fail"
+    return f'<p class="verdict {verdict}" id="verdict">{html.escape(line)}</p>'
+
+
 def findings(report: SuiteReport) -> list[Finding]:
     """Each failing case as a Finding, for the CI renderers: located at the recording it
     replayed (the cassette's path relative to the working folder, the repository in CI, and
     the line its interaction starts on; `<cassette>#<n>` keeps the interaction as the
-    pointer), else at the adapter."""
+    pointer), else at the adapter's class (its file, when inside the working folder, and the
+    line of its `class` statement), else nowhere physical (path "": the message names the
+    adapter)."""
     out: list[Finding] = []
     warned = {(r.rule, r.adapter) for r in report.warned}
     for o in report.outcomes:
@@ -425,16 +482,35 @@ def findings(report: SuiteReport) -> list[Finding]:
             continue
         severity = Severity.WARNING if (o.rule, o.adapter) in warned else Severity.ERROR
         base, sep, rest = o.subject.partition("#")
-        where = base if sep and base.endswith((".yaml", ".yml")) else f"adapter:{o.adapter}"
         index = rest.split(" ")[0]
         pointer = f"/interactions/{index}" if sep and index.isdigit() else ""
-        line = None
+        where, line = _adapter_location(report, o.adapter)
+        if sep and base.endswith((".yaml", ".yml")):
+            where, line = base, None
         found = report.locations.get((o.adapter, f"{base}#{index}")) if pointer else None
         if found is not None:
             where, line = _repo_path(found[0]), found[1]
         message = f"{o.adapter}: {o.subject}: {o.message}" if o.message else f"{o.adapter}: {o.subject}"
         out.append(Finding(where, line, pointer, o.rule, severity, message))
     return out
+
+
+def skipped_findings(report: SuiteReport) -> list[Finding]:
+    """Each skipped case of an adapter as a Finding located as `findings` locates a failing
+    one, its message the reason it was skipped (SARIF lists them as notes): what the suite
+    did not judge is in the CI output too, never only in the text report's -v."""
+    skipped = [replace(o, status="fail") for o in report.outcomes if o.status == "skip" and o.adapter != SUITE_SUBJECT]
+    return findings(replace(report, outcomes=skipped, results=[]))
+
+
+def _adapter_location(report: SuiteReport, adapter: str) -> tuple[str, int | None]:
+    """Where `adapter`'s class is defined, relative to the working folder; ("", None) when it
+    is outside it (an installed package) or unknown: code scanning places neither."""
+    found = report.locations.get((adapter, ADAPTER_SOURCE))
+    if found is None:
+        return "", None
+    where = _repo_path(found[0])
+    return (where, found[1]) if not Path(where).is_absolute() else ("", None)
 
 
 def _repo_path(path: Path) -> str:

@@ -18,7 +18,7 @@ from ..core.findings import Finding, RuleInfo
 from ..formats.canonical.memory import validate_messages
 from . import rules as R
 from .capture import capture_warnings
-from .checks.common import HISTORY_IGNORE, calls_of, crash, opts, read_request, texts_of
+from .checks.common import HISTORY_IGNORE, calls_of, crash, opts, read_back, texts_of
 
 
 def round_trip(adapter: Adapter, messages: list[Message], tools: Sequence[ToolDefinition] = ()) -> list[Finding]:
@@ -36,7 +36,7 @@ def round_trip(adapter: Adapter, messages: list[Message], tools: Sequence[ToolDe
         fail(R.REPLAY_PRESERVED, f"to_wire {crash(exc)}")
         return out
     try:
-        read = read_request(adapter, wire.body, messages[0]["session_id"])
+        read = read_back(adapter, wire, messages[0]["session_id"])
     except Exception as exc:
         fail(R.REPLAY_PRESERVED, f"from_wire_request {crash(exc)}")
         return out

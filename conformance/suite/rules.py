@@ -369,8 +369,8 @@ CASSETTE_API = CheckInfo(
     "TC800",
     E,
     "§11.2",
-    "Recorded interaction is of an API some adapter serves (else skipped)",
-    fix="check whether the cassette records an API no registered adapter serves: remove it, or register an adapter or wire record for that API.",
+    "Recorded interaction is readable, valid under its API's wire schemas, and of an API some adapter serves (else skipped)",
+    fix="a failing case is the recording's, never the adapter's: fix or re-record the cassette at the file, interaction and JSON pointer named (a damaged body, a stream that breaks its framing, a field off the API's wire schema); a skipped one records an API no registered adapter serves: remove it, or register an adapter or wire record for that API.",
 )
 ERROR_CLASSIFIED = CheckInfo(
     "TC801",
@@ -482,9 +482,9 @@ ENDPOINT = CheckInfo(
     "TC109",
     E,
     "contract §4.2, §4.3",
-    "Rendered requests POST to the endpoint the API's record documents",
+    "Rendered requests use the method, path, model id, stream choice and headers the API's record documents",
     slug="documented_endpoint",
-    fix="check the path and method of `to_wire`'s request against the endpoint the API's record documents (streaming endpoints included).",
+    fix="check the method, path and headers of `to_wire`'s request against the endpoint the API's record documents: the streaming endpoint for a stream, the model id whole (never cut at a `:`) and spelled as the docs say (a URL segment percent-encoded), the version header.",
 )
 CACHE_CONTROL_HIDDEN = CheckInfo(
     "TC110",

@@ -13,6 +13,8 @@ the network: adapters are pure translation, and a replay must never reach a prov
 from __future__ import annotations
 
 import fnmatch
+import inspect
+import os
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -22,12 +24,15 @@ from typing import Any, Literal
 
 from ..adapters import registry
 from ..adapters.protocol import Adapter, capabilities_of
+from ..core import config as project_config
+from ..core.errors import InputError
 from ..core.findings import Selection, Severity
 from ..formats.canonical.markers import DEFAULT_CRITICAL_KEY
 from . import checks
 from .capture import NetworkBlockedError, capture_warnings, network_blocked
 from .cassettes import Cassette, Interaction, iter_cassettes
 from .checks.capabilities import declaration_of
+from .checks.cassette_apis import set_aside_damaged
 from .outcome import (
     SUITE_SUBJECT,
     AdapterUnderTest,
@@ -75,21 +80,97 @@ def local_cassette_root() -> Path | None:
     return p if p.is_dir() and p.resolve() != own else None
 
 
-def default_samples() -> Path | None:
-    """`../shared/samples/wire` beside the project checkout, when present."""
-    here = Path(__file__).resolve().parents[2]
-    p = here.parent / "shared" / "samples" / "wire"
-    return p if p.is_dir() else None
+SAMPLES_ENV = "TURNSPEC_SAMPLES"
+"""The environment variable naming a folder of third-party recordings to replay (a CI sets
+it); read only when neither `--samples`/`--no-samples` nor `[tool.turnspec] samples` says."""
 
 
-def cassette_folders(adapter: Adapter) -> tuple[str, ...]:
-    """The folder names of `<root>/<name>/` searched for an adapter's cassettes: its name, or
-    what it declares in `cassette_folders` (a bridge reads the cassettes of its wire API's
-    reference adapter: `pydantic-ai:anthropic` those of `anthropic`)."""
+@dataclass(frozen=True)
+class Samples:
+    """The third-party recordings a run replays, and what asked for them: never a default
+    derived from where turnspec is installed, so a wheel and a checkout run the same cases."""
+
+    path: Path | None = None
+    source: str = "none asked for"  # "--samples", "TURNSPEC_SAMPLES", "[tool.turnspec] samples in F"
+
+    def describe(self) -> str:
+        """One line for a report: the folder and what named it, or that none was read."""
+        if self.path is None:
+            return f"third-party recordings: none ({self.source})"
+        return f"third-party recordings: {self.path} (from {self.source})"
+
+
+def samples_asked(
+    explicit: Path | None = None,
+    *,
+    none: bool = False,
+    config: Path | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Samples:
+    """The recordings a run was asked for: `--samples DIR` (`explicit`), else `[tool.turnspec]
+    samples` of the closest pyproject.toml (`config`, relative to its folder), else the
+    `TURNSPEC_SAMPLES` variable; `none` (`--no-samples`) reads none. A folder named but
+    missing is an `InputError` naming who named it."""
+    if none:
+        return Samples(None, "--no-samples")
+    if explicit is not None:
+        return _existing(explicit, "--samples")
+    found = project_config.load(config if config is not None else project_config.find())
+    if found.samples is not None and found.path is not None:
+        return _existing(found.samples, f"[tool.turnspec] samples in {found.path}")
+    value = (os.environ if env is None else env).get(SAMPLES_ENV, "")
+    if value:
+        return _existing(Path(value), SAMPLES_ENV)
+    return Samples(None, f"none asked for: --samples DIR, [tool.turnspec] samples or {SAMPLES_ENV}")
+
+
+def _existing(path: Path, source: str) -> Samples:
+    if not path.is_dir():
+        raise InputError(f"{source}: {path}: not a directory")
+    return Samples(path, source)
+
+
+def _declared_folders(adapter: Adapter) -> tuple[str, ...] | None:
     declared = getattr(adapter, "cassette_folders", None)
     if isinstance(declared, tuple) and declared and all(isinstance(n, str) for n in declared):
         return declared
-    return (str(adapter.name),)
+    return None
+
+
+def cassette_folders(adapter: Adapter) -> tuple[str, ...]:
+    """The folder names of `<root>/<name>/` searched for an adapter's cassettes in the
+    user's roots (`--cassettes`, `./cassettes`): its name, or what it declares in
+    `cassette_folders` (a bridge reads the cassettes of its wire API's reference adapter:
+    `pydantic-ai:anthropic` those of `anthropic`)."""
+    return _declared_folders(adapter) or (str(adapter.name),)
+
+
+def project_folders(adapter: Adapter) -> tuple[str, ...]:
+    """The folders of this project's own cassettes (`default_cassette_root`) an adapter is
+    judged against: those it asks for (`cassette_folders`), or, for this project's own
+    adapters (defined in the `conformance` package), the folder of its name. Never by a
+    coincidence of names: a third party's adapter named `ollama` is judged on its own
+    recordings, not silently on `cassettes/ollama/` as well (issue 43 item 7); it gets them by
+    asking (`cassette_folders = ("ollama",)`)."""
+    declared = _declared_folders(adapter)
+    if declared is not None:
+        return declared
+    return (str(adapter.name),) if type(adapter).__module__.split(".")[0] == "conformance" else ()
+
+
+def cassette_origin(folder: Path) -> str:
+    """How case labels name where a cassette folder is: `turnspec/<folder>` under this
+    project's own cassettes (wherever it is installed), else the folder relative to the
+    working folder (the repository in CI), else as given. Two folders of one name
+    (`./cassettes/ollama/` and turnspec's `cassettes/ollama/`) then label their cases apart.
+    A label holds no `:` (a reason is `<case>: <why>`)."""
+    full = folder.resolve()
+    own = default_cassette_root()
+    if own is not None and full.is_relative_to(own.resolve()):
+        rel = full.relative_to(own.resolve()).as_posix()
+        return f"turnspec/{rel}" if rel != "." else "turnspec"
+    cwd = Path.cwd().resolve()
+    return full.relative_to(cwd).as_posix() if full.is_relative_to(cwd) and full != cwd else str(folder)
 
 
 @dataclass
@@ -100,6 +181,8 @@ class SuiteConfig:
     selection: Selection = field(default_factory=Selection)
     # the metadata key that marks a block critical (§4.2.2 names none; TC203 plants it)
     critical_key: str = DEFAULT_CRITICAL_KEY
+    # what asked for `samples` (`Samples.source`), said in every report
+    samples_source: str = ""
 
     @classmethod
     def for_refs(
@@ -107,7 +190,7 @@ class SuiteConfig:
         refs: Iterable[str],
         *,
         cassettes: Iterable[Path] = (),
-        samples: Path | Literal["default"] | None = "default",
+        samples: Samples | Path | Literal["default"] | None = "default",
         selection: Selection | None = None,
         peers: bool = True,
         critical_key: str = DEFAULT_CRITICAL_KEY,
@@ -115,31 +198,36 @@ class SuiteConfig:
     ) -> SuiteConfig:
         """Adapters by reference; the cross-provider matrix also takes every registered adapter.
 
+        `samples`: "default" reads what the environment asks for (`samples_asked()`: the
+        `[tool.turnspec]` key, then `TURNSPEC_SAMPLES`); a path reads that folder; None none.
         `roots` are further folders searched only as `<root>/<adapter>/` (`conform` passes
         `./cassettes`)."""
+        asked = _samples(samples)
         refs = list(refs) or sorted(registry.available())
         cassettes = list(cassettes)
-        candidates = [p for p in [*cassettes, default_cassette_root(), *roots] if p is not None]
+        project = default_cassette_root()
+        candidates = [p for p in [*cassettes, project, *roots] if p is not None]
         first: dict[Path, Path] = {}  # resolved -> the first spelling of a root
         for p in candidates:  # `./cassettes` of a turnspec checkout is its own root: read once
             first.setdefault(p.resolve(), p)
         all_roots = list(first.values())
+        # the project's own root, unless the user named it (then it is one of theirs)
+        own_root = project if project is not None and first.get(project.resolve()) is project else None
         subjects = []
         for ref in refs:
             a = registry.load(ref)
-            dirs = [r / n for r in all_roots for n in cassette_folders(a) if (r / n).is_dir()]
+            dirs = [
+                r / n
+                for r in all_roots
+                for n in (project_folders(a) if r is own_root else cassette_folders(a))
+                if (r / n).is_dir()
+            ]
             dirs += [r for r in cassettes if r.is_dir() and not any(r.glob("*/")) and r not in dirs]
             subjects.append(AdapterUnderTest(ref, a, dirs))
         names = {s.name for s in subjects}
         peer_list = [registry.load(n) for n in sorted(registry.available()) if peers] if peers else []
         peer_list = [p for p in peer_list if p.name not in names]
-        return cls(
-            subjects,
-            peer_list,
-            default_samples() if samples == "default" else samples,
-            selection or Selection(),
-            critical_key,
-        )
+        return cls(subjects, peer_list, asked.path, selection or Selection(), critical_key, asked.source)
 
     @classmethod
     def for_adapter(
@@ -147,15 +235,26 @@ class SuiteConfig:
         adapter: Adapter,
         *,
         cassette_dirs: Iterable[Path] = (),
-        samples: Path | None = None,
+        samples: Samples | Path | Literal["default"] | None = None,
         selection: Selection | None = None,
         peers: bool = True,
         critical_key: str = DEFAULT_CRITICAL_KEY,
     ) -> SuiteConfig:
+        asked = _samples(samples)
         subject = AdapterUnderTest(str(adapter.name), adapter, list(cassette_dirs))
         peer_list = [registry.load(n) for n in sorted(registry.available())] if peers else []
         peer_list = [p for p in peer_list if p.name != subject.name]
-        return cls([subject], peer_list, samples, selection or Selection(), critical_key)
+        return cls([subject], peer_list, asked.path, selection or Selection(), critical_key, asked.source)
+
+
+def _samples(samples: Samples | Path | Literal["default"] | None) -> Samples:
+    if isinstance(samples, Samples):
+        return samples
+    if samples == "default":
+        return samples_asked()
+    if samples is None:
+        return Samples(None, "none given")
+    return Samples(samples, "the caller")
 
 
 @dataclass
@@ -173,6 +272,10 @@ class SuiteReport:
     declarations: dict[str, str] = field(default_factory=dict)
     # (adapter, interaction label) -> (cassette file, line of the interaction), for CI locations
     locations: dict[tuple[str, str], tuple[Path, int | None]] = field(default_factory=dict)
+    # what was replayed: each folder read (turnspec's own named `turnspec/<folder>`, never by
+    # where turnspec is installed) with its cassette count, and the third-party recordings
+    # with what asked for them (`Samples.describe`)
+    recordings: dict[str, Any] = field(default_factory=dict)
 
     @property
     def failed(self) -> list[RuleResult]:
@@ -194,12 +297,34 @@ class SuiteReport:
         return [
             (o.adapter, o.subject)
             for o in self.outcomes
-            if o.rule == EXERCISED.id and o.status == "skip" and o.capability == o.subject
+            if o.rule == EXERCISED.id and o.status != "pass" and o.capability == o.subject
         ]
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.failed or (self.fail_on_skip and self.skipped) else 0
+        # --fail-on-skip: a rule an adapter did not run, or a declared capability no case exercised
+        return 1 if self.failed or (self.fail_on_skip and (self.skipped or self.unexercised)) else 0
+
+    @property
+    def cases_run(self) -> int:
+        return sum(r.cases_run for r in self.results)
+
+    @property
+    def cases_skipped(self) -> int:
+        return sum(r.skipped for r in self.results)
+
+    @property
+    def checked_nothing(self) -> bool:
+        """No case of any adapter ran (a selection whose every case was skipped): never an OK."""
+        return not any(r.cases_run for r in self.results if r.adapter != SUITE_SUBJECT)
+
+    @property
+    def verdict(self) -> Literal["OK", "FAIL", "NOTHING CHECKED"]:
+        """The summary line's first word, agreeing with `exit_code`: FAIL exactly when it is
+        1, else NOTHING CHECKED when no case of an adapter ran, else OK."""
+        if self.exit_code:
+            return "FAIL"
+        return "NOTHING CHECKED" if self.checked_nothing else "OK"
 
     def result(self, rule: str, adapter: str) -> RuleResult | None:
         for r in self.results:
@@ -252,10 +377,26 @@ def fold(
 
 
 def load_cassettes(dirs: Iterable[Path]) -> list[Cassette]:
+    """The third-party recordings under a samples root: labelled by their path below it
+    (`owner__repo/tests/.../x.yaml#0`), which already says where each comes from."""
     out: list[Cassette] = []
     for d in dirs:
         for c in iter_cassettes(d):
             c.label = f"{d.name}/{c.label}" if d.is_dir() else c.label
+            out.append(c)
+    return out
+
+
+def load_own(dirs: Iterable[Path]) -> list[Cassette]:
+    """An adapter's own cassettes, each interaction labelled with its folder
+    (`cassette_origin`): `turnspec/ollama/tools.yaml#0`, `cassettes/ollama/tools.yaml#0`."""
+    out: list[Cassette] = []
+    for d in dirs:
+        origin = cassette_origin(d if d.is_dir() else d.parent)
+        for c in iter_cassettes(d):
+            c.label = f"{origin}/{c.label}" if origin else c.label
+            for it in c.interactions:
+                it.cassette = c.label
             out.append(c)
     return out
 
@@ -288,22 +429,35 @@ def capability_gate(
         for c in declared:
             rules = EXERCISERS.get(c, ())
             if not all(sel.enabled(r) for r in rules):
-                gate.append(Outcome(EXERCISED.id, s.name, "skip", c, f"not all of {', '.join(rules)} selected"))
+                ignored = ", ".join(r for r in rules if not sel.enabled(r))
+                gate.append(Outcome(EXERCISED.id, s.name, "skip", c, f"{ignored} not run (ignored), so it cannot tell"))
                 continue
             if mine[c] > 0:
                 gate.append(Outcome(EXERCISED.id, s.name, "pass", c, "", c))
                 continue
             # no sentence makes an unexercised declaration wrong (contract §3.4 asks it to be
             # honest, §10.1.5 that a false flag fails cleanly): the suite could not look, so a
-            # skip saying which recording would let it; --strict and --fail-on-skip fail it
+            # skip saying which recording would let it; --strict fails it (a finding: exit 1)
+            # and --fail-on-skip fails the run
             how = ", ".join(rules) or "no check covers it"
             msg = (
                 f"declared true, but no case exercised it (cases come from {how}): add a cassette of "
                 f"{CASSETTE_HINTS.get(c, 'a call that uses it')} to {s.name}'s cassettes "
                 "(`turnspec wire record` makes one)"
             )
-            gate.append(Outcome(EXERCISED.id, s.name, "skip", c, msg, c))
+            gate.append(Outcome(EXERCISED.id, s.name, "fail" if sel.strict else "skip", c, msg, c))
     return gate, counts
+
+
+def gate_selection(sel: Selection) -> Selection:
+    """What runs: `sel`, and, when TC002 is selected, the rules whose cases exercise a
+    declared capability (`EXERCISERS`), which TC002 counts though the report shows only
+    `sel`'s rules: `--select TC002` alone judges the declarations instead of running no case.
+    A rule `--ignore`d stays off."""
+    if not sel.select or not sel.enabled(EXERCISED.id):
+        return sel
+    extra = tuple(dict.fromkeys(r for rules in EXERCISERS.values() for r in rules))
+    return Selection(select=(*sel.select, *extra), ignore=sel.ignore, strict=sel.strict)
 
 
 CASSETTE_HINTS: dict[str, str] = {
@@ -336,7 +490,7 @@ def declared_gaps(subjects: Iterable[AdapterUnderTest], outcomes: list[Outcome])
         mine = [
             g
             for g in gaps.get(o.adapter, ())
-            if o.status == "fail" and o.rule in g.rules and any(fnmatch.fnmatchcase(o.subject, p) for p in g.subjects)
+            if o.status == "fail" and o.rule in g.rules and any(_case_matches(o.subject, p) for p in g.subjects)
         ]
         gap = next((g for g in mine if re.search(str(getattr(g, "when", "") or ""), o.message) is not None), None)
         if gap is not None:
@@ -349,6 +503,17 @@ def declared_gaps(subjects: Iterable[AdapterUnderTest], outcomes: list[Outcome])
         else:
             out.append(o)
     return out
+
+
+_PROJECT_ORIGIN = re.compile(r"^turnspec/[^/#]+/")
+
+
+def _case_matches(subject: str, pattern: str) -> bool:
+    """Whether a gap's fnmatch `pattern` names the case `subject`: as labelled
+    (`turnspec/openai-chat/cache.yaml#0`), or without the project folder's origin, as this
+    project's cassettes were labelled before their cases carried it (`cache.yaml#*`)."""
+    bare = _PROJECT_ORIGIN.sub("", subject)
+    return fnmatch.fnmatchcase(subject, pattern) or (bare != subject and fnmatch.fnmatchcase(bare, pattern))
 
 
 _DIFFERENCE = re.compile(r"; (?=/)")  # a difference list's separator: each entry is an RFC 6901 path
@@ -377,17 +542,32 @@ def run(
 ) -> SuiteReport:
     started = time.perf_counter()
     sel = config.selection
+    runs = gate_selection(sel)
     samples = load_cassettes([config.samples]) if config.samples is not None else []
     outcomes: list[Outcome] = []
+    counted: list[Outcome] = []  # cases of rules run only for TC002 to count (not reported)
     # the run's own capture keeps adapters' WARN lines (expected: the checks provoke them)
     # off stderr; each check captures what it inspects
     crashes, token = collect_crashes()
     try:
         with network_blocked(), capture_warnings():
-            own = {s.name: load_cassettes(s.cassette_dirs) for s in config.subjects}
-            env = checks.Env(config.subjects, config.peers, own, samples, sel, critical_key=config.critical_key)
+            own = {s.name: load_own(s.cassette_dirs) for s in config.subjects}
+            locations = _locations(own, samples)
+            # judged before any adapter sees them: a damaged recording is TC800's, never a case
+            damaged = set_aside_damaged([*samples, *(c for cs in own.values() for c in cs)])
+            project = default_cassette_root()
+            env = checks.Env(
+                config.subjects,
+                config.peers,
+                own,
+                samples,
+                runs,
+                critical_key=config.critical_key,
+                damaged=damaged,
+                project=load_own([project]) if project is not None else [],
+            )
             for check in checks.CHECKS:
-                if not any(sel.enabled(r) for r in check.rules):
+                if not any(runs.enabled(r) for r in check.rules):
                     continue
                 if progress:
                     progress(check.name)
@@ -395,6 +575,8 @@ def run(
                     for o in check.fn(env):
                         if sel.enabled(o.rule):
                             outcomes.append(with_traceback(o, crashes))
+                        elif runs.enabled(o.rule):
+                            counted.append(o)
                 except Exception as exc:
                     # the last resort: a check never raises (each judges what it could not
                     # read as a case), but one that does must not stop the whole run
@@ -403,7 +585,7 @@ def run(
     finally:
         stop_collecting(token)
     outcomes = declared_gaps(config.subjects, outcomes)
-    gate, counts = capability_gate(config.subjects, outcomes, sel)
+    gate, counts = capability_gate(config.subjects, [*outcomes, *declared_gaps(config.subjects, counted)], runs)
     if sel.enabled(EXERCISED.id):
         outcomes.extend(gate)
     names = [s.name for s in config.subjects]
@@ -422,8 +604,27 @@ def run(
         capabilities=counts,
         fail_on_skip=fail_on_skip,
         declarations={s.name: declaration_of(_caps(s.adapter)) for s in config.subjects},
-        locations=_locations(own, samples),
+        locations={**locations, **_adapter_sources(config.subjects)},
+        recordings=_recordings(config, own, samples),
     )
+
+
+def _recordings(config: SuiteConfig, own: Mapping[str, list[Cassette]], samples: list[Cassette]) -> dict[str, Any]:
+    """What a run replayed, for every report: each cassette folder (named as case labels name
+    it, `cassette_origin`) with its count, and the third-party recordings with what asked for
+    them."""
+    folders: dict[str, int] = {}
+    for s in config.subjects:
+        for d in s.cassette_dirs:
+            folders[cassette_origin(d)] = sum(
+                1 for c in own.get(s.name, []) if c.path.parent == d or d in c.path.parents
+            )
+    return {
+        "folders": folders,
+        "samples": str(config.samples) if config.samples is not None else None,
+        "samples_cassettes": len(samples),
+        "samples_source": config.samples_source,
+    }
 
 
 def _stopped(check: checks.Check, env: checks.Env, exc: Exception, so_far: list[Outcome]) -> list[Outcome]:
@@ -444,13 +645,36 @@ def _locations(
     own: Mapping[str, list[Cassette]], samples: list[Cassette]
 ) -> dict[tuple[str, str], tuple[Path, int | None]]:
     """Where each interaction a case can name was read from: an adapter's own cassettes and
-    the samples (replayed for every adapter; TC800 judges them for the suite)."""
+    the samples (replayed for every adapter; TC800 judges them, and every own cassette's
+    recordings, for the suite)."""
     out: dict[tuple[str, str], tuple[Path, int | None]] = {}
+    everyone = [c for cs in own.values() for c in cs]
     for name in [*own, SUITE_SUBJECT]:
-        for c in [*own.get(name, []), *samples]:
+        for c in [*(own.get(name, []) if name != SUITE_SUBJECT else everyone), *samples]:
             for it in c.interactions:
                 if it.path is not None:
                     out[(name, it.label)] = (it.path, it.line)
+    return out
+
+
+ADAPTER_SOURCE = ""
+"""The interaction label of `SuiteReport.locations` that holds where an adapter is defined
+(its class's file and line): where CI outputs place a failing case of no recording."""
+
+
+def _adapter_sources(subjects: Iterable[AdapterUnderTest]) -> dict[tuple[str, str], tuple[Path, int | None]]:
+    """Each adapter's class: the file it is defined in and the line of its `class` statement
+    (none for a class whose source cannot be found: built in, or made at run time)."""
+    out: dict[tuple[str, str], tuple[Path, int | None]] = {}
+    for s in subjects:
+        cls = type(s.adapter)
+        try:
+            source = inspect.getsourcefile(cls)
+            line: int | None = inspect.getsourcelines(cls)[1] if source else None
+        except (OSError, TypeError):
+            continue
+        if source:
+            out[(s.name, ADAPTER_SOURCE)] = (Path(source), line or None)
     return out
 
 

@@ -32,7 +32,7 @@ from ..core.schemas import schema_set
 from ..formats.canonical.markers import DEFAULT_CRITICAL_KEY
 from .outcome import RuleResult
 from .rules import CATALOG, NEEDS, SUITE_ONLY, TEST_SLUGS
-from .runner import SuiteConfig, SuiteReport, default_cassette_root, default_samples, run
+from .runner import Samples, SuiteConfig, SuiteReport, default_cassette_root, project_folders, run, samples_asked
 
 
 def skip_or_warn(rule: str, result: RuleResult) -> None:
@@ -103,19 +103,23 @@ class AdapterConformanceTests:
 
     @property
     def cassette_dirs(self) -> list[Path]:
-        """Folders of this adapter's cassettes (vcrpy YAML); turnspec's own for its adapters."""
+        """Folders of this adapter's cassettes (vcrpy YAML); turnspec's own for its adapters
+        and for an adapter that asks for them (`cassette_folders`), never by a coincidence
+        of names (`runner.project_folders`)."""
         root = default_cassette_root()
-        own = root / str(self.adapter.name) if root is not None else None
-        return [own] if own is not None and own.is_dir() else []
+        if root is None:
+            return []
+        return [root / n for n in project_folders(self.adapter) if (root / n).is_dir()]
 
     @property
-    def samples(self) -> Path | None:
+    def samples(self) -> Samples | Path | None:
         """Third-party recordings to replay (cassettes of the adapter's wire API are used).
 
-        The default is what `turnspec conform` and the pytest plugin replay
-        (`../shared/samples/wire` when present), so the three entry points run the same cases.
+        The default is what `turnspec conform` and the pytest plugin replay without a flag
+        (`[tool.turnspec] samples`, else `$TURNSPEC_SAMPLES`, else none), so the three entry
+        points run the same cases; return a folder (or None) to choose here.
         """
-        return default_samples()
+        return samples_asked()
 
     @property
     def critical_key(self) -> str:

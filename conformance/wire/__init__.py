@@ -8,6 +8,6 @@ so the suite can judge an adapter by them. `conformance.wire.registry` lists the
 a wire API is one module plus one registry line.
 """
 
-from .api import Carries, Framing, Located, Probes, ToolIdRule, WireApi
+from .api import Carries, Endpoint, Framing, Header, Located, ModelIn, Probes, ToolIdRule, WireApi
 
-__all__ = ["Carries", "Framing", "Located", "Probes", "ToolIdRule", "WireApi"]
+__all__ = ["Carries", "Endpoint", "Framing", "Header", "Located", "ModelIn", "Probes", "ToolIdRule", "WireApi"]

@@ -26,10 +26,13 @@ from . import equivalence
 from .api import (
     Access,
     Carries,
+    Endpoint,
     ErrorSignals,
     Framing,
+    Header,
     JsonBody,
     Located,
+    ModelIn,
     Probe,
     Probes,
     ThinkingBack,
@@ -279,6 +282,27 @@ ACCESS = Access(
 )
 
 
+ENDPOINT = Endpoint(
+    path="/v1/messages",
+    stream_field=("/stream", True),
+    model=ModelIn(
+        "body",
+        "/model",
+        says="The model that will complete your prompt.",
+        source="https://docs.anthropic.com/en/api/messages",
+    ),
+    headers=(
+        Header(
+            "anthropic-version",
+            says="When making API requests, you must send an anthropic-version request header.",
+            source="https://docs.anthropic.com/en/api/versioning",
+        ),
+    ),
+    says="POST /v1/messages; stream: Whether to incrementally stream the response using server-sent events.",
+    source="https://docs.anthropic.com/en/api/messages",
+)
+"""One endpoint; a stream is asked for in the body; the version rides in a header."""
+
 ANTHROPIC_MESSAGES = WireApi(
     name="anthropic-messages",
     access=ACCESS,
@@ -353,6 +377,7 @@ ANTHROPIC_MESSAGES = WireApi(
     # prompts, where Anthropic's hidden tool prompt dominates); a tokenizer-free estimate
     # cannot meet the contract's 10% here
     estimate_tolerance=(0.30, 40),
+    endpoint=ENDPOINT,
 )
 
 # `POST /v1/messages/count_tokens`: same request shape minus generation options, answered

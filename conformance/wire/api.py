@@ -329,6 +329,21 @@ class ErrorSignals:
     overflow_when: tuple[str, str] | None = None
     status_in_body: str | None = None
     also_accepted: tuple[AlsoAccepted, ...] = ()
+    # the errors a stream's own frames name (an AWS event stream's `exception` frame:
+    # `:exception-type` `throttlingException`), any case -> class; where a name is not here,
+    # the `headers` and `body_fields` tables are read for it (the service's own error names)
+    frames: Mapping[str, str] = field(default_factory=dict)
+
+    def frame_class(self, kind: str, message: str = "") -> str | None:
+        """The §6.1 class of an error a stream frame names (`ProviderStreamError.kind`), by
+        this API's tables; an invalid request whose message is the overflow wording is
+        context overflow (§6.2's 400 row); None when no table names it."""
+        want = kind.lower()
+        tables = [self.frames, *self.headers.values(), *(t for _, t in self.body_fields)]
+        found = next((cls for t in tables for name, cls in t.items() if name.lower() == want), None)
+        if found == "invalid_request" and self.overflow_message is not None and self.overflow_message.search(message):
+            return "context_overflow"
+        return found
 
 
 @dataclass(frozen=True)
@@ -428,6 +443,90 @@ class Access:
         return {self.key_header: self.key_prefix + key}
 
 
+MODEL_PLACES = ("body", "path", "none")
+PATH_ENCODINGS = ("percent", "raw")
+
+
+@dataclass(frozen=True)
+class ModelIn:
+    """Where a request carries the model id and how it is spelled there, from the API's docs
+    (contract §4.2: "model: <wire model name, derived from canonical id>"). The id is
+    opaque: it may hold `:`, `/` and `.` of its own (Bedrock's
+    `anthropic.claude-3-haiku-20240307-v1:0`, an inference profile's ARN).
+
+    `where`: `body` (the field at `pointer`), `path` (the `{model}` segment of the
+    `Endpoint` path templates) or `none` (the endpoint names no model). `encoding`, for the
+    path: `percent`, the id percent-encoded as one segment (every byte outside RFC 3986
+    §2.3's unreserved set, `:` and `/` included), or `raw`, the id as it is."""
+
+    where: str = "none"
+    pointer: str = ""
+    encoding: str = "percent"
+    says: str = ""  # the documentation's sentence, quoted
+    source: str = ""  # where it says so (URL)
+
+    def __post_init__(self) -> None:
+        if self.where not in MODEL_PLACES:
+            raise ValueError(f"ModelIn.where: {self.where!r} is none of {MODEL_PLACES}")
+        if self.encoding not in PATH_ENCODINGS:
+            raise ValueError(f"ModelIn.encoding: {self.encoding!r} is none of {PATH_ENCODINGS}")
+        if self.where == "body" and not self.pointer.startswith("/"):
+            raise ValueError("ModelIn.where 'body' needs the field's RFC 6901 pointer")
+
+    def cite(self) -> str:
+        return f'{self.source}: "{self.says}"' if self.says else ""
+
+
+@dataclass(frozen=True)
+class Header:
+    """A request header the API's docs require (never a credential: the harness adds those),
+    with the value they fix (None: any value)."""
+
+    name: str  # as the docs spell it; compared case-insensitively (RFC 9110 §5.1)
+    value: str | None = None
+    says: str = ""
+    source: str = ""
+    # its value is part of what the request asks (a beta feature, a guardrail), not a client's
+    # choice among documented ones (an API version): a request rendered back from a recording
+    # must carry the recorded value (TC802)
+    round_trip: bool = False
+
+    def cite(self) -> str:
+        return f'{self.source}: "{self.says}"' if self.says else ""
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """What a request's method, URL and headers must carry, as data from the API's docs: the
+    request is the method, the URL and the headers as well as the body. TC109 judges every
+    rendered request against it (streaming and not, with the record's `examples` as model
+    ids), TC802 compares them with the recorded request's.
+
+    `path` and `stream_path` are templates of the URL path under the provider's base URL
+    (which may add a prefix); `{model}` stands for the model's segment where `model.where`
+    is `path`. `stream_path` None: a stream is asked for on the same path, by
+    `stream_field` (RFC 6901 pointer, value) in the body; `streams_by_default`: the API
+    streams when that field is absent (Ollama), so a request for one reply must set it to
+    the opposite. `query`: query parameters that are part of the request's meaning (TC802
+    compares those; others, such as a credential, are the harness's)."""
+
+    path: str
+    stream_path: str | None = None
+    stream_field: tuple[str, Any] | None = None
+    streams_by_default: bool = False
+    model: ModelIn = field(default_factory=ModelIn)
+    method: str = "POST"
+    headers: tuple[Header, ...] = ()
+    query: tuple[str, ...] = ()
+    # model ids the docs show (their own `:`, `/` and `.` included), which TC109 renders with
+    examples: tuple[str, ...] = ()
+    says: str = ""  # the documentation's sentence naming the endpoint(s)
+    source: str = ""
+
+    def cite(self) -> str:
+        return f'{self.source}: "{self.says}"' if self.says else ""
+
+
 @dataclass(frozen=True)
 class WireApi:
     """One provider wire API. `name` is stable and used in reports and cassette folders."""
@@ -496,6 +595,15 @@ class WireApi:
     thinking_back: ThinkingBack = field(default_factory=ThinkingBack)
     # where the API lives, its key, and the headers that must never be recorded
     access: Access = field(default_factory=Access)
+    # what a request's method, URL and headers carry (model, stream choice, version
+    # header), from the docs; None: the record does not say (TC109 then reads
+    # `request_paths` only)
+    endpoint: Endpoint | None = None
+    # the API whose bodies this endpoint carries in its own payloads (Anthropic models
+    # through Bedrock InvokeModel: the Anthropic Messages response, and its stream events
+    # inside the event stream's `chunk`s, which a nested `framing` decodes): its `response`
+    # and `stream-event` schemas validate what this record's schema folder has none for
+    inner: WireApi | None = None
 
     def stream_usage_requested(self, body: JsonBody) -> bool | None:
         """Whether a streaming request `body` asks for usage as `stream_usage_request` says

@@ -41,7 +41,7 @@ Credentials ride in `authorization` (SigV4 or a Bedrock API key as a bearer toke
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -50,10 +50,12 @@ from .api import (
     Access,
     AlsoAccepted,
     Carries,
+    Endpoint,
     Equivalence,
     ErrorSignals,
     JsonBody,
     Located,
+    ModelIn,
     Probe,
     Probes,
     ThinkingBack,
@@ -61,8 +63,10 @@ from .api import (
     WireApi,
     option_fields,
     token_buckets,
+    value_at,
 )
 from .eventstream import EVENT_STREAM
+from .framing import loads_strict
 
 DOCS = (
     "https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html",
@@ -271,6 +275,27 @@ def _stream_error(events: list[Any]) -> Any:
     return None
 
 
+_TEXT_FORMAT = "/outputConfig/textFormat"
+
+
+def _output_schema(body: JsonBody) -> list[Located]:
+    """Contract §3.3's `output_schema` in Converse's structured-output field: "For Converse
+    APIs, use the `outputConfig.textFormat` request field"
+    (https://docs.aws.amazon.com/bedrock/latest/userguide/structured-output.html), whose
+    `structure.jsonSchema.schema` is the JSON Schema as a JSON text (JsonSchemaDefinition
+    `schema`, "Type: String"): the schema it spells, else the `textFormat` object itself."""
+    fmt = value_at(body, _TEXT_FORMAT)
+    if not isinstance(fmt, Mapping):
+        return []
+    pointer = f"{_TEXT_FORMAT}/structure/jsonSchema/schema"
+    text = value_at(body, pointer)
+    try:
+        schema = loads_strict(text) if isinstance(text, str) else None
+    except ValueError:
+        schema = None
+    return [Located(pointer, schema)] if isinstance(schema, Mapping) else [Located(_TEXT_FORMAT, fmt)]
+
+
 def _response_tool_ids(body: JsonBody) -> list[Located]:
     return _response_member("toolUse", "toolUseId")(body)
 
@@ -313,11 +338,18 @@ _EXCEPTION_CLASSES = {
 }
 ERRORS = ErrorSignals(
     headers={"x-amzn-ErrorType": _EXCEPTION_CLASSES},
+    # a stream's exception frame has no HTTP status to default from: ValidationException,
+    # which a response leaves to its 400, names its class itself there
+    frames={"validationException": "invalid_request"},
     # restJson1 may name the error in the body's `__type` instead (and a stream's exception
     # frame is read as such a body: `stream_error` below)
     body_fields=(("/__type", _EXCEPTION_CLASSES),),
+    # contract §6.2's 413 row: "Some providers use 400 with body indicating overflow; remap."
+    # Bedrock words it "Input is too long for requested model." (the Converse ValidationException
+    # the cassettes transcribe) and, on the service's token check, "Input Tokens Exceeded"
     overflow_message=re.compile(
-        r"input is too long|too many input tokens|prompt is too long|context (?:length|window)", re.I
+        r"input is too long|too many input tokens|input tokens? exceed|prompt is too long|context (?:length|window)",
+        re.I,
     ),
     # a 408 the service answers when the *model* ran out of time processing the request: a
     # response, so not contract §6.1 NETWORK's "timeout pre-response"; §6.2 lets an adapter
@@ -351,6 +383,36 @@ BYTES_ALIKE = Equivalence(
     canonical_base64=("image.source.data", "redacted_thinking.data"),
 )
 
+
+SMITHY_LABEL = "https://smithy.io/2.0/spec/http-bindings.html#httplabel-trait"
+MODEL_IN_PATH = ModelIn(
+    "path",
+    encoding="percent",
+    # the modelId is an httpLabel of Bedrock Runtime's restJson1 operations (botocore's
+    # `"location":"uri","locationName":"modelId"`); real recordings spell `:` as %3A and an
+    # ARN's `/` as %2F
+    says="Characters not defined as unreserved by RFC 3986 section 2.3 MUST be percent-encoded.",
+    source=SMITHY_LABEL,
+)
+"""Bedrock Runtime's model id: one URL path segment, percent-encoded (its `:` and an ARN's `/`
+included), never a body field."""
+
+MODEL_EXAMPLES = (
+    # the user guide's examples: a base model id, and an inference profile's ARN (the API
+    # reference: "If you use an inference profile, specify the inference profile ID or its ARN.")
+    "anthropic.claude-3-haiku-20240307-v1:0",
+    "arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-3-haiku-20240307-v1:0",
+)
+
+ENDPOINT = Endpoint(
+    path="/model/{model}/converse",
+    stream_path="/model/{model}/converse-stream",
+    model=MODEL_IN_PATH,
+    examples=MODEL_EXAMPLES,
+    says="POST /model/modelId/converse HTTP/1.1 (Converse); POST /model/modelId/converse-stream HTTP/1.1 (ConverseStream)",
+    source="https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html",
+)
+"""Converse and ConverseStream are two operations: the stream is asked for by the URL."""
 
 ACCESS = Access(
     # the runtime endpoint of a region (us-east-1 here; the harness's base URL names another)
@@ -421,6 +483,7 @@ BEDROCK_CONVERSE = WireApi(
         stream_error=_stream_error,
         response_signatures=_response_member("reasoningContent", "reasoningText", "signature"),
         response_thinking_text=_response_member("reasoningContent", "reasoningText", "text"),
+        output_schema=_output_schema,
         request_options=option_fields(
             max_output_tokens="/inferenceConfig/maxTokens",
             stop_sequences="/inferenceConfig/stopSequences",
@@ -436,6 +499,7 @@ BEDROCK_CONVERSE = WireApi(
     # `reasoning_effort`): the model adds input tokens for them that no adapter renders
     out_of_band_settings=("/additionalModelRequestFields",),
     access=ACCESS,
+    endpoint=ENDPOINT,
 )
 
 # `POST /model/{modelId}/count-tokens`: a Converse (or InvokeModel) request wrapped in

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..core import pointers
 from .api import Equivalence, JsonBody, WireApi
 
 # -- what every JSON API shares -------------------------------------------------------------
@@ -187,6 +188,88 @@ def applied(api: WireApi | None, used: Iterable[Equivalence] | None = None) -> s
     every = api.accepted_differences if used is None else tuple(used)
     names = [d.forms if isinstance(d, Equivalence) else d for d in every]
     return f"compared up to {api.name}'s declared equivalences: " + ("; ".join(names) if names else "none")
+
+
+def applied_count(api: WireApi | None) -> str:
+    """`applied` in a few words, for a reason that must stay short (TC606): how many
+    equivalences the record declares, not their text."""
+    if api is None:
+        return "compared exactly (no wire record)"
+    n = len(api.accepted_differences)
+    return f"compared up to the {n} equivalence(s) {api.name}'s record declares"
+
+
+def first_difference(a: Any, b: Any, path: str = "") -> tuple[str, Any, Any] | None:
+    """The first place two JSON values differ, as `diff` walks them (its JSON pointer and
+    the two values there; a member only one side has is `MISSING` on the other; two objects
+    of different `type`, such as two content blocks, differ as wholes), else None."""
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        if a.get("type") != b.get("type"):  # blocks of two kinds: the blocks are the difference
+            return path, a, b
+        for k in sorted(set(a) | set(b)):
+            where = f"{path}/{pointers.token(k)}"
+            if k not in a or k not in b:
+                return where, a.get(k, MISSING), b.get(k, MISSING)
+            found = first_difference(a[k], b[k], where)
+            if found is not None:
+                return found
+        return None
+    if isinstance(a, list) and isinstance(b, list):
+        for i, (x, y) in enumerate(zip(a, b, strict=False)):
+            found = first_difference(x, y, f"{path}/{i}")
+            if found is not None:
+                return found
+        if len(a) != len(b):
+            i = min(len(a), len(b))
+            return f"{path}/{i}", a[i] if i < len(a) else MISSING, b[i] if i < len(b) else MISSING
+        return None
+    if _number(a) and _number(b):
+        return None if a == b else (path, a, b)
+    return None if type(a) is type(b) and a == b else (path, a, b)
+
+
+MISSING: Any = type("Missing", (), {"__repr__": lambda self: "(absent)"})()
+"""What `first_difference` gives for the side a member or an item is absent from."""
+
+
+def excerpts(a: Any, b: Any, *, width: int = 60) -> tuple[str, str]:
+    """Two differing values as short, whole JSON: strings around where they first differ
+    (the common start and end elided as `…` inside the quotes, never a string cut open),
+    other values in full when short, else by their kind and size (`{4 members}`)."""
+    if isinstance(a, str) and isinstance(b, str):
+        start = 0
+        while start < min(len(a), len(b)) and a[start] == b[start]:
+            start += 1
+        end = 0
+        while end < min(len(a), len(b)) - start and a[-1 - end] == b[-1 - end]:
+            end += 1
+        lo = max(0, start - width // 3)
+
+        def cut(s: str) -> str:
+            tail = len(s) - end
+            hi = min(tail + width // 3, len(s))
+            if hi - lo > width:
+                hi = lo + width
+            return ("…" if lo else "") + s[lo:hi] + ("…" if hi < len(s) else "")
+
+        return json.dumps(cut(a), ensure_ascii=False), json.dumps(cut(b), ensure_ascii=False)
+    return _whole(a, width), _whole(b, width)
+
+
+def _whole(v: Any, width: int) -> str:
+    if v is MISSING:
+        return "(absent)"
+    text = json.dumps(v, default=_spelled, ensure_ascii=False)
+    if len(text) <= width:
+        return text
+    if isinstance(v, str):
+        return json.dumps(v[: width - 10] + "…", ensure_ascii=False)
+    if isinstance(v, Mapping):
+        kind = v.get("type") if isinstance(v.get("type"), str) else None
+        return f"{{{len(v)} members{f', type {json.dumps(kind)}' if kind else ''}}}"
+    if isinstance(v, list):
+        return f"[{len(v)} items]"
+    return text
 
 
 def diff(a: Any, b: Any, path: str = "") -> list[str]:

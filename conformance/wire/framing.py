@@ -27,6 +27,8 @@ element by element from arbitrary chunks.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -429,6 +431,8 @@ class Framing:
     detect: Callable[[bytes], bool] | None = None
     text: bool = True
     title: str = ""
+    # a nested framing's outer framing (`nested`): what the bytes on the wire are
+    outer: Framing | None = None
 
     # the built-in text framings, spelled as the enum this class replaced spelled them
     SSE: ClassVar[Framing]
@@ -465,7 +469,8 @@ class Framing:
         try:
             for frame in self.frames([body]):
                 end = getattr(frame, "end", None)
-                if isinstance(end, int) and 0 < end <= len(body):
+                # a nested framing's events share the end of the outer frame they came in
+                if isinstance(end, int) and 0 < end <= len(body) and (not ends or ends[-1] != end):
                     ends.append(end)
         except (FramingError, ProviderStreamError):
             pass
@@ -524,6 +529,151 @@ Framing.JSON_ARRAY = Framing(
     title="a JSON array streamed element by element (Gemini without alt=sse)",
 )
 SSE, NDJSON, JSON_ARRAY = Framing.SSE, Framing.NDJSON, Framing.JSON_ARRAY
+
+
+# -- framings composed: a framing applied to the payload of another ---------------------
+
+Payload = Callable[[Any], bytes | None]
+"""What a nested framing reads out of one JSON event of its outer framing: the payload bytes
+the inner framing decodes (None: the event carries none)."""
+
+
+def base64_at(pointer: str) -> Payload:
+    """A `nested` payload: the bytes a string at `pointer` (RFC 6901, object keys) of an outer
+    event spells in base64 (AWS `chunk.bytes`: a Smithy Blob is "base64-encoded binary
+    data" in JSON); None when the event has no such member. A value that is not base64
+    (standard alphabet, padded) is a `FramingError`."""
+    keys = [p.replace("~1", "/").replace("~0", "~") for p in pointer.split("/")[1:]]
+
+    def payload(value: Any) -> bytes | None:
+        for k in keys:
+            if not isinstance(value, dict) or k not in value:
+                return None
+            value = value[k]
+        if not isinstance(value, str):
+            raise FramingError(f"{pointer} is a {type(value).__name__}, not a base64 string")
+        try:
+            return base64.b64decode(value, validate=True)
+        except (binascii.Error, ValueError) as exc:
+            raise FramingError(f"{pointer} is not base64 ({exc})") from None
+
+    return payload
+
+
+@dataclass(frozen=True)
+class Raised:
+    """A frame of a nested stream that is an error (the outer framing's, or the provider's),
+    kept in its place: `nested` framings raise it when their `to_json` reaches it."""
+
+    error: FramingError | ProviderStreamError
+    end: int = 0
+
+
+def _nested_json(frame: Any) -> JsonEvent | None:
+    if isinstance(frame, Raised):
+        raise frame.error
+    return frame if isinstance(frame, JsonEvent) else None
+
+
+class NestedDecoder:
+    """The events of a stream inside a stream: each JSON event of `outer` yields the bytes
+    `payload` reads from it, which are either one JSON value each (`inner` None) or, in
+    order, a byte stream in the `inner` framing. Every event it gives carries the offset in
+    the *outer* body just past the frame its payload came in (TC607 cuts the body there);
+    an outer frame in which the provider reports an error raises `ProviderStreamError` as
+    the outer framing does, in its place among the inner events."""
+
+    def __init__(self, outer: Framing, payload: Payload, inner: Framing | None) -> None:
+        self._outer, self._payload, self._inner = outer, payload, inner
+        self._frames = outer.decoder()
+        self._inner_dec = inner.decoder() if inner is not None else None
+        self._count = 0
+        self._end = 0
+        self._failed = False
+
+    def _one(self, frame: Any) -> list[Any]:
+        try:
+            ev = self._outer.to_json(frame)
+            if ev is None:
+                return []
+            self._end = ev.end
+            try:
+                data = self._payload(ev.value)
+            except FramingError as exc:
+                raise FramingError(exc.reason, event=ev.index, offset=getattr(frame, "offset", None)) from None
+            return [] if data is None else self._inner_events(data, ev)
+        except (FramingError, ProviderStreamError) as exc:
+            # in its place among the events: those decoded before it in the same chunk are
+            # still given (its framing's `to_json` raises it when it comes to it)
+            self._failed = True
+            return [Raised(exc)]
+
+    def _many(self, frames: list[Any]) -> list[Any]:
+        out: list[Any] = []
+        for f in frames:
+            if self._failed:
+                break
+            out += self._one(f)
+        return out
+
+    def _inner_events(self, data: bytes, ev: JsonEvent) -> list[JsonEvent]:
+        if self._inner is None or self._inner_dec is None:
+            try:
+                value = loads_strict(data)
+            except (ValueError, UnicodeDecodeError) as exc:
+                raise FramingError(f"payload is not JSON: {exc}", event=ev.index, offset=None) from None
+            out = [JsonEvent(value, self._count, 0, ev.end)]
+        else:
+            found = self._inner_json(self._inner_dec.feed(data))
+            out = [JsonEvent(j.value, self._count + k, j.line, ev.end) for k, j in enumerate(found)]
+        self._count += len(out)
+        return out
+
+    def _inner_json(self, frames: list[Any]) -> list[JsonEvent]:
+        assert self._inner is not None
+        return [e for e in map(self._inner.to_json, frames) if e is not None]
+
+    def feed(self, chunk: bytes | str) -> list[Any]:
+        if self._failed:
+            return []
+        try:
+            return self._many(self._frames.feed(chunk))
+        except FramingError as exc:
+            self._failed = True
+            return [Raised(exc)]
+
+    def close(self) -> list[Any]:
+        if self._failed:
+            return []
+        try:
+            out = self._many(self._frames.close())
+        except FramingError as exc:
+            self._failed = True
+            return [Raised(exc)]
+        if not self._failed and self._inner is not None and self._inner_dec is not None:
+            tail = self._inner_json(self._inner_dec.close())
+            out += [JsonEvent(j.value, self._count + k, j.line, self._end) for k, j in enumerate(tail)]
+            self._count += len(tail)
+        return out
+
+
+def nested(name: str, outer: Framing, payload: Payload, inner: Framing | None = None, *, title: str = "") -> Framing:
+    """A framing applied to the payload of another (AWS event stream -> the base64 JSON of
+    `chunk.bytes` -> the inner API's events: Anthropic models through Bedrock
+    InvokeModelWithResponseStream). A record names it as its `framing`, which decodes its
+    cassettes whatever else claims their media type (the outer's, announced on the wire);
+    it is not registered under that media type (`registry.register_framing` refuses a
+    second framing of one media type), nor detected from bytes alone."""
+    return Framing(
+        name,
+        lambda: NestedDecoder(outer, payload, inner),
+        _nested_json,
+        media_types=outer.media_types,
+        looks=outer.looks,
+        text=outer.text,
+        title=title or f"{inner.name if inner is not None else 'JSON'} in the payloads of {outer.name}",
+        outer=outer,
+    )
 
 
 def decoder_for(framing: Framing) -> FrameDecoder:

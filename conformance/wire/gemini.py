@@ -46,10 +46,12 @@ from . import equivalence
 from .api import (
     Access,
     Carries,
+    Endpoint,
     ErrorSignals,
     Framing,
     JsonBody,
     Located,
+    ModelIn,
     Probes,
     ThinkingBack,
     ToolIdRule,
@@ -411,6 +413,26 @@ ACCESS = Access(
 )
 
 
+ENDPOINT = Endpoint(
+    # under `/v1beta` (the Gemini API) or `/v1*/projects/{p}/locations/{l}/publishers/google`
+    # (Vertex AI): the base URL's
+    path="/models/{model}:generateContent",
+    stream_path="/models/{model}:streamGenerateContent",
+    model=ModelIn(
+        "path",
+        encoding="raw",
+        says="model: Required. The name of the Model to use for generating the completion. Format: models/{model}.",
+        source="https://ai.google.dev/api/generate-content",
+    ),
+    says=(
+        "POST https://generativelanguage.googleapis.com/v1beta/{model=models/*}:generateContent; "
+        "POST https://generativelanguage.googleapis.com/v1beta/{model=models/*}:streamGenerateContent"
+    ),
+    source="https://ai.google.dev/api/generate-content",
+)
+"""Two methods: the stream is asked for by the URL, the model is its path segment."""
+
+
 GEMINI = WireApi(
     name="gemini-generate-content",
     access=ACCESS,
@@ -491,4 +513,5 @@ GEMINI = WireApi(
     # proto3 JSON: bytes fields in either base64 alphabet, padded or not
     accepted_differences=equivalence.GEMINI_DIFFERENCES,
     normalize_request=equivalence.gemini,
+    endpoint=ENDPOINT,
 )

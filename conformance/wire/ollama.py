@@ -28,9 +28,11 @@ from . import equivalence
 from .api import (
     Access,
     Carries,
+    Endpoint,
     Framing,
     JsonBody,
     Located,
+    ModelIn,
     Probes,
     ThinkingBack,
     ToolIdRule,
@@ -197,6 +199,28 @@ def _stream_usage(events: list[Any]) -> Any:
 ACCESS = Access(base_url="http://localhost:11434", credential_headers=("authorization",))
 
 
+ENDPOINT = Endpoint(
+    path="/api/chat",
+    stream_field=("/stream", True),
+    streams_by_default=True,
+    model=ModelIn(
+        "body",
+        "/model",
+        says=(
+            "Model names follow a model:tag format, where model can have an optional namespace such as "
+            "example/model. Some examples are orca-mini:3b-q8_0 and llama3:70b."
+        ),
+        source="https://github.com/ollama/ollama/blob/main/docs/api.md#model-names",
+    ),
+    examples=("orca-mini:3b-q8_0", "llama3:70b"),
+    says=(
+        "POST /api/chat; stream: if false the response will be returned as a single response object, "
+        "rather than a stream of objects"
+    ),
+    source="https://github.com/ollama/ollama/blob/main/docs/api.md#generate-a-chat-completion",
+)
+"""One endpoint; Ollama streams unless the body says `stream: false`."""
+
 OLLAMA_CHAT = WireApi(
     name="ollama-chat",
     access=ACCESS,
@@ -264,6 +288,7 @@ OLLAMA_CHAT = WireApi(
     # spellings of an assistant tool-call turn
     accepted_differences=equivalence.OLLAMA_CHAT_DIFFERENCES,
     normalize_request=equivalence.ollama_chat,
+    endpoint=ENDPOINT,
 )
 
 OLLAMA_GENERATE = WireApi(

@@ -32,10 +32,12 @@ from . import equivalence
 from .api import (
     Access,
     Carries,
+    Endpoint,
     ErrorSignals,
     Framing,
     JsonBody,
     Located,
+    ModelIn,
     Probes,
     ThinkingBack,
     ToolIdRule,
@@ -165,6 +167,24 @@ def response_tool_calls(body: JsonBody) -> list[Located]:
     ]
 
 
+def response_tool_ids(body: JsonBody) -> list[Located]:
+    """The ids the API issued on a reply's calls (`choices[].message.tool_calls[].id`), or
+    on one stream chunk's (`choices[].delta.tool_calls[].id`, a call's first fragment). The
+    deprecated `function_call` carries none ("The name and arguments of a function that
+    should be called"): the reader mints its id."""
+    out: list[Located] = []
+    choices = body.get("choices")
+    for i, c in enumerate(choices if isinstance(choices, list) else []):
+        if not isinstance(c, dict):
+            continue
+        key = "message" if isinstance(c.get("message"), dict) else "delta"
+        calls = (c.get(key) or {}).get("tool_calls") if isinstance(c.get(key), dict) else None
+        for j, call in enumerate(calls if isinstance(calls, list) else []):
+            if isinstance(call, dict) and isinstance(call.get("id"), str) and call["id"]:
+                out.append(Located(f"/choices/{i}/{key}/tool_calls/{j}/id", call["id"]))
+    return out
+
+
 def _stop_reason(body: JsonBody) -> Any:
     choices = body.get("choices")
     if isinstance(choices, list) and choices and isinstance(choices[0], dict):
@@ -209,7 +229,7 @@ def _stream_tool_fragments(events: list[Any]) -> list[list[str]] | None:
     """`choices[0].delta.tool_calls[].function.arguments` fragments, one list per tool call
     (keyed by the call's `index`; its first chunk carries the `id`). A compatible server's
     calls without `index` are keyed by their `id`, and a fragment with neither continues
-    the call before it (stream-event.json)."""
+    the call before it (stream-event.json); the deprecated `delta.function_call` is one call."""
     calls: dict[Any, list[str]] = {}
     last: Any = None
     for e in events:
@@ -217,7 +237,10 @@ def _stream_tool_fragments(events: list[Any]) -> list[list[str]] | None:
         for c in choices if isinstance(choices, list) else []:
             if not isinstance(c, dict) or c.get("index", 0) != 0:
                 continue
-            for tc in (c.get("delta") or {}).get("tool_calls") or []:
+            delta = c.get("delta") or {}
+            fc = delta.get("function_call") if isinstance(delta, dict) else None
+            legacy = [{"index": "function_call", "function": fc}] if isinstance(fc, dict) else []
+            for tc in [*(delta.get("tool_calls") or []), *legacy]:
                 if not isinstance(tc, dict):
                     continue
                 frag = (tc.get("function") or {}).get("arguments")
@@ -277,6 +300,26 @@ ACCESS = Access(
 )
 
 
+ENDPOINT = Endpoint(
+    # under a base URL that ends in /v1 (OpenAI's) or another prefix (Azure, compatible servers)
+    path="/chat/completions",
+    stream_field=("/stream", True),
+    model=ModelIn(
+        "body",
+        "/model",
+        says="ID of the model to use.",
+        source="https://platform.openai.com/docs/api-reference/chat/create",
+    ),
+    # a fine-tuned model's id holds `:` of its own (the fine-tuning guide's example)
+    examples=("ft:gpt-4o-mini-2024-07-18:my-org:custom-suffix:9ABel2dg",),
+    says=(
+        "POST https://api.openai.com/v1/chat/completions; stream: If set to true, the model response data "
+        "will be streamed to the client as it is generated using server-sent events."
+    ),
+    source="https://platform.openai.com/docs/api-reference/chat/create",
+)
+"""One endpoint; a stream is asked for in the body."""
+
 OPENAI_CHAT = WireApi(
     name="openai-chat-completions",
     access=ACCESS,
@@ -290,7 +333,9 @@ OPENAI_CHAT = WireApi(
     is_streaming=_streaming,
     schema_dir="openai-chat",
     hosts=("api.openai.com",),
-    tool_ids=ToolIdRule(max_length=40),
+    # the API issues the id of every call in `tool_calls`, none on the deprecated
+    # `function_call` (chat/object): ids the wire carries are kept exactly, the rest minted
+    tool_ids=ToolIdRule(max_length=40, issued_by_provider=False),
     carries=Carries(
         system_prompt=True,
         thinking_text=False,
@@ -323,6 +368,7 @@ OPENAI_CHAT = WireApi(
         stream_tool_fragments=_stream_tool_fragments,
         response_model=string_at("/model"),
         response_tool_calls=response_tool_calls,
+        response_tool_ids=response_tool_ids,
         stream_model=first_string_at("/model"),  # every chunk names it
         request_options=_request_options,
         # chat-streaming: a failure after the stream began is a `data:` event holding an
@@ -345,4 +391,5 @@ OPENAI_CHAT = WireApi(
     accepted_differences=equivalence.OPENAI_CHAT_DIFFERENCES,
     # calibrated on the shared samples (20 recordings): |error| median 12%, p95 31%
     estimate_tolerance=(0.20, 35),
+    endpoint=ENDPOINT,
 )

@@ -4,7 +4,10 @@ in FRAMINGS (a third party: `register_framing(...)` or a `turnspec.framings` ent
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Mapping
 from importlib.metadata import entry_points
+from types import MappingProxyType
 from urllib.parse import urlsplit
 
 from .anthropic_messages import ANTHROPIC_COUNT_TOKENS, ANTHROPIC_MESSAGES
@@ -41,17 +44,59 @@ def api_for_url(url: str) -> WireApi | None:
     return None
 
 
-def register(api: WireApi) -> None:
+SHIPPED: frozenset[str] = frozenset(api.name for api in APIS)
+"""The record names this project ships: versioned API (docs/public-names.md), never renamed
+without an entry in `RENAMED`."""
+
+RENAMED: Mapping[str, str] = MappingProxyType({"ollama-native": "ollama-chat"})
+"""Record names an earlier release used -> the name the record has now. `get` reads an old
+name as the new one, with a DeprecationWarning naming it, so an adapter written against the
+earlier release keeps its record (and every record-driven check)."""
+
+
+class ReplacedRecordWarning(UserWarning):
+    """A third party registered a record under a name already registered: the warning says
+    which record the suite uses, and how to choose the other."""
+
+
+def canonical_name(name: str) -> str:
+    """`name`, or the name a renamed record has now (`RENAMED`)."""
+    return RENAMED.get(name, name)
+
+
+def register(api: WireApi, *, replace: bool = False) -> WireApi:
     """Add a record at run time (a third-party adapter's wire API): one call beside the
-    adapter, the way the built-in records are one line in APIS. Registering the same record
-    again is a no-op; another record under a known name is refused."""
+    adapter, the way the built-in records are one line in APIS; returns the record the
+    suite uses under that name. Registering the same record again is a no-op.
+
+    A record under a name already registered (one this project ships, or another package's)
+    is a choice, never an error at import: by default the record already there is kept and
+    a `ReplacedRecordWarning` says so; `replace=True` puts this one in its place, with a
+    warning naming the record it replaces."""
     global APIS
-    for have in APIS:
-        if have.name == api.name:
-            if have is api:
-                return
-            raise ValueError(f"a wire API named {api.name!r} is already registered")
+    name = canonical_name(api.name)
+    have = next((a for a in APIS if a.name == name), None)
+    if have is api:
+        return api
+    if have is not None and not replace:
+        shipped = "this project ships" if name in SHIPPED else "is already registered"
+        warnings.warn(
+            f"a wire API named {name!r} {shipped}: the record already registered is used; to use yours, "
+            f"call conformance.wire.registry.register(..., replace=True)",
+            ReplacedRecordWarning,
+            stacklevel=2,
+        )
+        return have
+    if have is not None:
+        warnings.warn(
+            f"the wire API record {name!r} ({have.title}) is replaced by the one registered by the caller",
+            ReplacedRecordWarning,
+            stacklevel=2,
+        )
+        APIS = tuple(api if a is have else a for a in APIS)
+        return api
     APIS = (api, *APIS)
+    return api
 
 
 def credential_headers() -> frozenset[str]:
@@ -65,6 +110,14 @@ def account_headers() -> frozenset[str]:
 
 
 def get(name: str) -> WireApi:
+    """The record named `name`; a former name (`RENAMED`) gives the record it names now, with
+    a DeprecationWarning naming the new one. KeyError (listing the names) for no record."""
+    new = RENAMED.get(name)
+    if new is not None:
+        warnings.warn(
+            f"the wire API {name!r} was renamed {new!r}: declare wire_api = {new!r}", DeprecationWarning, stacklevel=2
+        )
+        name = new
     for api in APIS:
         if api.name == name:
             return api
@@ -93,6 +146,16 @@ def register_framing(framing: Framing) -> Framing:
             if have is framing:
                 return framing
             raise ValueError(f"a framing named {framing.name!r} is already registered")
+    for have in FRAMINGS:
+        shared = sorted(set(have.media_types) & set(framing.media_types))
+        if shared:
+            # which framing decodes a body of that type would be an accident of the order of
+            # registration: a record that needs another one for its streams names it instead
+            raise ValueError(
+                f"framing {framing.name!r} claims media type {shared[0]!r}, which framing {have.name!r} "
+                "already claims; a WireApi record names a framing of its own as its `framing` "
+                "(wire.framing.nested for a stream inside a stream), unregistered"
+            )
     FRAMINGS = (*FRAMINGS, framing)
     return framing
 
@@ -124,7 +187,8 @@ def get_framing(name: str) -> Framing:
 
 
 def framing_for_content_type(content_type: str) -> Framing | None:
-    """The framing a Content-Type header value announces, or None."""
+    """The framing a Content-Type header value announces, or None (one at most: two
+    registered framings never claim one media type, `register_framing`)."""
     return next((f for f in framings() if f.announced_by(content_type)), None)
 
 

@@ -102,3 +102,31 @@ def _list_twice(ctx: Path) -> None:
     m = json.loads(path.read_text())
     m["partitions"].append(dict(m["partitions"][0]))
     path.write_text(json.dumps(m))
+
+
+@pytest.mark.parametrize("where", ["partition", "active"])
+def test_provenance_naming_a_path_out_of_the_context_is_refused_at_its_line(
+    where: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """canonical -> chibi writes the partitions its provenance names: one that leaves
+    transcript/ is refused naming the file, line and pointer that holds it (issue 41: the
+    refusal named none), and nothing is written."""
+    from chibi_helpers import FIXTURES
+
+    canon = tmp_path / "c.jsonl"
+    convert("chibi", "canonical", FIXTURES / "default", canon)
+    text = canon.read_text()
+    if where == "partition":  # the manifest's entry and every message's partition provenance
+        text = text.replace('"partitions/1767225600-1767225666.jsonl"', '"../../evil.jsonl"')
+        pointer = "/metadata/provider_raw/chibi/context/manifest/partitions/0/file"
+    else:
+        text = text.replace('"active_partition":"active.jsonl"', '"active_partition":"../evil.jsonl"')
+        text = text.replace('"active_partition": "active.jsonl"', '"active_partition": "../evil.jsonl"')
+        pointer = "/metadata/provider_raw/chibi/context/manifest/active_partition"
+    assert "evil" in text
+    canon.write_text(text)
+    out = tmp_path / "out"
+    assert main(["convert", "--to", "chibi", str(canon), str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert f"{canon}:1: {pointer}: provenance names" in err[-1], err[-1]
+    assert not out.exists() and not (tmp_path / "evil.jsonl").exists()

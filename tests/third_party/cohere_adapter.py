@@ -437,6 +437,8 @@ class CohereAdapter(BaseAdapter):
             wire_model=None,
             token_usage=usage,
             provider_raw={"id": body.get("id"), "finish_reason": body.get("finish_reason")},
+            # canonical §4.3 MessageStatus ERROR "generation failed": finish_reason ERROR
+            status="error" if _STOP.get(str(body.get("finish_reason"))) == "error" else "complete",
         )
 
     def _usage(self, u: Any) -> dict[str, int] | None:

@@ -261,7 +261,9 @@ class TheirAnthropicAdapter(BaseAdapter):
         if options.stream:
             body["stream"] = True
         body.update(options.extra)
-        return WireRequest("POST", "/v1/messages", {"content-type": "application/json"}, body)
+        # Versioning: "When making API requests, you must send an anthropic-version request header."
+        headers = {"content-type": "application/json", "anthropic-version": "2023-06-01"}
+        return WireRequest("POST", "/v1/messages", headers, body)
 
     def _blocks_to_wire(self, m: Message) -> list[dict[str, Any]]:
         role, sid = m["role"], str(m["session_id"])

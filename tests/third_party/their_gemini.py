@@ -33,6 +33,7 @@ import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, ClassVar
+from urllib.parse import urlsplit
 
 from their_common import (  # a sibling module: `turnspec conform` loads this file by path
     CanonicalStream,
@@ -525,6 +526,8 @@ class TheirGeminiAdapter(BaseAdapter):
             raw["tools_object"] = True
         options = AdapterOptions(
             model=model,
+            # the method in the URL asks for the stream (`:streamGenerateContent`), as it names the model
+            stream=":streamGenerateContent" in urlsplit(url or "").path,
             max_output_tokens=max_tokens if isinstance(max_tokens, int) else None,
             temperature=temperature if isinstance(temperature, int | float) else None,
             stop_sequences=tuple(stops or ()),

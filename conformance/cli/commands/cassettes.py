@@ -11,7 +11,7 @@ import typer
 
 from ...core import escaping
 from ...core.errors import InputError
-from ...core.findings import Finding
+from ...core.findings import Finding, location_key
 from ...core.reporting import FindingsReport, findings_output, output_choices, write_findings
 
 # the command's own renderings, then every findings output (`reporting.FINDINGS_OUTPUTS`)
@@ -64,6 +64,7 @@ def register(app: typer.Typer) -> None:
                 lines, problems = diff(path, hits)
                 would.extend(lines)
                 unfixed.extend(problems)
+        findings.sort(key=location_key)  # by path, line, column, as every output
         out = sys.stdout
         if output == "json":
             body = {"files": len(files), "findings": [f.as_dict() for f in findings], "unreadable": unreadable,

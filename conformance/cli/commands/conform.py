@@ -64,7 +64,9 @@ def register(app: typer.Typer) -> None:
         ] = None,
         samples: Annotated[
             Path | None,
-            typer.Option(help="Third-party recordings to replay (default ../shared/samples/wire)"),
+            typer.Option(
+                help="Third-party recordings to replay (default: [tool.turnspec] samples, else $TURNSPEC_SAMPLES, else none)"
+            ),
         ] = None,
         no_samples: Annotated[
             bool, typer.Option("--no-samples", help="Do not replay the third-party recordings")
@@ -73,7 +75,10 @@ def register(app: typer.Typer) -> None:
         ignore: Annotated[list[str] | None, typer.Option(help="Skip these TC ids or prefixes")] = None,
         report: Annotated[
             Path | None,
-            typer.Option(help="Also write the report to this file (never an input; --force to replace one)"),
+            typer.Option(
+                help="Write the --output report to this file and show the text one (Markdown with -o text);"
+                " never an input; --force to replace one"
+            ),
         ] = None,
         force: Annotated[bool, typer.Option("--force", help="Replace an existing --report file")] = False,
         fail_on_skip: Annotated[
@@ -82,8 +87,8 @@ def register(app: typer.Typer) -> None:
         strict: Annotated[
             bool,
             typer.Option(
-                help="A capability declared true that no case exercised (a TC002 skip) is an error (exit 2); "
-                "advisory checks (TC306) fail like any other"
+                help="A capability declared true that no case exercised fails TC002, and advisory checks "
+                "(TC306) fail like any other (exit 1: findings)"
             ),
         ] = False,
         verbose: Annotated[
@@ -106,12 +111,14 @@ def register(app: typer.Typer) -> None:
             typer.Option(help="Metadata key that marks a block critical (§4.2.2 names none; TC203 plants it)"),
         ] = DEFAULT_CRITICAL_KEY,
     ) -> None:
-        """Run the adapter conformance suite; exit 0 when every check passes, 1 otherwise."""
+        """Run the adapter conformance suite; exit 0 when no check fails, 1 when one does (findings),
+        2 when it could not run (a usage or input error)."""
         # imported when the command runs: the suite (vcrpy, the checks) is not loaded for other commands
-        from ...suite.report import RENDERERS
+        from ...suite.report import RENDERERS, skipped_findings
         from ...suite.report import findings as suite_findings
         from ...suite.rules import CATALOG
-        from ...suite.runner import SuiteConfig, default_cassette_root, default_samples, local_cassette_root, run
+        from ...suite.runner import SuiteConfig, default_cassette_root, local_cassette_root, run, samples_asked
+        from ...wire import registry as wire_registry
 
         sel = Selection(select=_split(select), ignore=_split(ignore), strict=strict)
         for prefix in sel.select + sel.ignore:
@@ -124,37 +131,48 @@ def register(app: typer.Typer) -> None:
         for c in cassettes or []:
             if not c.is_dir():
                 raise InputError(f"--cassettes {c}: not a directory")
-        if samples is not None and not samples.is_dir():
-            raise InputError(f"--samples {samples}: not a directory")
-        default_samples_dir = None if no_samples else (samples or default_samples())
+        asked = samples_asked(samples, none=no_samples)
         local = local_cassette_root()
-        inputs = [p for p in (*(cassettes or []), default_samples_dir, default_cassette_root(), local) if p is not None]
+        inputs = [p for p in (*(cassettes or []), asked.path, default_cassette_root(), local) if p is not None]
         if report is not None:
             _check_report_path(report, inputs, force=force)
         config = SuiteConfig.for_refs(
             refs or [],
             cassettes=cassettes or [],
-            samples=None if no_samples else (samples or "default"),
+            samples=asked,
             selection=sel,
             critical_key=critical_key,
             roots=[local] if local is not None else [],
         )
+        for s in config.subjects:  # a record name an earlier release used: kept, and said to be old
+            named = str(getattr(s.adapter, "wire_api", ""))
+            if wire_registry.canonical_name(named) != named:
+                sys.stderr.write(
+                    escaping.text_line(
+                        f"turnspec: {s.name}: wire_api {named!r} was renamed {wire_registry.canonical_name(named)!r} "
+                        "(deprecated; read as the new name)"
+                    )
+                    + "\n"
+                )
         result = run(config, fail_on_skip=fail_on_skip)
+        palette = Palette(colour_wanted(color, sys.stdout))
+        terminal = RENDERERS["text"](result, verbose=verbose, failures_only=failures_only, palette=palette)  # type: ignore[call-arg]
         if output == "text":
-            palette = Palette(colour_wanted(color, sys.stdout))
-            text = RENDERERS["text"](result, verbose=verbose, failures_only=failures_only, palette=palette)  # type: ignore[call-arg]
+            text = terminal
         elif output in RENDERERS:
             text = RENDERERS[output](result)
         else:  # a findings output: the failing and skipped cases as findings
-            text = render_findings(output, FindingsReport("turnspec conform", suite_findings(result), CATALOG))
-        sys.stdout.write(text)
+            found = FindingsReport("turnspec conform", suite_findings(result), CATALOG, notes=skipped_findings(result))
+            text = render_findings(output, found)
+        # with --report the file gets the report and the terminal the text one (as pytest --junitxml)
+        sys.stdout.write(text if report is None else terminal)
         if report is not None:
             body = text if output != "text" else RENDERERS["md"](result)
             try:
                 atomic_write(report, [body.encode("utf-8")])
             except OSError as exc:
                 raise InputError(f"--report {report}: cannot write: {exc.strerror or exc}") from None
-        if strict and result.unexercised:
+        if strict and result.unexercised:  # TC002 failed them: a finding like any other (exit 1)
             sys.stderr.write(
                 escaping.text_line(
                     "turnspec: --strict: capabilities declared true that no case exercised: "
@@ -162,5 +180,4 @@ def register(app: typer.Typer) -> None:
                 )
                 + "\n"
             )
-            raise typer.Exit(2)
         raise typer.Exit(result.exit_code)

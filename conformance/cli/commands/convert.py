@@ -12,6 +12,8 @@ import typer
 from ...convert import convert as do_convert
 from ...convert import converters
 from ...core import escaping
+from ...core.convertkit import ConvertContext
+from ..options import LOCK_WAIT, resolved_lock_wait
 
 _PAIRS = sorted(converters())
 # the formats a conversion can start from / end in, listed as choices in --help
@@ -35,9 +37,11 @@ def register(app: typer.Typer) -> None:
             FromFormat, typer.Option("--from", metavar="FORMAT", help=f"Source format: {_choices(FromFormat)}")
         ] = _CANONICAL,
         force: Annotated[bool, typer.Option("--force", help="Replace an existing output")] = False,
+        lock_wait: Annotated[float | None, LOCK_WAIT] = None,
     ) -> None:
         """Convert between formats; every lossy step is reported with its location."""
-        findings = do_convert(from_.value, to.value, src, dst, force=force)
+        context = ConvertContext(lock_wait=resolved_lock_wait(lock_wait))
+        findings = do_convert(from_.value, to.value, src, dst, force=force, context=context)
         for f in findings:
             sys.stderr.write(escaping.text_line(f.format()) + "\n")
         sys.stderr.write(escaping.text_line(f"wrote {dst} ({len(findings)} lossy step(s) reported)") + "\n")

@@ -21,6 +21,11 @@ import typer
 from ...core import escaping
 from ...core.errors import InputError
 from ...core.outputs import check_output, write_bytes
+from ...core.ruledocs import DOCS_URL
+
+NEW_WIRE_API_PAGE = f"{DOCS_URL}new-wire-api/"
+"""The docs site's guide to a wire API turnspec has no record for (docs/new-wire-api.md):
+what a skeleton written into someone else's repository points to, not this repository's files."""
 
 NAME = re.compile(r"^[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*$")
 
@@ -123,7 +128,7 @@ def adapter_source(name: str, api: str, ref: Reference) -> str:
     api_note = _prose(
         f'`provider` and `wire_api` ("{api}") are inherited. wire_api names the WireApi record '
         "(conformance/wire/) the checks read bodies through; a provider with its own API gets "
-        'a record of its own (CONTRIBUTING.md, "Adding an adapter", step 3).',
+        f"a record of its own, registered with conformance.wire.registry.register ({NEW_WIRE_API_PAGE}).",
         comment,
     )
     return f'''"""{head}

@@ -12,9 +12,11 @@ import typer
 
 from ...core import escaping
 from ...core.errors import InputError
+from ...core.findings import location_key
 from ...core.jsonio import forget_stdin
 from ...core.reporting import FindingsReport, findings_output, output_choices, write_findings
 from ...formats.canonical.markers import DEFAULT_CRITICAL_KEY
+from ..options import LOCK_WAIT, resolved_lock_wait
 
 # the command's own renderings, then every findings output (`reporting.FINDINGS_OUTPUTS`)
 ReplayOutput = output_choices("ReplayOutput", "text", "json")
@@ -50,6 +52,7 @@ def register(app: typer.Typer) -> None:
         critical_key: Annotated[
             str, typer.Option(help="Metadata key the sessions mark critical blocks with (§4.2.2 names none)")
         ] = DEFAULT_CRITICAL_KEY,
+        lock_wait: Annotated[float | None, LOCK_WAIT] = None,
     ) -> None:
         """Would each stored session survive a swap to the target adapter? No network: the history is only rendered.
 
@@ -72,8 +75,9 @@ def register(app: typer.Typer) -> None:
         summary = ReplaySummary()
         out = sys.stdout
         verdicts = replay_check(
-            paths, targets, fmt=fmt, source_provider=source, strict=strict, summary=summary, critical_key=critical_key
-        )
+            paths, targets, fmt=fmt, source_provider=source, strict=strict, summary=summary, critical_key=critical_key,
+            lock_wait=resolved_lock_wait(lock_wait),
+        )  # fmt: skip
         if findings_output(output) is not None:
             # function-level import: the replay rules' catalogue, for the findings outputs only
             from ...replay import CATALOG
@@ -91,6 +95,7 @@ def register(app: typer.Typer) -> None:
                     + "\n  "
                     + escaping.json_text(orjson.dumps(escaping.json_safe(v.as_dict())).decode())
                 )
+            summary.problems.sort(key=location_key)  # by path, line, column, as every output
             body = {
                 "summary": {t: {k: c.get(k, 0) for k in (OK, LOSSY, REFUSED)} for t, c in summary.counts.items()},
                 "input_errors": [f.as_dict() for f in summary.problems],
@@ -110,7 +115,7 @@ def register(app: typer.Typer) -> None:
                 )
                 for f in v.findings:
                     out.write(escaping.text_line(f"  {f.format()}") + "\n")
-            for f in summary.problems:
+            for f in sorted(summary.problems, key=location_key):
                 out.write(escaping.text_line(f.format()) + "\n")
             for p in summary.skipped:
                 out.write(escaping.text_line(f"skipped (not a transcript turnspec reads): {p}") + "\n")

@@ -126,8 +126,8 @@ def register(app: typer.Typer) -> None:
         """Write the JSON Schemas for another repository: the files of one revision, or one bundle."""
         # function-level imports: only this command reads the schema tree and writes
         from ...core.outputs import check_output, staged
-        from ...core.schemas import schema_set, versions
-        from ...schema.bundle import bundle, default_revision, families
+        from ...core.schemas import versions
+        from ...schema.bundle import bundle, default_revision, exported_files, families
 
         if fmt not in families():
             raise InputError(f"--format {fmt}: no such schema family (known: {', '.join(families())})")
@@ -140,7 +140,7 @@ def register(app: typer.Typer) -> None:
                 tmp.write_bytes(orjson.dumps(bundle(fmt, rev), option=orjson.OPT_INDENT_2) + b"\n")
             else:
                 tmp.mkdir()
-                for name, doc in sorted(schema_set(fmt, rev).documents.items()):
+                for name, doc in exported_files(fmt, rev).items():
                     (tmp / name).write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n")
         sys.stderr.write(f"wrote {fmt} {rev} {'bundle' if bundle_ else 'schemas'} to {out}\n")
 

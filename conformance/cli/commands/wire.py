@@ -8,13 +8,16 @@ import logging
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
 from ...core import escaping
 from ...core.errors import InputError
 from ...core.jsonio import read_input
+
+if TYPE_CHECKING:
+    from ...adapters.debug import RenderRefused
 
 
 class _Stderr(logging.Handler):
@@ -38,6 +41,24 @@ def _stderr_warnings() -> Iterator[None]:
     finally:
         logger.removeHandler(handler)
         logger.propagate = old
+
+
+def _refused(exc: RenderRefused) -> NoReturn:
+    """A conversation the adapter refused to render, at the line of the message it first
+    failed on: its classified refusal (an AdapterError, exit 1), or a mistake of the adapter
+    on input the schemas accept (exit 2, named)."""
+    # imported when the command runs: adapters are not loaded for other commands
+    from ...adapters.base import AdapterError
+
+    error = exc.error
+    if isinstance(error, AdapterError):
+        line = f"turnspec: {exc.where}: {type(error).__name__} ({error.error_class}): {error}"
+        sys.stderr.write(escaping.text_line(line) + "\n")
+        raise typer.Exit(1) from None
+    raise InputError(
+        f"{exc.where}: the adapter could not render these messages "
+        f"({type(error).__name__}: {error}); run `turnspec validate` on the file"
+    ) from None
 
 
 MAX_BODY_BYTES = 64 * 1024 * 1024
@@ -74,21 +95,14 @@ def register(app: typer.Typer) -> None:
         """Print the wire request (method, path, headers, body) the adapter builds."""
         # imported when the command runs: adapters and vcrpy are not loaded for other commands
         from ...adapters import debug, registry
-        from ...adapters.base import AdapterError
 
         a = registry.load(adapter)
-        messages, tools = debug.read_conversation(conversation)
+        conv = debug.read_conversation(conversation)
         try:
             with _stderr_warnings():
-                out = debug.render(a, messages, tools, model=model, stream=stream, max_tokens=max_tokens)
-        except AdapterError as exc:
-            sys.stderr.write(escaping.text_line(f"turnspec: {type(exc).__name__} ({exc.error_class}): {exc}") + "\n")
-            raise typer.Exit(1) from None
-        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
-            raise InputError(
-                f"{conversation}: the adapter could not render these messages "
-                f"({type(exc).__name__}: {exc}); run `turnspec validate` on the file"
-            ) from None
+                out = debug.render(a, conv, model=model, stream=stream, max_tokens=max_tokens)
+        except debug.RenderRefused as exc:
+            _refused(exc)
         json.dump(out, sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
 
@@ -175,13 +189,16 @@ def register(app: typer.Typer) -> None:
         from ...suite.record import record as do_record
 
         a = registry.load(adapter)
-        messages, tools = debug.read_conversation(conversation)
+        conv = debug.read_conversation(conversation)
         with _stderr_warnings():
             options = AdapterOptions(
-                model=model or debug.default_model(a, messages),
+                model=model or debug.default_model(a, conv.messages),
                 stream=stream,
                 max_output_tokens=max_tokens,
             )
-            req = a.to_wire(messages, tools, options)
+            try:
+                req = debug.to_wire(a, conv, options)
+            except debug.RenderRefused as exc:
+                _refused(exc)
         status = do_record(req, str(a.wire_api), cassette, base_url=base_url, key_env=key_env)
         sys.stderr.write(f"recorded HTTP {status} into {cassette}\n")

@@ -7,12 +7,11 @@ never looks at the selection, builds a `Finding` or changes the run's state.
 from __future__ import annotations
 
 import binascii
-import datetime as dt
 import re
 from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any
 
-from ...core import pointers
+from ...core import ids, pointers
 from ...core.jsonio import Record
 from . import rules as R
 from .engine import (
@@ -109,12 +108,7 @@ def role_content(ctx: Context, m: MessageView, emit: Emit) -> None:
                  f"{t} block not allowed in a {m.role} message (allowed: {', '.join(sorted(allowed))})")  # fmt: skip
 
 
-def parse_created_at(text: str) -> dt.datetime | None:
-    """The instant of a schema-valid `created_at` (`Z` or `+00:00`), None if not a real one."""
-    try:
-        return dt.datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
-    except ValueError:
-        return None
+parse_created_at = ids.parse_time  # the instant of a schema-valid created_at, None if not a real one
 
 
 @MESSAGE.register(R.CREATED_AT_REAL, fast="local")

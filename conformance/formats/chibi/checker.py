@@ -14,11 +14,16 @@ that need the rest of the directory (partition contents, derivation) are then sk
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
 import re
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
+
+import orjson
 
 from ...core import pointers
 from ...core.convertkit import short
@@ -101,6 +106,7 @@ class Part:
     has_term: bool = False
     maybe_term: bool = False  # False: surely no term (reader.may_have_term)
     unreadable: bool = False
+    present: bool = False  # a regular file when it was read (read_partition looked)
 
 
 def vocabulary_of(entry: dict[str, Any]) -> str | None:
@@ -663,8 +669,9 @@ class ChibiRun:
 
     # -- manifest -----------------------------------------------------------------------
 
-    def manifest_rules(self, rec: Record, transcript: Path | None) -> Generator[Finding, None, dict[str, Any] | None]:
-        """Schema and the checks that need only the manifest itself; the manifest if usable."""
+    def manifest_rules(self, rec: Record, layout: Layout | None) -> Generator[Finding, None, dict[str, Any] | None]:
+        """Schema and the checks that need only the manifest itself; the manifest if usable.
+        Paths are joined to `layout`'s transcript/ (to none for a manifest named alone)."""
         ok = yield from self._schema(self.manifest_schema, rec, R.MANIFEST_SCHEMA)
         if not ok:
             return None
@@ -678,9 +685,9 @@ class ChibiRun:
                 R.MANIFEST_VERSION,
                 f"manifest version {m['version']} is not 1, the only version chibi writes",
             )
-        base = transcript or Path()
+        join = layout.join if layout is not None else functools.partial(safe_join, Path())
         active = m["active_partition"]
-        if safe_join(base, active) is None:
+        if join(active) is None:
             yield from self.f(
                 p,
                 ln,
@@ -693,7 +700,7 @@ class ChibiRun:
             ptr = f"/partitions/{i}"
             for key in ("file", "bloom_file"):
                 rel = part.get(key)
-                if rel is not None and safe_join(base, rel) is None:
+                if rel is not None and join(rel) is None:
                     yield from self.f(
                         p,
                         ln,
@@ -785,7 +792,11 @@ class DirectoryCheck:
         self.stats = stats
         self.progress = progress
         self.seq = Sequence(pairs=True)
-        self.derived: list[Record] = []
+        # what context.jsonl must hold after its anchor (CB212), kept as `Derived` digests
+        # (not the entries: a transcript of 100,000 partitions is not held in memory), and
+        # only when there is a context.jsonl to compare with
+        self.derived: list[Derived] = []
+        self.derives = layout.context_jsonl is not None
         self.anchor: Record | None = None
         self.derivable = True
         self.entries = 0
@@ -799,13 +810,13 @@ class DirectoryCheck:
             records = yield from r._records(read_document(L.manifest), self.stats, None)
             for rec in records:
                 mrec = rec
-                manifest = yield from r.manifest_rules(rec, L.transcript)
+                manifest = yield from r.manifest_rules(rec, L)
             if manifest is None:
                 self.derivable = False  # chibi cannot load this context at all
         parts: list[Part] = []
         if manifest is not None:
             for meta in manifest["partitions"]:
-                parts.append(Part(meta["file"], safe_join(L.transcript, meta["file"])))
+                parts.append(Part(meta["file"], L.join(meta["file"])))
             active_rel = manifest["active_partition"]
         else:
             active_rel = (
@@ -813,7 +824,7 @@ class DirectoryCheck:
                 if not (L.transcript / "active.jsonl").exists() and (L.transcript / "context.jsonl").is_file()
                 else "active.jsonl"
             )
-        active = Part(active_rel, safe_join(L.transcript, active_rel))
+        active = Part(active_rel, L.join(active_rel))
         legacy = L.legacy_transcript if manifest is None else None
         if legacy is not None:
             active = Part(f"../{legacy.name}", legacy)
@@ -870,6 +881,7 @@ class DirectoryCheck:
             return
         if not part.path.is_file():
             return
+        part.present = True
         for item in r._jsonl(part.path):
             if isinstance(item, Finding):
                 if item.severity == "error":
@@ -899,8 +911,8 @@ class DirectoryCheck:
             if et in R.ANCHORS:
                 self.anchor = item
                 self.derived = []
-            elif et != "system_prompt_changed":
-                self.derived.append(item)
+            elif et != "system_prompt_changed" and self.derives:
+                self.derived.append(Derived.of(item))
 
     def manifest_vs_files(self, mrec: Record, m: dict[str, Any], parts: list[Part], active: Part) -> Iterator[Finding]:
         r = self.chk
@@ -911,7 +923,7 @@ class DirectoryCheck:
             ptr = f"/partitions/{i}"
             if part.path is None or part.unreadable:
                 continue  # CB310, a read error or a partition that is no file already reported
-            if not part.path.is_file():
+            if not part.present:
                 yield from r.f(p, ln, f"{ptr}/file", R.PARTITION_MISSING, f"{part.rel} does not exist")
                 continue
             if meta["entry_count"] != part.records:
@@ -953,7 +965,7 @@ class DirectoryCheck:
             yield from self.rotation(p, ln, ptr, part, policy, bpt, archived=True)
             bloom = meta.get("bloom_file")
             if bloom is not None:
-                bpath = safe_join(self.L.transcript, bloom)
+                bpath = self.L.join(bloom)
                 if bpath is None:
                     continue
                 if not bpath.is_file():
@@ -1033,6 +1045,9 @@ class DirectoryCheck:
     # -- context.jsonl and the other files --------------------------------------------------
 
     def context_jsonl(self) -> Iterator[Finding]:
+        """context.jsonl, read line by line (nothing of it is held but the entry compared):
+        its entries' own rules, then CB212 (the derivation of the transcript) unless chibi
+        marked it stale, a partition could not be read, or the file itself has a read error."""
         path = self.L.context_jsonl
         if path is None:
             return
@@ -1041,8 +1056,16 @@ class DirectoryCheck:
         # chibi marks a context whose context.jsonl it will rebuild (after a rolling
         # compaction it writes the anchor to the transcript only) with `<context>/.dirty`
         stale = (self.L.root / ".dirty").exists()
-        records = yield from r._records(r._jsonl(path), self.stats, self.progress, bad)
-        for i, rec in enumerate(records):
+        compare = Derivation(self)
+        for item in r._jsonl(path):
+            if isinstance(item, Finding):
+                bad[0] = bad[0] or item.severity == "error"
+                yield from r._io(item)
+                continue
+            rec, i = item, compare.seen
+            self.stats.records += 1
+            if self.progress is not None and rec.size:
+                self.progress(rec.size)
             valid = yield from r._entry_schema(rec)
             yield from r.context_structure(rec, i == 0, valid, stale)
             meta = rec.value.get("metadata") if valid else None
@@ -1054,6 +1077,7 @@ class DirectoryCheck:
                     R.ANCHOR_REF_PLACEMENT,
                     f"transcript_anchor_id on a {rec.value['entry_type']} entry; it belongs to context.jsonl's anchor only",
                 )
+            compare.entry(i, rec)
         if stale:
             yield from r.f(
                 str(path),
@@ -1064,72 +1088,12 @@ class DirectoryCheck:
                 "on next load, so it is not compared with its derivation",
             )
             return
-        if not self.derivable or bad[0] or not records:
-            return
-        yield from self.derivation(records)
-
-    def derivation(self, ctx: list[Record]) -> Iterator[Finding]:
-        """context.jsonl = [last anchor] + later entries without system_prompt_changed."""
-        r = self.chk
-        want: list[Record | None] = [self.anchor, *self.derived]
-        head = ctx[0].value
-        if self.anchor is None:
-            if not (isinstance(head, dict) and head.get("entry_type") == "context_created"):
-                yield from r.f(
-                    ctx[0].path,
-                    ctx[0].line,
-                    "",
-                    R.CONTEXT_DERIVATION,
-                    "the transcript has no anchor, so chibi starts context.jsonl with a new context_created anchor",
-                )
-                return
-        elif not _same_anchor(head, self.anchor.value):
-            a = self.anchor
-            yield from r.f(
-                ctx[0].path,
-                ctx[0].line,
-                "",
-                R.CONTEXT_DERIVATION,
-                f"entry 0 is not the transcript's last anchor ({a.value.get('entry_type')} "
-                f"{a.value.get('id')} at {a.path}:{a.line})",
-            )
-            return
-        for i in range(1, max(len(ctx), len(want))):
-            if i >= len(ctx):
-                src = want[i]
-                assert src is not None
-                yield from r.f(
-                    ctx[-1].path,
-                    ctx[-1].line,
-                    "",
-                    R.CONTEXT_DERIVATION,
-                    f"context.jsonl ends after {len(ctx)} entries; the transcript "
-                    f"continues with {src.value.get('id')} at {src.path}:{src.line} "
-                    f"({len(want) - len(ctx)} missing)",
-                )
-                return
-            if i >= len(want):
-                yield from r.f(
-                    ctx[i].path,
-                    ctx[i].line,
-                    "",
-                    R.CONTEXT_DERIVATION,
-                    f"context.jsonl has {len(ctx) - len(want)} entries more than the transcript after its last anchor",
-                )
-                return
-            src = want[i]
-            assert src is not None
-            if ctx[i].value != src.value:
-                yield from r.f(
-                    ctx[i].path,
-                    ctx[i].line,
-                    _diff_pointer(ctx[i].value, src.value),
-                    R.CONTEXT_DERIVATION,
-                    "differs from transcript entry "
-                    f"{src.value.get('id') if isinstance(src.value, dict) else '?'} at "
-                    f"{src.path}:{src.line}",
-                )
-                return
+        if not self.derivable or bad[0] or compare.seen == 0 or not self.L.has_transcript:
+            return  # without a transcript (none written yet, or not copied) there is nothing to derive from
+        found = compare.found or compare.ended()
+        if found is not None:
+            where, line, pointer, message = found
+            yield from r.f(where, line, pointer, R.CONTEXT_DERIVATION, message)
 
     def context_files(self) -> Iterator[Finding]:
         r, L = self.chk, self.L
@@ -1168,6 +1132,108 @@ class DirectoryCheck:
             R.PROMPT_NOT_RECORDED,
             f"system_prompt.md, the prompt chibi injects next, {what}; the transcript does not hold it",
         )
+
+
+@dataclass(frozen=True)
+class Derived:
+    """A transcript entry context.jsonl must repeat (CB212), without the entry itself:
+    where it is, its id, and a digest of its JSON value (keys sorted), so the two compare
+    as JSON values (`1` and `1.0`, `true` and `1` differ, as their texts do)."""
+
+    path: str
+    line: int
+    id: str
+    digest: bytes
+
+    @staticmethod
+    def of(rec: Record) -> Derived:
+        v = rec.value
+        eid = v.get("id") if isinstance(v, dict) else None
+        return Derived(rec.path, rec.line, eid if isinstance(eid, str) else "?", _digest(v))
+
+    def value(self) -> Any:
+        """The entry, read again from its file (once, for the finding that names it)."""
+        for item in read_jsonl(self.path):
+            if isinstance(item, Record) and item.line == self.line:
+                return item.value
+        return None
+
+
+def _digest(value: Any) -> bytes:
+    """The same for equal JSON values whatever their key order (the entries' own JSON)."""
+    try:
+        data = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONEncodeError:  # an integer past 64 bits
+        data = json.dumps(value, sort_keys=True, ensure_ascii=False).encode("utf-8", "surrogatepass")
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+Found = tuple[str, int | None, str, str]  # path, line, pointer, message
+
+
+class Derivation:
+    """CB212, one context.jsonl entry at a time: context.jsonl = [the transcript's last
+    anchor] + the entries after it without system_prompt_changed (TF §Context Rebuilding).
+    `found` is the first difference (the rule reports one); `ended()` what the file lacks."""
+
+    def __init__(self, check: DirectoryCheck) -> None:
+        self.anchor = check.anchor
+        self.want = check.derived
+        self.seen = 0
+        self.last: tuple[str, int] | None = None
+        self.extra: tuple[str, int] | None = None  # the first entry past the transcript's
+        self.found: Found | None = None
+
+    def entry(self, i: int, rec: Record) -> None:
+        self.seen, self.last = i + 1, (rec.path, rec.line)
+        if self.found is None:
+            self.found = self._head(rec) if i == 0 else self._at(i, rec)
+
+    def _head(self, rec: Record) -> Found | None:
+        head = rec.value
+        if self.anchor is None:
+            if isinstance(head, dict) and head.get("entry_type") == "context_created":
+                return None
+            msg = "the transcript has no anchor, so chibi starts context.jsonl with a new context_created anchor"
+            return rec.path, rec.line, "", msg
+        if _same_anchor(head, self.anchor.value):
+            return None
+        a = self.anchor
+        msg = (
+            f"entry 0 is not the transcript's last anchor ({a.value.get('entry_type')} "
+            f"{a.value.get('id')} at {a.path}:{a.line})"
+        )
+        return rec.path, rec.line, "", msg
+
+    def _at(self, i: int, rec: Record) -> Found | None:
+        if i > len(self.want):
+            self.extra = self.extra or (rec.path, rec.line)
+            return None  # counted by `ended`
+        src = self.want[i - 1]
+        if _digest(rec.value) == src.digest:
+            return None
+        return (
+            rec.path,
+            rec.line,
+            _diff_pointer(rec.value, src.value()),
+            f"differs from transcript entry {src.id} at {src.path}:{src.line}",
+        )
+
+    def ended(self) -> Found | None:
+        """After the last entry: entries missing from context.jsonl, or more than the transcript's."""
+        assert self.last is not None
+        n, want = self.seen, len(self.want) + 1
+        if n < want:
+            src = self.want[n - 1]
+            msg = (
+                f"context.jsonl ends after {n} entries; the transcript continues with {src.id} at "
+                f"{src.path}:{src.line} ({want - n} missing)"
+            )
+            return self.last[0], self.last[1], "", msg
+        if self.extra is not None:
+            msg = f"context.jsonl has {n - want} entries more than the transcript after its last anchor"
+            return self.extra[0], self.extra[1], "", msg
+        return None
 
 
 def read_prompt(path: Path, limit: int) -> tuple[str | None, str]:

@@ -217,7 +217,7 @@ def _load_directory(L: Layout, ctx: ConvertContext, v: dict[str, SchemaValidator
         files = ["context.jsonl" if legacy else "active.jsonl"]
     pre_partition = L.legacy_transcript if manifest is None else None
     for rel in files if pre_partition is None else []:
-        path = safe_join(L.transcript, rel)
+        path = L.join(rel)
         if path is None:
             where = L.manifest if manifest is not None else L.transcript / rel
             raise InputError(
@@ -435,10 +435,12 @@ def _restored_ulid(entry_id: str, seconds: int) -> str | None:
     """The canonical id a chibi entry's UUID holds, when canonical -> chibi wrote it: the
     ULID's 128 bits as the UUID, its time within the entry's second."""
     try:
-        ulid = ULID.from_uuid(uuid.UUID(entry_id))
+        value = uuid.UUID(entry_id).int
     except ValueError:
         return None
-    return str(ulid) if int(ulid.timestamp * 1000) // 1000 == seconds else None
+    # a ULID's first 48 bits are its milliseconds (integer arithmetic: a float's rounding
+    # could put the first millisecond of a second into the one before)
+    return ids.encode(value) if (value >> 80) // 1000 == seconds else None
 
 
 class ToCanonical:
@@ -1006,6 +1008,7 @@ class CanonicalToChibi:
         if stashed is None:
             return self._rotate_fresh(transcript)
         metas = {p["file"]: p for p in stashed["partitions"]}
+        position = {rel: i for i, rel in enumerate(metas)}  # each partition's place in the manifest
         groups: dict[str, list[dict[str, Any]]] = {f: [] for f in metas}
         active: list[dict[str, Any]] = []
         for b in self.out:
@@ -1040,19 +1043,25 @@ class CanonicalToChibi:
                 self.ctx.lossy(
                     at_path,
                     at_line,
-                    f"{at_ptr}/manifest/partitions/{list(metas).index(rel)}/bloom_file",
+                    f"{at_ptr}/manifest/partitions/{position[rel]}/bloom_file",
                     f"no bloom filter is written for {meta['file']} (chibi's search then scans the partition)",
                 )
             path = safe_join(transcript, meta["file"])
             if path is None:
-                raise InputError(f"provenance names partition {meta['file']!r}, which leaves transcript/")
+                at_path, at_line, at_ptr = self.context_at
+                raise InputError(
+                    f"{at_path}:{at_line}: {at_ptr}/manifest/partitions/{position[rel]}/file: provenance names "
+                    f"partition {meta['file']!r}, which leaves transcript/ (CB310); not written"
+                )
             path.parent.mkdir(parents=True, exist_ok=True)
             _write_lines(path, entries)
             manifest["partitions"].append(meta)
         active_path = safe_join(transcript, manifest["active_partition"])
         if active_path is None:
+            at_path, at_line, at_ptr = self.context_at
             raise InputError(
-                f"provenance names active partition {manifest['active_partition']!r}, which leaves transcript/"
+                f"{at_path}:{at_line}: {at_ptr}/manifest/active_partition: provenance names active partition "
+                f"{manifest['active_partition']!r}, which leaves transcript/ (CB310); not written"
             )
         if active or not manifest["partitions"]:
             _write_lines(active_path, active)

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ...core.findings import Finding
-from ...core.jsonio import Record, leaves, parse, read_json
+from ...core.jsonio import Fence, Record, leaves, parse, read_json
 
 PEEK_BYTES = 64 * 1024
 
@@ -128,6 +128,11 @@ class Layout:
     has_context_files: bool
     name: str
     partition_files: list[str] = field(default_factory=list)
+    # one resolution of the unit's folders for the whole run (`jsonio.Fence`), and each
+    # manifest path joined once (`join`): a manifest may name 100,000 partitions
+    _fence: Fence | None = field(default=None, repr=False)
+    _transcript_fence: Fence | None = field(default=None, repr=False)
+    _joined: dict[str, Path | None] = field(default_factory=dict, repr=False)
 
     @property
     def manifest(self) -> Path:
@@ -136,7 +141,17 @@ class Layout:
     def inside(self, p: Path) -> bool:
         """False for a path of the unit that is (or goes through) a link leaving it: the
         walker reports such links (`jsonio.links_leaving`), and the unit never reads them."""
-        return not leaves(self.root, p)
+        if self._fence is None:
+            self._fence = Fence(self.root)
+        return not self._fence.leaves(p)
+
+    def join(self, rel: str) -> Path | None:
+        """`safe_join(self.transcript, rel)`, once per path of the manifest."""
+        if rel not in self._joined:
+            if self._transcript_fence is None:
+                self._transcript_fence = Fence(self.transcript)
+            self._joined[rel] = safe_join(self.transcript, rel, self._transcript_fence)
+        return self._joined[rel]
 
     def context_file(self, name: str) -> Path | None:
         p = self.root / name
@@ -150,6 +165,12 @@ class Layout:
     @property
     def context_jsonl(self) -> Path | None:
         return self.context_file("context.jsonl")
+
+    @property
+    def has_transcript(self) -> bool:
+        """The unit holds a transcript (transcript/, or the pre-partition transcript.jsonl):
+        what context.jsonl derives from is there to compare with (CB212)."""
+        return (self.transcript.is_dir() and self.inside(self.transcript)) or self.legacy_transcript is not None
 
     @property
     def legacy_transcript(self) -> Path | None:
@@ -205,13 +226,14 @@ def _layout(root: Path, transcript: Path, context_files: bool) -> Layout:
     return Layout(root, transcript, context_files, name, files)
 
 
-def safe_join(base: Path, rel: str) -> Path | None:
+def safe_join(base: Path, rel: str, fence: Fence | None = None) -> Path | None:
     """`base / rel` if `rel` is relative and stays inside `base` (no `..`, and no link
     that resolves outside `base`), else None.
 
     Manifest paths come from the data; following `../../etc/passwd`, an absolute path or
     a partition that is a link to a file elsewhere would read outside the unit, so such
-    paths are reported (CB310, or the walker's link problem) and not opened.
+    paths are reported (CB310, or the walker's link problem) and not opened. `fence`
+    (over `base`) answers for many paths of one run at the cost of one.
     """
     if not rel or rel.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", rel):
         return None
@@ -219,7 +241,7 @@ def safe_join(base: Path, rel: str) -> Path | None:
     if ".." in parts:
         return None
     path = base.joinpath(*parts)
-    return None if leaves(base, path) else path
+    return None if (fence or Fence(base)).leaves(path) else path
 
 
 def content_bytes(value: object) -> int:

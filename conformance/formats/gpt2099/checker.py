@@ -34,6 +34,7 @@ from .reader import (
 )
 from .thread import ResolveError, Shape, Thread, Turn, is_scru128, pair_tool_results, scru128_value
 
+CYCLE_SHOWN = 8  # turn ids a GP203 message names before it says how many more (a cycle may hold them all)
 ROOTS = {
     Shape.FRAMES: "turn-frame.json",
     Shape.RECORDS: "thread-record.json",
@@ -334,7 +335,10 @@ class Gpt2099Run:
         if self.on["GP203"]:
             for cycle in thread.cycles():
                 t = thread.turns[cycle[0]]
-                ids = " -> ".join(str(thread.turns[i].id) for i in [*cycle, cycle[0]])
+                shown = [*cycle[:CYCLE_SHOWN], cycle[0]] if len(cycle) <= CYCLE_SHOWN else cycle[:CYCLE_SHOWN]
+                ids = " -> ".join(str(thread.turns[i].id) for i in shown)
+                if len(cycle) > CYCLE_SHOWN:
+                    ids += f" -> ... ({len(cycle)} turns) -> {thread.turns[cycle[0]].id}"
                 yield self._t(t, "/meta/continues", R.CONTINUES_CYCLE, f"continues cycle: {ids}")
 
     def bookmark_rules(self, thread: Thread) -> Iterator[Finding]:

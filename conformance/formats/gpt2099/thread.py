@@ -208,30 +208,77 @@ class Thread:
         return self._cycles
 
     def _find_cycles(self) -> list[list[int]]:
-        white, grey, black = 0, 1, 2
-        color = [white] * len(self.turns)
-        found: list[list[int]] = []
-        for root in range(len(self.turns)):
-            if color[root] != white:
+        """One cycle per strongly connected component that has one (a group of turns each
+        reachable from every other through `continues`, or a turn continuing itself): from
+        its earliest turn back to it. Linear in turns and links: every back link of a depth
+        -first walk would be a cycle of its own, as long as the walk is deep (quadratic in
+        time, memory and report for a thread whose every turn also continues the last one)."""
+        out: list[list[int]] = []
+        for comp in self._components_strong():
+            members = set(comp)
+            start = min(comp)
+            if len(comp) > 1 or start in self.turns[start].parents:
+                out.append(self._cycle_from(start, members))
+        return sorted(out, key=lambda c: c[0])
+
+    def _components_strong(self) -> list[list[int]]:
+        """Tarjan's strongly connected components over `parents` links, without recursion."""
+        n = len(self.turns)
+        index, low, on = [-1] * n, [0] * n, [False] * n
+        stack: list[int] = []
+        out: list[list[int]] = []
+        counter = 0
+        for root in range(n):
+            if index[root] != -1:
                 continue
-            path: list[int] = []
-            stack: list[tuple[int, Iterator[int]]] = [(root, iter(self.turns[root].parents))]
-            color[root] = grey
-            path.append(root)
-            while stack:
-                node, it = stack[-1]
-                nxt = next(it, None)
-                if nxt is None:
-                    stack.pop()
-                    path.pop()
-                    color[node] = black
-                elif color[nxt] == grey:
-                    found.append(path[path.index(nxt) :])
-                elif color[nxt] == white:
-                    color[nxt] = grey
-                    path.append(nxt)
-                    stack.append((nxt, iter(self.turns[nxt].parents)))
-        return found
+            index[root] = low[root] = counter
+            counter += 1
+            stack.append(root)
+            on[root] = True
+            work: list[tuple[int, Iterator[int]]] = [(root, iter(self.turns[root].parents))]
+            while work:
+                v, it = work[-1]
+                w = next(it, None)
+                if w is None:
+                    work.pop()
+                    if work:
+                        u = work[-1][0]
+                        low[u] = min(low[u], low[v])
+                    if low[v] == index[v]:
+                        comp: list[int] = []
+                        while True:
+                            x = stack.pop()
+                            on[x] = False
+                            comp.append(x)
+                            if x == v:
+                                break
+                        out.append(comp)
+                elif index[w] == -1:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on[w] = True
+                    work.append((w, iter(self.turns[w].parents)))
+                elif on[w]:
+                    low[v] = min(low[v], index[w])
+        return out
+
+    def _cycle_from(self, start: int, members: set[int]) -> list[int]:
+        """A shortest cycle from `start` back to it through `continues`, inside `members`."""
+        prev: dict[int, int] = {start: start}
+        todo: deque[int] = deque([start])
+        while todo:
+            cur = todo.popleft()
+            for nxt in self.turns[cur].parents:
+                if nxt == start:
+                    path = [cur]
+                    while path[-1] != start:
+                        path.append(prev[path[-1]])
+                    return path[::-1]
+                if nxt in members and nxt not in prev:
+                    prev[nxt] = cur
+                    todo.append(nxt)
+        return [start]  # not reached: `members` is strongly connected
 
     # -- headish and resolution -------------------------------------------------------
 

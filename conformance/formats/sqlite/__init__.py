@@ -32,10 +32,10 @@ from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import quote
 
-from ...core import ids
+from ...core.convertkit import ConvertContext, created_at_micros, rfc3339
 from ...core.errors import InputError
 from ...core.findings import Finding, RuleCatalog, RuleInfo, Selection, Severity
-from ...core.jsonio import Record, check_input, parse, parse_error, read_json, read_jsonl
+from ...core.jsonio import DEFAULT_LOCK_WAIT, Record, check_input, parse, parse_error, read_json, read_jsonl
 from ..base import FileStats, Options, ProgressHook
 from ..canonical.checker import CanonicalRun
 from ..canonical.rules import CATALOG as CANONICAL_RULES
@@ -128,12 +128,6 @@ def micros_to_timestamp(value: int) -> str:
     return f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}.{t.microsecond:06d}Z"
 
 
-def timestamp_to_micros(text: str) -> int:
-    t = dt.datetime.strptime(text, ids.TIME_FORMAT).replace(tzinfo=dt.UTC)
-    delta = t - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
-    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
-
-
 # the range of microsecond timestamps a §4.1 timestamp can spell (years 0001-9999)
 MIN_MICROS = -62_135_596_800_000_000
 MAX_MICROS = 253_402_300_799_999_999
@@ -161,9 +155,8 @@ def _connect(uri: str) -> sqlite3.Connection:
     return con
 
 
-# how long a snapshot waits for a writer's commit to end (SQLite's busy timeout), and how
-# often a copy is retried when a writer removes a sidecar while it is being copied
-BUSY_SECONDS = 30.0
+# how often a copy is retried when a writer removes a sidecar while it is being copied (how
+# long a snapshot waits for a writer's lock, SQLite's busy timeout, is `Options.lock_wait`)
 COPY_ATTEMPTS = 20
 SNAPSHOT_ATTEMPTS = 5  # a journal seen mid-commit is gone by the next try; a crashed writer's is not
 
@@ -175,14 +168,44 @@ def _is_wal(real: Path) -> bool:
     return len(header) == 20 and 2 in (header[18], header[19])
 
 
-def _backup(real: Path, copy: Path) -> bool:
+# SQLite's primary result codes that say the store could not be read now (another
+# process's lock, the disk, the file's permissions, memory), not that its bytes are bad
+_CONDITIONS = {
+    sqlite3.SQLITE_BUSY: "locked by another process",
+    sqlite3.SQLITE_LOCKED: "locked by another process",
+    sqlite3.SQLITE_IOERR: "cannot read: disk I/O error",
+    sqlite3.SQLITE_CANTOPEN: "cannot open",
+    sqlite3.SQLITE_PERM: "cannot read: permission denied",
+    sqlite3.SQLITE_FULL: "cannot copy for reading: the disk is full",
+    sqlite3.SQLITE_NOMEM: "cannot read: out of memory",
+}
+
+
+def io_condition(path: Path | str, exc: sqlite3.Error, wait: float) -> InputError | None:
+    """The one-line `InputError` (exit 2) of a SQLite error that says the store could not
+    be read now (`_CONDITIONS`; a lock names how long it was waited for), else None: the
+    error is then about the file's contents (TS510)."""
+    code = getattr(exc, "sqlite_errorcode", None)  # an error raised by Python itself has no code
+    what = _CONDITIONS.get(code & 0xFF) if isinstance(code, int) else None
+    if what is None:
+        return None
+    if code is not None and code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+        return InputError(
+            f"{path}: {what} (SQLite: {exc}); waited {wait:g} s for the lock; not read "
+            "(--lock-wait SECONDS, or lock-wait in [tool.turnspec], waits longer)"
+        )
+    return InputError(f"{path}: {what} (SQLite: {exc}); not read")
+
+
+def _backup(real: Path, copy: Path, wait: float) -> bool:
     """Copy the last committed state of a rollback-journal store to `copy` with SQLite's
     backup API: one step under a shared lock, which a writer's commit cannot hold at the
     same time, so the snapshot is consistent however often the writer commits (its
     `-journal` comes and goes). A `mode=ro` connection to a rollback-mode store creates
     no file. False when a crashed writer left a hot journal (rolling it back would
-    write): then the files are copied and rolled back in the copy (`_copy_files`)."""
-    src = sqlite3.connect(_uri(real, "mode=ro"), uri=True, timeout=BUSY_SECONDS)
+    write): then the files are copied and rolled back in the copy (`_copy_files`). A
+    writer's lock is waited for `wait` seconds (SQLite's busy timeout)."""
+    src = sqlite3.connect(_uri(real, "mode=ro"), uri=True, timeout=wait)
     try:
         # the shared lock first, within the busy timeout: Python's `backup` itself retries
         # a busy source forever (a store locked exclusively would hang the run)
@@ -203,14 +226,14 @@ def _backup(real: Path, copy: Path) -> bool:
     return True
 
 
-def _snapshot(real: Path, copy: Path) -> bool:
+def _snapshot(real: Path, copy: Path, wait: float) -> bool:
     """`_backup`, tried again a few times when it meets a journal it would have to roll back:
     a live writer's journal is such a one only for the instant its commit takes, while a
     crashed writer's stays (then False, and the files are copied and rolled back in the
     copy)."""
     for attempt in range(SNAPSHOT_ATTEMPTS):
         copy.unlink(missing_ok=True)
-        if _backup(real, copy):
+        if _backup(real, copy, wait):
             return True
         time.sleep(0.02 * (attempt + 1))
     return False
@@ -236,11 +259,25 @@ def _copy_files(real: Path, copy: Path) -> None:
 
 
 @contextlib.contextmanager
-def open_store(path: Path) -> Iterator[sqlite3.Connection]:
+def open_store(path: Path, wait: float = DEFAULT_LOCK_WAIT) -> Iterator[sqlite3.Connection]:
     """Open a store for reading without creating or changing any file beside it, at a
     consistent committed state even while another process writes it (see the module
-    docstring); committed transactions still in a `-wal` file are seen."""
+    docstring); committed transactions still in a `-wal` file are seen. A store another
+    process keeps locked for more than `wait` seconds, and one whose bytes cannot be read
+    now, is a one-line `InputError` (`io_condition`), never a finding."""
     real = path.resolve()
+    try:
+        with _opened(real, wait) as con:
+            yield con
+    except sqlite3.Error as exc:
+        cause = io_condition(path, exc, wait)
+        if cause is None:
+            raise
+        raise cause from None
+
+
+@contextlib.contextmanager
+def _opened(real: Path, wait: float) -> Iterator[sqlite3.Connection]:
     wal = _is_wal(real)
     if wal and not any(os.path.lexists(f"{real}{s}") for s in SIDECARS):
         con = _connect(_uri(real, "mode=ro&immutable=1"))
@@ -251,7 +288,7 @@ def open_store(path: Path) -> Iterator[sqlite3.Connection]:
         return
     with tempfile.TemporaryDirectory(prefix="turnspec-sqlite-") as tmp:
         copy = Path(tmp) / "store.db"
-        if wal or not _snapshot(real, copy):
+        if wal or not _snapshot(real, copy, wait):
             copy.unlink(missing_ok=True)
             _copy_files(real, copy)
         con = _connect(_uri(copy, "mode=rw"))
@@ -259,12 +296,6 @@ def open_store(path: Path) -> Iterator[sqlite3.Connection]:
             yield con
         finally:
             con.close()
-
-
-def open_readonly(path: Path) -> sqlite3.Connection:
-    """Open a store that has no `-wal`/`-journal` without any chance of writing beside it
-    (`open_store` also handles stores that have one)."""
-    return _connect(_uri(path.resolve(), "mode=ro&immutable=1"))
 
 
 class SqliteRun:
@@ -279,25 +310,21 @@ class SqliteRun:
         return Finding(path, line, pointer, info.id, self.sel.severity(info), message)
 
     def validate(self, path: Path, stats: FileStats, progress: ProgressHook | None = None) -> Iterator[Finding]:
+        """The store's findings. A store that cannot be read now (locked by another process
+        past `Options.lock_wait`, a read that fails) raises the one-line `InputError` of
+        `io_condition` (an `OSError` goes up as itself): the run reports it as an input it
+        could not read (exit 2), since nothing is known about the data; TS510 is a file
+        SQLite reads and finds no database in."""
         name = str(path)
         check_input(path)
+        step = "cannot open as SQLite read-only"
         try:
-            with open_store(path) as con:
-                try:
-                    con.execute("SELECT count(*) FROM sqlite_master").fetchone()
-                except sqlite3.DatabaseError as exc:
-                    f = self._f(name, None, "", STORE_OPEN, f"cannot open as SQLite read-only: {exc}")
-                    if f:
-                        yield f
-                    return
-                try:
-                    yield from self._validate(con, name, stats)
-                except sqlite3.DatabaseError as exc:
-                    f = self._f(name, None, "", STORE_OPEN, f"database error while reading: {exc}")
-                    if f:
-                        yield f
-        except (sqlite3.DatabaseError, OSError) as exc:
-            f = self._f(name, None, "", STORE_OPEN, f"cannot open as SQLite read-only: {exc}")
+            with open_store(path, self.options.lock_wait) as con:
+                con.execute("SELECT count(*) FROM sqlite_master").fetchone()
+                step = "database error while reading"
+                yield from self._validate(con, name, stats)
+        except sqlite3.DatabaseError as exc:  # open_store raised the I/O conditions as InputError
+            f = self._f(name, None, "", STORE_OPEN, f"{step}: {exc}")
             if f:
                 yield f
 
@@ -508,8 +535,10 @@ class SqliteRun:
                 )
 
 
-def convert_canonical_to_sqlite(src: Path, dst: Path, ctx: object) -> None:
-    """Write a conforming §9.1 store from canonical JSON/JSONL (fails on invalid input)."""
+def convert_canonical_to_sqlite(src: Path, dst: Path, ctx: ConvertContext) -> None:
+    """Write a conforming §9.1 store from canonical JSON/JSONL (fails on invalid input).
+    `created_at` is read as `validate` reads it (`convertkit.created_at_micros`); one the
+    store cannot spell back as written (`+00:00`, fewer fraction digits) is a lossy step."""
     # one pass: each record is checked by the canonical rules as it is read
     run = CanonicalRun(Options())
     msgs: list[dict[str, Any]] = []
@@ -520,13 +549,7 @@ def convert_canonical_to_sqlite(src: Path, dst: Path, ctx: object) -> None:
             msgs.append(item.value)
             found = list(run.check_message(item))
             if isinstance(item.value, dict) and not any(f.severity == Severity.ERROR for f in found):
-                try:
-                    times[id(item.value)] = timestamp_to_micros(item.value["created_at"])
-                except (ValueError, TypeError, KeyError):
-                    raise InputError(
-                        f"{item.path}:{item.line}: {item.pointer}/created_at: "
-                        f"{item.value.get('created_at')!r} is not a real date and time"
-                    ) from None
+                times[id(item.value)] = _stored_time(item, ctx)
         else:
             found = [item]
         errors += [f for f in found if f.severity == Severity.ERROR]
@@ -538,6 +561,21 @@ def convert_canonical_to_sqlite(src: Path, dst: Path, ctx: object) -> None:
     except sqlite3.Error as exc:  # SQLite reports a full disk as its own error: an OSError for the caller
         full = getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
         raise OSError(errno.ENOSPC if full else errno.EIO, str(exc), str(dst)) from None
+
+
+def _stored_time(item: Record, ctx: ConvertContext) -> int:
+    """The created_at column of a valid message: microseconds (§9.1 INTEGER)."""
+    where = f"{item.pointer}/created_at"
+    created = item.value.get("created_at")
+    try:
+        micros = created_at_micros(created)
+    except ValueError as exc:
+        raise InputError(f"{item.path}:{item.line}: {where}: {exc}") from None
+    if rfc3339(micros) != created:
+        ctx.lossy(item.path, item.line, where,
+                  f"created_at {created!r} is stored as microseconds; read back it is {rfc3339(micros)!r}, "
+                  "the same instant in the canonical encoding")  # fmt: skip
+    return micros
 
 
 def _write_store(dst: Path, msgs: list[dict[str, Any]], times: dict[int, int]) -> None:
@@ -583,17 +621,17 @@ def _write_store(dst: Path, msgs: list[dict[str, Any]], times: dict[int, int]) -
         con.close()
 
 
-def convert_sqlite_to_canonical(src: Path, dst: Path, ctx: Any) -> None:
+def convert_sqlite_to_canonical(src: Path, dst: Path, ctx: ConvertContext) -> None:
     """Read a §9.1 store back as canonical JSON Lines, one message per row in insertion
     (rowid) order, so the same store always gives the same bytes. The store must
     validate; what the messages cannot hold (a session's workspace path and routing
     policy, a tool call's provider id) is reported as a lossy step."""
-    run = SqliteRun(Options())
+    run = SqliteRun(Options(lock_wait=ctx.lock_wait))
     stats = FileStats(str(src), "sqlite")
     errors = [f for f in [*run.validate(src, stats), *run.finish()] if f.severity == Severity.ERROR]
     if errors:
         raise InputError(f"{src} is not a valid §9.1 store ({len(errors)} error(s)); first: {errors[0].format()}")
-    with open_store(src) as con, dst.open("x", encoding="utf-8", newline="\n") as out:
+    with open_store(src, ctx.lock_wait) as con, dst.open("x", encoding="utf-8", newline="\n") as out:
         for rowid, sid, workspace, policy in con.execute(
             "SELECT rowid, id, workspace_path, routing_policy_json FROM sessions ORDER BY rowid"
         ):

@@ -24,7 +24,18 @@ from ...adapters.protocol import Adapter, CancellableAdapter, StreamEvent, capab
 from ...adapters.streams import parse_json_object, to_canonical_names
 from .. import rules as R
 from ..outcome import AdapterUnderTest, Outcome
-from .common import Env, check, crash, ctx_for, errors_of, message_from_events, o, parse_stream, session_for
+from .common import (
+    Env,
+    check,
+    crash,
+    ctx_for,
+    errors_of,
+    message_from_events,
+    o,
+    parse_stream,
+    session_for,
+    wire_name,
+)
 from .streams import aggregate
 
 CHUNK = 16  # bytes per chunk: several reads per provider event, as a socket delivers them
@@ -56,7 +67,7 @@ def cancellation(env: Env) -> Iterator[Outcome]:
         cancel = a.cancel
         n = 0
         for it in env.recorded(s):
-            if not it.is_stream or it.status >= 400 or (it.wire is not None and it.wire.name != a.wire_api):
+            if not it.is_stream or it.status >= 400 or (it.wire is not None and it.wire.name != wire_name(a)):
                 continue
             sid = session_for("cancel", it.label)
             try:

@@ -11,9 +11,10 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ...adapters.protocol import capabilities_of
+from ...wire import registry
 from .. import rules as R
 from ..outcome import Outcome
-from .common import Env, check, o
+from .common import Env, check, o, wire_api_of
 
 # the protocol's methods; an object lacking one is not an adapter (seed 003 §7.1)
 METHODS = (
@@ -58,5 +59,28 @@ def capabilities(env: Env) -> Iterator[Outcome]:
         missing = [m for m in METHODS if not callable(getattr(a, m, None))]
         if missing:
             problems.append(f"adapter lacks the protocol's {', '.join(missing)}")
-        msg = "; ".join(problems) if problems else f"follows {follows}"
+        named = getattr(a, "wire_api", None)
+        if isinstance(named, str) and named and wire_api_of(a) is None:
+            problems.append(unknown_record(named))
+        msg = "; ".join(problems) if problems else f"follows {follows}{renamed_note(named)}"
         yield o(R.CAPABILITIES, s, "fail" if problems else "pass", "capabilities", msg)
+
+
+def unknown_record(name: str) -> str:
+    """Why a `wire_api` naming no record fails TC001: every record-driven check would skip
+    ("a wire record" is what the adapter's `wire_api` names, contract §3.4 / the protocol)."""
+    chat = ", ".join(a.name for a in registry.APIS if a.chat)
+    return (
+        f"adapter.wire_api {name!r} names no registered WireApi record (registered: {chat}): every check "
+        "that reads bodies through the record would skip; name one of these, or register the API's record "
+        "(conformance.wire.registry.register)"
+    )
+
+
+def renamed_note(name: object) -> str:
+    """`; wire_api 'old' is the former name of 'new'` for a renamed record's old name, else ""."""
+    if not isinstance(name, str) or registry.canonical_name(name) == name:
+        return ""
+    return (
+        f"; wire_api {name!r} is the former name of {registry.canonical_name(name)!r} (deprecated: declare the new one)"
+    )

@@ -44,11 +44,12 @@ from .common import (
     opts,
     parse_response,
     parse_stream,
-    read_request,
+    read_back,
     render,
     session_for,
     token_counts,
     wire_api_of,
+    wire_name,
 )
 from .streams import wire_values
 
@@ -107,7 +108,7 @@ def _parallel_render(s: AdapterUnderTest, a: Adapter) -> Iterator[Outcome]:
     if len(uses) != len(calls) or len(results) != len(calls):
         problems.append(f"{len(uses)} calls and {len(results)} results in {api.name}'s fields, want {len(calls)} each")
     try:
-        back = read_request(a, wire.body, msgs[0]["session_id"])
+        back = read_back(a, wire, msgs[0]["session_id"])
     except Exception as exc:
         problems.append(f"reading back {crash(exc)}")
         back = None
@@ -135,7 +136,7 @@ def _recorded(s: AdapterUnderTest, env: Env) -> Iterator[Outcome]:
     shown = {PARALLEL: 0, STREAM_TOOLS: 0, CACHING: 0}
     for it in env.recorded(s):
         api = it.wire
-        if it.status >= 400 or api is None or api.name != a.wire_api:
+        if it.status >= 400 or api is None or api.name != wire_name(a):
             continue
         sid = session_for("probe", it.label)
         if it.is_stream:

@@ -100,6 +100,11 @@ class Env:
     sel: Selection
     pairs: dict[str, dict[str, Status]] = field(default_factory=dict)
     critical_key: str = DEFAULT_CRITICAL_KEY  # the metadata key TC203 marks a block critical with
+    # recordings set aside before any check replays them, with why (TC800 reports each once)
+    damaged: list[tuple[Interaction, str]] = field(default_factory=list)
+    # this project's own recordings, every API's: templates of the scripted cases (found by
+    # the record that claims each, never replayed as cases of an adapter that did not ask)
+    project: list[Cassette] = field(default_factory=list)
     _validators: dict[str, SchemaValidator] = field(default_factory=dict)
 
     def recorded(self, s: AdapterUnderTest) -> Iterator[Interaction]:
@@ -109,7 +114,7 @@ class Env:
             yield from self.claimed(s, c.interactions)
         for c in self.samples:
             for it in c.interactions:
-                if it.api == s.adapter.wire_api:
+                if it.api == wire_name(s.adapter):
                     yield it
 
     def claimed(self, s: AdapterUnderTest, interactions: Sequence[Interaction]) -> Iterator[Interaction]:
@@ -149,11 +154,19 @@ class Env:
 
 
 def wire_api_of(a: Adapter) -> WireApi | None:
-    """The record of the wire API the adapter declares, or None when no record has that name."""
+    """The record of the wire API the adapter declares (a former name read as the record's
+    name now, `registry.RENAMED`), or None when no record has that name."""
     try:
         return registry.get(str(a.wire_api))
     except KeyError:
         return None
+
+
+def wire_name(a: Adapter) -> str:
+    """The name of the record the adapter's `wire_api` names (a former name read as the
+    current one), else the string it declares: what recordings' `Interaction.api` is
+    compared with."""
+    return registry.canonical_name(str(a.wire_api))
 
 
 _PROBE_DEFAULTS = {f.name: f.default for f in fields(Probes)}
@@ -255,16 +268,24 @@ def parse_response(a: Adapter, response: WireResponse, ctx: RequestContext) -> M
 
 
 def read_request(
-    a: Adapter, body: WireBody, session_id: str, url: str | None = None, *, checked: bool = True
+    a: Adapter,
+    body: WireBody,
+    session_id: str,
+    url: str | None = None,
+    *,
+    headers: Mapping[str, str] | None = None,
+    checked: bool = True,
 ) -> ParsedRequest | None:
     """`a.from_wire_request(body)`, or None when the adapter says it cannot read requests.
 
-    `url` goes along when the adapter's reader takes it (an optional extension: Gemini
-    keeps the model in the URL, not the body). `checked`: raise `UnreadableOutput` when a
-    message read is none a check can walk (`message_shape`); TC102, which judges the
-    messages themselves, reads unchecked."""
+    `url` (path and query) and `headers` go along when the adapter's reader takes them
+    (optional extensions: Gemini and Bedrock keep the model and the stream choice in the
+    URL, not the body); every call site passes the request's own (`read_recorded`,
+    `read_back`). `checked`: raise `UnreadableOutput` when a message read is none a check
+    can walk (`message_shape`); TC102, which judges the messages themselves, reads
+    unchecked."""
     try:
-        parsed = read_wire_request(a, body, session_id=session_id, url=url)
+        parsed = read_wire_request(a, body, session_id=session_id, url=url, headers=headers)
     except NotImplementedError:
         return None
     if checked:
@@ -276,6 +297,25 @@ def read_request(
             if problem is not None:
                 raise UnreadableOutput(f"from_wire_request gave message {i}: {problem}")
     return parsed
+
+
+def read_recorded(a: Adapter, it: Interaction, session_id: str, *, checked: bool = True) -> ParsedRequest | None:
+    """`read_request` of a recorded request: its body, URL and headers as recorded."""
+    return read_request(a, it.request_body, session_id, it.uri, headers=it.request_headers, checked=checked)
+
+
+def read_back(a: Adapter, wire: WireRequest, session_id: str, *, checked: bool = True) -> ParsedRequest | None:
+    """`read_request` of a request the adapter rendered: its body, path and headers."""
+    body: Any = getattr(wire, "body", None)
+    path, headers = getattr(wire, "path", None), getattr(wire, "headers", None)
+    return read_request(
+        a,
+        body,
+        session_id,
+        path if isinstance(path, str) else None,
+        headers={str(k).lower(): str(v) for k, v in headers.items()} if isinstance(headers, Mapping) else None,
+        checked=checked,
+    )
 
 
 def as_sent(value: Any) -> Any:

@@ -4,9 +4,12 @@
   with `RequestContext.message_id` set is a message with that id (a stream's events carry
   it too).
 - TC109 (adapter contract §4.2 `POST /v1/messages`, §4.3 `POST /v1/chat/completions`):
-  every request the adapter renders from a recorded one is a POST to a path the API's
-  record documents (`WireApi.request_paths`, transcribed from the provider's docs), or to
-  the recorded request's path under a base URL with a prefix.
+  every request the adapter renders, from a recorded one and from the suite's own probes,
+  is what the API's record says its endpoint carries (`WireApi.endpoint`: method, the path
+  of a stream and of a single reply, the model id spelled as the docs say, the stream
+  choice, required headers; `checks.endpoint`); a record stating no endpoint is read by its
+  `request_paths`: a POST to one of them, or to the recorded request's path under a base
+  URL with a prefix.
 - TC110 (contract §4.2: "The adapter MAY add `cache_control` markers ... Users do not see
   them in the canonical surface"): messages read back from a recorded request carry no
   `cache_control` key outside `metadata.provider_raw` (the adapter's own opaque store).
@@ -19,10 +22,23 @@ from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
-from ...adapters.protocol import WireResponse
+from ...adapters.protocol import WireResponse, capabilities_of
 from .. import rules as R
 from ..outcome import Outcome
-from .common import Env, check, crash, ctx_for, o, parse_stream, read_request, render, session_for, wire_api_of
+from . import endpoint
+from .common import (
+    Env,
+    check,
+    crash,
+    ctx_for,
+    o,
+    parse_stream,
+    read_recorded,
+    render,
+    session_for,
+    wire_api_of,
+    wire_name,
+)
 
 CORE_ID = "01JZC0RE000000000000000001"  # the id a core would pass (a ULID)
 
@@ -52,7 +68,7 @@ def core_fields(env: Env) -> Iterator[Outcome]:
         a = s.adapter
         api = wire_api_of(a)
         for it in env.recorded(s):
-            if it.status >= 400 or (it.wire is not None and it.wire.name != a.wire_api):
+            if it.status >= 400 or (it.wire is not None and it.wire.name != wire_name(a)):
                 continue
             ctx = replace(ctx_for(session_for("core", it.label)), message_id=CORE_ID)
             try:
@@ -74,7 +90,7 @@ def core_fields(env: Env) -> Iterator[Outcome]:
             if not isinstance(it.request_body, dict):
                 continue
             try:
-                parsed = read_request(a, it.request_body, session_for("core_req", it.label))
+                parsed = read_recorded(a, it, session_for("core_req", it.label))
             except Exception:
                 continue  # TC102 reports requests the adapter cannot read
             if parsed is None:
@@ -94,6 +110,9 @@ def core_fields(env: Env) -> Iterator[Outcome]:
                 wire = render(a, parsed.messages, parsed.tools, parsed.options)
             except Exception:
                 continue  # TC802 reports requests that do not render
+            if api.endpoint is not None:
+                yield from endpoint.recorded(s, api, it.label, wire, parsed.options)
+                continue
             path = wire.path.split("?", 1)[0]
             # the path is under the provider's base URL, which may carry a prefix (OpenRouter's
             # `/api`): the recorded request's URL path ending with it is the same endpoint
@@ -105,3 +124,6 @@ def core_fields(env: Env) -> Iterator[Outcome]:
                 f"recorded {recorded or 'URL'} (contract §4.2, §4.3)"
             )
             yield o(R.ENDPOINT, s, "pass" if ok else "fail", it.label, "" if ok else why)
+        if api is not None and api.endpoint is not None:
+            streams = capabilities_of(a).get("supports_streaming") is not False
+            yield from endpoint.probes(s, api, streams)

@@ -101,6 +101,11 @@ def _message(body: Any) -> str:
     return str(body or "")
 
 
+def provider_text(body: Any) -> str:
+    """The provider's message in an error body: what TC801 looks for in the exception."""
+    return _message(body)
+
+
 def _header_class(signals: ErrorSignals, headers: Mapping[str, Any]) -> str | None:
     for name, classes in signals.headers.items():
         raw = _header(headers, name.lower())

@@ -40,9 +40,15 @@ class WireIds:
 
     @classmethod
     def of(cls, api: WireApi | None, bodies: Iterable[Any]) -> WireIds:
-        """`bodies`: one decoded response, or the decoded events of a stream. Without a record
-        nothing may be renamed; with one that says the API issues every id, nothing either."""
-        if api is None or api.tool_ids.issued_by_provider:
+        """`bodies`: one decoded response, or the decoded events of a stream, read through
+        `api`, the adapter's record, else the recording's (`Interaction.wire`). With one that
+        says the API issues every id, nothing may be renamed. Without any record the suite
+        cannot tell a wire id from a minted one, so it holds none as issued: a missing record
+        never judges minted ids as provider ids (README allows minting where the API issues
+        none; TC001 fails the missing record itself)."""
+        if api is None:
+            return cls(True)
+        if api.tool_ids.issued_by_provider:
             return cls(False)
         found = {str(x.value) for b in bodies if isinstance(b, dict) for x in api.probes.response_tool_ids(b)}
         return cls(True, frozenset(found))

@@ -33,7 +33,7 @@ from .. import rules as R
 from ..capture import capture_warnings
 from ..cassettes import Interaction
 from ..outcome import AdapterUnderTest, Outcome
-from .common import Env, check, crash, ctx_for, o, opts, read_request, render, session_for
+from .common import Env, check, crash, ctx_for, o, opts, read_recorded, render, session_for, wire_name
 
 MAX_CASES = 12  # recordings per adapter whose messages carry provider_raw
 SCAN = 400  # recordings read to find them
@@ -132,11 +132,11 @@ def _cases(s: AdapterUnderTest, env: Env) -> list[Case]:
 
 def _case(a: Adapter, it: Interaction) -> Case | None:
     api = it.wire
-    if api is None or api.name != a.wire_api:
+    if api is None or api.name != wire_name(a):
         return None
     sid = session_for("raw", it.label)
     try:
-        parsed = read_request(a, it.request_body, sid) if isinstance(it.request_body, dict) else None
+        parsed = read_recorded(a, it, sid) if isinstance(it.request_body, dict) else None
     except Exception:
         return None  # TC802 reports what cannot be read
     msgs = list(parsed.messages) if parsed is not None else []

@@ -31,7 +31,7 @@ from .common import (
     o,
     opts,
     parse_response,
-    read_request,
+    read_back,
     render,
     result_blocks,
     session_for,
@@ -107,7 +107,7 @@ def tool_result_texts(env: Env) -> Iterator[Outcome]:
         try:
             with capture_warnings():
                 wire = render(a, b.messages, TOOLS, opts(a))
-            back = read_request(a, wire.body, b.session_id)
+            back = read_back(a, wire, b.session_id)
         except Exception as exc:
             yield o(R.REPLAY_PRESERVED, s, "fail", "tool result texts", crash(exc), "supports_tools")
             continue
@@ -146,7 +146,7 @@ def _replay(src: Adapter, dst: Adapter, owner: AdapterUnderTest, pair: str) -> I
     yield from shape(owner, dst, pair, wire.body)
     back: list[Message] | None = None
     try:
-        read = read_request(dst, wire.body, conv[0]["session_id"])
+        read = read_back(dst, wire, conv[0]["session_id"])
         back = read.messages if read is not None else None
     except Exception as exc:
         yield o(R.REPLAY_PRESERVED, owner, "fail", pair, f"reading the wire back {crash(exc)}")
@@ -357,7 +357,8 @@ def _thinking_and_images(
                         problem = f"redacted thinking issued by {src.provider} not sent back to {dst.name} intact"
                         add(unsent(api, "redacted", problem, recs, m, dst, current=current))
                 elif carried and api is None and not leaked:
-                    sig.append(f"{t} issued by {src.provider} not sent back to {dst.name}")
+                    # no record says whether the API needs it back (`ThinkingBack`): never required
+                    add((None, f"no WireApi record named {dst.wire_api!r} says whether {t} must go back"))
                 if not carried:
                     if leaked:
                         sig.append(f"{t} signed by {src.provider} sent to {dst.name}")

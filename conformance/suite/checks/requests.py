@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ...adapters.base import request_message
 from ...adapters.protocol import ParsedRequest, WireResponse
-from ...wire import equivalence
+from ...wire import endpoint, equivalence
 from ...wire import schemas as wire_schemas
 from ...wire.api import WireApi, value_at
 from .. import rules as R
@@ -28,7 +28,7 @@ from .common import (
     locates,
     o,
     parse_response,
-    read_request,
+    read_recorded,
     recorded_selection,
     render,
     session_for,
@@ -52,7 +52,7 @@ def recorded_requests(env: Env) -> Iterator[Outcome]:
             yield from _estimate(env, s, it)
             sid = session_for("req", it.label)
             try:
-                parsed = read_request(a, it.request_body, sid, checked=False)  # TC102 judges what it is
+                parsed = read_recorded(a, it, sid, checked=False)  # TC102 judges what it is
             except Exception as exc:
                 yield o(R.REQUEST_VALID, s, "fail", it.label, crash(exc))
                 continue
@@ -60,11 +60,15 @@ def recorded_requests(env: Env) -> Iterator[Outcome]:
                 for rule in (R.REQUEST_VALID, R.REQUEST_ROUND_TRIP):
                     yield o(rule, s, "skip", it.label, NO_REQUEST_READER)
                 continue
-            errs = errors_of(parsed.messages, recorded_selection(it, HISTORY_IGNORE, api))
+            # without a record of the adapter's, the recording's (`Interaction.wire`): a missing
+            # record never makes the comparison stricter than the recording's record allows
+            rec = api or it.wire
+            errs = errors_of(parsed.messages, recorded_selection(it, HISTORY_IGNORE, rec))
             yield o(R.REQUEST_VALID, s, "fail" if errs else "pass", it.label, "; ".join(errs[:5]))
             try:
                 with capture_warnings() as recs:
-                    rendered = render(a, parsed.messages, parsed.tools, parsed.options).body
+                    wire = render(a, parsed.messages, parsed.tools, parsed.options)
+                    rendered = wire.body
             except Exception as exc:
                 yield o(R.REQUEST_ROUND_TRIP, s, "fail", it.label, crash(exc))
                 continue
@@ -76,17 +80,38 @@ def recorded_requests(env: Env) -> Iterator[Outcome]:
                 yield o(R.WIRE_SHAPE, s, "skip", it.label, f"recorded against {host}, not {api.title}'s own hosts")
             else:
                 yield from shape(s, a, it.label, rendered)
-            d = equivalence.compare(api, it.request_body, rendered)
-            d, unsent = thinking_not_required(api, it.request_body, d, recs)
-            d, foreign = extensions_not_required(api, host, it.request_body, d)
+            d = outside_body(rec, host, it, wire) + equivalence.compare(rec, it.request_body, rendered)
+            d, unsent = thinking_not_required(rec, it.request_body, d, recs)
+            d, foreign = extensions_not_required(rec, host, it.request_body, d)
             unsent = "; ".join(x for x in (unsent, foreign) if x)
-            why = f"{'; '.join(d[:4])} ({equivalence.applied(api)}; {ROUND_TRIP})" if d else ""
+            clauses = [equivalence.applied(rec)] if any(not x.startswith(endpoint.OUTSIDE_BODY) for x in d) else []
+            if any(x.startswith("URL") for x in d):
+                clauses.append(str(endpoint.URI_FORMS))
+            forms = "; ".join([*clauses, ROUND_TRIP])
+            why = f"{'; '.join(d[:4])} ({forms})" if d else ""
             if unsent and not d:
                 yield o(R.REQUEST_ROUND_TRIP, s, "skip", it.label, f"the rest matches; {unsent}")
             else:
                 yield o(R.REQUEST_ROUND_TRIP, s, "fail" if d else "pass", it.label, why)
-            if api is not None and api.state_fields:
-                yield from _next_turn(s, api, it, parsed, sid)
+            if rec is not None and rec.state_fields:
+                yield from _next_turn(s, rec, it, parsed, sid)
+
+
+def outside_body(api: WireApi | None, host: str, it: Interaction, wire: Any) -> list[str]:
+    """TC802 on the request's method, URL and headers: the ones rendered back from the
+    recording's reading are the recorded ones (`wire.endpoint.differences`: the path under a
+    base URL with a prefix, the query parameters and required headers the record names), as
+    RFC 3986 §6.2.2 compares URLs. A recording made against a compatible server (not the
+    API's own `hosts`) has that server's URL layout, which the adapter need not know."""
+    if api is None or (api.hosts and host not in api.hosts):
+        return []
+    headers = getattr(wire, "headers", None)
+    rendered = (
+        str(getattr(wire, "method", "")),
+        str(getattr(wire, "path", "")),
+        {str(k): str(v) for k, v in headers.items()} if isinstance(headers, Mapping) else {},
+    )
+    return endpoint.differences(api, (it.method, it.uri, it.request_headers), rendered)
 
 
 def extensions_not_required(api: WireApi | None, host: str, recorded: Any, diffs: list[str]) -> tuple[list[str], str]:
@@ -216,7 +241,7 @@ def _estimate(env: Env, s: AdapterUnderTest, it: Interaction) -> Iterator[Outcom
         yield o(R.ESTIMATE, s, "skip", it.label, f"recorded usage is not comparable to the request: {reason}")
         return
     try:
-        parsed = read_request(a, it.request_body, sid, url=it.uri)
+        parsed = read_recorded(a, it, sid)
         est = estimate_of(a, parsed) if parsed is not None else 0
     except UnreadableOutput as exc:
         yield o(R.ESTIMATE, s, "skip", it.label, f"nothing to estimate: {exc} (TC102 judges the reading)")

@@ -30,7 +30,7 @@ from .common import (
     non_json,
     o,
     parse_stream,
-    read_request,
+    read_recorded,
     recorded_selection,
     session_for,
     wire_api_of,
@@ -119,7 +119,7 @@ def _preflight(a: Adapter, it: Interaction) -> int | None:
     if not isinstance(it.request_body, dict):
         return None
     try:
-        parsed = read_request(a, it.request_body, "sess_preflight", url=it.uri)
+        parsed = read_recorded(a, it, "sess_preflight")
         return estimate_of(a, parsed) if parsed is not None else None
     except Exception:
         return None
@@ -270,7 +270,7 @@ def _stream(
     ways: list[tuple[str, int | None, list[int]]] = [("7-byte chunks", 7, [])]
     if cuts:
         ways.append(("chunks cut one byte before each frame's end", None, cuts))
-    ids = WireIds.of(wire_api_of(a), wire_values(it) or [])
+    ids = WireIds.of(wire_api_of(a) or it.wire, wire_values(it) or [])
     first_ren = None
     for how, chunk, at in ways:
         try:

@@ -52,12 +52,13 @@ from .common import (
     opts,
     parse_response,
     parse_stream,
-    read_request,
+    read_back,
     render,
     result_blocks,
     session_for,
     token_counts,
     wire_api_of,
+    wire_name,
 )
 from .streams import wire_values
 
@@ -162,7 +163,7 @@ def images(env: Env) -> Iterator[Outcome]:
             R.IMAGES_KEPT, s, "fail" if problems else "pass", "images on the wire", _image_reason(api, problems), cap
         )
         try:
-            back = read_request(a, wire.body, b.session_id)
+            back = read_back(a, wire, b.session_id)
         except Exception as exc:
             yield o(R.IMAGES_KEPT, s, "fail", "images read back", crash(exc), cap)
             continue
@@ -213,7 +214,7 @@ def _tool_result_image(s: AdapterUnderTest, a: Adapter, api: WireApi) -> Outcome
         if not on_wire:
             p = drop_problem(recs, "image", msg, a)
             return o(R.IMAGES_KEPT, s, "fail" if p else "pass", label, f"not on the wire and {p}" if p else "", cap)
-        back = read_request(a, wire.body, b.session_id)
+        back = read_back(a, wire, b.session_id)
     except Exception as exc:
         return o(R.IMAGES_KEPT, s, "fail", label, crash(exc), cap)
     problem = _same_image(image, on_wire[0] or {}, api) if len(on_wire) == 1 else f"{len(on_wire)} images on the wire"
@@ -272,13 +273,18 @@ def tool_errors(env: Env) -> Iterator[Outcome]:
             in_band = getattr(a, "tool_errors_in_band", None)
             if isinstance(in_band, str) and in_band:
                 yield _error_kept_in_band(s, api, a, b, wire.body, records, in_band)
+            elif _carries_error(a, b, wire.body) is True:
+                # undeclared, yet the error reaches the request (pydantic-ai's documented
+                # `{"error": ...}` wrapping for a provider without an error channel): represented,
+                # so nothing is dropped and §7.3 owes no WARN line
+                yield _error_kept_in_band(s, api, a, b, wire.body, records, "in the result content")
             else:
                 yield _error_flag_warned(s, api, records)
             continue
         flags = [bool(x.value) for x in api.probes.tool_result_errors(wire.body)] if isinstance(wire.body, dict) else []
         problems = [] if flags == [True, False] else [f"{api.name} error flags {flags}, want [True, False]"]
         try:
-            back = read_request(a, wire.body, b.session_id)
+            back = read_back(a, wire, b.session_id)
         except Exception as exc:
             problems.append(f"reading back {crash(exc)}")
             back = None
@@ -291,6 +297,27 @@ def tool_errors(env: Env) -> Iterator[Outcome]:
         yield o(
             R.TOOL_ERROR_KEPT, s, "fail" if problems else "pass", "tool errors", "; ".join(problems), "supports_tools"
         )
+
+
+def _unmarked(b: Builder) -> list[Message]:
+    """`b`'s history with no tool result marked an error."""
+    return [
+        {**m, "content": [{**x, "is_error": False} if x.get("type") == "tool_result" else x for x in m["content"]]}
+        for m in b.messages
+    ]
+
+
+def _carries_error(a: Any, b: Builder, body: Any) -> bool | None:
+    """Whether the request `body` rendered from `b` carries its `is_error` marks: the same
+    history with none marked renders another request, and rendering it again gives `body`
+    (None when rendering raises or is not repeatable: the question cannot be answered)."""
+    try:
+        with capture_warnings():
+            unmarked = render(a, _unmarked(b), [], opts(a)).body
+            again = render(a, b.messages, [], opts(a)).body
+    except Exception:
+        return None
+    return None if again != body else unmarked != body
 
 
 def _error_kept_in_band(
@@ -312,10 +339,7 @@ def _error_kept_in_band(
     fails: render the error into the result content as declared, or declare nothing and log
     the drop."""
     label = "tool errors in band"
-    plain = [
-        {**m, "content": [{**x, "is_error": False} if x.get("type") == "tool_result" else x for x in m["content"]]}
-        for m in b.messages
-    ]
+    plain = _unmarked(b)
     try:
         with capture_warnings():
             unmarked = render(a, plain, [], opts(a)).body
@@ -429,7 +453,7 @@ def recorded_semantics(env: Env) -> Iterator[Outcome]:
 def _recorded_semantics(env: Env, s: AdapterUnderTest, a: Adapter, readings: set[str]) -> Iterator[Outcome]:
     for it in env.recorded(s):
         api = it.wire
-        if it.status >= 400 or api is None or api.name != a.wire_api:
+        if it.status >= 400 or api is None or api.name != wire_name(a):
             continue
         sid = session_for("sem", it.label)
         if it.is_stream:
@@ -603,7 +627,7 @@ def missing_usage(env: Env) -> Iterator[Outcome]:
         judged = 0
         for it in env.recorded(s):
             api = it.wire
-            if it.status >= 400 or api is None or api.name != a.wire_api:
+            if it.status >= 400 or api is None or api.name != wire_name(a):
                 continue
             ctx = replace(ctx_for(session_for("nousage", it.label)), estimated_input_tokens=PREFLIGHT_ESTIMATE)
             usage: Any = None
@@ -670,7 +694,7 @@ def served_model(env: Env) -> Iterator[Outcome]:
         judged = 0
         for it in env.recorded(s):
             api = it.wire
-            if it.status >= 400 or api is None or api.name != a.wire_api:
+            if it.status >= 400 or api is None or api.name != wire_name(a):
                 continue
             ctx = ctx_for(session_for("model", it.label), model=f"{a.provider}:{REQUESTED_MODEL}")
             try:

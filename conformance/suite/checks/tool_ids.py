@@ -7,7 +7,7 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ...adapters.protocol import Adapter, WireResponse, capabilities_of
+from ...adapters.protocol import Adapter, WireRequest, WireResponse, capabilities_of
 from ...wire import facts as wire_facts
 from .. import rules as R
 from ..capture import capture_warnings
@@ -22,10 +22,11 @@ from .common import (
     o,
     opts,
     parse_response,
-    read_request,
+    read_back,
     render,
     session_for,
     wire_api_of,
+    wire_name,
 )
 from .minted import BIDIRECTIONAL, LOOK_UP, WireIds, deterministic, fixed_ids, lost_wire_ids, match_ids
 
@@ -126,7 +127,7 @@ def _script_ids(s: AdapterUnderTest) -> Iterator[Outcome]:
     if facts is not None and facts.unpaired_results:
         paired.append(f"tool results answer ids no earlier call carries: {facts.unpaired_results}")
     try:
-        back = read_request(a, first.body, sid)
+        back = read_back(a, first, sid)
     except Exception as exc:
         paired.append(crash(exc))
     else:
@@ -238,7 +239,7 @@ def _recorded_ids(env: Env, s: AdapterUnderTest) -> Iterator[Outcome]:
             yield o(R.TOOL_ID_RESTORED, s, "fail", it.label, crash(exc))
             continue
         text, raw = body_text(wire.body), body_text(it.response_json)
-        ids = WireIds.of(api, [it.response_json])
+        ids = WireIds.of(api or it.wire, [it.response_json])
         fixed = fixed_ids(a, sid, ids)
         problems = [
             f"the response's call id {w} is the provider id of no parsed call, so it cannot go back ({LOOK_UP})"
@@ -257,13 +258,14 @@ def _recorded_ids(env: Env, s: AdapterUnderTest) -> Iterator[Outcome]:
                 )
             elif text.count(body_text(p)) < 2:
                 problems.append(f"provider id {p} not restored on both the call and its result ({LOOK_UP_PROVIDER})")
-        problems += _read_back_in_session(a, wire.body, b.messages, sid, fixed)
+        problems += _read_back_in_session(a, wire, b.messages, sid, fixed)
         if minted == len(uses) and not problems:
-            why = f"{api.name if api else a.wire_api} issued no tool ids in this response (its record says it need not)"
+            rec = api or it.wire
+            why = f"{rec.name if rec else a.wire_api} issued no tool ids in this response (its record says it need not)"
             yield o(R.TOOL_ID_RESTORED, s, "skip", it.label, why)
         else:
             yield o(R.TOOL_ID_RESTORED, s, "fail" if problems else "pass", it.label, "; ".join(problems[:3]))
-        yield from _read_back_pairing(s, it.label, wire.body, sid, len(uses))
+        yield from _read_back_pairing(s, it.label, wire, sid, len(uses))
         # TC303: parsing the same bytes again in the session gives the same calls, up to a
         # consistent renaming of the ids the adapter minted (none the wire issued)
         ren = match_ids(
@@ -290,14 +292,17 @@ def _calls_and_results(messages: list[Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _read_back_in_session(a: Adapter, body: Any, sent: list[Any], sid: str, fixed: Callable[[str], bool]) -> list[str]:
+def _read_back_in_session(
+    a: Adapter, wire: WireRequest, sent: list[Any], sid: str, fixed: Callable[[str], bool]
+) -> list[str]:
     """TC302 on the rendered request read back in the same session: the provider ids on the
     wire lead back to the calls and results sent, ids the wire issued exactly, ids the adapter
     minted up to a consistent renaming (the API gives id-less calls positions only)."""
+    body: Any = wire.body  # an untrusted adapter's
     if not isinstance(body, dict):
         return []
     try:
-        back = read_request(a, body, sid)
+        back = read_back(a, wire, sid)
     except Exception as exc:
         return [f"reading the request back {crash(exc)}"]
     if back is None:
@@ -314,15 +319,16 @@ def _read_back_in_session(a: Adapter, body: Any, sent: list[Any], sid: str, fixe
     return []
 
 
-def _read_back_pairing(s: AdapterUnderTest, label: str, body: Any, sid: str, n: int) -> Iterator[Outcome]:
+def _read_back_pairing(s: AdapterUnderTest, label: str, wire: WireRequest, sid: str, n: int) -> Iterator[Outcome]:
     """TC305 on a recorded response's calls: the request rendered with one result per call
     (result k answers call k), read back, pairs result k with call k again. The canonical
     ids may differ from the first parse (an API without ids gives the reader positions only);
     which call each result answers may not."""
+    body: Any = wire.body  # an untrusted adapter's
     if not isinstance(body, dict):
         return
     try:
-        back = read_request(s.adapter, body, sid + "_back")
+        back = read_back(s.adapter, wire, sid + "_back")
     except Exception as exc:
         yield o(R.TOOL_ID_PAIRED, s, "fail", label, f"reading back {crash(exc)}")
         return
@@ -357,7 +363,7 @@ def _replies_distinct(env: Env, s: AdapterUnderTest) -> Iterator[Outcome]:
     bodies: dict[str, str] = {}  # label -> the reply's body
     shared: list[str] = []
     for it in env.recorded(s):
-        if it.status >= 400 or it.is_stream or not isinstance(it.response_json, dict) or it.api != a.wire_api:
+        if it.status >= 400 or it.is_stream or not isinstance(it.response_json, dict) or it.api != wire_name(a):
             continue
         raw = json.dumps(it.response_json, sort_keys=True)
         try:
