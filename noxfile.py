@@ -53,6 +53,7 @@ def bench(session: nox.Session) -> None:
     """Throughput of `turnspec validate` as a ratio of the orjson parse floor, one process."""
     session.install("-e", ".[test]")
     session.run("python", "-m", "conformance.benchmarks.validate", *session.posargs)
+    session.run("python", "-m", "conformance.benchmarks.commands")  # schema diff, whole processes
 
 
 @nox.session

@@ -94,3 +94,20 @@ def test_export_files_and_bundle_atomically(tmp_path: Path, capsys: pytest.Captu
     rc, _, err = cli(capsys, "schema", "export", "--format", "nope", str(tmp_path / "x"))
     assert rc == 2 and "canonical" in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["b.json", "out"]
+
+
+def test_files_of_one_folder_are_read_from_git_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the pre-commit hook passes every staged schema: their folder is materialised once
+    from conformance.schema import history
+
+    d = repo(tmp_path)
+    calls: list[tuple[str, ...]] = []
+    real = history._git
+    monkeypatch.setattr(history, "_git", lambda cwd, *args: calls.append(args) or real(cwd, *args))
+    with history.Revision("HEAD") as revision:
+        a, b = revision.counterpart(d / "a.json"), revision.counterpart(d / "b.json")
+        assert a is not None and b is not None and a.parent == b.parent
+        assert json.loads(b.read_text())["maxLength"] == 10
+        assert revision.counterpart(d / "new.json") is None
+    assert [c[0] for c in calls].count("ls-tree") == 1 and [c[0] for c in calls].count("show") == 2
+    assert not a.parent.exists()

@@ -402,3 +402,257 @@ def test_fail_on_rejects_an_unknown_value(tmp_path: Path, capsys: pytest.Capture
     old = _write(tmp_path, "old", BASE)
     assert main(["schema", "diff", str(old), str(old), "--fail-on", "sideways"]) == 2
     assert "--fail-on: 'sideways' is not one of backward, forward, breaking" in capsys.readouterr().err
+
+
+# -- recursive schemas (issue 41): diffed when a cycle descends into the document, refused
+# with a located one-line error when it never does -----------------------------------------
+
+TREE: dict[str, Any] = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "children": {"type": "array", "items": {"$ref": "#"}}},
+}
+MUTUAL: dict[str, Any] = {
+    "$ref": "#/$defs/a",
+    "$defs": {
+        "a": {"type": "object", "properties": {"b": {"$ref": "#/$defs/b"}}},
+        "b": {"type": "object", "properties": {"a": {"$ref": "#/$defs/a"}, "n": {"type": "integer"}}},
+    },
+}
+
+
+def _pair(tmp_path: Path, old: dict[str, Any], new: dict[str, Any], name: str = "s.json") -> tuple[Path, Path]:
+    for side, doc in (("old", old), ("new", new)):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / name).write_text(json.dumps(doc))
+    return tmp_path / "old" / name, tmp_path / "new" / name
+
+
+@pytest.mark.parametrize("as_folder", [False, True])
+@pytest.mark.parametrize(
+    ("schema", "edit", "pointer"),
+    [
+        (TREE, lambda s: s["properties"]["name"].update(maxLength=10), "/name"),
+        (MUTUAL, lambda s: s["$defs"]["b"]["properties"]["n"].update(maximum=150), "/b/n"),
+    ],
+    ids=["self", "mutual"],
+)
+def test_recursive_schemas_are_diffed(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    schema: dict[str, Any],
+    edit: Edit,
+    pointer: str,
+    as_folder: bool,
+) -> None:
+    new_doc = copy.deepcopy(schema)
+    edit(new_doc)
+    old, new = _pair(tmp_path, schema, new_doc)
+    argv = [str(old.parent), str(new.parent)] if as_folder else [str(old), str(new)]
+    assert main(["schema", "diff", *argv, "-o", "json", "--examples", "50"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["verdict"] == "FORWARD"
+    (change,) = out["changes"]
+    assert change["pointer"] == pointer and change["evidence"]["backward"]["by"] == "witness"
+    sets = [SchemaSet("t", "v1", Path(), {"s.json": d}) for d in (schema, new_doc)]
+    witness = change["evidence"]["backward"]["witness"]
+    assert SchemaValidator(sets[0], "s.json").is_valid(witness) and not SchemaValidator(sets[1], "s.json").is_valid(
+        witness
+    )
+    assert main(["schema", "diff", *argv, "--examples", "20"]) == 0  # the text form too
+    assert "internal error" not in capsys.readouterr().err
+
+
+def test_files_referring_to_each_other_are_compared(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # a.json -> b.json -> a.json: no file is unreferenced, and none may be left out;
+    # neither has an `$id`, so "b.json" resolves against its folder
+    a = {"type": "object", "properties": {"b": {"$ref": "b.json"}}}
+    b = {"type": "object", "properties": {"a": {"$ref": "a.json"}, "n": {"type": "integer", "maximum": 3}}}
+    for side, bound in (("old", 3), ("new", 2)):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "a.json").write_text(json.dumps(a))
+        (tmp_path / side / "b.json").write_text(
+            json.dumps({**b, "properties": {**b["properties"], "n": {"type": "integer", "maximum": bound}}})
+        )
+    assert main(["schema", "diff", str(tmp_path / "old"), str(tmp_path / "new"), "-o", "json", "--examples", "30"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [(c["pointer"], c["kind"]) for c in out["changes"]] == [("/b/n", "maximum-tightened")]
+
+
+NEVER_DESCENDS: dict[str, dict[str, Any]] = {
+    "self alias": {"$ref": "#"},
+    "self alias with siblings": {"$ref": "#", "type": "object"},
+    "two defs aliasing each other": {
+        "$ref": "#/$defs/a",
+        "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}},
+    },
+    "property aliasing itself": {"type": "object", "properties": {"x": {"$ref": "#/properties/x"}}},
+    "allOf of itself": {"allOf": [{"$ref": "#"}]},
+    "anyOf holding itself": {"anyOf": [{"type": "string"}, {"$ref": "#"}]},
+    "defs in a oneOf loop": {
+        "$ref": "#/$defs/a",
+        "$defs": {
+            "a": {"oneOf": [{"type": "null"}, {"$ref": "#/$defs/b"}]},
+            "b": {"anyOf": [{"type": "integer"}, {"$ref": "#/$defs/a"}]},
+        },
+    },
+}
+
+
+@pytest.mark.parametrize("as_folder", [False, True])
+@pytest.mark.parametrize("case", sorted(NEVER_DESCENDS))
+def test_a_cycle_that_never_descends_is_a_located_one_line_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str, as_folder: bool
+) -> None:
+    old, new = _pair(tmp_path, TREE, NEVER_DESCENDS[case])
+    for argv in ([str(old), str(new)], [str(new), str(old)]):
+        if as_folder:
+            argv = [str(Path(a).parent) for a in argv]
+        assert main(["schema", "diff", *argv, "--examples", "5"]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and "internal error" not in err and "RecursionError" not in err, err
+        assert f"{new}: /" in err and "cycle" in err and "never descends" in err, err
+
+
+def test_a_cycle_of_aliases_across_files_is_a_located_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "a.json").write_text(json.dumps({"$ref": "b.json"}))
+    (tmp_path / "b.json").write_text(json.dumps({"$ref": "a.json"}))
+    assert main(["schema", "diff", str(tmp_path / "a.json"), str(tmp_path / "a.json")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "b.json: /: $ref cycle a.json# -> b.json# -> a.json#" in err and "RecursionError" not in err
+
+
+# -- witnesses per change, in plain words; annotations follow --fail-on (issue 39.4) -------
+
+PERSON: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string"},
+        "age": {"type": "integer", "minimum": 0},
+        "tags": {"type": "array", "items": {"type": "string"}},
+    },
+    "required": ["name"],
+}
+
+
+def _person_v2() -> dict[str, Any]:
+    new = copy.deepcopy(PERSON)
+    new["properties"]["name"]["maxLength"] = 20
+    new["properties"]["age"]["maximum"] = 150
+    new["properties"]["tags"]["maxItems"] = 3
+    new["properties"]["email"] = {"type": "string"}
+    new["required"] = ["name", "email"]
+    return new
+
+
+def test_each_change_has_its_own_witness_showing_that_change(tmp_path: Path) -> None:
+    old, new = _pair(tmp_path, PERSON, _person_v2())
+    result = diff_paths(old, new, examples=100)
+    by = {(c.kind, c.pointer): c for c in result.changes}
+    assert set(by) == {
+        ("maxLength-tightened", "/name"),
+        ("maximum-tightened", "/age"),
+        ("maxItems-tightened", "/tags"),
+        ("property-added", "/email"),
+        ("required-added", "/email"),
+    }
+    vo = SchemaValidator(SchemaSet("t", "v1", Path(), {"s.json": PERSON}), "s.json")
+    vn = SchemaValidator(SchemaSet("t", "v1", Path(), {"s.json": _person_v2()}), "s.json")
+    witnesses = []
+    for (kind, pointer), c in by.items():
+        assert c.backward is not None and c.backward.by == "witness", kind
+        w = c.backward.witness
+        assert vo.is_valid(w) and not vn.is_valid(w), (kind, w)
+        # the new schema's objections are all about this very change: at its place, by its keyword
+        errors = vn.errors(w)
+        assert {e.pointer for e in errors} == {pointer}, (kind, w, errors)
+        keyword = {"property-added": "type", "required-added": "required"}.get(kind, kind.split("-")[0])
+        assert {e.keyword for e in errors} == {keyword}, (kind, errors)
+        witnesses.append(json.dumps(w, sort_keys=True))
+    assert len(set(witnesses)) == len(witnesses)  # five changes, five different documents
+
+
+def test_changes_and_witnesses_are_described_in_plain_words(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    old, new = _pair(tmp_path, PERSON, _person_v2())
+    assert main(["schema", "diff", str(old), str(new), "--examples", "100"]) == 0
+    out = capsys.readouterr().out
+    assert "None" not in out, out
+    assert "maximum-tightened      s.json#/age  maximum added: 150" in out
+    assert "maxLength added: 20" in out and "maxItems added: 3" in out
+    # what the rejecting side says about the witness, at the witness's place
+    assert "old accepts, new rejects: /age: s.json: 151 violates maximum 150" in out
+    assert "old accepts, new rejects: /email: s.json: missing required field `email`" in out
+    narrowed = copy.deepcopy(PERSON)
+    narrowed["properties"]["kind"] = {"enum": ["a", "b"]}
+    wider = copy.deepcopy(narrowed)
+    wider["properties"]["kind"]["enum"].append("c")
+    wider["properties"]["age"].pop("minimum")
+    (tmp_path / "2").mkdir()
+    old2, new2 = _pair(tmp_path / "2", narrowed, wider)
+    assert main(["schema", "diff", str(old2), str(new2), "--examples", "50"]) == 0
+    out = capsys.readouterr().out
+    assert 'enum: "c" added' in out and "minimum removed (was 0)" in out, out
+
+
+@pytest.mark.parametrize(
+    ("fail_on", "level", "rc"), [("backward", "error", 1), ("forward", "warning", 0), ("breaking", "warning", 0)]
+)
+def test_annotation_level_follows_fail_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], fail_on: str, level: str, rc: int
+) -> None:
+    old, new = _pair(tmp_path, PERSON, _person_v2())  # every change FORWARD: fatal only for --fail-on backward
+    argv = ["schema", "diff", str(old), str(new), "--examples", "40", "--fail-on", fail_on]
+    assert main([*argv, "-o", "github"]) == rc
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 5 and all(line.startswith(f"::{level} ") for line in lines), lines
+    assert main([*argv, "-o", "sarif"]) == rc
+    results = json.loads(capsys.readouterr().out)["runs"][0]["results"]
+    assert {r["level"] for r in results} == {level}
+
+
+def test_changes_that_only_fail_together_are_all_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # one BACKWARD change (enum widened) and one FORWARD change (maximum added): BREAKING in all
+    new_doc = copy.deepcopy(BASE)
+    props(new_doc)["kind"]["enum"].append("d")
+    props(new_doc)["name"]["maxLength"] = 50
+    old, new = _pair(tmp_path, BASE, new_doc, "root.json")
+    assert main(["schema", "diff", str(old), str(new), "--examples", "40", "-o", "github"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2 and all(line.startswith("::error ") for line in lines), lines
+
+
+def test_a_diff_imports_neither_hypothesis_nor_python_jsonschema_for_valid_schemas(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    same = copy.deepcopy(PERSON)
+    same["properties"]["name"]["maxLength"] = 20
+    old, new = _pair(tmp_path, PERSON, same)
+    code = (
+        "import sys\nfrom conformance.cli import main\n"
+        f"rc = main(['schema', 'diff', {str(old)!r}, {str(new)!r}, '--examples', '30', '-o', 'json'])\n"
+        "print(rc, sorted(m for m in ('hypothesis', 'jsonschema') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=os.environ)
+    # the witness's message is python-jsonschema's (the oracle): loaded only once a witness is found
+    assert done.stdout.strip().splitlines()[-1] == "0 ['jsonschema']", done.stdout
+    code = code.replace(repr(str(new)), repr(str(old)))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=os.environ)
+    assert done.stdout.strip().splitlines()[-1] == "0 []", done.stdout
+
+
+def test_the_same_schemas_give_the_same_report_byte_for_byte(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    old, new = _pair(tmp_path, PERSON, _person_v2())
+    outs = set()
+    for seed in ("1", "2"):  # set and dict orders that depend on string hashing differ
+        done = subprocess.run(
+            [sys.executable, "-m", "conformance.cli", "schema", "diff", str(old), str(new), "-o", "json"],
+            capture_output=True,
+            check=False,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        )
+        assert done.returncode == 0, done.stderr
+        outs.add(done.stdout)
+    assert len(outs) == 1

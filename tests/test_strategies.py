@@ -15,6 +15,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 import random
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -398,3 +400,18 @@ def test_strategies_draw_quickly() -> None:
         data.draw(documents("message.json"))
 
     check()
+
+
+def test_sampling_imports_no_hypothesis_and_the_package_keeps_its_functions() -> None:
+    # `schema diff` and `strategies.sample` sample without hypothesis (a few hundred ms to
+    # import); the lazy package still exports the same names, functions and not modules
+    code = (
+        "import sys\nimport conformance.strategies.sampler, conformance.strategies.plain\n"
+        "from conformance.strategies import sample\nnext(iter(sample(n=1)))\n"
+        "print('hypothesis' in sys.modules)\n"
+        "import conformance.strategies.compiler, conformance.strategies.conversations, conformance.strategies.bench\n"
+        "from conformance.strategies import bench, compiler, conversations, Compiler, Invalid, UnsupportedSchema\n"
+        "print(all(callable(f) and not isinstance(f, type(sys)) for f in (bench, compiler, conversations)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "True"], done.stdout + done.stderr

@@ -158,9 +158,12 @@ class SchemaValidator:
         self.root_name = root
         self.schema = schemas[root]
         self._extra = extra
+        # a root without `$id` sits at its registry URI, so its relative `$ref`s ("b.json")
+        # resolve against the set's folder as they do between the files
+        self._rooted = self.schema if "$id" in self.schema else {"$id": schemas.uri(root), **self.schema}
         resources = [(uri, doc) for s in (schemas, *extra) for uri, doc in s.resources()]
         self._fast = jsonschema_rs.validator_for(
-            self.schema,
+            self._rooted,
             registry=jsonschema_rs.Registry(resources),
             validate_formats=False,
         )
@@ -174,7 +177,7 @@ class SchemaValidator:
 
     @functools.cached_property
     def _oracle(self) -> Any:
-        return oracle_for(self.schema, registry=self.registry)
+        return oracle_for(self._rooted, registry=self.registry)
 
     def is_valid(self, instance: Any) -> bool:
         """Fast verdict (compiled validator)."""

@@ -116,7 +116,12 @@ def bundle(fmt: str = "canonical", revision: str | None = None) -> dict[str, Any
     rev = revision or default_revision(fmt)
     s = schema_set(fmt, rev)
     primary = PRIMARY.get(fmt)
-    defs = {name: portable(doc) for name, doc in sorted(s.documents.items())}
+    # a file without `$id` gets its registry URI: embedded without one, its `"$ref": "#"`
+    # (and relative refs) would resolve against the bundle instead of the file
+    defs = {
+        name: portable(doc) if "$id" in doc else {"$id": s.uri(name), **portable(doc)}
+        for name, doc in sorted(s.documents.items())
+    }
     out: dict[str, Any] = {
         "$schema": DIALECT,
         "$id": f"{BASE_URI}{fmt}/{rev}/bundle.json",

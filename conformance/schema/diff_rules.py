@@ -1,6 +1,7 @@
 """The rule ids of `turnspec schema diff` findings (SARIF, GitHub annotations, `turnspec rules`).
 
-Kept apart from conformance.schema.diff, which loads hypothesis, so listing rules stays cheap.
+Kept apart from conformance.schema.diff, which loads the schema graph, validators and sampler,
+so listing rules stays cheap.
 """
 
 from __future__ import annotations

@@ -60,7 +60,7 @@ from ..core import pointers
 from ..core.errors import InputError
 from ..core.schema_validation import ecma_regex
 from ..core.schemas import schema_root, schema_set, versions
-from ..strategies.ir import Node, SchemaGraph, branch_tag
+from ..strategies.ir import Node, SchemaGraph, UnevaluableSchema, UnsupportedSchema, branch_tag
 from .bundle import PRIMARY, bundle, default_revision, families
 
 PYTHON_TARGETS = ("pydantic", "typeddict", "dataclasses", "msgspec")
@@ -110,19 +110,43 @@ def source_folder(fmt: str, revision: str) -> Path:
 
 
 def generate(target: str, fmt: str = "canonical", revision: str | None = None) -> dict[str, bytes]:
-    """The files of the package, by relative path (deterministic)."""
+    """The files of the package, by relative path (deterministic). A schema the models
+    cannot follow (a `$ref` cycle that never descends into the document, a keyword the
+    IR refuses) is a one-line InputError naming its file and pointer."""
     rev = resolve(fmt, revision)
-    if target == "pydantic":
-        return _pydantic(fmt, rev)
-    if target == "typescript":
-        return _typescript(fmt, rev)
     if target not in TARGETS:
         raise InputError(f"--target {target}: known targets are {', '.join(TARGETS)}")
+    try:
+        return _generate(target, fmt, rev)
+    except UnsupportedSchema as exc:
+        raise InputError(exc.located(schema_set(fmt, rev))) from None
+
+
+def _generate(target: str, fmt: str, rev: str) -> dict[str, bytes]:
+    if target in ("pydantic", "typescript"):
+        _refuse_unevaluable(fmt, rev)  # their generators do not read the IR, which would refuse it
+        return _pydantic(fmt, rev) if target == "pydantic" else _typescript(fmt, rev)
     emitter = _Emitter(target, fmt, rev)
     files = {"__init__.py": emitter.module().encode(), "py.typed": b""}
     if target in ("typeddict", "dataclasses"):
         files["bundle.json"] = _bundle_bytes(fmt, rev)
     return files
+
+
+def _refuse_unevaluable(fmt: str, rev: str) -> None:
+    """Raise `UnevaluableSchema` for a schema of the revision no validator can finish
+    (the models of such a schema would accept whatever their generator guessed)."""
+    sets = schema_set(fmt, rev)
+    graph = SchemaGraph(sets)
+    for fname, doc in sorted(sets.documents.items()):
+        base = doc.get("$id", sets.uri(fname))
+        for pointer, sub in [("", doc), *((f"/$defs/{k}", v) for k, v in sorted(doc.get("$defs", {}).items()))]:
+            try:
+                graph.node(sub, base, pointer)
+            except UnevaluableSchema:
+                raise
+            except UnsupportedSchema:
+                continue  # a keyword the IR does not model: that generator's own business
 
 
 def write_tree(root: Path, files: dict[str, bytes]) -> None:

@@ -25,17 +25,60 @@ chibi, `turn.json` for geppetto). A name the set does not hold, or an unknown `f
 from __future__ import annotations
 
 import functools
+import importlib
 import random
+import sys
+import types
 from collections.abc import Iterator
-from typing import Any
-
-from hypothesis.strategies import SearchStrategy
+from typing import TYPE_CHECKING, Any
 
 from ..core.schemas import schema_root, schema_set, versions
-from .compiler import Compiler
-from .conversations import blocks_for, conversations
-from .ir import UnsupportedSchema
-from .mutations import Invalid, Mutator
+
+if TYPE_CHECKING:
+    from hypothesis.strategies import SearchStrategy
+
+    from .compiler import Compiler
+    from .conversations import blocks_for, conversations
+    from .ir import UnsupportedSchema
+    from .mutations import Invalid, Mutator
+    from .plain import Plain
+
+# Names loaded at first use (PEP 562): importing a submodule (`strategies.ir`, the
+# hypothesis-free `strategies.sampler`) runs this file, and hypothesis takes longer to
+# import than `turnspec schema diff` takes to compare a small schema.
+_LAZY = {
+    "Compiler": "compiler",
+    "blocks_for": "conversations",
+    "conversations": "conversations",
+    "UnsupportedSchema": "ir",
+    "Invalid": "mutations",
+    "Mutator": "mutations",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+class _Package(types.ModuleType):
+    """This package, keeping its functions named like its submodules (`bench()`,
+    `compiler()`, `conversations()`): importing a submodule binds it as an attribute of
+    its package, which would replace the function of that name. (The eager imports
+    this file used to run came before the functions were defined, so they never did.)"""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _FUNCTIONS_NAMED_LIKE_MODULES and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+_FUNCTIONS_NAMED_LIKE_MODULES = frozenset({"bench", "compiler", "conversations"})
+sys.modules[__name__].__class__ = _Package
 
 
 def families() -> list[str]:
@@ -46,30 +89,40 @@ def families() -> list[str]:
 @functools.cache
 def compiler(fmt: str = "canonical", version: str = "v1") -> Compiler:
     """The (cached) compiler of one schema set."""
+    from .compiler import Compiler
+
     return Compiler(schema_set(fmt, version))
 
 
-def _known(root: str, fmt: str, version: str) -> Compiler:
-    """The compiler of `fmt` `version`, once `root` is known to be one of its schema files;
+def _known(root: str, fmt: str, version: str) -> None:
+    """Nothing, once `root` is known to be one of the schema files of `fmt` `version`;
     else a one-line `ValueError` naming what is (module doc)."""
     if fmt not in families() or version not in versions(fmt):
         known = ", ".join(f"{f} {'/'.join(versions(f))}" for f in families())
         raise ValueError(f"no schemas for {fmt} {version} (known: {known})")
-    c = compiler(fmt, version)
     names = sorted(schema_set(fmt, version).documents)
     if root not in names:
         hint = f"; did you mean {root.lower().removesuffix('.json')}.json?" if f"{root.lower()}.json" in names else ""
         raise ValueError(f"root {root!r} is not a schema of {fmt} {version}{hint} (one of: {', '.join(names)})")
-    return c
+
+
+@functools.cache
+def _plain(fmt: str, version: str) -> Plain:
+    from .plain import Plain  # the sampler's source: the compiler's graph without hypothesis
+
+    return Plain(schema_set(fmt, version))
 
 
 def documents(root: str = "message.json", *, fmt: str = "canonical", version: str = "v1") -> SearchStrategy[Any]:
     """Documents valid under `schemas/<fmt>/<version>/<root>` (`root`: a schema file name)."""
-    return _known(root, fmt, version).valid(root)
+    _known(root, fmt, version)
+    return compiler(fmt, version).valid(root)
 
 
 @functools.cache
 def _mutator(root: str, fmt: str, version: str) -> Mutator:
+    from .mutations import Mutator
+
     return Mutator(compiler(fmt, version), root)
 
 
@@ -92,7 +145,8 @@ def sample(
     """`n` valid documents of `root` (a schema file name), deterministic for a seed, at thousands per second."""
     from .sampler import Sampler  # function-level: the fast sampler loads only when sampling
 
-    sampler, r = Sampler(_known(root, fmt, version)), random.Random(seed)
+    _known(root, fmt, version)
+    sampler, r = Sampler(_plain(fmt, version)), random.Random(seed)
     for _ in range(n):
         yield sampler.sample(root, r)
 

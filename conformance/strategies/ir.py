@@ -11,6 +11,12 @@ generate data the schema rejects (the failure mode of hypothesis-jsonschema with
 
 The graph may be cyclic (a tool_result block holds content blocks); a `Node` is created
 and cached before its children are built, so a cycle refers back to the same object.
+A cycle must pass through a keyword that descends into the instance (`properties`,
+`items`, `prefixItems`, `additionalProperties`, `propertyNames`): one made only of
+`$ref`, `allOf`, `anyOf` and `oneOf` (`{"$ref": "#"}`, two `$defs` aliasing each other,
+`{"anyOf": [{"type": "string"}, {"$ref": "#"}]}`) applies the schema to the same value
+again and again, so no validator can finish evaluating it, and it is refused
+(`UnsupportedSchema`) at the `$ref` that closes it.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import urldefrag, urljoin
 
@@ -95,6 +102,23 @@ class UnsupportedSchema(ValueError):
     def __init__(self, location: str, message: str) -> None:
         super().__init__(f"{location}: {message}")
         self.location = location
+        self.reason = message
+
+    def located(self, *sets: SchemaSet, files: dict[str, Path] | None = None) -> str:
+        """`file: /pointer: reason`, the file found among `sets` by its `$id` (or registry
+        URI) and named as in `files` (by document name) when given."""
+        uri, _, pointer = self.location.partition("#")
+        for s in sets:
+            for name, doc in s.documents.items():
+                if doc.get("$id", s.uri(name)) == uri:
+                    path = (files or {}).get(name, s.folder / name)
+                    return f"{path}: {pointer or '/'}: {self.reason}"
+        return f"{sets[0].folder if sets else uri}: {self}"
+
+
+class UnevaluableSchema(UnsupportedSchema):
+    """A schema no validator can finish evaluating (a `$ref` cycle that never descends
+    into the document): refused by every tool, whatever it generates."""
 
 
 @dataclass(eq=False)
@@ -213,6 +237,10 @@ class SchemaGraph:
         self.registry = registry or registry_for(schemas, *extra)
         self._nodes: dict[str, Node] = {}
         self._building: set[str] = set()
+        # the locations being built, outermost first, each with how it was entered:
+        # True through `$ref`/`allOf`/`anyOf`/`oneOf` (same instance), False through a
+        # keyword that descends into the instance (or as a root)
+        self._trail: list[tuple[str, bool]] = []
 
     def root(self, name: str) -> Node:
         """The node of a whole schema file of the main set (e.g. `message.json`)."""
@@ -229,13 +257,38 @@ class SchemaGraph:
 
     # -- building ---------------------------------------------------------------------
 
-    def node(self, schema: Any, base: str, pointer: str) -> Node:
+    def node(self, schema: Any, base: str, pointer: str, *, inplace: bool = False) -> Node:
+        """The node of `schema` at `base#pointer`; `inplace` when it applies to the same
+        instance as the schema that leads to it (`$ref`, `allOf`, `anyOf`, `oneOf`)."""
         if isinstance(schema, dict) and isinstance(schema.get("$id"), str) and pointer:
             base, pointer = urljoin(base, schema["$id"]), ""
         loc = f"{base}#{pointer}"
+        self._refuse_inplace_cycle(loc, inplace)
         hit = self._nodes.get(loc)
         if hit is not None:
             return hit
+        self._trail.append((loc, inplace))
+        try:
+            return self._build(schema, base, pointer, loc)
+        finally:
+            self._trail.pop()
+
+    def _refuse_inplace_cycle(self, loc: str, inplace: bool) -> None:
+        """Raise when entering `loc` closes a cycle that never descends into the instance."""
+        if not inplace:
+            return
+        for i in range(len(self._trail) - 1, -1, -1):
+            if self._trail[i][0] == loc:
+                chain = [_short_loc(x) for x, _ in self._trail[i:]] + [_short_loc(loc)]
+                raise UnevaluableSchema(
+                    self._trail[-1][0],
+                    f"$ref cycle {' -> '.join(chain)} never descends into the document: "
+                    "no validator can finish evaluating it",
+                )
+            if not self._trail[i][1]:
+                return  # a descending step lies between: each turn of the cycle goes one level down
+
+    def _build(self, schema: Any, base: str, pointer: str, loc: str) -> Node:
         if schema is True or schema == {}:
             n = self._nodes[loc] = Node(loc, raw=schema)
             return n
@@ -265,12 +318,14 @@ class SchemaGraph:
             if "$ref" in schema:
                 parts.append(self._ref(schema["$ref"], base, loc))
             for i, sub in enumerate(schema.get("allOf", ())):
-                parts.append(self.node(sub, base, f"{pointer}/allOf/{i}"))
+                parts.append(self.node(sub, base, f"{pointer}/allOf/{i}", inplace=True))
             for part in parts:
                 _merge_into(n, part)
             for kw in ("anyOf", "oneOf"):
                 if kw in schema:
-                    branches = [self.node(sub, base, f"{pointer}/{kw}/{i}") for i, sub in enumerate(schema[kw])]
+                    branches = [
+                        self.node(sub, base, f"{pointer}/{kw}/{i}", inplace=True) for i, sub in enumerate(schema[kw])
+                    ]
                     if n.union is not None:
                         raise UnsupportedSchema(loc, "both anyOf and oneOf (or a union under $ref/allOf) on one schema")
                     own = _constraints_only(n)
@@ -297,12 +352,13 @@ class SchemaGraph:
         except Exception as exc:  # referencing raises several Unresolvable subclasses
             raise UnsupportedSchema(loc, f"$ref {ref!r} does not resolve offline ({type(exc).__name__})") from exc
         tloc = f"{uri}#{fragment}"
+        self._refuse_inplace_cycle(tloc, True)
         if tloc in self._building and loc not in self._building:
             return self._nodes[tloc]  # a bare $ref closing a cycle: the node being built
         if tloc in self._building:
             # merging needs the target's final constraints, which a cycle cannot give
             raise UnsupportedSchema(loc, f"$ref {ref!r} with sibling constraints closes a cycle")
-        return self.node(resolved.contents, uri, fragment)
+        return self.node(resolved.contents, uri, fragment, inplace=True)
 
     def _fill(self, n: Node, s: dict[str, Any], base: str, ptr: str) -> None:
         loc = n.loc
@@ -375,6 +431,12 @@ class SchemaGraph:
             seen.add(id(n))
             yield n
             todo.extend(children(n))
+
+
+def _short_loc(loc: str) -> str:
+    """`file.json#/pointer` of an absolute location (the file name without its base)."""
+    uri, _, fragment = loc.partition("#")
+    return f"{uri.rsplit('/', 1)[-1]}#{fragment}"
 
 
 def children(n: Node) -> Iterator[Node]:
@@ -570,8 +632,12 @@ def union_discriminator(n: Node) -> str | None:
         return None
     common: set[str] | None = None
     todo = list(n.union)
+    seen = {id(n)}
     while todo:
         b = todo.pop()
+        if id(b) in seen:
+            continue
+        seen.add(id(b))
         if b.union is not None and not b.required:
             todo.extend(b.union)
             continue

@@ -32,19 +32,10 @@ from hypothesis import strategies as st
 from ..core.schema_validation import ecma_regex, oracle_for, oracle_registry, pointer_of
 from .compiler import Compiler
 from .ir import JSON_TYPES, Node, branch_tag, json_equal, json_type, union_discriminator
+from .plain import SAMPLE_OF_TYPE
 
 Path = tuple[str | int, ...]
 _DELETE = object()
-
-SAMPLE_OF_TYPE: dict[str, Any] = {
-    "null": None,
-    "boolean": True,
-    "integer": 7,
-    "number": 0.5,
-    "string": "x",
-    "array": [],
-    "object": {},
-}
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ import random
 import re
 import string
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 # Python >= 3.11 keeps the regex parser under `re` (sre_parse is deprecated)
 from re import _constants as sre_c  # type: ignore[attr-defined]
@@ -29,8 +29,8 @@ from re import _parser as sre_p  # type: ignore[attr-defined]
 from typing import Any
 
 from ..core.schema_validation import ecma_regex, oracle_for, oracle_registry
-from .compiler import SAFE_INT, Compiler, disjoint, string_check
 from .ir import JSON_TYPES, Node, UnsupportedSchema, json_key
+from .plain import SAFE_INT, Source, disjoint, string_check
 
 _PRINTABLE = string.ascii_letters + string.digits + " _-.:/!#$&^+@~"
 _EXTRA_CHARS = "äéßü—☃中𝄞"
@@ -157,12 +157,34 @@ def _json(r: random.Random, depth: int = 0) -> Any:
 
 
 class Sampler:
-    """`Sampler(compiler).sample("message.json", rng)`: one valid document."""
+    """`Sampler(compiler).sample("message.json", rng)`: one valid document.
 
-    def __init__(self, compiler: Compiler, *, extras: float = 0.1, optional: float = 0.5) -> None:
+    The source is a `Compiler` or, to sample without importing hypothesis, a
+    `plain.Plain`. `route` steers sampling as the compiler's does: `(loc, "property",
+    name)` makes that property present, `(loc, "items", "")` that array non-empty,
+    `(loc, "branch", branch_loc)` picks that union branch when it can be built."""
+
+    def __init__(
+        self,
+        compiler: Source,
+        *,
+        extras: float = 0.1,
+        optional: float = 0.5,
+        route: Sequence[tuple[str, str, str]] = (),
+    ) -> None:
         self.c = compiler
         self.extras = extras
         self.optional = optional
+        self._route_props: dict[str, set[str]] = {}
+        self._route_arrays: set[str] = set()
+        self._route_branches: dict[str, str] = {}
+        for loc, kind, key in route:
+            if kind == "property":
+                self._route_props.setdefault(loc, set()).add(key)
+            elif kind == "items":
+                self._route_arrays.add(loc)
+            elif kind == "branch":
+                self._route_branches[loc] = key
         self._regex: dict[str, _Regex] = {}
         self._words: dict[str, tuple[str, ...]] = {}
         self._checks: dict[str, Callable[[Any], bool]] = {}
@@ -178,6 +200,16 @@ class Sampler:
                 continue
         raise UnsupportedSchema(node.loc, "could not sample a finite document within the recursion bound")
 
+    def value(self, node: Node, r: random.Random) -> Any:
+        """One value `node` accepts (on its own, out of any document), or None when
+        none was found within the recursion bound."""
+        for _ in range(10):
+            try:
+                return self._node(node, r, ())
+            except _Impossible:
+                continue
+        return None
+
     def _node(self, n: Node, r: random.Random, stack: tuple[Node, ...]) -> Any:
         if sum(1 for x in stack if x is n) > self.c.max_recursion + 1:
             raise _Impossible
@@ -187,6 +219,8 @@ class Sampler:
         if n.union is not None:
             branches = list(n.union)
             r.shuffle(branches)
+            chosen = self._route_branches.get(n.loc)
+            branches.sort(key=lambda b: b.loc != chosen)  # the routed branch first (a stable sort)
             for b in branches:
                 try:
                     v = self._node(b, r, stack)
@@ -276,8 +310,9 @@ class Sampler:
         raise _Impossible
 
     def _array(self, n: Node, r: random.Random, stack: tuple[Node, ...]) -> list[Any]:
-        hi = n.max_items if n.max_items is not None else max(n.min_items, 4)
-        size = r.randint(n.min_items, max(n.min_items, min(hi, n.min_items + 4)))
+        lo = max(n.min_items, 1) if n.loc in self._route_arrays else n.min_items
+        hi = n.max_items if n.max_items is not None else max(lo, 4)
+        size = r.randint(lo, max(lo, min(hi, lo + 4)))
         out: list[Any] = []
         seen: set[Any] = set()
         for i in range(size):
@@ -302,13 +337,14 @@ class Sampler:
 
     def _object(self, n: Node, r: random.Random, stack: tuple[Node, ...]) -> dict[str, Any]:
         out: dict[str, Any] = {}
+        wanted = n.required | self._route_props.get(n.loc, set())
         for k, sub in n.properties.items():
-            if k in n.required:
+            if k in wanted:
                 out[k] = self._node(sub, r, stack)
             elif r.random() < self.optional:
                 with contextlib.suppress(_Impossible):
                     out[k] = self._node(sub, r, stack)
-        for k in n.required - out.keys():
+        for k in sorted(wanted - out.keys()):
             if n.additional is False:
                 raise _Impossible
             out[k] = _json(r) if n.additional is True else self._node(n.additional, r, stack)

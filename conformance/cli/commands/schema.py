@@ -15,7 +15,7 @@ from ...core import escaping
 from ...core.errors import InputError
 from ...core.reporting import FindingsReport, findings_output, output_choices, write_findings
 
-if TYPE_CHECKING:  # a type only: schemadiff (and hypothesis under it) loads when a diff runs
+if TYPE_CHECKING:  # a type only: the diff (schema graph, validators, sampler) loads when a diff runs
     from ...schema.diff import Compat
 
 
@@ -73,10 +73,10 @@ def register(app: typer.Typer) -> None:
         ] = FailOn.breaking,
     ) -> None:
         """Classify changes as FULL, BACKWARD, FORWARD or BREAKING (exit 1 on BREAKING, or as --fail-on says)."""
-        # function-level import: hypothesis (witness search) loads only when a diff runs
+        # function-level import: the schema graph, validators and sampler load only when a diff runs
         from ...schema.diff import DiffResult, diff_paths, findings, render_text, weakest
         from ...schema.diff_rules import CATALOG
-        from ...schema.history import at_revision
+        from ...schema.history import Revision
 
         pairs: list[tuple[str, DiffResult, Path]] = []
         if against is None:
@@ -84,13 +84,15 @@ def register(app: typer.Typer) -> None:
                 raise InputError("schema diff: give OLD and NEW, or --against REV with the files to check")
             pairs.append((f"{paths[0]} -> {paths[1]}", diff_paths(paths[0], paths[1], examples=examples), paths[1]))
         else:
-            for p in paths:
-                with at_revision(against, p) as old:
+            with Revision(against) as revision:  # each folder read from git once
+                for p in paths:
+                    old = revision.counterpart(p)
                     if old is None:
                         continue  # new at this revision: nothing it could break
                     pairs.append((f"{p} ({against} -> working tree)", diff_paths(old, p, examples=examples), p))
         verdicts = [r.verdict for _, r, _ in pairs]
-        found = [f for _, r, new in pairs for f in findings(r, new)]
+        # an annotation is an error when its change fails the run (--fail-on), else a warning
+        found = [f for _, r, new in pairs for f in findings(r, new, fail_on.fails)]
         if output == "json":
             body = pairs[0][1].as_dict() if against is None else {
                 "verdict": str(weakest(verdicts)),
