@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from ..adapters import registry
+from ..adapters.exec.manifest import ExecSettings, check_timeout
 from ..core import escaping
 from ..core.findings import Selection
 from ..formats.canonical.markers import DEFAULT_CRITICAL_KEY
@@ -31,7 +32,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="append",
         default=[],
         metavar="REF",
-        help="Adapter to check: a registered name or module:attr (repeatable)",
+        help="Adapter to check: a registered name, module:attr or 'exec:COMMAND ARG...' (repeatable)",
     )
     group.addoption(
         "--turnspec-cassettes",
@@ -51,6 +52,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default="",
         metavar="IDS",
         help="Only these TC ids or prefixes (comma-separated)",
+    )
+    group.addoption(
+        "--turnspec-exec-timeout",
+        default=None,
+        type=float,
+        metavar="SECONDS",
+        help="exec: adapters: seconds per call before the child is stopped and restarted (default: the manifest's, else 30)",
+    )
+    group.addoption(
+        "--turnspec-validate-protocol",
+        action="store_true",
+        default=False,
+        help="exec: adapters: validate every message, both ways, against schemas/exec/v1",
     )
     group.addoption(
         "--turnspec-critical-key",
@@ -108,7 +122,15 @@ def _config(config: pytest.Config) -> SuiteConfig:
         selection=_selection(config),
         critical_key=str(config.getoption("turnspec_critical_key") or DEFAULT_CRITICAL_KEY),
         roots=[local] if local is not None else [],
+        exec_settings=_exec_settings(config),
     )
+
+
+def _exec_settings(config: pytest.Config) -> ExecSettings:
+    timeout = config.getoption("turnspec_exec_timeout")
+    if timeout is not None:
+        check_timeout(timeout, "--turnspec-exec-timeout")
+    return ExecSettings(timeout, bool(config.getoption("turnspec_validate_protocol")))
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -118,7 +140,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 
     sel = _selection(config)
     for ref in refs:
-        name = str(registry.load(ref).name)
+        name = str(registry.load(ref, exec_settings=_exec_settings(config)).name)
         for info in CATALOG:
             if info.id == "TC800" or not sel.enabled(info.id):
                 continue

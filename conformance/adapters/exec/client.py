@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from ...core.schema_validation import SchemaValidator
 
 MAX_RESTARTS = 5
+MAX_FAULTS_KEPT = 100  # faults noted between two `take_faults` (a runner takes them after each check)
 SHUTDOWN_WAIT_S = 2.0
 
 RESULT_SCHEMAS = {
@@ -96,7 +97,8 @@ class ExecClient:
         try:
             return self._call(op, params)
         except ExecFault as exc:
-            self._faults.append(f"{type(exc).__name__}: {exc}")
+            if len(self._faults) < MAX_FAULTS_KEPT:
+                self._faults.append(str(exc))
             raise
 
     def _call(self, op: str, params: dict[str, Any]) -> dict[str, Any]:
