@@ -236,6 +236,17 @@ class ExecClient:
         out, self._faults = self._faults, []
         return out
 
+    def shutdown(self) -> str:
+        """`shutdown` answered (validated like any call), then how the child ended: `exit
+        status 0` is what the protocol asks."""
+        child = self._child
+        if child is None:
+            return "no child running"
+        self._exchange(child, "shutdown", {})
+        self._child = None
+        child.end_input(SHUTDOWN_WAIT_S)
+        return child.status(0)
+
     def close(self) -> None:
         """`shutdown`, then the child's input closed; it is stopped if it lingers."""
         child, self._child = self._child, None
