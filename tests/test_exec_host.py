@@ -174,7 +174,7 @@ def test_a_child_that_keeps_dying_is_given_up_and_the_run_completes(tmp_path: Pa
 def test_an_adapter_that_cannot_start_is_an_input_error(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="could not start the adapter"):
         registry.load(f"exec:{tmp_path / 'no-such-program'}")
-    with pytest.raises(InputError, match="could not start the adapter.*exit status"):
+    with pytest.raises(InputError, match=r"could not start the adapter.*exit status"):
         registry.load(f"exec:{PY} -c 'import sys; sys.exit(5)'")
 
 
@@ -250,7 +250,7 @@ def test_a_manifest_gives_command_cwd_env_and_timeout(tmp_path: Path) -> None:
 def test_a_bad_manifest_is_a_one_line_error(tmp_path: Path, text: str, words: str) -> None:
     path = tmp_path / "m.toml"
     path.write_text(text)
-    with pytest.raises(InputError, match="m.toml") as info:
+    with pytest.raises(InputError, match=r"m\.toml") as info:
         parse_ref(f"exec:{path}")
     assert words in str(info.value) and "\n" not in str(info.value)
 
