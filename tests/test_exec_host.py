@@ -86,7 +86,7 @@ def test_a_served_adapter_declares_what_the_python_one_does() -> None:
 def test_the_cassettes_read_and_the_report_label_are_the_adapters() -> None:
     report = conform(served("anthropic"), "TC101")
     assert report.adapters == ["anthropic"]
-    assert report.recordings["folders"] == {"turnspec:anthropic": 7}
+    assert report.recordings["folders"] == {"turnspec/anthropic": 7}
     assert {o.status for o in report.outcomes} == {"pass"}
 
 

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from ...core.schema_validation import SchemaValidator
 
 MAX_RESTARTS = 5
+START_WAIT_S = 60.0  # the least a `hello` is given: a start, not a call (docs/exec-protocol.md, Faults)
 MAX_FAULTS_KEPT = 100  # faults noted between two `take_faults` (a runner takes them after each check)
 SHUTDOWN_WAIT_S = 2.0
 
@@ -120,6 +121,12 @@ class ExecClient:
         self._restarts += 1
         self._spawn()
 
+    def wait_for(self, op: str) -> float:
+        """How long an answer to `op` may take: the per-call timeout, and for `hello` at least
+        `START_WAIT_S`, since a process's start (an interpreter, a JIT, node loading its
+        modules) on a loaded CI machine takes longer than any call."""
+        return max(self.config.timeout, START_WAIT_S) if op == "hello" else self.config.timeout
+
     def _exchange(self, child: process.Child, op: str, params: dict[str, Any]) -> dict[str, Any]:
         rid = next(self._ids)
         request = {"id": rid, "op": op, "params": params}
@@ -131,13 +138,13 @@ class ExecClient:
             raise TypeError(f"exec: the {op} request holds a value that is not JSON: {exc}") from None
         try:
             child.send(line)
-            raw = child.receive(self.config.timeout)
+            raw = child.receive(wait := self.wait_for(op))
         except process.Timeout:
             stderr = child.stderr_tail()
             self._drop(child)
             raise with_stderr(
                 CallTimedOut(
-                    f"{self.config.label}: no answer to `{op}` within {self.config.timeout:g} s; "
+                    f"{self.config.label}: no answer to `{op}` within {wait:g} s; "
                     f"stopped the child (SIGTERM, then SIGKILL) and restarted it{stderr_clause(stderr)}"
                 ),
                 stderr,

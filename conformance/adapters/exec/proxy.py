@@ -68,6 +68,10 @@ class ExecAdapter:
     """A child process as an adapter. `close()` ends the child (also done when the adapter
     is collected, or at exit)."""
 
+    # where the adapter's code is, for findings about the adapter itself (SARIF, GitHub):
+    # the child program's, which the host does not know, so none (never this proxy's file)
+    source_location: tuple[str, int | None] | None = None
+
     def __init__(self, client: ExecClient) -> None:
         info = client.info
         self.client = client
