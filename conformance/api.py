@@ -287,6 +287,7 @@ def iter_validate(
         try:
             yield from read_unit(run, path, stats, progress)
         except InputError as exc:
+            stats.unread = True
             _problem(problems, str(exc))
     for run in runs.values():
         yield from run.finish()

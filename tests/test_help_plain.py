@@ -66,7 +66,7 @@ def test_help_into_a_pipe_shows_every_help_string_whole(
 
 
 def test_conform_samples_default_is_shown_whole() -> None:
-    assert "(default ../shared/samples/wire)" in _words(_help(("conform",)))
+    assert "(default: [tool.turnspec] samples, else $TURNSPEC_SAMPLES, else none)" in _words(_help(("conform",)))
 
 
 def test_a_terminal_still_gets_the_rich_layout(

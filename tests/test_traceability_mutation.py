@@ -19,6 +19,7 @@ process may use, at most 4.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -88,20 +89,36 @@ def _jobs() -> int:
 
 @pytest.fixture(scope="module")
 def mutated(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, object]]:
-    """rule -> {"exit": pytest's exit code, "outcomes": {node id: outcome}} with that rule off."""
+    """rule -> {"exit": pytest's exit code, "outcomes": {node id: outcome}} with that rule off.
+
+    Computed once per test session: under pytest-xdist every worker that runs a row would
+    otherwise run every child again, so the first takes a lock in the folder the workers
+    share, computes and writes the result, and the others wait for it and read it."""
     if not hasattr(os, "fork"):
         pytest.skip("the runner forks its children (tests/mutation_runner.py): no os.fork here")
-    work = tmp_path_factory.mktemp("mutation")
-    todo = [[rule, nodes] for rule, nodes in sorted(units().items()) if nodes]
-    (work / "units.json").write_text(json.dumps(todo), encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if k != "TURNSPEC_DISABLE_RULES"}
-    subprocess.run(
-        [sys.executable, str(ROOT / "tests" / "mutation_runner.py"), str(work / "units.json"),
-         str(work / "out.json"), "--jobs", str(_jobs())],
-        check=True, cwd=ROOT, env=env, timeout=1500,
-    )  # fmt: skip
-    result: dict[str, dict[str, object]] = json.loads((work / "out.json").read_text(encoding="utf-8"))
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # the session's folder, above each worker's own
+    out = shared / "mutation-out.json"
+    with (shared / "mutation.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not out.is_file():
+            _compute(shared, out)
+    result: dict[str, dict[str, object]] = json.loads(out.read_text(encoding="utf-8"))
     return result
+
+
+def _compute(work: Path, out: Path) -> None:
+    todo = [[rule, nodes] for rule, nodes in sorted(units().items()) if nodes]
+    (work / "mutation-units.json").write_text(json.dumps(todo), encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "TURNSPEC_DISABLE_RULES"}
+    partial = work / "mutation-out.json.part"
+    subprocess.run(
+        [sys.executable, str(ROOT / "tests" / "mutation_runner.py"), str(work / "mutation-units.json"),
+         str(partial), "--jobs", str(_jobs())],
+        check=True, cwd=ROOT, env=env, timeout=3000,
+    )  # fmt: skip
+    partial.replace(out)  # whole, or not there: a worker never reads half a result
 
 
 def _cases(outcomes: dict[str, str], nodes: list[str]) -> Iterator[tuple[str, str]]:

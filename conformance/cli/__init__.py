@@ -545,7 +545,9 @@ def validate(
     for message in report.problems[seen:]:
         error(message)
     for stats in report.files:
-        if stats.records == 0 and stats.path not in found_in:  # an empty file passes: say that nothing was read
+        if (
+            stats.records == 0 and stats.path not in found_in and not stats.unread
+        ):  # an empty file passes: say that nothing was read
             _note(f"{stats.path}: holds no record; nothing in it was validated")
     report.findings.sort(key=location_key)
     skip_fails = fail_on_skip and bool(report.skipped)

@@ -59,6 +59,7 @@ class FileStats:
     format: str
     records: int = 0
     extra: dict[str, object] = field(default_factory=dict)
+    unread: bool = False  # it could not be read (an input error was reported): no "holds no record" note
 
 
 class FormatRun(Protocol):

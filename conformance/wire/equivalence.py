@@ -190,13 +190,23 @@ def applied(api: WireApi | None, used: Iterable[Equivalence] | None = None) -> s
     return f"compared up to {api.name}'s declared equivalences: " + ("; ".join(names) if names else "none")
 
 
-def applied_count(api: WireApi | None) -> str:
-    """`applied` in a few words, for a reason that must stay short (TC606): how many
-    equivalences the record declares, not their text."""
+def applied_to(api: WireApi | None, blocks: Any, where: str) -> str:
+    """`applied` for one difference, for a reason that must stay short (TC606): the
+    equivalences that could have explained it, by name (those naming the canonical block
+    field at `where`, a pointer into the content `blocks`: `/1/signature` of a thinking block
+    is `thinking.signature`, with the general forms applied beside them), else that none of
+    the record's covers that field."""
     if api is None:
         return "compared exactly (no wire record)"
-    n = len(api.accepted_differences)
-    return f"compared up to the {n} equivalence(s) {api.name}'s record declares"
+    tokens = [pointers.unescape(t) for t in where.split("/")[1:]]
+    block = blocks[int(tokens[0])] if tokens and tokens[0].isdigit() and isinstance(blocks, list) else None
+    field = f"{block.get('type')}." + ".".join(tokens[1:]) if isinstance(block, Mapping) and tokens[1:] else None
+    every = declared(api)
+    covering = [e for e in every if field is not None and field in e.canonical_base64]
+    if not covering:
+        return f"none of the {len(api.accepted_differences)} equivalence(s) {api.name}'s record declares covers {field or where or '/'}"
+    general = [e for e in every if not e.base64 and not e.canonical_base64]
+    return f"compared up to {api.name}'s declared equivalences: " + "; ".join(e.forms for e in [*covering, *general])
 
 
 def first_difference(a: Any, b: Any, path: str = "") -> tuple[str, Any, Any] | None:

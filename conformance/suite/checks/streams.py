@@ -238,7 +238,7 @@ def stream_equals_parse(env: Env) -> Iterator[Outcome]:
                     others = f"; {more}{'+' if more >= 19 else ''} more difference(s)" if more > 0 else ""
                     problems.append(
                         f"stream content differs from the parse at {where or '/'}: stream {shown}, parse {expected}"
-                        f" ({equivalence.applied_count(rec)}{others}; {STREAM_EQUALS})"
+                        f" ({equivalence.applied_to(rec, streamed, where)}{others}; {STREAM_EQUALS})"
                     )
                 # the counts as contract §7.1's TokenUsage reads them (absent: 0); usage of
                 # another shape is TC101's / TC103's to judge, compared here as no counts
