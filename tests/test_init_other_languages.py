@@ -66,6 +66,7 @@ EXERCISED = (
 
 
 def _init(lang: str, folder: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    folder.mkdir()
     assert main(["init", "adapter", NAME, "--lang", lang, "--dir", str(folder)]) == 0
     capsys.readouterr()
     return folder
