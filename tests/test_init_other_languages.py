@@ -118,28 +118,31 @@ def test_the_skeleton_builds_and_passes_conform_through_the_exec_protocol(lang, 
     assert set(report["capabilities"][NAME]) >= {"supports_tools", "supports_streaming", "supports_images"}
 
 
+def _plant(path: Path, anchor: str, old: str, new: str) -> None:
+    """`old` replaced by `new` at its first place after `anchor` in `path`."""
+    text = path.read_text()
+    at = text.index(anchor)
+    cut = text.index(old, at)
+    path.write_text(text[:cut] + new + text[cut + len(old) :])
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("lang", LANGS)
 def test_a_defect_planted_in_the_built_skeleton_fails_its_check(lang, tmp_path, monkeypatch, capsys):
-    """The exec run judges the skeleton's own answers: its §7.3 drop record without the
-    `block_type` field fails TC201 (canonical §7.3 lists the five fields)."""
+    """The exec run judges the skeleton's own answers: a §7.3 drop record whose message id
+    is not the dropped block's message fails TC201 (canonical §7.3 lists the five fields)."""
     folder = _init(lang, tmp_path / "skeleton", capsys)
     if lang == "typescript":
-        _build(lang, folder)
-        built = folder / "dist" / "adapter.js"
-        text = built.read_text()
-        assert "block_type: blockType," in text
-        built.write_text(text.replace("block_type: blockType,", "blocktype: blockType,"))
+        _build(lang, folder)  # planted in the built JavaScript: no second compile
+        _plant(folder / "dist" / "adapter.js", 'event: "block_dropped"', "message_id: m.id,", 'message_id: "",')
     else:
-        source = folder / "adapter.go"
-        text = source.read_text()
-        assert '"block_type": blockType,' in text
-        source.write_text(text.replace('"block_type": blockType,', '"blocktype": blockType,'))
+        _plant(folder / "adapter.go", '"event": "block_dropped"', '"message_id": m.ID,', '"message_id": "",')
         _build(lang, folder)
     monkeypatch.chdir(folder)
     rc, report = _conform(capsys, "--select", "TC201")
     results = {r["rule"]: r for r in report["results"]}
     assert rc == 1 and results["TC201"]["status"] == "fail", results["TC201"]
+    assert any("lacks message_id" in m for m in results["TC201"]["reasons"]), results["TC201"]["reasons"]
 
 
 @pytest.mark.parametrize("lang", ["typescript", "go"])
