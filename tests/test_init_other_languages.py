@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import tomllib
@@ -19,6 +20,7 @@ import pytest
 
 from conformance.cli import main
 from conformance.cli.commands.init import EXEC_PROTOCOL_PAGE, TEMPLATES_DIR
+from tests.test_docs_commands import _blocks, _commands, _option_problems, _tokens
 
 ROOT = Path(__file__).resolve().parents[1]
 CASSETTE = ROOT / "cassettes" / "openai-chat" / "tools.yaml"
@@ -193,3 +195,17 @@ def test_init_in_another_language_never_overwrites_and_speaks_one_api(tmp_path, 
     assert "not a directory" in capsys.readouterr().err
     (tmp_path / "taken").write_text("")
     assert main(["init", "adapter", "taken", "--lang", "go", "--dir", str(tmp_path / "taken")]) == 2
+
+
+@pytest.mark.parametrize("lang", ["typescript", "go"])
+def test_the_commands_the_readme_shows_are_turnspec_s(lang, tmp_path, capsys):
+    """The author's README cannot drift from the CLI: every `turnspec` command it shows
+    names a real sub-command and only options that command has (as the docs are tested)."""
+    readme = _init(lang, tmp_path / "skeleton", capsys) / "README.md"
+    shown = [args for block in _blocks(readme) for program, args in _commands(block) if program == "turnspec"]
+    assert len(shown) >= 2, shown  # build and check: smoke, conform
+    inline = re.findall(r"`turnspec ([^`]+)`", readme.read_text())  # in its prose: rule, wire, cassettes...
+    assert len(inline) >= 5, inline
+    shown += inline
+    problems = [p for args in shown for p in _option_problems(_tokens(args))]
+    assert problems == [], problems
