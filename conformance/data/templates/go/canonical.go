@@ -97,7 +97,11 @@ func (b Block) MarshalJSON() ([]byte, error) {
 		if content == nil {
 			content = []Block{}
 		}
-		v = Object{"type": "tool_result", "tool_use_id": b.ToolUseID, "content": content, "is_error": b.IsError}
+		out := Object{"type": "tool_result", "tool_use_id": b.ToolUseID, "content": content}
+		if b.IsError {
+			out["is_error"] = true // false is the default, left out
+		}
+		v = out
 	case "image":
 		v = Object{"type": "image", "source": b.Source, "media_type": b.MediaType}
 	case "thinking":

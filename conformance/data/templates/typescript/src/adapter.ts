@@ -415,7 +415,7 @@ class Render {
       if (m.role !== "system") {
         continue;
       }
-      const raw = ownRaw(m.metadata.provider_raw);
+      const raw = ownRaw(m.metadata?.provider_raw);
       if (typeof raw.role === "string") {
         role = raw.role;
       }
@@ -432,7 +432,7 @@ class Render {
   }
 
   user(m: Message): JsonObject[] {
-    const raw = ownRaw(m.metadata.provider_raw);
+    const raw = ownRaw(m.metadata?.provider_raw);
     const parts: JsonObject[] = [];
     m.content.forEach((b, i) => {
       if (b.type === "text") {
@@ -457,6 +457,10 @@ class Render {
   }
 
   image(m: Message, i: number, b: ImageBlock): JsonObject | null {
+    if (!isObject(b.source) || typeof b.media_type !== "string") {
+      this.drop(m, i, "image", "an image block without a source or a media type");
+      return null;
+    }
     const media = b.media_type.toLowerCase(); // IANA media types are case-insensitive
     let url: string;
     if (b.source.kind === "file_ref") {
@@ -472,7 +476,7 @@ class Render {
       this.drop(m, i, "image", `media type ${media} is not accepted (accepted: ${IMAGE_TYPES.join(", ")})`);
       return null;
     }
-    const details = ownRaw(m.metadata.provider_raw).image_detail;
+    const details = ownRaw(m.metadata?.provider_raw).image_detail;
     const detail = isObject(details) ? details[String(i)] : undefined;
     return { type: "image_url", image_url: typeof detail === "string" ? { url, detail } : { url } };
   }
@@ -504,7 +508,7 @@ class Render {
     if (calls.length > 0) {
       wire.tool_calls = calls;
     }
-    const raw = ownRaw(m.metadata.provider_raw);
+    const raw = ownRaw(m.metadata?.provider_raw);
     return [{ ...wire, ...(isObject(raw.message) ? raw.message : {}) }];
   }
 
@@ -547,7 +551,7 @@ class Render {
    * (`metadata[critical_key]` true, or a list holding the block's index).
    */
   drop(m: Message, index: number, blockType: string, reason: string): void {
-    const critical = m.metadata[this.options.critical_key];
+    const critical = m.metadata?.[this.options.critical_key];
     if (critical === true || (Array.isArray(critical) && critical.includes(index))) {
       throw new CriticalBlockError(NAME, m.session_id, m.id, blockType, reason);
     }
