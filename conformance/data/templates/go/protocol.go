@@ -150,5 +150,9 @@ func typeName(err error) string {
 		err = inner
 	}
 	name := fmt.Sprintf("%T", err)
-	return name[strings.LastIndexAny(name, ".*")+1:]
+	name = name[strings.LastIndexAny(name, ".*")+1:]
+	if name == "errorString" || name == "wrapError" {
+		return "error" // errors.New, fmt.Errorf
+	}
+	return name
 }

@@ -136,7 +136,8 @@ func (s *ChatStream) event(ev SseEvent, out *[]StreamEvent) error {
 	if hasError && !hasChoices {
 		// the provider reports an error mid-stream (contract §6.5): an error event, the
 		// partial message, then the classified error
-		e := classifyError(500, obj, nil)
+		e := classifyError(500, obj, nil) // the body classifies it, else §6.2's 5xx default
+		e.ProviderStatus = nil            // the stream began with a 200: the error has no status of its own
 		s.start(out)
 		*out = append(*out, StreamEvent{"type": "error", "message_id": s.mid, "error_class": string(e.Class),
 			"message": e.Message, "provider_status": nil})

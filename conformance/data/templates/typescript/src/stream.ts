@@ -119,7 +119,8 @@ export class ChatStream {
     if ("error" in obj && !("choices" in obj)) {
       // the provider reports an error mid-stream (contract §6.5): an error event, the
       // partial message, then the classified error
-      const err = classifyError(500, obj, {});
+      const err = classifyError(500, obj, {}); // the body classifies it, else §6.2's 5xx default
+      err.providerStatus = null; // the stream began with a 200: the error has no status of its own
       this.start(out);
       out.push({ type: "error", message_id: this.mid, error_class: err.errorClass, message: err.message, provider_status: null });
       this.fail(out);
