@@ -7,14 +7,15 @@
 //   string; results are `role: tool` messages with `tool_call_id`. Canonical tool ids
 //   (`tu_<ULID>`) map to the provider's (`call_...`) through one ToolIdMap per session.
 // - Images are `image_url` parts (base64 as a `data:` URL). A tool message takes text only.
-// - Thinking has no Chat Completions field: dropped with the §7.3 WARN line, as is the
-//   `is_error` flag of a tool result (the wire has none).
+// - Thinking has no Chat Completions field: dropped with the §7.3 WARN record; the
+//   `is_error` flag of a tool result (the wire has none) is reported by a WARN record too.
 // - Usage: input_tokens = prompt_tokens - cached_tokens (disjoint buckets), output_tokens
 //   = completion_tokens, cached_input_tokens = prompt_tokens_details.cached_tokens.
 //
 // Where to extend: a provider that differs from OpenAI changes the method named after the
-// part of the wire it touches (renderUser, renderAssistant, parseMessage, classifyError,
-// stream.ts for streams), with a cassette in cassettes/{{name}}/ for each difference.
+// part of the wire it touches (Render.user, Render.assistant, Render.tool, parseMessage,
+// classifyError; stream.ts for streams), with a cassette in cassettes/{{name}}/ for each
+// difference.
 
 import type {
   Block,
@@ -55,7 +56,7 @@ export const CAPABILITIES: JsonObject = {
   // true needs a cassette whose case exercises it (turnspec's TC002): add one, then say so
   supports_prompt_caching: false,
   supports_system_messages_in_list: true,
-  max_context_tokens: 128000,
+  max_context_tokens: 128000, // the served model's limits: set your model's
   max_output_tokens: 16384,
   accepted_image_media_types: IMAGE_TYPES,
 };
