@@ -118,6 +118,15 @@ def test_the_skeleton_builds_and_passes_conform_through_the_exec_protocol(lang, 
     assert report["summary"]["unexercised_capabilities"] == []
     assert report["capability_declaration"] == {NAME: "canonical §7.2 (13 fields)"}
     assert set(report["capabilities"][NAME]) >= {"supports_tools", "supports_streaming", "supports_images"}
+    # a finding of no recording is placed at the adapter's manifest, never inside turnspec's host
+    assert main(["conform", "exec:turnspec-exec.toml", "--no-samples", "--select", "TC201", "-o", "sarif"]) == 0
+    uris = {
+        loc["physicalLocation"]["artifactLocation"]["uri"]
+        for result in json.loads(capsys.readouterr().out)["runs"][0]["results"]
+        for loc in result.get("locations", [])
+        if "physicalLocation" in loc
+    }
+    assert uris == {"turnspec-exec.toml"}, uris
 
 
 def _plant(path: Path, anchor: str, old: str, new: str) -> None:
