@@ -140,6 +140,15 @@ def test_the_four_commands_from_an_empty_folder_print_what_the_checkout_prints(
     names = sorted(p.relative_to(a).as_posix() for p in a.rglob("*") if p.is_file())
     assert names and names == sorted(p.relative_to(b).as_posix() for p in b.rglob("*") if p.is_file())
     assert all((a / n).read_bytes() == (b / n).read_bytes() for n in names)
+    # the skeletons in other languages are data the wheel carries (conformance/data/templates)
+    skeletons = tmp_path / "skeletons"
+    for lang in ("typescript", "go"):
+        got, want = _pair(wheel_venv, "init", "adapter", "acme", "--lang", lang, "--dir", ".", tmp=skeletons / lang)
+        assert got == want and "wrote README.md" in got and "wrote turnspec-exec.toml" in got
+        a, b = skeletons / lang / "installed", skeletons / lang / "checkout"
+        names = sorted(p.relative_to(a).as_posix() for p in a.rglob("*") if p.is_file())
+        assert names == sorted(p.relative_to(b).as_posix() for p in b.rglob("*") if p.is_file())
+        assert all((a / n).read_bytes() == (b / n).read_bytes() for n in names)
 
 
 def test_the_sdist_builds_the_same_wheel(tmp_path: Path) -> None:

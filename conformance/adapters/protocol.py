@@ -223,10 +223,9 @@ class Adapter(Protocol):
     and those checks skip with that reason. Optional keyword extensions, passed only to a
     reader that names them (`read_wire_request`): `url` (the request's path and query) and
     `headers` (its headers, names lower-cased), where the API keeps part of the request
-    outside the body (the model, the stream choice, a version).
-    Any other method an adapter does not offer
-    raises `errors.OperationNotOffered`: the cases that needed it skip with its reason
-    (the exec host raises it for an operation its child's `hello` does not list).
+    outside the body (the model, the stream choice, a version). Any other method an adapter
+    does not offer raises `errors.OperationNotOffered`: the cases that needed it skip with its
+    reason (the exec host raises it for an operation its child's `hello` does not list).
     """
 
     name: str

@@ -692,15 +692,15 @@ ADAPTER_SOURCE = ""
 
 def _adapter_sources(subjects: Iterable[AdapterUnderTest]) -> dict[tuple[str, str], tuple[Path, int | None]]:
     """Each adapter's class: the file it is defined in and the line of its `class` statement
-    (none for a class whose source cannot be found: built in, or made at run time, nor for an
-    adapter that says its source is elsewhere: `source_location` None, as the exec host's,
-    whose code is the child program's, not the proxy's)."""
+    (none for a class whose source cannot be found: built in, or made at run time). An
+    adapter that is no class of its own (an exec child, whose proxy is the host's) says where
+    it is defined in `source_location` (a file, or None for none)."""
     out: dict[tuple[str, str], tuple[Path, int | None]] = {}
     for s in subjects:
         if hasattr(s.adapter, "source_location"):
-            declared = s.adapter.source_location
-            if isinstance(declared, tuple) and len(declared) == 2:
-                out[(s.name, ADAPTER_SOURCE)] = (Path(declared[0]), declared[1])
+            where = s.adapter.source_location
+            if isinstance(where, Path):
+                out[(s.name, ADAPTER_SOURCE)] = (where, None)
             continue
         cls = type(s.adapter)
         try:

@@ -39,6 +39,7 @@ class ExecConfig:
     env: Mapping[str, str] = field(default_factory=dict)
     timeout: float = DEFAULT_TIMEOUT_S
     validate: bool = False
+    manifest: Path | None = None  # the manifest file it was read from, if any
 
 
 def is_exec(ref: str) -> bool:
@@ -69,7 +70,7 @@ def parse_ref(ref: str, settings: ExecSettings | None = None) -> ExecConfig:
             raise InputError(f"{ref!r}: cannot split the command line: {exc}") from None
         config = ExecConfig(ref, command)
     timeout = config.timeout if settings.timeout is None else check_timeout(settings.timeout, "--exec-timeout")
-    return ExecConfig(config.label, config.command, config.cwd, config.env, timeout, settings.validate)
+    return ExecConfig(config.label, config.command, config.cwd, config.env, timeout, settings.validate, config.manifest)
 
 
 def _manifest(ref: str, path: Path) -> ExecConfig:
@@ -111,4 +112,4 @@ def _manifest(ref: str, path: Path) -> ExecConfig:
     if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
         raise InputError(f'{path}: env: a table of strings (NAME = "value")')
     timeout = check_timeout(doc["timeout"], f"{path}: timeout") if "timeout" in doc else DEFAULT_TIMEOUT_S
-    return ExecConfig(ref, tuple(command), where, dict(env), timeout)
+    return ExecConfig(ref, tuple(command), where, dict(env), timeout, manifest=path)

@@ -11,6 +11,7 @@ import re
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ..errors import AdapterError, OperationNotOffered
@@ -68,10 +69,6 @@ class ExecAdapter:
     """A child process as an adapter. `close()` ends the child (also done when the adapter
     is collected, or at exit)."""
 
-    # where the adapter's code is, for findings about the adapter itself (SARIF, GitHub):
-    # the child program's, which the host does not know, so none (never this proxy's file)
-    source_location: tuple[str, int | None] | None = None
-
     def __init__(self, client: ExecClient) -> None:
         info = client.info
         self.client = client
@@ -86,6 +83,9 @@ class ExecAdapter:
         self.bridge_gaps: tuple[ExecGap, ...] = gaps_of(info.get("gaps"))
         self.language = info.get("language")
         self.library = info.get("library")
+        # where the adapter is defined, for the findings of no recording (`suite.runner`): its
+        # manifest, never this proxy's class; a command line names no file of the adapter's
+        self.source_location: Path | None = client.config.manifest
         self._streams = itertools.count(1)
         self._live: dict[str, _ProxyStream] = {}
 

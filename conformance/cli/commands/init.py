@@ -1,14 +1,19 @@
 """`turnspec init adapter NAME`: a working adapter skeleton to start from.
 
-The skeleton subclasses the reference adapter of an existing wire API, so it passes
+The Python skeleton subclasses the reference adapter of an existing wire API, so it passes
 `turnspec conform` on its first run; the author then changes what the provider does
-differently, a method and a cassette at a time. One cassette is copied from turnspec's own
+differently, a method and a cassette at a time. `--lang typescript|go` writes a project in
+that language instead (`conformance/data/templates/<lang>/`): an adapter of one wire API of
+its own, spoken through the exec protocol (docs/exec-protocol.md), with a manifest
+(`turnspec-exec.toml`) and a README for its author, that passes `turnspec conform
+exec:turnspec-exec.toml` once built. Either way one cassette is copied from turnspec's own
 `cassettes/<reference adapter>/` (written from the provider's docs); third-party recordings
 are never copied.
 """
 
 from __future__ import annotations
 
+import enum
 import re
 import sys
 import textwrap
@@ -27,7 +32,39 @@ NEW_WIRE_API_PAGE = f"{DOCS_URL}new-wire-api/"
 """The docs site's guide to a wire API turnspec has no record for (docs/new-wire-api.md):
 what a skeleton written into someone else's repository points to, not this repository's files."""
 
+EXEC_PROTOCOL_PAGE = f"{DOCS_URL}exec-protocol/"
+"""The docs site's page of the exec protocol (docs/exec-protocol.md), which the skeletons in
+other languages speak."""
+
 NAME = re.compile(r"^[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*$")
+
+
+class Lang(enum.StrEnum):
+    """The language of the skeleton: Python (a subclass of a reference adapter, imported by
+    the suite) or a program the suite starts (the exec protocol)."""
+
+    python = "python"
+    typescript = "typescript"
+    go = "go"
+
+
+@dataclass(frozen=True)
+class Template:
+    """A skeleton in another language: the files of `conformance/data/templates/<lang>/`
+    (`{{name}}` and `{{docs}}` filled in; `gitignore` written as `.gitignore`), an adapter
+    of `api` written in that language, and the commands that build it."""
+
+    lang: Lang
+    api: str  # the wire API its code speaks (a record name of REFERENCES)
+    build: tuple[str, ...]
+
+
+TEMPLATES: dict[Lang, Template] = {
+    Lang.typescript: Template(Lang.typescript, "openai-chat-completions", ("npm install", "npm run build")),
+    Lang.go: Template(Lang.go, "openai-chat-completions", ("go build -o bin/ .",)),
+}
+TEMPLATES_DIR = Path(__file__).resolve().parents[2] / "data" / "templates"
+MANIFEST = "turnspec-exec.toml"
 
 
 @dataclass(frozen=True)
@@ -195,6 +232,44 @@ class Test{cls}(AdapterConformanceTests):
 '''
 
 
+def template_files(template: Template, name: str) -> list[tuple[str, bytes]]:
+    """The files of `template` for the adapter `name`: (path relative to the skeleton's
+    folder, contents), in path order."""
+    root = TEMPLATES_DIR / template.lang
+    out: list[tuple[str, bytes]] = []
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        rel = path.relative_to(root).as_posix()
+        text = path.read_text(encoding="utf-8").replace("{{name}}", name).replace("{{docs}}", DOCS_URL)
+        out.append((".gitignore" if rel == "gitignore" else rel, text.encode("utf-8")))
+    if not out:
+        raise InputError(f"turnspec's {template.lang} skeleton is not installed ({root})")
+    return out
+
+
+def template_for(lang: Lang, api: str) -> Template:
+    """The skeleton of `lang`; `api` must be the one its code speaks (one line otherwise)."""
+    template = TEMPLATES[lang]
+    api_name, _ = reference_for(api)
+    if api_name != template.api:
+        raise InputError(
+            f"--lang {lang}: the {lang} skeleton speaks {template.api} only, not {api_name}; start from it "
+            f"and change its wire API (its README says where), or use --lang python for a subclass of "
+            f"the {api_name} reference adapter"
+        )
+    return template
+
+
+def _template_lines(template: Template, name: str, folder: Path) -> list[str]:
+    """What to run next, after a skeleton in another language is written."""
+    return [
+        f"build and check it from {folder} (conform reads ./cassettes/{name}/ there):",
+        *(f"    {c}" for c in template.build),
+        f"    turnspec exec smoke {MANIFEST}",
+        f"    turnspec conform exec:{MANIFEST}",
+        f"the exec protocol it speaks: {EXEC_PROTOCOL_PAGE}",
+    ]
+
+
 def register(app: typer.Typer) -> None:
     group = typer.Typer(help="Start a project from a working skeleton.", no_args_is_help=True)
     app.add_typer(group, name="init")
@@ -208,9 +283,25 @@ def register(app: typer.Typer) -> None:
             str,
             typer.Option(help="The existing wire API it speaks (record name, or its reference adapter's name)"),
         ] = DEFAULT_API,
-        folder: Annotated[Path, typer.Option("--dir", help="Write the skeleton here")] = Path(),
+        lang: Annotated[
+            Lang,
+            typer.Option(
+                help="The skeleton's language: python (a subclass of the API's reference adapter), or "
+                "typescript or go (a program speaking the exec protocol; openai-chat-completions)"
+            ),
+        ] = Lang.python,
+        folder: Annotated[
+            Path | None,
+            typer.Option(
+                "--dir",
+                help="Write the skeleton here (default: . for python; ./NAME-adapter, created, for typescript and go)",
+                show_default=False,
+            ),
+        ] = None,
     ) -> None:
-        """Write an adapter skeleton (module, cassette, pytest file) that passes `turnspec conform`.
+        """Write an adapter skeleton that passes `turnspec conform`: a Python module, a cassette and a
+        pytest file; or, with --lang typescript|go, a project in that language (sources, a cassette,
+        turnspec-exec.toml, README.md).
 
         Never overwrites: an existing file is a one-line error (exit 2)."""
         # imported when the command runs: the suite is not loaded for other commands
@@ -218,19 +309,29 @@ def register(app: typer.Typer) -> None:
 
         if not NAME.match(name):
             raise InputError(f"{name!r}: an adapter name is lower-case letters and digits, joined by - or _")
+        template = template_for(lang, api) if lang != Lang.python else None
         api_name, ref = reference_for(api)
-        if not folder.is_dir():
+        if folder is None:
+            folder = Path() if template is None else Path(f"{name}-adapter")
+            if folder.exists() and not folder.is_dir():
+                raise InputError(f"{folder}: exists and is not a directory")
+        elif not folder.is_dir():
             raise InputError(f"--dir {folder}: not a directory")
         root = default_cassette_root()
         source = root / ref.adapter / ref.cassette if root is not None else None
         if source is None or not source.is_file():
             raise InputError(f"turnspec's own cassette {ref.adapter}/{ref.cassette} is not installed")
+        cassette = (folder / "cassettes" / name / ref.cassette, source.read_bytes())
         mod = module_name(name)
-        files: list[tuple[Path, bytes]] = [
-            (folder / f"{mod}.py", adapter_source(name, api_name, ref).encode("utf-8")),
-            (folder / "cassettes" / name / ref.cassette, source.read_bytes()),
-            (folder / f"test_{mod}.py", pytest_source(name).encode("utf-8")),
-        ]
+        files: list[tuple[Path, bytes]]
+        if template is None:
+            files = [
+                (folder / f"{mod}.py", adapter_source(name, api_name, ref).encode("utf-8")),
+                cassette,
+                (folder / f"test_{mod}.py", pytest_source(name).encode("utf-8")),
+            ]
+        else:
+            files = [(folder / rel, body) for rel, body in template_files(template, name)] + [cassette]
         for path, _ in files:  # all refused before any is written
             if path.exists() or path.is_symlink():
                 raise InputError(f"{path}: exists; init never overwrites a file")
@@ -239,11 +340,14 @@ def register(app: typer.Typer) -> None:
             check_output(path, [source])
             write_bytes(path, [body])
         lines = [f"wrote {p}" for p, _ in files]
-        lines += [
-            f"check it from {folder} (conform reads ./cassettes/{name}/ there):",
-            f"    turnspec conform {mod}.py:{class_name(name)}",
-            f"    pytest test_{mod}.py",
-            "register it in your pyproject.toml:",
-            *entry_point(name).splitlines(),
-        ]
+        if template is not None:
+            lines += _template_lines(template, name, folder)
+        else:
+            lines += [
+                f"check it from {folder} (conform reads ./cassettes/{name}/ there):",
+                f"    turnspec conform {mod}.py:{class_name(name)}",
+                f"    pytest test_{mod}.py",
+                "register it in your pyproject.toml:",
+                *entry_point(name).splitlines(),
+            ]
         sys.stdout.write("".join(escaping.text_line(line) + "\n" for line in lines))

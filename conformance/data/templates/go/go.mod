@@ -1,0 +1,3 @@
+module {{name}}-adapter
+
+go 1.19
