@@ -165,3 +165,15 @@ def error_for_status(status: int, message: str, *, hint: str | None = None) -> A
     if cls is None:
         cls = ServerError if status >= 500 else InvalidRequestError if 400 <= status < 500 else AdapterError
     return cls(message, provider_status=status, retryable=cls.error_class in RETRYABLE)
+
+
+class OperationNotOffered(NotImplementedError):
+    """The adapter does not offer `operation` (an exec child whose `hello` does not list it,
+    docs/exec-protocol.md; or any adapter that says so): the suite reports the cases that
+    needed it skipped with this reason, never passed or failed (`suite.outcome.note_crash`).
+    A `NotImplementedError`, so `from_wire_request` raising it takes the protocol's existing
+    "does not read requests" path."""
+
+    def __init__(self, operation: str, message: str) -> None:
+        super().__init__(message)
+        self.operation = operation

@@ -20,6 +20,9 @@ from ..core.errors import InputError
 from .base import Adapter
 from .protocol import known_provider
 
+if typing.TYPE_CHECKING:
+    from .exec.manifest import ExecSettings
+
 GROUP = "turnspec.adapters"
 
 
@@ -176,9 +179,19 @@ def _bridge(ref: str) -> Adapter | None:
     return _instantiate(cls, ref)
 
 
-def load(ref: str) -> Adapter:
+EXEC_PREFIX = "exec:"
+"""An adapter in any language: `exec:COMMAND [ARG...]` or `exec:MANIFEST.toml` (docs/exec-protocol.md)."""
+
+
+def load(ref: str, *, exec_settings: ExecSettings | None = None) -> Adapter:
     """An adapter from a registered name (`anthropic`), a bridge name (`pydantic-ai:anthropic`),
-    a `module:attr` reference or a `path/to/file.py:attr` reference (a module not installed)."""
+    a `module:attr` reference, a `path/to/file.py:attr` reference (a module not installed) or
+    an `exec:` reference (a process speaking the exec protocol; `exec_settings` holds
+    `--exec-timeout` and `--validate-protocol`)."""
+    if ref.startswith(EXEC_PREFIX):
+        from .exec import load_exec  # function-level: the exec host loads only for an exec: reference
+
+        return load_exec(ref, exec_settings)  # type: ignore[return-value]
     bridged = _bridge(ref)
     if bridged is not None:
         return bridged
@@ -202,7 +215,9 @@ def load(ref: str) -> Adapter:
         if ep.name == ref:
             return _instantiate(ep.load(), ref)
     known = ", ".join(sorted(available())) or "none"
-    raise InputError(f"unknown adapter {ref!r} (registered: {known}; or pass module:attr or file.py:attr)")
+    raise InputError(
+        f"unknown adapter {ref!r} (registered: {known}; or pass module:attr, file.py:attr or 'exec:COMMAND ARG...')"
+    )
 
 
 def load_all() -> list[Adapter]:

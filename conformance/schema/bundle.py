@@ -23,7 +23,13 @@ from typing import Any
 from ..core.schemas import BASE_URI, schema_set, versions
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
-PRIMARY = {"canonical": "message.json", "gpt2099": "turn-frame.json", "chibi": "entry.json", "geppetto": "turn.json"}
+PRIMARY = {
+    "canonical": "message.json",
+    "gpt2099": "turn-frame.json",
+    "chibi": "entry.json",
+    "geppetto": "turn.json",
+    "exec": "request.json",
+}
 
 
 # keywords whose value is one subschema, an array of them, or an object of them by name

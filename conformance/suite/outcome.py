@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
+from ..adapters.errors import OperationNotOffered
 from ..adapters.protocol import Adapter
 
 Status = Literal["pass", "fail", "skip"]
@@ -93,9 +94,26 @@ class AdapterUnderTest:
 # Crashes: `checks.common.crash(exc)` turns an exception into a one-line reason and notes
 # its traceback here, keyed by that line; the runner attaches it to the failing case whose
 # message quotes the line (checks build messages around it, so the Outcome is not theirs to
-# carry it).
-_CRASHES: ContextVar[dict[str, str] | None] = ContextVar("turnspec_crashes", default=None)
+# carry it). An `OperationNotOffered` (an exec child that does not offer the operation) is
+# noted too: the case quoting it is skipped with its reason (`not_offered`), never failed.
+
+
+class CrashNotes(dict[str, str]):
+    """The crashes noted during one check: line -> traceback; `not_offered`: line -> the
+    reason of an operation the adapter does not offer."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.not_offered: dict[str, str] = {}
+
+    def clear(self) -> None:
+        super().clear()
+        self.not_offered.clear()
+
+
+_CRASHES: ContextVar[CrashNotes | None] = ContextVar("turnspec_crashes", default=None)
 _SUITE_DIR = Path(__file__).resolve().parent
+_EXEC_HOST_DIR = _SUITE_DIR.parent / "adapters" / "exec"
 
 
 def adapter_traceback(exc: BaseException) -> str:
@@ -103,6 +121,9 @@ def adapter_traceback(exc: BaseException) -> str:
     adapter): what is left is the adapter's code, down to where it raised."""
     frames = tb.extract_tb(exc.__traceback__)
     kept = [f for f in frames if not Path(f.filename).resolve().is_relative_to(_SUITE_DIR)] or list(frames)
+    own = [f for f in kept if not Path(f.filename).resolve().is_relative_to(_EXEC_HOST_DIR)]
+    if kept and not own:  # an exec adapter: the host's frames are no code of the adapter's
+        return "".join(tb.format_exception_only(type(exc), exc))  # the child's traceback is a note
     return (
         "Traceback (most recent call last):\n"
         + "".join(tb.format_list(kept))
@@ -115,16 +136,28 @@ def note_crash(line: str, exc: BaseException) -> None:
     crashes = _CRASHES.get()
     if crashes is not None:
         crashes[line] = adapter_traceback(exc)
+        if isinstance(exc, OperationNotOffered):
+            crashes.not_offered[line] = str(exc)
 
 
-def collect_crashes() -> tuple[dict[str, str], Token[dict[str, str] | None]]:
+def collect_crashes() -> tuple[CrashNotes, Token[CrashNotes | None]]:
     """Start noting crashes; returns the table and the token `stop_collecting` takes."""
-    table: dict[str, str] = {}
+    table = CrashNotes()
     return table, _CRASHES.set(table)
 
 
-def stop_collecting(token: Token[dict[str, str] | None]) -> None:
+def stop_collecting(token: Token[CrashNotes | None]) -> None:
     _CRASHES.reset(token)
+
+
+def not_offered(o: Outcome, crashes: CrashNotes) -> Outcome:
+    """A failing case whose message quotes an operation the adapter does not offer, as a
+    skip with that reason: the suite could not look, which is no verdict (an exec child's
+    hello lists what it offers, docs/exec-protocol.md)."""
+    if o.status != "fail" or not crashes.not_offered:
+        return o
+    reason = next((why for line, why in crashes.not_offered.items() if line in o.message), None)
+    return o if reason is None else replace(o, status="skip", message=f"not offered: {reason}", traceback="")
 
 
 def with_traceback(o: Outcome, crashes: dict[str, str]) -> Outcome:

@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 
 from ..adapters import registry
+from ..adapters.exec.manifest import ExecSettings, check_timeout
 from ..core import escaping
 from ..core.findings import Selection
 from ..formats.canonical.markers import DEFAULT_CRITICAL_KEY
@@ -40,7 +41,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="append",
         default=[],
         metavar="REF",
-        help="Adapter to check: a registered name or module:attr (repeatable)",
+        help="Adapter to check: a registered name, module:attr or 'exec:COMMAND ARG...' (repeatable)",
     )
     group.addoption(
         "--turnspec-cassettes",
@@ -60,6 +61,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default="",
         metavar="IDS",
         help="Only these TC ids or prefixes (comma-separated)",
+    )
+    group.addoption(
+        "--turnspec-exec-timeout",
+        default=None,
+        type=float,
+        metavar="SECONDS",
+        help="exec: adapters: seconds per call before the child is stopped and restarted (default: the manifest's, else 30)",
+    )
+    group.addoption(
+        "--turnspec-validate-protocol",
+        action="store_true",
+        default=False,
+        help="exec: adapters: validate every message, both ways, against schemas/exec/v1",
     )
     group.addoption(
         "--turnspec-critical-key",
@@ -119,7 +133,7 @@ def _items(parent: pytest.Collector, refs: tuple[str, ...]) -> list[pytest.Item]
     sel = _selection(parent.config)
     out: list[pytest.Item] = []
     for ref in refs:
-        name = str(registry.load(ref).name)
+        name = str(registry.load(ref, exec_settings=_exec_settings(parent.config)).name)
         for info in CATALOG:
             if info.id == "TC800" or not sel.enabled(info.id):
                 continue
@@ -209,4 +223,13 @@ def _config(config: pytest.Config, refs: tuple[str, ...]) -> SuiteConfig:
         selection=_selection(config),
         critical_key=str(config.getoption("turnspec_critical_key") or DEFAULT_CRITICAL_KEY),
         roots=[local] if local is not None else [],
+        exec_settings=_exec_settings(config),
     )
+
+
+def _exec_settings(config: pytest.Config) -> ExecSettings:
+    timeout = config.getoption("turnspec_exec_timeout")
+    if timeout is not None:
+        check_timeout(timeout, "--turnspec-exec-timeout")
+    return ExecSettings(timeout, bool(config.getoption("turnspec_validate_protocol")))
+

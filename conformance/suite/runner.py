@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..adapters import registry
 from ..adapters.protocol import Adapter, capabilities_of
@@ -41,10 +41,14 @@ from .outcome import (
     Status,
     Verdict,
     collect_crashes,
+    not_offered,
     stop_collecting,
     with_traceback,
 )
 from .rules import BOOLEAN_CAPABILITIES, CATALOG, EXERCISED, EXERCISERS, NEEDS
+
+if TYPE_CHECKING:  # a type only: the exec host loads when an exec: reference is given
+    from ..adapters.exec.manifest import ExecSettings
 
 __all__ = [
     "SUITE_SUBJECT",
@@ -195,13 +199,15 @@ class SuiteConfig:
         peers: bool = True,
         critical_key: str = DEFAULT_CRITICAL_KEY,
         roots: Iterable[Path] = (),
+        exec_settings: ExecSettings | None = None,
     ) -> SuiteConfig:
         """Adapters by reference; the cross-provider matrix also takes every registered adapter.
 
         `samples`: "default" reads what the environment asks for (`samples_asked()`: the
         `[tool.turnspec]` key, then `TURNSPEC_SAMPLES`); a path reads that folder; None none.
         `roots` are further folders searched only as `<root>/<adapter>/` (`conform` passes
-        `./cassettes`)."""
+        `./cassettes`). `exec_settings`: `--exec-timeout` and `--validate-protocol` for the
+        `exec:` references (docs/exec-protocol.md)."""
         asked = _samples(samples)
         refs = list(refs) or sorted(registry.available())
         cassettes = list(cassettes)
@@ -215,7 +221,7 @@ class SuiteConfig:
         own_root = project if project is not None and first.get(project.resolve()) is project else None
         subjects = []
         for ref in refs:
-            a = registry.load(ref)
+            a = registry.load(ref, exec_settings=exec_settings)
             dirs = [
                 r / n
                 for r in all_roots
@@ -571,16 +577,20 @@ def run(
                     continue
                 if progress:
                     progress(check.name)
+                mine: list[Outcome] = []
                 try:
                     for o in check.fn(env):
                         if sel.enabled(o.rule):
-                            outcomes.append(with_traceback(o, crashes))
+                            mine.append(with_traceback(not_offered(o, crashes), crashes))
                         elif runs.enabled(o.rule):
-                            counted.append(o)
+                            counted.append(not_offered(o, crashes))
                 except Exception as exc:
                     # the last resort: a check never raises (each judges what it could not
                     # read as a case), but one that does must not stop the whole run
-                    outcomes += [with_traceback(o, crashes) for o in _stopped(check, env, exc, outcomes)]
+                    stopped = _stopped(check, env, exc, [*outcomes, *mine])
+                    mine += [with_traceback(not_offered(o, crashes), crashes) for o in stopped]
+                mine += _unreported_faults(check, env, mine)
+                outcomes += mine
                 crashes.clear()
     finally:
         stop_collecting(token)
@@ -639,6 +649,24 @@ def _stopped(check: checks.Check, env: checks.Env, exc: Exception, so_far: list[
         f"the check stopped on adapter output it could not read ({checks.crash(exc)}); its remaining cases were not run"
     )
     return [Outcome(rule, name, "fail", f"{check.name} (stopped)", why) for name in ([last] if last else names)]
+
+
+def _unreported_faults(check: checks.Check, env: checks.Env, mine: list[Outcome]) -> list[Outcome]:
+    """A failing case for each fault of an adapter that reports them (`take_faults`: an exec
+    child that died, hung or broke the protocol during the check) that none of the check's
+    failing cases names: a check that skipped past the exception must not hide it."""
+    out: list[Outcome] = []
+    rule = next((r for r in check.rules if env.sel.enabled(r)), check.rules[0])
+    for s in env.subjects:
+        take = getattr(s.adapter, "take_faults", None)
+        if not callable(take):
+            continue
+        said = [o.message for o in mine if o.adapter == s.name and o.status == "fail"]
+        for fault in dict.fromkeys(str(f) for f in take()):
+            if not any(fault in m for m in said):
+                why = f"an exec call failed and the check went on without it: {fault}"
+                out.append(Outcome(rule, s.name, "fail", f"{check.name} (exec)", why))
+    return out
 
 
 def _locations(

@@ -17,6 +17,7 @@ COMMANDS: list[str] = [
     "replay",
     "cassettes",
     "models",
+    "exec",
 ]
 
 

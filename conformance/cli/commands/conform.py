@@ -51,7 +51,8 @@ def register(app: typer.Typer) -> None:
         refs: Annotated[
             list[str] | None,
             typer.Argument(
-                help="Adapters: registered names or module:attr (default: all registered)",
+                help="Adapters: registered names, module:attr, or 'exec:COMMAND ARG...' / exec:MANIFEST.toml "
+                "(a process speaking the exec protocol; default: all registered)",
                 show_default=False,
             ),
         ] = None,
@@ -110,10 +111,28 @@ def register(app: typer.Typer) -> None:
             str,
             typer.Option(help="Metadata key that marks a block critical (§4.2.2 names none; TC203 plants it)"),
         ] = DEFAULT_CRITICAL_KEY,
+        exec_timeout: Annotated[
+            float | None,
+            typer.Option(
+                "--exec-timeout",
+                help="exec: adapters: seconds per call before the child is stopped and restarted "
+                "(default: the manifest's timeout, else 30)",
+                show_default=False,
+            ),
+        ] = None,
+        validate_protocol: Annotated[
+            bool,
+            typer.Option(
+                "--validate-protocol",
+                help="exec: adapters: validate every message, both ways, against schemas/exec/v1 "
+                "(an off-schema answer fails its case)",
+            ),
+        ] = False,
     ) -> None:
         """Run the adapter conformance suite; exit 0 when no check fails, 1 when one does (findings),
         2 when it could not run (a usage or input error)."""
         # imported when the command runs: the suite (vcrpy, the checks) is not loaded for other commands
+        from ...adapters.exec.manifest import ExecSettings, check_timeout
         from ...suite.report import RENDERERS, skipped_findings
         from ...suite.report import findings as suite_findings
         from ...suite.rules import CATALOG
@@ -131,6 +150,8 @@ def register(app: typer.Typer) -> None:
         for c in cassettes or []:
             if not c.is_dir():
                 raise InputError(f"--cassettes {c}: not a directory")
+        if exec_timeout is not None:
+            check_timeout(exec_timeout, "--exec-timeout")
         asked = samples_asked(samples, none=no_samples)
         local = local_cassette_root()
         inputs = [p for p in (*(cassettes or []), asked.path, default_cassette_root(), local) if p is not None]
@@ -143,6 +164,7 @@ def register(app: typer.Typer) -> None:
             selection=sel,
             critical_key=critical_key,
             roots=[local] if local is not None else [],
+            exec_settings=ExecSettings(exec_timeout, validate_protocol),
         )
         for s in config.subjects:  # a record name an earlier release used: kept, and said to be old
             named = str(getattr(s.adapter, "wire_api", ""))

@@ -1,0 +1,155 @@
+"""`turnspec exec smoke CMD`: a new exec implementation's handshake and one call of each
+operation it offers, with small canned inputs (a one-message conversation; a response and a
+stream of its wire API from turnspec's cassettes), every message validated both ways against
+`schemas/exec/v1/` (docs/exec-protocol.md). One line per operation; the run is the suite's
+to make once this passes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+
+from ..adapters.base import request_message
+from ..adapters.errors import OperationNotOffered
+from ..adapters.exec import ExecAdapter, ExecSettings, parse_ref, start
+from ..adapters.protocol import AdapterOptions, RequestContext, WireResponse
+from .cassettes import Interaction, iter_cassettes
+from .runner import default_cassette_root, local_cassette_root
+
+SESSION = "01JSMOKE0000000000000SESS1"
+
+
+class NoRecording(LookupError):
+    """turnspec holds no recording of the adapter's wire API to feed this operation."""
+
+
+@dataclass(frozen=True)
+class Line:
+    status: str  # "ok", "skip" or "FAIL"
+    op: str
+    detail: str
+
+    def text(self) -> str:
+        return f"{self.status:<4}  {self.op:<12}  {self.detail}"
+
+
+def recorded(adapter: ExecAdapter) -> list[Interaction]:
+    """The interactions of the adapter's wire API in its cassette folders (turnspec's own and
+    `./cassettes/`)."""
+    roots = [r for r in (default_cassette_root(), local_cassette_root()) if r is not None]
+    out = []
+    for root in roots:
+        for folder in adapter.cassette_folders:
+            if (root / folder).is_dir():
+                out += [
+                    it for c in iter_cassettes(root / folder) for it in c.interactions if it.api == adapter.wire_api
+                ]
+    return out
+
+
+def _first(found: list[Interaction], stream: bool) -> Interaction | None:
+    return next((it for it in found if it.is_stream == stream and 200 <= it.status < 300), None)
+
+
+def run_smoke(ref: str, timeout: float | None = None) -> Iterator[Line]:
+    """The lines of a smoke run; an `InputError` when the child cannot be started."""
+    adapter = start(parse_ref(ref if ref.startswith("exec:") else f"exec:{ref}", ExecSettings(timeout, True)))
+    try:
+        info = adapter.client.info
+        yield Line(
+            "ok",
+            "hello",
+            f"{adapter.name} ({adapter.provider}, {adapter.wire_api}), {info.get('language', '?')} "
+            f"{info.get('language_version', '')}; offers {', '.join(sorted(adapter.operations))}".replace("  ", " "),
+        )
+        yield from _calls(adapter)
+        yield _step("shutdown", lambda: _ended(adapter.client.shutdown()))
+    finally:
+        adapter.close()
+
+
+def _calls(a: ExecAdapter) -> Iterator[Line]:
+    found = recorded(a)
+    messages = [request_message(SESSION, "user", [{"type": "text", "text": "Say hello."}], {})]
+    options = AdapterOptions(model=f"{a.provider}:conformance-model", max_output_tokens=64)
+    sent: dict[str, object] = {}
+
+    def render() -> str:
+        wire = a.to_wire(messages, [], options)
+        sent["body"] = wire.body
+        return f"{wire.method} {wire.path} ({len(wire.headers)} headers)"
+
+    def parse() -> str:
+        it = _first(found, stream=False)
+        if it is None:
+            raise NoRecording(
+                f"no recorded {a.wire_api} response in the cassette folders {', '.join(a.cassette_folders)}"
+            )
+        msg = a.from_wire_response(WireResponse(it.response_json, it.status), RequestContext(SESSION))
+        return f"{it.label}: {msg.get('role')} message of {len(msg.get('content') or [])} block(s)"
+
+    def stream() -> str:
+        it = _first(found, stream=True)
+        if it is None:
+            raise NoRecording(
+                f"no recorded {a.wire_api} stream in the cassette folders {', '.join(a.cassette_folders)}"
+            )
+        raw = it.response_body
+        events = list(a.stream_response([raw[: len(raw) // 2], raw[len(raw) // 2 :]], RequestContext(SESSION)))
+        return f"{it.label}: {len(events)} events, the last {events[-1].get('type') if events else 'none'}"
+
+    def cancel() -> str:
+        it = _first(found, stream=True)
+        rid = "req_smoke_cancel"
+        if it is None:
+            return f"an unknown stream: in flight {a.cancel(rid)!r}"  # type: ignore[attr-defined]
+        raw = it.response_body
+        chunks = [raw[i : i + 64] for i in range(0, len(raw), 64)]
+        events = iter(a.stream_response(chunks, replace(RequestContext(SESSION), request_id=rid)))
+        first = next(events, None)
+        answered = a.cancel(rid)  # type: ignore[attr-defined]
+        rest = list(events)
+        return f"{it.label}: in flight {answered!r} after {int(first is not None)} event, then {len(rest)} events"
+
+    def read_request() -> str:
+        body = sent.get("body")
+        parsed = a.from_wire_request(body if isinstance(body, dict) else {}, session_id=SESSION)
+        return f"the rendered body read back: {len(parsed.messages)} message(s), model {parsed.options.model!r}"
+
+    def estimate() -> str:
+        return f"{a.estimate_input_tokens(messages, [], model=options.model)} tokens"
+
+    def tool_id_map() -> str:
+        return f"a fresh session's map holds {len(a.tool_id_map(SESSION).pairs())} pairs"
+
+    steps: list[tuple[str, str, Callable[[], str]]] = [
+        ("render", "render", render),
+        ("parse", "parse", parse),
+        ("stream", "stream", stream),
+        ("cancel", "cancel", cancel),
+        ("read_request", "read_request", read_request),
+        ("estimate", "estimate", estimate),
+        ("tool_id_map", "tool_id_map", tool_id_map),
+    ]
+    for op, label, fn in steps:
+        if not a.offers(op):
+            yield Line("skip", label, "not offered (the hello does not list it)")
+            continue
+        yield _step(label, fn)
+
+
+def _ended(status: str) -> str:
+    if status != "exit status 0":
+        raise RuntimeError(f"answered, then the child ended with {status}, not exit status 0")
+    return "answered; the child exited with status 0"
+
+
+def _step(label: str, fn: Callable[[], str]) -> Line:
+    try:
+        return Line("ok", label, fn())
+    except OperationNotOffered as exc:
+        return Line("skip", label, f"not implemented: {exc}")
+    except NoRecording as exc:
+        return Line("skip", label, str(exc))
+    except Exception as exc:
+        return Line("FAIL", label, f"{type(exc).__name__}: {exc}")
