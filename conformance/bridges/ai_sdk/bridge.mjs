@@ -22,7 +22,7 @@ import { CANNED } from "./lib/canned.mjs";
 import { assemble, Blocks, statusOf, stopReason, usageOf } from "./lib/content.mjs";
 import { adapterError, criticalBlock, crash, httpError, ProtocolFailure, wireFormat } from "./lib/errors.mjs";
 import { ToolIdMaps } from "./lib/ids.mjs";
-import { applyExtra } from "./lib/extra.mjs";
+import { applyExtra, providerTools } from "./lib/extra.mjs";
 import { PromptBuilder, wireModel } from "./lib/prompt.mjs";
 import { PROVIDERS } from "./lib/providers.mjs";
 import { PROBE, StreamSession } from "./lib/stream.mjs";
@@ -75,6 +75,10 @@ class Call {
   }
 }
 
+function warningText(w) {
+  return w.message ?? [w.feature ?? w.setting, w.details].filter(Boolean).join(": ");
+}
+
 const SETTING = { maxOutputTokens: "max_output_tokens", stopSequences: "stop_sequences", temperature: "temperature" };
 
 class Bridge {
@@ -117,7 +121,7 @@ class Bridge {
   relayWarnings(call, warnings) {
     for (const w of warnings ?? []) {
       const option = w.type === "unsupported" || w.type === "unsupported-setting" ? SETTING[w.feature ?? w.setting] : undefined;
-      const text = w.message ?? [w.feature ?? w.setting, w.details].filter(Boolean).join(": ");
+      const text = warningText(w);
       if (option) call.warnOption(option, `the AI SDK: ${text}`);
       else call.warn(`${this.config.name}: the AI SDK warned (${w.type}): ${text}`, { event: "library_warning", adapter: this.config.name, warning: w });
     }
@@ -150,29 +154,75 @@ class Bridge {
     call.criticalKey = p.options?.critical_key || "critical";
     const sid = String(p.messages?.[0]?.session_id ?? "");
     const options = p.options ?? {};
-    const built = new PromptBuilder(call, this.ids.of(sid)).build(p.messages ?? [], p.tools ?? [], options);
+    const builder = new PromptBuilder(call, this.ids.of(sid));
+    const built = builder.build(p.messages ?? [], p.tools ?? [], options);
+    providerTools(this.apiName, built, options.provider_tools ?? [], call);
     applyExtra(this.apiName, built, options.extra ?? {}, call);
+    const model = wireModel(options.model);
+    const { sent, warnings } = await this.capture(model, built, options.stream, call);
+    const left = warnings.length ? await this.attribute(model, built, options.stream, call, builder, sent, warnings) : [];
+    this.relayWarnings(call, left);
+    return { method: sent.method, path: sent.url.pathname + sent.url.search, headers: this.wireHeaders(sent.headers), body: sent.body };
+  }
+
+  /** The request the provider builds for call options `built`, and its warnings. */
+  async capture(modelId, built, stream, call) {
     const sink = [];
-    const fetch = capturing(sink, options.stream ? null : CANNED[this.config.wire_api]);
-    const model = this.model(wireModel(options.model), fetch);
+    const model = this.model(modelId, capturing(sink, stream ? null : CANNED[this.config.wire_api]));
+    let warnings = [];
     try {
-      if (options.stream) {
-        const { stream } = await model.doStream(built);
-        const reader = stream.getReader();
+      if (stream) {
+        const { stream: parts } = await model.doStream(built);
+        const reader = parts.getReader();
         const first = await reader.read();
-        if (!first.done && first.value.type === "stream-start") this.relayWarnings(call, first.value.warnings);
+        if (!first.done && first.value.type === "stream-start") warnings = first.value.warnings ?? [];
         await reader.cancel().catch(() => {});
       } else {
-        const result = await model.doGenerate(built);
-        this.relayWarnings(call, result.warnings);
+        warnings = (await model.doGenerate(built)).warnings ?? [];
       }
     } catch (exc) {
       if (exc instanceof ProtocolFailure) throw exc;
       if (!sink.length) throw adapterError("invalid_request", `the AI SDK built no request: ${exc?.name}: ${exc?.message}`);
-      if (!(exc instanceof Captured)) call.warn(`${this.config.name}: the answer to the captured request did not parse (${exc?.message}); its warnings are unknown`, { event: "library_warning", adapter: this.config.name });
+      call.warn(`${this.config.name}: the answer to the captured request did not parse (${exc?.message}); its warnings are unknown`, {
+        event: "library_warning",
+        adapter: this.config.name,
+      });
     }
-    const sent = sink[0];
-    return { method: sent.method, path: sent.url.pathname + sent.url.search, headers: this.wireHeaders(sent.headers), body: sent.body };
+    return { sent: sink[0], warnings };
+  }
+
+  /** Canonical §7.3's five fields for the blocks the package dropped with a warning (a V3
+   * warning names no session, message or block): a part whose removal leaves the request
+   * as it was, and takes a warning with it, was dropped with that warning. Each such block
+   * gets the §7.3 line (the warning its reason), or fails the request when marked critical;
+   * the warnings left over are returned. A part the package drops without a warning stays
+   * unreported: that is the package's own silence. */
+  async attribute(modelId, built, stream, call, builder, sent, warnings) {
+    const base = JSON.stringify(sent.body);
+    const all = warnings.map((w) => JSON.stringify(w));
+    const left = [...all];
+    for (const [mi, message] of built.prompt.entries()) {
+      if (!Array.isArray(message.content)) continue;
+      for (const [pi, part] of message.content.entries()) {
+        const origin = builder.origins.get(part);
+        if (!origin || !left.length) continue;
+        const content = message.content.filter((_, j) => j !== pi);
+        const prompt = built.prompt.flatMap((m, j) => (j !== mi ? [m] : content.length ? [{ ...m, content }] : []));
+        const other = await this.capture(modelId, { ...built, prompt }, stream, { warn() {} });
+        if (JSON.stringify(other.sent?.body) !== base) continue;
+        const remaining = other.warnings.map((w) => JSON.stringify(w));
+        const gone = all.filter((w) => {
+          const at = remaining.indexOf(w);
+          if (at >= 0) remaining.splice(at, 1);
+          return at < 0;
+        });
+        const hit = gone.find((w) => left.includes(w));
+        if (hit === undefined) continue;
+        left.splice(left.indexOf(hit), 1);
+        call.drop(origin.message, origin.index, origin.type, `the AI SDK dropped it: ${warningText(JSON.parse(hit))}`);
+      }
+    }
+    return left.map((w) => JSON.parse(w));
   }
 
   /** The request's content type and each header the API's record requires, as sent. */

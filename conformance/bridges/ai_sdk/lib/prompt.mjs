@@ -55,6 +55,13 @@ export class PromptBuilder {
   constructor(call, ids) {
     this.call = call;
     this.ids = ids;
+    this.origins = new Map(); // V3 part -> the canonical block it renders {message, index, type}
+  }
+
+  /** `part`, noted as the rendering of block `index` of canonical message `m`. */
+  from(m, index, part) {
+    this.origins.set(part, { message: m, index, type: String(m.content[index]?.type) });
+    return part;
   }
 
   drop(message, index, blockType, reason) {
@@ -69,7 +76,8 @@ export class PromptBuilder {
     const prompt = [];
     for (const m of messages) {
       const converted = this.message(m, names);
-      if (converted) prompt.push(converted);
+      if (Array.isArray(converted)) prompt.push(...converted);
+      else if (converted) prompt.push(converted);
     }
     return { prompt, ...this.settings(tools, options) };
   }
@@ -84,23 +92,24 @@ export class PromptBuilder {
   }
 
   system(m, blocks) {
-    const texts = [];
+    const out = [];
     blocks.forEach((b, i) => {
-      if (b?.type === "text") texts.push(String(b.text));
+      if (b?.type === "text") out.push({ role: "system", content: String(b.text) });
       else this.drop(m, i, String(b?.type), "a V3 system message is one string: it carries text only");
     });
-    // the V3 system message is a string: the blocks of one canonical system message are
-    // joined as paragraphs (as the API's own system text joins them)
-    return texts.length ? { role: "system", content: texts.join("\n\n") } : null;
+    // a V3 system message is one string: each text block of a canonical system message is
+    // one, so a provider whose system prompt is a list of blocks (Anthropic, Bedrock,
+    // Gemini's parts) gets the blocks as they were
+    return out;
   }
 
   user(m, blocks) {
     const out = [];
     blocks.forEach((b, i) => {
-      if (b?.type === "text") out.push({ type: "text", text: String(b.text) });
+      if (b?.type === "text") out.push(this.from(m, i, { type: "text", text: String(b.text) }));
       else if (b?.type === "image") {
         const part = filePart(b);
-        if (part) out.push(part);
+        if (part) out.push(this.from(m, i, part));
         else this.drop(m, i, "image", `a ${b.source?.kind} image source has no V3 file data (adapters do no I/O)`);
       } else this.unknown(m, i, b);
     });
@@ -128,10 +137,11 @@ export class PromptBuilder {
     };
     blocks.forEach((b, i) => {
       const t = b?.type;
-      if (t === "text") out.push(withSignature({ type: "text", text: String(b.text) }));
+      if (t === "text") out.push(this.from(m, i, withSignature({ type: "text", text: String(b.text) })));
       else if (t === "tool_use") {
         const id = this.ids.providerFor(String(b.id));
-        out.push(withSignature({ type: "tool-call", toolCallId: id, toolName: String(b.name), input: b.input ?? {} }));
+        const part = { type: "tool-call", toolCallId: id, toolName: String(b.name), input: b.input ?? {} };
+        out.push(this.from(m, i, withSignature(part)));
       } else if (t === "thinking") {
         const sig = typeof b.signature === "string" && b.signature ? b.signature : null;
         if (key === "google" && !b.text && sig && i + 1 < blocks.length && pending === null) {
@@ -140,11 +150,11 @@ export class PromptBuilder {
         }
         const part = { type: "reasoning", text: String(b.text ?? "") };
         if (sig && key) part.providerOptions = { [key]: { [SIGNATURE_FIELD[key] ?? "signature"]: sig } };
-        out.push(part);
+        out.push(this.from(m, i, part));
       } else if (t === "redacted_thinking") {
         const part = { type: "reasoning", text: "" };
         if (key) part.providerOptions = { [key]: { redactedData: String(b.data ?? "") } };
-        out.push(part);
+        out.push(this.from(m, i, part));
       } else this.unknown(m, i, b);
     });
     if (pending !== null) {
@@ -160,13 +170,13 @@ export class PromptBuilder {
         this.drop(m, i, String(b?.type), "a tool message carries tool_result blocks only");
         return;
       }
-      content.push({
+      content.push(this.from(m, i, {
         type: "tool-result",
         toolCallId: this.ids.providerFor(String(b.tool_use_id)),
         // a V3 tool result names its tool; canonical keeps the name on the tool_use only
         toolName: names.get(b.tool_use_id) ?? "",
         output: this.output(m, i, b),
-      });
+      }));
     });
     return content.length ? { role: "tool", content } : null;
   }
@@ -212,12 +222,6 @@ export class PromptBuilder {
     if (options.stop_sequences?.length) out.stopSequences = [...options.stop_sequences];
     if (options.output_schema != null) {
       this.call.warnOption("output_schema", "the bridge does not ask for structured output (declared false)");
-    }
-    if (options.provider_tools?.length) {
-      this.call.warnOption(
-        "provider_tools",
-        "provider-native tool definitions are wire objects; the bridge does not map them to AI SDK provider tools",
-      );
     }
     return out;
   }

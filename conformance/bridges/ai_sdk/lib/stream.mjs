@@ -88,6 +88,7 @@ export class StreamSession {
     } catch (exc) {
       if (!this.over) this.fail(exc?.name === "AbortError" ? wireFormat("the stream was aborted") : streamFailure(this.config, exc));
     }
+    if (this.pending && !this.over) this.fail(this.pending);
     this.ended = true;
   }
 
@@ -163,10 +164,25 @@ export class StreamSession {
 
   newBlock(block, partId) {
     this.settle();
+    this.endTools();
     const k = this.blocks.blocks.length;
     this.blocks.blocks.push(block);
     if (partId !== undefined) this.byPart.set(partId, k);
     return k;
+  }
+
+  /** Tool calls whose input deltas already spell a JSON object end before the next block
+   * starts: canonical indexes never go down (contract §5.2.5), while V3 lets a provider
+   * (@ai-sdk/openai's chat model) send every `tool-call` at the end. */
+  endTools() {
+    this.blocks.blocks.forEach((b, k) => {
+      if (b.type !== "tool_use" || b._ended || b._deltas === undefined) return;
+      const input = parseObject(b._deltas === "" ? "{}" : b._deltas);
+      if (input === null) return;
+      b.input = input;
+      b._ended = true;
+      this.emit({ type: "tool_use_end", ...this.at(k), tool_use_id: b.id, final_input: input });
+    });
   }
 
   signature(part, k) {
@@ -218,9 +234,13 @@ export class StreamSession {
         return this.toolCall(p);
       case "finish":
         this.finish = p;
+        if (this.pending) this.fail(this.pending);
         return;
       case "error":
-        return this.fail(streamFailure(this.config, p.error));
+        // the stream failed; the package still reports what it read (its `finish`, with the
+        // usage so far), so the failure is answered once that arrives or the stream ends
+        this.pending = this.pending ?? streamFailure(this.config, p.error);
+        return;
       case "raw":
         return;
       default: {
@@ -315,14 +335,15 @@ export class StreamSession {
       if (p.input) this.toolDelta({ id: p.toolCallId, delta: p.input });
     }
     const b = this.blocks.blocks[k];
-    const parsed = this.blocks.toolUse(p);
-    b.input = parsed.input;
+    if (b._ended) return; // ended when the next block began, with the input its deltas spell
+    b.input = this.blocks.toolUse(p).input;
+    b._ended = true;
     this.emit({ type: "tool_use_end", ...this.at(k), tool_use_id: b.id, final_input: b.input });
   }
 
   content() {
     return this.blocks.blocks.map((b) => {
-      const { _deltas, ...rest } = clean(b);
+      const { _deltas, _ended, ...rest } = clean(b);
       return rest;
     });
   }
