@@ -55,6 +55,7 @@ from ...adapters.openai_responses import OpenAIResponsesAdapter
 from ...adapters.toolids import ToolIdMap
 from ...wire import registry as wire_registry
 from ...wire.api import ErrorSignals
+from ...wire.gemini import PROMPT_BLOCKED
 from ..kit import NOT_BRIDGED, Gap, ReferenceBridge
 from . import install
 
@@ -121,11 +122,14 @@ class AiSdkBridge(ReferenceBridge):
         # them back (in the child) restores the recorded provider ids
         self.reference.tool_id_map = self.tool_id_map  # type: ignore[method-assign]
 
+    prompt_blocked: ClassVar[str | None] = None  # the record's stop-reason row of a blocked prompt
+
     @classmethod
     def child_config(cls) -> dict[str, Any]:
         """What the child declares in its hello and needs from the API's record."""
         record = wire_registry.get(cls.wire_api)
         return {
+            "prompt_blocked": cls.prompt_blocked,
             "name": cls.name,
             "provider": cls.provider,
             "wire_api": cls.wire_api,
@@ -209,7 +213,10 @@ class OpenAIResponsesBridge(AiSdkBridge):
     reference_class = OpenAIResponsesAdapter
     cassette_folders = ("openai-responses",)
     provider_tool_id: ClassVar[re.Pattern[str]] = OpenAIResponsesAdapter.provider_tool_id
-    capabilities: ClassVar[Mapping[str, Any]] = _capabilities(OpenAIResponsesAdapter)
+    # @ai-sdk/openai sends system messages as `system`/`developer` input items, in place
+    capabilities: ClassVar[Mapping[str, Any]] = _capabilities(
+        OpenAIResponsesAdapter, supports_system_messages_in_list=True
+    )
     bridge_gaps: ClassVar[tuple[Gap, ...]] = ()
 
 
@@ -222,6 +229,9 @@ class GeminiBridge(AiSdkBridge):
     api = "gemini"
     package = "@ai-sdk/google"
     reference_class = GeminiAdapter
+    # canonical's Gemini buckets are disjoint (wire.gemini.usage_of: cached taken out of input)
+    input_counts_cache = False
+    prompt_blocked = PROMPT_BLOCKED
     cassette_folders = ("gemini",)
     provider_tool_id: ClassVar[re.Pattern[str]] = GeminiAdapter.provider_tool_id
     capabilities: ClassVar[Mapping[str, Any]] = _capabilities(GeminiAdapter)

@@ -253,7 +253,7 @@ class Bridge {
     }
     const blocks = new Blocks(this.api.optionsKey, this.ids.of(String(ctx.session_id ?? "")));
     for (const part of result.content ?? []) blocks.add(part);
-    const stop = stopReason(this.config, result.finishReason);
+    const stop = stopReason(this.config, result.finishReason, result.providerMetadata);
     const message = assemble(this.config, ctx, blocks.done(), {
       modelId: result.response?.modelId,
       usage: usageOf(this.config, result.usage),

@@ -132,8 +132,8 @@ export class Feed {
 }
 
 /** Gemini's other stream framing: one JSON array whose elements are the responses. Each
- * element, once complete, becomes one SSE event (`data: <element>`), bytes unchanged; a body
- * that does not start with `[` goes through as recorded (SSE already). */
+ * element, once complete, becomes one SSE event (`data: <element>`); a body that does not
+ * start with `[` goes through as recorded (SSE already). */
 export class JsonArrayToSse {
   constructor() {
     this.mode = null; // null (undecided), "sse", "array"
@@ -187,7 +187,10 @@ export class JsonArrayToSse {
     else if (c === 0x7d || c === 0x5d) {
       this.depth--;
       if (this.depth === 0) {
-        out.push(Buffer.from("data: "), Buffer.from(this.buf), Buffer.from("\r\n\r\n"));
+        // one SSE event; an element spread over lines is one `data:` line per line, which
+        // SSE joins back with "\n" (the element's bytes unchanged)
+        const lines = Buffer.from(this.buf).toString("utf8").split("\n");
+        out.push(Buffer.from(lines.map((l) => `data: ${l.replace(/\r$/, "")}\n`).join("") + "\n"));
         this.buf = [];
       }
     }

@@ -17,9 +17,15 @@ const UNIFIED = {
 
 /** The canonical stop reason: the provider's raw value through the API record's table when
  * that says more than end_turn (a stop sequence, a refusal...), else the SDK's unified one. */
-export function stopReason(config, finish) {
-  const raw = finish?.raw;
+export function stopReason(config, finish, metadata) {
   const table = config.stop_reasons ?? {};
+  // a prompt the provider blocked before any candidate (Gemini's promptFeedback.blockReason,
+  // which @ai-sdk/google keeps in the result's providerMetadata) is the record's own row
+  const blocked = metadata?.google?.promptFeedback?.blockReason;
+  if (blocked != null && config.prompt_blocked && table[config.prompt_blocked] !== undefined) {
+    return table[config.prompt_blocked];
+  }
+  const raw = finish?.raw;
   const mapped = typeof raw === "string" ? table[raw] : undefined;
   if (mapped !== undefined && mapped !== "end_turn") return mapped;
   return UNIFIED[finish?.unified] ?? mapped ?? "end_turn";
@@ -34,9 +40,9 @@ export function usageOf(config, usage) {
   const write = input.cacheWrite ?? 0;
   const total = input.total ?? 0;
   return {
-    // V3's `total` counts cache reads and writes in; an API whose own input count leaves
-    // them out (Anthropic, Bedrock) gets its own count back
-    input_tokens: config.input_counts_cache === false ? input.noCache ?? Math.max(total - read - write, 0) : total,
+    // V3's `total` counts cache reads and writes in; an API whose canonical input count
+    // leaves them out (Anthropic, Bedrock, Gemini's disjoint buckets) gets that count back
+    input_tokens: config.input_counts_cache === false ? Math.max(input.noCache ?? total - read - write, 0) : total,
     output_tokens: output.total ?? 0,
     cached_input_tokens: read,
     cache_creation_input_tokens: write,

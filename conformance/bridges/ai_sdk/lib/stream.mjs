@@ -351,7 +351,7 @@ export class StreamSession {
   complete(stop) {
     this.settle();
     const finish = this.finish;
-    const reason = stop ?? (finish ? stopReason(this.config, finish.finishReason) : "error");
+    const reason = stop ?? (finish ? stopReason(this.config, finish.finishReason, finish.providerMetadata) : "error");
     const content = this.content();
     this.emit({
       type: "message_complete",
