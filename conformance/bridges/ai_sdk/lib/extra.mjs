@@ -67,6 +67,12 @@ const EXTRA = {
   },
   bedrock: {
     toolConfig: () => false,
+    inferenceConfig: (v, o) => {
+      const rest = Object.keys(v ?? {}).filter((k) => k !== "topP");
+      if (rest.length) return false;
+      if (v.topP != null) o.topP = v.topP;
+      return true;
+    },
     additionalModelRequestFields: (v, o) => provider(o, "bedrock", { additionalModelRequestFields: v }),
   },
 };

@@ -76,7 +76,12 @@ export class PromptBuilder {
     const prompt = [];
     for (const m of messages) {
       const converted = this.message(m, names);
-      if (Array.isArray(converted)) prompt.push(...converted);
+      const last = prompt[prompt.length - 1];
+      if (converted?.role === "tool" && last?.role === "tool") {
+        // canonical keeps one result per tool message; V3 keeps a step's parallel results
+        // in one tool message (as the SDK's own prompt conversion writes them)
+        last.content.push(...converted.content);
+      } else if (Array.isArray(converted)) prompt.push(...converted);
       else if (converted) prompt.push(converted);
     }
     return { prompt, ...this.settings(tools, options) };
