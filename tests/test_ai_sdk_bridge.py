@@ -203,7 +203,12 @@ def test_to_wire_is_the_messages_request_the_package_builds(bridges: dict[str, A
     body = wire.body
     assert body["system"] == [{"type": "text", "text": "be brief"}]
     assert (body["max_tokens"], body["temperature"], body["stop_sequences"]) == (256, 0.5, ["END"])
-    assert body["messages"][1]["content"][0] == {"type": "tool_use", "id": pid, "name": "read_file", "input": {"path": "a"}}
+    assert body["messages"][1]["content"][0] == {
+        "type": "tool_use",
+        "id": pid,
+        "name": "read_file",
+        "input": {"path": "a"},
+    }
     assert body["messages"][2]["content"][0]["tool_use_id"] == pid
 
 
@@ -217,7 +222,11 @@ def test_a_part_the_package_drops_with_a_warning_gets_the_five_fields_or_fails_w
     request fails instead."""
     thinking = {"type": "thinking", "text": "FOREIGN-THOUGHT", "signature": "c2ln"}
     assistant = _msg(2, "assistant", [thinking, {"type": "text", "text": "answer"}], {"provider": "anthropic"})
-    msgs = [_msg(1, "user", [{"type": "text", "text": "hi"}]), assistant, _msg(3, "user", [{"type": "text", "text": "again"}])]
+    msgs = [
+        _msg(1, "user", [{"type": "text", "text": "hi"}]),
+        assistant,
+        _msg(3, "user", [{"type": "text", "text": "again"}]),
+    ]
     with caplog.at_level(logging.WARNING):
         body = _render(bridges, "openai-responses", msgs)
     assert "FOREIGN-THOUGHT" not in json.dumps(body)
@@ -225,7 +234,10 @@ def test_a_part_the_package_drops_with_a_warning_gets_the_five_fields_or_fails_w
     assert len(drops) == 1
     d = drops[0]
     assert (d.adapter, d.session_id, d.message_id, d.block_type) == (  # type: ignore[attr-defined]
-        "ai-sdk:openai-responses", SID, assistant["id"], "thinking"
+        "ai-sdk:openai-responses",
+        SID,
+        assistant["id"],
+        "thinking",
     )
     assert "Non-OpenAI reasoning parts are not supported" in d.reason  # type: ignore[attr-defined]
     critical = {**assistant, "metadata": {**assistant["metadata"], "critical": [0]}}
@@ -428,7 +440,9 @@ def test_ai_sdk_library_bug_evidence_gemini_signature_position_differs(bridges: 
 def test_ai_sdk_library_bug_evidence_responses_stream_merges_output_text_parts(bridges: dict[str, Any]) -> None:
     """TC606 (openai-responses): two output_text parts: two texts parsed, one streamed."""
     a = bridges["openai-responses"]
-    parse = a.from_wire_response(WireResponse(json.loads(_body("openai-responses", "text.yaml", 2))), RequestContext(SID))
+    parse = a.from_wire_response(
+        WireResponse(json.loads(_body("openai-responses", "text.yaml", 2))), RequestContext(SID)
+    )
     streamed = _stream(a, _body("openai-responses", "text.yaml", 3))[-1]["final_content"]
     assert len([b for b in parse["content"] if b["type"] == "text"]) == 2
     assert [b["type"] for b in streamed] == ["text"]

@@ -232,4 +232,3 @@ def _exec_settings(config: pytest.Config) -> ExecSettings:
     if timeout is not None:
         check_timeout(timeout, "--turnspec-exec-timeout")
     return ExecSettings(timeout, bool(config.getoption("turnspec_validate_protocol")))
-
