@@ -255,6 +255,19 @@ def test_a_bad_manifest_is_a_one_line_error(tmp_path: Path, text: str, words: st
     assert words in str(info.value) and "\n" not in str(info.value)
 
 
+def test_a_manifest_that_is_no_file_is_refused_without_reading_it(tmp_path: Path) -> None:
+    import os
+
+    os.mkfifo(tmp_path / "fifo.toml")  # opening it would block
+    (tmp_path / "zero.toml").symlink_to("/dev/zero")  # reading it would never end
+    (tmp_path / "big.toml").write_bytes(b"# " + b"x" * (2 * 1024 * 1024))
+    (tmp_path / "bytes.toml").write_bytes(b'command = "\xff"\n')
+    for name, words in [("fifo", "not a regular file"), ("zero", "not a regular file"), ("big", "larger than"),
+                        ("bytes", "not UTF-8"), ("gone", "no such file")]:  # fmt: skip
+        with pytest.raises(InputError, match=words):
+            parse_ref(f"exec:{tmp_path / name}.toml")
+
+
 def test_a_command_line_is_split_as_a_shell_would() -> None:
     assert parse_ref("exec:node 'my adapter.mjs' --x").command == ("node", "my adapter.mjs", "--x")
     with pytest.raises(InputError, match="an exec reference is"):

@@ -7,6 +7,11 @@ stream chunks back to canonical messages and `StreamEvent` dicts. It never opens
 connection; the harness (a session manager, or the conformance suite replaying cassettes)
 owns transport, retries, routing and pricing. Keeping HTTP out is what lets one suite check
 every adapter offline against recorded traffic.
+
+An adapter in another language is a process speaking the exec protocol
+(docs/exec-protocol.md); the exec host (`conformance.adapters.exec`) is a proxy that
+satisfies this protocol (and `CancellableAdapter` when the child offers `cancel`) by turning
+each call into one request line, so the suite checks it as it checks a Python class.
 """
 
 from __future__ import annotations
@@ -218,7 +223,9 @@ class Adapter(Protocol):
     and those checks skip with that reason. Optional keyword extensions, passed only to a
     reader that names them (`read_wire_request`): `url` (the request's path and query) and
     `headers` (its headers, names lower-cased), where the API keeps part of the request
-    outside the body (the model, the stream choice, a version).
+    outside the body (the model, the stream choice, a version). Any other method an adapter
+    does not offer raises `errors.OperationNotOffered`: the cases that needed it skip with its
+    reason (the exec host raises it for an operation its child's `hello` does not list).
     """
 
     name: str
@@ -251,7 +258,8 @@ class CancellableAdapter(Protocol):
     and one `message_complete` with `stop_reason: cancelled` and the partial content, then
     stops without raising (contract §5.3, streaming §6.2.1). It returns True when the stream
     was in flight, False when it had completed or is unknown; it is idempotent. An adapter
-    without it gets TC611 skipped with that reason. `base.CancellableStreams` implements it.
+    without it gets TC611 skipped with that reason. `base.CancellableStreams` implements it;
+    the exec host forwards it with the number of events the harness consumed (`delivered`).
     """
 
     def cancel(self, request_id: str) -> bool: ...

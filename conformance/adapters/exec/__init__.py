@@ -30,6 +30,7 @@ __all__ = [
     "ExecSettings",
     "is_exec",
     "load_exec",
+    "parse_ref",
     "start",
 ]
 

@@ -60,7 +60,7 @@ def parse_ref(ref: str, settings: ExecSettings | None = None) -> ExecConfig:
     if not text:
         raise InputError(f"{ref!r}: an exec reference is exec:COMMAND [ARG...] or exec:MANIFEST.toml")
     path = Path(text)
-    if text.endswith(".toml") and (path.is_file() or " " not in text):
+    if text.endswith(".toml") and (path.exists() or path.is_symlink() or " " not in text):
         config = _manifest(ref, path)
     else:
         try:
@@ -74,7 +74,8 @@ def parse_ref(ref: str, settings: ExecSettings | None = None) -> ExecConfig:
 
 def _manifest(ref: str, path: Path) -> ExecConfig:
     if not path.is_file():
-        raise InputError(f"{ref}: no such manifest {path}")
+        what = "not a regular file" if path.exists() or path.is_symlink() else "no such file"
+        raise InputError(f"{ref}: {path}: {what} (an exec manifest is a TOML file)")
     try:
         with path.open("rb") as f:
             data = f.read(MAX_MANIFEST_BYTES + 1)

@@ -190,7 +190,11 @@ class _ProxyStream:
         self._open = True  # the child holds the stream's state
         self._done = False
         self.delivered = 0
-        result = self._client.call("stream_open", {"stream_id": stream_id, "context": codec.context_to_json(ctx)})
+        try:
+            result = self._client.call("stream_open", {"stream_id": stream_id, "context": codec.context_to_json(ctx)})
+        except BaseException:
+            self._open = False  # refused or failed: the child holds no such stream
+            raise
         self._take(result)
 
     def __iter__(self) -> _ProxyStream:

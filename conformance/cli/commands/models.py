@@ -17,7 +17,7 @@ def register(app: typer.Typer) -> None:
             str, typer.Option("--target", help="pydantic | typeddict | dataclasses | msgspec | typescript")
         ] = "pydantic",
         fmt: Annotated[
-            str, typer.Option("--format", help="Schema family: canonical, gpt2099, chibi, geppetto")
+            str, typer.Option("--format", help="Schema family: canonical, gpt2099, chibi, geppetto, exec")
         ] = "canonical",
         revision: Annotated[
             str | None, typer.Option("--revision", help="e.g. v1 (default: the published revision)", show_default=False)

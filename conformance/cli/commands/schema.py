@@ -113,7 +113,7 @@ def register(app: typer.Typer) -> None:
     def export_cmd(
         out: Annotated[Path, typer.Argument(help="A folder (files) or a .json file (--bundle)", show_default=False)],
         fmt: Annotated[
-            str, typer.Option("--format", help="Schema family: canonical, gpt2099, chibi, geppetto")
+            str, typer.Option("--format", help="Schema family: canonical, gpt2099, chibi, geppetto, exec")
         ] = "canonical",
         revision: Annotated[
             str | None, typer.Option("--revision", help="e.g. v1 (default: the published revision)", show_default=False)
