@@ -279,6 +279,10 @@ def test_http_errors_are_classified_by_the_record_signals(bridges: dict[str, Any
         a.from_wire_response(WireResponse(limited, 429, {"retry-after": "20", "request-id": "req_1"}), ctx)
     assert (err.value.retryable, err.value.retry_after_seconds, err.value.request_id) == (True, 20.0, "req_1")
     assert "slow down" in str(err.value)
+    # 529 is a server error by the status alone; Anthropic's `error.type` says overloaded (rate_limit)
+    overloaded = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    with pytest.raises(RateLimitError):
+        a.from_wire_response(WireResponse(overloaded, 529), ctx)
     long = {"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long: 1 > 0"}}
     with pytest.raises(ContextOverflowError):
         a.from_wire_response(WireResponse(long, 400), ctx)
