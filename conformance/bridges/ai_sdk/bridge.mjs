@@ -17,7 +17,7 @@ import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 
-import { answering, capturing, Captured } from "./lib/capture.mjs";
+import { answering, capturing } from "./lib/capture.mjs";
 import { CANNED } from "./lib/canned.mjs";
 import { assemble, Blocks, statusOf, stopReason, usageOf } from "./lib/content.mjs";
 import { adapterError, criticalBlock, crash, httpError, ProtocolFailure, wireFormat } from "./lib/errors.mjs";
