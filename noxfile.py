@@ -72,6 +72,7 @@ def bench_ray(session: nox.Session) -> None:
 
 @nox.session
 def bridges_table(session: nox.Session) -> None:
-    """docs/bridges.md: each bridge's result per check (pydantic-ai, LangChain), every failure classified."""
+    """docs/bridges.md: each bridge's result per check (pydantic-ai, LangChain, the AI SDK), every failure classified."""
     session.install("-e", ".[pydantic-ai,langchain-bridges]")
+    session.run("turnspec", "ai-sdk", "install")  # the AI SDK bridge's Node packages (npm ci from its lock)
     session.run("python", "-m", "conformance.bridges.table", "docs/bridges.md", *session.posargs)

@@ -162,6 +162,9 @@ def test_the_sdist_builds_the_same_wheel(tmp_path: Path) -> None:
     assert listing[0] == listing[1]
     assert "turnspec_models/canonical/v1/message.py" in listing[0]
     assert "conformance/_schemas/canonical/v1/message.json" in listing[0]
+    # the AI SDK bridge's Node program and its pinned package files (`turnspec ai-sdk install`)
+    for name in ("bridge.mjs", "lib/stream.mjs", "package.json", "package-lock.json"):
+        assert f"conformance/bridges/ai_sdk/{name}" in listing[0]
 
 
 @pytest.mark.skipif(shutil.which("git") is None or not (ROOT / ".git").exists(), reason="needs git and a git checkout")

@@ -157,25 +157,35 @@ def _attr(obj: Any, attr: str, module: str, ref: str) -> Any:
 BRIDGE_PREFIXES = {
     "pydantic-ai": ("conformance.bridges.pydantic_ai", "pydantic-ai"),
     "langchain": ("conformance.bridges.langchain", "langchain-bridges"),
+    # the Vercel AI SDK: a Node program under the exec host (no extra; `turnspec ai-sdk install`)
+    "ai-sdk": ("conformance.bridges.ai_sdk", ""),
 }
 """`<library>:<api>` adapter names -> (the bridge module, the turnspec extra that installs it)."""
 
 
-def _bridge(ref: str) -> Adapter | None:
+def _bridge(ref: str, exec_settings: ExecSettings | None = None) -> Adapter | None:
     """The bridge a `<library>:<api>` name names (`pydantic-ai:anthropic`), or None when
     `ref` names none. The module is imported by name, here only: nothing else in turnspec
-    imports `conformance.bridges` (`.importlinter`), so the libraries stay optional."""
+    imports `conformance.bridges` (`.importlinter`), so the libraries stay optional. A
+    bridge module with a `load_bridge(api, ref, exec_settings)` (one that runs a child
+    process, `ai-sdk:`) builds its adapters itself."""
     library, sep, api = ref.partition(":")
     if not sep or library not in BRIDGE_PREFIXES:
         return None
     module, extra = BRIDGE_PREFIXES[library]
     try:
-        bridges = importlib.import_module(module).BRIDGES
+        loaded = importlib.import_module(module)
     except ImportError as exc:
         raise InputError(f"{ref}: {library} is not installed (pip install 'turnspec[{extra}]'): {exc}") from None
+    bridges = loaded.BRIDGES
     cls = bridges.get(api)
     if cls is None:
         raise InputError(f"{ref}: no {library} bridge for {api!r} (known: {', '.join(sorted(bridges))})")
+    make = getattr(loaded, "load_bridge", None)
+    if callable(make):
+        made = make(api, ref, exec_settings)
+        known_provider(getattr(made, "provider", None))
+        return made  # type: ignore[no-any-return]
     return _instantiate(cls, ref)
 
 
@@ -194,7 +204,7 @@ def load(ref: str, *, exec_settings: ExecSettings | None = None) -> Adapter:
         served = load_exec(ref, exec_settings)
         known_provider(getattr(served, "provider", None))  # its hello's provider: a model id prefix (wire_model)
         return served  # type: ignore[return-value]
-    bridged = _bridge(ref)
+    bridged = _bridge(ref, exec_settings)
     if bridged is not None:
         return bridged
     path_text, sep, attr = ref.rpartition(":")

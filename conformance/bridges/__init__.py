@@ -4,11 +4,13 @@
 ships the pydantic-ai bridges (`turnspec conform pydantic-ai:anthropic`, `:openai-chat`,
 `:openai-responses`, `:gemini`; `pip install 'turnspec[pydantic-ai]'`); `langchain` ships the
 LangChain bridges (`turnspec conform langchain:anthropic`, `:openai-chat`;
-`pip install 'turnspec[langchain-bridges]'`).
+`pip install 'turnspec[langchain-bridges]'`); `ai_sdk` runs the Vercel AI SDK's providers in a Node
+program under the exec host (`turnspec conform ai-sdk:anthropic`, `:openai-chat`, `:openai-responses`,
+`:gemini`, `:bedrock`; `turnspec ai-sdk install`).
 
 Nothing in turnspec imports this package except `adapters.registry`, which resolves the
-`pydantic-ai:<api>` and `langchain:<api>` names lazily (`.importlinter` states it), so turnspec never needs the
-libraries it bridges.
+`pydantic-ai:<api>`, `langchain:<api>` and `ai-sdk:<api>` names lazily (`.importlinter` states
+it), so turnspec never needs the libraries it bridges.
 """
 
 from __future__ import annotations

@@ -197,6 +197,14 @@ class ReferenceBridge(BaseAdapter):
     def new_provider_tool_id(self) -> str:
         return self.reference.new_provider_tool_id()
 
+    def note_url_images(self, messages: list[Message]) -> None:
+        """Remember the media type of each URL image about to be rendered: the wire does not
+        carry it, and `from_wire_request` reads it back as the one this bridge sent."""
+        for m in messages:
+            for b in m.get("content") or []:
+                if b.get("type") == "image" and b["source"]["kind"] == "url":
+                    self._url_media[(str(m.get("session_id", "")), str(b["source"]["data"]))] = str(b["media_type"])
+
     def tool_id_map(self, session_id: str) -> ToolIdMap:
         return self.reference.tool_id_map(session_id)  # one map: read-back and rendering agree
 

@@ -176,10 +176,7 @@ class LangChainBridge(ReferenceBridge):
 
     def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: AdapterOptions) -> WireRequest:
         history = self._messages(messages)
-        for m in messages:
-            for b in m.get("content") or []:
-                if b.get("type") == "image" and b["source"]["kind"] == "url":
-                    self._url_media[(str(m.get("session_id", "")), str(b["source"]["data"]))] = str(b["media_type"])
+        self.note_url_images(messages)
         if options.output_schema is not None:
             self.warn_option(
                 "output_schema", "the bridge does not ask LangChain for structured output (declared false)"

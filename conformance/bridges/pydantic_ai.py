@@ -314,10 +314,7 @@ class PydanticAIBridge(ReferenceBridge):
             self.warn_option(
                 "output_schema", "the bridge does not ask pydantic-ai for structured output (declared false)"
             )
-        for m in messages:
-            for b in m.get("content") or []:
-                if b.get("type") == "image" and b["source"]["kind"] == "url":
-                    self._url_media[(str(m.get("session_id", "")), str(b["source"]["data"]))] = str(b["media_type"])
+        self.note_url_images(messages)
         model = self.model(options.wire_model)
         settings, params = self._settings(options), self._params(tools)
         self.transport.reset()

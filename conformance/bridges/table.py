@@ -19,20 +19,25 @@ from pathlib import Path
 
 from ..core import escaping
 from ..suite import runner
+from . import ai_sdk
 from . import langchain as lc
+from .ai_sdk import install as ai_sdk_install
 from .pydantic_ai import BRIDGES as PAI_BRIDGES
 from .pydantic_ai import LIBRARY, PydanticAIBridge, library_version
 
-BRIDGES: dict[str, type[PydanticAIBridge] | type[lc.LangChainBridge]] = {
+BRIDGES: dict[str, type[PydanticAIBridge] | type[lc.LangChainBridge] | type[ai_sdk.AiSdkBridge]] = {
     **{cls.name: cls for cls in PAI_BRIDGES.values()},
     **{cls.name: cls for cls in lc.BRIDGES.values()},
+    **{cls.name: cls for cls in ai_sdk.BRIDGES.values()},
 }
 """Every shipped bridge by its `<library>:<api>` name, in the table's column order."""
 
 
 def versions() -> dict[str, str]:
-    """The installed version of each library the bridges run (the table names them)."""
-    return {LIBRARY: library_version(), **lc.library_versions()}
+    """The version of each library the bridges run (the table names them): the installed
+    Python packages, and the AI SDK packages the bridge's lock pins (what `turnspec ai-sdk
+    install` installs, and what the table was made with)."""
+    return {LIBRARY: library_version(), **lc.library_versions(), **ai_sdk.versions(ai_sdk_install.HERE)}
 
 
 @dataclass(frozen=True)
@@ -211,6 +216,173 @@ KNOWN: dict[tuple[str, str], Known] = {
 }
 
 
+# The AI SDK (ai-sdk:<api>): tests/test_ai_sdk_bridge.py::test_ai_sdk_library_bug_evidence_* renders each
+_AI_PROBE_IMAGE = (
+    "an image of media type `image/x-turnspec-probe` (the user message of the TC201 probe) goes on the wire with "
+    "that media type ({where}), which the API does not take ({takes}): no drop, no warning"
+)
+_AI_IS_ERROR = (
+    "a tool result with `is_error` (V3 `error-text` output) goes out exactly as a success ({how}), and the package "
+    "says nothing: no warning, so the §7.3 WARN line cannot be written"
+)
+_AI_FOREIGN = (
+    "replaying an assistant turn another provider issued (a signed thinking block and a redacted_thinking block)"
+)
+KNOWN.update(
+    {
+        ("ai-sdk:anthropic", "TC201"): Known(
+            "library bug",
+            _AI_PROBE_IMAGE.format(
+                where='an `image` source `{"type": "base64", "media_type": "image/x-turnspec-probe", ...}`',
+                takes="jpeg, png, gif, webp",
+            ),
+        ),
+        ("ai-sdk:anthropic", "TC202"): Known("library bug", "the same image: its bytes reach the wire (TC201)"),
+        ("ai-sdk:anthropic", "TC203"): Known(
+            "library bug", "the same image marked critical: the request renders, no error (TC201)"
+        ),
+        ("ai-sdk:anthropic", "TC904"): Known(
+            "library bug",
+            "errors.yaml#11 (an `error` event mid-stream): after the `error` part @ai-sdk/anthropic ends the stream "
+            "with no `finish` part, so the usage `message_start` reported (input_tokens 13) never reaches the caller",
+        ),
+        ("ai-sdk:openai-chat", "TC201"): Known(
+            "library bug",
+            "an assistant `reasoning` part (a thinking or redacted_thinking block; Chat Completions has no thinking "
+            "field) is left out of the request without a warning, and "
+            + _AI_PROBE_IMAGE.format(
+                where="a `data:image/x-turnspec-probe;base64,...` image_url", takes="PNG, JPEG, WEBP, GIF"
+            ),
+        ),
+        ("ai-sdk:openai-chat", "TC202"): Known("library bug", "the same image reaches the wire (TC201)"),
+        ("ai-sdk:openai-chat", "TC203"): Known(
+            "library bug",
+            "the same blocks marked critical: the thinking vanishes and the request renders, no error (TC201)",
+        ),
+        ("ai-sdk:openai-chat", "TC404"): Known(
+            "library bug",
+            f"{_AI_FOREIGN}, then a user turn: both reasoning parts are left out of the assistant message "
+            '(`{"role": "assistant", "content": "answer"}`) with no warning (TC201)',
+        ),
+        ("ai-sdk:openai-chat", "TC502"): Known(
+            "library bug", "the same request (TC404): thinking vanishes with no warning, so no §7.3 WARN line"
+        ),
+        ("ai-sdk:openai-chat", "TC901"): Known(
+            "library bug",
+            "an image inside a tool result (V3 `content` output) goes out as the tool message's text: the JSON of the "
+            'V3 parts themselves (`[{"type":"text","text":"see"},{"type":"image-data","data":"...","mediaType":'
+            '"image/png"}]`), the base64 bytes in a string and the package\'s own part names on the wire: no drop, no '
+            "warning",
+        ),
+        ("ai-sdk:openai-chat", "TC902"): Known(
+            "library bug", _AI_IS_ERROR.format(how='`{"role": "tool", "content": "boom", ...}`')
+        ),
+        ("ai-sdk:openai-responses", "TC201"): Known(
+            "library bug",
+            _AI_PROBE_IMAGE.format(where="an `input_image` data URL of that type", takes="PNG, JPEG, WEBP, GIF"),
+        ),
+        ("ai-sdk:openai-responses", "TC202"): Known("library bug", "the same image reaches the wire (TC201)"),
+        ("ai-sdk:openai-responses", "TC203"): Known(
+            "library bug", "the same image marked critical: the request renders, no error (TC201)"
+        ),
+        ("ai-sdk:openai-responses", "TC606"): Known(
+            "library bug",
+            "text.yaml#3: a message item with two `output_text` content parts is read as two V3 text parts by "
+            "doGenerate but streamed as one (the stream's text id is the item id, `content_index` is not read), so "
+            'the stream says "...short Japanese poem.It has three lines..." where the parse has two texts',
+        ),
+        ("ai-sdk:openai-responses", "TC902"): Known(
+            "library bug", _AI_IS_ERROR.format(how='a `function_call_output` whose `output` is "boom"')
+        ),
+        ("ai-sdk:openai-responses", "TC907"): Known(
+            "library bug",
+            "stops.yaml#4/#5 (a stream that fails at its first event after `response.created`): doStream reads the "
+            "first parts itself and rejects with an APICallError, so the `response-metadata` naming the serving model "
+            "(gpt-5-2025-08-07) never reaches the caller, and the stream can only be opened with the requested model",
+        ),
+        ("ai-sdk:gemini", "TC201"): Known(
+            "library bug",
+            _AI_PROBE_IMAGE.format(where="`inlineData` with that `mimeType`", takes="PNG, JPEG, WEBP, HEIC, HEIF"),
+        ),
+        ("ai-sdk:gemini", "TC202"): Known("library bug", "the same image reaches the wire (TC201)"),
+        ("ai-sdk:gemini", "TC203"): Known(
+            "library bug", "the same image marked critical: the request renders, no error (TC201)"
+        ),
+        ("ai-sdk:gemini", "TC401"): Known(
+            "library bug",
+            'replaying a tool result: `functionResponse.response` is `{"name": "read_file", "content": '
+            '"MARK-result-1"}`, so the result\'s text reads back as JSON around it (the docs: \'Use "output" key to '
+            'specify function output and "error" key to specify error details\', else the whole object is the output)',
+        ),
+        ("ai-sdk:gemini", "TC404"): Known(
+            "library bug",
+            f"{_AI_FOREIGN}, then a user turn: the thinking goes out as a `thought: true` part and the redacted "
+            "thinking vanishes, neither with a warning",
+        ),
+        ("ai-sdk:gemini", "TC606"): Known(
+            "library bug",
+            'thinking.yaml#7/#8: a signature-only part after the text (`{"text": "", "thoughtSignature": ...}`) is '
+            "moved onto the text part before it by doGenerate (`providerMetadata` of the previous content), while the "
+            "stream sends it as an empty text delta after that text: the parse reads the signature before the text, "
+            "the stream after it",
+        ),
+        ("ai-sdk:gemini", "TC802"): Known(
+            "library bug",
+            'a tool result goes back as `functionResponse.response: {"name": ..., "content": ...}`, where the '
+            'recording has `{"output": ...}` (the same as TC401), and an error result without its `error` key (TC902)',
+        ),
+        ("ai-sdk:gemini", "TC901"): Known(
+            "library bug",
+            "an image inside a tool result goes out as an `inlineData` part after the `functionResponse`, followed by "
+            'a text part the history never had ("Tool executed successfully and returned this image as a response")',
+        ),
+        ("ai-sdk:gemini", "TC902"): Known(
+            "library bug",
+            _AI_IS_ERROR.format(how='`functionResponse.response: {"name": ..., "content": "boom"}`, no `error` key'),
+        ),
+        ("ai-sdk:gemini", "TC907"): Known(
+            "library bug",
+            "the served model: @ai-sdk/google puts no `modelId` in the response metadata of generateContent (the "
+            "response's `modelVersion` is not read), so a parsed or streamed message can only name the requested model",
+        ),
+        ("ai-sdk:bedrock", "TC104"): Known(
+            "library bug",
+            "redacted thinking (V3 reasoning with `redactedData`) goes out as `reasoningContent.redactedReasoning: "
+            '{"data": ...}`; the Converse API\'s ReasoningContentBlock is `reasoningText` or `redactedContent`',
+        ),
+        ("ai-sdk:bedrock", "TC201"): Known(
+            "library bug",
+            "an image of media type `image/x-turnspec-probe`, or by URL (Converse takes no image URLs), makes "
+            "@ai-sdk/amazon-bedrock refuse the whole request (UnsupportedFunctionalityError) instead of dropping the "
+            "block: canonical §4.2.2's default is drop and log, failing is for a block marked critical",
+        ),
+        ("ai-sdk:bedrock", "TC404"): Known(
+            "library bug",
+            f"{_AI_FOREIGN}, then a user turn: both reasoning parts are left out of the assistant message with no "
+            "warning",
+        ),
+        ("ai-sdk:bedrock", "TC405"): Known(
+            "library bug", "Bedrock's own redacted thinking does not go back as `redactedContent` (TC104)"
+        ),
+        ("ai-sdk:bedrock", "TC501"): Known(
+            "library bug", "the same redacted thinking: not in the field Converse carries it in (TC104)"
+        ),
+        ("ai-sdk:bedrock", "TC801"): Known(
+            "library bug",
+            "errors.yaml#9 (a `throttlingException` frame mid-stream): the `error` part is the exception's payload "
+            'alone (`{"message": "Too many tokens, please wait before trying again."}`), without which exception it '
+            "was, so it cannot be classified as rate_limit",
+        ),
+        ("ai-sdk:bedrock", "TC802"): Known(
+            "library bug",
+            'a toolResult goes out without its `status`: a recorded `"success"` is left out, and an error result goes '
+            "as a success (TC902)",
+        ),
+        ("ai-sdk:bedrock", "TC902"): Known("library bug", _AI_IS_ERROR.format(how="a `toolResult` with no `status`")),
+    }
+)
+
+
 TRIAGED = tuple(cls.name for cls in BRIDGES.values())
 """Bridges whose every failure must be classified (the session fails otherwise); the others'
 unclassified failures are listed as not yet triaged."""
@@ -229,6 +401,9 @@ def render() -> tuple[str, int]:
     made_with = ", ".join(f"{lib} {v}" for lib, v in versions().items())
     lines = [
         "# Bridges: library model classes under `turnspec conform`",
+        "",
+        "The `ai-sdk:<api>` columns are the Vercel AI SDK's providers (a Node program under the exec host; their",
+        "packages installed with `turnspec ai-sdk install`, see [the AI SDK bridge](ai-sdk.md)).",
         "",
         f"Generated by `nox -s bridges_table` with {made_with}. Each cell is the check's",
         "status (cases passed / cases run). Skips include the bridges' declared gaps (`bridge_gaps`,",

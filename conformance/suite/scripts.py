@@ -159,6 +159,30 @@ def answered(reply: Message, session_id: str) -> Builder:
     return b
 
 
+def tools_named(messages: list[Message]) -> list[ToolDefinition]:
+    """A definition of each tool the history's calls name, in order of first call: what a
+    request continuing a tool conversation carries. Some APIs refuse tool calls and results
+    in a request that defines no tools (Bedrock Converse answers `ValidationException: The
+    toolConfig field must be defined when using toolUse and toolResult content blocks.`), so
+    an adapter may rightly leave them out of one; a check that renders a tool history to
+    judge its ids, results or signatures renders it with its tools."""
+    names = dict.fromkeys(
+        str(b["name"])
+        for m in messages
+        for b in m.get("content") or []
+        if b.get("type") == "tool_use" and isinstance(b.get("name"), str)
+    )
+    return [
+        {
+            "name": n,
+            "description": f"the {n} tool of the recorded conversation",
+            "input_schema": {"type": "object", "properties": {}},
+            "side_effects": "none",
+        }
+        for n in names
+    ]
+
+
 def conversation(
     provider: str = "anthropic",
     model: str = "model-a",

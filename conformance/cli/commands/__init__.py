@@ -18,6 +18,7 @@ COMMANDS: list[str] = [
     "cassettes",
     "models",
     "exec",
+    "ai_sdk",
 ]
 
 

@@ -16,7 +16,7 @@ from ...wire.api import WireApi
 from .. import rules as R
 from ..capture import capture_warnings
 from ..outcome import AdapterUnderTest, Outcome
-from ..scripts import TOOLS, Builder, answered, conversation, mark
+from ..scripts import TOOLS, Builder, answered, conversation, mark, tools_named
 from .capabilities import CANONICAL_ONLY
 from .common import (
     Env,
@@ -409,7 +409,7 @@ def recorded_thinking_sent_back(env: Env) -> Iterator[Outcome]:
             b = answered(msg, sid)
             try:
                 with capture_warnings() as recs:
-                    wire = render(a, b.messages, [], opts(a))
+                    wire = render(a, b.messages, tools_named(b.messages), opts(a))
             except Exception as exc:
                 yield o(R.REPLAY_SIGNATURE, s, "fail", it.label, crash(exc), "supports_thinking")
                 continue

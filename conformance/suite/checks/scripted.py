@@ -460,21 +460,29 @@ def _usage_buckets(s: AdapterUnderTest, api: WireApi, mine: list[Interaction]) -
 
 def _distinct_usage(api: WireApi, body: dict[str, Any], base: dict[str, Any]) -> dict[str, Any] | None:
     """`body` with each count the probe reads into exactly one bucket set to a count of its
-    own, and each other count of the same object that equalled a sum of those set to the
-    new sum; None when no count moves exactly one bucket."""
+    own (above every count that moves several buckets, which stays as recorded), and each
+    other count of the same object that equalled a sum of those set to the new sum; None
+    when no count moves exactly one bucket."""
     counts = [(p, v) for p, v in _leaves(body) if type(v) is int and v >= 0]
     moves: dict[str, str] = {}
+    kept = [0]  # counts that move more than one bucket, left as recorded
     for p, v in counts[:200]:
         moved = api.probes.response_usage(_set(body, p, v + 1009))
         if isinstance(moved, dict):
             changed = [b for b in _BASE if moved.get(b) != base.get(b)]
             if len(changed) == 1:
                 moves[p] = changed[0]
+            elif len(changed) > 1:
+                kept.append(v)
     if not moves:
         return None
     new = body
     step = itertools.count()
-    fresh = {p: _BASE[b] + 13 * next(step) for p, b in moves.items()}
+    # a count left as recorded is one another count contains (Gemini's cachedContentTokenCount,
+    # part of promptTokenCount, moves input and cache_read): the fresh counts start above it,
+    # so the scripted body stays one the API could send (a part never larger than its whole)
+    floor = max(kept)
+    fresh = {p: floor + _BASE[b] + 13 * next(step) for p, b in moves.items()}
     for p, v in fresh.items():
         new = _set(new, p, v)
     for p, v in counts:  # totals: a count of the same object equal to a sum of moved siblings

@@ -37,7 +37,7 @@ from .. import rules as R
 from ..capture import capture_warnings
 from ..cassettes import Interaction
 from ..outcome import AdapterUnderTest, Outcome
-from ..scripts import JPEG_1PX, PNG_1PX, PNG_2PX, PNG_3PX, Builder, mark
+from ..scripts import JPEG_1PX, PNG_1PX, PNG_2PX, PNG_3PX, Builder, mark, tools_named
 from .common import (
     Check,
     Env,
@@ -209,7 +209,7 @@ def _tool_result_image(s: AdapterUnderTest, a: Adapter, api: WireApi) -> Outcome
     label, cap = "image in a tool result", "supports_images"
     try:
         with capture_warnings() as recs:
-            wire = render(a, b.messages, [], opts(a))
+            wire = render(a, b.messages, tools_named(b.messages), opts(a))
         on_wire = [x.value for x in api.probes.images(wire.body)] if isinstance(wire.body, dict) else []
         if not on_wire:
             p = drop_problem(recs, "image", msg, a)
@@ -265,7 +265,7 @@ def tool_errors(env: Env) -> Iterator[Outcome]:
             )
         try:
             with capture_warnings() as records:
-                wire = render(a, b.messages, [], opts(a))
+                wire = render(a, b.messages, tools_named(b.messages), opts(a))
         except Exception as exc:
             yield o(R.TOOL_ERROR_KEPT, s, "fail", "tool errors", crash(exc), "supports_tools")
             continue
@@ -313,8 +313,8 @@ def _carries_error(a: Any, b: Builder, body: Any) -> bool | None:
     (None when rendering raises or is not repeatable: the question cannot be answered)."""
     try:
         with capture_warnings():
-            unmarked = render(a, _unmarked(b), [], opts(a)).body
-            again = render(a, b.messages, [], opts(a)).body
+            unmarked = render(a, _unmarked(b), tools_named(_unmarked(b)), opts(a)).body
+            again = render(a, b.messages, tools_named(b.messages), opts(a)).body
     except Exception:
         return None
     return None if again != body else unmarked != body
@@ -342,8 +342,8 @@ def _error_kept_in_band(
     plain = _unmarked(b)
     try:
         with capture_warnings():
-            unmarked = render(a, plain, [], opts(a)).body
-            again = render(a, b.messages, [], opts(a)).body
+            unmarked = render(a, plain, tools_named(plain), opts(a)).body
+            again = render(a, b.messages, tools_named(b.messages), opts(a)).body
     except Exception as exc:
         return o(R.TOOL_ERROR_KEPT, s, "fail", label, crash(exc), "supports_tools")
     if again != body:

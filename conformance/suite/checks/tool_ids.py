@@ -12,7 +12,7 @@ from ...wire import facts as wire_facts
 from .. import rules as R
 from ..capture import capture_warnings
 from ..outcome import AdapterUnderTest, Outcome
-from ..scripts import answered, conversation
+from ..scripts import answered, conversation, tools_named
 from .common import (
     Env,
     body_text,
@@ -234,7 +234,7 @@ def _recorded_ids(env: Env, s: AdapterUnderTest) -> Iterator[Outcome]:
         b = answered(msg, sid)
         try:
             with capture_warnings():
-                wire = render(a, b.messages, [], opts(a))
+                wire = render(a, b.messages, tools_named(b.messages), opts(a))
         except Exception as exc:
             yield o(R.TOOL_ID_RESTORED, s, "fail", it.label, crash(exc))
             continue
