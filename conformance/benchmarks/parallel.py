@@ -33,13 +33,7 @@ from ..api import Report, default_jobs, expand, validate
 from ..formats import Options
 from ..parallel.chunks import canonical_run, cut_run_tail, plan, run_task
 from ..parallel.engine import run_units
-from .synthetic import PRICING_YAML, jsonl_lines
-
-TOOLS = [
-    {"name": n, "description": n, "side_effects": "read",
-     "input_schema": {"type": "object", "properties": {"path": {"type": "string"}, "limit": {"type": "integer"}}, "required": ["path"]}}
-    for n in ("read_file", "search_code", "run_tests")
-]  # fmt: skip
+from .synthetic import PRICING_YAML, TOOLS, jsonl_lines
 
 
 def _best(fn: Callable[[], bytes], repeat: int) -> tuple[float, bytes]:
