@@ -53,6 +53,8 @@ class Prices(Protocol):
 
     def cost(self, version: str, model: str, usage: dict[str, Any]) -> Decimal: ...
 
+    def scaled(self, version: str, model: str) -> Any: ...
+
 
 Emit = Callable[[Record, str, RuleInfo, str], None]
 """`emit(record, pointer, RULE, message)`: `pointer` is relative to the record's own."""

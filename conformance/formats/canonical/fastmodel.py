@@ -239,7 +239,6 @@ class _Builder:
             self.raw_seen += 1
         return cls
 
-
     def namespace(self, raw: list[str], names: set[str]) -> dict[str, Any]:
         """The class attributes of a struct of the raw model, read by `fast.OpaqueCheck`
         in one pass over any blocks: `opaque`, its raw field (None when it has none),

@@ -13,7 +13,6 @@ import binascii
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
 from typing import Any
 
 import msgspec
@@ -21,7 +20,7 @@ import msgspec
 from .. import rules as R
 from ..engine import Prices, Tools
 from ..invariants import EMAIL, file_ref_problem, url_ok
-from ..pricing import USAGE_BUCKETS
+from ..pricing import USAGE_BUCKETS, total_of
 from ..tools import SNAKE_NAME
 from .batch import BatchPattern, Columns
 from .blocks import _shallow
@@ -102,7 +101,11 @@ class Mirror:
             if (status is not _UNSET and status != "complete") or ats[k] is None:
                 add(k)  # not complete (its own rules), or TS115
                 continue
-            if email is not None and ("@" in str(meta.user_id) or "@" in str(meta.team_id)):
+            if (
+                email is not None
+                and (meta.user_id or meta.team_id)
+                and ("@" in str(meta.user_id) or "@" in str(meta.team_id))
+            ):
                 add(k)  # TS121: `_local` decides
                 continue
             role = m.role
@@ -156,7 +159,7 @@ class Mirror:
                 if t not in special:
                     continue
                 if t is tool_use:
-                    if not _shallow(b.input) or (toolset is not None and not block_ok(b)):
+                    if not _shallow(b.input) or (toolset is not None and not block_ok(b, False)):
                         break
                     ids.append(b.id)
                     id_owner.append(k)
@@ -165,10 +168,14 @@ class Mirror:
                     entry = (i, True, b.id)
                 elif t is tool_result:
                     inner = b.content
-                    if inner and not all(
-                        block_ok(x) and (type(x) is not tool_use or _shallow(x.input))
-                        for x in inner
-                        if type(x) in nested
+                    if (
+                        inner
+                        and not nested.isdisjoint(map(type, inner))
+                        and not all(
+                            block_ok(x) and (type(x) is not tool_use or _shallow(x.input))
+                            for x in inner
+                            if type(x) in nested
+                        )
                     ):
                         break
                     ids.append(b.tool_use_id)
@@ -295,14 +302,16 @@ class Mirror:
             line_no, m.id, m.session_id, m.created_at, at, complete, tools, role, "complete" if complete else status
         )
 
-    def _block_ok(self, b: Any) -> bool:
-        """False when a block rule of a complete message may report on block `b`."""
+    def _block_ok(self, b: Any, formats: bool = True) -> bool:
+        """False when a block rule of a complete message may report on block `b` (but for
+        a tool_use's id and name formats without `formats`: `_columns` checks those per
+        batch)."""
         on, cls = self.on, self.cls
         t = type(b)
         if t is cls.tool_use:
-            if on[R.TOOL_ID_FORMAT.id] and not self.re_tool_id(b.id):
+            if formats and on[R.TOOL_ID_FORMAT.id] and not self.re_tool_id(b.id):
                 return False
-            if on[R.TOOL_USE_NAME.id] and not SNAKE_NAME.match(b.name):
+            if formats and on[R.TOOL_USE_NAME.id] and not SNAKE_NAME.match(b.name):
                 return False
             ts = self.toolset
             if ts is not None and (on[R.TOOL_UNKNOWN.id] or on[R.TOOL_INPUT.id]):
@@ -343,23 +352,24 @@ class Mirror:
         if model not in table:
             return not on[R.PRICING_MODEL.id]
         rates = table[model]
-        as_dict: dict[str, Any] = {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
+        counts = []
         for bucket, rate in USAGE_BUCKETS:
             n = getattr(usage, bucket)
-            if n is _UNSET:
-                continue
-            as_dict[bucket] = n
+            n = 0 if n is _UNSET else n
             if n and rate not in rates:
                 return not on[R.PRICING_BUCKET.id]
+            counts.append(n)
         if not on[R.COST_MISMATCH.id]:
             return True
-        # `cost` computes in its exact context; reading a plain decimal and comparing two
-        # are exact in any context
-        try:
-            stored = Decimal(usage.cost_usd)
-        except (InvalidOperation, TypeError, ValueError):
-            return False  # not a decimal (TS020's to report): the exact path says where
-        return bool(stored == prices.cost(version, model, as_dict))
+        # the cost and the stored value compared exactly, as integers: the rates scaled by
+        # a power of ten (`PriceTable.scaled`), the stored plain decimal read as its digits
+        whole, _, frac = usage.cost_usd.partition(".")
+        digits = whole + frac
+        if not (digits.isascii() and digits.isdigit()):
+            return False  # not a plain decimal (TS020's to report): the exact path says where
+        scaled = prices.scaled(version, model)
+        total = total_of(scaled.ints, usage.input_tokens, usage.output_tokens, *counts, 0)
+        return int(digits) * scaled.scale == total * 10 ** len(frac)
 
 
 @dataclass(frozen=True)
