@@ -87,13 +87,11 @@ class Mirror:
         stop = self._stop if self.on[R.CANCELLED_STATUS.id] else None
         email = EMAIL if self.on[R.ID_EMAIL.id] else None
         block_ok, toolset = self._block_ok, self.toolset
-        prefix = self._provider_of
+        prefix, known = self._provider_of, self._providers.get  # model id -> its provider part
         metas = cols.raw(("metadata",))
         tools: dict[int, list[tuple[int, bool, str]]] = {}
-        ids: list[str] = []  # tool ids (TS112), and the message of each
-        id_owner: list[int] = []
-        names: list[str] = []  # tool_use names (TS306), and the message of each
-        name_owner: list[int] = []
+        uses: list[Any] = []  # the tool_use blocks (their names: TS306), and the message of each
+        use_owner: list[int] = []
         add = suspects.add
         for k, m in enumerate(cols.msgs):
             meta = metas[k]
@@ -101,13 +99,11 @@ class Mirror:
             if (status is not _UNSET and status != "complete") or ats[k] is None:
                 add(k)  # not complete (its own rules), or TS115
                 continue
-            if (
-                email is not None
-                and (meta.user_id or meta.team_id)
-                and ("@" in str(meta.user_id) or "@" in str(meta.team_id))
-            ):
-                add(k)  # TS121: `_local` decides
-                continue
+            if email is not None:
+                user, team = meta.user_id, meta.team_id
+                if (user and "@" in user) or (team and "@" in team):
+                    add(k)  # TS121: `_local` decides
+                    continue
             role = m.role
             model = meta.model
             if role == "assistant":  # TS104-TS107 and TS109
@@ -115,13 +111,13 @@ class Mirror:
                 if (
                     model is _UNSET or model is None or provider is _UNSET or provider is None
                     or routing is _UNSET or routing is None or routing.chosen_model != model
-                    or meta.usage is _UNSET or meta.usage is None or prefix(model) != provider
+                    or meta.usage is _UNSET or meta.usage is None or (known(model) or prefix(model)) != provider
                 ):  # fmt: skip
                     add(k)
                     continue
             elif model is not _UNSET and model is not None:  # TS109 elsewhere
                 provider = meta.provider
-                if provider is not _UNSET and provider is not None and prefix(model) != provider:
+                if provider is not _UNSET and provider is not None and (known(model) or prefix(model)) != provider:
                     add(k)
                     continue
             if stop is not None and stop(meta) == "cancelled":
@@ -161,10 +157,8 @@ class Mirror:
                 if t is tool_use:
                     if not _shallow(b.input) or (toolset is not None and not block_ok(b, False)):
                         break
-                    ids.append(b.id)
-                    id_owner.append(k)
-                    names.append(b.name)
-                    name_owner.append(k)
+                    uses.append(b)
+                    use_owner.append(k)
                     entry = (i, True, b.id)
                 elif t is tool_result:
                     inner = b.content
@@ -178,8 +172,6 @@ class Mirror:
                         )
                     ):
                         break
-                    ids.append(b.tool_use_id)
-                    id_owner.append(k)
                     entry = (i, False, b.tool_use_id)
                 else:
                     if t in media and not block_ok(b):
@@ -194,19 +186,24 @@ class Mirror:
                     tools[k] = found
                 continue
             add(k)
-        for pattern, values, owner in (
-            (self.tool_id_pattern, ids, id_owner),
-            (self.tool_name_pattern, names, name_owner),
-        ):
-            if pattern is not None:
-                for j in pattern.bad(values):
-                    add(owner[j])
-                    tools.pop(owner[j], None)
+        # the tool ids (TS112) of the messages kept, and the names of every call (TS306)
+        checks: list[tuple[BatchPattern | None, list[str], list[int]]] = []
+        if self.tool_id_pattern is not None:
+            ids = [tid for found in tools.values() for _i, _use, tid in found]
+            checks.append((self.tool_id_pattern, ids, [k for k, found in tools.items() for _ in found]))
+        if self.tool_name_pattern is not None:
+            checks.append((self.tool_name_pattern, [b.name for b in uses], use_owner))
+        for pattern, values, owner in checks:
+            assert pattern is not None
+            for j in pattern.bad(values):
+                add(owner[j])
+                tools.pop(owner[j], None)
         if self.prices is not None:
-            for k in range(len(metas)):
-                if k not in suspects:
-                    model = metas[k].model
-                    if not self._priced(metas[k], None if model is _UNSET else model):
+            for k, meta in enumerate(metas):
+                usage = meta.usage
+                if usage is not _UNSET and usage is not None and k not in suspects:
+                    model = meta.model
+                    if not self._priced(meta, None if model is _UNSET else model):
                         add(k)
         return tools
 
