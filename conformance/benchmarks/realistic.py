@@ -25,7 +25,7 @@ import orjson
 from ..core.convertkit import rfc3339
 from .synthetic import MODELS, _text, _ulid
 
-_ROUTING = (
+_ROUTING: tuple[tuple[str, str | None, str], ...] = (
     ("default", None, "workspace default"),
     ("rule", "long-context", "prompt longer than 32k tokens"),
     ("pattern", "code-review", "the request names a diff"),

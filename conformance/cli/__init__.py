@@ -6,6 +6,7 @@ Exit codes: 0 valid (warnings allowed), 1 violations, 2 usage or I/O error.
 from __future__ import annotations
 
 import contextlib
+import copy
 import enum
 import functools
 import io
@@ -42,10 +43,27 @@ from ..core.reporting import FindingsReport, findings_output, output_choices, wr
 from ..core.schemas import versions
 from ..formats import Format, Options, all_formats, catalog
 from ..migrations.rules import CATALOG as MIGRATION_RULES
+from .coerce import PASS, plain
+
+
+def _process_value(param: TyperArgument | TyperOption, ctx: click.Context, value: Any, typer_way: Any) -> Any:
+    """A parameter's value: a plain one converted without typer's pydantic adapter
+    (`coerce.plain`), anything else (and every flag) by typer (`typer_way`)."""
+    got = plain(param, value)
+    if got is PASS or isinstance(value, bool):  # a flag: typer takes it as it is
+        return typer_way(ctx, value)
+    if param.required and param.value_is_missing(got):
+        raise click.exceptions.MissingParameter(ctx=ctx, param=param)
+    if param.callback is not None:
+        got = param.callback(ctx, param, got)
+    return got
 
 
 class _Argument(TyperArgument):
     """An argument shown as `PATH...` in usage and help, without a type column."""
+
+    def process_value(self, ctx: click.Context, value: Any) -> Any:
+        return _process_value(self, ctx, value, super().process_value)
 
     def _usage_display_name(self) -> str:
         name = self.display_name_raw.upper()
@@ -61,6 +79,9 @@ class _Argument(TyperArgument):
 
 class _Option(TyperOption):
     """An option shown with its choices (`<text|json>`) or a plain metavar; flags bare."""
+
+    def process_value(self, ctx: click.Context, value: Any) -> Any:
+        return _process_value(self, ctx, value, super().process_value)
 
     def display_type_rich(self, ctx: click.Context) -> str | None:
         if self.is_flag or self.count:
@@ -110,6 +131,8 @@ def _tidy(cmd: click.Command) -> None:
 
 def _bare_help(option: TyperOption | None) -> TyperOption | None:
     if option is not None:
+        if type(option) is TyperOption:
+            option.__class__ = _Option  # its value converted without pydantic, as every option's
         option.display_type_rich = _no_type  # type: ignore[method-assign]
     return option
 
@@ -788,6 +811,36 @@ def command() -> click.Command:
     return typer.main.get_command(app)
 
 
+@functools.cache
+def _own_command(name: str) -> click.Command:
+    """The CLI with only `name`, one of the commands this module declares (`validate`,
+    `rules`, `rule`, `version`), for a call that runs it: building every command
+    evaluates every command's annotations and imports every command module, which such
+    a call needs not (its usage and help are the same)."""
+    one = copy.copy(app)
+    one.registered_commands = [c for c in app.registered_commands[:_OWN] if _command_name(c) == name]
+    one.registered_groups = []
+    return typer.main.get_command(one)
+
+
+def _command_name(info: typer.models.CommandInfo) -> str:
+    return info.name or typer.main.get_command_name(info.callback.__name__)  # type: ignore[union-attr]
+
+
+def _command_for(argv: list[str] | None) -> click.Command:
+    """The click command that runs `argv`: one of this module's own commands alone
+    (`_own_command`), or the whole CLI (`command`)."""
+    args = sys.argv[1:] if argv is None else argv
+    if args and args[0] in _OWN_NAMES:
+        return _own_command(args[0])
+    return command()
+
+
+# the commands this module declares (`_own_command`): the sub-command modules add theirs later
+_OWN = len(app.registered_commands)
+_OWN_NAMES = frozenset(_command_name(c) for c in app.registered_commands)
+
+
 def _tolerant_streams() -> None:
     """Standard output and error never fail a run on a character their encoding lacks
     (`PYTHONIOENCODING=ascii`, a latin-1 terminal): it is written as a `\\uXXXX` escape."""
@@ -886,7 +939,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None) -> int:
     try:
-        rc = command().main(args=argv, prog_name="turnspec", standalone_mode=False)
+        rc = _command_for(argv).main(args=argv, prog_name="turnspec", standalone_mode=False)
         return rc if isinstance(rc, int) else 0
     except typer.Exit as e:
         return int(e.exit_code)

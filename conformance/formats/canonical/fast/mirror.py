@@ -349,7 +349,7 @@ class Mirror:
         if model not in table:
             return not on[R.PRICING_MODEL.id]
         rates = table[model]
-        counts = []
+        counts: list[int] = []
         for bucket, rate in USAGE_BUCKETS:
             n = getattr(usage, bucket)
             n = 0 if n is _UNSET else n
@@ -365,8 +365,9 @@ class Mirror:
         if not (digits.isascii() and digits.isdigit()):
             return False  # not a plain decimal (TS020's to report): the exact path says where
         scaled = prices.scaled(version, model)
-        total = total_of(scaled.ints, usage.input_tokens, usage.output_tokens, *counts, 0)
-        return int(digits) * scaled.scale == total * 10 ** len(frac)
+        cached, created = counts
+        total = total_of(scaled.ints, usage.input_tokens, usage.output_tokens, cached, created, 0)
+        return bool(int(digits) * scaled.scale == total * 10 ** len(frac))
 
 
 @dataclass(frozen=True)
