@@ -89,6 +89,19 @@ def test_validating_a_clean_line_loads_neither_pydantic_nor_jsonschema_rs(tmp_pa
     assert "pydantic" not in loaded
 
 
+@pytest.mark.parametrize(("rule", "absent"), [("TS202", "conformance.suite.checks"), ("TC405", "vcr")])
+def test_rule_loads_only_the_catalogue_and_checks_it_explains(rule: str, absent: str) -> None:
+    """`turnspec rule ID` reads the catalogues in turn and stops at the rule's: a format
+    rule loads no suite check, a suite check no cassette reader (vcrpy, httpx)."""
+    loaded = _modules_after(
+        "import io, contextlib\n"
+        "from conformance.entry import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    assert main(['rule', {rule!r}]) == 0"
+    )
+    assert absent not in loaded and "conformance.replay" not in loaded
+
+
 @pytest.mark.parametrize("name", sorted(_OWN_NAMES))
 def test_an_own_command_alone_has_the_help_of_the_whole_cli(name: str, capsys: pytest.CaptureFixture[str]) -> None:
     alone = _own_command(name)

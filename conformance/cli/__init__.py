@@ -633,22 +633,30 @@ def _ci_output(output: str, report: Report) -> None:
 
 def _rule_parts() -> list[tuple[str, RuleCatalog]]:
     """Every catalogue turnspec reports from, with what reports its rules."""
+    return list(_each_rule_part())
+
+
+def _each_rule_part() -> Iterator[tuple[str, RuleCatalog]]:
+    """`_rule_parts`, each catalogue's package loaded as its turn comes (`turnspec rule`
+    stops at the one that holds the rule)."""
     # function-level imports: each catalogue's package is loaded only when rules are listed
     from ..core.reporting import SKIPPED
-    from ..replay.rules import CATALOG as REPLAY_CATALOG
-    from ..schema.diff_rules import CATALOG as SCHEMA_DIFF_CATALOG
+
+    yield "input (validate)", RuleCatalog([UNREADABLE, SKIPPED])
+    yield "format rule (validate)", catalog()
+    yield "migration rule (migrate, validate)", MIGRATION_RULES
     from ..suite.rules import CATALOG as SUITE_CATALOG
+
+    yield "conformance suite check (conform)", SUITE_CATALOG
+    from ..replay.rules import CATALOG as REPLAY_CATALOG
+
+    yield "replay rule (replay-check)", REPLAY_CATALOG
     from ..wire.cassette_lint import CATALOG as CASSETTE_CATALOG
 
-    return [
-        ("input (validate)", RuleCatalog([UNREADABLE, SKIPPED])),
-        ("format rule (validate)", catalog()),
-        ("migration rule (migrate, validate)", MIGRATION_RULES),
-        ("conformance suite check (conform)", SUITE_CATALOG),
-        ("replay rule (replay-check)", REPLAY_CATALOG),
-        ("cassette lint (cassettes lint)", CASSETTE_CATALOG),
-        ("schema change (schema diff)", SCHEMA_DIFF_CATALOG),
-    ]
+    yield "cassette lint (cassettes lint)", CASSETTE_CATALOG
+    from ..schema.diff_rules import CATALOG as SCHEMA_DIFF_CATALOG
+
+    yield "schema change (schema diff)", SCHEMA_DIFF_CATALOG
 
 
 def every_rule() -> RuleCatalog:
@@ -707,14 +715,19 @@ def _first_paragraph(doc: str | None) -> str | None:
 def _rule_details(rule_id: str, kind: str) -> dict[str, Any]:
     """What else is known of a rule: the docstring of the function that checks it, and for
     a suite check the capability it needs and its standard test."""
-    # function-level imports: the checkers (adapters, wire records) are loaded only for `turnspec rule`
-    from ..formats.canonical.engine import FAMILIES
-    from ..suite.checks import CHECKS
-    from ..suite.rules import NEEDS, TEST_SLUGS
-
     out: dict[str, Any] = {"kind": kind}
-    docs = [fn.__doc__ for fam in FAMILIES for info, _, fn in fam.rules if info.id == rule_id]
-    docs += [c.fn.__doc__ for c in CHECKS if rule_id in c.rules]
+    docs: list[str | None] = []
+    if kind.startswith("format"):
+        # function-level import: the rule functions are loaded only for `turnspec rule`
+        from ..formats.canonical.engine import FAMILIES
+
+        docs += [fn.__doc__ for fam in FAMILIES for info, _, fn in fam.rules if info.id == rule_id]
+    if kind.startswith("conformance suite"):
+        # function-level imports: the checks (adapters, wire records) are loaded only for a suite check
+        from ..suite.checks import CHECKS
+        from ..suite.rules import NEEDS, TEST_SLUGS
+
+        docs += [c.fn.__doc__ for c in CHECKS if rule_id in c.rules]
     checks = [d for d in map(_first_paragraph, docs) if d]
     if checks:
         out["checks"] = checks[0]
@@ -734,10 +747,10 @@ def rule(
 ) -> None:
     """Explain one rule: id, severity, spec section, summary, what reports it."""
     wanted = rule_id.strip().upper()
-    found = [(kind, part[wanted]) for kind, part in _rule_parts() if wanted in part]
-    if not found:
+    found = next(((kind, part[wanted]) for kind, part in _each_rule_part() if wanted in part), None)
+    if found is None:
         raise InputError(f"unknown rule {rule_id!r} (see `turnspec rules`)")
-    kind, info = found[0]
+    kind, info = found
     doc = {**_rule_row(info), **_rule_details(info.id, kind), **_rule_help(info)}
     if output == OutputFormat.json:
         body = json.dumps(escaping.json_safe(doc), indent=2, ensure_ascii=False)
