@@ -118,7 +118,8 @@ def test_an_own_command_alone_has_the_help_of_the_whole_cli(name: str, capsys: p
 def _samples(param: Any) -> list[Any]:
     """Values a parameter may get: nothing, its default, strings typed on a command line."""
     kind = param.type_descriptor.annotation
-    out: list[Any] = [None, param.default, "", "x", "12", "0", "-3", "1e3", "٣", ("a", "b"), ()]
+    here = str(Path(__file__))
+    out: list[Any] = [None, param.default, "", "x", "12", "0", "-3", "1e3", "٣", ("a", "b"), (), here, "/no/such/file"]
     if isinstance(kind, type) and issubclass(kind, enum.Enum):
         out += [m.value for m in kind] + [m.value.upper() for m in kind] + list(kind)
     return out

@@ -49,7 +49,7 @@ from .coerce import PASS, plain
 def _process_value(param: TyperArgument | TyperOption, ctx: click.Context, value: Any, typer_way: Any) -> Any:
     """A parameter's value: a plain one converted without typer's pydantic adapter
     (`coerce.plain`), anything else (and every flag) by typer (`typer_way`)."""
-    got = plain(param, value)
+    got = plain(param, value, ctx)
     if got is PASS or isinstance(value, bool):  # a flag: typer takes it as it is
         return typer_way(ctx, value)
     if param.required and param.value_is_missing(got):

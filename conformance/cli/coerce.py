@@ -7,23 +7,27 @@ the plainest kinds is converted here the way the adapter would, without it: noth
 given (None, or an empty tuple for a parameter of several values), a string for a
 `str`, strings for a `list[str]`, a value that already has the parameter's type (its
 default), a choice of an enum named exactly, decimal digits for an `int` within its
-`min` and `max`. Anything else (a path, which typer also checks on disk), and every
-value that fails, goes through typer's own conversion, so its messages are typer's.
+`min` and `max`, a non-empty string for a `Path` (made a `Path` here, then checked on
+disk by typer's own `coerce_cli_path`, which converts no `Path` again). Anything else,
+and every value that fails, goes through typer's own conversion, so its messages are
+typer's.
 """
 
 from __future__ import annotations
 
 import enum
 import typing
+from pathlib import Path
 from typing import Any
 
 PASS: Any = object()
 """`plain` of a value it leaves to typer."""
 
 
-def plain(param: Any, value: Any) -> Any:
+def plain(param: Any, value: Any, ctx: Any = None) -> Any:
     """The converted value of typer parameter `param` (a `typer.core._TyperParameter`) when
-    it is of a kind converted without an adapter, else `PASS`."""
+    it is of a kind converted without an adapter, else `PASS`; `ctx` (the click context)
+    is what a path check names when it fails."""
     desc = getattr(param, "type_descriptor", None)
     if desc is None or desc.file_annotation is not None:
         return PASS
@@ -58,4 +62,8 @@ def plain(param: Any, value: Any) -> Any:
             return PASS
         low, high = getattr(info, "min", None), getattr(info, "max", None)
         return number if (low is None or number >= low) and (high is None or number <= high) else PASS
+    if kind is Path and type(value) is str and value and getattr(info, "path_type", None) is None:
+        from typer._param_types import coerce_cli_path  # typer's own checks on disk (exists, readable, ...)
+
+        return coerce_cli_path(Path(value), info, path_type=Path, param=param, ctx=ctx)
     return PASS
