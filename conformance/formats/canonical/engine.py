@@ -320,8 +320,9 @@ class IdSet:
         base = self._loc(path, first)
         if base >= 0 and first + n > _LINE_MASK:
             base = -1
-        if not seq or min(ids) > seq[-1]:
-            if all(map(lt, ids, ids[1:])):  # in order already (ULIDs written in order): no sort
+        ascending = all(map(lt, ids, ids[1:]))  # in order already (ULIDs written in order): no sort
+        if not seq or (ids[0] if ascending else min(ids)) > seq[-1]:
+            if ascending:
                 seq.extend(ids)
                 self.at.extend(range(base, base + n) if base >= 0 else [-1] * n)
                 return

@@ -280,13 +280,15 @@ class SessionStep:
         if done and self.run.track_ids:
             state.message_ids.update(ids if done == n else ids[:done], path, batch.first)
         # each session takes the last of its committed messages (the ids went in above),
-        # in order of first appearance (so the sessions are made in that order)
+        # in order of first appearance (so the sessions are made in that order): where its
+        # last run ends (the next run's start), its last message is just before
         if done == n:
-            lasts = dict(zip(run_sids, [*(c - 1 for c in batch.cuts), n - 1], strict=True))
+            ends = dict(zip(run_sids, [*batch.cuts, n], strict=True))
         else:
-            lasts = dict(zip(sids[:done], range(done), strict=True))
+            ends = dict(zip(sids[:done], range(1, done + 1), strict=True))
         created = batch.created
-        for sid, last in lasts.items():
+        for sid, end in ends.items():
+            last = end - 1
             commit_message(state, state.session(sid), ids[last], created[last], batch.at(last), False)
         return done
 
