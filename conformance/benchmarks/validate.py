@@ -39,7 +39,8 @@ Once per run:
   time per clean line of the plain default row (a finding should cost about what a
   clean line costs), and the peak RSS of `turnspec validate -q` on the `{}` file;
 - start-up: the best wall time of `python -c pass`, and how much longer `turnspec
-  --version`, `turnspec validate` of a one-line file and of the bundled example take;
+  --version`, `turnspec validate` of a one-line file and of the bundled example take
+  (each a process running what the console script runs, from compiled bytecode);
 - commands: `turnspec rule ID` and `turnspec models --target T` for each target whose
   tools are installed (best wall time);
 - strategies: valid canonical messages generated per second from the schemas.
@@ -77,7 +78,11 @@ from .synthetic import PRICING_YAML, TOOLS, jsonl_lines
 # the `--jobs` rows: processes per row (a row runs `iter_validate(jobs=N)`)
 ROW_JOBS: tuple[int, ...] = (2,)
 EXAMPLE = Path(__file__).resolve().parents[1] / "data" / "examples"
-_CLI = "import sys; from conformance.cli import main; sys.exit(main(sys.argv[1:]))"
+# what the `turnspec` console script runs (`[project.scripts]`)
+_CLI = "import sys; from conformance.entry import main; sys.exit(main(sys.argv[1:]))"
+# the processes measured read compiled bytecode, as an installed turnspec does (pip
+# compiles it): a PYTHONDONTWRITEBYTECODE here would make each start compile every module
+_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 CORPORA: dict[str, Callable[[int], Iterator[bytes]]] = {
     "plain": lambda n: jsonl_lines(n, seed=2026),
     "agents": lambda n: agent_jsonl_lines(n, seed=2026),
@@ -109,7 +114,7 @@ def _best_process(argv: list[str], repeat: int, ok: tuple[int, ...] = (0,)) -> f
     best = float("inf")
     for _ in range(repeat):
         t0 = time.perf_counter()
-        done = subprocess.run(argv, capture_output=True, check=False)
+        done = subprocess.run(argv, capture_output=True, check=False, env=_ENV)
         best = min(best, time.perf_counter() - t0)
         if done.returncode not in ok:
             raise SystemExit(f"{' '.join(argv)}: exit {done.returncode}: {done.stderr.decode()[-500:]}")
@@ -119,7 +124,7 @@ def _best_process(argv: list[str], repeat: int, ok: tuple[int, ...] = (0,)) -> f
 def _peak_rss_mb(args: list[str]) -> float:
     """Peak RSS of one `turnspec` process, in MB."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    subprocess.run(_cli(*args), check=True, capture_output=True, env={**os.environ})
+    subprocess.run(_cli(*args), check=True, capture_output=True, env=_ENV)
     after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     return max(before, after) / 1024
 
@@ -147,7 +152,7 @@ def _peak_tree_rss_mb(args: list[str], ok: tuple[int, ...] = (0,)) -> float | No
     code not in `ok` stops the bench."""
     if not Path("/proc/self/task").is_dir():
         return None
-    proc = subprocess.Popen(_cli(*args), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(_cli(*args), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_ENV)
     peak = 0
     while proc.poll() is None:
         peak = max(peak, _tree_rss_kb(proc.pid))
@@ -223,7 +228,7 @@ def _corpus(
         **{f"process_jobs{j}": process(j) for j in ROW_JOBS},
     }
     best = _interleaved(timed, repeat)  # load on a shared machine hits every row alike
-    reports = {j: subprocess.run(_cli("validate", "-o", "json", "--jobs", str(j), str(data)), capture_output=True).stdout
+    reports = {j: subprocess.run(_cli("validate", "-o", "json", "--jobs", str(j), str(data)), capture_output=True, env=_ENV).stdout
                for j in (1, *ROW_JOBS)}  # fmt: skip
     if len(set(reports.values())) != 1:
         raise SystemExit(f"{data.name}: the reports of --jobs {', '.join(map(str, reports))} differ")
@@ -337,7 +342,7 @@ def _commands(tmp: Path, repeat: int) -> dict[str, object]:
     for target in MODEL_TARGETS:
         dest = tmp / f"models_{target}"
         argv = _cli("models", "--target", target, "--force", str(dest))
-        if subprocess.run(argv, capture_output=True, check=False).returncode != 0:
+        if subprocess.run(argv, capture_output=True, check=False, env=_ENV).returncode != 0:
             out[f"command_models_{target}_s"] = "n/a"  # its generator is not installed (the message says which)
             continue
         out[f"command_models_{target}_s"] = round(_best_process(argv, repeat), 3)
