@@ -42,7 +42,6 @@ from ..core.jsonio import check_input, forget_stdin
 from ..core.reporting import FindingsReport, findings_output, output_choices, write_findings
 from ..core.schemas import versions
 from ..formats import Format, Options, all_formats, catalog
-from ..migrations.rules import CATALOG as MIGRATION_RULES
 from .coerce import PASS, plain
 
 
@@ -296,6 +295,11 @@ def _split(values: list[str] | None) -> tuple[str, ...]:
 
 
 def _check_rule_ids(ids: tuple[str, ...]) -> None:
+    if not ids:
+        return
+    # function-level import: the migration engine loads only when rule ids are given
+    from ..migrations.rules import CATALOG as MIGRATION_RULES
+
     _check_prefixes("--select/--ignore", ids, [r.id for r in catalog()] + [r.id for r in MIGRATION_RULES])
 
 
@@ -644,6 +648,8 @@ def _each_rule_part() -> Iterator[tuple[str, RuleCatalog]]:
 
     yield "input (validate)", RuleCatalog([UNREADABLE, SKIPPED])
     yield "format rule (validate)", catalog()
+    from ..migrations.rules import CATALOG as MIGRATION_RULES
+
     yield "migration rule (migrate, validate)", MIGRATION_RULES
     from ..suite.rules import CATALOG as SUITE_CATALOG
 
