@@ -1,4 +1,4 @@
-"""Developer sessions: tests, lint, generate, generate_check, docs, bench."""
+"""Developer sessions: tests, lint, generate, generate_check, docs, bench (and bench_instructions, bench_jobs, bench_ray)."""
 
 from __future__ import annotations
 
@@ -54,6 +54,13 @@ def bench(session: nox.Session) -> None:
     session.install("-e", ".[test]")
     session.run("python", "-m", "conformance.benchmarks.validate", *session.posargs)
     session.run("python", "-m", "conformance.benchmarks.commands")  # schema diff, whole processes
+
+
+@nox.session
+def bench_instructions(session: nox.Session) -> None:
+    """The ratios of `bench` counted in instructions (valgrind), for a machine too busy for the clock."""
+    session.install("-e", "./generated", "-e", ".[test]")
+    session.run("python", "-m", "conformance.benchmarks.instructions", *session.posargs)
 
 
 @nox.session

@@ -436,3 +436,17 @@ def test_an_ascii_stdout_never_crashes_a_run(argv: list[str], transcripts: Path)
     assert b"Traceback" not in r.stderr and b"internal error" not in r.stderr
     r.stdout.decode("ascii")
     r.stderr.decode("ascii")
+
+
+def test_a_printable_string_holds_no_character_a_sink_escapes() -> None:
+    """The shortcut of `text` and `xml` (issue 38: their classes are compiled at first use):
+    every character either class escapes, and every one `json_text` escapes but DEL, is
+    one `str.isprintable` refuses (Unicode's "Other" and "Separator"), so a printable
+    string needs neither regex."""
+    for pattern in (escaping._TEXT_UNSAFE, escaping._XML_UNSAFE, escaping._JSON_UNSAFE):
+        cls = re.compile(pattern)
+        hits = [chr(c) for c in range(0x110000) if cls.match(chr(c))]
+        assert hits and all(not ch.isprintable() for ch in hits), pattern
+    assert [ch for ch in map(chr, range(0x80)) if re.match(escaping._JSON_UNSAFE, ch)] == ["\x7f"]
+    assert escaping.text("a\u202eb") == "a\\u202eb" and escaping.xml("a\x0bb") == "a\\x0bb"
+    assert escaping.json_text('"a\x7fb"') == '"a\\u007fb"' and escaping.json_text('"\u2028"') == '"\\u2028"'

@@ -29,6 +29,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conformance.api import validate
+from conformance.benchmarks.realistic import agent_messages
 from conformance.benchmarks.synthetic import PRICING_YAML, messages
 from conformance.core.findings import Selection
 from conformance.core.jsonio import dumps
@@ -635,6 +636,48 @@ def test_session_rules_across_batches(
     if kind.startswith("cancel-"):  # the edits did what they say (the comparison above is not vacuous)
         resumed = sum(f.rule == "TS209" for f in validate([p]).findings)
         assert resumed == (count if kind == "cancel-resumed" else 0)
+
+
+def test_interleaved_sessions_commit_in_bulk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sessions written at once interleave line by line in a store (the bench's agents
+    corpus): their batches still commit whole (`_bulk`), none message by message, and
+    the report is the exact path's."""
+    docs = list(agent_messages(1500, seed=3))
+    assert len({d["session_id"] for d in docs[:200]}) > 4  # several sessions at once
+    p = _write(tmp_path, [_line(d) for d in docs])
+    one_by_one = 0
+    real = FastPath.session
+
+    def counted(self: FastPath, path: str, item: Any) -> bool:
+        nonlocal one_by_one
+        one_by_one += 1
+        return real(self, path, item)
+
+    monkeypatch.setattr(FastPath, "session", counted)
+    assert same(p) == len(docs)
+    assert one_by_one == 0
+
+
+@pytest.mark.parametrize("kind", SESSION_EDITS)
+@pytest.mark.parametrize("block", [None, 2500])
+def test_session_rules_across_interleaved_sessions(
+    tmp_path: Path, kind: str, block: int | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The session edits of `test_session_rules_across_batches` on interleaved sessions:
+    a session's first message of a batch meets its last one before (TS203, TS204), its
+    later ones meet it within the batch (`order`), and the reports stay the exact path's,
+    `--jobs` included."""
+    if block is not None:
+        monkeypatch.setattr(fast_blocks, "BLOCK_BYTES", block)
+    r = random.Random(SESSION_EDITS.index(kind))
+    docs = list(agent_messages(900, seed=SESSION_EDITS.index(kind)))
+    for _ in range(4):
+        _session_edit(kind, docs, r.randrange(5, len(docs) - 40), r)
+    p = _write(tmp_path, [_line(d) for d in docs])
+    assert same(p) >= len(docs) - 40
+    same(p, selection=Selection(ignore=("TS202",)))
+    seq = dumps(validate([p]).as_dict())
+    assert dumps(validate([p], jobs=2, chunk_bytes=40_000).as_dict()) == seq
 
 
 @pytest.mark.parametrize("edit", ["use-then-result", "result-then-use", "use-twice", "result-twice"])

@@ -1,7 +1,8 @@
 """`nox -s bench_jobs` / `nox -s bench_ray`: validate throughput on every core, as ratios.
 
-One generated corpus (`synthetic.jsonl_lines`, all default rules plus `--tools` and
-`--pricing`), measured in one run, best of `--repeat`:
+One generated corpus (`--corpus`: `plain`, `synthetic.jsonl_lines`, or `agents`,
+`realistic.agent_jsonl_lines`; all default rules plus `--tools` and `--pricing`),
+measured in one run, best of `--repeat`:
 
 - floor: read the JSONL and `orjson.loads` each line (one process);
 - jobs=1: the sequential path; jobs=N: `validate --jobs N` (byte ranges; N-1 worker
@@ -33,13 +34,8 @@ from ..api import Report, default_jobs, expand, validate
 from ..formats import Options
 from ..parallel.chunks import canonical_run, cut_run_tail, plan, run_task
 from ..parallel.engine import run_units
-from .synthetic import PRICING_YAML, jsonl_lines
-
-TOOLS = [
-    {"name": n, "description": n, "side_effects": "read",
-     "input_schema": {"type": "object", "properties": {"path": {"type": "string"}, "limit": {"type": "integer"}}, "required": ["path"]}}
-    for n in ("read_file", "search_code", "run_tests")
-]  # fmt: skip
+from .realistic import agent_jsonl_lines
+from .synthetic import PRICING_YAML, TOOLS, jsonl_lines
 
 
 def _best(fn: Callable[[], bytes], repeat: int) -> tuple[float, bytes]:
@@ -52,12 +48,12 @@ def _best(fn: Callable[[], bytes], repeat: int) -> tuple[float, bytes]:
     return best, out
 
 
-def run(n: int, repeat: int, ray: bool, ray_cpus: int, chunk_mb: float) -> dict[str, object]:
+def run(n: int, repeat: int, ray: bool, ray_cpus: int, chunk_mb: float, corpus: str = "plain") -> dict[str, object]:
     chunk = int(chunk_mb * 1024 * 1024)
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "bench.jsonl"
         with data.open("wb") as f:
-            f.writelines(jsonl_lines(n, seed=2026))
+            f.writelines(jsonl_lines(n, seed=2026) if corpus == "plain" else agent_jsonl_lines(n, seed=2026))
         tools = Path(tmp) / "tools.json"
         tools.write_text(json.dumps(TOOLS))
         pricing = Path(tmp) / "pricing.yaml"
@@ -76,6 +72,7 @@ def run(n: int, repeat: int, ray: bool, ray_cpus: int, chunk_mb: float) -> dict[
         t_floor, _ = _best(floor, repeat)
         t1, want = _best(local(1), repeat)
         result: dict[str, object] = {
+            "corpus": corpus,
             "messages": n,
             "file_mb": round(data.stat().st_size / 1e6, 1),
             "cores_available": default_jobs(),
@@ -158,8 +155,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--chunk-mb", type=float, default=4.0)
     ap.add_argument("--ray", action="store_true", help="also measure --engine ray (needs the [ray] extra)")
     ap.add_argument("--ray-cpus", type=int, default=2)
+    ap.add_argument("--corpus", choices=("plain", "agents"), default="plain")
     args = ap.parse_args(argv)
-    result = run(args.messages, args.repeat, args.ray, args.ray_cpus, args.chunk_mb)
+    result = run(args.messages, args.repeat, args.ray, args.ray_cpus, args.chunk_mb, args.corpus)
     width = max(map(len, result))
     for k, v in result.items():
         sys.stdout.write(f"{k:<{width}}  {v}\n")

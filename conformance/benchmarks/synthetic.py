@@ -154,6 +154,19 @@ def jsonl_lines(n: int, *, seed: int = 7) -> Iterator[bytes]:
         yield orjson.dumps(m) + b"\n"
 
 
+# the tool definitions of both corpora (`--tools`): every call of theirs validates against them
+TOOLS: list[dict[str, Any]] = [
+    {"name": "read_file", "description": "Read a file of the repository.", "side_effects": "read",
+     "input_schema": {"type": "object", "properties": {"path": {"type": "string"}, "limit": {"type": "integer"}},
+                      "required": ["path"]}},
+    {"name": "search_code", "description": "Search the repository.", "side_effects": "read",
+     "input_schema": {"type": "object", "properties": {"path": {"type": "string"}, "query": {"type": "string"},
+                                                       "limit": {"type": "integer"}}, "required": ["path"]}},
+    {"name": "run_tests", "description": "Run a command in the test folder.", "side_effects": "execute",
+     "input_schema": {"type": "object", "properties": {"path": {"type": "string"}, "command": {"type": "string"},
+                                                       "limit": {"type": "integer"}}, "required": ["path"]}},
+]  # fmt: skip
+
 PRICING_YAML = """\
 # Price table (canonical spec §6.4) for the synthetic corpus.
 pricing_version: "2026-05-08"

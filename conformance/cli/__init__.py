@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import copy
 import enum
 import functools
 import io
@@ -44,11 +45,28 @@ from ..core.schemas import versions
 from ..formats import Format, Options, all_formats, catalog
 from ..migrations.rules import CATALOG as MIGRATION_RULES
 from . import plain_help
+from .coerce import PASS, plain
 from .options import LOCK_WAIT, resolved_lock_wait
+
+
+def _process_value(param: TyperArgument | TyperOption, ctx: click.Context, value: Any, typer_way: Any) -> Any:
+    """A parameter's value: a plain one converted without typer's pydantic adapter
+    (`coerce.plain`), anything else (and every flag) by typer (`typer_way`)."""
+    got = plain(param, value, ctx)
+    if got is PASS or isinstance(value, bool):  # a flag: typer takes it as it is
+        return typer_way(ctx, value)
+    if param.required and param.value_is_missing(got):
+        raise click.exceptions.MissingParameter(ctx=ctx, param=param)
+    if param.callback is not None:
+        got = param.callback(ctx, param, got)
+    return got
 
 
 class _Argument(TyperArgument):
     """An argument shown as `PATH...` in usage and help, without a type column."""
+
+    def process_value(self, ctx: click.Context, value: Any) -> Any:
+        return _process_value(self, ctx, value, super().process_value)
 
     def _usage_display_name(self) -> str:
         name = self.display_name_raw.upper()
@@ -64,6 +82,9 @@ class _Argument(TyperArgument):
 
 class _Option(TyperOption):
     """An option shown with its choices (`<text|json>`) or a plain metavar; flags bare."""
+
+    def process_value(self, ctx: click.Context, value: Any) -> Any:
+        return _process_value(self, ctx, value, super().process_value)
 
     def display_type_rich(self, ctx: click.Context) -> str | None:
         if self.is_flag or self.count:
@@ -111,6 +132,8 @@ def _tidy(cmd: click.Command) -> None:
 
 def _bare_help(option: TyperOption | None) -> TyperOption | None:
     if option is not None:
+        if type(option) is TyperOption:
+            option.__class__ = _Option  # its value converted without pydantic, as every option's
         option.display_type_rich = _no_type  # type: ignore[method-assign]
     return option
 
@@ -286,6 +309,10 @@ def _split(values: list[str] | None) -> tuple[str, ...]:
 
 
 def _check_rule_ids(ids: tuple[str, ...]) -> None:
+    if not ids:
+        return
+    # function-level import: the migration engine loads only when rule ids are given
+
     _check_prefixes("--select/--ignore", ids, [r.id for r in catalog()] + [r.id for r in MIGRATION_RULES])
 
 
@@ -655,22 +682,31 @@ def _ci_output(output: str, report: Report) -> None:
 
 def _rule_parts() -> list[tuple[str, RuleCatalog]]:
     """Every catalogue turnspec reports from, with what reports its rules."""
+    return list(_each_rule_part())
+
+
+def _each_rule_part() -> Iterator[tuple[str, RuleCatalog]]:
+    """`_rule_parts`, each catalogue's package loaded as its turn comes (`turnspec rule`
+    stops at the one that holds the rule)."""
     # function-level imports: each catalogue's package is loaded only when rules are listed
     from ..core.reporting import SKIPPED
-    from ..replay.rules import CATALOG as REPLAY_CATALOG
-    from ..schema.diff_rules import CATALOG as SCHEMA_DIFF_CATALOG
+
+    yield "input (validate)", RuleCatalog([UNREADABLE, SKIPPED])
+    yield "format rule (validate)", catalog()
+
+    yield "migration rule (migrate, validate)", MIGRATION_RULES
     from ..suite.rules import CATALOG as SUITE_CATALOG
+
+    yield "conformance suite check (conform)", SUITE_CATALOG
+    from ..replay.rules import CATALOG as REPLAY_CATALOG
+
+    yield "replay rule (replay-check)", REPLAY_CATALOG
     from ..wire.cassette_lint import CATALOG as CASSETTE_CATALOG
 
-    return [
-        ("input (validate)", RuleCatalog([UNREADABLE, SKIPPED])),
-        ("format rule (validate)", catalog()),
-        ("migration rule (migrate, validate)", MIGRATION_RULES),
-        ("conformance suite check (conform)", SUITE_CATALOG),
-        ("replay rule (replay-check)", REPLAY_CATALOG),
-        ("cassette lint (cassettes lint)", CASSETTE_CATALOG),
-        ("schema change (schema diff)", SCHEMA_DIFF_CATALOG),
-    ]
+    yield "cassette lint (cassettes lint)", CASSETTE_CATALOG
+    from ..schema.diff_rules import CATALOG as SCHEMA_DIFF_CATALOG
+
+    yield "schema change (schema diff)", SCHEMA_DIFF_CATALOG
 
 
 def every_rule() -> RuleCatalog:
@@ -729,14 +765,19 @@ def _first_paragraph(doc: str | None) -> str | None:
 def _rule_details(rule_id: str, kind: str) -> dict[str, Any]:
     """What else is known of a rule: the docstring of the function that checks it, and for
     a suite check the capability it needs and its standard test."""
-    # function-level imports: the checkers (adapters, wire records) are loaded only for `turnspec rule`
-    from ..formats.canonical.engine import FAMILIES
-    from ..suite.checks import CHECKS
-    from ..suite.rules import NEEDS, TEST_SLUGS
-
     out: dict[str, Any] = {"kind": kind}
-    docs = [fn.__doc__ for fam in FAMILIES for info, _, fn in fam.rules if info.id == rule_id]
-    docs += [c.fn.__doc__ for c in CHECKS if rule_id in c.rules]
+    docs: list[str | None] = []
+    if kind.startswith("format"):
+        # function-level import: the rule functions are loaded only for `turnspec rule`
+        from ..formats.canonical.engine import FAMILIES
+
+        docs += [fn.__doc__ for fam in FAMILIES for info, _, fn in fam.rules if info.id == rule_id]
+    if kind.startswith("conformance suite"):
+        # function-level imports: the checks (adapters, wire records) are loaded only for a suite check
+        from ..suite.checks import CHECKS
+        from ..suite.rules import NEEDS, TEST_SLUGS
+
+        docs += [c.fn.__doc__ for c in CHECKS if rule_id in c.rules]
     checks = [d for d in map(_first_paragraph, docs) if d]
     if checks:
         out["checks"] = checks[0]
@@ -756,10 +797,10 @@ def rule(
 ) -> None:
     """Explain one rule: id, severity, spec section, summary, what reports it."""
     wanted = rule_id.strip().upper()
-    found = [(kind, part[wanted]) for kind, part in _rule_parts() if wanted in part]
-    if not found:
+    found = next(((kind, part[wanted]) for kind, part in _each_rule_part() if wanted in part), None)
+    if found is None:
         raise InputError(f"unknown rule {rule_id!r} (see `turnspec rules`)")
-    kind, info = found[0]
+    kind, info = found
     doc = {**_rule_row(info), **_rule_details(info.id, kind), **_rule_help(info)}
     if output == OutputFormat.json:
         body = json.dumps(escaping.json_safe(doc), indent=2, ensure_ascii=False)
@@ -836,6 +877,36 @@ def command() -> click.Command:
 
     register_all(app)
     return typer.main.get_command(app)
+
+
+@functools.cache
+def _own_command(name: str) -> click.Command:
+    """The CLI with only `name`, one of the commands this module declares (`validate`,
+    `rules`, `rule`, `version`), for a call that runs it: building every command
+    evaluates every command's annotations and imports every command module, which such
+    a call needs not (its usage and help are the same)."""
+    one = copy.copy(app)
+    one.registered_commands = [c for c in app.registered_commands[:_OWN] if _command_name(c) == name]
+    one.registered_groups = []
+    return typer.main.get_command(one)
+
+
+def _command_name(info: typer.models.CommandInfo) -> str:
+    return info.name or typer.main.get_command_name(info.callback.__name__)  # type: ignore[union-attr]
+
+
+def _command_for(argv: list[str] | None) -> click.Command:
+    """The click command that runs `argv`: one of this module's own commands alone
+    (`_own_command`), or the whole CLI (`command`)."""
+    args = sys.argv[1:] if argv is None else argv
+    if args and args[0] in _OWN_NAMES:
+        return _own_command(args[0])
+    return command()
+
+
+# the commands this module declares (`_own_command`): the sub-command modules add theirs later
+_OWN = len(app.registered_commands)
+_OWN_NAMES = frozenset(_command_name(c) for c in app.registered_commands)
 
 
 def _tolerant_streams() -> None:
@@ -936,7 +1007,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None) -> int:
     try:
-        rc = command().main(args=argv, prog_name="turnspec", standalone_mode=False)
+        rc = _command_for(argv).main(args=argv, prog_name="turnspec", standalone_mode=False)
         if rc == 130:  # typer's answer to a KeyboardInterrupt (Ctrl-C) inside a command
             return _interrupted(argv)
         return rc if isinstance(rc, int) else 0

@@ -240,9 +240,20 @@ def report_losses(ctx: ConvertContext, places: Sequence[Located], losses: Losses
         ctx.lossy(at.path, at.line, at.pointer + loss.pointer, loss.text, loss.rule)
 
 
-MIMES = mimetypes.MimeTypes(filenames=())
-"""Python's own suffix table, not the machine's /etc/mime.types: the same input converts
-to the same media types on every machine."""
+class _Mimes:
+    """Python's own suffix table, not the machine's /etc/mime.types (the same input converts
+    to the same media types on every machine), built at the first guess (it costs a
+    start-up that checks no media type)."""
+
+    @functools.cached_property
+    def table(self) -> mimetypes.MimeTypes:
+        return mimetypes.MimeTypes(filenames=())
+
+    def guess_type(self, url: str, strict: bool = True) -> tuple[str | None, str | None]:
+        return self.table.guess_type(url, strict=strict)
+
+
+MIMES = _Mimes()
 
 
 def media_type_of_url(url: str) -> str | None:

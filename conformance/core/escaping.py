@@ -28,7 +28,7 @@ The escapes are for reading, not for round trips: a backslash in the data is not
 
 from __future__ import annotations
 
-import html
+import functools
 import os
 import re
 from typing import Any, TypeVar, cast
@@ -39,12 +39,20 @@ from typing import Any, TypeVar, cast
 # and the two noncharacters XML 1.0 forbids. Hand-written: the stdlib has no
 # terminal-safe escaper (`repr` also quotes and escapes the backslash and every non-ASCII
 # space, and `unicode_escape` escapes all of non-ASCII).
-_TEXT_UNSAFE = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff\ufffe\uffff]"
-)
+# Every one of them is "Other" or "Separator" to Unicode, so a string `str.isprintable`
+# accepts holds none. Each class is compiled at its first use (a class of wide ranges
+# costs about 10 ms to compile: a start-up that writes only plain lines needs none).
+_TEXT_UNSAFE = "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff\ufffe\uffff]"
 # what XML 1.0 forbids (its `Char` production, §2.2); `xml.sax.saxutils` escapes markup only
-_XML_UNSAFE = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_XML_UNSAFE = "[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
+_SURROGATE = "[\ud800-\udfff]"
+
+
+@functools.cache
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
 _SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
@@ -69,8 +77,8 @@ def _sub_visible(m: re.Match[str]) -> str:
 
 def text(s: str) -> str:
     """`s` as inert text for a terminal or log line (see the module docstring)."""
-    if _TEXT_UNSAFE.search(s) is not None:
-        s = _TEXT_UNSAFE.sub(_sub_visible, s)
+    if not s.isprintable():
+        s = _compiled(_TEXT_UNSAFE).sub(_sub_visible, s)
     if "##[" in s:  # the runner's legacy command prefix, honoured anywhere in a line
         s = s.replace("##[", "##\\x5b")
     return s
@@ -104,6 +112,8 @@ _MD_ESCAPES = str.maketrans({"\\": "\\\\", "|": "\\|", "[": "\\[", "]": "\\]", "
 def md(s: str) -> str:
     """`s` as inline Markdown text: a table cell or list item that stays one, with no raw
     HTML, code span, link or heading from the data."""
+    import html  # loaded only when Markdown or HTML is written
+
     out = html.escape(text(s), quote=False).translate(_MD_ESCAPES)
     if out.lstrip().startswith("#"):
         i = len(out) - len(out.lstrip())
@@ -114,17 +124,17 @@ def md(s: str) -> str:
 def xml(s: str) -> str:
     """`s` with every character XML 1.0 forbids shown as a visible escape (markup itself
     is escaped by the serialiser: ElementTree)."""
-    if _XML_UNSAFE.search(s) is None:
+    if s.isprintable() or _compiled(_XML_UNSAFE).search(s) is None:
         return s
-    return _XML_UNSAFE.sub(_sub_visible, s)
+    return _compiled(_XML_UNSAFE).sub(_sub_visible, s)
 
 
 def unsurrogate(s: str) -> str:
     """`s` with every lone surrogate shown as an escape (`\\xff` for a surrogateescape
     byte): a string every UTF-8 encoder accepts."""
-    if s.isascii() or _SURROGATE.search(s) is None:
+    if s.isascii() or _compiled(_SURROGATE).search(s) is None:
         return s
-    return _SURROGATE.sub(_sub_visible, s)
+    return _compiled(_SURROGATE).sub(_sub_visible, s)
 
 
 def name(path: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -> str:
@@ -134,7 +144,7 @@ def name(path: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -> str:
 
 # what `json.dumps(..., ensure_ascii=False)` and orjson leave raw that a terminal or the
 # runner would act on; only ever inside JSON strings, so a `\uXXXX` escape is lossless
-_JSON_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_JSON_UNSAFE = "[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
 
 
 def _sub_json(m: re.Match[str]) -> str:
@@ -145,8 +155,9 @@ def json_text(serialised: str) -> str:
     """Serialised JSON made safe for a log, decoding to the same data: the raw characters
     JSON allows but a terminal obeys, and the runner's legacy `##[` prefix (which can only
     occur inside a string), become `\\uXXXX` escapes."""
-    if _JSON_UNSAFE.search(serialised) is not None:
-        serialised = _JSON_UNSAFE.sub(_sub_json, serialised)
+    # (every character of the class but DEL is outside ASCII)
+    if ("\x7f" in serialised or not serialised.isascii()) and _compiled(_JSON_UNSAFE).search(serialised):
+        serialised = _compiled(_JSON_UNSAFE).sub(_sub_json, serialised)
     return serialised.replace("##[", "##\\u005b")
 
 

@@ -9,7 +9,6 @@ same output byte for byte). Every module that mints an id calls this one; none w
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import re
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
@@ -58,6 +57,8 @@ def derived(ms: int, *parts: str | bytes | int) -> str:
     """A ULID whose time part is `ms` (clamped to 48 bits) and whose 80 random bits are a hash
     of `parts`. Same inputs, same ULID; ids derived at increasing `ms` sort in that order, and
     ids at the same `ms` need a serial among `parts` to stay distinct."""
+    import hashlib  # loaded only when an id is derived (a conversion)
+
     h = hashlib.blake2b(digest_size=10)
     for p in parts:
         b = p if isinstance(p, bytes) else str(p).encode()

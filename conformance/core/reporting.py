@@ -24,13 +24,12 @@ and `xml` for JUnit.
 from __future__ import annotations
 
 import enum
+import functools
 import json
 import os
-import xml.etree.ElementTree as ET
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any, TextIO
 from urllib.parse import quote
 
@@ -40,10 +39,19 @@ from .outputs import append_text
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 INFORMATION_URI = "https://turnspec.dev/"
-try:
-    TOOL_VERSION = version("turnspec")
-except PackageNotFoundError:  # run from a source tree that was never installed
-    TOOL_VERSION = "0+unknown"
+
+
+@functools.cache
+def tool_version() -> str:
+    """The installed turnspec's version (SARIF's `tool.driver.version`)."""
+    from importlib.metadata import PackageNotFoundError, version  # loaded only when a SARIF report is written
+
+    try:
+        return version("turnspec")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "0+unknown"
+
+
 GITHUB_CAP_PER_LEVEL = 10  # GitHub shows at most 10 error and 10 warning annotations per step
 
 
@@ -140,7 +148,7 @@ def to_sarif(
                     "tool": {
                         "driver": {
                             "name": tool,
-                            "version": TOOL_VERSION,
+                            "version": tool_version(),
                             "informationUri": INFORMATION_URI,
                             "rules": rules,
                         }
@@ -234,6 +242,8 @@ def to_junit(
     for f in sorted(findings, key=location_key):
         by_file.setdefault(f.path.partition("#")[0], []).append(f)
     by_file = {p: by_file[p] for p in sorted(by_file, key=path_key)}
+    import xml.etree.ElementTree as ET  # loaded only when a JUnit report is written
+
     root = ET.Element("testsuites", name=name)
     errors = {p: [f for f in fs if f.severity == Severity.ERROR] for p, fs in by_file.items()}
     suite = ET.SubElement(

@@ -21,8 +21,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
-import jsonschema_rs
-
 from . import pointers
 from .schemas import SchemaSet
 
@@ -161,13 +159,20 @@ class SchemaValidator:
         # a root without `$id` sits at its registry URI, so its relative `$ref`s ("b.json")
         # resolve against the set's folder as they do between the files
         self._rooted = self.schema if "$id" in self.schema else {"$id": schemas.uri(root), **self.schema}
-        resources = [(uri, doc) for s in (schemas, *extra) for uri, doc in s.resources()]
-        self._fast = jsonschema_rs.validator_for(
+        self.title = str(self.schema.get("title", root))
+
+    @functools.cached_property
+    def _fast(self) -> Any:
+        """The compiled validator, built at first use (a run whose lines all take the
+        canonical fast path never needs it, nor the ~100 ms of loading jsonschema-rs)."""
+        import jsonschema_rs  # loaded only when a document is validated against the schema
+
+        resources = [(uri, doc) for s in (self.schemas, *self._extra) for uri, doc in s.resources()]
+        return jsonschema_rs.validator_for(
             self._rooted,
             registry=jsonschema_rs.Registry(resources),
             validate_formats=False,
         )
-        self.title = str(self.schema.get("title", root))
 
     @functools.cached_property
     def registry(self) -> Registry[Any]:

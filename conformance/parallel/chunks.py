@@ -27,11 +27,11 @@ from __future__ import annotations
 
 import gc
 import hashlib
-import itertools
 import json
 import signal
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
+from operator import lt
 from typing import IO, TYPE_CHECKING, Any, overload
 
 import orjson
@@ -504,11 +504,14 @@ def decode_batch(data: list[Any], first: int) -> Batch:
     bounds = [0, *cuts, n] if n else []
     if type(ordered) is not bool or len(heads) != max(0, len(bounds) - 1) or (cuts and not n):
         raise ValueError("a damaged batch")
-    if any(s >= e for s, e in itertools.pairwise(bounds)):
+    if not all(map(lt, bounds, bounds[1:])):  # one C-level pass
         raise ValueError("a damaged batch")
-    sids: list[str] = []
-    for sid, s, e in zip(heads, bounds, bounds[1:], strict=False):
-        sids += [sid] * (e - s)
+    if len(heads) == n:  # a run per message (sessions written at once): the heads are the column
+        sids = heads
+    else:
+        sids = []
+        for sid, s, e in zip(heads, bounds, bounds[1:], strict=False):
+            sids += [sid] * (e - s)
     if type(created) is str:
         created = Joined(created, n)
     elif len(created) != n:

@@ -36,9 +36,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from vcr import serialize
-from vcr.filters import decode_response
-from vcr.serializers import yamlserializer
 
 from ..wire import registry
 from ..wire.api import Framing, WireApi
@@ -262,6 +259,10 @@ def load_cassette(path: Path, label: str | None = None) -> Cassette:
             raise CassetteError(f"larger than {MAX_CASSETTE_BYTES} bytes")
         text = path.read_text(encoding="utf-8")
         lines = check_yaml_bounds(text)
+        # function-level imports: vcrpy (and httpx under it) loads only when a cassette is read
+        from vcr import serialize
+        from vcr.serializers import yamlserializer
+
         data = yamlserializer.deserialize(text)
         if not isinstance(data, dict) or "interactions" not in data:
             raise ValueError("not a vcrpy cassette (no `interactions`)")
@@ -332,6 +333,8 @@ def _request_headers(req: Any) -> dict[str, str]:
 
 
 def _interaction(label: str, i: int, req: Any, resp: dict[str, Any]) -> Interaction:
+    from vcr.filters import decode_response  # loaded only when a cassette is read
+
     resp = decode_response(resp)
     raw = _request_bytes(req)
     body: Any = None

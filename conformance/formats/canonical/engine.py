@@ -53,6 +53,8 @@ class Prices(Protocol):
 
     def cost(self, version: str, model: str, usage: dict[str, Any]) -> Decimal: ...
 
+    def scaled(self, version: str, model: str) -> Any: ...
+
 
 Emit = Callable[[Record, str, RuleInfo, str], None]
 """`emit(record, pointer, RULE, message)`: `pointer` is relative to the record's own."""
@@ -318,8 +320,9 @@ class IdSet:
         base = self._loc(path, first)
         if base >= 0 and first + n > _LINE_MASK:
             base = -1
-        if not seq or min(ids) > seq[-1]:
-            if all(map(lt, ids, ids[1:])):  # in order already (ULIDs written in order): no sort
+        ascending = all(map(lt, ids, ids[1:]))  # in order already (ULIDs written in order): no sort
+        if not seq or (ids[0] if ascending else min(ids)) > seq[-1]:
+            if ascending:
                 seq.extend(ids)
                 self.at.extend(range(base, base + n) if base >= 0 else [-1] * n)
                 return

@@ -35,6 +35,7 @@ when re-encoded and a field written with its default value stays written.
 from __future__ import annotations
 
 import functools
+import operator
 import re
 import typing
 from dataclasses import dataclass
@@ -218,6 +219,8 @@ class _Builder:
             fields.append((name, t) if name in required else (name, t | msgspec.UnsetType, msgspec.UNSET))
         self.count += 1
         options: dict[str, Any] = {"tag_field": "type", "tag": tag} if tag is not None else {}
+        if self.opaque:
+            options["namespace"] = self.namespace(raw, {f[0] for f in fields})
         cls = msgspec.defstruct(
             f"Fast{title}",
             fields,
@@ -235,6 +238,18 @@ class _Builder:
             self.raw[cls] = raw
             self.raw_seen += 1
         return cls
+
+    def namespace(self, raw: list[str], names: set[str]) -> dict[str, Any]:
+        """The class attributes of a struct of the raw model, read by `fast.OpaqueCheck`
+        in one pass over any blocks: `opaque`, its raw field (None when it has none),
+        and `content` when it has no such field, an empty tuple (no blocks inside). They
+        are not fields: the decoder and the encoder never see them."""
+        if len(raw) > 1:
+            self.raw_misplaced = True  # one `opaque` per struct: no raw model then
+        out: dict[str, Any] = {"opaque": property(operator.attrgetter(raw[0])) if raw else None}
+        if "content" not in names:
+            out["content"] = ()
+        return out
 
 
 @dataclass(frozen=True)
@@ -267,8 +282,9 @@ class RawModel:
 @functools.lru_cache(maxsize=8)
 def raw_model(revision: str, opaque: frozenset[str]) -> RawModel | None:
     """The fast model of `revision` with the plain string fields named in `opaque`
-    ("Title.field") decoded as `msgspec.Raw`; None when none is, or when a struct with
-    one is reached somewhere `RAW_SHAPES` does not name (the check would miss it)."""
+    ("Title.field") decoded as `msgspec.Raw`; None when none is, when a struct with
+    one is reached somewhere `RAW_SHAPES` does not name (the check would miss it), or
+    when a struct would have two (its `opaque` attribute names one)."""
     return _raw(_Builder(schema_set("canonical", revision), opaque))
 
 

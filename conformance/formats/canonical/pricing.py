@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import decimal
 import functools
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation, localcontext
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import jiter
 
@@ -33,6 +34,7 @@ class PriceTable:
     """pricing_version -> model id -> rate name -> USD per million tokens."""
 
     versions: dict[str, dict[str, dict[str, Decimal]]]
+    _scaled: dict[tuple[str, str], ScaledRates] = field(default_factory=dict, compare=False, repr=False)
 
     def cost(self, version: str, model: str, usage: dict[str, Any]) -> Decimal:
         """The exact cost of `usage`: products and sums of exact values in a context whose
@@ -42,21 +44,56 @@ class PriceTable:
             return self._cost(version, model, usage)
 
     def _cost(self, version: str, model: str, usage: dict[str, Any]) -> Decimal:
-        rates = self.versions[version][model]
-        n_in: int = usage["input_tokens"]
-        n_out: int = usage["output_tokens"]
-        total = rates["input_per_mtok_usd"] * n_in + rates["output_per_mtok_usd"] * n_out
-        cached: int = usage.get("cached_input_tokens", 0)
-        if cached:
-            total += rates.get("cached_read_per_mtok_usd", _ZERO) * cached
-        created: int = usage.get("cache_creation_input_tokens", 0)
-        if created:
-            total += rates.get("cache_write_per_mtok_usd", _ZERO) * created
+        total = total_of(
+            self.versions[version][model],
+            usage["input_tokens"],
+            usage["output_tokens"],
+            usage.get("cached_input_tokens", 0),
+            usage.get("cache_creation_input_tokens", 0),
+            _ZERO,
+        )
         return total.scaleb(-6)
+
+    def scaled(self, version: str, model: str) -> ScaledRates:
+        """The rates of `model` in `version` as integers, each times `10**places`: the
+        cost of a usage is `total_of` those and its token counts, over `scale`
+        (`10**(places + 6)`), exactly (the fast path compares costs so, in integers)."""
+        got = self._scaled.get((version, model))
+        if got is None:
+            rates = self.versions[version][model]
+            places = max((-int(r.as_tuple().exponent) for r in rates.values() if r.is_finite()), default=0)
+            places = max(places, 0)
+            with localcontext(_EXACT):
+                ints = {name: int(r.scaleb(places)) for name, r in rates.items()}
+            got = self._scaled[(version, model)] = ScaledRates(ints, 10 ** (places + 6))
+        return got
 
     def rates(self, usage: dict[str, Any], model: Any) -> dict[str, Decimal] | None:
         table = self.versions.get(usage["pricing_version"])
         return None if table is None or model not in table else table[model]
+
+
+@dataclass(frozen=True)
+class ScaledRates:
+    """A model's rates as integers (`PriceTable.scaled`): cost = `total_of(ints, ...) / scale`."""
+
+    ints: dict[str, int]
+    scale: int
+
+
+N = TypeVar("N", Decimal, int)
+
+
+def total_of(rates: Mapping[str, N], n_in: int, n_out: int, cached: int, created: int, zero: N) -> N:
+    """The cost formula (§6.4), per million tokens: each rate times its token count,
+    summed; a bucket with no tokens costs nothing (and needs no rate). Over the Decimal
+    rates (`PriceTable.cost`) or the same rates as scaled integers (`PriceTable.scaled`)."""
+    total = rates["input_per_mtok_usd"] * n_in + rates["output_per_mtok_usd"] * n_out
+    if cached:
+        total += rates.get("cached_read_per_mtok_usd", zero) * cached
+    if created:
+        total += rates.get("cache_write_per_mtok_usd", zero) * created
+    return total
 
 
 USAGE_BUCKETS = (

@@ -9,8 +9,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import jsonschema_rs
-
 from ...core import pointers
 from ...core.errors import InputError
 from ...core.findings import Finding
@@ -185,6 +183,8 @@ class ToolSet:
         hit = self._compiled.get(name)
         if hit is None:
             schema = self.tools[name]["input_schema"]
+            import jsonschema_rs  # loaded only when --tools is given
+
             try:
                 hit = (jsonschema_rs.validator_for(schema, validate_formats=False), oracle_class()(schema), None)
             except Exception as exc:  # an unusable schema is reported, never raised

@@ -83,6 +83,7 @@ def _decode_block(decoder: msgspec.json.Decoder[Any], block: bytes) -> list[Any]
 
 
 _CONTENT = operator.attrgetter("content")
+_OPAQUE = operator.attrgetter("opaque")
 _QUOTE = ord('"')
 
 
@@ -92,32 +93,26 @@ class OpaqueCheck:
     a quote) and its bytes are UTF-8 (msgspec proved every other string of the line
     UTF-8, and the rest of a JSON line is ASCII). The raw values are gathered in C
     (`map`, `filter`, `chain`) from the blocks of `content` and of their own `content`,
-    the places `fastmodel.RAW_SHAPES` lets them sit."""
+    the places `fastmodel.RAW_SHAPES` lets them sit, through the class attributes every
+    struct of the raw model has (`fastmodel._Builder.namespace`): `opaque`, its raw
+    value or None, and `content`, empty where it holds no blocks."""
 
     def __init__(self, raw: RawModel) -> None:
         union = typing.get_type_hints(raw.model.message)["content"].__args__[0]
         blocks = typing.get_args(union) or (union,)
-        # the blocks with a `content` list of blocks of their own (a tool_result)
-        self.holders = tuple((c, c.__instancecheck__) for c in blocks if "content" in c.__struct_fields__)
-        self.nested = ("content", "[]", "content", "[]") in RAW_SHAPES and bool(self.holders)
-        self.fields = tuple(
-            (cls, cls.__instancecheck__, operator.attrgetter(f)) for cls, names in raw.raw for f in names
+        # some block has a `content` list of blocks of its own (a tool_result)
+        self.nested = ("content", "[]", "content", "[]") in RAW_SHAPES and any(
+            "content" in c.__struct_fields__ for c in blocks
         )
 
     def ok(self, msgs: list[Any]) -> bool:
         """True when every raw value of these messages is a string in UTF-8."""
         blocks = list(chain.from_iterable(map(_CONTENT, msgs)))
-        present = set(map(type, blocks))  # each filter below runs only if its class is here
+        raws = list(filter(None, map(_OPAQUE, blocks)))
         if self.nested:
-            for cls, holder in self.holders:
-                if cls in present:
-                    inner = list(chain.from_iterable(map(_CONTENT, filter(holder, blocks))))
-                    present.update(map(type, inner))
-                    blocks += inner
-        raws: list[Any] = []
-        for cls, is_cls, get in self.fields:
-            if cls in present:
-                raws += map(get, filter(is_cls, blocks))
+            inner = list(chain.from_iterable(map(_CONTENT, blocks)))
+            if inner:
+                raws += filter(None, map(_OPAQUE, inner))
         if not raws:
             return True
         joined = b"".join(raws)

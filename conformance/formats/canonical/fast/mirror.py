@@ -13,7 +13,6 @@ import binascii
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
 from typing import Any
 
 import msgspec
@@ -21,7 +20,7 @@ import msgspec
 from .. import rules as R
 from ..engine import Prices, Tools
 from ..invariants import EMAIL, file_ref_problem, url_ok
-from ..pricing import USAGE_BUCKETS
+from ..pricing import USAGE_BUCKETS, total_of
 from ..tools import SNAKE_NAME
 from .batch import BatchPattern, Columns
 from .blocks import _shallow
@@ -88,13 +87,11 @@ class Mirror:
         stop = self._stop if self.on[R.CANCELLED_STATUS.id] else None
         email = EMAIL if self.on[R.ID_EMAIL.id] else None
         block_ok, toolset = self._block_ok, self.toolset
-        prefix = self._provider_of
+        prefix, known = self._provider_of, self._providers.get  # model id -> its provider part
         metas = cols.raw(("metadata",))
         tools: dict[int, list[tuple[int, bool, str]]] = {}
-        ids: list[str] = []  # tool ids (TS112), and the message of each
-        id_owner: list[int] = []
-        names: list[str] = []  # tool_use names (TS306), and the message of each
-        name_owner: list[int] = []
+        uses: list[Any] = []  # the tool_use blocks (their names: TS306), and the message of each
+        use_owner: list[int] = []
         add = suspects.add
         for k, m in enumerate(cols.msgs):
             meta = metas[k]
@@ -102,9 +99,11 @@ class Mirror:
             if (status is not _UNSET and status != "complete") or ats[k] is None:
                 add(k)  # not complete (its own rules), or TS115
                 continue
-            if email is not None and ("@" in str(meta.user_id) or "@" in str(meta.team_id)):
-                add(k)  # TS121: `_local` decides
-                continue
+            if email is not None:
+                user, team = meta.user_id, meta.team_id
+                if (user and "@" in user) or (team and "@" in team):
+                    add(k)  # TS121: `_local` decides
+                    continue
             role = m.role
             model = meta.model
             if role == "assistant":  # TS104-TS107 and TS109
@@ -112,13 +111,13 @@ class Mirror:
                 if (
                     model is _UNSET or model is None or provider is _UNSET or provider is None
                     or routing is _UNSET or routing is None or routing.chosen_model != model
-                    or meta.usage is _UNSET or meta.usage is None or prefix(model) != provider
+                    or meta.usage is _UNSET or meta.usage is None or (known(model) or prefix(model)) != provider
                 ):  # fmt: skip
                     add(k)
                     continue
             elif model is not _UNSET and model is not None:  # TS109 elsewhere
                 provider = meta.provider
-                if provider is not _UNSET and provider is not None and prefix(model) != provider:
+                if provider is not _UNSET and provider is not None and (known(model) or prefix(model)) != provider:
                     add(k)
                     continue
             if stop is not None and stop(meta) == "cancelled":
@@ -156,23 +155,23 @@ class Mirror:
                 if t not in special:
                     continue
                 if t is tool_use:
-                    if not _shallow(b.input) or (toolset is not None and not block_ok(b)):
+                    if not _shallow(b.input) or (toolset is not None and not block_ok(b, False)):
                         break
-                    ids.append(b.id)
-                    id_owner.append(k)
-                    names.append(b.name)
-                    name_owner.append(k)
+                    uses.append(b)
+                    use_owner.append(k)
                     entry = (i, True, b.id)
                 elif t is tool_result:
                     inner = b.content
-                    if inner and not all(
-                        block_ok(x) and (type(x) is not tool_use or _shallow(x.input))
-                        for x in inner
-                        if type(x) in nested
+                    if (
+                        inner
+                        and not nested.isdisjoint(map(type, inner))
+                        and not all(
+                            block_ok(x) and (type(x) is not tool_use or _shallow(x.input))
+                            for x in inner
+                            if type(x) in nested
+                        )
                     ):
                         break
-                    ids.append(b.tool_use_id)
-                    id_owner.append(k)
                     entry = (i, False, b.tool_use_id)
                 else:
                     if t in media and not block_ok(b):
@@ -187,19 +186,24 @@ class Mirror:
                     tools[k] = found
                 continue
             add(k)
-        for pattern, values, owner in (
-            (self.tool_id_pattern, ids, id_owner),
-            (self.tool_name_pattern, names, name_owner),
-        ):
-            if pattern is not None:
-                for j in pattern.bad(values):
-                    add(owner[j])
-                    tools.pop(owner[j], None)
+        # the tool ids (TS112) of the messages kept, and the names of every call (TS306)
+        checks: list[tuple[BatchPattern | None, list[str], list[int]]] = []
+        if self.tool_id_pattern is not None:
+            ids = [tid for found in tools.values() for _i, _use, tid in found]
+            checks.append((self.tool_id_pattern, ids, [k for k, found in tools.items() for _ in found]))
+        if self.tool_name_pattern is not None:
+            checks.append((self.tool_name_pattern, [b.name for b in uses], use_owner))
+        for pattern, values, owner in checks:
+            assert pattern is not None
+            for j in pattern.bad(values):
+                add(owner[j])
+                tools.pop(owner[j], None)
         if self.prices is not None:
-            for k in range(len(metas)):
-                if k not in suspects:
-                    model = metas[k].model
-                    if not self._priced(metas[k], None if model is _UNSET else model):
+            for k, meta in enumerate(metas):
+                usage = meta.usage
+                if usage is not _UNSET and usage is not None and k not in suspects:
+                    model = meta.model
+                    if not self._priced(meta, None if model is _UNSET else model):
                         add(k)
         return tools
 
@@ -295,14 +299,16 @@ class Mirror:
             line_no, m.id, m.session_id, m.created_at, at, complete, tools, role, "complete" if complete else status
         )
 
-    def _block_ok(self, b: Any) -> bool:
-        """False when a block rule of a complete message may report on block `b`."""
+    def _block_ok(self, b: Any, formats: bool = True) -> bool:
+        """False when a block rule of a complete message may report on block `b` (but for
+        a tool_use's id and name formats without `formats`: `_columns` checks those per
+        batch)."""
         on, cls = self.on, self.cls
         t = type(b)
         if t is cls.tool_use:
-            if on[R.TOOL_ID_FORMAT.id] and not self.re_tool_id(b.id):
+            if formats and on[R.TOOL_ID_FORMAT.id] and not self.re_tool_id(b.id):
                 return False
-            if on[R.TOOL_USE_NAME.id] and not SNAKE_NAME.match(b.name):
+            if formats and on[R.TOOL_USE_NAME.id] and not SNAKE_NAME.match(b.name):
                 return False
             ts = self.toolset
             if ts is not None and (on[R.TOOL_UNKNOWN.id] or on[R.TOOL_INPUT.id]):
@@ -343,23 +349,25 @@ class Mirror:
         if model not in table:
             return not on[R.PRICING_MODEL.id]
         rates = table[model]
-        as_dict: dict[str, Any] = {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
+        counts: list[int] = []
         for bucket, rate in USAGE_BUCKETS:
             n = getattr(usage, bucket)
-            if n is _UNSET:
-                continue
-            as_dict[bucket] = n
+            n = 0 if n is _UNSET else n
             if n and rate not in rates:
                 return not on[R.PRICING_BUCKET.id]
+            counts.append(n)
         if not on[R.COST_MISMATCH.id]:
             return True
-        # `cost` computes in its exact context; reading a plain decimal and comparing two
-        # are exact in any context
-        try:
-            stored = Decimal(usage.cost_usd)
-        except (InvalidOperation, TypeError, ValueError):
-            return False  # not a decimal (TS020's to report): the exact path says where
-        return bool(stored == prices.cost(version, model, as_dict))
+        # the cost and the stored value compared exactly, as integers: the rates scaled by
+        # a power of ten (`PriceTable.scaled`), the stored plain decimal read as its digits
+        whole, _, frac = usage.cost_usd.partition(".")
+        digits = whole + frac
+        if not (digits.isascii() and digits.isdigit()):
+            return False  # not a plain decimal (TS020's to report): the exact path says where
+        scaled = prices.scaled(version, model)
+        cached, created = counts
+        total = total_of(scaled.ints, usage.input_tokens, usage.output_tokens, cached, created, 0)
+        return bool(int(digits) * scaled.scale == total * 10 ** len(frac))
 
 
 @dataclass(frozen=True)

@@ -51,9 +51,10 @@ class Batch:
 
     What the session rules would check *within* the batch is checked by the local step
     (`order`), so `--jobs` workers do it and the parent only meets the batch with the
-    run state: `cuts` are the indices where a session's run of messages begins, and
-    `ordered` says each session has one run, no id repeats, and within a run ids
-    increase and `created_at` does not go back."""
+    run state: `cuts` are the indices where a run of messages of one session begins (a
+    session may have several runs: sessions written at once interleave), and `ordered`
+    says no id repeats and within each session ids increase and `created_at` does not
+    go back."""
 
     first: int
     ids: list[str]
@@ -153,15 +154,16 @@ def order(ids: list[str], sids: list[str], ats: list[Any]) -> tuple[list[int], b
     """`Batch.cuts` and `Batch.ordered` of these columns (none of `ats` is None)."""
     n = len(ids)
     cuts = list(compress(range(1, n), map(ne, sids, sids[1:])))
-    if cuts and len(set(sids)) != len(cuts) + 1:
-        return cuts, False  # a session in two runs
+    if all(map(lt, ids, ids[1:])) and all(map(le, ats, ats[1:])):
+        return cuts, True  # in order over the batch (ULIDs of one clock): so within each session, and no id twice
     if len(set(ids)) != n:
         return cuts, False
-    if not all(map(lt, ids, ids[1:])) or not all(map(le, ats, ats[1:])):
-        at_cut = set(cuts)  # a step back is allowed only where a session's run begins
-        for j in range(1, n):
-            if j not in at_cut and not (ids[j - 1] < ids[j] and ats[j - 1] <= ats[j]):
-                return cuts, False
+    last: dict[str, int] = {}  # session id -> the batch index of its latest message so far
+    for j, sid in enumerate(sids):
+        k = last.get(sid)
+        if k is not None and not (ids[k] < ids[j] and ats[k] <= ats[j]):
+            return cuts, False
+        last[sid] = j
     return cuts, True
 
 
@@ -186,6 +188,14 @@ def item_facts(path: str, item: SessionItem) -> SessionFacts:
         "status": item.status,
     }
     return SessionFacts(Record(path, item.line, "", None, 0), msg, item.complete, tools)
+
+
+def _firsts(heads: list[int], run_sids: list[str]) -> list[int]:
+    """The batch index of each session's first message, in order, from the runs' starts
+    (`heads`) and their sessions (`run_sids`): the heads themselves when each session has
+    one run."""
+    first = dict(zip(reversed(run_sids), reversed(heads), strict=True))  # the earliest run wins
+    return heads if len(first) == len(heads) else sorted(first.values())
 
 
 def _tools_ok(state: RunState, sess: Session | None, tools: list[tuple[int, bool, str]]) -> bool:
@@ -238,21 +248,23 @@ class SessionStep:
         checked message by message in order (`_tools_one_by_one`, committing as
         `session` does), and the messages before the first whose tools fail are
         committed at the end; the sessions are made in order of first appearance, as
-        one by one. A batch holds complete messages only, so it neither ends a turn nor,
-        but in a session after a cancelled message (`RunState.after_cancel`, then 0),
-        starts one (`commit_turn`)."""
+        one by one. Sessions written at once interleave: each is checked at its first
+        message of the batch and takes its last. A batch holds complete messages only,
+        so it neither ends a turn nor, but in a session after a cancelled message
+        (`RunState.after_cancel`, then 0), starts one (`commit_turn`)."""
         state = self.run.state
         ids, sids = batch.ids, batch.sids
         n = len(ids)
-        cuts = batch.cuts
-        starts = [0, *cuts]
         if state.after_cancel and not state.after_cancel.keys().isdisjoint(sids):
             return 0  # a session after a cancelled message (TS209): its turns go one by one
+        heads = [0, *batch.cuts]  # where each run of one session begins
+        run_sids = list(map(sids.__getitem__, heads))
+        firsts = _firsts(heads, run_sids)
         if self.session_rules:
             if not batch.ordered or not state.message_ids.isdisjoint(ids):
                 return 0
             sessions = state.sessions
-            for s in starts:
+            for s in firsts:
                 sess = sessions.get(sids[s])
                 if sess is not None:
                     if sess.last_id is not None and ids[s] <= sess.last_id:
@@ -262,17 +274,22 @@ class SessionStep:
         done = n
         pairs = batch.pairs
         if self.session_rules and pairs is not None and self._pairs_ok(batch, pairs):
-            self._commit_pairs(path, batch, pairs, starts)
+            self._commit_pairs(path, batch, pairs, firsts)
         else:
-            done = self._tools_one_by_one(path, batch, starts)
+            done = self._tools_one_by_one(path, batch, firsts)
         if done and self.run.track_ids:
             state.message_ids.update(ids if done == n else ids[:done], path, batch.first)
-        # each session takes the last of its committed messages (the ids went in above)
-        for s, e in zip(starts, [*cuts, n], strict=True):
-            if s >= done:
-                break
-            last = min(e, done) - 1
-            commit_message(state, state.session(sids[s]), ids[last], batch.created[last], batch.at(last), False)
+        # each session takes the last of its committed messages (the ids went in above),
+        # in order of first appearance (so the sessions are made in that order): where its
+        # last run ends (the next run's start), its last message is just before
+        if done == n:
+            ends = dict(zip(run_sids, [*batch.cuts, n], strict=True))
+        else:
+            ends = dict(zip(sids[:done], range(1, done + 1), strict=True))
+        created = batch.created
+        for sid, end in ends.items():
+            last = end - 1
+            commit_message(state, state.session(sid), ids[last], created[last], batch.at(last), False)
         return done
 
     def _pairs_ok(self, batch: Batch, pairs: Pairs) -> bool:
