@@ -37,6 +37,9 @@ from .jsonio import DEFAULT_LOCK_WAIT, StdinPath, dumps, parse, read_json, read_
 from .schemas import schema_set
 
 LOSSY = RuleInfo("TS900", Severity.WARNING, "§7.3", "Conversion dropped or changed information")
+"""The one declaration of TS900 (every converter's lossy step unless its format names its own
+rule); the canonical catalogue (`formats.canonical.rules`) lists this value, so `turnspec
+rules` shows it."""
 
 
 @dataclass
