@@ -53,6 +53,14 @@ class RuleInfo:
     summary: str
     strict: bool = False
 
+    @property
+    def troubleshooting(self) -> str:
+        """What to look at when it fails, where the declaration itself carries it (a suite
+        check's `CheckInfo.fix`); "" for a rule whose fix is its line of `rulefixes.FIXES`.
+        `ruledocs` reads it from the value it is given, so no help text depends on which
+        catalogue was imported first."""
+        return ""
+
 
 @dataclass(frozen=True, slots=True)
 class Finding:
