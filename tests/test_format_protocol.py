@@ -197,3 +197,29 @@ def test_conversion_is_deterministic(
         findings = convert(src_fmt, dst_fmt, src, dst)
         outs.append((_tree(dst), [(f.path, f.line, f.pointer, f.message) for f in findings]))
     assert outs[0] == outs[1]
+
+
+def test_a_run_loads_the_checker_and_converters_only_of_the_formats_it_meets(tmp_path: Path) -> None:
+    """`base.PeerFormat`: a peer's `checker` and `convert` modules load when a file of it is
+    validated or converted, never because detection asked it. Failed before for gpt2099,
+    whose package imported its checker (through `loading`) on every run."""
+    import subprocess
+    import sys
+
+    from conformance.formats.base import PeerFormat
+
+    peers = sorted(type(f).__module__ for f in all_formats() if isinstance(f, PeerFormat))
+    assert len(peers) >= 6  # langchain, openai-messages, otel-genai, pydantic-ai, gpt2099, geppetto
+    chat = tmp_path / "chat.json"
+    chat.write_text('[{"role": "user", "content": "hi"}]\n', encoding="utf-8")
+    code = (
+        "import sys; from conformance import validate; validate([sys.argv[1], sys.argv[2]]); "
+        "print(' '.join(sorted(m for m in sys.modules if m.rsplit('.', 1)[-1] in ('checker', 'convert'))))"
+    )
+    canonical = ROOT / "tests" / "rules" / "canonical" / "valid.jsonl"
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(canonical), str(chat)], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    loaded = set(out.stdout.split())
+    assert {f"{p}.checker" for p in peers} & loaded == {"conformance.formats.openai_messages.checker"}
+    assert not {f"{p}.convert" for p in peers} & loaded

@@ -16,17 +16,20 @@ format by hand:
 A format imports core (`conformance.core.jsonio`, `findings`, `schemas`, `schema_validation`,
 `ids`, `convertkit`), the canonical format (core: everything speaks it) and this module;
 never another peer format, an engine, the API or the CLI. Adding a format = one package
-plus one line in `formats/__init__.py`.
+plus one line in `formats/__init__.py`; a peer whose checker and converters should load only
+when used declares its `Format` as a `PeerFormat` (the lazy shell, declared here once).
 """
 
 from __future__ import annotations
 
+import abc
+import importlib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, ClassVar, Protocol
 
-from ..core.convertkit import Converter
+from ..core.convertkit import ConvertContext, Converter
 from ..core.findings import Finding, RuleCatalog, Selection
 from ..core.jsonio import DEFAULT_LOCK_WAIT, DEFAULT_MAX_LINE_BYTES, os_error
 
@@ -100,6 +103,57 @@ class Format(Protocol):
 
     def start(self, options: Options) -> FormatRun:
         """Begin a run; the run keeps cross-file state (sessions, ids)."""
+
+
+def lazy_converter(module: str, function: str) -> Converter:
+    """The converter `function` of `module`, which is imported when a conversion first runs:
+    `turnspec validate` detects every format on each run, and a format's converters (and
+    what they import) load only when one is asked for."""
+
+    def convert(src: Path, dst: Path, ctx: ConvertContext) -> None:
+        run: Converter = getattr(importlib.import_module(module), function)
+        run(src, dst, ctx)
+
+    convert.__name__ = convert.__qualname__ = function
+    convert.__module__ = module
+    return convert
+
+
+class PeerFormat(abc.ABC):
+    """The shell of a peer format whose checker and converters load when first used.
+
+    A subclass, declared in the `__init__.py` of the format's package, names the format
+    (`name`, `rules`, `detect`, and `schema_family`/`migrations` where it has them) and
+    `run_class`, the class of the package's `checker` module that validates its files
+    (`start` imports it); `converters` are the package's `convert.to_canonical` and
+    `convert.from_canonical`, each imported when a conversion runs (`lazy_converter`).
+    `turnspec validate` detects every format on each run and starts one only on its files,
+    so neither module is imported by a run that meets none."""
+
+    name: ClassVar[str]
+    rules: ClassVar[RuleCatalog]
+    run_class: ClassVar[str]
+    schema_family: ClassVar[str | None] = None
+    migrations: ClassVar[bool] = False
+    converters: ClassVar[Mapping[tuple[str, str], Converter]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        convert = f"{cls.__module__}.convert"
+        cls.converters = {
+            (cls.name, "canonical"): lazy_converter(convert, "to_canonical"),
+            ("canonical", cls.name): lazy_converter(convert, "from_canonical"),
+        }
+
+    @abc.abstractmethod
+    def detect(self, path: Path) -> bool:
+        """`Format.detect`: cheap, from the path's name and first bytes."""
+
+    def start(self, options: Options) -> FormatRun:
+        run: Callable[[Options], FormatRun] = getattr(
+            importlib.import_module(f"{type(self).__module__}.checker"), self.run_class
+        )
+        return run(options)
 
 
 def read_unit(run: FormatRun, path: Path, stats: FileStats, progress: ProgressHook | None = None) -> Iterator[Finding]:
