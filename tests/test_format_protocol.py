@@ -223,3 +223,55 @@ def test_a_run_loads_the_checker_and_converters_only_of_the_formats_it_meets(tmp
     loaded = set(out.stdout.split())
     assert {f"{p}.checker" for p in peers} & loaded == {"conformance.formats.openai_messages.checker"}
     assert not {f"{p}.convert" for p in peers} & loaded
+
+
+@pytest.mark.parametrize(
+    ("fmt", "source"),
+    [
+        ("langchain", "langchain_format/fixtures/valid_conversation.json"),
+        ("langchain", "langchain_format/fixtures/valid_dumpd.jsonl"),
+        ("openai-messages", "openai_messages/fixtures/valid_tools.json"),
+        ("openai-messages", "openai_messages/fixtures/valid_conversations.jsonl"),
+        ("otel-genai", "otel_genai_format/fixtures/valid_span.json"),
+        ("otel-genai", "otel_genai_format/fixtures/valid_records.jsonl"),
+        ("pydantic-ai", "pydantic_ai_format/fixtures/valid_history.json"),
+        ("pydantic-ai", "pydantic_ai_format/fixtures/valid_retry.jsonl"),
+    ],
+)
+def test_a_peer_conversion_reads_and_parses_its_input_once(
+    fmt: str, source: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`convertkit.convert_units`, the one driver of the peers read as units: the input is
+    opened once and each of its documents parsed once, by the validation whose units the
+    mapping then reads. Failed before: each converter validated the file (a read and a
+    parse), read it again for the ids' digest, then read and parsed it a third time."""
+    import os
+
+    from conformance.core import jsonio
+    from conformance.formats import get_format
+    from conformance.formats.base import FileStats, Options
+
+    src = FIX / source
+    text = src.read_bytes()
+    opened: list[str] = []
+    parsed = [0]
+    real_open, real_parse = os.open, jsonio.parse
+
+    def counting_open(path: object, *args: object, **kw: object) -> int:
+        opened.append(str(path))
+        return real_open(path, *args, **kw)  # type: ignore[arg-type]
+
+    def counting_parse(data: bytes) -> object:
+        parsed[0] += data in text  # a document of the file (a JSON text inside a string is escaped there)
+        return real_parse(data)
+
+    monkeypatch.setattr(jsonio, "parse", counting_parse)
+    list(get_format(fmt).start(Options()).validate(src, FileStats(str(src), fmt)))
+    once, parsed[0] = parsed[0], 0
+    assert once > 0
+    monkeypatch.setattr(os, "open", counting_open)
+    converters()[(fmt, "canonical")](src, tmp_path / "out.jsonl", convertkit.ConvertContext())
+    monkeypatch.undo()
+    assert opened.count(str(src)) == 1
+    assert parsed[0] == once
+    assert (tmp_path / "out.jsonl").read_bytes()

@@ -22,18 +22,30 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import hashlib
+import io
 import mimetypes
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 from urllib.parse import urlsplit
 
 from . import ids
 from .errors import InputError
 from .findings import Finding, RuleInfo, Severity, switched_off
-from .jsonio import DEFAULT_LOCK_WAIT, StdinPath, dumps, parse, read_json, read_jsonl, reads_as_lines, stdin_bytes
+from .jsonio import (
+    DEFAULT_LOCK_WAIT,
+    StdinPath,
+    dumps,
+    parse,
+    read_input,
+    read_json,
+    read_jsonl,
+    reads_as_lines,
+    stdin_bytes,
+)
 from .schemas import schema_set
 
 LOSSY = RuleInfo("TS900", Severity.WARNING, "§7.3", "Conversion dropped or changed information")
@@ -340,14 +352,16 @@ def as_lines(path: Path) -> bool:
     return False
 
 
-def read_documents(path: Path, max_line_bytes: int) -> Iterator[Document | Finding]:
+def read_documents(path: Path, max_line_bytes: int, data: bytes | None = None) -> Iterator[Document | Finding]:
     """The documents of `path` and the reader's findings (bad JSON, BOM, ...). A `.jsonl`
     file is one document per line, a `.json` file one document; standard input (`-`) is
     read as `jsonio.reads_as_lines` says under a `--stdin-filename`, and bare as one
     document when it parses as one, else as JSON Lines (each line of these formats may
-    itself be an array, so its first byte says nothing)."""
+    itself be an array, so its first byte says nothing). `data`: the bytes of `path`,
+    already read (the convert driver reads its input once), else `path` is read."""
     if as_lines(path):
-        for rec in read_jsonl(path, max_line_bytes=max_line_bytes):
+        lines = read_jsonl(path, max_line_bytes=max_line_bytes, stream=None if data is None else io.BytesIO(data))
+        for rec in lines:
             if isinstance(rec, Finding):
                 yield rec
             else:
@@ -360,7 +374,7 @@ def read_documents(path: Path, max_line_bytes: int) -> Iterator[Document | Findi
         return
     items: list[Item] = []
     found = False
-    for rec in read_json(path):
+    for rec in read_json(path, data=data):
         if isinstance(rec, Finding):
             found = True
             yield rec
@@ -456,3 +470,75 @@ def block_extras(block: dict[str, Any]) -> list[str]:
     §10.2), sorted: what a converter to a peer format drops and reports."""
     known = _BLOCK_FIELDS.get(str(block.get("type")))
     return [] if known is None else sorted(set(block) - known)
+
+
+# -- the convert driver of a peer read as units (langchain, openai-messages, otel-genai, pydantic-ai) --
+
+U = TypeVar("U", bound=Located)
+
+
+class UnitRun(Protocol[U]):
+    """A peer format's validator as the convert driver uses it (`formats.base.PeerRun`): its
+    reader, which may be given the bytes already read, and its checks over the units read."""
+
+    def read(self, path: Path, data: bytes | None = None) -> Iterator[U | Finding]: ...
+
+    def check_units(self, units: Iterable[U | Finding], stats: Any) -> Iterator[Finding]: ...
+
+    def finish(self) -> Iterator[Finding]: ...
+
+
+@dataclass(frozen=True)
+class Mapped:
+    """One unit (a conversation, history or record) in canonical form: its `messages`, where
+    each was read (`origins`, in output order), and its `losses`, whose message indexes
+    refer to `places`."""
+
+    messages: list[dict[str, Any]]
+    origins: Sequence[Located]
+    places: Sequence[Located]
+    losses: Losses
+
+
+@dataclass(frozen=True)
+class ToCanonical(Generic[U]):
+    """What a peer declares for `convert_units`: its name (for the refusal), `map` (a unit,
+    the session id derived for it and the unit's `IdMint` -> `Mapped`), and the rule and
+    message (`placeholders(session_id, first created_at)`) of what canonical requires that
+    the unit does not record (session, ids, times), reported once per unit."""
+
+    fmt: str
+    map: Callable[[U, str, IdMint], Mapped]
+    rule: RuleInfo
+    placeholders: Callable[[str, str], str]
+
+
+def convert_units(src: Path, dst: Path, ctx: ConvertContext, run: UnitRun[U], stats: Any, how: ToCanonical[U]) -> None:
+    """The one driver of a peer-to-canonical conversion: `src` read once (its bytes name the
+    ids, `IdMint(digest, unit number)`) and parsed once, validated by `run` and refused on
+    an error (as `validated`), then each unit mapped to one session (`how.map`), its origins
+    and losses reported, the placeholders once per unit (`how.rule`); written as JSON Lines,
+    or one JSON array when `dst` ends in `.json`."""
+    data = read_input(src)
+    units: list[U] = []
+
+    def kept() -> Iterator[U | Finding]:
+        for item in run.read(src, data):
+            if not isinstance(item, Finding):
+                units.append(item)
+            yield item
+
+    refuse_invalid(src, how.fmt, [*run.check_units(kept(), stats), *run.finish()])
+    digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+    out: list[dict[str, Any]] = []
+    for n, unit in enumerate(units):
+        mint = IdMint(digest, n)
+        session_id = mint.ulid(0, "session")
+        mapped = how.map(unit, session_id, mint)
+        ctx.origins += [(at.path, at.line, at.pointer) for at in mapped.origins]
+        report_losses(ctx, mapped.places, mapped.losses)
+        if mapped.messages:
+            first = str(mapped.messages[0]["created_at"])
+            ctx.lossy(unit.path, unit.line, unit.pointer, how.placeholders(session_id, first), how.rule)
+        out += mapped.messages
+    write_values(dst, out, dst.suffix == ".json")

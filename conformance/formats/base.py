@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import abc
 import importlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
-from ..core.convertkit import ConvertContext, Converter
-from ..core.findings import Finding, RuleCatalog, Selection
+from ..core.convertkit import ConvertContext, Converter, Located
+from ..core.findings import Finding, RuleCatalog, RuleInfo, Selection
 from ..core.jsonio import DEFAULT_LOCK_WAIT, DEFAULT_MAX_LINE_BYTES, os_error
 
 ProgressHook = Callable[[int], None]
@@ -154,6 +154,64 @@ class PeerFormat(abc.ABC):
             importlib.import_module(f"{type(self).__module__}.checker"), self.run_class
         )
         return run(options)
+
+
+U = TypeVar("U", bound=Located)
+
+
+class PeerRun(abc.ABC, Generic[U]):
+    """The run of a peer format read as independent units (conversations, histories,
+    records): the reader's findings, then each unit's rules, nothing carried across units
+    or files. A subclass gives `read` (the units of a file, from its bytes when the convert
+    driver read them: `convertkit.convert_units`), `check` (one unit's findings, None for a
+    rule switched off) and `size` (the messages a unit counts for the summary); `units` names
+    the summary's count."""
+
+    units: ClassVar[str]
+
+    def __init__(self, options: Options) -> None:
+        self.options = options
+        self.sel: Selection = options.selection
+
+    @abc.abstractmethod
+    def read(self, path: Path, data: bytes | None = None) -> Iterator[U | Finding]:
+        """The units of `path` and the reader's findings."""
+
+    @abc.abstractmethod
+    def check(self, unit: U) -> Iterator[Finding | None]:
+        """The findings of one unit."""
+
+    @abc.abstractmethod
+    def size(self, unit: U) -> int:
+        """What the unit adds to `FileStats.records`."""
+
+    def finding(self, at: Located, pointer: str, info: RuleInfo, message: str) -> Finding | None:
+        """A finding of `info` at `at`'s file and line and `pointer`; None when the
+        selection leaves the rule out."""
+        if not self.sel.enabled(info.id):
+            return None
+        return Finding(at.path, at.line, pointer, info.id, self.sel.severity(info), message)
+
+    def validate(self, path: Path, stats: FileStats, progress: ProgressHook | None = None) -> Iterator[Finding]:
+        return self.check_units(self.read(path), stats)
+
+    def check_units(self, units: Iterable[U | Finding], stats: FileStats) -> Iterator[Finding]:
+        """The findings of the units read (and of the reader), counted into `stats`."""
+        count = 0
+        for unit in units:
+            if isinstance(unit, Finding):
+                if self.sel.enabled(unit.rule):
+                    yield unit
+                continue
+            count += 1
+            stats.records += self.size(unit)
+            for f in self.check(unit):
+                if f is not None:
+                    yield f
+        stats.extra[self.units] = count
+
+    def finish(self) -> Iterator[Finding]:
+        return iter(())
 
 
 def read_unit(run: FormatRun, path: Path, stats: FileStats, progress: ProgressHook | None = None) -> Iterator[Finding]:
