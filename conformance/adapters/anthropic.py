@@ -31,7 +31,17 @@ from typing import Any, ClassVar
 from ..wire.anthropic_messages import ANTHROPIC_MESSAGES
 from ..wire.openai_chat import parse_data_url
 from . import overrides
-from ._shared import URL_IMAGE_MEDIA_TYPE, finish_error, header, json_object, json_value, stop_reason
+from ._shared import (
+    URL_IMAGE_MEDIA_TYPE,
+    StreamState,
+    UrlMediaMemory,
+    finish_error,
+    header,
+    json_object,
+    json_value,
+    stop_reason,
+    tool_extra,
+)
 from .base import (
     AdapterError,
     AdapterOptions,
@@ -81,7 +91,7 @@ _CANONICAL_KEYS = {
 }
 
 
-class AnthropicAdapter(CancellableStreams, BaseAdapter):
+class AnthropicAdapter(UrlMediaMemory, CancellableStreams, BaseAdapter):
     """Canonical <-> Anthropic Messages API (`POST /v1/messages`)."""
 
     name: ClassVar[str] = "anthropic"
@@ -104,10 +114,6 @@ class AnthropicAdapter(CancellableStreams, BaseAdapter):
         "max_output_tokens": 64_000,
         "accepted_image_media_types": list(IMAGE_TYPES),
     }
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._url_media: dict[tuple[str, str], str] = {}  # (session, url) -> media type rendered
 
     def new_provider_tool_id(self) -> str:
         return "toolu_" + new_ulid()
@@ -322,7 +328,7 @@ class AnthropicAdapter(CancellableStreams, BaseAdapter):
         return out
 
     def tool_to_wire(self, tool: ToolDefinition, options: AdapterOptions) -> WireBody:
-        extra = ((options.provider_raw.get(self.name) or {}).get("tool_extras") or {}).get(tool["name"], {})
+        extra = tool_extra(options.provider_raw.get(self.name) or {}, tool["name"])
         return {
             "name": tool["name"],
             "description": tool["description"],
@@ -616,7 +622,7 @@ class AnthropicAdapter(CancellableStreams, BaseAdapter):
         return 0
 
 
-class _AnthropicStream:
+class _AnthropicStream(StreamState[AnthropicAdapter]):
     """State of one Anthropic SSE stream being translated.
 
     Strict about the documented event flow ("Streaming messages"): one message_start first;
@@ -629,17 +635,13 @@ class _AnthropicStream:
     """
 
     def __init__(self, adapter: AnthropicAdapter, ctx: RequestContext) -> None:
-        self.a = adapter
-        self.ctx = ctx
-        self.mid = ctx.message_id or new_ulid()
-        self.content: list[Block] = []
+        super().__init__(adapter, ctx)
         self.by_wire_index: dict[int, int] = {}
         self.stopped: set[int] = set()
         self.partial: dict[int, str] = {}
         self.usage: dict[str, int] | None = None
         self.stop_reason = "end_turn"
         self.stop_seen = False  # message_delta carried a stop_reason
-        self.model = ctx.model or f"{adapter.provider}:unknown"
         self.started = self.done = False
         self.position = 0  # 1-based number of the SSE event being handled
 

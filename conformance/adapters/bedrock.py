@@ -46,7 +46,7 @@ from urllib.parse import quote
 from ..wire.bedrock import BEDROCK_CONVERSE, EXCEPTION_HINTS, IMAGE_FORMATS, is_streaming, model_of
 from ..wire.openai_chat import parse_data_url
 from . import overrides
-from ._shared import finish_error, header, json_object, stop_reason
+from ._shared import StreamState, finish_error, header, json_object, stop_reason, tool_extra
 from .base import (
     AdapterError,
     AdapterOptions,
@@ -309,7 +309,7 @@ class BedrockAdapter(CancellableStreams, BaseAdapter):
         return out
 
     def tool_to_wire(self, tool: ToolDefinition, raw: Mapping[str, Any]) -> WireBody:
-        extra = (raw.get("tool_extras") or {}).get(tool["name"], {})
+        extra = tool_extra(raw, tool["name"])
         spec: dict[str, Any] = {"name": tool["name"]}
         if tool.get("description"):  # NonEmptyString: an empty description is refused
             spec["description"] = tool["description"]
@@ -717,7 +717,7 @@ class BedrockAdapter(CancellableStreams, BaseAdapter):
         return 0
 
 
-class _BedrockStream:
+class _BedrockStream(StreamState[BedrockAdapter]):
     """State of one ConverseStream event stream being translated.
 
     Events are `{event-type: payload}` (the frame's `:event-type`): messageStart first,
@@ -730,16 +730,12 @@ class _BedrockStream:
     """
 
     def __init__(self, adapter: BedrockAdapter, ctx: RequestContext) -> None:
-        self.a = adapter
-        self.ctx = ctx
-        self.mid = ctx.message_id or new_ulid()
-        self.content: list[Block] = []
+        super().__init__(adapter, ctx)
         self.by_wire_index: dict[int, int] = {}
         self.stopped: set[int] = set()
         self.partial: dict[int, str] = {}
         self.usage: dict[str, int] | None = None
         self.stop_reason: str | None = None
-        self.model = ctx.model or f"{adapter.provider}:unknown"
         self.started = self.done = False
         self.position: int | None = None  # the event being handled (0-based) and the byte
         self.offset: int | None = None  # just past it, which locate a malformed event

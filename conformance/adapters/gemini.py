@@ -82,6 +82,7 @@ from ..wire.gemini import (
     model_of,
     usage_of,
 )
+from ._shared import StreamState, tool_extra
 from .base import (
     AdapterError,
     AdapterOptions,
@@ -424,7 +425,7 @@ class GeminiAdapter(CancellableStreams, BaseAdapter):
         return out
 
     def tool_to_wire(self, tool: ToolDefinition, raw: Mapping[str, Any]) -> WireBody:
-        extra = dict((raw.get("tool_extras") or {}).get(tool["name"], {}))
+        extra = dict(tool_extra(raw, tool["name"]))
         key = extra.pop("_schema_key", "parametersJsonSchema")
         return {"name": tool["name"], "description": tool["description"], key: tool["input_schema"], **extra}
 
@@ -848,7 +849,7 @@ def _plain_response(response: Mapping[str, Any]) -> bool:
     )
 
 
-class _Accumulator:
+class _Accumulator(StreamState[GeminiAdapter]):
     """Gemini response chunks -> canonical blocks and events (one code path for both the
     non-streamed body and every streamed chunk, so a stream's aggregate equals the parse).
 
@@ -858,10 +859,7 @@ class _Accumulator:
     """
 
     def __init__(self, adapter: GeminiAdapter, ctx: RequestContext) -> None:
-        self.a = adapter
-        self.ctx = ctx
-        self.mid = ctx.message_id or new_ulid()
-        self.content: list[Block] = []
+        super().__init__(adapter, ctx)
         self.usage: dict[str, int] | None = None
         self.finish_reason: str | None = None
         self.block_reason: str | None = None

@@ -55,6 +55,7 @@ from typing import Any, ClassVar
 
 from ..core import ids
 from ..wire.ollama import OLLAMA_CHAT
+from ._shared import StreamState, function_tool, function_tool_from_wire, tool_extra
 from .base import (
     AdapterError,
     AdapterOptions,
@@ -398,14 +399,7 @@ class OllamaAdapter(CancellableStreams, BaseAdapter):
         return self._names.get((sid, canonical_id))
 
     def tool_to_wire(self, tool: ToolDefinition, raw: Mapping[str, Any]) -> WireBody:
-        extra = (raw.get("tool_extras") or {}).get(tool["name"], {})
-        fn = {
-            "name": tool["name"],
-            "description": tool["description"],
-            "parameters": tool["input_schema"],
-            **extra,
-        }
-        return {"type": "function", "function": fn}
+        return function_tool(tool, tool_extra(raw, tool["name"]))
 
     # -- wire -> canonical (responses) --------------------------------------------------
 
@@ -646,15 +640,8 @@ class OllamaAdapter(CancellableStreams, BaseAdapter):
         for t in wire_tools or []:
             fn = t.get("function") if isinstance(t, dict) and t.get("type") == "function" else None
             if isinstance(fn, dict) and "name" in fn:
-                tools.append(
-                    {
-                        "name": fn["name"],
-                        "description": fn.get("description", ""),
-                        "input_schema": fn.get("parameters") or {"type": "object", "properties": {}},
-                        "side_effects": "execute",
-                    }
-                )
-                extra = {k: v for k, v in fn.items() if k not in ("name", "description", "parameters")}
+                tool, extra = function_tool_from_wire(fn)
+                tools.append(tool)
                 if extra:
                     tool_extras[fn["name"]] = extra
             else:
@@ -755,16 +742,12 @@ class OllamaAdapter(CancellableStreams, BaseAdapter):
         return 0
 
 
-class _OllamaStream:
+class _OllamaStream(StreamState[OllamaAdapter]):
     """State of one Ollama NDJSON stream being translated."""
 
     def __init__(self, adapter: OllamaAdapter, ctx: RequestContext) -> None:
-        self.a = adapter
-        self.ctx = ctx
-        self.mid = ctx.message_id or new_ulid()
-        self.content: list[Block] = []
+        super().__init__(adapter, ctx)
         self.open: int | None = None  # index of the text/thinking block deltas extend
-        self.model = ctx.model or f"{adapter.provider}:unknown"
         self.started = False
         self.done = False
         self.calls = 0

@@ -40,12 +40,17 @@ from . import overrides
 from ._shared import (
     CUSTOM_INPUT,
     URL_IMAGE_MEDIA_TYPE,
+    StreamState,
+    UrlMediaMemory,
     finish_error,
+    function_tool,
+    function_tool_from_wire,
     header,
     json_object,
     json_value,
     stop_reason,
     tolerated,
+    tool_extra,
 )
 from .base import (
     AdapterError,
@@ -88,7 +93,7 @@ _MESSAGE_KEYS = {"role", "content", "tool_calls", "tool_call_id"}
 REASONING_FIELDS = ("reasoning_content", "reasoning")
 
 
-class OpenAIChatAdapter(CancellableStreams, BaseAdapter):
+class OpenAIChatAdapter(UrlMediaMemory, CancellableStreams, BaseAdapter):
     """Canonical <-> OpenAI Chat Completions (`POST /v1/chat/completions`)."""
 
     name: ClassVar[str] = "openai-chat"
@@ -110,10 +115,6 @@ class OpenAIChatAdapter(CancellableStreams, BaseAdapter):
         "max_output_tokens": 16_384,
         "accepted_image_media_types": list(IMAGE_TYPES),
     }
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._url_media: dict[tuple[str, str], str] = {}  # (session, url) -> media type rendered
 
     def new_provider_tool_id(self) -> str:
         return "call_" + new_ulid()
@@ -374,14 +375,7 @@ class OpenAIChatAdapter(CancellableStreams, BaseAdapter):
         return out
 
     def tool_to_wire(self, tool: ToolDefinition, options: AdapterOptions) -> WireBody:
-        extra = ((options.provider_raw.get(self.name) or {}).get("tool_extras") or {}).get(tool["name"], {})
-        fn = {
-            "name": tool["name"],
-            "description": tool["description"],
-            "parameters": tool["input_schema"],
-            **extra,
-        }
-        return {"type": "function", "function": fn}
+        return function_tool(tool, tool_extra(options.provider_raw.get(self.name) or {}, tool["name"]))
 
     # -- wire -> canonical (responses) --------------------------------------------------
 
@@ -676,15 +670,8 @@ class OpenAIChatAdapter(CancellableStreams, BaseAdapter):
         for t in [*wrapped, *(body.get("tools", []) or [])]:
             fn = t.get("function") if t.get("type") == "function" else None
             if isinstance(fn, dict) and "name" in fn:
-                tools.append(
-                    {
-                        "name": fn["name"],
-                        "description": fn.get("description", ""),
-                        "input_schema": fn.get("parameters") or {"type": "object", "properties": {}},
-                        "side_effects": "execute",
-                    }
-                )
-                extra = {k: v for k, v in fn.items() if k not in ("name", "description", "parameters")}
+                tool, extra = function_tool_from_wire(fn)
+                tools.append(tool)
                 if extra:
                     tool_extras[fn["name"]] = extra
             else:
@@ -737,7 +724,7 @@ class OpenAIChatAdapter(CancellableStreams, BaseAdapter):
         return 0
 
 
-class _ChatStream:
+class _ChatStream(StreamState[OpenAIChatAdapter]):
     """State of one Chat Completions SSE stream being translated.
 
     Strict about the documented stream ("Streaming" in the API reference): chunks of one
@@ -760,10 +747,7 @@ class _ChatStream:
     """
 
     def __init__(self, adapter: OpenAIChatAdapter, ctx: RequestContext) -> None:
-        self.a = adapter
-        self.ctx = ctx
-        self.mid = ctx.message_id or new_ulid()
-        self.content: list[Block] = []
+        super().__init__(adapter, ctx)
         self.text_at: int | None = None
         self.calls: dict[int | str, int] = {}  # wire tool_calls index (or "id:<id>") -> canonical block index
         self.open_key: int | str | None = None  # the key of the open call
@@ -772,7 +756,6 @@ class _ChatStream:
         self.open_call: int | None = None
         self.closed: set[int] = set()
         self.usage: dict[str, int] | None = None
-        self.model = ctx.model or f"{adapter.provider}:unknown"
         self.stop_reason: str | None = None
         self.started = self.finished = False
         self.chunks = 0

@@ -59,7 +59,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
 from . import overrides
-from ._shared import CUSTOM_INPUT, URL_IMAGE_MEDIA_TYPE
+from ._shared import CUSTOM_INPUT, URL_IMAGE_MEDIA_TYPE, StreamState, UrlMediaMemory
 from .base import (
     AdapterError,
     AdapterOptions,
@@ -133,7 +133,7 @@ def _reasoning_text(item: Mapping[str, Any]) -> str:
     return _summary_text(item.get("summary")) or _summary_text(item.get("content"), "reasoning_text")
 
 
-class OpenAIResponsesAdapter(CancellableStreams, BaseAdapter):
+class OpenAIResponsesAdapter(UrlMediaMemory, CancellableStreams, BaseAdapter):
     """Canonical <-> OpenAI Responses API (`POST /v1/responses`)."""
 
     name: ClassVar[str] = "openai-responses"
@@ -157,10 +157,6 @@ class OpenAIResponsesAdapter(CancellableStreams, BaseAdapter):
         "max_output_tokens": 128_000,
         "accepted_image_media_types": list(IMAGE_TYPES),
     }
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._url_media: dict[tuple[str, str], str] = {}  # (session, url) -> media type rendered
 
     def new_provider_tool_id(self) -> str:
         return "call_" + new_ulid()
@@ -869,14 +865,11 @@ def _retry_after(headers: Mapping[str, Any] | None) -> float | None:
     return None
 
 
-class _ResponsesStream:
+class _ResponsesStream(StreamState[OpenAIResponsesAdapter]):
     """State of one Responses API SSE stream being translated."""
 
     def __init__(self, adapter: OpenAIResponsesAdapter, ctx: RequestContext) -> None:
-        self.a = adapter
-        self.ctx = ctx
-        self.mid = ctx.message_id or new_ulid()
-        self.content: list[Block] = []
+        super().__init__(adapter, ctx)
         self.kinds: dict[int, str] = {}  # output_index -> item type
         self.block_of: dict[int, int] = {}  # output_index -> block (reasoning, function_call, other)
         self.parts: dict[tuple[int, int], int] = {}  # (output_index, content_index) -> text block
@@ -886,7 +879,6 @@ class _ResponsesStream:
         self.summaries: dict[int, int] = {}  # thinking block -> summary parts seen
         self.high = -1  # highest content_block_index emitted (contract §5.2 invariant 5)
         self.usage: dict[str, int] | None = None
-        self.model = ctx.model or f"{adapter.provider}:unknown"
         self.started = self.done = False
         self.seq: int | None = None
         self.pos = -1
