@@ -210,6 +210,8 @@ def outcome(
     message: str = "",
     capability: str | None = None,
 ) -> Outcome:
+    """One case's verdict: `rule`'s outcome for the adapter `s` (or the suite subject) on
+    `subject` (a cassette case), with its reason and the capability the case exercised."""
     return Outcome(rule.id, s if isinstance(s, str) else s.name, status, subject, message, capability)
 
 
