@@ -68,7 +68,7 @@ class ConvertContext:
     lock_wait: float = DEFAULT_LOCK_WAIT
 
     def lossy(self, path: str, line: int | None, pointer: str, message: str, rule: RuleInfo = LOSSY) -> None:
-        if rule.id in switched_off():  # the mutation-testing hook (findings.SWITCH_OFF_ENV)
+        if rule.id in switched_off():  # rule-level mutation testing (findings.switched_off)
             return
         self.findings.append(Finding(path, line, pointer, rule.id, rule.severity, message))
 
