@@ -275,3 +275,26 @@ def test_a_peer_conversion_reads_and_parses_its_input_once(
     assert opened.count(str(src)) == 1
     assert parsed[0] == once
     assert (tmp_path / "out.jsonl").read_bytes()
+
+
+@pytest.mark.parametrize("fmt", ["langchain", "openai-messages", "otel-genai", "pydantic-ai"])
+def test_a_json_peer_file_of_several_sessions_is_refused_and_nothing_written(fmt: str, tmp_path: Path) -> None:
+    """`convertkit.write_sessions`: a `.json` file of these peers holds one conversation, so
+    a canonical file of several sessions is refused naming how many and the `.jsonl` way
+    out, and nothing is written; the same input to `.jsonl` is one line per session."""
+    import orjson  # test data only
+
+    from conformance.benchmarks.synthetic import messages
+    from conformance.convert import convert
+    from conformance.core.errors import InputError
+
+    msgs = list(messages(30, seed=5, session_len=10))
+    sessions = {m["session_id"] for m in msgs}
+    assert len(sessions) > 1
+    src = tmp_path / "sessions.jsonl"
+    src.write_bytes(b"".join(orjson.dumps(m) + b"\n" for m in msgs))
+    with pytest.raises(InputError, match=rf"holds {len(sessions)} sessions; a \.json .* write \.jsonl"):
+        convert("canonical", fmt, src, tmp_path / "out.json")
+    assert not (tmp_path / "out.json").exists()
+    convert("canonical", fmt, src, tmp_path / "out.jsonl")
+    assert len((tmp_path / "out.jsonl").read_bytes().splitlines()) == len(sessions)

@@ -26,7 +26,7 @@ import hashlib
 import io
 import mimetypes
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
@@ -37,6 +37,7 @@ from .errors import InputError
 from .findings import Finding, RuleInfo, Severity, switched_off
 from .jsonio import (
     DEFAULT_LOCK_WAIT,
+    Record,
     StdinPath,
     dumps,
     parse,
@@ -542,3 +543,50 @@ def convert_units(src: Path, dst: Path, ctx: ConvertContext, run: UnitRun[U], st
             ctx.lossy(unit.path, unit.line, unit.pointer, how.placeholders(session_id, first), how.rule)
         out += mapped.messages
     write_values(dst, out, dst.suffix == ".json")
+
+
+def _as_mapped(value: Any) -> Any:
+    return value
+
+
+@dataclass(frozen=True)
+class FromCanonical:
+    """What a peer declares for `write_sessions`: `map` (one canonical session's message
+    values -> its form in the peer, and the losses), `line` (that form as one line of a
+    `.jsonl`, default itself), what one `.json` file of the peer holds (`file`, e.g. "a
+    .json LangChain file holds one conversation") and each `.jsonl` line (`per_line`), and
+    `dropped`, the fields canonical has and the peer does not, reported once per file
+    (`rule`)."""
+
+    map: Callable[[list[dict[str, Any]]], tuple[Any, Losses]]
+    file: str
+    per_line: str
+    dropped: str
+    rule: RuleInfo
+    line: Callable[[Any], Any] = _as_mapped
+
+
+def write_sessions(
+    src: Path, dst: Path, ctx: ConvertContext, sessions: Mapping[str, Sequence[Record]], how: FromCanonical
+) -> None:
+    """The one driver of a canonical-to-peer conversion, over the sessions of a valid canonical
+    file (`formats.canonical.sessions_of`): a `.json` `dst` holds the one session's form (a
+    file of several sessions is refused: nothing is written), a `.jsonl` one line per session;
+    each session's losses reported where its messages were read, the dropped fields once."""
+    array = dst.suffix == ".json"
+    if array and len(sessions) > 1:
+        raise InputError(
+            f"{src} holds {len(sessions)} sessions; {how.file}: write .jsonl ({how.per_line}) "
+            "or split the file by session_id"
+        )
+    if sessions:
+        ctx.lossy(str(src), None, "", how.dropped, how.rule)
+    out: list[Any] = []
+    for records in sessions.values():
+        mapped, losses = how.map([r.value for r in records])
+        report_losses(ctx, records, losses)
+        out.append(mapped if array else how.line(mapped))
+    if array:
+        dst.write_bytes(dumps(out[0] if out else [], indent=True) + b"\n")
+    else:
+        write_values(dst, out, False)

@@ -18,19 +18,17 @@ format before moving it into place.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from ...core.convertkit import (
     ConvertContext,
     Document,
+    FromCanonical,
     IdMint,
     Mapped,
     ToCanonical,
     convert_units,
-    report_losses,
-    write_values,
+    write_sessions,
 )
-from ...core.errors import InputError
 from ..base import FileStats, Options
 from ..canonical import sessions_of
 from . import rules as R
@@ -60,26 +58,14 @@ def to_canonical(src: Path, dst: Path, ctx: ConvertContext) -> None:
     convert_units(src, dst, ctx, LangChainRun(Options()), FileStats(str(src), R.NAME), TO_CANONICAL)
 
 
+FROM_CANONICAL = FromCanonical(
+    to_langchain,
+    "a .json LangChain file holds one conversation",
+    "one array of messages per line, per session",
+    "session_id, created_at and schema_version have no LangChain field; dropped (message ids are kept as `id`)",
+    R.LOSSY,
+)
+
+
 def from_canonical(src: Path, dst: Path, ctx: ConvertContext) -> None:
-    sessions = sessions_of(src, ctx, "LangChain message", R.LOSSY)
-    array = dst.suffix == ".json"
-    if array and len(sessions) > 1:
-        raise InputError(
-            f"{src} holds {len(sessions)} sessions; a .json LangChain file holds one conversation: "
-            "write .jsonl (one array of messages per line, per session) or split the file by session_id"
-        )
-    if sessions:
-        ctx.lossy(
-            str(src), None, "",
-            "session_id, created_at and schema_version have no LangChain field; dropped (message ids are kept as `id`)",
-            R.LOSSY,
-        )  # fmt: skip
-    out: list[Any] = []
-    for records in sessions.values():
-        messages, losses = to_langchain([r.value for r in records])
-        report_losses(ctx, records, losses)
-        if array:
-            out = messages
-        else:
-            out.append(messages)
-    write_values(dst, out, array)
+    write_sessions(src, dst, ctx, sessions_of(src, ctx, "LangChain message", R.LOSSY), FROM_CANONICAL)

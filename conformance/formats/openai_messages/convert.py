@@ -17,10 +17,8 @@ format before moving it into place.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from ...core.convertkit import ConvertContext, IdMint, Mapped, ToCanonical, convert_units, report_losses, write_values
-from ...core.errors import InputError
+from ...core.convertkit import ConvertContext, FromCanonical, IdMint, Mapped, ToCanonical, convert_units, write_sessions
 from ..base import FileStats, Options
 from ..canonical import sessions_of
 from . import rules as R
@@ -54,26 +52,15 @@ def to_canonical(src: Path, dst: Path, ctx: ConvertContext) -> None:
     convert_units(src, dst, ctx, OpenAIMessagesRun(Options()), FileStats(str(src), R.NAME), TO_CANONICAL)
 
 
+FROM_CANONICAL = FromCanonical(
+    to_chat,
+    "a .json openai-messages file holds one conversation",
+    'one {"messages": [...]} line per session',
+    "message ids, session_id, created_at and schema_version have no Chat field; dropped",
+    R.LOSSY,
+    line=lambda chat: {"messages": chat},
+)
+
+
 def from_canonical(src: Path, dst: Path, ctx: ConvertContext) -> None:
-    sessions = sessions_of(src, ctx, "Chat message")
-    array = dst.suffix == ".json"
-    if array and len(sessions) > 1:
-        raise InputError(
-            f"{src} holds {len(sessions)} sessions; a .json openai-messages file holds one conversation: "
-            'write .jsonl (one {"messages": [...]} line per session) or split the file by session_id'
-        )
-    if sessions:
-        ctx.lossy(
-            str(src), None, "",
-            "message ids, session_id, created_at and schema_version have no Chat field; dropped",
-            R.LOSSY,
-        )  # fmt: skip
-    out: list[Any] = []
-    for records in sessions.values():
-        chat, losses = to_chat([r.value for r in records])
-        report_losses(ctx, records, losses)
-        if array:
-            out = chat
-        else:
-            out.append({"messages": chat})
-    write_values(dst, out, array)
+    write_sessions(src, dst, ctx, sessions_of(src, ctx, "Chat message"), FROM_CANONICAL)

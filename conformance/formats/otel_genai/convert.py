@@ -16,11 +16,8 @@ format before moving it into place.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from ...core.convertkit import ConvertContext, IdMint, Mapped, ToCanonical, convert_units, report_losses, write_values
-from ...core.errors import InputError
-from ...core.jsonio import dumps
+from ...core.convertkit import ConvertContext, FromCanonical, IdMint, Mapped, ToCanonical, convert_units, write_sessions
 from ..base import FileStats, Options
 from ..canonical import sessions_of
 from . import rules as R
@@ -51,26 +48,14 @@ def to_canonical(src: Path, dst: Path, ctx: ConvertContext) -> None:
     convert_units(src, dst, ctx, OtelGenAIRun(Options()), FileStats(str(src), R.NAME), TO_CANONICAL)
 
 
+FROM_CANONICAL = FromCanonical(
+    to_otel,
+    "a .json OTel GenAI file holds one record",
+    "one record per line, per session",
+    "message ids, session_id, created_at and schema_version have no OTel GenAI field; dropped",
+    R.LOSSY,
+)
+
+
 def from_canonical(src: Path, dst: Path, ctx: ConvertContext) -> None:
-    sessions = sessions_of(src, ctx, "OTel GenAI message", R.LOSSY)
-    single = dst.suffix == ".json"
-    if single and len(sessions) > 1:
-        raise InputError(
-            f"{src} holds {len(sessions)} sessions; a .json OTel GenAI file holds one record: "
-            "write .jsonl (one record per line, per session) or split the file by session_id"
-        )
-    if sessions:
-        ctx.lossy(
-            str(src), None, "",
-            "message ids, session_id, created_at and schema_version have no OTel GenAI field; dropped",
-            R.LOSSY,
-        )  # fmt: skip
-    records: list[dict[str, Any]] = []
-    for msgs in sessions.values():
-        record, losses = to_otel([r.value for r in msgs])
-        report_losses(ctx, msgs, losses)
-        records.append(record)
-    if single:
-        dst.write_bytes((dumps(records[0], indent=True) if records else b"[]") + b"\n")
-    else:
-        write_values(dst, records, False)
+    write_sessions(src, dst, ctx, sessions_of(src, ctx, "OTel GenAI message", R.LOSSY), FROM_CANONICAL)

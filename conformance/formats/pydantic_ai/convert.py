@@ -18,10 +18,8 @@ format before moving it into place.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from ...core.convertkit import ConvertContext, IdMint, Mapped, ToCanonical, convert_units, report_losses, write_values
-from ...core.errors import InputError
+from ...core.convertkit import ConvertContext, FromCanonical, IdMint, Mapped, ToCanonical, convert_units, write_sessions
 from ..base import FileStats, Options
 from ..canonical import sessions_of
 from . import rules as R
@@ -52,26 +50,14 @@ def to_canonical(src: Path, dst: Path, ctx: ConvertContext) -> None:
     convert_units(src, dst, ctx, PydanticAIRun(Options()), FileStats(str(src), R.NAME), TO_CANONICAL)
 
 
+FROM_CANONICAL = FromCanonical(
+    to_pydantic_ai,
+    "a .json pydantic-ai file holds one history",
+    "one array of messages per line, per session",
+    "message ids, session_id and schema_version have no pydantic-ai field; dropped",
+    R.LOSSY,
+)
+
+
 def from_canonical(src: Path, dst: Path, ctx: ConvertContext) -> None:
-    sessions = sessions_of(src, ctx, "pydantic-ai message", R.LOSSY)
-    array = dst.suffix == ".json"
-    if array and len(sessions) > 1:
-        raise InputError(
-            f"{src} holds {len(sessions)} sessions; a .json pydantic-ai file holds one history: "
-            "write .jsonl (one array of messages per line, per session) or split the file by session_id"
-        )
-    if sessions:
-        ctx.lossy(
-            str(src), None, "",
-            "message ids, session_id and schema_version have no pydantic-ai field; dropped",
-            R.LOSSY,
-        )  # fmt: skip
-    out: list[Any] = []
-    for records in sessions.values():
-        history, losses = to_pydantic_ai([r.value for r in records])
-        report_losses(ctx, records, losses)
-        if array:
-            out = history
-        else:
-            out.append(history)
-    write_values(dst, out, array)
+    write_sessions(src, dst, ctx, sessions_of(src, ctx, "pydantic-ai message", R.LOSSY), FROM_CANONICAL)
