@@ -150,7 +150,7 @@ class StreamState(Generic[A]):
     its content blocks so far and the model the context names (else `<provider>:unknown`)."""
 
     def __init__(self, adapter: A, ctx: RequestContext) -> None:
-        self.a = adapter
+        self.adapter = adapter
         self.ctx = ctx
         self.mid = ctx.message_id or new_ulid()
         self.content: list[Block] = []

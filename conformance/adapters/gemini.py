@@ -881,11 +881,11 @@ class _Accumulator(StreamState[GeminiAdapter]):
             raise WireFormatError(f"event {position}: `candidates` is not a list")
         if cands:
             if len(cands) > 1 and position == 0:
-                self.a.log.warning(
+                self.adapter.log.warning(
                     "%s: %d candidates; the canonical message keeps candidate 0",
-                    self.a.name,
+                    self.adapter.name,
                     len(cands),
-                    extra={"event": "candidates_dropped", "adapter": self.a.name},
+                    extra={"event": "candidates_dropped", "adapter": self.adapter.name},
                 )
             cand = cands[0]
             if not isinstance(cand, dict):
@@ -900,7 +900,7 @@ class _Accumulator(StreamState[GeminiAdapter]):
             finished = finish_reason(cand)  # by name, also when sent as its number
             if finished:
                 self.finish_reason = str(finished)
-        usage = self.a.usage_from_wire(obj.get("usageMetadata"))
+        usage = self.adapter.usage_from_wire(obj.get("usageMetadata"))
         if usage is not None:
             self.usage = usage  # cumulative in every chunk: the latest wins
             yield {"type": "usage_update", "message_id": self.mid, "usage": dict(usage)}
@@ -956,7 +956,7 @@ class _Accumulator(StreamState[GeminiAdapter]):
         key = ("response", self.response_id, self.calls)
         if kind == "functionCall":
             self.calls += 1
-        block = self.a.part_to_block(self.ctx.session_id, p, kind, key)
+        block = self.adapter.part_to_block(self.ctx.session_id, p, kind, key)
         k = len(self.content)
         self.content.append(block)
         if block["type"] == "tool_use":
@@ -990,8 +990,8 @@ class _Accumulator(StreamState[GeminiAdapter]):
                 raise WireFormatError(f"event {position}: a functionCall continuation (no name) with no call open")
             key = ("response", self.response_id, self.calls, name, "streamed")
             self.calls += 1
-            cid = self.a.call_id_from_wire(self.ctx.session_id, call.get("id"), *key)
-            self.a.remember_call_name(self.ctx.session_id, cid, name)
+            cid = self.adapter.call_id_from_wire(self.ctx.session_id, call.get("id"), *key)
+            self.adapter.remember_call_name(self.ctx.session_id, cid, name)
             oc = self.open_call = _OpenCall(len(self.content), cid, name)
             self.content.append({"type": "tool_use", "id": cid, "name": name, "input": {}})
             yield {
@@ -1042,7 +1042,7 @@ class _Accumulator(StreamState[GeminiAdapter]):
         return stop
 
     def complete(self, stop_reason: str) -> StreamEvent:
-        usage = self.usage or estimated_usage(self.a.name, self.a.log, self.ctx, self.content)
+        usage = self.usage or estimated_usage(self.adapter.name, self.adapter.log, self.ctx, self.content)
         return {
             "type": "message_complete",
             "message_id": self.mid,
@@ -1174,7 +1174,7 @@ class _GeminiStream:
     """One streamGenerateContent body being translated (either framing)."""
 
     def __init__(self, adapter: GeminiAdapter, ctx: RequestContext) -> None:
-        self.a = adapter
+        self.adapter = adapter
         self.acc = _Accumulator(adapter, ctx)
         self.started = False
         self.events = 0
@@ -1201,11 +1201,15 @@ class _GeminiStream:
                 yield from self.ended_early()
                 raise
             # the finishReason arrived: nothing is lost but the array's end
-            self.a.log.warning(
+            self.adapter.log.warning(
                 "%s: %s, after the finishReason; read as ended",
-                self.a.name,
+                self.adapter.name,
                 exc,
-                extra={"event": "array_end_missing", "adapter": self.a.name, "session_id": self.acc.ctx.session_id},
+                extra={
+                    "event": "array_end_missing",
+                    "adapter": self.adapter.name,
+                    "session_id": self.acc.ctx.session_id,
+                },
             )
         if self.acc.open_call is not None:
             yield from self.start({})
@@ -1230,7 +1234,7 @@ class _GeminiStream:
                 raise WireFormatError(f"event {position}: not a JSON object")
             yield from self.start(obj)
             if "error" in obj and "candidates" not in obj:
-                err = self.a.classify_error(500, obj)
+                err = self.adapter.classify_error(500, obj)
                 yield {
                     "type": "error",
                     "message_id": self.acc.mid,
@@ -1256,7 +1260,9 @@ class _GeminiStream:
                 "type": "message_start",
                 "message_id": self.acc.mid,
                 "role": "assistant",
-                "model": f"{self.a.provider}:{model}" if model else self.acc.ctx.model or f"{self.a.provider}:unknown",
+                "model": f"{self.adapter.provider}:{model}"
+                if model
+                else self.acc.ctx.model or f"{self.adapter.provider}:unknown",
             }
 
     def _sse(self, chunks: Iterable[bytes]) -> Iterator[tuple[int, Any]]:

@@ -803,7 +803,7 @@ class _OllamaStream(StreamState[OllamaAdapter]):
 
     def handle(self, n: int, obj: dict[str, Any]) -> Iterator[StreamEvent]:
         if "error" in obj and "message" not in obj:
-            err = self.a.classify_error(500, obj)
+            err = self.adapter.classify_error(500, obj)
             yield from self.start()
             yield {
                 "type": "error",
@@ -816,7 +816,7 @@ class _OllamaStream(StreamState[OllamaAdapter]):
             self.done = True
             raise err
         if obj.get("model") and not self.started:
-            self.model = f"{self.a.provider}:{obj['model']}"
+            self.model = f"{self.adapter.provider}:{obj['model']}"
         self.created_at = obj.get("created_at")
         yield from self.start()
         msg = obj.get("message")
@@ -835,10 +835,10 @@ class _OllamaStream(StreamState[OllamaAdapter]):
         if "done" not in obj or not isinstance(obj["done"], bool):
             raise WireFormatError(f"NDJSON line {n} has no boolean `done`")
         if obj["done"]:
-            usage = self.a.usage_from_wire(obj)
+            usage = self.adapter.usage_from_wire(obj)
             if usage is not None:
                 yield {"type": "usage_update", "message_id": self.mid, "usage": dict(usage)}
-            yield self.complete(self.a.stop_reason(obj, self.content), usage)
+            yield self.complete(self.adapter.stop_reason(obj, self.content), usage)
             self.done = True
 
     def delta(self, kind: str, text: str) -> Iterator[StreamEvent]:
@@ -862,7 +862,7 @@ class _OllamaStream(StreamState[OllamaAdapter]):
     def tool_call(self, call: Any) -> Iterator[StreamEvent]:
         """A streamed call arrives whole: start, its arguments as one delta, end."""
         anchor = self.created_at or self.ctx.message_id
-        block = self.a.tool_call_from_wire(self.ctx.session_id, call, anchor, f"r{self.calls}")
+        block = self.adapter.tool_call_from_wire(self.ctx.session_id, call, anchor, f"r{self.calls}")
         self.calls += 1
         self.open = None
         k = len(self.content)
@@ -890,7 +890,7 @@ class _OllamaStream(StreamState[OllamaAdapter]):
         }
 
     def complete(self, stop_reason: str, usage: Mapping[str, int] | None) -> StreamEvent:
-        usage = usage or estimated_usage(self.a.name, self.a.log, self.ctx, self.content)
+        usage = usage or estimated_usage(self.adapter.name, self.adapter.log, self.ctx, self.content)
         # an empty reply (a model load) is one empty text block, as the non-streamed parse
         final = [dict(b) for b in self.content] or [{"type": "text", "text": ""}]
         return {

@@ -795,7 +795,7 @@ class _ChatStream(StreamState[OpenAIChatAdapter]):
                 yield from self.fail("SSE data is not a JSON object")
                 return
             if "error" in obj and "choices" not in obj:
-                err = self.a.classify_error(500, obj)
+                err = self.adapter.classify_error(500, obj)
                 yield from self.start()
                 yield {
                     "type": "error",
@@ -826,10 +826,10 @@ class _ChatStream(StreamState[OpenAIChatAdapter]):
             # streamed before the data: [DONE] message", chat/create stream_options, which
             # this adapter always asks for): nothing is missing but `[DONE]`, which some
             # compatible servers do not send
-            self.a.log.warning(
+            self.adapter.log.warning(
                 "%s: stream ended after its finish_reason without data: [DONE]",
-                self.a.name,
-                extra={"event": "done_missing", "adapter": self.a.name, "session_id": self.ctx.session_id},
+                self.adapter.name,
+                extra={"event": "done_missing", "adapter": self.adapter.name, "session_id": self.ctx.session_id},
             )
         elif not self.chunks:
             self.position = done_at
@@ -837,11 +837,15 @@ class _ChatStream(StreamState[OpenAIChatAdapter]):
         if self.stop_reason is None:
             # complete ([DONE] arrived) but no finish_reason: some compatible routers omit it
             self.stop_reason = "tool_use" if self.calls else "end_turn"
-            self.a.log.warning(
+            self.adapter.log.warning(
                 "%s: stream ended with [DONE] but no finish_reason; read as %s",
-                self.a.name,
+                self.adapter.name,
                 self.stop_reason,
-                extra={"event": "finish_reason_missing", "adapter": self.a.name, "session_id": self.ctx.session_id},
+                extra={
+                    "event": "finish_reason_missing",
+                    "adapter": self.adapter.name,
+                    "session_id": self.ctx.session_id,
+                },
             )
         try:
             end = list(self.end_call())
@@ -861,7 +865,7 @@ class _ChatStream(StreamState[OpenAIChatAdapter]):
     def chunk(self, obj: dict[str, Any]) -> Iterator[StreamEvent]:
         self.chunks += 1
         if obj.get("model") and not self.started:
-            self.model = f"{self.a.provider}:{obj['model']}"
+            self.model = f"{self.adapter.provider}:{obj['model']}"
         choices = obj.get("choices")
         if choices is None:
             choices = []
@@ -884,7 +888,7 @@ class _ChatStream(StreamState[OpenAIChatAdapter]):
             yield from self.reasoning(delta)
             text = delta.get("content")
             if isinstance(text, dict):
-                text = [self.a.content_object(text)]
+                text = [self.adapter.content_object(text)]
             if isinstance(text, str) and text:
                 yield from self.text(text)
             elif isinstance(text, list):
@@ -905,9 +909,9 @@ class _ChatStream(StreamState[OpenAIChatAdapter]):
                 yield from self.tool_call({"id": pid, "function": fc}, key="function_call")
             if choice.get("finish_reason"):
                 self.raw_finish = choice["finish_reason"]
-                self.stop_reason = self.a.stop_reason_of(choice["finish_reason"])
+                self.stop_reason = self.adapter.stop_reason_of(choice["finish_reason"])
                 yield from self.end_call()  # contract §5.1: tool.use_end at finish_reason
-        usage = self.a.usage_from_wire(obj.get("usage"))
+        usage = self.adapter.usage_from_wire(obj.get("usage"))
         if usage is not None:
             self.usage = usage
             yield {"type": "usage_update", "message_id": self.mid, "usage": dict(usage)}
@@ -918,19 +922,19 @@ class _ChatStream(StreamState[OpenAIChatAdapter]):
         `repeated` (a compatible server ends each parallel call so): then read on, once
         reported."""
         more_calls = bool(delta.get("tool_calls") or delta.get("function_call")) and not delta.get("content")
-        why = tolerated(self.a.wire_api, "stream-event", ("choices", "*", "finish_reason"), "repeated")
+        why = tolerated(self.adapter.wire_api, "stream-event", ("choices", "*", "finish_reason"), "repeated")
         if not (more_calls and self.raw_finish == "tool_calls" and why):
             raise _Malformed("content after finish_reason")
         if not self.repeated:
-            self.a.log.warning(
+            self.adapter.log.warning(
                 "%s: stream event %d: finish_reason %r came before more tool calls; read on (%s)",
-                self.a.name,
+                self.adapter.name,
                 self.position,
                 self.raw_finish,
                 why,
                 extra={
                     "event": "wire_departure",
-                    "adapter": self.a.name,
+                    "adapter": self.adapter.name,
                     "field": "finish_reason",
                     "value": self.raw_finish,
                 },
@@ -990,7 +994,7 @@ class _ChatStream(StreamState[OpenAIChatAdapter]):
                 raise _Malformed(f"tool call {wi} starts without an id")
             yield from self.end_call()
             k = self.calls[wi] = len(self.content)
-            cid = self.a.tool_id_map(self.ctx.session_id).canonical_for(call["id"])
+            cid = self.adapter.tool_id_map(self.ctx.session_id).canonical_for(call["id"])
             self.content.append({"type": "tool_use", "id": cid, "name": str(fn.get("name") or ""), "input": {}})
             self.args[k] = ""
             self.open_call = k
@@ -1040,16 +1044,16 @@ class _ChatStream(StreamState[OpenAIChatAdapter]):
 
     def complete(self, stop_reason: str, *, final: bool = True) -> StreamEvent:
         if self.dropped:
-            self.a.log.warning(
+            self.adapter.log.warning(
                 "%s: the stream carries %d choices (n > 1); the canonical message keeps choice 0",
-                self.a.name,
+                self.adapter.name,
                 len(self.dropped) + 1,
-                extra={"event": "choices_dropped", "adapter": self.a.name, "choices": sorted(self.dropped)},
+                extra={"event": "choices_dropped", "adapter": self.adapter.name, "choices": sorted(self.dropped)},
             )
         content = [dict(b) for b in self.content]
         if not final:  # tool calls whose arguments never completed are not invented as {}
             content = [b for k, b in enumerate(content) if not (b["type"] == "tool_use" and k not in self.closed)]
-        usage = self.usage or estimated_usage(self.a.name, self.a.log, self.ctx, self.content)
+        usage = self.usage or estimated_usage(self.adapter.name, self.adapter.log, self.ctx, self.content)
         return {
             "type": "message_complete",
             "message_id": self.mid,

@@ -940,11 +940,11 @@ class _ResponsesStream(StreamState[OpenAIResponsesAdapter]):
         if t in ("response.created", "response.in_progress", "response.queued"):
             resp = data.get("response") or {}
             if isinstance(resp, dict) and resp.get("model"):
-                self.model = f"{self.a.provider}:{resp['model']}"
+                self.model = f"{self.adapter.provider}:{resp['model']}"
             yield from self.start()
             return
         if t == "error":
-            err = self.a.failed_error({"code": data.get("code"), "message": data.get("message")})
+            err = self.adapter.failed_error({"code": data.get("code"), "message": data.get("message")})
             yield from self.abort(err)
             return
         if not self.started:
@@ -1019,16 +1019,16 @@ class _ResponsesStream(StreamState[OpenAIResponsesAdapter]):
             if not isinstance(resp, dict):
                 raise self.fail(f"{t} carries no `response` object")
             if resp.get("model"):
-                self.model = f"{self.a.provider}:{resp['model']}"
-            self.usage = self.a.usage_from_wire(resp.get("usage"))
+                self.model = f"{self.adapter.provider}:{resp['model']}"
+            self.usage = self.adapter.usage_from_wire(resp.get("usage"))
             if self.usage is not None:
                 yield {"type": "usage_update", "message_id": self.mid, "usage": dict(self.usage)}
             yield from self.close_open()
-            yield self.complete(self.a.stop_reason(resp, self.content))
+            yield self.complete(self.adapter.stop_reason(resp, self.content))
             self.done = True
         elif t == "response.failed":
             failed = data.get("response")
-            yield from self.abort(self.a.failed_error(failed.get("error") if isinstance(failed, dict) else None))
+            yield from self.abort(self.adapter.failed_error(failed.get("error") if isinstance(failed, dict) else None))
         # other documented events (annotations, built-in tool progress, reasoning_text,
         # *.done of parts already settled) carry nothing the canonical stream has
 
@@ -1053,7 +1053,7 @@ class _ResponsesStream(StreamState[OpenAIResponsesAdapter]):
         if t in ("function_call", "custom_tool_call"):
             if not isinstance(item.get("call_id"), str):
                 raise self.fail(f"{t} at output {oi} has no call_id")
-            cid = self.a.tool_id_map(self.ctx.session_id).canonical_for(item["call_id"])
+            cid = self.adapter.tool_id_map(self.ctx.session_id).canonical_for(item["call_id"])
             self.content.append({"type": "tool_use", "id": cid, "name": str(item.get("name", "")), "input": {}})
             self.args[k] = str(item.get("arguments") or "")
             if t == "custom_tool_call":
@@ -1074,7 +1074,7 @@ class _ResponsesStream(StreamState[OpenAIResponsesAdapter]):
         elif t == "reasoning":
             self.content.append({"type": "thinking", "text": "", "signature": None})
         else:
-            self.content.append({"type": f"{self.a.name}:{t}", "raw": item})
+            self.content.append({"type": f"{self.adapter.name}:{t}", "raw": item})
 
     def item_done(self, oi: int, item: Any) -> Iterator[StreamEvent]:
         """The authoritative item: settle its blocks to it (emitting any text not yet streamed)."""
@@ -1082,7 +1082,7 @@ class _ResponsesStream(StreamState[OpenAIResponsesAdapter]):
             raise self.fail(f"response.output_item.done for output {oi}, which was never added")
         if not isinstance(item, dict) or item.get("type") != self.kinds[oi]:
             raise self.fail(f"response.output_item.done for output {oi} is not the {self.kinds[oi]} item added")
-        parsed = self.a.item_from_wire(self.ctx.session_id, item, keep_logprobs=False)
+        parsed = self.adapter.item_from_wire(self.ctx.session_id, item, keep_logprobs=False)
         if self.kinds[oi] == "message":
             for ci, (block, _) in enumerate(parsed):
                 k = self.parts.get((oi, ci))
@@ -1201,7 +1201,7 @@ class _ResponsesStream(StreamState[OpenAIResponsesAdapter]):
         raise err
 
     def complete(self, stop_reason: str) -> StreamEvent:
-        usage = self.usage or estimated_usage(self.a.name, self.a.log, self.ctx, self.content)
+        usage = self.usage or estimated_usage(self.adapter.name, self.adapter.log, self.ctx, self.content)
         return {
             "type": "message_complete",
             "message_id": self.mid,
