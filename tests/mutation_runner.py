@@ -2,9 +2,10 @@
 
     python tests/mutation_runner.py UNITS.json OUT.json [--jobs N]
 
-UNITS.json is `[[rule_id, [node_id, ...]], ...]`. For each unit a child process runs
-`pytest <node ids>` with `TURNSPEC_DISABLE_RULES=<rule_id>` (`conformance.core.findings`'
-testing hook) and records each node's outcome; OUT.json gets
+UNITS.json is `[[rule_id, [node_id, ...]], ...]`. For each unit a child process switches
+the rule off (`conformance.core.findings.switch_off_for_mutation_testing`, the testing-only
+entry point: no production code path reaches it), runs `pytest <node ids>` and records each
+node's outcome; OUT.json gets
 `{rule_id: {"exit": code, "outcomes": {node_id: "passed"|"failed"|"skipped"}}}`.
 
 The children are forked from this process after it has imported the library (not the test
@@ -56,10 +57,9 @@ class _Outcomes:
 
 def _child(rule: str, nodes: list[str], result: Path) -> None:
     """In the forked child: switch `rule` off, run `nodes`, write the outcomes, exit."""
-    from conformance.core.findings import SWITCH_OFF_ENV, switched_off
+    from conformance.core.findings import switch_off_for_mutation_testing
 
-    os.environ[SWITCH_OFF_ENV] = rule
-    switched_off.cache_clear()
+    switch_off_for_mutation_testing([rule])
     log = os.open(str(result.with_suffix(".log")), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     os.dup2(log, 1)
     os.dup2(log, 2)

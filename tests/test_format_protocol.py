@@ -197,3 +197,104 @@ def test_conversion_is_deterministic(
         findings = convert(src_fmt, dst_fmt, src, dst)
         outs.append((_tree(dst), [(f.path, f.line, f.pointer, f.message) for f in findings]))
     assert outs[0] == outs[1]
+
+
+def test_a_run_loads_the_checker_and_converters_only_of_the_formats_it_meets(tmp_path: Path) -> None:
+    """`base.PeerFormat`: a peer's `checker` and `convert` modules load when a file of it is
+    validated or converted, never because detection asked it. Failed before for gpt2099,
+    whose package imported its checker (through `loading`) on every run."""
+    import subprocess
+    import sys
+
+    from conformance.formats.base import PeerFormat
+
+    peers = sorted(type(f).__module__ for f in all_formats() if isinstance(f, PeerFormat))
+    assert len(peers) >= 6  # langchain, openai-messages, otel-genai, pydantic-ai, gpt2099, geppetto
+    chat = tmp_path / "chat.json"
+    chat.write_text('[{"role": "user", "content": "hi"}]\n', encoding="utf-8")
+    code = (
+        "import sys; from conformance import validate; validate([sys.argv[1], sys.argv[2]]); "
+        "print(' '.join(sorted(m for m in sys.modules if m.rsplit('.', 1)[-1] in ('checker', 'convert'))))"
+    )
+    canonical = ROOT / "tests" / "rules" / "canonical" / "valid.jsonl"
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(canonical), str(chat)], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    loaded = set(out.stdout.split())
+    assert {f"{p}.checker" for p in peers} & loaded == {"conformance.formats.openai_messages.checker"}
+    assert not {f"{p}.convert" for p in peers} & loaded
+
+
+@pytest.mark.parametrize(
+    ("fmt", "source"),
+    [
+        ("langchain", "langchain_format/fixtures/valid_conversation.json"),
+        ("langchain", "langchain_format/fixtures/valid_dumpd.jsonl"),
+        ("openai-messages", "openai_messages/fixtures/valid_tools.json"),
+        ("openai-messages", "openai_messages/fixtures/valid_conversations.jsonl"),
+        ("otel-genai", "otel_genai_format/fixtures/valid_span.json"),
+        ("otel-genai", "otel_genai_format/fixtures/valid_records.jsonl"),
+        ("pydantic-ai", "pydantic_ai_format/fixtures/valid_history.json"),
+        ("pydantic-ai", "pydantic_ai_format/fixtures/valid_retry.jsonl"),
+    ],
+)
+def test_a_peer_conversion_reads_and_parses_its_input_once(
+    fmt: str, source: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`convertkit.convert_units`, the one driver of the peers read as units: the input is
+    opened once and each of its documents parsed once, by the validation whose units the
+    mapping then reads. Failed before: each converter validated the file (a read and a
+    parse), read it again for the ids' digest, then read and parsed it a third time."""
+    import os
+
+    from conformance.core import jsonio
+    from conformance.formats import get_format
+    from conformance.formats.base import FileStats, Options
+
+    src = FIX / source
+    text = src.read_bytes()
+    opened: list[str] = []
+    parsed = [0]
+    real_open, real_parse = os.open, jsonio.parse
+
+    def counting_open(path: object, *args: object, **kw: object) -> int:
+        opened.append(str(path))
+        return real_open(path, *args, **kw)  # type: ignore[arg-type]
+
+    def counting_parse(data: bytes) -> object:
+        parsed[0] += data in text  # a document of the file (a JSON text inside a string is escaped there)
+        return real_parse(data)
+
+    monkeypatch.setattr(jsonio, "parse", counting_parse)
+    list(get_format(fmt).start(Options()).validate(src, FileStats(str(src), fmt)))
+    once, parsed[0] = parsed[0], 0
+    assert once > 0
+    monkeypatch.setattr(os, "open", counting_open)
+    converters()[(fmt, "canonical")](src, tmp_path / "out.jsonl", convertkit.ConvertContext())
+    monkeypatch.undo()
+    assert opened.count(str(src)) == 1
+    assert parsed[0] == once
+    assert (tmp_path / "out.jsonl").read_bytes()
+
+
+@pytest.mark.parametrize("fmt", ["langchain", "openai-messages", "otel-genai", "pydantic-ai"])
+def test_a_json_peer_file_of_several_sessions_is_refused_and_nothing_written(fmt: str, tmp_path: Path) -> None:
+    """`convertkit.write_sessions`: a `.json` file of these peers holds one conversation, so
+    a canonical file of several sessions is refused naming how many and the `.jsonl` way
+    out, and nothing is written; the same input to `.jsonl` is one line per session."""
+    import orjson  # test data only
+
+    from conformance.benchmarks.synthetic import messages
+    from conformance.convert import convert
+    from conformance.core.errors import InputError
+
+    msgs = list(messages(30, seed=5, session_len=10))
+    sessions = {m["session_id"] for m in msgs}
+    assert len(sessions) > 1
+    src = tmp_path / "sessions.jsonl"
+    src.write_bytes(b"".join(orjson.dumps(m) + b"\n" for m in msgs))
+    with pytest.raises(InputError, match=rf"holds {len(sessions)} sessions; a \.json .* write \.jsonl"):
+        convert("canonical", fmt, src, tmp_path / "out.json")
+    assert not (tmp_path / "out.json").exists()
+    convert("canonical", fmt, src, tmp_path / "out.jsonl")
+    assert len((tmp_path / "out.jsonl").read_bytes().splitlines()) == len(sessions)

@@ -210,6 +210,24 @@ def test_table_was_made_with_the_installed_langchain_versions(package: str) -> N
     assert f'"{package}=={made.group(1)}"' in extra.group(1)
 
 
+def test_the_one_reach_inside_langchain_is_pinned_to_the_release_it_was_written_against() -> None:
+    """`route_chat_anthropic_through` sets ChatAnthropic's private cached client: it names the
+    langchain-anthropic release it read, the one the extra pins and the one installed, and a
+    model without the private attribute it reads is a one-line error naming the function."""
+    from conformance.bridges.langchain import LANGCHAIN_ANTHROPIC, route_chat_anthropic_through
+
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert f'"langchain-anthropic=={LANGCHAIN_ANTHROPIC}"' in pyproject
+    assert importlib.metadata.version("langchain-anthropic") == LANGCHAIN_ANTHROPIC
+    with pytest.raises(RuntimeError, match=r"route_chat_anthropic_through"):
+        route_chat_anthropic_through(object(), dict, None)
+    import inspect
+
+    rest = inspect.getsource(sys.modules[route_chat_anthropic_through.__module__])
+    rest = rest.replace(inspect.getsource(route_chat_anthropic_through), "")
+    assert "_client_params" not in rest and not re.search(r"(?<!http)_async_client", rest)
+
+
 def _replay(issuer: str, thinking: bool = True) -> list[dict[str, object]]:
     meta = {"provider": issuer, "model": f"{issuer}:m"}
     blocks = [{"type": "thinking", "text": "FOREIGN-THOUGHT", "signature": "c2ln"}] if thinking else []

@@ -167,6 +167,18 @@ def test_every_check_has_troubleshooting_text_in_its_fix(capsys: pytest.CaptureF
         assert ruledocs.fix_text(info).startswith(f"If this check fails, {TROUBLESHOOTING[info.id]}"), info.id
 
 
+def test_a_checks_troubleshooting_is_read_from_its_own_declaration() -> None:
+    """The help of a check is its `CheckInfo`'s, whatever was imported. Failed before:
+    `suite/rules.py` copied each catalogued check's `fix` into `ruledocs.TROUBLESHOOTING` when
+    it was imported, so a check declared anywhere else had no troubleshooting line."""
+    from conformance.suite.rules import CheckInfo
+
+    info = CheckInfo("TC998", Severity.ERROR, "contract §3.1", "A check of another catalogue", fix="look at the x.")
+    assert ruledocs.fix_text(info).startswith("If this check fails, look at the x. `turnspec conform ADAPTER")
+    assert "How to fix: If this check fails, look at the x. " in ruledocs.help_text(info)
+    assert "If this check fails, look at the x. " in ruledocs.help_markdown(info)
+
+
 def test_an_installed_wheel_reads_the_shipped_copies(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The wheel's layout (pyproject force-include): conformance/_ruledocs/{traceability.md,
     rules/canonical/, mutants.py.txt, rule_cases.py.txt}; a checkout's files are not consulted."""

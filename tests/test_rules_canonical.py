@@ -239,6 +239,28 @@ def test_every_rule_the_code_can_emit_is_listed_by_turnspec_rules() -> None:
     assert not missing, f"emitted but not listed by `turnspec rules`: {missing}"
 
 
+def test_every_rule_is_declared_once() -> None:
+    """Each rule id is built (`RuleInfo("TS900", ...)`, or a subclass such as `CheckInfo`)
+    in one place of the package; every other module reads that value. Failed before: TS900
+    was declared both in `core/convertkit.py` and in `formats/canonical/rules.py`."""
+    import ast
+
+    import conformance
+
+    root = Path(conformance.__file__).parent
+    where: dict[str, list[str]] = {}
+    for py in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(py.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.args):
+                continue
+            first = node.args[0]
+            if node.func.id.endswith("Info") and isinstance(first, ast.Constant) and isinstance(first.value, str):
+                where.setdefault(first.value, []).append(f"{py.relative_to(root)}:{node.lineno}")
+    assert len(where) > 100  # the scan found the catalogues, not nothing
+    twice = {rid: places for rid, places in where.items() if len(places) > 1}
+    assert not twice, f"declared more than once: {twice}"
+
+
 def test_every_registered_rule_function_is_in_the_catalogue() -> None:
     from conformance.formats.canonical.engine import registered_rules
 

@@ -2,8 +2,9 @@
 
 For every row classed `tested` (the metis tables and every peer format's table) whose test
 cell names a test that makes the rule fail (not a `(passes)` allowance), each rule the row
-cites is switched off in turn (`TURNSPEC_DISABLE_RULES`, the testing hook every driver
-honours through `Selection.enabled`: the rule then reports nothing) and the cited test is
+cites is switched off in turn (`findings.switch_off_for_mutation_testing`, the testing-only
+entry point every driver honours through `Selection.enabled`: the rule then reports
+nothing) and the cited test is
 run: at least one of its cases must fail. A row whose cited test stays green with its rule
 off does not test that rule, and fails here.
 
@@ -111,12 +112,11 @@ def mutated(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, obj
 def _compute(work: Path, out: Path) -> None:
     todo = [[rule, nodes] for rule, nodes in sorted(units().items()) if nodes]
     (work / "mutation-units.json").write_text(json.dumps(todo), encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if k != "TURNSPEC_DISABLE_RULES"}
     partial = work / "mutation-out.json.part"
     subprocess.run(
         [sys.executable, str(ROOT / "tests" / "mutation_runner.py"), str(work / "mutation-units.json"),
          str(partial), "--jobs", str(_jobs())],
-        check=True, cwd=ROOT, env=env, timeout=3000,
+        check=True, cwd=ROOT, timeout=3000,
     )  # fmt: skip
     partial.replace(out)  # whole, or not there: a worker never reads half a result
 
@@ -135,23 +135,39 @@ def test_the_tables_have_rows_to_mutate() -> None:
 
 
 def test_the_switch_silences_exactly_the_rules_it_names() -> None:
-    """`TURNSPEC_DISABLE_RULES` (read once per process) switches off the ids it names, exact
-    ids only: the validator then reports the fixture's other rules, never those."""
+    """`switch_off_for_mutation_testing` switches off the ids it is given, exact ids only:
+    the validator then reports the fixture's other rules, never those."""
+    from conformance import validate
+    from conformance.core.findings import switch_off_for_mutation_testing
+
     fixture = ROOT / "tests" / "rules" / "canonical" / "TS303.json"
 
-    def rules(switch: str | None) -> set[str]:
-        env = {k: v for k, v in os.environ.items() if k != "TURNSPEC_DISABLE_RULES"}
-        if switch is not None:
-            env["TURNSPEC_DISABLE_RULES"] = switch
-        code = "import sys, json; from conformance import validate; print(json.dumps(sorted({f.rule for f in validate([sys.argv[1]]).findings})))"
-        out = subprocess.run(
-            [sys.executable, "-c", code, str(fixture)], env=env, capture_output=True, text=True, check=True
-        )
-        return set(json.loads(out.stdout))
+    def rules(switch: list[str]) -> set[str]:
+        switch_off_for_mutation_testing(switch)
+        try:
+            return {f.rule for f in validate([fixture]).findings}
+        finally:
+            switch_off_for_mutation_testing([])
 
-    assert "TS303" in rules(None)
-    assert "TS303" not in rules("TS303") and rules("TS303") == rules(None) - {"TS303"}
-    assert rules("TS30, TS999") == rules(None)  # a prefix switches nothing off
+    assert "TS303" in rules([])
+    assert "TS303" not in rules(["TS303"]) and rules(["TS303"]) == rules([]) - {"TS303"}
+    assert rules(["TS30", "TS999"]) == rules([])  # a prefix switches nothing off
+
+
+def test_a_production_run_never_reads_a_switch_from_the_environment() -> None:
+    """The switch is a testing entry point only. Failed before: every run read
+    `TURNSPEC_DISABLE_RULES` and silently reported nothing for the rules it named."""
+    fixture = ROOT / "tests" / "rules" / "canonical" / "TS303.json"
+    code = "import sys, json; from conformance import validate; print(json.dumps(sorted({f.rule for f in validate([sys.argv[1]]).findings})))"
+    env = {**os.environ, "TURNSPEC_DISABLE_RULES": "TS303"}
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(fixture)], env=env, capture_output=True, text=True, check=True
+    )
+    assert "TS303" in json.loads(out.stdout)
+    sources = [
+        p for p in (ROOT / "conformance").rglob("*.py") if "TURNSPEC_DISABLE_RULES" in p.read_text(encoding="utf-8")
+    ]
+    assert sources == []
 
 
 @pytest.mark.slow

@@ -1,16 +1,17 @@
-"""Helpers the two reference adapters share beyond `base` (kept out of `base`, which is the
+"""Helpers the reference adapters share beyond `base` (kept out of `base`, which is the
 contract module third-party adapters import)."""
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from ..core.jsonio import parse as parse_json
 from ..wire import registry as wire_registry
 from ..wire import schemas as wire_schemas
-from .base import AdapterError, RateLimitError
+from .base import AdapterError, BaseAdapter, Block, RateLimitError, RequestContext, ToolDefinition, WireBody, new_ulid
 from .errors import RETRYABLE as RETRYABLE  # declared once, with the contract's sentence
 
 # Neither Anthropic nor Chat Completions carries a media type for a URL image. A URL image an
@@ -89,3 +90,68 @@ def tolerated(wire_api: str, kind: str, path: tuple[str, ...], departure: str) -
         return None
     r = wire_schemas.reader(api, kind)
     return r.tolerates(path, departure) if r is not None else None
+
+
+# -- tools ---------------------------------------------------------------------------------
+
+
+def tool_extra(raw: Mapping[str, Any], name: str) -> Any:
+    """The members a recorded request gave tool `name` beyond its definition
+    (`provider_raw[adapter]["tool_extras"]`, written by `from_wire_request`), rendered back
+    as they were; {} when it recorded none."""
+    return (raw.get("tool_extras") or {}).get(name, {})
+
+
+def function_tool(tool: ToolDefinition, extra: Mapping[str, Any]) -> WireBody:
+    """A canonical tool as a function tool of Chat Completions and Ollama (`{"type":
+    "function", "function": {name, description, parameters}}`), with its recorded extras."""
+    fn = {
+        "name": tool["name"],
+        "description": tool["description"],
+        "parameters": tool["input_schema"],
+        **extra,
+    }
+    return {"type": "function", "function": fn}
+
+
+def function_tool_from_wire(fn: Mapping[str, Any]) -> tuple[ToolDefinition, dict[str, Any]]:
+    """A function tool's `function` object of Chat Completions or Ollama as a canonical tool
+    definition, and its other members (the `tool_extras` that render it back)."""
+    tool: ToolDefinition = {
+        "name": fn["name"],
+        "description": fn.get("description", ""),
+        "input_schema": fn.get("parameters") or {"type": "object", "properties": {}},
+        "side_effects": "execute",
+    }
+    return tool, {k: v for k, v in fn.items() if k not in ("name", "description", "parameters")}
+
+
+# -- URL images ----------------------------------------------------------------------------
+
+
+class UrlMediaMemory:
+    """What an adapter whose wire API carries no media type for a URL image (Anthropic, Chat
+    Completions, Responses) remembers: the media type each URL image was rendered with, per
+    session, so a request read back gives the image the type it was sent with."""
+
+    @functools.cached_property
+    def _url_media(self) -> dict[tuple[str, str], str]:  # (session, url) -> media type rendered
+        return {}
+
+
+# -- streams -------------------------------------------------------------------------------
+
+A = TypeVar("A", bound=BaseAdapter)
+
+
+class StreamState(Generic[A]):
+    """What every reference adapter's stream translation starts with: its adapter, the
+    request's context, the id of the message it builds (the context's, else a fresh ULID),
+    its content blocks so far and the model the context names (else `<provider>:unknown`)."""
+
+    def __init__(self, adapter: A, ctx: RequestContext) -> None:
+        self.adapter = adapter
+        self.ctx = ctx
+        self.mid = ctx.message_id or new_ulid()
+        self.content: list[Block] = []
+        self.model = ctx.model or f"{adapter.provider}:unknown"

@@ -31,7 +31,17 @@ from typing import Any, ClassVar
 from ..wire.anthropic_messages import ANTHROPIC_MESSAGES
 from ..wire.openai_chat import parse_data_url
 from . import overrides
-from ._shared import URL_IMAGE_MEDIA_TYPE, finish_error, header, json_object, json_value, stop_reason
+from ._shared import (
+    URL_IMAGE_MEDIA_TYPE,
+    StreamState,
+    UrlMediaMemory,
+    finish_error,
+    header,
+    json_object,
+    json_value,
+    stop_reason,
+    tool_extra,
+)
 from .base import (
     AdapterError,
     AdapterOptions,
@@ -81,7 +91,7 @@ _CANONICAL_KEYS = {
 }
 
 
-class AnthropicAdapter(CancellableStreams, BaseAdapter):
+class AnthropicAdapter(UrlMediaMemory, CancellableStreams, BaseAdapter):
     """Canonical <-> Anthropic Messages API (`POST /v1/messages`)."""
 
     name: ClassVar[str] = "anthropic"
@@ -104,10 +114,6 @@ class AnthropicAdapter(CancellableStreams, BaseAdapter):
         "max_output_tokens": 64_000,
         "accepted_image_media_types": list(IMAGE_TYPES),
     }
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._url_media: dict[tuple[str, str], str] = {}  # (session, url) -> media type rendered
 
     def new_provider_tool_id(self) -> str:
         return "toolu_" + new_ulid()
@@ -322,7 +328,7 @@ class AnthropicAdapter(CancellableStreams, BaseAdapter):
         return out
 
     def tool_to_wire(self, tool: ToolDefinition, options: AdapterOptions) -> WireBody:
-        extra = ((options.provider_raw.get(self.name) or {}).get("tool_extras") or {}).get(tool["name"], {})
+        extra = tool_extra(options.provider_raw.get(self.name) or {}, tool["name"])
         return {
             "name": tool["name"],
             "description": tool["description"],
@@ -616,7 +622,7 @@ class AnthropicAdapter(CancellableStreams, BaseAdapter):
         return 0
 
 
-class _AnthropicStream:
+class _AnthropicStream(StreamState[AnthropicAdapter]):
     """State of one Anthropic SSE stream being translated.
 
     Strict about the documented event flow ("Streaming messages"): one message_start first;
@@ -629,17 +635,13 @@ class _AnthropicStream:
     """
 
     def __init__(self, adapter: AnthropicAdapter, ctx: RequestContext) -> None:
-        self.a = adapter
-        self.ctx = ctx
-        self.mid = ctx.message_id or new_ulid()
-        self.content: list[Block] = []
+        super().__init__(adapter, ctx)
         self.by_wire_index: dict[int, int] = {}
         self.stopped: set[int] = set()
         self.partial: dict[int, str] = {}
         self.usage: dict[str, int] | None = None
         self.stop_reason = "end_turn"
         self.stop_seen = False  # message_delta carried a stop_reason
-        self.model = ctx.model or f"{adapter.provider}:unknown"
         self.started = self.done = False
         self.position = 0  # 1-based number of the SSE event being handled
 
@@ -675,10 +677,14 @@ class _AnthropicStream:
         it was cut (contract §6.5's partial message, then StreamCutError)."""
         open_blocks = sorted(set(self.by_wire_index) - {i for i, k in self.by_wire_index.items() if k in self.stopped})
         if self.stop_seen and not open_blocks:
-            self.a.log.warning(
+            self.adapter.log.warning(
                 "%s: stream ended after message_delta's stop_reason without message_stop",
-                self.a.name,
-                extra={"event": "message_stop_missing", "adapter": self.a.name, "session_id": self.ctx.session_id},
+                self.adapter.name,
+                extra={
+                    "event": "message_stop_missing",
+                    "adapter": self.adapter.name,
+                    "session_id": self.ctx.session_id,
+                },
             )
             self.done = True
             yield self.complete(self.stop_reason)
@@ -722,13 +728,13 @@ class _AnthropicStream:
             if not isinstance(msg, dict):
                 raise _Malformed("message_start has no `message` object")
             if msg.get("model"):
-                self.model = f"{self.a.provider}:{msg['model']}"
-            self.usage = self.a.usage_from_wire(msg.get("usage"))
+                self.model = f"{self.adapter.provider}:{msg['model']}"
+            self.usage = self.adapter.usage_from_wire(msg.get("usage"))
             self.started = True
             yield {"type": "message_start", "message_id": mid, "role": "assistant", "model": self.model}
             return
         if t == "error":
-            err = self.a.classify_error(500, data)
+            err = self.adapter.classify_error(500, data)
             yield from self.start_implicitly()
             yield {
                 "type": "error",
@@ -751,7 +757,7 @@ class _AnthropicStream:
             block = data.get("content_block")
             if not isinstance(block, dict):
                 raise _Malformed("content_block_start has no `content_block` object")
-            canon, _ = self.a.block_from_wire(self.ctx.session_id, block)
+            canon, _ = self.adapter.block_from_wire(self.ctx.session_id, block)
             if canon is None:
                 raise _Malformed(f"content_block_start of an unreadable {block.get('type')} block")
             k = len(self.content)
@@ -771,13 +777,13 @@ class _AnthropicStream:
         elif t == "message_delta":
             delta = data.get("delta") or {}
             if delta.get("stop_reason"):
-                self.stop_reason = self.a.stop_reason_of(delta["stop_reason"])
+                self.stop_reason = self.adapter.stop_reason_of(delta["stop_reason"])
                 self.stop_seen = True
             u = data.get("usage")
             if isinstance(u, dict):
                 # message_delta usage is cumulative and may repeat or omit the input counts
                 merged = {**_raw_usage(self.usage), **{k: v for k, v in u.items() if v is not None}}
-                self.usage = self.a.usage_from_wire(merged)
+                self.usage = self.adapter.usage_from_wire(merged)
                 yield {"type": "usage_update", "message_id": mid, "usage": dict(self.usage or {})}
         elif t == "message_stop":
             unclosed = sorted(set(self.by_wire_index) - {i for i, k in self.by_wire_index.items() if k in self.stopped})
@@ -814,7 +820,7 @@ class _AnthropicStream:
                     "text": canon["text"],
                     "signature": None,
                 }
-        elif canon["type"].startswith(f"{self.a.name}:"):
+        elif canon["type"].startswith(f"{self.adapter.name}:"):
             self.partial[k] = ""
 
     def delta(self, k: int, delta: dict[str, Any]) -> Iterator[StreamEvent]:
@@ -830,7 +836,7 @@ class _AnthropicStream:
             raise _Malformed(f"{dt} without a string `{field}`")
         value: str = raw_value
         mid = self.mid
-        native = bt.startswith(f"{self.a.name}:")
+        native = bt.startswith(f"{self.adapter.name}:")
         if dt == "text_delta" and bt == "text":
             block["text"] += value
             yield {"type": "text_delta", "message_id": mid, "content_block_index": k, "text": value}
@@ -887,7 +893,7 @@ class _AnthropicStream:
                 "text": "",
                 "signature": block.get("signature"),
             }
-        elif block["type"].startswith(f"{self.a.name}:") and self.partial.get(k):
+        elif block["type"].startswith(f"{self.adapter.name}:") and self.partial.get(k):
             text = self.partial.pop(k)
             parsed = json_object(text)
             if parsed is None:
@@ -899,7 +905,7 @@ class _AnthropicStream:
         if not final:
             # a failed stream: tool calls whose input never completed are not invented as {}
             content = [b for k, b in enumerate(content) if not (b["type"] == "tool_use" and k in self.partial)]
-        usage = self.usage or estimated_usage(self.a.name, self.a.log, self.ctx, self.content)
+        usage = self.usage or estimated_usage(self.adapter.name, self.adapter.log, self.ctx, self.content)
         return {
             "type": "message_complete",
             "message_id": self.mid,

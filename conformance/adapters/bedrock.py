@@ -46,7 +46,7 @@ from urllib.parse import quote
 from ..wire.bedrock import BEDROCK_CONVERSE, EXCEPTION_HINTS, IMAGE_FORMATS, is_streaming, model_of
 from ..wire.openai_chat import parse_data_url
 from . import overrides
-from ._shared import finish_error, header, json_object, stop_reason
+from ._shared import StreamState, finish_error, header, json_object, stop_reason, tool_extra
 from .base import (
     AdapterError,
     AdapterOptions,
@@ -309,7 +309,7 @@ class BedrockAdapter(CancellableStreams, BaseAdapter):
         return out
 
     def tool_to_wire(self, tool: ToolDefinition, raw: Mapping[str, Any]) -> WireBody:
-        extra = (raw.get("tool_extras") or {}).get(tool["name"], {})
+        extra = tool_extra(raw, tool["name"])
         spec: dict[str, Any] = {"name": tool["name"]}
         if tool.get("description"):  # NonEmptyString: an empty description is refused
             spec["description"] = tool["description"]
@@ -717,7 +717,7 @@ class BedrockAdapter(CancellableStreams, BaseAdapter):
         return 0
 
 
-class _BedrockStream:
+class _BedrockStream(StreamState[BedrockAdapter]):
     """State of one ConverseStream event stream being translated.
 
     Events are `{event-type: payload}` (the frame's `:event-type`): messageStart first,
@@ -730,16 +730,12 @@ class _BedrockStream:
     """
 
     def __init__(self, adapter: BedrockAdapter, ctx: RequestContext) -> None:
-        self.a = adapter
-        self.ctx = ctx
-        self.mid = ctx.message_id or new_ulid()
-        self.content: list[Block] = []
+        super().__init__(adapter, ctx)
         self.by_wire_index: dict[int, int] = {}
         self.stopped: set[int] = set()
         self.partial: dict[int, str] = {}
         self.usage: dict[str, int] | None = None
         self.stop_reason: str | None = None
-        self.model = ctx.model or f"{adapter.provider}:unknown"
         self.started = self.done = False
         self.position: int | None = None  # the event being handled (0-based) and the byte
         self.offset: int | None = None  # just past it, which locate a malformed event
@@ -778,10 +774,14 @@ class _BedrockStream:
         if not self.done:
             if self.stop_reason is not None:  # metadata never came: the turn itself ended
                 # ConverseStream: metadata carries the usage and metrics only, after messageStop
-                self.a.log.warning(
+                self.adapter.log.warning(
                     "%s: stream ended after messageStop without its metadata event (usage)",
-                    self.a.name,
-                    extra={"event": "metadata_missing", "adapter": self.a.name, "session_id": self.ctx.session_id},
+                    self.adapter.name,
+                    extra={
+                        "event": "metadata_missing",
+                        "adapter": self.adapter.name,
+                        "session_id": self.ctx.session_id,
+                    },
                 )
                 self.done = True
                 yield from self.close_all()
@@ -843,7 +843,7 @@ class _BedrockStream:
             if key == "toolUse" and value.get("type") != "server_tool_use":
                 if not isinstance(value.get("toolUseId"), str) or not isinstance(value.get("name"), str):
                     raise _Malformed("toolUse start without a string toolUseId and name")
-                cid = self.a.tool_id_map(self.ctx.session_id).canonical_for(value["toolUseId"])
+                cid = self.adapter.tool_id_map(self.ctx.session_id).canonical_for(value["toolUseId"])
                 self.content.append({"type": "tool_use", "id": cid, "name": value["name"], "input": {}})
                 self.partial[k] = ""
                 yield {
@@ -857,7 +857,7 @@ class _BedrockStream:
                 raw = {key: {**value, "input": {}} if key == "toolUse" else {**value, "content": []}}
                 if key == "image":
                     raw = {key: dict(value)}
-                self.content.append({"type": f"{self.a.name}:{key}", "raw": raw})
+                self.content.append({"type": f"{self.adapter.name}:{key}", "raw": raw})
                 self.partial[k] = ""
         elif name == "contentBlockDelta":
             i = self.index(data)
@@ -876,12 +876,12 @@ class _BedrockStream:
         elif name == "messageStop":
             if self.stop_reason is not None:
                 raise _Malformed("a second messageStop")
-            self.stop_reason = self.a.stop_reason_of(data.get("stopReason"))
+            self.stop_reason = self.adapter.stop_reason_of(data.get("stopReason"))
             yield from self.close_all()
         elif name == "metadata":
             if self.stop_reason is None:
                 raise _Malformed("metadata before messageStop")
-            self.usage = self.a.usage_from_wire(data.get("usage"))
+            self.usage = self.adapter.usage_from_wire(data.get("usage"))
             if self.usage is not None:
                 yield {"type": "usage_update", "message_id": self.mid, "usage": dict(self.usage)}
             self.done = True
@@ -969,7 +969,7 @@ class _BedrockStream:
             self.content[result_k]["raw"]["toolResult"]["content"].extend(value)
         else:
             native_k = self.by_wire_index.get(i)
-            if native_k is None or not self.content[native_k]["type"].startswith(f"{self.a.name}:"):
+            if native_k is None or not self.content[native_k]["type"].startswith(f"{self.adapter.name}:"):
                 raise _Malformed(f"{key} delta for block {i}, which is no open native block")
             # citations, image deltas: kept with the native block
             self.content[native_k].setdefault("deltas", []).append({key: value})
@@ -999,7 +999,7 @@ class _BedrockStream:
                 "text": "",
                 "signature": block.get("signature"),
             }
-        elif block["type"] == f"{self.a.name}:toolUse":
+        elif block["type"] == f"{self.adapter.name}:toolUse":
             text = self.partial.pop(k, "")
             parsed = json_object(text)
             if parsed is None:
@@ -1019,7 +1019,7 @@ class _BedrockStream:
             # a failed stream: tool calls whose input never completed are not invented as {}
             content = [b for k, b in enumerate(content) if not (b["type"] == "tool_use" and k in self.partial)]
         content = [{k: v for k, v in b.items() if k != "deltas"} for b in content]
-        usage = self.usage or estimated_usage(self.a.name, self.a.log, self.ctx, self.content)
+        usage = self.usage or estimated_usage(self.adapter.name, self.adapter.log, self.ctx, self.content)
         return {
             "type": "message_complete",
             "message_id": self.mid,

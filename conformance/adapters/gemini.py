@@ -82,6 +82,7 @@ from ..wire.gemini import (
     model_of,
     usage_of,
 )
+from ._shared import StreamState, tool_extra
 from .base import (
     AdapterError,
     AdapterOptions,
@@ -424,7 +425,7 @@ class GeminiAdapter(CancellableStreams, BaseAdapter):
         return out
 
     def tool_to_wire(self, tool: ToolDefinition, raw: Mapping[str, Any]) -> WireBody:
-        extra = dict((raw.get("tool_extras") or {}).get(tool["name"], {}))
+        extra = dict(tool_extra(raw, tool["name"]))
         key = extra.pop("_schema_key", "parametersJsonSchema")
         return {"name": tool["name"], "description": tool["description"], key: tool["input_schema"], **extra}
 
@@ -848,7 +849,7 @@ def _plain_response(response: Mapping[str, Any]) -> bool:
     )
 
 
-class _Accumulator:
+class _Accumulator(StreamState[GeminiAdapter]):
     """Gemini response chunks -> canonical blocks and events (one code path for both the
     non-streamed body and every streamed chunk, so a stream's aggregate equals the parse).
 
@@ -858,10 +859,7 @@ class _Accumulator:
     """
 
     def __init__(self, adapter: GeminiAdapter, ctx: RequestContext) -> None:
-        self.a = adapter
-        self.ctx = ctx
-        self.mid = ctx.message_id or new_ulid()
-        self.content: list[Block] = []
+        super().__init__(adapter, ctx)
         self.usage: dict[str, int] | None = None
         self.finish_reason: str | None = None
         self.block_reason: str | None = None
@@ -883,11 +881,11 @@ class _Accumulator:
             raise WireFormatError(f"event {position}: `candidates` is not a list")
         if cands:
             if len(cands) > 1 and position == 0:
-                self.a.log.warning(
+                self.adapter.log.warning(
                     "%s: %d candidates; the canonical message keeps candidate 0",
-                    self.a.name,
+                    self.adapter.name,
                     len(cands),
-                    extra={"event": "candidates_dropped", "adapter": self.a.name},
+                    extra={"event": "candidates_dropped", "adapter": self.adapter.name},
                 )
             cand = cands[0]
             if not isinstance(cand, dict):
@@ -902,7 +900,7 @@ class _Accumulator:
             finished = finish_reason(cand)  # by name, also when sent as its number
             if finished:
                 self.finish_reason = str(finished)
-        usage = self.a.usage_from_wire(obj.get("usageMetadata"))
+        usage = self.adapter.usage_from_wire(obj.get("usageMetadata"))
         if usage is not None:
             self.usage = usage  # cumulative in every chunk: the latest wins
             yield {"type": "usage_update", "message_id": self.mid, "usage": dict(usage)}
@@ -958,7 +956,7 @@ class _Accumulator:
         key = ("response", self.response_id, self.calls)
         if kind == "functionCall":
             self.calls += 1
-        block = self.a.part_to_block(self.ctx.session_id, p, kind, key)
+        block = self.adapter.part_to_block(self.ctx.session_id, p, kind, key)
         k = len(self.content)
         self.content.append(block)
         if block["type"] == "tool_use":
@@ -992,8 +990,8 @@ class _Accumulator:
                 raise WireFormatError(f"event {position}: a functionCall continuation (no name) with no call open")
             key = ("response", self.response_id, self.calls, name, "streamed")
             self.calls += 1
-            cid = self.a.call_id_from_wire(self.ctx.session_id, call.get("id"), *key)
-            self.a.remember_call_name(self.ctx.session_id, cid, name)
+            cid = self.adapter.call_id_from_wire(self.ctx.session_id, call.get("id"), *key)
+            self.adapter.remember_call_name(self.ctx.session_id, cid, name)
             oc = self.open_call = _OpenCall(len(self.content), cid, name)
             self.content.append({"type": "tool_use", "id": cid, "name": name, "input": {}})
             yield {
@@ -1044,7 +1042,7 @@ class _Accumulator:
         return stop
 
     def complete(self, stop_reason: str) -> StreamEvent:
-        usage = self.usage or estimated_usage(self.a.name, self.a.log, self.ctx, self.content)
+        usage = self.usage or estimated_usage(self.adapter.name, self.adapter.log, self.ctx, self.content)
         return {
             "type": "message_complete",
             "message_id": self.mid,
@@ -1176,7 +1174,7 @@ class _GeminiStream:
     """One streamGenerateContent body being translated (either framing)."""
 
     def __init__(self, adapter: GeminiAdapter, ctx: RequestContext) -> None:
-        self.a = adapter
+        self.adapter = adapter
         self.acc = _Accumulator(adapter, ctx)
         self.started = False
         self.events = 0
@@ -1203,11 +1201,15 @@ class _GeminiStream:
                 yield from self.ended_early()
                 raise
             # the finishReason arrived: nothing is lost but the array's end
-            self.a.log.warning(
+            self.adapter.log.warning(
                 "%s: %s, after the finishReason; read as ended",
-                self.a.name,
+                self.adapter.name,
                 exc,
-                extra={"event": "array_end_missing", "adapter": self.a.name, "session_id": self.acc.ctx.session_id},
+                extra={
+                    "event": "array_end_missing",
+                    "adapter": self.adapter.name,
+                    "session_id": self.acc.ctx.session_id,
+                },
             )
         if self.acc.open_call is not None:
             yield from self.start({})
@@ -1232,7 +1234,7 @@ class _GeminiStream:
                 raise WireFormatError(f"event {position}: not a JSON object")
             yield from self.start(obj)
             if "error" in obj and "candidates" not in obj:
-                err = self.a.classify_error(500, obj)
+                err = self.adapter.classify_error(500, obj)
                 yield {
                     "type": "error",
                     "message_id": self.acc.mid,
@@ -1258,7 +1260,9 @@ class _GeminiStream:
                 "type": "message_start",
                 "message_id": self.acc.mid,
                 "role": "assistant",
-                "model": f"{self.a.provider}:{model}" if model else self.acc.ctx.model or f"{self.a.provider}:unknown",
+                "model": f"{self.adapter.provider}:{model}"
+                if model
+                else self.acc.ctx.model or f"{self.adapter.provider}:unknown",
             }
 
     def _sse(self, chunks: Iterable[bytes]) -> Iterator[tuple[int, Any]]:

@@ -55,6 +55,7 @@ from typing import Any, ClassVar
 
 from ..core import ids
 from ..wire.ollama import OLLAMA_CHAT
+from ._shared import StreamState, function_tool, function_tool_from_wire, tool_extra
 from .base import (
     AdapterError,
     AdapterOptions,
@@ -398,14 +399,7 @@ class OllamaAdapter(CancellableStreams, BaseAdapter):
         return self._names.get((sid, canonical_id))
 
     def tool_to_wire(self, tool: ToolDefinition, raw: Mapping[str, Any]) -> WireBody:
-        extra = (raw.get("tool_extras") or {}).get(tool["name"], {})
-        fn = {
-            "name": tool["name"],
-            "description": tool["description"],
-            "parameters": tool["input_schema"],
-            **extra,
-        }
-        return {"type": "function", "function": fn}
+        return function_tool(tool, tool_extra(raw, tool["name"]))
 
     # -- wire -> canonical (responses) --------------------------------------------------
 
@@ -646,15 +640,8 @@ class OllamaAdapter(CancellableStreams, BaseAdapter):
         for t in wire_tools or []:
             fn = t.get("function") if isinstance(t, dict) and t.get("type") == "function" else None
             if isinstance(fn, dict) and "name" in fn:
-                tools.append(
-                    {
-                        "name": fn["name"],
-                        "description": fn.get("description", ""),
-                        "input_schema": fn.get("parameters") or {"type": "object", "properties": {}},
-                        "side_effects": "execute",
-                    }
-                )
-                extra = {k: v for k, v in fn.items() if k not in ("name", "description", "parameters")}
+                tool, extra = function_tool_from_wire(fn)
+                tools.append(tool)
                 if extra:
                     tool_extras[fn["name"]] = extra
             else:
@@ -755,16 +742,12 @@ class OllamaAdapter(CancellableStreams, BaseAdapter):
         return 0
 
 
-class _OllamaStream:
+class _OllamaStream(StreamState[OllamaAdapter]):
     """State of one Ollama NDJSON stream being translated."""
 
     def __init__(self, adapter: OllamaAdapter, ctx: RequestContext) -> None:
-        self.a = adapter
-        self.ctx = ctx
-        self.mid = ctx.message_id or new_ulid()
-        self.content: list[Block] = []
+        super().__init__(adapter, ctx)
         self.open: int | None = None  # index of the text/thinking block deltas extend
-        self.model = ctx.model or f"{adapter.provider}:unknown"
         self.started = False
         self.done = False
         self.calls = 0
@@ -820,7 +803,7 @@ class _OllamaStream:
 
     def handle(self, n: int, obj: dict[str, Any]) -> Iterator[StreamEvent]:
         if "error" in obj and "message" not in obj:
-            err = self.a.classify_error(500, obj)
+            err = self.adapter.classify_error(500, obj)
             yield from self.start()
             yield {
                 "type": "error",
@@ -833,7 +816,7 @@ class _OllamaStream:
             self.done = True
             raise err
         if obj.get("model") and not self.started:
-            self.model = f"{self.a.provider}:{obj['model']}"
+            self.model = f"{self.adapter.provider}:{obj['model']}"
         self.created_at = obj.get("created_at")
         yield from self.start()
         msg = obj.get("message")
@@ -852,10 +835,10 @@ class _OllamaStream:
         if "done" not in obj or not isinstance(obj["done"], bool):
             raise WireFormatError(f"NDJSON line {n} has no boolean `done`")
         if obj["done"]:
-            usage = self.a.usage_from_wire(obj)
+            usage = self.adapter.usage_from_wire(obj)
             if usage is not None:
                 yield {"type": "usage_update", "message_id": self.mid, "usage": dict(usage)}
-            yield self.complete(self.a.stop_reason(obj, self.content), usage)
+            yield self.complete(self.adapter.stop_reason(obj, self.content), usage)
             self.done = True
 
     def delta(self, kind: str, text: str) -> Iterator[StreamEvent]:
@@ -879,7 +862,7 @@ class _OllamaStream:
     def tool_call(self, call: Any) -> Iterator[StreamEvent]:
         """A streamed call arrives whole: start, its arguments as one delta, end."""
         anchor = self.created_at or self.ctx.message_id
-        block = self.a.tool_call_from_wire(self.ctx.session_id, call, anchor, f"r{self.calls}")
+        block = self.adapter.tool_call_from_wire(self.ctx.session_id, call, anchor, f"r{self.calls}")
         self.calls += 1
         self.open = None
         k = len(self.content)
@@ -907,7 +890,7 @@ class _OllamaStream:
         }
 
     def complete(self, stop_reason: str, usage: Mapping[str, int] | None) -> StreamEvent:
-        usage = usage or estimated_usage(self.a.name, self.a.log, self.ctx, self.content)
+        usage = usage or estimated_usage(self.adapter.name, self.adapter.log, self.ctx, self.content)
         # an empty reply (a model load) is one empty text block, as the non-streamed parse
         final = [dict(b) for b in self.content] or [{"type": "text", "text": ""}]
         return {

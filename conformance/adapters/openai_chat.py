@@ -40,12 +40,17 @@ from . import overrides
 from ._shared import (
     CUSTOM_INPUT,
     URL_IMAGE_MEDIA_TYPE,
+    StreamState,
+    UrlMediaMemory,
     finish_error,
+    function_tool,
+    function_tool_from_wire,
     header,
     json_object,
     json_value,
     stop_reason,
     tolerated,
+    tool_extra,
 )
 from .base import (
     AdapterError,
@@ -88,7 +93,7 @@ _MESSAGE_KEYS = {"role", "content", "tool_calls", "tool_call_id"}
 REASONING_FIELDS = ("reasoning_content", "reasoning")
 
 
-class OpenAIChatAdapter(CancellableStreams, BaseAdapter):
+class OpenAIChatAdapter(UrlMediaMemory, CancellableStreams, BaseAdapter):
     """Canonical <-> OpenAI Chat Completions (`POST /v1/chat/completions`)."""
 
     name: ClassVar[str] = "openai-chat"
@@ -110,10 +115,6 @@ class OpenAIChatAdapter(CancellableStreams, BaseAdapter):
         "max_output_tokens": 16_384,
         "accepted_image_media_types": list(IMAGE_TYPES),
     }
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._url_media: dict[tuple[str, str], str] = {}  # (session, url) -> media type rendered
 
     def new_provider_tool_id(self) -> str:
         return "call_" + new_ulid()
@@ -374,14 +375,7 @@ class OpenAIChatAdapter(CancellableStreams, BaseAdapter):
         return out
 
     def tool_to_wire(self, tool: ToolDefinition, options: AdapterOptions) -> WireBody:
-        extra = ((options.provider_raw.get(self.name) or {}).get("tool_extras") or {}).get(tool["name"], {})
-        fn = {
-            "name": tool["name"],
-            "description": tool["description"],
-            "parameters": tool["input_schema"],
-            **extra,
-        }
-        return {"type": "function", "function": fn}
+        return function_tool(tool, tool_extra(options.provider_raw.get(self.name) or {}, tool["name"]))
 
     # -- wire -> canonical (responses) --------------------------------------------------
 
@@ -676,15 +670,8 @@ class OpenAIChatAdapter(CancellableStreams, BaseAdapter):
         for t in [*wrapped, *(body.get("tools", []) or [])]:
             fn = t.get("function") if t.get("type") == "function" else None
             if isinstance(fn, dict) and "name" in fn:
-                tools.append(
-                    {
-                        "name": fn["name"],
-                        "description": fn.get("description", ""),
-                        "input_schema": fn.get("parameters") or {"type": "object", "properties": {}},
-                        "side_effects": "execute",
-                    }
-                )
-                extra = {k: v for k, v in fn.items() if k not in ("name", "description", "parameters")}
+                tool, extra = function_tool_from_wire(fn)
+                tools.append(tool)
                 if extra:
                     tool_extras[fn["name"]] = extra
             else:
@@ -737,7 +724,7 @@ class OpenAIChatAdapter(CancellableStreams, BaseAdapter):
         return 0
 
 
-class _ChatStream:
+class _ChatStream(StreamState[OpenAIChatAdapter]):
     """State of one Chat Completions SSE stream being translated.
 
     Strict about the documented stream ("Streaming" in the API reference): chunks of one
@@ -760,10 +747,7 @@ class _ChatStream:
     """
 
     def __init__(self, adapter: OpenAIChatAdapter, ctx: RequestContext) -> None:
-        self.a = adapter
-        self.ctx = ctx
-        self.mid = ctx.message_id or new_ulid()
-        self.content: list[Block] = []
+        super().__init__(adapter, ctx)
         self.text_at: int | None = None
         self.calls: dict[int | str, int] = {}  # wire tool_calls index (or "id:<id>") -> canonical block index
         self.open_key: int | str | None = None  # the key of the open call
@@ -772,7 +756,6 @@ class _ChatStream:
         self.open_call: int | None = None
         self.closed: set[int] = set()
         self.usage: dict[str, int] | None = None
-        self.model = ctx.model or f"{adapter.provider}:unknown"
         self.stop_reason: str | None = None
         self.started = self.finished = False
         self.chunks = 0
@@ -812,7 +795,7 @@ class _ChatStream:
                 yield from self.fail("SSE data is not a JSON object")
                 return
             if "error" in obj and "choices" not in obj:
-                err = self.a.classify_error(500, obj)
+                err = self.adapter.classify_error(500, obj)
                 yield from self.start()
                 yield {
                     "type": "error",
@@ -843,10 +826,10 @@ class _ChatStream:
             # streamed before the data: [DONE] message", chat/create stream_options, which
             # this adapter always asks for): nothing is missing but `[DONE]`, which some
             # compatible servers do not send
-            self.a.log.warning(
+            self.adapter.log.warning(
                 "%s: stream ended after its finish_reason without data: [DONE]",
-                self.a.name,
-                extra={"event": "done_missing", "adapter": self.a.name, "session_id": self.ctx.session_id},
+                self.adapter.name,
+                extra={"event": "done_missing", "adapter": self.adapter.name, "session_id": self.ctx.session_id},
             )
         elif not self.chunks:
             self.position = done_at
@@ -854,11 +837,15 @@ class _ChatStream:
         if self.stop_reason is None:
             # complete ([DONE] arrived) but no finish_reason: some compatible routers omit it
             self.stop_reason = "tool_use" if self.calls else "end_turn"
-            self.a.log.warning(
+            self.adapter.log.warning(
                 "%s: stream ended with [DONE] but no finish_reason; read as %s",
-                self.a.name,
+                self.adapter.name,
                 self.stop_reason,
-                extra={"event": "finish_reason_missing", "adapter": self.a.name, "session_id": self.ctx.session_id},
+                extra={
+                    "event": "finish_reason_missing",
+                    "adapter": self.adapter.name,
+                    "session_id": self.ctx.session_id,
+                },
             )
         try:
             end = list(self.end_call())
@@ -878,7 +865,7 @@ class _ChatStream:
     def chunk(self, obj: dict[str, Any]) -> Iterator[StreamEvent]:
         self.chunks += 1
         if obj.get("model") and not self.started:
-            self.model = f"{self.a.provider}:{obj['model']}"
+            self.model = f"{self.adapter.provider}:{obj['model']}"
         choices = obj.get("choices")
         if choices is None:
             choices = []
@@ -901,7 +888,7 @@ class _ChatStream:
             yield from self.reasoning(delta)
             text = delta.get("content")
             if isinstance(text, dict):
-                text = [self.a.content_object(text)]
+                text = [self.adapter.content_object(text)]
             if isinstance(text, str) and text:
                 yield from self.text(text)
             elif isinstance(text, list):
@@ -922,9 +909,9 @@ class _ChatStream:
                 yield from self.tool_call({"id": pid, "function": fc}, key="function_call")
             if choice.get("finish_reason"):
                 self.raw_finish = choice["finish_reason"]
-                self.stop_reason = self.a.stop_reason_of(choice["finish_reason"])
+                self.stop_reason = self.adapter.stop_reason_of(choice["finish_reason"])
                 yield from self.end_call()  # contract §5.1: tool.use_end at finish_reason
-        usage = self.a.usage_from_wire(obj.get("usage"))
+        usage = self.adapter.usage_from_wire(obj.get("usage"))
         if usage is not None:
             self.usage = usage
             yield {"type": "usage_update", "message_id": self.mid, "usage": dict(usage)}
@@ -935,19 +922,19 @@ class _ChatStream:
         `repeated` (a compatible server ends each parallel call so): then read on, once
         reported."""
         more_calls = bool(delta.get("tool_calls") or delta.get("function_call")) and not delta.get("content")
-        why = tolerated(self.a.wire_api, "stream-event", ("choices", "*", "finish_reason"), "repeated")
+        why = tolerated(self.adapter.wire_api, "stream-event", ("choices", "*", "finish_reason"), "repeated")
         if not (more_calls and self.raw_finish == "tool_calls" and why):
             raise _Malformed("content after finish_reason")
         if not self.repeated:
-            self.a.log.warning(
+            self.adapter.log.warning(
                 "%s: stream event %d: finish_reason %r came before more tool calls; read on (%s)",
-                self.a.name,
+                self.adapter.name,
                 self.position,
                 self.raw_finish,
                 why,
                 extra={
                     "event": "wire_departure",
-                    "adapter": self.a.name,
+                    "adapter": self.adapter.name,
                     "field": "finish_reason",
                     "value": self.raw_finish,
                 },
@@ -1007,7 +994,7 @@ class _ChatStream:
                 raise _Malformed(f"tool call {wi} starts without an id")
             yield from self.end_call()
             k = self.calls[wi] = len(self.content)
-            cid = self.a.tool_id_map(self.ctx.session_id).canonical_for(call["id"])
+            cid = self.adapter.tool_id_map(self.ctx.session_id).canonical_for(call["id"])
             self.content.append({"type": "tool_use", "id": cid, "name": str(fn.get("name") or ""), "input": {}})
             self.args[k] = ""
             self.open_call = k
@@ -1057,16 +1044,16 @@ class _ChatStream:
 
     def complete(self, stop_reason: str, *, final: bool = True) -> StreamEvent:
         if self.dropped:
-            self.a.log.warning(
+            self.adapter.log.warning(
                 "%s: the stream carries %d choices (n > 1); the canonical message keeps choice 0",
-                self.a.name,
+                self.adapter.name,
                 len(self.dropped) + 1,
-                extra={"event": "choices_dropped", "adapter": self.a.name, "choices": sorted(self.dropped)},
+                extra={"event": "choices_dropped", "adapter": self.adapter.name, "choices": sorted(self.dropped)},
             )
         content = [dict(b) for b in self.content]
         if not final:  # tool calls whose arguments never completed are not invented as {}
             content = [b for k, b in enumerate(content) if not (b["type"] == "tool_use" and k not in self.closed)]
-        usage = self.usage or estimated_usage(self.a.name, self.a.log, self.ctx, self.content)
+        usage = self.usage or estimated_usage(self.adapter.name, self.adapter.log, self.ctx, self.content)
         return {
             "type": "message_complete",
             "message_id": self.mid,

@@ -59,7 +59,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
 from . import overrides
-from ._shared import CUSTOM_INPUT, URL_IMAGE_MEDIA_TYPE
+from ._shared import CUSTOM_INPUT, URL_IMAGE_MEDIA_TYPE, StreamState, UrlMediaMemory
 from .base import (
     AdapterError,
     AdapterOptions,
@@ -133,7 +133,7 @@ def _reasoning_text(item: Mapping[str, Any]) -> str:
     return _summary_text(item.get("summary")) or _summary_text(item.get("content"), "reasoning_text")
 
 
-class OpenAIResponsesAdapter(CancellableStreams, BaseAdapter):
+class OpenAIResponsesAdapter(UrlMediaMemory, CancellableStreams, BaseAdapter):
     """Canonical <-> OpenAI Responses API (`POST /v1/responses`)."""
 
     name: ClassVar[str] = "openai-responses"
@@ -157,10 +157,6 @@ class OpenAIResponsesAdapter(CancellableStreams, BaseAdapter):
         "max_output_tokens": 128_000,
         "accepted_image_media_types": list(IMAGE_TYPES),
     }
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._url_media: dict[tuple[str, str], str] = {}  # (session, url) -> media type rendered
 
     def new_provider_tool_id(self) -> str:
         return "call_" + new_ulid()
@@ -869,14 +865,11 @@ def _retry_after(headers: Mapping[str, Any] | None) -> float | None:
     return None
 
 
-class _ResponsesStream:
+class _ResponsesStream(StreamState[OpenAIResponsesAdapter]):
     """State of one Responses API SSE stream being translated."""
 
     def __init__(self, adapter: OpenAIResponsesAdapter, ctx: RequestContext) -> None:
-        self.a = adapter
-        self.ctx = ctx
-        self.mid = ctx.message_id or new_ulid()
-        self.content: list[Block] = []
+        super().__init__(adapter, ctx)
         self.kinds: dict[int, str] = {}  # output_index -> item type
         self.block_of: dict[int, int] = {}  # output_index -> block (reasoning, function_call, other)
         self.parts: dict[tuple[int, int], int] = {}  # (output_index, content_index) -> text block
@@ -886,7 +879,6 @@ class _ResponsesStream:
         self.summaries: dict[int, int] = {}  # thinking block -> summary parts seen
         self.high = -1  # highest content_block_index emitted (contract §5.2 invariant 5)
         self.usage: dict[str, int] | None = None
-        self.model = ctx.model or f"{adapter.provider}:unknown"
         self.started = self.done = False
         self.seq: int | None = None
         self.pos = -1
@@ -948,11 +940,11 @@ class _ResponsesStream:
         if t in ("response.created", "response.in_progress", "response.queued"):
             resp = data.get("response") or {}
             if isinstance(resp, dict) and resp.get("model"):
-                self.model = f"{self.a.provider}:{resp['model']}"
+                self.model = f"{self.adapter.provider}:{resp['model']}"
             yield from self.start()
             return
         if t == "error":
-            err = self.a.failed_error({"code": data.get("code"), "message": data.get("message")})
+            err = self.adapter.failed_error({"code": data.get("code"), "message": data.get("message")})
             yield from self.abort(err)
             return
         if not self.started:
@@ -1027,16 +1019,16 @@ class _ResponsesStream:
             if not isinstance(resp, dict):
                 raise self.fail(f"{t} carries no `response` object")
             if resp.get("model"):
-                self.model = f"{self.a.provider}:{resp['model']}"
-            self.usage = self.a.usage_from_wire(resp.get("usage"))
+                self.model = f"{self.adapter.provider}:{resp['model']}"
+            self.usage = self.adapter.usage_from_wire(resp.get("usage"))
             if self.usage is not None:
                 yield {"type": "usage_update", "message_id": self.mid, "usage": dict(self.usage)}
             yield from self.close_open()
-            yield self.complete(self.a.stop_reason(resp, self.content))
+            yield self.complete(self.adapter.stop_reason(resp, self.content))
             self.done = True
         elif t == "response.failed":
             failed = data.get("response")
-            yield from self.abort(self.a.failed_error(failed.get("error") if isinstance(failed, dict) else None))
+            yield from self.abort(self.adapter.failed_error(failed.get("error") if isinstance(failed, dict) else None))
         # other documented events (annotations, built-in tool progress, reasoning_text,
         # *.done of parts already settled) carry nothing the canonical stream has
 
@@ -1061,7 +1053,7 @@ class _ResponsesStream:
         if t in ("function_call", "custom_tool_call"):
             if not isinstance(item.get("call_id"), str):
                 raise self.fail(f"{t} at output {oi} has no call_id")
-            cid = self.a.tool_id_map(self.ctx.session_id).canonical_for(item["call_id"])
+            cid = self.adapter.tool_id_map(self.ctx.session_id).canonical_for(item["call_id"])
             self.content.append({"type": "tool_use", "id": cid, "name": str(item.get("name", "")), "input": {}})
             self.args[k] = str(item.get("arguments") or "")
             if t == "custom_tool_call":
@@ -1082,7 +1074,7 @@ class _ResponsesStream:
         elif t == "reasoning":
             self.content.append({"type": "thinking", "text": "", "signature": None})
         else:
-            self.content.append({"type": f"{self.a.name}:{t}", "raw": item})
+            self.content.append({"type": f"{self.adapter.name}:{t}", "raw": item})
 
     def item_done(self, oi: int, item: Any) -> Iterator[StreamEvent]:
         """The authoritative item: settle its blocks to it (emitting any text not yet streamed)."""
@@ -1090,7 +1082,7 @@ class _ResponsesStream:
             raise self.fail(f"response.output_item.done for output {oi}, which was never added")
         if not isinstance(item, dict) or item.get("type") != self.kinds[oi]:
             raise self.fail(f"response.output_item.done for output {oi} is not the {self.kinds[oi]} item added")
-        parsed = self.a.item_from_wire(self.ctx.session_id, item, keep_logprobs=False)
+        parsed = self.adapter.item_from_wire(self.ctx.session_id, item, keep_logprobs=False)
         if self.kinds[oi] == "message":
             for ci, (block, _) in enumerate(parsed):
                 k = self.parts.get((oi, ci))
@@ -1209,7 +1201,7 @@ class _ResponsesStream:
         raise err
 
     def complete(self, stop_reason: str) -> StreamEvent:
-        usage = self.usage or estimated_usage(self.a.name, self.a.log, self.ctx, self.content)
+        usage = self.usage or estimated_usage(self.adapter.name, self.adapter.log, self.ctx, self.content)
         return {
             "type": "message_complete",
             "message_id": self.mid,

@@ -10,8 +10,9 @@ is the kit's `CaptureTransport` (no network):
 | `langchain:openai-chat` | `ChatOpenAI` | langchain-openai | openai-chat-completions |
 
 `ChatOpenAI` takes the client as `http_async_client` (documented field). `ChatAnthropic`
-takes none: its async SDK client is the cached `_async_client`, which the bridge sets to an
-`anthropic.AsyncClient` built from the model's own `_client_params` on the capture client.
+takes none: `route_chat_anthropic_through`, the one function that reaches inside LangChain
+(pinned to langchain-anthropic `LANGCHAIN_ANTHROPIC`), sets its cached async SDK client to an
+`anthropic.AsyncClient` on the capture client.
 
 Canonical messages become LangChain messages through the `langchain` peer format's mapping
 (`formats.langchain.mapping.to_langchain`, then `langchain_core.messages.messages_from_dict`),
@@ -67,6 +68,32 @@ OFFLINE_KEY = "turnspec-offline"
 def library_versions() -> dict[str, str]:
     """The installed LangChain packages the bridges run (the docs table names them)."""
     return {name: importlib.metadata.version(name) for name in (*LIBRARIES, "langchain-core")}
+
+
+LANGCHAIN_ANTHROPIC = "1.7.10"
+"""The langchain-anthropic release `route_chat_anthropic_through` was written against (the
+`langchain-bridges` extra of pyproject.toml pins the same)."""
+
+
+def route_chat_anthropic_through(model: Any, async_client: Any, http_client: Any) -> None:
+    """Make a `ChatAnthropic` send its requests through `http_client` (the capture client).
+
+    The one place the bridges reach inside a library. Why: `ChatAnthropic` takes no http
+    client (`ChatOpenAI` does: `http_async_client`); in langchain-anthropic 1.7.10 its async
+    SDK client is the `functools.cached_property` `_async_client`, built from the private
+    `_client_params` (key, base URL, timeouts, headers). So the bridge builds that client
+    itself (`anthropic.AsyncClient(**model._client_params, http_client=...)`) and puts it
+    where the cached property keeps its value, the instance `__dict__`. A release that
+    renames either attribute fails here with a message naming this function, not deep in a
+    request; re-check both against its source before moving `LANGCHAIN_ANTHROPIC`."""
+    params = getattr(model, "_client_params", None)
+    if not isinstance(params, Mapping):
+        version = importlib.metadata.version("langchain-anthropic")
+        raise RuntimeError(
+            f"langchain-anthropic {version}: ChatAnthropic has no `_client_params` (written against "
+            f"{LANGCHAIN_ANTHROPIC}); update conformance.bridges.langchain.route_chat_anthropic_through"
+        )
+    model.__dict__["_async_client"] = async_client(**params, http_client=http_client)
 
 
 def _flat(headers: Mapping[str, Any]) -> dict[str, str]:
@@ -451,10 +478,7 @@ class AnthropicBridge(LangChainBridge):
         streaming = bool(settings.pop("streaming", False))
         settings = _fields_first(ChatAnthropic, settings)
         model = ChatAnthropic(model=name, api_key=SecretStr(OFFLINE_KEY), streaming=streaming, **settings)  # type: ignore[call-arg]
-        # ChatAnthropic takes no http client: its async SDK client is a cached property (module docstring)
-        model.__dict__["_async_client"] = anthropic.AsyncClient(
-            **model._client_params, http_client=self.transport.client()
-        )
+        route_chat_anthropic_through(model, anthropic.AsyncClient, self.transport.client())
         return model
 
 

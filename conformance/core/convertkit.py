@@ -22,21 +22,37 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import hashlib
+import io
 import mimetypes
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 from urllib.parse import urlsplit
 
 from . import ids
 from .errors import InputError
 from .findings import Finding, RuleInfo, Severity, switched_off
-from .jsonio import DEFAULT_LOCK_WAIT, StdinPath, dumps, parse, read_json, read_jsonl, reads_as_lines, stdin_bytes
+from .jsonio import (
+    DEFAULT_LOCK_WAIT,
+    Record,
+    StdinPath,
+    dumps,
+    parse,
+    read_input,
+    read_json,
+    read_jsonl,
+    reads_as_lines,
+    stdin_bytes,
+)
 from .schemas import schema_set
 
 LOSSY = RuleInfo("TS900", Severity.WARNING, "§7.3", "Conversion dropped or changed information")
+"""The one declaration of TS900 (every converter's lossy step unless its format names its own
+rule); the canonical catalogue (`formats.canonical.rules`) lists this value, so `turnspec
+rules` shows it."""
 
 
 @dataclass
@@ -53,7 +69,7 @@ class ConvertContext:
     lock_wait: float = DEFAULT_LOCK_WAIT
 
     def lossy(self, path: str, line: int | None, pointer: str, message: str, rule: RuleInfo = LOSSY) -> None:
-        if rule.id in switched_off():  # the mutation-testing hook (findings.SWITCH_OFF_ENV)
+        if rule.id in switched_off():  # rule-level mutation testing (findings.switched_off)
             return
         self.findings.append(Finding(path, line, pointer, rule.id, rule.severity, message))
 
@@ -348,14 +364,16 @@ def as_lines(path: Path) -> bool:
     return False
 
 
-def read_documents(path: Path, max_line_bytes: int) -> Iterator[Document | Finding]:
+def read_documents(path: Path, max_line_bytes: int, data: bytes | None = None) -> Iterator[Document | Finding]:
     """The documents of `path` and the reader's findings (bad JSON, BOM, ...). A `.jsonl`
     file is one document per line, a `.json` file one document; standard input (`-`) is
     read as `jsonio.reads_as_lines` says under a `--stdin-filename`, and bare as one
     document when it parses as one, else as JSON Lines (each line of these formats may
-    itself be an array, so its first byte says nothing)."""
+    itself be an array, so its first byte says nothing). `data`: the bytes of `path`,
+    already read (the convert driver reads its input once), else `path` is read."""
     if as_lines(path):
-        for rec in read_jsonl(path, max_line_bytes=max_line_bytes):
+        lines = read_jsonl(path, max_line_bytes=max_line_bytes, stream=None if data is None else io.BytesIO(data))
+        for rec in lines:
             if isinstance(rec, Finding):
                 yield rec
             else:
@@ -368,7 +386,7 @@ def read_documents(path: Path, max_line_bytes: int) -> Iterator[Document | Findi
         return
     items: list[Item] = []
     found = False
-    for rec in read_json(path):
+    for rec in read_json(path, data=data):
         if isinstance(rec, Finding):
             found = True
             yield rec
@@ -464,3 +482,122 @@ def block_extras(block: dict[str, Any]) -> list[str]:
     §10.2), sorted: what a converter to a peer format drops and reports."""
     known = _BLOCK_FIELDS.get(str(block.get("type")))
     return [] if known is None else sorted(set(block) - known)
+
+
+# -- the convert driver of a peer read as units (langchain, openai-messages, otel-genai, pydantic-ai) --
+
+U = TypeVar("U", bound=Located)
+
+
+class UnitRun(Protocol[U]):
+    """A peer format's validator as the convert driver uses it (`formats.base.PeerRun`): its
+    reader, which may be given the bytes already read, and its checks over the units read."""
+
+    def read(self, path: Path, data: bytes | None = None) -> Iterator[U | Finding]: ...
+
+    def check_units(self, units: Iterable[U | Finding], stats: Any) -> Iterator[Finding]: ...
+
+    def finish(self) -> Iterator[Finding]: ...
+
+
+@dataclass(frozen=True)
+class Mapped:
+    """One unit (a conversation, history or record) in canonical form: its `messages`, where
+    each was read (`origins`, in output order), and its `losses`, whose message indexes
+    refer to `places`."""
+
+    messages: list[dict[str, Any]]
+    origins: Sequence[Located]
+    places: Sequence[Located]
+    losses: Losses
+
+
+@dataclass(frozen=True)
+class ToCanonical(Generic[U]):
+    """What a peer declares for `convert_units`: its name (for the refusal), `map` (a unit,
+    the session id derived for it and the unit's `IdMint` -> `Mapped`), and the rule and
+    message (`placeholders(session_id, first created_at)`) of what canonical requires that
+    the unit does not record (session, ids, times), reported once per unit."""
+
+    fmt: str
+    map: Callable[[U, str, IdMint], Mapped]
+    rule: RuleInfo
+    placeholders: Callable[[str, str], str]
+
+
+def convert_units(src: Path, dst: Path, ctx: ConvertContext, run: UnitRun[U], stats: Any, how: ToCanonical[U]) -> None:
+    """The one driver of a peer-to-canonical conversion: `src` read once (its bytes name the
+    ids, `IdMint(digest, unit number)`) and parsed once, validated by `run` and refused on
+    an error (as `validated`), then each unit mapped to one session (`how.map`), its origins
+    and losses reported, the placeholders once per unit (`how.rule`); written as JSON Lines,
+    or one JSON array when `dst` ends in `.json`."""
+    data = read_input(src)
+    units: list[U] = []
+
+    def kept() -> Iterator[U | Finding]:
+        for item in run.read(src, data):
+            if not isinstance(item, Finding):
+                units.append(item)
+            yield item
+
+    refuse_invalid(src, how.fmt, [*run.check_units(kept(), stats), *run.finish()])
+    digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+    out: list[dict[str, Any]] = []
+    for n, unit in enumerate(units):
+        mint = IdMint(digest, n)
+        session_id = mint.ulid(0, "session")
+        mapped = how.map(unit, session_id, mint)
+        ctx.origins += [(at.path, at.line, at.pointer) for at in mapped.origins]
+        report_losses(ctx, mapped.places, mapped.losses)
+        if mapped.messages:
+            first = str(mapped.messages[0]["created_at"])
+            ctx.lossy(unit.path, unit.line, unit.pointer, how.placeholders(session_id, first), how.rule)
+        out += mapped.messages
+    write_values(dst, out, dst.suffix == ".json")
+
+
+def _as_mapped(value: Any) -> Any:
+    return value
+
+
+@dataclass(frozen=True)
+class FromCanonical:
+    """What a peer declares for `write_sessions`: `map` (one canonical session's message
+    values -> its form in the peer, and the losses), `line` (that form as one line of a
+    `.jsonl`, default itself), what one `.json` file of the peer holds (`file`, e.g. "a
+    .json LangChain file holds one conversation") and each `.jsonl` line (`per_line`), and
+    `dropped`, the fields canonical has and the peer does not, reported once per file
+    (`rule`)."""
+
+    map: Callable[[list[dict[str, Any]]], tuple[Any, Losses]]
+    file: str
+    per_line: str
+    dropped: str
+    rule: RuleInfo
+    line: Callable[[Any], Any] = _as_mapped
+
+
+def write_sessions(
+    src: Path, dst: Path, ctx: ConvertContext, sessions: Mapping[str, Sequence[Record]], how: FromCanonical
+) -> None:
+    """The one driver of a canonical-to-peer conversion, over the sessions of a valid canonical
+    file (`formats.canonical.sessions_of`): a `.json` `dst` holds the one session's form (a
+    file of several sessions is refused: nothing is written), a `.jsonl` one line per session;
+    each session's losses reported where its messages were read, the dropped fields once."""
+    array = dst.suffix == ".json"
+    if array and len(sessions) > 1:
+        raise InputError(
+            f"{src} holds {len(sessions)} sessions; {how.file}: write .jsonl ({how.per_line}) "
+            "or split the file by session_id"
+        )
+    if sessions:
+        ctx.lossy(str(src), None, "", how.dropped, how.rule)
+    out: list[Any] = []
+    for records in sessions.values():
+        mapped, losses = how.map([r.value for r in records])
+        report_losses(ctx, records, losses)
+        out.append(mapped if array else how.line(mapped))
+    if array:
+        dst.write_bytes(dumps(out[0] if out else [], indent=True) + b"\n")
+    else:
+        write_values(dst, out, False)

@@ -10,27 +10,32 @@ from __future__ import annotations
 import enum
 import functools
 import heapq
-import os
 import pickle
 import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO
 
-SWITCH_OFF_ENV = "TURNSPEC_DISABLE_RULES"
-"""Testing hook (rule-level mutation testing, tests/test_traceability_mutation.py): a
-comma-separated list of rule or check ids that this process treats as switched off, as if
-their code reported nothing. Not a user option: `--ignore` is."""
+_switched_off: frozenset[str] = frozenset()
 
 
-@functools.cache
 def switched_off() -> frozenset[str]:
-    """The ids `TURNSPEC_DISABLE_RULES` switches off (read once per process; exact ids,
-    not prefixes). Every driver asks `Selection.enabled`, which says no for them; the
-    conversion report (`convertkit.ConvertContext.lossy`) drops their steps and a migration
-    skips its output check (TM003, `migrations.run.migrate_record`)."""
-    raw = os.environ.get(SWITCH_OFF_ENV, "")
-    return frozenset(part.strip() for part in raw.split(",") if part.strip())
+    """The rule and check ids this process treats as switched off, as if their code reported
+    nothing: empty in every production run, where nothing sets it. Only rule-level mutation
+    testing does, through `switch_off_for_mutation_testing`. Every driver asks
+    `Selection.enabled`, which says no for them; the conversion report
+    (`convertkit.ConvertContext.lossy`) drops their steps, replay-check its findings, and a
+    migration skips its output check (TM003, `migrations.run.migrate_record`)."""
+    return _switched_off
+
+
+def switch_off_for_mutation_testing(ids: Iterable[str]) -> None:
+    """Testing only (tests/mutation_runner.py, tests/test_traceability_mutation.py): switch off
+    `ids` (exact ids, never prefixes) in this process and in the `--jobs` workers it starts,
+    replacing what was switched off before (empty: nothing). Not a user option (`--ignore`
+    is); no command, option or environment variable reaches it."""
+    global _switched_off
+    _switched_off = frozenset(ids)
 
 
 class Severity(enum.StrEnum):
@@ -52,6 +57,14 @@ class RuleInfo:
     section: str
     summary: str
     strict: bool = False
+
+    @property
+    def troubleshooting(self) -> str:
+        """What to look at when it fails, where the declaration itself carries it (a suite
+        check's `CheckInfo.fix`); "" for a rule whose fix is its line of `rulefixes.FIXES`.
+        `ruledocs` reads it from the value it is given, so no help text depends on which
+        catalogue was imported first."""
+        return ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ about a rule or check, read at run time from data this package ships (never writ
   both sides left out (a line the fixture adds shows the value at the place its finding
   names, from the hand-written table of `tests/test_rules_canonical.py`, read with `ast`);
 - how to fix a finding, in the user's terms: one line per rule (`rulefixes.FIXES`; a suite
-  check's is its `CheckInfo.fix`, gathered in `TROUBLESHOOTING`);
+  check's is its `CheckInfo.fix`, read from the value given, `RuleInfo.troubleshooting`);
 - for a suite check, the planted bugs its test fixtures kill (`tests/mutants.py`: one
   mutant adapter per bug, the check that must fail, the bug in the class docstring), read
   as text with `ast`, never imported.
@@ -40,11 +40,6 @@ DOCS_URL = "https://turnspec.dev/docs/"
 """The docs site (`mkdocs.yml`'s `site_url`); the rule and check reference pages live under it."""
 
 _ID = re.compile(r"^[A-Z]{2}\d{3}$")
-
-TROUBLESHOOTING: dict[str, str] = {}
-"""Rule id -> what to check when a suite check fails, as langchain-tests words each standard
-test's troubleshooting: filled by the catalogue that declares the check (`suite.rules`),
-read by `fix_text`. Every other rule's fix is its line of `rulefixes.FIXES`."""
 
 
 def _root() -> Path:
@@ -425,7 +420,9 @@ def mutants(rule_id: str) -> tuple[Mutant, ...]:
 
 
 def _fix_text(info: RuleInfo) -> str:
-    hint = TROUBLESHOOTING.get(info.id) or FIXES.get(info.id)
+    # a suite check's troubleshooting (as langchain-tests words each standard test's) is
+    # its declaration's (`CheckInfo.fix`); every other rule's fix is its line of FIXES
+    hint = info.troubleshooting or FIXES.get(info.id)
     if info.id.startswith("TC"):
         caught = "; the bugs listed are ones it is known to catch" if mutants(info.id) else ""
         first = f"If this check fails, {hint} " if hint else ""

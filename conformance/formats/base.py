@@ -16,18 +16,21 @@ format by hand:
 A format imports core (`conformance.core.jsonio`, `findings`, `schemas`, `schema_validation`,
 `ids`, `convertkit`), the canonical format (core: everything speaks it) and this module;
 never another peer format, an engine, the API or the CLI. Adding a format = one package
-plus one line in `formats/__init__.py`.
+plus one line in `formats/__init__.py`; a peer whose checker and converters should load only
+when used declares its `Format` as a `PeerFormat` (the lazy shell, declared here once).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+import abc
+import importlib
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
-from ..core.convertkit import Converter
-from ..core.findings import Finding, RuleCatalog, Selection
+from ..core.convertkit import ConvertContext, Converter, Located
+from ..core.findings import Finding, RuleCatalog, RuleInfo, Selection
 from ..core.jsonio import DEFAULT_LOCK_WAIT, DEFAULT_MAX_LINE_BYTES, os_error
 
 ProgressHook = Callable[[int], None]
@@ -101,6 +104,115 @@ class Format(Protocol):
 
     def start(self, options: Options) -> FormatRun:
         """Begin a run; the run keeps cross-file state (sessions, ids)."""
+
+
+def lazy_converter(module: str, function: str) -> Converter:
+    """The converter `function` of `module`, which is imported when a conversion first runs:
+    `turnspec validate` detects every format on each run, and a format's converters (and
+    what they import) load only when one is asked for."""
+
+    def convert(src: Path, dst: Path, ctx: ConvertContext) -> None:
+        run: Converter = getattr(importlib.import_module(module), function)
+        run(src, dst, ctx)
+
+    convert.__name__ = convert.__qualname__ = function
+    convert.__module__ = module
+    return convert
+
+
+class PeerFormat(abc.ABC):
+    """The shell of a peer format whose checker and converters load when first used.
+
+    A subclass, declared in the `__init__.py` of the format's package, names the format
+    (`name`, `rules`, `detect`, and `schema_family`/`migrations` where it has them) and
+    `run_class`, the class of the package's `checker` module that validates its files
+    (`start` imports it); `converters` are the package's `convert.to_canonical` and
+    `convert.from_canonical`, each imported when a conversion runs (`lazy_converter`).
+    `turnspec validate` detects every format on each run and starts one only on its files,
+    so neither module is imported by a run that meets none."""
+
+    name: ClassVar[str]
+    rules: ClassVar[RuleCatalog]
+    run_class: ClassVar[str]
+    schema_family: ClassVar[str | None] = None
+    migrations: ClassVar[bool] = False
+    converters: ClassVar[Mapping[tuple[str, str], Converter]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        convert = f"{cls.__module__}.convert"
+        cls.converters = {
+            (cls.name, "canonical"): lazy_converter(convert, "to_canonical"),
+            ("canonical", cls.name): lazy_converter(convert, "from_canonical"),
+        }
+
+    @abc.abstractmethod
+    def detect(self, path: Path) -> bool:
+        """`Format.detect`: cheap, from the path's name and first bytes."""
+
+    def start(self, options: Options) -> FormatRun:
+        run: Callable[[Options], FormatRun] = getattr(
+            importlib.import_module(f"{type(self).__module__}.checker"), self.run_class
+        )
+        return run(options)
+
+
+U = TypeVar("U", bound=Located)
+
+
+class PeerRun(abc.ABC, Generic[U]):
+    """The run of a peer format read as independent units (conversations, histories,
+    records): the reader's findings, then each unit's rules, nothing carried across units
+    or files. A subclass gives `read` (the units of a file, from its bytes when the convert
+    driver read them: `convertkit.convert_units`), `check` (one unit's findings, None for a
+    rule switched off) and `size` (the messages a unit counts for the summary); `units` names
+    the summary's count."""
+
+    units: ClassVar[str]
+
+    def __init__(self, options: Options) -> None:
+        self.options = options
+        self.sel: Selection = options.selection
+
+    @abc.abstractmethod
+    def read(self, path: Path, data: bytes | None = None) -> Iterator[U | Finding]:
+        """The units of `path` and the reader's findings."""
+
+    @abc.abstractmethod
+    def check(self, unit: U) -> Iterator[Finding | None]:
+        """The findings of one unit."""
+
+    @abc.abstractmethod
+    def size(self, unit: U) -> int:
+        """What the unit adds to `FileStats.records`."""
+
+    def finding(self, at: Located, pointer: str, info: RuleInfo, message: str) -> Finding | None:
+        """A finding of `info` at `at`'s file and line and `pointer`; None when the
+        selection leaves the rule out."""
+        if not self.sel.enabled(info.id):
+            return None
+        return Finding(at.path, at.line, pointer, info.id, self.sel.severity(info), message)
+
+    def validate(self, path: Path, stats: FileStats, progress: ProgressHook | None = None) -> Iterator[Finding]:
+        return self.check_units(self.read(path), stats)
+
+    def check_units(self, units: Iterable[U | Finding], stats: FileStats) -> Iterator[Finding]:
+        """The findings of the units read (and of the reader), counted into `stats`."""
+        count = 0
+        for unit in units:
+            if isinstance(unit, Finding):
+                if self.sel.enabled(unit.rule):
+                    yield unit
+                continue
+            count += 1
+            stats.records += self.size(unit)
+            for f in self.check(unit):
+                if f is not None:
+                    yield f
+        stats.extra[self.units] = count
+
+    def finish(self) -> Iterator[Finding]:
+        return iter(())
 
 
 def read_unit(run: FormatRun, path: Path, stats: FileStats, progress: ProgressHook | None = None) -> Iterator[Finding]:

@@ -37,7 +37,7 @@ from typing import IO, TYPE_CHECKING, Any, overload
 import orjson
 
 from ..core.errors import InputError
-from ..core.findings import Finding, Severity
+from ..core.findings import Finding, Severity, switch_off_for_mutation_testing
 from ..core.jsonio import BLANK_LINE, DEFAULT_MAX_FILE_BYTES, LineFraming, Record, open_input, read_json, read_jsonl
 from ..formats.base import Options
 from ..formats.canonical import CanonicalFormat, CanonicalRun
@@ -257,15 +257,20 @@ def serve(
     results: Connection,
     options: Options,
     inherited: Sequence[Connection] = (),
+    off: frozenset[str] = frozenset(),
 ) -> None:
     """A worker process of `--jobs` (`engine.Processes`): run each task `tasks` brings
     and write its result to `results`, in order, until `None` or the end of `tasks`: the
     parent closed it, or died (so a worker never lives on as an orphan). A bug in a task
     (or in building the run, which the first task does) is sent back as `!` and its
     traceback, for the parent to raise. `inherited`: the parent's ends of pipes, which a
-    forked worker holds copies of, closed first."""
+    forked worker holds copies of, closed first. `off`: the parent's `findings.switched_off()`
+    (empty but under rule-level mutation testing), which a worker started by the fork server
+    would not inherit."""
     for conn in inherited:
         conn.close()
+    if off:
+        switch_off_for_mutation_testing(off)
     while True:
         try:
             task = tasks.recv()

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import orjson
 
 from ..core.errors import InputError
-from ..core.findings import Finding
+from ..core.findings import Finding, switched_off
 from ..core.jsonio import CRLF, Record, is_stdin
 from ..formats.base import FileStats, Format, FormatRun, Options, ProgressHook, read_unit
 from ..formats.canonical import CanonicalRun
@@ -151,7 +151,8 @@ class _Worker:
         # closes it (or dies)
         mine = [self.tasks, self.results, *(c for w in others for c in (w.tasks, w.results))]
         inherited = mine if ctx.get_start_method() == "fork" else []
-        self.proc = ctx.Process(target=work, args=(task_r, result_w, options, inherited), daemon=True)
+        off = switched_off()  # rule-level mutation testing's switch, for a worker the fork server starts
+        self.proc = ctx.Process(target=work, args=(task_r, result_w, options, inherited, off), daemon=True)
         self.proc.start()
         task_r.close()  # the worker's ends: the worker holds the only copies now
         result_w.close()

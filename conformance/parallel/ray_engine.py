@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..core.errors import InputError
-from ..core.findings import Finding
+from ..core.findings import Finding, switch_off_for_mutation_testing, switched_off
 from ..formats.base import FileStats, Format, Options, ProgressHook
 from ..formats.canonical import CanonicalFormat
 from .chunks import Task, run_task
@@ -160,8 +160,10 @@ def open_any(path: str) -> IO[bytes]:
         raise InputError(f"{path}: cannot read: {exc}".splitlines()[0]) from None
 
 
-def _ray_task(task: Task, options: Options) -> bytes:
-    """One task on a Ray worker (a plain function, imported there by name)."""
+def _ray_task(task: Task, options: Options, off: frozenset[str] = frozenset()) -> bytes:
+    """One task on a Ray worker (a plain function, imported there by name); `off`: the
+    driver's `findings.switched_off()` (empty but under rule-level mutation testing)."""
+    switch_off_for_mutation_testing(off)
     return run_task(task, options, open_any)
 
 
@@ -184,7 +186,7 @@ class RayTasks:
         self.remote = ray.remote(num_cpus=1, max_retries=1)(_ray_task)
 
     def submit(self, task: Task) -> Thunk:
-        ref = self.remote.remote(task, self.options)
+        ref = self.remote.remote(task, self.options, switched_off())
 
         def wait() -> bytes:
             try:

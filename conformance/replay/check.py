@@ -100,7 +100,7 @@ class _Emitter:
     def __call__(
         self, at: Located, pointer: str, rule: RuleInfo, message: str, severity: Severity | None = None
     ) -> None:
-        if rule.id in switched_off():  # the mutation-testing hook (findings.SWITCH_OFF_ENV)
+        if rule.id in switched_off():  # rule-level mutation testing (findings.switched_off)
             return
         if at.converted and pointer:  # the place is the source message: say where inside its canonical form
             message, pointer = f"{message} (at {pointer} of the message as canonical)", ""

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..core import ruledocs
 from ..core.capabilities import CAPABILITY_FIELDS
 from ..core.findings import RuleCatalog, RuleInfo, Severity
 
@@ -32,6 +31,11 @@ class CheckInfo(RuleInfo):
     needs: str | None = None
     exercises: tuple[str, ...] = ()
     fix: str = ""  # what to look at when it fails (`turnspec rule`, SARIF help, the docs)
+
+    @property
+    def troubleshooting(self) -> str:
+        """`fix`, which `core.ruledocs` reads from this value (`RuleInfo.troubleshooting`)."""
+        return self.fix
 
 
 CAPABILITIES = CheckInfo(
@@ -574,6 +578,5 @@ ESTIMATE_ABS_TOLERANCE = 60
 
 
 TROUBLESHOOTING: dict[str, str] = {c.id: c.fix for c in CATALOG if isinstance(c, CheckInfo) and c.fix}
-"""What to look at when a check fails (the `turnspec rule TCxxx` "fix" line, SARIF help, the docs)."""
-
-ruledocs.TROUBLESHOOTING.update(TROUBLESHOOTING)
+"""What to look at when a check fails (the `turnspec rule TCxxx` "fix" line, SARIF help, the
+docs), by id; derived: `core.ruledocs` reads each check's own `CheckInfo.fix`."""

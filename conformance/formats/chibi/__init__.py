@@ -13,10 +13,10 @@ vocabulary: entries of the other are errors (CB031).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ...core.convertkit import ConvertContext, Converter
-from ..base import Options
+from ...core.convertkit import Converter
+from ..base import Options, lazy_converter
 from .reader import layout_of, peek_kind
 from .rules import CATALOG
 
@@ -24,28 +24,12 @@ if TYPE_CHECKING:
     from .checker import ChibiRun
 
 VOCABULARIES = ("v0.9", "v0.10")
-
-
 # the checker and the converters load when used: `turnspec validate` detects every format
 # on each run, and starts this one only on chibi units (~25 ms of imports saved)
-def chibi_to_canonical(src: Path, dst: Path, ctx: ConvertContext) -> None:
-    from .convert import chibi_to_canonical as run  # function-level: loaded when a conversion runs
-
-    run(src, dst, ctx)
-
-
-def canonical_to_chibi(src: Path, dst: Path, ctx: ConvertContext) -> None:
-    from .convert import canonical_to_chibi as run  # function-level: loaded when a conversion runs
-
-    run(src, dst, ctx)
-
-
-def __getattr__(name: str) -> Any:
-    if name == "ChibiRun":  # PEP 562: the checker class, loaded at first use
-        from .checker import ChibiRun  # function-level: see above
-
-        return ChibiRun
-    raise AttributeError(name)
+_CONVERTERS: dict[tuple[str, str], Converter] = {
+    ("chibi", "canonical"): lazy_converter(f"{__name__}.convert", "chibi_to_canonical"),
+    ("canonical", "chibi"): lazy_converter(f"{__name__}.convert", "canonical_to_chibi"),
+}
 
 
 class ChibiFormat:
@@ -60,11 +44,7 @@ class ChibiFormat:
             raise ValueError(f"unknown chibi vocabulary {vocabulary!r} (known: {', '.join(VOCABULARIES)})")
         self.vocabulary = vocabulary
         self.name = "chibi" if vocabulary is None else f"chibi-{vocabulary}"
-        self.converters: dict[tuple[str, str], Converter] = (
-            {("chibi", "canonical"): chibi_to_canonical, ("canonical", "chibi"): canonical_to_chibi}
-            if vocabulary is None
-            else {}
-        )
+        self.converters: dict[tuple[str, str], Converter] = _CONVERTERS if vocabulary is None else {}
 
     def detect(self, path: Path) -> bool:
         """A context directory as one unit, or a file whose content is unmistakably chibi."""
@@ -83,4 +63,4 @@ def chibi_formats() -> list[ChibiFormat]:
     return [ChibiFormat(), *(ChibiFormat(v) for v in VOCABULARIES)]
 
 
-__all__ = ["CATALOG", "ChibiFormat", "ChibiRun", "chibi_formats"]
+__all__ = ["CATALOG", "ChibiFormat", "chibi_formats"]

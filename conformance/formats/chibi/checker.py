@@ -169,11 +169,11 @@ class ChibiRun:
 
     # -- plumbing ---------------------------------------------------------------------
 
-    def f(self, path: str, line: int | None, pointer: str, info: RuleInfo, message: str) -> Iterator[Finding]:
+    def finding(self, path: str, line: int | None, pointer: str, info: RuleInfo, message: str) -> Iterator[Finding]:
         if self.on[info.id]:
             yield Finding(path, line, pointer, info.id, self.sel.severity(info), message)
 
-    def _io(self, item: Finding) -> Iterator[Finding]:
+    def reader_finding(self, item: Finding) -> Iterator[Finding]:
         info = _IO.get(item.rule)
         if info is None or not self.on.get(item.rule, True):
             return
@@ -184,7 +184,7 @@ class ChibiRun:
             else Finding(item.path, item.line, item.pointer, item.rule, sev, item.message, item.column)
         )
 
-    def _records(
+    def records(
         self,
         items: Iterator[Record | Finding],
         stats: FileStats,
@@ -197,7 +197,7 @@ class ChibiRun:
             if isinstance(item, Finding):
                 if bad is not None and item.severity == "error":
                     bad[0] = True
-                yield from self._io(item)
+                yield from self.reader_finding(item)
                 continue
             stats.records += 1
             if progress is not None and item.size:
@@ -205,7 +205,7 @@ class ChibiRun:
             out.append(item)
         return out
 
-    def _jsonl(self, path: Path) -> Iterator[Record | Finding]:
+    def read_lines(self, path: Path) -> Iterator[Record | Finding]:
         return read_jsonl(path, max_line_bytes=self.options.max_line_bytes)
 
     def _schema(self, v: SchemaValidator, rec: Record, info: RuleInfo) -> Generator[Finding, None, bool]:
@@ -239,7 +239,7 @@ class ChibiRun:
         elif kind == "requests":
             yield from self.requests_file(path, stats, progress)
         elif kind == "manifest":
-            records = yield from self._records(read_document(path), stats, progress)
+            records = yield from self.records(read_document(path), stats, progress)
             for rec in records:
                 yield from self.manifest_rules(rec, None)
         elif kind == "context_meta":
@@ -252,14 +252,14 @@ class ChibiRun:
 
     # -- entries ----------------------------------------------------------------------
 
-    def _entry_schema(self, rec: Record) -> CheckGen:
+    def check_entry_schema(self, rec: Record) -> CheckGen:
         """CB020, tolerant the way chibi is: an entry type it does not know is skipped
         (CB026) and fields it does not know are ignored (CB027), since entries are
         append-only and outlive the versions that wrote them."""
         v = rec.value
         et = v.get("entry_type") if isinstance(v, dict) else None
         if isinstance(et, str) and et not in R.KNOWN_TYPES:
-            yield from self.f(
+            yield from self.finding(
                 rec.path, rec.line, "/entry_type", R.ENTRY_UNKNOWN_TYPE, f"entry type {et!r} is not one chibi documents"
             )
             return False
@@ -268,28 +268,30 @@ class ChibiRun:
         errors = self.entry_schema.errors(v)
         if errors and all(e.keyword in ("additionalProperties", "unevaluatedProperties") for e in errors):
             for err in errors:
-                yield from self.f(rec.path, rec.line, rec.pointer + err.pointer, R.ENTRY_UNKNOWN_FIELD, err.message)
+                yield from self.finding(
+                    rec.path, rec.line, rec.pointer + err.pointer, R.ENTRY_UNKNOWN_FIELD, err.message
+                )
             return True
         return (yield from self._schema(self.entry_schema, rec, R.ENTRY_SCHEMA))
 
     def check_entry(self, rec: Record, seq: Sequence) -> CheckGen:
         """Every rule about one entry, and its part of the sequence rules."""
-        ok = yield from self._entry_schema(rec)
+        ok = yield from self.check_entry_schema(rec)
         if not ok:
             return False
         e: dict[str, Any] = rec.value
         p, ln = rec.path, rec.line
         eid, et = e["id"], e["entry_type"]
         if not self.re_uuid.match(eid):
-            yield from self.f(p, ln, "/id", R.ID_UUID, f"id {eid!r} is not a UUID")
+            yield from self.finding(p, ln, "/id", R.ID_UUID, f"id {eid!r} is not a UUID")
         seen = seq.ids.get(eid)
         if seen is not None:
-            yield from self.f(p, ln, "/id", R.ID_UNIQUE, f"id {eid} already used at {seen[0]}:{seen[1]}")
+            yield from self.finding(p, ln, "/id", R.ID_UNIQUE, f"id {eid} already used at {seen[0]}:{seen[1]}")
         else:
             seq.ids[eid] = (p, ln)
         yield from self.timestamp_rules(rec, e["timestamp"])
         if e.get("flow_control") is False and et != "control_transfer":  # a transfer's false is CB106
-            yield from self.f(
+            yield from self.finding(
                 p,
                 ln,
                 "/flow_control",
@@ -299,7 +301,7 @@ class ChibiRun:
         if et in R.ANCHORS:
             want = R.ANCHOR_CONTENT[et]
             if e["from"] != "system" or e["content"] != want:
-                yield from self.f(
+                yield from self.finding(
                     p,
                     ln,
                     "",
@@ -308,7 +310,7 @@ class ChibiRun:
                     f"{e['from']!r}, content {short(e['content'])})",
                 )
             if et == "compaction" and (e.get("metadata") or {}).get("summary") is None:
-                yield from self.f(
+                yield from self.finding(
                     p,
                     ln,
                     "/metadata",
@@ -316,7 +318,7 @@ class ChibiRun:
                     "compaction anchor has no metadata.summary",
                 )
         elif et == "control_transfer" and (e["content"] != "" or e.get("flow_control") is not True):
-            yield from self.f(
+            yield from self.finding(
                 p,
                 ln,
                 "",
@@ -332,7 +334,7 @@ class ChibiRun:
 
     def timestamp_rules(self, rec: Record, ts: Any) -> Iterator[Finding]:
         if type(ts) is not int:
-            yield from self.f(
+            yield from self.finding(
                 rec.path,
                 rec.line,
                 "/timestamp",
@@ -340,7 +342,7 @@ class ChibiRun:
                 f"timestamp {ts!r} is not an integer literal (serde reads u64)",
             )
         elif ts > R.MAX_SECONDS:
-            yield from self.f(
+            yield from self.finding(
                 rec.path,
                 rec.line,
                 "/timestamp",
@@ -359,7 +361,7 @@ class ChibiRun:
             seq.first_v010 = where
         if self.pinned is not None:
             if vocab != self.pinned:
-                yield from self.f(
+                yield from self.finding(
                     rec.path,
                     rec.line,
                     "",
@@ -371,7 +373,7 @@ class ChibiRun:
             seq.mixed_reported = True
             other = seq.first_v010 if vocab == "v0.9" else seq.first_v09
             assert other is not None
-            yield from self.f(
+            yield from self.finding(
                 rec.path,
                 rec.line,
                 "",
@@ -390,7 +392,7 @@ class ChibiRun:
             tcid = e["tool_call_id"]
             prev = seq.open.get(tcid)
             if prev is not None:
-                yield from self.f(
+                yield from self.finding(
                     rec.path,
                     rec.line,
                     "/tool_call_id",
@@ -405,7 +407,7 @@ class ChibiRun:
             call = seq.open.pop(tcid, None)
             if call is None:
                 if tcid in seq.answered:
-                    yield from self.f(
+                    yield from self.finding(
                         rec.path,
                         rec.line,
                         "/tool_call_id",
@@ -413,7 +415,7 @@ class ChibiRun:
                         f"call {tcid!r} already has a result",
                     )
                 else:
-                    yield from self.f(
+                    yield from self.finding(
                         rec.path,
                         rec.line,
                         "/tool_call_id",
@@ -423,7 +425,7 @@ class ChibiRun:
                 return
             seq.answered.add(tcid)
             if R.PAIRS[call.entry_type] != et:
-                yield from self.f(
+                yield from self.finding(
                     rec.path,
                     rec.line,
                     "/entry_type",
@@ -432,7 +434,7 @@ class ChibiRun:
                     f"expected {R.PAIRS[call.entry_type]}",
                 )
             if e["from"] != call.to:
-                yield from self.f(
+                yield from self.finding(
                     rec.path,
                     rec.line,
                     "/from",
@@ -447,7 +449,7 @@ class ChibiRun:
             try:
                 parse(e["content"].encode("utf-8", "surrogatepass"))
             except ValueError:
-                yield from self.f(
+                yield from self.finding(
                     p, ln, "/content", R.TOOL_ARGS_JSON, f"tool arguments {short(e['content'])} are not JSON"
                 )
         if seq.context is None and et in R.ANCHORS and isinstance(e["to"], str):
@@ -464,7 +466,7 @@ class ChibiRun:
             elif et == "message" and ctx not in (e["from"], e["to"]):
                 wrong = ("", f"message from {e['from']!r} to {e['to']!r}: neither is the context {ctx!r}")
             if wrong is not None:
-                yield from self.f(p, ln, wrong[0], R.ADDRESSING, wrong[1])
+                yield from self.finding(p, ln, wrong[0], R.ADDRESSING, wrong[1])
         # TF §Flow Control Types: a flow-control message and then its control_transfer, same direction
         waiting = seq.flow
         seq.flow = None
@@ -478,7 +480,7 @@ class ChibiRun:
                 )
                 # a file checked alone may start after the message it pairs with
                 if seq.flow_seen or not (seq.in_context or not seq.pairs):
-                    yield from self.f(
+                    yield from self.finding(
                         p, ln, "", R.FLOW_PAIRING, f"control_transfer from {e['from']!r} to {e['to']!r} {what}"
                     )
         elif waiting is not None:
@@ -489,7 +491,7 @@ class ChibiRun:
         meta = e.get("metadata")
         if isinstance(meta, dict) and "transcript_anchor_id" in meta and not (seq.in_context and et in R.ANCHORS):
             where = "a transcript entry" if not seq.in_context else f"a {et} entry"
-            yield from self.f(
+            yield from self.finding(
                 p,
                 ln,
                 "/metadata/transcript_anchor_id",
@@ -499,7 +501,7 @@ class ChibiRun:
 
     def _flow_unpaired(self, rec: Record) -> Iterator[Finding]:
         v = rec.value
-        yield from self.f(
+        yield from self.finding(
             rec.path,
             rec.line,
             "",
@@ -516,7 +518,7 @@ class ChibiRun:
             return
         if not seq.positional:
             if seq.pairs:
-                yield from self.f(
+                yield from self.finding(
                     rec.path,
                     rec.line,
                     "",
@@ -526,7 +528,7 @@ class ChibiRun:
             return
         call = seq.positional.pop(0)
         if R.PAIRS[call.entry_type] != et:
-            yield from self.f(
+            yield from self.finding(
                 rec.path,
                 rec.line,
                 "/entry_type",
@@ -535,7 +537,7 @@ class ChibiRun:
                 f"expected {R.PAIRS[call.entry_type]}",
             )
         if e["from"] != call.to:
-            yield from self.f(
+            yield from self.finding(
                 rec.path,
                 rec.line,
                 "/from",
@@ -550,7 +552,7 @@ class ChibiRun:
         if not seq.pairs:
             return
         for call in seq.positional:
-            yield from self.f(
+            yield from self.finding(
                 call.path,
                 call.line,
                 "",
@@ -558,7 +560,7 @@ class ChibiRun:
                 f"{call.entry_type} without a tool_call_id never gets a result",
             )
         for tcid, call in seq.open.items():
-            yield from self.f(
+            yield from self.finding(
                 call.path,
                 call.line,
                 "/tool_call_id",
@@ -572,9 +574,9 @@ class ChibiRun:
         is_context = path.name == "context.jsonl"
         seq = Sequence(pairs=not partial, in_context=is_context)
         first = True
-        for item in self._jsonl(path):
+        for item in self.read_lines(path):
             if isinstance(item, Finding):
-                yield from self._io(item)
+                yield from self.reader_finding(item)
                 continue
             stats.records += 1
             if progress is not None and item.size:
@@ -590,7 +592,7 @@ class ChibiRun:
     def context_structure(self, rec: Record, first: bool, valid: bool, stale: bool = False) -> Iterator[Finding]:
         et = rec.value.get("entry_type") if isinstance(rec.value, dict) else None
         if first and et not in R.ANCHORS and not stale:
-            yield from self.f(
+            yield from self.finding(
                 rec.path,
                 rec.line,
                 "/entry_type",
@@ -598,7 +600,7 @@ class ChibiRun:
                 f"context.jsonl starts with {et!r}, not an anchor (context_created, compaction, archival)",
             )
         if not first and et in R.ANCHORS:
-            yield from self.f(
+            yield from self.finding(
                 rec.path,
                 rec.line,
                 "/entry_type",
@@ -606,7 +608,7 @@ class ChibiRun:
                 f"{et} anchor after entry 0: context.jsonl holds only the last anchor and what follows it",
             )
         if et == "system_prompt_changed":
-            yield from self.f(
+            yield from self.finding(
                 rec.path,
                 rec.line,
                 "/entry_type",
@@ -617,12 +619,12 @@ class ChibiRun:
     # -- other files --------------------------------------------------------------------
 
     def inbox_file(self, path: Path, stats: FileStats, progress: ProgressHook | None) -> Iterator[Finding]:
-        records = yield from self._records(self._jsonl(path), stats, progress)
+        records = yield from self.records(self.read_lines(path), stats, progress)
         for rec in records:
             ok = yield from self._schema(self.inbox_schema, rec, R.INBOX_SCHEMA)
             if ok:
                 if not self.re_uuid.match(rec.value["id"]):
-                    yield from self.f(
+                    yield from self.finding(
                         rec.path,
                         rec.line,
                         "/id",
@@ -632,23 +634,23 @@ class ChibiRun:
                 yield from self.timestamp_rules(rec, rec.value["timestamp"])
 
     def requests_file(self, path: Path, stats: FileStats, progress: ProgressHook | None) -> Iterator[Finding]:
-        records = yield from self._records(self._jsonl(path), stats, progress)
+        records = yield from self.records(self.read_lines(path), stats, progress)
         for rec in records:
             ok = yield from self._schema(self.request_schema, rec, R.REQUEST_SCHEMA)
             if ok:
                 yield from self.timestamp_rules(rec, rec.value["timestamp"])
 
     def meta_file(self, path: Path, stats: FileStats, progress: ProgressHook | None) -> Iterator[Finding]:
-        records = yield from self._records(read_document(path), stats, progress)
+        records = yield from self.records(read_document(path), stats, progress)
         for rec in records:
             yield from self._schema(self.meta_schema, rec, R.META_SCHEMA)
 
     def bloom_file(self, path: Path, stats: FileStats, part: Part | None) -> Iterator[Finding]:
-        records = yield from self._records(read_document(path), stats, None)
+        records = yield from self.records(read_document(path), stats, None)
         for rec in records:
             ok = yield from self._schema(self.bloom_schema, rec, R.BLOOM_SCHEMA)
             if ok and part is not None and part.has_term and not any(walk_ints(rec.value["bits"])):
-                yield from self.f(
+                yield from self.finding(
                     rec.path,
                     rec.line,
                     "/bits",
@@ -658,7 +660,7 @@ class ChibiRun:
             elif ok and part is not None and not part.unreadable and not part.maybe_term:
                 bits = sum(int(v).bit_count() for v in walk_ints(rec.value["bits"]))
                 if bits:
-                    yield from self.f(
+                    yield from self.finding(
                         rec.path,
                         rec.line,
                         "/bits",
@@ -678,7 +680,7 @@ class ChibiRun:
         m: dict[str, Any] = rec.value
         p, ln = rec.path, rec.line
         if m["version"] != 1:
-            yield from self.f(
+            yield from self.finding(
                 p,
                 ln,
                 "/version",
@@ -688,7 +690,7 @@ class ChibiRun:
         join = layout.join if layout is not None else functools.partial(safe_join, Path())
         active = m["active_partition"]
         if join(active) is None:
-            yield from self.f(
+            yield from self.finding(
                 p,
                 ln,
                 "/active_partition",
@@ -701,7 +703,7 @@ class ChibiRun:
             for key in ("file", "bloom_file"):
                 rel = part.get(key)
                 if rel is not None and join(rel) is None:
-                    yield from self.f(
+                    yield from self.finding(
                         p,
                         ln,
                         f"{ptr}/{key}",
@@ -709,7 +711,7 @@ class ChibiRun:
                         f"{rel!r} is absolute or leaves transcript/; not followed",
                     )
             if part["file"] == active:
-                yield from self.f(
+                yield from self.finding(
                     p,
                     ln,
                     f"{ptr}/file",
@@ -718,7 +720,7 @@ class ChibiRun:
                 )
             start, end = part["start_ts"], part["end_ts"]
             if start > end:
-                yield from self.f(
+                yield from self.finding(
                     p,
                     ln,
                     ptr,
@@ -726,7 +728,7 @@ class ChibiRun:
                     f"start_ts {start} is after end_ts {end} (the clock went backwards?)",
                 )
             if prev_end is not None and start < prev_end:
-                yield from self.f(
+                yield from self.finding(
                     p,
                     ln,
                     f"{ptr}/start_ts",
@@ -736,7 +738,7 @@ class ChibiRun:
             prev_end = max(end, prev_end) if prev_end is not None else end
             want = f"partitions/{start}-{end}.jsonl"
             if part["file"] != want:
-                yield from self.f(
+                yield from self.finding(
                     p,
                     ln,
                     f"{ptr}/file",
@@ -745,7 +747,7 @@ class ChibiRun:
                 )
             bloom, twin = part.get("bloom_file"), bloom_name(part["file"])
             if bloom is not None and bloom != twin:
-                yield from self.f(
+                yield from self.finding(
                     p,
                     ln,
                     f"{ptr}/bloom_file",
@@ -787,8 +789,8 @@ class DirectoryCheck:
     """One context (or transcript/) directory, validated as a unit."""
 
     def __init__(self, run: ChibiRun, layout: Layout, stats: FileStats, progress: ProgressHook | None) -> None:
-        self.chk = run
-        self.L = layout
+        self.checker = run
+        self.layout = layout
         self.stats = stats
         self.progress = progress
         self.seq = Sequence(pairs=True)
@@ -803,32 +805,32 @@ class DirectoryCheck:
         self.prompt: Record | None = None  # the last system_prompt_changed entry
 
     def run(self) -> Iterator[Finding]:
-        r, L = self.chk, self.L
+        checker, layout = self.checker, self.layout
         manifest: dict[str, Any] | None = None
         mrec: Record | None = None
-        if L.has_manifest:
-            records = yield from r._records(read_document(L.manifest), self.stats, None)
+        if layout.has_manifest:
+            records = yield from checker.records(read_document(layout.manifest), self.stats, None)
             for rec in records:
                 mrec = rec
-                manifest = yield from r.manifest_rules(rec, L)
+                manifest = yield from checker.manifest_rules(rec, layout)
             if manifest is None:
                 self.derivable = False  # chibi cannot load this context at all
         parts: list[Part] = []
         if manifest is not None:
             for meta in manifest["partitions"]:
-                parts.append(Part(meta["file"], L.join(meta["file"])))
+                parts.append(Part(meta["file"], layout.join(meta["file"])))
             active_rel = manifest["active_partition"]
         else:
             active_rel = (
                 "context.jsonl"
-                if not (L.transcript / "active.jsonl").exists() and (L.transcript / "context.jsonl").is_file()
+                if not (layout.transcript / "active.jsonl").exists() and (layout.transcript / "context.jsonl").is_file()
                 else "active.jsonl"
             )
-        active = Part(active_rel, L.join(active_rel))
-        legacy = L.legacy_transcript if manifest is None else None
+        active = Part(active_rel, layout.join(active_rel))
+        legacy = layout.legacy_transcript if manifest is None else None
         if legacy is not None:
             active = Part(f"../{legacy.name}", legacy)
-            yield from r.f(
+            yield from checker.finding(
                 str(legacy),
                 None,
                 "",
@@ -839,20 +841,20 @@ class DirectoryCheck:
         archived = {p.rel for p in parts}
         for part in parts if active.rel in archived else [*parts, active]:  # CB306: read once
             yield from self.read_partition(part)
-        yield from r.finish_sequence(self.seq)
+        yield from checker.finish_sequence(self.seq)
         if manifest is not None and mrec is not None:
             yield from self.manifest_vs_files(mrec, manifest, parts, active)
         listed = {p.rel for p in parts} | {active.rel}
-        judged = manifest is not None or not L.has_manifest  # else chibi cannot load it
-        for rel in L.partition_files if judged else []:
+        judged = manifest is not None or not layout.has_manifest  # else chibi cannot load it
+        for rel in layout.partition_files if judged else []:
             if rel not in listed:
                 why = (
                     "the manifest does not list it"
                     if manifest is not None
                     else "there is no manifest.json, so chibi reads only the active partition"
                 )
-                yield from r.f(
-                    str(L.transcript / rel),
+                yield from checker.finding(
+                    str(layout.transcript / rel),
                     None,
                     "",
                     R.PARTITION_ORPHAN,
@@ -862,7 +864,7 @@ class DirectoryCheck:
         yield from self.context_files()
         self.stats.extra.update(
             vocabulary=self.seq.vocabulary,
-            context=L.name,
+            context=layout.name,
             transcript_entries=self.entries,
             partitions=len(parts),
         )
@@ -872,22 +874,22 @@ class DirectoryCheck:
     def read_partition(self, part: Part) -> Iterator[Finding]:
         if part.path is None:
             return
-        r = self.chk
+        checker = self.checker
         kind = irregular(part.path)
         if kind is not None:  # a folder, FIFO or device where a partition goes: named, never opened
             part.unreadable = True
             self.derivable = False  # what context.jsonl derives from is unknown: no CB2xx consequences
-            yield from r.f(str(part.path), None, "", R.PARTITION_MISSING, f"{part.rel} is {kind}, not a regular file; not read")  # fmt: skip
+            yield from checker.finding(str(part.path), None, "", R.PARTITION_MISSING, f"{part.rel} is {kind}, not a regular file; not read")  # fmt: skip
             return
         if not part.path.is_file():
             return
         part.present = True
-        for item in r._jsonl(part.path):
+        for item in checker.read_lines(part.path):
             if isinstance(item, Finding):
                 if item.severity == "error":
                     part.unreadable = True
                     self.derivable = False
-                yield from r._io(item)
+                yield from checker.reader_finding(item)
                 continue
             self.stats.records += 1
             if self.progress is not None and item.size:
@@ -904,7 +906,7 @@ class DirectoryCheck:
                     part.has_term = True
                 if not isinstance(content, str) or (not part.maybe_term and may_have_term(content)):
                     part.maybe_term = True
-            yield from r.check_entry(item, self.seq)
+            yield from checker.check_entry(item, self.seq)
             et = v.get("entry_type") if isinstance(v, dict) else None
             if et == "system_prompt_changed":
                 self.prompt = item
@@ -915,7 +917,7 @@ class DirectoryCheck:
                 self.derived.append(Derived.of(item))
 
     def manifest_vs_files(self, mrec: Record, m: dict[str, Any], parts: list[Part], active: Part) -> Iterator[Finding]:
-        r = self.chk
+        checker = self.checker
         p, ln = mrec.path, mrec.line
         policy = m["rotation_policy"]
         bpt_seen: list[int] = []
@@ -924,10 +926,10 @@ class DirectoryCheck:
             if part.path is None or part.unreadable:
                 continue  # CB310, a read error or a partition that is no file already reported
             if not part.present:
-                yield from r.f(p, ln, f"{ptr}/file", R.PARTITION_MISSING, f"{part.rel} does not exist")
+                yield from checker.finding(p, ln, f"{ptr}/file", R.PARTITION_MISSING, f"{part.rel} does not exist")
                 continue
             if meta["entry_count"] != part.records:
-                yield from r.f(
+                yield from checker.finding(
                     p,
                     ln,
                     f"{ptr}/entry_count",
@@ -937,7 +939,7 @@ class DirectoryCheck:
             if part.timestamps and len(part.timestamps) == part.records:
                 first, last = part.timestamps[0], part.timestamps[-1]
                 if (meta["start_ts"], meta["end_ts"]) != (first, last):
-                    yield from r.f(
+                    yield from checker.finding(
                         p,
                         ln,
                         ptr,
@@ -949,7 +951,7 @@ class DirectoryCheck:
             if tc is not None:
                 found = bytes_per_token_range(part.lengths, tc)
                 if found is None:
-                    yield from r.f(
+                    yield from checker.finding(
                         p,
                         ln,
                         f"{ptr}/token_count",
@@ -965,11 +967,11 @@ class DirectoryCheck:
             yield from self.rotation(p, ln, ptr, part, policy, bpt, archived=True)
             bloom = meta.get("bloom_file")
             if bloom is not None:
-                bpath = self.L.join(bloom)
+                bpath = self.layout.join(bloom)
                 if bpath is None:
                     continue
                 if not bpath.is_file():
-                    yield from r.f(
+                    yield from checker.finding(
                         p,
                         ln,
                         f"{ptr}/bloom_file",
@@ -977,13 +979,13 @@ class DirectoryCheck:
                         f"{bloom} does not exist (chibi then scans the partition)",
                     )
                 else:
-                    yield from r.bloom_file(bpath, self.stats, part)
+                    yield from checker.bloom_file(bpath, self.stats, part)
         prev_end = m["partitions"][-1]["end_ts"] if m["partitions"] else None
         if active.rel in {x.rel for x in parts} or active.unreadable:
             return  # CB306 / a read error already says what is wrong
         if active.path is not None and active.path.is_file():
             if prev_end is not None and active.timestamps and active.timestamps[0] < prev_end:
-                yield from r.f(
+                yield from checker.finding(
                     p,
                     ln,
                     "/active_partition",
@@ -994,7 +996,7 @@ class DirectoryCheck:
             bpt = max(bpt_seen) if bpt_seen else None
             yield from self.rotation(p, ln, "/active_partition", active, policy, bpt, archived=False)
         elif active.path is not None:
-            yield from r.f(
+            yield from checker.finding(
                 p,
                 ln,
                 "/active_partition",
@@ -1040,7 +1042,7 @@ class DirectoryCheck:
                 over.append(f"{ts[-1] - ts[0]} s between entries (max_age_seconds {policy['max_age_seconds']})")
         if over:
             when = "should have rotated before its last entry" if archived else "should have rotated already"
-            yield from self.chk.f(p, ln, ptr, R.ROTATION, f"{part.rel} {when}: {'; '.join(over)}")
+            yield from self.checker.finding(p, ln, ptr, R.ROTATION, f"{part.rel} {when}: {'; '.join(over)}")
 
     # -- context.jsonl and the other files --------------------------------------------------
 
@@ -1048,29 +1050,29 @@ class DirectoryCheck:
         """context.jsonl, read line by line (nothing of it is held but the entry compared):
         its entries' own rules, then CB212 (the derivation of the transcript) unless chibi
         marked it stale, a partition could not be read, or the file itself has a read error."""
-        path = self.L.context_jsonl
+        path = self.layout.context_jsonl
         if path is None:
             return
-        r = self.chk
+        checker = self.checker
         bad = [False]
         # chibi marks a context whose context.jsonl it will rebuild (after a rolling
         # compaction it writes the anchor to the transcript only) with `<context>/.dirty`
-        stale = (self.L.root / ".dirty").exists()
+        stale = (self.layout.root / ".dirty").exists()
         compare = Derivation(self)
-        for item in r._jsonl(path):
+        for item in checker.read_lines(path):
             if isinstance(item, Finding):
                 bad[0] = bad[0] or item.severity == "error"
-                yield from r._io(item)
+                yield from checker.reader_finding(item)
                 continue
             rec, i = item, compare.seen
             self.stats.records += 1
             if self.progress is not None and rec.size:
                 self.progress(rec.size)
-            valid = yield from r._entry_schema(rec)
-            yield from r.context_structure(rec, i == 0, valid, stale)
+            valid = yield from checker.check_entry_schema(rec)
+            yield from checker.context_structure(rec, i == 0, valid, stale)
             meta = rec.value.get("metadata") if valid else None
             if isinstance(meta, dict) and "transcript_anchor_id" in meta and rec.value["entry_type"] not in R.ANCHORS:
-                yield from r.f(
+                yield from checker.finding(
                     rec.path,
                     rec.line,
                     "/metadata/transcript_anchor_id",
@@ -1079,42 +1081,42 @@ class DirectoryCheck:
                 )
             compare.entry(i, rec)
         if stale:
-            yield from r.f(
+            yield from checker.finding(
                 str(path),
                 None,
                 "",
                 R.CONTEXT_STALE,
-                f"{self.L.root / '.dirty'} marks context.jsonl stale: chibi rebuilds it from the transcript "
+                f"{self.layout.root / '.dirty'} marks context.jsonl stale: chibi rebuilds it from the transcript "
                 "on next load, so it is not compared with its derivation",
             )
             return
-        if not self.derivable or bad[0] or compare.seen == 0 or not self.L.has_transcript:
+        if not self.derivable or bad[0] or compare.seen == 0 or not self.layout.has_transcript:
             return  # without a transcript (none written yet, or not copied) there is nothing to derive from
         found = compare.found or compare.ended()
         if found is not None:
             where, line, pointer, message = found
-            yield from r.f(where, line, pointer, R.CONTEXT_DERIVATION, message)
+            yield from checker.finding(where, line, pointer, R.CONTEXT_DERIVATION, message)
 
     def context_files(self) -> Iterator[Finding]:
-        r, L = self.chk, self.L
-        inbox = L.context_file("inbox.jsonl")
+        checker, layout = self.checker, self.layout
+        inbox = layout.context_file("inbox.jsonl")
         if inbox is not None:
-            yield from r.inbox_file(inbox, self.stats, self.progress)
-        meta = L.context_file("context_meta.json")
+            yield from checker.inbox_file(inbox, self.stats, self.progress)
+        meta = layout.context_file("context_meta.json")
         if meta is not None:
-            yield from r.meta_file(meta, self.stats, self.progress)
-        requests = L.context_file("requests.jsonl")
+            yield from checker.meta_file(meta, self.stats, self.progress)
+        requests = layout.context_file("requests.jsonl")
         if requests is not None:
-            yield from r.requests_file(requests, self.stats, self.progress)
-        prompt = L.context_file("system_prompt.md")
-        if prompt is not None and self.entries and r.on["CB215"]:
+            yield from checker.requests_file(requests, self.stats, self.progress)
+        prompt = layout.context_file("system_prompt.md")
+        if prompt is not None and self.entries and checker.on["CB215"]:
             yield from self.system_prompt(prompt)
 
     def system_prompt(self, path: Path) -> Iterator[Finding]:
         """CB215: the prompt chibi injects next is system_prompt.md (TF §Context
         Rebuilding); the transcript records each prompt in a system_prompt_changed entry.
         Compared without surrounding whitespace (an editor's final newline)."""
-        text, why = read_prompt(path, self.chk.options.max_line_bytes)
+        text, why = read_prompt(path, self.checker.options.max_line_bytes)
         last = self.prompt
         recorded = last.value.get("content") if last is not None and isinstance(last.value, dict) else None
         if text is not None and isinstance(recorded, str) and text.strip() == recorded.strip():
@@ -1125,7 +1127,7 @@ class DirectoryCheck:
             what = "is not recorded: the transcript has no system_prompt_changed entry"
         else:
             what = f"differs from the last system_prompt_changed ({last.path}:{last.line})"
-        yield from self.chk.f(
+        yield from self.checker.finding(
             str(path),
             1,
             "",

@@ -113,7 +113,7 @@ class GeppettoRun:
 
     # -- plumbing ---------------------------------------------------------------------
 
-    def _f(self, doc: Document, ptr: str, info: RuleInfo, message: str) -> Finding:
+    def finding(self, doc: Document, ptr: str, info: RuleInfo, message: str) -> Finding:
         return Finding(doc.path, doc.line(ptr), ptr, info.id, self.sel.severity(info), message)
 
     def validate(self, path: Path, stats: FileStats, progress: ProgressHook | None = None) -> Iterator[Finding]:
@@ -198,7 +198,7 @@ class GeppettoRun:
                 (k for k, (a, b) in enumerate(zip(ids, tip_ids, strict=False)) if a != b), min(len(ids), len(tip_ids))
             )
             best = next(j for j in chain if len(turns[j][1]) >= at)
-            yield self._f(
+            yield self.finding(
                 doc,
                 f"/blocks/{at}" if at < len(ids) else "/blocks",
                 R.SESSION_GROWTH,
@@ -235,7 +235,7 @@ class GeppettoRun:
         if validator.is_valid(value) or not self.on["GE020"]:
             return
         for err in validator.errors(value):
-            yield self._f(doc, err.pointer, R.SCHEMA, err.message)
+            yield self.finding(doc, err.pointer, R.SCHEMA, err.message)
 
     def _normalized_blocks(self, blocks: Any) -> Any:
         """Blocks as geppetto reads them: kinds trimmed, lower-cased, unknown -> `other`.
@@ -272,7 +272,7 @@ class GeppettoRun:
             return
         for k in obj:
             if k not in known:
-                yield self._f(
+                yield self.finding(
                     doc,
                     f"{ptr}/{escape(k)}",
                     R.UNKNOWN_FIELD,
@@ -282,7 +282,7 @@ class GeppettoRun:
     def _version(self, doc: Document, obj: dict[str, Any], ptr: str) -> Iterator[Finding]:
         v = obj.get("version")
         if "version" in obj and not (type(v) is int and v == 1) and self.on["GE012"]:
-            yield self._f(
+            yield self.finding(
                 doc,
                 f"{ptr}/version",
                 R.UNKNOWN_VERSION,
@@ -326,7 +326,7 @@ class GeppettoRun:
             for tid, cptr in tools.calls.items():
                 if tid not in tools.answered:
                     name = blocks[int(cptr.rsplit("/", 1)[1])]["payload"].get("name")
-                    yield self._f(
+                    yield self.finding(
                         doc,
                         f"{cptr}/payload/id",
                         R.CALL_PENDING,
@@ -342,14 +342,14 @@ class GeppettoRun:
         pending = [t for t in tools.calls if t not in tools.answered]
         where = f"{ptr}/metadata/{escape(RESULT_KEY)}/finish_class"
         if fc == "tool_calls_pending" and not pending:
-            yield self._f(
+            yield self.finding(
                 doc,
                 where,
                 R.FINISH_CLASS,
                 "finish_class is tool_calls_pending but no tool_call of the turn is pending",
             )
         elif fc == "completed" and pending:
-            yield self._f(
+            yield self.finding(
                 doc,
                 where,
                 R.FINISH_CLASS,
@@ -368,7 +368,7 @@ class GeppettoRun:
         if kind == "tool_call":
             if tid in tools.calls:
                 if on["GE302"]:
-                    yield self._f(
+                    yield self.finding(
                         doc,
                         f"{ptr}/payload/id",
                         R.CALL_ID_REPEATED,
@@ -378,7 +378,7 @@ class GeppettoRun:
             tools.calls[tid] = ptr
         elif tid in tools.answered:
             if on["GE303"]:
-                yield self._f(
+                yield self.finding(
                     doc,
                     f"{ptr}/payload/id",
                     R.RESULT_DUPLICATE,
@@ -388,7 +388,7 @@ class GeppettoRun:
             tools.answered.add(tid)
         elif on["GE301"]:
             why = "its tool_call comes later in the turn" if tid in all_calls else "no tool_call has that id"
-            yield self._f(doc, f"{ptr}/payload/id", R.RESULT_UNPAIRED, f"tool_use answers {tid!r} but {why}")
+            yield self.finding(doc, f"{ptr}/payload/id", R.RESULT_UNPAIRED, f"tool_use answers {tid!r} but {why}")
 
     # -- blocks -----------------------------------------------------------------------
 
@@ -406,12 +406,12 @@ class GeppettoRun:
             else:
                 known = ", ".join(self.vocab.kinds)
                 msg = f"unknown kind {raw!r}: geppetto reads it as 'other' (known: {known})"
-            yield self._f(doc, f"{ptr}/kind", R.UNKNOWN_KIND, msg)
+            yield self.finding(doc, f"{ptr}/kind", R.UNKNOWN_KIND, msg)
         bid = block.get("id")
         if isinstance(bid, str) and bid:
             if bid in ids:
                 if on["GE104"]:
-                    yield self._f(
+                    yield self.finding(
                         doc,
                         f"{ptr}/id",
                         R.BLOCK_ID_REPEATED,
@@ -427,7 +427,7 @@ class GeppettoRun:
             keys = self.vocab.payload_keys[kind]
             for k in payload:
                 if k not in keys:
-                    yield self._f(
+                    yield self.finding(
                         doc,
                         f"{ptr}/payload/{escape(k)}",
                         R.UNKNOWN_PAYLOAD_KEY,
@@ -438,7 +438,7 @@ class GeppettoRun:
         if isinstance(meta, dict) and RESULT_KEY in meta and on["GE203"]:
             generated = kind in R.GENERATED_KINDS or (kind == "other" and role == "assistant")
             if not generated:
-                yield self._f(
+                yield self.finding(
                     doc,
                     f"{ptr}/metadata/{escape(RESULT_KEY)}",
                     R.RESULT_ON_INPUT,
@@ -448,7 +448,7 @@ class GeppettoRun:
     def _role(self, doc: Document, ptr: str, kind: str, role: str) -> Iterator[Finding]:
         if kind == "other":
             if role.strip() not in R.OTHER_ROLES and self.on["GE105"]:
-                yield self._f(
+                yield self.finding(
                     doc,
                     f"{ptr}/role",
                     R.OTHER_ROLE,
@@ -461,7 +461,7 @@ class GeppettoRun:
         r = role.strip()
         if not r:
             if "" not in allowed and self.on["GE102"]:
-                yield self._f(
+                yield self.finding(
                     doc,
                     ptr,
                     R.ROLE_MISSING,
@@ -470,7 +470,7 @@ class GeppettoRun:
             return
         if r not in allowed and self.on["GE101"]:
             ok = " or ".join(repr(a) for a in sorted(allowed) if a) + (" or none" if "" in allowed else "")
-            yield self._f(
+            yield self.finding(
                 doc,
                 f"{ptr}/role",
                 R.ROLE_KIND,
@@ -483,7 +483,7 @@ class GeppettoRun:
         for key in meta:
             field_name = R.DEPRECATED_TURN_KEYS.get(key)
             if field_name is not None:
-                yield self._f(
+                yield self.finding(
                     doc,
                     f"{ptr}/{escape(key)}",
                     R.DEPRECATED_TURN_KEY,
@@ -500,7 +500,7 @@ class GeppettoRun:
             kptr = f"{ptr}/{escape(key)}"
             if not form.match(key):
                 if on["GE201"]:
-                    yield self._f(
+                    yield self.finding(
                         doc,
                         kptr,
                         R.KEY_FORM,
@@ -510,7 +510,7 @@ class GeppettoRun:
             if key.startswith("geppetto.") and key not in self.vocab.store_keys[family] and on["GE202"]:
                 elsewhere = [f for f, keys in self.vocab.store_keys.items() if key in keys and f != family]
                 hint = f" (it is a {elsewhere[0]} key)" if elsewhere else ""
-                yield self._f(
+                yield self.finding(
                     doc,
                     kptr,
                     R.UNKNOWN_GEPPETTO_KEY,

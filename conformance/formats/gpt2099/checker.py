@@ -67,11 +67,11 @@ class Gpt2099Run:
         self.validators = validators(version)
         self.on = {info.id: self.sel.enabled(info.id) for info in R.CATALOG}
 
-    def _f(self, path: str, line: int | None, pointer: str, info: RuleInfo, message: str) -> Finding:
+    def finding(self, path: str, line: int | None, pointer: str, info: RuleInfo, message: str) -> Finding:
         return Finding(path, line, pointer, info.id, self.sel.severity(info), message)
 
-    def _t(self, t: Turn, ptr: str, info: RuleInfo, message: str) -> Finding:
-        return self._f(t.path, t.line, t.pointer + ptr, info, message)
+    def turn_finding(self, t: Turn, ptr: str, info: RuleInfo, message: str) -> Finding:
+        return self.finding(t.path, t.line, t.pointer + ptr, info, message)
 
     def validate(self, path: Path, stats: FileStats, progress: ProgressHook | None = None) -> Iterator[Finding]:
         pending: list[tuple[Record, Shape | None]] = []
@@ -112,14 +112,14 @@ class Gpt2099Run:
                 return
             if kind is not None:
                 if self.on["GP014"]:
-                    yield self._f(
+                    yield self.finding(
                         str(path), 1, "", R.NOT_A_CONVERSATION, f"{ARTEFACTS[kind]}: holds no conversation; not checked"
                     )
                 return
         turns = [rec for rec, shape in pending if shape is not None or (is_thread and isinstance(rec.value, dict))]
         for rec, shape in pending:
             if shape is None and not (is_thread and isinstance(rec.value, dict)) and self.on["GP010"]:
-                yield self._f(rec.path, rec.line, rec.pointer, R.NOT_GPT2099, _not_gpt2099(rec.value))
+                yield self.finding(rec.path, rec.line, rec.pointer, R.NOT_GPT2099, _not_gpt2099(rec.value))
         if turns:
             yield from self.check_thread(turns)
 
@@ -134,13 +134,13 @@ class Gpt2099Run:
             return
         if self.on["GP020"]:
             for err in v.errors(rec.value):
-                yield self._f(rec.path, rec.line, rec.pointer + err.pointer, R.SCHEMA, err.message)
+                yield self.finding(rec.path, rec.line, rec.pointer + err.pointer, R.SCHEMA, err.message)
 
     def _artefact_schema(self, rec: Record, root: str) -> Iterator[Finding]:
         v = artefact_validators(self.version)[root]
         if self.on["GP020"] and not v.is_valid(rec.value):
             for err in v.errors(rec.value):
-                yield self._f(rec.path, rec.line, rec.pointer + err.pointer, R.SCHEMA, err.message)
+                yield self.finding(rec.path, rec.line, rec.pointer + err.pointer, R.SCHEMA, err.message)
 
     def check_tools(self, recs: list[Record]) -> Iterator[Finding]:
         """A tool list `prepare-request` takes (provider-api.md): each entry's shape."""
@@ -161,7 +161,7 @@ class Gpt2099Run:
             if isinstance(e.get("type"), str):
                 started = True
             if "content" in e and not isinstance(e["content"], str) and self.on["GP015"]:
-                yield self._f(
+                yield self.finding(
                     rec.path,
                     rec.line,
                     rec.pointer + "/content",
@@ -170,7 +170,7 @@ class Gpt2099Run:
                     "to append to the block",
                 )
             if "type" not in e and "content" in e and not started and self.on["GP016"]:
-                yield self._f(
+                yield self.finding(
                     rec.path,
                     rec.line,
                     rec.pointer,
@@ -188,7 +188,7 @@ class Gpt2099Run:
             yield from self.block_rules(t)
         yield from self.pairing_rules(thread)
         if self.on["GP401"] and not _has_ptr(thread.options or {}):
-            yield self._f(
+            yield self.finding(
                 rec.path,
                 rec.line,
                 rec.pointer + "/options",
@@ -212,7 +212,7 @@ class Gpt2099Run:
             shape = classify(rec.value)
             if shape is not None and shape is not kind and not _bare_turn(rec.value):
                 if self.on["GP010"]:
-                    yield self._f(
+                    yield self.finding(
                         rec.path,
                         rec.line,
                         rec.pointer,
@@ -240,25 +240,25 @@ class Gpt2099Run:
         if t.id is not None:
             if on["GP101"] and scru128_value(t.id) is None:
                 why = "is above the largest SCRU128" if is_scru128(t.id) else "is not 25 base-36 characters"
-                yield self._t(t, "/id", R.TURN_ID, f"turn id {t.id!r} {why}")
+                yield self.turn_finding(t, "/id", R.TURN_ID, f"turn id {t.id!r} {why}")
             key = t.id.lower()
             first = seen.get(key)
             if first is None:
                 seen[key] = t
             elif on["GP102"]:
-                yield self._t(t, "/id", R.TURN_ID_UNIQUE, f"turn id {t.id} already used on line {first.line}")
+                yield self.turn_finding(t, "/id", R.TURN_ID_UNIQUE, f"turn id {t.id} already used on line {first.line}")
         meta = t.source.get("meta")
         if isinstance(meta, dict):
             names = inherited.present(meta)
             if len(names) == 2 and on["GP012"]:
-                yield self._t(
+                yield self.turn_finding(
                     t,
                     "/meta",
                     R.OPTIONS_BOTH,
                     "meta has both `options` and `inherited`; gpt2099 would read only one of them",
                 )
             elif names == [inherited.CURRENT] and on["GP011"]:
-                yield self._t(
+                yield self.turn_finding(
                     t,
                     "/meta/options",
                     R.OPTIONS_OLD_NAME,
@@ -266,14 +266,16 @@ class Gpt2099Run:
                 )
             ct = meta.get("content_type")
             if isinstance(ct, str) and not R.MIME.match(ct) and on["GP106"]:
-                yield self._t(t, "/meta/content_type", R.MIME_SYNTAX, f"content_type {short(ct)} is not type/subtype")
+                yield self.turn_finding(
+                    t, "/meta/content_type", R.MIME_SYNTAX, f"content_type {short(ct)} is not type/subtype"
+                )
             if meta.get("type") == "document" and on["GP105"]:
                 # no content_type is no finding: schemas.md "Required Fields" lists `role` alone;
                 # content_type is one of the optional "Document-Specific Fields", and the block's
                 # `source.media_type` is what "determines provider-specific handling"
                 docs = [b for b in t.content if isinstance(b, dict) and b.get("type") == "document"]
                 if ("hash" not in t.source or "content" in t.source) and (len(t.content) != 1 or len(docs) != 1):
-                    yield self._t(
+                    yield self.turn_finding(
                         t,
                         "/content",
                         R.DOCUMENT_TURN,
@@ -282,7 +284,7 @@ class Gpt2099Run:
                     )
             head = meta.get("head")
             if isinstance(head, str) and is_scru128(head) and on["GP104"]:
-                yield self._t(
+                yield self.turn_finding(
                     t,
                     "/meta/head",
                     R.HEAD_LOOKS_LIKE_ID,
@@ -297,14 +299,14 @@ class Gpt2099Run:
             kind = blk.get("type")
             if kind not in R.KNOWN_BLOCKS:
                 if on["GP013"]:
-                    yield self._t(
+                    yield self.turn_finding(
                         t,
                         f"/content/{i}",
                         R.UNKNOWN_BLOCK,
                         f"content block type {kind!r} is not one gpt2099 documents",
                     )
             elif kind == "document" and on["GP106"] and not R.MIME.match(str(blk["source"]["media_type"])):
-                yield self._t(
+                yield self.turn_finding(
                     t,
                     f"/content/{i}/source/media_type",
                     R.MIME_SYNTAX,
@@ -315,7 +317,7 @@ class Gpt2099Run:
                 try:
                     binascii.a2b_base64(data, strict_mode=True)
                 except (binascii.Error, ValueError) as exc:
-                    yield self._t(
+                    yield self.turn_finding(
                         t,
                         f"/content/{i}/source/data",
                         R.DOCUMENT_BASE64,
@@ -331,7 +333,7 @@ class Gpt2099Run:
                 ptr = "/meta/continues" + (
                     f"/{p.position}" if isinstance(t.source.get("meta", {}).get("continues"), list) else ""
                 )
-                yield self._t(t, ptr, info, p.message)
+                yield self.turn_finding(t, ptr, info, p.message)
         if self.on["GP203"]:
             for cycle in thread.cycles():
                 t = thread.turns[cycle[0]]
@@ -339,7 +341,7 @@ class Gpt2099Run:
                 ids = " -> ".join(str(thread.turns[i].id) for i in shown)
                 if len(cycle) > CYCLE_SHOWN:
                     ids += f" -> ... ({len(cycle)} turns) -> {thread.turns[cycle[0]].id}"
-                yield self._t(t, "/meta/continues", R.CONTINUES_CYCLE, f"continues cycle: {ids}")
+                yield self.turn_finding(t, "/meta/continues", R.CONTINUES_CYCLE, f"continues cycle: {ids}")
 
     def bookmark_rules(self, thread: Thread) -> Iterator[Finding]:
         """GP204: one bookmark names one thread. Turns of one thread (connected by
@@ -357,7 +359,7 @@ class Gpt2099Run:
             for i in sorted(first_of.values()):
                 if i == owner:
                     continue
-                yield self._t(
+                yield self.turn_finding(
                     thread.turns[i],
                     "/meta/head",
                     R.BOOKMARK_REUSED,
@@ -379,7 +381,7 @@ class Gpt2099Run:
                         if p.by == "id"
                         else f"name {blk['name']!r} (it has no tool_use_id)"
                     )
-                    yield self._t(
+                    yield self.turn_finding(
                         t,
                         f"/content/{bi}",
                         R.RESULT_UNPAIRED,
@@ -388,7 +390,7 @@ class Gpt2099Run:
                 continue
             use = thread.turns[p.use[0]].content[p.use[1]]
             if p.by == "id" and use.get("name") != blk.get("name") and self.on["GP302"]:
-                yield self._t(
+                yield self.turn_finding(
                     t,
                     f"/content/{bi}/name",
                     R.RESULT_NAME,
@@ -408,7 +410,7 @@ class Gpt2099Run:
             except ResolveError:
                 continue  # a cycle is reported by GP203
             if not _has_ptr(window["options"] or {}):
-                yield self._t(
+                yield self.turn_finding(
                     t,
                     "",
                     R.NO_PROVIDER_PTR,

@@ -20,56 +20,19 @@ form). A `.json` longer than `convertkit.PEEK_BYTES` needs `--format`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
 
-from ...core.convertkit import ConvertContext, Converter
-from ..base import Options
+from ..base import PeerFormat
 from .reader import looks_like
 from .rules import CATALOG, NAME
 
-if TYPE_CHECKING:
-    from .checker import LangChainRun
 
-
-# the checker and the converters load when used: `turnspec validate` detects every format
-# on each run, and starts this one only on its files
-def to_canonical(src: Path, dst: Path, ctx: ConvertContext) -> None:
-    from .convert import to_canonical as run  # function-level: loaded when a conversion runs
-
-    run(src, dst, ctx)
-
-
-def from_canonical(src: Path, dst: Path, ctx: ConvertContext) -> None:
-    from .convert import from_canonical as run  # function-level: loaded when a conversion runs
-
-    run(src, dst, ctx)
-
-
-def __getattr__(name: str) -> Any:
-    if name == "LangChainRun":  # PEP 562: the checker class, loaded at first use
-        from .checker import LangChainRun  # function-level: see above
-
-        return LangChainRun
-    raise AttributeError(name)
-
-
-class LangChainFormat:
+class LangChainFormat(PeerFormat):
     name = NAME
     rules = CATALOG
-    schema_family = None
-    migrations = False
-    converters: ClassVar[dict[tuple[str, str], Converter]] = {
-        (NAME, "canonical"): to_canonical,
-        ("canonical", NAME): from_canonical,
-    }
+    run_class = "LangChainRun"  # checker.py; it and convert.py load when used (`base.PeerFormat`)
 
     def detect(self, path: Path) -> bool:
         return looks_like(path)
 
-    def start(self, options: Options) -> LangChainRun:
-        from .checker import LangChainRun  # function-level: loaded when a file of this format is validated
 
-        return LangChainRun(options)
-
-
-__all__ = ["CATALOG", "NAME", "LangChainFormat", "LangChainRun"]
+__all__ = ["CATALOG", "NAME", "LangChainFormat"]

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from ...core.convertkit import Document, Item, read_documents, short
-from ...core.findings import Finding, RuleInfo, Selection
-from ..base import FileStats, Options, ProgressHook
+from ...core.findings import Finding
+from ..base import PeerRun
 from . import rules as R
 from .reader import Shaped, shaped
 
@@ -33,47 +33,31 @@ def call_ids(data: dict[str, Any]) -> list[str]:
     return out
 
 
-class LangChainRun:
+class LangChainRun(PeerRun[Document]):
     """Validates LangChain message lists."""
 
-    def __init__(self, options: Options) -> None:
-        self.options = options
-        self.sel: Selection = options.selection
+    units = "conversations"
 
-    def _f(self, m: Item | Document, ptr: str, info: RuleInfo, message: str) -> Finding | None:
-        if not self.sel.enabled(info.id):
-            return None
-        return Finding(m.path, m.line, ptr, info.id, self.sel.severity(info), message)
+    def read(self, path: Path, data: bytes | None = None) -> Iterator[Document | Finding]:
+        return read_documents(path, self.options.max_line_bytes, data)
 
-    def validate(self, path: Path, stats: FileStats, progress: ProgressHook | None = None) -> Iterator[Finding]:
-        conversations = 0
-        for doc in read_documents(path, self.options.max_line_bytes):
-            if isinstance(doc, Finding):
-                if self.sel.enabled(doc.rule):
-                    yield doc
-                continue
-            conversations += 1
-            stats.records += len(doc.items or ())
-            for f in self.check(doc):
-                if f is not None:
-                    yield f
-        stats.extra["conversations"] = conversations
-
-    def finish(self) -> Iterator[Finding]:
-        return iter(())
+    def size(self, unit: Document) -> int:
+        return len(unit.items or ())
 
     # -- rules ------------------------------------------------------------------------
 
     def check(self, doc: Document) -> Iterator[Finding | None]:
         if not doc.items:
             what = "an empty array" if doc.items is not None else "not an array"
-            yield self._f(doc, doc.pointer, R.SHAPE, f"a conversation is a non-empty array of messages, not {what}")
+            yield self.finding(
+                doc, doc.pointer, R.SHAPE, f"a conversation is a non-empty array of messages, not {what}"
+            )
             return
         calls: set[str] = set()
         for m in doc.items:
             s = shaped(m.value)
             if s == "not an object":
-                yield self._f(m, m.pointer, R.SHAPE, f"a message is a JSON object, not {short(m.value)}")
+                yield self.finding(m, m.pointer, R.SHAPE, f"a message is a JSON object, not {short(m.value)}")
                 continue
             if s == "type":
                 v = m.value
@@ -85,12 +69,12 @@ class LangChainRun:
                     else m.pointer
                 )
                 kind = v.get("id") if "lc" in v else v.get("type")
-                yield self._f(m, ptr, R.TYPE, f"message type {short(kind)} is not a LangChain message type")
+                yield self.finding(m, ptr, R.TYPE, f"message type {short(kind)} is not a LangChain message type")
                 continue
             if not isinstance(s, Shaped):
                 at = "kwargs" if "lc" in m.value else "data"
                 ptr = f"{m.pointer}/{at}" if at in m.value else m.pointer
-                yield self._f(m, ptr, R.SHAPE, f"a message's {at} is a JSON object, not {short(m.value.get(at))}")
+                yield self.finding(m, ptr, R.SHAPE, f"a message's {at} is a JSON object, not {short(m.value.get(at))}")
                 continue
             yield from self._message(m, s, f"{m.pointer}{s.at}", calls)
 
@@ -99,32 +83,34 @@ class LangChainRun:
         content = d.get("content")
         if not isinstance(content, (str, list)):
             where = f"{dp}/content" if "content" in d else dp
-            yield self._f(m, where, R.CONTENT, f"content must be a string or an array, not {short(content)}")
+            yield self.finding(m, where, R.CONTENT, f"content must be a string or an array, not {short(content)}")
         elif isinstance(content, list):
             for k, b in enumerate(content):
                 yield from self._block(m, f"{dp}/content/{k}", b)
         if s.type == "ai":
             tc = d.get("tool_calls")
             if tc is not None and not isinstance(tc, list):
-                yield self._f(m, f"{dp}/tool_calls", R.TOOL_CALLS, f"tool_calls must be an array, not {short(tc)}")
+                yield self.finding(m, f"{dp}/tool_calls", R.TOOL_CALLS, f"tool_calls must be an array, not {short(tc)}")
             for k, c in enumerate(tc if isinstance(tc, list) else ()):
                 bad = _tool_call_problem(c)
                 if bad:
-                    yield self._f(m, f"{dp}/tool_calls/{k}", R.TOOL_CALLS, bad)
+                    yield self.finding(m, f"{dp}/tool_calls/{k}", R.TOOL_CALLS, bad)
             calls.update(call_ids(d))
         elif s.type == "tool":
             tid = d.get("tool_call_id")
             status = d.get("status", "success")
             if not isinstance(tid, str):
                 where = f"{dp}/tool_call_id" if "tool_call_id" in d else dp
-                yield self._f(m, where, R.TOOL_MESSAGE, f"a tool message's tool_call_id is a string, not {short(tid)}")
+                yield self.finding(
+                    m, where, R.TOOL_MESSAGE, f"a tool message's tool_call_id is a string, not {short(tid)}"
+                )
             elif tid not in calls:
-                yield self._f(
+                yield self.finding(
                     m, f"{dp}/tool_call_id", R.UNPAIRED,
                     f"tool_call_id {tid!r} answers no earlier tool call of this conversation",
                 )  # fmt: skip
             if status not in STATUSES:
-                yield self._f(
+                yield self.finding(
                     m, f"{dp}/status", R.TOOL_MESSAGE, f"status {short(status)} is neither 'success' nor 'error'"
                 )
 
@@ -133,7 +119,9 @@ class LangChainRun:
             return
         if not isinstance(b, dict) or not isinstance(b.get("type"), str):
             where = f"{ptr}/type" if isinstance(b, dict) and "type" in b else ptr
-            yield self._f(m, where, R.CONTENT, f"a content item is a string or an object with a type, not {short(b)}")
+            yield self.finding(
+                m, where, R.CONTENT, f"a content item is a string or an object with a type, not {short(b)}"
+            )
             return
         kind = b["type"]
         problem = None
@@ -149,7 +137,7 @@ class LangChainRun:
             elif isinstance(b.get("base64"), str) and not isinstance(b.get("mime_type"), str):
                 problem = "an image block with base64 data needs its mime_type"
         if problem:
-            yield self._f(m, ptr, R.BLOCK, problem)
+            yield self.finding(m, ptr, R.BLOCK, problem)
 
 
 def _tool_call_problem(c: Any) -> str | None:

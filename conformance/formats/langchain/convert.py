@@ -17,13 +17,18 @@ format before moving it into place.
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
-from typing import Any
 
-from ...core.convertkit import ConvertContext, Document, IdMint, read_documents, report_losses, validated, write_values
-from ...core.errors import InputError
-from ...core.jsonio import read_input
+from ...core.convertkit import (
+    ConvertContext,
+    Document,
+    FromCanonical,
+    IdMint,
+    Mapped,
+    ToCanonical,
+    convert_units,
+    write_sessions,
+)
 from ..base import FileStats, Options
 from ..canonical import sessions_of
 from . import rules as R
@@ -31,51 +36,36 @@ from .checker import LangChainRun
 from .mapping import Session, from_langchain, to_langchain
 
 
+def _mapped(doc: Document, session_id: str, mint: IdMint) -> Mapped:
+    items = doc.items or []
+    messages, origin, losses = from_langchain([m.value for m in items], session_id, Session(mint, 0))
+    return Mapped(messages, [items[k] for k in origin], items, losses)
+
+
+def _placeholders(session_id: str, first: str) -> str:
+    return (
+        f"LangChain messages carry no session or time: session_id {session_id} is derived from the input, and "
+        f"created_at is a placeholder counting up from {first} (one millisecond per "
+        "message); message ids are kept where they are ULIDs in order, else minted; assistant messages get "
+        "placeholder routing and usage cost (model and provider from response_metadata, else unknown)"
+    )
+
+
+TO_CANONICAL = ToCanonical(R.NAME, _mapped, R.SYNTHESIZED, _placeholders)
+
+
 def to_canonical(src: Path, dst: Path, ctx: ConvertContext) -> None:
-    validated(src, R.NAME, LangChainRun(Options()), FileStats(str(src), R.NAME))
-    digest = hashlib.blake2b(read_input(src), digest_size=16).hexdigest()
-    docs = [d for d in read_documents(src, Options().max_line_bytes) if isinstance(d, Document)]
-    out: list[dict[str, Any]] = []
-    for n, doc in enumerate(docs):
-        items = doc.items or []
-        s = Session(IdMint(digest, n), 0)
-        session_id = s.mint.ulid(0, "session")
-        messages, origin, losses = from_langchain([m.value for m in items], session_id, s)
-        ctx.origins += [(items[k].path, items[k].line, items[k].pointer) for k in origin]
-        report_losses(ctx, items, losses)
-        if messages:
-            ctx.lossy(
-                doc.path, doc.line, doc.pointer,
-                f"LangChain messages carry no session or time: session_id {session_id} is derived from the input, and "
-                f"created_at is a placeholder counting up from {messages[0]['created_at']} (one millisecond per "
-                "message); message ids are kept where they are ULIDs in order, else minted; assistant messages get "
-                "placeholder routing and usage cost (model and provider from response_metadata, else unknown)",
-                R.SYNTHESIZED,
-            )  # fmt: skip
-        out += messages
-    write_values(dst, out, dst.suffix == ".json")
+    convert_units(src, dst, ctx, LangChainRun(Options()), FileStats(str(src), R.NAME), TO_CANONICAL)
+
+
+FROM_CANONICAL = FromCanonical(
+    to_langchain,
+    "a .json LangChain file holds one conversation",
+    "one array of messages per line, per session",
+    "session_id, created_at and schema_version have no LangChain field; dropped (message ids are kept as `id`)",
+    R.LOSSY,
+)
 
 
 def from_canonical(src: Path, dst: Path, ctx: ConvertContext) -> None:
-    sessions = sessions_of(src, ctx, "LangChain message", R.LOSSY)
-    array = dst.suffix == ".json"
-    if array and len(sessions) > 1:
-        raise InputError(
-            f"{src} holds {len(sessions)} sessions; a .json LangChain file holds one conversation: "
-            "write .jsonl (one array of messages per line, per session) or split the file by session_id"
-        )
-    if sessions:
-        ctx.lossy(
-            str(src), None, "",
-            "session_id, created_at and schema_version have no LangChain field; dropped (message ids are kept as `id`)",
-            R.LOSSY,
-        )  # fmt: skip
-    out: list[Any] = []
-    for records in sessions.values():
-        messages, losses = to_langchain([r.value for r in records])
-        report_losses(ctx, records, losses)
-        if array:
-            out = messages
-        else:
-            out.append(messages)
-    write_values(dst, out, array)
+    write_sessions(src, dst, ctx, sessions_of(src, ctx, "LangChain message", R.LOSSY), FROM_CANONICAL)

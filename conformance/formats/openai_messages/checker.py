@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from ...core.convertkit import short
-from ...core.findings import Finding, RuleInfo, Selection
+from ...core.findings import Finding
 from ...core.jsonio import parse
-from ..base import FileStats, Options, ProgressHook
+from ..base import PeerRun
 from . import rules as R
 from .reader import Conversation, Message, read_conversations
 
@@ -30,50 +30,32 @@ def arguments_object(arguments: Any) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-class OpenAIMessagesRun:
+class OpenAIMessagesRun(PeerRun[Conversation]):
     """Validates openai-messages files."""
 
-    def __init__(self, options: Options) -> None:
-        self.options = options
-        self.sel: Selection = options.selection
+    units = "conversations"
 
-    def _f(self, m: Message | Conversation, ptr: str, info: RuleInfo, message: str) -> Finding | None:
-        if not self.sel.enabled(info.id):
-            return None
-        return Finding(m.path, m.line, ptr, info.id, self.sel.severity(info), message)
+    def read(self, path: Path, data: bytes | None = None) -> Iterator[Conversation | Finding]:
+        return read_conversations(path, self.options.max_line_bytes, data)
 
-    def validate(self, path: Path, stats: FileStats, progress: ProgressHook | None = None) -> Iterator[Finding]:
-        conversations = 0
-        for item in read_conversations(path, self.options.max_line_bytes):
-            if isinstance(item, Finding):
-                if self.sel.enabled(item.rule):
-                    yield item
-                continue
-            conversations += 1
-            stats.records += len(item.messages)
-            for f in self.check_conversation(item):
-                if f is not None:
-                    yield f
-        stats.extra["conversations"] = conversations
-
-    def finish(self) -> Iterator[Finding]:
-        return iter(())
+    def size(self, unit: Conversation) -> int:
+        return len(unit.messages)
 
     # -- rules ------------------------------------------------------------------------
 
-    def check_conversation(self, conv: Conversation) -> Iterator[Finding | None]:
+    def check(self, conv: Conversation) -> Iterator[Finding | None]:
         if not conv.messages and conv.pointer.endswith("/messages"):
-            yield self._f(conv, conv.pointer, R.SHAPE, "`messages` is not a non-empty array of messages")
+            yield self.finding(conv, conv.pointer, R.SHAPE, "`messages` is not a non-empty array of messages")
         calls: dict[str, str] = {}  # tool call id -> pointer of the call
         answered: set[str] = set()
         for m in conv.messages:
             v = m.value
             if not isinstance(v, dict):
-                yield self._f(m, m.pointer, R.SHAPE, f"a message is a JSON object, not {short(v)}")
+                yield self.finding(m, m.pointer, R.SHAPE, f"a message is a JSON object, not {short(v)}")
                 continue
             role = v.get("role")
             if not isinstance(role, str) or role not in R.ROLES:
-                yield self._f(
+                yield self.finding(
                     m, f"{m.pointer}/role", R.ROLE,
                     f"role {short(role)} is not one of {', '.join(sorted(R.ROLES))}",
                 )  # fmt: skip
@@ -93,26 +75,26 @@ class OpenAIMessagesRun:
             if role == "function" and "content" in v:  # the legacy function message: content "string or null"
                 return
             what = "missing" if "content" not in v else "null"
-            yield self._f(
+            yield self.finding(
                 m, ptr if "content" in v else m.pointer, R.CONTENT_MISSING, f"{role} message content is {what}"
             )
             return
         if isinstance(content, str):
             return
         if not isinstance(content, list):
-            yield self._f(m, ptr, R.PART_SHAPE, f"content is a string or an array of parts, not {short(content)}")
+            yield self.finding(m, ptr, R.PART_SHAPE, f"content is a string or an array of parts, not {short(content)}")
             return
         allowed = R.PARTS[role]
         for i, part in enumerate(content):
             pp = f"{ptr}/{i}"
             kind = part.get("type") if isinstance(part, dict) else None
             if not isinstance(part, dict) or not isinstance(kind, str):
-                yield self._f(
+                yield self.finding(
                     m, pp, R.PART_SHAPE, f"a content part is an object with a string `type`, not {short(part)}"
                 )
                 continue
             if kind not in allowed:
-                yield self._f(
+                yield self.finding(
                     m, f"{pp}/type", R.PART_TYPE,
                     f"{role} content part type {kind!r} is not one of {', '.join(sorted(allowed)) or '(none)'}",
                 )  # fmt: skip
@@ -122,11 +104,11 @@ class OpenAIMessagesRun:
     def _part(self, m: Message, pp: str, kind: str, part: dict[str, Any]) -> Iterator[Finding | None]:
         if kind in ("text", "refusal"):
             if not isinstance(part.get(kind), str):
-                yield self._f(m, f"{pp}/{kind}", R.PART_SHAPE, f"{kind} part has no string `{kind}`")
+                yield self.finding(m, f"{pp}/{kind}", R.PART_SHAPE, f"{kind} part has no string `{kind}`")
         elif kind == "image_url":
             img = part.get("image_url")
             if not isinstance(img, dict) or not isinstance(img.get("url"), str) or not img["url"]:
-                yield self._f(m, f"{pp}/image_url", R.PART_SHAPE, "image_url part has no `image_url.url` string")
+                yield self.finding(m, f"{pp}/image_url", R.PART_SHAPE, "image_url part has no `image_url.url` string")
         elif kind == "input_audio":
             audio = part.get("input_audio")
             if (
@@ -134,44 +116,44 @@ class OpenAIMessagesRun:
                 or not isinstance(audio.get("data"), str)
                 or audio.get("format") not in ("wav", "mp3")
             ):
-                yield self._f(
+                yield self.finding(
                     m, f"{pp}/input_audio", R.PART_SHAPE,
                     "input_audio part needs `input_audio.data` (base64) and `format` wav or mp3",
                 )  # fmt: skip
         elif kind == "file":
             f = part.get("file")
             if not isinstance(f, dict) or not any(isinstance(f.get(k), str) for k in ("file_data", "file_id")):
-                yield self._f(m, f"{pp}/file", R.PART_SHAPE, "file part needs `file.file_data` or `file.file_id`")
+                yield self.finding(m, f"{pp}/file", R.PART_SHAPE, "file part needs `file.file_data` or `file.file_id`")
 
     def _tool_calls(self, m: Message, tool_calls: Any, calls: dict[str, str]) -> Iterator[Finding | None]:
         if tool_calls is None:
             return
         ptr = f"{m.pointer}/tool_calls"
         if not isinstance(tool_calls, list):
-            yield self._f(m, ptr, R.TOOL_CALL_SHAPE, f"tool_calls is an array, not {short(tool_calls)}")
+            yield self.finding(m, ptr, R.TOOL_CALL_SHAPE, f"tool_calls is an array, not {short(tool_calls)}")
             return
         for i, call in enumerate(tool_calls):
             cp = f"{ptr}/{i}"
             if not isinstance(call, dict):
-                yield self._f(m, cp, R.TOOL_CALL_SHAPE, f"a tool call is an object, not {short(call)}")
+                yield self.finding(m, cp, R.TOOL_CALL_SHAPE, f"a tool call is an object, not {short(call)}")
                 continue
             cid = call.get("id")
             if not isinstance(cid, str) or not cid:
-                yield self._f(m, f"{cp}/id", R.TOOL_CALL_SHAPE, "tool call has no id string")
+                yield self.finding(m, f"{cp}/id", R.TOOL_CALL_SHAPE, "tool call has no id string")
             elif cid in calls:
-                yield self._f(m, f"{cp}/id", R.CALL_ID_REUSED, f"tool call id {cid!r} was used by {calls[cid]}")
+                yield self.finding(m, f"{cp}/id", R.CALL_ID_REUSED, f"tool call id {cid!r} was used by {calls[cid]}")
             else:
                 calls[cid] = cp
             if call.get("type", "function") != "function":
-                yield self._f(
+                yield self.finding(
                     m, f"{cp}/type", R.TOOL_CALL_SHAPE, f"tool call type {short(call.get('type'))} is not 'function'"
                 )
             fn = call.get("function")
             if not isinstance(fn, dict) or not isinstance(fn.get("name"), str) or not fn["name"]:
-                yield self._f(m, f"{cp}/function", R.TOOL_CALL_SHAPE, "tool call has no function.name string")
+                yield self.finding(m, f"{cp}/function", R.TOOL_CALL_SHAPE, "tool call has no function.name string")
                 continue
             if arguments_object(fn.get("arguments")) is None:
-                yield self._f(
+                yield self.finding(
                     m, f"{cp}/function/arguments", R.ARGUMENTS,
                     f"arguments {short(fn.get('arguments'))} is not a string holding a JSON object",
                 )  # fmt: skip
@@ -182,12 +164,14 @@ class OpenAIMessagesRun:
         cid = v.get("tool_call_id")
         ptr = f"{m.pointer}/tool_call_id"
         if not isinstance(cid, str) or not cid:
-            yield self._f(
+            yield self.finding(
                 m, ptr if "tool_call_id" in v else m.pointer, R.TOOL_CALL_ID, "tool message has no tool_call_id"
             )
         elif cid not in calls:
-            yield self._f(m, ptr, R.UNPAIRED, f"tool_call_id {cid!r} answers no earlier tool call of this conversation")
+            yield self.finding(
+                m, ptr, R.UNPAIRED, f"tool_call_id {cid!r} answers no earlier tool call of this conversation"
+            )
         elif cid in answered:
-            yield self._f(m, ptr, R.DUPLICATE_ANSWER, f"tool call {cid!r} ({calls[cid]}) was already answered")
+            yield self.finding(m, ptr, R.DUPLICATE_ANSWER, f"tool call {cid!r} ({calls[cid]}) was already answered")
         else:
             answered.add(cid)

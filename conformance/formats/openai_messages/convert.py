@@ -16,70 +16,51 @@ format before moving it into place.
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
-from typing import Any
 
-from ...core.convertkit import ConvertContext, IdMint, report_losses, validated, write_values
-from ...core.errors import InputError
-from ...core.jsonio import read_input
+from ...core.convertkit import ConvertContext, FromCanonical, IdMint, Mapped, ToCanonical, convert_units, write_sessions
 from ..base import FileStats, Options
 from ..canonical import sessions_of
 from . import rules as R
 from .checker import OpenAIMessagesRun
 from .mapping import Session, from_chat, to_chat
-from .reader import Conversation, read_conversations
+from .reader import Conversation
+
+
+def _mapped(conv: Conversation, session_id: str, mint: IdMint) -> Mapped:
+    messages, losses = from_chat([m.value for m in conv.messages], session_id, Session(mint, 0))
+    # one canonical message per Chat message but the dropped function messages
+    kept = [m for m in conv.messages if m.value.get("role") != "function"]
+    # else not one for one: the conversation's place for each (the origins stay in step)
+    origins = kept if len(kept) == len(messages) else [conv] * len(messages)
+    return Mapped(messages, origins, conv.messages, losses)
+
+
+def _placeholders(session_id: str, first: str) -> str:
+    return (
+        f"Chat messages carry no session, id or time: session_id {session_id} is derived from the input, "
+        f"and created_at is a placeholder counting up from {first} "
+        "(one millisecond per message), which message ids carry; assistant messages get placeholder "
+        "model, provider, routing and usage (unknown:unknown, zero usage)"
+    )
+
+
+TO_CANONICAL = ToCanonical(R.NAME, _mapped, R.SYNTHESIZED, _placeholders)
 
 
 def to_canonical(src: Path, dst: Path, ctx: ConvertContext) -> None:
-    validated(src, R.NAME, OpenAIMessagesRun(Options()), FileStats(str(src), R.NAME))
-    digest = hashlib.blake2b(read_input(src), digest_size=16).hexdigest()
-    convs = [c for c in read_conversations(src, Options().max_line_bytes) if isinstance(c, Conversation)]
-    out: list[dict[str, Any]] = []
-    for n, conv in enumerate(convs):
-        s = Session(IdMint(digest, n), 0)
-        session_id = s.mint.ulid(0, "session")
-        messages, losses = from_chat([m.value for m in conv.messages], session_id, s)
-        # one canonical message per Chat message but the dropped function messages
-        kept = [m for m in conv.messages if m.value.get("role") != "function"]
-        if len(kept) == len(messages):
-            ctx.origins += [(m.path, m.line, m.pointer) for m in kept]
-        else:  # not one for one: the conversation's place for each (the origins stay in step)
-            ctx.origins += [(conv.path, conv.line, conv.pointer)] * len(messages)
-        report_losses(ctx, conv.messages, losses)
-        if messages:
-            ctx.lossy(
-                conv.path, conv.line, conv.pointer,
-                f"Chat messages carry no session, id or time: session_id {session_id} is derived from the input, "
-                f"and created_at is a placeholder counting up from {messages[0]['created_at']} "
-                "(one millisecond per message), which message ids carry; assistant messages get placeholder "
-                "model, provider, routing and usage (unknown:unknown, zero usage)",
-                R.SYNTHESIZED,
-            )  # fmt: skip
-        out += messages
-    write_values(dst, out, dst.suffix == ".json")
+    convert_units(src, dst, ctx, OpenAIMessagesRun(Options()), FileStats(str(src), R.NAME), TO_CANONICAL)
+
+
+FROM_CANONICAL = FromCanonical(
+    to_chat,
+    "a .json openai-messages file holds one conversation",
+    'one {"messages": [...]} line per session',
+    "message ids, session_id, created_at and schema_version have no Chat field; dropped",
+    R.LOSSY,
+    line=lambda chat: {"messages": chat},
+)
 
 
 def from_canonical(src: Path, dst: Path, ctx: ConvertContext) -> None:
-    sessions = sessions_of(src, ctx, "Chat message")
-    array = dst.suffix == ".json"
-    if array and len(sessions) > 1:
-        raise InputError(
-            f"{src} holds {len(sessions)} sessions; a .json openai-messages file holds one conversation: "
-            'write .jsonl (one {"messages": [...]} line per session) or split the file by session_id'
-        )
-    if sessions:
-        ctx.lossy(
-            str(src), None, "",
-            "message ids, session_id, created_at and schema_version have no Chat field; dropped",
-            R.LOSSY,
-        )  # fmt: skip
-    out: list[Any] = []
-    for records in sessions.values():
-        chat, losses = to_chat([r.value for r in records])
-        report_losses(ctx, records, losses)
-        if array:
-            out = chat
-        else:
-            out.append({"messages": chat})
-    write_values(dst, out, array)
+    write_sessions(src, dst, ctx, sessions_of(src, ctx, "Chat message"), FROM_CANONICAL)

@@ -16,6 +16,7 @@ in a wrapper line, "" for a message line).
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,11 +63,15 @@ def _conversation(rec: Record) -> Conversation:
     return conv
 
 
-def read_conversations(path: Path, max_line_bytes: int) -> Iterator[Conversation | Finding]:
+def read_conversations(path: Path, max_line_bytes: int, data: bytes | None = None) -> Iterator[Conversation | Finding]:
     """The file's conversations, and the reader's findings (bad JSON, BOM, ...). A
     wrapper whose `messages` is not an array yields an empty conversation (OM001 is the
-    checker's)."""
-    items = read_jsonl(path, max_line_bytes=max_line_bytes) if path.suffix == ".jsonl" else read_json(path)
+    checker's). `data`: the file's bytes, already read (the convert driver), else it is read."""
+    items = (
+        read_jsonl(path, max_line_bytes=max_line_bytes, stream=None if data is None else io.BytesIO(data))
+        if path.suffix == ".jsonl"
+        else read_json(path, data=data)
+    )
     loose: Conversation | None = None
     for item in items:
         if isinstance(item, Finding):

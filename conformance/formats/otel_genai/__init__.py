@@ -21,56 +21,19 @@ whose every message has a role and typed parts of the schemas). A `.json` longer
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
 
-from ...core.convertkit import ConvertContext, Converter
-from ..base import Options
+from ..base import PeerFormat
 from .reader import looks_like
 from .rules import CATALOG, NAME
 
-if TYPE_CHECKING:
-    from .checker import OtelGenAIRun
 
-
-# the checker and the converters load when used: `turnspec validate` detects every format
-# on each run, and starts this one only on its files
-def to_canonical(src: Path, dst: Path, ctx: ConvertContext) -> None:
-    from .convert import to_canonical as run  # function-level: loaded when a conversion runs
-
-    run(src, dst, ctx)
-
-
-def from_canonical(src: Path, dst: Path, ctx: ConvertContext) -> None:
-    from .convert import from_canonical as run  # function-level: loaded when a conversion runs
-
-    run(src, dst, ctx)
-
-
-def __getattr__(name: str) -> Any:
-    if name == "OtelGenAIRun":  # PEP 562: the checker class, loaded at first use
-        from .checker import OtelGenAIRun  # function-level: see above
-
-        return OtelGenAIRun
-    raise AttributeError(name)
-
-
-class OtelGenAIFormat:
+class OtelGenAIFormat(PeerFormat):
     name = NAME
     rules = CATALOG
-    schema_family = None
-    migrations = False
-    converters: ClassVar[dict[tuple[str, str], Converter]] = {
-        (NAME, "canonical"): to_canonical,
-        ("canonical", NAME): from_canonical,
-    }
+    run_class = "OtelGenAIRun"  # checker.py; it and convert.py load when used (`base.PeerFormat`)
 
     def detect(self, path: Path) -> bool:
         return looks_like(path)
 
-    def start(self, options: Options) -> OtelGenAIRun:
-        from .checker import OtelGenAIRun  # function-level: loaded when a file of this format is validated
 
-        return OtelGenAIRun(options)
-
-
-__all__ = ["CATALOG", "NAME", "OtelGenAIFormat", "OtelGenAIRun"]
+__all__ = ["CATALOG", "NAME", "OtelGenAIFormat"]

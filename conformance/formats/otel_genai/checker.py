@@ -12,11 +12,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ...core.convertkit import Document, Item, read_documents, short
-from ...core.findings import Finding, RuleInfo, Selection
-from ..base import FileStats, Options, ProgressHook
+from ...core.convertkit import Item, short
+from ...core.findings import Finding
+from ..base import PeerRun
 from . import rules as R
-from .reader import Record, record_of
+from .reader import Record, read_records
 
 
 def response_of(part: dict[str, Any]) -> tuple[bool, Any]:
@@ -28,55 +28,36 @@ def response_of(part: dict[str, Any]) -> tuple[bool, Any]:
     return False, None
 
 
-class OtelGenAIRun:
+class OtelGenAIRun(PeerRun[Record]):
     """Validates OpenTelemetry GenAI message records."""
 
-    def __init__(self, options: Options) -> None:
-        self.options = options
-        self.sel: Selection = options.selection
+    units = "records"
 
-    def _f(self, m: Item | Record, ptr: str, info: RuleInfo, message: str) -> Finding | None:
-        if not self.sel.enabled(info.id):
-            return None
-        return Finding(m.path, m.line, ptr, info.id, self.sel.severity(info), message)
+    def read(self, path: Path, data: bytes | None = None) -> Iterator[Record | Finding]:
+        return read_records(path, self.options.max_line_bytes, data)
 
-    def validate(self, path: Path, stats: FileStats, progress: ProgressHook | None = None) -> Iterator[Finding]:
-        records = 0
-        for doc in read_documents(path, self.options.max_line_bytes):
-            if isinstance(doc, Finding):
-                if self.sel.enabled(doc.rule):
-                    yield doc
-                continue
-            records += 1
-            for f in self.check(doc):
-                if f is not None:
-                    yield f
-            stats.records += 1
-        stats.extra["records"] = records
-
-    def finish(self) -> Iterator[Finding]:
-        return iter(())
+    def size(self, unit: Record) -> int:
+        return 1
 
     # -- rules ------------------------------------------------------------------------
 
-    def check(self, doc: Document) -> Iterator[Finding | None]:
-        rec = record_of(doc)
+    def check(self, rec: Record) -> Iterator[Finding | None]:
         for ptr, message in rec.problems:
-            yield self._f(rec, ptr, R.SHAPE, message)
+            yield self.finding(rec, ptr, R.SHAPE, message)
         calls: set[str] = set()
         for part in rec.sections.get(R.SYSTEM, ()):
             yield from self._part(part, part.pointer, part.value, calls)
         for name, m in rec.messages():
             v = m.value
             if not isinstance(v, dict):
-                yield self._f(m, m.pointer, R.SHAPE, f"a message is a JSON object, not {short(v)}")
+                yield self.finding(m, m.pointer, R.SHAPE, f"a message is a JSON object, not {short(v)}")
                 continue
             if not isinstance(v.get("role"), str):
                 where = f"{m.pointer}/role" if "role" in v else m.pointer
-                yield self._f(m, where, R.ROLE, f"a message's role is a string, not {short(v.get('role'))}")
+                yield self.finding(m, where, R.ROLE, f"a message's role is a string, not {short(v.get('role'))}")
             if name == R.OUTPUT and not isinstance(v.get("finish_reason"), str):
                 where = f"{m.pointer}/finish_reason" if "finish_reason" in v else m.pointer
-                yield self._f(
+                yield self.finding(
                     m,
                     where,
                     R.FINISH,
@@ -85,7 +66,7 @@ class OtelGenAIRun:
             parts = v.get("parts")
             if not isinstance(parts, list):
                 where = f"{m.pointer}/parts" if "parts" in v else m.pointer
-                yield self._f(m, where, R.PARTS, f"a message's parts are an array, not {short(parts)}")
+                yield self.finding(m, where, R.PARTS, f"a message's parts are an array, not {short(parts)}")
                 continue
             for j, part in enumerate(parts):
                 yield from self._part(m, f"{m.pointer}/parts/{j}", part, calls)
@@ -93,28 +74,30 @@ class OtelGenAIRun:
     def _part(self, m: Item, pp: str, part: Any, calls: set[str]) -> Iterator[Finding | None]:
         if not isinstance(part, dict) or not isinstance(part.get("type"), str):
             where = f"{pp}/type" if isinstance(part, dict) and "type" in part else pp
-            yield self._f(m, where, R.PARTS, f"a part is an object with a string type, not {short(part)}")
+            yield self.finding(m, where, R.PARTS, f"a part is an object with a string type, not {short(part)}")
             return
         kind = part["type"]
         for name, types, what in R.REQUIRED.get(kind, ()):
             if not isinstance(part.get(name), types):
                 where = f"{pp}/{name}" if name in part else pp
-                yield self._f(m, where, R.PART, f"{kind} part {name} must be {what}, not {short(part.get(name))}")
+                yield self.finding(m, where, R.PART, f"{kind} part {name} must be {what}, not {short(part.get(name))}")
         pid = part.get("id")
         if kind == "tool_call":
             if pid is not None and not isinstance(pid, str):
-                yield self._f(m, f"{pp}/id", R.PART, f"tool_call part id must be a string or null, not {short(pid)}")
+                yield self.finding(
+                    m, f"{pp}/id", R.PART, f"tool_call part id must be a string or null, not {short(pid)}"
+                )
             elif isinstance(pid, str):
                 calls.add(pid)
         elif kind == "tool_call_response":
             if not response_of(part)[0]:
-                yield self._f(m, pp, R.PART, "tool_call_response part has no response")
+                yield self.finding(m, pp, R.PART, "tool_call_response part has no response")
             if pid is not None and not isinstance(pid, str):
-                yield self._f(
+                yield self.finding(
                     m, f"{pp}/id", R.PART, f"tool_call_response part id must be a string or null, not {short(pid)}"
                 )
             elif pid not in calls:
-                yield self._f(
+                yield self.finding(
                     m, f"{pp}/id" if "id" in part else pp, R.UNPAIRED,
                     f"tool_call_response id {short(pid)} answers no earlier tool call of this record",
                 )  # fmt: skip

@@ -17,11 +17,13 @@ JSON-text attribute the pointer continues into the JSON the string holds).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...core.convertkit import Document, Item, member_lines, peek_value
+from ...core.convertkit import Document, Item, member_lines, peek_value, read_documents
+from ...core.findings import Finding
 from ...core.jsonio import parse
 from .rules import ATTRIBUTES, INPUT, PART_TYPES
 
@@ -41,6 +43,13 @@ class Record:
     def messages(self) -> list[tuple[str, Item]]:
         """(attribute, item) of every input and output message, in order."""
         return [(name, it) for name in ATTRIBUTES[1:] for it in self.sections.get(name, ())]
+
+
+def read_records(path: Path, max_line_bytes: int, data: bytes | None = None) -> Iterator[Record | Finding]:
+    """The file's records (each document, `convertkit.read_documents`, read as one, its
+    JSON-text attributes parsed once) and the reader's findings."""
+    for doc in read_documents(path, max_line_bytes, data):
+        yield doc if isinstance(doc, Finding) else record_of(doc)
 
 
 def record_of(doc: Document) -> Record:

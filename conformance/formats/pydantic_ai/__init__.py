@@ -18,56 +18,19 @@ Detection: with `--format pydantic-ai`, or when the array is unambiguous
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
 
-from ...core.convertkit import ConvertContext, Converter
-from ..base import Options
+from ..base import PeerFormat
 from .reader import looks_like
 from .rules import CATALOG, NAME
 
-if TYPE_CHECKING:
-    from .checker import PydanticAIRun
 
-
-# the checker and the converters load when used: `turnspec validate` detects every format
-# on each run, and starts this one only on its files
-def to_canonical(src: Path, dst: Path, ctx: ConvertContext) -> None:
-    from .convert import to_canonical as run  # function-level: loaded when a conversion runs
-
-    run(src, dst, ctx)
-
-
-def from_canonical(src: Path, dst: Path, ctx: ConvertContext) -> None:
-    from .convert import from_canonical as run  # function-level: loaded when a conversion runs
-
-    run(src, dst, ctx)
-
-
-def __getattr__(name: str) -> Any:
-    if name == "PydanticAIRun":  # PEP 562: the checker class, loaded at first use
-        from .checker import PydanticAIRun  # function-level: see above
-
-        return PydanticAIRun
-    raise AttributeError(name)
-
-
-class PydanticAIFormat:
+class PydanticAIFormat(PeerFormat):
     name = NAME
     rules = CATALOG
-    schema_family = None
-    migrations = False
-    converters: ClassVar[dict[tuple[str, str], Converter]] = {
-        (NAME, "canonical"): to_canonical,
-        ("canonical", NAME): from_canonical,
-    }
+    run_class = "PydanticAIRun"  # checker.py; it and convert.py load when used (`base.PeerFormat`)
 
     def detect(self, path: Path) -> bool:
         return looks_like(path)
 
-    def start(self, options: Options) -> PydanticAIRun:
-        from .checker import PydanticAIRun  # function-level: loaded when a file of this format is validated
 
-        return PydanticAIRun(options)
-
-
-__all__ = ["CATALOG", "NAME", "PydanticAIFormat", "PydanticAIRun"]
+__all__ = ["CATALOG", "NAME", "PydanticAIFormat"]

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from ...core.convertkit import short
-from ...core.findings import Finding, RuleInfo, Selection
+from ...core.findings import Finding
 from ...core.jsonio import parse
-from ..base import FileStats, Options, ProgressHook
+from ..base import PeerRun
 from . import rules as R
 from .reader import History, Message, read_histories
 
@@ -51,67 +51,49 @@ _REQUIRED: dict[str, tuple[tuple[str, tuple[type, ...], str], ...]] = {
 }
 
 
-class PydanticAIRun:
+class PydanticAIRun(PeerRun[History]):
     """Validates pydantic-ai histories."""
 
-    def __init__(self, options: Options) -> None:
-        self.options = options
-        self.sel: Selection = options.selection
+    units = "histories"
 
-    def _f(self, m: Message | History, ptr: str, info: RuleInfo, message: str) -> Finding | None:
-        if not self.sel.enabled(info.id):
-            return None
-        return Finding(m.path, m.line, ptr, info.id, self.sel.severity(info), message)
+    def read(self, path: Path, data: bytes | None = None) -> Iterator[History | Finding]:
+        return read_histories(path, self.options.max_line_bytes, data)
 
-    def validate(self, path: Path, stats: FileStats, progress: ProgressHook | None = None) -> Iterator[Finding]:
-        histories = 0
-        for item in read_histories(path, self.options.max_line_bytes):
-            if isinstance(item, Finding):
-                if self.sel.enabled(item.rule):
-                    yield item
-                continue
-            histories += 1
-            stats.records += len(item.messages)
-            for f in self.check_history(item):
-                if f is not None:
-                    yield f
-        stats.extra["histories"] = histories
-
-    def finish(self) -> Iterator[Finding]:
-        return iter(())
+    def size(self, unit: History) -> int:
+        return len(unit.messages)
 
     # -- rules ------------------------------------------------------------------------
 
-    def check_history(self, h: History) -> Iterator[Finding | None]:
+    def check(self, h: History) -> Iterator[Finding | None]:
         if not h.messages:
             what = "an empty array" if h.array else "not an array"
-            yield self._f(h, h.pointer, R.SHAPE, f"a history is a non-empty array of messages, not {what}")
+            yield self.finding(h, h.pointer, R.SHAPE, f"a history is a non-empty array of messages, not {what}")
         calls: set[str] = set()
         for m in h.messages:
             v = m.value
             if not isinstance(v, dict):
-                yield self._f(m, m.pointer, R.SHAPE, f"a message is a JSON object, not {short(v)}")
+                yield self.finding(m, m.pointer, R.SHAPE, f"a message is a JSON object, not {short(v)}")
                 continue
             kind = v.get("kind")
             if not isinstance(kind, str) or kind not in R.KINDS:
                 ptr = f"{m.pointer}/kind" if "kind" in v else m.pointer
-                yield self._f(m, ptr, R.KIND, f"message kind {short(kind)} is neither 'request' nor 'response'")
+                yield self.finding(m, ptr, R.KIND, f"message kind {short(kind)} is neither 'request' nor 'response'")
                 continue
             parts = v.get("parts")
             if not isinstance(parts, list):
                 ptr = f"{m.pointer}/parts" if "parts" in v else m.pointer
-                yield self._f(m, ptr, R.SHAPE, f"a {kind}'s parts are an array, not {short(parts)}")
+                yield self.finding(m, ptr, R.SHAPE, f"a {kind}'s parts are an array, not {short(parts)}")
                 continue
             for j, part in enumerate(parts):
                 yield from self._part(m, str(kind), f"{m.pointer}/parts/{j}", part, calls)
 
     def _part(self, m: Message, kind: str, pp: str, part: Any, calls: set[str]) -> Iterator[Finding | None]:
         if not isinstance(part, dict):
-            yield self._f(m, pp, R.SHAPE, f"a part is a JSON object, not {short(part)}")
+            yield self.finding(m, pp, R.SHAPE, f"a part is a JSON object, not {short(part)}")
             return
         pk = part.get("part_kind")
         if not isinstance(pk, str) or pk not in R.PARTS[kind]:
-            yield self._f(
+            yield self.finding(
                 m, f"{pp}/part_kind" if "part_kind" in part else pp, R.PART_KIND,
                 f"part_kind {short(pk)} is not a part of a {kind} ({', '.join(sorted(R.PARTS[kind]))})",
             )  # fmt: skip
@@ -121,9 +103,11 @@ class PydanticAIRun:
             if not isinstance(part.get(name), types):
                 bad = True
                 where = f"{pp}/{name}" if name in part else pp
-                yield self._f(m, where, R.REQUIRED, f"{pk} part {name} must be {what}, not {short(part.get(name))}")
+                yield self.finding(
+                    m, where, R.REQUIRED, f"{pk} part {name} must be {what}, not {short(part.get(name))}"
+                )
         if pk == "tool-return" and "content" not in part:
-            yield self._f(m, pp, R.REQUIRED, "tool-return part has no content")
+            yield self.finding(m, pp, R.REQUIRED, "tool-return part has no content")
         if bad:
             return
         if pk == "user-prompt" and isinstance(part["content"], list):
@@ -132,14 +116,14 @@ class PydanticAIRun:
         elif pk == "tool-call":
             calls.add(part["tool_call_id"])
             if args_object(part.get("args")) is None:
-                yield self._f(
+                yield self.finding(
                     m,
                     f"{pp}/args",
                     R.ARGS,
                     f'args {short(part.get("args"))} is not a JSON object, its JSON text, "" or null',
                 )
         elif pk == "tool-return" and part["tool_call_id"] not in calls:
-            yield self._f(
+            yield self.finding(
                 m, f"{pp}/tool_call_id", R.UNPAIRED,
                 f"tool_call_id {part['tool_call_id']!r} answers no earlier tool call of this history",
             )  # fmt: skip
@@ -149,14 +133,14 @@ class PydanticAIRun:
             return
         ck = item.get("kind") if isinstance(item, dict) else None
         if not isinstance(item, dict) or not isinstance(ck, str) or ck not in R.CONTENT_KINDS:
-            yield self._f(
+            yield self.finding(
                 m, f"{ptr}/kind" if isinstance(item, dict) and "kind" in item else ptr, R.USER_CONTENT,
                 f"user content is a string or an object of a UserContent kind, not {short(item)}",
             )  # fmt: skip
             return
         if ck.endswith("-url") and not (isinstance(item.get("url"), str) and item["url"]):
-            yield self._f(m, ptr, R.USER_CONTENT, f"{ck} content has no url string")
+            yield self.finding(m, ptr, R.USER_CONTENT, f"{ck} content has no url string")
         elif ck == "binary" and not (isinstance(item.get("data"), str) and isinstance(item.get("media_type"), str)):
-            yield self._f(m, ptr, R.USER_CONTENT, "binary content needs `data` (base64) and `media_type` strings")
+            yield self.finding(m, ptr, R.USER_CONTENT, "binary content needs `data` (base64) and `media_type` strings")
         elif ck == "text-content" and not isinstance(item.get("content"), str):
-            yield self._f(m, ptr, R.USER_CONTENT, "text-content has no content string")
+            yield self.finding(m, ptr, R.USER_CONTENT, "text-content has no content string")

@@ -17,66 +17,47 @@ format before moving it into place.
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
-from typing import Any
 
-from ...core.convertkit import ConvertContext, IdMint, report_losses, validated, write_values
-from ...core.errors import InputError
-from ...core.jsonio import read_input
+from ...core.convertkit import ConvertContext, FromCanonical, IdMint, Mapped, ToCanonical, convert_units, write_sessions
 from ..base import FileStats, Options
 from ..canonical import sessions_of
 from . import rules as R
 from .checker import PydanticAIRun
 from .mapping import Session, from_pydantic_ai, to_pydantic_ai
-from .reader import History, read_histories
+from .reader import History
+
+
+def _mapped(h: History, session_id: str, mint: IdMint) -> Mapped:
+    messages, origin, losses = from_pydantic_ai([m.value for m in h.messages], session_id, Session(mint, 0))
+    return Mapped(messages, [h.messages[k] for k in origin], h.messages, losses)
+
+
+def _placeholders(session_id: str, first: str) -> str:
+    return (
+        f"pydantic-ai messages carry no session or message id: session_id {session_id} is derived from the "
+        f"input, and created_at is a placeholder counting up from {first} (one "
+        "millisecond per message; part and response timestamps are not read), which message ids carry; "
+        "assistant messages get placeholder routing and usage cost (model and provider from model_name and "
+        "provider_name, else unknown)"
+    )
+
+
+TO_CANONICAL = ToCanonical(R.NAME, _mapped, R.SYNTHESIZED, _placeholders)
 
 
 def to_canonical(src: Path, dst: Path, ctx: ConvertContext) -> None:
-    validated(src, R.NAME, PydanticAIRun(Options()), FileStats(str(src), R.NAME))
-    digest = hashlib.blake2b(read_input(src), digest_size=16).hexdigest()
-    histories = [h for h in read_histories(src, Options().max_line_bytes) if isinstance(h, History)]
-    out: list[dict[str, Any]] = []
-    for n, h in enumerate(histories):
-        s = Session(IdMint(digest, n), 0)
-        session_id = s.mint.ulid(0, "session")
-        messages, origin, losses = from_pydantic_ai([m.value for m in h.messages], session_id, s)
-        ctx.origins += [(h.messages[k].path, h.messages[k].line, h.messages[k].pointer) for k in origin]
-        report_losses(ctx, h.messages, losses)
-        if messages:
-            ctx.lossy(
-                h.path, h.line, h.pointer,
-                f"pydantic-ai messages carry no session or message id: session_id {session_id} is derived from the "
-                f"input, and created_at is a placeholder counting up from {messages[0]['created_at']} (one "
-                "millisecond per message; part and response timestamps are not read), which message ids carry; "
-                "assistant messages get placeholder routing and usage cost (model and provider from model_name and "
-                "provider_name, else unknown)",
-                R.SYNTHESIZED,
-            )  # fmt: skip
-        out += messages
-    write_values(dst, out, dst.suffix == ".json")
+    convert_units(src, dst, ctx, PydanticAIRun(Options()), FileStats(str(src), R.NAME), TO_CANONICAL)
+
+
+FROM_CANONICAL = FromCanonical(
+    to_pydantic_ai,
+    "a .json pydantic-ai file holds one history",
+    "one array of messages per line, per session",
+    "message ids, session_id and schema_version have no pydantic-ai field; dropped",
+    R.LOSSY,
+)
 
 
 def from_canonical(src: Path, dst: Path, ctx: ConvertContext) -> None:
-    sessions = sessions_of(src, ctx, "pydantic-ai message", R.LOSSY)
-    array = dst.suffix == ".json"
-    if array and len(sessions) > 1:
-        raise InputError(
-            f"{src} holds {len(sessions)} sessions; a .json pydantic-ai file holds one history: "
-            "write .jsonl (one array of messages per line, per session) or split the file by session_id"
-        )
-    if sessions:
-        ctx.lossy(
-            str(src), None, "",
-            "message ids, session_id and schema_version have no pydantic-ai field; dropped",
-            R.LOSSY,
-        )  # fmt: skip
-    out: list[Any] = []
-    for records in sessions.values():
-        history, losses = to_pydantic_ai([r.value for r in records])
-        report_losses(ctx, records, losses)
-        if array:
-            out = history
-        else:
-            out.append(history)
-    write_values(dst, out, array)
+    write_sessions(src, dst, ctx, sessions_of(src, ctx, "pydantic-ai message", R.LOSSY), FROM_CANONICAL)

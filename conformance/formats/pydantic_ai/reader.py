@@ -41,10 +41,11 @@ class History:
     messages: list[Message] = field(default_factory=list)
 
 
-def read_histories(path: Path, max_line_bytes: int) -> Iterator[History | Finding]:
+def read_histories(path: Path, max_line_bytes: int, data: bytes | None = None) -> Iterator[History | Finding]:
     """The file's histories, and the reader's findings (bad JSON, BOM, ...): the documents
-    `convertkit.read_documents` reads (`.jsonl` and standard input as it says)."""
-    for doc in read_documents(path, max_line_bytes):
+    `convertkit.read_documents` reads (`.jsonl` and standard input as it says; `data`, the
+    bytes already read, as there)."""
+    for doc in read_documents(path, max_line_bytes, data):
         if isinstance(doc, Finding):
             yield doc
         else:

@@ -304,7 +304,7 @@ class SqliteRun:
         self.sel: Selection = options.selection
         self.canonical = CanonicalRun(options)
 
-    def _f(self, path: str, line: int | None, pointer: str, info: RuleInfo, message: str) -> Finding | None:
+    def finding(self, path: str, line: int | None, pointer: str, info: RuleInfo, message: str) -> Finding | None:
         if not self.sel.enabled(info.id):
             return None
         return Finding(path, line, pointer, info.id, self.sel.severity(info), message)
@@ -324,7 +324,7 @@ class SqliteRun:
                 step = "database error while reading"
                 yield from self._validate(con, name, stats)
         except sqlite3.DatabaseError as exc:  # open_store raised the I/O conditions as InputError
-            f = self._f(name, None, "", STORE_OPEN, f"{step}: {exc}")
+            f = self.finding(name, None, "", STORE_OPEN, f"{step}: {exc}")
             if f:
                 yield f
 
@@ -337,7 +337,7 @@ class SqliteRun:
         tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         for table, columns in EXPECTED.items():
             if table not in tables:
-                yield self._f(name, None, f"/{table}", STORE_SCHEMA, f"table {table!r} is missing")
+                yield self.finding(name, None, f"/{table}", STORE_SCHEMA, f"table {table!r} is missing")
                 continue
             info = {
                 r[1]: (str(r[2]).upper(), bool(r[3]), bool(r[5])) for r in con.execute(f"PRAGMA table_info({table})")
@@ -345,14 +345,14 @@ class SqliteRun:
             for col, (typ, notnull, pk) in columns.items():
                 got = info.get(col)
                 if got is None:
-                    yield self._f(name, None, f"/{table}/{col}", STORE_SCHEMA, f"column {table}.{col} is missing")
+                    yield self.finding(name, None, f"/{table}/{col}", STORE_SCHEMA, f"column {table}.{col} is missing")
                 elif got[0] != typ or got[2] != pk or (notnull and not got[1]):
-                    yield self._f(name, None, f"/{table}/{col}", STORE_SCHEMA,
+                    yield self.finding(name, None, f"/{table}/{col}", STORE_SCHEMA,
                                   f"column {table}.{col} is {got[0]}{' NOT NULL' if got[1] else ''}{' PRIMARY KEY' if got[2] else ''}; §9.1 says {typ}{' NOT NULL' if notnull else ''}{' PRIMARY KEY' if pk else ''}")  # fmt: skip
             fks = {(table, r[3], r[2]) for r in con.execute(f"PRAGMA foreign_key_list({table})")}
             for fk in FOREIGN_KEYS:
                 if fk[0] == table and fk not in fks:
-                    yield self._f(
+                    yield self.finding(
                         name,
                         None,
                         f"/{table}/{fk[1]}",
@@ -364,7 +364,7 @@ class SqliteRun:
                 continue
             got_cols = [r[2] for r in con.execute(f"PRAGMA index_info({idx})")]
             if got_cols != cols:
-                yield self._f(
+                yield self.finding(
                     name, None, f"/{table}", STORE_SCHEMA, f"index {idx} on {table}({', '.join(cols)}) is missing"
                 )
 
@@ -398,12 +398,14 @@ class SqliteRun:
             ]
             if odd:
                 for col, v in odd:
-                    f = self._f(where, rowid, f"/{col}", STORE_COLUMN, f"{col} is a BLOB ({len(v)} bytes), not TEXT")
+                    f = self.finding(
+                        where, rowid, f"/{col}", STORE_COLUMN, f"{col} is a BLOB ({len(v)} bytes), not TEXT"
+                    )
                     if f:
                         yield f
                 continue
             if sid not in session_ids:
-                f = self._f(where, rowid, "/session_id", FOREIGN_KEY, f"session {sid!r} is not in sessions")
+                f = self.finding(where, rowid, "/session_id", FOREIGN_KEY, f"session {sid!r} is not in sessions")
                 if f:
                     yield f
             parsed: dict[str, Any] = {}
@@ -411,7 +413,7 @@ class SqliteRun:
             for col, text in (("content", content_json), ("metadata", metadata_json)):
                 if not isinstance(text, str):
                     kind = "not UTF-8 text or a BLOB" if isinstance(text, bytes) else type(text).__name__
-                    f = self._f(where, rowid, f"/{col}", STORE_COLUMN, f"{col}_json is {kind}, not TEXT")
+                    f = self.finding(where, rowid, f"/{col}", STORE_COLUMN, f"{col}_json is {kind}, not TEXT")
                     ok = False
                 else:
                     try:
@@ -428,7 +430,7 @@ class SqliteRun:
                         want = list if col == "content" else dict
                         f = None
                         if not isinstance(parsed[col], want):
-                            f = self._f(
+                            f = self.finding(
                                 where,
                                 rowid,
                                 f"/{col}",
@@ -440,14 +442,14 @@ class SqliteRun:
                     yield f
             if not isinstance(created, int):
                 shown = f"a BLOB ({len(created)} bytes)" if isinstance(created, bytes) else repr(created)
-                f = self._f(
+                f = self.finding(
                     where, rowid, "/created_at", STORE_COLUMN, f"created_at is {shown}, not integer microseconds"
                 )
                 if f:
                     yield f
                 continue
             if not MIN_MICROS <= created <= MAX_MICROS:
-                f = self._f(
+                f = self.finding(
                     where, rowid, "/created_at", STORE_COLUMN,
                     f"created_at {created} is outside years 0001-9999 in microseconds since 1970",
                 )  # fmt: skip
@@ -492,23 +494,23 @@ class SqliteRun:
                 ("result_message_id", rid, message_ids),
             ):
                 if ref is not None and ref not in pool:
-                    yield self._f(where, rowid, f"/{col}", FOREIGN_KEY, f"{col} {ref!r} does not resolve")
+                    yield self.finding(where, rowid, f"/{col}", FOREIGN_KEY, f"{col} {ref!r} does not resolve")
             use = uses.get(tid)
             if use is None and mid in partial:
                 continue  # §5.1.5, streaming §6.3: a partial message's content may lag its tool calls
             if use is None:
-                yield self._f(
+                yield self.finding(
                     where, rowid, "/id", TOOLCALL_ORPHAN, f"tool call {tid} has no tool_use block in messages"
                 )
                 continue
             for col, want, got in (("session_id", use[0], sid), ("message_id", use[1], mid), ("name", use[2], tname)):
                 if want != got:
-                    yield self._f(
+                    yield self.finding(
                         where, rowid, f"/{col}", TOOLCALL_FIELDS, f"{col} is {got!r} but the tool_use says {want!r}"
                     )
             answer = answers.get(tid)
             if (answer[0] if answer else None) != rid:
-                yield self._f(where, rowid, "/result_message_id", TOOLCALL_RESULT,
+                yield self.finding(where, rowid, "/result_message_id", TOOLCALL_RESULT,
                               f"result_message_id is {rid!r} but {'message ' + repr(answer[0]) + ' answers it' if answer else 'no tool message answers it'}")  # fmt: skip
             expected = "pending" if answer is None else ("failed" if answer[1] else "succeeded")
             if answer is None and tid in cancelled:
@@ -525,12 +527,12 @@ class SqliteRun:
                     or (status == "cancelled" and answer is not None and answer[1])
                 )
             if status not in STATUSES or not ok:
-                yield self._f(
+                yield self.finding(
                     where, rowid, "/status", TOOLCALL_STATUS, f"status is {status!r}; the messages say {expected!r}"
                 )
         for tid, (_sid, mid, _name, rowid) in uses.items():
             if tid not in seen and mid not in partial:
-                yield self._f(
+                yield self.finding(
                     f"{name}#messages", rowid, "/content", TOOLCALL_MISSING, f"tool_use {tid} has no row in tool_calls"
                 )
 

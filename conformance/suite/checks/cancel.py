@@ -31,7 +31,7 @@ from .common import (
     ctx_for,
     errors_of,
     message_from_events,
-    o,
+    outcome,
     parse_stream,
     session_for,
     wire_name,
@@ -62,7 +62,7 @@ def cancellation(env: Env) -> Iterator[Outcome]:
         if not capabilities_of(a).get("supports_streaming"):
             continue
         if not isinstance(a, CancellableAdapter):
-            yield o(R.STREAM_CANCEL, s, "skip", "-", NO_HOOK)
+            yield outcome(R.STREAM_CANCEL, s, "skip", "-", NO_HOOK)
             continue
         cancel = a.cancel
         n = 0
@@ -80,7 +80,9 @@ def cancellation(env: Env) -> Iterator[Outcome]:
             n += 1
             yield _case(s, a, cancel, it.label, it.response_body, sid, cut, n)
         if not n:
-            yield o(R.STREAM_CANCEL, s, "skip", "-", "no recorded stream with a delta before its end to cancel at")
+            yield outcome(
+                R.STREAM_CANCEL, s, "skip", "-", "no recorded stream with a delta before its end to cancel at"
+            )
 
 
 def _case(
@@ -92,24 +94,24 @@ def _case(
         stream = iter(a.stream_response((raw[i : i + CHUNK] for i in range(0, len(raw), CHUNK)), ctx))
         before = [next(stream) for _ in range(cut)]
     except Exception as exc:
-        return o(R.STREAM_CANCEL, s, "fail", label, crash(exc))
+        return outcome(R.STREAM_CANCEL, s, "fail", label, crash(exc))
     try:
         answered = cancel(rid)
     except Exception as exc:
-        return o(R.STREAM_CANCEL, s, "fail", label, f"cancel({rid!r}) {crash(exc)}")
+        return outcome(R.STREAM_CANCEL, s, "fail", label, f"cancel({rid!r}) {crash(exc)}")
     after: list[StreamEvent] = []
     limit = len(before) + 64
     try:
         for ev in stream:
             after.append(ev)
             if len(after) > limit:
-                return o(
+                return outcome(
                     R.STREAM_CANCEL, s, "fail", label, f"still yielding {limit} events after cancel (must terminate)"
                 )
     except AdapterError as exc:
-        return o(R.STREAM_CANCEL, s, "fail", label, f"raised {type(exc).__name__} after cancel: {exc}")
+        return outcome(R.STREAM_CANCEL, s, "fail", label, f"raised {type(exc).__name__} after cancel: {exc}")
     except Exception as exc:
-        return o(R.STREAM_CANCEL, s, "fail", label, crash(exc))
+        return outcome(R.STREAM_CANCEL, s, "fail", label, crash(exc))
     problems = _judge(to_canonical_names(before), to_canonical_names(after))
     if answered is not True:
         problems.insert(0, f"cancel({rid!r}) returned {answered!r} for a stream in flight (want True)")
@@ -124,7 +126,9 @@ def _case(
         if (msg.get("metadata") or {}).get("status") != "cancelled":
             problems.append("the stored message is not status: cancelled")
         problems += errors_of([msg])[:2]
-    return o(R.STREAM_CANCEL, s, "fail" if problems else "pass", label, "; ".join(problems[:3]), "supports_streaming")
+    return outcome(
+        R.STREAM_CANCEL, s, "fail" if problems else "pass", label, "; ".join(problems[:3]), "supports_streaming"
+    )
 
 
 def _judge(before: list[StreamEvent], after: list[StreamEvent]) -> list[str]:

@@ -14,7 +14,7 @@ from ...adapters.protocol import capabilities_of
 from ...wire import registry
 from .. import rules as R
 from ..outcome import Outcome
-from .common import Env, check, o, wire_api_of
+from .common import Env, check, outcome, wire_api_of
 
 # the protocol's methods; an object lacking one is not an adapter (seed 003 §7.1)
 METHODS = (
@@ -63,7 +63,7 @@ def capabilities(env: Env) -> Iterator[Outcome]:
         if isinstance(named, str) and named and wire_api_of(a) is None:
             problems.append(unknown_record(named))
         msg = "; ".join(problems) if problems else f"follows {follows}{renamed_note(named)}"
-        yield o(R.CAPABILITIES, s, "fail" if problems else "pass", "capabilities", msg)
+        yield outcome(R.CAPABILITIES, s, "fail" if problems else "pass", "capabilities", msg)
 
 
 def unknown_record(name: str) -> str:

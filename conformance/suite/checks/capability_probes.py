@@ -40,8 +40,8 @@ from .common import (
     check,
     crash,
     ctx_for,
-    o,
     opts,
+    outcome,
     parse_response,
     parse_stream,
     read_back,
@@ -84,23 +84,25 @@ def _parallel_render(s: AdapterUnderTest, a: Adapter) -> Iterator[Outcome]:
             wire = render(a, msgs, tools, opts(a))
     except AdapterError as exc:
         if declared:
-            yield o(R.CAPS_PROBED, s, "fail", "parallel calls rendered", f"declared true, but {crash(exc)}", PARALLEL)
+            yield outcome(
+                R.CAPS_PROBED, s, "fail", "parallel calls rendered", f"declared true, but {crash(exc)}", PARALLEL
+            )
         else:
-            yield o(R.CAPS_PROBED, s, "pass", "parallel calls declared false (failed cleanly)")
+            yield outcome(R.CAPS_PROBED, s, "pass", "parallel calls declared false (failed cleanly)")
         return
     except Exception as exc:
-        yield o(R.CAPS_PROBED, s, "fail", "parallel calls rendered", crash(exc), PARALLEL if declared else None)
+        yield outcome(R.CAPS_PROBED, s, "fail", "parallel calls rendered", crash(exc), PARALLEL if declared else None)
         return
     if api is None or not isinstance(wire.body, dict):
         why = f"no WireApi record named {a.wire_api!r} locates tool calls"
-        yield o(R.CAPS_PROBED, s, "skip", "parallel calls rendered", why)
+        yield outcome(R.CAPS_PROBED, s, "skip", "parallel calls rendered", why)
         return
     uses = [str(x.value) for x in api.probes.tool_use_ids(wire.body)]
     results = [str(x.value) for x in api.probes.tool_result_ids(wire.body)]
     if not declared:
         ok = sorted(uses) == sorted(results)
         why = "" if ok else f"calls {uses} and results {results} on the wire do not pair up (a half-sent turn)"
-        yield o(R.CAPS_PROBED, s, "pass" if ok else "fail", "parallel calls declared false", why)
+        yield outcome(R.CAPS_PROBED, s, "pass" if ok else "fail", "parallel calls declared false", why)
         return
     problems = []
     if not api.carries.parallel_tool_calls:
@@ -126,7 +128,9 @@ def _parallel_render(s: AdapterUnderTest, a: Adapter) -> Iterator[Outcome]:
             problems.append(
                 f"read back as assistant turns holding {[len(t) for t in turns]} calls, want one with {len(calls)}"
             )
-    yield o(R.CAPS_PROBED, s, "fail" if problems else "pass", "parallel calls rendered", "; ".join(problems), PARALLEL)
+    yield outcome(
+        R.CAPS_PROBED, s, "fail" if problems else "pass", "parallel calls rendered", "; ".join(problems), PARALLEL
+    )
 
 
 def _recorded(s: AdapterUnderTest, env: Env) -> Iterator[Outcome]:
@@ -167,10 +171,10 @@ def _recorded(s: AdapterUnderTest, env: Env) -> Iterator[Outcome]:
             yield from _cache_case(s, it.label, usage, (msg.get("metadata") or {}).get("usage"), shown)
     for cap, n in shown.items():
         if caps.get(cap) and not n:
-            yield o(R.CAPS_PROBED, s, "skip", f"{cap} recorded", "no recording shows it")
+            yield outcome(R.CAPS_PROBED, s, "skip", f"{cap} recorded", "no recording shows it")
     if not caps.get(CACHING):
         why = "canonical requests carry no cache marker to drop; usage is TC904's"
-        yield o(R.CAPS_PROBED, s, "skip", f"{CACHING} declared false", why)
+        yield outcome(R.CAPS_PROBED, s, "skip", f"{CACHING} declared false", why)
 
 
 def _parallel_recorded(
@@ -192,7 +196,9 @@ def _parallel_recorded(
         else f"the recording holds {recorded} tool calls in one reply ({api.name} record), the parse {n} "
         'tool_use blocks (contract §3.4 supports_parallel_tool_calls; canonical §7.2: "Declarations MUST be honest")'
     )
-    yield o(R.CAPS_PROBED, s, "fail" if why else "pass", f"{it.label} ({recorded} calls in one reply)", why, PARALLEL)
+    yield outcome(
+        R.CAPS_PROBED, s, "fail" if why else "pass", f"{it.label} ({recorded} calls in one reply)", why, PARALLEL
+    )
 
 
 def _stream_case(
@@ -233,7 +239,7 @@ def _stream_case(
     if declared:
         shown[STREAM_TOOLS] += 1
     sub = f"{label} (streamed tool calls)"
-    yield o(
+    yield outcome(
         R.CAPS_PROBED,
         s,
         "fail" if problems else "pass",
@@ -257,7 +263,7 @@ def _cache_case(s: AdapterUnderTest, label: str, recorded: Any, usage: Any, show
     shown[CACHING] += 1
     usage = token_counts(usage)  # a mapping or a TokenUsage object; its shape is TC101's / TC103's
     if usage is None:
-        yield o(
+        yield outcome(
             R.CAPS_PROBED, s, "fail", f"{label} (cache)", "the recording shows caching, the parse no usage", CACHING
         )
         return
@@ -266,7 +272,7 @@ def _cache_case(s: AdapterUnderTest, label: str, recorded: Any, usage: Any, show
         for theirs, mine in CACHE_KEYS
         if _count(usage.get(mine)) != _count(recorded.get(theirs))
     ]
-    yield o(R.CAPS_PROBED, s, "fail" if wrong else "pass", f"{label} (cache)", "; ".join(wrong), CACHING)
+    yield outcome(R.CAPS_PROBED, s, "fail" if wrong else "pass", f"{label} (cache)", "; ".join(wrong), CACHING)
 
 
 def _limits(s: AdapterUnderTest, a: Adapter) -> Iterator[Outcome]:
@@ -274,7 +280,7 @@ def _limits(s: AdapterUnderTest, a: Adapter) -> Iterator[Outcome]:
     ctx_max, out_max = caps.get("max_context_tokens"), caps.get("max_output_tokens")
     ints = all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in (ctx_max, out_max))
     if not ints:
-        yield o(
+        yield outcome(
             R.CAPS_PROBED,
             s,
             "fail",
@@ -296,16 +302,16 @@ def _limits(s: AdapterUnderTest, a: Adapter) -> Iterator[Outcome]:
             big_b.add("user", [{"type": "text", "text": " ".join(["lorem"] * (ctx_max + 1))}])
             big = a.estimate_input_tokens(big_b.messages, [])
     except Exception as exc:
-        yield o(R.CAPS_PROBED, s, "fail", "limits", f"estimate_input_tokens {crash(exc)}")
+        yield outcome(R.CAPS_PROBED, s, "fail", "limits", f"estimate_input_tokens {crash(exc)}")
         return
     if not (isinstance(small, int) and 0 < small <= ctx_max):
         problems.append(f"a one-line message is estimated at {small!r} tokens, outside 1..max_context_tokens {ctx_max}")
     if ctx_max <= OVERFLOW_PROBE_MAX and not (isinstance(big, int) and big > ctx_max):
         problems.append(f"{ctx_max + 1} words are estimated at {big!r} tokens, within max_context_tokens {ctx_max}")
-    yield o(R.CAPS_PROBED, s, "fail" if problems else "pass", "limits", "; ".join(problems))
+    yield outcome(R.CAPS_PROBED, s, "fail" if problems else "pass", "limits", "; ".join(problems))
     if ctx_max > OVERFLOW_PROBE_MAX:
         why = f"max_context_tokens {ctx_max} is over {OVERFLOW_PROBE_MAX}: no overflowing history is built that large"
-        yield o(R.CAPS_PROBED, s, "skip", "limits (overflow)", why)
+        yield outcome(R.CAPS_PROBED, s, "skip", "limits (overflow)", why)
 
 
 @check(R.CAPS_PROBED)
@@ -313,7 +319,7 @@ def capability_probes(env: Env) -> Iterator[Outcome]:
     for s in env.subjects:
         a = s.adapter
         if not capabilities_of(a).get("supports_tools"):
-            yield o(R.CAPS_PROBED, s, "skip", "parallel calls", "supports_tools is false")
+            yield outcome(R.CAPS_PROBED, s, "skip", "parallel calls", "supports_tools is false")
         else:
             yield from _parallel_render(s, a)
         yield from _recorded(s, env)

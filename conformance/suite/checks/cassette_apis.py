@@ -17,7 +17,7 @@ from ...wire.framing import FramingError, JsonEvent, ProviderStreamError
 from .. import rules as R
 from ..cassettes import Cassette, Interaction
 from ..outcome import SUITE_SUBJECT, Outcome
-from .common import Env, check, o, wire_name
+from .common import Env, check, outcome, wire_name
 
 # what a recording problem is reported against: canonical §11.2, cassettes "committed and reviewed"
 REVIEWED = "§11.2: recordings are committed and reviewed, so the suite judges them before it replays them"
@@ -28,10 +28,10 @@ def cassette_apis(env: Env) -> Iterator[Outcome]:
     served = {wire_name(s.adapter) for s in env.subjects} | {wire_name(p) for p in env.peers}
     for c in env.samples:
         if c.error:
-            yield o(R.CASSETTE_API, SUITE_SUBJECT, "fail", c.label, c.error)
+            yield outcome(R.CASSETTE_API, SUITE_SUBJECT, "fail", c.label, c.error)
         for it in c.interactions:
             if it.api in served:
-                yield o(R.CASSETTE_API, SUITE_SUBJECT, "pass", it.label)
+                yield outcome(R.CASSETTE_API, SUITE_SUBJECT, "pass", it.label)
                 continue
             wire = registry.get(it.api) if it.api is not None else None
             path = it.uri.split("?")[0][:80]
@@ -41,16 +41,18 @@ def cassette_apis(env: Env) -> Iterator[Outcome]:
                 why = f"{wire.name}: not an LLM chat turn ({path})"
             else:
                 why = f"{wire.name}: no registered adapter serves it"
-            yield o(R.CASSETTE_API, SUITE_SUBJECT, "skip", it.label, why)
+            yield outcome(R.CASSETTE_API, SUITE_SUBJECT, "skip", it.label, why)
     for cs in env.own.values():
         for c in cs:
             if c.error:
-                yield o(R.CASSETTE_API, SUITE_SUBJECT, "fail", c.label, c.error)
+                yield outcome(R.CASSETTE_API, SUITE_SUBJECT, "fail", c.label, c.error)
     for it, why in env.damaged:
-        yield o(R.CASSETTE_API, SUITE_SUBJECT, "fail", it.label, f"{why}; not replayed to any adapter ({REVIEWED})")
+        yield outcome(
+            R.CASSETTE_API, SUITE_SUBJECT, "fail", it.label, f"{why}; not replayed to any adapter ({REVIEWED})"
+        )
     for s in env.subjects:
         for it, why in env.unclaimed(s):
-            yield o(R.CASSETTE_API, SUITE_SUBJECT, "skip", it.label, why)
+            yield outcome(R.CASSETTE_API, SUITE_SUBJECT, "skip", it.label, why)
 
 
 def set_aside_damaged(cassettes: Iterable[Cassette]) -> list[tuple[Interaction, str]]:

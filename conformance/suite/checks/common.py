@@ -202,7 +202,7 @@ def locates(api: WireApi | None, probe: str) -> bool:
     return api is not None and getattr(api.probes, probe) is not _PROBE_DEFAULTS[probe]
 
 
-def o(
+def outcome(
     rule: RuleInfo,
     s: AdapterUnderTest | str,
     status: Status,
@@ -210,6 +210,8 @@ def o(
     message: str = "",
     capability: str | None = None,
 ) -> Outcome:
+    """One case's verdict: `rule`'s outcome for the adapter `s` (or the suite subject) on
+    `subject` (a cassette case), with its reason and the capability the case exercised."""
     return Outcome(rule.id, s if isinstance(s, str) else s.name, status, subject, message, capability)
 
 
@@ -595,14 +597,14 @@ def shape(s: AdapterUnderTest, a: Adapter, label: str, body: Any) -> Iterator[Ou
     """TC104 on one rendered body: valid under the wire API's independent request schema."""
     api = wire_api_of(a)
     if api is None:
-        yield o(R.WIRE_SHAPE, s, "skip", label, f"no WireApi record named {a.wire_api!r}")
+        yield outcome(R.WIRE_SHAPE, s, "skip", label, f"no WireApi record named {a.wire_api!r}")
         return
     v = wire_schemas.validator(api, "request")
     if v is None:
-        yield o(R.WIRE_SHAPE, s, "skip", label, wire_schemas.missing_reason(api, "request"))
+        yield outcome(R.WIRE_SHAPE, s, "skip", label, wire_schemas.missing_reason(api, "request"))
         return
     problems = [f"{e.pointer or '/'}: {e.message[:120]}" for e in v.errors(body)] if not v.is_valid(body) else []
-    yield o(R.WIRE_SHAPE, s, "fail" if problems else "pass", f"{label} ({a.name})", "; ".join(problems[:3]))
+    yield outcome(R.WIRE_SHAPE, s, "fail" if problems else "pass", f"{label} ({a.name})", "; ".join(problems[:3]))
 
 
 def texts_of(messages: list[Message]) -> list[str]:

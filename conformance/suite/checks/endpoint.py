@@ -21,7 +21,7 @@ from ...wire.api import WireApi
 from .. import rules as R
 from ..capture import capture_warnings
 from ..outcome import AdapterUnderTest, Outcome
-from .common import crash, o, render, session_for
+from .common import crash, outcome, render, session_for
 
 ENDPOINTS = f'{R.ENDPOINT.section}: "{R.ENDPOINT.summary}"'
 _PROBE_MS = 1_778_241_600_000  # a fixed clock: the probe's message is the same on every run
@@ -55,7 +55,7 @@ def recorded(s: AdapterUnderTest, api: WireApi, label: str, wire: WireRequest, o
     ask for (the stream they choose; the model id spelled as the record says)."""
     stream = bool(getattr(options, "stream", False))
     found = judge(api, wire, stream=stream, model=None)
-    yield o(R.ENDPOINT, s, "fail" if found else "pass", label, reason(found))
+    yield outcome(R.ENDPOINT, s, "fail" if found else "pass", label, reason(found))
 
 
 def _one_turn(sid: str) -> list[Message]:
@@ -91,7 +91,7 @@ def probes(s: AdapterUnderTest, api: WireApi, streams: bool) -> Iterator[Outcome
             with capture_warnings():
                 wire = render(a, _one_turn(session_for("endpoint", label)), [], options)
         except Exception as exc:
-            yield o(R.ENDPOINT, s, "fail", label, crash(exc))
+            yield outcome(R.ENDPOINT, s, "fail", label, crash(exc))
             continue
         found = judge(api, wire, stream=options.stream, model=options.model_for(str(a.provider)))
-        yield o(R.ENDPOINT, s, "fail" if found else "pass", label, reason(found))
+        yield outcome(R.ENDPOINT, s, "fail" if found else "pass", label, reason(found))

@@ -24,8 +24,8 @@ from .common import (
     during_tool_use,
     locates,
     names_any,
-    o,
     opts,
+    outcome,
     render,
     shape,
     tool_use_turn,
@@ -87,7 +87,7 @@ def _feature(
             p = drop_problem(recs, t, m, a)
             if p:
                 problems.append(f"{t}: {p}")
-    yield o(R.CAPS_DROPPED, s, "fail" if problems else "pass", cap, "; ".join(problems[:3]))
+    yield outcome(R.CAPS_DROPPED, s, "fail" if problems else "pass", cap, "; ".join(problems[:3]))
 
 
 def _holds(api: WireApi, found: Located, value: str) -> bool:
@@ -152,7 +152,7 @@ def _carried(
         yield from _tools_carried(s, a, api, body)
         return
     if api is None:
-        yield o(R.CAPS_CARRIED, s, "skip", cap, f"no WireApi record named {a.wire_api!r} locates the fields", cap)
+        yield outcome(R.CAPS_CARRIED, s, "skip", cap, f"no WireApi record named {a.wire_api!r} locates the fields", cap)
         return
     missing: list[str] = []
     leaked: list[str] = []
@@ -181,11 +181,11 @@ def _carried(
     if leaked:
         problems.append(f"{api.name} cannot carry {leaked[:3]}, yet it is on the wire")
     if problems:
-        yield o(R.CAPS_CARRIED, s, "fail", cap, "; ".join(problems), cap)
+        yield outcome(R.CAPS_CARRIED, s, "fail", cap, "; ".join(problems), cap)
     elif skips:
-        yield o(R.CAPS_CARRIED, s, "skip", cap, "; ".join(skips))
+        yield outcome(R.CAPS_CARRIED, s, "skip", cap, "; ".join(skips))
     else:
-        yield o(R.CAPS_CARRIED, s, "pass", cap, "", cap)
+        yield outcome(R.CAPS_CARRIED, s, "pass", cap, "", cap)
 
 
 def _schema_carried(s: AdapterUnderTest, a: Adapter, body: Any) -> Outcome:
@@ -199,18 +199,18 @@ def _schema_carried(s: AdapterUnderTest, a: Adapter, body: Any) -> Outcome:
     api = wire_api_of(a)
     if api is None or not locates(api, "output_schema"):
         why = f"the {a.wire_api} record names no structured-output field (its docs define none, or it does not say)"
-        return o(R.CAPS_CARRIED, s, "skip", cap, why, cap)
+        return outcome(R.CAPS_CARRIED, s, "skip", cap, why, cap)
     found = (
         [x for x in api.probes.output_schema(body) if mark("schema") in str(x.value)] if isinstance(body, dict) else []
     )
     if found:
-        return o(R.CAPS_CARRIED, s, "pass", cap, "", cap)
+        return outcome(R.CAPS_CARRIED, s, "pass", cap, "", cap)
     elsewhere = " (it is elsewhere in the body)" if mark("schema") in body_text(body) else ""
     why = (
         f"declared true, but output_schema is not in {api.name}'s structured-output field{elsewhere}; "
         'canonical §7.2: "Declarations MUST be honest", contract §3.3 output_schema "for structured output"'
     )
-    return o(R.CAPS_CARRIED, s, "fail", cap, why, cap)
+    return outcome(R.CAPS_CARRIED, s, "fail", cap, why, cap)
 
 
 def _tools_carried(s: AdapterUnderTest, a: Adapter, api: WireApi | None, body: Any) -> Iterator[Outcome]:
@@ -228,11 +228,13 @@ def _tools_carried(s: AdapterUnderTest, a: Adapter, api: WireApi | None, body: A
                 f"want {len(uses)} and {len(results)}"
             )
     elif api is None:
-        yield o(
+        yield outcome(
             R.CAPS_CARRIED, s, "skip", "supports_tools", f"no WireApi record named {a.wire_api!r}", "supports_tools"
         )
         return
-    yield o(R.CAPS_CARRIED, s, "fail" if problems else "pass", "supports_tools", "; ".join(problems), "supports_tools")
+    yield outcome(
+        R.CAPS_CARRIED, s, "fail" if problems else "pass", "supports_tools", "; ".join(problems), "supports_tools"
+    )
 
 
 FEATURES = (
@@ -300,7 +302,7 @@ def _judge(
             for r in recs
         )
         ok = not leaked and warned
-        yield o(
+        yield outcome(
             R.CAPS_DROPPED,
             s,
             "pass" if ok else "fail",
@@ -325,7 +327,7 @@ def _one_at_a_time(s: AdapterUnderTest, a: Adapter) -> Iterator[Outcome]:
         with capture_warnings() as recs:
             wire = render(a, msgs, tools, opts(a, output_schema=schema))
     except Exception as exc:
-        yield o(R.CAPS_CARRIED, s, "fail", "script", crash(exc))
+        yield outcome(R.CAPS_CARRIED, s, "fail", "script", crash(exc))
         return
     yield from shape(s, a, "script", wire.body)
     yield from _judge(s, a, msgs, wire.body, recs, frozenset(FEATURES) - false)
@@ -335,10 +337,10 @@ def _one_at_a_time(s: AdapterUnderTest, a: Adapter) -> Iterator[Outcome]:
             with capture_warnings() as recs:
                 wire = render(a, msgs, tools, opts(a, output_schema=schema))
         except AdapterError as exc:
-            yield o(R.CAPS_DROPPED, s, "pass", cap, f"failed cleanly (contract §4.4): {type(exc).__name__}")
+            yield outcome(R.CAPS_DROPPED, s, "pass", cap, f"failed cleanly (contract §4.4): {type(exc).__name__}")
             continue
         except Exception as exc:
-            yield o(
+            yield outcome(
                 R.CAPS_DROPPED,
                 s,
                 "fail",
@@ -360,7 +362,7 @@ def capability_honesty(env: Env) -> Iterator[Outcome]:
                 wire = render(a, msgs, tools, opts(a, output_schema=schema))
         except Exception as exc:
             if all(caps.get(c) for c in FEATURES):
-                yield o(R.CAPS_CARRIED, s, "fail", "script", crash(exc))
+                yield outcome(R.CAPS_CARRIED, s, "fail", "script", crash(exc))
                 continue
             yield from _one_at_a_time(s, a)
         else:
@@ -371,7 +373,7 @@ def capability_honesty(env: Env) -> Iterator[Outcome]:
                 data = IMAGES_BY_TYPE.get(media)
                 if data is None:
                     why = f"the script has no real {media} image to send (scripts.IMAGES_BY_TYPE)"
-                    yield o(R.CAPS_CARRIED, s, "skip", f"image {media}", why)
+                    yield outcome(R.CAPS_CARRIED, s, "skip", f"image {media}", why)
                     continue
                 b = Builder(session_id=msgs[0]["session_id"] + "_img")
                 b.add(
@@ -389,7 +391,7 @@ def capability_honesty(env: Env) -> Iterator[Outcome]:
                     with capture_warnings():
                         w = render(a, b.messages, [], opts(a))
                 except Exception as exc:
-                    yield o(R.CAPS_CARRIED, s, "fail", f"image {media}", crash(exc))
+                    yield outcome(R.CAPS_CARRIED, s, "fail", f"image {media}", crash(exc))
                     continue
                 api = wire_api_of(a)
                 ok = data in body_text(w.body) or (
@@ -397,7 +399,7 @@ def capability_honesty(env: Env) -> Iterator[Outcome]:
                     and isinstance(w.body, dict)
                     and any(_holds(api, x, data) for x in api.probes.images(w.body))
                 )
-                yield o(
+                yield outcome(
                     R.CAPS_CARRIED,
                     s,
                     "pass" if ok else "fail",
@@ -411,14 +413,14 @@ def capability_honesty(env: Env) -> Iterator[Outcome]:
                 w1 = render(a, plain, [], opts(a, stream=True))
                 w0 = render(a, plain, [], opts(a, stream=False))
             except Exception as exc:
-                yield o(R.CAPS_CARRIED, s, "fail", "supports_streaming", crash(exc))
+                yield outcome(R.CAPS_CARRIED, s, "fail", "supports_streaming", crash(exc))
             else:
                 ok = (
                     body_text(w1.body) != body_text(w0.body)
                     or dict(w1.headers) != dict(w0.headers)
                     or w1.path != w0.path
                 )
-                yield o(
+                yield outcome(
                     R.CAPS_CARRIED,
                     s,
                     "pass" if ok else "fail",

@@ -22,7 +22,7 @@ from .. import rules as R
 from ..capture import capture_warnings
 from ..outcome import Outcome
 from ..scripts import PNG_2PX, conversation, mark
-from .common import Env, body_text, check, crash, drop_problem, o, opts, render, wire_api_of
+from .common import Env, body_text, check, crash, drop_problem, opts, outcome, render, wire_api_of
 
 # canonical §7.3, the sentences a dropped image source follows (TC201 and TC202 quote them)
 DROP_RULE = (
@@ -124,7 +124,7 @@ def lossy(env: Env) -> Iterator[Outcome]:
         caps = capabilities_of(a)
         sources, skipped = image_source_probes(a)
         for why in skipped:
-            yield o(R.LOSSY_WARN, s, "skip", "url image the API cannot carry", why)
+            yield outcome(R.LOSSY_WARN, s, "skip", "url image the API cannot carry", why)
         cases = [(b, r, blk, m, f"{b} in a {r} message", "") for b, r, blk, m in lossy_probes(a)]
         cases += [("image", "user", blk, m, label, f" ({DROP_RULE})") for label, blk, m in sources]
         for btype, role, block, marker, label, rule in cases:
@@ -150,15 +150,15 @@ def lossy(env: Env) -> Iterator[Outcome]:
                     # an image source the API cannot carry, refused with the documented error
                     # naming the block (contract §4.4: "Drop cleanly or fail"): nothing was sent
                     why = f"refused with {type(exc).__name__} naming the image (contract §4.4: drop cleanly or fail)"
-                    yield o(R.LOSSY_WARN, s, "pass", label, why)
-                    yield o(R.LOSSY_ABSENT, s, "pass", label, why)
+                    yield outcome(R.LOSSY_WARN, s, "pass", label, why)
+                    yield outcome(R.LOSSY_ABSENT, s, "pass", label, why)
                     continue
-                yield o(R.LOSSY_WARN, s, "fail", label, crash(exc))
+                yield outcome(R.LOSSY_WARN, s, "fail", label, crash(exc))
                 continue
             problem = drop_problem(recs, btype, target, a)
-            yield o(R.LOSSY_WARN, s, "fail" if problem else "pass", label, problem + rule if problem else "")
+            yield outcome(R.LOSSY_WARN, s, "fail" if problem else "pass", label, problem + rule if problem else "")
             leaked = marker in body_text(req.body)
-            yield o(
+            yield outcome(
                 R.LOSSY_ABSENT,
                 s,
                 "fail" if leaked else "pass",
@@ -173,7 +173,7 @@ def lossy(env: Env) -> Iterator[Outcome]:
                     render(a, crit, tools, opts(a, critical_key=env.critical_key))
             except AdapterError as exc:
                 ok = getattr(exc, "block_type", None) == btype and getattr(exc, "message_id", None) == target["id"]
-                yield o(
+                yield outcome(
                     R.LOSSY_CRITICAL,
                     s,
                     "pass" if ok else "fail",
@@ -181,9 +181,9 @@ def lossy(env: Env) -> Iterator[Outcome]:
                     "" if ok else f"{type(exc).__name__} lacks block_type={btype!r} or the message_id",
                 )
             except Exception as exc:
-                yield o(R.LOSSY_CRITICAL, s, "fail", label, crash(exc))
+                yield outcome(R.LOSSY_CRITICAL, s, "fail", label, crash(exc))
             else:
-                yield o(
+                yield outcome(
                     R.LOSSY_CRITICAL,
                     s,
                     "fail",

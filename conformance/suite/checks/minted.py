@@ -20,7 +20,7 @@ from ...adapters.protocol import Adapter
 from ...wire.api import WireApi
 from .. import rules as R
 from ..outcome import AdapterUnderTest, Outcome
-from .common import o
+from .common import outcome
 
 # the contract sentences the checks using this module enforce (quoted in failure reasons)
 LOOK_UP = 'contract §4.1.1: "When parsing wire → canonical, look up or create the canonical id"'
@@ -186,4 +186,4 @@ def deterministic(s: AdapterUnderTest, label: str, renamed: dict[str, str], how:
         f"{first[1]}); allowed (§6.2 asks a per-session bijective map, not determinism), but a "
         "re-parsed reply no longer matches the ids its history holds"
     )
-    return o(R.TOOL_ID_DETERMINISTIC, s, "fail" if renamed else "pass", label, why)
+    return outcome(R.TOOL_ID_DETERMINISTIC, s, "fail" if renamed else "pass", label, why)

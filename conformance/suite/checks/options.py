@@ -30,7 +30,7 @@ from .. import rules as R
 from ..capture import capture_warnings
 from ..outcome import Outcome
 from ..scripts import Builder
-from .common import Env, check, crash, names_any, o, render, wire_api_of
+from .common import Env, check, crash, names_any, outcome, render, wire_api_of
 
 WANT: dict[str, Any] = {
     "max_output_tokens": 321,
@@ -113,7 +113,7 @@ def request_options(env: Env) -> Iterator[Outcome]:
                 with capture_warnings() as warnings:
                     body = render(a, b.messages, [], options).body
             except Exception as exc:
-                yield o(R.REQUEST_OPTIONS, s, "fail", label, crash(exc))
+                yield outcome(R.REQUEST_OPTIONS, s, "fail", label, crash(exc))
                 continue
             found = api.probes.request_options(body) if api is not None and isinstance(body, dict) else None
             if not found:
@@ -122,7 +122,7 @@ def request_options(env: Env) -> Iterator[Outcome]:
                     if api is None
                     else f"{api.name}'s record locates no option fields"
                 )
-                yield o(R.REQUEST_OPTIONS, s, "skip", label, why)
+                yield outcome(R.REQUEST_OPTIONS, s, "skip", label, why)
                 continue
             problems = [
                 f"{name} {want[name]!r} asked, wire {at.pointer} carries {at.value!r} (contract §3.3, §4.2-§4.3)"
@@ -131,4 +131,4 @@ def request_options(env: Env) -> Iterator[Outcome]:
             ]
             if api is not None and isinstance(body, dict):
                 problems += _drop_problems(api, body, [n for n in want if n not in found], warnings)
-            yield o(R.REQUEST_OPTIONS, s, "fail" if problems else "pass", label, "; ".join(problems))
+            yield outcome(R.REQUEST_OPTIONS, s, "fail" if problems else "pass", label, "; ".join(problems))

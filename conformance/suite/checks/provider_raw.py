@@ -33,7 +33,7 @@ from .. import rules as R
 from ..capture import capture_warnings
 from ..cassettes import Interaction
 from ..outcome import AdapterUnderTest, Outcome
-from .common import Env, check, crash, ctx_for, o, opts, read_recorded, render, session_for, wire_name
+from .common import Env, check, crash, ctx_for, opts, outcome, read_recorded, render, session_for, wire_name
 
 MAX_CASES = 12  # recordings per adapter whose messages carry provider_raw
 SCAN = 400  # recordings read to find them
@@ -191,18 +191,18 @@ def _options_isolated(
     try:
         bare = _render(a, msgs, tools, options)
     except Exception as exc:
-        yield o(R.PROVIDER_RAW_ISOLATED, s, "fail", f"{label} options", crash(exc))
+        yield outcome(R.PROVIDER_RAW_ISOLATED, s, "fail", f"{label} options", crash(exc))
         return
     for other in others:
         sub = f"{label} options as {other}'s"
         try:
             got = _render(a, msgs, tools, replace(options, provider_raw={other: copy.deepcopy(req_raw)}))
         except Exception as exc:
-            yield o(R.PROVIDER_RAW_ISOLATED, s, "fail", sub, crash(exc))
+            yield outcome(R.PROVIDER_RAW_ISOLATED, s, "fail", sub, crash(exc))
             continue
         d = first_difference(bare, got)
         msg = f"AdapterOptions.provider_raw keyed {other!r} changed the request at {d}" if d else ""
-        yield o(R.PROVIDER_RAW_ISOLATED, s, "fail" if d else "pass", sub, msg)
+        yield outcome(R.PROVIDER_RAW_ISOLATED, s, "fail" if d else "pass", sub, msg)
 
 
 @check(R.PROVIDER_RAW_ISOLATED)
@@ -224,11 +224,11 @@ def provider_raw(env: Env) -> Iterator[Outcome]:
                     bare = _render(a, _with_raw(msgs, lambda r: {}), tools, opts(a))
                     got = _render(a, msgs, tools, opts(a))
                 except Exception as exc:
-                    yield o(R.PROVIDER_RAW_ISOLATED, s, "fail", subject, crash(exc))
+                    yield outcome(R.PROVIDER_RAW_ISOLATED, s, "fail", subject, crash(exc))
                     continue
                 d = first_difference(bare, got)
                 msg = f"{peer.name}'s provider_raw changed the request at {d}" if d else ""
-                yield o(R.PROVIDER_RAW_ISOLATED, s, "fail" if d else "pass", subject, msg)
+                yield outcome(R.PROVIDER_RAW_ISOLATED, s, "fail" if d else "pass", subject, msg)
         for label, msgs, tools, options, req_raw in cases[s.name]:
             ran = True
             yield from _options_isolated(s, a, label, msgs, tools, options, req_raw, others)
@@ -236,22 +236,24 @@ def provider_raw(env: Env) -> Iterator[Outcome]:
                 bare = _render(a, _with_raw(msgs, lambda r: {}), tools, options)
                 own = _render(a, msgs, tools, options)
             except Exception as exc:
-                yield o(R.PROVIDER_RAW_ISOLATED, s, "fail", label, crash(exc))
+                yield outcome(R.PROVIDER_RAW_ISOLATED, s, "fail", label, crash(exc))
                 continue
             # the adapter's own entry is JSON data and survives a JSON round trip (§9.1)
             try:
                 stored = _with_raw(msgs, lambda r: json.loads(json.dumps(r, allow_nan=False)))
             except (TypeError, ValueError) as exc:
-                yield o(R.PROVIDER_RAW_ISOLATED, s, "fail", f"{label} stored", f"provider_raw is not JSON data: {exc}")
+                yield outcome(
+                    R.PROVIDER_RAW_ISOLATED, s, "fail", f"{label} stored", f"provider_raw is not JSON data: {exc}"
+                )
             else:
                 try:
                     back = _render(a, stored, tools, options)
                 except Exception as exc:
-                    yield o(R.PROVIDER_RAW_ISOLATED, s, "fail", f"{label} stored", crash(exc))
+                    yield outcome(R.PROVIDER_RAW_ISOLATED, s, "fail", f"{label} stored", crash(exc))
                 else:
                     d = first_difference(own, back)
                     msg = f"the request differs at {d} once provider_raw went through JSON" if d else ""
-                    yield o(R.PROVIDER_RAW_ISOLATED, s, "fail" if d else "pass", f"{label} stored", msg)
+                    yield outcome(R.PROVIDER_RAW_ISOLATED, s, "fail" if d else "pass", f"{label} stored", msg)
             # another adapter's entries (in this adapter's own shape, and its own) change nothing
             for other in others:
 
@@ -262,10 +264,10 @@ def provider_raw(env: Env) -> Iterator[Outcome]:
                 try:
                     got = _render(a, _with_raw(msgs, foreign), tools, options)
                 except Exception as exc:
-                    yield o(R.PROVIDER_RAW_ISOLATED, s, "fail", f"{label} as {other}'s", crash(exc))
+                    yield outcome(R.PROVIDER_RAW_ISOLATED, s, "fail", f"{label} as {other}'s", crash(exc))
                     continue
                 d = first_difference(bare, got)
                 msg = f"provider_raw keyed {other!r} changed the request at {d}" if d else ""
-                yield o(R.PROVIDER_RAW_ISOLATED, s, "fail" if d else "pass", f"{label} as {other}'s", msg)
+                yield outcome(R.PROVIDER_RAW_ISOLATED, s, "fail" if d else "pass", f"{label} as {other}'s", msg)
         if not ran:
-            yield o(R.PROVIDER_RAW_ISOLATED, s, "skip", "-", "no recording reads back with provider_raw")
+            yield outcome(R.PROVIDER_RAW_ISOLATED, s, "skip", "-", "no recording reads back with provider_raw")

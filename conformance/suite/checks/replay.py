@@ -28,8 +28,8 @@ from .common import (
     ctx_for,
     drop_problem,
     during_tool_use,
-    o,
     opts,
+    outcome,
     parse_response,
     read_back,
     render,
@@ -92,7 +92,7 @@ def tool_result_texts(env: Env) -> Iterator[Outcome]:
     for s in env.subjects:
         a = s.adapter
         if not capabilities_of(a).get("supports_tools"):
-            yield o(R.REPLAY_PRESERVED, s, "skip", "tool result texts", "supports_tools is false")
+            yield outcome(R.REPLAY_PRESERVED, s, "skip", "tool result texts", "supports_tools is false")
             continue
         b = Builder()
         b.add("user", [{"type": "text", "text": mark("go")}])
@@ -109,10 +109,12 @@ def tool_result_texts(env: Env) -> Iterator[Outcome]:
                 wire = render(a, b.messages, TOOLS, opts(a))
             back = read_back(a, wire, b.session_id)
         except Exception as exc:
-            yield o(R.REPLAY_PRESERVED, s, "fail", "tool result texts", crash(exc), "supports_tools")
+            yield outcome(R.REPLAY_PRESERVED, s, "fail", "tool result texts", crash(exc), "supports_tools")
             continue
         if back is None:
-            yield o(R.REPLAY_PRESERVED, s, "skip", "tool result texts", "no from_wire_request to read the wire back")
+            yield outcome(
+                R.REPLAY_PRESERVED, s, "skip", "tool result texts", "no from_wire_request to read the wire back"
+            )
             continue
         got = "\n".join(x.get("text", "") for x in result_blocks(back.messages, "text"))
         at = [got.find(t) for t in parts]
@@ -120,14 +122,14 @@ def tool_result_texts(env: Env) -> Iterator[Outcome]:
         why = (
             "" if ok else f"tool_result texts {parts} read back as {got[:120]!r}: every text block must reach the wire"
         )
-        yield o(R.REPLAY_PRESERVED, s, "pass" if ok else "fail", "tool result texts", why, "supports_tools")
+        yield outcome(R.REPLAY_PRESERVED, s, "pass" if ok else "fail", "tool result texts", why, "supports_tools")
 
 
 def _replay(src: Adapter, dst: Adapter, owner: AdapterUnderTest, pair: str) -> Iterator[Outcome]:
     try:
         conv, tools = produced_through(src)
     except Exception as exc:
-        yield o(
+        yield outcome(
             R.REPLAY_PRESERVED,
             owner,
             "fail",
@@ -140,7 +142,7 @@ def _replay(src: Adapter, dst: Adapter, owner: AdapterUnderTest, pair: str) -> I
         with capture_warnings() as recs:
             wire = render(dst, conv, tools, opts(dst))
     except Exception as exc:
-        yield o(R.REPLAY_PRESERVED, owner, "fail", pair, crash(exc))
+        yield outcome(R.REPLAY_PRESERVED, owner, "fail", pair, crash(exc))
         return
     text = body_text(wire.body)
     yield from shape(owner, dst, pair, wire.body)
@@ -149,7 +151,7 @@ def _replay(src: Adapter, dst: Adapter, owner: AdapterUnderTest, pair: str) -> I
         read = read_back(dst, wire, conv[0]["session_id"])
         back = read.messages if read is not None else None
     except Exception as exc:
-        yield o(R.REPLAY_PRESERVED, owner, "fail", pair, f"reading the wire back {crash(exc)}")
+        yield outcome(R.REPLAY_PRESERVED, owner, "fail", pair, f"reading the wire back {crash(exc)}")
     caps = capabilities_of(dst)
     # TC401
     problems = []
@@ -163,7 +165,7 @@ def _replay(src: Adapter, dst: Adapter, owner: AdapterUnderTest, pair: str) -> I
         pos = [text.find(json.dumps(t)[1:-1]) for t in want_texts]
         if -1 in pos or pos != sorted(pos):
             problems.append("texts missing from the wire or out of order")
-    yield o(R.REPLAY_PRESERVED, owner, "fail" if problems else "pass", pair, "; ".join(problems))
+    yield outcome(R.REPLAY_PRESERVED, owner, "fail" if problems else "pass", pair, "; ".join(problems))
     # TC402
     facts = wire_facts.inspect(api, wire.body) if api is not None else None
     paired = []
@@ -176,9 +178,9 @@ def _replay(src: Adapter, dst: Adapter, owner: AdapterUnderTest, pair: str) -> I
         ]
         paired += errs
     if facts is None and back is None:
-        yield o(R.REPLAY_PAIRED, owner, "skip", pair, "unknown wire API and no from_wire_request")
+        yield outcome(R.REPLAY_PAIRED, owner, "skip", pair, "unknown wire API and no from_wire_request")
     else:
-        yield o(R.REPLAY_PAIRED, owner, "fail" if paired else "pass", pair, "; ".join(paired[:3]))
+        yield outcome(R.REPLAY_PAIRED, owner, "fail" if paired else "pass", pair, "; ".join(paired[:3]))
     # TC403
     systems = [b["text"] for m in conv if m["role"] == "system" for b in m["content"] if b.get("type") == "text"]
     want_sys = "\n\n".join(systems)
@@ -220,7 +222,7 @@ def _replay(src: Adapter, dst: Adapter, owner: AdapterUnderTest, pair: str) -> I
             if facts.system_top_level != want_sys:
                 sp.append(f"top-level system is {str(facts.system_top_level)[:60]!r}, want {want_sys[:60]!r}")
     sys_cap = "supports_system_messages_in_list" if caps.get("supports_system_messages_in_list") else None
-    yield o(R.REPLAY_SYSTEM, owner, "fail" if sp else "pass", pair, "; ".join(sp[:3]), sys_cap)
+    yield outcome(R.REPLAY_SYSTEM, owner, "fail" if sp else "pass", pair, "; ".join(sp[:3]), sys_cap)
     # TC404 / TC405: thinking state goes back only to the provider that issued it, in the
     # field the API carries it in (located by the record's probes); elsewhere it is dropped
     # with a WARN line. What the API cannot carry at all (a signature on Ollama) is not asked for.
@@ -239,14 +241,14 @@ def _replay(src: Adapter, dst: Adapter, owner: AdapterUnderTest, pair: str) -> I
             _, cut_sig, cut_skips = _thinking_and_images(src, dst, api, cut, cut_body, body_text(cut_body), cut_recs)
             sig += [f"during tool use: {x}" for x in cut_sig if f"during tool use: {x}" not in sig]
             skips += [x for x in cut_skips if x not in skips]
-    yield o(R.REPLAY_DROPPED, owner, "fail" if dropped else "pass", pair, "; ".join(dropped[:3]))
+    yield outcome(R.REPLAY_DROPPED, owner, "fail" if dropped else "pass", pair, "; ".join(dropped[:3]))
     think_cap = "supports_thinking" if caps.get("supports_thinking") and src.provider == dst.provider else None
     if sig:
-        yield o(R.REPLAY_SIGNATURE, owner, "fail", pair, _signature_reason(api, sig), think_cap)
+        yield outcome(R.REPLAY_SIGNATURE, owner, "fail", pair, _signature_reason(api, sig), think_cap)
     elif skips:
-        yield o(R.REPLAY_SIGNATURE, owner, "skip", pair, "; ".join(skips))
+        yield outcome(R.REPLAY_SIGNATURE, owner, "skip", pair, "; ".join(skips))
     else:
-        yield o(R.REPLAY_SIGNATURE, owner, "pass", pair, "", think_cap)
+        yield outcome(R.REPLAY_SIGNATURE, owner, "pass", pair, "", think_cap)
 
 
 # what TC405 enforces, as its catalogue entry states it
@@ -386,7 +388,7 @@ def recorded_thinking_sent_back(env: Env) -> Iterator[Outcome]:
         a, api = s.adapter, wire_api_of(s.adapter)
         if api is None or not capabilities_of(a).get("supports_thinking"):
             why = "supports_thinking is false" if api is not None else f"no WireApi record named {a.wire_api!r}"
-            yield o(R.REPLAY_SIGNATURE, s, "skip", "recorded thinking", why)
+            yield outcome(R.REPLAY_SIGNATURE, s, "skip", "recorded thinking", why)
             continue
         judged = 0
         for it in env.recorded(s):
@@ -411,7 +413,7 @@ def recorded_thinking_sent_back(env: Env) -> Iterator[Outcome]:
                 with capture_warnings() as recs:
                     wire = render(a, b.messages, tools_named(b.messages), opts(a))
             except Exception as exc:
-                yield o(R.REPLAY_SIGNATURE, s, "fail", it.label, crash(exc), "supports_thinking")
+                yield outcome(R.REPLAY_SIGNATURE, s, "fail", it.label, crash(exc), "supports_thinking")
                 continue
             judged += 1
             rendered = wire.body if isinstance(wire.body, dict) else {}
@@ -441,13 +443,15 @@ def recorded_thinking_sent_back(env: Env) -> Iterator[Outcome]:
             problems += [fail for fail, _ in found if fail]
             skips += [why for _, why in found if why]
             if problems:
-                yield o(R.REPLAY_SIGNATURE, s, "fail", it.label, _signature_reason(api, problems), "supports_thinking")
+                yield outcome(
+                    R.REPLAY_SIGNATURE, s, "fail", it.label, _signature_reason(api, problems), "supports_thinking"
+                )
             elif skips:
-                yield o(R.REPLAY_SIGNATURE, s, "skip", it.label, "; ".join(dict.fromkeys(skips)))
+                yield outcome(R.REPLAY_SIGNATURE, s, "skip", it.label, "; ".join(dict.fromkeys(skips)))
             else:
-                yield o(R.REPLAY_SIGNATURE, s, "pass", it.label, "", "supports_thinking")
+                yield outcome(R.REPLAY_SIGNATURE, s, "pass", it.label, "", "supports_thinking")
         if not judged:
-            yield o(
+            yield outcome(
                 R.REPLAY_SIGNATURE,
                 s,
                 "skip",

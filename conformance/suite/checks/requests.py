@@ -26,7 +26,7 @@ from .common import (
     errors_of,
     estimate_of,
     locates,
-    o,
+    outcome,
     parse_response,
     read_recorded,
     recorded_selection,
@@ -54,30 +54,32 @@ def recorded_requests(env: Env) -> Iterator[Outcome]:
             try:
                 parsed = read_recorded(a, it, sid, checked=False)  # TC102 judges what it is
             except Exception as exc:
-                yield o(R.REQUEST_VALID, s, "fail", it.label, crash(exc))
+                yield outcome(R.REQUEST_VALID, s, "fail", it.label, crash(exc))
                 continue
             if parsed is None:
                 for rule in (R.REQUEST_VALID, R.REQUEST_ROUND_TRIP):
-                    yield o(rule, s, "skip", it.label, NO_REQUEST_READER)
+                    yield outcome(rule, s, "skip", it.label, NO_REQUEST_READER)
                 continue
             # without a record of the adapter's, the recording's (`Interaction.wire`): a missing
             # record never makes the comparison stricter than the recording's record allows
             rec = api or it.wire
             errs = errors_of(parsed.messages, recorded_selection(it, HISTORY_IGNORE, rec))
-            yield o(R.REQUEST_VALID, s, "fail" if errs else "pass", it.label, "; ".join(errs[:5]))
+            yield outcome(R.REQUEST_VALID, s, "fail" if errs else "pass", it.label, "; ".join(errs[:5]))
             try:
                 with capture_warnings() as recs:
                     wire = render(a, parsed.messages, parsed.tools, parsed.options)
                     rendered = wire.body
             except Exception as exc:
-                yield o(R.REQUEST_ROUND_TRIP, s, "fail", it.label, crash(exc))
+                yield outcome(R.REQUEST_ROUND_TRIP, s, "fail", it.label, crash(exc))
                 continue
             host = it.uri.split("/")[2] if it.uri.count("/") >= 2 else ""
             if api is not None and api.hosts and host not in api.hosts:
                 # a compatible server's recording carries that server's extensions (an Ollama
                 # Cloud `reasoning` field), which the round trip must keep: the provider's own
                 # schema judges only requests recorded against the provider
-                yield o(R.WIRE_SHAPE, s, "skip", it.label, f"recorded against {host}, not {api.title}'s own hosts")
+                yield outcome(
+                    R.WIRE_SHAPE, s, "skip", it.label, f"recorded against {host}, not {api.title}'s own hosts"
+                )
             else:
                 yield from shape(s, a, it.label, rendered)
             d = outside_body(rec, host, it, wire) + equivalence.compare(rec, it.request_body, rendered)
@@ -90,9 +92,9 @@ def recorded_requests(env: Env) -> Iterator[Outcome]:
             forms = "; ".join([*clauses, ROUND_TRIP])
             why = f"{'; '.join(d[:4])} ({forms})" if d else ""
             if unsent and not d:
-                yield o(R.REQUEST_ROUND_TRIP, s, "skip", it.label, f"the rest matches; {unsent}")
+                yield outcome(R.REQUEST_ROUND_TRIP, s, "skip", it.label, f"the rest matches; {unsent}")
             else:
-                yield o(R.REQUEST_ROUND_TRIP, s, "fail" if d else "pass", it.label, why)
+                yield outcome(R.REQUEST_ROUND_TRIP, s, "fail" if d else "pass", it.label, why)
             if rec is not None and rec.state_fields:
                 yield from _next_turn(s, rec, it, parsed, sid)
 
@@ -190,14 +192,14 @@ def _next_turn(
         user = request_message(sid, "user", [{"type": "text", "text": "and then?"}], {})
         body = render(a, [*parsed.messages, {**reply, "session_id": sid}, user], parsed.tools, parsed.options).body
     except Exception as exc:
-        yield o(R.REQUEST_ROUND_TRIP, s, "fail", label, crash(exc))
+        yield outcome(R.REQUEST_ROUND_TRIP, s, "fail", label, crash(exc))
         return
     moved = [
         f"{p}: {value_at(body, p)!r}, recorded {value_at(it.request_body, p)!r}"
         for p in api.state_fields
         if value_at(body, p) != value_at(it.request_body, p)
     ]
-    yield o(R.REQUEST_ROUND_TRIP, s, "fail" if moved else "pass", label, "; ".join(moved))
+    yield outcome(R.REQUEST_ROUND_TRIP, s, "fail" if moved else "pass", label, "; ".join(moved))
 
 
 def recorded_input(it: Interaction) -> int | None:
@@ -225,10 +227,12 @@ def _estimate(env: Env, s: AdapterUnderTest, it: Interaction) -> Iterator[Outcom
     sid = session_for("est", it.label)
     actual = recorded_input(it)
     if not actual:
-        yield o(R.ESTIMATE, s, "skip", it.label, "the recording counts no input tokens (the record locates no usage)")
+        yield outcome(
+            R.ESTIMATE, s, "skip", it.label, "the recording counts no input tokens (the record locates no usage)"
+        )
         return
     if it.synthetic and it.usage_source is None:
-        yield o(
+        yield outcome(
             R.ESTIMATE,
             s,
             "skip",
@@ -238,19 +242,19 @@ def _estimate(env: Env, s: AdapterUnderTest, it: Interaction) -> Iterator[Outcom
         return
     reason = USAGE_NOT_COMPARABLE.get(it.label)
     if reason is not None:
-        yield o(R.ESTIMATE, s, "skip", it.label, f"recorded usage is not comparable to the request: {reason}")
+        yield outcome(R.ESTIMATE, s, "skip", it.label, f"recorded usage is not comparable to the request: {reason}")
         return
     try:
         parsed = read_recorded(a, it, sid)
         est = estimate_of(a, parsed) if parsed is not None else 0
     except UnreadableOutput as exc:
-        yield o(R.ESTIMATE, s, "skip", it.label, f"nothing to estimate: {exc} (TC102 judges the reading)")
+        yield outcome(R.ESTIMATE, s, "skip", it.label, f"nothing to estimate: {exc} (TC102 judges the reading)")
         return
     except Exception as exc:
-        yield o(R.ESTIMATE, s, "fail", it.label, crash(exc))
+        yield outcome(R.ESTIMATE, s, "fail", it.label, crash(exc))
         return
     if parsed is None:
-        yield o(R.ESTIMATE, s, "skip", it.label, NO_REQUEST_READER + ": the recorded request cannot be estimated")
+        yield outcome(R.ESTIMATE, s, "skip", it.label, NO_REQUEST_READER + ": the recorded request cannot be estimated")
         return
     opaque = [
         b
@@ -266,7 +270,7 @@ def _estimate(env: Env, s: AdapterUnderTest, it: Interaction) -> Iterator[Outcom
     homes = wire.hosts if wire is not None else ()
     # TC701 compares estimates with the provider's own tokenizer, not with compatible servers
     if homes and host not in homes:
-        yield o(
+        yield outcome(
             R.ESTIMATE,
             s,
             "skip",
@@ -275,7 +279,7 @@ def _estimate(env: Env, s: AdapterUnderTest, it: Interaction) -> Iterator[Outcom
         )
         return
     if opaque or url_images or parsed.options.provider_tools:
-        yield o(
+        yield outcome(
             R.ESTIMATE,
             s,
             "skip",
@@ -300,7 +304,7 @@ def _estimate(env: Env, s: AdapterUnderTest, it: Interaction) -> Iterator[Outcom
         # contract §3.1: `estimate_input_tokens(messages, tools, system_prompt)` "Does not call
         # the provider"; the tokens a provider adds for these settings reach none of its
         # inputs, and §10.1 asks no test of them: out of band, reported, never failed
-        yield o(
+        yield outcome(
             R.ESTIMATE,
             s,
             "skip",

@@ -28,7 +28,7 @@ from .common import (
     locates,
     message_from_events,
     non_json,
-    o,
+    outcome,
     parse_stream,
     read_recorded,
     recorded_selection,
@@ -81,16 +81,16 @@ def recorded_responses(env: Env) -> Iterator[Outcome]:
             try:
                 msg = a.from_wire_response(WireResponse(it.response_json, it.status), ctx)
             except Exception as exc:
-                yield o(R.RESPONSE_VALID, s, "fail", it.label, crash(exc))
+                yield outcome(R.RESPONSE_VALID, s, "fail", it.label, crash(exc))
                 continue
             errs = errors_of(
                 [msg], recorded_selection(it, _usage_selection(it, msg) if isinstance(msg, dict) else None)
             )
-            yield o(R.RESPONSE_VALID, s, "fail" if errs else "pass", it.label, "; ".join(errs[:5]))
+            yield outcome(R.RESPONSE_VALID, s, "fail" if errs else "pass", it.label, "; ".join(errs[:5]))
             content = msg.get("content") if isinstance(msg, dict) else None  # a non-message failed TC101 above
             yield from _tool_ids_canonical(s, it.label, content if isinstance(content, list) else [])
         if not seen:
-            yield o(R.RESPONSE_VALID, s, "skip", "-", "no cassettes for this adapter's wire API")
+            yield outcome(R.RESPONSE_VALID, s, "skip", "-", "no cassettes for this adapter's wire API")
 
 
 # contract §7.2: "If usage is unavailable for some reason (provider didn't send it; rare), the
@@ -129,7 +129,7 @@ def _tool_ids_canonical(s: AdapterUnderTest, label: str, content: list[dict[str,
     ids = [b.get("id") for b in content if isinstance(b, dict) and b.get("type") == "tool_use"]
     if ids:
         bad = [i for i in ids if not (isinstance(i, str) and is_canonical_tool_id(i))]
-        yield o(
+        yield outcome(
             R.TOOL_ID_CANONICAL,
             s,
             "fail" if bad else "pass",
@@ -156,13 +156,13 @@ def _error_response(s: AdapterUnderTest, it: Interaction, ctx: RequestContext) -
         s.adapter.from_wire_response(WireResponse(it.response_json, it.status, wire_headers(it.headers)), ctx)
     except AdapterError as exc:
         p = error_oracle.problems(exc, api, it.status, it.response_json, it.headers, ctx.request_id)
-        yield o(
+        yield outcome(
             R.ERROR_CLASSIFIED, s, "fail" if p else "pass", it.label, f"HTTP {it.status}: " + "; ".join(p) if p else ""
         )
     except Exception as exc:
-        yield o(R.ERROR_CLASSIFIED, s, "fail", it.label, crash(exc))
+        yield outcome(R.ERROR_CLASSIFIED, s, "fail", it.label, crash(exc))
     else:
-        yield o(
+        yield outcome(
             R.ERROR_CLASSIFIED,
             s,
             "fail",
@@ -188,7 +188,7 @@ def _stream_error(s: AdapterUnderTest, it: Interaction, err: AdapterError | None
     if body is None:
         return
     if err is None:
-        yield o(
+        yield outcome(
             R.ERROR_CLASSIFIED,
             s,
             "fail",
@@ -202,7 +202,9 @@ def _stream_error(s: AdapterUnderTest, it: Interaction, err: AdapterError | None
     # no §6.2 hint (Ollama's bare `{"error": "..."}`): any one of §6.1's classes, consistently
     p = error_oracle.unhinted_stream_problems(err) if want is None else error_oracle.stream_problems(err, want)
     p += error_oracle.message_problems(err, body)
-    yield o(R.ERROR_CLASSIFIED, s, "fail" if p else "pass", it.label, "mid-stream error: " + "; ".join(p) if p else "")
+    yield outcome(
+        R.ERROR_CLASSIFIED, s, "fail" if p else "pass", it.label, "mid-stream error: " + "; ".join(p) if p else ""
+    )
 
 
 def _event_problem(v: SchemaValidator, event: StreamEvent) -> str | None:
@@ -222,15 +224,15 @@ def _stream(
         named, err = parse_stream(a, it.response_body, ctx, raw_names=True)
     except Exception as exc:
         for rule in (R.RESPONSE_VALID, R.STREAM_ORDER):
-            yield o(rule, s, "fail", it.label, crash(exc))
+            yield outcome(rule, s, "fail", it.label, crash(exc))
         return
     # TC608: one vocabulary per stream (canonical §7.4 or streaming §5.3); then one spelling
     vocab, mixed = stream_vocabulary(named)
     if vocab is not None:
-        yield o(R.STREAM_VOCABULARY, s, "fail" if mixed else "pass", it.label, "; ".join(mixed[:3]))
+        yield outcome(R.STREAM_VOCABULARY, s, "fail" if mixed else "pass", it.label, "; ".join(mixed[:3]))
     events = to_canonical_names(named)
     bad = [f"event {i} ({e.get('type')}): {why}" for i, e in enumerate(events) if (why := _event_problem(v, e))]
-    yield o(R.EVENTS_VALID, s, "fail" if bad else "pass", it.label, "; ".join(bad[:3]))
+    yield outcome(R.EVENTS_VALID, s, "fail" if bad else "pass", it.label, "; ".join(bad[:3]))
     yield from _stream_error(s, it, err)
     if err is not None:
         # contract §6.5: a failing stream yields message_complete(stop_reason: error), then
@@ -238,7 +240,7 @@ def _stream(
         last = events[-1] if events else None
         if last is not None and (last.get("type") != "message_complete" or last.get("stop_reason") != "error"):
             got = f"{last.get('type')} (stop_reason {last.get('stop_reason')!r})" if last else "nothing"
-            yield o(
+            yield outcome(
                 R.STREAM_ORDER,
                 s,
                 "fail",
@@ -248,7 +250,7 @@ def _stream(
             )
             return
         if last is None:
-            yield o(R.STREAM_ORDER, s, "pass", it.label)  # failed before any event: nothing to close
+            yield outcome(R.STREAM_ORDER, s, "pass", it.label)  # failed before any event: nothing to close
             return
     yield from stream_invariants(s, it.label, events, vocab)
     yield from signature_on_final_delta(s, it.label, events)
@@ -257,7 +259,7 @@ def _stream(
     msg = message_from_events(a, events, ctx)
     if msg is not None:
         errs = errors_of([msg], recorded_selection(it, _usage_selection(it, msg)))
-        yield o(R.RESPONSE_VALID, s, "fail" if errs else "pass", it.label, "; ".join(errs[:5]))
+        yield outcome(R.RESPONSE_VALID, s, "fail" if errs else "pass", it.label, "; ".join(errs[:5]))
         yield from _tool_ids_canonical(s, it.label, msg["content"])
     # TC607: the same bytes cut into 7-byte chunks must give the same events; then cut one
     # byte before each frame's end (the framing says where frames end), so every frame's
@@ -276,16 +278,16 @@ def _stream(
         try:
             again, _ = parse_stream(a, it.response_body, again_ctx, chunk, cuts=at)
         except Exception as exc:
-            yield o(R.STREAM_CHUNKING, s, "fail", it.label, crash(exc))
+            yield outcome(R.STREAM_CHUNKING, s, "fail", it.label, crash(exc))
             return
         ren = match_ids(strip_ids(events), strip_ids(again), fixed_ids(a, ctx.session_id, ids))
         why = "; ".join(ren.problems[:3])
         if not why and ren.apply(strip_ids(events)) != strip_ids(again):
             why = f"{how} gave different events than one chunk ({SAME_EVENTS})"
         if why:
-            yield o(R.STREAM_CHUNKING, s, "fail", it.label, why)
+            yield outcome(R.STREAM_CHUNKING, s, "fail", it.label, why)
             return
         first_ren = first_ren or ren
-    yield o(R.STREAM_CHUNKING, s, "pass", it.label)
+    yield outcome(R.STREAM_CHUNKING, s, "pass", it.label)
     if first_ren is not None and not first_ren.problems and first_ren.pairs:
         yield deterministic(s, it.label, first_ren.renamed, "parsing the stream cut into 7-byte chunks")

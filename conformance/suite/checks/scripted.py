@@ -35,7 +35,7 @@ from ..cassettes import Interaction
 from ..outcome import AdapterUnderTest, Outcome
 from . import errors as error_oracle
 from .cassette_apis import recording_problem
-from .common import Env, check, ctx_for, o, parse_response, session_for, wire_api_of
+from .common import Env, check, ctx_for, outcome, parse_response, session_for, wire_api_of
 from .responses import _error_response
 from .semantics import _status, _stream_semantics, _usage_problems
 from .streams import wire_values
@@ -148,7 +148,7 @@ def _stop_reasons(s: AdapterUnderTest, api: WireApi, mine: list[Interaction]) ->
         kind = "stream" if streamed else "response"
         if template is None:
             why = f"no recording of {api.name} to script stop reasons from (a {kind} without tool calls)"
-            yield o(R.STOP_REASON, s, "skip", f"scripted stop reasons ({kind})", why)
+            yield outcome(R.STOP_REASON, s, "skip", f"scripted stop reasons ({kind})", why)
             continue
         spots, recorded = _stop_template(api, template, streamed) or ([], "")
         where = _stop_fields(api, mine, streamed)
@@ -166,12 +166,12 @@ def _stop_reasons(s: AdapterUnderTest, api: WireApi, mine: list[Interaction]) ->
             elif not seen and len(where) > 1:
                 why = f"the {api.name} record's values sit in more than one field ({', '.join(where)}), and no recording says which holds this one"
             if why:
-                yield o(R.STOP_REASON, s, "skip", f"scripted {what}", why)
+                yield outcome(R.STOP_REASON, s, "skip", f"scripted {what}", why)
                 continue
             it = next((x for spot in spots if (x := _with_stop(api, template, spot, raw, what)) is not None), None)
             if it is None:
                 why = f"no one field of the template the {api.name} record reads it from takes it (or its schema refuses it)"
-                yield o(R.STOP_REASON, s, "skip", f"scripted {what}", why)
+                yield outcome(R.STOP_REASON, s, "skip", f"scripted {what}", why)
                 continue
             yield from _judge_stop(s, api, it)
 
@@ -271,7 +271,7 @@ def _judge_stop(s: AdapterUnderTest, api: WireApi, it: Scripted) -> Iterator[Out
         msg = parse_response(s.adapter, WireResponse(it.response_json), ctx_for(sid))
     except Exception:
         why = "the adapter could not parse the scripted response (TC101 judges the recording it came from)"
-        yield o(R.STOP_REASON, s, "skip", f"{it.label} (status)", why)
+        yield outcome(R.STOP_REASON, s, "skip", f"{it.label} (status)", why)
         return
     yield from _status(s, api, it, msg)
 
@@ -355,7 +355,7 @@ def _error_signals(s: AdapterUnderTest, api: WireApi, mine: list[Interaction]) -
     template = next((it for it in mine if it.status >= 400 and isinstance(it.response_json, dict)), None)
     if template is None:
         why = f"no recorded error answer of {api.name} to script its error signals from"
-        yield o(R.ERROR_CLASSIFIED, s, "skip", "scripted error signals", why)
+        yield outcome(R.ERROR_CLASSIFIED, s, "skip", "scripted error signals", why)
         return
     done: set[str] = set()
     for value, cls in _signals(api):
@@ -366,12 +366,12 @@ def _error_signals(s: AdapterUnderTest, api: WireApi, mine: list[Interaction]) -
         it = _with_signal(api, template, value, cls, what)
         if it is None:
             why = f"{cls}: the recorded error answer carries no field or header the record reads it from"
-            yield o(R.ERROR_CLASSIFIED, s, "skip", f"scripted {what}", why)
+            yield outcome(R.ERROR_CLASSIFIED, s, "skip", f"scripted {what}", why)
             continue
         want = error_oracle.expected_class(api, it.status, it.response_json, it.headers)
         if want != cls and cls not in error_oracle.also_accepted(api, it.response_json, it.headers):
             why = f"{cls}: another signal of the recorded answer decides ({want})"
-            yield o(R.ERROR_CLASSIFIED, s, "skip", f"scripted {what}", why)
+            yield outcome(R.ERROR_CLASSIFIED, s, "skip", f"scripted {what}", why)
             continue
         ctx = RequestContext(
             session_id=session_for("scripted", it.label), request_id=ids.derived(0, "request", it.label)
@@ -452,10 +452,10 @@ def _usage_buckets(s: AdapterUnderTest, api: WireApi, mine: list[Interaction]) -
         except Exception:
             continue  # TC101 judges the recording it came from
         p = _usage_problems(recorded, (msg.get("metadata") or {}).get("usage"), api)
-        yield o(R.USAGE_RECORDED, s, "fail" if p else "pass", it.label, "; ".join(p))
+        yield outcome(R.USAGE_RECORDED, s, "fail" if p else "pass", it.label, "; ".join(p))
         return
     why = f"no recorded response of {api.name} with usage the record reads to script counts in"
-    yield o(R.USAGE_RECORDED, s, "skip", "scripted usage buckets", why)
+    yield outcome(R.USAGE_RECORDED, s, "skip", "scripted usage buckets", why)
 
 
 def _distinct_usage(api: WireApi, body: dict[str, Any], base: dict[str, Any]) -> dict[str, Any] | None:

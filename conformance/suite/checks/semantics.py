@@ -48,8 +48,8 @@ from .common import (
     drop_problem,
     locates,
     names_any,
-    o,
     opts,
+    outcome,
     parse_response,
     parse_stream,
     read_back,
@@ -139,17 +139,17 @@ def images(env: Env) -> Iterator[Outcome]:
         a, api = s.adapter, wire_api_of(s.adapter)
         cap = "supports_images"
         if not capabilities_of(a).get(cap):
-            yield o(R.IMAGES_KEPT, s, "skip", "images", "supports_images is false")
+            yield outcome(R.IMAGES_KEPT, s, "skip", "images", "supports_images is false")
             continue
         if api is None:
-            yield o(R.IMAGES_KEPT, s, "skip", "images", f"no WireApi record named {a.wire_api!r}")
+            yield outcome(R.IMAGES_KEPT, s, "skip", "images", f"no WireApi record named {a.wire_api!r}")
             continue
         b, blocks, turns = _images_script(a, api)
         try:
             with capture_warnings():
                 wire = render(a, b.messages, [], opts(a))
         except Exception as exc:
-            yield o(R.IMAGES_KEPT, s, "fail", "images", crash(exc), cap)
+            yield outcome(R.IMAGES_KEPT, s, "fail", "images", crash(exc), cap)
             continue
         located = api.probes.images(wire.body) if isinstance(wire.body, dict) else []
         on_wire = [x.value for x in located]
@@ -159,13 +159,13 @@ def images(env: Env) -> Iterator[Outcome]:
         else:
             problems += [p for w, g in zip(blocks, on_wire, strict=True) if (p := _same_image(w, g or {}, api))]
             problems += _image_turns(api, [x.pointer for x in located], turns)
-        yield o(
+        yield outcome(
             R.IMAGES_KEPT, s, "fail" if problems else "pass", "images on the wire", _image_reason(api, problems), cap
         )
         try:
             back = read_back(a, wire, b.session_id)
         except Exception as exc:
-            yield o(R.IMAGES_KEPT, s, "fail", "images read back", crash(exc), cap)
+            yield outcome(R.IMAGES_KEPT, s, "fail", "images read back", crash(exc), cap)
             continue
         if back is None:
             continue
@@ -190,7 +190,7 @@ def images(env: Env) -> Iterator[Outcome]:
                 rb.append(p)
             elif g.get("media_type") != w["media_type"]:
                 rb.append(f"media type {w['media_type']} read back as {g.get('media_type')}")
-        yield o(R.IMAGES_KEPT, s, "fail" if rb else "pass", "images read back", _image_reason(api, rb), cap)
+        yield outcome(R.IMAGES_KEPT, s, "fail" if rb else "pass", "images read back", _image_reason(api, rb), cap)
         if capabilities_of(a).get("supports_tools"):
             yield _tool_result_image(s, a, api)
 
@@ -213,15 +213,17 @@ def _tool_result_image(s: AdapterUnderTest, a: Adapter, api: WireApi) -> Outcome
         on_wire = [x.value for x in api.probes.images(wire.body)] if isinstance(wire.body, dict) else []
         if not on_wire:
             p = drop_problem(recs, "image", msg, a)
-            return o(R.IMAGES_KEPT, s, "fail" if p else "pass", label, f"not on the wire and {p}" if p else "", cap)
+            return outcome(
+                R.IMAGES_KEPT, s, "fail" if p else "pass", label, f"not on the wire and {p}" if p else "", cap
+            )
         back = read_back(a, wire, b.session_id)
     except Exception as exc:
-        return o(R.IMAGES_KEPT, s, "fail", label, crash(exc), cap)
+        return outcome(R.IMAGES_KEPT, s, "fail", label, crash(exc), cap)
     problem = _same_image(image, on_wire[0] or {}, api) if len(on_wire) == 1 else f"{len(on_wire)} images on the wire"
     if problem is None and back is not None:
         got = result_blocks(back.messages, "image")
         problem = None if len(got) == 1 else f"{len(got)} images read back inside tool results, want 1"
-    return o(
+    return outcome(
         R.IMAGES_KEPT, s, "fail" if problem else "pass", label, _image_reason(api, [problem] if problem else []), cap
     )
 
@@ -237,10 +239,10 @@ def tool_errors(env: Env) -> Iterator[Outcome]:
     for s in env.subjects:
         a, api = s.adapter, wire_api_of(s.adapter)
         if not capabilities_of(a).get("supports_tools"):
-            yield o(R.TOOL_ERROR_KEPT, s, "skip", "tool errors", "supports_tools is false")
+            yield outcome(R.TOOL_ERROR_KEPT, s, "skip", "tool errors", "supports_tools is false")
             continue
         if api is None:
-            yield o(R.TOOL_ERROR_KEPT, s, "skip", "tool errors", f"no WireApi record named {a.wire_api!r}")
+            yield outcome(R.TOOL_ERROR_KEPT, s, "skip", "tool errors", f"no WireApi record named {a.wire_api!r}")
             continue
         b = Builder()
         b.add("user", [{"type": "text", "text": mark("go")}])
@@ -267,7 +269,7 @@ def tool_errors(env: Env) -> Iterator[Outcome]:
             with capture_warnings() as records:
                 wire = render(a, b.messages, tools_named(b.messages), opts(a))
         except Exception as exc:
-            yield o(R.TOOL_ERROR_KEPT, s, "fail", "tool errors", crash(exc), "supports_tools")
+            yield outcome(R.TOOL_ERROR_KEPT, s, "fail", "tool errors", crash(exc), "supports_tools")
             continue
         if not api.carries.tool_result_error:
             in_band = getattr(a, "tool_errors_in_band", None)
@@ -294,7 +296,7 @@ def tool_errors(env: Env) -> Iterator[Outcome]:
             ]
             if got != [True, False]:
                 problems.append(f"is_error read back as {got}, want [True, False]")
-        yield o(
+        yield outcome(
             R.TOOL_ERROR_KEPT, s, "fail" if problems else "pass", "tool errors", "; ".join(problems), "supports_tools"
         )
 
@@ -345,19 +347,19 @@ def _error_kept_in_band(
             unmarked = render(a, plain, tools_named(plain), opts(a)).body
             again = render(a, b.messages, tools_named(b.messages), opts(a)).body
     except Exception as exc:
-        return o(R.TOOL_ERROR_KEPT, s, "fail", label, crash(exc), "supports_tools")
+        return outcome(R.TOOL_ERROR_KEPT, s, "fail", label, crash(exc), "supports_tools")
     if again != body:
         why = "the same history renders different requests, so where the error went cannot be told"
-        return o(R.TOOL_ERROR_KEPT, s, "skip", label, why)
+        return outcome(R.TOOL_ERROR_KEPT, s, "skip", label, why)
     if unmarked == body:
         why = (
             f"declares tool_errors_in_band ({how}) but the request is the same with is_error false: the error "
             f"is lost ({api.name} has no flag; canonical spec §7.3: drop with a WARN line or represent it)"
         )
-        return o(R.TOOL_ERROR_KEPT, s, "fail", label, why, "supports_tools")
+        return outcome(R.TOOL_ERROR_KEPT, s, "fail", label, why, "supports_tools")
     warned = _flag_warnings(records)
     note = f"; {len(warned)} WARNING lines name is_error though nothing was dropped" if warned else ""
-    return o(
+    return outcome(
         R.TOOL_ERROR_KEPT,
         s,
         "pass",
@@ -388,7 +390,7 @@ def _error_flag_warned(s: AdapterUnderTest, api: WireApi, records: list[logging.
         else f"the tool result sent with is_error true was sent without its error flag ({api.name} has none) "
         "and no WARNING entry names the loss (canonical §7.3: drop with a structured WARN entry)"
     )
-    return o(R.TOOL_ERROR_KEPT, s, "fail" if msg else "pass", "tool errors warned", msg, "supports_tools")
+    return outcome(R.TOOL_ERROR_KEPT, s, "fail" if msg else "pass", "tool errors warned", msg, "supports_tools")
 
 
 DISJOINT = "disjoint (input excludes cache reads)"
@@ -447,7 +449,7 @@ def recorded_semantics(env: Env) -> Iterator[Outcome]:
         yield from _recorded_semantics(env, s, a, readings)
         if len(readings) > 1:
             why = f"some cases follow {DISJOINT}, others {INCLUSIVE}: an adapter keeps to one reading"
-            yield o(R.USAGE_RECORDED, s, "fail", "usage reading", why, "supports_prompt_caching")
+            yield outcome(R.USAGE_RECORDED, s, "fail", "usage reading", why, "supports_prompt_caching")
 
 
 def _recorded_semantics(env: Env, s: AdapterUnderTest, a: Adapter, readings: set[str]) -> Iterator[Outcome]:
@@ -469,15 +471,15 @@ def _recorded_semantics(env: Env, s: AdapterUnderTest, a: Adapter, readings: set
         yield from _refusals(s, api, it, api.probes.response_refusals(it.response_json), msg.get("content"))
         recorded = api.probes.response_usage(it.response_json)
         if recorded is None:
-            yield o(R.USAGE_RECORDED, s, "skip", it.label, f"no usage located in the recorded {api.name} body")
+            yield outcome(R.USAGE_RECORDED, s, "skip", it.label, f"no usage located in the recorded {api.name} body")
         elif it.synthetic and not _cache_cap(recorded):
-            yield o(R.USAGE_RECORDED, s, "skip", it.label, "hand-written cassette without cache accounting")
+            yield outcome(R.USAGE_RECORDED, s, "skip", it.label, "hand-written cassette without cache accounting")
         else:
             p = _usage_problems(recorded, (msg.get("metadata") or {}).get("usage"), api, readings)
-            yield o(R.USAGE_RECORDED, s, "fail" if p else "pass", it.label, "; ".join(p), _cache_cap(recorded))
+            yield outcome(R.USAGE_RECORDED, s, "fail" if p else "pass", it.label, "; ".join(p), _cache_cap(recorded))
     if not locates(wire_api_of(a), "response_refusals"):
         why = f"the {a.wire_api} record locates no refusal content (its docs define none, or it does not say)"
-        yield o(R.STOP_REASON, s, "skip", "refusals", why)
+        yield outcome(R.STOP_REASON, s, "skip", "refusals", why)
 
 
 # canonical §4.3 MessageStatus for a finished call: ERROR "generation failed", CANCELLED
@@ -491,7 +493,7 @@ def _status(s: AdapterUnderTest, api: WireApi, it: Interaction, msg: Message) ->
     want = api.stop_reasons.get(str(raw)) if raw is not None else None
     if want is None:
         why = f"no stop reason with a canonical mapping located in the recorded {api.name} body"
-        yield o(R.STOP_REASON, s, "skip", f"{it.label} (status)", why)
+        yield outcome(R.STOP_REASON, s, "skip", f"{it.label} (status)", why)
         return
     status = _STATUS_OF_STOP.get(want, "complete")
     also = {_STATUS_OF_STOP.get(x, "complete") for x in api.stop_reasons_also.get(str(raw), ())}
@@ -502,7 +504,7 @@ def _status(s: AdapterUnderTest, api: WireApi, it: Interaction, msg: Message) ->
         else f"metadata.status {got!r}, but the recording's {raw!r} is stop reason {want!r}: status {status!r} "
         f'(canonical §4.3 MessageStatus: ERROR "generation failed"; contract §3.3 StopReason)'
     )
-    yield o(R.STOP_REASON, s, "fail" if why else "pass", f"{it.label} (status)", why)
+    yield outcome(R.STOP_REASON, s, "fail" if why else "pass", f"{it.label} (status)", why)
 
 
 def _refusals(
@@ -528,7 +530,7 @@ def _refusals(
         if lost
         else ""
     )
-    yield o(R.STOP_REASON, s, "fail" if why else "pass", f"{it.label} (refusal)", why)
+    yield outcome(R.STOP_REASON, s, "fail" if why else "pass", f"{it.label} (refusal)", why)
 
 
 def _stream_semantics(
@@ -548,9 +550,9 @@ def _stream_semantics(
     raw = api.probes.stream_stop_reason(values)
     want = api.stop_reasons.get(str(raw)) if raw is not None else None
     if raw is None:
-        yield o(R.STOP_REASON, s, "skip", it.label, f"no stop reason located in the recorded {api.name} stream")
+        yield outcome(R.STOP_REASON, s, "skip", it.label, f"no stop reason located in the recorded {api.name} stream")
     elif want is None:
-        yield o(
+        yield outcome(
             R.STOP_REASON, s, "skip", it.label, f"{api.name} stop reason {raw!r} has no canonical mapping in the record"
         )
     else:
@@ -563,13 +565,13 @@ def _stream_semantics(
             else f"streamed stop_reason {done.get('stop_reason')!r}, recorded {raw!r} = {either} "
             "(contract §3.3: stop_reason is the StopReason mapped from the provider's)"
         )
-        yield o(R.STOP_REASON, s, "pass" if ok else "fail", it.label, msg, "supports_streaming")
+        yield outcome(R.STOP_REASON, s, "pass" if ok else "fail", it.label, msg, "supports_streaming")
     recorded = api.probes.stream_usage(values)
     if recorded is None:
-        yield o(R.USAGE_RECORDED, s, "skip", it.label, f"no usage located in the recorded {api.name} stream")
+        yield outcome(R.USAGE_RECORDED, s, "skip", it.label, f"no usage located in the recorded {api.name} stream")
         return
     p = _usage_problems(recorded, done.get("usage"), api, readings)
-    yield o(R.USAGE_RECORDED, s, "fail" if p else "pass", it.label, "; ".join(p), _cache_cap(recorded))
+    yield outcome(R.USAGE_RECORDED, s, "fail" if p else "pass", it.label, "; ".join(p), _cache_cap(recorded))
 
 
 @check(R.STREAM_USAGE_REQUESTED)
@@ -579,11 +581,11 @@ def stream_usage_requested(env: Env) -> Iterator[Outcome]:
         api = wire_api_of(a)
         cap = "supports_streaming"
         if api is None:
-            yield o(R.STREAM_USAGE_REQUESTED, s, "skip", "stream", f"no WireApi record named {a.wire_api!r}", cap)
+            yield outcome(R.STREAM_USAGE_REQUESTED, s, "skip", "stream", f"no WireApi record named {a.wire_api!r}", cap)
             continue
         if api.stream_usage_request is None:
             why = f"{api.name} reports usage on every stream (its record names no field to ask for it)"
-            yield o(R.STREAM_USAGE_REQUESTED, s, "skip", "stream", why, cap)
+            yield outcome(R.STREAM_USAGE_REQUESTED, s, "skip", "stream", why, cap)
             continue
         b = Builder()
         b.add("user", [{"type": "text", "text": mark("count me")}])
@@ -596,12 +598,12 @@ def stream_usage_requested(env: Env) -> Iterator[Outcome]:
                 with capture_warnings():
                     body = render(a, b.messages, [], opts(a, stream=True, extra=extra)).body
             except Exception as exc:
-                yield o(R.STREAM_USAGE_REQUESTED, s, "fail", label, crash(exc), cap)
+                yield outcome(R.STREAM_USAGE_REQUESTED, s, "fail", label, crash(exc), cap)
                 continue
             asked = api.stream_usage_requested(body) if isinstance(body, dict) else False
             pointer, want = api.stream_usage_request
             msg = "" if asked else f"streaming request lacks {pointer} = {want!r}: {api.name} then reports no usage"
-            yield o(R.STREAM_USAGE_REQUESTED, s, "pass" if asked else "fail", label, msg, cap)
+            yield outcome(R.STREAM_USAGE_REQUESTED, s, "pass" if asked else "fail", label, msg, cap)
 
 
 PREFLIGHT_ESTIMATE = 4321  # what the harness says estimate_input_tokens gave (TC906)
@@ -669,9 +671,11 @@ def missing_usage(env: Env) -> Iterator[Outcome]:
                 if not _noted(records):
                     problems.append("usage estimated without a WARN line noting the estimation (contract §7.2)")
             judged += 1
-            yield o(R.USAGE_ESTIMATED, s, "fail" if problems else "pass", it.label, "; ".join(problems))
+            yield outcome(R.USAGE_ESTIMATED, s, "fail" if problems else "pass", it.label, "; ".join(problems))
         if not judged:
-            yield o(R.USAGE_ESTIMATED, s, "skip", "-", "every recording carries usage (or the record locates none)")
+            yield outcome(
+                R.USAGE_ESTIMATED, s, "skip", "-", "every recording carries usage (or the record locates none)"
+            )
 
 
 REQUESTED_MODEL = "conformance-requested-model"  # what the harness says was asked for (TC907)
@@ -720,9 +724,11 @@ def served_model(env: Env) -> Iterator[Outcome]:
             judged += 1
             ok = _served(a.provider, got, str(named))
             why = "" if ok else f"{where} is {got!r}; the response names {named!r} as the model that served the call"
-            yield o(R.SERVED_MODEL, s, "pass" if ok else "fail", it.label, why + (" (contract §3.3)" if why else ""))
+            yield outcome(
+                R.SERVED_MODEL, s, "pass" if ok else "fail", it.label, why + (" (contract §3.3)" if why else "")
+            )
         if not judged:
-            yield o(
+            yield outcome(
                 R.SERVED_MODEL,
                 s,
                 "skip",

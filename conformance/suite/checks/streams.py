@@ -21,7 +21,7 @@ from .common import (
     check,
     crash,
     ctx_for,
-    o,
+    outcome,
     parse_response,
     parse_stream,
     session_for,
@@ -60,7 +60,7 @@ def stream_invariants(
     # ids the events carry (an event without one is TC103's: stream-event.json requires it)
     if len({e.get("message_id") for e in events if e.get("message_id") is not None}) > 1:
         problems.append("events carry different message_ids")
-    yield o(R.STREAM_ORDER, s, "fail" if problems else "pass", label, "; ".join(problems))
+    yield outcome(R.STREAM_ORDER, s, "fail" if problems else "pass", label, "; ".join(problems))
     last = -1
     back = []
     for i, e in enumerate(events):
@@ -69,7 +69,7 @@ def stream_invariants(
             if k < last:
                 back.append(f"event {i} ({e['type']}) index {k} after {last}")
             last = max(last, k)
-    yield o(R.STREAM_INDEX, s, "fail" if back else "pass", label, "; ".join(back[:3]))
+    yield outcome(R.STREAM_INDEX, s, "fail" if back else "pass", label, "; ".join(back[:3]))
     tools: dict[str, dict[str, Any]] = {}
     tproblems: list[str] = []
     for i, e in enumerate(events):
@@ -106,7 +106,7 @@ def stream_invariants(
         if st["start"] != 1 or st["end"] != 1:
             tproblems.append(f"{tid}: {st['start']} starts and {st['end']} ends")
     if tools:
-        yield o(R.STREAM_TOOL, s, "fail" if tproblems else "pass", label, "; ".join(tproblems[:3]))
+        yield outcome(R.STREAM_TOOL, s, "fail" if tproblems else "pass", label, "; ".join(tproblems[:3]))
         fproblems = []
         for tid, st in tools.items():
             if not isinstance(st["final"], dict):
@@ -115,7 +115,7 @@ def stream_invariants(
                 spelled = parse_json_object(st["json"])
                 if spelled is not None and spelled != st["final"]:
                     fproblems.append(f"{tid}: final_input differs from the JSON its deltas spell")
-        yield o(
+        yield outcome(
             R.STREAM_FINAL_INPUT,
             s,
             "fail" if fproblems else "pass",
@@ -151,7 +151,7 @@ def stream_invariants(
             for k, b in enumerate(final if isinstance(final, list) else [])
             if k not in agg and isinstance(b, dict) and _streamable(b)
         ]
-        yield o(R.STREAM_AGGREGATE, s, "fail" if mism else "pass", label, "; ".join(mism[:3]))
+        yield outcome(R.STREAM_AGGREGATE, s, "fail" if mism else "pass", label, "; ".join(mism[:3]))
 
 
 # the sentence TC605's second direction enforces
@@ -221,7 +221,7 @@ def stream_equals_parse(env: Env) -> Iterator[Outcome]:
                     msg = parse_response(a, WireResponse(twin.response_json), ctx_for(sid))
                     events, _ = parse_stream(a, st.response_body, ctx_for(sid))
                 except Exception as exc:
-                    yield o(R.STREAM_EQUALS_PARSE, s, "fail", st.label, crash(exc))
+                    yield outcome(R.STREAM_EQUALS_PARSE, s, "fail", st.label, crash(exc))
                     continue
                 done = next((e for e in events if e.get("type") == "message_complete"), {})
                 final = done.get("final_content")
@@ -247,7 +247,7 @@ def stream_equals_parse(env: Env) -> Iterator[Outcome]:
                 for k in USAGE_FIELDS:
                     if su.get(k, 0) != usage.get(k, 0):
                         problems.append(f"usage.{k}: stream {su.get(k)} != parse {usage.get(k)} ({USAGE_EQUALS})")
-                yield o(
+                yield outcome(
                     R.STREAM_EQUALS_PARSE,
                     s,
                     "fail" if problems else "pass",
@@ -255,7 +255,7 @@ def stream_equals_parse(env: Env) -> Iterator[Outcome]:
                     "; ".join(problems[:3]),
                 )
         if not found:
-            yield o(
+            yield outcome(
                 R.STREAM_EQUALS_PARSE,
                 s,
                 "skip",
@@ -291,7 +291,9 @@ def signature_on_final_delta(s: AdapterUnderTest | str, label: str, events: list
         for i in idx[:-1]
         if events[i].get("signature")
     ]
-    yield o(R.STREAM_SIGNATURE_LAST, s, "fail" if early else "pass", label, "; ".join(early[:3]), "supports_thinking")
+    yield outcome(
+        R.STREAM_SIGNATURE_LAST, s, "fail" if early else "pass", label, "; ".join(early[:3]), "supports_thinking"
+    )
 
 
 def wire_values(it: Interaction) -> list[Any] | None:
@@ -339,7 +341,7 @@ def literal_fragments(s: AdapterUnderTest, a: Adapter, it: Interaction, events: 
             if values is None
             else f"{api.name}'s record locates no tool-input fragments (the API sends input whole, or no probe)"
         )
-        yield o(R.STREAM_LITERAL_JSON, s, "skip", it.label, why)
+        yield outcome(R.STREAM_LITERAL_JSON, s, "skip", it.label, why)
         return
     problems = []
     if len(wire) != len(order):
@@ -354,7 +356,7 @@ def literal_fragments(s: AdapterUnderTest, a: Adapter, it: Interaction, events: 
                 f"call {n} ({tid}): {len(got)} partial_json fragments, provider sent {len(want)}; first difference "
                 f"at fragment {first}: {json.dumps(got[first : first + 1])[:60]} vs {json.dumps(want[first : first + 1])[:60]}"
             )
-    yield o(
+    yield outcome(
         R.STREAM_LITERAL_JSON,
         s,
         "fail" if problems else "pass",

@@ -19,8 +19,8 @@ from .common import (
     check,
     crash,
     ctx_for,
-    o,
     opts,
+    outcome,
     parse_response,
     read_back,
     render,
@@ -72,7 +72,7 @@ def tool_ids(env: Env) -> Iterator[Outcome]:
                 R.TOOL_ID_PAIRED,
                 R.TOOL_ID_DETERMINISTIC,
             ):
-                yield o(rule, s, "skip", "-", "supports_tools is false")
+                yield outcome(rule, s, "skip", "-", "supports_tools is false")
             continue
         yield from _script_ids(s)
         yield from _foreign_ids(env, s)
@@ -91,7 +91,7 @@ def _script_ids(s: AdapterUnderTest) -> Iterator[Outcome]:
             first = render(a, msgs, tools, opts(a))
             second = render(a, copy.deepcopy(msgs), tools, opts(a))
     except Exception as exc:
-        yield o(R.TOOL_ID_RULES, s, "fail", "script", crash(exc))
+        yield outcome(R.TOOL_ID_RULES, s, "fail", "script", crash(exc))
         return
     m = a.tool_id_map(sid)
     pids = [m.get_provider(c) for c in cids]
@@ -107,7 +107,7 @@ def _script_ids(s: AdapterUnderTest) -> Iterator[Outcome]:
             problems.append(f"{p!r} is not a tool id {api.title} accepts ({api.name} record)")
     if len(set(pids)) != len(pids):
         problems.append(f"two canonical ids got the same provider id: {pids}")
-    yield o(R.TOOL_ID_RULES, s, "fail" if problems else "pass", "script", "; ".join(problems[:3]))
+    yield outcome(R.TOOL_ID_RULES, s, "fail" if problems else "pass", "script", "; ".join(problems[:3]))
     # TC303: stable across calls and injective
     inj = []
     if body_text(second.body) != text:
@@ -115,7 +115,7 @@ def _script_ids(s: AdapterUnderTest) -> Iterator[Outcome]:
     pairs = m.pairs()
     if len({c for c, _ in pairs}) != len(pairs) or len({p for _, p in pairs}) != len(pairs):
         inj.append(f"map is not injective: {pairs}")
-    yield o(R.TOOL_ID_INJECTIVE, s, "fail" if inj else "pass", "script", "; ".join(inj))
+    yield outcome(R.TOOL_ID_INJECTIVE, s, "fail" if inj else "pass", "script", "; ".join(inj))
     # TC305: use and result carry the same id
     paired = []
     for c, p in zip(cids, pids, strict=True):
@@ -138,7 +138,7 @@ def _script_ids(s: AdapterUnderTest) -> Iterator[Outcome]:
             ]
             if got_uses != cids or got_results != cids:
                 paired.append(f"read back: uses {got_uses}, results {got_results}, want {cids} for both")
-    yield o(R.TOOL_ID_PAIRED, s, "fail" if paired else "pass", "script", "; ".join(paired[:3]))
+    yield outcome(R.TOOL_ID_PAIRED, s, "fail" if paired else "pass", "script", "; ".join(paired[:3]))
 
 
 def _with_foreign_ids(msgs: list[Any], ids: dict[str, str], names: list[str]) -> list[Any]:
@@ -170,11 +170,11 @@ def _foreign_ids(env: Env, s: AdapterUnderTest) -> Iterator[Outcome]:
     api = wire_api_of(a)
     label = "replay with foreign tool ids"
     if api is None:
-        yield o(R.TOOL_ID_RULES, s, "skip", label, f"no WireApi record named {a.wire_api!r}")
+        yield outcome(R.TOOL_ID_RULES, s, "skip", label, f"no WireApi record named {a.wire_api!r}")
         return
     if api.tool_ids.pattern is None and api.tool_ids.max_length is None:
         why = f"{api.title}'s docs set no rule on tool ids (its record's tool_ids): no foreign id can break one"
-        yield o(R.TOOL_ID_RULES, s, "skip", label, why)
+        yield outcome(R.TOOL_ID_RULES, s, "skip", label, why)
         return
     peers = [p for p in env.peers if p.name != a.name]
     names = [FOREIGN_ADAPTER, *(p.name for p in peers)]
@@ -192,7 +192,7 @@ def _foreign_ids(env: Env, s: AdapterUnderTest) -> Iterator[Outcome]:
             with capture_warnings():
                 wire = render(a, _with_foreign_ids(msgs, ids, names), tools, opts(a))
         except Exception as exc:
-            yield o(R.TOOL_ID_RULES, s, "fail", f"{label} ({kind})", crash(exc))
+            yield outcome(R.TOOL_ID_RULES, s, "fail", f"{label} ({kind})", crash(exc))
             continue
         body = wire.body if isinstance(wire.body, dict) else {}
         on_wire = [x.value for x in [*api.probes.tool_use_ids(body), *api.probes.tool_result_ids(body)]]
@@ -201,7 +201,7 @@ def _foreign_ids(env: Env, s: AdapterUnderTest) -> Iterator[Outcome]:
             for v in dict.fromkeys(x for x in on_wire if isinstance(x, str))
             if not api.tool_ids.accepts(v) or not a.provider_tool_id.match(v)
         ]
-        yield o(R.TOOL_ID_RULES, s, "fail" if problems else "pass", f"{label} ({kind})", "; ".join(problems[:2]))
+        yield outcome(R.TOOL_ID_RULES, s, "fail" if problems else "pass", f"{label} ({kind})", "; ".join(problems[:2]))
 
 
 def _recorded_ids(env: Env, s: AdapterUnderTest) -> Iterator[Outcome]:
@@ -228,7 +228,7 @@ def _recorded_ids(env: Env, s: AdapterUnderTest) -> Iterator[Outcome]:
                     f"the recorded response holds {len(wired)} tool call(s) ({it.wire.name if it.wire else ''} "
                     f"record), the parse none: their ids cannot go back ({LOOK_UP_PROVIDER})"
                 )
-                yield o(R.TOOL_ID_RESTORED, s, "fail", it.label, why)
+                yield outcome(R.TOOL_ID_RESTORED, s, "fail", it.label, why)
             continue
         m = a.tool_id_map(sid)
         b = answered(msg, sid)
@@ -236,7 +236,7 @@ def _recorded_ids(env: Env, s: AdapterUnderTest) -> Iterator[Outcome]:
             with capture_warnings():
                 wire = render(a, b.messages, tools_named(b.messages), opts(a))
         except Exception as exc:
-            yield o(R.TOOL_ID_RESTORED, s, "fail", it.label, crash(exc))
+            yield outcome(R.TOOL_ID_RESTORED, s, "fail", it.label, crash(exc))
             continue
         text, raw = body_text(wire.body), body_text(it.response_json)
         ids = WireIds.of(api or it.wire, [it.response_json])
@@ -262,9 +262,9 @@ def _recorded_ids(env: Env, s: AdapterUnderTest) -> Iterator[Outcome]:
         if minted == len(uses) and not problems:
             rec = api or it.wire
             why = f"{rec.name if rec else a.wire_api} issued no tool ids in this response (its record says it need not)"
-            yield o(R.TOOL_ID_RESTORED, s, "skip", it.label, why)
+            yield outcome(R.TOOL_ID_RESTORED, s, "skip", it.label, why)
         else:
-            yield o(R.TOOL_ID_RESTORED, s, "fail" if problems else "pass", it.label, "; ".join(problems[:3]))
+            yield outcome(R.TOOL_ID_RESTORED, s, "fail" if problems else "pass", it.label, "; ".join(problems[:3]))
         yield from _read_back_pairing(s, it.label, wire, sid, len(uses))
         # TC303: parsing the same bytes again in the session gives the same calls, up to a
         # consistent renaming of the ids the adapter minted (none the wire issued)
@@ -275,7 +275,7 @@ def _recorded_ids(env: Env, s: AdapterUnderTest) -> Iterator[Outcome]:
         pairs = m.pairs()
         if not len({c for c, _ in pairs}) == len(pairs) == len({p for _, p in pairs}):
             inj.append(f"map not injective: {pairs} ({BIDIRECTIONAL})")
-        yield o(R.TOOL_ID_INJECTIVE, s, "fail" if inj else "pass", it.label, "; ".join(inj[:3]))
+        yield outcome(R.TOOL_ID_INJECTIVE, s, "fail" if inj else "pass", it.label, "; ".join(inj[:3]))
         if not ren.problems:
             yield deterministic(s, it.label, ren.renamed, "parsing the response again")
 
@@ -330,7 +330,7 @@ def _read_back_pairing(s: AdapterUnderTest, label: str, wire: WireRequest, sid: 
     try:
         back = read_back(s.adapter, wire, sid + "_back")
     except Exception as exc:
-        yield o(R.TOOL_ID_PAIRED, s, "fail", label, f"reading back {crash(exc)}")
+        yield outcome(R.TOOL_ID_PAIRED, s, "fail", label, f"reading back {crash(exc)}")
         return
     if back is None:
         return
@@ -344,7 +344,7 @@ def _read_back_pairing(s: AdapterUnderTest, label: str, wire: WireRequest, sid: 
     ok = len(uses) == n and answered == list(range(n))
     why = "" if ok else f"read back, the results answer calls {answered} of {len(uses)}; sent: result k answers call k"
     cap = "supports_parallel_tool_calls" if n > 1 else "supports_tools"
-    yield o(R.TOOL_ID_PAIRED, s, "pass" if ok else "fail", label, why, cap)
+    yield outcome(R.TOOL_ID_PAIRED, s, "pass" if ok else "fail", label, why, cap)
 
 
 def _replies_distinct(env: Env, s: AdapterUnderTest) -> Iterator[Outcome]:
@@ -382,4 +382,4 @@ def _replies_distinct(env: Env, s: AdapterUnderTest) -> Iterator[Outcome]:
     if len(bodies) < 2:
         return
     why = "; ".join(shared[:3]) + " (a repeated call of a later reply is a new call, §6.2)" if shared else ""
-    yield o(R.TOOL_ID_INJECTIVE, s, "fail" if shared else "pass", "replies in one session", why)
+    yield outcome(R.TOOL_ID_INJECTIVE, s, "fail" if shared else "pass", "replies in one session", why)

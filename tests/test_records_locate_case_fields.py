@@ -1,6 +1,6 @@
-"""Issue 26 item 1: the records locate what the suite's new cases read (refusals, a blocked
-Gemini prompt, mid-stream error bodies, the structured-output field), from the providers'
-documented shapes written here by hand, never from an adapter."""
+"""The records locate what the suite's cases read (refusals, a blocked Gemini prompt,
+mid-stream error bodies, the structured-output field), from the providers' documented
+shapes written here by hand, never from an adapter (issue 26 item 1)."""
 
 from __future__ import annotations
 

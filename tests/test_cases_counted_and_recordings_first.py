@@ -1,6 +1,6 @@
-"""Issue 43 items 3, 4, 5, 7 and 8, and the false failures it measured: recordings judged
-before adapters, every case counted, scripted cases from the records, cassettes named by
-where they come from, public names kept as a contract."""
+"""Recordings judged before adapters, every case counted, scripted cases from the records,
+cassettes named by where they come from, public names kept as a contract (issue 43 items
+3, 4, 5, 7 and 8, and the false failures it measured)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""Issue 39, item 10: the smaller things a new user tripped on, one test each."""
+"""What a new user meets first and tripped on (issue 39 item 10), one test each: the extra a
+model target names, findings a lone context file does not owe, what conform prints with
+`-o html` and a JUnit report file, the init skeleton, the pre-commit hook's file pattern, an
+empty input, a TC606 reason."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Issue 25 items 3, 6 and 7: tool errors in band (TC902), unexercised capabilities (TC002)
-and scripted cases, errors declared in the wire records (TC801) and out-of-band estimate
-tokens (TC701)."""
+"""The checks judge by what the adapter and its wire record declare (issue 25 items 3, 6 and
+7): tool errors kept in band (TC902), unexercised capabilities (TC002) and scripted cases,
+errors declared in the wire records (TC801) and out-of-band estimate tokens (TC701)."""
 
 from __future__ import annotations
 
