@@ -1,11 +1,18 @@
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import pytest
 from shared_paths import ROOT, SAMPLES
 
 from conformance.suite.runner import SAMPLES_ENV
+
+# A run started in the background of a non-interactive shell inherits SIGINT ignored, and so
+# would every process the tests start (an ignored signal stays ignored across exec): the tests
+# that send Ctrl-C need it to act as it does at a terminal.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 SHARED = ROOT.parent / "shared"
 REFERENCE = SHARED / "reference"

@@ -115,7 +115,7 @@ def test_ray_messages_never_reach_stdout(
     f.write_bytes(b"".join(defects(corpus(40, 3), 3)))
     marker = tmp_path / "killed"
 
-    def kill_once(task: Any, options: Options) -> bytes:  # a local function: Ray pickles it by value
+    def kill_once(task: Any, options: Options, off: frozenset[str] = frozenset()) -> bytes:  # pickled by value
         if not marker.exists():
             marker.touch()
             os.kill(os.getpid(), signal.SIGKILL)
