@@ -17,6 +17,7 @@ from ...core.outputs import real
 from ...core.reporting import FindingsReport, output_choices, render_findings
 from ...formats.canonical.markers import DEFAULT_CRITICAL_KEY
 from ...migrations.atomic import atomic_write
+from ..options import split
 
 if TYPE_CHECKING:  # the suite is loaded only when conform runs
     from ...suite.runner import SuiteConfig, SuiteReport
@@ -24,10 +25,6 @@ if TYPE_CHECKING:  # the suite is loaded only when conform runs
 # conform's own renderings, then every findings output (`reporting.FINDINGS_OUTPUTS`)
 ConformOutput = output_choices("ConformOutput", "text", "json", "junit", "md", "html")
 TEXT = ConformOutput("text")
-
-
-def _split(values: list[str] | None) -> tuple[str, ...]:
-    return tuple(x.strip() for v in values or [] for x in v.split(",") if x.strip())
 
 
 def _check_report_path(report: Path, inputs: list[Path], *, force: bool) -> None:
@@ -138,7 +135,7 @@ def conform(
     from ...adapters.exec.manifest import ExecSettings
     from ...suite.runner import SuiteConfig, default_cassette_root, local_cassette_root, run, samples_asked
 
-    sel = Selection(select=_split(select), ignore=_split(ignore), strict=strict)
+    sel = Selection(select=split(select), ignore=split(ignore), strict=strict)
     _check_options(sel, critical_key, cassettes or [], exec_timeout)
     asked = samples_asked(samples, none=no_samples)
     local = local_cassette_root()
