@@ -29,11 +29,15 @@ COPIED = (
 RUFF = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
 RULE = ["new-rule", "TS122", "--family", "message", "--proof", "local", "--name", "SHOUTED_TEXT",
         "--section", "§4.2", "--summary", "Text block written in capitals only"]  # fmt: skip
+WIRE = ["new-wire-api", "acme-chat", "--docs", "https://docs.acme.example/api/chat", "--base-url",
+        "https://api.acme.example", "--path", "/v1/chat", "--title", "Acme Chat API"]  # fmt: skip
 CHECK = ["new-check", "TC911", "--family", "semantics", "--name", "EFFORT_SENT", "--section", "contract §4.2",
          "--summary", "Reasoning effort reaches the request", "--mutant", "EffortNotSent"]  # fmt: skip
+WHERE = ["--base-url", "https://a.example", "--path", "/v1"]
 RULE_OWN = "tests/test_rules_canonical.py::test_rule_fires_at_the_defect[TS122]"
 HELP_OWN = "tests/test_rule_help.py::test_each_canonical_rule_shows_the_smallest_fragments_around_its_defect[TS122]"
 CHECK_OWN = "tests/test_mutants.py::test_mutant_is_killed_by_expected_rule[EffortNotSent]"
+WIRE_OWN = "tests/test_wire_acme_chat.py::test_the_request_schema_refuses_a_body_the_docs_refuse"
 GUARDS = [
     "tests/test_rules_canonical.py",
     "tests/test_rule_help.py",
@@ -45,6 +49,10 @@ GUARDS = [
     "tests/test_fast_path.py::test_fast_path_covers_every_registered_rule",
     "tests/test_fast_path.py::test_every_rule_fixture_same",
     "tests/test_conform.py::test_base_class_capabilities_and_tests_come_from_the_catalogue",
+    "tests/test_wire_schemas_reference.py",
+    "tests/test_wire_access.py",
+    "tests/test_wire_records_reference.py",
+    "tests/test_thinking_back.py::test_records_declare_what_thinking_goes_back_with_the_doc_sentence",
 ]
 
 
@@ -63,8 +71,8 @@ def _pytest(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture(scope="module")
-def scratch(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
-    """A copy of the checkout in which both commands ran; their outputs."""
+def scratch(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str, str]:
+    """A copy of the checkout in which the three commands ran; their outputs."""
     root = tmp_path_factory.mktemp("checkout")
     for name in COPIED:
         src = ROOT / name
@@ -72,10 +80,10 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
             shutil.copytree(src, root / name, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
         else:
             shutil.copy2(src, root / name)
-    rule, check = _run(root, "-m", "conformance.dev", *RULE), _run(root, "-m", "conformance.dev", *CHECK)
-    assert rule.returncode == 0 and rule.stderr == "", rule.stderr
-    assert check.returncode == 0 and check.stderr == "", check.stderr
-    return root, rule.stdout, check.stdout
+    done = [_run(root, "-m", "conformance.dev", *args) for args in (RULE, CHECK, WIRE)]
+    for run in done:
+        assert run.returncode == 0 and run.stderr == "", run.stderr
+    return root, done[0].stdout, done[1].stdout, done[2].stdout
 
 
 def _files(out: str) -> list[str]:
@@ -83,8 +91,8 @@ def _files(out: str) -> list[str]:
 
 
 @pytest.mark.slow
-def test_the_pieces_pass_the_guards_and_the_stubs_fail_their_own_tests(scratch: tuple[Path, str, str]) -> None:
-    root, rule_out, check_out = scratch
+def test_the_pieces_pass_the_guards_and_the_stubs_fail_their_own_tests(scratch: tuple[Path, str, str, str]) -> None:
+    root, rule_out, check_out, wire_out = scratch
     assert _files(rule_out) == [
         "tests/rules/canonical/TS122.jsonl",
         "conformance/formats/canonical/rules.py",
@@ -102,18 +110,30 @@ def test_the_pieces_pass_the_guards_and_the_stubs_fail_their_own_tests(scratch: 
         "docs/traceability.md",
         "README.md",
     ]
-    assert any(line.startswith("next:  ") for line in rule_out.splitlines())
+    assert _files(wire_out) == [
+        "conformance/wire/acme_chat.py",
+        *(f"schemas/wire/acme-chat/{kind}.json" for kind in ("request", "response", "stream-event", "error")),
+        "tests/test_wire_acme_chat.py",
+        "conformance/wire/registry.py",
+        "docs/public-names.md",
+        "tests/data/public-names.json",
+    ]
+    assert all(any(x.startswith("next:  ") for x in out.splitlines()) for out in (rule_out, check_out, wire_out))
+    # the public name is pinned and documented (tests/test_public_names.py reads both)
+    assert '"acme-chat"' in (root / "tests/data/public-names.json").read_text(encoding="utf-8")
+    assert "`acme-chat`" in (root / "docs/public-names.md").read_text(encoding="utf-8")
     guards = _pytest(root, *GUARDS, "--deselect", RULE_OWN, "--deselect", HELP_OWN)
     assert guards.returncode == 0, guards.stdout[-4000:] + guards.stderr[-2000:]
-    own = _pytest(root, RULE_OWN, HELP_OWN, CHECK_OWN)
+    own = _pytest(root, RULE_OWN, HELP_OWN, CHECK_OWN, WIRE_OWN)
     failed = set(re.findall(r"^FAILED (\S+)", own.stdout, re.M))
-    assert failed == {RULE_OWN, HELP_OWN, CHECK_OWN}, own.stdout[-4000:]
+    assert failed == {RULE_OWN, HELP_OWN, CHECK_OWN, WIRE_OWN}, own.stdout[-4000:]
     assert "assert ('TS122', 2, '/TODO') in []" in own.stdout  # the rule reports nothing yet
     assert "EffortNotSent survived TC911" in own.stdout  # the check has no case yet
+    assert "request.json accepts an empty body" in own.stdout  # the schemas are not written yet
     counts = _run(root, "-m", "conformance.cli.docsgen", "--check", "README.md", "--check-counts")
     assert counts.returncode == 0, counts.stderr
     if RUFF is not None:
-        edited = sorted({*_files(rule_out), *_files(check_out)} - {"README.md", "docs/traceability.md"})
+        edited = sorted({*_files(rule_out), *_files(check_out), *_files(wire_out)})
         py = [f for f in edited if f.endswith(".py")]
         for args in (["check", *py], ["format", "--check", *py]):
             lint = subprocess.run([RUFF, *args], cwd=root, capture_output=True, text=True, check=False)
@@ -121,16 +141,22 @@ def test_the_pieces_pass_the_guards_and_the_stubs_fail_their_own_tests(scratch: 
 
 
 @pytest.mark.slow
-def test_contributing_lists_the_files_the_commands_write(scratch: tuple[Path, str, str]) -> None:
+def test_contributing_lists_the_files_the_commands_write(scratch: tuple[Path, str, str, str]) -> None:
     """CONTRIBUTING's recipes name exactly the files the commands write and edit."""
-    _, rule_out, check_out = scratch
+    _, rule_out, check_out, wire_out = scratch
     text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
-    for heading, out in (("## Adding a canonical rule", rule_out), ("## Adding a conformance check", check_out)):
+    for heading, out in (
+        ("## Adding a canonical rule", rule_out),
+        ("## Adding a conformance check", check_out),
+        ("## Adding an adapter", wire_out),
+    ):
         section = text[text.index(heading) :]
         section = section[: section.index("\n## ", 1)]
         for path in _files(out):
             generic = path.replace("TS122", "TSnnn").replace("invariants", "<family module>")
-            generic = generic.replace("semantics", "<family>")
+            generic = (
+                generic.replace("semantics", "<family>").replace("acme_chat", "<api>").replace("acme-chat", "<api>")
+            )
             assert f"`{generic}`" in section, (heading, generic)
 
 
@@ -138,6 +164,8 @@ def _snapshot() -> dict[str, bytes]:
     paths = [p for p in (ROOT / "conformance").rglob("*.py") if "__pycache__" not in p.parts]
     paths += [ROOT / "tests" / "test_rules_canonical.py", ROOT / "tests" / "mutants.py", ROOT / "README.md"]
     paths += [ROOT / "docs" / "traceability.md", *sorted((ROOT / "tests" / "rules" / "canonical").iterdir())]
+    paths += [ROOT / "docs" / "public-names.md", ROOT / "tests" / "data" / "public-names.json"]
+    paths += sorted((ROOT / "schemas" / "wire").rglob("*.json")) + sorted((ROOT / "tests").glob("test_wire_*.py"))
     return {str(p): p.read_bytes() for p in paths}
 
 
@@ -158,6 +186,14 @@ def _snapshot() -> dict[str, bytes]:
         (["new-check", "TC911", "--family", "semantics", "--slug", "served_model"], "has the slug 'served_model'"),
         (["new-check", "TC911", "--family", "semantics", "--mutant-of", "Nope"], "imports no such adapter class"),
         (["new-kind", "TS122"], "invalid choice: 'new-kind'"),
+        (["new-wire-api", "Acme", *WHERE], "'Acme' is not a wire API name"),
+        (["new-wire-api", "ollama-chat", *WHERE], "named ollama-chat"),
+        (["new-wire-api", "ollama-native", *WHERE], "named ollama-native"),
+        (
+            ["new-wire-api", "acme-chat", *WHERE],
+            "--docs: the documentation",
+        ),
+        (["new-wire-api", "acme-chat", *WHERE, "--docs", "https://d.example", "--framing", "xml"], "--framing 'xml'"),
     ],
 )
 def test_refusals_are_one_line_exit_2_and_write_nothing(

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
+from ..core.errors import InputError
 from . import check, rule, wire
 from .catalog import known_ids
 from .edit import Plan, Refused
@@ -62,9 +63,13 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--mutant", help="its mutant's class in tests/mutants.py (default BreaksTCnnn)")
     c.add_argument("--mutant-of", default="OpenAIChatAdapter", help="the reference adapter the mutant subclasses")
     w = sub.add_parser("new-wire-api", help="scaffold a wire API's record, schemas and registry line")
-    w.add_argument("name", help="its name (`acme-chat`)")
-    w.add_argument("--provider", required=True, help="the provider it belongs to (`acme`)")
-    w.add_argument("--path", default="/v1/TODO", help="its request path")
+    w.add_argument("name", help="its record's name (`acme-chat`)")
+    w.add_argument("--docs", action="append", default=[], help="a documentation URL it is written from (repeat)")
+    w.add_argument("--base-url", required=True, help="the provider's base URL (its docs' authentication section)")
+    w.add_argument("--path", required=True, help="its request path (`/v1/chat`)")
+    w.add_argument("--framing", default="sse", help="its streams' framing: sse, ndjson, json-array")
+    w.add_argument("--key-env", help="the environment variable holding the key (default: <FIRST WORD>_API_KEY)")
+    w.add_argument("--title", help="the API's name as its docs give it")
     return p
 
 
@@ -111,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         commands = {"new-rule": _new_rule, "new-check": _new_check, "new-wire-api": wire.scaffold_args}
         todo = commands[args.command](args, plan)
         done = plan.write()
-    except Refused as exc:
+    except (Refused, InputError, OSError) as exc:
         sys.stderr.write(f"{PROG}: {exc}\n")
         return 2
     if args.command == "new-check":

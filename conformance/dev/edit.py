@@ -55,6 +55,8 @@ class Plan:
 
     def write(self) -> list[str]:
         """Write every file; the lines saying what was written and what was edited."""
+        for rel in self.created:
+            (self.root / rel).parent.mkdir(parents=True, exist_ok=True)
         for rel, text in self.texts.items():
             outputs.write_bytes(self.root / rel, [text.encode("utf-8")])
         return [f"wrote  {rel}" for rel in self.created] + [f"edited {rel}" for rel in self.edited]
