@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 
 from . import trace
-from .edit import Plan, Refused, add_imports, at_anchor, call, declare, defined_names, insert_in_dict, pystr
+from .edit import LINE, Plan, Refused, add_imports, at_anchor, call, declare, defined_names, insert_in_dict, pystr
 
 CANONICAL = "conformance/formats/canonical"
 RULES = f"{CANONICAL}/rules.py"
@@ -143,10 +143,15 @@ def _rules_py(plan: Plan, r: NewRule) -> None:
 
 
 def _function(r: NewRule, family: Family) -> str:
-    blocks = f", blocks=({', '.join(pystr(b) for b in r.blocks)},)" if r.family == "block" else ""
+    names = [pystr(b) for b in r.blocks]
+    listed = f"({names[0]},)" if len(names) == 1 else f"({', '.join(names)})"
+    blocks = f", blocks={listed}" if r.family == "block" else ""
+    head = f"def {r.name.lower()}({family.params}) -> None:"
+    if len(head) > LINE:  # as ruff format wraps it
+        head = f"def {r.name.lower()}(\n    {family.params}\n) -> None:"
     return (
         f"\n\n@{family.const}.register(R.{r.name}{blocks}, fast={pystr(r.proof)})\n"
-        f"def {r.name.lower()}({family.params}) -> None:\n"
+        f"{head}\n"
         f'    """{r.rule_id} ({r.section}): scaffolded by `python -m conformance.dev new-rule`; it reports\n'
         f"    nothing yet, so its case in {CASES} fails until the defect is planted\n"
         f'    in its fixture and reported here: `emit({family.record}, pointer, R.{r.name}, message)`."""\n'
