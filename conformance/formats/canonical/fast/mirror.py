@@ -37,6 +37,9 @@ def _b64_ok(data: str) -> bool:
     return True
 
 
+# new-rule: scaffolded rules' clearing functions go below this line (python -m conformance.dev new-rule)
+
+
 class Mirror:
     """The one-message rules' predicates (`FastPath` sets what they read)."""
 
@@ -293,6 +296,7 @@ class Mirror:
             for b in content:
                 if not self._block_ok(b):
                     return None
+        # new-rule: scaffolded predicates go below this line (python -m conformance.dev new-rule)
         if self.prices is not None and not self._priced(meta, model):
             return None
         return SessionItem(
@@ -305,6 +309,7 @@ class Mirror:
         batch)."""
         on, cls = self.on, self.cls
         t = type(b)
+        # new-rule: scaffolded predicates go below this line (python -m conformance.dev new-rule)
         if t is cls.tool_use:
             if formats and on[R.TOOL_ID_FORMAT.id] and not self.re_tool_id(b.id):
                 return False
@@ -342,6 +347,7 @@ class Mirror:
             return True
         prices, on = self.prices, self.on
         assert prices is not None
+        # new-rule: scaffolded predicates go below this line (python -m conformance.dev new-rule)
         version = usage.pricing_version
         table = prices.versions.get(version)
         if table is None:
