@@ -58,18 +58,15 @@ def test_mutant_is_killed_by_expected_rule(cls, rule):
     assert all(re.match(r"\S[^:]*: \S", why) for why in result.reasons), result.reasons
 
 
-def test_kill_rate_is_total():
+def test_the_mutants_cover_every_reference_api():
+    """At least 30 mutants over every reference adapter's wire API. The kill rate is total
+    when every case of test_mutant_is_killed_by_expected_rule passes (one case per mutant:
+    a survivor fails its own case); running them all again here cost a worker minutes."""
     assert len(MUTANTS) >= 30 and len({c.wire_api for c in MUTANTS}) >= 3
     per_api = Counter(c.wire_api for c in MUTANTS)
     reference_apis = {OpenRouterChatAdapter.wire_api} | {registry.load(n).wire_api for n in registry.available()}
     assert all(per_api[api] >= 1 for api in reference_apis), per_api
     assert per_api["openai-responses"] >= 10 and per_api["gemini-generate-content"] >= 10, per_api
-    survivors = []
-    for cls, rule in MUTANTS.items():
-        r = run_mutant(cls, rule).result(rule, cls.name)
-        if r is None or r.status != "fail":
-            survivors.append(cls.__name__)
-    assert survivors == []
 
 
 @pytest.mark.parametrize(
