@@ -1,6 +1,5 @@
-"""Suite fixes the AI SDK bridges exposed (issue 42 items 3 and 5): checks that render a
-tool history render it with its tools, and the scripted usage body stays one the API could
-send."""
+"""Checks that render a tool history render it with its tools, and the scripted usage body
+stays one the API could send (both found by the AI SDK bridges, issue 42)."""
 
 from __future__ import annotations
 
