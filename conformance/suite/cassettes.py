@@ -279,7 +279,7 @@ def load_cassette(path: Path, label: str | None = None) -> Cassette:
         data = recordings.parse_json(text) if as_json else recordings.parse_yaml(text)
         fmt = recordings.detect(data)
         if fmt is None and as_json:
-            cas.skipped = f"{label}: not a recording of a format read here ({recordings.names()})"
+            cas.skipped = f"not a recording of a format read here ({recordings.names()})"
             return cas
         if fmt is not None and fmt.name != "vcrpy":
             return recordings.read(fmt, cas, data, lines)
