@@ -66,7 +66,8 @@ def b64(value: Any, what: str) -> bytes:
     if not isinstance(value, str):
         raise CassetteError(f"{what} is a {type(value).__name__}, not base64 text")
     try:
-        return base64.b64decode(value.encode("ascii"), validate=False)
+        # line breaks are YAML's folding of a long scalar; any other non-alphabet byte is damage
+        return base64.b64decode("".join(value.split()).encode("ascii"), validate=True)
     except (binascii.Error, UnicodeEncodeError) as exc:
         raise CassetteError(f"{what} is not base64 ({exc})") from None
 

@@ -31,14 +31,15 @@ def items(doc: Any) -> list[Any]:
 
 
 def _body(value: Any, what: str) -> bytes:
+    """A body: `{string}`, `{base64_string}`, a bare string or none (`what`: its path)."""
     if value is None or isinstance(value, str | bytes):
-        return text_bytes(value, what)
-    body = mapping(value, what)
+        return text_bytes(value, f"`{what}`")
+    body = mapping(value, f"`{what}`")
     if body.get("file") is True:
-        raise ValueError(f"{what} is stored in a file of its own (`file: true`); not read")
+        raise ValueError(f"`{what}` is stored in a file of its own (`file: true`); not read")
     if body.get("base64_string") is not None:
-        return b64(body["base64_string"], f"{what}.base64_string")
-    return text_bytes(body.get("string"), f"{what}.string")
+        return b64(body["base64_string"], f"`{what}.base64_string`")
+    return text_bytes(body.get("string"), f"`{what}.string`")
 
 
 def _status(value: Any) -> int:
@@ -57,9 +58,9 @@ def read(item: Any) -> Recorded:
         method=str(req.get("method") or "POST"),
         status=_status(resp.get("status")),
         request_headers=header_map(req.get("headers"), "`request.headers`"),
-        request_body=_body(req.get("body"), "`request.body`"),
+        request_body=_body(req.get("body"), "request.body"),
         headers=header_map(resp.get("headers"), "`response.headers`"),
-        body=_body(resp.get("body"), "`response.body`"),
+        body=_body(resp.get("body"), "response.body"),
     )
 
 
