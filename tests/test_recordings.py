@@ -74,11 +74,27 @@ def test_each_format_reads_as_vcrpy_reads_its_twin(name, reference):
         assert mine.path == DATA / name and mine.label == f"{DATA / name}#{mine.index}"
 
 
-@pytest.mark.parametrize("name", [n for n in sorted(FORMATS) if n.endswith((".yaml", ".yml"))])
-def test_yaml_formats_give_each_interaction_its_line(name):
+# where an interaction starts: a YAML sequence item, or a JSON element at its array's indent
+STARTS = {"nock.json": "  {", "ruby-vcr.json": "    {", "polly.har": "      {"}
+
+
+@pytest.mark.parametrize("name", sorted(FORMATS))
+def test_every_format_gives_each_interaction_its_line(name):
     lines = (DATA / name).read_text(encoding="utf-8").splitlines()
     got = load_cassette(DATA / name).interactions
-    assert [it.line for it in got] == [i + 1 for i, t in enumerate(lines) if t.startswith("- ")]
+    start = STARTS.get(name)
+    want = [i + 1 for i, t in enumerate(lines) if (t == start if start else t.startswith("- "))]
+    assert len(want) == 4 and [it.line for it in got] == want
+
+
+def test_a_bad_json_interaction_is_located_at_its_line(tmp_path):
+    p = _edit("polly.har", '"status": 200', '"status": "none"', tmp_path)
+    c = load_cassette(p)
+    line = next(i + 1 for i, t in enumerate(p.read_text().splitlines()) if t == "      {")
+    assert (
+        c.error
+        == f"cannot read cassette {p}:{line}: har interaction 0: `response.status` is 'none', not an HTTP status code"
+    )
 
 
 def test_conform_judges_and_replays_every_format():
@@ -225,8 +241,7 @@ def test_a_bad_interaction_is_one_line_naming_file_and_line(tmp_path, name, old,
     c = load_cassette(p)
     assert c.error is not None and why in c.error and "\n" not in c.error, c.error
     assert c.error.startswith(f"cannot read cassette {p}")
-    if name.endswith((".yaml", ".yml")):
-        assert c.error.startswith(f"cannot read cassette {p}:")  # with the interaction's line
+    assert c.error.startswith(f"cannot read cassette {p}:")  # with the interaction's line
     assert len(c.interactions) == 3  # the others are read on
 
 

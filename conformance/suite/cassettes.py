@@ -278,6 +278,8 @@ def load_cassette(path: Path, label: str | None = None) -> Cassette:
 
         data = recordings.parse_json(text) if as_json else recordings.parse_yaml(text)
         fmt = recordings.detect(data)
+        if as_json and fmt is not None:
+            lines = recordings.json_lines(text, fmt)
         if fmt is None and as_json:
             cas.skipped = f"not a recording of a format read here ({recordings.names()})"
             return cas

@@ -8,14 +8,16 @@ the parsed document: vcrpy, go-vcr (Go), VCR (Ruby and R), HAR (browsers, Polly.
 (Node). A reader turns each interaction into a `Recorded`; `base.interaction_of` makes the
 suite's `Interaction` of it, so every format is attributed and decoded alike.
 
-Adding a format: a module here with `detect`, `items` and `read` and its `FORMAT`, listed in
+Adding a format: a module here with `detect` and `read` and its `FORMAT`, listed in
 `FORMATS`, a hand-written recording under tests/data/recordings/, and its name in the docs.
 """
 
 from __future__ import annotations
 
 import base64
+import bisect
 import json
+import re
 import zlib
 from typing import Any
 
@@ -75,11 +77,54 @@ def parse_json(text: str) -> Any:
         raise CassetteError(f"not JSON: {exc}") from None
 
 
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{},:]')
+
+
+def json_lines(text: str, fmt: RecordingFormat) -> list[int]:
+    """The 1-based line on which each interaction of a JSON recording starts (at the array
+    `fmt.items_at` names), found by one scan of its tokens (nothing built; the document was
+    parsed, bounded, before). Empty when the array is not where the format says."""
+    newlines = [m.start() for m in re.finditer("\n", text)]
+    stack: list[list[Any]] = []  # per open container: its kind and, in an object, the last key
+    key: str | None = None
+    target: int | None = None  # the stack depth of the interactions' array
+    lines: list[int] = []
+
+    def element_after(end: int) -> None:
+        i = end
+        while i < len(text) and text[i] in " \t\r\n":
+            i += 1
+        if i < len(text) and text[i] != "]":
+            lines.append(bisect.bisect_right(newlines, i) + 1)
+
+    for m in _JSON_TOKEN.finditer(text):
+        t = m.group()
+        if t[0] == '"':
+            key = t
+        elif t == ":":
+            if stack and stack[-1][0] == "{" and key is not None:
+                stack[-1][1] = json.loads(key)
+        elif t in "[{":
+            here = tuple(k for _, k in stack)
+            stack.append([t, None])
+            if t == "[" and target is None and all(c == "{" for c, _ in stack[:-1]) and here == fmt.items_at:
+                target = len(stack)
+                element_after(m.end())
+        elif t in "]}":
+            if target is not None and len(stack) == target:
+                break
+            if stack:
+                stack.pop()
+        elif t == "," and target is not None and len(stack) == target:
+            element_after(m.end())
+    return lines
+
+
 def read(fmt: RecordingFormat, cas: Cassette, doc: Any, lines: list[int]) -> Cassette:
     """Every interaction of `doc` (of format `fmt`) into `cas`; one that cannot be read is
     the cassette's `error` (the first, with its line where the format gives one), the others
     are read on."""
-    assert fmt.items is not None and fmt.read is not None
+    assert fmt.read is not None
     for i, item in enumerate(fmt.items(doc)):
         line = lines[i] if i < len(lines) else None
         try:
@@ -95,4 +140,4 @@ def read(fmt: RecordingFormat, cas: Cassette, doc: Any, lines: list[int]) -> Cas
     return cas
 
 
-__all__ = ["FORMATS", "RecordingFormat", "detect", "names", "parse_json", "parse_yaml", "read"]
+__all__ = ["FORMATS", "RecordingFormat", "detect", "json_lines", "names", "parse_json", "parse_yaml", "read"]

@@ -40,15 +40,23 @@ class Recorded:
 @dataclass(frozen=True)
 class RecordingFormat:
     """One recorder's format: `detect` says from the parsed document (its top-level keys)
-    whether it is this format, `items` lists its interactions, `read` reads one (raising
-    CassetteError, ValueError, KeyError or TypeError for one it cannot read). vcrpy's has
-    neither: vcrpy's own loader reads it (`cassettes.load_cassette`)."""
+    whether it is this format, `items_at` where its interactions are, `read` reads one
+    (raising CassetteError, ValueError, KeyError or TypeError for one it cannot read).
+    vcrpy's has no `read`: vcrpy's own loader reads it (`cassettes.load_cassette`)."""
 
     name: str
     recorder: str  # who writes it, for docs and messages
     detect: Callable[[Any], bool]
-    items: Callable[[Any], list[Any]] | None = None
+    # the object keys from the document's top to the array of its interactions (`()`: the
+    # document is that array), for each interaction's line in a JSON file
+    items_at: tuple[str, ...]
     read: Callable[[Any], Recorded] | None = None
+
+    def items(self, doc: Any) -> list[Any]:
+        """The interactions of a document `detect` accepted."""
+        for key in self.items_at:
+            doc = doc[key]
+        return list(doc)
 
 
 def text_bytes(value: Any, what: str) -> bytes:

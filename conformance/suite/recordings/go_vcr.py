@@ -30,10 +30,6 @@ def detect(doc: Any) -> bool:
     return isinstance(req, dict) and "url" in req and "uri" not in req
 
 
-def items(doc: Any) -> list[Any]:
-    return list(doc["interactions"])
-
-
 def read(item: Any) -> Recorded:
     it = mapping(item, "the interaction")
     req = mapping(it.get("request"), "`request`")
@@ -51,4 +47,4 @@ def read(item: Any) -> Recorded:
     )
 
 
-FORMAT = RecordingFormat("go-vcr", "go-vcr (Go), cassette versions 1 and 2", detect, items, read)
+FORMAT = RecordingFormat("go-vcr", "go-vcr (Go), cassette versions 1 and 2", detect, ("interactions",), read)

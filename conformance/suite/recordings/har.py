@@ -23,10 +23,6 @@ def detect(doc: Any) -> bool:
     return isinstance(log, dict) and isinstance(log.get("entries"), list)
 
 
-def items(doc: Any) -> list[Any]:
-    return list(doc["log"]["entries"])
-
-
 def _headers(raw: Any, what: str) -> Headers:
     out: Headers = {}
     if raw is None:
@@ -66,4 +62,4 @@ def read(item: Any) -> Recorded:
     )
 
 
-FORMAT = RecordingFormat("har", "HAR 1.2 (browsers, Polly.js, mitmproxy)", detect, items, read)
+FORMAT = RecordingFormat("har", "HAR 1.2 (browsers, Polly.js, mitmproxy)", detect, ("log", "entries"), read)

@@ -28,10 +28,6 @@ def detect(doc: Any) -> bool:
     )
 
 
-def items(doc: Any) -> list[Any]:
-    return list(doc)
-
-
 def _origin(scope: Any) -> str:
     """The scope without its scheme's default port (`https://h:443` -> `https://h`), so the
     URL is the one the client asked for and the records' hosts match it."""
@@ -99,4 +95,4 @@ def read(item: Any) -> Recorded:
     )
 
 
-FORMAT = RecordingFormat("nock", "nock (Node) recorder objects and nock.back fixtures", detect, items, read)
+FORMAT = RecordingFormat("nock", "nock (Node) recorder objects and nock.back fixtures", detect, (), read)

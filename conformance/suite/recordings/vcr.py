@@ -26,10 +26,6 @@ def detect(doc: Any) -> bool:
     return isinstance(doc, dict) and isinstance(doc.get("http_interactions"), list)
 
 
-def items(doc: Any) -> list[Any]:
-    return list(doc["http_interactions"])
-
-
 def _body(value: Any, what: str) -> bytes:
     """A body: `{string}`, `{base64_string}`, a bare string or none (`what`: its path)."""
     if value is None or isinstance(value, str | bytes):
@@ -64,4 +60,4 @@ def read(item: Any) -> Recorded:
     )
 
 
-FORMAT = RecordingFormat("vcr", "Ruby's VCR and R's vcr, YAML or JSON", detect, items, read)
+FORMAT = RecordingFormat("vcr", "Ruby's VCR and R's vcr, YAML or JSON", detect, ("http_interactions",), read)

@@ -17,4 +17,6 @@ def detect(doc: Any) -> bool:
     return isinstance(doc, dict) and "interactions" in doc and not go_vcr.detect(doc)
 
 
-FORMAT = RecordingFormat("vcrpy", "vcrpy (Python), YAML or JSON, and pydantic-ai's parsed_body variant", detect)
+FORMAT = RecordingFormat(
+    "vcrpy", "vcrpy (Python), YAML or JSON, and pydantic-ai's parsed_body variant", detect, ("interactions",)
+)
