@@ -235,6 +235,8 @@ class Cassette:
     error: str | None = None
     # a JSON file that is no recording format read here: why it was set aside (TC800's skip)
     skipped: str | None = None
+    # the recorder's format it was read as (`recordings.FORMATS` names; None: not read)
+    format: str | None = None
 
 
 def _unparse_bodies(data: dict[str, Any]) -> None:
@@ -278,6 +280,8 @@ def load_cassette(path: Path, label: str | None = None) -> Cassette:
 
         data = recordings.parse_json(text) if as_json else recordings.parse_yaml(text)
         fmt = recordings.detect(data)
+        if fmt is not None:
+            cas.format = fmt.name
         if as_json and fmt is not None:
             lines = recordings.json_lines(text, fmt)
         if fmt is None and as_json:
