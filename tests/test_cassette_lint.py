@@ -261,6 +261,7 @@ def test_every_recorders_layout_is_linted_at_its_line(tmp_path: Path, capsys: py
     entry = har["log"]["entries"][0]
     entry["request"]["headers"].append({"name": "x-api-key", "value": ANTHROPIC_KEY})
     entry["request"]["url"] += f"?key={GOOGLE_KEY}"
+    entry["response"]["cookies"] = [{"name": "__cf_bm", "value": tok(40), "path": "/"}]
     entry["response"]["content"]["text"] = entry["response"]["content"]["text"].replace("there.", "\U0001f600")
     (tmp_path / "polly.har").write_text(json.dumps(har, indent="\t"))  # ensure_ascii: \ud83d\ude00
     nock = json.loads((RECORDINGS / "nock.json").read_text())
@@ -277,6 +278,7 @@ def test_every_recorders_layout_is_linted_at_its_line(tmp_path: Path, capsys: py
     assert found["polly.har"] == [
         ("CL001", _line_of(text, ANTHROPIC_KEY), "/log/entries/0/request/headers/1/value"),
         ("CL002", _line_of(text, GOOGLE_KEY), "/log/entries/0/request/url"),
+        ("CL005", _line_of(text, '"__cf_bm"') + 1, "/log/entries/0/response/cookies/0/value"),
     ]
     text = (tmp_path / "nock.json").read_text()
     assert found["nock.json"] == [

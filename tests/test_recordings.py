@@ -280,3 +280,14 @@ def test_huge_and_inflating_recordings_are_refused(tmp_path, monkeypatch):
         c = load_cassette(DATA / name)
         assert c.error is not None and "response body inflates past 100 bytes; not read" in c.error, name
         assert len(c.interactions) == 3
+
+
+def test_har_pseudo_headers_are_the_request_line_not_headers(tmp_path, reference):
+    har = json.loads((DATA / "polly.har").read_text(encoding="utf-8"))
+    har["log"]["entries"][0]["request"]["headers"][:0] = [
+        {"name": ":authority", "value": "api.openai.com"},
+        {"name": ":path", "value": "/v1/chat/completions"},
+    ]
+    (tmp_path / "h2.har").write_text(json.dumps(har), encoding="utf-8")
+    it = load_cassette(tmp_path / "h2.har").interactions[0]
+    assert it.request_headers == reference[0].request_headers == {"content-type": "application/json"}

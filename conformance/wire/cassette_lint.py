@@ -308,6 +308,8 @@ class _Linter:
             elif isinstance(n, yaml.SequenceNode):
                 if p and p[-1] in ("headers", "rawHeaders"):
                     self.header_list(n, p)
+                if p and p[-1] == "cookies":  # HAR lists a message's cookies apart as well
+                    self.cookie_list(n, p)
                 for i, v in reversed(list(enumerate(n.value))):
                     stack.append((v, (*p, i)))
             elif isinstance(n, yaml.ScalarNode):
@@ -344,6 +346,13 @@ class _Linter:
                 self.hit(ACCOUNT_ID, v, at, f"header {name} identifies the recording account; scrub it")
             elif low in COOKIE_HEADERS:
                 self.hit(COOKIE, v, at, f"header {name} holds a cookie; scrub it")
+
+    def cookie_list(self, node: yaml.SequenceNode, path: tuple[str | int, ...]) -> None:
+        for i, x in enumerate(node.value):
+            fields = {k.value: v for k, v in x.value if isinstance(k, yaml.ScalarNode)} if isinstance(x, yaml.MappingNode) else {}  # fmt: skip
+            value = fields.get("value")
+            if isinstance(value, yaml.ScalarNode) and str(value.value) and not is_scrubbed(str(value.value)):
+                self.hit(COOKIE, value, (*path, i, "value"), "cookie recorded; scrub it")
 
     def uri(self, node: yaml.ScalarNode, path: tuple[str | int, ...]) -> None:
         signing: list[tuple[str, str]] = []

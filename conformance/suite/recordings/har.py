@@ -6,7 +6,9 @@ response: {status, headers, content: {mimeType, text, encoding}}}`. `content.tex
 body, base64 when `encoding` is `"base64"`; HAR says the body is stored decoded ("the HTTP
 response is decoded (decompressed & unchunked)"), so a `content-encoding` header is undone
 only where the bytes are still compressed (Polly.js stores a gzip body base64 as received).
-The media type is `content.mimeType` where no `content-type` header says it.
+The media type is `content.mimeType` where no `content-type` header says it. HTTP/2's
+pseudo-headers a browser lists among the headers (`:authority`, `:path`) are left out: they are
+the request line, which `method` and `url` already hold.
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ def _headers(raw: Any, what: str) -> Headers:
     for h in raw:
         if not isinstance(h, Mapping) or not isinstance(h.get("name"), str):
             raise CassetteError(f"{what} holds {h!r}, not a {{name, value}} object")
-        add_header(out, h["name"], [h.get("value")])
+        if not h["name"].startswith(":"):  # HTTP/2 pseudo-headers (RFC 9113 §8.3) are no header fields
+            add_header(out, h["name"], [h.get("value")])
     return out
 
 
