@@ -280,15 +280,14 @@ def load_cassette(path: Path, label: str | None = None) -> Cassette:
 
         data = recordings.parse_json(text) if as_json else recordings.parse_yaml(text)
         fmt = recordings.detect(data)
-        if fmt is not None:
-            cas.format = fmt.name
-        if as_json and fmt is not None:
-            lines = recordings.json_lines(text, fmt)
         if fmt is None and as_json:
             cas.skipped = f"not a recording of a format read here ({recordings.names()})"
             return cas
-        if fmt is not None and fmt.name != "vcrpy":
-            return recordings.read(fmt, cas, data, lines)
+        if fmt is not None:
+            cas.format = fmt.name
+            lines = recordings.json_lines(text, fmt) if as_json else lines
+            if fmt.read is not None:  # every format but vcrpy's, which vcrpy reads below
+                return recordings.read(fmt, cas, data, lines)
         if not isinstance(data, dict) or "interactions" not in data:
             raise ValueError("not a vcrpy cassette (no `interactions`)")
         _unparse_bodies(data)
