@@ -291,3 +291,12 @@ def test_har_pseudo_headers_are_the_request_line_not_headers(tmp_path, reference
     (tmp_path / "h2.har").write_text(json.dumps(har), encoding="utf-8")
     it = load_cassette(tmp_path / "h2.har").interactions[0]
     assert it.request_headers == reference[0].request_headers == {"content-type": "application/json"}
+
+
+def test_a_har_form_body_given_as_params_is_kept(tmp_path):
+    har = json.loads((DATA / "polly.har").read_text(encoding="utf-8"))
+    post = har["log"]["entries"][0]["request"]["postData"]
+    post.update(mimeType="application/x-www-form-urlencoded", params=[{"name": "q", "value": "a b"}, {"name": "n", "value": "1"}])  # fmt: skip
+    del post["text"]
+    (tmp_path / "form.har").write_text(json.dumps(har), encoding="utf-8")
+    assert load_cassette(tmp_path / "form.har").interactions[0].request_raw == b"q=a+b&n=1"

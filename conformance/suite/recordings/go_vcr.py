@@ -7,8 +7,8 @@ code}`; version 2 (go-vcr v3, v4) adds `id`, `proto`, `proto_major`, `proto_mino
 `content_length`, `host`, ... to both, `duration` and `uncompressed` to the response. Headers
 are Go's `http.Header` (`{Name: [v, ...]}`); a body is a Go string, which YAML writes as text
 or, when it is no UTF-8, as `!!binary`. `uncompressed: true` says Go's transport undid gzip
-before go-vcr saw the body (it then drops `Content-Encoding` itself). A request recorded with
-only `form` values (a form post) carries no body here; the suite reads JSON bodies.
+before go-vcr saw the body (it then drops `Content-Encoding` itself). `form` is what Go's
+`ParseForm` made of the query and a form body, both of which `url` and `body` hold already.
 """
 
 from __future__ import annotations

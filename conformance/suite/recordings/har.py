@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlencode
 
 from ..cassettes import CassetteError
 from .base import Headers, Recorded, RecordingFormat, add_header, b64, mapping, status_code, text_bytes
@@ -39,14 +40,24 @@ def _headers(raw: Any, what: str) -> Headers:
     return out
 
 
+def _post_data(post: Any) -> bytes:
+    """The request body: `postData.text`, or (HAR: "text and params fields are mutually
+    exclusive") a form's `params` spelled as the form body they were."""
+    if not post:
+        return b""
+    data = mapping(post, "`request.postData`")
+    params = data.get("params")
+    if data.get("text") is None and isinstance(params, list) and params:
+        pairs = [mapping(p, "`request.postData.params[]`") for p in params]
+        return urlencode([(str(p.get("name", "")), str(p.get("value") or "")) for p in pairs]).encode("ascii")
+    return text_bytes(data.get("text"), "`request.postData.text`")
+
+
 def read(item: Any) -> Recorded:
     entry = mapping(item, "the entry")
     req = mapping(entry.get("request"), "`request`")
     resp = mapping(entry.get("response"), "`response`")
-    post = req.get("postData")
-    request_body = (
-        text_bytes(mapping(post, "`request.postData`").get("text"), "`request.postData.text`") if post else b""
-    )
+    request_body = _post_data(req.get("postData"))
     content = mapping(resp.get("content") or {}, "`response.content`")
     text = content.get("text")
     if content.get("encoding") == "base64":
