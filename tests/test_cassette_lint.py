@@ -244,3 +244,51 @@ def test_bedrocks_credential_headers_are_flagged(tmp_path: Path) -> None:
     assert [(h.finding.rule, h.finding.pointer) for h in lint(p)] == [
         ("CL001", "/interactions/0/request/headers/x-amz-security-token/0")
     ]
+
+
+RECORDINGS = ROOT / "tests" / "data" / "recordings"
+
+
+def _line_of(text: str, needle: str) -> int:
+    return next(i + 1 for i, t in enumerate(text.splitlines()) if needle in t)
+
+
+def test_every_recorders_layout_is_linted_at_its_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """HAR's `[{name, value}]` headers and `url`, nock's flat `rawHeaders` and `body`, go-vcr's
+    `url`, VCR's `body: {string}`; a JSON file tab-indented and with a surrogate-pair escape
+    (both of which PyYAML refuses as such) linted at its lines and scrubbed back to JSON."""
+    har = json.loads((RECORDINGS / "polly.har").read_text())
+    entry = har["log"]["entries"][0]
+    entry["request"]["headers"].append({"name": "x-api-key", "value": ANTHROPIC_KEY})
+    entry["request"]["url"] += f"?key={GOOGLE_KEY}"
+    entry["response"]["cookies"] = [{"name": "__cf_bm", "value": tok(40), "path": "/"}]
+    entry["response"]["content"]["text"] = entry["response"]["content"]["text"].replace("there.", "\U0001f600")
+    (tmp_path / "polly.har").write_text(json.dumps(har, indent="\t"))  # ensure_ascii: \ud83d\ude00
+    nock = json.loads((RECORDINGS / "nock.json").read_text())
+    nock[0]["rawHeaders"] += ["Set-Cookie", f"__cf_bm={tok(40)}; path=/"]
+    nock[0]["body"]["api_key"] = tok(24)
+    (tmp_path / "nock.json").write_text(json.dumps(nock, indent=2))
+    go = (RECORDINGS / "go-vcr-v1.yaml").read_text()
+    go = go.replace("url: https://api.openai.com/v1/chat/completions", f"url: https://api.openai.com/v1/chat/completions?key={GOOGLE_KEY}", 1)  # fmt: skip
+    (tmp_path / "go.yaml").write_text(go)
+    ruby = (RECORDINGS / "ruby-vcr.yml").read_text().replace('{\\"model\\": \\"gpt-4o\\"', f'{{\\"password\\": \\"{tok(20)}\\", \\"model\\": \\"gpt-4o\\"', 1)  # fmt: skip
+    (tmp_path / "ruby.yml").write_text(ruby)
+    found = {p.name: [(h.finding.rule, h.finding.line, h.finding.pointer) for h in lint(p)] for p in sorted(tmp_path.iterdir())}  # fmt: skip
+    text = (tmp_path / "polly.har").read_text()
+    assert found["polly.har"] == [
+        ("CL001", _line_of(text, ANTHROPIC_KEY), "/log/entries/0/request/headers/1/value"),
+        ("CL002", _line_of(text, GOOGLE_KEY), "/log/entries/0/request/url"),
+        ("CL005", _line_of(text, '"__cf_bm"') + 1, "/log/entries/0/response/cookies/0/value"),
+    ]
+    text = (tmp_path / "nock.json").read_text()
+    assert found["nock.json"] == [
+        ("CL007", _line_of(text, '"body"'), "/0/body"),
+        ("CL005", _line_of(text, "__cf_bm"), "/0/rawHeaders/5"),
+    ]
+    assert found["go.yaml"] == [("CL002", _line_of(go, GOOGLE_KEY), "/interactions/0/request/url")]
+    assert [(r, p) for r, _, p in found["ruby.yml"]] == [("CL007", "/http_interactions/0/request/body/string/password")]
+    rc, _, _ = cli(capsys, str(tmp_path), "--fix", "--in-place")
+    assert rc == 0 and all(lint(p) == [] for p in tmp_path.iterdir())
+    fixed = json.loads((tmp_path / "polly.har").read_text())  # still JSON, the rest kept
+    assert fixed["log"]["entries"][0]["response"]["content"]["text"].count("\U0001f600") == 1
+    assert json.loads((tmp_path / "nock.json").read_text())[0]["rawHeaders"][5] == "REDACTED"

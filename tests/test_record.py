@@ -125,3 +125,18 @@ def test_record_refuses_an_existing_non_cassette(tmp_path, monkeypatch, capsys, 
     err = capsys.readouterr().err.replace("\n", "")  # the CLI wraps long error lines on a narrow console
     assert rc == 2 and str(out) in err and "refusing to append" in err
     assert out.read_bytes() == before
+
+
+@pytest.mark.parametrize("name", ["go-vcr-v1.yaml", "ruby-vcr.yml", "polly.har"])
+def test_record_refuses_to_append_to_another_recorders_file(tmp_path, monkeypatch, capsys, server, name):
+    """conform reads go-vcr, VCR and HAR files; vcrpy would rewrite them in its own layout."""
+    from pathlib import Path
+
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    out = tmp_path / name
+    out.write_bytes((Path(__file__).parent / "data" / "recordings" / name).read_bytes())
+    before = out.read_bytes()
+    rc = main(["wire", "record", "-a", "openai-chat", "--base-url", server, str(_conv(tmp_path)), str(out)])
+    err = capsys.readouterr().err.replace("\n", "")
+    assert rc == 2 and "not a vcrpy YAML cassette; refusing to append" in err
+    assert out.read_bytes() == before

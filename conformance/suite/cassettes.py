@@ -46,6 +46,12 @@ MAX_CASSETTE_BYTES = 256 * 1024 * 1024
 MAX_YAML_DEPTH = 200
 MAX_YAML_NODES = 5_000_000
 """Nodes a cassette may hold once its aliases are expanded (bounds billion laughs)."""
+INTERACTION_KEYS = ("interactions", "http_interactions")
+"""The top-level keys whose sequence items are the interactions (`check_yaml_bounds`'s lines)."""
+JSON_SUFFIXES = (".json", ".har")
+"""Recordings written as JSON (VCR's and vcrpy's JSON serializers, HAR, nock); the rest are YAML."""
+SUFFIXES = (".yaml", ".yml", *JSON_SUFFIXES)
+"""What `iter_cassettes` reads under a folder."""
 
 try:  # libyaml's parser when PyYAML was built with it
     _Loader: type = yaml.CSafeLoader
@@ -65,8 +71,8 @@ class CassetteError(ValueError):
 
 def check_yaml_bounds(text: str) -> list[int]:
     """Refuse, before construction, YAML whose nesting or expanded aliases exceed the bounds;
-    return the 1-based line on which each item of the top-level `interactions` sequence
-    starts (for CI annotations; empty when the file is not shaped that way).
+    return the 1-based line on which each item of the top-level `interactions` (or
+    `http_interactions`) sequence starts (for CI annotations; empty when the file is not shaped that way).
 
     Walks PyYAML's event stream (no recursion, nothing built), counting for every anchor
     the nodes it stands for, so an alias costs what it expands to.
@@ -88,8 +94,8 @@ def check_yaml_bounds(text: str) -> list[int]:
                 elif depth == 2 and top_is_map:
                     is_key = top_nodes % 2 == 0
                     top_nodes += 1
-                    if is_key:
-                        interactions_next = isinstance(ev, yaml.ScalarEvent) and ev.value == "interactions"
+                    if is_key:  # vcrpy's and go-vcr's `interactions`, Ruby and R VCR's `http_interactions`
+                        interactions_next = isinstance(ev, yaml.ScalarEvent) and ev.value in INTERACTION_KEYS
                     elif interactions_next and isinstance(ev, yaml.SequenceStartEvent):
                         items_depth = 3
                 elif depth == items_depth:
@@ -227,6 +233,10 @@ class Cassette:
     label: str
     interactions: list[Interaction] = field(default_factory=list)
     error: str | None = None
+    # a JSON file that is no recording format read here: why it was set aside (TC800's skip)
+    skipped: str | None = None
+    # the recorder's format it was read as (`recordings.FORMATS` names; None: not read)
+    format: str | None = None
 
 
 def _unparse_bodies(data: dict[str, Any]) -> None:
@@ -250,6 +260,11 @@ class _Serializer:
 
 
 def load_cassette(path: Path, label: str | None = None) -> Cassette:
+    """The recording at `path`, in whichever format `recordings.FORMATS` recognises by its
+    content (vcrpy, go-vcr, Ruby or R VCR, HAR, nock; YAML or JSON by the file's suffix).
+    Never raises: what cannot be read is `error`, a JSON file of no known format `skipped`."""
+    from . import recordings  # the formats' readers use this module's Interaction
+
     label = label or str(path)
     cas = Cassette(path, label)
     try:
@@ -258,12 +273,21 @@ def load_cassette(path: Path, label: str | None = None) -> Cassette:
         if path.stat().st_size > MAX_CASSETTE_BYTES:
             raise CassetteError(f"larger than {MAX_CASSETTE_BYTES} bytes")
         text = path.read_text(encoding="utf-8")
-        lines = check_yaml_bounds(text)
+        as_json = path.suffix in JSON_SUFFIXES
+        lines = [] if as_json else check_yaml_bounds(text)
         # function-level imports: vcrpy (and httpx under it) loads only when a cassette is read
         from vcr import serialize
-        from vcr.serializers import yamlserializer
 
-        data = yamlserializer.deserialize(text)
+        data = recordings.parse_json(text) if as_json else recordings.parse_yaml(text)
+        fmt = recordings.detect(data)
+        if fmt is None and as_json:
+            cas.skipped = f"not a recording of a format read here ({recordings.names()})"
+            return cas
+        if fmt is not None:
+            cas.format = fmt.name
+            lines = recordings.json_lines(text, fmt) if as_json else lines
+            if fmt.read is not None:  # every format but vcrpy's, which vcrpy reads below
+                return recordings.read(fmt, cas, data, lines)
         if not isinstance(data, dict) or "interactions" not in data:
             raise ValueError("not a vcrpy cassette (no `interactions`)")
         _unparse_bodies(data)
@@ -303,15 +327,21 @@ def _request_bytes(req: Any) -> bytes:
     headers = {str(k).lower(): v for k, v in (getattr(req, "headers", None) or {}).items()}
     coding = headers.get("content-encoding", "")
     coding = (coding[0] if isinstance(coding, list) and coding else str(coding)).strip().lower()
+    return inflate(raw, coding, "request body")
+
+
+def inflate(raw: bytes, coding: str, what: str) -> bytes:
+    """`raw` with the gzip or deflate content coding `coding` undone (any other coding: as
+    it is), bounded as the cassette linter inflates (a small gzip body may expand without
+    end). Raises CassetteError naming `what` when it is not what its coding says."""
     if raw and coding in ("gzip", "deflate"):
-        # bounded, as the cassette linter inflates (a small gzip body may expand without end)
         d = zlib.decompressobj(16 + zlib.MAX_WBITS if coding == "gzip" else zlib.MAX_WBITS)
         try:
             out = d.decompress(raw, MAX_INFLATED + 1)
         except zlib.error as exc:
-            raise CassetteError(f"request body is not {coding} ({exc})") from None
+            raise CassetteError(f"{what} is not {coding} ({exc})") from None
         if len(out) > MAX_INFLATED:
-            raise CassetteError(f"request body inflates past {MAX_INFLATED} bytes; not read")
+            raise CassetteError(f"{what} inflates past {MAX_INFLATED} bytes; not read")
         return out
     return raw
 
@@ -339,10 +369,7 @@ def _interaction(label: str, i: int, req: Any, resp: dict[str, Any]) -> Interact
     raw = _request_bytes(req)
     body: Any = None
     if raw:
-        try:
-            body = loads_strict(raw)
-        except (ValueError, UnicodeDecodeError):
-            body = None
+        body = json_or_none(raw)
     headers = {k.lower(): v for k, v in (resp.get("headers") or {}).items()}
     ctype = headers.get("content-type", [""])
     ctype = ctype[0] if isinstance(ctype, list) and ctype else str(ctype)
@@ -362,15 +389,21 @@ def _interaction(label: str, i: int, req: Any, resp: dict[str, Any]) -> Interact
         request_headers=_request_headers(req),
     )
     if not inter.is_stream:
-        try:
-            inter.response_json = loads_strict(data) if data.strip() else None
-        except (ValueError, UnicodeDecodeError):
-            inter.response_json = None
+        inter.response_json = json_or_none(data)
     return inter
 
 
+def json_or_none(data: bytes) -> Any:
+    """`data` read as strict JSON, or None (empty, not JSON, too deep)."""
+    try:
+        return loads_strict(data) if data.strip() else None
+    except (ValueError, UnicodeDecodeError):
+        return None
+
+
 def iter_cassettes(root: Path) -> Iterator[Cassette]:
-    """Every `*.yaml`/`*.yml` under `root`, sorted, labelled relative to `root`."""
+    """Every recording (`*.yaml`, `*.yml`, `*.json`, `*.har`) under `root`, sorted, labelled
+    relative to `root`."""
     if root.is_file():
         yield load_cassette(root, root.name)
         return
@@ -382,7 +415,7 @@ def iter_cassettes(root: Path) -> Iterator[Cassette]:
         unreadable.append((where, exc.strerror or str(exc)))
 
     for folder, _dirs, files in os.walk(root, onerror=walk_error):  # never follows symlinked folders
-        found += [Path(folder) / f for f in files if f.endswith((".yaml", ".yml"))]
+        found += [Path(folder) / f for f in files if f.endswith(SUFFIXES)]
     for where, why in unreadable:
         label = str(where.relative_to(root)) if where.is_relative_to(root) else str(where)
         yield Cassette(where, label, error=f"cannot read folder: {why}")

@@ -23,7 +23,7 @@ from ..adapters.base import WireRequest
 from ..core.errors import InputError
 from ..wire import registry
 from ..wire.cassette_lint import account_headers, credential_headers
-from .cassettes import load_cassette
+from .cassettes import JSON_SUFFIXES, load_cassette
 
 
 def secret_request_headers() -> list[str]:
@@ -89,6 +89,10 @@ def record(
         existing = load_cassette(cassette)
         if existing.error:
             raise InputError(f"{cassette}: {existing.error}; refusing to append to it")
+        if existing.format != "vcrpy" or cassette.suffix in JSON_SUFFIXES:
+            # conform reads other recorders' files; vcrpy appends to its own YAML only
+            what = f"a {existing.format} recording" if existing.format else "no recording"
+            raise InputError(f"{cassette}: {what}, not a vcrpy YAML cassette; refusing to append to it")
     try:
         cassette.parent.mkdir(parents=True, exist_ok=True)  # the path the user named for the cassette
         with recorder.use_cassette(str(cassette)):

@@ -15,6 +15,10 @@ anything is built: a billion-laughs file is refused, not expanded) and looks at:
   JWTs, basic auth in URLs, ...: CL008);
 - request bodies by key: `api_key`, `access_token`, `password`, ... with a value (CL007).
 
+The recorders' layouts are all read (`_Linter.walk`): vcrpy's, go-vcr's and VCR's YAML, and
+JSON recordings (VCR's and vcrpy's JSON serializers, HAR, nock), which are composed as the
+YAML flow style they are (`_json_as_yaml`), so their findings have lines too.
+
 A value that says it was scrubbed (`REDACTED`, `<API_KEY>`, `dummy`, `***`, ...) passes,
 and so does a credential-shaped value with no random part (`AUTHORIZATION-XXX`, `Bearer
 test_openai_api_key`, `invalid-key`: `is_placeholder`): a linter whose findings are mostly
@@ -49,6 +53,7 @@ from ..core.jsonio import read_input
 from ..core.outputs import check_output, write_bytes
 from ..core.yamlio import MAX_DEPTH
 from . import registry
+from .framing import loads_strict
 
 E = Severity.ERROR
 CREDENTIAL_HEADER = RuleInfo("CL001", E, "§11.2", "Credential header recorded (Authorization, x-api-key, ...)")
@@ -188,9 +193,32 @@ def _patterns() -> list[tuple[str, re.Pattern[str]]]:
 def _read(path: Path) -> str:
     data = read_input(path, limit=MAX_BYTES)  # regular files only, stat-ed first, bounded
     try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    return _json_as_yaml(path, text) if path.suffix in JSON_SUFFIXES else text
+
+
+# a JSON escape of a surrogate pair (`\ud83d\ude00`), after an even run of backslashes
+_SURROGATES = re.compile(r"(?<!\\)((?:\\\\)*)\\u(d[89ab][0-9a-f]{2})\\u(d[c-f][0-9a-f]{2})", re.IGNORECASE)
+
+
+def _json_as_yaml(path: Path, text: str) -> str:
+    """A JSON recording as YAML that composes to the same values on the same lines (JSON is
+    YAML's flow style but for two spellings PyYAML refuses): tabs between tokens become
+    spaces (a tab inside a JSON string is always escaped), and a surrogate pair's escape
+    becomes YAML's `\\U` escape of the character. Nesting is bounded as every JSON read is."""
+    try:
+        loads_strict(text)
+    except ValueError as exc:
+        where = f"{path}:{exc.lineno}" if isinstance(exc, json.JSONDecodeError) else str(path)
+        raise InputError(f"{where}: not JSON: {getattr(exc, 'msg', exc)}") from None
+
+    def pair(m: re.Match[str]) -> str:
+        hi, lo = int(m.group(2), 16), int(m.group(3), 16)
+        return f"{m.group(1)}\\U{0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00):08x}"
+
+    return _SURROGATES.sub(pair, text.replace("\t", " "))
 
 
 def _nesting(path: Path, text: str) -> None:
@@ -259,24 +287,47 @@ class _Linter:
         self.hits.append(Hit(f, path, secret, binary, also))
 
     def walk(self, node: yaml.Node, path: tuple[str | int, ...] = ()) -> None:
+        """Every node, read the way the recorders lay them out (`suite/recordings/`): vcrpy's,
+        go-vcr's and VCR's `headers` mappings, HAR's `[{name, value}]` lists and nock's flat
+        `rawHeaders`; the request URL as `uri` or `url`; the request body as vcrpy's
+        `body`/`parsed_body`, VCR's `body: {string}`, HAR's `postData.text`, nock's `body`."""
         stack: list[tuple[yaml.Node, tuple[str | int, ...]]] = [(node, path)]
         while stack:
             n, p = stack.pop()
             if isinstance(n, yaml.MappingNode):
+                keys = {k.value for k, _ in n.value if isinstance(k, yaml.ScalarNode)}
                 for k, v in reversed(n.value):
                     key = k.value if isinstance(k, yaml.ScalarNode) else "?"
                     if p and p[-1] == "headers" and isinstance(key, str):
                         self.header(key, v, (*p, key))
-                    if key == "uri" and isinstance(v, yaml.ScalarNode):
+                    if key in ("uri", "url") and isinstance(v, yaml.ScalarNode):
                         self.uri(v, (*p, key))
-                    if key in ("body", "parsed_body") and len(p) >= 1 and p[-1] == "request":
+                    if _is_request_body(p, key, keys):
                         self.request_body(v, (*p, key))
                     stack.append((v, (*p, key)))
             elif isinstance(n, yaml.SequenceNode):
+                if p and p[-1] in ("headers", "rawHeaders"):
+                    self.header_list(n, p)
+                if p and p[-1] == "cookies":  # HAR lists a message's cookies apart as well
+                    self.cookie_list(n, p)
                 for i, v in reversed(list(enumerate(n.value))):
                     stack.append((v, (*p, i)))
             elif isinstance(n, yaml.ScalarNode):
                 self.scalar(n, p)
+
+    def header_list(self, node: yaml.SequenceNode, path: tuple[str | int, ...]) -> None:
+        """HAR's `[{name, value}, ...]` and nock's `[name, value, name, value, ...]`."""
+        items = node.value
+        if all(isinstance(x, yaml.ScalarNode) for x in items) and len(items) % 2 == 0:
+            for i in range(0, len(items), 2):
+                self.header(str(items[i].value), items[i + 1], (*path, i + 1))
+            return
+        for i, x in enumerate(items):
+            if isinstance(x, yaml.MappingNode):
+                fields = {k.value: v for k, v in x.value if isinstance(k, yaml.ScalarNode)}
+                name, value = fields.get("name"), fields.get("value")
+                if isinstance(name, yaml.ScalarNode) and value is not None:
+                    self.header(str(name.value), value, (*path, i, "value"))
 
     def header(self, name: str, node: yaml.Node, path: tuple[str | int, ...]) -> None:
         low = name.lower()
@@ -296,6 +347,13 @@ class _Linter:
             elif low in COOKIE_HEADERS:
                 self.hit(COOKIE, v, at, f"header {name} holds a cookie; scrub it")
 
+    def cookie_list(self, node: yaml.SequenceNode, path: tuple[str | int, ...]) -> None:
+        for i, x in enumerate(node.value):
+            fields = {k.value: v for k, v in x.value if isinstance(k, yaml.ScalarNode)} if isinstance(x, yaml.MappingNode) else {}  # fmt: skip
+            value = fields.get("value")
+            if isinstance(value, yaml.ScalarNode) and str(value.value) and not is_scrubbed(str(value.value)):
+                self.hit(COOKIE, value, (*path, i, "value"), "cookie recorded; scrub it")
+
     def uri(self, node: yaml.ScalarNode, path: tuple[str | int, ...]) -> None:
         signing: list[tuple[str, str]] = []
         for k, v in parse_qsl(urlsplit(str(node.value)).query, keep_blank_values=False):
@@ -311,6 +369,11 @@ class _Linter:
             self.hit(SIGNED_URL, node, path, f"query parameter(s) {names} sign the URL", secrets[0], also=secrets[1:])
 
     def request_body(self, node: yaml.Node, path: tuple[str | int, ...]) -> None:
+        if isinstance(node, yaml.MappingNode):  # VCR's `body: {encoding, string}`
+            text = next((v for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == "string"), None)
+            if isinstance(text, yaml.ScalarNode) and len(node.value) <= 3:
+                self.request_body(text, (*path, "string"))
+                return
         body: Any = None
         if isinstance(node, yaml.ScalarNode) and isinstance(node.value, str):
             try:
@@ -353,7 +416,7 @@ class _Linter:
                 self.hit(BEARER, node, path, "bearer token", m.group(1), binary=binary)
         for m in ACCOUNT_RE.finditer(value):
             self.hit(ACCOUNT_ID, node, path, f"account id {m.group(0)[:8]}...", m.group(0), binary=binary)
-        if path[-1:] != ("uri",):  # a request's own URI: its signing parameters are reported by `uri`
+        if path[-1:] not in (("uri",), ("url",)):  # a request's own URI: its signing parameters are reported by `uri`
             for m in SIGNED_URL_RE.finditer(value):
                 self.hit(SIGNED_URL, node, path, "signed URL", m.group(0), binary=binary)
         seen = {h.secret for h in self.hits if h.path == path}
@@ -382,10 +445,23 @@ def lint(path: Path) -> list[Hit]:
     return sorted(out.values(), key=lambda h: (h.finding.line or 0, h.finding.pointer, h.finding.rule))
 
 
+def _is_request_body(path: tuple[str | int, ...], key: str, keys: set[Any]) -> bool:
+    """Whether `key` of the mapping at `path` (holding `keys`) is a recorded request body."""
+    if key in ("body", "parsed_body") and path[-1:] == ("request",):
+        return True  # vcrpy, go-vcr, VCR
+    if key == "text" and path[-1:] == ("postData",):
+        return True  # HAR
+    return key == "body" and "scope" in keys and "method" in keys  # nock
+
+
+JSON_SUFFIXES = (".json", ".har")  # recordings written as JSON (suite/cassettes.py reads the same)
+
+
 def iter_cassettes(paths: list[Path]) -> Iterator[Path]:
     for p in paths:
         if p.is_dir() and not p.is_symlink():
-            yield from sorted(q for q in p.rglob("*") if q.suffix in (".yaml", ".yml") and q.is_file())
+            kinds = (".yaml", ".yml", *JSON_SUFFIXES)
+            yield from sorted(q for q in p.rglob("*") if q.suffix in kinds and q.is_file())
         else:
             yield p
 
@@ -398,7 +474,7 @@ def scrubbed(path: Path, hits: list[Hit]) -> tuple[str | None, list[str]]:
     todo = [h for h in hits if not h.binary]
     if not todo:
         return None, problems
-    data = yaml.safe_load(_read(path))  # bounded: lint() composed and counted it first
+    data = yaml.safe_load(_read(path))  # bounded: lint() composed and counted it first (JSON too)
     for h in todo:
         parent: Any = data
         for key in h.path[:-1]:
@@ -414,6 +490,8 @@ def scrubbed(path: Path, hits: list[Hit]) -> tuple[str | None, list[str]]:
             elif isinstance(value, dict | list):  # a parsed_body mapping: scrub every string in it
                 value = json.loads(json.dumps(value).replace(json.dumps(secret)[1:-1], REDACTED))
         parent[last] = value
+    if path.suffix in JSON_SUFFIXES:  # a JSON recording stays JSON
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n", problems
     return yaml.safe_dump(data, default_flow_style=False, sort_keys=False, allow_unicode=True, width=4096), problems
 
 

@@ -50,7 +50,7 @@ def register(app: typer.Typer) -> None:
         would: list[str] = []  # --fix alone: the unified diff of what --in-place would write
         files = list(iter_cassettes(paths))
         if not files:
-            raise InputError(f"no cassette (*.yaml, *.yml) under {', '.join(str(p) for p in paths)}")
+            raise InputError(f"no cassette (*.yaml, *.yml, *.json, *.har) under {', '.join(str(p) for p in paths)}")
         for path in files:
             try:
                 hits = lint(path)

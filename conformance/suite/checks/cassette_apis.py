@@ -29,6 +29,8 @@ def cassette_apis(env: Env) -> Iterator[Outcome]:
     for c in env.samples:
         if c.error:
             yield outcome(R.CASSETTE_API, SUITE_SUBJECT, "fail", c.label, c.error)
+        if c.skipped:  # a JSON file of no recording format: set aside, said, never a failure
+            yield outcome(R.CASSETTE_API, SUITE_SUBJECT, "skip", c.label, c.skipped)
         for it in c.interactions:
             if it.api in served:
                 yield outcome(R.CASSETTE_API, SUITE_SUBJECT, "pass", it.label)
@@ -46,6 +48,8 @@ def cassette_apis(env: Env) -> Iterator[Outcome]:
         for c in cs:
             if c.error:
                 yield outcome(R.CASSETTE_API, SUITE_SUBJECT, "fail", c.label, c.error)
+            if c.skipped:
+                yield outcome(R.CASSETTE_API, SUITE_SUBJECT, "skip", c.label, c.skipped)
     for it, why in env.damaged:
         yield outcome(
             R.CASSETTE_API, SUITE_SUBJECT, "fail", it.label, f"{why}; not replayed to any adapter ({REVIEWED})"

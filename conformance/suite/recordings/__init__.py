@@ -1,0 +1,143 @@
+"""The recording formats the suite reads, one module each, and the one list of them
+(`FORMATS`) that `cassettes.load_cassette` and `iter_cassettes` read.
+
+A file is parsed by its suffix (`.json` and `.har` as JSON, the rest as YAML; both bounded:
+`cassettes.check_yaml_bounds` for YAML nesting and aliases, `loads_strict` for JSON
+nesting) and its format told by its content, the first of `FORMATS` whose `detect` accepts
+the parsed document: vcrpy, go-vcr (Go), VCR (Ruby and R), HAR (browsers, Polly.js), nock
+(Node). A reader turns each interaction into a `Recorded`; `base.interaction_of` makes the
+suite's `Interaction` of it, so every format is attributed and decoded alike.
+
+Adding a format: a module here with `detect` and `read` and its `FORMAT`, listed in
+`FORMATS`, a hand-written recording under tests/data/recordings/, and its name in the docs.
+"""
+
+from __future__ import annotations
+
+import base64
+import bisect
+import json
+import re
+import zlib
+from typing import Any
+
+import yaml
+
+from ...wire.framing import loads_strict
+from ..cassettes import Cassette, CassetteError
+from . import go_vcr, har, nock, vcr, vcrpy
+from .base import RecordingFormat, interaction_of
+
+FORMATS: tuple[RecordingFormat, ...] = (vcrpy.FORMAT, go_vcr.FORMAT, vcr.FORMAT, har.FORMAT, nock.FORMAT)
+
+
+def names() -> str:
+    return ", ".join(f.name for f in FORMATS)
+
+
+def detect(doc: Any) -> RecordingFormat | None:
+    """The format of a parsed recording, by its content (top-level keys), or None."""
+    return next((f for f in FORMATS if f.detect(doc)), None)
+
+
+class _RubyLoader(yaml.SafeLoader):
+    """A safe loader that also reads Psych's `!binary` (Ruby VCR before 2.0 tags binary
+    bodies so: YAML 1.1's `!!binary`, base64, under a local tag)."""
+
+
+def _ruby_binary(loader: yaml.SafeLoader, node: yaml.Node) -> bytes:
+    value = loader.construct_scalar(node)  # type: ignore[arg-type]
+    return base64.b64decode(str(value).encode("ascii"))
+
+
+_RubyLoader.add_constructor("!binary", _ruby_binary)
+
+
+def parse_yaml(text: str) -> Any:
+    """A YAML recording (already bounded by `check_yaml_bounds`), as vcrpy's safe loader reads
+    it; a file with Ruby's `!binary` tag (which vcrpy's loader refuses) read by `_RubyLoader`."""
+    from vcr.serializers import yamlserializer  # loaded only when a cassette is read
+
+    try:
+        return yamlserializer.deserialize(text)
+    except yaml.constructor.ConstructorError as exc:
+        if "'!binary'" not in str(exc):
+            raise
+    return yaml.load(text, Loader=_RubyLoader)  # a safe loader plus `!binary`
+
+
+def parse_json(text: str) -> Any:
+    """A JSON recording: strict (no NaN), nesting bounded (`loads_strict`); a syntax error
+    names its line."""
+    try:
+        return loads_strict(text)
+    except json.JSONDecodeError as exc:
+        raise CassetteError(f"line {exc.lineno}: not JSON: {exc.msg}") from None
+    except ValueError as exc:
+        raise CassetteError(f"not JSON: {exc}") from None
+
+
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{},:]')
+
+
+def json_lines(text: str, fmt: RecordingFormat) -> list[int]:
+    """The 1-based line on which each interaction of a JSON recording starts (at the array
+    `fmt.items_at` names), found by one scan of its tokens (nothing built; the document was
+    parsed, bounded, before). Empty when the array is not where the format says."""
+    newlines = [m.start() for m in re.finditer("\n", text)]
+    stack: list[list[Any]] = []  # per open container: its kind and, in an object, the last key
+    key: str | None = None
+    target: int | None = None  # the stack depth of the interactions' array
+    lines: list[int] = []
+
+    def element_after(end: int) -> None:
+        i = end
+        while i < len(text) and text[i] in " \t\r\n":
+            i += 1
+        if i < len(text) and text[i] != "]":
+            lines.append(bisect.bisect_right(newlines, i) + 1)
+
+    for m in _JSON_TOKEN.finditer(text):
+        t = m.group()
+        if t[0] == '"':
+            key = t
+        elif t == ":":
+            if stack and stack[-1][0] == "{" and key is not None:
+                stack[-1][1] = json.loads(key)
+        elif t in "[{":
+            here = tuple(k for _, k in stack)
+            stack.append([t, None])
+            if t == "[" and target is None and all(c == "{" for c, _ in stack[:-1]) and here == fmt.items_at:
+                target = len(stack)
+                element_after(m.end())
+        elif t in "]}":
+            if target is not None and len(stack) == target:
+                break
+            if stack:
+                stack.pop()
+        elif t == "," and target is not None and len(stack) == target:
+            element_after(m.end())
+    return lines
+
+
+def read(fmt: RecordingFormat, cas: Cassette, doc: Any, lines: list[int]) -> Cassette:
+    """Every interaction of `doc` (of format `fmt`) into `cas`; one that cannot be read is
+    the cassette's `error` (the first, with its line where the format gives one), the others
+    are read on."""
+    assert fmt.read is not None
+    for i, item in enumerate(fmt.items(doc)):
+        line = lines[i] if i < len(lines) else None
+        try:
+            inter = interaction_of(cas.label, i, fmt.read(item))
+        except (CassetteError, ValueError, KeyError, TypeError, zlib.error) as exc:
+            if cas.error is None:
+                where = f"{cas.path}:{line}" if line else str(cas.path)
+                first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                cas.error = f"cannot read cassette {where}: {fmt.name} interaction {i}: {first}"
+            continue
+        inter.path, inter.line = cas.path, line
+        cas.interactions.append(inter)
+    return cas
+
+
+__all__ = ["FORMATS", "RecordingFormat", "detect", "json_lines", "names", "parse_json", "parse_yaml", "read"]

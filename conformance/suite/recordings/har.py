@@ -1,0 +1,79 @@
+"""HAR 1.2 (HTTP Archive, http://www.softwareishard.com/blog/har-12-spec/) as browsers,
+Polly.js (`recording.har`), mitmproxy and others write it: JSON `{log: {entries: [...]}}`.
+
+An entry is `{request: {method, url, headers: [{name, value}], postData: {mimeType, text}},
+response: {status, headers, content: {mimeType, text, encoding}}}`. `content.text` is the
+body, base64 when `encoding` is `"base64"`; HAR says the body is stored decoded ("the HTTP
+response is decoded (decompressed & unchunked)"), so a `content-encoding` header is undone
+only where the bytes are still compressed (Polly.js stores a gzip body base64 as received).
+The media type is `content.mimeType` where no `content-type` header says it. HTTP/2's
+pseudo-headers a browser lists among the headers (`:authority`, `:path`) are left out: they are
+the request line, which `method` and `url` already hold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlencode
+
+from ..cassettes import CassetteError
+from .base import Headers, Recorded, RecordingFormat, add_header, b64, mapping, status_code, text_bytes
+
+
+def detect(doc: Any) -> bool:
+    log = doc.get("log") if isinstance(doc, dict) else None
+    return isinstance(log, dict) and isinstance(log.get("entries"), list)
+
+
+def _headers(raw: Any, what: str) -> Headers:
+    out: Headers = {}
+    if raw is None:
+        return out
+    if not isinstance(raw, list):
+        raise CassetteError(f"{what} is a {type(raw).__name__}, not a list of {{name, value}}")
+    for h in raw:
+        if not isinstance(h, Mapping) or not isinstance(h.get("name"), str):
+            raise CassetteError(f"{what} holds {h!r}, not a {{name, value}} object")
+        if not h["name"].startswith(":"):  # HTTP/2 pseudo-headers (RFC 9113 §8.3) are no header fields
+            add_header(out, h["name"], [h.get("value")])
+    return out
+
+
+def _post_data(post: Any) -> bytes:
+    """The request body: `postData.text`, or (HAR: "text and params fields are mutually
+    exclusive") a form's `params` spelled as the form body they were."""
+    if not post:
+        return b""
+    data = mapping(post, "`request.postData`")
+    params = data.get("params")
+    if data.get("text") is None and isinstance(params, list) and params:
+        pairs = [mapping(p, "`request.postData.params[]`") for p in params]
+        return urlencode([(str(p.get("name", "")), str(p.get("value") or "")) for p in pairs]).encode("ascii")
+    return text_bytes(data.get("text"), "`request.postData.text`")
+
+
+def read(item: Any) -> Recorded:
+    entry = mapping(item, "the entry")
+    req = mapping(entry.get("request"), "`request`")
+    resp = mapping(entry.get("response"), "`response`")
+    request_body = _post_data(req.get("postData"))
+    content = mapping(resp.get("content") or {}, "`response.content`")
+    text = content.get("text")
+    if content.get("encoding") == "base64":
+        body = b64(text or "", "`response.content.text`")
+    else:
+        body = text_bytes(text, "`response.content.text`")
+    return Recorded(
+        uri=str(req.get("url") or ""),
+        method=str(req.get("method") or "POST"),
+        status=status_code(resp.get("status"), "`response.status`"),
+        request_headers=_headers(req.get("headers"), "`request.headers`"),
+        request_body=request_body,
+        headers=_headers(resp.get("headers"), "`response.headers`"),
+        body=body,
+        content_type=str(content.get("mimeType") or ""),
+    )
+
+
+FORMAT = RecordingFormat("har", "HAR 1.2 (browsers, Polly.js, mitmproxy)", detect, ("log", "entries"), read)
