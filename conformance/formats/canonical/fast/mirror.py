@@ -133,9 +133,22 @@ class Mirror:
                     add(k)
                     continue
                 b = content[0]
-                if type(b) is not tool_result or b.tool_use_id != meta.parent_tool_use_id:
+                tid = b.tool_use_id if type(b) is tool_result else None
+                if (
+                    tid is None
+                    or tid != meta.parent_tool_use_id
+                    or (allowed is not None and tool_result not in allowed[role])
+                ):
                     add(k)
                     continue
+                # its one block taken here as the loop below takes a tool_result: the
+                # common tool message costs no loop
+                inner = b.content
+                if inner and not nested.isdisjoint(map(type, inner)) and not self._inner_ok(inner):
+                    add(k)
+                else:
+                    tools[k] = [(0, False, tid)]
+                continue
             elif not content:
                 if role != "system":
                     add(k)  # TS101
@@ -162,15 +175,7 @@ class Mirror:
                     entry = (i, True, b.id)
                 elif t is tool_result:
                     inner = b.content
-                    if (
-                        inner
-                        and not nested.isdisjoint(map(type, inner))
-                        and not all(
-                            block_ok(x) and (type(x) is not tool_use or _shallow(x.input))
-                            for x in inner
-                            if type(x) in nested
-                        )
-                    ):
+                    if inner and not nested.isdisjoint(map(type, inner)) and not self._inner_ok(inner):
                         break
                     entry = (i, False, b.tool_use_id)
                 else:
@@ -206,6 +211,13 @@ class Mirror:
                     if not self._priced(meta, None if model is _UNSET else model):
                         add(k)
         return tools
+
+    def _inner_ok(self, inner: list[Any]) -> bool:
+        """True when no block rule may report on the blocks inside a tool_result that the
+        driver runs them on (`_Classes.nested`: media and tool_use, whose input must be
+        shallow too)."""
+        block_ok, nested, tool_use = self._block_ok, self.cls.nested, self.cls.tool_use
+        return all(block_ok(x) and (type(x) is not tool_use or _shallow(x.input)) for x in inner if type(x) in nested)
 
     def _provider_of(self, model: str) -> str:
         """The part of a model id before its first colon (TS109), kept per distinct id: a
