@@ -108,6 +108,7 @@ def test_progress_bar_on_a_terminal_for_large_input(
     from rich.progress import Progress
 
     import conformance.cli as cli
+    from conformance.cli import progress
 
     advanced: list[int] = []
     real = Progress.advance
@@ -119,7 +120,7 @@ def test_progress_bar_on_a_terminal_for_large_input(
         assert threading.active_count() == 1
         real(self, task, n)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(cli, "PROGRESS_MIN_BYTES", 1)
+    monkeypatch.setattr(progress, "PROGRESS_MIN_BYTES", 1)
     monkeypatch.setattr(cli.sys.stderr, "isatty", lambda: True)
     monkeypatch.setattr(Progress, "advance", spy)
     assert main(["validate", str(RULES / "valid.jsonl")]) == 0

@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-import conformance.cli as cli
-from conformance.cli import main
+from conformance.cli import main, progress
 
 RULES = Path(__file__).parent / "rules" / "canonical"
 
@@ -54,7 +53,7 @@ def screen(raw: str) -> list[str]:
 
 def test_progress_bar_helper_shows_its_description_as_text_and_is_removed() -> None:
     term = FakeTerminal()
-    with cli._progress_bar(True, 1000, term) as bar:
+    with progress.progress_bar(True, 1000, term) as bar:
         assert bar is not None
         bar.advance(250)
         drawn = term.getvalue()
@@ -65,7 +64,7 @@ def test_progress_bar_helper_shows_its_description_as_text_and_is_removed() -> N
 
 def test_progress_bar_draws_only_on_a_terminal() -> None:
     pipe = io.StringIO()
-    with cli._progress_bar(True, 1000, pipe) as bar:
+    with progress.progress_bar(True, 1000, pipe) as bar:
         assert bar is None
     assert pipe.getvalue() == ""
 
@@ -74,7 +73,7 @@ def test_findings_never_share_the_bar_line(monkeypatch: pytest.MonkeyPatch) -> N
     """Standard output and error on one terminal, as in an interactive shell: the screen
     shows the report and nothing of the bar, which was drawn before the findings."""
     term = FakeTerminal()
-    monkeypatch.setattr(cli, "PROGRESS_MIN_BYTES", 1)
+    monkeypatch.setattr(progress, "PROGRESS_MIN_BYTES", 1)
     monkeypatch.setattr(sys, "stdout", term)
     monkeypatch.setattr(sys, "stderr", term)
     monkeypatch.setenv("NO_COLOR", "1")

@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 import pytest
 
-import conformance.cli as cli
+import conformance.cli.commands.validate as validate_command
 from conformance.benchmarks.synthetic import messages
 from conformance.cli import main
 
@@ -36,7 +36,7 @@ def test_ctrl_c_is_one_line_and_exit_130(
     def interrupted(*_: Any, **__: Any) -> Any:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "iter_validate", interrupted)
+    monkeypatch.setattr(validate_command, "iter_validate", interrupted)
     assert main(["validate", str(f)]) == 130
     assert capsys.readouterr().err == "turnspec: interrupted\n"
     assert main(["validate", "--resume", str(tmp_path / "R"), str(f)]) == 130

@@ -436,6 +436,27 @@ def test_streamed_tool_calls_without_index(tmp_path, capsys):
     ) == [["", '{"x":', " 1}"], ["{}"]]
 
 
+def test_groq_usage_in_x_groq_is_read_with_a_warning(tmp_path, capsys):
+    """Groq's streams put the counts in the last chunk's `x_groq.usage` (GroqCloud's API
+    reference, streamed chunk). Without a top-level `usage` they were lost: the message got
+    an estimate. Read there with a warning naming the field; a top-level `usage` wins."""
+    groq = {"queue_time": 0.01, "prompt_tokens": 38, "prompt_time": 0.002, "completion_tokens": 4,
+            "completion_time": 0.02, "total_tokens": 42, "total_time": 0.03}  # fmt: skip
+    calls = [{"id": "call_a", "type": "function", "function": {"name": "f", "arguments": "{}"}, "index": 0}]
+    first = _chunk({"role": "assistant", "content": None}, x_groq={"id": "req_1"})
+    stream = _sse(first, _chunk({"tool_calls": calls}), _chunk({}, "tool_calls", x_groq={"id": "req_1", "usage": groq}))
+    rc, out, err = _parse_cli(tmp_path, stream, capsys, "--stream")
+    assert rc == 0, err
+    usage = json.loads(out.splitlines()[-1])["metadata"]["usage"]
+    assert (usage["input_tokens"], usage["output_tokens"]) == (38, 4)
+    assert "x_groq.usage" in err and "estimated" not in err
+    top = {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10}
+    both = _sse(first, _chunk({"tool_calls": calls}), _chunk({}, "tool_calls", usage=top, x_groq={"usage": groq}))
+    rc, out, err = _parse_cli(tmp_path, both, capsys, "--stream")
+    usage = json.loads(out.splitlines()[-1])["metadata"]["usage"]
+    assert rc == 0 and (usage["input_tokens"], usage["output_tokens"]) == (7, 3) and "x_groq" not in err
+
+
 def test_stream_ending_after_its_finish_reason_and_usage_without_done(tmp_path, capsys, caplog):
     usage = {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}
     stream = _sse(_chunk({"role": "assistant", "content": "Hi."}), _chunk({}, "stop"), _chunk(usage=usage), done=False)

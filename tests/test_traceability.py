@@ -119,3 +119,23 @@ def test_counts_match_the_rows() -> None:
         counts.setdefault(spec, Counter())[r["class"]] += 1
     actual = {spec: [c[k] for k in CLASSES] for spec, c in counts.items()}
     assert stated == actual
+
+
+def test_the_count_tables_are_the_generated_ones(tmp_path: Path) -> None:
+    """The Counts and Peer counts tables are written by `docsgen --counts` from the rows,
+    never by hand: a stale one is reported (exit 1) and rewritten to the document as it is."""
+    from conformance.cli import docsgen
+
+    text = DOC.read_text(encoding="utf-8")
+    assert docsgen.traceability_with_counts(text) == text, "run python -m conformance.cli.docsgen --counts"
+    stale = tmp_path / "traceability.md"
+    stale.write_text(text.replace("| pricing.md | 0 | 0 | 1 |", "| pricing.md | 0 | 0 | 2 |"), encoding="utf-8")
+    assert docsgen.main(["--check-counts", str(stale)]) == 1
+    assert docsgen.main(["--counts", str(stale)]) == 0
+    assert stale.read_text(encoding="utf-8") == text
+    # a row added is counted: one more tested row of the pricing table
+    row = "| P99 | §1 | a statement | tested | TS401 | tests/test_rules_canonical.py::test_rule_fires_at_the_defect |\n"
+    at = text.index("| ref |", text.index("## pricing.md"))
+    at = text.index("\n\n", at) + 1
+    grown = docsgen.traceability_with_counts(text[:at] + row + text[at:])
+    assert "| pricing.md | 1 | 0 | 1 | 0 | 8 | 0 |" in grown

@@ -631,58 +631,9 @@ class OllamaAdapter(CancellableStreams, BaseAdapter):
             opt_raw["tool_ids"] = False
         if "stream" not in body:
             opt_raw["stream_absent"] = True
-        tools: list[ToolDefinition] = []
-        native: list[Mapping[str, Any]] = []
-        tool_extras: dict[str, Any] = {}
-        wire_tools = body.get("tools")
-        if isinstance(wire_tools, list) and not wire_tools:
-            opt_raw["empty_tools"] = True
-        for t in wire_tools or []:
-            fn = t.get("function") if isinstance(t, dict) and t.get("type") == "function" else None
-            if isinstance(fn, dict) and "name" in fn:
-                tool, extra = function_tool_from_wire(fn)
-                tools.append(tool)
-                if extra:
-                    tool_extras[fn["name"]] = extra
-            else:
-                native.append(t)
-        if tool_extras:
-            opt_raw["tool_extras"] = tool_extras
-        extra_opts = {k: v for k, v in body.items() if k not in _KNOWN_TOP}
-        model_opts = body.get("options")
-        max_tokens = temperature = None
-        stop: tuple[str, ...] = ()
-        if isinstance(model_opts, dict):
-            rest = dict(model_opts)
-            if isinstance(rest.get("num_predict"), int) and rest["num_predict"] > 0:
-                max_tokens = rest.pop("num_predict")
-            if isinstance(rest.get("temperature"), int | float) and not isinstance(rest["temperature"], bool):
-                temperature = float(rest.pop("temperature"))
-            if isinstance(rest.get("stop"), list) and rest["stop"] and all(isinstance(s, str) for s in rest["stop"]):
-                stop = tuple(rest.pop("stop"))
-            extra_opts["options"] = rest
-        elif "options" in body:
-            extra_opts["options"] = model_opts
-        fmt = body.get("format")
-        output_schema = fmt if isinstance(fmt, dict) else None
-        if "format" in body and output_schema is None:
-            extra_opts["format"] = fmt
-        stream = body.get("stream", True)
-        return ParsedRequest(
-            out,
-            tools,
-            AdapterOptions(
-                model=model,
-                max_output_tokens=max_tokens,
-                temperature=temperature,
-                stop_sequences=stop,
-                stream=stream is not False,
-                output_schema=output_schema,
-                extra=extra_opts,
-                provider_tools=tuple(native),
-                provider_raw={self.name: opt_raw} if opt_raw else {},
-            ),
-        )
+        tools, native = _request_tools(body.get("tools"), opt_raw)
+        kept = {self.name: opt_raw} if opt_raw else {}
+        return ParsedRequest(out, tools, _request_options(body, model, provider_tools=tuple(native), provider_raw=kept))
 
     def pair_result(self, m: OllamaToolIdMap, pending: list[tuple[str, str]], wm: Mapping[str, Any]) -> str:
         tcid = wm.get("tool_call_id")
@@ -903,3 +854,63 @@ class _OllamaStream(StreamState[OllamaAdapter]):
 
 
 _message = request_message  # the shared reader-side constructor (base.request_message)
+
+
+def _request_tools(wire_tools: Any, opt_raw: dict[str, Any]) -> tuple[list[ToolDefinition], list[Mapping[str, Any]]]:
+    """A recorded request's `tools`: each function tool as a canonical ToolDefinition (its
+    other keys kept in `opt_raw["tool_extras"]`), any other kind kept as it is (native)."""
+    tools: list[ToolDefinition] = []
+    native: list[Mapping[str, Any]] = []
+    tool_extras: dict[str, Any] = {}
+    if isinstance(wire_tools, list) and not wire_tools:
+        opt_raw["empty_tools"] = True
+    for t in wire_tools or []:
+        fn = t.get("function") if isinstance(t, dict) and t.get("type") == "function" else None
+        if isinstance(fn, dict) and "name" in fn:
+            tool, extra = function_tool_from_wire(fn)
+            tools.append(tool)
+            if extra:
+                tool_extras[fn["name"]] = extra
+        else:
+            native.append(t)
+    if tool_extras:
+        opt_raw["tool_extras"] = tool_extras
+    return tools, native
+
+
+def _request_options(
+    body: WireBody, model: str, *, provider_tools: tuple[Mapping[str, Any], ...], provider_raw: dict[str, Any]
+) -> AdapterOptions:
+    """A recorded request's options: its model options (`options.num_predict`, `temperature`,
+    `stop`), `stream`, its `format` schema, and every other key kept in `extra`."""
+    extra_opts = {k: v for k, v in body.items() if k not in _KNOWN_TOP}
+    model_opts = body.get("options")
+    max_tokens = temperature = None
+    stop: tuple[str, ...] = ()
+    if isinstance(model_opts, dict):
+        rest = dict(model_opts)
+        if isinstance(rest.get("num_predict"), int) and rest["num_predict"] > 0:
+            max_tokens = rest.pop("num_predict")
+        if isinstance(rest.get("temperature"), int | float) and not isinstance(rest["temperature"], bool):
+            temperature = float(rest.pop("temperature"))
+        if isinstance(rest.get("stop"), list) and rest["stop"] and all(isinstance(s, str) for s in rest["stop"]):
+            stop = tuple(rest.pop("stop"))
+        extra_opts["options"] = rest
+    elif "options" in body:
+        extra_opts["options"] = model_opts
+    fmt = body.get("format")
+    output_schema = fmt if isinstance(fmt, dict) else None
+    if "format" in body and output_schema is None:
+        extra_opts["format"] = fmt
+    stream = body.get("stream", True)
+    return AdapterOptions(
+        model=model,
+        max_output_tokens=max_tokens,
+        temperature=temperature,
+        stop_sequences=stop,
+        stream=stream is not False,
+        output_schema=output_schema,
+        extra=extra_opts,
+        provider_tools=provider_tools,
+        provider_raw=provider_raw,
+    )

@@ -911,10 +911,27 @@ class _ChatStream(StreamState[OpenAIChatAdapter]):
                 self.raw_finish = choice["finish_reason"]
                 self.stop_reason = self.adapter.stop_reason_of(choice["finish_reason"])
                 yield from self.end_call()  # contract §5.1: tool.use_end at finish_reason
-        usage = self.adapter.usage_from_wire(obj.get("usage"))
+        usage = self.adapter.usage_from_wire(obj.get("usage") if obj.get("usage") is not None else self.groq_usage(obj))
         if usage is not None:
             self.usage = usage
             yield {"type": "usage_update", "message_id": self.mid, "usage": dict(usage)}
+
+    def groq_usage(self, obj: Mapping[str, Any]) -> Any:
+        """Groq's streams carry the usage in the last chunk's `x_groq.usage` (its API reference's
+        streamed chunk; newer servers send a top-level `usage` beside it, read first). Read
+        there when no `usage` came, reported as a departure naming the field, so the
+        counts are neither lost nor estimated."""
+        groq = obj.get("x_groq")
+        found = groq.get("usage") if isinstance(groq, dict) else None
+        if not isinstance(found, dict):
+            return None
+        self.adapter.log.warning(
+            "%s: stream event %d: usage read from x_groq.usage (no `usage` member in the chunk)",
+            self.adapter.name,
+            self.position,
+            extra={"event": "wire_departure", "adapter": self.adapter.name, "field": "x_groq.usage", "value": None},
+        )
+        return found
 
     def after_finish(self, delta: Mapping[str, Any]) -> None:
         """Content after a finish_reason: refused, unless it is the next tool call after a

@@ -85,6 +85,13 @@ lists it with the alerts, where a tool notification would only reach its status 
 warning annotation on GitHub, a skipped test case in JUnit."""
 SKIPPED_MESSAGE = "skipped: no known format"
 
+UNREADABLE = RuleInfo(
+    "TS000", Severity.ERROR, "§9", "Input cannot be read (missing, not a regular file, or unreadable)"
+)
+"""An input that could not be read at all (missing, not a regular file, unreadable): exit 2.
+`validate` reports each as one line on standard error, and as a finding of this rule in a
+findings output (SARIF, GitHub, JUnit, ...)."""
+
 
 def to_sarif(
     findings: Iterable[Finding],

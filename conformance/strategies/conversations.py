@@ -17,13 +17,16 @@ import base64
 import datetime as dt
 from collections.abc import Collection
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hypothesis import strategies as st
 
 from ..core import ids
 from ..core.capabilities import declared
 from ..core.schemas import schema_set
+
+if TYPE_CHECKING:
+    from .compiler import Compiler
 
 # 2001-09-09 .. 2100-01-01 in microseconds: real dates (TS115) with room to advance
 _START = (1_000_000_000_000_000, 4_000_000_000_000_000)
@@ -67,6 +70,20 @@ def _media_block(draw: st.DrawFn, base: st.SearchStrategy[dict[str, Any]], kind:
     return block
 
 
+def _block_strategies(c: Compiler, known: set[str]) -> dict[str, st.SearchStrategy[dict[str, Any]]]:
+    """A valid block of each type a session draws from (media with a source and media type
+    of their kind); audio where the revision knows it."""
+    block_st: dict[str, st.SearchStrategy[dict[str, Any]]] = {
+        "text": c.valid("text-block.json"),
+        "thinking": c.valid("thinking-block.json"),
+        "redacted_thinking": c.valid("redacted-thinking-block.json"),
+        "image": _media_block(c.valid("image-block.json"), "image"),
+    }
+    if "audio" in known:
+        block_st["audio"] = _media_block(c.valid("audio-block.json"), "audio")
+    return block_st
+
+
 def conversations(
     *,
     version: str = "v1",
@@ -91,14 +108,7 @@ def conversations(
     allowed = known if blocks is None else known & set(blocks)
     if "text" not in allowed:
         raise ValueError("conversations need text blocks (system and tool messages hold text)")
-    block_st: dict[str, st.SearchStrategy[dict[str, Any]]] = {
-        "text": c.valid("text-block.json"),
-        "thinking": c.valid("thinking-block.json"),
-        "redacted_thinking": c.valid("redacted-thinking-block.json"),
-        "image": _media_block(c.valid("image-block.json"), "image"),
-    }
-    if "audio" in known:
-        block_st["audio"] = _media_block(c.valid("audio-block.json"), "audio")
+    block_st = _block_strategies(c, known)
     ids = c.schemas.uri("ids.json")
     model_ids = c.for_node(c.graph.at(ids + "#/$defs/model_id"))
     names = c.for_node(c.graph.at(ids + "#/$defs/non_empty_string"))

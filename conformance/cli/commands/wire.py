@@ -77,128 +77,129 @@ def register(app: typer.Typer) -> None:
         no_args_is_help=True,
     )
     app.add_typer(wire, name="wire")
+    wire.command()(render)
+    wire.command()(parse)
+    wire.command()(record)
 
-    @wire.command()
-    def render(
-        conversation: Annotated[
-            Path,
-            typer.Argument(help="Canonical messages (.jsonl or .json); tool definitions may be mixed in"),
-        ],
-        adapter: Annotated[str, typer.Option("--adapter", "-a", help="Registered adapter name or module:attr")],
-        model: Annotated[
-            str | None,
-            typer.Option(help="Canonical model id (default: the latest assistant turn's of this provider)"),
-        ] = None,
-        stream: Annotated[bool, typer.Option(help="Render a streaming request")] = False,
-        max_tokens: Annotated[int | None, typer.Option(help="max output tokens")] = None,
-    ) -> None:
-        """Print the wire request (method, path, headers, body) the adapter builds."""
-        # imported when the command runs: adapters and vcrpy are not loaded for other commands
-        from ...adapters import debug, registry
 
-        a = registry.load(adapter)
-        conv = debug.read_conversation(conversation)
+def render(
+    conversation: Annotated[
+        Path,
+        typer.Argument(help="Canonical messages (.jsonl or .json); tool definitions may be mixed in"),
+    ],
+    adapter: Annotated[str, typer.Option("--adapter", "-a", help="Registered adapter name or module:attr")],
+    model: Annotated[
+        str | None,
+        typer.Option(help="Canonical model id (default: the latest assistant turn's of this provider)"),
+    ] = None,
+    stream: Annotated[bool, typer.Option(help="Render a streaming request")] = False,
+    max_tokens: Annotated[int | None, typer.Option(help="max output tokens")] = None,
+) -> None:
+    """Print the wire request (method, path, headers, body) the adapter builds."""
+    # imported when the command runs: adapters and vcrpy are not loaded for other commands
+    from ...adapters import debug, registry
+
+    a = registry.load(adapter)
+    conv = debug.read_conversation(conversation)
+    try:
+        with _stderr_warnings():
+            out = debug.render(a, conv, model=model, stream=stream, max_tokens=max_tokens)
+    except debug.RenderRefused as exc:
+        _refused(exc)
+    json.dump(out, sys.stdout, indent=2, ensure_ascii=False)
+    sys.stdout.write("\n")
+
+
+def parse(
+    response: Annotated[
+        Path,
+        typer.Argument(help="Response body (JSON) or a stream (SSE, NDJSON, event-stream...); '-' reads stdin"),
+    ],
+    adapter: Annotated[str, typer.Option("--adapter", "-a", help="Registered adapter name or module:attr")],
+    stream: Annotated[
+        bool,
+        typer.Option(
+            help="Treat the input as a stream in the API's framing (detected when it starts as SSE or an event-stream)"
+        ),
+    ] = False,
+    status: Annotated[int, typer.Option(help="HTTP status the body came with (error bodies are classified)")] = 200,
+    framing: Annotated[
+        str | None,
+        typer.Option(help="A registered framing (sse, ndjson, json-array, aws-event-stream, ...); implies --stream"),
+    ] = None,
+) -> None:
+    """Print the canonical message (for streams, the canonical events as JSON lines first)."""
+    # imported when the command runs: adapters and vcrpy are not loaded for other commands
+    from ...adapters import debug, registry
+    from ...adapters.base import AdapterError, WireFormatError
+    from ...wire import registry as wire_registry
+
+    a = registry.load(adapter)
+    name = "<stdin>" if str(response) == "-" else str(response)
+    try:
+        chosen = wire_registry.get_framing(framing) if framing is not None else None
+    except KeyError as exc:
+        raise InputError(str(exc.args[0])) from None
+    body = _read_body(response)
+    try:
+        with _stderr_warnings():
+            parsed = debug.parse(a, body, stream=stream, status=status, framing=chosen)
+    except WireFormatError as exc:
+        where = f"{exc.location}: " if exc.location else ""
+        sys.stderr.write(escaping.text_line(f"turnspec: {name}: {where}{exc}") + "\n")
+        raise typer.Exit(1) from None
+    except AdapterError as exc:
+        # an error body is classified, as asked: the class is the output, the line says so
+        sys.stdout.write(
+            json.dumps({"error_class": exc.error_class, "error": type(exc).__name__, "message": str(exc)}) + "\n"
+        )
+        line = f"turnspec: {name}: HTTP {status}: {type(exc).__name__} ({exc.error_class}): {exc}"
+        sys.stderr.write(escaping.text_line(line) + "\n")
+        raise typer.Exit(1) from None
+    except InputError as exc:
+        raise InputError(f"{name}: {exc}") from None
+    for ev in parsed.events:
+        sys.stdout.write(json.dumps(ev, ensure_ascii=False) + "\n")
+    if parsed.message is not None:
+        sys.stdout.write(json.dumps(parsed.message, ensure_ascii=False, indent=None if parsed.events else 2) + "\n")
+    if parsed.error is not None:
+        failed = parsed.error
+        line = (
+            f"turnspec: {name}: the provider reported an error in the stream (HTTP {status}), after "
+            f"{len(parsed.events)} event(s) of partial content: "
+            f"{type(failed).__name__} ({failed.error_class}): {failed}"
+        )
+        sys.stderr.write(escaping.text_line(line) + "\n")
+        raise typer.Exit(1)
+
+
+def record(
+    conversation: Annotated[Path, typer.Argument(help="Canonical messages (.jsonl or .json) to send")],
+    cassette: Annotated[Path, typer.Argument(help="Cassette to append the exchange to (vcrpy YAML)")],
+    adapter: Annotated[str, typer.Option("--adapter", "-a", help="Registered adapter name or module:attr")],
+    model: Annotated[str | None, typer.Option(help="Canonical model id")] = None,
+    stream: Annotated[bool, typer.Option(help="Record a streaming response")] = False,
+    max_tokens: Annotated[int | None, typer.Option(help="max output tokens")] = None,
+    base_url: Annotated[str | None, typer.Option(help="Provider base URL (default: the API's)")] = None,
+    key_env: Annotated[str | None, typer.Option(help="Environment variable holding the API key")] = None,
+) -> None:
+    """Send the rendered request to the provider and record it (auth, account ids scrubbed)."""
+    # imported when the command runs: adapters and vcrpy are not loaded for other commands
+    from ...adapters import debug, registry
+    from ...adapters.base import AdapterOptions
+    from ...suite.record import record as do_record
+
+    a = registry.load(adapter)
+    conv = debug.read_conversation(conversation)
+    with _stderr_warnings():
+        options = AdapterOptions(
+            model=model or debug.default_model(a, conv.messages),
+            stream=stream,
+            max_output_tokens=max_tokens,
+        )
         try:
-            with _stderr_warnings():
-                out = debug.render(a, conv, model=model, stream=stream, max_tokens=max_tokens)
+            req = debug.to_wire(a, conv, options)
         except debug.RenderRefused as exc:
             _refused(exc)
-        json.dump(out, sys.stdout, indent=2, ensure_ascii=False)
-        sys.stdout.write("\n")
-
-    @wire.command()
-    def parse(
-        response: Annotated[
-            Path,
-            typer.Argument(help="Response body (JSON) or a stream (SSE, NDJSON, event-stream...); '-' reads stdin"),
-        ],
-        adapter: Annotated[str, typer.Option("--adapter", "-a", help="Registered adapter name or module:attr")],
-        stream: Annotated[
-            bool,
-            typer.Option(
-                help="Treat the input as a stream in the API's framing (detected when it starts as SSE or an event-stream)"
-            ),
-        ] = False,
-        status: Annotated[int, typer.Option(help="HTTP status the body came with (error bodies are classified)")] = 200,
-        framing: Annotated[
-            str | None,
-            typer.Option(
-                help="A registered framing (sse, ndjson, json-array, aws-event-stream, ...); implies --stream"
-            ),
-        ] = None,
-    ) -> None:
-        """Print the canonical message (for streams, the canonical events as JSON lines first)."""
-        # imported when the command runs: adapters and vcrpy are not loaded for other commands
-        from ...adapters import debug, registry
-        from ...adapters.base import AdapterError, WireFormatError
-        from ...wire import registry as wire_registry
-
-        a = registry.load(adapter)
-        name = "<stdin>" if str(response) == "-" else str(response)
-        try:
-            chosen = wire_registry.get_framing(framing) if framing is not None else None
-        except KeyError as exc:
-            raise InputError(str(exc.args[0])) from None
-        body = _read_body(response)
-        try:
-            with _stderr_warnings():
-                parsed = debug.parse(a, body, stream=stream, status=status, framing=chosen)
-        except WireFormatError as exc:
-            where = f"{exc.location}: " if exc.location else ""
-            sys.stderr.write(escaping.text_line(f"turnspec: {name}: {where}{exc}") + "\n")
-            raise typer.Exit(1) from None
-        except AdapterError as exc:
-            # an error body is classified, as asked: the class is the output, the line says so
-            sys.stdout.write(
-                json.dumps({"error_class": exc.error_class, "error": type(exc).__name__, "message": str(exc)}) + "\n"
-            )
-            line = f"turnspec: {name}: HTTP {status}: {type(exc).__name__} ({exc.error_class}): {exc}"
-            sys.stderr.write(escaping.text_line(line) + "\n")
-            raise typer.Exit(1) from None
-        except InputError as exc:
-            raise InputError(f"{name}: {exc}") from None
-        for ev in parsed.events:
-            sys.stdout.write(json.dumps(ev, ensure_ascii=False) + "\n")
-        if parsed.message is not None:
-            sys.stdout.write(json.dumps(parsed.message, ensure_ascii=False, indent=None if parsed.events else 2) + "\n")
-        if parsed.error is not None:
-            failed = parsed.error
-            line = (
-                f"turnspec: {name}: the provider reported an error in the stream (HTTP {status}), after "
-                f"{len(parsed.events)} event(s) of partial content: "
-                f"{type(failed).__name__} ({failed.error_class}): {failed}"
-            )
-            sys.stderr.write(escaping.text_line(line) + "\n")
-            raise typer.Exit(1)
-
-    @wire.command()
-    def record(
-        conversation: Annotated[Path, typer.Argument(help="Canonical messages (.jsonl or .json) to send")],
-        cassette: Annotated[Path, typer.Argument(help="Cassette to append the exchange to (vcrpy YAML)")],
-        adapter: Annotated[str, typer.Option("--adapter", "-a", help="Registered adapter name or module:attr")],
-        model: Annotated[str | None, typer.Option(help="Canonical model id")] = None,
-        stream: Annotated[bool, typer.Option(help="Record a streaming response")] = False,
-        max_tokens: Annotated[int | None, typer.Option(help="max output tokens")] = None,
-        base_url: Annotated[str | None, typer.Option(help="Provider base URL (default: the API's)")] = None,
-        key_env: Annotated[str | None, typer.Option(help="Environment variable holding the API key")] = None,
-    ) -> None:
-        """Send the rendered request to the provider and record it (auth, account ids scrubbed)."""
-        # imported when the command runs: adapters and vcrpy are not loaded for other commands
-        from ...adapters import debug, registry
-        from ...adapters.base import AdapterOptions
-        from ...suite.record import record as do_record
-
-        a = registry.load(adapter)
-        conv = debug.read_conversation(conversation)
-        with _stderr_warnings():
-            options = AdapterOptions(
-                model=model or debug.default_model(a, conv.messages),
-                stream=stream,
-                max_output_tokens=max_tokens,
-            )
-            try:
-                req = debug.to_wire(a, conv, options)
-            except debug.RenderRefused as exc:
-                _refused(exc)
-        status = do_record(req, str(a.wire_api), cassette, base_url=base_url, key_env=key_env)
-        sys.stderr.write(f"recorded HTTP {status} into {cassette}\n")
+    status = do_record(req, str(a.wire_api), cassette, base_url=base_url, key_env=key_env)
+    sys.stderr.write(f"recorded HTTP {status} into {cassette}\n")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ...adapters.protocol import Adapter, Message, ToolDefinition, WireResponse, capabilities_of
@@ -182,6 +182,46 @@ def _replay(src: Adapter, dst: Adapter, owner: AdapterUnderTest, pair: str) -> I
     else:
         yield outcome(R.REPLAY_PAIRED, owner, "fail" if paired else "pass", pair, "; ".join(paired[:3]))
     # TC403
+    sp = _system_placement(conv, back, facts, caps, dst)
+    sys_cap = "supports_system_messages_in_list" if caps.get("supports_system_messages_in_list") else None
+    yield outcome(R.REPLAY_SYSTEM, owner, "fail" if sp else "pass", pair, "; ".join(sp[:3]), sys_cap)
+    # TC404 / TC405: thinking state goes back only to the provider that issued it, in the
+    # field the API carries it in (located by the record's probes); elsewhere it is dropped
+    # with a WARN line. What the API cannot carry at all (a signature on Ollama) is not asked for.
+    dropped, sig, skips = _thinking_and_images(src, dst, api, conv, wire.body, text, recs)
+    # the same history cut after the tool results of its first assistant turn: the turn a
+    # request continues during tool use, whose thinking some APIs need back even where they
+    # let earlier turns' be omitted (WireApi.thinking_back.prior_turns_optional)
+    cut = during_tool_use(conv)
+    if cut is not None and api is not None and api.thinking_back.prior_turns_optional:
+        try:
+            with capture_warnings() as cut_recs:
+                cut_body = render(dst, cut, tools, opts(dst)).body
+        except Exception as exc:
+            sig.append(f"the history cut during tool use: {crash(exc)}")
+        else:
+            _, cut_sig, cut_skips = _thinking_and_images(src, dst, api, cut, cut_body, body_text(cut_body), cut_recs)
+            sig += [f"during tool use: {x}" for x in cut_sig if f"during tool use: {x}" not in sig]
+            skips += [x for x in cut_skips if x not in skips]
+    yield outcome(R.REPLAY_DROPPED, owner, "fail" if dropped else "pass", pair, "; ".join(dropped[:3]))
+    think_cap = "supports_thinking" if caps.get("supports_thinking") and src.provider == dst.provider else None
+    if sig:
+        yield outcome(R.REPLAY_SIGNATURE, owner, "fail", pair, _signature_reason(api, sig), think_cap)
+    elif skips:
+        yield outcome(R.REPLAY_SIGNATURE, owner, "skip", pair, "; ".join(skips))
+    else:
+        yield outcome(R.REPLAY_SIGNATURE, owner, "pass", pair, "", think_cap)
+
+
+def _system_placement(
+    conv: list[Message],
+    back: list[Message] | None,
+    facts: wire_facts.WireFacts | None,
+    caps: Mapping[str, Any],
+    dst: Adapter,
+) -> list[str]:
+    """TC403's problems: the system text read back (where the adapter reads requests) and
+    where the wire request placed it (where the API's record locates it), each a reason."""
     systems = [b["text"] for m in conv if m["role"] == "system" for b in m["content"] if b.get("type") == "text"]
     want_sys = "\n\n".join(systems)
     sp = []
@@ -221,34 +261,7 @@ def _replay(src: Adapter, dst: Adapter, owner: AdapterUnderTest, pair: str) -> I
                 )
             if facts.system_top_level != want_sys:
                 sp.append(f"top-level system is {str(facts.system_top_level)[:60]!r}, want {want_sys[:60]!r}")
-    sys_cap = "supports_system_messages_in_list" if caps.get("supports_system_messages_in_list") else None
-    yield outcome(R.REPLAY_SYSTEM, owner, "fail" if sp else "pass", pair, "; ".join(sp[:3]), sys_cap)
-    # TC404 / TC405: thinking state goes back only to the provider that issued it, in the
-    # field the API carries it in (located by the record's probes); elsewhere it is dropped
-    # with a WARN line. What the API cannot carry at all (a signature on Ollama) is not asked for.
-    dropped, sig, skips = _thinking_and_images(src, dst, api, conv, wire.body, text, recs)
-    # the same history cut after the tool results of its first assistant turn: the turn a
-    # request continues during tool use, whose thinking some APIs need back even where they
-    # let earlier turns' be omitted (WireApi.thinking_back.prior_turns_optional)
-    cut = during_tool_use(conv)
-    if cut is not None and api is not None and api.thinking_back.prior_turns_optional:
-        try:
-            with capture_warnings() as cut_recs:
-                cut_body = render(dst, cut, tools, opts(dst)).body
-        except Exception as exc:
-            sig.append(f"the history cut during tool use: {crash(exc)}")
-        else:
-            _, cut_sig, cut_skips = _thinking_and_images(src, dst, api, cut, cut_body, body_text(cut_body), cut_recs)
-            sig += [f"during tool use: {x}" for x in cut_sig if f"during tool use: {x}" not in sig]
-            skips += [x for x in cut_skips if x not in skips]
-    yield outcome(R.REPLAY_DROPPED, owner, "fail" if dropped else "pass", pair, "; ".join(dropped[:3]))
-    think_cap = "supports_thinking" if caps.get("supports_thinking") and src.provider == dst.provider else None
-    if sig:
-        yield outcome(R.REPLAY_SIGNATURE, owner, "fail", pair, _signature_reason(api, sig), think_cap)
-    elif skips:
-        yield outcome(R.REPLAY_SIGNATURE, owner, "skip", pair, "; ".join(skips))
-    else:
-        yield outcome(R.REPLAY_SIGNATURE, owner, "pass", pair, "", think_cap)
+    return sp
 
 
 # what TC405 enforces, as its catalogue entry states it

@@ -208,6 +208,7 @@ class FastPath(Mirror, SessionStep):
             self.checks.append((("created_at",), canonical_time))
         if self.on[R.MODEL_ID.id] or self.on[R.MODEL_PROVIDER.id]:
             self.checks.append((("metadata", "model"), BatchPattern(ctx.re_model)))
+        # new-rule: scaffolded formats go below this line (python -m conformance.dev new-rule)
         self.always = frozenset(
             path
             for path in {p for p, _ in self.checks} | {("id",), ("session_id",), ("created_at",), ("metadata",)}

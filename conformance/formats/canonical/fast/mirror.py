@@ -42,6 +42,9 @@ def _b64_ok(data: str) -> bool:
     return True
 
 
+# new-rule: scaffolded rules' clearing functions go below this line (python -m conformance.dev new-rule)
+
+
 class Mirror:
     """The one-message rules' predicates (`FastPath` sets what they read)."""
 
@@ -311,6 +314,7 @@ class Mirror:
             for b in content:
                 if not self._block_ok(b):
                     return None
+        # new-rule: scaffolded predicates go below this line (python -m conformance.dev new-rule)
         if self.prices is not None and not self._priced(meta, model):
             return None
         return SessionItem(
@@ -323,6 +327,7 @@ class Mirror:
         batch)."""
         on, cls = self.on, self.cls
         t = type(b)
+        # new-rule: scaffolded predicates go below this line (python -m conformance.dev new-rule)
         if t is cls.tool_use:
             if formats and on[R.TOOL_ID_FORMAT.id] and not self.re_tool_id(b.id):
                 return False
@@ -358,6 +363,8 @@ class Mirror:
         usage = meta.usage
         if usage is _UNSET or usage is None:
             return True
+        on = self.on
+        # new-rule: scaffolded predicates go below this line (python -m conformance.dev new-rule)
         key = (usage.pricing_version, model)
         plan = self._price_plans.get(key)
         if plan is None:
@@ -369,7 +376,7 @@ class Mirror:
         cached = 0 if cached is _UNSET else cached
         created = 0 if created is _UNSET else created
         if (cached and no_cached_rate) or (created and no_created_rate):
-            return not self.on[R.PRICING_BUCKET.id]  # TS403
+            return not on[R.PRICING_BUCKET.id]  # TS403
         if scaled is None:  # TS404 is off
             return True
         # the cost and the stored value compared exactly, as integers: the rates scaled by
