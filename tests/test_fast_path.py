@@ -1109,12 +1109,14 @@ def _rules_read(fn: object, holder: str = "on") -> set[str]:
 def test_fast_proofs_declared_are_the_predicates_of_the_mirror() -> None:
     """Issue 24: the registrations declare how the fast path proves each rule silent
     (`fast=`), and the fast path derives its sets from them. A rule declared `local` is
-    one whose predicate `_local`, `_block_ok` or `_priced` evaluates, and every rule they
+    one whose predicate `_local`, `_block_ok` or `_priced` (with `_price_plan`, what it
+    looks up once per pricing version and model) evaluates, and every rule they
     evaluate is declared `local` (a lean run skips them all: one missing would go
     unchecked); a rule declared `format` is one whose batch check `FastPath.__init__`
     sets up. The batch filter in front of `_local` reads the selection only to skip work."""
     local = fast_covered("local")
-    assert local == _rules_read(Mirror._local) | _rules_read(Mirror._block_ok) | _rules_read(Mirror._priced)
+    priced = _rules_read(Mirror._priced) | _rules_read(Mirror._price_plan)
+    assert local == _rules_read(Mirror._local) | _rules_read(Mirror._block_ok) | priced
     assert _rules_read(Mirror._columns) <= local
     assert fast_covered("format") == _rules_read(FastPath.__init__) - local
     # every registration declares one proof (the fast path serves default runs)

@@ -168,6 +168,7 @@ class FastPath(Mirror, SessionStep):
         self.dirty = 0  # blocks still to read small (`PIECE_BYTES`) after one the proof failed on
         self._locates = _LOCATES  # bad lines still to locate in the current block
         self._providers: dict[str, str] = {}  # model id -> its provider part (`_provider_of`)
+        self._price_plans = {}  # (pricing version, model) -> what `_priced` needs of them (`_price_plan`)
         rev = run.revision[run.latest]
         # the opaque strings decode as raw JSON where the model allows it (`OpaqueCheck`)
         raw = raw_model(rev, OPAQUE)

@@ -10,6 +10,7 @@ A rule has a predicate here exactly when its registration says `fast="local"`
 from __future__ import annotations
 
 import binascii
+import operator
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,13 +21,17 @@ import msgspec
 from .. import rules as R
 from ..engine import Prices, Tools
 from ..invariants import EMAIL, file_ref_problem, url_ok
-from ..pricing import USAGE_BUCKETS, total_of
+from ..pricing import USAGE_BUCKETS, ScaledRates, total_of
 from ..tools import SNAKE_NAME
 from .batch import BatchPattern, Columns
 from .blocks import _shallow
 from .sessions import SessionItem
 
 _UNSET = msgspec.UNSET
+
+
+# the token counts of the buckets of `USAGE_BUCKETS` (cached reads, cache writes), in C
+_BUCKET_COUNTS = operator.attrgetter(*(bucket for bucket, _rate in USAGE_BUCKETS))
 
 
 def _b64_ok(data: str) -> bool:
@@ -52,6 +57,7 @@ class Mirror:
     tool_name_pattern: BatchPattern | None
     _stop: Callable[[Any], Any] | None
     _providers: dict[str, str]
+    _price_plans: dict[tuple[str, Any], bool | tuple[bool, bool, ScaledRates | None]]
 
     def _open_fields_shallow(self, m: Any) -> bool:
         """The depth check of the fields of arbitrary JSON (`OPEN_FIELDS`): `provider_raw`
@@ -136,9 +142,22 @@ class Mirror:
                     add(k)
                     continue
                 b = content[0]
-                if type(b) is not tool_result or b.tool_use_id != meta.parent_tool_use_id:
+                tid = b.tool_use_id if type(b) is tool_result else None
+                if (
+                    tid is None
+                    or tid != meta.parent_tool_use_id
+                    or (allowed is not None and tool_result not in allowed[role])
+                ):
                     add(k)
                     continue
+                # its one block taken here as the loop below takes a tool_result: the
+                # common tool message costs no loop
+                inner = b.content
+                if inner and not nested.isdisjoint(map(type, inner)) and not self._inner_ok(inner):
+                    add(k)
+                else:
+                    tools[k] = [(0, False, tid)]
+                continue
             elif not content:
                 if role != "system":
                     add(k)  # TS101
@@ -165,15 +184,7 @@ class Mirror:
                     entry = (i, True, b.id)
                 elif t is tool_result:
                     inner = b.content
-                    if (
-                        inner
-                        and not nested.isdisjoint(map(type, inner))
-                        and not all(
-                            block_ok(x) and (type(x) is not tool_use or _shallow(x.input))
-                            for x in inner
-                            if type(x) in nested
-                        )
-                    ):
+                    if inner and not nested.isdisjoint(map(type, inner)) and not self._inner_ok(inner):
                         break
                     entry = (i, False, b.tool_use_id)
                 else:
@@ -209,6 +220,13 @@ class Mirror:
                     if not self._priced(meta, None if model is _UNSET else model):
                         add(k)
         return tools
+
+    def _inner_ok(self, inner: list[Any]) -> bool:
+        """True when no block rule may report on the blocks inside a tool_result that the
+        driver runs them on (`_Classes.nested`: media and tool_use, whose input must be
+        shallow too)."""
+        block_ok, nested, tool_use = self._block_ok, self.cls.nested, self.cls.tool_use
+        return all(block_ok(x) and (type(x) is not tool_use or _shallow(x.input)) for x in inner if type(x) in nested)
 
     def _provider_of(self, model: str) -> str:
         """The part of a model id before its first colon (TS109), kept per distinct id: a
@@ -345,24 +363,21 @@ class Mirror:
         usage = meta.usage
         if usage is _UNSET or usage is None:
             return True
-        prices, on = self.prices, self.on
-        assert prices is not None
+        on = self.on
         # new-rule: scaffolded predicates go below this line (python -m conformance.dev new-rule)
-        version = usage.pricing_version
-        table = prices.versions.get(version)
-        if table is None:
-            return not on[R.PRICING_VERSION.id]
-        if model not in table:
-            return not on[R.PRICING_MODEL.id]
-        rates = table[model]
-        counts: list[int] = []
-        for bucket, rate in USAGE_BUCKETS:
-            n = getattr(usage, bucket)
-            n = 0 if n is _UNSET else n
-            if n and rate not in rates:
-                return not on[R.PRICING_BUCKET.id]
-            counts.append(n)
-        if not on[R.COST_MISMATCH.id]:
+        key = (usage.pricing_version, model)
+        plan = self._price_plans.get(key)
+        if plan is None:
+            plan = self._price_plan(*key)
+        if type(plan) is bool:  # no rates for this version and model: TS401 or TS402
+            return plan
+        no_cached_rate, no_created_rate, scaled = plan
+        cached, created = _BUCKET_COUNTS(usage)
+        cached = 0 if cached is _UNSET else cached
+        created = 0 if created is _UNSET else created
+        if (cached and no_cached_rate) or (created and no_created_rate):
+            return not on[R.PRICING_BUCKET.id]  # TS403
+        if scaled is None:  # TS404 is off
             return True
         # the cost and the stored value compared exactly, as integers: the rates scaled by
         # a power of ten (`PriceTable.scaled`), the stored plain decimal read as its digits
@@ -370,10 +385,31 @@ class Mirror:
         digits = whole + frac
         if not (digits.isascii() and digits.isdigit()):
             return False  # not a plain decimal (TS020's to report): the exact path says where
-        scaled = prices.scaled(version, model)
-        cached, created = counts
         total = total_of(scaled.ints, usage.input_tokens, usage.output_tokens, cached, created, 0)
         return bool(int(digits) * scaled.scale == total * 10 ** len(frac))
+
+    def _price_plan(self, version: str, model: Any) -> bool | tuple[bool, bool, ScaledRates | None]:
+        """What `_priced` needs of one pricing version and model, looked up once per pair
+        (kept in `_price_plans`, a few thousand at most): the verdict when the table has
+        no rates for them (False where TS401 or TS402 may report), else whether each
+        bucket of `USAGE_BUCKETS` lacks its rate and, when TS404 is on, the rates scaled
+        to integers."""
+        prices, on = self.prices, self.on
+        assert prices is not None
+        table = prices.versions.get(version)
+        plan: bool | tuple[bool, bool, ScaledRates | None]
+        if table is None:
+            plan = not on[R.PRICING_VERSION.id]
+        elif model not in table:
+            plan = not on[R.PRICING_MODEL.id]
+        else:
+            rates = table[model]
+            no_cached_rate, no_created_rate = (rate not in rates for _bucket, rate in USAGE_BUCKETS)
+            scaled = prices.scaled(version, model) if on[R.COST_MISMATCH.id] else None
+            plan = (no_cached_rate, no_created_rate, scaled)
+        if len(self._price_plans) < 4096:
+            self._price_plans[(version, model)] = plan
+        return plan
 
 
 @dataclass(frozen=True)
