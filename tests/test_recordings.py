@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conformance.core.findings import Selection
-from conformance.suite import cassettes
+from conformance.suite import cassettes, interactions
 from conformance.suite.cassettes import Interaction, iter_cassettes, load_cassette
 from conformance.suite.runner import SuiteConfig, run
 
@@ -275,7 +275,7 @@ def test_huge_and_inflating_recordings_are_refused(tmp_path, monkeypatch):
     c = load_cassette(DATA / "polly.har")
     assert c.error == f"cannot read cassette {DATA / 'polly.har'}: larger than 1000 bytes"
     monkeypatch.setattr(cassettes, "MAX_CASSETTE_BYTES", 256 * 1024 * 1024)
-    monkeypatch.setattr(cassettes, "MAX_INFLATED", 100)  # the gzip reply inflates to 266 bytes
+    monkeypatch.setattr(interactions, "MAX_INFLATED", 100)  # the gzip reply inflates to 266 bytes
     for name in ("go-vcr-v1.yaml", "ruby-vcr.json", "polly.har", "nock.json"):
         c = load_cassette(DATA / name)
         assert c.error is not None and "response body inflates past 100 bytes; not read" in c.error, name

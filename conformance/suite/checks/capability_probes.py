@@ -32,7 +32,7 @@ from ...adapters.protocol import Adapter, Message, StreamEvent, WireResponse, ca
 from ...wire.api import WireApi
 from .. import rules as R
 from ..capture import capture_warnings
-from ..cassettes import Interaction
+from ..interactions import Interaction
 from ..outcome import AdapterUnderTest, Outcome
 from ..scripts import Builder, conversation, mark
 from .common import (

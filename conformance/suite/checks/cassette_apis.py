@@ -15,7 +15,7 @@ from ...wire import schemas as wire_schemas
 from ...wire.api import WireApi
 from ...wire.framing import FramingError, JsonEvent, ProviderStreamError
 from .. import rules as R
-from ..cassettes import Cassette, Interaction
+from ..interactions import Cassette, Interaction
 from ..outcome import SUITE_SUBJECT, Outcome
 from .common import Env, check, outcome, wire_name
 

@@ -42,7 +42,7 @@ from ...wire import equivalence, registry
 from ...wire import schemas as wire_schemas
 from ...wire.api import Probes, WireApi, as_count, value_at
 from .. import rules as R
-from ..cassettes import Cassette, Interaction
+from ..interactions import Cassette, Interaction
 from ..outcome import AdapterUnderTest, Outcome, Status, note_crash
 
 CheckFn = Callable[["Env"], Iterator[Outcome]]

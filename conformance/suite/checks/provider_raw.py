@@ -31,7 +31,7 @@ from ...adapters.protocol import Adapter, AdapterOptions, Message, ToolDefinitio
 from ...core import pointers
 from .. import rules as R
 from ..capture import capture_warnings
-from ..cassettes import Interaction
+from ..interactions import Interaction
 from ..outcome import AdapterUnderTest, Outcome
 from .common import Env, check, crash, ctx_for, opts, outcome, read_recorded, render, session_for, wire_name
 

@@ -12,7 +12,7 @@ from ...wire import schemas as wire_schemas
 from ...wire.api import WireApi, value_at
 from .. import rules as R
 from ..capture import capture_warnings
-from ..cassettes import Interaction
+from ..interactions import Interaction
 from ..outcome import AdapterUnderTest, Outcome
 from .common import (
     HISTORY_IGNORE,

@@ -15,7 +15,7 @@ from ...core import ids
 from ...core.findings import Selection
 from ...core.schema_validation import SchemaValidator
 from .. import rules as R
-from ..cassettes import Interaction
+from ..interactions import Interaction
 from ..outcome import AdapterUnderTest, Outcome
 from . import errors as error_oracle
 from .common import (

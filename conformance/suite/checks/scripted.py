@@ -31,7 +31,7 @@ from ...wire.api import WireApi, value_at
 from ...wire.eventstream import EventStreamMessage
 from ...wire.framing import FramingError, JsonEvent, ProviderStreamError, SseEvent
 from .. import rules as R
-from ..cassettes import Interaction
+from ..interactions import Interaction
 from ..outcome import AdapterUnderTest, Outcome
 from . import errors as error_oracle
 from .cassette_apis import recording_problem

@@ -35,7 +35,7 @@ from ...wire.api import Located, WireApi
 from ...wire.facts import history_index
 from .. import rules as R
 from ..capture import capture_warnings
-from ..cassettes import Interaction
+from ..interactions import Interaction
 from ..outcome import AdapterUnderTest, Outcome
 from ..scripts import JPEG_1PX, PNG_1PX, PNG_2PX, PNG_3PX, Builder, mark, tools_named
 from .common import (

@@ -13,7 +13,7 @@ from ...wire import equivalence
 from ...wire.api import Framing, WireApi
 from ...wire.framing import FramingError, ProviderStreamError, json_events
 from .. import rules as R
-from ..cassettes import Interaction
+from ..interactions import Interaction
 from ..outcome import AdapterUnderTest, Outcome
 from .common import (
     USAGE_FIELDS,

@@ -24,7 +24,7 @@ from typing import Any
 import yaml
 
 from ...wire.framing import loads_strict
-from ..cassettes import Cassette, CassetteError
+from ..interactions import Cassette, CassetteError
 from . import go_vcr, har, nock, vcr, vcrpy
 from .base import RecordingFormat, interaction_of
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..cassettes import CassetteError, Interaction, api_of, inflate, json_or_none
+from ..interactions import CassetteError, Interaction, api_of, inflate, json_or_none
 
 Headers = dict[str, list[str]]
 

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlencode
 
-from ..cassettes import CassetteError
+from ..interactions import CassetteError
 from .base import Headers, Recorded, RecordingFormat, add_header, b64, mapping, status_code, text_bytes
 
 

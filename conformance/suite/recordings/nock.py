@@ -16,7 +16,7 @@ import json
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..cassettes import CassetteError
+from ..interactions import CassetteError
 from .base import Headers, Recorded, RecordingFormat, add_header, header_map, mapping, status_code
 
 DEFAULT_PORTS = {"https": 443, "http": 80}
