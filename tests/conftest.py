@@ -29,6 +29,7 @@ def _no_samples_from_the_shell(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def samples() -> Path:
     """../shared/samples (real data no one here wrote); skips when absent."""
-    if not SAMPLES.is_dir():
+    if not SAMPLES.is_dir() or next(SAMPLES.iterdir(), None) is None:
+        # an empty folder is how CI's second run hides them (TURNSPEC_TEST_SAMPLES)
         pytest.skip(f"real samples not present at {SAMPLES}")
     return SAMPLES
