@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Generic, TypeVar
 
 from ..core.jsonio import parse as parse_json
@@ -124,6 +124,27 @@ def function_tool_from_wire(fn: Mapping[str, Any]) -> tuple[ToolDefinition, dict
         "side_effects": "execute",
     }
     return tool, {k: v for k, v in fn.items() if k not in ("name", "description", "parameters")}
+
+
+def function_tools_from_wire(
+    items: Iterable[Any],
+) -> tuple[list[ToolDefinition], list[Mapping[str, Any]], dict[str, Any]]:
+    """A request's `tools` list of Chat Completions or Ollama: each function tool as a
+    canonical definition, every other kind kept as it is (a provider tool), and each
+    function's other members by name (the `tool_extras` that render it back)."""
+    tools: list[ToolDefinition] = []
+    native: list[Mapping[str, Any]] = []
+    tool_extras: dict[str, Any] = {}
+    for t in items:
+        fn = t.get("function") if isinstance(t, dict) and t.get("type") == "function" else None
+        if isinstance(fn, dict) and "name" in fn:
+            tool, extra = function_tool_from_wire(fn)
+            tools.append(tool)
+            if extra:
+                tool_extras[fn["name"]] = extra
+        else:
+            native.append(t)
+    return tools, native, tool_extras
 
 
 # -- URL images ----------------------------------------------------------------------------

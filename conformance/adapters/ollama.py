@@ -55,7 +55,7 @@ from typing import Any, ClassVar
 
 from ..core import ids
 from ..wire.ollama import OLLAMA_CHAT
-from ._shared import StreamState, function_tool, function_tool_from_wire, tool_extra
+from ._shared import StreamState, function_tool, function_tools_from_wire, tool_extra
 from .base import (
     AdapterError,
     AdapterOptions,
@@ -859,20 +859,9 @@ _message = request_message  # the shared reader-side constructor (base.request_m
 def _request_tools(wire_tools: Any, opt_raw: dict[str, Any]) -> tuple[list[ToolDefinition], list[Mapping[str, Any]]]:
     """A recorded request's `tools`: each function tool as a canonical ToolDefinition (its
     other keys kept in `opt_raw["tool_extras"]`), any other kind kept as it is (native)."""
-    tools: list[ToolDefinition] = []
-    native: list[Mapping[str, Any]] = []
-    tool_extras: dict[str, Any] = {}
     if isinstance(wire_tools, list) and not wire_tools:
         opt_raw["empty_tools"] = True
-    for t in wire_tools or []:
-        fn = t.get("function") if isinstance(t, dict) and t.get("type") == "function" else None
-        if isinstance(fn, dict) and "name" in fn:
-            tool, extra = function_tool_from_wire(fn)
-            tools.append(tool)
-            if extra:
-                tool_extras[fn["name"]] = extra
-        else:
-            native.append(t)
+    tools, native, tool_extras = function_tools_from_wire(wire_tools or [])
     if tool_extras:
         opt_raw["tool_extras"] = tool_extras
     return tools, native

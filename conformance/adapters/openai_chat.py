@@ -44,7 +44,7 @@ from ._shared import (
     UrlMediaMemory,
     finish_error,
     function_tool,
-    function_tool_from_wire,
+    function_tools_from_wire,
     header,
     json_object,
     json_value,
@@ -660,22 +660,11 @@ class OpenAIChatAdapter(UrlMediaMemory, CancellableStreams, BaseAdapter):
         provider tools) and the `provider_raw` that renders them back: each function's extra
         members, and whether they came as the deprecated `functions` ("Deprecated in favor
         of tools", chat/create), function tools all the same."""
-        tools: list[ToolDefinition] = []
-        native: list[Mapping[str, Any]] = []
-        tool_extras: dict[str, Any] = {}
         functions = body.get("functions")
         legacy = not any(isinstance(t, dict) and t.get("type") == "function" for t in body.get("tools") or [])
         legacy = legacy and isinstance(functions, list) and bool(functions)
         wrapped = [{"type": "function", "function": f} for f in functions or []] if legacy else []
-        for t in [*wrapped, *(body.get("tools", []) or [])]:
-            fn = t.get("function") if t.get("type") == "function" else None
-            if isinstance(fn, dict) and "name" in fn:
-                tool, extra = function_tool_from_wire(fn)
-                tools.append(tool)
-                if extra:
-                    tool_extras[fn["name"]] = extra
-            else:
-                native.append(t)
+        tools, native, tool_extras = function_tools_from_wire([*wrapped, *(body.get("tools", []) or [])])
         opt_raw: dict[str, Any] = {"tool_extras": tool_extras} if tool_extras else {}
         if legacy:
             opt_raw["functions"] = True

@@ -82,12 +82,16 @@ def register(app: typer.Typer) -> None:
     wire.command()(record)
 
 
+AdapterRef = Annotated[str, typer.Option("--adapter", "-a", help="Registered adapter name or module:attr")]
+"""The adapter option every wire command takes (declared once)."""
+
+
 def render(
     conversation: Annotated[
         Path,
         typer.Argument(help="Canonical messages (.jsonl or .json); tool definitions may be mixed in"),
     ],
-    adapter: Annotated[str, typer.Option("--adapter", "-a", help="Registered adapter name or module:attr")],
+    adapter: AdapterRef,
     model: Annotated[
         str | None,
         typer.Option(help="Canonical model id (default: the latest assistant turn's of this provider)"),
@@ -115,7 +119,7 @@ def parse(
         Path,
         typer.Argument(help="Response body (JSON) or a stream (SSE, NDJSON, event-stream...); '-' reads stdin"),
     ],
-    adapter: Annotated[str, typer.Option("--adapter", "-a", help="Registered adapter name or module:attr")],
+    adapter: AdapterRef,
     stream: Annotated[
         bool,
         typer.Option(
@@ -176,7 +180,7 @@ def parse(
 def record(
     conversation: Annotated[Path, typer.Argument(help="Canonical messages (.jsonl or .json) to send")],
     cassette: Annotated[Path, typer.Argument(help="Cassette to append the exchange to (vcrpy YAML)")],
-    adapter: Annotated[str, typer.Option("--adapter", "-a", help="Registered adapter name or module:attr")],
+    adapter: AdapterRef,
     model: Annotated[str | None, typer.Option(help="Canonical model id")] = None,
     stream: Annotated[bool, typer.Option(help="Record a streaming response")] = False,
     max_tokens: Annotated[int | None, typer.Option(help="max output tokens")] = None,
