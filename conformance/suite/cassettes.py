@@ -36,6 +36,9 @@ from typing import Any
 
 import yaml
 
+from ..wire import recording_files
+from ..wire.recording_files import JSON_SUFFIXES as JSON_SUFFIXES
+from ..wire.recording_files import SUFFIXES as SUFFIXES
 from .interactions import Cassette as Cassette
 from .interactions import CassetteError as CassetteError
 from .interactions import Interaction as Interaction
@@ -45,12 +48,9 @@ MAX_CASSETTE_BYTES = 256 * 1024 * 1024
 MAX_YAML_DEPTH = 200
 MAX_YAML_NODES = 5_000_000
 """Nodes a cassette may hold once its aliases are expanded (bounds billion laughs)."""
-INTERACTION_KEYS = ("interactions", "http_interactions")
-"""The top-level keys whose sequence items are the interactions (`check_yaml_bounds`'s lines)."""
-JSON_SUFFIXES = (".json", ".har")
-"""Recordings written as JSON (VCR's and vcrpy's JSON serializers, HAR, nock); the rest are YAML."""
-SUFFIXES = (".yaml", ".yml", *JSON_SUFFIXES)
-"""What `iter_cassettes` reads under a folder."""
+INTERACTION_KEYS = ("interactions", "http_interactions", "requests")
+"""The top-level keys whose sequence items are the interactions (`check_yaml_bounds`'s lines;
+`requests`: vcrpy's own cassette dict, which LangChain's serializer writes, `_paired`)."""
 
 try:  # libyaml's parser when PyYAML was built with it
     _Loader: type = yaml.CSafeLoader
@@ -120,6 +120,24 @@ def check_yaml_bounds(text: str) -> list[int]:
     return lines
 
 
+def _paired(data: Any) -> Any:
+    """vcrpy's in-memory cassette, `{requests: [...], responses: [...]}`, as a cassette file
+    holds it: `{interactions: [{request, response}]}`. LangChain's integration tests write
+    the former (`langchain_tests.conftest.CustomSerializer`, gzip-compressed YAML); vcrpy's
+    own serializers write the latter."""
+    if not isinstance(data, dict) or "interactions" in data or set(data) - {"requests", "responses", "version"}:
+        return data
+    requests, responses = data.get("requests"), data.get("responses")
+    if not isinstance(requests, list) or not isinstance(responses, list):
+        return data
+    if len(requests) != len(responses):
+        raise CassetteError(f"{len(requests)} requests but {len(responses)} responses: they must pair one to one")
+    return {
+        "version": 1,
+        "interactions": [{"request": q, "response": r} for q, r in zip(requests, responses, strict=True)],
+    }
+
+
 def _unparse_bodies(data: dict[str, Any]) -> None:
     """pydantic-ai `parsed_body` mappings -> the JSON string vcrpy expects under `body`."""
     for it in data.get("interactions") or []:
@@ -153,13 +171,14 @@ def load_cassette(path: Path, label: str | None = None) -> Cassette:
             raise CassetteError("not a regular file")
         if path.stat().st_size > MAX_CASSETTE_BYTES:
             raise CassetteError(f"larger than {MAX_CASSETTE_BYTES} bytes")
-        text = path.read_text(encoding="utf-8")
-        as_json = path.suffix in JSON_SUFFIXES
+        raw = recording_files.unwrap(path.read_bytes(), MAX_CASSETTE_BYTES)
+        text = raw.decode("utf-8")
+        as_json = recording_files.is_json(path)
         lines = [] if as_json else check_yaml_bounds(text)
         # function-level imports: vcrpy (and httpx under it) loads only when a cassette is read
         from vcr import serialize
 
-        data = recordings.parse_json(text) if as_json else recordings.parse_yaml(text)
+        data = _paired(recordings.parse_json(text) if as_json else recordings.parse_yaml(text))
         fmt = recordings.detect(data)
         if fmt is None and as_json:
             cas.skipped = f"not a recording of a format read here ({recordings.names()})"
@@ -259,7 +278,7 @@ def _interaction(label: str, i: int, req: Any, resp: dict[str, Any]) -> Interact
 
 
 def iter_cassettes(root: Path) -> Iterator[Cassette]:
-    """Every recording (`*.yaml`, `*.yml`, `*.json`, `*.har`) under `root`, sorted, labelled
+    """Every recording (`*.yaml`, `*.yml`, `*.json`, `*.har`, each also `.gz`) under `root`, sorted, labelled
     relative to `root`."""
     if root.is_file():
         yield load_cassette(root, root.name)
@@ -272,7 +291,7 @@ def iter_cassettes(root: Path) -> Iterator[Cassette]:
         unreadable.append((where, exc.strerror or str(exc)))
 
     for folder, _dirs, files in os.walk(root, onerror=walk_error):  # never follows symlinked folders
-        found += [Path(folder) / f for f in files if f.endswith(SUFFIXES)]
+        found += [Path(folder) / f for f in files if recording_files.is_recording_name(f)]
     for where, why in unreadable:
         label = str(where.relative_to(root)) if where.is_relative_to(root) else str(where)
         yield Cassette(where, label, error=f"cannot read folder: {why}")

@@ -21,9 +21,9 @@ import vcr
 
 from ..adapters.base import WireRequest
 from ..core.errors import InputError
-from ..wire import registry
+from ..wire import recording_files, registry
 from ..wire.cassette_lint import account_headers, credential_headers
-from .cassettes import JSON_SUFFIXES, load_cassette
+from .cassettes import load_cassette
 
 
 def secret_request_headers() -> list[str]:
@@ -89,9 +89,12 @@ def record(
         existing = load_cassette(cassette)
         if existing.error:
             raise InputError(f"{cassette}: {existing.error}; refusing to append to it")
-        if existing.format != "vcrpy" or cassette.suffix in JSON_SUFFIXES:
+        with cassette.open("rb") as fh:
+            compressed = recording_files.gzipped(fh.read(2))
+        if existing.format != "vcrpy" or recording_files.is_json(cassette) or compressed:
             # conform reads other recorders' files; vcrpy appends to its own YAML only
             what = f"a {existing.format} recording" if existing.format else "no recording"
+            what = f"a gzip-compressed {what.removeprefix('a ')}" if compressed else what
             raise InputError(f"{cassette}: {what}, not a vcrpy YAML cassette; refusing to append to it")
     try:
         cassette.parent.mkdir(parents=True, exist_ok=True)  # the path the user named for the cassette

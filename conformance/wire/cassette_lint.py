@@ -52,7 +52,7 @@ from ..core.findings import Finding, RuleCatalog, RuleInfo, Severity
 from ..core.jsonio import read_input
 from ..core.outputs import check_output, write_bytes
 from ..core.yamlio import MAX_DEPTH
-from . import registry
+from . import recording_files, registry
 from .framing import loads_strict
 
 E = Severity.ERROR
@@ -193,10 +193,14 @@ def _patterns() -> list[tuple[str, re.Pattern[str]]]:
 def _read(path: Path) -> str:
     data = read_input(path, limit=MAX_BYTES)  # regular files only, stat-ed first, bounded
     try:
+        data = recording_files.unwrap(data, MAX_BYTES)  # a gzip-compressed recording (LangChain's)
+    except recording_files.RecordingFileError as exc:
+        raise InputError(f"{path}: {exc}") from None
+    try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    return _json_as_yaml(path, text) if path.suffix in JSON_SUFFIXES else text
+    return _json_as_yaml(path, text) if recording_files.is_json(path) else text
 
 
 # a JSON escape of a surrogate pair (`\ud83d\ude00`), after an even run of backslashes
@@ -381,7 +385,7 @@ class _Linter:
             except ValueError:
                 return
         elif isinstance(node, yaml.MappingNode):
-            body = yaml.safe_load(yaml.serialize(node))  # bounded: _compose counted the node graph
+            body = recording_files.load_yaml(yaml.serialize(node))  # bounded: _compose counted the node graph
         stack: list[tuple[Any, str]] = [(body, "")]
         while stack:
             v, ptr = stack.pop()
@@ -454,14 +458,10 @@ def _is_request_body(path: tuple[str | int, ...], key: str, keys: set[Any]) -> b
     return key == "body" and "scope" in keys and "method" in keys  # nock
 
 
-JSON_SUFFIXES = (".json", ".har")  # recordings written as JSON (suite/cassettes.py reads the same)
-
-
 def iter_cassettes(paths: list[Path]) -> Iterator[Path]:
     for p in paths:
         if p.is_dir() and not p.is_symlink():
-            kinds = (".yaml", ".yml", *JSON_SUFFIXES)
-            yield from sorted(q for q in p.rglob("*") if q.suffix in kinds and q.is_file())
+            yield from sorted(q for q in p.rglob("*") if recording_files.is_recording_name(q.name) and q.is_file())
         else:
             yield p
 
@@ -474,7 +474,7 @@ def scrubbed(path: Path, hits: list[Hit]) -> tuple[str | None, list[str]]:
     todo = [h for h in hits if not h.binary]
     if not todo:
         return None, problems
-    data = yaml.safe_load(_read(path))  # bounded: lint() composed and counted it first (JSON too)
+    data = recording_files.load_yaml(_read(path))  # bounded: lint() composed and counted it first (JSON too)
     for h in todo:
         parent: Any = data
         for key in h.path[:-1]:
@@ -490,7 +490,7 @@ def scrubbed(path: Path, hits: list[Hit]) -> tuple[str | None, list[str]]:
             elif isinstance(value, dict | list):  # a parsed_body mapping: scrub every string in it
                 value = json.loads(json.dumps(value).replace(json.dumps(secret)[1:-1], REDACTED))
         parent[last] = value
-    if path.suffix in JSON_SUFFIXES:  # a JSON recording stays JSON
+    if recording_files.is_json(path):  # a JSON recording stays JSON
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n", problems
     return yaml.safe_dump(data, default_flow_style=False, sort_keys=False, allow_unicode=True, width=4096), problems
 
@@ -511,5 +511,8 @@ def fix(path: Path, hits: list[Hit]) -> list[str]:
     if text is None:
         return problems
     check_output(path, [], in_place=True)
-    write_bytes(path, [text.encode("utf-8")])  # atomic, keeps the cassette's mode
+    data = text.encode("utf-8")
+    if recording_files.gzipped(read_input(path, limit=MAX_BYTES)):  # a compressed recording stays compressed
+        data = recording_files.compress(data)
+    write_bytes(path, [data])  # atomic, keeps the cassette's mode
     return problems

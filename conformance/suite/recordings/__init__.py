@@ -14,16 +14,14 @@ Adding a format: a module here with `detect` and `read` and its `FORMAT`, listed
 
 from __future__ import annotations
 
-import base64
 import bisect
 import json
 import re
 import zlib
 from typing import Any
 
-import yaml
-
 from ...wire.framing import loads_strict
+from ...wire.recording_files import load_yaml
 from ..interactions import Cassette, CassetteError
 from . import go_vcr, har, nock, vcr, vcrpy
 from .base import RecordingFormat, interaction_of
@@ -40,30 +38,10 @@ def detect(doc: Any) -> RecordingFormat | None:
     return next((f for f in FORMATS if f.detect(doc)), None)
 
 
-class _RubyLoader(yaml.SafeLoader):
-    """A safe loader that also reads Psych's `!binary` (Ruby VCR before 2.0 tags binary
-    bodies so: YAML 1.1's `!!binary`, base64, under a local tag)."""
-
-
-def _ruby_binary(loader: yaml.SafeLoader, node: yaml.Node) -> bytes:
-    value = loader.construct_scalar(node)  # type: ignore[arg-type]
-    return base64.b64decode(str(value).encode("ascii"))
-
-
-_RubyLoader.add_constructor("!binary", _ruby_binary)
-
-
 def parse_yaml(text: str) -> Any:
-    """A YAML recording (already bounded by `check_yaml_bounds`), as vcrpy's safe loader reads
-    it; a file with Ruby's `!binary` tag (which vcrpy's loader refuses) read by `_RubyLoader`."""
-    from vcr.serializers import yamlserializer  # loaded only when a cassette is read
-
-    try:
-        return yamlserializer.deserialize(text)
-    except yaml.constructor.ConstructorError as exc:
-        if "'!binary'" not in str(exc):
-            raise
-    return yaml.load(text, Loader=_RubyLoader)  # a safe loader plus `!binary`
+    """A YAML recording (already bounded by `check_yaml_bounds`), read by
+    `recording_files.load_yaml` (safe: builds data only)."""
+    return load_yaml(text)
 
 
 def parse_json(text: str) -> Any:
