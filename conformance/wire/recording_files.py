@@ -39,9 +39,10 @@ class _RecordingLoader(_SafeBase):  # type: ignore[misc]
     `!!python/tuple`, `!!python/bytes`, a `BytesIO` body, an iterator body). Every other
     tag, `!!python/object/apply` and the rest that build objects, is refused.
 
-    Our own, not vcrpy's: vcrpy's loader refuses object-building tags only since 8.x, and
-    this project accepts `vcrpy>=7`, whose loader is PyYAML's full one; a cassette is
-    somebody else's file, so reading it must never run code, whatever vcrpy is installed."""
+    Our own, not vcrpy's: vcrpy's loader refuses object-building tags only since 8.2.1
+    (advisory GHSA-rpj2-4hq8-938g: before it, a cassette's `!!python/object/apply` ran on
+    load), and this project accepts `vcrpy>=7`; a cassette is somebody else's file, so
+    reading it must never run code, whatever vcrpy is installed."""
 
 
 def _ruby_binary(loader: yaml.SafeLoader, node: yaml.Node) -> bytes:
