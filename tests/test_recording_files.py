@@ -134,7 +134,9 @@ def test_old_vcrpy_python_tags_read_as_data(tmp_path):
     p.write_text(OLD_VCRPY, encoding="utf-8")
     c = load_cassette(p)
     assert c.error is None, c.error
-    assert c.interactions[0].api == "openai-chat-completions" and c.interactions[0].request_body["model"] == "gpt-4o-mini"
+    assert (
+        c.interactions[0].api == "openai-chat-completions" and c.interactions[0].request_body["model"] == "gpt-4o-mini"
+    )
     assert json.loads(c.interactions[0].response_body)["choices"][0]["message"]["content"] == "Hello"
 
 
@@ -166,3 +168,74 @@ def test_the_linter_finds_a_secret_in_a_compressed_cassette_and_fixes_it_compres
     assert recording_files.gzipped(fixed) and key.encode() not in gzip.decompress(fixed)
     assert main(["cassettes", "lint", str(p)]) == 0
     assert load_cassette(p).error is None
+
+
+def _exvcr(response: dict[str, Any]) -> str:
+    req = {"body": "{}", "headers": [], "method": "post", "options": [], "request_body": "", "url": "https://api.openai.com/v1/chat/completions"}  # fmt: skip
+    return json.dumps([{"request": req, "response": {"headers": [], "status_code": 200, "type": "ok", **response}}])
+
+
+def _term(data: bytes) -> bytes:
+    """`term_to_binary(data)` for a binary, as the Erlang external term format documents it."""
+    import struct
+
+    return bytes([131, ord("m")]) + struct.pack(">I", len(data)) + data
+
+
+def test_exvcr_binary_bodies_are_erlang_terms_compressed_or_not(tmp_path):
+    import base64
+    import struct
+    import zlib
+
+    body = b'{"id": "c", "object": "chat.completion"}'
+    inner = _term(body)[1:]  # the term without its version byte, as COMPRESSED wraps it
+    compressed = bytes([131, ord("P")]) + struct.pack(">I", len(inner)) + zlib.compress(inner)
+    for term in (_term(body), compressed):
+        p = tmp_path / "c.json"
+        p.write_text(_exvcr({"binary": True, "body": base64.b64encode(term).decode()}))
+        c = load_cassette(p)
+        assert c.error is None and c.format == "exvcr" and c.interactions[0].response_body == body, c.error
+
+
+@pytest.mark.parametrize(
+    ("response", "why"),
+    [
+        ({"binary": True, "body": "g2sAA2FiYw=="}, "is an Erlang term of tag 107, not a binary"),  # a charlist 'abc'
+        ({"binary": True, "body": "g20AAAAKYWJj"}, "binary term of 3 bytes where it says 10"),
+        ({"type": "error", "body": "timeout"}, "a transport error, no HTTP response to read"),
+        ({"headers": [["a"]]}, "`response.headers`[0] is not a [name, value] pair"),
+    ],
+)
+def test_an_exvcr_interaction_it_cannot_read_is_one_line_error(tmp_path, response, why):
+    p = tmp_path / "c.json"
+    p.write_text(_exvcr(response))
+    c = load_cassette(p)
+    assert c.error is not None and why in c.error and f"{p}:1:" in c.error and "\n" not in c.error, c.error
+
+
+PHP_GZIP = """-
+    request:
+        method: POST
+        url: 'https://api.openai.com/v1/chat/completions'
+        headers:
+            Content-Type: application/x-www-form-urlencoded
+        post_fields:
+            model: gpt-4o
+    response:
+        status: 200
+        headers:
+            Content-Type: application/x-gzip
+        body: {body}
+"""
+
+
+def test_php_vcr_base64_bodies_and_form_fields(tmp_path):
+    import base64
+
+    raw = gzip.compress(b"archive")
+    p = tmp_path / "c.yml"
+    p.write_text(PHP_GZIP.format(body=base64.b64encode(raw).decode()))
+    c = load_cassette(p)
+    assert c.error is None and c.format == "php-vcr", c.error
+    it = c.interactions[0]
+    assert it.response_body == raw and it.request_raw == b"model=gpt-4o" and it.status == 200 and it.line == 2

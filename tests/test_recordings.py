@@ -3,7 +3,7 @@
 tests/data/recordings/ holds one set of four exchanges (an OpenAI chat reply and SSE stream,
 an Anthropic reply gzip-encoded and an SSE stream), hand-written in each recorder's
 documented layout: vcrpy (the reference), go-vcr versions 1 and 2, Ruby VCR's YAML and JSON
-serializers, R's vcr, Polly.js's HAR and a nock.back fixture. Each must read into the
+serializers, R's vcr, Polly.js's HAR, a nock.back fixture, ExVCR's JSON and php-vcr's YAML. Each must read into the
 interactions vcrpy's gives, and the suite must judge and replay them alike.
 """
 
@@ -28,6 +28,8 @@ FORMATS = {
     "r-vcr.yml": "vcr",
     "polly.har": "har",
     "nock.json": "nock",
+    "exvcr.json": "exvcr",
+    "php-vcr.yml": "php-vcr",
 }
 
 
@@ -75,7 +77,13 @@ def test_each_format_reads_as_vcrpy_reads_its_twin(name, reference):
 
 
 # where an interaction starts: a YAML sequence item, or a JSON element at its array's indent
-STARTS = {"nock.json": "  {", "ruby-vcr.json": "    {", "polly.har": "      {"}
+STARTS = {
+    "nock.json": "  {",
+    "ruby-vcr.json": "    {",
+    "polly.har": "      {",
+    "exvcr.json": "  {",
+    "php-vcr.yml": "    request:",
+}
 
 
 @pytest.mark.parametrize("name", sorted(FORMATS))
@@ -111,7 +119,10 @@ def test_conform_judges_and_replays_every_format():
         assert {f"{name}#{i}" for i in range(4)} <= samples, name
     skipped = [(o.subject, o.message) for o in report.outcomes if o.rule == "TC800" and o.status == "skip"]
     assert skipped == [
-        ("recordings/package.json", "not a recording of a format read here (vcrpy, go-vcr, vcr, har, nock)")
+        (
+            "recordings/package.json",
+            "not a recording of a format read here (vcrpy, go-vcr, vcr, har, nock, exvcr, php-vcr)",
+        )
     ]
     for adapter in ("openai-chat", "anthropic"):
         for rule in rules[1:]:
@@ -129,7 +140,11 @@ def test_iter_cassettes_finds_json_and_har_and_sets_aside_other_json(tmp_path):
     assert got == {
         "go-vcr-v1.yaml": (4, None, None),
         "nock.json": (4, None, None),
-        "package.json": (0, None, "not a recording of a format read here (vcrpy, go-vcr, vcr, har, nock)"),
+        "package.json": (
+            0,
+            None,
+            "not a recording of a format read here (vcrpy, go-vcr, vcr, har, nock, exvcr, php-vcr)",
+        ),
         "polly.har": (4, None, None),
     }
 

@@ -61,7 +61,7 @@ except AttributeError:  # pragma: no cover - depends on the PyYAML build
 def check_yaml_bounds(text: str) -> list[int]:
     """Refuse, before construction, YAML whose nesting or expanded aliases exceed the bounds;
     return the 1-based line on which each item of the top-level `interactions` (or
-    `http_interactions`) sequence starts (for CI annotations; empty when the file is not shaped that way).
+    `http_interactions`) sequence, or of a top-level sequence, starts (for CI annotations; empty when the file is not shaped that way).
 
     Walks PyYAML's event stream (no recursion, nothing built), counting for every anchor
     the nodes it stands for, so an alias costs what it expands to.
@@ -80,6 +80,8 @@ def check_yaml_bounds(text: str) -> list[int]:
                 depth = len(stack)
                 if depth == 1 and isinstance(ev, yaml.MappingStartEvent):
                     top_is_map = True
+                elif depth == 1 and isinstance(ev, yaml.SequenceStartEvent):
+                    items_depth = 2  # a list of interactions (php-vcr)
                 elif depth == 2 and top_is_map:
                     is_key = top_nodes % 2 == 0
                     top_nodes += 1

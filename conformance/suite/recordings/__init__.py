@@ -5,7 +5,7 @@ A file is parsed by its suffix (`.json` and `.har` as JSON, the rest as YAML; bo
 `cassettes.check_yaml_bounds` for YAML nesting and aliases, `loads_strict` for JSON
 nesting) and its format told by its content, the first of `FORMATS` whose `detect` accepts
 the parsed document: vcrpy, go-vcr (Go), VCR (Ruby and R), HAR (browsers, Polly.js), nock
-(Node). A reader turns each interaction into a `Recorded`; `base.interaction_of` makes the
+(Node), ExVCR (Elixir), php-vcr (PHP). A reader turns each interaction into a `Recorded`; `base.interaction_of` makes the
 suite's `Interaction` of it, so every format is attributed and decoded alike.
 
 Adding a format: a module here with `detect` and `read` and its `FORMAT`, listed in
@@ -23,10 +23,18 @@ from typing import Any
 from ...wire.framing import loads_strict
 from ...wire.recording_files import load_yaml
 from ..interactions import Cassette, CassetteError
-from . import go_vcr, har, nock, vcr, vcrpy
+from . import exvcr, go_vcr, har, nock, php_vcr, vcr, vcrpy
 from .base import RecordingFormat, interaction_of
 
-FORMATS: tuple[RecordingFormat, ...] = (vcrpy.FORMAT, go_vcr.FORMAT, vcr.FORMAT, har.FORMAT, nock.FORMAT)
+FORMATS: tuple[RecordingFormat, ...] = (
+    vcrpy.FORMAT,
+    go_vcr.FORMAT,
+    vcr.FORMAT,
+    har.FORMAT,
+    nock.FORMAT,
+    exvcr.FORMAT,
+    php_vcr.FORMAT,
+)
 
 
 def names() -> str:
