@@ -571,7 +571,10 @@ def test_interaction_lines_follow_the_top_level_sequence_only():
         "  - *again\n"
     )
     assert check_yaml_bounds(text) == [4, 7, 8, 9]  # where each item's node starts
-    assert check_yaml_bounds("- interactions: [1]\n") == []
+    assert check_yaml_bounds("- interactions: [1]\n- b\n") == [
+        1,
+        2,
+    ]  # a top-level sequence is the interactions (php-vcr)
 
 
 def test_the_checks_package_exports_only_what_something_imports_from_it() -> None:

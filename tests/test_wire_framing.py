@@ -154,7 +154,6 @@ BOMB = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
         (BOMB + "interactions: []\n", "aliases expand to more than"),
         ("interactions:\n" + "- " * 400 + "x\n", "nested deeper than"),
         ("interactions: [\n", "line 2: not YAML"),
-        ("- 1\n- 2\n", "not a vcrpy cassette"),
         ("interactions:\n- !!python/object/apply:os.system ['true']\n", "cannot read cassette"),
     ],
 )
@@ -163,6 +162,16 @@ def test_hostile_cassettes_are_one_line_errors(tmp_path, text, why):
     p.write_text(text, encoding="utf-8")
     c = load_cassette(p)
     assert c.error is not None and why in c.error and "\n" not in c.error and c.interactions == []
+
+
+@pytest.mark.parametrize("text", ["- 1\n- 2\n", "name: ci\non: [push]\n", "just text\n"])
+def test_yaml_of_no_recorders_layout_is_skipped_with_the_reason(tmp_path, text):
+    """As a JSON file of no format is (a `package.json`): a reader refuses only what it cannot read."""
+    p = tmp_path / "c.yaml"
+    p.write_text(text, encoding="utf-8")
+    c = load_cassette(p)
+    assert c.error is None and c.interactions == [] and c.skipped is not None
+    assert c.skipped.startswith("not a recording of a format read here (vcrpy, go-vcr")
 
 
 def test_nan_and_deep_bodies_are_not_json(tmp_path):

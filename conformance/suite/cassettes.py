@@ -163,7 +163,7 @@ class _Serializer:
 def load_cassette(path: Path, label: str | None = None) -> Cassette:
     """The recording at `path`, in whichever format `recordings.FORMATS` recognises by its
     content (vcrpy, go-vcr, Ruby or R VCR, HAR, nock; YAML or JSON by the file's suffix).
-    Never raises: what cannot be read is `error`, a JSON file of no known format `skipped`."""
+    Never raises: what cannot be read is `error`, a YAML or JSON file of no known format `skipped`."""
     from . import recordings  # function-level: the formats' readers load when a file is read
 
     label = label or str(path)
@@ -182,16 +182,13 @@ def load_cassette(path: Path, label: str | None = None) -> Cassette:
 
         data = _paired(recordings.parse_json(text) if as_json else recordings.parse_yaml(text))
         fmt = recordings.detect(data)
-        if fmt is None and as_json:
+        if fmt is None:  # YAML or JSON of no recorder's layout (a package.json, a config file)
             cas.skipped = f"not a recording of a format read here ({recordings.names()})"
             return cas
-        if fmt is not None:
-            cas.format = fmt.name
-            lines = recordings.json_lines(text, fmt) if as_json else lines
-            if fmt.read is not None:  # every format but vcrpy's, which vcrpy reads below
-                return recordings.read(fmt, cas, data, lines)
-        if not isinstance(data, dict) or "interactions" not in data:
-            raise ValueError("not a vcrpy cassette (no `interactions`)")
+        cas.format = fmt.name
+        lines = recordings.json_lines(text, fmt) if as_json else lines
+        if fmt.read is not None:  # every format but vcrpy's, which vcrpy reads below
+            return recordings.read(fmt, cas, data, lines)
         _unparse_bodies(data)
         requests, responses = serialize.deserialize("", _Serializer(data))[:2]
     except CassetteError as exc:
