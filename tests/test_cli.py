@@ -198,6 +198,10 @@ def test_walk_recognising_nothing_is_an_error(tmp_path: Path, capsys: pytest.Cap
     (tmp_path / "notes.txt").write_text("hi")
     assert main(["validate", str(tmp_path)]) == 2
     assert "no file in a known format" in capsys.readouterr().err
+    # --show-skipped lists what the walk set aside even when that is everything
+    assert main(["validate", "--show-skipped", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert f"skipped (no known format): {tmp_path / 'notes.txt'}" in err and "no file in a known format" in err
 
 
 def test_skipped_files_counted_and_listed_on_request(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -321,6 +321,8 @@ def expand_inputs(plan: Plan) -> tuple[list[Unit], Report]:
         if flags.skip_unknown and not report.problems:  # nothing to validate among the files named: not an error
             sys.stdout.write(escaping.text_line(f"OK: no file in a known format ({len(skipped)} skipped)") + "\n")
             raise typer.Exit(1 if flags.fail_on_skip and skipped else 0)
+        if flags.show_skipped:  # asked for: the files the walk set aside, before the error that names none
+            sys.stderr.writelines(escaping.text_line(f"skipped (no known format): {p}") + "\n" for p in report.skipped)
         if not report.problems:
             error(
                 f"no file in a known format in {', '.join(map(str, flags.paths))}"
