@@ -52,6 +52,10 @@ class ContentCodingError(ValueError):
     coding not read here. One line."""
 
 
+class TooLarge(ContentCodingError):
+    """A body that decodes past `MAX_INFLATED` bytes (a decompression bomb, or just too big)."""
+
+
 class MissingDecoder(InputError):
     """The package that decodes a coding (`br`: brotli, `zstd`: zstandard) is not installed."""
 
@@ -108,8 +112,8 @@ def _decoder(coding: str, what: str) -> Callable[[bytes, str], bytes]:
     return decoders[coding]
 
 
-def _too_big(what: str, coding: str) -> ContentCodingError:
-    return ContentCodingError(f"{what} ({coding}) inflates past {MAX_INFLATED} bytes; not read")
+def _too_big(what: str, coding: str) -> TooLarge:
+    return TooLarge(f"{what} ({coding}) inflates past {MAX_INFLATED} bytes; not read")
 
 
 def _gunzip(raw: bytes, what: str) -> bytes:
@@ -141,9 +145,9 @@ def _inflate(raw: bytes, what: str) -> bytes:
     for wbits in tries:
         try:
             out, rest = _zlib_stream(raw, wbits, MAX_INFLATED, what, "deflate")
+        except TooLarge:
+            raise
         except ContentCodingError as exc:
-            if "inflates past" in str(exc):
-                raise
             first = first or exc
             continue
         if not rest:

@@ -17,7 +17,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..content_coding import CODINGS, ContentCodingError, MissingDecoder, carries_signature, codings_of, decode_content
+from ..content_coding import (
+    CODINGS,
+    ContentCodingError,
+    MissingDecoder,
+    TooLarge,
+    carries_signature,
+    codings_of,
+    decode_content,
+)
 from ..interactions import CassetteError, Interaction, api_of, json_or_none
 
 Headers = dict[str, list[str]]
@@ -137,7 +145,7 @@ def undo_coding(raw: bytes, coding: str, what: str) -> tuple[bytes, bool]:
     try:
         return decode_content(raw, coding, what), True
     except (ContentCodingError, MissingDecoder) as exc:
-        if signed is None and codings[-1] in CODINGS and "inflates past" not in str(exc) and _is_text(raw):
+        if signed is None and codings[-1] in CODINGS and not isinstance(exc, TooLarge) and _is_text(raw):
             return raw, True
         raise
 
