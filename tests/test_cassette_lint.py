@@ -319,3 +319,21 @@ def test_coded_binary_bodies_are_read_through_the_readers_decoder(tmp_path: Path
     )
     [h] = lint(p)
     assert (h.finding.rule, h.binary) == ("CL002", True)
+
+
+def test_a_coded_body_whose_decoder_is_missing_is_unreadable_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    zstandard = pytest.importorskip("zstandard", reason="the [recordings] extra (zstandard) is not installed")
+    import sys
+
+    coded = zstandard.ZstdCompressor().compress(json.dumps({"k": ANTHROPIC_KEY}).encode())
+    p = tmp_path / "z.yaml"
+    p.write_text(
+        f"interactions:\n- response:\n    body:\n      string: !!binary |\n        {base64.b64encode(coded).decode()}\n"
+    )
+    monkeypatch.setitem(sys.modules, "zstandard", None)
+    rc, out, err = cli(capsys, str(p))
+    assert rc == 2, (out, err)
+    assert f"{p}:4: body is zstd-coded, which needs the Python package 'zstandard'" in out + err
+    assert "pip install 'turnspec[recordings]'" in out + err and "Traceback" not in out + err

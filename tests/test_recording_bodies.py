@@ -183,6 +183,10 @@ def _nock(coded: bytes, coding: str) -> tuple[str, str]:
     return "nock.json", json.dumps([rec], indent=2)
 
 
+FORMAT_NAMES = {"vcrpy": "vcrpy", "go-vcr": "go-vcr", "ruby-vcr": "vcr", "r-vcr": "vcr", "har": "har", "nock": "nock"}
+# the line each writer's first interaction starts on (a YAML sequence item, a JSON array element)
+FIRST_LINES = {"vcrpy": 3, "go-vcr": 3, "ruby-vcr": 3, "r-vcr": 2, "har": 5, "nock": 2}
+
 WRITERS = {"vcrpy": _vcrpy, "go-vcr": _go_vcr, "ruby-vcr": _ruby_vcr, "r-vcr": _r_vcr, "har": _har, "nock": _nock}
 
 
@@ -210,8 +214,8 @@ def test_a_truncated_body_is_one_line_naming_cassette_interaction_and_coding(tmp
     p = _write(tmp_path, writer, brotli.compress(PLAIN)[:-3], "br")
     c = load_cassette(p)
     assert c.error is not None and "\n" not in c.error and c.interactions == []
-    assert c.error.startswith(f"cannot read cassette {p}:"), c.error
-    assert " interaction 0: response body (br): the stream is truncated" in c.error
+    where = f"cannot read cassette {p}:{FIRST_LINES[writer]}: {FORMAT_NAMES[writer]} interaction 0:"
+    assert c.error.startswith(f"{where} response body (br): the stream is truncated"), c.error
 
 
 @pytest.mark.parametrize("writer", sorted(WRITERS))
@@ -219,8 +223,8 @@ def test_an_unknown_coding_is_refused_naming_it(tmp_path, writer):
     p = _write(tmp_path, writer, b"\x1f\x9d\x90compressed", "compress")
     c = load_cassette(p)
     assert c.error is not None and "\n" not in c.error
-    assert c.error.startswith(f"cannot read cassette {p}:")
-    assert "interaction 0: response body: content coding 'compress' is not one read here" in c.error
+    where = f"cannot read cassette {p}:{FIRST_LINES[writer]}: {FORMAT_NAMES[writer]} interaction 0:"
+    assert c.error.startswith(f"{where} response body: content coding 'compress' is not one read here"), c.error
 
 
 @pytest.mark.parametrize("writer", sorted(WRITERS))
@@ -230,7 +234,8 @@ def test_a_missing_decoder_stops_the_read_saying_what_to_install(tmp_path, monke
     with pytest.raises(MissingDecoder) as exc:
         load_cassette(p)
     msg = str(exc.value)
-    assert msg.startswith(f"cannot read cassette {p}:") and " interaction 0: response body is zstd-coded" in msg
+    where = f"cannot read cassette {p}:{FIRST_LINES[writer]}: {FORMAT_NAMES[writer]} interaction 0:"
+    assert msg.startswith(f"{where} response body is zstd-coded"), msg
     assert "pip install 'turnspec[recordings]'" in msg and "\n" not in msg
 
 
@@ -264,6 +269,12 @@ def test_a_br_body_the_client_already_decoded_is_read_as_it_is(tmp_path, writer)
     p = _write(tmp_path, writer, PLAIN, "br")
     [it] = load_cassette(p).interactions
     assert it.response_json == REPLY and "content-encoding" not in it.headers
+
+
+def test_a_decoded_body_needs_no_decoder_installed(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "brotli", None)
+    [it] = load_cassette(_write(tmp_path, "har", PLAIN, "br")).interactions
+    assert it.response_json == REPLY
 
 
 # R's vcr: `file: true`, the response body in `<cassette name>-files/NAME` beside the cassette
