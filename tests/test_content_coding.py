@@ -97,6 +97,12 @@ def test_a_truncated_stream_is_refused_with_one_line(coding):
     assert "truncated" in msg or f"is not {coding}" in msg
 
 
+def test_a_zstd_skippable_frame_cut_short_is_refused():
+    skippable = b"\x50\x2a\x4d\x18" + (100).to_bytes(4, "little") + b"short"
+    with pytest.raises(ContentCodingError, match=r"\(zstd\): the stream is truncated \(inside a skippable frame\)"):
+        decode_content(zstd(BODY) + skippable, "zstd", "response body")
+
+
 def test_raw_deflate_cut_short_is_refused():
     with pytest.raises(ContentCodingError, match=r"response body \(deflate\): the stream is truncated"):
         decode_content(raw_deflate(BODY)[:-10], "deflate", "response body")

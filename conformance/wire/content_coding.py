@@ -44,7 +44,9 @@ EXTRA = "turnspec[recordings]"
 _GZIP_MAGIC = b"\x1f\x8b"
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 _ZSTD_CHUNK = 256  # input bytes fed per call: a zstd RLE block turns 4 bytes into 128 KiB
-_ZSTD_MAX_WINDOW = 1 << 27  # 128 MiB: the window RFC 8878 §3.1.1.1.2 lets a decoder refuse past 8 MiB
+_ZSTD_MAX_WINDOW = (
+    1 << 27
+)  # zstd's own default limit (128 MiB of window memory); RFC 9659 §3 keeps HTTP encoders within 8 MB
 
 
 class ContentCodingError(ValueError):
@@ -214,7 +216,10 @@ def _unzstd(raw: bytes, what: str) -> bytes:
     size, rest = 0, raw
     while rest:
         if _skippable(rest):
-            rest = rest[8 + int.from_bytes(rest[4:8], "little") :]
+            end = 8 + int.from_bytes(rest[4:8], "little")
+            if end > len(rest):
+                raise ContentCodingError(f"{what} (zstd): the stream is truncated (inside a skippable frame)")
+            rest = rest[end:]
             continue
         if rest[:4] != _ZSTD_MAGIC:
             raise ContentCodingError(
