@@ -292,3 +292,48 @@ def test_every_recorders_layout_is_linted_at_its_line(tmp_path: Path, capsys: py
     fixed = json.loads((tmp_path / "polly.har").read_text())  # still JSON, the rest kept
     assert fixed["log"]["entries"][0]["response"]["content"]["text"].count("\U0001f600") == 1
     assert json.loads((tmp_path / "nock.json").read_text())[0]["rawHeaders"][5] == "REDACTED"
+
+
+@pytest.mark.parametrize("coding", ["br", "zstd", "deflate", "gzip, br"])
+def test_coded_binary_bodies_are_read_through_the_readers_decoder(tmp_path: Path, coding: str) -> None:
+    """The linter undoes a `!!binary` body's coding with `content_coding.decode_content`, as
+    the suite's readers do: named by the message's Content-Encoding (br has no signature),
+    else by its first bytes (zstd's magic, a zlib header)."""
+    brotli = pytest.importorskip("brotli", reason="the [recordings] extra (brotli) is not installed")
+    zstandard = pytest.importorskip("zstandard", reason="the [recordings] extra (zstandard) is not installed")
+    import zlib
+
+    plain = json.dumps({"k": ANTHROPIC_KEY}).encode()
+    coded = {
+        "br": brotli.compress(plain),
+        "zstd": zstandard.ZstdCompressor().compress(plain),
+        "deflate": zlib.compress(plain),
+        "gzip, br": brotli.compress(gzip.compress(plain)),
+    }[coding]
+    named = coding in ("br", "gzip, br")  # the others are found by their bytes, without a header
+    headers = f"    headers:\n      Content-Encoding:\n      - {coding}\n" if named else ""
+    p = tmp_path / "c.yaml"
+    p.write_text(
+        f"interactions:\n- response:\n{headers}    body:\n"
+        f"      string: !!binary |\n        {base64.b64encode(coded).decode()}\n"
+    )
+    [h] = lint(p)
+    assert (h.finding.rule, h.binary) == ("CL002", True)
+
+
+def test_a_coded_body_whose_decoder_is_missing_is_unreadable_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    zstandard = pytest.importorskip("zstandard", reason="the [recordings] extra (zstandard) is not installed")
+    import sys
+
+    coded = zstandard.ZstdCompressor().compress(json.dumps({"k": ANTHROPIC_KEY}).encode())
+    p = tmp_path / "z.yaml"
+    p.write_text(
+        f"interactions:\n- response:\n    body:\n      string: !!binary |\n        {base64.b64encode(coded).decode()}\n"
+    )
+    monkeypatch.setitem(sys.modules, "zstandard", None)
+    rc, out, err = cli(capsys, str(p))
+    assert rc == 2, (out, err)
+    assert f"{p}:4: body is zstd-coded, which needs the Python package 'zstandard'" in out + err
+    assert "pip install 'turnspec[recordings]'" in out + err and "Traceback" not in out + err

@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 
 from conformance.core.findings import Selection
-from conformance.suite import cassettes, interactions
+from conformance.suite import cassettes
 from conformance.suite.cassettes import Interaction, iter_cassettes, load_cassette
 from conformance.suite.runner import SuiteConfig, run
+from conformance.wire import content_coding
 
 DATA = Path(__file__).parent / "data" / "recordings"
 FORMATS = {
@@ -234,7 +235,12 @@ def _edit(name: str, old: str, new: str, tmp_path: Path) -> Path:
             "      code: [200]\n",
             "vcr interaction 0: `response.status.code` is [200]",
         ),
-        ("r-vcr.yml", "      file: no\n", "      file: yes\n", "stored in a file of its own"),
+        (
+            "r-vcr.yml",
+            "      file: no\n",
+            "      file: yes\n",
+            'r-vcr-files/{"id": "chatcmpl-RecFmt0001", "object":  ... does not exist',
+        ),
         (
             "ruby-vcr.json",
             '"base64_string": "H4sI',
@@ -290,10 +296,10 @@ def test_huge_and_inflating_recordings_are_refused(tmp_path, monkeypatch):
     c = load_cassette(DATA / "polly.har")
     assert c.error == f"cannot read cassette {DATA / 'polly.har'}: larger than 1000 bytes"
     monkeypatch.setattr(cassettes, "MAX_CASSETTE_BYTES", 256 * 1024 * 1024)
-    monkeypatch.setattr(interactions, "MAX_INFLATED", 100)  # the gzip reply inflates to 266 bytes
+    monkeypatch.setattr(content_coding, "MAX_INFLATED", 100)  # the gzip reply inflates to 266 bytes
     for name in ("go-vcr-v1.yaml", "ruby-vcr.json", "polly.har", "nock.json"):
         c = load_cassette(DATA / name)
-        assert c.error is not None and "response body inflates past 100 bytes; not read" in c.error, name
+        assert c.error is not None and "response body (gzip) inflates past 100 bytes; not read" in c.error, name
         assert len(c.interactions) == 3
 
 

@@ -1,8 +1,9 @@
 """Reading recorded HTTP cassettes (vcrpy YAML v1 and its common variants) into interactions.
 
 vcrpy's own loader does the work where it can: `vcr.serialize.deserialize` with the YAML
-serializer reads plain cassettes (bodies as strings or `!!binary`), and
-`vcr.filters.decode_response` undoes gzip/deflate content encoding. One variant needs a
+serializer reads plain cassettes (bodies as strings or `!!binary`); content codings are
+undone here, as every other format's are (`recordings.base.decoded_response`, over
+`content_coding.decode_content`), not by vcrpy's `decode_response`. One variant needs a
 pre-pass vcrpy cannot do: pydantic-ai's cassettes store JSON bodies as YAML mappings under
 `parsed_body` (its tests/json_body_serializer.py), which `Request(**dict)` rejects; those
 bodies are turned back into JSON strings first, as that serializer does on load.
@@ -14,9 +15,10 @@ Whether a response is a stream, and how it is framed, comes from the Content-Typ
 registered framings' media types) or else from the record.
 
 Bodies stay bytes: a response body reaches the checks and the adapters as the bytes that
-were recorded (`string:` text encoded as UTF-8, `!!binary` as it is), with gzip or deflate
-undone only where the response's `content-encoding` says so (vcrpy's `decode_response`);
-a request body likewise, per the request's `content-encoding`. Text is decoded only where
+were recorded (`string:` text encoded as UTF-8, `!!binary` as it is), with the content
+coding undone only where the response's `content-encoding` says so (gzip, x-gzip, deflate,
+br, zstd, identity, and lists of them: `content_coding`); a request body likewise, per the
+request's `content-encoding`. Text is decoded only where
 a framing says its frames are text, or for a JSON body.
 
 Bad cassettes never raise out of here: a file that cannot be read becomes a `Cassette`
@@ -39,10 +41,11 @@ import yaml
 from ..wire import recording_files
 from ..wire.recording_files import JSON_SUFFIXES as JSON_SUFFIXES
 from ..wire.recording_files import SUFFIXES as SUFFIXES
+from .content_coding import MissingDecoder
 from .interactions import Cassette as Cassette
 from .interactions import CassetteError as CassetteError
 from .interactions import Interaction as Interaction
-from .interactions import api_of, inflate, json_or_none
+from .interactions import api_of, json_or_none
 
 MAX_CASSETTE_BYTES = 256 * 1024 * 1024
 MAX_YAML_DEPTH = 200
@@ -203,13 +206,27 @@ def load_cassette(path: Path, label: str | None = None) -> Cassette:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         cas.error = f"cannot read cassette {path}: {first}"
         return cas
+    return _vcrpy_interactions(cas, requests, responses, lines)
+
+
+def _vcrpy_interactions(cas: Cassette, requests: list[Any], responses: list[Any], lines: list[int]) -> Cassette:
+    """vcrpy's requests and responses into `cas`, located and reported as every other
+    format's are (`recordings.read`)."""
+    from . import recordings  # function-level: the formats' readers load when a file is read
+
     for i, (req, resp) in enumerate(zip(requests, responses, strict=True)):
+        line = lines[i] if i < len(lines) else None
+        where = recordings.where_in(cas, line)
         try:
-            inter = _interaction(label, i, req, resp)
-            inter.path, inter.line = path, lines[i] if i < len(lines) else None
-            cas.interactions.append(inter)
+            inter = _interaction(cas.label, i, req, resp)
+        except MissingDecoder as exc:
+            raise MissingDecoder(f"cannot read cassette {where}: vcrpy interaction {i}: {exc}") from None
         except (ValueError, KeyError, TypeError, OSError, zlib.error) as exc:
-            cas.error = f"interaction {i}: {exc}"
+            if cas.error is None:
+                cas.error = f"cannot read cassette {where}: vcrpy interaction {i}: {recordings.first_line(exc)}"
+            continue
+        inter.path, inter.line = cas.path, line
+        cas.interactions.append(inter)
     return cas
 
 
@@ -220,13 +237,12 @@ def _bytes(value: Any) -> bytes:
 
 
 def _request_bytes(req: Any) -> bytes:
-    """The request body as recorded, with gzip/deflate undone when its own
+    """The request body as recorded, with its content coding undone when its own
     `content-encoding` header says so (vcrpy undoes it for responses only)."""
-    raw = _bytes(req.body)
+    from .recordings.base import request_bytes  # function-level: the readers load when a file is read
+
     headers = {str(k).lower(): v for k, v in (getattr(req, "headers", None) or {}).items()}
-    coding = headers.get("content-encoding", "")
-    coding = (coding[0] if isinstance(coding, list) and coding else str(coding)).strip().lower()
-    return inflate(raw, coding, "request body")
+    return request_bytes(_bytes(req.body), headers)
 
 
 def _request_headers(req: Any) -> dict[str, str]:
@@ -246,17 +262,19 @@ def _request_headers(req: Any) -> dict[str, str]:
 
 
 def _interaction(label: str, i: int, req: Any, resp: dict[str, Any]) -> Interaction:
-    from vcr.filters import decode_response  # loaded only when a cassette is read
+    from .recordings.base import decoded_response  # function-level: the readers load when a file is read
 
-    resp = decode_response(resp)
     raw = _request_bytes(req)
     body: Any = None
     if raw:
         body = json_or_none(raw)
-    headers = {k.lower(): v for k, v in (resp.get("headers") or {}).items()}
+    headers: dict[str, Any] = {}
+    for k, v in (resp.get("headers") or {}).items():  # one name's values in order, whatever its case
+        values = v if isinstance(v, list) else [v]
+        headers.setdefault(str(k).lower(), []).extend(values)
+    data = decoded_response(_bytes(resp["body"]["string"]), headers)
     ctype = headers.get("content-type", [""])
-    ctype = ctype[0] if isinstance(ctype, list) and ctype else str(ctype)
-    data = _bytes(resp["body"]["string"])
+    ctype = str(ctype[0]) if isinstance(ctype, list) and ctype else str(ctype)
     inter = Interaction(
         label,
         i,

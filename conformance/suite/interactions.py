@@ -6,14 +6,12 @@ these without importing the loader that imports them."""
 
 from __future__ import annotations
 
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..wire import registry
 from ..wire.api import Framing, WireApi
-from ..wire.cassette_lint import MAX_INFLATED  # the linter's bound: one number for both readers
 from ..wire.framing import loads_strict, looks_framed
 
 
@@ -133,22 +131,6 @@ class Cassette:
     skipped: str | None = None
     # the recorder's format it was read as (`recordings.FORMATS` names; None: not read)
     format: str | None = None
-
-
-def inflate(raw: bytes, coding: str, what: str) -> bytes:
-    """`raw` with the gzip or deflate content coding `coding` undone (any other coding: as
-    it is), bounded as the cassette linter inflates (a small gzip body may expand without
-    end). Raises CassetteError naming `what` when it is not what its coding says."""
-    if raw and coding in ("gzip", "deflate"):
-        d = zlib.decompressobj(16 + zlib.MAX_WBITS if coding == "gzip" else zlib.MAX_WBITS)
-        try:
-            out = d.decompress(raw, MAX_INFLATED + 1)
-        except zlib.error as exc:
-            raise CassetteError(f"{what} is not {coding} ({exc})") from None
-        if len(out) > MAX_INFLATED:
-            raise CassetteError(f"{what} inflates past {MAX_INFLATED} bytes; not read")
-        return out
-    return raw
 
 
 def json_or_none(data: bytes) -> Any:

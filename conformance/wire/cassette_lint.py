@@ -8,7 +8,8 @@ as YAML *nodes* (so every finding has its line, and alias expansion is counted b
 anything is built: a billion-laughs file is refused, not expanded) and looks at:
 
 - headers by name: credentials (CL001), account/org/project ids (CL004), cookies (CL005);
-- every string (headers, URI, bodies, `!!binary` bodies after gzip): provider API keys
+- every string (headers, URI, bodies, `!!binary` bodies with their content coding undone by
+  `content_coding.decode_content`, as the suite's readers undo it): provider API keys
   (CL002; the LLM providers' documented key shapes, which detect-secrets lacks), bearer
   tokens (CL003), org/project ids (CL004), signed URLs (CL006), and the credential
   shapes of detect-secrets' regex plugins (AWS, GitHub, Slack, Stripe, private keys,
@@ -33,10 +34,8 @@ from __future__ import annotations
 import base64
 import binascii
 import difflib
-import gzip
 import json
 import re
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -53,6 +52,7 @@ from ..core.jsonio import read_input
 from ..core.outputs import check_output, write_bytes
 from ..core.yamlio import MAX_DEPTH
 from . import recording_files, registry
+from .content_coding import ContentCodingError, MissingDecoder, carries_signature, codings_of, decode_content, sniff
 from .framing import loads_strict
 
 E = Severity.ERROR
@@ -71,7 +71,6 @@ CATALOG = RuleCatalog(
 
 MAX_BYTES = 64 * 1024 * 1024
 MAX_NODE_VISITS = 2_000_000  # alias expansion budget: a billion-laughs file stops here
-MAX_INFLATED = 64 * 1024 * 1024
 REDACTED = "REDACTED"
 
 # HTTP's own credential headers and common gateway ones; each API's own are in its record
@@ -267,14 +266,33 @@ def _compose(path: Path, text: str) -> yaml.Node:
     return node
 
 
-def _inflate(raw: bytes) -> bytes:
-    if raw[:2] != b"\x1f\x8b":
+def _unwrap(raw: bytes, coding: str | None, where: str) -> bytes:
+    """A `!!binary` body with its content coding undone: the coding its message's headers
+    name, else the one its first bytes name (`content_coding.sniff`), else as it is; a body
+    that is not what its coding says (decoded before it was recorded, damaged, a bomb) is
+    read as it is. A body whose decoder is not installed stops the lint of the file
+    (InputError, exit 2)."""
+    coding = coding or sniff(raw)
+    if not coding or carries_signature(raw, codings_of(coding)[-1]) is False:
         return raw
-    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    out = d.decompress(raw, MAX_INFLATED + 1)
-    if len(out) > MAX_INFLATED:
-        raise ValueError("gzip body inflates past the limit")
-    return out
+    try:
+        return decode_content(raw, coding, "body")
+    except ContentCodingError:
+        return raw
+    except MissingDecoder as exc:
+        raise InputError(f"{where}: {exc}") from None
+
+
+def _content_coding(message: yaml.MappingNode) -> str | None:
+    """The Content-Encoding a recorded message's `headers` mapping names, or None."""
+    headers = next((v for k, v in message.value if isinstance(k, yaml.ScalarNode) and k.value == "headers"), None)
+    if not isinstance(headers, yaml.MappingNode):
+        return None
+    for k, v in headers.value:
+        if isinstance(k, yaml.ScalarNode) and str(k.value).lower() == "content-encoding":
+            values = v.value if isinstance(v, yaml.SequenceNode) else [v]
+            return ", ".join(str(x.value) for x in values if isinstance(x, yaml.ScalarNode)) or None
+    return None
 
 
 class _Linter:
@@ -283,6 +301,7 @@ class _Linter:
         self.hits: list[Hit] = []
         self.credential = credential_headers()  # the known APIs' (their records' `access`) and HTTP's own
         self.account = account_headers()
+        self.codings: dict[tuple[str | int, ...], str] = {}  # a message's path -> its Content-Encoding
 
     def hit(self, rule: RuleInfo, node: yaml.Node, path: tuple[str | int, ...], message: str,
             secret: str | None = None, *, binary: bool = False, inner: str = "", also: tuple[str, ...] = ()) -> None:  # fmt: skip
@@ -300,6 +319,8 @@ class _Linter:
             n, p = stack.pop()
             if isinstance(n, yaml.MappingNode):
                 keys = {k.value for k, _ in n.value if isinstance(k, yaml.ScalarNode)}
+                if "headers" in keys and "body" in keys and (coding := _content_coding(n)):
+                    self.codings[p] = coding
                 for k, v in reversed(n.value):
                     key = k.value if isinstance(k, yaml.ScalarNode) else "?"
                     if p and p[-1] == "headers" and isinstance(key, str):
@@ -403,9 +424,11 @@ class _Linter:
         value = node.value
         binary = node.tag == "tag:yaml.org,2002:binary"
         if binary:
+            coding = next((self.codings[path[:i]] for i in range(len(path), -1, -1) if path[:i] in self.codings), None)
             try:
-                value = _inflate(base64.b64decode(value)).decode("utf-8", "replace")
-            except (binascii.Error, ValueError, EOFError, zlib.error, gzip.BadGzipFile):
+                raw = base64.b64decode(value)
+                value = _unwrap(raw, coding, f"{self.name}:{node.start_mark.line + 1}").decode("utf-8", "replace")
+            except binascii.Error:  # not base64: no text to read
                 return
         if not isinstance(value, str) or len(value) < 8:
             return

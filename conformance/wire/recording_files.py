@@ -13,11 +13,12 @@ under it is one.
 from __future__ import annotations
 
 import base64
-import zlib
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from . import content_coding
 
 JSON_SUFFIXES = (".json", ".har")
 """Recordings written as JSON (VCR's and vcrpy's JSON serializers, HAR, nock); the rest are YAML."""
@@ -111,34 +112,15 @@ def gzipped(raw: bytes) -> bool:
 
 
 def unwrap(raw: bytes, limit: int) -> bytes:
-    """The bytes of a recording file: gzip undone when they are gzip (every member, RFC 1952
-    §2.2), the result bounded by `limit` (a small file that inflates past it is refused, never
-    held); any other bytes as they are.
-
-    Not `gzip.decompress`: it has no bound on what it inflates to."""
+    """The bytes of a recording file: gzip undone when they are gzip (every member), bounded by
+    `limit` (a small file that inflates past it is refused, never held:
+    `content_coding.gunzip`, the one gzip reader); any other bytes as they are."""
     if not gzipped(raw):
         return raw
-    out: list[bytes] = []
-    size = 0
-    rest = raw
-    while rest:
-        d = zlib.decompressobj(wbits=31)
-        try:
-            chunk = d.decompress(rest, limit - size + 1)
-            while d.unconsumed_tail and len(chunk) + size <= limit:
-                chunk += d.decompress(d.unconsumed_tail, limit - size - len(chunk) + 1)
-        except zlib.error as exc:
-            raise RecordingFileError(f"gzip-compressed, but not readable gzip: {exc}") from None
-        size += len(chunk)
-        if size > limit:
-            raise RecordingFileError(f"gzip-compressed, and inflates to more than {limit} bytes")
-        if not d.eof:
-            raise RecordingFileError("gzip-compressed, but truncated (the stream ends before its end marker)")
-        out.append(chunk)
-        rest = d.unused_data
-        if rest and not gzipped(rest):
-            raise RecordingFileError("gzip-compressed, with bytes after the compressed stream that are no gzip member")
-    return b"".join(out)
+    try:
+        return content_coding.gunzip(raw, "the file", limit)
+    except content_coding.ContentCodingError as exc:
+        raise RecordingFileError(f"gzip-compressed: {exc}") from None
 
 
 def compress(data: bytes) -> bytes:

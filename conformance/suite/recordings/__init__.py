@@ -22,6 +22,7 @@ from typing import Any
 
 from ...wire.framing import loads_strict
 from ...wire.recording_files import load_yaml
+from ..content_coding import MissingDecoder
 from ..interactions import Cassette, CassetteError
 from . import exvcr, go_vcr, har, nock, php_vcr, vcr, vcrpy
 from .base import RecordingFormat, interaction_of
@@ -106,24 +107,47 @@ def json_lines(text: str, fmt: RecordingFormat) -> list[int]:
     return lines
 
 
+def where_in(cas: Cassette, line: int | None) -> str:
+    """`PATH:LINE` of an interaction (the path alone where the format gives no line)."""
+    return f"{cas.path}:{line}" if line else str(cas.path)
+
+
+def first_line(exc: BaseException) -> str:
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
 def read(fmt: RecordingFormat, cas: Cassette, doc: Any, lines: list[int]) -> Cassette:
     """Every interaction of `doc` (of format `fmt`) into `cas`; one that cannot be read is
     the cassette's `error` (the first, with its line where the format gives one), the others
-    are read on."""
+    are read on. A body whose decoder is not installed stops the run (MissingDecoder, exit 2),
+    located the same way."""
     assert fmt.read is not None
     for i, item in enumerate(fmt.items(doc)):
         line = lines[i] if i < len(lines) else None
         try:
-            inter = interaction_of(cas.label, i, fmt.read(item))
+            inter = interaction_of(cas.label, i, fmt.read(item), cas.path)
+        except MissingDecoder as exc:
+            raise MissingDecoder(
+                f"cannot read cassette {where_in(cas, line)}: {fmt.name} interaction {i}: {exc}"
+            ) from None
         except (CassetteError, ValueError, KeyError, TypeError, zlib.error) as exc:
             if cas.error is None:
-                where = f"{cas.path}:{line}" if line else str(cas.path)
-                first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-                cas.error = f"cannot read cassette {where}: {fmt.name} interaction {i}: {first}"
+                cas.error = f"cannot read cassette {where_in(cas, line)}: {fmt.name} interaction {i}: {first_line(exc)}"
             continue
         inter.path, inter.line = cas.path, line
         cas.interactions.append(inter)
     return cas
 
 
-__all__ = ["FORMATS", "RecordingFormat", "detect", "json_lines", "names", "parse_json", "parse_yaml", "read"]
+__all__ = [
+    "FORMATS",
+    "RecordingFormat",
+    "detect",
+    "first_line",
+    "json_lines",
+    "names",
+    "parse_json",
+    "parse_yaml",
+    "read",
+    "where_in",
+]

@@ -1,7 +1,8 @@
 """What every recording format's reader shares: the record a reader makes of one recorded
 exchange (`Recorded`), the declaration of a format (`RecordingFormat`), and the one place a
 record becomes the suite's `Interaction` (attributed by `registry.api_for_url`, bodies as
-bytes, gzip/deflate undone where the content coding says, request JSON parsed).
+bytes, content codings undone where the headers say (`undo_coding`, over
+`content_coding.decode_content`), request JSON parsed).
 
 A reader never builds an Interaction itself, so every format is attributed, decoded and
 framed exactly as vcrpy cassettes are (`cassettes._interaction`).
@@ -13,9 +14,19 @@ import base64
 import binascii
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from ..interactions import CassetteError, Interaction, api_of, inflate, json_or_none
+from ..content_coding import (
+    CODINGS,
+    ContentCodingError,
+    MissingDecoder,
+    TooLarge,
+    carries_signature,
+    codings_of,
+    decode_content,
+)
+from ..interactions import CassetteError, Interaction, api_of, json_or_none
 
 Headers = dict[str, list[str]]
 
@@ -35,6 +46,8 @@ class Recorded:
     # `uncompressed`: Go's transport undid gzip and said so)
     decoded: bool = False
     content_type: str = ""  # the format's own media type for the body (HAR's `mimeType`), if any
+    # R's vcr `file: true`: the response body is this file of `<cassette>-files/` (`body_file`)
+    body_file: str | None = None
 
 
 @dataclass(frozen=True)
@@ -99,35 +112,103 @@ def add_header(out: Headers, name: str, values: list[Any]) -> None:
     out.setdefault(name.lower(), []).extend(texts)
 
 
-def _coding(headers: Headers) -> str:
-    values = headers.get("content-encoding") or [""]
-    return values[0].strip().lower()
+def _coding(headers: Mapping[str, Any]) -> str:
+    """The Content-Encoding of lower-cased `headers` (a name's values joined, RFC 9110 §5.3)."""
+    values = headers.get("content-encoding") or []
+    values = values if isinstance(values, list) else [values]
+    return ", ".join(v.decode("latin-1") if isinstance(v, bytes) else str(v) for v in values if v is not None)
 
 
-def _decoded(raw: bytes, coding: str, what: str) -> tuple[bytes, bool]:
-    """`raw` with its content coding undone, and whether the body handed on is identity
-    coded. A body whose coding says gzip or deflate but whose bytes are not compressed
-    (no gzip magic, no zlib header) was decoded by the client before the recorder saw it
-    (curl under R's vcr, browsers under HAR): it is read as it is."""
-    if coding not in ("gzip", "deflate") or not raw:
+def _is_text(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def undo_coding(raw: bytes, coding: str, what: str) -> tuple[bytes, bool]:
+    """`raw` with the content coding(s) `coding` undone (`decode_content`), and whether a
+    coding was named (the body handed on is then identity coded).
+
+    A body whose coding says gzip or zstd but whose bytes do not open as those always do, or
+    (for `br` and `deflate`, which may have no signature) one that does not decode and reads
+    as UTF-8 text, was decoded by the client before the recorder saw it (curl under R's
+    vcr, browsers under HAR, httpx under vcrpy): it is read as it is. Compressed bytes are
+    not UTF-8 (gzip's magic, a zlib header and zstd's magic are not), so text is that case."""
+    codings = codings_of(coding)
+    if not raw or not codings:
         return raw, False
-    compressed = raw[:2] == b"\x1f\x8b" if coding == "gzip" else raw[:1] == b"\x78"
-    return (inflate(raw, coding, what) if compressed else raw), True
+    signed = carries_signature(raw, codings[-1])
+    if signed is False:
+        return raw, True
+    try:
+        return decode_content(raw, coding, what), True
+    except (ContentCodingError, MissingDecoder) as exc:
+        if signed is None and codings[-1] in CODINGS and not isinstance(exc, TooLarge) and _is_text(raw):
+            return raw, True
+        raise
 
 
-def interaction_of(label: str, index: int, rec: Recorded) -> Interaction:
-    """The suite's Interaction for one record, as `cassettes._interaction` makes a vcrpy
-    one: content coding undone (the `content-encoding` header then dropped and
-    `content-length` set to the decoded length, as vcrpy's `decode_response` does), the
-    request body parsed as JSON where it is JSON, the response body where it is no stream."""
-    request_raw, _ = _decoded(rec.request_body, _coding(rec.request_headers), "request body")
+def decoded_response(body: bytes, headers: dict[str, list[str]], what: str = "response body") -> bytes:
+    """The response `body` with its coding undone, `headers` (lower-cased names) then saying
+    so: `content-encoding` dropped, `content-length` the decoded length (as vcrpy's
+    `decode_response` does)."""
+    out, undone = undo_coding(body, _coding(headers), what)
+    if undone:
+        headers.pop("content-encoding", None)
+        headers["content-length"] = [str(len(out))]
+    return out
+
+
+def request_bytes(raw: bytes, headers: Mapping[str, Any]) -> bytes:
+    """A request body with the coding its own `content-encoding` names undone."""
+    return undo_coding(raw, _coding(headers), "request body")[0]
+
+
+MAX_BODY_FILE = 256 * 1024 * 1024
+"""The largest body file read (R's vcr `file: true`), the cassette's own bound."""
+
+
+def body_file(cassette: Path, name: str) -> bytes:
+    """The response body R's vcr stored in a file of its own (`file: true`): `name` in the
+    folder `<cassette name>-files` beside the cassette, and nowhere else. A name that leaves
+    the folder (`..`, an absolute path, a symlink pointing out) or a missing file is an error."""
+    folder = cassette.parent / f"{cassette.stem}-files"
+    shown = name if len(name) <= 60 else f"{name[:40]} ..."  # a text body where a name should be
+    if not name or Path(name).is_absolute() or "\\" in name:
+        raise CassetteError(f"body file {shown!r} is not a name inside {folder}; not read")
+    target = folder / name
+    if folder.is_symlink():
+        raise CassetteError(f"body folder {folder} is a symlink; not read")
+    try:
+        root = folder.resolve(strict=True)
+        real = target.resolve(strict=True)
+    except (OSError, RuntimeError):
+        raise CassetteError(f"body file {folder / shown} does not exist (R's vcr `file: true`); not read") from None
+    if not real.is_relative_to(root):
+        raise CassetteError(f"body file {folder / shown} leads out of {folder}; not read")
+    if not real.is_file():
+        raise CassetteError(f"body file {target} is not a regular file; not read")
+    if real.stat().st_size > MAX_BODY_FILE:
+        raise CassetteError(f"body file {target} is larger than {MAX_BODY_FILE} bytes; not read")
+    return real.read_bytes()
+
+
+def interaction_of(label: str, index: int, rec: Recorded, cassette: Path | None = None) -> Interaction:
+    """The suite's Interaction for one record (`cassette`: the file it is in, where a body
+    file is looked for), as `cassettes._interaction` makes a vcrpy one: content coding undone
+    (`decoded_response`), the request body parsed as JSON where it is JSON, the response body
+    where it is no stream."""
+    request_raw = request_bytes(rec.request_body, rec.request_headers)
     headers = {k: list(v) for k, v in rec.headers.items()}
     body = rec.body
+    if rec.body_file is not None:
+        if cassette is None:
+            raise CassetteError("the response body is in a file of its own, and the cassette has no path")
+        body = body_file(cassette, rec.body_file)
     if not rec.decoded:
-        body, identity = _decoded(rec.body, _coding(headers), "response body")
-        if identity:
-            headers.pop("content-encoding", None)
-            headers["content-length"] = [str(len(body))]
+        body = decoded_response(body, headers)
     ctype = (headers.get("content-type") or [rec.content_type])[0]
     inter = Interaction(
         label,
