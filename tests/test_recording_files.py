@@ -241,3 +241,42 @@ def test_php_vcr_base64_bodies_and_form_fields(tmp_path):
     assert c.error is None and c.format == "php-vcr", c.error
     it = c.interactions[0]
     assert it.response_body == raw and it.request_raw == b"model=gpt-4o" and it.status == 200 and it.line == 2
+
+
+def _playwright_har(tmp_path: Path, name: str) -> Path:
+    """A HAR as Playwright's `routeFromHAR(..., {update: true})` writes it with `content:
+    'attach'`: the body in a file beside the HAR, named by `content._file`."""
+    entry = {
+        "startedDateTime": "2025-03-10T01:26:40.000Z",
+        "request": {"method": "POST", "url": "https://api.openai.com/v1/chat/completions",
+                    "headers": [{"name": "content-type", "value": "application/json"}],
+                    "postData": {"mimeType": "application/json", "text": '{"model": "gpt-4o", "messages": []}'}},
+        "response": {"status": 200, "statusText": "OK", "httpVersion": "HTTP/1.1",
+                     "headers": [{"name": "content-type", "value": "application/json"}],
+                     "content": {"size": 62, "mimeType": "application/json", "_file": name}},
+    }  # fmt: skip
+    p = tmp_path / "api.har"
+    p.write_text(json.dumps({"log": {"version": "1.2", "creator": {"name": "Playwright"}, "entries": [entry]}}))
+    return p
+
+
+def test_a_playwright_har_body_attached_beside_it_is_read(tmp_path):
+    body = b'{"id": "c", "object": "chat.completion", "choices": []}'
+    (tmp_path / "0a1b2c.json").write_bytes(body)
+    c = load_cassette(_playwright_har(tmp_path, "0a1b2c.json"))
+    assert c.error is None, c.error
+    assert c.interactions[0].response_body == body and c.interactions[0].response_json["id"] == "c"
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("missing.json", "does not exist (HAR `_file`"),
+        ("../outside.json", "leads out of"),
+        ("/etc/passwd", "is not a name"),
+    ],
+)
+def test_a_playwright_har_body_file_outside_its_folder_is_refused(tmp_path, name, why):
+    (tmp_path.parent / "outside.json").write_text("{}")
+    c = load_cassette(_playwright_har(tmp_path, name))
+    assert c.error is not None and why in c.error and "\n" not in c.error, c.error

@@ -46,8 +46,12 @@ class Recorded:
     # `uncompressed`: Go's transport undid gzip and said so)
     decoded: bool = False
     content_type: str = ""  # the format's own media type for the body (HAR's `mimeType`), if any
-    # R's vcr `file: true`: the response body is this file of `<cassette>-files/` (`body_file`)
+    # the response body is this file (`body_file`), in the folder `body_folder` names beside the
+    # cassette (`{stem}`: the cassette's name without its suffix; empty: the cassette's own
+    # folder): R's vcr `file: true` (`<cassette>-files/`), a Playwright HAR's `_file` (beside it)
     body_file: str | None = None
+    body_folder: str = "{stem}-files"
+    body_file_by: str = "R's vcr `file: true`"  # who stored it so, for the error that it is missing
 
 
 @dataclass(frozen=True)
@@ -170,11 +174,12 @@ MAX_BODY_FILE = 256 * 1024 * 1024
 """The largest body file read (R's vcr `file: true`), the cassette's own bound."""
 
 
-def body_file(cassette: Path, name: str) -> bytes:
-    """The response body R's vcr stored in a file of its own (`file: true`): `name` in the
-    folder `<cassette name>-files` beside the cassette, and nowhere else. A name that leaves
+def body_file(cassette: Path, name: str, folder_name: str = "{stem}-files", by: str = "R's vcr `file: true`") -> bytes:
+    """A response body its recorder stored in a file of its own: `name` in the folder
+    `folder_name` names beside the cassette (R's vcr `file: true`: `<cassette name>-files`;
+    a Playwright HAR's `_file`: the HAR's own folder), and nowhere else. A name that leaves
     the folder (`..`, an absolute path, a symlink pointing out) or a missing file is an error."""
-    folder = cassette.parent / f"{cassette.stem}-files"
+    folder = cassette.parent / folder_name.format(stem=cassette.stem) if folder_name else cassette.parent
     shown = name if len(name) <= 60 else f"{name[:40]} ..."  # a text body where a name should be
     if not name or Path(name).is_absolute() or "\\" in name:
         raise CassetteError(f"body file {shown!r} is not a name inside {folder}; not read")
@@ -185,7 +190,7 @@ def body_file(cassette: Path, name: str) -> bytes:
         root = folder.resolve(strict=True)
         real = target.resolve(strict=True)
     except (OSError, RuntimeError):
-        raise CassetteError(f"body file {folder / shown} does not exist (R's vcr `file: true`); not read") from None
+        raise CassetteError(f"body file {folder / shown} does not exist ({by}); not read") from None
     if not real.is_relative_to(root):
         raise CassetteError(f"body file {folder / shown} leads out of {folder}; not read")
     if not real.is_file():
@@ -206,7 +211,7 @@ def interaction_of(label: str, index: int, rec: Recorded, cassette: Path | None 
     if rec.body_file is not None:
         if cassette is None:
             raise CassetteError("the response body is in a file of its own, and the cassette has no path")
-        body = body_file(cassette, rec.body_file)
+        body = body_file(cassette, rec.body_file, rec.body_folder, rec.body_file_by)
     if not rec.decoded:
         body = decoded_response(body, headers)
     ctype = (headers.get("content-type") or [rec.content_type])[0]

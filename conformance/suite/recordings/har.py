@@ -6,7 +6,10 @@ response: {status, headers, content: {mimeType, text, encoding}}}`. `content.tex
 body, base64 when `encoding` is `"base64"`; HAR says the body is stored decoded ("the HTTP
 response is decoded (decompressed & unchunked)"), so a `content-encoding` header is undone
 only where the bytes are still compressed (Polly.js stores a gzip body base64 as received).
-The media type is `content.mimeType` where no `content-type` header says it. HTTP/2's
+The media type is `content.mimeType` where no `content-type` header says it. Playwright's
+`recordHar` / `routeFromHAR` with `content: 'attach'` (the default when it updates a HAR)
+stores a body in a file of its own beside the HAR, named by `content._file`: read from
+there, and from nowhere else (`base.body_file`). HTTP/2's
 pseudo-headers a browser lists among the headers (`:authority`, `:path`) are left out: they are
 the request line, which `method` and `url` already hold.
 """
@@ -60,6 +63,9 @@ def read(item: Any) -> Recorded:
     request_body = _post_data(req.get("postData"))
     content = mapping(resp.get("content") or {}, "`response.content`")
     text = content.get("text")
+    attached = content.get("_file") if text is None else None
+    if attached is not None and not isinstance(attached, str):
+        raise CassetteError(f"`response.content._file` is a {type(attached).__name__}, not a file name")
     if content.get("encoding") == "base64":
         body = b64(text or "", "`response.content.text`")
     else:
@@ -73,6 +79,9 @@ def read(item: Any) -> Recorded:
         headers=_headers(resp.get("headers"), "`response.headers`"),
         body=body,
         content_type=str(content.get("mimeType") or ""),
+        body_file=attached,
+        body_folder="",
+        body_file_by="HAR `_file`, Playwright's `content: 'attach'`",
     )
 
 
