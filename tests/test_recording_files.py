@@ -280,3 +280,37 @@ def test_a_playwright_har_body_file_outside_its_folder_is_refused(tmp_path, name
     (tmp_path.parent / "outside.json").write_text("{}")
     c = load_cassette(_playwright_har(tmp_path, name))
     assert c.error is not None and why in c.error and "\n" not in c.error, c.error
+
+
+def _browser_entry(status: int, content: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    req = {"method": "POST", "url": "https://api.openai.com/v1/chat/completions", "headers": [],
+           "postData": {"mimeType": "application/json", "text": '{"model": "gpt-4o", "stream": true, "messages": []}'}}  # fmt: skip
+    headers = [{"name": "content-type", "value": "text/event-stream"}] if status else []
+    return {"request": req, "response": {"status": status, "headers": headers, "content": content, **extra}}
+
+
+def test_a_browser_har_entry_with_no_response_kept_is_set_aside_with_the_reason(tmp_path):
+    """Chrome keeps no event-stream body (HAR: `text` is left out "if the information is not
+    available"), and a request the browser aborted has status 0: neither is a recording to
+    judge or replay, and neither is hidden."""
+    from conformance.core.findings import Selection
+    from conformance.suite.runner import SuiteConfig, run
+
+    entries = [
+        _browser_entry(200, {"size": 0, "mimeType": "text/event-stream"}),
+        _browser_entry(0, {"size": 0, "mimeType": "x-unknown"}, _error="net::ERR_ABORTED"),
+    ]
+    p = tmp_path / "chrome.har"
+    p.write_text(json.dumps({"log": {"version": "1.2", "entries": entries}}, indent=1))
+    c = load_cassette(p)
+    assert c.error is None and c.interactions == []
+    assert [why.split(" (")[0] for _label, why in c.set_aside] == [
+        "the recorder kept no response body", "no HTTP response was recorded",
+    ]  # fmt: skip
+    report = run(
+        SuiteConfig.for_refs(["openai-chat"], samples=tmp_path, peers=False, selection=Selection(select=("TC800",)))
+    )
+    skips = sorted((o.subject, o.message) for o in report.outcomes if o.rule == "TC800" and o.status == "skip")
+    assert [s for s, _ in skips] == ["chrome.har#0", "chrome.har#1"]  # labelled relative to the samples folder
+    assert "HAR status 0: net::ERR_ABORTED" in skips[1][1] and f"{p}:" in skips[1][1]
+    assert not [o for o in report.outcomes if o.rule == "TC800" and o.status == "fail"]

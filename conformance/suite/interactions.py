@@ -131,6 +131,9 @@ class Cassette:
     skipped: str | None = None
     # the recorder's format it was read as (`recordings.FORMATS` names; None: not read)
     format: str | None = None
+    # interactions the recorder kept no response of (`base.Recorded.absent`): (label, why),
+    # each a TC800 skip with its reason, replayed to no adapter
+    set_aside: list[tuple[str, str]] = field(default_factory=list)
 
 
 def json_or_none(data: bytes) -> Any:

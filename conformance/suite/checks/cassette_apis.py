@@ -29,8 +29,10 @@ def cassette_apis(env: Env) -> Iterator[Outcome]:
     for c in env.samples:
         if c.error:
             yield outcome(R.CASSETTE_API, SUITE_SUBJECT, "fail", c.label, c.error)
-        if c.skipped:  # a JSON file of no recording format: set aside, said, never a failure
+        if c.skipped:  # a file of no recording format: set aside, said, never a failure
             yield outcome(R.CASSETTE_API, SUITE_SUBJECT, "skip", c.label, c.skipped)
+        for label, why in c.set_aside:  # an interaction the recorder kept no response of
+            yield outcome(R.CASSETTE_API, SUITE_SUBJECT, "skip", label, why)
         for it in c.interactions:
             if it.api in served:
                 yield outcome(R.CASSETTE_API, SUITE_SUBJECT, "pass", it.label)
@@ -50,6 +52,8 @@ def cassette_apis(env: Env) -> Iterator[Outcome]:
                 yield outcome(R.CASSETTE_API, SUITE_SUBJECT, "fail", c.label, c.error)
             if c.skipped:
                 yield outcome(R.CASSETTE_API, SUITE_SUBJECT, "skip", c.label, c.skipped)
+            for label, why in c.set_aside:
+                yield outcome(R.CASSETTE_API, SUITE_SUBJECT, "skip", label, why)
     for it, why in env.damaged:
         yield outcome(
             R.CASSETTE_API, SUITE_SUBJECT, "fail", it.label, f"{why}; not replayed to any adapter ({REVIEWED})"

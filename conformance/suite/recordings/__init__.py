@@ -119,13 +119,18 @@ def first_line(exc: BaseException) -> str:
 def read(fmt: RecordingFormat, cas: Cassette, doc: Any, lines: list[int]) -> Cassette:
     """Every interaction of `doc` (of format `fmt`) into `cas`; one that cannot be read is
     the cassette's `error` (the first, with its line where the format gives one), the others
-    are read on. A body whose decoder is not installed stops the run (MissingDecoder, exit 2),
-    located the same way."""
+    are read on; one the recorder kept no response of (`Recorded.absent`) is set aside with
+    its reason (`Cassette.set_aside`). A body whose decoder is not installed stops the run
+    (MissingDecoder, exit 2), located the same way."""
     assert fmt.read is not None
     for i, item in enumerate(fmt.items(doc)):
         line = lines[i] if i < len(lines) else None
         try:
-            inter = interaction_of(cas.label, i, fmt.read(item), cas.path)
+            rec = fmt.read(item)
+            if rec.absent is not None:  # nothing the recorder kept to replay: said, never judged
+                cas.set_aside.append((f"{cas.label}#{i}", f"{rec.absent} ({where_in(cas, line)})"))
+                continue
+            inter = interaction_of(cas.label, i, rec, cas.path)
         except MissingDecoder as exc:
             raise MissingDecoder(
                 f"cannot read cassette {where_in(cas, line)}: {fmt.name} interaction {i}: {exc}"

@@ -52,6 +52,9 @@ class Recorded:
     body_file: str | None = None
     body_folder: str = "{stem}-files"
     body_file_by: str = "R's vcr `file: true`"  # who stored it so, for the error that it is missing
+    # why the recorder kept no response to replay (a browser's failed request, a body it left
+    # out): the interaction is set aside with this reason (`Cassette.set_aside`), never judged
+    absent: str | None = None
 
 
 @dataclass(frozen=True)

@@ -70,10 +70,11 @@ def read(item: Any) -> Recorded:
         body = b64(text or "", "`response.content.text`")
     else:
         body = text_bytes(text, "`response.content.text`")
+    status = status_code(resp.get("status"), "`response.status`")
     return Recorded(
         uri=str(req.get("url") or ""),
         method=str(req.get("method") or "POST"),
-        status=status_code(resp.get("status"), "`response.status`"),
+        status=status,
         request_headers=_headers(req.get("headers"), "`request.headers`"),
         request_body=request_body,
         headers=_headers(resp.get("headers"), "`response.headers`"),
@@ -82,7 +83,27 @@ def read(item: Any) -> Recorded:
         body_file=attached,
         body_folder="",
         body_file_by="HAR `_file`, Playwright's `content: 'attach'`",
+        absent=_absent(status, resp, content, attached),
     )
+
+
+def _absent(status: int, resp: Mapping[str, Any], content: Mapping[str, Any], attached: str | None) -> str | None:
+    """Why an entry holds no response to replay: status 0, a request that never got one (a
+    browser's failed, blocked or aborted request; Chrome adds `_error`), or a body HAR left out
+    ("text: leave out this field if the information is not available"; browsers keep no
+    event-stream body) where the response had one."""
+    if status == 0:
+        error = resp.get("_error")
+        return f"no HTTP response was recorded (HAR status 0{f': {error}' if isinstance(error, str) else ''})"
+    if content.get("text") is None and attached is None and status not in (204, 304):
+        size = content.get("size")
+        if not (
+            isinstance(size, int)
+            and size == 0
+            and not str(content.get("mimeType") or "").startswith("text/event-stream")
+        ):
+            return "the recorder kept no response body (HAR `response.content.text` left out)"
+    return None
 
 
 FORMAT = RecordingFormat("har", "HAR 1.2 (browsers, Polly.js, mitmproxy)", detect, ("log", "entries"), read)
