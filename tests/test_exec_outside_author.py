@@ -148,6 +148,24 @@ def test_a_crash_in_the_node_child_names_its_type_once(tmp_path: Path, capsys: p
     assert not any("TypeError: TypeError" in why for why in reasons), reasons
 
 
+@needs_node
+def test_a_stray_print_in_the_node_child_is_quoted_with_its_stderr(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A `console.log` left in the child: the case quotes the line it printed on standard
+    output and the end of what it wrote to standard error, and the run goes on."""
+    child = _planted(
+        tmp_path,
+        NODE_CHILD,
+        "function render({ messages, tools, options }) {\n",
+        "function render({ messages, tools, options }) {\n"
+        '  process.stderr.write("render: tracing on\\n");\n  process.stdout.write("debug: rendering\\n");\n',
+    )
+    reasons = _failing(capsys, f"node {shlex.quote(str(child))}", "TC109")
+    assert any("not JSON" in why and "'debug: rendering'" in why for why in reasons), reasons
+    assert any("stderr: render: tracing on" in why for why in reasons), reasons
+
+
 # -- the Go child (Gemini generateContent) -------------------------------------------------------
 
 

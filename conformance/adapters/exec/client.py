@@ -220,8 +220,10 @@ class ExecClient:
         return answer
 
     def _protocol(self, child: process.Child, message: str) -> NoReturn:
-        self._drop(child)
-        raise ProtocolError(f"{self.config.label}: protocol error in {message}{RESTARTED}")
+        self._drop(child)  # stopped first: its stderr is then read to the end
+        stderr = child.stderr_tail()
+        said = stderr_clause(stderr) if stderr.strip() else ""  # what it wrote to stderr, when anything
+        raise with_stderr(ProtocolError(f"{self.config.label}: protocol error in {message}{RESTARTED}{said}"), stderr)
 
     def _validate(self, schema: str, value: Any, where: str, prefix: str, child: process.Child | None = None) -> None:
         v = self._validators.get(schema)
