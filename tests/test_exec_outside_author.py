@@ -125,8 +125,10 @@ def test_the_node_child_passes_smoke_and_conform(capsys: pytest.CaptureFixture[s
         ),
         # the canonical id sent whole: `anthropic:conformance-model` is no Anthropic model
         ("model: wireModel(options.model),", "model: options.model,", "TC109", "/model is 'anthropic:"),
+        # a block marked critical dropped like any other: the reason says what was marked
+        ("  if (critical === true) {", "  if (false) {", "TC203", "marked critical (message metadata.critical = ["),
     ],
-    ids=["signature-lost-on-parse", "undeclared-media-type", "model-prefix-kept"],
+    ids=["signature-lost-on-parse", "undeclared-media-type", "model-prefix-kept", "critical-dropped"],
 )
 def test_a_defect_planted_in_the_node_child_fails_its_check(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], old: str, new: str, rule: str, words: str
@@ -134,6 +136,22 @@ def test_a_defect_planted_in_the_node_child_fails_its_check(
     child = _planted(tmp_path, NODE_CHILD, old, new)
     reasons = _failing(capsys, f"node {shlex.quote(str(child))}", rule)
     assert any(words in why for why in reasons), reasons
+
+
+@needs_node
+def test_the_equivalences_a_tc802_failure_compared_up_to_are_printed_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A system prompt of blocks read back as one string fails TC802 on each cache.yaml case;
+    the text report names the record's equivalences once after them, not on every case."""
+    child = _planted(tmp_path, NODE_CHILD, "ownRaw.system_as_blocks ? system", "false ? system")
+    rc = main(["conform", f"exec:node {shlex.quote(str(child))}", "--no-samples", "--select", "TC802"])
+    lines = capsys.readouterr().out.splitlines()
+    cases = [x for x in lines if x.startswith("      - ")]
+    assert rc == 1 and len(cases) >= 2 and all("/system" in x for x in cases), lines
+    assert not any("declared equivalences" in x for x in cases), cases
+    shared = [x for x in lines if "declared equivalences" in x]
+    assert len(shared) == 1 and shared[0].startswith("      each of these compared up to anthropic-messages"), lines
 
 
 @needs_node
