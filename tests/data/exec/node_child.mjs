@@ -315,13 +315,14 @@ function headerValue(headers, name) {
   return undefined;
 }
 
-function raiseForError(status, headers, body) {
+function raiseForError(status, headers, body, context = {}) {
   const error = (body && typeof body === "object" && body.error) || {};
   const message = error.message || `HTTP ${status}`;
   const errorClass = errorClassFor(status, error.type, message);
   const retryAfter = Number(headerValue(headers, "retry-after"));
   throw adapterError(errorClass, message, {
-    provider_status: status, request_id: headerValue(headers, "request-id") ?? null,
+    provider_status: status,
+    request_id: headerValue(headers, "request-id") ?? (body && body.request_id) ?? context.request_id ?? null,
     retryable: ["rate_limit", "server_error", "network"].includes(errorClass),
     retry_after_seconds: Number.isFinite(retryAfter) ? retryAfter : null,
   });
@@ -342,7 +343,7 @@ function assistantMetadata(model) {
 function parse({ response, context }) {
   const status = response.status ?? 200;
   const body = decodeBody(response);
-  if (status >= 400 || (body && body.type === "error")) raiseForError(status, response.headers, body);
+  if (status >= 400 || (body && body.type === "error")) raiseForError(status, response.headers, body, context);
   if (!body || typeof body !== "object" || !Array.isArray(body.content)) {
     throw new ProtocolError({ kind: "wire_format", message: "a Messages response has a content array" });
   }
@@ -458,6 +459,9 @@ function onBlockDelta(stream, data, out) {
     out.push({ type: "thinking_delta", message_id: id, content_block_index: index, text: delta.thinking, signature: null });
   } else if (delta.type === "signature_delta") {
     block.signature = (block.signature || "") + delta.signature;
+  } else if (delta.type === "input_json_delta" && block.type !== "tool_use") {
+    // a server tool's input (server_tool_use): no canonical tool call, kept whole at its stop
+    block.partial = (block.partial || "") + delta.partial_json;
   } else if (delta.type === "input_json_delta") {
     block.partial += delta.partial_json;
     out.push({ type: "tool_use_input_delta", message_id: id, content_block_index: index, tool_use_id: block.id, partial_json: delta.partial_json });
@@ -469,6 +473,9 @@ function onBlockStop(stream, data, out) {
   const block = stream.blocks[index];
   if (!block) return;
   if (block.type === "tool_use") out.push(toolEnd(stream, index));
+  else if (block.type === "other" && block.partial) {
+    try { block.raw.input = JSON.parse(block.partial); } catch { /* kept as it started */ }
+  }
   else if (block.type === "thinking") {
     out.push({ type: "thinking_delta", message_id: messageId(stream), content_block_index: index, text: "", signature: block.signature ?? null });
   }

@@ -491,8 +491,10 @@ func readTools(body obj) ([]any, []any, obj) {
 		for _, dv := range list(decls) {
 			d := object(dv)
 			schema, schemaField := d["parameters"], "parameters"
-			if s, ok := d["parametersJsonSchema"]; ok {
-				schema, schemaField = s, "parametersJsonSchema"
+			for _, k := range []string{"parametersJsonSchema", "parameters_json_schema"} {
+				if s, ok := d[k]; ok {
+					schema, schemaField = s, k
+				}
 			}
 			if schema == nil {
 				schema = obj{"type": "object", "properties": obj{}}
