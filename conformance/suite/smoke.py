@@ -67,7 +67,7 @@ def _hello(adapter: ExecAdapter) -> str:
     offers ...`, the language and its version each left out when the hello names none."""
     info = adapter.client.info
     lang = " ".join(str(info[k]).strip() for k in ("language", "language_version") if str(info.get(k) or "").strip())
-    offers = ", ".join(sorted(adapter.operations)) or "render and parse only"
+    offers = ", ".join(sorted(adapter.operations)) or "nothing beyond hello and shutdown"
     return f"{adapter.name} ({adapter.provider}, {adapter.wire_api}){', ' + lang if lang else ''}; offers {offers}"
 
 
