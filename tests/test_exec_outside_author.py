@@ -164,6 +164,17 @@ def test_a_crash_in_the_node_child_names_its_type_once(tmp_path: Path, capsys: p
     reasons = _failing(capsys, f"node {shlex.quote(str(child))}", "TC109")
     assert any("crashed: TypeError: Cannot read properties of null" in why for why in reasons), reasons
     assert not any("TypeError: TypeError" in why for why in reasons), reasons
+    # TC104 alone has no request to judge: each case says why, never "no case applies"
+    rc, report = _conform(capsys, f"node {shlex.quote(str(child))}", "--select", "TC104")
+    shape = _results(report)["TC104"]
+    assert rc == 0 and shape["status"] == "skip" and shape["skipped"] > 0, shape
+    assert all(
+        why.endswith(
+            "no rendered request to judge (TC802 fails it): crashed: TypeError: Cannot read "
+            "properties of null (reading 'boom')"
+        )
+        for why in shape["skip_reasons"]
+    ), shape
 
 
 @needs_node
