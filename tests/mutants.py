@@ -186,6 +186,17 @@ class RedactedDataAltered(AnthropicAdapter):
         return out
 
 
+class AnthropicSignatureLostOnParse(AnthropicAdapter):
+    """Parses a thinking block without its `signature` (a whole response only: streams keep
+    it), so the block the next turn sends back cannot be verified (a 400 in production)."""
+
+    def block_from_wire(self, session_id: str, block: Any) -> tuple[Block | None, dict[str, Any]]:
+        out, extra = super().block_from_wire(session_id, block)
+        if out is not None and out.get("type") == "thinking":
+            out = {**out, "signature": None}
+        return out, extra
+
+
 class CriticalIgnored(OpenAIChatAdapter):
     """Drops critical blocks like any other instead of failing the request."""
 
@@ -2295,6 +2306,7 @@ MUTANTS: dict[type, str] = {
     UsageMissing: "TC101",
     ForeignSignatureSent: "TC405",
     RedactedDataAltered: "TC405",
+    AnthropicSignatureLostOnParse: "TC405",
     CriticalIgnored: "TC203",
     ProviderIdAsCanonical: "TC301",
     StreamNoToolEnd: "TC603",

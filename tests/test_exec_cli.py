@@ -9,10 +9,12 @@ import re
 import shlex
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from conformance.cli import main
+from conformance.suite.smoke import _hello
 
 ROOT = Path(__file__).resolve().parents[1]
 PY = shlex.quote(sys.executable)
@@ -156,3 +158,18 @@ class TestServed(AdapterConformanceTests):
     )
     result = pytester.runpytest("-p", "no:cacheprovider", "-q", "-k", "tc101 or tc201 or tc104")
     result.assert_outcomes(passed=3)
+
+
+@pytest.mark.parametrize(
+    ("info", "line"),
+    [
+        ({"language": "go", "language_version": "go1.22"}, "a (p, w), go go1.22; offers parse, render"),
+        ({"language": "go"}, "a (p, w), go; offers parse, render"),
+        ({}, "a (p, w); offers parse, render"),  # no language: no stray comma or space
+        ({"language": " ", "language_version": ""}, "a (p, w); offers parse, render"),
+    ],
+)
+def test_the_smoke_hello_line_leaves_out_what_the_hello_does_not_name(info: dict[str, str], line: str) -> None:
+    child = SimpleNamespace(client=SimpleNamespace(info=info), name="a", provider="p", wire_api="w")
+    child.operations = frozenset({"render", "parse"})
+    assert _hello(child) == line  # type: ignore[arg-type]

@@ -136,7 +136,8 @@ def test_stop_sends_sigkill_after_the_grace() -> None:
 @pytest.mark.parametrize(
     ("mode", "words"),
     [
-        ("garbage", ("protocol error in the answer to `parse`", "child output line", "not JSON")),
+        # the stray line quoted, so the author sees what their child printed
+        ("garbage", ("protocol error in the answer to `parse`", "child output line", "not JSON", "'this is not json'")),
         ("wrong-id", ("protocol error in the answer to `parse`", "at /id", "the request was")),
     ],
 )
@@ -165,10 +166,13 @@ def test_stderr_spam_is_drained_and_only_its_end_kept(tmp_path: Path) -> None:
 
 def test_a_child_that_keeps_dying_is_given_up_and_the_run_completes(tmp_path: Path) -> None:
     report = conform(child(tmp_path, "crash", "any", always=True), "TC101")
-    died = [o for o in failing(report) if "exit status 3" in o.message]
     gave_up = [o for o in failing(report) if f"gave up after {MAX_RESTARTS} restarts in a row" in o.message]
+    died = [o for o in failing(report) if "exit status 3" in o.message and o not in gave_up]
     assert len(died) == 1 + MAX_RESTARTS  # the first child and each restart
     assert gave_up and all(o.status == "fail" for o in report.outcomes)
+    # the give-up names the fault that made it, with the end of the child's stderr
+    assert all("the last fault: the child ended during `" in o.message for o in gave_up), gave_up[0].message
+    assert "exit status 3); stderr: exec_child: boom on" in gave_up[0].message
 
 
 def test_an_adapter_that_cannot_start_is_an_input_error(tmp_path: Path) -> None:
@@ -300,6 +304,13 @@ def test_typed_errors_come_back_as_the_projects_exceptions() -> None:
     )
     assert type(crash).__name__ == "TypeError" and str(crash) == "x is undefined"
     assert "at f" in "".join(getattr(crash, "__notes__", []))
+    # a message that spells its type too (JavaScript's String(error)) reads `TypeError: x`, not twice
+    spelled = codec.error_from_json(
+        {"kind": "crash", "message": "TypeError: x is undefined", "type": "TypeError"}, ValueError
+    )
+    assert type(spelled).__name__ == "TypeError" and str(spelled) == "x is undefined"
+    other = codec.error_from_json({"kind": "crash", "message": "RangeError: far", "type": "TypeError"}, ValueError)
+    assert str(other) == "RangeError: far"
     assert isinstance(
         codec.error_from_json(
             {"kind": "not_implemented", "message": "no"}, lambda m: OperationNotOffered("estimate", m)

@@ -155,6 +155,37 @@ def _more(shown: int, total: int) -> list[str]:
     return [f"      ... and {total - shown} more (-o json lists every case)"] if total > shown else []
 
 
+SHARED_CLAUSE_MIN = 60  # characters: a shorter common ending is left on each reason
+
+
+def shared_clause(reasons: list[str]) -> str:
+    """The parenthesized clause every one of two or more `reasons` ends with (` (compared up
+    to ...'s declared equivalences: ...)`), for the text report to print once; "" when they
+    share none of at least `SHARED_CLAUSE_MIN` characters."""
+    if len(reasons) < 2:
+        return ""
+    first = reasons[0]
+    n = 0
+    while n < len(first) and all(len(x) > n and x[-1 - n] == first[-1 - n] for x in reasons[1:]):
+        n += 1
+    common = first[len(first) - n :]
+    for i in range(len(common) - 1):
+        if common[i : i + 2] == " (" and _closes_at_end(common[i + 1 :]):
+            clause = common[i:]
+            return clause if len(clause) >= SHARED_CLAUSE_MIN and all(len(x) > len(clause) for x in reasons) else ""
+    return ""
+
+
+def _closes_at_end(text: str) -> bool:
+    """`text` is one parenthesized group: the `(` it opens with closes at its last character."""
+    depth = 0
+    for i, c in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(c, 0)
+        if depth == 0:
+            return i == len(text) - 1
+    return False
+
+
 def _text_result(r: RuleResult, verbose: bool, palette: Palette) -> list[str]:
     """One check's line (escaped, then coloured) and, when it failed or warned, its reasons;
     with -v, its skipped cases with their reasons too; a crash's traceback under its reason
@@ -165,8 +196,15 @@ def _text_result(r: RuleResult, verbose: bool, palette: Palette) -> list[str]:
     colored = f"{palette.rule(escaping.text(r.rule))} {palette.status(mark, r.status)}{' ' * (4 - len(mark))}"
     lines = [f"  {colored}  {escaping.text(_info(r.rule)[1])}  ({counts})"]
     if r.status in ("fail", "warn"):
+        # a clause every reason shown ends with (what TC802 compared up to) is printed once, after them
+        clause = shared_clause(r.reasons[:TEXT_LIMIT])
         for line in r.explained(every_traceback=verbose, limit=TEXT_LIMIT):
-            lines.append(escaping.text_line(f"      - {line}" if line in r.reasons else f"        {line}"))
+            if line in r.reasons:
+                lines.append(escaping.text_line(f"      - {line[: len(line) - len(clause)]}"))
+            else:
+                lines.append(escaping.text_line(f"        {line}"))
+        if clause:
+            lines.append(escaping.text_line(f"      each of these {clause.strip()[1:-1]}"))
         lines += _more(min(len(r.reasons), TEXT_LIMIT), r.failed)
     if verbose and (r.skipped or r.status == "skip"):
         # each skipped case once per reason (`skip_reasons` holds each distinct one)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from ..adapters.base import request_message
 from ..adapters.errors import OperationNotOffered
 from ..adapters.exec import ExecAdapter, ExecSettings, parse_ref, start
-from ..adapters.protocol import AdapterOptions, RequestContext, WireResponse
+from ..adapters.protocol import AdapterOptions, RequestContext, WireRequest, WireResponse
 from .cassettes import Interaction, iter_cassettes
 from .runner import default_cassette_root, local_cassette_root
 
@@ -55,28 +55,30 @@ def run_smoke(ref: str, timeout: float | None = None) -> Iterator[Line]:
     """The lines of a smoke run; an `InputError` when the child cannot be started."""
     adapter = start(parse_ref(ref if ref.startswith("exec:") else f"exec:{ref}", ExecSettings(timeout, True)))
     try:
-        info = adapter.client.info
-        yield Line(
-            "ok",
-            "hello",
-            f"{adapter.name} ({adapter.provider}, {adapter.wire_api}), {info.get('language', '?')} "
-            f"{info.get('language_version', '')}; offers {', '.join(sorted(adapter.operations))}".replace("  ", " "),
-        )
+        yield Line("ok", "hello", _hello(adapter))
         yield from _calls(adapter)
         yield _step("shutdown", lambda: _ended(adapter.client.shutdown()))
     finally:
         adapter.close()
 
 
+def _hello(adapter: ExecAdapter) -> str:
+    """What the child said it is: `acme (anthropic, anthropic-messages), typescript node 20;
+    offers ...`, the language and its version each left out when the hello names none."""
+    info = adapter.client.info
+    lang = " ".join(str(info[k]).strip() for k in ("language", "language_version") if str(info.get(k) or "").strip())
+    offers = ", ".join(sorted(adapter.operations)) or "nothing beyond hello and shutdown"
+    return f"{adapter.name} ({adapter.provider}, {adapter.wire_api}){', ' + lang if lang else ''}; offers {offers}"
+
+
 def _calls(a: ExecAdapter) -> Iterator[Line]:
     found = recorded(a)
     messages = [request_message(SESSION, "user", [{"type": "text", "text": "Say hello."}], {})]
     options = AdapterOptions(model=f"{a.provider}:conformance-model", max_output_tokens=64)
-    sent: dict[str, object] = {}
+    sent: dict[str, WireRequest] = {}
 
     def render() -> str:
-        wire = a.to_wire(messages, [], options)
-        sent["body"] = wire.body
+        wire = sent["wire"] = a.to_wire(messages, [], options)
         return f"{wire.method} {wire.path} ({len(wire.headers)} headers)"
 
     def parse() -> str:
@@ -96,7 +98,7 @@ def _calls(a: ExecAdapter) -> Iterator[Line]:
             )
         raw = it.response_body
         events = list(a.stream_response([raw[: len(raw) // 2], raw[len(raw) // 2 :]], RequestContext(SESSION)))
-        return f"{it.label}: {len(events)} events, the last {events[-1].get('type') if events else 'none'}"
+        return f"{it.label}: {_events(len(events))}, the last {events[-1].get('type') if events else 'none'}"
 
     def cancel() -> str:
         it = _first(found, stream=True)
@@ -109,12 +111,16 @@ def _calls(a: ExecAdapter) -> Iterator[Line]:
         first = next(events, None)
         answered = a.cancel(rid)  # type: ignore[attr-defined]
         rest = list(events)
-        return f"{it.label}: in flight {answered!r} after {int(first is not None)} event, then {len(rest)} events"
+        return f"{it.label}: in flight {answered!r} after {_events(int(first is not None))}, then {_events(len(rest))}"
 
     def read_request() -> str:
-        body = sent.get("body")
-        parsed = a.from_wire_request(body if isinstance(body, dict) else {}, session_id=SESSION)
-        return f"the rendered body read back: {len(parsed.messages)} message(s), model {parsed.options.model!r}"
+        wire = sent.get("wire")
+        if wire is None:
+            raise NoRecording("no rendered request to read back (render did not answer)")
+        # its body, path (the model and the stream choice are in Gemini's and Bedrock's URL) and headers
+        headers = {str(k).lower(): str(v) for k, v in wire.headers.items()}
+        parsed = a.from_wire_request(wire.body, session_id=SESSION, url=wire.path, method=wire.method, headers=headers)
+        return f"{wire.path} read back: {len(parsed.messages)} message(s), model {parsed.options.model!r}"
 
     def estimate() -> str:
         return f"{a.estimate_input_tokens(messages, [], model=options.model)} tokens"
@@ -138,9 +144,18 @@ def _calls(a: ExecAdapter) -> Iterator[Line]:
         yield _step(label, fn)
 
 
+def _events(n: int) -> str:
+    return f"{n} event" if n == 1 else f"{n} events"
+
+
+class NotClean(Exception):
+    """The child answered `shutdown` but did not exit with status 0 (the protocol asks it)."""
+
+
 def _ended(status: str) -> str:
     if status != "exit status 0":
-        raise RuntimeError(f"answered, then the child ended with {status}, not exit status 0")
+        how, sep, stderr = status.partition("; ")  # the end of its stderr follows how it ended
+        raise NotClean(f"answered, then the child ended with {how}, not exit status 0{sep}{stderr}")
     return "answered; the child exited with status 0"
 
 
@@ -151,5 +166,7 @@ def _step(label: str, fn: Callable[[], str]) -> Line:
         return Line("skip", label, f"not implemented: {exc}")
     except NoRecording as exc:
         return Line("skip", label, str(exc))
+    except NotClean as exc:
+        return Line("FAIL", label, str(exc))
     except Exception as exc:
         return Line("FAIL", label, f"{type(exc).__name__}: {exc}")

@@ -199,7 +199,9 @@ def applied_to(api: WireApi | None, blocks: Any, where: str) -> str:
     if api is None:
         return "compared exactly (no wire record)"
     tokens = [pointers.unescape(t) for t in where.split("/")[1:]]
-    block = blocks[int(tokens[0])] if tokens and tokens[0].isdigit() and isinstance(blocks, list) else None
+    # a pointer past the end of `blocks` (the other side has a block more) names no block of it
+    at = int(tokens[0]) if tokens and tokens[0].isdigit() else -1
+    block = blocks[at] if isinstance(blocks, list) and 0 <= at < len(blocks) else None
     field = f"{block.get('type')}." + ".".join(tokens[1:]) if isinstance(block, Mapping) and tokens[1:] else None
     every = declared(api)
     covering = [e for e in every if field is not None and field in e.canonical_base64]

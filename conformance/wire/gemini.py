@@ -112,6 +112,31 @@ STOP_REASONS: dict[str, str] = {
     "promptFeedback.blockReason (no candidates)": "error",  # PROMPT_BLOCKED, both probes' value
 }
 
+# finish reasons no contract §3.3 StopReason names, for which `error` is as defensible as the
+# `end_turn` above (TC903 accepts either): generation stopped by a filter ("SAFETY: The
+# response candidate content was flagged for safety reasons", "RECITATION", "BLOCKLIST",
+# "PROHIBITED_CONTENT", "SPII", the image filters, Model Armor), in an unsupported language,
+# or for a reason the API leaves unnamed (OTHER): a reply withheld may as well be read as failed,
+# as Anthropic's `refusal` and OpenAI's `content_filter` are in their records
+STOP_REASONS_ALSO: dict[str, tuple[str, ...]] = {
+    raw: ("error",)
+    for raw in (
+        "SAFETY",
+        "RECITATION",
+        "LANGUAGE",
+        "BLOCKLIST",
+        "PROHIBITED_CONTENT",
+        "SPII",
+        "IMAGE_SAFETY",
+        "IMAGE_PROHIBITED_CONTENT",
+        "IMAGE_RECITATION",
+        "IMAGE_OTHER",
+        "NO_IMAGE",
+        "MODEL_ARMOR",
+        "OTHER",
+    )
+}
+
 # The numbers of the response enums (proto3 JSON: "Enum: the enum value's name or its
 # integer value", https://protobuf.dev/programming-guides/json/; SDKs send
 # `$alt=json;enum-encoding=int`). The one table of them: probes and adapters read names.
@@ -504,6 +529,7 @@ GEMINI = WireApi(
         ),
     ),
     stop_reasons=STOP_REASONS,
+    stop_reasons_also=STOP_REASONS_ALSO,
     framing_by_url=framing_by_url,
     other_framings=(Framing.JSON_ARRAY,),  # streamGenerateContent without `alt=sse`
     history_key="contents",  # the conversation turns (`Content` list)

@@ -22,6 +22,9 @@ MAX_RESTARTS = 5
 START_WAIT_S = 60.0  # the least a `hello` is given: a start, not a call (docs/exec-protocol.md, Faults)
 MAX_FAULTS_KEPT = 100  # faults noted between two `take_faults` (a runner takes them after each check)
 SHUTDOWN_WAIT_S = 2.0
+RESTARTED = "; restarted the child"
+QUOTED_LINE = 120  # characters of a line that is no JSON quoted in the protocol error
+STDOUT_HINT = " (standard output carries protocol lines only: write diagnostics to standard error)"
 
 RESULT_SCHEMAS = {
     "hello": "hello-result.json",
@@ -39,6 +42,13 @@ RESULT_SCHEMAS = {
 """The schema of each operation's result (`answer.json` holds the envelope)."""
 
 
+def quoted_line(raw: bytes) -> str:
+    """An output line that is no JSON, quoted (escaped, cut at `QUOTED_LINE` characters), so
+    the case shows what the child printed: `'debug: rendering now'`."""
+    text = raw.decode("utf-8", "replace")
+    return repr(text) if len(text) <= QUOTED_LINE else repr(text[:QUOTED_LINE]) + f"... ({len(raw)} bytes)"
+
+
 class ExecClient:
     """One exec adapter's connection to its child, restarted as needed."""
 
@@ -49,6 +59,7 @@ class ExecClient:
         self._restarts = 0  # restarts since the last answered call
         self._gave_up: str | None = None
         self._faults: list[str] = []
+        self._last_fault = ""  # the last fault's reason without the label, for the give-up's
         self._abandoned: list[str] = []
         self._validators: dict[str, SchemaValidator] = {}
         self.info: dict[str, Any] = {}
@@ -62,7 +73,11 @@ class ExecClient:
         try:
             self._spawn()
         except ExecFault as exc:
-            raise InputError(f"{self.config.label}: could not start the adapter: {exc}") from None
+            # the label once, and no "restarted": nothing is restarted, the run ends here
+            why = str(exc).removeprefix(f"{self.config.label}: ")
+            for restarted in (RESTARTED, "; stopped the child (SIGTERM, then SIGKILL) and restarted it"):
+                why = why.replace(restarted, "")
+            raise InputError(f"{self.config.label}: could not start the adapter: {why}") from None
 
     def _spawn(self) -> None:
         try:
@@ -100,6 +115,8 @@ class ExecClient:
         except ExecFault as exc:
             if len(self._faults) < MAX_FAULTS_KEPT:
                 self._faults.append(str(exc))
+            if not isinstance(exc, GaveUp):
+                self._last_fault = str(exc).removeprefix(f"{self.config.label}: ")
             raise
 
     def _call(self, op: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -114,8 +131,9 @@ class ExecClient:
 
     def _restart(self) -> None:
         if self._restarts >= MAX_RESTARTS:
+            last = f"; the last fault: {self._last_fault}" if self._last_fault else ""
             self._gave_up = (
-                f"{self.config.label}: gave up after {MAX_RESTARTS} restarts in a row (the child keeps failing)"
+                f"{self.config.label}: gave up after {MAX_RESTARTS} restarts in a row (the child keeps failing){last}"
             )
             raise GaveUp(self._gave_up)
         self._restarts += 1
@@ -180,7 +198,7 @@ class ExecClient:
         try:
             answer = jsonio.parse(raw)
         except ValueError as exc:
-            self._protocol(child, f"{where}: not JSON: {exc}")
+            self._protocol(child, f"{where}: not JSON ({exc}): {quoted_line(raw)}{STDOUT_HINT}")
         if not isinstance(answer, dict):
             self._protocol(child, f"{where}: a JSON {type(answer).__name__}, not an object")
         if answer.get("id") != rid:
@@ -202,8 +220,10 @@ class ExecClient:
         return answer
 
     def _protocol(self, child: process.Child, message: str) -> NoReturn:
-        self._drop(child)
-        raise ProtocolError(f"{self.config.label}: protocol error in {message}; restarted the child")
+        self._drop(child)  # stopped first: its stderr is then read to the end
+        stderr = child.stderr_tail()
+        said = stderr_clause(stderr) if stderr.strip() else ""  # what it wrote to stderr, when anything
+        raise with_stderr(ProtocolError(f"{self.config.label}: protocol error in {message}{RESTARTED}{said}"), stderr)
 
     def _validate(self, schema: str, value: Any, where: str, prefix: str, child: process.Child | None = None) -> None:
         v = self._validators.get(schema)
@@ -252,7 +272,8 @@ class ExecClient:
         self._exchange(child, "shutdown", {})
         self._child = None
         child.end_input(SHUTDOWN_WAIT_S)
-        return child.status(0)
+        status = child.status(0)
+        return status if status == "exit status 0" else status + stderr_clause(child.stderr_tail())
 
     def close(self) -> None:
         """`shutdown`, then the child's input closed; it is stopped if it lingers."""

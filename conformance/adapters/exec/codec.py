@@ -246,11 +246,19 @@ def error_from_json(error: Mapping[str, Any], not_offered: Callable[[str], Excep
         return cls(message, **common)
     if kind == "not_implemented":
         return not_offered(message)
-    exc = _crash_class(error.get("type"))(message)
+    exc = _crash_class(error.get("type"))(_without_type(message, str(error.get("type") or "")))
     trace = error.get("traceback")
     if isinstance(trace, str) and trace.strip():
         exc.add_note("the child's traceback:\n" + trace.rstrip("\n"))
     return exc
+
+
+def _without_type(message: str, type_name: str) -> str:
+    """A crash's message without a leading `<type>: ` (a JavaScript `String(error)` or a Go
+    `%T: %v` spells the type in the message too): the case reads `crashed: TypeError: x`,
+    never `crashed: TypeError: TypeError: x`."""
+    head = f"{type_name}: "
+    return message[len(head) :] if type_name and message.startswith(head) else message
 
 
 # -- log records (docs/exec-protocol.md, Logs) ---------------------------------------------

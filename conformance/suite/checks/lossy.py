@@ -93,6 +93,24 @@ def lossy_probes(a: Adapter) -> list[tuple[str, str, dict[str, Any], str]]:
     return probes
 
 
+def why_dropped(block: dict[str, Any], caps: dict[str, Any]) -> str:
+    """Why the probe `block` cannot travel, for the failing case's reason."""
+    btype = block.get("type")
+    if btype == "x-turnspec-probe":
+        return "x-turnspec-probe is a block type no provider's wire knows, canonical §10.3"
+    if btype in ("thinking", "redacted_thinking"):
+        return "the adapter declares supports_thinking false"
+    source = block.get("source") or {}
+    if btype == "image" and not caps.get("supports_images"):
+        return "the adapter declares supports_images false"
+    if source.get("kind") == "file_ref":
+        return "a file_ref image is a workspace path no API can fetch, and adapters do no I/O"
+    if source.get("kind") == "url":
+        return "the API's record says it takes no image URLs"
+    accepted = ", ".join(caps.get("accepted_image_media_types") or []) or "none"
+    return f"its media type {block.get('media_type')} is not in the declared accepted_image_media_types: {accepted}"
+
+
 def image_source_probes(a: Adapter) -> tuple[list[tuple[str, dict[str, Any], str]], list[str]]:
     """Images of a source kind the adapter's API cannot carry: ([(label, block, marker)],
     [why the url kind is not probed]). Only for adapters that take images (others drop every
@@ -155,15 +173,25 @@ def lossy(env: Env) -> Iterator[Outcome]:
                     continue
                 yield outcome(R.LOSSY_WARN, s, "fail", label, crash(exc))
                 continue
+            why = why_dropped(block, caps)
             problem = drop_problem(recs, btype, target, a)
-            yield outcome(R.LOSSY_WARN, s, "fail" if problem else "pass", label, problem + rule if problem else "")
+            yield outcome(
+                R.LOSSY_WARN,
+                s,
+                "fail" if problem else "pass",
+                label,
+                f"{problem}; it cannot travel: {why}{rule}" if problem else "",
+            )
             leaked = marker in body_text(req.body)
             yield outcome(
                 R.LOSSY_ABSENT,
                 s,
                 "fail" if leaked else "pass",
                 label,
-                f"{marker[:60]} reached the wire{rule}" if leaked else "",
+                f"content[{index}], the {btype} block, reached the wire ({marker[:60]} is in the rendered body); "
+                f"it cannot travel: {why}{rule}"
+                if leaked
+                else "",
             )
             crit = copy.deepcopy(msgs)
             tgt = next(m for m in crit if m["id"] == target["id"])
@@ -172,13 +200,17 @@ def lossy(env: Env) -> Iterator[Outcome]:
                 with capture_warnings():
                     render(a, crit, tools, opts(a, critical_key=env.critical_key))
             except AdapterError as exc:
-                ok = getattr(exc, "block_type", None) == btype and getattr(exc, "message_id", None) == target["id"]
+                named = (getattr(exc, "block_type", None), getattr(exc, "message_id", None))
+                ok = named == (btype, target["id"])
                 yield outcome(
                     R.LOSSY_CRITICAL,
                     s,
                     "pass" if ok else "fail",
                     label,
-                    "" if ok else f"{type(exc).__name__} lacks block_type={btype!r} or the message_id",
+                    ""
+                    if ok
+                    else f"{type(exc).__name__} names block_type {named[0]!r} and message_id {named[1]!r}; "
+                    f"expected {btype!r} and {target['id']}",
                 )
             except Exception as exc:
                 yield outcome(R.LOSSY_CRITICAL, s, "fail", label, crash(exc))
@@ -188,5 +220,7 @@ def lossy(env: Env) -> Iterator[Outcome]:
                     s,
                     "fail",
                     label,
-                    f"block marked critical (metadata.{env.critical_key}) dropped and the request still rendered",
+                    f"content[{index}], the {btype} block, was marked critical (message metadata.{env.critical_key} = "
+                    f"[{index}]), yet the request rendered: expected CriticalBlockError naming block_type {btype!r} "
+                    f"and message_id {target['id']} (exec: an error of kind critical_block); it cannot travel: {why}",
                 )

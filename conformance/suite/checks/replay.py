@@ -274,6 +274,39 @@ def _values(found: list[Any], api: WireApi | None = None) -> set[Any]:
     return {equivalence.wire_key(api, x.pointer, str(x.value)) for x in found}
 
 
+# contract §4.2, what a parse keeps of a thinking block
+PASSED_THROUGH = (
+    'contract §4.2: "The adapter passes them through as `ThinkingBlock` and stashes the opaque '
+    '`signature` in `provider_raw` for round-trip fidelity"'
+)
+
+
+def parse_loss(api: WireApi, located: list[Any], msg: Message) -> str:
+    """The problem when a signature the response carries is nowhere in the parsed message
+    (a thinking block's `signature`, `provider_raw` or any other field: the adapter's to
+    choose), compared as the record's equivalences say; "" when each one is kept."""
+    strings = list(_strings(msg))
+    kept = set(strings) | {equivalence.canonical_key(api, "thinking.signature", x) for x in strings}
+    lost = [str(x.value) for x in located if equivalence.wire_key(api, x.pointer, str(x.value)) not in kept]
+    if not lost:
+        return ""
+    return (
+        f"{len(lost)} of {len(located)} signature(s) the response carries are not in the parsed message "
+        f"(first {lost[0][:24]!r}), so none can go back ({PASSED_THROUGH})"
+    )
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+
+
 def _signature_reason(api: WireApi | None, problems: list[str]) -> str:
     """A failing TC405 reason: the problems, the record's equivalences it compared up to and
     the rule it enforces."""
@@ -421,6 +454,14 @@ def recorded_thinking_sent_back(env: Env) -> Iterator[Outcome]:
                 msg = parse_response(a, WireResponse(body), ctx_for(sid))
             except Exception:
                 continue  # TC101 reports it
+            kept = parse_loss(api, located, msg)
+            if kept:
+                # lost by the parse: no later turn can send it back, whatever the docs excuse
+                judged += 1
+                yield outcome(
+                    R.REPLAY_SIGNATURE, s, "fail", it.label, _signature_reason(api, [kept]), "supports_thinking"
+                )
+                continue
             b = answered(msg, sid)
             try:
                 with capture_warnings() as recs:

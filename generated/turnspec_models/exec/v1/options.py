@@ -11,7 +11,7 @@ from turnspec_models._base import TurnspecModel
 
 class ExecOptions(TurnspecModel):
     """
-    What a request asks for beyond messages and tools: adapter contract §3.3 AdapterOptions as JSON (docs/exec-protocol.md, render). `model` is opaque (never split at `:`).
+    What a request asks for beyond messages and tools: adapter contract §3.3 AdapterOptions as JSON (docs/exec-protocol.md, render). `model` is the canonical id `<provider>:<model_name>` (canonical §6.3) or the provider's own id: the wire takes it without the adapter's own `<provider>:` prefix, and the model name is never cut at any other `:`.
     """
 
     model_config = ConfigDict(
@@ -24,6 +24,18 @@ class ExecOptions(TurnspecModel):
     stream: StrictBool = False
     output_schema: dict[str, Any] | None = None
     extra: dict[str, Any] = {}
+    """
+    Provider-specific top-level request fields, sent verbatim (contract §3.2).
+    """
     provider_tools: list[dict[str, Any]] = []
+    """
+    Provider-native tool definitions with no canonical form, appended to the wire's tools verbatim.
+    """
     provider_raw: dict[str, Any] = {}
+    """
+    Request-level round-trip data keyed by adapter name (canonical §6.5): what this adapter's read_request put under its name; other entries are ignored.
+    """
     critical_key: StrictStr = 'critical'
+    """
+    The message metadata key marking blocks critical (canonical §4.2.2): `true`, or a list of content indexes. A marked block the provider cannot carry fails with a critical_block error.
+    """

@@ -1,0 +1,3 @@
+module outside/gemini-child
+
+go 1.19

@@ -1,0 +1,265 @@
+"""Adapters an outside author wrote from docs/exec-protocol.md and schemas/exec/v1/ only (never
+the host's code): a Node adapter of the Anthropic Messages API (tests/data/exec/node_child.mjs,
+plain .mjs, no npm dependency) and a Go adapter of Gemini's generateContent
+(tests/data/exec/go_child/, the standard library only). Each passes `turnspec conform exec`
+(every message validated) and `turnspec exec smoke` as written; a defect planted in a copy
+fails the check that exists for it. What the author met that the docs did not say (the
+`<provider>:` model prefix, the parse and read_request result fields, the options'
+`extra`/`provider_raw`/`critical_key`, when a stream is over for a cancel) is now on the page.
+
+Each toolchain test skips with the reason when `node` or `go` is missing (.ci/run installs
+golang-go; node comes with the machine)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import shutil
+import subprocess
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.adapters import gemini as gemini_adapter
+from conformance.cli import main
+from conformance.wire import registry
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "data" / "exec"
+NODE_CHILD = DATA / "node_child.mjs"
+GO_CHILD = DATA / "go_child"
+NODE = shutil.which("node")
+GO = shutil.which("go")
+BUILD_TIMEOUT_S = 300
+
+needs_node = pytest.mark.skipif(NODE is None, reason="the Node child runs with node (none on PATH)")
+needs_go = pytest.mark.skipif(GO is None, reason="the Go child is built with go (.ci/run installs golang-go)")
+
+# checks whose cases drive each operation and each sentence the author had to get right
+NODE_EXERCISED = (
+    "TC101",  # the parse result's fields (routing, usage, model, status)
+    "TC102",  # read_request's messages (model, parent_tool_use_id)
+    "TC109",  # the model without its `anthropic:` prefix
+    "TC201",  # drop records
+    "TC203",  # critical_key: a typed critical_block error
+    "TC405",  # signatures kept by the parse and sent back
+    "TC601",
+    "TC607",
+    "TC611",  # cancel: over only after stream_close
+    "TC801",
+    "TC802",  # read_request round trip through options.provider_raw
+    "TC903",
+)
+GO_EXERCISED = ("TC101", "TC102", "TC109", "TC201", "TC203", "TC405", "TC601", "TC607", "TC611", "TC802", "TC903")
+
+
+def _conform(capsys: pytest.CaptureFixture[str], command: str, *extra: str) -> tuple[int, dict[str, Any]]:
+    rc = main(["conform", f"exec:{command}", "--no-samples", "--validate-protocol", "-o", "json", *extra])
+    return rc, json.loads(capsys.readouterr().out)
+
+
+def _results(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {r["rule"]: r for r in report["results"] if r["adapter"] != "(cassettes)"}
+
+
+def _passes(capsys: pytest.CaptureFixture[str], command: str, exercised: tuple[str, ...]) -> None:
+    assert main(["exec", "smoke", command]) == 0, capsys.readouterr().out
+    smoke = capsys.readouterr().out
+    assert "FAIL" not in smoke and "skip" not in smoke, smoke  # every operation offered and answered
+    rc, report = _conform(capsys, command)
+    results = _results(report)
+    failed = {k: r["reasons"][:2] for k, r in results.items() if r["status"] == "fail"}
+    assert rc == 0 and not failed, failed
+    for rule in exercised:
+        assert results[rule]["status"] == "pass" and results[rule]["cases_run"] > 0, (rule, results[rule])
+    assert report["summary"]["unexercised_capabilities"] == []
+
+
+def _planted(tmp_path: Path, source: Path, old: str, new: str) -> Path:
+    text = source.read_text()
+    assert text.count(old) == 1, old  # the plant names one place of the child
+    out = tmp_path / source.name
+    out.write_text(text.replace(old, new))
+    return out
+
+
+def _failing(capsys: pytest.CaptureFixture[str], command: str, rule: str) -> list[str]:
+    rc, report = _conform(capsys, command, "--select", rule)
+    result = _results(report)[rule]
+    assert rc == 1 and result["status"] == "fail", result
+    return list(result["reasons"])
+
+
+# -- the Node child (Anthropic Messages) -----------------------------------------------------
+
+
+@needs_node
+def test_the_node_child_passes_smoke_and_conform(capsys: pytest.CaptureFixture[str]) -> None:
+    _passes(capsys, f"node {shlex.quote(str(NODE_CHILD))}", NODE_EXERCISED)
+
+
+@needs_node
+@pytest.mark.parametrize(
+    ("old", "new", "rule", "words"),
+    [
+        # the parse keeps the thinking block but not its signature: it can never go back
+        (
+            'case "thinking": return { type: "thinking", text: block.thinking, signature: block.signature ?? null };\n'
+            '    case "redacted_thinking": return { type: "redacted_thinking", data: block.data };\n'
+            '    case "tool_use":\n      return',
+            'case "thinking": return { type: "thinking", text: block.thinking, signature: null };\n'
+            '    case "redacted_thinking": return { type: "redacted_thinking", data: block.data };\n'
+            '    case "tool_use":\n      return',
+            "TC405",
+            "not in the parsed message",
+        ),
+        # an image of a media type the child never declared goes to the wire anyway
+        (
+            "if (!CAPABILITIES.accepted_image_media_types.includes(String(block.media_type).toLowerCase())) {",
+            "if (false) {",
+            "TC201",
+            "not in the declared accepted_image_media_types",
+        ),
+        # the canonical id sent whole: `anthropic:conformance-model` is no Anthropic model
+        ("model: wireModel(options.model),", "model: options.model,", "TC109", "/model is 'anthropic:"),
+        # a block marked critical dropped like any other: the reason says what was marked
+        ("  if (critical === true) {", "  if (false) {", "TC203", "marked critical (message metadata.critical = ["),
+    ],
+    ids=["signature-lost-on-parse", "undeclared-media-type", "model-prefix-kept", "critical-dropped"],
+)
+def test_a_defect_planted_in_the_node_child_fails_its_check(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], old: str, new: str, rule: str, words: str
+) -> None:
+    child = _planted(tmp_path, NODE_CHILD, old, new)
+    reasons = _failing(capsys, f"node {shlex.quote(str(child))}", rule)
+    assert any(words in why for why in reasons), reasons
+
+
+@needs_node
+def test_the_equivalences_a_tc802_failure_compared_up_to_are_printed_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A system prompt of blocks read back as one string fails TC802 on each cache.yaml case;
+    the text report names the record's equivalences once after them, not on every case."""
+    child = _planted(tmp_path, NODE_CHILD, "ownRaw.system_as_blocks ? system", "false ? system")
+    rc = main(["conform", f"exec:node {shlex.quote(str(child))}", "--no-samples", "--select", "TC802"])
+    lines = capsys.readouterr().out.splitlines()
+    cases = [x for x in lines if x.startswith("      - ")]
+    assert rc == 1 and len(cases) >= 2 and all("/system" in x for x in cases), lines
+    assert not any("declared equivalences" in x for x in cases), cases
+    shared = [x for x in lines if "declared equivalences" in x]
+    assert len(shared) == 1 and shared[0].startswith("      each of these compared up to anthropic-messages"), lines
+
+
+@needs_node
+def test_a_crash_in_the_node_child_names_its_type_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The child answers `crash` with JavaScript's `String(error)` as the message ("TypeError:
+    ..."): the case reads `crashed: TypeError: ...`, the type once."""
+    child = _planted(
+        tmp_path, NODE_CHILD, "function render({ messages, tools, options }) {\n", "function render() {\n  null.boom;\n"
+    )
+    reasons = _failing(capsys, f"node {shlex.quote(str(child))}", "TC109")
+    assert any("crashed: TypeError: Cannot read properties of null" in why for why in reasons), reasons
+    assert not any("TypeError: TypeError" in why for why in reasons), reasons
+    # TC104 alone has no request to judge: each case says why, never "no case applies"
+    rc, report = _conform(capsys, f"node {shlex.quote(str(child))}", "--select", "TC104")
+    shape = _results(report)["TC104"]
+    assert rc == 0 and shape["status"] == "skip" and shape["skipped"] > 0, shape
+    assert all(
+        why.endswith(
+            "no rendered request to judge (TC802 fails it): crashed: TypeError: Cannot read "
+            "properties of null (reading 'boom')"
+        )
+        for why in shape["skip_reasons"]
+    ), shape
+
+
+@needs_node
+def test_a_stray_print_in_the_node_child_is_quoted_with_its_stderr(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A `console.log` left in the child: the case quotes the line it printed on standard
+    output and the end of what it wrote to standard error, and the run goes on."""
+    child = _planted(
+        tmp_path,
+        NODE_CHILD,
+        "function render({ messages, tools, options }) {\n",
+        "function render({ messages, tools, options }) {\n"
+        '  process.stderr.write("render: tracing on\\n");\n  process.stdout.write("debug: rendering\\n");\n',
+    )
+    reasons = _failing(capsys, f"node {shlex.quote(str(child))}", "TC109")
+    assert any("not JSON" in why and "'debug: rendering'" in why for why in reasons), reasons
+    assert any("stderr: render: tracing on" in why for why in reasons), reasons
+
+
+# -- the Go child (Gemini generateContent) -------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def go_binary(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    assert GO is not None
+    return _go_build(GO_CHILD, tmp_path_factory.mktemp("go-child"))
+
+
+def _go_build(source: Path, out_dir: Path) -> Path:
+    binary = out_dir / "gemini-child"
+    done = subprocess.run(
+        [str(GO), "build", "-o", str(binary), "."],
+        cwd=source,
+        capture_output=True,
+        text=True,
+        timeout=BUILD_TIMEOUT_S,
+        check=False,
+    )
+    assert done.returncode == 0, f"go build: exit {done.returncode}\n{done.stdout}\n{done.stderr}"
+    return binary
+
+
+@needs_go
+def test_the_go_child_passes_smoke_and_conform(go_binary: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _passes(capsys, shlex.quote(str(go_binary)), GO_EXERCISED)
+
+
+@needs_go
+def test_a_defect_planted_in_the_go_child_fails_its_check(
+    go_binary: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A content filter's finish reason read as a natural end with an empty reply is still
+    honest (the record's end_turn); one read as `max_tokens` is not: TC903."""
+    source = tmp_path / "src"
+    shutil.copytree(GO_CHILD, source)
+    main_go = source / "main.go"
+    text, n = re.subn(r'"SAFETY":(\s+)"error",', r'"SAFETY":\1"max_tokens",', main_go.read_text())
+    assert n == 1  # the plant names one place of the child
+    main_go.write_text(text)
+    child = _go_build(source, tmp_path)
+    reasons = _failing(capsys, shlex.quote(str(child)), "TC903")
+    assert any("'SAFETY'" in why for why in reasons), reasons
+
+
+# -- the records the children read: Gemini's content filters as `error` --------------------
+
+
+def test_gemini_content_filters_may_end_as_error(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """TC903 accepts `error` (status error) for Gemini's filter finish reasons beside the
+    record's end_turn: the reference adapter made to read them so passes, and fails without
+    the record's `stop_reasons_also` (the reading the Go child takes)."""
+    filters = ("SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "OTHER")
+    api = registry.get("gemini-generate-content")
+    assert all(api.stop_reasons_also[x] == ("error",) for x in filters)
+    as_error = {**gemini_adapter.STOP_REASONS, **dict.fromkeys(filters, "error")}
+    monkeypatch.setattr(gemini_adapter, "STOP_REASONS", as_error)
+    args = ["conform", "gemini", "--no-samples", "--select", "TC903", "-o", "json"]
+    rc = main(args)
+    result = _results(json.loads(capsys.readouterr().out))["TC903"]
+    assert rc == 0 and result["status"] == "pass" and result["cases_run"] > 20, result
+    bare = replace(api, stop_reasons_also={})
+    monkeypatch.setattr(registry, "APIS", tuple(bare if x.name == api.name else x for x in registry.APIS))
+    rc = main(args)
+    result = _results(json.loads(capsys.readouterr().out))["TC903"]
+    assert rc == 1 and any("'SAFETY'" in why for why in result["reasons"]), result
