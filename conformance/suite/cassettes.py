@@ -39,9 +39,9 @@ from typing import Any
 import yaml
 
 from ..wire import recording_files
+from ..wire.content_coding import MissingDecoder
 from ..wire.recording_files import JSON_SUFFIXES as JSON_SUFFIXES
 from ..wire.recording_files import SUFFIXES as SUFFIXES
-from .content_coding import MissingDecoder
 from .interactions import Cassette as Cassette
 from .interactions import CassetteError as CassetteError
 from .interactions import Interaction as Interaction

@@ -20,9 +20,9 @@ import re
 import zlib
 from typing import Any
 
+from ...wire.content_coding import MissingDecoder
 from ...wire.framing import loads_strict
 from ...wire.recording_files import load_yaml
-from ..content_coding import MissingDecoder
 from ..interactions import Cassette, CassetteError
 from . import exvcr, go_vcr, har, nock, php_vcr, vcr, vcrpy
 from .base import RecordingFormat, interaction_of

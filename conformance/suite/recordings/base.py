@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..content_coding import (
+from ...wire.content_coding import (
     CODINGS,
     ContentCodingError,
     MissingDecoder,
