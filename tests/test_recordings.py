@@ -122,7 +122,7 @@ def test_conform_judges_and_replays_every_format():
     assert skipped == [
         (
             "recordings/package.json",
-            "not a recording of a format read here (vcrpy, go-vcr, vcr, har, nock, exvcr, php-vcr)",
+            "not a recording of a format read here (vcrpy, go-vcr, vcr, har, nock, exvcr, php-vcr, azure, betamax, wiremock)",
         )
     ]
     for adapter in ("openai-chat", "anthropic"):
@@ -144,7 +144,7 @@ def test_iter_cassettes_finds_json_and_har_and_sets_aside_other_json(tmp_path):
         "package.json": (
             0,
             None,
-            "not a recording of a format read here (vcrpy, go-vcr, vcr, har, nock, exvcr, php-vcr)",
+            "not a recording of a format read here (vcrpy, go-vcr, vcr, har, nock, exvcr, php-vcr, azure, betamax, wiremock)",
         ),
         "polly.har": (4, None, None),
     }
