@@ -134,6 +134,9 @@ class Cassette:
     # interactions the recorder kept no response of (`base.Recorded.absent`): (label, why),
     # each a TC800 skip with its reason, replayed to no adapter
     set_aside: list[tuple[str, str]] = field(default_factory=list)
+    # what a reader read another way than its recorder's layout, losing nothing
+    # (`base.Recorded.warnings`): (label, warning), said on that interaction's TC800 case
+    warnings: list[tuple[str, str]] = field(default_factory=list)
 
 
 def json_or_none(data: bytes) -> Any:

@@ -37,7 +37,9 @@ class _RecordingLoader(_SafeBase):  # type: ignore[misc]
     `!binary` (Ruby VCR before 2.0 tags binary bodies so: YAML 1.1's `!!binary`, base64,
     under a local tag), and the plain-data Python tags of vcrpy cassettes written on
     Python 2 or from file-like bodies (`!!python/unicode`, `!!python/str`,
-    `!!python/tuple`, `!!python/bytes`, a `BytesIO` body, an iterator body). Every other
+    `!!python/tuple`, `!!python/bytes`, a `BytesIO` body, an iterator body), and Betamax's
+    and OkReplay's `!tape` on a tape's top mapping (SnakeYAML's class tag for `YamlTape`,
+    read here as the plain mapping it tags). Every other
     tag, `!!python/object/apply` and the rest that build objects, is refused.
 
     Our own, not vcrpy's: vcrpy's loader refuses object-building tags only since 8.2.1
@@ -69,7 +71,15 @@ def _buffer_body(loader: yaml.SafeLoader, node: yaml.Node) -> bytes:
     return b"".join(x.encode("utf-8") if isinstance(x, str) else bytes(x) for x in parts if x is not None)
 
 
+def _tape(loader: yaml.SafeLoader, node: yaml.Node) -> dict[Any, Any]:
+    """Betamax's `!tape`: the mapping it tags, as data (SnakeYAML builds a `YamlTape` of it)."""
+    if not isinstance(node, yaml.MappingNode):
+        raise yaml.constructor.ConstructorError(None, None, "`!tape` tags no mapping", node.start_mark)
+    return loader.construct_mapping(node, deep=True)
+
+
 _RecordingLoader.add_constructor("!binary", _ruby_binary)
+_RecordingLoader.add_constructor("!tape", _tape)
 _PY = "tag:yaml.org,2002:python/"
 for _tag, _make in (
     ("unicode", _python_str),

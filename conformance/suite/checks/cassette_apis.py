@@ -33,9 +33,10 @@ def cassette_apis(env: Env) -> Iterator[Outcome]:
             yield outcome(R.CASSETTE_API, SUITE_SUBJECT, "skip", c.label, c.skipped)
         for label, why in c.set_aside:  # an interaction the recorder kept no response of
             yield outcome(R.CASSETTE_API, SUITE_SUBJECT, "skip", label, why)
+        warned = _warnings(c)
         for it in c.interactions:
             if it.api in served:
-                yield outcome(R.CASSETTE_API, SUITE_SUBJECT, "pass", it.label)
+                yield outcome(R.CASSETTE_API, SUITE_SUBJECT, "pass", it.label, warned.get(it.label, ""))
                 continue
             wire = registry.get(it.api) if it.api is not None else None
             path = it.uri.split("?")[0][:80]
@@ -45,7 +46,8 @@ def cassette_apis(env: Env) -> Iterator[Outcome]:
                 why = f"{wire.name}: not an LLM chat turn ({path})"
             else:
                 why = f"{wire.name}: no registered adapter serves it"
-            yield outcome(R.CASSETTE_API, SUITE_SUBJECT, "skip", it.label, why)
+            note = warned.get(it.label)
+            yield outcome(R.CASSETTE_API, SUITE_SUBJECT, "skip", it.label, f"{why}; {note}" if note else why)
     for cs in env.own.values():
         for c in cs:
             if c.error:
@@ -61,6 +63,15 @@ def cassette_apis(env: Env) -> Iterator[Outcome]:
     for s in env.subjects:
         for it, why in env.unclaimed(s):
             yield outcome(R.CASSETTE_API, SUITE_SUBJECT, "skip", it.label, why)
+
+
+def _warnings(c: Cassette) -> dict[str, str]:
+    """What the reader read another way than its recorder's layout, per interaction label
+    (`Cassette.warnings`): said on that interaction's case, which still passes."""
+    out: dict[str, str] = {}
+    for label, why in c.warnings:
+        out[label] = f"{out[label]}; warning: {why}" if label in out else f"warning: {why}"
+    return out
 
 
 def set_aside_damaged(cassettes: Iterable[Cassette]) -> list[tuple[Interaction, str]]:

@@ -5,8 +5,12 @@ A file is parsed by its suffix (`.json` and `.har` as JSON, the rest as YAML; bo
 `cassettes.check_yaml_bounds` for YAML nesting and aliases, `loads_strict` for JSON
 nesting) and its format told by its content, the first of `FORMATS` whose `detect` accepts
 the parsed document: vcrpy, go-vcr (Go), VCR (Ruby and R), HAR (browsers, Polly.js), nock
-(Node), ExVCR (Elixir), php-vcr (PHP). A reader turns each interaction into a `Recorded`; `base.interaction_of` makes the
-suite's `Interaction` of it, so every format is attributed and decoded alike.
+(Node), ExVCR (Elixir), php-vcr (PHP), the Azure SDK test-proxy (Azure SDKs), Betamax (Java,
+OkReplay on Android) and WireMock (stub mappings, one a file or a `mappings` list). A reader
+turns each interaction into a `Recorded`; `base.interaction_of` makes the suite's
+`Interaction` of it, so every format is attributed and decoded alike. What a reader reads
+another way than its recorder's layout, losing nothing, is a warning naming the field
+(`Recorded.warnings`), said on that interaction's TC800 case.
 
 Adding a format: a module here with `detect` and `read` and its `FORMAT`, listed in
 `FORMATS`, a hand-written recording under tests/data/recordings/, and its name in the docs.
@@ -24,7 +28,7 @@ from ...wire.content_coding import MissingDecoder
 from ...wire.framing import loads_strict
 from ...wire.recording_files import load_yaml
 from ..interactions import Cassette, CassetteError
-from . import exvcr, go_vcr, har, nock, php_vcr, vcr, vcrpy
+from . import azure, betamax, exvcr, go_vcr, har, nock, php_vcr, vcr, vcrpy, wiremock
 from .base import RecordingFormat, interaction_of
 
 FORMATS: tuple[RecordingFormat, ...] = (
@@ -35,11 +39,15 @@ FORMATS: tuple[RecordingFormat, ...] = (
     nock.FORMAT,
     exvcr.FORMAT,
     php_vcr.FORMAT,
+    azure.FORMAT,
+    betamax.FORMAT,
+    wiremock.FORMAT,
+    wiremock.SINGLE,
 )
 
 
 def names() -> str:
-    return ", ".join(f.name for f in FORMATS)
+    return ", ".join(dict.fromkeys(f.name for f in FORMATS))  # a format of two layouts once
 
 
 def detect(doc: Any) -> RecordingFormat | None:
@@ -72,6 +80,9 @@ def json_lines(text: str, fmt: RecordingFormat) -> list[int]:
     `fmt.items_at` names), found by one scan of its tokens (nothing built; the document was
     parsed, bounded, before). Empty when the array is not where the format says."""
     newlines = [m.start() for m in re.finditer("\n", text)]
+    if fmt.single:  # the document is the one interaction: it starts where its object does
+        start = len(text) - len(text.lstrip())
+        return [bisect.bisect_right(newlines, start) + 1] if start < len(text) else []
     stack: list[list[Any]] = []  # per open container: its kind and, in an object, the last key
     key: str | None = None
     target: int | None = None  # the stack depth of the interactions' array
@@ -141,6 +152,7 @@ def read(fmt: RecordingFormat, cas: Cassette, doc: Any, lines: list[int]) -> Cas
             continue
         inter.path, inter.line = cas.path, line
         cas.interactions.append(inter)
+        cas.warnings += [(inter.label, f"{w} ({where_in(cas, line)})") for w in rec.warnings]
     return cas
 
 

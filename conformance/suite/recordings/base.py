@@ -55,6 +55,10 @@ class Recorded:
     # why the recorder kept no response to replay (a browser's failed request, a body it left
     # out): the interaction is set aside with this reason (`Cassette.set_aside`), never judged
     absent: str | None = None
+    # departures from the recorder's layout that lose nothing (a field read another way, one
+    # that only times the replay): each names its field, and is said on the interaction's TC800
+    # case (`Cassette.warnings`), never dropped silently
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -71,9 +75,13 @@ class RecordingFormat:
     # document is that array), for each interaction's line in a JSON file
     items_at: tuple[str, ...]
     read: Callable[[Any], Recorded] | None = None
+    # the document is one interaction, not a list of them (a WireMock stub mapping file)
+    single: bool = False
 
     def items(self, doc: Any) -> list[Any]:
         """The interactions of a document `detect` accepted."""
+        if self.single:
+            return [doc]
         for key in self.items_at:
             doc = doc[key]
         return list(doc)

@@ -2,19 +2,20 @@
 `{version: 1, interactions: [{request: {uri, method, body, headers}, response: {status,
 headers, body: {string}}}]}`, and pydantic-ai's `parsed_body` variant. vcrpy's own loader
 reads them (`cassettes.load_cassette`); this declares how they are told from go-vcr's, which
-also writes `interactions` but names the request's URL `url`.
+also writes `interactions` but names the request's URL `url`, and from a Betamax tape's
+(`name`, and each interaction's `recorded` time).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from . import go_vcr
+from . import betamax, go_vcr
 from .base import RecordingFormat
 
 
 def detect(doc: Any) -> bool:
-    return isinstance(doc, dict) and "interactions" in doc and not go_vcr.detect(doc)
+    return isinstance(doc, dict) and "interactions" in doc and not go_vcr.detect(doc) and not betamax.detect(doc)
 
 
 FORMAT = RecordingFormat(
