@@ -121,3 +121,16 @@ def test_wiremock_a_delay_is_a_warning_naming_it(tmp_path):
     cas = load_cassette(_wiremock(tmp_path, {"jsonBody": REPLY, "fixedDelayMilliseconds": 200}))
     assert cas.error is None, cas.error
     assert any("fixedDelayMilliseconds" in w for _, w in cas.warnings)
+
+
+def test_another_tools_request_response_json_is_not_taken_for_a_wiremock_stub(tmp_path):
+    """An exchange dump with `request` and `response` whose fields WireMock does not define
+    (here `status_code`, `content`) is no stub: it stays a file of no format read here."""
+    path = tmp_path / "exchange.json"
+    path.write_text(
+        json.dumps(
+            {"request": {"method": "POST", "url": "https://x/v1"}, "response": {"status_code": 200, "content": "{}"}}
+        )
+    )
+    cas = load_cassette(path)
+    assert cas.error is None and cas.skipped is not None and "not a recording of a format read here" in cas.skipped

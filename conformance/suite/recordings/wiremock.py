@@ -44,11 +44,30 @@ TIMING_KEYS = ("fixedDelayMilliseconds", "delayDistribution", "chunkedDribbleDel
 FILES = "../__files"
 
 
+# the fields of WireMock's request pattern and response definition (wiremock.org, "Stubbing"
+# and "Request Matching"; `RequestPattern` and `ResponseDefinition` in its source): a stub
+# uses no others, so an exchange of another tool's that has `request` and `response` too is
+# not taken for one (it stays a recording of no format read here, a TC800 skip)
+REQUEST_KEYS = frozenset(
+    (*URL_KEYS, "method", "queryParameters", "formParameters", "headers", "cookies", "basicAuthCredentials",
+     "bodyPatterns", "multipartPatterns", "host", "port", "scheme", "pathParameters", "customMatcher", "clientIp")
+)  # fmt: skip
+RESPONSE_KEYS = frozenset(
+    (*BODY_KEYS, *TIMING_KEYS, "status", "statusMessage", "headers", "additionalProxyRequestHeaders",
+     "removeProxyRequestHeaders", "fault", "proxyBaseUrl", "proxyUrlPrefixToRemove", "transformers",
+     "transformerParameters", "fromConfiguredStub")
+)  # fmt: skip
+
+
 def _is_stub(d: Any) -> bool:
     if not isinstance(d, dict) or not isinstance(d.get("request"), dict) or not isinstance(d.get("response"), dict):
         return False
-    req = d["request"]
-    return any(k in req for k in URL_KEYS) or ("method" in req and "status_code" not in d["response"])
+    req, resp = d["request"], d["response"]
+    return (
+        (any(k in req for k in URL_KEYS) or "method" in req)
+        and req.keys() <= REQUEST_KEYS
+        and resp.keys() <= RESPONSE_KEYS
+    )
 
 
 def detect_one(doc: Any) -> bool:
