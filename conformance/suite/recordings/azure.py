@@ -24,12 +24,11 @@ no text) is read as the text or JSON it plainly is, with a warning naming the fi
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from ..interactions import CassetteError
-from .base import Headers, Recorded, RecordingFormat, b64, header_map, mapping, status_code
+from .base import Headers, Recorded, RecordingFormat, b64, header_map, json_bytes, mapping, status_code
 
 _TEXT_SUFFIXES = ("json", "xml", "-urlencoded")
 
@@ -75,8 +74,7 @@ def body_bytes(value: Any, headers: Headers, what: str, warnings: list[str]) -> 
     if isinstance(value, Mapping | int | float | bool):
         if not text:
             warnings.append(f"{what} is a JSON value under a Content-Type that is no text; read as that JSON")
-        # the proxy writes the value back as compact JSON (`NormalizeJsonBody`)
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        return json_bytes(value)  # the proxy writes the value back as compact JSON
     raise CassetteError(f"{what} is a {type(value).__name__}, not a body")
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -258,3 +259,18 @@ def status_code(value: Any, what: str) -> int:
         return int(str(value).split()[0]) if isinstance(value, str) else value
     except (ValueError, IndexError):
         raise CassetteError(f"{what} is {value!r}, not an HTTP status code") from None
+
+
+def response_status(value: Any, keys: tuple[str, ...] = ("code",)) -> int:
+    """`response.status` as VCR-like recorders keep it: the code itself, or a mapping holding it
+    under the first of `keys` present (Ruby VCR's `{code, message}`, Betamax's)."""
+    if isinstance(value, dict):
+        code = next((value[k] for k in keys if k in value), None)
+        return status_code(code, "`response.status.code`")
+    return status_code(value, "`response.status`")
+
+
+def json_bytes(value: Any) -> bytes:
+    """A body a recorder kept as a JSON value, as compact JSON text (what WireMock serves of a
+    `jsonBody` and the Azure test-proxy plays back, `NormalizeJsonBody`)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")

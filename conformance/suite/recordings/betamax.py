@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import Recorded, RecordingFormat, header_map, mapping, status_code, text_bytes
+from .base import Recorded, RecordingFormat, header_map, mapping, response_status, text_bytes
 
 
 def detect(doc: Any) -> bool:
@@ -33,12 +33,6 @@ def detect(doc: Any) -> bool:
     return not items or (isinstance(items[0], dict) and "recorded" in items[0])
 
 
-def _status(value: Any) -> int:
-    if isinstance(value, dict):
-        return status_code(value.get("code"), "`response.status.code`")
-    return status_code(value, "`response.status`")
-
-
 def read(item: Any) -> Recorded:
     it = mapping(item, "the interaction")
     req = mapping(it.get("request"), "`request`")
@@ -46,7 +40,7 @@ def read(item: Any) -> Recorded:
     return Recorded(
         uri=str(req.get("uri") or ""),
         method=str(req.get("method") or "POST"),
-        status=_status(resp.get("status")),
+        status=response_status(resp.get("status")),
         request_headers=header_map(req.get("headers"), "`request.headers`"),
         request_body=text_bytes(req.get("body"), "`request.body`"),
         headers=header_map(resp.get("headers"), "`response.headers`"),

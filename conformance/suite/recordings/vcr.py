@@ -26,7 +26,7 @@ from __future__ import annotations
 import codecs
 from typing import Any
 
-from .base import Recorded, RecordingFormat, b64, header_map, mapping, status_code, text_bytes
+from .base import Recorded, RecordingFormat, b64, header_map, mapping, response_status, text_bytes
 
 RUBY_CODECS = {"windows-31j": "cp932", "eucjp-ms": "euc_jp", "cp51932": "euc_jp", "macjapanese": "shift_jis"}
 """Ruby encoding names Python spells otherwise (the rest are looked up as they are)."""
@@ -75,13 +75,6 @@ def _body_file(value: Any) -> str | None:
     return name
 
 
-def _status(value: Any) -> int:
-    if isinstance(value, dict):
-        code = value.get("code", value.get("status_code"))
-        return status_code(code, "`response.status.code`")
-    return status_code(value, "`response.status`")
-
-
 def read(item: Any) -> Recorded:
     it = mapping(item, "the interaction")
     req = mapping(it.get("request"), "`request`")
@@ -90,7 +83,7 @@ def read(item: Any) -> Recorded:
     return Recorded(
         uri=str(req.get("uri") or ""),
         method=str(req.get("method") or "POST"),
-        status=_status(resp.get("status")),
+        status=response_status(resp.get("status"), ("code", "status_code")),
         request_headers=header_map(req.get("headers"), "`request.headers`"),
         request_body=_body(req.get("body"), "request.body"),
         headers=header_map(resp.get("headers"), "`response.headers`"),

@@ -30,13 +30,23 @@ A `response` is `{status, headers, body | jsonBody | base64Body | bodyFileName}`
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlencode
 
 from ..interactions import CassetteError
-from .base import Headers, Recorded, RecordingFormat, add_header, b64, header_map, mapping, status_code, text_bytes
+from .base import (
+    Headers,
+    Recorded,
+    RecordingFormat,
+    add_header,
+    b64,
+    header_map,
+    json_bytes,
+    mapping,
+    status_code,
+    text_bytes,
+)
 
 URL_KEYS = ("url", "urlPath", "urlPattern", "urlPathPattern", "urlPathTemplate")
 BODY_KEYS = ("body", "jsonBody", "base64Body", "bodyFileName")
@@ -129,7 +139,7 @@ def _request_body(patterns: Any, warnings: list[str]) -> bytes:
         p = mapping(p, f"`request.bodyPatterns[{i}]`")
         if "equalToJson" in p:
             value = p["equalToJson"]
-            return value.encode("utf-8") if isinstance(value, str) else _json_bytes(value)
+            return value.encode("utf-8") if isinstance(value, str) else json_bytes(value)
         if "equalTo" in p:
             return text_bytes(p["equalTo"], f"`request.bodyPatterns[{i}].equalTo`")
         if "binaryEqualTo" in p:
@@ -137,10 +147,6 @@ def _request_body(patterns: Any, warnings: list[str]) -> bytes:
     kinds = ", ".join(sorted({str(k) for p in patterns if isinstance(p, Mapping) for k in p}))
     warnings.append(f"`request.bodyPatterns` match the body by {kinds}, not a value: no request body read")
     return b""
-
-
-def _json_bytes(value: Any) -> bytes:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
 def _absent(resp: Mapping[str, Any]) -> str | None:
@@ -168,7 +174,7 @@ def read(item: Any) -> Recorded:
     if kind == "body":
         body = text_bytes(resp["body"], "`response.body`")
     elif kind == "jsonBody":
-        body = _json_bytes(resp["jsonBody"])
+        body = json_bytes(resp["jsonBody"])
     elif kind == "base64Body":
         body = b64(resp["base64Body"], "`response.base64Body`")
     elif kind == "bodyFileName":
@@ -197,5 +203,6 @@ def read(item: Any) -> Recorded:
     )
 
 
-FORMAT = RecordingFormat("wiremock", "WireMock stub mappings, JSON", detect_many, ("mappings",), read)
-SINGLE = RecordingFormat("wiremock", "WireMock stub mappings, JSON", detect_one, (), read, single=True)
+_NAME, _SAYS = "wiremock", "WireMock stub mappings, JSON"
+FORMAT = RecordingFormat(_NAME, _SAYS, detect_many, ("mappings",), read)
+SINGLE = RecordingFormat(_NAME, _SAYS, detect_one, (), read, single=True)
