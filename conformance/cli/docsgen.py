@@ -4,6 +4,8 @@
   suite's checks) and check reference (`reference/checks.md`), each an index linking to one
   page per rule (`reference/rules/ts104.md`, `reference/checks/tc405.md`: the `ruledocs`
   help `turnspec rule ID` prints), made while `mkdocs build` runs (`docs/hooks.py` adds them);
+- the wire API reference (`reference/wire.md`, and a page per wire API record under
+  `reference/wire/`: what `turnspec wire show NAME` prints);
 - README's check table (issue 25: for each check what it requires, the section and the
   traceability rows of the sentences requiring it, and whether it is advisory), between
   the `<!-- checks:begin -->` and `<!-- checks:end -->` markers;
@@ -186,13 +188,31 @@ def checks_page() -> str:
     return "\n".join(head)
 
 
+def wire_pages() -> dict[str, str]:
+    """The wire API reference: an index, and a page per record (`wire.describe`: what
+    `turnspec wire show NAME` prints)."""
+    from ..wire import describe, registry  # function-level: only the docs build reads records
+
+    head = (
+        "# Wire API reference\n\nGenerated from the wire API records by `conformance.cli.docsgen` when the site "
+        "is built; never edit it. Each page holds the tables the checks judge an adapter of that API by "
+        "(`turnspec wire show NAME` prints the same): an adapter written in another language reads them here.\n\n"
+    )
+    out = {
+        "reference/wire.md": head + describe.index(registry.APIS, {a.name: f"wire/{a.name}.md" for a in registry.APIS})
+    }
+    for api in registry.APIS:
+        out[f"reference/wire/{api.name}.md"] = describe.describe(api) + "\n[All wire APIs](../wire.md)\n"
+    return out
+
+
 def pages() -> dict[str, str]:
     """The generated pages, by path under the docs folder: the two indexes and a page per
-    rule and check (`ruledocs.page_path`)."""
+    rule and check (`ruledocs.page_path`), and the wire API reference (`wire_pages`)."""
     out = {"reference/rules.md": rules_page(), "reference/checks.md": checks_page()}
     for info in every_rule():
         out[ruledocs.page_path(info.id)] = rule_page(info)
-    return out
+    return {**out, **wire_pages()}
 
 
 def main(argv: list[str] | None = None) -> int:

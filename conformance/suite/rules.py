@@ -382,7 +382,7 @@ ERROR_CLASSIFIED = CheckInfo(
     "contract §6.1-§6.3, §6.5.3",
     "Error responses and errors reported mid-stream raise a classified AdapterError",
     slug="errors_classified",
-    fix="check that error responses raise the AdapterError subclass of contract §6.2-§6.3 for their status and body hint, with `retryable`, the status, the request id and the retry hint set.",
+    fix="check that error responses raise the AdapterError subclass of contract §6.2-§6.3 for their status and body hint, with `retryable`, the status, the request id and the retry hint set; `turnspec wire show API` prints the API's error tables.",
 )
 REQUEST_ROUND_TRIP = CheckInfo(
     "TC802",
@@ -421,7 +421,7 @@ STOP_REASON = CheckInfo(
     "mapping), and a recorded refusal read as the reply's text",
     slug="stop_reason_recorded",
     exercises=("supports_streaming",),
-    fix="check the stop reason mapping of the wire record: each provider finish reason to the canonical `stop_reason` and status, and a refusal read as the reply's text.",
+    fix="check the stop reason mapping of the wire record: each provider finish reason to the canonical `stop_reason` and status, and a refusal read as the reply's text; `turnspec wire show API` prints the record's table.",
 )
 USAGE_RECORDED = CheckInfo(
     "TC904",
@@ -430,7 +430,7 @@ USAGE_RECORDED = CheckInfo(
     "Parsed usage (input, output, cache read/write) equals the recorded body",
     slug="usage_recorded",
     exercises=("supports_prompt_caching",),
-    fix="check the usage mapping of contract §7.2: input, output, cache read and cache write counts from the body, with cached tokens not counted twice.",
+    fix="check the usage mapping of contract §7.2: input, output, cache read and cache write counts from the body, with cached tokens not counted twice; `turnspec wire show API` says whether the API counts cache reads in its input.",
 )
 CAPS_PROBED = CheckInfo(
     "TC503",
@@ -488,7 +488,7 @@ ENDPOINT = CheckInfo(
     "contract §4.2, §4.3",
     "Rendered requests use the method, path, model id, stream choice and headers the API's record documents",
     slug="documented_endpoint",
-    fix="check the method, path and headers of `to_wire`'s request against the endpoint the API's record documents: the streaming endpoint for a stream, the model id whole (never cut at a `:`) and spelled as the docs say (a URL segment percent-encoded), the version header.",
+    fix="check the method, path and headers of `to_wire`'s request against the endpoint the API's record documents: the streaming endpoint for a stream, the model id whole (never cut at a `:`) and spelled as the docs say (a URL segment percent-encoded), the version header; `turnspec wire show API` prints the record's endpoint.",
 )
 CACHE_CONTROL_HIDDEN = CheckInfo(
     "TC110",

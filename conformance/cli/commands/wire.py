@@ -80,6 +80,8 @@ def register(app: typer.Typer) -> None:
     wire.command()(render)
     wire.command()(parse)
     wire.command()(record)
+    wire.command("list")(list_apis)
+    wire.command()(show)
 
 
 AdapterRef = Annotated[str, typer.Option("--adapter", "-a", help="Registered adapter name or module:attr")]
@@ -175,6 +177,26 @@ def parse(
         )
         sys.stderr.write(escaping.text_line(line) + "\n")
         raise typer.Exit(1)
+
+
+def list_apis() -> None:
+    """List every wire API the suite knows: name, title, stream framing."""
+    from ...wire import describe, registry  # loaded when the command runs
+
+    sys.stdout.write(describe.index(registry.APIS))
+
+
+def show(
+    name: Annotated[str, typer.Argument(help="A wire API's name (`turnspec wire list`)")],
+) -> None:
+    """Print what the suite expects of an adapter of one wire API: endpoint, stop reasons, usage, errors."""
+    from ...wire import describe, registry  # loaded when the command runs
+
+    try:
+        api = registry.get(name)
+    except KeyError as exc:
+        raise InputError(str(exc.args[0])) from None
+    sys.stdout.write(describe.describe(api))
 
 
 def record(

@@ -1,0 +1,258 @@
+"""A wire API's record as a page an adapter author reads: `turnspec wire show NAME` prints
+it, and the docs site has it as `reference/wire/NAME.md` (`cli.docsgen`).
+
+Every table a check judges an adapter by is in the record (`api.WireApi`): where the
+request carries the model and asks for a stream (TC109), the stop reasons (TC903), the
+usage buckets (TC904), the error signals (TC801), what thinking must go back (TC405).
+An author writing from the protocol's docs, in another language, cannot read the Python
+record; this page is that record, field by field, with the documentation sentence of
+each. It reads the record only (never an adapter), so it is true of any adapter.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+
+from ..core.escaping import md
+from .api import Endpoint, ErrorSignals, WireApi
+
+__all__ = ["describe", "index"]
+
+
+def _code(value: object) -> str:
+    """`value` as a code span (a record's own values: names, pointers, patterns)."""
+    return f"`{value}`"
+
+
+def _table(head: tuple[str, ...], rows: Iterable[tuple[str, ...]]) -> list[str]:
+    out = [f"| {' | '.join(head)} |", f"|{'|'.join('---' for _ in head)}|"]
+    # cells come formatted (`_code`, `md`); a `|` in one is escaped so that it stays one cell
+    out += [f"| {' | '.join(c.replace('|', chr(92) + '|') for c in row)} |" for row in rows]
+    return out
+
+
+def _said(says: str, source: str) -> list[str]:
+    return [f'> "{says}" ({source})'] if says else []
+
+
+def _endpoint(e: Endpoint) -> list[str]:
+    lines = [f"- method: `{e.method}`; path: `{e.path}`"]
+    if e.stream_path is not None:
+        lines.append(f"- a stream is asked for by its own path: `{e.stream_path}`")
+    elif e.stream_field is not None:
+        pointer, value = e.stream_field
+        default = " (the API streams when it is absent: a request for one reply sets the opposite)"
+        lines.append(
+            f"- a stream is asked for in the body: `{pointer}` = `{_json(value)}`"
+            + (default if e.streams_by_default else "")
+        )
+    m = e.model
+    if m.where == "body":
+        lines.append(f"- the model: the body field `{m.pointer}`")
+    elif m.where == "path":
+        spelled = (
+            "percent-encoded as one segment (every byte outside RFC 3986's unreserved set, `:` and `/` included)"
+            if m.encoding == "percent"
+            else "as it is (no percent-encoding)"
+        )
+        lines.append(f"- the model: the `{{model}}` segment of the path, {spelled}")
+    else:
+        lines.append("- the model: not named by the request")
+    lines += _said(m.says, m.source)
+    if e.examples:
+        lines.append(f"- model ids the docs show (TC109 renders with them): {', '.join(map(_code, e.examples))}")
+    for h in e.headers:
+        value = f"`{h.value}`" if h.value is not None else "any value"
+        again = "; a request rendered back from a recording carries the recorded value" if h.round_trip else ""
+        lines.append(f"- header `{h.name}`: {value}{again}")
+        lines += _said(h.says, h.source)
+    if e.query:
+        lines.append(f"- query parameters that are part of the request: {', '.join(map(_code, e.query))}")
+    return [*lines, *_said(e.says, e.source)]
+
+
+def _json(value: object) -> str:
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if value is None:
+        return "null"
+    return repr(value) if not isinstance(value, str) else f'"{value}"'
+
+
+def _stop(api: WireApi) -> list[str]:
+    if not api.stop_reasons:
+        return ["The record maps no stop reason (not a chat turn, or the API reports none)."]
+    rows = [
+        (_code(raw), _code(canonical), ", ".join(map(_code, api.stop_reasons_also.get(raw, ()))) or "")
+        for raw, canonical in api.stop_reasons.items()
+    ]
+    return [
+        "The provider's value (as the response or the stream spells it) and the canonical `stop_reason`;",
+        "a parsed turn whose reason is `error` or `cancelled` has that `metadata.status`, any other `complete`. "
+        "Where a second value is as defensible (no value of contract §3.3 names the provider's), TC903 accepts it too.",
+        "",
+        *_table(("provider", "canonical", "also accepted"), rows),
+    ]
+
+
+def _usage(api: WireApi) -> list[str]:
+    c = api.carries
+    lines = [
+        "Contract §7.2's four buckets: `input_tokens`, `output_tokens`, `cache_read_tokens`, `cache_write_tokens`.",
+        f"- the API reports cache reads: {'yes' if c.cache_read_tokens else 'no'}; "
+        f"cache writes: {'yes' if c.cache_write_tokens else 'no'}",
+    ]
+    if api.cached_in_input:
+        lines.append(
+            "- the provider's input count includes cache reads: TC904 accepts either reading, "
+            "`input_tokens` with them taken out (disjoint buckets) or the provider's count as it is, "
+            "one per adapter"
+        )
+    else:
+        lines.append("- the provider's input count excludes cache reads: `input_tokens` is it as it is")
+    if api.stream_usage_request is not None:
+        pointer, value = api.stream_usage_request
+        lines.append(f"- a streaming request must set `{pointer}` = `{_json(value)}`, or the stream reports no usage")
+    return lines
+
+
+def _errors(e: ErrorSignals) -> list[str]:
+    lines = [
+        "Read in this order, the first that answers wins; else contract §6.2's HTTP status table. "
+        "Values are contract §6.1's classes."
+    ]
+    for header, table in e.headers.items():
+        lines += ["", f"Response header `{header}` (its value before any `:`):", ""]
+        lines += _table(("value", "class"), ((_code(k), _code(v)) for k, v in table.items()))
+    if e.overflow_when is not None and e.overflow_message is not None:
+        pointer, value = e.overflow_when
+        lines.append(
+            f"\nWhere `{pointer}` is `{value}` and the message matches `{e.overflow_message.pattern}`: `context_overflow`."
+        )
+    for pointer, table in e.body_fields:
+        lines += ["", f"Body field `{pointer}`:", ""]
+        lines += _table(("value", "class"), ((_code(k), _code(v)) for k, v in table.items()))
+    if e.detail_reasons:
+        lines += ["", "`error.details[].reason`:", ""]
+        lines += _table(("reason", "class"), ((_code(k), _code(v)) for k, v in e.detail_reasons.items()))
+    if e.frames:
+        lines += ["", "A stream's own error frames (any case; a name not here is looked up in the tables above):", ""]
+        lines += _table(("frame names", "class"), ((_code(k), _code(v)) for k, v in e.frames.items()))
+    if e.status_in_body is not None:
+        lines.append(f"\nAn error inside a stream carries its HTTP status at `{e.status_in_body}`.")
+    for a in e.also_accepted:
+        lines.append(f"\n`{a.signal}` may also be: {', '.join(map(_code, sorted(a.classes)))}")
+        lines += _said(a.says, a.source)
+    return lines
+
+
+def _carries(api: WireApi) -> list[str]:
+    c = api.carries
+    names = {
+        "system_prompt": "a system prompt",
+        "thinking_text": "thinking text",
+        "thinking_signature": "thinking signatures (opaque state)",
+        "redacted_thinking": "redacted thinking",
+        "images_base64": "images as base64",
+        "images_url": "images by URL",
+        "tool_result_error": "an error flag on tool results",
+        "parallel_tool_calls": "parallel tool calls",
+    }
+    has = [text for key, text in names.items() if getattr(c, key)]
+    lacks = [text for key, text in names.items() if not getattr(c, key)]
+    lines = [
+        f"- can carry: {', '.join(has) or 'none of these'}",
+        f"- cannot carry: {', '.join(lacks) or 'nothing listed'}",
+    ]
+    t = api.tool_ids
+    if not t.issued_by_provider:
+        lines.append("- tool-call ids: the API issues none; the adapter mints them")
+    rule = [
+        f"matching `{t.pattern.pattern}`" if t.pattern is not None else "",
+        f"at most {t.max_length} characters" if t.max_length else "",
+    ]
+    if any(rule):
+        lines.append(f"- tool-call ids it accepts in a request: {', '.join(r for r in rule if r)}")
+    tb = api.thinking_back
+    if tb.needs:
+        lines.append(f"- thinking a replayed assistant turn must carry back: {', '.join(sorted(tb.needs))}")
+        lines += _said(tb.says, tb.source)
+        if tb.prior_turns_optional:
+            lines.append("- only of the turn a request continues during tool use; earlier turns' may be left out")
+            lines += _said(tb.prior_turns_optional, tb.source)
+    else:
+        why = f" ({tb.because})" if tb.because else ""
+        lines.append(f"- thinking back on replay: not required{why}")
+    return lines
+
+
+def _framing(api: WireApi) -> list[str]:
+    others = [f.name for f in api.other_framings]
+    lines = [
+        f"- streamed responses: `{api.framing.name}`" + (f" (also: {', '.join(map(_code, others))})" if others else "")
+    ]
+    if api.framing.media_types:
+        lines.append(f"- announced by the Content-Type: {', '.join(map(_code, api.framing.media_types))}")
+    return lines
+
+
+def _request(api: WireApi) -> list[str]:
+    lines = [
+        f"- request paths it is recognised by: {', '.join(_code(p.pattern) for p in api.request_paths)}",
+        f"- the conversation turns are under `{api.history_key}`",
+    ]
+    if api.hosts:
+        lines.append(f"- the provider's own hosts: {', '.join(map(_code, api.hosts))}")
+    if api.state_fields:
+        lines.append(
+            "- fields that make the provider read server-side state (the caller's to set, never the adapter's): "
+            + ", ".join(map(_code, api.state_fields))
+        )
+    if api.out_of_band_settings:
+        lines.append(
+            "- settings that add input tokens no adapter renders: " + ", ".join(map(_code, api.out_of_band_settings))
+        )
+    for d in api.accepted_differences:
+        lines.append(f"- treated alike by the API: {d}")
+    a = api.access
+    if a.base_url:
+        lines.append(
+            f"- base URL: `{a.base_url}`" + (f"; key from `{a.key_env}` in `{a.key_header}`" if a.key_env else "")
+        )
+    return lines
+
+
+def describe(api: WireApi) -> str:
+    """The page of one record (module doc), as Markdown that reads as plain text too."""
+    parts: list[tuple[str, list[str]]] = [
+        ("Request", _request(api)),
+        (
+            "Endpoint (TC109, TC802)",
+            _endpoint(api.endpoint)
+            if api.endpoint is not None
+            else ["The record does not say; TC109 reads the request paths only."],
+        ),
+        ("Streaming", _framing(api)),
+        ("Stop reasons (TC903)", _stop(api)),
+        ("Usage (TC904)", _usage(api)),
+        ("Errors (TC801)", _errors(api.errors)),
+        ("What the wire can carry", _carries(api)),
+    ]
+    out = [f"# {api.name}: {md(api.title)}", "", "Written from:", *(f"- <{u}>" for u in api.docs), ""]
+    if not api.chat:
+        out += ["Not a chat turn: the suite's chat checks do not apply.", ""]
+    for title, lines in parts:
+        out += [f"## {title}", "", *lines, ""]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).rstrip("\n") + "\n"
+
+
+def index(apis: Iterable[WireApi], link: Mapping[str, str] | None = None) -> str:
+    """One line per record: its name and title (a link to its page where `link` has one)."""
+    rows = []
+    for api in apis:
+        name = f"[{api.name}]({link[api.name]})" if link and api.name in link else _code(api.name)
+        rows.append((name, md(api.title), _code(api.framing.name)))
+    return "\n".join(_table(("wire API", "title", "stream framing"), rows)) + "\n"

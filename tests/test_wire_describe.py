@@ -1,0 +1,93 @@
+"""`turnspec wire list` / `turnspec wire show NAME` and the docs site's wire API reference:
+an adapter author in another language reads the tables the checks judge by (stop reasons,
+errors, usage, endpoint) without reading the Python records (a friction an outside Bedrock
+author met: `turnspec rule TC903` named "the record's mapping" and showed none)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+import pytest
+
+from conformance.cli import docsgen, main
+from conformance.wire import registry
+from conformance.wire.describe import describe, index
+
+
+def _rows(page: str, section: str) -> list[list[str]]:
+    """The table rows under `## section` (header and rule lines left out), split on
+    unescaped pipes."""
+    body = page.split(f"## {section}\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in body.splitlines() if line.startswith("| ")]
+    return [[c.strip() for c in re.split(r"(?<!\\)\|", r)[1:-1]] for r in rows[1:]]
+
+
+@pytest.mark.parametrize("api", [a for a in registry.APIS if a.stop_reasons], ids=lambda a: a.name)
+def test_every_stop_reason_of_the_record_is_a_row(api: registry.WireApi) -> None:
+    rows = _rows(describe(api), "Stop reasons (TC903)")
+    got = {r[0].strip("`"): (r[1].strip("`"), r[2]) for r in rows}
+    assert set(got) == set(api.stop_reasons)
+    for raw, canonical in api.stop_reasons.items():
+        assert got[raw][0] == canonical
+        for other in api.stop_reasons_also.get(raw, ()):
+            assert f"`{other}`" in got[raw][1]
+
+
+def test_bedrock_page_says_what_an_outside_author_needed() -> None:
+    page = describe(registry.get("bedrock-converse"))
+    # Bedrock's docs: the model id is a path label, percent-encoded (`:` of `...-v1:0` too)
+    assert "`/model/{model}/converse-stream`" in page
+    assert "percent-encoded as one segment" in page
+    # AWS's error header, read before the `:` (CommonErrors)
+    errors = _rows(page, "Errors (TC801)")
+    assert ["`ThrottlingException`", "`rate_limit`"] in errors
+    assert "`x-amzn-ErrorType`" in page
+    # Bedrock reports cache reads apart from inputTokens
+    assert "excludes cache reads" in page
+
+
+def test_an_api_counting_cache_reads_in_input_says_both_readings_pass() -> None:
+    page = describe(registry.get("openai-chat-completions"))
+    assert "includes cache reads" in page
+    assert "`/stream_options/include_usage` = `true`" in page
+
+
+def test_a_pipe_in_a_value_stays_in_its_cell() -> None:
+    api = replace(
+        registry.get("bedrock-converse"), name="x-test", stop_reasons={"a|b": "end_turn"}, stop_reasons_also={}
+    )
+    rows = _rows(describe(api), "Stop reasons (TC903)")
+    assert rows == [["`a\\|b`", "`end_turn`", ""]]
+
+
+def test_list_names_every_record_and_show_prints_one(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["wire", "list"]) == 0
+    listed = capsys.readouterr().out
+    for api in registry.APIS:
+        assert f"`{api.name}`" in listed
+    assert main(["wire", "show", "gemini-generate-content"]) == 0
+    shown = capsys.readouterr().out
+    assert shown == describe(registry.get("gemini-generate-content"))
+    assert "as it is (no percent-encoding)" in shown  # Gemini's `models/{model}` segment
+
+
+def test_show_of_an_unknown_name_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["wire", "show", "no-such-api"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "unknown wire API 'no-such-api'" in err and "bedrock-converse" in err
+
+
+def test_docs_site_has_a_page_per_record_linked_from_the_index() -> None:
+    pages = docsgen.wire_pages()
+    links = re.findall(r"\]\((wire/[^)]+\.md)\)", pages["reference/wire.md"])
+    assert sorted(links) == sorted(f"wire/{a.name}.md" for a in registry.APIS)
+    for api in registry.APIS:
+        assert pages[f"reference/wire/{api.name}.md"].startswith(describe(api))
+    assert index(registry.APIS).count("\n") == len(registry.APIS) + 2
+
+
+def test_tc903_help_points_at_the_table(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["rule", "TC903"]) == 0
+    assert "turnspec wire show API" in capsys.readouterr().out
