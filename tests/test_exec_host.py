@@ -123,6 +123,31 @@ def test_a_child_that_ignores_sigterm_is_killed(tmp_path: Path) -> None:
     assert_one_fault(report, "within 0.5 s")
 
 
+def test_a_child_that_stops_reading_cannot_block_a_large_request() -> None:
+    # a request larger than the pipe (a conversation with images) to a child that no longer
+    # reads its input: a plain write would block for ever, before the answer's deadline
+    code = "import time; print('up', flush=True); time.sleep(60)"
+    c = process.Child([sys.executable, "-c", code], cwd=None, env=None)
+    try:
+        assert c.receive(10) == b"up"
+        started = time.monotonic()
+        with pytest.raises(process.Timeout, match=r"read no more of the request within 0\.5 s"):
+            c.send(b"x" * (8 << 20), 0.5)
+        assert time.monotonic() - started < 5
+    finally:
+        c.stop(grace=0.3)
+
+
+def test_a_large_request_to_a_child_that_reads_it_is_written_whole() -> None:
+    code = "import sys; line = sys.stdin.buffer.readline(); print(len(line), flush=True)"
+    c = process.Child([sys.executable, "-c", code], cwd=None, env=None)
+    try:
+        c.send(b"y" * (8 << 20), 30)
+        assert c.receive(30) == str((8 << 20) + 1).encode()
+    finally:
+        c.stop(grace=0.3)
+
+
 def test_stop_sends_sigkill_after_the_grace() -> None:
     code = "import signal, time, sys; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('up', flush=True); time.sleep(60)"
     c = process.Child([sys.executable, "-c", code], cwd=None, env=None)

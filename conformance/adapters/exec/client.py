@@ -6,6 +6,7 @@ with `validate`, checks every message both ways against `schemas/exec/v1/`."""
 from __future__ import annotations
 
 import itertools
+import time
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from ...core import jsonio
@@ -155,8 +156,9 @@ class ExecClient:
         except (TypeError, InputError) as exc:  # a value the suite handed over that is no JSON
             raise TypeError(f"exec: the {op} request holds a value that is not JSON: {exc}") from None
         try:
-            child.send(line)
-            raw = child.receive(wait := self.wait_for(op))
+            started = time.monotonic()
+            child.send(line, wait := self.wait_for(op))  # the call's one deadline: writing, then the answer
+            raw = child.receive(wait - (time.monotonic() - started))
         except process.Timeout:
             stderr = child.stderr_tail()
             self._drop(child)
@@ -281,8 +283,9 @@ class ExecClient:
         if child is None:
             return
         try:
-            child.send(jsonio.dumps({"id": next(self._ids), "op": "shutdown", "params": {}}))
-            child.receive(min(self.config.timeout, SHUTDOWN_WAIT_S))
+            wait = min(self.config.timeout, SHUTDOWN_WAIT_S)
+            child.send(jsonio.dumps({"id": next(self._ids), "op": "shutdown", "params": {}}), wait)
+            child.receive(wait)
         except Exception:  # a child that cannot say goodbye is stopped all the same
             pass
         child.end_input(SHUTDOWN_WAIT_S)

@@ -68,6 +68,9 @@ class Child:
         self.lines_read = 0  # answer lines read so far: a protocol error names the line
         self._sel = selectors.DefaultSelector()
         self._sel.register(self._stdout, selectors.EVENT_READ)
+        os.set_blocking(self._stdin.fileno(), False)  # a write never blocks past the call's deadline (`send`)
+        self._wsel = selectors.DefaultSelector()
+        self._wsel.register(self._stdin, selectors.EVENT_WRITE)
         self._err = bytearray()
         self._err_total = 0
         self._lock = threading.Lock()
@@ -100,13 +103,25 @@ class Child:
 
     # -- lines ---------------------------------------------------------------------------
 
-    def send(self, line: bytes) -> None:
-        """Write one request line; `OutputEnded` when the child no longer reads."""
-        try:
-            self._stdin.write(line + b"\n")
-            self._stdin.flush()
-        except (BrokenPipeError, ValueError, OSError):
-            raise OutputEnded("its standard input is closed") from None
+    def send(self, line: bytes, timeout: float) -> None:
+        """Write one request line within `timeout` seconds; `OutputEnded` when the child no
+        longer reads, `Timeout` when it stops reading with the pipe full (a request larger
+        than the pipe, to a child that hangs, would block a plain write for ever)."""
+        data = memoryview(line + b"\n")
+        deadline = time.monotonic() + timeout
+        fd = self._stdin.fileno()
+        while data:
+            try:
+                n = os.write(fd, data)
+            except BlockingIOError:
+                n = 0
+            except (BrokenPipeError, ValueError, OSError):
+                raise OutputEnded("its standard input is closed") from None
+            data = data[n:]
+            if data:
+                left = deadline - time.monotonic()
+                if left <= 0 or not self._wsel.select(left):
+                    raise Timeout(f"it read no more of the request within {timeout:g} s")
 
     def receive(self, timeout: float) -> bytes:
         """The next line of standard output, without its newline, within `timeout` seconds."""
@@ -170,6 +185,8 @@ class Child:
     def close_pipes(self) -> None:
         with contextlib.suppress(Exception):
             self._sel.close()
+        with contextlib.suppress(Exception):
+            self._wsel.close()
         for f in (self._stdin, self._stdout):
             with contextlib.suppress(Exception):
                 f.close()
