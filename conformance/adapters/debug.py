@@ -20,6 +20,7 @@ from ..core.findings import Finding, Severity
 from ..core.jsonio import read_json, read_jsonl
 from ..core.schema_validation import SchemaValidator
 from ..core.schemas import schema_set, versions
+from ..formats.canonical.status import status_of_stop
 from ..wire import registry as wire_registry
 from ..wire import schemas as wire_schemas
 from ..wire.api import Framing, Probes, WireApi
@@ -519,7 +520,7 @@ def parse(
                 # canonical §4.3: a message that did not complete says so (its invariants,
                 # usage among them, are enforced only at `complete`, §5.1.5); a stream cut
                 # before its end is one whose streaming never completed: `partial`
-                "status": "partial" if cut else _STATUS_OF_STOP.get(str(done.get("stop_reason")), "complete"),
+                "status": "partial" if cut else status_of_stop(done.get("stop_reason")),
             },
             "created_at": now_timestamp(),
             "schema_version": 1,
@@ -554,10 +555,6 @@ def parse(
     if not meta.get("usage") and meta.get("status", "complete") == "complete":
         _no_usage(api, stream=False)
     return Parsed(message, [])
-
-
-# the message status a stream's stop reason implies (canonical §4.3, streaming §6.2.6)
-_STATUS_OF_STOP = {"error": "error", "cancelled": "cancelled"}
 
 
 def _no_usage(api: WireApi | None, *, stream: bool) -> None:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
 from typing import Any, Protocol
 
+from ..formats.canonical.status import status_of_stop
 from ..wire.api import ErrorSignals, Framing
 from ..wire.bedrock import BEDROCK_CONVERSE
 from ..wire.eventstream import EVENT_STREAM, EventStreamMessage
@@ -229,7 +230,7 @@ def message_from_stream(events: Iterable[StreamEvent], ctx: RequestContext, adap
             if ctx.message_id is None and ev.get("message_id"):
                 ctx = replace(ctx, message_id=ev["message_id"])  # canonical §7.4 has no start event
             wire_model = model.split(":", 1)[1] if model and ":" in model else model
-            status = {"cancelled": "cancelled", "error": "error"}.get(ev["stop_reason"], "complete")
+            status = status_of_stop(ev["stop_reason"])
             return adapter.assemble(
                 ctx,
                 list(ev["final_content"]),

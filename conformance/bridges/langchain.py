@@ -56,6 +56,7 @@ from ..adapters.base import (
 )
 from ..adapters.openai_chat import OpenAIChatAdapter
 from ..core.convertkit import IdMint
+from ..formats.canonical.status import status_of_stop
 from ..formats.langchain.mapping import Session, from_langchain, to_langchain
 from ..wire import registry as wire_registry
 from .kit import NOT_BRIDGED, Canned, CaptureTransport, Gap, ReferenceBridge, parse_failure, run_sync, wire_headers
@@ -318,7 +319,7 @@ class LangChainBridge(ReferenceBridge):
             raise WireFormatError(f"LangChain returned a {type(result).__name__}, not an AIMessage")
         parsed = self._parse(result, request_context.session_id)
         content = parsed.content or [{"type": "text", "text": ""}]
-        status = {"error": "error", "cancelled": "cancelled"}.get(self.stop_reason(parsed), "complete")
+        status = status_of_stop(self.stop_reason(parsed))
         return self.assemble(
             request_context, content, wire_model=parsed.wire_model, token_usage=parsed.usage, status=status
         )

@@ -73,6 +73,7 @@ from ..adapters.openai_responses import OpenAIResponsesAdapter
 from ..adapters.streams import json_array_events
 from ..adapters.toolids import ToolIdMap
 from ..core.convertkit import IdMint
+from ..formats.canonical.status import status_of_stop
 from ..formats.pydantic_ai.mapping import Session, from_pydantic_ai, to_pydantic_ai
 from ..wire import registry as wire_registry
 from ..wire.equivalence import decode_base64
@@ -418,7 +419,7 @@ class PydanticAIBridge(ReferenceBridge):
                 raise self.reference.classify_error(resp.status, resp.body, headers) from None  # type: ignore[attr-defined]
             raise parse_failure("pydantic-ai", "response", exc) from None
         parsed = self._parse(result, request_context.session_id)
-        status = {"error": "error", "cancelled": "cancelled"}.get(self.stop_reason(parsed), "complete")
+        status = status_of_stop(self.stop_reason(parsed))
         return self.assemble(
             request_context, parsed.content, wire_model=parsed.wire_model, token_usage=parsed.usage, status=status
         )

@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable, Mapping
 
 from ..core.escaping import md
+from ..formats.canonical.status import STATUS_OF_STOP
 from .api import Endpoint, ErrorSignals, WireApi
 
 __all__ = ["describe", "index"]
@@ -91,7 +92,8 @@ def _stop(api: WireApi) -> list[str]:
     ]
     return [
         "The provider's value (as the response or the stream spells it) and the canonical `stop_reason`;",
-        "a parsed turn whose reason is `error` or `cancelled` has that `metadata.status`, any other `complete`. "
+        f"a parsed turn whose reason is {' or '.join(map(_code, STATUS_OF_STOP))} has that `metadata.status`, "
+        "any other `complete`. "
         "Where a second value is as defensible (no value of contract §3.3 names the provider's), TC903 accepts it too.",
         "",
         *_table(("provider", "canonical", "also accepted"), rows),

@@ -30,6 +30,7 @@ from dataclasses import replace
 from typing import Any
 
 from ...adapters.protocol import Adapter, Message, WireResponse, capabilities_of
+from ...formats.canonical.status import status_of_stop
 from ...wire import equivalence
 from ...wire.api import Located, WireApi
 from ...wire.facts import history_index
@@ -482,11 +483,6 @@ def _recorded_semantics(env: Env, s: AdapterUnderTest, a: Adapter, readings: set
         yield outcome(R.STOP_REASON, s, "skip", "refusals", why)
 
 
-# canonical §4.3 MessageStatus for a finished call: ERROR "generation failed", CANCELLED
-# "user cancelled mid-generation", otherwise COMPLETE
-_STATUS_OF_STOP = {"error": "error", "cancelled": "cancelled"}
-
-
 def _status(s: AdapterUnderTest, api: WireApi, it: Interaction, msg: Message) -> Iterator[Outcome]:
     """TC903 on a non-streamed response: the status its recorded stop reason implies."""
     raw = api.probes.response_stop_reason(it.response_json) if isinstance(it.response_json, dict) else None
@@ -495,8 +491,8 @@ def _status(s: AdapterUnderTest, api: WireApi, it: Interaction, msg: Message) ->
         why = f"no stop reason with a canonical mapping located in the recorded {api.name} body"
         yield outcome(R.STOP_REASON, s, "skip", f"{it.label} (status)", why)
         return
-    status = _STATUS_OF_STOP.get(want, "complete")
-    also = {_STATUS_OF_STOP.get(x, "complete") for x in api.stop_reasons_also.get(str(raw), ())}
+    status = status_of_stop(want)
+    also = {status_of_stop(x) for x in api.stop_reasons_also.get(str(raw), ())}
     got = (msg.get("metadata") or {}).get("status", "complete") if isinstance(msg, dict) else None
     why = (
         ""
