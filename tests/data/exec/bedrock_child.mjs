@@ -235,6 +235,15 @@ function renderToolResult(message, block, critical) {
   return { toolResult: out };
 }
 
+function withExtras(rendered, raw, index) {
+  const extras = raw.blocks && raw.blocks[String(index)];
+  if (!extras) return rendered;
+  for (const [member, fields] of Object.entries(extras)) {
+    if (rendered[member] && typeof rendered[member] === "object") rendered[member] = { ...rendered[member], ...fields };
+  }
+  return rendered;
+}
+
 function ownRaw(holder) {
   return (holder && holder.provider_raw && holder.provider_raw[NAME]) || {};
 }
@@ -263,7 +272,7 @@ function renderMessages(messages, criticalKey) {
       const rendered = block.type === "tool_result"
         ? renderToolResult(message, block, critical)
         : renderBlock(message, block, critical);
-      if (rendered) content.push(rendered);
+      if (rendered) content.push(withExtras(rendered, ownRaw(message.metadata), index));
     }
     // tool results travel in a user turn; a user turn right after them is the same turn
     // (Converse wants user and assistant turns to alternate)
@@ -283,15 +292,17 @@ function render({ messages, tools, options }) {
   const raw = ownRaw(options);
   const { system, messages: wire } = renderMessages(messages, criticalKey);
   const body = { messages: wire };
-  if (system.length) body.system = system;
+  const empties = raw.empty || [];
+  if (system.length || empties.includes("system")) body.system = system;
   const inference = {};
   if (options.max_output_tokens !== null && options.max_output_tokens !== undefined) inference.maxTokens = options.max_output_tokens;
   if (options.temperature !== null && options.temperature !== undefined) inference.temperature = options.temperature;
   if (options.stop_sequences && options.stop_sequences.length) inference.stopSequences = options.stop_sequences;
   Object.assign(inference, raw.inference || {});
-  if (Object.keys(inference).length) body.inferenceConfig = inference;
+  if (Object.keys(inference).length || empties.includes("inferenceConfig")) body.inferenceConfig = inference;
+  // a toolSpec's description, when sent, is at least one character (AWS: Length Constraints)
   const wireTools = tools.map((tool) => ({
-    toolSpec: { name: tool.name, description: tool.description, inputSchema: { json: tool.input_schema } },
+    toolSpec: { name: tool.name, ...(tool.description ? { description: tool.description } : {}), inputSchema: { json: tool.input_schema } },
   }));
   wireTools.push(...(options.provider_tools || []));
   if (wireTools.length) {
@@ -351,7 +362,7 @@ function keepWhole(member, value) { return { type: `${PROVIDER}:${member}`, [mem
 // one Converse ContentBlock (a union: exactly one member set) to canonical
 function readBlock(sessionId, block) {
   if (block.text !== undefined) return { type: "text", text: block.text };
-  if (block.toolUse) {
+  if (block.toolUse && (block.toolUse.type === undefined || block.toolUse.type === "tool_use")) {
     const use = block.toolUse;
     return { type: "tool_use", id: canonicalFor(sessionId, use.toolUseId), name: use.name, input: use.input ?? {} };
   }
@@ -367,6 +378,18 @@ function readBlock(sessionId, block) {
   }
   const member = Object.keys(block)[0] ?? "unknown";
   return keepWhole(member, block[member]);
+}
+
+// a list of Converse blocks to canonical, and what canonical form cannot hold of them (a
+// toolUse's `type: "tool_use"`), by index, for the message's provider_raw (§6.5)
+function readContent(sessionId, blocks) {
+  const content = [];
+  const extras = {};
+  blocks.forEach((block, index) => {
+    content.push(readBlock(sessionId, block));
+    if (block.toolUse && block.toolUse.type === "tool_use") extras[String(index)] = { toolUse: { type: "tool_use" } };
+  });
+  return { content, extras: Object.keys(extras).length ? extras : null };
 }
 
 function errorClassFor(status, type, message) {
@@ -439,8 +462,9 @@ function parse({ response, context }) {
   if (!message || !Array.isArray(message.content)) {
     throw new ProtocolError({ kind: "wire_format", message: "a Converse response has output.message.content (a list)" });
   }
-  const content = message.content.map((block) => readBlock(context.session_id, block));
+  const { content, extras } = readContent(context.session_id, message.content);
   const raw = { stopReason: body.stopReason ?? null };
+  if (extras) raw.blocks = extras;
   if (body.additionalModelResponseFields !== undefined) raw.additionalModelResponseFields = body.additionalModelResponseFields;
   if (body.trace !== undefined) raw.trace = body.trace;
   return {
@@ -630,6 +654,10 @@ function onDelta(stream, data, out) {
     const block = blockAt(stream, index, "text", out);
     block.text += delta.text;
     out.push({ type: "text_delta", message_id: id, content_block_index: index, text: delta.text });
+  } else if (stream.blocks[index] && stream.blocks[index].type === "other" && (delta.toolUse || delta.toolResult)) {
+    const block = stream.blocks[index];
+    if (delta.toolUse) block.partial += delta.toolUse.input ?? "";
+    if (Array.isArray(delta.toolResult)) block.content.push(...delta.toolResult);
   } else if (delta.toolUse) {
     const block = stream.blocks[index];
     if (!block || block.type !== "tool_use") throw wireFormat(stream, `a toolUse delta for block ${index}, which no contentBlockStart began`);
@@ -670,7 +698,15 @@ function onStart(stream, data, out) {
   const index = data.contentBlockIndex ?? 0;
   const start = data.start || {};
   startMessage(stream, out);
-  if (start.toolUse) {
+  const server = start.toolUse && start.toolUse.type !== undefined && start.toolUse.type !== "tool_use";
+  if (server || start.toolResult) {
+    // a server tool's call (Nova's code interpreter) and its result, both in the reply: no
+    // canonical tool call, each kept whole (spec §10.3) once its block stops
+    const member = server ? "toolUse" : "toolResult";
+    const block = { type: "other", member, start: start[member], partial: "", content: [], raw: keepWhole(member, start[member]) };
+    stream.blocks[index] = block;
+    stream.silent.push({ index, at: stream.events.length + out.length, block });
+  } else if (start.toolUse) {
     const canonical = canonicalFor(stream.context.session_id, start.toolUse.toolUseId);
     stream.blocks[index] = { type: "tool_use", id: canonical, name: start.toolUse.name, partial: "" };
     out.push({ type: "tool_use_start", message_id: messageId(stream), content_block_index: index, tool_use_id: canonical, tool_name: start.toolUse.name });
@@ -682,6 +718,11 @@ function onStop(stream, data, out) {
   const block = stream.blocks[index];
   if (!block) return;
   if (block.type === "tool_use" && !block.ended) out.push(toolEnd(stream, index));
+  else if (block.type === "other" && block.member === "toolUse") {
+    block.raw = keepWhole("toolUse", { ...block.start, input: parseInput(block.partial) });
+  } else if (block.type === "other" && block.member === "toolResult") {
+    block.raw = keepWhole("toolResult", { ...block.start, content: block.content });
+  }
   else if (block.type === "thinking") {
     out.push({ type: "thinking_delta", message_id: messageId(stream), content_block_index: index, text: "", signature: block.signature ?? null });
   }
@@ -852,8 +893,10 @@ function readRequest({ body, url, session_id: given }) {
   for (const wire of body.messages || []) {
     const blocks = wire.content || [];
     if (wire.role === "assistant") {
-      const content = blocks.map((block) => readBlock(sessionId, block));
-      messages.push(newMessage(sessionId, "assistant", content.length ? content : [{ type: "text", text: "" }], assistantMetadata(model)));
+      const { content, extras } = readContent(sessionId, blocks);
+      const metadata = assistantMetadata(model);
+      if (extras) metadata.provider_raw = { [NAME]: { blocks: extras } };
+      messages.push(newMessage(sessionId, "assistant", content.length ? content : [{ type: "text", text: "" }], metadata));
       continue;
     }
     let others = [];
@@ -881,6 +924,11 @@ function readRequest({ body, url, session_id: given }) {
   delete inference.maxTokens; delete inference.temperature; delete inference.stopSequences;
   const requestRaw = {};
   if (Object.keys(inference).length) requestRaw.inference = inference;
+  // an empty system list or inferenceConfig the request sent is sent again
+  const empty = [];
+  if (Array.isArray(body.system) && !body.system.length) empty.push("system");
+  if (body.inferenceConfig && !Object.keys(body.inferenceConfig).length) empty.push("inferenceConfig");
+  if (empty.length) requestRaw.empty = empty;
   const tools = [];
   const providerTools = [];
   const toolConfig = body.toolConfig || {};
