@@ -951,8 +951,64 @@ function readRequest({ body, url, session_id: given }) {
 
 // ---------------------------------------------------------------- estimate
 
-function estimate({ messages, tools }) {
-  return { tokens: Math.ceil(JSON.stringify([messages, tools]).length / 4) };
+// An offline heuristic: four characters a token for what the model reads (text, tool names,
+// inputs and schemas), a flat count per image, and long blobs (a document's bytes) counted
+// by a flat count too, never by their base64 length.
+const IMAGE_TOKENS = 1450;
+const BLOB_TOKENS = 100;
+
+function textTokens(text) { return Math.ceil(String(text ?? "").length / 4); }
+
+function valueTokens(value) {
+  let blobs = 0;
+  const json = JSON.stringify(value ?? null, (key, item) => {
+    if (typeof item === "string" && item.length > 256 && /^[A-Za-z0-9+/=_-]+$/.test(item)) { blobs += 1; return ""; }
+    return item;
+  });
+  return textTokens(json) + blobs * BLOB_TOKENS;
+}
+
+function blockTokens(block) {
+  switch (block.type) {
+    // a `<think>` span in an earlier turn's text is reasoning too (Qwen3's, DeepSeek-R1's)
+    case "text": return textTokens(String(block.text ?? "").replace(/<think>[\s\S]*?<\/think>/g, ""));
+    // reasoning of earlier turns is left out of the context by the models that write it
+    case "thinking": return 0;
+    case "redacted_thinking": return 0;
+    case "image": return IMAGE_TOKENS;
+    case "tool_use": return textTokens(block.name) + valueTokens(block.input) + 5;
+    case "tool_result": return 5 + (block.content || []).reduce((sum, inner) => sum + blockTokens(inner), 0);
+    default: {
+      if (typeof block.type === "string" && block.type.startsWith(PROVIDER + ":")) {
+        const member = block[block.type.slice(PROVIDER.length + 1)];
+        if (member && typeof member === "object" && (member.format !== undefined && member.source !== undefined)) {
+          return String(block.type).endsWith(":image") ? IMAGE_TOKENS : BLOB_TOKENS;
+        }
+        return valueTokens(member);
+      }
+      return valueTokens(block);
+    }
+  }
+}
+
+// what a model's own prompt template adds: a tool use system prompt (Anthropic documents
+// some 350 tokens for Claude; Nova's is as long, Llama's shorter), and gpt-oss's
+// harmony system message
+function templateTokens(model, tools) {
+  const name = wireModel(String(model ?? "")).replace(/^(us|eu|apac|global)\./, "");
+  let tokens = name.startsWith("openai.gpt-oss") ? 60 : 0;
+  if (tools && tools.length) tokens += /^(anthropic|amazon)\./.test(name) ? 340 : name.startsWith("meta.") ? 100 : 0;
+  return tokens;
+}
+
+function estimate({ messages, tools, model }) {
+  let tokens = 3 + templateTokens(model, tools);
+  for (const message of messages || []) {
+    tokens += 4;
+    for (const block of message.content || []) tokens += blockTokens(block);
+  }
+  for (const tool of tools || []) tokens += 10 + textTokens(tool.name) + textTokens(tool.description) + valueTokens(tool.input_schema);
+  return { tokens };
 }
 
 // ---------------------------------------------------------------- hello, the loop
