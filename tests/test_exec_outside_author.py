@@ -275,6 +275,25 @@ def test_a_defect_planted_in_the_bedrock_child_fails_its_check(
     assert any(words in why for why in reasons), reasons
 
 
+@needs_node
+def test_the_bedrock_child_passes_conform_on_real_recordings(samples: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """pydantic-ai's recorded Converse traffic (Claude, Nova, Llama, Mistral, gpt-oss...): server
+    tool calls and results in a reply, `type: "tool_use"` on a toolUse, empty `system` and
+    `inferenceConfig`, tools with no description all pass. TC701's offline heuristic misses two
+    counts no template rule explains (DeepSeek-R1 counting 33 input tokens for a history that
+    holds a long reply, Moonshot's tool-result turn); nothing else fails."""
+    command = f"exec:node {shlex.quote(str(BEDROCK_CHILD))}"
+    main(["conform", command, "--samples", str(samples / "wire"), "--validate-protocol", "-o", "json"])
+    results = _results(json.loads(capsys.readouterr().out))
+    failed = {k: r["reasons"][:2] for k, r in results.items() if r["status"] == "fail" and k != "TC701"}
+    assert not failed, failed
+    assert all(re.search(r"deepseek|moonshotai", why) for why in results["TC701"]["reasons"]), results["TC701"]
+    assert results["TC701"]["cases_run"] > 60, results["TC701"]
+    for rule in ("TC104", "TC606", "TC609", "TC802"):
+        assert results[rule]["status"] == "pass" and results[rule]["cases_run"] > 0, (rule, results[rule])
+    assert results["TC802"]["cases_run"] > 100, results["TC802"]
+
+
 def _event_message(event_type: str, payload: bytes) -> bytes:
     """One event-stream message as AWS's event stream encoding documents it (string headers)."""
     headers = b""
