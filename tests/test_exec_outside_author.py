@@ -258,6 +258,13 @@ def test_the_bedrock_child_passes_smoke_and_conform(capsys: pytest.CaptureFixtur
             "TC801",
             "error_class 'server_error', want 'rate_limit'",
         ),
+        # a cancel forgets the redacted reasoning before the text: no canonical event carried it
+        (
+            "    for (const { index, at, block } of stream.silent) if (at < delivered) replay.blocks[index] = block;\n",
+            "",
+            "TC611",
+            "thinking.yaml#3: final_content[1] type, text differ from what was streamed before the cancel",
+        ),
     ],
     ids=[
         "cache-write-dropped",
@@ -265,6 +272,7 @@ def test_the_bedrock_child_passes_smoke_and_conform(capsys: pytest.CaptureFixtur
         "model-not-percent-encoded",
         "tool-error-lost",
         "throttle-as-server",
+        "cancel-forgets-silent-blocks",
     ],
 )
 def test_a_defect_planted_in_the_bedrock_child_fails_its_check(
