@@ -10,6 +10,11 @@
 // CRC32. Event messages (`:message-type` event) carry `:event-type` messageStart,
 // contentBlockStart, contentBlockDelta, contentBlockStop, messageStop, metadata; exception
 // messages (`:message-type` exception) carry `:exception-type`.
+//
+// Declared false, so never half done: structured output (no outputConfig is sent; the option
+// is dropped with an option_dropped record) and prompt caching (a recorded cachePoint is read
+// back and sent again as a `bedrock:cachePoint` block, but nothing canonical places one).
+// Images travel as bytes only: one by URL or file reference is dropped (Converse takes none).
 import { createInterface } from "node:readline";
 
 const NAME = "outside-bedrock";
@@ -878,10 +883,6 @@ function readSystem(block) {
   return keepWhole(member, block[member]);
 }
 
-function readToolResultContent(sessionId, inner) {
-  return readBlock(sessionId, inner);
-}
-
 function readRequest({ body, url, session_id: given }) {
   const sessionId = given ?? ulid();
   const { model: pathModel, stream } = readPath(url);
@@ -909,7 +910,7 @@ function readRequest({ body, url, session_id: given }) {
       flush();
       const result = block.toolResult;
       const toolUseId = canonicalFor(sessionId, result.toolUseId);
-      const content = (result.content || []).map((inner) => readToolResultContent(sessionId, inner));
+      const content = (result.content || []).map((inner) => readBlock(sessionId, inner));
       const canonical = { type: "tool_result", tool_use_id: toolUseId, content, is_error: result.status === "error" };
       const extra = { parent_tool_use_id: toolUseId };
       if (result.status === "success") extra.provider_raw = { [NAME]: { status: "success" } };
