@@ -1,9 +1,10 @@
 """Adapters an outside author wrote from docs/exec-protocol.md and schemas/exec/v1/ only (never
 the host's code): a Node adapter of the Anthropic Messages API (tests/data/exec/node_child.mjs,
-plain .mjs, no npm dependency) and a Go adapter of Gemini's generateContent
-(tests/data/exec/go_child/, the standard library only). Each passes `turnspec conform exec`
-(every message validated) and `turnspec exec smoke` as written; a defect planted in a copy
-fails the check that exists for it. What the author met that the docs did not say (the
+plain .mjs, no npm dependency), a Node adapter of Bedrock's Converse API that decodes AWS's
+binary event stream itself (tests/data/exec/bedrock_child.mjs, written from AWS's docs as well)
+and a Go adapter of Gemini's generateContent (tests/data/exec/go_child/, the standard library
+only). Each passes `turnspec conform exec` (every message validated) and `turnspec exec
+smoke` as written; a defect planted in a copy fails the check that exists for it. What the author met that the docs did not say (the
 `<provider>:` model prefix, the parse and read_request result fields, the options'
 `extra`/`provider_raw`/`critical_key`, when a stream is over for a cancel) is now on the page.
 
@@ -12,11 +13,13 @@ golang-go; node comes with the machine)."""
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import shlex
 import shutil
 import subprocess
+import zlib
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -30,6 +33,7 @@ from conformance.wire import registry
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "exec"
 NODE_CHILD = DATA / "node_child.mjs"
+BEDROCK_CHILD = DATA / "bedrock_child.mjs"
 GO_CHILD = DATA / "go_child"
 NODE = shutil.which("node")
 GO = shutil.which("go")
@@ -52,6 +56,23 @@ NODE_EXERCISED = (
     "TC801",
     "TC802",  # read_request round trip through options.provider_raw
     "TC903",
+)
+BEDROCK_EXERCISED = (
+    "TC101",
+    "TC102",
+    "TC109",  # the model id percent-encoded in the path (`v1%3A0`)
+    "TC201",
+    "TC203",
+    "TC405",  # reasoningText's signature kept by the parse and sent back
+    "TC601",
+    "TC606",  # the stream's usage arrives after messageStop (the metadata event)
+    "TC607",  # event-stream messages cut into chunks anywhere, prelude included
+    "TC611",  # cancel after redacted reasoning, which no canonical event carries
+    "TC801",  # x-amzn-ErrorType and `exception` messages
+    "TC802",  # toolResult status, inferenceConfig.topP, cachePoint blocks read back
+    "TC902",
+    "TC903",
+    "TC904",  # cacheReadInputTokens / cacheWriteInputTokens
 )
 GO_EXERCISED = ("TC101", "TC102", "TC109", "TC201", "TC203", "TC405", "TC601", "TC607", "TC611", "TC802", "TC903")
 
@@ -193,6 +214,142 @@ def test_a_stray_print_in_the_node_child_is_quoted_with_its_stderr(
     reasons = _failing(capsys, f"node {shlex.quote(str(child))}", "TC109")
     assert any("not JSON" in why and "'debug: rendering'" in why for why in reasons), reasons
     assert any("stderr: render: tracing on" in why for why in reasons), reasons
+
+
+# -- the Node child (Bedrock Converse) ----------------------------------------------------------
+
+
+@needs_node
+def test_the_bedrock_child_passes_smoke_and_conform(capsys: pytest.CaptureFixture[str]) -> None:
+    _passes(capsys, f"node {shlex.quote(str(BEDROCK_CHILD))}", BEDROCK_EXERCISED)
+
+
+@needs_node
+@pytest.mark.parametrize(
+    ("old", "new", "rule", "words"),
+    [
+        # cacheWriteInputTokens left out of the parsed usage
+        (
+            "    cache_creation_input_tokens: usage.cacheWriteInputTokens ?? 0,\n    cost_usd",
+            "    cache_creation_input_tokens: 0,\n    cost_usd",
+            "TC904",
+            "cache_creation_input_tokens: parsed 0, recorded 421",
+        ),
+        # stopReason tool_use read as a natural end
+        ('tool_use: "tool_use", max_tokens', 'tool_use: "end_turn", max_tokens', "TC903", "recorded 'tool_use'"),
+        # the model id put in the path as it is: `v1:0`, where AWS's SDKs send `v1%3A0`
+        (
+            "const model = encodeSegment(wireModel(options.model));",
+            "const model = wireModel(options.model);",
+            "TC109",
+            "not percent-encoded as 'anthropic.claude-3-7-sonnet-20250219-v1%3A0'",
+        ),
+        # a tool result's is_error never reaches toolResult.status
+        (
+            'if (block.is_error) out.status = "error";',
+            'if (false) out.status = "error";',
+            "TC902",
+            "want [True, False]",
+        ),
+        # every `exception` message of a stream taken for a server error (throttlingException too)
+        (
+            "const errorClass = errorClassFor(STREAM_EXCEPTION_STATUS[name] ?? null, name, said);",
+            'const errorClass = "server_error";',
+            "TC801",
+            "error_class 'server_error', want 'rate_limit'",
+        ),
+        # a cancel forgets the redacted reasoning before the text: no canonical event carried it
+        (
+            "    for (const { index, at, block } of stream.silent) if (at < delivered) replay.blocks[index] = block;\n",
+            "",
+            "TC611",
+            "thinking.yaml#3: final_content[1] type, text differ from what was streamed before the cancel",
+        ),
+    ],
+    ids=[
+        "cache-write-dropped",
+        "tool-use-as-end-turn",
+        "model-not-percent-encoded",
+        "tool-error-lost",
+        "throttle-as-server",
+        "cancel-forgets-silent-blocks",
+    ],
+)
+def test_a_defect_planted_in_the_bedrock_child_fails_its_check(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], old: str, new: str, rule: str, words: str
+) -> None:
+    child = _planted(tmp_path, BEDROCK_CHILD, old, new)
+    reasons = _failing(capsys, f"node {shlex.quote(str(child))}", rule)
+    assert any(words in why for why in reasons), reasons
+
+
+@needs_node
+def test_the_bedrock_child_passes_conform_on_real_recordings(samples: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """pydantic-ai's recorded Converse traffic (Claude, Nova, Llama, Mistral, gpt-oss...): server
+    tool calls and results in a reply, `type: "tool_use"` on a toolUse, empty `system` and
+    `inferenceConfig`, tools with no description all pass. TC701's offline heuristic misses two
+    counts no template rule explains (DeepSeek-R1 counting 33 input tokens for a history that
+    holds a long reply, Moonshot's tool-result turn); nothing else fails."""
+    command = f"exec:node {shlex.quote(str(BEDROCK_CHILD))}"
+    main(["conform", command, "--samples", str(samples / "wire"), "--validate-protocol", "-o", "json"])
+    results = _results(json.loads(capsys.readouterr().out))
+    failed = {k: r["reasons"][:2] for k, r in results.items() if r["status"] == "fail" and k != "TC701"}
+    assert not failed, failed
+    assert all(re.search(r"deepseek|moonshotai", why) for why in results["TC701"]["reasons"]), results["TC701"]
+    assert results["TC701"]["cases_run"] > 60, results["TC701"]
+    for rule in ("TC104", "TC606", "TC609", "TC802"):
+        assert results[rule]["status"] == "pass" and results[rule]["cases_run"] > 0, (rule, results[rule])
+    assert results["TC802"]["cases_run"] > 100, results["TC802"]
+
+
+def _event_message(event_type: str, payload: bytes) -> bytes:
+    """One event-stream message as AWS's event stream encoding documents it (string headers)."""
+    headers = b""
+    for name, value in ((":event-type", event_type), (":content-type", "application/json"), (":message-type", "event")):
+        headers += bytes([len(name)]) + name.encode() + b"\x07" + len(value).to_bytes(2, "big") + value.encode()
+    total = 12 + len(headers) + len(payload) + 4
+    prelude = total.to_bytes(4, "big") + len(headers).to_bytes(4, "big")
+    head = prelude + zlib.crc32(prelude).to_bytes(4, "big") + headers + payload
+    return head + zlib.crc32(head).to_bytes(4, "big")
+
+
+@needs_node
+def test_the_bedrock_child_checks_both_crcs_itself() -> None:
+    """The host never sees a corrupted frame from a cassette, so the child's own CRC32 is driven
+    over the protocol directly: a good message decodes, a flipped payload byte fails its
+    message CRC, a flipped length its prelude CRC, each a located wire_format error."""
+    good = _event_message("messageStart", b'{"role":"assistant"}')
+    bad_payload = bytearray(good)
+    bad_payload[-6] ^= 0x01
+    bad_prelude = bytearray(good)
+    bad_prelude[3] ^= 0x01
+    requests = [{"id": 0, "op": "hello", "params": {"protocol_versions": [1], "turnspec": "test"}}]
+    context = {"session_id": "s", "message_id": "m", "request_id": None, "model": "bedrock:x"}
+    for n, frame in enumerate((good, bytes(bad_payload), bytes(bad_prelude)), start=1):
+        requests.append({"id": 10 * n, "op": "stream_open", "params": {"stream_id": f"s{n}", "context": context}})
+        data = base64.b64encode(frame[:5]).decode(), base64.b64encode(frame[5:]).decode()
+        for k, chunk in enumerate(data, start=1):
+            requests.append({"id": 10 * n + k, "op": "stream_feed", "params": {"stream_id": f"s{n}", "data": chunk}})
+    requests.append({"id": 99, "op": "shutdown", "params": {}})
+    assert NODE is not None
+    done = subprocess.run(
+        [NODE, str(BEDROCK_CHILD)],
+        input="".join(json.dumps(r) + "\n" for r in requests),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    answers = {a["id"]: a for a in map(json.loads, done.stdout.splitlines())}
+    assert done.returncode == 0 and answers[99]["ok"], done.stderr
+    assert answers[11]["ok"] and answers[11]["result"]["events"] == []  # 5 bytes: no prelude yet
+    assert [e["type"] for e in answers[12]["result"]["events"]] == ["message_start"]
+    assert answers[21]["ok"]  # the prelude is intact: the message is awaited whole
+    payload_error = answers[22]["error"]
+    assert payload_error["kind"] == "wire_format" and "message CRC does not match" in payload_error["message"]
+    assert [e["type"] for e in payload_error["events"]] == ["message_complete"]
+    prelude_error = answers[32]["error"]
+    assert prelude_error["kind"] == "wire_format" and "prelude CRC does not match" in prelude_error["message"]
 
 
 # -- the Go child (Gemini generateContent) -------------------------------------------------------
