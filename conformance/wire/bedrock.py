@@ -492,8 +492,15 @@ BEDROCK_CONVERSE = WireApi(
     ),
     stop_reasons=STOP_REASONS,
     # no contract §3.3 StopReason names these: the model's output could not be used, which
-    # canonical §4.3 MessageStatus ERROR ("generation failed") fits as well as end_turn
-    stop_reasons_also={"malformed_model_output": ("error",), "malformed_tool_use": ("error",)},
+    # canonical §4.3 MessageStatus ERROR ("generation failed") fits as well as end_turn; a
+    # guardrail or content filter that withheld the reply is read as either, as OpenAI's
+    # content_filter, Gemini's SAFETY and Anthropic's refusal are
+    stop_reasons_also={
+        "malformed_model_output": ("error",),
+        "malformed_tool_use": ("error",),
+        "guardrail_intervened": ("error",),
+        "content_filtered": ("error",),
+    },
     accepted_differences=(*equivalence.JSON_FORMS, BYTES_ALIKE),
     # model-native settings passed through (`thinking`, `reasoning_config`,
     # `reasoning_effort`): the model adds input tokens for them that no adapter renders

@@ -393,6 +393,9 @@ OPENAI_RESPONSES = WireApi(
         "failed": "error",
         "cancelled": "cancelled",
     },
+    # a reply the content filter cut (`incomplete_details.reason: "content_filter"`) may as
+    # well be read as failed (StopReason ERROR), as Chat Completions' content_filter is
+    stop_reasons_also={"content_filter": ("error",)},
     history_key="input",  # the conversation items (messages, function calls and outputs)
     # usage.input_tokens_details.cached_tokens is part of usage.input_tokens
     cached_in_input=True,

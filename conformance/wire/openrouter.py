@@ -125,6 +125,7 @@ OPENROUTER_CHAT = WireApi(
         output_schema=_chat.output_schema,
     ),
     stop_reasons=STOP_REASONS,
+    stop_reasons_also=OPENAI_CHAT.stop_reasons_also,  # content_filter: end_turn or error, as for OpenAI's
     cached_in_input=True,
     accepted_differences=equivalence.JSON_FORMS,  # object member order, number spellings
 )
