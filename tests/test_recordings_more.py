@@ -293,3 +293,45 @@ def test_another_tools_data_pairs_json_is_not_taken_for_a_hoverfly_simulation(tm
         cas = load_cassette(path)
         assert cas.error is None and cas.skipped is not None, (i, cas.error)
         assert "not a recording of a format read here" in cas.skipped
+
+
+def test_wiremock_further_exact_body_patterns_are_warnings_naming_them(tmp_path):
+    """WireMock requires every `bodyPatterns` entry to match; the first exact one is the body
+    read, each further `equalToJson`/`equalTo` a warning naming it, a loose one beside them none."""
+    path = _wiremock(tmp_path, {"jsonBody": REPLY})
+    stub = json.loads(path.read_text())
+    other = {**CHAT, "temperature": 0}
+    stub["request"]["bodyPatterns"] = [
+        {"equalToJson": CHAT},
+        {"matchesJsonPath": "$.model"},
+        {"equalToJson": other},
+        {"equalTo": json.dumps(other)},
+    ]
+    path.write_text(json.dumps(stub, indent=2))
+    cas = load_cassette(path)
+    assert cas.error is None, cas.error
+    (it,) = cas.interactions
+    assert it.request_body == CHAT
+    said = [w for _, w in cas.warnings]
+    assert len(said) == 2, said
+    assert said[0].startswith("`request.bodyPatterns[2].equalToJson` is another exact body: only `request.bodyPatterns[0].equalToJson` is read")  # fmt: skip
+    assert said[1].startswith("`request.bodyPatterns[3].equalTo` is another exact body")
+
+
+def test_wiremock_one_exact_body_pattern_beside_loose_ones_is_no_warning(tmp_path):
+    path = _wiremock(tmp_path, {"jsonBody": REPLY})
+    stub = json.loads(path.read_text())
+    stub["request"]["bodyPatterns"] = [{"matchesJsonPath": "$.messages"}, {"equalToJson": CHAT}]
+    path.write_text(json.dumps(stub, indent=2))
+    cas = load_cassette(path)
+    assert cas.error is None and cas.warnings == [] and cas.interactions[0].request_body == CHAT
+
+
+def test_hoverfly_further_exact_matchers_on_one_field_are_warnings_naming_them(tmp_path):
+    other = json.dumps({**CHAT, "temperature": 0})
+    pair = _pair(body=[{"matcher": "json", "value": json.dumps(CHAT)}, {"matcher": "exact", "value": other}])
+    cas = load_cassette(_hoverfly(tmp_path, pair))
+    assert cas.error is None, cas.error
+    assert cas.interactions[0].request_body == CHAT
+    [(_, warning)] = cas.warnings
+    assert warning.startswith("`request.body[1]` is another exact value: only `request.body[0]` is read"), warning

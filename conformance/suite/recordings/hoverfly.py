@@ -16,6 +16,8 @@ read from its matchers, in every schema version Hoverfly still imports:
 
 A field's value is its `exact` matcher's (`exactMatch` before v5); the body's is also its
 `json` or `xml` matcher's, which capture writes for a JSON or XML body (the body as sent).
+Hoverfly requires every matcher of a field to hold: a further one naming a value is a warning
+naming it (the first is read).
 A field matched only otherwise (`glob`, `regex`, `jsonpath`, `jsonPartial`, `negate`, a
 `doMatch` chain, ...) names no value: a header, parameter, host or body so matched is left
 out with a warning naming it, and a path so matched (or none) is refused. The URL is
@@ -110,17 +112,20 @@ def matched_value(matchers: Any, what: str, warnings: list[str], exact: frozense
         return None
     if isinstance(matchers, str | int | float) and not isinstance(matchers, bool):
         return matchers  # v1: the value itself
+    field = what.strip("`")
+    named: list[tuple[str, Any]] = []  # (where, value) of each matcher naming the value
     if isinstance(matchers, list):  # v5: every matcher must hold; an exact one names the value
         for i, m in enumerate(matchers):
-            m = mapping(m, f"{what}[{i}]")
+            m = mapping(m, f"`{field}[{i}]`")
             if str(m.get("matcher", "")).lower() in exact and not m.get("doMatch"):
-                return m.get("value")
+                named.append((f"`{field}[{i}]`", m.get("value")))
     elif isinstance(matchers, Mapping):  # v2 to v4: `{exactMatch: value}`
-        for k, v in matchers.items():
-            if str(k).lower() in exact and v is not None:
-                return v
+        named = [(f"`{field}.{k}`", v) for k, v in matchers.items() if str(k).lower() in exact and v is not None]
     else:
         raise CassetteError(f"{what} is a {type(matchers).__name__}, not a list of matchers")
+    if named:  # Hoverfly requires every matcher to hold; one value is read
+        warnings += [f"{at} is another exact value: only {named[0][0]} is read" for at, _ in named[1:]]
+        return named[0][1]
     warnings.append(f"{what} is matched by {_kinds(matchers)}, not a value: left out")
     return None
 
@@ -149,7 +154,7 @@ def _query(req: Mapping[str, Any], warnings: list[str]) -> str:
 
 
 def _url(req: Mapping[str, Any], warnings: list[str]) -> str:
-    path = matched_value(req.get("path"), "`request.path`", [])
+    path = matched_value(req.get("path"), "`request.path`", warnings)
     if path is None:
         kinds = _kinds(req["path"]) if req.get("path") else "nothing"
         raise CassetteError(f"`request.path` is matched by {kinds}, not the path that was sent; not read")
