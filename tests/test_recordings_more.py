@@ -8,6 +8,8 @@ import base64
 import json
 from pathlib import Path
 
+import pytest
+
 from conformance.suite.cassettes import load_cassette
 
 CHAT = {"model": "gpt-4o", "messages": [{"role": "user", "content": "Say hello."}]}
@@ -335,3 +337,49 @@ def test_hoverfly_further_exact_matchers_on_one_field_are_warnings_naming_them(t
     assert cas.interactions[0].request_body == CHAT
     [(_, warning)] = cas.warnings
     assert warning.startswith("`request.body[1]` is another exact value: only `request.body[0]` is read"), warning
+
+
+@pytest.mark.parametrize(
+    ("request_", "response", "why"),
+    [
+        ({"path": 5}, {"status": 200}, "`request.path` is a int, not a list of matchers"),
+        ({"path": [{"matcher": "exact"}]}, {"status": 200}, "`request.path[0]` is an `exact` matcher with no value"),
+        ({"path": _ex("/x"), "headers": [1]}, {"status": 200}, "`request.headers` is a list, not a mapping"),
+        ({"path": _ex("/x"), "query": {"a": [5]}}, {"status": 200}, "`request.query.a[0]` is a int, not a mapping"),
+        ({"path": _ex("/x")}, {"status": "abc"}, "`response.status` is 'abc', not an HTTP status code"),
+        ({"path": _ex("/x")}, {}, "`response.status` is None, not an HTTP status code"),
+        ({"path": _ex("/x")}, {"status": 200, "body": {"a": 1}}, "`response.body` is a dict, not text"),
+        ({"path": _ex("/x")}, {"status": 200, "body": "x", "bodyFile": "b.json"}, "has `body` and `bodyFile`"),
+        ({"path": _ex("/x")}, {"status": 200, "bodyFile": "missing.json"}, "missing.json does not exist"),
+    ],
+)
+def test_hoverfly_a_bad_pair_is_one_located_line_and_the_others_are_read(tmp_path, request_, response, why):
+    path = _hoverfly(tmp_path, _pair(), {"request": request_, "response": response})
+    cas = load_cassette(path)
+    line = [i + 1 for i, t in enumerate(path.read_text().splitlines()) if t == "      {"][1]
+    assert cas.error is not None and "\n" not in cas.error, cas.error
+    assert cas.error.startswith(f"cannot read cassette {path}:{line}: hoverfly interaction 1: ") and why in cas.error
+    assert len(cas.interactions) == 1
+
+
+def test_hoverfly_a_body_file_is_read_from_beside_the_simulation_with_a_warning(tmp_path):
+    pair = _pair()
+    pair["response"] = {"status": 200, "bodyFile": "reply.json", "headers": {"Content-Type": ["application/json"]}}
+    path = _hoverfly(tmp_path, pair)
+    (tmp_path / "reply.json").write_text(json.dumps(REPLY))
+    cas = load_cassette(path)
+    assert cas.error is None, cas.error
+    assert json.loads(cas.interactions[0].response_body) == REPLY
+    [(_, warning)] = cas.warnings
+    assert warning.startswith("`response.bodyFile`: read from beside the simulation")
+
+
+def test_hoverfly_a_body_file_outside_the_simulations_folder_is_refused(tmp_path):
+    (tmp_path / "secret.json").write_text(json.dumps(REPLY))
+    (tmp_path / "sim").mkdir()
+    pair = _pair()
+    pair["response"] = {"status": 200, "bodyFile": "../secret.json"}
+    path = _hoverfly(tmp_path / "sim", pair)
+    cas = load_cassette(path)
+    assert cas.error is not None and "leads out of" in cas.error and "\n" not in cas.error, cas.error
+    assert cas.interactions == []

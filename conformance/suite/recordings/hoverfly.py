@@ -110,7 +110,7 @@ def matched_value(matchers: Any, what: str, warnings: list[str], exact: frozense
     None: a field not given is None silently, one matched only loosely with a warning."""
     if matchers is None or matchers == []:
         return None
-    if isinstance(matchers, str | int | float) and not isinstance(matchers, bool):
+    if isinstance(matchers, str):
         return matchers  # v1: the value itself
     field = what.strip("`")
     named: list[tuple[str, Any]] = []  # (where, value) of each matcher naming the value
@@ -118,7 +118,9 @@ def matched_value(matchers: Any, what: str, warnings: list[str], exact: frozense
         for i, m in enumerate(matchers):
             m = mapping(m, f"`{field}[{i}]`")
             if str(m.get("matcher", "")).lower() in exact and not m.get("doMatch"):
-                named.append((f"`{field}[{i}]`", m.get("value")))
+                if m.get("value") is None:
+                    raise CassetteError(f"`{field}[{i}]` is an `{m['matcher']}` matcher with no value")
+                named.append((f"`{field}[{i}]`", m["value"]))
     elif isinstance(matchers, Mapping):  # v2 to v4: `{exactMatch: value}`
         named = [(f"`{field}.{k}`", v) for k, v in matchers.items() if str(k).lower() in exact and v is not None]
     else:
