@@ -349,7 +349,6 @@ def test_hoverfly_further_exact_matchers_on_one_field_are_warnings_naming_them(t
         ({"path": _ex("/x")}, {"status": "abc"}, "`response.status` is 'abc', not an HTTP status code"),
         ({"path": _ex("/x")}, {}, "`response.status` is None, not an HTTP status code"),
         ({"path": _ex("/x")}, {"status": 200, "body": {"a": 1}}, "`response.body` is a dict, not text"),
-        ({"path": _ex("/x")}, {"status": 200, "body": "x", "bodyFile": "b.json"}, "has `body` and `bodyFile`"),
         ({"path": _ex("/x")}, {"status": 200, "bodyFile": "missing.json"}, "missing.json does not exist"),
     ],
 )
@@ -383,3 +382,19 @@ def test_hoverfly_a_body_file_outside_the_simulations_folder_is_refused(tmp_path
     cas = load_cassette(path)
     assert cas.error is not None and "leads out of" in cas.error and "\n" not in cas.error, cas.error
     assert cas.interactions == []
+
+
+def test_hoverfly_a_body_file_beside_a_body_is_left_out_and_a_remote_one_sets_the_pair_aside(tmp_path):
+    """Hoverfly serves `body` when both are set (`readResponseBodyFiles`: a warning) and fetches a
+    `bodyFile` URL at import: no body was recorded."""
+    both, remote = _pair(), _pair()
+    both["response"] = {"status": 200, "body": json.dumps(REPLY), "bodyFile": "other.json"}
+    remote["response"] = {"status": 200, "bodyFile": "https://example.com/reply.json"}
+    cas = load_cassette(_hoverfly(tmp_path, both, remote))
+    assert cas.error is None, cas.error
+    (it,) = cas.interactions
+    assert json.loads(it.response_body) == REPLY
+    [(_, warning)] = cas.warnings
+    assert warning.startswith("`response.bodyFile` beside `response.body`: left out")
+    [(label, reason)] = cas.set_aside
+    assert label.endswith("#1") and "Hoverfly fetches it from https://example.com/reply.json" in reason

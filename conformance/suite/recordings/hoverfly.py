@@ -26,8 +26,10 @@ out with a warning naming it, and a path so matched (or none) is refused. The UR
 A `response` is `{status, body, encodedBody, headers, ...}`: `encodedBody: true` says the
 body is base64 (capture's way with bytes that are no text, and with a gzip-coded body, kept
 coded with its `Content-Encoding`: undone as every format's is); `bodyFile` names a file
-Hoverfly reads from its `-response-body-files-path`, read here from beside the simulation,
-with a warning. `templated` (the body a template, read as written), the delays (`fixedDelay`,
+Hoverfly reads from its `-response-body-files-path` (by default its working folder), read
+here from beside the simulation, with a warning; one beside a `body` is left out, as Hoverfly
+does (with a warning), and one that is a URL (fetched at import) holds no recorded body: the
+pair is set aside with the reason. `templated` (the body a template, read as written), the delays (`fixedDelay`,
 `logNormalDelay`), the state a pair needs or sets (`requiresState`, `transitionsState`,
 `removesState`) and a `postServeAction` are each a warning naming it. `globalActions` time
 every pair's replay and hold no exchange.
@@ -196,18 +198,22 @@ def read(item: Any) -> Recorded:
     req = mapping(pair.get("request"), "`request`")
     resp = mapping(pair.get("response"), "`response`")
     warnings: list[str] = []
-    body, body_file = b"", None
-    if resp.get("bodyFile"):
-        if resp.get("body"):
-            raise CassetteError("`response` has `body` and `bodyFile`: which one was served is unclear")
-        if not isinstance(resp["bodyFile"], str):
-            raise CassetteError(f"`response.bodyFile` is a {type(resp['bodyFile']).__name__}, not a file name")
-        body_file = resp["bodyFile"]
-        warnings.append("`response.bodyFile`: read from beside the simulation (Hoverfly reads it from its `-response-body-files-path`)")  # fmt: skip
-    elif resp.get("encodedBody"):
+    body_file = None
+    if resp.get("encodedBody"):
         body = b64(resp.get("body") or "", "`response.body`")
     else:
         body = text_bytes(resp.get("body"), "`response.body`")
+    if resp.get("bodyFile") and body:  # Hoverfly serves `body` (`readResponseBodyFiles`, with a warning)
+        warnings.append("`response.bodyFile` beside `response.body`: left out, as Hoverfly does")
+    elif resp.get("bodyFile"):
+        if not isinstance(resp["bodyFile"], str):
+            raise CassetteError(f"`response.bodyFile` is a {type(resp['bodyFile']).__name__}, not a file name")
+        if re.match(r"[a-zA-Z][a-zA-Z0-9+.-]*://", resp["bodyFile"]):  # fetched when imported: nothing recorded
+            where = str(matched_value(req.get("path"), "`request.path`", []) or "")
+            reason = f"no response body was recorded: Hoverfly fetches it from {resp['bodyFile']} (`bodyFile`)"
+            return Recorded(uri=where, method="POST", status=0, absent=reason)
+        body_file = resp["bodyFile"]
+        warnings.append("`response.bodyFile`: read from beside the simulation (Hoverfly reads it from its `-response-body-files-path`)")  # fmt: skip
     if resp.get("templated"):
         warnings.append("`response.templated`: the body is a template, read as written")
     warnings += [f"`response.{k}`: a delay, not replayed" for k in DELAY_KEYS if resp.get(k)]
