@@ -398,3 +398,13 @@ def test_hoverfly_a_body_file_beside_a_body_is_left_out_and_a_remote_one_sets_th
     assert warning.startswith("`response.bodyFile` beside `response.body`: left out")
     [(label, reason)] = cas.set_aside
     assert label.endswith("#1") and "Hoverfly fetches it from https://example.com/reply.json" in reason
+
+
+def test_hoverfly_a_matcher_of_no_name_is_exact_and_labels_are_no_obstacle(tmp_path):
+    """Hoverfly's matcher registry maps the empty name to `exact`; v5 pairs may carry `labels`."""
+    pair = _pair(path=[{"value": "/v1/chat/completions"}], method=[{"matcher": "", "value": "POST"}])
+    pair["labels"] = ["chat"]
+    cas = load_cassette(_hoverfly(tmp_path, pair))
+    assert cas.error is None and cas.skipped is None and cas.warnings == [], (cas.error, cas.skipped, cas.warnings)
+    (it,) = cas.interactions
+    assert it.uri == "https://api.openai.com/v1/chat/completions" and it.method == "POST"

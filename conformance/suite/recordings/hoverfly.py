@@ -31,8 +31,9 @@ here from beside the simulation, with a warning; one beside a `body` is left out
 does (with a warning), and one that is a URL (fetched at import) holds no recorded body: the
 pair is set aside with the reason. `templated` (the body a template, read as written), the delays (`fixedDelay`,
 `logNormalDelay`), the state a pair needs or sets (`requiresState`, `transitionsState`,
-`removesState`) and a `postServeAction` are each a warning naming it. `globalActions` time
-every pair's replay and hold no exchange.
+`removesState`) and what runs after serving (`postServeAction`, `postActionHooks`) are each a
+warning naming it. `globalActions` time every pair's replay, and `labels`, `literals` and
+`variables` name things for templates: none holds an exchange.
 """
 
 from __future__ import annotations
@@ -65,19 +66,21 @@ REQUEST_KEYS = frozenset(
 )  # fmt: skip
 RESPONSE_KEYS = frozenset(
     ("status", "body", "bodyFile", "encodedBody", "headers", "templated", "transitionsState", "removesState",
-     "fixedDelay", "logNormalDelay", "postServeAction")
+     "fixedDelay", "logNormalDelay", "postServeAction", "postActionHooks")
 )  # fmt: skip
+PAIR_KEYS = frozenset(("request", "response", "labels"))
 SCHEMA_VERSION = re.compile(r"v\d+(\.\d+)*")
-# the matchers whose value is the field's value: `exact` for every field; for the body also
-# `json` and `xml`, which capture writes for such a body
-EXACT = frozenset(("exact", "exactmatch"))
+# the matchers whose value is the field's value: `exact` (also a matcher of no name, Hoverfly's
+# default) for every field; for the body also `json` and `xml`, which capture writes for such a body
+EXACT = frozenset(("", "exact", "exactmatch"))
 BODY_EXACT = EXACT | {"json", "jsonmatch", "xml", "xmlmatch"}
 DELAY_KEYS = ("fixedDelay", "logNormalDelay")
 STATE_KEYS = ("transitionsState", "removesState")
+HOOK_KEYS = ("postServeAction", "postActionHooks")
 
 
 def _is_pair(p: Any) -> bool:
-    if not isinstance(p, dict) or p.keys() != {"request", "response"}:
+    if not isinstance(p, dict) or not {"request", "response"} <= p.keys() <= PAIR_KEYS:
         return False
     req, resp = p["request"], p["response"]
     return (
@@ -119,9 +122,9 @@ def matched_value(matchers: Any, what: str, warnings: list[str], exact: frozense
     if isinstance(matchers, list):  # v5: every matcher must hold; an exact one names the value
         for i, m in enumerate(matchers):
             m = mapping(m, f"`{field}[{i}]`")
-            if str(m.get("matcher", "")).lower() in exact and not m.get("doMatch"):
+            if str(m.get("matcher") or "").lower() in exact and not m.get("doMatch"):
                 if m.get("value") is None:
-                    raise CassetteError(f"`{field}[{i}]` is an `{m['matcher']}` matcher with no value")
+                    raise CassetteError(f"`{field}[{i}]` is an `{m.get('matcher') or 'exact'}` matcher with no value")
                 named.append((f"`{field}[{i}]`", m["value"]))
     elif isinstance(matchers, Mapping):  # v2 to v4: `{exactMatch: value}`
         named = [(f"`{field}.{k}`", v) for k, v in matchers.items() if str(k).lower() in exact and v is not None]
@@ -220,8 +223,7 @@ def read(item: Any) -> Recorded:
     if req.get("requiresState"):
         warnings.append(f"`request.requiresState` {req['requiresState']!r}: served only in that state, read as any other")  # fmt: skip
     warnings += [f"`response.{k}`: a change of state, not replayed" for k in STATE_KEYS if resp.get(k)]
-    if resp.get("postServeAction"):
-        warnings.append(f"`response.postServeAction` {resp['postServeAction']!r}: run after serving, not replayed")
+    warnings += [f"`response.{k}` {resp[k]!r}: run after serving, not replayed" for k in HOOK_KEYS if resp.get(k)]
     method = matched_value(req.get("method"), "`request.method`", warnings)
     if method is None:
         warnings.append("`request.method` names no method (the pair matches every method): read as POST")
