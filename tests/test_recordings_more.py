@@ -408,3 +408,17 @@ def test_hoverfly_a_matcher_of_no_name_is_exact_and_labels_are_no_obstacle(tmp_p
     assert cas.error is None and cas.skipped is None and cas.warnings == [], (cas.error, cas.skipped, cas.warnings)
     (it,) = cas.interactions
     assert it.uri == "https://api.openai.com/v1/chat/completions" and it.method == "POST"
+
+
+def test_hoverfly_a_v1_template_pair_is_read_as_globs(tmp_path):
+    """v1 `requestType: template` values are patterns (Hoverfly upgrades them to `glob`): the
+    path names no path sent, so the pair is refused; a recorded pair beside it is read."""
+    template = {"request": {"requestType": "template", "path": "/v1/*", "method": "POST", "destination": None},
+                "response": {"status": 200, "body": "{}", "encodedBody": False}}  # fmt: skip
+    recorded = {"request": {"requestType": "recording", "path": "/v1/chat/completions", "method": "POST",
+                            "destination": "api.openai.com", "scheme": "https", "body": json.dumps(CHAT)},
+                "response": {"status": 200, "body": json.dumps(REPLY), "encodedBody": False}}  # fmt: skip
+    cas = load_cassette(_hoverfly(tmp_path, template, recorded, version="v1"))
+    assert cas.error is not None and "`request.path` is matched by `glob`, not the path that was sent" in cas.error
+    (it,) = cas.interactions
+    assert it.uri == "https://api.openai.com/v1/chat/completions" and it.request_body == CHAT

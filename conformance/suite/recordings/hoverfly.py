@@ -12,7 +12,8 @@ read from its matchers, in every schema version Hoverfly still imports:
 - v2 to v4: each field one object naming its matcher (`{exactMatch: ...}`, `{globMatch:
   ...}`), `headers` a name -> values mapping (v4 adds `headersWithMatchers` and
   `queriesWithMatchers`, names to such objects);
-- v1: each field its plain value (`requestType` says whether it was recorded).
+- v1: each field its plain value, as recorded (`requestType: recording`) or a glob pattern
+  (`requestType: template`, which Hoverfly upgrades to `glob` matchers).
 
 A field's value is its `exact` matcher's (`exactMatch` before v5); the body's is also its
 `json` or `xml` matcher's, which capture writes for a JSON or XML body (the body as sent).
@@ -77,6 +78,7 @@ BODY_EXACT = EXACT | {"json", "jsonmatch", "xml", "xmlmatch"}
 DELAY_KEYS = ("fixedDelay", "logNormalDelay")
 STATE_KEYS = ("transitionsState", "removesState")
 HOOK_KEYS = ("postServeAction", "postActionHooks")
+V1_FIELDS = ("path", "method", "destination", "scheme", "query", "body")
 
 
 def _is_pair(p: Any) -> bool:
@@ -201,6 +203,8 @@ def read(item: Any) -> Recorded:
     req = mapping(pair.get("request"), "`request`")
     resp = mapping(pair.get("response"), "`response`")
     warnings: list[str] = []
+    if req.get("requestType") == "template":  # v1: a template's values are globs (Hoverfly's `upgradeV1`)
+        req = {k: [{"matcher": "glob", "value": v}] if k in V1_FIELDS and isinstance(v, str) else v for k, v in req.items()}  # fmt: skip
     body_file = None
     if resp.get("encodedBody"):
         body = b64(resp.get("body") or "", "`response.body`")
