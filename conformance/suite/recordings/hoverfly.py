@@ -15,26 +15,31 @@ read from its matchers, in every schema version Hoverfly still imports:
 - v1: each field its plain value, as recorded (`requestType: recording`) or a glob pattern
   (`requestType: template`, which Hoverfly upgrades to `glob` matchers).
 
-A field's value is its `exact` matcher's (`exactMatch` before v5); the body's is also its
-`json` or `xml` matcher's, which capture writes for a JSON or XML body (the body as sent).
-Hoverfly requires every matcher of a field to hold: a further one naming a value is a warning
-naming it (the first is read).
-A field matched only otherwise (`glob`, `regex`, `jsonpath`, `jsonPartial`, `negate`, a
-`doMatch` chain, ...) names no value: a header, parameter, host or body so matched is left
-out with a warning naming it, and a path so matched (or none) is refused. The URL is
-`scheme://destination` and the path and query.
+A field's value is its `exact` matcher's (`exactMatch` before v5; a matcher of no name is
+`exact` too); the body's is also its `json` or `xml` matcher's, which capture writes for a
+JSON or XML body (the body as sent). Hoverfly requires every matcher of a field to hold: a
+further one naming a value is a warning naming it (the first is read). A field matched only
+otherwise (`glob`, `regex`, `jsonpath`, `jsonpartial`, `negate`, a `doMatch` chain, ...)
+names no value: a header, parameter, host or body so matched is left out with a warning
+naming it, and a path so matched (or none) is refused. The URL is `scheme://destination`
+and the path and query.
 
-A `response` is `{status, body, encodedBody, headers, ...}`: `encodedBody: true` says the
-body is base64 (capture's way with bytes that are no text, and with a gzip-coded body, kept
-coded with its `Content-Encoding`: undone as every format's is); `bodyFile` names a file
-Hoverfly reads from its `-response-body-files-path` (by default its working folder), read
-here from beside the simulation, with a warning; one beside a `body` is left out, as Hoverfly
-does (with a warning), and one that is a URL (fetched at import) holds no recorded body: the
-pair is set aside with the reason. `templated` (the body a template, read as written), the delays (`fixedDelay`,
-`logNormalDelay`), the state a pair needs or sets (`requiresState`, `transitionsState`,
-`removesState`) and what runs after serving (`postServeAction`, `postActionHooks`) are each a
-warning naming it. `globalActions` time every pair's replay, and `labels`, `literals` and
-`variables` name things for templates: none holds an exchange.
+A `response` is `{status, body, encodedBody, headers, ...}`:
+
+- `encodedBody: true` says the body is base64 (capture's way with bytes that are no text,
+  and with a gzip-coded body, kept coded with its `Content-Encoding`: undone as every
+  format's is);
+- `bodyFile` names a file Hoverfly reads from its `-response-body-files-path` (by default
+  its working folder), read here from beside the simulation, with a warning; one beside a
+  `body` is left out, as Hoverfly does (with a warning); one that is a URL (fetched when the
+  simulation is imported) holds no recorded body: the pair is set aside with the reason;
+- `templated` (the body a template, read as written), the delays (`fixedDelay`,
+  `logNormalDelay`), the state a pair needs or sets (`requiresState`, `transitionsState`,
+  `removesState`) and what runs after serving (`postServeAction`, `postActionHooks`) are
+  each a warning naming it.
+
+`globalActions` time every pair's replay, and `labels`, `literals` and `variables` name
+things for templates: none holds an exchange.
 """
 
 from __future__ import annotations
