@@ -422,3 +422,15 @@ def test_hoverfly_a_v1_template_pair_is_read_as_globs(tmp_path):
     assert cas.error is not None and "`request.path` is matched by `glob`, not the path that was sent" in cas.error
     (it,) = cas.interactions
     assert it.uri == "https://api.openai.com/v1/chat/completions" and it.request_body == CHAT
+
+
+def test_wiremock_an_xml_body_the_recorder_wrote_as_equal_to_xml_is_read(tmp_path):
+    """WireMock's recorder writes `equalToXml` for an XML body (`RequestBodyAutomaticPatternFactory`)."""
+    xml = '<?xml version="1.0"?><request><q>hello</q></request>'
+    path = _wiremock(tmp_path, {"jsonBody": REPLY})
+    stub = json.loads(path.read_text())
+    stub["request"]["bodyPatterns"] = [{"equalToXml": xml}]
+    path.write_text(json.dumps(stub, indent=2))
+    cas = load_cassette(path)
+    assert cas.error is None and cas.warnings == [], (cas.error, cas.warnings)
+    assert cas.interactions[0].request_raw == xml.encode()

@@ -6,7 +6,8 @@
 A stub's `request` is what it matches, not a request sent, so the recorded request is read
 from its exact matchers: the URL from `url` (path and query) or `urlPath` with each
 `queryParameters` `equalTo`; a header from its `equalTo`; the body from the first
-`bodyPatterns` `equalToJson`, `equalTo` or `binaryEqualTo` (base64), a further one of those
+`bodyPatterns` `equalToJson`, `equalToXml`, `equalTo` or `binaryEqualTo` (base64), as the
+recorder writes them (`RequestBodyAutomaticPatternFactory`), a further one of those
 (WireMock requires every pattern to match) a warning naming it. A URL given only as a
 pattern or template (`urlPattern`, `urlPathPattern`, `urlPathTemplate`) names no URL, and is
 refused; a header, parameter or body matched only loosely (`contains`, `matches`,
@@ -53,7 +54,9 @@ URL_KEYS = ("url", "urlPath", "urlPattern", "urlPathPattern", "urlPathTemplate")
 BODY_KEYS = ("body", "jsonBody", "base64Body", "bodyFileName")
 TIMING_KEYS = ("fixedDelayMilliseconds", "delayDistribution", "chunkedDribbleDelay")
 FILES = "../__files"
-EXACT_BODY_KEYS = ("equalToJson", "equalTo", "binaryEqualTo")  # a body pattern naming the body itself
+# the body patterns naming the body itself: what the recorder writes (`RequestBodyAutomaticPatternFactory`:
+# `equalToJson` for a JSON body, `equalToXml` for XML, `binaryEqualTo` for bytes, else `equalTo`)
+EXACT_BODY_KEYS = ("equalToJson", "equalToXml", "equalTo", "binaryEqualTo")
 
 
 # the fields of WireMock's request pattern and response definition (wiremock.org, "Stubbing"
@@ -155,8 +158,8 @@ def _request_body(patterns: Any, warnings: list[str]) -> bytes:
     value = patterns[first][kind]
     if kind == "equalToJson":
         return value.encode("utf-8") if isinstance(value, str) else json_bytes(value)
-    if kind == "equalTo":
-        return text_bytes(value, f"`request.bodyPatterns[{first}].equalTo`")
+    if kind in ("equalTo", "equalToXml"):
+        return text_bytes(value, f"`request.bodyPatterns[{first}].{kind}`")
     return b64(value, f"`request.bodyPatterns[{first}].binaryEqualTo`")
 
 
