@@ -1,7 +1,9 @@
 """Every recording reader decodes a br-, zstd- or deflate-coded body end to end, through the
 public reader (`load_cassette`), each cassette written in its recorder's own layout with a
-body compressed by the real compressor; a body that cannot be read is one line naming the
-cassette, its line, the interaction and the coding; R's vcr `file: true` bodies are read from
+body compressed by the real compressor and kept as that recorder keeps bytes (YAML `!!binary`
+in vcrpy, go-vcr, php-vcr and Betamax tapes, base64 in VCR, HAR, WireMock's `base64Body` and
+Hoverfly's `encodedBody`, hex chunks in nock, an Erlang term in ExVCR); a body that cannot be
+read is one line naming the cassette, its line, the interaction and the coding; R's vcr `file: true` bodies are read from
 `<cassette>-files/` and from nowhere else; Ruby VCR's `encoding` is honoured."""
 
 from __future__ import annotations
@@ -209,13 +211,62 @@ def _php_vcr(coded: bytes, coding: str) -> tuple[str, str]:
     return "php-vcr.yml", yaml.safe_dump(doc, sort_keys=False)
 
 
+def _betamax(coded: bytes, coding: str) -> tuple[str, str]:
+    """Betamax/OkReplay keep a body that is no text as YAML `!!binary` (SnakeYAML's bytes), under
+    the tape's `!tape` tag."""
+    doc = {
+        "name": "bodies",
+        "interactions": [
+            {
+                "recorded": "2025-03-10T01:26:40.000Z",
+                "request": {"method": "POST", "uri": URL, "headers": {"Content-Type": "application/json"},
+                            "body": json.dumps(REQUEST)},
+                "response": {"status": 200, "headers": {"Content-Type": "application/json", "Content-Encoding": coding},
+                             "body": coded},  # bytes: PyYAML writes !!binary, as SnakeYAML does
+            }
+        ],
+    }  # fmt: skip
+    return "tape.yaml", "!tape\n" + yaml.safe_dump(doc, sort_keys=False)
+
+
+def _wiremock(coded: bytes, coding: str) -> tuple[str, str]:
+    """A WireMock stub mapping: bytes as `base64Body`, the coding its `Content-Encoding` names."""
+    stub = {
+        "request": {"method": "POST", "url": "/v1/chat/completions", "host": {"equalTo": "api.openai.com"},
+                    "bodyPatterns": [{"equalToJson": REQUEST}]},
+        "response": {"status": 200, "headers": {"Content-Type": "application/json", "Content-Encoding": coding},
+                     "base64Body": base64.b64encode(coded).decode()},
+    }  # fmt: skip
+    return "stub.json", json.dumps(stub, indent=2)
+
+
+def _hoverfly(coded: bytes, coding: str) -> tuple[str, str]:
+    """Hoverfly's capture keeps a coded body coded, base64 with `encodedBody: true`, and its
+    `Content-Encoding` (SpectoLabs/hoverfly issue 787)."""
+
+    def ex(value: str) -> list[dict[str, str]]:
+        return [{"matcher": "exact", "value": value}]
+
+    pair = {
+        "request": {"path": ex("/v1/chat/completions"), "method": ex("POST"), "destination": ex("api.openai.com"),
+                    "scheme": ex("https"), "body": [{"matcher": "json", "value": json.dumps(REQUEST)}]},
+        "response": {"status": 200, "body": base64.b64encode(coded).decode(), "encodedBody": True,
+                     "headers": {"Content-Type": ["application/json"], "Content-Encoding": [coding]}, "templated": False},
+    }  # fmt: skip
+    doc = {"data": {"pairs": [pair], "globalActions": {"delays": []}}, "meta": {"schemaVersion": "v5.2"}}
+    return "simulation.json", json.dumps(doc, indent=2)
+
+
 FORMAT_NAMES = {"vcrpy": "vcrpy", "go-vcr": "go-vcr", "ruby-vcr": "vcr", "r-vcr": "vcr", "har": "har", "nock": "nock",
-                "exvcr": "exvcr", "php-vcr": "php-vcr"}  # fmt: skip
+                "exvcr": "exvcr", "php-vcr": "php-vcr", "betamax": "betamax", "wiremock": "wiremock",
+                "hoverfly": "hoverfly"}  # fmt: skip
 # the line each writer's first interaction starts on (a YAML sequence item, a JSON array element)
-FIRST_LINES = {"vcrpy": 3, "go-vcr": 3, "ruby-vcr": 3, "r-vcr": 2, "har": 5, "nock": 2, "exvcr": 2, "php-vcr": 1}
+FIRST_LINES = {"vcrpy": 3, "go-vcr": 3, "ruby-vcr": 3, "r-vcr": 2, "har": 5, "nock": 2, "exvcr": 2, "php-vcr": 1,
+               "betamax": 4, "wiremock": 1, "hoverfly": 4}  # fmt: skip
 
 WRITERS = {"vcrpy": _vcrpy, "go-vcr": _go_vcr, "ruby-vcr": _ruby_vcr, "r-vcr": _r_vcr, "har": _har, "nock": _nock,
-           "exvcr": _exvcr, "php-vcr": _php_vcr}  # fmt: skip
+           "exvcr": _exvcr, "php-vcr": _php_vcr, "betamax": _betamax, "wiremock": _wiremock,
+           "hoverfly": _hoverfly}  # fmt: skip
 
 
 def _write(tmp_path: Path, writer: str, coded: bytes, coding: str) -> Path:
@@ -290,9 +341,10 @@ def test_a_request_body_is_decoded_by_its_own_content_encoding(tmp_path):
     assert it.request_body == REQUEST and it.response_json == REPLY
 
 
-@pytest.mark.parametrize("writer", ["vcrpy", "har", "r-vcr"])
+@pytest.mark.parametrize("writer", ["vcrpy", "har", "r-vcr", "betamax"])
 def test_a_br_body_the_client_already_decoded_is_read_as_it_is(tmp_path, writer):
-    """A browser's HAR ("the HTTP response is decoded"), curl under R's vcr, httpx under vcrpy:
+    """A browser's HAR ("the HTTP response is decoded"), curl under R's vcr, httpx under vcrpy,
+    Betamax (which stores a coded body as its text, robfletcher/betamax issue 3):
     the header still says br, the text is the body; no brotli decoder is asked."""
     p = _write(tmp_path, writer, PLAIN, "br")
     [it] = load_cassette(p).interactions

@@ -4,7 +4,7 @@ tests/data/recordings/ holds one set of four exchanges (an OpenAI chat reply and
 an Anthropic reply gzip-encoded and an SSE stream), hand-written in each recorder's
 documented layout: vcrpy (the reference), go-vcr versions 1 and 2, Ruby VCR's YAML and JSON
 serializers, R's vcr, Polly.js's HAR, a nock.back fixture, ExVCR's JSON, php-vcr's YAML, an Azure SDK
-test-proxy recording and a Betamax/OkReplay tape. Each must read into the
+test-proxy recording, a Betamax/OkReplay tape and a Hoverfly simulation (v5, as capture writes it). Each must read into the
 interactions vcrpy's gives, and the suite must judge and replay them alike.
 """
 
@@ -34,6 +34,7 @@ FORMATS = {
     "php-vcr.yml": "php-vcr",
     "azure.json": "azure",
     "betamax.yaml": "betamax",
+    "hoverfly.json": "hoverfly",
 }
 
 
@@ -90,6 +91,7 @@ STARTS = {
     "exvcr.json": "  {",
     "php-vcr.yml": "    request:",
     "azure.json": "    {",
+    "hoverfly.json": "      {",
 }
 
 
@@ -128,7 +130,7 @@ def test_conform_judges_and_replays_every_format():
     assert skipped == [
         (
             "recordings/package.json",
-            "not a recording of a format read here (vcrpy, go-vcr, vcr, har, nock, exvcr, php-vcr, azure, betamax, wiremock)",
+            "not a recording of a format read here (vcrpy, go-vcr, vcr, har, nock, exvcr, php-vcr, azure, betamax, wiremock, hoverfly)",
         )
     ]
     for adapter in ("openai-chat", "anthropic"):
@@ -150,7 +152,7 @@ def test_iter_cassettes_finds_json_and_har_and_sets_aside_other_json(tmp_path):
         "package.json": (
             0,
             None,
-            "not a recording of a format read here (vcrpy, go-vcr, vcr, har, nock, exvcr, php-vcr, azure, betamax, wiremock)",
+            "not a recording of a format read here (vcrpy, go-vcr, vcr, har, nock, exvcr, php-vcr, azure, betamax, wiremock, hoverfly)",
         ),
         "polly.har": (4, None, None),
     }

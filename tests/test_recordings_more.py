@@ -8,6 +8,8 @@ import base64
 import json
 from pathlib import Path
 
+import pytest
+
 from conformance.suite.cassettes import load_cassette
 
 CHAT = {"model": "gpt-4o", "messages": [{"role": "user", "content": "Say hello."}]}
@@ -134,3 +136,301 @@ def test_another_tools_request_response_json_is_not_taken_for_a_wiremock_stub(tm
     )
     cas = load_cassette(path)
     assert cas.error is None and cas.skipped is not None and "not a recording of a format read here" in cas.skipped
+
+
+# Hoverfly simulations (docs.hoverfly.io, "Simulation schema" and "Request matchers"): a pair's
+# request is its matchers, `encodedBody: true` a base64 body
+def _ex(value: str) -> list[dict[str, str]]:
+    return [{"matcher": "exact", "value": value}]
+
+
+def _pair(**request: object) -> dict[str, object]:
+    req: dict[str, object] = {
+        "path": _ex("/v1/chat/completions"),
+        "method": _ex("POST"),
+        "destination": _ex("api.openai.com"),
+        "scheme": _ex("https"),
+        "body": [{"matcher": "json", "value": json.dumps(CHAT)}],
+        "headers": {"Content-Type": _ex("application/json")},
+    }
+    req.update(request)
+    resp = {"status": 200, "body": json.dumps(REPLY), "encodedBody": False,
+            "headers": {"Content-Type": ["application/json"]}, "templated": False}  # fmt: skip
+    return {"request": req, "response": resp}
+
+
+def _hoverfly(tmp_path: Path, *pairs: dict[str, object], version: str = "v5.2") -> Path:
+    doc = {
+        "data": {"pairs": list(pairs), "globalActions": {"delays": []}},
+        "meta": {"schemaVersion": version, "hoverflyVersion": "v1.5.3", "timeExported": "2025-03-10T01:24:00Z"},
+    }
+    path = tmp_path / "simulation.json"
+    path.write_text(json.dumps(doc, indent=2))
+    return path
+
+
+def test_hoverfly_reads_a_base64_body(tmp_path):
+    raw = b"\x89PNG\r\n\x1a\n\x00\x00"
+    pair = _pair(path=_ex("/v1/images/1"), method=_ex("GET"), body=_ex(""))
+    pair["response"] = {"status": 200, "body": base64.b64encode(raw).decode(), "encodedBody": True,
+                        "headers": {"Content-Type": ["image/png"]}}  # fmt: skip
+    cas = load_cassette(_hoverfly(tmp_path, pair))
+    assert cas.error is None, cas.error
+    (it,) = cas.interactions
+    assert it.response_body == raw and it.method == "GET" and it.uri == "https://api.openai.com/v1/images/1"
+    assert it.request_raw == b"" and cas.warnings == []
+
+
+def test_hoverfly_a_bad_base64_body_is_one_located_line(tmp_path):
+    pair = _pair()
+    pair["response"] = {"status": 200, "body": "@@ not base64 @@", "encodedBody": True}
+    path = _hoverfly(tmp_path, pair)
+    cas = load_cassette(path)
+    where = f"cannot read cassette {path}:4: hoverfly interaction 0: "
+    assert cas.error is not None and cas.error.startswith(f"{where}`response.body` is not base64"), cas.error
+    assert "\n" not in cas.error and cas.interactions == []
+
+
+def test_hoverfly_reads_every_pair_each_at_its_line(tmp_path):
+    second = _pair(path=_ex("/v1/chat/completions"), query={"api-version": _ex("2024-10-21")})
+    third = _pair(destination=_ex("api.anthropic.com"), path=_ex("/v1/messages"))
+    path = _hoverfly(tmp_path, _pair(), second, third)
+    cas = load_cassette(path)
+    assert cas.error is None and cas.warnings == [], (cas.error, cas.warnings)
+    assert [it.uri for it in cas.interactions] == [
+        "https://api.openai.com/v1/chat/completions",
+        "https://api.openai.com/v1/chat/completions?api-version=2024-10-21",
+        "https://api.anthropic.com/v1/messages",
+    ]
+    assert [it.api for it in cas.interactions] == ["openai-chat-completions"] * 2 + ["anthropic-messages"]
+    assert all(it.request_body == CHAT and json.loads(it.response_body) == REPLY for it in cas.interactions)
+    lines = path.read_text().splitlines()
+    assert [it.line for it in cas.interactions] == [i + 1 for i, t in enumerate(lines) if t == "      {"]
+
+
+def test_hoverfly_a_body_matched_loosely_is_left_out_with_a_warning_naming_it(tmp_path):
+    pair = _pair(body=[{"matcher": "jsonPartial", "value": json.dumps({"model": "gpt-4o"})}])
+    cas = load_cassette(_hoverfly(tmp_path, pair))
+    assert cas.error is None, cas.error
+    (it,) = cas.interactions
+    assert it.request_raw == b"" and it.request_body is None
+    [(label, warning)] = cas.warnings
+    assert label == it.label and "`request.body` is matched by `jsonPartial`, not a value: left out" in warning
+
+
+def test_hoverfly_loose_headers_query_and_host_are_warnings_and_an_exact_one_beside_them_is_read(tmp_path):
+    pair = _pair(
+        headers={"Content-Type": _ex("application/json"), "Authorization": [{"matcher": "glob", "value": "Bearer *"}]},
+        query={"api-version": [{"matcher": "regex", "value": "2024-.*"}]},
+        destination=[{"matcher": "glob", "value": "*.openai.com"}],
+        body=[{"matcher": "jsonpath", "value": "$.model"}, {"matcher": "exact", "value": json.dumps(CHAT)}],
+    )
+    cas = load_cassette(_hoverfly(tmp_path, pair))
+    assert cas.error is None, cas.error
+    (it,) = cas.interactions
+    assert it.uri == "/v1/chat/completions" and it.request_body == CHAT
+    assert it.request_headers == {"content-type": "application/json"}
+    said = " | ".join(w for _, w in cas.warnings)
+    for field in ("`request.headers.Authorization`", "`request.query.api-version`", "`request.destination`"):
+        assert f"{field} is matched by" in said, said
+    assert "`request.body`" not in said  # the exact matcher beside the jsonpath one names it
+
+
+def test_hoverfly_a_path_matched_only_by_a_pattern_is_refused(tmp_path):
+    path = _hoverfly(tmp_path, _pair(path=[{"matcher": "glob", "value": "/v1/*"}]), _pair())
+    cas = load_cassette(path)
+    assert cas.error is not None and "`request.path` is matched by `glob`, not the path that was sent" in cas.error
+    assert cas.error.startswith(f"cannot read cassette {path}:4: hoverfly interaction 0:") and "\n" not in cas.error
+    assert len(cas.interactions) == 1  # the other pair is read on
+
+
+def test_hoverfly_templates_delays_and_state_are_warnings_naming_them(tmp_path):
+    pair = _pair(requiresState={"sequence:1": "1"})
+    pair["response"].update(templated=True, fixedDelay=500, transitionsState={"sequence:1": "2"})  # type: ignore[attr-defined]
+    cas = load_cassette(_hoverfly(tmp_path, pair))
+    assert cas.error is None, cas.error
+    said = " | ".join(w for _, w in cas.warnings)
+    for field in (
+        "`response.templated`",
+        "`response.fixedDelay`",
+        "`request.requiresState`",
+        "`response.transitionsState`",
+    ):
+        assert field in said, said
+
+
+def test_hoverfly_older_schemas_are_read_too(tmp_path):
+    """v1: plain values (capture's `requestType: recording`); v3: `{exactMatch: ...}` objects."""
+    v1 = {"request": {"requestType": "recording", "path": "/v1/chat/completions", "method": "POST",
+                      "destination": "api.openai.com", "scheme": "https", "query": "", "body": json.dumps(CHAT),
+                      "headers": {"Content-Type": ["application/json"]}},
+          "response": {"status": 200, "body": json.dumps(REPLY), "encodedBody": False,
+                       "headers": {"Content-Type": ["application/json"]}}}  # fmt: skip
+    v3 = {"request": {"path": {"exactMatch": "/v1/chat/completions"}, "method": {"exactMatch": "POST"},
+                      "destination": {"exactMatch": "api.openai.com"}, "scheme": {"exactMatch": "https"},
+                      "body": {"jsonMatch": json.dumps(CHAT)}, "headers": {"Content-Type": ["application/json"]}},
+          "response": v1["response"]}  # fmt: skip
+    for version, pair in (("v1", v1), ("v3", v3)):
+        cas = load_cassette(_hoverfly(tmp_path, pair, version=version))
+        assert cas.error is None and cas.warnings == [], (version, cas.error, cas.warnings)
+        (it,) = cas.interactions
+        assert it.uri == "https://api.openai.com/v1/chat/completions" and it.request_body == CHAT, version
+        assert it.request_headers == {"content-type": "application/json"} and json.loads(it.response_body) == REPLY
+
+
+def test_another_tools_data_pairs_json_is_not_taken_for_a_hoverfly_simulation(tmp_path):
+    """`{data: {pairs: [...]}}` of another shape, or without the `meta.schemaVersion` Hoverfly
+    needs, stays a file of no format read here."""
+    others = [
+        {"data": {"pairs": [{"key": "a", "value": 1}]}, "meta": {"schemaVersion": "v5"}},
+        {"data": {"pairs": [{"request": {"url": "https://x/v1"}, "response": {"status_code": 200}}]},
+         "meta": {"schemaVersion": "v5"}},
+        {"data": {"pairs": [_pair()]}, "meta": {"version": 2}},
+        {"data": {"pairs": [_pair()]}, "meta": {"schemaVersion": "2.1"}},
+        {"data": {"pairs": [_pair()]}},
+    ]  # fmt: skip
+    for i, doc in enumerate(others):
+        path = tmp_path / f"other{i}.json"
+        path.write_text(json.dumps(doc))
+        cas = load_cassette(path)
+        assert cas.error is None and cas.skipped is not None, (i, cas.error)
+        assert "not a recording of a format read here" in cas.skipped
+
+
+def test_wiremock_further_exact_body_patterns_are_warnings_naming_them(tmp_path):
+    """WireMock requires every `bodyPatterns` entry to match; the first exact one is the body
+    read, each further `equalToJson`/`equalTo` a warning naming it, a loose one beside them none."""
+    path = _wiremock(tmp_path, {"jsonBody": REPLY})
+    stub = json.loads(path.read_text())
+    other = {**CHAT, "temperature": 0}
+    stub["request"]["bodyPatterns"] = [
+        {"equalToJson": CHAT},
+        {"matchesJsonPath": "$.model"},
+        {"equalToJson": other},
+        {"equalTo": json.dumps(other)},
+    ]
+    path.write_text(json.dumps(stub, indent=2))
+    cas = load_cassette(path)
+    assert cas.error is None, cas.error
+    (it,) = cas.interactions
+    assert it.request_body == CHAT
+    said = [w for _, w in cas.warnings]
+    assert len(said) == 2, said
+    assert said[0].startswith("`request.bodyPatterns[2].equalToJson` is another exact body: only `request.bodyPatterns[0].equalToJson` is read")  # fmt: skip
+    assert said[1].startswith("`request.bodyPatterns[3].equalTo` is another exact body")
+
+
+def test_wiremock_one_exact_body_pattern_beside_loose_ones_is_no_warning(tmp_path):
+    path = _wiremock(tmp_path, {"jsonBody": REPLY})
+    stub = json.loads(path.read_text())
+    stub["request"]["bodyPatterns"] = [{"matchesJsonPath": "$.messages"}, {"equalToJson": CHAT}]
+    path.write_text(json.dumps(stub, indent=2))
+    cas = load_cassette(path)
+    assert cas.error is None and cas.warnings == [] and cas.interactions[0].request_body == CHAT
+
+
+def test_hoverfly_further_exact_matchers_on_one_field_are_warnings_naming_them(tmp_path):
+    other = json.dumps({**CHAT, "temperature": 0})
+    pair = _pair(body=[{"matcher": "json", "value": json.dumps(CHAT)}, {"matcher": "exact", "value": other}])
+    cas = load_cassette(_hoverfly(tmp_path, pair))
+    assert cas.error is None, cas.error
+    assert cas.interactions[0].request_body == CHAT
+    [(_, warning)] = cas.warnings
+    assert warning.startswith("`request.body[1]` is another exact value: only `request.body[0]` is read"), warning
+
+
+@pytest.mark.parametrize(
+    ("request_", "response", "why"),
+    [
+        ({"path": 5}, {"status": 200}, "`request.path` is a int, not a list of matchers"),
+        ({"path": [{"matcher": "exact"}]}, {"status": 200}, "`request.path[0]` is an `exact` matcher with no value"),
+        ({"path": _ex("/x"), "headers": [1]}, {"status": 200}, "`request.headers` is a list, not a mapping"),
+        ({"path": _ex("/x"), "query": {"a": [5]}}, {"status": 200}, "`request.query.a[0]` is a int, not a mapping"),
+        ({"path": _ex("/x")}, {"status": "abc"}, "`response.status` is 'abc', not an HTTP status code"),
+        ({"path": _ex("/x")}, {}, "`response.status` is None, not an HTTP status code"),
+        ({"path": _ex("/x")}, {"status": 200, "body": {"a": 1}}, "`response.body` is a dict, not text"),
+        ({"path": _ex("/x")}, {"status": 200, "bodyFile": "missing.json"}, "missing.json does not exist"),
+    ],
+)
+def test_hoverfly_a_bad_pair_is_one_located_line_and_the_others_are_read(tmp_path, request_, response, why):
+    path = _hoverfly(tmp_path, _pair(), {"request": request_, "response": response})
+    cas = load_cassette(path)
+    line = [i + 1 for i, t in enumerate(path.read_text().splitlines()) if t == "      {"][1]
+    assert cas.error is not None and "\n" not in cas.error, cas.error
+    assert cas.error.startswith(f"cannot read cassette {path}:{line}: hoverfly interaction 1: ") and why in cas.error
+    assert len(cas.interactions) == 1
+
+
+def test_hoverfly_a_body_file_is_read_from_beside_the_simulation_with_a_warning(tmp_path):
+    pair = _pair()
+    pair["response"] = {"status": 200, "bodyFile": "reply.json", "headers": {"Content-Type": ["application/json"]}}
+    path = _hoverfly(tmp_path, pair)
+    (tmp_path / "reply.json").write_text(json.dumps(REPLY))
+    cas = load_cassette(path)
+    assert cas.error is None, cas.error
+    assert json.loads(cas.interactions[0].response_body) == REPLY
+    [(_, warning)] = cas.warnings
+    assert warning.startswith("`response.bodyFile`: read from beside the simulation")
+
+
+def test_hoverfly_a_body_file_outside_the_simulations_folder_is_refused(tmp_path):
+    (tmp_path / "secret.json").write_text(json.dumps(REPLY))
+    (tmp_path / "sim").mkdir()
+    pair = _pair()
+    pair["response"] = {"status": 200, "bodyFile": "../secret.json"}
+    path = _hoverfly(tmp_path / "sim", pair)
+    cas = load_cassette(path)
+    assert cas.error is not None and "leads out of" in cas.error and "\n" not in cas.error, cas.error
+    assert cas.interactions == []
+
+
+def test_hoverfly_a_body_file_beside_a_body_is_left_out_and_a_remote_one_sets_the_pair_aside(tmp_path):
+    """Hoverfly serves `body` when both are set (`readResponseBodyFiles`: a warning) and fetches a
+    `bodyFile` URL at import: no body was recorded."""
+    both, remote = _pair(), _pair()
+    both["response"] = {"status": 200, "body": json.dumps(REPLY), "bodyFile": "other.json"}
+    remote["response"] = {"status": 200, "bodyFile": "https://example.com/reply.json"}
+    cas = load_cassette(_hoverfly(tmp_path, both, remote))
+    assert cas.error is None, cas.error
+    (it,) = cas.interactions
+    assert json.loads(it.response_body) == REPLY
+    [(_, warning)] = cas.warnings
+    assert warning.startswith("`response.bodyFile` beside `response.body`: left out")
+    [(label, reason)] = cas.set_aside
+    assert label.endswith("#1") and "Hoverfly fetches it from https://example.com/reply.json" in reason
+
+
+def test_hoverfly_a_matcher_of_no_name_is_exact_and_labels_are_no_obstacle(tmp_path):
+    """Hoverfly's matcher registry maps the empty name to `exact`; v5 pairs may carry `labels`."""
+    pair = _pair(path=[{"value": "/v1/chat/completions"}], method=[{"matcher": "", "value": "POST"}])
+    pair["labels"] = ["chat"]
+    cas = load_cassette(_hoverfly(tmp_path, pair))
+    assert cas.error is None and cas.skipped is None and cas.warnings == [], (cas.error, cas.skipped, cas.warnings)
+    (it,) = cas.interactions
+    assert it.uri == "https://api.openai.com/v1/chat/completions" and it.method == "POST"
+
+
+def test_hoverfly_a_v1_template_pair_is_read_as_globs(tmp_path):
+    """v1 `requestType: template` values are patterns (Hoverfly upgrades them to `glob`): the
+    path names no path sent, so the pair is refused; a recorded pair beside it is read."""
+    template = {"request": {"requestType": "template", "path": "/v1/*", "method": "POST", "destination": None},
+                "response": {"status": 200, "body": "{}", "encodedBody": False}}  # fmt: skip
+    recorded = {"request": {"requestType": "recording", "path": "/v1/chat/completions", "method": "POST",
+                            "destination": "api.openai.com", "scheme": "https", "body": json.dumps(CHAT)},
+                "response": {"status": 200, "body": json.dumps(REPLY), "encodedBody": False}}  # fmt: skip
+    cas = load_cassette(_hoverfly(tmp_path, template, recorded, version="v1"))
+    assert cas.error is not None and "`request.path` is matched by `glob`, not the path that was sent" in cas.error
+    (it,) = cas.interactions
+    assert it.uri == "https://api.openai.com/v1/chat/completions" and it.request_body == CHAT
+
+
+def test_wiremock_an_xml_body_the_recorder_wrote_as_equal_to_xml_is_read(tmp_path):
+    """WireMock's recorder writes `equalToXml` for an XML body (`RequestBodyAutomaticPatternFactory`)."""
+    xml = '<?xml version="1.0"?><request><q>hello</q></request>'
+    path = _wiremock(tmp_path, {"jsonBody": REPLY})
+    stub = json.loads(path.read_text())
+    stub["request"]["bodyPatterns"] = [{"equalToXml": xml}]
+    path.write_text(json.dumps(stub, indent=2))
+    cas = load_cassette(path)
+    assert cas.error is None and cas.warnings == [], (cas.error, cas.warnings)
+    assert cas.interactions[0].request_raw == xml.encode()

@@ -6,11 +6,12 @@ A file is parsed by its suffix (`.json` and `.har` as JSON, the rest as YAML; bo
 nesting) and its format told by its content, the first of `FORMATS` whose `detect` accepts
 the parsed document: vcrpy, go-vcr (Go), VCR (Ruby and R), HAR (browsers, Polly.js), nock
 (Node), ExVCR (Elixir), php-vcr (PHP), the Azure SDK test-proxy (Azure SDKs), Betamax (Java,
-OkReplay on Android) and WireMock (stub mappings, one a file or a `mappings` list). A reader
-turns each interaction into a `Recorded`; `base.interaction_of` makes the suite's
-`Interaction` of it, so every format is attributed and decoded alike. What a reader reads
-another way than its recorder's layout, losing nothing, is a warning naming the field
-(`Recorded.warnings`), said on that interaction's TC800 case.
+OkReplay on Android), WireMock (stub mappings, one a file or a `mappings` list) and Hoverfly
+(simulations, `{data: {pairs}, meta}`). A reader turns each interaction into a `Recorded`;
+`base.interaction_of` makes the suite's `Interaction` of it, so every format is attributed
+and decoded alike. What a reader reads another way than its recorder's layout, losing
+nothing, is a warning naming the field (`Recorded.warnings`), said on that interaction's
+TC800 case.
 
 Adding a format: a module here with `detect` and `read` and its `FORMAT`, listed in
 `FORMATS`, a hand-written recording under tests/data/recordings/, and its name in the docs.
@@ -28,7 +29,7 @@ from ...wire.content_coding import MissingDecoder
 from ...wire.framing import loads_strict
 from ...wire.recording_files import load_yaml
 from ..interactions import Cassette, CassetteError
-from . import azure, betamax, exvcr, go_vcr, har, nock, php_vcr, vcr, vcrpy, wiremock
+from . import azure, betamax, exvcr, go_vcr, har, hoverfly, nock, php_vcr, vcr, vcrpy, wiremock
 from .base import RecordingFormat, interaction_of
 
 FORMATS: tuple[RecordingFormat, ...] = (
@@ -43,6 +44,7 @@ FORMATS: tuple[RecordingFormat, ...] = (
     betamax.FORMAT,
     wiremock.FORMAT,
     wiremock.SINGLE,
+    hoverfly.FORMAT,
 )
 
 

@@ -6,7 +6,9 @@
 A stub's `request` is what it matches, not a request sent, so the recorded request is read
 from its exact matchers: the URL from `url` (path and query) or `urlPath` with each
 `queryParameters` `equalTo`; a header from its `equalTo`; the body from the first
-`bodyPatterns` `equalToJson`, `equalTo` or `binaryEqualTo` (base64). A URL given only as a
+`bodyPatterns` `equalToJson`, `equalToXml`, `equalTo` or `binaryEqualTo` (base64), as the
+recorder writes them (`RequestBodyAutomaticPatternFactory`), a further one of those
+(WireMock requires every pattern to match) a warning naming it. A URL given only as a
 pattern or template (`urlPattern`, `urlPathPattern`, `urlPathTemplate`) names no URL, and is
 refused; a header, parameter or body matched only loosely (`contains`, `matches`,
 `matchesJsonPath`, ...) is left out, with a warning naming it. The URL is the path WireMock
@@ -52,6 +54,9 @@ URL_KEYS = ("url", "urlPath", "urlPattern", "urlPathPattern", "urlPathTemplate")
 BODY_KEYS = ("body", "jsonBody", "base64Body", "bodyFileName")
 TIMING_KEYS = ("fixedDelayMilliseconds", "delayDistribution", "chunkedDribbleDelay")
 FILES = "../__files"
+# the body patterns naming the body itself: what the recorder writes (`RequestBodyAutomaticPatternFactory`:
+# `equalToJson` for a JSON body, `equalToXml` for XML, `binaryEqualTo` for bytes, else `equalTo`)
+EXACT_BODY_KEYS = ("equalToJson", "equalToXml", "equalTo", "binaryEqualTo")
 
 
 # the fields of WireMock's request pattern and response definition (wiremock.org, "Stubbing"
@@ -135,18 +140,27 @@ def _request_body(patterns: Any, warnings: list[str]) -> bytes:
         return b""
     if not isinstance(patterns, list):
         raise CassetteError(f"`request.bodyPatterns` is a {type(patterns).__name__}, not a list")
-    for i, p in enumerate(patterns):
-        p = mapping(p, f"`request.bodyPatterns[{i}]`")
-        if "equalToJson" in p:
-            value = p["equalToJson"]
-            return value.encode("utf-8") if isinstance(value, str) else json_bytes(value)
-        if "equalTo" in p:
-            return text_bytes(p["equalTo"], f"`request.bodyPatterns[{i}].equalTo`")
-        if "binaryEqualTo" in p:
-            return b64(p["binaryEqualTo"], f"`request.bodyPatterns[{i}].binaryEqualTo`")
-    kinds = ", ".join(sorted({str(k) for p in patterns if isinstance(p, Mapping) for k in p}))
-    warnings.append(f"`request.bodyPatterns` match the body by {kinds}, not a value: no request body read")
-    return b""
+    exact = [
+        (i, k)
+        for i, p in enumerate(patterns)
+        for k in EXACT_BODY_KEYS
+        if k in mapping(p, f"`request.bodyPatterns[{i}]`")
+    ]
+    if not exact:
+        kinds = ", ".join(sorted({str(k) for p in patterns if isinstance(p, Mapping) for k in p}))
+        warnings.append(f"`request.bodyPatterns` match the body by {kinds}, not a value: no request body read")
+        return b""
+    (first, kind), rest = exact[0], exact[1:]
+    for i, other in rest:  # WireMock requires every pattern; only one body is read
+        warnings.append(
+            f"`request.bodyPatterns[{i}].{other}` is another exact body: only `request.bodyPatterns[{first}].{kind}` is read"
+        )
+    value = patterns[first][kind]
+    if kind == "equalToJson":
+        return value.encode("utf-8") if isinstance(value, str) else json_bytes(value)
+    if kind in ("equalTo", "equalToXml"):
+        return text_bytes(value, f"`request.bodyPatterns[{first}].{kind}`")
+    return b64(value, f"`request.bodyPatterns[{first}].binaryEqualTo`")
 
 
 def _absent(resp: Mapping[str, Any]) -> str | None:
