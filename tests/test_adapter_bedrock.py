@@ -14,6 +14,7 @@ import logging
 import statistics
 import struct
 import zlib
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ import shared_paths
 from hypothesis import HealthCheck, given, settings
 from jsonschema import Draft202012Validator
 
+from conformance.adapters import bedrock as bedrock_adapter
 from conformance.adapters.base import (
     AdapterOptions,
     AuthError,
@@ -48,7 +50,7 @@ from conformance.suite.cassettes import Interaction, iter_cassettes, load_casset
 from conformance.suite.checks import HISTORY_IGNORE, stream_invariants
 from conformance.suite.checks.streams import wire_values
 from conformance.suite.scripts import PNG_2PX, conversation
-from conformance.wire import equivalence
+from conformance.wire import equivalence, registry
 from conformance.wire.bedrock import BEDROCK_CONVERSE, BEDROCK_COUNT_TOKENS, model_of, usage_of
 from conformance.wire.eventstream import EVENT_STREAM
 from conformance.wire.framing import ProviderStreamError, json_events
@@ -870,3 +872,31 @@ def test_the_honest_adapter_locates_a_broken_or_cut_stream():
     events: list[dict[str, Any]] = []
     with pytest.raises(WireFormatError, match="messageStop"):
         events.extend(_theirs().stream_response([_frame("messageStart", {"role": "assistant"})], ctx()))
+
+
+# -- a guardrail or content filter read as `error` ---------------------------------------------
+#
+# stopReason guardrail_intervened / content_filtered: a reply the service withheld. The record
+# maps them to end_turn, and accepts `error` beside it (`stop_reasons_also`), as it does for
+# Chat Completions' content_filter and Gemini's SAFETY: an outside author's Node child took the
+# other reading and was failed for it.
+
+
+def test_a_withheld_reply_may_end_as_error(monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
+    withheld = ("guardrail_intervened", "content_filtered")
+    assert all(BEDROCK_CONVERSE.stop_reasons_also[x] == ("error",) for x in withheld)
+    monkeypatch.setattr(bedrock_adapter, "_STOP", {**BEDROCK_CONVERSE.stop_reasons, **dict.fromkeys(withheld, "error")})
+    args = ["conform", "bedrock", "--no-samples", "--select", "TC903", "-o", "json"]
+
+    def tc903() -> tuple[int, dict[str, Any]]:
+        rc = main(args)
+        report = json.loads(capsys.readouterr().out)
+        return rc, next(r for r in report["results"] if r["rule"] == "TC903" and r["adapter"] == "bedrock")
+
+    rc, result = tc903()
+    assert rc == 0 and result["status"] == "pass" and result["cases_run"] > 10, result
+    # without the second reading the same adapter fails, naming the value
+    bare = replace(BEDROCK_CONVERSE, stop_reasons_also={})
+    monkeypatch.setattr(registry, "APIS", tuple(bare if x.name == bare.name else x for x in registry.APIS))
+    rc, result = tc903()
+    assert rc == 1 and any("guardrail_intervened" in why for why in result["reasons"]), result

@@ -596,3 +596,10 @@ def test_the_checks_package_exports_only_what_something_imports_from_it() -> Non
         for names in imported.findall(text):
             used.update(n.split(" as ")[0].strip() for n in names.split(","))
     assert set(checks.__all__) - used == set()
+
+
+def test_samples_and_no_samples_together_are_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # an outside author passed both and got a run with no samples, said only in the summary
+    rc = main(["conform", "anthropic", "--samples", str(tmp_path), "--no-samples", "--select", "TC101"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and "contradict" in err and "--no-samples" in err

@@ -114,7 +114,9 @@ def samples_asked(
     """The recordings a run was asked for: `--samples DIR` (`explicit`), else `[tool.turnspec]
     samples` of the closest pyproject.toml (`config`, relative to its folder), else the
     `TURNSPEC_SAMPLES` variable; `none` (`--no-samples`) reads none. A folder named but
-    missing is an `InputError` naming who named it."""
+    missing is an `InputError` naming who named it, and so is asking for both."""
+    if none and explicit is not None:
+        raise InputError(f"--samples {explicit} and --no-samples contradict each other: give one")
     if none:
         return Samples(None, "--no-samples")
     if explicit is not None:
