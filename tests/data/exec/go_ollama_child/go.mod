@@ -1,0 +1,3 @@
+module outside/ollama-child
+
+go 1.19
