@@ -1,10 +1,13 @@
 """Adapters an outside author wrote from docs/exec-protocol.md and schemas/exec/v1/ only (never
 the host's code): a Node adapter of the Anthropic Messages API (tests/data/exec/node_child.mjs,
 plain .mjs, no npm dependency), a Node adapter of Bedrock's Converse API that decodes AWS's
-binary event stream itself (tests/data/exec/bedrock_child.mjs, written from AWS's docs as well)
-and a Go adapter of Gemini's generateContent (tests/data/exec/go_child/, the standard library
-only). Each passes `turnspec conform exec` (every message validated) and `turnspec exec
-smoke` as written; a defect planted in a copy fails the check that exists for it. What the author met that the docs did not say (the
+binary event stream itself (tests/data/exec/bedrock_child.mjs, written from AWS's docs as well),
+a Go adapter of Gemini's generateContent (tests/data/exec/go_child/, the standard library only)
+and a Go adapter of Ollama's /api/chat (tests/data/exec/go_ollama_child/, the standard library
+only: NDJSON streams, tool calls with no ids that it mints from the reply). Each passes
+`turnspec conform exec` (every message validated) and `turnspec exec smoke` as written (the
+Ollama child but for the one stream smoke takes, see its test); a defect planted in a copy
+fails the check that exists for it. What the author met that the docs did not say (the
 `<provider>:` model prefix, the parse and read_request result fields, the options'
 `extra`/`provider_raw`/`critical_key`, when a stream is over for a cancel) is now on the page.
 
@@ -35,6 +38,7 @@ DATA = ROOT / "tests" / "data" / "exec"
 NODE_CHILD = DATA / "node_child.mjs"
 BEDROCK_CHILD = DATA / "bedrock_child.mjs"
 GO_CHILD = DATA / "go_child"
+GO_OLLAMA_CHILD = DATA / "go_ollama_child"
 NODE = shutil.which("node")
 GO = shutil.which("go")
 BUILD_TIMEOUT_S = 300
@@ -75,6 +79,29 @@ BEDROCK_EXERCISED = (
     "TC904",  # cacheReadInputTokens / cacheWriteInputTokens
 )
 GO_EXERCISED = ("TC101", "TC102", "TC109", "TC201", "TC203", "TC405", "TC601", "TC607", "TC611", "TC802", "TC903")
+OLLAMA_EXERCISED = (
+    "TC101",
+    "TC102",
+    "TC105",  # num_predict, temperature and stop in `options`
+    "TC109",  # the model in the body without its `ollama:` prefix, `stream` always said
+    "TC201",
+    "TC203",
+    "TC301",  # ids the API issued (issued_ids.yaml) and ids minted from the reply
+    "TC303",  # a later reply repeating a call gets a new id
+    "TC305",  # id-less results paired by tool_name, oldest call first
+    "TC501",  # images in `images`, output_schema in `format`
+    "TC601",
+    "TC606",
+    "TC607",  # NDJSON lines cut across chunks
+    "TC611",
+    "TC801",  # {"error": ...} with its status, and the mid-stream error line
+    "TC802",  # absent `stream` read as true, id-less calls rendered back without ids
+    "TC901",  # the media type the wire does not carry, sniffed from the bytes
+    "TC902",  # no error flag: the error in the content, read back
+    "TC903",
+    "TC904",
+    "TC907",
+)
 
 
 def _conform(capsys: pytest.CaptureFixture[str], command: str, *extra: str) -> tuple[int, dict[str, Any]]:
@@ -361,8 +388,8 @@ def go_binary(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return _go_build(GO_CHILD, tmp_path_factory.mktemp("go-child"))
 
 
-def _go_build(source: Path, out_dir: Path) -> Path:
-    binary = out_dir / "gemini-child"
+def _go_build(source: Path, out_dir: Path, name: str = "gemini-child") -> Path:
+    binary = out_dir / name
     done = subprocess.run(
         [str(GO), "build", "-o", str(binary), "."],
         cwd=source,
@@ -395,6 +422,123 @@ def test_a_defect_planted_in_the_go_child_fails_its_check(
     child = _go_build(source, tmp_path)
     reasons = _failing(capsys, shlex.quote(str(child)), "TC903")
     assert any("'SAFETY'" in why for why in reasons), reasons
+
+
+# -- the Go child of Ollama's /api/chat (tool calls with no ids: the child mints them) ----------
+
+
+@pytest.fixture(scope="module")
+def go_ollama_binary(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    assert GO is not None
+    return _go_build(GO_OLLAMA_CHILD, tmp_path_factory.mktemp("go-ollama-child"), "ollama-child")
+
+
+MID_STREAM_ERROR = "an error was encountered while running the model"
+
+
+@needs_go
+def test_the_go_ollama_child_passes_smoke_and_conform(
+    go_ollama_binary: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Conform passes with every message validated. Smoke streams the first 2xx stream of the
+    API's cassettes, which for ollama-chat is errors.yaml#3, a stream whose documented error line
+    ({"error": ...}, docs.ollama.com/api/errors) must raise: an honest child FAILs that one line
+    (so does the reference adapter served), every other operation answers ok."""
+    command = shlex.quote(str(go_ollama_binary))
+    rc = main(["exec", "smoke", command])
+    lines = capsys.readouterr().out.splitlines()
+    ops = {x.split()[1]: x for x in lines if x.split()}
+    assert set(ops) >= {"hello", "render", "parse", "stream", "cancel", "read_request", "estimate", "tool_id_map"}
+    assert "outside-ollama (ollama, ollama-chat)" in ops["hello"], lines
+    bad = [x for x in lines if not x.startswith("ok")]
+    assert all(x.startswith("FAIL  stream") and MID_STREAM_ERROR in x for x in bad), lines
+    assert rc == (1 if bad else 0), lines
+    rc, report = _conform(capsys, command)
+    results = _results(report)
+    failed = {k: r["reasons"][:2] for k, r in results.items() if r["status"] == "fail"}
+    assert rc == 0 and not failed, failed
+    for rule in OLLAMA_EXERCISED:
+        assert results[rule]["status"] == "pass" and results[rule]["cases_run"] > 0, (rule, results[rule])
+    assert report["summary"]["unexercised_capabilities"] == []
+    # declared false, so their checks say why they skip rather than pass
+    assert results["TC609"]["status"] == "skip", results["TC609"]
+
+
+def _planted_go(tmp_path: Path, old: str, new: str) -> Path:
+    source = tmp_path / "src"
+    shutil.copytree(GO_OLLAMA_CHILD, source)
+    hits = [f for f in source.glob("*.go") if old in f.read_text()]
+    assert len(hits) == 1 and hits[0].read_text().count(old) == 1, old  # the plant names one place
+    hits[0].write_text(hits[0].read_text().replace(old, new))
+    return _go_build(source, tmp_path, "ollama-child")
+
+
+@needs_go
+@pytest.mark.parametrize(
+    ("old", "new", "rule", "words"),
+    [
+        # done_reason `length` (num_predict reached) read as a natural end
+        (
+            'case "length":\n\t\treturn "max_tokens"',
+            'case "length":\n\t\treturn "end_turn"',
+            "TC903",
+            "recorded 'length' = 'max_tokens'",
+        ),
+        # prompt_eval_count (the prompt) and eval_count (the reply) swapped
+        (
+            "usageOf(r.PromptEvalCount, r.EvalCount)",
+            "usageOf(r.EvalCount, r.PromptEvalCount)",
+            "TC904",
+            "; output_tokens: parsed ",
+        ),
+        # minted ids keyed by the call's position and content only, not by the reply it is in
+        (
+            "mintedID(r.Model, r.CreatedAt, position,",
+            'mintedID("", "", position,',
+            "TC303",
+            "a repeated call of a later reply is a new call",
+        ),
+        # each chunk split on newlines on its own: a line cut across two chunks is lost
+        (
+            "\t\tif i < 0 {\n\t\t\tbreak",
+            "\t\tif i < 0 {\n\t\t\ts.pending = nil\n\t\t\tbreak",
+            "TC607",
+            "7-byte chunks gave different events than one chunk",
+        ),
+    ],
+    ids=["length-as-end-turn", "counts-swapped", "ids-ignore-the-reply", "chunk-boundary-blind"],
+)
+def test_a_defect_planted_in_the_go_ollama_child_fails_its_check(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], old: str, new: str, rule: str, words: str
+) -> None:
+    child = _planted_go(tmp_path, old, new)
+    reasons = _failing(capsys, shlex.quote(str(child)), rule)
+    assert any(words in why for why in reasons), reasons
+
+
+@needs_go
+def test_random_ids_minted_by_the_go_ollama_child_are_allowed_but_advised_against(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A fresh random id for every id-less call is allowed (canonical §6.2 asks a per-session
+    bijective map, not determinism): the run passes with TC306, advisory, a warning, which fails
+    only with --strict, naming the re-minted calls."""
+    child = shlex.quote(
+        str(
+            _planted_go(
+                tmp_path,
+                "pid = mintedID(r.Model, r.CreatedAt, position, c.Function.Name, []byte(text))",
+                "pid = randomToolID()\n\t\t_ = position",
+            )
+        )
+    )
+    rc, report = _conform(capsys, child, "--select", "TC303", "--select", "TC306", "--select", "TC607")
+    statuses = {k: r["status"] for k, r in _results(report).items()}
+    assert rc == 0 and statuses == {"TC303": "pass", "TC306": "warn", "TC607": "pass"}, statuses
+    rc, report = _conform(capsys, child, "--select", "TC306", "--strict")
+    result = _results(report)["TC306"]
+    assert rc == 1 and result["status"] == "fail", result
+    assert any("minted other ids" in why for why in result["reasons"]), result
 
 
 # -- the records the children read: Gemini's content filters as `error` --------------------
