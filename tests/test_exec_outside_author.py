@@ -516,6 +516,94 @@ def test_a_defect_planted_in_the_go_ollama_child_fails_its_check(
     assert any(words in why for why in reasons), reasons
 
 
+class _Child:
+    """One session with a child over the protocol, a request line and its answer at a time."""
+
+    def __init__(self, binary: Path) -> None:
+        self.proc = subprocess.Popen(
+            [str(binary)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        self.n = 0
+
+    def call(self, op: str, params: dict[str, Any]) -> dict[str, Any]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.n += 1
+        self.proc.stdin.write(json.dumps({"id": self.n, "op": op, "params": params}) + "\n")
+        self.proc.stdin.flush()
+        answer: dict[str, Any] = json.loads(self.proc.stdout.readline())
+        assert answer["id"] == self.n and answer["ok"], answer
+        return dict(answer["result"])
+
+    def close(self) -> int:
+        self.call("shutdown", {})
+        return self.proc.wait(timeout=30)
+
+
+def _reply(created_at: str, call: dict[str, Any]) -> dict[str, Any]:
+    """A non-streamed /api/chat reply of the tool-calling guide's shape (docs.ollama.com/capabilities/tool-calling)."""
+    return {
+        "model": "qwen3",
+        "created_at": created_at,
+        "message": {"role": "assistant", "content": "", "tool_calls": [call]},
+        "done_reason": "stop",
+        "done": True,
+        "prompt_eval_count": 20,
+        "eval_count": 5,
+    }
+
+
+@needs_go
+def test_the_go_ollama_child_mints_ids_from_the_reply_and_keeps_issued_ones(go_ollama_binary: Path) -> None:
+    """In one session: the same id-less reply parsed again, or streamed in 3-byte chunks, finds
+    the same call; a later reply (another created_at) repeating the call is a new call; an id the
+    server issued is the provider id as it is; rendering the parsed turn back writes the provider
+    id on the call and on the tool message answering it (`tool_call_id`, beside `tool_name`)."""
+    call = {"function": {"name": "get_temperature", "arguments": {"city": "New York"}}}
+    first, later = _reply("2025-05-27T22:54:57Z", call), _reply("2025-05-27T22:55:30Z", call)
+    issued = _reply("2025-11-06T10:00:00Z", {"id": "call_k3v9x2qa", **call})
+    child = _Child(go_ollama_binary)
+    child.call("hello", {"protocol_versions": [1], "turnspec": "test"})
+    context = {"session_id": "S1", "message_id": None, "request_id": "r1", "model": "ollama:qwen3"}
+
+    def parsed(body: dict[str, Any]) -> dict[str, Any]:
+        return dict(child.call("parse", {"response": {"status": 200, "headers": {}, "body": body}, "context": context}))
+
+    a, again, b, c = (
+        parsed(first)["message"],
+        parsed(first)["message"],
+        parsed(later)["message"],
+        parsed(issued)["message"],
+    )
+    ids = [m["content"][0]["id"] for m in (a, again, b, c)]
+    assert ids[0] == ids[1] and len(set(ids)) == 3 and all(i.startswith("tu_") for i in ids), ids
+    assert a["metadata"]["status"] == "complete" and a["metadata"]["usage"]["input_tokens"] == 20
+    child.call("stream_open", {"stream_id": "s1", "context": context})
+    wire = (json.dumps(first) + "\n").encode()
+    events = []
+    for k in range(0, len(wire), 3):
+        chunk = base64.b64encode(wire[k : k + 3]).decode()
+        events += child.call("stream_feed", {"stream_id": "s1", "data": chunk})["events"]
+    events += child.call("stream_close", {"stream_id": "s1"})["events"]
+    starts = [e for e in events if e["type"] == "tool_use_start"]
+    assert [e["tool_use_id"] for e in starts] == ids[:1], events
+    assert events[-1]["type"] == "message_complete" and events[-1]["stop_reason"] == "tool_use", events
+    pairs = dict(map(tuple, child.call("tool_id_map", {"session_id": "S1", "call": "pairs", "args": []})["value"]))
+    assert len(pairs) == 3 and pairs[ids[3]] == "call_k3v9x2qa", pairs
+    assert all(re.fullmatch(r"call_[A-Za-z0-9]+", p) for p in pairs.values()), pairs
+    result = {"type": "tool_result", "tool_use_id": ids[0], "content": [{"type": "text", "text": "22°C"}]}
+    tool = {**a, "id": "m2", "role": "tool", "content": [result], "metadata": {"parent_tool_use_id": ids[0]}}
+    options = {"model": "ollama:qwen3", "stream": False}
+    body = child.call("render", {"messages": [a, tool], "tools": [], "options": options})["body"]
+    assert body["messages"][0]["tool_calls"][0]["id"] == pairs[ids[0]], body
+    assert body["messages"][1] == {
+        "role": "tool",
+        "content": "22°C",
+        "tool_name": "get_temperature",
+        "tool_call_id": pairs[ids[0]],
+    }, body
+    assert child.close() == 0
+
+
 @needs_go
 def test_random_ids_minted_by_the_go_ollama_child_are_allowed_but_advised_against(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -527,7 +615,7 @@ def test_random_ids_minted_by_the_go_ollama_child_are_allowed_but_advised_agains
         str(
             _planted_go(
                 tmp_path,
-                "pid = mintedID(r.Model, r.CreatedAt, position, c.Function.Name, []byte(text))",
+                "pid = mintedID(r.Model, r.CreatedAt, position, c.Function.Name, []byte(encode(input)))",
                 "pid = randomToolID()\n\t\t_ = position",
             )
         )

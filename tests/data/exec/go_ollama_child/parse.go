@@ -143,7 +143,9 @@ func (t *turn) call(r *chatReply, c wireCall) []obj {
 	input, text := arguments(c.Function.Arguments)
 	pid := c.ID
 	if pid == "" {
-		pid = mintedID(r.Model, r.CreatedAt, position, c.Function.Name, []byte(text))
+		// keyed on the arguments' value, not their spelling: the same reply parsed whole or
+		// streamed finds the same call
+		pid = mintedID(r.Model, r.CreatedAt, position, c.Function.Name, []byte(encode(input)))
 	}
 	cid := canonicalFor(t.session, pid)
 	n := len(t.blocks)
