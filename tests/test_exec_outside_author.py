@@ -22,6 +22,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import sys
 import zlib
 from dataclasses import replace
 from pathlib import Path
@@ -453,6 +454,11 @@ def test_the_go_ollama_child_passes_smoke_and_conform(
     bad = [x for x in lines if not x.startswith("ok")]
     assert all(x.startswith("FAIL  stream") and MID_STREAM_ERROR in x for x in bad), lines
     assert rc == (1 if bad else 0), lines
+    # the reference adapter served over the protocol meets the same stream, the same way
+    reference = f"{shlex.quote(sys.executable)} -m conformance.adapters.exec.serve ollama"
+    assert main(["exec", "smoke", reference]) == rc
+    served = [x for x in capsys.readouterr().out.splitlines() if not x.startswith("ok")]
+    assert len(served) == len(bad) and all(MID_STREAM_ERROR in x for x in served), served
     rc, report = _conform(capsys, command)
     results = _results(report)
     failed = {k: r["reasons"][:2] for k, r in results.items() if r["status"] == "fail"}
