@@ -95,6 +95,14 @@ def test_smoke_passes_a_served_reference_adapter(capsys: pytest.CaptureFixture[s
     assert "in flight True" in lines[4]
 
 
+@pytest.mark.parametrize("name", ["anthropic", "openai-chat", "openai-responses", "gemini", "ollama", "bedrock"])
+def test_smoke_passes_every_served_reference_adapter(capsys: pytest.CaptureFixture[str], name: str) -> None:
+    # smoke feeds a recorded stream that reports no error (an Ollama stream ending in its
+    # documented `{"error": ...}` line must fail to parse: smoke once fed it, failing all)
+    rc, lines = _smoke(capsys, f"{SERVE} {name}")
+    assert rc == 0 and all(line.startswith("ok ") for line in lines), lines
+
+
 def test_smoke_fails_an_operation_that_crashes(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     rc, lines = _smoke(capsys, f"{CHILD} crash render {shlex.quote(str(tmp_path / 'flag'))}")
     assert rc == 1

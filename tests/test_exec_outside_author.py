@@ -5,8 +5,7 @@ binary event stream itself (tests/data/exec/bedrock_child.mjs, written from AWS'
 a Go adapter of Gemini's generateContent (tests/data/exec/go_child/, the standard library only)
 and a Go adapter of Ollama's /api/chat (tests/data/exec/go_ollama_child/, the standard library
 only: NDJSON streams, tool calls with no ids that it mints from the reply). Each passes
-`turnspec conform exec` (every message validated) and `turnspec exec smoke` as written (the
-Ollama child but for the one stream smoke takes, see its test); a defect planted in a copy
+`turnspec conform exec` (every message validated) and `turnspec exec smoke` as written; a defect planted in a copy
 fails the check that exists for it. What the author met that the docs did not say (the
 `<provider>:` model prefix, the parse and read_request result fields, the options'
 `extra`/`provider_raw`/`critical_key`, when a stream is over for a cancel) is now on the page.
@@ -22,7 +21,6 @@ import re
 import shlex
 import shutil
 import subprocess
-import sys
 import zlib
 from dataclasses import replace
 from pathlib import Path
@@ -434,31 +432,22 @@ def go_ollama_binary(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return _go_build(GO_OLLAMA_CHILD, tmp_path_factory.mktemp("go-ollama-child"), "ollama-child")
 
 
-MID_STREAM_ERROR = "an error was encountered while running the model"
-
-
 @needs_go
 def test_the_go_ollama_child_passes_smoke_and_conform(
     go_ollama_binary: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Conform passes with every message validated. Smoke streams the first 2xx stream of the
-    API's cassettes, which for ollama-chat is errors.yaml#3, a stream whose documented error line
-    ({"error": ...}, docs.ollama.com/api/errors) must raise: an honest child FAILs that one line
-    (so does the reference adapter served), every other operation answers ok."""
+    """Smoke answers ok on every operation, and conform passes with every message validated.
+    (Smoke once streamed the first 2xx stream of the API's cassettes, errors.yaml#3 for
+    ollama-chat, whose documented error line ({"error": ...}, docs.ollama.com/api/errors) must
+    raise: every honest child, the reference adapter served too, FAILed that line. Smoke now
+    takes a stream that reports no error.)"""
     command = shlex.quote(str(go_ollama_binary))
     rc = main(["exec", "smoke", command])
     lines = capsys.readouterr().out.splitlines()
     ops = {x.split()[1]: x for x in lines if x.split()}
     assert set(ops) >= {"hello", "render", "parse", "stream", "cancel", "read_request", "estimate", "tool_id_map"}
     assert "outside-ollama (ollama, ollama-chat)" in ops["hello"], lines
-    bad = [x for x in lines if not x.startswith("ok")]
-    assert all(x.startswith("FAIL  stream") and MID_STREAM_ERROR in x for x in bad), lines
-    assert rc == (1 if bad else 0), lines
-    # the reference adapter served over the protocol meets the same stream, the same way
-    reference = f"{shlex.quote(sys.executable)} -m conformance.adapters.exec.serve ollama"
-    assert main(["exec", "smoke", reference]) == rc
-    served = [x for x in capsys.readouterr().out.splitlines() if not x.startswith("ok")]
-    assert len(served) == len(bad) and all(MID_STREAM_ERROR in x for x in served), served
+    assert rc == 0 and all(x.startswith("ok") for x in lines), lines
     rc, report = _conform(capsys, command)
     results = _results(report)
     failed = {k: r["reasons"][:2] for k, r in results.items() if r["status"] == "fail"}

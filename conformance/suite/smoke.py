@@ -14,6 +14,7 @@ from ..adapters.errors import OperationNotOffered
 from ..adapters.exec import ExecAdapter, ExecSettings, parse_ref, start
 from ..adapters.protocol import AdapterOptions, RequestContext, WireRequest, WireResponse
 from .cassettes import Interaction, iter_cassettes
+from .checks.streams import wire_values
 from .runner import default_cassette_root, local_cassette_root
 
 SESSION = "01JSMOKE0000000000000SESS1"
@@ -48,7 +49,19 @@ def recorded(adapter: ExecAdapter) -> list[Interaction]:
 
 
 def _first(found: list[Interaction], stream: bool) -> Interaction | None:
-    return next((it for it in found if it.is_stream == stream and 200 <= it.status < 300), None)
+    """The first recorded 2xx response (`stream`: stream) that reports no error: a stream
+    that began with 200 and then reports one (Ollama's `{"error": ...}` line, Anthropic's
+    `error` event) must fail to parse, so an honest child would fail smoke on it."""
+    return next((it for it in found if it.is_stream == stream and 200 <= it.status < 300 and not _fails(it)), None)
+
+
+def _fails(it: Interaction) -> bool:
+    """Whether a recorded stream reports an error after it began (its record's `stream_error`
+    probe), or cannot be decoded at all."""
+    if not it.is_stream or it.wire is None:
+        return False
+    values = wire_values(it)
+    return values is None or it.wire.probes.stream_error(values) is not None
 
 
 def run_smoke(ref: str, timeout: float | None = None) -> Iterator[Line]:

@@ -171,7 +171,11 @@ def _carries(api: WireApi) -> list[str]:
     ]
     t = api.tool_ids
     if not t.issued_by_provider:
-        lines.append("- tool-call ids: the API issues none; the adapter mints them")
+        lines.append(
+            "- tool-call ids: the API may send a call with none (its docs show none, or some servers send"
+            " none): the adapter mints one for such a call, derived from the reply (a later reply repeating"
+            " a call is a new call: TC303), and uses an id the API did issue as it is"
+        )
     rule = [
         f"matching `{t.pattern.pattern}`" if t.pattern is not None else "",
         f"at most {t.max_length} characters" if t.max_length else "",
