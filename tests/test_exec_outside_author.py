@@ -771,3 +771,18 @@ def test_a_defect_planted_in_the_responses_child_fails_its_check(
     child = _planted(tmp_path, RESPONSES_CHILD, old, new)
     reasons = _failing(capsys, _python(child), rule)
     assert any(words in why for why in reasons), reasons
+
+
+def test_the_responses_child_passes_conform_on_real_recordings(
+    samples: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """pydantic-ai's and simonw/llm's recorded Responses traffic (reasoning items with their
+    encrypted_content, `description: null` tools, `tool_choice`, `include`, `store: false`):
+    every check passes, TC701 over real usage counts included (the child counts an encrypted
+    reasoning item as the reasoning the API decrypts, not as its summary)."""
+    rc = main(["conform", f"exec:{_python(RESPONSES_CHILD)}", "--samples", str(samples / "wire"), "-o", "json"])
+    results = _results(json.loads(capsys.readouterr().out))
+    failed = {k: r["reasons"][:2] for k, r in results.items() if r["status"] == "fail"}
+    assert rc == 0 and not failed, failed
+    for rule, least in (("TC102", 50), ("TC607", 15), ("TC701", 20), ("TC802", 80), ("TC904", 30)):
+        assert results[rule]["status"] == "pass" and results[rule]["cases_run"] >= least, (rule, results[rule])

@@ -1323,20 +1323,51 @@ def read_request(params: dict[str, Json]) -> dict[str, Json]:
 # ---------------------------------------------------------------- estimate
 
 
+IMAGE_TOKENS = 85  # OpenAI's vision guide: a low-detail image costs 85 tokens (a floor)
+MESSAGE_TOKENS = 4  # a message's role and framing
+
+
+def block_chars(block: Json) -> tuple[int, int]:
+    """The characters a block puts before the model (four to a token), and the images it holds."""
+    if not isinstance(block, dict):
+        return 0, 0
+    kind = block.get("type")
+    if kind == "thinking" and block.get("signature"):
+        # encrypted_content is the reasoning itself, which the API decrypts into the context
+        # (its summary is not what the model reads): about one token per twelve base64
+        # characters, the ratio of real gpt-5 / gpt-5.5 tool-call continuations' usage
+        return len(block["signature"]) * 4 // 12, 0
+    if kind in ("text", "thinking"):
+        return len(block.get("text") or ""), 0
+    if kind == "image":
+        return 0, 1
+    if kind == "tool_use":
+        return len(block.get("name") or "") + len(json.dumps(block.get("input") or {}, ensure_ascii=False)), 0
+    if kind == "tool_result":
+        chars = images = 0
+        for inner in block.get("content") or []:
+            c, i = block_chars(inner)
+            chars, images = chars + c, images + i
+        return chars, images
+    if kind == "redacted_thinking":
+        return 0, 0
+    return len(json.dumps(block, ensure_ascii=False)), 0
+
+
 def estimate(params: dict[str, Json]) -> dict[str, Json]:
-    """About four characters a token (OpenAI's rule of thumb), over the text the request carries."""
-    chars = 0
+    """About four characters a token (OpenAI's rule of thumb) over what the model reads: the
+    text, tool calls and their results, tool definitions; a flat count per image and message."""
+    chars = images = messages = 0
     for message in params.get("messages") or []:
-        chars += 16
+        messages += 1
         for block in message.get("content") or []:
-            chars += (
-                len(json.dumps(block, ensure_ascii=False))
-                if block.get("type") != "text"
-                else len(block.get("text", ""))
-            )
+            c, i = block_chars(block)
+            chars, images = chars + c, images + i
     for tool in params.get("tools") or []:
-        chars += len(json.dumps(tool, ensure_ascii=False))
-    return {"tokens": max(1, (chars + 3) // 4)}
+        chars += len(tool.get("name") or "") + len(tool.get("description") or "")
+        chars += len(json.dumps(tool.get("input_schema") or {}, ensure_ascii=False))
+    tokens = (chars + 3) // 4 + images * IMAGE_TOKENS + messages * MESSAGE_TOKENS
+    return {"tokens": max(1, tokens)}
 
 
 # ---------------------------------------------------------------- hello, the loop
