@@ -748,6 +748,13 @@ def test_the_responses_child_passes_smoke_and_conform(capsys: pytest.CaptureFixt
         ),
         # stop sequences left off the wire without the option_dropped WARN line
         ('    if options.get("stop_sequences"):', "    if False:", "TC105", "no WARN line names it"),
+        # `response.failed` only ends the stream with stop_reason error: nothing raises
+        (
+            'if kind == "response.failed":  # the provider reported an error mid-stream (contract §6.5)',
+            "if False:",
+            "TC801",
+            "reports an error mid-stream, and the adapter raised no AdapterError",
+        ),
         # OpenAI's `retry-after-ms` header ignored: a 429 carries no retry hint
         (
             '(("retry-after-ms", 1000.0), ("retry-after", 1.0))',
@@ -762,6 +769,7 @@ def test_the_responses_child_passes_smoke_and_conform(capsys: pytest.CaptureFixt
         "encrypted-content-dropped",
         "refusal-as-text",
         "stop-dropped-silently",
+        "failed-response-not-raised",
         "retry-after-ms-ignored",
     ],
 )
