@@ -794,3 +794,14 @@ def test_the_responses_child_passes_conform_on_real_recordings(
     assert rc == 0 and not failed, failed
     for rule, least in (("TC102", 50), ("TC607", 15), ("TC701", 20), ("TC802", 80), ("TC904", 30)):
         assert results[rule]["status"] == "pass" and results[rule]["cases_run"] >= least, (rule, results[rule])
+
+
+@pytest.mark.parametrize(("line", "says"), [(b"nope\n", "is not UTF-8 JSON"), (b"[1]\n", "is not a JSON object")])
+def test_the_responses_child_refuses_a_line_off_the_protocol_in_one_line(line: bytes, says: str) -> None:
+    """Nothing to answer (no `id`): the child says which line on standard error and exits 2."""
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", str(RESPONSES_CHILD)], input=line, capture_output=True, timeout=60, check=False
+    )
+    err = done.stderr.decode()
+    assert done.returncode == 2 and done.stdout == b"", (done.returncode, done.stdout)
+    assert err.count("\n") == 1 and f"standard input line 1 {says}" in err and "Traceback" not in err, err

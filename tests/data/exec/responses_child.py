@@ -1430,10 +1430,17 @@ def answer(request: dict[str, Json]) -> dict[str, Json]:
 def main() -> int:
     stdin = sys.stdin.buffer
     stdout = sys.__stdout__.buffer  # the protocol's; sys.stdout is standard error (see below)
-    for line in stdin:
+    for number, line in enumerate(stdin, 1):
         if not line.strip():
             continue
-        request = json.loads(line.decode("utf-8"))
+        try:
+            request = json.loads(line.decode("utf-8"))
+        except ValueError as exc:  # not the protocol: nothing to answer (no id), so say where and stop
+            sys.stderr.write(f"responses_child: standard input line {number} is not UTF-8 JSON: {exc}\n")
+            return 2
+        if not isinstance(request, dict):
+            sys.stderr.write(f"responses_child: standard input line {number} is not a JSON object\n")
+            return 2
         reply = json.dumps(answer(request), ensure_ascii=False, separators=(",", ":"))
         stdout.write(reply.encode("utf-8") + b"\n")
         stdout.flush()
