@@ -805,3 +805,26 @@ def test_the_responses_child_refuses_a_line_off_the_protocol_in_one_line(line: b
     err = done.stderr.decode()
     assert done.returncode == 2 and done.stdout == b"", (done.returncode, done.stdout)
     assert err.count("\n") == 1 and f"standard input line 1 {says}" in err and "Traceback" not in err, err
+
+
+def test_a_failed_response_parses_to_the_error_it_reports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A 200 Response whose `status` is `failed` reports its error in the body: the child answers
+    the adapter_error of its `error.code`, as turnspec's own Responses adapter raises (no check
+    scripts this status for a whole response: the record's field for it is ambiguous)."""
+    body = {
+        "id": "resp_1",
+        "object": "response",
+        "created_at": 1741476542,
+        "status": "failed",
+        "error": {"code": "server_error", "message": "The model failed to generate a response."},
+        "model": "gpt-5-2025-08-07",
+        "output": [],
+        "usage": None,
+    }
+    path = tmp_path / "failed.json"
+    path.write_text(json.dumps(body))
+    for adapter in ("openai-responses", f"exec:{_python(RESPONSES_CHILD)}"):
+        assert main(["wire", "parse", "--adapter", adapter, str(path)]) == 1
+        out = capsys.readouterr()
+        assert json.loads(out.out)["error_class"] == "server_error", (adapter, out)
+        assert "HTTP 200: ServerError (server_error)" in out.err, (adapter, out.err)

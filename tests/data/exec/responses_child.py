@@ -664,8 +664,10 @@ def parse(params: dict[str, Json]) -> dict[str, Json]:
     context = params.get("context") or {}
     status = int(response.get("status") or 200)
     body = decode_body(response)
-    is_response = isinstance(body, dict) and body.get("object") == "response"
-    if status >= 400 or (isinstance(body, dict) and body.get("error") and not is_response):
+    # an HTTP error, an error body, or a Response that says it failed (`status: failed` and
+    # its `error`): the body reports an error, so the answer is an adapter_error
+    failed = isinstance(body, dict) and body.get("status") == "failed"
+    if status >= 400 or (isinstance(body, dict) and isinstance(body.get("error"), dict)) or failed:
         raise_for_error(status, response.get("headers"), body, context)
     if not isinstance(body, dict) or not isinstance(body.get("output"), list):
         raise ProtocolError({"kind": "wire_format", "message": "a Response object has an `output` list"})
