@@ -11,10 +11,16 @@ fails the check that exists for it. What the author met that the docs did not sa
 `extra`/`provider_raw`/`critical_key`, when a stream is over for a cancel) is now on the page.
 
 Each toolchain test skips with the reason when `node` or `go` is missing (.ci/run installs
-golang-go; node comes with the machine)."""
+golang-go; node comes with the machine).
+
+A fifth outsider, an OpenAI Responses adapter (tests/data/exec/responses_child.py), is a
+standalone Python 3 script on the standard library alone, written from the same pages plus
+`turnspec wire show openai-responses` and OpenAI's Responses documentation: it runs with `-I -S`
+(no site-packages, so no turnspec to import even by accident)."""
 
 from __future__ import annotations
 
+import ast
 import base64
 import json
 import re
@@ -38,6 +44,7 @@ NODE_CHILD = DATA / "node_child.mjs"
 BEDROCK_CHILD = DATA / "bedrock_child.mjs"
 GO_CHILD = DATA / "go_child"
 GO_OLLAMA_CHILD = DATA / "go_ollama_child"
+RESPONSES_CHILD = DATA / "responses_child.py"
 NODE = shutil.which("node")
 GO = shutil.which("go")
 BUILD_TIMEOUT_S = 300
@@ -76,6 +83,29 @@ BEDROCK_EXERCISED = (
     "TC902",
     "TC903",
     "TC904",  # cacheReadInputTokens / cacheWriteInputTokens
+)
+RESPONSES_EXERCISED = (
+    "TC101",  # parse: routing, disjoint usage, the served model, status from `status`
+    "TC102",  # read_request: instructions, developer messages, reasoning, function calls
+    "TC105",  # stop sequences: no field on the wire, one option_dropped WARN line
+    "TC109",  # POST /v1/responses, the model without its `openai:` prefix, `stream: true`
+    "TC201",  # drop records
+    "TC203",  # critical_key: a typed critical_block error
+    "TC405",  # reasoning items go back with their id and encrypted_content
+    "TC601",
+    "TC605",  # summary parts joined as the parse joins them
+    "TC606",
+    "TC607",
+    "TC609",
+    "TC610",  # encrypted_content on the reasoning block's final thinking_delta only
+    "TC611",
+    "TC801",  # retry-after-ms; response.failed and `error` events raise after message_complete
+    "TC802",  # round trip through provider_raw (item ids, refusal parts, tool `strict`)
+    "TC901",
+    "TC902",  # is_error in band: the output's `Error: ` prefix
+    "TC903",  # incomplete -> max_tokens, refusal parts as text
+    "TC904",
+    "TC907",
 )
 GO_EXERCISED = ("TC101", "TC102", "TC109", "TC201", "TC203", "TC405", "TC601", "TC607", "TC611", "TC802", "TC903")
 OLLAMA_EXERCISED = (
@@ -647,3 +677,143 @@ def test_gemini_content_filters_may_end_as_error(
     rc = main(args)
     result = _results(json.loads(capsys.readouterr().out))["TC903"]
     assert rc == 1 and any("'SAFETY'" in why for why in result["reasons"]), result
+
+
+# -- the Python child (OpenAI Responses), the standard library only --------------------------
+
+
+def _python(child: Path) -> str:
+    """The child under this interpreter with no site-packages (`-S`) in isolated mode (`-I`)."""
+    return f"{shlex.quote(sys.executable)} -I -S {shlex.quote(str(child))}"
+
+
+def test_the_responses_child_imports_the_standard_library_only() -> None:
+    tree = ast.parse(RESPONSES_CHILD.read_text())
+    imported = {
+        alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names
+    }
+    imported |= {
+        node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
+    }
+    assert imported and imported <= set(sys.stdlib_module_names) | {"__future__"}, imported - set(
+        sys.stdlib_module_names
+    )
+
+
+def test_the_responses_child_passes_smoke_and_conform(capsys: pytest.CaptureFixture[str]) -> None:
+    _passes(capsys, _python(RESPONSES_CHILD), RESPONSES_EXERCISED)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "rule", "words"),
+    [
+        # `status: "incomplete"` read as a finished turn: the truncation streams as end_turn
+        (
+            'return "end_turn" if reason == "content_filter" else "max_tokens"',
+            'return "end_turn"',
+            "TC903",
+            "streamed stop_reason 'end_turn', recorded 'max_output_tokens' = 'max_tokens'",
+        ),
+        # the API's input_tokens already hold the cached ones: adding them counts them twice
+        (
+            '"input_tokens": max(total_in - cached, 0),',
+            '"input_tokens": total_in + cached,',
+            "TC904",
+            "input_tokens: parsed 2606, recorded 46",
+        ),
+        # a reasoning item sent back without its encrypted_content (stateless replay breaks)
+        (
+            'item["encrypted_content"] = block["signature"]',
+            "pass",
+            "TC802",
+            "/input/1/encrypted_content: missing from rendered",
+        ),
+        # an assistant refusal replayed as output_text: the history says the model answered
+        (
+            'part = {"type": "refusal", "refusal": block.get("text", "")}',
+            'part = {"type": "output_text", "text": block.get("text", "")}',
+            "TC802",
+            '/input/1/content/0/type: recorded "refusal", rendered "output_text"',
+        ),
+        # stop sequences left off the wire without the option_dropped WARN line
+        ('    if options.get("stop_sequences"):', "    if False:", "TC105", "no WARN line names it"),
+        # `response.failed` only ends the stream with stop_reason error: nothing raises
+        (
+            'if kind == "response.failed":  # the provider reported an error mid-stream (contract §6.5)',
+            "if False:",
+            "TC801",
+            "reports an error mid-stream, and the adapter raised no AdapterError",
+        ),
+        # OpenAI's `retry-after-ms` header ignored: a 429 carries no retry hint
+        (
+            '(("retry-after-ms", 1000.0), ("retry-after", 1.0))',
+            '(("retry-after", 1.0),)',
+            "TC801",
+            "retry_after_seconds=None, recorded hint 0.24",
+        ),
+    ],
+    ids=[
+        "incomplete-as-end-turn",
+        "cached-counted-twice",
+        "encrypted-content-dropped",
+        "refusal-as-text",
+        "stop-dropped-silently",
+        "failed-response-not-raised",
+        "retry-after-ms-ignored",
+    ],
+)
+def test_a_defect_planted_in_the_responses_child_fails_its_check(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], old: str, new: str, rule: str, words: str
+) -> None:
+    child = _planted(tmp_path, RESPONSES_CHILD, old, new)
+    reasons = _failing(capsys, _python(child), rule)
+    assert any(words in why for why in reasons), reasons
+
+
+def test_the_responses_child_passes_conform_on_real_recordings(
+    samples: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """pydantic-ai's and simonw/llm's recorded Responses traffic (reasoning items with their
+    encrypted_content, `description: null` tools, `tool_choice`, `include`, `store: false`):
+    every check passes, TC701 over real usage counts included (the child counts an encrypted
+    reasoning item as the reasoning the API decrypts, not as its summary)."""
+    rc = main(["conform", f"exec:{_python(RESPONSES_CHILD)}", "--samples", str(samples / "wire"), "-o", "json"])
+    results = _results(json.loads(capsys.readouterr().out))
+    failed = {k: r["reasons"][:2] for k, r in results.items() if r["status"] == "fail"}
+    assert rc == 0 and not failed, failed
+    for rule, least in (("TC102", 50), ("TC607", 15), ("TC701", 20), ("TC802", 80), ("TC904", 30)):
+        assert results[rule]["status"] == "pass" and results[rule]["cases_run"] >= least, (rule, results[rule])
+
+
+@pytest.mark.parametrize(("line", "says"), [(b"nope\n", "is not UTF-8 JSON"), (b"[1]\n", "is not a JSON object")])
+def test_the_responses_child_refuses_a_line_off_the_protocol_in_one_line(line: bytes, says: str) -> None:
+    """Nothing to answer (no `id`): the child says which line on standard error and exits 2."""
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", str(RESPONSES_CHILD)], input=line, capture_output=True, timeout=60, check=False
+    )
+    err = done.stderr.decode()
+    assert done.returncode == 2 and done.stdout == b"", (done.returncode, done.stdout)
+    assert err.count("\n") == 1 and f"standard input line 1 {says}" in err and "Traceback" not in err, err
+
+
+def test_a_failed_response_parses_to_the_error_it_reports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A 200 Response whose `status` is `failed` reports its error in the body: the child answers
+    the adapter_error of its `error.code`, as turnspec's own Responses adapter raises (no check
+    scripts this status for a whole response: the record's field for it is ambiguous)."""
+    body = {
+        "id": "resp_1",
+        "object": "response",
+        "created_at": 1741476542,
+        "status": "failed",
+        "error": {"code": "server_error", "message": "The model failed to generate a response."},
+        "model": "gpt-5-2025-08-07",
+        "output": [],
+        "usage": None,
+    }
+    path = tmp_path / "failed.json"
+    path.write_text(json.dumps(body))
+    for adapter in ("openai-responses", f"exec:{_python(RESPONSES_CHILD)}"):
+        assert main(["wire", "parse", "--adapter", adapter, str(path)]) == 1
+        out = capsys.readouterr()
+        assert json.loads(out.out)["error_class"] == "server_error", (adapter, out)
+        assert "HTTP 200: ServerError (server_error)" in out.err, (adapter, out.err)
