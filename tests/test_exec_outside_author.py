@@ -27,6 +27,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import sys
 import zlib
 from dataclasses import replace
 from pathlib import Path
