@@ -603,3 +603,28 @@ def test_samples_and_no_samples_together_are_a_usage_error(tmp_path: Path, capsy
     rc = main(["conform", "anthropic", "--samples", str(tmp_path), "--no-samples", "--select", "TC101"])
     err = capsys.readouterr().err
     assert rc == 2 and err.count("\n") == 1 and "contradict" in err and "--no-samples" in err
+
+
+def test_an_adapter_whose_cassette_folders_exist_nowhere_is_told_why_its_checks_skip(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # an outside author's exec child left `cassette_folders` out: the default, its own name,
+    # matched no folder, 26 checks skipped and the report said only "cassette folders none"
+    module = tmp_path / "mine.py"
+    module.write_text(
+        "from conformance.adapters.anthropic import AnthropicAdapter\n\n\n"
+        "class Mine(AnthropicAdapter):\n"
+        "    name = 'mine'\n"
+        "    cassette_folders = ('no-such-folder',)\n",
+        encoding="utf-8",
+    )
+    main(["conform", f"{module}:Mine", "--no-samples", "--select", "TC901"])
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if x.startswith("recordings:"))
+    assert "mine asks for no-such-folder: no such folder" in line and "cassette_folders" in line, line
+    main(["conform", f"{module}:Mine", "--no-samples", "--select", "TC901", "-o", "json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["recordings"]["folders_not_found"] == {"mine": ["no-such-folder"]}
+    # an adapter whose folders are found names none
+    main(["conform", "anthropic", "--no-samples", "--select", "TC901", "-o", "json"])
+    assert json.loads(capsys.readouterr().out)["recordings"]["folders_not_found"] == {}

@@ -284,6 +284,12 @@ def recordings_line(report: SuiteReport) -> str:
     recordings with what asked for them (or that none were asked for)."""
     rec = report.recordings
     own = ", ".join(f"{folder} ({n})" for folder, n in rec.get("folders", {}).items()) or "none"
+    for name, asked in rec.get("folders_not_found", {}).items():
+        own += (
+            f"; {name} asks for {', '.join(asked)}: no such folder in turnspec's cassettes, --cassettes or "
+            "./cassettes, so its checks that replay recordings skip (an exec child names its folders in "
+            "hello's `cassette_folders`)"
+        )
     if rec.get("samples") is None:
         third = f"third-party recordings: none ({rec.get('samples_source') or 'none given'})"
     else:

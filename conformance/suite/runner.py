@@ -631,8 +631,13 @@ def _recordings(config: SuiteConfig, own: Mapping[str, list[Cassette]], samples:
             folders[cassette_origin(d)] = sum(
                 1 for c in own.get(s.name, []) if c.path.parent == d or d in c.path.parents
             )
+    # an adapter none of whose folders exists (an exec child whose hello names none, so the
+    # default `[name]` matches nothing): what it asked for, so the report says why its
+    # recording checks skip instead of an unexplained `none`
+    unfound = {s.name: list(cassette_folders(s.adapter)) for s in config.subjects if not s.cassette_dirs}
     return {
         "folders": folders,
+        "folders_not_found": unfound,
         "samples": str(config.samples) if config.samples is not None else None,
         "samples_cassettes": len(samples),
         "samples_source": config.samples_source,
