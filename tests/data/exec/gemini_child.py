@@ -423,7 +423,7 @@ def render(params: dict[str, Json]) -> dict[str, Json]:
     wire_tools: list[Json] = [{"functionDeclarations": declarations}] if declarations else []
     wire_tools.extend(options.get("provider_tools") or [])
     if wire_tools:
-        body["tools"] = wire_tools
+        body["tools"] = wire_tools[0] if request_raw.get("tools_object") and len(wire_tools) == 1 else wire_tools
     config: dict[str, Json] = {}
     if options.get("max_output_tokens") is not None:
         config["maxOutputTokens"] = options["max_output_tokens"]
@@ -481,7 +481,8 @@ def token_usage(usage: Json) -> dict[str, int] | None:
     """Disjoint buckets: promptTokenCount includes the cached tokens; thoughts are output."""
     if not isinstance(usage, dict):
         return None
-    prompt = int(usage.get("promptTokenCount") or 0)
+    # the prompt the tools added (a search's results) is input too: toolUsePromptTokenCount
+    prompt = int(usage.get("promptTokenCount") or 0) + int(usage.get("toolUsePromptTokenCount") or 0)
     cached = int(usage.get("cachedContentTokenCount") or 0)
     output = int(usage.get("candidatesTokenCount") or 0) + int(usage.get("thoughtsTokenCount") or 0)
     return {
@@ -1009,6 +1010,43 @@ def cancel(params: dict[str, Json]) -> dict[str, Json]:
 
 # ---------------------------------------------------------------- read_request (wire -> canonical)
 
+
+def camel(value: Json, fields: dict[str, Json]) -> Json:
+    """A request's structural fields in their lowerCamelCase JSON names: proto3 JSON parsers take
+    the proto name too (`system_instruction`, `parameters_json_schema`), and the API with them.
+    `fields` names, for each key, how to read its value (another map; "list" of one; None: as is)."""
+    if not isinstance(value, dict):
+        return value
+    out: dict[str, Json] = {}
+    for key, inner in value.items():
+        name = re.sub(r"_([a-z0-9])", lambda m: m.group(1).upper(), key) if "_" in key else key
+        shape = fields.get(name)
+        if isinstance(shape, tuple):  # a list of such objects
+            inner = [camel(x, shape[0]) for x in inner] if isinstance(inner, list) else camel(inner, shape[0])
+        elif isinstance(shape, dict):
+            inner = camel(inner, shape)
+        out[name] = inner
+    return out
+
+
+BLOB_FIELDS: dict[str, Json] = {"mimeType": None, "data": None, "fileUri": None}
+PART_FIELDS: dict[str, Json] = {
+    "inlineData": BLOB_FIELDS,
+    "fileData": BLOB_FIELDS,
+    "functionCall": {},
+    "functionResponse": {},
+    "thoughtSignature": None,
+}
+CONTENT_FIELDS: dict[str, Json] = {"parts": (PART_FIELDS,)}
+BODY_FIELDS: dict[str, Json] = {
+    "contents": (CONTENT_FIELDS,),
+    "systemInstruction": CONTENT_FIELDS,
+    "tools": ({"functionDeclarations": ({},)},),
+    "generationConfig": {},
+    "toolConfig": {},
+}
+
+
 ENDPOINT = re.compile(r"/models/([^?#]+?):(generateContent|streamGenerateContent)(?:[?#]|$)")
 
 
@@ -1065,7 +1103,7 @@ def user_blocks(parts: list[Json]) -> tuple[list[Json], dict[str, Json]]:
 
 
 def read_request(params: dict[str, Json]) -> dict[str, Json]:
-    body = params.get("body")
+    body = camel(params.get("body"), BODY_FIELDS)
     if not isinstance(body, dict):
         raise adapter_error("invalid_request", "the request body is not a JSON object")
     session_id = params.get("session_id") or ulid()
@@ -1143,7 +1181,13 @@ def read_request(params: dict[str, Json]) -> dict[str, Json]:
     fields: dict[str, str] = {}
     no_description: list[str] = []
     no_schema: list[str] = []
-    for entry in body.get("tools") or []:
+    wire_tools = body.get("tools") or []
+    if isinstance(wire_tools, dict):  # one Tool where the field is repeated: the API takes it so
+        wire_tools = [wire_tools]
+        request_raw["tools_object"] = True
+    for entry in wire_tools:
+        if not isinstance(entry, dict):
+            continue
         if not (isinstance(entry, dict) and isinstance(entry.get("functionDeclarations"), list) and len(entry) == 1):
             provider_tools.append(entry)
             continue
@@ -1208,11 +1252,16 @@ IMAGE_TOKENS = 258  # ai.google.dev/gemini-api/docs/tokens: an image up to 384 p
 MESSAGE_TOKENS = 3
 
 
-def block_chars(block: Json) -> tuple[int, int]:
+def block_chars(block: Json, signed: bool = False) -> tuple[int, int]:
     """The characters a block puts before the model, and the images it holds."""
     if not isinstance(block, dict):
         return 0, 0
     kind = block.get("type")
+    if kind == "thinking" and block.get("signature") and signed:
+        # a Gemini 3 thoughtSignature is the model's reasoning, which the API decrypts back into
+        # the context: about one token per seven base64 characters (a recorded Gemini 3 turn's
+        # thoughtsTokenCount against its signature's length); Gemini 2.5's prompts do not grow so
+        return len(block.get("text") or "") + len(block["signature"]) * 4 // 7, 0
     if kind in ("text", "thinking"):
         return len(block.get("text") or ""), 0
     if kind == "image":
@@ -1234,10 +1283,15 @@ def estimate(params: dict[str, Json]) -> dict[str, Json]:
     """About four characters a token (ai.google.dev/gemini-api/docs/tokens: "a token is equivalent
     to about 4 characters"), a flat count per image and per turn."""
     chars = images = messages = 0
+    signed = wire_model(str(params.get("model") or "")).startswith("gemini-3")
     for message in params.get("messages") or []:
         messages += 1
-        for block in message.get("content") or []:
-            c, i = block_chars(block)
+        content = message.get("content") or []
+        for index, block in enumerate(content):
+            # the signature of a function call (the current turn's reasoning) is read back; one
+            # on a finished turn's answer is not (the recorded prompts do not grow by it)
+            calls_next = index + 1 < len(content) and (content[index + 1] or {}).get("type") == "tool_use"
+            c, i = block_chars(block, signed and calls_next)
             chars, images = chars + c, images + i
     for tool in params.get("tools") or []:
         chars += len(tool.get("name") or "") + len(tool.get("description") or "")
