@@ -1040,3 +1040,37 @@ def test_the_gemini_child_mints_ids_from_the_reply_and_sends_them_back() -> None
     assert again_rendered["body"] == recorded, again_rendered["body"]
     assert again_rendered["path"].endswith(":streamGenerateContent"), again_rendered["path"]  # no ?alt=sse: an array
     assert child.close() == 0
+
+
+@pytest.mark.parametrize(("line", "says"), [(b"nope\n", "is not UTF-8 JSON"), (b"[1]\n", "is not a JSON object")])
+def test_the_gemini_child_refuses_a_line_off_the_protocol_in_one_line(line: bytes, says: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", str(GEMINI_CHILD)], input=line, capture_output=True, timeout=60, check=False
+    )
+    err = done.stderr.decode()
+    assert done.returncode == 2 and done.stdout == b"", (done.returncode, done.stdout)
+    assert err.count("\n") == 1 and f"standard input line 1 {says}" in err and "Traceback" not in err, err
+
+
+def test_the_gemini_child_ends_a_stream_cut_before_its_finish_reason_in_error() -> None:
+    """Contract §6.5: a stream that ends before its stop reason yields message_complete with
+    stop_reason error (the text that arrived) and fails with a located wire_format error; a
+    cancel after it finds the stream over."""
+    child = _Child([sys.executable, "-I", "-S", str(GEMINI_CHILD)])
+    child.call("hello", {"protocol_versions": [1], "turnspec": "test"})
+    context = {"session_id": "S1", "message_id": "M1", "request_id": "r1", "model": "google:gemini-2.5-flash"}
+    child.call("stream_open", {"stream_id": "s1", "context": context})
+    element = {"candidates": [{"content": {"role": "model", "parts": [{"text": "Once upon"}]}, "index": 0}]}
+    data = base64.b64encode(f"data: {json.dumps(element)}\r\n\r\n".encode()).decode()
+    events = child.call("stream_feed", {"stream_id": "s1", "data": data})["events"]
+    assert [e["type"] for e in events] == ["message_start", "text_delta"], events
+    assert child.proc.stdin is not None and child.proc.stdout is not None
+    child.proc.stdin.write(json.dumps({"id": 99, "op": "stream_close", "params": {"stream_id": "s1"}}) + "\n")
+    child.proc.stdin.flush()
+    answer = json.loads(child.proc.stdout.readline())
+    assert answer["id"] == 99 and not answer["ok"] and answer["error"]["kind"] == "wire_format", answer
+    assert "ended before a finishReason" in answer["error"]["message"], answer
+    (complete,) = answer["error"]["events"]
+    assert complete["stop_reason"] == "error" and complete["final_content"] == [{"type": "text", "text": "Once upon"}]
+    assert child.call("cancel", {"request_id": "r1", "delivered": 1}) == {"in_flight": False, "events": []}
+    assert child.close() == 0
