@@ -218,6 +218,11 @@ def from_this_provider(message: dict[str, Json]) -> bool:
     return metadata.get("provider") == PROVIDER or (isinstance(model, str) and model.startswith(PROVIDER + ":"))
 
 
+def listed(value: Json) -> list[Json]:
+    """A repeated field as a list (a hostile body's other shapes read as none)."""
+    return value if isinstance(value, list) else []
+
+
 def dumps(value: Json) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
@@ -482,9 +487,14 @@ def token_usage(usage: Json) -> dict[str, int] | None:
     if not isinstance(usage, dict):
         return None
     # the prompt the tools added (a search's results) is input too: toolUsePromptTokenCount
-    prompt = int(usage.get("promptTokenCount") or 0) + int(usage.get("toolUsePromptTokenCount") or 0)
-    cached = int(usage.get("cachedContentTokenCount") or 0)
-    output = int(usage.get("candidatesTokenCount") or 0) + int(usage.get("thoughtsTokenCount") or 0)
+
+    def count(field: str) -> int:
+        value = usage.get(field)
+        return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+    prompt = count("promptTokenCount") + count("toolUsePromptTokenCount")
+    cached = count("cachedContentTokenCount")
+    output = count("candidatesTokenCount") + count("thoughtsTokenCount")
     return {
         "input_tokens": max(prompt - cached, 0),
         "output_tokens": output,
@@ -663,7 +673,7 @@ def decode_body(response: dict[str, Json]) -> Json:
 
 def finish(body: dict[str, Json], reply: Reply, context: dict[str, Json]) -> dict[str, Json]:
     """The parsed message of a whole reply."""
-    candidates = body.get("candidates") or []
+    candidates = listed(body.get("candidates"))
     candidate = candidates[0] if candidates and isinstance(candidates[0], dict) else {}
     feedback = body.get("promptFeedback") if isinstance(body.get("promptFeedback"), dict) else {}
     blocked = not candidates and bool(feedback.get("blockReason"))
@@ -714,10 +724,11 @@ def parse(params: dict[str, Json]) -> dict[str, Json]:
             raise ProtocolError({"kind": "wire_format", "message": "the response body is not a JSON object"})
         raise error_from(status, response.get("headers"), body, context)
     reply = Reply(context.get("session_id") or "")
-    candidates = body.get("candidates") or []
+    candidates = listed(body.get("candidates"))
     content = candidates[0].get("content") if candidates and isinstance(candidates[0], dict) else None
+    content = content if isinstance(content, dict) else {}
     key = body.get("responseId") or hashlib.sha256(dumps(body).encode("utf-8")).hexdigest()
-    for part in (content or {}).get("parts") or []:
+    for part in listed(content.get("parts")):
         reply.events_for(part, key, "m")
     return {"message": finish(body, reply, context)}
 
@@ -785,13 +796,14 @@ class Stream:
         self.start(out)
         if value.get("usageMetadata") is not None:
             self.usage = value["usageMetadata"]
-        candidates = value.get("candidates") or []
+        candidates = listed(value.get("candidates"))
         feedback = value.get("promptFeedback") if isinstance(value.get("promptFeedback"), dict) else {}
         if not candidates and feedback.get("blockReason"):
             self.blocked = True
         candidate = candidates[0] if candidates and isinstance(candidates[0], dict) else {}
         key = self.response_id or hashlib.sha256(dumps(value).encode("utf-8")).hexdigest()
-        for part in (candidate.get("content") or {}).get("parts") or []:
+        content = candidate.get("content") if isinstance(candidate.get("content"), dict) else {}
+        for part in listed(content.get("parts")):
             out.extend(self.reply.events_for(part, key, self.message_id))
         if candidate.get("finishReason"):
             self.finish_reason = candidate["finishReason"]
