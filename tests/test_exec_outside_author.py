@@ -1074,3 +1074,32 @@ def test_the_gemini_child_ends_a_stream_cut_before_its_finish_reason_in_error() 
     assert complete["stop_reason"] == "error" and complete["final_content"] == [{"type": "text", "text": "Once upon"}]
     assert child.call("cancel", {"request_id": "r1", "delivered": 1}) == {"in_flight": False, "events": []}
     assert child.close() == 0
+
+
+def test_the_gemini_child_cancels_with_the_image_no_event_carried_once_an_event_after_it_was_delivered() -> None:
+    """docs/exec-protocol.md, cancel: a block no event carries (a generated image's inlineData
+    part) is part of the partial content once an event after it was delivered, at its own index."""
+    child = _Child([sys.executable, "-I", "-S", str(GEMINI_CHILD)])
+    child.call("hello", {"protocol_versions": [1], "turnspec": "test"})
+    png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+    parts = [{"text": "Here:"}, {"inlineData": {"mimeType": "image/png", "data": png}}, {"text": " done"}]
+    wire = "".join(
+        "data: " + json.dumps({"candidates": [{"content": {"role": "model", "parts": [p]}, "index": 0}]}) + "\n\n"
+        for p in parts
+    )
+    contents = []
+    for n, delivered in enumerate((2, 3)):
+        context = {"session_id": "S1", "message_id": f"M{n}", "request_id": f"r{n}", "model": "google:gemini-2.5-flash"}
+        child.call("stream_open", {"stream_id": f"s{n}", "context": context})
+        data = base64.b64encode(wire.encode()).decode()
+        events = child.call("stream_feed", {"stream_id": f"s{n}", "data": data})["events"]
+        assert [e["type"] for e in events] == ["message_start", "text_delta", "text_delta"], events
+        cancelled = child.call("cancel", {"request_id": f"r{n}", "delivered": delivered})
+        assert cancelled["in_flight"] is True and cancelled["events"][-1]["stop_reason"] == "cancelled", cancelled
+        contents.append(cancelled["events"][-1]["final_content"])
+    image = {"type": "image", "source": {"kind": "base64", "data": png}, "media_type": "image/png"}
+    assert contents == [
+        [{"type": "text", "text": "Here:"}],
+        [{"type": "text", "text": "Here:"}, image, {"type": "text", "text": " done"}],
+    ], contents
+    assert child.close() == 0

@@ -760,6 +760,7 @@ class Stream:
         self.response_id: Json = None
         self.elements = 0
         self.events: list[Json] = []  # every event answered, for a cancel
+        self.silent: list[tuple[int, int, dict[str, Json]]] = []  # (index, events before it, block)
         self.over = False  # a stream_close or a failed feed was answered
 
     def fail(self, message: str) -> ProtocolError:
@@ -804,7 +805,11 @@ class Stream:
         key = self.response_id or hashlib.sha256(dumps(value).encode("utf-8")).hexdigest()
         content = candidate.get("content") if isinstance(candidate.get("content"), dict) else {}
         for part in listed(content.get("parts")):
-            out.extend(self.reply.events_for(part, key, self.message_id))
+            before = len(self.reply.blocks)
+            made = self.reply.events_for(part, key, self.message_id)
+            if not made and len(self.reply.blocks) > before:  # an image or a code part: no event carries it
+                self.silent.append((before, len(self.events) + len(out), self.reply.blocks[before]))
+            out.extend(made)
         if candidate.get("finishReason"):
             self.finish_reason = candidate["finishReason"]
 
@@ -995,6 +1000,9 @@ def cancel(params: dict[str, Json]) -> dict[str, Json]:
             elif kind == "tool_use_end":
                 blocks[index]["input"] = event["final_input"]
                 open_calls.pop(index, None)
+        for index, at, block in stream.silent:
+            if at < delivered:  # an event after it was delivered: it is part of the partial content
+                blocks[index] = dict(block)
         events: list[Json] = []
         for index, call_id in open_calls.items():
             try:
