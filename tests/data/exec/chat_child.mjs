@@ -884,24 +884,51 @@ function readRequest({ body, session_id: given }) {
 
 // ---------------------------------------------------------------- estimate
 
-// about four characters a token for English text (OpenAI's rule of thumb), a few tokens of
-// framing per message, and a flat cost per image
-function estimate({ messages, tools }) {
-  let chars = 0;
-  let tokens = 3;
-  const count = (block) => {
-    if (block.type === "text") chars += block.text.length;
-    else if (block.type === "image") tokens += 255;
-    else if (block.type === "tool_use") chars += block.name.length + JSON.stringify(block.input ?? {}).length;
-    else if (block.type === "tool_result") for (const inner of block.content || []) count(inner);
-    else chars += JSON.stringify(block).length;
-  };
-  for (const message of messages) {
-    tokens += 4;
-    for (const block of message.content || []) count(block);
+// About four characters a token for English text (OpenAI's rule of thumb, no tokenizer here),
+// counted as OpenAI's cookbook counts a chat prompt ("How to count tokens with tiktoken"):
+// 3 tokens of framing per message and 3 priming the reply; each tool definition as the
+// cookbook weighs it (7 per function, 3 for its properties, 3 per property, 12 at the end,
+// plus the text of `name:description` and of each `key:type:description`); a tool call and a
+// tool result also carry the framing of the message the model sees them in; a flat cost per
+// image (a low-detail image is 85 tokens, a high-detail tile 170: 255 between the two).
+const tokensOf = (text) => Math.ceil(String(text ?? "").length / 4);
+
+function toolTokens(tool) {
+  let tokens = 7 + tokensOf(`${tool.name}:${String(tool.description || "").replace(/\.$/, "")}`);
+  const properties = (tool.input_schema && tool.input_schema.properties) || {};
+  const keys = Object.keys(properties);
+  if (keys.length) tokens += 3;
+  for (const key of keys) {
+    const prop = properties[key] || {};
+    tokens += 3;
+    if (Array.isArray(prop.enum)) {
+      tokens -= 3;
+      for (const item of prop.enum) tokens += 3 + tokensOf(item);
+    }
+    tokens += tokensOf(`${key}:${prop.type ?? "object"}:${String(prop.description || "").replace(/\.$/, "")}`);
   }
-  for (const tool of tools || []) chars += tool.name.length + (tool.description || "").length + JSON.stringify(tool.input_schema).length;
-  return { tokens: tokens + Math.ceil(chars / 4) };
+  return tokens;
+}
+
+function blockTokens(block) {
+  switch (block.type) {
+    case "text": return tokensOf(block.text);
+    case "image": return 255;
+    case "tool_use": return 8 + tokensOf(block.name) + tokensOf(JSON.stringify(block.input ?? {}));
+    case "tool_result": return 6 + (block.content || []).reduce((sum, inner) => sum + blockTokens(inner), 0);
+    default: return tokensOf(JSON.stringify(block));
+  }
+}
+
+function estimate({ messages, tools }) {
+  let tokens = 3;
+  for (const message of messages) {
+    tokens += 3;
+    for (const block of message.content || []) tokens += blockTokens(block);
+  }
+  if ((tools || []).length) tokens += 12;
+  for (const tool of tools || []) tokens += toolTokens(tool);
+  return { tokens };
 }
 
 // ---------------------------------------------------------------- hello, the loop
