@@ -49,6 +49,7 @@ BEDROCK_CHILD = DATA / "bedrock_child.mjs"
 GO_CHILD = DATA / "go_child"
 GO_OLLAMA_CHILD = DATA / "go_ollama_child"
 RESPONSES_CHILD = DATA / "responses_child.py"
+CHAT_CHILD = DATA / "chat_child.mjs"
 NODE = shutil.which("node")
 GO = shutil.which("go")
 BUILD_TIMEOUT_S = 300
@@ -109,6 +110,35 @@ RESPONSES_EXERCISED = (
     "TC902",  # is_error in band: the output's `Error: ` prefix
     "TC903",  # incomplete -> max_tokens, refusal parts as text
     "TC904",
+    "TC907",
+)
+CHAT_EXERCISED = (
+    "TC101",  # parse: routing, disjoint usage, the served model, refusal as the reply's text
+    "TC102",  # read_request: developer messages, tool messages linked by tool_call_id
+    "TC105",  # max_completion_tokens, stop, temperature
+    "TC109",  # POST /v1/chat/completions, the model without its `openai:` prefix, `stream: true`
+    "TC201",  # drop records
+    "TC203",  # critical_key: a typed critical_block error
+    "TC301",
+    "TC302",
+    "TC303",
+    "TC305",
+    "TC501",  # output_schema as response_format json_schema
+    "TC601",
+    "TC602",  # a parallel call's index opens only once the one before it has ended
+    "TC605",
+    "TC606",
+    "TC607",  # SSE `data:` lines cut across chunks
+    "TC609",  # function.arguments fragments kept literal, keyed by tool_calls[].index
+    "TC611",
+    "TC701",  # tool definitions counted as OpenAI's cookbook counts them
+    "TC801",  # error.code before error.type before the HTTP status; retry-after-ms; mid-stream error bodies
+    "TC802",  # round trip: max_tokens vs max_completion_tokens, stop as a string, stream_options
+    "TC901",  # images as data: URLs and by URL
+    "TC902",  # no error flag: the error in band, `Error: `
+    "TC903",
+    "TC904",  # prompt_tokens less prompt_tokens_details.cached_tokens
+    "TC905",  # stream_options.include_usage on every streaming request
     "TC907",
 )
 GO_EXERCISED = ("TC101", "TC102", "TC109", "TC201", "TC203", "TC405", "TC601", "TC607", "TC611", "TC802", "TC903")
@@ -1103,3 +1133,209 @@ def test_the_gemini_child_cancels_with_the_image_no_event_carried_once_an_event_
         [{"type": "text", "text": "Here:"}, image, {"type": "text", "text": " done"}],
     ], contents
     assert child.close() == 0
+
+
+# -- the Node child (OpenAI Chat Completions) ------------------------------------------------
+
+
+@needs_node
+def test_the_chat_child_passes_smoke_and_conform(capsys: pytest.CaptureFixture[str]) -> None:
+    _passes(capsys, f"node {shlex.quote(str(CHAT_CHILD))}", CHAT_EXERCISED)
+
+
+@needs_node
+@pytest.mark.parametrize(
+    ("old", "new", "rule", "words"),
+    [
+        # a streaming request without stream_options.include_usage: the stream reports no usage
+        (
+            "body.stream_options = { ...(streamOptions || {}), include_usage: true };",
+            "if (streamOptions) body.stream_options = streamOptions;",
+            "TC905",
+            "lacks /stream_options/include_usage",
+        ),
+        # each arguments fragment put before the ones already read, not after
+        (
+            "block.partial += fn.arguments;",
+            "block.partial = fn.arguments + block.partial;",
+            "TC604",
+            "final_input differs from the JSON its deltas spell",
+        ),
+        # prompt_tokens already holds the cached ones: adding them counts them twice
+        (
+            "input_tokens: Math.max((usage.prompt_tokens ?? 0) - cached, 0),",
+            "input_tokens: (usage.prompt_tokens ?? 0) + cached,",
+            "TC904",
+            "input_tokens: parsed 3926, recorded 86",
+        ),
+        # `length` read as a natural end: a truncated reply looks finished
+        (
+            'length: "max_tokens", tool_calls',
+            'length: "end_turn", tool_calls',
+            "TC903",
+            "streamed stop_reason 'end_turn', recorded 'length' = 'max_tokens'",
+        ),
+        # `content_filter` read as a truncation
+        (
+            'content_filter: "end_turn",',
+            'content_filter: "max_tokens",',
+            "TC903",
+            "streamed stop_reason 'max_tokens', recorded 'content_filter' = 'end_turn' or 'error'",
+        ),
+        # OpenAI's `retry-after-ms` header ignored: only `retry-after` read
+        (
+            'const ms = Number(headerValue(headers, "retry-after-ms"));',
+            "const ms = NaN;",
+            "TC801",
+            "HTTP 429: retry_after_seconds=None, recorded hint 0.2",
+        ),
+    ],
+    ids=[
+        "usage-not-requested",
+        "fragments-out-of-order",
+        "cached-counted-twice",
+        "length-as-end-turn",
+        "content-filter-as-max-tokens",
+        "retry-after-ms-ignored",
+    ],
+)
+def test_a_defect_planted_in_the_chat_child_fails_its_check(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], old: str, new: str, rule: str, words: str
+) -> None:
+    child = _planted(tmp_path, CHAT_CHILD, old, new)
+    reasons = _failing(capsys, f"node {shlex.quote(str(child))}", rule)
+    assert any(words in why for why in reasons), reasons
+
+
+def _chunk(delta: dict[str, Any] | None, finish: str | None = None, **extra: Any) -> bytes:
+    """One `data:` line of a `chat.completion.chunk` (platform.openai.com/docs/api-reference/chat-streaming)."""
+    choices = [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish}]
+    chunk = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1741569952, "model": "gpt-4o-2024-08-06"}
+    return b"data: " + json.dumps({**chunk, "choices": choices, **extra}).encode() + b"\n\n"
+
+
+def _call(index: int, *, id: str | None = None, name: str | None = None, arguments: str = "") -> dict[str, Any]:
+    call: dict[str, Any] = {"index": index, "function": {"arguments": arguments}}
+    if id is not None:
+        call.update(id=id, type="function")
+    if name is not None:
+        call["function"]["name"] = name
+    return {"tool_calls": [call]}
+
+
+@needs_node
+def test_the_chat_child_joins_streamed_call_fragments_by_index() -> None:
+    """Two parallel calls streamed as OpenAI's docs show them, fed 3 bytes at a time: each call
+    opens once with its issued id, its `arguments` fragments go out as they came, it ends before
+    the next call's index opens, and the usage chunk after finish_reason (empty `choices`) gives
+    disjoint buckets; a reply with no call ids (a compatible server) gets the same minted ids
+    when parsed again, and rendering it back sends them on the call and on `tool_call_id`."""
+    wire = b"".join(
+        [
+            _chunk({"role": "assistant", "content": None, **_call(0, id="call_a1", name="get_weather")}),
+            _chunk(_call(0, arguments='{"location":')),
+            _chunk(_call(0, arguments=' "Paris"}')),
+            _chunk(_call(1, id="call_b2", name="get_weather")),
+            _chunk(_call(1, arguments='{"location": "Rome"}')),
+            _chunk({}, "tool_calls"),
+            _chunk(
+                None,
+                usage={"prompt_tokens": 50, "completion_tokens": 30, "prompt_tokens_details": {"cached_tokens": 20}},
+            ),
+            b"data: [DONE]\n\n",
+        ]
+    )
+    child = _Child([NODE or "node", str(CHAT_CHILD)])
+    child.call("hello", {"protocol_versions": [1], "turnspec": "test"})
+    context = {"session_id": "S1", "message_id": "M1", "request_id": "r1", "model": "openai:gpt-4o"}
+    child.call("stream_open", {"stream_id": "s1", "context": context})
+    events: list[dict[str, Any]] = []
+    for k in range(0, len(wire), 3):
+        chunk = base64.b64encode(wire[k : k + 3]).decode()
+        events += child.call("stream_feed", {"stream_id": "s1", "data": chunk})["events"]
+    events += child.call("stream_close", {"stream_id": "s1"})["events"]
+    kinds = [(e["type"], e.get("content_block_index")) for e in events]
+    assert kinds == [
+        ("message_start", None),
+        ("tool_use_start", 0),
+        ("tool_use_input_delta", 0),
+        ("tool_use_input_delta", 0),
+        ("tool_use_end", 0),
+        ("tool_use_start", 1),
+        ("tool_use_input_delta", 1),
+        ("tool_use_end", 1),
+        ("message_complete", None),
+    ], kinds
+    assert [e["partial_json"] for e in events if e["type"] == "tool_use_input_delta"] == [
+        '{"location":',
+        ' "Paris"}',
+        '{"location": "Rome"}',
+    ]
+    done = events[-1]
+    assert done["stop_reason"] == "tool_use" and [b["input"] for b in done["final_content"]] == [
+        {"location": "Paris"},
+        {"location": "Rome"},
+    ], done
+    assert done["usage"] == {
+        "input_tokens": 30,
+        "output_tokens": 30,
+        "cached_input_tokens": 20,
+        "cache_creation_input_tokens": 0,
+    }, done
+    pairs = dict(map(tuple, child.call("tool_id_map", {"session_id": "S1", "call": "pairs", "args": []})["value"]))
+    assert sorted(pairs.values()) == ["call_a1", "call_b2"], pairs
+
+    reply = {
+        "id": "chatcmpl-2",
+        "object": "chat.completion",
+        "created": 1741569960,
+        "model": "llama3.2",
+        "choices": [
+            {
+                "index": 0,
+                "message": {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [{"type": "function", "function": {"name": "get_weather", "arguments": "{}"}}],
+                },
+                "finish_reason": "tool_calls",
+            }
+        ],
+    }
+    context = {**context, "message_id": None}
+
+    def parsed(body: dict[str, Any]) -> dict[str, Any]:
+        response = {"status": 200, "headers": {}, "body": body}
+        return dict(child.call("parse", {"response": response, "context": context})["message"])
+
+    first, again, later = parsed(reply), parsed(reply), parsed({**reply, "id": "chatcmpl-3"})
+    ids = [m["content"][0]["id"] for m in (first, again, later)]
+    assert ids[0] == ids[1] != ids[2], ids
+    minted = child.call("tool_id_map", {"session_id": "S1", "call": "get_provider", "args": [ids[0]]})["value"]
+    assert re.fullmatch(r"call_[A-Za-z0-9]{24}", minted), minted
+    result = {"type": "tool_result", "tool_use_id": ids[0], "content": [{"type": "text", "text": "22°C"}]}
+    tool = {**first, "id": "m2", "role": "tool", "content": [result], "metadata": {"parent_tool_use_id": ids[0]}}
+    body = child.call("render", {"messages": [first, tool], "tools": [], "options": {"model": "openai:gpt-4o"}})["body"]
+    assert body["messages"] == [
+        {
+            "role": "assistant",
+            "tool_calls": [{"id": minted, "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}],
+        },
+        {"role": "tool", "tool_call_id": minted, "content": "22°C"},
+    ], body
+    assert child.close() == 0
+
+
+@needs_node
+def test_the_chat_child_passes_conform_on_real_recordings(samples: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """pydantic-ai's, simonw/llm's and openllmetry's recorded Chat Completions traffic (streamed
+    parallel calls, an empty assistant message before a call, tool ids such as `"0"`): every
+    check passes, TC701 over real usage counts included (tool definitions weighed as OpenAI's
+    cookbook counts them)."""
+    command = f"exec:node {shlex.quote(str(CHAT_CHILD))}"
+    rc = main(["conform", command, "--samples", str(samples / "wire"), "-o", "json"])
+    results = _results(json.loads(capsys.readouterr().out))
+    failed = {k: r["reasons"][:2] for k, r in results.items() if r["status"] == "fail"}
+    assert rc == 0 and not failed, failed
+    for rule, least in (("TC102", 40), ("TC607", 15), ("TC609", 5), ("TC701", 15), ("TC802", 40), ("TC904", 30)):
+        assert results[rule]["status"] == "pass" and results[rule]["cases_run"] >= least, (rule, results[rule])
