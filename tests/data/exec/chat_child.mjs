@@ -217,7 +217,7 @@ function contentOf(parts, raw) {
   return parts;
 }
 
-function renderAssistant(message, criticalKey) {
+function renderAssistant(message, criticalKey, legacy) {
   const raw = ownRaw(message);
   const parts = [];
   const toolCalls = [];
@@ -228,11 +228,15 @@ function renderAssistant(message, criticalKey) {
       if (raw.refusal_index === index) refusal = block.text;
       else parts.push(withPartRaw({ type: "text", text: block.text }, rawPart(message, index)));
     } else if (block.type === "tool_use") {
-      const call = {
-        id: providerFor(message.session_id, block.id), type: "function",
-        function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) },
-      };
-      toolCalls.push(call);
+      const id = providerFor(message.session_id, block.id);
+      const input = block.input ?? {};
+      if ((raw.custom_calls || []).includes(id)) {
+        // a custom tool's input is free text, held canonically as {input: "<text>"}
+        const text = typeof input.input === "string" && Object.keys(input).length === 1 ? input.input : JSON.stringify(input);
+        toolCalls.push({ id, type: "custom", custom: { name: block.name, input: text } });
+      } else {
+        toolCalls.push({ id, type: "function", function: { name: block.name, arguments: JSON.stringify(input) } });
+      }
     } else if (block.type === "thinking" || block.type === "redacted_thinking") {
       dropBlock(message, block, "Chat Completions carries no reasoning back in a request", critical);
     } else {
@@ -256,12 +260,22 @@ function renderAssistant(message, criticalKey) {
       if (out.content === "" && raw.content_null !== false) out.content = null;
     }
   }
-  if (toolCalls.length) out.tool_calls = toolCalls;
+  if (toolCalls.length && raw.function_call && toolCalls.length === 1 && toolCalls[0].type === "function") {
+    // the deprecated form the history was written in (the arguments as they were written)
+    const fn = toolCalls[0].function;
+    const written = (raw.arguments || {})[toolCalls[0].id];
+    if (typeof written === "string" && JSON.stringify(parseArguments(written)) === fn.arguments) fn.arguments = written;
+    out.function_call = fn;
+    const block = message.content.find((b) => b.type === "tool_use");
+    legacy.set(block.id, block.name);
+  } else if (toolCalls.length) {
+    out.tool_calls = toolCalls;
+  }
   Object.assign(out, raw.fields || {});
   return out;
 }
 
-function renderToolMessage(message, criticalKey, wire) {
+function renderToolMessage(message, criticalKey, wire, legacy) {
   const raw = ownRaw(message);
   for (const [index, block] of message.content.entries()) {
     const critical = isCritical(message, index, criticalKey);
@@ -279,7 +293,9 @@ function renderToolMessage(message, criticalKey, wire) {
       if (parts.length && parts[0].type === "text") parts[0] = { type: "text", text: `Error: ${parts[0].text}` };
       else parts.unshift({ type: "text", text: "Error:" });
     }
-    const out = { role: "tool", tool_call_id: providerFor(message.session_id, block.tool_use_id), content: contentOf(parts, raw) };
+    const out = legacy.has(block.tool_use_id)
+      ? { role: "function", name: legacy.get(block.tool_use_id), content: contentOf(parts, raw) }
+      : { role: "tool", tool_call_id: providerFor(message.session_id, block.tool_use_id), content: contentOf(parts, raw) };
     Object.assign(out, raw.fields || {});
     wire.push(out);
   }
@@ -287,6 +303,7 @@ function renderToolMessage(message, criticalKey, wire) {
 
 function renderMessages(messages, criticalKey) {
   const wire = [];
+  const legacy = new Map(); // canonical id -> name of a call sent in the deprecated function_call form
   for (const message of messages) {
     const raw = ownRaw(message);
     if (message.role === "system") {
@@ -296,9 +313,9 @@ function renderMessages(messages, criticalKey) {
       const out = { role: "user", content: contentOf(renderParts(message, criticalKey, true), raw) };
       wire.push(Object.assign(out, raw.fields || {}));
     } else if (message.role === "assistant") {
-      wire.push(renderAssistant(message, criticalKey));
+      wire.push(renderAssistant(message, criticalKey, legacy));
     } else if (message.role === "tool") {
-      renderToolMessage(message, criticalKey, wire);
+      renderToolMessage(message, criticalKey, wire, legacy);
     }
   }
   return wire;
@@ -452,12 +469,20 @@ function parse({ response, context }) {
   }
   const calls = Array.isArray(wire.tool_calls) ? wire.tool_calls : [];
   calls.forEach((call, position) => {
+    if (call.type === "custom" && call.custom) {
+      const providerId = call.id || mintedCallId(body, position, call.custom.name);
+      (raw.custom_calls = raw.custom_calls || []).push(providerId);
+      content.push({ type: "tool_use", id: canonicalFor(sessionId, providerId), name: call.custom.name, input: { input: String(call.custom.input ?? "") } });
+      return;
+    }
     const fn = call.function || {};
     const providerId = call.id || mintedCallId(body, position, fn.name);
     content.push({ type: "tool_use", id: canonicalFor(sessionId, providerId), name: fn.name, input: parseArguments(fn.arguments) });
   });
   if (!calls.length && wire.function_call) { // the deprecated single function call
+    raw.function_call = true;
     const providerId = mintedCallId(body, 0, wire.function_call.name);
+    raw.arguments = { [providerId]: wire.function_call.arguments };
     content.push({ type: "tool_use", id: canonicalFor(sessionId, providerId), name: wire.function_call.name, input: parseArguments(wire.function_call.arguments) });
   }
   if (!content.length) content.push({ type: "text", text: "" });
@@ -781,9 +806,9 @@ function otherFields(wire, known) {
   return Object.keys(rest).length ? rest : undefined;
 }
 
-function readAssistant(sessionId, wire, model) {
+function readAssistant(sessionId, wire, model, legacy) {
   const content = [];
-  const raw = { fields: otherFields(wire, ["role", "content", "refusal", "tool_calls"]) };
+  const raw = { fields: otherFields(wire, ["role", "content", "refusal", "tool_calls", "function_call"]) };
   if (wire.content === null) raw.content_null = true;
   if (Array.isArray(wire.content)) {
     const parts = {};
@@ -808,8 +833,23 @@ function readAssistant(sessionId, wire, model) {
     content.push({ type: "text", text: wire.refusal });
   }
   for (const call of wire.tool_calls || []) {
+    if (call.type === "custom" && call.custom) {
+      (raw.custom_calls = raw.custom_calls || []).push(call.id);
+      content.push({ type: "tool_use", id: canonicalFor(sessionId, call.id), name: call.custom.name, input: { input: String(call.custom.input ?? "") } });
+      continue;
+    }
     const fn = call.function || {};
     content.push({ type: "tool_use", id: canonicalFor(sessionId, call.id), name: fn.name, input: parseArguments(fn.arguments) });
+  }
+  if (!(wire.tool_calls || []).length && wire.function_call) {
+    // the deprecated form carries no id: a fresh pair, which the `function` message answering it names
+    raw.function_call = true;
+    const canonical = "tu_" + ulid();
+    const providerId = randomCallId();
+    bind(sessionMap(sessionId), canonical, providerId);
+    raw.arguments = { [providerId]: wire.function_call.arguments };
+    legacy.set(wire.function_call.name, canonical);
+    content.push({ type: "tool_use", id: canonical, name: wire.function_call.name, input: parseArguments(wire.function_call.arguments) });
   }
   if (!content.length) content.push({ type: "text", text: "" });
   return newMessage(sessionId, "assistant", content, { ...assistantMetadata(model), ...rawMeta(raw) });
@@ -819,6 +859,7 @@ function readRequest({ body, session_id: given }) {
   const sessionId = given ?? ulid();
   const model = `${PROVIDER}:${body.model}`;
   const messages = [];
+  const legacy = new Map(); // function name -> the canonical id of its latest deprecated call
   for (const wire of body.messages || []) {
     if (wire.role === "system" || wire.role === "developer" || wire.role === "user") {
       const { blocks, parts, asParts } = readParts(wire.content);
@@ -828,12 +869,18 @@ function readRequest({ body, session_id: given }) {
       };
       messages.push(newMessage(sessionId, wire.role === "user" ? "user" : "system", blocks, rawMeta(raw)));
     } else if (wire.role === "assistant") {
-      messages.push(readAssistant(sessionId, wire, model));
+      messages.push(readAssistant(sessionId, wire, model, legacy));
     } else if (wire.role === "tool") {
       const { blocks, asParts } = readParts(wire.content);
       const toolUseId = canonicalFor(sessionId, wire.tool_call_id);
       const result = { type: "tool_result", tool_use_id: toolUseId, content: blocks, is_error: false };
       const raw = { content_as_parts: asParts, fields: otherFields(wire, ["role", "content", "tool_call_id"]) };
+      messages.push(newMessage(sessionId, "tool", [result], { parent_tool_use_id: toolUseId, ...rawMeta(raw) }));
+    } else if (wire.role === "function" && legacy.has(wire.name)) {
+      const { blocks, asParts } = readParts(wire.content);
+      const toolUseId = legacy.get(wire.name);
+      const result = { type: "tool_result", tool_use_id: toolUseId, content: blocks, is_error: false };
+      const raw = { content_as_parts: asParts, fields: otherFields(wire, ["role", "content", "name"]) };
       messages.push(newMessage(sessionId, "tool", [result], { parent_tool_use_id: toolUseId, ...rawMeta(raw) }));
     }
   }
@@ -942,7 +989,7 @@ function hello({ protocol_versions: versions }) {
       language: "javascript", language_version: `node ${process.versions.node}`,
       capabilities: CAPABILITIES, provider_tool_id: "^call_[A-Za-z0-9_-]+$",
       operations: ["render", "parse", "stream", "cancel", "read_request", "estimate", "tool_id_map"],
-      cassette_folders: ["openai-chat"],
+      cassette_folders: ["openai-chat", "openai-chat-issue37"],
       tool_errors_in_band: "a tool result's error goes as its content's first words, 'Error: ', in the tool message",
       gaps: [],
     },
