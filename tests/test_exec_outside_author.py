@@ -19,7 +19,13 @@ standalone Python 3 script on the standard library alone, written from the same 
 (no site-packages, so no turnspec to import even by accident). A sixth, a Gemini generateContent
 adapter (tests/data/exec/gemini_child.py), is one too, written from the same pages plus `turnspec
 wire show gemini-generate-content` and Google's Gemini API documentation: SSE and JSON-array
-streams, thoughtSignatures as signature-only thinking blocks, ids minted for id-less calls."""
+streams, thoughtSignatures as signature-only thinking blocks, ids minted for id-less calls.
+
+A seventh, an OpenAI Chat Completions adapter (tests/data/exec/chat_child.mjs), is plain Node 20
+again, written from the same pages plus `turnspec wire show openai-chat-completions` and
+OpenAI's Chat Completions documentation: SSE `data:` chunks ending in `[DONE]`, tool calls
+streamed as argument fragments keyed by `tool_calls[].index`, usage in the last chunk when
+`stream_options.include_usage` is asked, custom tool calls and the deprecated `function_call`."""
 
 from __future__ import annotations
 
@@ -1161,6 +1167,13 @@ def test_the_chat_child_passes_smoke_and_conform(capsys: pytest.CaptureFixture[s
             "TC604",
             "final_input differs from the JSON its deltas spell",
         ),
+        # every call ended at finish_reason: the first call's end comes after the second's index
+        (
+            "    closeCalls(stream, out);\n    const providerId",
+            "    const providerId",
+            "TC602",
+            "(tool_use_end) index 0 after 1",
+        ),
         # prompt_tokens already holds the cached ones: adding them counts them twice
         (
             "input_tokens: Math.max((usage.prompt_tokens ?? 0) - cached, 0),",
@@ -1193,6 +1206,7 @@ def test_the_chat_child_passes_smoke_and_conform(capsys: pytest.CaptureFixture[s
     ids=[
         "usage-not-requested",
         "fragments-out-of-order",
+        "calls-ended-at-the-stop",
         "cached-counted-twice",
         "length-as-end-turn",
         "content-filter-as-max-tokens",
