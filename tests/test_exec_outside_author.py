@@ -1353,3 +1353,53 @@ def test_the_chat_child_passes_conform_on_real_recordings(samples: Path, capsys:
     assert rc == 0 and not failed, failed
     for rule, least in (("TC102", 40), ("TC607", 15), ("TC609", 5), ("TC701", 15), ("TC802", 40), ("TC904", 30)):
         assert results[rule]["status"] == "pass" and results[rule]["cases_run"] >= least, (rule, results[rule])
+
+
+@needs_node
+def test_the_chat_child_reads_a_refusal_as_the_reply_and_sends_it_back_as_one() -> None:
+    """`message.refusal` (and a stream's `delta.refusal`) is the reply's text, as TC903 reads a
+    refusal; rendered back into the history it is the assistant's `refusal` again, content null
+    (platform.openai.com/docs/guides/structured-outputs, "Refusals")."""
+    child = _Child(NODE or "node", CHAT_CHILD)
+    child.call("hello", {"protocol_versions": [1], "turnspec": "test"})
+    context = {"session_id": "S1", "message_id": "M1", "request_id": "r1", "model": "openai:gpt-4o"}
+    body = {
+        "id": "chatcmpl-9",
+        "object": "chat.completion",
+        "created": 1741569970,
+        "model": "gpt-4o-2024-08-06",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": None, "refusal": "I'm sorry, I cannot assist."},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": 12, "completion_tokens": 7, "total_tokens": 19},
+    }
+    response = {"status": 200, "headers": {}, "body": body}
+    message = child.call("parse", {"response": response, "context": context})["message"]
+    assert message["content"] == [{"type": "text", "text": "I'm sorry, I cannot assist."}], message
+    assert message["metadata"]["status"] == "complete" and message["metadata"]["model"] == "openai:gpt-4o-2024-08-06"
+    wire = child.call("render", {"messages": [message], "tools": [], "options": {"model": "openai:gpt-4o"}})["body"]
+    assert wire["messages"] == [{"role": "assistant", "content": None, "refusal": "I'm sorry, I cannot assist."}], wire
+    child.call("stream_open", {"stream_id": "s1", "context": context})
+    sse = (
+        _chunk({"role": "assistant", "refusal": "I'm sorry"})
+        + _chunk({"refusal": ", no."}, "stop")
+        + b"data: [DONE]\n\n"
+    )
+    events = child.call("stream_feed", {"stream_id": "s1", "data": base64.b64encode(sse).decode()})["events"]
+    assert [e.get("text") for e in events if e["type"] == "text_delta"] == ["I'm sorry", ", no."], events
+    assert events[-1]["final_content"] == [{"type": "text", "text": "I'm sorry, no."}], events
+    assert child.close() == 0
+
+
+@needs_node
+@pytest.mark.parametrize(("line", "says"), [(b"nope\n", "is not JSON"), (b"[1]\n", "is not a JSON object")])
+def test_the_chat_child_refuses_a_line_off_the_protocol_in_one_line(line: bytes, says: str) -> None:
+    """Nothing to answer (no `id`): the child says which line on standard error and exits 2."""
+    done = subprocess.run([NODE or "node", str(CHAT_CHILD)], input=line, capture_output=True, timeout=60, check=False)
+    err = done.stderr.decode()
+    assert done.returncode == 2 and done.stdout == b"", (done.returncode, done.stdout)
+    assert err.count("\n") == 1 and f"standard input line 1 {says}" in err and "    at " not in err, err

@@ -1019,11 +1019,16 @@ function answer(request) {
 }
 
 const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
+let lineNumber = 0;
 lines.on("line", (line) => {
+  lineNumber += 1;
   if (!line.trim()) return;
   let request;
-  try { request = JSON.parse(line); } catch {
-    process.stderr.write(`${NAME}: a standard input line is not JSON\n`);
+  try { request = JSON.parse(line); } catch { request = undefined; }
+  if (!request || typeof request !== "object" || Array.isArray(request)) {
+    // nothing to answer: no id to echo
+    const what = request === undefined ? "is not JSON" : "is not a JSON object";
+    process.stderr.write(`${NAME}: standard input line ${lineNumber} ${what}\n`);
     process.exit(2);
   }
   process.stdout.write(JSON.stringify(answer(request)) + "\n");
