@@ -1360,7 +1360,7 @@ def test_the_chat_child_reads_a_refusal_as_the_reply_and_sends_it_back_as_one() 
     """`message.refusal` (and a stream's `delta.refusal`) is the reply's text, as TC903 reads a
     refusal; rendered back into the history it is the assistant's `refusal` again, content null
     (platform.openai.com/docs/guides/structured-outputs, "Refusals")."""
-    child = _Child(NODE or "node", CHAT_CHILD)
+    child = _Child([NODE or "node", str(CHAT_CHILD)])
     child.call("hello", {"protocol_versions": [1], "turnspec": "test"})
     context = {"session_id": "S1", "message_id": "M1", "request_id": "r1", "model": "openai:gpt-4o"}
     body = {
