@@ -16,7 +16,10 @@ golang-go; node comes with the machine).
 A fifth outsider, an OpenAI Responses adapter (tests/data/exec/responses_child.py), is a
 standalone Python 3 script on the standard library alone, written from the same pages plus
 `turnspec wire show openai-responses` and OpenAI's Responses documentation: it runs with `-I -S`
-(no site-packages, so no turnspec to import even by accident)."""
+(no site-packages, so no turnspec to import even by accident). A sixth, a Gemini generateContent
+adapter (tests/data/exec/gemini_child.py), is one too, written from the same pages plus `turnspec
+wire show gemini-generate-content` and Google's Gemini API documentation: SSE and JSON-array
+streams, thoughtSignatures as signature-only thinking blocks, ids minted for id-less calls."""
 
 from __future__ import annotations
 
@@ -545,9 +548,13 @@ def test_a_defect_planted_in_the_go_ollama_child_fails_its_check(
 class _Child:
     """One session with a child over the protocol, a request line and its answer at a time."""
 
-    def __init__(self, binary: Path) -> None:
+    def __init__(self, binary: Path | list[str]) -> None:
         self.proc = subprocess.Popen(
-            [str(binary)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            [str(binary)] if isinstance(binary, Path) else binary,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         self.n = 0
 
@@ -818,3 +825,281 @@ def test_a_failed_response_parses_to_the_error_it_reports(tmp_path: Path, capsys
         out = capsys.readouterr()
         assert json.loads(out.out)["error_class"] == "server_error", (adapter, out)
         assert "HTTP 200: ServerError (server_error)" in out.err, (adapter, out.err)
+
+
+# -- the Python child (Gemini generateContent), the standard library only ----------------------
+
+GEMINI_CHILD = DATA / "gemini_child.py"
+GEMINI_EXERCISED = (
+    "TC101",  # parse: routing, disjoint usage, modelVersion as the served model, status
+    "TC102",  # read_request: systemInstruction, model turns, functionResponse parts as tool messages
+    "TC105",  # generationConfig: maxOutputTokens, temperature, stopSequences
+    "TC109",  # POST /v1beta/models/{model}:generateContent, the model raw and without `google:`
+    "TC201",  # drop records
+    "TC203",  # critical_key: a typed critical_block error
+    "TC303",  # ids minted for id-less calls rename consistently
+    "TC305",  # function responses paired with their calls
+    "TC405",  # thoughtSignature back on the part it came on, thought summaries back as thought parts
+    "TC501",
+    "TC601",
+    "TC606",  # a stream's aggregate equals the parse (the empty text part of a last chunk adds nothing)
+    "TC607",  # SSE events and JSON-array elements cut across chunks
+    "TC611",
+    "TC801",  # Google's error body, details[].reason, an error element mid-stream
+    "TC802",  # round trip through provider_raw (id-less calls stay id-less, `parameters`, alt)
+    "TC902",  # functionResponse `error` key
+    "TC903",  # promptFeedback.blockReason is error, STOP with functionCall parts tool_use
+    "TC904",  # cachedContentTokenCount out of input, thoughtsTokenCount in output
+    "TC907",
+)
+
+
+def test_the_gemini_child_imports_the_standard_library_only() -> None:
+    tree = ast.parse(GEMINI_CHILD.read_text())
+    imported = {
+        alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names
+    }
+    imported |= {
+        node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
+    }
+    assert imported and imported <= set(sys.stdlib_module_names) | {"__future__"}, imported - set(
+        sys.stdlib_module_names
+    )
+
+
+def test_the_gemini_child_passes_smoke_and_conform(capsys: pytest.CaptureFixture[str]) -> None:
+    _passes(capsys, _python(GEMINI_CHILD), GEMINI_EXERCISED)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "rule", "words"),
+    [
+        # a signature-only thinking block never put back on the part after it
+        (
+            '                part["thoughtSignature"] = pending\n                pending = None',
+            "                pending = None",
+            "TC405",
+            "signature(s) the response carries not sent back in gemini-generate-content's signature field",
+        ),
+        # `thought: true` parts read as answer text: the summary goes back as the model's words
+        (
+            '        if part.get("thought") and isinstance(part.get("text"), str):',
+            "        if False:",
+            "TC405",
+            "thinking text sent back as ''",
+        ),
+        # a prompt blocked before any candidate read as a complete empty reply
+        (
+            'return "error"  # promptFeedback.blockReason',
+            'return "end_turn"  # promptFeedback.blockReason',
+            "TC903",
+            "recorded 'promptFeedback.blockReason (no candidates)' = 'error'",
+        ),
+        # promptTokenCount already holds the cached tokens: adding them counts them twice
+        (
+            '"input_tokens": max(prompt - cached, 0),',
+            '"input_tokens": prompt + cached,',
+            "TC904",
+            "input_tokens: parsed 646792, recorded 8",
+        ),
+        # the canonical id in the path: `google:conformance-model` is no Gemini model
+        (
+            '    model = urllib.parse.unquote(wire_model(str(options.get("model") or "")))',
+            '    model = str(options.get("model") or "")',
+            "TC109",
+            "the path names model 'google:conformance-model'",
+        ),
+        # an `{"error": ...}` element mid-stream taken for the end of the stream
+        (
+            "            raise error_from(None, {}, value, self.context)",
+            "            return",
+            "TC801",
+            "want a ServerError",
+        ),
+        # a JSON-array element cut across two chunks is lost
+        (
+            "        if self.depth >= 2:\n            self.buffer = buf[self.start_at :]",
+            "        if False:\n            self.buffer = buf[self.start_at :]",
+            "TC607",
+            "7-byte chunks gave different events than one chunk",
+        ),
+    ],
+    ids=[
+        "signature-not-sent-back",
+        "thoughts-as-text",
+        "blocked-prompt-as-complete",
+        "cached-counted-twice",
+        "model-prefix-kept",
+        "stream-error-element-ignored",
+        "array-chunk-boundary-blind",
+    ],
+)
+def test_a_defect_planted_in_the_gemini_child_fails_its_check(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], old: str, new: str, rule: str, words: str
+) -> None:
+    child = _planted(tmp_path, GEMINI_CHILD, old, new)
+    reasons = _failing(capsys, _python(child), rule)
+    assert any(words in why for why in reasons), reasons
+
+
+def test_the_gemini_child_passes_conform_on_real_recordings(samples: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """pydantic-ai's and simonw/llm-gemini's recorded Gemini traffic (proto field names such as
+    `parameters_json_schema`, a lone Tool object for `tools`, Gemini 3 thoughtSignatures, search
+    tools whose prompt is `toolUsePromptTokenCount`): every check passes, TC701 included."""
+    rc = main(["conform", f"exec:{_python(GEMINI_CHILD)}", "--samples", str(samples / "wire"), "-o", "json"])
+    results = _results(json.loads(capsys.readouterr().out))
+    failed = {k: r["reasons"][:2] for k, r in results.items() if r["status"] == "fail"}
+    assert rc == 0 and not failed, failed
+    for rule, least in (("TC102", 50), ("TC701", 15), ("TC802", 50), ("TC904", 30)):
+        assert results[rule]["status"] == "pass" and results[rule]["cases_run"] >= least, (rule, results[rule])
+
+
+def _gemini_reply(response_id: str) -> dict[str, Any]:
+    """A generateContent reply calling one function with no id (ai.google.dev function-calling guide)."""
+    return {
+        "candidates": [
+            {
+                "content": {
+                    "role": "model",
+                    "parts": [{"functionCall": {"name": "get_current_temperature", "args": {"location": "London"}}}],
+                },
+                "finishReason": "STOP",
+                "index": 0,
+            }
+        ],
+        "usageMetadata": {"promptTokenCount": 41, "candidatesTokenCount": 10, "totalTokenCount": 51},
+        "modelVersion": "gemini-2.5-flash",
+        "responseId": response_id,
+    }
+
+
+def test_the_gemini_child_mints_ids_from_the_reply_and_sends_them_back() -> None:
+    """In one session: the same id-less reply parsed again, or streamed as a JSON array in 3-byte
+    chunks, finds the same call; a later reply (another responseId) repeating the call is a new
+    call; rendering the turn back writes the minted id on the functionCall and on the
+    functionResponse answering it; a recorded request whose call had no id reads back and
+    renders without one."""
+    child = _Child([sys.executable, "-I", "-S", str(GEMINI_CHILD)])
+    child.call("hello", {"protocol_versions": [1], "turnspec": "test"})
+    context = {"session_id": "S1", "message_id": None, "request_id": "r1", "model": "google:gemini-2.5-flash"}
+
+    def parsed(body: dict[str, Any]) -> dict[str, Any]:
+        return dict(child.call("parse", {"response": {"status": 200, "headers": {}, "body": body}, "context": context}))
+
+    first, again, later = (parsed(_gemini_reply(r))["message"] for r in ("resp-A", "resp-A", "resp-B"))
+    ids = [m["content"][0]["id"] for m in (first, again, later)]
+    assert ids[0] == ids[1] != ids[2] and all(i.startswith("tu_") for i in ids), ids
+    assert first["metadata"]["status"] == "complete" and first["metadata"]["model"] == "google:gemini-2.5-flash"
+    child.call("stream_open", {"stream_id": "s1", "context": context})
+    wire = json.dumps([_gemini_reply("resp-A")], indent=2).encode()
+    events = []
+    for k in range(0, len(wire), 3):
+        chunk = base64.b64encode(wire[k : k + 3]).decode()
+        events += child.call("stream_feed", {"stream_id": "s1", "data": chunk})["events"]
+    events += child.call("stream_close", {"stream_id": "s1"})["events"]
+    assert [e["tool_use_id"] for e in events if e["type"] == "tool_use_start"] == ids[:1], events
+    assert events[-1]["type"] == "message_complete" and events[-1]["stop_reason"] == "tool_use", events
+    pairs = dict(map(tuple, child.call("tool_id_map", {"session_id": "S1", "call": "pairs", "args": []})["value"]))
+    assert len(pairs) == 2, pairs
+    result = {"type": "tool_result", "tool_use_id": ids[0], "content": [{"type": "text", "text": "12 C"}]}
+    tool = {**first, "id": "m2", "role": "tool", "content": [result], "metadata": {"parent_tool_use_id": ids[0]}}
+    options = {"model": "google:gemini-2.5-flash", "stream": False}
+    rendered = child.call("render", {"messages": [first, tool], "tools": [], "options": options})
+    assert rendered["path"] == "/v1beta/models/gemini-2.5-flash:generateContent", rendered
+    model_turn, answer = rendered["body"]["contents"]
+    assert model_turn["parts"][0]["functionCall"]["id"] == pairs[ids[0]], rendered
+    assert answer == {
+        "role": "user",
+        "parts": [
+            {
+                "functionResponse": {
+                    "id": pairs[ids[0]],
+                    "name": "get_current_temperature",
+                    "response": {"output": "12 C"},
+                }
+            }
+        ],
+    }, answer
+    call = {"functionCall": {"name": "get_current_temperature", "args": {"location": "London"}}}
+    recorded = {
+        "contents": [
+            {"role": "user", "parts": [{"text": "London?"}]},
+            {"role": "model", "parts": [call]},
+            {
+                "role": "user",
+                "parts": [{"functionResponse": {"name": "get_current_temperature", "response": {"output": "12 C"}}}],
+            },
+        ]
+    }
+    url = "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent"
+    back = child.call(
+        "read_request", {"body": recorded, "url": url, "method": "POST", "headers": {}, "session_id": "S2"}
+    )
+    assert back["options"]["model"] == "google:gemini-2.5-flash" and back["options"]["stream"] is True, back
+    again_rendered = child.call("render", back)
+    assert again_rendered["body"] == recorded, again_rendered["body"]
+    assert again_rendered["path"].endswith(":streamGenerateContent"), again_rendered["path"]  # no ?alt=sse: an array
+    assert child.close() == 0
+
+
+@pytest.mark.parametrize(("line", "says"), [(b"nope\n", "is not UTF-8 JSON"), (b"[1]\n", "is not a JSON object")])
+def test_the_gemini_child_refuses_a_line_off_the_protocol_in_one_line(line: bytes, says: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", str(GEMINI_CHILD)], input=line, capture_output=True, timeout=60, check=False
+    )
+    err = done.stderr.decode()
+    assert done.returncode == 2 and done.stdout == b"", (done.returncode, done.stdout)
+    assert err.count("\n") == 1 and f"standard input line 1 {says}" in err and "Traceback" not in err, err
+
+
+def test_the_gemini_child_ends_a_stream_cut_before_its_finish_reason_in_error() -> None:
+    """Contract §6.5: a stream that ends before its stop reason yields message_complete with
+    stop_reason error (the text that arrived) and fails with a located wire_format error; a
+    cancel after it finds the stream over."""
+    child = _Child([sys.executable, "-I", "-S", str(GEMINI_CHILD)])
+    child.call("hello", {"protocol_versions": [1], "turnspec": "test"})
+    context = {"session_id": "S1", "message_id": "M1", "request_id": "r1", "model": "google:gemini-2.5-flash"}
+    child.call("stream_open", {"stream_id": "s1", "context": context})
+    element = {"candidates": [{"content": {"role": "model", "parts": [{"text": "Once upon"}]}, "index": 0}]}
+    data = base64.b64encode(f"data: {json.dumps(element)}\r\n\r\n".encode()).decode()
+    events = child.call("stream_feed", {"stream_id": "s1", "data": data})["events"]
+    assert [e["type"] for e in events] == ["message_start", "text_delta"], events
+    assert child.proc.stdin is not None and child.proc.stdout is not None
+    child.proc.stdin.write(json.dumps({"id": 99, "op": "stream_close", "params": {"stream_id": "s1"}}) + "\n")
+    child.proc.stdin.flush()
+    answer = json.loads(child.proc.stdout.readline())
+    assert answer["id"] == 99 and not answer["ok"] and answer["error"]["kind"] == "wire_format", answer
+    assert "ended before a finishReason" in answer["error"]["message"], answer
+    (complete,) = answer["error"]["events"]
+    assert complete["stop_reason"] == "error" and complete["final_content"] == [{"type": "text", "text": "Once upon"}]
+    assert child.call("cancel", {"request_id": "r1", "delivered": 1}) == {"in_flight": False, "events": []}
+    assert child.close() == 0
+
+
+def test_the_gemini_child_cancels_with_the_image_no_event_carried_once_an_event_after_it_was_delivered() -> None:
+    """docs/exec-protocol.md, cancel: a block no event carries (a generated image's inlineData
+    part) is part of the partial content once an event after it was delivered, at its own index."""
+    child = _Child([sys.executable, "-I", "-S", str(GEMINI_CHILD)])
+    child.call("hello", {"protocol_versions": [1], "turnspec": "test"})
+    png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+    parts = [{"text": "Here:"}, {"inlineData": {"mimeType": "image/png", "data": png}}, {"text": " done"}]
+    wire = "".join(
+        "data: " + json.dumps({"candidates": [{"content": {"role": "model", "parts": [p]}, "index": 0}]}) + "\n\n"
+        for p in parts
+    )
+    contents = []
+    for n, delivered in enumerate((2, 3)):
+        context = {"session_id": "S1", "message_id": f"M{n}", "request_id": f"r{n}", "model": "google:gemini-2.5-flash"}
+        child.call("stream_open", {"stream_id": f"s{n}", "context": context})
+        data = base64.b64encode(wire.encode()).decode()
+        events = child.call("stream_feed", {"stream_id": f"s{n}", "data": data})["events"]
+        assert [e["type"] for e in events] == ["message_start", "text_delta", "text_delta"], events
+        cancelled = child.call("cancel", {"request_id": f"r{n}", "delivered": delivered})
+        assert cancelled["in_flight"] is True and cancelled["events"][-1]["stop_reason"] == "cancelled", cancelled
+        contents.append(cancelled["events"][-1]["final_content"])
+    image = {"type": "image", "source": {"kind": "base64", "data": png}, "media_type": "image/png"}
+    assert contents == [
+        [{"type": "text", "text": "Here:"}],
+        [{"type": "text", "text": "Here:"}, image, {"type": "text", "text": " done"}],
+    ], contents
+    assert child.close() == 0
