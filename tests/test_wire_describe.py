@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -91,3 +92,37 @@ def test_docs_site_has_a_page_per_record_linked_from_the_index() -> None:
 def test_tc903_help_points_at_the_table(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["rule", "TC903"]) == 0
     assert "turnspec wire show API" in capsys.readouterr().out
+
+
+def _set(doc: dict[str, Any], pointer: str, keys: tuple[str, ...], value: int) -> None:
+    node = doc
+    for k in [*(t for t in pointer.split("/")[1:] if t), *keys[:-1]]:
+        node = node.setdefault(k, {})
+    node[keys[-1]] = value
+
+
+@pytest.mark.parametrize("api", [a for a in registry.APIS if a.usage_fields is not None], ids=lambda a: a.name)
+def test_the_usage_the_page_prints_is_the_usage_the_checks_read(api: registry.WireApi) -> None:
+    """Each count at a declared path, a distinct power of two: the record's response probe
+    (what TC904 compares an adapter with) gives the sums the page states."""
+    u = api.usage_fields
+    assert u is not None
+    body: dict[str, Any] = {}
+    counts = iter(1 << k for k in range(2, 20))
+    got_in = [(_set(body, u.at, p, n := next(counts)), n)[1] for p in u.input]
+    got_out = [(_set(body, u.at, p, n := next(counts)), n)[1] for p in u.output]
+    read = write = 0
+    if u.cache_read:
+        _set(body, u.at, u.cache_read, read := 2)
+    if u.cache_write:
+        _set(body, u.at, u.cache_write, write := 1)
+    want_in = sum(got_in) - (read if api.cached_in_input else 0)
+    assert api.probes.response_usage(body) == {
+        "input": want_in,
+        "output": sum(got_out),
+        "cache_read": read,
+        "cache_write": write,
+    }
+    page = describe(api)
+    for p in (*u.input, *u.output):
+        assert f"`{'.'.join(p)}`" in page

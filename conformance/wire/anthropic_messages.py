@@ -37,11 +37,11 @@ from .api import (
     Probes,
     ThinkingBack,
     ToolIdRule,
+    UsageFields,
     WireApi,
     first_string_at,
     option_fields,
     string_at,
-    token_buckets,
 )
 
 DOCS = (
@@ -194,15 +194,19 @@ def _stop_reason(body: JsonBody) -> Any:
     return body.get("stop_reason")
 
 
+USAGE = UsageFields(
+    "/usage",
+    (("input_tokens",),),
+    (("output_tokens",),),
+    ("cache_read_input_tokens",),
+    ("cache_creation_input_tokens",),
+)
+"""Anthropic `usage` (Messages API reference): already disjoint buckets."""
+
+
 def usage_of(usage: Any) -> dict[str, int] | None:
     """Anthropic `usage` -> the four canonical buckets (already disjoint on this API)."""
-    return token_buckets(
-        usage,
-        (("input_tokens",),),
-        (("output_tokens",),),
-        ("cache_read_input_tokens",),
-        ("cache_creation_input_tokens",),
-    )
+    return USAGE.buckets(usage)
 
 
 def _usage(body: JsonBody) -> Any:
@@ -305,6 +309,7 @@ ENDPOINT = Endpoint(
 
 ANTHROPIC_MESSAGES = WireApi(
     name="anthropic-messages",
+    usage_fields=USAGE,
     access=ACCESS,
     title="Anthropic Messages API",
     docs=DOCS,

@@ -107,6 +107,30 @@ def token_buckets(
     }
 
 
+Path = tuple[str, ...]
+"""The keys leading to a token count inside a usage object (`("prompt_tokens_details", "cached_tokens")`)."""
+
+
+@dataclass(frozen=True)
+class UsageFields:
+    """Where a response's usage object (`at`, an RFC 6901 pointer in a whole response body)
+    keeps the counts of contract §7.2's four buckets: `input` and `output` each the sum of
+    the counts at their paths, `cache_read` / `cache_write` the count at theirs (None: the
+    API reports none). Declared once per record: its usage probes read it (`buckets`), and
+    `turnspec wire show` prints it. Whether the input count includes cache reads is the
+    record's `cached_in_input`."""
+
+    at: str
+    input: tuple[Path, ...]
+    output: tuple[Path, ...]
+    cache_read: Path | None = None
+    cache_write: Path | None = None
+
+    def buckets(self, usage: Any, *, cached_in_input: bool = False) -> dict[str, int] | None:
+        """`usage` (the object at `at`) as the four buckets (`token_buckets`)."""
+        return token_buckets(usage, self.input, self.output, self.cache_read, self.cache_write, cached_in_input)
+
+
 def option_fields(**pointers: str) -> OptionsProbe:
     """A `request_options` probe: each option name (`max_output_tokens`, `stop_sequences`,
     `temperature`) -> the RFC 6901 pointer of the request field the API keeps it in; the
@@ -588,6 +612,9 @@ class WireApi:
     # (`probes.output_schema`) they are TC701's out-of-band inputs: contract §3.1's
     # `estimate_input_tokens(messages, tools, system_prompt)` never sees them
     out_of_band_settings: tuple[str, ...] = ()
+    # where a response's usage object keeps each bucket's counts (TC904 through the usage
+    # probes; `turnspec wire show`); None: the record does not say (or reads them in code)
+    usage_fields: UsageFields | None = None
     # the API's documented error signals beside contract §6.2's status table (TC801)
     errors: ErrorSignals = field(default_factory=ErrorSignals)
     # whether the docs require an assistant turn's thinking back on replay, and what of it

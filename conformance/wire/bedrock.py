@@ -60,9 +60,9 @@ from .api import (
     Probes,
     ThinkingBack,
     ToolIdRule,
+    UsageFields,
     WireApi,
     option_fields,
-    token_buckets,
     value_at,
 )
 from .eventstream import EVENT_STREAM
@@ -207,12 +207,16 @@ def _images(body: JsonBody) -> list[Located]:
     return out
 
 
+USAGE = UsageFields(
+    "/usage", (("inputTokens",),), (("outputTokens",),), ("cacheReadInputTokens",), ("cacheWriteInputTokens",)
+)
+"""Converse's TokenUsage (a stream's in its `metadata` event)."""
+
+
 def usage_of(usage: Any) -> dict[str, int] | None:
     """TokenUsage -> the four canonical buckets. `inputTokens` excludes what the cache read
     or wrote (prompt-caching user guide), so the counts are disjoint, as canonical usage is."""
-    return token_buckets(
-        usage, (("inputTokens",),), (("outputTokens",),), ("cacheReadInputTokens",), ("cacheWriteInputTokens",)
-    )
+    return USAGE.buckets(usage)
 
 
 def _event(events: list[Any], name: str) -> Iterator[dict[str, Any]]:
@@ -430,6 +434,7 @@ ACCESS = Access(
 
 BEDROCK_CONVERSE = WireApi(
     name="bedrock-converse",
+    usage_fields=USAGE,
     title="Amazon Bedrock Converse API",
     docs=DOCS,
     request_paths=(_CONVERSE,),

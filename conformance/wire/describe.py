@@ -107,6 +107,18 @@ def _usage(api: WireApi) -> list[str]:
         f"- the API reports cache reads: {'yes' if c.cache_read_tokens else 'no'}; "
         f"cache writes: {'yes' if c.cache_write_tokens else 'no'}",
     ]
+    u = api.usage_fields
+    if u is not None:
+        where = f"the usage object at `{u.at}` of a response" if u.at else "the response object itself"
+
+        def paths(ps: tuple[tuple[str, ...], ...]) -> str:
+            return " + ".join(_code(".".join(p)) for p in ps)
+
+        lines.append(f"- read from {where} (a stream's usage event has the same fields):")
+        lines.append(f"  - input: {paths(u.input)}")
+        lines.append(f"  - output: {paths(u.output)}")
+        for name, path in (("cache read", u.cache_read), ("cache write", u.cache_write)):
+            lines.append(f"  - {name}: {_code('.'.join(path)) if path else 'not reported (0)'}")
     if api.cached_in_input:
         lines.append(
             "- the provider's input count includes cache reads: TC904 accepts either reading, "

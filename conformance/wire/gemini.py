@@ -55,13 +55,13 @@ from .api import (
     Probes,
     ThinkingBack,
     ToolIdRule,
+    UsageFields,
     WireApi,
     error_event,
     first_string_at,
     option_fields,
     schema_at,
     string_at,
-    token_buckets,
 )
 
 DOCS = (
@@ -339,15 +339,20 @@ def _stop_reason(body: JsonBody) -> Any:
     return PROMPT_BLOCKED if _blocked(body) else None
 
 
+USAGE = UsageFields(
+    "/usageMetadata",
+    (("promptTokenCount",), ("toolUsePromptTokenCount",)),
+    (("candidatesTokenCount",), ("thoughtsTokenCount",)),
+    ("cachedContentTokenCount",),
+)
+"""`usageMetadata` (GenerateContentResponseUsageMetadata): the prompt with the tool-use
+prompt is input, the candidates with the thoughts output; the prompt count includes what
+the cache held."""
+
+
 def usage_of(usage: Any) -> dict[str, int] | None:
     """`usageMetadata` -> the four canonical buckets (disjoint: cached is taken out of input)."""
-    return token_buckets(
-        usage,
-        (("promptTokenCount",), ("toolUsePromptTokenCount",)),
-        (("candidatesTokenCount",), ("thoughtsTokenCount",)),
-        ("cachedContentTokenCount",),
-        cached_in_input=True,
-    )
+    return USAGE.buckets(usage, cached_in_input=True)
 
 
 def _usage(body: JsonBody) -> Any:
@@ -460,6 +465,7 @@ ENDPOINT = Endpoint(
 
 GEMINI = WireApi(
     name="gemini-generate-content",
+    usage_fields=USAGE,
     access=ACCESS,
     errors=ERRORS,
     out_of_band_settings=("/generationConfig/thinkingConfig",),

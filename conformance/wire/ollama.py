@@ -36,13 +36,13 @@ from .api import (
     Probes,
     ThinkingBack,
     ToolIdRule,
+    UsageFields,
     WireApi,
     error_event,
     first_string_at,
     option_fields,
     schema_at,
     string_at,
-    token_buckets,
 )
 
 DOCS = (
@@ -167,10 +167,14 @@ def _stop_reason(body: JsonBody) -> Any:
     return body.get("done_reason") if isinstance(body, dict) else None
 
 
+USAGE = UsageFields("", (("prompt_eval_count",),), (("eval_count",),))
+"""Ollama's counts sit on the response itself (a stream's on its `done` line); no cache counts."""
+
+
 def _usage(body: JsonBody) -> Any:
     if not isinstance(body, dict) or ("prompt_eval_count" not in body and "eval_count" not in body):
         return None
-    return token_buckets(body, (("prompt_eval_count",),), (("eval_count",),))
+    return USAGE.buckets(body)
 
 
 def _stream_stop_reason(events: list[Any]) -> Any:
@@ -223,6 +227,7 @@ ENDPOINT = Endpoint(
 
 OLLAMA_CHAT = WireApi(
     name="ollama-chat",
+    usage_fields=USAGE,
     access=ACCESS,
     title="Ollama chat API (/api/chat)",
     docs=DOCS,

@@ -41,12 +41,12 @@ from .api import (
     Probes,
     ThinkingBack,
     ToolIdRule,
+    UsageFields,
     WireApi,
     error_event,
     first_string_at,
     schema_at,
     string_at,
-    token_buckets,
 )
 
 DOCS = (
@@ -192,16 +192,15 @@ def _stop_reason(body: JsonBody) -> Any:
     return None
 
 
+USAGE = UsageFields(
+    "/usage", (("prompt_tokens",),), (("completion_tokens",),), ("prompt_tokens_details", "cached_tokens")
+)
+"""Chat `usage`; the API does not report cache writes."""
+
+
 def usage_of(usage: Any) -> dict[str, int] | None:
     """Chat `usage` -> the four canonical buckets; cached tokens taken out of `prompt_tokens`."""
-    # the API does not report cache writes
-    return token_buckets(
-        usage,
-        (("prompt_tokens",),),
-        (("completion_tokens",),),
-        ("prompt_tokens_details", "cached_tokens"),
-        cached_in_input=True,
-    )
+    return USAGE.buckets(usage, cached_in_input=True)
 
 
 def _usage(body: JsonBody) -> Any:
@@ -322,6 +321,7 @@ ENDPOINT = Endpoint(
 
 OPENAI_CHAT = WireApi(
     name="openai-chat-completions",
+    usage_fields=USAGE,
     access=ACCESS,
     errors=ERRORS,
     out_of_band_settings=("/reasoning_effort",),

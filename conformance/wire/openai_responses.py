@@ -52,12 +52,12 @@ from .api import (
     Probes,
     ThinkingBack,
     ToolIdRule,
+    UsageFields,
     WireApi,
     first_string_at,
     option_fields,
     schema_at,
     string_at,
-    token_buckets,
 )
 from .openai_chat import ACCESS as OPENAI_ACCESS
 from .openai_chat import ERRORS as OPENAI_ERRORS
@@ -204,14 +204,16 @@ def response_stop_reason(body: JsonBody) -> Any:
     return _stop(body) if isinstance(body, dict) else None
 
 
+USAGE = UsageFields("/usage", (("input_tokens",),), (("output_tokens",),), ("input_tokens_details", "cached_tokens"))
+"""Responses `usage`; reasoning tokens are part of `output_tokens`."""
+
+
 def response_usage(body: JsonBody) -> Any:
     """Usage in TokenUsage's disjoint buckets (adapter contract §7.2): `input` excludes the
     cached tokens OpenAI counts inside `input_tokens`; reasoning tokens are part of `output`
     (see `response_reasoning_tokens`)."""
     u = body.get("usage") if isinstance(body, dict) else None
-    return token_buckets(
-        u, (("input_tokens",),), (("output_tokens",),), ("input_tokens_details", "cached_tokens"), cached_in_input=True
-    )
+    return USAGE.buckets(u, cached_in_input=True)
 
 
 def response_reasoning_tokens(body: JsonBody) -> list[Located]:
@@ -327,6 +329,7 @@ ENDPOINT = Endpoint(
 
 OPENAI_RESPONSES = WireApi(
     name="openai-responses",
+    usage_fields=USAGE,
     access=OPENAI_ACCESS,
     errors=OPENAI_ERRORS,
     out_of_band_settings=("/reasoning",),

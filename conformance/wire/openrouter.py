@@ -78,6 +78,7 @@ ACCESS = Access(
 
 OPENROUTER_CHAT = WireApi(
     name="openrouter-chat-completions",
+    usage_fields=OPENAI_CHAT.usage_fields,
     access=ACCESS,
     title="OpenRouter Chat Completions API (OpenAI's, plus reasoning)",
     docs=DOCS,
