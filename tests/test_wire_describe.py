@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from conformance.cli import docsgen, main
+from conformance.suite.runner import recorded_folders
 from conformance.wire import registry
 from conformance.wire.describe import describe, index
 
@@ -69,7 +70,8 @@ def test_list_names_every_record_and_show_prints_one(capsys: pytest.CaptureFixtu
         assert f"`{api.name}`" in listed
     assert main(["wire", "show", "gemini-generate-content"]) == 0
     shown = capsys.readouterr().out
-    assert shown == describe(registry.get("gemini-generate-content"))
+    api = registry.get("gemini-generate-content")
+    assert shown == describe(api, recorded_folders(api.name))
     assert "as it is (no percent-encoding)" in shown  # Gemini's `models/{model}` segment
 
 
@@ -126,3 +128,15 @@ def test_the_usage_the_page_prints_is_the_usage_the_checks_read(api: registry.Wi
     page = describe(api)
     for p in (*u.input, *u.output):
         assert f"`{'.'.join(p)}`" in page
+
+
+def test_show_names_every_folder_of_turnspecs_recordings_of_the_api(capsys: pytest.CaptureFixture[str]) -> None:
+    # an outside Chat Completions author named one of the two folders and missed a crash the
+    # other's recordings (custom tool calls) would have shown
+    assert main(["wire", "show", "openai-chat-completions"]) == 0
+    section = capsys.readouterr().out.split("## Recordings (cassette_folders)\n", 1)[1]
+    folders = re.findall(r"^- `([^`]+)`: (\d+) exchanges?$", section, re.M)
+    assert {f for f, _ in folders} == {"openai-chat", "openai-chat-issue37"}
+    assert all(int(n) > 0 for _, n in folders)
+    assert recorded_folders("no-such-api") == {}
+    assert "no recording of this API" in describe(registry.get("bedrock-count-tokens"), {})

@@ -191,7 +191,8 @@ def checks_page() -> str:
 def wire_pages() -> dict[str, str]:
     """The wire API reference: an index, and a page per record (`wire.describe`: what
     `turnspec wire show NAME` prints)."""
-    from ..wire import describe, registry  # function-level: only the docs build reads records
+    from ..suite.runner import recorded_folders  # function-level: only the docs build reads records
+    from ..wire import describe, registry
 
     head = (
         "# Wire API reference\n\nGenerated from the wire API records by `conformance.cli.docsgen` when the site "
@@ -202,7 +203,8 @@ def wire_pages() -> dict[str, str]:
         "reference/wire.md": head + describe.index(registry.APIS, {a.name: f"wire/{a.name}.md" for a in registry.APIS})
     }
     for api in registry.APIS:
-        out[f"reference/wire/{api.name}.md"] = describe.describe(api) + "\n[All wire APIs](../wire.md)\n"
+        page = describe.describe(api, recorded_folders(api.name))
+        out[f"reference/wire/{api.name}.md"] = page + "\n[All wire APIs](../wire.md)\n"
     return out
 
 

@@ -75,6 +75,20 @@ def default_cassette_root() -> Path | None:
     return None
 
 
+def recorded_folders(api: str) -> dict[str, int]:
+    """The folders of this project's own cassettes that hold exchanges of wire API `api`,
+    each with how many (what `cassette_folders` may name: `turnspec wire show`)."""
+    root = default_cassette_root()
+    out: dict[str, int] = {}
+    if root is None:
+        return out
+    for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))):
+        n = sum(1 for c in iter_cassettes(folder) for it in c.interactions if it.api == api)
+        if n:
+            out[folder.name] = n
+    return out
+
+
 def local_cassette_root() -> Path | None:
     """`./cassettes` of the folder the command runs in (an adapter repository's own
     `cassettes/<adapter>/`), when present and not turnspec's own (in a checkout, `./cassettes`

@@ -243,8 +243,21 @@ def _request(api: WireApi) -> list[str]:
     return lines
 
 
-def describe(api: WireApi) -> str:
-    """The page of one record (module doc), as Markdown that reads as plain text too."""
+def _recorded(recorded: Mapping[str, int]) -> list[str]:
+    if not recorded:
+        return ["turnspec holds no recording of this API: an adapter's own `cassettes/<name>/` is its only replay."]
+    return [
+        "The folders of turnspec's cassettes holding this API's exchanges (an adapter whose name is none of them "
+        "names them in `cassette_folders`):",
+        "",
+        *(f"- `{folder}`: {n} exchange{'s' if n != 1 else ''}" for folder, n in recorded.items()),
+    ]
+
+
+def describe(api: WireApi, recorded: Mapping[str, int] | None = None) -> str:
+    """The page of one record (module doc), as Markdown that reads as plain text too;
+    `recorded`: turnspec's cassette folders holding the API's exchanges, with their counts
+    (`suite.runner.recorded_folders`: the caller's to read, a layer above this one)."""
     parts: list[tuple[str, list[str]]] = [
         ("Request", _request(api)),
         (
@@ -259,6 +272,8 @@ def describe(api: WireApi) -> str:
         ("Errors (TC801)", _errors(api.errors)),
         ("What the wire can carry", _carries(api)),
     ]
+    if recorded is not None:
+        parts.append(("Recordings (cassette_folders)", _recorded(recorded)))
     out = [f"# {api.name}: {md(api.title)}", "", "Written from:", *(f"- <{u}>" for u in api.docs), ""]
     if not api.chat:
         out += ["Not a chat turn: the suite's chat checks do not apply.", ""]

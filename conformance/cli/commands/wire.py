@@ -190,13 +190,14 @@ def show(
     name: Annotated[str, typer.Argument(help="A wire API's name (`turnspec wire list`)")],
 ) -> None:
     """Print what the suite expects of an adapter of one wire API: endpoint, stop reasons, usage, errors."""
-    from ...wire import describe, registry  # loaded when the command runs
+    from ...suite.runner import recorded_folders  # loaded when the command runs
+    from ...wire import describe, registry
 
     try:
         api = registry.get(name)
     except KeyError as exc:
         raise InputError(str(exc.args[0])) from None
-    sys.stdout.write(describe.describe(api))
+    sys.stdout.write(describe.describe(api, recorded_folders(api.name)))
 
 
 def record(
