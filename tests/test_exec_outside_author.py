@@ -731,8 +731,9 @@ def _python(child: Path) -> str:
     return f"{shlex.quote(sys.executable)} -I -S {shlex.quote(str(child))}"
 
 
-def test_the_responses_child_imports_the_standard_library_only() -> None:
-    tree = ast.parse(RESPONSES_CHILD.read_text())
+def _assert_standard_library_only(child: Path) -> None:
+    """Every module `child` imports is the standard library's (an outsider's script, never turnspec)."""
+    tree = ast.parse(child.read_text())
     imported = {
         alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names
     }
@@ -742,6 +743,32 @@ def test_the_responses_child_imports_the_standard_library_only() -> None:
     assert imported and imported <= set(sys.stdlib_module_names) | {"__future__"}, imported - set(
         sys.stdlib_module_names
     )
+
+
+def _assert_refuses_off_protocol_line(argv: list[str], line: bytes, says: str, trace: str) -> None:
+    """Nothing to answer (no `id`): the child says which line on standard error, in one line
+    with no stack trace (`trace`: how its language starts one), and exits 2."""
+    done = subprocess.run(argv, input=line, capture_output=True, timeout=60, check=False)
+    err = done.stderr.decode()
+    assert done.returncode == 2 and done.stdout == b"", (done.returncode, done.stdout)
+    assert err.count("\n") == 1 and f"standard input line 1 {says}" in err and trace not in err, err
+
+
+def _passes_on_samples(
+    capsys: pytest.CaptureFixture[str], command: str, samples: Path, least: tuple[tuple[str, int], ...]
+) -> None:
+    """`command` passes conform over the real recordings, each check of `least` with at least
+    that many cases run."""
+    rc = main(["conform", f"exec:{command}", "--samples", str(samples / "wire"), "-o", "json"])
+    results = _results(json.loads(capsys.readouterr().out))
+    failed = {k: r["reasons"][:2] for k, r in results.items() if r["status"] == "fail"}
+    assert rc == 0 and not failed, failed
+    for rule, n in least:
+        assert results[rule]["status"] == "pass" and results[rule]["cases_run"] >= n, (rule, results[rule])
+
+
+def test_the_responses_child_imports_the_standard_library_only() -> None:
+    _assert_standard_library_only(RESPONSES_CHILD)
 
 
 def test_the_responses_child_passes_smoke_and_conform(capsys: pytest.CaptureFixture[str]) -> None:
@@ -821,23 +848,13 @@ def test_the_responses_child_passes_conform_on_real_recordings(
     encrypted_content, `description: null` tools, `tool_choice`, `include`, `store: false`):
     every check passes, TC701 over real usage counts included (the child counts an encrypted
     reasoning item as the reasoning the API decrypts, not as its summary)."""
-    rc = main(["conform", f"exec:{_python(RESPONSES_CHILD)}", "--samples", str(samples / "wire"), "-o", "json"])
-    results = _results(json.loads(capsys.readouterr().out))
-    failed = {k: r["reasons"][:2] for k, r in results.items() if r["status"] == "fail"}
-    assert rc == 0 and not failed, failed
-    for rule, least in (("TC102", 50), ("TC607", 15), ("TC701", 20), ("TC802", 80), ("TC904", 30)):
-        assert results[rule]["status"] == "pass" and results[rule]["cases_run"] >= least, (rule, results[rule])
+    least = (("TC102", 50), ("TC607", 15), ("TC701", 20), ("TC802", 80), ("TC904", 30))
+    _passes_on_samples(capsys, _python(RESPONSES_CHILD), samples, least)
 
 
 @pytest.mark.parametrize(("line", "says"), [(b"nope\n", "is not UTF-8 JSON"), (b"[1]\n", "is not a JSON object")])
 def test_the_responses_child_refuses_a_line_off_the_protocol_in_one_line(line: bytes, says: str) -> None:
-    """Nothing to answer (no `id`): the child says which line on standard error and exits 2."""
-    done = subprocess.run(
-        [sys.executable, "-I", "-S", str(RESPONSES_CHILD)], input=line, capture_output=True, timeout=60, check=False
-    )
-    err = done.stderr.decode()
-    assert done.returncode == 2 and done.stdout == b"", (done.returncode, done.stdout)
-    assert err.count("\n") == 1 and f"standard input line 1 {says}" in err and "Traceback" not in err, err
+    _assert_refuses_off_protocol_line([sys.executable, "-I", "-S", str(RESPONSES_CHILD)], line, says, "Traceback")
 
 
 def test_a_failed_response_parses_to_the_error_it_reports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -891,16 +908,7 @@ GEMINI_EXERCISED = (
 
 
 def test_the_gemini_child_imports_the_standard_library_only() -> None:
-    tree = ast.parse(GEMINI_CHILD.read_text())
-    imported = {
-        alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names
-    }
-    imported |= {
-        node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
-    }
-    assert imported and imported <= set(sys.stdlib_module_names) | {"__future__"}, imported - set(
-        sys.stdlib_module_names
-    )
+    _assert_standard_library_only(GEMINI_CHILD)
 
 
 def test_the_gemini_child_passes_smoke_and_conform(capsys: pytest.CaptureFixture[str]) -> None:
@@ -982,12 +990,8 @@ def test_the_gemini_child_passes_conform_on_real_recordings(samples: Path, capsy
     """pydantic-ai's and simonw/llm-gemini's recorded Gemini traffic (proto field names such as
     `parameters_json_schema`, a lone Tool object for `tools`, Gemini 3 thoughtSignatures, search
     tools whose prompt is `toolUsePromptTokenCount`): every check passes, TC701 included."""
-    rc = main(["conform", f"exec:{_python(GEMINI_CHILD)}", "--samples", str(samples / "wire"), "-o", "json"])
-    results = _results(json.loads(capsys.readouterr().out))
-    failed = {k: r["reasons"][:2] for k, r in results.items() if r["status"] == "fail"}
-    assert rc == 0 and not failed, failed
-    for rule, least in (("TC102", 50), ("TC701", 15), ("TC802", 50), ("TC904", 30)):
-        assert results[rule]["status"] == "pass" and results[rule]["cases_run"] >= least, (rule, results[rule])
+    least = (("TC102", 50), ("TC701", 15), ("TC802", 50), ("TC904", 30))
+    _passes_on_samples(capsys, _python(GEMINI_CHILD), samples, least)
 
 
 def _gemini_reply(response_id: str) -> dict[str, Any]:
@@ -1080,12 +1084,7 @@ def test_the_gemini_child_mints_ids_from_the_reply_and_sends_them_back() -> None
 
 @pytest.mark.parametrize(("line", "says"), [(b"nope\n", "is not UTF-8 JSON"), (b"[1]\n", "is not a JSON object")])
 def test_the_gemini_child_refuses_a_line_off_the_protocol_in_one_line(line: bytes, says: str) -> None:
-    done = subprocess.run(
-        [sys.executable, "-I", "-S", str(GEMINI_CHILD)], input=line, capture_output=True, timeout=60, check=False
-    )
-    err = done.stderr.decode()
-    assert done.returncode == 2 and done.stdout == b"", (done.returncode, done.stdout)
-    assert err.count("\n") == 1 and f"standard input line 1 {says}" in err and "Traceback" not in err, err
+    _assert_refuses_off_protocol_line([sys.executable, "-I", "-S", str(GEMINI_CHILD)], line, says, "Traceback")
 
 
 def test_the_gemini_child_ends_a_stream_cut_before_its_finish_reason_in_error() -> None:
@@ -1346,13 +1345,8 @@ def test_the_chat_child_passes_conform_on_real_recordings(samples: Path, capsys:
     parallel calls, an empty assistant message before a call, tool ids such as `"0"`): every
     check passes, TC701 over real usage counts included (tool definitions weighed as OpenAI's
     cookbook counts them)."""
-    command = f"exec:node {shlex.quote(str(CHAT_CHILD))}"
-    rc = main(["conform", command, "--samples", str(samples / "wire"), "-o", "json"])
-    results = _results(json.loads(capsys.readouterr().out))
-    failed = {k: r["reasons"][:2] for k, r in results.items() if r["status"] == "fail"}
-    assert rc == 0 and not failed, failed
-    for rule, least in (("TC102", 40), ("TC607", 15), ("TC609", 5), ("TC701", 15), ("TC802", 40), ("TC904", 30)):
-        assert results[rule]["status"] == "pass" and results[rule]["cases_run"] >= least, (rule, results[rule])
+    least = (("TC102", 40), ("TC607", 15), ("TC609", 5), ("TC701", 15), ("TC802", 40), ("TC904", 30))
+    _passes_on_samples(capsys, f"node {shlex.quote(str(CHAT_CHILD))}", samples, least)
 
 
 @needs_node
@@ -1398,8 +1392,4 @@ def test_the_chat_child_reads_a_refusal_as_the_reply_and_sends_it_back_as_one() 
 @needs_node
 @pytest.mark.parametrize(("line", "says"), [(b"nope\n", "is not JSON"), (b"[1]\n", "is not a JSON object")])
 def test_the_chat_child_refuses_a_line_off_the_protocol_in_one_line(line: bytes, says: str) -> None:
-    """Nothing to answer (no `id`): the child says which line on standard error and exits 2."""
-    done = subprocess.run([NODE or "node", str(CHAT_CHILD)], input=line, capture_output=True, timeout=60, check=False)
-    err = done.stderr.decode()
-    assert done.returncode == 2 and done.stdout == b"", (done.returncode, done.stdout)
-    assert err.count("\n") == 1 and f"standard input line 1 {says}" in err and "    at " not in err, err
+    _assert_refuses_off_protocol_line([NODE or "node", str(CHAT_CHILD)], line, says, "    at ")

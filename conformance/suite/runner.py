@@ -75,17 +75,19 @@ def default_cassette_root() -> Path | None:
     return None
 
 
-def recorded_folders(api: str) -> dict[str, int]:
-    """The folders of this project's own cassettes that hold exchanges of wire API `api`,
-    each with how many (what `cassette_folders` may name: `turnspec wire show`)."""
+def recorded_folders() -> dict[str, dict[str, int]]:
+    """Wire API -> the folders of this project's own cassettes holding its exchanges, each
+    with how many (what `cassette_folders` may name: `turnspec wire show`), read in one pass."""
     root = default_cassette_root()
-    out: dict[str, int] = {}
+    out: dict[str, dict[str, int]] = {}
     if root is None:
         return out
     for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))):
-        n = sum(1 for c in iter_cassettes(folder) for it in c.interactions if it.api == api)
-        if n:
-            out[folder.name] = n
+        for c in iter_cassettes(folder):
+            for it in c.interactions:
+                if it.api is not None:
+                    counts = out.setdefault(it.api, {})
+                    counts[folder.name] = counts.get(folder.name, 0) + 1
     return out
 
 

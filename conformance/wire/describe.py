@@ -11,6 +11,7 @@ each. It reads the record only (never an adapter), so it is true of any adapter.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping
 
@@ -45,7 +46,7 @@ def _endpoint(e: Endpoint) -> list[str]:
         pointer, value = e.stream_field
         default = " (the API streams when it is absent: a request for one reply sets the opposite)"
         lines.append(
-            f"- a stream is asked for in the body: `{pointer}` = `{_json(value)}`"
+            f"- a stream is asked for in the body: `{pointer}` = `{json.dumps(value)}`"
             + (default if e.streams_by_default else "")
         )
     m = e.model
@@ -71,16 +72,6 @@ def _endpoint(e: Endpoint) -> list[str]:
     if e.query:
         lines.append(f"- query parameters that are part of the request: {', '.join(map(_code, e.query))}")
     return [*lines, *_said(e.says, e.source)]
-
-
-def _json(value: object) -> str:
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if value is None:
-        return "null"
-    return repr(value) if not isinstance(value, str) else f'"{value}"'
 
 
 def _stop(api: WireApi) -> list[str]:
@@ -129,7 +120,9 @@ def _usage(api: WireApi) -> list[str]:
         lines.append("- the provider's input count excludes cache reads: `input_tokens` is it as it is")
     if api.stream_usage_request is not None:
         pointer, value = api.stream_usage_request
-        lines.append(f"- a streaming request must set `{pointer}` = `{_json(value)}`, or the stream reports no usage")
+        lines.append(
+            f"- a streaming request must set `{pointer}` = `{json.dumps(value)}`, or the stream reports no usage"
+        )
     return lines
 
 

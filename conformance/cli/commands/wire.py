@@ -197,7 +197,7 @@ def show(
         api = registry.get(name)
     except KeyError as exc:
         raise InputError(str(exc.args[0])) from None
-    sys.stdout.write(describe.describe(api, recorded_folders(api.name)))
+    sys.stdout.write(describe.describe(api, recorded_folders().get(api.name, {})))
 
 
 def record(
