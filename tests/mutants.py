@@ -1082,6 +1082,16 @@ class GeminiWireIdReminted(GeminiAdapter):
         return m.canonical_for(wire_id)
 
 
+class GeminiIdsIgnoreReply(GeminiAdapter):
+    """Derives the ids of id-less calls from their position, name and arguments only, not
+    from the reply (`responseId`): a later reply repeating a call gets the earlier call's id."""
+
+    def call_id_from_wire(self, sid: str, wire_id: Any, *key: Any) -> str:
+        if not (isinstance(wire_id, str) and wire_id) and key[:1] == ("response",):
+            key = ("response", "", *key[2:])
+        return super().call_id_from_wire(sid, wire_id, *key)
+
+
 class GeminiWireIdAltered(GeminiAdapter):
     """Maps a call whose id the API issued to an altered provider id (`fc_x` -> `FC_X`): the
     provider never gets its own id back."""
@@ -2392,6 +2402,7 @@ MUTANTS: dict[type, str] = {
     GeminiMintedIdsShared: "TC303",
     GeminiMintedResultsShifted: "TC302",
     GeminiWireIdReminted: "TC303",
+    GeminiIdsIgnoreReply: "TC303",
     GeminiWireIdAltered: "TC302",
     GeminiIdlessResultsNewestFirst: "TC305",
     GeminiImageMimeHardcoded: "TC901",
