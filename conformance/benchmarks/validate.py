@@ -28,6 +28,11 @@ The rows of a corpus:
   against `--jobs 1` (same report, checked);
 - msgspec typed decode per line (the fast model, no rules) and jsonschema-rs `is_valid`
   on documents parsed beforehand (the two engines underneath);
+- the fast path's proof alone (`proof`): what `FastPath._first_bad` does to every block
+  before any rule runs (the raw model's batch decode, the re-encoding compared with the
+  input, which proves no duplicate key, and the UTF-8 of the raw strings), so
+  `ratio_proof_vs_floor` is the ceiling of the default row on this design: rules only
+  lower it;
 - python-jsonschema: the reference oracle alone, on a sample (it is ~100x slower);
 - peak RSS of a `turnspec validate` process over the whole corpus (all rules), and of
   `--jobs 2` (the sum over its process tree, sampled from /proc every 20 ms).
@@ -71,7 +76,9 @@ from ..core.findings import Selection
 from ..core.schema_validation import SchemaValidator
 from ..core.schemas import schema_set
 from ..formats import Options
+from ..formats.canonical.fast import FastPath, read_blocks
 from ..formats.canonical.fastmodel import message_model
+from ..parallel.chunks import canonical_run
 from .realistic import agent_jsonl_lines
 from .synthetic import PRICING_YAML, TOOLS, jsonl_lines
 
@@ -194,6 +201,23 @@ def _floor(data: Path) -> Callable[[], int]:
     return floor
 
 
+def _proof(data: Path) -> Callable[[], int]:
+    """The `proof` row: `FastPath._first_bad` on every block of `data`, as the fast path
+    reads them (`read_blocks`); a block it cannot prove stops the bench."""
+    fast = FastPath(canonical_run(Options()))
+
+    def proof() -> int:
+        k = 0
+        with data.open("rb") as f:
+            for block in read_blocks(f, 1 << 30):
+                if block is None or fast._first_bad(block) is not None:
+                    raise SystemExit(f"{data.name}: a block the fast path cannot prove at once")
+                k += 1
+        return k
+
+    return proof
+
+
 def _corpus(
     data: Path, n: int, repeat: int, sample: int, tools: Path, pricing: Path
 ) -> tuple[dict[str, object], float]:
@@ -220,6 +244,7 @@ def _corpus(
 
     timed: dict[str, Callable[[], int]] = {
         "floor": _floor(data),
+        "proof": _proof(data),
         "default": validate_with(Options()),
         "schema": validate_with(Options(selection=Selection(select=("TS0",)))),
         "rules": validate_with(Options(tools=tools, pricing=pricing)),
@@ -274,6 +299,7 @@ def _corpus(
         "process_jobs1_s": round(best["process_jobs1"], 3),
         **{f"process_jobs{j}_s": round(best[f"process_jobs{j}"], 3) for j in ROW_JOBS},
         "msgspec_typed_decode_msgs_per_s": round(n / t_decode),
+        "fast_proof_msgs_per_s": round(n / best["proof"]),
         "jsonschema_rs_is_valid_msgs_per_s": round(rs_n / t_rs),
         "python_jsonschema_msgs_per_s": round(sample / t_oracle),
         "ratio_default_vs_floor": ratio(n / best["default"]),
@@ -288,6 +314,7 @@ def _corpus(
             for j in ROW_JOBS
         },
         "ratio_msgspec_decode_vs_floor": ratio(n / t_decode),
+        "ratio_proof_vs_floor": ratio(n / best["proof"]),
         "ratio_jsonschema_rs_vs_floor": ratio(rs_n / t_rs),
         "ratio_python_jsonschema_vs_floor": ratio(sample / t_oracle, 4),
         "peak_rss_validate_mb": round(rss_mb),

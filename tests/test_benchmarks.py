@@ -1,0 +1,27 @@
+"""The bench's own rows measure what they say (`nox -s bench`; no timing is asserted)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conformance.benchmarks.realistic import agent_jsonl_lines
+from conformance.benchmarks.validate import _proof
+
+
+def test_the_proof_row_proves_every_block_of_a_valid_corpus(tmp_path: Path) -> None:
+    data = tmp_path / "agents.jsonl"
+    data.write_bytes(b"".join(agent_jsonl_lines(2_000)))
+    blocks = _proof(data)()
+    assert blocks >= data.stat().st_size // (1 << 18)  # one per 256 KiB read, at least
+
+
+def test_the_proof_row_stops_on_a_block_the_fast_path_cannot_prove(tmp_path: Path) -> None:
+    lines = list(agent_jsonl_lines(50))
+    # a duplicate key: the re-encoding differs from the input, so the block is not proven at once
+    lines[10] = lines[10].replace(b'{"id":', b'{"id":"x","id":', 1)
+    data = tmp_path / "dup.jsonl"
+    data.write_bytes(b"".join(lines))
+    with pytest.raises(SystemExit, match="cannot prove"):
+        _proof(data)()
