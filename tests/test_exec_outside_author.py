@@ -644,7 +644,10 @@ def test_the_go_openrouter_child_passes_smoke_and_conform(
 def test_the_go_openrouter_child_passes_smoke_from_its_manifest(
     go_openrouter_binary: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """turnspec-exec.toml starts bin/openrouter-child from the manifest's folder."""
+    """turnspec-exec.toml starts bin/openrouter-child from the manifest's folder. Smoke's
+    tool_id_map step asks a fresh session, as the page says: the call the stream bound
+    (reasoning.yaml#1 streams one) is in the session the other steps used, not in that one
+    (smoke once asked the shared session and said "a fresh session's map holds 1 pairs")."""
     folder = tmp_path / "child"
     (folder / "bin").mkdir(parents=True)
     shutil.copy(GO_OPENROUTER_CHILD / "turnspec-exec.toml", folder)
@@ -653,6 +656,8 @@ def test_the_go_openrouter_child_passes_smoke_from_its_manifest(
     lines = capsys.readouterr().out.splitlines()
     assert rc == 0 and all(x.startswith("ok") for x in lines), lines
     assert "outside-openrouter (openrouter, openrouter-chat-completions)" in lines[0], lines
+    ops = {x.split()[1]: x for x in lines}
+    assert "a fresh session's map holds 0 pair(s)" in ops["tool_id_map"], lines
 
 
 @needs_go
