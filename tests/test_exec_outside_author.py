@@ -25,7 +25,13 @@ A seventh, an OpenAI Chat Completions adapter (tests/data/exec/chat_child.mjs), 
 again, written from the same pages plus `turnspec wire show openai-chat-completions` and
 OpenAI's Chat Completions documentation: SSE `data:` chunks ending in `[DONE]`, tool calls
 streamed as argument fragments keyed by `tool_calls[].index`, usage in the last chunk when
-`stream_options.include_usage` is asked, custom tool calls and the deprecated `function_call`."""
+`stream_options.include_usage` is asked, custom tool calls and the deprecated `function_call`.
+
+An eighth, an OpenRouter Chat Completions adapter (tests/data/exec/go_openrouter_child/, Go, the
+standard library only), was written from the same pages plus `turnspec wire show
+openrouter-chat-completions` and OpenRouter's reasoning-tokens, streaming and errors pages:
+reasoning_details as thinking and redacted_thinking blocks sent back with their signatures,
+streamed details read once (not again from `delta.reasoning`), mid-stream `error` events."""
 
 from __future__ import annotations
 
@@ -54,6 +60,7 @@ NODE_CHILD = DATA / "node_child.mjs"
 BEDROCK_CHILD = DATA / "bedrock_child.mjs"
 GO_CHILD = DATA / "go_child"
 GO_OLLAMA_CHILD = DATA / "go_ollama_child"
+GO_OPENROUTER_CHILD = DATA / "go_openrouter_child"
 RESPONSES_CHILD = DATA / "responses_child.py"
 CHAT_CHILD = DATA / "chat_child.mjs"
 NODE = shutil.which("node")
@@ -170,6 +177,34 @@ OLLAMA_EXERCISED = (
     "TC903",
     "TC904",
     "TC907",
+)
+OPENROUTER_EXERCISED = (
+    "TC101",  # parse: reasoning_details as thinking / redacted_thinking blocks before the reply
+    "TC102",  # read_request: reasoning_details read back, tool messages linked by tool_call_id
+    "TC109",  # POST /api/v1/chat/completions, the model without its `openrouter:` prefix
+    "TC201",
+    "TC203",
+    "TC301",
+    "TC302",
+    "TC305",
+    "TC404",  # another provider's thinking dropped with its WARN line
+    "TC405",  # reasoning_details sent back with their signatures, to OpenRouter only
+    "TC501",  # thinking, images, output_schema reach the wire
+    "TC601",
+    "TC602",
+    "TC603",
+    "TC604",
+    "TC605",  # delta.reasoning_details read, delta.reasoning (the same text) not read twice
+    "TC606",
+    "TC607",  # SSE `data:` lines cut across chunks
+    "TC610",  # a detail's signature on its block's last thinking_delta only
+    "TC611",
+    "TC801",
+    "TC802",  # round trip: reasoning_details' format/id/index, the `reasoning` request object in extra
+    "TC901",
+    "TC902",
+    "TC903",
+    "TC904",  # prompt_tokens less prompt_tokens_details.cached_tokens
 )
 
 
@@ -529,13 +564,13 @@ def test_the_go_ollama_child_passes_smoke_and_conform(
     assert results["TC609"]["status"] == "skip", results["TC609"]
 
 
-def _planted_go(tmp_path: Path, old: str, new: str) -> Path:
+def _planted_go(tmp_path: Path, old: str, new: str, child: Path = GO_OLLAMA_CHILD, name: str = "ollama-child") -> Path:
     source = tmp_path / "src"
-    shutil.copytree(GO_OLLAMA_CHILD, source)
+    shutil.copytree(child, source, ignore=shutil.ignore_patterns("bin"))
     hits = [f for f in source.glob("*.go") if old in f.read_text()]
     assert len(hits) == 1 and hits[0].read_text().count(old) == 1, old  # the plant names one place
     hits[0].write_text(hits[0].read_text().replace(old, new))
-    return _go_build(source, tmp_path, "ollama-child")
+    return _go_build(source, tmp_path, name)
 
 
 @needs_go
@@ -579,6 +614,243 @@ def test_a_defect_planted_in_the_go_ollama_child_fails_its_check(
     child = _planted_go(tmp_path, old, new)
     reasons = _failing(capsys, shlex.quote(str(child)), rule)
     assert any(words in why for why in reasons), reasons
+
+
+# -- the Go child of OpenRouter's Chat Completions (reasoning and reasoning_details) -----------
+
+
+@pytest.fixture(scope="module")
+def go_openrouter_binary(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    assert GO is not None
+    return _go_build(GO_OPENROUTER_CHILD, tmp_path_factory.mktemp("go-openrouter-child"), "openrouter-child")
+
+
+@needs_go
+def test_the_go_openrouter_child_passes_smoke_and_conform(
+    go_openrouter_binary: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Smoke answers ok on every operation and conform passes with every message validated.
+    The checks openrouter-chat-completions' record gives nothing to read skip, not pass: no
+    option fields (TC105), no tool-input fragments (TC609), no field that asks for usage
+    (TC905), no served model (TC907)."""
+    _passes(capsys, shlex.quote(str(go_openrouter_binary)), OPENROUTER_EXERCISED)
+    _, report = _conform(capsys, shlex.quote(str(go_openrouter_binary)))
+    results = _results(report)
+    for rule in ("TC105", "TC609", "TC905", "TC907"):
+        assert results[rule]["status"] == "skip", results[rule]
+
+
+@needs_go
+def test_the_go_openrouter_child_passes_smoke_from_its_manifest(
+    go_openrouter_binary: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """turnspec-exec.toml starts bin/openrouter-child from the manifest's folder. Smoke's
+    tool_id_map step asks a fresh session, as the page says: the call the stream bound
+    (reasoning.yaml#1 streams one) is in the session the other steps used, not in that one
+    (smoke once asked the shared session and said "a fresh session's map holds 1 pairs")."""
+    folder = tmp_path / "child"
+    (folder / "bin").mkdir(parents=True)
+    shutil.copy(GO_OPENROUTER_CHILD / "turnspec-exec.toml", folder)
+    shutil.copy(go_openrouter_binary, folder / "bin" / "openrouter-child")
+    rc = main(["exec", "smoke", str(folder / "turnspec-exec.toml")])
+    lines = capsys.readouterr().out.splitlines()
+    assert rc == 0 and all(x.startswith("ok") for x in lines), lines
+    assert "outside-openrouter (openrouter, openrouter-chat-completions)" in lines[0], lines
+    ops = {x.split()[1]: x for x in lines}
+    assert "a fresh session's map holds 0 pair(s)" in ops["tool_id_map"], lines
+
+
+@needs_go
+@pytest.mark.parametrize(
+    ("old", "new", "rule", "words"),
+    [
+        # the assistant turn's reasoning_details not sent back: OpenRouter's "Preserving reasoning blocks"
+        (
+            'out["reasoning_details"] = details',
+            "_ = details",
+            "TC405",
+            "thinking signature issued by openrouter not in the field",
+        ),
+        # a reasoning.text detail sent back without its signature
+        (
+            'd["signature"] = sig',
+            "_ = sig",
+            "TC802",
+            "/messages/1/reasoning_details/0/signature: missing from rendered",
+        ),
+        # the request's `reasoning` object (extra) not sent: reasoning is never asked for
+        (
+            '\tfor k, v := range asObj(opts["extra"]) {\n\t\tbody[k] = v',
+            '\tfor k, v := range asObj(opts["extra"]) {\n\t\tif k == "reasoning" {\n\t\t\tcontinue\n\t\t}\n\t\tbody[k] = v',
+            "TC802",
+            '/reasoning: missing from rendered (recorded {"max_tokens": 2000})',
+        ),
+        # `length` read as a natural end: a truncated reply looks finished
+        (
+            '"length":         "max_tokens",',
+            '"length":         "end_turn",',
+            "TC903",
+            "streamed stop_reason 'end_turn', recorded 'length' = 'max_tokens'",
+        ),
+        # prompt_tokens already holds the cached ones: adding them counts them twice
+        (
+            "input := prompt - cached",
+            "input := prompt + cached",
+            "TC904",
+            "input_tokens: parsed 2560, recorded 512",
+        ),
+        # delta.reasoning read beside delta.reasoning_details: the same text twice
+        (
+            'if r := str(delta["reasoning"]); r != "" && len(details) == 0 {',
+            'if r := str(delta["reasoning"]); r != "" {',
+            "TC606",
+            "stream content differs from the parse",
+        ),
+        # the rest of a line cut across two chunks thrown away
+        (
+            "\t\t\tif !final || len(s.pending) == 0 {\n\t\t\t\treturn nil",
+            "\t\t\tif !final || len(s.pending) == 0 {\n\t\t\t\ts.pending = nil\n\t\t\t\treturn nil",
+            "TC607",
+            "7-byte chunks gave different events than one chunk",
+        ),
+    ],
+    ids=[
+        "reasoning-details-dropped",
+        "signature-dropped",
+        "reasoning-not-requested",
+        "length-as-end-turn",
+        "cached-counted-twice",
+        "reasoning-read-twice",
+        "chunk-boundary-blind",
+    ],
+)
+def test_a_defect_planted_in_the_go_openrouter_child_fails_its_check(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], old: str, new: str, rule: str, words: str
+) -> None:
+    child = _planted_go(tmp_path, old, new, GO_OPENROUTER_CHILD, "openrouter-child")
+    reasons = _failing(capsys, shlex.quote(str(child)), rule)
+    assert any(words in why for why in reasons), reasons
+
+
+def _or_chunk(delta: dict[str, Any] | None, finish: str | None = None, **extra: Any) -> bytes:
+    """One `data:` line of an OpenRouter chat.completion.chunk (openrouter.ai/docs/api-reference/streaming,
+    .../guides/best-practices/reasoning-tokens: `delta.reasoning` and `delta.reasoning_details`)."""
+    choices = [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish}]
+    chunk = {"id": "gen-1", "object": "chat.completion.chunk", "created": 1761052928, "provider": "Anthropic"}
+    return (
+        b"data: "
+        + json.dumps({**chunk, "model": "anthropic/claude-sonnet-4", "choices": choices, **extra}).encode()
+        + b"\n\n"
+    )
+
+
+def _thought(text: str, **fields: Any) -> dict[str, Any]:
+    detail = {"type": "reasoning.text", "text": text, "format": "anthropic-claude-v1", "index": 0, **fields}
+    return {"role": "assistant", "content": "", "reasoning": text, "reasoning_details": [detail]}
+
+
+def _feed(child: _Child, stream_id: str, body: bytes, size: int) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = []
+    for at in range(0, len(body), size):
+        chunk = base64.b64encode(body[at : at + size]).decode()
+        events += child.call("stream_feed", {"stream_id": stream_id, "data": chunk})["events"]
+    return events + child.call("stream_close", {"stream_id": stream_id})["events"]
+
+
+@needs_go
+def test_the_go_openrouter_child_reads_streamed_reasoning_details_once_and_signs_the_last_delta(
+    go_openrouter_binary: Path,
+) -> None:
+    """Each chunk carries the reasoning twice, as `reasoning` and as a reasoning_details
+    fragment: the child reads the details only. The signature comes in a fragment of its own
+    after the text: it rides on the block's last thinking_delta (streaming §5.3), and the
+    aggregate sends it back in reasoning_details with the detail's format and index."""
+    body = b"".join(
+        [
+            b": OPENROUTER PROCESSING\n\n",
+            _or_chunk(_thought("The user wants")),
+            _or_chunk(_thought(" the weather.")),
+            _or_chunk(_thought("", signature="EqQBsig==")),
+            _or_chunk({"content": "Sunny."}),
+            _or_chunk({"content": ""}, "stop"),
+            _or_chunk(
+                None,
+                usage={"prompt_tokens": 40, "completion_tokens": 9, "prompt_tokens_details": {"cached_tokens": 30}},
+            ),
+            b"data: [DONE]\n\n",
+        ]
+    )
+    child = _Child(go_openrouter_binary)
+    context = {"session_id": "S1", "message_id": "01KR3QB2D20000000000000001", "request_id": "r1", "model": None}
+    runs = []
+    for n, size in enumerate((len(body), 5)):
+        child.call("stream_open", {"stream_id": f"s{n}", "context": context})
+        runs.append(_feed(child, f"s{n}", body, size))
+    assert runs[0] == runs[1]  # cut anywhere, the same events
+    events = runs[0]
+    thinking = [e for e in events if e["type"] == "thinking_delta"]
+    assert "".join(e["text"] for e in thinking) == "The user wants the weather."
+    assert [e.get("signature") for e in thinking] == [None, None, "EqQBsig=="]
+    done = events[-1]
+    assert done["type"] == "message_complete" and done["stop_reason"] == "end_turn", done
+    assert done["final_content"] == [
+        {"type": "thinking", "text": "The user wants the weather.", "signature": "EqQBsig=="},
+        {"type": "text", "text": "Sunny."},
+    ]
+    assert done["usage"]["input_tokens"] == 10 and done["usage"]["cached_input_tokens"] == 30, done["usage"]
+    message = {
+        "id": "01KR3QB2D20000000000000002",
+        "session_id": "S1",
+        "role": "assistant",
+        "content": done["final_content"],
+        "metadata": {"provider": "openrouter", "model": "openrouter:anthropic/claude-sonnet-4"},
+        "created_at": "2026-05-08T12:00:00.000000Z",
+        "schema_version": 1,
+    }
+    options = {"model": "openrouter:anthropic/claude-sonnet-4", "extra": {"reasoning": {"max_tokens": 2000}}}
+    body_out = child.call("render", {"messages": [message], "tools": [], "options": options})["body"]
+    assert body_out["model"] == "anthropic/claude-sonnet-4" and body_out["reasoning"] == {"max_tokens": 2000}
+    assert body_out["messages"][0]["reasoning_details"] == [
+        {"type": "reasoning.text", "text": "The user wants the weather.", "signature": "EqQBsig=="}
+    ]
+    assert child.close() == 0
+
+
+@needs_go
+def test_the_go_openrouter_child_raises_a_mid_stream_error_after_message_complete(go_openrouter_binary: Path) -> None:
+    """OpenRouter reports an error during generation as a data event with an `error` member
+    and finish_reason `error` (openrouter.ai/docs/api-reference/errors: "emitted in the response
+    body or as an SSE data event"). turnspec's openrouter cassettes hold no such stream, so no
+    check feeds one (a child that ignores the event passes conform): the child ends the stream
+    with message_complete(error) and answers the classified error (contract §6.5)."""
+    body = _or_chunk({"content": "Hel"}) + _or_chunk(
+        {"content": ""}, "error", error={"code": "server_error", "message": "Provider disconnected"}
+    )
+    child = _Child(go_openrouter_binary)
+    context = {"session_id": "S1", "message_id": None, "request_id": "r1", "model": None}
+    child.call("stream_open", {"stream_id": "s1", "context": context})
+    assert child.proc.stdin is not None and child.proc.stdout is not None
+    request = {"id": 99, "op": "stream_feed", "params": {"stream_id": "s1", "data": base64.b64encode(body).decode()}}
+    child.proc.stdin.write(json.dumps(request) + "\n")
+    child.proc.stdin.flush()
+    answer = json.loads(child.proc.stdout.readline())
+    assert answer["id"] == 99 and answer["ok"] is False, answer
+    error = answer["error"]
+    assert error["kind"] == "adapter_error" and error["error_class"] == "server_error", error
+    # the request id is the generation's (the chunk's `id`, OpenRouter's X-Generation-Id)
+    assert "Provider disconnected" in error["message"] and error["request_id"] == "gen-1", error
+    assert [e["type"] for e in error["events"]] == ["message_start", "text_delta", "message_complete"]
+    assert error["events"][-1]["stop_reason"] == "error"
+    assert child.call("cancel", {"request_id": "r1", "delivered": 1}) == {"in_flight": False, "events": []}
+    assert child.close() == 0
+
+
+@needs_go
+@pytest.mark.parametrize(("line", "says"), [(b"nope\n", "is not JSON"), (b"[1]\n", "is not a JSON object")])
+def test_the_go_openrouter_child_refuses_a_line_off_the_protocol_in_one_line(
+    go_openrouter_binary: Path, line: bytes, says: str
+) -> None:
+    _assert_refuses_off_protocol_line([str(go_openrouter_binary)], line, says, "goroutine ")
 
 
 class _Child:

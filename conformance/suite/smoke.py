@@ -18,6 +18,8 @@ from .checks.streams import wire_values
 from .runner import default_cassette_root, local_cassette_root
 
 SESSION = "01JSMOKE0000000000000SESS1"
+# the session of the tool_id_map step: one no other step used, so its map starts empty
+FRESH_SESSION = "01JSMOKE0000000000000SESS2"
 
 
 class NoRecording(LookupError):
@@ -139,7 +141,7 @@ def _calls(a: ExecAdapter) -> Iterator[Line]:
         return f"{a.estimate_input_tokens(messages, [], model=options.model)} tokens"
 
     def tool_id_map() -> str:
-        return f"a fresh session's map holds {len(a.tool_id_map(SESSION).pairs())} pairs"
+        return f"a fresh session's map holds {len(a.tool_id_map(FRESH_SESSION).pairs())} pair(s)"
 
     steps: list[tuple[str, str, Callable[[], str]]] = [
         ("render", "render", render),

@@ -1,0 +1,3 @@
+module example.com/outside-openrouter
+
+go 1.19
