@@ -2064,6 +2064,54 @@ class ChatArgumentFragmentsStripped(OpenAIChatAdapter):
             openai_chat_module._ChatStream = saved
 
 
+def _without_refusal(msg: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in msg.items() if k != "refusal"}
+
+
+class _RefusalBlindChatStream(openai_chat_module._ChatStream):
+    def chunk(self, obj: dict[str, Any]) -> Iterator[StreamEvent]:
+        choices = obj.get("choices")
+        if isinstance(choices, list):
+            obj = {
+                **obj,
+                "choices": [
+                    {**c, "delta": _without_refusal(c["delta"])}
+                    if isinstance(c, dict) and isinstance(c.get("delta"), dict)
+                    else c
+                    for c in choices
+                ],
+            }
+        return super().chunk(obj)
+
+
+class ChatRefusalDropped(OpenAIChatAdapter):
+    """Reads neither a reply's `message.refusal` nor a stream's `delta.refusal` (an adapter
+    that knows only `content`): a refused reply parses as an empty message, streamed and not,
+    and the provider's refusal text is lost."""
+
+    def content_from_wire(self, session_id: str, msg: Mapping[str, Any], *, reasoning: bool = False) -> list[Block]:
+        return super().content_from_wire(session_id, _without_refusal(msg), reasoning=reasoning)
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        saved, openai_chat_module._ChatStream = openai_chat_module._ChatStream, _RefusalBlindChatStream
+        try:
+            yield from super().stream_response(chunks, context)
+        finally:
+            openai_chat_module._ChatStream = saved
+
+
+class ChatRefusalSentBackAsText(OpenAIChatAdapter):
+    """Replays an assistant refusal as the message's `content`: the turn sent back says the
+    model answered what it refused."""
+
+    def assistant_to_wire(self, message: Message) -> list[WireBody]:
+        out = super().assistant_to_wire(message)
+        for m in out:
+            if isinstance(m.get("refusal"), str) and m.get("content") is None:
+                m["content"] = m.pop("refusal")
+        return out
+
+
 # -- Amazon Bedrock Converse: planted defects in the bedrock reference adapter (issue 27) --------
 
 
@@ -2487,6 +2535,8 @@ MUTANTS: dict[type, str] = {
     ResponsesReasoningTokensAddedToOutput: "TC904",
     OpenRouterCachedTokensIgnored: "TC904",
     ChatArgumentFragmentsStripped: "TC609",
+    ChatRefusalDropped: "TC903",
+    ChatRefusalSentBackAsText: "TC802",
     BedrockSilentDrop: "TC201",
     BedrockSystemDropped: "TC403",
     BedrockErrorsAsMessages: "TC801",

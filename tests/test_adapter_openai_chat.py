@@ -597,3 +597,82 @@ def test_hostile_stream_bodies_are_wire_errors_not_crashes(hostile):
     with pytest.raises(WireFormatError) as e:
         stream(hostile)
     assert "event 1" in str(e.value) or "event 2" in str(e.value), str(e.value)
+
+
+# -- refusals (chat/object `message.refusal`, chat-streaming `delta.refusal`) ---------------------
+
+
+def test_a_refusal_is_the_reply_text_streamed_and_not_and_goes_back_in_its_field():
+    """cassettes/openai-chat/refusal.yaml: the refusal is a text block of its own (the
+    canonical format has no refusal block), streamed as its pieces, and the next turn read
+    back renders it in the assistant message's `refusal` again, `content` null."""
+    a = OpenAIChatAdapter()
+    reply, streamed, then = (it("refusal", i) for i in range(3))
+    refusal = reply.response_json["choices"][0]["message"]["refusal"]
+    msg = a.from_wire_response(WireResponse(reply.response_json), ctx())
+    assert msg["content"] == [{"type": "text", "text": refusal}]
+    assert msg["metadata"]["provider_raw"]["openai-chat"]["refusal"] == 0
+    assert "refusal" not in msg["metadata"]["provider_raw"]["openai-chat"].get("message", {})
+    assert validate_messages([msg], finish=False) == []
+    events = list(a.stream_response([streamed.response_body], ctx("sess_s")))
+    assert [e["text"] for e in events if e["type"] == "text_delta"] == [
+        "I'm sorry, ",
+        "but I can't help ",
+        "with that request.",
+    ]
+    assert events[-1]["final_content"] == msg["content"]
+    parsed = a.from_wire_request(then.request_body)
+    assert [b["text"] for b in parsed.messages[1]["content"]] == [refusal]
+    body = a.to_wire(parsed.messages, parsed.tools, parsed.options).body
+    assert body["messages"][1] == {"role": "assistant", "content": None, "refusal": refusal}
+    # the reply as the next turn's history: the refusal goes back in its field, not as content
+    turn = a.to_wire([*parsed.messages[:1], msg], [], OPTS).body["messages"][1]
+    assert turn["content"] is None and turn["refusal"] == refusal
+
+
+def test_a_refusal_beside_content_and_an_edited_or_foreign_turn():
+    """A reply holding both `content` and `refusal` keeps both, the refusal last; a turn whose
+    refusal block another adapter holds (no own provider_raw) goes back as plain text."""
+    a = OpenAIChatAdapter()
+    body = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "gpt-4o",
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": "No.", "refusal": "No."}, "finish_reason": "stop"}
+        ],
+    }
+    msg = a.from_wire_response(WireResponse(body), ctx())
+    assert msg["content"] == [{"type": "text", "text": "No."}, {"type": "text", "text": "No."}]
+    assert msg["metadata"]["provider_raw"]["openai-chat"]["refusal"] == 1
+    wire = a.to_wire([msg], [], OPTS).body["messages"][0]
+    assert wire["content"] == "No." and wire["refusal"] == "No."
+    foreign = {**msg, "metadata": {k: v for k, v in msg["metadata"].items() if k != "provider_raw"}}
+    wire = a.to_wire([foreign], [], OPTS).body["messages"][0]
+    assert "refusal" not in wire and wire["content"] == [{"type": "text", "text": "No."}] * 2
+
+
+def test_a_streamed_refusal_after_the_finish_reason_is_content_after_it():
+    chunk = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o"}
+    text = _sse(
+        [
+            {**chunk, "choices": [{"index": 0, "delta": {"refusal": "No"}, "finish_reason": "stop"}]},
+            {**chunk, "choices": [{"index": 0, "delta": {"refusal": "pe"}, "finish_reason": None}]},
+        ]
+    )
+    with pytest.raises(WireFormatError, match="content after finish_reason"):
+        list(OpenAIChatAdapter().stream_response([text], ctx()))
+
+
+def test_the_refusal_cassette_is_what_its_script_writes(tmp_path):
+    """cassettes/openai-chat/refusal.yaml is _author.py's output, byte for byte (edit the
+    script and run it again, never the YAML)."""
+    import importlib.util  # function-level: only this test loads the script
+
+    spec = importlib.util.spec_from_file_location("chat_author", CASSETTES / "_author.py")
+    assert spec is not None and spec.loader is not None
+    author = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(author)
+    author.write(tmp_path / "refusal.yaml", author.refusal())
+    assert (tmp_path / "refusal.yaml").read_bytes() == (CASSETTES / "refusal.yaml").read_bytes()

@@ -266,3 +266,35 @@ def test_the_cassettes_are_the_documented_shapes() -> None:
                     assert chunk.errors(json.loads(line[6:])) == [], it.label
         else:
             assert response.errors(it.response_json) == [], it.label
+
+
+def test_a_refusal_is_the_reply_text_and_goes_back_in_its_field() -> None:
+    """OpenRouter relays OpenAI's refusal (its SDK's AssistantMessage `refusal`): the reply's text
+    beside the reasoning, and the next turn sends it back in `refusal`, `content` null, with the
+    reasoning details as they came."""
+    a = OpenRouterChatAdapter()
+    body = {
+        "id": "gen-1",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "openai/gpt-4o",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "stop",
+                "message": {
+                    "role": "assistant",
+                    "content": None,
+                    "refusal": "I can't help with that.",
+                    "reasoning_details": [{"type": "reasoning.text", "text": "Unsafe.", "format": "unknown"}],
+                },
+            }
+        ],
+    }
+    m = a.from_wire_response(WireResponse(body), ctx())
+    assert [b["type"] for b in m["content"]] == ["thinking", "text"]
+    assert m["content"][1]["text"] == "I can't help with that."
+    user = {**m, "role": "user", "content": [{"type": "text", "text": "hi"}], "metadata": {}}
+    wire = a.to_wire([user, m], [], OPTS).body["messages"][1]
+    assert wire["content"] is None and wire["refusal"] == "I can't help with that."
+    assert wire["reasoning_details"] == [{"type": "reasoning.text", "text": "Unsafe.", "format": "unknown"}]

@@ -386,3 +386,19 @@ def test_sample_gaps_cover_their_differences_and_nothing_else(bridge: str, diffe
     msg = differences + " (compared up to x's declared equivalences: a)"
     got = declared_gaps([subject], [Outcome("TC802", bridge, "fail", "owner__repo/tests/cassettes/t.yaml#0", msg)])
     assert got[0].status == ("skip" if covered else "fail"), got[0].message
+
+
+def test_library_bug_evidence_chat_refusal_left_out_of_the_parts() -> None:
+    """TC903's evidence: cassettes/openai-chat/refusal.yaml, read by the pinned pydantic-ai.
+    OpenAIChatModel answers a `message.refusal` (and streamed `delta.refusal` pieces) with a
+    ModelResponse of no parts, the text only in `provider_details['refusal']`, so the reply has
+    no text. When pydantic-ai gives it a part, this fails and the classification must be revisited."""
+    from conformance.suite.cassettes import load_cassette  # function-level: only this evidence reads one
+
+    a = registry.load("pydantic-ai:openai-chat")
+    reply, streamed = load_cassette(ROOT / "cassettes/openai-chat/refusal.yaml").interactions[:2]
+    refusal = reply.response_json["choices"][0]["message"]["refusal"]
+    parsed = a.from_wire_response(WireResponse(reply.response_json), RequestContext(session_id=SID))
+    assert refusal not in json.dumps(parsed["content"])
+    end = list(a.stream_response([streamed.response_body], RequestContext(session_id=SID)))[-1]
+    assert end["type"] == "message_complete" and refusal not in json.dumps(end["final_content"])

@@ -248,9 +248,49 @@ class RefusalAsEmptyText(OpenAIResponsesAdapter):
         return msg
 
 
-@pytest.mark.parametrize(("adapter", "status"), [("MarkedRefusalAdapter", "pass"), ("RefusalAsEmptyText", "fail")])
-def test_a_refusal_is_kept_in_the_reply_text_however_marked(adapter: str, status: str, capsys: Any) -> None:
-    cassettes = ROOT / "cassettes" / "openai-responses"
+def _chat_refused(body: Any) -> bool:
+    choices = body.get("choices") if isinstance(body, dict) else None
+    return any(isinstance(c, dict) and (c.get("message") or {}).get("refusal") for c in choices or [])
+
+
+class MarkedChatRefusal(OpenAIChatAdapter):
+    """Marks a Chat Completions refusal in the reply's text ("Refusal: ..."), as the
+    Responses one above."""
+
+    def from_wire_response(self, response: WireResponse, context: RequestContext) -> Any:
+        msg = super().from_wire_response(response, context)
+        if _chat_refused(response.body):
+            for b in msg["content"]:
+                if b.get("type") == "text":
+                    b["text"] = "Refusal: " + b["text"]
+        return msg
+
+
+class ChatRefusalAsEmptyText(OpenAIChatAdapter):
+    """Reads a Chat Completions refusal as an empty text block."""
+
+    def from_wire_response(self, response: WireResponse, context: RequestContext) -> Any:
+        msg = super().from_wire_response(response, context)
+        if _chat_refused(response.body):
+            for b in msg["content"]:
+                if b.get("type") == "text":
+                    b["text"] = ""
+        return msg
+
+
+@pytest.mark.parametrize(
+    ("adapter", "folder", "status"),
+    [
+        ("MarkedRefusalAdapter", "openai-responses", "pass"),
+        ("RefusalAsEmptyText", "openai-responses", "fail"),
+        ("MarkedChatRefusal", "openai-chat", "pass"),
+        ("ChatRefusalAsEmptyText", "openai-chat", "fail"),
+    ],
+)
+def test_a_refusal_is_kept_in_the_reply_text_however_marked(
+    adapter: str, folder: str, status: str, capsys: Any
+) -> None:
+    cassettes = ROOT / "cassettes" / folder
     main(
         [
             "conform",

@@ -24,6 +24,7 @@ from tests.test_docs_commands import _blocks, _commands, _option_problems, _toke
 
 ROOT = Path(__file__).resolve().parents[1]
 CASSETTE = ROOT / "cassettes" / "openai-chat" / "tools.yaml"
+REFUSAL = ROOT / "cassettes" / "openai-chat" / "refusal.yaml"
 NAME = "acme-chat"
 BUILD_TIMEOUT_S = 600  # a cold Go build cache compiles the standard library first
 
@@ -154,6 +155,34 @@ def test_a_defect_planted_in_the_built_skeleton_fails_its_check(lang, tmp_path, 
     results = {r["rule"]: r for r in report["results"]}
     assert rc == 1 and results["TC201"]["status"] == "fail", results["TC201"]
     assert any("lacks message_id" in m for m in results["TC201"]["reasons"]), results["TC201"]["reasons"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_built_skeleton_reads_a_refusal_as_the_reply_and_sends_it_back_in_its_field(
+    lang, tmp_path, monkeypatch, capsys
+):
+    """turnspec's Chat Completions refusal (cassettes/openai-chat/refusal.yaml: `message.refusal`
+    with `content` null, the streamed `delta.refusal` pieces, then the refused turn sent back):
+    the skeleton's reply is the refusal's text, streamed and not (TC903, TC606), and reading the
+    next turn back sends the refusal in the assistant message's `refusal` field (TC802)."""
+    folder = _init(lang, tmp_path / "skeleton", capsys)
+    _build(lang, folder)
+    mine = tmp_path / "refusals" / NAME
+    mine.mkdir(parents=True)
+    shutil.copy(REFUSAL, mine / "refusal.yaml")
+    monkeypatch.chdir(folder)
+    rc, report = _conform(capsys, "--cassettes", str(mine), "--select", "TC606,TC802,TC903")
+    results = {r["rule"]: r for r in report["results"]}
+    assert rc == 0 and {r: results[r]["status"] for r in results} == dict.fromkeys(results, "pass"), results
+    ran = {(r["rule"], c["subject"].rsplit("/", 1)[-1]): c["status"] for r in report["results"] for c in r["cases"]}
+    for case in [
+        ("TC903", "refusal.yaml#0 (refusal)"),
+        ("TC903", "refusal.yaml#1 (refusal)"),
+        ("TC606", "refusal.yaml#1"),
+        ("TC802", "refusal.yaml#2"),
+    ]:
+        assert ran.get(case) == "pass", (case, ran)
 
 
 @pytest.mark.parametrize("lang", ["typescript", "go"])

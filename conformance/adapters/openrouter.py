@@ -33,7 +33,8 @@ Mapping (canonical <-> wire), in both response parse, stream and request read-ba
   redacted_thinking block (it has no delta event). A streamed message keeps no
   `provider_raw`, so the per-entry `id`/`format`/`index` of a streamed answer are not kept
   (they are for a non-streamed one).
-- Usage, stop reasons, tools, images: as the openai-chat adapter (contract §7.2 there).
+- Usage, stop reasons, tools, images, refusals: as the openai-chat adapter (contract §7.2
+  there).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
 from .base import Block, Message, ParsedRequest, RequestContext, StreamEvent, WireBody, WireResponse
-from .openai_chat import OpenAIChatAdapter, _ChatStream
+from .openai_chat import OpenAIChatAdapter, _ChatStream, refusal_at
 
 REASONING_KEYS = ("reasoning", "reasoning_details")
 _PAYLOAD = ("text", "summary", "data", "signature")
@@ -71,9 +72,13 @@ class OpenRouterChatAdapter(OpenAIChatAdapter):
         info: dict[str, Any] = stored if isinstance(stored, dict) else {}
         kept: list[Any] = list(info.get("details") or [])
         foreign = (message.get("metadata") or {}).get("provider") != self.provider
+        at = refusal_at(raw)
+        refusal: str | None = None
         for i, b in enumerate(message.get("content", [])):
             t = b.get("type")
-            if t == "text":
+            if t == "text" and i == at:
+                refusal = b["text"]  # the reply's `refusal`, read as text: back in its field
+            elif t == "text":
                 texts.append(b["text"])
             elif t == "tool_use":
                 calls.append(self.tool_call_to_wire(sid, b))
@@ -88,13 +93,15 @@ class OpenRouterChatAdapter(OpenAIChatAdapter):
                 details.append(_detail_to_wire(b, extra))
             else:
                 self.drop(message, i, str(t), f"no Chat Completions equivalent for a {t} block in an assistant message")
-        if not texts and not calls and not details:
+        if not texts and not calls and not details and refusal is None:
             return []
         wire: WireBody = {"role": "assistant"}
         if len(texts) > 1:
             wire["content"] = [{"type": "text", "text": t} for t in texts]
         else:
             wire["content"] = texts[0] if texts else None
+        if refusal is not None:
+            wire["refusal"] = refusal
         if calls:
             wire["tool_calls"] = calls
         fields = info.get("fields") if isinstance(info.get("fields"), dict) else None

@@ -59,7 +59,17 @@ from ..core.convertkit import IdMint
 from ..formats.canonical.status import status_of_stop
 from ..formats.langchain.mapping import Session, from_langchain, to_langchain
 from ..wire import registry as wire_registry
-from .kit import NOT_BRIDGED, Canned, CaptureTransport, Gap, ReferenceBridge, parse_failure, run_sync, wire_headers
+from .kit import (
+    CHAT_REFUSAL_SENT_BACK,
+    NOT_BRIDGED,
+    Canned,
+    CaptureTransport,
+    Gap,
+    ReferenceBridge,
+    parse_failure,
+    run_sync,
+    wire_headers,
+)
 
 LIBRARIES = ("langchain-anthropic", "langchain-openai")
 _BLOCK_LOSS = re.compile(r"^/content/(\d+)(?:/content/(\d+))?$")
@@ -505,6 +515,7 @@ class OpenAIChatBridge(LangChainBridge):
             "(`tool_extras`), which another adapter must not read (§6.5); canonical ToolDefinition has no field",
             when=r"^(/tools/\d+/function/strict: missing from rendered \(recorded true\)(; )?)+ \(compared",
         ),
+        CHAT_REFUSAL_SENT_BACK,
     )
     cassette_folders = ("openai-chat",)
     provider_tool_id: ClassVar[re.Pattern[str]] = OpenAIChatAdapter.provider_tool_id

@@ -96,6 +96,13 @@ KNOWN: dict[tuple[str, str], Known] = {
     ("pydantic-ai:openai-chat", "TC502"): Known(
         "library bug", "the same request (TC401): thinking reaches Chat Completions, which has no thinking field"
     ),
+    ("pydantic-ai:openai-chat", "TC903"): Known(
+        "library bug",
+        "refusal.yaml#0 and #1 (a chat completion whose message carries `refusal`, `content` null; streamed, "
+        "`delta.refusal` pieces): OpenAIChatModel answers with a ModelResponse of no parts (the text only in "
+        "`provider_details['refusal']`), so the parsed reply has no text (parsed texts `['']`; "
+        "tests/test_bridges.py::test_library_bug_evidence_chat_refusal_left_out_of_the_parts)",
+    ),
     ("pydantic-ai:openai-responses", "TC201"): Known(
         "library bug",
         "an image of media type `image/x-turnspec-probe` goes out as an `input_image` data URL of that type "
@@ -203,10 +210,23 @@ KNOWN: dict[tuple[str, str], Known] = {
     ("langchain:openai-chat", "TC502"): Known(
         "library bug", "the same request (TC404): thinking vanishes with no warning, so no §7.3 WARN line"
     ),
+    ("langchain:openai-chat", "TC606"): Known(
+        "library bug",
+        "refusal.yaml#1 (a streamed refusal): the stream's aggregate has no text where the non-streamed parse "
+        "holds the refusal (TC903)",
+    ),
     ("langchain:openai-chat", "TC902"): Known(
         "library bug",
         'a ToolMessage with `status: "error"` goes out as `{"content": "boom", "role": "tool", "tool_call_id": ...}`: '
         "Chat Completions has no error flag, and ChatOpenAI drops the status without a warning",
+    ),
+    ("langchain:openai-chat", "TC903"): Known(
+        "library bug",
+        "refusal.yaml#1 (a streamed refusal, `delta.refusal` pieces): ChatOpenAI's chunk conversion reads a "
+        "delta's `content`, `function_call` and `tool_calls` only, so the pieces vanish and the aggregated reply "
+        "has no text (parsed texts `['']`); a non-streamed refusal it keeps (`additional_kwargs.refusal`, a "
+        "`refusal` content block; tests/test_langchain_bridges.py::"
+        "test_langchain_library_bug_evidence_streamed_refusal_dropped)",
     ),
     ("langchain:openai-chat", "TC907"): Known(
         "library bug",

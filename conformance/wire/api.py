@@ -255,8 +255,9 @@ class Probes:
     # Ollama `format`); nothing found where the API documents no such field
     output_schema: Probe = _nothing
     # response side: the refusal texts a response carries apart from its answer text
-    # (Responses `refusal` content parts); the stream probe answers the refusal texts a
-    # stream spells (its `.done` events, else its joined deltas); nothing / None where the
+    # (Responses `refusal` content parts, Chat Completions `message.refusal`); the stream
+    # probe answers the refusal texts a stream spells (Responses' `.done` events, else the
+    # joined deltas; Chat's joined `delta.refusal` pieces); nothing / None where the
     # API documents no refusal content or the record does not say
     response_refusals: Probe = _nothing
     stream_refusals: Callable[[list[Any]], list[str] | None] = _no_refusals

@@ -16,6 +16,8 @@ docs (URLs in `DOCS`), not from the adapter:
 - Requests may add OpenRouter's own top-level fields (`reasoning` config, `usage`,
   `provider`, `models`, `transforms`, `plugins`, ...).
 - Usage is OpenAI's shape; `prompt_tokens` includes `prompt_tokens_details.cached_tokens`.
+- A refusal is OpenAI's: the SDK's AssistantMessage carries `refusal` (a string) beside
+  `content`, and its ChatStreamDelta `refusal`, "Refusal message delta".
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ DOCS = (
     "https://openrouter.ai/docs/agent-sdk/typescript/api-reference/models/reasoningdetailunion",
     "https://openrouter.ai/docs/api-reference/streaming",
     "https://openrouter.ai/docs/api-reference/errors",
+    "https://openrouter.ai/docs/agent-sdk/typescript/models/assistantmessage",
+    "https://openrouter.ai/docs/agent-sdk/typescript/api-reference/models/chatstreamdelta",
     *OPENAI_DOCS,
 )
 DETAIL_TYPES = ("reasoning.text", "reasoning.summary", "reasoning.encrypted")
@@ -124,6 +128,10 @@ OPENROUTER_CHAT = WireApi(
         stream_usage=_chat.stream_usage,
         # OpenRouter's structured outputs take OpenAI's `response_format` json_schema
         output_schema=_chat.output_schema,
+        # OpenAI's refusal fields, relayed: the SDK's AssistantMessage has `refusal` (string)
+        # and its ChatStreamDelta `refusal`, "Refusal message delta"
+        response_refusals=_chat.response_refusals,
+        stream_refusals=_chat.stream_refusals,
     ),
     stop_reasons=STOP_REASONS,
     stop_reasons_also=OPENAI_CHAT.stop_reasons_also,  # content_filter: end_turn or error, as for OpenAI's

@@ -106,6 +106,20 @@ def test_provider_blocks_langchain_passes_through_convert(tmp_path: Path) -> Non
     ]
 
 
+def test_a_refusal_block_is_the_replys_text_with_a_located_loss(tmp_path: Path) -> None:
+    """LangChain's standard `refusal` block (langchain_core.messages.content: "An explicit
+    refusal reported by the model provider"; ChatOpenAI's `message.refusal`) is the reply's
+    text: canonical has no refusal block, so the marker is the loss, reported where it is."""
+    ai = {"type": "ai", "data": {"content": [{"type": "refusal", "refusal": "I can't help with that."}]}}
+    src = tmp_path / "m.json"
+    src.write_bytes(orjson.dumps([{"type": "human", "data": {"content": "pick the lock"}}, ai]))
+    findings = convert(NAME, "canonical", src, tmp_path / "c.jsonl")
+    _, assistant = jsonl(tmp_path / "c.jsonl")
+    assert assistant["content"] == [{"type": "text", "text": "I can't help with that."}]
+    assert [(f.rule, f.pointer) for f in findings if f.rule == "LC900"] == [("LC900", "/1/data/content/0")]
+    assert any("refusal block read as text" in f.message for f in findings)
+
+
 def test_additive_block_fields_are_reported_dropped(tmp_path: Path) -> None:
     """§10.2: a field a canonical v1 block does not define is carried by no peer: reported where it is."""
     findings = convert_additive_block_field(NAME, tmp_path)

@@ -8,6 +8,7 @@ What maps (LangChain → canonical, and back):
 |   `image` url or base64 blocks, v1 or v0 form)        |                                            |
 | AIMessage content: `text`, `reasoning` (its           | assistant: text, thinking (signature)      |
 |   `extras.signature`), `tool_call` blocks             |   tool_use, in order                       |
+| AIMessage `refusal` block (lossy: read as text)       | assistant: text                            |
 | AIMessage.tool_calls not in the content (id, name,    | tool_use blocks (after the content)        |
 |   args)                                               |                                            |
 | AIMessage response_metadata model_name, model_provider| metadata model (provider:model), provider  |
@@ -275,7 +276,7 @@ def _content(content: Any, i: int, ptr: str, kind: str, s: Session, losses: Loss
             continue
         bt = b["type"]
         known = {"type", "text", "reasoning", "extras", "url", "base64", "mime_type", "source_type", "data",
-                 "id", "name", "args", "image_url", "thinking", "signature"}  # fmt: skip
+                 "id", "name", "args", "image_url", "thinking", "signature", "refusal"}  # fmt: skip
         if bt == "text":
             blocks.append({"type": "text", "text": b["text"]})
         elif bt == "reasoning" and kind == "ai":
@@ -302,6 +303,11 @@ def _content(content: Any, i: int, ptr: str, kind: str, s: Session, losses: Loss
                 blocks.append(image)
         elif bt == "tool_call" and kind == "ai":
             blocks.append(_tool_use(b, i, bp, s, losses))
+        elif bt == "refusal" and kind == "ai" and isinstance(b.get("refusal"), str):
+            # LangChain's standard refusal block (ChatOpenAI's `additional_kwargs.refusal`):
+            # the reply's text, as canonical has no refusal block (contract §3.3)
+            losses.add(i, bp, "refusal block read as text (canonical has no refusal marker)")
+            blocks.append({"type": "text", "text": b["refusal"]})
         else:
             losses.add(i, bp, f"{bt} block has no canonical v1 block in a {kind} message; dropped")
             continue

@@ -9,9 +9,10 @@ record (its probes locate the field the API uses; its `carries` says what it can
   by the record; a parsed message's `metadata.status` is the one that stop reason implies
   (canonical §4.3 MessageStatus: `error` "generation failed", `cancelled`, else `complete`):
   a blocked Gemini prompt is a failed call, not a complete empty reply; a refusal the record
-  locates (Responses `refusal` parts, streamed or not) is the text of one of the reply's
-  text blocks (contract §3.3: `content` is "the assistant's reply blocks"; the canonical
-  format has no refusal block, so the refusal is the reply's text).
+  locates (Responses `refusal` parts, Chat Completions `message.refusal` and `delta.refusal`,
+  streamed or not) is the text of one of the reply's text blocks (contract §3.3: `content`
+  is "the assistant's reply blocks"; the canonical format has no refusal block, so the
+  refusal is the reply's text).
 - TC904 usage: input, output, cache read and cache write equal the recorded body.
 - TC905 usage requested: a streaming request carries the field the record says makes the
   API report usage (adapter contract §7.2: "Adapters MUST request usage in streaming mode").

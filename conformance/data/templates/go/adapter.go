@@ -315,9 +315,19 @@ func (r *render) image(m Message, i int, b Block) (Object, error) {
 func (r *render) assistant(m Message) ([]Object, error) {
 	var texts []string
 	var calls []any
+	var refusal *string // the block read from the message's `refusal` goes back in that field
+	refusalAt := -1
+	if n, ok := ownRaw(m.Metadata["provider_raw"])["refusal_index"].(json.Number); ok {
+		refusalAt = int(number(n))
+	}
 	for i, b := range m.Content {
 		switch b.Type {
 		case "text":
+			if i == refusalAt {
+				text := b.Text
+				refusal = &text
+				continue
+			}
 			texts = append(texts, b.Text)
 		case "tool_use":
 			args, err := encodeJSON(orEmpty(b.Input))
@@ -339,7 +349,7 @@ func (r *render) assistant(m Message) ([]Object, error) {
 			}
 		}
 	}
-	if len(texts) == 0 && len(calls) == 0 {
+	if len(texts) == 0 && len(calls) == 0 && refusal == nil {
 		return nil, nil
 	}
 	wire := Object{"role": "assistant", "content": nil}
@@ -347,6 +357,9 @@ func (r *render) assistant(m Message) ([]Object, error) {
 		wire["content"] = texts[0]
 	} else if len(texts) > 1 {
 		wire["content"] = textParts(texts)
+	}
+	if refusal != nil {
+		wire["refusal"] = *refusal
 	}
 	if len(calls) > 0 {
 		wire["tool_calls"] = calls
@@ -593,9 +606,18 @@ func (a *Adapter) readMessage(sid string, wm Object, model string) (*Message, er
 	case "assistant":
 		role = "assistant"
 		var err error
-		blocks, err = a.parseMessage(sid, Object{"content": wm["content"], "tool_calls": wm["tool_calls"]})
+		blocks, err = a.parseMessage(sid, Object{"content": wm["content"], "tool_calls": wm["tool_calls"], "refusal": wm["refusal"]})
 		if err != nil {
 			return nil, err
+		}
+		if refusal, ok := wm["refusal"].(string); ok && refusal != "" {
+			// read as the reply's text after the content's (parseMessage): it goes back in its
+			// own field (chat/create: "The refusal message by the assistant."), not verbatim
+			raw["refusal_index"] = len(textsOf(wm["content"]))
+			delete(extra, "refusal")
+			if len(extra) == 0 {
+				delete(raw, "message")
+			}
 		}
 		if len(blocks) == 0 {
 			blocks = []Block{TextBlock("")}

@@ -283,7 +283,22 @@ export class ChatCompletionsAdapter {
         break;
       case "assistant": {
         role = "assistant";
-        blocks = this.parseMessage(sid, { content: c ?? null, tool_calls: wm.tool_calls ?? null });
+        blocks = this.parseMessage(sid, {
+          content: c ?? null,
+          tool_calls: wm.tool_calls ?? null,
+          refusal: wm.refusal ?? null,
+        });
+        if (typeof wm.refusal === "string" && wm.refusal !== "") {
+          // read as the reply's text after the content's (parseMessage): it goes back in its
+          // own field (chat/create: "The refusal message by the assistant."), not verbatim
+          raw.refusal_index = textsOf(c).length;
+          if (isObject(raw.message)) {
+            delete raw.message.refusal;
+            if (Object.keys(raw.message).length === 0) {
+              delete raw.message;
+            }
+          }
+        }
         if (blocks.length === 0) {
           blocks = [{ type: "text", text: "" }];
         }
@@ -485,8 +500,12 @@ class Render {
   assistant(m: Message): JsonObject[] {
     const texts: string[] = [];
     const calls: JsonObject[] = [];
+    const raw = ownRaw(m.metadata?.provider_raw);
+    let refusal: string | null = null; // the block read from the message's `refusal` goes back in that field
     m.content.forEach((b, i) => {
-      if (b.type === "text") {
+      if (b.type === "text" && i === raw.refusal_index) {
+        refusal = (b as { text: string }).text;
+      } else if (b.type === "text") {
         texts.push((b as { text: string }).text);
       } else if (b.type === "tool_use") {
         const use = b as ToolUseBlock;
@@ -501,15 +520,17 @@ class Render {
         this.drop(m, i, b.type, `no Chat Completions equivalent for a ${b.type} block in an assistant message`);
       }
     });
-    if (texts.length === 0 && calls.length === 0) {
+    if (texts.length === 0 && calls.length === 0 && refusal === null) {
       return [];
     }
     const wire: JsonObject = { role: "assistant" };
     wire.content = texts.length > 1 ? texts.map((text) => ({ type: "text", text })) : (texts[0] ?? null);
+    if (refusal !== null) {
+      wire.refusal = refusal;
+    }
     if (calls.length > 0) {
       wire.tool_calls = calls;
     }
-    const raw = ownRaw(m.metadata?.provider_raw);
     return [{ ...wire, ...(isObject(raw.message) ? raw.message : {}) }];
   }
 
