@@ -74,7 +74,7 @@ BUILD: dict[Lang, tuple[str, ...]] = {
 # the wire APIs each language has a skeleton of (`--api` picks one; openai-chat-completions
 # by default)
 SKELETON_APIS: dict[Lang, tuple[str, ...]] = {
-    Lang.typescript: ("openai-chat-completions",),
+    Lang.typescript: ("openai-chat-completions", "anthropic-messages"),
     Lang.go: ("openai-chat-completions",),
 }
 TEMPLATES: dict[tuple[Lang, str], Template] = {

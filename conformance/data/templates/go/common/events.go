@@ -7,13 +7,22 @@ package main
 // StreamEvent is one canonical stream event.
 type StreamEvent = Object
 
+// SilentBlock is a block no stream event carries: Index in the content, At the events
+// produced before it.
+type SilentBlock struct {
+	Index int
+	At    int
+	Block Block
+}
+
 // cancelEvents is contract §5.3: the events after a cancel that landed once `delivered` of
 // `events` had been consumed: one tool_use_end per tool call still open (final_input what its
 // deltas spell, else {}), then message_complete with stop_reason cancelled and the content
-// those events built (text, thinking with the signature its last delta carried, tool calls).
-// nil when the stream had already completed by then. A block no event announces (a redacted
-// thinking block) is not in it: the harness never saw it.
-func cancelEvents(events []StreamEvent, delivered int, mid string) []StreamEvent {
+// those events built (text, thinking with the signature its last delta carried, tool calls),
+// with each of the `silent` blocks (those no event carries: a redacted thinking block, a
+// block kept whole) that an event after it was delivered, at its own index. nil when the
+// stream had already completed by then.
+func cancelEvents(events []StreamEvent, delivered int, mid string, silent []SilentBlock) []StreamEvent {
 	if delivered > len(events) {
 		delivered = len(events)
 	}
@@ -55,6 +64,11 @@ func cancelEvents(events []StreamEvent, delivered int, mid string) []StreamEvent
 			b.Input = e["final_input"].(Object)
 			blocks[k] = b
 			delete(open, k)
+		}
+	}
+	for _, s := range silent {
+		if s.At < delivered {
+			blocks[s.Index] = s.Block
 		}
 	}
 	var after []StreamEvent

@@ -184,6 +184,7 @@ func (s *Server) handle(op string, params json.RawMessage, log *Logs) (any, erro
 		var p struct {
 			Body      Object  `json:"body"`
 			SessionID *string `json:"session_id"`
+			URL       *string `json:"url"`
 		}
 		if err := decodeJSON(params, &p); err != nil {
 			return nil, err
@@ -192,7 +193,11 @@ func (s *Server) handle(op string, params json.RawMessage, log *Logs) (any, erro
 		if p.SessionID != nil {
 			sid = *p.SessionID
 		}
-		return s.adapter.ReadRequest(p.Body, sid)
+		url := ""
+		if p.URL != nil {
+			url = *p.URL
+		}
+		return s.adapter.ReadRequest(p.Body, sid, url)
 	case "estimate":
 		var p struct {
 			Messages []Message        `json:"messages"`

@@ -451,8 +451,9 @@ func (a *Adapter) parseToolCall(sessionID string, call Object) (Block, error) {
 
 // -- wire -> canonical (requests: replay, turnspec's TC802) ---------------------------------------
 
-// ReadRequest is from_wire_request: a recorded request body back to canonical form.
-func (a *Adapter) ReadRequest(body Object, sessionID string) (*ParsedRequest, error) {
+// ReadRequest is from_wire_request: a recorded request body back to canonical form (`url`,
+// the request's when the harness knows it, is not read: the model travels in the body).
+func (a *Adapter) ReadRequest(body Object, sessionID, url string) (*ParsedRequest, error) {
 	if sessionID == "" {
 		sessionID = "sess_" + strings.ToLower(NewULID())
 	}

@@ -349,5 +349,5 @@ func (s *WireStream) complete(stop string, content []Block) StreamEvent {
 // landed once `delivered` events had been consumed; nil when the stream had completed by then.
 func (s *WireStream) CancelAfter(delivered int) []StreamEvent {
 	s.Over = true
-	return cancelEvents(s.Events, delivered, s.mid)
+	return cancelEvents(s.Events, delivered, s.mid, nil)
 }

@@ -8,15 +8,28 @@ import type { JsonObject } from "./protocol.js";
 
 export type StreamEvent = JsonObject;
 
+/** A block no stream event carries: `index` in the content, `at` the events before it. */
+export interface SilentBlock {
+  index: number;
+  at: number;
+  block: JsonObject;
+}
+
 /**
  * Contract §5.3: the events after a cancel that landed once `delivered` of `events` had been
  * consumed: one tool_use_end per tool call still open (final_input what its deltas spell,
  * else {}), then message_complete with stop_reason cancelled and the content those events
- * built (text, thinking with the signature its last delta carried, tool calls). null when
- * the stream had already completed by then. A block no event announces (a redacted thinking
- * block) is not in it: the harness never saw it.
+ * built (text, thinking with the signature its last delta carried, tool calls), with each of
+ * the `silent` blocks (those no event carries: a redacted thinking block, a block kept whole)
+ * that an event after it was delivered, at its own index. null when the stream had already
+ * completed by then.
  */
-export function cancelEvents(events: StreamEvent[], delivered: number, mid: string): StreamEvent[] | null {
+export function cancelEvents(
+  events: StreamEvent[],
+  delivered: number,
+  mid: string,
+  silent: SilentBlock[] = [],
+): StreamEvent[] | null {
   const seen = events.slice(0, delivered);
   if (seen.some((e) => e.type === "message_complete")) {
     return null;
@@ -53,6 +66,11 @@ export function cancelEvents(events: StreamEvent[], delivered: number, mid: stri
         b.input = e.final_input;
       }
       open.delete(k);
+    }
+  }
+  for (const s of silent) {
+    if (s.at < delivered) {
+      blocks.set(s.index, { ...s.block });
     }
   }
   const after: StreamEvent[] = [];

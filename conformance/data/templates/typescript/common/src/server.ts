@@ -25,7 +25,7 @@ export class Server {
     stream_feed: (p, log) => this.streamFeed(p, log),
     stream_close: (p, log) => this.streamClose(p, log),
     cancel: (p) => this.cancel(p),
-    read_request: (p) => this.adapter.readRequest(p.body as JsonObject, str(p.session_id)) as unknown as JsonObject,
+    read_request: (p) => this.adapter.readRequest(p.body as JsonObject, str(p.session_id), str(p.url)) as unknown as JsonObject,
     estimate: (p) => ({ tokens: this.adapter.estimate(p.messages as unknown as Message[], tools(p)) }),
     tool_id_map: (p) => this.toolIdMap(p),
     shutdown: () => ({}),

@@ -203,7 +203,8 @@ export class Adapter {
 
   // -- wire -> canonical (requests: replay, turnspec's TC802) ----------------------------
 
-  readRequest(body: JsonObject, sessionId: string | null): ParsedRequest {
+  /** `url` is the request's, when the harness knows it (the model travels in the body here). */
+  readRequest(body: JsonObject, sessionId: string | null, url: string | null = null): ParsedRequest {
     const sid = sessionId ?? "sess_" + newUlid().toLowerCase();
     const model = `${PROVIDER}:${typeof body.model === "string" ? body.model : "unknown"}`;
     const messages: Message[] = [];
