@@ -89,14 +89,21 @@ func errorText(body any, errObj Object) string {
 	return text
 }
 
+// number is a JSON number (decoded as json.Number, or a count this adapter wrote) as an
+// integer; 0 for anything else.
 func number(v any) int64 {
-	if n, ok := v.(json.Number); ok {
+	switch n := v.(type) {
+	case json.Number:
 		if i, err := n.Int64(); err == nil {
 			return i
 		}
 		if f, err := n.Float64(); err == nil {
 			return int64(f)
 		}
+	case int64:
+		return n
+	case int:
+		return int64(n)
 	}
 	return 0
 }
