@@ -75,6 +75,11 @@ EXERCISED = (
     "TC801",  # typed adapter errors
     "TC802",  # read_request
 )
+# the checks above whose cases come from the copied cassette's exchanges, where it holds none
+# of them (REFERENCES: Gemini's skeleton starts with cached.yaml, which exercises prompt caching)
+UNEXERCISED = {
+    "gemini-generate-content": {"TC301": "cached.yaml holds no tool call", "TC801": "cached.yaml holds no error"},
+}
 
 
 def _init(lang: str, api: str, folder: Path, capsys: pytest.CaptureFixture[str]) -> Path:
@@ -123,6 +128,9 @@ def test_the_skeleton_builds_and_passes_conform_through_the_exec_protocol(lang, 
     assert report["adapters"] == [NAME] and report["summary"]["cassettes"] == 1
     results = {r["rule"]: r for r in report["results"]}
     for rule in EXERCISED:
+        if rule in UNEXERCISED.get(api, {}):
+            assert results[rule]["status"] in ("pass", "skip"), (rule, results[rule])
+            continue
         assert results[rule]["status"] == "pass" and results[rule]["cases_run"] > 0, (rule, results[rule])
     # every capability declared true was exercised (TC002), all 13 fields of canonical §7.2 declared
     assert report["summary"]["unexercised_capabilities"] == []

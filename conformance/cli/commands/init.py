@@ -74,7 +74,7 @@ BUILD: dict[Lang, tuple[str, ...]] = {
 # the wire APIs each language has a skeleton of (`--api` picks one; openai-chat-completions
 # by default)
 SKELETON_APIS: dict[Lang, tuple[str, ...]] = {
-    Lang.typescript: ("openai-chat-completions", "anthropic-messages"),
+    Lang.typescript: ("openai-chat-completions", "anthropic-messages", "gemini-generate-content"),
     Lang.go: ("openai-chat-completions", "anthropic-messages"),
 }
 TEMPLATES: dict[tuple[Lang, str], Template] = {
