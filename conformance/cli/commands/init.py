@@ -75,7 +75,7 @@ BUILD: dict[Lang, tuple[str, ...]] = {
 # by default)
 SKELETON_APIS: dict[Lang, tuple[str, ...]] = {
     Lang.typescript: ("openai-chat-completions", "anthropic-messages", "gemini-generate-content"),
-    Lang.go: ("openai-chat-completions", "anthropic-messages"),
+    Lang.go: ("openai-chat-completions", "anthropic-messages", "gemini-generate-content"),
 }
 TEMPLATES: dict[tuple[Lang, str], Template] = {
     (lang, api): Template(lang, api, BUILD[lang]) for lang, apis in SKELETON_APIS.items() for api in apis
