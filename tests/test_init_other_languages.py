@@ -147,6 +147,24 @@ def test_the_skeleton_builds_and_passes_conform_through_the_exec_protocol(lang, 
     assert uris == {"turnspec-exec.toml"}, uris
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize(("lang", "api"), PAIRS)
+def test_the_built_skeleton_passes_every_cassette_turnspec_has_of_its_api(lang, api, tmp_path, monkeypatch, capsys):
+    """Not only the one cassette it starts with: every exchange of turnspec's own folder for
+    the API (errors, stop reasons, thinking, images, the other stream framing...) replays
+    through the skeleton with no check failing."""
+    folder = _init(lang, api, tmp_path / "skeleton", capsys)
+    source = _cassette(api).parent
+    for cassette in sorted(source.glob("*.yaml")):
+        shutil.copyfile(cassette, folder / "cassettes" / NAME / cassette.name)
+    _build(lang, folder)
+    monkeypatch.chdir(folder)
+    rc, report = _conform(capsys)
+    failed = [(r["rule"], r["reasons"][:3]) for r in report["results"] if r["status"] == "fail"]
+    assert rc == 0 and failed == [], failed
+    assert report["summary"]["cassettes"] == len(list(source.glob("*.yaml"))) > 1
+
+
 def _plant(path: Path, anchor: str, old: str, new: str) -> None:
     """`old` replaced by `new` at its first place after `anchor` in `path`."""
     text = path.read_text()

@@ -900,8 +900,8 @@ func readTools(wire any) ([]ToolDefinition, []Object, Object) {
 
 // Estimate is a heuristic, as the contract allows: about 4 characters a token, one of
 // framing per content, 258 tokens per 768 px image tile (image understanding; 4 tiles for an
-// image of unknown size), about 6 plus 3/5 of its JSON for a function declaration. Gemini's
-// countTokens method does better.
+// image of unknown size), about 6 plus 3/5 of its JSON's tokens for a function declaration.
+// Gemini's countTokens method does better.
 func (a *Adapter) Estimate(messages []Message, tools []ToolDefinition) int64 {
 	n := int64(0)
 	for _, m := range messages {
@@ -911,8 +911,7 @@ func (a *Adapter) Estimate(messages []Message, tools []ToolDefinition) int64 {
 		}
 	}
 	for _, t := range tools {
-		schema, _ := encodeJSON(t.InputSchema)
-		n += 6 + (textTokens(string(schema))+textTokens(t.Name+" "+t.Description))*3/5
+		n += 6 + (jsonTokens(t.InputSchema)+textTokens(t.Name+" "+t.Description))*3/5
 	}
 	return n
 }

@@ -38,7 +38,7 @@ import type { SilentBlock, StreamEvent } from "./events.js";
 import { ToolIdMap, derivedToolId, newUlid } from "./ids.js";
 import { AdapterError, WireFormatError, isObject } from "./protocol.js";
 import type { ErrorClass, Json, JsonObject, Logs } from "./protocol.js";
-import { NAME, classForStatus, dropBlock, lowerKeys, ownRaw, requestMessage, textTokens } from "./wire.js";
+import { NAME, classForStatus, dropBlock, jsonTokens, lowerKeys, ownRaw, requestMessage, textTokens } from "./wire.js";
 import type { ParsedRequest, WireRequest, WireResponse } from "./wire.js";
 
 export const PROVIDER = "gemini";
@@ -468,7 +468,7 @@ export class Adapter {
   /**
    * A heuristic, as the contract allows: about 4 characters a token, one of framing per
    * content, 258 tokens per 768 px image tile (image understanding; 4 tiles for an image of
-   * unknown size), about 6 plus 3/5 of its JSON for a function declaration. Gemini's
+   * unknown size), about 6 plus 3/5 of its JSON's tokens for a function declaration. Gemini's
    * countTokens method does better.
    */
   estimate(messages: Message[], tools: ToolDefinition[]): number {
@@ -477,7 +477,7 @@ export class Adapter {
       n += 1 + m.content.reduce((sum, b) => sum + blockTokens(b), 0);
     }
     for (const t of tools) {
-      n += 6 + Math.floor((textTokens(JSON.stringify(t.input_schema)) + textTokens(t.name + " " + t.description)) * 3 / 5);
+      n += 6 + Math.floor(((jsonTokens(t.input_schema) + textTokens(t.name + " " + t.description)) * 3) / 5);
     }
     return n;
   }
