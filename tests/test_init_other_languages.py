@@ -274,3 +274,23 @@ def test_an_api_without_a_skeleton_in_the_language_is_one_line_naming_those_ther
     # an API turnspec has no reference for at all is refused first, naming the ones it has
     assert main(["init", "adapter", "mine", "--lang", lang, "--api", "nope", "--dir", str(tmp_path)]) == 2
     assert "no reference adapter for it" in capsys.readouterr().err
+
+
+def test_a_file_in_both_parts_of_a_skeleton_is_refused_in_one_line(tmp_path, monkeypatch, capsys):
+    """Each file of a skeleton is declared once: in the files every API shares or in the API's."""
+    from conformance.cli.commands import init
+
+    for part in ("common", "openai-chat-completions"):
+        (tmp_path / "templates" / "go" / part).mkdir(parents=True)
+        (tmp_path / "templates" / "go" / part / "README.md").write_text(f"# {part}\n")
+    monkeypatch.setattr(init, "TEMPLATES_DIR", tmp_path / "templates")
+    out = tmp_path / "out"
+    out.mkdir()
+    assert main(["init", "adapter", "mine", "--lang", "go", "--dir", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "has README.md twice" in err, err
+    assert list(out.iterdir()) == []  # nothing written
+    # an API's part that is missing is named, as a skeleton that is not installed
+    assert main(["init", "adapter", "mine", "--lang", "go", "--api", "anthropic", "--dir", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "skeleton is not installed" in err and "anthropic-messages" in err, err
