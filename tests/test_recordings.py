@@ -136,11 +136,14 @@ def test_conform_judges_and_replays_every_format():
     for name in [*FORMATS, "vcrpy.yaml"]:
         assert {f"{name}#{i}" for i in range(4)} <= samples, name
     skipped = [(o.subject, o.message) for o in report.outcomes if o.rule == "TC800" and o.status == "skip"]
+    rendered = "no response was recorded: the body is a template {} renders for each request it serves ({}:{})"
     assert skipped == [
+        ("hoverfly-templated.json#1", rendered.format("Hoverfly (`templated`)", DATA / "hoverfly-templated.json", 60)),
         (
             "recordings/package.json",
             "not a recording of a format read here (vcrpy, go-vcr, vcr, har, nock, exvcr, php-vcr, azure, betamax, wiremock, hoverfly, httprr)",
-        )
+        ),
+        ("wiremock-stubs.json#1", rendered.format("WireMock (`response-template`)", DATA / "wiremock-stubs.json", 27)),
     ]
     for adapter in ("openai-chat", "anthropic"):
         for rule in rules[1:]:
