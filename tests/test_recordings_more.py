@@ -491,3 +491,27 @@ def test_a_body_the_mock_renders_per_request_is_set_aside_and_a_plain_template_r
     ]
     (it,) = cas.interactions
     assert it.response_json is not None and it.response_json["choices"][0]["message"]["content"] == "Hello there."
+
+
+def test_a_request_to_azure_openai_names_its_model_by_the_deployment_not_the_body():
+    """Azure OpenAI takes the model from the deployment in its URL
+    (`/openai/deployments/<deployment>/chat/completions`, learn.microsoft.com "Azure OpenAI
+    REST API reference"), so a recorded body without `model` is honest there: the `model`
+    the reference adapter renders for api.openai.com is no TC802 failure, but a skip naming
+    it; the rest of the request is still compared."""
+    from conformance.core.findings import Selection
+    from conformance.suite.runner import SuiteConfig, run
+
+    path = DATA / "azure-openai-deployment.yaml"
+    report = run(
+        SuiteConfig.for_refs(["openai-chat"], samples=path, peers=False, selection=Selection(select=("TC802",)))
+    )
+    got = [(o.status, o.message) for o in report.outcomes if o.rule == "TC802" and o.subject.startswith(path.name)]
+    assert got == [
+        (
+            "skip",
+            "the rest matches; /model: recorded against recfmt-resource.openai.azure.com with no model in the body "
+            "(a compatible server may name it elsewhere, as Azure OpenAI's deployment URL does); "
+            "OpenAI Chat Completions API takes it there",
+        )
+    ]
