@@ -199,3 +199,15 @@ def test_lint_reads_a_coded_body_of_a_trace(tmp_path):
     resp = _response(body, "Content-Encoding: gzip", "Content-Type: application/json")
     hits = cassette_lint.lint(_trace(tmp_path, (_request(ANTHROPIC_REQ), resp)))
     assert [(h.finding.rule, h.binary) for h in hits] == [("CL002", True)]
+
+
+def test_a_head_of_crlf_lines_with_one_bare_lf_line_is_read(tmp_path):
+    """LangChainGo rewrites the serialized `User-Agent` line with a multi-line regexp whose
+    `.*$` takes the line's CR too, so that one line of a CRLF head ends in a bare LF (its
+    traces' request sizes count one byte fewer than Go wrote)."""
+    req = _request(ANTHROPIC_REQ).replace(b"User-Agent: Go-http-client/1.1\r\n", b"User-Agent: langchaingo-httprr\n")
+    cas = load_cassette(_trace(tmp_path, (req, _response(REPLY, "Content-Type: application/json"))))
+    (it,) = cas.interactions
+    assert cas.error is None and cas.warnings == []
+    assert it.request_headers["user-agent"] == "langchaingo-httprr" and it.request_body == json.loads(ANTHROPIC_REQ)
+    assert it.request_headers["anthropic-version"] == "2023-06-01"
