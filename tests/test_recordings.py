@@ -143,6 +143,7 @@ def test_conform_judges_and_replays_every_format():
             "recordings/package.json",
             "not a recording of a format read here (vcrpy, go-vcr, vcr, har, nock, exvcr, php-vcr, azure, betamax, wiremock, hoverfly, httprr)",
         ),
+        ("r-vcr2-bedrock.yml#0", "bedrock-converse: no registered adapter serves it"),  # neither of the two run here
         ("wiremock-stubs.json#1", rendered.format("WireMock (`response-template`)", DATA / "wiremock-stubs.json", 27)),
     ]
     for adapter in ("openai-chat", "anthropic"):

@@ -515,3 +515,16 @@ def test_a_request_to_azure_openai_names_its_model_by_the_deployment_not_the_bod
             "OpenAI Chat Completions API takes it there",
         )
     ]
+
+
+def test_a_bedrock_model_id_sent_with_its_colon_raw_round_trips():
+    """R's vcr 2 (ellmer's cassettes) records the URL as httr2 sent it, the model id's `:` raw
+    in its path segment (RFC 3986 §3.3 allows it; Bedrock answered 200); the reference adapter
+    percent-encodes it (`%3A`), which names the same id: TC802 passes."""
+    from conformance.core.findings import Selection
+    from conformance.suite.runner import SuiteConfig, run
+
+    path = DATA / "r-vcr2-bedrock.yml"
+    report = run(SuiteConfig.for_refs(["bedrock"], samples=path, peers=False, selection=Selection(select=("TC802",))))
+    got = [(o.status, o.message) for o in report.outcomes if o.rule == "TC802" and o.subject.startswith(path.name)]
+    assert got == [("pass", "")]

@@ -94,7 +94,7 @@ def recorded_requests(env: Env) -> Iterator[Outcome]:
             unsent = "; ".join(x for x in (unsent, foreign, elsewhere) if x)
             clauses = [equivalence.applied(rec)] if any(not x.startswith(endpoint.OUTSIDE_BODY) for x in d) else []
             if any(x.startswith("URL") for x in d):
-                clauses.append(str(endpoint.URI_FORMS))
+                clauses += [str(endpoint.URI_FORMS), str(endpoint.MODEL_SEGMENT)]
             forms = "; ".join([*clauses, ROUND_TRIP])
             why = f"{'; '.join(d[:4])} ({forms})" if d else ""
             if unsent and not d:
