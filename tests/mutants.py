@@ -2141,6 +2141,30 @@ class OpenRouterCancelDropsRedacted(OpenRouterChatAdapter):
         )
 
 
+def _without_redacted(snapshot: Any) -> Any:
+    return None if snapshot is None else (lambda: [b for b in snapshot() if b.get("type") != "redacted_thinking"])
+
+
+class AnthropicCancelDropsRedacted(AnthropicAdapter):
+    """On cancel, loses a `redacted_thinking` block read before it (it has no delta event:
+    only the content the deltas built is kept)."""
+
+    def cancellable(
+        self, ctx: RequestContext, events: Iterator[StreamEvent], snapshot: Any = None
+    ) -> Iterator[StreamEvent]:
+        return super().cancellable(ctx, events, _without_redacted(snapshot))
+
+
+class BedrockCancelDropsRedacted(BedrockAdapter):
+    """On cancel, loses a `redactedContent` block read before it (redacted_thinking, which no
+    canonical event carries)."""
+
+    def cancellable(
+        self, ctx: RequestContext, events: Iterator[StreamEvent], snapshot: Any = None
+    ) -> Iterator[StreamEvent]:
+        return super().cancellable(ctx, events, _without_redacted(snapshot))
+
+
 class _StrippedFragmentsStream(openai_chat_module._ChatStream):
     def tool_call(self, call: Any) -> Iterator[StreamEvent]:
         fn = call.get("function") if isinstance(call, dict) else None
@@ -2591,6 +2615,8 @@ MUTANTS: dict[type, str] = {
     OpenRouterRetryAfterIgnored: "TC801",
     OpenRouterErrorFinishAsEndTurn: "TC903",
     OpenRouterCancelDropsRedacted: "TC611",
+    AnthropicCancelDropsRedacted: "TC611",
+    BedrockCancelDropsRedacted: "TC611",
     ChatArgumentFragmentsStripped: "TC609",
     BedrockSilentDrop: "TC201",
     BedrockSystemDropped: "TC403",
