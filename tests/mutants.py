@@ -2221,18 +2221,6 @@ class ChatRefusalDropped(OpenAIChatAdapter):
             openai_chat_module._ChatStream = saved
 
 
-class ChatRefusalSentBackAsText(OpenAIChatAdapter):
-    """Replays an assistant refusal as the message's `content`: the turn sent back says the
-    model answered what it refused."""
-
-    def assistant_to_wire(self, message: Message) -> list[WireBody]:
-        out = super().assistant_to_wire(message)
-        for m in out:
-            if isinstance(m.get("refusal"), str) and m.get("content") is None:
-                m["content"] = m.pop("refusal")
-        return out
-
-
 # -- Amazon Bedrock Converse: planted defects in the bedrock reference adapter (issue 27) --------
 
 
@@ -2667,7 +2655,6 @@ MUTANTS: dict[type, str] = {
     BedrockCancelDropsRedacted: "TC611",
     ChatArgumentFragmentsStripped: "TC609",
     ChatRefusalDropped: "TC903",
-    ChatRefusalSentBackAsText: "TC802",
     BedrockSilentDrop: "TC201",
     BedrockSystemDropped: "TC403",
     BedrockErrorsAsMessages: "TC801",

@@ -170,19 +170,6 @@ class Gap:
     when: str = ""  # a regular expression the failure's reason must match (re.search); "" any
 
 
-CHAT_REFUSAL_SENT_BACK = Gap(
-    ("TC802",),
-    ("refusal.yaml#2",),
-    'a replayed assistant `refusal` (the Chat Completions message field, "The refusal message by the '
-    "assistant.\"): canonical has no refusal block (a refusal is the reply's text, contract §3.3), so the "
-    "library sends it back as the assistant's `content`",
-    when=r"^(/messages/\d+/(content: recorded null, rendered [^;]*|refusal: missing from rendered \([^;]*\))"
-    r"(; )?)+ \(compared",
-)
-"""The gap of every Chat Completions bridge on `cassettes/openai-chat/refusal.yaml`'s next turn:
-the refused message goes back as the library renders an assistant text, not in its `refusal`."""
-
-
 NOT_BRIDGED: Mapping[str, Any] = {
     # cache_control and response schemas have no place in the canonical -> library message
     # mappings the bridges use, so every bridge declares them false (canonical §7.2: honest)

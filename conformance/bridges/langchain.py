@@ -60,7 +60,6 @@ from ..formats.canonical.status import status_of_stop
 from ..formats.langchain.mapping import Session, from_langchain, to_langchain
 from ..wire import registry as wire_registry
 from .kit import (
-    CHAT_REFUSAL_SENT_BACK,
     NOT_BRIDGED,
     Canned,
     CaptureTransport,
@@ -515,7 +514,6 @@ class OpenAIChatBridge(LangChainBridge):
             "(`tool_extras`), which another adapter must not read (§6.5); canonical ToolDefinition has no field",
             when=r"^(/tools/\d+/function/strict: missing from rendered \(recorded true\)(; )?)+ \(compared",
         ),
-        CHAT_REFUSAL_SENT_BACK,
     )
     cassette_folders = ("openai-chat",)
     provider_tool_id: ClassVar[re.Pattern[str]] = OpenAIChatAdapter.provider_tool_id

@@ -79,7 +79,6 @@ from ..wire import registry as wire_registry
 from ..wire.equivalence import decode_base64
 from ..wire.gemini import PROMPT_BLOCKED
 from .kit import (
-    CHAT_REFUSAL_SENT_BACK,
     NOT_BRIDGED,
     Canned,
     Captured,
@@ -637,7 +636,6 @@ class OpenAIChatBridge(PydanticAIBridge):
             when=r"^((/tools/\d+/function/parameters/additionalProperties: only in rendered \(false\)"
             r"|/tools/\d+/function/strict: only in rendered \(true\))(; )?)+ \(compared",
         ),
-        CHAT_REFUSAL_SENT_BACK,
         Gap(
             ("TC905",),
             ("stream with other stream options",),

@@ -408,6 +408,14 @@ OPENAI_CHAT_DIFFERENCES: tuple[str | Equivalence, ...] = (
         "`text`, or exactly one of type `refusal`.",
         "https://platform.openai.com/docs/api-reference/chat/create#chat-create-messages",
     ),
+    Equivalence(
+        "an assistant `refusal` equals an assistant `content` of that text, when the message has no "
+        "other content (canonical has no refusal block: a refusal is the reply's text, contract §3.3, "
+        "so an adapter may send it back either way)",
+        "refusal: string or null. The refusal message by the assistant. / content: The contents of the "
+        "assistant message.",
+        "https://platform.openai.com/docs/api-reference/chat/create#chat-create-messages",
+    ),
     "`function.arguments` strings are compared as the JSON objects they encode (canonical "
     "input is an object; whitespace and key order are not semantic)",
     "`stream_options.include_usage: true` is added to streaming requests (adapter contract "
@@ -732,6 +740,12 @@ def _openai(b: dict[str, Any]) -> dict[str, Any]:
         elif m.get("role") == "user":
             m["content"] = _text_list(c)
         if m.get("role") == "assistant":
+            refusal = m.get("refusal")
+            if isinstance(refusal, str) and refusal and m.get("content") in ("", None):
+                del m["refusal"]  # the refusal's text as the content (OPENAI_CHAT_DIFFERENCES)
+                m["content"] = refusal
+            elif refusal is None:
+                m.pop("refusal", None)
             if m.get("tool_calls") and m.get("content") in ("", None):
                 m.pop("content", None)
             elif isinstance(m.get("content"), str):

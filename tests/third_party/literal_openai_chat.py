@@ -703,6 +703,8 @@ class LiteralOpenAIChatAdapter:
             elif role == "user":
                 add("user", parts, {"provider_raw": {self.name: {"image_detail": details}}} if details else None)
             elif role == "assistant":
+                if isinstance(m.get("refusal"), str) and m["refusal"]:  # the message's refusal field
+                    parts.append({"type": "text", "text": m["refusal"]})
                 for k, tc in enumerate(m.get("tool_calls") or []):
                     fn = tc.get("function") if isinstance(tc, dict) else None
                     if not isinstance(fn, dict) or not isinstance(tc.get("id"), str):

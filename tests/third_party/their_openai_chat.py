@@ -347,6 +347,8 @@ class TheirOpenAIChatAdapter(BaseAdapter):
                     for p in parts
                     if p.get("type") in ("text", "refusal")
                 ]
+                if isinstance(wm.get("refusal"), str) and wm["refusal"]:  # the message's refusal field
+                    content.append({"type": "text", "text": wm["refusal"]})
                 for c in wm.get("tool_calls") or []:
                     fn = c.get("function") or {}
                     content.append(

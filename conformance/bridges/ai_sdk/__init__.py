@@ -56,7 +56,7 @@ from ...adapters.toolids import ToolIdMap
 from ...wire import registry as wire_registry
 from ...wire.api import ErrorSignals
 from ...wire.gemini import PROMPT_BLOCKED
-from ..kit import CHAT_REFUSAL_SENT_BACK, NOT_BRIDGED, Gap, ReferenceBridge
+from ..kit import NOT_BRIDGED, Gap, ReferenceBridge
 from . import install
 
 LIBRARY = "ai"  # the AI SDK; each bridge names its provider package (`package`)
@@ -246,7 +246,6 @@ class OpenAIChatBridge(AiSdkBridge):
             IMAGE_DETAIL,
             when=_only(r"/messages/\d+/content/\d+/image_url/detail: missing from rendered \([^;]*\)"),
         ),
-        CHAT_REFUSAL_SENT_BACK,
     )
 
 
