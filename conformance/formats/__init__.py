@@ -13,6 +13,7 @@ from pathlib import Path
 from ..core.findings import RuleCatalog
 from .base import FileStats, Format, FormatRun, Options, read_unit
 from .canonical import CanonicalFormat
+from .ai_sdk import AISDKFormat
 from .chibi import chibi_formats
 from .geppetto import GeppettoFormat
 from .gpt2099 import Gpt2099Format
@@ -25,7 +26,7 @@ from .sqlite import SqliteFormat
 
 def all_formats() -> list[Format]:
     """Every format, in detection order (the most specific first, canonical last)."""
-    return [SqliteFormat(), *chibi_formats(), PydanticAIFormat(), LangChainFormat(), OtelGenAIFormat(), OpenAIMessagesFormat(), Gpt2099Format(), GeppettoFormat(), CanonicalFormat()]  # fmt: skip
+    return [SqliteFormat(), *chibi_formats(), PydanticAIFormat(), AISDKFormat(), LangChainFormat(), OtelGenAIFormat(), OpenAIMessagesFormat(), Gpt2099Format(), GeppettoFormat(), CanonicalFormat()]  # fmt: skip
 
 
 def get_format(name: str) -> Format:
