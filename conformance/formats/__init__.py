@@ -11,9 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..core.findings import RuleCatalog
+from .ai_sdk import AISDKFormat
 from .base import FileStats, Format, FormatRun, Options, read_unit
 from .canonical import CanonicalFormat
-from .ai_sdk import AISDKFormat
 from .chibi import chibi_formats
 from .geppetto import GeppettoFormat
 from .gpt2099 import Gpt2099Format
