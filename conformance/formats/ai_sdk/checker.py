@@ -167,7 +167,7 @@ class AISDKRun(PeerRun[Conversation]):
         else:
             seen[mid] = m.pointer
         role = v.get("role")
-        if role not in R.ROLES:
+        if not isinstance(role, str) or role not in R.ROLES:
             yield self.finding(
                 m, f"{m.pointer}/role" if "role" in v else m.pointer, R.MESSAGE,
                 f"role {short(role)} is not system, user or assistant",

@@ -11,8 +11,9 @@ What maps (ai-sdk → canonical, and back):
 | tool part output-available / output-error / output-denied  | tool message after its step: tool_result    |
 |   (output, errorText)                                      |   (is_error for error and denied)           |
 | step-start                                                 | a step boundary: the next assistant message |
-| message id, metadata; tool names not snake_case; source-*, | metadata.provider_raw["ai-sdk"] of the      |
-|   data-*, other files, unknown part types                  |   message's first canonical message         |
+| message id, metadata; tool names not snake_case, tool call | metadata.provider_raw["ai-sdk"] of the      |
+|   ids not canonical; source-*, data-*, other files,        |   message's first canonical message         |
+|   unknown part types                                       |                                             |
 
 A step ends where its tool results are due: at a `step-start`, or at a text or reasoning
 part after a tool part with a result. Canonical → ai-sdk writes each run of assistant and
@@ -106,9 +107,10 @@ def from_ai_sdk(
         if extra:
             losses.add(i, "", f"message field(s) {', '.join(extra)} have no canonical field; dropped")
         kept: list[dict[str, Any]] = []
-        names: dict[str, str] = {}
+        names: dict[str, str] = {}  # canonical tool_use id -> the part's type, when the name changed
+        calls: dict[str, str] = {}  # canonical tool_use id -> the toolCallId, when it is not a canonical id
         if msg["role"] == "assistant":
-            _assistant(i, msg["parts"], out, losses, kept, names)
+            _assistant(i, msg["parts"], out, losses, kept, names, calls)
         else:
             content = _plain(i, msg["role"], msg["parts"], losses, kept)
             if not content:
@@ -121,6 +123,8 @@ def from_ai_sdk(
             raw["kept"] = kept
         if names:
             raw["names"] = names
+        if calls:
+            raw["calls"] = calls
         meta = out.messages[first]["metadata"]
         meta["provider_raw"] = {RAW: raw}
     return out.messages, out.origin, losses
@@ -175,7 +179,13 @@ def _image(part: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _assistant(
-    i: int, parts: list[dict[str, Any]], out: _Out, losses: Losses, kept: list[dict[str, Any]], names: dict[str, str]
+    i: int,
+    parts: list[dict[str, Any]],
+    out: _Out,
+    losses: Losses,
+    kept: list[dict[str, Any]],
+    names: dict[str, str],
+    calls: dict[str, str],
 ) -> None:
     blocks: list[dict[str, Any]] = []
     results: list[dict[str, Any]] = []
@@ -206,6 +216,8 @@ def _assistant(
             name = str(part["toolName"]) if kind == "dynamic-tool" else kind[5:]
             if use["name"] != name or kind == "dynamic-tool":
                 names[tid] = kind if kind != "dynamic-tool" else f"dynamic:{name}"
+            if tid != part["toolCallId"]:
+                calls[tid] = str(part["toolCallId"])
             blocks.append(use)
             if result is not None:
                 results.append(result)
@@ -293,6 +305,7 @@ def to_ai_sdk(messages: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], Los
     turn: dict[str, Any] | None = None  # the assistant UIMessage a run of assistant/tool messages fills
     tools: dict[str, dict[str, Any]] = {}  # canonical tool_use id -> its part
     pending: list[tuple[list[dict[str, Any]], list[dict[str, Any]]]] = []  # parts lists and the parts they kept
+    plain: list[tuple[int, dict[str, Any]]] = []  # the system and user UIMessages, and where each came from
     for i, m in enumerate(messages):
         role = m["role"]
         meta = m.get("metadata") or {}
@@ -307,6 +320,7 @@ def to_ai_sdk(messages: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], Los
         if dropped:
             losses.add(i, "/metadata", f"metadata {', '.join(dropped)} has no UIMessage field; dropped")
         names: dict[str, Any] = raw["names"] if isinstance(raw.get("names"), dict) else {}
+        calls: dict[str, Any] = raw["calls"] if isinstance(raw.get("calls"), dict) else {}
         if role == "tool":
             if turn is None:
                 losses.add(i, "", "a tool message answering no assistant message has no UIMessage form; dropped")
@@ -322,10 +336,14 @@ def to_ai_sdk(messages: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], Los
             ui["parts"] = parts = []
             out.append(ui)
             turn = ui if role == "assistant" else None
+            if role != "assistant":
+                plain.append((i, ui))
         if role == "assistant":
             parts.append({"type": "step-start"})
         for j, b in enumerate(m["content"]):
             part = _part(i, f"/content/{j}", b, role, meta, names, losses)
+            if part is not None and isinstance(calls.get(b.get("id")), str):
+                part["toolCallId"] = calls[b["id"]]
             if part is not None:
                 parts.append(part)
                 if is_tool(part["type"]):
@@ -337,6 +355,10 @@ def to_ai_sdk(messages: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], Los
         for k in kept:
             at = k.get("at")
             parts.insert(at if isinstance(at, int) and 0 <= at <= len(parts) else len(parts), k["part"])
+    for i, ui in plain:  # validateUIMessages: 'Message must contain at least one part'
+        if not ui["parts"]:
+            ui["parts"].append({"type": "text", "text": ""})
+            losses.add(i, "/content", f"a {ui['role']} UIMessage needs a part; an empty text part written")
     return out, losses
 
 

@@ -72,7 +72,7 @@ def looks_like_conversation(value: Any) -> bool:
     return (
         isinstance(value, list) and bool(value)
         and all(
-            isinstance(m, dict) and isinstance(m.get("id"), str) and m.get("role") in ROLES
+            isinstance(m, dict) and isinstance(m.get("id"), str) and isinstance(m.get("role"), str) and m["role"] in ROLES
             and isinstance(m.get("parts"), list) and all(_ui_part(p) for p in m["parts"])
             for m in value
         )
