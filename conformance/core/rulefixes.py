@@ -344,6 +344,17 @@ FIXES: dict[str, str] = {
     "AS010": "drop the field or move it into metadata (messages) or a data-<name> part: validateUIMessages "
     "drops fields its type does not have.",
     "AS101": "give each message of the conversation its own id (generate stable ids before storing).",
+    "AS102": "give the tool result the toolCallId of a tool-call part earlier in the conversation, or accept the "
+    "warning for a conversation that starts mid-call.",
+    "AS201": "give each ModelMessage a role of system, user, assistant or tool.",
+    "AS202": "write content as the role takes it: a string for system, a string or an array of parts for user and "
+    "assistant, an array of tool-result parts for tool.",
+    "AS203": "give each part a string type its role holds (user: text, image, file; assistant: text, file, "
+    "reasoning, tool-call, tool-result; tool: tool-result, tool-approval-response).",
+    "AS204": "write the part with a ModelMessage part type the AI SDK documents, or accept the warning "
+    "(modelMessageSchema refuses it).",
+    "AS205": "give the part the field its type requires, of the documented type (a tool result's output as "
+    "{type: text|json|error-text|error-json|execution-denied|content, value}).",
     # -- LangChain (formats/langchain) -----------------------------------------------------------------------
     "LC001": "store the conversation as a JSON array of message dicts (what messages_to_dict or dumpd write).",
     "LC002": "use a LangChain message type (human, ai, system, tool, chat, function, or a Chunk class).",

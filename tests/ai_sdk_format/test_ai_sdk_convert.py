@@ -214,3 +214,78 @@ _damaged = damaged(st.builds(lambda: copy.deepcopy(VALID)), _JSON, max_depth=5)
 @given(_damaged)
 def test_a_damaged_conversation_is_reported_or_converts_never_crashes(conversation: list[dict[str, Any]]) -> None:
     reported_or_converts(NAME, "AS", "c.json", conversation)
+
+
+# -- ModelMessages (convertToModelMessages output) ------------------------------------------
+
+
+MODEL = orjson.loads((FIX / "valid_model_messages.json").read_bytes())
+
+
+def test_the_model_fixture_holds_every_part_and_output_type() -> None:
+    from conformance.formats.ai_sdk.model_checks import OUTPUT_FIELDS
+    from conformance.formats.ai_sdk.rules import ALL_MODEL_PARTS
+
+    parts = [p for m in MODEL if isinstance(m["content"], list) for p in m["content"]]
+    assert {p["type"] for p in parts} == ALL_MODEL_PARTS
+    outputs = {p["output"]["type"] for p in parts if p["type"] == "tool-result"}
+    assert outputs == set(OUTPUT_FIELDS) - {"text", "error-json"}  # those two: the .jsonl and oracle cases
+
+
+def test_model_messages_become_canonical(tmp_path: Path) -> None:
+    dst = tmp_path / "c.jsonl"
+    findings = convert(NAME, "canonical", FIX / "valid_model_messages.json", dst)
+    msgs = jsonl(dst)
+    assert [m["role"] for m in msgs] == [
+        "system", "user", "assistant", "tool", "tool", "assistant", "user", "assistant", "tool", "tool", "assistant",
+    ]  # fmt: skip
+    assert msgs[0]["content"] == [{"type": "text", "text": "You are a weather assistant."}]
+    assert msgs[1]["content"][1] == {
+        "type": "image", "source": {"kind": "base64", "data": "iVBORw0KGgo="}, "media_type": "image/png",
+    }  # fmt: skip
+    thinking, weather, station = msgs[2]["content"]
+    assert thinking["signature"] == "c2lnbmF0dXJl" and weather["name"] == "get_weather"
+    assert msgs[3]["content"][0]["content"] == [{"type": "text", "text": '{"temperature":18,"sky":"cloudy"}'}]
+    assert msgs[4]["content"][0]["is_error"] is True and msgs[4]["metadata"]["parent_tool_use_id"] == station["id"]
+    assert msgs[5]["content"] == [{"type": "text", "text": "It is 18 degrees and cloudy in Berlin."}]
+    # the provider-executed search's result follows its assistant message; a denial is an error result
+    assert msgs[8]["content"][0]["content"] == [{"type": "text", "text": "Berlin is the capital."}]
+    assert msgs[9]["content"][0]["is_error"] is True
+    assert msgs[9]["content"][0]["content"] == [{"type": "text", "text": "denied: too far"}]
+    assert [k["part"]["type"] for k in msgs[7]["metadata"]["provider_raw"]["ai-sdk"]["model_kept"]] == [
+        "tool-approval-request"
+    ]
+    got = {(f.rule, f.line, f.pointer) for f in findings}
+    assert ("AS900", 3, "/1/content/2") in got  # the PDF: kept in provider_raw
+    assert ("AS900", 13, "/3/content/0/output") in got  # json output as JSON text
+    assert ("AS900", 19, "/6/content/4/output/value") in got  # an image-url item of a content output
+    assert ("AS900", 26, "/7/content/0") in got  # the approval response
+    assert ("AS901", 1, "") in got
+    assert not [f for f in validate([dst]).findings if f.severity.name == "ERROR"]
+
+
+def test_model_messages_convert_back_as_ui_messages_reporting_what_they_cannot_hold(tmp_path: Path) -> None:
+    mid, back, lines = tmp_path / "c.jsonl", tmp_path / "b.json", tmp_path / "b.jsonl"
+    convert(NAME, "canonical", FIX / "valid_model_messages.jsonl", mid)
+    findings = convert("canonical", NAME, mid, lines)
+    assert [f.rule for f in findings] == ["AS900"]  # session_id, created_at: once
+    assert main(["validate", str(lines)]) == 0
+    convert(NAME, "canonical", FIX / "valid_model_messages.json", mid, force=True)
+    findings = convert("canonical", NAME, mid, back)
+    assert sorted((f.line, f.pointer) for f in findings if f.line) == [
+        (2, "/metadata/provider_raw"), (8, "/metadata/provider_raw"), (11, "/metadata/provider_raw"),
+    ]  # fmt: skip
+    ui = orjson.loads(back.read_bytes())
+    assert [m["role"] for m in ui] == ["system", "user", "assistant", "user", "assistant"]
+    assert [(p["type"], p.get("state")) for p in ui[2]["parts"] if p["type"].startswith("tool-")] == [
+        ("tool-get_weather", "output-available"), ("tool-lookup_station", "output-error"),
+    ]  # fmt: skip
+
+
+_damaged_model = damaged(st.builds(lambda: copy.deepcopy(MODEL)), _JSON, max_depth=5)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_damaged_model)
+def test_damaged_model_messages_are_reported_or_convert_never_crash(conversation: list[dict[str, Any]]) -> None:
+    reported_or_converts(NAME, "AS", "c.json", conversation)

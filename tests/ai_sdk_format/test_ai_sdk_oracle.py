@@ -1,10 +1,11 @@
 """The AI SDK itself as the oracle: every fixture conversation of this folder goes through
 `safeValidateUIMessages` (package `ai`, the version `turnspec ai-sdk install` pins, run by
-node over validate_ui_messages.cjs), and turnspec's verdict (an error, or none) agrees with
-the SDK's on each one.
+node over validate_ui_messages.cjs; a conversation of ModelMessages through the SDK's
+`modelMessageSchema`), and turnspec's verdict (an error, or none) agrees with the SDK's on
+each one.
 
 One deliberate difference is asserted as such: a part type the SDK does not document
-(AS005) is a warning in turnspec, so a file written by a newer SDK is still read and
+(AS005, AS204) is a warning in turnspec, so a file written by a newer SDK is still read and
 converted; the SDK refuses it. A release that starts accepting it fails
 `test_the_sdk_still_refuses_what_turnspec_only_warns_of`, and the rule must be revisited.
 
@@ -27,7 +28,7 @@ FIX = Path(__file__).parent / "fixtures"
 SCRIPT = Path(__file__).parent / "validate_ui_messages.cjs"
 MISSING = install.problem(install.default_dir())
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=f"ai-sdk: {MISSING}")
-WARNED_ONLY = {"AS005_unknown_part.json"}  # turnspec warns, the SDK refuses (module docstring)
+WARNED_ONLY = {"AS005_unknown_part.json", "AS204_unknown.json"}  # turnspec warns, the SDK refuses (module docstring)
 
 
 def _conversations() -> list[tuple[str, Path, int, Any]]:
@@ -88,7 +89,7 @@ def test_the_sdk_still_refuses_what_turnspec_only_warns_of(
 ) -> None:
     sdk_ok, _, turnspec_ok = verdicts[name]
     assert not sdk_ok and turnspec_ok
-    assert [f.rule for f in validate([FIX / name], fmt="ai-sdk").findings] == ["AS005"]
+    assert [f.rule for f in validate([FIX / name], fmt="ai-sdk").findings] == [name[:5]]
 
 
 def test_canonical_converted_to_ai_sdk_validates_in_the_sdk(tmp_path: Path) -> None:

@@ -44,16 +44,26 @@ def _findings(path: Path, fmt: str | None = NAME) -> list[tuple[str, int | None,
         ("AS007_no_output.jsonl", [("AS007", 2, "/0/parts/0")]),
         ("AS010_extra.json", [("AS010", 1, "/0/createdAt"), ("AS010", 1, "/0/parts/0/annotations")]),
         ("AS101_duplicate_id.json", [("AS101", 2, "/1/id")]),
+        ("AS102_unanswered.json", [("AS102", 1, "/1/content/0/toolCallId")]),
+        ("AS201_role.json", [("AS201", 1, "/1/role")]),
+        ("AS202_content.json", [("AS202", 1, "/0/content")]),
+        ("AS203_part.json", [("AS203", 1, "/0/content/0/type")]),
+        ("AS204_unknown.json", [("AS204", 1, "/1/content/0/type")]),
+        ("AS205_field.json", [("AS205", 1, "/1/content/0")]),
+        ("AS205_output.json", [("AS205", 1, "/2/content/0/output")]),
     ],
 )
 def test_planted_defect_is_found_where_it_is(fixture: str, expected: list[tuple[str, int, str]]) -> None:
     assert _findings(FIX / fixture) == expected
 
 
-@pytest.mark.parametrize("fixture", ["valid_chat.json", "valid_chats.jsonl"])
+@pytest.mark.parametrize(
+    "fixture", ["valid_chat.json", "valid_chats.jsonl", "valid_model_messages.json", "valid_model_messages.jsonl"]
+)
 def test_documented_shapes_pass(fixture: str) -> None:
     """valid_chat.json holds every part type and every tool state the UIMessage reference
-    documents (and output-denied, dynamic-tool)."""
+    documents (and output-denied, dynamic-tool); valid_model_messages.json every
+    ModelMessage part type and every tool result output type."""
     assert _findings(FIX / fixture) == []
     assert _findings(FIX / fixture, None) == []  # detected as ai-sdk
 
@@ -109,6 +119,53 @@ def test_each_rule_fires_on_its_defect(tmp_path: Path, messages: object, expecte
     assert got == [expected]
 
 
+_CALL = {"type": "tool-call", "toolCallId": "c", "toolName": "t", "input": {}}
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        ([{"role": "user", "content": 3}], ("AS202", "/0/content")),
+        ([{"role": "tool", "content": "done"}], ("AS202", "/0/content")),
+        ([{"role": "user", "content": [{"text": "x"}]}], ("AS203", "/0/content/0")),
+        ([{"role": "tool", "content": [_CALL]}], ("AS203", "/0/content/0/type")),
+        ([{"role": "user", "content": [{"type": "image"}]}], ("AS205", "/0/content/0")),
+        ([{"role": "user", "content": [{"type": "file", "data": "x"}]}], ("AS205", "/0/content/0")),
+        ([{"role": "assistant", "content": [{**_CALL, "toolCallId": 1}]}], ("AS205", "/0/content/0/toolCallId")),
+        ([{"role": "assistant", "content": [_CALL, {"type": "tool-result", "toolCallId": "c", "toolName": "t",
+          "output": {"type": "content", "value": [{"type": "media", "data": "x"}]}}]}],
+         ("AS205", "/0/content/1/output/value")),
+        ([{"role": "tool", "content": [{"type": "tool-approval-response", "approvalId": "a", "approved": "yes"}]}],
+         ("AS205", "/0/content/0/approved")),
+        ([{"role": "user", "content": "hi", "providerOptions": {"a": 1}}], ("AS205", "/0/providerOptions")),
+        ([{"role": "user", "content": "hi", "id": "m1"}], ("AS010", "/0/id")),
+    ],
+)  # fmt: skip
+def test_each_model_message_rule_fires_on_its_defect(
+    tmp_path: Path, messages: object, expected: tuple[str, str]
+) -> None:
+    got = [(f.rule, f.pointer) for f in validate([_write(tmp_path, messages)], fmt=NAME).findings]
+    assert got == [expected]
+
+
+def test_model_messages_are_detected_only_when_no_chat_reading_fits(tmp_path: Path) -> None:
+    fmt = AISDKFormat()
+    assert isinstance(detect_format(FIX / "valid_model_messages.json"), AISDKFormat)
+    assert isinstance(detect_format(FIX / "valid_model_messages.jsonl"), AISDKFormat)
+    assert fmt.detect(_write(tmp_path, [{"role": "user", "content": "x"}, {"role": "assistant", "content": [_CALL]}]))
+    # strings and text parts alone are also Chat messages: --format ai-sdk
+    assert not fmt.detect(_write(tmp_path, [{"role": "user", "content": [{"type": "text", "text": "x"}]}]))
+    # Chat: tool_calls, tool_call_id, a tool message's string content, image_url parts
+    chat_call = {"role": "assistant", "content": None, "tool_calls": [{"id": "c", "type": "function"}]}
+    assert not fmt.detect(_write(tmp_path, [chat_call, {"role": "tool", "tool_call_id": "c", "content": "4"}]))
+    assert not fmt.detect(
+        _write(tmp_path, [{"role": "assistant", "content": [_CALL]}, {"role": "tool", "content": "4"}])
+    )
+    img = {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}}
+    assert not fmt.detect(_write(tmp_path, [{"role": "user", "content": [img, {"type": "image", "image": "x"}]}]))
+    assert not fmt.detect(_write(tmp_path, [{"role": "user", "content": [{"type": "file", "file": {"file_id": "f"}}]}]))
+
+
 def test_an_assistant_message_may_have_no_parts_yet(tmp_path: Path) -> None:
     """validateUIMessages asks parts only of system and user messages (an assistant message
     can be stored before its first part arrives)."""
@@ -121,8 +178,8 @@ def test_an_assistant_message_may_have_no_parts_yet(tmp_path: Path) -> None:
 
 def test_rules_cite_the_ai_sdk_docs() -> None:
     for info in get_format(NAME).rules:
-        if info.id.startswith("AS0") or info.id.startswith("AS1"):
-            assert any(ref in info.section for ref in ("UIM", "VUM", "CMP")), info.id
+        if not info.id.startswith("AS9") and info.id.startswith("AS"):
+            assert any(ref in info.section for ref in ("UIM", "VUM", "CMP", "MM ›")), info.id
             assert "\n" not in info.summary
 
 

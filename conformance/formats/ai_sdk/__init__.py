@@ -6,6 +6,9 @@ the server checks it with `validateUIMessages`): an array of `{id, role, metadat
 whose parts are `text`, `reasoning`, `tool-<name>` / `dynamic-tool` (by `state`),
 `source-url`, `source-document`, `file`, `step-start` and `data-<name>`. Accepted files
 (`reader`): a `.json` array (one conversation), or a `.jsonl` of one array per line.
+A conversation of `ModelMessage`s instead (`convertToModelMessages` output, `{role,
+content}`: `model_checks`, `model_mapping`) is read too; converting to ai-sdk writes
+UIMessages.
 
 The converters work on the JSON alone: node and the `ai` package are not needed (the
 tests run `validateUIMessages` as the oracle when they are installed).

@@ -7,9 +7,11 @@ format before moving it into place.
 - ai-sdk -> canonical: each conversation becomes one session (its id derived from the
   input's bytes and the conversation's place); message ids and created_at are minted,
   counting up from the Unix epoch one millisecond per message (reported once per
-  conversation, AS901); each UIMessage's id and metadata ride in provider_raw.
+  conversation, AS901); each UIMessage's id and metadata ride in provider_raw. A
+  conversation of ModelMessages is read by `model_mapping`.
   Output: JSON Lines, or a JSON array when `dst` ends in `.json`.
-- canonical -> ai-sdk: `.json` output is the array of one session's UIMessages (what
+- canonical -> ai-sdk: always UIMessages (what apps store and `useChat` loads; a model
+  conversation is `convertToModelMessages` of them). `.json` output is the array of one session's UIMessages (what
   `saveChat` writes and `validateUIMessages` reads); `.jsonl` output is one array per line,
   one line per session. session ids, created_at and schema_version have no UIMessage field
   (reported once per file); message ids are the UIMessages' ids.
@@ -25,18 +27,22 @@ from ..canonical import sessions_of
 from . import rules as R
 from .checker import AISDKRun
 from .mapping import Session, from_ai_sdk, to_ai_sdk
+from .model_checks import is_model_conversation
+from .model_mapping import from_model_messages
 from .reader import Conversation
 
 
 def _mapped(c: Conversation, session_id: str, mint: IdMint) -> Mapped:
-    messages, origin, losses = from_ai_sdk([m.value for m in c.messages], session_id, Session(mint, 0))
+    values = [m.value for m in c.messages]
+    read = from_model_messages if is_model_conversation(values) else from_ai_sdk
+    messages, origin, losses = read(values, session_id, Session(mint, 0))
     return Mapped(messages, [c.messages[k] for k in origin], c.messages, losses)
 
 
 def _placeholders(session_id: str, first: str) -> str:
     return (
-        f"UIMessages carry no session id or times: session_id {session_id} is derived from the input, message "
-        f"ids are minted (each UIMessage's id kept in provider_raw), and created_at is a placeholder counting up "
+        f"AI SDK messages carry no session id or times: session_id {session_id} is derived from the input, "
+        f"message ids are minted (a UIMessage's id kept in provider_raw), and created_at is a placeholder counting up "
         f"from {first} (one millisecond per message); assistant messages get placeholder model, routing and usage "
         "(unknown)"
     )

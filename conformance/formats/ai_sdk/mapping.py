@@ -348,6 +348,10 @@ def to_ai_sdk(messages: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], Los
                 parts.append(part)
                 if is_tool(part["type"]):
                     tools[b["id"]] = part
+        if raw.get("model_kept"):
+            losses.add(
+                i, "/metadata/provider_raw", "ModelMessage parts kept in provider_raw have no UIMessage form; dropped"
+            )
         kept = [k for k in raw.get("kept") or [] if isinstance(k, dict) and isinstance(k.get("part"), dict)]
         if kept:
             pending.append((parts, kept))

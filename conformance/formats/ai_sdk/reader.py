@@ -1,6 +1,6 @@
 """Reading stored AI SDK `UIMessage[]` conversations, and recognising them cheaply.
 
-Accepted files: a `.json` array of UIMessages (what the "Chatbot Message Persistence"
+Accepted files: a `.json` array of UIMessages (or of ModelMessages, `model_checks`) (what the "Chatbot Message Persistence"
 guide's `saveChat` writes, `JSON.stringify(messages)`: one conversation), or a `.jsonl` of
 one such array per line (one conversation per line, as a table of chats exports them). A
 `.jsonl` line holding one UIMessage object is not a conversation (AS001): a message alone
@@ -18,7 +18,7 @@ from typing import Any
 
 from ...core.convertkit import peek_value, read_documents
 from ...core.findings import Finding
-from .rules import ROLES, known_part
+from .rules import ALL_MODEL_PARTS, MODEL_ROLES, ROLES, known_part
 
 PEEK_BYTES = 64 * 1024
 
@@ -79,8 +79,50 @@ def looks_like_conversation(value: Any) -> bool:
     )  # fmt: skip
 
 
+# ModelMessage parts no other peer's messages have: Chat's are text, image_url, input_audio,
+# file {file}, refusal; OpenTelemetry's tool_call, tool_call_response, blob, uri
+_MODEL_ONLY = frozenset({"tool-call", "tool-result", "tool-approval-request", "tool-approval-response"})
+
+
+def _model_part(p: Any) -> bool:
+    if not isinstance(p, dict) or p.get("type") not in ALL_MODEL_PARTS:
+        return False
+    kind = p["type"]
+    return (
+        (kind not in ("text", "reasoning") or isinstance(p.get("text"), str))
+        and (kind != "image" or "image" in p)
+        and (kind != "file" or ("data" in p and isinstance(p.get("mediaType"), str)))
+    )
+
+
+def looks_like_model_messages(value: Any) -> bool:
+    """Unambiguous ModelMessages (`convertToModelMessages` output): a non-empty array of
+    `{role, content}` (role system, user, assistant or tool; no `parts`, no Chat
+    `tool_calls`/`tool_call_id`), every array content of ModelMessage parts, every tool
+    message's content an array, and some part a tool call, tool result, approval, image
+    `image` or file `data` (a conversation of strings and text parts alone is also Chat:
+    it needs `--format ai-sdk`)."""
+    if not (isinstance(value, list) and value):
+        return False
+    specific = False
+    for m in value:
+        if not isinstance(m, dict) or set(m) - {"role", "content", "providerOptions"}:
+            return False
+        role, content = m.get("role"), m.get("content")
+        if not isinstance(role, str) or role not in MODEL_ROLES:
+            return False
+        if isinstance(content, str) and role != "tool":
+            continue
+        if not isinstance(content, list) or not all(_model_part(p) for p in content):
+            return False
+        specific = specific or any(p["type"] in _MODEL_ONLY or p["type"] in ("image", "file") for p in content)
+    return specific
+
+
 def looks_like(path: Path) -> bool:
     """Detection: a `.json` (at most `PEEK_BYTES`) or the first line of a `.jsonl` is an
-    array of UIMessages (`looks_like_conversation`). A longer `.json`, or a conversation
+    array of UIMessages (`looks_like_conversation`) or of ModelMessages
+    (`looks_like_model_messages`). A longer `.json`, or a conversation
     holding a part type the SDK does not document, needs `--format ai-sdk`."""
-    return looks_like_conversation(peek_value(path, PEEK_BYTES))
+    value = peek_value(path, PEEK_BYTES)
+    return looks_like_conversation(value) or looks_like_model_messages(value)

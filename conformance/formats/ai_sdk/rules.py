@@ -9,7 +9,21 @@ parts}`. Sections cite the AI SDK's documentation (package `ai`, version 6, ship
 - `VUM` — API reference "validateUIMessages"
   (https://ai-sdk.dev/docs/reference/ai-sdk-core/validate-ui-messages);
 - `CMP` — guide "Chatbot Message Persistence"
-  (https://ai-sdk.dev/docs/ai-sdk-ui/chatbot-message-persistence).
+  (https://ai-sdk.dev/docs/ai-sdk-ui/chatbot-message-persistence);
+- `MM` — API reference "ModelMessage"
+  (https://ai-sdk.dev/docs/reference/ai-sdk-core/model-message): "`ModelMessage` represents
+  the fundamental message structure used with AI SDK Core functions." What
+  `convertToModelMessages(uiMessages)` returns and `streamText({messages})` takes, which some
+  apps store instead: `{role, content}`, "You can access the Zod schema for `ModelMessage`
+  with the `modelMessageSchema` export" (the oracle of the AS2xx rules). SystemModelMessage
+  `content: string`; UserModelMessage "can contain text or a combination of text, images,
+  and files" (`string | Array<TextPart | ImagePart | FilePart>`); AssistantModelMessage
+  "can contain text, tool calls, or a combination of both" (the schema also takes file,
+  reasoning, tool-result and tool-approval-request parts); ToolModelMessage "contains the
+  result of one or more tool calls" (`Array<ToolResultPart>`, and tool-approval-response);
+  ToolCallPart.toolCallId "is used to match the tool call with the tool result";
+  ToolResultPart `output: LanguageModelV3ToolResultOutput` (text, json, execution-denied,
+  error-text, error-json, content).
 
 The sentences the rules enforce, as the docs write them:
 
@@ -39,9 +53,9 @@ The sentences the rules enforce, as the docs write them:
 - CMP: "for persistence, you should use IDs that are stable before messages are stored to
   ensure consistency across sessions and prevent ID conflicts when messages are restored."
 
-IDs are stable: AS0xx one message, AS1xx across the messages of a conversation, AS9xx
-conversions. An error is what `validateUIMessages` refuses (tests/ai_sdk_format runs it as
-the oracle), except AS005: a part type the SDK does not know is a warning, so a file
+IDs are stable: AS0xx one UIMessage, AS1xx across the messages of a conversation, AS2xx
+one ModelMessage, AS9xx conversions. An error is what `validateUIMessages` refuses (tests/ai_sdk_format runs it as
+the oracle), except AS005 and AS204: a part type the SDK does not know is a warning, so a file
 written by a newer SDK is still read (its part kept in provider_raw on conversion).
 """
 
@@ -115,6 +129,48 @@ DUPLICATE_ID = RuleInfo(
     "identifier for the message.')",
     "Message id repeated in the conversation",
 )
+UNANSWERED = RuleInfo(
+    "AS102",
+    W,
+    "MM › ToolCallPart.toolCallId ('This ID is used to match the tool call with the tool result.'), "
+    "ToolResultPart.toolCallId ('ID of the tool call that this result is associated with.')",
+    "Tool result answers no earlier tool call of its conversation (ModelMessages)",
+)
+MM_ROLE = RuleInfo(
+    "AS201",
+    E,
+    "MM › ModelMessage Types (SystemModelMessage, UserModelMessage, AssistantModelMessage, ToolModelMessage: role "
+    "'system' | 'user' | 'assistant' | 'tool')",
+    "ModelMessage `role` is not system, user, assistant or tool",
+)
+MM_CONTENT = RuleInfo(
+    "AS202",
+    E,
+    "MM › SystemModelMessage.content (string), UserContent and AssistantContent (string | Array<...>), ToolContent "
+    "(Array<ToolResultPart>)",
+    "ModelMessage `content` is not of its role's form (a string, or an array of part objects)",
+)
+MM_PART = RuleInfo(
+    "AS203",
+    E,
+    "MM › UserContent (TextPart | ImagePart | FilePart), AssistantContent (TextPart | ToolCallPart, ...), ToolContent "
+    "(ToolResultPart); modelMessageSchema",
+    "ModelMessage part has no string type, or a part type its role's content does not hold",
+)
+MM_UNKNOWN = RuleInfo(
+    "AS204",
+    W,
+    "MM › ModelMessage Parts (text, image, file, reasoning, tool-call, tool-result, tool-approval-request, "
+    "tool-approval-response)",
+    "ModelMessage part type is none the AI SDK documents (modelMessageSchema refuses it; read as it is)",
+)
+MM_FIELD = RuleInfo(
+    "AS205",
+    E,
+    "MM › TextPart.text, ImagePart.image, FilePart.data/mediaType, ToolCallPart.toolCallId/toolName, "
+    "ToolResultPart.toolCallId/toolName/output; LanguageModelV3ToolResultOutput (type, value)",
+    "ModelMessage part lacks a field its type requires, or a field has the wrong type",
+)
 
 LOSSY = RuleInfo("AS900", W, "canonical §7.3", "Conversion dropped or changed what the target format cannot hold")
 SYNTHESIZED = RuleInfo(
@@ -125,8 +181,8 @@ SYNTHESIZED = RuleInfo(
 )
 
 CATALOG = RuleCatalog([
-    *IO_RULES, SHAPE, MESSAGE, EMPTY, PART_TYPE, UNKNOWN_PART, FIELD, TOOL_STATE, EXTRA, DUPLICATE_ID, LOSSY,
-    SYNTHESIZED,
+    *IO_RULES, SHAPE, MESSAGE, EMPTY, PART_TYPE, UNKNOWN_PART, FIELD, TOOL_STATE, EXTRA, DUPLICATE_ID, UNANSWERED,
+    MM_ROLE, MM_CONTENT, MM_PART, MM_UNKNOWN, MM_FIELD, LOSSY, SYNTHESIZED,
 ])  # fmt: skip
 
 ROLES = frozenset({"system", "user", "assistant"})
@@ -141,3 +197,13 @@ TOOL_STATES = (
 def known_part(kind: str) -> bool:
     """A part type the AI SDK documents."""
     return kind in FIXED_PARTS or kind.startswith(("tool-", "data-"))
+
+
+MODEL_ROLES = frozenset({"system", "user", "assistant", "tool"})
+# the part types each ModelMessage role's content holds (modelMessageSchema)
+MODEL_PARTS = {
+    "user": frozenset({"text", "image", "file"}),
+    "assistant": frozenset({"text", "file", "reasoning", "tool-call", "tool-result", "tool-approval-request"}),
+    "tool": frozenset({"tool-result", "tool-approval-response"}),
+}
+ALL_MODEL_PARTS = frozenset().union(*MODEL_PARTS.values())
