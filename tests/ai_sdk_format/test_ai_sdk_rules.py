@@ -246,3 +246,18 @@ def test_hostile_input_gets_one_line_located_errors_never_a_traceback(tmp_path: 
     assert "Traceback" not in out.stderr + out.stdout
     errors = [ln for ln in out.stdout.splitlines() if " error: " in ln]
     assert errors and all(ln.startswith(f"{src}:") for ln in errors), out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("fixture", ["valid_chat.json", "valid_chats.jsonl", "AS007_no_output.jsonl"])
+def test_standard_input_is_read_as_format_says(fixture: str) -> None:
+    """`-` with --format ai-sdk: one JSON document when it parses as one, else JSON Lines,
+    with the same findings as the file (pointers and lines alike)."""
+    data = (FIX / fixture).read_bytes()
+    out = subprocess.run(
+        [sys.executable, "-m", "conformance.cli", "validate", "--format", NAME, "-"],
+        input=data, capture_output=True, timeout=120,
+    )  # fmt: skip
+    want = [(f.rule, f.line, f.pointer) for f in validate([FIX / fixture], fmt=NAME).findings]
+    got = [ln for ln in out.stdout.decode().splitlines() if " error: " in ln or " warning: " in ln]
+    assert len(got) == len(want) and all(f"{p} {r} " in ln for ln, (r, _, p) in zip(got, want, strict=True))
+    assert out.returncode == (1 if want else 0)
