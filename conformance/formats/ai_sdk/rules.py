@@ -177,7 +177,7 @@ SYNTHESIZED = RuleInfo(
     "AS901",
     W,
     "canonical §4.1, §6.1",
-    "Conversion wrote a value canonical requires but the UIMessages lack (session, ids, times)",
+    "Conversion wrote a value canonical requires but the AI SDK messages lack (session, ids, times)",
 )
 
 CATALOG = RuleCatalog([
