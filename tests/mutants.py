@@ -2044,6 +2044,127 @@ class OpenRouterCachedTokensIgnored(OpenRouterChatAdapter):
         return {**out, "input_tokens": out["input_tokens"] + out["cached_input_tokens"], "cached_input_tokens": 0}
 
 
+# -- the OpenRouter record's gaps an outside author found (TC105, TC609, TC907, TC801, TC903,
+# TC611 had nothing to read or no case on openrouter-chat-completions) -----------------------
+
+
+class OpenRouterTemperatureDropped(OpenRouterChatAdapter):
+    """Sends no `temperature`, silently (OpenRouter's request takes it where OpenAI's does)."""
+
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: AdapterOptions) -> WireRequest:
+        req = super().to_wire(messages, tools, options)
+        req.body.pop("temperature", None)
+        return req
+
+
+class _RouterStrippedFragmentsStream(openrouter_module._RouterStream):
+    def tool_call(self, call: Any) -> Iterator[StreamEvent]:
+        fn = call.get("function") if isinstance(call, dict) else None
+        if isinstance(fn, dict) and isinstance(fn.get("arguments"), str):
+            call = {**call, "function": {**fn, "arguments": fn["arguments"].strip()}}
+        return super().tool_call(call)
+
+
+class OpenRouterFragmentsStripped(OpenRouterChatAdapter):
+    """Strips each streamed `tool_calls[].function.arguments` fragment (the fragments are
+    pieces of one JSON text; `partial_json` is the literal fragment, contract §5.4)."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        st = _RouterStrippedFragmentsStream(self, context)
+        return self.cancellable(context, st.run(chunks), lambda: st.content)
+
+
+class OpenRouterRequestedModelAsServed(OpenRouterChatAdapter):
+    """Reports the model the request asked for as the one that served the reply (OpenRouter's
+    reply names the upstream model in `model`; contract §3.3 "the actual model that served the
+    call")."""
+
+    def from_wire_response(self, response: WireResponse | WireBody, request_context: RequestContext) -> Message:
+        m = super().from_wire_response(response, request_context)
+        if request_context.model:
+            m.setdefault("metadata", {})["model"] = request_context.model
+        return m
+
+
+class OpenRouterStreamErrorAsWireFormat(OpenRouterChatAdapter):
+    """Raises a generic wire-format error for OpenRouter's unified mid-stream error chunk
+    (`error` beside finish_reason `error`) instead of the classified AdapterError."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        try:
+            yield from super().stream_response(chunks, context)
+        except AdapterError as exc:
+            raise WireFormatError("unexpected chunk") from exc
+
+
+class _RouterStreamErrorAsBadRequest(openrouter_module._RouterStream):
+    def error_in(self, obj: Mapping[str, Any]) -> AdapterError | None:
+        found = super().error_in(obj)
+        return None if found is None else self.adapter.classify_error(400, obj)
+
+
+class OpenRouterStreamErrorAsBadRequest(OpenRouterChatAdapter):
+    """Classifies every mid-stream error as an invalid request (not retryable), whatever the
+    status its `error.code` names (a 502: the provider is down)."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        st = _RouterStreamErrorAsBadRequest(self, context)
+        return self.cancellable(context, st.run(chunks), lambda: st.content)
+
+
+class OpenRouterRetryAfterIgnored(OpenRouterChatAdapter):
+    """Drops the `Retry-After` hint of a 429 ("OpenRouter may include a standard HTTP
+    Retry-After response header indicating how many seconds to wait")."""
+
+    def classify_error(self, status: int, body: Any, headers: Mapping[str, Any] | None = None) -> AdapterError:
+        exc = super().classify_error(status, body, headers)
+        if isinstance(exc, RateLimitError):
+            exc.retry_after_seconds = None
+        return exc
+
+
+class OpenRouterErrorFinishAsEndTurn(OpenRouterChatAdapter):
+    """Reads finish_reason `error` (a generation that failed) as a finished turn."""
+
+    def stop_reason_of(self, raw: Any) -> str:
+        return "end_turn" if raw == "error" else super().stop_reason_of(raw)
+
+
+class OpenRouterCancelDropsRedacted(OpenRouterChatAdapter):
+    """On cancel, keeps only the blocks the deltas built: a `reasoning.encrypted` block read
+    before the cancel (redacted thinking, which no event carries) is lost."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        st = openrouter_module._RouterStream(self, context)
+        return self.cancellable(
+            context, st.run(chunks), lambda: [b for b in st.content if b.get("type") != "redacted_thinking"]
+        )
+
+
+def _without_redacted(snapshot: Any) -> Any:
+    return None if snapshot is None else (lambda: [b for b in snapshot() if b.get("type") != "redacted_thinking"])
+
+
+class AnthropicCancelDropsRedacted(AnthropicAdapter):
+    """On cancel, loses a `redacted_thinking` block read before it (it has no delta event:
+    only the content the deltas built is kept)."""
+
+    def cancellable(
+        self, ctx: RequestContext, events: Iterator[StreamEvent], snapshot: Any = None
+    ) -> Iterator[StreamEvent]:
+        return super().cancellable(ctx, events, _without_redacted(snapshot))
+
+
+class BedrockCancelDropsRedacted(BedrockAdapter):
+    """On cancel, loses a `redactedContent` block read before it (redacted_thinking, which no
+    canonical event carries)."""
+
+    def cancellable(
+        self, ctx: RequestContext, events: Iterator[StreamEvent], snapshot: Any = None
+    ) -> Iterator[StreamEvent]:
+        return super().cancellable(ctx, events, _without_redacted(snapshot))
+
+
 class _StrippedFragmentsStream(openai_chat_module._ChatStream):
     def tool_call(self, call: Any) -> Iterator[StreamEvent]:
         fn = call.get("function") if isinstance(call, dict) else None
@@ -2534,6 +2655,16 @@ MUTANTS: dict[type, str] = {
     ResponsesTextDoneAppended: "TC606",
     ResponsesReasoningTokensAddedToOutput: "TC904",
     OpenRouterCachedTokensIgnored: "TC904",
+    OpenRouterTemperatureDropped: "TC105",
+    OpenRouterFragmentsStripped: "TC609",
+    OpenRouterRequestedModelAsServed: "TC907",
+    OpenRouterStreamErrorAsWireFormat: "TC801",
+    OpenRouterStreamErrorAsBadRequest: "TC801",
+    OpenRouterRetryAfterIgnored: "TC801",
+    OpenRouterErrorFinishAsEndTurn: "TC903",
+    OpenRouterCancelDropsRedacted: "TC611",
+    AnthropicCancelDropsRedacted: "TC611",
+    BedrockCancelDropsRedacted: "TC611",
     ChatArgumentFragmentsStripped: "TC609",
     ChatRefusalDropped: "TC903",
     ChatRefusalSentBackAsText: "TC802",

@@ -310,6 +310,23 @@ def test_estimate_counts_tools_and_images():
     assert plain > 0
 
 
+def test_the_hidden_tool_prompt_is_the_models_own():
+    """docs.anthropic.com "Tool use pricing and tokens" (tool_choice auto): Claude 3 Opus adds
+    530 tokens, Claude 3 Sonnet 159, Claude 3 Haiku 264; the estimate differs by exactly that
+    when told the model (the suite passes the request's), and is unchanged without one."""
+    a = AnthropicAdapter()
+    msgs, tools = conversation("anthropic")
+
+    def est(model: str | None) -> int:
+        return a.estimate_input_tokens(msgs, tools, model=model)
+
+    assert est("claude-3-opus-20240229") - est("claude-3-sonnet-20240229") == 530 - 159
+    assert est("claude-3-haiku-20240307") - est("claude-3-sonnet-20240229") == 264 - 159
+    assert est("claude-3-5-haiku-20241022") == est("claude-3-haiku-20240307")
+    assert est(None) == a.estimate_input_tokens(msgs, tools) == est("claude-sonnet-4-5")
+    assert a.estimate_input_tokens(msgs, [], model="claude-3-opus-20240229") == a.estimate_input_tokens(msgs, [])
+
+
 # -- the project's own cassettes (hand-written from Anthropic's documented examples) -----------
 
 from pathlib import Path  # noqa: E402

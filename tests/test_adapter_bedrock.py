@@ -683,6 +683,27 @@ def test_estimate_calibration():
     assert not outside, outside
 
 
+def test_nova_2_and_premier_have_their_own_tool_template():
+    """LangChainGo's Converse traces of one tool request (TestAmazonToolCallingConverseAPI)
+    count 980 input tokens on Nova 2 Lite, 777 on Nova Premier and 462 on Nova Pro, Lite and
+    Micro: the estimate follows the model's family, Nova 2 and Premier matched before Nova."""
+    a = BedrockAdapter()
+    tools = [{"name": "add", "description": "Add two numbers.",
+              "input_schema": {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}}}]  # fmt: skip
+    msgs = [{"role": "user", "content": [{"type": "text", "text": "What is 2 + 3?"}]}]
+
+    def est(model: str) -> int:
+        return a.estimate_input_tokens(msgs, tools, model=model)
+
+    nova1 = est("us.amazon.nova-pro-v1:0")
+    assert est("us.amazon.nova-lite-v1:0") == est("us.amazon.nova-micro-v1:0") == nova1
+    assert est("us.amazon.nova-2-lite-v1:0") - nova1 == 875 - 300
+    assert est("us.amazon.nova-premier-v1:0") - nova1 == 665 - 300
+    assert a.estimate_input_tokens(msgs, [], model="us.amazon.nova-2-lite-v1:0") == a.estimate_input_tokens(
+        msgs, [], model="us.amazon.nova-pro-v1:0"
+    )
+
+
 # -- the property ---------------------------------------------------------------------------------
 
 

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from conformance.adapters.anthropic import AnthropicAdapter
-from conformance.adapters.base import AdapterOptions, RequestContext, WireResponse, message_from_stream
+from conformance.adapters.base import AdapterOptions, RequestContext, ServerError, WireResponse, message_from_stream
 from conformance.adapters.openrouter import OpenRouterChatAdapter
 from conformance.core.findings import Selection, Severity
 from conformance.strategies import blocks_for, conversations
@@ -149,6 +149,38 @@ def test_stream_aggregate_equals_the_parse_for_summary_and_encrypted() -> None:
     assert [b["type"] for b in streamed["content"]] == ["thinking", "redacted_thinking", "text"]
 
 
+@pytest.mark.parametrize(
+    ("index", "text", "status", "words"),
+    [
+        # the streaming page's example: code `server_error`, the stream began with a 200
+        (0, "Start with a deep foundation of", None, "Provider disconnected unexpectedly"),
+        # error.code is the HTTP status the error stands for ("Errors": ErrorResponse)
+        (1, "The tallest", 502, "Network connection lost."),
+    ],
+)
+def test_a_unified_mid_stream_error_chunk_raises_a_server_error_after_the_text(
+    index: int, text: str, status: int | None, words: str
+) -> None:
+    """stream_errors.yaml (OpenRouter's "Handling Errors During Streaming": `error` beside a
+    choice whose finish_reason is `error`): the text streamed before it is kept in a
+    message_complete with stop_reason error, then a retryable ServerError carrying the
+    provider's message (contract §6.5; the chunk has `choices`, so the openai-chat reading
+    of an error event, one without them, read it as a stream cut before [DONE])."""
+    a = OpenRouterChatAdapter()
+    raw = its("stream_errors.yaml")[index].response_text.encode()
+    events: list[dict[str, Any]] = []
+    with pytest.raises(ServerError) as caught:
+        for e in a.stream_response([raw[i : i + 11] for i in range(0, len(raw), 11)], ctx()):
+            events.append(e)
+    assert caught.value.retryable is True
+    if status is not None:
+        assert caught.value.provider_status == status
+    assert words in caught.value.provider_message
+    done = events[-1]
+    assert done["type"] == "message_complete" and done["stop_reason"] == "error"
+    assert done["final_content"] == [{"type": "text", "text": text}]
+
+
 def test_conform_passes_on_its_own_cassettes() -> None:
     report = run(SuiteConfig.for_adapter(OpenRouterChatAdapter(), cassette_dirs=[CASSETTES], samples=None))
     failed = [(r.rule, r.reasons[:2]) for r in report.results if r.status == "fail"]
@@ -258,9 +290,14 @@ def test_the_cassettes_are_the_documented_shapes() -> None:
     chunk = wire_schemas.validator(OPENROUTER_CHAT, "stream-event")
     request = wire_schemas.validator(OPENROUTER_CHAT, "request")
     assert response is not None and chunk is not None and request is not None
-    for it in its("reasoning.yaml") + its("tools.yaml"):
+    error = wire_schemas.validator(OPENROUTER_CHAT, "error")
+    assert error is not None
+    for it in its("reasoning.yaml") + its("tools.yaml") + its("stream_errors.yaml") + its("error_codes.yaml"):
         assert request.errors(it.request_body) == [], it.label
-        if it.is_stream:
+        if it.status >= 400:
+            assert error.errors(it.response_json) == [], it.label
+            assert it.response_json["error"]["code"] == it.status, it.label  # "the same status code as error.code"
+        elif it.is_stream:
             for line in it.response_text.splitlines():
                 if line.startswith("data: {"):
                     assert chunk.errors(json.loads(line[6:])) == [], it.label

@@ -246,6 +246,19 @@ def test_bedrocks_credential_headers_are_flagged(tmp_path: Path) -> None:
     ]
 
 
+def test_anthropics_workspace_id_header_is_an_account_id(tmp_path: Path) -> None:
+    """Real Anthropic responses carry `anthropic-workspace-id`, the `wrkspc_...` id the Admin
+    API names the key's workspace by ("Get Workspace"): flagged as the organization id is."""
+    headers = {"Anthropic-Workspace-Id": ["wrkspc_01Hx7Qm2Lp9Vt4Rz8Kc3Nw6Y"], "Content-Type": ["application/json"]}
+    data = {"version": 2, "interactions": [{"request": {"url": "https://api.anthropic.com/v1/messages"},
+                                             "response": {"headers": headers, "code": 200}}]}  # fmt: skip
+    p = tmp_path / "go-vcr.yaml"
+    p.write_text(yaml.safe_dump(data))
+    assert [(h.finding.rule, h.finding.pointer) for h in lint(p)] == [
+        ("CL004", "/interactions/0/response/headers/Anthropic-Workspace-Id/0")
+    ]
+
+
 RECORDINGS = ROOT / "tests" / "data" / "recordings"
 
 

@@ -181,6 +181,7 @@ OLLAMA_EXERCISED = (
 OPENROUTER_EXERCISED = (
     "TC101",  # parse: reasoning_details as thinking / redacted_thinking blocks before the reply
     "TC102",  # read_request: reasoning_details read back, tool messages linked by tool_call_id
+    "TC105",  # max_tokens, temperature and stop where OpenRouter's request keeps them
     "TC109",  # POST /api/v1/chat/completions, the model without its `openrouter:` prefix
     "TC201",
     "TC203",
@@ -197,14 +198,16 @@ OPENROUTER_EXERCISED = (
     "TC605",  # delta.reasoning_details read, delta.reasoning (the same text) not read twice
     "TC606",
     "TC607",  # SSE `data:` lines cut across chunks
+    "TC609",  # streamed tool_calls[].function.arguments fragments, literal
     "TC610",  # a detail's signature on its block's last thinking_delta only
-    "TC611",
-    "TC801",
+    "TC611",  # cancel after a reasoning.encrypted block too, which no canonical event carries
+    "TC801",  # 401/402/403/408/429/502/503 by error.code, Retry-After, the unified mid-stream error chunk
     "TC802",  # round trip: reasoning_details' format/id/index, the `reasoning` request object in extra
     "TC901",
     "TC902",
     "TC903",
     "TC904",  # prompt_tokens less prompt_tokens_details.cached_tokens
+    "TC907",  # the reply's (and every chunk's) `model`, not the one asked for
 )
 
 
@@ -630,14 +633,14 @@ def test_the_go_openrouter_child_passes_smoke_and_conform(
     go_openrouter_binary: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Smoke answers ok on every operation and conform passes with every message validated.
-    The checks openrouter-chat-completions' record gives nothing to read skip, not pass: no
-    option fields (TC105), no tool-input fragments (TC609), no field that asks for usage
-    (TC905), no served model (TC907)."""
+    The check openrouter-chat-completions' record gives nothing to read skips, not passes: no
+    field asks for usage (TC905; OpenRouter reports it on every stream). TC105, TC609 and
+    TC907 once skipped too, the record locating no option fields, no tool-input fragments
+    and no served model: they run now (OPENROUTER_EXERCISED)."""
     _passes(capsys, shlex.quote(str(go_openrouter_binary)), OPENROUTER_EXERCISED)
     _, report = _conform(capsys, shlex.quote(str(go_openrouter_binary)))
     results = _results(report)
-    for rule in ("TC105", "TC609", "TC905", "TC907"):
-        assert results[rule]["status"] == "skip", results[rule]
+    assert results["TC905"]["status"] == "skip", results["TC905"]
 
 
 @needs_go
@@ -706,6 +709,41 @@ def test_the_go_openrouter_child_passes_smoke_from_its_manifest(
             "TC606",
             "stream content differs from the parse",
         ),
+        # temperature never sent (the record locates OpenRouter's option fields)
+        (
+            'body["temperature"] = v',
+            "_ = v",
+            "TC105",
+            "wire /temperature carries None",
+        ),
+        # each streamed arguments fragment trimmed: `partial_json` is the literal fragment
+        (
+            'if a := str(fn["arguments"]); a != "" {',
+            'if a := strings.TrimSpace(str(fn["arguments"])); a != "" {',
+            "TC609",
+            "partial_json fragments, provider sent",
+        ),
+        # the requested model reported as the one that served the reply
+        (
+            'if m := str(body["model"]); m != "" {',
+            'if m := str(body["model"]); m == "-" {',
+            "TC907",
+            "as the model that served the call",
+        ),
+        # the unified mid-stream error chunk classified as a bad request (its error.code says server_error)
+        (
+            "return s.fail(out, errorOf(0, nil, chunk, nilIfEmpty(s.requestID)))",
+            "return s.fail(out, errorOf(400, nil, chunk, nilIfEmpty(s.requestID)))",
+            "TC801",
+            "mid-stream error: error_class 'invalid_request', want 'server_error'",
+        ),
+        # a 429's Retry-After header not read
+        (
+            'headerValue(headers, "retry-after"), 64)',
+            'headerValue(headers, "x-retry-after"), 64)',
+            "TC801",
+            "recorded hint 60",
+        ),
         # the rest of a line cut across two chunks thrown away
         (
             "\t\t\tif !final || len(s.pending) == 0 {\n\t\t\t\treturn nil",
@@ -721,6 +759,11 @@ def test_the_go_openrouter_child_passes_smoke_from_its_manifest(
         "length-as-end-turn",
         "cached-counted-twice",
         "reasoning-read-twice",
+        "temperature-dropped",
+        "fragments-trimmed",
+        "requested-model-as-served",
+        "mid-stream-error-as-bad-request",
+        "retry-after-ignored",
         "chunk-boundary-blind",
     ],
 )
@@ -820,9 +863,10 @@ def test_the_go_openrouter_child_reads_streamed_reasoning_details_once_and_signs
 def test_the_go_openrouter_child_raises_a_mid_stream_error_after_message_complete(go_openrouter_binary: Path) -> None:
     """OpenRouter reports an error during generation as a data event with an `error` member
     and finish_reason `error` (openrouter.ai/docs/api-reference/errors: "emitted in the response
-    body or as an SSE data event"). turnspec's openrouter cassettes hold no such stream, so no
-    check feeds one (a child that ignores the event passes conform): the child ends the stream
-    with message_complete(error) and answers the classified error (contract §6.5)."""
+    body or as an SSE data event"): the child ends the stream with message_complete(error) and
+    answers the classified error (contract §6.5). turnspec's openrouter cassettes once held no
+    such stream, so no check fed one; cassettes/openrouter/stream_errors.yaml does now (TC801,
+    and the mid-stream-error-as-bad-request plant)."""
     body = _or_chunk({"content": "Hel"}) + _or_chunk(
         {"content": ""}, "error", error={"code": "server_error", "message": "Provider disconnected"}
     )

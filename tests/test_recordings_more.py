@@ -434,3 +434,97 @@ def test_wiremock_an_xml_body_the_recorder_wrote_as_equal_to_xml_is_read(tmp_pat
     cas = load_cassette(path)
     assert cas.error is None and cas.warnings == [], (cas.error, cas.warnings)
     assert cas.interactions[0].request_raw == xml.encode()
+
+
+DATA = Path(__file__).parent / "data" / "recordings"
+
+
+def test_wiremock_a_path_template_of_no_parameter_is_read_as_its_path_with_a_warning():
+    """wiremock.org "Request Matching": `urlPathTemplate` matches a path whose `{parameters}`
+    vary; one without a parameter matches one path (quarkus-langchain4j's OpenAI stubs give
+    `/v1/chat/completions` so), read as that path, with a warning naming the field."""
+    path = DATA / "wiremock-stubs.json"
+    cas = load_cassette(path)
+    assert cas.error is None, cas.error
+    (it,) = cas.interactions
+    assert it.uri == "/v1/chat/completions" and it.api == "openai-chat-completions" and it.status == 200
+    assert it.request_body == {"model": "gpt-4o", "messages": [{"role": "user", "content": "Say hello."}]}
+    assert cas.warnings == [
+        (
+            f"{path}#0",
+            f"`request.urlPathTemplate` '/v1/chat/completions' names no path parameter: read as the path it matches ({path}:3)",
+        )
+    ]
+
+
+def test_wiremock_a_path_template_with_a_parameter_is_still_refused(tmp_path):
+    stub = {"request": {"method": "POST", "urlPathTemplate": "/v1/threads/{thread_id}/runs"},
+            "response": {"status": 200, "jsonBody": REPLY}}  # fmt: skip
+    path = tmp_path / "stub.json"
+    path.write_text(json.dumps(stub))
+    assert load_cassette(path).error == (
+        f"cannot read cassette {path}:1: wiremock interaction 0: `request.urlPathTemplate` is "
+        "'/v1/threads/{thread_id}/runs', a pattern, not the URL that was sent; not read"
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "by", "line"),
+    [
+        ("wiremock-stubs.json", "WireMock (`response-template`)", 27),
+        ("hoverfly-templated.json", "Hoverfly (`templated`)", 60),
+    ],
+)
+def test_a_body_the_mock_renders_per_request_is_set_aside_and_a_plain_template_read(name, by, line):
+    """A response template holding a Handlebars expression (WireMock's `response-template`,
+    Hoverfly's `templated`) is rendered for each request: no response was recorded, so it is
+    set aside with the reason, never failed as a body that is not JSON; one of no expression
+    is served as written, and read."""
+    path = DATA / name
+    cas = load_cassette(path)
+    assert cas.error is None, cas.error
+    assert cas.set_aside == [
+        (
+            f"{path}#1",
+            f"no response was recorded: the body is a template {by} renders for each request it serves ({path}:{line})",
+        )
+    ]
+    (it,) = cas.interactions
+    assert it.response_json is not None and it.response_json["choices"][0]["message"]["content"] == "Hello there."
+
+
+def test_a_request_to_azure_openai_names_its_model_by_the_deployment_not_the_body():
+    """Azure OpenAI takes the model from the deployment in its URL
+    (`/openai/deployments/<deployment>/chat/completions`, learn.microsoft.com "Azure OpenAI
+    REST API reference"), so a recorded body without `model` is honest there: the `model`
+    the reference adapter renders for api.openai.com is no TC802 failure, but a skip naming
+    it; the rest of the request is still compared."""
+    from conformance.core.findings import Selection
+    from conformance.suite.runner import SuiteConfig, run
+
+    path = DATA / "azure-openai-deployment.yaml"
+    report = run(
+        SuiteConfig.for_refs(["openai-chat"], samples=path, peers=False, selection=Selection(select=("TC802",)))
+    )
+    got = [(o.status, o.message) for o in report.outcomes if o.rule == "TC802" and o.subject.startswith(path.name)]
+    assert got == [
+        (
+            "skip",
+            "the rest matches; /model: recorded against recfmt-resource.openai.azure.com with no model in the body "
+            "(a compatible server may name it elsewhere, as Azure OpenAI's deployment URL does); "
+            "OpenAI Chat Completions API takes it there",
+        )
+    ]
+
+
+def test_a_bedrock_model_id_sent_with_its_colon_raw_round_trips():
+    """R's vcr 2 (ellmer's cassettes) records the URL as httr2 sent it, the model id's `:` raw
+    in its path segment (RFC 3986 §3.3 allows it; Bedrock answered 200); the reference adapter
+    percent-encodes it (`%3A`), which names the same id: TC802 passes."""
+    from conformance.core.findings import Selection
+    from conformance.suite.runner import SuiteConfig, run
+
+    path = DATA / "r-vcr2-bedrock.yml"
+    report = run(SuiteConfig.for_refs(["bedrock"], samples=path, peers=False, selection=Selection(select=("TC802",))))
+    got = [(o.status, o.message) for o in report.outcomes if o.rule == "TC802" and o.subject.startswith(path.name)]
+    assert got == [("pass", "")]

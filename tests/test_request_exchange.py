@@ -135,6 +135,19 @@ def test_a_request_rendered_back_is_compared_with_the_recording_outside_its_body
     ]
 
 
+def test_a_model_segment_names_the_same_id_with_its_colon_raw_or_percent_encoded() -> None:
+    """RFC 3986 §3.3: a path segment may carry `:` as it is (pchar); Bedrock reads the model id
+    from the decoded segment, so `...-v1:0` (R's httr2, under ellmer) and `...-v1%3A0`
+    (botocore) name one model; another id is still a difference."""
+    raw = ("POST", f"https://bedrock-runtime.us-east-1.amazonaws.com/model/{HAIKU}/converse", {})
+    encoded = f"/model/{HAIKU.replace(':', '%3A')}/converse"
+    assert endpoint.differences(BEDROCK_CONVERSE, raw, ("POST", encoded, {})) == []
+    other = encoded.replace("v1%3A0", "v2%3A0")
+    assert endpoint.differences(BEDROCK_CONVERSE, raw, ("POST", other, {})) == [
+        f"URL path: rendered {other}, recorded /model/{HAIKU}/converse"
+    ]
+
+
 # -- the reader gets the URL and the headers everywhere --------------------------------------
 
 

@@ -49,6 +49,17 @@ def test_bedrock_page_says_what_an_outside_author_needed() -> None:
     assert "excludes cache reads" in page
 
 
+def test_openrouter_page_says_its_error_signals() -> None:
+    """An outside OpenRouter author found the Errors section empty ("Read in this order, the
+    first that answers wins; else ..." and nothing): OpenRouter's `error.code` is the HTTP
+    status (its errors page), the streaming page's mid-stream example spells `server_error`,
+    and a generation that failed mid-stream ends with finish_reason `error`."""
+    page = describe(registry.get("openrouter-chat-completions"))
+    assert ["`server_error`", "`server_error`"] in _rows(page, "Errors (TC801)")
+    assert "An error inside a stream carries its HTTP status at `/error/code`." in page
+    assert any(r[:2] == ["`error`", "`error`"] for r in _rows(page, "Stop reasons (TC903)"))
+
+
 def test_an_api_counting_cache_reads_in_input_says_both_readings_pass() -> None:
     page = describe(registry.get("openai-chat-completions"))
     assert "includes cache reads" in page

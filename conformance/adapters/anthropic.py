@@ -586,9 +586,26 @@ class AnthropicAdapter(UrlMediaMemory, CancellableStreams, BaseAdapter):
 
     # -- estimates ------------------------------------------------------------------------
 
-    def estimate_input_tokens(self, messages: list[Message], tools: list[ToolDefinition]) -> int:
+    # docs.anthropic.com "Tool use pricing and tokens": with `tools` the API adds a system prompt
+    # of its own, whose size the docs give per model (tool_choice auto): Claude 3 Opus 530,
+    # Claude 3 Sonnet 159, Claude 3 Haiku 264. Claude 3.5 Haiku counts as Claude 3 Haiku does
+    # (ruby_llm's recording of one small tool request: 350 input tokens for about 72 of
+    # content). Any other model (or none given): 390, calibrated on the newer models'
+    # recordings (their prompt and the tools' framing).
+    TOOL_PROMPTS: ClassVar[tuple[tuple[str, int], ...]] = (
+        ("claude-3-opus", 530),
+        ("claude-3-sonnet", 159),
+        ("claude-3-haiku", 264),
+        ("claude-3-5-haiku", 264),
+    )
+    TOOL_PROMPT_DEFAULT = 390
+
+    def estimate_input_tokens(
+        self, messages: list[Message], tools: list[ToolDefinition], *, model: str | None = None
+    ) -> int:
         """Heuristic (see conformance.adapters.estimate). Images: (w*h)/750 after the API's
-        resize to a 1568 px long edge; tools add the hidden tool-use system prompt."""
+        resize to a 1568 px long edge; tools add the hidden tool-use system prompt, its size
+        the model's (`TOOL_PROMPTS`, when `model` is given: the suite passes the request's)."""
         n = 0
         last_assistant = max((i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=-1)
         for i, m in enumerate(messages):
@@ -599,7 +616,9 @@ class AnthropicAdapter(UrlMediaMemory, CancellableStreams, BaseAdapter):
                     n += text_tokens(b.get("text", ""))
                 n += self._block_tokens(b)
         if tools:
-            n += 390 + sum(json_tokens({k: t[k] for k in ("name", "description", "input_schema")}) for t in tools)
+            name = (model or "").lower()
+            prompt = next((c for family, c in self.TOOL_PROMPTS if family in name), self.TOOL_PROMPT_DEFAULT)
+            n += prompt + sum(json_tokens({k: t[k] for k in ("name", "description", "input_schema")}) for t in tools)
         return n
 
     def _block_tokens(self, b: Block) -> int:

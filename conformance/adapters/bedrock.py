@@ -662,6 +662,11 @@ class BedrockAdapter(CancellableStreams, BaseAdapter):
     # family (a substring of the model id) -> (tool preamble, tokens per image, request preamble)
     FAMILIES: ClassVar[tuple[tuple[str, int, int, int], ...]] = (
         ("anthropic.", 300, 0, 0),  # Claude: image cost from its size (below), hidden tool prompt
+        # Nova 2 and Nova Premier wrap tools in a longer template than Nova 1 (LangChainGo's
+        # llms/bedrock/testdata/TestAmazonToolCallingConverseAPI.httprr, one calculator tool:
+        # Nova 2 Lite counts 980 and 1055 input tokens, Premier 777 and 832, Pro, Lite and Micro 462 and 515)
+        ("amazon.nova-2", 875, 1800, 0),
+        ("amazon.nova-premier", 665, 1800, 0),
         ("amazon.nova", 300, 1800, 0),  # Nova: test_bedrock_model_iter_stream, test_image_url_input
         ("meta.llama", 95, 1400, 0),  # Llama 4: test_bedrock_media_kind_delivered_in_tool_result[meta_*]
         ("mistral.", 10, 1400, 0),  # Pixtral: test_bedrock_mistral_*_image(s)_accepted

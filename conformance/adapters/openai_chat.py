@@ -810,8 +810,8 @@ class _ChatStream(StreamState[OpenAIChatAdapter]):
             if not isinstance(obj, dict):
                 yield from self.fail("SSE data is not a JSON object")
                 return
-            if "error" in obj and "choices" not in obj:
-                err = self.adapter.classify_error(500, obj)
+            err = self.error_in(obj)
+            if err is not None:
                 yield from self.start()
                 yield {
                     "type": "error",
@@ -872,6 +872,11 @@ class _ChatStream(StreamState[OpenAIChatAdapter]):
         yield from end
         self.finished = True
         yield self.complete(self.stop_reason or "end_turn")
+
+    def error_in(self, obj: Mapping[str, Any]) -> AdapterError | None:
+        """The error a chunk reports: chat-streaming's error body, `{"error": ...}` in place of
+        a chunk (no `choices`); None for a chunk of the reply."""
+        return self.adapter.classify_error(500, obj) if "error" in obj and "choices" not in obj else None
 
     def start(self) -> Iterator[StreamEvent]:
         if not self.started:

@@ -33,6 +33,10 @@ Mapping (canonical <-> wire), in both response parse, stream and request read-ba
   redacted_thinking block (it has no delta event). A streamed message keeps no
   `provider_raw`, so the per-entry `id`/`format`/`index` of a streamed answer are not kept
   (they are for a non-streamed one).
+- A stream's error (https://openrouter.ai/docs/api-reference/streaming, "Handling Errors
+  During Streaming"): a chunk with a top-level `error` beside a choice whose finish_reason
+  is `error`, classified by the HTTP status its `error.code` names (else as a server error),
+  raised after `message_complete` with `stop_reason: error` (contract §6.5).
 - Usage, stop reasons, tools, images, refusals: as the openai-chat adapter (contract §7.2
   there).
 """
@@ -43,7 +47,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
-from .base import Block, Message, ParsedRequest, RequestContext, StreamEvent, WireBody, WireResponse
+from .base import AdapterError, Block, Message, ParsedRequest, RequestContext, StreamEvent, WireBody, WireResponse
 from .openai_chat import OpenAIChatAdapter, _ChatStream, refusal_at
 
 REASONING_KEYS = ("reasoning", "reasoning_details")
@@ -235,6 +239,18 @@ class _RouterStream(_ChatStream):
         super().__init__(adapter, ctx)
         self.reasoning_at: dict[Any, int] = {}  # detail index -> canonical block index
         self.open_reasoning: int | None = None
+
+    def error_in(self, obj: Mapping[str, Any]) -> AdapterError | None:
+        """A chunk with an `error` object, its `choices` (finish_reason `error`) beside it or not
+        (streaming, "Handling Errors During Streaming": the unified error chunk), classified by
+        the HTTP status its `error.code` names ("Errors": "The HTTP Response will have the same
+        status code as error.code"), else as a server error: the stream began with a 200."""
+        err = obj.get("error")
+        if not isinstance(err, dict):
+            return super().error_in(obj)
+        code = err.get("code")
+        status = code if type(code) is int and 400 <= code <= 599 else 500
+        return self.adapter.classify_error(status, obj)
 
     def reasoning(self, delta: Mapping[str, Any]) -> Iterator[StreamEvent]:
         """`delta.reasoning_details` entries, else the `reasoning` string, else what the

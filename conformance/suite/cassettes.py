@@ -177,6 +177,10 @@ def load_cassette(path: Path, label: str | None = None) -> Cassette:
         if path.stat().st_size > MAX_CASSETTE_BYTES:
             raise CassetteError(f"larger than {MAX_CASSETTE_BYTES} bytes")
         raw = recording_files.unwrap(path.read_bytes(), MAX_CASSETTE_BYTES)
+        if recording_files.is_trace(path):  # bytes, not text: httprr's HTTP messages as sent
+            trace, lines = recordings.httprr.parse(raw)
+            cas.format = recordings.httprr.FORMAT.name
+            return recordings.read(recordings.httprr.FORMAT, cas, trace, lines)
         text = raw.decode("utf-8")
         as_json = recording_files.is_json(path)
         lines = [] if as_json else check_yaml_bounds(text)
@@ -295,7 +299,7 @@ def _interaction(label: str, i: int, req: Any, resp: dict[str, Any]) -> Interact
 
 
 def iter_cassettes(root: Path) -> Iterator[Cassette]:
-    """Every recording (`*.yaml`, `*.yml`, `*.json`, `*.har`, each also `.gz`) under `root`, sorted, labelled
+    """Every recording (`*.yaml`, `*.yml`, `*.json`, `*.har`, `*.httprr`, each also `.gz`) under `root`, sorted, labelled
     relative to `root`."""
     if root.is_file():
         yield load_cassette(root, root.name)

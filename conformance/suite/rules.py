@@ -357,7 +357,7 @@ STREAM_CANCEL = CheckInfo(
     "cancel(request_id) closes open tool calls ({} if unparsable) and ends with message_complete(cancelled)",
     slug="stream_cancel",
     needs="supports_streaming",
-    fix="check that `cancel(request_id)` closes open tool calls (`{}` when their JSON does not parse) and ends the stream with `message_complete` (stop_reason `cancelled`).",
+    fix="check that `cancel(request_id)` closes open tool calls (`{}` when their JSON does not parse) and ends the stream with `message_complete` (stop_reason `cancelled`) whose `final_content` keeps what was read before the cancel, redacted thinking (which no event carries) included.",
 )
 
 ESTIMATE = CheckInfo(

@@ -275,14 +275,16 @@ ERRORS = ErrorSignals(
 
 
 # docs.anthropic.com "Authentication": the key in `x-api-key`; the organization id comes
-# back in `anthropic-organization-id`
+# back in `anthropic-organization-id`. Real responses also carry `anthropic-workspace-id`,
+# the workspace the key belongs to: a `wrkspc_...` id, which the Admin API names the
+# workspace by (docs.anthropic.com "Get Workspace"), so it identifies the account as well
 ACCESS = Access(
     base_url="https://api.anthropic.com",
     key_env="ANTHROPIC_API_KEY",
     key_header="x-api-key",
     key_prefix="",
     credential_headers=("x-api-key",),
-    account_headers=("anthropic-organization-id",),
+    account_headers=("anthropic-organization-id", "anthropic-workspace-id"),
 )
 
 

@@ -18,7 +18,11 @@ anything is built: a billion-laughs file is refused, not expanded) and looks at:
 
 The recorders' layouts are all read (`_Linter.walk`): vcrpy's, go-vcr's and VCR's YAML, and
 JSON recordings (VCR's and vcrpy's JSON serializers, HAR, nock), which are composed as the
-YAML flow style they are (`_json_as_yaml`), so their findings have lines too.
+YAML flow style they are (`_json_as_yaml`), so their findings have lines too. An httprr
+trace (Go, `*.httprr`: HTTP messages as sent, no YAML) is read as the nodes of vcrpy's layout
+built from its records (`_trace_node`), each node marked with the line of the trace it is
+on; it is linted, never rewritten (`fix` reports what it cannot scrub there, as for a
+`!!binary` body: the records' sizes frame the trace).
 
 A value that says it was scrubbed (`REDACTED`, `<API_KEY>`, `dummy`, `***`, ...) passes,
 and so does a credential-shaped value with no random part (`AUTHORIZATION-XXX`, `Bearer
@@ -36,7 +40,7 @@ import binascii
 import difflib
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -51,7 +55,7 @@ from ..core.findings import Finding, RuleCatalog, RuleInfo, Severity
 from ..core.jsonio import read_input
 from ..core.outputs import check_output, write_bytes
 from ..core.yamlio import MAX_DEPTH
-from . import recording_files, registry
+from . import httprr_trace, recording_files, registry
 from .content_coding import ContentCodingError, MissingDecoder, carries_signature, codings_of, decode_content, sniff
 from .framing import loads_strict
 
@@ -456,10 +460,65 @@ class _Linter:
                     self.hit(OTHER_SECRET, node, path, f"{kind} credential", secret, binary=binary)
 
 
+def _mark(path: Path, line: int) -> yaml.Mark:
+    return yaml.Mark(str(path), 0, line - 1, 0, None, 0)
+
+
+def _scalar(path: Path, line: int, value: bytes | str) -> yaml.ScalarNode:
+    """A node for a value of a trace: text as it is, bytes as `!!binary` (base64) unless UTF-8."""
+    if isinstance(value, bytes):
+        raw = value
+        try:
+            value = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            coded = base64.b64encode(raw).decode("ascii")
+            return yaml.ScalarNode("tag:yaml.org,2002:binary", coded, _mark(path, line), _mark(path, line))
+    return yaml.ScalarNode("tag:yaml.org,2002:str", value, _mark(path, line), _mark(path, line))
+
+
+def _map(path: Path, line: int, items: Sequence[tuple[str, yaml.Node]]) -> yaml.MappingNode:
+    pairs = [(_scalar(path, n.start_mark.line + 1, k), n) for k, n in items]
+    return yaml.MappingNode("tag:yaml.org,2002:map", pairs, _mark(path, line), _mark(path, line))
+
+
+def _trace_node(path: Path) -> yaml.Node:
+    """An httprr trace as the nodes of a vcrpy cassette (`interactions: [{request: {method,
+    uri, headers, body}, response: {status, headers, body: {string}}}]`), each on the line of
+    the trace it comes from, so the walker reads it as every other layout."""
+    data = read_input(path, limit=MAX_BYTES)
+    try:
+        data = recording_files.unwrap(data, MAX_BYTES)
+        items: list[yaml.Node] = []
+        for rec in httprr_trace.records(data):
+            parts: list[tuple[str, yaml.Node]] = []
+            for name, raw, line in (
+                ("request", rec.request, rec.request_line),
+                ("response", rec.response, rec.response_line),
+            ):
+                msg = httprr_trace.message(raw, line, name)
+                headers: dict[str, list[yaml.Node]] = {}
+                for field, value, at in msg.fields:
+                    headers.setdefault(field, []).append(_scalar(path, at, value))
+                seqs = [(k, yaml.SequenceNode("tag:yaml.org,2002:seq", v, v[0].start_mark, v[0].start_mark))
+                        for k, v in headers.items()]  # fmt: skip
+                body: yaml.Node = _scalar(path, msg.body_line, msg.body)
+                if name == "response":
+                    body = _map(path, msg.body_line, [("string", body)])
+                first: tuple[str, yaml.Node] = (
+                    ("uri", _scalar(path, line, msg.start.split(" ")[1] if " " in msg.start else msg.start))
+                    if name == "request" else ("status", _scalar(path, line, msg.start))
+                )  # fmt: skip
+                parts.append((name, _map(path, line, [first, ("headers", _map(path, line, seqs)), ("body", body)])))
+            items.append(_map(path, rec.line, parts))
+    except (recording_files.RecordingFileError, httprr_trace.TraceError) as exc:
+        raise InputError(f"{path}: {exc}") from None
+    seq = yaml.SequenceNode("tag:yaml.org,2002:seq", items, _mark(path, 1), _mark(path, 1))
+    return _map(path, 1, [("interactions", seq)])
+
+
 def lint(path: Path) -> list[Hit]:
     """Every secret found in one cassette, in file order. Unreadable input raises InputError."""
-    text = _read(path)
-    node = _compose(path, text)
+    node = _trace_node(path) if recording_files.is_trace(path) else _compose(path, _read(path))
     linter = _Linter(path)
     linter.walk(node)
     # one report per place: a header also matched by a string pattern is one finding
@@ -497,6 +556,12 @@ def scrubbed(path: Path, hits: list[Hit]) -> tuple[str | None, list[str]]:
     todo = [h for h in hits if not h.binary]
     if not todo:
         return None, problems
+    if recording_files.is_trace(path):  # its records' sizes frame it: scrubbed where it is recorded
+        return None, problems + [
+            f"{h.finding.path}:{h.finding.line}: {h.finding.rule} in an httprr trace, which --fix does not "
+            "rewrite (its records' sizes frame it); scrub it with httprr's ScrubReq/ScrubResp and re-record"
+            for h in todo
+        ]
     data = recording_files.load_yaml(_read(path))  # bounded: lint() composed and counted it first (JSON too)
     for h in todo:
         parent: Any = data

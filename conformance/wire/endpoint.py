@@ -32,6 +32,14 @@ URI_FORMS = Equivalence(
 """What every URL comparison here applies (RFC 3986 §6.2.2.1: the hex digits of a
 percent-encoding are case-insensitive; §6.2.2.2, quoted)."""
 
+MODEL_SEGMENT = Equivalence(
+    "a model segment naming the same model id, its reserved characters percent-encoded or not",
+    'pchar = unreserved / pct-encoded / sub-delims / ":" / "@"',
+    RFC3986 + "#section-3.3",
+)
+"""What a model segment comparison applies besides `URI_FORMS`: the segment names the model
+id (`ModelIn`, `where: path`), which the server reads by decoding it."""
+
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 _PERCENT = re.compile(r"%([0-9A-Fa-f]{2})")
 
@@ -222,12 +230,16 @@ def problems(
 
 
 def _operation(ep: Endpoint, path: str) -> tuple[str, str | None] | None:
-    """Which of the record's paths `path` is (its template) and the model segment it holds
-    (normalized, `URI_FORMS`), or None when it is none of them."""
+    """Which of the record's paths `path` is (its template) and the model id its model
+    segment names, or None when it is none of them. The segment is one segment (`_pattern`),
+    decoded to the id the server reads (`MODEL_SEGMENT`): a reserved character a path
+    segment may carry as it is (RFC 3986 §3.3's pchar, `:` and `@`) names the same id
+    percent-encoded or not, as Bedrock's `...-v1:0` does from clients that send it raw
+    (R's httr2 under ellmer) and percent-encoded (botocore)."""
     for template in dict.fromkeys(t for t in (ep.stream_path, ep.path) if t is not None):
         found = _pattern(template).search(path)
         if found is not None:
-            return template, normalized(found.group("model")) if "model" in found.groupdict() else None
+            return template, unquote(found.group("model")) if "model" in found.groupdict() else None
     return None
 
 

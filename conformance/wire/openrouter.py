@@ -18,6 +18,18 @@ docs (URLs in `DOCS`), not from the adapter:
 - Usage is OpenAI's shape; `prompt_tokens` includes `prompt_tokens_details.cached_tokens`.
 - A refusal is OpenAI's: the SDK's AssistantMessage carries `refusal` (a string) beside
   `content`, and its ChatStreamDelta `refusal`, "Refusal message delta".
+- Options ("Create a chat completion"): `max_completion_tokens` (and `max_tokens`, "Maximum
+  tokens (deprecated, use max_completion_tokens)"), `stop` (a string or up to 4 strings) and
+  `temperature`, where OpenAI's Chat Completions keeps them.
+- `model` names the model that served the call, in a reply and in every stream chunk
+  (the upstream model's id, `anthropic/claude-sonnet-4`).
+- Errors ("Errors"): `{"error": {"code": <number>, "message", "metadata"?}}` and "The HTTP
+  Response will have the same status code as error.code" (400, 401, 402, 403, 408, 429,
+  502, 503; `Retry-After` on 429 and 503). After a stream began, "Errors that occur after
+  streaming has begun are sent as Server-Sent Events (SSE) with a unified structure that
+  includes both the error details and a completion choice": a chunk with a top-level
+  `error` whose `choices` carry `finish_reason: "error"` (the streaming page's example
+  spells its code `server_error`), the HTTP status staying 200.
 """
 
 from __future__ import annotations
@@ -26,7 +38,18 @@ import re
 from typing import Any
 
 from . import equivalence
-from .api import Access, Carries, Framing, JsonBody, Located, Probes, ThinkingBack, ToolIdRule, WireApi
+from .api import (
+    Access,
+    Carries,
+    ErrorSignals,
+    Framing,
+    JsonBody,
+    Located,
+    Probes,
+    ThinkingBack,
+    ToolIdRule,
+    WireApi,
+)
 from .openai_chat import DOCS as OPENAI_DOCS
 from .openai_chat import OPENAI_CHAT, STOP_REASONS, chat_messages
 
@@ -38,6 +61,8 @@ DOCS = (
     "https://openrouter.ai/docs/api-reference/errors",
     "https://openrouter.ai/docs/agent-sdk/typescript/models/assistantmessage",
     "https://openrouter.ai/docs/agent-sdk/typescript/api-reference/models/chatstreamdelta",
+    "https://openrouter.ai/docs/api-reference/overview",
+    "https://openrouter.ai/docs/api-reference/chat-completion",
     *OPENAI_DOCS,
 )
 DETAIL_TYPES = ("reasoning.text", "reasoning.summary", "reasoning.encrypted")
@@ -71,6 +96,29 @@ def _streaming(_url: str, body: JsonBody | None) -> bool:
     return isinstance(body, dict) and body.get("stream") is True
 
 
+def _stream_error(events: list[Any]) -> Any:
+    """The first chunk with an `error` object (streaming: "errors that occur mid-generation
+    still arrive as regular data: events with an error field"), its `choices` (finish_reason
+    `error`) beside it or not (OpenAI's error event has none)."""
+    return next((dict(e) for e in events if isinstance(e, dict) and isinstance(e.get("error"), dict)), None)
+
+
+# openrouter.ai/docs/api-reference/streaming, "Handling Errors During Streaming": the unified
+# error chunk's "choices array is included with finish_reason: "error" to properly terminate
+# the stream"; the generation failed
+OPENROUTER_STOP_REASONS: dict[str, str] = {**STOP_REASONS, "error": "error"}
+
+ERRORS = ErrorSignals(
+    # "Errors": `error.code` is a number, the HTTP status ("The HTTP Response will have the same
+    # status code as error.code"), so §6.2's status table classifies an answer, and a
+    # mid-stream error (HTTP 200) by the status its `error.code` names; the streaming page's
+    # mid-stream example spells it `server_error` instead
+    body_fields=(("/error/code", {"server_error": "server_error"}),),
+    status_in_body="/error/code",
+)
+"""OpenRouter's documented error signals (its errors and streaming pages)."""
+
+
 _chat: Any = OPENAI_CHAT.probes
 
 # openrouter.ai/docs "Authentication": `Authorization: Bearer <OPENROUTER_API_KEY>` under
@@ -84,6 +132,7 @@ OPENROUTER_CHAT = WireApi(
     name="openrouter-chat-completions",
     usage_fields=OPENAI_CHAT.usage_fields,
     access=ACCESS,
+    errors=ERRORS,
     title="OpenRouter Chat Completions API (OpenAI's, plus reasoning)",
     docs=DOCS,
     request_paths=(re.compile(r"/api/v1/chat/completions/?$"),),
@@ -126,6 +175,13 @@ OPENROUTER_CHAT = WireApi(
         response_tool_calls=_chat.response_tool_calls,
         stream_stop_reason=_chat.stream_stop_reason,
         stream_usage=_chat.stream_usage,
+        # streamed `tool_calls[].function.arguments` fragments, as OpenAI's chat-streaming
+        stream_tool_fragments=_chat.stream_tool_fragments,
+        response_model=_chat.response_model,
+        stream_model=_chat.stream_model,  # every chunk names it
+        # max_completion_tokens (or the deprecated max_tokens), stop, temperature
+        request_options=_chat.request_options,
+        stream_error=_stream_error,
         # OpenRouter's structured outputs take OpenAI's `response_format` json_schema
         output_schema=_chat.output_schema,
         # OpenAI's refusal fields, relayed: the SDK's AssistantMessage has `refusal` (string)
@@ -133,7 +189,7 @@ OPENROUTER_CHAT = WireApi(
         response_refusals=_chat.response_refusals,
         stream_refusals=_chat.stream_refusals,
     ),
-    stop_reasons=STOP_REASONS,
+    stop_reasons=OPENROUTER_STOP_REASONS,
     stop_reasons_also=OPENAI_CHAT.stop_reasons_also,  # content_filter: end_turn or error, as for OpenAI's
     cached_in_input=True,
     accepted_differences=equivalence.JSON_FORMS,  # object member order, number spellings

@@ -23,8 +23,11 @@ from . import content_coding
 JSON_SUFFIXES = (".json", ".har")
 """Recordings written as JSON (VCR's and vcrpy's JSON serializers, HAR, nock); the rest are YAML."""
 YAML_SUFFIXES = (".yaml", ".yml")
+TRACE_SUFFIXES = (".httprr",)
+"""Recordings of no text syntax, read as bytes by their own reader (httprr's traces: the HTTP
+messages as Go writes them on the wire, `suite.recordings.httprr`)."""
 COMPRESSED_SUFFIX = ".gz"
-SUFFIXES = tuple(s + z for s in (*YAML_SUFFIXES, *JSON_SUFFIXES) for z in ("", COMPRESSED_SUFFIX))
+SUFFIXES = tuple(s + z for s in (*YAML_SUFFIXES, *JSON_SUFFIXES, *TRACE_SUFFIXES) for z in ("", COMPRESSED_SUFFIX))
 """What a folder walk takes as a recording (the linter's and the suite's)."""
 GZIP_MAGIC = b"\x1f\x8b"
 
@@ -111,6 +114,10 @@ def inner_suffix(path: Path) -> str:
 
 def is_json(path: Path) -> bool:
     return inner_suffix(path) in JSON_SUFFIXES
+
+
+def is_trace(path: Path) -> bool:
+    return inner_suffix(path) in TRACE_SUFFIXES
 
 
 def is_recording_name(name: str) -> bool:

@@ -26,7 +26,11 @@ def register(app: typer.Typer) -> None:
     @group.command("lint")
     def lint_cmd(
         paths: Annotated[
-            list[Path], typer.Argument(help="Cassette files or folders (*.yaml, *.yml)", show_default=False)
+            list[Path],
+            typer.Argument(
+                help="Cassette files or folders (*.yaml, *.yml, *.json, *.har, *.httprr; each also .gz)",
+                show_default=False,
+            ),
         ],
         fix: Annotated[
             bool, typer.Option("--fix", help="Scrub what is found (with --in-place; alone: show what would change)")
@@ -50,7 +54,9 @@ def register(app: typer.Typer) -> None:
         would: list[str] = []  # --fix alone: the unified diff of what --in-place would write
         files = list(iter_cassettes(paths))
         if not files:
-            raise InputError(f"no cassette (*.yaml, *.yml, *.json, *.har) under {', '.join(str(p) for p in paths)}")
+            raise InputError(
+                f"no cassette (*.yaml, *.yml, *.json, *.har, *.httprr) under {', '.join(str(p) for p in paths)}"
+            )
         for path in files:
             try:
                 hits = lint(path)

@@ -3,10 +3,12 @@
 The Python skeleton subclasses the reference adapter of an existing wire API, so it passes
 `turnspec conform` on its first run; the author then changes what the provider does
 differently, a method and a cassette at a time. `--lang typescript|go` writes a project in
-that language instead (`conformance/data/templates/<lang>/`): an adapter of one wire API of
-its own, spoken through the exec protocol (docs/exec-protocol.md), with a manifest
-(`turnspec-exec.toml`) and a README for its author, that passes `turnspec conform
-exec:turnspec-exec.toml` once built. Either way one cassette is copied from turnspec's own
+that language instead (`conformance/data/templates/<lang>/`: the files every wire API shares
+under `common/`, the wire mapping and the stream assembly under `<api>/`): an adapter of one
+wire API of its own, spoken through the exec protocol (docs/exec-protocol.md), with a
+manifest (`turnspec-exec.toml`) and a README for its author, that passes `turnspec conform
+exec:turnspec-exec.toml` once built. `TEMPLATES` says which (language, wire API) pairs have
+a skeleton. Either way one cassette is copied from turnspec's own
 `cassettes/<reference adapter>/` (written from the provider's docs); third-party recordings
 are never copied.
 """
@@ -50,18 +52,33 @@ class Lang(enum.StrEnum):
 
 @dataclass(frozen=True)
 class Template:
-    """A skeleton in another language: the files of `conformance/data/templates/<lang>/`
-    (`{{name}}` and `{{docs}}` filled in; `gitignore` written as `.gitignore`), an adapter
-    of `api` written in that language, and the commands that build it."""
+    """A skeleton in another language: an adapter of `api` written in `lang`, made of the
+    files of `conformance/data/templates/<lang>/common/` and `.../<lang>/<api>/` (`{{name}}`,
+    `{{docs}}`, `{{wire_api}}` and `{{api_title}}` filled in; `gitignore` written as
+    `.gitignore`), and the commands that build it."""
 
     lang: Lang
     api: str  # the wire API its code speaks (a record name of REFERENCES)
     build: tuple[str, ...]
 
+    @property
+    def parts(self) -> tuple[str, ...]:
+        """Its folders under templates/<lang>/: what every API shares, then the API's own."""
+        return ("common", self.api)
 
-TEMPLATES: dict[Lang, Template] = {
-    Lang.typescript: Template(Lang.typescript, "openai-chat-completions", ("npm install", "npm run build")),
-    Lang.go: Template(Lang.go, "openai-chat-completions", ("go build -o bin/ .",)),
+
+BUILD: dict[Lang, tuple[str, ...]] = {
+    Lang.typescript: ("npm install", "npm run build"),
+    Lang.go: ("go build -o bin/ .",),
+}
+# the wire APIs each language has a skeleton of (`--api` picks one; openai-chat-completions
+# by default)
+SKELETON_APIS: dict[Lang, tuple[str, ...]] = {
+    Lang.typescript: ("openai-chat-completions", "anthropic-messages", "gemini-generate-content"),
+    Lang.go: ("openai-chat-completions", "anthropic-messages", "gemini-generate-content"),
+}
+TEMPLATES: dict[tuple[Lang, str], Template] = {
+    (lang, api): Template(lang, api, BUILD[lang]) for lang, apis in SKELETON_APIS.items() for api in apis
 }
 TEMPLATES_DIR = Path(__file__).resolve().parents[2] / "data" / "templates"
 MANIFEST = "turnspec-exec.toml"
@@ -234,25 +251,45 @@ class Test{cls}(AdapterConformanceTests):
 
 def template_files(template: Template, name: str) -> list[tuple[str, bytes]]:
     """The files of `template` for the adapter `name`: (path relative to the skeleton's
-    folder, contents), in path order."""
-    root = TEMPLATES_DIR / template.lang
+    folder, contents), in path order. A path in two of its parts is a one-line error (each
+    file is declared once)."""
+    from ...wire import registry  # the wire records load when a skeleton is written
+
+    fills = {
+        "{{name}}": name,
+        "{{docs}}": DOCS_URL,
+        "{{wire_api}}": template.api,
+        "{{api_title}}": registry.get(template.api).title,
+    }
+    found: dict[str, Path] = {}
+    for part in template.parts:
+        root = TEMPLATES_DIR / template.lang / part
+        files = sorted(p for p in root.rglob("*") if p.is_file())
+        if not files:
+            raise InputError(f"turnspec's {template.lang} skeleton is not installed ({root})")
+        for path in files:
+            rel = path.relative_to(root).as_posix()
+            rel = ".gitignore" if rel == "gitignore" else rel
+            if rel in found:
+                raise InputError(f"turnspec's {template.lang} skeleton has {rel} twice ({found[rel]}, {path})")
+            found[rel] = path
     out: list[tuple[str, bytes]] = []
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
-        rel = path.relative_to(root).as_posix()
-        text = path.read_text(encoding="utf-8").replace("{{name}}", name).replace("{{docs}}", DOCS_URL)
-        out.append((".gitignore" if rel == "gitignore" else rel, text.encode("utf-8")))
-    if not out:
-        raise InputError(f"turnspec's {template.lang} skeleton is not installed ({root})")
+    for rel, path in sorted(found.items()):
+        text = path.read_text(encoding="utf-8")
+        for key, value in fills.items():
+            text = text.replace(key, value)
+        out.append((rel, text.encode("utf-8")))
     return out
 
 
 def template_for(lang: Lang, api: str) -> Template:
-    """The skeleton of `lang`; `api` must be the one its code speaks (one line otherwise)."""
-    template = TEMPLATES[lang]
+    """The skeleton of `lang` speaking `api` (one line naming the ones there are otherwise)."""
     api_name, _ = reference_for(api)
-    if api_name != template.api:
+    template = TEMPLATES.get((lang, api_name))
+    if template is None:
+        there = ", ".join(SKELETON_APIS[lang])
         raise InputError(
-            f"--lang {lang}: the {lang} skeleton speaks {template.api} only, not {api_name}; start from it "
+            f"--lang {lang} --api {api_name}: no {lang} skeleton speaks it (there are: {there}); start from one "
             f"and change its wire API (its README says where), or use --lang python for a subclass of "
             f"the {api_name} reference adapter"
         )
@@ -287,7 +324,9 @@ def register(app: typer.Typer) -> None:
             Lang,
             typer.Option(
                 help="The skeleton's language: python (a subclass of the API's reference adapter), or "
-                "typescript or go (a program speaking the exec protocol; openai-chat-completions)"
+                "typescript or go (a program speaking the exec protocol; "
+                + "; ".join(f"{lg}: {', '.join(apis)}" for lg, apis in SKELETON_APIS.items())
+                + ")"
             ),
         ] = Lang.python,
         folder: Annotated[

@@ -11,6 +11,13 @@ one `message_complete` with `stop_reason: cancelled` whose content is what the d
 (§5.3.2); then the end of iteration, no error, no hang. The message a harness stores from
 it validates with `status: cancelled` (§5.1.5), and `cancel` answers False once the stream
 is over (idempotent, §3.1).
+
+A block no event carries (redacted thinking: Anthropic's `redacted_thinking`, Bedrock's
+`redactedContent`, OpenRouter's `reasoning.encrypted`; it is only in `message_complete`'s
+`final_content`) is part of what was built once the stream has read past it: a stream that
+holds one is cancelled a second time, right after the first event of a later block, and the
+`final_content` after every cancel keeps each such block read before it, as the whole
+stream's `final_content` has it.
 """
 
 from __future__ import annotations
@@ -45,6 +52,36 @@ NO_HOOK = (
 )
 
 
+def _silent(events: list[StreamEvent]) -> dict[int, Any]:
+    """The blocks of the whole stream's `final_content` that no event before it carries (by
+    `content_block_index`): redacted thinking, which has no delta event."""
+    done = events[-1] if events and events[-1].get("type") == "message_complete" else {}
+    final = done.get("final_content")
+    carried = {e.get("content_block_index") for e in events[:-1]}
+    blocks = final if isinstance(final, list) else []
+    return {k: b for k, b in enumerate(blocks) if isinstance(b, dict) and k not in carried}
+
+
+def _cut_after_silent(events: list[StreamEvent], silent: dict[int, Any]) -> int | None:
+    """How many events to read to be past the first block no event carries: through the
+    first event of a block after it (before the last event)."""
+    if not silent:
+        return None
+    first = min(silent)
+    for i, e in enumerate(events):
+        k = e.get("content_block_index")
+        if isinstance(k, int) and k > first and i + 1 < len(events) - 1:
+            return i + 1
+    return None
+
+
+def _read_past(before: list[StreamEvent], silent: dict[int, Any]) -> dict[int, Any]:
+    """The silent blocks the events before the cancel read past (a later block began)."""
+    seen = [k for e in before if isinstance(k := e.get("content_block_index"), int)]
+    last = max(seen, default=-1)
+    return {k: b for k, b in silent.items() if k < last}
+
+
 def _cut(events: list[StreamEvent]) -> int | None:
     """How many events to read before cancelling: through the first tool-input delta (a
     tool call in flight), else through the first text or thinking delta."""
@@ -74,11 +111,16 @@ def cancellation(env: Env) -> Iterator[Outcome]:
                 full, err = parse_stream(a, it.response_body, ctx_for(sid))
             except Exception:
                 continue  # TC601 reports streams the adapter cannot read
-            cut = _cut(full) if err is None else None
-            if cut is None:
+            if err is not None:
                 continue
-            n += 1
-            yield _case(s, a, cancel, it.label, it.response_body, sid, cut, n)
+            silent = _silent(full)
+            cut, past = _cut(full), _cut_after_silent(full, silent)
+            cuts = [(cut, it.label)] if cut is not None else []
+            if past is not None and past != cut:
+                cuts.append((past, f"{it.label} (after {silent[min(silent)].get('type')})"))
+            for at, label in cuts:
+                n += 1
+                yield _case(s, a, cancel, label, it.response_body, sid, at, n, silent)
         if not n:
             yield outcome(
                 R.STREAM_CANCEL, s, "skip", "-", "no recorded stream with a delta before its end to cancel at"
@@ -86,7 +128,15 @@ def cancellation(env: Env) -> Iterator[Outcome]:
 
 
 def _case(
-    s: AdapterUnderTest, a: Adapter, cancel: Callable[[str], Any], label: str, raw: bytes, sid: str, cut: int, n: int
+    s: AdapterUnderTest,
+    a: Adapter,
+    cancel: Callable[[str], Any],
+    label: str,
+    raw: bytes,
+    sid: str,
+    cut: int,
+    n: int,
+    silent: dict[int, Any],
 ) -> Outcome:
     rid = f"req_conform_cancel_{n}"
     ctx = replace(ctx_for(sid), request_id=rid)
@@ -112,7 +162,8 @@ def _case(
         return outcome(R.STREAM_CANCEL, s, "fail", label, f"raised {type(exc).__name__} after cancel: {exc}")
     except Exception as exc:
         return outcome(R.STREAM_CANCEL, s, "fail", label, crash(exc))
-    problems = _judge(to_canonical_names(before), to_canonical_names(after))
+    named = to_canonical_names(before)
+    problems = _judge(named, to_canonical_names(after), _read_past(named, silent))
     if answered is not True:
         problems.insert(0, f"cancel({rid!r}) returned {answered!r} for a stream in flight (want True)")
     try:
@@ -131,8 +182,9 @@ def _case(
     )
 
 
-def _judge(before: list[StreamEvent], after: list[StreamEvent]) -> list[str]:
-    """What the events after the cancel must be, given the events before it."""
+def _judge(before: list[StreamEvent], after: list[StreamEvent], kept: dict[int, Any] | None = None) -> list[str]:
+    """What the events after the cancel must be, given the events before it and the blocks
+    no event carries that were read before it (`kept`, as the whole stream ends with them)."""
     open_tools: dict[str, str] = {}
     for e in before:
         tid = str(e.get("tool_use_id"))
@@ -176,4 +228,12 @@ def _judge(before: list[StreamEvent], after: list[StreamEvent]) -> list[str]:
         wrong = [key for key, val in blk.items() if got.get(key) != val]
         if wrong:
             problems.append(f"final_content[{k}] {', '.join(wrong)} differ from what was streamed before the cancel")
+    for k, blk in (kept or {}).items():
+        got = final[k] if k < len(final) else None
+        if got != blk:
+            what = "is missing" if got is None else f"is {str(got)[:60]}"
+            problems.append(
+                f"final_content[{k}] {what}: the {blk.get('type')} block read before the cancel, which no event "
+                "carries, must stay (contract §5.3.2: the content built so far)"
+            )
     return problems

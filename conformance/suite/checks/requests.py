@@ -90,10 +90,11 @@ def recorded_requests(env: Env) -> Iterator[Outcome]:
             d = outside_body(rec, host, it, wire) + equivalence.compare(rec, it.request_body, rendered)
             d, unsent = thinking_not_required(rec, it.request_body, d, recs)
             d, foreign = extensions_not_required(rec, host, it.request_body, d)
-            unsent = "; ".join(x for x in (unsent, foreign) if x)
+            d, elsewhere = model_named_elsewhere(rec, host, it.request_body, d)
+            unsent = "; ".join(x for x in (unsent, foreign, elsewhere) if x)
             clauses = [equivalence.applied(rec)] if any(not x.startswith(endpoint.OUTSIDE_BODY) for x in d) else []
             if any(x.startswith("URL") for x in d):
-                clauses.append(str(endpoint.URI_FORMS))
+                clauses += [str(endpoint.URI_FORMS), str(endpoint.MODEL_SEGMENT)]
             forms = "; ".join([*clauses, ROUND_TRIP])
             why = f"{'; '.join(d[:4])} ({forms})" if d else ""
             if unsent and not d:
@@ -143,6 +144,29 @@ def extensions_not_required(api: WireApi | None, host: str, recorded: Any, diffs
     return kept, (
         f"{named}: recorded against {host}, a field {api.title}'s documentation does not define "
         '(canonical §2.1.1: "Lossless round-trip for primary providers")'
+    )
+
+
+def model_named_elsewhere(api: WireApi | None, host: str, recorded: Any, diffs: list[str]) -> tuple[list[str], str]:
+    """`diffs` without the body's model field the adapter rendered where a compatible
+    server's recording has none, and the skip reason ("" when there is none). The API's own
+    hosts take the model in the body (`Endpoint.model`); a compatible server may take it
+    elsewhere: Azure OpenAI names it by the deployment in its URL
+    (`/openai/deployments/<deployment>/chat/completions`, learn.microsoft.com "Azure OpenAI
+    REST API reference"), and a recorded body without it is honest there. Requests recorded
+    against the API's own hosts are judged whole."""
+    model = api.endpoint.model if api is not None and api.endpoint is not None else None
+    if model is None or model.where != "body" or not api or not api.hosts or host in api.hosts:
+        return diffs, ""
+    if not isinstance(recorded, dict) or value_at(recorded, model.pointer) is not None:
+        return diffs, ""
+    gone = f"{model.pointer}: only in rendered"
+    kept = [d for d in diffs if not d.startswith(gone)]
+    if len(kept) == len(diffs):
+        return diffs, ""
+    return kept, (
+        f"{model.pointer}: recorded against {host} with no model in the body (a compatible server may name it "
+        f"elsewhere, as Azure OpenAI's deployment URL does); {api.title} takes it there"
     )
 
 

@@ -7,7 +7,8 @@ nesting) and its format told by its content, the first of `FORMATS` whose `detec
 the parsed document: vcrpy, go-vcr (Go), VCR (Ruby and R), HAR (browsers, Polly.js), nock
 (Node), ExVCR (Elixir), php-vcr (PHP), the Azure SDK test-proxy (Azure SDKs), Betamax (Java,
 OkReplay on Android), WireMock (stub mappings, one a file or a `mappings` list) and Hoverfly
-(simulations, `{data: {pairs}, meta}`). A reader turns each interaction into a `Recorded`;
+(simulations, `{data: {pairs}, meta}`); an httprr trace (Go, `*.httprr`) is no JSON or
+YAML and is told by its suffix, read as bytes (`httprr.parse`). A reader turns each interaction into a `Recorded`;
 `base.interaction_of` makes the suite's `Interaction` of it, so every format is attributed
 and decoded alike. What a reader reads another way than its recorder's layout, losing
 nothing, is a warning naming the field (`Recorded.warnings`), said on that interaction's
@@ -29,7 +30,7 @@ from ...wire.content_coding import MissingDecoder
 from ...wire.framing import loads_strict
 from ...wire.recording_files import load_yaml
 from ..interactions import Cassette, CassetteError
-from . import azure, betamax, exvcr, go_vcr, har, hoverfly, nock, php_vcr, vcr, vcrpy, wiremock
+from . import azure, betamax, exvcr, go_vcr, har, hoverfly, httprr, nock, php_vcr, vcr, vcrpy, wiremock
 from .base import RecordingFormat, interaction_of
 
 FORMATS: tuple[RecordingFormat, ...] = (
@@ -45,6 +46,7 @@ FORMATS: tuple[RecordingFormat, ...] = (
     wiremock.FORMAT,
     wiremock.SINGLE,
     hoverfly.FORMAT,
+    httprr.FORMAT,
 )
 
 
@@ -163,6 +165,7 @@ __all__ = [
     "RecordingFormat",
     "detect",
     "first_line",
+    "httprr",
     "json_lines",
     "names",
     "parse_json",

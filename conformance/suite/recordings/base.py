@@ -270,6 +270,19 @@ def response_status(value: Any, keys: tuple[str, ...] = ("code",)) -> int:
     return status_code(value, "`response.status`")
 
 
+TEMPLATE_OPEN = b"{{"
+"""Where a Handlebars expression starts (WireMock's `response-template` transformer and
+Hoverfly's `templated` bodies are Handlebars templates)."""
+
+
+def rendered_template(body: bytes, by: str) -> str | None:
+    """Why a response kept as a template that the mock renders per request holds no recorded
+    response (`Recorded.absent`), or None when the body has no expression (served as written)."""
+    if TEMPLATE_OPEN not in body:
+        return None
+    return f"no response was recorded: the body is a template {by} renders for each request it serves"
+
+
 def json_bytes(value: Any) -> bytes:
     """A body a recorder kept as a JSON value, as compact JSON text (what WireMock serves of a
     `jsonBody` and the Azure test-proxy plays back, `NormalizeJsonBody`)."""

@@ -33,7 +33,9 @@ A `response` is `{status, body, encodedBody, headers, ...}`:
   its working folder), read here from beside the simulation, with a warning; one beside a
   `body` is left out, as Hoverfly does (with a warning); one that is a URL (fetched when the
   simulation is imported) holds no recorded body: the pair is set aside with the reason;
-- `templated` (the body a template, read as written), the delays (`fixedDelay`,
+- `templated`: a body holding a Handlebars expression (`{{...}}`) is rendered for each
+  request, so nothing was recorded and the pair is set aside with the reason; one without is
+  read as written, and it, the delays (`fixedDelay`,
   `logNormalDelay`), the state a pair needs or sets (`requiresState`, `transitionsState`,
   `removesState`) and what runs after serving (`postServeAction`, `postActionHooks`) are
   each a warning naming it.
@@ -59,6 +61,7 @@ from .base import (
     header_map,
     json_bytes,
     mapping,
+    rendered_template,
     status_code,
     text_bytes,
 )
@@ -227,6 +230,10 @@ def read(item: Any) -> Recorded:
         body_file = resp["bodyFile"]
         warnings.append("`response.bodyFile`: read from beside the simulation (Hoverfly reads it from its `-response-body-files-path`)")  # fmt: skip
     if resp.get("templated"):
+        absent = rendered_template(body, "Hoverfly (`templated`)")
+        if absent is not None:  # what Hoverfly served depended on each request: nothing recorded
+            where = str(matched_value(req.get("path"), "`request.path`", []) or "")
+            return Recorded(uri=where, method="POST", status=0, absent=absent)
         warnings.append("`response.templated`: the body is a template, read as written")
     warnings += [f"`response.{k}`: a delay, not replayed" for k in DELAY_KEYS if resp.get(k)]
     if req.get("requiresState"):

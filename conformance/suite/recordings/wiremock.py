@@ -9,8 +9,9 @@ from its exact matchers: the URL from `url` (path and query) or `urlPath` with e
 `bodyPatterns` `equalToJson`, `equalToXml`, `equalTo` or `binaryEqualTo` (base64), as the
 recorder writes them (`RequestBodyAutomaticPatternFactory`), a further one of those
 (WireMock requires every pattern to match) a warning naming it. A URL given only as a
-pattern or template (`urlPattern`, `urlPathPattern`, `urlPathTemplate`) names no URL, and is
-refused; a header, parameter or body matched only loosely (`contains`, `matches`,
+pattern or template (`urlPattern`, `urlPathPattern`, `urlPathTemplate` with a `{parameter}`)
+names no URL, and is refused (a `urlPathTemplate` of no parameter matches one path, read as it
+with a warning naming it); a header, parameter or body matched only loosely (`contains`, `matches`,
 `matchesJsonPath`, ...) is left out, with a warning naming it. The URL is the path WireMock
 matched (a stub names no host) unless a `host` `equalTo` names one.
 
@@ -25,8 +26,10 @@ A `response` is `{status, headers, body | jsonBody | base64Body | bodyFileName}`
   there and from nowhere else (`base.body_file`);
 - a `fault` (a connection reset, a malformed chunk) or a `proxyBaseUrl` (the answer fetched
   at run time) holds no recorded response: the stub is set aside with the reason;
-- `transformers` (response templating) make the body a template, read as written, and the
-  delays (`fixedDelayMilliseconds`, `delayDistribution`, `chunkedDribbleDelay`) time the
+- `transformers` (response templating) make the body a template: one holding a Handlebars
+  expression (`{{...}}`) under `response-template` is rendered for each request, so nothing
+  was recorded and the stub is set aside with the reason; one without is read as written,
+  and it and the delays (`fixedDelayMilliseconds`, `delayDistribution`, `chunkedDribbleDelay`) time the
   replay only: each is a warning naming it.
 """
 
@@ -46,6 +49,7 @@ from .base import (
     header_map,
     json_bytes,
     mapping,
+    rendered_template,
     status_code,
     text_bytes,
 )
@@ -108,7 +112,10 @@ def _url(req: Mapping[str, Any], warnings: list[str]) -> str:
     if not given:
         raise CassetteError("`request` names no URL (`url` or `urlPath`)")
     key = given[0]
-    if key not in ("url", "urlPath"):
+    if key == "urlPathTemplate" and isinstance(req[key], str) and "{" not in req[key]:
+        # a template of no path parameter (RFC 6570: no expression) matches that one path
+        warnings.append(f"`request.urlPathTemplate` {req[key]!r} names no path parameter: read as the path it matches")
+    elif key not in ("url", "urlPath"):
         raise CassetteError(f"`request.{key}` is {req[key]!r}, a pattern, not the URL that was sent; not read")
     url = str(req[key])
     params = req.get("queryParameters")
@@ -195,8 +202,14 @@ def read(item: Any) -> Recorded:
         if not isinstance(resp["bodyFileName"], str):
             raise CassetteError(f"`response.bodyFileName` is a {type(resp['bodyFileName']).__name__}, not a file name")
         body_file = resp["bodyFileName"]
-    if resp.get("transformers"):
-        warnings.append(f"`response.transformers` {resp['transformers']!r}: the body is a template, read as written")
+    transformers = resp.get("transformers")
+    templated = isinstance(transformers, list) and "response-template" in transformers
+    absent = rendered_template(body, "WireMock (`response-template`)") if templated else None
+    if absent is not None:  # what WireMock served depended on each request: nothing recorded
+        where = next((str(req[k]) for k in URL_KEYS if k in req), "")
+        return Recorded(uri=where, method=str(req.get("method") or "POST"), status=0, absent=absent)
+    if transformers:
+        warnings.append(f"`response.transformers` {transformers!r}: the body is a template, read as written")
     warnings += [f"`response.{k}`: a delay, not replayed" for k in TIMING_KEYS if resp.get(k) is not None]
     method = str(req.get("method") or "ANY")
     if method.upper() == "ANY":

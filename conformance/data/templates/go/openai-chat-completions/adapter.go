@@ -22,15 +22,12 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"math"
-	"regexp"
 	"strconv"
 	"strings"
 )
 
 // The adapter's identity (the hello answer says it).
 const (
-	Name     = "{{name}}"
 	Provider = "openai"
 	WireAPI  = "openai-chat-completions"
 	Path     = "/v1/chat/completions"
@@ -78,28 +75,6 @@ var errorCodes = map[string]ErrorClass{
 }
 
 var messageKeys = map[string]bool{"role": true, "content": true, "tool_calls": true, "tool_call_id": true}
-
-// WireRequest is the HTTP request the harness would send (never credentials).
-type WireRequest struct {
-	Method  string            `json:"method"`
-	Path    string            `json:"path"`
-	Headers map[string]string `json:"headers"`
-	Body    Object            `json:"body"`
-}
-
-// WireResponse is a provider's answer.
-type WireResponse struct {
-	Status  int
-	Headers map[string]string
-	Body    any
-}
-
-// ParsedRequest is a recorded request read back to canonical form.
-type ParsedRequest struct {
-	Messages []Message        `json:"messages"`
-	Tools    []ToolDefinition `json:"tools"`
-	Options  Options          `json:"options"`
-}
 
 // Adapter holds what lives across calls: the tool id maps and the media types of the URL
 // images it rendered.
@@ -403,31 +378,10 @@ func (r *render) tool(m Message) ([]Object, error) {
 	return out, nil
 }
 
-// drop is canonical §4.2.2, §7.3: a block the wire cannot carry is dropped with one WARN
-// record holding the five fields, or fails the request when its message marks it critical
-// (`metadata[critical_key]` true, or a list holding the block's index).
+// drop is canonical §4.2.2, §7.3 (dropBlock in wire.go): one WARN record, or a
+// CriticalBlockError when the message marks the block critical.
 func (r *render) drop(m Message, index int, blockType, reason string) error {
-	key := r.options.CriticalKey
-	if key == "" {
-		key = "critical"
-	}
-	critical := m.Metadata[key]
-	marked := critical == true
-	if list, ok := critical.([]any); ok {
-		for _, v := range list {
-			if n, ok := v.(json.Number); ok && n.String() == strconv.Itoa(index) {
-				marked = true
-			}
-		}
-	}
-	if marked {
-		return &CriticalBlockError{Name, m.SessionID, m.ID, blockType, reason}
-	}
-	r.log.Warning(fmt.Sprintf("%s: dropped %s block of message %s (session %s): %s", Name, blockType, m.ID, m.SessionID, reason), Object{
-		"event": "block_dropped", "adapter": Name, "session_id": m.SessionID, "message_id": m.ID,
-		"block_type": blockType, "reason": reason,
-	})
-	return nil
+	return dropBlock(r.log, r.options, m, index, blockType, reason)
 }
 
 func renderTool(t ToolDefinition, extra any) Object {
@@ -510,8 +464,9 @@ func (a *Adapter) parseToolCall(sessionID string, call Object) (Block, error) {
 
 // -- wire -> canonical (requests: replay, turnspec's TC802) ---------------------------------------
 
-// ReadRequest is from_wire_request: a recorded request body back to canonical form.
-func (a *Adapter) ReadRequest(body Object, sessionID string) (*ParsedRequest, error) {
+// ReadRequest is from_wire_request: a recorded request body back to canonical form (`url`,
+// the request's when the harness knows it, is not read: the model travels in the body).
+func (a *Adapter) ReadRequest(body Object, sessionID, url string) (*ParsedRequest, error) {
 	if sessionID == "" {
 		sessionID = "sess_" + strings.ToLower(NewULID())
 	}
@@ -639,8 +594,8 @@ func (a *Adapter) readMessage(sid string, wm Object, model string) (*Message, er
 	if len(raw) > 0 {
 		meta["provider_raw"] = Object{Name: raw}
 	}
-	// the wire carries no message ids or times: minted, as for a message never seen
-	return &Message{NewULID(), sid, role, blocks, meta, NowTimestamp(), 1}, nil
+	m := message(sid, role, blocks, meta)
+	return &m, nil
 }
 
 func (a *Adapter) readUserContent(sid string, c any, raw Object) []Block {
@@ -774,10 +729,6 @@ func blockTokens(b Block) int64 {
 	return 0
 }
 
-func textTokens(text string) int64 {
-	return int64(math.Ceil(float64(len([]rune(text))) / 4))
-}
-
 // -- shared helpers -----------------------------------------------------------------------------------
 
 // ModelFor is the model id the provider knows: the canonical id without its `openai:`
@@ -787,16 +738,6 @@ func ModelFor(model string) string {
 		return rest
 	}
 	return model
-}
-
-// ownRaw is this adapter's entry of a provider_raw (only the adapter that wrote it reads it).
-func ownRaw(providerRaw any) Object {
-	raw, _ := providerRaw.(Object)
-	mine, _ := raw[Name].(Object)
-	if mine == nil {
-		return Object{}
-	}
-	return mine
 }
 
 // textsOf is the texts of a message's `content`: a string, or an array of `text` parts.
@@ -826,30 +767,6 @@ func textParts(texts []string) []any {
 		out = append(out, Object{"type": "text", "text": t})
 	}
 	return out
-}
-
-// jsonObject is text as a JSON object ({} when blank), or nil when it is not one.
-func jsonObject(text string) Object {
-	if strings.TrimSpace(text) == "" {
-		return Object{}
-	}
-	var v any
-	if err := decodeJSON([]byte(text), &v); err != nil {
-		return nil
-	}
-	obj, _ := v.(Object)
-	return obj
-}
-
-var dataURL = regexp.MustCompile(`^data:([^;,]*)((?:;[^;,]*)*);base64,([\s\S]*)$`)
-
-// ParseDataURL is the media type and base64 payload of a base64 `data:` URL (RFC 2397).
-func ParseDataURL(url string) (string, string, bool) {
-	m := dataURL.FindStringSubmatch(url)
-	if m == nil {
-		return "", "", false
-	}
-	return strings.ToLower(m[1]), m[3], true
 }
 
 // UsageFromWire is Chat Completions `usage` as TokenUsage (contract §7.2), nil when absent.
@@ -895,19 +812,10 @@ func classifyError(status int, body any, headers map[string]string) *AdapterErro
 	if !ok {
 		class = classForStatus(status)
 	}
-	h := map[string]string{}
-	for k, v := range headers {
-		h[strings.ToLower(k)] = v
-	}
-	e := &AdapterError{Class: class, ProviderStatus: &status}
+	h := lowerKeys(headers)
+	e := &AdapterError{Class: class, ProviderStatus: &status, RetryAfter: retryAfter(h)}
 	if id, ok := h["x-request-id"]; ok {
 		e.RequestID = &id
-	}
-	if v, err := strconv.ParseFloat(h["retry-after"], 64); err == nil && v >= 0 {
-		e.RetryAfter = &v
-	} else if v, err := strconv.ParseFloat(h["retry-after-ms"], 64); err == nil && v >= 0 {
-		v /= 1000
-		e.RetryAfter = &v
 	}
 	label := code
 	if label == "" {
@@ -918,90 +826,4 @@ func classifyError(status int, body any, headers map[string]string) *AdapterErro
 	}
 	e.Message = label + ": " + errorText(body, errObj)
 	return e
-}
-
-// classForStatus is adapter contract §6.2's default mapping of an HTTP status.
-func classForStatus(status int) ErrorClass {
-	switch {
-	case status == 401 || status == 403:
-		return Auth
-	case status == 408:
-		return Network
-	case status == 413:
-		return ContextOverflow
-	case status == 429:
-		return RateLimit
-	case status >= 500:
-		return ServerErr
-	case status >= 400:
-		return InvalidRequest
-	}
-	return Other
-}
-
-func errorText(body any, errObj Object) string {
-	if msg, ok := errObj["message"].(string); ok {
-		return msg
-	}
-	text, ok := body.(string)
-	if !ok {
-		b, _ := encodeJSON(body)
-		text = string(b)
-	}
-	if strings.TrimSpace(text) == "" {
-		return "(empty body)"
-	}
-	if r := []rune(text); len(r) > 200 {
-		return string(r[:200])
-	}
-	return text
-}
-
-func number(v any) int64 {
-	if n, ok := v.(json.Number); ok {
-		if i, err := n.Int64(); err == nil {
-			return i
-		}
-		if f, err := n.Float64(); err == nil {
-			return int64(f)
-		}
-	}
-	return 0
-}
-
-func isObject(v any) bool {
-	_, ok := v.(Object)
-	return ok
-}
-
-func copyObject(o Object) Object {
-	out := make(Object, len(o))
-	for k, v := range o {
-		out[k] = v
-	}
-	return out
-}
-
-func mergeInto(dst Object, src any) {
-	if more, ok := src.(Object); ok {
-		for k, v := range more {
-			dst[k] = v
-		}
-	}
-}
-
-func orEmpty(o Object) Object {
-	if o == nil {
-		return Object{}
-	}
-	return o
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

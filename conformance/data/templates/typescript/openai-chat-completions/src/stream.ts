@@ -10,19 +10,20 @@
 
 import type { Block, RequestContext, StopReason, TokenUsage, ToolUseBlock } from "./canonical.js";
 import { newUlid } from "./ids.js";
-import type { ChatCompletionsAdapter } from "./adapter.js";
-import { NAME, PROVIDER, classifyError, jsonObject, stopReason, usageFromWire } from "./adapter.js";
+import type { Adapter } from "./adapter.js";
+import { PROVIDER, classifyError, stopReason, usageFromWire } from "./adapter.js";
+import { cancelEvents } from "./events.js";
+import type { StreamEvent } from "./events.js";
+import { NAME, jsonObject } from "./wire.js";
 import { WireFormatError, isObject } from "./protocol.js";
 import type { JsonObject, Logs, StreamFailure } from "./protocol.js";
 import { SseDecoder } from "./sse.js";
 import type { SseEvent } from "./sse.js";
 
-export type StreamEvent = JsonObject;
-
 /** A chunk that breaks the documented stream. */
 class Malformed extends Error {}
 
-export class ChatStream {
+export class WireStream {
   /** Every event this stream produced, in order (what a cancel replays). */
   readonly events: StreamEvent[] = [];
   over = false;
@@ -47,7 +48,7 @@ export class ChatStream {
   private log: Logs | null = null;
 
   constructor(
-    private readonly a: ChatCompletionsAdapter,
+    private readonly a: Adapter,
     readonly ctx: RequestContext,
   ) {
     this.mid = ctx.message_id ?? newUlid();
@@ -318,52 +319,9 @@ export class ChatStream {
     return this.log;
   }
 
-  /**
-   * Contract §5.3: the events after a cancel that landed once `delivered` events had been
-   * consumed: one tool_use_end per tool call still open (final_input what its deltas spell,
-   * else {}), then message_complete with stop_reason cancelled and the content built so far.
-   * null when the stream had already completed by then.
-   */
+  /** Contract §5.3 (cancelEvents in events.ts): what a cancel after `delivered` events adds. */
   cancelAfter(delivered: number): StreamEvent[] | null {
     this.over = true;
-    const seen = this.events.slice(0, delivered);
-    if (seen.some((e) => e.type === "message_complete")) {
-      return null;
-    }
-    const blocks = new Map<number, JsonObject>();
-    const partial = new Map<number, string>();
-    const open = new Map<number, JsonObject>();
-    let usage: JsonObject | null = null;
-    for (const e of seen) {
-      const k = typeof e.content_block_index === "number" ? e.content_block_index : -1;
-      if (e.type === "usage_update" && isObject(e.usage)) {
-        usage = e.usage;
-      } else if (e.type === "text_delta") {
-        const b = blocks.get(k) ?? { type: "text", text: "" };
-        b.text = String(b.text) + String(e.text);
-        blocks.set(k, b);
-      } else if (e.type === "tool_use_start") {
-        const b: JsonObject = { type: "tool_use", id: e.tool_use_id ?? "", name: e.tool_name ?? "", input: {} };
-        blocks.set(k, b);
-        open.set(k, b);
-        partial.set(k, "");
-      } else if (e.type === "tool_use_input_delta") {
-        partial.set(k, (partial.get(k) ?? "") + String(e.partial_json));
-      } else if (e.type === "tool_use_end") {
-        const b = blocks.get(k);
-        if (b !== undefined && isObject(e.final_input)) {
-          b.input = e.final_input;
-        }
-        open.delete(k);
-      }
-    }
-    const after: StreamEvent[] = [];
-    for (const [k, b] of [...open.entries()].sort((x, y) => x[0] - y[0])) {
-      b.input = jsonObject(partial.get(k) ?? "") ?? {};
-      after.push({ type: "tool_use_end", message_id: this.mid, content_block_index: k, tool_use_id: b.id ?? "", final_input: b.input });
-    }
-    const content = [...blocks.entries()].sort((x, y) => x[0] - y[0]).map(([, b]) => b);
-    after.push({ type: "message_complete", message_id: this.mid, stop_reason: "cancelled", final_content: content, usage });
-    return after;
+    return cancelEvents(this.events, delivered, this.mid);
   }
 }

@@ -2,9 +2,10 @@
 // adapter: one request in, one answer out. main.ts reads and writes the lines.
 
 import type { Message, Options, RequestContext, ToolDefinition } from "./canonical.js";
-import { CAPABILITIES, ChatCompletionsAdapter, NAME, PROVIDER, PROVIDER_TOOL_ID, WIRE_API } from "./adapter.js";
-import type { WireResponse } from "./adapter.js";
-import { ChatStream } from "./stream.js";
+import { Adapter, CAPABILITIES, PROVIDER, PROVIDER_TOOL_ID, WIRE_API } from "./adapter.js";
+import { NAME } from "./wire.js";
+import type { WireResponse } from "./wire.js";
+import { WireStream } from "./stream.js";
 import { AdapterError, Logs, NotImplementedError, errorToJson, isObject } from "./protocol.js";
 import type { Json, JsonObject } from "./protocol.js";
 
@@ -14,8 +15,8 @@ export const VERSION = "0.1.0";
 type Handler = (params: JsonObject, log: Logs) => JsonObject;
 
 export class Server {
-  private readonly adapter = new ChatCompletionsAdapter();
-  private readonly streams = new Map<string, ChatStream>();
+  private readonly adapter = new Adapter();
+  private readonly streams = new Map<string, WireStream>();
   private readonly handlers: Record<string, Handler> = {
     hello: (p) => this.hello(p),
     render: (p, log) => this.adapter.render(p.messages as unknown as Message[], tools(p), options(p.options), log) as unknown as JsonObject,
@@ -24,7 +25,7 @@ export class Server {
     stream_feed: (p, log) => this.streamFeed(p, log),
     stream_close: (p, log) => this.streamClose(p, log),
     cancel: (p) => this.cancel(p),
-    read_request: (p) => this.adapter.readRequest(p.body as JsonObject, str(p.session_id)) as unknown as JsonObject,
+    read_request: (p) => this.adapter.readRequest(p.body as JsonObject, str(p.session_id), str(p.url)) as unknown as JsonObject,
     estimate: (p) => ({ tokens: this.adapter.estimate(p.messages as unknown as Message[], tools(p)) }),
     tool_id_map: (p) => this.toolIdMap(p),
     shutdown: () => ({}),
@@ -74,7 +75,7 @@ export class Server {
   }
 
   private streamOpen(p: JsonObject): JsonObject {
-    this.streams.set(String(p.stream_id), new ChatStream(this.adapter, context(p.context)));
+    this.streams.set(String(p.stream_id), new WireStream(this.adapter, context(p.context)));
     return { events: [] };
   }
 

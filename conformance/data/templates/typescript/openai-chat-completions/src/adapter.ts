@@ -30,12 +30,25 @@ import type {
   ToolResultBlock,
   ToolUseBlock,
 } from "./canonical.js";
-import { assemble, nowTimestamp } from "./canonical.js";
+import { assemble } from "./canonical.js";
 import { ToolIdMap, newUlid } from "./ids.js";
-import { AdapterError, CriticalBlockError, WireFormatError, isObject } from "./protocol.js";
+import { AdapterError, WireFormatError, isObject } from "./protocol.js";
 import type { ErrorClass, Json, JsonObject, Logs } from "./protocol.js";
+import {
+  NAME,
+  classForStatus,
+  dropBlock,
+  errorText,
+  jsonObject,
+  lowerKeys,
+  ownRaw,
+  parseDataUrl,
+  requestMessage,
+  retryAfter,
+  textTokens,
+} from "./wire.js";
+import type { ParsedRequest, WireRequest, WireResponse } from "./wire.js";
 
-export const NAME = "{{name}}";
 export const PROVIDER = "openai";
 export const WIRE_API = "openai-chat-completions";
 export const PATH = "/v1/chat/completions";
@@ -81,26 +94,7 @@ const ERROR_CODES: Record<string, ErrorClass> = {
 const URL_IMAGE_MEDIA_TYPE = "image/jpeg";
 const MESSAGE_KEYS = new Set(["role", "content", "tool_calls", "tool_call_id"]);
 
-export interface WireRequest {
-  method: string;
-  path: string;
-  headers: Record<string, string>;
-  body: JsonObject;
-}
-
-export interface WireResponse {
-  status: number;
-  headers: Record<string, string>;
-  body: Json;
-}
-
-export interface ParsedRequest {
-  messages: Message[];
-  tools: ToolDefinition[];
-  options: Options;
-}
-
-export class ChatCompletionsAdapter {
+export class Adapter {
   private readonly maps = new Map<string, ToolIdMap>();
   // (session, url) -> the media type a URL image was rendered with: the wire carries none
   private readonly urlMedia = new Map<string, string>();
@@ -209,7 +203,8 @@ export class ChatCompletionsAdapter {
 
   // -- wire -> canonical (requests: replay, turnspec's TC802) ----------------------------
 
-  readRequest(body: JsonObject, sessionId: string | null): ParsedRequest {
+  /** `url` is the request's, when the harness knows it (the model travels in the body here). */
+  readRequest(body: JsonObject, sessionId: string | null, url: string | null = null): ParsedRequest {
     const sid = sessionId ?? "sess_" + newUlid().toLowerCase();
     const model = `${PROVIDER}:${typeof body.model === "string" ? body.model : "unknown"}`;
     const messages: Message[] = [];
@@ -324,15 +319,7 @@ export class ChatCompletionsAdapter {
     if (Object.keys(raw).length > 0) {
       meta.provider_raw = { [NAME]: raw };
     }
-    return {
-      id: newUlid(), // the wire carries no message ids or times: minted, as for a new message
-      session_id: sid,
-      role,
-      content: blocks,
-      metadata: meta,
-      created_at: nowTimestamp(),
-      schema_version: 1,
-    };
+    return requestMessage(sid, role, blocks, meta);
   }
 
   private readUserContent(sid: string, c: Json | undefined, raw: JsonObject): Block[] {
@@ -399,7 +386,7 @@ export class ChatCompletionsAdapter {
 
 class Render {
   constructor(
-    private readonly a: ChatCompletionsAdapter,
+    private readonly a: Adapter,
     private readonly options: Options,
     private readonly log: Logs,
   ) {}
@@ -567,24 +554,9 @@ class Render {
     return out;
   }
 
-  /**
-   * Canonical §4.2.2, §7.3: a block the wire cannot carry is dropped with one WARN record
-   * holding the five fields, or fails the request when the message marks it critical
-   * (`metadata[critical_key]` true, or a list holding the block's index).
-   */
+  /** Canonical §4.2.2, §7.3 (dropBlock in wire.ts): one WARN record, or a CriticalBlockError. */
   drop(m: Message, index: number, blockType: string, reason: string): void {
-    const critical = m.metadata?.[this.options.critical_key];
-    if (critical === true || (Array.isArray(critical) && critical.includes(index))) {
-      throw new CriticalBlockError(NAME, m.session_id, m.id, blockType, reason);
-    }
-    this.log.warning(`${NAME}: dropped ${blockType} block of message ${m.id} (session ${m.session_id}): ${reason}`, {
-      event: "block_dropped",
-      adapter: NAME,
-      session_id: m.session_id,
-      message_id: m.id,
-      block_type: blockType,
-      reason,
-    });
+    dropBlock(this.log, this.options, m, index, blockType, reason);
   }
 }
 
@@ -628,12 +600,6 @@ export function modelFor(model: string): string {
   return model.startsWith(prefix) && model.length > prefix.length ? model.slice(prefix.length) : model;
 }
 
-/** This adapter's entry of a `provider_raw` (only the adapter that wrote it reads it, §6.5). */
-function ownRaw(providerRaw: Json | undefined): JsonObject {
-  const mine = isObject(providerRaw) ? providerRaw[NAME] : undefined;
-  return isObject(mine) ? mine : {};
-}
-
 /** The texts of a message's `content`: a string, or an array of `text` parts. */
 function textsOf(content: Json | undefined): string[] {
   if (typeof content === "string") {
@@ -646,24 +612,6 @@ function textsOf(content: Json | undefined): string[] {
     }
   }
   return out;
-}
-
-/** `text` as a JSON object ({} when blank), or null when it is not one. */
-export function jsonObject(text: string): JsonObject | null {
-  if (text.trim() === "") {
-    return {};
-  }
-  try {
-    const value: unknown = JSON.parse(text);
-    return isObject(value) ? value : null;
-  } catch {
-    return null;
-  }
-}
-
-export function parseDataUrl(url: string): { mediaType: string; data: string } | null {
-  const m = /^data:([^;,]*)((?:;[^;,]*)*);base64,([\s\S]*)$/.exec(url);
-  return m === null ? null : { mediaType: (m[1] ?? "").toLowerCase(), data: m[3] ?? "" };
 }
 
 export function usageFromWire(usage: Json | undefined): TokenUsage | null {
@@ -708,37 +656,12 @@ export function classifyError(status: number, body: Json, headers: Record<string
     cls = "server_error";
   }
   cls ??= classForStatus(status);
-  const h = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
-  let retryAfter: number | null = null;
-  if (h["retry-after"] !== undefined && Number.isFinite(Number(h["retry-after"]))) {
-    retryAfter = Number(h["retry-after"]);
-  } else if (h["retry-after-ms"] !== undefined && Number.isFinite(Number(h["retry-after-ms"]))) {
-    retryAfter = Number(h["retry-after-ms"]) / 1000;
-  }
+  const h = lowerKeys(headers);
   return new AdapterError(cls, `${code ?? type ?? "error"}: ${errorText(body, err)}`, {
     providerStatus: status,
     requestId: h["x-request-id"] ?? null,
-    retryAfterSeconds: retryAfter !== null && retryAfter >= 0 ? retryAfter : null,
+    retryAfterSeconds: retryAfter(h),
   });
-}
-
-/** Adapter contract §6.2's default mapping of an HTTP status. */
-function classForStatus(status: number): ErrorClass {
-  if (status === 401 || status === 403) return "auth";
-  if (status === 408) return "network";
-  if (status === 413) return "context_overflow";
-  if (status === 429) return "rate_limit";
-  if (status >= 500) return "server_error";
-  if (status >= 400) return "invalid_request";
-  return "other";
-}
-
-function errorText(body: Json, err: JsonObject | null): string {
-  if (err !== null && typeof err.message === "string") {
-    return err.message;
-  }
-  const text = typeof body === "string" ? body : JSON.stringify(body);
-  return text.trim() === "" ? "(empty body)" : text.slice(0, 200);
 }
 
 function blockTokens(b: Block): number {
@@ -756,6 +679,3 @@ function blockTokens(b: Block): number {
   }
 }
 
-function textTokens(text: string): number {
-  return Math.ceil(text.length / 4);
-}

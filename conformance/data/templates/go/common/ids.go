@@ -5,6 +5,8 @@ package main
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
 	"sync"
 	"time"
@@ -42,11 +44,33 @@ func NewULID() string {
 			s.random[i]++
 		}
 	}
+	return encodeULID(s.ms, s.random)
+}
+
+// DerivedToolID is a canonical tool id derived from parts (a call the API gave no id:
+// canonical §6.2 wants one). Same parts, same id: its time part is 0 and its 80 other bits
+// a SHA-256 of the parts, each prefixed by its length so that no two lists of parts spell
+// the same bytes.
+func DerivedToolID(parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(p)))
+		h.Write(n[:])
+		h.Write([]byte(p))
+	}
+	var random [10]byte
+	copy(random[:], h.Sum(nil))
+	return "tu_" + encodeULID(0, random)
+}
+
+// encodeULID is 48 bits of milliseconds and 80 bits as 26 Crockford base32 digits.
+func encodeULID(ms int64, random [10]byte) string {
 	var b [16]byte
 	for k := 0; k < 6; k++ {
-		b[k] = byte(s.ms >> (8 * (5 - k)))
+		b[k] = byte(ms >> (8 * (5 - k)))
 	}
-	copy(b[6:], s.random[:])
+	copy(b[6:], random[:])
 	// 128 bits as 26 base32 digits, the first holding the top 3 bits
 	out := make([]byte, 26)
 	var acc uint64

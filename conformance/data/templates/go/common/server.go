@@ -26,13 +26,13 @@ type Request struct {
 // Server answers one request at a time.
 type Server struct {
 	adapter *Adapter
-	streams map[string]*ChatStream
+	streams map[string]*WireStream
 	order   []string // stream ids in the order they were opened
 }
 
 // NewServer returns a server with no stream open.
 func NewServer() *Server {
-	return &Server{adapter: NewAdapter(), streams: map[string]*ChatStream{}}
+	return &Server{adapter: NewAdapter(), streams: map[string]*WireStream{}}
 }
 
 // Answer is the answer to one request: its result, or its typed error, and its logs.
@@ -126,7 +126,7 @@ func (s *Server) handle(op string, params json.RawMessage, log *Logs) (any, erro
 		if err := decodeJSON(params, &p); err != nil {
 			return nil, err
 		}
-		s.streams[p.StreamID] = NewChatStream(s.adapter, p.Context)
+		s.streams[p.StreamID] = NewWireStream(s.adapter, p.Context)
 		s.order = append(s.order, p.StreamID)
 		return Object{"events": []StreamEvent{}}, nil
 	case "stream_feed":
@@ -184,6 +184,7 @@ func (s *Server) handle(op string, params json.RawMessage, log *Logs) (any, erro
 		var p struct {
 			Body      Object  `json:"body"`
 			SessionID *string `json:"session_id"`
+			URL       *string `json:"url"`
 		}
 		if err := decodeJSON(params, &p); err != nil {
 			return nil, err
@@ -192,7 +193,11 @@ func (s *Server) handle(op string, params json.RawMessage, log *Logs) (any, erro
 		if p.SessionID != nil {
 			sid = *p.SessionID
 		}
-		return s.adapter.ReadRequest(p.Body, sid)
+		url := ""
+		if p.URL != nil {
+			url = *p.URL
+		}
+		return s.adapter.ReadRequest(p.Body, sid, url)
 	case "estimate":
 		var p struct {
 			Messages []Message        `json:"messages"`

@@ -1,7 +1,7 @@
 // Ids (canonical §6.1, §6.2): ULIDs, canonical tool ids `tu_<ULID>`, and the per-session
 // bidirectional map between canonical tool ids and the provider's.
 
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 
 const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 
@@ -10,6 +10,10 @@ let lastRandom = new Uint8Array(10);
 
 /** A ULID (48 bits of milliseconds, 80 random bits), monotonic within this process. */
 export function newUlid(): string {
+  return encodeUlid(nextTime(), lastRandom);
+}
+
+function nextTime(): number {
   const now = Date.now();
   if (now > lastTime) {
     lastTime = now;
@@ -27,8 +31,30 @@ export function newUlid(): string {
       lastRandom[i] = (lastRandom[i] ?? 0) + 1;
     }
   }
-  let value = BigInt(lastTime);
-  for (const byte of lastRandom) {
+  return lastTime;
+}
+
+/**
+ * A canonical tool id derived from `parts` (a call the API gave no id: canonical §6.2 wants
+ * one). Same parts, same id: its time part is 0 and its 80 other bits a SHA-256 of the parts,
+ * each prefixed by its length so that no two lists of parts spell the same bytes.
+ */
+export function derivedToolId(...parts: string[]): string {
+  const h = createHash("sha256");
+  for (const p of parts) {
+    const b = Buffer.from(p, "utf8");
+    const len = Buffer.alloc(8);
+    len.writeBigUInt64BE(BigInt(b.length));
+    h.update(len);
+    h.update(b);
+  }
+  return "tu_" + encodeUlid(0, new Uint8Array(h.digest().subarray(0, 10)));
+}
+
+/** 48 bits of milliseconds and 80 bits as 26 Crockford base32 digits. */
+function encodeUlid(time: number, random: Uint8Array): string {
+  let value = BigInt(time);
+  for (const byte of random) {
     value = (value << 8n) | BigInt(byte);
   }
   let out = "";

@@ -1,7 +1,7 @@
 // Command {{name}}-adapter is the `{{name}}` turnspec adapter: canonical messages <->
-// OpenAI Chat Completions, answering turnspec's exec protocol. It reads one request per line
-// on standard input and writes one answer per line on standard output, in order;
-// diagnostics go to standard error only.
+// the {{api_title}} (`{{wire_api}}`), answering turnspec's exec protocol. It
+// reads one request per line on standard input and writes one answer per line on standard
+// output, in order; diagnostics go to standard error only.
 //
 //	go build -o bin/ . && turnspec conform exec:turnspec-exec.toml
 package main

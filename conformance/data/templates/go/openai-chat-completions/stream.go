@@ -11,23 +11,18 @@ package main
 // WireFormatError after contract §6.5's message_complete (stop_reason error).
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 )
-
-// StreamEvent is one canonical stream event (schemas/canonical/v1/stream-event.json).
-type StreamEvent = Object
 
 // malformed is a chunk that breaks the documented stream.
 type malformed struct{ reason string }
 
 func (e *malformed) Error() string { return e.reason }
 
-// ChatStream is one stream being translated.
-type ChatStream struct {
+// WireStream is one stream being translated.
+type WireStream struct {
 	a        *Adapter
 	ctx      RequestContext
 	Events   []StreamEvent // every event produced, in order (what a cancel replays)
@@ -53,9 +48,9 @@ type ChatStream struct {
 	log      *Logs
 }
 
-// NewChatStream opens a stream for ctx.
-func NewChatStream(a *Adapter, ctx RequestContext) *ChatStream {
-	s := &ChatStream{a: a, ctx: ctx, args: map[int]string{}, calls: map[int64]int{}, closed: map[int]bool{},
+// NewWireStream opens a stream for ctx.
+func NewWireStream(a *Adapter, ctx RequestContext) *WireStream {
+	s := &WireStream{a: a, ctx: ctx, args: map[int]string{}, calls: map[int64]int{}, closed: map[int]bool{},
 		openCall: -1, textAt: -1, dropped: map[string]bool{}, model: Provider + ":unknown", mid: NewULID()}
 	if ctx.MessageID != nil {
 		s.mid = *ctx.MessageID
@@ -67,7 +62,7 @@ func NewChatStream(a *Adapter, ctx RequestContext) *ChatStream {
 }
 
 // Feed takes the next chunk of the body and returns the events it completed.
-func (s *ChatStream) Feed(data []byte, log *Logs) ([]StreamEvent, error) {
+func (s *WireStream) Feed(data []byte, log *Logs) ([]StreamEvent, error) {
 	return s.step(log, func(out *[]StreamEvent) error {
 		events, err := s.sse.Feed(data)
 		for _, ev := range events {
@@ -80,7 +75,7 @@ func (s *ChatStream) Feed(data []byte, log *Logs) ([]StreamEvent, error) {
 }
 
 // Close ends the body.
-func (s *ChatStream) Close(log *Logs) ([]StreamEvent, error) {
+func (s *WireStream) Close(log *Logs) ([]StreamEvent, error) {
 	return s.step(log, func(out *[]StreamEvent) error {
 		for _, ev := range s.sse.Close() {
 			if err := s.event(ev, out); err != nil {
@@ -92,7 +87,7 @@ func (s *ChatStream) Close(log *Logs) ([]StreamEvent, error) {
 }
 
 // step is one feed or close: the events it completed, or its failure carrying them.
-func (s *ChatStream) step(log *Logs, fn func(out *[]StreamEvent) error) ([]StreamEvent, error) {
+func (s *WireStream) step(log *Logs, fn func(out *[]StreamEvent) error) ([]StreamEvent, error) {
 	s.log = log
 	out := []StreamEvent{}
 	err := fn(&out)
@@ -111,7 +106,7 @@ func (s *ChatStream) step(log *Logs, fn func(out *[]StreamEvent) error) ([]Strea
 	return out, err
 }
 
-func (s *ChatStream) event(ev SseEvent, out *[]StreamEvent) error {
+func (s *WireStream) event(ev SseEvent, out *[]StreamEvent) error {
 	s.position, s.line = ev.Index, ev.Line
 	data := strings.TrimSpace(ev.Data)
 	switch {
@@ -147,7 +142,7 @@ func (s *ChatStream) event(ev SseEvent, out *[]StreamEvent) error {
 	return s.chunk(obj, out)
 }
 
-func (s *ChatStream) chunk(obj Object, out *[]StreamEvent) error {
+func (s *WireStream) chunk(obj Object, out *[]StreamEvent) error {
 	s.chunks++
 	if model, ok := obj["model"].(string); ok && !s.started {
 		s.model = Provider + ":" + model
@@ -202,14 +197,14 @@ func (s *ChatStream) chunk(obj Object, out *[]StreamEvent) error {
 	return nil
 }
 
-func (s *ChatStream) start(out *[]StreamEvent) {
+func (s *WireStream) start(out *[]StreamEvent) {
 	if !s.started {
 		s.started = true
 		*out = append(*out, StreamEvent{"type": "message_start", "message_id": s.mid, "role": "assistant", "model": s.model})
 	}
 }
 
-func (s *ChatStream) text(text string, out *[]StreamEvent) error {
+func (s *WireStream) text(text string, out *[]StreamEvent) error {
 	if s.textAt < 0 || s.textAt != len(s.content)-1 {
 		if err := s.endCall(out); err != nil {
 			return err
@@ -222,7 +217,7 @@ func (s *ChatStream) text(text string, out *[]StreamEvent) error {
 	return nil
 }
 
-func (s *ChatStream) toolCall(c any, out *[]StreamEvent) error {
+func (s *WireStream) toolCall(c any, out *[]StreamEvent) error {
 	call, ok := c.(Object)
 	if !ok {
 		return &malformed{"a tool call delta is not an object"}
@@ -269,7 +264,7 @@ func (s *ChatStream) toolCall(c any, out *[]StreamEvent) error {
 }
 
 // endCall ends the open tool call: its arguments must spell a JSON object.
-func (s *ChatStream) endCall(out *[]StreamEvent) error {
+func (s *WireStream) endCall(out *[]StreamEvent) error {
 	k := s.openCall
 	if k < 0 {
 		return nil
@@ -286,7 +281,7 @@ func (s *ChatStream) endCall(out *[]StreamEvent) error {
 	return nil
 }
 
-func (s *ChatStream) end(out *[]StreamEvent) error {
+func (s *WireStream) end(out *[]StreamEvent) error {
 	s.position++
 	switch {
 	case !s.done && (s.stop == "" || s.usage == nil):
@@ -327,7 +322,7 @@ func (s *ChatStream) end(out *[]StreamEvent) error {
 }
 
 // fail is contract §6.5: the partial message (stop_reason error) before the failure.
-func (s *ChatStream) fail(out *[]StreamEvent) {
+func (s *WireStream) fail(out *[]StreamEvent) {
 	if !s.started || s.finished {
 		return
 	}
@@ -341,7 +336,7 @@ func (s *ChatStream) fail(out *[]StreamEvent) {
 	*out = append(*out, s.complete("error", kept))
 }
 
-func (s *ChatStream) complete(stop string, content []Block) StreamEvent {
+func (s *WireStream) complete(stop string, content []Block) StreamEvent {
 	final := append([]Block{}, content...)
 	var usage any
 	if s.usage != nil {
@@ -350,82 +345,9 @@ func (s *ChatStream) complete(stop string, content []Block) StreamEvent {
 	return StreamEvent{"type": "message_complete", "message_id": s.mid, "stop_reason": stop, "final_content": final, "usage": usage}
 }
 
-// CancelAfter is contract §5.3: the events after a cancel that landed once `delivered`
-// events had been consumed: one tool_use_end per tool call still open (final_input what its
-// deltas spell, else {}), then message_complete with stop_reason cancelled and the content
-// built so far. nil when the stream had already completed by then.
-func (s *ChatStream) CancelAfter(delivered int) []StreamEvent {
+// CancelAfter is contract §5.3 (cancelEvents in events.go): the events after a cancel that
+// landed once `delivered` events had been consumed; nil when the stream had completed by then.
+func (s *WireStream) CancelAfter(delivered int) []StreamEvent {
 	s.Over = true
-	if delivered > len(s.Events) {
-		delivered = len(s.Events)
-	}
-	seen := s.Events[:delivered]
-	blocks := map[int]Block{}
-	partial := map[int]string{}
-	open := map[int]bool{}
-	var usage any
-	for _, e := range seen {
-		k, _ := e["content_block_index"].(int)
-		switch e["type"] {
-		case "message_complete":
-			return nil
-		case "usage_update":
-			usage = e["usage"]
-		case "text_delta":
-			b, ok := blocks[k]
-			if !ok {
-				b = TextBlock("")
-			}
-			b.Text += e["text"].(string)
-			blocks[k] = b
-		case "tool_use_start":
-			blocks[k] = Block{Type: "tool_use", ID: e["tool_use_id"].(string), Name: e["tool_name"].(string), Input: Object{}}
-			open[k] = true
-		case "tool_use_input_delta":
-			partial[k] += e["partial_json"].(string)
-		case "tool_use_end":
-			b := blocks[k]
-			b.Input = e["final_input"].(Object)
-			blocks[k] = b
-			delete(open, k)
-		}
-	}
-	var after []StreamEvent
-	for _, k := range sortedKeys(open) {
-		b := blocks[k]
-		b.Input = jsonObject(partial[k])
-		if b.Input == nil {
-			b.Input = Object{}
-		}
-		blocks[k] = b
-		after = append(after, StreamEvent{"type": "tool_use_end", "message_id": s.mid, "content_block_index": k,
-			"tool_use_id": b.ID, "final_input": b.Input})
-	}
-	content := []Block{}
-	for _, k := range sortedKeys(blocks) {
-		content = append(content, blocks[k])
-	}
-	return append(after, StreamEvent{"type": "message_complete", "message_id": s.mid, "stop_reason": "cancelled",
-		"final_content": content, "usage": usage})
-}
-
-func sortedKeys[V any](m map[int]V) []int {
-	keys := make([]int, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Ints(keys)
-	return keys
-}
-
-func nonNegative(v any) (int64, error) {
-	n, ok := v.(json.Number)
-	if !ok {
-		return 0, errors.New("not a number")
-	}
-	i, err := n.Int64()
-	if err != nil || i < 0 {
-		return 0, errors.New("not a non-negative integer")
-	}
-	return i, nil
+	return cancelEvents(s.Events, delivered, s.mid, nil)
 }
