@@ -209,7 +209,7 @@ def test_a_run_loads_the_checker_and_converters_only_of_the_formats_it_meets(tmp
     from conformance.formats.base import PeerFormat
 
     peers = sorted(type(f).__module__ for f in all_formats() if isinstance(f, PeerFormat))
-    assert len(peers) >= 6  # langchain, openai-messages, otel-genai, pydantic-ai, gpt2099, geppetto
+    assert len(peers) >= 7  # ai-sdk, langchain, openai-messages, otel-genai, pydantic-ai, gpt2099, geppetto
     chat = tmp_path / "chat.json"
     chat.write_text('[{"role": "user", "content": "hi"}]\n', encoding="utf-8")
     code = (
@@ -236,6 +236,8 @@ def test_a_run_loads_the_checker_and_converters_only_of_the_formats_it_meets(tmp
         ("otel-genai", "otel_genai_format/fixtures/valid_records.jsonl"),
         ("pydantic-ai", "pydantic_ai_format/fixtures/valid_history.json"),
         ("pydantic-ai", "pydantic_ai_format/fixtures/valid_retry.jsonl"),
+        ("ai-sdk", "ai_sdk_format/fixtures/valid_chat.json"),
+        ("ai-sdk", "ai_sdk_format/fixtures/valid_chats.jsonl"),
     ],
 )
 def test_a_peer_conversion_reads_and_parses_its_input_once(
@@ -277,7 +279,7 @@ def test_a_peer_conversion_reads_and_parses_its_input_once(
     assert (tmp_path / "out.jsonl").read_bytes()
 
 
-@pytest.mark.parametrize("fmt", ["langchain", "openai-messages", "otel-genai", "pydantic-ai"])
+@pytest.mark.parametrize("fmt", ["ai-sdk", "langchain", "openai-messages", "otel-genai", "pydantic-ai"])
 def test_a_json_peer_file_of_several_sessions_is_refused_and_nothing_written(fmt: str, tmp_path: Path) -> None:
     """`convertkit.write_sessions`: a `.json` file of these peers holds one conversation, so
     a canonical file of several sessions is refused naming how many and the `.jsonl` way

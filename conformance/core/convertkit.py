@@ -484,7 +484,7 @@ def block_extras(block: dict[str, Any]) -> list[str]:
     return [] if known is None else sorted(set(block) - known)
 
 
-# -- the convert driver of a peer read as units (langchain, openai-messages, otel-genai, pydantic-ai) --
+# -- the convert driver of a peer read as units (ai-sdk, langchain, openai-messages, otel-genai, pydantic-ai) --
 
 U = TypeVar("U", bound=Located)
 

@@ -116,6 +116,10 @@ FIXES: dict[str, str] = {
     # -- conversions (core.convertkit) ----------------------------------------------------------------
     "TS900": "nothing to fix in the source: the target format cannot hold what the message names; keep the "
     "source, or accept the loss (the canonical copy keeps ids in metadata.provider_raw).",
+    "AS900": "nothing to fix in the source: the target format cannot hold what the message names; keep the "
+    "source as the record of it (ids, metadata and parts canonical has no block for ride in provider_raw).",
+    "AS901": "accept the value the conversion wrote (UIMessages carry no session id, times or model), or keep "
+    "them beside the messages and set them in the canonical file.",
     "GE900": "nothing to fix in the source: geppetto's Turn cannot hold what the message names; keep the "
     "canonical file as the record of it.",
     "GE901": "give the source the value the message names (a session id, an id, a time), or accept the "
@@ -325,6 +329,32 @@ FIXES: dict[str, str] = {
     "image-url with url, binary with base64 data).",
     "PA006": "write tool call args as a JSON object, its JSON text, or null.",
     "PA101": "answer only tool calls earlier in the history: give the tool return the tool_call_id of its call.",
+    # -- Vercel AI SDK UIMessages (formats/ai_sdk) -------------------------------------------------------------
+    "AS001": "store the conversation as what saveChat writes: a non-empty JSON array of UIMessage objects, each "
+    "with a parts array of objects (a .jsonl line holds one such array).",
+    "AS002": "give each message a string id and a role of system, user or assistant.",
+    "AS003": "give the system or user message at least one part (validateUIMessages refuses it without).",
+    "AS004": "give the part its string type (text, reasoning, tool-<name>, dynamic-tool, file, source-url, ...).",
+    "AS005": "write the part with a type the AI SDK documents, or accept the warning for a part of a newer SDK "
+    "(validateUIMessages refuses it).",
+    "AS006": "give the part the field its type requires, of the documented type (the message names it); drop "
+    "optional fields set to null.",
+    "AS007": "give the tool part a documented state and the fields of that state: input for input-available, "
+    "output only with output-available, errorText only with output-error.",
+    "AS010": "drop the field or move it into metadata (messages) or a data-<name> part: validateUIMessages "
+    "drops fields its type does not have.",
+    "AS101": "give each message of the conversation its own id (generate stable ids before storing).",
+    "AS102": "give the tool result the toolCallId of a tool-call part earlier in the conversation, or accept the "
+    "warning for a conversation that starts mid-call.",
+    "AS201": "give each ModelMessage a role of system, user, assistant or tool.",
+    "AS202": "write content as the role takes it: a string for system, a string or an array of parts for user and "
+    "assistant, an array of tool-result parts for tool.",
+    "AS203": "give each part a string type its role holds (user: text, image, file; assistant: text, file, "
+    "reasoning, tool-call, tool-result; tool: tool-result, tool-approval-response).",
+    "AS204": "write the part with a ModelMessage part type the AI SDK documents, or accept the warning "
+    "(modelMessageSchema refuses it).",
+    "AS205": "give the part the field its type requires, of the documented type (a tool result's output as "
+    "{type: text|json|error-text|error-json|execution-denied|content, value}).",
     # -- LangChain (formats/langchain) -----------------------------------------------------------------------
     "LC001": "store the conversation as a JSON array of message dicts (what messages_to_dict or dumpd write).",
     "LC002": "use a LangChain message type (human, ai, system, tool, chat, function, or a Chunk class).",

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..core.findings import RuleCatalog
+from .ai_sdk import AISDKFormat
 from .base import FileStats, Format, FormatRun, Options, read_unit
 from .canonical import CanonicalFormat
 from .chibi import chibi_formats
@@ -25,7 +26,7 @@ from .sqlite import SqliteFormat
 
 def all_formats() -> list[Format]:
     """Every format, in detection order (the most specific first, canonical last)."""
-    return [SqliteFormat(), *chibi_formats(), PydanticAIFormat(), LangChainFormat(), OtelGenAIFormat(), OpenAIMessagesFormat(), Gpt2099Format(), GeppettoFormat(), CanonicalFormat()]  # fmt: skip
+    return [SqliteFormat(), *chibi_formats(), PydanticAIFormat(), AISDKFormat(), LangChainFormat(), OtelGenAIFormat(), OpenAIMessagesFormat(), Gpt2099Format(), GeppettoFormat(), CanonicalFormat()]  # fmt: skip
 
 
 def get_format(name: str) -> Format:
