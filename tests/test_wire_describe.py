@@ -60,6 +60,16 @@ def test_openrouter_page_says_its_error_signals() -> None:
     assert any(r[:2] == ["`error`", "`error`"] for r in _rows(page, "Stop reasons (TC903)"))
 
 
+def test_an_api_with_no_error_signal_of_its_own_says_the_status_table_alone_classifies() -> None:
+    """Ollama's error body is `{"error": "<message>"}` (its errors page): nothing but the HTTP
+    status classifies, and the page says so instead of an empty list under "Read in this order"."""
+    page = describe(registry.get("ollama-chat"))
+    errors = page.split("## Errors (TC801)", 1)[1].split("\n## ", 1)[0]
+    assert "declares no error signal of the API's own" in errors and "HTTP status table" in errors
+    assert "Read in this order" not in errors
+    assert "Read in this order" in describe(registry.get("anthropic-messages"))
+
+
 def test_an_api_counting_cache_reads_in_input_says_both_readings_pass() -> None:
     page = describe(registry.get("openai-chat-completions"))
     assert "includes cache reads" in page

@@ -127,6 +127,17 @@ def _usage(api: WireApi) -> list[str]:
 
 
 def _errors(e: ErrorSignals) -> list[str]:
+    if e == ErrorSignals(overflow_message=e.overflow_message):  # no signal of its own beyond the default wording
+        return [
+            "The record declares no error signal of the API's own (no header, body field or reason "
+            "that classifies): contract §6.2's HTTP status table classifies its errors"
+            + (
+                f", a 400 whose message matches `{e.overflow_message.pattern}` being `context_overflow`"
+                if e.overflow_message is not None
+                else ""
+            )
+            + ". Values are contract §6.1's classes."
+        ]
     lines = [
         "Read in this order, the first that answers wins; else contract §6.2's HTTP status table. "
         "Values are contract §6.1's classes."
