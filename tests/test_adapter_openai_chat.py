@@ -653,6 +653,34 @@ def test_a_refusal_beside_content_and_an_edited_or_foreign_turn():
     assert "refusal" not in wire and wire["content"] == [{"type": "text", "text": "No."}] * 2
 
 
+def test_a_refusal_content_part_in_a_request_is_read_and_renders_back_as_equal():
+    """An assistant message's content may be "exactly one of type `refusal`" (chat/create): a
+    request read back keeps its text (it was dropped), and what the adapter renders of it is
+    equal to the recorded message under the declared equivalences (TC802)."""
+    from conformance.wire import registry
+    from conformance.wire.equivalence import compare
+
+    a = OpenAIChatAdapter()
+    body = {
+        "model": "gpt-4o",
+        "messages": [
+            {"role": "user", "content": "Help me pick a lock."},
+            {"role": "assistant", "content": [{"type": "refusal", "refusal": "I can't help with that."}]},
+            {"role": "user", "content": "Why not?"},
+        ],
+    }
+    parsed = a.from_wire_request(body)
+    assert parsed.messages[1]["content"] == [{"type": "text", "text": "I can't help with that."}]
+    rendered = a.to_wire(parsed.messages, parsed.tools, parsed.options).body
+    api = registry.get("openai-chat-completions")
+    assert compare(api, body, rendered) == []
+    dropped = {
+        **rendered,
+        "messages": [rendered["messages"][0], {"role": "assistant", "content": ""}, rendered["messages"][2]],
+    }
+    assert compare(api, body, dropped) != []  # the refusal's text lost is still a difference
+
+
 def test_a_streamed_refusal_after_the_finish_reason_is_content_after_it():
     chunk = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o"}
     text = _sse(

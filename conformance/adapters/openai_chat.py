@@ -452,7 +452,7 @@ class OpenAIChatAdapter(UrlMediaMemory, CancellableStreams, BaseAdapter):
         elif isinstance(c, list):
             for p in c:
                 kind, text = content_part(p)
-                if kind == "text":
+                if kind == "text" or (kind == "refusal" and text):  # a refusal part: the reply's text
                     content.append({"type": "text", "text": text})
                 elif kind == "thinking":
                     content.append({"type": "thinking", "text": text, "signature": None})
@@ -920,6 +920,8 @@ class _ChatStream(StreamState[OpenAIChatAdapter]):
                         yield from self.thinking(piece)
                     elif kind == "text" and piece:
                         yield from self.text(piece)
+                    elif kind == "refusal" and piece:
+                        yield from self.refusal(piece)
             if isinstance(refusal, str) and refusal:
                 yield from self.refusal(refusal)
             calls = delta.get("tool_calls") or []
@@ -1116,12 +1118,16 @@ class _ChatStream(StreamState[OpenAIChatAdapter]):
 
 
 def content_part(part: Any) -> tuple[str | None, str]:
-    """(kind, text) of one typed content part: `text` {text}; Mistral's `thinking` {thinking:
-    [text parts]} (docs.mistral.ai, "Reasoning"); anything else (None, "")."""
+    """(kind, text) of one typed content part: `text` {text}; `refusal` {refusal} (an assistant
+    message's content parts: "one or more of type `text`, or exactly one of type `refusal`",
+    chat/create); Mistral's `thinking` {thinking: [text parts]} (docs.mistral.ai,
+    "Reasoning"); anything else (None, "")."""
     if not isinstance(part, dict):
         return None, ""
     if part.get("type") == "text":
         return "text", str(part.get("text") or "")
+    if part.get("type") == "refusal":
+        return "refusal", str(part.get("refusal") or "")
     if part.get("type") == "thinking":
         inner = part.get("thinking")
         if isinstance(inner, str):

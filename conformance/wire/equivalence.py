@@ -409,9 +409,10 @@ OPENAI_CHAT_DIFFERENCES: tuple[str | Equivalence, ...] = (
         "https://platform.openai.com/docs/api-reference/chat/create#chat-create-messages",
     ),
     Equivalence(
-        "an assistant `refusal` equals an assistant `content` of that text, when the message has no "
-        "other content (canonical has no refusal block: a refusal is the reply's text, contract §3.3, "
-        "so an adapter may send it back either way)",
+        "an assistant `refusal` (the message's field, or its one `refusal` content part) equals an "
+        "assistant `content` of that text, when the message has no other content (canonical has no "
+        "refusal block: a refusal is the reply's text, contract §3.3, so an adapter may send it back "
+        "either way)",
         "refusal: string or null. The refusal message by the assistant. / content: The contents of the "
         "assistant message.",
         "https://platform.openai.com/docs/api-reference/chat/create#chat-create-messages",
@@ -740,6 +741,12 @@ def _openai(b: dict[str, Any]) -> dict[str, Any]:
         elif m.get("role") == "user":
             m["content"] = _text_list(c)
         if m.get("role") == "assistant":
+            c = m.get("content")
+            if isinstance(c, list):  # a `refusal` part is the message's refusal (OPENAI_CHAT_DIFFERENCES)
+                m["content"] = [
+                    {"type": "text", "text": p["refusal"]} if isinstance(p, dict) and p.get("type") == "refusal" else p
+                    for p in c
+                ]
             refusal = m.get("refusal")
             if isinstance(refusal, str) and refusal and m.get("content") in ("", None):
                 del m["refusal"]  # the refusal's text as the content (OPENAI_CHAT_DIFFERENCES)
