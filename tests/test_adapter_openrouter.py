@@ -335,3 +335,48 @@ def test_a_refusal_is_the_reply_text_and_goes_back_in_its_field() -> None:
     wire = a.to_wire([user, m], [], OPTS).body["messages"][1]
     assert wire["content"] is None and wire["refusal"] == "I can't help with that."
     assert wire["reasoning_details"] == [{"type": "reasoning.text", "text": "Unsafe.", "format": "unknown"}]
+
+
+def test_a_reply_whose_choice_reports_an_error_is_read_with_its_text_and_error_kept(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """OpenRouter's API reference (Responses: NonStreamingChoice `finish_reason`, which it
+    normalizes to tool_calls, stop, length, content_filter or error, `native_finish_reason`,
+    `error?: ErrorResponse`) and its errors page ("any error occurred while the LLM is
+    producing the output will be emitted in the response body"): such a reply is an honest
+    one (the schema takes it), read as an `error` message with the text that arrived, its
+    error kept in provider_raw and named in a WARN line (nothing dropped silently)."""
+    from conformance.wire import schemas as wire_schemas
+    from conformance.wire.openrouter import OPENROUTER_CHAT
+
+    body = {
+        "id": "gen-1735000000-abc",
+        "object": "chat.completion",
+        "created": 1735000000,
+        "model": "openai/gpt-4o",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "error",
+                "native_finish_reason": "error",
+                "message": {"role": "assistant", "content": "The capital of"},
+                "error": {"code": 502, "message": "Provider returned error", "metadata": {"provider_name": "OpenAI"}},
+            }
+        ],
+        "usage": {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15},
+    }
+    response = wire_schemas.validator(OPENROUTER_CHAT, "response")
+    assert response is not None and response.errors(body) == []
+    with caplog.at_level(logging.WARNING):
+        m = OpenRouterChatAdapter().from_wire_response(WireResponse(body), ctx())
+    assert m["metadata"]["status"] == "error"
+    assert m["content"] == [{"type": "text", "text": "The capital of"}]
+    raw = m["metadata"]["provider_raw"]["openrouter"]
+    assert raw["error"]["code"] == 502 and raw["native_finish_reason"] == "error"
+    assert any(
+        getattr(r, "event", None) == "choice_error" and "Provider returned error" in r.getMessage()
+        for r in caplog.records
+    )
+    # a finish reason outside the documented set is still refused by the schema
+    body["choices"][0]["finish_reason"] = "exploded"
+    assert response.errors(body) != []

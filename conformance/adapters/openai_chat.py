@@ -414,6 +414,7 @@ class OpenAIChatAdapter(UrlMediaMemory, CancellableStreams, BaseAdapter):
         raw: dict[str, Any] = {k: body[k] for k in ("id", "system_fingerprint") if body.get(k) is not None}
         if choice.get("finish_reason") is not None:
             raw["finish_reason"] = choice["finish_reason"]
+        self._keep_choice_error(choice, raw)
         # the reasoning was read as thinking: kept here too, it would go back to a server
         # that refuses it (DeepSeek answers 400); a refusal read as text goes back from its block
         at = _refusal_block(content, msg)
@@ -433,6 +434,25 @@ class OpenAIChatAdapter(UrlMediaMemory, CancellableStreams, BaseAdapter):
             token_usage=self.usage_from_wire(body.get("usage")),
             provider_raw=raw,
             status="error" if failed else "complete",
+        )
+
+    def _keep_choice_error(self, choice: Mapping[str, Any], raw: dict[str, Any]) -> None:
+        """A choice's own `error` (OpenRouter's NonStreamingChoice: "any error occurred while
+        the LLM is producing the output will be emitted in the response body") and the
+        model's `native_finish_reason` beside it: kept in `provider_raw` and the error named
+        in a WARN line, never dropped (the message is an `error` one by its finish_reason)."""
+        if choice.get("native_finish_reason") is not None:
+            raw["native_finish_reason"] = choice["native_finish_reason"]
+        error = choice.get("error")
+        if error is None:
+            return
+        raw["error"] = error
+        detail = error.get("message") if isinstance(error, Mapping) else error
+        self.log.warning(
+            "%s: the reply's choice reports an error: %s",
+            self.name,
+            detail,
+            extra={"event": "choice_error", "adapter": self.name, "field": "choices[0].error"},
         )
 
     def content_from_wire(self, session_id: str, msg: Mapping[str, Any], *, reasoning: bool = False) -> list[Block]:
