@@ -192,3 +192,17 @@ def test_a_defect_planted_in_the_rust_child_fails_its_checks_and_only_those(
         k: r["reasons"][:1] for k, r in results.items() if r["status"] == "fail"
     }
     assert any(words in why for why in results[rule]["reasons"]), results[rule]["reasons"]
+
+
+@pytest.mark.parametrize(
+    ("line", "says"),
+    [(b"not json\n", "standard input line 1 is not JSON"), (b"[1, 2]\n", "standard input line 1 is not a JSON object")],
+    ids=["not-json", "not-an-object"],
+)
+def test_the_rust_child_refuses_a_line_off_the_protocol_in_one_line(rust_child: str, line: bytes, says: str) -> None:
+    """docs/exec-protocol.md, Framing: a line with no `id` to answer is one standard error line
+    naming it and exit status 2, nothing on standard output."""
+    done = subprocess.run(shlex.split(rust_child), input=line, capture_output=True, timeout=60, check=False)
+    err = done.stderr.decode()
+    assert done.returncode == 2 and done.stdout == b"", (done.returncode, done.stdout)
+    assert err.startswith(says) and err.count("\n") == 1, err

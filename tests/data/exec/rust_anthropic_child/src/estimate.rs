@@ -70,7 +70,13 @@ pub fn text_tokens(text: &str) -> usize {
         let plain = chars.next().is_some_and(char::is_alphabetic) && chars.all(char::is_lowercase);
         let len = core.chars().count() as f64;
         let digits = core.chars().any(|c| c.is_ascii_digit());
-        n += if plain { (len / 5.0).ceil() } else if digits { (len / 2.0).ceil() } else { (len / 2.5).ceil() } + punct;
+        n += if plain {
+            (len / 5.0).ceil()
+        } else if digits {
+            (len / 2.0).ceil()
+        } else {
+            (len / 2.5).ceil()
+        } + punct;
     }
     n.ceil() as usize
 }

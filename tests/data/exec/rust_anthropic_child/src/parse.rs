@@ -35,7 +35,11 @@ impl Usage {
         if let Some(n) = read("output_tokens") {
             self.output = n;
         }
-        let (r, w) = if defect("usage") { ("cache_creation_input_tokens", "cache_read_input_tokens") } else { ("cache_read_input_tokens", "cache_creation_input_tokens") };
+        let (r, w) = if defect("usage") {
+            ("cache_creation_input_tokens", "cache_read_input_tokens")
+        } else {
+            ("cache_read_input_tokens", "cache_creation_input_tokens")
+        };
         if let Some(n) = read(r) {
             self.cache_read = n;
         }
@@ -71,14 +75,19 @@ pub fn canonical_block(st: &mut State, session: &str, block: &Json) -> (Json, Js
         "redacted_thinking" => Json::obj().with("type", Json::str("redacted_thinking")).with("data", block.get("data").clone()),
         "tool_use" => {
             let wire_id = block.get("id").str_or("");
-            let id = if defect("toolid") { st.canonical_for(session, &format!("{}x", wire_id)) } else { st.canonical_for(session, wire_id) };
+            let id =
+                if defect("toolid") { st.canonical_for(session, &format!("{}x", wire_id)) } else { st.canonical_for(session, wire_id) };
             let input = if block.get("input").is_obj() { block.get("input").clone() } else { Json::obj() };
             for (k, v) in block.members() {
                 if !matches!(k.as_str(), "type" | "id" | "name" | "input") {
                     extras.set(k, v.clone());
                 }
             }
-            Json::obj().with("type", Json::str("tool_use")).with("id", Json::Str(id)).with("name", block.get("name").clone()).with("input", input)
+            Json::obj()
+                .with("type", Json::str("tool_use"))
+                .with("id", Json::Str(id))
+                .with("name", block.get("name").clone())
+                .with("input", input)
         }
         _ => block.clone(), // a server tool's call or result, kept whole as an unknown block
     };

@@ -170,7 +170,12 @@ fn system(st: &mut State, messages: &[&Json], as_blocks: bool, critical_key: &st
             if b.get("type").as_str() == Some("text") {
                 blocks.push(b);
             } else {
-                let m = Msg { session: message.get("session_id").str_or(""), id: message.get("id").str_or(""), from_us: true, extras: &Json::Null };
+                let m = Msg {
+                    session: message.get("session_id").str_or(""),
+                    id: message.get("id").str_or(""),
+                    from_us: true,
+                    extras: &Json::Null,
+                };
                 drop_block(st, &m, b.get("type").str_or("unknown"), "a system prompt holds text only", false)?;
             }
         }
@@ -250,9 +255,5 @@ pub fn render(st: &mut State, params: &Json) -> Result<Json, Fail> {
         body.set(k, v.clone());
     }
     let headers = Json::obj().with("anthropic-version", Json::str("2023-06-01")).with("content-type", Json::str("application/json"));
-    Ok(Json::obj()
-        .with("method", Json::str("POST"))
-        .with("path", Json::str("/v1/messages"))
-        .with("headers", headers)
-        .with("body", body))
+    Ok(Json::obj().with("method", Json::str("POST")).with("path", Json::str("/v1/messages")).with("headers", headers).with("body", body))
 }

@@ -211,7 +211,10 @@ impl Stream {
             }
             "signature_delta" => {
                 b.wire.set("signature", d.get("signature").clone());
-                event("thinking_delta", &id).with("content_block_index", at).with("text", Json::str("")).with("signature", d.get("signature").clone())
+                event("thinking_delta", &id)
+                    .with("content_block_index", at)
+                    .with("text", Json::str(""))
+                    .with("signature", d.get("signature").clone())
             }
             "input_json_delta" => {
                 let t = d.get("partial_json").str_or("");
@@ -242,13 +245,20 @@ impl Stream {
         let b = &mut self.blocks[pos];
         if b.wire.has("input") || !b.partial.is_empty() {
             let input = if b.partial.trim().is_empty() {
-                if b.wire.get("input").is_obj() { b.wire.get("input").clone() } else { Json::obj() }
+                if b.wire.get("input").is_obj() {
+                    b.wire.get("input").clone()
+                } else {
+                    Json::obj()
+                }
             } else {
                 json::parse(&b.partial).map_err(|e| Fail::wire(&format!("a tool call's input is not JSON: {}", e)))?
             };
             b.wire.set("input", input.clone());
             if let Some(tid) = b.tool_id.clone() {
-                let e = event("tool_use_end", &id).with("content_block_index", Json::int(pos as i64)).with("tool_use_id", Json::Str(tid)).with("final_input", input);
+                let e = event("tool_use_end", &id)
+                    .with("content_block_index", Json::int(pos as i64))
+                    .with("tool_use_id", Json::Str(tid))
+                    .with("final_input", input);
                 self.push(e, out);
                 return Ok(());
             }
@@ -339,7 +349,12 @@ impl Stream {
             if let Some(w) = wires[*pos].as_mut() {
                 w.set("input", input.clone());
             }
-            after.push(event("tool_use_end", &self.message_id).with("content_block_index", Json::int(*pos as i64)).with("tool_use_id", Json::str(tid)).with("final_input", input));
+            after.push(
+                event("tool_use_end", &self.message_id)
+                    .with("content_block_index", Json::int(*pos as i64))
+                    .with("tool_use_id", Json::str(tid))
+                    .with("final_input", input),
+            );
         }
         let kept: Vec<(usize, Json)> = wires.into_iter().enumerate().filter_map(|(i, w)| w.map(|w| (i, w))).collect();
         let mut st = State::default();

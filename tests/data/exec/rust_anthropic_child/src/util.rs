@@ -59,11 +59,8 @@ pub fn now_ms() -> u64 {
 pub fn ulid() -> String {
     let ms = now_ms();
     let (last_ms, last_rand) = LAST.with(|l| l.get());
-    let rand: u128 = if ms <= last_ms {
-        last_rand + 1
-    } else {
-        ((random64() as u128) << 16 | (random64() as u128 & 0xFFFF)) & ((1u128 << 80) - 1)
-    };
+    let rand: u128 =
+        if ms <= last_ms { last_rand + 1 } else { ((random64() as u128) << 16 | (random64() as u128 & 0xFFFF)) & ((1u128 << 80) - 1) };
     let ms = ms.max(last_ms);
     LAST.with(|l| l.set((ms, rand)));
     let value: u128 = (ms as u128) << 80 | rand;
@@ -112,14 +109,5 @@ pub fn now_rfc3339() -> String {
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + if month <= 2 { 1 } else { 0 };
-    format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}Z",
-        year,
-        month,
-        day,
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        micros
-    )
+    format!("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}Z", year, month, day, rem / 3600, rem % 3600 / 60, rem % 60, micros)
 }
