@@ -143,6 +143,15 @@ def test_show_of_an_unknown_name_is_a_usage_error(capsys: pytest.CaptureFixture[
     assert "unknown wire API 'no-such-api'" in err and "bedrock-converse" in err
 
 
+def test_show_of_a_cassette_folder_names_the_apis_it_holds(capsys: pytest.CaptureFixture[str]) -> None:
+    """An outside author typed `turnspec wire show anthropic` (the provider, the adapter and the
+    cassette folder are all `anthropic`; the record is `anthropic-messages`)."""
+    assert main(["wire", "show", "anthropic"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "cassette folder 'anthropic' holds exchanges of: anthropic-messages" in err, err
+
+
 def test_docs_site_has_a_page_per_record_linked_from_the_index() -> None:
     pages = docsgen.wire_pages()
     links = re.findall(r"\]\((wire/[^)]+\.md)\)", pages["reference/wire.md"])
