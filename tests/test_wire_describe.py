@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from conformance.cli import docsgen, main
+from conformance.suite.checks import errors as error_oracle
 from conformance.suite.runner import recorded_folders
 from conformance.wire import registry
 from conformance.wire.describe import describe, index
@@ -70,6 +71,45 @@ def test_an_api_with_no_error_signal_of_its_own_says_the_status_table_alone_clas
     assert "Read in this order" in describe(registry.get("anthropic-messages"))
 
 
+def _status_rows(page: str) -> list[list[str]]:
+    errors = page.split("## Errors (TC801)\n", 1)[1].split("\n## ", 1)[0]
+    table = errors.split("Contract §6.2's HTTP status table", 1)[1]
+    return [[c.strip() for c in r.split("|")[1:-1]] for r in table.splitlines() if r.startswith("| ")][1:]
+
+
+def _class_by_rows(rows: list[list[str]], status: int) -> str:
+    """The class the printed table gives `status`, read as an outside author reads it."""
+    for label, cls, _ in rows:
+        held = (
+            400 <= status < 500
+            if label == "4xx other"
+            else 500 <= status < 600
+            if label == "5xx"
+            else status in {int(x) for x in label.split(",")}
+        )
+        if held:
+            return cls.strip("`")
+    return "other"
+
+
+@pytest.mark.parametrize("api", registry.APIS, ids=lambda a: a.name)
+def test_every_page_prints_the_status_table_tc801_classifies_by(api: registry.WireApi) -> None:
+    """An outside Rust author met "else contract §6.2's HTTP status table" and no table: the
+    contract is not his to read. Every page prints it, and each status classes on the page as
+    TC801's oracle classes a body with no signal of the API's (`wire.api.STATUS_TABLE`, read by both)."""
+    rows = _status_rows(describe(api))
+    assert ["401, 403", "`auth`", ""] in rows and ["429", "`rate_limit`", ""] in rows, rows
+    for status in range(100, 600):
+        assert _class_by_rows(rows, status) == error_oracle.expected_class(api, status, None), status
+
+
+def test_a_page_says_how_a_stream_error_without_a_status_is_classed() -> None:
+    """Anthropic's `error` event carries no HTTP status (the stream began with a 200)."""
+    page = describe(registry.get("anthropic-messages"))
+    assert "An error inside a stream has no HTTP status of its own" in page
+    assert "has no HTTP status of its own" not in describe(registry.get("gemini-generate-content"))
+
+
 def test_an_api_counting_cache_reads_in_input_says_both_readings_pass() -> None:
     page = describe(registry.get("openai-chat-completions"))
     assert "includes cache reads" in page
@@ -101,6 +141,15 @@ def test_show_of_an_unknown_name_is_a_usage_error(capsys: pytest.CaptureFixture[
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert "unknown wire API 'no-such-api'" in err and "bedrock-converse" in err
+
+
+def test_show_of_a_cassette_folder_names_the_apis_it_holds(capsys: pytest.CaptureFixture[str]) -> None:
+    """An outside author typed `turnspec wire show anthropic` (the provider, the adapter and the
+    cassette folder are all `anthropic`; the record is `anthropic-messages`)."""
+    assert main(["wire", "show", "anthropic"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "cassette folder 'anthropic' holds exchanges of: anthropic-messages" in err, err
 
 
 def test_docs_site_has_a_page_per_record_linked_from_the_index() -> None:

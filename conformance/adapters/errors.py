@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from ..wire.api import status_default
+
 # adapter contract §6.1
 ERROR_CLASSES = (
     "rate_limit",
@@ -132,15 +134,6 @@ class CriticalBlockError(InvalidRequestError):
         self.reason = reason
 
 
-_BY_STATUS: dict[int, type[AdapterError]] = {
-    401: AuthError,
-    403: AuthError,
-    408: NetworkError,
-    413: ContextOverflowError,
-    429: RateLimitError,
-}
-
-
 BY_CLASS: dict[str, type[AdapterError]] = {
     c.error_class: c
     for c in (
@@ -161,9 +154,7 @@ def error_for_status(status: int, message: str, *, hint: str | None = None) -> A
     `retryable` is the class's (§6.4's transient classes), whichever way the class was found."""
     cls = BY_CLASS.get(hint) if hint is not None else None
     if cls is None:
-        cls = _BY_STATUS.get(status)
-    if cls is None:
-        cls = ServerError if status >= 500 else InvalidRequestError if 400 <= status < 500 else AdapterError
+        cls = BY_CLASS.get(status_default(status), AdapterError)  # `other` is the base itself
     return cls(message, provider_status=status, retryable=cls.error_class in RETRYABLE)
 
 

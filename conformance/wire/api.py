@@ -297,6 +297,41 @@ class Carries:
     parallel_tool_calls: bool = False
 
 
+@dataclass(frozen=True)
+class StatusRow:
+    """A row of contract §6.2's HTTP status table: the statuses, as the table names them,
+    and their default §6.1 class (before the provider-body adjustments of `ErrorSignals`)."""
+
+    statuses: frozenset[int] | range
+    label: str  # as §6.2 writes it (`401, 403`, `5xx`)
+    error_class: str
+    adjustment: str = ""  # §6.2's "Provider-body adjustments" cell, quoted
+
+
+STATUS_TABLE: tuple[StatusRow, ...] = (
+    StatusRow(frozenset({401, 403}), "401, 403", "auth"),
+    StatusRow(frozenset({408}), "408", "network"),
+    StatusRow(
+        frozenset({413}), "413", "context_overflow", "Some providers use 400 with body indicating overflow; remap."
+    ),
+    StatusRow(frozenset({429}), "429", "rate_limit"),
+    StatusRow(range(500, 600), "5xx", "server_error", "Some providers use 529 specifically; same class."),
+    StatusRow(range(400, 500), "4xx other", "invalid_request"),
+)
+"""Contract §6.2's HTTP status mapping ("Adapters apply these mappings as a starting point, then
+adjust based on provider error bodies"), first row that holds the status wins; any other status
+is `other`. Declared once: TC801's oracle (`status_default`) and `turnspec wire show` read it (an
+outside author found the page naming the table and printing none). §6.2's pre-response row
+(connection refused, DNS, TLS: `network`) has no status, so no row here."""
+
+STATUS_OTHERWISE = "other"  # a status no row holds (1xx-3xx: no error status of §6.2's)
+
+
+def status_default(status: int) -> str:
+    """§6.2's default class of an HTTP status (`STATUS_TABLE`)."""
+    return next((row.error_class for row in STATUS_TABLE if status in row.statuses), STATUS_OTHERWISE)
+
+
 CONTEXT_OVERFLOW_MESSAGE = re.compile(
     r"context (?:length|window)|maximum context|token count .{0,40}exceeds|tokens? exceeds|too many tokens", re.I
 )

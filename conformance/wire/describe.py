@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 
 from ..core.escaping import md
 from ..formats.canonical.status import STATUS_OF_STOP
-from .api import Endpoint, ErrorSignals, WireApi
+from .api import STATUS_OTHERWISE, STATUS_TABLE, Endpoint, ErrorSignals, WireApi
 
 __all__ = ["describe", "index"]
 
@@ -126,6 +126,18 @@ def _usage(api: WireApi) -> list[str]:
     return lines
 
 
+def _status_table() -> list[str]:
+    """Contract §6.2's HTTP status table (`wire.api.STATUS_TABLE`), the one TC801 reads."""
+    rows = [(md(r.label), _code(r.error_class), md(r.adjustment)) for r in STATUS_TABLE]
+    return [
+        "",
+        "Contract §6.2's HTTP status table (the first row holding the status wins; any other status: "
+        f"`{STATUS_OTHERWISE}`):",
+        "",
+        *_table(("HTTP status", "class", "provider-body adjustment"), rows),
+    ]
+
+
 def _errors(e: ErrorSignals) -> list[str]:
     if e == ErrorSignals(overflow_message=e.overflow_message):  # no signal of its own beyond the default wording
         return [
@@ -136,7 +148,8 @@ def _errors(e: ErrorSignals) -> list[str]:
                 if e.overflow_message is not None
                 else ""
             )
-            + ". Values are contract §6.1's classes."
+            + ". Values are contract §6.1's classes.",
+            *_status_table(),
         ]
     lines = [
         "Read in this order, the first that answers wins; else contract §6.2's HTTP status table. "
@@ -161,10 +174,16 @@ def _errors(e: ErrorSignals) -> list[str]:
         lines += _table(("frame names", "class"), ((_code(k), _code(v)) for k, v in e.frames.items()))
     if e.status_in_body is not None:
         lines.append(f"\nAn error inside a stream carries its HTTP status at `{e.status_in_body}`.")
+    else:
+        lines.append(
+            "\nAn error inside a stream has no HTTP status of its own (the stream began with a 200): the"
+            " signals above alone classify it, and one they give no class may take any §6.1 class (TC801"
+            " holds it to that class's §6.3 subclass and §6.4 `retryable`)."
+        )
     for a in e.also_accepted:
         lines.append(f"\n`{a.signal}` may also be: {', '.join(map(_code, sorted(a.classes)))}")
         lines += _said(a.says, a.source)
-    return lines
+    return lines + _status_table()
 
 
 def _carries(api: WireApi) -> list[str]:

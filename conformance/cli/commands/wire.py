@@ -193,11 +193,16 @@ def show(
     from ...suite.runner import recorded_folders  # loaded when the command runs
     from ...wire import describe, registry
 
+    folders = recorded_folders()
     try:
         api = registry.get(name)
     except KeyError as exc:
-        raise InputError(str(exc.args[0])) from None
-    sys.stdout.write(describe.describe(api, recorded_folders().get(api.name, {})))
+        # a provider's or adapter's name is often a cassette folder's (`anthropic`): name the
+        # wire APIs whose exchanges it holds (an outside author typed `wire show anthropic`)
+        held = sorted(a for a, counts in folders.items() if name in counts)
+        hint = f"; turnspec's cassette folder {name!r} holds exchanges of: {', '.join(held)}" if held else ""
+        raise InputError(str(exc.args[0]) + hint) from None
+    sys.stdout.write(describe.describe(api, folders.get(api.name, {})))
 
 
 def record(

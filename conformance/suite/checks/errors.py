@@ -41,7 +41,7 @@ from ...adapters.errors import (
     WireFormatError,
 )
 from ...wire import registry
-from ...wire.api import ErrorSignals, WireApi, value_at
+from ...wire.api import ErrorSignals, WireApi, status_default, value_at
 
 SUBCLASS: dict[str, type[AdapterError]] = {
     "rate_limit": RateLimitError,
@@ -54,7 +54,6 @@ SUBCLASS: dict[str, type[AdapterError]] = {
 }
 """Contract §6.3: the subclass of each §6.1 class (`other` has none but the base)."""
 TRANSIENT = ("rate_limit", "server_error", "network")  # contract §6.4 retryable classes
-_BY_STATUS = {401: "auth", 403: "auth", 408: "network", 413: "context_overflow", 429: "rate_limit"}
 
 
 def _record(api: str | WireApi) -> WireApi | None:
@@ -76,15 +75,6 @@ def _details(err: dict[str, Any]) -> list[dict[str, Any]]:
     """Google's `error.details` objects (a recording may hold anything there)."""
     details = err.get("details")
     return [d for d in details if isinstance(d, dict)] if isinstance(details, list) else []
-
-
-def status_default(status: int) -> str:
-    """§6.2's default class of an HTTP status."""
-    if status in _BY_STATUS:
-        return _BY_STATUS[status]
-    if status >= 500:
-        return "server_error"
-    return "invalid_request" if 400 <= status < 500 else "other"
 
 
 def _error_object(body: Any) -> dict[str, Any]:
