@@ -2461,6 +2461,29 @@ class InvokeModelIdSplitAtColon(TheirBedrockInvoke):  # type: ignore[misc, valid
         return _invoke_path(super().to_wire(messages, tools, options), quote(old, safe=""))
 
 
+def _shouted(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{**b, "text": b["text"].upper()} if b.get("type") == "text" else b for b in blocks]
+
+
+class TextShouted(AnthropicAdapter):
+    """Reads every reply's text upper-cased, parsed and streamed alike (deltas and final
+    content), so the stream agrees with the parse (TC606) and the deltas with the final
+    content (TC605): only the recording tells."""
+
+    def from_wire_response(self, response: Any, request_context: RequestContext) -> Message:
+        m = super().from_wire_response(response, request_context)
+        m["content"] = _shouted(m["content"])
+        return m
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        for e in super().stream_response(chunks, context):
+            if e.get("type") == "text_delta":
+                e = {**e, "text": e["text"].upper()}
+            elif e.get("type") == "message_complete":
+                e = {**e, "final_content": _shouted(list(e.get("final_content") or []))}
+            yield e
+
+
 MUTANTS: dict[type, str] = {
     SilentDrop: "TC201",
     WarnMissingField: "TC201",
@@ -2677,6 +2700,7 @@ MUTANTS: dict[type, str] = {
     InvokeModelIdSplitAtColon: "TC802",
     BedrockContextWindowAsEndTurn: "TC903",
     BedrockModelNotReadyAsServerError: "TC801",
+    TextShouted: "TC908",
 }
 # where each adapter's own cassettes live (the project's for its adapters)
 CASSETTES = {

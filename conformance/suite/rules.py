@@ -457,6 +457,14 @@ SERVED_MODEL = CheckInfo(
     slug="served_model",
     fix="check that the parsed message's model is the one the response says served the call, not the one requested.",
 )
+REPLY_TEXT = CheckInfo(
+    "TC908",
+    E,
+    "contract §3.3",
+    "A parsed or streamed reply's text is the text the recording carries, in order",
+    slug="reply_text",
+    fix="check the reading of the reply's text blocks (a response's and a stream's: they share it): the reason quotes the recorded text the parsed texts lack.",
+)
 USAGE_ESTIMATED = CheckInfo(
     "TC906",
     E,
@@ -548,6 +556,7 @@ CATALOG = RuleCatalog(
         STREAM_USAGE_REQUESTED,
         USAGE_ESTIMATED,
         SERVED_MODEL,
+        REPLY_TEXT,
         MESSAGE_ID_FROM_CORE,
         ENDPOINT,
         CACHE_CONTROL_HIDDEN,

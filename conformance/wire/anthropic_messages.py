@@ -133,6 +133,36 @@ def _response_tool_calls(body: JsonBody) -> list[Located]:
     ]
 
 
+def _response_text(body: JsonBody) -> list[Located]:
+    """The `text` of each `text` block of a response's `content` (messages/create: a text
+    block is `{"type": "text", "text": ...}`)."""
+    content = body.get("content")
+    return [
+        Located(f"/content/{j}/text", b["text"])
+        for j, b in enumerate(content if isinstance(content, list) else [])
+        if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+    ]
+
+
+def _stream_text(events: list[Any]) -> list[str] | None:
+    """The text each `text` block of a stream spells (streaming messages: a
+    `content_block_start` whose `content_block` is a text block, then `content_block_delta`
+    events of `text_delta`s at its `index`), one per block in the order they opened."""
+    texts: dict[Any, list[str]] = {}
+    for e in events:
+        if not isinstance(e, dict):
+            continue
+        if e.get("type") == "content_block_start":
+            block = e.get("content_block")
+            if isinstance(block, dict) and block.get("type") == "text":
+                texts[e.get("index")] = [block["text"]] if isinstance(block.get("text"), str) else []
+        elif e.get("type") == "content_block_delta" and e.get("index") in texts:
+            delta = e.get("delta")
+            if isinstance(delta, dict) and delta.get("type") == "text_delta" and isinstance(delta.get("text"), str):
+                texts[e.get("index")].append(delta["text"])
+    return ["".join(t) for t in texts.values()]
+
+
 def _system(body: JsonBody) -> list[Located]:
     """The top-level `system`, and the text of any (misplaced) role-system message: the
     probe finds system text wherever a body puts it, so TC403 can say where it went."""
@@ -369,6 +399,8 @@ ANTHROPIC_MESSAGES = WireApi(
         response_thinking_text=_response_field("thinking", "thinking"),
         response_model=string_at("/model"),
         response_tool_calls=_response_tool_calls,
+        response_text=_response_text,
+        stream_text=_stream_text,
         stream_model=first_string_at("/message/model"),  # message_start's message
         # "max_tokens", "stop_sequences", "temperature" (messages/create body parameters)
         request_options=option_fields(

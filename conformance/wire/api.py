@@ -265,6 +265,12 @@ class Probes:
     # call as the wire spells it), whether or not the API issued ids for them; the recording's
     # count of calls, which TC503 holds a parse to. Nothing found where the record does not say
     response_tool_calls: Probe = _nothing
+    # response side: the reply's answer text, one value per text block or part as the wire
+    # splits it (not thinking, not a refusal: TC903 reads those), which TC908 finds, in
+    # order, in the parsed reply's text; the stream probe answers the texts a stream spells
+    # (its text deltas joined per block). Nothing / None where the record does not say
+    response_text: Probe = _nothing
+    stream_text: Callable[[list[Any]], list[str] | None] = _no_refusals
 
 
 @dataclass(frozen=True)

@@ -253,6 +253,17 @@ def _stream_tool_fragments(events: list[Any]) -> list[list[str]] | None:
     return list(calls.values())
 
 
+def _stream_text(events: list[Any]) -> list[str] | None:
+    """The text each content block of a stream spells (ConverseStream: `contentBlockDelta`
+    events whose `delta` is `{"text": ...}`, by `contentBlockIndex`), one per block in order."""
+    texts: dict[Any, list[str]] = {}
+    for e in events:
+        delta = e.get("contentBlockDelta") if isinstance(e, dict) else None
+        if isinstance(delta, dict) and isinstance((delta.get("delta") or {}).get("text"), str):
+            texts.setdefault(delta.get("contentBlockIndex"), []).append(delta["delta"]["text"])
+    return ["".join(t) for t in texts.values()]
+
+
 # the exception members of ConverseStreamOutput (an event stream's `exception` frames)
 STREAM_EXCEPTIONS = frozenset(
     {
@@ -479,6 +490,9 @@ BEDROCK_CONVERSE = WireApi(
         response_usage=lambda body: usage_of(body.get("usage")),
         response_tool_ids=_response_tool_ids,
         response_tool_calls=_response_tool_calls,
+        # ContentBlock: a `text` member is "Text to include in the message"
+        response_text=_response_member("text"),
+        stream_text=_stream_text,
         stream_stop_reason=_stream_stop_reason,
         stream_usage=_stream_usage,
         stream_opens=lambda e: isinstance(e, dict) and "messageStart" in e,

@@ -374,6 +374,32 @@ def _candidate_parts(event: Any) -> list[Any]:
     return parts if isinstance(parts, list) else []
 
 
+def _answer_texts(parts: list[Any]) -> list[str]:
+    """The `text` of each part that is not a thought (Part: `text`, and `thought`
+    "Indicates if the part is thought from the model")."""
+    return [
+        p["text"]
+        for p in parts
+        if isinstance(p, dict) and isinstance(p.get("text"), str) and p.get("thought") is not True
+    ]
+
+
+def _response_text(body: JsonBody) -> list[Located]:
+    """The answer text of the first candidate: each part's `text` that is not a thought."""
+    return [
+        Located(f"{at}/text", p["text"])
+        for at, p in _response_parts(body)
+        if isinstance(p.get("text"), str) and p.get("thought") is not True
+    ]
+
+
+def _stream_text(events: list[Any]) -> list[str] | None:
+    """The answer text a stream spells: each chunk is a GenerateContentResponse
+    (streamGenerateContent), its first candidate's non-thought parts' texts joined over the
+    chunks, in order (one text)."""
+    return ["".join(t for e in events for t in _answer_texts(_candidate_parts(e)))]
+
+
 def _stream_stop_reason(events: list[Any]) -> Any:
     """The last finishReason of a stream (each chunk is a GenerateContentResponse); a
     stream that ends with a blocked prompt and never finished a candidate: PROMPT_BLOCKED."""
@@ -509,6 +535,8 @@ GEMINI = WireApi(
         response_usage=_usage,
         response_tool_ids=_response_call_ids,
         response_tool_calls=_response_calls,
+        response_text=_response_text,
+        stream_text=_stream_text,
         stream_stop_reason=_stream_stop_reason,
         stream_usage=_stream_usage,
         # the candidate's own thought parts and thoughtSignatures ("pass it back exactly as received")

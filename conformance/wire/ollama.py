@@ -192,6 +192,24 @@ def _stream_stop_reason(events: list[Any]) -> Any:
     return "stop (with tool_calls)" if finish == "stop" and calls else finish
 
 
+def _response_text(body: JsonBody) -> list[Located]:
+    """The answer of a reply: `message.content` (api/chat: "the content of the message";
+    the model's thinking is `message.thinking`, apart)."""
+    msg = body.get("message") if isinstance(body, dict) else None
+    content = msg.get("content") if isinstance(msg, dict) else None
+    return [Located("/message/content", content)] if isinstance(content, str) else []
+
+
+def _stream_text(events: list[Any]) -> list[str] | None:
+    """The answer a stream spells: each line's `message.content`, joined in order."""
+    pieces = []
+    for ev in events:
+        msg = ev.get("message") if isinstance(ev, dict) else None
+        if isinstance(msg, dict) and isinstance(msg.get("content"), str):
+            pieces.append(msg["content"])
+    return ["".join(pieces)]
+
+
 def _stream_usage(events: list[Any]) -> Any:
     """The counts of the final line (`done: true`)."""
     last = next((ev for ev in reversed(events) if isinstance(ev, dict) and ev.get("done") is True), None)
@@ -266,6 +284,8 @@ OLLAMA_CHAT = WireApi(
         response_usage=_usage,
         response_tool_ids=_response_call_ids,
         response_tool_calls=_response_calls,
+        response_text=_response_text,
+        stream_text=_stream_text,
         stream_stop_reason=_stream_stop_reason,
         stream_usage=_stream_usage,
         response_model=string_at("/model"),

@@ -287,6 +287,37 @@ def response_refusals(body: JsonBody) -> list[Located]:
     return out
 
 
+def response_text(body: JsonBody) -> list[Located]:
+    """The `output_text` content parts of the output `message` items (responses/object: an
+    output message's content is `{"type": "output_text", "text": ...}` or a refusal)."""
+    out: list[Located] = []
+    output = body.get("output") if isinstance(body, dict) else None
+    for i, item in enumerate(output if isinstance(output, list) else []):
+        parts = item.get("content") if isinstance(item, dict) and item.get("type") == "message" else None
+        for j, part in enumerate(parts if isinstance(parts, list) else []):
+            if isinstance(part, dict) and part.get("type") == "output_text" and isinstance(part.get("text"), str):
+                out.append(Located(f"/output/{i}/content/{j}/text", part["text"]))
+    return out
+
+
+def stream_text(events: list[Any]) -> list[str] | None:
+    """The answer texts a stream spells, one per content part (responses-streaming:
+    `response.output_text.delta` `delta` fragments, then `response.output_text.done` with the
+    whole `text`): the done texts, else the joined deltas, keyed by (item_id, content_index)."""
+    done: dict[Any, str] = {}
+    deltas: dict[Any, list[str]] = {}
+    for ev in events:
+        if not isinstance(ev, dict):
+            continue
+        key = (ev.get("item_id"), ev.get("content_index"))
+        if ev.get("type") == "response.output_text.delta" and isinstance(ev.get("delta"), str):
+            deltas.setdefault(key, []).append(ev["delta"])
+        elif ev.get("type") == "response.output_text.done" and isinstance(ev.get("text"), str):
+            done[key] = ev["text"]
+    keys = list(dict.fromkeys([*deltas, *done]))
+    return [done[k] if k in done else "".join(deltas[k]) for k in keys]
+
+
 def stream_refusals(events: list[Any]) -> list[str] | None:
     """The refusal texts a stream spells, one per content part (responses-streaming:
     `response.refusal.delta` `delta` fragments, then `response.refusal.done` with the whole
@@ -379,6 +410,8 @@ OPENAI_RESPONSES = WireApi(
         stream_error=stream_error,
         response_refusals=response_refusals,
         stream_refusals=stream_refusals,
+        response_text=response_text,
+        stream_text=stream_text,
         # responses/create: `text.format` `{"type": "json_schema", "name", "schema", "strict"}`
         output_schema=schema_at("/text/format/schema"),
         response_model=string_at("/model"),

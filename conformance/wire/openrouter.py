@@ -188,6 +188,8 @@ OPENROUTER_CHAT = WireApi(
         # and its ChatStreamDelta `refusal`, "Refusal message delta"
         response_refusals=_chat.response_refusals,
         stream_refusals=_chat.stream_refusals,
+        response_text=_chat.response_text,
+        stream_text=_chat.stream_text,
     ),
     stop_reasons=OPENROUTER_STOP_REASONS,
     stop_reasons_also=OPENAI_CHAT.stop_reasons_also,  # content_filter: end_turn or error, as for OpenAI's

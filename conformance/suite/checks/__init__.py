@@ -46,6 +46,7 @@ CHECKS: tuple[Check, ...] = (
     cancel.cancellation,
     provider_raw.provider_raw,
     capability_probes.capability_probes,
+    semantics.reply_text,
 )
 
 # what the runner and the tests read from the package (the other helpers live in their family

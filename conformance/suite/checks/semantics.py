@@ -33,6 +33,7 @@ from typing import Any
 from ...adapters.protocol import Adapter, Message, WireResponse, capabilities_of
 from ...formats.canonical.status import status_of_stop
 from ...wire import equivalence
+from ...wire import schemas as wire_schemas
 from ...wire.api import Located, WireApi
 from ...wire.facts import history_index
 from .. import rules as R
@@ -742,3 +743,104 @@ CHECKS: tuple[Check, ...] = (
     missing_usage,
     served_model,
 )
+
+
+def _squeezed(text: str) -> str:
+    return "".join(text.split())
+
+
+def _text_lost(recorded: list[str], content: Any) -> str:
+    """Why the reply's text blocks (`content`) do not hold the recorded texts, in order, or
+    "". Compared with whitespace left out: an adapter may join the wire's pieces into one
+    block, put a line between them, mark a refusal, or trim a reply's ends, and a reader
+    loses nothing by it; a piece changed, cut, dropped or moved before another is lost."""
+    got = (
+        [b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text"]
+        if isinstance(content, list)
+        else []
+    )
+    hay = _squeezed("".join(str(g) for g in got))
+    at = 0
+    for piece in recorded:
+        want = _squeezed(piece)
+        if not want:
+            continue
+        k = hay.find(want, at)
+        if k < 0:
+            near = " (it is there, but before the text that precedes it on the wire)" if want in hay else ""
+            return (
+                f"the recorded text {piece!r:.60} is not in the reply's text blocks{near} (parsed texts "
+                f'{[str(g)[:40] for g in got]}); contract §3.3: content is "the assistant\'s reply blocks, in order"'
+            )
+        at = k + len(want)
+    return ""
+
+
+@check(R.REPLY_TEXT)
+def reply_text(env: Env) -> Iterator[Outcome]:
+    """TC908 (contract §3.3, CanonicalResponse.content: "the assistant's reply blocks, in
+    order"): on each recorded reply of the adapter's API, the answer texts the record locates
+    (`response_text` in a body, `stream_text` in a stream, an oracle read from the wire, not
+    from the adapter) are in the parsed message's text blocks (a stream's
+    `message_complete.final_content`), in order. TC606 holds a stream to its parse and TC605
+    the deltas to the final content; this holds both to the recording, so a reading that
+    alters the text the same way in both (a case changed, a piece cut or dropped) fails."""
+    for s in env.subjects:
+        a = s.adapter
+        api = wire_api_of(a)
+        if not (locates(api, "response_text") or locates(api, "stream_text")):
+            why = f"the {a.wire_api} record locates no reply text (it does not say where the answer is)"
+            yield outcome(R.REPLY_TEXT, s, "skip", "reply text", why)
+            continue
+        for it in env.recorded(s):
+            yield from _reply_text_case(s, a, it)
+
+
+def _reply_text_case(s: AdapterUnderTest, a: Adapter, it: Interaction) -> Iterator[Outcome]:
+    api = it.wire
+    if it.status >= 400 or api is None or api.name != wire_name(a):
+        return
+    ctx = ctx_for(session_for("text", it.label))
+    try:
+        if it.is_stream:
+            values = wire_values(it)
+            recorded = api.probes.stream_text(values) if values is not None else None
+            if recorded is None:
+                return
+            events, _ = parse_stream(a, it.response_body, ctx)
+            done = next((e for e in events if e.get("type") == "message_complete"), None)
+            if done is None:
+                return  # TC601 reports it
+            content = done.get("final_content")
+        else:
+            if not isinstance(it.response_json, dict):
+                return
+            recorded = [x.value for x in api.probes.response_text(it.response_json) if isinstance(x.value, str)]
+            content = parse_response(a, WireResponse(it.response_json), ctx).get("content")
+    except Exception:
+        return  # TC101 / TC601 report it
+    if not any(_squeezed(t) for t in recorded):
+        return  # a reply with no answer text (a call, or thinking alone): nothing to find
+    why = _text_lost(recorded, content)
+    departs = _departure(api, it) if why else None
+    if departs is not None:  # the docs do not say how to read what the server sent instead
+        yield outcome(
+            R.REPLY_TEXT, s, "skip", it.label, f"{why}; but the recording departs from its API's docs ({departs})"
+        )
+        return
+    yield outcome(R.REPLY_TEXT, s, "fail" if why else "pass", it.label, why)
+
+
+def _departure(api: WireApi, it: Interaction) -> str | None:
+    """The first departure from the API's docs the recorded reply (or a stream event of it)
+    makes that its wire schema tolerates (`x-tolerate`), described; None when it makes none."""
+    kind = "stream-event" if it.is_stream else "response"
+    reader = wire_schemas.reader(api, kind)
+    if reader is None:
+        return None
+    values = (wire_values(it) or []) if it.is_stream else [it.response_json]
+    for value in values:
+        found = reader.read(value).departures
+        if found:
+            return found[0].describe()
+    return None
