@@ -769,6 +769,28 @@ def _openai(b: dict[str, Any]) -> dict[str, Any]:
     return b
 
 
+OPENROUTER_STREAM_USAGE = Equivalence(
+    "`stream_options.include_usage` set or absent (OpenRouter sends full usage in every stream)",
+    "Deprecated: This field has no effect. Full usage details are always included.",
+    "https://openrouter.ai/docs/client-sdks/python/components/chatstreamoptions",
+)
+OPENROUTER_CHAT_DIFFERENCES: tuple[Equivalence, ...] = (*JSON_FORMS, OPENROUTER_STREAM_USAGE)
+"""OpenRouter's Chat Completions: JSON's forms, and the stream option it ignores."""
+
+
+def openrouter_chat(body: JsonBody) -> JsonBody:
+    """An OpenRouter Chat Completions request in the form TC802 compares
+    (OPENROUTER_CHAT_DIFFERENCES): `stream_options.include_usage` dropped, the option with it
+    when it held nothing else."""
+    b = copy.deepcopy(dict(body))
+    opts = b.get("stream_options")
+    if isinstance(opts, dict) and "include_usage" in opts:
+        opts.pop("include_usage")
+        if not opts:
+            del b["stream_options"]
+    return b
+
+
 def ollama_chat(body: JsonBody) -> JsonBody:
     """An Ollama `/api/chat` request in the form TC802 compares (OLLAMA_CHAT_DIFFERENCES)."""
     b = copy.deepcopy(dict(body))
