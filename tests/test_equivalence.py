@@ -328,3 +328,18 @@ def test_openrouter_stream_usage_option_is_no_difference():
     # any other stream option, or the stream itself, still differs
     assert equivalence.compare(OPENROUTER_CHAT, _openrouter(), _openrouter(stream_options={"other": 1})) != []
     assert equivalence.compare(OPENROUTER_CHAT, _openrouter(), _openrouter(stream=False)) != []
+
+
+def _anthropic(**top: Any) -> dict[str, Any]:
+    return {"model": "claude-haiku-4-5", "max_tokens": 64, "messages": [{"role": "user", "content": "Hi"}], **top}
+
+
+def test_anthropic_empty_tools_list_equals_absent_tools():
+    """messages/create `tools`, "Definitions of tools that the model may use": an empty list
+    defines none, as no list does (chatlas records `tools: []`, which the API answers; the
+    reference adapter renders no `tools`). A list holding a tool still differs."""
+    assert equivalence.compare(ANTHROPIC_MESSAGES, _anthropic(tools=[]), _anthropic()) == []
+    assert equivalence.compare(ANTHROPIC_MESSAGES, _anthropic(), _anthropic(tools=[])) == []
+    tool = {"name": "t", "description": "d", "input_schema": {"type": "object"}}
+    assert equivalence.compare(ANTHROPIC_MESSAGES, _anthropic(tools=[tool]), _anthropic()) != []
+    assert equivalence.compare(ANTHROPIC_MESSAGES, _anthropic(tools=[]), _anthropic(tools=[tool])) != []

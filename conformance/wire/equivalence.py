@@ -396,6 +396,11 @@ ANTHROPIC_MESSAGES_DIFFERENCES: tuple[str | Equivalence, ...] = (
         "when tools are provided.",
         "https://docs.claude.com/en/docs/agents-and-tools/tool-use/implement-tool-use#forcing-tool-use",
     ),
+    Equivalence(
+        "an empty `tools` list equals an absent `tools` (neither defines a tool)",
+        "tools: Definitions of tools that the model may use.",
+        "https://platform.claude.com/docs/en/api/messages/create",
+    ),
 )
 OPENAI_CHAT_DIFFERENCES: tuple[str | Equivalence, ...] = (
     *JSON_FORMS,
@@ -717,6 +722,8 @@ def _anthropic(b: dict[str, Any]) -> dict[str, Any]:
             merged.append({**m, "content": content})
     if "messages" in b:
         b["messages"] = merged
+    if b.get("tools") == []:
+        del b["tools"]  # defines no tool, as an absent list (ANTHROPIC_MESSAGES_DIFFERENCES)
     _strip_description(b.get("tools"))
     _strip_tool_schema_titles(b.get("tools"), "input_schema")
     if b.get("tools") and b.get("tool_choice") == {"type": "auto"}:
