@@ -309,3 +309,37 @@ def test_responses_a_status_or_description_that_says_something_still_differs():
     assert equivalence.compare(OPENAI_RESPONSES, _responses(status="incomplete"), _responses(status="absent")) != []
     assert equivalence.compare(OPENAI_RESPONSES, _responses(), _responses(description=None)) != []
     assert equivalence.compare(OPENAI_RESPONSES, _responses(status=None), _responses(status="completed")) != []
+
+
+def _openrouter(**top: Any) -> dict[str, Any]:
+    return {"model": "google/gemini-2.5-flash", "messages": [{"role": "user", "content": "Hi"}], "stream": True, **top}
+
+
+def test_openrouter_stream_usage_option_is_no_difference():
+    """openrouter.ai ChatStreamOptions: include_usage "has no effect. Full usage details are
+    always included": a stream recorded without it (logfire's OpenRouter cassettes) equals the
+    reference adapter's rendering with it, and the other way round."""
+    asked = _openrouter(stream_options={"include_usage": True})
+    assert equivalence.compare(OPENROUTER_CHAT, _openrouter(), asked) == []
+    assert equivalence.compare(OPENROUTER_CHAT, asked, _openrouter()) == []
+    assert (
+        equivalence.compare(OPENROUTER_CHAT, _openrouter(), _openrouter(stream_options={"include_usage": False})) == []
+    )
+    # any other stream option, or the stream itself, still differs
+    assert equivalence.compare(OPENROUTER_CHAT, _openrouter(), _openrouter(stream_options={"other": 1})) != []
+    assert equivalence.compare(OPENROUTER_CHAT, _openrouter(), _openrouter(stream=False)) != []
+
+
+def _anthropic(**top: Any) -> dict[str, Any]:
+    return {"model": "claude-haiku-4-5", "max_tokens": 64, "messages": [{"role": "user", "content": "Hi"}], **top}
+
+
+def test_anthropic_empty_tools_list_equals_absent_tools():
+    """messages/create `tools`, "Definitions of tools that the model may use": an empty list
+    defines none, as no list does (chatlas records `tools: []`, which the API answers; the
+    reference adapter renders no `tools`). A list holding a tool still differs."""
+    assert equivalence.compare(ANTHROPIC_MESSAGES, _anthropic(tools=[]), _anthropic()) == []
+    assert equivalence.compare(ANTHROPIC_MESSAGES, _anthropic(), _anthropic(tools=[])) == []
+    tool = {"name": "t", "description": "d", "input_schema": {"type": "object"}}
+    assert equivalence.compare(ANTHROPIC_MESSAGES, _anthropic(tools=[tool]), _anthropic()) != []
+    assert equivalence.compare(ANTHROPIC_MESSAGES, _anthropic(tools=[]), _anthropic(tools=[tool])) != []

@@ -396,6 +396,11 @@ ANTHROPIC_MESSAGES_DIFFERENCES: tuple[str | Equivalence, ...] = (
         "when tools are provided.",
         "https://docs.claude.com/en/docs/agents-and-tools/tool-use/implement-tool-use#forcing-tool-use",
     ),
+    Equivalence(
+        "an empty `tools` list equals an absent `tools` (neither defines a tool)",
+        "tools: Definitions of tools that the model may use.",
+        "https://platform.claude.com/docs/en/api/messages/create",
+    ),
 )
 OPENAI_CHAT_DIFFERENCES: tuple[str | Equivalence, ...] = (
     *JSON_FORMS,
@@ -717,6 +722,8 @@ def _anthropic(b: dict[str, Any]) -> dict[str, Any]:
             merged.append({**m, "content": content})
     if "messages" in b:
         b["messages"] = merged
+    if b.get("tools") == []:
+        del b["tools"]  # defines no tool, as an absent list (ANTHROPIC_MESSAGES_DIFFERENCES)
     _strip_description(b.get("tools"))
     _strip_tool_schema_titles(b.get("tools"), "input_schema")
     if b.get("tools") and b.get("tool_choice") == {"type": "auto"}:
@@ -766,6 +773,28 @@ def _openai(b: dict[str, Any]) -> dict[str, Any]:
     _strip_tool_schema_titles(b.get("tools"), "function", "parameters")
     if b.get("tools") and b.get("tool_choice") == "auto":
         del b["tool_choice"]  # the documented default (OPENAI_CHAT_DIFFERENCES)
+    return b
+
+
+OPENROUTER_STREAM_USAGE = Equivalence(
+    "`stream_options.include_usage` set or absent (OpenRouter sends full usage in every stream)",
+    "Deprecated: This field has no effect. Full usage details are always included.",
+    "https://openrouter.ai/docs/client-sdks/python/components/chatstreamoptions",
+)
+OPENROUTER_CHAT_DIFFERENCES: tuple[Equivalence, ...] = (*JSON_FORMS, OPENROUTER_STREAM_USAGE)
+"""OpenRouter's Chat Completions: JSON's forms, and the stream option it ignores."""
+
+
+def openrouter_chat(body: JsonBody) -> JsonBody:
+    """An OpenRouter Chat Completions request in the form TC802 compares
+    (OPENROUTER_CHAT_DIFFERENCES): `stream_options.include_usage` dropped, the option with it
+    when it held nothing else."""
+    b = copy.deepcopy(dict(body))
+    opts = b.get("stream_options")
+    if isinstance(opts, dict) and "include_usage" in opts:
+        opts.pop("include_usage")
+        if not opts:
+            del b["stream_options"]
     return b
 
 

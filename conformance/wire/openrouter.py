@@ -194,5 +194,6 @@ OPENROUTER_CHAT = WireApi(
     stop_reasons=OPENROUTER_STOP_REASONS,
     stop_reasons_also=OPENAI_CHAT.stop_reasons_also,  # content_filter: end_turn or error, as for OpenAI's
     cached_in_input=True,
-    accepted_differences=equivalence.JSON_FORMS,  # object member order, number spellings
+    normalize_request=equivalence.openrouter_chat,
+    accepted_differences=equivalence.OPENROUTER_CHAT_DIFFERENCES,  # JSON's forms, the ignored stream option
 )
