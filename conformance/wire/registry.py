@@ -20,10 +20,12 @@ from .ollama import OLLAMA_CHAT, OLLAMA_GENERATE
 from .openai_chat import OPENAI_CHAT
 from .openai_responses import OPENAI_RESPONSES
 from .openrouter import OPENROUTER_CHAT
+from .vertex_anthropic_messages import VERTEX_ANTHROPIC_MESSAGES
 
 APIS: tuple[WireApi, ...] = (
     ANTHROPIC_COUNT_TOKENS,  # before messages: most specific first
     ANTHROPIC_MESSAGES,
+    VERTEX_ANTHROPIC_MESSAGES,  # `.../publishers/anthropic/models/{model}:rawPredict`, not Gemini's methods
     OPENROUTER_CHAT,  # before chat completions: its path is the more specific
     OPENAI_CHAT,
     OLLAMA_CHAT,
