@@ -52,6 +52,7 @@ from conformance.adapters.ollama import OllamaAdapter
 from conformance.adapters.openai_chat import OpenAIChatAdapter
 from conformance.adapters.openai_responses import OpenAIResponsesAdapter
 from conformance.adapters.openrouter import OpenRouterChatAdapter
+from conformance.adapters.vertex_anthropic import VertexAnthropicAdapter
 
 
 class SilentDrop(OpenAIChatAdapter):
@@ -2461,6 +2462,58 @@ class InvokeModelIdSplitAtColon(TheirBedrockInvoke):  # type: ignore[misc, valid
         return _invoke_path(super().to_wire(messages, tools, options), quote(old, safe=""))
 
 
+# -- Claude on Vertex AI: planted defects in the opt-in vertex-anthropic adapter ------------
+# (Anthropic, "Claude on Vertex AI": "In Vertex, model is not passed in the request body.
+# Instead, it is specified in the Google Cloud endpoint URL."; "anthropic_version is passed
+# in the request body (rather than as a header)"; Google's REST reference: rawPredict and
+# streamRawPredict are two methods)
+
+
+class VertexStreamInBody(VertexAnthropicAdapter):
+    """Asks for a stream the way Anthropic's own API does, by `stream: true` in the body, and
+    sends every request to `:rawPredict` (the URL's method is what streams on Vertex AI)."""
+
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: AdapterOptions) -> WireRequest:
+        wire = super().to_wire(messages, tools, options)
+        return replace(wire, path=wire.path.replace(":streamRawPredict", ":rawPredict"))
+
+
+class VertexModelNotInUrl(VertexAnthropicAdapter):
+    """Keeps the model in the body, as Anthropic's own API takes it, and names none in the
+    URL (`.../publishers/anthropic/models:rawPredict`)."""
+
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: AdapterOptions) -> WireRequest:
+        wire = super().to_wire(messages, tools, options)
+        method = wire.path.rsplit(":", 1)[1]
+        body = {"model": options.wire_model, **wire.body}
+        return replace(wire, path=f"/publishers/anthropic/models:{method}", body=body)
+
+
+class VertexModelAlsoInBody(VertexAnthropicAdapter):
+    """Names the model in the URL and, as Anthropic's own API takes it, in the body as well."""
+
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: AdapterOptions) -> WireRequest:
+        wire = super().to_wire(messages, tools, options)
+        return replace(wire, body={"model": options.wire_model, **wire.body})
+
+
+class VertexVersionAsHeader(VertexAnthropicAdapter):
+    """Sends the API version as Anthropic's own API takes it, an `anthropic-version` header,
+    and no `anthropic_version` in the body."""
+
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: AdapterOptions) -> WireRequest:
+        wire = super().to_wire(messages, tools, options)
+        body = {k: v for k, v in wire.body.items() if k != "anthropic_version"}
+        return replace(wire, headers={**wire.headers, "anthropic-version": "2023-06-01"}, body=body)
+
+
+class VertexReaderIgnoresUrl(VertexAnthropicAdapter):
+    """Reads a recorded request from its body alone: the model, which only the URL names, is lost."""
+
+    def from_wire_request(self, body: WireBody, *, session_id: str | None = None) -> ParsedRequest:  # type: ignore[override]
+        return super().from_wire_request(body, session_id=session_id)
+
+
 MUTANTS: dict[type, str] = {
     SilentDrop: "TC201",
     WarnMissingField: "TC201",
@@ -2677,6 +2730,11 @@ MUTANTS: dict[type, str] = {
     InvokeModelIdSplitAtColon: "TC802",
     BedrockContextWindowAsEndTurn: "TC903",
     BedrockModelNotReadyAsServerError: "TC801",
+    VertexStreamInBody: "TC109",
+    VertexModelNotInUrl: "TC109",
+    VertexModelAlsoInBody: "TC104",
+    VertexVersionAsHeader: "TC104",
+    VertexReaderIgnoresUrl: "TC802",
 }
 # where each adapter's own cassettes live (the project's for its adapters)
 CASSETTES = {

@@ -22,6 +22,7 @@ from mutants import (
 from conformance.adapters import registry
 from conformance.adapters.openai_chat import OpenAIChatAdapter
 from conformance.adapters.openrouter import OpenRouterChatAdapter
+from conformance.adapters.vertex_anthropic import VertexAnthropicAdapter
 from conformance.core.findings import Selection
 from conformance.suite.runner import SuiteConfig, SuiteReport, run
 
@@ -64,7 +65,8 @@ def test_the_mutants_cover_every_reference_api():
     a survivor fails its own case); running them all again here cost a worker minutes."""
     assert len(MUTANTS) >= 30 and len({c.wire_api for c in MUTANTS}) >= 3
     per_api = Counter(c.wire_api for c in MUTANTS)
-    reference_apis = {OpenRouterChatAdapter.wire_api} | {registry.load(n).wire_api for n in registry.available()}
+    opt_in = {OpenRouterChatAdapter.wire_api, VertexAnthropicAdapter.wire_api}
+    reference_apis = opt_in | {registry.load(n).wire_api for n in registry.available()}
     assert all(per_api[api] >= 1 for api in reference_apis), per_api
     assert per_api["openai-responses"] >= 10 and per_api["gemini-generate-content"] >= 10, per_api
 
@@ -78,6 +80,7 @@ def test_the_mutants_cover_every_reference_api():
         "gemini",
         "ollama",
         "openrouter",
+        "vertex-anthropic",
         "bedrock",
         "cohere-chat",
         "their-bedrock-invoke",
@@ -101,10 +104,11 @@ def test_reference_adapters_pass_what_kills_mutants(name):
             samples=None,
             selection=Selection(select=tuple(rules)),
         )
-    elif name == "openrouter":  # opt-in, not registered: its own cassettes, as `conform module:attr` reads them
+    elif name in ("openrouter", "vertex-anthropic"):  # opt-in, not registered: their own cassettes, as
+        # `conform module:attr` reads them
         config = SuiteConfig.for_adapter(
-            OpenRouterChatAdapter(),
-            cassette_dirs=[ROOT / "cassettes/openrouter"],
+            OpenRouterChatAdapter() if name == "openrouter" else VertexAnthropicAdapter(),
+            cassette_dirs=[ROOT / f"cassettes/{name}"],
             samples=None,
             selection=Selection(select=tuple(rules)),
         )
