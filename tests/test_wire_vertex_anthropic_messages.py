@@ -46,14 +46,15 @@ def test_the_request_schema_accepts_the_documented_example_streamed_or_not() -> 
 
 
 def test_the_request_schema_refuses_a_body_naming_the_model() -> None:
-    """"In Vertex, model is not passed in the request body.\""""
+    """Anthropic: "In Vertex, model is not passed in the request body."."""
     problems = request_problems({**EXAMPLE, "model": "claude-sonnet-4-5@20250929"})
     assert [p.split(":")[0] for p in problems] == ["/model"], problems
 
 
 @pytest.mark.parametrize("version", [None, "2023-06-01", "bedrock-2023-05-31"])
 def test_the_request_schema_refuses_a_body_without_the_vertex_anthropic_version(version: str | None) -> None:
-    """"anthropic_version is passed in the request body ... and must be set to the value vertex-2023-10-16"."""
+    """Anthropic: "anthropic_version is passed in the request body ... and must be set to the value
+    vertex-2023-10-16"."""
     body = {k: v for k, v in EXAMPLE.items() if k != "anthropic_version"}
     if version is not None:
         body["anthropic_version"] = version

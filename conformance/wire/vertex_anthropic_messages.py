@@ -55,11 +55,16 @@ def is_streaming(url: str, _body: JsonBody | None = None) -> bool:
 
 
 # Google's OAuth access token (`Authorization: Bearer $(gcloud auth print-access-token)`, the
-# use-claude page's curl examples); the base URL holds the caller's project and location
-# (`https://aiplatform.googleapis.com/v1/projects/{project}/locations/global`, or a region's
-# `{LOCATION}-aiplatform.googleapis.com`), so the record names none; `x-goog-user-project`
-# names the billed project
-ACCESS = Access(credential_headers=("authorization",), account_headers=("x-goog-user-project",))
+# use-claude page's curl examples), which no environment variable holds (the record names
+# none); the global endpoint's host, under which a base URL adds the caller's project and
+# location (`https://aiplatform.googleapis.com/v1/projects/{project}/locations/global`, or a
+# region's `https://{LOCATION}-aiplatform.googleapis.com/v1/projects/{project}/locations/{LOCATION}`);
+# `x-goog-user-project` names the billed project
+ACCESS = Access(
+    base_url="https://aiplatform.googleapis.com",
+    credential_headers=("authorization",),
+    account_headers=("x-goog-user-project",),
+)
 
 ENDPOINT = Endpoint(
     # under `/v1/projects/{project}/locations/{location}`: the base URL's
