@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 from .anthropic_messages import ANTHROPIC_COUNT_TOKENS, ANTHROPIC_MESSAGES
 from .api import WireApi
 from .bedrock import BEDROCK_CONVERSE, BEDROCK_COUNT_TOKENS
+from .bedrock_anthropic_messages import BEDROCK_ANTHROPIC_MESSAGES
 from .eventstream import EVENT_STREAM
 from .framing import Framing
 from .gemini import GEMINI
@@ -33,6 +34,7 @@ APIS: tuple[WireApi, ...] = (
     GEMINI,
     OPENAI_RESPONSES,
     BEDROCK_COUNT_TOKENS,
+    BEDROCK_ANTHROPIC_MESSAGES,  # `/model/{anthropic model}/invoke[-with-response-stream]`
     BEDROCK_CONVERSE,
 )
 
