@@ -18,7 +18,8 @@ stream are Anthropic's:
   and must be set to the value vertex-2023-10-16").
 - A streamed request keeps `stream: true` in its body as well, as Anthropic's SDKs for
   Vertex AI send it; the URL's method is what asks for the stream.
-- Read back (`from_wire_request`), the model and the stream choice come from the URL.
+- Read back (`from_wire_request`), the model and the stream choice come from the URL
+  (`anthropic_hosted.HostedAnthropicAdapter`, shared with Claude on Bedrock InvokeModel).
 - Errors: Anthropic's error body is classified as the anthropic adapter does; Google's error
   model of Vertex AI's front end (`{error: {code, message, status}}`) has no `error.type`,
   so its HTTP status decides (contract §6.2's table).
@@ -26,50 +27,21 @@ stream are Anthropic's:
 
 from __future__ import annotations
 
-import dataclasses
 import re
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from ..wire import endpoint
-from ..wire.vertex_anthropic_messages import ANTHROPIC_VERSION, VERTEX_ANTHROPIC_MESSAGES, is_streaming
+from ..wire.api import WireApi
+from ..wire.vertex_anthropic_messages import ANTHROPIC_VERSION, VERTEX_ANTHROPIC_MESSAGES
 from .anthropic import AnthropicAdapter
-from .base import AdapterOptions, Message, ParsedRequest, ToolDefinition, WireBody, WireRequest
-
-VERSION_FIELD = "anthropic_version"
+from .anthropic_hosted import HostedAnthropicAdapter
 
 
-def vertex_path(model: str, *, stream: bool) -> str:
-    """The endpoint's path for `model` (spelled as the record's `ModelIn` says) and the stream choice."""
-    ep = VERTEX_ANTHROPIC_MESSAGES.endpoint
-    assert ep is not None and ep.stream_path is not None
-    template = ep.stream_path if stream else ep.path
-    return template.replace("{model}", endpoint.spelled(model, ep.model.encoding))
-
-
-class VertexAnthropicAdapter(AnthropicAdapter):
+class VertexAnthropicAdapter(HostedAnthropicAdapter):
     """Canonical <-> Claude on Vertex AI (`:rawPredict` / `:streamRawPredict`)."""
 
     name: ClassVar[str] = "vertex-anthropic"
     provider: ClassVar[str] = "vertex-anthropic"
     wire_api: ClassVar[str] = "vertex-anthropic-messages"
     provider_tool_id: ClassVar[re.Pattern[str]] = AnthropicAdapter.provider_tool_id
-
-    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: AdapterOptions) -> WireRequest:
-        messages_api = super().to_wire(messages, tools, options)
-        body: WireBody = {VERSION_FIELD: ANTHROPIC_VERSION}
-        body.update((k, v) for k, v in messages_api.body.items() if k not in ("model", VERSION_FIELD))
-        headers = {k: v for k, v in messages_api.headers.items() if k.lower() != "anthropic-version"}
-        return WireRequest("POST", vertex_path(options.wire_model, stream=options.stream), headers, body)
-
-    def from_wire_request(
-        self, body: WireBody, *, session_id: str | None = None, url: str | None = None
-    ) -> ParsedRequest:
-        """A recorded request -> canonical messages, tools and options. The model and the
-        stream choice are in the URL: pass `url` to recover them (without it the model is
-        `vertex-anthropic:unknown` and the stream the body's `stream`)."""
-        model = endpoint.model_of(VERTEX_ANTHROPIC_MESSAGES, url, None) if url else None
-        as_messages: dict[str, Any] = {k: v for k, v in body.items() if k != VERSION_FIELD}
-        as_messages["model"] = model or "unknown"
-        parsed = super().from_wire_request(as_messages, session_id=session_id)
-        stream = is_streaming(url) if url else parsed.options.stream
-        return ParsedRequest(parsed.messages, parsed.tools, dataclasses.replace(parsed.options, stream=stream))
+    record: ClassVar[WireApi] = VERTEX_ANTHROPIC_MESSAGES
+    anthropic_version: ClassVar[str] = ANTHROPIC_VERSION
