@@ -208,7 +208,11 @@ def failing_stream(tail: bytes, inner: list[dict[str, Any]] | None = None) -> di
     body = b"".join(chunk(e) for e in [*start, first, *(inner or [])]) + tail
     return {
         "request": request(stream=True),
-        "response": {"body": {"string": body}, "headers": headers(EVENT_STREAM), "status": {"code": 200, "message": "OK"}},
+        "response": {
+            "body": {"string": body},
+            "headers": headers(EVENT_STREAM),
+            "status": {"code": 200, "message": "OK"},
+        },
     }
 
 

@@ -34,9 +34,7 @@ from .eventstream import EVENT_STREAM
 from .framing import base64_at, nested
 
 API_REF = "https://docs.aws.amazon.com/bedrock/latest/APIReference/"
-CLAUDE_PAGE = (
-    "https://docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-anthropic-claude-messages-request-response.html"
-)
+CLAUDE_PAGE = "https://docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-anthropic-claude-messages-request-response.html"
 DOCS = (
     CLAUDE_PAGE,
     API_REF + "API_runtime_InvokeModel.html",
