@@ -47,11 +47,13 @@ from conformance.adapters.base import (
     new_ulid,
 )
 from conformance.adapters.bedrock import BedrockAdapter
+from conformance.adapters.bedrock_anthropic import BedrockAnthropicAdapter
 from conformance.adapters.gemini import NO_ID, GeminiAdapter
 from conformance.adapters.ollama import OllamaAdapter
 from conformance.adapters.openai_chat import OpenAIChatAdapter
 from conformance.adapters.openai_responses import OpenAIResponsesAdapter
 from conformance.adapters.openrouter import OpenRouterChatAdapter
+from conformance.adapters.vertex_anthropic import VertexAnthropicAdapter
 
 
 class SilentDrop(OpenAIChatAdapter):
@@ -2484,6 +2486,106 @@ class TextShouted(AnthropicAdapter):
             yield e
 
 
+# -- Claude on Vertex AI: planted defects in the opt-in vertex-anthropic adapter ------------
+# (Anthropic, "Claude on Vertex AI": "In Vertex, model is not passed in the request body.
+# Instead, it is specified in the Google Cloud endpoint URL."; "anthropic_version is passed
+# in the request body (rather than as a header)"; Google's REST reference: rawPredict and
+# streamRawPredict are two methods)
+
+
+class VertexStreamInBody(VertexAnthropicAdapter):
+    """Asks for a stream the way Anthropic's own API does, by `stream: true` in the body, and
+    sends every request to `:rawPredict` (the URL's method is what streams on Vertex AI)."""
+
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: AdapterOptions) -> WireRequest:
+        wire = super().to_wire(messages, tools, options)
+        return replace(wire, path=wire.path.replace(":streamRawPredict", ":rawPredict"))
+
+
+class VertexModelNotInUrl(VertexAnthropicAdapter):
+    """Keeps the model in the body, as Anthropic's own API takes it, and names none in the
+    URL (`.../publishers/anthropic/models:rawPredict`)."""
+
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: AdapterOptions) -> WireRequest:
+        wire = super().to_wire(messages, tools, options)
+        method = wire.path.rsplit(":", 1)[1]
+        body = {"model": options.wire_model, **wire.body}
+        return replace(wire, path=f"/publishers/anthropic/models:{method}", body=body)
+
+
+class VertexModelAlsoInBody(VertexAnthropicAdapter):
+    """Names the model in the URL and, as Anthropic's own API takes it, in the body as well."""
+
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: AdapterOptions) -> WireRequest:
+        wire = super().to_wire(messages, tools, options)
+        return replace(wire, body={"model": options.wire_model, **wire.body})
+
+
+class VertexVersionAsHeader(VertexAnthropicAdapter):
+    """Sends the API version as Anthropic's own API takes it, an `anthropic-version` header,
+    and no `anthropic_version` in the body."""
+
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: AdapterOptions) -> WireRequest:
+        wire = super().to_wire(messages, tools, options)
+        body = {k: v for k, v in wire.body.items() if k != "anthropic_version"}
+        return replace(wire, headers={**wire.headers, "anthropic-version": "2023-06-01"}, body=body)
+
+
+class VertexReaderIgnoresUrl(VertexAnthropicAdapter):
+    """Reads a recorded request from its body alone: the model, which only the URL names, is lost."""
+
+    def from_wire_request(self, body: WireBody, *, session_id: str | None = None) -> ParsedRequest:  # type: ignore[override]
+        return super().from_wire_request(body, session_id=session_id)
+
+
+# -- Claude on Bedrock InvokeModel: planted defects in the opt-in bedrock-anthropic adapter --
+# (AWS's InvokeModel references: two operations, the modelId a URI label; the Claude page:
+# "anthropic_version – (Required) ... The value must be bedrock-2023-05-31")
+
+
+class BedrockAnthropicStreamInBody(BedrockAnthropicAdapter):
+    """Asks for a stream by `stream: true` in the body, as Anthropic's own API does, and
+    sends every request to `/invoke` (InvokeModelWithResponseStream is its own operation)."""
+
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: AdapterOptions) -> WireRequest:
+        wire = super().to_wire(messages, tools, options)
+        body = {**wire.body, "stream": True} if options.stream else wire.body
+        return replace(wire, path=wire.path.replace("/invoke-with-response-stream", "/invoke"), body=body)
+
+
+class BedrockAnthropicModelRaw(BedrockAnthropicAdapter):
+    """Writes the model id into the path as it is (`...-v1:0`, an ARN's `/` splitting the
+    path), where the URI label is percent-encoded."""
+
+    def to_wire(self, messages: list[Message], tools: list[ToolDefinition], options: AdapterOptions) -> WireRequest:
+        wire = super().to_wire(messages, tools, options)
+        operation = wire.path.rsplit("/", 1)[1]
+        return replace(wire, path=f"/model/{options.wire_model}/{operation}")
+
+
+class BedrockAnthropicVertexVersion(BedrockAnthropicAdapter):
+    """Sends Vertex AI's `anthropic_version` (vertex-2023-10-16), not Bedrock's."""
+
+    anthropic_version: ClassVar[str] = "vertex-2023-10-16"
+
+
+class BedrockAnthropicChunksAsSse(BedrockAnthropicAdapter):
+    """Reads the stream as Anthropic's SSE, not as the event stream's chunks."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        return AnthropicAdapter.stream_response(self, chunks, context)
+
+
+class BedrockAnthropicThrottleFrameAsServerError(BedrockAnthropicAdapter):
+    """Classes every error the stream reports as a server error (a `throttlingException`
+    frame is ThrottlingException: a rate limit)."""
+
+    def classify_error(self, status: int, body: Any, headers: Mapping[str, Any] | None = None) -> AdapterError:
+        if isinstance(body, dict) and body.get("type") == "error":
+            return ServerError(str(body), retryable=True)
+        return super().classify_error(status, body, headers)
+
+
 MUTANTS: dict[type, str] = {
     SilentDrop: "TC201",
     WarnMissingField: "TC201",
@@ -2701,6 +2803,16 @@ MUTANTS: dict[type, str] = {
     BedrockContextWindowAsEndTurn: "TC903",
     BedrockModelNotReadyAsServerError: "TC801",
     TextShouted: "TC908",
+    VertexStreamInBody: "TC109",
+    VertexModelNotInUrl: "TC109",
+    VertexModelAlsoInBody: "TC104",
+    VertexVersionAsHeader: "TC104",
+    VertexReaderIgnoresUrl: "TC802",
+    BedrockAnthropicStreamInBody: "TC109",
+    BedrockAnthropicModelRaw: "TC109",
+    BedrockAnthropicVertexVersion: "TC104",
+    BedrockAnthropicChunksAsSse: "TC606",
+    BedrockAnthropicThrottleFrameAsServerError: "TC801",
 }
 # where each adapter's own cassettes live (the project's for its adapters)
 CASSETTES = {

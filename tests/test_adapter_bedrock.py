@@ -111,8 +111,9 @@ def test_record_attribution_model_and_stream_from_the_url():
     conv = f"{HOST}/model/us.amazon.nova-micro-v1%3A0/converse"
     assert api_for_url(conv) is BEDROCK_CONVERSE and api_for_url(conv + "-stream") is BEDROCK_CONVERSE
     assert api_for_url(f"{HOST}/model/m/count-tokens") is BEDROCK_COUNT_TOKENS and not BEDROCK_COUNT_TOKENS.chat
-    # ApplyGuardrail: no record claims it (InvokeModel's `/model/m/invoke` neither, of the shipped
-    # records; a third party's may: tests/third_party/their_bedrock_invoke.py registers one)
+    # ApplyGuardrail: no record claims it (nor InvokeModel's `/model/m/invoke` of a model that is
+    # no Anthropic one: bedrock-anthropic-messages claims Claude's; a third party's record may,
+    # as tests/third_party/their_bedrock_invoke.py registers one)
     assert api_for_url(f"{HOST}/guardrail/g1/version/1/apply") is None
     assert model_of(conv) == "us.amazon.nova-micro-v1:0"
     assert not BEDROCK_CONVERSE.is_streaming(conv, {"stream": True})  # the body never asks

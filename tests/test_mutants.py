@@ -20,12 +20,20 @@ from mutants import (
 )
 
 from conformance.adapters import registry
+from conformance.adapters.bedrock_anthropic import BedrockAnthropicAdapter
 from conformance.adapters.openai_chat import OpenAIChatAdapter
 from conformance.adapters.openrouter import OpenRouterChatAdapter
+from conformance.adapters.vertex_anthropic import VertexAnthropicAdapter
 from conformance.core.findings import Selection
 from conformance.suite.runner import SuiteConfig, SuiteReport, run
 
 ROOT = Path(__file__).resolve().parents[1]
+OPT_IN: dict[str, type] = {
+    "openrouter": OpenRouterChatAdapter,
+    "vertex-anthropic": VertexAnthropicAdapter,
+    "bedrock-anthropic": BedrockAnthropicAdapter,
+}
+"""The opt-in adapters this project ships unregistered, by name."""
 
 
 _CACHE: dict[type, SuiteReport] = {}
@@ -64,7 +72,8 @@ def test_the_mutants_cover_every_reference_api():
     a survivor fails its own case); running them all again here cost a worker minutes."""
     assert len(MUTANTS) >= 30 and len({c.wire_api for c in MUTANTS}) >= 3
     per_api = Counter(c.wire_api for c in MUTANTS)
-    reference_apis = {OpenRouterChatAdapter.wire_api} | {registry.load(n).wire_api for n in registry.available()}
+    opt_in = {cls.wire_api for cls in OPT_IN.values()}
+    reference_apis = opt_in | {registry.load(n).wire_api for n in registry.available()}
     assert all(per_api[api] >= 1 for api in reference_apis), per_api
     assert per_api["openai-responses"] >= 10 and per_api["gemini-generate-content"] >= 10, per_api
 
@@ -78,6 +87,8 @@ def test_the_mutants_cover_every_reference_api():
         "gemini",
         "ollama",
         "openrouter",
+        "vertex-anthropic",
+        "bedrock-anthropic",
         "bedrock",
         "cohere-chat",
         "their-bedrock-invoke",
@@ -101,10 +112,10 @@ def test_reference_adapters_pass_what_kills_mutants(name):
             samples=None,
             selection=Selection(select=tuple(rules)),
         )
-    elif name == "openrouter":  # opt-in, not registered: its own cassettes, as `conform module:attr` reads them
+    elif name in OPT_IN:  # not registered: their own cassettes, as `conform module:attr` reads them
         config = SuiteConfig.for_adapter(
-            OpenRouterChatAdapter(),
-            cassette_dirs=[ROOT / "cassettes/openrouter"],
+            OPT_IN[name](),
+            cassette_dirs=[ROOT / f"cassettes/{name}"],
             samples=None,
             selection=Selection(select=tuple(rules)),
         )

@@ -87,6 +87,39 @@ def _union(block: Any, where: str) -> tuple[str, Any]:
     return str(key), value
 
 
+def aws_error_name(body: Any, headers: Mapping[str, Any] | None) -> str:
+    """The AWS error name of an error response: its `x-amzn-ErrorType` header's, else its
+    body's `__type` (restJson1 may name the error there); `Name:<uri>` in the header,
+    `<namespace>#Name` in a body, both read as `Name`; "" when it names none."""
+    h = {str(k).lower(): v for k, v in (headers or {}).items()}
+    kind = header(h, "x-amzn-errortype") or ""
+    if not kind and isinstance(body, dict) and isinstance(body.get("__type"), str):
+        kind = body["__type"]
+    return kind.split(":", 1)[0].rsplit("#", 1)[-1].strip()
+
+
+def classify_aws_error(status: int, body: Any, headers: Mapping[str, Any] | None = None) -> AdapterError:
+    """Contract §6.2-§6.3 for Bedrock Runtime: the class the AWS error name (`aws_error_name`)
+    names, else the HTTP status; a validation error about the input's length is context
+    overflow. Bedrock's Converse and InvokeModel answer with the same errors."""
+    h = {str(k).lower(): v for k, v in (headers or {}).items()}
+    kind = aws_error_name(body, headers)
+    msg = ""
+    if isinstance(body, dict):
+        for key in ("message", "Message"):
+            if isinstance(body.get(key), str):
+                msg = body[key]
+                break
+    else:
+        msg = str(body)[:200]
+    hint = _ERROR_HINT.get(kind.lower())
+    if hint in (None, "invalid_request") and status in (400, 413) and _OVERFLOW.search(msg):
+        hint = "context_overflow"
+    exc = error_for_status(status, f"{kind or 'error'}: {msg}", hint=hint)
+    finish_error(exc, status, header(h, "x-amzn-requestid"), header(h, "retry-after"))
+    return exc
+
+
 class BedrockAdapter(CancellableStreams, BaseAdapter):
     """Canonical <-> Amazon Bedrock Converse (`/model/{modelId}/converse[-stream]`)."""
 
@@ -417,28 +450,8 @@ class BedrockAdapter(CancellableStreams, BaseAdapter):
 
     def classify_error(self, status: int, body: Any, headers: Mapping[str, Any] | None = None) -> AdapterError:
         """Contract §6.2-§6.3: the class the `x-amzn-ErrorType` header (or, without one, the
-        body's `__type`) names (AWS REST-JSON), else the HTTP status; a validation error about
-        the input's length is context overflow."""
-        h = {str(k).lower(): v for k, v in (headers or {}).items()}
-        kind = header(h, "x-amzn-errortype") or ""
-        if not kind and isinstance(body, dict) and isinstance(body.get("__type"), str):
-            kind = body["__type"]  # restJson1 may name the error in the body instead
-        # `Name:<uri>` in the header, `<namespace>#Name` in a body's `__type`
-        kind = kind.split(":", 1)[0].rsplit("#", 1)[-1].strip()
-        msg = ""
-        if isinstance(body, dict):
-            for key in ("message", "Message"):
-                if isinstance(body.get(key), str):
-                    msg = body[key]
-                    break
-        else:
-            msg = str(body)[:200]
-        hint = _ERROR_HINT.get(kind.lower())
-        if hint in (None, "invalid_request") and status in (400, 413) and _OVERFLOW.search(msg):
-            hint = "context_overflow"
-        exc = error_for_status(status, f"{kind or 'error'}: {msg}", hint=hint)
-        finish_error(exc, status, header(h, "x-amzn-requestid"), header(h, "retry-after"))
-        return exc
+        body's `__type`) names (AWS REST-JSON), else the HTTP status (`classify_aws_error`)."""
+        return classify_aws_error(status, body, headers)
 
     # -- streaming --------------------------------------------------------------------------
 

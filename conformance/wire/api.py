@@ -670,7 +670,8 @@ class WireApi:
     endpoint: Endpoint | None = None
     # the API whose bodies this endpoint carries in its own payloads (Anthropic models
     # through Bedrock InvokeModel: the Anthropic Messages response, and its stream events
-    # inside the event stream's `chunk`s, which a nested `framing` decodes): its `response`
+    # inside the event stream's `chunk`s, which a nested `framing` decodes; through Vertex
+    # AI's rawPredict: Anthropic's response and SSE stream as they are): its `response`
     # and `stream-event` schemas validate what this record's schema folder has none for
     inner: WireApi | None = None
 

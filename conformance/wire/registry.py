@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 from .anthropic_messages import ANTHROPIC_COUNT_TOKENS, ANTHROPIC_MESSAGES
 from .api import WireApi
 from .bedrock import BEDROCK_CONVERSE, BEDROCK_COUNT_TOKENS
+from .bedrock_anthropic_messages import BEDROCK_ANTHROPIC_MESSAGES
 from .eventstream import EVENT_STREAM
 from .framing import Framing
 from .gemini import GEMINI
@@ -20,10 +21,12 @@ from .ollama import OLLAMA_CHAT, OLLAMA_GENERATE
 from .openai_chat import OPENAI_CHAT
 from .openai_responses import OPENAI_RESPONSES
 from .openrouter import OPENROUTER_CHAT
+from .vertex_anthropic_messages import VERTEX_ANTHROPIC_MESSAGES
 
 APIS: tuple[WireApi, ...] = (
     ANTHROPIC_COUNT_TOKENS,  # before messages: most specific first
     ANTHROPIC_MESSAGES,
+    VERTEX_ANTHROPIC_MESSAGES,  # `.../publishers/anthropic/models/{model}:rawPredict`, not Gemini's methods
     OPENROUTER_CHAT,  # before chat completions: its path is the more specific
     OPENAI_CHAT,
     OLLAMA_CHAT,
@@ -31,6 +34,7 @@ APIS: tuple[WireApi, ...] = (
     GEMINI,
     OPENAI_RESPONSES,
     BEDROCK_COUNT_TOKENS,
+    BEDROCK_ANTHROPIC_MESSAGES,  # `/model/{anthropic model}/invoke[-with-response-stream]`
     BEDROCK_CONVERSE,
 )
 

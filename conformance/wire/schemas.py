@@ -5,7 +5,8 @@ from an adapter's output. Files: `request.json`, `response.json`, `stream-event.
 `error.json`; an API may lack some (a check that needs a missing one skips with that
 reason). They ship in the wheel with the canonical schemas (`schemas/` is force-included
 as `conformance/_schemas`), are loaded offline into one `referencing` registry per API
-(cross-file `$ref`s resolve by `$id`, nothing is fetched) and validated by the core's
+(cross-file `$ref`s resolve by `$id`, nothing is fetched; a `$ref` may reach into another
+API's folder by its `$id`, as Claude on Vertex AI's request reuses Anthropic's blocks) and validated by the core's
 `SchemaValidator`, so errors carry the same JSON pointers as every other finding.
 
 `validator` is strict: it is what the suite (TC104) judges rendered requests with.
@@ -16,11 +17,13 @@ annotates with `x-tolerate` (`wire.tolerance`), each reported by the caller as a
 from __future__ import annotations
 
 import functools
+import json
+import re
 from pathlib import Path
 from typing import Any
 
 from ..core.schema_validation import SchemaValidator
-from ..core.schemas import SchemaSet, load_set, schema_root
+from ..core.schemas import BASE_URI, SchemaSet, load_set, schema_root
 from .api import WireApi
 from .tolerance import TolerantReader
 
@@ -48,11 +51,32 @@ def schema_set_for(api: WireApi) -> SchemaSet | None:
     return _set_at(folder_for(api))
 
 
+_REF = re.compile(r'"\$ref":\s*"' + re.escape(BASE_URI) + r'wire/([^/"#]+)/')
+
+
+@functools.cache
+def _referenced(folder: Path) -> tuple[SchemaSet, ...]:
+    """The package's wire folders other than `folder` that its documents' `$ref`s name by
+    `$id` (`https://turnspec.dev/schemas/wire/<folder>/...`), and theirs in turn: the
+    registry a validator of `folder` needs, so such a `$ref` resolves offline."""
+    seen: dict[str, SchemaSet] = {}
+    todo = [folder]
+    while todo:
+        s = _set_at(todo.pop())
+        for doc in s.documents.values() if s is not None else ():
+            for name in _REF.findall(json.dumps(doc)):
+                there = wire_root() / name
+                if there != folder and name not in seen and (found := _set_at(there)) is not None:
+                    seen[name] = found
+                    todo.append(there)
+    return tuple(seen.values())
+
+
 @functools.cache
 def _validator(folder: Path, file: str) -> SchemaValidator:
     s = _set_at(folder)
     assert s is not None
-    return SchemaValidator(s, file)
+    return SchemaValidator(s, file, *_referenced(folder))
 
 
 INNER_KINDS = ("response", "stream-event")
@@ -102,7 +126,7 @@ def event_problems(api: WireApi, values: list[Any]) -> list[tuple[int, str, str]
 def _reader(folder: Path, file: str) -> TolerantReader:
     s = _set_at(folder)
     assert s is not None
-    return TolerantReader(s, file)
+    return TolerantReader(s, file, *_referenced(folder))
 
 
 def reader(api: WireApi, kind: str) -> TolerantReader | None:

@@ -208,9 +208,11 @@ def _at(value: Any, tokens: list[str]) -> tuple[bool, Any]:
 class TolerantReader:
     """Reads values of one wire schema, tolerating its annotated departures."""
 
-    def __init__(self, schemas: SchemaSet, root: str) -> None:
-        self.strict = SchemaValidator(schemas, root)
+    def __init__(self, schemas: SchemaSet, root: str, *extra: SchemaSet) -> None:
+        # `extra`: the sets the `$ref`s of `schemas` reach into (another wire API's folder)
+        self.strict = SchemaValidator(schemas, root, *extra)
         self._schemas = schemas
+        self._extra = extra
         self._root = root
         self.annotations = annotations_of(schemas, root)
         # the titles a message may start with (the root's, a union branch's): stripped off
@@ -219,7 +221,7 @@ class TolerantReader:
 
     @functools.cached_property
     def tolerant(self) -> SchemaValidator:
-        return SchemaValidator(relaxed(self._schemas), self._root)
+        return SchemaValidator(relaxed(self._schemas), self._root, *(relaxed(e) for e in self._extra))
 
     def read(self, value: Any) -> Reading:
         if self.strict.is_valid(value):

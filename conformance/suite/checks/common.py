@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from itertools import pairwise
 from typing import Any
+from urllib.parse import urlsplit
 
 from ...adapters.base import AdapterError, harness_usage
 from ...adapters.estimate import estimate_for_model
@@ -91,6 +92,12 @@ def check(*rules: RuleInfo) -> Callable[[CheckFn], Check]:
     return deco
 
 
+def _claims(api: WireApi, it: Interaction) -> bool:
+    """Whether `api`'s record claims the endpoint `it` was recorded at, whichever record
+    `registry.api_for_url` found for it first."""
+    return it.api is not None and api.matches(urlsplit(it.uri).path or it.uri)
+
+
 @dataclass
 class Env:
     subjects: list[AdapterUnderTest]
@@ -119,11 +126,16 @@ class Env:
 
     def claimed(self, s: AdapterUnderTest, interactions: Sequence[Interaction]) -> Iterator[Interaction]:
         """The interactions of `s`'s own cassettes its wire API's record claims; all of them
-        when no record has that name (the suite cannot tell the API's endpoints then)."""
+        when no record has that name (the suite cannot tell the API's endpoints then). One
+        that another record claims first (a third party's, registered before the records this
+        project ships: `registry.register`) while the adapter's own claims it too is read as
+        the adapter's: the adapter named its record."""
         api = wire_api_of(s.adapter)
         for it in interactions:
             if api is None or it.api == api.name:
                 yield it
+            elif _claims(api, it):
+                yield replace(it, api=api.name)
 
     def unclaimed(self, s: AdapterUnderTest) -> Iterator[tuple[Interaction, str]]:
         """The interactions of `s`'s own cassettes its record does not claim, with the reason
@@ -134,7 +146,7 @@ class Env:
             return
         for c in self.own.get(s.name, []):
             for it in c.interactions:
-                if it.api == api.name:
+                if it.api == api.name or _claims(api, it):
                     continue
                 path = it.uri.split("?")[0][:80]
                 other = registry.get(it.api) if it.api is not None else None
