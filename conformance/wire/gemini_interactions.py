@@ -54,6 +54,7 @@ from .api import (
     Located,
     ModelIn,
     Probes,
+    ThinkingBack,
     ToolIdRule,
     UsageFields,
     WireApi,
@@ -321,6 +322,19 @@ GEMINI_INTERACTIONS = WireApi(
             max_output_tokens="/generation_config/max_output_tokens",
             stop_sequences="/generation_config/stop_sequences",
             temperature="/generation_config/temperature",
+        ),
+    ),
+    # nothing required back: the docs name no thought step a next request must carry (on the
+    # server-side state, the default, the server holds the history itself)
+    thinking_back=ThinkingBack(
+        says=(
+            "Server-side history management: Simplified multi-turn flows via previous_interaction_id. The server "
+            "enables state by default (store=true), but you can opt into stateless behavior by setting store=false."
+        ),
+        source=OVERVIEW,
+        because=(
+            "the history of a stored interaction is the server's (previous_interaction_id), and the docs state no "
+            "requirement on the thought steps of a stateless request's input"
         ),
     ),
     stop_reasons=STOP_REASONS,
