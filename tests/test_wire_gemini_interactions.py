@@ -209,6 +209,9 @@ def test_the_record_reads_the_documented_statuses_usage_and_calls() -> None:
     # a completed interaction whose steps hold calls is a tool-use turn too
     done = dict(call.response_json, status="completed")
     assert API.stop_reasons[p.response_stop_reason(done)] == "tool_use"
+    # thoughts are output; cached tokens are "the cached part of the prompt" (taken out of input)
+    usage = {"total_input_tokens": 100, "total_cached_tokens": 40, "total_output_tokens": 5, "total_thought_tokens": 3}
+    assert p.response_usage({"usage": usage}) == {"input": 60, "output": 8, "cache_read": 40, "cache_write": 0}
     assert API.is_streaming(URL, stream.request_body) and not API.is_streaming(URL, text.request_body)
     assert API.state_fields == ("/previous_interaction_id",)
     assert p.system({"system_instruction": "Be terse."})[0].pointer == "/system_instruction"

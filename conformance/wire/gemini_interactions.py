@@ -35,8 +35,10 @@ Written from Google's documentation (URLs in `DOCS`), independently of any adapt
 What the docs do not say is left at the record's defaults (which claim nothing): whether
 `total_output_tokens` includes thought tokens (the quickstart's example, 8 input + 12 output
 of 197 total with a thought step, reads as not: they are output here, as generateContent's
-thoughts are), whether cached tokens are counted inside `total_input_tokens`, how a function
-call's arguments stream, and what of a thought step a stateless next turn must send back.
+thoughts are), how a function call's arguments stream, the shape of `response_format`'s
+JSON schema, and what of a thought step a stateless next turn must send back. Cached
+tokens are "the cached part of the prompt", so `total_input_tokens` is read as counting
+them (`cached_in_input`: TC904 then takes either reading).
 """
 
 from __future__ import annotations
@@ -164,7 +166,7 @@ part of the prompt (the cached content)" the cache reads. No cache-write count."
 
 def usage_of(usage: Any) -> dict[str, int] | None:
     """A `usage` object as the four canonical buckets (`USAGE`)."""
-    return USAGE.buckets(usage)
+    return USAGE.buckets(usage, cached_in_input=True)
 
 
 def response_usage(body: JsonBody) -> Any:
@@ -302,6 +304,9 @@ GEMINI_INTERACTIONS = WireApi(
         images_url=True,  # image content `uri`
         tool_result_error=True,  # function_result `is_error`
         cache_read_tokens=True,  # usage.total_cached_tokens
+        # `steps` is a list, each function_call step with "A unique ID for this specific tool
+        # call": one reply can hold several calls
+        parallel_tool_calls=True,
     ),
     probes=Probes(
         system=system,
@@ -340,6 +345,10 @@ GEMINI_INTERACTIONS = WireApi(
     stop_reasons=STOP_REASONS,
     stop_reasons_also=STOP_REASONS_ALSO,
     history_key="input",  # the steps of a stateless conversation
+    # "total_cached_tokens: Number of tokens in the cached part of the prompt": a part of the
+    # prompt `total_input_tokens` counts, so the literal reading of it as input_tokens is one
+    # TC904 accepts beside the disjoint one
+    cached_in_input=True,
     # previous_interaction_id: "The ID of the previous interaction, if any." (server-side state)
     state_fields=("/previous_interaction_id",),
     accepted_differences=equivalence.JSON_FORMS,  # object member order, number spellings
