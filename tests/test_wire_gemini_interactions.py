@@ -63,6 +63,20 @@ def test_the_cassettes_are_the_documented_shapes() -> None:
     assert all(seen.values()), seen
 
 
+def test_the_cassettes_are_what_their_script_writes(tmp_path: Path) -> None:
+    """cassettes/gemini-interactions/*.yaml are _author.py's output, byte for byte (edit the
+    script and run it again, never the YAML)."""
+    import importlib.util  # function-level: only this test loads the script
+
+    spec = importlib.util.spec_from_file_location("interactions_author", CASSETTES / "_author.py")
+    assert spec is not None and spec.loader is not None
+    author = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(author)
+    for name, items in author.cassettes().items():
+        author.write(tmp_path / name, author.HEADERS[name], items)
+        assert (tmp_path / name).read_bytes() == (CASSETTES / name).read_bytes(), name
+
+
 def test_the_sse_event_field_names_the_events_event_type() -> None:
     """Streaming interactions: `event: interaction.created` / `data: {..., "event_type":
     "interaction.created"}` (the documented stream's first event): the two name the same event."""
