@@ -17,6 +17,7 @@ from .bedrock_anthropic_messages import BEDROCK_ANTHROPIC_MESSAGES
 from .eventstream import EVENT_STREAM
 from .framing import Framing
 from .gemini import GEMINI
+from .gemini_interactions import GEMINI_INTERACTIONS
 from .ollama import OLLAMA_CHAT, OLLAMA_GENERATE
 from .openai_chat import OPENAI_CHAT
 from .openai_responses import OPENAI_RESPONSES
@@ -32,6 +33,7 @@ APIS: tuple[WireApi, ...] = (
     OLLAMA_CHAT,
     OLLAMA_GENERATE,
     GEMINI,
+    GEMINI_INTERACTIONS,  # `/v1beta/interactions`: no other record's path ends so
     OPENAI_RESPONSES,
     BEDROCK_COUNT_TOKENS,
     BEDROCK_ANTHROPIC_MESSAGES,  # `/model/{anthropic model}/invoke[-with-response-stream]`
