@@ -2586,6 +2586,29 @@ class BedrockAnthropicThrottleFrameAsServerError(BedrockAnthropicAdapter):
         return super().classify_error(status, body, headers)
 
 
+def _renamed(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{**b, "name": b["name"].lower() + "_tool"} if b.get("type") == "tool_use" else b for b in blocks]
+
+
+class ToolRenamed(AnthropicAdapter):
+    """Reads every reply's tool call under another name, parsed and streamed alike (the
+    start event, the final content), so the stream agrees with the parse (TC606) and the
+    events with the final content (TC605): only the recording tells."""
+
+    def from_wire_response(self, response: Any, request_context: RequestContext) -> Message:
+        m = super().from_wire_response(response, request_context)
+        m["content"] = _renamed(m["content"])
+        return m
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        for e in super().stream_response(chunks, context):
+            if e.get("type") in ("tool_use_start", "tool.use_start") and isinstance(e.get("name"), str):
+                e = {**e, "name": e["name"].lower() + "_tool"}
+            elif e.get("type") == "message_complete":
+                e = {**e, "final_content": _renamed(list(e.get("final_content") or []))}
+            yield e
+
+
 MUTANTS: dict[type, str] = {
     SilentDrop: "TC201",
     WarnMissingField: "TC201",
@@ -2813,6 +2836,7 @@ MUTANTS: dict[type, str] = {
     BedrockAnthropicVertexVersion: "TC104",
     BedrockAnthropicChunksAsSse: "TC606",
     BedrockAnthropicThrottleFrameAsServerError: "TC801",
+    ToolRenamed: "TC909",
 }
 # where each adapter's own cassettes live (the project's for its adapters)
 CASSETTES = {

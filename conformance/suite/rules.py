@@ -465,6 +465,14 @@ REPLY_TEXT = CheckInfo(
     slug="reply_text",
     fix="check the reading of the reply's text blocks (a response's and a stream's: they share it): the reason quotes the recorded text the parsed texts lack.",
 )
+REPLY_TOOL_CALLS = CheckInfo(
+    "TC909",
+    E,
+    "contract §3.3",
+    "A parsed or streamed reply's tool calls are the ones the recording carries: names and inputs, in order",
+    slug="reply_tool_calls",
+    fix="check the reading of the reply's tool calls (their names, and inputs read whole): the reason names the call and what the recording has.",
+)
 USAGE_ESTIMATED = CheckInfo(
     "TC906",
     E,
@@ -557,6 +565,7 @@ CATALOG = RuleCatalog(
         USAGE_ESTIMATED,
         SERVED_MODEL,
         REPLY_TEXT,
+        REPLY_TOOL_CALLS,
         MESSAGE_ID_FROM_CORE,
         ENDPOINT,
         CACHE_CONTROL_HIDDEN,

@@ -40,6 +40,7 @@ from .api import (
     UsageFields,
     WireApi,
     first_string_at,
+    json_object,
     option_fields,
     string_at,
 )
@@ -161,6 +162,35 @@ def _stream_text(events: list[Any]) -> list[str] | None:
             if isinstance(delta, dict) and delta.get("type") == "text_delta" and isinstance(delta.get("text"), str):
                 texts[e.get("index")].append(delta["text"])
     return ["".join(t) for t in texts.values()]
+
+
+def _call_of(block: Any) -> tuple[str, Any] | None:
+    """A `tool_use` block's `name` and `input` ("An object containing the input being passed
+    to the tool")."""
+    if not isinstance(block, dict) or not isinstance(block.get("name"), str):
+        return None
+    return block["name"], block.get("input") if isinstance(block.get("input"), dict) else None
+
+
+def _stream_tool_calls(events: list[Any]) -> list[tuple[str, Any]] | None:
+    """Each `tool_use` block of a stream (a `content_block_start` naming it, then the
+    `input_json_delta` `partial_json` fragments at its index, "the partial JSON string for
+    the input field"), its name and its input as the joined fragments spell it (the start's
+    `input` where no fragment came)."""
+    calls: dict[Any, tuple[str, Any, list[str]]] = {}
+    for e in events:
+        if not isinstance(e, dict):
+            continue
+        if e.get("type") == "content_block_start":
+            block = e.get("content_block")
+            if isinstance(block, dict) and block.get("type") == "tool_use" and isinstance(block.get("name"), str):
+                calls[e.get("index")] = (block["name"], block.get("input"), [])
+        elif e.get("type") == "content_block_delta" and e.get("index") in calls:
+            delta = e.get("delta")
+            if isinstance(delta, dict) and delta.get("type") == "input_json_delta":
+                calls[e.get("index")][2].append(str(delta.get("partial_json", "")))
+    spelled = [(name, "".join(parts), start) for name, start, parts in calls.values()]
+    return [(name, json_object(text) if text.strip() else json_object(start)) for name, text, start in spelled]
 
 
 def _system(body: JsonBody) -> list[Located]:
@@ -401,6 +431,8 @@ ANTHROPIC_MESSAGES = WireApi(
         response_tool_calls=_response_tool_calls,
         response_text=_response_text,
         stream_text=_stream_text,
+        call_of=_call_of,
+        stream_tool_calls=_stream_tool_calls,
         stream_model=first_string_at("/message/model"),  # message_start's message
         # "max_tokens", "stop_sequences", "temperature" (messages/create body parameters)
         request_options=option_fields(

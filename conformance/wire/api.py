@@ -7,6 +7,7 @@ an API the project has no adapter for is still recognised, attributed and schema
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -54,6 +55,28 @@ def _no_refusals(_events: list[Any]) -> list[str] | None:
 
 
 OptionsProbe = Callable[[JsonBody], dict[str, Located] | None]
+
+
+def _no_call(_call: Any) -> tuple[str, Any] | None:
+    return None
+
+
+def _no_calls(_events: list[Any]) -> list[tuple[str, Any]] | None:
+    return None
+
+
+def json_object(text: Any) -> dict[str, Any] | None:
+    """The JSON object a wire's arguments string spells (None when it spells none: empty,
+    not JSON, or JSON of another type): tool arguments sent as JSON text."""
+    if isinstance(text, dict):
+        return text
+    if not isinstance(text, str) or not text.strip():
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def _no_options(_body: JsonBody) -> dict[str, Located] | None:
@@ -271,6 +294,13 @@ class Probes:
     # (its text deltas joined per block). Nothing / None where the record does not say
     response_text: Probe = _nothing
     stream_text: Callable[[list[Any]], list[str] | None] = _no_refusals
+    # one value of `response_tool_calls` (a call as the wire spells it) -> its tool name and
+    # its input as a JSON object (None where the wire's input is no JSON object: arguments
+    # text that does not parse, a custom tool's free text), which TC909 holds a parse to;
+    # the stream probe answers the (name, input) of each call a stream spells, in the order
+    # the calls opened (fragments joined). None where the record does not say
+    call_of: Callable[[Any], tuple[str, Any] | None] = _no_call
+    stream_tool_calls: Callable[[list[Any]], list[tuple[str, Any]] | None] = _no_calls
 
 
 @dataclass(frozen=True)

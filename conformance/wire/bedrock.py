@@ -62,6 +62,7 @@ from .api import (
     ToolIdRule,
     UsageFields,
     WireApi,
+    json_object,
     option_fields,
     value_at,
 )
@@ -262,6 +263,32 @@ def _stream_text(events: list[Any]) -> list[str] | None:
         if isinstance(delta, dict) and isinstance((delta.get("delta") or {}).get("text"), str):
             texts.setdefault(delta.get("contentBlockIndex"), []).append(delta["delta"]["text"])
     return ["".join(t) for t in texts.values()]
+
+
+def _call_of(use: Any) -> tuple[str, Any] | None:
+    """A ToolUseBlock's `name` and `input` ("The input to pass to the tool")."""
+    if not isinstance(use, dict) or not isinstance(use.get("name"), str):
+        return None
+    return use["name"], json_object(use.get("input"))
+
+
+def _stream_tool_calls(events: list[Any]) -> list[tuple[str, Any]] | None:
+    """Each client tool call of a stream: `contentBlockStart.start.toolUse` names it, the
+    `contentBlockDelta.delta.toolUse.input` pieces at its `contentBlockIndex` spell its input
+    (`_stream_tool_fragments`'), in the order the calls opened."""
+    names: dict[Any, str] = {}
+    for e in events:
+        start = e.get("contentBlockStart") if isinstance(e, dict) else None
+        if not isinstance(start, dict):
+            continue
+        use = (start.get("start") or {}).get("toolUse")
+        if isinstance(use, dict) and use.get("type") != "server_tool_use" and isinstance(use.get("name"), str):
+            names[start.get("contentBlockIndex")] = use["name"]
+    fragments = _stream_tool_fragments(events) or []
+    spelled = ["".join(f) for f in fragments]
+    return [
+        (name, json_object(text) if text.strip() else {}) for name, text in zip(names.values(), spelled, strict=False)
+    ]
 
 
 # the exception members of ConverseStreamOutput (an event stream's `exception` frames)
@@ -493,6 +520,8 @@ BEDROCK_CONVERSE = WireApi(
         # ContentBlock: a `text` member is "Text to include in the message"
         response_text=_response_member("text"),
         stream_text=_stream_text,
+        call_of=_call_of,
+        stream_tool_calls=_stream_tool_calls,
         stream_stop_reason=_stream_stop_reason,
         stream_usage=_stream_usage,
         stream_opens=lambda e: isinstance(e, dict) and "messageStart" in e,

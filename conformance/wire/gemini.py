@@ -59,6 +59,7 @@ from .api import (
     WireApi,
     error_event,
     first_string_at,
+    json_object,
     option_fields,
     schema_at,
     string_at,
@@ -400,6 +401,32 @@ def _stream_text(events: list[Any]) -> list[str] | None:
     return ["".join(t for e in events for t in _answer_texts(_candidate_parts(e)))]
 
 
+def _call_of(call: Any) -> tuple[str, Any] | None:
+    """A FunctionCall's `name` and `args` ("The function parameters and values in JSON object
+    format"; absent: none)."""
+    if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+        return None
+    return call["name"], json_object(call["args"]) if "args" in call else {}
+
+
+def _stream_tool_calls(events: list[Any]) -> list[tuple[str, Any]] | None:
+    """Each functionCall part of a stream's chunks (first candidate), whole as generateContent
+    sends it; None when a call streams its arguments in pieces (`partialArgs`, `willContinue`:
+    the record does not join those)."""
+    out: list[tuple[str, Any]] = []
+    for e in events:
+        for p in _candidate_parts(e):
+            call = field(p, "functionCall")[1] if isinstance(p, dict) else None
+            if not isinstance(call, dict):
+                continue
+            if any(field(call, k)[1] is not None for k in ("partialArgs", "willContinue")):
+                return None
+            found = _call_of(call)
+            if found is not None:
+                out.append(found)
+    return out
+
+
 def _stream_stop_reason(events: list[Any]) -> Any:
     """The last finishReason of a stream (each chunk is a GenerateContentResponse); a
     stream that ends with a blocked prompt and never finished a candidate: PROMPT_BLOCKED."""
@@ -537,6 +564,8 @@ GEMINI = WireApi(
         response_tool_calls=_response_calls,
         response_text=_response_text,
         stream_text=_stream_text,
+        call_of=_call_of,
+        stream_tool_calls=_stream_tool_calls,
         stream_stop_reason=_stream_stop_reason,
         stream_usage=_stream_usage,
         # the candidate's own thought parts and thoughtSignatures ("pass it back exactly as received")

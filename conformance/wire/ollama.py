@@ -40,6 +40,7 @@ from .api import (
     WireApi,
     error_event,
     first_string_at,
+    json_object,
     option_fields,
     schema_at,
     string_at,
@@ -210,6 +211,27 @@ def _stream_text(events: list[Any]) -> list[str] | None:
     return ["".join(pieces)]
 
 
+def _call_of(call: Any) -> tuple[str, Any] | None:
+    """A `tool_calls` entry's `function.name` and `function.arguments` (an object on Ollama's
+    wire; a JSON string read as the object it spells)."""
+    fn = call.get("function") if isinstance(call, dict) else None
+    if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+        return None
+    return fn["name"], json_object(fn["arguments"]) if "arguments" in fn else {}
+
+
+def _stream_tool_calls(events: list[Any]) -> list[tuple[str, Any]] | None:
+    """Each call of the stream's lines (`message.tool_calls`, whole on the line that has it)."""
+    out: list[tuple[str, Any]] = []
+    for ev in events:
+        msg = ev.get("message") if isinstance(ev, dict) else None
+        for call in (msg.get("tool_calls") or []) if isinstance(msg, dict) else []:
+            found = _call_of(call)
+            if found is not None:
+                out.append(found)
+    return out
+
+
 def _stream_usage(events: list[Any]) -> Any:
     """The counts of the final line (`done: true`)."""
     last = next((ev for ev in reversed(events) if isinstance(ev, dict) and ev.get("done") is True), None)
@@ -286,6 +308,8 @@ OLLAMA_CHAT = WireApi(
         response_tool_calls=_response_calls,
         response_text=_response_text,
         stream_text=_stream_text,
+        call_of=_call_of,
+        stream_tool_calls=_stream_tool_calls,
         stream_stop_reason=_stream_stop_reason,
         stream_usage=_stream_usage,
         response_model=string_at("/model"),

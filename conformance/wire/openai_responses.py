@@ -55,6 +55,7 @@ from .api import (
     UsageFields,
     WireApi,
     first_string_at,
+    json_object,
     option_fields,
     schema_at,
     string_at,
@@ -318,6 +319,36 @@ def stream_text(events: list[Any]) -> list[str] | None:
     return [done[k] if k in done else "".join(deltas[k]) for k in keys]
 
 
+def call_of(item: Any) -> tuple[str, Any] | None:
+    """A `function_call` item's `name` and its `arguments` ("A JSON string of the arguments to
+    pass to the function") as a JSON object; a `custom_tool_call`'s `input` is free text."""
+    if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+        return None
+    return item["name"], json_object(item.get("arguments")) if item.get("type") == "function_call" else None
+
+
+def stream_tool_calls(events: list[Any]) -> list[tuple[str, Any]] | None:
+    """Each function call a stream spells (responses-streaming: `response.output_item.added`
+    opens a `function_call` item, `response.function_call_arguments.delta` events carry
+    pieces of its `arguments` by `item_id`, `response.output_item.done` holds the whole
+    item): the done item's arguments, else the joined deltas, in the order the items opened."""
+    names: dict[Any, str] = {}
+    whole: dict[Any, Any] = {}
+    pieces: dict[Any, list[str]] = {}
+    for ev in events:
+        if not isinstance(ev, dict):
+            continue
+        item = ev.get("item")
+        if ev.get("type") in ("response.output_item.added", "response.output_item.done") and isinstance(item, dict):
+            if item.get("type") == "function_call" and isinstance(item.get("name"), str):
+                names.setdefault(item.get("id"), item["name"])
+                if ev["type"] == "response.output_item.done":
+                    whole[item.get("id")] = item.get("arguments")
+        elif ev.get("type") == "response.function_call_arguments.delta" and isinstance(ev.get("delta"), str):
+            pieces.setdefault(ev.get("item_id"), []).append(ev["delta"])
+    return [(name, json_object(whole[k] if k in whole else "".join(pieces.get(k, [])))) for k, name in names.items()]
+
+
 def stream_refusals(events: list[Any]) -> list[str] | None:
     """The refusal texts a stream spells, one per content part (responses-streaming:
     `response.refusal.delta` `delta` fragments, then `response.refusal.done` with the whole
@@ -412,6 +443,8 @@ OPENAI_RESPONSES = WireApi(
         stream_refusals=stream_refusals,
         response_text=response_text,
         stream_text=stream_text,
+        call_of=call_of,
+        stream_tool_calls=stream_tool_calls,
         # responses/create: `text.format` `{"type": "json_schema", "name", "schema", "strict"}`
         output_schema=schema_at("/text/format/schema"),
         response_model=string_at("/model"),

@@ -190,6 +190,8 @@ OPENROUTER_CHAT = WireApi(
         stream_refusals=_chat.stream_refusals,
         response_text=_chat.response_text,
         stream_text=_chat.stream_text,
+        call_of=_chat.call_of,
+        stream_tool_calls=_chat.stream_tool_calls,
     ),
     stop_reasons=OPENROUTER_STOP_REASONS,
     stop_reasons_also=OPENAI_CHAT.stop_reasons_also,  # content_filter: end_turn or error, as for OpenAI's

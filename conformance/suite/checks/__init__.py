@@ -47,6 +47,7 @@ CHECKS: tuple[Check, ...] = (
     provider_raw.provider_raw,
     capability_probes.capability_probes,
     semantics.reply_text,
+    semantics.reply_tool_calls,
 )
 
 # what the runner and the tests read from the package (the other helpers live in their family

@@ -25,6 +25,7 @@ record (its probes locate the field the API uses; its `carries` says what it can
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterator
 from dataclasses import replace
@@ -844,3 +845,87 @@ def _departure(api: WireApi, it: Interaction) -> str | None:
         if found:
             return found[0].describe()
     return None
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def _calls_lost(recorded: list[tuple[str, Any]], content: Any) -> str:
+    """Why the reply's tool_use blocks (`content`) are not the recorded calls, in order, or
+    "": each call's name, and its input where the wire's is a JSON object."""
+    got = (
+        [b for b in content if isinstance(b, dict) and b.get("type") == "tool_use"] if isinstance(content, list) else []
+    )
+    said = 'contract §3.3: content is "the assistant\'s reply blocks, in order"'
+    if len(got) != len(recorded):
+        names = [n for n, _ in recorded]
+        return f"the recording carries {len(recorded)} tool call(s) {names}, the reply {len(got)}; {said}"
+    for k, ((name, given), block) in enumerate(zip(recorded, got, strict=True)):
+        if block.get("name") != name:
+            return f"tool call {k} is named {block.get('name')!r}, the recording's {name!r}; {said}"
+        if given is not None and block.get("input") != given:
+            return (
+                f"tool call {k} ({name!r}) has input {_json(block.get('input'))[:80]}, the recording's "
+                f"{_json(given)[:80]}; {said}"
+            )
+    return ""
+
+
+@check(R.REPLY_TOOL_CALLS)
+def reply_tool_calls(env: Env) -> Iterator[Outcome]:
+    """TC909 (contract §3.3, CanonicalResponse.content: "the assistant's reply blocks, in
+    order"): on each recorded reply of the adapter's API that calls tools, the calls the
+    record reads from the wire (`response_tool_calls` through `call_of` in a body,
+    `stream_tool_calls` in a stream) are the parsed message's tool_use blocks (a stream's
+    final content), in order: the same name, and the same input where the wire's is a JSON
+    object. TC609 holds streamed fragments to the wire and TC606 a stream to its parse;
+    this holds the names, and inputs read whole (Gemini, Ollama), to the recording."""
+    for s in env.subjects:
+        a = s.adapter
+        api = wire_api_of(a)
+        if not (locates(api, "call_of") or locates(api, "stream_tool_calls")):
+            why = f"the {a.wire_api} record does not say how a reply's tool calls read (name and input)"
+            yield outcome(R.REPLY_TOOL_CALLS, s, "skip", "tool calls", why)
+            continue
+        for it in env.recorded(s):
+            yield from _reply_calls_case(s, a, it)
+
+
+def _recorded_calls(api: WireApi, it: Interaction) -> list[tuple[str, Any]] | None:
+    if it.is_stream:
+        values = wire_values(it)
+        return api.probes.stream_tool_calls(values) if values is not None else None
+    if not isinstance(it.response_json, dict):
+        return None
+    calls = [api.probes.call_of(x.value) for x in api.probes.response_tool_calls(it.response_json)]
+    return None if any(c is None for c in calls) else [c for c in calls if c is not None]
+
+
+def _reply_calls_case(s: AdapterUnderTest, a: Adapter, it: Interaction) -> Iterator[Outcome]:
+    api = it.wire
+    if it.status >= 400 or api is None or api.name != wire_name(a):
+        return
+    recorded = _recorded_calls(api, it)
+    if not recorded:
+        return  # no call in the reply (or none the record reads): nothing to hold it to
+    ctx = ctx_for(session_for("calls", it.label))
+    try:
+        if it.is_stream:
+            events, _ = parse_stream(a, it.response_body, ctx)
+            done = next((e for e in events if e.get("type") == "message_complete"), None)
+            if done is None:
+                return  # TC601 reports it
+            content = done.get("final_content")
+        else:
+            content = parse_response(a, WireResponse(it.response_json), ctx).get("content")
+    except Exception:
+        return  # TC101 / TC601 report it
+    why = _calls_lost(recorded, content)
+    departs = _departure(api, it) if why else None
+    if departs is not None:
+        yield outcome(
+            R.REPLY_TOOL_CALLS, s, "skip", it.label, f"{why}; but the recording departs from its API's docs ({departs})"
+        )
+        return
+    yield outcome(R.REPLY_TOOL_CALLS, s, "fail" if why else "pass", it.label, why)
