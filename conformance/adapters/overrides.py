@@ -19,6 +19,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from ..core.ruledocs import DOCS_URL
 from .protocol import accepts_keyword
 
 T = TypeVar("T")
@@ -50,7 +51,7 @@ def call(method: Callable[..., T], *args: Any, **added: Any) -> T:
                 _WARNED.add((where, k))
                 warnings.warn(
                     f"{where} takes no {k!r}: overridden with an earlier release's signature, so it is called "
-                    f"without it; add the parameter (docs/public-names.md)",
+                    f"without it; add the parameter ({DOCS_URL}public-names/)",
                     DeprecationWarning,
                     stacklevel=2,
                 )
