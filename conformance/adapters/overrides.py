@@ -19,7 +19,6 @@ import warnings
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ..core.ruledocs import DOCS_URL
 from .protocol import accepts_keyword
 
 T = TypeVar("T")
@@ -45,6 +44,8 @@ def call(method: Callable[..., T], *args: Any, **added: Any) -> T:
     called it, with one DeprecationWarning per override and parameter."""
     missing = [k for k in added if not accepts_keyword(method, k)]
     if missing and not _takes_any_keyword(method):
+        from ..core.ruledocs import DOCS_URL  # only when an override needs the warning
+
         where = getattr(method, "__qualname__", repr(method))
         for k in missing:
             if (where, k) not in _WARNED:
