@@ -76,3 +76,19 @@ def test_a_terminal_still_gets_the_rich_layout(
     monkeypatch.setenv("COLUMNS", "100")
     assert main(["conform", "--help"]) == 0
     assert "╭" in capsys.readouterr().out
+
+
+# a path of turnspec's checkout, which an installed turnspec (a wheel, a git URL) does not have
+_CHECKOUT_PATH = re.compile(
+    r"(?<![\w./-])(?:docs|schemas|tests|generated|conformance)/[\w./<>-]*|\b(?!README\.md)[\w-]+\.md\b"
+)  # README.md: a file init writes
+
+
+@pytest.mark.parametrize("path", PATHS, ids=lambda p: " ".join(p) or "turnspec")
+def test_help_points_at_nothing_only_a_checkout_has(path: tuple[str, ...], capsys: pytest.CaptureFixture[str]) -> None:
+    """Read by someone who installed turnspec into another repository's CI: a page is named by
+    its docs-site URL, a schema by the command that exports it, never by a checkout's file
+    (`turnspec exec --help` said docs/exec-protocol.md, `conform --help` schemas/exec/v1)."""
+    assert main([*path, "--help"]) == 0
+    flat = " ".join(capsys.readouterr().out.split())
+    assert not [m.group(0) for m in _CHECKOUT_PATH.finditer(flat)], (path, flat)

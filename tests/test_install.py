@@ -151,6 +151,36 @@ def test_the_four_commands_from_an_empty_folder_print_what_the_checkout_prints(
         assert all((a / n).read_bytes() == (b / n).read_bytes() for n in names)
 
 
+# every rule's `turnspec rule ID` and every wire API's `turnspec wire show`, in one process: what
+# they read at run time (rule docs of every format, fixtures, mutants, turnspec's cassettes)
+_EVERY_PAGE = """
+import contextlib, io, re
+from conformance.cli import main
+
+def out(*args):
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert main(list(args)) == 0, args
+    return buf.getvalue()
+
+rules = sorted(set(re.findall(r"^([A-Z]{2}[0-9]{3}) ", out("rules"), re.M)))
+apis = re.findall(r"^[|] `([a-z0-9-]+)` [|]", out("wire", "list"), re.M)
+assert len(rules) > 100 and len(apis) > 5, (rules, apis)
+print("".join(out("rule", r) for r in rules) + "".join(out("wire", "show", a) for a in apis))
+"""
+
+
+def test_every_rule_and_wire_page_reads_the_same_installed(wheel_venv: Path, tmp_path: Path) -> None:
+    """`turnspec rule ID` of every rule (not TS020 alone) and `turnspec wire show` of every API
+    print from the wheel what they print from the checkout: nothing they read is a file only the
+    checkout has."""
+    installed = _run(wheel_venv / "bin" / "python", "-c", _EVERY_PAGE, cwd=tmp_path).stdout
+    checkout = _checkout([sys.executable, "-c", _EVERY_PAGE], tmp_path)
+    assert checkout.returncode == 0, checkout.stderr
+    assert installed == checkout.stdout
+    assert "docs:     https://turnspec.dev/docs/reference/rules/ts104/" in installed
+
+
 def test_the_sdist_builds_the_same_wheel(tmp_path: Path) -> None:
     wheel = _build("wheel", ROOT, tmp_path / "direct")
     sdist = _build("sdist", ROOT, tmp_path / "sdist")

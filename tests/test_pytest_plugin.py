@@ -201,3 +201,25 @@ def test_plugin_reads_the_cassettes_of_the_working_folder(pytester):
     result = pytester.runpytest(*args)
     outcomes = result.parseoutcomes()
     assert outcomes.get("failed", 0) == 0 and outcomes["passed"] < with_cassettes and outcomes["skipped"] > 0
+
+
+def test_the_base_class_recipe_reads_the_cassettes_of_the_working_folder(pytester):
+    """docs/getting-started/ci-gate.md's recipe (`adapter = MyAdapter()`, nothing else) runs
+    the cases the plugin runs: ./cassettes/<adapter>/ is read by both, so the recorded checks
+    pass rather than skip for want of a cassette ("any of the three runs the same cases")."""
+    from conformance.cli import main
+
+    assert main(["init", "adapter", "local", "--api", "ollama", "--dir", str(pytester.path)]) == 0
+    pytester.syspathinsert(str(pytester.path))
+    (pytester.path / "test_local_adapter.py").unlink()
+    pytester.makepyfile(
+        test_recipe="from conformance.suite.testing import AdapterConformanceTests\n"
+        "from local_adapter import LocalAdapter\n\n\n"
+        "class TestMine(AdapterConformanceTests):\n    adapter = LocalAdapter()\n"
+    )
+    common = ["-p", "no:cacheprovider", "--turnspec-samples", "none"]
+    plugin = pytester.runpytest(*common, "--turnspec-adapter", "local_adapter:LocalAdapter", "--ignore=test_recipe.py")
+    recipe = pytester.runpytest("-p", "no:cacheprovider", "test_recipe.py", "-rs").parseoutcomes()
+    assert recipe.get("failed", 0) == 0 and recipe.get("errors", 0) == 0, recipe
+    # the recipe's class adds one test of its own (test_capabilities_match_expectations)
+    assert recipe["passed"] - 1 == plugin.parseoutcomes()["passed"], (recipe, plugin.parseoutcomes())

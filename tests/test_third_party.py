@@ -5,6 +5,7 @@ with its streams exercised; its planted-defect variants are in tests/mutants.py.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -166,9 +167,12 @@ def test_init_adapter_writes_a_skeleton_that_passes_conform(api, tmp_path, monke
     assert "AdapterConformanceTests" in (tmp_path / f"test_{mod}.py").read_text()
     assert not list(tmp_path.rglob("*.turnspec"))  # no staging left behind
     monkeypatch.chdir(tmp_path)  # ./cassettes/<name>/ is found without --cassettes
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)  # as a user's shell has it (no PYTHONDONTWRITEBYTECODE)
     klass = next(line.split()[1].split("(")[0] for line in (tmp_path / f"{mod}.py").open() if line.startswith("class "))
     rc = main(["conform", f"{mod}.py:{klass}", "--no-samples", "-o", "json"])
     report = json.loads(capsys.readouterr().out)
+    assert not (tmp_path / "__pycache__").exists()  # reading the adapter's file writes nothing beside it
+    assert sys.dont_write_bytecode is False  # and the interpreter's setting is given back
     assert report["adapters"] == [name] and report["summary"]["cassettes"] == 1
     assert rc == 0, [r for r in report["results"] if r["status"] == "fail"]
 

@@ -108,6 +108,16 @@ def test_init_skeleton_does_not_point_to_this_projects_contributing(tmp_path: Pa
     assert (ROOT / "docs" / "new-wire-api.md").is_file()  # the page it names is on the site
 
 
+def test_init_skeleton_names_no_folder_of_this_checkout(tmp_path: Path) -> None:
+    """The skeleton is read in another repository, beside an installed turnspec: it points at
+    commands (`turnspec wire show API`), never at cassettes/openai-chat/ or conformance/wire/,
+    which only a checkout of turnspec has (the wheel keeps them elsewhere)."""
+    assert main(["init", "adapter", "acme", "--dir", str(tmp_path)]) == 0
+    text = " ".join((tmp_path / "acme_adapter.py").read_text().replace("#", " ").split())
+    assert "cassettes/openai-chat/" not in text and "conformance/wire/" not in text
+    assert "`turnspec wire show openai-chat-completions` names turnspec's cassettes of this API" in text
+
+
 # -- the pre-commit hook takes the peer formats' files, and passes over the others -----------------
 
 

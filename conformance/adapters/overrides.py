@@ -44,13 +44,15 @@ def call(method: Callable[..., T], *args: Any, **added: Any) -> T:
     called it, with one DeprecationWarning per override and parameter."""
     missing = [k for k in added if not accepts_keyword(method, k)]
     if missing and not _takes_any_keyword(method):
+        from ..core.ruledocs import DOCS_URL  # only when an override needs the warning
+
         where = getattr(method, "__qualname__", repr(method))
         for k in missing:
             if (where, k) not in _WARNED:
                 _WARNED.add((where, k))
                 warnings.warn(
                     f"{where} takes no {k!r}: overridden with an earlier release's signature, so it is called "
-                    f"without it; add the parameter (docs/public-names.md)",
+                    f"without it; add the parameter ({DOCS_URL}public-names/)",
                     DeprecationWarning,
                     stacklevel=2,
                 )

@@ -134,12 +134,16 @@ def _import_file(path_text: str, ref: str) -> Any:
     # so an adapter split over sibling modules (`from my_helpers import ...`) loads
     folder = str(path.resolve().parent)
     sys.path.insert(0, folder)
+    # and nothing is written beside it: no __pycache__/ in the user's folder (python does not
+    # cache the script it runs; conform reads the file, it was not asked to write there)
+    cache_writes, sys.dont_write_bytecode = sys.dont_write_bytecode, True
     try:
         spec.loader.exec_module(module)
     except Exception as exc:  # importing runs the module's code; its failure is the reference's
         del sys.modules[name]
         raise InputError(f"{ref}: importing {path_text} failed: {type(exc).__name__}: {exc}") from None
     finally:
+        sys.dont_write_bytecode = cache_writes
         if folder in sys.path:
             sys.path.remove(folder)
     return module

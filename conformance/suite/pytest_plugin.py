@@ -73,7 +73,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--turnspec-validate-protocol",
         action="store_true",
         default=False,
-        help="exec: adapters: validate every message, both ways, against schemas/exec/v1",
+        help="exec: adapters: validate every message, both ways, against the exec protocol's schemas "
+        "(turnspec schema export --format exec)",
     )
     group.addoption(
         "--turnspec-critical-key",

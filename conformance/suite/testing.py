@@ -32,7 +32,17 @@ from ..core.schemas import schema_set
 from ..formats.canonical.markers import DEFAULT_CRITICAL_KEY
 from .outcome import RuleResult
 from .rules import CATALOG, NEEDS, SUITE_ONLY, TEST_SLUGS
-from .runner import Samples, SuiteConfig, SuiteReport, default_cassette_root, project_folders, run, samples_asked
+from .runner import (
+    Samples,
+    SuiteConfig,
+    SuiteReport,
+    cassette_folders,
+    default_cassette_root,
+    local_cassette_root,
+    project_folders,
+    run,
+    samples_asked,
+)
 
 
 def skip_or_warn(rule: str, result: RuleResult) -> None:
@@ -103,13 +113,14 @@ class AdapterConformanceTests:
 
     @property
     def cassette_dirs(self) -> list[Path]:
-        """Folders of this adapter's cassettes (vcrpy YAML); turnspec's own for its adapters
-        and for an adapter that asks for them (`cassette_folders`), never by a coincidence
-        of names (`runner.project_folders`)."""
-        root = default_cassette_root()
-        if root is None:
-            return []
-        return [root / n for n in project_folders(self.adapter) if (root / n).is_dir()]
+        """Folders of this adapter's cassettes: turnspec's own for its adapters and for an
+        adapter that asks for them (`cassette_folders`), never by a coincidence of names
+        (`runner.project_folders`), then `./cassettes/<adapter>/` of the folder pytest runs
+        in, as `turnspec conform` and the plugin read it (so the three run the same cases)."""
+        root, local = default_cassette_root(), local_cassette_root()
+        dirs = [root / n for n in project_folders(self.adapter)] if root is not None else []
+        dirs += [local / n for n in cassette_folders(self.adapter)] if local is not None else []
+        return [d for d in dict.fromkeys(dirs) if d.is_dir()]
 
     @property
     def samples(self) -> Samples | Path | None:

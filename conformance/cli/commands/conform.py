@@ -124,8 +124,8 @@ def conform(
         bool,
         typer.Option(
             "--validate-protocol",
-            help="exec: adapters: validate every message, both ways, against schemas/exec/v1 "
-            "(an off-schema answer fails its case)",
+            help="exec: adapters: validate every message, both ways, against the exec protocol's schemas "
+            "(turnspec schema export --format exec; an off-schema answer fails its case)",
         ),
     ] = False,
 ) -> None:

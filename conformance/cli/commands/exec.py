@@ -8,11 +8,12 @@ from typing import Annotated
 import typer
 
 from ...core import escaping
+from ...core.ruledocs import DOCS_URL
 
 
 def register(app: typer.Typer) -> None:
     group = typer.Typer(
-        help="Adapters in any language: the exec protocol (docs/exec-protocol.md).", no_args_is_help=True
+        help=f"Adapters in any language: the exec protocol ({DOCS_URL}exec-protocol/).", no_args_is_help=True
     )
 
     @group.command("smoke")

@@ -157,8 +157,8 @@ def adapter_source(name: str, api: str, ref: Reference) -> str:
     off_note = (
         _prose(
             "A capability declared true needs a cassette whose case exercises it (TC002): "
-            f"{', '.join(ref.off)} stays off until cassettes/{name}/ holds one (see the "
-            f"reference's cassettes/{ref.adapter}/).",
+            f"{', '.join(ref.off)} stays off until cassettes/{name}/ holds one (`turnspec wire "
+            f"show {api}` names turnspec's cassettes of this API).",
             comment,
         )
         if ref.off
@@ -181,7 +181,7 @@ def adapter_source(name: str, api: str, ref: Reference) -> str:
     )
     api_note = _prose(
         f'`provider` and `wire_api` ("{api}") are inherited. wire_api names the WireApi record '
-        "(conformance/wire/) the checks read bodies through; a provider with its own API gets "
+        f"(`turnspec wire show {api}` prints it) the checks read bodies through; a provider with its own API gets "
         f"a record of its own, registered with conformance.wire.registry.register ({NEW_WIRE_API_PAGE}).",
         comment,
     )
