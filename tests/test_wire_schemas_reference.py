@@ -308,7 +308,7 @@ def _samples(root: Path = SAMPLES) -> Iterator[tuple[str, WireApi, Any]]:
             api = registry.api_for_url(it.uri)
             if api is None or api.name not in API_DIR:
                 continue
-            if urlsplit(it.uri).hostname not in api.hosts:
+            if not api.own_host(urlsplit(it.uri).netloc):
                 continue  # a compatible server (Ollama, a proxy): its own extensions
             yield it.label, api, it
 

@@ -7,6 +7,7 @@ an API the project has no adapter for is still recognised, attributed and schema
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import re
 from collections.abc import Callable, Mapping
@@ -634,7 +635,9 @@ class WireApi:
     framing: Framing  # the framing of its streamed responses (see `framing_by_url` for APIs with two)
     is_streaming: Callable[[str, JsonBody | None], bool]  # (url, request body) -> was a stream asked for
     schema_dir: str  # folder under schemas/wire/ holding request/response/stream-event schemas
-    hosts: tuple[str, ...] = ()  # the provider's own hosts (empty: any host); compatible servers differ
+    # the provider's own hosts (empty: any host), each a name or an fnmatch pattern for the
+    # provider's regional hosts (`*-aiplatform.googleapis.com`); compatible servers differ
+    hosts: tuple[str, ...] = ()
     chat: bool = True  # False for endpoints that are not an LLM chat turn (count_tokens, embeddings)
     tool_ids: ToolIdRule = field(default_factory=ToolIdRule)
     carries: Carries = field(default_factory=Carries)
@@ -721,6 +724,14 @@ class WireApi:
             else:
                 return False
         return bool(node == want and type(node) is type(want))
+
+    def own_host(self, host: str) -> bool:
+        """Whether `host` (a URL's authority, a port after it or not) is one of the provider's
+        own (`hosts`); True when the record names none."""
+        if not self.hosts:
+            return True
+        name = host.rsplit("@", 1)[-1].split(":", 1)[0].lower() if not host.startswith("[") else host.lower()
+        return any(name == h or host == h or fnmatch.fnmatchcase(name, h) for h in self.hosts)
 
     def matches(self, path: str) -> bool:
         return any(p.search(path) for p in self.request_paths)

@@ -528,7 +528,9 @@ GEMINI = WireApi(
     framing=Framing.SSE,
     is_streaming=is_streaming,
     schema_dir="gemini",
-    hosts=("generativelanguage.googleapis.com", "aiplatform.googleapis.com"),
+    # Vertex AI serves the methods at the global host and at each region's
+    # `{LOCATION}-aiplatform.googleapis.com` (Vertex AI's REST reference, service endpoints)
+    hosts=("generativelanguage.googleapis.com", "aiplatform.googleapis.com", "*-aiplatform.googleapis.com"),
     # ids are optional and, when the API issues them, opaque strings; clients may send any
     tool_ids=ToolIdRule(pattern=None, issued_by_provider=False),
     carries=Carries(

@@ -101,7 +101,9 @@ VERTEX_ANTHROPIC_MESSAGES = WireApi(
     framing=Framing.SSE,
     is_streaming=is_streaming,
     schema_dir="vertex-anthropic-messages",
-    hosts=("aiplatform.googleapis.com",),
+    # the global endpoint, and a region's `{LOCATION}-aiplatform.googleapis.com` (the module
+    # doc's URL: Claude models are served in the regions the Vertex AI page lists)
+    hosts=("aiplatform.googleapis.com", "*-aiplatform.googleapis.com"),
     endpoint=ENDPOINT,
     errors=ERRORS,
     # the body, the response and the stream are Anthropic's: its record's facts, imported

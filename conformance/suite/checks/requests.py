@@ -78,7 +78,7 @@ def recorded_requests(env: Env) -> Iterator[Outcome]:
                 )
                 continue
             host = it.uri.split("/")[2] if it.uri.count("/") >= 2 else ""
-            if api is not None and api.hosts and host not in api.hosts:
+            if api is not None and not api.own_host(host):
                 # a compatible server's recording carries that server's extensions (an Ollama
                 # Cloud `reasoning` field), which the round trip must keep: the provider's own
                 # schema judges only requests recorded against the provider
@@ -111,7 +111,7 @@ def outside_body(api: WireApi | None, host: str, it: Interaction, wire: Any) -> 
     base URL with a prefix, the query parameters and required headers the record names), as
     RFC 3986 §6.2.2 compares URLs. A recording made against a compatible server (not the
     API's own `hosts`) has that server's URL layout, which the adapter need not know."""
-    if api is None or (api.hosts and host not in api.hosts):
+    if api is None or not api.own_host(host):
         return []
     headers = getattr(wire, "headers", None)
     rendered = (
@@ -129,7 +129,7 @@ def extensions_not_required(api: WireApi | None, host: str, recorded: Any, diffs
     providers": no sentence asks an adapter of an API to carry another server's extensions
     (an Ollama Cloud `reasoning` on an assistant message of Chat Completions). Requests
     recorded against the API's own hosts are judged whole."""
-    if api is None or not api.hosts or host in api.hosts or not diffs or not isinstance(recorded, dict):
+    if api is None or not api.hosts or api.own_host(host) or not diffs or not isinstance(recorded, dict):
         return diffs, ""
     v = wire_schemas.validator(api, "request")
     if v is None or v.is_valid(recorded):
@@ -156,7 +156,7 @@ def model_named_elsewhere(api: WireApi | None, host: str, recorded: Any, diffs: 
     REST API reference"), and a recorded body without it is honest there. Requests recorded
     against the API's own hosts are judged whole."""
     model = api.endpoint.model if api is not None and api.endpoint is not None else None
-    if model is None or model.where != "body" or not api or not api.hosts or host in api.hosts:
+    if model is None or model.where != "body" or not api or not api.hosts or api.own_host(host):
         return diffs, ""
     if not isinstance(recorded, dict) or value_at(recorded, model.pointer) is not None:
         return diffs, ""
@@ -298,7 +298,7 @@ def _estimate(env: Env, s: AdapterUnderTest, it: Interaction) -> Iterator[Outcom
     wire = wire_api_of(a)
     homes = wire.hosts if wire is not None else ()
     # TC701 compares estimates with the provider's own tokenizer, not with compatible servers
-    if homes and host not in homes:
+    if wire is not None and not wire.own_host(host):
         yield outcome(
             R.ESTIMATE,
             s,
