@@ -339,25 +339,26 @@ function toolName(name: string): string {
   return DEFECT === "toolname" ? name + "_renamed" : name;
 }
 
-function readBlock(b: Any, session: string): { block: Obj; extras: Obj | null } {
+// `reply`: a response's or a stream's block (a planted defect alters those only, not a request read back)
+function readBlock(b: Any, session: string, reply = true): { block: Obj; extras: Obj | null } {
   const { type } = b;
   let block: Obj;
   let known: string[];
-  if (type === "text") [block, known] = [{ type: "text", text: textOf(b.text) }, ["type", "text"]];
+  if (type === "text") [block, known] = [{ type: "text", text: reply ? textOf(b.text) : b.text }, ["type", "text"]];
   else if (type === "thinking") [block, known] = [{ type: "thinking", text: b.thinking, signature: b.signature ?? null }, ["type", "thinking", "signature"]];
   else if (type === "redacted_thinking") [block, known] = [{ type: "redacted_thinking", data: b.data }, ["type", "data"]];
-  else if (type === "tool_use") [block, known] = [{ type: "tool_use", id: canonicalFor(session, b.id), name: toolName(b.name), input: b.input ?? {} }, ["type", "id", "name", "input"]];
+  else if (type === "tool_use") [block, known] = [{ type: "tool_use", id: canonicalFor(session, b.id), name: reply ? toolName(b.name) : b.name, input: b.input ?? {} }, ["type", "id", "name", "input"]];
   else return { block: { ...b }, extras: null }; // a server tool's block (or one to come), kept whole
   const extras: Obj = {};
   for (const [k, v] of Object.entries(b)) if (!known.includes(k)) extras[k] = v as Json;
   return { block, extras: Object.keys(extras).length ? extras : null };
 }
 
-function readContent(content: Any[], session: string): { blocks: Obj[]; extras: Obj } {
+function readContent(content: Any[], session: string, reply = true): { blocks: Obj[]; extras: Obj } {
   const blocks: Obj[] = [];
   const extras: Obj = {};
   for (const b of content ?? []) {
-    const r = readBlock(b, session);
+    const r = readBlock(b, session, reply);
     if (r.extras) extras[String(blocks.length)] = r.extras;
     blocks.push(r.block);
   }
@@ -654,7 +655,7 @@ function canonBlock(b: Any, session: string): { block: Obj | null; extras: Obj |
     const block = src.type === "url" ? { type: "image", media_type: mediaFromUrl(src.url), source: { kind: "url", data: src.url } } : { type: "image", media_type: src.media_type, source: { kind: "base64", data: src.data } };
     return { block, extras: pick(b, known.image) };
   }
-  return readBlock(b, session);
+  return readBlock(b, session, false);
 }
 
 function mediaFromUrl(url: string): string {
@@ -691,7 +692,7 @@ function readMessages(body: Any, session: string, model: string): Obj[] {
   for (const turn of body.messages ?? []) {
     const blocks = blocksOf(turn.content);
     if (turn.role === "assistant") {
-      const { blocks: content, extras } = readContent(blocks, session);
+      const { blocks: content, extras } = readContent(blocks, session, false);
       const meta = assistantMeta(model, null, "complete", {});
       delete meta.provider_raw;
       add("assistant", content.length ? content : [{ type: "text", text: "" }], extras, meta);
