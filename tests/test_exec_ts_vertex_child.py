@@ -168,9 +168,7 @@ def test_a_defect_planted_in_the_ts_vertex_child_fails_its_checks_and_only_those
     [(b"not json\n", "standard input line 1 is not JSON"), (b"[1, 2]\n", "standard input line 1 is not a JSON object")],
     ids=["not-json", "not-an-object"],
 )
-def test_the_ts_vertex_child_refuses_a_line_off_the_protocol_in_one_line(
-    ts_child: str, line: bytes, says: str
-) -> None:
+def test_the_ts_vertex_child_refuses_a_line_off_the_protocol_in_one_line(ts_child: str, line: bytes, says: str) -> None:
     """docs/exec-protocol.md, Framing: a line with no `id` to answer is one standard error line
     naming it and exit status 2, nothing on standard output."""
     done = subprocess.run(shlex.split(ts_child), input=line, capture_output=True, timeout=60, check=False)
