@@ -14,7 +14,7 @@ import pytest
 from conformance.cli import docsgen, main
 from conformance.suite.checks import errors as error_oracle
 from conformance.suite.runner import recorded_folders
-from conformance.wire import registry
+from conformance.wire import endpoint, registry
 from conformance.wire.describe import describe, index
 
 
@@ -48,6 +48,38 @@ def test_bedrock_page_says_what_an_outside_author_needed() -> None:
     assert "`x-amzn-ErrorType`" in page
     # Bedrock reports cache reads apart from inputTokens
     assert "excludes cache reads" in page
+
+
+def test_vertex_page_says_what_an_outside_typescript_author_needed() -> None:
+    """An outside Claude-on-Vertex author (tests/data/exec/ts_vertex_child/) found neither the
+    body's `anthropic_version` nor the project route of the URL on the page, nor that a
+    streamed body carries `stream: true` too (its TC802 round trip failed without it)."""
+    page = describe(registry.get("vertex-anthropic-messages"))
+    request = page.split("## Request\n", 1)[1].split("\n## ", 1)[0]
+    # the request schema's demands, each with the docs' sentence (TC104)
+    assert "- the body (TC104) requires: `anthropic_version`, `max_tokens`, `messages`" in request
+    assert '- the body\'s `anthropic_version` is `"vertex-2023-10-16"` ("In Vertex, anthropic_version' in request
+    assert '- the body never holds `model` ("In Vertex, model is not passed in the request body.' in request
+    endpoint = page.split("## Endpoint (TC109, TC802)\n", 1)[1].split("\n## ", 1)[0]
+    assert "`/v1/projects/{project}/locations/{location}`" in endpoint
+    assert "carries `stream: true` as well" in endpoint
+    # an API whose schema fixes nothing prints no such line
+    assert "the body's `" not in describe(registry.get("openai-chat-completions"))
+
+
+@pytest.mark.parametrize("prefix", ["", "/v1/projects/p/locations/global"], ids=["bare", "project-route"])
+def test_a_path_template_ends_the_path_with_or_without_the_base_urls_prefix(prefix: str) -> None:
+    """What every Endpoint section says: the prefix is the harness's (TC109, TC802)."""
+    api = registry.get("vertex-anthropic-messages")
+    model = "claude-sonnet-4-5@20250929"
+    body = {"anthropic_version": "vertex-2023-10-16", "max_tokens": 1, "messages": [], "stream": True}
+    path = f"{prefix}/publishers/anthropic/models/{model}:streamRawPredict"
+    assert endpoint.problems(api, "POST", path, {}, body, stream=True, model=model) == []
+    recorded = f"https://aiplatform.googleapis.com/v1/projects/x/locations/us-east5{path.removeprefix(prefix)}"
+    assert endpoint.differences(api, ("POST", recorded, {}), ("POST", path, {})) == []
+    wrong = path.replace(":streamRawPredict", ":rawPredict")
+    assert endpoint.differences(api, ("POST", recorded, {}), ("POST", wrong, {})) != []
+    assert "the path templates end the URL path" in describe(api)
 
 
 def test_openrouter_page_says_its_error_signals() -> None:

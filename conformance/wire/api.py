@@ -619,6 +619,9 @@ class Endpoint:
     examples: tuple[str, ...] = ()
     says: str = ""  # the documentation's sentence naming the endpoint(s)
     source: str = ""
+    # what else an author renders to pass TC109 and TC802 that the fields above do not say
+    # (`turnspec wire show` prints each as a line of the endpoint; no check reads them)
+    notes: tuple[str, ...] = ()
 
     def cite(self) -> str:
         return f'{self.source}: "{self.says}"' if self.says else ""

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from ..core.escaping import md
 from ..formats.canonical.status import STATUS_OF_STOP
 from .api import STATUS_OTHERWISE, STATUS_TABLE, Endpoint, ErrorSignals, WireApi
+from .schemas import folder_for
 
 __all__ = ["describe", "index"]
 
@@ -39,7 +40,13 @@ def _said(says: str, source: str) -> list[str]:
 
 
 def _endpoint(e: Endpoint) -> list[str]:
-    lines = [f"- method: `{e.method}`; path: `{e.path}`"]
+    lines = [
+        f"- method: `{e.method}`; path: `{e.path}`",
+        # endpoint.differences and the TC109 path match: a template matches the path's end
+        "- the path templates end the URL path: a base URL may add a prefix (a version, a project's route), "
+        "which is the harness's, so a rendered path holds it or not; TC109 and TC802 read the operation and "
+        "the model segment the template names",
+    ]
     if e.stream_path is not None:
         lines.append(f"- a stream is asked for by its own path: `{e.stream_path}`")
     elif e.stream_field is not None:
@@ -71,7 +78,33 @@ def _endpoint(e: Endpoint) -> list[str]:
         lines += _said(h.says, h.source)
     if e.query:
         lines.append(f"- query parameters that are part of the request: {', '.join(map(_code, e.query))}")
+    lines += [f"- {note}" for note in e.notes]
     return [*lines, *_said(e.says, e.source)]
+
+
+def _body(api: WireApi) -> list[str]:
+    """The request body's top-level demands, as the record's request schema states them (TC104
+    validates every rendered body against it): the fields it requires, the values it fixes
+    (`const`) and the fields it forbids (`not: {}`), each with the schema's description (the
+    docs' sentence)."""
+    path = folder_for(api) / "request.json"
+    if not path.is_file():
+        return []
+    schema = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(schema, dict):
+        return []
+    lines = []
+    if schema.get("required"):
+        lines.append(f"- the body (TC104) requires: {', '.join(map(_code, schema['required']))}")
+    for name, sub in schema.get("properties", {}).items():
+        if not isinstance(sub, dict):
+            continue
+        said = f' ("{sub["description"]}")' if sub.get("description") else ""
+        if "const" in sub:
+            lines.append(f"- the body's `{name}` is `{json.dumps(sub['const'])}`{said}")
+        elif sub.get("not") == {}:
+            lines.append(f"- the body never holds `{name}`{said}")
+    return lines
 
 
 def _stop(api: WireApi) -> list[str]:
@@ -244,6 +277,7 @@ def _request(api: WireApi) -> list[str]:
     lines = [
         f"- request paths it is recognised by: {', '.join(_code(p.pattern) for p in api.request_paths)}",
         f"- the conversation turns are under `{api.history_key}`",
+        *_body(api),
     ]
     if api.hosts:
         lines.append(f"- the provider's own hosts: {', '.join(map(_code, api.hosts))}")

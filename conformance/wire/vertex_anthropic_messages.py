@@ -84,6 +84,13 @@ ENDPOINT = Endpoint(
         "streamRawPredict: Perform a streaming online prediction with an arbitrary HTTP payload."
     ),
     source=GOOGLE_REST,
+    notes=(
+        "the base URL's prefix is the caller's project and location: "
+        "`/v1/projects/{project}/locations/{location}` (`global`, or a region)",
+        "a streamed request's body carries `stream: true` as well, as Anthropic's SDKs send it and turnspec's "
+        "recordings hold it: the path decides the stream, and TC802 compares the body, so a request read back "
+        "renders it again",
+    ),
 )
 """Two methods: the stream is asked for by the URL, the model is its path segment; the API
 version rides in the body (`anthropic_version`, the request schema's), not in a header."""
