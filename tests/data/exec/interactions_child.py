@@ -493,7 +493,7 @@ class Stream:
         if kind == "text" and self.open[index]["kind"] == "text":
             self.text(index, delta.get("text", ""))
         elif kind == "arguments_delta" and self.open[index]["kind"] == "call":
-            fragment = delta.get("partial_arguments", delta.get("arguments", delta.get("delta", "")))
+            fragment = delta.get("arguments", "")
             self.args(index, fragment if isinstance(fragment, str) else json.dumps(fragment))
 
     def step_stop(self, index: int) -> None:
