@@ -10,7 +10,7 @@ Written by an outside author from docs/exec-protocol.md, `turnspec schema export
 - https://googleapis.github.io/js-genai/release_docs/ (Interaction, Step*, StepDelta, Usage)
 
 Standard library only; run as `python -I -S interactions_child.py`. INTERACTIONS_CHILD_DEFECT
-plants one defect (status, usage, model, text, call, error) for the tests that prove the
+plants one defect (status, usage, model, served, text, call, error) for the tests that prove the
 checks catch it.
 """
 
@@ -204,7 +204,7 @@ def render(params: Obj, logs: list[Obj]) -> Obj:
         render_message(msg, options, logs, steps, system)
     body: Obj = {"model": wire_model(options.get("model", ""))}
     if DEFECT == "model":
-        body["model"] = "gemini-3-flash-preview"
+        del body["model"]
     body["input"] = steps
     own = (options.get("provider_raw") or {}).get(NAME) or {}
     if own.get("input") == "string" and len(steps) == 1 and len(steps[0].get("content", [])) == 1:
@@ -268,11 +268,11 @@ def alter(text: str) -> str:
     return text.upper() + " [altered]" if DEFECT == "text" and text else text
 
 
-def call_block(session: str, step: Obj) -> Obj:
+def call_block(session: str, step: Obj, reply: bool = False) -> Obj:
     args = step.get("arguments")
     if isinstance(args, str):
         args = json.loads(args or "{}")
-    name = step.get("name", "") + ("_renamed" if DEFECT == "call" else "")
+    name = step.get("name", "") + ("_renamed" if DEFECT == "call" and reply else "")
     return {"type": "tool_use", "id": canonical_for(session, step.get("id") or ulid()), "name": name, "input": args or {}}
 
 
@@ -284,7 +284,7 @@ def content_of(session: str, steps: list[Obj]) -> list[Obj]:
                 if part.get("type") == "text":
                     blocks.append({"type": "text", "text": alter(part.get("text", ""))})
         elif step.get("type") == "function_call":
-            blocks.append(call_block(session, step))
+            blocks.append(call_block(session, step, reply=True))
     return blocks or [{"type": "text", "text": ""}]
 
 
@@ -369,7 +369,7 @@ def parse(params: Obj) -> Obj:
     state = {"error": "error", "cancelled": "cancelled"}.get(stop, "complete")
     usage = usage_of(body.get("usage"), int(ctx.get("latency_ms") or 0))
     raw = {"id": body.get("id"), "status": body.get("status")}
-    model = None if DEFECT == "model" else body.get("model")
+    model = None if DEFECT == "served" else body.get("model")
     return {"message": message(ctx, content, model, state, usage, raw)}
 
 
@@ -395,7 +395,7 @@ class Stream:
     def start(self, model: str | None) -> None:
         if not self.started:
             self.started = True
-            name = model if model and DEFECT != "model" else None
+            name = model if model and DEFECT != "served" else None
             canonical = f"{PROVIDER}:{name}" if name else (self.ctx.get("model") or f"{PROVIDER}:unknown")
             self.emit({"type": "message_start", "message_id": self.mid, "role": "assistant", "model": canonical})
 
@@ -463,7 +463,7 @@ class Stream:
                 if part.get("type") == "text" and part.get("text"):
                     self.text(index, part["text"])
         elif step.get("type") == "function_call":
-            block = call_block(self.session, step | {"arguments": {}})
+            block = call_block(self.session, step | {"arguments": {}}, reply=True)
             self.blocks.append(block)
             at = len(self.blocks) - 1
             self.open[index] = {"kind": "call", "block": block, "index": at, "args": ""}
