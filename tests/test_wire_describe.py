@@ -50,6 +50,16 @@ def test_bedrock_page_says_what_an_outside_author_needed() -> None:
     assert "excludes cache reads" in page
 
 
+def test_the_endpoint_path_says_the_base_urls_prefix_is_the_harnesss() -> None:
+    """An outside author of a Gemini Interactions child read `path: /interactions` beside a base
+    URL with no `/v1beta` and had to guess which the rendered path is: the page says TC109 reads
+    the path by its end (the prefix, a version, is the harness's)."""
+    page = describe(registry.get("gemini-interactions"))
+    line = next(x for x in page.splitlines() if x.startswith("- method: `POST`; path: `/interactions`"))
+    assert "whose prefix (a version such as `/v1beta`, a project's route) is the harness's" in line
+    assert "TC109 reads the rendered `path` by its end" in line
+
+
 def test_openrouter_page_says_its_error_signals() -> None:
     """An outside OpenRouter author found the Errors section empty ("Read in this order, the
     first that answers wins; else ..." and nothing): OpenRouter's `error.code` is the HTTP

@@ -39,7 +39,12 @@ def _said(says: str, source: str) -> list[str]:
 
 
 def _endpoint(e: Endpoint) -> list[str]:
-    lines = [f"- method: `{e.method}`; path: `{e.path}`"]
+    lines = [
+        f"- method: `{e.method}`; path: `{e.path}` under the base URL, whose prefix (a version such as"
+        " `/v1beta`, a project's route) is the harness's: TC109 reads the rendered `path` by its end, so the"
+        " path with that prefix before it is this path too (the request paths above are the full ones"
+        " the docs show)"
+    ]
     if e.stream_path is not None:
         lines.append(f"- a stream is asked for by its own path: `{e.stream_path}`")
     elif e.stream_field is not None:
