@@ -134,3 +134,13 @@ def test_a_defect_planted_in_the_interactions_child_fails_its_checks_and_only_th
         k: r["reasons"][:1] for k, r in results.items() if r["status"] == "fail"
     }
     assert any(words in why for why in results[rule]["reasons"]), results[rule]["reasons"]
+
+
+def test_the_protocol_page_says_what_the_interactions_author_learnt_from_failing_cases() -> None:
+    """What the author met only as a failing case is on the page now: every read-back message
+    carries `metadata` (TC102's TS020), a model turn's calls are one assistant message (TC503's
+    parallel calls) and several system messages join with a blank line (TC403)."""
+    page = " ".join((ROOT / "docs" / "exec-protocol.md").read_text(encoding="utf-8").split())
+    assert "Every message carries `metadata` (an object, `{}` for a user or system message" in page
+    assert "TC503 renders two and wants them read back as one turn of two" in page
+    assert 'several of them concatenated with a blank line (`"\\n\\n"`, contract §4.1.2), as TC403 reads' in page
