@@ -23,6 +23,7 @@ import re
 import secrets
 import sys
 import time
+import traceback
 from typing import Any
 
 NAME = "interactions-child"
@@ -120,7 +121,9 @@ def tool_id_map(params: Obj) -> Obj:
         canonical, provider = args
         owner = next((c for c, p in m.items() if p == provider), None)
         if (canonical in m and m[canonical] != provider) or (owner is not None and owner != canonical):
-            raise ChildError({"kind": "adapter_error", "error_class": "invalid_request", "message": "bind breaks injectivity"})
+            raise ChildError(
+                {"kind": "adapter_error", "error_class": "invalid_request", "message": "bind breaks injectivity"}
+            )
         m[canonical] = provider
         return {"value": None}
     if call == "pairs":
@@ -216,7 +219,12 @@ def render(params: Obj, logs: list[Obj]) -> Obj:
         fields["reason"] = "this adapter does not render response_format"
         logs.append({"level": "warning", "message": f"{NAME}: dropped option output_schema", "fields": fields})
     tools = [
-        {"type": "function", "name": t["name"], "description": t.get("description", ""), "parameters": t.get("input_schema", {})}
+        {
+            "type": "function",
+            "name": t["name"],
+            "description": t.get("description", ""),
+            "parameters": t.get("input_schema", {}),
+        }
         for t in params.get("tools", [])
     ]
     tools += list(options.get("provider_tools") or [])
@@ -234,7 +242,12 @@ def render(params: Obj, logs: list[Obj]) -> Obj:
     if options.get("stream"):
         body["stream"] = True
     body |= dict(options.get("extra") or {})
-    return {"method": "POST", "path": "/v1beta/interactions", "headers": {"content-type": "application/json"}, "body": body}
+    return {
+        "method": "POST",
+        "path": "/v1beta/interactions",
+        "headers": {"content-type": "application/json"},
+        "body": body,
+    }
 
 
 # --- parse ----------------------------------------------------------------------------------
@@ -273,7 +286,12 @@ def call_block(session: str, step: Obj, reply: bool = False) -> Obj:
     if isinstance(args, str):
         args = json.loads(args or "{}")
     name = step.get("name", "") + ("_renamed" if DEFECT == "call" and reply else "")
-    return {"type": "tool_use", "id": canonical_for(session, step.get("id") or ulid()), "name": name, "input": args or {}}
+    return {
+        "type": "tool_use",
+        "id": canonical_for(session, step.get("id") or ulid()),
+        "name": name,
+        "input": args or {},
+    }
 
 
 def content_of(session: str, steps: list[Obj]) -> list[Obj]:
@@ -417,7 +435,9 @@ class Stream:
         try:
             event = json.loads(data)
         except ValueError as exc:
-            raise self.fail({"kind": "wire_format", "message": f"event data is not JSON: {exc}", "event": None}) from exc
+            raise self.fail(
+                {"kind": "wire_format", "message": f"event data is not JSON: {exc}", "event": None}
+            ) from exc
         self.handle(event)
 
     def fail(self, error: Obj) -> ChildError:
@@ -467,7 +487,14 @@ class Stream:
             self.blocks.append(block)
             at = len(self.blocks) - 1
             self.open[index] = {"kind": "call", "block": block, "index": at, "args": ""}
-            self.emit({"type": "tool_use_start", "content_block_index": at, "tool_use_id": block["id"], "tool_name": block["name"]})
+            self.emit(
+                {
+                    "type": "tool_use_start",
+                    "content_block_index": at,
+                    "tool_use_id": block["id"],
+                    "tool_name": block["name"],
+                }
+            )
             args = step.get("arguments")
             if isinstance(args, dict) and args:
                 self.args(index, json.dumps(args, ensure_ascii=False))
@@ -509,7 +536,9 @@ class Stream:
         called = any(b["type"] == "tool_use" for b in self.blocks)
         reason = stop or stop_of(self.status, called)
         final = [dict(b) for b in self.blocks] or [{"type": "text", "text": ""}]
-        self.emit({"type": "message_complete", "stop_reason": reason, "final_content": final, "usage": usage_of(self.usage)})
+        self.emit(
+            {"type": "message_complete", "stop_reason": reason, "final_content": final, "usage": usage_of(self.usage)}
+        )
         self.over = True
 
 
@@ -568,7 +597,9 @@ def stream_close(params: Obj) -> Obj:
     if not stream.over:
         if not stream.started:
             stream.start(None)
-        raise stream.fail({"kind": "wire_format", "message": "stream ended before interaction.completed", "event": None})
+        raise stream.fail(
+            {"kind": "wire_format", "message": "stream ended before interaction.completed", "event": None}
+        )
     return {"events": events}
 
 
@@ -603,9 +634,25 @@ def cancel(params: Obj) -> Obj:
         except ValueError:
             partial = {}
         blocks[i]["input"] = partial if isinstance(partial, dict) else {}
-        out.append({"type": "tool_use_end", "message_id": mid, "content_block_index": i, "tool_use_id": call["id"], "final_input": blocks[i]["input"]})
+        out.append(
+            {
+                "type": "tool_use_end",
+                "message_id": mid,
+                "content_block_index": i,
+                "tool_use_id": call["id"],
+                "final_input": blocks[i]["input"],
+            }
+        )
     final = [blocks[i] for i in sorted(blocks)] or [{"type": "text", "text": ""}]
-    out.append({"type": "message_complete", "message_id": mid, "stop_reason": "cancelled", "final_content": final, "usage": None})
+    out.append(
+        {
+            "type": "message_complete",
+            "message_id": mid,
+            "stop_reason": "cancelled",
+            "final_content": final,
+            "usage": None,
+        }
+    )
     return {"in_flight": True, "events": out}
 
 
@@ -658,7 +705,9 @@ def read_request(params: Obj) -> Obj:
         steps = [{"type": "user_input", "content": [{"type": "text", "text": steps}]}]
     for step in steps:
         kind = step.get("type")
-        texts = [{"type": "text", "text": p.get("text", "")} for p in step.get("content") or [] if p.get("type") == "text"]
+        texts = [
+            {"type": "text", "text": p.get("text", "")} for p in step.get("content") or [] if p.get("type") == "text"
+        ]
         if kind == "user_input":
             messages.append(_new_message(session, "user", texts, {}))
         elif kind in ("model_output", "function_call"):
@@ -733,13 +782,20 @@ def main() -> int:
             return 2
         logs: list[Obj] = []
         try:
-            answer = {"id": request.get("id"), "ok": True, "result": dispatch(request.get("op", ""), request.get("params") or {}, logs)}
+            answer = {
+                "id": request.get("id"),
+                "ok": True,
+                "result": dispatch(request.get("op", ""), request.get("params") or {}, logs),
+            }
         except ChildError as exc:
             answer = {"id": request.get("id"), "ok": False, "error": exc.error}
-        except Exception as exc:  # noqa: BLE001 - every other failure is a crash answer
-            import traceback
-
-            error = {"kind": "crash", "message": str(exc), "type": type(exc).__name__, "traceback": traceback.format_exc()}
+        except Exception as exc:  # every other failure is a crash answer
+            error = {
+                "kind": "crash",
+                "message": str(exc),
+                "type": type(exc).__name__,
+                "traceback": traceback.format_exc(),
+            }
             answer = {"id": request.get("id"), "ok": False, "error": error}
         answer["logs"] = logs
         sys.stdout.write(json.dumps(answer, ensure_ascii=False) + "\n")
