@@ -48,7 +48,7 @@ def _results(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
 EXERCISED = (
     "TC101",  # parse: routing, disjoint usage (cached taken out of total_input_tokens), status
     "TC102",  # read_request: every message with metadata, parallel calls as one assistant turn
-    "TC109",  # POST /v1beta/interactions, the model in the body without `google:`, stream: true
+    "TC109",  # POST /v1beta/interactions, the model in the body without `gemini:`, stream: true
     "TC403",  # system messages joined with a blank line into system_instruction
     "TC502",  # output_schema: option_dropped (supports_structured_output is false)
     "TC503",  # consecutive function_call steps read back as one turn of parallel calls
@@ -82,7 +82,7 @@ def test_the_interactions_child_passes_smoke_and_a_whole_conform(
     lines = capsys.readouterr().out.splitlines()
     ops = {x.split()[1]: x for x in lines if x.split()}
     assert set(ops) >= {"hello", "render", "parse", "stream", "cancel", "read_request", "estimate", "tool_id_map"}
-    assert "interactions-child (google, gemini-interactions)" in ops["hello"], lines
+    assert "interactions-child (gemini, gemini-interactions)" in ops["hello"], lines
     assert "POST /v1beta/interactions" in ops["render"], lines
     assert rc == 0 and all(x.startswith("ok") for x in lines), lines
     rc, report = _conform(capsys)
@@ -139,8 +139,10 @@ def test_a_defect_planted_in_the_interactions_child_fails_its_checks_and_only_th
 def test_the_protocol_page_says_what_the_interactions_author_learnt_from_failing_cases() -> None:
     """What the author met only as a failing case is on the page now: every read-back message
     carries `metadata` (TC102's TS020), a model turn's calls are one assistant message (TC503's
-    parallel calls) and several system messages join with a blank line (TC403)."""
+    parallel calls), several system messages join with a blank line (TC403), and which
+    `provider` key a Gemini API's adapter names (the author guessed `google`)."""
     page = " ".join((ROOT / "docs" / "exec-protocol.md").read_text(encoding="utf-8").split())
     assert "Every message carries `metadata` (an object, `{}` for a user or system message" in page
     assert "TC503 renders two and wants them read back as one turn of two" in page
+    assert "an adapter of the Gemini Interactions API is `gemini`, as the generateContent one is" in page
     assert 'several of them concatenated with a blank line (`"\\n\\n"`, contract §4.1.2), as TC403 reads' in page

@@ -27,7 +27,7 @@ import traceback
 from typing import Any
 
 NAME = "interactions-child"
-PROVIDER = "google"
+PROVIDER = "gemini"
 DEFECT = os.environ.get("INTERACTIONS_CHILD_DEFECT", "")
 Obj = dict[str, Any]
 
