@@ -114,10 +114,12 @@ def test_the_interactions_child_passes_smoke_and_a_whole_conform(
         ("text", {"TC908"}, "TC908", "the recorded text 'AI learns patterns from data to make predictions.' is not"),
         # a reply's call renamed, parsed and streamed
         ("call", {"TC909"}, "TC909", "tool call 0 is named 'get_weather_renamed', the recording's 'get_weather'"),
+        # the streamed arguments_delta strings held back and sent joined at step.stop
+        ("fragments", {"TC609"}, "TC609", "1 partial_json fragments, provider sent 2"),
         # HTTP 429 classified as a server error
         ("error", {"TC801"}, "TC801", "HTTP 429: error_class 'server_error', want 'rate_limit'"),
     ],
-    ids=["status", "usage", "model", "served", "text", "call", "error"],
+    ids=["status", "usage", "model", "served", "text", "call", "fragments", "error"],
 )
 def test_a_defect_planted_in_the_interactions_child_fails_its_checks_and_only_those(
     monkeypatch: pytest.MonkeyPatch,

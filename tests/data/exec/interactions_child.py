@@ -10,7 +10,7 @@ Written by an outside author from docs/exec-protocol.md, `turnspec schema export
 - https://googleapis.github.io/js-genai/release_docs/ (Interaction, Step*, StepDelta, Usage)
 
 Standard library only; run as `python -I -S interactions_child.py`. INTERACTIONS_CHILD_DEFECT
-plants one defect (status, usage, model, served, text, call, error) for the tests that prove the
+plants one defect (status, usage, model, served, text, call, fragments, error) for the tests that prove the
 checks catch it.
 """
 
@@ -510,6 +510,8 @@ class Stream:
     def args(self, index: int, fragment: str) -> None:
         slot = self.open[index]
         slot["args"] += fragment
+        if DEFECT == "fragments":  # the fragments held back, sent joined at step.stop
+            return
         event = {"type": "tool_use_input_delta", "content_block_index": slot["index"]}
         self.emit(event | {"tool_use_id": slot["block"]["id"], "partial_json": fragment})
 
@@ -527,6 +529,9 @@ class Stream:
         slot = self.open.pop(index, None)
         if slot and slot["kind"] == "call":
             slot["block"]["input"] = json.loads(slot["args"] or "{}")
+            if DEFECT == "fragments" and slot["args"]:
+                event = {"type": "tool_use_input_delta", "content_block_index": slot["index"]}
+                self.emit(event | {"tool_use_id": slot["block"]["id"], "partial_json": slot["args"]})
             event = {"type": "tool_use_end", "content_block_index": slot["index"]}
             self.emit(event | {"tool_use_id": slot["block"]["id"], "final_input": slot["block"]["input"]})
 
