@@ -82,6 +82,15 @@ def test_a_path_template_ends_the_path_with_or_without_the_base_urls_prefix(pref
     assert "the path templates end the URL path" in describe(api)
 
 
+def test_the_endpoint_path_says_the_base_urls_prefix_is_the_harnesss() -> None:
+    """An outside author of a Gemini Interactions child read `path: /interactions` beside a base
+    URL with no `/v1beta` and had to guess which the rendered path is: the page says the
+    template ends the path and the prefix (a version) is the harness's."""
+    page = describe(registry.get("gemini-interactions"))
+    assert "- method: `POST`; path: `/interactions`" in page
+    assert "a base URL may add a prefix (a version, a project's route), which is the harness's" in page
+
+
 def test_openrouter_page_says_its_error_signals() -> None:
     """An outside OpenRouter author found the Errors section empty ("Read in this order, the
     first that answers wins; else ..." and nothing): OpenRouter's `error.code` is the HTTP

@@ -231,6 +231,32 @@ def test_the_record_reads_the_documented_statuses_usage_and_calls() -> None:
     assert p.system({"system_instruction": "Be terse."})[0].pointer == "/system_instruction"
 
 
+def test_the_record_locates_the_reply_text_and_calls_parsed_and_streamed() -> None:
+    """TC908/TC909/TC609 read the recording through these probes: the `text` parts of the
+    `model_output` steps (the quickstart's response), the `text` deltas of a streamed
+    `model_output` step, a `function_call` step's name and arguments, and a streamed call's
+    `arguments_delta` strings (ArgumentsDelta: "arguments?: string; type: "arguments_delta"")."""
+    (text, stream), (call, _result, call_stream) = its("text.yaml"), its("tools.yaml")
+    p = API.probes
+    assert [loc.value for loc in p.response_text(text.response_json)] == [
+        "AI learns patterns from data to make predictions."
+    ]
+    assert [loc.pointer for loc in p.response_text(text.response_json)] == ["/steps/1/content/0/text"]
+    assert p.stream_text(events(stream)) == ["1, 2, 3, 4, 5, 6, 7, 8, 9, 10"]
+    assert [p.call_of(loc.value) for loc in p.response_tool_calls(call.response_json)] == [
+        ("get_weather", {"location": "Paris"})
+    ]
+    assert p.stream_tool_calls(events(call_stream)) == [("get_weather", {"location": "Paris"})]
+    assert p.stream_tool_fragments(events(call_stream)) == [['{"location": ', '"Paris"}']]
+    # a call opened whole by step.start (no deltas) reads from the step's own arguments
+    whole = [{"event_type": "step.start", "index": 2, "step": call.response_json["steps"][0]}]
+    assert p.stream_tool_calls(whole) == [("get_weather", {"location": "Paris"})]
+    assert p.stream_tool_fragments(whole) == [[]]
+    # the streamed call is the same reply as its non-streamed twin (TC606 pairs them): its id
+    streamed = next(ev["step"] for ev in events(call_stream) if ev["event_type"] == "step.start")
+    assert streamed["id"] == call.response_json["steps"][0]["id"] == "gth23981"
+
+
 def test_a_stream_error_event_is_googles_error_body() -> None:
     evs = [
         {"event_type": "interaction.created", "interaction": {"id": "v1_x", "status": "in_progress"}},

@@ -111,8 +111,8 @@ TOOL = {
 
 def tools() -> list[Item]:
     """A function call (status requires_action), its result sent back on the server-side
-    state (previous_interaction_id) and the answer, then the call streamed (the function_call
-    step opened whole by step.start)."""
+    state (previous_interaction_id) and the answer, then the same call streamed (the
+    function_call step opened by step.start, its arguments in arguments_delta deltas)."""
     ask = {"model": FLASH, "input": "What is the weather in Paris?", "tools": [TOOL]}
     usage = {"total_tokens": 71, "total_input_tokens": 56, "total_output_tokens": 15}
     call = {"type": "function_call", "id": "gth23981", "name": "get_weather", "arguments": {"location": "Paris"}}
@@ -126,11 +126,16 @@ def tools() -> list[Item]:
     second |= {"previous_interaction_id": "v1_ChdGdW5jQ2Fs", "steps": [said]}
     second["usage"] = {"total_tokens": 101, "total_input_tokens": 89, "total_output_tokens": 12}
     cid = "v1_ChdTdHJlYW1D"
-    streamed = dict(call, id="gth23982")
+    # the same reply as the non-streamed twin (its call and id: TC606 holds a stream to the
+    # parse of the same request's reply); the arguments streamed as `arguments_delta` strings
+    # ("ArgumentsDelta {arguments?: string; type: "arguments_delta"}"), the step opened empty
+    streamed = dict(call, arguments={})
+    args = [{"type": "arguments_delta", "arguments": piece} for piece in ('{"location": ', '"Paris"}')]
     done = {"id": cid, "status": "requires_action", "object": "interaction", "model": FLASH, "usage": usage}
     events = [
         _created(cid),
         {"index": 0, "step": streamed, "event_type": "step.start"},
+        *({"index": 0, "delta": delta, "event_type": "step.delta"} for delta in args),
         {"index": 0, "event_type": "step.stop"},
         {"interaction_id": cid, "status": "requires_action", "event_type": "interaction.status_update"},
         {"interaction": done, "event_type": "interaction.completed"},
@@ -177,11 +182,13 @@ HEADERS = {
         "Hand-written from Google's documented examples (not produced by any adapter; cassettes/gemini-interactions/_author.py).",
         'A function call (a function_call step {id, name, arguments}; status requires_action: "The interaction',
         'requires action/input from the user"), its function_result {call_id, name, result} sent back with',
-        "previous_interaction_id, and the call streamed. Ids, texts and counts invented.",
+        "previous_interaction_id, and the same call streamed (step.start opens the function_call step, its",
+        "arguments come as arguments_delta strings). Ids, texts and counts invented.",
         "source: https://ai.google.dev/gemini-api/docs/interactions",
         "source: https://ai.google.dev/gemini-api/docs/interactions-breaking-changes-may-2026",
         "source: https://googleapis.github.io/js-genai/release_docs/types/gaos_models_interactions_function-call-step.FunctionCallStep.html",
         "source: https://googleapis.github.io/js-genai/release_docs/types/gaos_models_interactions_function-result-step.FunctionResultStep.html",
+        "source: https://googleapis.github.io/js-genai/release_docs/interfaces/interactions_client.GeminiNextGenAPIClient.Interactions.StepDelta.ArgumentsDelta.html",
     ],
     "errors.yaml": [
         "Hand-written from Google's documented examples (not produced by any adapter; cassettes/gemini-interactions/_author.py).",

@@ -35,7 +35,7 @@ Written from Google's documentation (URLs in `DOCS`), independently of any adapt
 What the docs do not say is left at the record's defaults (which claim nothing): whether
 `total_output_tokens` includes thought tokens (the quickstart's example, 8 input + 12 output
 of 197 total with a thought step, reads as not: they are output here, as generateContent's
-thoughts are), how a function call's arguments stream, the shape of `response_format`'s
+thoughts are), the shape of `response_format`'s
 JSON schema, and what of a thought step a stateless next turn must send back. Cached
 tokens are "the cached part of the prompt", so `total_input_tokens` is read as counting
 them (`cached_in_input`: TC904 then takes either reading).
@@ -61,6 +61,7 @@ from .api import (
     UsageFields,
     WireApi,
     first_string_at,
+    json_object,
     option_fields,
     string_at,
 )
@@ -70,6 +71,10 @@ from .gemini import ERRORS as GEMINI_ERRORS
 OVERVIEW = "https://ai.google.dev/gemini-api/docs/interactions"
 STREAMING = "https://ai.google.dev/gemini-api/docs/interactions/streaming"
 BREAKING = "https://ai.google.dev/gemini-api/docs/interactions-breaking-changes-may-2026"
+ARGUMENTS_DELTA = (
+    "https://googleapis.github.io/js-genai/release_docs/interfaces/"
+    "interactions_client.GeminiNextGenAPIClient.Interactions.StepDelta.ArgumentsDelta.html"
+)
 SDK_TYPES = "https://googleapis.github.io/js-genai/release_docs/modules/gaos_models_interactions.html"
 DOCS = (
     OVERVIEW,
@@ -85,6 +90,7 @@ DOCS = (
     "https://googleapis.github.io/js-genai/release_docs/interfaces/interactions_client.GeminiNextGenAPIClient.Interactions.Usage-1.html",
     "https://googleapis.github.io/js-genai/release_docs/types/gaos_models_interactions_interaction-sse-event.InteractionSSEEvent.html",
     "https://ai.google.dev/gemini-api/docs/troubleshooting",
+    ARGUMENTS_DELTA,
 )
 
 # steps of the model's that are a call the client runs, and the client's answer to one
@@ -235,6 +241,90 @@ def stream_error(events: list[Any]) -> Any:
     return None
 
 
+TEXT_PART = "text"
+OUTPUT_STEP = "model_output"
+ARGS_DELTA = "arguments_delta"
+
+
+def response_text(body: JsonBody) -> list[Located]:
+    """The answer: the `text` content of the `model_output` steps ("model_output: {content:
+    [{type: "text", text}]}", the quickstart's response), one value per text part."""
+    out: list[Located] = []
+    for i, step in _steps(body, "steps"):
+        parts = step.get("content") if step.get("type") == OUTPUT_STEP else None
+        for j, part in enumerate(parts if isinstance(parts, list) else []):
+            if isinstance(part, dict) and part.get("type") == TEXT_PART and isinstance(part.get("text"), str):
+                out.append(Located(f"/steps/{i}/content/{j}/text", part["text"]))
+    return out
+
+
+def _opened(events: list[Any], kind: str) -> dict[Any, dict[str, Any]]:
+    """The steps of `kind` a stream opened (`step.start`'s `step`), by their `index`."""
+    return {
+        ev.get("index"): ev["step"]
+        for ev in events
+        if _event_type(ev) == "step.start" and isinstance(ev.get("step"), dict) and ev["step"].get("type") == kind
+    }
+
+
+def _deltas(events: list[Any], kind: str, key: str) -> dict[Any, list[str]]:
+    """The `step.delta` strings of delta type `kind` (field `key`), by step `index`."""
+    out: dict[Any, list[str]] = {}
+    for ev in events:
+        delta = ev.get("delta") if _event_type(ev) == "step.delta" else None
+        if isinstance(delta, dict) and delta.get("type") == kind and isinstance(delta.get(key), str):
+            out.setdefault(ev.get("index"), []).append(delta[key])
+    return out
+
+
+def stream_text(events: list[Any]) -> list[str] | None:
+    """The answer a stream spells, one per `model_output` step (the streaming page: `step.start`
+    opens the step, `step.delta` events of type `text` carry its text by `index`): the step's
+    opening text, then its deltas joined."""
+    opened = _opened(events, OUTPUT_STEP)
+    deltas = _deltas(events, TEXT_PART, "text")
+    out = []
+    for index, step in opened.items():
+        parts = step.get("content")
+        first = "".join(
+            p["text"]
+            for p in (parts if isinstance(parts, list) else [])
+            if isinstance(p, dict) and p.get("type") == TEXT_PART and isinstance(p.get("text"), str)
+        )
+        out.append(first + "".join(deltas.get(index, [])))
+    return out
+
+
+def call_of(step: Any) -> tuple[str, Any] | None:
+    """A `function_call` step's `name` and `arguments` (FunctionCallStep: "arguments: The
+    arguments to pass to the function", an object)."""
+    if not isinstance(step, dict) or not isinstance(step.get("name"), str):
+        return None
+    return step["name"], json_object(step.get("arguments"))
+
+
+def stream_tool_fragments(events: list[Any]) -> list[list[str]] | None:
+    """The `arguments` strings of the `arguments_delta` deltas ("ArgumentsDelta {arguments?:
+    string; type: "arguments_delta"}"), one list per `function_call` step in the order the
+    steps opened (empty where the step opened with its arguments whole)."""
+    deltas = _deltas(events, ARGS_DELTA, "arguments")
+    return [deltas.get(index, []) for index in _opened(events, CALL_STEP)]
+
+
+def stream_tool_calls(events: list[Any]) -> list[tuple[str, Any]] | None:
+    """Each function call a stream spells: the `function_call` step `step.start` opens (its
+    `name`, its `arguments`), the arguments being the joined `arguments_delta` strings when
+    any came (a step opened with `arguments: {}` streams them), in the order the steps opened."""
+    deltas = _deltas(events, ARGS_DELTA, "arguments")
+    out: list[tuple[str, Any]] = []
+    for index, step in _opened(events, CALL_STEP).items():
+        if not isinstance(step.get("name"), str):
+            continue
+        pieces = deltas.get(index)
+        out.append((step["name"], json_object("".join(pieces)) if pieces else json_object(step.get("arguments"))))
+    return out
+
+
 def is_streaming(_url: str, body: JsonBody | None) -> bool:
     """`"stream": true` in the body asks for the SSE stream."""
     return isinstance(body, dict) and body.get("stream") is True
@@ -317,6 +407,11 @@ GEMINI_INTERACTIONS = WireApi(
         response_usage=response_usage,
         response_tool_ids=_field_of(CALL_STEP, "id", "steps"),
         response_tool_calls=response_tool_calls,
+        response_text=response_text,
+        stream_text=stream_text,
+        call_of=call_of,
+        stream_tool_calls=stream_tool_calls,
+        stream_tool_fragments=stream_tool_fragments,
         stream_stop_reason=stream_stop_reason,
         stream_usage=stream_usage,
         stream_error=stream_error,
