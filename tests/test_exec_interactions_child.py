@@ -19,13 +19,12 @@ for it) and TC906 (every recording carries usage)."""
 
 from __future__ import annotations
 
-import json
 import shlex
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
+from outside_children import conform_child, results_of
 
 from conformance.cli import main
 
@@ -33,15 +32,6 @@ ROOT = Path(__file__).resolve().parents[1]
 CHILD = ROOT / "tests" / "data" / "exec" / "interactions_child.py"
 COMMAND = shlex.join([sys.executable, "-I", "-S", str(CHILD)])
 DEFECT_ENV = "INTERACTIONS_CHILD_DEFECT"
-
-
-def _conform(capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, Any]]:
-    rc = main(["conform", f"exec:{COMMAND}", "--no-samples", "--validate-protocol", "-o", "json"])
-    return rc, json.loads(capsys.readouterr().out)
-
-
-def _results(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {r["rule"]: r for r in report["results"] if r["adapter"] != "(cassettes)"}
 
 
 # the checks whose cases drive each operation and each sentence the author had to get right
@@ -85,8 +75,8 @@ def test_the_interactions_child_passes_smoke_and_a_whole_conform(
     assert "interactions-child (gemini, gemini-interactions)" in ops["hello"], lines
     assert "POST /v1beta/interactions" in ops["render"], lines
     assert rc == 0 and all(x.startswith("ok") for x in lines), lines
-    rc, report = _conform(capsys)
-    results = _results(report)
+    rc, report = conform_child(capsys, COMMAND)
+    results = results_of(report)
     failed = {k: r["reasons"][:2] for k, r in results.items() if r["status"] == "fail"}
     assert rc == 0 and not failed, failed
     for rule in EXERCISED:
@@ -130,8 +120,8 @@ def test_a_defect_planted_in_the_interactions_child_fails_its_checks_and_only_th
     words: str,
 ) -> None:
     monkeypatch.setenv(DEFECT_ENV, defect)  # the host starts the child with its environment
-    rc, report = _conform(capsys)
-    results = _results(report)
+    rc, report = conform_child(capsys, COMMAND)
+    results = results_of(report)
     assert rc == 1 and {k for k, r in results.items() if r["status"] == "fail"} == fails, {
         k: r["reasons"][:1] for k, r in results.items() if r["status"] == "fail"
     }

@@ -19,9 +19,9 @@ import shlex
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
+from outside_children import OFF_PROTOCOL, assert_fails_exactly, assert_refuses_in_one_line, conform_child, results_of
 
 from conformance.cli import main
 
@@ -81,15 +81,6 @@ def _env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k != DEFECT_ENV}
 
 
-def _conform(capsys: pytest.CaptureFixture[str], command: str, *extra: str) -> tuple[int, dict[str, Any]]:
-    rc = main(["conform", f"exec:{command}", "--no-samples", "--validate-protocol", "-o", "json", *extra])
-    return rc, json.loads(capsys.readouterr().out)
-
-
-def _results(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {r["rule"]: r for r in report["results"] if r["adapter"] != "(cassettes)"}
-
-
 # the checks whose cases drive each operation and each sentence the author had to get right
 EXERCISED = (
     "TC101",  # parse: routing, disjoint usage, the served model, status
@@ -117,15 +108,17 @@ EXERCISED = (
 )
 
 
-def test_the_rust_child_passes_smoke_and_a_whole_conform(rust_child: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_rust_child_passes_smoke_and_a_wholeconform_child(
+    rust_child: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     rc = main(["exec", "smoke", rust_child])
     lines = capsys.readouterr().out.splitlines()
     ops = {x.split()[1]: x for x in lines if x.split()}
     assert set(ops) >= {"hello", "render", "parse", "stream", "cancel", "read_request", "estimate", "tool_id_map"}
     assert "rust-anthropic (anthropic, anthropic-messages)" in ops["hello"], lines
     assert rc == 0 and all(x.startswith("ok") for x in lines), lines
-    rc, report = _conform(capsys, rust_child)
-    results = _results(report)
+    rc, report = conform_child(capsys, rust_child)
+    results = results_of(report)
     failed = {k: r["reasons"][:2] for k, r in results.items() if r["status"] == "fail"}
     assert rc == 0 and not failed, failed
     for rule in EXERCISED:
@@ -142,7 +135,7 @@ def test_the_rust_child_passes_conform_on_real_recordings(
     sizes read from PNG/GIF/JPEG headers, earlier turns' thinking left out) is within TC701's
     band of every recorded input count."""
     rc = main(["conform", f"exec:{rust_child}", "--samples", str(samples / "wire"), "-o", "json"])
-    results = _results(json.loads(capsys.readouterr().out))
+    results = results_of(json.loads(capsys.readouterr().out))
     failed = {k: r["reasons"][:2] for k, r in results.items() if r["status"] == "fail"}
     assert rc == 0 and not failed, failed
     assert results["TC701"]["status"] == "pass" and results["TC701"]["passed"] >= 20, results["TC701"]
@@ -186,23 +179,9 @@ def test_a_defect_planted_in_the_rust_child_fails_its_checks_and_only_those(
     words: str,
 ) -> None:
     monkeypatch.setenv(DEFECT_ENV, defect)  # the host starts the child with its environment
-    rc, report = _conform(capsys, rust_child)
-    results = _results(report)
-    assert rc == 1 and {k for k, r in results.items() if r["status"] == "fail"} == fails, {
-        k: r["reasons"][:1] for k, r in results.items() if r["status"] == "fail"
-    }
-    assert any(words in why for why in results[rule]["reasons"]), results[rule]["reasons"]
+    assert_fails_exactly(*conform_child(capsys, rust_child), fails, rule, words)
 
 
-@pytest.mark.parametrize(
-    ("line", "says"),
-    [(b"not json\n", "standard input line 1 is not JSON"), (b"[1, 2]\n", "standard input line 1 is not a JSON object")],
-    ids=["not-json", "not-an-object"],
-)
+@pytest.mark.parametrize(("line", "says"), OFF_PROTOCOL, ids=["not-json", "not-an-object"])
 def test_the_rust_child_refuses_a_line_off_the_protocol_in_one_line(rust_child: str, line: bytes, says: str) -> None:
-    """docs/exec-protocol.md, Framing: a line with no `id` to answer is one standard error line
-    naming it and exit status 2, nothing on standard output."""
-    done = subprocess.run(shlex.split(rust_child), input=line, capture_output=True, timeout=60, check=False)
-    err = done.stderr.decode()
-    assert done.returncode == 2 and done.stdout == b"", (done.returncode, done.stdout)
-    assert err.startswith(says) and err.count("\n") == 1, err
+    assert_refuses_in_one_line(rust_child, line, says)

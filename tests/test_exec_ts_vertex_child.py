@@ -16,15 +16,14 @@ folder, against the @types/node installed beside that tsc (.ci/run installs type
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
+from outside_children import OFF_PROTOCOL, assert_fails_exactly, assert_refuses_in_one_line, conform_child, results_of
 
 from conformance.cli import main
 
@@ -73,15 +72,6 @@ def _no_defect(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(DEFECT_ENV, raising=False)
 
 
-def _conform(capsys: pytest.CaptureFixture[str], command: str) -> tuple[int, dict[str, Any]]:
-    rc = main(["conform", f"exec:{command}", "--no-samples", "--validate-protocol", "-o", "json"])
-    return rc, json.loads(capsys.readouterr().out)
-
-
-def _results(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {r["rule"]: r for r in report["results"] if r["adapter"] != "(cassettes)"}
-
-
 # the checks whose cases drive each operation and each sentence the author had to get right
 EXERCISED = (
     "TC101",  # parse: routing, disjoint usage, the served model (`claude-sonnet-4-5-20250929`)
@@ -107,7 +97,7 @@ EXERCISED = (
 )
 
 
-def test_the_ts_vertex_child_passes_smoke_and_a_whole_conform(
+def test_the_ts_vertex_child_passes_smoke_and_a_wholeconform_child(
     ts_child: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     rc = main(["exec", "smoke", ts_child])
@@ -117,8 +107,8 @@ def test_the_ts_vertex_child_passes_smoke_and_a_whole_conform(
     assert "ts-vertex (anthropic, vertex-anthropic-messages)" in ops["hello"], lines
     assert ":rawPredict" in ops["render"] and "/models/conformance-model:" in ops["render"], ops["render"]
     assert rc == 0 and all(x.startswith("ok") for x in lines), lines
-    rc, report = _conform(capsys, ts_child)
-    results = _results(report)
+    rc, report = conform_child(capsys, ts_child)
+    results = results_of(report)
     failed = {k: r["reasons"][:2] for k, r in results.items() if r["status"] == "fail"}
     assert rc == 0 and not failed, failed
     assert report["recordings"]["folders"] == {"turnspec/vertex-anthropic": 8}, report["recordings"]
@@ -155,23 +145,9 @@ def test_a_defect_planted_in_the_ts_vertex_child_fails_its_checks_and_only_those
     words: str,
 ) -> None:
     monkeypatch.setenv(DEFECT_ENV, defect)  # the host starts the child with its environment
-    rc, report = _conform(capsys, ts_child)
-    results = _results(report)
-    assert rc == 1 and {k for k, r in results.items() if r["status"] == "fail"} == fails, {
-        k: r["reasons"][:1] for k, r in results.items() if r["status"] == "fail"
-    }
-    assert any(words in why for why in results[rule]["reasons"]), results[rule]["reasons"]
+    assert_fails_exactly(*conform_child(capsys, ts_child), fails, rule, words)
 
 
-@pytest.mark.parametrize(
-    ("line", "says"),
-    [(b"not json\n", "standard input line 1 is not JSON"), (b"[1, 2]\n", "standard input line 1 is not a JSON object")],
-    ids=["not-json", "not-an-object"],
-)
+@pytest.mark.parametrize(("line", "says"), OFF_PROTOCOL, ids=["not-json", "not-an-object"])
 def test_the_ts_vertex_child_refuses_a_line_off_the_protocol_in_one_line(ts_child: str, line: bytes, says: str) -> None:
-    """docs/exec-protocol.md, Framing: a line with no `id` to answer is one standard error line
-    naming it and exit status 2, nothing on standard output."""
-    done = subprocess.run(shlex.split(ts_child), input=line, capture_output=True, timeout=60, check=False)
-    err = done.stderr.decode()
-    assert done.returncode == 2 and done.stdout == b"", (done.returncode, done.stdout)
-    assert err.startswith(says) and err.count("\n") == 1, err
+    assert_refuses_in_one_line(ts_child, line, says)

@@ -275,48 +275,52 @@ def stream_error(events: list[Any]) -> Any:
     return None
 
 
-def response_refusals(body: JsonBody) -> list[Located]:
-    """The `refusal` content parts of the output `message` items (responses/object: an
-    output message's content is `output_text` or `{"type": "refusal", "refusal": "..."}`)."""
+def _message_parts(body: JsonBody, kind: str, member: str) -> list[Located]:
+    """The `member` of each content part of type `kind` of the output `message` items
+    (responses/object: an output message's content is `{"type": "output_text", "text": ...}`
+    or `{"type": "refusal", "refusal": ...}`)."""
     out: list[Located] = []
     output = body.get("output") if isinstance(body, dict) else None
     for i, item in enumerate(output if isinstance(output, list) else []):
         parts = item.get("content") if isinstance(item, dict) and item.get("type") == "message" else None
         for j, part in enumerate(parts if isinstance(parts, list) else []):
-            if isinstance(part, dict) and part.get("type") == "refusal" and isinstance(part.get("refusal"), str):
-                out.append(Located(f"/output/{i}/content/{j}/refusal", part["refusal"]))
+            if isinstance(part, dict) and part.get("type") == kind and isinstance(part.get(member), str):
+                out.append(Located(f"/output/{i}/content/{j}/{member}", part[member]))
     return out
+
+
+def response_refusals(body: JsonBody) -> list[Located]:
+    """The `refusal` content parts of the output `message` items."""
+    return _message_parts(body, "refusal", "refusal")
 
 
 def response_text(body: JsonBody) -> list[Located]:
-    """The `output_text` content parts of the output `message` items (responses/object: an
-    output message's content is `{"type": "output_text", "text": ...}` or a refusal)."""
-    out: list[Located] = []
-    output = body.get("output") if isinstance(body, dict) else None
-    for i, item in enumerate(output if isinstance(output, list) else []):
-        parts = item.get("content") if isinstance(item, dict) and item.get("type") == "message" else None
-        for j, part in enumerate(parts if isinstance(parts, list) else []):
-            if isinstance(part, dict) and part.get("type") == "output_text" and isinstance(part.get("text"), str):
-                out.append(Located(f"/output/{i}/content/{j}/text", part["text"]))
-    return out
+    """The `output_text` content parts of the output `message` items."""
+    return _message_parts(body, "output_text", "text")
 
 
-def stream_text(events: list[Any]) -> list[str] | None:
-    """The answer texts a stream spells, one per content part (responses-streaming:
-    `response.output_text.delta` `delta` fragments, then `response.output_text.done` with the
-    whole `text`): the done texts, else the joined deltas, keyed by (item_id, content_index)."""
+def _parts_spelled(events: list[Any], kind: str, member: str) -> list[str]:
+    """The texts a stream spells for the content parts of one kind (responses-streaming:
+    `response.<kind>.delta` events' `delta` fragments, then `response.<kind>.done` with the
+    whole `<member>`): the done texts, else the joined deltas, keyed by (item_id,
+    content_index), in the order the parts began."""
     done: dict[Any, str] = {}
     deltas: dict[Any, list[str]] = {}
     for ev in events:
         if not isinstance(ev, dict):
             continue
         key = (ev.get("item_id"), ev.get("content_index"))
-        if ev.get("type") == "response.output_text.delta" and isinstance(ev.get("delta"), str):
+        if ev.get("type") == f"response.{kind}.delta" and isinstance(ev.get("delta"), str):
             deltas.setdefault(key, []).append(ev["delta"])
-        elif ev.get("type") == "response.output_text.done" and isinstance(ev.get("text"), str):
-            done[key] = ev["text"]
+        elif ev.get("type") == f"response.{kind}.done" and isinstance(ev.get(member), str):
+            done[key] = ev[member]
     keys = list(dict.fromkeys([*deltas, *done]))
     return [done[k] if k in done else "".join(deltas[k]) for k in keys]
+
+
+def stream_text(events: list[Any]) -> list[str] | None:
+    """The answer texts a stream spells, one per `output_text` part."""
+    return _parts_spelled(events, "output_text", "text")
 
 
 def call_of(item: Any) -> tuple[str, Any] | None:
@@ -351,20 +355,9 @@ def stream_tool_calls(events: list[Any]) -> list[tuple[str, Any]] | None:
 
 def stream_refusals(events: list[Any]) -> list[str] | None:
     """The refusal texts a stream spells, one per content part (responses-streaming:
-    `response.refusal.delta` `delta` fragments, then `response.refusal.done` with the whole
-    `refusal`): the done texts, else the joined deltas, keyed by (item_id, content_index)."""
-    done: dict[Any, str] = {}
-    deltas: dict[Any, list[str]] = {}
-    for ev in events:
-        if not isinstance(ev, dict):
-            continue
-        key = (ev.get("item_id"), ev.get("content_index"))
-        if ev.get("type") == "response.refusal.delta" and isinstance(ev.get("delta"), str):
-            deltas.setdefault(key, []).append(ev["delta"])
-        elif ev.get("type") == "response.refusal.done" and isinstance(ev.get("refusal"), str):
-            done[key] = ev["refusal"]
-    keys = list(dict.fromkeys([*deltas, *done]))
-    return [done[k] if k in done else "".join(deltas[k]) for k in keys]
+    `response.refusal.delta` fragments, then `response.refusal.done` with the whole
+    `refusal`)."""
+    return _parts_spelled(events, "refusal", "refusal")
 
 
 def is_streaming(_url: str, body: JsonBody | None) -> bool:

@@ -27,11 +27,12 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
 from ...adapters.protocol import Adapter, Message, WireResponse, capabilities_of
+from ...core.findings import RuleInfo
 from ...formats.canonical.status import status_of_stop
 from ...wire import equivalence
 from ...wire import schemas as wire_schemas
@@ -786,50 +787,71 @@ def reply_text(env: Env) -> Iterator[Outcome]:
     `message_complete.final_content`), in order. TC606 holds a stream to its parse and TC605
     the deltas to the final content; this holds both to the recording, so a reading that
     alters the text the same way in both (a case changed, a piece cut or dropped) fails."""
+    said = "locates no reply text (it does not say where the answer is)"
+    yield from _recorded_replies(env, R.REPLY_TEXT, ("response_text", "stream_text"), ("reply text", said), _text_case)
+
+
+def _recorded_replies(
+    env: Env,
+    rule: RuleInfo,
+    probes: tuple[str, ...],
+    missing: tuple[str, str],
+    case: Callable[[AdapterUnderTest, Adapter, WireApi, Interaction], Iterator[Outcome]],
+) -> Iterator[Outcome]:
+    """`case` on each recorded 2xx reply of each subject's API (TC908, TC909); one skip
+    (`missing`: its subject and what the record does not say) where the record has none of
+    `probes`."""
     for s in env.subjects:
         a = s.adapter
         api = wire_api_of(a)
-        if not (locates(api, "response_text") or locates(api, "stream_text")):
-            why = f"the {a.wire_api} record locates no reply text (it does not say where the answer is)"
-            yield outcome(R.REPLY_TEXT, s, "skip", "reply text", why)
+        if not any(locates(api, p) for p in probes):
+            yield outcome(rule, s, "skip", missing[0], f"the {a.wire_api} record {missing[1]}")
             continue
         for it in env.recorded(s):
-            yield from _reply_text_case(s, a, it)
+            if it.status < 400 and it.wire is not None and it.wire.name == wire_name(a):
+                yield from case(s, a, it.wire, it)
 
 
-def _reply_text_case(s: AdapterUnderTest, a: Adapter, it: Interaction) -> Iterator[Outcome]:
-    api = it.wire
-    if it.status >= 400 or api is None or api.name != wire_name(a):
-        return
-    ctx = ctx_for(session_for("text", it.label))
+_UNREAD = object()  # the adapter read no reply (TC101 / TC601 report why)
+
+
+def _reply_content(a: Adapter, it: Interaction, session: str) -> Any:
+    """The blocks the adapter reads from a recorded reply: its parse, or its stream's
+    `message_complete.final_content`; `_UNREAD` when it raised or the stream never completed."""
+    ctx = ctx_for(session_for(session, it.label))
     try:
         if it.is_stream:
-            values = wire_values(it)
-            recorded = api.probes.stream_text(values) if values is not None else None
-            if recorded is None:
-                return
             events, _ = parse_stream(a, it.response_body, ctx)
             done = next((e for e in events if e.get("type") == "message_complete"), None)
-            if done is None:
-                return  # TC601 reports it
-            content = done.get("final_content")
-        else:
-            if not isinstance(it.response_json, dict):
-                return
-            recorded = [x.value for x in api.probes.response_text(it.response_json) if isinstance(x.value, str)]
-            content = parse_response(a, WireResponse(it.response_json), ctx).get("content")
+            return _UNREAD if done is None else done.get("final_content")
+        return parse_response(a, WireResponse(it.response_json), ctx).get("content")
     except Exception:
-        return  # TC101 / TC601 report it
-    if not any(_squeezed(t) for t in recorded):
-        return  # a reply with no answer text (a call, or thinking alone): nothing to find
-    why = _text_lost(recorded, content)
+        return _UNREAD
+
+
+def _held(rule: RuleInfo, s: AdapterUnderTest, api: WireApi, it: Interaction, why: str) -> Outcome:
+    """The case's outcome: pass, fail with `why`, or, where the recording departs from its
+    API's docs, a skip with both reasons (the docs do not say how to read what the server
+    sent instead)."""
     departs = _departure(api, it) if why else None
-    if departs is not None:  # the docs do not say how to read what the server sent instead
-        yield outcome(
-            R.REPLY_TEXT, s, "skip", it.label, f"{why}; but the recording departs from its API's docs ({departs})"
-        )
-        return
-    yield outcome(R.REPLY_TEXT, s, "fail" if why else "pass", it.label, why)
+    if departs is not None:
+        return outcome(rule, s, "skip", it.label, f"{why}; but the recording departs from its API's docs ({departs})")
+    return outcome(rule, s, "fail" if why else "pass", it.label, why)
+
+
+def _text_case(s: AdapterUnderTest, a: Adapter, api: WireApi, it: Interaction) -> Iterator[Outcome]:
+    if it.is_stream:
+        values = wire_values(it)
+        recorded = api.probes.stream_text(values) if values is not None else None
+    elif isinstance(it.response_json, dict):
+        recorded = [x.value for x in api.probes.response_text(it.response_json) if isinstance(x.value, str)]
+    else:
+        recorded = None
+    if not recorded or not any(_squeezed(t) for t in recorded):
+        return  # a reply with no answer text (a call, or thinking alone): nothing to find
+    content = _reply_content(a, it, "text")
+    if content is not _UNREAD:
+        yield _held(R.REPLY_TEXT, s, api, it, _text_lost(recorded, content))
 
 
 def _departure(api: WireApi, it: Interaction) -> str | None:
@@ -881,15 +903,10 @@ def reply_tool_calls(env: Env) -> Iterator[Outcome]:
     final content), in order: the same name, and the same input where the wire's is a JSON
     object. TC609 holds streamed fragments to the wire and TC606 a stream to its parse;
     this holds the names, and inputs read whole (Gemini, Ollama), to the recording."""
-    for s in env.subjects:
-        a = s.adapter
-        api = wire_api_of(a)
-        if not (locates(api, "call_of") or locates(api, "stream_tool_calls")):
-            why = f"the {a.wire_api} record does not say how a reply's tool calls read (name and input)"
-            yield outcome(R.REPLY_TOOL_CALLS, s, "skip", "tool calls", why)
-            continue
-        for it in env.recorded(s):
-            yield from _reply_calls_case(s, a, it)
+    said = "does not say how a reply's tool calls read (name and input)"
+    yield from _recorded_replies(
+        env, R.REPLY_TOOL_CALLS, ("call_of", "stream_tool_calls"), ("tool calls", said), _calls_case
+    )
 
 
 def _recorded_calls(api: WireApi, it: Interaction) -> list[tuple[str, Any]] | None:
@@ -902,30 +919,10 @@ def _recorded_calls(api: WireApi, it: Interaction) -> list[tuple[str, Any]] | No
     return None if any(c is None for c in calls) else [c for c in calls if c is not None]
 
 
-def _reply_calls_case(s: AdapterUnderTest, a: Adapter, it: Interaction) -> Iterator[Outcome]:
-    api = it.wire
-    if it.status >= 400 or api is None or api.name != wire_name(a):
-        return
+def _calls_case(s: AdapterUnderTest, a: Adapter, api: WireApi, it: Interaction) -> Iterator[Outcome]:
     recorded = _recorded_calls(api, it)
     if not recorded:
         return  # no call in the reply (or none the record reads): nothing to hold it to
-    ctx = ctx_for(session_for("calls", it.label))
-    try:
-        if it.is_stream:
-            events, _ = parse_stream(a, it.response_body, ctx)
-            done = next((e for e in events if e.get("type") == "message_complete"), None)
-            if done is None:
-                return  # TC601 reports it
-            content = done.get("final_content")
-        else:
-            content = parse_response(a, WireResponse(it.response_json), ctx).get("content")
-    except Exception:
-        return  # TC101 / TC601 report it
-    why = _calls_lost(recorded, content)
-    departs = _departure(api, it) if why else None
-    if departs is not None:
-        yield outcome(
-            R.REPLY_TOOL_CALLS, s, "skip", it.label, f"{why}; but the recording departs from its API's docs ({departs})"
-        )
-        return
-    yield outcome(R.REPLY_TOOL_CALLS, s, "fail" if why else "pass", it.label, why)
+    content = _reply_content(a, it, "calls")
+    if content is not _UNREAD:
+        yield _held(R.REPLY_TOOL_CALLS, s, api, it, _calls_lost(recorded, content))
