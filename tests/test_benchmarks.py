@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from conformance.benchmarks.realistic import agent_jsonl_lines
-from conformance.benchmarks.validate import _proof
+from conformance.benchmarks.validate import _local, _proof
 
 
 def test_the_proof_row_proves_every_block_of_a_valid_corpus(tmp_path: Path) -> None:
@@ -25,3 +25,15 @@ def test_the_proof_row_stops_on_a_block_the_fast_path_cannot_prove(tmp_path: Pat
     data.write_bytes(b"".join(lines))
     with pytest.raises(SystemExit, match="cannot prove"):
         _proof(data)()
+
+
+def test_the_local_row_runs_the_local_steps_over_every_line(tmp_path: Path) -> None:
+    """`local` counts the lines its blocks held (the default row less the session step):
+    every line of the corpus, also when one of them takes the exact path."""
+    lines = list(agent_jsonl_lines(2_000))
+    data = tmp_path / "agents.jsonl"
+    data.write_bytes(b"".join(lines))
+    assert _local(data)() == len(lines)
+    lines[10] = b"{}\n"  # no schema to speak of: left for the exact path, still counted
+    data.write_bytes(b"".join(lines))
+    assert _local(data)() == len(lines)

@@ -33,6 +33,11 @@ The rows of a corpus:
   input, which proves no duplicate key, and the UTF-8 of the raw strings), so
   `ratio_proof_vs_floor` is the ceiling of the default row on this design: rules only
   lower it;
+- the fast path's local steps alone (`local`): `FastPath.local_block` on every block
+  (the proof, the string formats, the one-message rules and the batching, as a
+  `--jobs` worker runs them) but no session step, so the default row's time splits
+  into the proof, the rest of the local steps (`local` less `proof`) and the session
+  step (`default` less `local`): `share_*_of_default` says which part costs what;
 - python-jsonschema: the reference oracle alone, on a sample (it is ~100x slower);
 - peak RSS of a `turnspec validate` process over the whole corpus (all rules), and of
   `--jobs 2` (the sum over its process tree, sampled from /proc every 20 ms).
@@ -73,6 +78,7 @@ import orjson
 
 from ..api import iter_validate
 from ..core.findings import Selection
+from ..core.jsonio import LineFraming
 from ..core.schema_validation import SchemaValidator
 from ..core.schemas import schema_set
 from ..formats import Options
@@ -218,6 +224,26 @@ def _proof(data: Path) -> Callable[[], int]:
     return proof
 
 
+def _local(data: Path) -> Callable[[], int]:
+    """The `local` row: `FastPath.local_block` on every block of `data` as the fast path
+    reads them (the steps a `--jobs` worker runs: no session step; a line it does not
+    clear is left for the exact path, which this row does not run)."""
+    fast = FastPath(canonical_run(Options()))
+
+    def local() -> int:
+        k = 0
+        framing = LineFraming(str(data))
+        line = 1
+        with data.open("rb") as f:
+            for block in read_blocks(f, 1 << 30):
+                _steps, n = fast.local_block(framing, line, block)
+                line += n
+                k += n
+        return k
+
+    return local
+
+
 def _corpus(
     data: Path, n: int, repeat: int, sample: int, tools: Path, pricing: Path
 ) -> tuple[dict[str, object], float]:
@@ -245,6 +271,7 @@ def _corpus(
     timed: dict[str, Callable[[], int]] = {
         "floor": _floor(data),
         "proof": _proof(data),
+        "local": _local(data),
         "default": validate_with(Options()),
         "schema": validate_with(Options(selection=Selection(select=("TS0",)))),
         "rules": validate_with(Options(tools=tools, pricing=pricing)),
@@ -315,6 +342,10 @@ def _corpus(
         },
         "ratio_msgspec_decode_vs_floor": ratio(n / t_decode),
         "ratio_proof_vs_floor": ratio(n / best["proof"]),
+        "ratio_local_steps_vs_floor": ratio(n / best["local"]),
+        "share_proof_of_default": round(best["proof"] / best["default"], 2),
+        "share_rules_of_default": round((best["local"] - best["proof"]) / best["default"], 2),
+        "share_session_step_of_default": round((best["default"] - best["local"]) / best["default"], 2),
         "ratio_jsonschema_rs_vs_floor": ratio(rs_n / t_rs),
         "ratio_python_jsonschema_vs_floor": ratio(sample / t_oracle, 4),
         "peak_rss_validate_mb": round(rss_mb),
