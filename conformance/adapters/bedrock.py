@@ -46,8 +46,8 @@ from urllib.parse import quote
 from ..wire.bedrock import BEDROCK_CONVERSE, EXCEPTION_HINTS, IMAGE_FORMATS, is_streaming, model_of
 from ..wire.openai_chat import parse_data_url
 from . import overrides
-from .anthropic import AnthropicAdapter
 from ._shared import StreamState, finish_error, header, json_object, stop_reason, tool_extra
+from .anthropic import AnthropicAdapter
 from .base import (
     AdapterError,
     AdapterOptions,
