@@ -260,3 +260,49 @@ def test_scripted_gemini_thought_signature_is_base64() -> None:
         base64.b64decode(sig, validate=True)
     except binascii.Error as exc:  # pragma: no cover - the failure this test is for
         raise AssertionError(f"thoughtSignature {sig!r} is not base64") from exc
+
+
+def test_tc701_a_reply_calling_a_tool_its_request_never_offered_is_a_named_skip(tmp_path: Path) -> None:
+    """A reply calls only the tools its request offers (Chat Completions `tools`: "A list of
+    tools the model may call"); a recorded reply calling another answered another request,
+    whose usage is no measure of the recorded request's estimate: TC701 skips, naming it."""
+
+    request = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Who won in 2020?"}]}
+    call = {"id": "call_1", "type": "function", "function": {"name": "extract_info", "arguments": "{}"}}
+    response = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "gpt-4o-mini",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": None, "tool_calls": [call]},
+                "finish_reason": "tool_calls",
+            }
+        ],
+        "usage": {"prompt_tokens": 400, "completion_tokens": 9, "total_tokens": 409},
+    }
+    cassette = {
+        "interactions": [
+            {
+                "request": {
+                    "body": json.dumps(request),
+                    "headers": {"content-type": ["application/json"]},
+                    "method": "POST",
+                    "uri": "https://api.openai.com/v1/chat/completions",
+                },
+                "response": {
+                    "body": {"string": json.dumps(response)},
+                    "headers": {"content-type": ["application/json"]},
+                    "status": {"code": 200, "message": "OK"},
+                },
+            }
+        ],
+        "version": 1,
+    }
+    (tmp_path / "spliced.yaml").write_text(yaml.safe_dump(cassette))
+    report = run(SuiteConfig.for_adapter(OpenAIChatAdapter(), samples=tmp_path, selection=Selection(select=("TC701",))))
+    result = report.result("TC701", "openai-chat")
+    assert result is not None and result.failed == 0, result
+    assert any("'extract_info'" in r and "does not offer" in r for r in result.skip_reasons), result

@@ -328,6 +328,22 @@ def _estimate(env: Env, s: AdapterUnderTest, it: Interaction) -> Iterator[Outcom
         f'contract §3.1 estimate_input_tokens: "Pre-flight token estimate", "Accuracy: ±10% is acceptable", '
         "widened for offline heuristics)"
     )
+    undeclared = _undeclared_calls(it, parsed) if not ok else []
+    if undeclared:
+        # a reply answers the request it was sent for: it calls only the tools that request
+        # offers (Chat Completions `tools`: "A list of tools the model may call"; Messages
+        # `tools`: "Definitions of tools that the model may use"); one that calls others
+        # answered another request, whose usage is no measure of this one's estimate
+        yield outcome(
+            R.ESTIMATE,
+            s,
+            "skip",
+            it.label,
+            f"{why}; but the recording departs from its API's docs: the recorded reply calls "
+            f"{', '.join(repr(n) for n in undeclared)}, which the recorded request does not offer (it offers "
+            f"{sorted(t['name'] for t in parsed.tools) or 'no tools'}), so the reply answered another request",
+        )
+        return
     extra = out_of_band_inputs(wire, it.request_body) if not ok and est < actual else []
     if extra:
         # contract §3.1: `estimate_input_tokens(messages, tools, system_prompt)` "Does not call
@@ -343,6 +359,26 @@ def _estimate(env: Env, s: AdapterUnderTest, it: Interaction) -> Iterator[Outcom
         )
         return
     yield Outcome(R.ESTIMATE.id, s.name, "pass" if ok else "fail", it.label, why, measure=err)
+
+
+def _undeclared_calls(it: Interaction, parsed: ParsedRequest) -> list[str]:
+    """The tool names the recorded reply calls (read through its record's probes) that the
+    recorded request declares no tool of, in the order called; [] when it calls none, the
+    record does not say, or the request declares tools of its own kind (server tools, which
+    the reply may call by names the request never spells)."""
+    api = it.wire
+    if api is None or it.status >= 400 or parsed.options.provider_tools:
+        return []
+    if it.is_stream:
+        values = wire_values(it)
+        calls = api.probes.stream_tool_calls(values) if values is not None else None
+    elif isinstance(it.response_json, dict):
+        calls = [api.probes.call_of(x.value) for x in api.probes.response_tool_calls(it.response_json)]
+    else:
+        calls = None
+    declared = {t.get("name") for t in parsed.tools}
+    names = [c[0] for c in calls or [] if c is not None]
+    return [n for n in dict.fromkeys(names) if n not in declared]
 
 
 def out_of_band_inputs(api: WireApi | None, body: Any) -> list[str]:
