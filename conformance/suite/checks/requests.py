@@ -369,15 +369,14 @@ def _undeclared_calls(it: Interaction, parsed: ParsedRequest) -> list[str]:
     api = it.wire
     if api is None or it.status >= 400 or parsed.options.provider_tools:
         return []
+    calls: list[tuple[str, Any] | None] = []
     if it.is_stream:
         values = wire_values(it)
-        calls = api.probes.stream_tool_calls(values) if values is not None else None
+        calls = list(api.probes.stream_tool_calls(values) or []) if values is not None else []
     elif isinstance(it.response_json, dict):
         calls = [api.probes.call_of(x.value) for x in api.probes.response_tool_calls(it.response_json)]
-    else:
-        calls = None
     declared = {t.get("name") for t in parsed.tools}
-    names = [c[0] for c in calls or [] if c is not None]
+    names = [c[0] for c in calls if c is not None]
     return [n for n in dict.fromkeys(names) if n not in declared]
 
 
