@@ -306,3 +306,16 @@ def test_tc701_a_reply_calling_a_tool_its_request_never_offered_is_a_named_skip(
     result = report.result("TC701", "openai-chat")
     assert result is not None and result.failed == 0, result
     assert any("'extract_info'" in r and "does not offer" in r for r in result.skip_reasons), result
+
+
+def test_tc701_a_usage_of_zero_input_tokens_is_said_as_such(tmp_path: Path) -> None:
+    """A recorded usage that counts 0 input tokens is located: the skip says it counts 0,
+    not that the record locates no usage."""
+    request = {"model": "gpt-5", "input": [{"role": "user", "content": "Capital of France?"}]}
+    folder = _responses_cassette(tmp_path, request, input_tokens=0)
+    report = run(
+        SuiteConfig.for_adapter(OpenAIResponsesAdapter(), samples=folder, selection=Selection(select=("TC701",)))
+    )
+    result = report.result("TC701", "openai-responses")
+    assert result is not None and result.failed == 0, result
+    assert any("counts 0 input tokens" in r for r in result.skip_reasons), result.skip_reasons

@@ -256,9 +256,12 @@ def _estimate(env: Env, s: AdapterUnderTest, it: Interaction) -> Iterator[Outcom
     sid = session_for("est", it.label)
     actual = recorded_input(it)
     if not actual:
-        yield outcome(
-            R.ESTIMATE, s, "skip", it.label, "the recording counts no input tokens (the record locates no usage)"
+        why = (
+            "the recording counts no input tokens (the record locates no usage)"
+            if actual is None
+            else "the recorded usage counts 0 input tokens, which a request of any content costs more than"
         )
+        yield outcome(R.ESTIMATE, s, "skip", it.label, why)
         return
     if it.synthetic and it.usage_source is None:
         yield outcome(
