@@ -319,3 +319,37 @@ def test_tc701_a_usage_of_zero_input_tokens_is_said_as_such(tmp_path: Path) -> N
     result = report.result("TC701", "openai-responses")
     assert result is not None and result.failed == 0, result
     assert any("counts 0 input tokens" in r for r in result.skip_reasons), result.skip_reasons
+
+
+def test_a_recorded_url_whose_host_a_recorder_scrubbed_is_said_to_name_none(tmp_path: Path) -> None:
+    """Ruby VCR's `filter_sensitive_data` can leave `<SCRUBBED_URL>/api/chat` where the URL
+    was: no scheme, no host. TC104 and TC701 skip it saying the URL names no host, never
+    naming a path segment ("chat") as the server."""
+    from conformance.adapters.ollama import OllamaAdapter
+
+    request = {"model": "llama3:8b", "messages": [{"role": "user", "content": "Hi"}], "stream": False}
+    response = {
+        "model": "llama3:8b",
+        "created_at": "2025-06-28T04:14:24.6Z",
+        "message": {"role": "assistant", "content": "Hello."},
+        "done_reason": "stop",
+        "done": True,
+        "prompt_eval_count": 11,
+        "eval_count": 3,
+    }
+    cassette = (
+        '---\nhttp_interactions:\n- request:\n    method: post\n    uri: "<SCRUBBED_URL>/api/chat"\n'
+        f"    body:\n      encoding: UTF-8\n      string: '{json.dumps(request)}'\n"
+        "    headers:\n      Content-Type:\n      - application/json\n  response:\n    status:\n      code: 200\n"
+        "      message: OK\n    headers:\n      Content-Type:\n      - application/json; charset=utf-8\n"
+        f"    body:\n      encoding: UTF-8\n      string: '{json.dumps(response)}'\n"
+        "  recorded_at: Sat, 28 Jun 2025 04:14:24 GMT\nrecorded_with: VCR 6.3.1\n"
+    )
+    (tmp_path / "scrubbed.yml").write_text(cassette, encoding="utf-8")
+    report = run(
+        SuiteConfig.for_adapter(OllamaAdapter(), samples=tmp_path, selection=Selection(select=("TC104", "TC701")))
+    )
+    cases = [o for o in report.outcomes if o.subject == "scrubbed.yml#0"]
+    assert {o.rule for o in cases} == {"TC104", "TC701"}, cases
+    for o in cases:
+        assert o.status == "skip" and "names none" in o.message and "against chat" not in o.message, o
