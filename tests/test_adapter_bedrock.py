@@ -705,6 +705,22 @@ def test_nova_2_and_premier_have_their_own_tool_template():
     )
 
 
+def test_claude_3_on_converse_adds_the_tool_prompt_anthropic_documents():
+    """Anthropic's "Tool use pricing and tokens" gives the hidden tool-use system prompt per
+    model (tool_choice auto: Claude 3 Sonnet 159 tokens, Opus 530, Haiku 264); Claude on
+    Converse adds the same one, so a Claude 3 model's tool estimate carries its own size,
+    and a newer Claude keeps the 300 calibrated on Bedrock's recordings."""
+    a = BedrockAdapter()
+    tools = [{"name": "fetch", "description": "Fetch a concept.",
+              "input_schema": {"type": "object", "properties": {"concept": {"type": "string"}}}}]  # fmt: skip
+    msgs = [{"role": "user", "content": [{"type": "text", "text": "Explain tracing."}]}]
+    bare = a.estimate_input_tokens(msgs, tools, model="anthropic.claude-sonnet-4-20250514-v1:0")
+    sonnet3 = a.estimate_input_tokens(msgs, tools, model="anthropic.claude-3-sonnet-20240229-v1:0")
+    opus3 = a.estimate_input_tokens(msgs, tools, model="us.anthropic.claude-3-opus-20240229-v1:0")
+    haiku3 = a.estimate_input_tokens(msgs, tools, model="anthropic.claude-3-haiku-20240307-v1:0")
+    assert (sonnet3 - bare, opus3 - bare, haiku3 - bare) == (159 - 300, 530 - 300, 264 - 300)
+
+
 # -- the property ---------------------------------------------------------------------------------
 
 

@@ -260,3 +260,96 @@ def test_scripted_gemini_thought_signature_is_base64() -> None:
         base64.b64decode(sig, validate=True)
     except binascii.Error as exc:  # pragma: no cover - the failure this test is for
         raise AssertionError(f"thoughtSignature {sig!r} is not base64") from exc
+
+
+def test_tc701_a_reply_calling_a_tool_its_request_never_offered_is_a_named_skip(tmp_path: Path) -> None:
+    """A reply calls only the tools its request offers (Chat Completions `tools`: "A list of
+    tools the model may call"); a recorded reply calling another answered another request,
+    whose usage is no measure of the recorded request's estimate: TC701 skips, naming it."""
+
+    request = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Who won in 2020?"}]}
+    call = {"id": "call_1", "type": "function", "function": {"name": "extract_info", "arguments": "{}"}}
+    response = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "gpt-4o-mini",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": None, "tool_calls": [call]},
+                "finish_reason": "tool_calls",
+            }
+        ],
+        "usage": {"prompt_tokens": 400, "completion_tokens": 9, "total_tokens": 409},
+    }
+    cassette = {
+        "interactions": [
+            {
+                "request": {
+                    "body": json.dumps(request),
+                    "headers": {"content-type": ["application/json"]},
+                    "method": "POST",
+                    "uri": "https://api.openai.com/v1/chat/completions",
+                },
+                "response": {
+                    "body": {"string": json.dumps(response)},
+                    "headers": {"content-type": ["application/json"]},
+                    "status": {"code": 200, "message": "OK"},
+                },
+            }
+        ],
+        "version": 1,
+    }
+    (tmp_path / "spliced.yaml").write_text(yaml.safe_dump(cassette))
+    report = run(SuiteConfig.for_adapter(OpenAIChatAdapter(), samples=tmp_path, selection=Selection(select=("TC701",))))
+    result = report.result("TC701", "openai-chat")
+    assert result is not None and result.failed == 0, result
+    assert any("'extract_info'" in r and "does not offer" in r for r in result.skip_reasons), result
+
+
+def test_tc701_a_usage_of_zero_input_tokens_is_said_as_such(tmp_path: Path) -> None:
+    """A recorded usage that counts 0 input tokens is located: the skip says it counts 0,
+    not that the record locates no usage."""
+    request = {"model": "gpt-5", "input": [{"role": "user", "content": "Capital of France?"}]}
+    folder = _responses_cassette(tmp_path, request, input_tokens=0)
+    report = run(
+        SuiteConfig.for_adapter(OpenAIResponsesAdapter(), samples=folder, selection=Selection(select=("TC701",)))
+    )
+    result = report.result("TC701", "openai-responses")
+    assert result is not None and result.failed == 0, result
+    assert any("counts 0 input tokens" in r for r in result.skip_reasons), result.skip_reasons
+
+
+def test_a_recorded_url_whose_host_a_recorder_scrubbed_is_said_to_name_none(tmp_path: Path) -> None:
+    """Ruby VCR's `filter_sensitive_data` can leave `<SCRUBBED_URL>/api/chat` where the URL
+    was: no scheme, no host. TC104 and TC701 skip it saying the URL names no host, never
+    naming a path segment ("chat") as the server."""
+    from conformance.adapters.ollama import OllamaAdapter
+
+    request = {"model": "llama3:8b", "messages": [{"role": "user", "content": "Hi"}], "stream": False}
+    response = {
+        "model": "llama3:8b",
+        "created_at": "2025-06-28T04:14:24.6Z",
+        "message": {"role": "assistant", "content": "Hello."},
+        "done_reason": "stop",
+        "done": True,
+        "prompt_eval_count": 11,
+        "eval_count": 3,
+    }
+    cassette = (
+        '---\nhttp_interactions:\n- request:\n    method: post\n    uri: "<SCRUBBED_URL>/api/chat"\n'
+        f"    body:\n      encoding: UTF-8\n      string: '{json.dumps(request)}'\n"
+        "    headers:\n      Content-Type:\n      - application/json\n  response:\n    status:\n      code: 200\n"
+        "      message: OK\n    headers:\n      Content-Type:\n      - application/json; charset=utf-8\n"
+        f"    body:\n      encoding: UTF-8\n      string: '{json.dumps(response)}'\n"
+        "  recorded_at: Sat, 28 Jun 2025 04:14:24 GMT\nrecorded_with: VCR 6.3.1\n"
+    )
+    (tmp_path / "scrubbed.yml").write_text(cassette, encoding="utf-8")
+    report = run(
+        SuiteConfig.for_adapter(OllamaAdapter(), samples=tmp_path, selection=Selection(select=("TC104", "TC701")))
+    )
+    cases = [o for o in report.outcomes if o.subject == "scrubbed.yml#0"]
+    assert {o.rule for o in cases} == {"TC104", "TC701"}, cases
+    for o in cases:
+        assert o.status == "skip" and "names none" in o.message and "against chat" not in o.message, o

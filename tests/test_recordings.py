@@ -218,6 +218,49 @@ def test_old_ruby_vcr_binary_tag_is_read(tmp_path):
     assert c.interactions[0].api == "anthropic-messages" and c.interactions[0].line == 3
 
 
+# vcrpy's httpx stub before vcrpy 6 wrote httpx's own names (`status_code`, `http_version`,
+# `content`, the body httpx had decoded); vcrpy still plays them back
+# (`httpx_stubs._deserialize_response`). The stream is OpenAI's documented chunk form.
+HTTPX_LEGACY = """interactions:
+- request:
+    body: '{"model": "gpt-4o-mini", "stream": true, "messages": [{"role": "user", "content": "Hi"}]}'
+    headers:
+      content-type:
+      - application/json
+    method: POST
+    uri: https://api.openai.com/v1/chat/completions
+  response:
+    content: 'data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{"role":"assistant","content":"Hello"},"finish_reason":null}]}
+
+
+      data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}
+
+
+      data: [DONE]
+
+
+      '
+    headers:
+      Content-Encoding:
+      - gzip
+      Content-Type:
+      - text/event-stream
+    http_version: HTTP/1.1
+    status_code: 200
+version: 1
+"""
+
+
+def test_an_httpx_cassette_of_old_vcrpy_is_read_as_vcrpy_plays_it(tmp_path):
+    p = tmp_path / "old_httpx.yaml"
+    p.write_text(HTTPX_LEGACY, encoding="utf-8")
+    c = load_cassette(p)
+    assert c.error is None, c.error
+    [it] = c.interactions
+    assert (it.status, it.api, it.is_stream) == (200, "openai-chat-completions", True)
+    assert it.response_body.startswith(b"data: {") and "content-encoding" not in it.headers
+
+
 def test_a_body_already_decoded_is_read_as_it_is(tmp_path):
     """go-vcr's `uncompressed: true`, and a client that decoded the body before R's vcr saw
     it while the header still says gzip: the recorded text is the body."""

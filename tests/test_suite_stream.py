@@ -471,3 +471,50 @@ def test_a_usage_count_beside_token_usages_four_is_tolerated_a_count_as_text_is_
     assert ok is not None and ok.status == "pass", ok
     bad = _run(UsageCountAsText(), ("TC103",)).result("TC103", "anthropic")
     assert bad is not None and bad.status == "fail"
+
+
+# Anthropic's event flow (Streaming Messages): each content block opens with
+# content_block_start, then its deltas, then content_block_stop. A recording whose deltas
+# reach a block no start opened departs from it; a reader keeping to the docs ends the stream
+# in error (contract §6.5), so TC903 and TC904 skip naming the departure, never fail.
+_UNOPENED_BLOCK = [
+    {"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-x",
+     "content": [], "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 9, "output_tokens": 1}}},
+    {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+    {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Checking."}},
+    {"type": "content_block_stop", "index": 0},
+    {"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "{}"}},
+    {"type": "content_block_stop", "index": 1},
+    {"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": None}, "usage": {"output_tokens": 7}},
+    {"type": "message_stop"},
+]  # fmt: skip
+
+
+def test_a_recorded_stream_about_a_block_never_opened_is_a_named_skip(tmp_path):
+    import json
+
+    import yaml
+
+    from conformance.core.findings import Selection
+    from conformance.suite.runner import SuiteConfig, run
+    from conformance.wire.anthropic_messages import ANTHROPIC_MESSAGES
+
+    assert "index 1" in (ANTHROPIC_MESSAGES.probes.stream_departure(_UNOPENED_BLOCK) or "")
+    assert ANTHROPIC_MESSAGES.probes.stream_departure(_UNOPENED_BLOCK[:4] + _UNOPENED_BLOCK[6:]) is None
+    sse = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in _UNOPENED_BLOCK)
+    request = {"model": "claude-x", "max_tokens": 64, "stream": True, "messages": [{"role": "user", "content": "Hi"}]}
+    cassette = {"version": 1, "interactions": [{
+        "request": {"method": "POST", "uri": "https://api.anthropic.com/v1/messages", "body": json.dumps(request),
+                    "headers": {"content-type": ["application/json"]}},
+        "response": {"status": {"code": 200, "message": "OK"},
+                     "headers": {"content-type": ["text/event-stream"]}, "body": {"string": sse}}}]}  # fmt: skip
+    (tmp_path / "unopened.yaml").write_text(yaml.safe_dump(cassette), encoding="utf-8")
+    report = run(
+        SuiteConfig.for_refs(
+            ["anthropic"], samples=tmp_path, peers=False, selection=Selection(select=("TC800", "TC903", "TC904"))
+        )
+    )
+    cases = {o.rule: o for o in report.outcomes if o.subject == "unopened.yaml#0"}
+    assert cases["TC800"].status == "pass"
+    for rule in ("TC903", "TC904"):
+        assert cases[rule].status == "skip" and "content_block_start" in cases[rule].message, cases[rule]

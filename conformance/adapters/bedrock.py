@@ -47,6 +47,7 @@ from ..wire.bedrock import BEDROCK_CONVERSE, EXCEPTION_HINTS, IMAGE_FORMATS, is_
 from ..wire.openai_chat import parse_data_url
 from . import overrides
 from ._shared import StreamState, finish_error, header, json_object, stop_reason, tool_extra
+from .anthropic import AnthropicAdapter
 from .base import (
     AdapterError,
     AdapterOptions,
@@ -708,6 +709,13 @@ class BedrockAdapter(CancellableStreams, BaseAdapter):
             for b in m.get("content", []):
                 n += self._block_tokens(b, per_image)
         if tools:
+            if family[0] == "anthropic.":
+                # Converse hands Claude its tools as the Messages API does, and Claude adds the
+                # tool-use system prompt whose size Anthropic's docs give per model ("Tool use
+                # pricing and tokens": Claude 3 Sonnet, auto, "159 tokens"; Opus 530, Haiku
+                # 264): DataDog/dd-trace-py's bedrock_converse.yaml (Claude 3 Sonnet, one tool)
+                # counts 269 where 300 estimated 413. Other Claude models keep 300.
+                tool_preamble = next((c for f, c in AnthropicAdapter.TOOL_PROMPTS if f in name), tool_preamble)
             n += tool_preamble + sum(
                 json_tokens({k: t[k] for k in ("name", "description", "input_schema")}) for t in tools
             )

@@ -265,9 +265,27 @@ def _request_headers(req: Any) -> dict[str, str]:
     return out
 
 
+def _legacy_httpx(resp: dict[str, Any]) -> dict[str, Any]:
+    """A response in the layout vcrpy's httpx stub wrote before vcrpy 6 (`status_code`,
+    `http_version`, `headers`, `content`: httpx's own names) as every other vcrpy response
+    is laid out (`status: {code}`, `body: {string}`). vcrpy still plays such cassettes back:
+    `vcr.stubs.httpx_stubs._deserialize_response` says "Cassette format generated for HTTPX
+    requests by older versions of vcrpy. We restructure the content to resemble what a
+    regular cassette looks like" and does the same. `content` was httpx's decoded body, so a
+    `content-encoding` still named in its headers is the case `undo_coding` reads as it is."""
+    if "status_code" not in resp or "status" in resp or "body" in resp:
+        return resp
+    return {
+        "headers": resp.get("headers") or {},
+        "body": {"string": resp.get("content")},
+        "status": {"code": resp["status_code"]},
+    }
+
+
 def _interaction(label: str, i: int, req: Any, resp: dict[str, Any]) -> Interaction:
     from .recordings.base import decoded_response  # function-level: the readers load when a file is read
 
+    resp = _legacy_httpx(resp)
     raw = _request_bytes(req)
     body: Any = None
     if raw:

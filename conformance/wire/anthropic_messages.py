@@ -164,6 +164,27 @@ def _stream_text(events: list[Any]) -> list[str] | None:
     return ["".join(t) for t in texts.values()]
 
 
+_BLOCK_FLOW = (
+    'Streaming Messages, "Event flow": "a series of content blocks, each of which have a '
+    'content_block_start, one or more content_block_delta events, and a content_block_stop event"'
+)
+
+
+def _stream_departure(events: list[Any]) -> str | None:
+    """The first `content_block_delta` or `content_block_stop` at an `index` no
+    `content_block_start` opened (the docs' event flow opens each block first), described."""
+    opened: set[Any] = set()
+    for k, e in enumerate(events):
+        if not isinstance(e, dict):
+            continue
+        kind = e.get("type")
+        if kind == "content_block_start":
+            opened.add(e.get("index"))
+        elif kind in ("content_block_delta", "content_block_stop") and e.get("index") not in opened:
+            return f"event {k}, {kind} at index {e.get('index')!r}, is about a block no content_block_start opened ({_BLOCK_FLOW})"
+    return None
+
+
 def _call_of(block: Any) -> tuple[str, Any] | None:
     """A `tool_use` block's `name` and `input` ("An object containing the input being passed
     to the tool")."""
@@ -433,6 +454,7 @@ ANTHROPIC_MESSAGES = WireApi(
         stream_text=_stream_text,
         call_of=_call_of,
         stream_tool_calls=_stream_tool_calls,
+        stream_departure=_stream_departure,
         stream_model=first_string_at("/message/model"),  # message_start's message
         # "max_tokens", "stop_sequences", "temperature" (messages/create body parameters)
         request_options=option_fields(

@@ -62,6 +62,10 @@ def _no_call(_call: Any) -> tuple[str, Any] | None:
     return None
 
 
+def _no_departure(_events: list[Any]) -> str | None:
+    return None
+
+
 def _no_calls(_events: list[Any]) -> list[tuple[str, Any]] | None:
     return None
 
@@ -302,6 +306,12 @@ class Probes:
     # the calls opened (fragments joined). None where the record does not say
     call_of: Callable[[Any], tuple[str, Any] | None] = _no_call
     stream_tool_calls: Callable[[list[Any]], list[tuple[str, Any]] | None] = _no_calls
+    # stream side: the first way a recorded stream's events break the event flow the API's
+    # docs lay down (an event about a part the stream never opened), described with the
+    # docs' sentence; None when the events keep to it or the record does not say. A reader
+    # holding to the docs reads such a stream as an error (contract §6.5), so what the
+    # recording says of its end is no measure of it: the suite skips, naming the departure
+    stream_departure: Callable[[list[Any]], str | None] = _no_departure
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 from ...adapters.base import request_message
 from ...adapters.protocol import ParsedRequest, WireResponse
@@ -77,13 +78,17 @@ def recorded_requests(env: Env) -> Iterator[Outcome]:
                     R.WIRE_SHAPE, s, "skip", it.label, f"no rendered request to judge (TC802 fails it): {why}"
                 )
                 continue
-            host = it.uri.split("/")[2] if it.uri.count("/") >= 2 else ""
+            host = recorded_host(it.uri)
             if api is not None and not api.own_host(host):
                 # a compatible server's recording carries that server's extensions (an Ollama
                 # Cloud `reasoning` field), which the round trip must keep: the provider's own
                 # schema judges only requests recorded against the provider
                 yield outcome(
-                    R.WIRE_SHAPE, s, "skip", it.label, f"recorded against {host}, not {api.title}'s own hosts"
+                    R.WIRE_SHAPE,
+                    s,
+                    "skip",
+                    it.label,
+                    f"recorded against {said_host(it.uri)}, not {api.title}'s own hosts",
                 )
             else:
                 yield from shape(s, a, it.label, rendered)
@@ -256,9 +261,12 @@ def _estimate(env: Env, s: AdapterUnderTest, it: Interaction) -> Iterator[Outcom
     sid = session_for("est", it.label)
     actual = recorded_input(it)
     if not actual:
-        yield outcome(
-            R.ESTIMATE, s, "skip", it.label, "the recording counts no input tokens (the record locates no usage)"
+        why = (
+            "the recording counts no input tokens (the record locates no usage)"
+            if actual is None
+            else "the recorded usage counts 0 input tokens, which a request of any content costs more than"
         )
+        yield outcome(R.ESTIMATE, s, "skip", it.label, why)
         return
     if it.synthetic and it.usage_source is None:
         yield outcome(
@@ -294,7 +302,7 @@ def _estimate(env: Env, s: AdapterUnderTest, it: Interaction) -> Iterator[Outcom
     url_images = [
         b for m in parsed.messages for b in m["content"] if b.get("type") == "image" and b["source"]["kind"] == "url"
     ]
-    host = it.uri.split("/")[2] if it.uri.count("/") >= 2 else ""
+    host = recorded_host(it.uri)
     wire = wire_api_of(a)
     homes = wire.hosts if wire is not None else ()
     # TC701 compares estimates with the provider's own tokenizer, not with compatible servers
@@ -304,7 +312,9 @@ def _estimate(env: Env, s: AdapterUnderTest, it: Interaction) -> Iterator[Outcom
             s,
             "skip",
             it.label,
-            f"served by {host}, whose models tokenize differently from {' / '.join(homes)}'s",
+            f"served by {host}, whose models tokenize differently from {' / '.join(homes)}'s"
+            if host
+            else f"served by {said_host(it.uri)}: whether {' / '.join(homes)} counted its tokens is unknown",
         )
         return
     if opaque or url_images or parsed.options.provider_tools:
@@ -328,6 +338,22 @@ def _estimate(env: Env, s: AdapterUnderTest, it: Interaction) -> Iterator[Outcom
         f'contract §3.1 estimate_input_tokens: "Pre-flight token estimate", "Accuracy: ±10% is acceptable", '
         "widened for offline heuristics)"
     )
+    undeclared = _undeclared_calls(it, parsed) if not ok else []
+    if undeclared:
+        # a reply answers the request it was sent for: it calls only the tools that request
+        # offers (Chat Completions `tools`: "A list of tools the model may call"; Messages
+        # `tools`: "Definitions of tools that the model may use"); one that calls others
+        # answered another request, whose usage is no measure of this one's estimate
+        yield outcome(
+            R.ESTIMATE,
+            s,
+            "skip",
+            it.label,
+            f"{why}; but the recording departs from its API's docs: the recorded reply calls "
+            f"{', '.join(repr(n) for n in undeclared)}, which the recorded request does not offer (it offers "
+            f"{sorted(t['name'] for t in parsed.tools) or 'no tools'}), so the reply answered another request",
+        )
+        return
     extra = out_of_band_inputs(wire, it.request_body) if not ok and est < actual else []
     if extra:
         # contract §3.1: `estimate_input_tokens(messages, tools, system_prompt)` "Does not call
@@ -343,6 +369,40 @@ def _estimate(env: Env, s: AdapterUnderTest, it: Interaction) -> Iterator[Outcom
         )
         return
     yield Outcome(R.ESTIMATE.id, s.name, "pass" if ok else "fail", it.label, why, measure=err)
+
+
+def _undeclared_calls(it: Interaction, parsed: ParsedRequest) -> list[str]:
+    """The tool names the recorded reply calls (read through its record's probes) that the
+    recorded request declares no tool of, in the order called; [] when it calls none, the
+    record does not say, or the request declares tools of its own kind (server tools, which
+    the reply may call by names the request never spells)."""
+    api = it.wire
+    if api is None or it.status >= 400 or parsed.options.provider_tools:
+        return []
+    calls: list[tuple[str, Any] | None] = []
+    if it.is_stream:
+        values = wire_values(it)
+        calls = list(api.probes.stream_tool_calls(values) or []) if values is not None else []
+    elif isinstance(it.response_json, dict):
+        calls = [api.probes.call_of(x.value) for x in api.probes.response_tool_calls(it.response_json)]
+    declared = {t.get("name") for t in parsed.tools}
+    names = [c[0] for c in calls if c is not None]
+    return [n for n in dict.fromkeys(names) if n not in declared]
+
+
+def recorded_host(uri: str) -> str:
+    """The authority of a recorded request's URL; "" when the URL names none: a recorder's
+    placeholder for a scrubbed base URL (Ruby VCR's `filter_sensitive_data`, as in
+    `<SCRUBBED_OLLAMA_API_URL>/api/chat`) has no scheme and no `//`, so no host."""
+    parts = urlsplit(uri)
+    return parts.netloc if parts.scheme and parts.netloc else ""
+
+
+def said_host(uri: str) -> str:
+    """The recorded URL's host as a skip reason says it, or that the URL names none."""
+    host = recorded_host(uri)
+    shown = uri if len(uri) <= 60 else uri[:57] + "..."
+    return host or f"no host (the recorded URL {shown!r} names none: a placeholder its recorder wrote)"
 
 
 def out_of_band_inputs(api: WireApi | None, body: Any) -> list[str]:
