@@ -380,3 +380,43 @@ def test_a_reply_whose_choice_reports_an_error_is_read_with_its_text_and_error_k
     # a finish reason outside the documented set is still refused by the schema
     body["choices"][0]["finish_reason"] = "exploded"
     assert response.errors(body) != []
+
+
+def test_a_non_streamed_tool_call_with_its_index_is_an_honest_reply() -> None:
+    """OpenRouter documents a non-streamed tool call as ChatMessageToolCall {id, type,
+    function} and a streamed one with `index: number`; its server sends `index` on
+    non-streamed calls too (recorded traffic). The schema takes the member (it refused the
+    reply, so TC800 failed a real recording), an integer and nothing else, and the reply
+    reads as its text and call."""
+    from conformance.wire import schemas as wire_schemas
+    from conformance.wire.openrouter import OPENROUTER_CHAT
+
+    call = {
+        "type": "function",
+        "index": 0,
+        "id": "toolu_1",
+        "function": {"name": "weather", "arguments": '{"location": "Florence"}'},
+    }
+    body = {
+        "id": "gen-1735000000-abc",
+        "object": "chat.completion",
+        "created": 1735000000,
+        "model": "anthropic/claude-sonnet-4",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "tool_calls",
+                "native_finish_reason": "tool_calls",
+                "message": {"role": "assistant", "content": "Checking.", "tool_calls": [call]},
+            }
+        ],
+        "usage": {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15},
+    }
+    response = wire_schemas.validator(OPENROUTER_CHAT, "response")
+    assert response is not None and response.errors(body) == []
+    m = OpenRouterChatAdapter().from_wire_response(WireResponse(body), ctx())
+    assert [b["type"] for b in m["content"]] == ["text", "tool_use"]
+    assert m["content"][1]["input"] == {"location": "Florence"}
+    # the member is an integer position: anything else is still refused
+    call["index"] = "first"
+    assert response.errors(body) != []
