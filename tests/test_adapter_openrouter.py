@@ -420,3 +420,53 @@ def test_a_non_streamed_tool_call_with_its_index_is_an_honest_reply() -> None:
     # the member is an integer position: anything else is still refused
     call["index"] = "first"
     assert response.errors(body) != []
+
+
+def test_tc701_skips_openrouter_usage_counted_by_the_routed_models_tokenizer(tmp_path: Path) -> None:
+    """OpenRouter's usage accounting: 'Prompt and completion token counts using the model's
+    native tokenizer', the routed model's. An Anthropic model counts its tool-use system
+    prompt in (hundreds of tokens no request carries): TC701 failed an honest adapter on
+    such a recording; it skips, naming the sentence, and never fails or passes it."""
+    request = {
+        "model": "anthropic/claude-sonnet-4",
+        "messages": [{"role": "user", "content": "What's the weather in Florence?"}],
+        "tools": [
+            {
+                "type": "function",
+                "function": {
+                    "name": "weather",
+                    "description": "Get weather information for a location",
+                    "parameters": {"type": "object", "properties": {"location": {"type": "string"}}},
+                },
+            }
+        ],
+    }
+    reply = {
+        "id": "gen-1",
+        "object": "chat.completion",
+        "created": 1735000000,
+        "model": "anthropic/claude-4-sonnet-20250522",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "stop",
+                "native_finish_reason": "stop",
+                "message": {"role": "assistant", "content": "It is 40 C."},
+            }
+        ],
+        "usage": {"prompt_tokens": 394, "completion_tokens": 6, "total_tokens": 400},
+    }
+    (tmp_path / "or.yaml").write_text(
+        "interactions:\n- request:\n"
+        f"    body: {json.dumps(json.dumps(request))}\n"
+        "    headers: {}\n    method: POST\n    uri: https://openrouter.ai/api/v1/chat/completions\n"
+        "  response:\n"
+        f"    body: {{string: {json.dumps(json.dumps(reply))}}}\n"
+        "    headers: {Content-Type: [application/json]}\n    status: {code: 200, message: OK}\nversion: 1\n",
+        encoding="utf-8",
+    )
+    refs = ["conformance.adapters.openrouter:OpenRouterChatAdapter"]
+    report = run(SuiteConfig.for_refs(refs, samples=tmp_path, selection=Selection(select=("TC701",))))
+    outcomes = [o for o in report.outcomes if o.rule == "TC701" and o.subject.startswith("or.yaml")]
+    assert [o.status for o in outcomes] == ["skip"], [(o.status, o.message) for o in outcomes]
+    assert "native tokenizer" in outcomes[0].message

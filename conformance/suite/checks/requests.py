@@ -298,6 +298,11 @@ def _estimate(env: Env, s: AdapterUnderTest, it: Interaction) -> Iterator[Outcom
     wire = wire_api_of(a)
     homes = wire.hosts if wire is not None else ()
     # TC701 compares estimates with the provider's own tokenizer, not with compatible servers
+    if wire is not None and wire.usage_tokenizer:
+        yield outcome(
+            R.ESTIMATE, s, "skip", it.label, f"recorded usage is not comparable to the request: {wire.usage_tokenizer}"
+        )
+        return
     if wire is not None and not wire.own_host(host):
         yield outcome(
             R.ESTIMATE,
