@@ -1179,3 +1179,51 @@ def test_function_call_arguments_of_an_object_read_without_a_warning(caplog):
 def test_function_call_arguments_that_are_not_json_are_refused():
     with pytest.raises(WireFormatError, match="arguments are not a JSON object"):
         OpenAIResponsesAdapter().from_wire_request(_call_request("{a: 2"), session_id="sess_args")
+
+
+def test_a_recorded_request_off_its_schema_that_the_reader_refuses_is_skipped_not_crashed(tmp_path):
+    """A recorded request whose function_call `arguments` is an object, not the documented
+    string ("A JSON string of the arguments to pass to the function"): the reader refuses it
+    (WireFormatError) and so does the request schema, so TC102, TC802 and TC701 skip it
+    naming the pointer; they failed it as a crash of the adapter before."""
+    from conformance.core.findings import Selection
+    from conformance.suite.runner import SuiteConfig, run
+
+    request = _call_request("{}")
+    request["input"][1]["arguments"] = {"a": 2, "b": 3}
+    reply = {
+        "id": "resp_1",
+        "object": "response",
+        "created_at": 1,
+        "status": "completed",
+        "model": "gpt-4o",
+        "output": [
+            {
+                "type": "message",
+                "id": "msg_1",
+                "status": "completed",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": "5", "annotations": []}],
+            }
+        ],
+        "usage": {"input_tokens": 40, "output_tokens": 1, "total_tokens": 41},
+    }
+    (tmp_path / "r.yaml").write_text(
+        "interactions:\n- request:\n"
+        f"    body: {json.dumps(json.dumps(request))}\n"
+        "    headers: {}\n    method: POST\n    uri: https://api.openai.com/v1/responses\n"
+        "  response:\n"
+        f"    body: {{string: {json.dumps(json.dumps(reply))}}}\n"
+        "    headers: {Content-Type: [application/json]}\n    status: {code: 200, message: OK}\nversion: 1\n",
+        encoding="utf-8",
+    )
+    report = run(
+        SuiteConfig.for_refs(
+            ["openai-responses"], samples=tmp_path, selection=Selection(select=("TC102", "TC802", "TC701"))
+        )
+    )
+    mine = [o for o in report.outcomes if o.subject.startswith("r.yaml")]
+    assert sorted((o.rule, o.status) for o in mine) == [("TC102", "skip"), ("TC701", "skip"), ("TC802", "skip")], [
+        (o.rule, o.status, o.message) for o in mine
+    ]
+    assert all("/input/1/arguments" in o.message for o in mine), [o.message for o in mine]
