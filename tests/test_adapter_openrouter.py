@@ -470,3 +470,34 @@ def test_tc701_skips_openrouter_usage_counted_by_the_routed_models_tokenizer(tmp
     outcomes = [o for o in report.outcomes if o.rule == "TC701" and o.subject.startswith("or.yaml")]
     assert [o.status for o in outcomes] == ["skip"], [(o.status, o.message) for o in outcomes]
     assert "native tokenizer" in outcomes[0].message
+
+
+def test_a_recorded_turn_of_calls_without_content_renders_back_equivalent() -> None:
+    """OpenRouter's AssistantMessage makes `content` optional, and call arguments are a JSON
+    string (OpenAI's shape): a recorded assistant turn of tool_calls and reasoning_details
+    with no `content` and compact arguments reads and renders back as the same request
+    (TC802 failed it: the render writes `content: null` and spaced arguments)."""
+    from conformance.wire import equivalence
+    from conformance.wire.openrouter import OPENROUTER_CHAT
+
+    call = {"id": "tool_1", "type": "function", "function": {"name": "weather", "arguments": '{"location":"Rome"}'}}
+    body = {
+        "model": "google/gemini-3-pro-preview",
+        "messages": [
+            {"role": "user", "content": "Weather in Rome?"},
+            {
+                "role": "assistant",
+                "tool_calls": [call],
+                "reasoning_details": [{"type": "reasoning.encrypted", "data": "abc", "format": "google-gemini-v1"}],
+            },
+            {"role": "tool", "tool_call_id": "tool_1", "content": "20 C"},
+        ],
+    }
+    a = OpenRouterChatAdapter()
+    parsed = a.from_wire_request(body, session_id="sess_or")
+    rendered = a.to_wire(parsed.messages, parsed.tools, parsed.options).body
+    assert equivalence.compare(OPENROUTER_CHAT, body, rendered) == []
+    # other arguments are still a difference
+    changed = json.loads(json.dumps(body))
+    changed["messages"][1]["tool_calls"][0]["function"]["arguments"] = '{"location":"Milan"}'
+    assert equivalence.compare(OPENROUTER_CHAT, changed, rendered) != []
