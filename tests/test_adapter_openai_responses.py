@@ -669,7 +669,7 @@ def test_estimate_is_calibrated_on_real_usage(samples):
             {
                 "id": "resp_1",
                 "status": "completed",
-                "output": [{"type": "function_call", "call_id": "call_1", "name": "f", "arguments": "[1]"}],
+                "output": [{"type": "function_call", "call_id": "call_1", "name": "f", "arguments": "[1"}],
             },
             "arguments are not a JSON object",
         ),
@@ -1124,3 +1124,106 @@ def test_url_image_media_type_is_never_a_non_image_guess():
     body = a.to_wire(b.messages, [], OPTS).body
     back = a.from_wire_request(body, session_id="sess_same").messages[0]["content"][0]
     assert back["media_type"] == "image/gif"
+
+
+# -- function_call `arguments`: "A JSON string of the arguments to pass to the function" -------
+
+
+def _call_request(arguments: str) -> dict[str, Any]:
+    """A request sending back one function_call and its output (the documented input items:
+    `function_call` {call_id, name, arguments}, `function_call_output` {call_id, output})."""
+    return {
+        "model": "gpt-4o",
+        "input": [
+            {"role": "user", "content": [{"type": "input_text", "text": "Add 2 and 3"}]},
+            {"type": "function_call", "call_id": "call_1", "name": "add", "arguments": arguments},
+            {"type": "function_call_output", "call_id": "call_1", "output": "5"},
+        ],
+    }
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected", "said"),
+    [
+        # a JSON string whose text is a JSON object: the arguments encoded twice
+        (json.dumps(json.dumps({"a": 2, "b": 3})), {"a": 2, "b": 3}, "encoded twice"),
+        # valid JSON, no object, no object inside: still the call's string of arguments
+        (json.dumps("two and three"), {"input": "two and three"}, "not an object"),
+        ("[2, 3]", {"input": "[2, 3]"}, "not an object"),
+    ],
+)
+def test_function_call_arguments_that_are_json_but_no_object_are_kept(caplog, arguments, expected, said):
+    body = _call_request(arguments)
+    a = OpenAIResponsesAdapter()
+    with caplog.at_level(logging.WARNING):
+        parsed = a.from_wire_request(body, session_id="sess_args")
+    call = next(b for m in parsed.messages for b in m["content"] if b["type"] == "tool_use")
+    assert call["name"] == "add" and call["input"] == expected
+    warned = [r for r in caplog.records if getattr(r, "event", None) == "wire_departure"]
+    assert [getattr(r, "field", None) for r in warned] == ["arguments"]
+    assert said in warned[0].getMessage() and "call_1" in warned[0].getMessage()
+    assert not [f for f in validate_messages(parsed.messages, selection=HISTORY_IGNORE) if f.severity == "error"]
+    # the recorded string goes back as it came: nothing of the request is lost
+    assert a.to_wire(parsed.messages, parsed.tools, parsed.options).body == body
+
+
+def test_function_call_arguments_of_an_object_read_without_a_warning(caplog):
+    a = OpenAIResponsesAdapter()
+    with caplog.at_level(logging.WARNING):
+        parsed = a.from_wire_request(_call_request('{"a":2,"b":3}'), session_id="sess_args")
+    call = next(b for m in parsed.messages for b in m["content"] if b["type"] == "tool_use")
+    assert call["input"] == {"a": 2, "b": 3}
+    assert not [r for r in caplog.records if getattr(r, "event", None) == "wire_departure"]
+
+
+def test_function_call_arguments_that_are_not_json_are_refused():
+    with pytest.raises(WireFormatError, match="arguments are not a JSON object"):
+        OpenAIResponsesAdapter().from_wire_request(_call_request("{a: 2"), session_id="sess_args")
+
+
+def test_a_recorded_request_off_its_schema_that_the_reader_refuses_is_skipped_not_crashed(tmp_path):
+    """A recorded request whose function_call `arguments` is an object, not the documented
+    string ("A JSON string of the arguments to pass to the function"): the reader refuses it
+    (WireFormatError) and so does the request schema, so TC102, TC802 and TC701 skip it
+    naming the pointer; they failed it as a crash of the adapter before."""
+    from conformance.core.findings import Selection
+    from conformance.suite.runner import SuiteConfig, run
+
+    request = _call_request("{}")
+    request["input"][1]["arguments"] = {"a": 2, "b": 3}
+    reply = {
+        "id": "resp_1",
+        "object": "response",
+        "created_at": 1,
+        "status": "completed",
+        "model": "gpt-4o",
+        "output": [
+            {
+                "type": "message",
+                "id": "msg_1",
+                "status": "completed",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": "5", "annotations": []}],
+            }
+        ],
+        "usage": {"input_tokens": 40, "output_tokens": 1, "total_tokens": 41},
+    }
+    (tmp_path / "r.yaml").write_text(
+        "interactions:\n- request:\n"
+        f"    body: {json.dumps(json.dumps(request))}\n"
+        "    headers: {}\n    method: POST\n    uri: https://api.openai.com/v1/responses\n"
+        "  response:\n"
+        f"    body: {{string: {json.dumps(json.dumps(reply))}}}\n"
+        "    headers: {Content-Type: [application/json]}\n    status: {code: 200, message: OK}\nversion: 1\n",
+        encoding="utf-8",
+    )
+    report = run(
+        SuiteConfig.for_refs(
+            ["openai-responses"], samples=tmp_path, selection=Selection(select=("TC102", "TC802", "TC701"))
+        )
+    )
+    mine = [o for o in report.outcomes if o.subject.startswith("r.yaml")]
+    assert sorted((o.rule, o.status) for o in mine) == [("TC102", "skip"), ("TC701", "skip"), ("TC802", "skip")], [
+        (o.rule, o.status, o.message) for o in mine
+    ]
+    assert all("/input/1/arguments" in o.message for o in mine), [o.message for o in mine]

@@ -380,3 +380,124 @@ def test_a_reply_whose_choice_reports_an_error_is_read_with_its_text_and_error_k
     # a finish reason outside the documented set is still refused by the schema
     body["choices"][0]["finish_reason"] = "exploded"
     assert response.errors(body) != []
+
+
+def test_a_non_streamed_tool_call_with_its_index_is_an_honest_reply() -> None:
+    """OpenRouter documents a non-streamed tool call as ChatMessageToolCall {id, type,
+    function} and a streamed one with `index: number`; its server sends `index` on
+    non-streamed calls too (recorded traffic). The schema takes the member (it refused the
+    reply, so TC800 failed a real recording), an integer and nothing else, and the reply
+    reads as its text and call."""
+    from conformance.wire import schemas as wire_schemas
+    from conformance.wire.openrouter import OPENROUTER_CHAT
+
+    call = {
+        "type": "function",
+        "index": 0,
+        "id": "toolu_1",
+        "function": {"name": "weather", "arguments": '{"location": "Florence"}'},
+    }
+    body = {
+        "id": "gen-1735000000-abc",
+        "object": "chat.completion",
+        "created": 1735000000,
+        "model": "anthropic/claude-sonnet-4",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "tool_calls",
+                "native_finish_reason": "tool_calls",
+                "message": {"role": "assistant", "content": "Checking.", "tool_calls": [call]},
+            }
+        ],
+        "usage": {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15},
+    }
+    response = wire_schemas.validator(OPENROUTER_CHAT, "response")
+    assert response is not None and response.errors(body) == []
+    m = OpenRouterChatAdapter().from_wire_response(WireResponse(body), ctx())
+    assert [b["type"] for b in m["content"]] == ["text", "tool_use"]
+    assert m["content"][1]["input"] == {"location": "Florence"}
+    # the member is an integer position: anything else is still refused
+    call["index"] = "first"
+    assert response.errors(body) != []
+
+
+def test_tc701_skips_openrouter_usage_counted_by_the_routed_models_tokenizer(tmp_path: Path) -> None:
+    """OpenRouter's usage accounting: 'Prompt and completion token counts using the model's
+    native tokenizer', the routed model's. An Anthropic model counts its tool-use system
+    prompt in (hundreds of tokens no request carries): TC701 failed an honest adapter on
+    such a recording; it skips, naming the sentence, and never fails or passes it."""
+    request = {
+        "model": "anthropic/claude-sonnet-4",
+        "messages": [{"role": "user", "content": "What's the weather in Florence?"}],
+        "tools": [
+            {
+                "type": "function",
+                "function": {
+                    "name": "weather",
+                    "description": "Get weather information for a location",
+                    "parameters": {"type": "object", "properties": {"location": {"type": "string"}}},
+                },
+            }
+        ],
+    }
+    reply = {
+        "id": "gen-1",
+        "object": "chat.completion",
+        "created": 1735000000,
+        "model": "anthropic/claude-4-sonnet-20250522",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "stop",
+                "native_finish_reason": "stop",
+                "message": {"role": "assistant", "content": "It is 40 C."},
+            }
+        ],
+        "usage": {"prompt_tokens": 394, "completion_tokens": 6, "total_tokens": 400},
+    }
+    (tmp_path / "or.yaml").write_text(
+        "interactions:\n- request:\n"
+        f"    body: {json.dumps(json.dumps(request))}\n"
+        "    headers: {}\n    method: POST\n    uri: https://openrouter.ai/api/v1/chat/completions\n"
+        "  response:\n"
+        f"    body: {{string: {json.dumps(json.dumps(reply))}}}\n"
+        "    headers: {Content-Type: [application/json]}\n    status: {code: 200, message: OK}\nversion: 1\n",
+        encoding="utf-8",
+    )
+    refs = ["conformance.adapters.openrouter:OpenRouterChatAdapter"]
+    report = run(SuiteConfig.for_refs(refs, samples=tmp_path, selection=Selection(select=("TC701",))))
+    outcomes = [o for o in report.outcomes if o.rule == "TC701" and o.subject.startswith("or.yaml")]
+    assert [o.status for o in outcomes] == ["skip"], [(o.status, o.message) for o in outcomes]
+    assert "native tokenizer" in outcomes[0].message
+
+
+def test_a_recorded_turn_of_calls_without_content_renders_back_equivalent() -> None:
+    """OpenRouter's AssistantMessage makes `content` optional, and call arguments are a JSON
+    string (OpenAI's shape): a recorded assistant turn of tool_calls and reasoning_details
+    with no `content` and compact arguments reads and renders back as the same request
+    (TC802 failed it: the render writes `content: null` and spaced arguments)."""
+    from conformance.wire import equivalence
+    from conformance.wire.openrouter import OPENROUTER_CHAT
+
+    call = {"id": "tool_1", "type": "function", "function": {"name": "weather", "arguments": '{"location":"Rome"}'}}
+    body = {
+        "model": "google/gemini-3-pro-preview",
+        "messages": [
+            {"role": "user", "content": "Weather in Rome?"},
+            {
+                "role": "assistant",
+                "tool_calls": [call],
+                "reasoning_details": [{"type": "reasoning.encrypted", "data": "abc", "format": "google-gemini-v1"}],
+            },
+            {"role": "tool", "tool_call_id": "tool_1", "content": "20 C"},
+        ],
+    }
+    a = OpenRouterChatAdapter()
+    parsed = a.from_wire_request(body, session_id="sess_or")
+    rendered = a.to_wire(parsed.messages, parsed.tools, parsed.options).body
+    assert equivalence.compare(OPENROUTER_CHAT, body, rendered) == []
+    # other arguments are still a difference
+    changed = json.loads(json.dumps(body))
+    changed["messages"][1]["tool_calls"][0]["function"]["arguments"] = '{"location":"Milan"}'
+    assert equivalence.compare(OPENROUTER_CHAT, changed, rendered) != []

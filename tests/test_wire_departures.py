@@ -450,3 +450,17 @@ def test_the_reference_adapters_pass_conform_on_issue_37s_cassettes(adapter, fol
     with_them, without = run(ROOT / "cassettes" / folder), run(tmp_path)
     more = {r: with_them[r]["cases_run"] - without[r]["cases_run"] for r in rules}
     assert all(n > 0 for n in more.values()), more
+
+
+def test_a_reply_without_object_reads_with_a_warning(caplog):
+    """A compatible server (Z.ai) leaves out `object`, which OpenAI's chat/object documents
+    as "The object type, which is always chat.completion": the schema tolerates it missing
+    (TC800 failed the recording before), the reply reads on and the WARN line names it."""
+    reply = _reply({"content": "Hi"})
+    del reply["object"]
+    parsed = _parse(reply, caplog)
+    assert parsed.message is not None and parsed.message["content"] == [{"type": "text", "text": "Hi"}]
+    assert _departures(caplog.records) == [("/object", None)]
+    # another value of `object` is still refused
+    reply["object"] = "chat.completion.chunk"
+    assert wire_schemas.reader(OPENAI_CHAT, "response").read(reply).error is not None

@@ -117,6 +117,34 @@ def _extras(item: Mapping[str, Any], *known: str) -> dict[str, Any]:
     return {k: v for k, v in item.items() if k not in known}
 
 
+def read_arguments(args: Any) -> tuple[dict[str, Any] | None, str | None]:
+    """A `function_call` item's `arguments` as canonical tool input, and the departure read
+    (None when the string is the documented one).
+
+    The docs: `arguments` is "A JSON string of the arguments to pass to the function"
+    (https://platform.openai.com/docs/api-reference/responses/create#responses-create-input).
+    A string holding a JSON object is that. A string that is valid JSON but no object is still
+    the call's string of arguments, kept, never refused: a JSON string whose text is itself a
+    JSON object (arguments encoded twice, as a client that re-encodes the string sends them)
+    reads as that object; any other JSON value reads as its text under `input` (the canonical
+    input is an object, as for a custom tool's free text). None: not a string, or not JSON.
+    """
+    if not isinstance(args, str):
+        return None, None
+    parsed = parse_json_object(args)
+    if parsed is not None:
+        return parsed, None
+    try:
+        value = json.loads(args)
+    except (ValueError, RecursionError):
+        return None, None
+    inner = parse_json_object(value) if isinstance(value, str) else None
+    if inner is not None:
+        return inner, "is a JSON string holding a JSON object (encoded twice); read as that object"
+    text = value if isinstance(value, str) else args
+    return {CUSTOM_INPUT: text}, f"is JSON but not an object; read as its text under {CUSTOM_INPUT!r}"
+
+
 def _kind(item: Mapping[str, Any]) -> str:
     """An input item's kind: its `type`, or `message` for the easy form (role + content)."""
     t = item.get("type")
@@ -328,7 +356,7 @@ class OpenAIResponsesAdapter(UrlMediaMemory, CancellableStreams, BaseAdapter):
                 "input": text if text is not None else json.dumps(inp, ensure_ascii=False),
             }
         args = r.get("arguments")
-        if not (isinstance(args, str) and parse_json_object(args) == block["input"]):
+        if not (isinstance(args, str) and read_arguments(args)[0] == block["input"]):
             args = json.dumps(block["input"], ensure_ascii=False)
         return {
             "type": "function_call",
@@ -518,10 +546,18 @@ class OpenAIResponsesAdapter(UrlMediaMemory, CancellableStreams, BaseAdapter):
             return out
         if t == "function_call":
             args = item.get("arguments")
-            parsed = parse_json_object(args) if isinstance(args, str) else None
+            parsed, departure = read_arguments(args)
             if parsed is None or not isinstance(item.get("call_id"), str):
                 raise WireFormatError(
                     f"function_call {item.get('call_id')!r}: arguments are not a JSON object: {str(args)[:80]!r}"
+                )
+            if departure is not None:
+                self.log.warning(
+                    "%s: function_call %r: `arguments` %s",
+                    self.name,
+                    item["call_id"],
+                    departure,
+                    extra={"event": "wire_departure", "adapter": self.name, "field": "arguments", "value": args},
                 )
             cid = self.tool_id_map(session_id).canonical_for(item["call_id"])
             extra = {"item": _extras(item, "type", "call_id", "name", "arguments"), "arguments": args}

@@ -700,6 +700,12 @@ class WireApi:
     # (`probes.output_schema`) they are TC701's out-of-band inputs: contract §3.1's
     # `estimate_input_tokens(messages, tools, system_prompt)` never sees them
     out_of_band_settings: tuple[str, ...] = ()
+    # the documentation sentence saying whose tokenizer the API's usage counts with, when it
+    # is not one the API's own models share (a gateway counting "using the model's native
+    # tokenizer" for whichever upstream model it routed to): TC701 skips its recordings with
+    # it, since an estimate calibrated on one tokenizer says nothing of another's; "" (the
+    # default): the API's usage is its own models' count, which TC701 compares
+    usage_tokenizer: str = ""
     # where a response's usage object keeps each bucket's counts (TC904 through the usage
     # probes; `turnspec wire show`); None: the record does not say (or reads them in code)
     usage_fields: UsageFields | None = None

@@ -781,20 +781,51 @@ OPENROUTER_STREAM_USAGE = Equivalence(
     "Deprecated: This field has no effect. Full usage details are always included.",
     "https://openrouter.ai/docs/client-sdks/python/components/chatstreamoptions",
 )
-OPENROUTER_CHAT_DIFFERENCES: tuple[Equivalence, ...] = (*JSON_FORMS, OPENROUTER_STREAM_USAGE)
-"""OpenRouter's Chat Completions: JSON's forms, and the stream option it ignores."""
+OPENROUTER_ASSISTANT_CONTENT = Equivalence(
+    "an assistant `content` of null or absent, when the message has tool_calls",
+    "AssistantMessage fields: role (required); content, name, toolCalls, refusal, reasoning, "
+    "reasoningDetails (not required)",
+    "https://openrouter.ai/docs/agent-sdk/typescript/models/assistantmessage",
+)
+OPENROUTER_ARGUMENTS = Equivalence(
+    "`function.arguments` strings are compared as the JSON values they encode (canonical input "
+    "is an object; whitespace and key order are not semantic)",
+    "OpenRouter's request and response schemas are very similar to the OpenAI Chat API / "
+    "ChatToolCallFunction: arguments (string, required)",
+    "https://openrouter.ai/docs/api-reference/overview",
+)
+OPENROUTER_CHAT_DIFFERENCES: tuple[Equivalence, ...] = (
+    *JSON_FORMS,
+    OPENROUTER_STREAM_USAGE,
+    OPENROUTER_ASSISTANT_CONTENT,
+    OPENROUTER_ARGUMENTS,
+)
+"""OpenRouter's Chat Completions: JSON's forms, the stream option it ignores, an assistant
+turn's optional content beside its calls, and call arguments as the JSON they encode."""
 
 
 def openrouter_chat(body: JsonBody) -> JsonBody:
     """An OpenRouter Chat Completions request in the form TC802 compares
     (OPENROUTER_CHAT_DIFFERENCES): `stream_options.include_usage` dropped, the option with it
-    when it held nothing else."""
+    when it held nothing else; an assistant turn's null `content` beside its tool_calls
+    dropped; call arguments parsed to the JSON they encode."""
     b = copy.deepcopy(dict(body))
     opts = b.get("stream_options")
     if isinstance(opts, dict) and "include_usage" in opts:
         opts.pop("include_usage")
         if not opts:
             del b["stream_options"]
+    for m in b.get("messages") or []:
+        if not isinstance(m, dict) or m.get("role") != "assistant":
+            continue
+        calls = m.get("tool_calls")
+        if calls and "content" in m and m["content"] is None:
+            del m["content"]  # optional beside the calls (OPENROUTER_ASSISTANT_CONTENT)
+        for call in calls if isinstance(calls, list) else []:
+            fn = call.get("function") if isinstance(call, dict) else None
+            if isinstance(fn, dict) and isinstance(fn.get("arguments"), str):
+                with contextlib.suppress(ValueError):
+                    fn["arguments"] = json.loads(fn["arguments"])  # OPENROUTER_ARGUMENTS
     return b
 
 

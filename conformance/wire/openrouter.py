@@ -196,6 +196,14 @@ OPENROUTER_CHAT = WireApi(
     stop_reasons=OPENROUTER_STOP_REASONS,
     stop_reasons_also=OPENAI_CHAT.stop_reasons_also,  # content_filter: end_turn or error, as for OpenAI's
     cached_in_input=True,
+    # openrouter.ai/docs/use-cases/usage-accounting, "Usage Information": each response
+    # returns "Prompt and completion token counts using the model's native tokenizer", the
+    # routed model's (Anthropic's counts its tool-use system prompt in, Google's its own)
+    usage_tokenizer=(
+        "OpenRouter returns prompt token counts 'using the model's native tokenizer' "
+        "(openrouter.ai/docs/use-cases/usage-accounting), the routed model's, not one an "
+        "offline estimate is calibrated on"
+    ),
     normalize_request=equivalence.openrouter_chat,
     accepted_differences=equivalence.OPENROUTER_CHAT_DIFFERENCES,  # JSON's forms, the ignored stream option
 )

@@ -6,7 +6,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from ...adapters.base import request_message
+from ...adapters.base import WireFormatError, request_message
 from ...adapters.protocol import ParsedRequest, WireResponse
 from ...wire import endpoint, equivalence
 from ...wire import schemas as wire_schemas
@@ -55,6 +55,12 @@ def recorded_requests(env: Env) -> Iterator[Outcome]:
             try:
                 parsed = read_recorded(a, it, sid, checked=False)  # TC102 judges what it is
             except Exception as exc:
+                departs = request_departure(api or it.wire, it.request_body)
+                if isinstance(exc, WireFormatError) and departs is not None:
+                    # the recording, not the adapter: it refused a request the docs refuse too
+                    for rule in (R.REQUEST_VALID, R.REQUEST_ROUND_TRIP):
+                        yield outcome(rule, s, "skip", it.label, f"{departs}; the adapter refused it: {exc}")
+                    continue
                 yield outcome(R.REQUEST_VALID, s, "fail", it.label, crash(exc))
                 continue
             if parsed is None:
@@ -236,6 +242,22 @@ def _next_turn(
     yield outcome(R.REQUEST_ROUND_TRIP, s, "fail" if moved else "pass", label, "; ".join(moved))
 
 
+def request_departure(api: WireApi | None, body: Any) -> str | None:
+    """Where a recorded request departs from its API's request schema (written from the docs,
+    read with the departures it tolerates), or None when it does not, or there is no schema.
+    A reader that refuses such a request (`WireFormatError`) is right to: TC102, TC802 and
+    TC701 skip it naming the departure; refusing a request the schema takes stays a failure."""
+    tolerant = wire_schemas.reader(api, "request") if api is not None else None
+    err = tolerant.read(body).error if tolerant is not None else None
+    if err is None or api is None:
+        return None
+    owner = wire_schemas.owner(api, "request") or api
+    return (
+        f"the recorded request is off its API's wire schema at {err.pointer or '/'}: {err.message[:160]} "
+        f"(schemas/wire/{owner.schema_dir}/request.json)"
+    )
+
+
 def recorded_input(it: Interaction) -> int | None:
     """The input tokens the provider counted for a recorded call (its input, cache-read and
     cache-write buckets), read by the interaction's wire record, never by the adapter under
@@ -288,6 +310,10 @@ def _estimate(env: Env, s: AdapterUnderTest, it: Interaction) -> Iterator[Outcom
         yield outcome(R.ESTIMATE, s, "skip", it.label, f"nothing to estimate: {exc} (TC102 judges the reading)")
         return
     except Exception as exc:
+        departs = request_departure(wire_api_of(a) or it.wire, it.request_body)
+        if isinstance(exc, WireFormatError) and departs is not None:
+            yield outcome(R.ESTIMATE, s, "skip", it.label, f"nothing to estimate: {departs} (TC102 skips it too)")
+            return
         yield outcome(R.ESTIMATE, s, "fail", it.label, crash(exc))
         return
     if parsed is None:
@@ -306,6 +332,11 @@ def _estimate(env: Env, s: AdapterUnderTest, it: Interaction) -> Iterator[Outcom
     wire = wire_api_of(a)
     homes = wire.hosts if wire is not None else ()
     # TC701 compares estimates with the provider's own tokenizer, not with compatible servers
+    if wire is not None and wire.usage_tokenizer:
+        yield outcome(
+            R.ESTIMATE, s, "skip", it.label, f"recorded usage is not comparable to the request: {wire.usage_tokenizer}"
+        )
+        return
     if wire is not None and not wire.own_host(host):
         yield outcome(
             R.ESTIMATE,
