@@ -560,6 +560,51 @@ def test_malformed_streams_are_located_wire_errors(text, where, what):
         assert all(b["input"] != {} for b in events[-1]["final_content"] if b["type"] == "tool_use")
 
 
+def test_a_call_the_token_limit_cut_short_reads_with_empty_input_and_a_warning(caplog):
+    """finish_reason `length` ("the maximum number of tokens specified in the request was
+    reached") may end a reply inside a call's arguments: the reply is read, not refused; the
+    cut call's input is `{}` as contract §9.4 closes a call whose JSON did not complete, and
+    a WARN line names it with the text the reply carried (streamed and not)."""
+    cut = '{"city": "Par'
+    stream = _HI + _call(0, "call_1", "weather", cut) + _chunk(finish="length") + _DONE
+    with caplog.at_level(logging.WARNING):
+        events = list(OpenAIChatAdapter().stream_response([stream.encode()], ctx()))
+        reply = {
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "created": 1,
+            "model": "gpt-4o",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {
+                        "role": "assistant",
+                        "content": "Hi",
+                        "tool_calls": [
+                            {"id": "call_2", "type": "function", "function": {"name": "weather", "arguments": cut}}
+                        ],
+                    },
+                    "finish_reason": "length",
+                }
+            ],
+            "usage": {"prompt_tokens": 9, "completion_tokens": 12, "total_tokens": 21},
+        }
+        msg = OpenAIChatAdapter().from_wire_response(reply, ctx())
+    done = events[-1]
+    assert done["type"] == "message_complete" and done["stop_reason"] == "max_tokens"
+    ends = [e for e in events if e["type"] == "tool_use_end"]
+    assert [e["final_input"] for e in ends] == [{}]
+    for content in (done["final_content"], msg["content"]):
+        assert [b["type"] for b in content] == ["text", "tool_use"]
+        assert content[0]["text"] == "Hi" and content[1]["name"] == "weather" and content[1]["input"] == {}
+    warned = [r for r in caplog.records if getattr(r, "event", None) == "tool_input_cut"]
+    assert len(warned) == 2 and all(r.value == cut and r.field == "arguments" for r in warned)
+    # a call that is not cut short is still refused (the stream's `tool_calls` case above)
+    reply["choices"][0]["finish_reason"] = "tool_calls"
+    with pytest.raises(WireFormatError, match="not a JSON object"):
+        OpenAIChatAdapter().from_wire_response(reply, ctx())
+
+
 def test_complete_stream_without_finish_reason_is_read_with_a_warning(caplog):
     with caplog.at_level(logging.WARNING):
         events = stream(_call(0, "call_1", "f", '{"a": 1}') + _DONE)

@@ -410,6 +410,8 @@ class OpenAIChatAdapter(UrlMediaMemory, CancellableStreams, BaseAdapter):
         msg = choice.get("message") or {}
         sid = request_context.session_id
         legacy = f"function_call:{body.get('id') or request_context.message_id or ''}"
+        if _STOP.get(str(choice.get("finish_reason"))) == "max_tokens":
+            msg = _cut_calls(self, msg)  # the token limit may have ended a call's arguments
         content = self.content_from_wire(sid, msg, reasoning=True) + self.function_call_from_wire(sid, msg, legacy)
         raw: dict[str, Any] = {k: body[k] for k in ("id", "system_fingerprint") if body.get(k) is not None}
         if choice.get("finish_reason") is not None:
@@ -1102,6 +1104,8 @@ class _ChatStream(StreamState[OpenAIChatAdapter]):
             return
         block = self.content[k]
         parsed = json_object(self.args[k])
+        if parsed is None and self.stop_reason == "max_tokens":  # finish_reason `length` ends the call
+            parsed = cut_call(self.adapter, str(block["id"]), self.args[k])
         if parsed is None:
             raise _Malformed(f"tool call {block['name']!r} arguments are not a JSON object: {self.args[k][:80]!r}")
         self.open_call = None
@@ -1135,6 +1139,48 @@ class _ChatStream(StreamState[OpenAIChatAdapter]):
             "final_content": content,
             "usage": dict(usage) if usage else None,
         }
+
+
+def _cut_calls(adapter: OpenAIChatAdapter, msg: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A reply message the token limit ended, its calls whose arguments are no JSON object
+    (cut short: `cut_call`) given `{}` as arguments; the message itself when none is."""
+    calls = [c for c in msg.get("tool_calls") or [] if isinstance(c, dict)]
+    fc = msg.get("function_call")
+
+    def cut(call: Mapping[str, Any], call_id: str) -> Mapping[str, Any]:
+        fn = call.get("function") if "function" in call else call
+        args = fn.get("arguments") if isinstance(fn, dict) else None
+        if not isinstance(fn, dict) or not isinstance(args, str) or json_object(args) is not None:
+            return call
+        cut_call(adapter, call_id, args)
+        fixed = {**fn, "arguments": "{}"}
+        return {**call, "function": fixed} if "function" in call else fixed
+
+    out = dict(msg)
+    if calls:
+        out["tool_calls"] = [cut(c, str(c.get("id"))) for c in calls]
+    if isinstance(fc, dict):
+        out["function_call"] = cut(fc, "function_call")
+    return out
+
+
+def cut_call(adapter: OpenAIChatAdapter, call_id: str, args: Any) -> dict[str, Any]:
+    """The input of a tool call whose arguments the token limit cut short (finish_reason
+    `length`: "the maximum number of tokens specified in the request was reached"), which
+    are no JSON: `{}`, as contract §9.4 closes a call whose JSON did not complete
+    ("final_input = {} (nothing parses cleanly from partial JSON)"), the text the reply
+    carried named in a WARN line (event `tool_input_cut`), never refused with the reply's
+    other content. A call that is not cut short and whose arguments are no JSON object is
+    still a `WireFormatError`."""
+    adapter.log.warning(
+        "%s: tool call %s was cut short by the token limit (finish_reason length); its arguments %r "
+        "are no JSON object: read as {}",
+        adapter.name,
+        call_id,
+        str(args)[:200],
+        extra={"event": "tool_input_cut", "adapter": adapter.name, "field": "arguments", "value": args},
+    )
+    return {}
 
 
 def content_part(part: Any) -> tuple[str | None, str]:
