@@ -8,4 +8,6 @@ import "os"
 //	lose-stream-args  a streamed functionCall's args dropped
 //	model-in-body     the model sent in the body, not the URL path
 //	drop-thinking     thought parts dropped
+//	raw-signatures    a thoughtSignature on a functionCall or text part kept in the
+//	                  parse's provider_raw, which no stream event carries
 var defect = os.Getenv("GOGEM_DEFECT")

@@ -139,7 +139,7 @@ func adapterError(status int64, errBody obj, requestID interface{}) *opError {
 
 type parsed struct {
 	blocks   []interface{}
-	sigs     obj
+	sigs     obj // the raw-signatures defect's: signatures by block index
 	hasCalls bool
 }
 
@@ -191,8 +191,15 @@ func (s *server) partsToBlocks(session, responseID string, parts []interface{}, 
 			lastSigned = sig != ""
 			continue
 		case part["text"] != nil:
-			if merge && str(part["text"]) == "" && sig == "" {
-				continue // an empty part adds no block
+			if merge && str(part["text"]) == "" {
+				// an empty part adds no block; its signature, if any, a signature-only one
+				if sig != "" && defect == "raw-signatures" && len(pr.blocks) > 0 {
+					pr.sigs[intStr(len(pr.blocks)-1)] = sig
+				} else if sig != "" {
+					pr.blocks = append(pr.blocks, obj{"type": "thinking", "text": "", "signature": sig})
+					lastKind, lastSigned = "thought", true
+				}
+				continue
 			}
 			if merge && lastKind == "text" {
 				b := asObj(pr.blocks[len(pr.blocks)-1])
@@ -216,7 +223,17 @@ func (s *server) partsToBlocks(session, responseID string, parts []interface{}, 
 		}
 		lastSigned = false
 		if sig != "" {
-			pr.sigs[intStr(len(pr.blocks)-1)] = sig
+			// a signature on a part that is no thought (Gemini 3 signs its first
+			// functionCall): a signature-only thinking block just before that part, so
+			// a stream carries it as a parse does (provider_raw cannot ride a stream)
+			n := len(pr.blocks)
+			if defect == "raw-signatures" {
+				pr.sigs[intStr(n-1)] = sig // kept where a stream cannot carry it
+				continue
+			}
+			signed := obj{"type": "thinking", "text": "", "signature": sig}
+			pr.blocks = append(pr.blocks[:n-1], signed, pr.blocks[n-1])
+			lastKind = "other"
 		}
 	}
 	return pr

@@ -151,6 +151,7 @@ func (s *server) render(p obj) (interface{}, *opError) {
 			continue
 		}
 		var parts []interface{}
+		pendingSig := ""
 		for i, bv := range content {
 			b := asObj(bv)
 			bt := str(b["type"])
@@ -164,6 +165,11 @@ func (s *server) render(p obj) (interface{}, *opError) {
 					if e := r.drop(msg, i, bt, "thinking of another provider"); e != nil {
 						return nil, e
 					}
+					continue
+				}
+				if str(b["text"]) == "" && str(b["signature"]) != "" {
+					// signature-only: the signature of the part that follows it
+					pendingSig = str(b["signature"])
 					continue
 				}
 				part = obj{"text": str(b["text"]), "thought": true}
@@ -257,7 +263,14 @@ func (s *server) render(p obj) (interface{}, *opError) {
 			if sig := str(sigs[key]); sig != "" {
 				part["thoughtSignature"] = sig
 			}
+			if pendingSig != "" {
+				part["thoughtSignature"] = pendingSig
+				pendingSig = ""
+			}
 			parts = append(parts, part)
+		}
+		if pendingSig != "" {
+			parts = append(parts, obj{"text": "", "thoughtSignature": pendingSig})
 		}
 		wr := "user"
 		if role == "assistant" {

@@ -240,6 +240,13 @@ func (s *server) onResponse(st *streamState, resp obj) ([]obj, *opError) {
 	for _, pv := range list(asObj(c["content"])["parts"]) {
 		part := asObj(pv)
 		sig := str(part["thoughtSignature"])
+		if sig != "" && !truthy(part["thought"]) && defect != "raw-signatures" {
+			// as a parse keeps it: a signature-only thinking block before the part
+			st.index++
+			st.kind = "thought"
+			st.kindSigned = true
+			out = append(out, st.ev("thinking_delta", obj{"content_block_index": st.index, "text": "", "signature": sig}))
+		}
 		switch {
 		case part["functionCall"] != nil:
 			fc := asObj(part["functionCall"])
