@@ -463,7 +463,9 @@ def recorded_thinking_sent_back(env: Env) -> Iterator[Outcome]:
     probes) goes back to the same API in the next request, in the fields its request probes
     locate: the recorded response is parsed, followed by a result for each of its tool
     calls, and serialized again. A thinking-state value the parse loses never reaches the
-    provider that needs it back (Gemini 3 rejects such a turn)."""
+    provider that needs it back (Gemini 3 rejects such a turn). On a recorded stream, each
+    signature its chunks carry is somewhere in the stream's events: a stream has no
+    provider_raw, so one its events drop cannot go back either."""
     for s in env.subjects:
         a, api = s.adapter, wire_api_of(s.adapter)
         if api is None or not capabilities_of(a).get("supports_thinking"):
