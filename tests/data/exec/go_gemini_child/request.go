@@ -332,8 +332,8 @@ func (s *server) estimate(p obj) (interface{}, *opError) {
 	}
 	for _, tv := range list(p["tools"]) {
 		t := asObj(tv)
-		// Gemini prices a declaration well above its characters (the cookbook's
-		// four two-argument tools count 194 tokens beside a ten-token prompt)
+		// Gemini counts a declaration well above its characters (the cookbook's four
+		// two-argument tools and a one-sentence prompt count 194 tokens)
 		n += 88 + len(str(t["name"])) + len(str(t["description"]))
 		for k, pv := range asObj(asObj(t["input_schema"])["properties"]) {
 			n += len(k) + 2 + len(str(asObj(pv)["type"])) + len(str(asObj(pv)["description"]))
