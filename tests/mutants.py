@@ -1167,6 +1167,23 @@ class GeminiStreamDropsThoughts(GeminiAdapter):
             yield e
 
 
+def _signature_only(value: Any) -> bool:
+    return isinstance(value, dict) and not value.get("text") and bool(value.get("signature"))
+
+
+class GeminiStreamSignatureLost(GeminiAdapter):
+    """Streams a reply without the thoughtSignatures of its functionCall and text parts (the
+    parse keeps them): a streamed turn has nothing to send back, and Gemini 3 rejects the next."""
+
+    def stream_response(self, chunks: Iterable[bytes | str], context: RequestContext) -> Iterator[StreamEvent]:
+        for e in super().stream_response(chunks, context):
+            if e["type"] == "thinking_delta" and _signature_only(e):
+                continue
+            if e["type"] == "message_complete":
+                e = {**e, "final_content": [b for b in e["final_content"] if not _signature_only(b)]}
+            yield e
+
+
 class GeminiCachedTokensIgnored(GeminiAdapter):
     """Ignores cachedContentTokenCount: cache reads are billed as fresh input."""
 
@@ -2715,6 +2732,7 @@ MUTANTS: dict[type, str] = {
     GeminiFileDataReadAsInline: "TC901",
     GeminiStreamDropsCalls: "TC606",
     GeminiStreamDropsThoughts: "TC605",
+    GeminiStreamSignatureLost: "TC405",
     GeminiCachedTokensIgnored: "TC904",
     GeminiRolesSwappedOnRead: "TC802",
     GeminiToolErrorNotSent: "TC902",

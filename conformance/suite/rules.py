@@ -463,7 +463,7 @@ REPLY_TEXT = CheckInfo(
     "contract §3.3",
     "A parsed or streamed reply's text is the text the recording carries, in order",
     slug="reply_text",
-    fix="check the reading of the reply's text blocks (a response's and a stream's: they share it): the reason quotes the recorded text the parsed texts lack.",
+    fix="check the reading of the reply's text blocks, and of its thinking blocks where the recording carries thinking text (a response's and a stream's: they share it): the reason quotes the recorded text the parsed texts lack.",
 )
 REPLY_TOOL_CALLS = CheckInfo(
     "TC909",

@@ -695,6 +695,12 @@ class WireApi:
     # the forms the API treats alike: each an `Equivalence` (with the documentation sentence
     # that says so) or, the older form, a sentence naming a step of `normalize_request`
     accepted_differences: tuple[str | Equivalence, ...] = ()
+    # where a recorded request departs from the API's documented form although the API took
+    # it (Gemini's one Tool object where the reference has a list): (RFC 6901 pointer, the
+    # departure) for each, so TC802 skips naming it rather than fail an adapter that renders
+    # the documented form back (the request schema accepts the recorded form; no sentence of
+    # the docs declares the two alike)
+    request_departures: Callable[[JsonBody], tuple[tuple[str, str], ...]] | None = None
     # RFC 6901 pointers of request settings for which the provider adds input tokens of its
     # own that no adapter renders (reasoning settings); with the API's structured-output field
     # (`probes.output_schema`) they are TC701's out-of-band inputs: contract §3.1's

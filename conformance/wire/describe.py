@@ -205,6 +205,14 @@ def _errors(e: ErrorSignals) -> list[str]:
     if e.frames:
         lines += ["", "A stream's own error frames (any case; a name not here is looked up in the tables above):", ""]
         lines += _table(("frame names", "class"), ((_code(k), _code(v)) for k, v in e.frames.items()))
+    if e.overflow_when is None and e.overflow_message is not None:
+        # said for a record with signals of its own too (Gemini's 400 "The input token count
+        # (N) exceeds the maximum number of tokens allowed (M)."), which TC801 holds to it
+        lines.append(
+            "\nElse the status table, where a status it classes `invalid_request` is `context_overflow` when the "
+            f"message matches `{e.overflow_message.pattern}` (contract §6.2's 413 row: \"Some providers use 400 "
+            'with body indicating overflow; remap.").'
+        )
     if e.status_in_body is not None:
         lines.append(f"\nAn error inside a stream carries its HTTP status at `{e.status_in_body}`.")
     else:

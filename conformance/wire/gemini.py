@@ -474,6 +474,19 @@ def model_of(url: str) -> str | None:
     return m.group(1) if m else None
 
 
+def request_departures(body: JsonBody) -> tuple[tuple[str, str], ...]:
+    """Where a recorded generateContent request departs from the reference's form: `tools`
+    as one Tool object ("tools[]: object (Tool) ... A list of Tools the Model may use",
+    https://ai.google.dev/api/generate-content#request-body), which the API takes (the request
+    schema accepts it: recorded clients send it and get their answer) but no sentence of the
+    docs declares alike to a list holding it. TC802 skips such a request's `tools` rather
+    than fail an adapter that renders the documented list back."""
+    tools = body.get("tools") if isinstance(body, dict) else None
+    if isinstance(tools, dict):
+        return (("/tools", "`tools` is one Tool object, where the reference has a list of Tools"),)
+    return ()
+
+
 ERRORS = ErrorSignals(
     # Google's error model (cloud.google.com/apis/design/errors): `error.details[].reason`
     # `API_KEY_INVALID` is an invalid key (sent as 400); `error.code` is "The HTTP status
@@ -604,5 +617,6 @@ GEMINI = WireApi(
     # proto3 JSON: bytes fields in either base64 alphabet, padded or not
     accepted_differences=equivalence.GEMINI_DIFFERENCES,
     normalize_request=equivalence.gemini,
+    request_departures=request_departures,
     endpoint=ENDPOINT,
 )

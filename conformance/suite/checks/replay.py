@@ -31,6 +31,7 @@ from .common import (
     opts,
     outcome,
     parse_response,
+    parse_stream,
     read_back,
     render,
     result_blocks,
@@ -40,6 +41,7 @@ from .common import (
     tool_use_turn,
     wire_api_of,
 )
+from .streams import wire_values
 
 
 def produced_through(a: Adapter) -> tuple[list[Message], list[ToolDefinition]]:
@@ -296,6 +298,38 @@ def parse_loss(api: WireApi, located: list[Any], msg: Message) -> str:
     )
 
 
+def _streamed_signatures(s: AdapterUnderTest, a: Adapter, api: WireApi, it: Any) -> Outcome | None:
+    """TC405 on a recorded stream: each signature its chunks carry (the record's
+    `response_signatures` probe on each) is somewhere in the stream's events (a
+    `thinking_delta`'s `signature`, a block of `message_complete.final_content`), compared as
+    the record's equivalences say. A stream has no `provider_raw` of its own: a signature
+    its events drop cannot go back on the next turn (Gemini 3 rejects such a turn, its
+    signed `functionCall` streamed as any other). None when the stream carries no signature
+    or does not parse (TC601 reports that)."""
+    if not api.carries.thinking_signature:
+        return None
+    values = wire_values(it) or []
+    located = [x for v in values if isinstance(v, dict) for x in api.probes.response_signatures(v)]
+    if not located:
+        return None
+    try:
+        events, _ = parse_stream(a, it.response_body, ctx_for(session_for("think-stream", it.label)))
+    except Exception:
+        return None
+    strings = list(_strings(list(events)))
+    kept = set(strings) | {equivalence.canonical_key(api, "thinking.signature", x) for x in strings}
+    lost = [str(x.value) for x in located if equivalence.wire_key(api, x.pointer, str(x.value)) not in kept]
+    if not lost:
+        return outcome(R.REPLAY_SIGNATURE, s, "pass", it.label, "", "supports_thinking")
+    problem = (
+        f"{len(lost)} of {len(located)} signature(s) the stream carries are in none of its events "
+        f"(first {lost[0][:24]!r}), so none can go back: a stream has no provider_raw, so a signature the "
+        "wire puts on a part that is no thinking rides a signature-only thinking block (a thinking_delta "
+        f"of empty text) ({PASSED_THROUGH})"
+    )
+    return outcome(R.REPLAY_SIGNATURE, s, "fail", it.label, _signature_reason(api, [problem]), "supports_thinking")
+
+
 def _strings(value: Any) -> Iterator[str]:
     if isinstance(value, str):
         yield value
@@ -429,7 +463,9 @@ def recorded_thinking_sent_back(env: Env) -> Iterator[Outcome]:
     probes) goes back to the same API in the next request, in the fields its request probes
     locate: the recorded response is parsed, followed by a result for each of its tool
     calls, and serialized again. A thinking-state value the parse loses never reaches the
-    provider that needs it back (Gemini 3 rejects such a turn)."""
+    provider that needs it back (Gemini 3 rejects such a turn). On a recorded stream, each
+    signature its chunks carry is somewhere in the stream's events: a stream has no
+    provider_raw, so one its events drop cannot go back either."""
     for s in env.subjects:
         a, api = s.adapter, wire_api_of(s.adapter)
         if api is None or not capabilities_of(a).get("supports_thinking"):
@@ -439,7 +475,13 @@ def recorded_thinking_sent_back(env: Env) -> Iterator[Outcome]:
         judged = 0
         for it in env.recorded(s):
             body = it.response_json
-            if it.status >= 400 or it.is_stream or it.wire is None or it.wire.name != api.name:
+            if it.status >= 400 or it.wire is None or it.wire.name != api.name:
+                continue
+            if it.is_stream:
+                streamed = _streamed_signatures(s, a, api, it)
+                if streamed is not None:
+                    judged += 1
+                    yield streamed
                 continue
             if not isinstance(body, dict):
                 continue

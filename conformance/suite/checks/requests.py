@@ -102,7 +102,8 @@ def recorded_requests(env: Env) -> Iterator[Outcome]:
             d, unsent = thinking_not_required(rec, it.request_body, d, recs)
             d, foreign = extensions_not_required(rec, host, it.request_body, d)
             d, elsewhere = model_named_elsewhere(rec, host, it.request_body, d)
-            unsent = "; ".join(x for x in (unsent, foreign, elsewhere) if x)
+            d, departed = departures_not_required(rec, it.request_body, d)
+            unsent = "; ".join(x for x in (unsent, foreign, elsewhere, departed) if x)
             clauses = [equivalence.applied(rec)] if any(not x.startswith(endpoint.OUTSIDE_BODY) for x in d) else []
             if any(x.startswith("URL") for x in d):
                 clauses += [str(endpoint.URI_FORMS), str(endpoint.MODEL_SEGMENT)]
@@ -156,6 +157,22 @@ def extensions_not_required(api: WireApi | None, host: str, recorded: Any, diffs
         f"{named}: recorded against {host}, a field {api.title}'s documentation does not define "
         '(canonical §2.1.1: "Lossless round-trip for primary providers")'
     )
+
+
+def departures_not_required(api: WireApi | None, recorded: Any, diffs: list[str]) -> tuple[list[str], str]:
+    """`diffs` without those at a pointer where the recorded request departs from its API's
+    documented form (`WireApi.request_departures`: Gemini's one Tool object for the `tools`
+    list), and the skip reason naming the departure ("" when none was dropped): an adapter
+    that renders the documented form back is honest, and one that keeps the recorded form
+    passes as it did."""
+    if api is None or api.request_departures is None or not diffs or not isinstance(recorded, dict):
+        return diffs, ""
+    departures = api.request_departures(recorded)
+    kept = [d for d in diffs if not any(d.startswith(p + ":") or d.startswith(p + "/") for p, _ in departures)]
+    if len(kept) == len(diffs):
+        return diffs, ""
+    named = "; ".join(f"{p}: {why}" for p, why in departures)
+    return kept, f"{named} (the recording departs from {api.title}'s documented request; the API took it)"
 
 
 def model_named_elsewhere(api: WireApi | None, host: str, recorded: Any, diffs: list[str]) -> tuple[list[str], str]:

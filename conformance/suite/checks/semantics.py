@@ -766,13 +766,14 @@ def _squeezed(text: str) -> str:
     return "".join(text.split())
 
 
-def _text_lost(recorded: list[str], content: Any) -> str:
-    """Why the reply's text blocks (`content`) do not hold the recorded texts, in order, or
-    "". Compared with whitespace left out: an adapter may join the wire's pieces into one
-    block, put a line between them, mark a refusal, or trim a reply's ends, and a reader
-    loses nothing by it; a piece changed, cut, dropped or moved before another is lost."""
+def _text_lost(recorded: list[str], content: Any, kind: str = "text") -> str:
+    """Why the reply's `kind` blocks (`content`; text, or thinking for the thinking text) do
+    not hold the recorded texts, in order, or "". Compared with whitespace left out: an
+    adapter may join the wire's pieces into one block, put a line between them, mark a
+    refusal, or trim a reply's ends, and a reader loses nothing by it; a piece changed, cut,
+    dropped or moved before another is lost."""
     got = (
-        [b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text"]
+        [b.get("text") for b in content if isinstance(b, dict) and b.get("type") == kind]
         if isinstance(content, list)
         else []
     )
@@ -786,7 +787,8 @@ def _text_lost(recorded: list[str], content: Any) -> str:
         if k < 0:
             near = " (it is there, but before the text that precedes it on the wire)" if want in hay else ""
             return (
-                f"the recorded text {piece!r:.60} is not in the reply's text blocks{near} (parsed texts "
+                f"the recorded {'text' if kind == 'text' else 'thinking text'} {piece!r:.60} is not in the "
+                f"reply's {kind} blocks{near} (parsed texts "
                 f'{[str(g)[:40] for g in got]}); contract §3.3: content is "the assistant\'s reply blocks, in order"'
             )
         at = k + len(want)
@@ -801,7 +803,11 @@ def reply_text(env: Env) -> Iterator[Outcome]:
     from the adapter) are in the parsed message's text blocks (a stream's
     `message_complete.final_content`), in order. TC606 holds a stream to its parse and TC605
     the deltas to the final content; this holds both to the recording, so a reading that
-    alters the text the same way in both (a case changed, a piece cut or dropped) fails."""
+    alters the text the same way in both (a case changed, a piece cut or dropped) fails.
+    Where the record locates the reply's thinking text (`response_thinking_text`) and its
+    API carries thinking text, that text is in the thinking blocks the same way: thought
+    parts dropped by the parse and the stream alike fail here, where TC606 sees no
+    difference."""
     said = "locates no reply text (it does not say where the answer is)"
     yield from _recorded_replies(env, R.REPLY_TEXT, ("response_text", "stream_text"), ("reply text", said), _text_case)
 
@@ -862,11 +868,33 @@ def _text_case(s: AdapterUnderTest, a: Adapter, api: WireApi, it: Interaction) -
         recorded = [x.value for x in api.probes.response_text(it.response_json) if isinstance(x.value, str)]
     else:
         recorded = None
-    if not recorded or not any(_squeezed(t) for t in recorded):
-        return  # a reply with no answer text (a call, or thinking alone): nothing to find
+    thought = _recorded_thinking(api, it)
+    has_text = bool(recorded) and any(_squeezed(t) for t in recorded or [])
+    if not has_text and not thought:
+        return  # a reply with no answer text nor thinking (a call alone): nothing to find
     content = _reply_content(a, it, "text")
     if content is not _UNREAD:
-        yield _held(R.REPLY_TEXT, s, api, it, _text_lost(recorded, content))
+        lost = _text_lost(recorded or [], content) if has_text else ""
+        if not lost and thought:
+            lost = _text_lost(thought, content, "thinking")
+        yield _held(R.REPLY_TEXT, s, api, it, lost)
+
+
+def _recorded_thinking(api: WireApi, it: Interaction) -> list[str]:
+    """The thinking text a recorded reply carries, where the record locates it
+    (`response_thinking_text`; a stream's chunks when each is a response, as Gemini's are)
+    and its API carries thinking text; [] else."""
+    if not api.carries.thinking_text:
+        return []
+    values = (wire_values(it) or []) if it.is_stream else [it.response_json]
+    found = [
+        str(x.value)
+        for v in values
+        if isinstance(v, dict)
+        for x in api.probes.response_thinking_text(v)
+        if isinstance(x.value, str)
+    ]
+    return found if any(_squeezed(t) for t in found) else []
 
 
 def _departure(api: WireApi, it: Interaction) -> str | None:

@@ -53,6 +53,15 @@ func (a *acc) closeThinking() []obj {
 	return nil
 }
 
+// signOnly keeps a thoughtSignature the wire put on a part that is no thought as a
+// signature-only thinking block before that part: a stream has no provider_raw, so this is
+// how a streamed reply carries it (docs/exec-protocol.md, Streams; TC405).
+func (a *acc) signOnly(sig string) []obj {
+	a.blocks = append(a.blocks, obj{"type": "thinking", "text": "", "signature": sig, "closed": true})
+	a.kinds = append(a.kinds, "thinking")
+	return []obj{a.ev("thinking_delta", len(a.blocks)-1, obj{"text": "", "signature": sig})}
+}
+
 // chunk reads one GenerateContentResponse; it returns the events it completes.
 func (a *acc) chunk(body obj) ([]obj, error) {
 	if e := object(body["error"]); e != nil && get(body, "candidates") == nil {
@@ -108,34 +117,35 @@ func (a *acc) part(part obj) []obj {
 		}
 		return out
 	case isText && text == "" && n >= 0:
-		// an empty text part: at most a signature for the part before it (Gemini sends one
-		// so at the end of a stream)
+		// an empty text part: at most a signature (Gemini sends one so at the end of a
+		// stream), kept as a signature-only thinking block
 		if sig != "" {
-			a.extras[fmt.Sprint(n)] = obj{"thoughtSignature": sig}
+			out = append(out, a.signOnly(sig)...)
 		}
 		return out
 	case isText:
 		out = append(out, a.closeThinking()...)
+		if sig != "" {
+			out = append(out, a.signOnly(sig)...)
+			n = len(a.blocks) - 1
+		}
 		if n < 0 || a.kinds[n] != "text" {
 			a.blocks = append(a.blocks, obj{"type": "text", "text": ""})
 			a.kinds = append(a.kinds, "text")
 			n = len(a.blocks) - 1
 		}
 		a.blocks[n]["text"] = str(a.blocks[n]["text"]) + text
-		if sig != "" {
-			a.extras[fmt.Sprint(n)] = obj{"thoughtSignature": sig}
-		}
 		if text != "" {
 			out = append(out, a.ev("text_delta", n, obj{"text": text}))
 		}
 		return out
 	}
 	out = append(out, a.closeThinking()...)
+	if sig != "" {
+		out = append(out, a.signOnly(sig)...)
+	}
 	n = len(a.blocks)
 	extras := obj{}
-	if sig != "" {
-		extras["thoughtSignature"] = sig
-	}
 	if call := object(get(part, "functionCall")); call != nil {
 		a.calls = true
 		args := object(call["args"])

@@ -235,6 +235,9 @@ func number(v any) (float64, bool) {
 	switch n := v.(type) {
 	case float64:
 		return n, true
+	case int:
+		// the events a stream keeps for its cancel replay carry Go ints
+		return float64(n), true
 	case json.Number:
 		f, err := n.Float64()
 		return f, err == nil

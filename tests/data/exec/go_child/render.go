@@ -12,6 +12,7 @@ type renderer struct {
 	criticalKey string
 	names       map[string]string // canonical tool id -> function name, for functionResponse
 	noID        map[string]bool   // canonical tool ids whose call carried no id on the wire
+	pendingSig  string            // a signature-only thinking block's, for the next part
 }
 
 func (r *renderer) critical(m obj, index int) bool {
@@ -97,6 +98,11 @@ func (r *renderer) part(m obj, index int, block obj) (obj, error) {
 		if !fromThisProvider(m) {
 			return nil, r.drop(m, index, block, "thinking issued by another provider cannot go to Gemini")
 		}
+		if str(block["text"]) == "" && str(block["signature"]) != "" {
+			// signature-only: the signature of the part that follows (parse's signOnly)
+			r.pendingSig = str(block["signature"])
+			return nil, nil
+		}
 		out := obj{"text": block["text"], "thought": true}
 		if sig := str(block["signature"]); sig != "" {
 			out["thoughtSignature"] = sig
@@ -166,8 +172,16 @@ func (r *renderer) parts(m obj) ([]any, error) {
 					p[k] = v
 				}
 			}
+			if r.pendingSig != "" {
+				p["thoughtSignature"] = r.pendingSig
+				r.pendingSig = ""
+			}
 			out = append(out, p)
 		}
+	}
+	if r.pendingSig != "" {
+		out = append(out, obj{"text": "", "thoughtSignature": r.pendingSig})
+		r.pendingSig = ""
 	}
 	return out, nil
 }

@@ -1,0 +1,3 @@
+module example.com/gogemini
+
+go 1.19
