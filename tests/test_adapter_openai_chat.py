@@ -749,3 +749,23 @@ def test_the_refusal_cassette_is_what_its_script_writes(tmp_path):
     spec.loader.exec_module(author)
     author.write(tmp_path / "refusal.yaml", author.refusal())
     assert (tmp_path / "refusal.yaml").read_bytes() == (CASSETTES / "refusal.yaml").read_bytes()
+
+
+def test_a_gpt_5_reasoning_model_offered_tools_counts_the_hidden_preamble():
+    """GPT-5 reasoning models on Chat Completions count about 80 input tokens more once the
+    request offers tools (a recorded gpt-5.4-nano exchange: 161 where its content is 81, the
+    same prompt and tool 88 on /v1/responses); the estimate adds them for such a model,
+    told by the canonical id the suite passes (`openai:gpt-5.4-nano`, canonical §6.3) or
+    the wire's, and for no other model, nor without tools."""
+    a = OpenAIChatAdapter()
+    msgs = [{"role": "user", "content": [{"type": "text", "text": "What is the weather in Paris?"}]}]
+    tools = [{"name": "lookup_weather", "description": "Look up the current weather in a city.",
+              "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}}}]  # fmt: skip
+    bare = a.estimate_input_tokens(msgs, tools)
+    extra = OpenAIChatAdapter.REASONING_TOOL_PREAMBLE
+    assert extra == 80
+    assert a.estimate_input_tokens(msgs, tools, model="openai:gpt-5.4-nano") == bare + extra
+    assert a.estimate_input_tokens(msgs, tools, model="gpt-5-mini") == bare + extra
+    assert a.estimate_input_tokens(msgs, tools, model="openai:gpt-4.1-nano") == bare
+    assert a.estimate_input_tokens(msgs, tools, model="gpt-5-chat-latest") == bare
+    assert a.estimate_input_tokens(msgs, [], model="openai:gpt-5") == a.estimate_input_tokens(msgs, [])

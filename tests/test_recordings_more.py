@@ -528,3 +528,74 @@ def test_a_bedrock_model_id_sent_with_its_colon_raw_round_trips():
     report = run(SuiteConfig.for_refs(["bedrock"], samples=path, peers=False, selection=Selection(select=("TC802",))))
     got = [(o.status, o.message) for o in report.outcomes if o.rule == "TC802" and o.subject.startswith(path.name)]
     assert got == [("pass", "")]
+
+
+# -- vcr-but-better's typed bodies ----------------------------------------------------------
+
+# vcr-but-better's README, "Cassette format": "JSON bodies are stored as structured YAML - not
+# escaped strings" (body: {type: json, content}); an SSE stream "is recorded as readable text"
+# (body: {type: text, content}); the response's status is the code alone
+_VBB = """version: 1
+interactions:
+  - request:
+      method: POST
+      uri: https://api.openai.com/v1/chat/completions
+      headers:
+        content-type:
+          - application/json
+      body:
+        type: json
+        content:
+          model: gpt-4o
+          stream: {stream}
+          messages:
+            - role: user
+              content: Hello!
+    response:
+      status: 200
+      headers:
+        content-type:
+          - {ctype}
+      body:
+{body}
+    recorded_at: '2026-02-20T10:30:01Z'
+"""
+_VBB_JSON = """        type: json
+        content:
+          id: chatcmpl-abc123
+          object: chat.completion
+          created: 1
+          model: gpt-4o
+          choices:
+            - index: 0
+              message: {role: assistant, content: Hi there!}
+              finish_reason: stop"""
+_VBB_SSE = """        type: text
+        content: |+
+          data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":[{"index":0,"delta":{"role":"assistant","content":"Hello"},"finish_reason":"stop"}]}
+
+          data: [DONE]
+"""
+
+
+def test_vcr_but_better_typed_bodies_are_read(tmp_path):
+    """A vcr-but-better cassette (vcrpy's layout, bodies `{type: json|text, content}`, a bare
+    `status: 200`) is read: the JSON body as its JSON, the text body as the SSE it holds."""
+    plain = tmp_path / "plain.yaml"
+    plain.write_text(_VBB.format(stream="false", ctype="application/json", body=_VBB_JSON), encoding="utf-8")
+    sse = tmp_path / "sse.yaml"
+    sse.write_text(_VBB.format(stream="true", ctype="text/event-stream", body=_VBB_SSE), encoding="utf-8")
+    a, b = load_cassette(plain), load_cassette(sse)
+    assert a.error is None and b.error is None, (a.error, b.error)
+    (x,), (y,) = a.interactions, b.interactions
+    assert x.status == 200 and x.request_body["messages"] == [{"role": "user", "content": "Hello!"}]
+    assert x.response_json["choices"][0]["message"]["content"] == "Hi there!"
+    assert y.is_stream and y.request_body["stream"] is True and "data: [DONE]" in y.response_text
+
+
+def test_a_vcr_but_better_body_of_another_type_is_refused_naming_it(tmp_path):
+    path = tmp_path / "odd.yaml"
+    odd = "        type: msgpack\n        content: AAAA"
+    path.write_text(_VBB.format(stream="false", ctype="application/json", body=odd), encoding="utf-8")
+    cas = load_cassette(path)
+    assert cas.error is not None and "typed body of type 'msgpack'" in cas.error and not cas.interactions

@@ -732,9 +732,23 @@ class OpenAIChatAdapter(UrlMediaMemory, CancellableStreams, BaseAdapter):
 
     # -- estimates ------------------------------------------------------------------------
 
-    def estimate_input_tokens(self, messages: list[Message], tools: list[ToolDefinition]) -> int:
+    # GPT-5 reasoning models on Chat Completions count a fixed block of about 80 input
+    # tokens more once a request offers tools, which no part of the request carries:
+    # pydantic/logfire's test_openai_calls_the_managed_name_and_the_code_gets_its_own.yaml
+    # (gpt-5.4-nano, one tool) counts 161 and 195 where the content estimates 81 and 111,
+    # while the same model counts the same prompt and tool 88 and 121 on /v1/responses
+    # (test_a_renamed_tool_is_called_under_its_managed_name_and_routes_back.yaml); without
+    # tools gpt-5 counts what its content does (charmbracelet/fantasy openai-gpt-5
+    # simple.yaml: 19). gpt-5-chat models are not reasoning models and add none.
+    REASONING_TOOL_PREAMBLE = 80
+
+    def estimate_input_tokens(
+        self, messages: list[Message], tools: list[ToolDefinition], *, model: str | None = None
+    ) -> int:
         """Heuristic (conformance.adapters.estimate): 4 tokens framing per message, images by
-        OpenAI's 512 px tiles (85 + 170 per tile), tools as their JSON plus framing."""
+        OpenAI's 512 px tiles (85 + 170 per tile), tools as their JSON plus framing; a GPT-5
+        reasoning model (`model`, which the suite passes from the request) offered tools
+        adds REASONING_TOOL_PREAMBLE."""
         n = 3
         for m in messages:
             n += 4
@@ -746,6 +760,10 @@ class OpenAIChatAdapter(UrlMediaMemory, CancellableStreams, BaseAdapter):
             n += 8 + sum(
                 json_tokens(t["input_schema"]) * 3 // 5 + text_tokens(t["name"] + " " + t["description"]) for t in tools
             )
+            # the suite passes the canonical id (`openai:gpt-5.4-nano`, canonical §6.3)
+            name = (model or "").lower().removeprefix("openai:")
+            if name.startswith("gpt-5") and "-chat" not in name:
+                n += self.REASONING_TOOL_PREAMBLE
         return n
 
     def _block_tokens(self, b: Block) -> int:

@@ -153,6 +153,45 @@ def _unparse_bodies(data: dict[str, Any]) -> None:
             resp["body"] = {"string": json.dumps(resp.pop("parsed_body"))}
 
 
+# vcr-but-better (a Rust-cored Python recorder) writes vcrpy's layout with typed bodies and a
+# bare status: its README's "Cassette format" says "JSON bodies are stored as structured
+# YAML - not escaped strings" (`body: {type: json, content: <the JSON value>}`), an SSE
+# stream "is recorded as readable text" (`body: {type: text, content: <the text>}`), and
+# the response's `status: 200` is the code alone
+_TYPED_BODIES = ("json", "text")
+
+
+def _typed_body(body: Any, where: str) -> Any:
+    """A vcr-but-better `{type, content}` body as the string vcrpy keeps; any other body as it is."""
+    if not isinstance(body, dict) or set(body) != {"type", "content"}:
+        return body
+    kind, content = body["type"], body["content"]
+    if kind == "json":
+        return json.dumps(content)
+    if kind == "text" and isinstance(content, str | None):
+        return content or ""
+    raise CassetteError(
+        f"{where}: a typed body of type {kind!r} (vcr-but-better's documented types are {', '.join(_TYPED_BODIES)})"
+    )
+
+
+def _untype_bodies(data: dict[str, Any]) -> None:
+    """vcr-but-better's typed bodies and bare response status -> vcrpy's `body` string,
+    `body: {string}` and `status: {code}`."""
+    for i, it in enumerate(data.get("interactions") or []):
+        if not isinstance(it, dict):
+            continue
+        req, resp = it.get("request"), it.get("response")
+        if isinstance(req, dict) and "body" in req:
+            req["body"] = _typed_body(req["body"], f"interaction {i} request")
+        if isinstance(resp, dict):
+            if "body" in resp and isinstance(resp["body"], dict) and "string" not in resp["body"]:
+                resp["body"] = {"string": _typed_body(resp["body"], f"interaction {i} response")}
+            status = resp.get("status")
+            if isinstance(status, int) and not isinstance(status, bool):
+                resp["status"] = {"code": status, "message": ""}
+
+
 class _Serializer:
     """vcrpy serializer protocol over an already-loaded (and pre-passed) dict."""
 
@@ -197,6 +236,7 @@ def load_cassette(path: Path, label: str | None = None) -> Cassette:
         if fmt.read is not None:  # every format but vcrpy's, which vcrpy reads below
             return recordings.read(fmt, cas, data, lines)
         _unparse_bodies(data)
+        _untype_bodies(data)
         requests, responses = serialize.deserialize("", _Serializer(data))[:2]
     except CassetteError as exc:
         cas.error = f"cannot read cassette {path}: {exc}"

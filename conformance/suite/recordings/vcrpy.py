@@ -1,6 +1,7 @@
 """vcrpy (Python) cassettes, YAML (its default serializer) or JSON (its `json` serializer):
 `{version: 1, interactions: [{request: {uri, method, body, headers}, response: {status,
-headers, body: {string}}}]}`, and pydantic-ai's `parsed_body` variant. vcrpy's own loader
+headers, body: {string}}}]}`, pydantic-ai's `parsed_body` variant and vcr-but-better's
+typed bodies (`body: {type: json|text, content}`, `status: 200`). vcrpy's own loader
 reads them (`cassettes.load_cassette`); this declares how they are told from go-vcr's, which
 also writes `interactions` but names the request's URL `url`, and from a Betamax tape's
 (`name`, and each interaction's `recorded` time).
@@ -19,5 +20,8 @@ def detect(doc: Any) -> bool:
 
 
 FORMAT = RecordingFormat(
-    "vcrpy", "vcrpy (Python), YAML or JSON, and pydantic-ai's parsed_body variant", detect, ("interactions",)
+    "vcrpy",
+    "vcrpy (Python), YAML or JSON, pydantic-ai's parsed_body variant and vcr-but-better's typed bodies",
+    detect,
+    ("interactions",),
 )
