@@ -1227,3 +1227,49 @@ def test_a_recorded_request_off_its_schema_that_the_reader_refuses_is_skipped_no
         (o.rule, o.status, o.message) for o in mine
     ]
     assert all("/input/1/arguments" in o.message for o in mine), [o.message for o in mine]
+
+
+def _cut_at_the_token_limit(block: str) -> str:
+    """A block of tools.yaml#1's stream as a response cut by max_output_tokens would send it:
+    the second call's item ends `incomplete` with its arguments cut short."""
+    block = block.replace(
+        '"arguments": "{\\"location\\":\\"Bogot\\\\u00e1, Colombia\\"}", "status": "completed"',
+        '"arguments": "{\\"location\\":\\"Bogot", "status": "incomplete"',
+    )
+    block = block.replace(
+        '"arguments": "{\\"location\\":\\"Bogot\\\\u00e1, Colombia\\"}"', '"arguments": "{\\"location\\":\\"Bogot"'
+    )
+    if block.startswith("event: response.completed"):
+        block = block.replace("event: response.completed", "event: response.incomplete", 1)
+        block = block.replace('"type": "response.completed"', '"type": "response.incomplete"', 1)
+        block = block.replace(
+            '"status": "completed", "error": null, "incomplete_details": null',
+            '"status": "incomplete", "error": null, "incomplete_details": {"reason": "max_output_tokens"}',
+            1,
+        )
+    return block
+
+
+def test_a_call_the_token_limit_left_incomplete_reads_with_empty_input_and_a_warning(caplog):
+    """A function_call item whose `status` is `incomplete` ("One of in_progress, completed,
+    or incomplete") in a response cut by max_output_tokens may end inside its arguments: read,
+    not refused, its input `{}` as contract §9.4 closes a call whose JSON did not complete, a
+    WARN line naming it (streamed and not); a completed item's non-JSON arguments are still
+    refused (test above)."""
+    blocks = [_cut_at_the_token_limit(b) for b in _events(OWN["tools.yaml#1"].response_text)]
+    assert '"status": "incomplete"' in blocks[15] and blocks[16].startswith("event: response.incomplete")
+    done = json.loads(blocks[16].split("data: ", 1)[1])["response"]
+    done["output"] = [
+        json.loads(blocks[8].split("data: ", 1)[1])["item"],
+        json.loads(blocks[15].split("data: ", 1)[1])["item"],
+    ]
+    with caplog.at_level(logging.WARNING):
+        events = list(OpenAIResponsesAdapter().stream_response(["\n\n".join(blocks) + "\n\n"], ctx()))
+        msg = OpenAIResponsesAdapter().from_wire_response(done, ctx())
+    end = events[-1]
+    assert end["type"] == "message_complete" and end["stop_reason"] == "max_tokens"
+    assert [e["final_input"] for e in events if e["type"] == "tool_use_end"] == [{"location": "Paris, France"}, {}]
+    for content in (end["final_content"], msg["content"]):
+        assert [b["input"] for b in content] == [{"location": "Paris, France"}, {}]
+    warned = [r for r in caplog.records if getattr(r, "event", None) == "tool_input_cut"]
+    assert warned and all(r.value == '{"location":"Bogot' for r in warned)

@@ -512,6 +512,23 @@ class OpenAIResponsesAdapter(UrlMediaMemory, CancellableStreams, BaseAdapter):
                 content.append(block)
         return content, extras
 
+    def cut_call(self, call_id: Any, args: str) -> dict[str, Any]:
+        """The input of a function_call item the response left `incomplete` (the item's
+        `status`: "One of in_progress, completed, or incomplete"; a response cut by
+        `max_output_tokens` may end inside its arguments) whose arguments are no JSON: `{}`,
+        as contract §9.4 closes a call whose JSON did not complete ("final_input = {}
+        (nothing parses cleanly from partial JSON)"), the text the item carried named in a
+        WARN line (event `tool_input_cut`); a completed item's arguments that are no JSON
+        are still a `WireFormatError`."""
+        self.log.warning(
+            "%s: function_call %r is incomplete; its arguments %r are no JSON object: read as {}",
+            self.name,
+            call_id,
+            args[:200],
+            extra={"event": "tool_input_cut", "adapter": self.name, "field": "arguments", "value": args},
+        )
+        return {}
+
     def item_from_wire(
         self, session_id: str, item: Any, *, keep_logprobs: bool = True
     ) -> list[tuple[Block, dict[str, Any]]]:
@@ -547,6 +564,8 @@ class OpenAIResponsesAdapter(UrlMediaMemory, CancellableStreams, BaseAdapter):
         if t == "function_call":
             args = item.get("arguments")
             parsed, departure = read_arguments(args)
+            if parsed is None and isinstance(args, str) and item.get("status") == "incomplete":
+                parsed = self.cut_call(item.get("call_id"), args)
             if parsed is None or not isinstance(item.get("call_id"), str):
                 raise WireFormatError(
                     f"function_call {item.get('call_id')!r}: arguments are not a JSON object: {str(args)[:80]!r}"
