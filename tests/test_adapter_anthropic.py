@@ -687,3 +687,24 @@ def test_hostile_stream_bodies_are_wire_errors_not_crashes(hostile):
     with pytest.raises(WireFormatError) as e:
         list(AnthropicAdapter().stream_response([hostile], ctx()))
     assert "event 2" in str(e.value) or "event 4" in str(e.value), str(e.value)
+
+
+def test_a_tool_use_the_token_limit_cut_short_reads_with_empty_input_and_a_warning(caplog):
+    """The docs' event flow stops the open block, then message_delta: when its stop_reason is
+    `max_tokens`, a tool_use block whose input JSON never completed was cut by the limit, not
+    malformed: read as `{}` (contract §9.4 closes such a call so), its tool_use_end after the
+    block's stop, a WARN line naming it; the same block before another stop reason, or at the
+    end of the stream, is still the located error of the malformed-streams test above."""
+    cut = _ev({"type": "message_delta", "delta": {"stop_reason": "max_tokens"}, "usage": {"output_tokens": 9}})
+    stream = _START + _tool(['{"city": ', '"Par']) + cut + _ev({"type": "message_stop"})
+    with caplog.at_level(logging.WARNING):
+        events = list(AnthropicAdapter().stream_response([stream.encode()], ctx()))
+    done = events[-1]
+    assert done["type"] == "message_complete" and done["stop_reason"] == "max_tokens"
+    assert [e["final_input"] for e in events if e["type"] == "tool_use_end"] == [{}]
+    assert done["final_content"][0]["input"] == {}
+    warned = [r for r in caplog.records if getattr(r, "event", None) == "tool_input_cut"]
+    assert len(warned) == 1 and warned[0].value == '{"city": "Par' and warned[0].field == "input"
+    for rest, where in ((_END, "event 5"), ("", "event 5")):
+        with pytest.raises(WireFormatError, match=f"{where}: tool_use \\S+ input is not a JSON object"):
+            list(AnthropicAdapter().stream_response([(_START + _tool(['{"a": ', "1"]) + rest).encode()], ctx()))

@@ -663,6 +663,10 @@ class _AnthropicStream(StreamState[AnthropicAdapter]):
         self.stop_seen = False  # message_delta carried a stop_reason
         self.started = self.done = False
         self.position = 0  # 1-based number of the SSE event being handled
+        # tool_use blocks stopped with input that is no JSON object, held until the next event
+        # says whether the token limit cut them (`cut_calls`): block index -> (its text, the
+        # position of its content_block_stop)
+        self.cut: dict[int, tuple[str, int]] = {}
 
     def run(self, chunks: Iterable[bytes | str]) -> Iterator[StreamEvent]:
         for ev in sse_events(chunks):
@@ -682,12 +686,16 @@ class _AnthropicStream(StreamState[AnthropicAdapter]):
             if self.done:
                 raise self.error(f"{data['type']} after message_stop")
             try:
+                yield from self.cut_calls(data)
                 yield from self.handle(data)
             except _Malformed as exc:
                 yield from self.fail(str(exc))
                 return
         if not self.done:
             self.position += 1
+            if self.cut:  # the stream ended right after a call whose input is no JSON object
+                yield from self.fail(self.cut_error())
+                return
             yield from self.ended_early()
 
     def ended_early(self) -> Iterator[StreamEvent]:
@@ -893,7 +901,8 @@ class _AnthropicStream(StreamState[AnthropicAdapter]):
             text = self.partial[k]
             parsed = json_object(text) if text.strip() else dict(block["input"])
             if parsed is None:
-                raise _Malformed(f"tool_use {block['id']} input is not a JSON object: {text[:80]!r}")
+                self.cut[k] = (text, self.position)  # the next event says whether the limit cut it
+                return
             del self.partial[k]
             block["input"] = parsed
             yield {
@@ -918,6 +927,46 @@ class _AnthropicStream(StreamState[AnthropicAdapter]):
             if parsed is None:
                 raise _Malformed(f"{block['type']} input is not a JSON object: {text[:80]!r}")
             block["raw"] = {**block["raw"], "input": parsed}
+
+    def cut_calls(self, data: Mapping[str, Any]) -> Iterator[StreamEvent]:
+        """Held tool_use blocks (`self.cut`) met by the next event: a message_delta whose
+        stop_reason is `max_tokens` ("the response reached the max_tokens limit": the docs'
+        event flow stops the open block, then message_delta) says the token limit cut their
+        input, which reads as `{}`, as contract §9.4 closes a call whose JSON did not
+        complete ("final_input = {} (nothing parses cleanly from partial JSON)"), named in a
+        WARN line (event `tool_input_cut`); any other event makes it the malformed input it
+        looked like, located at its content_block_stop."""
+        if not self.cut:
+            return
+        delta = data.get("delta") if data.get("type") == "message_delta" else None
+        if not (isinstance(delta, dict) and delta.get("stop_reason") == "max_tokens"):
+            raise _Malformed(self.cut_error())
+        for k, (text, _at) in sorted(self.cut.items()):
+            block = self.content[k]
+            self.adapter.log.warning(
+                "%s: tool_use %s was cut short by the token limit (stop_reason max_tokens); its input %r "
+                "is no JSON object: read as {}",
+                self.adapter.name,
+                block["id"],
+                text[:200],
+                extra={"event": "tool_input_cut", "adapter": self.adapter.name, "field": "input", "value": text},
+            )
+            del self.partial[k]
+            block["input"] = {}
+            yield {
+                "type": "tool_use_end",
+                "message_id": self.mid,
+                "content_block_index": k,
+                "tool_use_id": block["id"],
+                "final_input": {},
+            }
+        self.cut.clear()
+
+    def cut_error(self) -> str:
+        """The first held block's malformed input, said as at its content_block_stop."""
+        k, (text, at) = min(self.cut.items())
+        self.position = at  # the event the error names
+        return f"tool_use {self.content[k]['id']} input is not a JSON object: {text[:80]!r}"
 
     def complete(self, stop_reason: str, *, final: bool = True) -> StreamEvent:
         content = [dict(b) for b in self.content]
