@@ -938,3 +938,32 @@ def test_a_withheld_reply_may_end_as_error(monkeypatch: pytest.MonkeyPatch, caps
     monkeypatch.setattr(registry, "APIS", tuple(bare if x.name == bare.name else x for x in registry.APIS))
     rc, result = tc903()
     assert rc == 1 and any("guardrail_intervened" in why for why in result["reasons"]), result
+
+
+def test_a_tool_use_the_token_limit_cut_short_reads_with_empty_input_and_a_warning(caplog):
+    """ConverseStream stops the open block, then sends messageStop: when its stopReason is
+    `max_tokens`, a toolUse whose input JSON never completed was cut by the limit, not
+    malformed: read as `{}` (contract §9.4 closes such a call so), a WARN line naming it; the
+    same block before another stop reason is still the error located at its contentBlockStop."""
+    head = [
+        ("messageStart", {"role": "assistant"}),
+        ("contentBlockStart", {"contentBlockIndex": 0, "start": {"toolUse": {"toolUseId": "tooluse_1", "name": "f"}}}),
+        ("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"toolUse": {"input": '{"city": "Par'}}}),
+        ("contentBlockStop", {"contentBlockIndex": 0}),
+    ]
+    tail = [("metadata", {"usage": {"inputTokens": 5, "outputTokens": 9, "totalTokens": 14}})]
+    body = b"".join(_frame(n, p) for n, p in [*head, ("messageStop", {"stopReason": "max_tokens"}), *tail])
+    with caplog.at_level(logging.WARNING):
+        events = list(BedrockAdapter().stream_response([body], ctx()))
+    done = events[-1]
+    assert done["type"] == "message_complete" and done["stop_reason"] == "max_tokens"
+    assert [e["final_input"] for e in events if e["type"] == "tool_use_end"] == [{}]
+    assert done["final_content"][0]["input"] == {}
+    warned = [r for r in caplog.records if getattr(r, "event", None) == "tool_input_cut"]
+    assert len(warned) == 1 and warned[0].value == '{"city": "Par'
+    body = b"".join(_frame(n, p) for n, p in [*head, ("messageStop", {"stopReason": "tool_use"}), *tail])
+    seen: list[Any] = []
+    with pytest.raises(WireFormatError, match="input is not a JSON object") as e:
+        seen.extend(BedrockAdapter().stream_response([body], ctx()))
+    assert e.value.event == 3  # the contentBlockStop
+    assert not [b for b in seen[-1]["final_content"] if b["type"] == "tool_use"]  # never invented as {}

@@ -765,6 +765,10 @@ class _BedrockStream(StreamState[BedrockAdapter]):
         self.started = self.done = False
         self.position: int | None = None  # the event being handled (0-based) and the byte
         self.offset: int | None = None  # just past it, which locate a malformed event
+        # toolUse blocks stopped with input that is no JSON object, held until the next event
+        # says whether the token limit cut them (`cut_calls`): block index -> (its text, the
+        # event and offset of its contentBlockStop)
+        self.cut: dict[int, tuple[str, int | None, int | None]] = {}
 
     def run(self, chunks: Iterable[bytes | str]) -> Iterator[StreamEvent]:
         events = event_stream_events(chunks)  # type: ignore[arg-type]  # text chunks fail there, located
@@ -793,10 +797,14 @@ class _BedrockStream(StreamState[BedrockAdapter]):
                 yield from self.fail(f"event {ev.index} ({name}) payload is not an object")
                 return
             try:
+                yield from self.cut_calls(str(name), data)
                 yield from self.handle(str(name), data)
             except (_Malformed, WireFormatError) as exc:  # a union of two members is the latter
-                yield from self.fail(f"event {ev.index} ({name}): {exc}")
+                yield from self.fail(f"event {self.position} ({name}): {exc}")
                 return
+        if self.cut and not self.done:  # the stream ended right after a call whose input is no JSON object
+            yield from self.fail(f"event {self.position} (contentBlockStop): {self.cut_error()}")
+            return
         if not self.done:
             if self.stop_reason is not None:  # metadata never came: the turn itself ended
                 # ConverseStream: metadata carries the usage and metrics only, after messageStop
@@ -1004,10 +1012,14 @@ class _BedrockStream(StreamState[BedrockAdapter]):
         self.stopped.add(k)
         block = self.content[k]
         if block["type"] == "tool_use":
-            text = self.partial.pop(k, "")
+            text = self.partial.get(k, "")
             parsed = json_object(text)
-            if parsed is None:
-                raise _Malformed(f"toolUse {block['id']} input is not a JSON object: {text[:80]!r}")
+            if (
+                parsed is None
+            ):  # held open (a failed stream leaves it out): the next event says whether the limit cut it
+                self.cut[k] = (text, self.position, self.offset)
+                return
+            self.partial.pop(k, None)
             block["input"] = parsed
             yield {
                 "type": "tool_use_end",
@@ -1031,6 +1043,45 @@ class _BedrockStream(StreamState[BedrockAdapter]):
             if parsed is None:
                 raise _Malformed(f"server toolUse input is not a JSON object: {text[:80]!r}")
             block["raw"]["toolUse"]["input"] = parsed
+
+    def cut_calls(self, name: str, data: Mapping[str, Any]) -> Iterator[StreamEvent]:
+        """Held toolUse blocks (`self.cut`) met by the next event: a messageStop whose
+        stopReason is `max_tokens` (ConverseStream's order: the open block stops, then
+        messageStop) says the token limit cut their input, which reads as `{}`, as contract
+        §9.4 closes a call whose JSON did not complete ("final_input = {} (nothing parses
+        cleanly from partial JSON)"), named in a WARN line (event `tool_input_cut`); any
+        other event makes it the malformed input it looked like, located at its
+        contentBlockStop."""
+        if not self.cut:
+            return
+        if not (name == "messageStop" and data.get("stopReason") == "max_tokens"):
+            raise _Malformed(self.cut_error())
+        for k, (text, _at, _offset) in sorted(self.cut.items()):
+            block = self.content[k]
+            self.adapter.log.warning(
+                "%s: toolUse %s was cut short by the token limit (stopReason max_tokens); its input %r "
+                "is no JSON object: read as {}",
+                self.adapter.name,
+                block["id"],
+                text[:200],
+                extra={"event": "tool_input_cut", "adapter": self.adapter.name, "field": "input", "value": text},
+            )
+            self.partial.pop(k, None)
+            block["input"] = {}
+            yield {
+                "type": "tool_use_end",
+                "message_id": self.mid,
+                "content_block_index": k,
+                "tool_use_id": block["id"],
+                "final_input": {},
+            }
+        self.cut.clear()
+
+    def cut_error(self) -> str:
+        """The first held block's malformed input, said as at its contentBlockStop."""
+        k, (text, at, offset) = min(self.cut.items())
+        self.position, self.offset = at, offset  # the event the error names
+        return f"toolUse {self.content[k]['id']} input is not a JSON object: {text[:80]!r}"
 
     def close_all(self) -> Iterator[StreamEvent]:
         """Blocks the stream never stopped, closed at messageStop (Bedrock may omit the stop
