@@ -295,30 +295,56 @@ def recorded_input(it: Interaction) -> int | None:
     return int(usage["input"]) + int(usage["cache_read"]) + int(usage["cache_write"])
 
 
-def _estimate(env: Env, s: AdapterUnderTest, it: Interaction) -> Iterator[Outcome]:
-    a = s.adapter
-    sid = session_for("est", it.label)
-    actual = recorded_input(it)
+def _unjudged(it: Interaction, actual: int | None) -> str | None:
+    """Why a recording's usage is no measure of any estimate (TC701 skips it), or None: it
+    counts no input tokens, it is hand-written without a provider's count, or its usage is
+    known not to be comparable (`USAGE_NOT_COMPARABLE`)."""
     if not actual:
-        why = (
+        return (
             "the recording counts no input tokens (the record locates no usage)"
             if actual is None
             else "the recorded usage counts 0 input tokens, which a request of any content costs more than"
         )
-        yield outcome(R.ESTIMATE, s, "skip", it.label, why)
-        return
     if it.synthetic and it.usage_source is None:
-        yield outcome(
-            R.ESTIMATE,
-            s,
-            "skip",
-            it.label,
-            "hand-written cassette: its token counts are not a recording (no x-turnspec-usage-source)",
-        )
-        return
+        return "hand-written cassette: its token counts are not a recording (no x-turnspec-usage-source)"
     reason = USAGE_NOT_COMPARABLE.get(it.label)
-    if reason is not None:
-        yield outcome(R.ESTIMATE, s, "skip", it.label, f"recorded usage is not comparable to the request: {reason}")
+    return None if reason is None else f"recorded usage is not comparable to the request: {reason}"
+
+
+def _incomparable(wire: WireApi | None, it: Interaction, parsed: ParsedRequest) -> str | None:
+    """Why the recorded usage of a read request is not comparable with an offline estimate
+    (TC701 skips it), or None: the API counts with another tokenizer (`usage_tokenizer`),
+    another host served it, or the request holds what no offline estimate can count."""
+    host = recorded_host(it.uri)
+    homes = wire.hosts if wire is not None else ()
+    # TC701 compares estimates with the provider's own tokenizer, not with compatible servers
+    if wire is not None and wire.usage_tokenizer:
+        return f"recorded usage is not comparable to the request: {wire.usage_tokenizer}"
+    if wire is not None and not wire.own_host(host):
+        return (
+            f"served by {host}, whose models tokenize differently from {' / '.join(homes)}'s"
+            if host
+            else f"served by {said_host(it.uri)}: whether {' / '.join(homes)} counted its tokens is unknown"
+        )
+    blocks = [b for m in parsed.messages for b in m["content"]]
+    opaque = [
+        b
+        for b in blocks
+        if b.get("type") not in ("text", "image", "tool_use", "tool_result", "thinking", "redacted_thinking")
+    ]
+    url_images = [b for b in blocks if b.get("type") == "image" and b["source"]["kind"] == "url"]
+    if opaque or url_images or parsed.options.provider_tools:
+        return "request holds documents, server tools or URL images whose token cost is not knowable offline"
+    return None
+
+
+def _estimate(env: Env, s: AdapterUnderTest, it: Interaction) -> Iterator[Outcome]:
+    a = s.adapter
+    sid = session_for("est", it.label)
+    actual = recorded_input(it)
+    unjudged = _unjudged(it, actual)
+    if unjudged is not None or not actual:
+        yield outcome(R.ESTIMATE, s, "skip", it.label, unjudged or "")
         return
     try:
         parsed = read_recorded(a, it, sid)
@@ -336,43 +362,10 @@ def _estimate(env: Env, s: AdapterUnderTest, it: Interaction) -> Iterator[Outcom
     if parsed is None:
         yield outcome(R.ESTIMATE, s, "skip", it.label, NO_REQUEST_READER + ": the recorded request cannot be estimated")
         return
-    opaque = [
-        b
-        for m in parsed.messages
-        for b in m["content"]
-        if b.get("type") not in ("text", "image", "tool_use", "tool_result", "thinking", "redacted_thinking")
-    ]
-    url_images = [
-        b for m in parsed.messages for b in m["content"] if b.get("type") == "image" and b["source"]["kind"] == "url"
-    ]
-    host = recorded_host(it.uri)
     wire = wire_api_of(a)
-    homes = wire.hosts if wire is not None else ()
-    # TC701 compares estimates with the provider's own tokenizer, not with compatible servers
-    if wire is not None and wire.usage_tokenizer:
-        yield outcome(
-            R.ESTIMATE, s, "skip", it.label, f"recorded usage is not comparable to the request: {wire.usage_tokenizer}"
-        )
-        return
-    if wire is not None and not wire.own_host(host):
-        yield outcome(
-            R.ESTIMATE,
-            s,
-            "skip",
-            it.label,
-            f"served by {host}, whose models tokenize differently from {' / '.join(homes)}'s"
-            if host
-            else f"served by {said_host(it.uri)}: whether {' / '.join(homes)} counted its tokens is unknown",
-        )
-        return
-    if opaque or url_images or parsed.options.provider_tools:
-        yield outcome(
-            R.ESTIMATE,
-            s,
-            "skip",
-            it.label,
-            "request holds documents, server tools or URL images whose token cost is not knowable offline",
-        )
+    incomparable = _incomparable(wire, it, parsed)
+    if incomparable is not None:
+        yield outcome(R.ESTIMATE, s, "skip", it.label, incomparable)
         return
     rel, absolute = estimate_tolerance(wire)
     tol = max(rel * actual, absolute)
