@@ -512,7 +512,7 @@ class OpenAIResponsesAdapter(UrlMediaMemory, CancellableStreams, BaseAdapter):
                 content.append(block)
         return content, extras
 
-    def cut_call(self, call_id: Any, args: str) -> dict[str, Any]:
+    def _cut_call(self, call_id: Any, args: str) -> dict[str, Any]:
         """The input of a function_call item the response left `incomplete` (the item's
         `status`: "One of in_progress, completed, or incomplete"; a response cut by
         `max_output_tokens` may end inside its arguments) whose arguments are no JSON: `{}`,
@@ -565,7 +565,7 @@ class OpenAIResponsesAdapter(UrlMediaMemory, CancellableStreams, BaseAdapter):
             args = item.get("arguments")
             parsed, departure = read_arguments(args)
             if parsed is None and isinstance(args, str) and item.get("status") == "incomplete":
-                parsed = self.cut_call(item.get("call_id"), args)
+                parsed = self._cut_call(item.get("call_id"), args)
             if parsed is None or not isinstance(item.get("call_id"), str):
                 raise WireFormatError(
                     f"function_call {item.get('call_id')!r}: arguments are not a JSON object: {str(args)[:80]!r}"
