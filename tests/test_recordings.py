@@ -385,3 +385,26 @@ def test_a_har_form_body_given_as_params_is_kept(tmp_path):
     del post["text"]
     (tmp_path / "form.har").write_text(json.dumps(har), encoding="utf-8")
     assert load_cassette(tmp_path / "form.har").interactions[0].request_raw == b"q=a+b&n=1"
+
+
+def test_a_polly_har_body_kept_as_base64_chunks_is_their_concatenation(tmp_path):
+    """Polly.js (node-http adapter, v6) keeps a content-encoded body as the chunks received,
+    each base64, in a JSON array (Netflix/pollyjs#249, #420): `content.text` is
+    `["H4sI…", "…"]`, the body the chunks' bytes joined."""
+    import base64
+
+    har = json.loads((DATA / "polly.har").read_text(encoding="utf-8"))
+    content = har["log"]["entries"][2]["response"]["content"]
+    raw = base64.b64decode(content["text"])
+    content["text"] = json.dumps([base64.b64encode(raw[:10]).decode(), base64.b64encode(raw[10:]).decode()])
+    (tmp_path / "chunks.har").write_text(json.dumps(har), encoding="utf-8")
+    got = load_cassette(tmp_path / "chunks.har")
+    want = load_cassette(DATA / "polly.har")
+    assert got.error is None and want.error is None
+    assert got.interactions[2].response_body == want.interactions[2].response_body
+    assert got.interactions[2].response_json == want.interactions[2].response_json is not None
+    content["text"] = '["H4sI", 7]'
+    (tmp_path / "bad.har").write_text(json.dumps(har), encoding="utf-8")
+    assert "`response.content.text` chunk 1 is a int, not base64 text" in (
+        load_cassette(tmp_path / "bad.har").error or ""
+    )

@@ -419,3 +419,27 @@ def test_tc903_content_filter_read_as_error_passes_and_as_a_tool_call_fails(caps
     assert rc == 0 and ok["TC903"]["status"] == "pass", ok["TC903"]
     rc, bad = _conform(capsys, f"{__name__}:FilteredIsToolUse", folder, "--no-samples", "--select", "TC903")
     assert rc == 1 and any("'content_filter'" in c.get("message", "") for c in bad["TC903"]["cases"])
+
+
+def test_tc802_a_field_the_docs_do_not_define_sent_to_the_apis_own_host_is_a_named_skip() -> None:
+    """A Chat Completions tool message is `role`, `content` and `tool_call_id` (the reference's
+    ChatCompletionToolMessageParam); a recording whose tool message also sends `name` departs
+    from the docs: the adapter that drops it is not failed for it, a documented field still is."""
+    from conformance.suite.checks.requests import undocumented_not_required
+
+    call = {"name": "f", "arguments": "{}"}
+    recorded = {
+        "model": "gpt-4o",
+        "messages": [
+            {"role": "user", "content": "Call it."},
+            {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": call}]},
+            {"role": "tool", "tool_call_id": "c1", "name": "f", "content": "done"},
+        ],
+    }
+    gone = '/messages/2/name: missing from rendered (recorded "f")'
+    other = '/messages/0/content: recorded "Call it.", rendered "Call."'
+    kept, why = undocumented_not_required(CHAT_API, "api.openai.com", recorded, [gone])
+    assert kept == [] and why.startswith("/messages/2/name: a field OpenAI Chat Completions API's documentation")
+    assert undocumented_not_required(CHAT_API, "api.openai.com", recorded, [gone, other])[0] == [other]
+    # a compatible server's extensions are extensions_not_required's to judge
+    assert undocumented_not_required(CHAT_API, "ollama.com", recorded, [gone]) == ([gone], "")

@@ -103,7 +103,8 @@ def recorded_requests(env: Env) -> Iterator[Outcome]:
             d, foreign = extensions_not_required(rec, host, it.request_body, d)
             d, elsewhere = model_named_elsewhere(rec, host, it.request_body, d)
             d, departed = departures_not_required(rec, it.request_body, d)
-            unsent = "; ".join(x for x in (unsent, foreign, elsewhere, departed) if x)
+            d, undocumented = undocumented_not_required(rec, host, it.request_body, d)
+            unsent = "; ".join(x for x in (unsent, foreign, elsewhere, departed, undocumented) if x)
             clauses = [equivalence.applied(rec)] if any(not x.startswith(endpoint.OUTSIDE_BODY) for x in d) else []
             if any(x.startswith("URL") for x in d):
                 clauses += [str(endpoint.URI_FORMS), str(endpoint.MODEL_SEGMENT)]
@@ -156,6 +157,31 @@ def extensions_not_required(api: WireApi | None, host: str, recorded: Any, diffs
     return kept, (
         f"{named}: recorded against {host}, a field {api.title}'s documentation does not define "
         '(canonical §2.1.1: "Lossless round-trip for primary providers")'
+    )
+
+
+def undocumented_not_required(api: WireApi | None, host: str, recorded: Any, diffs: list[str]) -> tuple[list[str], str]:
+    """`diffs` without the fields a request recorded against the API's own hosts holds that
+    its request schema (written from its documentation) does not define, and the skip reason
+    naming them ("" when none): the recording departs from the documented request, not the
+    adapter, which has no documented field to carry such a value in (raix's Chat Completions
+    tool messages send a `name`, where the reference's tool message is `role`, `content` and
+    `tool_call_id` alone, ChatCompletionToolMessageParam). A documented field rendered wrong
+    still fails; a compatible server's fields are `extensions_not_required`'s."""
+    if api is None or not api.own_host(host) or not diffs or not isinstance(recorded, dict):
+        return diffs, ""
+    v = wire_schemas.validator(api, "request")
+    if v is None or v.is_valid(recorded):
+        return diffs, ""
+    unknown = sorted({e.pointer for e in v.errors(recorded) if "unknown field" in e.message and e.pointer})
+    kept = [d for d in diffs if not any(d.startswith(f + ":") or d.startswith(f + "/") for f in unknown)]
+    if len(kept) == len(diffs):
+        return diffs, ""
+    named = ", ".join(f for f in unknown if any(d.startswith(f) for d in diffs if d not in kept))
+    owner = wire_schemas.owner(api, "request") or api
+    return kept, (
+        f"{named}: a field {api.title}'s documentation does not define, which the recorded request sends "
+        f"(the recording departs from the documented request; schemas/wire/{owner.schema_dir}/request.json)"
     )
 
 

@@ -3,7 +3,7 @@ Polly.js (`recording.har`), mitmproxy and others write it: JSON `{log: {entries:
 
 An entry is `{request: {method, url, headers: [{name, value}], postData: {mimeType, text}},
 response: {status, headers, content: {mimeType, text, encoding}}}`. `content.text` is the
-body, base64 when `encoding` is `"base64"`; HAR says the body is stored decoded ("the HTTP
+body, base64 when `encoding` is `"base64"` (Polly.js: a JSON array of base64 chunks); HAR says the body is stored decoded ("the HTTP
 response is decoded (decompressed & unchunked)"), so a `content-encoding` header is undone
 only where the bytes are still compressed (Polly.js stores a gzip body base64 as received).
 The media type is `content.mimeType` where no `content-type` header says it. Playwright's
@@ -16,6 +16,7 @@ the request line, which `method` and `url` already hold.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlencode
@@ -66,10 +67,7 @@ def read(item: Any) -> Recorded:
     attached = content.get("_file") if text is None else None
     if attached is not None and not isinstance(attached, str):
         raise CassetteError(f"`response.content._file` is a {type(attached).__name__}, not a file name")
-    if content.get("encoding") == "base64":
-        body = b64(text or "", "`response.content.text`")
-    else:
-        body = text_bytes(text, "`response.content.text`")
+    body = _base64_body(text) if content.get("encoding") == "base64" else text_bytes(text, "`response.content.text`")
     status = status_code(resp.get("status"), "`response.status`")
     return Recorded(
         uri=str(req.get("url") or ""),
@@ -85,6 +83,26 @@ def read(item: Any) -> Recorded:
         body_file_by="HAR `_file`, Playwright's `content: 'attach'`",
         absent=_absent(status, resp, content, attached),
     )
+
+
+def _base64_body(text: Any) -> bytes:
+    """`content.text` under `encoding: "base64"`: one base64 string, or Polly.js's array of
+    them. Polly's node-http adapter keeps a content-encoded body as the chunks it was received
+    in ("If the response's body content is encoded, we store the chunks as an array of hex
+    values", Netflix/pollyjs#249), base64 since v6 (Netflix/pollyjs#420, "Use base64 instead of
+    hex encoding for binary data"): `content.text` is then the JSON text of that array, each
+    chunk base64 of its own bytes, the body their concatenation. `[` is no base64 character,
+    so the two spellings cannot be confused."""
+    what = "`response.content.text`"
+    if isinstance(text, str) and text.lstrip().startswith("["):
+        try:
+            chunks = json.loads(text)
+        except ValueError as exc:
+            raise CassetteError(f"{what} is neither base64 nor a JSON array of base64 chunks ({exc})") from None
+        if not isinstance(chunks, list):
+            raise CassetteError(f"{what} is neither base64 nor a JSON array of base64 chunks")
+        return b"".join(b64(c, f"{what} chunk {i}") for i, c in enumerate(chunks))
+    return b64(text or "", what)
 
 
 def _absent(status: int, resp: Mapping[str, Any], content: Mapping[str, Any], attached: str | None) -> str | None:
