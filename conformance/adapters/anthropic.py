@@ -65,6 +65,7 @@ from .base import (
     sse_events,
 )
 from .estimate import image_block_size, json_tokens, text_tokens
+from .streams import cut_input
 
 ANTHROPIC_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096
@@ -943,16 +944,10 @@ class _AnthropicStream(StreamState[AnthropicAdapter]):
             raise _Malformed(self.cut_error())
         for k, (text, _at) in sorted(self.cut.items()):
             block = self.content[k]
-            self.adapter.log.warning(
-                "%s: tool_use %s was cut short by the token limit (stop_reason max_tokens); its input %r "
-                "is no JSON object: read as {}",
-                self.adapter.name,
-                block["id"],
-                text[:200],
-                extra={"event": "tool_input_cut", "adapter": self.adapter.name, "field": "input", "value": text},
+            block["input"] = cut_input(
+                self.adapter.log, self.adapter.name, block["id"], text, "stop_reason max_tokens", "input"
             )
             del self.partial[k]
-            block["input"] = {}
             yield {
                 "type": "tool_use_end",
                 "message_id": self.mid,

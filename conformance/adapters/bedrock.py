@@ -70,7 +70,7 @@ from .base import (
     request_message,
 )
 from .estimate import image_block_size, json_tokens, text_tokens
-from .streams import event_stream_events
+from .streams import cut_input, event_stream_events
 
 _STOP = BEDROCK_CONVERSE.stop_reasons
 # x-amzn-ErrorType -> contract §6.2 class hint: the wire record's table (`EXCEPTION_HINTS`,
@@ -1058,16 +1058,10 @@ class _BedrockStream(StreamState[BedrockAdapter]):
             raise _Malformed(self.cut_error())
         for k, (text, _at, _offset) in sorted(self.cut.items()):
             block = self.content[k]
-            self.adapter.log.warning(
-                "%s: toolUse %s was cut short by the token limit (stopReason max_tokens); its input %r "
-                "is no JSON object: read as {}",
-                self.adapter.name,
-                block["id"],
-                text[:200],
-                extra={"event": "tool_input_cut", "adapter": self.adapter.name, "field": "input", "value": text},
+            block["input"] = cut_input(
+                self.adapter.log, self.adapter.name, block["id"], text, "stopReason max_tokens", "input"
             )
             self.partial.pop(k, None)
-            block["input"] = {}
             yield {
                 "type": "tool_use_end",
                 "message_id": self.mid,

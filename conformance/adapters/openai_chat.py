@@ -82,6 +82,7 @@ from .base import (
     sse_events,
 )
 from .estimate import json_tokens, openai_image_tokens, text_tokens
+from .streams import cut_input
 
 IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
 # raw finish_reason -> canonical StopReason: the wire record's table, written from the docs
@@ -1183,22 +1184,11 @@ def _cut_calls(adapter: OpenAIChatAdapter, msg: Mapping[str, Any]) -> Mapping[st
 
 
 def cut_call(adapter: OpenAIChatAdapter, call_id: str, args: Any) -> dict[str, Any]:
-    """The input of a tool call whose arguments the token limit cut short (finish_reason
-    `length`: "the maximum number of tokens specified in the request was reached"), which
-    are no JSON: `{}`, as contract §9.4 closes a call whose JSON did not complete
-    ("final_input = {} (nothing parses cleanly from partial JSON)"), the text the reply
-    carried named in a WARN line (event `tool_input_cut`), never refused with the reply's
-    other content. A call that is not cut short and whose arguments are no JSON object is
-    still a `WireFormatError`."""
-    adapter.log.warning(
-        "%s: tool call %s was cut short by the token limit (finish_reason length); its arguments %r "
-        "are no JSON object: read as {}",
-        adapter.name,
-        call_id,
-        str(args)[:200],
-        extra={"event": "tool_input_cut", "adapter": adapter.name, "field": "arguments", "value": args},
-    )
-    return {}
+    """A call whose arguments the token limit cut short (finish_reason `length`: "the
+    maximum number of tokens specified in the request was reached"): `streams.cut_input`'s
+    `{}` and WARN line. A call that is not cut short and whose arguments are no JSON
+    object is still a `WireFormatError`."""
+    return cut_input(adapter.log, adapter.name, call_id, args, "finish_reason length", "arguments")
 
 
 def content_part(part: Any) -> tuple[str | None, str]:

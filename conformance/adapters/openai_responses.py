@@ -85,6 +85,7 @@ from .base import (
     sse_events,
 )
 from .estimate import json_tokens, openai_image_tokens, text_tokens
+from .streams import cut_input
 
 PATH = "/v1/responses"
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/webp", "image/gif")
@@ -513,21 +514,11 @@ class OpenAIResponsesAdapter(UrlMediaMemory, CancellableStreams, BaseAdapter):
         return content, extras
 
     def _cut_call(self, call_id: Any, args: str) -> dict[str, Any]:
-        """The input of a function_call item the response left `incomplete` (the item's
-        `status`: "One of in_progress, completed, or incomplete"; a response cut by
-        `max_output_tokens` may end inside its arguments) whose arguments are no JSON: `{}`,
-        as contract §9.4 closes a call whose JSON did not complete ("final_input = {}
-        (nothing parses cleanly from partial JSON)"), the text the item carried named in a
-        WARN line (event `tool_input_cut`); a completed item's arguments that are no JSON
-        are still a `WireFormatError`."""
-        self.log.warning(
-            "%s: function_call %r is incomplete; its arguments %r are no JSON object: read as {}",
-            self.name,
-            call_id,
-            args[:200],
-            extra={"event": "tool_input_cut", "adapter": self.name, "field": "arguments", "value": args},
-        )
-        return {}
+        """A function_call item the response left `incomplete` (the item's `status`: "One of
+        in_progress, completed, or incomplete"; a response cut by `max_output_tokens` may end
+        inside its arguments): `streams.cut_input`'s `{}` and WARN line; a completed item's
+        arguments that are no JSON are still a `WireFormatError`."""
+        return cut_input(self.log, self.name, repr(call_id), args, "item status incomplete", "arguments")
 
     def item_from_wire(
         self, session_id: str, item: Any, *, keep_logprobs: bool = True

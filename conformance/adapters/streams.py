@@ -40,6 +40,7 @@ __all__ = [
     "SseDecoder",
     "SseEvent",
     "cancellable_events",
+    "cut_input",
     "event_stream_events",
     "event_stream_messages",
     "framed_events",
@@ -201,6 +202,24 @@ def parse_json_object(text: str) -> dict[str, Any] | None:
     except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
+
+
+def cut_input(log: Any, adapter: str, call: str, text: Any, signal: str, field: str) -> dict[str, Any]:
+    """The input of a tool call the token limit cut short (`signal`: how the API says so),
+    whose JSON never completed: `{}`, as contract §9.4 closes such a call ("final_input = {}
+    (nothing parses cleanly from partial JSON)"), the text the wire carried named in a WARN
+    line (event `tool_input_cut`, its `field`), never the reply refused with its other
+    content. One reading for every reference adapter."""
+    log.warning(
+        "%s: tool call %s was cut short by the token limit (%s); its %s %r are no JSON object: read as {}",
+        adapter,
+        call,
+        signal,
+        field,
+        str(text)[:200],
+        extra={"event": "tool_input_cut", "adapter": adapter, "field": field, "value": text},
+    )
+    return {}
 
 
 class Assembler(Protocol):
