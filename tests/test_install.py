@@ -116,6 +116,17 @@ def test_the_wheel_carries_everything_it_reads(wheel_venv: Path, tmp_path: Path)
     assert all(str(wheel_venv) in f for f in files), files  # nothing of the checkout is imported
 
 
+def test_the_wheel_carries_the_compiled_loop_where_a_compiler_is(wheel_venv: Path, tmp_path: Path) -> None:
+    """hatch_build.py compiles the fast path's loop into the wheel (`fast/compiled.py`)."""
+    words = (sysconfig.get_config_var("LDSHARED") or "").split()
+    if not words or shutil.which(words[0]) is None or os.environ.get("TURNSPEC_PURE_PYTHON"):
+        pytest.skip("no C compiler here: the wheel is pure Python (tests/test_fast_walk.py tests that hook)")
+    code = "from conformance.formats.canonical.fast import compiled, mirror; print(compiled.status(), mirror._COMPILED)"
+    done = _run(wheel_venv / "bin" / "python", "-c", code, cwd=tmp_path)
+    assert done.stdout.split()[0] == "compiled", done.stdout
+    assert "built-in function walk" in done.stdout
+
+
 def test_the_four_commands_from_an_empty_folder_print_what_the_checkout_prints(
     wheel_venv: Path, tmp_path: Path
 ) -> None:

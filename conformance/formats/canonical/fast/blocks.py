@@ -17,6 +17,10 @@ import msgspec
 
 from ....core.jsonio import skip_rest_of_line
 from ..fastmodel import RAW_SHAPES, RawModel
+from .compiled import function as _compiled
+
+# `OpaqueCheck.ok_py` compiled, or None
+_OPAQUE_OK = _compiled("opaque_ok")
 
 BLOCK_BYTES = 1 << 18  # bytes read at a time: their whole lines are decoded, re-encoded and compared as one batch
 PIECE_BYTES = 1 << 16  # a block the batch proof fails on is located in pieces of this size (`local_block`)
@@ -106,7 +110,14 @@ class OpaqueCheck:
         )
 
     def ok(self, msgs: list[Any]) -> bool:
-        """True when every raw value of these messages is a string in UTF-8."""
+        """True when every raw value of these messages is a string in UTF-8 (`ok_py`,
+        compiled where it was built: `compiled`, `_walk.c`)."""
+        if _OPAQUE_OK is not None:
+            return bool(_OPAQUE_OK(msgs, self.nested))
+        return self.ok_py(msgs)
+
+    def ok_py(self, msgs: list[Any]) -> bool:
+        """`ok`, in Python: the raw values gathered in C (`map`, `filter`, `chain`)."""
         blocks = list(chain.from_iterable(map(_CONTENT, msgs)))
         raws = list(filter(None, map(_OPAQUE, blocks)))
         if self.nested:

@@ -25,9 +25,12 @@ from ..pricing import USAGE_BUCKETS, ScaledRates, total_of
 from ..tools import SNAKE_NAME
 from .batch import BatchPattern, Columns
 from .blocks import _shallow
+from .compiled import function as _compiled
 from .sessions import SessionItem
 
 _UNSET = msgspec.UNSET
+# the batch loop compiled (`_walk.c`), or None: `_walk_py` runs
+_COMPILED = _compiled("walk")
 
 
 # the token counts of the buckets of `USAGE_BUCKETS` (cached reads, cache writes), in C
@@ -78,128 +81,21 @@ class Mirror:
         return True
 
     def _columns(self, cols: Columns, ats: list[Any], suspects: set[int]) -> dict[int, list[tuple[int, bool, str]]]:
-        """The one-message rules of `_local` over a batch in one tight loop: adds to
-        `suspects` every message on which `_local` might return None, and a few on which
-        it would not (anything out of the ordinary: `_local` judges those one at a time
-        with the run's selection), and returns the tool blocks (`SessionItem.tools`) of
-        the other messages that have any. The tool id and name formats are checked per
-        batch. Only complete messages are batched."""
-        cls = self.cls
-        tool_use, tool_result, special, nested, media = (
-            cls.tool_use,
-            cls.tool_result,
-            cls.special,
-            cls.nested,
-            cls.media,
-        )
-        allowed = cls.allowed if self.on[R.ROLE_CONTENT.id] else None
-        stop = self._stop if self.on[R.CANCELLED_STATUS.id] else None
-        email = EMAIL if self.on[R.ID_EMAIL.id] else None
-        block_ok, toolset = self._block_ok, self.toolset
-        prefix, known = self._provider_of, self._providers.get  # model id -> its provider part
+        """The one-message rules of `_local` over a batch in one tight loop (`_walk_py`, or
+        its compiled transliteration `_walk.walk`): adds to `suspects` every message on
+        which `_local` might return None, and a few on which it would not (anything out of
+        the ordinary: `_local` judges those one at a time with the run's selection), and
+        returns the tool blocks (`SessionItem.tools`) of the other messages that have any.
+        The tool id and name formats are checked per batch. Only complete messages are
+        batched."""
         metas = cols.raw(("metadata",))
-        tools: dict[int, list[tuple[int, bool, str]]] = {}
-        uses: list[Any] = []  # the tool_use blocks (their names: TS306), and the message of each
-        use_owner: list[int] = []
+        ctx = self._walk_context()
+        tools: dict[int, list[tuple[int, bool, str]]]
+        if _COMPILED is not None:
+            tools, uses, use_owner = _COMPILED(cols.msgs, metas, ats, suspects, ctx)
+        else:
+            tools, uses, use_owner = _walk_py(cols.msgs, metas, ats, suspects, ctx)
         add = suspects.add
-        for k, m in enumerate(cols.msgs):
-            meta = metas[k]
-            status = meta.status
-            if (status is not _UNSET and status != "complete") or ats[k] is None:
-                add(k)  # not complete (its own rules), or TS115
-                continue
-            if email is not None:
-                user, team = meta.user_id, meta.team_id
-                if (user and "@" in user) or (team and "@" in team):
-                    add(k)  # TS121: `_local` decides
-                    continue
-            role = m.role
-            model = meta.model
-            if role == "assistant":  # TS104-TS107 and TS109
-                provider, routing = meta.provider, meta.routing
-                if (
-                    model is _UNSET or model is None or provider is _UNSET or provider is None
-                    or routing is _UNSET or routing is None or routing.chosen_model != model
-                    or meta.usage is _UNSET or meta.usage is None or (known(model) or prefix(model)) != provider
-                ):  # fmt: skip
-                    add(k)
-                    continue
-            elif model is not _UNSET and model is not None:  # TS109 elsewhere
-                provider = meta.provider
-                if provider is not _UNSET and provider is not None and (known(model) or prefix(model)) != provider:
-                    add(k)
-                    continue
-            if stop is not None and stop(meta) == "cancelled":
-                add(k)  # TS119: a complete message with a cancelled stop
-                continue
-            raw = meta.provider_raw
-            if raw is not _UNSET and raw is not None and not _shallow(raw):
-                add(k)
-                continue
-            content = m.content
-            if role == "tool":  # TS103, TS110, TS111
-                if len(content) != 1:
-                    add(k)
-                    continue
-                b = content[0]
-                tid = b.tool_use_id if type(b) is tool_result else None
-                if (
-                    tid is None
-                    or tid != meta.parent_tool_use_id
-                    or (allowed is not None and tool_result not in allowed[role])
-                ):
-                    add(k)
-                    continue
-                # its one block taken here as the loop below takes a tool_result: the
-                # common tool message costs no loop
-                inner = b.content
-                if inner and not nested.isdisjoint(map(type, inner)) and not self._inner_ok(inner):
-                    add(k)
-                else:
-                    tools[k] = [(0, False, tid)]
-                continue
-            elif not content:
-                if role != "system":
-                    add(k)  # TS101
-                continue
-            ok_types = None if allowed is None else allowed[role]
-            if len(content) == 1:  # one plain block (the common case): no loop
-                t = type(content[0])
-                if t not in special:
-                    if ok_types is not None and t not in ok_types:
-                        add(k)  # TS102
-                    continue
-            found: list[tuple[int, bool, str]] | None = None
-            for i, b in enumerate(content):
-                t = type(b)
-                if ok_types is not None and t not in ok_types:
-                    break  # TS102
-                if t not in special:
-                    continue
-                if t is tool_use:
-                    if not _shallow(b.input) or (toolset is not None and not block_ok(b, False)):
-                        break
-                    uses.append(b)
-                    use_owner.append(k)
-                    entry = (i, True, b.id)
-                elif t is tool_result:
-                    inner = b.content
-                    if inner and not nested.isdisjoint(map(type, inner)) and not self._inner_ok(inner):
-                        break
-                    entry = (i, False, b.tool_use_id)
-                else:
-                    if t in media and not block_ok(b):
-                        break
-                    continue
-                if found is None:
-                    found = [entry]
-                else:
-                    found.append(entry)
-            else:
-                if found is not None:
-                    tools[k] = found
-                continue
-            add(k)
         # the tool ids (TS112) of the messages kept, and the names of every call (TS306)
         checks: list[tuple[BatchPattern | None, list[str], list[int]]] = []
         if self.tool_id_pattern is not None:
@@ -220,6 +116,27 @@ class Mirror:
                     if not self._priced(meta, None if model is _UNSET else model):
                         add(k)
         return tools
+
+    def _walk_context(self) -> WalkContext:
+        """What the batch loop reads of the run (`WalkContext`)."""
+        cls = self.cls
+        return (
+            _UNSET,
+            cls.tool_use,
+            cls.tool_result,
+            cls.special,
+            cls.nested,
+            cls.media,
+            cls.allowed if self.on[R.ROLE_CONTENT.id] else None,
+            self._stop if self.on[R.CANCELLED_STATUS.id] else None,
+            EMAIL if self.on[R.ID_EMAIL.id] else None,
+            self._block_ok,
+            self.toolset,
+            self._provider_of,
+            self._providers,
+            _shallow,
+            self._inner_ok,
+        )
 
     def _inner_ok(self, inner: list[Any]) -> bool:
         """True when no block rule may report on the blocks inside a tool_result that the
@@ -410,6 +327,143 @@ class Mirror:
         if len(self._price_plans) < 4096:
             self._price_plans[(version, model)] = plan
         return plan
+
+
+# what `_walk_py` (and `_walk.walk`) read of the run, in this order (`Mirror._walk_context`)
+WalkContext = tuple[
+    Any,
+    Any,
+    Any,
+    frozenset[type],
+    frozenset[type],
+    frozenset[type],
+    Any,
+    Any,
+    Any,
+    Any,
+    Any,
+    Any,
+    dict[str, str],
+    Any,
+    Any,
+]
+
+
+def _walk_py(
+    msgs: list[Any], metas: list[Any], ats: list[Any], suspects: set[int], ctx: WalkContext
+) -> tuple[dict[int, list[tuple[int, bool, str]]], list[Any], list[int]]:
+    """The batch loop of `Mirror._columns`: adds the messages it cannot clear to
+    `suspects`; returns the tool blocks of the others, every tool_use block met (their
+    names: TS306) and the message of each. `_walk.c` is this function, compiled: edit
+    both, and tests/test_fast_walk.py compares them."""
+    (
+        _unset, tool_use, tool_result, special, nested, media, allowed, stop, email,
+        block_ok, toolset, prefix, providers, shallow, inner_ok,
+    ) = ctx  # fmt: skip
+    known = providers.get  # model id -> its provider part
+    tools: dict[int, list[tuple[int, bool, str]]] = {}
+    uses: list[Any] = []
+    use_owner: list[int] = []
+    add = suspects.add
+    for k, m in enumerate(msgs):
+        meta = metas[k]
+        status = meta.status
+        if (status is not _UNSET and status != "complete") or ats[k] is None:
+            add(k)  # not complete (its own rules), or TS115
+            continue
+        if email is not None:
+            user, team = meta.user_id, meta.team_id
+            if (user and "@" in user) or (team and "@" in team):
+                add(k)  # TS121: `_local` decides
+                continue
+        role = m.role
+        model = meta.model
+        if role == "assistant":  # TS104-TS107 and TS109
+            provider, routing = meta.provider, meta.routing
+            if (
+                model is _UNSET or model is None or provider is _UNSET or provider is None
+                or routing is _UNSET or routing is None or routing.chosen_model != model
+                or meta.usage is _UNSET or meta.usage is None or (known(model) or prefix(model)) != provider
+            ):  # fmt: skip
+                add(k)
+                continue
+        elif model is not _UNSET and model is not None:  # TS109 elsewhere
+            provider = meta.provider
+            if provider is not _UNSET and provider is not None and (known(model) or prefix(model)) != provider:
+                add(k)
+                continue
+        if stop is not None and stop(meta) == "cancelled":
+            add(k)  # TS119: a complete message with a cancelled stop
+            continue
+        raw = meta.provider_raw
+        if raw is not _UNSET and raw is not None and not shallow(raw):
+            add(k)
+            continue
+        content = m.content
+        if role == "tool":  # TS103, TS110, TS111
+            if len(content) != 1:
+                add(k)
+                continue
+            b = content[0]
+            tid = b.tool_use_id if type(b) is tool_result else None
+            if (
+                tid is None
+                or tid != meta.parent_tool_use_id
+                or (allowed is not None and tool_result not in allowed[role])
+            ):
+                add(k)
+                continue
+            # its one block taken here as the loop below takes a tool_result: the
+            # common tool message costs no loop
+            inner = b.content
+            if inner and not nested.isdisjoint(map(type, inner)) and not inner_ok(inner):
+                add(k)
+            else:
+                tools[k] = [(0, False, tid)]
+            continue
+        elif not content:
+            if role != "system":
+                add(k)  # TS101
+            continue
+        ok_types = None if allowed is None else allowed[role]
+        if len(content) == 1:  # one plain block (the common case): no loop
+            t = type(content[0])
+            if t not in special:
+                if ok_types is not None and t not in ok_types:
+                    add(k)  # TS102
+                continue
+        found: list[tuple[int, bool, str]] | None = None
+        for i, b in enumerate(content):
+            t = type(b)
+            if ok_types is not None and t not in ok_types:
+                break  # TS102
+            if t not in special:
+                continue
+            if t is tool_use:
+                if not shallow(b.input) or (toolset is not None and not block_ok(b, False)):
+                    break
+                uses.append(b)
+                use_owner.append(k)
+                entry = (i, True, b.id)
+            elif t is tool_result:
+                inner = b.content
+                if inner and not nested.isdisjoint(map(type, inner)) and not inner_ok(inner):
+                    break
+                entry = (i, False, b.tool_use_id)
+            else:
+                if t in media and not block_ok(b):
+                    break
+                continue
+            if found is None:
+                found = [entry]
+            else:
+                found.append(entry)
+        else:
+            if found is not None:
+                tools[k] = found
+            continue
+        add(k)
+    return tools, uses, use_owner
 
 
 @dataclass(frozen=True)

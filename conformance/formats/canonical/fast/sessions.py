@@ -15,7 +15,11 @@ from ....core.findings import Finding
 from ....core.jsonio import Record
 from ..engine import RunState, Session, SessionFacts, commit_message, commit_tool_block, commit_turn
 from ..invariants import parse_created_at
+from .compiled import function as _compiled
 from .run import Run
+
+# `pair_tools_py` compiled, or None
+_PAIR_TOOLS = _compiled("pair_tools")
 
 
 @dataclass(slots=True)
@@ -108,6 +112,14 @@ class Pairs:
 
 
 def pair_tools(tools: dict[int, list[tuple[int, bool, str]]], sids: list[str]) -> Pairs | None:
+    """`pair_tools_py`, compiled where it was built (`compiled`, `_walk.c`)."""
+    if _PAIR_TOOLS is None:
+        return pair_tools_py(tools, sids)
+    got = _PAIR_TOOLS(tools, sids)
+    return None if got is None else Pairs(*got)
+
+
+def pair_tools_py(tools: dict[int, list[tuple[int, bool, str]]], sids: list[str]) -> Pairs | None:
     """The `Pairs` of a batch's tool blocks (`Batch.tools`, in message order), or None when
     they are irregular within the batch (a call id twice, a result twice, a result for a
     call of another session): the session step then goes message by message. Results

@@ -1,0 +1,759 @@
+/* The batch loop of the one-message rules (`Mirror._walk_py` in mirror.py), compiled.
+
+   Why C: the loop reads a dozen fields of every message's Structs and compares them; on
+   CPython 3.11 it is at the interpreter's floor (a column-at-once rewrite with
+   attrgetter/map/compress was twice as slow, measured), and it was a third of the
+   fast path's time per block (issue 38). No library does this: it is the rules' own
+   condition. This file is a line-by-line transliteration of `_walk_py`, which stays
+   the fallback (no compiler at install, `TURNSPEC_PURE_PYTHON=1`) and the oracle of
+   the differential test (tests/test_fast_walk.py: same suspects, same tool blocks, same
+   tool_use list on every corpus). Everything that is not a plain comparison (a block's
+   own rules, a tool_result's inner blocks, the depth of arbitrary JSON, the provider of
+   a model id not seen before, the stop reason) is a call back into the Python that
+   `_walk_py` calls, so the two cannot drift on what a rule means.
+
+   Built by hatch_build.py when a C compiler is there; loaded by mirror.py only when the
+   SOURCE hash below matches this file (a stale build beside edited source is ignored). */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#ifndef WALK_SOURCE_HASH
+#define WALK_SOURCE_HASH ""
+#endif
+
+static PyObject *s_metadata, *s_status, *s_user_id, *s_team_id, *s_role, *s_model, *s_provider, *s_routing,
+    *s_chosen_model, *s_usage, *s_provider_raw, *s_content, *s_tool_use_id, *s_parent_tool_use_id, *s_input, *s_id,
+    *s_opaque, *s_complete, *s_assistant, *s_tool, *s_system, *s_cancelled, *s_at;
+
+/* what `_walk_py` reads of the run, in this order (mirror.py: `_walk_context`) */
+typedef struct {
+    PyObject *unset, *tool_use, *tool_result, *special, *nested, *media, *allowed, *stop, *email, *block_ok,
+        *toolset, *prefix, *known, *shallow, *inner_ok;
+} Ctx;
+#define CTX_LEN 15
+
+/* -1 error, 0 false, 1 true: `x is not UNSET and x is not None` */
+static inline int given(PyObject *x, const Ctx *c) { return x != c->unset && x != Py_None; }
+
+/* `_shallow(value)`: flat dicts answer here, the rest in Python */
+static int shallow(PyObject *value, const Ctx *c) {
+    if (PyDict_CheckExact(value)) {
+        Py_ssize_t pos = 0;
+        PyObject *k, *v;
+        int flat = 1;
+        while (PyDict_Next(value, &pos, &k, &v)) {
+            if (PyDict_CheckExact(v) || PyList_CheckExact(v)) {
+                flat = 0;
+                break;
+            }
+        }
+        if (flat) return 1;
+    }
+    PyObject *r = PyObject_CallOneArg(c->shallow, value);
+    if (r == NULL) return -1;
+    int t = PyObject_IsTrue(r);
+    Py_DECREF(r);
+    return t;
+}
+
+/* `known(model) or prefix(model)`, a new reference */
+static PyObject *provider_of(PyObject *model, const Ctx *c) {
+    PyObject *got = PyDict_GetItemWithError(c->known, model); /* borrowed */
+    if (got == NULL && PyErr_Occurred()) return NULL;
+    if (got != NULL) {
+        int t = PyObject_IsTrue(got);
+        if (t < 0) return NULL;
+        if (t) {
+            Py_INCREF(got);
+            return got;
+        }
+    }
+    return PyObject_CallOneArg(c->prefix, model);
+}
+
+/* `(known(model) or prefix(model)) != provider` */
+static int provider_differs(PyObject *model, PyObject *provider, const Ctx *c) {
+    PyObject *p = provider_of(model, c);
+    if (p == NULL) return -1;
+    int r = PyObject_RichCompareBool(p, provider, Py_NE);
+    Py_DECREF(p);
+    return r;
+}
+
+/* `inner and not nested.isdisjoint(map(type, inner)) and not inner_ok(inner)`: 1 when
+   the tool_result's inner blocks stop the message */
+static int inner_stops(PyObject *inner, const Ctx *c) {
+    int t = PyObject_IsTrue(inner);
+    if (t <= 0) return t;
+    PyObject *it = PyObject_GetIter(inner);
+    if (it == NULL) return -1;
+    PyObject *x;
+    int hit = 0;
+    while ((x = PyIter_Next(it)) != NULL) {
+        hit = PySet_Contains(c->nested, (PyObject *)Py_TYPE(x));
+        Py_DECREF(x);
+        if (hit != 0) break;
+    }
+    Py_DECREF(it);
+    if (hit < 0 || PyErr_Occurred()) return -1;
+    if (!hit) return 0;
+    PyObject *r = PyObject_CallOneArg(c->inner_ok, inner);
+    if (r == NULL) return -1;
+    t = PyObject_IsTrue(r);
+    Py_DECREF(r);
+    return t < 0 ? -1 : !t;
+}
+
+/* a boolean of a call `fn(*args)` */
+static int call_true(PyObject *fn, PyObject *const *args, size_t n) {
+    PyObject *r = PyObject_Vectorcall(fn, args, n, NULL);
+    if (r == NULL) return -1;
+    int t = PyObject_IsTrue(r);
+    Py_DECREF(r);
+    return t;
+}
+
+static int contains(PyObject *container, PyObject *x) { return PySequence_Contains(container, x); }
+
+/* the metadata checks of `_walk_py` before the content: 1 suspect, 0 not, -1 error */
+static int meta_suspect(PyObject *m, PyObject *meta, PyObject *role, const Ctx *c) {
+    int r = -1;
+    PyObject *status = NULL, *user = NULL, *team = NULL, *model = NULL, *provider = NULL, *routing = NULL,
+             *chosen = NULL, *usage = NULL, *stop = NULL, *raw = NULL;
+    (void)m;
+    if ((status = PyObject_GetAttr(meta, s_status)) == NULL) goto done;
+    if (status != c->unset) {
+        int ne = PyObject_RichCompareBool(status, s_complete, Py_NE);
+        if (ne != 0) {
+            r = ne;
+            goto done;
+        }
+    }
+    if (c->email != Py_None) {
+        if ((user = PyObject_GetAttr(meta, s_user_id)) == NULL || (team = PyObject_GetAttr(meta, s_team_id)) == NULL)
+            goto done;
+        PyObject *both[2] = {user, team};
+        for (int i = 0; i < 2; i++) {
+            int t = PyObject_IsTrue(both[i]);
+            if (t < 0) goto done;
+            if (t) {
+                int has = contains(both[i], s_at);
+                if (has != 0) {
+                    r = has;
+                    goto done;
+                }
+            }
+        }
+    }
+    if ((model = PyObject_GetAttr(meta, s_model)) == NULL) goto done;
+    int is_assistant = PyObject_RichCompareBool(role, s_assistant, Py_EQ);
+    if (is_assistant < 0) goto done;
+    if (is_assistant) {
+        if ((provider = PyObject_GetAttr(meta, s_provider)) == NULL || (routing = PyObject_GetAttr(meta, s_routing)) == NULL)
+            goto done;
+        if (!given(model, c) || !given(provider, c) || !given(routing, c)) {
+            r = 1;
+            goto done;
+        }
+        if ((chosen = PyObject_GetAttr(routing, s_chosen_model)) == NULL) goto done;
+        int ne = PyObject_RichCompareBool(chosen, model, Py_NE);
+        if (ne != 0) {
+            r = ne;
+            goto done;
+        }
+        if ((usage = PyObject_GetAttr(meta, s_usage)) == NULL) goto done;
+        if (!given(usage, c)) {
+            r = 1;
+            goto done;
+        }
+        int differs = provider_differs(model, provider, c);
+        if (differs != 0) {
+            r = differs;
+            goto done;
+        }
+    } else if (given(model, c)) {
+        if ((provider = PyObject_GetAttr(meta, s_provider)) == NULL) goto done;
+        if (given(provider, c)) {
+            int differs = provider_differs(model, provider, c);
+            if (differs != 0) {
+                r = differs;
+                goto done;
+            }
+        }
+    }
+    if (c->stop != Py_None) {
+        if ((stop = PyObject_CallOneArg(c->stop, meta)) == NULL) goto done;
+        int eq = PyObject_RichCompareBool(stop, s_cancelled, Py_EQ);
+        if (eq != 0) {
+            r = eq;
+            goto done;
+        }
+    }
+    if ((raw = PyObject_GetAttr(meta, s_provider_raw)) == NULL) goto done;
+    if (given(raw, c)) {
+        int ok = shallow(raw, c);
+        if (ok <= 0) {
+            r = ok < 0 ? -1 : 1;
+            goto done;
+        }
+    }
+    r = 0;
+done:
+    Py_XDECREF(status);
+    Py_XDECREF(user);
+    Py_XDECREF(team);
+    Py_XDECREF(model);
+    Py_XDECREF(provider);
+    Py_XDECREF(routing);
+    Py_XDECREF(chosen);
+    Py_XDECREF(usage);
+    Py_XDECREF(stop);
+    Py_XDECREF(raw);
+    return r;
+}
+
+/* a `(i, use, tid)` entry appended to `*found` (created on first use) */
+static int add_entry(PyObject **found, Py_ssize_t i, int use, PyObject *tid) {
+    PyObject *idx = PyLong_FromSsize_t(i);
+    if (idx == NULL) return -1;
+    PyObject *entry = PyTuple_Pack(3, idx, use ? Py_True : Py_False, tid);
+    Py_DECREF(idx);
+    if (entry == NULL) return -1;
+    if (*found == NULL && (*found = PyList_New(0)) == NULL) {
+        Py_DECREF(entry);
+        return -1;
+    }
+    int r = PyList_Append(*found, entry);
+    Py_DECREF(entry);
+    return r;
+}
+
+/* a tool message (TS103, TS110, TS111): 1 suspect, 0 cleared (its entry in `*found`), -1 error */
+static int tool_message(PyObject *content, PyObject *meta, PyObject *role, const Ctx *c, PyObject **found) {
+    Py_ssize_t n = PyObject_Length(content);
+    if (n < 0) return -1;
+    if (n != 1) return 1;
+    int r = -1;
+    PyObject *b = NULL, *tid = NULL, *parent = NULL, *ok_types = NULL, *inner = NULL;
+    if ((b = PySequence_GetItem(content, 0)) == NULL) goto done;
+    if ((PyObject *)Py_TYPE(b) != c->tool_result) {
+        r = 1;
+        goto done;
+    }
+    if ((tid = PyObject_GetAttr(b, s_tool_use_id)) == NULL) goto done;
+    if (tid == Py_None) {
+        r = 1;
+        goto done;
+    }
+    if ((parent = PyObject_GetAttr(meta, s_parent_tool_use_id)) == NULL) goto done;
+    int ne = PyObject_RichCompareBool(tid, parent, Py_NE);
+    if (ne != 0) {
+        r = ne;
+        goto done;
+    }
+    if (c->allowed != Py_None) {
+        if ((ok_types = PyObject_GetItem(c->allowed, role)) == NULL) goto done;
+        int has = contains(ok_types, c->tool_result);
+        if (has <= 0) {
+            r = has < 0 ? -1 : 1;
+            goto done;
+        }
+    }
+    if ((inner = PyObject_GetAttr(b, s_content)) == NULL) goto done;
+    int stops = inner_stops(inner, c);
+    if (stops != 0) {
+        r = stops;
+        goto done;
+    }
+    r = add_entry(found, 0, 0, tid) < 0 ? -1 : 0;
+done:
+    Py_XDECREF(b);
+    Py_XDECREF(tid);
+    Py_XDECREF(parent);
+    Py_XDECREF(ok_types);
+    Py_XDECREF(inner);
+    return r;
+}
+
+/* one special block of another message (`_walk_py`'s inner loop): 1 stops the message, 0 goes on, -1 error */
+static int special_block(PyObject *b, PyObject *t, Py_ssize_t i, Py_ssize_t k, const Ctx *c, PyObject **found,
+                         PyObject *uses, PyObject *owners) {
+    int r = -1;
+    PyObject *x = NULL, *tid = NULL;
+    if (t == c->tool_use) {
+        if ((x = PyObject_GetAttr(b, s_input)) == NULL) goto done;
+        int ok = shallow(x, c);
+        if (ok <= 0) {
+            r = ok < 0 ? -1 : 1;
+            goto done;
+        }
+        if (c->toolset != Py_None) {
+            PyObject *args[2] = {b, Py_False};
+            ok = call_true(c->block_ok, args, 2);
+            if (ok <= 0) {
+                r = ok < 0 ? -1 : 1;
+                goto done;
+            }
+        }
+        if (PyList_Append(uses, b) < 0) goto done;
+        PyObject *owner = PyLong_FromSsize_t(k);
+        if (owner == NULL) goto done;
+        int app = PyList_Append(owners, owner);
+        Py_DECREF(owner);
+        if (app < 0) goto done;
+        if ((tid = PyObject_GetAttr(b, s_id)) == NULL) goto done;
+        r = add_entry(found, i, 1, tid) < 0 ? -1 : 0;
+    } else if (t == c->tool_result) {
+        if ((x = PyObject_GetAttr(b, s_content)) == NULL) goto done;
+        int stops = inner_stops(x, c);
+        if (stops != 0) {
+            r = stops;
+            goto done;
+        }
+        if ((tid = PyObject_GetAttr(b, s_tool_use_id)) == NULL) goto done;
+        r = add_entry(found, i, 0, tid) < 0 ? -1 : 0;
+    } else {
+        int is_media = PySet_Contains(c->media, t);
+        if (is_media < 0) goto done;
+        if (is_media) {
+            PyObject *args[1] = {b};
+            int ok = call_true(c->block_ok, args, 1);
+            if (ok <= 0) {
+                r = ok < 0 ? -1 : 1;
+                goto done;
+            }
+        }
+        r = 0;
+    }
+done:
+    Py_XDECREF(x);
+    Py_XDECREF(tid);
+    return r;
+}
+
+/* the content of a message that is not a tool message: 1 suspect, 0 cleared, -1 error */
+static int content_suspect(PyObject *content, PyObject *role, Py_ssize_t k, const Ctx *c, PyObject **found,
+                           PyObject *uses, PyObject *owners) {
+    Py_ssize_t n = PyObject_Length(content);
+    if (n < 0) return -1;
+    if (n == 0) {
+        int sys = PyObject_RichCompareBool(role, s_system, Py_EQ);
+        return sys < 0 ? -1 : !sys; /* TS101 */
+    }
+    int r = -1;
+    PyObject *ok_types = NULL, *b = NULL;
+    if (c->allowed != Py_None && (ok_types = PyObject_GetItem(c->allowed, role)) == NULL) return -1;
+    if (n == 1) { /* one plain block (the common case): no loop */
+        if ((b = PySequence_GetItem(content, 0)) == NULL) goto done;
+        PyObject *t = (PyObject *)Py_TYPE(b);
+        int sp = PySet_Contains(c->special, t);
+        if (sp < 0) goto done;
+        if (!sp) {
+            if (ok_types != NULL) {
+                int has = contains(ok_types, t);
+                if (has < 0) goto done;
+                r = !has; /* TS102 */
+            } else {
+                r = 0;
+            }
+            goto done;
+        }
+        Py_CLEAR(b);
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if ((b = PySequence_GetItem(content, i)) == NULL) goto done;
+        PyObject *t = (PyObject *)Py_TYPE(b);
+        if (ok_types != NULL) {
+            int has = contains(ok_types, t);
+            if (has <= 0) {
+                r = has < 0 ? -1 : 1; /* TS102 */
+                goto done;
+            }
+        }
+        int sp = PySet_Contains(c->special, t);
+        if (sp < 0) goto done;
+        if (sp) {
+            int stops = special_block(b, t, i, k, c, found, uses, owners);
+            if (stops != 0) {
+                r = stops;
+                goto done;
+            }
+        }
+        Py_CLEAR(b);
+    }
+    r = 0;
+done:
+    Py_XDECREF(ok_types);
+    Py_XDECREF(b);
+    return r;
+}
+
+/* one message: 1 suspect, 0 cleared, -1 error; its tool entries land in `tools[k]` */
+static int one(PyObject *m, PyObject *meta, PyObject *at, Py_ssize_t k, const Ctx *c, PyObject *tools, PyObject *uses,
+               PyObject *owners) {
+    if (at == Py_None) return 1; /* TS115 */
+    int r = -1;
+    PyObject *role = NULL, *content = NULL, *found = NULL;
+    if ((role = PyObject_GetAttr(m, s_role)) == NULL) goto done;
+    r = meta_suspect(m, meta, role, c);
+    if (r != 0) goto done;
+    r = -1;
+    if ((content = PyObject_GetAttr(m, s_content)) == NULL) goto done;
+    int is_tool = PyObject_RichCompareBool(role, s_tool, Py_EQ);
+    if (is_tool < 0) goto done;
+    r = is_tool ? tool_message(content, meta, role, c, &found) : content_suspect(content, role, k, c, &found, uses, owners);
+    if (r == 0 && found != NULL) {
+        PyObject *key = PyLong_FromSsize_t(k);
+        if (key == NULL || PyDict_SetItem(tools, key, found) < 0) r = -1;
+        Py_XDECREF(key);
+    }
+done:
+    Py_XDECREF(role);
+    Py_XDECREF(content);
+    Py_XDECREF(found);
+    return r;
+}
+
+PyDoc_STRVAR(walk_doc,
+             "walk(msgs, metas, ats, suspects, ctx) -> (tools, uses, use_owner): `Mirror._walk_py`, compiled.");
+
+static PyObject *walk(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "walk takes 5 arguments");
+        return NULL;
+    }
+    PyObject *msgs = args[0], *metas = args[1], *ats = args[2], *suspects = args[3], *ctx = args[4];
+    if (!PyList_CheckExact(msgs) || !PyList_CheckExact(metas) || !PyList_CheckExact(ats) || !PySet_Check(suspects) ||
+        !PyTuple_CheckExact(ctx) || PyTuple_GET_SIZE(ctx) != CTX_LEN) {
+        PyErr_SetString(PyExc_TypeError, "walk(list, list, list, set, tuple of 15)");
+        return NULL;
+    }
+    Ctx c;
+    PyObject **slot = (PyObject **)&c;
+    for (Py_ssize_t i = 0; i < CTX_LEN; i++) slot[i] = PyTuple_GET_ITEM(ctx, i);
+    if (!PyAnySet_Check(c.special) || !PyAnySet_Check(c.nested) || !PyAnySet_Check(c.media) || !PyDict_Check(c.known)) {
+        PyErr_SetString(PyExc_TypeError, "walk: special, nested and media are sets, known a dict");
+        return NULL;
+    }
+    PyObject *tools = PyDict_New(), *uses = PyList_New(0), *owners = PyList_New(0);
+    if (tools == NULL || uses == NULL || owners == NULL) goto error;
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(msgs); k++) {
+        if (k >= PyList_GET_SIZE(metas) || k >= PyList_GET_SIZE(ats)) {
+            PyErr_SetString(PyExc_IndexError, "walk: metas and ats are shorter than msgs");
+            goto error;
+        }
+        /* the items are held while a call back into Python runs */
+        PyObject *m = PyList_GET_ITEM(msgs, k), *meta = PyList_GET_ITEM(metas, k), *at = PyList_GET_ITEM(ats, k);
+        Py_INCREF(m);
+        Py_INCREF(meta);
+        Py_INCREF(at);
+        int r = one(m, meta, at, k, &c, tools, uses, owners);
+        Py_DECREF(m);
+        Py_DECREF(meta);
+        Py_DECREF(at);
+        if (r < 0) goto error;
+        if (r) {
+            PyObject *key = PyLong_FromSsize_t(k);
+            if (key == NULL) goto error;
+            int a = PySet_Add(suspects, key);
+            Py_DECREF(key);
+            if (a < 0) goto error;
+        }
+    }
+    PyObject *out = PyTuple_Pack(3, tools, uses, owners);
+    Py_DECREF(tools);
+    Py_DECREF(uses);
+    Py_DECREF(owners);
+    return out;
+error:
+    Py_XDECREF(tools);
+    Py_XDECREF(uses);
+    Py_XDECREF(owners);
+    return NULL;
+}
+
+/* ---- `OpaqueCheck.ok` (blocks.py), compiled ---- */
+
+/* strict UTF-8 (what `bytes.decode()` accepts: no overlong form, no surrogate, nothing past U+10FFFF) */
+static int utf8_ok(const unsigned char *s, Py_ssize_t n) {
+    Py_ssize_t i = 0;
+    while (i < n) {
+        while (i + 8 <= n) { /* eight ASCII bytes at a time */
+            uint64_t w;
+            memcpy(&w, s + i, 8);
+            if (w & 0x8080808080808080ULL) break;
+            i += 8;
+        }
+        if (i >= n) break;
+        unsigned char c = s[i];
+        if (c < 0x80) {
+            i++;
+        } else if (c < 0xC2) {
+            return 0;
+        } else if (c < 0xE0) {
+            if (i + 1 >= n || (s[i + 1] & 0xC0) != 0x80) return 0;
+            i += 2;
+        } else if (c < 0xF0) {
+            if (i + 2 >= n) return 0;
+            unsigned char c1 = s[i + 1], c2 = s[i + 2];
+            if ((c1 & 0xC0) != 0x80 || (c2 & 0xC0) != 0x80) return 0;
+            if ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 >= 0xA0)) return 0;
+            i += 3;
+        } else if (c < 0xF5) {
+            if (i + 3 >= n) return 0;
+            unsigned char c1 = s[i + 1], c2 = s[i + 2], c3 = s[i + 3];
+            if ((c1 & 0xC0) != 0x80 || (c2 & 0xC0) != 0x80 || (c3 & 0xC0) != 0x80) return 0;
+            if ((c == 0xF0 && c1 < 0x90) || (c == 0xF4 && c1 >= 0x90)) return 0;
+            i += 4;
+        } else {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* the raw value `block.opaque` proven: 1 a string in UTF-8 (or no raw value), 0 not, -1 error */
+static int raw_ok(PyObject *block) {
+    PyObject *raw = PyObject_GetAttr(block, s_opaque);
+    if (raw == NULL) return -1;
+    int t = PyObject_IsTrue(raw); /* `filter(None, ...)` */
+    if (t <= 0) {
+        Py_DECREF(raw);
+        return t < 0 ? -1 : 1;
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(raw, &view, PyBUF_SIMPLE) < 0) {
+        Py_DECREF(raw);
+        return -1;
+    }
+    const unsigned char *bytes = (const unsigned char *)view.buf;
+    int ok = view.len > 0 && bytes[0] == '"' && utf8_ok(bytes, view.len);
+    PyBuffer_Release(&view);
+    Py_DECREF(raw);
+    return ok;
+}
+
+/* every block of `content` (and, when `nested`, of each block's own `content`) proven */
+static int blocks_ok(PyObject *content, int nested) {
+    PyObject *it = PyObject_GetIter(content);
+    if (it == NULL) return -1;
+    PyObject *b;
+    int ok = 1;
+    while (ok == 1 && (b = PyIter_Next(it)) != NULL) {
+        ok = raw_ok(b);
+        if (ok == 1 && nested) {
+            PyObject *inner = PyObject_GetAttr(b, s_content);
+            ok = inner == NULL ? -1 : blocks_ok(inner, 0);
+            Py_XDECREF(inner);
+        }
+        Py_DECREF(b);
+    }
+    Py_DECREF(it);
+    if (ok == 1 && PyErr_Occurred()) return -1;
+    return ok;
+}
+
+PyDoc_STRVAR(opaque_ok_doc, "opaque_ok(msgs, nested) -> bool: `OpaqueCheck.ok`, compiled.");
+
+static PyObject *opaque_ok(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 2 || !PyList_CheckExact(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "opaque_ok(list, nested)");
+        return NULL;
+    }
+    int nested = PyObject_IsTrue(args[1]);
+    if (nested < 0) return NULL;
+    PyObject *msgs = args[0];
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(msgs); k++) {
+        PyObject *m = PyList_GET_ITEM(msgs, k);
+        Py_INCREF(m);
+        PyObject *content = PyObject_GetAttr(m, s_content);
+        Py_DECREF(m);
+        if (content == NULL) return NULL;
+        int ok = blocks_ok(content, nested);
+        Py_DECREF(content);
+        if (ok < 0) return NULL;
+        if (!ok) Py_RETURN_FALSE;
+    }
+    Py_RETURN_TRUE;
+}
+
+/* ---- `sessions.pair_tools`, compiled ---- */
+
+PyDoc_STRVAR(pair_tools_doc,
+             "pair_tools(tools, sids) -> (uses, use_at, outside, inside, still_open) or None: `sessions.pair_tools`, compiled.");
+
+static PyObject *pair_tools(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 2 || !PyDict_CheckExact(args[0]) || !PyList_CheckExact(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "pair_tools(dict, list)");
+        return NULL;
+    }
+    PyObject *tools = args[0], *sids = args[1];
+    PyObject *uses = PyList_New(0), *use_at = PyList_New(0), *outside = PyList_New(0), *inside = PyDict_New(),
+             *open_at = PyDict_New(), *called = PySet_New(NULL), *answered = PySet_New(NULL), *out = NULL;
+    if (!uses || !use_at || !outside || !inside || !open_at || !called || !answered) goto done;
+    Py_ssize_t pos = 0;
+    PyObject *j, *blocks;
+    int irregular = 0;
+    while (!irregular && PyDict_Next(tools, &pos, &j, &blocks)) {
+        if (!PyList_CheckExact(blocks)) {
+            PyErr_SetString(PyExc_TypeError, "pair_tools: a message's tool blocks are a list");
+            goto done;
+        }
+        for (Py_ssize_t n = 0; n < PyList_GET_SIZE(blocks); n++) {
+            PyObject *entry = PyList_GET_ITEM(blocks, n);
+            if (!PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 3) {
+                PyErr_SetString(PyExc_TypeError, "pair_tools: a tool block is (index, use, id)");
+                goto done;
+            }
+            PyObject *i = PyTuple_GET_ITEM(entry, 0), *tid = PyTuple_GET_ITEM(entry, 2);
+            int use = PyObject_IsTrue(PyTuple_GET_ITEM(entry, 1));
+            if (use < 0) goto done;
+            if (use) {
+                int seen = PySet_Contains(called, tid);
+                if (seen < 0) goto done;
+                if (seen) {
+                    irregular = 1;
+                    break;
+                }
+                PyObject *at = PyTuple_Pack(2, j, i);
+                if (at == NULL || PySet_Add(called, tid) < 0 || PyDict_SetItem(open_at, tid, at) < 0 ||
+                    PyList_Append(uses, tid) < 0 || PyList_Append(use_at, j) < 0) {
+                    Py_XDECREF(at);
+                    goto done;
+                }
+                Py_DECREF(at);
+                continue;
+            }
+            int seen = PySet_Contains(answered, tid);
+            if (seen < 0) goto done;
+            if (seen) { /* a second result */
+                irregular = 1;
+                break;
+            }
+            if (PySet_Add(answered, tid) < 0) goto done;
+            PyObject *at = PyDict_GetItemWithError(open_at, tid); /* borrowed */
+            if (at == NULL && PyErr_Occurred()) goto done;
+            if (at == NULL) {
+                PyObject *pair = PyTuple_Pack(2, j, tid);
+                if (pair == NULL || PyList_Append(outside, pair) < 0) {
+                    Py_XDECREF(pair);
+                    goto done;
+                }
+                Py_DECREF(pair);
+                continue;
+            }
+            Py_INCREF(at);
+            PyObject *sid_j = PyObject_GetItem(sids, j), *sid_call = PyObject_GetItem(sids, PyTuple_GET_ITEM(at, 0));
+            int popped = PyDict_DelItem(open_at, tid);
+            Py_DECREF(at);
+            int differs = (sid_j && sid_call && popped == 0) ? PyObject_RichCompareBool(sid_call, sid_j, Py_NE) : -1;
+            if (differs != 0) {
+                Py_XDECREF(sid_j);
+                Py_XDECREF(sid_call);
+                if (differs < 0) goto done;
+                irregular = 1; /* a call of another session: not open in this one */
+                break;
+            }
+            Py_DECREF(sid_call);
+            PyObject *got = PyDict_GetItemWithError(inside, sid_j); /* borrowed */
+            int fail = 0;
+            if (got == NULL && PyErr_Occurred()) {
+                fail = 1;
+            } else if (got == NULL) {
+                PyObject *ids = PyList_New(1);
+                if (ids == NULL) {
+                    fail = 1;
+                } else {
+                    Py_INCREF(tid);
+                    PyList_SET_ITEM(ids, 0, tid);
+                    fail = PyDict_SetItem(inside, sid_j, ids) < 0;
+                    Py_DECREF(ids);
+                }
+            } else {
+                fail = PyList_Append(got, tid) < 0;
+            }
+            Py_DECREF(sid_j);
+            if (fail) goto done;
+        }
+    }
+    if (irregular) {
+        Py_INCREF(Py_None);
+        out = Py_None;
+        goto done;
+    }
+    PyObject *still_open = PyList_New(0);
+    if (still_open == NULL) goto done;
+    pos = 0;
+    PyObject *tid, *at;
+    while (PyDict_Next(open_at, &pos, &tid, &at)) {
+        PyObject *row = PyTuple_Pack(3, PyTuple_GET_ITEM(at, 0), PyTuple_GET_ITEM(at, 1), tid);
+        if (row == NULL || PyList_Append(still_open, row) < 0) {
+            Py_XDECREF(row);
+            Py_DECREF(still_open);
+            goto done;
+        }
+        Py_DECREF(row);
+    }
+    out = PyTuple_Pack(5, uses, use_at, outside, inside, still_open);
+    Py_DECREF(still_open);
+done:
+    Py_XDECREF(uses);
+    Py_XDECREF(use_at);
+    Py_XDECREF(outside);
+    Py_XDECREF(inside);
+    Py_XDECREF(open_at);
+    Py_XDECREF(called);
+    Py_XDECREF(answered);
+    return out;
+}
+
+static PyMethodDef methods[] = {
+    {"walk", (PyCFunction)(void (*)(void))walk, METH_FASTCALL, walk_doc},
+    {"opaque_ok", (PyCFunction)(void (*)(void))opaque_ok, METH_FASTCALL, opaque_ok_doc},
+    {"pair_tools", (PyCFunction)(void (*)(void))pair_tools, METH_FASTCALL, pair_tools_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_walk", "`Mirror._walk_py`, compiled (see _walk.c).", -1,
+                                    methods, NULL, NULL, NULL, NULL};
+
+#define INTERN(var, text) \
+    if ((var = PyUnicode_InternFromString(text)) == NULL) return NULL
+
+PyMODINIT_FUNC PyInit__walk(void) {
+    INTERN(s_metadata, "metadata");
+    INTERN(s_status, "status");
+    INTERN(s_user_id, "user_id");
+    INTERN(s_team_id, "team_id");
+    INTERN(s_role, "role");
+    INTERN(s_model, "model");
+    INTERN(s_provider, "provider");
+    INTERN(s_routing, "routing");
+    INTERN(s_chosen_model, "chosen_model");
+    INTERN(s_usage, "usage");
+    INTERN(s_provider_raw, "provider_raw");
+    INTERN(s_content, "content");
+    INTERN(s_tool_use_id, "tool_use_id");
+    INTERN(s_parent_tool_use_id, "parent_tool_use_id");
+    INTERN(s_input, "input");
+    INTERN(s_id, "id");
+    INTERN(s_opaque, "opaque");
+    INTERN(s_complete, "complete");
+    INTERN(s_assistant, "assistant");
+    INTERN(s_tool, "tool");
+    INTERN(s_system, "system");
+    INTERN(s_cancelled, "cancelled");
+    INTERN(s_at, "@");
+    PyObject *mod = PyModule_Create(&module);
+    if (mod == NULL) return NULL;
+    if (PyModule_AddStringConstant(mod, "SOURCE", WALK_SOURCE_HASH) < 0) {
+        Py_DECREF(mod);
+        return NULL;
+    }
+    return mod;
+}

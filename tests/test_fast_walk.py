@@ -1,0 +1,310 @@
+"""The fast path's compiled loops (`fast/_walk.c`) against their Python (the oracle).
+
+`walk` is `mirror._walk_py`, `opaque_ok` is `OpaqueCheck.ok_py` and `pair_tools` is
+`sessions.pair_tools_py`, compiled at install by hatch_build.py. Each must give exactly
+what its Python gives: the same suspects, tool blocks and tool_use blocks (the same
+objects, in order) on realistic, synthetic and broken corpora under several rule
+selections; the same verdict on raw values of every byte sequence; the same pairing on
+any tool blocks. Every edit below must also make its message a suspect (a loop that
+cleared it would pass what `_local` refuses). tests/test_fast_path.py then compares the
+whole fast path, compiled loops included, with the exact path.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import os
+import shlex
+import shutil
+import sysconfig
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conformance.benchmarks.realistic import agent_messages
+from conformance.benchmarks.synthetic import messages
+from conformance.core.findings import Selection
+from conformance.core.jsonio import dumps
+from conformance.formats import Options
+from conformance.formats.canonical.fast import FastPath, compiled
+from conformance.formats.canonical.fast.batch import Columns, times
+from conformance.formats.canonical.fast.mirror import _walk_py
+from conformance.formats.canonical.fast.sessions import Pairs, pair_tools_py
+from conformance.parallel.chunks import canonical_run
+from tests.test_fast_path import PRICING, TOOLS, broken_corpus
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _compiler() -> str | None:
+    cc = sysconfig.get_config_var("LDSHARED") or ""
+    words = shlex.split(cc)
+    return shutil.which(words[0]) if words else None
+
+
+def _module() -> Any:
+    state = compiled.status()
+    if state == "stale":
+        pytest.fail("fast/_walk.c changed since its build: reinstall (pip install -e .) to rebuild it")
+    if state == "not built" and _compiler() is not None and not os.environ.get("TURNSPEC_PURE_PYTHON"):
+        pytest.fail(f"a C compiler is here ({_compiler()}) but hatch_build.py did not build fast/_walk.c: reinstall")
+    if state != "compiled":
+        pytest.skip(f"the compiled loops are {state} here: only the Python runs")
+    return compiled._built()
+
+
+OPTIONS = {
+    "default": Options(),
+    "TS1": Options(selection=Selection(select=("TS1",))),
+    "no-role-content": Options(selection=Selection(ignore=("TS102", "TS119", "TS121"))),
+    "tools-pricing": Options(tools=TOOLS, pricing=PRICING),
+    "strict": Options(selection=Selection(strict=True)),
+}
+
+
+def _batches(fast: FastPath, lines: list[bytes], size: int = 40) -> Iterator[tuple[list[Any], list[Any], list[Any]]]:
+    """The decodable lines of `lines` as batches of (msgs, metas, ats)."""
+    decoded = []
+    for line in lines:
+        try:
+            decoded.append(fast.decoder.decode(line))
+        except (msgspec.MsgspecError, UnicodeError, RecursionError):
+            continue
+    for i in range(0, len(decoded), size):
+        msgs = decoded[i : i + size]
+        cols = Columns(msgs, fast.always)
+        yield msgs, cols.raw(("metadata",)), times(cols.raw(("created_at",)))[0]
+
+
+def _both(options: Options, lines: list[bytes]) -> tuple[list[Any], list[Any]]:
+    """(compiled, Python) results of each batch of `lines`, each with its own run."""
+    walk = _module().walk
+    out: tuple[list[Any], list[Any]] = ([], [])
+    for side, fn in enumerate((walk, _walk_py)):
+        fast = FastPath(canonical_run(options))
+        for msgs, metas, ats in _batches(fast, lines):
+            suspects: set[int] = set()
+            tools, uses, owners = fn(msgs, metas, ats, suspects, fast._walk_context())
+            # the tool_use blocks by position (each side decoded its own objects)
+            where = {id(b): (k, i) for k, m in enumerate(msgs) for i, b in enumerate(m.content)}
+            out[side].append((sorted(suspects), tools, [where[id(b)] for b in uses], owners))
+    return out
+
+
+def _corpus(kind: str, seed: int) -> list[bytes]:
+    if kind == "agents":
+        return [dumps(m) for m in agent_messages(400, seed=seed)]
+    if kind == "plain":
+        return [dumps(m) for m in messages(400, seed=seed)]
+    return [x.rstrip(b"\n") for x in broken_corpus(400, seed, rate=0.5, deep=False)]
+
+
+@pytest.mark.parametrize("options", sorted(OPTIONS))
+@pytest.mark.parametrize(("kind", "seed"), [("agents", 5), ("plain", 6), ("broken", 7), ("broken", 8)])
+def test_walk_is_its_python_on_corpora(options: str, kind: str, seed: int) -> None:
+    c, py = _both(OPTIONS[options], _corpus(kind, seed))
+    assert c == py
+    assert sum(len(t) for _s, t, _u, _o in c) > 0  # the corpus has tool blocks the loop kept
+
+
+def _first(role: str, types: tuple[str, ...]) -> dict[str, Any]:
+    for m in agent_messages(400, seed=2):
+        if m["role"] == role and tuple(b["type"] for b in m["content"])[: len(types)] == types:
+            return m
+    raise AssertionError(f"no {role} message starting with {types}")
+
+
+def _deep(depth: int) -> Any:
+    v: Any = 1
+    for _ in range(depth):
+        v = {"a": v}
+    return v
+
+
+def _meta(**kw: Any) -> Callable[[dict[str, Any]], None]:
+    def go(m: dict[str, Any]) -> None:
+        for k, v in kw.items():
+            if v is None:
+                m["metadata"].pop(k, None)
+            else:
+                m["metadata"][k] = v
+
+    return go
+
+
+def _content(fn: Callable[[list[Any]], Any]) -> Callable[[dict[str, Any]], None]:
+    def go(m: dict[str, Any]) -> None:
+        m["content"] = fn(m["content"])
+
+    return go
+
+
+_IMAGE = {"type": "image", "media_type": "image/png", "source": {"kind": "base64", "data": "not base64!"}}
+# (role and first block types of the message edited, the edit): each makes the message a suspect
+EDITS: dict[str, tuple[str, tuple[str, ...], Callable[[dict[str, Any]], None]]] = {
+    "status-not-complete": ("assistant", ("text",), _meta(status="partial")),
+    "email-user-id": ("user", ("text",), _meta(user_id="someone@example.com")),
+    "assistant-no-model": ("assistant", ("text",), _meta(model=None)),
+    "assistant-no-provider": ("assistant", ("text",), _meta(provider=None)),
+    "assistant-no-routing": ("assistant", ("text",), _meta(routing=None)),
+    "assistant-no-usage": ("assistant", ("text",), _meta(usage=None)),
+    "routing-other-model": ("assistant", ("text",), lambda m: m["metadata"]["routing"].update(chosen_model="x:y")),
+    "provider-mismatch": ("assistant", ("text",), _meta(provider="someone-else")),
+    "user-provider-mismatch": ("user", ("text",), _meta(model="openai:gpt-5", provider="anthropic")),
+    "stop-cancelled": ("assistant", ("text",), _meta(stop_reason="cancelled")),
+    "provider-raw-deep": ("assistant", ("text",), _meta(provider_raw={"x": _deep(220)})),
+    "tool-two-blocks": ("tool", ("tool_result",), _content(lambda c: c + copy.deepcopy(c))),
+    "tool-parent-mismatch": ("tool", ("tool_result",), _meta(parent_tool_use_id="tu_01JZ0000000000000000000000")),
+    "tool-text-block": ("tool", ("tool_result",), _content(lambda c: [{"type": "text", "text": "x"}])),
+    "tool-result-bad-image": ("tool", ("tool_result",), lambda m: m["content"][0].setdefault("content", []).append(_IMAGE)),
+    "user-empty-content": ("user", ("text",), _content(lambda c: [])),
+    "user-tool-use": ("user", ("text",), _content(lambda c: [*c, {"type": "tool_use", "id": "tu_01JZ0000000000000000000001", "name": "read_file", "input": {"path": "a"}}])),
+    "tool-use-deep-input": ("assistant", ("text", "tool_use"), lambda m: m["content"][1].update(input={"x": _deep(220)})),
+    "user-bad-image": ("user", ("text",), _content(lambda c: [*c, _IMAGE])),
+    "assistant-bad-image-second": ("assistant", ("text", "tool_use"), _content(lambda c: [*c, _IMAGE])),
+}  # fmt: skip
+V2_EDITS = frozenset({"stop-cancelled"})
+
+
+@pytest.mark.parametrize("edit", sorted(EDITS))
+def test_walk_makes_every_edited_message_a_suspect(edit: str) -> None:
+    role, types, fn = EDITS[edit]
+    clean = _first(role, types)
+    edited = copy.deepcopy(clean)
+    fn(edited)
+    lines = [dumps(clean), dumps(edited)]
+    options = Options(revisions=("v2",)) if edit in V2_EDITS else Options()  # stop_reason is v2's
+    fast = FastPath(canonical_run(options))
+    assert len(next(iter(_batches(fast, lines)))[0]) == 2, "the edited message must decode (the loop sees it)"
+    c, py = _both(options, lines)
+    assert c == py
+    assert c[0][0] == [1], f"{edit}: the compiled loop must leave the edited message to `_local`"
+
+
+def test_walk_refuses_wrong_arguments() -> None:
+    walk = _module().walk
+    with pytest.raises(TypeError):
+        walk([], [], [], set())
+    with pytest.raises(TypeError):
+        walk([], [], [], set(), (None,) * 3)
+
+
+# ---- opaque_ok: raw values of every kind ----
+
+_TEXT_BYTES = st.binary(max_size=24).map(lambda b: bytes(x for x in b if x >= 0x20 and x not in b'"\\'))
+
+
+def _raw_line(template: dict[str, Any], text: bytes) -> bytes:
+    """`template` (a user message whose first block is text) with that text's bytes."""
+    line = dumps(template)
+    head, _, rest = line.partition(b'"text":"')
+    _old, _, tail = rest.partition(b'"')
+    return head + b'"text":"' + text + b'"' + tail
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(_TEXT_BYTES, st.sampled_from([b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xc0\xaf", b"\xe2\x82", b"\xf0\x9f\x98\x80", b"\xc3\xbc", b"\xff"])), min_size=1, max_size=6))  # fmt: skip
+def test_opaque_ok_is_its_python_on_any_bytes(pieces: list[bytes]) -> None:
+    mod = _module()
+    fast = FastPath(canonical_run(Options()))
+    assert fast.opaque is not None
+    template = _first("user", ("text",))
+    msgs = [fast.decoder.decode(_raw_line(template, p)) for p in pieces]
+    assert mod.opaque_ok(msgs, fast.opaque.nested) is fast.opaque.ok_py(msgs)
+    for m in msgs:  # one at a time too: the verdict of each value
+        assert mod.opaque_ok([m], fast.opaque.nested) is fast.opaque.ok_py([m])
+
+
+def test_opaque_ok_refuses_a_raw_value_that_is_not_a_string() -> None:
+    mod = _module()
+    fast = FastPath(canonical_run(Options()))
+    assert fast.opaque is not None
+    template = dumps(_first("user", ("text",)))
+    head, _, rest = template.partition(b'"text":"')
+    _old, _, tail = rest.partition(b'"')
+    msgs = [fast.decoder.decode(head + b'"text":12' + tail)]
+    assert mod.opaque_ok(msgs, fast.opaque.nested) is False is fast.opaque.ok_py(msgs)
+    nested = [fast.decoder.decode(dumps(m)) for m in agent_messages(200, seed=4) if m["role"] == "tool"]
+    assert nested and mod.opaque_ok(nested, True) is True is fast.opaque.ok_py(nested)
+
+
+# ---- pair_tools: any tool blocks ----
+
+_ENTRY = st.tuples(st.integers(0, 3), st.booleans(), st.sampled_from(["a", "b", "c", "d"]))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.dictionaries(st.integers(0, 7), st.lists(_ENTRY, min_size=1, max_size=3), max_size=6), st.lists(st.sampled_from(["s1", "s2"]), min_size=8, max_size=8))  # fmt: skip
+def test_pair_tools_is_its_python(tools: dict[int, list[tuple[int, bool, str]]], sids: list[str]) -> None:
+    mod = _module()
+    tools = dict(sorted(tools.items()))  # message order, as the batch gives them
+    got = mod.pair_tools(tools, sids)
+    want = pair_tools_py(tools, sids)
+    assert (None if got is None else Pairs(*got)) == want
+
+
+def test_pair_tools_pairs_a_real_batch() -> None:
+    mod = _module()
+    tools = {0: [(0, True, "x"), (1, True, "y")], 1: [(0, False, "x")], 3: [(0, False, "z")]}
+    sids = ["s", "s", "t", "s"]
+    want = Pairs(["x", "y"], [0, 0], [(3, "z")], {"s": ["x"]}, [(0, 1, "y")])
+    assert Pairs(*mod.pair_tools(tools, sids)) == want == pair_tools_py(tools, sids)
+    assert mod.pair_tools({0: [(0, False, "x")], 1: [(0, False, "x")]}, ["s", "s"]) is None  # a second result
+
+
+# ---- the build hook (hatch_build.py) ----
+
+
+def _hook() -> Any:
+    spec = importlib.util.spec_from_file_location("turnspec_hatch_build", ROOT / "hatch_build.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_build_hook_goes_on_without_a_compiler(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No compiler: the wheel is built without the loop (pure Python), and one line says why."""
+    mod = _hook()
+    real = sysconfig.get_config_var
+    monkeypatch.setattr(
+        mod.sysconfig,
+        "get_config_var",
+        lambda name: "turnspec-no-such-cc -shared" if name == "LDSHARED" else real(name),
+    )
+    hook = mod.CustomBuildHook(str(ROOT), {}, None, None, str(tmp_path), "wheel")
+    data: dict[str, Any] = {"force_include": {}}
+    hook.initialize("standard", data)
+    assert data == {"force_include": {}}  # a pure wheel: nothing added, no platform tag
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "was not built" in err[0] and "the Python loop runs" in err[0]
+    monkeypatch.setenv("TURNSPEC_PURE_PYTHON", "1")
+    hook.initialize("standard", data)
+    assert data == {"force_include": {}}
+    assert "TURNSPEC_PURE_PYTHON" in capsys.readouterr().err
+
+
+def test_the_build_hook_builds_a_loop_that_loads(tmp_path: Path) -> None:
+    if _compiler() is None:
+        pytest.skip("no C compiler here: the hook's fallback is tested above")
+    mod = _hook()
+    hook = mod.CustomBuildHook(str(ROOT), {}, None, None, str(tmp_path), "wheel")
+    data: dict[str, Any] = {"force_include": {}}
+    hook.initialize("standard", data)
+    [(built, target)] = data["force_include"].items()
+    assert target == f"conformance/formats/canonical/fast/{Path(built).name}"
+    assert data["pure_python"] is False and data["infer_tag"] is True
+    spec = importlib.util.spec_from_file_location("conformance.formats.canonical.fast._walk", built)
+    assert spec is not None and spec.loader is not None
+    loaded = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(loaded)
+    assert compiled.source_hash() == loaded.SOURCE  # the hash of the source it was built from
+    assert not list(Path(built).parent.glob(".*.tmp"))  # renamed into place
