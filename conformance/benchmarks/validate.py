@@ -18,7 +18,9 @@ The rows of a corpus:
 
 - floor: read the JSONL line by line and `orjson.loads` each line, nothing else;
 - validate (default rules): `turnspec validate` as the library runs it (the fast path of
-  `formats/canonical/fast/`), and the same on the exact path (`Options(exact=True)`);
+  `formats/canonical/fast/`), the same on the exact path (`Options(exact=True)`), and the
+  same with the compiled loops of `fast/_walk.c` turned off (`default_python_loops`, as
+  where no C compiler was there at install; `compiled_loops` says which ran);
 - validate (schema only): `--select TS0`;
 - validate (tools + pricing): every rule, plus `--tools` and `--pricing` (TS3xx/TS4xx);
 - `--jobs 2`: default rules on two processes (`ROW_JOBS`), in this process, interleaved
@@ -82,7 +84,7 @@ from ..core.jsonio import LineFraming
 from ..core.schema_validation import SchemaValidator
 from ..core.schemas import schema_set
 from ..formats import Options
-from ..formats.canonical.fast import FastPath, read_blocks
+from ..formats.canonical.fast import FastPath, blocks, compiled, mirror, read_blocks, sessions
 from ..formats.canonical.fastmodel import message_model
 from ..parallel.chunks import canonical_run
 from .realistic import agent_jsonl_lines
@@ -244,6 +246,24 @@ def _local(data: Path) -> Callable[[], int]:
     return local
 
 
+def _python_loops(fn: Callable[[], int]) -> Callable[[], int]:
+    """`fn` with the fast path's compiled loops (`fast/_walk.c`) turned off: their Python
+    twins run, as on a machine where they could not be built."""
+    slots = ((mirror, "_COMPILED"), (sessions, "_PAIR_TOOLS"), (blocks, "_OPAQUE_OK"))
+
+    def go() -> int:
+        kept = [getattr(mod, name) for mod, name in slots]
+        for mod, name in slots:
+            setattr(mod, name, None)
+        try:
+            return fn()
+        finally:
+            for (mod, name), value in zip(slots, kept, strict=True):
+                setattr(mod, name, value)
+
+    return go
+
+
 def _corpus(
     data: Path, n: int, repeat: int, sample: int, tools: Path, pricing: Path
 ) -> tuple[dict[str, object], float]:
@@ -273,6 +293,7 @@ def _corpus(
         "proof": _proof(data),
         "local": _local(data),
         "default": validate_with(Options()),
+        "default_python_loops": _python_loops(validate_with(Options())),
         "schema": validate_with(Options(selection=Selection(select=("TS0",)))),
         "rules": validate_with(Options(tools=tools, pricing=pricing)),
         **{f"jobs{j}": validate_with(Options(), jobs=j) for j in ROW_JOBS},
@@ -330,6 +351,8 @@ def _corpus(
         "jsonschema_rs_is_valid_msgs_per_s": round(rs_n / t_rs),
         "python_jsonschema_msgs_per_s": round(sample / t_oracle),
         "ratio_default_vs_floor": ratio(n / best["default"]),
+        "ratio_default_python_loops_vs_floor": ratio(n / best["default_python_loops"]),
+        "speedup_compiled_loops_default": round(best["default_python_loops"] / best["default"], 2),
         "ratio_default_exact_path_vs_floor": ratio(n / t_exact),
         "ratio_schema_only_vs_floor": ratio(n / best["schema"]),
         "ratio_tools_pricing_vs_floor": ratio(n / best["rules"]),
@@ -423,7 +446,11 @@ def _targets(result: dict[str, object]) -> dict[str, object]:
 def run(
     n: int, repeat: int, sample: int, out: Path | None, corpora: tuple[str, ...] = tuple(CORPORA)
 ) -> dict[str, object]:
-    result: dict[str, object] = {"load_average_1_5_15_at_start": " ".join(f"{x:.2f}" for x in os.getloadavg())}
+    result: dict[str, object] = {
+        "load_average_1_5_15_at_start": " ".join(f"{x:.2f}" for x in os.getloadavg()),
+        # `compiled`, or why the Python loops run (`fast/compiled.py`): the default rows use them
+        "compiled_loops": compiled.status(),
+    }
     t_clean = 0.0
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)

@@ -16,6 +16,7 @@
    SOURCE hash below matches this file (a stale build beside edited source is ignored). */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -26,6 +27,46 @@
 static PyObject *s_metadata, *s_status, *s_user_id, *s_team_id, *s_role, *s_model, *s_provider, *s_routing,
     *s_chosen_model, *s_usage, *s_provider_raw, *s_content, *s_tool_use_id, *s_parent_tool_use_id, *s_input, *s_id,
     *s_opaque, *s_complete, *s_assistant, *s_tool, *s_system, *s_cancelled, *s_at;
+
+/* Struct fields read at their slot: msgspec's fields are member descriptors on a type with
+   the generic getattr, so the value sits at a fixed offset of the object. One cache entry
+   per place a field is read (`F_*`), holding a reference to the type it was filled for (so
+   that address cannot be another type's while cached); anything else (a property, another
+   getattr, an unset slot) goes through PyObject_GetAttr. */
+enum { F_STATUS, F_USER_ID, F_TEAM_ID, F_MODEL, F_PROVIDER, F_ROUTING, F_CHOSEN, F_USAGE, F_RAW, F_RESULT_ID,
+       F_PARENT, F_RESULT_CONTENT, F_INPUT, F_USE_ID, F_ROLE, F_MSG_CONTENT, F_COUNT };
+typedef struct {
+    PyTypeObject *type; /* a strong reference, or NULL */
+    Py_ssize_t offset;  /* -1: not a plain object slot */
+} Slot;
+static Slot slots[F_COUNT];
+
+static PyObject *field(PyObject *obj, int f, PyObject *name) {
+    Slot *sl = &slots[f];
+    PyTypeObject *t = Py_TYPE(obj);
+    if (sl->type != t) {
+        Py_ssize_t off = -1;
+        if (t->tp_getattro == PyObject_GenericGetAttr) {
+            PyObject *d = _PyType_Lookup(t, name); /* borrowed */
+            if (d != NULL && Py_IS_TYPE(d, &PyMemberDescr_Type)) {
+                PyMemberDef *md = ((PyMemberDescrObject *)d)->d_member;
+                if ((md->type == T_OBJECT_EX || md->type == T_OBJECT) && md->offset > 0) off = md->offset;
+            }
+        }
+        Py_INCREF(t);
+        Py_XSETREF(sl->type, t);
+        sl->offset = off;
+    }
+    if (sl->offset >= 0) {
+        PyObject *v = *(PyObject **)((char *)obj + sl->offset);
+        if (v != NULL) {
+            Py_INCREF(v);
+            return v;
+        }
+    }
+    return PyObject_GetAttr(obj, name);
+}
+#define GET(obj, f, name) field((obj), F_##f, (name))
 
 /* what `_walk_py` reads of the run, in this order (mirror.py: `_walk_context`) */
 typedef struct {
@@ -123,7 +164,7 @@ static int meta_suspect(PyObject *m, PyObject *meta, PyObject *role, const Ctx *
     PyObject *status = NULL, *user = NULL, *team = NULL, *model = NULL, *provider = NULL, *routing = NULL,
              *chosen = NULL, *usage = NULL, *stop = NULL, *raw = NULL;
     (void)m;
-    if ((status = PyObject_GetAttr(meta, s_status)) == NULL) goto done;
+    if ((status = GET(meta, STATUS, s_status)) == NULL) goto done;
     if (status != c->unset) {
         int ne = PyObject_RichCompareBool(status, s_complete, Py_NE);
         if (ne != 0) {
@@ -132,7 +173,7 @@ static int meta_suspect(PyObject *m, PyObject *meta, PyObject *role, const Ctx *
         }
     }
     if (c->email != Py_None) {
-        if ((user = PyObject_GetAttr(meta, s_user_id)) == NULL || (team = PyObject_GetAttr(meta, s_team_id)) == NULL)
+        if ((user = GET(meta, USER_ID, s_user_id)) == NULL || (team = GET(meta, TEAM_ID, s_team_id)) == NULL)
             goto done;
         PyObject *both[2] = {user, team};
         for (int i = 0; i < 2; i++) {
@@ -147,23 +188,23 @@ static int meta_suspect(PyObject *m, PyObject *meta, PyObject *role, const Ctx *
             }
         }
     }
-    if ((model = PyObject_GetAttr(meta, s_model)) == NULL) goto done;
+    if ((model = GET(meta, MODEL, s_model)) == NULL) goto done;
     int is_assistant = PyObject_RichCompareBool(role, s_assistant, Py_EQ);
     if (is_assistant < 0) goto done;
     if (is_assistant) {
-        if ((provider = PyObject_GetAttr(meta, s_provider)) == NULL || (routing = PyObject_GetAttr(meta, s_routing)) == NULL)
+        if ((provider = GET(meta, PROVIDER, s_provider)) == NULL || (routing = GET(meta, ROUTING, s_routing)) == NULL)
             goto done;
         if (!given(model, c) || !given(provider, c) || !given(routing, c)) {
             r = 1;
             goto done;
         }
-        if ((chosen = PyObject_GetAttr(routing, s_chosen_model)) == NULL) goto done;
+        if ((chosen = GET(routing, CHOSEN, s_chosen_model)) == NULL) goto done;
         int ne = PyObject_RichCompareBool(chosen, model, Py_NE);
         if (ne != 0) {
             r = ne;
             goto done;
         }
-        if ((usage = PyObject_GetAttr(meta, s_usage)) == NULL) goto done;
+        if ((usage = GET(meta, USAGE, s_usage)) == NULL) goto done;
         if (!given(usage, c)) {
             r = 1;
             goto done;
@@ -174,7 +215,7 @@ static int meta_suspect(PyObject *m, PyObject *meta, PyObject *role, const Ctx *
             goto done;
         }
     } else if (given(model, c)) {
-        if ((provider = PyObject_GetAttr(meta, s_provider)) == NULL) goto done;
+        if ((provider = GET(meta, PROVIDER, s_provider)) == NULL) goto done;
         if (given(provider, c)) {
             int differs = provider_differs(model, provider, c);
             if (differs != 0) {
@@ -191,7 +232,7 @@ static int meta_suspect(PyObject *m, PyObject *meta, PyObject *role, const Ctx *
             goto done;
         }
     }
-    if ((raw = PyObject_GetAttr(meta, s_provider_raw)) == NULL) goto done;
+    if ((raw = GET(meta, RAW, s_provider_raw)) == NULL) goto done;
     if (given(raw, c)) {
         int ok = shallow(raw, c);
         if (ok <= 0) {
@@ -242,12 +283,12 @@ static int tool_message(PyObject *content, PyObject *meta, PyObject *role, const
         r = 1;
         goto done;
     }
-    if ((tid = PyObject_GetAttr(b, s_tool_use_id)) == NULL) goto done;
+    if ((tid = GET(b, RESULT_ID, s_tool_use_id)) == NULL) goto done;
     if (tid == Py_None) {
         r = 1;
         goto done;
     }
-    if ((parent = PyObject_GetAttr(meta, s_parent_tool_use_id)) == NULL) goto done;
+    if ((parent = GET(meta, PARENT, s_parent_tool_use_id)) == NULL) goto done;
     int ne = PyObject_RichCompareBool(tid, parent, Py_NE);
     if (ne != 0) {
         r = ne;
@@ -261,7 +302,7 @@ static int tool_message(PyObject *content, PyObject *meta, PyObject *role, const
             goto done;
         }
     }
-    if ((inner = PyObject_GetAttr(b, s_content)) == NULL) goto done;
+    if ((inner = GET(b, RESULT_CONTENT, s_content)) == NULL) goto done;
     int stops = inner_stops(inner, c);
     if (stops != 0) {
         r = stops;
@@ -283,7 +324,7 @@ static int special_block(PyObject *b, PyObject *t, Py_ssize_t i, Py_ssize_t k, c
     int r = -1;
     PyObject *x = NULL, *tid = NULL;
     if (t == c->tool_use) {
-        if ((x = PyObject_GetAttr(b, s_input)) == NULL) goto done;
+        if ((x = GET(b, INPUT, s_input)) == NULL) goto done;
         int ok = shallow(x, c);
         if (ok <= 0) {
             r = ok < 0 ? -1 : 1;
@@ -303,16 +344,16 @@ static int special_block(PyObject *b, PyObject *t, Py_ssize_t i, Py_ssize_t k, c
         int app = PyList_Append(owners, owner);
         Py_DECREF(owner);
         if (app < 0) goto done;
-        if ((tid = PyObject_GetAttr(b, s_id)) == NULL) goto done;
+        if ((tid = GET(b, USE_ID, s_id)) == NULL) goto done;
         r = add_entry(found, i, 1, tid) < 0 ? -1 : 0;
     } else if (t == c->tool_result) {
-        if ((x = PyObject_GetAttr(b, s_content)) == NULL) goto done;
+        if ((x = GET(b, RESULT_CONTENT, s_content)) == NULL) goto done;
         int stops = inner_stops(x, c);
         if (stops != 0) {
             r = stops;
             goto done;
         }
-        if ((tid = PyObject_GetAttr(b, s_tool_use_id)) == NULL) goto done;
+        if ((tid = GET(b, RESULT_ID, s_tool_use_id)) == NULL) goto done;
         r = add_entry(found, i, 0, tid) < 0 ? -1 : 0;
     } else {
         int is_media = PySet_Contains(c->media, t);
@@ -396,11 +437,11 @@ static int one(PyObject *m, PyObject *meta, PyObject *at, Py_ssize_t k, const Ct
     if (at == Py_None) return 1; /* TS115 */
     int r = -1;
     PyObject *role = NULL, *content = NULL, *found = NULL;
-    if ((role = PyObject_GetAttr(m, s_role)) == NULL) goto done;
+    if ((role = GET(m, ROLE, s_role)) == NULL) goto done;
     r = meta_suspect(m, meta, role, c);
     if (r != 0) goto done;
     r = -1;
-    if ((content = PyObject_GetAttr(m, s_content)) == NULL) goto done;
+    if ((content = GET(m, MSG_CONTENT, s_content)) == NULL) goto done;
     int is_tool = PyObject_RichCompareBool(role, s_tool, Py_EQ);
     if (is_tool < 0) goto done;
     r = is_tool ? tool_message(content, meta, role, c, &found) : content_suspect(content, role, k, c, &found, uses, owners);
@@ -487,11 +528,10 @@ static int utf8_ok(const unsigned char *s, Py_ssize_t n) {
             if (w & 0x8080808080808080ULL) break;
             i += 8;
         }
+        while (i < n && s[i] < 0x80) i++; /* up to the next multibyte sequence */
         if (i >= n) break;
         unsigned char c = s[i];
-        if (c < 0x80) {
-            i++;
-        } else if (c < 0xC2) {
+        if (c < 0xC2) {
             return 0;
         } else if (c < 0xE0) {
             if (i + 1 >= n || (s[i + 1] & 0xC0) != 0x80) return 0;
@@ -570,7 +610,7 @@ static PyObject *opaque_ok(PyObject *self, PyObject *const *args, Py_ssize_t nar
     for (Py_ssize_t k = 0; k < PyList_GET_SIZE(msgs); k++) {
         PyObject *m = PyList_GET_ITEM(msgs, k);
         Py_INCREF(m);
-        PyObject *content = PyObject_GetAttr(m, s_content);
+        PyObject *content = GET(m, MSG_CONTENT, s_content);
         Py_DECREF(m);
         if (content == NULL) return NULL;
         int ok = blocks_ok(content, nested);
