@@ -48,12 +48,14 @@ def compile_walk(root: Path, out_dir: Path) -> Path:
         "-o",
         str(tmp),
     ]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)
-    if done.returncode != 0:
-        tmp.unlink(missing_ok=True)
-        last = (done.stderr.strip().splitlines() or ["exit status " + str(done.returncode)])[-1]
-        raise RuntimeError(f"the C compiler failed: {last}")
-    tmp.replace(out)
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)
+        if done.returncode != 0:
+            last = (done.stderr.strip().splitlines() or ["exit status " + str(done.returncode)])[-1]
+            raise RuntimeError(f"the C compiler failed: {last}")
+        tmp.replace(out)
+    finally:
+        tmp.unlink(missing_ok=True)  # a failed or timed-out build leaves nothing behind
     return out
 
 

@@ -211,27 +211,28 @@ def _raw_line(template: dict[str, Any], text: bytes) -> bytes:
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.one_of(_TEXT_BYTES, st.sampled_from([b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xc0\xaf", b"\xe2\x82", b"\xf0\x9f\x98\x80", b"\xc3\xbc", b"\xff"])), min_size=1, max_size=6))  # fmt: skip
 def test_opaque_ok_is_its_python_on_any_bytes(pieces: list[bytes]) -> None:
-    mod = _module()
+    _module()
     fast = FastPath(canonical_run(Options()))
     assert fast.opaque is not None
-    template = _first("user", ("text",))
-    msgs = [fast.decoder.decode(_raw_line(template, p)) for p in pieces]
-    assert mod.opaque_ok(msgs, fast.opaque.nested) is fast.opaque.ok_py(msgs)
-    for m in msgs:  # one at a time too: the verdict of each value
-        assert mod.opaque_ok([m], fast.opaque.nested) is fast.opaque.ok_py([m])
+    # a user's text block, and the text inside a tool message's tool_result (nested)
+    for template in (_first("user", ("text",)), _first("tool", ("tool_result",))):
+        msgs = [fast.decoder.decode(_raw_line(template, p)) for p in pieces]
+        assert fast.opaque.ok(msgs) is fast.opaque.ok_py(msgs)
+        for m in msgs:  # one at a time too: the verdict of each value
+            assert fast.opaque.ok([m]) is fast.opaque.ok_py([m])
 
 
 def test_opaque_ok_refuses_a_raw_value_that_is_not_a_string() -> None:
-    mod = _module()
+    _module()
     fast = FastPath(canonical_run(Options()))
     assert fast.opaque is not None
     template = dumps(_first("user", ("text",)))
     head, _, rest = template.partition(b'"text":"')
     _old, _, tail = rest.partition(b'"')
     msgs = [fast.decoder.decode(head + b'"text":12' + tail)]
-    assert mod.opaque_ok(msgs, fast.opaque.nested) is False is fast.opaque.ok_py(msgs)
+    assert fast.opaque.ok(msgs) is False is fast.opaque.ok_py(msgs)
     nested = [fast.decoder.decode(dumps(m)) for m in agent_messages(200, seed=4) if m["role"] == "tool"]
-    assert nested and mod.opaque_ok(nested, True) is True is fast.opaque.ok_py(nested)
+    assert nested and fast.opaque.ok(nested) is True is fast.opaque.ok_py(nested)
 
 
 # ---- pair_tools: any tool blocks ----

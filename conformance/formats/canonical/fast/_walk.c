@@ -26,7 +26,7 @@
 
 static PyObject *s_metadata, *s_status, *s_user_id, *s_team_id, *s_role, *s_model, *s_provider, *s_routing,
     *s_chosen_model, *s_usage, *s_provider_raw, *s_content, *s_tool_use_id, *s_parent_tool_use_id, *s_input, *s_id,
-    *s_opaque, *s_complete, *s_assistant, *s_tool, *s_system, *s_cancelled, *s_at;
+    *s_complete, *s_assistant, *s_tool, *s_system, *s_cancelled, *s_at;
 
 /* Struct fields read at their slot: msgspec's fields are member descriptors on a type with
    the generic getattr, so the value sits at a fixed offset of the object. One cache entry
@@ -555,9 +555,9 @@ static int utf8_ok(const unsigned char *s, Py_ssize_t n) {
     return 1;
 }
 
-/* the raw value `block.opaque` proven: 1 a string in UTF-8 (or no raw value), 0 not, -1 error */
-static int raw_ok(PyObject *block) {
-    PyObject *raw = PyObject_GetAttr(block, s_opaque);
+/* the raw value of `block`, its field `name`, proven: 1 a string in UTF-8, 0 not, -1 error */
+static int raw_ok(PyObject *block, PyObject *name) {
+    PyObject *raw = PyObject_GetAttr(block, name);
     if (raw == NULL) return -1;
     int t = PyObject_IsTrue(raw); /* `filter(None, ...)` */
     if (t <= 0) {
@@ -576,18 +576,31 @@ static int raw_ok(PyObject *block) {
     return ok;
 }
 
-/* every block of `content` (and, when `nested`, of each block's own `content`) proven */
-static int blocks_ok(PyObject *content, int nested) {
+/* every block of `content` proven: its raw field (`fields`: block class -> the name of its
+   raw field, the `opaque` the Python reads), and when `nested`, the blocks of the `content`
+   of each block whose class is one of `containers` */
+static int blocks_ok(PyObject *content, int nested, PyObject *fields, PyObject *containers) {
     PyObject *it = PyObject_GetIter(content);
     if (it == NULL) return -1;
     PyObject *b;
     int ok = 1;
     while (ok == 1 && (b = PyIter_Next(it)) != NULL) {
-        ok = raw_ok(b);
+        PyObject *t = (PyObject *)Py_TYPE(b);
+        PyObject *name = PyDict_GetItemWithError(fields, t); /* borrowed */
+        if (name != NULL) {
+            ok = raw_ok(b, name);
+        } else if (PyErr_Occurred()) {
+            ok = -1;
+        }
         if (ok == 1 && nested) {
-            PyObject *inner = PyObject_GetAttr(b, s_content);
-            ok = inner == NULL ? -1 : blocks_ok(inner, 0);
-            Py_XDECREF(inner);
+            int holds = PySet_Contains(containers, t);
+            if (holds < 0) {
+                ok = -1;
+            } else if (holds) {
+                PyObject *inner = PyObject_GetAttr(b, s_content);
+                ok = inner == NULL ? -1 : blocks_ok(inner, 0, fields, containers);
+                Py_XDECREF(inner);
+            }
         }
         Py_DECREF(b);
     }
@@ -596,12 +609,12 @@ static int blocks_ok(PyObject *content, int nested) {
     return ok;
 }
 
-PyDoc_STRVAR(opaque_ok_doc, "opaque_ok(msgs, nested) -> bool: `OpaqueCheck.ok`, compiled.");
+PyDoc_STRVAR(opaque_ok_doc, "opaque_ok(msgs, nested, fields, containers) -> bool: `OpaqueCheck.ok`, compiled.");
 
 static PyObject *opaque_ok(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    if (nargs != 2 || !PyList_CheckExact(args[0])) {
-        PyErr_SetString(PyExc_TypeError, "opaque_ok(list, nested)");
+    if (nargs != 4 || !PyList_CheckExact(args[0]) || !PyDict_Check(args[2]) || !PyAnySet_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "opaque_ok(list, nested, dict, set)");
         return NULL;
     }
     int nested = PyObject_IsTrue(args[1]);
@@ -610,10 +623,10 @@ static PyObject *opaque_ok(PyObject *self, PyObject *const *args, Py_ssize_t nar
     for (Py_ssize_t k = 0; k < PyList_GET_SIZE(msgs); k++) {
         PyObject *m = PyList_GET_ITEM(msgs, k);
         Py_INCREF(m);
-        PyObject *content = GET(m, MSG_CONTENT, s_content);
+        PyObject *content = PyObject_GetAttr(m, s_content);
         Py_DECREF(m);
         if (content == NULL) return NULL;
-        int ok = blocks_ok(content, nested);
+        int ok = blocks_ok(content, nested, args[2], args[3]);
         Py_DECREF(content);
         if (ok < 0) return NULL;
         if (!ok) Py_RETURN_FALSE;
@@ -782,7 +795,6 @@ PyMODINIT_FUNC PyInit__walk(void) {
     INTERN(s_parent_tool_use_id, "parent_tool_use_id");
     INTERN(s_input, "input");
     INTERN(s_id, "id");
-    INTERN(s_opaque, "opaque");
     INTERN(s_complete, "complete");
     INTERN(s_assistant, "assistant");
     INTERN(s_tool, "tool");

@@ -108,12 +108,16 @@ class OpaqueCheck:
         self.nested = ("content", "[]", "content", "[]") in RAW_SHAPES and any(
             "content" in c.__struct_fields__ for c in blocks
         )
+        # what the compiled check reads instead of the class attributes: each raw struct's
+        # raw field (`opaque`), and the blocks that hold blocks (`content`)
+        self.fields = {cls: names[0] for cls, names in raw.raw}
+        self.containers = frozenset(c for c in blocks if "content" in c.__struct_fields__)
 
     def ok(self, msgs: list[Any]) -> bool:
         """True when every raw value of these messages is a string in UTF-8 (`ok_py`,
         compiled where it was built: `compiled`, `_walk.c`)."""
         if _OPAQUE_OK is not None:
-            return bool(_OPAQUE_OK(msgs, self.nested))
+            return bool(_OPAQUE_OK(msgs, self.nested, self.fields, self.containers))
         return self.ok_py(msgs)
 
     def ok_py(self, msgs: list[Any]) -> bool:
