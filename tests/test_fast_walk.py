@@ -27,17 +27,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conformance.api import validate
 from conformance.benchmarks.realistic import agent_messages
 from conformance.benchmarks.synthetic import messages
 from conformance.core.findings import Selection
 from conformance.core.jsonio import dumps
 from conformance.formats import Options
-from conformance.formats.canonical.fast import FastPath, compiled
+from conformance.formats.canonical.fast import FastPath, blocks, compiled, mirror, sessions
 from conformance.formats.canonical.fast.batch import Columns, times
 from conformance.formats.canonical.fast.mirror import _walk_py
 from conformance.formats.canonical.fast.sessions import Pairs, pair_tools_py
 from conformance.parallel.chunks import canonical_run
-from tests.test_fast_path import PRICING, TOOLS, broken_corpus
+from tests.test_fast_path import PRICING, TOOLS, _write, broken_corpus, same
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -309,3 +310,20 @@ def test_the_build_hook_builds_a_loop_that_loads(tmp_path: Path) -> None:
     spec.loader.exec_module(loaded)
     assert compiled.source_hash() == loaded.SOURCE  # the hash of the source it was built from
     assert not list(Path(built).parent.glob(".*.tmp"))  # renamed into place
+
+
+@pytest.mark.parametrize("options", ["default", "tools-pricing"])
+def test_the_python_loops_give_the_reports_the_compiled_ones_give(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, options: str
+) -> None:
+    """Where the loops were not built the whole fast path runs on their Python: the same
+    report as the exact path, and as the compiled loops, byte for byte."""
+    _module()
+    lines = broken_corpus(600, 11, rate=0.3) + [dumps(m) for m in agent_messages(300, seed=9)]
+    path = _write(tmp_path, [x.rstrip(b"\n") for x in lines])
+    kw = {"tools": TOOLS, "pricing": PRICING} if options == "tools-pricing" else {}
+    compiled_report = dumps(validate([path], Options(**kw)).as_dict())
+    for mod, name in ((mirror, "_COMPILED"), (sessions, "_PAIR_TOOLS"), (blocks, "_OPAQUE_OK")):
+        monkeypatch.setattr(mod, name, None)
+    assert same(path, **kw) > 0  # fast (Python loops) == exact, and some lines were cleared
+    assert dumps(validate([path], Options(**kw)).as_dict()) == compiled_report
