@@ -33,14 +33,22 @@ from conformance.benchmarks.synthetic import messages
 from conformance.core.findings import Selection
 from conformance.core.jsonio import dumps
 from conformance.formats import Options
-from conformance.formats.canonical.fast import FastPath, blocks, compiled, mirror, sessions
-from conformance.formats.canonical.fast.batch import Columns, times
+from conformance.formats.canonical.fast import FastPath, batch, blocks, compiled, mirror, sessions
+from conformance.formats.canonical.fast.batch import Columns, column_py, present_py, times
 from conformance.formats.canonical.fast.mirror import _walk_py
 from conformance.formats.canonical.fast.sessions import Pairs, pair_tools_py
 from conformance.parallel.chunks import canonical_run
 from tests.test_fast_path import PRICING, TOOLS, _write, broken_corpus, same
 
 ROOT = Path(__file__).resolve().parents[1]
+# the module attributes holding the compiled loops: None makes their Python run
+PYTHON_SWITCHES = (
+    (mirror, "_COMPILED"),
+    (sessions, "_PAIR_TOOLS"),
+    (blocks, "_OPAQUE_OK"),
+    (batch, "_COLUMN"),
+    (batch, "_PRESENT"),
+)
 
 
 def _compiler() -> str | None:
@@ -323,7 +331,57 @@ def test_the_python_loops_give_the_reports_the_compiled_ones_give(
     path = _write(tmp_path, [x.rstrip(b"\n") for x in lines])
     kw = {"tools": TOOLS, "pricing": PRICING} if options == "tools-pricing" else {}
     compiled_report = dumps(validate([path], Options(**kw)).as_dict())
-    for mod, name in ((mirror, "_COMPILED"), (sessions, "_PAIR_TOOLS"), (blocks, "_OPAQUE_OK")):
+    for mod, name in PYTHON_SWITCHES:
         monkeypatch.setattr(mod, name, None)
     assert same(path, **kw) > 0  # fast (Python loops) == exact, and some lines were cleared
     assert dumps(validate([path], Options(**kw)).as_dict()) == compiled_report
+
+
+# ---- column and present: the columns of a batch ----
+
+PATHS = [("id",), ("metadata",), ("metadata", "model"), ("metadata", "usage"), ("metadata", "routing"), ("content",)]
+
+
+@pytest.mark.parametrize(("kind", "seed"), [("agents", 5), ("plain", 6), ("broken", 7)])
+def test_columns_are_their_python(kind: str, seed: int) -> None:
+    mod = _module()
+    fast = FastPath(canonical_run(Options()))
+    for msgs, metas, _ats in _batches(fast, _corpus(kind, seed)):
+        assert mod.column(msgs, "id") == column_py(msgs, "id")
+        got = mod.column(metas, "model")
+        assert got == column_py(metas, "model") and all(
+            a is b for a, b in zip(got, column_py(metas, "model"), strict=True)
+        )
+        assert mod.present(got, msgspec.UNSET) == present_py(got)
+        for path in PATHS:  # the whole of `Columns.present`, each side on its own
+            with_c = Columns(msgs, fast.always).present(path)
+            batch_c, batch_p = batch._COLUMN, batch._PRESENT
+            try:
+                batch._COLUMN = batch._PRESENT = None
+                with_py = Columns(msgs, fast.always).present(path)
+            finally:
+                batch._COLUMN, batch._PRESENT = batch_c, batch_p
+            assert with_c == with_py, path
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([None, msgspec.UNSET, "a", "", 0, "b"]), max_size=12))
+def test_present_is_its_python(values: list[Any]) -> None:
+    assert _module().present(values, msgspec.UNSET) == present_py(values)
+
+
+def test_column_reads_what_getattr_reads() -> None:
+    """A property, a plain class and a missing attribute go through getattr, as map does."""
+    mod = _module()
+
+    class P:
+        @property
+        def x(self) -> int:
+            return 3
+
+    class Q:
+        x = 4
+
+    assert mod.column([P(), Q(), P()], "x") == [3, 4, 3]
+    with pytest.raises(AttributeError):
+        mod.column([P(), object()], "x")

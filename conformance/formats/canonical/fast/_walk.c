@@ -765,10 +765,101 @@ done:
     return out;
 }
 
+/* ---- `batch.Columns`' two loops, compiled: a field of every object, the present ones ---- */
+
+PyDoc_STRVAR(column_doc, "column(objs, name) -> list: `[getattr(x, name) for x in objs]` (`batch.column_py`), compiled.");
+
+static PyObject *column(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 2 || !PyList_CheckExact(args[0]) || !PyUnicode_CheckExact(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "column(list, str)");
+        return NULL;
+    }
+    PyObject *objs = PyList_GetSlice(args[0], 0, PyList_GET_SIZE(args[0])), *name = args[1];
+    if (objs == NULL) return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(objs);
+    PyObject *out = PyList_New(n);
+    if (out == NULL) {
+        Py_DECREF(objs);
+        return NULL;
+    }
+    PyTypeObject *type = NULL; /* the type `offset` is of (every object is held by `objs`) */
+    Py_ssize_t offset = -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *x = PyList_GET_ITEM(objs, i), *v = NULL;
+        PyTypeObject *t = Py_TYPE(x);
+        if (t != type) {
+            type = t;
+            offset = -1;
+            if (t->tp_getattro == PyObject_GenericGetAttr) {
+                PyObject *d = _PyType_Lookup(t, name); /* borrowed */
+                if (d != NULL && Py_IS_TYPE(d, &PyMemberDescr_Type)) {
+                    PyMemberDef *md = ((PyMemberDescrObject *)d)->d_member;
+                    if ((md->type == T_OBJECT_EX || md->type == T_OBJECT) && md->offset > 0) offset = md->offset;
+                }
+            }
+        }
+        if (offset >= 0 && (v = *(PyObject **)((char *)x + offset)) != NULL) {
+            Py_INCREF(v);
+        } else if ((v = PyObject_GetAttr(x, name)) == NULL) {
+            Py_DECREF(out);
+            Py_DECREF(objs);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, i, v);
+    }
+    Py_DECREF(objs);
+    return out;
+}
+
+PyDoc_STRVAR(present_doc, "present(values, unset) -> (indices, values) or None: `batch.present_py`, compiled.");
+
+static PyObject *present(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 2 || !PyList_CheckExact(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "present(list, unset)");
+        return NULL;
+    }
+    PyObject *values = args[0], *unset = args[1];
+    Py_ssize_t n = PyList_GET_SIZE(values), missing = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *v = PyList_GET_ITEM(values, i);
+        missing += v == Py_None || v == unset;
+    }
+    if (!missing) Py_RETURN_NONE;
+    PyObject *keep = PyList_New(n - missing), *kept = PyList_New(n - missing);
+    if (keep == NULL || kept == NULL) {
+        Py_XDECREF(keep);
+        Py_XDECREF(kept);
+        return NULL;
+    }
+    Py_ssize_t j = 0;
+    for (Py_ssize_t i = 0; i < n && j < n - missing; i++) {
+        PyObject *v = PyList_GET_ITEM(values, i);
+        if (v == Py_None || v == unset) continue;
+        PyObject *k = PyLong_FromSsize_t(i);
+        if (k == NULL) {
+            Py_DECREF(keep);
+            Py_DECREF(kept);
+            return NULL;
+        }
+        PyList_SET_ITEM(keep, j, k);
+        Py_INCREF(v);
+        PyList_SET_ITEM(kept, j, v);
+        j++;
+    }
+    PyObject *out = PyTuple_Pack(2, keep, kept);
+    Py_DECREF(keep);
+    Py_DECREF(kept);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"walk", (PyCFunction)(void (*)(void))walk, METH_FASTCALL, walk_doc},
     {"opaque_ok", (PyCFunction)(void (*)(void))opaque_ok, METH_FASTCALL, opaque_ok_doc},
     {"pair_tools", (PyCFunction)(void (*)(void))pair_tools, METH_FASTCALL, pair_tools_doc},
+    {"column", (PyCFunction)(void (*)(void))column, METH_FASTCALL, column_doc},
+    {"present", (PyCFunction)(void (*)(void))present, METH_FASTCALL, present_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -16,8 +16,12 @@ from typing import Any
 import msgspec
 
 from ..invariants import parse_created_at
+from .compiled import function as _compiled
 
 _UNSET = msgspec.UNSET
+# `column_py` and `present_py` compiled, or None
+_COLUMN = _compiled("column")
+_PRESENT = _compiled("present")
 
 _fromiso = datetime.fromisoformat
 _CREATED = operator.attrgetter("created_at")
@@ -318,7 +322,7 @@ class Columns:
             idx, parents = self.present(path[:-1]) if len(path) > 1 else (None, self.msgs)
             if idx is not None:
                 raise ValueError(f"{'.'.join(path[:-1])} is not on every message")
-            got = self._raw[path] = list(map(_attr(path[-1]), parents))
+            got = self._raw[path] = column(parents, path[-1])
         return got
 
     def present(self, path: tuple[str, ...]) -> tuple[list[int] | None, list[Any]]:
@@ -329,13 +333,32 @@ class Columns:
             got = self._present[path] = (None, self.raw(path))
         if got is None:
             idx, parents = self.present(path[:-1]) if len(path) > 1 else (None, self.msgs)
-            values = self.raw(path) if idx is None else list(map(_attr(path[-1]), parents))
-            if _UNSET in values or None in values:
-                keep = [k for k, v in enumerate(values) if v is not None and v is not _UNSET]
+            values = self.raw(path) if idx is None else column(parents, path[-1])
+            cut = _PRESENT(values, _UNSET) if _PRESENT is not None else present_py(values)
+            if cut is not None:
+                keep, values = cut
                 idx = keep if idx is None else [idx[k] for k in keep]
-                values = [values[k] for k in keep]
             got = self._present[path] = (idx, values)
         return got
+
+
+def column(objs: list[Any], name: str) -> list[Any]:
+    """The field `name` of every object (`column_py`, compiled where it was built:
+    `compiled`, `_walk.c`)."""
+    return _COLUMN(objs, name) if _COLUMN is not None else column_py(objs, name)
+
+
+def column_py(objs: list[Any], name: str) -> list[Any]:
+    return list(map(_attr(name), objs))
+
+
+def present_py(values: list[Any]) -> tuple[list[int], list[Any]] | None:
+    """None when every value is set (not UNSET, not None), else the indices of those that
+    are, and their values."""
+    if _UNSET in values or None in values:
+        keep = [k for k, v in enumerate(values) if v is not None and v is not _UNSET]
+        return keep, [values[k] for k in keep]
+    return None
 
 
 _ATTRS: dict[str, Callable[[Any], Any]] = {}

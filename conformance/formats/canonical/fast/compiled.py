@@ -1,7 +1,8 @@
 """The fast path's compiled loops (`_walk.c`), when they can be used: the batch loop of the
 one-message rules (`walk`, of `mirror._walk_py`), the raw values' proof (`opaque_ok`, of
-`blocks.OpaqueCheck.ok`) and the pairing of a batch's tool blocks (`pair_tools`, of
-`sessions.pair_tools`).
+`blocks.OpaqueCheck.ok`), the pairing of a batch's tool blocks (`pair_tools`, of
+`sessions.pair_tools`) and the columns of a batch (`column` and `present`, of
+`batch.column_py` and `batch.present_py`).
 
 `hatch_build.py` builds it at install where a C compiler is found (an editable install
 puts it beside its source, a wheel carries it); everywhere else the same loops in Python
