@@ -302,6 +302,34 @@ def test_request_round_trip_keeps_provider_fields():
     assert back["messages"][3] == {"role": "user", "content": [{"type": "text", "text": "and?"}]}
 
 
+def test_a_server_tool_listed_first_renders_back_first():
+    """The tool search docs (platform.claude.com, "Tool search tool") list the search tool in
+    `tools` beside the caller's deferred tools; `tools` is the caller's array, so a request
+    that lists the server tool before its own tools reads and renders back in that order."""
+    a = AnthropicAdapter()
+    body = {
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 64,
+        "messages": [{"role": "user", "content": "Weather in Tokyo?"}],
+        "tools": [
+            {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"},
+            {
+                "name": "get_weather",
+                "description": "Weather",
+                "input_schema": {"type": "object"},
+                "defer_loading": True,
+            },
+            {"type": "web_search_20250305", "name": "web_search"},
+            {"name": "get_time", "description": "Time", "input_schema": {"type": "object"}},
+        ],
+    }
+    parsed = a.from_wire_request(body)
+    assert a.to_wire(parsed.messages, parsed.tools, parsed.options).body["tools"] == body["tools"]
+    # a layout that no longer fits the tools (one dropped) renders defined tools first
+    back = a.to_wire(parsed.messages, parsed.tools[:1], parsed.options).body["tools"]
+    assert [t["name"] for t in back] == ["get_weather", "tool_search_tool_bm25", "web_search"]
+
+
 def test_estimate_counts_tools_and_images():
     a = AnthropicAdapter()
     msgs, tools = conversation("anthropic")

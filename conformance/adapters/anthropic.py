@@ -39,8 +39,10 @@ from ._shared import (
     header,
     json_object,
     json_value,
+    lay_out_tools,
     stop_reason,
     tool_extra,
+    tool_layout,
 )
 from .base import (
     AdapterError,
@@ -130,7 +132,11 @@ class AnthropicAdapter(UrlMediaMemory, CancellableStreams, BaseAdapter):
         if system is not None:
             body["system"] = system
         body["messages"] = self.messages_to_wire(messages)
-        wire_tools = [self.tool_to_wire(t, options) for t in tools] + [dict(t) for t in options.provider_tools]
+        wire_tools = lay_out_tools(
+            [self.tool_to_wire(t, options) for t in tools],
+            [dict(t) for t in options.provider_tools],
+            options.provider_raw.get(self.name) or {},
+        )
         if wire_tools:
             body["tools"] = wire_tools
         if options.stop_sequences:
@@ -529,8 +535,10 @@ class AnthropicAdapter(UrlMediaMemory, CancellableStreams, BaseAdapter):
         tools: list[ToolDefinition] = []
         native: list[Mapping[str, Any]] = []
         tool_extras: dict[str, Any] = {}
+        slots: list[str] = []
         for t in body.get("tools", []) or []:
-            if "input_schema" in t and t.get("type") in (None, "custom"):
+            slots.append("s" if "input_schema" in t and t.get("type") in (None, "custom") else "n")
+            if slots[-1] == "s":
                 tools.append(
                     {
                         "name": t["name"],
@@ -546,6 +554,9 @@ class AnthropicAdapter(UrlMediaMemory, CancellableStreams, BaseAdapter):
                 native.append(t)
         if tool_extras:
             opt_raw["tool_extras"] = tool_extras
+        layout = tool_layout(slots)
+        if layout is not None:
+            opt_raw["tool_layout"] = layout
         known = {
             "model",
             "max_tokens",
