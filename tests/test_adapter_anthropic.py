@@ -355,6 +355,36 @@ def test_the_hidden_tool_prompt_is_the_models_own():
     assert a.estimate_input_tokens(msgs, [], model="claude-3-opus-20240229") == a.estimate_input_tokens(msgs, [])
 
 
+def test_a_forced_tool_choice_has_its_own_hidden_prompt():
+    """docs.anthropic.com "Tool use pricing and tokens": the tool-use system prompt is 530
+    tokens for Claude 3 Opus with tool_choice `auto` and 281 with `any` or `tool` (Sonnet 159
+    and 235, Haiku 264 and 340). The estimate follows the request's tool_choice, and the suite
+    passes it from the recorded request (estimate_of reads it from the request's options)."""
+    from conformance.suite.checks.common import estimate_of
+
+    a = AnthropicAdapter()
+    msgs, tools = conversation("anthropic")
+    opus = "claude-3-opus-20240229"
+
+    def est(model: str, choice: object) -> int:
+        return a.estimate_input_tokens(msgs, tools, model=model, tool_choice=choice)
+
+    auto = a.estimate_input_tokens(msgs, tools, model=opus)
+    assert est(opus, {"type": "auto"}) == est(opus, None) == auto
+    assert auto - est(opus, {"type": "any"}) == auto - est(opus, {"type": "tool", "name": "t"}) == 530 - 281
+    assert est("claude-3-sonnet-20240229", {"type": "any"}) - est("claude-3-sonnet-20240229", None) == 235 - 159
+    assert est("claude-3-haiku-20240307", {"type": "any"}) - est("claude-3-haiku-20240307", None) == 340 - 264
+    assert est("claude-sonnet-4-5", {"type": "any"}) == est("claude-sonnet-4-5", None)  # no documented row here
+    body = {
+        "model": opus,
+        "max_tokens": 64,
+        "messages": [{"role": "user", "content": "Sum 1 and 2."}],
+        "tools": [{"name": "plus", "description": "", "input_schema": {"type": "object"}}],
+    }
+    free = estimate_of(a, a.from_wire_request(body))
+    assert free - estimate_of(a, a.from_wire_request({**body, "tool_choice": {"type": "any"}})) == 530 - 281
+
+
 # -- the project's own cassettes (hand-written from Anthropic's documented examples) -----------
 
 from pathlib import Path  # noqa: E402

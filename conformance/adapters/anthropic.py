@@ -611,13 +611,28 @@ class AnthropicAdapter(UrlMediaMemory, CancellableStreams, BaseAdapter):
         ("claude-3-5-haiku", 264),
     )
     TOOL_PROMPT_DEFAULT = 390
+    # the same table's `any` / `tool` rows (a request that forces a tool call): Claude 3 Opus
+    # 281 tokens, Claude 3 Sonnet 235, Claude 3 Haiku 340, Claude Haiku 3.5 340
+    _TOOL_PROMPTS_FORCED: ClassVar[tuple[tuple[str, int], ...]] = (
+        ("claude-3-opus", 281),
+        ("claude-3-sonnet", 235),
+        ("claude-3-haiku", 340),
+        ("claude-3-5-haiku", 340),
+    )
 
     def estimate_input_tokens(
-        self, messages: list[Message], tools: list[ToolDefinition], *, model: str | None = None
+        self,
+        messages: list[Message],
+        tools: list[ToolDefinition],
+        *,
+        model: str | None = None,
+        tool_choice: Any = None,
     ) -> int:
         """Heuristic (see conformance.adapters.estimate). Images: (w*h)/750 after the API's
         resize to a 1568 px long edge; tools add the hidden tool-use system prompt, its size
-        the model's (`TOOL_PROMPTS`, when `model` is given: the suite passes the request's)."""
+        the model's (`TOOL_PROMPTS`, when `model` is given: the suite passes the request's)
+        and the request's `tool_choice`'s (`any` and `tool` have their own sizes, when given:
+        the suite passes the request's)."""
         n = 0
         last_assistant = max((i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=-1)
         for i, m in enumerate(messages):
@@ -629,7 +644,10 @@ class AnthropicAdapter(UrlMediaMemory, CancellableStreams, BaseAdapter):
                 n += self._block_tokens(b)
         if tools:
             name = (model or "").lower()
+            forced = isinstance(tool_choice, Mapping) and tool_choice.get("type") in ("any", "tool")
+            table = self._TOOL_PROMPTS_FORCED if forced else self.TOOL_PROMPTS
             prompt = next((c for family, c in self.TOOL_PROMPTS if family in name), self.TOOL_PROMPT_DEFAULT)
+            prompt = next((c for family, c in table if family in name), prompt)
             n += prompt + sum(json_tokens({k: t[k] for k in ("name", "description", "input_schema")}) for t in tools)
         return n
 
