@@ -38,6 +38,7 @@ from conformance.adapters.base import (
     is_canonical_tool_id,
     message_from_stream,
 )
+from conformance.adapters.estimate import text_tokens
 from conformance.adapters.gemini import GeminiAdapter
 from conformance.core.findings import Severity
 from conformance.formats.canonical.memory import validate_messages
@@ -597,6 +598,30 @@ def test_thought_signature_cost_depends_on_the_model() -> None:
     )
     for model in (None, "gemini:gemini-3-pro-preview", "gemini-2.5-flash"):
         assert a.estimate_input_tokens(signed, [], model=model) == a.estimate_input_tokens(bare, []) + 100, model
+
+
+def test_a_thought_summary_sent_back_unsigned_is_read() -> None:
+    """A `thought: true` part sent back with no `thoughtSignature` in its turn is counted as
+    text (Mirascope's gemini-2.5-flash recording counts a 2049-character summary); beside a
+    signature the signature stands for the thoughts and the summary is not counted
+    (pydantic-ai's gemini-3-pro-preview recording)."""
+    a = GeminiAdapter()
+    summary = "**Counting primes** I list the primes below 400 and look for 79 in each."
+
+    def turn(*thinking: dict[str, object]) -> list[dict[str, object]]:
+        return [
+            {"role": "user", "content": [{"type": "text", "text": "How many?"}]},
+            {"role": "assistant", "content": [*thinking, {"type": "text", "text": "3"}]},
+        ]
+
+    plain = a.estimate_input_tokens(turn(), [], model="gemini-2.5-flash")
+    unsigned = turn({"type": "thinking", "text": summary, "signature": None})
+    assert a.estimate_input_tokens(unsigned, [], model="gemini-2.5-flash") == plain + text_tokens(summary)
+    signed = turn(
+        {"type": "thinking", "text": summary, "signature": None},
+        {"type": "thinking", "text": "", "signature": "A" * 800},
+    )
+    assert a.estimate_input_tokens(signed, [], model="gemini-2.5-pro") == plain
 
 
 def test_retry_recording_is_estimated_with_its_models_counting(samples: Path) -> None:

@@ -766,8 +766,15 @@ class GeminiAdapter(CancellableStreams, BaseAdapter):
         What the recordings show: about one token of framing per content; a function
         declaration costs about 6 tokens plus 3/5 of its JSON on Gemini 2.5 and 3, and 2
         plus 1/4 on Gemini 2.0 (`DECLARATIONS_CHEAP`; without a model the 2.5/3 rule, the
-        costlier); thought-summary text sent
-        back is not counted. Images cost 258 tokens per 768 px tile (one tile when both
+        costlier). Thought-summary text sent back (a `thought: true` part) is not counted
+        when its turn sends a `thoughtSignature` too, and is counted as text when the turn
+        sends none: in pydantic-ai's test_google_model_thinking_part (gemini-3-pro-preview,
+        a 2238-character summary beside a text part signed with 5180 characters) the count
+        (1280) fits the signature and not the summary; in Mirascope's
+        call_with_thinking_true/google/sync.yaml#1 (gemini-2.5-flash, a 2049-character
+        summary and no signature) promptTokenCount is 935 for a request whose other parts
+        are some 50 tokens, so the summary was read. (The two differ in model as well; the
+        thought-signatures page says nothing on billing; this follows the recordings.) Images cost 258 tokens per 768 px tile (one tile when both
         sides are <= 384 px), per the image understanding docs; an image of unknown size
         (a URL) counts 4 tiles.
 
@@ -788,8 +795,12 @@ class GeminiAdapter(CancellableStreams, BaseAdapter):
         n = 0
         for m in messages:
             n += 1
-            for b in m.get("content", []):
+            blocks = m.get("content", [])
+            signed = any(b.get("type") == "thinking" and b.get("signature") for b in blocks)
+            for b in blocks:
                 n += self._block_tokens(b, signature_chars_per_token)
+                if b.get("type") == "thinking" and not signed:
+                    n += text_tokens(b.get("text") or "")  # a summary with no signature is read
         # per tool: (fixed, numerator, denominator) of its declaration's JSON tokens
         fixed, num, den = (2, 1, 4) if wire_model.startswith(DECLARATIONS_CHEAP) else (6, 3, 5)
         if tools:
