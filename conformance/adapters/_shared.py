@@ -149,23 +149,27 @@ def function_tool_from_wire(fn: Mapping[str, Any]) -> tuple[ToolDefinition, dict
 
 def function_tools_from_wire(
     items: Iterable[Any],
-) -> tuple[list[ToolDefinition], list[Mapping[str, Any]], dict[str, Any]]:
+) -> tuple[list[ToolDefinition], list[Mapping[str, Any]], dict[str, Any], list[str] | None]:
     """A request's `tools` list of Chat Completions or Ollama: each function tool as a
-    canonical definition, every other kind kept as it is (a provider tool), and each
-    function's other members by name (the `tool_extras` that render it back)."""
+    canonical definition, every other kind kept as it is (a provider tool), each
+    function's other members by name (the `tool_extras` that render it back), and the
+    list's order when it is not functions first (`tool_layout`)."""
     tools: list[ToolDefinition] = []
     native: list[Mapping[str, Any]] = []
     tool_extras: dict[str, Any] = {}
+    slots: list[str] = []
     for t in items:
         fn = t.get("function") if isinstance(t, dict) and t.get("type") == "function" else None
         if isinstance(fn, dict) and "name" in fn:
             tool, extra = function_tool_from_wire(fn)
             tools.append(tool)
+            slots.append("s")
             if extra:
                 tool_extras[fn["name"]] = extra
         else:
             native.append(t)
-    return tools, native, tool_extras
+            slots.append("n")
+    return tools, native, tool_extras, tool_layout(slots)
 
 
 # -- URL images ----------------------------------------------------------------------------
