@@ -925,3 +925,27 @@ def test_a_call_left_open_at_the_end_of_the_stream_is_an_error() -> None:
     )
     with pytest.raises(WireFormatError, match="willContinue"):
         list(GeminiAdapter().stream_response([(body + "\n\n").encode()], ctx()))
+
+
+def test_tools_render_back_in_the_recorded_tool_objects_and_order() -> None:
+    """generateContent `tools` is "A list of Tools the Model may use to generate the next
+    response", each Tool with its own `functionDeclarations`: a request that gives every
+    function its own Tool, or lists googleSearch first, renders back so, not as one Tool of
+    all the declarations followed by the native tools."""
+    a = GeminiAdapter()
+    url = "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:generateContent"
+
+    def decl(name: str) -> dict[str, Any]:
+        return {"name": name, "description": "d", "parameters": {"type": "object"}}
+
+    for tools in (
+        [{"functionDeclarations": [decl("a")]}, {"functionDeclarations": [decl("b")]}],
+        [{"googleSearch": {}}, {"functionDeclarations": [decl("a"), decl("b")]}],
+    ):
+        body = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}], "tools": tools}
+        parsed = a.from_wire_request(body, url=url)
+        assert a.to_wire(parsed.messages, parsed.tools, parsed.options).body["tools"] == tools
+    # the default layout (one Tool first) records nothing
+    body = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}], "tools": [{"functionDeclarations": [decl("a")]}]}
+    extras = a.from_wire_request(body, url=url).options.provider_raw["gemini"]["tool_extras"]
+    assert "_tool_layout" not in extras

@@ -231,8 +231,7 @@ class GeminiAdapter(CancellableStreams, BaseAdapter):
             body["systemInstruction"] = system
         decls = [self.tool_to_wire(t, raw) for t in tools]
         dkey = (raw.get("tool_extras") or {}).get("_declarations_key", "functionDeclarations")
-        wire_tools: list[Any] = [{dkey: decls}] if decls else []
-        wire_tools += [dict(t) for t in options.provider_tools]
+        wire_tools = _tools_laid_out(decls, [dict(t) for t in options.provider_tools], dkey, raw)
         if len(wire_tools) == 1 and raw.get("tools_object"):
             body["tools"] = wire_tools[0]  # recorded as one object, which the API also accepts
         elif wire_tools:
@@ -725,11 +724,14 @@ class GeminiAdapter(CancellableStreams, BaseAdapter):
         tools: list[ToolDefinition] = []
         native: list[Mapping[str, Any]] = []
         extras: dict[str, Any] = {}
+        layout: list[int | str] = []  # per Tool: its declarations' count, or "n" for a native tool
         for t in [wire] if isinstance(wire, dict) else wire or []:
             dkey, decls = field(t, "functionDeclarations") if isinstance(t, dict) else ("", None)
             if not isinstance(decls, list) or len(t) != 1:
                 native.append(t)
+                layout.append("n")
                 continue
+            layout.append(len(decls))
             if dkey != "functionDeclarations":
                 extras["_declarations_key"] = dkey
             for d in decls:
@@ -752,6 +754,10 @@ class GeminiAdapter(CancellableStreams, BaseAdapter):
                     extra["description"] = d.get("description")
                 if extra:
                     extras[d["name"]] = extra
+        if layout != ([len(tools)] if tools else []) + ["n"] * len(native):
+            # `tools` ("A list of Tools the Model may use") holds the declarations in as many
+            # Tool objects as the request used, in its order; rendering back keeps both
+            extras["_tool_layout"] = layout
         return tools, native, extras
 
     # -- estimates ------------------------------------------------------------------------
@@ -1370,3 +1376,24 @@ def _json_array(chunks: Iterable[bytes]) -> Iterator[tuple[int, Any]]:
 
 
 _message = request_message  # the shared reader-side constructor (base.request_message)
+
+
+def _tools_laid_out(decls: list[Any], native: list[Any], dkey: str, raw: Mapping[str, Any]) -> list[Any]:
+    """The request's `tools`: the declarations in the Tool objects and order the recorded
+    request used (`tool_extras["_tool_layout"]`, a declaration count per Tool or "n" for a
+    native one), else one Tool holding them all, then the native tools; a layout that no
+    longer fits the tools is not used."""
+    found = (raw.get("tool_extras") or {}).get("_tool_layout")
+    layout: list[Any] = found if isinstance(found, list) else []
+    fits = bool(layout) and all(isinstance(x, int) or x == "n" for x in layout)
+    if not fits or sum(x for x in layout if isinstance(x, int)) != len(decls) or layout.count("n") != len(native):
+        return ([{dkey: decls}] if decls else []) + native
+    out: list[Any] = []
+    d_at, n_iter = 0, iter(native)
+    for slot in layout:
+        if slot == "n":
+            out.append(next(n_iter))
+        else:
+            out.append({dkey: decls[d_at : d_at + slot]})
+            d_at += slot
+    return out
