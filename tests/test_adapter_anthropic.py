@@ -302,6 +302,34 @@ def test_request_round_trip_keeps_provider_fields():
     assert back["messages"][3] == {"role": "user", "content": [{"type": "text", "text": "and?"}]}
 
 
+def test_a_server_tool_listed_first_renders_back_first():
+    """The tool search docs (platform.claude.com, "Tool search tool") list the search tool in
+    `tools` beside the caller's deferred tools; `tools` is the caller's array, so a request
+    that lists the server tool before its own tools reads and renders back in that order."""
+    a = AnthropicAdapter()
+    body = {
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 64,
+        "messages": [{"role": "user", "content": "Weather in Tokyo?"}],
+        "tools": [
+            {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"},
+            {
+                "name": "get_weather",
+                "description": "Weather",
+                "input_schema": {"type": "object"},
+                "defer_loading": True,
+            },
+            {"type": "web_search_20250305", "name": "web_search"},
+            {"name": "get_time", "description": "Time", "input_schema": {"type": "object"}},
+        ],
+    }
+    parsed = a.from_wire_request(body)
+    assert a.to_wire(parsed.messages, parsed.tools, parsed.options).body["tools"] == body["tools"]
+    # a layout that no longer fits the tools (one dropped) renders defined tools first
+    back = a.to_wire(parsed.messages, parsed.tools[:1], parsed.options).body["tools"]
+    assert [t["name"] for t in back] == ["get_weather", "tool_search_tool_bm25", "web_search"]
+
+
 def test_estimate_counts_tools_and_images():
     a = AnthropicAdapter()
     msgs, tools = conversation("anthropic")
@@ -325,6 +353,36 @@ def test_the_hidden_tool_prompt_is_the_models_own():
     assert est("claude-3-5-haiku-20241022") == est("claude-3-haiku-20240307")
     assert est(None) == a.estimate_input_tokens(msgs, tools) == est("claude-sonnet-4-5")
     assert a.estimate_input_tokens(msgs, [], model="claude-3-opus-20240229") == a.estimate_input_tokens(msgs, [])
+
+
+def test_a_forced_tool_choice_has_its_own_hidden_prompt():
+    """docs.anthropic.com "Tool use pricing and tokens": the tool-use system prompt is 530
+    tokens for Claude 3 Opus with tool_choice `auto` and 281 with `any` or `tool` (Sonnet 159
+    and 235, Haiku 264 and 340). The estimate follows the request's tool_choice, and the suite
+    passes it from the recorded request (estimate_of reads it from the request's options)."""
+    from conformance.suite.checks.common import estimate_of
+
+    a = AnthropicAdapter()
+    msgs, tools = conversation("anthropic")
+    opus = "claude-3-opus-20240229"
+
+    def est(model: str, choice: object) -> int:
+        return a.estimate_input_tokens(msgs, tools, model=model, tool_choice=choice)
+
+    auto = a.estimate_input_tokens(msgs, tools, model=opus)
+    assert est(opus, {"type": "auto"}) == est(opus, None) == auto
+    assert auto - est(opus, {"type": "any"}) == auto - est(opus, {"type": "tool", "name": "t"}) == 530 - 281
+    assert est("claude-3-sonnet-20240229", {"type": "any"}) - est("claude-3-sonnet-20240229", None) == 235 - 159
+    assert est("claude-3-haiku-20240307", {"type": "any"}) - est("claude-3-haiku-20240307", None) == 340 - 264
+    assert est("claude-sonnet-4-5", {"type": "any"}) == est("claude-sonnet-4-5", None)  # no documented row here
+    body = {
+        "model": opus,
+        "max_tokens": 64,
+        "messages": [{"role": "user", "content": "Sum 1 and 2."}],
+        "tools": [{"name": "plus", "description": "", "input_schema": {"type": "object"}}],
+    }
+    free = estimate_of(a, a.from_wire_request(body))
+    assert free - estimate_of(a, a.from_wire_request({**body, "tool_choice": {"type": "any"}})) == 530 - 281
 
 
 # -- the project's own cassettes (hand-written from Anthropic's documented examples) -----------

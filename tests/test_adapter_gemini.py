@@ -38,6 +38,7 @@ from conformance.adapters.base import (
     is_canonical_tool_id,
     message_from_stream,
 )
+from conformance.adapters.estimate import text_tokens
 from conformance.adapters.gemini import GeminiAdapter
 from conformance.core.findings import Severity
 from conformance.formats.canonical.memory import validate_messages
@@ -599,6 +600,30 @@ def test_thought_signature_cost_depends_on_the_model() -> None:
         assert a.estimate_input_tokens(signed, [], model=model) == a.estimate_input_tokens(bare, []) + 100, model
 
 
+def test_a_thought_summary_sent_back_unsigned_is_read() -> None:
+    """A `thought: true` part sent back with no `thoughtSignature` in its turn is counted as
+    text (Mirascope's gemini-2.5-flash recording counts a 2049-character summary); beside a
+    signature the signature stands for the thoughts and the summary is not counted
+    (pydantic-ai's gemini-3-pro-preview recording)."""
+    a = GeminiAdapter()
+    summary = "**Counting primes** I list the primes below 400 and look for 79 in each."
+
+    def turn(*thinking: dict[str, object]) -> list[dict[str, object]]:
+        return [
+            {"role": "user", "content": [{"type": "text", "text": "How many?"}]},
+            {"role": "assistant", "content": [*thinking, {"type": "text", "text": "3"}]},
+        ]
+
+    plain = a.estimate_input_tokens(turn(), [], model="gemini-2.5-flash")
+    unsigned = turn({"type": "thinking", "text": summary, "signature": None})
+    assert a.estimate_input_tokens(unsigned, [], model="gemini-2.5-flash") == plain + text_tokens(summary)
+    signed = turn(
+        {"type": "thinking", "text": summary, "signature": None},
+        {"type": "thinking", "text": "", "signature": "A" * 800},
+    )
+    assert a.estimate_input_tokens(signed, [], model="gemini-2.5-pro") == plain
+
+
 def test_retry_recording_is_estimated_with_its_models_counting(samples: Path) -> None:
     """pydantic-ai's test_google_model_retry (gemini-2.5-pro, signatures of 716 and 1156
     characters sent back): promptTokenCount 109 and 142. Told the model (from the URL) the
@@ -900,3 +925,27 @@ def test_a_call_left_open_at_the_end_of_the_stream_is_an_error() -> None:
     )
     with pytest.raises(WireFormatError, match="willContinue"):
         list(GeminiAdapter().stream_response([(body + "\n\n").encode()], ctx()))
+
+
+def test_tools_render_back_in_the_recorded_tool_objects_and_order() -> None:
+    """generateContent `tools` is "A list of Tools the Model may use to generate the next
+    response", each Tool with its own `functionDeclarations`: a request that gives every
+    function its own Tool, or lists googleSearch first, renders back so, not as one Tool of
+    all the declarations followed by the native tools."""
+    a = GeminiAdapter()
+    url = "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:generateContent"
+
+    def decl(name: str) -> dict[str, Any]:
+        return {"name": name, "description": "d", "parameters": {"type": "object"}}
+
+    for tools in (
+        [{"functionDeclarations": [decl("a")]}, {"functionDeclarations": [decl("b")]}],
+        [{"googleSearch": {}}, {"functionDeclarations": [decl("a"), decl("b")]}],
+    ):
+        body = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}], "tools": tools}
+        parsed = a.from_wire_request(body, url=url)
+        assert a.to_wire(parsed.messages, parsed.tools, parsed.options).body["tools"] == tools
+    # the default layout (one Tool first) records nothing
+    body = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}], "tools": [{"functionDeclarations": [decl("a")]}]}
+    extras = a.from_wire_request(body, url=url).options.provider_raw["gemini"]["tool_extras"]
+    assert "_tool_layout" not in extras

@@ -769,3 +769,18 @@ def test_a_gpt_5_reasoning_model_offered_tools_counts_the_hidden_preamble():
     assert a.estimate_input_tokens(msgs, tools, model="openai:gpt-4.1-nano") == bare
     assert a.estimate_input_tokens(msgs, tools, model="gpt-5-chat-latest") == bare
     assert a.estimate_input_tokens(msgs, [], model="openai:gpt-5") == a.estimate_input_tokens(msgs, [])
+
+
+def test_a_custom_tool_listed_first_renders_back_first() -> None:
+    """Chat Completions `tools` lists function and custom tools (`{"type": "custom",
+    "custom": {"name": ...}}`) in the caller's order; a custom tool listed first renders
+    back first, not after the function tools."""
+    a = OpenAIChatAdapter()
+    fn = {"type": "function", "function": {"name": "get_time", "description": "Time", "parameters": {"type": "object"}}}
+    body = {
+        "model": "gpt-5",
+        "messages": [{"role": "user", "content": "Run it."}],
+        "tools": [{"type": "custom", "custom": {"name": "code_exec"}}, fn],
+    }
+    parsed = OpenAIChatAdapter().from_wire_request(body)
+    assert a.to_wire(parsed.messages, parsed.tools, parsed.options).body["tools"] == body["tools"]

@@ -1273,3 +1273,14 @@ def test_a_call_the_token_limit_left_incomplete_reads_with_empty_input_and_a_war
         assert [b["input"] for b in content] == [{"location": "Paris, France"}, {}]
     warned = [r for r in caplog.records if getattr(r, "event", None) == "tool_input_cut"]
     assert warned and all(r.value == '{"location":"Bogot' for r in warned)
+
+
+def test_a_hosted_tool_listed_first_renders_back_first() -> None:
+    """Responses `tools` ("An array of tools the model may call") is the caller's array: a
+    request listing the hosted web search tool (`{"type": "web_search"}`) before its
+    function tools reads and renders back in that order, not functions first."""
+    a = OpenAIResponsesAdapter()
+    fn = {"type": "function", "name": "get_time", "description": "Time", "parameters": {"type": "object"}}
+    body = {"model": "gpt-4o", "input": "Weather in Tokyo?", "tools": [{"type": "web_search"}, fn]}
+    parsed = a.from_wire_request(body)
+    assert a.to_wire(parsed.messages, parsed.tools, parsed.options).body["tools"] == body["tools"]

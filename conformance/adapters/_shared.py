@@ -102,6 +102,27 @@ def tool_extra(raw: Mapping[str, Any], name: str) -> Any:
     return (raw.get("tool_extras") or {}).get(name, {})
 
 
+def tool_layout(slots: list[str]) -> list[str] | None:
+    """A recorded request's tool order as slots, "s" for a tool canonical defines and "n"
+    for a provider-native one (`provider_tools`), kept in `provider_raw[adapter]
+    ["tool_layout"]` only when it is not the order rendering gives by default (defined tools
+    first): a request may list a server tool before its own tools, and the tools array is
+    the request's, in the order the caller gave it."""
+    return None if slots == sorted(slots, key=lambda s: s != "s") else slots
+
+
+def lay_out_tools(defined: list[WireBody], native: list[WireBody], raw: Mapping[str, Any]) -> list[WireBody]:
+    """The wire tools in the recorded order (`tool_layout`), else defined tools then native
+    ones; a layout that no longer fits the tools (one added or dropped) is not used."""
+    layout = raw.get("tool_layout")
+    if not isinstance(layout, list) or len(layout) != len(defined) + len(native):
+        return defined + native
+    if layout.count("s") != len(defined):
+        return defined + native
+    d_iter, n_iter = iter(defined), iter(native)
+    return [next(d_iter) if slot == "s" else next(n_iter) for slot in layout]
+
+
 def function_tool(tool: ToolDefinition, extra: Mapping[str, Any]) -> WireBody:
     """A canonical tool as a function tool of Chat Completions and Ollama (`{"type":
     "function", "function": {name, description, parameters}}`), with its recorded extras."""
@@ -128,23 +149,27 @@ def function_tool_from_wire(fn: Mapping[str, Any]) -> tuple[ToolDefinition, dict
 
 def function_tools_from_wire(
     items: Iterable[Any],
-) -> tuple[list[ToolDefinition], list[Mapping[str, Any]], dict[str, Any]]:
+) -> tuple[list[ToolDefinition], list[Mapping[str, Any]], dict[str, Any], list[str] | None]:
     """A request's `tools` list of Chat Completions or Ollama: each function tool as a
-    canonical definition, every other kind kept as it is (a provider tool), and each
-    function's other members by name (the `tool_extras` that render it back)."""
+    canonical definition, every other kind kept as it is (a provider tool), each
+    function's other members by name (the `tool_extras` that render it back), and the
+    list's order when it is not functions first (`tool_layout`)."""
     tools: list[ToolDefinition] = []
     native: list[Mapping[str, Any]] = []
     tool_extras: dict[str, Any] = {}
+    slots: list[str] = []
     for t in items:
         fn = t.get("function") if isinstance(t, dict) and t.get("type") == "function" else None
         if isinstance(fn, dict) and "name" in fn:
             tool, extra = function_tool_from_wire(fn)
             tools.append(tool)
+            slots.append("s")
             if extra:
                 tool_extras[fn["name"]] = extra
         else:
             native.append(t)
-    return tools, native, tool_extras
+            slots.append("n")
+    return tools, native, tool_extras, tool_layout(slots)
 
 
 # -- URL images ----------------------------------------------------------------------------

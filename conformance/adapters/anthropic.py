@@ -39,8 +39,10 @@ from ._shared import (
     header,
     json_object,
     json_value,
+    lay_out_tools,
     stop_reason,
     tool_extra,
+    tool_layout,
 )
 from .base import (
     AdapterError,
@@ -130,7 +132,11 @@ class AnthropicAdapter(UrlMediaMemory, CancellableStreams, BaseAdapter):
         if system is not None:
             body["system"] = system
         body["messages"] = self.messages_to_wire(messages)
-        wire_tools = [self.tool_to_wire(t, options) for t in tools] + [dict(t) for t in options.provider_tools]
+        wire_tools = lay_out_tools(
+            [self.tool_to_wire(t, options) for t in tools],
+            [dict(t) for t in options.provider_tools],
+            options.provider_raw.get(self.name) or {},
+        )
         if wire_tools:
             body["tools"] = wire_tools
         if options.stop_sequences:
@@ -529,8 +535,10 @@ class AnthropicAdapter(UrlMediaMemory, CancellableStreams, BaseAdapter):
         tools: list[ToolDefinition] = []
         native: list[Mapping[str, Any]] = []
         tool_extras: dict[str, Any] = {}
+        slots: list[str] = []
         for t in body.get("tools", []) or []:
-            if "input_schema" in t and t.get("type") in (None, "custom"):
+            slots.append("s" if "input_schema" in t and t.get("type") in (None, "custom") else "n")
+            if slots[-1] == "s":
                 tools.append(
                     {
                         "name": t["name"],
@@ -546,6 +554,9 @@ class AnthropicAdapter(UrlMediaMemory, CancellableStreams, BaseAdapter):
                 native.append(t)
         if tool_extras:
             opt_raw["tool_extras"] = tool_extras
+        layout = tool_layout(slots)
+        if layout is not None:
+            opt_raw["tool_layout"] = layout
         known = {
             "model",
             "max_tokens",
@@ -600,13 +611,28 @@ class AnthropicAdapter(UrlMediaMemory, CancellableStreams, BaseAdapter):
         ("claude-3-5-haiku", 264),
     )
     TOOL_PROMPT_DEFAULT = 390
+    # the same table's `any` / `tool` rows (a request that forces a tool call): Claude 3 Opus
+    # 281 tokens, Claude 3 Sonnet 235, Claude 3 Haiku 340, Claude Haiku 3.5 340
+    _TOOL_PROMPTS_FORCED: ClassVar[tuple[tuple[str, int], ...]] = (
+        ("claude-3-opus", 281),
+        ("claude-3-sonnet", 235),
+        ("claude-3-haiku", 340),
+        ("claude-3-5-haiku", 340),
+    )
 
     def estimate_input_tokens(
-        self, messages: list[Message], tools: list[ToolDefinition], *, model: str | None = None
+        self,
+        messages: list[Message],
+        tools: list[ToolDefinition],
+        *,
+        model: str | None = None,
+        tool_choice: Any = None,
     ) -> int:
         """Heuristic (see conformance.adapters.estimate). Images: (w*h)/750 after the API's
         resize to a 1568 px long edge; tools add the hidden tool-use system prompt, its size
-        the model's (`TOOL_PROMPTS`, when `model` is given: the suite passes the request's)."""
+        the model's (`TOOL_PROMPTS`, when `model` is given: the suite passes the request's)
+        and the request's `tool_choice`'s (`any` and `tool` have their own sizes, when given:
+        the suite passes the request's)."""
         n = 0
         last_assistant = max((i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=-1)
         for i, m in enumerate(messages):
@@ -618,7 +644,10 @@ class AnthropicAdapter(UrlMediaMemory, CancellableStreams, BaseAdapter):
                 n += self._block_tokens(b)
         if tools:
             name = (model or "").lower()
+            forced = isinstance(tool_choice, Mapping) and tool_choice.get("type") in ("any", "tool")
+            table = self._TOOL_PROMPTS_FORCED if forced else self.TOOL_PROMPTS
             prompt = next((c for family, c in self.TOOL_PROMPTS if family in name), self.TOOL_PROMPT_DEFAULT)
+            prompt = next((c for family, c in table if family in name), prompt)
             n += prompt + sum(json_tokens({k: t[k] for k in ("name", "description", "input_schema")}) for t in tools)
         return n
 

@@ -46,7 +46,16 @@ from urllib.parse import quote
 from ..wire.bedrock import BEDROCK_CONVERSE, EXCEPTION_HINTS, IMAGE_FORMATS, is_streaming, model_of
 from ..wire.openai_chat import parse_data_url
 from . import overrides
-from ._shared import StreamState, finish_error, header, json_object, stop_reason, tool_extra
+from ._shared import (
+    StreamState,
+    finish_error,
+    header,
+    json_object,
+    lay_out_tools,
+    stop_reason,
+    tool_extra,
+    tool_layout,
+)
 from .anthropic import AnthropicAdapter
 from .base import (
     AdapterError,
@@ -171,12 +180,7 @@ class BedrockAdapter(CancellableStreams, BaseAdapter):
         tool_config: dict[str, Any] = dict(extra.pop("toolConfig", None) or {})
         specs = [self.tool_to_wire(t, raw) for t in tools]
         natives = [dict(t) for t in options.provider_tools]
-        layout = raw.get("tool_layout")
-        if isinstance(layout, list) and len(layout) == len(specs) + len(natives):
-            s_iter, n_iter = iter(specs), iter(natives)
-            wire_tools = [next(s_iter) if slot == "s" else next(n_iter) for slot in layout]
-        else:
-            wire_tools = specs + natives
+        wire_tools = lay_out_tools(specs, natives, raw)
         if wire_tools:
             tool_config["tools"] = wire_tools
             body["toolConfig"] = tool_config
@@ -665,8 +669,7 @@ class BedrockAdapter(CancellableStreams, BaseAdapter):
                 continue
             native.append(t)
             layout.append("n")
-        ordered = layout == sorted(layout, key=lambda s: s != "s")
-        return tools, native, extras, None if ordered else layout
+        return tools, native, extras, tool_layout(layout)
 
     # -- estimates ------------------------------------------------------------------------
 

@@ -124,12 +124,19 @@ def openai_image_tokens(block: Mapping[str, Any]) -> int:
     return 85 + 170 * tiles
 
 
-def estimate_for_model(adapter: Any, messages: list[Any], tools: list[Any], model: str | None) -> int:
+def estimate_for_model(
+    adapter: Any, messages: list[Any], tools: list[Any], model: str | None, tool_choice: Any = None
+) -> int:
     """`adapter.estimate_input_tokens(messages, tools)`, told `model` when the estimator takes
     a `model` keyword: an optional extension of the protocol, for providers whose counts
-    differ by model (Gemini's thought signatures). Estimators without it are called as the
-    protocol says."""
+    differ by model (Gemini's thought signatures). Likewise `tool_choice` (the request's, as
+    its wire gives it), for providers whose hidden tool prompt differs by it (Anthropic's
+    "Tool use pricing and tokens" table: Claude 3 Opus 530 tokens for `auto`, 281 for `any`,
+    `tool`). Estimators without them are called as the protocol says."""
     fn = adapter.estimate_input_tokens
+    kw: dict[str, Any] = {}
     if model is not None and accepts_keyword(fn, "model"):
-        return int(fn(messages, tools, model=model))
-    return int(fn(messages, tools))
+        kw["model"] = model
+    if tool_choice is not None and accepts_keyword(fn, "tool_choice"):
+        kw["tool_choice"] = tool_choice
+    return int(fn(messages, tools, **kw))

@@ -231,8 +231,7 @@ class GeminiAdapter(CancellableStreams, BaseAdapter):
             body["systemInstruction"] = system
         decls = [self.tool_to_wire(t, raw) for t in tools]
         dkey = (raw.get("tool_extras") or {}).get("_declarations_key", "functionDeclarations")
-        wire_tools: list[Any] = [{dkey: decls}] if decls else []
-        wire_tools += [dict(t) for t in options.provider_tools]
+        wire_tools = _tools_laid_out(decls, [dict(t) for t in options.provider_tools], dkey, raw)
         if len(wire_tools) == 1 and raw.get("tools_object"):
             body["tools"] = wire_tools[0]  # recorded as one object, which the API also accepts
         elif wire_tools:
@@ -725,11 +724,14 @@ class GeminiAdapter(CancellableStreams, BaseAdapter):
         tools: list[ToolDefinition] = []
         native: list[Mapping[str, Any]] = []
         extras: dict[str, Any] = {}
+        layout: list[int | str] = []  # per Tool: its declarations' count, or "n" for a native tool
         for t in [wire] if isinstance(wire, dict) else wire or []:
             dkey, decls = field(t, "functionDeclarations") if isinstance(t, dict) else ("", None)
             if not isinstance(decls, list) or len(t) != 1:
                 native.append(t)
+                layout.append("n")
                 continue
+            layout.append(len(decls))
             if dkey != "functionDeclarations":
                 extras["_declarations_key"] = dkey
             for d in decls:
@@ -752,6 +754,10 @@ class GeminiAdapter(CancellableStreams, BaseAdapter):
                     extra["description"] = d.get("description")
                 if extra:
                     extras[d["name"]] = extra
+        if layout != ([len(tools)] if tools else []) + ["n"] * len(native):
+            # `tools` ("A list of Tools the Model may use") holds the declarations in as many
+            # Tool objects as the request used, in its order; rendering back keeps both
+            extras["_tool_layout"] = layout
         return tools, native, extras
 
     # -- estimates ------------------------------------------------------------------------
@@ -766,8 +772,15 @@ class GeminiAdapter(CancellableStreams, BaseAdapter):
         What the recordings show: about one token of framing per content; a function
         declaration costs about 6 tokens plus 3/5 of its JSON on Gemini 2.5 and 3, and 2
         plus 1/4 on Gemini 2.0 (`DECLARATIONS_CHEAP`; without a model the 2.5/3 rule, the
-        costlier); thought-summary text sent
-        back is not counted. Images cost 258 tokens per 768 px tile (one tile when both
+        costlier). Thought-summary text sent back (a `thought: true` part) is not counted
+        when its turn sends a `thoughtSignature` too, and is counted as text when the turn
+        sends none: in pydantic-ai's test_google_model_thinking_part (gemini-3-pro-preview,
+        a 2238-character summary beside a text part signed with 5180 characters) the count
+        (1280) fits the signature and not the summary; in Mirascope's
+        call_with_thinking_true/google/sync.yaml#1 (gemini-2.5-flash, a 2049-character
+        summary and no signature) promptTokenCount is 935 for a request whose other parts
+        are some 50 tokens, so the summary was read. (The two differ in model as well; the
+        thought-signatures page says nothing on billing; this follows the recordings.) Images cost 258 tokens per 768 px tile (one tile when both
         sides are <= 384 px), per the image understanding docs; an image of unknown size
         (a URL) counts 4 tiles.
 
@@ -788,8 +801,12 @@ class GeminiAdapter(CancellableStreams, BaseAdapter):
         n = 0
         for m in messages:
             n += 1
-            for b in m.get("content", []):
+            blocks = m.get("content", [])
+            signed = any(b.get("type") == "thinking" and b.get("signature") for b in blocks)
+            for b in blocks:
                 n += self._block_tokens(b, signature_chars_per_token)
+                if b.get("type") == "thinking" and not signed:
+                    n += text_tokens(b.get("text") or "")  # a summary with no signature is read
         # per tool: (fixed, numerator, denominator) of its declaration's JSON tokens
         fixed, num, den = (2, 1, 4) if wire_model.startswith(DECLARATIONS_CHEAP) else (6, 3, 5)
         if tools:
@@ -1359,3 +1376,24 @@ def _json_array(chunks: Iterable[bytes]) -> Iterator[tuple[int, Any]]:
 
 
 _message = request_message  # the shared reader-side constructor (base.request_message)
+
+
+def _tools_laid_out(decls: list[Any], native: list[Any], dkey: str, raw: Mapping[str, Any]) -> list[Any]:
+    """The request's `tools`: the declarations in the Tool objects and order the recorded
+    request used (`tool_extras["_tool_layout"]`, a declaration count per Tool or "n" for a
+    native one), else one Tool holding them all, then the native tools; a layout that no
+    longer fits the tools is not used."""
+    found = (raw.get("tool_extras") or {}).get("_tool_layout")
+    layout: list[Any] = found if isinstance(found, list) else []
+    fits = bool(layout) and all(isinstance(x, int) or x == "n" for x in layout)
+    if not fits or sum(x for x in layout if isinstance(x, int)) != len(decls) or layout.count("n") != len(native):
+        return ([{dkey: decls}] if decls else []) + native
+    out: list[Any] = []
+    d_at, n_iter = 0, iter(native)
+    for slot in layout:
+        if slot == "n":
+            out.append(next(n_iter))
+        else:
+            out.append({dkey: decls[d_at : d_at + slot]})
+            d_at += slot
+    return out

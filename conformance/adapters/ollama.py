@@ -55,7 +55,7 @@ from typing import Any, ClassVar
 
 from ..core import ids
 from ..wire.ollama import OLLAMA_CHAT
-from ._shared import StreamState, function_tool, function_tools_from_wire, tool_extra
+from ._shared import StreamState, function_tool, function_tools_from_wire, lay_out_tools, tool_extra
 from .base import (
     AdapterError,
     AdapterOptions,
@@ -205,7 +205,9 @@ class OllamaAdapter(CancellableStreams, BaseAdapter):
             "model": options.wire_model,
             "messages": self.messages_to_wire(messages, with_ids=bool(with_ids)),
         }
-        wire_tools = [self.tool_to_wire(t, raw) for t in tools] + [dict(t) for t in options.provider_tools]
+        wire_tools = lay_out_tools(
+            [self.tool_to_wire(t, raw) for t in tools], [dict(t) for t in options.provider_tools], raw
+        )
         if wire_tools or raw.get("empty_tools"):
             body["tools"] = wire_tools
         if not raw.get("stream_absent") or options.stream is not True:
@@ -861,9 +863,11 @@ def _request_tools(wire_tools: Any, opt_raw: dict[str, Any]) -> tuple[list[ToolD
     other keys kept in `opt_raw["tool_extras"]`), any other kind kept as it is (native)."""
     if isinstance(wire_tools, list) and not wire_tools:
         opt_raw["empty_tools"] = True
-    tools, native, tool_extras = function_tools_from_wire(wire_tools or [])
+    tools, native, tool_extras, layout = function_tools_from_wire(wire_tools or [])
     if tool_extras:
         opt_raw["tool_extras"] = tool_extras
+    if layout is not None:
+        opt_raw["tool_layout"] = layout
     return tools, native
 
 

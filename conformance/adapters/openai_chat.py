@@ -55,6 +55,7 @@ from ._shared import (
     header,
     json_object,
     json_value,
+    lay_out_tools,
     stop_reason,
     tolerated,
     tool_extra,
@@ -137,7 +138,11 @@ class OpenAIChatAdapter(UrlMediaMemory, CancellableStreams, BaseAdapter):
             if options.provider_tools:
                 body["tools"] = [dict(t) for t in options.provider_tools]
         elif tools:
-            body["tools"] = [self.tool_to_wire(t, options) for t in tools] + [dict(t) for t in options.provider_tools]
+            body["tools"] = lay_out_tools(
+                [self.tool_to_wire(t, options) for t in tools],
+                [dict(t) for t in options.provider_tools],
+                options.provider_raw.get(self.name) or {},
+            )
         elif options.provider_tools:
             body["tools"] = [dict(t) for t in options.provider_tools]
         if options.max_output_tokens is not None:
@@ -713,10 +718,12 @@ class OpenAIChatAdapter(UrlMediaMemory, CancellableStreams, BaseAdapter):
         legacy = not any(isinstance(t, dict) and t.get("type") == "function" for t in body.get("tools") or [])
         legacy = legacy and isinstance(functions, list) and bool(functions)
         wrapped = [{"type": "function", "function": f} for f in functions or []] if legacy else []
-        tools, native, tool_extras = function_tools_from_wire([*wrapped, *(body.get("tools", []) or [])])
+        tools, native, tool_extras, layout = function_tools_from_wire([*wrapped, *(body.get("tools", []) or [])])
         opt_raw: dict[str, Any] = {"tool_extras": tool_extras} if tool_extras else {}
         if legacy:
             opt_raw["functions"] = True
+        elif layout is not None:
+            opt_raw["tool_layout"] = layout
         return tools, native, opt_raw
 
     def image_from_wire(self, image_url: Mapping[str, Any], session_id: str = "") -> Block:

@@ -59,7 +59,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
 from . import overrides
-from ._shared import CUSTOM_INPUT, URL_IMAGE_MEDIA_TYPE, StreamState, UrlMediaMemory
+from ._shared import CUSTOM_INPUT, URL_IMAGE_MEDIA_TYPE, StreamState, UrlMediaMemory, lay_out_tools, tool_layout
 from .base import (
     AdapterError,
     AdapterOptions,
@@ -208,7 +208,9 @@ class OpenAIResponsesAdapter(UrlMediaMemory, CancellableStreams, BaseAdapter):
             body["input"] = items[0]["content"]
         else:
             body["input"] = items
-        wire_tools = [self.tool_to_wire(t, opt_raw) for t in tools] + [dict(t) for t in options.provider_tools]
+        wire_tools = lay_out_tools(
+            [self.tool_to_wire(t, opt_raw) for t in tools], [dict(t) for t in options.provider_tools], opt_raw
+        )
         if wire_tools:
             body["tools"] = wire_tools
         if options.max_output_tokens is not None:
@@ -707,8 +709,12 @@ class OpenAIResponsesAdapter(UrlMediaMemory, CancellableStreams, BaseAdapter):
         tools: list[ToolDefinition] = []
         native: list[Mapping[str, Any]] = []
         tool_extras: dict[str, Any] = {}
+        slots: list[str] = []
         for t in body.get("tools", []) or []:
-            if isinstance(t, dict) and t.get("type") == "function" and isinstance(t.get("name"), str):
+            slots.append(
+                "s" if isinstance(t, dict) and t.get("type") == "function" and isinstance(t.get("name"), str) else "n"
+            )
+            if slots[-1] == "s":
                 tools.append(
                     {
                         "name": t["name"],
@@ -725,6 +731,8 @@ class OpenAIResponsesAdapter(UrlMediaMemory, CancellableStreams, BaseAdapter):
                 native.append(t)
         if tool_extras:
             opt_raw["tool_extras"] = tool_extras
+        if tool_layout(slots) is not None:
+            opt_raw["tool_layout"] = slots
         known = {"model", "input", "instructions", "tools", "max_output_tokens", "temperature"}
         if body.get("stream") is True:
             known.add("stream")

@@ -171,8 +171,9 @@ class ParsedRequest:
 
 def accepts_keyword(fn: Any, keyword: str) -> bool:
     """Whether `fn` takes `keyword`: how a caller tells that an adapter offers one of the
-    protocol's optional extensions (a reader's `url`, an estimator's `model`). A callable
-    with no signature to read (a builtin) is called as the protocol says."""
+    protocol's optional extensions (a reader's `url`, an estimator's `model` and
+    `tool_choice`). A callable with no signature to read (a builtin) is called as the
+    protocol says."""
     try:
         return keyword in inspect.signature(fn).parameters
     except (TypeError, ValueError):

@@ -352,9 +352,10 @@ def render(a: Adapter, messages: list[Message], tools: Sequence[Any], options: A
 
 
 def estimate_of(a: Adapter, parsed: ParsedRequest) -> int:
-    """`a.estimate_input_tokens` of a read request, told the request's model when the
-    adapter's estimator takes a `model` keyword (`adapters.estimate.estimate_for_model`)."""
-    return estimate_for_model(a, parsed.messages, parsed.tools, parsed.options.model)
+    """`a.estimate_input_tokens` of a read request, told the request's model and tool_choice
+    when the adapter's estimator takes those keywords (`adapters.estimate.estimate_for_model`)."""
+    choice = parsed.options.extra.get("tool_choice")
+    return estimate_for_model(a, parsed.messages, parsed.tools, parsed.options.model, choice)
 
 
 def errors_of(messages: list[Message], sel: Selection | None = None, finish: bool = False) -> list[str]:
