@@ -343,3 +343,22 @@ def test_anthropic_empty_tools_list_equals_absent_tools():
     tool = {"name": "t", "description": "d", "input_schema": {"type": "object"}}
     assert equivalence.compare(ANTHROPIC_MESSAGES, _anthropic(tools=[tool]), _anthropic()) != []
     assert equivalence.compare(ANTHROPIC_MESSAGES, _anthropic(tools=[]), _anthropic(tools=[tool])) != []
+
+
+def test_a_gemini_part_thought_false_equals_its_absence_and_true_still_differs():
+    """Part.thought is a proto3 bool ("Optional. Indicates if the part is thought from the
+    model."): `false` is its default, so a part sent with `thought: false` (0xPlaygrounds/rig
+    sends it on every part, the system instruction's too) is a part sent without it; a
+    `thought: true` dropped is still a difference."""
+
+    def body(**part: Any) -> dict[str, Any]:
+        return {
+            "contents": [{"role": "user", "parts": [{"text": "hi", **part}]}],
+            "systemInstruction": {"parts": [{"text": "be brief", **part}]},
+        }
+
+    assert equivalence.compare(GEMINI, body(thought=False), body()) == []
+    assert equivalence.compare(GEMINI, body(thought=True), body()) == [
+        "/contents/0/parts/0/thought: missing from rendered (recorded true)",
+        "/systemInstruction/parts/0/thought: missing from rendered (recorded true)",
+    ]

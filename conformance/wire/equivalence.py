@@ -532,13 +532,14 @@ GEMINI_DIFFERENCES: tuple[str | Equivalence, ...] = (
         PROTO3_JSON,
     ),
     Equivalence(
-        'an empty `generationConfig` (`{}`) equals an absent one, and a function declaration\'s `description` "" or null '
-        "an absent one (proto3 default values)",
+        'an empty `generationConfig` (`{}`) equals an absent one, a function declaration\'s `description` "" or null '
+        "an absent one, and a part's `thought: false` an absent `thought` (proto3 default values)",
         "If a value is missing in the JSON-encoded data or if its value is null, it will be interpreted as the "
         "appropriate default value when parsed into a protocol buffer. If a field has the default value in the "
         "protocol buffer, it will be omitted in the JSON-encoded data by default to save space.",
         PROTO3_JSON + " (FunctionDeclaration.description is 'Optional', a string; every GenerationConfig field "
-        "is 'Optional': a config setting none of them is the default one)",
+        "is 'Optional': a config setting none of them is the default one; Part.thought is a boolean, 'Optional. "
+        "Indicates if the part is thought from the model.': false is its default, a part that is no thought)",
     ),
     Equivalence(
         "`systemInstruction.role` set equals it unset (the system instruction is no turn of a multi-turn conversation)",
@@ -676,6 +677,11 @@ def gemini(body: JsonBody) -> JsonBody:
     system = b.get("systemInstruction")
     if isinstance(system, dict):
         system.pop("role", None)
+    for content in [*(b.get("contents") or []), system]:
+        parts = content.get("parts") if isinstance(content, dict) else None
+        for part in parts if isinstance(parts, list) else []:
+            if isinstance(part, dict) and part.get("thought") is False:  # the bool's default: no thought
+                del part["thought"]
     config = b.get("generationConfig")
     if isinstance(config, dict) and config.get("responseModalities") == ["TEXT"]:
         del config["responseModalities"]
