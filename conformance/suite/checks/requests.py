@@ -97,7 +97,7 @@ def recorded_requests(env: Env) -> Iterator[Outcome]:
                     f"recorded against {said_host(it.uri)}, not {api.title}'s own hosts",
                 )
             else:
-                yield from shape(s, a, it.label, rendered)
+                yield from shape(s, a, it.label, rendered, recorded=it.request_body)
             d = outside_body(rec, host, it, wire) + equivalence.compare(rec, it.request_body, rendered)
             d, unsent = thinking_not_required(rec, it.request_body, d, recs)
             d, foreign = extensions_not_required(rec, host, it.request_body, d)
