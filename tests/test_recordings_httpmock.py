@@ -128,3 +128,11 @@ def test_another_tools_when_then_yaml_is_not_taken_for_an_httpmock_mock(tmp_path
     path.write_text("when:\n  branch: main\nthen:\n  deploy: true\n")
     cas = load_cassette(path)
     assert cas.error is None and cas.skipped is not None and "not a recording of a format read here" in cas.skipped
+
+
+def test_an_empty_document_closing_the_stream_holds_no_mock(tmp_path):
+    """A `---` after the last mock starts an empty document (YAML: a null one), not a mock."""
+    path = _recording(tmp_path)
+    path.write_text(path.read_text(encoding="utf-8") + "---\n", encoding="utf-8")
+    cas = load_cassette(path)
+    assert cas.error is None and cas.skipped is None and len(cas.interactions) == 2, cas.skipped

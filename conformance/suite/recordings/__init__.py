@@ -67,6 +67,8 @@ def parse_yaml(text: str) -> Any:
     `recording_files.load_yaml_documents` (safe: builds data only): its one document, or a
     stream of several (httpmock's, one mock a document) as the list of them."""
     docs = load_yaml_documents(text)
+    if len(docs) > 1:  # an empty document (a `---` closing the stream) holds nothing
+        docs = [d for d in docs if d is not None]
     return docs[0] if len(docs) == 1 else docs or None
 
 
