@@ -353,3 +353,24 @@ def test_a_recorded_url_whose_host_a_recorder_scrubbed_is_said_to_name_none(tmp_
     assert {o.rule for o in cases} == {"TC104", "TC701"}, cases
     for o in cases:
         assert o.status == "skip" and "names none" in o.message and "against chat" not in o.message, o
+
+
+def test_tc701_anthropic_forced_tool_choice_and_mcp_servers_are_out_of_band_auto_is_not() -> None:
+    """docs.anthropic.com "Tool use pricing and tokens": the tool-use system prompt the API adds
+    is sized by "Tool choice" (Claude 3 Haiku: auto 264 tokens, any/tool 340), which
+    estimate_input_tokens is not given; the MCP connector hands the model the tools of each
+    `mcp_servers` entry, which no request field holds (activeagents/activeagent's recordings of
+    both were 209 and 573 tokens over the estimate). `tool_choice: auto` is the prompt the
+    estimate assumes: still judged."""
+    from conformance.suite.checks.requests import out_of_band_inputs
+    from conformance.wire.anthropic_messages import ANTHROPIC_MESSAGES
+
+    base = {"model": "claude-haiku-4-5", "max_tokens": 64, "messages": [{"role": "user", "content": "Hi"}]}
+    forced = "/tool_choice/type: any, tool"
+    for kind in ("tool", "any"):
+        assert out_of_band_inputs(ANTHROPIC_MESSAGES, {**base, "tool_choice": {"type": kind, "name": "f"}}) == [forced]
+    assert out_of_band_inputs(ANTHROPIC_MESSAGES, {**base, "tool_choice": {"type": "auto"}}) == []
+    assert out_of_band_inputs(ANTHROPIC_MESSAGES, base) == []
+    mcp = {**base, "mcp_servers": [{"type": "url", "url": "https://mcp.example/sse", "name": "demo"}]}
+    assert out_of_band_inputs(ANTHROPIC_MESSAGES, mcp) == ["/mcp_servers"]
+    assert out_of_band_inputs(ANTHROPIC_MESSAGES, {**base, "mcp_servers": []}) == []

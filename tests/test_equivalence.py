@@ -343,3 +343,46 @@ def test_anthropic_empty_tools_list_equals_absent_tools():
     tool = {"name": "t", "description": "d", "input_schema": {"type": "object"}}
     assert equivalence.compare(ANTHROPIC_MESSAGES, _anthropic(tools=[tool]), _anthropic()) != []
     assert equivalence.compare(ANTHROPIC_MESSAGES, _anthropic(tools=[]), _anthropic(tools=[tool])) != []
+
+
+def test_a_gemini_part_thought_false_equals_its_absence_and_true_still_differs():
+    """Part.thought is a proto3 bool ("Optional. Indicates if the part is thought from the
+    model."): `false` is its default, so a part sent with `thought: false` (0xPlaygrounds/rig
+    sends it on every part, the system instruction's too) is a part sent without it; a
+    `thought: true` dropped is still a difference."""
+
+    def body(**part: Any) -> dict[str, Any]:
+        return {
+            "contents": [{"role": "user", "parts": [{"text": "hi", **part}]}],
+            "systemInstruction": {"parts": [{"text": "be brief", **part}]},
+        }
+
+    assert equivalence.compare(GEMINI, body(thought=False), body()) == []
+    assert equivalence.compare(GEMINI, body(thought=True), body()) == [
+        "/contents/0/parts/0/thought: missing from rendered (recorded true)",
+        "/systemInstruction/parts/0/thought: missing from rendered (recorded true)",
+    ]
+
+
+def test_a_gemini_request_or_tool_field_set_to_null_equals_its_absence_a_null_argument_does_not():
+    """proto3 JSON: "if its value is null, it will be interpreted as the appropriate default
+    value"; every GenerateContentRequest and Tool field is a message, list or string (0xPlaygrounds/rig
+    sends `systemInstruction`, `toolConfig`, `safetySettings` and a tool's `codeExecution` as
+    null). A null inside a Struct (a call's `args`) is a value: still compared."""
+    c = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
+    nulls = {**c, "systemInstruction": None, "toolConfig": None, "safetySettings": None}
+    assert equivalence.compare(GEMINI, nulls, c) == []
+    decl = {"name": "f", "parameters": {"type": "object"}}
+    assert (
+        equivalence.compare(
+            GEMINI,
+            {**c, "tools": [{"codeExecution": None, "functionDeclarations": [decl]}]},
+            {**c, "tools": [{"functionDeclarations": [decl]}]},
+        )
+        == []
+    )
+    call = {"role": "model", "parts": [{"functionCall": {"name": "f", "args": {"x": None}}}]}
+    bare = {"role": "model", "parts": [{"functionCall": {"name": "f", "args": {}}}]}
+    assert equivalence.compare(GEMINI, {"contents": [call]}, {"contents": [bare]}) == [
+        "/contents/0/parts/0/functionCall/args/x: missing from rendered (recorded null)"
+    ]

@@ -141,7 +141,7 @@ def test_conform_judges_and_replays_every_format():
         ("hoverfly-templated.json#1", rendered.format("Hoverfly (`templated`)", DATA / "hoverfly-templated.json", 60)),
         (
             "recordings/package.json",
-            "not a recording of a format read here (vcrpy, go-vcr, vcr, har, nock, exvcr, php-vcr, azure, betamax, wiremock, hoverfly, httprr)",
+            "not a recording of a format read here (vcrpy, go-vcr, vcr, har, nock, exvcr, php-vcr, azure, betamax, wiremock, hoverfly, httpmock, httprr)",
         ),
         ("r-vcr2-bedrock.yml#0", "bedrock-converse: no registered adapter serves it"),  # neither of the two run here
         ("wiremock-stubs.json#1", rendered.format("WireMock (`response-template`)", DATA / "wiremock-stubs.json", 27)),
@@ -165,7 +165,7 @@ def test_iter_cassettes_finds_json_and_har_and_sets_aside_other_json(tmp_path):
         "package.json": (
             0,
             None,
-            "not a recording of a format read here (vcrpy, go-vcr, vcr, har, nock, exvcr, php-vcr, azure, betamax, wiremock, hoverfly, httprr)",
+            "not a recording of a format read here (vcrpy, go-vcr, vcr, har, nock, exvcr, php-vcr, azure, betamax, wiremock, hoverfly, httpmock, httprr)",
         ),
         "polly.har": (4, None, None),
     }

@@ -464,3 +464,22 @@ def test_a_reply_without_object_reads_with_a_warning(caplog):
     # another value of `object` is still refused
     reply["object"] = "chat.completion.chunk"
     assert wire_schemas.reader(OPENAI_CHAT, "response").read(reply).error is not None
+
+
+def test_tc104_a_departure_the_recorded_request_makes_too_is_the_recordings_and_a_new_one_still_fails():
+    """OpenAI's FunctionDefinition is `{name, description, parameters, strict}`: a recorded tool
+    with `required` beside them (sublayerapp/sublayer spec/vcr_cassettes/openai/empty_response.yml
+    sends one) rendered back as it came is the recording's departure, a skip naming it; a
+    departure the recording does not make fails as before."""
+    s = AdapterUnderTest("openai-chat", OpenAIChatAdapter(), [])
+    tool = {"type": "function", "function": {"name": "f", "description": "d", "parameters": {"type": "object"}}}
+    odd = {**tool, "function": {**tool["function"], "required": ["x"]}}
+    recorded = {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}], "tools": [odd]}
+    (same,) = shape(s, s.adapter, "rec#0", recorded, recorded=recorded)
+    assert same.status == "skip" and "/tools/0/function/required" in same.message, same
+    assert "only where the recorded one does" in same.message
+    clean = {**recorded, "tools": [tool]}
+    (new,) = shape(s, s.adapter, "rec#0", recorded, recorded=clean)
+    assert new.status == "fail" and "/tools/0/function/required" in new.message, new
+    (alone,) = shape(s, s.adapter, "script", recorded)
+    assert alone.status == "fail"

@@ -64,7 +64,8 @@ except AttributeError:  # pragma: no cover - depends on the PyYAML build
 def check_yaml_bounds(text: str) -> list[int]:
     """Refuse, before construction, YAML whose nesting or expanded aliases exceed the bounds;
     return the 1-based line on which each item of the top-level `interactions` (or
-    `http_interactions`) sequence, or of a top-level sequence, starts (for CI annotations; empty when the file is not shaped that way).
+    `http_interactions`) sequence, or of a top-level sequence, or each document of a stream of
+    several, starts (for CI annotations; empty when the file is not shaped that way).
 
     Walks PyYAML's event stream (no recursion, nothing built), counting for every anchor
     the nodes it stands for, so an alias costs what it expands to.
@@ -72,6 +73,9 @@ def check_yaml_bounds(text: str) -> list[int]:
     sizes: dict[str, int] = {}
     stack: list[list[Any]] = [[None, 0]]  # [anchor, expanded nodes so far]
     lines: list[int] = []
+    roots: list[
+        int
+    ] = []  # where each document's top node starts: a stream of several is one interaction each (httpmock)
     top_is_map = False
     top_nodes = 0  # nodes begun directly in the top-level mapping: keys and values alternate
     interactions_next = False  # the last top-level key was `interactions`
@@ -81,6 +85,8 @@ def check_yaml_bounds(text: str) -> list[int]:
             line = ev.start_mark.line + 1 if ev.start_mark is not None else 0
             if isinstance(ev, yaml.NodeEvent) and not isinstance(ev, yaml.CollectionEndEvent):
                 depth = len(stack)
+                if depth == 1:
+                    roots.append(line)
                 if depth == 1 and isinstance(ev, yaml.MappingStartEvent):
                     top_is_map = True
                 elif depth == 1 and isinstance(ev, yaml.SequenceStartEvent):
@@ -122,7 +128,7 @@ def check_yaml_bounds(text: str) -> list[int]:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}: " if mark is not None else ""
         raise CassetteError(f"{where}not YAML: {getattr(exc, 'problem', None) or exc}") from None
-    return lines
+    return roots if len(roots) > 1 else lines
 
 
 def _paired(data: Any) -> Any:

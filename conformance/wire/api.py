@@ -704,7 +704,8 @@ class WireApi:
     # RFC 6901 pointers of request settings for which the provider adds input tokens of its
     # own that no adapter renders (reasoning settings); with the API's structured-output field
     # (`probes.output_schema`) they are TC701's out-of-band inputs: contract §3.1's
-    # `estimate_input_tokens(messages, tools, system_prompt)` never sees them
+    # `estimate_input_tokens(messages, tools, system_prompt)` never sees them; `POINTER: a, b`
+    # names a setting only when set to one of those values
     out_of_band_settings: tuple[str, ...] = ()
     # the documentation sentence saying whose tokenizer the API's usage counts with, when it
     # is not one the API's own models share (a gateway counting "using the model's native

@@ -532,13 +532,17 @@ GEMINI_DIFFERENCES: tuple[str | Equivalence, ...] = (
         PROTO3_JSON,
     ),
     Equivalence(
-        'an empty `generationConfig` (`{}`) equals an absent one, and a function declaration\'s `description` "" or null '
+        'an empty `generationConfig` (`{}`) equals an absent one, a function declaration\'s `description` "" or null '
+        "an absent one, a part's `thought: false` an absent `thought`, and a request field or a tool's field set to null "
         "an absent one (proto3 default values)",
         "If a value is missing in the JSON-encoded data or if its value is null, it will be interpreted as the "
         "appropriate default value when parsed into a protocol buffer. If a field has the default value in the "
         "protocol buffer, it will be omitted in the JSON-encoded data by default to save space.",
         PROTO3_JSON + " (FunctionDeclaration.description is 'Optional', a string; every GenerationConfig field "
-        "is 'Optional': a config setting none of them is the default one)",
+        "is 'Optional': a config setting none of them is the default one; Part.thought is a boolean, 'Optional. "
+        "Indicates if the part is thought from the model.': false is its default, a part that is no thought; every "
+        "GenerateContentRequest and Tool field is a message, a list or a string, none a google.protobuf.Value, whose "
+        "null would be a value)",
     ),
     Equivalence(
         "`systemInstruction.role` set equals it unset (the system instruction is no turn of a multi-turn conversation)",
@@ -673,9 +677,18 @@ def _proto_names(value: Any, *, inside_user_json: bool = False) -> Any:
 def gemini(body: JsonBody) -> JsonBody:
     """A generateContent request in the form TC802 compares (GEMINI_DIFFERENCES)."""
     b: dict[str, Any] = _proto_names(copy.deepcopy(dict(body)))
+    tools = b.get("tools")
+    for fields in [b, *(t for t in (tools if isinstance(tools, list) else []) if isinstance(t, dict))]:
+        for key in [k for k, v in fields.items() if v is None]:  # null: the field's default, as absent
+            del fields[key]
     system = b.get("systemInstruction")
     if isinstance(system, dict):
         system.pop("role", None)
+    for content in [*(b.get("contents") or []), system]:
+        parts = content.get("parts") if isinstance(content, dict) else None
+        for part in parts if isinstance(parts, list) else []:
+            if isinstance(part, dict) and part.get("thought") is False:  # the bool's default: no thought
+                del part["thought"]
     config = b.get("generationConfig")
     if isinstance(config, dict) and config.get("responseModalities") == ["TEXT"]:
         del config["responseModalities"]

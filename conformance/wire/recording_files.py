@@ -101,6 +101,12 @@ def load_yaml(text: str) -> Any:
     return yaml.load(text, Loader=_RecordingLoader)
 
 
+def load_yaml_documents(text: str) -> list[Any]:
+    """Each document of a YAML stream (`---` between them: httpmock writes one mock a
+    document), as data, as `load_yaml` reads one."""
+    return list(yaml.load_all(text, Loader=_RecordingLoader))
+
+
 class RecordingFileError(ValueError):
     """A recording file that cannot be unwrapped (its message is one line, without the path)."""
 

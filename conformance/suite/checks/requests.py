@@ -97,7 +97,7 @@ def recorded_requests(env: Env) -> Iterator[Outcome]:
                     f"recorded against {said_host(it.uri)}, not {api.title}'s own hosts",
                 )
             else:
-                yield from shape(s, a, it.label, rendered)
+                yield from shape(s, a, it.label, rendered, recorded=it.request_body)
             d = outside_body(rec, host, it, wire) + equivalence.compare(rec, it.request_body, rendered)
             d, unsent = thinking_not_required(rec, it.request_body, d, recs)
             d, foreign = extensions_not_required(rec, host, it.request_body, d)
@@ -478,7 +478,11 @@ def out_of_band_inputs(api: WireApi | None, body: Any) -> list[str]:
     if api is None or not isinstance(body, dict):
         return []
     found = [f"structured output at {x.pointer}" for x in api.probes.output_schema(body)]
-    found += [p for p in api.out_of_band_settings if _is_set(value_at(body, p))]
+    for setting in api.out_of_band_settings:
+        pointer, _, values = setting.partition(": ")  # `POINTER: a, b`: set to one of those values
+        value = value_at(body, pointer)
+        if value in [v.strip() for v in values.split(",")] if values else _is_set(value):
+            found.append(setting)
     return found
 
 

@@ -7,7 +7,8 @@ nesting) and its format told by its content, the first of `FORMATS` whose `detec
 the parsed document: vcrpy, go-vcr (Go), VCR (Ruby and R), HAR (browsers, Polly.js), nock
 (Node), ExVCR (Elixir), php-vcr (PHP), the Azure SDK test-proxy (Azure SDKs), Betamax (Java,
 OkReplay on Android), WireMock (stub mappings, one a file or a `mappings` list) and Hoverfly
-(simulations, `{data: {pairs}, meta}`); an httprr trace (Go, `*.httprr`) is no JSON or
+(simulations, `{data: {pairs}, meta}`) and httpmock (Rust: `{when, then}` mocks, one a YAML
+document); an httprr trace (Go, `*.httprr`) is no JSON or
 YAML and is told by its suffix, read as bytes (`httprr.parse`). A reader turns each interaction into a `Recorded`;
 `base.interaction_of` makes the suite's `Interaction` of it, so every format is attributed
 and decoded alike. What a reader reads another way than its recorder's layout, losing
@@ -28,9 +29,9 @@ from typing import Any
 
 from ...wire.content_coding import MissingDecoder
 from ...wire.framing import loads_strict
-from ...wire.recording_files import load_yaml
+from ...wire.recording_files import load_yaml_documents
 from ..interactions import Cassette, CassetteError
-from . import azure, betamax, exvcr, go_vcr, har, hoverfly, httprr, nock, php_vcr, vcr, vcrpy, wiremock
+from . import azure, betamax, exvcr, go_vcr, har, hoverfly, httpmock, httprr, nock, php_vcr, vcr, vcrpy, wiremock
 from .base import RecordingFormat, interaction_of
 
 FORMATS: tuple[RecordingFormat, ...] = (
@@ -46,6 +47,8 @@ FORMATS: tuple[RecordingFormat, ...] = (
     wiremock.FORMAT,
     wiremock.SINGLE,
     hoverfly.FORMAT,
+    httpmock.FORMAT,
+    httpmock.SINGLE,
     httprr.FORMAT,
 )
 
@@ -61,8 +64,12 @@ def detect(doc: Any) -> RecordingFormat | None:
 
 def parse_yaml(text: str) -> Any:
     """A YAML recording (already bounded by `check_yaml_bounds`), read by
-    `recording_files.load_yaml` (safe: builds data only)."""
-    return load_yaml(text)
+    `recording_files.load_yaml_documents` (safe: builds data only): its one document, or a
+    stream of several (httpmock's, one mock a document) as the list of them."""
+    docs = load_yaml_documents(text)
+    if len(docs) > 1:  # an empty document (a `---` closing the stream) holds nothing
+        docs = [d for d in docs if d is not None]
+    return docs[0] if len(docs) == 1 else docs or None
 
 
 def parse_json(text: str) -> Any:
