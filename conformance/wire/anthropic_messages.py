@@ -473,9 +473,9 @@ ANTHROPIC_MESSAGES = WireApi(
     # docs.anthropic.com "Tool use pricing and tokens": "When you use tools, we also
     # automatically include a special system prompt for the model which enables tool use", its
     # size by "Tool choice" (Claude 3 Haiku: auto 264 tokens, any/tool 340), given for the
-    # Claude 3 models only: an estimate that forces a tool call on any other model cannot know
-    # that size, so only its underestimate is a skip (one within the tolerance still passes:
-    # requests.out_of_band_inputs); the MCP connector ("connect to remote MCP servers
+    # Claude 3 models only (the estimate uses those figures): an underestimate of a request
+    # that forces a tool call is a skip naming the setting, an estimate within the tolerance
+    # still passes (requests.out_of_band_inputs); the MCP connector ("connect to remote MCP servers
     # directly from the Messages API") hands the model each `mcp_servers` entry's tools, which
     # no request field holds
     out_of_band_settings=("/mcp_servers", "/tool_choice/type: any, tool"),
