@@ -119,8 +119,11 @@ def test_the_wheel_carries_everything_it_reads(wheel_venv: Path, tmp_path: Path)
 def test_the_wheel_carries_the_compiled_loop_where_a_compiler_is(wheel_venv: Path, tmp_path: Path) -> None:
     """hatch_build.py compiles the fast path's loop into the wheel (`fast/compiled.py`)."""
     words = (sysconfig.get_config_var("LDSHARED") or "").split()
-    if not words or shutil.which(words[0]) is None or os.environ.get("TURNSPEC_PURE_PYTHON"):
-        pytest.skip("no C compiler here: the wheel is pure Python (tests/test_fast_walk.py tests that hook)")
+    headers = (Path(sysconfig.get_paths()["include"]) / "Python.h").is_file()
+    if not words or not headers or shutil.which(words[0]) is None or os.environ.get("TURNSPEC_PURE_PYTHON"):
+        pytest.skip(
+            "no C compiler or no Python headers here: the wheel is pure Python (tests/test_fast_walk.py tests that hook)"
+        )
     code = "from conformance.formats.canonical.fast import compiled, mirror; print(compiled.status(), mirror._COMPILED)"
     done = _run(wheel_venv / "bin" / "python", "-c", code, cwd=tmp_path)
     assert done.stdout.split()[0] == "compiled", done.stdout
