@@ -330,6 +330,17 @@ def test_openrouter_stream_usage_option_is_no_difference():
     assert equivalence.compare(OPENROUTER_CHAT, _openrouter(), _openrouter(stream=False)) != []
 
 
+def test_openrouter_stream_false_equals_an_absent_stream_and_true_still_differs():
+    """openrouter.ai's request schema, `stream?: boolean; // Enable streaming`: a non-streamed
+    request recorded with `stream: false` (maruel/genai's OpenRouter cassettes) equals the
+    reference adapter's rendering without it; a stream is still no non-stream."""
+    plain = {k: v for k, v in _openrouter().items() if k != "stream"}
+    assert equivalence.compare(OPENROUTER_CHAT, _openrouter(stream=False), plain) == []
+    assert equivalence.compare(OPENROUTER_CHAT, plain, _openrouter(stream=False)) == []
+    assert equivalence.compare(OPENROUTER_CHAT, _openrouter(), plain) != []
+    assert equivalence.compare(OPENROUTER_CHAT, plain, _openrouter()) != []
+
+
 def _anthropic(**top: Any) -> dict[str, Any]:
     return {"model": "claude-haiku-4-5", "max_tokens": 64, "messages": [{"role": "user", "content": "Hi"}], **top}
 

@@ -807,22 +807,32 @@ OPENROUTER_ARGUMENTS = Equivalence(
     "ChatToolCallFunction: arguments (string, required)",
     "https://openrouter.ai/docs/api-reference/overview",
 )
+OPENROUTER_STREAM_FALSE = Equivalence(
+    "`stream: false` equals an absent `stream` (the request schema's `stream` is optional and "
+    "turns streaming on: without it the reply is one JSON body)",
+    "stream?: boolean; // Enable streaming",
+    "https://openrouter.ai/docs/api-reference/overview",
+)
 OPENROUTER_CHAT_DIFFERENCES: tuple[Equivalence, ...] = (
     *JSON_FORMS,
     OPENROUTER_STREAM_USAGE,
+    OPENROUTER_STREAM_FALSE,
     OPENROUTER_ASSISTANT_CONTENT,
     OPENROUTER_ARGUMENTS,
 )
-"""OpenRouter's Chat Completions: JSON's forms, the stream option it ignores, an assistant
-turn's optional content beside its calls, and call arguments as the JSON they encode."""
+"""OpenRouter's Chat Completions: JSON's forms, the stream option it ignores, `stream: false`
+as the default it spells, an assistant turn's optional content beside its calls, and call
+arguments as the JSON they encode."""
 
 
 def openrouter_chat(body: JsonBody) -> JsonBody:
     """An OpenRouter Chat Completions request in the form TC802 compares
-    (OPENROUTER_CHAT_DIFFERENCES): `stream_options.include_usage` dropped, the option with it
-    when it held nothing else; an assistant turn's null `content` beside its tool_calls
+    (OPENROUTER_CHAT_DIFFERENCES): `stream: false` and `stream_options.include_usage` dropped,
+    the option with it when it held nothing else; an assistant turn's null `content` beside its tool_calls
     dropped; call arguments parsed to the JSON they encode."""
     b = copy.deepcopy(dict(body))
+    if b.get("stream") is False:
+        del b["stream"]  # the optional flag's default, spelled out (OPENROUTER_STREAM_FALSE)
     opts = b.get("stream_options")
     if isinstance(opts, dict) and "include_usage" in opts:
         opts.pop("include_usage")
