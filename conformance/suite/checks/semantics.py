@@ -36,8 +36,9 @@ from ...core.findings import RuleInfo
 from ...formats.canonical.status import status_of_stop
 from ...wire import equivalence
 from ...wire import schemas as wire_schemas
-from ...wire.api import Located, WireApi
+from ...wire.api import Framing, Located, WireApi
 from ...wire.facts import history_index
+from ...wire.framing import FramingError, SseDecoder
 from .. import rules as R
 from ..capture import capture_warnings
 from ..interactions import Interaction
@@ -581,12 +582,34 @@ def _held_stream(
     the event flow the API's docs lay down (`stream_departure`), a skip with both reasons: a
     reader holding to the docs ends such a stream in error (contract §6.5), so the end the
     recording states is no measure of it."""
-    departs = api.probes.stream_departure(values) if why else None
+    departs = (_unterminated_last_event(it) or api.probes.stream_departure(values)) if why else None
     if departs is not None:
         return outcome(
             rule, s, "skip", it.label, f"{why}; but the recording departs from its API's docs ({departs})", cap
         )
     return outcome(rule, s, "fail" if why else "pass", it.label, why, cap)
+
+
+def _unterminated_last_event(it: Interaction) -> str | None:
+    """The departure of a recorded SSE stream whose last event has no blank line after it
+    (Azure OpenAI's chat streams in the Azure SDK's session records end `data: [DONE]\\n`),
+    described; None for any other stream. WHATWG HTML §9.2.6 dispatches an event only at a
+    blank line, and at the end of the stream "any pending data must be discarded": a reader
+    holding to it never sees that event, and ends the stream as cut (contract §6.5)."""
+    if it.framing is not Framing.SSE:
+        return None
+    decoder = SseDecoder()
+    try:
+        decoder.feed(it.response_body)
+        pending = decoder.feed(b"\n\n")  # what a blank line at the end would have dispatched
+    except FramingError:
+        return None
+    if not pending:
+        return None
+    return (
+        f"its last event, `data: {pending[-1].data[:40]}`, has no blank line after it, and an SSE "
+        "event is dispatched only at a blank line (WHATWG HTML §9.2.6)"
+    )
 
 
 @check(R.STREAM_USAGE_REQUESTED)
