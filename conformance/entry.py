@@ -24,8 +24,11 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         except OSError:
             pass  # standard output failed (a full disk, a closed pipe): the CLI reports it its way
-    from .cli import main as run  # loaded only when this command runs (every command but the version)
-
+    try:
+        from .cli import main as run  # loaded only when this command runs (every command but the version)
+    except KeyboardInterrupt:  # Ctrl-C while the CLI loads: nothing ran yet, so nothing was kept
+        sys.stderr.write("turnspec: interrupted\n")
+        return 130
     return run(argv)
 
 

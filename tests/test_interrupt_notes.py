@@ -94,3 +94,27 @@ def test_a_real_sigint_mid_run_then_a_resume(tmp_path: Path) -> None:
     assert note.startswith(f"turnspec: note: --resume {store}: ") and note.count("\n") == 1
     reused = int(note.split(": ")[-1].split(" of ")[0])
     assert reused >= kept >= 2
+
+
+def test_ctrl_c_while_the_cli_loads_is_one_line_and_exit_130(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The console script imports the CLI after reading its arguments: a Ctrl-C in that
+    import (a few tenths of a second at start-up) is the same one line, not a traceback."""
+    import types
+
+    from conformance import entry
+
+    class Loading(types.ModuleType):
+        def __getattr__(self, name: str) -> Any:
+            if name == "main":  # `from .cli import main`, half-way through loading
+                raise KeyboardInterrupt
+            raise AttributeError(name)
+
+    monkeypatch.setitem(sys.modules, "conformance.cli", Loading("conformance.cli"))
+    try:
+        rc = entry.main(["validate", "x.jsonl"])
+    except KeyboardInterrupt:  # caught here: escaping, it would stop pytest itself
+        pytest.fail("the Ctrl-C escaped the console script")
+    assert rc == 130
+    assert capsys.readouterr().err == "turnspec: interrupted\n"
