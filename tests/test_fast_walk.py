@@ -33,7 +33,7 @@ from conformance.benchmarks.synthetic import messages
 from conformance.core.findings import Selection
 from conformance.core.jsonio import dumps
 from conformance.formats import Options
-from conformance.formats.canonical.fast import FastPath, batch, blocks, compiled, mirror, sessions
+from conformance.formats.canonical.fast import COMPILED_SWITCHES, FastPath, batch, compiled
 from conformance.formats.canonical.fast.batch import Columns, column_py, present_py, times
 from conformance.formats.canonical.fast.mirror import _walk_py
 from conformance.formats.canonical.fast.sessions import Pairs, pair_tools_py
@@ -41,14 +41,6 @@ from conformance.parallel.chunks import canonical_run
 from tests.test_fast_path import PRICING, TOOLS, _write, broken_corpus, same
 
 ROOT = Path(__file__).resolve().parents[1]
-# the module attributes holding the compiled loops: None makes their Python run
-PYTHON_SWITCHES = (
-    (mirror, "_COMPILED"),
-    (sessions, "_PAIR_TOOLS"),
-    (blocks, "_OPAQUE_OK"),
-    (batch, "_COLUMN"),
-    (batch, "_PRESENT"),
-)
 
 
 def _compiler() -> str | None:
@@ -333,7 +325,7 @@ def test_the_python_loops_give_the_reports_the_compiled_ones_give(
     path = _write(tmp_path, [x.rstrip(b"\n") for x in lines])
     kw = {"tools": TOOLS, "pricing": PRICING} if options == "tools-pricing" else {}
     compiled_report = dumps(validate([path], Options(**kw)).as_dict())
-    for mod, name in PYTHON_SWITCHES:
+    for mod, name in COMPILED_SWITCHES:
         monkeypatch.setattr(mod, name, None)
     assert same(path, **kw) > 0  # fast (Python loops) == exact, and some lines were cleared
     assert dumps(validate([path], Options(**kw)).as_dict()) == compiled_report

@@ -84,7 +84,7 @@ from ..core.jsonio import LineFraming
 from ..core.schema_validation import SchemaValidator
 from ..core.schemas import schema_set
 from ..formats import Options
-from ..formats.canonical.fast import FastPath, batch, blocks, compiled, mirror, read_blocks, sessions
+from ..formats.canonical.fast import COMPILED_SWITCHES, FastPath, compiled, read_blocks
 from ..formats.canonical.fastmodel import message_model
 from ..parallel.chunks import canonical_run
 from .realistic import agent_jsonl_lines
@@ -249,13 +249,7 @@ def _local(data: Path) -> Callable[[], int]:
 def _python_loops(fn: Callable[[], int]) -> Callable[[], int]:
     """`fn` with the fast path's compiled loops (`fast/_walk.c`) turned off: their Python
     twins run, as on a machine where they could not be built."""
-    slots = (
-        (mirror, "_COMPILED"),
-        (sessions, "_PAIR_TOOLS"),
-        (blocks, "_OPAQUE_OK"),
-        (batch, "_COLUMN"),
-        (batch, "_PRESENT"),
-    )
+    slots = COMPILED_SWITCHES
 
     def go() -> int:
         kept = [getattr(mod, name) for mod, name in slots]

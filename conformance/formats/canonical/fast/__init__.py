@@ -66,6 +66,7 @@ import operator
 import typing
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -77,7 +78,7 @@ from ..engine import FAMILIES, Driver, fast_covered
 from ..fastmodel import message_model, raw_model
 from ..invariants import CANONICAL_TIME
 from ..tools import SNAKE_NAME
-from . import blocks
+from . import batch, blocks, mirror, sessions
 from .batch import _CREATED, BatchPattern, Columns, FixedWidth, _always_set, _batchable, _fixed_classes, times
 from .blocks import (
     _UNREADABLE,
@@ -97,7 +98,18 @@ from .sessions import ROLES, Batch, Cleared, Pairs, SessionItem, SessionStep, St
 if TYPE_CHECKING:
     from ...base import FileStats, ProgressHook
 
+# the module attributes holding the compiled loops (`compiled`, `_walk.c`): set to None,
+# their Python runs, as where none was built (the bench's Python row, tests/test_fast_walk.py)
+COMPILED_SWITCHES: tuple[tuple[ModuleType, str], ...] = (
+    (mirror, "_COMPILED"),
+    (sessions, "_PAIR_TOOLS"),
+    (blocks, "_OPAQUE_OK"),
+    (batch, "_COLUMN"),
+    (batch, "_PRESENT"),
+)
+
 __all__ = [
+    "COMPILED_SWITCHES",
     "OPAQUE",
     "OPEN_FIELDS",
     "ROLES",

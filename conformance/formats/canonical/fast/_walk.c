@@ -41,21 +41,23 @@ typedef struct {
 } Slot;
 static Slot slots[F_COUNT];
 
+/* the offset of field `name` in objects of type `t`, or -1 when it is not a plain object
+   slot read by the generic getattr */
+static Py_ssize_t member_offset(PyTypeObject *t, PyObject *name) {
+    if (t->tp_getattro != PyObject_GenericGetAttr) return -1;
+    PyObject *d = _PyType_Lookup(t, name); /* borrowed */
+    if (d == NULL || !Py_IS_TYPE(d, &PyMemberDescr_Type)) return -1;
+    PyMemberDef *md = ((PyMemberDescrObject *)d)->d_member;
+    return (md->type == T_OBJECT_EX || md->type == T_OBJECT) && md->offset > 0 ? md->offset : -1;
+}
+
 static PyObject *field(PyObject *obj, int f, PyObject *name) {
     Slot *sl = &slots[f];
     PyTypeObject *t = Py_TYPE(obj);
     if (sl->type != t) {
-        Py_ssize_t off = -1;
-        if (t->tp_getattro == PyObject_GenericGetAttr) {
-            PyObject *d = _PyType_Lookup(t, name); /* borrowed */
-            if (d != NULL && Py_IS_TYPE(d, &PyMemberDescr_Type)) {
-                PyMemberDef *md = ((PyMemberDescrObject *)d)->d_member;
-                if ((md->type == T_OBJECT_EX || md->type == T_OBJECT) && md->offset > 0) off = md->offset;
-            }
-        }
         Py_INCREF(t);
         Py_XSETREF(sl->type, t);
-        sl->offset = off;
+        sl->offset = member_offset(t, name);
     }
     if (sl->offset >= 0) {
         PyObject *v = *(PyObject **)((char *)obj + sl->offset);
@@ -790,14 +792,7 @@ static PyObject *column(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         PyTypeObject *t = Py_TYPE(x);
         if (t != type) {
             type = t;
-            offset = -1;
-            if (t->tp_getattro == PyObject_GenericGetAttr) {
-                PyObject *d = _PyType_Lookup(t, name); /* borrowed */
-                if (d != NULL && Py_IS_TYPE(d, &PyMemberDescr_Type)) {
-                    PyMemberDef *md = ((PyMemberDescrObject *)d)->d_member;
-                    if ((md->type == T_OBJECT_EX || md->type == T_OBJECT) && md->offset > 0) offset = md->offset;
-                }
-            }
+            offset = member_offset(t, name);
         }
         if (offset >= 0 && (v = *(PyObject **)((char *)x + offset)) != NULL) {
             Py_INCREF(v);

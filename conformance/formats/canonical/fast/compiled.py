@@ -13,6 +13,7 @@ turns it off (the differential test and the bench compare the two)."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import os
@@ -28,6 +29,7 @@ def source_hash() -> str:
     return hashlib.sha256(SOURCE.read_bytes()).hexdigest()
 
 
+@functools.cache  # once per process: each module holding a compiled loop asks at import
 def status() -> str:
     """`compiled`, or why the Python loop runs: `off` (TURNSPEC_PURE_PYTHON), `not built`
     (no compiler at install), `stale` (built from another version of `_walk.c`)."""
