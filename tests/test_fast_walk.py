@@ -33,7 +33,7 @@ from conformance.benchmarks.synthetic import messages
 from conformance.core.findings import Selection
 from conformance.core.jsonio import dumps
 from conformance.formats import Options
-from conformance.formats.canonical.fast import COMPILED_SWITCHES, FastPath, batch, compiled
+from conformance.formats.canonical.fast import COMPILED_SWITCHES, FastPath, batch, compiled, mirror
 from conformance.formats.canonical.fast.batch import Columns, column_py, present_py, times
 from conformance.formats.canonical.fast.mirror import _walk_py
 from conformance.formats.canonical.fast.sessions import Pairs, pair_tools_py
@@ -379,3 +379,177 @@ def test_column_reads_what_getattr_reads() -> None:
     assert mod.column([P(), Q(), P()], "x") == [3, 4, 3]
     with pytest.raises(AttributeError):
         mod.column([P(), object()], "x")
+
+
+# ---- priced: the pricing loop ----
+
+
+def _usage_template() -> dict[str, Any]:
+    for m in agent_messages(60, seed=2):
+        if m["metadata"].get("usage") and m["metadata"].get("model") == "anthropic:claude-sonnet-4-6":
+            return m
+    raise AssertionError("the realistic corpus has an assistant turn of anthropic:claude-sonnet-4-6 with usage")
+
+
+def _priced_both(fast_c: FastPath, fast_py: FastPath, metas_c: list[Any], metas_py: list[Any]) -> tuple[Any, Any]:
+    got_c: set[int] = set()
+    got_py: set[int] = set()
+    _module().priced(
+        metas_c, got_c, fast_c._price_plans, fast_c._priced, msgspec.UNSET, fast_c.on["TS404"], mirror.USAGE_READS
+    )
+    mirror._priced_py(metas_py, got_py, fast_py._priced)
+    return got_c, got_py
+
+
+@pytest.mark.parametrize("options", ["tools-pricing", "no-role-content"])
+@pytest.mark.parametrize(("kind", "seed"), [("agents", 5), ("plain", 6), ("broken", 7)])
+def test_priced_is_its_python_on_corpora(options: str, kind: str, seed: int) -> None:
+    opts = OPTIONS[options] if options == "tools-pricing" else Options(pricing=PRICING)
+    fast_c, fast_py = FastPath(canonical_run(opts)), FastPath(canonical_run(opts))
+    lines = _corpus(kind, seed)
+    flagged = 0
+    for (_m, metas_c, _a), (_m2, metas_py, _a2) in zip(_batches(fast_c, lines), _batches(fast_py, lines), strict=True):
+        got_c, got_py = _priced_both(fast_c, fast_py, metas_c, metas_py)
+        assert got_c == got_py
+        flagged += len(got_c)
+    if kind == "broken":
+        assert flagged > 0  # the broken corpus has costs the table refutes
+
+
+COSTS = st.one_of(
+    st.text(alphabet="0123456789.", max_size=45),
+    st.builds("{}.{}".format, st.integers(0, 10**25), st.integers(0, 10**25)),  # 30 to 50 digits
+    st.integers(10**35, 10**40).map(str),
+    st.sampled_from(["", ".", "0.1.2", "1e3", "-1", "\u0663", "0.0000000000000000000000000000000000001"]),
+)
+COUNTS = st.one_of(st.integers(0, 10**6), st.sampled_from([2**63 - 1, 2**63, 10**30, 10**400]))
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    cost=COSTS,
+    n_in=COUNTS,
+    n_out=COUNTS,
+    cached=st.one_of(st.none(), COUNTS),
+    created=st.one_of(st.none(), COUNTS),
+    model=st.sampled_from(["anthropic:claude-sonnet-4-6", "openai:gpt-5", "openai:unpriced"]),
+    version=st.sampled_from(["2026-05-08", "1999-01-01"]),
+    selection=st.sampled_from([(), ("TS404",), ("TS401",)]),
+)
+def test_priced_is_its_python_on_any_usage(
+    cost: str,
+    n_in: int,
+    n_out: int,
+    cached: int | None,
+    created: int | None,
+    model: str,
+    version: str,
+    selection: tuple[str, ...],
+) -> None:
+    """Every verdict of `priced` is `_priced`'s: costs that match and do not, counts past
+    64 bits and products past 128 (where it asks `_priced`), buckets with no rate."""
+    m = copy.deepcopy(_usage_template())
+    usage = m["metadata"]["usage"]
+    usage.update(input_tokens=n_in, output_tokens=n_out, cost_usd=cost, pricing_version=version)
+    for name, count in (("cached_input_tokens", cached), ("cache_creation_input_tokens", created)):
+        usage.pop(name, None)
+        if count is not None:
+            usage[name] = count
+    m["metadata"]["model"] = model
+    opts = Options(pricing=PRICING, selection=Selection(ignore=selection))
+    fast_c, fast_py = FastPath(canonical_run(opts)), FastPath(canonical_run(opts))
+    try:
+        metas_c = [fast_c.decoder.decode(dumps(m)).metadata] * 2  # the second meets the plan the first made
+        metas_py = [fast_py.decoder.decode(dumps(m)).metadata] * 2
+    except msgspec.ValidationError:
+        # msgspec reads no integer past 64 bits: such a line takes the exact path whole
+        assert max(n_in, n_out, cached or 0, created or 0) >= 2**63
+        return
+    got_c, got_py = _priced_both(fast_c, fast_py, metas_c, metas_py)
+    assert got_c == got_py
+
+
+def test_priced_clears_a_right_cost_and_flags_a_wrong_one() -> None:
+    """The compiled verdict on its own: the template's cost is the table's, one unit of
+    its last digit more is not."""
+    m = _usage_template()
+    fast = FastPath(canonical_run(Options(pricing=PRICING)))
+    right = fast.decoder.decode(dumps(m)).metadata
+    m = copy.deepcopy(m)
+    cost = m["metadata"]["usage"]["cost_usd"]
+    m["metadata"]["usage"]["cost_usd"] = cost[:-1] + str((int(cost[-1]) + 1) % 10)
+    wrong = fast.decoder.decode(dumps(m)).metadata
+    fast._priced(right, right.model)  # the plan made, so the compiled arithmetic decides
+    got: set[int] = set()
+    _module().priced([right, wrong], got, fast._price_plans, fast._priced, msgspec.UNSET, True, mirror.USAGE_READS)
+    assert got == {1}
+
+
+def test_a_pricing_rule_the_compiled_loop_does_not_know_runs_the_python(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rule of pricing.py that `new-rule` scaffolded has its predicate in `_priced`: a run
+    enabling it must call `_priced` on every message, never the compiled loop."""
+    from conformance.core.findings import RuleInfo, Severity
+    from conformance.formats.canonical import pricing
+    from conformance.formats.canonical.engine import MESSAGE
+
+    on = {rid: True for rid in mirror.PRICED_RULES}
+    assert mirror.priced_compiles(on)
+
+    def ts499(*_a: Any) -> None:
+        return None
+
+    ts499.__module__ = pricing.__name__
+    monkeypatch.setattr(
+        MESSAGE, "rules", [*MESSAGE.rules, (RuleInfo("TS499", Severity.WARNING, "§6.4", "x"), frozenset(), ts499)]
+    )
+    assert not mirror.priced_compiles({**on, "TS499": True})
+    assert mirror.priced_compiles({**on, "TS499": False})
+
+
+def _with_tool(name: str, tool_input: dict[str, Any]) -> dict[str, Any]:
+    m = copy.deepcopy(_first("assistant", ("text", "tool_use")))
+    m["content"][1].update(name=name, input=tool_input)
+    return m
+
+
+def test_walk_keeps_each_tools_verdict_as_block_ok_gives_it(tmp_path: Path) -> None:
+    """With --tools the loop reads a tool's verdict kept by name (`_tool_checks`) once
+    `_block_ok` made it: a valid input clears, an invalid one, an unusable input schema
+    and an unknown tool each make the message a suspect, on their second meeting too."""
+    tools = tmp_path / "tools.json"
+    read_file = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
+    tools.write_text(
+        msgspec.json.encode(
+            [
+                {
+                    "name": "read_file",
+                    "description": "d",
+                    "side_effects": "read",
+                    "input_schema": {**read_file, "additionalProperties": False},
+                },
+                {
+                    "name": "broken",
+                    "description": "d",
+                    "side_effects": "read",
+                    "input_schema": {"type": "object", "properties": {"a": {"$ref": "#/$defs/missing"}}},
+                },
+            ]
+        ).decode()
+    )
+    kinds = [
+        ("read_file", {"path": "a"}, False),
+        ("read_file", {"nope": 1}, True),
+        ("broken", {}, True),
+        ("unknown_tool", {}, True),
+    ]
+    lines = [dumps(_with_tool(name, value)) for name, value, _ in kinds * 2]
+    options = Options(tools=tools)
+    c, py = _both(options, lines)
+    assert c == py
+    suspects = c[0][0]
+    assert suspects == [k for k, (_n, _v, bad) in enumerate(kinds * 2) if bad]
+    fast = FastPath(canonical_run(options))
+    for msgs, metas, ats in _batches(fast, lines):
+        _module().walk(msgs, metas, ats, set(), fast._walk_context())
+    assert set(fast._tool_checks) == {"read_file", "broken"}  # the unknown tool is not kept
+    assert fast._tool_checks["broken"] is False

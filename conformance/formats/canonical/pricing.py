@@ -65,7 +65,8 @@ class PriceTable:
             places = max(places, 0)
             with localcontext(_EXACT):
                 ints = {name: int(r.scaleb(places)) for name, r in rates.items()}
-            got = self._scaled[(version, model)] = ScaledRates(ints, 10 ** (places + 6))
+            terms = tuple(ints.get(name) for name in TERM_RATES)
+            got = self._scaled[(version, model)] = ScaledRates(ints, 10 ** (places + 6), terms)
         return got
 
     def rates(self, usage: dict[str, Any], model: Any) -> dict[str, Decimal] | None:
@@ -79,27 +80,33 @@ class ScaledRates:
 
     ints: dict[str, int]
     scale: int
+    # the rate of each term of `total_of`, in `TERM_RATES` order (None where the table has
+    # none): what the fast path's compiled pricing loop reads (`fast/_walk.c: priced`)
+    terms: tuple[int | None, ...] = ()
 
 
 N = TypeVar("N", Decimal, int)
+
+USAGE_BUCKETS = (
+    ("cached_input_tokens", "cached_read_per_mtok_usd"),
+    ("cache_creation_input_tokens", "cache_write_per_mtok_usd"),
+)
+# the terms of `total_of` in its order: each token count of a usage and its rate
+TERMS = (("input_tokens", "input_per_mtok_usd"), ("output_tokens", "output_per_mtok_usd"), *USAGE_BUCKETS)
+TERM_RATES = tuple(rate for _count, rate in TERMS)
+_IN, _OUT, _CACHED, _CREATED = TERM_RATES
 
 
 def total_of(rates: Mapping[str, N], n_in: int, n_out: int, cached: int, created: int, zero: N) -> N:
     """The cost formula (§6.4), per million tokens: each rate times its token count,
     summed; a bucket with no tokens costs nothing (and needs no rate). Over the Decimal
     rates (`PriceTable.cost`) or the same rates as scaled integers (`PriceTable.scaled`)."""
-    total = rates["input_per_mtok_usd"] * n_in + rates["output_per_mtok_usd"] * n_out
+    total = rates[_IN] * n_in + rates[_OUT] * n_out
     if cached:
-        total += rates.get("cached_read_per_mtok_usd", zero) * cached
+        total += rates.get(_CACHED, zero) * cached
     if created:
-        total += rates.get("cache_write_per_mtok_usd", zero) * created
+        total += rates.get(_CREATED, zero) * created
     return total
-
-
-USAGE_BUCKETS = (
-    ("cached_input_tokens", "cached_read_per_mtok_usd"),
-    ("cache_creation_input_tokens", "cache_write_per_mtok_usd"),
-)
 
 
 def _priced(ctx: Context, m: MessageView) -> tuple[Prices, dict[str, Any]] | None:

@@ -106,6 +106,7 @@ COMPILED_SWITCHES: tuple[tuple[ModuleType, str], ...] = (
     (blocks, "_OPAQUE_OK"),
     (batch, "_COLUMN"),
     (batch, "_PRESENT"),
+    (mirror, "_PRICED"),
 )
 
 __all__ = [
@@ -204,7 +205,9 @@ class FastPath(Mirror, SessionStep):
         self.re_tool_id = ctx.re_tool_id.match
         self.re_model = ctx.re_model.match
         self.toolset = ctx.toolset
+        self._tool_checks = {}
         self.prices = ctx.prices
+        self.priced_compiles = mirror.priced_compiles(self.on)
         self.cls = _block_classes(self.model.message)
         meta_fields = typing.get_type_hints(self.model.message)["metadata"].__struct_fields__
         self._stop = operator.attrgetter("stop_reason") if "stop_reason" in meta_fields else None

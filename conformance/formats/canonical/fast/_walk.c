@@ -26,7 +26,7 @@
 
 static PyObject *s_metadata, *s_status, *s_user_id, *s_team_id, *s_role, *s_model, *s_provider, *s_routing,
     *s_chosen_model, *s_usage, *s_provider_raw, *s_content, *s_tool_use_id, *s_parent_tool_use_id, *s_input, *s_id,
-    *s_complete, *s_assistant, *s_tool, *s_system, *s_cancelled, *s_at;
+    *s_complete, *s_assistant, *s_tool, *s_system, *s_cancelled, *s_at, *s_name;
 
 /* Struct fields read at their slot: msgspec's fields are member descriptors on a type with
    the generic getattr, so the value sits at a fixed offset of the object. One cache entry
@@ -34,7 +34,7 @@ static PyObject *s_metadata, *s_status, *s_user_id, *s_team_id, *s_role, *s_mode
    that address cannot be another type's while cached); anything else (a property, another
    getattr, an unset slot) goes through PyObject_GetAttr. */
 enum { F_STATUS, F_USER_ID, F_TEAM_ID, F_MODEL, F_PROVIDER, F_ROUTING, F_CHOSEN, F_USAGE, F_RAW, F_RESULT_ID,
-       F_PARENT, F_RESULT_CONTENT, F_INPUT, F_USE_ID, F_ROLE, F_MSG_CONTENT, F_COUNT };
+       F_PARENT, F_RESULT_CONTENT, F_INPUT, F_USE_ID, F_ROLE, F_MSG_CONTENT, F_USE_NAME, F_USAGE_READ, F_COUNT = F_USAGE_READ + 6 };
 typedef struct {
     PyTypeObject *type; /* a strong reference, or NULL */
     Py_ssize_t offset;  /* -1: not a plain object slot */
@@ -73,7 +73,7 @@ static PyObject *field(PyObject *obj, int f, PyObject *name) {
 /* what `_walk_py` reads of the run, in this order (mirror.py: `_walk_context`) */
 typedef struct {
     PyObject *unset, *tool_use, *tool_result, *special, *nested, *media, *allowed, *stop, *email, *block_ok,
-        *toolset, *prefix, *known, *shallow, *inner_ok;
+        *tool_checks, *prefix, *known, *shallow, *inner_ok;
 } Ctx;
 #define CTX_LEN 15
 
@@ -332,9 +332,22 @@ static int special_block(PyObject *b, PyObject *t, Py_ssize_t i, Py_ssize_t k, c
             r = ok < 0 ? -1 : 1;
             goto done;
         }
-        if (c->toolset != Py_None) {
-            PyObject *args[2] = {b, Py_False};
-            ok = call_true(c->block_ok, args, 2);
+        if (c->tool_checks != Py_None) { /* `_block_ok(b, False)`, its verdict per name kept */
+            PyObject *name = GET(b, USE_NAME, s_name);
+            if (name == NULL) goto done;
+            PyObject *check = PyDict_GetItemWithError(c->tool_checks, name); /* borrowed */
+            Py_DECREF(name);
+            if (check == NULL && PyErr_Occurred()) goto done;
+            if (check == NULL) {
+                PyObject *args[2] = {b, Py_False};
+                ok = call_true(c->block_ok, args, 2);
+            } else if (check == Py_True || check == Py_False) {
+                ok = check == Py_True;
+            } else {
+                Py_INCREF(check);
+                ok = call_true(check, &x, 1);
+                Py_DECREF(check);
+            }
             if (ok <= 0) {
                 r = ok < 0 ? -1 : 1;
                 goto done;
@@ -477,8 +490,9 @@ static PyObject *walk(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     Ctx c;
     PyObject **slot = (PyObject **)&c;
     for (Py_ssize_t i = 0; i < CTX_LEN; i++) slot[i] = PyTuple_GET_ITEM(ctx, i);
-    if (!PyAnySet_Check(c.special) || !PyAnySet_Check(c.nested) || !PyAnySet_Check(c.media) || !PyDict_Check(c.known)) {
-        PyErr_SetString(PyExc_TypeError, "walk: special, nested and media are sets, known a dict");
+    if (!PyAnySet_Check(c.special) || !PyAnySet_Check(c.nested) || !PyAnySet_Check(c.media) || !PyDict_Check(c.known) ||
+        (c.tool_checks != Py_None && !PyDict_Check(c.tool_checks))) {
+        PyErr_SetString(PyExc_TypeError, "walk: special, nested and media are sets, known a dict, tool_checks one or None");
         return NULL;
     }
     PyObject *tools = PyDict_New(), *uses = PyList_New(0), *owners = PyList_New(0);
@@ -849,12 +863,225 @@ static PyObject *present(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     return out;
 }
 
+/* ---- `mirror._priced_py`, its common case compiled ---- */
+
+/* `Mirror._priced` in integers of 128 bits: a usage's verdict where every number fits and
+   its plan was made before (`Mirror._price_plans`), else -2: ask `_priced` itself. Where
+   the compiler has no 128-bit integers, every message asks. */
+#define ASK (-2)
+#define USAGE_READS 6 /* mirror.USAGE_READS: version, the counts of `pricing.TERMS`, cost */
+#define N_TERMS 4
+
+#if defined(__SIZEOF_INT128__)
+typedef __int128 wide;
+
+/* a Python int as a `wide`: 1, or 0 when it is not an exact int that fits in 64 bits */
+static int wide_of(PyObject *x, wide *out) {
+    if (!PyLong_CheckExact(x)) return 0;
+    int over = 0;
+    long long v = PyLong_AsLongLongAndOverflow(x, &over);
+    if (over || (v == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return 0;
+    }
+    *out = (wide)v;
+    return 1;
+}
+
+/* a plan's rates (`ScaledRates.terms`, `ScaledRates.scale`) as `wide`s, read once per
+   ScaledRates a call meets (a run meets a handful of models) */
+typedef struct {
+    PyObject *scaled; /* a strong reference, or NULL */
+    int usable;       /* every rate and the scale fit */
+    int has[N_TERMS];
+    wide rate[N_TERMS], scale;
+} Rates;
+#define N_RATES 8
+
+static const Rates *rates_of(PyObject *scaled, Rates *cache, int *used) {
+    for (int i = 0; i < *used; i++)
+        if (cache[i].scaled == scaled) return &cache[i];
+    if (*used == N_RATES) return NULL;
+    Rates *r = &cache[*used];
+    memset(r, 0, sizeof *r);
+    PyObject *terms = PyObject_GetAttrString(scaled, "terms"), *scale = PyObject_GetAttrString(scaled, "scale");
+    if (terms == NULL || scale == NULL) {
+        Py_XDECREF(terms);
+        Py_XDECREF(scale);
+        return NULL;
+    }
+    r->usable = PyTuple_CheckExact(terms) && PyTuple_GET_SIZE(terms) == N_TERMS && wide_of(scale, &r->scale);
+    for (int i = 0; r->usable && i < N_TERMS; i++) {
+        PyObject *t = PyTuple_GET_ITEM(terms, i);
+        r->has[i] = t != Py_None;
+        if (r->has[i] && !wide_of(t, &r->rate[i])) r->usable = 0;
+    }
+    Py_DECREF(terms);
+    Py_DECREF(scale);
+    Py_INCREF(scaled);
+    r->scaled = scaled;
+    (*used)++;
+    return r;
+}
+
+/* `int(digits) * scale == total * 10 ** len(frac)` of `_priced`, for an ASCII cost: 1, 0,
+   or ASK when a number does not fit */
+static int cost_equal(PyObject *cost, const wide *counts, const Rates *r) {
+    if (!PyUnicode_CheckExact(cost) || !PyUnicode_IS_ASCII(cost)) return ASK;
+    const char *s = (const char *)PyUnicode_DATA(cost);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(cost), digits = 0, frac = -1;
+    wide value = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        char ch = s[i];
+        if (ch == '.' && frac < 0) {
+            frac = 0; /* `partition`: the first dot */
+            continue;
+        }
+        if (ch < '0' || ch > '9') return 0; /* not a plain decimal: `_priced` says False */
+        if (++digits > 36) return ASK;
+        value = value * 10 + (ch - '0');
+        if (frac >= 0) frac++;
+    }
+    if (digits == 0) return 0;
+    wide total = 0, term, lhs, rhs, pow10 = 1;
+    for (int i = 0; i < N_TERMS; i++) {
+        if (i >= 2 && counts[i] == 0) continue; /* a bucket with no tokens costs nothing */
+        if (!r->has[i]) return ASK; /* `total_of` raises or takes 0: `_priced` says which */
+        if (__builtin_mul_overflow(r->rate[i], counts[i], &term) || __builtin_add_overflow(total, term, &total))
+            return ASK;
+    }
+    for (Py_ssize_t i = 0; i < (frac < 0 ? 0 : frac); i++) pow10 *= 10;
+    if (__builtin_mul_overflow(value, r->scale, &lhs) || __builtin_mul_overflow(total, pow10, &rhs)) return ASK;
+    return lhs == rhs;
+}
+
+/* `_priced(meta, model)` past its plan lookup: 1, 0, -1 error, or ASK */
+static int priced_one(PyObject *usage, PyObject *plan, int on_bucket, PyObject *const *reads, PyObject *unset,
+                      Rates *cache, int *used) {
+    if (plan == Py_True || plan == Py_False) return plan == Py_True;
+    if (!PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) != 3) return ASK;
+    PyObject *got[USAGE_READS - 1] = {NULL};
+    wide counts[N_TERMS];
+    int r = ASK;
+    for (int i = 1; i < USAGE_READS; i++) {
+        if ((got[i - 1] = field(usage, F_USAGE_READ + i, reads[i])) == NULL) {
+            r = -1;
+            goto done;
+        }
+    }
+    for (int i = 0; i < N_TERMS; i++) {
+        PyObject *c = got[i];
+        if (i >= 2 && c == unset) {
+            counts[i] = 0;
+        } else if (!wide_of(c, &counts[i])) {
+            goto done;
+        }
+    }
+    PyObject *no_cached = PyTuple_GET_ITEM(plan, 0), *no_created = PyTuple_GET_ITEM(plan, 1);
+    PyObject *scaled = PyTuple_GET_ITEM(plan, 2);
+    if (!PyBool_Check(no_cached) || !PyBool_Check(no_created)) goto done;
+    if ((counts[2] && no_cached == Py_True) || (counts[3] && no_created == Py_True)) {
+        r = !on_bucket; /* TS403 */
+        goto done;
+    }
+    if (scaled == Py_None) { /* TS404 is off */
+        r = 1;
+        goto done;
+    }
+    const Rates *rates = rates_of(scaled, cache, used);
+    if (rates == NULL) {
+        if (PyErr_Occurred()) r = -1;
+        goto done;
+    }
+    if (rates->usable) r = cost_equal(got[USAGE_READS - 2], counts, rates);
+done:
+    for (int i = 0; i < USAGE_READS - 1; i++) Py_XDECREF(got[i]);
+    return r;
+}
+#endif
+
+PyDoc_STRVAR(priced_doc, "priced(metas, suspects, plans, priced, unset, on_bucket, reads) -> None: "
+                         "`mirror._priced_py`, compiled.");
+
+static PyObject *priced(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 7 || !PyList_CheckExact(args[0]) || !PySet_CheckExact(args[1]) || !PyDict_CheckExact(args[2]) ||
+        !PyTuple_CheckExact(args[6]) || PyTuple_GET_SIZE(args[6]) != USAGE_READS) {
+        PyErr_SetString(PyExc_TypeError, "priced(list, set, dict, priced, unset, on_bucket, reads of 6)");
+        return NULL;
+    }
+    PyObject *metas = args[0], *suspects = args[1], *plans = args[2], *fn = args[3], *unset = args[4];
+    PyObject *const *reads = &PyTuple_GET_ITEM(args[6], 0);
+    int on_bucket = PyObject_IsTrue(args[5]);
+    if (on_bucket < 0) return NULL;
+    int failed = 0;
+#if defined(__SIZEOF_INT128__)
+    Rates cache[N_RATES];
+    int used = 0;
+#endif
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(metas) && !failed; k++) {
+        PyObject *meta = PyList_GET_ITEM(metas, k), *usage = NULL, *model = NULL, *version = NULL, *key = NULL;
+        PyObject *index = PyLong_FromSsize_t(k);
+        Py_INCREF(meta);
+        int verdict = -1;
+        if (index == NULL || (usage = GET(meta, USAGE, s_usage)) == NULL) goto next;
+        if (usage == unset || usage == Py_None) {
+            verdict = 1;
+            goto next;
+        }
+        int seen = PySet_Contains(suspects, index);
+        if (seen != 0) {
+            verdict = seen < 0 ? -1 : 1;
+            goto next;
+        }
+        if ((model = GET(meta, MODEL, s_model)) == NULL) goto next;
+        if (model == unset) {
+            Py_DECREF(model);
+            model = Py_None;
+            Py_INCREF(model);
+        }
+        verdict = ASK;
+#if defined(__SIZEOF_INT128__)
+        if ((version = field(usage, F_USAGE_READ, reads[0])) == NULL || (key = PyTuple_Pack(2, version, model)) == NULL) {
+            verdict = -1;
+            goto next;
+        }
+        PyObject *plan = PyDict_GetItemWithError(plans, key); /* borrowed */
+        if (plan == NULL && PyErr_Occurred()) {
+            verdict = -1;
+        } else if (plan != NULL) {
+            Py_INCREF(plan);
+            verdict = priced_one(usage, plan, on_bucket, reads, unset, cache, &used);
+            Py_DECREF(plan);
+        }
+#endif
+        if (verdict == ASK) {
+            PyObject *call[2] = {meta, model};
+            verdict = call_true(fn, call, 2);
+        }
+    next:
+        if (verdict < 0 || (verdict == 0 && PySet_Add(suspects, index) < 0)) failed = 1;
+        Py_XDECREF(index);
+        Py_XDECREF(usage);
+        Py_XDECREF(model);
+        Py_XDECREF(version);
+        Py_XDECREF(key);
+        Py_DECREF(meta);
+    }
+#if defined(__SIZEOF_INT128__)
+    for (int i = 0; i < used; i++) Py_DECREF(cache[i].scaled);
+#endif
+    if (failed) return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"walk", (PyCFunction)(void (*)(void))walk, METH_FASTCALL, walk_doc},
     {"opaque_ok", (PyCFunction)(void (*)(void))opaque_ok, METH_FASTCALL, opaque_ok_doc},
     {"pair_tools", (PyCFunction)(void (*)(void))pair_tools, METH_FASTCALL, pair_tools_doc},
     {"column", (PyCFunction)(void (*)(void))column, METH_FASTCALL, column_doc},
     {"present", (PyCFunction)(void (*)(void))present, METH_FASTCALL, present_doc},
+    {"priced", (PyCFunction)(void (*)(void))priced, METH_FASTCALL, priced_doc},
     {NULL, NULL, 0, NULL},
 };
 
@@ -887,6 +1114,7 @@ PyMODINIT_FUNC PyInit__walk(void) {
     INTERN(s_system, "system");
     INTERN(s_cancelled, "cancelled");
     INTERN(s_at, "@");
+    INTERN(s_name, "name");
     PyObject *mod = PyModule_Create(&module);
     if (mod == NULL) return NULL;
     if (PyModule_AddStringConstant(mod, "SOURCE", WALK_SOURCE_HASH) < 0) {

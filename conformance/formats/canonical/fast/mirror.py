@@ -19,9 +19,9 @@ from typing import Any
 import msgspec
 
 from .. import rules as R
-from ..engine import Prices, Tools
+from ..engine import FAMILIES, Prices, Tools
 from ..invariants import EMAIL, file_ref_problem, url_ok
-from ..pricing import USAGE_BUCKETS, ScaledRates, total_of
+from ..pricing import TERMS, USAGE_BUCKETS, ScaledRates, total_of
 from ..tools import SNAKE_NAME
 from .batch import BatchPattern, Columns
 from .blocks import _shallow
@@ -31,6 +31,26 @@ from .sessions import SessionItem
 _UNSET = msgspec.UNSET
 # the batch loop compiled (`_walk.c`), or None: `_walk_py` runs
 _COMPILED = _compiled("walk")
+# the pricing loop compiled (`_walk.c`), or None: `_priced_py` runs
+_PRICED = _compiled("priced")
+# what the compiled pricing loop reads of a usage, in this order: its version, each count
+# of `total_of` (`pricing.TERMS`), its stored cost
+USAGE_READS = ("pricing_version", *(count for count, _rate in TERMS), "cost_usd")
+# the pricing rules whose predicates `_walk.priced` computes without calling `_priced`
+PRICED_RULES = frozenset(r.id for r in (R.COST_MISMATCH, R.PRICING_VERSION, R.PRICING_MODEL, R.PRICING_BUCKET))
+
+
+def priced_compiles(on: dict[str, bool]) -> bool:
+    """True when `_walk.priced` may stand for `_priced` in a run: no rule of `pricing.py`
+    but `PRICED_RULES` is enabled (`new-rule` writes a pricing rule's predicate into
+    `_priced`, which only `_priced_py` calls on every message)."""
+    module = total_of.__module__
+    return not any(
+        on.get(info.id) and info.id not in PRICED_RULES
+        for fam in FAMILIES
+        for info, _blocks, fn in fam.rules
+        if fn.__module__ == module
+    )
 
 
 # the token counts of the buckets of `USAGE_BUCKETS` (cached reads, cache writes), in C
@@ -61,6 +81,8 @@ class Mirror:
     _stop: Callable[[Any], Any] | None
     _providers: dict[str, str]
     _price_plans: dict[tuple[str, Any], bool | tuple[bool, bool, ScaledRates | None]]
+    priced_compiles: bool  # `priced_compiles(on)`
+    _tool_checks: dict[str, Any]  # tool name -> `_tool_check(name)`, for the tools met
 
     def _open_fields_shallow(self, m: Any) -> bool:
         """The depth check of the fields of arbitrary JSON (`OPEN_FIELDS`): `provider_raw`
@@ -109,12 +131,12 @@ class Mirror:
                 add(owner[j])
                 tools.pop(owner[j], None)
         if self.prices is not None:
-            for k, meta in enumerate(metas):
-                usage = meta.usage
-                if usage is not _UNSET and usage is not None and k not in suspects:
-                    model = meta.model
-                    if not self._priced(meta, None if model is _UNSET else model):
-                        add(k)
+            if _PRICED is not None and self.priced_compiles:
+                _PRICED(
+                    metas, suspects, self._price_plans, self._priced, _UNSET, self.on[R.PRICING_BUCKET.id], USAGE_READS
+                )
+            else:
+                _priced_py(metas, suspects, self._priced)
         return tools
 
     def _walk_context(self) -> WalkContext:
@@ -131,7 +153,7 @@ class Mirror:
             self._stop if self.on[R.CANCELLED_STATUS.id] else None,
             EMAIL if self.on[R.ID_EMAIL.id] else None,
             self._block_ok,
-            self.toolset,
+            None if self.toolset is None else self._tool_checks,
             self._provider_of,
             self._providers,
             _shallow,
@@ -250,14 +272,11 @@ class Mirror:
                 return False
             if formats and on[R.TOOL_USE_NAME.id] and not SNAKE_NAME.match(b.name):
                 return False
-            ts = self.toolset
-            if ts is not None and (on[R.TOOL_UNKNOWN.id] or on[R.TOOL_INPUT.id]):
-                if b.name not in ts.tools:
-                    return not on[R.TOOL_UNKNOWN.id]
-                if on[R.TOOL_INPUT.id]:
-                    fast, _oracle, problem = ts.validators(b.name)
-                    if problem is not None or (fast is not None and not fast.is_valid(b.input)):
-                        return False
+            if self.toolset is not None and (on[R.TOOL_UNKNOWN.id] or on[R.TOOL_INPUT.id]):
+                check = self._tool_checks.get(b.name)
+                if check is None:
+                    check = self._tool_check(b.name)
+                return check if type(check) is bool else bool(check(b.input))
             return True
         if t is cls.tool_result:
             if on[R.TOOL_ID_FORMAT.id] and not self.re_tool_id(b.tool_use_id):
@@ -274,6 +293,22 @@ class Mirror:
                 return False
             return not (source.kind == "base64" and on[R.BASE64_DATA.id] and not _b64_ok(source.data))
         return True
+
+    def _tool_check(self, name: str) -> Any:
+        """What `_block_ok` decides of a tool_use named `name` once its id and name formats
+        hold: False where TS304 (an unknown tool) or TS305 (its input schema unusable) may
+        report, else True or the `is_valid` of its input's validator (TS305 on the input).
+        Kept per known tool in `_tool_checks`, which the batch loop reads first."""
+        on, ts = self.on, self.toolset
+        assert ts is not None
+        if name not in ts.tools:
+            return not on[R.TOOL_UNKNOWN.id]
+        check: Any = True
+        if on[R.TOOL_INPUT.id]:
+            fast, _oracle, problem = ts.validators(name)
+            check = False if problem is not None else True if fast is None else fast.is_valid
+        self._tool_checks[name] = check
+        return check
 
     def _priced(self, meta: Any, model: Any) -> bool:
         """False when a pricing rule (TS401-TS404) may report on this message."""
@@ -329,6 +364,29 @@ class Mirror:
         return plan
 
 
+def _priced_py(metas: list[Any], suspects: set[int], priced: Callable[[Any, Any], bool]) -> None:
+    """The pricing loop of `Mirror._columns`: adds to `suspects` each message with a usage
+    on which a pricing rule may report (`priced`: `Mirror._priced`). `_walk.priced` is
+    this loop with `_priced`'s common case compiled: exact integers that fit in 128 bits,
+    a plan already made; anything else it asks `priced` (tests/test_fast_walk.py)."""
+    add = suspects.add
+    for k, meta in enumerate(metas):
+        usage = meta.usage
+        if usage is not _UNSET and usage is not None and k not in suspects:
+            model = meta.model
+            if not priced(meta, None if model is _UNSET else model):
+                add(k)
+
+
+def _tool_ok(b: Any, tool_checks: dict[str, Any], block_ok: Callable[[Any, bool], bool]) -> bool:
+    """`block_ok(b, False)` for a tool_use `b`, read off the verdict kept for its name
+    (`Mirror._tool_check`) where there is one."""
+    check = tool_checks.get(b.name)
+    if check is None:
+        return block_ok(b, False)
+    return check if type(check) is bool else bool(check(b.input))
+
+
 # what `_walk_py` (and `_walk.walk`) read of the run, in this order (`Mirror._walk_context`)
 WalkContext = tuple[
     Any,
@@ -358,7 +416,7 @@ def _walk_py(
     both, and tests/test_fast_walk.py compares them."""
     (
         _unset, tool_use, tool_result, special, nested, media, allowed, stop, email,
-        block_ok, toolset, prefix, providers, shallow, inner_ok,
+        block_ok, tool_checks, prefix, providers, shallow, inner_ok,
     ) = ctx  # fmt: skip
     known = providers.get  # model id -> its provider part
     tools: dict[int, list[tuple[int, bool, str]]] = {}
@@ -440,7 +498,7 @@ def _walk_py(
             if t not in special:
                 continue
             if t is tool_use:
-                if not shallow(b.input) or (toolset is not None and not block_ok(b, False)):
+                if not shallow(b.input) or (tool_checks is not None and not _tool_ok(b, tool_checks, block_ok)):
                     break
                 uses.append(b)
                 use_owner.append(k)
