@@ -12,6 +12,11 @@
    a model id not seen before, the stop reason) is a call back into the Python that
    `_walk_py` calls, so the two cannot drift on what a rule means.
 
+   The other loops here follow the same rule: `opaque_ok` (`blocks.OpaqueCheck.ok_py`),
+   `pair_tools` (`sessions.pair_tools_py`), `column` and `present` (`batch.column_py`,
+   `batch.present_py`) and `priced` (`mirror._priced_py`: `Mirror._priced`'s arithmetic
+   in 128-bit integers, asking `_priced` itself for anything it cannot settle exactly).
+
    Built by hatch_build.py when a C compiler is there; loaded by mirror.py only when the
    SOURCE hash below matches this file (a stale build beside edited source is ignored). */
 #define PY_SSIZE_T_CLEAN
@@ -571,60 +576,123 @@ static int utf8_ok(const unsigned char *s, Py_ssize_t n) {
     return 1;
 }
 
-/* the raw value of `block`, its field `name`, proven: 1 a string in UTF-8, 0 not, -1 error */
-static int raw_ok(PyObject *block, PyObject *name) {
-    PyObject *raw = PyObject_GetAttr(block, name);
-    if (raw == NULL) return -1;
-    int t = PyObject_IsTrue(raw); /* `filter(None, ...)` */
-    if (t <= 0) {
-        Py_DECREF(raw);
-        return t < 0 ? -1 : 1;
+/* what `opaque_ok` knows of a block class, read once per call: its raw field (`fields`)
+   and that field's slot, whether it holds blocks (`containers`) and its `content` slot */
+typedef struct {
+    PyTypeObject *type; /* borrowed: every object of this type is held by the batch */
+    PyObject *name;     /* borrowed from `fields`, or NULL: no raw field */
+    Py_ssize_t raw_at, content_at;
+    int holds;
+} BlockKind;
+#define N_KINDS 16
+
+typedef struct {
+    PyObject *fields, *containers;
+    int nested, used;
+    BlockKind kinds[N_KINDS];
+} Opaque;
+
+/* `block`'s kind, or NULL with an error set (or with none: more kinds than the cache holds) */
+static const BlockKind *kind_of(PyObject *block, Opaque *o) {
+    PyTypeObject *t = Py_TYPE(block);
+    for (int i = 0; i < o->used; i++)
+        if (o->kinds[i].type == t) return &o->kinds[i];
+    if (o->used == N_KINDS) return NULL;
+    BlockKind *k = &o->kinds[o->used];
+    k->type = t;
+    k->name = PyDict_GetItemWithError(o->fields, (PyObject *)t); /* borrowed */
+    if (k->name == NULL && PyErr_Occurred()) return NULL;
+    k->raw_at = k->name == NULL ? -1 : member_offset(t, k->name);
+    k->holds = o->nested ? PySet_Contains(o->containers, (PyObject *)t) : 0;
+    if (k->holds < 0) return NULL;
+    k->content_at = k->holds ? member_offset(t, s_content) : -1;
+    o->used++;
+    return k;
+}
+
+/* a field of `obj` at its slot, else by getattr: a new reference */
+static PyObject *at_slot(PyObject *obj, Py_ssize_t offset, PyObject *name) {
+    if (offset >= 0) {
+        PyObject *v = *(PyObject **)((char *)obj + offset);
+        if (v != NULL) {
+            Py_INCREF(v);
+            return v;
+        }
     }
+    return PyObject_GetAttr(obj, name);
+}
+
+/* the raw value `raw` proven: 1 a string in UTF-8 (or empty: `filter(None, ...)`), 0 not, -1 error */
+static int raw_ok(PyObject *raw) {
+    int t = PyObject_IsTrue(raw);
+    if (t <= 0) return t < 0 ? -1 : 1;
     Py_buffer view;
-    if (PyObject_GetBuffer(raw, &view, PyBUF_SIMPLE) < 0) {
-        Py_DECREF(raw);
-        return -1;
-    }
+    if (PyObject_GetBuffer(raw, &view, PyBUF_SIMPLE) < 0) return -1;
     const unsigned char *bytes = (const unsigned char *)view.buf;
     int ok = view.len > 0 && bytes[0] == '"' && utf8_ok(bytes, view.len);
     PyBuffer_Release(&view);
-    Py_DECREF(raw);
     return ok;
 }
+
+static int block_ok_slow(PyObject *b, int nested, Opaque *o);
+static int block_ok_kind(PyObject *b, const BlockKind *k, int nested, Opaque *o);
 
 /* every block of `content` proven: its raw field (`fields`: block class -> the name of its
    raw field, the `opaque` the Python reads), and when `nested`, the blocks of the `content`
    of each block whose class is one of `containers` */
-static int blocks_ok(PyObject *content, int nested, PyObject *fields, PyObject *containers) {
-    PyObject *it = PyObject_GetIter(content);
-    if (it == NULL) return -1;
-    PyObject *b;
-    int ok = 1;
-    while (ok == 1 && (b = PyIter_Next(it)) != NULL) {
-        PyObject *t = (PyObject *)Py_TYPE(b);
-        PyObject *name = PyDict_GetItemWithError(fields, t); /* borrowed */
-        if (name != NULL) {
-            ok = raw_ok(b, name);
-        } else if (PyErr_Occurred()) {
-            ok = -1;
+static int blocks_ok(PyObject *content, int nested, Opaque *o) {
+    if (!PyList_CheckExact(content)) {
+        PyObject *it = PyObject_GetIter(content), *b;
+        if (it == NULL) return -1;
+        int ok = 1;
+        while (ok == 1 && (b = PyIter_Next(it)) != NULL) {
+            ok = block_ok_slow(b, nested, o);
+            Py_DECREF(b);
         }
-        if (ok == 1 && nested) {
-            int holds = PySet_Contains(containers, t);
-            if (holds < 0) {
-                ok = -1;
-            } else if (holds) {
-                PyObject *inner = PyObject_GetAttr(b, s_content);
-                ok = inner == NULL ? -1 : blocks_ok(inner, 0, fields, containers);
-                Py_XDECREF(inner);
-            }
-        }
-        Py_DECREF(b);
+        Py_DECREF(it);
+        return ok == 1 && PyErr_Occurred() ? -1 : ok;
     }
-    Py_DECREF(it);
-    if (ok == 1 && PyErr_Occurred()) return -1;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(content); i++) {
+        PyObject *b = PyList_GET_ITEM(content, i);
+        Py_INCREF(b);
+        int ok = block_ok_slow(b, nested, o);
+        Py_DECREF(b);
+        if (ok != 1) return ok;
+    }
+    return 1;
+}
+
+/* one block of kind `k` proven: its raw field, then its inner blocks when `nested` */
+static int block_ok_kind(PyObject *b, const BlockKind *k, int nested, Opaque *o) {
+    if (k->name != NULL) {
+        PyObject *raw = at_slot(b, k->raw_at, k->name);
+        if (raw == NULL) return -1;
+        int ok = raw_ok(raw);
+        Py_DECREF(raw);
+        if (ok != 1) return ok;
+    }
+    if (!nested || !k->holds) return 1;
+    PyObject *inner = at_slot(b, k->content_at, s_content);
+    if (inner == NULL) return -1;
+    int ok = blocks_ok(inner, 0, o);
+    Py_DECREF(inner);
     return ok;
 }
 
+/* one block proven (its raw field, its inner blocks when `nested`): 1, 0, -1 error */
+static int block_ok_slow(PyObject *b, int nested, Opaque *o) {
+    const BlockKind *k = kind_of(b, o);
+    if (k == NULL) {
+        if (PyErr_Occurred()) return -1;
+        /* more block classes than the cache holds: the same questions, asked each time */
+        PyObject *name = PyDict_GetItemWithError(o->fields, (PyObject *)Py_TYPE(b));
+        if (name == NULL && PyErr_Occurred()) return -1;
+        BlockKind one = {Py_TYPE(b), name, -1, -1, 0};
+        if (nested && (one.holds = PySet_Contains(o->containers, (PyObject *)Py_TYPE(b))) < 0) return -1;
+        return block_ok_kind(b, &one, nested, o);
+    }
+    return block_ok_kind(b, k, nested, o);
+}
 PyDoc_STRVAR(opaque_ok_doc, "opaque_ok(msgs, nested, fields, containers) -> bool: `OpaqueCheck.ok`, compiled.");
 
 static PyObject *opaque_ok(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -633,16 +701,16 @@ static PyObject *opaque_ok(PyObject *self, PyObject *const *args, Py_ssize_t nar
         PyErr_SetString(PyExc_TypeError, "opaque_ok(list, nested, dict, set)");
         return NULL;
     }
-    int nested = PyObject_IsTrue(args[1]);
-    if (nested < 0) return NULL;
+    Opaque o = {args[2], args[3], PyObject_IsTrue(args[1]), 0, {{0}}};
+    if (o.nested < 0) return NULL;
     PyObject *msgs = args[0];
     for (Py_ssize_t k = 0; k < PyList_GET_SIZE(msgs); k++) {
         PyObject *m = PyList_GET_ITEM(msgs, k);
         Py_INCREF(m);
-        PyObject *content = PyObject_GetAttr(m, s_content);
+        PyObject *content = field(m, F_MSG_CONTENT, s_content);
         Py_DECREF(m);
         if (content == NULL) return NULL;
-        int ok = blocks_ok(content, nested, args[2], args[3]);
+        int ok = blocks_ok(content, o.nested, &o);
         Py_DECREF(content);
         if (ok < 0) return NULL;
         if (!ok) Py_RETURN_FALSE;
