@@ -253,6 +253,19 @@ def test_pair_tools_is_its_python(tools: dict[int, list[tuple[int, bool, str]]],
     assert (None if got is None else Pairs(*got)) == want
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.integers(0, 7), st.lists(_ENTRY, max_size=3), max_size=6))
+def test_tool_ids_is_its_python(tools: dict[int, list[tuple[int, bool, str]]]) -> None:
+    assert _module().tool_ids(tools) == mirror.tool_ids_py(tools)
+
+
+def test_tool_ids_lists_each_kept_block_with_its_message() -> None:
+    tools = {2: [(0, True, "x"), (3, False, "y")], 5: [(1, False, "z")]}
+    assert _module().tool_ids(tools) == (["x", "y", "z"], [2, 2, 5]) == mirror.tool_ids_py(tools)
+    with pytest.raises(TypeError):
+        _module().tool_ids({0: [(0, True)]})
+
+
 def test_pair_tools_pairs_a_real_batch() -> None:
     mod = _module()
     tools = {0: [(0, True, "x"), (1, True, "y")], 1: [(0, False, "x")], 3: [(0, False, "z")]}

@@ -107,6 +107,7 @@ COMPILED_SWITCHES: tuple[tuple[ModuleType, str], ...] = (
     (batch, "_COLUMN"),
     (batch, "_PRESENT"),
     (mirror, "_PRICED"),
+    (mirror, "_TOOL_IDS"),
 )
 
 __all__ = [

@@ -14,7 +14,7 @@
 
    The other loops here follow the same rule: `opaque_ok` (`blocks.OpaqueCheck.ok_py`),
    `pair_tools` (`sessions.pair_tools_py`), `column` and `present` (`batch.column_py`,
-   `batch.present_py`) and `priced` (`mirror._priced_py`: `Mirror._priced`'s arithmetic
+   `batch.present_py`), `tool_ids` (`mirror.tool_ids_py`) and `priced` (`mirror._priced_py`: `Mirror._priced`'s arithmetic
    in 128-bit integers, asking `_priced` itself for anything it cannot settle exactly).
 
    Built by hatch_build.py when a C compiler is there; loaded by mirror.py only when the
@@ -931,6 +931,40 @@ static PyObject *present(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     return out;
 }
 
+/* ---- `mirror.tool_ids_py`, compiled ---- */
+
+PyDoc_STRVAR(tool_ids_doc, "tool_ids(tools) -> (ids, owners): `mirror.tool_ids_py`, compiled.");
+
+static PyObject *tool_ids(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 1 || !PyDict_CheckExact(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "tool_ids(dict)");
+        return NULL;
+    }
+    PyObject *ids = PyList_New(0), *owners = PyList_New(0), *k, *found, *out = NULL;
+    Py_ssize_t pos = 0;
+    if (ids == NULL || owners == NULL) goto done;
+    while (PyDict_Next(args[0], &pos, &k, &found)) {
+        if (!PyList_CheckExact(found)) {
+            PyErr_SetString(PyExc_TypeError, "tool_ids: a message's tool blocks are a list");
+            goto done;
+        }
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(found); i++) {
+            PyObject *entry = PyList_GET_ITEM(found, i);
+            if (!PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 3) {
+                PyErr_SetString(PyExc_TypeError, "tool_ids: a tool block is (index, use, id)");
+                goto done;
+            }
+            if (PyList_Append(ids, PyTuple_GET_ITEM(entry, 2)) < 0 || PyList_Append(owners, k) < 0) goto done;
+        }
+    }
+    out = PyTuple_Pack(2, ids, owners);
+done:
+    Py_XDECREF(ids);
+    Py_XDECREF(owners);
+    return out;
+}
+
 /* ---- `mirror._priced_py`, its common case compiled ---- */
 
 /* `Mirror._priced` in integers of 128 bits: a usage's verdict where every number fits and
@@ -1150,6 +1184,7 @@ static PyMethodDef methods[] = {
     {"column", (PyCFunction)(void (*)(void))column, METH_FASTCALL, column_doc},
     {"present", (PyCFunction)(void (*)(void))present, METH_FASTCALL, present_doc},
     {"priced", (PyCFunction)(void (*)(void))priced, METH_FASTCALL, priced_doc},
+    {"tool_ids", (PyCFunction)(void (*)(void))tool_ids, METH_FASTCALL, tool_ids_doc},
     {NULL, NULL, 0, NULL},
 };
 

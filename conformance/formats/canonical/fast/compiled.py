@@ -2,7 +2,8 @@
 one-message rules (`walk`, of `mirror._walk_py`), the raw values' proof (`opaque_ok`, of
 `blocks.OpaqueCheck.ok`), the pairing of a batch's tool blocks (`pair_tools`, of
 `sessions.pair_tools`), the columns of a batch (`column` and `present`, of
-`batch.column_py` and `batch.present_py`) and the pricing loop (`priced`, of
+`batch.column_py` and `batch.present_py`), the tool ids of a batch (`tool_ids`, of
+`mirror.tool_ids_py`) and the pricing loop (`priced`, of
 `mirror._priced_py`, which asks `Mirror._priced` whatever its integers cannot settle).
 
 `hatch_build.py` builds it at install where a C compiler is found (an editable install

@@ -23,7 +23,7 @@ from ..engine import FAMILIES, Prices, Tools
 from ..invariants import EMAIL, file_ref_problem, url_ok
 from ..pricing import TERMS, USAGE_BUCKETS, ScaledRates, total_of
 from ..tools import SNAKE_NAME
-from .batch import BatchPattern, Columns
+from .batch import BatchPattern, Columns, column
 from .blocks import _shallow
 from .compiled import function as _compiled
 from .sessions import SessionItem
@@ -33,6 +33,8 @@ _UNSET = msgspec.UNSET
 _COMPILED = _compiled("walk")
 # the pricing loop compiled (`_walk.c`), or None: `_priced_py` runs
 _PRICED = _compiled("priced")
+# the tool ids of a batch's kept tool blocks compiled (`_walk.c`), or None: `tool_ids_py` runs
+_TOOL_IDS = _compiled("tool_ids")
 # what the compiled pricing loop reads of a usage, in this order: its version, each count
 # of `total_of` (`pricing.TERMS`), its stored cost
 USAGE_READS = ("pricing_version", *(count for count, _rate in TERMS), "cost_usd")
@@ -121,10 +123,10 @@ class Mirror:
         # the tool ids (TS112) of the messages kept, and the names of every call (TS306)
         checks: list[tuple[BatchPattern | None, list[str], list[int]]] = []
         if self.tool_id_pattern is not None:
-            ids = [tid for found in tools.values() for _i, _use, tid in found]
-            checks.append((self.tool_id_pattern, ids, [k for k, found in tools.items() for _ in found]))
+            ids, owners = (_TOOL_IDS or tool_ids_py)(tools)
+            checks.append((self.tool_id_pattern, ids, owners))
         if self.tool_name_pattern is not None:
-            checks.append((self.tool_name_pattern, [b.name for b in uses], use_owner))
+            checks.append((self.tool_name_pattern, column(uses, "name"), use_owner))
         for pattern, values, owner in checks:
             assert pattern is not None
             for j in pattern.bad(values):
@@ -362,6 +364,13 @@ class Mirror:
         if len(self._price_plans) < 4096:
             self._price_plans[(version, model)] = plan
         return plan
+
+
+def tool_ids_py(tools: dict[int, list[tuple[int, bool, str]]]) -> tuple[list[str], list[int]]:
+    """The ids of the tool blocks `_walk_py` kept, in order, and the message of each."""
+    return [tid for found in tools.values() for _i, _use, tid in found], [
+        k for k, found in tools.items() for _ in found
+    ]
 
 
 def _priced_py(metas: list[Any], suspects: set[int], priced: Callable[[Any, Any], bool]) -> None:
