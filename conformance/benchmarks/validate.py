@@ -57,7 +57,11 @@ Once per run:
   tools are installed (best wall time);
 - strategies: valid canonical messages generated per second from the schemas.
 
-Last, `TARGETS`: each figure issue 38 sets a goal for, its goal and whether it is met.
+Last, `TARGETS`: each figure issue 38 sets a goal for, its goal and whether it is met;
+and `cpu_steal_share`, the share of the machine's CPU time its host took for others
+during the run (`steal` in /proc/stat; `n/a` where there is none): past a few percent the
+seconds swing between runs and rows, and the instruction counts of
+`nox -s bench_instructions` are the figures to compare.
 """
 
 from __future__ import annotations
@@ -118,6 +122,30 @@ TARGETS: tuple[tuple[str, float, str], ...] = (
     ("command_rule_s", 0.5, "max"),
     *((f"command_models_{t}_s", 3.0, "max") for t in MODEL_TARGETS),
 )
+
+
+_PROC_STAT = Path("/proc/stat")
+
+
+def cpu_counters(stat: Path = _PROC_STAT) -> tuple[int, int] | None:
+    """(steal, total) of the machine's CPU time so far, in clock ticks (the `cpu` line of
+    /proc/stat: user nice system idle iowait irq softirq steal ...), or None where the
+    file or its steal column is not there."""
+    try:
+        head = stat.read_text().split("\n", 1)[0].split()
+    except OSError:
+        return None
+    if len(head) < 9 or head[0] != "cpu" or not all(x.isdigit() for x in head[1:9]):
+        return None
+    ticks = [int(x) for x in head[1:9]]  # guest time is counted in user already
+    return ticks[7], sum(ticks)
+
+
+def steal_share(before: tuple[int, int] | None, after: tuple[int, int] | None) -> float | str:
+    """The share of the CPU time between two `cpu_counters` readings that the host stole."""
+    if before is None or after is None or after[1] <= before[1]:
+        return "n/a"
+    return round((after[0] - before[0]) / (after[1] - before[1]), 3)
 
 
 def _cli(*args: str) -> list[str]:
@@ -446,6 +474,7 @@ def _targets(result: dict[str, object]) -> dict[str, object]:
 def run(
     n: int, repeat: int, sample: int, out: Path | None, corpora: tuple[str, ...] = tuple(CORPORA)
 ) -> dict[str, object]:
+    counters = cpu_counters()
     result: dict[str, object] = {
         "load_average_1_5_15_at_start": " ".join(f"{x:.2f}" for x in os.getloadavg()),
         # `compiled`, or why the Python loops run (`fast/compiled.py`): the default rows use them
@@ -476,6 +505,7 @@ def run(
     gen = strategies_bench(seconds=3.0)
     result.update({f"strategies_{k}": round(v, 1) for k, v in gen.items()})
     result["load_average_1_5_15_at_end"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    result["cpu_steal_share"] = steal_share(counters, cpu_counters())
     result["bench_process_max_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     result.update(_targets(result))
     if out:
