@@ -65,8 +65,7 @@ class PriceTable:
             places = max(places, 0)
             with localcontext(_EXACT):
                 ints = {name: int(r.scaleb(places)) for name, r in rates.items()}
-            terms = tuple(ints.get(name) for name in TERM_RATES)
-            got = self._scaled[(version, model)] = ScaledRates(ints, 10 ** (places + 6), terms)
+            got = self._scaled[(version, model)] = ScaledRates(ints, 10 ** (places + 6))
         return got
 
     def rates(self, usage: dict[str, Any], model: Any) -> dict[str, Decimal] | None:
@@ -80,9 +79,13 @@ class ScaledRates:
 
     ints: dict[str, int]
     scale: int
-    # the rate of each term of `total_of`, in `TERM_RATES` order (None where the table has
-    # none): what the fast path's compiled pricing loop reads (`fast/_walk.c: priced`)
-    terms: tuple[int | None, ...] = ()
+
+    @property
+    def terms(self) -> tuple[int | None, ...]:
+        """The rate of each term of `total_of`, in `TERM_RATES` order (None where the table
+        has none): what the fast path's compiled pricing loop reads (`fast/_walk.c: priced`,
+        once per price plan a batch meets)."""
+        return tuple(self.ints.get(name) for name in TERM_RATES)
 
 
 N = TypeVar("N", Decimal, int)

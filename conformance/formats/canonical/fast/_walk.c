@@ -592,13 +592,13 @@ typedef struct {
     BlockKind kinds[N_KINDS];
 } Opaque;
 
-/* `block`'s kind, or NULL with an error set (or with none: more kinds than the cache holds) */
-static const BlockKind *kind_of(PyObject *block, Opaque *o) {
+/* `block`'s kind, learned once per call (in `spare` when the cache is full: the same
+   questions, asked each time), or NULL with an error set */
+static const BlockKind *kind_of(PyObject *block, Opaque *o, BlockKind *spare) {
     PyTypeObject *t = Py_TYPE(block);
     for (int i = 0; i < o->used; i++)
         if (o->kinds[i].type == t) return &o->kinds[i];
-    if (o->used == N_KINDS) return NULL;
-    BlockKind *k = &o->kinds[o->used];
+    BlockKind *k = o->used < N_KINDS ? &o->kinds[o->used] : spare;
     k->type = t;
     k->name = PyDict_GetItemWithError(o->fields, (PyObject *)t); /* borrowed */
     if (k->name == NULL && PyErr_Occurred()) return NULL;
@@ -606,7 +606,7 @@ static const BlockKind *kind_of(PyObject *block, Opaque *o) {
     k->holds = o->nested ? PySet_Contains(o->containers, (PyObject *)t) : 0;
     if (k->holds < 0) return NULL;
     k->content_at = k->holds ? member_offset(t, s_content) : -1;
-    o->used++;
+    if (k != spare) o->used++;
     return k;
 }
 
@@ -681,17 +681,9 @@ static int block_ok_kind(PyObject *b, const BlockKind *k, int nested, Opaque *o)
 
 /* one block proven (its raw field, its inner blocks when `nested`): 1, 0, -1 error */
 static int block_ok_slow(PyObject *b, int nested, Opaque *o) {
-    const BlockKind *k = kind_of(b, o);
-    if (k == NULL) {
-        if (PyErr_Occurred()) return -1;
-        /* more block classes than the cache holds: the same questions, asked each time */
-        PyObject *name = PyDict_GetItemWithError(o->fields, (PyObject *)Py_TYPE(b));
-        if (name == NULL && PyErr_Occurred()) return -1;
-        BlockKind one = {Py_TYPE(b), name, -1, -1, 0};
-        if (nested && (one.holds = PySet_Contains(o->containers, (PyObject *)Py_TYPE(b))) < 0) return -1;
-        return block_ok_kind(b, &one, nested, o);
-    }
-    return block_ok_kind(b, k, nested, o);
+    BlockKind spare;
+    const BlockKind *k = kind_of(b, o, &spare);
+    return k == NULL ? -1 : block_ok_kind(b, k, nested, o);
 }
 PyDoc_STRVAR(opaque_ok_doc, "opaque_ok(msgs, nested, fields, containers) -> bool: `OpaqueCheck.ok`, compiled.");
 
@@ -718,6 +710,23 @@ static PyObject *opaque_ok(PyObject *self, PyObject *const *args, Py_ssize_t nar
     Py_RETURN_TRUE;
 }
 
+/* ---- the tool blocks of a batch (`{message index: [(block index, use, id), ...]}`) ---- */
+
+/* `blocks`, one message's tool blocks, is a list: 1, else 0 with a TypeError naming `who` */
+static int tool_blocks_ok(PyObject *blocks, const char *who) {
+    if (PyList_CheckExact(blocks)) return 1;
+    PyErr_Format(PyExc_TypeError, "%s: a message's tool blocks are a list", who);
+    return 0;
+}
+
+/* block `n` of `blocks`, checked as (index, use, id): borrowed, or NULL with a TypeError */
+static PyObject *tool_entry(PyObject *blocks, Py_ssize_t n, const char *who) {
+    PyObject *entry = PyList_GET_ITEM(blocks, n);
+    if (PyTuple_CheckExact(entry) && PyTuple_GET_SIZE(entry) == 3) return entry;
+    PyErr_Format(PyExc_TypeError, "%s: a tool block is (index, use, id)", who);
+    return NULL;
+}
+
 /* ---- `sessions.pair_tools`, compiled ---- */
 
 PyDoc_STRVAR(pair_tools_doc,
@@ -737,16 +746,10 @@ static PyObject *pair_tools(PyObject *self, PyObject *const *args, Py_ssize_t na
     PyObject *j, *blocks;
     int irregular = 0;
     while (!irregular && PyDict_Next(tools, &pos, &j, &blocks)) {
-        if (!PyList_CheckExact(blocks)) {
-            PyErr_SetString(PyExc_TypeError, "pair_tools: a message's tool blocks are a list");
-            goto done;
-        }
+        if (!tool_blocks_ok(blocks, "pair_tools")) goto done;
         for (Py_ssize_t n = 0; n < PyList_GET_SIZE(blocks); n++) {
-            PyObject *entry = PyList_GET_ITEM(blocks, n);
-            if (!PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 3) {
-                PyErr_SetString(PyExc_TypeError, "pair_tools: a tool block is (index, use, id)");
-                goto done;
-            }
+            PyObject *entry = tool_entry(blocks, n, "pair_tools");
+            if (entry == NULL) goto done;
             PyObject *i = PyTuple_GET_ITEM(entry, 0), *tid = PyTuple_GET_ITEM(entry, 2);
             int use = PyObject_IsTrue(PyTuple_GET_ITEM(entry, 1));
             if (use < 0) goto done;
@@ -945,16 +948,10 @@ static PyObject *tool_ids(PyObject *self, PyObject *const *args, Py_ssize_t narg
     Py_ssize_t pos = 0;
     if (ids == NULL || owners == NULL) goto done;
     while (PyDict_Next(args[0], &pos, &k, &found)) {
-        if (!PyList_CheckExact(found)) {
-            PyErr_SetString(PyExc_TypeError, "tool_ids: a message's tool blocks are a list");
-            goto done;
-        }
+        if (!tool_blocks_ok(found, "tool_ids")) goto done;
         for (Py_ssize_t i = 0; i < PyList_GET_SIZE(found); i++) {
-            PyObject *entry = PyList_GET_ITEM(found, i);
-            if (!PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 3) {
-                PyErr_SetString(PyExc_TypeError, "tool_ids: a tool block is (index, use, id)");
-                goto done;
-            }
+            PyObject *entry = tool_entry(found, i, "tool_ids");
+            if (entry == NULL) goto done;
             if (PyList_Append(ids, PyTuple_GET_ITEM(entry, 2)) < 0 || PyList_Append(owners, k) < 0) goto done;
         }
     }

@@ -276,9 +276,7 @@ class Mirror:
                 return False
             if self.toolset is not None and (on[R.TOOL_UNKNOWN.id] or on[R.TOOL_INPUT.id]):
                 check = self._tool_checks.get(b.name)
-                if check is None:
-                    check = self._tool_check(b.name)
-                return check if type(check) is bool else bool(check(b.input))
+                return _verdict(self._tool_check(b.name) if check is None else check, b)
             return True
         if t is cls.tool_result:
             if on[R.TOOL_ID_FORMAT.id] and not self.re_tool_id(b.tool_use_id):
@@ -391,8 +389,12 @@ def _tool_ok(b: Any, tool_checks: dict[str, Any], block_ok: Callable[[Any, bool]
     """`block_ok(b, False)` for a tool_use `b`, read off the verdict kept for its name
     (`Mirror._tool_check`) where there is one."""
     check = tool_checks.get(b.name)
-    if check is None:
-        return block_ok(b, False)
+    return block_ok(b, False) if check is None else _verdict(check, b)
+
+
+def _verdict(check: Any, b: Any) -> bool:
+    """A kept tool verdict (`Mirror._tool_check`) on the tool_use `b`: itself, or its
+    validator's answer on the input."""
     return check if type(check) is bool else bool(check(b.input))
 
 
